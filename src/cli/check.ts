@@ -1,0 +1,47 @@
+import { EXIT } from '../core/errors.js';
+import { metricsLine } from '../core/preview.js';
+import { check, type CheckResult } from '../flows/check.js';
+import { isAutoMode } from '../ui/terminal.js';
+import type { Output } from '../ui/output.js';
+import { resolveCwd, type GlobalArgs } from './main.js';
+
+export async function run(argv: GlobalArgs, out: Output): Promise<number> {
+  const result = await check({ cwd: resolveCwd(argv), auto: isAutoMode(argv.auto as boolean | undefined), color: out.ttyColor });
+  out.result('check', result);
+  if (!out.json) printHuman(result, out);
+  return result.blocked > 0 ? EXIT.blocked : EXIT.ok;
+}
+
+function printHuman(r: CheckResult, out: Output): void {
+  const { c } = out;
+  const blocked = r.files.filter((f) => f.decision === 'blocked');
+  const rejected = r.files.filter((f) => f.decision === 'rejected');
+  const approved = r.files.filter((f) => f.decision === 'approved');
+  const allowed = r.files.length - blocked.length - rejected.length - approved.length;
+  if (blocked.length === 0) {
+    // Silent when everything was allowed: a hook that talks on every commit is noise.
+    if (approved.length === 0 && rejected.length === 0) return;
+    const parts = [`${allowed} allowed`];
+    if (approved.length) parts.push(`${approved.length} approved`);
+    if (rejected.length) parts.push(`${rejected.length} rejected and unstaged`);
+    out.info(`guard: ${parts.join(', ')}`);
+    for (const f of rejected) out.info(`  ${f.path}: kept as ${f.ref}`);
+    if (r.checkpoint) out.info(`  undo: guard restore ${r.checkpoint} --staged`);
+    return;
+  }
+  const lines: string[] = [];
+  lines.push(c.red(c.bold(`guard: blocked ${blocked.length} change${blocked.length === 1 ? '' : 's'} that need${blocked.length === 1 ? 's' : ''} a person`)));
+  for (const f of blocked) {
+    const name = f.oldPath !== undefined ? `${f.oldPath} -> ${f.path}` : f.path;
+    lines.push('');
+    lines.push(`  ${c.bold(name)}  ${c.yellow(f.status)}  ${metricsLine(f)}`);
+    for (const reason of f.reasons) lines.push(`    - ${reason}`);
+    lines.push(`    kept as ${c.cyan(f.ref!)}  (see it: ${r.base ? `git diff ${f.ref}^ ${f.ref}` : `git show ${f.ref}`})`);
+  }
+  lines.push('');
+  lines.push('Nothing was changed: the index and the work tree are as they were.');
+  lines.push('To go on, a person decides: run `git commit` (or `guard check`) in a terminal to approve or reject,');
+  lines.push('or let the agent work in a lane and review it with `guard review NAME`.');
+  lines.push(c.dim('`git commit --no-verify` skips this gate, but `guard ci` on the pull request will not.'));
+  out.important(lines.join('\n'));
+}

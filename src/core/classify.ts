@@ -1,0 +1,155 @@
+import path from 'node:path/posix';
+import picomatch from 'picomatch';
+import { CONFIG_FILE, type Config } from './config.js';
+import { findElisions } from './elision.js';
+
+/** What git (or guard write) knows about one changed path; no I/O here. */
+export interface ChangeFacts {
+  path: string;
+  /** Set for a rename: where the content came from. */
+  oldPath?: string;
+  /** git modes as octal strings: "100644", "100755", "120000", "160000"; null when absent. */
+  oldMode: string | null;
+  newMode: string | null;
+  linesAdded: number;
+  linesDeleted: number;
+  existingLines: number;
+  binary: boolean;
+  /** The blobs differ (false for a pure mode change or line-ending-only change of a binary). */
+  contentChanged: boolean;
+  /** Text of each side when guard read it (bounded by maxFileBytes); used for the placeholder rule. */
+  oldText?: string;
+  newText?: string;
+  /** The side that was too large to read, if any. */
+  tooLarge?: { bytes: number };
+}
+
+export type Status = 'new' | 'modify' | 'replace' | 'delete' | 'rename';
+
+export interface Classification {
+  path: string;
+  oldPath?: string;
+  status: Status;
+  existingLines: number;
+  linesAdded: number;
+  linesDeleted: number;
+  changeRatio: number;
+  binary: boolean;
+  symlink: boolean;
+  modeOnly: boolean;
+  protected: boolean;
+  submodule: boolean;
+  ignored: boolean;
+  needsApproval: boolean;
+  reasons: string[];
+}
+
+export interface Policy {
+  config: Config;
+  /**
+   * The base has no committed guard.config.json: guard is being installed.
+   * New files under `protect` are then allowed, so the commit that adds
+   * guard's own config and hook can pass; every later change needs a person.
+   */
+  bootstrap: boolean;
+  isProtected: (p: string) => boolean;
+  isIgnored: (p: string) => boolean;
+}
+
+const GLOB_OPTIONS = { dot: true } as const;
+
+export function makePolicy(config: Config, opts: { bootstrap?: boolean } = {}): Policy {
+  const matcher = (globs: string[]) => (globs.length ? picomatch(globs, GLOB_OPTIONS) : () => false);
+  const protect = matcher(config.protect);
+  // The config itself is always protected: an agent cannot loosen the rules it is judged by.
+  return {
+    config,
+    bootstrap: opts.bootstrap ?? false,
+    isProtected: (p) => p === CONFIG_FILE || protect(p),
+    isIgnored: matcher(config.ignore),
+  };
+}
+
+const SYMLINK = '120000';
+const GITLINK = '160000';
+
+/** Does a symlink's target, read relative to the link's folder, leave the repository? */
+export function symlinkEscapes(linkPath: string, target: string): boolean {
+  if (target.length === 0 || path.isAbsolute(target) || /^[A-Za-z]:[\\/]/.test(target)) return true;
+  const resolved = path.normalize(path.join(path.dirname(linkPath), target));
+  return resolved === '..' || resolved.startsWith('../');
+}
+
+function percent(r: number): string {
+  return `${Math.round(r * 100)}%`;
+}
+
+export function classify(f: ChangeFacts, policy: Policy): Classification {
+  const { config } = policy;
+  const existed = f.oldMode !== null;
+  const exists = f.newMode !== null;
+  const changeRatio = existed && f.existingLines > 0 ? f.linesDeleted / f.existingLines : 0;
+  const symlink = f.newMode === SYMLINK || (f.newMode === null && f.oldMode === SYMLINK);
+  const submodule = f.newMode === GITLINK || f.oldMode === GITLINK;
+  const modeOnly =
+    existed && exists && f.oldMode !== f.newMode && f.linesAdded === 0 && f.linesDeleted === 0 && !f.oldPath;
+
+  let status: Status;
+  if (!existed) status = 'new';
+  else if (!exists) status = 'delete';
+  else if (f.existingLines > 0 && changeRatio >= config.changeRatio) status = 'replace';
+  else if (f.binary && f.contentChanged) status = 'replace';
+  else if (f.oldPath !== undefined) status = 'rename';
+  else status = 'modify';
+
+  const paths = f.oldPath !== undefined ? [f.path, f.oldPath] : [f.path];
+  const isProtected = paths.some((p) => policy.isProtected(p)) && !(policy.bootstrap && status === 'new');
+  const ignored = !isProtected && paths.every((p) => policy.isIgnored(p));
+  const reasons: string[] = [];
+
+  if (!ignored) {
+    const big = f.existingLines >= config.lineThreshold;
+    if (status === 'delete' && big && !f.binary) {
+      reasons.push(`deletes a ${f.existingLines}-line file (${config.lineThreshold}+ lines need approval)`);
+    }
+    if (status === 'replace' && big && !f.binary) {
+      reasons.push(
+        `replaces ${percent(changeRatio)} of a ${f.existingLines}-line file ` +
+          `(${percent(config.changeRatio)} or more of ${config.lineThreshold}+ lines needs approval)`,
+      );
+    }
+    if (isProtected) reasons.push(`protected path (config "protect")`);
+    if (f.binary && existed && !submodule && (status === 'delete' || f.contentChanged)) {
+      reasons.push(status === 'delete' ? 'deletes a binary file' : 'replaces a binary file');
+    }
+    if (symlink && exists && f.newText !== undefined && symlinkEscapes(f.path, f.newText)) {
+      reasons.push(`symlink points outside the repository (-> ${f.newText})`);
+    }
+    if (f.tooLarge) {
+      reasons.push(`larger than maxFileBytes (${f.tooLarge.bytes} bytes); not measured`);
+    }
+    if (!symlink && !f.binary && f.newText !== undefined && f.linesDeleted > 0) {
+      const found = findElisions(f.newText, f.oldText ?? '', 1);
+      if (found[0]) reasons.push(`elision placeholder where code stood (line ${found[0].line}: "${found[0].text}")`);
+    }
+  }
+
+  const c: Classification = {
+    path: f.path,
+    status,
+    existingLines: f.existingLines,
+    linesAdded: f.linesAdded,
+    linesDeleted: f.linesDeleted,
+    changeRatio: Math.round(changeRatio * 10_000) / 10_000,
+    binary: f.binary,
+    symlink,
+    modeOnly,
+    protected: isProtected,
+    submodule,
+    ignored,
+    needsApproval: reasons.length > 0,
+    reasons,
+  };
+  if (f.oldPath !== undefined) c.oldPath = f.oldPath;
+  return c;
+}

@@ -1,0 +1,88 @@
+import * as v from 'valibot';
+import { GuardError } from './errors.js';
+
+/** guard.config.json: every key optional; unknown keys and wrong types are errors. */
+export interface Config {
+  lineThreshold: number;
+  changeRatio: number;
+  protect: string[];
+  ignore: string[];
+  maxFileBytes: number;
+  preview: { contextLines: number; maxLines: number };
+}
+
+export const CONFIG_FILE = 'guard.config.json';
+
+export const DEFAULT_CONFIG: Config = {
+  lineThreshold: 100,
+  changeRatio: 0.5,
+  protect: ['.husky/**', 'guard.config.json', '.github/workflows/**'],
+  ignore: [],
+  maxFileBytes: 52_428_800,
+  preview: { contextLines: 3, maxLines: 200 },
+};
+
+const count = v.pipe(v.number(), v.integer(), v.minValue(0));
+const globs = v.array(v.pipe(v.string(), v.minLength(1)));
+
+const ConfigSchema = v.strictObject({
+  lineThreshold: v.optional(count),
+  changeRatio: v.optional(v.pipe(v.number(), v.minValue(0), v.maxValue(1))),
+  protect: v.optional(globs),
+  ignore: v.optional(globs),
+  maxFileBytes: v.optional(v.pipe(count, v.minValue(1))),
+  preview: v.optional(
+    v.strictObject({
+      contextLines: v.optional(count),
+      maxLines: v.optional(v.pipe(count, v.minValue(1))),
+    }),
+  ),
+});
+
+/**
+ * Parse the text of guard.config.json. `source` names where it came from
+ * (e.g. "HEAD:guard.config.json") for the error message.
+ */
+export function parseConfig(text: string | undefined, source = CONFIG_FILE): Config {
+  if (text === undefined) return DEFAULT_CONFIG;
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch (err) {
+    throw new GuardError(
+      'E_CONFIG',
+      `${source} is not valid JSON: ${(err as Error).message}`,
+      `fix the file, or delete it to use the defaults`,
+    );
+  }
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
+    throw new GuardError('E_CONFIG', `${source} must hold a JSON object`, `start from {} to use the defaults`);
+  }
+  const result = v.safeParse(ConfigSchema, raw);
+  if (!result.success) {
+    const issue = result.issues[0];
+    const key = issue ? v.getDotPath(issue) : null;
+    const what = issue?.type === 'strict_object' && issue.input !== undefined ? 'is not a known key' : issue?.message;
+    throw new GuardError(
+      'E_CONFIG',
+      key ? `${source}: "${key}" ${what}` : `${source}: ${issue?.message ?? 'invalid config'}`,
+      `known keys: ${Object.keys(DEFAULT_CONFIG).join(', ')} (see README, "Config")`,
+    );
+  }
+  const c = result.output;
+  return {
+    lineThreshold: c.lineThreshold ?? DEFAULT_CONFIG.lineThreshold,
+    changeRatio: c.changeRatio ?? DEFAULT_CONFIG.changeRatio,
+    protect: c.protect ?? DEFAULT_CONFIG.protect,
+    ignore: c.ignore ?? DEFAULT_CONFIG.ignore,
+    maxFileBytes: c.maxFileBytes ?? DEFAULT_CONFIG.maxFileBytes,
+    preview: {
+      contextLines: c.preview?.contextLines ?? DEFAULT_CONFIG.preview.contextLines,
+      maxLines: c.preview?.maxLines ?? DEFAULT_CONFIG.preview.maxLines,
+    },
+  };
+}
+
+export function renderDefaultConfig(): string {
+  return JSON.stringify(DEFAULT_CONFIG, null, 2) + '\n';
+}

@@ -1,0 +1,103 @@
+import type { Classification } from './classify.js';
+
+/**
+ * The audit trail. Every decision is a JSON object; guard stores them in
+ * commit messages under refs/guard/ (see src/git/records.ts), so they travel
+ * with the repository and are read back by `guard log` with one for-each-ref.
+ */
+export type Decision = 'allowed' | 'approved' | 'rejected' | 'blocked';
+export type Decider = 'policy' | 'person' | 'auto';
+
+export interface DecisionRecord {
+  path: string;
+  oldPath?: string;
+  status: Classification['status'];
+  existingLines: number;
+  linesAdded: number;
+  linesDeleted: number;
+  changeRatio: number;
+  needsApproval: boolean;
+  reasons: string[];
+  decision: Decision;
+  decider: Decider;
+  strategy?: string;
+  hunks?: string[];
+  /** The rejected ref holding the refused proposal, when one was made. */
+  ref?: string;
+  /** The blob that was approved or refused (absent for deletions). */
+  blob?: string;
+}
+
+export interface RecordContext {
+  command: string;
+  lane: string | null;
+  time: string;
+  /** The commit the changes were measured against; null before the first commit. */
+  base: string | null;
+}
+
+export const RECORD_VERSION = 1;
+
+export function decisionRecord(c: Classification, decision: Decision, decider: Decider, extra: Partial<DecisionRecord> = {}): DecisionRecord {
+  const r: DecisionRecord = {
+    path: c.path,
+    status: c.status,
+    existingLines: c.existingLines,
+    linesAdded: c.linesAdded,
+    linesDeleted: c.linesDeleted,
+    changeRatio: c.changeRatio,
+    needsApproval: c.needsApproval,
+    reasons: c.reasons,
+    decision,
+    decider,
+    ...extra,
+  };
+  if (c.oldPath !== undefined) r.oldPath = c.oldPath;
+  return r;
+}
+
+/** Subject line, then a blank line, then one JSON document. */
+export function batchMessage(ctx: RecordContext, decisions: DecisionRecord[]): string {
+  const counts = new Map<Decision, number>();
+  for (const d of decisions) counts.set(d.decision, (counts.get(d.decision) ?? 0) + 1);
+  const summary = [...counts].map(([k, n]) => `${n} ${k}`).join(', ') || 'no changes';
+  const body = { v: RECORD_VERSION, kind: 'decisions', ...ctx, decisions };
+  return `guard ${ctx.command}: ${summary}\n\n${JSON.stringify(body)}\n`;
+}
+
+export function rejectedMessage(ctx: RecordContext, d: DecisionRecord): string {
+  const body = { v: RECORD_VERSION, kind: 'rejected', ...ctx, decisions: [d] };
+  return `guard ${ctx.command}: ${d.decision} ${d.path} (${d.status})\n\n${JSON.stringify(body)}\n`;
+}
+
+export interface ParsedRecord {
+  v: number;
+  kind: string;
+  command?: string;
+  lane?: string | null;
+  time?: string;
+  base?: string | null;
+  reason?: string;
+  decisions?: DecisionRecord[];
+}
+
+/** Read back a record message; null when the message is not guard's or was hand-edited. */
+export function parseRecordMessage(message: string): ParsedRecord | null {
+  const start = message.indexOf('\n\n');
+  if (start === -1) return null;
+  try {
+    const body = JSON.parse(message.slice(start + 2)) as unknown;
+    if (typeof body !== 'object' || body === null || typeof (body as ParsedRecord).kind !== 'string') return null;
+    const rec = body as ParsedRecord;
+    if (rec.decisions !== undefined && !Array.isArray(rec.decisions)) return null;
+    return rec;
+  } catch {
+    return null;
+  }
+}
+
+/** A ref name part that sorts by time and is unique under concurrency. */
+export function recordId(now: Date, random: string): string {
+  const t = now.toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z');
+  return `${t}-${random}`;
+}

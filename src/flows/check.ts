@@ -1,0 +1,173 @@
+import { classify, makePolicy, type Classification } from '../core/classify.js';
+import { CONFIG_FILE } from '../core/config.js';
+import { batchMessage, decisionRecord, rejectedMessage, type Decision, type DecisionRecord, type RecordContext } from '../core/record.js';
+import { catFileBatch } from '../git/catfile.js';
+import { collectFacts } from '../git/changes.js';
+import { checkpoint } from '../git/checkpoint.js';
+import { stagedDiff, type DiffEntry } from '../git/diff.js';
+import { REFS, newRef, writeRecords, type RecordCommit } from '../git/records.js';
+import { openRepo, type Repo } from '../git/repo.js';
+import { git } from '../git/run.js';
+import { configAt, laneOf, type FlowOptions } from './context.js';
+
+export interface CheckOptions extends FlowOptions {
+  auto: boolean;
+}
+
+export interface CheckedFile extends Classification {
+  decision: Decision;
+  decider: DecisionRecord['decider'];
+  strategy?: string;
+  ref?: string;
+}
+
+export interface CheckResult {
+  command: 'check';
+  auto: boolean;
+  base: string | null;
+  lane: string | null;
+  files: CheckedFile[];
+  blocked: number;
+  rejected: number;
+  /** Where the decisions of this run are recorded. */
+  record: string | null;
+  /** Taken before check changed the index (a rejection unstages). */
+  checkpoint?: string;
+}
+
+/** Hard cap on what is held in memory per blob before the config is known. */
+const READ_CAP = 64 * 1024 * 1024;
+
+/**
+ * Gate the staged changes against HEAD. A constant number of git processes
+ * however many files are staged: rev-parse, diff, two cat-file batches,
+ * fast-import (plus update-index and a checkpoint only when a person rejects).
+ */
+export async function check(opts: CheckOptions): Promise<CheckResult> {
+  const repo = await openRepo(opts.cwd);
+  const cwd = repo.root;
+  const [entries, [head, configBlob]] = await Promise.all([
+    stagedDiff(cwd),
+    catFileBatch(cwd, ['HEAD', `HEAD:${CONFIG_FILE}`], READ_CAP),
+  ]);
+  const base = head && head.type === 'commit' ? head.oid : null;
+  const config = configAt('HEAD', configBlob?.data);
+  const policy = makePolicy(config, { bootstrap: configBlob === null });
+  const { facts } = await collectFacts(cwd, entries, { maxBytes: Math.min(config.maxFileBytes, READ_CAP) });
+  const classified = facts.map((f) => classify(f, policy));
+  const lane = laneOf(cwd);
+
+  const files: CheckedFile[] = classified.map((c) => ({ ...c, decision: 'allowed', decider: 'policy' }));
+  const pending = files.filter((f) => f.needsApproval);
+  const interactive = !opts.auto && pending.length > 0 ? await openPrompt(opts.color) : null;
+  if (interactive) {
+    try {
+      await askEach(interactive, pending, repo, config.preview);
+    } finally {
+      interactive.close();
+    }
+  } else {
+    for (const f of pending) Object.assign(f, { decision: 'blocked', decider: 'auto' });
+  }
+
+  const now = opts.now ?? new Date();
+  const ctx: RecordContext = { command: 'check', lane, time: now.toISOString(), base };
+  const byPath = new Map(entries.map((e) => [e.path, e]));
+  const commits: RecordCommit[] = [];
+  const records: DecisionRecord[] = [];
+  for (const f of files) {
+    const e = byPath.get(f.path)!;
+    const extra: Partial<DecisionRecord> = {};
+    if (e.newOid) extra.blob = e.newOid;
+    if (f.strategy) extra.strategy = f.strategy;
+    if (f.decision === 'blocked' || f.decision === 'rejected') {
+      f.ref = newRef(REFS.rejected, now);
+      extra.ref = f.ref;
+      const rec = decisionRecord(f, f.decision, f.decider, extra);
+      commits.push({ ref: f.ref, parent: base, message: rejectedMessage(ctx, rec), changes: proposal(e) });
+    }
+    records.push(decisionRecord(f, f.decision, f.decider, extra));
+  }
+  const record = newRef(REFS.decisions, now);
+  // The refs first: once they exist nothing the index change below drops is lost.
+  commits.push({ ref: record, parent: null, message: batchMessage(ctx, records), changes: [] });
+  await writeRecords(cwd, commits, now);
+
+  const result: CheckResult = {
+    command: 'check',
+    auto: !interactive,
+    base,
+    lane,
+    files,
+    blocked: files.filter((f) => f.decision === 'blocked').length,
+    rejected: files.filter((f) => f.decision === 'rejected').length,
+    record,
+  };
+  const unstage = files.filter((f) => f.decision === 'rejected').map((f) => byPath.get(f.path)!);
+  if (unstage.length > 0) {
+    const cp = await checkpoint(repo, { reason: 'before guard check unstages rejected changes', command: 'check', lane });
+    result.checkpoint = cp.id;
+    await unstagePaths(cwd, unstage);
+  }
+  return result;
+}
+
+/** The tree change that turns the base into the proposal: `git diff R^ R` shows it. */
+function proposal(e: DiffEntry): RecordCommit['changes'] {
+  const changes: RecordCommit['changes'] = [];
+  if (e.oldPath !== undefined) changes.push({ kind: 'delete', path: e.oldPath });
+  if (e.newOid && e.newMode) changes.push({ kind: 'blob', path: e.path, mode: e.newMode, oid: e.newOid });
+  else changes.push({ kind: 'delete', path: e.path });
+  return changes;
+}
+
+const ZERO_OID = '0000000000000000000000000000000000000000';
+
+/**
+ * Put the index entries of rejected paths back as they are in HEAD, in one
+ * process; the work tree files are not touched.
+ * https://git-scm.com/docs/git-update-index#_using_index_info
+ *   "<mode> SP <sha1> TAB <path>"; mode 0 removes the entry.
+ */
+async function unstagePaths(cwd: string, entries: DiffEntry[]): Promise<void> {
+  const lines: string[] = [];
+  for (const e of entries) {
+    if (e.oldPath !== undefined) {
+      lines.push(`0 ${ZERO_OID}\t${e.path}`);
+      lines.push(`${e.oldMode} ${e.oldOid}\t${e.oldPath}`);
+    } else if (e.oldMode && e.oldOid) lines.push(`${e.oldMode} ${e.oldOid}\t${e.path}`);
+    else lines.push(`0 ${ZERO_OID}\t${e.path}`);
+  }
+  await git(['update-index', '-z', '--index-info'], { cwd, input: lines.join('\0') + '\0' });
+}
+
+type Prompt = Awaited<ReturnType<typeof import('../ui/approval.js').openApprovalPrompt>>;
+
+async function openPrompt(color: boolean): Promise<NonNullable<Prompt> | null> {
+  const { openApprovalPrompt } = await import('../ui/approval.js');
+  return openApprovalPrompt(color);
+}
+
+async function askEach(
+  prompt: NonNullable<Prompt>,
+  pending: CheckedFile[],
+  repo: Repo,
+  preview: { contextLines: number; maxLines: number },
+): Promise<void> {
+  const { readPatches } = await import('../git/patch.js');
+  const paths = pending.flatMap((f) => (f.oldPath !== undefined ? [f.oldPath, f.path] : [f.path]));
+  const patches = await readPatches(repo.root, ['--cached'], paths, preview.contextLines);
+  let quit = false;
+  for (const f of pending) {
+    if (quit) {
+      Object.assign(f, { decision: 'rejected', decider: 'person' });
+      continue;
+    }
+    const answer = await prompt.ask(f, patches.get(f.path) ?? [], preview.maxLines);
+    if (answer === 'approve') Object.assign(f, { decision: 'approved', decider: 'person', strategy: 'replace' });
+    else {
+      Object.assign(f, { decision: 'rejected', decider: 'person' });
+      if (answer === 'quit') quit = true;
+    }
+  }
+}

@@ -1,0 +1,64 @@
+import type { ChangeFacts } from '../core/classify.js';
+import { looksBinary } from '../core/lines.js';
+import { catFileBatch, type CatResult } from './catfile.js';
+import type { DiffEntry } from './diff.js';
+
+const GITLINK = '160000';
+
+export interface FactsAndExtras {
+  facts: ChangeFacts[];
+  /** Results for `extra` object names, in order (e.g. "HEAD", "HEAD:guard.config.json"). */
+  extra: CatResult[];
+}
+
+/**
+ * Turn diff entries into the facts core/classify needs, reading every blob it
+ * needs (and any extra objects) through ONE cat-file process.
+ */
+export async function collectFacts(
+  cwd: string,
+  entries: readonly DiffEntry[],
+  opts: { maxBytes: number; extra?: readonly string[] },
+): Promise<FactsAndExtras> {
+  const names: string[] = [...(opts.extra ?? [])];
+  const want: Array<{ old?: number; new?: number }> = [];
+  for (const e of entries) {
+    const w: { old?: number; new?: number } = {};
+    if (e.oldOid && e.oldMode !== GITLINK) w.old = names.push(e.oldOid) - 1;
+    // The new side is read for its size (maxFileBytes), the placeholder rule and symlink targets.
+    if (e.newOid && e.newMode !== GITLINK) w.new = names.push(e.newOid) - 1;
+    want.push(w);
+  }
+  const objects = await catFileBatch(cwd, names, opts.maxBytes);
+  const extraCount = opts.extra?.length ?? 0;
+  const facts = entries.map((e, i) => {
+    const w = want[i]!;
+    const oldObj = w.old !== undefined ? objects[w.old] : undefined;
+    const newObj = w.new !== undefined ? objects[w.new] : undefined;
+    return entryFacts(e, oldObj ?? undefined, newObj ?? undefined, opts.maxBytes);
+  });
+  return { facts, extra: objects.slice(0, extraCount) };
+}
+
+function entryFacts(e: DiffEntry, oldObj: CatResult | undefined, newObj: CatResult | undefined, maxBytes: number): ChangeFacts {
+  const binary =
+    e.added === null ||
+    (oldObj?.data !== undefined && looksBinary(oldObj.data)) ||
+    (newObj?.data !== undefined && looksBinary(newObj.data));
+  const f: ChangeFacts = {
+    path: e.path,
+    oldMode: e.oldMode,
+    newMode: e.newMode,
+    linesAdded: e.added ?? 0,
+    linesDeleted: e.deleted ?? 0,
+    existingLines: binary ? 0 : oldObj?.lines ?? 0,
+    binary,
+    contentChanged: e.oldOid !== e.newOid,
+  };
+  if (e.oldPath !== undefined) f.oldPath = e.oldPath;
+  if (oldObj?.data && !binary) f.oldText = oldObj.data.toString('utf8');
+  if (newObj?.data && !binary) f.newText = newObj.data.toString('utf8');
+  const big = [oldObj, newObj].find((o) => o && o.size > maxBytes);
+  if (big) f.tooLarge = { bytes: big.size };
+  return f;
+}

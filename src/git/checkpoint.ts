@@ -1,0 +1,129 @@
+import { randomBytes } from 'node:crypto';
+import { copyFile, rm } from 'node:fs/promises';
+import path from 'node:path';
+import { RECORD_VERSION, parseRecordMessage } from '../core/record.js';
+import type { Repo } from './repo.js';
+import { REFS, newRef } from './records.js';
+import { git } from './run.js';
+
+export interface Checkpoint {
+  /** The ref, e.g. refs/guard/checkpoints/20261123T020512Z-9f3ab2c1; `guard restore` takes its last part. */
+  ref: string;
+  id: string;
+  commit: string;
+  tree: string;
+  /** True when the state had not changed since the last checkpoint, which was reused. */
+  reused: boolean;
+}
+
+export interface CheckpointOptions {
+  reason: string;
+  command: string;
+  lane: string | null;
+  /** Only these work-tree paths are (re)hashed; the rest is taken from the index as it is. */
+  paths?: readonly string[];
+  now?: Date;
+}
+
+/** Who commits guard's own records: never the user's identity, which may be unset. */
+export const GUARD_IDENTITY = {
+  GIT_AUTHOR_NAME: 'guard',
+  GIT_AUTHOR_EMAIL: 'guard@localhost',
+  GIT_COMMITTER_NAME: 'guard',
+  GIT_COMMITTER_EMAIL: 'guard@localhost',
+} as const;
+
+/** The whole work tree but guard's own folder (lanes live there). */
+const WHOLE_TREE = [':(top)', ':(top,exclude).guard'];
+
+/** How many recent checkpoints are looked at for one to reuse. */
+const REUSE_WINDOW = 50;
+
+function realIndex(repo: Repo): string {
+  // Inside a hook git points GIT_INDEX_FILE at the index being committed.
+  const env = process.env.GIT_INDEX_FILE;
+  return env ? path.resolve(repo.root, env) : path.join(repo.gitDir, 'index');
+}
+
+export function checkpointId(ref: string): string {
+  return ref.slice(REFS.checkpoints.length);
+}
+
+/**
+ * Record the full state of a work tree (tracked files and untracked files
+ * that are not ignored) as a commit under refs/guard/checkpoints/, without
+ * touching the user's index, work tree or stash:
+ *
+ *   cp .git/index TMP              seeded, so unchanged files are not re-hashed
+ *   GIT_INDEX_FILE=TMP git add -A  (or -- PATHS)
+ *   GIT_INDEX_FILE=TMP git write-tree
+ *   git commit-tree TREE -p HEAD   (guard's identity, no hooks, no signing)
+ *   git update-ref REF COMMIT ""   ("" = the ref must not exist yet: unique under concurrency)
+ */
+export async function checkpoint(repo: Repo, opts: CheckpointOptions): Promise<Checkpoint> {
+  const tmpIndex = path.join(repo.gitDir, `guard-index-${process.pid}-${randomBytes(4).toString('hex')}`);
+  const env = { GIT_INDEX_FILE: tmpIndex };
+  const cwd = repo.root;
+  try {
+    try {
+      await copyFile(realIndex(repo), tmpIndex);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+    }
+    const [, head] = await Promise.all([
+      opts.paths
+        ? opts.paths.length > 0
+          ? git(['add', '-A', '--ignore-errors', '--', ...opts.paths.map(literal)], { cwd, env })
+          : Promise.resolve(null)
+        : git(['add', '-A', '--ignore-errors', '--', ...WHOLE_TREE], { cwd, env }),
+      git(['rev-parse', '-q', '--verify', 'HEAD^{commit}'], { cwd, okCodes: [1] }),
+    ]);
+    const tree = (await git(['write-tree'], { cwd, env })).stdout.toString().trim();
+    const headOid = head.code === 0 ? head.stdout.toString().trim() : null;
+
+    const previous = await lastCheckpoint(repo);
+    if (previous && previous.tree === tree) return { ...previous, reused: true };
+
+    const now = opts.now ?? new Date();
+    const ref = newRef(REFS.checkpoints, now);
+    const body = {
+      v: RECORD_VERSION,
+      kind: 'checkpoint',
+      reason: opts.reason,
+      command: opts.command,
+      lane: opts.lane,
+      worktree: repo.root,
+      time: now.toISOString(),
+      head: headOid,
+      partial: opts.paths ? true : undefined,
+    };
+    const message = `guard checkpoint: ${opts.reason}\n\n${JSON.stringify(body)}\n`;
+    const args = ['commit-tree', tree, ...(headOid ? ['-p', headOid] : [])];
+    const commit = (await git(args, { cwd, input: message, env: { ...GUARD_IDENTITY } })).stdout.toString().trim();
+    await git(['update-ref', '-m', 'guard checkpoint', ref, commit, ''], { cwd });
+    return { ref, id: checkpointId(ref), commit, tree, reused: false };
+  } finally {
+    await rm(tmpIndex, { force: true });
+  }
+}
+
+/** `:(literal)` so a file named `*.js` or `:foo` is that file, not a pattern. */
+export function literal(p: string): string {
+  return `:(literal)${p}`;
+}
+
+async function lastCheckpoint(repo: Repo): Promise<Checkpoint | null> {
+  const fmt = '%(refname)%00%(objectname)%00%(tree)%00%(contents)%00%01';
+  const r = await git(
+    ['for-each-ref', '--sort=-refname', `--count=${REUSE_WINDOW}`, `--format=${fmt}`, REFS.checkpoints],
+    { cwd: repo.root },
+  );
+  for (const rec of r.stdout.toString('utf8').split('\0\x01\n')) {
+    const [ref, commit, tree, ...rest] = rec.split('\0');
+    if (!ref || !commit || !tree) continue;
+    const parsed = parseRecordMessage(rest.join('\0')) as { worktree?: string; partial?: boolean } | null;
+    if (parsed?.worktree !== repo.root || parsed.partial) continue;
+    return { ref, id: checkpointId(ref), commit, tree, reused: false };
+  }
+  return null;
+}

@@ -1,0 +1,113 @@
+import { git, splitZ } from './run.js';
+
+/** One changed path from `git diff --raw --numstat -z`. */
+export interface DiffEntry {
+  path: string;
+  oldPath?: string;
+  /** null when the side does not exist ("000000"). */
+  oldMode: string | null;
+  newMode: string | null;
+  oldOid: string | null;
+  newOid: string | null;
+  /** A..Z status letter from --raw (R and C carry a score we drop). */
+  letter: string;
+  /** From --numstat; null for binary ("-"). 0/0 when only line endings changed. */
+  added: number | null;
+  deleted: number | null;
+}
+
+/**
+ * Flags for every content diff guard reads:
+ * - --raw --numstat -z: modes, blob ids and git's own line counts, NUL-separated
+ *   so any file name survives; --no-abbrev so the ids can be fed to cat-file;
+ * - -M: follow renames (DESIGN: renames are followed);
+ * - --ignore-cr-at-eol: a change of line endings alone is not a change
+ *   (numstat then drops the path, --raw still lists it);
+ * - --no-ext-diff --no-textconv: the user's diff drivers must not change what we measure;
+ * - --ignore-submodules=none: a submodule pointer change is reported, not hidden.
+ */
+export const DIFF_ARGS = [
+  '--raw',
+  '--numstat',
+  '-z',
+  '--no-abbrev',
+  '-M',
+  '--ignore-cr-at-eol',
+  '--no-ext-diff',
+  '--no-textconv',
+  '--no-color',
+  '--ignore-submodules=none',
+] as const;
+
+const NULL_OID = /^0+$/;
+
+/**
+ * Parse the combined output. Raw records come first:
+ *   :100644 100644 <old> <new> M\0path\0
+ *   :100644 100644 <old> <new> R086\0old\0new\0
+ * then numstat records:
+ *   12\t3\tpath\0
+ *   12\t3\t\0old\0new\0        (a rename)
+ *   -\t-\tpath\0               (binary)
+ */
+export function parseRawNumstat(fields: string[]): DiffEntry[] {
+  const entries: DiffEntry[] = [];
+  const byPath = new Map<string, DiffEntry>();
+  let i = 0;
+  while (i < fields.length && fields[i]!.startsWith(':')) {
+    const [oldMode, newMode, oldOid, newOid, status] = fields[i]!.slice(1).split(' ');
+    const letter = (status ?? '?')[0]!;
+    let entry: DiffEntry;
+    if (letter === 'R' || letter === 'C') {
+      entry = { oldPath: fields[i + 1]!, path: fields[i + 2]!, letter, added: 0, deleted: 0, oldMode: null, newMode: null, oldOid: null, newOid: null };
+      i += 3;
+    } else {
+      entry = { path: fields[i + 1]!, letter, added: 0, deleted: 0, oldMode: null, newMode: null, oldOid: null, newOid: null };
+      i += 2;
+    }
+    entry.oldMode = oldMode === '000000' ? null : oldMode!;
+    entry.newMode = newMode === '000000' ? null : newMode!;
+    entry.oldOid = !oldOid || NULL_OID.test(oldOid) || entry.oldMode === null ? null : oldOid;
+    entry.newOid = !newOid || NULL_OID.test(newOid) || entry.newMode === null ? null : newOid;
+    if (letter === 'C') delete entry.oldPath; // a copy leaves the source in place: judge it as new
+    if (letter === 'C') entry.oldMode = entry.oldOid = null;
+    entries.push(entry);
+    byPath.set(entry.path, entry);
+  }
+  while (i < fields.length) {
+    // "added TAB deleted TAB path": the path itself may hold tabs
+    const field = fields[i]!;
+    const t1 = field.indexOf('\t');
+    const t2 = field.indexOf('\t', t1 + 1);
+    const a = field.slice(0, t1);
+    const d = field.slice(t1 + 1, t2);
+    const p = field.slice(t2 + 1);
+    let target: string | undefined;
+    if (p === '') {
+      target = fields[i + 2];
+      i += 3;
+    } else {
+      target = p;
+      i += 1;
+    }
+    const entry = target !== undefined ? byPath.get(target) : undefined;
+    if (!entry) continue;
+    entry.added = a === '-' ? null : Number(a);
+    entry.deleted = d === '-' ? null : Number(d);
+  }
+  return entries;
+}
+
+/** Staged changes against HEAD (or against nothing before the first commit). */
+export async function stagedDiff(cwd: string, env?: NodeJS.ProcessEnv): Promise<DiffEntry[]> {
+  // `git diff --cached` with no commit compares with HEAD, or with the empty
+  // tree on an unborn branch: no need to ask first whether HEAD exists.
+  const r = await git(['diff', '--cached', ...DIFF_ARGS], { cwd, env });
+  return parseRawNumstat(splitZ(r.stdout));
+}
+
+/** Changes between two trees or commits. */
+export async function treeDiff(cwd: string, from: string, to: string): Promise<DiffEntry[]> {
+  const r = await git(['diff', ...DIFF_ARGS, from, to, '--'], { cwd });
+  return parseRawNumstat(splitZ(r.stdout));
+}

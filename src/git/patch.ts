@@ -1,0 +1,89 @@
+import { parsePatch } from 'diff';
+import type { PreviewHunk } from '../core/preview.js';
+import { literal } from './checkpoint.js';
+import { git } from './run.js';
+
+/**
+ * Unified diffs of a few paths, for previews and hunk review. Git computes
+ * the diff (fast on any size); jsdiff only parses it. Loaded lazily: the
+ * commit gate's silent path never needs it.
+ */
+export async function readPatches(
+  cwd: string,
+  revArgs: readonly string[],
+  paths: readonly string[],
+  contextLines: number,
+): Promise<Map<string, PreviewHunk[]>> {
+  const out = new Map<string, PreviewHunk[]>();
+  if (paths.length === 0) return out;
+  const r = await git(
+    [
+      'diff',
+      ...revArgs,
+      `-U${contextLines}`,
+      '-M',
+      '--ignore-cr-at-eol',
+      '--no-color',
+      '--no-ext-diff',
+      '--no-textconv',
+      '--',
+      ...paths.map(literal),
+    ],
+    { cwd },
+  );
+  for (const section of splitSections(r.stdout.toString('utf8'))) {
+    const name = sectionPath(section);
+    if (name === null) continue;
+    const [patch] = parsePatch(section);
+    out.set(name, (patch?.hunks ?? []).map((h) => ({ ...h, lines: [...h.lines] })));
+  }
+  return out;
+}
+
+/** "diff --git a/x b/x\n..." sections. */
+function splitSections(text: string): string[] {
+  const parts = text.split(/^(?=diff --git )/m);
+  return parts.filter((p) => p.startsWith('diff --git '));
+}
+
+/** The new path of a section (the old one for a deletion), from its ---/+++ or rename lines. */
+function sectionPath(section: string): string | null {
+  const lines = section.split('\n');
+  let minus: string | null = null;
+  for (const l of lines) {
+    if (l.startsWith('rename to ')) return unquote(l.slice('rename to '.length));
+    if (l.startsWith('--- ')) minus = l.slice(4);
+    if (l.startsWith('+++ ')) {
+      const plus = l.slice(4);
+      const name = plus === '/dev/null' ? minus : plus;
+      return name === null ? null : unquote(name).replace(/^[ab]\//, '');
+    }
+    if (l.startsWith('@@')) break;
+  }
+  return null;
+}
+
+/** Git's C-style quoting of odd names: "a/tab\there", with \ooo for bytes. */
+export function unquote(s: string): string {
+  const t = s.replace(/\t$/, '');
+  if (!t.startsWith('"') || !t.endsWith('"')) return t;
+  const bytes: number[] = [];
+  const body = Buffer.from(t.slice(1, -1), 'utf8');
+  const ESC: Record<string, number> = { n: 10, t: 9, r: 13, a: 7, b: 8, f: 12, v: 11, '"': 34, '\\': 92 };
+  for (let i = 0; i < body.length; i++) {
+    const c = body[i]!;
+    if (c !== 92) {
+      bytes.push(c);
+      continue;
+    }
+    const next = String.fromCharCode(body[i + 1] ?? 0);
+    if (/[0-7]/.test(next)) {
+      bytes.push(parseInt(body.subarray(i + 1, i + 4).toString('latin1'), 8));
+      i += 3;
+    } else {
+      bytes.push(ESC[next] ?? body[i + 1]!);
+      i += 1;
+    }
+  }
+  return Buffer.from(bytes).toString('utf8');
+}

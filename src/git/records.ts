@@ -1,0 +1,108 @@
+import { randomBytes } from 'node:crypto';
+import { GuardError } from '../core/errors.js';
+import { recordId } from '../core/record.js';
+import { git } from './run.js';
+
+export const REFS = {
+  root: 'refs/guard/',
+  checkpoints: 'refs/guard/checkpoints/',
+  rejected: 'refs/guard/rejected/',
+  decisions: 'refs/guard/decisions/',
+} as const;
+
+export function newRef(prefix: string, now = new Date()): string {
+  return prefix + recordId(now, randomBytes(4).toString('hex'));
+}
+
+/** What a commit under refs/guard/ should hold. */
+export interface RecordCommit {
+  ref: string;
+  message: string;
+  /** Parent commit; null for a root commit (empty tree, plus the changes below). */
+  parent: string | null;
+  /** Tree changes relative to the parent's tree. */
+  changes: Array<
+    | { kind: 'blob'; path: string; mode: string; oid: string }
+    | { kind: 'inline'; path: string; mode: string; data: Buffer }
+    | { kind: 'delete'; path: string }
+  >;
+}
+
+const COMMITTER = 'guard <guard@localhost>';
+
+/** fast-import's C-style path quoting: always quoted, so spaces, quotes and newlines survive. */
+export function quotePath(p: string): string {
+  let out = '"';
+  for (const ch of p) {
+    const c = ch.codePointAt(0)!;
+    if (ch === '"' || ch === '\\') out += '\\' + ch;
+    else if (ch === '\n') out += '\\n';
+    else if (ch === '\t') out += '\\t';
+    else if (c < 0x20 || c === 0x7f) out += '\\' + c.toString(8).padStart(3, '0');
+    else out += ch;
+  }
+  return out + '"';
+}
+
+function data(buf: Buffer): Buffer[] {
+  return [Buffer.from(`data ${buf.length}\n`), buf, Buffer.from('\n')];
+}
+
+/**
+ * Write any number of commits and their refs with ONE `git fast-import`
+ * process: no per-record commit-tree/update-ref, and the refs are created
+ * together or (if fast-import fails) not at all.
+ * https://git-scm.com/docs/git-fast-import
+ */
+export async function writeRecords(cwd: string, commits: readonly RecordCommit[], now = new Date()): Promise<void> {
+  if (commits.length === 0) return;
+  const when = `${Math.floor(now.getTime() / 1000)} +0000`;
+  const parts: Buffer[] = [Buffer.from('feature done\n')];
+  for (const c of commits) {
+    parts.push(Buffer.from(`commit ${c.ref}\ncommitter ${COMMITTER} ${when}\n`));
+    parts.push(...data(Buffer.from(c.message, 'utf8')));
+    if (c.parent) parts.push(Buffer.from(`from ${c.parent}\n`));
+    for (const ch of c.changes) {
+      if (ch.kind === 'delete') parts.push(Buffer.from(`D ${quotePath(ch.path)}\n`));
+      else if (ch.kind === 'blob') parts.push(Buffer.from(`M ${ch.mode} ${ch.oid} ${quotePath(ch.path)}\n`));
+      else parts.push(Buffer.from(`M ${ch.mode} inline ${quotePath(ch.path)}\n`), ...data(ch.data));
+    }
+    parts.push(Buffer.from('\n'));
+  }
+  parts.push(Buffer.from('done\n'));
+  try {
+    // --quiet: no statistics on stderr; refs are new and unique, so no --force.
+    await git(['fast-import', '--quiet'], { cwd, input: Buffer.concat(parts) });
+  } catch (err) {
+    const why = err instanceof Error ? err.message : String(err);
+    throw new GuardError('E_RECORD', `could not record guard's decision under refs/guard/: ${why}`, 'check that .git is writable and has space; guard fails closed');
+  }
+}
+
+export interface RefRecord {
+  ref: string;
+  oid: string;
+  /** committer time, unix seconds */
+  time: number;
+  parent: string | null;
+  message: string;
+}
+
+/**
+ * Every ref under refs/guard/ with its commit message, in one for-each-ref.
+ * Fields are separated by NUL and records by NUL NUL... except messages may
+ * not contain NUL, so the format below is unambiguous.
+ */
+export async function listRecords(cwd: string, prefix: string = REFS.root): Promise<RefRecord[]> {
+  const fmt = '%(refname)%00%(objectname)%00%(committerdate:unix)%00%(parent)%00%(contents)%00%01';
+  const r = await git(['for-each-ref', `--format=${fmt}`, prefix], { cwd });
+  const text = r.stdout.toString('utf8');
+  const out: RefRecord[] = [];
+  for (const rec of text.split('\0\x01\n')) {
+    if (!rec) continue;
+    const [ref, oid, time, parent, ...rest] = rec.split('\0');
+    if (!ref || !oid) continue;
+    out.push({ ref, oid, time: Number(time) || 0, parent: parent ? parent.split(' ')[0]! : null, message: rest.join('\0') });
+  }
+  return out;
+}

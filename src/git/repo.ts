@@ -1,0 +1,37 @@
+import path from 'node:path';
+import { GuardError } from '../core/errors.js';
+import { git } from './run.js';
+
+export interface Repo {
+  /** The work tree guard acts on (main tree or a lane). */
+  root: string;
+  /** This work tree's git dir (`.git/worktrees/<name>` in a lane). */
+  gitDir: string;
+  /** The shared git dir, where refs/guard/ and .git/info/exclude live. */
+  commonDir: string;
+}
+
+/**
+ * Find the work tree around `cwd` with one rev-parse.
+ * https://git-scm.com/docs/git-rev-parse#_options_for_files
+ */
+export async function openRepo(cwd: string): Promise<Repo> {
+  let out: string;
+  try {
+    const r = await git(['rev-parse', '--show-toplevel', '--absolute-git-dir', '--git-common-dir'], { cwd });
+    out = r.stdout.toString('utf8');
+  } catch (err) {
+    if (err instanceof GuardError && err.code === 'E_GIT' && /work tree|bare/i.test(err.message)) {
+      throw new GuardError('E_NOT_A_REPO', `${cwd} is not inside a git work tree`, 'run guard in a checkout, not in .git or a bare repository');
+    }
+    if (err instanceof GuardError && err.code === 'E_GIT' && /ENOENT|cwd|directory/i.test(err.message)) {
+      throw new GuardError('E_NOT_A_REPO', `${cwd} is not a git repository`, 'pass --cwd a folder inside a git work tree');
+    }
+    throw err;
+  }
+  const [root, gitDir, common] = out.replace(/\n$/, '').split('\n');
+  if (!root || !gitDir || !common) {
+    throw new GuardError('E_NOT_A_REPO', `${cwd} is not inside a git work tree`, 'run guard in a checkout, not in .git');
+  }
+  return { root, gitDir, commonDir: path.resolve(root, common) };
+}

@@ -1,0 +1,84 @@
+import { spawn } from 'node:child_process';
+import { appendFileSync } from 'node:fs';
+import { GuardError } from '../core/errors.js';
+
+/**
+ * The one way guard's hot path runs git: a bare spawn, no shell, output as
+ * bytes. simple-git is kept for the lane and review commands, where its
+ * ~50 ms settle time per quiet command does not matter.
+ */
+export interface GitOptions {
+  cwd: string;
+  /** Extra environment, on top of process.env (e.g. GIT_INDEX_FILE). */
+  env?: NodeJS.ProcessEnv;
+  input?: string | Buffer;
+  /** Exit codes that are answers, not failures (e.g. 1 for `diff --quiet`). */
+  okCodes?: number[];
+}
+
+export interface GitResult {
+  stdout: Buffer;
+  stderr: string;
+  code: number;
+}
+
+/**
+ * Options every invocation gets, before the subcommand:
+ * - core.quotepath=off: paths in human messages stay readable (we parse -z output anyway);
+ * - color.ui=never: plumbing output never carries escape codes, whatever the user set;
+ * - core.fsmonitor=false: no daemon spawns under guard's process count;
+ * - advice.detachedHead etc. stay untouched: we never run porcelain that prints them.
+ */
+export const GIT_GLOBAL_ARGS = ['-c', 'core.quotepath=off', '-c', 'color.ui=never'] as const;
+
+/** Test and bench hook: one line per git process spawned, to prove constant counts. */
+function trace(args: readonly string[]): void {
+  const file = process.env.GUARD_TRACE_GIT;
+  if (file) appendFileSync(file, args.join(' ').replace(/\n/g, ' ') + '\n');
+}
+
+export function gitSpawnArgs(args: readonly string[]): string[] {
+  trace(args);
+  return [...GIT_GLOBAL_ARGS, ...args];
+}
+
+export function git(args: readonly string[], opts: GitOptions): Promise<GitResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn('git', gitSpawnArgs(args), {
+      cwd: opts.cwd,
+      env: opts.env ? { ...process.env, ...opts.env } : process.env,
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    const out: Buffer[] = [];
+    const err: Buffer[] = [];
+    child.stdout.on('data', (b: Buffer) => out.push(b));
+    child.stderr.on('data', (b: Buffer) => err.push(b));
+    child.on('error', (e) =>
+      reject(new GuardError('E_GIT', `could not run git: ${e.message}`, 'install git 2.25 or newer and put it on PATH')),
+    );
+    child.stdin.on('error', () => {
+      /* git may exit before reading all input; its exit code tells */
+    });
+    child.on('close', (code) => {
+      const result = { stdout: Buffer.concat(out), stderr: Buffer.concat(err).toString('utf8'), code: code ?? 128 };
+      if (result.code === 0 || opts.okCodes?.includes(result.code)) resolve(result);
+      else reject(gitFailure(args, result));
+    });
+    child.stdin.end(opts.input ?? '');
+  });
+}
+
+export function gitFailure(args: readonly string[], r: { stderr: string; code: number }): GuardError {
+  const first = r.stderr.split('\n').find((l) => l.trim()) ?? `exit code ${r.code}`;
+  if (/not a git repository/i.test(first)) {
+    return new GuardError('E_NOT_A_REPO', 'not a git repository', 'run guard inside a git work tree, or pass --cwd DIR');
+  }
+  return new GuardError('E_GIT', `git ${args[0]} failed: ${first.replace(/^(fatal|error): /, '')}`, 'run the same git command by hand to see why; GUARD_DEBUG=1 shows more');
+}
+
+/** Split NUL-terminated output (`-z`) into fields, dropping the trailing empty one. */
+export function splitZ(buf: Buffer): string[] {
+  const parts = buf.toString('utf8').split('\0');
+  if (parts[parts.length - 1] === '') parts.pop();
+  return parts;
+}

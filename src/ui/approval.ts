@@ -1,0 +1,73 @@
+import type { Classification } from '../core/classify.js';
+import { deletionSummary, diffPreview, metricsLine, omittedNote, type PreviewHunk } from '../core/preview.js';
+import { makeColors } from './color.js';
+import { openTerminal, type Terminal } from './terminal.js';
+
+export type ApprovalAnswer = 'approve' | 'reject' | 'quit';
+
+const HELP = `y - approve this change as it is
+n - reject it: keep it as a rejected ref and leave it out
+q - reject this change and every one after it
+? - print this help
+`;
+
+/**
+ * The prompt of `guard check` and `guard write` for one change that needs a
+ * person. Returns null when there is no terminal.
+ */
+export function openApprovalPrompt(color: boolean) {
+  const term = openTerminal(color);
+  if (!term) return null;
+  return {
+    close: () => term.close(),
+    ask: (c: Classification, hunks: PreviewHunk[], maxLines: number) => askOne(term, c, hunks, maxLines),
+  };
+}
+
+export function describeChange(term: Terminal, c: Classification, hunks: PreviewHunk[], maxLines: number): void {
+  const s = makeColors(term.color);
+  const name = c.oldPath !== undefined ? `${c.oldPath} -> ${c.path}` : c.path;
+  term.write(`\n${s.bold(`guard: ${name} needs approval`)}\n`);
+  term.write(`  ${s.yellow(c.status)}  ${metricsLine(c)}\n`);
+  for (const r of c.reasons) term.write(`  - ${r}\n`);
+  if (c.binary) {
+    term.write(s.dim('  (binary content is not shown)\n'));
+    return;
+  }
+  if (c.status === 'replace' || c.status === 'delete') {
+    const del = deletionSummary(hunks, maxLines, s);
+    if (del.lines.length > 0) {
+      term.write(`\n  Lines that would be deleted:\n`);
+      for (const l of del.lines) term.write(`  ${l}\n`);
+      const note = omittedNote(del, 'deleted lines');
+      if (note) term.write(s.dim(`  ${note}\n`));
+    }
+  }
+  if (c.status !== 'delete') {
+    const diff = diffPreview(hunks, maxLines, s);
+    if (diff.lines.length > 0) {
+      term.write(`\n  Diff:\n`);
+      for (const l of diff.lines) term.write(`  ${l}\n`);
+      const note = omittedNote(diff, 'diff lines');
+      if (note) term.write(s.dim(`  ${note}\n`));
+    }
+  }
+}
+
+async function askOne(term: Terminal, c: Classification, hunks: PreviewHunk[], maxLines: number): Promise<ApprovalAnswer> {
+  describeChange(term, c, hunks, maxLines);
+  for (;;) {
+    const a = await term.ask(`\nApprove ${c.path} [y,n,q,?]? `);
+    if (a === null) return 'quit';
+    switch (a.toLowerCase()) {
+      case 'y':
+        return 'approve';
+      case 'n':
+        return 'reject';
+      case 'q':
+        return 'quit';
+      default:
+        term.write(HELP);
+    }
+  }
+}

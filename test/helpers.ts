@@ -1,0 +1,129 @@
+import { spawnSync, type SpawnSyncReturns } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync, realpathSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+export const CLI = path.join(ROOT, 'dist', 'cli', 'main.js');
+export const FIXTURES = path.join(ROOT, 'fixtures');
+
+export function fixture(name: string): string {
+  return readFileSync(path.join(FIXTURES, name), 'utf8');
+}
+
+/** Env for child processes: no user git config, no signing, no terminal answers. */
+export function cleanEnv(extra: Record<string, string | undefined> = {}): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...process.env };
+  for (const k of Object.keys(env)) if (k.startsWith('GIT_') || k.startsWith('GUARD_')) delete env[k];
+  delete env.NO_COLOR;
+  delete env.FORCE_COLOR;
+  Object.assign(env, {
+    GIT_CONFIG_NOSYSTEM: '1',
+    GIT_CONFIG_GLOBAL: '/dev/null',
+    GIT_AUTHOR_NAME: 'Test',
+    GIT_AUTHOR_EMAIL: 'test@example.com',
+    GIT_COMMITTER_NAME: 'Test',
+    GIT_COMMITTER_EMAIL: 'test@example.com',
+  });
+  for (const [k, v] of Object.entries(extra)) {
+    if (v === undefined) delete env[k];
+    else env[k] = v;
+  }
+  return env;
+}
+
+export interface Run {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+function toRun(r: SpawnSyncReturns<Buffer>): Run {
+  return { code: r.status ?? 128, stdout: r.stdout.toString('utf8'), stderr: r.stderr.toString('utf8') };
+}
+
+export class TestRepo {
+  readonly dir: string;
+  constructor(dir: string) {
+    this.dir = dir;
+  }
+
+  git(args: string[], opts: { input?: string | Buffer; env?: Record<string, string | undefined>; allowFail?: boolean } = {}): string {
+    const r = spawnSync('git', args, { cwd: this.dir, env: cleanEnv(opts.env), input: opts.input });
+    if (r.status !== 0 && !opts.allowFail) {
+      throw new Error(`git ${args.join(' ')} failed (${r.status}): ${r.stderr.toString()}`);
+    }
+    return r.stdout.toString('utf8');
+  }
+
+  gitRun(args: string[], env: Record<string, string | undefined> = {}): Run {
+    return toRun(spawnSync('git', args, { cwd: this.dir, env: cleanEnv(env) }));
+  }
+
+  write(file: string, content: string | Buffer): void {
+    const p = path.join(this.dir, file);
+    mkdirSync(path.dirname(p), { recursive: true });
+    writeFileSync(p, content);
+  }
+
+  read(file: string): string {
+    return readFileSync(path.join(this.dir, file), 'utf8');
+  }
+
+  commitAll(message = 'commit'): string {
+    this.git(['add', '-A']);
+    this.git(['commit', '-q', '--no-verify', '-m', message]);
+    return this.git(['rev-parse', 'HEAD']).trim();
+  }
+
+  /** The built CLI, in auto mode unless env says otherwise. */
+  guard(args: string[], opts: { env?: Record<string, string | undefined>; input?: string | Buffer; cwd?: string } = {}): Run {
+    const env = cleanEnv({ CI: 'true', ...opts.env });
+    return toRun(spawnSync(process.execPath, [CLI, ...args], { cwd: opts.cwd ?? this.dir, env, input: opts.input ?? '' }));
+  }
+
+  guardJson(args: string[], opts: { env?: Record<string, string | undefined>; input?: string | Buffer } = {}): { code: number; json: any; stderr: string } {
+    const r = this.guard([...args, '--json'], opts);
+    let json: any;
+    try {
+      json = JSON.parse(r.stdout);
+    } catch {
+      throw new Error(`stdout is not one JSON document (exit ${r.code}):\n${r.stdout}\nstderr:\n${r.stderr}`);
+    }
+    return { code: r.code, json, stderr: r.stderr };
+  }
+
+  refs(prefix = 'refs/guard/'): string[] {
+    return this.git(['for-each-ref', '--format=%(refname)', prefix]).split('\n').filter(Boolean);
+  }
+
+  cleanup(): void {
+    rmSync(this.dir, { recursive: true, force: true });
+  }
+}
+
+const repos: TestRepo[] = [];
+
+/** A fresh repository in a temp folder, with hooks and signing off. */
+export function makeRepo(files: Record<string, string | Buffer> = {}, opts: { commit?: boolean } = {}): TestRepo {
+  const dir = realpathSync(mkdtempSync(path.join(tmpdir(), 'guard-test-')));
+  const repo = new TestRepo(dir);
+  repo.git(['init', '-q', '-b', 'main']);
+  repo.git(['config', 'commit.gpgsign', 'false']);
+  repo.git(['config', 'core.hooksPath', '/dev/null']);
+  for (const [f, c] of Object.entries(files)) repo.write(f, c);
+  if (opts.commit !== false && Object.keys(files).length > 0) repo.commitAll('base');
+  repos.push(repo);
+  return repo;
+}
+
+export function cleanupRepos(): void {
+  for (const r of repos.splice(0)) r.cleanup();
+}
+
+export function lines(n: number, prefix = 'line'): string {
+  let s = '';
+  for (let i = 1; i <= n; i++) s += `${prefix} ${i}\n`;
+  return s;
+}
