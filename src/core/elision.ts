@@ -26,7 +26,7 @@ export const ELISION_PATTERNS: readonly RegExp[] = [
 
 export function isElisionLine(line: string): boolean {
   const t = line.trim();
-  if (t.length < 4 || t.length > 160) return false;
+  if (t.length < 3 || t.length > 160) return false;
   return ELISION_PATTERNS.some((re) => re.test(t));
 }
 

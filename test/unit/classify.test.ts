@@ -1,0 +1,130 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { classify, makePolicy, symlinkEscapes, type ChangeFacts } from '../../src/core/classify.js';
+import { DEFAULT_CONFIG } from '../../src/core/config.js';
+
+const policy = makePolicy(DEFAULT_CONFIG);
+
+function facts(over: Partial<ChangeFacts>): ChangeFacts {
+  return {
+    path: 'src/a.py',
+    oldMode: '100644',
+    newMode: '100644',
+    linesAdded: 0,
+    linesDeleted: 0,
+    existingLines: 0,
+    binary: false,
+    contentChanged: true,
+    ...over,
+  };
+}
+
+describe('classify', () => {
+  it('a new file is allowed whatever its size', () => {
+    const c = classify(facts({ oldMode: null, linesAdded: 10_000 }), policy);
+    expect(c).toMatchObject({ status: 'new', changeRatio: 0, needsApproval: false, reasons: [] });
+  });
+
+  it('modify below the ratio, replace at or above it', () => {
+    expect(classify(facts({ existingLines: 200, linesDeleted: 99, linesAdded: 99 }), policy).status).toBe('modify');
+    const at = classify(facts({ existingLines: 200, linesDeleted: 100, linesAdded: 3 }), policy);
+    expect(at).toMatchObject({ status: 'replace', changeRatio: 0.5, needsApproval: true });
+    expect(at.reasons[0]).toMatch(/replaces 50% of a 200-line file/);
+  });
+
+  it('the line threshold is inclusive: 100 lines need approval, 99 do not', () => {
+    expect(classify(facts({ existingLines: 100, linesDeleted: 100 }), policy).needsApproval).toBe(true);
+    expect(classify(facts({ existingLines: 99, linesDeleted: 99 }), policy).needsApproval).toBe(false);
+  });
+
+  it('deleting a large file needs approval, a small one does not', () => {
+    expect(classify(facts({ newMode: null, existingLines: 200, linesDeleted: 200 }), policy)).toMatchObject({ status: 'delete', needsApproval: true });
+    expect(classify(facts({ newMode: null, existingLines: 20, linesDeleted: 20 }), policy)).toMatchObject({ status: 'delete', needsApproval: false });
+  });
+
+  it('follows renames: status rename, metrics of the content change, either path protected', () => {
+    const c = classify(facts({ oldPath: 'src/old.py', existingLines: 300, linesDeleted: 3, linesAdded: 3 }), policy);
+    expect(c).toMatchObject({ status: 'rename', oldPath: 'src/old.py', needsApproval: false });
+    const moved = classify(facts({ path: 'elsewhere.yml', oldPath: '.github/workflows/ci.yml' }), policy);
+    expect(moved).toMatchObject({ protected: true, needsApproval: true });
+  });
+
+  it('protects the config and protect globs, even when the config forgets itself', () => {
+    const loose = makePolicy({ ...DEFAULT_CONFIG, protect: [] });
+    expect(classify(facts({ path: 'guard.config.json' }), loose).needsApproval).toBe(true);
+    expect(classify(facts({ path: '.husky/pre-commit' }), policy).protected).toBe(true);
+    expect(classify(facts({ path: '.github/workflows/x/y.yml' }), policy).protected).toBe(true);
+  });
+
+  it('bootstrap: new protected files are allowed until a config is committed', () => {
+    const boot = makePolicy(DEFAULT_CONFIG, { bootstrap: true });
+    expect(classify(facts({ path: 'guard.config.json', oldMode: null }), boot).needsApproval).toBe(false);
+    expect(classify(facts({ path: 'guard.config.json' }), boot).needsApproval).toBe(true);
+  });
+
+  it('ignore globs: not judged unless also protected', () => {
+    const p = makePolicy({ ...DEFAULT_CONFIG, ignore: ['gen/**', '.husky/**'] });
+    expect(classify(facts({ path: 'gen/big.ts', existingLines: 1000, linesDeleted: 1000 }), p)).toMatchObject({ ignored: true, needsApproval: false });
+    expect(classify(facts({ path: '.husky/pre-commit' }), p)).toMatchObject({ ignored: false, needsApproval: true });
+  });
+
+  it('binary: replacing or deleting one that existed needs approval, adding one does not', () => {
+    expect(classify(facts({ binary: true }), policy)).toMatchObject({ status: 'replace', needsApproval: true });
+    expect(classify(facts({ binary: true, newMode: null }), policy).needsApproval).toBe(true);
+    expect(classify(facts({ binary: true, oldMode: null }), policy).needsApproval).toBe(false);
+  });
+
+  it('mode only', () => {
+    const c = classify(facts({ newMode: '100755', contentChanged: false }), policy);
+    expect(c).toMatchObject({ modeOnly: true, status: 'modify', needsApproval: false });
+  });
+
+  it('symlinks pointing outside need approval', () => {
+    const out = classify(facts({ path: 'a/link', newMode: '120000', oldMode: null, newText: '../../x' }), policy);
+    expect(out).toMatchObject({ symlink: true, needsApproval: true });
+    const inside = classify(facts({ path: 'a/link', newMode: '120000', oldMode: null, newText: '../b' }), policy);
+    expect(inside.needsApproval).toBe(false);
+  });
+
+  it('an elision placeholder where code stood needs approval; one the file had does not', () => {
+    const oldText = 'def a():\n    return 1\n\ndef b():\n    return 2\n';
+    const newText = 'def a():\n    return 1\n\n# ... rest of the code unchanged ...\n';
+    const c = classify(facts({ existingLines: 5, linesDeleted: 2, linesAdded: 1, oldText, newText }), policy);
+    expect(c.needsApproval).toBe(true);
+    expect(c.reasons[0]).toMatch(/line 4/);
+    const had = classify(facts({ existingLines: 5, linesDeleted: 1, linesAdded: 1, oldText: newText, newText: newText + 'x\n' }), policy);
+    expect(had.needsApproval).toBe(false);
+  });
+
+  it('files over maxFileBytes need approval', () => {
+    expect(classify(facts({ tooLarge: { bytes: 100e6 } }), policy).needsApproval).toBe(true);
+  });
+
+  it('properties: ratio in [0,1], status agrees with the thresholds', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 1, max: 5000 }), fc.nat(), fc.nat(), (existing, del, add) => {
+        const deleted = del % (existing + 1);
+        const c = classify(facts({ existingLines: existing, linesDeleted: deleted, linesAdded: add }), policy);
+        expect(c.changeRatio).toBeGreaterThanOrEqual(0);
+        expect(c.changeRatio).toBeLessThanOrEqual(1);
+        const replace = deleted / existing >= DEFAULT_CONFIG.changeRatio;
+        expect(c.status).toBe(replace ? 'replace' : 'modify');
+        expect(c.needsApproval).toBe(replace && existing >= DEFAULT_CONFIG.lineThreshold);
+      }),
+    );
+  });
+});
+
+describe('symlinkEscapes', () => {
+  it.each([
+    ['link', '../x', true],
+    ['a/link', '../x', false],
+    ['a/link', '../../x', true],
+    ['link', '/etc/passwd', true],
+    ['link', 'a/../../x', true],
+    ['link', './a', false],
+    ['link', '', true],
+  ])('%s -> %s escapes: %s', (link, target, expected) => {
+    expect(symlinkEscapes(link, target)).toBe(expected);
+  });
+});
