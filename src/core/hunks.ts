@@ -1,0 +1,346 @@
+/**
+ * Hunks of one file's change, and applying a chosen subset of them.
+ *
+ * Pure: text in, text out. Hunks come either from git's own unified diff
+ * (`parseHunks`, for any size) or from jsdiff (`diffHunks`, bounded input
+ * only, because jsdiff's Myers diff is quadratic on rewrites).
+ *
+ * Text model. A text is split on "\n" only: a line keeps any "\r" it has, so
+ * CRLF files round-trip byte for byte. A last line without "\n" is flagged on
+ * the hunk that touches it (`oldNoNewlineAtEnd` / `newNoNewlineAtEnd`), which
+ * is what git's "\ No newline at end of file" marker says. The empty text has
+ * no lines.
+ */
+import { createHash } from 'node:crypto';
+import { parsePatch, structuredPatch, type StructuredPatchHunk } from 'diff';
+
+export interface Hunk {
+  /** 0-based position in diff order. */
+  index: number;
+  /**
+   * First 12 hex chars of sha1 over the removed and added lines (not the
+   * context, not the line numbers), so it names the same change after other
+   * hunks of the file change. The n-th repeat (n >= 1) of identical content
+   * in one file also hashes "#n".
+   */
+  id: string;
+  /** `@@ -a,b +c,d @@`, formatted as git does (",1" is left out). */
+  header: string;
+  /** As in the header: 1-based; when the count is 0, the line before the gap. */
+  oldStart: number;
+  oldLines: number;
+  newStart: number;
+  newLines: number;
+  /** ' ', '-' or '+' followed by the line, without its "\n" (a "\r" stays). */
+  lines: string[];
+  /** The hunk's last old-side line is the old file's last, and has no "\n". */
+  oldNoNewlineAtEnd: boolean;
+  /** The hunk's last new-side line is the new file's last, and has no "\n". */
+  newNoNewlineAtEnd: boolean;
+}
+
+/**
+ * Above this many lines (old + new), `diffHunks` returns null and the caller
+ * asks git (`git diff`), whose xdiff has heuristics jsdiff lacks.
+ */
+export const MAX_JSDIFF_LINES = 5000;
+/** jsdiff gives up (deterministically) beyond this many edited lines. */
+export const MAX_JSDIFF_EDIT_LENGTH = 2000;
+
+/** A hunk's context or removed line does not match the text it is applied to. */
+export class HunkMismatch extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'HunkMismatch';
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Reading hunks
+
+/**
+ * Hunks of git's unified diff of ONE file (`git diff -U<n> -- PATH`, or
+ * `git diff --no-index`). The file headers are optional; a diff with no hunks
+ * (no change, binary, mode only) gives []. Hunk lines look like:
+ *
+ *     @@ -1,3 +1,3 @@ optional section heading
+ *      context
+ *     -old
+ *     +new
+ *     \ No newline at end of file
+ *
+ * Throws if the text holds more than one file's diff.
+ */
+export function parseHunks(unifiedDiffText: string): Hunk[] {
+  const patches = parsePatch(unifiedDiffText);
+  const withHunks = patches.filter((p) => p.hunks.length > 0);
+  if (withHunks.length > 1) {
+    throw new Error(`parseHunks: expected the diff of one file, got ${withHunks.length}`);
+  }
+  return fromJsdiff(withHunks[0]?.hunks ?? []);
+}
+
+/**
+ * Hunks turning `oldText` into `newText` with `contextLines` lines of
+ * context, or null when the input is too large for jsdiff (more than
+ * MAX_JSDIFF_LINES lines together, or more than MAX_JSDIFF_EDIT_LENGTH
+ * changed lines): then use `git diff` and `parseHunks`.
+ */
+export function diffHunks(oldText: string, newText: string, contextLines: number): Hunk[] | null {
+  if (lineCount(oldText) + lineCount(newText) > MAX_JSDIFF_LINES) return null;
+  if (oldText === newText) return [];
+  const patch = structuredPatch('a', 'b', oldText, newText, undefined, undefined, {
+    context: Math.max(0, Math.floor(contextLines)),
+    maxEditLength: MAX_JSDIFF_EDIT_LENGTH,
+  });
+  if (!patch) return null;
+  return fromJsdiff(patch.hunks);
+}
+
+/** Converts jsdiff hunks (whose start is the line after the gap when a count is 0). */
+function fromJsdiff(hunks: StructuredPatchHunk[]): Hunk[] {
+  const raw = hunks.map((h) => {
+    const lines: string[] = [];
+    let oldNoNewlineAtEnd = false;
+    let newNoNewlineAtEnd = false;
+    for (const line of h.lines) {
+      if (line.startsWith('\\')) {
+        const prev = lines[lines.length - 1] ?? '';
+        if (prev.startsWith('-') || prev.startsWith(' ')) oldNoNewlineAtEnd = true;
+        if (prev.startsWith('+') || prev.startsWith(' ')) newNoNewlineAtEnd = true;
+      } else {
+        // jsdiff reads an empty line inside a hunk as empty context.
+        lines.push(line === '' ? ' ' : line);
+      }
+    }
+    return {
+      oldStart: h.oldLines === 0 ? h.oldStart - 1 : h.oldStart,
+      oldLines: h.oldLines,
+      newStart: h.newLines === 0 ? h.newStart - 1 : h.newStart,
+      newLines: h.newLines,
+      lines,
+      oldNoNewlineAtEnd,
+      newNoNewlineAtEnd,
+    };
+  });
+  return reindex(raw);
+}
+
+type HunkBody = Omit<Hunk, 'index' | 'id' | 'header'>;
+
+/**
+ * Gives hunks (in diff order) their index, id and header. Use it after
+ * replacing a hunk by the pieces of `splitHunk`.
+ */
+export function reindex(hunks: readonly HunkBody[]): Hunk[] {
+  const seen = new Map<string, number>();
+  return hunks.map((h, index) => {
+    const content = hunkContent(h);
+    const n = seen.get(content) ?? 0;
+    seen.set(content, n + 1);
+    return {
+      ...h,
+      index,
+      id: sha12(n === 0 ? content : `${content}\0#${n}`),
+      header: formatHeader(h),
+    };
+  });
+}
+
+/** What a hunk changes, and nothing about where. */
+function hunkContent(h: HunkBody): string {
+  const changed = h.lines.filter((l) => l[0] === '-' || l[0] === '+');
+  const eof = (h.oldNoNewlineAtEnd ? '\0old-noeol' : '') + (h.newNoNewlineAtEnd ? '\0new-noeol' : '');
+  return changed.join('\n') + eof;
+}
+
+function sha12(s: string): string {
+  return createHash('sha1').update(s, 'utf8').digest('hex').slice(0, 12);
+}
+
+function formatHeader(h: Pick<Hunk, 'oldStart' | 'oldLines' | 'newStart' | 'newLines'>): string {
+  const range = (start: number, count: number) => (count === 1 ? `${start}` : `${start},${count}`);
+  return `@@ -${range(h.oldStart, h.oldLines)} +${range(h.newStart, h.newLines)} @@`;
+}
+
+// ---------------------------------------------------------------------------
+// Splitting
+
+/**
+ * Splits a hunk where unchanged lines separate its changes, as `s` does in
+ * `git add -p`: each piece keeps the context before and after it, so pieces
+ * share the context lines between them. Returns [h] when it cannot split.
+ * The pieces keep `h.index` and get ids of their own content; call `reindex`
+ * on the file's whole list to renumber.
+ */
+export function splitHunk(h: Hunk): Hunk[] {
+  // Runs of change lines, as [start, end) indexes into h.lines.
+  const runs: Array<[number, number]> = [];
+  for (let i = 0; i < h.lines.length; ) {
+    if (h.lines[i]?.[0] === ' ') {
+      i++;
+      continue;
+    }
+    const start = i;
+    while (i < h.lines.length && h.lines[i]?.[0] !== ' ') i++;
+    runs.push([start, i]);
+  }
+  if (runs.length < 2) return [h];
+
+  const pieces: HunkBody[] = [];
+  let oldLine = h.oldLines === 0 ? h.oldStart + 1 : h.oldStart; // old line number of h.lines[0]
+  let newLine = h.newLines === 0 ? h.newStart + 1 : h.newStart;
+  let pos = 0; // index in h.lines that oldLine/newLine refer to
+  const advance = (to: number) => {
+    for (; pos < to; pos++) {
+      const c = h.lines[pos]?.[0];
+      if (c !== '+') oldLine++;
+      if (c !== '-') newLine++;
+    }
+  };
+  runs.forEach((_run, r) => {
+    const from = r === 0 ? 0 : (runs[r - 1]?.[1] ?? 0);
+    const to = r === runs.length - 1 ? h.lines.length : (runs[r + 1]?.[0] ?? h.lines.length);
+    advance(from);
+    const lines = h.lines.slice(from, to);
+    const oldCount = lines.filter((l) => l[0] !== '+').length;
+    const newCount = lines.filter((l) => l[0] !== '-').length;
+    const isLast = r === runs.length - 1;
+    pieces.push({
+      oldStart: oldCount === 0 ? oldLine - 1 : oldLine,
+      oldLines: oldCount,
+      newStart: newCount === 0 ? newLine - 1 : newLine,
+      newLines: newCount,
+      lines,
+      oldNoNewlineAtEnd: isLast && h.oldNoNewlineAtEnd,
+      newNoNewlineAtEnd: isLast && h.newNoNewlineAtEnd,
+    });
+  });
+  return reindex(pieces).map((p) => ({ ...p, index: h.index }));
+}
+
+// ---------------------------------------------------------------------------
+// Applying
+
+/** Which hunks to take: a predicate, or a set of hunk indexes. */
+export type HunkChoice = ((h: Hunk) => boolean) | ReadonlySet<number>;
+
+function chooser(take: HunkChoice): (h: Hunk) => boolean {
+  return typeof take === 'function' ? take : (h) => take.has(h.index);
+}
+
+interface TextLines {
+  lines: string[];
+  /** The last line ends with "\n" (true for the empty text). */
+  endsWithNewline: boolean;
+}
+
+/** Splits on "\n" only; "\r" stays part of its line. */
+export function splitText(text: string): TextLines {
+  if (text === '') return { lines: [], endsWithNewline: true };
+  const lines = text.split('\n');
+  const endsWithNewline = text.endsWith('\n');
+  if (endsWithNewline) lines.pop();
+  return { lines, endsWithNewline };
+}
+
+function lineCount(text: string): number {
+  return splitText(text).lines.length;
+}
+
+/**
+ * The old-side index (0-based, into the base's lines) where the hunk's
+ * changes begin, the number of old lines they span, and the lines from the
+ * first change to the last (context inside a hunk stays, context around it
+ * goes). Applying only this core lets pieces of a split hunk, which share
+ * context, be applied next to each other.
+ */
+function core(h: Hunk): { at: number; oldCount: number; lines: string[]; addsLastLine: boolean } {
+  let first = h.lines.findIndex((l) => l[0] !== ' ');
+  let last = h.lines.length - 1;
+  while (last >= 0 && h.lines[last]?.[0] === ' ') last--;
+  if (first === -1) first = h.lines.length; // only context: changes nothing
+  const lead = h.lines.slice(0, first).length;
+  const lines = h.lines.slice(first, last + 1);
+  const base = h.oldLines === 0 ? h.oldStart : h.oldStart - 1;
+  // The new side's last line is in the core only if no context follows it.
+  const addsLastLine = last === h.lines.length - 1;
+  return { at: base + lead, oldCount: lines.filter((l) => l[0] !== '+').length, lines, addsLastLine };
+}
+
+/**
+ * The base with the chosen hunks applied. `hunks` must be hunks of a diff
+ * from `baseText` (any order; their changes may not overlap). Taking all of
+ * a diff's hunks gives the new text; taking none gives `baseText` back.
+ * Throws HunkMismatch when a taken hunk's lines are not in the base.
+ *
+ * Newlines: a line keeps its "\r"; the result ends without "\n" only when
+ * its last line comes from a side that had none (base or the taken hunk).
+ */
+export function applyHunks(baseText: string, hunks: readonly Hunk[], take: HunkChoice): string {
+  const takes = chooser(take);
+  const base = splitText(baseText);
+  const out: Array<{ text: string; newline: boolean }> = [];
+  const baseLine = (i: number) => ({
+    text: base.lines[i] ?? '',
+    newline: i < base.lines.length - 1 || base.endsWithNewline,
+  });
+
+  const chosen = hunks
+    .filter(takes)
+    .map((h) => ({ h, c: core(h) }))
+    .sort((a, b) => a.c.at - b.c.at || a.h.index - b.h.index);
+
+  let cursor = 0;
+  for (const { h, c } of chosen) {
+    if (c.at < cursor || c.at + c.oldCount > base.lines.length) {
+      throw new HunkMismatch(`hunk ${h.header} overlaps another hunk or lies outside the base`);
+    }
+    for (; cursor < c.at; cursor++) out.push(baseLine(cursor));
+    const lastNew = lastIndex(c.lines, (l) => l[0] !== '-');
+    c.lines.forEach((l, i) => {
+      const text = l.slice(1);
+      if (l[0] === '+') {
+        const noNewline = h.newNoNewlineAtEnd && c.addsLastLine && i === lastNew;
+        out.push({ text, newline: !noNewline });
+        return;
+      }
+      if (base.lines[cursor] !== text) {
+        throw new HunkMismatch(`hunk ${h.header} does not match the base at line ${cursor + 1}`);
+      }
+      if (l[0] === ' ') out.push(baseLine(cursor));
+      cursor++;
+    });
+  }
+  for (; cursor < base.lines.length; cursor++) out.push(baseLine(cursor));
+
+  // A line without "\n" that is no longer last gets one (only a removed or
+  // replaced last line can lack it, so this keeps every result well formed).
+  return out.map((l, i) => l.text + (l.newline || i < out.length - 1 ? '\n' : '')).join('');
+}
+
+function lastIndex<T>(xs: readonly T[], p: (x: T) => boolean): number {
+  for (let i = xs.length - 1; i >= 0; i--) if (p(xs[i] as T)) return i;
+  return -1;
+}
+
+/**
+ * The hunks NOT taken, moved so that they apply to the result of
+ * `applyHunks(base, hunks, take)`: applying all of them to that result gives
+ * the new text. Their ids do not change; indexes are renumbered from 0.
+ * Together with the taken hunks they hold every changed line.
+ */
+export function leftHunks(hunks: readonly Hunk[], take: HunkChoice): Hunk[] {
+  const takes = chooser(take);
+  const ordered = [...hunks].sort((a, b) => core(a).at - core(b).at || a.index - b.index);
+  let shift = 0; // lines the taken hunks so far added minus removed
+  const left: Hunk[] = [];
+  for (const h of ordered) {
+    if (takes(h)) {
+      shift += h.newLines - h.oldLines; // context counts on both sides
+      continue;
+    }
+    left.push({ ...h, oldStart: h.oldStart + shift });
+  }
+  return left.map((h, index) => ({ ...h, index, header: formatHeader(h) }));
+}
