@@ -1,0 +1,88 @@
+import { appendFileSync, readFileSync } from 'node:fs';
+import { EXIT, GuardError } from '../core/errors.js';
+import { ci, type CiResult } from '../flows/ci.js';
+import { renderAnnotations, renderMarkdown, renderSarif, renderText } from '../ui/ci-formats.js';
+import { makeOutput, type Output } from '../ui/output.js';
+import { resolveCwd, type GlobalArgs } from './main.js';
+
+type Format = 'text' | 'json' | 'github' | 'markdown' | 'sarif';
+
+/**
+ * `guard ci --base REV [--head REV] [--format ...]`. `--json` and
+ * `--format json` print the same document; under `--format json` errors are
+ * JSON too, since a CI step that asked for JSON parses whatever comes out.
+ */
+export async function run(argv: GlobalArgs, out: Output): Promise<number> {
+  const format = ((argv.format as string | undefined) ?? 'text') as Format;
+  const o = format === 'json' && !out.json ? makeOutput({ json: true, quiet: out.quiet }) : out;
+  try {
+    const result = await ci({
+      cwd: resolveCwd(argv),
+      base: String(argv.base),
+      ...(argv.head !== undefined ? { head: String(argv.head) } : {}),
+    });
+    report(result, format, o);
+    return result.blocked > 0 ? EXIT.blocked : EXIT.ok;
+  } catch (err) {
+    if (o === out || !(err instanceof GuardError)) throw err;
+    o.error(err);
+    return err.exitCode;
+  }
+}
+
+function report(r: CiResult, format: Format, out: Output): void {
+  // The job summary goes to its file whatever is printed: --json never hides it.
+  if (format === 'github') writeStepSummary(r, out);
+  if (out.json) {
+    out.result('ci', jsonDocument(r));
+    return;
+  }
+  const print = (s: string) => process.stdout.write(s.endsWith('\n') ? s : s + '\n');
+  switch (format) {
+    case 'github':
+      print(renderAnnotations(r));
+      break;
+    case 'markdown':
+      print(renderMarkdown(r));
+      break;
+    case 'sarif':
+      print(JSON.stringify(renderSarif(r, toolVersion()), null, 2));
+      break;
+    default:
+      if (out.quiet && r.blocked === 0) return;
+      print(renderText(r, out.c));
+  }
+}
+
+/** DESIGN.md's file fields first; `blob` and `line` say what an approval must name. */
+function jsonDocument(r: CiResult): object {
+  return {
+    base: r.base,
+    head: r.head,
+    mergeBase: r.mergeBase,
+    bootstrap: r.bootstrap,
+    files: r.files,
+    blocked: r.blocked,
+    approved: r.approved,
+  };
+}
+
+/** https://docs.github.com/actions/using-workflows/workflow-commands-for-github-actions#adding-a-job-summary */
+function writeStepSummary(r: CiResult, out: Output): void {
+  const file = process.env.GITHUB_STEP_SUMMARY;
+  if (!file) return;
+  try {
+    appendFileSync(file, renderMarkdown(r));
+  } catch (err) {
+    out.warn(`could not write the job summary to ${file}: ${(err as Error).message}`);
+  }
+}
+
+function toolVersion(): string | undefined {
+  try {
+    const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version?: string };
+    return pkg.version;
+  } catch {
+    return undefined;
+  }
+}
