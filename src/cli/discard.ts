@@ -1,0 +1,20 @@
+import { EXIT } from '../core/errors.js';
+import { discard } from '../flows/lanes.js';
+import type { Output } from '../ui/output.js';
+import { resolveCwd, type GlobalArgs } from './main.js';
+
+export async function run(argv: GlobalArgs, out: Output): Promise<number> {
+  const r = await discard({ cwd: resolveCwd(argv), color: out.ttyColor, name: String(argv.name ?? '') });
+  out.result('discard', r);
+  if (out.json) return EXIT.ok;
+  const lines = [`guard: discarded lane ${r.name} (worktree${r.broken ? ' record' : ''}, branch ${r.branch})`];
+  if (r.checkpoint) {
+    lines.push(`its last state is kept as checkpoint ${r.checkpoint.id}`);
+    lines.push(`  get it back as a branch: git checkout -b ${r.name} ${r.checkpoint.commit}`);
+    lines.push(`  or its files here:       guard restore ${r.checkpoint.id}`);
+  } else {
+    lines.push('it had no work tree and no branch left: nothing to keep');
+  }
+  out.important(lines.join('\n'));
+  return EXIT.ok;
+}
