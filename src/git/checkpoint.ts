@@ -73,7 +73,9 @@ export async function checkpoint(repo: Repo, opts: CheckpointOptions): Promise<C
     const [, head] = await Promise.all([
       opts.paths
         ? opts.paths.length > 0
-          ? git(['add', '-A', '--ignore-errors', '--', ...opts.paths.map(literal)], { cwd, env })
+          ? // update-index, not `add -A -- PATH`: a path that does not exist yet (the
+            // file guard write is about to create) is skipped instead of failing the pathspec.
+            git(['update-index', '--add', '--remove', '-z', '--stdin'], { cwd, env, input: opts.paths.join('\0') + '\0' })
           : Promise.resolve(null)
         : git(['add', '-A', '--ignore-errors', '--', ...WHOLE_TREE], { cwd, env }),
       git(['rev-parse', '-q', '--verify', 'HEAD^{commit}'], { cwd, okCodes: [1] }),
@@ -96,6 +98,8 @@ export async function checkpoint(repo: Repo, opts: CheckpointOptions): Promise<C
       time: now.toISOString(),
       head: headOid,
       partial: opts.paths ? true : undefined,
+      // A partial checkpoint vouches only for these paths (the rest of its tree is the index): restore uses them.
+      paths: opts.paths ? [...opts.paths] : undefined,
     };
     const message = `guard checkpoint: ${opts.reason}\n\n${JSON.stringify(body)}\n`;
     const args = ['commit-tree', tree, ...(headOid ? ['-p', headOid] : [])];

@@ -1,0 +1,53 @@
+import { EXIT, GuardError } from '../core/errors.js';
+import { metricsLine } from '../core/preview.js';
+import { write, type WriteResult } from '../flows/write.js';
+import { isAutoMode } from '../ui/terminal.js';
+import type { Output } from '../ui/output.js';
+import { resolveCwd, type GlobalArgs } from './main.js';
+
+export async function run(argv: GlobalArgs, out: Output): Promise<number> {
+  const file = String(argv.path ?? '');
+  if (process.stdin.isTTY) {
+    throw new GuardError('E_USAGE', 'guard write reads the new content from stdin', `pipe it in: some-command | guard write ${file || 'PATH'}`);
+  }
+  const content = await readStdin();
+  const result = await write({
+    cwd: resolveCwd(argv),
+    path: file,
+    content,
+    auto: isAutoMode(argv.auto as boolean | undefined),
+    color: out.ttyColor,
+  });
+  out.result('write', result);
+  if (!out.json) printHuman(result, out);
+  return result.blocked > 0 || result.rejected > 0 ? EXIT.blocked : EXIT.ok;
+}
+
+/** All of stdin as bytes: binary content must survive untouched. */
+async function readStdin(): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks);
+}
+
+function printHuman(r: WriteResult, out: Output): void {
+  const { c } = out;
+  const f = r.files[0]!;
+  if (f.written) {
+    out.info(`guard: wrote ${f.path} (${f.status}, ${metricsLine(f)}${f.decision === 'approved' ? ', approved' : ''})`);
+    out.info(`  undo: guard restore ${r.checkpoint} -- ${f.path}`);
+    return;
+  }
+  if (f.unchanged) {
+    out.info(`guard: ${f.path} already holds this content; nothing written`);
+    return;
+  }
+  const lines: string[] = [];
+  const verb = f.decision === 'rejected' ? 'rejected' : 'blocked';
+  lines.push(c.red(c.bold(`guard: ${verb} the write to ${f.path}`)));
+  lines.push(`  ${c.yellow(f.status)}  ${metricsLine(f)}`);
+  for (const reason of f.reasons) lines.push(`    - ${reason}`);
+  lines.push(`  kept as ${c.cyan(f.ref!)}  (see it: ${r.base ? `git diff ${f.ref}^ ${f.ref}` : `git show ${f.ref}`})`);
+  lines.push(`The file was not changed.${f.decision === 'blocked' ? ' A person can approve the write by running the same command at a terminal.' : ''}`);
+  out.important(lines.join('\n'));
+}

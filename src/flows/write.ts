@@ -1,0 +1,226 @@
+import { readFile, readlink } from 'node:fs/promises';
+import path from 'node:path';
+import { classify, makePolicy, type ChangeFacts, type Classification } from '../core/classify.js';
+import { CONFIG_FILE } from '../core/config.js';
+import { countLines, looksBinary } from '../core/lines.js';
+import type { PreviewHunk } from '../core/preview.js';
+import { batchMessage, decisionRecord, rejectedMessage, type Decision, type DecisionRecord, type RecordContext } from '../core/record.js';
+import { MODE, cleanStaleTemps, commitWrite, discardWrite, resolveInside, stageWrite, statOnDisk, type Staged } from '../git/atomic.js';
+import { catFileBatch } from '../git/catfile.js';
+import { checkpoint } from '../git/checkpoint.js';
+import { REFS, newRef, writeRecords, type RecordCommit } from '../git/records.js';
+import { openRepo } from '../git/repo.js';
+import { git } from '../git/run.js';
+import { configAt, laneOf, type FlowOptions } from './context.js';
+
+export interface WriteOptions extends FlowOptions {
+  /** The file to write, relative to `cwd` or absolute. */
+  path: string;
+  /** The new content: bytes for a file, the link target for a symlink. */
+  content: Buffer;
+  auto: boolean;
+}
+
+export interface WrittenFile extends Classification {
+  decision: Decision;
+  decider: DecisionRecord['decider'];
+  strategy?: string;
+  ref?: string;
+  /** The file on disk now holds the new content. */
+  written: boolean;
+  /** The content was already on disk: nothing to write. */
+  unchanged?: boolean;
+}
+
+export interface WriteResult {
+  command: 'write';
+  auto: boolean;
+  base: string | null;
+  lane: string | null;
+  files: WrittenFile[];
+  blocked: number;
+  rejected: number;
+  /** The checkpoint taken before the write: `guard restore` it to undo the write. */
+  checkpoint: string | null;
+  record: string;
+}
+
+/** Hard cap on what is held in memory of the config blob and the old file before the config is known. */
+const READ_CAP = 64 * 1024 * 1024;
+
+/**
+ * Flags for measuring the on-disk file against the staged temp file, so the
+ * numbers are git's own (`git diff --numstat`, as `check` reports them):
+ * --no-index: two files, not the repository; --ignore-cr-at-eol: a change of
+ * line endings alone is not a change; --no-ext-diff --no-textconv: the
+ * user's diff drivers must not change what is measured.
+ * https://git-scm.com/docs/git-diff#Documentation/git-diff.txt-emgitdiffemltoptionsgt--no-index--ltpathgtltpathgt
+ */
+const MEASURE_ARGS = ['diff', '--no-index', '-z', '--ignore-cr-at-eol', '--no-ext-diff', '--no-textconv', '--no-color'] as const;
+
+/**
+ * The gate for one write by an agent harness. Classify the new content
+ * against the file on disk with check's core and HEAD's committed policy;
+ * if it may be written (by policy or by a person), checkpoint the path,
+ * then rename the prepared temp file over it. Otherwise nothing is written
+ * and the proposal is kept as a rejected ref. Git processes: rev-parse,
+ * cat-file, at most one diff, the checkpoint's few, one fast-import.
+ */
+export async function write(opts: WriteOptions): Promise<WriteResult> {
+  const repo = await openRepo(opts.cwd);
+  const root = repo.root;
+  // relative to the root when relative to cwd, so a refusal names the path the way the person sees it
+  const asked = path.isAbsolute(opts.path) ? opts.path : path.relative(root, path.resolve(opts.cwd, opts.path)) || '.';
+  const target = await resolveInside(root, asked);
+  const [old, [head, configBlob]] = await Promise.all([
+    statOnDisk(target.abs),
+    catFileBatch(root, ['HEAD', `HEAD:${CONFIG_FILE}`], READ_CAP),
+    cleanStaleTemps(target.abs),
+  ]);
+  const base = head && head.type === 'commit' ? head.oid : null;
+  const config = configAt('HEAD', configBlob?.data);
+  const policy = makePolicy(config, { bootstrap: configBlob === null });
+  const lane = laneOf(root);
+
+  const oldContent = old === null ? null : old.mode === MODE.symlink ? Buffer.from(await readlink(target.abs, { encoding: 'buffer' })) : await readFile(target.abs);
+  const newMode = old?.mode ?? MODE.file;
+  const staged = await stageWrite(root, target.rel, opts.content, newMode);
+  let committed = false;
+  try {
+    const facts = await measure(staged, old?.mode ?? null, newMode, oldContent, opts.content, config.maxFileBytes);
+    const c = classify(facts, policy);
+    const unchanged = oldContent !== null && oldContent.equals(opts.content);
+    const file: WrittenFile = { ...c, decision: 'allowed', decider: 'policy', written: false };
+    if (unchanged) file.unchanged = true;
+
+    let personAsked = false;
+    if (c.needsApproval) {
+      const answer = opts.auto ? null : await askPerson(staged, oldContent !== null, c, config.preview, opts.color);
+      if (answer === null) Object.assign(file, { decision: 'blocked', decider: 'auto' });
+      else {
+        personAsked = true;
+        if (answer === 'approve') Object.assign(file, { decision: 'approved', decider: 'person', strategy: 'replace' });
+        else Object.assign(file, { decision: 'rejected', decider: 'person' });
+      }
+    }
+
+    const now = opts.now ?? new Date();
+    const ctx: RecordContext = { command: 'write', lane, time: now.toISOString(), base };
+    const extra: Partial<DecisionRecord> = {};
+    if (file.strategy) extra.strategy = file.strategy;
+    const commits: RecordCommit[] = [];
+    const refused = file.decision === 'blocked' || file.decision === 'rejected';
+    if (refused) {
+      file.ref = extra.ref = newRef(REFS.rejected, now);
+      // parent: the base; tree: the base plus the proposal, so `git diff R^ R` shows it
+      commits.push({
+        ref: file.ref,
+        parent: base,
+        message: rejectedMessage(ctx, decisionRecord(c, file.decision, file.decider, extra)),
+        changes: [{ kind: 'inline', path: target.rel, mode: newMode, data: opts.content }],
+      });
+    }
+    const record = newRef(REFS.decisions, now);
+    commits.push({ ref: record, parent: null, message: batchMessage(ctx, [decisionRecord(c, file.decision, file.decider, extra)]), changes: [] });
+
+    let cp: string | null = null;
+    if (!refused && !unchanged) {
+      // The checkpoint of the path comes before the write, whoever allowed it.
+      const [taken] = await Promise.all([
+        checkpoint(repo, { reason: `before guard write ${target.rel}`, command: 'write', lane, paths: [target.rel], now }),
+        writeRecords(root, commits, now),
+      ]);
+      cp = taken.id;
+      await commitWrite(staged);
+      committed = true;
+      file.written = true;
+    } else {
+      await writeRecords(root, commits, now);
+    }
+    return {
+      command: 'write',
+      auto: !personAsked,
+      base,
+      lane,
+      files: [file],
+      blocked: file.decision === 'blocked' ? 1 : 0,
+      rejected: file.decision === 'rejected' ? 1 : 0,
+      checkpoint: cp,
+      record,
+    };
+  } finally {
+    if (!committed) await discardWrite(staged);
+  }
+}
+
+/** The facts classify needs, with line counts from git's own numstat. */
+async function measure(
+  staged: Staged,
+  oldMode: string | null,
+  newMode: string,
+  oldContent: Buffer | null,
+  newContent: Buffer,
+  maxBytes: number,
+): Promise<ChangeFacts> {
+  const binary = (oldContent !== null && looksBinary(oldContent)) || looksBinary(newContent);
+  let added = binary ? 0 : countLines(newContent);
+  let deleted = 0;
+  let numstatBinary = false;
+  if (oldContent !== null && !oldContent.equals(newContent)) {
+    const r = await git([...MEASURE_ARGS, '--numstat', '--', staged.abs, staged.temp], { cwd: path.dirname(staged.abs), okCodes: [1] });
+    // "added TAB deleted TAB ..." (the rest is the two names); nothing when only line endings differ
+    const [a, d] = r.stdout.toString('utf8').split('\t');
+    if (a === '-') numstatBinary = true;
+    added = a && a !== '-' ? Number(a) : 0;
+    deleted = d && d !== '-' ? Number(d) : 0;
+  } else if (oldContent !== null) {
+    added = 0;
+  }
+  const isBinary = binary || numstatBinary;
+  const facts: ChangeFacts = {
+    path: staged.rel,
+    oldMode,
+    newMode,
+    linesAdded: isBinary ? 0 : added,
+    linesDeleted: isBinary ? 0 : deleted,
+    existingLines: isBinary || oldContent === null ? 0 : countLines(oldContent),
+    binary: isBinary,
+    contentChanged: oldContent === null || !oldContent.equals(newContent),
+  };
+  const big = [oldContent, newContent].find((b) => b !== null && b.length > maxBytes);
+  if (big) facts.tooLarge = { bytes: big.length };
+  if (!isBinary && oldContent !== null && oldContent.length <= maxBytes) facts.oldText = oldContent.toString('utf8');
+  if (!isBinary && newContent.length <= maxBytes) facts.newText = newContent.toString('utf8');
+  return facts;
+}
+
+/** null when there is no person to ask (no terminal). */
+async function askPerson(
+  staged: Staged,
+  existed: boolean,
+  c: Classification,
+  preview: { contextLines: number; maxLines: number },
+  color: boolean,
+): Promise<'approve' | 'reject' | null> {
+  const { openApprovalPrompt } = await import('../ui/approval.js');
+  const prompt = openApprovalPrompt(color);
+  if (!prompt) return null;
+  try {
+    const hunks = c.binary ? [] : await previewHunks(staged, existed, preview.contextLines);
+    const answer = await prompt.ask(c, hunks, preview.maxLines);
+    return answer === 'approve' ? 'approve' : 'reject';
+  } finally {
+    prompt.close();
+  }
+}
+
+async function previewHunks(staged: Staged, existed: boolean, contextLines: number): Promise<PreviewHunk[]> {
+  const from = existed ? staged.abs : '/dev/null';
+  const r = await git([...MEASURE_ARGS.filter((a) => a !== '-z'), `-U${contextLines}`, '--', from, staged.temp], {
+    cwd: path.dirname(staged.abs),
+    okCodes: [1],
+  });
+  const { parsePatch } = await import('diff');
+  const [patch] = parsePatch(r.stdout.toString('utf8'));
+  return (patch?.hunks ?? []).map((h) => ({ ...h, lines: [...h.lines] }));
+}

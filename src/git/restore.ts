@@ -1,0 +1,179 @@
+import { GuardError } from '../core/errors.js';
+import { parseRecordMessage } from '../core/record.js';
+import { MODE, removeFile, writeFileAtomic } from './atomic.js';
+import { catFileBatch } from './catfile.js';
+import { checkpoint, checkpointId, literal, type Checkpoint } from './checkpoint.js';
+import { REFS } from './records.js';
+import type { Repo } from './repo.js';
+import { git, splitZ } from './run.js';
+
+export interface CheckpointInfo {
+  ref: string;
+  id: string;
+  commit: string;
+  tree: string;
+  /** The work tree it was taken of; null when the record does not say (hand-made). */
+  worktree: string | null;
+  /** Set for a partial checkpoint: the only paths it vouches for (the rest of its tree is the index). */
+  paths: string[] | null;
+  time: string | null;
+  reason: string | null;
+}
+
+/** Ids are what newRef makes: a timestamp and random hex; nothing that could walk out of refs/guard/checkpoints/. */
+const ID = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
+
+function noCheckpoint(name: string): GuardError {
+  return new GuardError('E_NO_CHECKPOINT', `no checkpoint "${name}"`, 'guard log lists the checkpoints; pass an id from there');
+}
+
+/** Find a checkpoint by its id (`guard log`) or full ref name, with one for-each-ref. */
+export async function findCheckpoint(cwd: string, name: string): Promise<CheckpointInfo> {
+  const id = name.startsWith(REFS.checkpoints) ? name.slice(REFS.checkpoints.length) : name;
+  if (!ID.test(id) || id.includes('..') || id.endsWith('.lock')) throw noCheckpoint(name);
+  const ref = REFS.checkpoints + id;
+  const fmt = '%(refname)%00%(objectname)%00%(tree)%00%(contents)';
+  const r = await git(['for-each-ref', `--format=${fmt}`, ref], { cwd });
+  const [refname, commit, tree, ...rest] = r.stdout.toString('utf8').split('\0');
+  if (refname !== ref || !commit || !tree) throw noCheckpoint(name);
+  const body = parseRecordMessage(rest.join('\0').replace(/\n$/, '')) as
+    | { worktree?: unknown; paths?: unknown; partial?: unknown; time?: unknown; reason?: unknown }
+    | null;
+  const paths = Array.isArray(body?.paths) ? body.paths.filter((p): p is string => typeof p === 'string') : null;
+  return {
+    ref,
+    id: checkpointId(ref),
+    commit,
+    tree,
+    worktree: typeof body?.worktree === 'string' ? body.worktree : null,
+    // a partial checkpoint whose paths are unknown vouches for nothing
+    paths: body?.partial ? (paths ?? []) : null,
+    time: typeof body?.time === 'string' ? body.time : null,
+    reason: typeof body?.reason === 'string' ? body.reason : null,
+  };
+}
+
+export type RestoreAction = 'rewritten' | 'recreated' | 'removed';
+
+export interface RestoreChange {
+  path: string;
+  action: RestoreAction;
+}
+
+export interface RestoreResult {
+  /** The checkpoint of the state before the restore: restoring it undoes this one. */
+  undo: Checkpoint;
+  changes: RestoreChange[];
+  /** Index entries put back (with --staged). */
+  staged: string[];
+  /** Paths left alone, with why (a submodule, or not recorded by a partial checkpoint). */
+  skipped: Array<{ path: string; why: string }>;
+}
+
+export interface RestoreOptions {
+  /** Work-tree paths (files or folders, relative to the root); all that differ when absent. */
+  paths?: readonly string[];
+  staged: boolean;
+  lane: string | null;
+}
+
+const ZERO_OID = '0000000000000000000000000000000000000000';
+
+/**
+ * Flags for the tree diffs below:
+ * -r: every file, not folders; -z: any name survives; --no-renames: a rename
+ * is a removal and a re-creation here; --no-abbrev: ids go to cat-file.
+ * https://git-scm.com/docs/git-diff-tree#_raw_output_format
+ *   :<old mode> SP <new mode> SP <old oid> SP <new oid> SP <letter> NUL <path> NUL
+ */
+const RAW = ['-r', '-z', '--raw', '--no-renames', '--no-abbrev'] as const;
+
+interface RawEntry {
+  path: string;
+  letter: string;
+  /** The checkpoint's side ("old" in `diff CHECKPOINT NOW`). */
+  mode: string;
+  oid: string;
+  /** The current side's mode. */
+  nowMode: string;
+}
+
+function parseRaw(buf: Buffer): RawEntry[] {
+  const f = splitZ(buf);
+  const out: RawEntry[] = [];
+  for (let i = 0; i + 1 < f.length; i += 2) {
+    const [mode, nowMode, oid, , letter] = f[i]!.slice(1).split(' ');
+    out.push({ path: f[i + 1]!, letter: letter ?? '?', mode: mode!, oid: oid!, nowMode: nowMode! });
+  }
+  return out;
+}
+
+/**
+ * Put the work tree (and with `staged` the index) back as it was at a
+ * checkpoint. The current state is checkpointed first, then compared with
+ * the checkpoint as two trees (so untracked-not-ignored files are seen, and
+ * ignored files never are): a constant number of git processes however
+ * many files differ. Never `git clean`: only a file present now, known to
+ * git (tracked, or untracked and not ignored) and absent from the checkpoint
+ * is removed. A partial checkpoint (guard write's) restores only its paths.
+ */
+export async function restoreCheckpoint(repo: Repo, target: CheckpointInfo, opts: RestoreOptions): Promise<RestoreResult> {
+  const cwd = repo.root;
+  if (target.worktree && target.worktree !== repo.root && !opts.paths) {
+    throw new GuardError(
+      'E_USAGE',
+      `checkpoint ${target.id} was taken of ${target.worktree}, not of ${repo.root}`,
+      `run it there (--cwd ${target.worktree}), or name the paths to take from it: guard restore ${target.id} -- PATH...`,
+    );
+  }
+  const undo = await checkpoint(repo, { reason: `before guard restore ${target.id}`, command: 'restore', lane: opts.lane });
+  const spec = opts.paths ? ['--', ...opts.paths.map(literal)] : [];
+  const [wt, idx] = await Promise.all([
+    git(['diff-tree', ...RAW, target.tree, undo.tree, ...spec], { cwd }),
+    opts.staged ? git(['diff-index', '--cached', ...RAW, target.tree, ...spec], { cwd }) : null,
+  ]);
+
+  const skipped: RestoreResult['skipped'] = [];
+  const vouched = target.paths ? new Set(target.paths) : null;
+  const keep = (e: RawEntry) => {
+    if (vouched && !vouched.has(e.path)) {
+      skipped.push({ path: e.path, why: `checkpoint ${target.id} recorded only ${target.paths!.join(', ')}` });
+      return false;
+    }
+    if (e.mode === MODE.gitlink || e.nowMode === MODE.gitlink) {
+      skipped.push({ path: e.path, why: 'a submodule' });
+      return false;
+    }
+    return true;
+  };
+  const work = parseRaw(wt.stdout).filter(keep);
+  const index = idx ? parseRaw(idx.stdout).filter((e) => !vouched || vouched.has(e.path)) : [];
+
+  const toWrite = work.filter((e) => e.letter !== 'A');
+  const toRemove = work.filter((e) => e.letter === 'A');
+  const blobs = await catFileBatch(cwd, toWrite.map((e) => e.oid), Number.MAX_SAFE_INTEGER);
+
+  const changes: RestoreChange[] = [];
+  // Removals first: a folder that became a file (or the reverse) must be cleared before the write.
+  for (const e of toRemove) {
+    if (await removeFile(cwd, e.path)) changes.push({ path: e.path, action: 'removed' });
+  }
+  for (const [i, e] of toWrite.entries()) {
+    const blob = blobs[i];
+    if (!blob?.data) throw new GuardError('E_GIT', `checkpoint ${target.id} lacks the content of ${e.path}`, 'the object store may be damaged: git fsck');
+    await writeFileAtomic(cwd, e.path, blob.data, e.mode);
+    changes.push({ path: e.path, action: e.letter === 'D' ? 'recreated' : 'rewritten' });
+  }
+
+  const staged: string[] = [];
+  if (index.length > 0) {
+    // https://git-scm.com/docs/git-update-index#_using_index_info  "<mode> SP <oid> TAB <path>"; mode 0 removes
+    const lines = index.map((e) =>
+      e.letter === 'A' ? `0 ${ZERO_OID}\t${e.path}` : `${e.mode} ${e.oid}\t${e.path}`,
+    );
+    await git(['update-index', '-z', '--index-info'], { cwd, input: lines.join('\0') + '\0' });
+    staged.push(...index.map((e) => e.path));
+  }
+  changes.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+  return { undo, changes, staged, skipped };
+}
