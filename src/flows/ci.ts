@@ -266,5 +266,6 @@ export function firstChangedLine(f: Pick<ChangeFacts, 'oldText' | 'newText' | 'n
   const b = f.newText.split('\n');
   let i = 0;
   while (i < a.length && i < b.length && a[i]!.replace(/\r$/, '') === b[i]!.replace(/\r$/, '')) i++;
-  return Math.min(i, Math.max(b.length - 1, 0)) + 1;
+  const count = f.newText.endsWith('\n') ? b.length - 1 : b.length;
+  return Math.max(1, Math.min(i + 1, count));
 }
