@@ -127,7 +127,10 @@ export async function restoreCheckpoint(repo: Repo, target: CheckpointInfo, opts
     );
   }
   const undo = await checkpoint(repo, { reason: `before guard restore ${target.id}`, command: 'restore', lane: opts.lane });
-  const spec = opts.paths ? ['--', ...opts.paths.map(literal)] : [];
+  // A partial checkpoint vouches only for its own paths: without a request, those are all that is compared.
+  const wanted = opts.paths ?? target.paths;
+  if (wanted && wanted.length === 0) return { undo, changes: [], staged: [], skipped: [] };
+  const spec = wanted ? ['--', ...wanted.map(literal)] : [];
   const [wt, idx] = await Promise.all([
     git(['diff-tree', ...RAW, target.tree, undo.tree, ...spec], { cwd }),
     opts.staged ? git(['diff-index', '--cached', ...RAW, target.tree, ...spec], { cwd }) : null,

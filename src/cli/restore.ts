@@ -1,0 +1,30 @@
+import { EXIT } from '../core/errors.js';
+import { restore } from '../flows/restore.js';
+import type { Output } from '../ui/output.js';
+import { resolveCwd, type GlobalArgs } from './main.js';
+
+export async function run(argv: GlobalArgs, out: Output): Promise<number> {
+  // paths come after `--` (populate--) or, without it, as positionals
+  const paths = [...((argv.paths as string[] | undefined) ?? []), ...((argv['--'] as unknown[] | undefined) ?? []).map(String)];
+  const r = await restore({
+    cwd: resolveCwd(argv),
+    checkpoint: String(argv.checkpoint ?? ''),
+    paths,
+    staged: Boolean(argv.staged),
+    color: out.ttyColor,
+  });
+  out.result('restore', r);
+  for (const s of r.skipped) out.warn(`left ${s.path} alone: ${s.why}`);
+  if (out.json) return EXIT.ok;
+  const { c } = out;
+  if (r.changes.length === 0 && r.staged.length === 0) {
+    out.info(`guard: nothing to restore: the files already match checkpoint ${r.checkpoint}`);
+    return EXIT.ok;
+  }
+  const lines = [`guard: restored ${r.changes.length} file${r.changes.length === 1 ? '' : 's'} from checkpoint ${r.checkpoint}`];
+  for (const ch of r.changes) lines.push(`  ${ch.action.padEnd(9)}  ${ch.path}`);
+  if (r.staged.length > 0) lines.push(`  index entries put back: ${r.staged.length}`);
+  lines.push(`undo: ${c.bold(`guard restore ${r.undo}`)}${r.staged.length > 0 ? ' --staged' : ''}`);
+  out.important(lines.join('\n'));
+  return EXIT.ok;
+}

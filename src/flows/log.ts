@@ -1,0 +1,179 @@
+import { GuardError } from '../core/errors.js';
+import { parseRecordMessage, type DecisionRecord } from '../core/record.js';
+import { checkpointId } from '../git/checkpoint.js';
+import { REFS, listRecords, type RefRecord } from '../git/records.js';
+import { openRepo } from '../git/repo.js';
+import { git } from '../git/run.js';
+import type { FlowOptions } from './context.js';
+
+export interface CheckpointEntry {
+  /** What `guard restore` takes. */
+  id: string;
+  kind: 'checkpoint';
+  time: string;
+  ref: string;
+  commit: string;
+  reason: string;
+  command: string | null;
+  lane: string | null;
+  /** For a partial checkpoint (guard write's): the only paths it holds as they were. */
+  paths?: string[];
+}
+
+export interface DecisionEntry extends Omit<DecisionRecord, 'ref'> {
+  /** `<record id>:<n>`: the n-th decision of one recorded batch. */
+  id: string;
+  kind: 'decision';
+  time: string;
+  command: string | null;
+  lane: string | null;
+  /** The record holding this decision. */
+  record: string;
+  /** The rejected ref holding the refused proposal, if one was made. */
+  ref?: string;
+}
+
+export type LogEntry = CheckpointEntry | DecisionEntry;
+
+export interface LogResult {
+  command: 'log';
+  entries: LogEntry[];
+  /** Entries left out by --limit. */
+  truncated: boolean;
+  total: number;
+  /** Refs under refs/guard/ that are not readable records (hand-edited?), skipped. */
+  skipped: string[];
+}
+
+function isoOf(rec: RefRecord, parsed: { time?: unknown }): string {
+  if (typeof parsed.time === 'string' && !Number.isNaN(Date.parse(parsed.time))) return new Date(parsed.time).toISOString();
+  return new Date(rec.time * 1000).toISOString();
+}
+
+/** Every checkpoint and decision from ONE for-each-ref, newest first. */
+export async function readLog(cwd: string): Promise<{ entries: LogEntry[]; skipped: string[] }> {
+  const records = await listRecords(cwd, REFS.root);
+  const entries: LogEntry[] = [];
+  const skipped: string[] = [];
+  for (const rec of records) {
+    const isCheckpoint = rec.ref.startsWith(REFS.checkpoints);
+    const isDecisions = rec.ref.startsWith(REFS.decisions);
+    // rejected refs are reached from their decision; other prefixes (lanes) are not records
+    if (!isCheckpoint && !isDecisions) continue;
+    const parsed = parseRecordMessage(rec.message.replace(/\n$/, ''));
+    if (!parsed) {
+      skipped.push(rec.ref);
+      continue;
+    }
+    const p = parsed as typeof parsed & { paths?: unknown; partial?: unknown };
+    if (isCheckpoint) {
+      const e: CheckpointEntry = {
+        id: checkpointId(rec.ref),
+        kind: 'checkpoint',
+        time: isoOf(rec, parsed),
+        ref: rec.ref,
+        commit: rec.oid,
+        reason: typeof parsed.reason === 'string' ? parsed.reason : rec.message.split('\n')[0]!,
+        command: parsed.command ?? null,
+        lane: parsed.lane ?? null,
+      };
+      if (p.partial && Array.isArray(p.paths)) e.paths = p.paths.filter((x): x is string => typeof x === 'string');
+      entries.push(e);
+      continue;
+    }
+    if (!Array.isArray(parsed.decisions)) {
+      skipped.push(rec.ref);
+      continue;
+    }
+    const recordId = rec.ref.slice(REFS.decisions.length);
+    parsed.decisions.forEach((d, n) => {
+      if (typeof d !== 'object' || d === null || typeof d.path !== 'string') return;
+      entries.push({
+        ...d,
+        id: `${recordId}:${n}`,
+        kind: 'decision',
+        time: isoOf(rec, parsed),
+        command: parsed.command ?? null,
+        lane: parsed.lane ?? null,
+        record: rec.ref,
+      });
+    });
+  }
+  // Newest first; ref names sort by time too (ids start with a timestamp), decisions of a batch in their order.
+  const order = new Map(entries.map((e, i) => [e, i]));
+  entries.sort((a, b) => (a.time !== b.time ? (a.time < b.time ? 1 : -1) : refOf(b).localeCompare(refOf(a)) || order.get(a)! - order.get(b)!));
+  return { entries, skipped };
+}
+
+function refOf(e: LogEntry): string {
+  return e.kind === 'checkpoint' ? e.ref : e.record;
+}
+
+export async function log(opts: FlowOptions & { limit: number }): Promise<LogResult> {
+  const repo = await openRepo(opts.cwd);
+  const { entries, skipped } = await readLog(repo.root);
+  const limit = Math.max(0, Math.floor(opts.limit));
+  return { command: 'log', entries: entries.slice(0, limit), truncated: entries.length > limit, total: entries.length, skipped };
+}
+
+export interface PruneOptions extends FlowOptions {
+  /** Delete what is older than this many milliseconds. */
+  olderThanMs?: number;
+  /** Keep the newest N (of each kind pruned). */
+  keep?: number;
+  includeRejected: boolean;
+}
+
+export interface PruneResult {
+  command: 'log';
+  pruned: { checkpoints: number; rejected: number; decisions: number };
+  refs: string[];
+}
+
+const UNITS: Record<string, number> = { s: 1e3, m: 60e3, h: 3600e3, d: 86400e3, w: 7 * 86400e3 };
+
+/** "30d", "12h", "90m", "2w" -> milliseconds. */
+export function parseAge(text: string): number {
+  const m = /^(\d+)\s*([smhdw])$/.exec(text.trim());
+  if (!m) throw new GuardError('E_USAGE', `--older-than "${text}" is not an age`, 'write a number and a unit: 30d, 12h, 90m, 2w');
+  return Number(m[1]) * UNITS[m[2]!]!;
+}
+
+/**
+ * Delete old checkpoint refs (and with includeRejected, rejected refs and
+ * decision records too) in ONE `update-ref --stdin` transaction; each delete
+ * names the value it saw, so a ref moved meanwhile is not lost.
+ */
+export async function prune(opts: PruneOptions): Promise<PruneResult> {
+  if (opts.olderThanMs === undefined && opts.keep === undefined) {
+    throw new GuardError('E_USAGE', '--prune needs --older-than AGE or --keep N', 'for example: guard log --prune --older-than 30d');
+  }
+  if (opts.keep !== undefined && (!Number.isInteger(opts.keep) || opts.keep < 0)) {
+    throw new GuardError('E_USAGE', `--keep ${opts.keep} is not a count`, 'give a whole number, 0 or more');
+  }
+  const repo = await openRepo(opts.cwd);
+  const all = await listRecords(repo.root, REFS.root);
+  const kinds = [REFS.checkpoints, ...(opts.includeRejected ? [REFS.rejected, REFS.decisions] : [])];
+  const now = (opts.now ?? new Date()).getTime();
+  const doomed: RefRecord[] = [];
+  for (const prefix of kinds) {
+    // newest first: by committer time, then by name (which starts with the time)
+    const mine = all.filter((r) => r.ref.startsWith(prefix)).sort((a, b) => b.time - a.time || b.ref.localeCompare(a.ref));
+    mine.forEach((r, i) => {
+      const tooMany = opts.keep !== undefined && i >= opts.keep;
+      const tooOld = opts.olderThanMs !== undefined && now - r.time * 1000 > opts.olderThanMs;
+      if (tooMany || tooOld) doomed.push(r);
+    });
+  }
+  if (doomed.length > 0) {
+    // https://git-scm.com/docs/git-update-ref  -z: "delete SP <ref> NUL <old-oid> NUL"
+    const input = doomed.map((r) => `delete ${r.ref}\0${r.oid}\0`).join('');
+    await git(['update-ref', '--stdin', '-z'], { cwd: repo.root, input });
+  }
+  const count = (prefix: string) => doomed.filter((r) => r.ref.startsWith(prefix)).length;
+  return {
+    command: 'log',
+    pruned: { checkpoints: count(REFS.checkpoints), rejected: count(REFS.rejected), decisions: count(REFS.decisions) },
+    refs: doomed.map((r) => r.ref),
+  };
+}

@@ -1,0 +1,38 @@
+import path from 'node:path';
+import { resolveInside } from '../git/atomic.js';
+import { findCheckpoint, restoreCheckpoint, type RestoreChange, type RestoreResult } from '../git/restore.js';
+import { openRepo } from '../git/repo.js';
+import { laneOf, type FlowOptions } from './context.js';
+
+export interface RestoreFlowOptions extends FlowOptions {
+  /** A checkpoint id from `guard log`, or its full ref name. */
+  checkpoint: string;
+  /** Files or folders, relative to cwd; every path that differs when empty. */
+  paths: readonly string[];
+  staged: boolean;
+}
+
+export interface RestoreFlowResult {
+  command: 'restore';
+  checkpoint: string;
+  changes: RestoreChange[];
+  staged: string[];
+  skipped: RestoreResult['skipped'];
+  /** `guard restore UNDO` puts back the state from before this restore. */
+  undo: string;
+}
+
+export async function restore(opts: RestoreFlowOptions): Promise<RestoreFlowResult> {
+  const repo = await openRepo(opts.cwd);
+  const target = await findCheckpoint(repo.root, opts.checkpoint);
+  // Each path proved inside the work tree before anything happens; git wants them relative to the root.
+  const rels: string[] = [];
+  for (const p of opts.paths) {
+    const shown = path.isAbsolute(p) ? p : path.relative(repo.root, path.resolve(opts.cwd, p));
+    if (shown === '') continue; // the whole work tree: same as no paths
+    rels.push((await resolveInside(repo.root, shown)).rel);
+  }
+  const whole = opts.paths.length === 0 || rels.length < opts.paths.length;
+  const r = await restoreCheckpoint(repo, target, { paths: whole ? undefined : rels, staged: opts.staged, lane: laneOf(repo.root) });
+  return { command: 'restore', checkpoint: target.id, changes: r.changes, staged: r.staged, skipped: r.skipped, undo: r.undo.id };
+}
