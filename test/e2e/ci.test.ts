@@ -2,7 +2,8 @@ import { mkdtempSync, readFileSync, realpathSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { cleanupRepos, fixture, lines, makeRepo, TestRepo } from '../helpers.js';
+import { spawnSync } from 'node:child_process';
+import { CLI, cleanEnv, cleanupRepos, fixture, lines, makeRepo, ROOT, TestRepo } from '../helpers.js';
 
 afterAll(cleanupRepos);
 
@@ -247,6 +248,83 @@ describe('guard ci', () => {
     const large = count(1000);
     expect(large.length).toBe(small.length);
     expect(large.length).toBeLessThanOrEqual(8);
+  });
+});
+
+/**
+ * The `run: |` scripts of action.yml's steps, by step name. A small reader for
+ * the one YAML shape used there (a literal block under `run:`), so the test
+ * needs no YAML dependency.
+ */
+function actionScripts(): Map<string, string> {
+  const text = readFileSync(path.join(ROOT, 'action.yml'), 'utf8').split('\n');
+  const scripts = new Map<string, string>();
+  let name = '';
+  for (let i = 0; i < text.length; i++) {
+    const named = /^\s+- name: (.+)$/.exec(text[i]!);
+    if (named) name = named[1]!;
+    const run = /^(\s+)run: \|$/.exec(text[i]!);
+    if (!run) continue;
+    const body: string[] = [];
+    let indent = -1;
+    for (i++; i < text.length; i++) {
+      const l = text[i]!;
+      if (l.trim() === '') {
+        body.push('');
+        continue;
+      }
+      const lead = l.length - l.trimStart().length;
+      if (lead <= run[1]!.length) {
+        i--;
+        break;
+      }
+      if (indent < 0) indent = lead;
+      body.push(l.slice(indent));
+    }
+    scripts.set(name, body.join('\n'));
+  }
+  return scripts;
+}
+
+function runStep(script: string, cwd: string, env: Record<string, string>): { code: number; stdout: string } {
+  const r = spawnSync('bash', ['-c', script], { cwd, env: cleanEnv({ CI: 'true', ...env }) });
+  return { code: r.status ?? 128, stdout: r.stdout.toString('utf8') + r.stderr.toString('utf8') };
+}
+
+describe('action.yml', () => {
+  it('writes SARIF without failing on a block, then fails the job in the check step', () => {
+    const steps = actionScripts();
+    expect([...steps.keys()]).toEqual(['Install guard', 'guard ci (SARIF)', 'guard ci']);
+    const repo = prRepo();
+    repo.write('state.py', fixture('state_replacement.py'));
+    repo.commitAll('rewrite');
+    const workspace = repo.dir;
+    const summary = tmpFile('summary.md');
+    const env = {
+      GUARD_BIN: CLI,
+      GUARD_BASE: repo.git(['rev-parse', 'main']).trim(),
+      GUARD_HEAD: repo.git(['rev-parse', 'HEAD']).trim(),
+      GUARD_SARIF: 'reports/guard.sarif',
+      GUARD_FORMAT: 'github',
+      GITHUB_WORKSPACE: workspace,
+      GITHUB_STEP_SUMMARY: summary,
+    };
+    const sarifStep = runStep(steps.get('guard ci (SARIF)')!, workspace, env);
+    expect(sarifStep.code).toBe(0);
+    const sarif = JSON.parse(readFileSync(path.join(workspace, 'reports/guard.sarif'), 'utf8'));
+    expect(sarif.runs[0].results).toHaveLength(1);
+
+    const check = runStep(steps.get('guard ci')!, workspace, env);
+    expect(check.code).toBe(1);
+    expect(check.stdout).toMatch(/^::error file=state\.py,/);
+    expect(readFileSync(summary, 'utf8')).toContain('❌ blocked');
+
+    const noBase = runStep(steps.get('guard ci')!, workspace, { ...env, GUARD_BASE: '' });
+    expect(noBase.code).toBe(2);
+    expect(noBase.stdout).toContain('::error title=guard::no base commit');
+
+    const clean = runStep(steps.get('guard ci')!, workspace, { ...env, GUARD_HEAD: env.GUARD_BASE });
+    expect(clean.code).toBe(0);
   });
 });
 
