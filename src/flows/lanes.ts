@@ -1,5 +1,6 @@
 import { classify, makePolicy, type Classification } from '../core/classify.js';
 import { CONFIG_FILE, type Config } from '../core/config.js';
+import { GuardError } from '../core/errors.js';
 import { catFileBatch } from '../git/catfile.js';
 import { collectFacts } from '../git/changes.js';
 import { checkpoint, type Checkpoint } from '../git/checkpoint.js';
@@ -58,7 +59,9 @@ export async function startOrReuse(opts: StartOptions): Promise<{ main: Repo; la
   const main = await mainRepo(opts.cwd);
   const existing = (await listLanes(main)).find((l) => l.name === opts.name);
   if (existing) {
-    if (existing.broken) await laneRepo(existing); // throws: the lane is broken
+    if (existing.broken) {
+      throw new GuardError('E_NO_LANE', `lane "${existing.name}" is broken: its folder ${existing.path} is missing`, `guard discard ${existing.name} cleans it up (its branch is checkpointed first)`);
+    }
     return { main, lane: existing, created: false };
   }
   const r = await start(opts);
