@@ -1,6 +1,6 @@
 import { classify, makePolicy, type Classification } from '../core/classify.js';
 import { CONFIG_FILE } from '../core/config.js';
-import { batchMessage, decisionRecord, rejectedMessage, type Decision, type DecisionRecord, type RecordContext } from '../core/record.js';
+import { batchMessage, decisionRecord, parseRecordMessage, rejectedMessage, type Decision, type DecisionRecord, type RecordContext } from '../core/record.js';
 import { catFileBatch } from '../git/catfile.js';
 import { collectFacts } from '../git/changes.js';
 import { checkpoint } from '../git/checkpoint.js';
@@ -46,9 +46,10 @@ const READ_CAP = 64 * 1024 * 1024;
 export async function check(opts: CheckOptions): Promise<CheckResult> {
   const repo = await openRepo(opts.cwd);
   const cwd = repo.root;
-  const [entries, [head, configBlob]] = await Promise.all([
+  const approvedRecord = process.env.GUARD_APPROVED_RECORD;
+  const [entries, [head, configBlob, approvedBy]] = await Promise.all([
     stagedDiff(cwd),
-    catFileBatch(cwd, ['HEAD', `HEAD:${CONFIG_FILE}`], READ_CAP),
+    catFileBatch(cwd, ['HEAD', `HEAD:${CONFIG_FILE}`, ...(approvedRecord ? [approvedRecord] : [])], READ_CAP),
   ]);
   const base = head && head.type === 'commit' ? head.oid : null;
   const config = configAt('HEAD', configBlob?.data);
@@ -58,7 +59,13 @@ export async function check(opts: CheckOptions): Promise<CheckResult> {
   const lane = laneOf(cwd);
 
   const files: CheckedFile[] = classified.map((c) => ({ ...c, decision: 'allowed', decider: 'policy' }));
-  const pending = files.filter((f) => f.needsApproval);
+  const approved = approvalsIn(approvedBy?.data);
+  for (const [i, f] of files.entries()) {
+    if (f.needsApproval && approved.has(`${f.path}\0${entries[i]!.newOid ?? ''}`)) {
+      Object.assign(f, { decision: 'approved', decider: 'person', strategy: 'review' });
+    }
+  }
+  const pending = files.filter((f) => f.needsApproval && f.decision === 'allowed');
   const interactive = !opts.auto && pending.length > 0 ? await openPrompt(opts.color) : null;
   if (interactive) {
     try {
@@ -110,6 +117,24 @@ export async function check(opts: CheckOptions): Promise<CheckResult> {
     await unstagePaths(cwd, unstage);
   }
   return result;
+}
+
+/**
+ * `guard review --commit` runs `git commit` with GUARD_APPROVED_RECORD naming
+ * the decision record it just wrote, so that the hook does not ask the person
+ * a second time about exactly the blobs they approved. Only a person's
+ * approvals of those exact blobs count.
+ */
+function approvalsIn(commit: Buffer | undefined): Set<string> {
+  const out = new Set<string>();
+  if (!commit) return out;
+  const text = commit.toString('utf8');
+  const rec = parseRecordMessage(text.slice(text.indexOf('\n\n') + 2));
+  if (rec?.kind !== 'decisions' || rec.command !== 'review') return out;
+  for (const d of rec.decisions ?? []) {
+    if (d.decision === 'approved' && d.decider === 'person') out.add(`${d.path}\0${d.blob ?? ''}`);
+  }
+  return out;
 }
 
 /** The tree change that turns the base into the proposal: `git diff R^ R` shows it. */

@@ -15,6 +15,21 @@ export async function readPatches(
   contextLines: number,
 ): Promise<Map<string, PreviewHunk[]>> {
   const out = new Map<string, PreviewHunk[]>();
+  for (const [name, section] of await readFileDiffs(cwd, revArgs, paths, contextLines)) {
+    const [patch] = parsePatch(section);
+    out.set(name, (patch?.hunks ?? []).map((h) => ({ ...h, lines: [...h.lines] })));
+  }
+  return out;
+}
+
+/** Each path's own section of one `git diff` run, keyed by its new path. */
+export async function readFileDiffs(
+  cwd: string,
+  revArgs: readonly string[],
+  paths: readonly string[],
+  contextLines: number,
+): Promise<Map<string, string>> {
+  const out = new Map<string, string>();
   if (paths.length === 0) return out;
   const r = await git(
     [
@@ -33,9 +48,7 @@ export async function readPatches(
   );
   for (const section of splitSections(r.stdout.toString('utf8'))) {
     const name = sectionPath(section);
-    if (name === null) continue;
-    const [patch] = parsePatch(section);
-    out.set(name, (patch?.hunks ?? []).map((h) => ({ ...h, lines: [...h.lines] })));
+    if (name !== null) out.set(name, section);
   }
   return out;
 }

@@ -16,9 +16,12 @@ export function newRef(prefix: string, now = new Date()): string {
 
 /** What a commit under refs/guard/ should hold. */
 export interface RecordCommit {
-  ref: string;
+  /** The ref to create; omit for an intermediate commit that only a later one names by `mark`. */
+  ref?: string;
+  /** fast-import mark (a positive number), so a later commit can name this one as `:N`. */
+  mark?: number;
   message: string;
-  /** Parent commit; null for a root commit (empty tree, plus the changes below). */
+  /** Parent commit (an id, or `:N` for a marked commit above); null for a root commit (empty tree, plus the changes below). */
   parent: string | null;
   /** Tree changes relative to the parent's tree. */
   changes: Array<
@@ -29,6 +32,8 @@ export interface RecordCommit {
 }
 
 const COMMITTER = 'guard <guard@localhost>';
+/** fast-import needs a ref for every commit; `reset` to the null id at the end deletes it. */
+const SCRATCH_PREFIX = 'refs/guard/tmp/';
 
 /** fast-import's C-style path quoting: always quoted, so spaces, quotes and newlines survive. */
 export function quotePath(p: string): string {
@@ -58,8 +63,12 @@ export async function writeRecords(cwd: string, commits: readonly RecordCommit[]
   if (commits.length === 0) return;
   const when = `${Math.floor(now.getTime() / 1000)} +0000`;
   const parts: Buffer[] = [Buffer.from('feature done\n')];
+  const SCRATCH = SCRATCH_PREFIX + randomBytes(6).toString('hex');
   for (const c of commits) {
-    parts.push(Buffer.from(`commit ${c.ref}\ncommitter ${COMMITTER} ${when}\n`));
+    // an intermediate commit goes on a scratch ref that is deleted at the end
+    parts.push(Buffer.from(`commit ${c.ref ?? SCRATCH}\n`));
+    if (c.mark) parts.push(Buffer.from(`mark :${c.mark}\n`));
+    parts.push(Buffer.from(`committer ${COMMITTER} ${when}\n`));
     parts.push(...data(Buffer.from(c.message, 'utf8')));
     if (c.parent) parts.push(Buffer.from(`from ${c.parent}\n`));
     for (const ch of c.changes) {
@@ -69,6 +78,7 @@ export async function writeRecords(cwd: string, commits: readonly RecordCommit[]
     }
     parts.push(Buffer.from('\n'));
   }
+  if (commits.some((c) => !c.ref)) parts.push(Buffer.from(`reset ${SCRATCH}\nfrom ${'0'.repeat(40)}\n\n`));
   parts.push(Buffer.from('done\n'));
   try {
     // --quiet: no statistics on stderr; refs are new and unique, so no --force.

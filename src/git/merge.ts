@@ -1,0 +1,63 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { mkdtemp, readFile, readlink, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { GuardError } from '../core/errors.js';
+import { MODE, resolveInside, statOnDisk } from './atomic.js';
+import { git } from './run.js';
+
+/** What a work tree holds at a path now: content and git mode, or null. */
+export interface Current {
+  content: Buffer;
+  mode: string;
+}
+
+/** Read a work-tree path without following a symlink there (its target text is its content). */
+export async function readCurrent(root: string, relPath: string): Promise<Current | null> {
+  const { abs } = await resolveInside(root, relPath);
+  const st = await statOnDisk(abs);
+  if (!st) return null;
+  if (st.mode === MODE.symlink) return { content: Buffer.from(await readlink(abs), 'utf8'), mode: st.mode };
+  return { content: await readFile(abs), mode: st.mode };
+}
+
+/** git's blob id of some content (sha1 object format), without a process. */
+export function blobId(content: Buffer): string {
+  return createHash('sha1').update(`blob ${content.length}\0`).update(content).digest('hex');
+}
+
+export interface MergeResult {
+  content: Buffer;
+  conflicts: number;
+}
+
+/**
+ * Three-way merge of one file with git's own merge-file: `ours` (the main
+ * tree now), `base` (where the lane started), `theirs` (what was approved).
+ * Conflicts come back as git-style markers labelled with the three names.
+ * https://git-scm.com/docs/git-merge-file: exit code = number of conflicts, negative on error.
+ */
+export async function mergeFile(cwd: string, ours: Buffer, base: Buffer, theirs: Buffer, labels: [string, string, string]): Promise<MergeResult> {
+  const dir = await mkdtemp(path.join(tmpdir(), `guard-merge-${randomBytes(3).toString('hex')}-`));
+  try {
+    const files = ['ours', 'base', 'theirs'].map((n) => path.join(dir, n));
+    await Promise.all([writeFile(files[0]!, ours), writeFile(files[1]!, base), writeFile(files[2]!, theirs)]);
+    const r = await git(['merge-file', '-p', '-L', labels[0], '-L', labels[1], '-L', labels[2], ...files], {
+      cwd,
+      okCodes: Array.from({ length: 127 }, (_, i) => i + 1),
+    });
+    if (r.code >= 127) throw new GuardError('E_GIT', `git merge-file failed: ${r.stderr.trim()}`);
+    return { content: r.stdout, conflicts: r.code };
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+/**
+ * Stage paths as they now are in the work tree (deleted ones removed), in one
+ * process. https://git-scm.com/docs/git-update-index: --add/--remove, -z --stdin.
+ */
+export async function stagePaths(cwd: string, paths: readonly string[]): Promise<void> {
+  if (paths.length === 0) return;
+  await git(['update-index', '--add', '--remove', '-z', '--stdin'], { cwd, input: paths.join('\0') + '\0' });
+}
