@@ -28,7 +28,7 @@ export interface RunResult {
   files: Classification[];
 }
 
-/** Signals guard passes on to the command (a terminal's Ctrl-C reaches both anyway). */
+/** Signals guard passes on to the command. */
 const FORWARDED = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
 
 /**
@@ -71,6 +71,10 @@ function spawnInLane(
   return new Promise((resolve, reject) => {
     const child = spawn(file, args, { cwd, env, stdio: ['inherit', stdoutToStderr ? 2 : 'inherit', 'inherit'] });
     const forward = (signal: NodeJS.Signals) => () => {
+      // Ctrl-C at a terminal already reached the command (same foreground
+      // process group): a second SIGINT would read as "press again to quit".
+      // guard itself stays alive either way, to checkpoint when it ends.
+      if (signal === 'SIGINT' && process.stdin.isTTY) return;
       child.kill(signal);
     };
     const handlers = FORWARDED.map((s) => [s, forward(s)] as const);

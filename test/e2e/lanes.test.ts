@@ -186,6 +186,19 @@ describe('guard run', () => {
     expect(repo.git(['show', `${ref}:before.txt`])).toBe('started\n');
   });
 
+  it('passes SIGINT on when there is no terminal to have sent it', async () => {
+    const repo = makeRepo({ 'a.txt': 'a\n' });
+    const script = 'trap "echo int > after.txt; exit 130" INT; echo ready; while :; do sleep 0.05; done';
+    const child = spawn(process.execPath, [CLI, 'run', 'int', '--', 'sh', '-c', script], { cwd: repo.dir, env: cleanEnv({ CI: 'true' }) });
+    const ready = new Promise<void>((resolve) => child.stdout.on('data', (b: Buffer) => b.toString().includes('ready') && resolve()));
+    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    await ready;
+    child.kill('SIGINT');
+    expect(await exited).toBe(130);
+    const [ref] = repo.refs('refs/guard/checkpoints/');
+    expect(repo.git(['show', `${ref}:after.txt`])).toBe('int\n');
+  });
+
   it('reports a command that does not exist as a usage error', () => {
     const repo = makeRepo({ 'a.txt': 'a\n' });
     const r = repo.guard(['run', 'x', '--json', '--', 'no-such-command-here']);
