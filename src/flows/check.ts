@@ -19,6 +19,9 @@ export interface CheckedFile extends Classification {
   decider: DecisionRecord['decider'];
   strategy?: string;
   ref?: string;
+  warning?: string;
+  /** The content a strategy made (append, insert, extend): written and staged in place of the proposal. */
+  merged?: Buffer;
 }
 
 export interface CheckResult {
@@ -69,7 +72,7 @@ export async function check(opts: CheckOptions): Promise<CheckResult> {
   const interactive = !opts.auto && pending.length > 0 ? await openPrompt(opts.color) : null;
   if (interactive) {
     try {
-      await askEach(interactive, pending, repo, config.preview);
+      await askEach(interactive, pending, repo, entries, config.preview);
     } finally {
       interactive.close();
     }
@@ -86,6 +89,7 @@ export async function check(opts: CheckOptions): Promise<CheckResult> {
     const e = byPath.get(f.path)!;
     const extra: Partial<DecisionRecord> = {};
     if (e.newOid) extra.blob = e.newOid;
+    if (f.merged) extra.blob = (await import('../git/merge.js')).blobId(f.merged);
     if (f.strategy) extra.strategy = f.strategy;
     if (f.decision === 'blocked' || f.decision === 'rejected') {
       f.ref = newRef(REFS.rejected, now);
@@ -111,11 +115,19 @@ export async function check(opts: CheckOptions): Promise<CheckResult> {
     record,
   };
   const unstage = files.filter((f) => f.decision === 'rejected').map((f) => byPath.get(f.path)!);
-  if (unstage.length > 0) {
-    const cp = await checkpoint(repo, { reason: 'before guard check unstages rejected changes', command: 'check', lane });
+  const rewrite = files.filter((f) => f.merged !== undefined);
+  if (unstage.length > 0 || rewrite.length > 0) {
+    const cp = await checkpoint(repo, { reason: 'before guard check changes the index', command: 'check', lane });
     result.checkpoint = cp.id;
-    await unstagePaths(cwd, unstage);
+    if (unstage.length > 0) await unstagePaths(cwd, unstage);
+    if (rewrite.length > 0) {
+      const { writeFileAtomic } = await import('../git/atomic.js');
+      const { stagePaths } = await import('../git/merge.js');
+      for (const f of rewrite) await writeFileAtomic(cwd, f.path, f.merged!, byPath.get(f.path)!.newMode ?? undefined);
+      await stagePaths(cwd, rewrite.map((f) => f.path));
+    }
   }
+  for (const f of files) delete f.merged;
   return result;
 }
 
@@ -177,9 +189,19 @@ async function askEach(
   prompt: NonNullable<Prompt>,
   pending: CheckedFile[],
   repo: Repo,
+  entries: DiffEntry[],
   preview: { contextLines: number; maxLines: number },
 ): Promise<void> {
   const { readPatches } = await import('../git/patch.js');
+  const byPath = new Map(entries.map((e) => [e.path, e]));
+  const texts = (f: CheckedFile) => async () => {
+    const e = byPath.get(f.path)!;
+    const [oldObj, newObj] = await catFileBatch(repo.root, [e.oldOid ?? 'HEAD^{tree}', e.newOid ?? 'HEAD^{tree}'], READ_CAP);
+    return {
+      base: e.oldOid ? oldObj?.data?.toString('utf8') ?? '' : '',
+      lane: e.newOid ? newObj?.data?.toString('utf8') ?? '' : '',
+    };
+  };
   const paths = pending.flatMap((f) => (f.oldPath !== undefined ? [f.oldPath, f.path] : [f.path]));
   const patches = await readPatches(repo.root, ['--cached'], paths, preview.contextLines);
   let quit = false;
@@ -188,9 +210,15 @@ async function askEach(
       Object.assign(f, { decision: 'rejected', decider: 'person' });
       continue;
     }
-    const answer = await prompt.ask(f, patches.get(f.path) ?? [], preview.maxLines);
+    const answer = await prompt.ask(f, patches.get(f.path) ?? [], preview.maxLines, texts(f));
     if (answer === 'approve') Object.assign(f, { decision: 'approved', decider: 'person', strategy: 'replace' });
-    else {
+    else if (typeof answer === 'object') {
+      const { applyStrategy } = await import('../core/strategies.js');
+      const t = await texts(f)();
+      const r = await applyStrategy(answer.strategy, t.base, t.lane, { path: f.path, ...(answer.insertAt !== undefined ? { insertAt: answer.insertAt } : {}) });
+      Object.assign(f, { decision: 'approved', decider: 'person', strategy: r.strategy, merged: Buffer.from(r.content, 'utf8') });
+      if (r.warning) f.warning = r.warning;
+    } else {
       Object.assign(f, { decision: 'rejected', decider: 'person' });
       if (answer === 'quit') quit = true;
     }

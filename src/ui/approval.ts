@@ -1,9 +1,22 @@
 import type { Classification } from '../core/classify.js';
 import { deletionSummary, diffPreview, metricsLine, omittedNote, type PreviewHunk } from '../core/preview.js';
 import { makeColors } from './color.js';
+import type { FileTexts } from './review-prompt.js';
 import { openTerminal, type Terminal } from './terminal.js';
 
-export type ApprovalAnswer = 'approve' | 'reject' | 'quit';
+/** `approve` takes the change as it is (the replace strategy). */
+export type ApprovalAnswer = 'approve' | 'reject' | 'quit' | StrategyAnswer;
+
+/** A whole-file strategy chosen for a replace or delete. */
+export interface StrategyAnswer {
+  strategy: 'append' | 'insert' | 'extend';
+  insertAt?: number;
+}
+
+const STRATEGY_HELP = `A - approve by appending: keep the old content and add the new content after it
+i - approve by inserting the new content into the old file at a line you choose
+x - approve by extending: add the new definitions and class members to the old file
+`;
 
 const HELP = `y - approve this change as it is
 n - reject it: keep it as a rejected ref and leave it out
@@ -20,7 +33,9 @@ export function openApprovalPrompt(color: boolean) {
   if (!term) return null;
   return {
     close: () => term.close(),
-    ask: (c: Classification, hunks: PreviewHunk[], maxLines: number) => askOne(term, c, hunks, maxLines),
+    /** With `texts`, a replace or delete also offers the strategies append, insert and extend. */
+    ask: (c: Classification, hunks: PreviewHunk[], maxLines: number, texts?: () => Promise<FileTexts>) =>
+      askOne(term, c, hunks, maxLines, texts),
   };
 }
 
@@ -54,11 +69,27 @@ export function describeChange(term: Terminal, c: Classification, hunks: Preview
   }
 }
 
-async function askOne(term: Terminal, c: Classification, hunks: PreviewHunk[], maxLines: number): Promise<ApprovalAnswer> {
+async function askOne(
+  term: Terminal,
+  c: Classification,
+  hunks: PreviewHunk[],
+  maxLines: number,
+  texts?: () => Promise<FileTexts>,
+): Promise<ApprovalAnswer> {
   describeChange(term, c, hunks, maxLines);
+  const strategies = texts !== undefined && (c.status === 'replace' || c.status === 'delete') && !c.binary && !c.symlink;
   for (;;) {
-    const a = await term.ask(`\nApprove ${c.path} [y,n,q,?]? `);
+    const a = await term.ask(`\nApprove ${c.path} [y,n,q${strategies ? ',A,i,x' : ''},?]? `);
     if (a === null) return 'quit';
+    if (strategies && texts) {
+      if (a === 'A') return { strategy: 'append' };
+      if (a === 'x') return { strategy: 'extend' };
+      if (a === 'i') {
+        const { askInsert } = await import('./review-prompt.js');
+        const plan = await askInsert(term, await texts());
+        return plan.take === 'strategy' && plan.insertAt !== undefined ? { strategy: 'insert', insertAt: plan.insertAt } : 'reject';
+      }
+    }
     switch (a.toLowerCase()) {
       case 'y':
         return 'approve';
@@ -67,7 +98,7 @@ async function askOne(term: Terminal, c: Classification, hunks: PreviewHunk[], m
       case 'q':
         return 'quit';
       default:
-        term.write(HELP);
+        term.write(HELP + (strategies ? STRATEGY_HELP : ''));
     }
   }
 }

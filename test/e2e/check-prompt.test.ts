@@ -50,6 +50,34 @@ describe('guard check at a terminal', () => {
     expect(s.output()).toContain('rejected and unstaged');
   });
 
+  it('offers the strategies: A appends the new content to the old and stages the result', async () => {
+    const repo = destructiveRepo();
+    const s = spawnGuard(['check'], repo.dir);
+    await s.waitFor(/Approve state\.py \[y,n,q,A,i,x,\?\]\? $/);
+    s.type('A\r');
+    expect(await s.exit).toBe(0);
+    const expected = fixture('state.py') + fixture('state_replacement.py');
+    expect(repo.git(['show', ':state.py'])).toBe(expected);
+    expect(repo.read('state.py')).toBe(expected);
+    const [cp] = repo.refs('refs/guard/checkpoints/');
+    expect(repo.git(['show', `${cp}:state.py`])).toBe(fixture('state_replacement.py'));
+  });
+
+  it('insert re-asks on a bad line, then inserts where the person said', async () => {
+    const repo = destructiveRepo();
+    const s = spawnGuard(['check'], repo.dir);
+    await s.waitFor(/Approve state\.py \[.*\]\? $/);
+    s.type('i\r');
+    await s.waitFor(/after which line \(0-270; empty cancels\)\? $/);
+    s.type('999\r');
+    await s.waitFor(/try again/);
+    s.type('2\r');
+    expect(await s.exit).toBe(0);
+    const old = fixture('state.py').split('\n');
+    const expected = old.slice(0, 2).join('\n') + '\n' + fixture('state_replacement.py') + old.slice(2).join('\n');
+    expect(repo.git(['show', ':state.py'])).toBe(expected);
+  });
+
   it('a commit through the hook can be approved at the terminal', async () => {
     const repo = destructiveRepo();
     // the hook: git runs it with stdin not a terminal; guard opens /dev/tty
