@@ -62,10 +62,11 @@ export async function resolveInside(root: string, relPath: string): Promise<Insi
     rel = viaReal;
   }
   if (rel === '') throw escape(relPath, 'is the work tree itself, not a file in it');
-  const parts = rel.split(path.sep);
-  if (parts.some(isGitDirName)) throw escape(relPath, 'is inside .git/');
+  if (rel.split(path.sep).some(isGitDirName)) throw escape(relPath, 'is inside .git/');
 
-  // The deepest folder that exists, resolved through every symlink on the way.
+  // The deepest folder that exists, resolved through every symlink on the way;
+  // the path is then named through the real folders, as git sees it (git
+  // refuses a path "beyond a symbolic link").
   let dir = path.dirname(path.join(root, rel));
   for (;;) {
     try {
@@ -73,18 +74,19 @@ export async function resolveInside(root: string, relPath: string): Promise<Insi
       if (!inside(realRoot, real)) throw escape(relPath, 'is under a symlinked folder that leads outside the work tree');
       const within = path.relative(realRoot, real);
       if (within.split(path.sep).some(isGitDirName)) throw escape(relPath, 'is under a symlinked folder that leads into .git/');
-      break;
+      const below = path.relative(dir, path.join(root, rel));
+      const canonical = path.join(within, below);
+      return { abs: path.join(root, canonical), rel: canonical.split(path.sep).join('/') };
     } catch (err) {
       if (err instanceof GuardError) throw err;
       const code = (err as NodeJS.ErrnoException).code;
       if (code !== 'ENOENT' && code !== 'ENOTDIR') throw err;
       if (code === 'ENOTDIR') throw escape(relPath, 'has a parent that is a file, not a folder');
       const up = path.dirname(dir);
-      if (up === dir) break;
+      if (up === dir) throw escape(relPath, 'is outside the work tree');
       dir = up;
     }
   }
-  return { abs: path.join(root, rel), rel: parts.join('/') };
 }
 
 /** What is at a path now, without following a symlink there. */
