@@ -81,6 +81,10 @@ async function main(): Promise<number> {
     const parsed = hotPath(args) ?? (await (await import('./args.js')).parseArgs(args));
     if (parsed.kind === 'done') return parsed.code;
     out = makeOutput(parsed.argv);
+    if (typeof parsed.argv.timeout === 'number') {
+      if (!(parsed.argv.timeout > 0)) throw new GuardError('E_USAGE', '--timeout takes a number of seconds above 0', 'e.g. --timeout 30');
+      (await import('../git/run.js')).setDeadline(parsed.argv.timeout);
+    }
     const command = COMMANDS[parsed.command];
     if (!command) throw new GuardError('E_USAGE', `unknown command "${parsed.command}"`, 'guard --help lists the commands');
     return await (await command()).run(parsed.argv, out);

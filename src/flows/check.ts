@@ -7,7 +7,7 @@ import { checkpoint } from '../git/checkpoint.js';
 import { stagedDiff, type DiffEntry } from '../git/diff.js';
 import { REFS, newRef, writeRecords, type RecordCommit } from '../git/records.js';
 import { openRepo, type Repo } from '../git/repo.js';
-import { git } from '../git/run.js';
+import { checkDeadline, git, setDeadline } from '../git/run.js';
 import { configAt, laneOf, type FlowOptions } from './context.js';
 
 export interface CheckOptions extends FlowOptions {
@@ -71,6 +71,7 @@ export async function check(opts: CheckOptions): Promise<CheckResult> {
   const pending = files.filter((f) => f.needsApproval && f.decision === 'allowed');
   const interactive = !opts.auto && pending.length > 0 ? await openPrompt(opts.color) : null;
   if (interactive) {
+    setDeadline(undefined); // --timeout bounds guard's work, not a person's thinking
     try {
       await askEach(interactive, pending, repo, entries, config.preview);
     } finally {
@@ -100,6 +101,7 @@ export async function check(opts: CheckOptions): Promise<CheckResult> {
     records.push(decisionRecord(f, f.decision, f.decider, extra));
   }
   const record = newRef(REFS.decisions, now);
+  checkDeadline(); // past this point guard writes: finish, never stop half way
   // The refs first: once they exist nothing the index change below drops is lost.
   commits.push({ ref: record, parent: null, message: batchMessage(ctx, records), changes: [] });
   await writeRecords(cwd, commits, now);
@@ -175,7 +177,7 @@ async function unstagePaths(cwd: string, entries: DiffEntry[]): Promise<void> {
     } else if (e.oldMode && e.oldOid) lines.push(`${e.oldMode} ${e.oldOid}\t${e.path}`);
     else lines.push(`0 ${ZERO_OID}\t${e.path}`);
   }
-  await git(['update-index', '-z', '--index-info'], { cwd, input: lines.join('\0') + '\0' });
+  await git(['update-index', '-z', '--index-info'], { cwd, input: lines.join('\0') + '\0', write: true });
 }
 
 type Prompt = Awaited<ReturnType<typeof import('../ui/approval.js').openApprovalPrompt>>;

@@ -15,7 +15,7 @@ import { blobId, mergeFile, readCurrent, stagePaths } from '../git/merge.js';
 import { readFileDiffs } from '../git/patch.js';
 import { REFS, newRef, writeRecords, type RecordCommit } from '../git/records.js';
 import type { Repo } from '../git/repo.js';
-import { git } from '../git/run.js';
+import { checkDeadline, git, setDeadline } from '../git/run.js';
 import type { FileTexts, ReviewPrompter } from '../ui/review-prompt.js';
 import type { FlowOptions } from './context.js';
 import { laneChanges } from './lanes.js';
@@ -150,6 +150,7 @@ export async function review(opts: ReviewOptions, prompter?: () => Promise<Revie
   const pending = work.filter((w) => !decided.has(w) && (w.c.needsApproval || (opts.all && !scripted)));
   const person = !opts.auto && !scripted && pending.length > 0 && prompter ? await prompter() : null;
   if (person) {
+    setDeadline(undefined); // --timeout bounds guard's work, not a person's thinking
     try {
       let quit = false;
       for (const w of pending) {
@@ -188,6 +189,7 @@ export async function review(opts: ReviewOptions, prompter?: () => Promise<Revie
   // What each plan means as content.
   for (const w of work) await resolvePlan(w, contents);
 
+  checkDeadline(); // past this point guard writes: finish, never stop half way
   // Keep every refusal as a ref before anything is written.
   const now = opts.now ?? new Date();
   const ctx: RecordContext = { command: 'review', lane: lane.name, time: now.toISOString(), base: lane.base };
@@ -478,6 +480,6 @@ async function commitMerge(root: string, message: string, work: Work[], staged: 
   const { literal } = await import('../git/checkpoint.js');
   // Only the merged paths are committed (whatever else is staged stays staged).
   // The pre-commit hook's `guard check` honours the approvals of this review's record.
-  await git(['commit', '-q', '-F', '-', '--', ...staged.map(literal)], { cwd: root, input: text, env: { GUARD_APPROVED_RECORD: record } });
+  await git(['commit', '-q', '-F', '-', '--', ...staged.map(literal)], { cwd: root, input: text, env: { GUARD_APPROVED_RECORD: record }, write: true });
   return (await git(['rev-parse', 'HEAD'], { cwd: root })).stdout.toString().trim();
 }

@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { GuardError } from '../core/errors.js';
-import { gitSpawnArgs } from './run.js';
+import { gitSpawnArgs, timeoutError, watchDeadline } from './run.js';
 
 /**
  * One `git cat-file --batch` process for any number of objects: reading 2,000
@@ -90,6 +90,8 @@ export async function catFileBatch(
     }
   };
 
+  let timedOut = false;
+  const unwatch = watchDeadline(child, () => (timedOut = true));
   return new Promise((resolve, reject) => {
     child.stdout.on('data', (chunk: Buffer) => {
       try {
@@ -101,7 +103,9 @@ export async function catFileBatch(
     });
     child.on('error', (e) => reject(new GuardError('E_GIT', `could not run git: ${e.message}`)));
     child.on('close', (code) => {
-      if (code !== 0 || results.length !== names.length) {
+      unwatch();
+      if (timedOut) reject(timeoutError());
+      else if (code !== 0 || results.length !== names.length) {
         const msg = Buffer.concat(errors).toString('utf8').split('\n')[0] || `exit code ${code}`;
         reject(new GuardError('E_GIT', `git cat-file failed: ${msg}`));
       } else resolve(results);

@@ -7,6 +7,38 @@ import { GuardError } from '../core/errors.js';
  * bytes. simple-git is kept for the lane and review commands, where its
  * ~50 ms settle time per quiet command does not matter.
  */
+/**
+ * `--timeout`: a deadline for the reading part of a command. Git processes
+ * started while it runs are killed when it passes (E_TIMEOUT); processes that
+ * write (refs, the index) are started with `write: true` and are never cut
+ * short: the flow checks the deadline before it starts writing instead, so a
+ * timeout never leaves anything half written.
+ */
+let deadline: number | null = null;
+
+export function setDeadline(seconds: number | undefined): void {
+  deadline = seconds === undefined ? null : Date.now() + seconds * 1000;
+}
+
+export function timeoutError(): GuardError {
+  return new GuardError('E_TIMEOUT', 'guard ran out of time (--timeout) and stopped; nothing was written', 'give it more time, or look at the largest files in the change');
+}
+
+/** Throw E_TIMEOUT if the deadline has passed (call between files and before writing). */
+export function checkDeadline(): void {
+  if (deadline !== null && Date.now() > deadline) throw timeoutError();
+}
+
+/** Kill `child` when the deadline passes; returns a function that cancels the watch. */
+export function watchDeadline(child: { kill(signal?: NodeJS.Signals): boolean }, onTimeout: () => void): () => void {
+  if (deadline === null) return () => {};
+  const t = setTimeout(() => {
+    child.kill('SIGKILL');
+    onTimeout();
+  }, Math.max(0, deadline - Date.now()));
+  return () => clearTimeout(t);
+}
+
 export interface GitOptions {
   cwd: string;
   /** Extra environment, on top of process.env (e.g. GIT_INDEX_FILE). */
@@ -14,6 +46,8 @@ export interface GitOptions {
   input?: string | Buffer;
   /** Exit codes that are answers, not failures (e.g. 1 for `diff --quiet`). */
   okCodes?: number[];
+  /** A process that writes: never killed by the --timeout deadline. */
+  write?: boolean;
 }
 
 export interface GitResult {
@@ -51,6 +85,8 @@ export function git(args: readonly string[], opts: GitOptions): Promise<GitResul
     });
     const out: Buffer[] = [];
     const err: Buffer[] = [];
+    let timedOut = false;
+    const unwatch = opts.write ? () => {} : watchDeadline(child, () => (timedOut = true));
     child.stdout.on('data', (b: Buffer) => out.push(b));
     child.stderr.on('data', (b: Buffer) => err.push(b));
     child.on('error', (e) =>
@@ -60,6 +96,8 @@ export function git(args: readonly string[], opts: GitOptions): Promise<GitResul
       /* git may exit before reading all input; its exit code tells */
     });
     child.on('close', (code) => {
+      unwatch();
+      if (timedOut) return reject(timeoutError());
       const result = { stdout: Buffer.concat(out), stderr: Buffer.concat(err).toString('utf8'), code: code ?? 128 };
       if (result.code === 0 || opts.okCodes?.includes(result.code)) resolve(result);
       else reject(gitFailure(args, result));

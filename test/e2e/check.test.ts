@@ -211,6 +211,20 @@ describe('guard check', () => {
     expect(repo.git(['diff', '--cached', '--name-only']).trim()).toBe('state.py');
   });
 
+  it('--timeout fails closed with E_TIMEOUT and writes nothing', () => {
+    const repo = makeRepo({ 'state.py': fixture('state.py') });
+    repo.write('state.py', fixture('state_replacement.py'));
+    repo.git(['add', '-A']);
+    const index = repo.git(['ls-files', '-s']);
+    const { code, json } = repo.guardJson(['check', '--timeout', '0.001']);
+    expect(code).toBe(1);
+    expect(json.error.code).toBe('E_TIMEOUT');
+    expect(repo.refs()).toEqual([]);
+    expect(repo.git(['ls-files', '-s'])).toBe(index);
+    const bad = repo.guardJson(['check', '--timeout', '-3']);
+    expect(bad.code).toBe(2);
+  });
+
   it('prints exactly one JSON document on stdout with --json', () => {
     const repo = makeRepo({ 'state.py': fixture('state.py'), 'b.txt': 'b\n' });
     repo.write('state.py', fixture('state_replacement.py'));
