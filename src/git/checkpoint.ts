@@ -34,7 +34,9 @@ export const GUARD_IDENTITY = {
 } as const;
 
 /** The whole work tree but guard's own folder (lanes live there). */
-const WHOLE_TREE = [':(top)', ':(top,exclude).guard'];
+// (.guard/ itself is kept out by .git/info/exclude, which init and start
+// ensure: an exclude pathspec on an ignored folder makes `git add` fail.)
+const WHOLE_TREE = [':(top)'];
 
 /** How many recent checkpoints are looked at for one to reuse. */
 const REUSE_WINDOW = 50;
@@ -83,7 +85,9 @@ export async function checkpoint(repo: Repo, opts: CheckpointOptions): Promise<C
     const tree = (await git(['write-tree'], { cwd, env })).stdout.toString().trim();
     const headOid = head.code === 0 ? head.stdout.toString().trim() : null;
 
-    const previous = await lastCheckpoint(repo);
+    // Only a whole-tree checkpoint is reused, and only for another whole-tree one: a
+    // partial tree that happens to equal an older full one vouches for less than it.
+    const previous = opts.paths ? null : await lastCheckpoint(repo);
     if (previous && previous.tree === tree) return { ...previous, reused: true };
 
     const now = opts.now ?? new Date();
