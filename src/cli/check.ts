@@ -8,6 +8,13 @@ import { resolveCwd, type GlobalArgs } from './main.js';
 export async function run(argv: GlobalArgs, out: Output): Promise<number> {
   const result = await check({ cwd: resolveCwd(argv), auto: isAutoMode(argv.auto as boolean | undefined), color: out.ttyColor });
   out.result('check', result);
+  if (result.bypassed) {
+    const { commit, paths } = result.bypassed;
+    out.warn(
+      `the last commit ${commit.slice(0, 10)} did not pass this gate (git commit --no-verify, hooks off, or a rebase) ` +
+        `and has changes that need approval: ${paths.slice(0, 5).join(', ')}${paths.length > 5 ? ', ...' : ''}; guard ci will block them`,
+    );
+  }
   if (!out.json) printHuman(result, out);
   return result.blocked > 0 ? EXIT.blocked : EXIT.ok;
 }

@@ -1,4 +1,6 @@
-import { classify, makePolicy, type Classification } from '../core/classify.js';
+import { readFile, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { classify, makePolicy, type Classification, type Policy } from '../core/classify.js';
 import { CONFIG_FILE } from '../core/config.js';
 import { batchMessage, decisionRecord, parseRecordMessage, rejectedMessage, type Decision, type DecisionRecord, type RecordContext } from '../core/record.js';
 import { catFileBatch } from '../git/catfile.js';
@@ -36,6 +38,50 @@ export interface CheckResult {
   record: string | null;
   /** Taken before check changed the index (a rejection unstages). */
   checkpoint?: string;
+  /** HEAD was committed without this gate and has changes that needed approval. */
+  bypassed?: { commit: string; paths: string[] };
+}
+
+/** The trees of the last commits check let through, per work tree (local state, not an audit record). */
+const CHECKED_FILE = 'guard-checked-trees';
+const CHECKED_KEEP = 50;
+
+async function readCheckedTrees(repo: Repo): Promise<string[]> {
+  try {
+    return (await readFile(path.join(repo.gitDir, CHECKED_FILE), 'utf8')).split('\n').filter(Boolean);
+  } catch {
+    return [];
+  }
+}
+
+/** The tree about to be committed (the index as check leaves it), remembered for the bypass check. */
+async function rememberCheckedTree(repo: Repo, checked: string[]): Promise<void> {
+  const r = await git(['write-tree'], { cwd: repo.root, okCodes: [128] });
+  const tree = r.stdout.toString().trim();
+  if (r.code !== 0 || !tree || checked.at(-1) === tree) return;
+  const next = [...checked.filter((t) => t !== tree), tree].slice(-CHECKED_KEEP);
+  await writeFile(path.join(repo.gitDir, CHECKED_FILE), next.join('\n') + '\n').catch(() => {});
+}
+
+/**
+ * Was HEAD committed past the gate (`--no-verify`, hooks off)? Its tree is not
+ * one check let through; then, and only then, its own change is classified
+ * (two more git processes) and reported if something in it needed approval.
+ * Rebases and cherry-picks also make trees check never saw: the message says so.
+ */
+async function headBypassed(repo: Repo, headCommit: Buffer | undefined, checked: string[], policy: Policy): Promise<CheckResult['bypassed'] | undefined> {
+  if (!headCommit || checked.length === 0) return undefined;
+  const text = headCommit.toString('utf8');
+  const tree = /^tree ([0-9a-f]+)$/m.exec(text)?.[1];
+  const parents = [...text.matchAll(/^parent ([0-9a-f]+)$/gm)].map((m) => m[1]!);
+  if (!tree || checked.includes(tree) || parents.length !== 1 || /^Guard-Approved: /m.test(text)) return undefined;
+  const { treeDiff } = await import('../git/diff.js');
+  const entries = await treeDiff(repo.root, parents[0]!, 'HEAD');
+  const { facts } = await collectFacts(repo.root, entries, { maxBytes: Math.min(policy.config.maxFileBytes, READ_CAP) });
+  const paths = facts.map((f) => classify(f, policy)).filter((c) => c.needsApproval).map((c) => c.path);
+  if (paths.length === 0) return undefined;
+  const commit = (await git(['rev-parse', 'HEAD'], { cwd: repo.root })).stdout.toString().trim();
+  return { commit, paths };
 }
 
 /** Hard cap on what is held in memory per blob before the config is known. */
@@ -60,6 +106,7 @@ export async function check(opts: CheckOptions): Promise<CheckResult> {
   const { facts } = await collectFacts(cwd, entries, { maxBytes: Math.min(config.maxFileBytes, READ_CAP) });
   const classified = facts.map((f) => classify(f, policy));
   const lane = laneOf(cwd);
+  const checked = await readCheckedTrees(repo);
 
   const files: CheckedFile[] = classified.map((c) => ({ ...c, decision: 'allowed', decider: 'policy' }));
   const approved = approvalsIn(approvedBy?.data);
@@ -130,6 +177,9 @@ export async function check(opts: CheckOptions): Promise<CheckResult> {
     }
   }
   for (const f of files) delete f.merged;
+  if (result.blocked === 0) await rememberCheckedTree(repo, checked);
+  const bypassed = await headBypassed(repo, head?.data, checked, policy);
+  if (bypassed) result.bypassed = bypassed;
   return result;
 }
 

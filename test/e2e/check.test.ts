@@ -293,5 +293,16 @@ describe('the installed hook', () => {
     const ok = repo.gitRun(['commit', '-q', '-am', 'small change'], { CI: 'true' });
     expect(ok.code).toBe(0);
     expect(repo.git(['log', '-1', '--format=%s']).trim()).toBe('small change');
+
+    // the gate skipped: the next check says so, once HEAD is a commit it never saw
+    repo.write('state.py', fixture('state_replacement.py'));
+    expect(repo.gitRun(['commit', '-q', '--no-verify', '-am', 'skip the gate'], { CI: 'true' }).code).toBe(0);
+    repo.write('small.py', fixture('small.py'));
+    repo.git(['add', '-A']);
+    const next = repo.guard(['check']);
+    expect(next.code).toBe(0);
+    expect(next.stderr).toMatch(/did not pass this gate .* state\.py; guard ci will block them/);
+    const head = repo.git(['rev-parse', 'HEAD']).trim();
+    expect(repo.guardJson(['check']).json.bypassed).toEqual({ commit: head, paths: ['state.py'] });
   });
 });
