@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { copyFile, rm } from 'node:fs/promises';
+import { copyFile, rm, stat, utimes } from 'node:fs/promises';
 import path from 'node:path';
 import { RECORD_VERSION, parseRecordMessage } from '../core/record.js';
 import type { Repo } from './repo.js';
@@ -69,6 +69,13 @@ export async function checkpoint(repo: Repo, opts: CheckpointOptions): Promise<C
   try {
     try {
       await copyFile(realIndex(repo), tmpIndex);
+      // Keep the index's mtime on the copy: git's racy-clean check compares each
+      // entry's mtime with the index file's, and a fresh mtime would make a file
+      // rewritten in the same second with the same size look unchanged (its
+      // change would be missing from the checkpoint).
+      // https://git-scm.com/docs/racy-git
+      const st = await stat(realIndex(repo));
+      await utimes(tmpIndex, st.atime, st.mtime);
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
     }
