@@ -10,7 +10,9 @@ Auto mode (no prompts; changes that need approval are blocked): --auto, GUARD_AU
 const auto = (y: Argv) =>
   y.option('auto', { type: 'boolean', describe: 'never prompt: block what needs approval' });
 const timeout = (y: Argv) =>
-  y.option('timeout', { type: 'number', describe: 'give up after SECONDS (fails closed, E_TIMEOUT)' });
+  y
+    .option('timeout', { type: 'number', describe: 'give up after SECONDS (fails closed, E_TIMEOUT)' })
+    .option('limit', { type: 'number', describe: 'list at most N files (default 1000; what needs attention first)' });
 
 /** yargs describes the commands; main.ts runs them. */
 export async function parseArgs(args: string[]): Promise<Parsed> {

@@ -2,12 +2,12 @@ import { EXIT } from '../core/errors.js';
 import { metricsLine } from '../core/preview.js';
 import { check, type CheckResult } from '../flows/check.js';
 import { isAutoMode } from '../ui/terminal.js';
-import type { Output } from '../ui/output.js';
+import { boundFiles, type Output } from '../ui/output.js';
 import { resolveCwd, type GlobalArgs } from './main.js';
 
 export async function run(argv: GlobalArgs, out: Output): Promise<number> {
   const result = await check({ cwd: resolveCwd(argv), auto: isAutoMode(argv.auto as boolean | undefined), color: out.ttyColor });
-  out.result('check', result);
+  out.result('check', { ...result, ...boundFiles(result.files, argv.limit as number | undefined) });
   if (result.bypassed) {
     const { commit, paths } = result.bypassed;
     out.warn(
@@ -15,11 +15,11 @@ export async function run(argv: GlobalArgs, out: Output): Promise<number> {
         `and has changes that need approval: ${paths.slice(0, 5).join(', ')}${paths.length > 5 ? ', ...' : ''}; guard ci will block them`,
     );
   }
-  if (!out.json) printHuman(result, out);
+  if (!out.json) printHuman(result, out, argv.limit as number | undefined);
   return result.blocked > 0 ? EXIT.blocked : EXIT.ok;
 }
 
-function printHuman(r: CheckResult, out: Output): void {
+function printHuman(r: CheckResult, out: Output, limit: number | undefined): void {
   const { c } = out;
   const blocked = r.files.filter((f) => f.decision === 'blocked');
   const rejected = r.files.filter((f) => f.decision === 'rejected');
@@ -38,13 +38,15 @@ function printHuman(r: CheckResult, out: Output): void {
   }
   const lines: string[] = [];
   lines.push(c.red(c.bold(`guard: blocked ${blocked.length} change${blocked.length === 1 ? '' : 's'} that need${blocked.length === 1 ? 's' : ''} a person`)));
-  for (const f of blocked) {
+  const shown = boundFiles(blocked, limit);
+  for (const f of shown.files) {
     const name = f.oldPath !== undefined ? `${f.oldPath} -> ${f.path}` : f.path;
     lines.push('');
     lines.push(`  ${c.bold(name)}  ${c.yellow(f.status)}  ${metricsLine(f)}`);
     for (const reason of f.reasons) lines.push(`    - ${reason}`);
     lines.push(`    kept as ${c.cyan(f.ref!)}  (see it: ${r.base ? `git diff ${f.ref}^ ${f.ref}` : `git show ${f.ref}`})`);
   }
+  if (shown.truncatedReason) lines.push('', `  ... ${shown.truncatedReason}; guard check --json lists them`);
   lines.push('');
   lines.push('Nothing was changed: the index and the work tree are as they were.');
   lines.push('To go on, a person decides: run `git commit` (or `guard check`) in a terminal to approve or reject,');

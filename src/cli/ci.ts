@@ -2,7 +2,7 @@ import { appendFileSync, readFileSync } from 'node:fs';
 import { EXIT, GuardError } from '../core/errors.js';
 import { ci, type CiResult } from '../flows/ci.js';
 import { renderAnnotations, renderMarkdown, renderSarif, renderText } from '../ui/ci-formats.js';
-import { makeOutput, type Output } from '../ui/output.js';
+import { boundFiles, makeOutput, type Output } from '../ui/output.js';
 import { resolveCwd, type GlobalArgs } from './main.js';
 
 type Format = 'text' | 'json' | 'github' | 'markdown' | 'sarif';
@@ -21,7 +21,7 @@ export async function run(argv: GlobalArgs, out: Output): Promise<number> {
       base: String(argv.base),
       ...(argv.head !== undefined ? { head: String(argv.head) } : {}),
     });
-    report(result, format, o);
+    report(result, format, o, argv.limit as number | undefined);
     return result.blocked > 0 ? EXIT.blocked : EXIT.ok;
   } catch (err) {
     if (o === out || !(err instanceof GuardError)) throw err;
@@ -30,11 +30,11 @@ export async function run(argv: GlobalArgs, out: Output): Promise<number> {
   }
 }
 
-function report(r: CiResult, format: Format, out: Output): void {
+function report(r: CiResult, format: Format, out: Output, limit?: number): void {
   // The job summary goes to its file whatever is printed: --json never hides it.
   if (format === 'github') writeStepSummary(r, out);
   if (out.json) {
-    out.result('ci', jsonDocument(r));
+    out.result('ci', jsonDocument(r, limit));
     return;
   }
   const print = (s: string) => process.stdout.write(s.endsWith('\n') ? s : s + '\n');
@@ -55,13 +55,13 @@ function report(r: CiResult, format: Format, out: Output): void {
 }
 
 /** DESIGN.md's file fields first; `blob` and `line` say what an approval must name. */
-function jsonDocument(r: CiResult): object {
+function jsonDocument(r: CiResult, limit: number | undefined): object {
   return {
     base: r.base,
     head: r.head,
     mergeBase: r.mergeBase,
     bootstrap: r.bootstrap,
-    files: r.files,
+    ...boundFiles(r.files, limit),
     blocked: r.blocked,
     approved: r.approved,
   };

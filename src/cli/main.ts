@@ -62,11 +62,14 @@ function hotPath(args: string[]): { kind: 'command'; command: string; argv: Glob
         'no-color': { type: 'boolean' },
         cwd: { type: 'string' },
         timeout: { type: 'string' },
+        limit: { type: 'string' },
       },
     });
     const timeout = values.timeout === undefined ? undefined : Number(values.timeout);
+    const limit = values.limit === undefined ? undefined : Number(values.limit);
     if (timeout !== undefined && !(timeout > 0)) return null;
-    const argv: GlobalArgs = { ...values, timeout, color: values['no-color'] ? false : values.color };
+    if (limit !== undefined && !Number.isInteger(limit)) return null;
+    const argv: GlobalArgs = { ...values, timeout, limit, color: values['no-color'] ? false : values.color };
     delete argv['no-color'];
     return { kind: 'command', command: 'check', argv };
   } catch {

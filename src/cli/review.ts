@@ -1,7 +1,7 @@
 import { EXIT } from '../core/errors.js';
 import { metricsLine } from '../core/preview.js';
 import { review, type ReviewResult } from '../flows/review.js';
-import type { Output } from '../ui/output.js';
+import { boundFiles, type Output } from '../ui/output.js';
 import { isAutoMode } from '../ui/terminal.js';
 import { resolveCwd, type GlobalArgs } from './main.js';
 
@@ -22,14 +22,14 @@ export async function run(argv: GlobalArgs, out: Output): Promise<number> {
       return openReviewPrompter(out.ttyColor, 200);
     },
   );
-  out.result('review', result);
+  out.result('review', { ...result, ...boundFiles(result.files, argv.limit as number | undefined) });
   for (const w of result.warnings) out.warn(w);
-  if (!out.json) printHuman(result, out);
+  if (!out.json) printHuman(result, out, argv.limit as number | undefined);
   const refused = result.blocked + result.rejected + result.conflicts;
   return result.cancelled || refused > 0 ? EXIT.blocked : EXIT.ok;
 }
 
-function printHuman(r: ReviewResult, out: Output): void {
+function printHuman(r: ReviewResult, out: Output, limit: number | undefined): void {
   const { c } = out;
   if (r.cancelled) {
     out.important('guard: review cancelled: nothing was merged or recorded.');
@@ -37,7 +37,8 @@ function printHuman(r: ReviewResult, out: Output): void {
   }
   const lines: string[] = [`guard review of lane ${c.bold(r.lane)} (base ${r.base.slice(0, 10)})`];
   if (r.files.length === 0) lines.push('  the lane has no changes');
-  for (const f of r.files) {
+  const shown = boundFiles(r.files, limit);
+  for (const f of shown.files) {
     const name = f.oldPath !== undefined ? `${f.oldPath} -> ${f.path}` : f.path;
     const outcome = f.conflict
       ? c.red('CONFLICT')
@@ -52,6 +53,7 @@ function printHuman(r: ReviewResult, out: Output): void {
     if (f.decision === 'blocked') for (const reason of f.reasons) lines.push(`      - ${reason}`);
     if (f.ref) lines.push(`      kept as ${c.cyan(f.ref)}`);
   }
+  if (shown.truncatedReason) lines.push(`  ... ${shown.truncatedReason}`);
   lines.push('');
   lines.push(`${r.merged} merged and staged, ${r.blocked} blocked, ${r.rejected} rejected, ${r.conflicts} conflicted.`);
   if (r.conflicts > 0) lines.push('Conflicts are marked in the files like a git merge; resolve them, then git add.');

@@ -64,3 +64,28 @@ export function makeOutput(flags: OutputFlags): Output {
     },
   };
 }
+
+/** How many files a report lists unless --limit says otherwise. */
+export const DEFAULT_FILE_LIMIT = 1000;
+
+export interface BoundedFiles<T> {
+  files: T[];
+  truncated?: true;
+  truncatedReason?: string;
+}
+
+/**
+ * Cap a report's file list. Files that need attention (blocked, rejected,
+ * conflicted) come first so a cut never hides them; the JSON says what was cut.
+ */
+export function boundFiles<T extends { decision?: string; conflict?: boolean }>(files: T[], limit: number | undefined): BoundedFiles<T> {
+  const max = limit !== undefined && limit >= 0 ? Math.floor(limit) : DEFAULT_FILE_LIMIT;
+  if (files.length <= max) return { files };
+  const urgent = (f: T) => f.conflict === true || f.decision === 'blocked' || f.decision === 'rejected';
+  const ordered = [...files.filter(urgent), ...files.filter((f) => !urgent(f))];
+  return {
+    files: ordered.slice(0, max),
+    truncated: true,
+    truncatedReason: `${files.length - max} of ${files.length} files not listed (--limit ${max})`,
+  };
+}

@@ -242,6 +242,22 @@ describe('guard check', () => {
     }
   });
 
+  it('bounds the report: --limit lists what needs attention first and says what was cut', () => {
+    const files: Record<string, string> = { 'big.txt': lines(200) };
+    for (let i = 0; i < 30; i++) files[`f${i}.txt`] = 'a\n';
+    const repo = makeRepo(files);
+    for (let i = 0; i < 30; i++) repo.write(`f${i}.txt`, 'b\n');
+    repo.write('big.txt', lines(200, 'other'));
+    repo.git(['add', '-A']);
+    const { code, json } = repo.guardJson(['check', '--limit', '5']);
+    expect(code).toBe(1);
+    expect(json.files).toHaveLength(5);
+    expect(json.files[0]).toMatchObject({ path: 'big.txt', decision: 'blocked' });
+    expect(json.truncated).toBe(true);
+    expect(json.truncatedReason).toMatch(/26 of 31 files not listed/);
+    expect(json.blocked).toBe(1);
+  });
+
   it('records every decision, allowed ones too', () => {
     const repo = makeRepo({ 'a.txt': 'a\n' });
     repo.write('a.txt', 'b\n');
