@@ -31,7 +31,7 @@ export async function parseArgs(args: string[]): Promise<Parsed> {
     .option('quiet', { alias: 'q', type: 'boolean', describe: 'print only what needs attention' })
     .command('init', 'install the pre-commit hook (husky), write guard.config.json, exclude .guard/', (y) => y, set('init'))
     .command('check', 'gate the staged changes against HEAD (the pre-commit hook runs this)', (y) => timeout(auto(y)), set('check'))
-    .command('write <path>', 'gate one write by an agent: new content on stdin', (y) =>
+    .command('write [path]', 'gate one write by an agent: new content on stdin (guard write -- PATH for a name starting with -)', (y) =>
       auto(y).positional('path', { type: 'string', describe: 'file to write, inside the work tree' }), set('write'))
     .command('log', 'list checkpoints and decisions, newest first', (y) =>
       y

@@ -6,7 +6,13 @@ import type { Output } from '../ui/output.js';
 import { resolveCwd, type GlobalArgs } from './main.js';
 
 export async function run(argv: GlobalArgs, out: Output): Promise<number> {
-  const file = String(argv.path ?? '');
+  // the path as a positional, or after `--` (a name that starts with "-")
+  const rest = ((argv['--'] as unknown[] | undefined) ?? []).map(String);
+  const names = [...(argv.path !== undefined ? [String(argv.path)] : []), ...rest];
+  if (names.length !== 1) {
+    throw new GuardError('E_USAGE', names.length === 0 ? 'guard write needs the PATH to write' : 'guard write takes one PATH', 'guard write PATH < new-content');
+  }
+  const file = names[0]!;
   if (process.stdin.isTTY) {
     throw new GuardError('E_USAGE', 'guard write reads the new content from stdin', `pipe it in: some-command | guard write ${file || 'PATH'}`);
   }

@@ -79,7 +79,10 @@ export async function checkpoint(repo: Repo, opts: CheckpointOptions): Promise<C
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
     }
-    const [, head] = await Promise.all([
+    // Only a whole-tree checkpoint is reused, and only for another whole-tree one: a
+    // partial tree that happens to equal an older full one vouches for less than it.
+    // (Looked up alongside the add: it reads refs, not the work tree.)
+    const [, head, previous] = await Promise.all([
       opts.paths
         ? opts.paths.length > 0
           ? // update-index, not `add -A -- PATH`: a path that does not exist yet (the
@@ -88,13 +91,11 @@ export async function checkpoint(repo: Repo, opts: CheckpointOptions): Promise<C
           : Promise.resolve(null)
         : git(['add', '-A', '--ignore-errors', '--', ...WHOLE_TREE], { cwd, env }),
       git(['rev-parse', '-q', '--verify', 'HEAD^{commit}'], { cwd, okCodes: [1] }),
+      opts.paths ? null : lastCheckpoint(repo),
     ]);
     const tree = (await git(['write-tree'], { cwd, env })).stdout.toString().trim();
     const headOid = head.code === 0 ? head.stdout.toString().trim() : null;
 
-    // Only a whole-tree checkpoint is reused, and only for another whole-tree one: a
-    // partial tree that happens to equal an older full one vouches for less than it.
-    const previous = opts.paths ? null : await lastCheckpoint(repo);
     if (previous && previous.tree === tree) return { ...previous, reused: true };
 
     const now = opts.now ?? new Date();

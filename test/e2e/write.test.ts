@@ -219,6 +219,14 @@ describe('guard write', () => {
 });
 
 describe('guard write usage', () => {
+  it('takes the path after -- (a name starting with a dash), and exactly one path', () => {
+    const repo = makeRepo({ 'a.txt': 'a\n' });
+    expect(repo.guard(['write', '--auto', '--', '-dash.txt'], { input: 'd\n' }).code).toBe(0);
+    expect(repo.read('-dash.txt')).toBe('d\n');
+    const none = repo.guardJson(['write'], { input: 'x' });
+    expect([none.code, none.json.error.code]).toEqual([2, 'E_USAGE']);
+  });
+
   it('a folder is not a file', () => {
     const repo = makeRepo({ 'd/a.txt': 'a\n' });
     const { code, json } = repo.guardJson(['write', 'd'], { input: 'x' });
