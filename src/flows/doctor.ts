@@ -366,7 +366,7 @@ function refChecks(typesText: string, records: Awaited<ReturnType<typeof listRec
   }
   if (tmp.length) {
     checks.push(
-      bad('refs-tmp', 'warning', `${tmp.length} leftover temporary ref${tmp.length === 1 ? '' : 's'} (an interrupted guard): ${named(tmp)}`, `git for-each-ref --format='delete %(refname)' ${TMP_REFS} | git update-ref --stdin`),
+      bad('refs-tmp', 'warning', `${tmp.length} leftover temporary ref${tmp.length === 1 ? '' : 's'} (an interrupted guard, unless one is writing right now): ${named(tmp)}`, `git for-each-ref --format='delete %(refname)' ${TMP_REFS} | git update-ref --stdin`),
     );
   }
   return { checks, counts };
