@@ -243,3 +243,47 @@ describe('guard write usage', () => {
     expect(JSON.parse(r.stdout).error.code).toBe('E_NOT_A_REPO');
   });
 });
+
+describe('guard write at a terminal', () => {
+  it('asks a person; "y" writes (checkpoint first) and records "approved", "n" keeps the proposal as a ref', async () => {
+    const pty = await import('node-pty');
+    const repo = makeRepo({ 'state.py': fixture('state.py') });
+    const proposal = path.join(repo.dir, '.git', 'proposal'); // outside the work tree, removed with the repo
+    writeFileSync(proposal, fixture('state_replacement.py'));
+    const drive = (answer: string) =>
+      new Promise<{ code: number; screen: string }>((resolve) => {
+        // content on a pipe, the person on the terminal (/dev/tty), as a harness run by hand would be
+        const p = pty.spawn('/bin/sh', ['-c', `"${process.execPath}" "${CLI}" write --json state.py < "${proposal}"`], {
+          cwd: repo.dir,
+          env: cleanEnv({ CI: undefined, TERM: 'dumb' }) as Record<string, string>,
+          cols: 120,
+          rows: 40,
+        });
+        let screen = '';
+        let answered = false;
+        p.onData((d) => {
+          screen += d;
+          if (!answered && screen.includes('Approve state.py [y,n,q,?]?')) {
+            answered = true;
+            p.write(`${answer}\r`);
+          }
+        });
+        p.onExit(({ exitCode }) => resolve({ code: exitCode, screen }));
+      });
+
+    const no = await drive('n');
+    expect(no.screen).toContain('guard: state.py needs approval');
+    expect(no.code).toBe(1);
+    expect(repo.read('state.py')).toBe(fixture('state.py'));
+    const rejected = repo.refs('refs/guard/rejected/');
+    expect(rejected).toHaveLength(1);
+    expect(repo.git(['show', `${rejected[0]}:state.py`])).toBe(fixture('state_replacement.py'));
+
+    const yes = await drive('y');
+    expect(yes.code).toBe(0);
+    expect(repo.read('state.py')).toBe(fixture('state_replacement.py'));
+    const json = JSON.parse(yes.screen.slice(yes.screen.lastIndexOf('{"ok"')).trim());
+    expect(json.files[0]).toMatchObject({ decision: 'approved', decider: 'person', written: true });
+    expect(repo.git(['show', `refs/guard/checkpoints/${json.checkpoint}:state.py`])).toBe(fixture('state.py'));
+  });
+});
