@@ -9,7 +9,7 @@ import { catFileBatch } from '../git/catfile.js';
 import { checkpoint } from '../git/checkpoint.js';
 import type { DiffEntry } from '../git/diff.js';
 import { findLane, listLanes, mainRepo, type Lane } from '../git/lanes.js';
-import { removeFile, writeFileAtomic } from '../git/atomic.js';
+import { removeFile, resolveInside, writeFileAtomic } from '../git/atomic.js';
 import { lockTree } from '../git/lock.js';
 import { blobId, mergeFile, readCurrent, stagePaths } from '../git/merge.js';
 import { readFileDiffs } from '../git/patch.js';
@@ -190,6 +190,29 @@ export async function review(opts: ReviewOptions, prompter?: () => Promise<Revie
   for (const w of work) await resolvePlan(w, contents);
 
   checkDeadline(); // past this point guard writes: finish, never stop half way
+  // A path the main tree cannot take without writing outside itself (a folder
+  // there is now a symlink leading out) is blocked here, before the refs are
+  // made, so that it too is kept as a rejected ref. mergeOne checks again.
+  // A symlink the review itself deletes first (the lane turned it into a
+  // folder; paths come in git's order, the link before what goes under it)
+  // is no reason to block.
+  const deleted = new Set<string>();
+  for (const w of work) {
+    if (isNone(w.plan) || w.result?.content !== null || w.e.oldMode !== SYMLINK) continue;
+    const [now, base] = await Promise.all([readCurrent(main.root, w.e.path).catch(() => null), contents(w)]);
+    // mergeOne deletes it only when the main tree still holds the base's link
+    if (now && base.base && now.mode === SYMLINK && now.content.equals(base.base)) deleted.add(w.e.path);
+  }
+  const underDeleted = (p: string) => p.split('/').some((_, i, parts) => i > 0 && deleted.has(parts.slice(0, i).join('/')));
+  for (const w of work) {
+    if (isNone(w.plan) || underDeleted(w.e.path)) continue;
+    const escape = await pathEscape(main.root, w.e);
+    if (!escape) continue;
+    w.plan = { take: 'none', decision: 'blocked' };
+    w.out.reasons = [...w.out.reasons, `not written: ${escape}`];
+    warnings.push(`${w.out.path}: not written: ${escape}`);
+  }
+
   // Keep every refusal as a ref before anything is written.
   const now = opts.now ?? new Date();
   const ctx: RecordContext = { command: 'review', lane: lane.name, time: now.toISOString(), base: lane.base };
@@ -384,6 +407,19 @@ async function resolvePlan(w: Work, contents: (w: Work) => Promise<Contents>): P
   const { applyStrategy } = await import('../core/strategies.js');
   const r = await applyStrategy(plan.strategy, t.base, t.lane, { path: e.path, ...(plan.insertAt !== undefined ? { insertAt: plan.insertAt } : {}) });
   w.result = { content: Buffer.from(r.content, 'utf8'), mode: laneMode ?? e.oldMode, strategy: r.strategy, ...(r.warning ? { warning: r.warning } : {}) };
+}
+
+/** Why a diff entry's paths cannot be written in the main tree, or null when they can. */
+async function pathEscape(root: string, e: DiffEntry): Promise<string | null> {
+  for (const p of e.oldPath !== undefined ? [e.oldPath, e.path] : [e.path]) {
+    try {
+      await resolveInside(root, p);
+    } catch (err) {
+      if (err instanceof GuardError && err.code === 'E_PATH_ESCAPE') return err.message;
+      throw err;
+    }
+  }
+  return null;
 }
 
 function proposalChanges(e: DiffEntry): RecordCommit['changes'] {
