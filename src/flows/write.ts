@@ -11,6 +11,7 @@ import { checkpoint } from '../git/checkpoint.js';
 import { REFS, newRef, writeRecords, type RecordCommit } from '../git/records.js';
 import { openRepo } from '../git/repo.js';
 import { git } from '../git/run.js';
+import type { StrategyAnswer } from '../ui/approval.js';
 import { configAt, laneOf, type FlowOptions } from './context.js';
 
 export interface WriteOptions extends FlowOptions {
@@ -30,6 +31,8 @@ export interface WrittenFile extends Classification {
   written: boolean;
   /** The content was already on disk: nothing to write. */
   unchanged?: boolean;
+  /** extend fell back to append, and why. */
+  warning?: string;
 }
 
 export interface WriteResult {
@@ -84,7 +87,7 @@ export async function write(opts: WriteOptions): Promise<WriteResult> {
 
   const oldContent = old === null ? null : old.mode === MODE.symlink ? Buffer.from(await readlink(target.abs, { encoding: 'buffer' })) : await readFile(target.abs);
   const newMode = old?.mode ?? MODE.file;
-  const staged = await stageWrite(root, target.rel, opts.content, newMode);
+  let staged = await stageWrite(root, target.rel, opts.content, newMode);
   let committed = false;
   try {
     const facts = await measure(staged, old?.mode ?? null, newMode, oldContent, opts.content, config.maxFileBytes);
@@ -95,12 +98,23 @@ export async function write(opts: WriteOptions): Promise<WriteResult> {
 
     let personAsked = false;
     if (c.needsApproval) {
-      const answer = opts.auto ? null : await askPerson(staged, oldContent !== null, c, config.preview, opts.color);
+      const answer = opts.auto ? null : await askPerson(staged, oldContent !== null, c, config.preview, opts.color, oldContent?.toString('utf8') ?? null, opts.content.toString('utf8'));
       if (answer === null) Object.assign(file, { decision: 'blocked', decider: 'auto' });
       else {
         personAsked = true;
         if (answer === 'approve') Object.assign(file, { decision: 'approved', decider: 'person', strategy: 'replace' });
-        else Object.assign(file, { decision: 'rejected', decider: 'person' });
+        else if (typeof answer === 'object') {
+          // append / insert / extend: the merged content is what gets written
+          const { applyStrategy } = await import('../core/strategies.js');
+          const r = await applyStrategy(answer.strategy, oldContent?.toString('utf8') ?? '', opts.content.toString('utf8'), {
+            path: target.rel,
+            ...(answer.insertAt !== undefined ? { insertAt: answer.insertAt } : {}),
+          });
+          Object.assign(file, { decision: 'approved', decider: 'person', strategy: r.strategy });
+          if (r.warning) file.warning = r.warning;
+          await discardWrite(staged);
+          staged = await stageWrite(root, target.rel, Buffer.from(r.content, 'utf8'), newMode);
+        } else Object.assign(file, { decision: 'rejected', decider: 'person' });
       }
     }
 
@@ -110,13 +124,15 @@ export async function write(opts: WriteOptions): Promise<WriteResult> {
     if (file.strategy) extra.strategy = file.strategy;
     const commits: RecordCommit[] = [];
     const refused = file.decision === 'blocked' || file.decision === 'rejected';
-    if (refused) {
+    // A merge strategy writes something other than the proposal: keep the proposal whole too.
+    const merged = file.strategy !== undefined && file.strategy !== 'replace';
+    if (refused || merged) {
       file.ref = extra.ref = newRef(REFS.rejected, now);
       // parent: the base; tree: the base plus the proposal, so `git diff R^ R` shows it
       commits.push({
         ref: file.ref,
         parent: base,
-        message: rejectedMessage(ctx, decisionRecord(c, file.decision, file.decider, extra)),
+        message: rejectedMessage(ctx, decisionRecord(c, refused ? file.decision : 'rejected', file.decider, extra)),
         changes: [{ kind: 'inline', path: target.rel, mode: newMode, data: opts.content }],
       });
     }
@@ -201,13 +217,19 @@ async function askPerson(
   c: Classification,
   preview: { contextLines: number; maxLines: number },
   color: boolean,
-): Promise<'approve' | 'reject' | null> {
+  oldText: string | null,
+  newText: string,
+): Promise<'approve' | 'reject' | StrategyAnswer | null> {
   const { openApprovalPrompt } = await import('../ui/approval.js');
   const prompt = openApprovalPrompt(color);
   if (!prompt) return null;
   try {
     const hunks = c.binary ? [] : await previewHunks(staged, existed, preview.contextLines);
-    const answer = await prompt.ask(c, hunks, preview.maxLines);
+    const answer = await prompt.ask(c, hunks, preview.maxLines, async () => ({
+      base: oldText ?? '',
+      lane: newText,
+    }));
+    if (typeof answer === 'object') return answer;
     return answer === 'approve' ? 'approve' : 'reject';
   } finally {
     prompt.close();

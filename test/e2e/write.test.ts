@@ -263,7 +263,7 @@ describe('guard write at a terminal', () => {
         let answered = false;
         p.onData((d) => {
           screen += d;
-          if (!answered && screen.includes('Approve state.py [y,n,q,?]?')) {
+          if (!answered && /Approve state\.py \[y,n,q,A,i,x,\?\]\?/.test(screen)) {
             answered = true;
             p.write(`${answer}\r`);
           }
@@ -285,5 +285,15 @@ describe('guard write at a terminal', () => {
     const json = JSON.parse(yes.screen.slice(yes.screen.lastIndexOf('{"ok"')).trim());
     expect(json.files[0]).toMatchObject({ decision: 'approved', decider: 'person', written: true });
     expect(repo.git(['show', `refs/guard/checkpoints/${json.checkpoint}:state.py`])).toBe(fixture('state.py'));
+
+    // "A": append the proposal to what is there; the proposal itself is kept whole as a ref
+    repo.write('state.py', fixture('state.py'));
+    const refsBefore = repo.refs('refs/guard/rejected/').length;
+    const append = await drive('A');
+    expect(append.code).toBe(0);
+    expect(repo.read('state.py')).toBe(fixture('state.py') + fixture('state_replacement.py'));
+    const appended = JSON.parse(append.screen.slice(append.screen.lastIndexOf('{"ok"')).trim());
+    expect(appended.files[0]).toMatchObject({ decision: 'approved', strategy: 'append', written: true });
+    expect(repo.refs('refs/guard/rejected/')).toHaveLength(refsBefore + 1);
   });
 });
