@@ -159,12 +159,16 @@ export async function review(opts: ReviewOptions, prompter?: () => Promise<Revie
           w.decider = 'person';
           continue;
         }
-        const plan = await person.decide(w.c, w.hunks, () => texts(w));
+        const decided = await person.decide(w.c, w.hunks, () => texts(w));
         w.decider = 'person';
-        if (plan === null) {
+        if (decided === null) {
           quit = true;
           w.plan = { take: 'none', decision: 'rejected' };
-        } else w.plan = plan;
+        } else {
+          const { quit: stop, ...plan } = decided;
+          if (stop) quit = true;
+          w.plan = plan;
+        }
       }
       const taken = work.filter((w) => !isNone(w.plan)).length;
       if (!(await person.confirm({ taken, left: work.length - taken, files: work.length }))) cancelled = true;

@@ -14,8 +14,11 @@ export interface FileTexts {
 
 /** The person at the terminal, as the review flow sees them. */
 export interface ReviewPrompter {
-  /** Decide one file; null = quit (this and the rest are not taken). */
-  decide(file: Classification, hunks: Hunk[], texts: () => Promise<FileTexts>): Promise<FilePlan | null>;
+  /**
+   * Decide one file; null = quit (this and the rest are not taken); a plan
+   * with `quit` = this file's decisions so far stand, nothing more is asked.
+   */
+  decide(file: Classification, hunks: Hunk[], texts: () => Promise<FileTexts>): Promise<(FilePlan & { quit?: true }) | null>;
   confirm(summary: { taken: number; left: number; files: number }): Promise<boolean>;
   close(): void;
 }
@@ -83,7 +86,7 @@ async function decideFile(
   original: Hunk[],
   texts: () => Promise<FileTexts>,
   maxLines: number,
-): Promise<FilePlan | null> {
+): Promise<(FilePlan & { quit?: true }) | null> {
   const s = makeColors(term.color);
   header(term, c, maxLines, original);
   const strategies = c.status === 'replace' || c.status === 'delete';
@@ -114,7 +117,8 @@ async function decideFile(
     if (note) term.write(s.dim(`${note}\n`));
     const a = await term.ask(s.cyan(`(${i + 1}/${hunks.length}) Take this hunk [${keys}]? `));
     if (a === null || a === 'q') {
-      return planOf(hunks, chosen);
+      // like git add -p: the hunks decided so far stand, nothing more is asked
+      return { ...planOf(hunks, chosen), quit: true };
     }
     switch (a) {
       case 'y':
