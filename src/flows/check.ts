@@ -6,6 +6,7 @@ import { batchMessage, decisionRecord, parseRecordMessage, rejectedMessage, type
 import { catFileBatch } from '../git/catfile.js';
 import { collectFacts } from '../git/changes.js';
 import { checkpoint } from '../git/checkpoint.js';
+import { faultPoint } from '../git/faults.js';
 import { stagedDiff, type DiffEntry } from '../git/diff.js';
 import { REFS, newRef, writeRecords, type RecordCommit } from '../git/records.js';
 import { openRepo, type Repo } from '../git/repo.js';
@@ -151,7 +152,9 @@ export async function check(opts: CheckOptions): Promise<CheckResult> {
   checkDeadline(); // past this point guard writes: finish, never stop half way
   // The refs first: once they exist nothing the index change below drops is lost.
   commits.push({ ref: record, parent: null, message: batchMessage(ctx, records), changes: [] });
+  faultPoint('check:before-records');
   await writeRecords(cwd, commits, now);
+  faultPoint('check:after-records');
 
   const result: CheckResult = {
     command: 'check',
@@ -168,6 +171,7 @@ export async function check(opts: CheckOptions): Promise<CheckResult> {
   if (unstage.length > 0 || rewrite.length > 0) {
     const cp = await checkpoint(repo, { reason: 'before guard check changes the index', command: 'check', lane });
     result.checkpoint = cp.id;
+    faultPoint('check:before-unstage');
     if (unstage.length > 0) await unstagePaths(cwd, unstage);
     if (rewrite.length > 0) {
       const { writeFileAtomic } = await import('../git/atomic.js');

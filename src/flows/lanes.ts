@@ -4,6 +4,7 @@ import { GuardError } from '../core/errors.js';
 import { catFileBatch } from '../git/catfile.js';
 import { collectFacts } from '../git/changes.js';
 import { checkpoint, type Checkpoint } from '../git/checkpoint.js';
+import { faultPoint } from '../git/faults.js';
 import { treeDiff, type DiffEntry } from '../git/diff.js';
 import {
   branchTip,
@@ -178,6 +179,7 @@ export async function discard(opts: FlowOptions & { name: string }): Promise<Dis
   let cp: Checkpoint | null = null;
   if (!lane.broken) {
     cp = await checkpoint(await laneRepo(lane), { reason: `before guard discard ${lane.name}`, command: 'discard', lane: lane.name });
+    faultPoint('discard:after-checkpoint');
   } else {
     const tip = await branchTip(main.root, lane.branch);
     if (tip) {
@@ -189,6 +191,7 @@ export async function discard(opts: FlowOptions & { name: string }): Promise<Dis
       });
     }
   }
+  faultPoint('discard:before-remove');
   await removeLaneParts(main, lane);
   return {
     name: lane.name,

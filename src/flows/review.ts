@@ -10,6 +10,7 @@ import { checkpoint } from '../git/checkpoint.js';
 import type { DiffEntry } from '../git/diff.js';
 import { findLane, listLanes, mainRepo, type Lane } from '../git/lanes.js';
 import { removeFile, resolveInside, writeFileAtomic } from '../git/atomic.js';
+import { faultPoint } from '../git/faults.js';
 import { lockTree } from '../git/lock.js';
 import { blobId, mergeFile, readCurrent, stagePaths } from '../git/merge.js';
 import { readFileDiffs } from '../git/patch.js';
@@ -248,6 +249,7 @@ export async function review(opts: ReviewOptions, prompter?: () => Promise<Revie
     }
   }
   await writeRecords(main.root, kept, now);
+  faultPoint('review:after-refs');
 
   // Merge into the main tree.
   const toWrite = work.filter((w) => w.result !== undefined && !isNone(w.plan));
@@ -256,8 +258,10 @@ export async function review(opts: ReviewOptions, prompter?: () => Promise<Revie
   const staged: string[] = [];
   if (toWrite.length > 0) {
     const lock = await lockTree(main, `guard review ${lane.name}`);
+    faultPoint('review:after-lock');
     try {
       cp = (await checkpoint(main, { reason: `before guard review merges lane ${lane.name}`, command: 'review', lane: lane.name })).id;
+      faultPoint('review:after-checkpoint');
       for (const w of toWrite) {
         try {
           const done = await mergeOne(main.root, w, (await contents(w)).base, lane.name);
@@ -267,6 +271,7 @@ export async function review(opts: ReviewOptions, prompter?: () => Promise<Revie
             merged++;
           }
           if (done.blob) w.out.blob = done.blob;
+          faultPoint('review:between-files');
         } catch (err) {
           if (!(err instanceof GuardError) || err.code !== 'E_PATH_ESCAPE') throw err;
           // a folder of the main tree leads outside it: never write there
@@ -275,6 +280,7 @@ export async function review(opts: ReviewOptions, prompter?: () => Promise<Revie
           warnings.push(`${w.out.path}: not written: ${err.message}`);
         }
       }
+      faultPoint('review:before-stage');
       await stagePaths(main.root, staged);
     } finally {
       await lock.release();
@@ -291,6 +297,7 @@ export async function review(opts: ReviewOptions, prompter?: () => Promise<Revie
     if (o.taken) extra.hunks = o.taken;
     return { ...decisionRecord(w.c, o.decision, o.decider, extra), ...(o.conflict ? { conflict: true } : {}) };
   });
+  faultPoint('review:before-record');
   const record = newRef(REFS.decisions, now);
   await writeRecords(main.root, [{ ref: record, parent: null, message: batchMessage(ctx, records), changes: [] }], now);
 

@@ -8,6 +8,7 @@ import { batchMessage, decisionRecord, rejectedMessage, type Decision, type Deci
 import { MODE, cleanStaleTemps, commitWrite, discardWrite, resolveInside, stageWrite, statOnDisk, type Staged } from '../git/atomic.js';
 import { catFileBatch } from '../git/catfile.js';
 import { checkpoint } from '../git/checkpoint.js';
+import { faultPoint } from '../git/faults.js';
 import { REFS, newRef, writeRecords, type RecordCommit } from '../git/records.js';
 import { openRepo } from '../git/repo.js';
 import { git } from '../git/run.js';
@@ -147,8 +148,11 @@ export async function write(opts: WriteOptions): Promise<WriteResult> {
         writeRecords(root, commits, now),
       ]);
       cp = taken.id;
+      faultPoint('write:after-checkpoint');
+      faultPoint('write:before-rename');
       await commitWrite(staged);
       committed = true;
+      faultPoint('write:after-rename');
       file.written = true;
     } else {
       await writeRecords(root, commits, now);

@@ -3,6 +3,7 @@ import { constants } from 'node:fs';
 import { chmod, lstat, mkdir, open, readdir, realpath, rename, rmdir, symlink, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import { GuardError } from '../core/errors.js';
+import { faultPoint } from './faults.js';
 
 /**
  * Every file guard writes into a work tree goes through here: the path is
@@ -175,7 +176,7 @@ export async function stageWrite(root: string, relPath: string, content: Buffer,
 
 /** Step two: the rename that makes the write visible, then the folder's own fsync. */
 export async function commitWrite(staged: Staged): Promise<void> {
-  if (process.env.GUARD_TEST_PAUSE === 'before-rename') await new Promise((r) => setTimeout(r, 200));
+  faultPoint('atomic:before-rename'); // the temp file is complete and fsynced
   await rename(staged.temp, staged.abs);
   await syncDir(path.dirname(staged.abs));
 }

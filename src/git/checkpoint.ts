@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { copyFile, rm, stat, utimes } from 'node:fs/promises';
 import path from 'node:path';
 import { RECORD_VERSION, parseRecordMessage } from '../core/record.js';
+import { faultPoint } from './faults.js';
 import type { Repo } from './repo.js';
 import { REFS, newRef } from './records.js';
 import { git } from './run.js';
@@ -93,6 +94,7 @@ export async function checkpoint(repo: Repo, opts: CheckpointOptions): Promise<C
       git(['rev-parse', '-q', '--verify', 'HEAD^{commit}'], { cwd, okCodes: [1] }),
       opts.paths ? null : lastCheckpoint(repo),
     ]);
+    faultPoint('checkpoint:after-add');
     const tree = (await git(['write-tree'], { cwd, env })).stdout.toString().trim();
     const headOid = head.code === 0 ? head.stdout.toString().trim() : null;
 
@@ -116,6 +118,7 @@ export async function checkpoint(repo: Repo, opts: CheckpointOptions): Promise<C
     const message = `guard checkpoint: ${opts.reason}\n\n${JSON.stringify(body)}\n`;
     const args = ['commit-tree', tree, ...(headOid ? ['-p', headOid] : [])];
     const commit = (await git(args, { cwd, input: message, env: { ...GUARD_IDENTITY } })).stdout.toString().trim();
+    faultPoint('checkpoint:before-update-ref');
     await git(['update-ref', '-m', 'guard checkpoint', ref, commit, ''], { cwd });
     return { ref, id: checkpointId(ref), commit, tree, reused: false };
   } finally {

@@ -2,6 +2,7 @@ import { GuardError } from '../core/errors.js';
 import { parseRecordMessage } from '../core/record.js';
 import { MODE, removeFile, writeFileAtomic } from './atomic.js';
 import { catFileBatch } from './catfile.js';
+import { faultPoint } from './faults.js';
 import { checkpoint, checkpointId, literal, type Checkpoint } from './checkpoint.js';
 import { REFS } from './records.js';
 import type { Repo } from './repo.js';
@@ -127,6 +128,7 @@ export async function restoreCheckpoint(repo: Repo, target: CheckpointInfo, opts
     );
   }
   const undo = await checkpoint(repo, { reason: `before guard restore ${target.id}`, command: 'restore', lane: opts.lane });
+  faultPoint('restore:after-undo-checkpoint');
   // A partial checkpoint vouches only for its own paths: without a request, those are all that is compared.
   const wanted = opts.paths ?? target.paths;
   if (wanted && wanted.length === 0) return { undo, changes: [], staged: [], skipped: [] };
@@ -160,12 +162,14 @@ export async function restoreCheckpoint(repo: Repo, target: CheckpointInfo, opts
   // Removals first: a folder that became a file (or the reverse) must be cleared before the write.
   for (const e of toRemove) {
     if (await removeFile(cwd, e.path)) changes.push({ path: e.path, action: 'removed' });
+    faultPoint('restore:between-files');
   }
   for (const [i, e] of toWrite.entries()) {
     const blob = blobs[i];
     if (!blob?.data) throw new GuardError('E_GIT', `checkpoint ${target.id} lacks the content of ${e.path}`, 'the object store may be damaged: git fsck');
     await writeFileAtomic(cwd, e.path, blob.data, e.mode);
     changes.push({ path: e.path, action: e.letter === 'D' ? 'recreated' : 'rewritten' });
+    faultPoint('restore:between-files');
   }
 
   const staged: string[] = [];
@@ -174,6 +178,7 @@ export async function restoreCheckpoint(repo: Repo, target: CheckpointInfo, opts
     const lines = index.map((e) =>
       e.letter === 'A' ? `0 ${ZERO_OID}\t${e.path}` : `${e.mode} ${e.oid}\t${e.path}`,
     );
+    faultPoint('restore:before-stage');
     await git(['update-index', '-z', '--index-info'], { cwd, input: lines.join('\0') + '\0' });
     staged.push(...index.map((e) => e.path));
   }

@@ -195,7 +195,7 @@ describe('guard write', () => {
       await new Promise<void>((resolve) => {
         const child = spawn(process.execPath, [CLI, 'write', 'big.txt'], {
           cwd: repo.dir,
-          env: cleanEnv({ CI: 'true', GUARD_TEST_PAUSE: pause ? 'before-rename' : undefined }),
+          env: cleanEnv({ CI: 'true', GUARD_FAULT_PAUSE: pause ? 'atomic:before-rename' : undefined, GUARD_FAULT_PAUSE_MS: '200' }),
           stdio: ['pipe', 'ignore', 'ignore'],
         });
         child.stdin.on('error', () => {});
