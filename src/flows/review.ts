@@ -256,36 +256,51 @@ export async function review(opts: ReviewOptions, prompter?: () => Promise<Revie
   let cp: string | null = null;
   let merged = 0;
   const staged: string[] = [];
+  const late: RecordCommit[] = [];
   if (toWrite.length > 0) {
     const lock = await lockTree(main, `guard review ${lane.name}`);
     faultPoint('review:after-lock');
     try {
       cp = (await checkpoint(main, { reason: `before guard review merges lane ${lane.name}`, command: 'review', lane: lane.name })).id;
       faultPoint('review:after-checkpoint');
-      for (const w of toWrite) {
-        try {
-          const done = await mergeOne(main.root, w, (await contents(w)).base, lane.name);
-          if (done.conflict) w.out.conflict = true;
-          else {
-            staged.push(...done.paths);
-            merged++;
+      try {
+        for (const w of toWrite) {
+          try {
+            const done = await mergeOne(main.root, w, (await contents(w)).base, lane.name);
+            if (done.conflict) w.out.conflict = true;
+            else {
+              staged.push(...done.paths);
+              merged++;
+            }
+            if (done.blob) w.out.blob = done.blob;
+            faultPoint('review:between-files');
+          } catch (err) {
+            // The main tree cannot take this file as it is now (a folder there
+            // became a symlink leading out, or a folder stands where the file
+            // goes): never write there; the file is blocked and kept below.
+            if (!(err instanceof GuardError) || (err.code !== 'E_PATH_ESCAPE' && err.code !== 'E_USAGE')) throw err;
+            w.out.decision = 'blocked';
+            w.out.reasons = [...w.out.reasons, `not written: ${err.message}`];
+            warnings.push(`${w.out.path}: not written: ${err.message}`);
+            if (!w.out.ref) {
+              w.out.ref = newRef(REFS.rejected, now);
+              const rec = decisionRecord(w.c, 'blocked', w.decider, { ref: w.out.ref, ...(w.e.newOid ? { blob: w.e.newOid } : {}) });
+              late.push({ ref: w.out.ref, parent: lane.base, message: rejectedMessage(ctx, rec), changes: proposalChanges(w.e) });
+            }
           }
-          if (done.blob) w.out.blob = done.blob;
-          faultPoint('review:between-files');
-        } catch (err) {
-          if (!(err instanceof GuardError) || err.code !== 'E_PATH_ESCAPE') throw err;
-          // a folder of the main tree leads outside it: never write there
-          w.out.decision = 'blocked';
-          w.out.reasons = [...w.out.reasons, `not written: ${err.message}`];
-          warnings.push(`${w.out.path}: not written: ${err.message}`);
         }
+        faultPoint('review:before-stage');
+        await stagePaths(main.root, staged);
+      } catch (err) {
+        // Some files may be written already: say how to undo them.
+        const code = err instanceof GuardError ? err.code : 'E_INTERNAL';
+        throw new GuardError(code, `guard review stopped while merging into the main tree: ${(err as Error).message}`, `undo what was written: guard restore ${cp}`);
       }
-      faultPoint('review:before-stage');
-      await stagePaths(main.root, staged);
     } finally {
       await lock.release();
     }
   }
+  if (late.length > 0) await writeRecords(main.root, late, now);
 
   // The decision record, with the blobs as written (what --commit's hook and guard ci compare).
   const records: DecisionRecord[] = work.map((w) => {

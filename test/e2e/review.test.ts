@@ -515,6 +515,25 @@ describe('guard review: containment', () => {
   });
 });
 
+describe('guard review: the main tree cannot take a file', () => {
+  it('a folder of the user\'s where the lane adds a file: that file is blocked and kept, the rest is merged and staged', () => {
+    const { repo, lane } = withLane({ 'a.txt': 'a\n' });
+    laneWrite(lane, 'a.txt', 'a\nmore\n');
+    laneWrite(lane, 'd', 'lane d\n');
+    repo.write('d/mine.txt', 'mine\n');
+    const { code, json } = repo.guardJson(['review', '--auto']);
+    expect(code).toBe(1);
+    expect(repo.read('d/mine.txt')).toBe('mine\n');
+    expect(repo.read('a.txt')).toBe('a\nmore\n');
+    expect(staged(repo)).toEqual(['a.txt']);
+    const d = file(json, 'd');
+    expect(d.decision).toBe('blocked');
+    expect(d.reasons.join(' ')).toMatch(/not written: .*folder/);
+    expect(repo.git(['show', `${d.ref}:d`])).toBe('lane d\n');
+    expect(typeof json.checkpoint).toBe('string');
+  });
+});
+
 describe('guard review --commit', () => {
   it('writes one Guard-Approved trailer per approved change that needed approval, with the committed blob, and leaves other staged paths alone', () => {
     const { repo, lane } = withLane({
