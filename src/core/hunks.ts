@@ -305,7 +305,7 @@ export function applyHunks(baseText: string, hunks: readonly Hunk[], take: HunkC
         out.push({ text, newline: !noNewline });
         return;
       }
-      if (base.lines[cursor] !== text) {
+      if (!sameLine(base.lines[cursor], text)) {
         throw new HunkMismatch(`hunk ${h.header} does not match the base at line ${cursor + 1}`);
       }
       if (l[0] === ' ') out.push(baseLine(cursor));
@@ -317,6 +317,17 @@ export function applyHunks(baseText: string, hunks: readonly Hunk[], take: HunkC
   // A line without "\n" that is no longer last gets one (only a removed or
   // replaced last line can lack it, so this keeps every result well formed).
   return out.map((l, i) => l.text + (l.newline || i < out.length - 1 ? '\n' : '')).join('');
+}
+
+/**
+ * A hunk line matches a base line up to a CR at its end: with
+ * `--ignore-cr-at-eol` (what review reads) git prints context lines from the
+ * new side, so "x" stands for a CRLF base's "x\r". The base's own line is
+ * what the result keeps.
+ */
+function sameLine(baseLine: string | undefined, hunkLine: string): boolean {
+  if (baseLine === undefined) return false;
+  return baseLine === hunkLine || baseLine.replace(/\r$/, '') === hunkLine.replace(/\r$/, '');
 }
 
 function lastIndex<T>(xs: readonly T[], p: (x: T) => boolean): number {

@@ -1,0 +1,265 @@
+/**
+ * Property tests: guard's metrics and hunk selection agree with git itself on
+ * random contents (empty, no trailing newline, CRLF, mixed and lone CRs,
+ * unicode, combining marks, invalid UTF-8, very long lines, repeated lines).
+ *
+ * Every property run writes a batch of pairs into one temporary repository,
+ * so a run costs a handful of git processes, not one per pair: the pipeline
+ * under test (stagedDiff / treeDiff + collectFacts + classify, readFileDiffs +
+ * parseHunks) and the reference (`git diff --numstat`, `git diff -U3`) each
+ * read all pairs at once. GUARD_PROPERTY_SEED / GUARD_PROPERTY_RUNS replay or
+ * widen a run.
+ */
+import fc from 'fast-check';
+import { afterAll, describe, expect, it } from 'vitest';
+import { classify, makePolicy } from '../../src/core/classify.js';
+import { parseConfig } from '../../src/core/config.js';
+import { applyHunks, leftHunks, parseHunks, type Hunk } from '../../src/core/hunks.js';
+import { collectFacts } from '../../src/git/changes.js';
+import { stagedDiff, treeDiff } from '../../src/git/diff.js';
+import { readFileDiffs } from '../../src/git/patch.js';
+import { cleanEnv, cleanupRepos, makeRepo, type TestRepo } from '../helpers.js';
+
+// guard's own git runner uses process.env: no user or system config here either.
+Object.assign(process.env, cleanEnv());
+
+const BATCH = 50;
+const RUNS = Number(process.env.GUARD_PROPERTY_RUNS ?? 4);
+const SEED = process.env.GUARD_PROPERTY_SEED ? Number(process.env.GUARD_PROPERTY_SEED) : undefined;
+const EMPTY_TREE = '4b825dc642cb6eb9a060e54bf8d69288fbee4904';
+
+afterAll(cleanupRepos);
+
+// ---------------------------------------------------------------------------
+// Generators
+
+interface Line {
+  text: Buffer;
+  /** "\n", "\r\n", or "" (only meaningful for the last line: no newline at end). */
+  end: string;
+}
+
+const noBreaks = (s: string) => s.replace(/[\n\r\0]/g, '');
+const lineText: fc.Arbitrary<Buffer> = fc.oneof(
+  { weight: 4, arbitrary: fc.string({ maxLength: 12 }).map((s) => Buffer.from(noBreaks(s))) },
+  // any code point, astral planes included
+  { weight: 2, arbitrary: fc.string({ unit: 'binary', maxLength: 8 }).map((s) => Buffer.from(noBreaks(s))) },
+  // repeats are what makes diffs ambiguous
+  { weight: 4, arbitrary: fc.constantFrom('', '}', '  return x;', 'é', 'e\u0301', '\t', ' ').map((s) => Buffer.from(s)) },
+  // invalid UTF-8: stray continuation bytes, truncated sequences, overlongs
+  { weight: 1, arbitrary: fc.uint8Array({ min: 0x80, max: 0xff, minLength: 1, maxLength: 4 }).map((a) => Buffer.from(a)) },
+  // a lone CR inside a line is part of the line for git
+  { weight: 1, arbitrary: fc.constant(Buffer.from('a\rb')) },
+  // very long lines
+  { weight: 1, arbitrary: fc.integer({ min: 2_000, max: 40_000 }).map((n) => Buffer.from('L'.repeat(n))) },
+);
+const ending = fc.constantFrom('\n', '\n', '\n', '\r\n', '\r\n');
+const line: fc.Arbitrary<Line> = fc.record({ text: lineText, end: ending });
+const lines = fc.array(line, { maxLength: 30 });
+
+type Edit =
+  | { op: 'delete'; at: number; n: number }
+  | { op: 'insert'; at: number; lines: Line[] }
+  | { op: 'replace'; at: number; line: Line }
+  | { op: 'crlf'; at: number }
+  | { op: 'eof' };
+
+const edit: fc.Arbitrary<Edit> = fc.oneof(
+  fc.record({ op: fc.constant('delete' as const), at: fc.nat(), n: fc.integer({ min: 1, max: 5 }) }),
+  fc.record({ op: fc.constant('insert' as const), at: fc.nat(), lines: fc.array(line, { minLength: 1, maxLength: 5 }) }),
+  fc.record({ op: fc.constant('replace' as const), at: fc.nat(), line }),
+  fc.record({ op: fc.constant('crlf' as const), at: fc.nat() }),
+  fc.record({ op: fc.constant('eof' as const) }),
+);
+
+interface Pair {
+  base: Buffer;
+  next: Buffer;
+}
+
+/** Short, replayable form for failure reports (long lines would flood them). */
+function show(b: Buffer): string {
+  const s = JSON.stringify(b.toString('latin1'));
+  return s.length > 300 ? `${s.slice(0, 300)}...(${b.length} bytes)` : s;
+}
+
+function makePair(base: Buffer, next: Buffer): Pair {
+  return { base, next, [fc.toStringMethod]: () => `${show(base)} -> ${show(next)}` } as Pair;
+}
+
+function render(ls: readonly Line[], lastNewline: boolean): Buffer {
+  return Buffer.concat(ls.flatMap((l, i) => [l.text, Buffer.from(i === ls.length - 1 && !lastNewline ? '' : l.end)]));
+}
+
+function applyEdits(base: readonly Line[], edits: readonly Edit[], lastNewline: boolean): Buffer {
+  const ls = [...base];
+  let nl = lastNewline;
+  for (const e of edits) {
+    const at = e.op === 'eof' ? 0 : e.at % (ls.length + 1);
+    if (e.op === 'delete') ls.splice(at, e.n);
+    else if (e.op === 'insert') ls.splice(at, 0, ...e.lines);
+    else if (e.op === 'replace') ls.splice(at, 1, e.line);
+    else if (e.op === 'crlf' && ls[at]) ls[at] = { ...ls[at]!, end: ls[at]!.end === '\n' ? '\r\n' : '\n' };
+    else if (e.op === 'eof') nl = !nl;
+  }
+  return render(ls, nl);
+}
+
+/** A base and a new content: an edit of the base (most), an unrelated text, or one side empty. */
+const pair: fc.Arbitrary<Pair> = fc.oneof(
+  { weight: 8, arbitrary: fc.tuple(lines, fc.boolean(), fc.array(edit, { maxLength: 6 })).map(([b, nl, es]) => makePair(render(b, nl), applyEdits(b, es, nl))) },
+  { weight: 1, arbitrary: fc.tuple(lines, fc.boolean(), lines, fc.boolean()).map(([b, bn, n, nn]) => makePair(render(b, bn), render(n, nn))) },
+  { weight: 1, arbitrary: fc.tuple(lines, fc.boolean(), fc.boolean()).map(([b, nl, empty]) => (empty ? makePair(render(b, nl), Buffer.alloc(0)) : makePair(Buffer.alloc(0), render(b, nl)))) },
+);
+
+// ---------------------------------------------------------------------------
+// The batch: all pairs in one repository, base commit then new commit
+
+const name = (i: number) => `f${String(i).padStart(3, '0')}.txt`;
+
+interface Batch {
+  repo: TestRepo;
+  baseCommit: string;
+  newCommit: string;
+}
+
+function writeBatch(pairs: readonly Pair[]): Batch {
+  const repo = makeRepo();
+  pairs.forEach((p, i) => repo.write(name(i), p.base));
+  const baseCommit = repo.commitAll('base');
+  pairs.forEach((p, i) => repo.write(name(i), p.next));
+  repo.git(['add', '-A']);
+  return { repo, baseCommit, newCommit: '' };
+}
+
+/** `git diff --numstat -z` text: "added TAB deleted TAB path NUL" for each path with a line change. */
+function numstat(repo: TestRepo, args: string[]): Map<string, { added: number; deleted: number }> {
+  const out = new Map<string, { added: number; deleted: number }>();
+  for (const rec of repo.git(['diff', '--numstat', '-z', '--no-renames', ...args]).split('\0')) {
+    if (!rec) continue;
+    const [a, d, p] = rec.split('\t');
+    out.set(p!, { added: Number(a), deleted: Number(d) });
+  }
+  return out;
+}
+
+const policy = makePolicy(parseConfig('{}', 'test'));
+
+async function checkMetrics(pairs: readonly Pair[]): Promise<void> {
+  const b = writeBatch(pairs);
+  const { repo } = b;
+  // The pipeline `guard check` uses, on the staged change...
+  const staged = await stagedDiff(repo.dir);
+  const stagedFacts = (await collectFacts(repo.dir, staged, { maxBytes: 50 * 1024 * 1024 })).facts.map((f) => classify(f, policy));
+  b.newCommit = repo.commitAll('new');
+  // ...and the one `guard review` and `guard ci` use, between two commits.
+  const tree = await treeDiff(repo.dir, b.baseCommit, b.newCommit);
+  const treeFacts = (await collectFacts(repo.dir, tree, { maxBytes: 50 * 1024 * 1024 })).facts.map((f) => classify(f, policy));
+  expect(treeFacts).toEqual(stagedFacts);
+
+  // The reference: git's own counts.
+  const baseLines = numstat(repo, [EMPTY_TREE, b.baseCommit]);
+  const changes = numstat(repo, ['--ignore-cr-at-eol', b.baseCommit, b.newCommit]);
+  const byPath = new Map(stagedFacts.map((c) => [c.path, c]));
+  pairs.forEach((p, i) => {
+    const c = byPath.get(name(i));
+    const ctx = { i, base: show(p.base), next: show(p.next) };
+    if (p.base.equals(p.next)) {
+      expect(c, `unchanged pair reported: ${JSON.stringify(ctx)}`).toBeUndefined();
+      return;
+    }
+    expect(c, `changed pair missing: ${JSON.stringify(ctx)}`).toBeDefined();
+    const existing = baseLines.get(name(i))?.added ?? 0;
+    const { added, deleted } = changes.get(name(i)) ?? { added: 0, deleted: 0 };
+    expect({ ...ctx, existingLines: c!.existingLines, linesAdded: c!.linesAdded, linesDeleted: c!.linesDeleted, changeRatio: c!.changeRatio, binary: c!.binary }).toEqual({
+      ...ctx,
+      existingLines: existing,
+      linesAdded: added,
+      linesDeleted: deleted,
+      changeRatio: existing > 0 ? Math.round((deleted / existing) * 10_000) / 10_000 : 0,
+      binary: false,
+    });
+  });
+
+  await checkHunks(b, pairs);
+}
+
+/** Sections of one `git diff` over many files, keyed by path ("diff --git a/P b/P"). */
+function sections(text: string): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const s of text.split(/^(?=diff --git )/m)) {
+    const m = /^diff --git a\/(\S+) /.exec(s);
+    if (m) out.set(m[1]!, s);
+  }
+  return out;
+}
+
+/**
+ * Texts equal as `--ignore-cr-at-eol` sees them: a CR before a line's end is
+ * ignored, and so (git's xdiff compares lines without their end) is a
+ * missing newline at the end of the file.
+ */
+const crInsensitive = (s: string) => (s === '' ? '' : s.replace(/\r?\n|\r$/g, '\n').replace(/([^\n])$/, '$1\n'));
+
+async function checkHunks(b: Batch, pairs: readonly Pair[]): Promise<void> {
+  const { repo } = b;
+  // git's exact diff: every line accounted for, byte for byte (as decoded text).
+  const exact = sections(repo.git(['diff', '-U3', '--no-renames', '--no-color', b.baseCommit, b.newCommit]));
+  // what `guard review` reads: line ending changes alone are not changes.
+  const review = await readFileDiffs(repo.dir, [b.baseCommit, b.newCommit], pairs.map((_, i) => name(i)), 3);
+  pairs.forEach((p, i) => {
+    const base = p.base.toString('utf8');
+    const next = p.next.toString('utf8');
+    const hunks = parseHunks(exact.get(name(i)) ?? '');
+    const ctx = `pair ${i}: ${show(p.base)} -> ${show(p.next)}`;
+    expect(applyHunks(base, hunks, () => false), ctx).toBe(base);
+    expect(applyHunks(base, hunks, () => true), ctx).toBe(next);
+    for (const subset of subsets(hunks, i)) {
+      const mid = applyHunks(base, hunks, subset);
+      const left = leftHunks(hunks, subset);
+      expect(left.length + subset.size, ctx).toBe(hunks.length);
+      expect(applyHunks(mid, left, () => true), `${ctx} taking ${[...subset]}`).toBe(next);
+    }
+
+    const rh = parseHunks(review.get(name(i)) ?? '');
+    expect(applyHunks(base, rh, () => false), ctx).toBe(base);
+    expect(crInsensitive(applyHunks(base, rh, () => true)), ctx).toBe(crInsensitive(next));
+    for (const subset of subsets(rh, i)) {
+      const mid = applyHunks(base, rh, subset);
+      expect(crInsensitive(applyHunks(mid, leftHunks(rh, subset), () => true)), `${ctx} taking ${[...subset]}`).toBe(crInsensitive(next));
+    }
+  });
+}
+
+/** A few subsets of the hunk indexes: each single hunk, every other one, and a mixed one from `seed`. */
+function subsets(hunks: readonly Hunk[], seed: number): Array<Set<number>> {
+  const out: Array<Set<number>> = [];
+  for (const h of hunks) out.push(new Set([h.index]));
+  out.push(new Set(hunks.filter((h) => h.index % 2 === 0).map((h) => h.index)));
+  out.push(new Set(hunks.filter((h) => (h.index * 7 + seed) % 3 !== 0).map((h) => h.index)));
+  return out;
+}
+
+describe('metrics and hunks agree with git on random contents', () => {
+  it(`${RUNS} batches of ${BATCH} pairs`, async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(pair, { minLength: BATCH, maxLength: BATCH }), async (pairs) => {
+        await checkMetrics(pairs);
+      }),
+      { numRuns: RUNS, endOnFailure: true, ...(SEED !== undefined ? { seed: SEED } : {}) },
+    );
+  }, 300_000);
+});
+
+describe('hunks read with --ignore-cr-at-eol', () => {
+  it('apply to a CRLF base whose lines the new side ends with LF (git prints context from the new side)', () => {
+    const base = 'a\r\nb\r\nc\r\nd\r\ne\r\nf\r\ng\r\nh\r\ni\r\nj\r\n';
+    // as `git diff --ignore-cr-at-eol` prints it for base -> "a b C d e f g h I j" with LF endings
+    const diff = ['@@ -1,6 +1,6 @@', ' a', ' b', '-c\r', '+C', ' d', ' e', ' f', '@@ -6,5 +6,5 @@', ' f', ' g', ' h', '-i\r', '+I', ' j', ''].join('\n');
+    const hunks = parseHunks(diff);
+    expect(hunks).toHaveLength(2);
+    const first = applyHunks(base, hunks, new Set([0]));
+    expect(first).toBe('a\r\nb\r\nC\nd\r\ne\r\nf\r\ng\r\nh\r\ni\r\nj\r\n');
+    expect(applyHunks(first, leftHunks(hunks, new Set([0])), () => true)).toBe('a\r\nb\r\nC\nd\r\ne\r\nf\r\ng\r\nh\r\nI\nj\r\n');
+  });
+});
