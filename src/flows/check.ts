@@ -94,13 +94,19 @@ const READ_CAP = 64 * 1024 * 1024;
  * fast-import (plus update-index and a checkpoint only when a person rejects).
  */
 export async function check(opts: CheckOptions): Promise<CheckResult> {
-  const repo = await openRepo(opts.cwd);
-  const cwd = repo.root;
   const approvedRecord = process.env.GUARD_APPROVED_RECORD;
-  const [entries, [head, configBlob, approvedBy]] = await Promise.all([
-    stagedDiff(cwd),
-    catFileBatch(cwd, ['HEAD', `HEAD:${CONFIG_FILE}`, ...(approvedRecord ? [approvedRecord] : [])], READ_CAP),
+  // Three processes at once: paths from `diff` are relative to the top of the
+  // work tree wherever it runs, and a failure names the first problem.
+  const [opened, diffed, objects] = await Promise.allSettled([
+    openRepo(opts.cwd),
+    stagedDiff(opts.cwd),
+    catFileBatch(opts.cwd, ['HEAD', `HEAD:${CONFIG_FILE}`, ...(approvedRecord ? [approvedRecord] : [])], READ_CAP),
   ]);
+  for (const r of [opened, diffed, objects]) if (r.status === 'rejected') throw r.reason;
+  const repo = (opened as PromiseFulfilledResult<Repo>).value;
+  const entries = (diffed as PromiseFulfilledResult<DiffEntry[]>).value;
+  const [head, configBlob, approvedBy] = (objects as PromiseFulfilledResult<Awaited<ReturnType<typeof catFileBatch>>>).value;
+  const cwd = repo.root;
   const base = head && head.type === 'commit' ? head.oid : null;
   const config = configAt('HEAD', configBlob?.data);
   const policy = makePolicy(config, { bootstrap: configBlob === null });
@@ -152,8 +158,11 @@ export async function check(opts: CheckOptions): Promise<CheckResult> {
   checkDeadline(); // past this point guard writes: finish, never stop half way
   // The refs first: once they exist nothing the index change below drops is lost.
   commits.push({ ref: record, parent: null, message: batchMessage(ctx, records), changes: [] });
+  const unchangedIndex = !files.some((f) => f.decision === 'rejected' || f.merged !== undefined);
+  // Nothing else writes the index: remembering the tree can run beside the records.
+  const remembered = unchangedIndex && !files.some((f) => f.decision === 'blocked') ? rememberCheckedTree(repo, checked) : null;
   faultPoint('check:before-records');
-  await writeRecords(cwd, commits, now);
+  await Promise.all([writeRecords(cwd, commits, now), remembered]);
   faultPoint('check:after-records');
 
   const result: CheckResult = {
@@ -181,7 +190,7 @@ export async function check(opts: CheckOptions): Promise<CheckResult> {
     }
   }
   for (const f of files) delete f.merged;
-  if (result.blocked === 0) await rememberCheckedTree(repo, checked);
+  if (result.blocked === 0 && !remembered) await rememberCheckedTree(repo, checked);
   const bypassed = await headBypassed(repo, head?.data, checked, policy);
   if (bypassed) result.bypassed = bypassed;
   return result;

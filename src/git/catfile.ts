@@ -1,9 +1,14 @@
 import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { closeSync, createReadStream, openSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { GuardError } from '../core/errors.js';
-import { gitSpawnArgs, timeoutError, watchDeadline } from './run.js';
+import { checkDeadline, gitSpawnArgs, timeoutError, watchDeadline } from './run.js';
 
 /**
- * One `git cat-file --batch` process for any number of objects: reading 2,000
+ * One `git cat-file --batch-command` process for any number of objects: reading 2,000
  * blobs this way takes ~0.1 s where one `git show` each takes seconds.
  * https://git-scm.com/docs/git-cat-file#_batch_output
  *
@@ -29,15 +34,31 @@ export async function catFileBatch(
   cwd: string,
   names: readonly string[],
   maxBytes: number,
+  /** Objects whose type and size are enough: `info` instead of `contents` (no data, no line count). */
+  infoOnly?: (index: number) => boolean,
 ): Promise<CatResult[]> {
   if (names.length === 0) return [];
   for (const n of names) {
     if (n.includes('\n')) throw new GuardError('E_INTERNAL', `object name with a newline: ${JSON.stringify(n)}`);
   }
-  const child = spawn('git', gitSpawnArgs(['cat-file', '--batch']), { cwd, stdio: ['pipe', 'pipe', 'pipe'] });
+  // --batch-command (git 2.36): `contents` and `info` requests in one process.
+  // Its output goes to a temp file, read back in 1 MiB chunks: git writes each
+  // object's contents unbuffered, and reading thousands of tiny pipe chunks
+  // cost node more than git's whole work (250 ms vs 100 ms for 2,000 blobs).
+  const outFile = path.join(tmpdir(), `guard-cat-${process.pid}-${randomBytes(4).toString('hex')}`);
+  const outFd = openSync(outFile, 'wx+', 0o600);
+  let child: ReturnType<typeof spawn>;
+  try {
+    child = spawn('git', gitSpawnArgs(['cat-file', '--batch-command', '--buffer']), { cwd, stdio: ['pipe', outFd, 'pipe'] });
+  } catch (err) {
+    closeSync(outFd);
+    await rm(outFile, { force: true });
+    throw err;
+  }
+  const info = names.map((_, i) => infoOnly?.(i) ?? false);
   const results: CatResult[] = [];
   const errors: Buffer[] = [];
-  child.stderr.on('data', (b: Buffer) => errors.push(b));
+  child.stderr!.on('data', (b: Buffer) => errors.push(b));
 
   // Parser state: header text pending, or inside an object's body.
   let pending = Buffer.alloc(0);
@@ -80,6 +101,10 @@ export async function catFileBatch(
       const [oid, type, sizeText] = header.split(' ');
       const size = Number(sizeText);
       if (!oid || !type || !Number.isFinite(size)) throw new GuardError('E_GIT', `unexpected cat-file output: ${header}`);
+      if (info[results.length]) {
+        results.push({ oid, type, size, lines: 0 });
+        continue;
+      }
       body = {
         obj: { oid, type, size, lines: 0 },
         remaining: size,
@@ -92,25 +117,28 @@ export async function catFileBatch(
 
   let timedOut = false;
   const unwatch = watchDeadline(child, () => (timedOut = true));
-  return new Promise((resolve, reject) => {
-    child.stdout.on('data', (chunk: Buffer) => {
-      try {
-        feed(chunk);
-      } catch (err) {
-        child.kill();
-        reject(err);
-      }
+  try {
+    const code = await new Promise<number | null>((resolve, reject) => {
+      child.on('error', (e) => reject(new GuardError('E_GIT', `could not run git: ${e.message}`)));
+      child.on('close', resolve);
+      child.stdin!.on('error', () => {});
+      child.stdin!.end(names.map((n, i) => `${info[i] ? 'info' : 'contents'} ${n}\n`).join('') + 'flush\n');
     });
-    child.on('error', (e) => reject(new GuardError('E_GIT', `could not run git: ${e.message}`)));
-    child.on('close', (code) => {
-      unwatch();
-      if (timedOut) reject(timeoutError());
-      else if (code !== 0 || results.length !== names.length) {
-        const msg = Buffer.concat(errors).toString('utf8').split('\n')[0] || `exit code ${code}`;
-        reject(new GuardError('E_GIT', `git cat-file failed: ${msg}`));
-      } else resolve(results);
-    });
-    child.stdin.on('error', () => {});
-    child.stdin.end(names.join('\n') + '\n');
-  });
+    unwatch();
+    if (timedOut) throw timeoutError();
+    if (code !== 0) {
+      const msg = Buffer.concat(errors).toString('utf8').split('\n')[0] || `exit code ${code}`;
+      throw new GuardError('E_GIT', `git cat-file failed: ${msg}`);
+    }
+    for await (const chunk of createReadStream('', { fd: outFd, start: 0, autoClose: false, highWaterMark: 1 << 20 })) {
+      feed(chunk as Buffer);
+      checkDeadline();
+    }
+    if (results.length !== names.length) throw new GuardError('E_GIT', 'git cat-file stopped early');
+    return results;
+  } finally {
+    unwatch();
+    closeSync(outFd);
+    await rm(outFile, { force: true });
+  }
 }

@@ -29,7 +29,15 @@ export async function collectFacts(
     if (e.newOid && e.newMode !== GITLINK) w.new = names.push(e.newOid) - 1;
     want.push(w);
   }
-  const objects = await catFileBatch(cwd, names, opts.maxBytes);
+  // The new side's content matters only where lines were deleted (placeholders) or for a
+  // symlink's target; otherwise its size (maxFileBytes) is all that is needed.
+  const infoOnly = new Set<number>();
+  entries.forEach((e, i) => {
+    const n = want[i]!.new;
+    const deleted = e.deleted !== null && e.deleted > 0;
+    if (n !== undefined && !deleted && e.newMode !== '120000') infoOnly.add(n);
+  });
+  const objects = await catFileBatch(cwd, names, opts.maxBytes, (i) => infoOnly.has(i));
   const extraCount = opts.extra?.length ?? 0;
   const facts = entries.map((e, i) => {
     const w = want[i]!;
