@@ -11,7 +11,7 @@ import type { DiffEntry } from '../git/diff.js';
 import { findLane, listLanes, mainRepo, type Lane } from '../git/lanes.js';
 import { removeFile, resolveInside, writeFileAtomic } from '../git/atomic.js';
 import { faultPoint } from '../git/faults.js';
-import { lockTree } from '../git/lock.js';
+import { lockTree, staleLockNotice } from '../git/lock.js';
 import { blobId, mergeFile, readCurrent, stagePaths } from '../git/merge.js';
 import { readFileDiffs } from '../git/patch.js';
 import { REFS, newRef, writeRecords, type RecordCommit } from '../git/records.js';
@@ -171,8 +171,18 @@ export async function review(opts: ReviewOptions, prompter?: () => Promise<Revie
           w.plan = plan;
         }
       }
-      const taken = work.filter((w) => !isNone(w.plan)).length;
-      if (!(await person.confirm({ taken, left: work.length - taken, files: work.length }))) cancelled = true;
+      // The summary the person confirms says what the merge will do, conflicts included.
+      for (const w of work) if (w.result === undefined) await resolvePlan(w, contents);
+      const takenFiles = work.filter((w) => !isNone(w.plan));
+      const summary = {
+        files: work.length,
+        taken: takenFiles.length,
+        partly: takenFiles.filter((w) => w.result?.takenIds).length,
+        left: work.length - takenFiles.length,
+        conflicts: 0,
+      };
+      for (const w of takenFiles) if (await wouldConflict(main.root, w, (await contents(w)).base, lane.name)) summary.conflicts++;
+      if (!(await person.confirm(summary))) cancelled = true;
     } finally {
       person.close();
     }
@@ -259,6 +269,8 @@ export async function review(opts: ReviewOptions, prompter?: () => Promise<Revie
   const late: RecordCommit[] = [];
   if (toWrite.length > 0) {
     const lock = await lockTree(main, `guard review ${lane.name}`);
+    const stale = staleLockNotice(lock);
+    if (stale) warnings.push(stale);
     faultPoint('review:after-lock');
     try {
       cp = (await checkpoint(main, { reason: `before guard review merges lane ${lane.name}`, command: 'review', lane: lane.name })).id;
@@ -497,6 +509,21 @@ async function mergeOne(root: string, w: Work, base: Buffer | null, laneName: st
   await writeFileAtomic(root, e.path, m.content, mode);
   if (m.conflicts > 0) return conflict;
   return { conflict: false, paths: [e.path], blob: blobId(m.content) };
+}
+
+/** Whether mergeOne would leave this file conflicted, on the main tree as it is now (writes nothing). */
+async function wouldConflict(root: string, w: Work, base: Buffer | null, laneName: string): Promise<boolean> {
+  const content = w.result?.content;
+  if (content === undefined) return false;
+  const { e } = w;
+  const now = await readCurrent(root, e.oldPath ?? e.path).catch(() => null);
+  const mainUnchanged = base === null ? now === null : now !== null && now.content.equals(base) && now.mode === e.oldMode;
+  if (mainUnchanged || (content !== null && now !== null && now.content.equals(content))) return false;
+  if (e.oldPath !== undefined || content === null) return now !== null;
+  if (now === null) return true;
+  const mode = w.result!.mode ?? now.mode;
+  if (w.c.binary || mode === SYMLINK || now.mode === SYMLINK || mode === GITLINK) return true;
+  return (await mergeFile(root, now.content, base ?? Buffer.alloc(0), content, ['main', 'base', `lane ${laneName}`])).conflicts > 0;
 }
 
 /** Tell the agent, inside its lane, what was refused and why. */

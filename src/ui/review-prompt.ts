@@ -19,7 +19,8 @@ export interface ReviewPrompter {
    * with `quit` = this file's decisions so far stand, nothing more is asked.
    */
   decide(file: Classification, hunks: Hunk[], texts: () => Promise<FileTexts>): Promise<(FilePlan & { quit?: true }) | null>;
-  confirm(summary: { taken: number; left: number; files: number }): Promise<boolean>;
+  /** `partly`: of the taken files, those taken in part; `conflicts`: taken files the merge will leave conflicted. */
+  confirm(summary: { files: number; taken: number; partly: number; left: number; conflicts: number }): Promise<boolean>;
   close(): void;
 }
 
@@ -53,8 +54,11 @@ export function openReviewPrompter(color: boolean, maxLines: number): ReviewProm
   if (!term) return null;
   return {
     decide: (file, hunks, texts) => decideFile(term, file, hunks, texts, maxLines),
-    confirm: async ({ taken, left, files }) => {
-      term.write(`\n${files} file(s): ${taken} to merge into the main tree, ${left} left out (kept as refs).\n`);
+    confirm: async ({ files, taken, partly, left, conflicts }) => {
+      const s = makeColors(term.color);
+      const part = partly > 0 ? ` (${partly} in part)` : '';
+      term.write(`\n${files} file(s): ${taken} to merge into the main tree${part}, ${left} left out (kept as refs).\n`);
+      if (conflicts > 0) term.write(s.red(`${conflicts} of them will conflict with changes made in the main tree since the lane started (conflict markers; exit 1).\n`));
       for (let tries = 0; tries < 5; tries++) {
         const a = await term.ask('Merge now [y,n]? ');
         if (a === null || a.toLowerCase() === 'n') return false;
