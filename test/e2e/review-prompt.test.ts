@@ -269,6 +269,26 @@ describe('guard review at a terminal: the keys of git add -p', () => {
   });
 });
 
+describe('guard review at a terminal: the summary', () => {
+  it('names the files taken in part and the conflicts to come before anything is written', async () => {
+    const base = lines(40);
+    const { repo, lane } = withLane({ 'doc.txt': base, 'b.txt': base }, { protect: ['doc.txt', 'b.txt'] });
+    laneWrite(lane, 'doc.txt', base.replace('line 2\n', 'two\n').replace('line 30\n', 'thirty\n'));
+    laneWrite(lane, 'b.txt', base.replace('line 7\n', 'lane 7\n'));
+    repo.write('b.txt', base.replace('line 7\n', 'main 7\n'));
+    const s = spawnGuard(['review', 'agent'], repo.dir);
+    expect(await answer(s, /\(1\/1\) Take this hunk/, 'y')).toContain('b.txt');
+    await answer(s, /\(1\/2\) Take this hunk/, 'y');
+    await answer(s, /\(2\/2\) Take this hunk/, 'n');
+    const summary = await answer(s, CONFIRM, 'y');
+    expect(summary).toContain('2 file(s): 2 to merge into the main tree (1 in part), 0 left out');
+    expect(summary).toContain('1 of them will conflict');
+    expect(await s.exit).toBe(1);
+    expect(repo.read('b.txt')).toContain('<<<<<<< main\n');
+    expect(repo.read('doc.txt')).toBe(base.replace('line 2\n', 'two\n'));
+  });
+});
+
 describe('guard review at a terminal: what is asked', () => {
   it('by default only what needs approval is asked about; the rest is taken', async () => {
     const { repo, lane } = withLane({ 'cfg.txt': FOUR, 'small.txt': lines(10) });
