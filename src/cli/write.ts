@@ -25,6 +25,7 @@ export async function run(argv: GlobalArgs, out: Output): Promise<number> {
     color: out.ttyColor,
   });
   out.result('write', result);
+  for (const w of result.warnings) out.warn(w);
   if (!out.json) printHuman(result, out);
   return result.blocked > 0 || result.rejected > 0 ? EXIT.blocked : EXIT.ok;
 }

@@ -13,6 +13,7 @@ export type ErrorCode =
   | 'E_TIMEOUT'
   | 'E_GIT'
   | 'E_LOCKED'
+  | 'E_CHANGED'
   | 'E_NO_CHECKPOINT'
   | 'E_RECORD'
   | 'E_INTERNAL';
@@ -30,6 +31,7 @@ const EXIT_BY_CODE: Record<ErrorCode, number> = {
   E_TIMEOUT: EXIT.blocked,
   E_GIT: EXIT.internal,
   E_LOCKED: EXIT.blocked,
+  E_CHANGED: EXIT.blocked,
   E_NO_CHECKPOINT: EXIT.usage,
   E_RECORD: EXIT.internal,
   E_INTERNAL: EXIT.internal,

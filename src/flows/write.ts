@@ -2,13 +2,15 @@ import { readFile, readlink } from 'node:fs/promises';
 import path from 'node:path';
 import { classify, makePolicy, type ChangeFacts, type Classification } from '../core/classify.js';
 import { CONFIG_FILE } from '../core/config.js';
+import { GuardError } from '../core/errors.js';
 import { countLines, looksBinary } from '../core/lines.js';
 import type { PreviewHunk } from '../core/preview.js';
 import { batchMessage, decisionRecord, rejectedMessage, type Decision, type DecisionRecord, type RecordContext } from '../core/record.js';
-import { MODE, cleanStaleTemps, commitWrite, discardWrite, resolveInside, stageWrite, statOnDisk, type Staged } from '../git/atomic.js';
+import { MODE, cleanStaleTemps, commitWrite, discardWrite, resolveInside, stageWrite, statOnDisk, type OnDisk, type Staged } from '../git/atomic.js';
 import { catFileBatch } from '../git/catfile.js';
 import { checkpoint } from '../git/checkpoint.js';
 import { faultPoint } from '../git/faults.js';
+import { lockTree, staleLockNotice } from '../git/lock.js';
 import { REFS, newRef, writeRecords, type RecordCommit } from '../git/records.js';
 import { openRepo } from '../git/repo.js';
 import { git } from '../git/run.js';
@@ -47,7 +49,12 @@ export interface WriteResult {
   /** The checkpoint taken before the write: `guard restore` it to undo the write. */
   checkpoint: string | null;
   record: string;
+  /** Said on stderr (e.g. a stale lock of a killed guard was taken over). */
+  warnings: string[];
 }
+
+/** How long a write waits for another guard writing into the same tree. */
+const LOCK_WAIT_MS = 10_000;
 
 /** Hard cap on what is held in memory of the config blob and the old file before the config is known. */
 const READ_CAP = 64 * 1024 * 1024;
@@ -141,19 +148,31 @@ export async function write(opts: WriteOptions): Promise<WriteResult> {
     commits.push({ ref: record, parent: null, message: batchMessage(ctx, [decisionRecord(c, file.decision, file.decider, extra)]), changes: [] });
 
     let cp: string | null = null;
+    const warnings: string[] = [];
     if (!refused && !unchanged) {
-      // The checkpoint of the path comes before the write, whoever allowed it.
-      const [taken] = await Promise.all([
-        checkpoint(repo, { reason: `before guard write ${target.rel}`, command: 'write', lane, paths: [target.rel], now }),
-        writeRecords(root, commits, now),
-      ]);
-      cp = taken.id;
-      faultPoint('write:after-checkpoint');
-      faultPoint('write:before-rename');
-      await commitWrite(staged);
-      committed = true;
-      faultPoint('write:after-rename');
-      file.written = true;
+      // One writer at a time (another guard write or review into this tree), and
+      // only over the content that was judged: otherwise the other writer's file
+      // would be replaced unjudged and without a checkpoint.
+      const lock = await lockTree(repo, `guard write ${target.rel}`, { waitMs: LOCK_WAIT_MS });
+      try {
+        const stale = staleLockNotice(lock);
+        if (stale) warnings.push(stale);
+        await sameOnDisk(target.abs, target.rel, old, oldContent);
+        // The checkpoint of the path comes before the write, whoever allowed it.
+        const [taken] = await Promise.all([
+          checkpoint(repo, { reason: `before guard write ${target.rel}`, command: 'write', lane, paths: [target.rel], now }),
+          writeRecords(root, commits, now),
+        ]);
+        cp = taken.id;
+        faultPoint('write:after-checkpoint');
+        faultPoint('write:before-rename');
+        await commitWrite(staged);
+        committed = true;
+        faultPoint('write:after-rename');
+        file.written = true;
+      } finally {
+        await lock.release();
+      }
     } else {
       await writeRecords(root, commits, now);
     }
@@ -167,6 +186,7 @@ export async function write(opts: WriteOptions): Promise<WriteResult> {
       rejected: file.decision === 'rejected' ? 1 : 0,
       checkpoint: cp,
       record,
+      warnings,
     };
   } finally {
     if (!committed) await discardWrite(staged);
@@ -249,4 +269,15 @@ async function previewHunks(staged: Staged, existed: boolean, contextLines: numb
   const { parsePatch } = await import('diff');
   const [patch] = parsePatch(r.stdout.toString('utf8'));
   return (patch?.hunks ?? []).map((h) => ({ ...h, lines: [...h.lines] }));
+}
+
+/** The file on disk is still what was judged; another writer got there first otherwise. */
+async function sameOnDisk(abs: string, rel: string, judged: OnDisk | null, judgedContent: Buffer | null): Promise<void> {
+  const now = await statOnDisk(abs);
+  let same = now === null ? judged === null : judged !== null && now.mode === judged.mode;
+  if (same && now !== null) {
+    const content = now.mode === MODE.symlink ? Buffer.from(await readlink(abs, { encoding: 'buffer' })) : await readFile(abs);
+    same = judgedContent !== null && content.equals(judgedContent);
+  }
+  if (!same) throw new GuardError('E_CHANGED', `${rel} changed on disk while guard was judging the write (another writer?)`, 'nothing was written; run the command again to judge the new content');
 }

@@ -1,12 +1,23 @@
-import { open, readFile, unlink } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
+import { link, open, readFile, stat, unlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { GuardError } from '../core/errors.js';
 import type { Repo } from './repo.js';
 
 /**
- * One guard at a time writes into a work tree. The lock is a file created
- * with O_EXCL holding the owner's pid; a lock whose process is gone (killed)
- * is stale and taken over, and said so.
+ * One guard at a time writes into a work tree. The lock is `guard.lock` in
+ * the work tree's git dir, holding the owner's pid and what it does:
+ *
+ *   12345
+ *   guard review agent-1
+ *
+ * It is made whole in a temp file and hard-linked into place, so it exists
+ * with its content or not at all (an O_EXCL create would leave an empty
+ * file for a moment, which another guard would read as stale). A lock
+ * whose process is gone (killed) is stale and taken over, and said so; two
+ * guards that find the same stale lock take turns through a second,
+ * short-lived file (`guard.lock.takeover`), so neither removes the fresh
+ * lock the other has just made.
  */
 export interface Lock {
   file: string;
@@ -14,6 +25,15 @@ export interface Lock {
   tookOverFrom: number | null;
   release(): Promise<void>;
 }
+
+export interface LockOptions {
+  /** How long to wait for a live owner to finish; 0 (the default) refuses at once. */
+  waitMs?: number;
+}
+
+/** A takeover file older than this belongs to a guard killed in the middle of one (it takes microseconds). */
+const TAKEOVER_STALE_MS = 5_000;
+const POLL_MS = 25;
 
 function alive(pid: number): boolean {
   try {
@@ -24,34 +44,75 @@ function alive(pid: number): boolean {
   }
 }
 
-export async function lockTree(repo: Repo, what: string): Promise<Lock> {
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+export async function lockTree(repo: Repo, what: string, opts: LockOptions = {}): Promise<Lock> {
   const file = path.join(repo.gitDir, 'guard.lock');
+  const text = `${process.pid}\n${what}\n`;
+  const temp = `${file}.${process.pid}-${randomBytes(4).toString('hex')}`;
+  await writeFile(temp, text, { flag: 'wx' });
+  const deadline = Date.now() + (opts.waitMs ?? 0);
   let tookOverFrom: number | null = null;
-  for (let attempt = 0; attempt < 2; attempt++) {
-    try {
-      const fh = await open(file, 'wx');
-      await fh.writeFile(`${process.pid}\n${what}\n`);
-      await fh.close();
-      let released = false;
-      return {
-        file,
-        tookOverFrom,
-        release: async () => {
-          if (released) return;
-          released = true;
-          await unlink(file).catch(() => {});
-        },
-      };
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-      const text = await readFile(file, 'utf8').catch(() => '');
-      const pid = Number(text.split('\n')[0]);
-      if (Number.isInteger(pid) && pid > 0 && alive(pid) && pid !== process.pid) {
-        throw new GuardError('E_LOCKED', `another guard (pid ${pid}) is writing into ${repo.root}: ${text.split('\n')[1] ?? ''}`.trim(), 'wait for it to finish, then run the command again');
+  try {
+    for (;;) {
+      try {
+        await link(temp, file);
+        break;
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
       }
-      await unlink(file).catch(() => {});
-      tookOverFrom = Number.isInteger(pid) ? pid : 0;
+      const held = await readFile(file, 'utf8').catch(() => null);
+      if (held === null) continue; // released in between: try again
+      const [pidText, doing] = held.split('\n');
+      const pid = Number(pidText);
+      if (Number.isInteger(pid) && pid > 0 && pid !== process.pid && alive(pid)) {
+        if (Date.now() < deadline) {
+          await sleep(POLL_MS);
+          continue;
+        }
+        throw new GuardError('E_LOCKED', `another guard (pid ${pid}) is writing into ${repo.root}${doing ? `: ${doing}` : ''}`, 'wait for it to finish, then run the command again');
+      }
+      if (await takeOver(file, held)) tookOverFrom = Number.isInteger(pid) ? pid : 0;
+      else await sleep(POLL_MS);
     }
+  } finally {
+    await unlink(temp).catch(() => {});
   }
-  throw new GuardError('E_LOCKED', `cannot take the lock ${file}`, 'remove it if no guard is running');
+  let released = false;
+  return {
+    file,
+    tookOverFrom,
+    release: async () => {
+      if (released) return;
+      released = true;
+      // only our own lock: a guard that found us dead may have taken it over
+      if ((await readFile(file, 'utf8').catch(() => null)) === text) await unlink(file).catch(() => {});
+    },
+  };
+}
+
+/** Remove the stale lock `held`, unless another guard is doing so or has already replaced it. */
+async function takeOver(file: string, held: string): Promise<boolean> {
+  const turn = `${file}.takeover`;
+  try {
+    await writeFile(turn, `${process.pid}\n`, { flag: 'wx' });
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    const st = await stat(turn).catch(() => null);
+    if (st && Date.now() - st.mtimeMs > TAKEOVER_STALE_MS) await unlink(turn).catch(() => {});
+    return false;
+  }
+  try {
+    if ((await readFile(file, 'utf8').catch(() => null)) !== held) return false;
+    await unlink(file).catch(() => {});
+    return true;
+  } finally {
+    await unlink(turn).catch(() => {});
+  }
+}
+
+/** What to tell the person when a stale lock was taken over, or null. */
+export function staleLockNotice(lock: Lock): string | null {
+  if (lock.tookOverFrom === null) return null;
+  return `took over the lock of an interrupted guard (pid ${lock.tookOverFrom || '?'}); guard log lists the checkpoint it made, if it wrote anything`;
 }
