@@ -355,3 +355,25 @@ export function leftHunks(hunks: readonly Hunk[], take: HunkChoice): Hunk[] {
   }
   return left.map((h, index) => ({ ...h, index, header: formatHeader(h) }));
 }
+
+/**
+ * The hunks with every line's text taken from the texts by line number:
+ * context and removed lines from `baseText`, added lines from `newText`.
+ * Apply the result to `baseText` when the diff was decoded differently from
+ * the texts: read as "latin1" (one char per byte) both sides round-trip byte
+ * for byte, so invalid UTF-8 in lines nobody chose stays as it was.
+ */
+export function relineHunks(hunks: readonly Hunk[], baseText: string, newText: string): Hunk[] {
+  const base = splitText(baseText).lines;
+  const next = splitText(newText).lines;
+  return hunks.map((h) => {
+    let oldAt = h.oldLines === 0 ? h.oldStart : h.oldStart - 1;
+    let newAt = h.newLines === 0 ? h.newStart : h.newStart - 1;
+    const lines = h.lines.map((l) => {
+      if (l[0] === '+') return `+${next[newAt++] ?? l.slice(1)}`;
+      if (l[0] === ' ') newAt++;
+      return `${l[0]}${base[oldAt++] ?? l.slice(1)}`;
+    });
+    return { ...h, lines };
+  });
+}

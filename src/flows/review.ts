@@ -438,8 +438,13 @@ async function resolvePlan(w: Work, contents: (w: Work) => Promise<Contents>): P
       w.result = { content: (await contents(w)).lane, mode: laneMode };
       return;
     }
-    const content = applyHunks(t.base, hunks, plan.indices);
-    w.result = { content: Buffer.from(content, 'utf8'), mode: laneMode ?? e.oldMode, takenIds };
+    // Byte for byte: the hunks were read as UTF-8 (invalid bytes became U+FFFD),
+    // so their lines are taken again from both sides read as latin1.
+    const { relineHunks } = await import('../core/hunks.js');
+    const raw = await contents(w);
+    const [base, lane] = [raw.base?.toString('latin1') ?? '', raw.lane?.toString('latin1') ?? ''];
+    const content = applyHunks(base, relineHunks(hunks, base, lane), plan.indices);
+    w.result = { content: Buffer.from(content, 'latin1'), mode: laneMode ?? e.oldMode, takenIds };
     return;
   }
   const { applyStrategy } = await import('../core/strategies.js');

@@ -14,7 +14,7 @@ import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
 import { classify, makePolicy } from '../../src/core/classify.js';
 import { parseConfig } from '../../src/core/config.js';
-import { applyHunks, leftHunks, parseHunks, type Hunk } from '../../src/core/hunks.js';
+import { applyHunks, leftHunks, parseHunks, relineHunks, type Hunk } from '../../src/core/hunks.js';
 import { collectFacts } from '../../src/git/changes.js';
 import { stagedDiff, treeDiff } from '../../src/git/diff.js';
 import { readFileDiffs } from '../../src/git/patch.js';
@@ -220,6 +220,10 @@ async function checkHunks(b: Batch, pairs: readonly Pair[]): Promise<void> {
       expect(left.length + subset.size, ctx).toBe(hunks.length);
       expect(applyHunks(mid, left, () => true), `${ctx} taking ${[...subset]}`).toBe(next);
     }
+
+    // byte for byte, whatever the encoding: lines taken again from both sides read as latin1 (what review does)
+    const [b1, n1] = [p.base.toString('latin1'), p.next.toString('latin1')];
+    expect(Buffer.from(applyHunks(b1, relineHunks(hunks, b1, n1), () => true), 'latin1').equals(p.next), ctx).toBe(true);
 
     const rh = parseHunks(review.get(name(i)) ?? '');
     expect(applyHunks(base, rh, () => false), ctx).toBe(base);
