@@ -50,6 +50,8 @@ function isoOf(rec: RefRecord, parsed: { time?: unknown }): string {
   return new Date(rec.time * 1000).toISOString();
 }
 
+const optionalString = (v: unknown) => v === undefined || v === null || typeof v === 'string';
+
 /** Every checkpoint and decision from ONE for-each-ref, newest first. */
 export async function readLog(cwd: string): Promise<{ entries: LogEntry[]; skipped: string[] }> {
   const records = await listRecords(cwd, REFS.root);
@@ -86,8 +88,13 @@ export async function readLog(cwd: string): Promise<{ entries: LogEntry[]; skipp
       continue;
     }
     const recordId = rec.ref.slice(REFS.decisions.length);
+    // A hand-edited record with wrong types is reported, not dropped in silence.
+    const wellTyped = parsed.decisions.every((d) => typeof d === 'object' && d !== null && typeof d.path === 'string' && typeof d.decision === 'string');
+    if (!wellTyped || !optionalString(parsed.command) || !optionalString(parsed.lane)) {
+      skipped.push(rec.ref);
+      continue;
+    }
     parsed.decisions.forEach((d, n) => {
-      if (typeof d !== 'object' || d === null || typeof d.path !== 'string') return;
       entries.push({
         ...d,
         id: `${recordId}:${n}`,
