@@ -77,6 +77,18 @@ function hotPath(args: string[]): { kind: 'command'; command: string; argv: Glob
   }
 }
 
+/**
+ * A file or folder guard may not read or write (EACCES, EPERM) is the
+ * user's to fix, not a bug: name it. Nothing was written past that point
+ * (writes go through a temp file and a rename).
+ */
+function deniedError(err: unknown): GuardError | null {
+  const e = err as { code?: unknown; path?: unknown; syscall?: unknown } | null;
+  if (!e || (e.code !== 'EACCES' && e.code !== 'EPERM') || typeof e.path !== 'string') return null;
+  const what = e.syscall === 'open' || e.syscall === 'read' || e.syscall === 'scandir' ? 'read' : 'access';
+  return new GuardError('E_UNREADABLE', `cannot ${what} ${e.path}: permission denied`, 'fix its permissions (or move it away), then run guard again');
+}
+
 async function main(): Promise<number> {
   const args = process.argv.slice(2);
   let out = makeOutput({ json: args.includes('--json'), quiet: args.includes('--quiet'), color: args.includes('--no-color') ? false : undefined });
@@ -95,6 +107,11 @@ async function main(): Promise<number> {
     if (err instanceof GuardError) {
       out.error(err);
       return err.exitCode;
+    }
+    const denied = deniedError(err);
+    if (denied) {
+      out.error(denied);
+      return denied.exitCode;
     }
     const e = err instanceof Error ? err : new Error(String(err));
     out.error(new GuardError('E_INTERNAL', `internal error: ${e.message}`, 'this is a bug in guard; GUARD_DEBUG=1 prints the stack'));

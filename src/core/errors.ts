@@ -16,6 +16,7 @@ export type ErrorCode =
   | 'E_CHANGED'
   | 'E_NO_CHECKPOINT'
   | 'E_RECORD'
+  | 'E_UNREADABLE'
   | 'E_INTERNAL';
 
 /** Exit codes, for every command (DESIGN.md). */
@@ -34,6 +35,7 @@ const EXIT_BY_CODE: Record<ErrorCode, number> = {
   E_CHANGED: EXIT.blocked,
   E_NO_CHECKPOINT: EXIT.usage,
   E_RECORD: EXIT.internal,
+  E_UNREADABLE: EXIT.blocked,
   E_INTERNAL: EXIT.internal,
 };
 

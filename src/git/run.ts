@@ -111,6 +111,10 @@ export function gitFailure(args: readonly string[], r: { stderr: string; code: n
   if (/not a git repository/i.test(first)) {
     return new GuardError('E_NOT_A_REPO', 'not a git repository', 'run guard inside a git work tree, or pass --cwd DIR');
   }
+  // e.g. `git add` in a checkpoint: "error: open("secret.txt"): Permission denied"
+  if (/permission denied/i.test(first)) {
+    return new GuardError('E_UNREADABLE', `git ${args[0]} could not read a file: ${first.replace(/^(fatal|error): /, '')}`, 'fix its permissions (or move it away), then run guard again');
+  }
   return new GuardError('E_GIT', `git ${args[0]} failed: ${first.replace(/^(fatal|error): /, '')}`, 'run the same git command by hand to see why; GUARD_DEBUG=1 shows more');
 }
 
