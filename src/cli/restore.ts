@@ -15,6 +15,7 @@ export async function run(argv: GlobalArgs, out: Output): Promise<number> {
   });
   out.result('restore', r);
   for (const s of r.skipped) out.warn(`left ${s.path} alone: ${s.why}`);
+  for (const w of r.warnings) out.warn(w);
   if (out.json) return EXIT.ok;
   const { c } = out;
   if (r.changes.length === 0 && r.staged.length === 0) {

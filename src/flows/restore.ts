@@ -1,5 +1,6 @@
 import path from 'node:path';
 import { resolveInside } from '../git/atomic.js';
+import { lockTree, staleLockNotice } from '../git/lock.js';
 import { findCheckpoint, restoreCheckpoint, type RestoreChange, type RestoreResult } from '../git/restore.js';
 import { openRepo } from '../git/repo.js';
 import { laneOf, type FlowOptions } from './context.js';
@@ -20,7 +21,11 @@ export interface RestoreFlowResult {
   skipped: RestoreResult['skipped'];
   /** `guard restore UNDO` puts back the state from before this restore. */
   undo: string;
+  /** Said on stderr (a stale lock of a killed guard was taken over). */
+  warnings: string[];
 }
+
+const LOCK_WAIT_MS = 10_000;
 
 export async function restore(opts: RestoreFlowOptions): Promise<RestoreFlowResult> {
   const repo = await openRepo(opts.cwd);
@@ -33,6 +38,13 @@ export async function restore(opts: RestoreFlowOptions): Promise<RestoreFlowResu
     rels.push((await resolveInside(repo.root, shown)).rel);
   }
   const whole = opts.paths.length === 0 || rels.length < opts.paths.length;
-  const r = await restoreCheckpoint(repo, target, { paths: whole ? undefined : rels, staged: opts.staged, lane: laneOf(repo.root) });
-  return { command: 'restore', checkpoint: target.id, changes: r.changes, staged: r.staged, skipped: r.skipped, undo: r.undo.id };
+  // One writer at a time: a review or write into this tree finishes first (restore is short; it waits).
+  const lock = await lockTree(repo, `guard restore ${target.id}`, { waitMs: LOCK_WAIT_MS });
+  try {
+    const r = await restoreCheckpoint(repo, target, { paths: whole ? undefined : rels, staged: opts.staged, lane: laneOf(repo.root) });
+    const stale = staleLockNotice(lock);
+    return { command: 'restore', checkpoint: target.id, changes: r.changes, staged: r.staged, skipped: r.skipped, undo: r.undo.id, warnings: stale ? [stale] : [] };
+  } finally {
+    await lock.release();
+  }
 }

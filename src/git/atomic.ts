@@ -149,6 +149,7 @@ export async function stageWrite(root: string, relPath: string, content: Buffer,
   const old = await statOnDisk(abs);
   const finalMode = mode ?? old?.mode ?? MODE.file;
   if (finalMode === MODE.gitlink) throw new GuardError('E_USAGE', `${rel} is a submodule`, 'guard does not write submodules');
+  await cleanFolderOnce(path.dirname(abs));
   const createdDirs = await makeDirs(path.dirname(abs));
   const temp = tempName(abs);
   try {
@@ -249,6 +250,32 @@ export async function cleanStaleTemps(abs: string): Promise<number> {
     );
   }
   return removed;
+}
+
+/** Folders whose stale temp files this process already removed: one readdir per folder, not per file. */
+const cleaned = new Set<string>();
+
+/**
+ * Every temp file of a killed guard in `dir`, whatever file it was for (a
+ * review or restore killed mid-write leaves them next to any file it writes;
+ * git would show them as untracked).
+ */
+async function cleanFolderOnce(dir: string): Promise<void> {
+  if (cleaned.has(dir)) return;
+  cleaned.add(dir);
+  let names: string[];
+  try {
+    names = await readdir(dir);
+  } catch {
+    return;
+  }
+  for (const name of names) {
+    const at = name.lastIndexOf(TEMP_MARK);
+    if (!name.startsWith('.') || at < 1) continue;
+    const pid = Number(name.slice(at + TEMP_MARK.length).split('-')[0]);
+    if (!Number.isInteger(pid) || pid === process.pid || alive(pid)) continue;
+    await unlink(path.join(dir, name)).catch(() => {});
+  }
 }
 
 function alive(pid: number): boolean {

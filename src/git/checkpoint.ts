@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { copyFile, rm, stat, utimes } from 'node:fs/promises';
+import { copyFile, readdir, rm, stat, utimes } from 'node:fs/promises';
 import path from 'node:path';
 import { RECORD_VERSION, parseRecordMessage } from '../core/record.js';
 import { faultPoint } from './faults.js';
@@ -93,6 +93,7 @@ export async function checkpoint(repo: Repo, opts: CheckpointOptions): Promise<C
         : git(['add', '-A', '--ignore-errors', '--', ...WHOLE_TREE], { cwd, env }),
       git(['rev-parse', '-q', '--verify', 'HEAD^{commit}'], { cwd, okCodes: [1] }),
       opts.paths ? null : lastCheckpoint(repo),
+      removeStaleIndexes(repo.gitDir),
     ]);
     faultPoint('checkpoint:after-add');
     const tree = (await git(['write-tree'], { cwd, env })).stdout.toString().trim();
@@ -123,6 +124,25 @@ export async function checkpoint(repo: Repo, opts: CheckpointOptions): Promise<C
     return { ref, id: checkpointId(ref), commit, tree, reused: false };
   } finally {
     await rm(tmpIndex, { force: true });
+  }
+}
+
+/** Temporary indexes left by a guard killed in the middle of a checkpoint (another live guard's stay). */
+async function removeStaleIndexes(gitDir: string): Promise<void> {
+  const names = await readdir(gitDir).catch(() => [] as string[]);
+  for (const name of names) {
+    const pid = /^guard-index-(\d+)-[0-9a-f]+$/.exec(name)?.[1];
+    if (pid === undefined || Number(pid) === process.pid || alive(Number(pid))) continue;
+    await rm(path.join(gitDir, name), { force: true });
+  }
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
   }
 }
 

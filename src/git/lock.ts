@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { link, open, readFile, stat, unlink, writeFile } from 'node:fs/promises';
+import { link, readFile, readdir, stat, unlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { GuardError } from '../core/errors.js';
 import type { Repo } from './repo.js';
@@ -78,6 +78,7 @@ export async function lockTree(repo: Repo, what: string, opts: LockOptions = {})
   } finally {
     await unlink(temp).catch(() => {});
   }
+  await removeStaleTemps(file);
   let released = false;
   return {
     file,
@@ -89,6 +90,14 @@ export async function lockTree(repo: Repo, what: string, opts: LockOptions = {})
       if ((await readFile(file, 'utf8').catch(() => null)) === text) await unlink(file).catch(() => {});
     },
   };
+}
+
+/** Lock temp files (`guard.lock.<pid>-<hex>`) of guards killed before they linked or removed theirs. */
+async function removeStaleTemps(file: string): Promise<void> {
+  for (const name of await readdir(path.dirname(file)).catch(() => [] as string[])) {
+    const pid = /^guard\.lock\.(\d+)-[0-9a-f]+$/.exec(name)?.[1];
+    if (pid !== undefined && Number(pid) !== process.pid && !alive(Number(pid))) await unlink(path.join(path.dirname(file), name)).catch(() => {});
+  }
 }
 
 /** Remove the stale lock `held`, unless another guard is doing so or has already replaced it. */
