@@ -37,7 +37,9 @@ export const GUARD_IDENTITY = {
 /** The whole work tree but guard's own folder (lanes live there). */
 // (.guard/ itself is kept out by .git/info/exclude, which init and start
 // ensure: an exclude pathspec on an ignored folder makes `git add` fail.)
-const WHOLE_TREE = [':(top)'];
+// Nor the temp files of guard's own atomic writes (a killed guard's, or a live one's
+// mid-write): a checkpoint holding one would bring it back, even staged, on restore.
+const WHOLE_TREE = [':(top)', ':(top,exclude,glob)**/.*.guard-tmp-*'];
 
 /** How many recent checkpoints are looked at for one to reuse. */
 const REUSE_WINDOW = 50;

@@ -199,6 +199,25 @@ describe('SIGKILL at each fault point of guard review (merge-back into the main 
   });
 });
 
+describe('a temp file of a killed guard never gets into a checkpoint', () => {
+  it('killed mid-write, then killed again after its checkpoint: restoring that checkpoint brings no temp file back, staged or not', () => {
+    const { repo, files } = laneRepo();
+    const before = snapshot(repo, files);
+    const indexBefore = index(repo);
+    expect(killedAt(repo, 'atomic:before-rename', ['review', 'agent', '--auto']).signal).toBe('SIGKILL');
+    expect(leftovers(repo.dir).filter((f) => f.includes('.guard-tmp-')).length).toBe(1);
+    // the next review checkpoints the main tree with that temp file still there, then dies too
+    expect(killedAt(repo, 'review:after-checkpoint', ['review', 'agent', '--auto']).signal).toBe('SIGKILL');
+    const cp = mergeCheckpoint(repo)!;
+    expect(repo.git(['ls-tree', '-r', '--name-only', `refs/guard/checkpoints/${cp}`])).not.toContain('guard-tmp');
+    expect(repo.guard(['restore', cp, '--staged']).code).toBe(0);
+    expect(eqSnap(snapshot(repo, files), before)).toBe(true);
+    expect(index(repo)).toBe(indexBefore);
+    expect(repo.guard(['review', 'agent', '--auto']).code).toBe(0);
+    expect(leftovers(repo.dir)).toEqual([]);
+  });
+});
+
 describe('SIGKILL at each fault point of guard restore', () => {
   const points = ['restore:after-undo-checkpoint', 'atomic:before-rename', 'restore:between-files@1', 'restore:between-files@2', 'restore:before-stage'];
   it.each(points)('%s: each file old or new; the undo checkpoint puts it back; the next restore works', (point) => {
@@ -221,15 +240,17 @@ describe('SIGKILL at each fault point of guard restore', () => {
     const which = oldOrNew(snapshot(repo, files), before, target);
     const undo = checkpoints(repo).find((c) => c.reason === `before guard restore ${id}`)?.id;
     expect(undo).toBeDefined(); // every point is past the undo checkpoint
+    let stderr = '';
     if (Object.values(which).includes('new') || index(repo) !== indexBefore) {
       const r = repo.guard(['restore', undo!, '--staged']);
       expect(r.code).toBe(0);
-      expect(r.stderr).toContain(TAKEOVER);
+      stderr += r.stderr;
       expect(eqSnap(snapshot(repo, files), before)).toBe(true);
       expect(index(repo)).toBe(indexBefore);
     }
     const next = repo.guard(['restore', id, '--staged']);
     expect(next.code).toBe(0);
+    expect(stderr + next.stderr).toContain(TAKEOVER); // it died holding the lock
     expect(eqSnap(snapshot(repo, files), target)).toBe(true);
     expect(repo.git(['status', '--porcelain'])).toBe('');
     expect(leftovers(repo.dir)).toEqual([]);
