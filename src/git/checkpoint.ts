@@ -13,6 +13,8 @@ export interface Checkpoint {
   id: string;
   commit: string;
   tree: string;
+  /** The index's tree, when what was staged differed from the work tree (else null). */
+  index: string | null;
   /** True when the state had not changed since the last checkpoint, which was reused. */
   reused: boolean;
 }
@@ -67,9 +69,13 @@ export function checkpointId(ref: string): string {
  */
 export async function checkpoint(repo: Repo, opts: CheckpointOptions): Promise<Checkpoint> {
   const tmpIndex = path.join(repo.gitDir, `guard-index-${process.pid}-${randomBytes(4).toString('hex')}`);
+  // A second copy for a whole-tree checkpoint: its tree is the index as it is (what is
+  // staged), kept too so that a staged version that differs from the file is not lost.
+  const stagedIndex = opts.paths ? null : `${tmpIndex}-staged`;
   const env = { GIT_INDEX_FILE: tmpIndex };
   const cwd = repo.root;
   try {
+    let seeded = false;
     try {
       await copyFile(realIndex(repo), tmpIndex);
       // Keep the index's mtime on the copy: git's racy-clean check compares each
@@ -79,13 +85,15 @@ export async function checkpoint(repo: Repo, opts: CheckpointOptions): Promise<C
       // https://git-scm.com/docs/racy-git
       const st = await stat(realIndex(repo));
       await utimes(tmpIndex, st.atime, st.mtime);
+      if (stagedIndex) await copyFile(tmpIndex, stagedIndex);
+      seeded = true;
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
     }
     // Only a whole-tree checkpoint is reused, and only for another whole-tree one: a
     // partial tree that happens to equal an older full one vouches for less than it.
     // (Looked up alongside the add: it reads refs, not the work tree.)
-    const [, head, previous] = await Promise.all([
+    const [, head, previous, , staged] = await Promise.all([
       opts.paths
         ? opts.paths.length > 0
           ? // update-index, not `add -A -- PATH`: a path that does not exist yet (the
@@ -96,12 +104,16 @@ export async function checkpoint(repo: Repo, opts: CheckpointOptions): Promise<C
       git(['rev-parse', '-q', '--verify', 'HEAD^{commit}'], { cwd, okCodes: [1] }),
       opts.paths ? null : lastCheckpoint(repo),
       removeStaleIndexes(repo.gitDir),
+      stagedIndex && seeded ? git(['write-tree'], { cwd, env: { GIT_INDEX_FILE: stagedIndex }, okCodes: [128] }) : null,
     ]);
+    // null when the index could not be written as a tree (a merge in progress): only the work tree is kept
+    const indexTree = staged && staged.code === 0 ? staged.stdout.toString().trim() : null;
     faultPoint('checkpoint:after-add');
     const tree = (await git(['write-tree'], { cwd, env })).stdout.toString().trim();
     const headOid = head.code === 0 ? head.stdout.toString().trim() : null;
 
-    if (previous && previous.tree === tree) return { ...previous, reused: true };
+    const index = indexTree && indexTree !== tree ? indexTree : null;
+    if (previous && previous.tree === tree && previous.index === index) return { ...previous, reused: true };
 
     const now = opts.now ?? new Date();
     const ref = newRef(REFS.checkpoints, now);
@@ -117,15 +129,24 @@ export async function checkpoint(repo: Repo, opts: CheckpointOptions): Promise<C
       partial: opts.paths ? true : undefined,
       // A partial checkpoint vouches only for these paths (the rest of its tree is the index): restore uses them.
       paths: opts.paths ? [...opts.paths] : undefined,
+      // The index's tree when it differs from the work tree's (the commit's second parent holds it).
+      index: index ?? undefined,
     };
     const message = `guard checkpoint: ${opts.reason}\n\n${JSON.stringify(body)}\n`;
-    const args = ['commit-tree', tree, ...(headOid ? ['-p', headOid] : [])];
+    const parents = headOid ? ['-p', headOid] : [];
+    if (index) {
+      // like `git stash`: the staged state is a commit of its own, the checkpoint's second parent
+      const r = await git(['commit-tree', index, ...parents], { cwd, input: `guard checkpoint: the index\n`, env: { ...GUARD_IDENTITY } });
+      parents.push('-p', r.stdout.toString().trim());
+    }
+    const args = ['commit-tree', tree, ...parents];
     const commit = (await git(args, { cwd, input: message, env: { ...GUARD_IDENTITY } })).stdout.toString().trim();
     faultPoint('checkpoint:before-update-ref');
     await git(['update-ref', '-m', 'guard checkpoint', ref, commit, ''], { cwd });
-    return { ref, id: checkpointId(ref), commit, tree, reused: false };
+    return { ref, id: checkpointId(ref), commit, tree, index, reused: false };
   } finally {
     await rm(tmpIndex, { force: true });
+    if (stagedIndex) await rm(stagedIndex, { force: true });
   }
 }
 
@@ -133,7 +154,7 @@ export async function checkpoint(repo: Repo, opts: CheckpointOptions): Promise<C
 async function removeStaleIndexes(gitDir: string): Promise<void> {
   const names = await readdir(gitDir).catch(() => [] as string[]);
   for (const name of names) {
-    const pid = /^guard-index-(\d+)-[0-9a-f]+$/.exec(name)?.[1];
+    const pid = /^guard-index-(\d+)-[0-9a-f]+(?:-staged)?$/.exec(name)?.[1];
     if (pid === undefined || Number(pid) === process.pid || alive(Number(pid))) continue;
     await rm(path.join(gitDir, name), { force: true });
   }
@@ -162,9 +183,9 @@ async function lastCheckpoint(repo: Repo): Promise<Checkpoint | null> {
   for (const rec of r.stdout.toString('utf8').split('\0\x01\n')) {
     const [ref, commit, tree, ...rest] = rec.split('\0');
     if (!ref || !commit || !tree) continue;
-    const parsed = parseRecordMessage(rest.join('\0')) as { worktree?: string; partial?: boolean } | null;
+    const parsed = parseRecordMessage(rest.join('\0')) as { worktree?: string; partial?: boolean; index?: string } | null;
     if (parsed?.worktree !== repo.root || parsed.partial) continue;
-    return { ref, id: checkpointId(ref), commit, tree, reused: false };
+    return { ref, id: checkpointId(ref), commit, tree, index: typeof parsed.index === 'string' ? parsed.index : null, reused: false };
   }
   return null;
 }

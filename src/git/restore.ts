@@ -13,6 +13,8 @@ export interface CheckpointInfo {
   id: string;
   commit: string;
   tree: string;
+  /** The index's tree when it differed from the work tree's (what `--staged` puts back). */
+  index: string | null;
   /** The work tree it was taken of; null when the record does not say (hand-made). */
   worktree: string | null;
   /** Set for a partial checkpoint: the only paths it vouches for (the rest of its tree is the index). */
@@ -38,7 +40,7 @@ export async function findCheckpoint(cwd: string, name: string): Promise<Checkpo
   const [refname, commit, tree, ...rest] = r.stdout.toString('utf8').split('\0');
   if (refname !== ref || !commit || !tree) throw noCheckpoint(name);
   const body = parseRecordMessage(rest.join('\0').replace(/\n$/, '')) as
-    | { worktree?: unknown; paths?: unknown; partial?: unknown; time?: unknown; reason?: unknown }
+    | { worktree?: unknown; paths?: unknown; partial?: unknown; time?: unknown; reason?: unknown; index?: unknown }
     | null;
   const paths = Array.isArray(body?.paths) ? body.paths.filter((p): p is string => typeof p === 'string') : null;
   return {
@@ -46,6 +48,7 @@ export async function findCheckpoint(cwd: string, name: string): Promise<Checkpo
     id: checkpointId(ref),
     commit,
     tree,
+    index: typeof body?.index === 'string' && /^[0-9a-f]{40,64}$/.test(body.index) ? body.index : null,
     worktree: typeof body?.worktree === 'string' ? body.worktree : null,
     // a partial checkpoint whose paths are unknown vouches for nothing
     paths: body?.partial ? (paths ?? []) : null,
@@ -135,7 +138,8 @@ export async function restoreCheckpoint(repo: Repo, target: CheckpointInfo, opts
   const spec = wanted ? ['--', ...wanted.map(literal)] : [];
   const [wt, idx] = await Promise.all([
     git(['diff-tree', ...RAW, target.tree, undo.tree, ...spec], { cwd }),
-    opts.staged ? git(['diff-index', '--cached', ...RAW, target.tree, ...spec], { cwd }) : null,
+    // the index goes back to what was staged then (its own tree when it differed from the files)
+    opts.staged ? git(['diff-index', '--cached', ...RAW, target.index ?? target.tree, ...spec], { cwd }) : null,
   ]);
 
   const skipped: RestoreResult['skipped'] = [];

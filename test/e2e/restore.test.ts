@@ -172,3 +172,26 @@ function json(repo: TestRepo, args: string[], cwd?: string): any {
   expect(r.code).toBe(0);
   return JSON.parse(r.stdout);
 }
+
+describe('guard restore --staged and a staged version', () => {
+  it('puts back what was staged as well as the file, when the two differed', () => {
+    const repo = makeRepo({ 'a.txt': 'one\n' });
+    repo.write('a.txt', 'staged\n');
+    repo.git(['add', 'a.txt']);
+    repo.write('a.txt', 'in the work tree\n');
+    // any restore first takes a full checkpoint of the state it changes: that one holds both versions
+    const w = repo.guardJson(['write', 'b.txt'], { input: 'b\n' });
+    expect(w.code).toBe(0);
+    const r = repo.guardJson(['restore', w.json.checkpoint]);
+    expect(r.code).toBe(0);
+    const undo: string = r.json.undo;
+    expect(repo.git(['show', `refs/guard/checkpoints/${undo}^2:a.txt`])).toBe('staged\n');
+    // wreck both the index and the file
+    repo.write('a.txt', 'wrecked\n');
+    repo.git(['add', 'a.txt']);
+    const back = repo.guardJson(['restore', undo, '--staged']);
+    expect(back.code).toBe(0);
+    expect(repo.read('a.txt')).toBe('in the work tree\n');
+    expect(repo.git(['show', ':a.txt'])).toBe('staged\n');
+  });
+});

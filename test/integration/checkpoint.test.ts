@@ -58,6 +58,10 @@ describe('checkpoint', () => {
     expect(repo.git(['show', `${cp.ref}:new.txt`])).toBe('untracked\n');
     expect(repo.git(['log', '-1', '--format=%B', cp.ref])).toContain('"reason":"test"');
     expect(repo.git(['log', '-1', '--format=%an <%ae>', cp.ref]).trim()).toBe('guard <guard@localhost>');
+    // what was staged (and differs from the file) is kept too: the second parent, like git stash
+    expect(cp.index).not.toBeNull();
+    expect(repo.git(['show', `${cp.ref}^2:b.txt`])).toBe('b staged\n');
+    expect(repo.git(['rev-parse', `${cp.ref}^2^{tree}`]).trim()).toBe(cp.index);
   });
 
   it('reuses the last checkpoint when nothing changed, and makes a new one when something did', async () => {
