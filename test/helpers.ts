@@ -1,5 +1,5 @@
 import { spawnSync, type SpawnSyncReturns } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync, realpathSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync, realpathSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -126,4 +126,24 @@ export function lines(n: number, prefix = 'line'): string {
   let s = '';
   for (let i = 1; i <= n; i++) s += `${prefix} ${i}\n`;
   return s;
+}
+
+/**
+ * A repository with guard installed as a user would: `node_modules/.bin/guard`
+ * (the built CLI), `guard init` (husky, relative core.hooksPath), and the
+ * install committed through the hook. Returns the repo.
+ */
+export function installGuard(files: Record<string, string | Buffer>): TestRepo {
+  const repo = makeRepo(files);
+  repo.git(['config', '--unset', 'core.hooksPath']);
+  mkdirSync(path.join(repo.dir, 'node_modules', '.bin'), { recursive: true });
+  symlinkSync(CLI, path.join(repo.dir, 'node_modules', '.bin', 'guard'));
+  chmodSync(CLI, 0o755);
+  const init = repo.guard(['init']);
+  if (init.code !== 0) throw new Error(`guard init failed: ${init.stderr}`);
+  repo.write('.gitignore', 'node_modules/\n');
+  repo.git(['add', '-A']);
+  const commit = repo.gitRun(['commit', '-q', '-m', 'install guard'], { CI: 'true' });
+  if (commit.code !== 0) throw new Error(`the install commit failed: ${commit.stderr}`);
+  return repo;
 }

@@ -8,7 +8,7 @@ import { collectFacts } from '../git/changes.js';
 import { checkpoint } from '../git/checkpoint.js';
 import { faultPoint } from '../git/faults.js';
 import { stagedDiff, type DiffEntry } from '../git/diff.js';
-import { REFS, newRef, writeRecords, type RecordCommit } from '../git/records.js';
+import { REFS, newRef, proposalChanges, writeRecords, type RecordCommit } from '../git/records.js';
 import { openRepo, type Repo } from '../git/repo.js';
 import { checkDeadline, git, setDeadline } from '../git/run.js';
 import { configAt, laneOf, type FlowOptions } from './context.js';
@@ -150,7 +150,7 @@ export async function check(opts: CheckOptions): Promise<CheckResult> {
       f.ref = newRef(REFS.rejected, now);
       extra.ref = f.ref;
       const rec = decisionRecord(f, f.decision, f.decider, extra);
-      commits.push({ ref: f.ref, parent: base, message: rejectedMessage(ctx, rec), changes: proposal(e) });
+      commits.push({ ref: f.ref, parent: base, message: rejectedMessage(ctx, rec), changes: proposalChanges(e) });
     }
     records.push(decisionRecord(f, f.decision, f.decider, extra));
   }
@@ -212,15 +212,6 @@ function approvalsIn(commit: Buffer | undefined): Set<string> {
     if (d.decision === 'approved' && d.decider === 'person') out.add(`${d.path}\0${d.blob ?? ''}`);
   }
   return out;
-}
-
-/** The tree change that turns the base into the proposal: `git diff R^ R` shows it. */
-function proposal(e: DiffEntry): RecordCommit['changes'] {
-  const changes: RecordCommit['changes'] = [];
-  if (e.oldPath !== undefined) changes.push({ kind: 'delete', path: e.oldPath });
-  if (e.newOid && e.newMode) changes.push({ kind: 'blob', path: e.path, mode: e.newMode, oid: e.newOid });
-  else changes.push({ kind: 'delete', path: e.path });
-  return changes;
 }
 
 const ZERO_OID = '0000000000000000000000000000000000000000';

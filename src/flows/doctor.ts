@@ -11,6 +11,7 @@ import { REFS, listRecords } from '../git/records.js';
 import type { Repo } from '../git/repo.js';
 import { git } from '../git/run.js';
 import { configAt, type FlowOptions } from './context.js';
+import { processAlive as alive } from '../git/alive.js';
 
 /**
  * `guard doctor`: would the gate run? Each check is data; the verdict is
@@ -373,15 +374,6 @@ function refChecks(typesText: string, records: Awaited<ReturnType<typeof listRec
 }
 
 /* ------------------------------------------------------------------ locks */
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
 
 /** guard.lock lives in each work tree's git dir: `.git/` and `.git/worktrees/<name>/`. */
 async function lockChecks(main: Repo): Promise<DoctorCheck[]> {

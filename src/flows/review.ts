@@ -14,7 +14,7 @@ import { faultPoint } from '../git/faults.js';
 import { lockTree, staleLockNotice } from '../git/lock.js';
 import { blobId, mergeFile, readCurrent, stagePaths } from '../git/merge.js';
 import { readFileDiffs } from '../git/patch.js';
-import { REFS, newRef, writeRecords, type RecordCommit } from '../git/records.js';
+import { REFS, newRef, proposalChanges, writeRecords, type RecordCommit } from '../git/records.js';
 import type { Repo } from '../git/repo.js';
 import { checkDeadline, git, setDeadline } from '../git/run.js';
 import type { FileTexts, ReviewPrompter } from '../ui/review-prompt.js';
@@ -463,14 +463,6 @@ async function pathEscape(root: string, e: DiffEntry): Promise<string | null> {
     }
   }
   return null;
-}
-
-function proposalChanges(e: DiffEntry): RecordCommit['changes'] {
-  const changes: RecordCommit['changes'] = [];
-  if (e.oldPath !== undefined) changes.push({ kind: 'delete', path: e.oldPath });
-  if (e.newOid && e.newMode) changes.push({ kind: 'blob', path: e.path, mode: e.newMode, oid: e.newOid });
-  else changes.push({ kind: 'delete', path: e.path });
-  return changes;
 }
 
 /**

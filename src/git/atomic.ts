@@ -4,6 +4,7 @@ import { chmod, lstat, mkdir, open, readdir, realpath, rename, rmdir, symlink, u
 import path from 'node:path';
 import { GuardError } from '../core/errors.js';
 import { faultPoint } from './faults.js';
+import { processAlive as alive } from './alive.js';
 
 /**
  * Every file guard writes into a work tree goes through here: the path is
@@ -275,15 +276,6 @@ async function cleanFolderOnce(dir: string): Promise<void> {
     const pid = Number(name.slice(at + TEMP_MARK.length).split('-')[0]);
     if (!Number.isInteger(pid) || pid === process.pid || alive(pid)) continue;
     await unlink(path.join(dir, name)).catch(() => {});
-  }
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
   }
 }
 

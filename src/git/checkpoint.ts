@@ -6,6 +6,7 @@ import { faultPoint } from './faults.js';
 import type { Repo } from './repo.js';
 import { REFS, newRef } from './records.js';
 import { git } from './run.js';
+import { processAlive as alive } from './alive.js';
 
 export interface Checkpoint {
   /** The ref, e.g. refs/guard/checkpoints/20261123T020512Z-9f3ab2c1; `guard restore` takes its last part. */
@@ -157,15 +158,6 @@ async function removeStaleIndexes(gitDir: string): Promise<void> {
     const pid = /^guard-index-(\d+)-[0-9a-f]+(?:-staged)?$/.exec(name)?.[1];
     if (pid === undefined || Number(pid) === process.pid || alive(Number(pid))) continue;
     await rm(path.join(gitDir, name), { force: true });
-  }
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
   }
 }
 

@@ -3,6 +3,7 @@ import { link, readFile, readdir, stat, unlink, writeFile } from 'node:fs/promis
 import path from 'node:path';
 import { GuardError } from '../core/errors.js';
 import type { Repo } from './repo.js';
+import { processAlive as alive } from './alive.js';
 
 /**
  * One guard at a time writes into a work tree. The lock is `guard.lock` in
@@ -34,15 +35,6 @@ export interface LockOptions {
 /** A takeover file older than this belongs to a guard killed in the middle of one (it takes microseconds). */
 const TAKEOVER_STALE_MS = 5_000;
 const POLL_MS = 25;
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { GuardError } from '../core/errors.js';
 import { recordId } from '../core/record.js';
+import type { DiffEntry } from './diff.js';
 import { git } from './run.js';
 
 export const REFS = {
@@ -115,4 +116,16 @@ export async function listRecords(cwd: string, prefix: string = REFS.root): Prom
     out.push({ ref, oid, time: Number(time) || 0, parent: parent ? parent.split(' ')[0]! : null, message: rest.join('\0') });
   }
   return out;
+}
+
+/**
+ * The tree change that turns a base into a proposed version of one diff
+ * entry, for a rejected ref: `git diff REF^ REF` then shows the proposal.
+ */
+export function proposalChanges(e: DiffEntry): RecordCommit['changes'] {
+  const changes: RecordCommit['changes'] = [];
+  if (e.oldPath !== undefined) changes.push({ kind: 'delete', path: e.oldPath });
+  if (e.newOid && e.newMode) changes.push({ kind: 'blob', path: e.path, mode: e.newMode, oid: e.newOid });
+  else changes.push({ kind: 'delete', path: e.path });
+  return changes;
 }

@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { CLI, TestRepo, cleanEnv, cleanupRepos, lines, makeRepo } from '../helpers.js';
+import { CLI, TestRepo, cleanEnv, cleanupRepos, lines, makeRepo, installGuard } from '../helpers.js';
 
 /**
  * Several guards at once: agents committing in eight lanes through the real
@@ -73,15 +73,7 @@ const COMMITS = 20;
 
 describe('eight agents committing in eight lanes at once, through the hook', () => {
   it(`${LANES} processes x ${COMMITS} commits: every blocked proposal has its own ref, none lost or overwritten, guard log lists them all`, async () => {
-    const repo = makeRepo({ 'big.py': lines(150, 'original') });
-    repo.git(['config', '--unset', 'core.hooksPath']);
-    mkdirSync(path.join(repo.dir, 'node_modules', '.bin'), { recursive: true });
-    symlinkSync(CLI, path.join(repo.dir, 'node_modules', '.bin', 'guard'));
-    chmodSync(CLI, 0o755);
-    expect(repo.guard(['init']).code).toBe(0);
-    repo.write('.gitignore', 'node_modules/\n');
-    repo.git(['add', '-A']);
-    expect(repo.gitRun(['commit', '-q', '-m', 'install guard'], { CI: 'true' }).code).toBe(0);
+    const repo = installGuard({ 'big.py': lines(150, 'original') });
     // the lanes find guard on PATH (they have no node_modules)
     const bin = path.join(repo.dir, '.git', 'test-bin');
     mkdirSync(bin);

@@ -2,22 +2,13 @@ import { spawnSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { CLI, cleanupRepos, makeRepo, type TestRepo } from '../helpers.js';
+import { CLI, cleanupRepos, makeRepo, type TestRepo, installGuard } from '../helpers.js';
 
 afterAll(cleanupRepos);
 
 /** A repository with guard installed the way a user does it: npm (node_modules/.bin), guard init, commit. */
 function installed(): TestRepo {
-  const repo = makeRepo({ 'a.txt': 'a\n' });
-  repo.git(['config', '--unset', 'core.hooksPath']);
-  mkdirSync(path.join(repo.dir, 'node_modules', '.bin'), { recursive: true });
-  symlinkSync(CLI, path.join(repo.dir, 'node_modules', '.bin', 'guard'));
-  chmodSync(CLI, 0o755);
-  expect(repo.guard(['init']).code).toBe(0);
-  repo.write('.gitignore', 'node_modules/\n');
-  repo.git(['add', '-A']);
-  expect(repo.gitRun(['commit', '-q', '-m', 'install guard'], { CI: 'true' }).code).toBe(0);
-  return repo;
+  return installGuard({ 'a.txt': 'a\n' });
 }
 
 type Check = { id: string; ok: boolean; severity: string; message: string; hint?: string };

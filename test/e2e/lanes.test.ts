@@ -2,7 +2,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { CLI, cleanEnv, cleanupRepos, fixture, lines, makeRepo, type TestRepo } from '../helpers.js';
+import { CLI, cleanEnv, cleanupRepos, fixture, lines, makeRepo, type TestRepo, installGuard } from '../helpers.js';
 
 afterAll(cleanupRepos);
 
@@ -253,7 +253,7 @@ describe('guard lanes', () => {
     };
     const one = count(1);
     const three = count(2); // now three lanes, with 20 files each
-    expect(one).toBeLessThanOrEqual(14);
+    expect(one).toBeLessThanOrEqual(16);
     expect(three - one).toBeLessThanOrEqual(2 * (one - 3));
   });
 });
@@ -261,15 +261,7 @@ describe('guard lanes', () => {
 describe('hooks in a lane', () => {
   /** A repository with guard installed by `guard init` (husky, relative core.hooksPath). */
   function installed() {
-    const repo = makeRepo({ 'state.py': fixture('state.py'), 'small.py': fixture('small.py') });
-    repo.git(['config', '--unset', 'core.hooksPath']);
-    mkdirSync(path.join(repo.dir, 'node_modules', '.bin'), { recursive: true });
-    symlinkSync(CLI, path.join(repo.dir, 'node_modules', '.bin', 'guard'));
-    chmodSync(CLI, 0o755);
-    expect(repo.guard(['init']).code).toBe(0);
-    repo.write('.gitignore', 'node_modules/\n');
-    repo.git(['add', '-A']);
-    expect(repo.gitRun(['commit', '-q', '-m', 'install guard'], { CI: 'true' }).code).toBe(0);
+    const repo = installGuard({ 'state.py': fixture('state.py'), 'small.py': fixture('small.py') });
     return repo;
   }
 
