@@ -89,6 +89,30 @@ function deniedError(err: unknown): GuardError | null {
   return new GuardError('E_UNREADABLE', `cannot ${what} ${e.path}: permission denied`, 'fix its permissions (or move it away), then run guard again');
 }
 
+/** Commands that never prompt; check, review and write prompt unless in auto mode; run hands the terminal to its command. */
+const QUIET_WORK: Record<string, string> = {
+  ci: 'checking the pull request',
+  lanes: 'measuring lanes',
+  log: 'reading refs/guard/',
+  doctor: 'checking the gate',
+  discard: 'checkpointing the lane',
+  restore: 'restoring',
+  check: 'checking staged changes',
+  review: 'reviewing the lane',
+};
+
+async function maybeSpinner(command: string, argv: GlobalArgs, out: Output) {
+  const label = QUIET_WORK[command];
+  if (!label) return null;
+  const { spinnerWanted, delayedSpinner } = await import('../ui/spinner.js');
+  if (!spinnerWanted(argv)) return null;
+  if (command === 'check' || command === 'review') {
+    const { isAutoMode } = await import('../ui/terminal.js');
+    if (!isAutoMode(argv.auto as boolean | undefined) && !argv.decisions) return null;
+  }
+  return delayedSpinner(label, out.ttyColor);
+}
+
 async function main(): Promise<number> {
   const args = process.argv.slice(2);
   let out = makeOutput({ json: args.includes('--json'), quiet: args.includes('--quiet'), color: args.includes('--no-color') ? false : undefined });
@@ -102,7 +126,12 @@ async function main(): Promise<number> {
     }
     const command = COMMANDS[parsed.command];
     if (!command) throw new GuardError('E_USAGE', `unknown command "${parsed.command}"`, 'guard --help lists the commands');
-    return await (await command()).run(parsed.argv, out);
+    const spinner = await maybeSpinner(parsed.command, parsed.argv, out);
+    try {
+      return await (await command()).run(parsed.argv, out);
+    } finally {
+      spinner?.stop();
+    }
   } catch (err) {
     if (err instanceof GuardError) {
       out.error(err);
