@@ -1,4 +1,4 @@
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Classification } from '../core/classify.js';
 import { parseDecisions, planFromDecision, type FilePlan, type ScriptedDecision } from '../core/decisions.js';
@@ -545,8 +545,14 @@ async function writeFeedback(lane: Lane, files: ReviewedFile[], now: Date): Prom
     }
     lines.push('', 'Keep the code that stood there; make smaller, additive changes; never replace code with placeholders like "... existing code ...".');
   }
-  await mkdir(path.dirname(file), { recursive: true });
-  await writeFile(file, lines.join('\n') + '\n');
+  // The lane is the agent's: its .guard/ may hold a symlink planted to make guard write
+  // elsewhere. Contained, atomic, and a link is replaced, never followed.
+  try {
+    await writeFileAtomic(lane.path, FEEDBACK_FILE, Buffer.from(lines.join('\n') + '\n'), '100644');
+  } catch (err) {
+    if (err instanceof GuardError && err.code === 'E_PATH_ESCAPE') return null;
+    throw err;
+  }
   return file;
 }
 

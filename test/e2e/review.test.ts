@@ -603,4 +603,18 @@ describe('guard review: feedback to the agent', () => {
     // ignored in the lane, like all of .guard/: the agent's git status stays clean of it
     expect(laneGit(lane, ['status', '--porcelain', '--untracked-files=all'])).not.toContain('feedback');
   });
+
+  it('never writes through a symlink the agent planted at .guard/feedback.md', () => {
+    const { repo, lane } = withLane({ 'state.py': fixture('state.py') });
+    laneWrite(lane, 'state.py', fixture('state_replacement.py'));
+    const victim = path.join(repo.dir, '.git', 'victim.txt'); // outside the lane's work tree
+    writeFileSync(victim, 'precious\n');
+    mkdirSync(path.join(lane, '.guard'), { recursive: true });
+    symlinkSync(victim, path.join(lane, '.guard', 'feedback.md'));
+    const { code } = repo.guardJson(['review', '--auto']);
+    expect(code).toBe(1);
+    expect(readFileSync(victim, 'utf8')).toBe('precious\n');
+    expect(lstatSync(path.join(lane, '.guard', 'feedback.md')).isSymbolicLink()).toBe(false);
+    expect(readFileSync(path.join(lane, '.guard', 'feedback.md'), 'utf8')).toMatch(/state\.py/);
+  });
 });
