@@ -1,6 +1,6 @@
 import path from 'node:path/posix';
 import picomatch from 'picomatch';
-import { CONFIG_FILE, type Config } from './config.js';
+import { CONFIG_FILE, isDefaultConfig, type Config } from './config.js';
 import { findElisions } from './elision.js';
 
 /** What git (or guard write) knows about one changed path; no I/O here. */
@@ -48,8 +48,9 @@ export interface Policy {
   config: Config;
   /**
    * The base has no committed guard.config.json: guard is being installed.
-   * New files under `protect` are then allowed, so the commit that adds
-   * guard's own config and hook can pass; every later change needs a person.
+   * The commit that installs it may then add a new `.husky/` hook and a
+   * guard.config.json that means exactly the defaults without a person; a
+   * config that sets its own thresholds, and every later change, needs one.
    */
   bootstrap: boolean;
   isProtected: (p: string) => boolean;
@@ -103,7 +104,11 @@ export function classify(f: ChangeFacts, policy: Policy): Classification {
   else status = 'modify';
 
   const paths = f.oldPath !== undefined ? [f.path, f.oldPath] : [f.path];
-  const isProtected = paths.some((p) => policy.isProtected(p)) && !(policy.bootstrap && status === 'new');
+  const installing =
+    policy.bootstrap &&
+    status === 'new' &&
+    (f.path === CONFIG_FILE ? f.newText !== undefined && isDefaultConfig(f.newText) : f.path.startsWith('.husky/'));
+  const isProtected = paths.some((p) => policy.isProtected(p)) && !installing;
   const ignored = !isProtected && paths.every((p) => policy.isIgnored(p));
   const reasons: string[] = [];
 

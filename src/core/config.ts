@@ -86,3 +86,12 @@ export function parseConfig(text: string | undefined, source = CONFIG_FILE): Con
 export function renderDefaultConfig(): string {
   return JSON.stringify(DEFAULT_CONFIG, null, 2) + '\n';
 }
+
+/** Does this config text mean exactly the defaults? (`{}` and the file `guard init` writes do.) */
+export function isDefaultConfig(text: string): boolean {
+  try {
+    return JSON.stringify(parseConfig(text)) === JSON.stringify(DEFAULT_CONFIG);
+  } catch {
+    return false;
+  }
+}

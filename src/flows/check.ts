@@ -11,7 +11,7 @@ import { stagedDiff, type DiffEntry } from '../git/diff.js';
 import { REFS, newRef, proposalChanges, writeRecords, type RecordCommit } from '../git/records.js';
 import { openRepo, type Repo } from '../git/repo.js';
 import { checkDeadline, git, setDeadline } from '../git/run.js';
-import { configAt, laneOf, type FlowOptions } from './context.js';
+import { checkProposedConfig, configAt, laneOf, type FlowOptions } from './context.js';
 
 export interface CheckOptions extends FlowOptions {
   auto: boolean;
@@ -111,6 +111,8 @@ export async function check(opts: CheckOptions): Promise<CheckResult> {
   const config = configAt('HEAD', configBlob?.data);
   const policy = makePolicy(config, { bootstrap: configBlob === null });
   const { facts } = await collectFacts(cwd, entries, { maxBytes: Math.min(config.maxFileBytes, READ_CAP) });
+  // A broken config must not get past the gate: once committed, it is the policy.
+  checkProposedConfig(facts.find((f) => f.path === CONFIG_FILE && f.newMode !== null)?.newText, 'staged');
   const classified = facts.map((f) => classify(f, policy));
   const lane = laneOf(cwd);
   const checked = await readCheckedTrees(repo);

@@ -1,5 +1,6 @@
 import path from 'node:path';
 import { CONFIG_FILE, parseConfig, type Config } from '../core/config.js';
+import { GuardError } from '../core/errors.js';
 
 /** Options every flow gets from the CLI. */
 export interface FlowOptions {
@@ -18,7 +19,29 @@ export function laneOf(root: string): string | null {
 /** The policy is the committed config of the base: never the tree being judged. */
 export function configAt(rev: string | null, text: Buffer | undefined): Config {
   const source = `${rev ?? 'HEAD'}:${CONFIG_FILE}`;
-  return parseConfig(text?.toString('utf8'), source);
+  try {
+    return parseConfig(text?.toString('utf8'), source);
+  } catch (err) {
+    if (!(err instanceof GuardError)) throw err;
+    // Editing the file changes nothing: the policy is the committed one.
+    throw new GuardError(
+      err.code,
+      err.message,
+      `guard reads its policy from ${source}, so fixing the file is not enough: commit the fix past the gate ` +
+        `(git commit --no-verify guard.config.json), then run guard doctor`,
+    );
+  }
+}
+
+/** A staged or proposed config must be valid before it can become the policy. */
+export function checkProposedConfig(text: string | undefined, where: string): void {
+  if (text === undefined) return;
+  try {
+    parseConfig(text, `${CONFIG_FILE} (${where})`);
+  } catch (err) {
+    if (!(err instanceof GuardError)) throw err;
+    throw new GuardError(err.code, err.message, `fix ${CONFIG_FILE} before committing it: once committed it is the policy`);
+  }
 }
 
 export function shortOid(oid: string | null | undefined): string {

@@ -1,4 +1,5 @@
 import type { ChangeFacts } from '../core/classify.js';
+import { CONFIG_FILE } from '../core/config.js';
 import { looksBinary } from '../core/lines.js';
 import { catFileBatch, type CatResult } from './catfile.js';
 import type { DiffEntry } from './diff.js';
@@ -35,7 +36,8 @@ export async function collectFacts(
   entries.forEach((e, i) => {
     const n = want[i]!.new;
     const deleted = e.deleted !== null && e.deleted > 0;
-    if (n !== undefined && !deleted && e.newMode !== '120000') infoOnly.add(n);
+    // guard's own config is always read: the install rule and check's validation need it
+    if (n !== undefined && !deleted && e.newMode !== '120000' && e.path !== CONFIG_FILE) infoOnly.add(n);
   });
   const objects = await catFileBatch(cwd, names, opts.maxBytes, (i) => infoOnly.has(i));
   const extraCount = opts.extra?.length ?? 0;

@@ -173,6 +173,30 @@ describe('guard check', () => {
     expect(json.files[0]).toMatchObject({ path: '.husky/pre-commit', protected: true, decision: 'blocked' });
   });
 
+  it('before guard is installed, a loosened config or a new workflow still needs a person', () => {
+    const repo = makeRepo({ 'a.txt': 'a\n' });
+    repo.write('guard.config.json', JSON.stringify({ lineThreshold: 100000, protect: [] }));
+    repo.write('.github/workflows/exfil.yml', 'on: push\n');
+    repo.git(['add', '-A']);
+    const { code, json } = repo.guardJson(['check']);
+    expect(code).toBe(1);
+    expect(json.files.map((f: any) => [f.path, f.decision])).toEqual([
+      ['.github/workflows/exfil.yml', 'blocked'],
+      ['guard.config.json', 'blocked'],
+    ]);
+  });
+
+  it('refuses to let a broken config be committed (it would become the policy)', () => {
+    const repo = makeRepo({ 'guard.config.json': '{}\n' });
+    repo.write('guard.config.json', '{"lineTreshold": 50}\n');
+    repo.git(['add', '-A']);
+    const { code, json } = repo.guardJson(['check']);
+    expect(code).toBe(2);
+    expect(json.error.code).toBe('E_CONFIG');
+    expect(json.error.message).toContain('guard.config.json (staged): "lineTreshold" is not a known key');
+    expect(json.error.hint).toMatch(/before committing/);
+  });
+
   it('gives the documented error for a bad config at HEAD', () => {
     const repo = makeRepo({ 'guard.config.json': '{"lineThreshold": "many"}' });
     repo.write('x.txt', 'x\n');
@@ -182,7 +206,7 @@ describe('guard check', () => {
     expect(json.ok).toBe(false);
     expect(json.error.code).toBe('E_CONFIG');
     expect(json.error.message).toContain('lineThreshold');
-    expect(json.error.hint).toBeTruthy();
+    expect(json.error.hint).toMatch(/--no-verify/);
     const human = repo.guard(['check']);
     expect(human.code).toBe(2);
     expect(human.stderr.trim().split('\n')).toHaveLength(2);

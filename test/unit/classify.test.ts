@@ -56,10 +56,17 @@ describe('classify', () => {
     expect(classify(facts({ path: '.github/workflows/x/y.yml' }), policy).protected).toBe(true);
   });
 
-  it('bootstrap: new protected files are allowed until a config is committed', () => {
+  it('bootstrap: installing guard adds a hook and a default config without a person, nothing more', () => {
     const boot = makePolicy(DEFAULT_CONFIG, { bootstrap: true });
-    expect(classify(facts({ path: 'guard.config.json', oldMode: null }), boot).needsApproval).toBe(false);
-    expect(classify(facts({ path: 'guard.config.json' }), boot).needsApproval).toBe(true);
+    const config = (text: string | undefined) => classify(facts({ path: 'guard.config.json', oldMode: null, ...(text !== undefined ? { newText: text } : {}) }), boot);
+    expect(config('{}\n').needsApproval).toBe(false);
+    expect(config(JSON.stringify(DEFAULT_CONFIG)).needsApproval).toBe(false);
+    expect(config('{"lineThreshold": 100000, "protect": []}').needsApproval).toBe(true);
+    expect(config(undefined).needsApproval).toBe(true);
+    expect(classify(facts({ path: '.husky/pre-commit', oldMode: null }), boot).needsApproval).toBe(false);
+    expect(classify(facts({ path: '.github/workflows/x.yml', oldMode: null }), boot).needsApproval).toBe(true);
+    expect(classify(facts({ path: 'guard.config.json', newText: '{}' }), boot).needsApproval).toBe(true);
+    expect(classify(facts({ path: '.husky/pre-commit', oldMode: null }), policy).needsApproval).toBe(true);
   });
 
   it('ignore globs: not judged unless also protected', () => {
