@@ -184,18 +184,34 @@ export async function check(opts: CheckOptions): Promise<CheckResult> {
     result.checkpoint = cp.id;
     faultPoint('check:before-unstage');
     if (unstage.length > 0) await unstagePaths(cwd, unstage);
-    if (rewrite.length > 0) {
-      const { writeFileAtomic } = await import('../git/atomic.js');
-      const { stagePaths } = await import('../git/merge.js');
-      for (const f of rewrite) await writeFileAtomic(cwd, f.path, f.merged!, byPath.get(f.path)!.newMode ?? undefined);
-      await stagePaths(cwd, rewrite.map((f) => f.path));
-    }
+    if (rewrite.length > 0) await stageMerged(cwd, rewrite, byPath);
   }
   for (const f of files) delete f.merged;
   if (result.blocked === 0 && !remembered) await rememberCheckedTree(repo, checked);
   const bypassed = await headBypassed(repo, head?.data, checked, policy);
   if (bypassed) result.bypassed = bypassed;
   return result;
+}
+
+/**
+ * A person approved a change with a strategy (append, insert, extend): the
+ * merged content is what gets committed. It is staged as a blob; the file on
+ * disk is rewritten only when it still holds exactly what was staged, so an
+ * edit made after `git add` is never overwritten (it stays unstaged).
+ */
+async function stageMerged(cwd: string, files: CheckedFile[], byPath: Map<string, DiffEntry>): Promise<void> {
+  const { writeFileAtomic } = await import('../git/atomic.js');
+  const { blobId, readCurrent } = await import('../git/merge.js');
+  const index: string[] = [];
+  for (const f of files) {
+    const e = byPath.get(f.path)!;
+    const mode = e.newMode ?? '100644';
+    const oid = (await git(['hash-object', '-w', '--stdin'], { cwd, input: f.merged!, write: true })).stdout.toString().trim();
+    const onDisk = await readCurrent(cwd, f.path);
+    if (onDisk !== null && e.newOid !== null && blobId(onDisk.content) === e.newOid) await writeFileAtomic(cwd, f.path, f.merged!, mode);
+    index.push(`${mode} ${oid}\t${f.path}`);
+  }
+  await git(['update-index', '-z', '--index-info'], { cwd, input: index.join('\0') + '\0', write: true });
 }
 
 /**

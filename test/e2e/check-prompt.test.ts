@@ -63,6 +63,18 @@ describe('guard check at a terminal', () => {
     expect(repo.git(['show', `${cp}:state.py`])).toBe(fixture('state_replacement.py'));
   });
 
+  it('a strategy never overwrites an edit made after git add: only the index gets the merged file', async () => {
+    const repo = destructiveRepo();
+    const edited = fixture('state_replacement.py') + '# an unstaged line\n';
+    repo.write('state.py', edited);
+    const s = spawnGuard(['check'], repo.dir);
+    await s.waitFor(/Approve state\.py \[.*\]\? $/);
+    s.type('A\r');
+    expect(await s.exit).toBe(0);
+    expect(repo.git(['show', ':state.py'])).toBe(fixture('state.py') + fixture('state_replacement.py'));
+    expect(repo.read('state.py')).toBe(edited);
+  });
+
   it('insert re-asks on a bad line, then inserts where the person said', async () => {
     const repo = destructiveRepo();
     const s = spawnGuard(['check'], repo.dir);
