@@ -10,10 +10,14 @@ export async function run(argv: GlobalArgs, out: Output): Promise<number> {
   const lines = [`guard: discarded lane ${r.name} (worktree${r.broken ? ' record' : ''}, branch ${r.branch})`];
   if (r.checkpoint) {
     lines.push(`its last state is kept as checkpoint ${r.checkpoint.id}`);
-    lines.push(`  get it back as a branch: git checkout -b ${r.name} ${r.checkpoint.commit}`);
-    lines.push(`  or its files here:       guard restore ${r.checkpoint.id}`);
+    lines.push(`  see what it held:        git show --stat ${r.checkpoint.commit}`);
+    lines.push(`  get it back as a branch: git branch ${r.name} ${r.checkpoint.commit}`);
   } else {
     lines.push('it had no work tree and no branch left: nothing to keep');
+  }
+  if (r.notKept.length > 0) {
+    const shown = r.notKept.slice(0, 10).join(', ');
+    lines.push(`not kept (ignored by git, never in a checkpoint): ${shown}${r.notKept.length > 10 ? `, and ${r.notKept.length - 10} more` : ''}`);
   }
   out.important(lines.join('\n'));
   return EXIT.ok;

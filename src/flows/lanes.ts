@@ -20,6 +20,7 @@ import {
   type Lane,
 } from '../git/lanes.js';
 import type { Repo } from '../git/repo.js';
+import { git, splitZ } from '../git/run.js';
 import { configAt, type FlowOptions } from './context.js';
 import { ensureExcluded } from './init.js';
 
@@ -166,6 +167,8 @@ export interface DiscardResult {
   broken: boolean;
   /** The lane's last state; null only when a broken lane had no branch left to keep. */
   checkpoint: { id: string; ref: string; commit: string } | null;
+  /** Files and folders git ignores in the lane (node_modules/, .env, build output): not kept. */
+  notKept: string[];
 }
 
 /**
@@ -177,8 +180,16 @@ export async function discard(opts: FlowOptions & { name: string }): Promise<Dis
   const main = await mainRepo(opts.cwd);
   const lane = await findLane(main, opts.name);
   let cp: Checkpoint | null = null;
+  let notKept: string[] = [];
   if (!lane.broken) {
-    cp = await checkpoint(await laneRepo(lane), { reason: `before guard discard ${lane.name}`, command: 'discard', lane: lane.name });
+    const repo = await laneRepo(lane);
+    const [taken, ignored] = await Promise.all([
+      checkpoint(repo, { reason: `before guard discard ${lane.name}`, command: 'discard', lane: lane.name }),
+      // what a checkpoint never holds, named so that nobody is surprised it is gone
+      git(['ls-files', '-z', '--others', '--ignored', '--exclude-standard', '--directory'], { cwd: repo.root }),
+    ]);
+    cp = taken;
+    notKept = splitZ(ignored.stdout).filter((p) => p !== '.guard/' && !p.startsWith('.guard/') && p !== '.husky/_/');
     faultPoint('discard:after-checkpoint');
   } else {
     const tip = await branchTip(main.root, lane.branch);
@@ -200,5 +211,6 @@ export async function discard(opts: FlowOptions & { name: string }): Promise<Dis
     base: lane.base,
     broken: lane.broken,
     checkpoint: cp ? { id: cp.id, ref: cp.ref, commit: cp.commit } : null,
+    notKept,
   };
 }

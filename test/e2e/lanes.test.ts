@@ -349,6 +349,8 @@ describe('guard discard', () => {
     const repo = makeRepo({ 'a.txt': 'a\n' });
     repo.guard(['start', 'x']);
     writeFileSync(path.join(lanePath(repo, 'x'), 'a.txt'), 'changed\n');
+    writeFileSync(path.join(lanePath(repo, 'x'), '.gitignore'), '*.log\n');
+    writeFileSync(path.join(lanePath(repo, 'x'), 'debug.log'), 'ignored\n');
     const r = repo.guard(['discard', 'x']);
     expect(r.code).toBe(0);
     const [ref] = repo.refs('refs/guard/checkpoints/');
@@ -358,11 +360,15 @@ describe('guard discard', () => {
       [
         'guard: discarded lane x (worktree, branch guard/x)',
         `its last state is kept as checkpoint ${id}`,
-        `  get it back as a branch: git checkout -b x ${commit}`,
-        `  or its files here:       guard restore ${id}`,
+        `  see what it held:        git show --stat ${commit}`,
+        `  get it back as a branch: git branch x ${commit}`,
+        'not kept (ignored by git, never in a checkpoint): debug.log',
         '',
       ].join('\n'),
     );
+    // the printed command works
+    repo.git(['branch', 'x', commit]);
+    expect(repo.git(['show', 'x:a.txt'])).toBe('changed\n');
   });
 
   it('an unknown lane is exit 2, E_NO_LANE, with a hint', () => {
