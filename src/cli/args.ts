@@ -70,7 +70,7 @@ export async function parseArgs(args: string[]): Promise<Parsed> {
         .option('format', { choices: ['text', 'json', 'github', 'markdown', 'sarif'] as const, default: 'text' }),
       set('ci'))
     .command('doctor', 'tell whether the gate would run (hook installed and active, config, refs)', (y) => y, set('doctor'))
-    .demandCommand(1, 'name a command')
+    .demandCommand(1, 'name a command (guard --help lists them)')
     .strict()
     .help()
     .alias('help', 'h')

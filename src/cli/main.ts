@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 import path from 'node:path';
+import { existsSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { GuardError, EXIT } from '../core/errors.js';
 import { makeOutput, type Output } from '../ui/output.js';
@@ -68,7 +69,7 @@ function hotPath(args: string[]): { kind: 'command'; command: string; argv: Glob
     const timeout = values.timeout === undefined ? undefined : Number(values.timeout);
     const limit = values.limit === undefined ? undefined : Number(values.limit);
     if (timeout !== undefined && !(timeout > 0)) return null;
-    if (limit !== undefined && !Number.isInteger(limit)) return null;
+    if (limit !== undefined && !(Number.isInteger(limit) && limit >= 0)) return null;
     const argv: GlobalArgs = { ...values, timeout, limit, color: values['no-color'] ? false : values.color };
     delete argv['no-color'];
     return { kind: 'command', command: 'check', argv };
@@ -120,6 +121,13 @@ async function main(): Promise<number> {
     const parsed = hotPath(args) ?? (await (await import('./args.js')).parseArgs(args));
     if (parsed.kind === 'done') return parsed.code;
     out = makeOutput(parsed.argv);
+    for (const flag of ['limit', 'keep', 'timeout']) {
+      const v = parsed.argv[flag];
+      if (typeof v === 'number' && !Number.isFinite(v)) throw new GuardError('E_USAGE', `--${flag} takes a number`, `e.g. --${flag} 50`);
+    }
+    if (parsed.argv.cwd !== undefined && !existsSync(String(parsed.argv.cwd))) {
+      throw new GuardError('E_USAGE', `--cwd ${parsed.argv.cwd}: no such folder`, 'pass --cwd a folder inside a git work tree');
+    }
     if (typeof parsed.argv.timeout === 'number') {
       if (!(parsed.argv.timeout > 0)) throw new GuardError('E_USAGE', '--timeout takes a number of seconds above 0', 'e.g. --timeout 30');
       (await import('../git/run.js')).setDeadline(parsed.argv.timeout);

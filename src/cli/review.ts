@@ -26,7 +26,7 @@ export async function run(argv: GlobalArgs, out: Output): Promise<number> {
   for (const w of result.warnings) out.warn(w);
   if (!out.json) printHuman(result, out, argv.limit as number | undefined);
   const refused = result.blocked + result.rejected + result.conflicts;
-  return result.cancelled || refused > 0 ? EXIT.blocked : EXIT.ok;
+  return result.cancelled || result.commitFailed || refused > 0 ? EXIT.blocked : EXIT.ok;
 }
 
 function printHuman(r: ReviewResult, out: Output, limit: number | undefined): void {

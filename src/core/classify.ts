@@ -129,6 +129,9 @@ export function classify(f: ChangeFacts, policy: Policy): Classification {
     }
     if (symlink && exists && f.newText !== undefined && symlinkEscapes(f.path, f.newText)) {
       reasons.push(`symlink points outside the repository (-> ${f.newText})`);
+    } else if (symlink && exists && f.newText !== undefined && /[\n\0]/.test(f.newText)) {
+      // `guard write` to a symlink replaces the link: content with line breaks is surely not a target
+      reasons.push('the new symlink target holds a line break: a symlink is written as a link, never through it');
     }
     if (f.tooLarge) {
       reasons.push(`larger than maxFileBytes (${f.tooLarge.bytes} bytes); not measured`);

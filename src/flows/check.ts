@@ -3,12 +3,12 @@ import path from 'node:path';
 import { classify, makePolicy, type Classification, type Policy } from '../core/classify.js';
 import { CONFIG_FILE } from '../core/config.js';
 import { batchMessage, decisionRecord, parseRecordMessage, rejectedMessage, type Decision, type DecisionRecord, type RecordContext } from '../core/record.js';
-import { catFileBatch } from '../git/catfile.js';
+import { READ_CAP, catFileBatch } from '../git/catfile.js';
 import { collectFacts } from '../git/changes.js';
 import { checkpoint } from '../git/checkpoint.js';
 import { faultPoint } from '../git/faults.js';
 import { stagedDiff, type DiffEntry } from '../git/diff.js';
-import { REFS, newRef, proposalChanges, writeRecords, type RecordCommit } from '../git/records.js';
+import { REFS, ZERO_OID, newRef, proposalChanges, writeRecords, type RecordCommit } from '../git/records.js';
 import { openRepo, type Repo } from '../git/repo.js';
 import { checkDeadline, git, setDeadline } from '../git/run.js';
 import { checkProposedConfig, configAt, laneOf, type FlowOptions } from './context.js';
@@ -85,8 +85,6 @@ async function headBypassed(repo: Repo, headCommit: Buffer | undefined, checked:
   return { commit, paths };
 }
 
-/** Hard cap on what is held in memory per blob before the config is known. */
-const READ_CAP = 64 * 1024 * 1024;
 
 /**
  * Gate the staged changes against HEAD. A constant number of git processes
@@ -164,7 +162,8 @@ export async function check(opts: CheckOptions): Promise<CheckResult> {
   // Nothing else writes the index: remembering the tree can run beside the records.
   const remembered = unchangedIndex && !files.some((f) => f.decision === 'blocked') ? rememberCheckedTree(repo, checked) : null;
   faultPoint('check:before-records');
-  await Promise.all([writeRecords(cwd, commits, now), remembered]);
+  // Nothing staged, nothing decided: no record (an empty one per run would only grow refs/guard/).
+  await Promise.all([files.length > 0 ? writeRecords(cwd, commits, now) : null, remembered]);
   faultPoint('check:after-records');
 
   const result: CheckResult = {
@@ -175,7 +174,7 @@ export async function check(opts: CheckOptions): Promise<CheckResult> {
     files,
     blocked: files.filter((f) => f.decision === 'blocked').length,
     rejected: files.filter((f) => f.decision === 'rejected').length,
-    record,
+    record: files.length > 0 ? record : null,
   };
   const unstage = files.filter((f) => f.decision === 'rejected').map((f) => byPath.get(f.path)!);
   const rewrite = files.filter((f) => f.merged !== undefined);
@@ -232,7 +231,6 @@ function approvalsIn(commit: Buffer | undefined): Set<string> {
   return out;
 }
 
-const ZERO_OID = '0000000000000000000000000000000000000000';
 
 /**
  * Put the index entries of rejected paths back as they are in HEAD, in one

@@ -1,7 +1,7 @@
 import { classify, makePolicy, type ChangeFacts, type Classification } from '../core/classify.js';
 import { CONFIG_FILE } from '../core/config.js';
 import { GuardError } from '../core/errors.js';
-import { catFileBatch } from '../git/catfile.js';
+import { READ_CAP, catFileBatch } from '../git/catfile.js';
 import { collectFacts } from '../git/changes.js';
 import { treeDiff } from '../git/diff.js';
 import { openRepo } from '../git/repo.js';
@@ -59,8 +59,6 @@ export const DELETION_BLOB = '0000000000000000000000000000000000000000';
 
 export const TRAILER_KEY = 'Guard-Approved';
 
-/** Hard cap on what is held in memory per blob before the config is known. */
-const READ_CAP = 64 * 1024 * 1024;
 
 /**
  * `git log` flags for reading the approvals of a range in one process:

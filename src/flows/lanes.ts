@@ -1,7 +1,7 @@
 import { classify, makePolicy, type Classification } from '../core/classify.js';
 import { CONFIG_FILE, type Config } from '../core/config.js';
 import { GuardError } from '../core/errors.js';
-import { catFileBatch } from '../git/catfile.js';
+import { READ_CAP, catFileBatch } from '../git/catfile.js';
 import { collectFacts } from '../git/changes.js';
 import { checkpoint, type Checkpoint } from '../git/checkpoint.js';
 import { faultPoint } from '../git/faults.js';
@@ -24,8 +24,6 @@ import { git, splitZ } from '../git/run.js';
 import { configAt, type FlowOptions } from './context.js';
 import { ensureExcluded } from './init.js';
 
-/** Hard cap on what is held in memory per blob before the config is known (as in check). */
-const READ_CAP = 64 * 1024 * 1024;
 
 export interface StartOptions extends FlowOptions {
   name: string;

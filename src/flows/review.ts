@@ -5,7 +5,7 @@ import { parseDecisions, planFromDecision, type FilePlan, type ScriptedDecision 
 import { GuardError } from '../core/errors.js';
 import type { Hunk } from '../core/hunks.js';
 import { batchMessage, decisionRecord, rejectedMessage, type Decider, type Decision, type DecisionRecord, type RecordContext } from '../core/record.js';
-import { catFileBatch } from '../git/catfile.js';
+import { READ_CAP, catFileBatch } from '../git/catfile.js';
 import { checkpoint } from '../git/checkpoint.js';
 import type { DiffEntry } from '../git/diff.js';
 import { findLane, listLanes, mainRepo, type Lane } from '../git/lanes.js';
@@ -62,11 +62,12 @@ export interface ReviewResult {
   record: string | null;
   feedback: string | null;
   commit?: string;
+  /** --commit was asked for and git commit failed (the merge itself stands, staged). */
+  commitFailed?: string;
   cancelled?: boolean;
   warnings: string[];
 }
 
-const READ_CAP = 64 * 1024 * 1024;
 const GITLINK = '160000';
 const SYMLINK = '120000';
 export const FEEDBACK_FILE = path.join('.guard', 'feedback.md');
@@ -347,7 +348,16 @@ export async function review(opts: ReviewOptions, prompter?: () => Promise<Revie
 
   if (opts.commit && merged > 0) {
     if (result.conflicts > 0) warnings.push('not committed: resolve the conflicts, then commit');
-    else result.commit = await commitMerge(main.root, opts.message ?? `Merge lane ${lane.name} (guard review)`, work, staged, record);
+    else {
+      try {
+        result.commit = await commitMerge(main.root, opts.message ?? `Merge lane ${lane.name} (guard review)`, work, staged, record);
+      } catch (err) {
+        if (!(err instanceof GuardError)) throw err;
+        // the merge is done and staged; only the commit failed (identity, a hook, signing)
+        result.commitFailed = err.message;
+        warnings.push(`not committed: ${err.message}; the merge is in the work tree and staged: commit it yourself, or undo it with guard restore ${cp}`);
+      }
+    }
   }
   return result;
 }

@@ -7,7 +7,7 @@ import { countLines, looksBinary } from '../core/lines.js';
 import type { PreviewHunk } from '../core/preview.js';
 import { batchMessage, decisionRecord, rejectedMessage, type Decision, type DecisionRecord, type RecordContext } from '../core/record.js';
 import { MODE, cleanStaleTemps, commitWrite, discardWrite, resolveInside, stageWrite, statOnDisk, type OnDisk, type Staged } from '../git/atomic.js';
-import { catFileBatch } from '../git/catfile.js';
+import { READ_CAP, catFileBatch } from '../git/catfile.js';
 import { checkpoint } from '../git/checkpoint.js';
 import { faultPoint } from '../git/faults.js';
 import { lockTree, staleLockNotice } from '../git/lock.js';
@@ -56,8 +56,6 @@ export interface WriteResult {
 /** How long a write waits for another guard writing into the same tree. */
 const LOCK_WAIT_MS = 10_000;
 
-/** Hard cap on what is held in memory of the config blob and the old file before the config is known. */
-const READ_CAP = 64 * 1024 * 1024;
 
 /**
  * Flags for measuring the on-disk file against the staged temp file, so the

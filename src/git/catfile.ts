@@ -18,6 +18,9 @@ import { checkDeadline, gitSpawnArgs, timeoutError, watchDeadline } from './run.
  * Objects over `maxBytes` are never held: their lines are counted as the
  * bytes stream past.
  */
+/** The most guard holds in memory of one object before it knows the config's maxFileBytes. */
+export const READ_CAP = 64 * 1024 * 1024;
+
 export interface CatObject {
   oid: string;
   type: string;

@@ -33,6 +33,8 @@ export interface RecordCommit {
 }
 
 const COMMITTER = 'guard <guard@localhost>';
+/** git's null object id: "no object" in update-index input and in trailers for a deletion. */
+export const ZERO_OID = '0000000000000000000000000000000000000000';
 /** fast-import needs a ref for every commit; `reset` to the null id at the end deletes it. */
 const SCRATCH_PREFIX = 'refs/guard/tmp/';
 

@@ -4,7 +4,7 @@ import { MODE, removeFile, writeFileAtomic } from './atomic.js';
 import { catFileBatch } from './catfile.js';
 import { faultPoint } from './faults.js';
 import { checkpoint, checkpointId, literal, type Checkpoint } from './checkpoint.js';
-import { REFS } from './records.js';
+import { REFS, ZERO_OID } from './records.js';
 import type { Repo } from './repo.js';
 import { git, splitZ } from './run.js';
 
@@ -81,7 +81,6 @@ export interface RestoreOptions {
   lane: string | null;
 }
 
-const ZERO_OID = '0000000000000000000000000000000000000000';
 
 /**
  * Flags for the tree diffs below:

@@ -2,11 +2,13 @@ import { spawn } from 'node:child_process';
 import { appendFileSync } from 'node:fs';
 import { GuardError } from '../core/errors.js';
 
-/**
- * The one way guard's hot path runs git: a bare spawn, no shell, output as
- * bytes. simple-git is kept for the lane and review commands, where its
- * ~50 ms settle time per quiet command does not matter.
+/*
+ * The one way guard runs git: a bare spawn, no shell, output as bytes, one
+ * line per process in GUARD_TRACE_GIT. (simple-git waits ~50 ms after every
+ * quiet command and keeps the process alive ~50 ms at exit; this runner is
+ * small enough that no command needed it.)
  */
+
 /**
  * `--timeout`: a deadline for the reading part of a command. Git processes
  * started while it runs are killed when it passes (E_TIMEOUT); processes that
