@@ -7,7 +7,7 @@ import { READ_CAP, catFileBatch } from '../git/catfile.js';
 import { collectFacts } from '../git/changes.js';
 import { checkpoint } from '../git/checkpoint.js';
 import { faultPoint } from '../git/faults.js';
-import { stagedDiff, type DiffEntry } from '../git/diff.js';
+import { stagedDiffSplit, type DiffEntry } from '../git/diff.js';
 import { REFS, ZERO_OID, newRef, proposalChanges, writeRecords, type RecordCommit } from '../git/records.js';
 import { openRepo, type Repo } from '../git/repo.js';
 import { checkDeadline, git, setDeadline } from '../git/run.js';
@@ -88,16 +88,19 @@ async function headBypassed(repo: Repo, headCommit: Buffer | undefined, checked:
 
 /**
  * Gate the staged changes against HEAD. A constant number of git processes
- * however many files are staged: rev-parse, diff, two cat-file batches,
- * fast-import (plus update-index and a checkpoint only when a person rejects).
+ * however many files are staged: rev-parse, diff --raw and diff --numstat,
+ * two cat-file batches, fast-import and write-tree (plus update-index and a
+ * checkpoint only when a person rejects or merges).
  */
 export async function check(opts: CheckOptions): Promise<CheckResult> {
   const approvedRecord = process.env.GUARD_APPROVED_RECORD;
-  // Three processes at once: paths from `diff` are relative to the top of the
-  // work tree wherever it runs, and a failure names the first problem.
+  // Four processes at once: rev-parse, the two halves of the staged diff (raw
+  // and numstat), the config. Paths from `diff` are relative to the top of the
+  // work tree wherever it runs; a failure names the first problem.
+  const diff = stagedDiffSplit(opts.cwd);
   const [opened, diffed, objects] = await Promise.allSettled([
     openRepo(opts.cwd),
-    stagedDiff(opts.cwd),
+    diff.entries,
     catFileBatch(opts.cwd, ['HEAD', `HEAD:${CONFIG_FILE}`, ...(approvedRecord ? [approvedRecord] : [])], READ_CAP),
   ]);
   for (const r of [opened, diffed, objects]) if (r.status === 'rejected') throw r.reason;
@@ -108,7 +111,7 @@ export async function check(opts: CheckOptions): Promise<CheckResult> {
   const base = head && head.type === 'commit' ? head.oid : null;
   const config = configAt('HEAD', configBlob?.data);
   const policy = makePolicy(config, { bootstrap: configBlob === null });
-  const { facts } = await collectFacts(cwd, entries, { maxBytes: Math.min(config.maxFileBytes, READ_CAP) });
+  const { facts } = await collectFacts(cwd, entries, { maxBytes: Math.min(config.maxFileBytes, READ_CAP), countsReady: diff.counts });
   // A broken config must not get past the gate: once committed, it is the policy.
   checkProposedConfig(facts.find((f) => f.path === CONFIG_FILE && f.newMode !== null)?.newText, 'staged');
   const classified = facts.map((f) => classify(f, policy));

@@ -19,7 +19,12 @@ export interface FactsAndExtras {
 export async function collectFacts(
   cwd: string,
   entries: readonly DiffEntry[],
-  opts: { maxBytes: number; extra?: readonly string[] },
+  opts: {
+    maxBytes: number;
+    extra?: readonly string[];
+    /** The entries' line counts are still being computed (stagedDiffSplit): read speculatively, then wait. */
+    countsReady?: Promise<void>;
+  },
 ): Promise<FactsAndExtras> {
   const names: string[] = [...(opts.extra ?? [])];
   const want: Array<{ old?: number; new?: number }> = [];
@@ -35,11 +40,13 @@ export async function collectFacts(
   const infoOnly = new Set<number>();
   entries.forEach((e, i) => {
     const n = want[i]!.new;
-    const deleted = e.deleted !== null && e.deleted > 0;
+    // counts not known yet: any change to an existing file may have deleted lines
+    const deleted = opts.countsReady ? e.oldOid !== null : e.deleted !== null && e.deleted > 0;
     // guard's own config is always read: the install rule and check's validation need it
     if (n !== undefined && !deleted && e.newMode !== '120000' && e.path !== CONFIG_FILE) infoOnly.add(n);
   });
   const objects = await catFileBatch(cwd, names, opts.maxBytes, (i) => infoOnly.has(i));
+  await opts.countsReady;
   const extraCount = opts.extra?.length ?? 0;
   const facts = entries.map((e, i) => {
     const w = want[i]!;

@@ -74,6 +74,16 @@ export function parseRawNumstat(fields: string[]): DiffEntry[] {
     entries.push(entry);
     byPath.set(entry.path, entry);
   }
+  applyNumstat(byPath, fields.slice(i));
+  return entries;
+}
+
+/**
+ * numstat records (`-z`), matched to their entries by path:
+ *   12\t3\tpath\0   12\t3\t\0old\0new\0 (a rename)   -\t-\tpath\0 (binary)
+ */
+function applyNumstat(byPath: Map<string, DiffEntry>, fields: string[]): void {
+  let i = 0;
   while (i < fields.length) {
     // "added TAB deleted TAB path": the path itself may hold tabs
     const field = fields[i]!;
@@ -95,15 +105,27 @@ export function parseRawNumstat(fields: string[]): DiffEntry[] {
     entry.added = a === '-' ? null : Number(a);
     entry.deleted = d === '-' ? null : Number(d);
   }
-  return entries;
 }
 
-/** Staged changes against HEAD (or against nothing before the first commit). */
-export async function stagedDiff(cwd: string, env?: NodeJS.ProcessEnv): Promise<DiffEntry[]> {
-  // `git diff --cached` with no commit compares with HEAD, or with the empty
-  // tree on an unborn branch: no need to ask first whether HEAD exists.
-  const r = await git(['diff', '--cached', ...DIFF_ARGS], { cwd, env });
-  return parseRawNumstat(splitZ(r.stdout));
+/**
+ * Staged changes against HEAD (against the empty tree on an unborn branch:
+ * `git diff --cached` with no commit does that by itself), as two processes
+ * that run at once: `--raw` (modes and blob
+ * ids, fast: no contents compared) comes back first, so the blobs can be read
+ * while `--numstat` is still counting lines. `counts` then fills in
+ * added/deleted on the same entries.
+ */
+export function stagedDiffSplit(cwd: string): { entries: Promise<DiffEntry[]>; counts: Promise<void> } {
+  const raw = git(['diff', '--cached', ...DIFF_ARGS.filter((a) => a !== '--numstat')], { cwd });
+  const numstat = git(['diff', '--cached', ...DIFF_ARGS.filter((a) => a !== '--raw')], { cwd });
+  const entries = raw.then((r) => parseRawNumstat(splitZ(r.stdout)));
+  const counts = Promise.all([entries, numstat]).then(([list, n]) => {
+    const byPath = new Map(list.map((e) => [e.path, e]));
+    applyNumstat(byPath, splitZ(n.stdout));
+  });
+  // a failure surfaces where it is awaited; never as an unhandled rejection
+  counts.catch(() => {});
+  return { entries, counts };
 }
 
 /** Changes between two trees or commits. */

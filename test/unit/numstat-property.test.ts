@@ -5,7 +5,7 @@
  *
  * Every property run writes a batch of pairs into one temporary repository,
  * so a run costs a handful of git processes, not one per pair: the pipeline
- * under test (stagedDiff / treeDiff + collectFacts + classify, readFileDiffs +
+ * under test (stagedDiffSplit / treeDiff + collectFacts + classify, readFileDiffs +
  * parseHunks) and the reference (`git diff --numstat`, `git diff -U3`) each
  * read all pairs at once. GUARD_PROPERTY_SEED / GUARD_PROPERTY_RUNS replay or
  * widen a run.
@@ -16,7 +16,7 @@ import { classify, makePolicy } from '../../src/core/classify.js';
 import { parseConfig } from '../../src/core/config.js';
 import { applyHunks, leftHunks, parseHunks, relineHunks, type Hunk } from '../../src/core/hunks.js';
 import { collectFacts } from '../../src/git/changes.js';
-import { stagedDiff, treeDiff } from '../../src/git/diff.js';
+import { stagedDiffSplit, treeDiff } from '../../src/git/diff.js';
 import { readFileDiffs } from '../../src/git/patch.js';
 import { cleanEnv, cleanupRepos, makeRepo, type TestRepo } from '../helpers.js';
 
@@ -149,8 +149,10 @@ async function checkMetrics(pairs: readonly Pair[]): Promise<void> {
   const b = writeBatch(pairs);
   const { repo } = b;
   // The pipeline `guard check` uses, on the staged change...
-  const staged = await stagedDiff(repo.dir);
-  const stagedFacts = (await collectFacts(repo.dir, staged, { maxBytes: 50 * 1024 * 1024 })).facts.map((f) => classify(f, policy));
+  // exactly what guard check does: the raw and numstat halves at once, blobs read meanwhile
+  const split = stagedDiffSplit(repo.dir);
+  const staged = await split.entries;
+  const stagedFacts = (await collectFacts(repo.dir, staged, { maxBytes: 50 * 1024 * 1024, countsReady: split.counts })).facts.map((f) => classify(f, policy));
   b.newCommit = repo.commitAll('new');
   // ...and the one `guard review` and `guard ci` use, between two commits.
   const tree = await treeDiff(repo.dir, b.baseCommit, b.newCommit);
