@@ -1,7 +1,7 @@
 import { EXIT } from '../core/errors.js';
 import { metricsLine } from '../core/preview.js';
 import { check, type CheckResult } from '../flows/check.js';
-import { isAutoMode } from '../ui/terminal.js';
+import { isAutoMode } from '../ui/auto-mode.js';
 import { boundFiles, type Output } from '../ui/output.js';
 import { resolveCwd, type GlobalArgs } from './main.js';
 

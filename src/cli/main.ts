@@ -108,7 +108,7 @@ async function maybeSpinner(command: string, argv: GlobalArgs, out: Output) {
   const { spinnerWanted, delayedSpinner } = await import('../ui/spinner.js');
   if (!spinnerWanted(argv)) return null;
   if (command === 'check' || command === 'review') {
-    const { isAutoMode } = await import('../ui/terminal.js');
+    const { isAutoMode } = await import('../ui/auto-mode.js');
     if (!isAutoMode(argv.auto as boolean | undefined) && !argv.decisions) return null;
   }
   return delayedSpinner(label, out.ttyColor);

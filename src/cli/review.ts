@@ -2,7 +2,7 @@ import { EXIT } from '../core/errors.js';
 import { metricsLine } from '../core/preview.js';
 import { review, type ReviewResult } from '../flows/review.js';
 import { boundFiles, type Output } from '../ui/output.js';
-import { isAutoMode } from '../ui/terminal.js';
+import { isAutoMode } from '../ui/auto-mode.js';
 import { resolveCwd, type GlobalArgs } from './main.js';
 
 export async function run(argv: GlobalArgs, out: Output): Promise<number> {

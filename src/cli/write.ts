@@ -1,7 +1,7 @@
 import { EXIT, GuardError } from '../core/errors.js';
 import { metricsLine } from '../core/preview.js';
 import { write, type WriteResult } from '../flows/write.js';
-import { isAutoMode } from '../ui/terminal.js';
+import { isAutoMode } from '../ui/auto-mode.js';
 import type { Output } from '../ui/output.js';
 import { resolveCwd, type GlobalArgs } from './main.js';
 

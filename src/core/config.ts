@@ -1,4 +1,5 @@
-import * as v from 'valibot';
+import { createRequire } from 'node:module';
+import type * as Valibot from 'valibot';
 import { GuardError } from './errors.js';
 
 /** guard.config.json: every key optional; unknown keys and wrong types are errors. */
@@ -22,22 +23,38 @@ export const DEFAULT_CONFIG: Config = {
   preview: { contextLines: 3, maxLines: 200 },
 };
 
-const count = v.pipe(v.number(), v.integer(), v.minValue(0));
-const globs = v.array(v.pipe(v.string(), v.minLength(1)));
+/**
+ * The schema is built on first use, with valibot loaded then (synchronously,
+ * through require): a missing config, or one that only repeats the defaults,
+ * never pays for it. That is `guard check`'s usual path.
+ */
+let schema: ReturnType<typeof buildSchema> | null = null;
+let v: typeof Valibot;
 
-const ConfigSchema = v.strictObject({
-  lineThreshold: v.optional(count),
-  changeRatio: v.optional(v.pipe(v.number(), v.minValue(0), v.maxValue(1))),
-  protect: v.optional(globs),
-  ignore: v.optional(globs),
-  maxFileBytes: v.optional(v.pipe(count, v.minValue(1))),
-  preview: v.optional(
-    v.strictObject({
-      contextLines: v.optional(count),
-      maxLines: v.optional(v.pipe(count, v.minValue(1))),
-    }),
-  ),
-});
+function buildSchema() {
+  v = createRequire(import.meta.url)('valibot') as typeof Valibot;
+  const count = v.pipe(v.number(), v.integer(), v.minValue(0));
+  const globs = v.array(v.pipe(v.string(), v.minLength(1)));
+  return v.strictObject({
+    lineThreshold: v.optional(count),
+    changeRatio: v.optional(v.pipe(v.number(), v.minValue(0), v.maxValue(1))),
+    protect: v.optional(globs),
+    ignore: v.optional(globs),
+    maxFileBytes: v.optional(v.pipe(count, v.minValue(1))),
+    preview: v.optional(
+      v.strictObject({
+        contextLines: v.optional(count),
+        maxLines: v.optional(v.pipe(count, v.minValue(1))),
+      }),
+    ),
+  });
+}
+
+/** Every key known and equal to its default (`{}` too): nothing to validate. */
+function onlyDefaults(raw: Record<string, unknown>): boolean {
+  const defaults = DEFAULT_CONFIG as unknown as Record<string, unknown>;
+  return Object.entries(raw).every(([k, val]) => k in defaults && JSON.stringify(val) === JSON.stringify(defaults[k]));
+}
 
 /**
  * Parse the text of guard.config.json. `source` names where it came from
@@ -58,7 +75,9 @@ export function parseConfig(text: string | undefined, source = CONFIG_FILE): Con
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
     throw new GuardError('E_CONFIG', `${source} must hold a JSON object`, `start from {} to use the defaults`);
   }
-  const result = v.safeParse(ConfigSchema, raw);
+  if (onlyDefaults(raw as Record<string, unknown>)) return DEFAULT_CONFIG;
+  schema ??= buildSchema();
+  const result = v.safeParse(schema, raw);
   if (!result.success) {
     const issue = result.issues[0];
     const key = issue ? v.getDotPath(issue) : null;

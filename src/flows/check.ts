@@ -5,7 +5,6 @@ import { CONFIG_FILE } from '../core/config.js';
 import { batchMessage, decisionRecord, parseRecordMessage, rejectedMessage, type Decision, type DecisionRecord, type RecordContext } from '../core/record.js';
 import { READ_CAP, catFileBatch } from '../git/catfile.js';
 import { collectFacts } from '../git/changes.js';
-import { checkpoint } from '../git/checkpoint.js';
 import { faultPoint } from '../git/faults.js';
 import { stagedDiffSplit, type DiffEntry } from '../git/diff.js';
 import { REFS, ZERO_OID, newRef, proposalChanges, writeRecords, type RecordCommit } from '../git/records.js';
@@ -182,6 +181,7 @@ export async function check(opts: CheckOptions): Promise<CheckResult> {
   const unstage = files.filter((f) => f.decision === 'rejected').map((f) => byPath.get(f.path)!);
   const rewrite = files.filter((f) => f.merged !== undefined);
   if (unstage.length > 0 || rewrite.length > 0) {
+    const { checkpoint } = await import('../git/checkpoint.js');
     const cp = await checkpoint(repo, { reason: 'before guard check changes the index', command: 'check', lane });
     result.checkpoint = cp.id;
     faultPoint('check:before-unstage');

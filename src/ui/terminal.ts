@@ -1,6 +1,7 @@
 import { openSync, closeSync } from 'node:fs';
 import { ReadStream, WriteStream } from 'node:tty';
 import { createInterface, type Interface } from 'node:readline';
+export { isAutoMode } from './auto-mode.js';
 
 /**
  * The person at the keyboard, if there is one. Git hooks run with stdin
@@ -14,13 +15,6 @@ export interface Terminal {
   close(): void;
 }
 
-export function isAutoMode(flag: boolean | undefined): boolean {
-  if (flag) return true;
-  if (process.env.GUARD_AUTO === '1' || process.env.GUARD_AUTO === 'true') return true;
-  const ci = process.env.CI;
-  if (ci !== undefined && ci !== '' && ci !== '0' && ci !== 'false') return true;
-  return false;
-}
 
 /** Open the controlling terminal; null when there is none (agents, CI, cron). */
 export function openTerminal(color: boolean): Terminal | null {
