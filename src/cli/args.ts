@@ -48,16 +48,20 @@ export async function parseArgs(args: string[]): Promise<Parsed> {
         .option('staged', { type: 'boolean', describe: 'also put the index entries back' }),
       set('restore'))
     .command('start <name>', 'create lane NAME (a worktree under .guard/lanes/) and print its path', (y) =>
-      y.positional('name', { type: 'string' }).option('from', { type: 'string', describe: 'start from REV (default HEAD)', requiresArg: true }),
+      y
+        .positional('name', { type: 'string', describe: 'letters, digits, "-", "_", "."' })
+        .option('from', { type: 'string', describe: 'start from REV (default HEAD)', requiresArg: true }),
       set('start'))
     .command('run <name>', 'run a command inside lane NAME: guard run NAME -- CMD...', (y) =>
-      y.positional('name', { type: 'string' }).option('from', { type: 'string', requiresArg: true, describe: 'when the lane is new: start from REV' }),
+      y
+        .positional('name', { type: 'string', describe: 'the lane (created if it does not exist)' })
+        .option('from', { type: 'string', requiresArg: true, describe: 'when the lane is new: start from REV' }),
       set('run'))
     .command('lanes', 'list lanes: files changed and how many need approval', (y) => y, set('lanes'))
-    .command('discard <name>', 'remove a lane (its last state is checkpointed first)', (y) => y.positional('name', { type: 'string' }), set('discard'))
+    .command('discard <name>', 'remove a lane (its last state is checkpointed first)', (y) => y.positional('name', { type: 'string', describe: 'the lane' }), set('discard'))
     .command('review [name]', 'review a lane hunk by hunk and merge what is approved', (y) =>
       timeout(auto(y))
-        .positional('name', { type: 'string' })
+        .positional('name', { type: 'string', describe: 'the lane (may be left out when there is only one)' })
         .option('all', { type: 'boolean', describe: 'ask about every hunk, not only what needs approval' })
         .option('decisions', { type: 'string', requiresArg: true, describe: 'scripted decisions (JSON file) instead of prompts' })
         .option('commit', { type: 'boolean', describe: 'commit the merge with Guard-Approved trailers' })
