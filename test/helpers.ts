@@ -104,6 +104,7 @@ export class TestRepo {
 }
 
 const repos: TestRepo[] = [];
+const outsideDirs: string[] = [];
 
 /** A fresh repository in a temp folder, with hooks and signing off. */
 export function makeRepo(files: Record<string, string | Buffer> = {}, opts: { commit?: boolean } = {}): TestRepo {
@@ -120,6 +121,33 @@ export function makeRepo(files: Record<string, string | Buffer> = {}, opts: { co
 
 export function cleanupRepos(): void {
   for (const r of repos.splice(0)) r.cleanup();
+  for (const d of outsideDirs.splice(0)) rmSync(d, { recursive: true, force: true });
+}
+
+/** A folder outside every repository (symlink targets, decisions files); removed by cleanupRepos. */
+export function outsideDir(): string {
+  const d = realpathSync(mkdtempSync(path.join(tmpdir(), 'guard-outside-')));
+  outsideDirs.push(d);
+  return d;
+}
+
+/** Where `guard start NAME` puts a lane. */
+export function lanePath(repo: TestRepo, name: string): string {
+  return path.join(repo.dir, '.guard', 'lanes', name);
+}
+
+/** Start lane NAME with the built CLI; its path. */
+export function startLane(repo: TestRepo, name = 'agent'): string {
+  const r = repo.guard(['start', name]);
+  if (r.code !== 0) throw new Error(`guard start failed: ${r.stderr}`);
+  return lanePath(repo, name);
+}
+
+/** Write a file into a lane (folders made as needed). */
+export function laneWrite(lane: string, file: string, content: string | Buffer): void {
+  const p = path.join(lane, file);
+  mkdirSync(path.dirname(p), { recursive: true });
+  writeFileSync(p, content);
 }
 
 export function lines(n: number, prefix = 'line'): string {

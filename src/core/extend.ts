@@ -87,9 +87,7 @@ async function parserFor(grammar: Grammar): Promise<TsParser> {
 // ---------------------------------------------------------------------------
 // The language tables
 
-const PY_IMPORTS = new Set(['import_statement', 'import_from_statement', 'future_import_statement']);
 const TS_IMPORTS = new Set(['import_statement']);
-const PY_CLASSES = new Set(['class_definition']);
 const TS_CLASSES = new Set(['class_declaration', 'abstract_class_declaration', 'class']);
 const TS_NAMED = new Set([
   'function_declaration',

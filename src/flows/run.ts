@@ -70,17 +70,21 @@ function spawnInLane(
   if (existsSync(mainBin)) env.PATH = [env.PATH, mainBin].filter(Boolean).join(path.delimiter);
   return new Promise((resolve, reject) => {
     const child = spawn(file, args, { cwd, env, stdio: ['inherit', stdoutToStderr ? 2 : 'inherit', 'inherit'] });
+    let exited = false;
     const forward = (signal: NodeJS.Signals) => () => {
       // Ctrl-C at a terminal already reached the command (same foreground
       // process group): a second SIGINT would read as "press again to quit".
-      // guard itself stays alive either way, to checkpoint when it ends.
-      if (signal === 'SIGINT' && process.stdin.isTTY) return;
+      // guard itself stays alive either way, to checkpoint when it ends; a
+      // signal that arrives after the command ended (during that checkpoint)
+      // is ignored, so the checkpoint is never cut short. The handlers stay
+      // for the rest of this process, which ends when `guard run` does.
+      if (exited || (signal === 'SIGINT' && process.stdin.isTTY)) return;
       child.kill(signal);
     };
     const handlers = FORWARDED.map((s) => [s, forward(s)] as const);
     for (const [s, h] of handlers) process.on(s, h);
     const done = () => {
-      for (const [s, h] of handlers) process.off(s, h);
+      exited = true;
     };
     child.once('error', (err: NodeJS.ErrnoException) => {
       done();

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { constants } from 'node:fs';
-import { chmod, lstat, mkdir, open, readdir, realpath, rename, rmdir, symlink, unlink } from 'node:fs/promises';
+import { lstat, mkdir, open, readdir, realpath, rename, rmdir, symlink, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import { GuardError } from '../core/errors.js';
 import { faultPoint } from './faults.js';

@@ -1,8 +1,8 @@
 import { spawnSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { CLI, cleanupRepos, makeRepo, type TestRepo, installGuard } from '../helpers.js';
+import { cleanupRepos, type TestRepo, installGuard } from '../helpers.js';
 
 afterAll(cleanupRepos);
 

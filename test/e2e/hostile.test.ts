@@ -5,23 +5,12 @@
  * corrupt records, binary files, CRLF, and the first commit.
  */
 import { spawnSync } from 'node:child_process';
-import { chmodSync, chownSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, readlinkSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { chmodSync, chownSync, existsSync, lstatSync, mkdirSync, readFileSync, readlinkSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { CLI, cleanEnv, cleanupRepos, lines, makeRepo, type Run, type TestRepo } from '../helpers.js';
+import { CLI, cleanEnv, cleanupRepos, lanePath, lines, makeRepo, outsideDir, type Run, type TestRepo } from '../helpers.js';
 
-const outsideDirs: string[] = [];
-afterAll(() => {
-  cleanupRepos();
-  for (const d of outsideDirs) rmSync(d, { recursive: true, force: true });
-});
-
-function outside(): string {
-  const d = realpathSync(mkdtempSync(path.join(tmpdir(), 'guard-outside-')));
-  outsideDirs.push(d);
-  return d;
-}
+afterAll(cleanupRepos);
 
 /**
  * Names git must quote or that tools trip on. NFC "café" and NFD "café" are
@@ -49,7 +38,6 @@ function namedRepo(): TestRepo {
   return makeRepo(Object.fromEntries(NAMES.map((n, i) => [n, baseOf(i)])));
 }
 
-const lanePath = (repo: TestRepo, name: string) => path.join(repo.dir, '.guard', 'lanes', name);
 
 function laneGit(lane: string, args: string[]): string {
   const r = spawnSync('git', args, { cwd: lane, env: cleanEnv() });
@@ -171,7 +159,7 @@ describe('symlinks', () => {
   const LINKS = ['inside', 'outside-abs', 'outside-rel', 'dangling', 'loop-a', 'loop-b', 'to-dir'];
 
   it('check: every kind is reported as a symlink; only those pointing outside need approval', () => {
-    const out = outside();
+    const out = outsideDir();
     writeFileSync(path.join(out, 'secret.txt'), 'secret\n');
     const repo = makeRepo({ 'target.txt': 't\n', 'sub/x.txt': 'x\n' });
     links(repo.dir, out);
@@ -189,7 +177,7 @@ describe('symlinks', () => {
   });
 
   it('write: a symlink path gets a new link, never a write through it, whatever it points at', () => {
-    const out = outside();
+    const out = outsideDir();
     writeFileSync(path.join(out, 'secret.txt'), 'secret\n');
     const repo = makeRepo({ 'target.txt': 't\n', 'sub/x.txt': 'x\n' });
     links(repo.dir, out);
@@ -219,7 +207,7 @@ describe('symlinks', () => {
   });
 
   it('review: links merged as links; a link pointing outside is blocked', () => {
-    const out = outside();
+    const out = outsideDir();
     writeFileSync(path.join(out, 'secret.txt'), 'secret\n');
     const repo = makeRepo({ 'target.txt': 't\n', 'sub/x.txt': 'x\n' });
     const lane = startLane(repo);
@@ -360,7 +348,7 @@ function require_readdir(p: string): string[] {
  */
 function guardPeak(repo: TestRepo, args: string[]): { run: Run; kb: number } {
   const env = cleanEnv({ CI: 'true' });
-  const dir = outside();
+  const dir = outsideDir();
   const hook = path.join(dir, 'peak.mjs');
   const file = path.join(dir, 'peak.txt');
   writeFileSync(hook, `import { writeFileSync } from 'node:fs';\nprocess.on('exit', () => writeFileSync(${JSON.stringify(file)}, String(process.resourceUsage().maxRSS)));\n`);
@@ -458,7 +446,7 @@ describe('invalid UTF-8', () => {
     const next = Buffer.concat([Buffer.from('first\n'), BAD, Buffer.from(lines(40)), BAD, Buffer.from('last\n')]);
     writeFileSync(path.join(lane, 'bad.txt'), next);
     laneCommit(lane);
-    const dir = outside();
+    const dir = outsideDir();
     const file = path.join(dir, 'd.json');
     writeFileSync(file, JSON.stringify([{ path: 'bad.txt', action: 'approve', hunks: [1] }]));
     const r = repo.guardJson(['review', 'agent', '--decisions', file]);
@@ -571,7 +559,7 @@ describe('CRLF files', () => {
     const lane = startLane(repo);
     writeFileSync(path.join(lane, 'win.txt'), lines(60).replace('line 5\n', 'five\n').replace('line 50\n', 'fifty\n'));
     laneCommit(lane);
-    const dir = outside();
+    const dir = outsideDir();
     const file = path.join(dir, 'd.json');
     writeFileSync(file, JSON.stringify([{ path: 'win.txt', action: 'approve', hunks: [0] }]));
     const r = repo.guardJson(['review', 'agent', '--decisions', file]);

@@ -1,16 +1,14 @@
 import { spawn, spawnSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { CLI, cleanEnv, cleanupRepos, fixture, lines, makeRepo, type TestRepo, installGuard } from '../helpers.js';
+import { CLI, cleanEnv, cleanupRepos, fixture, installGuard, lanePath, lines, makeRepo, type TestRepo } from '../helpers.js';
 
 afterAll(cleanupRepos);
 
-const lanePath = (repo: TestRepo, name: string) => path.join(repo.dir, '.guard', 'lanes', name);
-
 /** git in a lane, as an agent would run it. */
 function laneGit(repo: TestRepo, name: string, args: string[], env: Record<string, string | undefined> = {}) {
-  const r = spawnSync('git', args, { cwd: lanePath(repo, name), env: cleanEnv(env), detached: true });
+  const r = spawnSync('git', args, { cwd: lanePath(repo, name), env: cleanEnv(env), detached: true } as Parameters<typeof spawnSync>[2]); // detached: no controlling terminal, as an agent runs
   return { code: r.status ?? 128, out: r.stdout.toString() + r.stderr.toString() };
 }
 

@@ -1,23 +1,15 @@
-import { lstatSync, readdirSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs';
+import { lstatSync, readdirSync, readFileSync, readlinkSync} from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { cleanupRepos, fixture, lines, makeRepo, type TestRepo } from '../helpers.js';
+import { cleanupRepos, fixture, laneWrite, lines, makeRepo, startLane, type TestRepo } from '../helpers.js';
 import { spawnGuard, type Session } from '../pty.js';
 
 afterAll(cleanupRepos);
 
-const lanePath = (repo: TestRepo, name: string) => path.join(repo.dir, '.guard', 'lanes', name);
-
 /** A repo with `files` committed (small rewrites need approval: lineThreshold 3) and lane "agent". */
 function withLane(files: Record<string, string>, config: object = { lineThreshold: 3 }): { repo: TestRepo; lane: string } {
   const repo = makeRepo({ ...files, 'guard.config.json': JSON.stringify(config) });
-  const r = repo.guard(['start', 'agent']);
-  if (r.code !== 0) throw new Error(`guard start failed: ${r.stderr}`);
-  return { repo, lane: lanePath(repo, 'agent') };
-}
-
-function laneWrite(lane: string, file: string, content: string): void {
-  writeFileSync(path.join(lane, file), content);
+  return { repo, lane: startLane(repo) };
 }
 
 /** Every file of the main tree (outside .git and .guard), bytes and kind. */

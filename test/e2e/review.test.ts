@@ -1,37 +1,15 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { cleanEnv, cleanupRepos, fixture, lines, makeRepo, type TestRepo } from '../helpers.js';
+import { cleanEnv, cleanupRepos, fixture, laneWrite, lanePath, lines, makeRepo, outsideDir, startLane, type TestRepo } from '../helpers.js';
 
-const outsideDirs: string[] = [];
-afterAll(() => {
-  cleanupRepos();
-  for (const d of outsideDirs) rmSync(d, { recursive: true, force: true });
-});
-
-/** A folder outside every repository (symlink targets, decisions files). */
-function outside(): string {
-  const d = realpathSync(mkdtempSync(path.join(tmpdir(), 'guard-outside-')));
-  outsideDirs.push(d);
-  return d;
-}
-
-const lanePath = (repo: TestRepo, name: string) => path.join(repo.dir, '.guard', 'lanes', name);
+afterAll(cleanupRepos);
 
 /** A repo with `files` committed and lane NAME started from it with the built CLI. */
 function withLane(files: Record<string, string>, name = 'agent'): { repo: TestRepo; lane: string } {
   const repo = makeRepo(files);
-  const r = repo.guard(['start', name]);
-  if (r.code !== 0) throw new Error(`guard start failed: ${r.stderr}`);
-  return { repo, lane: lanePath(repo, name) };
-}
-
-function laneWrite(lane: string, file: string, content: string): void {
-  const p = path.join(lane, file);
-  mkdirSync(path.dirname(p), { recursive: true });
-  writeFileSync(p, content);
+  return { repo, lane: startLane(repo, name) };
 }
 
 function laneGit(lane: string, args: string[]): string {
@@ -47,7 +25,7 @@ function laneCommit(lane: string, message = 'agent work'): void {
 
 /** A decisions file outside the repository. */
 function decisions(list: unknown): string {
-  const f = path.join(outside(), 'decisions.json');
+  const f = path.join(outsideDir(), 'decisions.json');
   writeFileSync(f, typeof list === 'string' ? list : JSON.stringify(list));
   return f;
 }
@@ -84,9 +62,6 @@ function changedLines(repo: TestRepo, ref: string): string[] {
 }
 
 const staged = (repo: TestRepo) => repo.git(['diff', '--cached', '--name-only']).split('\n').filter(Boolean).sort();
-
-/** Small files need approval for a rewrite when the base's committed config says so. */
-const LOW = JSON.stringify({ lineThreshold: 3 });
 
 const PY_OLD = `class Store:
     def __init__(self):
@@ -351,7 +326,7 @@ describe('guard review: hunks', () => {
       expect(r.code, JSON.stringify(d)).toBe(2);
       expect(r.json.error.code).toBe('E_USAGE');
     }
-    const missing = repo.guardJson(['review', '--decisions', path.join(outside(), 'absent.json')]);
+    const missing = repo.guardJson(['review', '--decisions', path.join(outsideDir(), 'absent.json')]);
     expect(missing.code).toBe(2);
     expect({ files: snapshot(repo.dir), index: repo.git(['ls-files', '-s']) }).toEqual(before);
     expect(repo.refs('refs/guard/rejected/')).toEqual([]);
@@ -421,7 +396,7 @@ describe('guard review: three-way merge onto a main tree that moved on', () => {
 
 describe('guard review: containment', () => {
   it('a symlink in the lane pointing outside is flagged, blocked in auto mode, and never followed', () => {
-    const out = outside();
+    const out = outsideDir();
     writeFileSync(path.join(out, 'secret.txt'), 'outside secret\n');
     const { repo, lane } = withLane({ 'a.txt': 'a\n' });
     symlinkSync(path.join(out, 'secret.txt'), path.join(lane, 'link'));
@@ -440,7 +415,7 @@ describe('guard review: containment', () => {
   });
 
   it('an approved outside symlink is written as a symlink, not through it', () => {
-    const out = outside();
+    const out = outsideDir();
     writeFileSync(path.join(out, 'secret.txt'), 'outside secret\n');
     const { repo, lane } = withLane({ 'a.txt': 'a\n' });
     symlinkSync(path.join(out, 'secret.txt'), path.join(lane, 'link'));
@@ -453,7 +428,7 @@ describe('guard review: containment', () => {
   });
 
   it('a main-tree symlink over the lane\'s folder (uncommitted) is never written through', () => {
-    const out = outside();
+    const out = outsideDir();
     const { repo, lane } = withLane({ 'dir/a.txt': 'a\n', 'top.txt': 't\n' });
     laneWrite(lane, 'dir/b.txt', 'lane b\n');
     laneWrite(lane, 'dir/a.txt', 'a\na2\n');
@@ -475,7 +450,7 @@ describe('guard review: containment', () => {
   });
 
   it('a committed main-tree symlink to outside: the lane turning it into a folder never writes outside', () => {
-    const out = outside();
+    const out = outsideDir();
     const repo = makeRepo({ 'a.txt': 'a\n' });
     symlinkSync(out, path.join(repo.dir, 'out'));
     repo.commitAll('a link to a folder outside');
@@ -493,8 +468,8 @@ describe('guard review: containment', () => {
   });
 
   it('the same lane while the main tree changed the link: out/x.txt is not written and is kept in a ref', () => {
-    const out = outside();
-    const other = outside();
+    const out = outsideDir();
+    const other = outsideDir();
     const repo = makeRepo({ 'a.txt': 'a\n' });
     symlinkSync(out, path.join(repo.dir, 'out'));
     repo.commitAll('a link to a folder outside');

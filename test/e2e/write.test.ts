@@ -3,7 +3,7 @@ import { chmodSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync,
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { CLI, cleanEnv, cleanupRepos, fixture, lines, makeRepo, type TestRepo } from '../helpers.js';
+import { CLI, cleanEnv, cleanupRepos, fixture, lines, makeRepo} from '../helpers.js';
 
 afterAll(cleanupRepos);
 
