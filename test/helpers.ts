@@ -1,5 +1,5 @@
 import { spawnSync, type SpawnSyncReturns } from 'node:child_process';
-import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync, realpathSync } from 'node:fs';
+import { chmodSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, symlinkSync, writeFileSync, realpathSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -174,4 +174,21 @@ export function installGuard(files: Record<string, string | Buffer>): TestRepo {
   const commit = repo.gitRun(['commit', '-q', '-m', 'install guard'], { CI: 'true' });
   if (commit.code !== 0) throw new Error(`the install commit failed: ${commit.stderr}`);
   return repo;
+}
+
+/** Every file of the main tree (outside .git and .guard), bytes and kind, for byte-for-byte comparisons. */
+export function snapshotTree(dir: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  const walk = (rel: string) => {
+    for (const name of readdirSync(path.join(dir, rel))) {
+      const r = rel ? `${rel}/${name}` : name;
+      if (r === '.git' || r === '.guard') continue;
+      const st = lstatSync(path.join(dir, r));
+      if (st.isSymbolicLink()) out[r] = `link:${readlinkSync(path.join(dir, r))}`;
+      else if (st.isDirectory()) walk(r);
+      else out[r] = `${(st.mode & 0o777).toString(8)}:${readFileSync(path.join(dir, r)).toString('base64')}`;
+    }
+  };
+  walk('');
+  return out;
 }

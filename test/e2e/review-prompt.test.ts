@@ -1,7 +1,5 @@
-import { lstatSync, readdirSync, readFileSync, readlinkSync} from 'node:fs';
-import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { cleanupRepos, fixture, laneWrite, lines, makeRepo, startLane, type TestRepo } from '../helpers.js';
+import { cleanupRepos, fixture, laneWrite, lines, makeRepo, snapshotTree as snapshot, startLane, type TestRepo } from '../helpers.js';
 import { spawnGuard, type Session } from '../pty.js';
 
 afterAll(cleanupRepos);
@@ -10,23 +8,6 @@ afterAll(cleanupRepos);
 function withLane(files: Record<string, string>, config: object = { lineThreshold: 3 }): { repo: TestRepo; lane: string } {
   const repo = makeRepo({ ...files, 'guard.config.json': JSON.stringify(config) });
   return { repo, lane: startLane(repo) };
-}
-
-/** Every file of the main tree (outside .git and .guard), bytes and kind. */
-function snapshot(dir: string): Record<string, string> {
-  const out: Record<string, string> = {};
-  const walk = (rel: string) => {
-    for (const name of readdirSync(path.join(dir, rel))) {
-      const r = rel ? `${rel}/${name}` : name;
-      if (r === '.git' || r === '.guard') continue;
-      const st = lstatSync(path.join(dir, r));
-      if (st.isSymbolicLink()) out[r] = `link:${readlinkSync(path.join(dir, r))}`;
-      else if (st.isDirectory()) walk(r);
-      else out[r] = readFileSync(path.join(dir, r)).toString('base64');
-    }
-  };
-  walk('');
-  return out;
 }
 
 const staged = (repo: TestRepo) => repo.git(['diff', '--cached', '--name-only']).split('\n').filter(Boolean).sort();

@@ -2,7 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { cleanEnv, cleanupRepos, fixture, laneWrite, lanePath, lines, makeRepo, outsideDir, startLane, type TestRepo } from '../helpers.js';
+import { cleanEnv, cleanupRepos, fixture, laneWrite, lanePath, lines, makeRepo, outsideDir, snapshotTree as snapshot, startLane, type TestRepo } from '../helpers.js';
 
 afterAll(cleanupRepos);
 
@@ -28,23 +28,6 @@ function decisions(list: unknown): string {
   const f = path.join(outsideDir(), 'decisions.json');
   writeFileSync(f, typeof list === 'string' ? list : JSON.stringify(list));
   return f;
-}
-
-/** Every file of the main tree (outside .git and .guard), bytes and kind, for byte-for-byte comparisons. */
-function snapshot(dir: string): Record<string, string> {
-  const out: Record<string, string> = {};
-  const walk = (rel: string) => {
-    for (const name of readdirSync(path.join(dir, rel))) {
-      const r = rel ? `${rel}/${name}` : name;
-      if (r === '.git' || r === '.guard') continue;
-      const st = lstatSync(path.join(dir, r));
-      if (st.isSymbolicLink()) out[r] = `link:${readlinkSync(path.join(dir, r))}`;
-      else if (st.isDirectory()) walk(r);
-      else out[r] = `${(st.mode & 0o777).toString(8)}:${readFileSync(path.join(dir, r)).toString('base64')}`;
-    }
-  };
-  walk('');
-  return out;
 }
 
 function file(json: any, p: string): any {
