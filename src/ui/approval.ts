@@ -1,5 +1,5 @@
 import type { Classification } from '../core/classify.js';
-import { deletionSummary, diffPreview, metricsLine, omittedNote, type PreviewHunk } from '../core/preview.js';
+import { deletionSummary, diffPreview, metricsLine, omittedNote, type Bounded, type PreviewHunk } from '../core/preview.js';
 import { makeColors } from './color.js';
 import type { FileTexts } from './review-prompt.js';
 import { openTerminal, type Terminal } from './terminal.js';
@@ -39,34 +39,32 @@ export function openApprovalPrompt(color: boolean) {
   };
 }
 
-export function describeChange(term: Terminal, c: Classification, hunks: PreviewHunk[], maxLines: number): void {
+/** A bounded block of preview lines under a title, with a note when it was cut. */
+export function writeBlock(term: Terminal, title: string, block: Bounded, what: string): void {
+  if (block.lines.length === 0) return;
+  const s = makeColors(term.color);
+  term.write(`\n  ${title}:\n`);
+  for (const l of block.lines) term.write(`  ${l}\n`);
+  const note = omittedNote(block, what);
+  if (note) term.write(s.dim(`  ${note}\n`));
+}
+
+/** The change's name, status, metrics and reasons, then the lines a replace or delete would remove. */
+export function describeHeader(term: Terminal, c: Classification, hunks: PreviewHunk[], maxLines: number, title: (name: string) => string): void {
   const s = makeColors(term.color);
   const name = c.oldPath !== undefined ? `${c.oldPath} -> ${c.path}` : c.path;
-  term.write(`\n${s.bold(`guard: ${name} needs approval`)}\n`);
+  term.write(`\n${s.bold(title(name))}\n`);
   term.write(`  ${s.yellow(c.status)}  ${metricsLine(c)}\n`);
   for (const r of c.reasons) term.write(`  - ${r}\n`);
-  if (c.binary) {
-    term.write(s.dim('  (binary content is not shown)\n'));
-    return;
+  if (c.binary) term.write(s.dim('  (binary content is not shown)\n'));
+  else if (c.status === 'replace' || c.status === 'delete') {
+    writeBlock(term, 'Lines that would be deleted', deletionSummary(hunks, maxLines, s), 'deleted lines');
   }
-  if (c.status === 'replace' || c.status === 'delete') {
-    const del = deletionSummary(hunks, maxLines, s);
-    if (del.lines.length > 0) {
-      term.write(`\n  Lines that would be deleted:\n`);
-      for (const l of del.lines) term.write(`  ${l}\n`);
-      const note = omittedNote(del, 'deleted lines');
-      if (note) term.write(s.dim(`  ${note}\n`));
-    }
-  }
-  if (c.status !== 'delete') {
-    const diff = diffPreview(hunks, maxLines, s);
-    if (diff.lines.length > 0) {
-      term.write(`\n  Diff:\n`);
-      for (const l of diff.lines) term.write(`  ${l}\n`);
-      const note = omittedNote(diff, 'diff lines');
-      if (note) term.write(s.dim(`  ${note}\n`));
-    }
-  }
+}
+
+export function describeChange(term: Terminal, c: Classification, hunks: PreviewHunk[], maxLines: number): void {
+  describeHeader(term, c, hunks, maxLines, (name) => `guard: ${name} needs approval`);
+  if (!c.binary && c.status !== 'delete') writeBlock(term, 'Diff', diffPreview(hunks, maxLines, makeColors(term.color)), 'diff lines');
 }
 
 async function askOne(

@@ -1,8 +1,9 @@
 import type { Classification } from '../core/classify.js';
 import type { FilePlan } from '../core/decisions.js';
 import { reindex, splitHunk, type Hunk } from '../core/hunks.js';
-import { deletionSummary, diffPreview, metricsLine, omittedNote } from '../core/preview.js';
+import { diffPreview, omittedNote } from '../core/preview.js';
 import { lineCount } from '../core/strategies.js';
+import { describeHeader } from './approval.js';
 import { makeColors } from './color.js';
 import { openTerminal, type Terminal } from './terminal.js';
 
@@ -71,17 +72,7 @@ export function openReviewPrompter(color: boolean, maxLines: number): ReviewProm
 }
 
 function header(term: Terminal, c: Classification, maxLines: number, hunks: Hunk[]): void {
-  const s = makeColors(term.color);
-  const name = c.oldPath !== undefined ? `${c.oldPath} -> ${c.path}` : c.path;
-  term.write(`\n${s.bold(name)}  ${s.yellow(c.status)}  ${metricsLine(c)}\n`);
-  for (const r of c.reasons) term.write(`  - ${r}\n`);
-  if ((c.status === 'replace' || c.status === 'delete') && hunks.length > 0) {
-    const del = deletionSummary(hunks, maxLines, s);
-    term.write(`  Lines that would be deleted:\n`);
-    for (const l of del.lines) term.write(`  ${l}\n`);
-    const note = omittedNote(del, 'deleted lines');
-    if (note) term.write(s.dim(`  ${note}\n`));
-  }
+  describeHeader(term, c, hunks, maxLines, (name) => name);
 }
 
 async function decideFile(
