@@ -254,13 +254,7 @@ function benchManyFiles() {
   git(repo, ['add', '-A']);
   const staged = git(repo, ['diff', '--cached', '--name-only', '-z']).stdout.split('\0').filter(Boolean).length;
 
-  const probe = timed(NODE, guardArgs('check', '--json'), { cwd: repo });
-  const n = probe.ms > 4000 ? 3 : N;
-  const [gitDiff, guard] = measure([
-    { cmd: 'git', args: ['diff', '--cached', '--numstat'], opts: { cwd: repo } },
-    { cmd: NODE, args: guardArgs('check', '--json'), opts: { cwd: repo } },
-  ], n);
-  const problem = guardProblem(guard.last);
+  const { gitDiff, guard, n, problem } = checkVsGitDiff(repo);
   notes.push(`2,000 files: ${staged} staged; ${n} runs; ${problem ?? summarizeCheck(guard.last)}`);
   const budget = 4 * gitDiff.ms + (nodeMs ?? 0);
   row(`check, ${staged} staged files (new + modified)`, fmtMs(guard.ms), fmtMs(gitDiff.ms), fmtRatio(guard.ms, gitDiff.ms),
@@ -295,14 +289,7 @@ function benchHugeFile() {
   git(repo, ['add', '-A']);
   const mb = fs.statSync(file).size / (1024 * 1024);
 
-  // a slow guard should not make the bench take minutes: probe once first
-  const probe = timed(NODE, guardArgs('check', '--json'), { cwd: repo });
-  const n = probe.ms > 4000 ? 3 : N;
-  const [gitDiff, guard] = measure([
-    { cmd: 'git', args: ['diff', '--cached', '--numstat'], opts: { cwd: repo } },
-    { cmd: NODE, args: guardArgs('check', '--json'), opts: { cwd: repo } },
-  ], n);
-  const problem = guardProblem(guard.last);
+  const { gitDiff, guard, n, problem } = checkVsGitDiff(repo);
   notes.push(`15 MB: ${mb.toFixed(1)} MB, ${lines.length} lines, ${changed} changed; ${n} runs; ${problem ?? summarizeCheck(guard.last)}`);
   row(`check, ${mb.toFixed(0)} MB file, 1% lines changed: wall`, fmtMs(guard.ms), fmtMs(gitDiff.ms), fmtRatio(guard.ms, gitDiff.ms),
     '< 10 s', problem ? 'ERR' : guard.ms < 10_000 ? 'PASS' : 'OVER');
@@ -330,6 +317,17 @@ function reportTrace() {
 // ---------------------------------------------------------------------------
 // 5. checkpoint: guard's temporary-index checkpoint vs a shadow repository.
 // Measured through `guard write` of one small file (it checkpoints first).
+
+/** `guard check` against `git diff --cached --numstat` in one repo; a slow guard is probed first so the bench never takes minutes. */
+function checkVsGitDiff(repo) {
+  const probe = timed(NODE, guardArgs('check', '--json'), { cwd: repo });
+  const n = probe.ms > 4000 ? 3 : N;
+  const [gitDiff, guard] = measure([
+    { cmd: 'git', args: ['diff', '--cached', '--numstat'], opts: { cwd: repo } },
+    { cmd: NODE, args: guardArgs('check', '--json'), opts: { cwd: repo } },
+  ], n);
+  return { gitDiff, guard, n, problem: guardProblem(guard.last) };
+}
 
 function benchCheckpoint() {
   // GUARD_BENCH_CHECKPOINT=1 forces the measurement (e.g. against a GUARD_CLI stub)
