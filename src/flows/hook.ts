@@ -52,6 +52,19 @@ export interface HookResult {
 
 const NONE: Outcome = { kind: 'none' };
 
+/** Files that hold the harnesses' hook configuration (flows/agents.ts CONFIG_FILES, plus Claude's local settings). */
+const GATE_FILES = new Set([
+  '.claude/settings.json',
+  '.claude/settings.local.json',
+  '.gemini/settings.json',
+  '.codex/hooks.json',
+  '.codex/config.toml',
+  '.cursor/hooks.json',
+  '.clinerules/hooks/PreToolUse',
+  '.clinerules/hooks/PostToolUse',
+  '.github/hooks/guard.json',
+]);
+
 export async function runHook(opts: HookOptions): Promise<HookResult> {
   const e = opts.event;
   if (e.action.kind === 'other') return { outcome: NONE, notes: [] };
@@ -333,6 +346,11 @@ async function measureAll(repo: Repo, targets: Target[], policy: Policy): Promis
     if (!binary && t.base !== null && t.base.length <= max) facts.oldText = t.base.toString('utf8');
     if (!binary && t.next !== null && t.next.length <= max) facts.newText = t.next.toString('utf8');
     const c = classify(facts, policy);
+    if (GATE_FILES.has(t.rel) && !c.reasons.some((r) => r.startsWith('protected'))) {
+      // the agent may not switch off its own gate
+      c.reasons.push('the hook configuration that runs guard (an agent may not change its own gate)');
+      c.needsApproval = true;
+    }
     return { c, j: { path: c.path, status: c.status, existingLines: c.existingLines, linesDeleted: c.linesDeleted, changeRatio: c.changeRatio, needsApproval: c.needsApproval, reasons: c.reasons } };
   });
 }

@@ -21,7 +21,7 @@ const HOOK_TEMPLATE = fileURLToPath(new URL('../../hooks/pre-commit', import.met
 const GUARD_LINE = /^\s*(?:npx\s+)?guard\s+check\b/m;
 
 /** Install guard into a repository. Safe to run twice: the second run changes nothing. */
-export async function init(opts: FlowOptions): Promise<InitResult> {
+export async function init(opts: FlowOptions & { agents?: readonly string[] }): Promise<InitResult> {
   const repo = await openRepo(opts.cwd);
   const changed: string[] = [];
   const warnings: string[] = [];
@@ -55,6 +55,11 @@ export async function init(opts: FlowOptions): Promise<InitResult> {
   }
 
   if (await ensureExcluded(repo)) changed.push('added .guard/ to .git/info/exclude');
+  if (opts.agents?.length) {
+    const agents = await (await import('./agents.js')).installAgents(repo.root, opts.agents);
+    changed.push(...agents.changed);
+    warnings.push(...agents.warnings);
+  }
   return { root: repo.root, hooksPath: HOOKS_PATH, changed, warnings };
 }
 
