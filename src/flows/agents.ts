@@ -211,13 +211,19 @@ export async function installAgent(root: string, harness: HarnessName): Promise<
   return { changed, warnings };
 }
 
-export async function installAgents(root: string, names: readonly string[]): Promise<{ changed: string[]; warnings: string[] }> {
+/** The harness names of `--agent` (space- or comma-separated); a usage error before anything is written. */
+export function agentNames(names: readonly string[]): HarnessName[] {
   const list = names.flatMap((n) => n.split(',')).map((n) => n.trim().toLowerCase()).filter(Boolean);
   for (const n of list) if (!isHarness(n)) throw new GuardError('E_USAGE', `unknown agent harness "${n}"`, `one or more of: ${HARNESSES.join(' ')}`);
   if (list.length === 0) throw new GuardError('E_USAGE', '--agent needs a harness', `one or more of: ${HARNESSES.join(' ')}`);
+  return [...new Set(list)] as HarnessName[];
+}
+
+export async function installAgents(root: string, names: readonly string[]): Promise<{ changed: string[]; warnings: string[] }> {
+  const list = agentNames(names);
   const changed: string[] = [];
   const warnings: string[] = [];
-  for (const n of [...new Set(list)] as HarnessName[]) {
+  for (const n of list) {
     const r = await installAgent(root, n);
     changed.push(...r.changed.map((f) => `wrote ${f} (${n} hooks run guard hook ${n})`));
     warnings.push(...r.warnings);

@@ -23,6 +23,8 @@ const GUARD_LINE = /^\s*(?:npx\s+)?guard\s+check\b/m;
 /** Install guard into a repository. Safe to run twice: the second run changes nothing. */
 export async function init(opts: FlowOptions & { agents?: readonly string[] }): Promise<InitResult> {
   const repo = await openRepo(opts.cwd);
+  // a bad --agent is a usage error before anything is written
+  if (opts.agents) (await import('./agents.js')).agentNames(opts.agents);
   const changed: string[] = [];
   const warnings: string[] = [];
 
