@@ -18,7 +18,7 @@ import { faultPoint } from '../git/faults.js';
 import { REFS, newRef, writeRecords, type RecordCommit } from '../git/records.js';
 import { openRepo, type Repo } from '../git/repo.js';
 import { git } from '../git/run.js';
-import { baseEventFor, readSessionEvents, sessionMessage, sessionPrefix, type SessionEvent } from '../git/session.js';
+import { baseEventFor, readSessionEvents, sessionEventCommit, sessionMessage, sessionPrefix, type SessionEvent } from '../git/session.js';
 import { configAt, laneOf } from './context.js';
 
 /**
@@ -377,10 +377,9 @@ async function shellBefore(repo: Repo, e: HookEvent, command: string, meta: Sess
 }
 
 function sessionCommit(repo: Repo, e: HookEvent, commit: string, id: string, phase: 'pre' | 'post', command: string, now: Date, lost?: string[]): RecordCommit {
-  return {
-    ref: newRef(sessionPrefix(e.harness, e.sessionId), now),
-    parent: commit,
-    message: sessionMessage({
+  return sessionEventCommit(
+    commit,
+    {
       harness: e.harness,
       session: e.sessionId,
       toolCall: e.toolCallId,
@@ -393,9 +392,9 @@ function sessionCommit(repo: Repo, e: HookEvent, commit: string, id: string, pha
       time: now.toISOString(),
       command: oneLine(command),
       ...(lost ? { lost } : {}),
-    }),
-    changes: [],
-  };
+    },
+    now,
+  );
 }
 
 function oneLine(s: string): string {

@@ -30,10 +30,16 @@ export interface RewindResult {
 
 const LOCK_WAIT_MS = 10_000;
 
-/** Every event of one session (or of the latest one) in this work tree, oldest first. */
+/**
+ * Every event of one session (or of the latest one), oldest first, in the
+ * work tree it wrote: this one when it wrote here, else its own (a lane's
+ * `guard run` session rewound from the main tree).
+ */
 export async function sessionEvents(root: string, session: string | undefined): Promise<SessionEvent[]> {
   const pattern = session === undefined ? SESSION_REFS : `${SESSION_REFS}*/${sessionKey(session)}/*`;
-  const all = (await readSessionEvents(root, pattern)).filter((e) => e.worktree === root);
+  const found = await readSessionEvents(root, pattern);
+  const here = found.filter((e) => e.worktree === root);
+  const all = here.length > 0 || session === undefined ? here : found.filter((e) => e.worktree === found[found.length - 1]!.worktree);
   if (all.length === 0) {
     throw new GuardError(
       'E_USAGE',
@@ -53,8 +59,9 @@ export async function sessionEvents(root: string, session: string | undefined): 
  * checkpointed first, so `guard restore UNDO` undoes the rewind.
  */
 export async function rewind(opts: RewindOptions): Promise<RewindResult> {
-  const repo = await openRepo(opts.cwd);
-  const all = await sessionEvents(repo.root, opts.session);
+  const here = await openRepo(opts.cwd);
+  const all = await sessionEvents(here.root, opts.session);
+  const repo = all[0]!.worktree === here.root ? here : await openRepo(all[0]!.worktree);
   let start = 0;
   if (opts.to !== undefined) {
     const id = opts.to.replace(/^refs\/guard\/checkpoints\//, '');

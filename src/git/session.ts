@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { RECORD_VERSION, parseRecordMessage } from '../core/record.js';
 import type { SessionMeta } from './checkpoint.js';
-import { REFS } from './records.js';
+import { REFS, newRef, type RecordCommit } from './records.js';
 import { git } from './run.js';
 
 /**
@@ -102,3 +102,8 @@ export function baseEventFor(events: readonly SessionEvent[], worktree: string, 
 }
 
 export type { SessionMeta };
+
+/** The commit (and ref) of one session event, for writeRecords: parent = the checkpoint, same tree. */
+export function sessionEventCommit(checkpointCommit: string, e: Omit<SessionEvent, 'ref' | 'commit'>, now: Date): RecordCommit {
+  return { ref: newRef(sessionPrefix(e.harness, e.session), now), parent: checkpointCommit, message: sessionMessage(e), changes: [] };
+}

@@ -287,3 +287,24 @@ describe('concurrency', () => {
     expect(repo.git(['for-each-ref', '--format=%(refname)', 'refs/guard/tmp/'])).toBe('');
   });
 });
+
+describe('guard run lanes are sessions too', () => {
+  it('guard log --session LANE lists the run; guard rewind LANE (from the main tree) puts its files back', () => {
+    const repo = makeRepo({ 'keep.txt': lines(30), 'gone.txt': lines(5) });
+    const r = repo.guard(['run', 'agent', '--', 'sh', '-c', 'rm gone.txt; echo changed > keep.txt; echo new > made.txt']);
+    expect(r.code).toBe(0);
+    const lane = path.join(repo.dir, '.guard', 'lanes', 'agent');
+    expect(readFileSync(path.join(lane, 'keep.txt'), 'utf8')).toBe('changed\n');
+    const log = repo.guardJson(['log', '--session', 'agent']).json;
+    expect(log.entries.map((e: any) => e.phase)).toEqual(['post', 'pre']);
+    const rw = repo.guardJson(['rewind', 'agent']);
+    expect(rw.code).toBe(0);
+    expect(rw.json.changes).toEqual([
+      { path: 'gone.txt', action: 'recreated' },
+      { path: 'keep.txt', action: 'rewritten' },
+      { path: 'made.txt', action: 'removed' },
+    ]);
+    expect(readFileSync(path.join(lane, 'keep.txt'), 'utf8')).toBe(lines(30));
+    expect(readFileSync(path.join(lane, 'gone.txt'), 'utf8')).toBe(lines(5));
+  });
+});
