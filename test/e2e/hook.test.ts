@@ -308,3 +308,23 @@ describe('guard run lanes are sessions too', () => {
     expect(readFileSync(path.join(lane, 'gone.txt'), 'utf8')).toBe(lines(5));
   });
 });
+
+describe('guard hook: its own time budget', () => {
+  it('answers in the blocking form when it runs out of time', () => {
+    const repo = makeRepo({ 'a.txt': 'a\n' });
+    const r = hook(repo, 'gemini', GIT_WRITE.gemini!(repo.dir).replace('.git/hooks/pre-commit', 'b.txt'), {
+      GUARD_HOOK_TIMEOUT: '1',
+      GUARD_FAULT_PAUSE: 'hook:before-record',
+      GUARD_FAULT_PAUSE_MS: '2500',
+    });
+    expect(r.code).toBe(0);
+    expect(r.json).toMatchObject({ decision: 'deny', reason: expect.stringContaining('ran out of time (1 s)') });
+  });
+
+  it('usage: an unknown harness', () => {
+    const repo = makeRepo({ 'a.txt': 'a\n' });
+    const r = repo.guard(['hook', 'emacs'], { input: '{}' });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/unknown harness "emacs"/);
+  });
+});
