@@ -189,6 +189,20 @@ describe('guard rewind', () => {
     expect(repo.read('a.txt')).toBe(orig.replace('two', 'TWO'));
   });
 
+  it('--to CHECKPOINT puts back only what the session wrote from there on', () => {
+    const repo = makeRepo({ 'a.txt': 'a\n', 'b.txt': 'b\n' });
+    for (const f of ['a', 'b']) {
+      hook(repo, 'claude', claude(repo, 'Write', { file_path: path.join(repo.dir, `${f}.txt`), content: `${f}2\n` }, { session: 'T', id: f }));
+      repo.write(`${f}.txt`, `${f}2\n`);
+    }
+    const log = repo.guardJson(['log', '--session', 'T']).json;
+    const second = log.entries.find((e: any) => e.kind === 'checkpoint' && e.paths?.[0] === 'b.txt').id;
+    const r = repo.guardJson(['rewind', 'T', '--to', second]);
+    expect(r.json.changes).toEqual([{ path: 'b.txt', action: 'rewritten' }]);
+    expect(repo.read('a.txt')).toBe('a2\n');
+    expect(repo.read('b.txt')).toBe('b\n');
+  });
+
   it('an unknown session is a usage error', () => {
     const repo = makeRepo({ 'a.txt': 'a\n' });
     const r = repo.guard(['rewind', 'nope']);
