@@ -190,6 +190,15 @@ export async function prune(opts: PruneOptions): Promise<PruneResult> {
       if (tooMany || tooOld) doomed.push(r);
     });
   }
+  // A session's step (refs/guard/sessions/, guard hook) goes with its checkpoint, or with age:
+  // left behind, it would keep the pruned checkpoint's objects alive.
+  const gone = new Set(doomed.filter((r) => r.ref.startsWith(REFS.checkpoints)).map((r) => checkpointId(r.ref)));
+  for (const r of all) {
+    if (!r.ref.startsWith(`${REFS.root}sessions/`)) continue;
+    const step = parseRecordMessage(r.message.replace(/\n$/, '')) as { checkpoint?: unknown } | null;
+    const tooOld = opts.olderThanMs !== undefined && now - r.time * 1000 > opts.olderThanMs;
+    if (tooOld || (typeof step?.checkpoint === 'string' && gone.has(step.checkpoint))) doomed.push(r);
+  }
   if (doomed.length > 0) {
     // https://git-scm.com/docs/git-update-ref  -z: "delete SP <ref> NUL <old-oid> NUL"
     const input = doomed.map((r) => `delete ${r.ref}\0${r.oid}\0`).join('');

@@ -342,3 +342,14 @@ describe('guard hook: its own time budget', () => {
     expect(r.stderr).toMatch(/unknown harness "emacs"/);
   });
 });
+
+describe('pruning', () => {
+  it('guard log --prune takes a session step along with its checkpoint', () => {
+    const repo = makeRepo({ 'a.txt': 'a\n' });
+    hook(repo, 'claude', claude(repo, 'Write', { file_path: path.join(repo.dir, 'a.txt'), content: 'b\n' }));
+    expect(repo.refs('refs/guard/sessions/')).toHaveLength(1);
+    const r = repo.guardJson(['log', '--prune', '--keep', '0']);
+    expect(r.json.pruned.checkpoints).toBe(1);
+    expect(repo.refs('refs/guard/sessions/')).toEqual([]);
+  });
+});
