@@ -257,22 +257,32 @@ describe('fail closed, per harness', () => {
     });
   }
 
-  it('a guard killed mid-call blocks through the command guard init --agent installs', () => {
+  it('a guard killed mid-call blocks through the command guard init --agent installs, for each harness', () => {
     const repo = makeRepo({ 'a.txt': 'a\n' });
-    expect(repo.guard(['init', '--agent', 'claude', 'cline', 'copilot']).code).toBe(0);
-    const settings = JSON.parse(repo.read('.claude/settings.json'));
-    const command: string = settings.hooks.PreToolUse[0].hooks[0].command;
-    const env = cleanEnv({ CI: 'true', GUARD_FAULT: 'hook:before-record', CLAUDE_PROJECT_DIR: repo.dir });
-    const payload = claude(repo, 'Write', { file_path: path.join(repo.dir, 'new.txt'), content: 'x\n' });
-    const r = spawnSync('sh', ['-c', command], { cwd: repo.dir, env, input: payload });
-    expect(r.status).toBe(2);
-    expect(r.stderr.toString()).toMatch(/fail closed/);
-    // Cline's hook script answers a cancel
-    const cline = spawnSync(path.join(repo.dir, '.clinerules/hooks/PreToolUse'), [], { cwd: repo.dir, env, input: GIT_WRITE.cline!(repo.dir).replace('.git/hooks/pre-commit', 'new.txt') });
-    expect(JSON.parse(cline.stdout.toString())).toMatchObject({ cancel: true });
-    const copilot = JSON.parse(repo.read('.github/hooks/guard.json'));
-    const cp = spawnSync('bash', ['-c', copilot.hooks.preToolUse[0].bash], { cwd: repo.dir, env, input: GIT_WRITE.copilot!(repo.dir).replace('.git/hooks/pre-commit', 'new.txt') });
-    expect(JSON.parse(cp.stdout.toString())).toMatchObject({ permissionDecision: 'deny' });
+    expect(repo.guard(['init', '--agent', ...Object.keys(GIT_WRITE)]).code).toBe(0);
+    const env = cleanEnv({ CI: 'true', GUARD_FAULT: 'hook:before-record', CLAUDE_PROJECT_DIR: repo.dir, GEMINI_PROJECT_DIR: repo.dir });
+    const payload = (h: string) => GIT_WRITE[h]!(repo.dir).replace(/\.git\/hooks\/pre-commit/g, 'new.txt');
+    const sh = (command: string, h: string) => spawnSync('sh', ['-c', command], { cwd: repo.dir, env, input: payload(h) });
+    // Claude, Gemini, Codex: exit 2 with the reason on stderr is their block
+    const commands = {
+      claude: JSON.parse(repo.read('.claude/settings.json')).hooks.PreToolUse[0].hooks[0].command,
+      gemini: JSON.parse(repo.read('.gemini/settings.json')).hooks.BeforeTool[0].hooks[0].command,
+      codex: JSON.parse(repo.read('.codex/hooks.json')).hooks.PreToolUse[0].hooks[0].command,
+    };
+    for (const [h, command] of Object.entries(commands)) {
+      const r = sh(command, h);
+      expect(r.status, h).toBe(2);
+      expect(r.stderr.toString(), h).toMatch(/fail closed/);
+    }
+    // Cursor, Copilot: the deny JSON; Cline's hook script: a cancel
+    expect(JSON.parse(sh(JSON.parse(repo.read('.cursor/hooks.json')).hooks.preToolUse[0].command, 'cursor').stdout.toString())).toMatchObject({ permission: 'deny' });
+    expect(JSON.parse(sh(JSON.parse(repo.read('.github/hooks/guard.json')).hooks.preToolUse[0].bash, 'copilot').stdout.toString())).toMatchObject({ permissionDecision: 'deny' });
+    const cline = spawnSync(path.join(repo.dir, '.clinerules/hooks/PreToolUse'), [], { cwd: repo.dir, env, input: payload('cline') });
+    expect(JSON.parse(cline.stdout.toString())).toMatchObject({ cancel: true, errorMessage: expect.stringContaining('fail closed') });
+    // and without the fault the same commands answer no opinion (a write guard allows)
+    const calm = cleanEnv({ CI: 'true', CLAUDE_PROJECT_DIR: repo.dir });
+    const ok = spawnSync('sh', ['-c', commands.claude], { cwd: repo.dir, env: calm, input: payload('claude') });
+    expect({ status: ok.status, stdout: ok.stdout.toString() }).toEqual({ status: 0, stdout: '' });
   });
 });
 
