@@ -131,6 +131,10 @@ interface Target {
   /** The session base (null: absent), and whether it came from the session. */
   base: Buffer | null;
   fromSession: boolean;
+  /** A Codex move: the path the content comes from (measured as a rename from it). */
+  movedFrom?: string;
+  /** The source of a move: judged with its destination, not as a deletion of its own. */
+  movedAway?: boolean;
 }
 
 async function readDisk(abs: string): Promise<{ content: Buffer | null; mode: string }> {
@@ -189,9 +193,11 @@ async function writeBefore(repo: Repo, e: HookEvent, files: FileChange[], meta: 
   for (const [i, p] of placed.entries()) {
     const { content: current, mode } = disk[i]!;
     let source: Buffer | null = null;
+    let movedFrom: string | undefined;
     if (p.f.change.kind === 'chunks' && p.f.change.from !== undefined) {
       const from = await place(root, e.cwd, p.f.change.from);
       source = from.kind === 'inside' ? (await readDisk(from.abs)).content : null;
+      if (from.kind === 'inside') movedFrom = from.rel;
     }
     const r = apply(p.f.change, current, source);
     if (!r.ok) {
@@ -205,11 +211,20 @@ async function writeBefore(repo: Repo, e: HookEvent, files: FileChange[], meta: 
       base = b && b.type === 'blob' ? (b.data ?? null) : null;
       fromSession = true;
     }
-    targets.push({ rel: p.rel, abs: p.abs, change: p.f.change, current, mode, next: r.text === null ? null : Buffer.from(r.text, 'utf8'), base, fromSession });
+    targets.push({ rel: p.rel, abs: p.abs, change: p.f.change, current, mode, next: r.text === null ? null : Buffer.from(r.text, 'utf8'), base, fromSession, ...(movedFrom ? { movedFrom } : {}) });
+  }
+  // A move is a rename (DESIGN: renames are followed): the destination is measured against
+  // the source's session base, and the source is not a deletion of its own.
+  for (const t of targets) {
+    const src = t.movedFrom !== undefined ? targets.find((x) => x.rel === t.movedFrom && x.change.kind === 'delete') : undefined;
+    if (!src) continue;
+    src.movedAway = true;
+    if (t.current === null && !t.fromSession) t.base = src.base;
+    else delete t.movedFrom;
   }
   if (targets.every((t) => same(t.current, t.next))) return { outcome: NONE, notes: [...notes, 'the call changes nothing on disk: no opinion'] };
 
-  const judged = await measureAll(repo, targets, policy);
+  const judged = await measureAll(repo, targets.filter((t) => !t.movedAway), policy);
   const v = verdict(judged.map((j) => j.j), e.canAsk && !auto);
   const lane = laneOf(root);
   const ctx: RecordContext = { command: 'hook', lane, time: now.toISOString(), base: headOid, harness: e.harness, session: e.sessionId, toolCall: e.toolCallId };
@@ -331,6 +346,7 @@ async function measureAll(repo: Repo, targets: Target[], policy: Policy): Promis
       deleted = n?.[1] ?? 0;
     }
     const facts: ChangeFacts = {
+      ...(t.movedFrom !== undefined ? { oldPath: t.movedFrom } : {}),
       path: t.rel,
       oldMode: t.base === null ? null : t.mode,
       newMode: t.next === null ? null : t.mode,

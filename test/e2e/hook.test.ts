@@ -363,3 +363,30 @@ describe('pruning', () => {
     expect(repo.refs('refs/guard/sessions/')).toEqual([]);
   });
 });
+
+describe('guard hook codex: patches', () => {
+  const codex = (repo: TestRepo, patch: string, viaShell = false) =>
+    JSON.stringify({
+      session_id: 'cx',
+      turn_id: 't',
+      cwd: repo.dir,
+      hook_event_name: 'PreToolUse',
+      model: 'gpt-5.5',
+      permission_mode: 'bypassPermissions',
+      tool_name: viaShell ? 'Bash' : 'apply_patch',
+      tool_input: { command: viaShell ? `apply_patch <<'EOF'\n${patch}EOF\n` : patch },
+      tool_use_id: 'call_1',
+    });
+
+  it('a move of a big file is a rename, allowed; deleting it is refused', () => {
+    const repo = makeRepo({ 'src/app.py': lines(300) });
+    const move = '*** Begin Patch\n*** Update File: src/app.py\n*** Move to: src/main.py\n@@\n-line 3\n+LINE 3\n*** End Patch\n';
+    const r = hook(repo, 'codex', codex(repo, move));
+    expect(r.stdout).toBe('');
+    const [cp] = repo.refs('refs/guard/checkpoints/');
+    expect(repo.git(['log', '-1', '--format=%B', cp!])).toContain('"paths":["src/main.py","src/app.py"]');
+    const del = hook(repo, 'codex', codex(repo, '*** Begin Patch\n*** Delete File: src/app.py\n*** End Patch\n', true));
+    expect(decision(del)).toBe('deny');
+    expect(del.json.hookSpecificOutput.permissionDecisionReason).toContain('src/app.py would be deleted (300 lines)');
+  });
+});
