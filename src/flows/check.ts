@@ -202,8 +202,9 @@ export async function check(opts: CheckOptions): Promise<CheckResult> {
  * edit made after `git add` is never overwritten (it stays unstaged).
  */
 async function stageMerged(cwd: string, files: CheckedFile[], byPath: Map<string, DiffEntry>): Promise<void> {
-  const { writeFileAtomic } = await import('../git/atomic.js');
-  const { blobId, readCurrent } = await import('../git/merge.js');
+  const { writeFileAtomic } = await import('../worktree/atomic.js');
+  const { blobId } = await import('../git/merge.js');
+  const { readCurrent } = await import('../worktree/current.js');
   const index: string[] = [];
   for (const f of files) {
     const e = byPath.get(f.path)!;
