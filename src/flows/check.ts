@@ -209,12 +209,12 @@ async function stageMerged(cwd: string, files: CheckedFile[], byPath: Map<string
   for (const f of files) {
     const e = byPath.get(f.path)!;
     const mode = e.newMode ?? '100644';
-    const oid = (await git(['hash-object', '-w', '--stdin'], { cwd, input: f.merged!, write: true })).stdout.toString().trim();
+    const oid = (await git(['hash-object', '-w', '--stdin'], { cwd, input: f.merged! })).stdout.toString().trim();
     const onDisk = await readCurrent(cwd, f.path);
     if (onDisk !== null && e.newOid !== null && blobId(onDisk.content) === e.newOid) await writeFileAtomic(cwd, f.path, f.merged!, mode);
     index.push(`${mode} ${oid}\t${f.path}`);
   }
-  await git(['update-index', '-z', '--index-info'], { cwd, input: index.join('\0') + '\0', write: true });
+  await git(['update-index', '-z', '--index-info'], { cwd, input: index.join('\0') + '\0' });
 }
 
 /**
@@ -251,7 +251,7 @@ async function unstagePaths(cwd: string, entries: DiffEntry[]): Promise<void> {
     } else if (e.oldMode && e.oldOid) lines.push(`${e.oldMode} ${e.oldOid}\t${e.path}`);
     else lines.push(`0 ${ZERO_OID}\t${e.path}`);
   }
-  await git(['update-index', '-z', '--index-info'], { cwd, input: lines.join('\0') + '\0', write: true });
+  await git(['update-index', '-z', '--index-info'], { cwd, input: lines.join('\0') + '\0' });
 }
 
 type Prompt = Awaited<ReturnType<typeof import('../ui/approval.js').openApprovalPrompt>>;

@@ -583,6 +583,6 @@ async function commitMerge(root: string, message: string, work: Work[], staged: 
   const { literal } = await import('../git/checkpoint.js');
   // Only the merged paths are committed (whatever else is staged stays staged).
   // The pre-commit hook's `guard check` honours the approvals of this review's record.
-  await git(['commit', '-q', '-F', '-', '--', ...staged.map(literal)], { cwd: root, input: text, env: { GUARD_APPROVED_RECORD: record }, write: true });
+  await git(['commit', '-q', '-F', '-', '--', ...staged.map(literal)], { cwd: root, input: text, env: { GUARD_APPROVED_RECORD: record } });
   return (await git(['rev-parse', 'HEAD'], { cwd: root })).stdout.toString().trim();
 }

@@ -43,5 +43,5 @@ export async function mergeFile(cwd: string, ours: Buffer, base: Buffer, theirs:
  */
 export async function stagePaths(cwd: string, paths: readonly string[]): Promise<void> {
   if (paths.length === 0) return;
-  await git(['update-index', '--add', '--remove', '-z', '--stdin'], { cwd, input: paths.join('\0') + '\0', write: true });
+  await git(['update-index', '--add', '--remove', '-z', '--stdin'], { cwd, input: paths.join('\0') + '\0' });
 }

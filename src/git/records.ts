@@ -85,7 +85,7 @@ export async function writeRecords(cwd: string, commits: readonly RecordCommit[]
   parts.push(Buffer.from('done\n'));
   try {
     // --quiet: no statistics on stderr; refs are new and unique, so no --force.
-    await git(['fast-import', '--quiet'], { cwd, input: Buffer.concat(parts), write: true });
+    await git(['fast-import', '--quiet'], { cwd, input: Buffer.concat(parts) });
   } catch (err) {
     const why = err instanceof Error ? err.message : String(err);
     throw new GuardError('E_RECORD', `could not record guard's decision under refs/guard/: ${why}`, 'check that .git is writable and has space; guard fails closed');
