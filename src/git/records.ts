@@ -131,3 +131,33 @@ export function proposalChanges(e: DiffEntry): RecordCommit['changes'] {
   else changes.push({ kind: 'delete', path: e.path });
   return changes;
 }
+
+/**
+ * Delete refs in one transaction, each only if it still points where it was
+ * seen (a ref moved meanwhile fails the whole deletion, nothing is lost).
+ * https://git-scm.com/docs/git-update-ref  --stdin -z: "delete SP <ref> NUL <old-oid> NUL"
+ */
+export async function deleteRefs(cwd: string, refs: ReadonlyArray<{ ref: string; oid: string }>): Promise<void> {
+  if (refs.length === 0) return;
+  const input = refs.map((r) => `delete ${r.ref}\0${r.oid}\0`).join('');
+  await git(['update-ref', '--stdin', '-z'], { cwd, input });
+}
+
+export interface RefType {
+  ref: string;
+  /** commit, tree, blob or tag: a ref may point at a non-commit after a hand edit. */
+  type: string;
+  oid: string;
+}
+
+/** Every ref under `prefix` with the type of the object it points at, in one for-each-ref. */
+export async function listRefTypes(cwd: string, prefix: string = REFS.root): Promise<RefType[]> {
+  // "refs/guard/checkpoints/20250101T000000Z-ab12cd34 commit <oid>" (ref names hold no spaces: git check-ref-format)
+  const r = await git(['for-each-ref', '--format=%(refname) %(objecttype) %(objectname)', prefix], { cwd });
+  const out: RefType[] = [];
+  for (const line of r.stdout.toString('utf8').split('\n')) {
+    const [ref, type, oid] = line.split(' ');
+    if (ref && type && oid) out.push({ ref, type, oid });
+  }
+  return out;
+}

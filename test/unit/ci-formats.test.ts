@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { cUnquote, firstChangedLine, parseTrailerLog, parseTrailerValue } from '../../src/flows/ci.js';
+import { cUnquote, parseTrailerLog, parseTrailerValue } from '../../src/git/approvals.js';
+import { firstChangedLine } from '../../src/flows/ci.js';
 import {
   bySeverity,
   escapeData,
