@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import type { Classification } from '../core/classify.js';
+import { withReason, type Classification } from '../core/classify.js';
 import { parseDecisions, planFromDecision, type FilePlan, type ScriptedDecision } from '../core/decisions.js';
 import { GuardError } from '../core/errors.js';
 import type { Hunk } from '../core/hunks.js';
@@ -88,7 +88,7 @@ interface Work {
 }
 
 function textual(c: Classification, e: DiffEntry): boolean {
-  return !c.binary && !c.submodule && e.newMode !== SYMLINK && e.oldMode !== SYMLINK && !c.reasons.some((r) => r.startsWith('larger than maxFileBytes'));
+  return !c.binary && !c.submodule && e.newMode !== SYMLINK && e.oldMode !== SYMLINK && !c.rules.includes('too-large');
 }
 
 async function pickLane(main: Repo, name: string | undefined): Promise<Lane> {
@@ -229,7 +229,7 @@ export async function review(opts: ReviewOptions, prompter?: () => Promise<Revie
     const escape = await pathEscape(main.root, w.e);
     if (!escape) continue;
     w.plan = { take: 'none', decision: 'blocked' };
-    w.out.reasons = [...w.out.reasons, `not written: ${escape}`];
+    Object.assign(w.out, withReason(w.out, { rule: 'not-written', text: `not written: ${escape}` }));
     warnings.push(`${w.out.path}: not written: ${escape}`);
   }
 
@@ -297,7 +297,7 @@ export async function review(opts: ReviewOptions, prompter?: () => Promise<Revie
             // goes): never write there; the file is blocked and kept below.
             if (!(err instanceof GuardError) || (err.code !== 'E_PATH_ESCAPE' && err.code !== 'E_USAGE')) throw err;
             w.out.decision = 'blocked';
-            w.out.reasons = [...w.out.reasons, `not written: ${err.message}`];
+            Object.assign(w.out, withReason(w.out, { rule: 'not-written', text: `not written: ${err.message}` }));
             warnings.push(`${w.out.path}: not written: ${err.message}`);
             if (!w.out.ref) {
               w.out.ref = newRef(REFS.rejected, now);
