@@ -46,7 +46,41 @@ export interface Classification {
   submodule: boolean;
   ignored: boolean;
   needsApproval: boolean;
+  /** Why it needs approval, for people: reasons[i] is the text of rules[i]. */
   reasons: string[];
+  /** The stable ids of the same reasons, for programs (SARIF, review): never parse `reasons`. */
+  rules: Rule[];
+}
+
+/**
+ * The rules a change can need approval by (DESIGN "needs approval"). The ids
+ * are part of the JSON contract (`rules`); the texts may be reworded.
+ */
+export type Rule =
+  | 'delete-large' // deletes a file of lineThreshold+ lines
+  | 'replace-large' // replaces changeRatio+ of a file of lineThreshold+ lines
+  | 'protected' // a path matching a `protect` glob, or the config itself
+  | 'binary-delete' // deletes a binary file
+  | 'binary-replace' // changes a binary file
+  | 'symlink-outside' // a symlink pointing outside the repository
+  | 'symlink-linebreak' // a symlink target holding a line break
+  | 'too-large' // larger than maxFileBytes: not measured
+  | 'elision' // a placeholder comment where code stood
+  | 'not-written'; // review: the main tree could not take the file as it is now
+
+export interface Reason {
+  rule: Rule;
+  text: string;
+}
+
+/** The classification with one more reason (rule and text kept together). */
+export function withReason<T extends Pick<Classification, 'reasons' | 'rules'>>(c: T, r: Reason): T {
+  return { ...c, reasons: [...c.reasons, r.text], rules: [...c.rules, r.rule] };
+}
+
+/** The reasons of a classification as data. */
+export function reasonsOf(c: Pick<Classification, 'reasons' | 'rules'>): Reason[] {
+  return c.rules.map((rule, i) => ({ rule, text: c.reasons[i] ?? rule }));
 }
 
 export interface Policy {
@@ -115,35 +149,38 @@ export function classify(f: ChangeFacts, policy: Policy): Classification {
     (f.path === CONFIG_FILE ? f.newText !== undefined && isDefaultConfig(f.newText) : f.path.startsWith('.husky/'));
   const isProtected = paths.some((p) => policy.isProtected(p)) && !installing;
   const ignored = !isProtected && paths.every((p) => policy.isIgnored(p));
-  const reasons: string[] = [];
+  const found: Reason[] = [];
+  const reason = (rule: Rule, text: string) => found.push({ rule, text });
 
   if (!ignored) {
     const big = f.existingLines >= config.lineThreshold;
     if (status === 'delete' && big && !f.binary) {
-      reasons.push(`deletes a ${f.existingLines}-line file (${config.lineThreshold}+ lines need approval)`);
+      reason('delete-large', `deletes a ${f.existingLines}-line file (${config.lineThreshold}+ lines need approval)`);
     }
     if (status === 'replace' && big && !f.binary) {
-      reasons.push(
+      reason(
+        'replace-large',
         `replaces ${percent(changeRatio)} of a ${f.existingLines}-line file ` +
           `(${percent(config.changeRatio)} or more of ${config.lineThreshold}+ lines needs approval)`,
       );
     }
-    if (isProtected) reasons.push(`protected path (config "protect")`);
+    if (isProtected) reason('protected', `protected path (config "protect")`);
     if (f.binary && existed && !submodule && (status === 'delete' || f.contentChanged)) {
-      reasons.push(status === 'delete' ? 'deletes a binary file' : 'replaces a binary file');
+      if (status === 'delete') reason('binary-delete', 'deletes a binary file');
+      else reason('binary-replace', 'replaces a binary file');
     }
     if (symlink && exists && f.newText !== undefined && symlinkEscapes(f.path, f.newText)) {
-      reasons.push(`symlink points outside the repository (-> ${f.newText})`);
+      reason('symlink-outside', `symlink points outside the repository (-> ${f.newText})`);
     } else if (symlink && exists && f.newText !== undefined && /[\n\0]/.test(f.newText)) {
       // `guard write` to a symlink replaces the link: content with line breaks is surely not a target
-      reasons.push('the new symlink target holds a line break: a symlink is written as a link, never through it');
+      reason('symlink-linebreak', 'the new symlink target holds a line break: a symlink is written as a link, never through it');
     }
     if (f.tooLarge) {
-      reasons.push(`larger than maxFileBytes (${f.tooLarge.bytes} bytes); not measured`);
+      reason('too-large', `larger than maxFileBytes (${f.tooLarge.bytes} bytes); not measured`);
     }
     if (!symlink && !f.binary && f.newText !== undefined && f.linesDeleted > 0) {
-      const found = findElisions(f.newText, f.oldText ?? '', 1);
-      if (found[0]) reasons.push(`elision placeholder where code stood (line ${found[0].line}: "${found[0].text}")`);
+      const elisions = findElisions(f.newText, f.oldText ?? '', 1);
+      if (elisions[0]) reason('elision', `elision placeholder where code stood (line ${elisions[0].line}: "${elisions[0].text}")`);
     }
   }
 
@@ -160,8 +197,9 @@ export function classify(f: ChangeFacts, policy: Policy): Classification {
     protected: isProtected,
     submodule,
     ignored,
-    needsApproval: reasons.length > 0,
-    reasons,
+    needsApproval: found.length > 0,
+    reasons: found.map((r) => r.text),
+    rules: found.map((r) => r.rule),
   };
   if (f.oldPath !== undefined) c.oldPath = f.oldPath;
   return c;

@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { CONFIG_FILE, renderDefaultConfig } from '../core/config.js';
 import { GuardError } from '../core/errors.js';
 import { openRepo, type Repo } from '../git/repo.js';
-import { git } from '../git/run.js';
+import { readHooksPath } from '../git/config.js';
 import type { FlowOptions } from './context.js';
 
 export interface InitResult {
@@ -59,8 +59,7 @@ export async function init(opts: FlowOptions): Promise<InitResult> {
 }
 
 async function hooksPath(repo: Repo): Promise<string | null> {
-  const r = await git(['config', '--get', 'core.hooksPath'], { cwd: repo.root, okCodes: [1] });
-  return r.code === 0 ? r.stdout.toString().trim() : null;
+  return (await readHooksPath(repo.root)).value?.trim() ?? null;
 }
 
 /** husky v9 works on the current directory; run it at the top of the work tree. */

@@ -13,7 +13,7 @@ import { faultPoint } from '../git/faults.js';
 import { lockTree, staleLockNotice } from '../worktree/lock.js';
 import { REFS, newRef, writeRecords, type RecordCommit } from '../git/records.js';
 import { openRepo } from '../git/repo.js';
-import { git } from '../git/run.js';
+import { numstatFiles, patchFiles } from '../git/measure.js';
 import type { StrategyAnswer } from '../ui/approval.js';
 import { configAt, laneOf, type FlowOptions } from './context.js';
 
@@ -55,17 +55,6 @@ export interface WriteResult {
 
 /** How long a write waits for another guard writing into the same tree. */
 const LOCK_WAIT_MS = 10_000;
-
-
-/**
- * Flags for measuring the on-disk file against the staged temp file, so the
- * numbers are git's own (`git diff --numstat`, as `check` reports them):
- * --no-index: two files, not the repository; --ignore-cr-at-eol: a change of
- * line endings alone is not a change; --no-ext-diff --no-textconv: the
- * user's diff drivers must not change what is measured.
- * https://git-scm.com/docs/git-diff#Documentation/git-diff.txt-emgitdiffemltoptionsgt--no-index--ltpathgtltpathgt
- */
-const MEASURE_ARGS = ['diff', '--no-index', '-z', '--ignore-cr-at-eol', '--no-ext-diff', '--no-textconv', '--no-color'] as const;
 
 /**
  * The gate for one write by an agent harness. Classify the new content
@@ -205,12 +194,10 @@ async function measure(
   let deleted = 0;
   let numstatBinary = false;
   if (oldContent !== null && !oldContent.equals(newContent)) {
-    const r = await git([...MEASURE_ARGS, '--numstat', '--', staged.abs, staged.temp], { cwd: path.dirname(staged.abs), okCodes: [1] });
-    // "added TAB deleted TAB ..." (the rest is the two names); nothing when only line endings differ
-    const [a, d] = r.stdout.toString('utf8').split('\t');
-    if (a === '-') numstatBinary = true;
-    added = a && a !== '-' ? Number(a) : 0;
-    deleted = d && d !== '-' ? Number(d) : 0;
+    const n = await numstatFiles(staged.abs, staged.temp);
+    numstatBinary = n.binary;
+    added = n.added;
+    deleted = n.deleted;
   } else if (oldContent !== null) {
     added = 0;
   }
@@ -260,12 +247,8 @@ async function askPerson(
 
 async function previewHunks(staged: Staged, existed: boolean, contextLines: number): Promise<PreviewHunk[]> {
   const from = existed ? staged.abs : '/dev/null';
-  const r = await git([...MEASURE_ARGS.filter((a) => a !== '-z'), `-U${contextLines}`, '--', from, staged.temp], {
-    cwd: path.dirname(staged.abs),
-    okCodes: [1],
-  });
   const { parsePatch } = await import('diff');
-  const [patch] = parsePatch(r.stdout.toString('utf8'));
+  const [patch] = parsePatch(await patchFiles(from, staged.temp, contextLines));
   return (patch?.hunks ?? []).map((h) => ({ ...h, lines: [...h.lines] }));
 }
 

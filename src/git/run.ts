@@ -11,10 +11,10 @@ import { GuardError } from '../core/errors.js';
 
 /**
  * `--timeout`: a deadline for the reading part of a command. Git processes
- * started while it runs are killed when it passes (E_TIMEOUT); processes that
- * write (refs, the index) are started with `write: true` and are never cut
- * short: the flow checks the deadline before it starts writing instead, so a
- * timeout never leaves anything half written.
+ * started while it runs are killed when it passes (E_TIMEOUT), except those
+ * whose subcommand is in WRITES: they are never cut short, and the flow
+ * checks the deadline before it starts writing instead, so a timeout never
+ * leaves anything half written.
  */
 let deadline: number | null = null;
 
@@ -48,8 +48,41 @@ export interface GitOptions {
   input?: string | Buffer;
   /** Exit codes that are answers, not failures (e.g. 1 for `diff --quiet`). */
   okCodes?: number[];
-  /** A process that writes: never killed by the --timeout deadline. */
-  write?: boolean;
+}
+
+/**
+ * The subcommands guard runs that change a ref, an index or a work tree.
+ * Killing one half way (the --timeout deadline) could leave a `.lock` file
+ * that blocks the user's next git command, a ref moved without its record,
+ * or half a worktree, so these are never killed. Subcommands that only add
+ * objects (hash-object -w, write-tree, commit-tree, merge-file -p) are not
+ * here: git writes each object to a temp file and renames it, so a kill
+ * leaves at most an unreachable object for gc.
+ */
+export const WRITES: ReadonlySet<string> = new Set([
+  'add', // checkpoints: fills a temporary index (index.lock while it runs)
+  'commit', // review --commit: moves HEAD's branch and rewrites the index
+  'fast-import', // records: writes the record refs
+  'update-index', // check and review stage what was decided
+  'update-ref', // checkpoints, rejected refs, lanes, log --prune
+  'worktree', // start/discard: add/remove/prune a lane's work tree and admin files (list is cheap)
+]);
+
+/** Does this git command line change a ref, an index or a work tree? */
+export function writes(args: readonly string[]): boolean {
+  return args[0] !== undefined && WRITES.has(args[0]);
+}
+
+/**
+ * The environment of every git process guard starts: process.env, the
+ * caller's extras, then what guard insists on.
+ * - GIT_NO_REPLACE_OBJECTS=1: `git replace` can make any object read as
+ *   another (HEAD's tree, a blob, a commit's parents) without changing its
+ *   id; guard judges the objects that are really there (DESIGN "No back
+ *   doors"). https://git-scm.com/docs/git#Documentation/git.txt-codeGITNOREPLACEOBJECTScode
+ */
+export function gitEnv(extra?: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  return { ...process.env, ...extra, GIT_NO_REPLACE_OBJECTS: '1' };
 }
 
 export interface GitResult {
@@ -82,13 +115,13 @@ export function git(args: readonly string[], opts: GitOptions): Promise<GitResul
   return new Promise((resolve, reject) => {
     const child = spawn('git', gitSpawnArgs(args), {
       cwd: opts.cwd,
-      env: opts.env ? { ...process.env, ...opts.env } : process.env,
+      env: gitEnv(opts.env),
       stdio: ['pipe', 'pipe', 'pipe'],
     });
     const out: Buffer[] = [];
     const err: Buffer[] = [];
     let timedOut = false;
-    const unwatch = opts.write ? () => {} : watchDeadline(child, () => (timedOut = true));
+    const unwatch = writes(args) ? () => {} : watchDeadline(child, () => (timedOut = true));
     child.stdout.on('data', (b: Buffer) => out.push(b));
     child.stderr.on('data', (b: Buffer) => err.push(b));
     child.on('error', (e) =>

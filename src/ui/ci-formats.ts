@@ -1,3 +1,4 @@
+import type { Rule } from '../core/classify.js';
 import type { Colors } from './color.js';
 
 /**
@@ -21,6 +22,8 @@ export interface CiReportFile {
   symlink: boolean;
   needsApproval: boolean;
   reasons: string[];
+  /** The stable ids of `reasons` (core/classify.ts Rule). */
+  rules: Rule[];
   decision: 'allowed' | 'approved' | 'blocked';
   approvedBy?: string;
   line: number;
@@ -46,17 +49,28 @@ const short = (oid: string) => oid.slice(0, 10);
 
 export type RuleId = 'guard/delete' | 'guard/replace' | 'guard/protected' | 'guard/binary' | 'guard/symlink' | 'guard/elision' | 'guard/too-large' | 'guard/needs-approval';
 
-/** Why a file needs approval, most severe reason first. */
+/** The SARIF rule each classification rule reports under (a few share one). */
+const SARIF_RULE: Record<Rule, RuleId> = {
+  'delete-large': 'guard/delete',
+  'replace-large': 'guard/replace',
+  protected: 'guard/protected',
+  'binary-delete': 'guard/binary',
+  'binary-replace': 'guard/binary',
+  'symlink-outside': 'guard/symlink',
+  'symlink-linebreak': 'guard/symlink',
+  elision: 'guard/elision',
+  'too-large': 'guard/too-large',
+  'not-written': 'guard/needs-approval',
+};
+
+/** Why a file needs approval: the most severe of its rules. */
 export function ruleOf(f: CiReportFile): RuleId {
-  const has = (prefix: string) => f.reasons.some((r) => r.startsWith(prefix));
-  if (f.status === 'delete' && has('deletes a')) return 'guard/delete';
-  if (has('replaces ') && !f.binary) return 'guard/replace';
-  if (f.protected) return 'guard/protected';
-  if (f.binary) return 'guard/binary';
-  if (has('symlink')) return 'guard/symlink';
-  if (has('elision')) return 'guard/elision';
-  if (has('larger than')) return 'guard/too-large';
-  return 'guard/needs-approval';
+  let best: RuleId = 'guard/needs-approval';
+  for (const r of f.rules) {
+    const id = SARIF_RULE[r] ?? 'guard/needs-approval';
+    if (RANK[id] < RANK[best]) best = id;
+  }
+  return best;
 }
 
 const RANK: Record<RuleId, number> = {
