@@ -96,7 +96,7 @@ export async function write(opts: WriteOptions): Promise<WriteResult> {
   let staged = await stageWrite(root, target.rel, opts.content, newMode);
   let committed = false;
   try {
-    const facts = await measure(staged, old?.mode ?? null, newMode, oldContent, opts.content, config.maxFileBytes);
+    const facts = await measure(staged, old?.mode ?? null, newMode, oldContent, opts.content, config);
     const c = classify(facts, policy);
     const unchanged = oldContent !== null && oldContent.equals(opts.content);
     const file: WrittenFile = { ...c, decision: 'allowed', decider: 'policy', written: false };
@@ -198,8 +198,9 @@ async function measure(
   newMode: string,
   oldContent: Buffer | null,
   newContent: Buffer,
-  maxBytes: number,
+  config: { maxFileBytes: number; changeRatio: number },
 ): Promise<ChangeFacts> {
+  const maxBytes = config.maxFileBytes;
   const binary = (oldContent !== null && looksBinary(oldContent)) || looksBinary(newContent);
   let added = binary ? 0 : countLines(newContent);
   let deleted = 0;
@@ -227,6 +228,11 @@ async function measure(
   };
   const big = [oldContent, newContent].find((b) => b !== null && b.length > maxBytes);
   if (big) facts.tooLarge = { bytes: big.length };
+  if (!isBinary && oldContent !== null && facts.existingLines > 0 && deleted / facts.existingLines >= config.changeRatio && newMode !== MODE.symlink) {
+    // A would-be replacement: is it only a reindent? git's -w numstat prints nothing then.
+    const r = await git([...MEASURE_ARGS, '--numstat', '--ignore-all-space', '--', staged.abs, staged.temp], { cwd: path.dirname(staged.abs), okCodes: [1] });
+    if (r.stdout.length === 0) facts.whitespaceOnly = true;
+  }
   if (!isBinary && oldContent !== null && oldContent.length <= maxBytes) facts.oldText = oldContent.toString('utf8');
   if (!isBinary && newContent.length <= maxBytes) facts.newText = newContent.toString('utf8');
   return facts;
