@@ -27,6 +27,8 @@ export interface ChangeFacts {
   newText?: string;
   /** The side that was too large to read, if any. */
   tooLarge?: { bytes: number };
+  /** Both sides exist and differ only in whitespace (git's `diff -w` finds nothing): nothing is lost. */
+  whitespaceOnly?: boolean;
 }
 
 export type Status = 'new' | 'modify' | 'replace' | 'delete' | 'rename';
@@ -45,6 +47,8 @@ export interface Classification {
   protected: boolean;
   submodule: boolean;
   ignored: boolean;
+  /** The change is empty when whitespace is ignored (a reindent): never a replace. */
+  whitespaceOnly: boolean;
   needsApproval: boolean;
   /** Why it needs approval, for people: reasons[i] is the text of rules[i]. */
   reasons: string[];
@@ -63,9 +67,11 @@ export type Rule =
   | 'binary-delete' // deletes a binary file
   | 'binary-replace' // changes a binary file
   | 'symlink-outside' // a symlink pointing outside the repository
+  | 'symlink-into-git' // a symlink pointing into .git/
   | 'symlink-linebreak' // a symlink target holding a line break
   | 'too-large' // larger than maxFileBytes: not measured
   | 'elision' // a placeholder comment where code stood
+  | 'aggregate-loss' // the change as a whole loses lineThreshold+ lines through several files
   | 'not-written'; // review: the main tree could not take the file as it is now
 
 export interface Reason {
@@ -120,6 +126,17 @@ export function symlinkEscapes(linkPath: string, target: string): boolean {
   return resolved === '..' || resolved.startsWith('../');
 }
 
+/**
+ * Does a symlink's target, read relative to the link's folder, name git's own
+ * files: the `.git` folder (or a worktree's `.git` file) at any depth, in any
+ * letter case (case-insensitive file systems), with the trailing dots and
+ * spaces Windows drops, or its 8.3 short name `GIT~1`.
+ */
+export function symlinkIntoGit(linkPath: string, target: string): boolean {
+  const resolved = path.normalize(path.join(path.dirname(linkPath), target.replace(/\\/g, '/')));
+  return resolved.split('/').some((part) => /^\.git[. ]*$/i.test(part) || /^git~\d+$/i.test(part));
+}
+
 function percent(r: number): string {
   return `${Math.round(r * 100)}%`;
 }
@@ -137,7 +154,7 @@ export function classify(f: ChangeFacts, policy: Policy): Classification {
   let status: Status;
   if (!existed) status = 'new';
   else if (!exists) status = 'delete';
-  else if (f.existingLines > 0 && changeRatio >= config.changeRatio) status = 'replace';
+  else if (f.existingLines > 0 && changeRatio >= config.changeRatio && !f.whitespaceOnly) status = 'replace';
   else if (f.binary && f.contentChanged) status = 'replace';
   else if (f.oldPath !== undefined) status = 'rename';
   else status = 'modify';
@@ -171,6 +188,9 @@ export function classify(f: ChangeFacts, policy: Policy): Classification {
     }
     if (symlink && exists && f.newText !== undefined && symlinkEscapes(f.path, f.newText)) {
       reason('symlink-outside', `symlink points outside the repository (-> ${f.newText})`);
+    } else if (symlink && exists && f.newText !== undefined && symlinkIntoGit(f.path, f.newText)) {
+      // A tool writing through it edits git's own config, hooks or objects.
+      reason('symlink-into-git', `symlink points into .git/ (-> ${f.newText}): writing through it edits git's own files`);
     } else if (symlink && exists && f.newText !== undefined && /[\n\0]/.test(f.newText)) {
       // `guard write` to a symlink replaces the link: content with line breaks is surely not a target
       reason('symlink-linebreak', 'the new symlink target holds a line break: a symlink is written as a link, never through it');
@@ -178,7 +198,7 @@ export function classify(f: ChangeFacts, policy: Policy): Classification {
     if (f.tooLarge) {
       reason('too-large', `larger than maxFileBytes (${f.tooLarge.bytes} bytes); not measured`);
     }
-    if (!symlink && !f.binary && f.newText !== undefined && f.linesDeleted > 0) {
+    if (!symlink && !f.binary && !f.whitespaceOnly && f.newText !== undefined && f.linesDeleted > 0) {
       const elisions = findElisions(f.newText, f.oldText ?? '', 1);
       if (elisions[0]) reason('elision', `elision placeholder where code stood (line ${elisions[0].line}: "${elisions[0].text}")`);
     }
@@ -197,6 +217,7 @@ export function classify(f: ChangeFacts, policy: Policy): Classification {
     protected: isProtected,
     submodule,
     ignored,
+    whitespaceOnly: f.whitespaceOnly === true,
     needsApproval: found.length > 0,
     reasons: found.map((r) => r.text),
     rules: found.map((r) => r.rule),

@@ -1,6 +1,7 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { classify, makePolicy, type Classification, type Policy } from '../core/classify.js';
+import { withAggregateLoss } from '../core/aggregate.js';
 import { CONFIG_FILE } from '../core/config.js';
 import { batchMessage, decisionRecord, parseRecordMessage, rejectedMessage, type Decision, type DecisionRecord, type RecordContext } from '../core/record.js';
 import { hasApprovalTrailer } from '../git/approvals.js';
@@ -78,7 +79,7 @@ async function headBypassed(repo: Repo, head: CatResult | undefined, checked: st
   const { treeDiff } = await import('../git/diff.js');
   const entries = await treeDiff(repo.root, commit.parents[0]!, 'HEAD');
   const { facts } = await collectFacts(repo.root, entries, { maxBytes: Math.min(policy.config.maxFileBytes, READ_CAP) });
-  const paths = facts.map((f) => classify(f, policy)).filter((c) => c.needsApproval).map((c) => c.path);
+  const paths = withAggregateLoss(facts.map((f) => classify(f, policy)), policy.config).filter((c) => c.needsApproval).map((c) => c.path);
   if (paths.length === 0) return undefined;
   return { commit: head.oid, paths };
 }
@@ -109,10 +110,10 @@ export async function check(opts: CheckOptions): Promise<CheckResult> {
   const base = head && head.type === 'commit' ? head.oid : null;
   const config = configAt('HEAD', configBlob?.data);
   const policy = makePolicy(config, { bootstrap: configBlob === null });
-  const { facts } = await collectFacts(cwd, entries, { maxBytes: Math.min(config.maxFileBytes, READ_CAP), countsReady: diff.counts });
+  const { facts } = await collectFacts(cwd, entries, { maxBytes: Math.min(config.maxFileBytes, READ_CAP), countsReady: diff.counts, whitespace: { range: ['--cached'], changeRatio: config.changeRatio } });
   // A broken config must not get past the gate: once committed, it is the policy.
   checkProposedConfig(facts.find((f) => f.path === CONFIG_FILE && f.newMode !== null)?.newText, 'staged');
-  const classified = facts.map((f) => classify(f, policy));
+  const classified = withAggregateLoss(facts.map((f) => classify(f, policy)), config);
   const lane = laneOf(cwd);
   const checked = await readCheckedTrees(repo);
 

@@ -1,4 +1,5 @@
 import { classify, makePolicy, type ChangeFacts, type Classification } from '../core/classify.js';
+import { withAggregateLoss } from '../core/aggregate.js';
 import { CONFIG_FILE } from '../core/config.js';
 import { GuardError } from '../core/errors.js';
 import { READ_CAP, catFileBatch } from '../git/catfile.js';
@@ -69,10 +70,11 @@ export async function ci(opts: CiOptions): Promise<CiResult> {
   const config = configAt(mergeBase.slice(0, 10), configBlob?.data);
   const bootstrap = configBlob === null || configBlob === undefined;
   const policy = makePolicy(config, { bootstrap });
-  const { facts } = await collectFacts(cwd, entries, { maxBytes: Math.min(config.maxFileBytes, READ_CAP) });
+  const { facts } = await collectFacts(cwd, entries, { maxBytes: Math.min(config.maxFileBytes, READ_CAP), whitespace: { range: [mergeBase, head!], changeRatio: config.changeRatio } });
+  const classified = withAggregateLoss(facts.map((f) => classify(f, policy)), config);
 
   const files = facts.map((f, i): CiFile => {
-    const c = classify(f, policy);
+    const c = classified[i]!;
     const blob = entries[i]!.newOid;
     const file: CiFile = { ...c, decision: 'allowed', blob, line: firstChangedLine(f) };
     if (c.needsApproval) {

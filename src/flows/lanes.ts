@@ -1,4 +1,5 @@
 import { classify, makePolicy, type Classification } from '../core/classify.js';
+import { withAggregateLoss } from '../core/aggregate.js';
 import { CONFIG_FILE, type Config } from '../core/config.js';
 import { GuardError } from '../core/errors.js';
 import { READ_CAP, catFileBatch } from '../git/catfile.js';
@@ -113,8 +114,8 @@ export async function laneChanges(
   ]);
   const config = configAt(lane.base, configBlob?.data);
   const policy = makePolicy(config, { bootstrap: configBlob === null });
-  const { facts } = await collectFacts(main.root, entries, { maxBytes: Math.min(config.maxFileBytes, READ_CAP) });
-  const files = facts.map((f) => classify(f, policy));
+  const { facts } = await collectFacts(main.root, entries, { maxBytes: Math.min(config.maxFileBytes, READ_CAP), whitespace: { range: [lane.base, head], changeRatio: config.changeRatio } });
+  const files = withAggregateLoss(facts.map((f) => classify(f, policy)), config);
   return {
     lane,
     checkpoint: cp,

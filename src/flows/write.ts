@@ -13,7 +13,7 @@ import { faultPoint } from '../git/faults.js';
 import { lockTree, staleLockNotice } from '../worktree/lock.js';
 import { REFS, newRef, writeRecords, type RecordCommit } from '../git/records.js';
 import { openRepo } from '../git/repo.js';
-import { numstatFiles, patchFiles } from '../git/measure.js';
+import { numstatFiles, patchFiles, whitespaceOnlyFiles } from '../git/measure.js';
 import type { StrategyAnswer } from '../ui/approval.js';
 import { configAt, laneOf, type FlowOptions } from './context.js';
 
@@ -85,7 +85,7 @@ export async function write(opts: WriteOptions): Promise<WriteResult> {
   let staged = await stageWrite(root, target.rel, opts.content, newMode);
   let committed = false;
   try {
-    const facts = await measure(staged, old?.mode ?? null, newMode, oldContent, opts.content, config.maxFileBytes);
+    const facts = await measure(staged, old?.mode ?? null, newMode, oldContent, opts.content, config);
     const c = classify(facts, policy);
     const unchanged = oldContent !== null && oldContent.equals(opts.content);
     const file: WrittenFile = { ...c, decision: 'allowed', decider: 'policy', written: false };
@@ -187,8 +187,9 @@ async function measure(
   newMode: string,
   oldContent: Buffer | null,
   newContent: Buffer,
-  maxBytes: number,
+  config: { maxFileBytes: number; changeRatio: number },
 ): Promise<ChangeFacts> {
+  const maxBytes = config.maxFileBytes;
   const binary = (oldContent !== null && looksBinary(oldContent)) || looksBinary(newContent);
   let added = binary ? 0 : countLines(newContent);
   let deleted = 0;
@@ -214,6 +215,10 @@ async function measure(
   };
   const big = [oldContent, newContent].find((b) => b !== null && b.length > maxBytes);
   if (big) facts.tooLarge = { bytes: big.length };
+  if (!isBinary && oldContent !== null && facts.existingLines > 0 && deleted / facts.existingLines >= config.changeRatio && newMode !== MODE.symlink) {
+    // A would-be replacement: is it only a reindent? git's -w numstat prints nothing then.
+    if (await whitespaceOnlyFiles(staged.abs, staged.temp)) facts.whitespaceOnly = true;
+  }
   if (!isBinary && oldContent !== null && oldContent.length <= maxBytes) facts.oldText = oldContent.toString('utf8');
   if (!isBinary && newContent.length <= maxBytes) facts.newText = newContent.toString('utf8');
   return facts;

@@ -36,6 +36,15 @@ export async function numstatFiles(from: string, to: string): Promise<FileNumsta
   };
 }
 
+/**
+ * Is the change from `from` to `to` empty when whitespace is ignored (a
+ * reindent, a formatter run)? git's `-w` numstat prints nothing then.
+ */
+export async function whitespaceOnlyFiles(from: string, to: string): Promise<boolean> {
+  const r = await git([...NO_INDEX_ARGS, '--numstat', '--ignore-all-space', '--', from, to], { cwd: path.dirname(from), okCodes: [1] });
+  return r.stdout.length === 0;
+}
+
 /** The unified diff from `from` (an absolute path, or /dev/null for a new file) to `to`, with `contextLines` of context. */
 export async function patchFiles(from: string, to: string, contextLines: number): Promise<string> {
   const r = await git([...NO_INDEX_ARGS, `-U${contextLines}`, '--', from, to], { cwd: path.dirname(to), okCodes: [1] });

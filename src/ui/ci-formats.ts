@@ -47,7 +47,7 @@ const short = (oid: string) => oid.slice(0, 10);
 
 // ---------------------------------------------------------------- severity
 
-export type RuleId = 'guard/delete' | 'guard/replace' | 'guard/protected' | 'guard/binary' | 'guard/symlink' | 'guard/elision' | 'guard/too-large' | 'guard/needs-approval';
+export type RuleId = 'guard/delete' | 'guard/replace' | 'guard/protected' | 'guard/binary' | 'guard/symlink' | 'guard/aggregate-loss' | 'guard/elision' | 'guard/too-large' | 'guard/needs-approval';
 
 /** The SARIF rule each classification rule reports under (a few share one). */
 const SARIF_RULE: Record<Rule, RuleId> = {
@@ -58,6 +58,8 @@ const SARIF_RULE: Record<Rule, RuleId> = {
   'binary-replace': 'guard/binary',
   'symlink-outside': 'guard/symlink',
   'symlink-linebreak': 'guard/symlink',
+  'symlink-into-git': 'guard/symlink',
+  'aggregate-loss': 'guard/aggregate-loss',
   elision: 'guard/elision',
   'too-large': 'guard/too-large',
   'not-written': 'guard/needs-approval',
@@ -79,9 +81,10 @@ const RANK: Record<RuleId, number> = {
   'guard/protected': 2,
   'guard/binary': 3,
   'guard/symlink': 4,
-  'guard/elision': 5,
-  'guard/too-large': 6,
-  'guard/needs-approval': 7,
+  'guard/aggregate-loss': 5,
+  'guard/elision': 6,
+  'guard/too-large': 7,
+  'guard/needs-approval': 8,
 };
 
 /** Lines a change would lose: the whole file for a deletion. */
@@ -239,7 +242,8 @@ const RULES: Array<{ id: RuleId; name: string; text: string }> = [
   { id: 'guard/replace', name: 'DestructiveRewrite', text: 'Replaces most of a large file without a recorded approval.' },
   { id: 'guard/protected', name: 'ProtectedPath', text: 'Changes a protected path without a recorded approval.' },
   { id: 'guard/binary', name: 'BinaryReplaced', text: 'Replaces or deletes a binary file without a recorded approval.' },
-  { id: 'guard/symlink', name: 'SymlinkEscapes', text: 'Adds a symlink that points outside the repository.' },
+  { id: 'guard/symlink', name: 'SymlinkEscapes', text: 'Adds a symlink that points outside the repository or into .git/.' },
+  { id: 'guard/aggregate-loss', name: 'AggregateLoss', text: 'Loses many lines in all through several deleted or replaced files, each under the threshold.' },
   { id: 'guard/elision', name: 'ElisionPlaceholder', text: 'Leaves an elision placeholder ("... existing code ...") where code stood.' },
   { id: 'guard/too-large', name: 'TooLargeToMeasure', text: 'Changes a file larger than maxFileBytes, which guard cannot measure.' },
   { id: 'guard/needs-approval', name: 'NeedsApproval', text: 'A change that needs a person\'s approval.' },
