@@ -12,7 +12,6 @@ import { stagedDiffSplit, type DiffEntry } from '../git/diff.js';
 import { parseCommit } from '../git/commits.js';
 import { REFS, newRef, proposalChanges, writeRecords, type RecordCommit } from '../git/records.js';
 import { openRepo, type Repo } from '../git/repo.js';
-import { checkDeadline, setDeadline } from '../git/run.js';
 import { indexTree, stageBlobs, unstagePaths, writeBlob, type IndexEntry } from '../git/staging.js';
 import { checkProposedConfig, configAt, laneOf, type FlowOptions } from './context.js';
 
@@ -127,7 +126,7 @@ export async function check(opts: CheckOptions): Promise<CheckResult> {
   const pending = files.filter((f) => f.needsApproval && f.decision === 'allowed');
   const interactive = !opts.auto && pending.length > 0 ? await openPrompt(opts.color) : null;
   if (interactive) {
-    setDeadline(undefined); // --timeout bounds guard's work, not a person's thinking
+    opts.deadline?.disarm(); // --timeout bounds guard's work, not a person's thinking
     try {
       await askEach(interactive, pending, repo, entries, config.preview);
     } finally {
@@ -157,7 +156,7 @@ export async function check(opts: CheckOptions): Promise<CheckResult> {
     records.push(decisionRecord(f, f.decision, f.decider, extra));
   }
   const record = newRef(REFS.decisions, now);
-  checkDeadline(); // past this point guard writes: finish, never stop half way
+  opts.deadline?.pointOfNoReturn(); // past this point guard writes: finish, never stop half way
   // The refs first: once they exist nothing the index change below drops is lost.
   commits.push({ ref: record, parent: null, message: batchMessage(ctx, records), changes: [] });
   const unchangedIndex = !files.some((f) => f.decision === 'rejected' || f.merged !== undefined);

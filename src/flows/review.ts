@@ -20,7 +20,6 @@ import { readCurrent } from '../worktree/current.js';
 import { readFileDiffs } from '../git/patch.js';
 import { REFS, newRef, proposalChanges, writeRecords, type RecordCommit } from '../git/records.js';
 import type { Repo } from '../git/repo.js';
-import { checkDeadline, setDeadline } from '../git/run.js';
 import type { FileTexts, ReviewPrompter } from '../ui/review-prompt.js';
 import type { FlowOptions } from './context.js';
 import { laneChanges } from './lanes.js';
@@ -156,7 +155,7 @@ export async function review(opts: ReviewOptions, prompter?: () => Promise<Revie
   const pending = work.filter((w) => !decided.has(w) && (w.c.needsApproval || (opts.all && !scripted)));
   const person = !opts.auto && !scripted && pending.length > 0 && prompter ? await prompter() : null;
   if (person) {
-    setDeadline(undefined); // --timeout bounds guard's work, not a person's thinking
+    opts.deadline?.disarm(); // --timeout bounds guard's work, not a person's thinking
     try {
       let quit = false;
       for (const w of pending) {
@@ -209,7 +208,7 @@ export async function review(opts: ReviewOptions, prompter?: () => Promise<Revie
   // What each plan means as content.
   for (const w of work) await resolvePlan(w, contents);
 
-  checkDeadline(); // past this point guard writes: finish, never stop half way
+  opts.deadline?.pointOfNoReturn(); // past this point guard writes: finish, never stop half way
   // A path the main tree cannot take without writing outside itself (a folder
   // there is now a symlink leading out) is blocked here, before the refs are
   // made, so that it too is kept as a rejected ref. mergeOne checks again.

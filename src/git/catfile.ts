@@ -5,7 +5,8 @@ import { rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { GuardError } from '../core/errors.js';
-import { checkDeadline, gitEnv, gitSpawnArgs, timeoutError, watchDeadline } from './run.js';
+import { checkDeadline, timeoutError, watchDeadline } from './deadline.js';
+import { gitEnv, gitSpawnArgs } from './run.js';
 
 /**
  * One `git cat-file --batch-command` process for any number of objects: reading 2,000

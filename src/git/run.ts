@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import { appendFileSync } from 'node:fs';
 import { GuardError } from '../core/errors.js';
+import { timeoutError, watchDeadline } from './deadline.js';
 
 /*
  * The one way guard runs git: a bare spawn, no shell, output as bytes, one
@@ -8,38 +9,6 @@ import { GuardError } from '../core/errors.js';
  * quiet command and keeps the process alive ~50 ms at exit; this runner is
  * small enough that no command needed it.)
  */
-
-/**
- * `--timeout`: a deadline for the reading part of a command. Git processes
- * started while it runs are killed when it passes (E_TIMEOUT), except those
- * whose subcommand is in WRITES: they are never cut short, and the flow
- * checks the deadline before it starts writing instead, so a timeout never
- * leaves anything half written.
- */
-let deadline: number | null = null;
-
-export function setDeadline(seconds: number | undefined): void {
-  deadline = seconds === undefined ? null : Date.now() + seconds * 1000;
-}
-
-export function timeoutError(): GuardError {
-  return new GuardError('E_TIMEOUT', 'guard ran out of time (--timeout) and stopped; nothing was written', 'give it more time, or look at the largest files in the change');
-}
-
-/** Throw E_TIMEOUT if the deadline has passed (call between files and before writing). */
-export function checkDeadline(): void {
-  if (deadline !== null && Date.now() > deadline) throw timeoutError();
-}
-
-/** Kill `child` when the deadline passes; returns a function that cancels the watch. */
-export function watchDeadline(child: { kill(signal?: NodeJS.Signals): boolean }, onTimeout: () => void): () => void {
-  if (deadline === null) return () => {};
-  const t = setTimeout(() => {
-    child.kill('SIGKILL');
-    onTimeout();
-  }, Math.max(0, deadline - Date.now()));
-  return () => clearTimeout(t);
-}
 
 export interface GitOptions {
   cwd: string;
@@ -52,7 +21,7 @@ export interface GitOptions {
 
 /**
  * The subcommands guard runs that change a ref, an index or a work tree.
- * Killing one half way (the --timeout deadline) could leave a `.lock` file
+ * Killing one half way (the --timeout deadline, git/deadline.ts) could leave a `.lock` file
  * that blocks the user's next git command, a ref moved without its record,
  * or half a worktree, so these are never killed. Subcommands that only add
  * objects (hash-object -w, write-tree, commit-tree, merge-file -p) are not
