@@ -31,7 +31,9 @@ let tarball: string;
 
 interface Result {
   code: number;
+  /** stdout and stderr, for messages */
   out: string;
+  stdout: string;
 }
 
 /** Everything a child gets: no user git config, downloads into the cache, no telemetry. */
@@ -39,7 +41,10 @@ function env(extra: Record<string, string | undefined> = {}): NodeJS.ProcessEnv 
   return cleanEnv({
     npm_config_cache: path.join(CACHE, 'npm'),
     npm_config_store_dir: path.join(CACHE, 'pnpm-store'),
-    // not npm_config_loglevel: it would override this repository's .npmrc, which pre-commit's `npm pack` needs
+    // no loglevel from outside (.ci/run sets one): it would override this
+    // repository's .npmrc, which pre-commit's `npm pack` needs
+    npm_config_loglevel: undefined,
+    NPM_CONFIG_LOGLEVEL: undefined,
     npm_config_fund: 'false',
     npm_config_audit: 'false',
     npm_config_update_notifier: 'false',
@@ -59,7 +64,8 @@ function env(extra: Record<string, string | undefined> = {}): NodeJS.ProcessEnv 
 
 function sh(cwd: string, cmd: string, extra: Record<string, string | undefined> = {}, timeout = 180_000): Result {
   const r = spawnSync('bash', ['-c', cmd], { cwd, env: env(extra), timeout });
-  return { code: r.status ?? 128, out: `${r.stdout?.toString() ?? ''}${r.stderr?.toString() ?? ''}` };
+  const stdout = r.stdout?.toString() ?? '';
+  return { code: r.status ?? 128, out: `${stdout}${r.stderr?.toString() ?? ''}`, stdout };
 }
 
 function must(cwd: string, cmd: string, extra: Record<string, string | undefined> = {}): string {
@@ -106,8 +112,25 @@ function commitsThroughTheHook(dir: string, run: string, big = 'src/state.py'): 
 
   const doctor = sh(dir, `${run} doctor --json`, { CI: undefined });
   expect(doctor.code, doctor.out).toBe(0);
-  expect(JSON.parse(doctor.out.slice(doctor.out.indexOf('{'))).active).toBe(true);
+  expect(JSON.parse(doctor.stdout).active).toBe(true);
 }
+
+/**
+ * The README's install table: the lines a user copies are the lines this test
+ * runs, with the packed tarball where the registry's guard-cli would be.
+ */
+function readme(route: string): { install: string; init: string } {
+  const row = readFileSync(path.join(ROOT, 'README.md'), 'utf8')
+    .split('\n')
+    .find((l) => l.startsWith(`| ${route}`));
+  const cells = row?.split(' | ') ?? [];
+  const code = (cell: string | undefined) => /`([^`]+)`/.exec(cell ?? '')?.[1];
+  const install = code(cells[1]);
+  const init = code(cells[2]);
+  if (!install || !init || !install.includes('guard-cli')) throw new Error(`README.md has no install row for ${route}: ${row}`);
+  return { install, init };
+}
+const q = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
 
 const PY = { 'src/state.py': lines(300, 'state = 1  #'), 'README.md': '# a project\n' };
 
@@ -117,8 +140,10 @@ beforeAll(() => {
   if (!existsSync(path.join(TOOL_BIN, 'pnpm')) || !existsSync(path.join(TOOL_BIN, 'yarn'))) {
     must(CACHE, `npm install --prefix "${TOOLS}" --no-save ${PNPM} ${YARN}`);
   }
-  // The package as it would be published (prepack builds dist/).
-  const packed = must(ROOT, `npm pack --pack-destination "${work}"`).trim().split('\n').pop()!;
+  // The package as it would be published. Its prepack builds dist/; here dist/
+  // is already built (npm test builds first) and other test files are running
+  // it, so the scripts are skipped rather than rewriting dist/ under them.
+  const packed = must(ROOT, `npm pack --ignore-scripts --pack-destination "${work}"`).trim().split('\n').pop()!;
   tarball = path.join(work, packed);
   expect(existsSync(tarball)).toBe(true);
 }, 240_000);
@@ -142,8 +167,9 @@ describe('guard-cli installed from its tarball', () => {
 
   it('npm: npm install --save-dev, npx guard init, the hook runs guard directly', () => {
     const dir = project('npm', { ...PY, 'package.json': '{ "name": "app", "private": true }\n', '.gitignore': 'node_modules/\n' });
-    must(dir, `npm install --save-dev "${tarball}"`);
-    const init = must(dir, 'npx guard init');
+    const { install, init: initLine } = readme('npm');
+    must(dir, install.replace('guard-cli', q(tarball)));
+    const init = must(dir, initLine);
     expect(init).toContain('runs guard check, for npm');
     expect(readFileSync(path.join(dir, '.husky/pre-commit'), 'utf8')).not.toMatch(/\bnpx\b/);
     must(dir, 'git add .husky guard.config.json package.json package-lock.json && git commit -q -m "Gate commits with guard"');
@@ -161,8 +187,10 @@ describe('guard-cli installed from its tarball', () => {
       'packages/b/package.json': '{ "name": "b", "version": "1.0.0" }\n',
       '.gitignore': 'node_modules/\n',
     });
-    must(dir, `pnpm add --save-dev --workspace-root "${tarball}"`);
-    const init = must(dir, 'pnpm exec guard init');
+    const { install, init: initLine } = readme('pnpm');
+    // at a workspace root, with --workspace-root as the README says
+    must(dir, install.replace('guard-cli', `--workspace-root ${q(tarball)}`));
+    const init = must(dir, initLine);
     expect(init).toContain('runs guard check, for pnpm (pnpm-lock.yaml)');
     expect(readFileSync(path.join(dir, '.husky/pre-commit'), 'utf8')).toContain('pnpm add --save-dev --workspace-root guard-cli');
     must(dir, 'git add -A && git commit -q -m "Gate commits with guard"');
@@ -171,21 +199,33 @@ describe('guard-cli installed from its tarball', () => {
 
   it("yarn berry with Plug'n'Play (its default): the hook runs yarn guard check", () => {
     const dir = project('yarn', { ...PY, 'package.json': '{ "name": "app", "private": true }\n', '.gitignore': '.yarn/\n.pnp.*\n' });
-    must(dir, `yarn add --dev "guard-cli@file:${tarball}"`);
+    const { install, init: initLine } = readme('yarn');
+    must(dir, install.replace('guard-cli', q(`guard-cli@file:${tarball}`)));
     expect(existsSync(path.join(dir, '.pnp.cjs'))).toBe(true);
     expect(existsSync(path.join(dir, 'node_modules'))).toBe(false);
-    const init = must(dir, 'yarn guard init');
+    const init = must(dir, initLine);
     expect(init).toContain("runs yarn guard check, for yarn Plug'n'Play");
+    must(dir, 'git add -A && git commit -q -m "Gate commits with guard"');
+    commitsThroughTheHook(dir, 'yarn guard');
+  });
+
+  it('yarn berry with the node-modules linker: the hook runs guard directly', () => {
+    const dir = project('yarn-nm', { ...PY, 'package.json': '{ "name": "app", "private": true }\n', '.yarnrc.yml': 'nodeLinker: node-modules\n', '.gitignore': '.yarn/\nnode_modules/\n' });
+    const { install, init: initLine } = readme('yarn');
+    must(dir, install.replace('guard-cli', q(`guard-cli@file:${tarball}`)));
+    const init = must(dir, initLine);
+    expect(init).toContain('runs guard check, for yarn (yarn.lock)');
     must(dir, 'git add -A && git commit -q -m "Gate commits with guard"');
     commitsThroughTheHook(dir, 'yarn guard');
   });
 
   it('global: npm install --global, guard init --global in a Python-only repository', () => {
     const prefix = path.join(work, 'global-prefix');
-    must(work, `npm install --global --prefix "${prefix}" "${tarball}"`);
+    const { install, init: initLine } = readme('global');
+    must(work, install.replace('guard-cli', `--prefix ${q(prefix)} ${q(tarball)}`));
     const PATH = `${path.join(prefix, 'bin')}${path.delimiter}${env().PATH}`;
     const dir = project('python', { ...PY, 'pyproject.toml': '[project]\nname = "app"\n' });
-    const init = must(dir, 'guard init --global', { PATH });
+    const init = must(dir, initLine, { PATH });
     expect(init).toContain('wrote .git/hooks/pre-commit, a plain git hook that runs the guard on PATH');
     // nothing JavaScript left in the repository
     for (const f of ['package.json', 'package-lock.json', 'node_modules', '.husky']) expect(existsSync(path.join(dir, f))).toBe(false);
