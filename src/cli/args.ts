@@ -29,7 +29,9 @@ export async function parseArgs(args: string[]): Promise<Parsed> {
     .option('cwd', { type: 'string', describe: 'run as if started in DIR', requiresArg: true })
     .option('color', { type: 'boolean', describe: 'colour (default: on a terminal, off with NO_COLOR)' })
     .option('quiet', { alias: 'q', type: 'boolean', describe: 'print only what needs attention' })
-    .command('init', 'install the pre-commit hook (husky), write guard.config.json, exclude .guard/', (y) => y, set('init'))
+    .command('init', 'install the pre-commit hook (husky, or a plain git hook with --global), write guard.config.json, exclude .guard/', (y) =>
+      y.option('global', { type: 'boolean', describe: 'a plain git hook that runs the guard on PATH (npm install --global guard-cli): no package.json, no husky' }),
+      set('init'))
     .command('check', 'gate the staged changes against HEAD (the pre-commit hook runs this)', (y) => timeout(auto(y)), set('check'))
     .command('write [path]', 'gate one write by an agent: new content on stdin (guard write -- PATH for a name starting with -)', (y) =>
       auto(y).positional('path', { type: 'string', describe: 'file to write, inside the work tree' }), set('write'))
