@@ -29,8 +29,10 @@ export async function parseArgs(args: string[]): Promise<Parsed> {
     .option('cwd', { type: 'string', describe: 'run as if started in DIR', requiresArg: true })
     .option('color', { type: 'boolean', describe: 'colour (default: on a terminal, off with NO_COLOR)' })
     .option('quiet', { alias: 'q', type: 'boolean', describe: 'print only what needs attention' })
-    .command('init', 'install the pre-commit hook (husky), write guard.config.json, exclude .guard/', (y) =>
-      y.option('agent', { type: 'string', array: true, describe: 'also write the hook config of these harnesses: claude gemini codex cursor cline copilot' }),
+    .command('init', 'install the pre-commit hook (husky, or a plain git hook with --global), write guard.config.json, exclude .guard/', (y) =>
+      y
+        .option('global', { type: 'boolean', describe: 'a plain git hook that runs the guard on PATH (npm install --global guard-cli): no package.json, no husky' })
+        .option('agent', { type: 'string', array: true, describe: 'also write the hook config of these harnesses: claude gemini codex cursor cline copilot' }),
       set('init'))
     .command('hook <harness>', 'the gate inside an agent harness: one hook payload on stdin, the answer in its protocol', (y) =>
       y

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { existsSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { GuardError, EXIT } from '../core/errors.js';
+import type { Deadline } from '../git/deadline.js';
 import { makeOutput, type Output } from '../ui/output.js';
 
 /**
@@ -15,6 +16,8 @@ export interface GlobalArgs {
   cwd?: string;
   color?: boolean;
   quiet?: boolean;
+  /** Made from --timeout by main; commands pass it to their flow. */
+  deadline?: Deadline;
   [key: string]: unknown;
 }
 
@@ -152,13 +155,15 @@ async function main(): Promise<number> {
     }
     if (typeof parsed.argv.timeout === 'number') {
       if (!(parsed.argv.timeout > 0)) throw new GuardError('E_USAGE', '--timeout takes a number of seconds above 0', 'e.g. --timeout 30');
-      (await import('../git/run.js')).setDeadline(parsed.argv.timeout);
+      parsed.argv.deadline = (await import('../git/deadline.js')).makeDeadline(parsed.argv.timeout);
     }
     const command = COMMANDS[parsed.command];
     if (!command) throw new GuardError('E_USAGE', `unknown command "${parsed.command}"`, 'guard --help lists the commands');
     const spinner = await maybeSpinner(parsed.command, parsed.argv, out);
     try {
-      return await (await command()).run(parsed.argv, out);
+      const mod = await command();
+      const deadline = parsed.argv.deadline;
+      return await (deadline ? deadline.within(() => mod.run(parsed.argv, out)) : mod.run(parsed.argv, out));
     } finally {
       spinner?.stop();
     }

@@ -18,6 +18,8 @@ export interface DecisionRecord {
   changeRatio: number;
   needsApproval: boolean;
   reasons: string[];
+  /** The rule ids of `reasons` (absent in records made before they existed). */
+  rules?: string[];
   decision: Decision;
   decider: Decider;
   strategy?: string;
@@ -52,6 +54,7 @@ export function decisionRecord(c: Classification, decision: Decision, decider: D
     changeRatio: c.changeRatio,
     needsApproval: c.needsApproval,
     reasons: c.reasons,
+    rules: c.rules,
     decision,
     decider,
     ...extra,

@@ -1,7 +1,8 @@
 import { lstat, mkdir, readFile, realpath, rm, writeFile } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
-import { classify, makePolicy, type ChangeFacts, type Classification, type Policy } from '../core/classify.js';
+import { withAggregateLoss } from '../core/aggregate.js';
+import { classify, makePolicy, withReason, type ChangeFacts, type Classification, type Policy } from '../core/classify.js';
 import { CONFIG_FILE } from '../core/config.js';
 import { GuardError } from '../core/errors.js';
 import { countLines, looksBinary } from '../core/lines.js';
@@ -9,7 +10,7 @@ import { RECORD_VERSION, batchMessage, decisionRecord, type DecisionRecord, type
 import { applyPatchChunks, applySearchReplace, applyStringEdits, type Applied } from '../harness/edits.js';
 import { askReason, denyReason, lossMessage, verdict, type Judged } from '../harness/decide.js';
 import type { Change, FileChange, HookEvent, Outcome } from '../harness/types.js';
-import { MODE, resolveInside } from '../git/atomic.js';
+import { MODE, resolveInside } from '../worktree/atomic.js';
 import { READ_CAP, catFileBatch } from '../git/catfile.js';
 import { checkpoint, checkpointId, type SessionMeta } from '../git/checkpoint.js';
 import { collectFacts } from '../git/changes.js';
@@ -17,7 +18,7 @@ import { treeDiff } from '../git/diff.js';
 import { faultPoint } from '../git/faults.js';
 import { REFS, newRef, writeRecords, type RecordCommit } from '../git/records.js';
 import { openRepo, type Repo } from '../git/repo.js';
-import { git } from '../git/run.js';
+import { numstatFolders } from '../git/measure.js';
 import { baseEventFor, readSessionEvents, sessionEventCommit, sessionMessage, sessionPrefix, type SessionEvent } from '../git/session.js';
 import { configAt, laneOf } from './context.js';
 
@@ -305,36 +306,33 @@ function blobChange(rel: string, content: Buffer | null, mode: string): RecordCo
   return content === null ? { kind: 'delete', path: rel } : { kind: 'inline', path: rel, mode, data: content };
 }
 
-/**
- * Flags for measuring base against proposal as git's numstat does for
- * check: --no-index on two folders of temp files (one process for any
- * number of files), --no-renames (pairs are matched by name),
- * --ignore-cr-at-eol (line endings alone are no change), no diff drivers.
- */
-const MEASURE_ARGS = ['diff', '--no-index', '--numstat', '-z', '--no-renames', '--ignore-cr-at-eol', '--no-ext-diff', '--no-textconv', '--no-color'] as const;
-
 async function measureAll(repo: Repo, targets: Target[], policy: Policy): Promise<Array<{ c: Classification; j: Judged }>> {
   const pairs = targets.map((t, i) => ({ i, t })).filter(({ t }) => t.base !== null && t.next !== null && !t.base.equals(t.next));
-  const counts = new Map<number, [number | null, number | null]>();
+  const counts = new Map<number, { added: number | null; deleted: number | null }>();
+  const whitespaceOnly = new Set<number>();
   if (pairs.length > 0) {
+    // base and proposal side by side in a temp folder: one diff --no-index for every file
     const dir = path.join(repo.gitDir, `guard-hook-${process.pid}-${randomBytes(4).toString('hex')}`);
     try {
       await mkdir(path.join(dir, 'a'), { recursive: true });
       await mkdir(path.join(dir, 'b'), { recursive: true });
       await Promise.all(pairs.flatMap(({ i, t }) => [writeFile(path.join(dir, 'a', String(i)), t.base!), writeFile(path.join(dir, 'b', String(i)), t.next!)]));
-      const r = await git([...MEASURE_ARGS, 'a', 'b'], { cwd: dir, okCodes: [1] });
-      // "added TAB deleted TAB NUL a/N NUL b/N NUL"; "-" for binary; absent when equal but for line endings
-      const f = r.stdout.toString('utf8').split('\0');
-      for (let x = 0; x + 2 < f.length; x += 3) {
-        const [a, d] = f[x]!.split('\t');
-        const n = Number(f[x + 2]!.slice(2));
-        counts.set(n, [a === '-' ? null : Number(a), d === '-' ? null : Number(d)]);
+      for (const [name, n] of await numstatFolders(dir)) counts.set(Number(name), n);
+      // a would-be replacement that is empty when whitespace is ignored is a reindent (DESIGN whitespaceOnly)
+      const wouldReplace = pairs.filter(({ i, t }) => {
+        const d = counts.get(i)?.deleted ?? 0;
+        const lines = countLines(t.base!);
+        return lines > 0 && d / lines >= policy.config.changeRatio;
+      });
+      if (wouldReplace.length > 0) {
+        const w = await numstatFolders(dir, true);
+        for (const { i } of wouldReplace) if (!w.has(String(i)) || (w.get(String(i))!.added === 0 && w.get(String(i))!.deleted === 0)) whitespaceOnly.add(i);
       }
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
   }
-  return targets.map((t, i) => {
+  const classified = targets.map((t, i) => {
     const binary = (t.base !== null && looksBinary(t.base)) || (t.next !== null && looksBinary(t.next));
     let added = 0;
     let deleted = 0;
@@ -342,8 +340,8 @@ async function measureAll(repo: Repo, targets: Target[], policy: Policy): Promis
     else if (t.next === null) deleted = countLines(t.base);
     else if (!t.base.equals(t.next)) {
       const n = counts.get(i);
-      added = n?.[0] ?? 0;
-      deleted = n?.[1] ?? 0;
+      added = n?.added ?? 0;
+      deleted = n?.deleted ?? 0;
     }
     const facts: ChangeFacts = {
       ...(t.movedFrom !== undefined ? { oldPath: t.movedFrom } : {}),
@@ -355,32 +353,36 @@ async function measureAll(repo: Repo, targets: Target[], policy: Policy): Promis
       existingLines: binary || t.base === null ? 0 : countLines(t.base),
       binary,
       contentChanged: !same(t.base, t.next),
+      ...(whitespaceOnly.has(i) ? { whitespaceOnly: true } : {}),
     };
     const max = policy.config.maxFileBytes;
     const big = [t.base, t.next].find((b) => b !== null && b.length > max);
     if (big) facts.tooLarge = { bytes: big.length };
     if (!binary && t.base !== null && t.base.length <= max) facts.oldText = t.base.toString('utf8');
     if (!binary && t.next !== null && t.next.length <= max) facts.newText = t.next.toString('utf8');
-    const c = classify(facts, policy);
-    if (GATE_FILES.has(t.rel) && !c.reasons.some((r) => r.startsWith('protected'))) {
+    let c = classify(facts, policy);
+    if (GATE_FILES.has(t.rel) && !c.rules.includes('protected')) {
       // the agent may not switch off its own gate
-      c.reasons.push('the hook configuration that runs guard (an agent may not change its own gate)');
-      c.needsApproval = true;
+      c = { ...withReason(c, { rule: 'protected', text: 'the hook configuration that runs guard (an agent may not change its own gate)' }), needsApproval: true };
     }
-    return { c, j: { path: c.path, status: c.status, existingLines: c.existingLines, linesDeleted: c.linesDeleted, changeRatio: c.changeRatio, needsApproval: c.needsApproval, reasons: c.reasons } };
+    return c;
   });
+  // the call as a whole (a patch deleting twelve 40-line files) is one change
+  return withAggregateLoss(classified, policy.config).map((c) => ({ c, j: judgedOf(c) }));
+}
+
+function judgedOf(c: Classification): Judged {
+  return { path: c.path, status: c.status, existingLines: c.existingLines, linesDeleted: c.linesDeleted, changeRatio: c.changeRatio, needsApproval: c.needsApproval, reasons: c.reasons, rules: c.rules };
 }
 
 /** After a write tool ran: a write guard put to the person ran, so the person approved it. */
 async function writeAfter(repo: Repo, e: HookEvent, _meta: SessionMeta, now: Date): Promise<HookResult> {
   if (!e.toolCallId) return { outcome: NONE, notes: [] };
   const events = await readSessionEvents(repo.root, sessionPrefix(e.harness, e.sessionId));
-  const asked = events.find((x) => x.toolCall === e.toolCallId && x.outcome === 'ask') as (SessionEvent & { asked?: DecisionRecord[] }) | undefined;
-  if (!asked) return { outcome: NONE, notes: [] };
-  const raw = await git(['log', '-1', '--format=%B', asked.commit], { cwd: repo.root });
-  const body = JSON.parse(raw.stdout.toString('utf8').split('\n\n').slice(1).join('\n\n')) as { asked?: DecisionRecord[] };
+  const asked = events.find((x) => x.toolCall === e.toolCallId && x.outcome === 'ask');
+  if (!asked?.asked) return { outcome: NONE, notes: [] };
   const ctx: RecordContext = { command: 'hook', lane: laneOf(repo.root), time: now.toISOString(), base: null, harness: e.harness, session: e.sessionId, toolCall: e.toolCallId };
-  await writeRecords(repo.root, [{ ref: newRef(REFS.decisions, now), parent: null, message: batchMessage(ctx, body.asked ?? []), changes: [] }], now);
+  await writeRecords(repo.root, [{ ref: newRef(REFS.decisions, now), parent: null, message: batchMessage(ctx, asked.asked as DecisionRecord[]), changes: [] }], now);
   return { outcome: NONE, notes: [] };
 }
 
@@ -452,6 +454,6 @@ async function shellAfter(repo: Repo, e: HookEvent, command: string, meta: Sessi
   const paths = lost.map((c) => c.oldPath ?? c.path);
   const restore = paths.length <= 20 ? `guard restore ${pre.checkpoint} -- ${paths.map(shellWord).join(' ')}` : `guard restore ${pre.checkpoint}`;
   const rewind = `guard rewind ${shellWord(e.sessionId)}`;
-  const judged: Judged[] = lost.map((c) => ({ path: c.path, status: c.status, existingLines: c.existingLines, linesDeleted: c.linesDeleted, changeRatio: c.changeRatio, needsApproval: true, reasons: c.reasons }));
+  const judged: Judged[] = lost.map((c) => ({ ...judgedOf(c), needsApproval: true }));
   return { outcome: { kind: 'inform', message: lossMessage(command, judged, restore, rewind) }, checkpoint: cp.id, files: judged.map((j) => ({ ...j, decision: 'lost' })), notes: [] };
 }

@@ -1,9 +1,8 @@
 import { GuardError } from '../core/errors.js';
 import { parseRecordMessage, type DecisionRecord } from '../core/record.js';
 import { checkpointId } from '../git/checkpoint.js';
-import { REFS, listRecords, type RefRecord } from '../git/records.js';
+import { REFS, deleteRefs, listRecords, type RefRecord } from '../git/records.js';
 import { openRepo } from '../git/repo.js';
-import { git } from '../git/run.js';
 import type { FlowOptions } from './context.js';
 
 export interface CheckpointEntry {
@@ -200,9 +199,7 @@ export async function prune(opts: PruneOptions): Promise<PruneResult> {
     if (tooOld || (typeof step?.checkpoint === 'string' && gone.has(step.checkpoint))) doomed.push(r);
   }
   if (doomed.length > 0) {
-    // https://git-scm.com/docs/git-update-ref  -z: "delete SP <ref> NUL <old-oid> NUL"
-    const input = doomed.map((r) => `delete ${r.ref}\0${r.oid}\0`).join('');
-    await git(['update-ref', '--stdin', '-z'], { cwd: repo.root, input });
+    await deleteRefs(repo.root, doomed);
   }
   const count = (prefix: string) => doomed.filter((r) => r.ref.startsWith(prefix)).length;
   return {

@@ -1,6 +1,6 @@
 import { GuardError } from '../core/errors.js';
 import { checkpoint } from '../git/checkpoint.js';
-import { lockTree, staleLockNotice } from '../git/lock.js';
+import { lockTree, staleLockNotice } from '../worktree/lock.js';
 import { openRepo } from '../git/repo.js';
 import type { RestoreChange } from '../git/restore.js';
 import { changedPaths, putBack, type PutBackGroup } from '../git/rewind.js';

@@ -5,7 +5,7 @@ import { RECORD_VERSION, parseRecordMessage } from '../core/record.js';
 import { faultPoint } from './faults.js';
 import type { Repo } from './repo.js';
 import { REFS, newRef } from './records.js';
-import { git } from './run.js';
+import { git, splitZ } from './run.js';
 import { processAlive as alive } from './alive.js';
 
 export interface Checkpoint {
@@ -190,4 +190,13 @@ async function lastCheckpoint(repo: Repo): Promise<Checkpoint | null> {
     return { ref, id: checkpointId(ref), commit, tree, index: typeof parsed.index === 'string' ? parsed.index : null, reused: false };
   }
   return null;
+}
+
+/**
+ * What a checkpoint never holds: the ignored files and folders of a work
+ * tree (a wholly ignored folder is named once, with a trailing `/`).
+ * https://git-scm.com/docs/git-ls-files: --others --ignored --exclude-standard --directory, -z.
+ */
+export async function ignoredPaths(root: string): Promise<string[]> {
+  return splitZ((await git(['ls-files', '-z', '--others', '--ignored', '--exclude-standard', '--directory'], { cwd: root })).stdout);
 }

@@ -1,6 +1,6 @@
 import { GuardError } from '../core/errors.js';
 import { parseRecordMessage } from '../core/record.js';
-import { MODE, removeFile, writeFileAtomic } from './atomic.js';
+import { MODE, removeFile, writeFileAtomic } from '../worktree/atomic.js';
 import { catFileBatch } from './catfile.js';
 import { faultPoint } from './faults.js';
 import { checkpoint, checkpointId, literal, type Checkpoint } from './checkpoint.js';

@@ -1,5 +1,5 @@
 import { GuardError } from '../core/errors.js';
-import { MODE, removeFile, writeFileAtomic } from './atomic.js';
+import { MODE, removeFile, writeFileAtomic } from '../worktree/atomic.js';
 import { catFileBatch } from './catfile.js';
 import { literal, type Checkpoint } from './checkpoint.js';
 import { faultPoint } from './faults.js';

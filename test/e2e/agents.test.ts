@@ -1,7 +1,14 @@
 import { statSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { cleanupRepos, makeRepo, snapshotTree } from '../helpers.js';
+import { cleanupRepos, makeRepo as makeTestRepo, snapshotTree } from '../helpers.js';
+
+/** A repository where `guard init` can install its git hook (makeRepo points hooks at /dev/null). */
+function makeRepo(files: Record<string, string>) {
+  const repo = makeTestRepo(files);
+  repo.git(['config', '--unset', 'core.hooksPath']);
+  return repo;
+}
 
 afterAll(cleanupRepos);
 

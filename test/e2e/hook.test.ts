@@ -259,6 +259,7 @@ describe('fail closed, per harness', () => {
 
   it('a guard killed mid-call blocks through the command guard init --agent installs, for each harness', () => {
     const repo = makeRepo({ 'a.txt': 'a\n' });
+    repo.git(['config', '--unset', 'core.hooksPath']);
     expect(repo.guard(['init', '--agent', ...Object.keys(GIT_WRITE)]).code).toBe(0);
     const env = cleanEnv({ CI: 'true', GUARD_FAULT: 'hook:before-record', CLAUDE_PROJECT_DIR: repo.dir, GEMINI_PROJECT_DIR: repo.dir });
     const payload = (h: string) => GIT_WRITE[h]!(repo.dir).replace(/\.git\/hooks\/pre-commit/g, 'new.txt');
