@@ -39,6 +39,8 @@ const COMMANDS: Record<string, () => Promise<CommandModule>> = {
   review: load('review'),
   ci: load('ci'),
   doctor: load('doctor'),
+  hook: load('hook'),
+  rewind: load('rewind'),
 };
 
 export function resolveCwd(argv: GlobalArgs): string {
@@ -52,6 +54,7 @@ export function resolveCwd(argv: GlobalArgs): string {
  * through yargs for its messages.
  */
 function hotPath(args: string[]): { kind: 'command'; command: string; argv: GlobalArgs } | null {
+  if (args[0] === 'hook') return hookArgs(args);
   if (args[0] !== 'check') return null;
   try {
     const { values } = parseArgs({
@@ -76,6 +79,25 @@ function hotPath(args: string[]): { kind: 'command'; command: string; argv: Glob
     const argv: GlobalArgs = { ...values, timeout, limit, color: values['no-color'] ? false : values.color };
     delete argv['no-color'];
     return { kind: 'command', command: 'check', argv };
+  } catch {
+    return null;
+  }
+}
+
+/** `guard hook HARNESS [--timeout S] [--cwd DIR]`: every tool call of an agent runs it. */
+function hookArgs(args: string[]): { kind: 'command'; command: string; argv: GlobalArgs } | null {
+  try {
+    const { values, positionals } = parseArgs({
+      args: args.slice(1),
+      strict: true,
+      allowPositionals: true,
+      options: { timeout: { type: 'string' }, cwd: { type: 'string' }, json: { type: 'boolean' }, quiet: { type: 'boolean' }, 'no-color': { type: 'boolean' } },
+    });
+    if (positionals.length !== 1) return null;
+    const timeout = values.timeout === undefined ? undefined : Number(values.timeout);
+    if (timeout !== undefined && !(timeout > 0)) return null;
+    // the timeout is the hook's own budget (cli/hook.ts), not the git deadline
+    return { kind: 'command', command: 'hook', argv: { harness: positionals[0], hookTimeout: timeout, ...(values.cwd ? { cwd: values.cwd } : {}) } };
   } catch {
     return null;
   }

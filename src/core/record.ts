@@ -36,6 +36,10 @@ export interface RecordContext {
   time: string;
   /** The commit the changes were measured against; null before the first commit. */
   base: string | null;
+  /** guard hook: the agent harness, its session id and the tool call. */
+  harness?: string;
+  session?: string;
+  toolCall?: string | null;
 }
 
 export const RECORD_VERSION = 1;

@@ -87,6 +87,12 @@ export async function doctor(opts: DoctorOptions): Promise<DoctorResult> {
   const refs = refChecks(types, records);
   checks.push(...refs.checks);
   checks.push(...(await lockChecks(main)));
+  // per agent harness: is guard's hook there and would it run (flows/agents.ts)
+  for (const a of await (await import('./agents.js')).agentChecks(main.root, env.HOME)) {
+    const id = `agent:${a.harness}`;
+    if (a.state === 'ok' || a.state === 'absent') checks.push(ok(id, a.message, a.state === 'absent' ? undefined : a.hint));
+    else checks.push(bad(id, 'warning', a.message, a.hint));
+  }
   return { root: main.root, active: !checks.some((c) => c.severity === 'error'), checks, refs: refs.counts };
 }
 

@@ -27,6 +27,15 @@ export interface CheckpointOptions {
   /** Only these work-tree paths are (re)hashed; the rest is taken from the index as it is. */
   paths?: readonly string[];
   now?: Date;
+  /** The agent session this checkpoint is taken for (guard hook): recorded in its message. */
+  session?: SessionMeta;
+}
+
+/** Who a checkpoint or decision was for: harness, session id and tool-call id (DESIGN.md "session"). */
+export interface SessionMeta {
+  harness: string;
+  session: string;
+  toolCall: string | null;
 }
 
 /** Who commits guard's own records: never the user's identity, which may be unset. */
@@ -132,6 +141,7 @@ export async function checkpoint(repo: Repo, opts: CheckpointOptions): Promise<C
       paths: opts.paths ? [...opts.paths] : undefined,
       // The index's tree when it differs from the work tree's (the commit's second parent holds it).
       index: index ?? undefined,
+      ...(opts.session ? { harness: opts.session.harness, session: opts.session.session, toolCall: opts.session.toolCall } : {}),
     };
     const message = `guard checkpoint: ${opts.reason}\n\n${JSON.stringify(body)}\n`;
     const parents = headOid ? ['-p', headOid] : [];

@@ -50,3 +50,27 @@ export async function patchFiles(from: string, to: string, contextLines: number)
   const r = await git([...NO_INDEX_ARGS, `-U${contextLines}`, '--', from, to], { cwd: path.dirname(to), okCodes: [1] });
   return r.stdout.toString('utf8');
 }
+
+/**
+ * Flags for measuring many base/proposal pairs at once, as git's numstat does
+ * for check: --no-index on two folders of temp files (one process for any
+ * number of files), --no-renames (pairs are matched by name).
+ */
+const PAIRS_ARGS = [...NO_INDEX_ARGS, '--numstat', '-z', '--no-renames'] as const;
+
+/**
+ * Lines added and deleted per file name between `dir/a/NAME` and `dir/b/NAME`
+ * (null for binary). `--numstat -z` on folders prints
+ * "added TAB deleted TAB NUL a/NAME NUL b/NAME NUL"; a pair that differs only
+ * in line endings is absent.
+ */
+export async function numstatFolders(dir: string): Promise<Map<string, [number | null, number | null]>> {
+  const r = await git([...PAIRS_ARGS, 'a', 'b'], { cwd: dir, okCodes: [1] });
+  const f = r.stdout.toString('utf8').split('\0');
+  const counts = new Map<string, [number | null, number | null]>();
+  for (let x = 0; x + 2 < f.length; x += 3) {
+    const [a, d] = f[x]!.split('\t');
+    counts.set(f[x + 2]!.slice(2), [a === '-' ? null : Number(a), d === '-' ? null : Number(d)]);
+  }
+  return counts;
+}
