@@ -290,6 +290,30 @@ describe.each(HARNESSES)('guard hook %s, real binary', (h) => {
   });
 });
 
+describe.each(HARNESSES)('guard hook %s, real binary, when guard itself fails', (h) => {
+  // All three harnesses fail open (HARNESSES.md): a hook that exits 1 lets
+  // the tool run. guard must answer its own failures in the blocking form.
+  // The failure here: a committed guard.config.json with a wrong type, a
+  // config error that every hook call meets.
+  it.skipIf(!hookAvailable)('refuses every write and shell call in the harness\'s blocking form, and says why', async () => {
+    const p = await play(h, (repo) => {
+      configureGuard(h, repo);
+      repo.write('guard.config.json', '{ "lineThreshold": "many" }\n');
+    });
+    expect(p.run.timedOut, describeRun(p)).toBe(false);
+    expect(p.server.requestAtStep(stepIndex(p.steps, 'end')), describeRun(p)).toBeDefined();
+    for (const step of p.steps.filter((s) => s.action.kind !== 'end')) {
+      const told = resultOf(p, step.name);
+      expect(told, `what the model read after "${step.name}"`).toMatch(h === 'gemini' ? /Tool execution blocked: / : /blocked by PreToolUse hook: |PreToolUse:\w+ hook error: /);
+      expect(told).toMatch(/guard\.config\.json|lineThreshold/);
+    }
+    // Nothing ran: not the edit, not the truncation, not the checkout.
+    expect(p.repo.read('small.py')).toBe(SMALL);
+    expect(p.repo.read('state.py')).toBe(STATE);
+    expect(readFileSync(path.join(p.repo.dir, 'big_module.py'))).toEqual(Buffer.from(USER_WORK));
+  }, 120_000);
+});
+
 /** The whole-tree checkpoint guard took before the checkout: the user's work and the small edit in it. */
 function preCheckoutCheckpoint(repo: TestRepo): string | undefined {
   return repo
