@@ -17,7 +17,7 @@
  * - "guard hook": the real `guard hook HARNESS`.
  */
 import { spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -162,11 +162,20 @@ function detect(args: string[]): boolean {
 const hookAvailable = detect(['hook', 'claude']);
 const initAgentAvailable = hookAvailable && /--agent/.test(spawnSync(process.execPath, [CLI, 'init', '--help'], { encoding: 'utf8' }).stdout ?? '');
 
+/** Where each harness reads a project's hook configuration (HARNESSES.md). */
+const HOOK_CONFIG_FILES: Record<HarnessName, string[]> = {
+  claude: ['.claude/settings.json', '.claude/settings.local.json'],
+  gemini: ['.gemini/settings.json'],
+  codex: ['.codex/hooks.json', '.codex/config.toml'],
+};
+
 /** guard's hook in the project: `guard init --agent H` once it exists, else the configuration HARNESSES.md gives. */
 function configureGuard(h: HarnessName, repo: TestRepo): void {
   if (initAgentAvailable) {
     const r = repo.guard(['init', '--agent', h]);
     if (r.code !== 0) throw new Error(`guard init --agent ${h} failed (${r.code}): ${r.stderr}`);
+    const written = HOOK_CONFIG_FILES[h].filter((f) => existsSync(path.join(repo.dir, f)) && readFileSync(path.join(repo.dir, f), 'utf8').includes(`hook ${h}`));
+    if (written.length === 0) throw new Error(`guard init --agent ${h} wrote no hook calling "guard hook ${h}" into ${HOOK_CONFIG_FILES[h].join(' or ')}:\n${r.stdout}${r.stderr}`);
     return;
   }
   writeHookConfig(h, repo.dir, `${JSON.stringify(path.join(repo.dir, 'node_modules', '.bin', 'guard'))} hook ${h}`);
@@ -293,24 +302,35 @@ describe.each(HARNESSES)('guard hook %s, real binary', (h) => {
 describe.each(HARNESSES)('guard hook %s, real binary, when guard itself fails', (h) => {
   // All three harnesses fail open (HARNESSES.md): a hook that exits 1 lets
   // the tool run. guard must answer its own failures in the blocking form.
-  // The failure here: a committed guard.config.json with a wrong type, a
-  // config error that every hook call meets.
-  it.skipIf(!hookAvailable)('refuses every write and shell call in the harness\'s blocking form, and says why', async () => {
+  // The failure here: a committed guard.config.json with a wrong type, so no
+  // write can be measured. A shell call needs no policy (only its
+  // checkpoint): it may run, but then nothing it wipes may be lost.
+  it.skipIf(!hookAvailable)('refuses every write in the harness\'s blocking form and says why; nothing is lost', async () => {
     const p = await play(h, (repo) => {
       configureGuard(h, repo);
       repo.write('guard.config.json', '{ "lineThreshold": "many" }\n');
     });
     expect(p.run.timedOut, describeRun(p)).toBe(false);
     expect(p.server.requestAtStep(stepIndex(p.steps, 'end')), describeRun(p)).toBeDefined();
-    for (const step of p.steps.filter((s) => s.action.kind !== 'end')) {
-      const told = resultOf(p, step.name);
-      expect(told, `what the model read after "${step.name}"`).toMatch(h === 'gemini' ? /Tool execution blocked: / : /blocked by PreToolUse hook: |PreToolUse:\w+ hook error: /);
+    const writes: Step['name'][] = h === 'codex' ? ['edit', 'truncate', 'truncate-heredoc'] : ['edit', 'truncate'];
+    for (const name of writes) {
+      const told = resultOf(p, name);
+      expect(told, `what the model read after "${name}"`).toMatch(h === 'gemini' ? /Tool execution blocked: / : /blocked by PreToolUse hook: |PreToolUse:\w+ hook error: /);
       expect(told).toMatch(/guard\.config\.json|lineThreshold/);
     }
-    // Nothing ran: not the edit, not the truncation, not the checkout.
+    // Neither the edit nor the truncation ran (the checkout would not bring
+    // back a truncation it never saw: it restores from HEAD, so look at the
+    // files' history through the hook's checkpoints too).
     expect(p.repo.read('small.py')).toBe(SMALL);
     expect(p.repo.read('state.py')).toBe(STATE);
-    expect(readFileSync(path.join(p.repo.dir, 'big_module.py'))).toEqual(Buffer.from(USER_WORK));
+    for (const r of p.repo.refs('refs/guard/checkpoints/')) {
+      expect([SMALL, null]).toContain(showBlob(p.repo, r, 'small.py'));
+      expect([STATE, null]).toContain(showBlob(p.repo, r, 'state.py'));
+    }
+    // The user's work: still on disk (the checkout was refused), or in a checkpoint.
+    const onDisk = readFileSync(path.join(p.repo.dir, 'big_module.py'), 'utf8') === USER_WORK;
+    const kept = p.repo.refs('refs/guard/checkpoints/').some((r) => showBlob(p.repo, r, 'big_module.py') === USER_WORK);
+    expect(onDisk || kept, `checkpoints: ${p.repo.refs('refs/guard/checkpoints/').join(', ')}`).toBe(true);
   }, 120_000);
 });
 

@@ -80,11 +80,15 @@ function readAnthropic(body: any): { agentLoop: boolean; calls: number; results:
   const messages: any[] = Array.isArray(body?.messages) ? body.messages : [];
   let calls = 0;
   for (const m of messages) if (m.role === 'assistant' && Array.isArray(m.content)) calls += m.content.filter((c: any) => c?.type === 'tool_use').length;
-  const last = messages[messages.length - 1];
-  const results =
-    last?.role === 'user' && Array.isArray(last.content)
-      ? last.content.filter((c: any) => c?.type === 'tool_result').map((c: any) => ({ text: textOf(c.content), isError: c.is_error === true }))
-      : [];
+  // After the last assistant turn: the user message with the tool results,
+  // and whatever the harness adds (2.1.330 appends `system` messages, e.g. a
+  // post-tool hook's additional context).
+  const lastAssistant = messages.map((m) => m.role).lastIndexOf('assistant');
+  const results = messages
+    .slice(lastAssistant + 1)
+    .flatMap((m) => (Array.isArray(m.content) ? m.content : []))
+    .filter((c: any) => c?.type === 'tool_result')
+    .map((c: any) => ({ text: textOf(c.content), isError: c.is_error === true }));
   return { agentLoop, calls, results };
 }
 
@@ -95,8 +99,10 @@ function readGemini(body: any): { agentLoop: boolean; calls: number; results: Lo
   const contents: any[] = Array.isArray(body?.contents) ? body.contents : [];
   let calls = 0;
   for (const c of contents) if (c.role === 'model') calls += (c.parts ?? []).filter((p: any) => p?.functionCall).length;
-  const last = contents[contents.length - 1];
-  const results = (last?.parts ?? [])
+  const lastModel = contents.map((c) => c.role).lastIndexOf('model');
+  const results = contents
+    .slice(lastModel + 1)
+    .flatMap((c) => c.parts ?? [])
     .filter((p: any) => p?.functionResponse)
     .map((p: any) => ({ text: JSON.stringify(p.functionResponse.response), isError: p.functionResponse.response?.error !== undefined }));
   return { agentLoop, calls, results };

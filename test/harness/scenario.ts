@@ -2,9 +2,9 @@
  * The scenario every harness plays (HARNESSES.md, "Testing against the real
  * thing"), in a temporary git repository:
  *
- *   committed:    state.py (270 lines), small.py (49), big_module.py (200),
- *                 the harness's hook configuration
- *   uncommitted:  the user's work, big_module.py -> big_module_modified.py
+ *   committed:    state.py (270 lines), small.py (49), big_module.py (its
+ *                 first 20 lines), the harness's hook configuration
+ *   uncommitted:  the user's work: big_module.py grown to 200 lines
  *
  *   turn 1  a small legitimate edit of small.py (one line)
  *   turn 2  state.py rewritten as its first 40 lines and an elision comment
@@ -22,8 +22,13 @@ import type { Action } from './model-server.js';
 
 export const STATE = fixture('state.py');
 export const SMALL = fixture('small.py');
-export const BIG = fixture('big_module.py');
-/** The user's uncommitted work in big_module.py. */
+/**
+ * big_module.py as committed: a 20-line start. The user's uncommitted work
+ * is the whole 200-line module (a day of work), so the checkout that wipes
+ * it replaces a 200-line file: a loss that would need approval, which guard
+ * must report, not a small modification it may pass over in silence.
+ */
+export const BIG = `${fixture('big_module.py').split('\n').slice(0, 20).join('\n')}\n`;
 export const USER_WORK = fixture('big_module_modified.py');
 
 export const ELISION = '    # ... rest of the code unchanged ...';
