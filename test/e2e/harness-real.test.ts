@@ -297,6 +297,21 @@ describe.each(HARNESSES)('guard hook %s, real binary', (h) => {
     expect(p.repo.read('state.py')).toBe(STATE);
     expect(p.repo.read('scratch.txt')).toBe('mine\n');
   });
+
+  it.skipIf(!hookAvailable)('the command guard gave the model brings the wiped work back', () => {
+    // Runs after the rewind to the session start (the work is back, the
+    // small edit undone): the command from the warning puts back the state
+    // just before the checkout, small edit included.
+    const after = p.server.requestAtStep(stepIndex(p.steps, 'checkout') + 1)!;
+    const text = conversation(p.server.api, after.body);
+    const told = JSON.parse(`"${text.slice(text.lastIndexOf(CHECKOUT)).match(/guard (?:restore|rewind) [^"()]*?(?=\s*\(|\.\s|\.?\\n|\.?"|\.$|$)/)?.[0] ?? ''}"`) as string;
+    expect(told, text.slice(text.lastIndexOf(CHECKOUT), text.lastIndexOf(CHECKOUT) + 1500)).toMatch(/^guard (restore|rewind) /);
+    const r = p.repo.guard(told.split(/\s+/).slice(1));
+    expect(r.code, `${told}\n${r.stderr}`).toBe(0);
+    expect(readFileSync(path.join(p.repo.dir, 'big_module.py'))).toEqual(Buffer.from(USER_WORK));
+    expect(p.repo.read('small.py')).toBe(told.startsWith('guard restore') ? SMALL_EDITED : SMALL);
+    expect(p.repo.read('state.py')).toBe(STATE);
+  });
 });
 
 describe.each(HARNESSES)('guard hook %s, real binary, when guard itself fails', (h) => {
