@@ -124,7 +124,10 @@ function envFor(harness: HarnessName, home: string, server: ModelServer): NodeJS
   // Only what the harness needs: no CI (guard would read it as auto mode by
   // itself; the test wants guard to see the harness, not the CI runner), no
   // user git config, no credentials.
-  const env = cleanEnv({ HOME: home, CI: undefined, GUARD_AUTO: undefined, XDG_CONFIG_HOME: undefined, XDG_CACHE_HOME: undefined, XDG_DATA_HOME: undefined });
+  // TMPDIR inside HOME: what the harness leaves in its temp folder (Gemini
+  // writes error reports there) goes when HOME goes.
+  mkdirSync(path.join(home, 'tmp'), { recursive: true });
+  const env = cleanEnv({ HOME: home, TMPDIR: path.join(home, 'tmp'), CI: undefined, GUARD_AUTO: undefined, XDG_CONFIG_HOME: undefined, XDG_CACHE_HOME: undefined, XDG_DATA_HOME: undefined });
   for (const k of Object.keys(env)) if (/^(ANTHROPIC|CLAUDE|GEMINI|GOOGLE|OPENAI|CODEX)_/.test(k)) delete env[k];
   if (harness === 'claude') {
     Object.assign(env, {

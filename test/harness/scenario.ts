@@ -13,10 +13,9 @@
  *   turn 3  `git checkout -- .` from the shell tool, over the uncommitted work
  *   turn 4  the end
  */
-import { mkdtempSync, realpathSync, symlinkSync, mkdirSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, symlinkSync } from 'node:fs';
 import path from 'node:path';
-import { CLI, fixture, makeRepo, type TestRepo } from '../helpers.js';
+import { CLI, fixture, makeRepo, outsideDir, type TestRepo } from '../helpers.js';
 import type { HarnessName } from './install.js';
 import type { Action } from './model-server.js';
 
@@ -97,7 +96,7 @@ export function buildProject(configure: (repo: TestRepo) => void): TestRepo {
   return repo;
 }
 
-/** A fresh HOME for one run, outside every repository. */
+/** A fresh HOME for one run, outside every repository; removed by cleanupRepos. */
 export function freshHome(): string {
-  return realpathSync(mkdtempSync(path.join(tmpdir(), 'guard-harness-home-')));
+  return outsideDir();
 }
