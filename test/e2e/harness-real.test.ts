@@ -17,7 +17,7 @@
  * - "guard hook": the real `guard hook HARNESS`.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -346,6 +346,30 @@ describe.each(HARNESSES)('guard hook %s, real binary, when guard itself fails', 
     const onDisk = readFileSync(path.join(p.repo.dir, 'big_module.py'), 'utf8') === USER_WORK;
     const kept = p.repo.refs('refs/guard/checkpoints/').some((r) => showBlob(p.repo, r, 'big_module.py') === USER_WORK);
     expect(onDisk || kept, `checkpoints: ${p.repo.refs('refs/guard/checkpoints/').join(', ')}`).toBe(true);
+  }, 120_000);
+});
+
+describe.each(HARNESSES)('guard hook %s, real binary, when guard dies without answering', (h) => {
+  // A guard killed mid-call (power loss, OOM, a broken install) cannot
+  // answer at all, and every harness runs the tool when its hook dies
+  // (HARNESSES.md). The hook command that `guard init --agent` writes must
+  // turn that into the harness's blocking exit. Here the project's guard is
+  // replaced, after init, by one that SIGKILLs itself.
+  it.skipIf(!initAgentAvailable)('the hook command guard init --agent wrote blocks the edit, the truncation and the checkout', async () => {
+    const p = await play(h, (repo) => {
+      configureGuard(h, repo);
+      const bin = path.join(repo.dir, 'node_modules', '.bin', 'guard');
+      rmSync(bin);
+      writeFileSync(bin, '#!/bin/sh\ncat >/dev/null\nkill -9 $$\n', { mode: 0o755 });
+    });
+    expect(p.run.timedOut, describeRun(p)).toBe(false);
+    expect(p.server.requestAtStep(stepIndex(p.steps, 'end')), describeRun(p)).toBeDefined();
+    for (const step of p.steps.filter((s) => s.action.kind !== 'end')) {
+      expect(resultOf(p, step.name), `what the model read after "${step.name}"`).toMatch(h === 'gemini' ? /Tool execution blocked: / : /blocked by PreToolUse hook: |PreToolUse:\w+ hook error: /);
+    }
+    expect(p.repo.read('small.py')).toBe(SMALL);
+    expect(p.repo.read('state.py')).toBe(STATE);
+    expect(readFileSync(path.join(p.repo.dir, 'big_module.py'))).toEqual(Buffer.from(USER_WORK));
   }, 120_000);
 });
 

@@ -170,6 +170,8 @@ export interface RunOptions {
   server: ModelServer;
   prompt?: string;
   timeoutMs?: number;
+  /** Extra environment for the harness, and so for its hooks (e.g. GUARD_FAULT). */
+  env?: Record<string, string>;
 }
 
 /** Run one harness to the end of the script (or the timeout, which kills its whole process group). */
@@ -180,7 +182,7 @@ export function runHarness(harness: HarnessName, opts: RunOptions): Promise<Harn
   return new Promise((resolve) => {
     const child = spawn(opts.bin, argsFor(harness, prompt), {
       cwd: opts.projectDir,
-      env: envFor(harness, opts.home, opts.server),
+      env: { ...envFor(harness, opts.home, opts.server), ...opts.env },
       stdio: ['ignore', 'pipe', 'pipe'],
       detached: true,
     });
