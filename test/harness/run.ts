@@ -121,14 +121,16 @@ function argsFor(harness: HarnessName, prompt: string): string[] {
 }
 
 function envFor(harness: HarnessName, home: string, server: ModelServer): NodeJS.ProcessEnv {
-  // Only what the harness needs: no CI (guard would read it as auto mode by
-  // itself; the test wants guard to see the harness, not the CI runner), no
-  // user git config, no credentials.
+  // Only what the harness needs, built from nothing: the runner's CI
+  // variables (CI, GITHUB_ACTIONS, ...) would change how the harnesses
+  // behave, and guard would read CI=true as auto mode by itself (the test
+  // wants guard to see the harness, not the runner); no user git config
+  // (cleanEnv's GIT_ variables), no credentials, no proxies.
   // TMPDIR inside HOME: what the harness leaves in its temp folder (Gemini
   // writes error reports there) goes when HOME goes.
   mkdirSync(path.join(home, 'tmp'), { recursive: true });
-  const env = cleanEnv({ HOME: home, TMPDIR: path.join(home, 'tmp'), CI: undefined, GUARD_AUTO: undefined, XDG_CONFIG_HOME: undefined, XDG_CACHE_HOME: undefined, XDG_DATA_HOME: undefined });
-  for (const k of Object.keys(env)) if (/^(ANTHROPIC|CLAUDE|GEMINI|GOOGLE|OPENAI|CODEX)_/.test(k)) delete env[k];
+  const git = Object.fromEntries(Object.entries(cleanEnv()).filter(([k]) => k.startsWith('GIT_')));
+  const env: NodeJS.ProcessEnv = { ...git, PATH: process.env.PATH, HOME: home, TMPDIR: path.join(home, 'tmp'), LANG: 'C.UTF-8', TERM: 'dumb' };
   if (harness === 'claude') {
     Object.assign(env, {
       ANTHROPIC_BASE_URL: server.origin,
