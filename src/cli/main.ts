@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 import path from 'node:path';
-import { existsSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { GuardError, EXIT } from '../core/errors.js';
 import { makeOutput, type Output } from '../ui/output.js';
@@ -39,7 +39,18 @@ const COMMANDS: Record<string, () => Promise<CommandModule>> = {
 };
 
 export function resolveCwd(argv: GlobalArgs): string {
-  return path.resolve(argv.cwd ?? process.cwd());
+  const dir = path.resolve(argv.cwd ?? process.cwd());
+  if (argv.cwd !== undefined) {
+    // checked here so that it is one clear line, not a failed spawn deep inside
+    let st;
+    try {
+      st = statSync(dir);
+    } catch {
+      throw new GuardError('E_USAGE', `--cwd ${argv.cwd}: no such folder`, 'pass the folder of a git work tree');
+    }
+    if (!st.isDirectory()) throw new GuardError('E_USAGE', `--cwd ${argv.cwd} is a file, not a folder`, 'pass the folder of a git work tree');
+  }
+  return dir;
 }
 
 /**

@@ -307,7 +307,7 @@ export async function review(opts: ReviewOptions, prompter?: () => Promise<Revie
       } catch (err) {
         // Some files may be written already: say how to undo them.
         const code = err instanceof GuardError ? err.code : 'E_INTERNAL';
-        throw new GuardError(code, `guard review stopped while merging into the main tree: ${(err as Error).message}`, `undo what was written: guard restore ${cp}`);
+        throw new GuardError(code, `guard review stopped while merging into the main tree: ${(err as Error).message}`, `undo what was written: guard restore ${cp} --staged`);
       }
     } finally {
       await lock.release();
@@ -355,7 +355,7 @@ export async function review(opts: ReviewOptions, prompter?: () => Promise<Revie
         if (!(err instanceof GuardError)) throw err;
         // the merge is done and staged; only the commit failed (identity, a hook, signing)
         result.commitFailed = err.message;
-        warnings.push(`not committed: ${err.message}; the merge is in the work tree and staged: commit it yourself, or undo it with guard restore ${cp}`);
+        warnings.push(`not committed: ${err.message}; the merge is in the work tree and staged: commit it yourself, or undo it with guard restore ${cp} --staged`);
       }
     }
   }
@@ -566,9 +566,25 @@ async function writeFeedback(lane: Lane, files: ReviewedFile[], now: Date): Prom
   return file;
 }
 
+/** git's quote_c_style, which cUnquote (flows/ci.ts) reads back: \" \\ \t \n and octal for other control bytes. */
+export function cQuote(p: string): string {
+  let out = '"';
+  for (const ch of p) {
+    const c = ch.codePointAt(0)!;
+    if (ch === '"' || ch === '\\') out += '\\' + ch;
+    else if (ch === '\n') out += '\\n';
+    else if (ch === '\t') out += '\\t';
+    else if (c < 0x20 || c === 0x7f) out += '\\' + c.toString(8).padStart(3, '0');
+    else out += ch;
+  }
+  return out + '"';
+}
+
 /** One trailer per approved change that needed approval: what `guard ci` verifies. */
 export function approvalTrailer(p: string, blob: string): string {
-  const name = /[\n"\\]/.test(p) || p.startsWith(' ') ? JSON.stringify(p) : p;
+  // git trims a trailer's value and `guard ci` splits on the last space: a name with
+  // whitespace at either end, a control character, a quote or a backslash is C-quoted.
+  const name = /^\s|\s$|[\x00-\x1f\x7f"\\]/.test(p) ? cQuote(p) : p;
   return `Guard-Approved: ${name} ${blob}`;
 }
 

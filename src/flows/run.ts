@@ -4,6 +4,7 @@ import { constants } from 'node:os';
 import path from 'node:path';
 import type { Classification } from '../core/classify.js';
 import { GuardError } from '../core/errors.js';
+import { removeLaneParts } from '../git/lanes.js';
 import { laneChanges, startOrReuse, type StartOptions } from './lanes.js';
 
 export interface RunOptions extends StartOptions {
@@ -39,7 +40,14 @@ export async function runInLane(opts: RunOptions): Promise<RunResult> {
   const [file, ...args] = opts.command;
   if (!file) throw new GuardError('E_USAGE', 'no command to run', `name it after --: guard run ${opts.name} -- CMD ARGS...`);
   const { main, lane, created } = await startOrReuse(opts);
-  const ended = await spawnInLane(file, args, lane.path, path.join(main.root, 'node_modules', '.bin'), opts.stdoutToStderr ?? false);
+  let ended: { code: number; signal: string | null };
+  try {
+    ended = await spawnInLane(file, args, lane.path, path.join(main.root, 'node_modules', '.bin'), opts.stdoutToStderr ?? false);
+  } catch (err) {
+    // The command never started: a lane made just for it holds nothing, so it goes again.
+    if (created) await removeLaneParts(main, lane).catch(() => undefined);
+    throw err;
+  }
   const changes = await laneChanges(main, lane, { reason: `after guard run ${lane.name} -- ${file}`, command: 'run' });
   return {
     name: lane.name,
