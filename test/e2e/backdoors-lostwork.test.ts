@@ -135,3 +135,172 @@ describe('12: a reindent is not a loss', () => {
     expect(repo.read('app.js')).toBe(next);
   });
 });
+
+function decisionsFile(list: unknown): string {
+  const f = path.join(outsideDir(), 'decisions.json');
+  writeFileSync(f, JSON.stringify(list));
+  return f;
+}
+
+describe('15: guard start does not follow a planted .guard symlink', () => {
+  it('refuses, names the link, and checks nothing out outside the work tree', () => {
+    const repo = makeRepo({ 'a.txt': 'a\n' });
+    const elsewhere = outsideDir();
+    symlinkSync(elsewhere, path.join(repo.dir, '.guard'));
+    const r = repo.guardJson(['start', 'agent']);
+    expect(r.code).toBe(2);
+    expect(r.json.error).toMatchObject({ code: 'E_PATH_ESCAPE' });
+    expect(r.json.error.message).toMatch(/\.guard is a symlink/);
+    expect(existsSync(path.join(elsewhere, 'lanes'))).toBe(false);
+    expect(repo.git(['worktree', 'list', '--porcelain']).match(/^worktree /gm)).toHaveLength(1);
+    expect(repo.refs()).toEqual([]);
+    // and a planted .guard/lanes link the same
+    rmSync(path.join(repo.dir, '.guard'));
+    mkdirSync(path.join(repo.dir, '.guard'));
+    symlinkSync(elsewhere, path.join(repo.dir, '.guard', 'lanes'));
+    expect(repo.guardJson(['start', 'agent']).json.error.message).toMatch(/\.guard\/lanes is a symlink/);
+    expect(existsSync(path.join(elsewhere, 'agent'))).toBe(false);
+  });
+});
+
+describe('16: the undo of a review puts the index back too', () => {
+  it('following the printed undo leaves nothing of the merge staged', () => {
+    const repo = makeRepo({ 'a.txt': 'a\n' });
+    const lane = startLane(repo);
+    laneWrite(lane, 'a.txt', 'a\nfrom the agent\n');
+    const r = repo.guard(['review', 'agent', '--auto']);
+    expect(r.code).toBe(0);
+    const undo = /Undo this review: (guard restore \S+(?: --staged)?)/.exec(r.stdout)?.[1];
+    expect(undo).toMatch(/--staged$/);
+    expect(repo.git(['diff', '--cached', '--name-only'])).toBe('a.txt\n');
+    expect(repo.guard(undo!.split(' ').slice(1)).code).toBe(0);
+    // the next commit commits nothing of the review
+    expect(repo.git(['diff', '--cached', '--name-only'])).toBe('');
+    expect(repo.read('a.txt')).toBe('a\n');
+  });
+});
+
+describe('22: writes that cannot be: clear errors, nothing recorded as allowed', () => {
+  it('under a file, --cwd naming a file, into a submodule: exit 2, one line, no decision, nothing written', () => {
+    const repo = makeRepo({ 'f.txt': 'f\n' });
+    const sub = outsideDir();
+    spawnSync('git', ['init', '-q', sub], { env: cleanEnv() });
+    writeFileSync(path.join(sub, 's.txt'), 's\n');
+    spawnSync('git', ['-C', sub, 'add', '.'], { env: cleanEnv() });
+    spawnSync('git', ['-C', sub, 'commit', '-qm', 's'], { env: cleanEnv() });
+    repo.git(['-c', 'protocol.file.allow=always', 'submodule', 'add', '-q', sub, 'sub']);
+    repo.commitAll('submodule');
+    const before = snapshotTree(repo.dir);
+    const cases: Array<[string[], RegExp]> = [
+      [['write', 'f.txt/x'], /f\.txt is a file, not a folder/],
+      [['write', 'x', '--cwd', path.join(repo.dir, 'f.txt')], /--cwd .* is a file, not a folder/],
+      [['write', 'sub/s.txt'], /sub is a repository of its own/],
+      [['write', 'sub/new.txt'], /sub is a repository of its own/],
+    ];
+    for (const [args, message] of cases) {
+      const r = repo.guard([...args, '--auto'], { input: 'x\n' });
+      expect(r.code, args.join(' ')).toBe(2);
+      expect(r.stderr).toMatch(message);
+      expect(r.stderr).not.toMatch(/internal|E_GIT|at .*\.js/);
+    }
+    expect(snapshotTree(repo.dir)).toEqual(before);
+    expect(repo.refs('refs/guard/decisions/')).toEqual([]);
+    expect(readFileSync(path.join(repo.dir, 'sub', 's.txt'), 'utf8')).toBe('s\n');
+    expect(existsSync(path.join(repo.dir, 'sub', 'new.txt'))).toBe(false);
+  });
+});
+
+describe('25: an approval for a name ending in a space round-trips to ci', () => {
+  it('review --commit writes a trailer ci reads back for "notes.txt "', () => {
+    const name = 'notes.txt ';
+    const repo = makeRepo({ [name]: lines(150, 'old'), 'keep.txt': 'k\n' });
+    const lane = startLane(repo);
+    laneWrite(lane, name, lines(150, 'new'));
+    const r = repo.guardJson(['review', 'agent', '--decisions', decisionsFile([{ path: name, action: 'approve' }]), '--commit', '-m', 'take the rewrite']);
+    expect(r.code).toBe(0);
+    expect(repo.git(['log', '-1', '--format=%B'])).toContain(`Guard-Approved: "notes.txt " `);
+    const ci = repo.guardJson(['ci', '--base', 'HEAD~1', '--head', 'HEAD']);
+    expect(ci.json.files).toMatchObject([{ path: name, decision: 'approved' }]);
+    expect(ci.code).toBe(0);
+  });
+});
+
+describe('26: small contract slips', () => {
+  it('log --limit 0 says how many entries it hides, not that there are none; a negative limit is a usage error', () => {
+    const repo = makeRepo({ 'a.txt': 'a\n' });
+    repo.write('a.txt', 'b\n');
+    repo.git(['add', '-A']);
+    expect(repo.guard(['check', '--auto']).code).toBe(0);
+    const r = repo.guard(['log', '--limit', '0']);
+    expect(r.code).toBe(0);
+    expect(r.stdout).not.toMatch(/no checkpoints or decisions yet/);
+    expect(r.stdout).toMatch(/1 older entries not shown/);
+    expect(repo.guard(['log', '--limit', '-1']).code).toBe(2);
+  });
+
+  it('run NAME -- /nonexistent exits 2 and leaves no lane behind', () => {
+    const repo = makeRepo({ 'a.txt': 'a\n' });
+    const r = repo.guard(['run', 'agent', '--', '/nonexistent/cmd']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/cannot run "\/nonexistent\/cmd": not found/);
+    expect(existsSync(lanePath(repo, 'agent'))).toBe(false);
+    expect(repo.refs('refs/guard/lanes/')).toEqual([]);
+    expect(repo.git(['branch', '--list', 'guard/*'])).toBe('');
+    // a lane that existed before stays
+    startLane(repo, 'kept');
+    expect(repo.guard(['run', 'kept', '--', '/nonexistent/cmd']).code).toBe(2);
+    expect(existsSync(lanePath(repo, 'kept'))).toBe(true);
+  });
+
+  it('a config {"__proto__": {}} is a config error naming the key', () => {
+    const repo = makeRepo({ 'guard.config.json': '{"__proto__": {}}\n', 'a.txt': 'a\n' });
+    repo.write('a.txt', 'b\n');
+    repo.git(['add', '-A']);
+    const r = repo.guard(['check', '--auto']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/"__proto__" is not a known key/);
+  });
+
+  it('ci --format github mentions a job summary only when GITHUB_STEP_SUMMARY is set', () => {
+    const repo = makeRepo({ 'big.txt': lines(150) });
+    const head = prHead(repo, () => rmSync(path.join(repo.dir, 'big.txt')));
+    const without = repo.guard(['ci', '--base', 'main', '--head', head, '--format', 'github'], { env: { GITHUB_STEP_SUMMARY: undefined } });
+    expect(without.code).toBe(1);
+    expect(without.stdout).not.toMatch(/job summary/);
+    const file = path.join(outsideDir(), 'summary.md');
+    const withIt = repo.guard(['ci', '--base', 'main', '--head', head, '--format', 'github'], { env: { GITHUB_STEP_SUMMARY: file } });
+    expect(withIt.stdout).toMatch(/job summary/);
+    expect(readFileSync(file, 'utf8')).toContain('big.txt');
+  });
+
+  it('ci --format bogus names the value and the choices on one line', () => {
+    const repo = makeRepo({ 'a.txt': 'a\n' });
+    const r = repo.guard(['ci', '--base', 'HEAD', '--format', 'bogus']);
+    expect(r.code).toBe(2);
+    expect(r.stderr.split('\n')[0]).toMatch(/^guard: Invalid values: Argument: format, Given: "bogus", Choices: "text", .*"sarif"$/);
+  });
+});
+
+describe('23: blocking N deletions costs one tree, not N', () => {
+  it('60 blocked deletions: one rejected commit holding all of them, a constant number of new objects', () => {
+    const files = Object.fromEntries(Array.from({ length: 60 }, (_, i) => [`f${String(i).padStart(2, '0')}.txt`, lines(120, `f${i}`)]));
+    const repo = makeRepo(files);
+    repo.git(['gc', '-q']);
+    const objects = () => Number(/^count: (\d+)/m.exec(repo.git(['count-objects', '-v']))![1]);
+    const before = objects();
+    for (const f of Object.keys(files)) rmSync(path.join(repo.dir, f));
+    const { code, json } = stageAndCheck(repo);
+    expect(code).toBe(1);
+    expect(json.blocked).toBe(60);
+    const refs = new Set(json.files.map((f: any) => f.ref));
+    expect(refs.size).toBe(1);
+    const [ref] = [...refs] as string[];
+    expect(repo.git(['rev-parse', `${ref}^`]).trim()).toBe(repo.git(['rev-parse', 'HEAD']).trim());
+    expect(repo.git(['diff', '--name-only', `${ref}^`, ref]).split('\n').filter(Boolean)).toHaveLength(60);
+    expect(repo.git(['diff', '--numstat', `${ref}^`, ref, '--', 'f07.txt']).trim()).toBe('0\t120\tf07.txt');
+    // the rejected commit, its tree, the decision record (and its empty tree): not 60 commits and 60 trees
+    expect(objects() - before).toBeLessThanOrEqual(6);
+    // and nothing was lost: every deleted file is still in HEAD
+    expect(repo.git(['ls-tree', '--name-only', 'HEAD']).split('\n').filter(Boolean)).toHaveLength(60);
+  });
+});
