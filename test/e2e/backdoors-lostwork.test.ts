@@ -304,3 +304,65 @@ describe('23: blocking N deletions costs one tree, not N', () => {
     expect(repo.git(['ls-tree', '--name-only', 'HEAD']).split('\n').filter(Boolean)).toHaveLength(60);
   });
 });
+
+describe('13: discard keeps repositories nested in the lane', () => {
+  it('a clone the agent made, with local commits and uncommitted work, is kept and can be checked out after discard', () => {
+    const repo = makeRepo({ 'a.txt': 'a\n' });
+    const lane = startLane(repo);
+    const inner = path.join(lane, 'vendor', 'lib');
+    mkdirSync(inner, { recursive: true });
+    laneGit(inner, ['init', '-q']);
+    writeFileSync(path.join(inner, 'v.txt'), 'committed\n');
+    laneGit(inner, ['add', '.']);
+    laneGit(inner, ['commit', '-qm', 'only here']);
+    writeFileSync(path.join(inner, 'v.txt'), 'committed\nuncommitted\n');
+    writeFileSync(path.join(inner, 'untracked.txt'), 'untracked\n');
+    const r = repo.guardJson(['discard', 'agent']);
+    expect(r.code).toBe(0);
+    expect(existsSync(lane)).toBe(false);
+    expect(r.json.nested).toEqual([expect.objectContaining({ path: 'vendor/lib' })]);
+    const kept = r.json.nested[0].commit;
+    // through git: the checkpoint holds the uncommitted and untracked work, its parent the local commit
+    expect(repo.git(['show', `${kept}:v.txt`])).toBe('committed\nuncommitted\n');
+    expect(repo.git(['show', `${kept}:untracked.txt`])).toBe('untracked\n');
+    expect(repo.git(['log', '--format=%s', `${kept}^`])).toBe('only here\n');
+    expect(repo.refs('refs/guard/checkpoints/')).toContain(`refs/guard/checkpoints/${r.json.nested[0].checkpoint}`);
+  });
+
+  it('uncommitted work inside a lane\'s submodule is kept', () => {
+    const sub = outsideDir();
+    for (const args of [['init', '-q', sub], ['-C', sub, 'add', '.'], ['-C', sub, 'commit', '-qm', 's', '--allow-empty']]) spawnSync('git', args, { env: cleanEnv() });
+    writeFileSync(path.join(sub, 's.txt'), 's\n');
+    spawnSync('git', ['-C', sub, 'add', '.'], { env: cleanEnv() });
+    spawnSync('git', ['-C', sub, 'commit', '-qm', 'file'], { env: cleanEnv() });
+    const repo = makeRepo({ 'a.txt': 'a\n' });
+    repo.git(['-c', 'protocol.file.allow=always', 'submodule', 'add', '-q', sub, 'sub']);
+    repo.commitAll('submodule');
+    const lane = startLane(repo);
+    laneGit(lane, ['-c', 'protocol.file.allow=always', 'submodule', 'update', '--init', '-q']);
+    writeFileSync(path.join(lane, 'sub', 's.txt'), 's\nagent work\n');
+    const r = repo.guardJson(['discard', 'agent']);
+    expect(r.code).toBe(0);
+    expect(r.json.nested).toEqual([expect.objectContaining({ path: 'sub' })]);
+    expect(repo.git(['show', `${r.json.nested[0].commit}:s.txt`])).toBe('s\nagent work\n');
+  });
+
+  it('a nested repository that cannot be kept stops the discard, names it, and removes nothing', () => {
+    const repo = makeRepo({ 'a.txt': 'a\n' });
+    const lane = startLane(repo);
+    const inner = path.join(lane, 'broken');
+    mkdirSync(inner);
+    laneGit(inner, ['init', '-q']);
+    writeFileSync(path.join(inner, 'w.txt'), 'work\n');
+    laneGit(inner, ['add', '.']);
+    laneGit(inner, ['commit', '-qm', 'w']);
+    // planted by a sly agent: the repository hides guard's refs from a fetch
+    laneGit(inner, ['config', 'uploadpack.hideRefs', 'refs/guard/']);
+    const r = repo.guardJson(['discard', 'agent']);
+    expect(r.code).toBe(1);
+    expect(r.json.error).toMatchObject({ code: 'E_NESTED_REPO' });
+    expect(r.json.error.message).toMatch(/^broken is a git repository inside the lane/);
+    expect(readFileSync(path.join(inner, 'w.txt'), 'utf8')).toBe('work\n');
+    expect(repo.refs('refs/guard/lanes/')).toEqual(['refs/guard/lanes/agent']);
+  });
+});
