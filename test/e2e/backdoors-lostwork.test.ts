@@ -294,7 +294,7 @@ describe('23: blocking N deletions costs one tree, not N', () => {
     expect(json.blocked).toBe(60);
     const refs = new Set(json.files.map((f: any) => f.ref));
     expect(refs.size).toBe(1);
-    const [ref] = [...refs] as string[];
+    const ref = [...refs][0] as string;
     expect(repo.git(['rev-parse', `${ref}^`]).trim()).toBe(repo.git(['rev-parse', 'HEAD']).trim());
     expect(repo.git(['diff', '--name-only', `${ref}^`, ref]).split('\n').filter(Boolean)).toHaveLength(60);
     expect(repo.git(['diff', '--numstat', `${ref}^`, ref, '--', 'f07.txt']).trim()).toBe('0\t120\tf07.txt');
