@@ -4,7 +4,10 @@ import { constants } from 'node:os';
 import path from 'node:path';
 import type { Classification } from '../core/classify.js';
 import { GuardError } from '../core/errors.js';
+import { checkpoint, type Checkpoint } from '../git/checkpoint.js';
 import { removeLaneParts } from '../git/lanes.js';
+import type { Repo } from '../git/repo.js';
+import { git, splitZ } from '../git/run.js';
 import { laneChanges, startOrReuse, type StartOptions } from './lanes.js';
 
 export interface RunOptions extends StartOptions {
@@ -27,6 +30,8 @@ export interface RunResult {
   filesChanged: number;
   needsApproval: number;
   files: Classification[];
+  /** What the command changed in the main tree, outside the lane. */
+  mainTree: MainTreeChanges;
 }
 
 /** Signals guard passes on to the command. */
@@ -40,6 +45,10 @@ export async function runInLane(opts: RunOptions): Promise<RunResult> {
   const [file, ...args] = opts.command;
   if (!file) throw new GuardError('E_USAGE', 'no command to run', `name it after --: guard run ${opts.name} -- CMD ARGS...`);
   const { main, lane, created } = await startOrReuse(opts);
+  // A lane is not a sandbox: it sits inside the main tree, and the command can
+  // write anywhere. The main tree is checkpointed around it, so that whatever
+  // the command did there can be named and put back.
+  const before = await checkpoint(main, { reason: `before guard run ${lane.name} -- ${file}`, command: 'run', lane: null });
   let ended: { code: number; signal: string | null };
   try {
     ended = await spawnInLane(file, args, lane.path, path.join(main.root, 'node_modules', '.bin'), opts.stdoutToStderr ?? false);
@@ -48,7 +57,10 @@ export async function runInLane(opts: RunOptions): Promise<RunResult> {
     if (created) await removeLaneParts(main, lane).catch(() => undefined);
     throw err;
   }
-  const changes = await laneChanges(main, lane, { reason: `after guard run ${lane.name} -- ${file}`, command: 'run' });
+  const [changes, outside] = await Promise.all([
+    laneChanges(main, lane, { reason: `after guard run ${lane.name} -- ${file}`, command: 'run' }),
+    mainTreeChanges(main, before, `after guard run ${lane.name} -- ${file}`),
+  ]);
   return {
     name: lane.name,
     path: lane.path,
@@ -61,7 +73,46 @@ export async function runInLane(opts: RunOptions): Promise<RunResult> {
     filesChanged: changes.filesChanged,
     needsApproval: changes.needsApproval,
     files: changes.files,
+    mainTree: outside,
   };
+}
+
+export interface MainTreeChanges {
+  /** The main tree before the command: `guard restore` it to put back what the command changed there. */
+  checkpoint: string;
+  /** Paths of the main tree (outside the lane) that differ after the command: added, modified, deleted. */
+  changed: Array<{ path: string; change: 'added' | 'modified' | 'deleted' }>;
+  /** The command that brings them back (null when nothing changed). */
+  restore: string | null;
+}
+
+/** How many paths the restore command names before it restores the whole tree instead. */
+const MAX_NAMED = 20;
+
+/**
+ * What changed in the main tree (tracked and untracked-not-ignored files,
+ * and what is staged) between the checkpoint before the command and one
+ * after it: one checkpoint, and one diff-tree only when the trees differ.
+ */
+async function mainTreeChanges(main: Repo, before: Checkpoint, reason: string): Promise<MainTreeChanges> {
+  const after = await checkpoint(main, { reason, command: 'run', lane: null });
+  const result: MainTreeChanges = { checkpoint: before.id, changed: [], restore: null };
+  if (after.tree === before.tree && after.index === before.index) return result;
+  // -r -z --name-status --no-renames: "<letter> NUL <path> NUL" per changed file
+  const r = await git(['diff-tree', '-r', '-z', '--name-status', '--no-renames', before.tree, after.tree], { cwd: main.root });
+  const f = splitZ(r.stdout);
+  for (let i = 0; i + 1 < f.length; i += 2) {
+    const change = f[i] === 'A' ? 'added' : f[i] === 'D' ? 'deleted' : 'modified';
+    result.changed.push({ path: f[i + 1]!, change });
+  }
+  // what was staged: the index's own tree, or the work tree's when they were the same
+  const staged = (after.index ?? after.tree) !== (before.index ?? before.tree) ? ' --staged' : '';
+  if (result.changed.length === 0 && !staged) return result;
+  const named = result.changed.length > 0 && result.changed.length <= MAX_NAMED && result.changed.every((c) => !/[\s'"\\$`]/.test(c.path));
+  result.restore = named
+    ? `guard restore ${before.id}${staged} -- ${result.changed.map((c) => c.path).join(' ')}`
+    : `guard restore ${before.id}${staged}`;
+  return result;
 }
 
 function spawnInLane(

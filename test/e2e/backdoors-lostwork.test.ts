@@ -366,3 +366,40 @@ describe('13: discard keeps repositories nested in the lane', () => {
     expect(repo.refs('refs/guard/lanes/')).toEqual(['refs/guard/lanes/agent']);
   });
 });
+
+/** `guard run agent --json -- CMD...` (--json before the `--`, or it is the command's). */
+function runJson(repo: TestRepo, cmd: string[]): { code: number; json: any } {
+  const r = repo.guard(['run', 'agent', '--json', '--', ...cmd]);
+  return { code: r.code, json: JSON.parse(r.stdout) };
+}
+
+describe('14: a lane is not a sandbox: guard run watches the main tree', () => {
+  it('an agent that deletes an untracked main-tree file and edits a tracked one is reported, and the printed command brings both back', () => {
+    const repo = makeRepo({ 'a.txt': 'a\n' });
+    repo.write('notes.txt', 'my untracked notes\n');
+    const before = snapshotTree(repo.dir);
+    const r = runJson(repo, ['sh', '-c', 'rm ../../../notes.txt && echo agent >> ../../../a.txt && echo lane > in-lane.txt']);
+    expect(r.code).toBe(0);
+    expect(existsSync(path.join(repo.dir, 'notes.txt'))).toBe(false);
+    expect(r.json.mainTree.changed).toEqual([
+      { path: 'a.txt', change: 'modified' },
+      { path: 'notes.txt', change: 'deleted' },
+    ]);
+    expect(r.json.mainTree.restore).toBe(`guard restore ${r.json.mainTree.checkpoint} -- a.txt notes.txt`);
+    // the lane's own work is not reported as outside
+    expect(r.json.files.map((f: any) => f.path)).toEqual(['in-lane.txt']);
+    const back = repo.guard(r.json.mainTree.restore.split(' ').slice(1));
+    expect(back.code).toBe(0);
+    expect(snapshotTree(repo.dir)).toEqual(before);
+    // and the human summary says it, with the same command
+    const again = repo.guard(['run', 'agent', '--', 'sh', '-c', 'rm ../../../notes.txt']);
+    expect(again.stdout).toMatch(/the main tree changed outside the lane while the command ran \(1 file\)/);
+    expect(again.stdout).toMatch(/put it back: guard restore \S+ -- notes\.txt/);
+  });
+
+  it('a command that leaves the main tree alone reports nothing there', () => {
+    const repo = makeRepo({ 'a.txt': 'a\n' });
+    const r = runJson(repo, ['sh', '-c', 'echo x > new.txt']);
+    expect(r.json.mainTree).toMatchObject({ changed: [], restore: null });
+  });
+});
