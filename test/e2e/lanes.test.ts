@@ -179,7 +179,7 @@ describe('guard run', () => {
     child.kill('SIGTERM');
     expect(await exited).toBe(5);
     expect(stdout).toContain('the command exited with 5');
-    const [ref] = repo.refs('refs/guard/checkpoints/');
+    const [ref] = repo.refs('refs/guard/checkpoints/').filter((r) => repo.git(['log', '-1', '--format=%s', r]).includes('after guard run')); // not the main tree's
     expect(repo.git(['show', `${ref}:after.txt`])).toBe('interrupted\n');
     expect(repo.git(['show', `${ref}:before.txt`])).toBe('started\n');
   });
@@ -193,7 +193,7 @@ describe('guard run', () => {
     await ready;
     child.kill('SIGINT');
     expect(await exited).toBe(130);
-    const [ref] = repo.refs('refs/guard/checkpoints/');
+    const [ref] = repo.refs('refs/guard/checkpoints/').filter((r) => repo.git(['log', '-1', '--format=%s', r]).includes('after guard run')); // not the main tree's
     expect(repo.git(['show', `${ref}:after.txt`])).toBe('int\n');
   });
 
