@@ -168,6 +168,14 @@ async function main(): Promise<number> {
   }
 }
 
+// A reader that goes away (`guard log | head -1`) closes stdout: what guard did
+// stands, the rest of the report has nowhere to go. Never a stack trace for it.
+for (const stream of [process.stdout, process.stderr]) {
+  stream.on('error', (err: NodeJS.ErrnoException) => {
+    if (err.code !== 'EPIPE') throw err;
+  });
+}
+
 main().then(
   (code) => {
     process.exitCode = code;

@@ -8,7 +8,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, lstatSync, mkdirSync, readFileSync, readlinkSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { cleanEnv, cleanupRepos, lanePath, laneWrite, lines, makeRepo, outsideDir, snapshotTree, startLane, type TestRepo } from '../helpers.js';
+import { CLI, cleanEnv, cleanupRepos, lanePath, laneWrite, lines, makeRepo, outsideDir, snapshotTree, startLane, type TestRepo } from '../helpers.js';
 
 afterAll(cleanupRepos);
 
@@ -401,5 +401,68 @@ describe('14: a lane is not a sandbox: guard run watches the main tree', () => {
     const repo = makeRepo({ 'a.txt': 'a\n' });
     const r = runJson(repo, ['sh', '-c', 'echo x > new.txt']);
     expect(r.json.mainTree).toMatchObject({ changed: [], restore: null });
+  });
+});
+
+describe('17: restore is byte exact under * text=auto', () => {
+  it('a CRLF file written by guard write and then restored comes back CRLF, byte for byte', () => {
+    const repo = makeRepo({ '.gitattributes': '* text=auto\n', 'a.txt': 'a\n' });
+    const crlf = Buffer.from('one\r\ntwo\r\nthree\r\n');
+    expect(repo.guard(['write', 'notes.txt', '--auto'], { input: crlf }).code).toBe(0);
+    const second = repo.guardJson(['write', 'notes.txt', '--auto'], { input: 'replaced\n' });
+    expect(readFileSync(path.join(repo.dir, 'notes.txt'), 'utf8')).toBe('replaced\n');
+    expect(repo.guard(['restore', second.json.checkpoint, '--', 'notes.txt']).code).toBe(0);
+    expect(readFileSync(path.join(repo.dir, 'notes.txt'))).toEqual(crlf);
+  });
+
+  it('a whole-tree checkpoint keeps an agent\'s CRLF file raw too, and its restore undoes byte for byte', () => {
+    const repo = makeRepo({ '.gitattributes': '* text=auto\n', 'a.txt': 'a\n' });
+    const crlf = Buffer.from('x\r\ny\r\n');
+    writeFileSync(path.join(repo.dir, 'win.txt'), crlf);
+    // a restore checkpoints the whole tree first (its undo); restoring that undo must bring the bytes back
+    const cp = repo.guardJson(['write', 'a.txt', '--auto'], { input: 'b\n' }).json.checkpoint;
+    const r = repo.guardJson(['restore', cp]);
+    rmSync(path.join(repo.dir, 'win.txt'));
+    expect(repo.guard(['restore', r.json.undo]).code).toBe(0);
+    expect(readFileSync(path.join(repo.dir, 'win.txt'))).toEqual(crlf);
+  });
+});
+
+describe('18: a whole-tree restore that meets a folder', () => {
+  it('finishes what it can, leaves the blocked path whole, reports it, exits 1, and prints the undo', () => {
+    const repo = makeRepo({ 'x': 'file x\n', 'y.txt': 'y\n', '.gitignore': '*.log\n' });
+    const cp = repo.guardJson(['write', 'y.txt', '--auto'], { input: 'y2\n' }).json.checkpoint as string;
+    // take a whole-tree checkpoint of the original state to restore to
+    const whole = repo.guardJson(['restore', cp]).json.undo as string; // state: x file, y2
+    // the agent turns x into a folder with a tracked-to-be file and an ignored log, and edits y.txt
+    rmSync(path.join(repo.dir, 'x'));
+    mkdirSync(path.join(repo.dir, 'x'));
+    writeFileSync(path.join(repo.dir, 'x', 'inner.txt'), 'inner\n');
+    writeFileSync(path.join(repo.dir, 'x', 'debug.log'), 'ignored, guard does not know it\n');
+    writeFileSync(path.join(repo.dir, 'y.txt'), 'agent\n');
+    const r = repo.guard(['restore', whole]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/did not restore x: a folder stands there holding files the checkpoint does not know \(x\/debug\.log\)/);
+    expect(r.stdout).toMatch(/undo: guard restore \S+/);
+    // y.txt was restored; x is left whole, nothing under it removed
+    expect(repo.read('y.txt')).toBe('y2\n');
+    expect(repo.read('x/inner.txt')).toBe('inner\n');
+    expect(repo.read('x/debug.log')).toBe('ignored, guard does not know it\n');
+    // once the unknown file is moved away, the same restore finishes
+    rmSync(path.join(repo.dir, 'x', 'debug.log'));
+    expect(repo.guard(['restore', whole]).code).toBe(0);
+    expect(repo.read('x')).toBe('file x\n');
+  });
+});
+
+describe('new: a reader that goes away', () => {
+  it('guard write | head -c0 writes the file and prints no stack trace', () => {
+    const repo = makeRepo({ 'a.txt': 'a\n' });
+    const r = spawnSync('sh', ['-c', `printf 'new\\n' | "$NODE" "$CLI" write b.txt --json | head -c 0`], {
+      cwd: repo.dir,
+      env: cleanEnv({ CI: 'true', NODE: process.execPath, CLI }),
+    });
+    expect(r.stderr.toString()).not.toMatch(/EPIPE|at .*\.js/);
+    expect(repo.read('b.txt')).toBe('new\n');
   });
 });
