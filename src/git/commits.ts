@@ -67,3 +67,9 @@ export async function commitPaths(cwd: string, paths: readonly string[], message
   await git(['commit', '-q', '-F', '-', '--', ...paths.map(literal)], { cwd, input: message, env });
   return (await git(['rev-parse', 'HEAD'], { cwd })).stdout.toString('utf8').trim();
 }
+
+/** The message of a commit (everything after the header). */
+export async function commitMessage(cwd: string, commit: string): Promise<string> {
+  const r = await git(['log', '-1', '--format=%B', commit], { cwd });
+  return r.stdout.toString('utf8');
+}
