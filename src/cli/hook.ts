@@ -45,6 +45,8 @@ export async function run(argv: GlobalArgs, _out: Output): Promise<number> {
     const event = translator.translate(text, process.env);
     phase = event.phase;
     if (event.cwd === '' || !event.cwd.startsWith('/')) throw new PayloadError(`cwd ${JSON.stringify(event.cwd)} is not an absolute path`);
+    // a tool guard does not gate (Read, Grep, ...): answered before git or the flow is loaded
+    if (event.action.kind === 'other') return emit(translator.answer({ kind: 'none' }, phase));
     const [{ runHook }, { isAutoMode }] = await Promise.all([import('../flows/hook.js'), import('../ui/auto-mode.js')]);
     const r = await runHook({ event, auto: isAutoMode(undefined) });
     if (process.env.GUARD_DEBUG === '1') for (const n of r.notes) process.stderr.write(`guard: ${n}\n`);
