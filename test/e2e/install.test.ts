@@ -110,6 +110,9 @@ function commitsThroughTheHook(dir: string, run: string, big = 'src/state.py'): 
   expect(small.code, small.out).toBe(0);
   expect(must(dir, 'git rev-parse HEAD~1').trim()).toBe(head);
 
+  const version = sh(dir, `${run} --version`);
+  expect(version.stdout.trim(), version.out).toBe(JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')).version);
+
   const doctor = sh(dir, `${run} doctor --json`, { CI: undefined });
   expect(doctor.code, doctor.out).toBe(0);
   expect(JSON.parse(doctor.stdout).active).toBe(true);
