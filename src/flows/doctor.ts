@@ -202,8 +202,10 @@ async function executableOn(file: string): Promise<boolean> {
 }
 
 /** Where the hook's shell finds `guard`: PATH, plus node_modules/.bin that husky puts first. */
-async function findGuard(root: string, env: NodeJS.ProcessEnv): Promise<string | null> {
-  const dirs = [path.join(root, 'node_modules', '.bin'), ...(env.PATH ?? '').split(path.delimiter).filter(Boolean)];
+async function findGuard(root: string, env: NodeJS.ProcessEnv, script: string | null = null): Promise<string | null> {
+  // guard init puts a subfolder project's bin on PATH: export PATH='web'/node_modules/.bin:"$PATH"
+  const exported = [...(script ?? '').matchAll(/^export PATH='?([^'\n]+?)'?\/node_modules\/\.bin:/gm)].map((m) => path.join(root, m[1]!, 'node_modules', '.bin'));
+  const dirs = [...exported, path.join(root, 'node_modules', '.bin'), ...(env.PATH ?? '').split(path.delimiter).filter(Boolean)];
   for (const d of dirs) {
     const candidate = path.resolve(root, d, 'guard');
     if (await executableOn(candidate)) return candidate;
@@ -260,7 +262,7 @@ async function hookChecks(main: Repo, hp: HooksPath, env: NodeJS.ProcessEnv): Pr
   }
 
   if (!problem && runsGuard(facts.scriptText) === 'command') {
-    const found = await findGuard(main.root, env);
+    const found = await findGuard(main.root, env, facts.scriptText);
     if (found) checks.push(ok('guard-command', `the hook finds guard at ${rel(found)}`));
     else {
       checks.push(
