@@ -76,8 +76,8 @@ export async function init(opts: InitOptions): Promise<InitResult> {
   }
   if (manager === 'yarn-pnp') {
     warnings.push(
-      "yarn Plug'n'Play has no node_modules/.bin, so the hook starts guard through yarn (about 300 ms more per commit); " +
-        'nodeLinker: node-modules in .yarnrc.yml lets it run guard directly',
+      "yarn Plug'n'Play has no node_modules/.bin, so the hook starts guard through yarn, whose own start adds several hundred ms to every commit; " +
+        'nodeLinker: node-modules in .yarnrc.yml (then yarn install, guard init) lets it run guard directly',
     );
   }
 
