@@ -1,4 +1,4 @@
-import { constants } from 'node:fs';
+import { constants, existsSync } from 'node:fs';
 import { access, readFile, readdir, stat } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import path from 'node:path';
@@ -201,6 +201,13 @@ async function executableOn(file: string): Promise<boolean> {
   );
 }
 
+async function findOnPath(name: string, env: NodeJS.ProcessEnv): Promise<string | null> {
+  for (const d of (env.PATH ?? '').split(path.delimiter).filter(Boolean)) {
+    if (await executableOn(path.join(d, name))) return path.join(d, name);
+  }
+  return null;
+}
+
 /** Where the hook's shell finds `guard`: PATH, plus node_modules/.bin that husky puts first. */
 async function findGuard(root: string, env: NodeJS.ProcessEnv, script: string | null = null): Promise<string | null> {
   // guard init puts a subfolder project's bin on PATH: export PATH='web'/node_modules/.bin:"$PATH"
@@ -261,7 +268,14 @@ async function hookChecks(main: Repo, hp: HooksPath, env: NodeJS.ProcessEnv): Pr
     checks.push(bad('husky-env', 'warning', 'HUSKY=0 is set in this environment: husky skips every hook, guard check included', 'unset HUSKY (look in your shell profile and ~/.config/husky/init.sh)'));
   }
 
-  if (!problem && runsGuard(facts.scriptText) === 'command') {
+  if (!problem && runsGuard(facts.scriptText) === 'command' && /^[^#\n]*\byarn\s+guard\s+check\b/m.test(facts.scriptText ?? '')) {
+    // yarn Plug'n'Play: no node_modules/.bin; yarn resolves guard from .pnp.cjs.
+    const yarn = await findOnPath('yarn', env);
+    if (!yarn) checks.push(bad('guard-command', 'error', "the hook runs yarn guard check, and yarn is not on PATH: the hook would fail every commit", 'install yarn (corepack enable, or npm install --global yarn)'));
+    else if (!existsSync(path.join(main.root, '.pnp.cjs')) && !(facts.scriptText ?? '').includes('cd ')) {
+      checks.push(bad('guard-command', 'warning', 'the hook runs yarn guard check, and there is no .pnp.cjs: run yarn install', 'yarn install'));
+    } else checks.push(ok('guard-command', `the hook runs guard through yarn (${yarn})`));
+  } else if (!problem && runsGuard(facts.scriptText) === 'command') {
     const found = await findGuard(main.root, env, facts.scriptText);
     if (found) checks.push(ok('guard-command', `the hook finds guard at ${rel(found)}`));
     else {

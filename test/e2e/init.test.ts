@@ -54,6 +54,20 @@ describe('guard init: the package manager, from the project', () => {
     });
   }
 
+  it("doctor on a yarn Plug'n'Play hook looks for yarn, not for node_modules/.bin", () => {
+    const repo = fresh({ 'package.json': PKG, 'yarn.lock': '__metadata:\n', '.pnp.cjs': '// pnp\n' });
+    expect(initJson(repo).packageManager).toBe('yarn-pnp');
+    const check = (PATH: string) => (JSON.parse(repo.guard(['doctor', '--json'], { env: { PATH } }).stdout).checks as { id: string; ok: boolean; message: string }[]).find((c) => c.id === 'guard-command');
+    const without = check('/usr/bin:/bin');
+    expect(without?.ok).toBe(false);
+    expect(without?.message).toContain('yarn is not on PATH');
+    const bin = path.join(repo.dir, 'fake-bin');
+    mkdirSync(bin);
+    repo.write('fake-bin/yarn', '#!/bin/sh\nexit 0\n');
+    chmodSync(path.join(bin, 'yarn'), 0o755);
+    expect(check(`${bin}:/usr/bin:/bin`)?.ok).toBe(true);
+  });
+
   it('the nearest project folder between cwd and the top decides, and the hook finds its node_modules/.bin', () => {
     const repo = fresh({ 'big.txt': lines(300), 'web/package.json': PKG, 'web/pnpm-lock.yaml': "lockfileVersion: '9.0'\n", '.gitignore': 'node_modules/\n' });
     mkdirSync(path.join(repo.dir, 'web/node_modules/.bin'), { recursive: true });
