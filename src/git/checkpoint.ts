@@ -5,7 +5,7 @@ import { RECORD_VERSION, parseRecordMessage } from '../core/record.js';
 import { faultPoint } from './faults.js';
 import type { Repo } from './repo.js';
 import { REFS, newRef } from './records.js';
-import { git } from './run.js';
+import { git, splitZ } from './run.js';
 import { processAlive as alive } from './alive.js';
 
 export interface Checkpoint {
@@ -27,6 +27,15 @@ export interface CheckpointOptions {
   /** Only these work-tree paths are (re)hashed; the rest is taken from the index as it is. */
   paths?: readonly string[];
   now?: Date;
+  /** The agent session this checkpoint is taken for (guard hook): recorded in its message. */
+  session?: SessionMeta;
+}
+
+/** Who a checkpoint or decision was for: harness, session id and tool-call id (DESIGN.md "session"). */
+export interface SessionMeta {
+  harness: string;
+  session: string;
+  toolCall: string | null;
 }
 
 /** Who commits guard's own records: never the user's identity, which may be unset. */
@@ -132,6 +141,7 @@ export async function checkpoint(repo: Repo, opts: CheckpointOptions): Promise<C
       paths: opts.paths ? [...opts.paths] : undefined,
       // The index's tree when it differs from the work tree's (the commit's second parent holds it).
       index: index ?? undefined,
+      ...(opts.session ? { harness: opts.session.harness, session: opts.session.session, toolCall: opts.session.toolCall } : {}),
     };
     const message = `guard checkpoint: ${opts.reason}\n\n${JSON.stringify(body)}\n`;
     const parents = headOid ? ['-p', headOid] : [];
@@ -180,4 +190,13 @@ async function lastCheckpoint(repo: Repo): Promise<Checkpoint | null> {
     return { ref, id: checkpointId(ref), commit, tree, index: typeof parsed.index === 'string' ? parsed.index : null, reused: false };
   }
   return null;
+}
+
+/**
+ * What a checkpoint never holds: the ignored files and folders of a work
+ * tree (a wholly ignored folder is named once, with a trailing `/`).
+ * https://git-scm.com/docs/git-ls-files: --others --ignored --exclude-standard --directory, -z.
+ */
+export async function ignoredPaths(root: string): Promise<string[]> {
+  return splitZ((await git(['ls-files', '-z', '--others', '--ignored', '--exclude-standard', '--directory'], { cwd: root })).stdout);
 }
