@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import yargs, { type Argv } from 'yargs';
 import { GuardError } from '../core/errors.js';
 import type { GlobalArgs } from './main.js';
@@ -13,6 +14,16 @@ const timeout = (y: Argv) =>
   y
     .option('timeout', { type: 'number', describe: 'give up after SECONDS (fails closed, E_TIMEOUT)' })
     .option('limit', { type: 'number', describe: 'list at most N files (default 1000; what needs attention first)' });
+
+/** guard's own version, from the package.json shipped next to dist/ (yargs 18 cannot find it from an ES module: it printed "unknown"). */
+function packageVersion(): string {
+  try {
+    const pkg: unknown = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8'));
+    return typeof (pkg as { version?: unknown }).version === 'string' ? (pkg as { version: string }).version : 'unknown';
+  } catch {
+    return 'unknown';
+  }
+}
 
 /** yargs describes the commands; main.ts runs them. */
 export async function parseArgs(args: string[]): Promise<Parsed> {
@@ -93,7 +104,7 @@ export async function parseArgs(args: string[]): Promise<Parsed> {
     .strict()
     .help()
     .alias('help', 'h')
-    .version()
+    .version(packageVersion())
     .epilogue(EPILOGUE)
     .wrap(Math.min(100, process.stdout.columns || 100))
     .exitProcess(false)
