@@ -466,3 +466,41 @@ describe('new: a reader that goes away', () => {
     expect(repo.read('b.txt')).toBe('new\n');
   });
 });
+
+describe('11: the session base of guard write', () => {
+  const file = lines(300, 'keep');
+  const cut = (text: string, n: number) => text.split('\n').slice(n).join('\n');
+
+  it('three writes that each remove under half of a file: the second is measured against the session start and blocked', () => {
+    const repo = makeRepo({ 'mod.py': file });
+    const env = { GUARD_SESSION: 'agent-session-1' };
+    const w1 = repo.guardJson(['write', 'mod.py', '--auto'], { input: cut(file, 140), env });
+    expect(w1.json.files[0]).toMatchObject({ decision: 'allowed', written: true });
+    const w2 = repo.guardJson(['write', 'mod.py', '--auto'], { input: cut(file, 210), env });
+    expect(w2.code).toBe(1);
+    expect(w2.json.files[0]).toMatchObject({ decision: 'blocked', status: 'replace', existingLines: 300 });
+    expect(w2.json.files[0].reasons.join()).toMatch(/as session agent-session-1 first saw it/);
+    expect(repo.read('mod.py')).toBe(cut(file, 140));
+    // the refused write is kept, and the first checkpoint still has the whole file
+    expect(repo.git(['show', `${w2.json.files[0].ref}:mod.py`])).toBe(cut(file, 210));
+    expect(repo.git(['show', `refs/guard/checkpoints/${w1.json.checkpoint}:mod.py`])).toBe(file);
+    // --session names it too; another session (or none) starts from the disk
+    const other = repo.guardJson(['write', 'mod.py', '--auto', '--session', 'another'], { input: cut(file, 210) });
+    expect(other.json.files[0].decision).toBe('allowed');
+  });
+
+  it('a forged session record that makes the base equal the new content does not let a rewrite through', () => {
+    const repo = makeRepo({ 'big.py': file });
+    const next = lines(300, 'rewritten');
+    // the agent forges a "session start" whose tree already holds its rewrite
+    const blob = repo.git(['hash-object', '-w', '--stdin'], { input: next }).trim();
+    const tree = repo.git(['mktree'], { input: `100644 blob ${blob}\tbig.py\n` }).trim();
+    const body = JSON.stringify({ v: 1, harness: 'cli', session: 's', kind: 'write', phase: 'pre', checkpoint: 'x', paths: ['big.py'], worktree: repo.dir, time: '2000-01-01T00:00:00.000Z' });
+    const commit = repo.git(['commit-tree', tree, '-m', `guard session cli s: write big.py\n\n${body}`]).trim();
+    repo.git(['update-ref', 'refs/guard/sessions/cli/s/20000101T000000Z-forged', commit]);
+    const r = repo.guardJson(['write', 'big.py', '--auto', '--session', 's'], { input: next });
+    expect(r.code).toBe(1);
+    expect(r.json.files[0]).toMatchObject({ decision: 'blocked', status: 'replace' });
+    expect(repo.read('big.py')).toBe(file);
+  });
+});
