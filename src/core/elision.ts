@@ -49,7 +49,8 @@ export function makeMatcher(d: PhraseData): Matcher {
   return {
     isPlaceholder(line: string): boolean {
       // zero-width and soft characters hide nothing from a reader, so they hide nothing here
-      let t = line.replace(/[\u200B-\u200D\u2060\uFEFF\u00AD]/g, '').replace(/[\u00A0\u2000-\u200A\u202F\u3000]/g, ' ').trim();
+      // NFKC: fullwidth and other compatibility forms (．．． ｅｘｉｓｔｉｎｇ) read as what they look like
+      let t = line.normalize('NFKC').replace(/[\u200B-\u200D\u2060\uFEFF\u00AD]/g, '').replace(/[\u00A0\u2000-\u200A\u202F\u3000]/g, ' ').trim();
       if (t.length < 2 || t.length > 200) return false;
       const lower = t.toLowerCase();
       const open = opens.find((o) => lower.startsWith(o));
@@ -100,26 +101,30 @@ const NEAR = 1;
  */
 export function findElisions(newText: string, oldText: string, limit = 3): Elision[] {
   const candidates: Elision[] = [];
-  let oldLines: Set<string> | undefined;
   const lines = newText.split('\n');
   for (let i = 0; i < lines.length; i++) {
     const line = lines[i]!;
-    if (!isElisionLine(line)) continue;
-    oldLines ??= new Set(oldText.split('\n').map((l) => l.trim()));
-    if (oldLines.has(line.trim())) continue;
-    candidates.push({ line: i + 1, text: line.trim() });
+    if (isElisionLine(line)) candidates.push({ line: i + 1, text: line.trim() });
   }
   if (candidates.length === 0) return [];
   const hunks = diffHunks(oldText, newText, NEAR);
-  if (hunks === null) return candidates.slice(0, limit);
+  if (hunks === null) {
+    // too large to diff here: a placeholder the old text did not have, where lines were lost, fails closed
+    const oldLines = new Set(oldText.split('\n').map((l) => l.trim()));
+    return candidates.filter((c) => !oldLines.has(c.text)).slice(0, limit);
+  }
   const inPlace = new Set<number>();
   for (const h of hunks) {
     if (!h.lines.some((l) => l.startsWith('-'))) continue;
     let n = h.newStart;
-    for (const l of h.lines) {
-      if (l.startsWith('+')) inPlace.add(n);
+    h.lines.forEach((l, k) => {
+      // an added line in a hunk that removes lines; or a placeholder that was already
+      // there and now borders removed lines (added first, then the code cut beside it:
+      // two harmless-looking steps that make one truncation)
+      const borders = l.startsWith(' ') && (h.lines[k - 1]?.startsWith('-') || h.lines[k + 1]?.startsWith('-'));
+      if (l.startsWith('+') || borders) inPlace.add(n);
       if (!l.startsWith('-')) n++;
-    }
+    });
   }
   return candidates.filter((c) => inPlace.has(c.line)).slice(0, limit);
 }

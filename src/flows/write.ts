@@ -15,6 +15,7 @@ import { faultPoint } from '../git/faults.js';
 import { lockTree, staleLockNotice } from '../git/lock.js';
 import { REFS, newRef, writeRecords, type RecordCommit } from '../git/records.js';
 import { openRepo } from '../git/repo.js';
+import { WHITESPACE_ARG } from '../git/diff.js';
 import { git } from '../git/run.js';
 import { sessionBase, sessionEvent } from '../git/session-base.js';
 import type { StrategyAnswer } from '../ui/approval.js';
@@ -251,8 +252,8 @@ async function measure(
   const big = [oldContent, newContent].find((b) => b !== null && b.length > maxBytes);
   if (big) facts.tooLarge = { bytes: big.length };
   if (!isBinary && oldContent !== null && facts.existingLines > 0 && deleted / facts.existingLines >= config.changeRatio && newMode !== MODE.symlink) {
-    // A would-be replacement: is it only a reindent? git's -w numstat prints nothing then.
-    const r = await git([...MEASURE_ARGS, '--numstat', '--ignore-all-space', '--', staged.abs, staged.temp], { cwd: path.dirname(staged.abs), okCodes: [1] });
+    // A would-be replacement: is it only a reindent? git's -b numstat prints nothing then.
+    const r = await git([...MEASURE_ARGS, '--numstat', WHITESPACE_ARG, '--', staged.abs, staged.temp], { cwd: path.dirname(staged.abs), okCodes: [1] });
     if (r.stdout.length === 0) facts.whitespaceOnly = true;
   }
   if (!isBinary && oldContent !== null && oldContent.length <= maxBytes) facts.oldText = oldContent.toString('utf8');

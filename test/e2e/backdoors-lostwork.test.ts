@@ -504,3 +504,30 @@ describe('11: the session base of guard write', () => {
     expect(repo.read('big.py')).toBe(file);
   });
 });
+
+describe('new: attacks on the new rules', () => {
+  it('a space slipped inside a line of a reindent (rm -rf /tmp/x -> rm -rf / tmp/x) is not "whitespace only"', () => {
+    const src = Array.from({ length: 200 }, (_, i) => `  step${i} --flag`).join('\n') + '\n  rm -rf /tmp/build\n';
+    const repo = makeRepo({ 'deploy.sh': src });
+    repo.write('deploy.sh', src.replace(/^ {2}/gm, '    ').replace('rm -rf /tmp/build', 'rm -rf / tmp/build'));
+    const { code, json } = stageAndCheck(repo);
+    expect(code).toBe(1);
+    expect(json.files[0]).toMatchObject({ status: 'replace', whitespaceOnly: false, decision: 'blocked' });
+    expect(repo.git(['show', 'HEAD:deploy.sh'])).toBe(src);
+  });
+
+  it('a placeholder added in one commit, the code beside it cut in the next: the second is caught', () => {
+    const body = Array.from({ length: 30 }, (_, i) => `    total += part_${i}(x)`).join('\n');
+    const file = `def run(x):\n    total = 0\n${body}\n    return total\n` + Array.from({ length: 200 }, (_, i) => `# note ${i}`).join('\n') + '\n';
+    const repo = makeRepo({ 'calc.py': file });
+    const step1 = file.replace('    total = 0\n', '    total = 0\n    # ... existing code ...\n');
+    repo.write('calc.py', step1);
+    expect(stageAndCheck(repo).code).toBe(0); // a comment that removes nothing
+    repo.git(['commit', '-qm', 'step 1']);
+    repo.write('calc.py', step1.replace(body + '\n', ''));
+    const { code, json } = stageAndCheck(repo);
+    expect(code).toBe(1);
+    expect(json.files[0].reasons.join()).toMatch(/elision placeholder where code stood \(line 3/);
+    expect(repo.git(['show', 'HEAD:calc.py'])).toBe(step1);
+  });
+});
