@@ -33,6 +33,13 @@ describe('elision placeholders', () => {
     '// ...rest\u00a0of the file unchanged',
     '<!-- [12 lines omitted] -->',
     '(* existing code unchanged *)',
+    // template languages: Jinja, Handlebars, JSP, ERB, Razor, Lua blocks
+    '{# ... rest of the template ... #}',
+    '{{!-- existing markup unchanged --}}',
+    '<%-- ... existing code ... --%>',
+    '<%# rest of the file unchanged %>',
+    '@* ... existing content ... *@',
+    '--[[ ... rest of the module ... ]]',
   ])('detects %j', (line) => {
     expect(isElisionLine(line)).toBe(true);
   });
