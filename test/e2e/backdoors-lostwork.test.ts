@@ -531,3 +531,31 @@ describe('new: attacks on the new rules', () => {
     expect(repo.git(['show', 'HEAD:calc.py'])).toBe(step1);
   });
 });
+
+describe('new: a nested repository cannot make guard run the agent\'s commands', () => {
+  it('discard keeps a clone whose config plants an fsmonitor, hooks, a clean filter and a signing program, and runs none of them', () => {
+    const repo = makeRepo({ 'a.txt': 'a\n' });
+    const lane = startLane(repo);
+    const inner = path.join(lane, 'n');
+    mkdirSync(inner);
+    laneGit(inner, ['init', '-q']);
+    writeFileSync(path.join(inner, 'w.txt'), 'work\n');
+    laneGit(inner, ['add', '.']);
+    laneGit(inner, ['commit', '-qm', 'w']);
+    const marker = (what: string) => path.join(outsideDir(), `ran-${what}`);
+    const marks = { fsmonitor: marker('fsmonitor'), hook: marker('hook'), filter: marker('filter'), gpg: marker('gpg') };
+    laneGit(inner, ['config', 'core.fsmonitor', `touch ${marks.fsmonitor}; false`]);
+    laneGit(inner, ['config', 'filter.x.clean', `touch ${marks.filter}; cat`]);
+    laneGit(inner, ['config', 'commit.gpgSign', 'true']);
+    laneGit(inner, ['config', 'gpg.program', `sh -c 'touch ${marks.gpg}'`]);
+    for (const hook of ['reference-transaction', 'post-index-change']) {
+      writeFileSync(path.join(inner, '.git', 'hooks', hook), `#!/bin/sh\ntouch ${marks.hook}\n`, { mode: 0o755 });
+    }
+    writeFileSync(path.join(inner, '.gitattributes'), '* filter=x\n');
+    writeFileSync(path.join(inner, 'w.txt'), 'work\nuncommitted\n');
+    const r = repo.guardJson(['discard', 'agent']);
+    expect(r.code).toBe(0);
+    for (const m of Object.values(marks)) expect(existsSync(m), m).toBe(false);
+    expect(repo.git(['show', `${r.json.nested[0].commit}:w.txt`])).toBe('work\nuncommitted\n');
+  });
+});
