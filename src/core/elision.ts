@@ -14,6 +14,7 @@ export interface PhraseData {
   dots: string[];
   slots: Record<string, string[]>;
   phrases: string[];
+  loose?: { maxWords: number; drop: string[]; subject: string[]; predicate: string[]; veto: string[] };
 }
 
 const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
@@ -45,6 +46,7 @@ export function makeMatcher(d: PhraseData): Matcher {
   const phrases = d.phrases.map((p) => compilePhrase(p, d.slots));
   const opens = [...d.comment.open].sort((a, b) => b.length - a.length);
   const closes = [...d.comment.close].sort((a, b) => b.length - a.length);
+  const loose = d.loose ? looseTest(d.loose) : null;
   const dotsRe = new RegExp(d.dots.map(escape).sort((a, b) => b.length - a.length).join('|'), 'g');
   return {
     isPlaceholder(line: string): boolean {
@@ -70,10 +72,27 @@ export function makeMatcher(d: PhraseData): Matcher {
         .replace(/\s+/g, ' ')
         .trim();
       if (t === '') return dotted;
-      if (t.split(' ').length > 14) return false;
+      const words = t.split(' ');
+      if (words.length > 14) return false;
       const text = t + ' ';
-      return phrases.some((re) => re.test(text));
+      if (phrases.some((re) => re.test(text))) return true;
+      return loose !== null && loose(words);
     },
+  };
+}
+
+/** The looser test of the phrase data: a short comment with a subject, a predicate and no veto word. */
+function looseTest(l: NonNullable<PhraseData['loose']>): (words: string[]) => boolean {
+  const drop = new Set(l.drop);
+  const subject = new Set(l.subject);
+  const predicate = new Set(l.predicate);
+  const veto = new Set(l.veto);
+  return (words) => {
+    let i = 0;
+    while (i < words.length && drop.has(words[i]!)) i++;
+    const rest = words.slice(i);
+    if (rest.length === 0 || rest.length > l.maxWords || rest.some((w) => veto.has(w))) return false;
+    return rest.some((w) => subject.has(w)) && rest.some((w) => predicate.has(w));
   };
 }
 
