@@ -455,6 +455,23 @@ describe('18: a whole-tree restore that meets a folder', () => {
   });
 });
 
+describe('18: a restore that meets a file where a folder is needed', () => {
+  it('an ignored file named like the folder blocks only that path, and is left alone', () => {
+    const repo = makeRepo({ 'd/f.txt': 'f\n', 'e.txt': 'e\n', '.gitignore': '/d\n!/d/\n' });
+    const cp = repo.guardJson(['write', 'e.txt', '--auto'], { input: 'e2\n' }).json.checkpoint as string;
+    const whole = repo.guardJson(['restore', cp]).json.undo as string; // d/f.txt, e2
+    rmSync(path.join(repo.dir, 'd'), { recursive: true });
+    writeFileSync(path.join(repo.dir, 'd'), 'an ignored file the agent made\n');
+    writeFileSync(path.join(repo.dir, 'e.txt'), 'agent\n');
+    const r = repo.guard(['restore', whole]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/did not restore d\/f\.txt: d is a file guard does not know about/);
+    expect(r.stdout).toMatch(/undo: guard restore \S+/);
+    expect(repo.read('e.txt')).toBe('e2\n');
+    expect(repo.read('d')).toBe('an ignored file the agent made\n');
+  });
+});
+
 describe('new: a reader that goes away', () => {
   it('guard write | head -c0 writes the file and prints no stack trace', () => {
     const repo = makeRepo({ 'a.txt': 'a\n' });
