@@ -101,6 +101,21 @@ describe('11: many small losses add up', () => {
   });
 });
 
+describe('11: many small losses through a lane', () => {
+  it('review --auto of a lane that deleted twelve 40-line files merges none of the deletions', () => {
+    const files = Object.fromEntries(Array.from({ length: 12 }, (_, i) => [`mod${i}.py`, lines(40, `m${i}`)]));
+    const repo = makeRepo({ ...files, 'keep.txt': 'k\n' });
+    const lane = startLane(repo);
+    for (const f of Object.keys(files)) rmSync(path.join(lane, f));
+    laneWrite(lane, 'keep.txt', 'k\nmore\n');
+    const r = repo.guardJson(['review', 'agent', '--auto']);
+    expect(r.code).toBe(1);
+    expect(r.json.blocked).toBe(12);
+    for (const f of Object.keys(files)) expect(existsSync(path.join(repo.dir, f))).toBe(true);
+    expect(repo.read('keep.txt')).toBe('k\nmore\n'); // the small edit still merged
+  });
+});
+
 describe('12: a reindent is not a loss', () => {
   it('a whitespace-only rewrite of a large file is allowed, flagged whitespaceOnly, in check and ci', () => {
     const src = Array.from({ length: 300 }, (_, i) => `  call${i}(a, b);`).join('\n') + '\n';
