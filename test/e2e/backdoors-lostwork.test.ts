@@ -591,3 +591,16 @@ describe('new: a nested repository cannot make guard run the agent\'s commands',
     expect(repo.git(['show', `${r.json.nested[0].commit}:w.txt`])).toBe('work\nuncommitted\n');
   });
 });
+
+describe('11: one guard run is one session', () => {
+  it('two guard writes inside a run that together cut most of a file: the second is blocked', () => {
+    const file = lines(300, 'keep');
+    const repo = makeRepo({ 'mod.py': file });
+    const cut = (n: number) => file.split('\n').slice(n).join('\n');
+    const w = (n: number) => `printf '%s' '${cut(n)}' | "$NODE" "$CLI" write mod.py --auto`;
+    const r = repo.guard(['run', 'agent', '--', 'sh', '-c', `${w(140)} && ${w(210)}`], { env: { NODE: process.execPath, CLI } });
+    expect(r.code).toBe(1);
+    expect(r.stderr + r.stdout).toMatch(/first saw it/);
+    expect(readFileSync(path.join(lanePath(repo, 'agent'), 'mod.py'), 'utf8')).toBe(cut(140));
+  });
+});
