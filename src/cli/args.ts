@@ -57,7 +57,9 @@ export async function parseArgs(args: string[]): Promise<Parsed> {
       set('rewind'))
     .command('check', 'gate the staged changes against HEAD (the pre-commit hook runs this)', (y) => timeout(auto(y)), set('check'))
     .command('write [path]', 'gate one write by an agent: new content on stdin (guard write -- PATH for a name starting with -)', (y) =>
-      auto(y).positional('path', { type: 'string', describe: 'file to write, inside the work tree' }), set('write'))
+      auto(y)
+        .positional('path', { type: 'string', describe: 'file to write, inside the work tree' })
+        .option('session', { type: 'string', describe: 'agent session id (or GUARD_SESSION): measure against the file as the session first saw it' }), set('write'))
     .command('log', 'list checkpoints and decisions, newest first', (y) =>
       y
         .option('limit', { type: 'number', describe: 'show at most N entries', default: 50 })

@@ -23,6 +23,7 @@ export async function run(argv: GlobalArgs, out: Output): Promise<number> {
     content,
     auto: isAutoMode(argv.auto as boolean | undefined),
     color: out.ttyColor,
+    ...(typeof argv.session === 'string' ? { session: argv.session } : {}),
   });
   out.result('write', result);
   for (const w of result.warnings) out.warn(w);

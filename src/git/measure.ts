@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { WHITESPACE_ARG } from './diff.js';
 import { git } from './run.js';
 
 /*
@@ -41,7 +42,7 @@ export async function numstatFiles(from: string, to: string): Promise<FileNumsta
  * reindent, a formatter run)? git's `-w` numstat prints nothing then.
  */
 export async function whitespaceOnlyFiles(from: string, to: string): Promise<boolean> {
-  const r = await git([...NO_INDEX_ARGS, '--numstat', '--ignore-all-space', '--', from, to], { cwd: path.dirname(from), okCodes: [1] });
+  const r = await git([...NO_INDEX_ARGS, '--numstat', WHITESPACE_ARG, '--', from, to], { cwd: path.dirname(from), okCodes: [1] });
   return r.stdout.length === 0;
 }
 
