@@ -99,8 +99,12 @@ function spawnInLane(
   const env: NodeJS.ProcessEnv = { ...process.env, GUARD_SESSION: process.env.GUARD_SESSION || `run-${path.basename(cwd)}-${Date.now().toString(36)}` };
   if (existsSync(mainBin)) env.PATH = [env.PATH, mainBin].filter(Boolean).join(path.delimiter);
   return new Promise((resolve, reject) => {
-    const child = spawn(file, args, { cwd, env, stdio: ['inherit', stdoutToStderr ? 2 : 'inherit', 'inherit'] });
+    // The handlers go in before the spawn: the command can start, print and be
+    // signalled by whoever watches it before spawn() has even returned here,
+    // and a signal with no handler yet would kill guard before its checkpoint.
+    let child: ReturnType<typeof spawn> | null = null;
     let exited = false;
+    let pending: NodeJS.Signals | null = null;
     const forward = (signal: NodeJS.Signals) => () => {
       // Ctrl-C at a terminal already reached the command (same foreground
       // process group): a second SIGINT would read as "press again to quit".
@@ -109,10 +113,13 @@ function spawnInLane(
       // is ignored, so the checkpoint is never cut short. The handlers stay
       // for the rest of this process, which ends when `guard run` does.
       if (exited || (signal === 'SIGINT' && process.stdin.isTTY)) return;
-      child.kill(signal);
+      if (child) child.kill(signal);
+      else pending = signal;
     };
     const handlers = FORWARDED.map((s) => [s, forward(s)] as const);
     for (const [s, h] of handlers) process.on(s, h);
+    child = spawn(file, args, { cwd, env, stdio: ['inherit', stdoutToStderr ? 2 : 'inherit', 'inherit'] });
+    if (pending) child.kill(pending);
     const done = () => {
       exited = true;
     };
