@@ -4,8 +4,9 @@ import { classify, makePolicy, type ChangeFacts, type Classification } from '../
 import { CONFIG_FILE } from '../core/config.js';
 import { GuardError } from '../core/errors.js';
 import { countLines, looksBinary } from '../core/lines.js';
-import type { PreviewHunk } from '../core/preview.js';
-import { batchMessage, decisionRecord, rejectedMessage, type Decision, type DecisionRecord, type RecordContext } from '../core/record.js';
+import type { Hunk } from '../core/hunks.js';
+import { decisionRecords, mergeStrategies, plan, type Answer, type PlanFile } from '../core/plan.js';
+import { batchMessage, rejectedMessage, type Decision, type DecisionRecord, type RecordContext } from '../core/record.js';
 import { MODE, cleanStaleTemps, commitWrite, discardWrite, resolveInside, stageWrite, statOnDisk, type OnDisk, type Staged } from '../worktree/atomic.js';
 import { READ_CAP, catFileBatch } from '../git/catfile.js';
 import { checkpoint } from '../git/checkpoint.js';
@@ -14,7 +15,6 @@ import { lockTree, staleLockNotice } from '../worktree/lock.js';
 import { REFS, newRef, writeRecords, type RecordCommit } from '../git/records.js';
 import { openRepo } from '../git/repo.js';
 import { git } from '../git/run.js';
-import type { StrategyAnswer } from '../ui/approval.js';
 import { configAt, laneOf, type FlowOptions } from './context.js';
 
 export interface WriteOptions extends FlowOptions {
@@ -36,6 +36,8 @@ export interface WrittenFile extends Classification {
   unchanged?: boolean;
   /** extend fell back to append, and why. */
   warning?: string;
+  /** Ids of the hunks taken, when the person took only some. */
+  taken?: string[];
 }
 
 export interface WriteResult {
@@ -102,52 +104,40 @@ export async function write(opts: WriteOptions): Promise<WriteResult> {
     const file: WrittenFile = { ...c, decision: 'allowed', decider: 'policy', written: false };
     if (unchanged) file.unchanged = true;
 
-    let personAsked = false;
-    if (c.needsApproval) {
-      const answer = opts.auto ? null : await askPerson(staged, oldContent !== null, c, config.preview, opts.color, oldContent?.toString('utf8') ?? null, opts.content.toString('utf8'));
-      if (answer === null) Object.assign(file, { decision: 'blocked', decider: 'auto' });
-      else {
-        personAsked = true;
-        if (answer === 'approve') Object.assign(file, { decision: 'approved', decider: 'person', strategy: 'replace' });
-        else if (typeof answer === 'object') {
-          // append / insert / extend: the merged content is what gets written
-          const { applyStrategy } = await import('../core/strategies.js');
-          const r = await applyStrategy(answer.strategy, oldContent?.toString('utf8') ?? '', opts.content.toString('utf8'), {
-            path: target.rel,
-            ...(answer.insertAt !== undefined ? { insertAt: answer.insertAt } : {}),
-          });
-          Object.assign(file, { decision: 'approved', decider: 'person', strategy: r.strategy });
-          if (r.warning) file.warning = r.warning;
-          await discardWrite(staged);
-          staged = await stageWrite(root, target.rel, Buffer.from(r.content, 'utf8'), newMode);
-        } else Object.assign(file, { decision: 'rejected', decider: 'person' });
-      }
+    const pf: PlanFile = { c, hunks: [], base: oldContent, proposed: opts.content, baseMode: old?.mode ?? null, proposedMode: newMode };
+    const answers = new Map<string, Answer>();
+    const personAsked = c.needsApproval && !opts.auto ? await askPerson(staged, pf, config.preview.contextLines, opts.color, answers, root) : false;
+    const [o] = (await plan('write', [pf], answers)).files;
+    Object.assign(file, { decision: o!.decision, decider: o!.decider, ...(o!.strategy ? { strategy: o!.strategy } : {}), ...(o!.warning ? { warning: o!.warning } : {}), ...(o!.taken ? { taken: o!.taken } : {}) });
+    if (o!.content && !o!.content.equals(opts.content)) {
+      // a strategy or some hunks: the result is what gets written
+      await discardWrite(staged);
+      staged = await stageWrite(root, target.rel, o!.content, newMode);
     }
 
     const now = opts.now ?? new Date();
     const ctx: RecordContext = { command: 'write', lane, time: now.toISOString(), base };
-    const extra: Partial<DecisionRecord> = {};
-    if (file.strategy) extra.strategy = file.strategy;
     const commits: RecordCommit[] = [];
-    const refused = file.decision === 'blocked' || file.decision === 'rejected';
-    // A merge strategy writes something other than the proposal: keep the proposal whole too.
-    const merged = file.strategy !== undefined && file.strategy !== 'replace';
-    if (refused || merged) {
-      file.ref = extra.ref = newRef(REFS.rejected, now);
+    const refused = o!.action === 'blocked';
+    const refs = new Map<string, string>();
+    if (o!.keep !== null) {
+      file.ref = newRef(REFS.rejected, now);
+      refs.set(c.path, file.ref);
+      const rec = decisionRecords({ gate: 'write', files: [o!] }, [c], refs, new Map())[0]!;
       // parent: the base; tree: the base plus the proposal, so `git diff R^ R` shows it
       commits.push({
         ref: file.ref,
         parent: base,
-        message: rejectedMessage(ctx, decisionRecord(c, refused ? file.decision : 'rejected', file.decider, extra)),
+        message: rejectedMessage(ctx, refused ? rec : { ...rec, decision: 'rejected' }),
         changes: [{ kind: 'inline', path: target.rel, mode: newMode, data: opts.content }],
       });
     }
     const record = newRef(REFS.decisions, now);
-    commits.push({ ref: record, parent: null, message: batchMessage(ctx, [decisionRecord(c, file.decision, file.decider, extra)]), changes: [] });
+    commits.push({ ref: record, parent: null, message: batchMessage(ctx, decisionRecords({ gate: 'write', files: [o!] }, [c], refs, new Map())), changes: [] });
 
     let cp: string | null = null;
     const warnings: string[] = [];
-    if (!refused && !unchanged) {
+    if (o!.action === 'write') {
       // One writer at a time (another guard write or review into this tree), and
       // only over the content that was judged: otherwise the other writer's file
       // would be replaced unjudged and without a checkpoint.
@@ -232,41 +222,35 @@ async function measure(
   return facts;
 }
 
-/** null when there is no person to ask (no terminal). */
-async function askPerson(
-  staged: Staged,
-  existed: boolean,
-  c: Classification,
-  preview: { contextLines: number; maxLines: number },
-  color: boolean,
-  oldText: string | null,
-  newText: string,
-): Promise<'approve' | 'reject' | StrategyAnswer | null> {
-  const { openApprovalPrompt } = await import('../ui/approval.js');
-  const prompt = openApprovalPrompt(color);
-  if (!prompt) return null;
+/**
+ * Ask the person at the terminal; false when there is none (then the plan
+ * blocks the write, as in auto mode). Ctrl-C throws E_ABORTED: nothing written or recorded.
+ */
+async function askPerson(staged: Staged, pf: PlanFile, contextLines: number, color: boolean, answers: Map<string, Answer>, root: string): Promise<boolean> {
+  const { openPrompt } = await import('../ui/prompt.js');
+  const { pagerCommand } = await import('../git/pager.js');
+  const prompt = openPrompt({ color, title: (name) => `guard: ${name} needs approval`, pager: () => pagerCommand(root) });
+  if (!prompt) return false;
   try {
-    const hunks = c.binary ? [] : await previewHunks(staged, existed, preview.contextLines);
-    const answer = await prompt.ask(c, hunks, preview.maxLines, async () => ({
-      base: oldText ?? '',
-      lane: newText,
-    }));
-    if (typeof answer === 'object') return answer;
-    return answer === 'approve' ? 'approve' : 'reject';
+    if (!pf.c.binary && !pf.c.symlink) pf.hunks = await previewHunks(staged, pf.base !== null, contextLines);
+    const texts = async () => ({ base: pf.base?.toString('utf8') ?? '', lane: pf.proposed?.toString('utf8') ?? '' });
+    const r = await prompt.ask({ c: pf.c, hunks: pf.hunks, strategies: mergeStrategies(pf), texts });
+    if (r.answer) answers.set(pf.c.path, r.answer);
   } finally {
     prompt.close();
   }
+  return true;
 }
 
-async function previewHunks(staged: Staged, existed: boolean, contextLines: number): Promise<PreviewHunk[]> {
+/** The hunks of the write, from git's own diff of the file on disk and the prepared temp file (with git's function context). */
+async function previewHunks(staged: Staged, existed: boolean, contextLines: number): Promise<Hunk[]> {
   const from = existed ? staged.abs : '/dev/null';
   const r = await git([...MEASURE_ARGS.filter((a) => a !== '-z'), `-U${contextLines}`, '--', from, staged.temp], {
     cwd: path.dirname(staged.abs),
     okCodes: [1],
   });
-  const { parsePatch } = await import('diff');
-  const [patch] = parsePatch(r.stdout.toString('utf8'));
-  return (patch?.hunks ?? []).map((h) => ({ ...h, lines: [...h.lines] }));
+  const { parseHunks } = await import('../core/hunks.js');
+  return parseHunks(r.stdout.toString('utf8'));
 }
 
 /** The file on disk is still what was judged; another writer got there first otherwise. */
