@@ -65,7 +65,8 @@ export async function parseArgs(args: string[]): Promise<Parsed> {
         .option('all', { type: 'boolean', describe: 'ask about every hunk, not only what needs approval' })
         .option('decisions', { type: 'string', requiresArg: true, describe: 'scripted decisions (JSON file) instead of prompts' })
         .option('commit', { type: 'boolean', describe: 'commit the merge with Guard-Approved trailers' })
-        .option('message', { alias: 'm', type: 'string', requiresArg: true, describe: 'commit message for --commit' }),
+        .option('message', { alias: 'm', type: 'string', requiresArg: true, describe: 'commit message for --commit' })
+        .option('dry-run', { type: 'boolean', describe: 'print the plan (files, hunks with ids, what would happen) and write nothing' }),
       set('review'))
     .command('ci', 'check a pull request: every change that needs approval must carry a matching Guard-Approved trailer', (y) =>
       timeout(y)
