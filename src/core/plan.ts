@@ -117,6 +117,11 @@ export function mergeStrategies(f: PlanFile): StrategyName[] {
   return ['append', 'insert', 'extend'];
 }
 
+/** The strategies a prompt offers: only for a whole-file rewrite (a replace), where taking hunks makes little sense. */
+export function offeredStrategies(f: PlanFile): StrategyName[] {
+  return f.c.status === 'replace' ? mergeStrategies(f) : [];
+}
+
 /** The target already holds the proposal (review of a lane that was merged before): nothing to ask, nothing to do. */
 export function alreadyThere(gate: Gate, f: PlanFile): boolean {
   if (gate !== 'review' || f.current === undefined) return false;

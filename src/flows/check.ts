@@ -2,7 +2,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { classify, makePolicy, type Classification, type Policy } from '../core/classify.js';
 import { CONFIG_FILE } from '../core/config.js';
-import { everythingRefused, decisionRecords, mergeStrategies, plan, type Answer, type FileOutcome, type PlanFile } from '../core/plan.js';
+import { everythingRefused, decisionRecords, offeredStrategies, plan, type Answer, type FileOutcome, type PlanFile } from '../core/plan.js';
 import { batchMessage, parseRecordMessage, rejectedMessage, type Decision, type DecisionRecord, type RecordContext } from '../core/record.js';
 import { READ_CAP, catFileBatch } from '../git/catfile.js';
 import { collectFacts } from '../git/changes.js';
@@ -308,7 +308,7 @@ async function askPerson(
     for (const c of pending) {
       const f = files[at.get(c.path)!]!;
       const texts = async () => ({ base: f.base?.toString('utf8') ?? '', lane: f.proposed?.toString('utf8') ?? '' });
-      const r = await prompt.ask({ c, hunks: f.hunks, strategies: mergeStrategies(f), texts });
+      const r = await prompt.ask({ c, hunks: f.hunks, strategies: offeredStrategies(f), texts });
       if (r.answer) answers.set(c.path, r.answer);
       if (r.quit) break;
     }

@@ -1,6 +1,6 @@
 import type { Classification } from '../core/classify.js';
 import { GuardError } from '../core/errors.js';
-import { alreadyThere, mergeStrategies, outcomeWords, plan, summarize, type Answer, type FileOutcome, type MergeAction, type Plan, type PlanSummary } from '../core/plan.js';
+import { alreadyThere, offeredStrategies, outcomeWords, plan, summarize, type Answer, type FileOutcome, type MergeAction, type Plan, type PlanSummary } from '../core/plan.js';
 import { displayName, plural } from '../core/quote.js';
 import type { Decider, Decision } from '../core/record.js';
 import { checkDeadline, setDeadline } from '../git/run.js';
@@ -89,7 +89,7 @@ export async function review(opts: ReviewOptions, prompter?: Prompter): Promise<
       setDeadline(undefined); // --timeout bounds guard's work, not a person's thinking
       for (const f of pending) {
         const texts = async () => ({ base: f.base?.toString('utf8') ?? '', lane: f.proposed?.toString('utf8') ?? '' });
-        const r = await person.ask({ c: f.c, hunks: f.hunks, strategies: mergeStrategies(f), texts });
+        const r = await person.ask({ c: f.c, hunks: f.hunks, strategies: offeredStrategies(f), texts });
         if (r.answer) answers.set(f.c.path, r.answer);
         if (r.quit) break;
       }

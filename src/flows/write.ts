@@ -5,7 +5,7 @@ import { CONFIG_FILE } from '../core/config.js';
 import { GuardError } from '../core/errors.js';
 import { countLines, looksBinary } from '../core/lines.js';
 import type { Hunk } from '../core/hunks.js';
-import { decisionRecords, mergeStrategies, plan, type Answer, type PlanFile } from '../core/plan.js';
+import { decisionRecords, offeredStrategies, plan, type Answer, type PlanFile } from '../core/plan.js';
 import { batchMessage, rejectedMessage, type Decision, type DecisionRecord, type RecordContext } from '../core/record.js';
 import { MODE, cleanStaleTemps, commitWrite, discardWrite, resolveInside, stageWrite, statOnDisk, type OnDisk, type Staged } from '../worktree/atomic.js';
 import { READ_CAP, catFileBatch } from '../git/catfile.js';
@@ -234,7 +234,7 @@ async function askPerson(staged: Staged, pf: PlanFile, contextLines: number, col
   try {
     if (!pf.c.binary && !pf.c.symlink) pf.hunks = await previewHunks(staged, pf.base !== null, contextLines);
     const texts = async () => ({ base: pf.base?.toString('utf8') ?? '', lane: pf.proposed?.toString('utf8') ?? '' });
-    const r = await prompt.ask({ c: pf.c, hunks: pf.hunks, strategies: mergeStrategies(pf), texts });
+    const r = await prompt.ask({ c: pf.c, hunks: pf.hunks, strategies: offeredStrategies(pf), texts });
     if (r.answer) answers.set(pf.c.path, r.answer);
   } finally {
     prompt.close();

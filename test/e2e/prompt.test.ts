@@ -15,7 +15,7 @@ function destructiveRepo(): TestRepo {
   return repo;
 }
 
-/** A protected file (needs approval whatever its size) with three changes far apart: three hunks. */
+/** A protected file (needs approval whatever its size) with three changes far apart: three hunks; a modify, so no whole-file strategies. */
 function threeHunks(): TestRepo {
   const base = lines(40);
   const repo = makeRepo({ '.github/workflows/ci.yml': base });
@@ -31,14 +31,14 @@ describe('the prompt: keys offered per hunk', () => {
   it('first hunk: no k or K; middle: all four moves; last: no j or J, and j there says "No next hunk"', async () => {
     const repo = threeHunks();
     const s = spawnGuard(['check'], repo.dir);
-    expect(keysOf(await s.waitFor(PROMPT))).toEqual(['y', 'n', 'q', 'a', 'd', 'j', 'J', 'g', '/', 'v', 'r', 'b', 'i', 'x', '?']);
+    expect(keysOf(await s.waitFor(PROMPT))).toEqual(['y', 'n', 'q', 'a', 'd', 'j', 'J', 'g', '/', 'v', '?']);
     s.type('J\r');
     const middle = await s.waitFor(PROMPT);
     expect(middle).toContain('(2/3)');
-    expect(keysOf(middle)).toEqual(['y', 'n', 'q', 'a', 'd', 'k', 'K', 'j', 'J', 'g', '/', 'v', 'r', 'b', 'i', 'x', '?']);
+    expect(keysOf(middle)).toEqual(['y', 'n', 'q', 'a', 'd', 'k', 'K', 'j', 'J', 'g', '/', 'v', '?']);
     s.type('J\r');
     const last = await s.waitFor(PROMPT);
-    expect(keysOf(last)).toEqual(['y', 'n', 'q', 'a', 'd', 'k', 'K', 'g', '/', 'v', 'r', 'b', 'i', 'x', '?']);
+    expect(keysOf(last)).toEqual(['y', 'n', 'q', 'a', 'd', 'k', 'K', 'g', '/', 'v', '?']);
     s.type('j\r');
     const said = await s.waitFor(PROMPT);
     expect(said).toContain('No next hunk');
