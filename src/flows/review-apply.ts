@@ -49,7 +49,7 @@ export async function applyReview(input: ReviewInput, plan: Plan, now: Date): Pr
     try {
       done.checkpoint = (await checkpoint(main, { reason: `before guard review merges lane ${lane.name}`, command: 'review', lane: lane.name })).id;
       faultPoint('review:after-checkpoint');
-      await mergeAll(input, plan, toWrite, done, (o) => late.push(refusal(input, o, ctx, now, done.refs)));
+      await mergeAll(input, toWrite, done, (o) => late.push(refusal(input, o, ctx, now, done.refs)));
     } finally {
       await lock.release();
     }
@@ -123,7 +123,7 @@ function keptRefs(input: ReviewInput, plan: Plan, ctx: RecordContext, now: Date,
   return out;
 }
 
-async function mergeAll(input: ReviewInput, plan: Plan, toWrite: FileOutcome[], done: Applied, late: (o: FileOutcome) => void): Promise<void> {
+async function mergeAll(input: ReviewInput, toWrite: FileOutcome[], done: Applied, late: (o: FileOutcome) => void): Promise<void> {
   try {
     for (const o of toWrite) {
       try {
@@ -149,7 +149,6 @@ async function mergeAll(input: ReviewInput, plan: Plan, toWrite: FileOutcome[], 
     const code = err instanceof GuardError ? err.code : 'E_INTERNAL';
     throw new GuardError(code, `guard review stopped while merging into the main tree: ${(err as Error).message}`, `undo what was written: guard restore ${done.checkpoint}`);
   }
-  void plan;
 }
 
 /**

@@ -164,14 +164,13 @@ function header(term: Terminal, opts: PromptOptions, f: PromptFile): number {
   return rows.length + 1;
 }
 
-async function askWhole(term: Terminal, f: PromptFile): Promise<Asked> {
+async function askWhole(term: Terminal): Promise<Asked> {
   for (;;) {
     const a = await term.ask('Take this change [y,n,q,?]? ');
     if (a === null || a === 'q') return { quit: true };
     if (a === 'y') return { answer: { take: 'all' }, quit: false };
     if (a === 'n') return { answer: { take: 'none' }, quit: false };
     term.write(Object.entries(WHOLE_HELP).map(([k, v]) => `${k} - ${v}`).join('\n') + '\n');
-    void f;
   }
 }
 
@@ -186,7 +185,7 @@ function answerOf(hunks: Hunk[], decided: Array<boolean | undefined>): Answer | 
 async function askFile(term: Terminal, opts: PromptOptions, f: PromptFile): Promise<Asked> {
   const s = makeColors(term.color);
   let used = header(term, opts, f);
-  if (f.hunks.length === 0) return askWhole(term, f);
+  if (f.hunks.length === 0) return askWhole(term);
   let hunks = [...f.hunks];
   let decided: Array<boolean | undefined> = hunks.map(() => undefined);
   let at = 0;
