@@ -2,7 +2,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { classify, makePolicy, type Classification, type Policy } from '../core/classify.js';
 import { CONFIG_FILE } from '../core/config.js';
-import { everythingRefused, decisionRecords, offeredStrategies, plan, type Answer, type FileOutcome, type PlanFile } from '../core/plan.js';
+import { everythingRefused, decisionRecords, offeredStrategies, plan, type Answer, type FileOutcome, type Plan, type PlanFile } from '../core/plan.js';
 import { batchMessage, parseRecordMessage, rejectedMessage, type Decision, type DecisionRecord, type RecordContext } from '../core/record.js';
 import { READ_CAP, catFileBatch } from '../git/catfile.js';
 import { collectFacts } from '../git/changes.js';
@@ -136,23 +136,7 @@ export async function check(opts: CheckOptions): Promise<CheckResult> {
   const now = opts.now ?? new Date();
   const ctx: RecordContext = { command: 'check', lane, time: now.toISOString(), base };
   const byPath = new Map(entries.map((e) => [e.path, e]));
-  const commits: RecordCommit[] = [];
-  const refs = new Map<string, string>();
-  const blobs = new Map<string, string>();
-  const { blobId } = planned.files.some((o) => o.action === 'write') ? await import('../git/merge.js') : { blobId: null };
-  for (const [i, o] of planned.files.entries()) {
-    const e = byPath.get(o.path)!;
-    if (e.newOid) blobs.set(o.path, e.newOid);
-    if (o.action === 'write' && o.content && blobId) blobs.set(o.path, blobId(o.content));
-    if (o.keep === null) continue;
-    // what was refused, or the whole proposal next to a merged or partial result: `git diff R^ R` shows it
-    const ref = newRef(REFS.rejected, now);
-    refs.set(o.path, ref);
-    files[i]!.ref = ref;
-    const rec = decisionRecords({ gate: 'check', files: [o] }, [classified[i]!], refs, blobs)[0]!;
-    commits.push({ ref, parent: base, message: rejectedMessage(ctx, o.keep === 'proposal' && o.action === 'blocked' ? rec : { ...rec, decision: 'rejected' }), changes: proposalChanges(e) });
-  }
-  const records = decisionRecords(planned, classified, refs, blobs);
+  const { commits, records } = await keptRefs(planned, classified, files, byPath, ctx, now);
   const record = newRef(REFS.decisions, now);
   checkDeadline(); // past this point guard writes: finish, never stop half way
   // The refs first: once they exist nothing the index change below drops is lost.
@@ -190,6 +174,27 @@ export async function check(opts: CheckOptions): Promise<CheckResult> {
   const bypassed = await headBypassed(repo, head?.data, checked, policy);
   if (bypassed) result.bypassed = bypassed;
   return result;
+}
+
+/** The rejected refs the plan asks for (what was refused, or the whole proposal beside a merged or partial result) and the decision records. */
+async function keptRefs(planned: Plan, classified: Classification[], files: CheckedFile[], byPath: Map<string, DiffEntry>, ctx: RecordContext, now: Date): Promise<{ commits: RecordCommit[]; records: DecisionRecord[] }> {
+  const commits: RecordCommit[] = [];
+  const refs = new Map<string, string>();
+  const blobs = new Map<string, string>();
+  const { blobId } = planned.files.some((o) => o.action === 'write') ? await import('../git/merge.js') : { blobId: null };
+  for (const [i, o] of planned.files.entries()) {
+    const e = byPath.get(o.path)!;
+    if (e.newOid) blobs.set(o.path, e.newOid);
+    if (o.action === 'write' && o.content && blobId) blobs.set(o.path, blobId(o.content));
+    if (o.keep === null) continue;
+    // `git diff R^ R` shows the proposal
+    const ref = newRef(REFS.rejected, now);
+    refs.set(o.path, ref);
+    files[i]!.ref = ref;
+    const rec = decisionRecords({ gate: 'check', files: [o] }, [classified[i]!], refs, blobs)[0]!;
+    commits.push({ ref, parent: ctx.base, message: rejectedMessage(ctx, o.action === 'blocked' ? rec : { ...rec, decision: 'rejected' }), changes: proposalChanges(e) });
+  }
+  return { commits, records: decisionRecords(planned, classified, refs, blobs) };
 }
 
 /**

@@ -5,7 +5,7 @@ import { CONFIG_FILE } from '../core/config.js';
 import { GuardError } from '../core/errors.js';
 import { countLines, looksBinary } from '../core/lines.js';
 import type { Hunk } from '../core/hunks.js';
-import { decisionRecords, offeredStrategies, plan, type Answer, type PlanFile } from '../core/plan.js';
+import { decisionRecords, offeredStrategies, plan, type Answer, type FileOutcome, type PlanFile } from '../core/plan.js';
 import { batchMessage, rejectedMessage, type Decision, type DecisionRecord, type RecordContext } from '../core/record.js';
 import { MODE, cleanStaleTemps, commitWrite, discardWrite, resolveInside, stageWrite, statOnDisk, type OnDisk, type Staged } from '../worktree/atomic.js';
 import { READ_CAP, catFileBatch } from '../git/catfile.js';
@@ -13,7 +13,7 @@ import { checkpoint } from '../git/checkpoint.js';
 import { faultPoint } from '../git/faults.js';
 import { lockTree, staleLockNotice } from '../worktree/lock.js';
 import { REFS, newRef, writeRecords, type RecordCommit } from '../git/records.js';
-import { openRepo } from '../git/repo.js';
+import { openRepo, type Repo } from '../git/repo.js';
 import { git } from '../git/run.js';
 import { configAt, laneOf, type FlowOptions } from './context.js';
 
@@ -100,85 +100,93 @@ export async function write(opts: WriteOptions): Promise<WriteResult> {
   try {
     const facts = await measure(staged, old?.mode ?? null, newMode, oldContent, opts.content, config.maxFileBytes);
     const c = classify(facts, policy);
-    const unchanged = oldContent !== null && oldContent.equals(opts.content);
     const file: WrittenFile = { ...c, decision: 'allowed', decider: 'policy', written: false };
-    if (unchanged) file.unchanged = true;
-
+    if (oldContent !== null && oldContent.equals(opts.content)) file.unchanged = true;
     const pf: PlanFile = { c, hunks: [], base: oldContent, proposed: opts.content, baseMode: old?.mode ?? null, proposedMode: newMode };
     const answers = new Map<string, Answer>();
     const personAsked = c.needsApproval && !opts.auto ? await askPerson(staged, pf, config.preview.contextLines, opts.color, answers, root) : false;
-    const [o] = (await plan('write', [pf], answers)).files;
-    Object.assign(file, { decision: o!.decision, decider: o!.decider, ...(o!.strategy ? { strategy: o!.strategy } : {}), ...(o!.warning ? { warning: o!.warning } : {}), ...(o!.taken ? { taken: o!.taken } : {}) });
-    if (o!.content && !o!.content.equals(opts.content)) {
+    const o = (await plan('write', [pf], answers)).files[0]!;
+    Object.assign(file, { decision: o.decision, decider: o.decider }, pick(o));
+    if (o.content && !o.content.equals(opts.content)) {
       // a strategy or some hunks: the result is what gets written
       await discardWrite(staged);
-      staged = await stageWrite(root, target.rel, o!.content, newMode);
+      staged = await stageWrite(root, target.rel, o.content, newMode);
     }
 
     const now = opts.now ?? new Date();
     const ctx: RecordContext = { command: 'write', lane, time: now.toISOString(), base };
-    const commits: RecordCommit[] = [];
-    const refused = o!.action === 'blocked';
-    const refs = new Map<string, string>();
-    if (o!.keep !== null) {
-      file.ref = newRef(REFS.rejected, now);
-      refs.set(c.path, file.ref);
-      const rec = decisionRecords({ gate: 'write', files: [o!] }, [c], refs, new Map())[0]!;
-      // parent: the base; tree: the base plus the proposal, so `git diff R^ R` shows it
-      commits.push({
-        ref: file.ref,
-        parent: base,
-        message: rejectedMessage(ctx, refused ? rec : { ...rec, decision: 'rejected' }),
-        changes: [{ kind: 'inline', path: target.rel, mode: newMode, data: opts.content }],
-      });
-    }
-    const record = newRef(REFS.decisions, now);
-    commits.push({ ref: record, parent: null, message: batchMessage(ctx, decisionRecords({ gate: 'write', files: [o!] }, [c], refs, new Map())), changes: [] });
-
+    const commits = writeRecordsOf(c, o, ctx, now, target.rel, newMode, opts.content, file);
     let cp: string | null = null;
     const warnings: string[] = [];
-    if (o!.action === 'write') {
-      // One writer at a time (another guard write or review into this tree), and
-      // only over the content that was judged: otherwise the other writer's file
-      // would be replaced unjudged and without a checkpoint.
-      const lock = await lockTree(repo, `guard write ${target.rel}`, { waitMs: LOCK_WAIT_MS });
-      try {
-        const stale = staleLockNotice(lock);
-        if (stale) warnings.push(stale);
-        await sameOnDisk(target.abs, target.rel, old, oldContent);
-        // The checkpoint of the path comes before the write, whoever allowed it.
-        const [taken] = await Promise.all([
-          checkpoint(repo, { reason: `before guard write ${target.rel}`, command: 'write', lane, paths: [target.rel], now }),
-          writeRecords(root, commits, now),
-        ]);
-        cp = taken.id;
-        faultPoint('write:after-checkpoint');
-        faultPoint('write:before-rename');
-        await commitWrite(staged);
-        committed = true;
-        faultPoint('write:after-rename');
-        file.written = true;
-      } finally {
-        await lock.release();
-      }
-    } else {
-      await writeRecords(root, commits, now);
-    }
+    if (o.action === 'write') {
+      cp = await writeLocked(repo, { target, old, oldContent, staged, commits, lane, now, warnings });
+      committed = true;
+      file.written = true;
+    } else await writeRecords(root, commits, now);
     return {
       command: 'write',
       auto: !personAsked,
       base,
       lane,
       files: [file],
-      blocked: file.decision === 'blocked' ? 1 : 0,
-      rejected: file.decision === 'rejected' ? 1 : 0,
+      ...{ blocked: file.decision === 'blocked' ? 1 : 0, rejected: file.decision === 'rejected' ? 1 : 0 },
       checkpoint: cp,
-      record,
+      record: commits.at(-1)!.ref!,
       warnings,
     };
   } finally {
     if (!committed) await discardWrite(staged);
   }
+}
+
+/**
+ * One writer at a time (another guard write or review into this tree), and
+ * only over the content that was judged: otherwise the other writer's file
+ * would be replaced unjudged and without a checkpoint. The checkpoint of the
+ * path comes before the write, whoever allowed it. Returns the checkpoint.
+ */
+async function writeLocked(
+  repo: Repo,
+  w: { target: { abs: string; rel: string }; old: OnDisk | null; oldContent: Buffer | null; staged: Staged; commits: RecordCommit[]; lane: string | null; now: Date; warnings: string[] },
+): Promise<string> {
+  const lock = await lockTree(repo, `guard write ${w.target.rel}`, { waitMs: LOCK_WAIT_MS });
+  try {
+    const stale = staleLockNotice(lock);
+    if (stale) w.warnings.push(stale);
+    await sameOnDisk(w.target.abs, w.target.rel, w.old, w.oldContent);
+    const [taken] = await Promise.all([
+      checkpoint(repo, { reason: `before guard write ${w.target.rel}`, command: 'write', lane: w.lane, paths: [w.target.rel], now: w.now }),
+      writeRecords(repo.root, w.commits, w.now),
+    ]);
+    faultPoint('write:after-checkpoint');
+    faultPoint('write:before-rename');
+    await commitWrite(w.staged);
+    faultPoint('write:after-rename');
+    return taken.id;
+  } finally {
+    await lock.release();
+  }
+}
+
+function pick(o: FileOutcome): Partial<WrittenFile> {
+  return { ...(o.strategy ? { strategy: o.strategy } : {}), ...(o.warning ? { warning: o.warning } : {}), ...(o.taken ? { taken: o.taken } : {}) };
+}
+
+/** The rejected ref the plan asks for (the proposal whole: refused, or merged into something else) and the decision record. */
+function writeRecordsOf(c: Classification, o: FileOutcome, ctx: RecordContext, now: Date, rel: string, mode: string, proposal: Buffer, file: WrittenFile): RecordCommit[] {
+  const commits: RecordCommit[] = [];
+  const refs = new Map<string, string>();
+  if (o.keep !== null) {
+    file.ref = newRef(REFS.rejected, now);
+    refs.set(c.path, file.ref);
+    const rec = decisionRecords({ gate: 'write', files: [o] }, [c], refs, new Map())[0]!;
+    // parent: the base; tree: the base plus the proposal, so `git diff R^ R` shows it
+    const message = rejectedMessage(ctx, o.action === 'blocked' ? rec : { ...rec, decision: 'rejected' });
+    commits.push({ ref: file.ref, parent: ctx.base, message, changes: [{ kind: 'inline', path: rel, mode, data: proposal }] });
+  }
+  const record = newRef(REFS.decisions, now);
+  commits.push({ ref: record, parent: null, message: batchMessage(ctx, decisionRecords({ gate: 'write', files: [o] }, [c], refs, new Map())), changes: [] });
+  return commits;
 }
 
 /** The facts classify needs, with line counts from git's own numstat. */
