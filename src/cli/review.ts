@@ -37,12 +37,13 @@ function printHuman(r: ReviewResult, out: Output, limit: number | undefined): vo
   if (r.files.length === 0) lines.push('  the lane has no changes');
   const shown = boundFiles(r.files, limit);
   const width = Math.min(60, Math.max(0, ...shown.files.map((f) => displayName(f).length)));
+  const outcomeWidth = Math.max(0, ...shown.files.map((f) => f.outcome.length));
   for (const f of shown.files) {
     const colour = f.conflict || f.decision === 'blocked' ? c.red : f.decision === 'rejected' ? c.yellow : c.green;
-    lines.push(`  ${displayName(f).padEnd(width)}  ${colour(f.outcome)}  ${c.dim(`${f.status}, ${metricsLine(f)}`)}`);
+    lines.push(`  ${displayName(f).padEnd(width)}  ${colour(f.outcome.padEnd(outcomeWidth))}  ${c.dim(`${f.status}, ${metricsLine(f)}`)}`);
     if (f.decision === 'blocked') for (const reason of f.reasons) lines.push(`      - ${reason}`);
     if (r.dryRun) for (const h of f.hunks) lines.push(c.dim(`      ${h.id}  #${h.index}  ${h.header}`));
-    if (f.ref) lines.push(`      kept as ${c.cyan(f.ref)}`);
+    if (f.ref) lines.push(`      ${f.decision === 'approved' && !f.taken ? "the lane's version kept as" : 'kept as'} ${c.cyan(f.ref)}`);
   }
   if (shown.truncatedReason) lines.push(`  ... ${shown.truncatedReason}`);
   lines.push('');
