@@ -72,7 +72,7 @@ export async function parseArgs(args: string[]): Promise<Parsed> {
       timeout(y)
         .option('base', { type: 'string', demandOption: true, requiresArg: true, describe: 'base branch or commit' })
         .option('head', { type: 'string', requiresArg: true, describe: 'head commit (default HEAD)' })
-        .option('format', { choices: ['text', 'json', 'github', 'markdown', 'sarif'] as const, default: 'text' }),
+        .option('format', { choices: ['text', 'json', 'github', 'markdown', 'sarif'] as const, default: 'text', describe: 'how to report: text, json, github (workflow annotations and job summary), markdown, sarif (code scanning)' }),
       set('ci'))
     .command('doctor', 'tell whether the gate would run (hook installed and active, config, refs)', (y) => y, set('doctor'))
     .demandCommand(1, 'name a command (guard --help lists them)')

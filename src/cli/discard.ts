@@ -19,6 +19,7 @@ export async function run(argv: GlobalArgs, out: Output): Promise<number> {
     const shown = r.notKept.slice(0, 10).join(', ');
     lines.push(`not kept (ignored by git, never in a checkpoint): ${shown}${r.notKept.length > 10 ? `, and ${r.notKept.length - 10} more` : ''}`);
   }
-  out.important(lines.join('\n'));
+  // --quiet: the outcome is the exit code; the checkpoint is in guard log
+  out.info(lines.join('\n'));
   return EXIT.ok;
 }

@@ -70,3 +70,14 @@ describe('transcripts of the main outputs', () => {
     expectTranscript('doctor', repo, repo.guard(['doctor']));
   });
 });
+
+describe('words', () => {
+  it('discard honours --quiet; ci --help describes --format', () => {
+    const repo = makeRepo({ 'a.txt': 'a\n' });
+    startLane(repo, 'gone');
+    const quiet = repo.guard(['discard', 'gone', '--quiet']);
+    expect([quiet.code, quiet.stdout, quiet.stderr]).toEqual([0, '', '']);
+    const help = repo.guard(['ci', '--help']);
+    expect(help.stdout).toMatch(/--format\s+how to report: text, json, github/);
+  });
+});
