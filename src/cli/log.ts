@@ -1,4 +1,4 @@
-import { EXIT } from '../core/errors.js';
+import { EXIT, GuardError } from '../core/errors.js';
 import { quotePath } from '../core/quote.js';
 import { log, parseAge, prune, type LogEntry } from '../flows/log.js';
 import type { Output } from '../ui/output.js';
@@ -22,11 +22,15 @@ export async function run(argv: GlobalArgs, out: Output): Promise<number> {
     out.important(`guard: pruned ${parts.join(', ')}`);
     return EXIT.ok;
   }
-  const r = await log({ cwd, color: out.ttyColor, limit: (argv.limit as number | undefined) ?? 50 });
+  const limit = (argv.limit as number | undefined) ?? 50;
+  if (!Number.isInteger(limit) || limit < 0) {
+    throw new GuardError('E_USAGE', `--limit ${String(argv.limit)} is not a count`, 'pass a whole number of entries, e.g. --limit 20 (0 shows only how many there are)');
+  }
+  const r = await log({ cwd, color: out.ttyColor, limit, ...(typeof argv.session === 'string' ? { session: argv.session } : {}) });
   for (const ref of r.skipped) out.warn(`skipped ${ref}: not a readable guard record (edited by hand?)`);
   out.result('log', r);
   if (out.json) return EXIT.ok;
-  if (r.entries.length === 0) {
+  if (r.total === 0) {
     out.info('guard: no checkpoints or decisions yet');
     return EXIT.ok;
   }
@@ -40,7 +44,8 @@ function line(e: LogEntry, out: Output): string {
   const { c } = out;
   const time = e.time.replace('T', ' ').replace(/\.\d+Z$/, 'Z');
   if (e.kind === 'checkpoint') {
-    const what = e.paths ? `${e.reason} [${e.paths.map(quotePath).join(', ')}]` : e.reason;
+    const lost = 'lost' in e && Array.isArray(e.lost) ? `  LOST: ${e.lost.map(quotePath).join(', ')}` : '';
+    const what = (e.paths ? `${e.reason} [${e.paths.map(quotePath).join(', ')}]` : e.reason) + lost;
     return `${c.dim(time)}  ${c.cyan('checkpoint')}  ${what}  ${c.bold(e.id)}`;
   }
   const colour = e.decision === 'allowed' ? c.green : e.decision === 'approved' ? c.yellow : c.red;

@@ -10,6 +10,7 @@ export async function run(argv: GlobalArgs, out: Output): Promise<number> {
   const result = await review({
     cwd: resolveCwd(argv),
     color: out.ttyColor,
+    ...(argv.deadline ? { deadline: argv.deadline } : {}),
     ...(typeof argv.name === 'string' ? { name: argv.name } : {}),
     auto: isAutoMode(argv.auto as boolean | undefined),
     all: Boolean(argv.all),
@@ -56,7 +57,8 @@ function printHuman(r: ReviewResult, out: Output, limit: number | undefined): vo
   lines.push(`${r.merged} merged and staged, ${r.blocked} blocked, ${r.rejected} rejected, ${r.conflicts} conflicted${already}.`);
   if (r.conflicts > 0) lines.push('Conflicts are marked in the files like a git merge; resolve them, then git add.');
   if (r.blocked > 0) lines.push(`Blocked changes need a person: run guard review ${r.lane} in a terminal, or pass --decisions.`);
-  if (r.checkpoint) lines.push(`Undo this review: guard restore ${r.checkpoint}`);
+  // review stages what it merges: an undo without --staged would leave the merge staged for the next commit
+  if (r.checkpoint) lines.push(`Undo this review: guard restore ${r.checkpoint}${r.commit ? '' : ' --staged'}`);
   if (r.commit) lines.push(`Committed ${r.commit.slice(0, 10)}.`);
   if (r.feedback && (r.blocked || r.rejected || r.conflicts)) lines.push(`What was refused is explained to the agent in ${r.feedback}`);
   out.important(lines.join('\n'));

@@ -18,6 +18,7 @@ export type ErrorCode =
   | 'E_RECORD'
   | 'E_UNREADABLE'
   | 'E_ABORTED'
+  | 'E_NESTED_REPO'
   | 'E_INTERNAL';
 
 /** Exit codes, for every command (DESIGN.md). */
@@ -38,6 +39,7 @@ const EXIT_BY_CODE: Record<ErrorCode, number> = {
   E_RECORD: EXIT.internal,
   E_UNREADABLE: EXIT.blocked,
   E_ABORTED: EXIT.blocked,
+  E_NESTED_REPO: EXIT.blocked,
   E_INTERNAL: EXIT.internal,
 };
 

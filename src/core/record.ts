@@ -18,6 +18,8 @@ export interface DecisionRecord {
   changeRatio: number;
   needsApproval: boolean;
   reasons: string[];
+  /** The rule ids of `reasons` (absent in records made before they existed). */
+  rules?: string[];
   decision: Decision;
   decider: Decider;
   strategy?: string;
@@ -34,6 +36,10 @@ export interface RecordContext {
   time: string;
   /** The commit the changes were measured against; null before the first commit. */
   base: string | null;
+  /** guard hook: the agent harness, its session id and the tool call. */
+  harness?: string;
+  session?: string;
+  toolCall?: string | null;
 }
 
 export const RECORD_VERSION = 1;
@@ -48,6 +54,7 @@ export function decisionRecord(c: Classification, decision: Decision, decider: D
     changeRatio: c.changeRatio,
     needsApproval: c.needsApproval,
     reasons: c.reasons,
+    rules: c.rules,
     decision,
     decider,
     ...extra,
@@ -65,9 +72,13 @@ export function batchMessage(ctx: RecordContext, decisions: DecisionRecord[]): s
   return `guard ${ctx.command}: ${summary}\n\n${JSON.stringify(body)}\n`;
 }
 
-export function rejectedMessage(ctx: RecordContext, d: DecisionRecord): string {
-  const body = { v: RECORD_VERSION, kind: 'rejected', ...ctx, decisions: [d] };
-  return `guard ${ctx.command}: ${d.decision} ${d.path} (${d.status})\n\n${JSON.stringify(body)}\n`;
+/** The message of a rejected commit: one refused change, or every change one run refused. */
+export function rejectedMessage(ctx: RecordContext, d: DecisionRecord | DecisionRecord[]): string {
+  const decisions = Array.isArray(d) ? d : [d];
+  const body = { v: RECORD_VERSION, kind: 'rejected', ...ctx, decisions };
+  const first = decisions[0]!;
+  const subject = decisions.length === 1 ? `${first.decision} ${first.path} (${first.status})` : `${decisions.length} changes refused`;
+  return `guard ${ctx.command}: ${subject}\n\n${JSON.stringify(body)}\n`;
 }
 
 export interface ParsedRecord {

@@ -1,16 +1,19 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { classify, makePolicy, type Classification, type Policy } from '../core/classify.js';
+import { withAggregateLoss } from '../core/aggregate.js';
 import { CONFIG_FILE } from '../core/config.js';
 import { everythingRefused, decisionRecords, offeredStrategies, plan, type Answer, type FileOutcome, type Plan, type PlanFile } from '../core/plan.js';
 import { batchMessage, parseRecordMessage, rejectedMessage, type Decision, type DecisionRecord, type RecordContext } from '../core/record.js';
-import { READ_CAP, catFileBatch } from '../git/catfile.js';
+import { hasApprovalTrailer } from '../git/approvals.js';
+import { READ_CAP, catFileBatch, type CatResult } from '../git/catfile.js';
 import { collectFacts } from '../git/changes.js';
 import { faultPoint } from '../git/faults.js';
 import { stagedDiffSplit, type DiffEntry } from '../git/diff.js';
-import { REFS, ZERO_OID, newRef, proposalChanges, writeRecords, type RecordCommit } from '../git/records.js';
+import { parseCommit } from '../git/commits.js';
+import { REFS, newRef, proposalChanges, writeRecords, type RecordCommit } from '../git/records.js';
 import { openRepo, type Repo } from '../git/repo.js';
-import { checkDeadline, git, setDeadline } from '../git/run.js';
+import { indexTree, stageBlobs, unstagePaths, writeBlob, type IndexEntry } from '../git/staging.js';
 import { checkProposedConfig, configAt, laneOf, type FlowOptions } from './context.js';
 
 export interface CheckOptions extends FlowOptions {
@@ -59,9 +62,8 @@ async function readCheckedTrees(repo: Repo): Promise<string[]> {
 
 /** The tree about to be committed (the index as check leaves it), remembered for the bypass check. */
 async function rememberCheckedTree(repo: Repo, checked: string[]): Promise<void> {
-  const r = await git(['write-tree'], { cwd: repo.root, okCodes: [128] });
-  const tree = r.stdout.toString().trim();
-  if (r.code !== 0 || !tree || checked.at(-1) === tree) return;
+  const tree = await indexTree(repo.root);
+  if (!tree || checked.at(-1) === tree) return;
   const next = [...checked.filter((t) => t !== tree), tree].slice(-CHECKED_KEEP);
   await writeFile(path.join(repo.gitDir, CHECKED_FILE), next.join('\n') + '\n').catch(() => {});
 }
@@ -72,19 +74,16 @@ async function rememberCheckedTree(repo: Repo, checked: string[]): Promise<void>
  * (two more git processes) and reported if something in it needed approval.
  * Rebases and cherry-picks also make trees check never saw: the message says so.
  */
-async function headBypassed(repo: Repo, headCommit: Buffer | undefined, checked: string[], policy: Policy): Promise<CheckResult['bypassed'] | undefined> {
-  if (!headCommit || checked.length === 0) return undefined;
-  const text = headCommit.toString('utf8');
-  const tree = /^tree ([0-9a-f]+)$/m.exec(text)?.[1];
-  const parents = [...text.matchAll(/^parent ([0-9a-f]+)$/gm)].map((m) => m[1]!);
-  if (!tree || checked.includes(tree) || parents.length !== 1 || /^Guard-Approved: /m.test(text)) return undefined;
+async function headBypassed(repo: Repo, head: CatResult | undefined, checked: string[], policy: Policy): Promise<CheckResult['bypassed'] | undefined> {
+  if (!head?.data || head.type !== 'commit' || checked.length === 0) return undefined;
+  const commit = parseCommit(head.data);
+  if (!commit || checked.includes(commit.tree) || commit.parents.length !== 1 || hasApprovalTrailer(commit.message)) return undefined;
   const { treeDiff } = await import('../git/diff.js');
-  const entries = await treeDiff(repo.root, parents[0]!, 'HEAD');
+  const entries = await treeDiff(repo.root, commit.parents[0]!, 'HEAD');
   const { facts } = await collectFacts(repo.root, entries, { maxBytes: Math.min(policy.config.maxFileBytes, READ_CAP) });
-  const paths = facts.map((f) => classify(f, policy)).filter((c) => c.needsApproval).map((c) => c.path);
+  const paths = withAggregateLoss(facts.map((f) => classify(f, policy)), policy.config).filter((c) => c.needsApproval).map((c) => c.path);
   if (paths.length === 0) return undefined;
-  const commit = (await git(['rev-parse', 'HEAD'], { cwd: repo.root })).stdout.toString().trim();
-  return { commit, paths };
+  return { commit: head.oid, paths };
 }
 
 
@@ -113,10 +112,10 @@ export async function check(opts: CheckOptions): Promise<CheckResult> {
   const base = head && head.type === 'commit' ? head.oid : null;
   const config = configAt('HEAD', configBlob?.data);
   const policy = makePolicy(config, { bootstrap: configBlob === null });
-  const { facts } = await collectFacts(cwd, entries, { maxBytes: Math.min(config.maxFileBytes, READ_CAP), countsReady: diff.counts });
+  const { facts } = await collectFacts(cwd, entries, { maxBytes: Math.min(config.maxFileBytes, READ_CAP), countsReady: diff.counts, whitespace: { range: ['--cached'], changeRatio: config.changeRatio } });
   // A broken config must not get past the gate: once committed, it is the policy.
   checkProposedConfig(facts.find((f) => f.path === CONFIG_FILE && f.newMode !== null)?.newText, 'staged');
-  const classified = facts.map((f) => classify(f, policy));
+  const classified = withAggregateLoss(facts.map((f) => classify(f, policy)), config);
   const lane = laneOf(cwd);
   const checked = await readCheckedTrees(repo);
 
@@ -129,7 +128,7 @@ export async function check(opts: CheckOptions): Promise<CheckResult> {
   const pending = classified.filter((c) => c.needsApproval && !answers.has(c.path));
   // Contents and hunks are read only for the files a person is asked about (askPerson fills them in).
   const planFiles = classified.map((c, i): PlanFile => ({ c, hunks: [], base: null, proposed: null, baseMode: entries[i]!.oldMode, proposedMode: entries[i]!.newMode }));
-  const asked = !opts.auto && pending.length > 0 ? await askPerson(repo, entries, planFiles, pending, config.preview.contextLines, opts.color, answers) : false;
+  const asked = !opts.auto && pending.length > 0 ? await askPerson(repo, entries, planFiles, pending, config.preview.contextLines, opts.color, answers, () => opts.deadline?.disarm()) : false;
 
   const planned = await plan('check', planFiles, answers);
   const files: CheckedFile[] = planned.files.map((o, i) => toChecked(classified[i]!, o));
@@ -138,7 +137,7 @@ export async function check(opts: CheckOptions): Promise<CheckResult> {
   const byPath = new Map(entries.map((e) => [e.path, e]));
   const { commits, records } = await keptRefs(planned, classified, files, byPath, ctx, now);
   const record = newRef(REFS.decisions, now);
-  checkDeadline(); // past this point guard writes: finish, never stop half way
+  opts.deadline?.pointOfNoReturn(); // past this point guard writes: finish, never stop half way
   // The refs first: once they exist nothing the index change below drops is lost.
   commits.push({ ref: record, parent: null, message: batchMessage(ctx, records), changes: [] });
   const rewrite = planned.files.filter((o) => o.action === 'write');
@@ -171,30 +170,36 @@ export async function check(opts: CheckOptions): Promise<CheckResult> {
     if (rewrite.length > 0) await stageMerged(cwd, rewrite, byPath);
   }
   if (result.blocked === 0 && !remembered) await rememberCheckedTree(repo, checked);
-  const bypassed = await headBypassed(repo, head?.data, checked, policy);
+  const bypassed = await headBypassed(repo, head, checked, policy);
   if (bypassed) result.bypassed = bypassed;
   return result;
 }
 
-/** The rejected refs the plan asks for (what was refused, or the whole proposal beside a merged or partial result) and the decision records. */
+/**
+ * The decision records, and ONE rejected commit for every proposal this run
+ * keeps (refused, or beside a merged or partial result): parent the base,
+ * tree the base with all of them, so N refusals cost one tree, not N trees of
+ * the base's size. `git diff REF^ REF -- PATH` shows one of them.
+ */
 async function keptRefs(planned: Plan, classified: Classification[], files: CheckedFile[], byPath: Map<string, DiffEntry>, ctx: RecordContext, now: Date): Promise<{ commits: RecordCommit[]; records: DecisionRecord[] }> {
-  const commits: RecordCommit[] = [];
-  const refs = new Map<string, string>();
   const blobs = new Map<string, string>();
   const { blobId } = planned.files.some((o) => o.action === 'write') ? await import('../git/merge.js') : { blobId: null };
-  for (const [i, o] of planned.files.entries()) {
+  for (const o of planned.files) {
     const e = byPath.get(o.path)!;
     if (e.newOid) blobs.set(o.path, e.newOid);
     if (o.action === 'write' && o.content && blobId) blobs.set(o.path, blobId(o.content));
-    if (o.keep === null) continue;
-    // `git diff R^ R` shows the proposal
-    const ref = newRef(REFS.rejected, now);
-    refs.set(o.path, ref);
-    files[i]!.ref = ref;
-    const rec = decisionRecords({ gate: 'check', files: [o] }, [classified[i]!], refs, blobs)[0]!;
-    commits.push({ ref, parent: ctx.base, message: rejectedMessage(ctx, o.action === 'blocked' ? rec : { ...rec, decision: 'rejected' }), changes: proposalChanges(e) });
   }
-  return { commits, records: decisionRecords(planned, classified, refs, blobs) };
+  const keep = planned.files.filter((o) => o.keep !== null);
+  const ref = keep.length > 0 ? newRef(REFS.rejected, now) : null;
+  const refs = new Map(keep.map((o) => [o.path, ref!]));
+  files.forEach((f) => {
+    if (refs.has(f.path)) f.ref = ref!;
+  });
+  const records = decisionRecords(planned, classified, refs, blobs);
+  if (!ref) return { commits: [], records };
+  const kept = records.filter((r) => refs.has(r.path)).map((r) => (r.decision === 'blocked' ? r : { ...r, decision: 'rejected' as const }));
+  const changes = keep.flatMap((o) => proposalChanges(byPath.get(o.path)!));
+  return { commits: [{ ref, parent: ctx.base, message: rejectedMessage(ctx, kept), changes }], records };
 }
 
 /**
@@ -209,16 +214,16 @@ async function stageMerged(cwd: string, outcomes: FileOutcome[], byPath: Map<str
   const { writeFileAtomic } = await import('../worktree/atomic.js');
   const { blobId } = await import('../git/merge.js');
   const { readCurrent } = await import('../worktree/current.js');
-  const index: string[] = [];
+  const index: IndexEntry[] = [];
   for (const o of outcomes) {
     const e = byPath.get(o.path)!;
     const mode = o.mode ?? e.newMode ?? '100644';
-    const oid = (await git(['hash-object', '-w', '--stdin'], { cwd, input: o.content!, write: true })).stdout.toString().trim();
+    const oid = await writeBlob(cwd, o.content!);
     const onDisk = o.strategy === 'hunks' ? null : await readCurrent(cwd, o.path);
     if (onDisk !== null && e.newOid !== null && blobId(onDisk.content) === e.newOid) await writeFileAtomic(cwd, o.path, o.content!, mode);
-    index.push(`${mode} ${oid}\t${o.path}`);
+    index.push({ mode, oid, path: o.path });
   }
-  await git(['update-index', '-z', '--index-info'], { cwd, input: index.join('\0') + '\0', write: true });
+  await stageBlobs(cwd, index);
 }
 
 /**
@@ -239,24 +244,6 @@ function approvalsIn(commit: Buffer | undefined): Set<string> {
   return out;
 }
 
-
-/**
- * Put the index entries of rejected paths back as they are in HEAD, in one
- * process; the work tree files are not touched.
- * https://git-scm.com/docs/git-update-index#_using_index_info
- *   "<mode> SP <sha1> TAB <path>"; mode 0 removes the entry.
- */
-async function unstagePaths(cwd: string, entries: DiffEntry[]): Promise<void> {
-  const lines: string[] = [];
-  for (const e of entries) {
-    if (e.oldPath !== undefined) {
-      lines.push(`0 ${ZERO_OID}\t${e.path}`);
-      lines.push(`${e.oldMode} ${e.oldOid}\t${e.oldPath}`);
-    } else if (e.oldMode && e.oldOid) lines.push(`${e.oldMode} ${e.oldOid}\t${e.path}`);
-    else lines.push(`0 ${ZERO_OID}\t${e.path}`);
-  }
-  await git(['update-index', '-z', '--index-info'], { cwd, input: lines.join('\0') + '\0', write: true });
-}
 
 function toChecked(c: Classification, o: FileOutcome): CheckedFile {
   const f: CheckedFile = { ...c, decision: o.decision, decider: o.decider };
@@ -280,12 +267,13 @@ async function askPerson(
   contextLines: number,
   color: boolean,
   answers: Map<string, Answer>,
+  disarm: () => void,
 ): Promise<boolean> {
   const { openPrompt } = await import('../ui/prompt.js');
   const { pagerCommand } = await import('../git/pager.js');
   const prompt = openPrompt({ color, title: (name) => `guard: ${name} needs approval`, pager: () => pagerCommand(repo.root) });
   if (!prompt) return false;
-  setDeadline(undefined); // --timeout bounds guard's work, not a person's thinking
+  disarm(); // --timeout bounds guard's work, not a person's thinking
   try {
     const { readFileDiffs } = await import('../git/patch.js');
     const { parseHunks } = await import('../core/hunks.js');
@@ -296,7 +284,7 @@ async function askPerson(
     });
     const [objects, sections] = await Promise.all([
       catFileBatch(repo.root, names, READ_CAP),
-      readFileDiffs(repo.root, ['--cached'], pending.flatMap((c) => (c.oldPath !== undefined ? [c.oldPath, c.path] : [c.path])), contextLines),
+      readFileDiffs(repo.root, 'staged', pending.flatMap((c) => (c.oldPath !== undefined ? [c.oldPath, c.path] : [c.path])), contextLines),
     ]);
     pending.forEach((c, n) => {
       const i = at.get(c.path)!;

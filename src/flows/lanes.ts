@@ -1,9 +1,10 @@
 import { classify, makePolicy, type Classification } from '../core/classify.js';
+import { withAggregateLoss } from '../core/aggregate.js';
 import { CONFIG_FILE, type Config } from '../core/config.js';
 import { GuardError } from '../core/errors.js';
 import { READ_CAP, catFileBatch } from '../git/catfile.js';
 import { collectFacts } from '../git/changes.js';
-import { checkpoint, type Checkpoint } from '../git/checkpoint.js';
+import { checkpoint, ignoredPaths, type Checkpoint } from '../git/checkpoint.js';
 import { faultPoint } from '../git/faults.js';
 import { treeDiff, type DiffEntry } from '../git/diff.js';
 import {
@@ -19,8 +20,8 @@ import {
   validateLaneName,
   type Lane,
 } from '../git/lanes.js';
+import { keepNested, nestedRepos, type KeptNested } from '../git/nested.js';
 import type { Repo } from '../git/repo.js';
-import { git, splitZ } from '../git/run.js';
 import { configAt, type FlowOptions } from './context.js';
 import { ensureExcluded } from './init.js';
 
@@ -114,8 +115,8 @@ export async function laneChanges(
   ]);
   const config = configAt(lane.base, configBlob?.data);
   const policy = makePolicy(config, { bootstrap: configBlob === null });
-  const { facts } = await collectFacts(main.root, entries, { maxBytes: Math.min(config.maxFileBytes, READ_CAP) });
-  const files = facts.map((f) => classify(f, policy));
+  const { facts } = await collectFacts(main.root, entries, { maxBytes: Math.min(config.maxFileBytes, READ_CAP), whitespace: { range: [lane.base, head], changeRatio: config.changeRatio } });
+  const files = withAggregateLoss(facts.map((f) => classify(f, policy)), config);
   return {
     lane,
     checkpoint: cp,
@@ -167,6 +168,8 @@ export interface DiscardResult {
   checkpoint: { id: string; ref: string; commit: string } | null;
   /** Files and folders git ignores in the lane (node_modules/, .env, build output): not kept. */
   notKept: string[];
+  /** Repositories inside the lane (submodules, clones), each kept as a checkpoint of its own. */
+  nested: KeptNested[];
 }
 
 /**
@@ -179,15 +182,18 @@ export async function discard(opts: FlowOptions & { name: string }): Promise<Dis
   const lane = await findLane(main, opts.name);
   let cp: Checkpoint | null = null;
   let notKept: string[] = [];
+  let nested: KeptNested[] = [];
   if (!lane.broken) {
     const repo = await laneRepo(lane);
     const [taken, ignored] = await Promise.all([
       checkpoint(repo, { reason: `before guard discard ${lane.name}`, command: 'discard', lane: lane.name }),
       // what a checkpoint never holds, named so that nobody is surprised it is gone
-      git(['ls-files', '-z', '--others', '--ignored', '--exclude-standard', '--directory'], { cwd: repo.root }),
+      ignoredPaths(repo.root),
     ]);
     cp = taken;
-    notKept = splitZ(ignored.stdout).filter((p) => p !== '.guard/' && !p.startsWith('.guard/') && p !== '.husky/_/');
+    notKept = ignored.filter((p) => p !== '.guard/' && !p.startsWith('.guard/') && p !== '.husky/_/');
+    // A submodule or a clone inside the lane is only a gitlink in that checkpoint: keep its own state too, or refuse.
+    nested = await keepNested(repo, await nestedRepos(repo.root, taken.tree), { reason: `before guard discard ${lane.name}`, command: 'discard', lane: lane.name });
     faultPoint('discard:after-checkpoint');
   } else {
     const tip = await branchTip(main.root, lane.branch);
@@ -210,5 +216,6 @@ export async function discard(opts: FlowOptions & { name: string }): Promise<Dis
     broken: lane.broken,
     checkpoint: cp ? { id: cp.id, ref: cp.ref, commit: cp.commit } : null,
     notKept,
+    nested,
   };
 }

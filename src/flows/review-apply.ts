@@ -5,9 +5,11 @@ import { batchMessage, decisionRecord, rejectedMessage, type RecordContext } fro
 import { checkpoint } from '../git/checkpoint.js';
 import { faultPoint } from '../git/faults.js';
 import type { Lane } from '../git/lanes.js';
-import { blobId, mergeFile, stagePaths } from '../git/merge.js';
+import { blobId, mergeFile } from '../git/merge.js';
+import { stagePaths } from '../git/staging.js';
+import { commitPaths } from '../git/commits.js';
+import { withReason } from '../core/classify.js';
 import { REFS, newRef, proposalChanges, writeRecords, type RecordCommit } from '../git/records.js';
-import { git } from '../git/run.js';
 import { removeFile, resolveInside, writeFileAtomic } from '../worktree/atomic.js';
 import { readCurrent } from '../worktree/current.js';
 import { lockTree, staleLockNotice } from '../worktree/lock.js';
@@ -56,7 +58,7 @@ export async function applyReview(input: ReviewInput, plan: Plan, now: Date): Pr
   } else for (const o of toWrite) done.conflicts.add(o.path);
   if (late.length > 0) await writeRecords(main.root, late, now);
   faultPoint('review:before-record');
-  const records = decisionRecords(plan, input.lc.files, done.refs, done.blobs, done.conflicts);
+  const records = decisionRecords(plan, input.files.map((f) => f.c), done.refs, done.blobs, done.conflicts);
   await writeRecords(main.root, [{ ref: done.record, parent: null, message: batchMessage(ctx, records), changes: [] }], now);
   return done;
 }
@@ -89,8 +91,8 @@ function block(input: ReviewInput, o: FileOutcome, why: string, done: Applied): 
   Object.assign(o, { decision: 'blocked', action: 'blocked', keep: 'proposal', content: undefined });
   delete o.taken;
   delete o.strategy;
-  const c = fileOf(input, o).c;
-  c.reasons = [...c.reasons, `not written: ${why}`];
+  const f = fileOf(input, o);
+  f.c = withReason(f.c, { rule: 'not-written', text: `not written: ${why}` });
   done.warnings.push(`${o.path}: not written: ${why}`);
 }
 
@@ -147,7 +149,7 @@ async function mergeAll(input: ReviewInput, toWrite: FileOutcome[], done: Applie
     await stagePaths(input.main.root, done.staged);
   } catch (err) {
     const code = err instanceof GuardError ? err.code : 'E_INTERNAL';
-    throw new GuardError(code, `guard review stopped while merging into the main tree: ${(err as Error).message}`, `undo what was written: guard restore ${done.checkpoint}`);
+    throw new GuardError(code, `guard review stopped while merging into the main tree: ${(err as Error).message}`, `undo what was written: guard restore ${done.checkpoint} --staged`);
   }
 }
 
@@ -229,16 +231,8 @@ export async function writeFeedback(lane: Lane, files: Array<{ path: string; sta
   return path.join(lane.path, FEEDBACK_FILE);
 }
 
-/** One trailer per approved change that needed approval: what `guard ci` verifies. */
-export function approvalTrailer(p: string, blob: string): string {
-  const name = /[\n"\\]/.test(p) || p.startsWith(' ') ? JSON.stringify(p) : p;
-  return `Guard-Approved: ${name} ${blob}`;
-}
-
 /** Commit only the merged paths, with a trailer per approval; the hook's check honours this review's record. */
 export async function commitMerge(root: string, message: string, trailers: string[], staged: string[], record: string): Promise<string> {
   const text = message.trimEnd() + (trailers.length ? `\n\n${trailers.join('\n')}\n` : '\n');
-  const { literal } = await import('../git/checkpoint.js');
-  await git(['commit', '-q', '-F', '-', '--', ...staged.map(literal)], { cwd: root, input: text, env: { GUARD_APPROVED_RECORD: record }, write: true });
-  return (await git(['rev-parse', 'HEAD'], { cwd: root })).stdout.toString().trim();
+  return commitPaths(root, staged, text, { GUARD_APPROVED_RECORD: record });
 }

@@ -36,7 +36,7 @@ async function pickLane(main: Repo, name: string | undefined): Promise<Lane> {
 
 function textual(f: PlanFile, e: DiffEntry): boolean {
   const c = f.c;
-  return !c.binary && !c.submodule && e.newMode !== SYMLINK && e.oldMode !== SYMLINK && !c.reasons.some((r) => r.startsWith('larger than maxFileBytes'));
+  return !c.binary && !c.submodule && e.newMode !== SYMLINK && e.oldMode !== SYMLINK && !c.rules.includes('too-large');
 }
 
 /** The main tree's file now; a path it cannot hold (it leads out through a symlink) reads as absent (apply refuses it). */

@@ -3,10 +3,10 @@ import { GuardError } from '../core/errors.js';
 import { alreadyThere, offeredStrategies, outcomeWords, plan, summarize, type Answer, type FileOutcome, type MergeAction, type Plan, type PlanSummary } from '../core/plan.js';
 import { displayName, plural } from '../core/quote.js';
 import type { Decider, Decision } from '../core/record.js';
-import { checkDeadline, setDeadline } from '../git/run.js';
+import { DELETION_BLOB, approvalTrailer } from '../git/approvals.js';
 import type { Prompt } from '../ui/prompt.js';
 import type { FlowOptions } from './context.js';
-import { FEEDBACK_FILE, applyReview, approvalTrailer, commitMerge, predictConflicts, writeFeedback, type Applied } from './review-apply.js';
+import { FEEDBACK_FILE, applyReview, commitMerge, predictConflicts, writeFeedback, type Applied } from './review-apply.js';
 import { readReview, scriptedAnswers, type ReviewInput } from './review-read.js';
 
 export { FEEDBACK_FILE, approvalTrailer };
@@ -86,7 +86,7 @@ export async function review(opts: ReviewOptions, prompter?: Prompter): Promise<
   const person = asking ? await (prompter ?? defaultPrompter(opts.color, input))() : null;
   try {
     if (person) {
-      setDeadline(undefined); // --timeout bounds guard's work, not a person's thinking
+      opts.deadline?.disarm(); // --timeout bounds guard's work, not a person's thinking
       for (const f of pending) {
         const texts = async () => ({ base: f.base?.toString('utf8') ?? '', lane: f.proposed?.toString('utf8') ?? '' });
         const r = await person.ask({ c: f.c, hunks: f.hunks, strategies: offeredStrategies(f), texts });
@@ -115,7 +115,7 @@ export async function review(opts: ReviewOptions, prompter?: Prompter): Promise<
 async function apply(opts: ReviewOptions, input: ReviewInput, planned: Plan, predicted: Set<string>): Promise<ReviewResult> {
   // A lane already merged makes nothing: no checkpoint, no ref, no record.
   if (planned.files.length > 0 && planned.files.every((o) => o.already)) return resultOf(input, planned, null, predicted, {});
-  checkDeadline(); // past this point guard writes: finish, never stop half way
+  opts.deadline?.pointOfNoReturn(); // past this point guard writes: finish, never stop half way
   const now = opts.now ?? new Date();
   const done = await applyReview(input, planned, now);
   const result = resultOf(input, planned, done, done.conflicts, {});
@@ -127,14 +127,14 @@ async function apply(opts: ReviewOptions, input: ReviewInput, planned: Plan, pre
   }
   const trailers = result.files
     .filter((f) => f.needsApproval && f.decision === 'approved')
-    .map((f) => approvalTrailer(f.path, f.blob ?? '0000000000000000000000000000000000000000'));
+    .map((f) => approvalTrailer(f.path, f.blob ?? DELETION_BLOB));
   try {
     result.commit = await commitMerge(input.main.root, opts.message ?? `Merge lane ${input.lane.name} (guard review)`, trailers, done.staged, done.record);
   } catch (err) {
     if (!(err instanceof GuardError)) throw err;
     // the merge is done and staged; only the commit failed (identity, a hook, signing)
     result.commitFailed = err.message;
-    result.warnings.push(`not committed: ${err.message}; the merge is in the work tree and staged: commit it yourself, or undo it with guard restore ${done.checkpoint}`);
+    result.warnings.push(`not committed: ${err.message}; the merge is in the work tree and staged: commit it yourself, or undo it with guard restore ${done.checkpoint} --staged`);
   }
   return result;
 }

@@ -10,11 +10,12 @@ import { batchMessage, rejectedMessage, type Decision, type DecisionRecord, type
 import { MODE, cleanStaleTemps, commitWrite, discardWrite, resolveInside, stageWrite, statOnDisk, type OnDisk, type Staged } from '../worktree/atomic.js';
 import { READ_CAP, catFileBatch } from '../git/catfile.js';
 import { checkpoint } from '../git/checkpoint.js';
+import { assertWritable } from '../git/contain.js';
 import { faultPoint } from '../git/faults.js';
 import { lockTree, staleLockNotice } from '../worktree/lock.js';
 import { REFS, newRef, writeRecords, type RecordCommit } from '../git/records.js';
 import { openRepo, type Repo } from '../git/repo.js';
-import { git } from '../git/run.js';
+import { numstatFiles, patchFiles, whitespaceOnlyFiles } from '../git/measure.js';
 import { configAt, laneOf, type FlowOptions } from './context.js';
 
 export interface WriteOptions extends FlowOptions {
@@ -58,17 +59,6 @@ export interface WriteResult {
 /** How long a write waits for another guard writing into the same tree. */
 const LOCK_WAIT_MS = 10_000;
 
-
-/**
- * Flags for measuring the on-disk file against the staged temp file, so the
- * numbers are git's own (`git diff --numstat`, as `check` reports them):
- * --no-index: two files, not the repository; --ignore-cr-at-eol: a change of
- * line endings alone is not a change; --no-ext-diff --no-textconv: the
- * user's diff drivers must not change what is measured.
- * https://git-scm.com/docs/git-diff#Documentation/git-diff.txt-emgitdiffemltoptionsgt--no-index--ltpathgtltpathgt
- */
-const MEASURE_ARGS = ['diff', '--no-index', '-z', '--ignore-cr-at-eol', '--no-ext-diff', '--no-textconv', '--no-color'] as const;
-
 /**
  * The gate for one write by an agent harness. Classify the new content
  * against the file on disk with check's core and HEAD's committed policy;
@@ -83,6 +73,7 @@ export async function write(opts: WriteOptions): Promise<WriteResult> {
   // relative to the root when relative to cwd, so a refusal names the path the way the person sees it
   const asked = path.isAbsolute(opts.path) ? opts.path : path.relative(root, path.resolve(opts.cwd, opts.path)) || '.';
   const target = await resolveInside(root, asked);
+  await assertWritable(root, target.rel);
   const [old, [head, configBlob]] = await Promise.all([
     statOnDisk(target.abs),
     catFileBatch(root, ['HEAD', `HEAD:${CONFIG_FILE}`], READ_CAP),
@@ -98,7 +89,7 @@ export async function write(opts: WriteOptions): Promise<WriteResult> {
   let staged = await stageWrite(root, target.rel, opts.content, newMode);
   let committed = false;
   try {
-    const facts = await measure(staged, old?.mode ?? null, newMode, oldContent, opts.content, config.maxFileBytes);
+    const facts = await measure(staged, old?.mode ?? null, newMode, oldContent, opts.content, config);
     const c = classify(facts, policy);
     const file: WrittenFile = { ...c, decision: 'allowed', decider: 'policy', written: false };
     if (oldContent !== null && oldContent.equals(opts.content)) file.unchanged = true;
@@ -196,19 +187,18 @@ async function measure(
   newMode: string,
   oldContent: Buffer | null,
   newContent: Buffer,
-  maxBytes: number,
+  config: { maxFileBytes: number; changeRatio: number },
 ): Promise<ChangeFacts> {
+  const maxBytes = config.maxFileBytes;
   const binary = (oldContent !== null && looksBinary(oldContent)) || looksBinary(newContent);
   let added = binary ? 0 : countLines(newContent);
   let deleted = 0;
   let numstatBinary = false;
   if (oldContent !== null && !oldContent.equals(newContent)) {
-    const r = await git([...MEASURE_ARGS, '--numstat', '--', staged.abs, staged.temp], { cwd: path.dirname(staged.abs), okCodes: [1] });
-    // "added TAB deleted TAB ..." (the rest is the two names); nothing when only line endings differ
-    const [a, d] = r.stdout.toString('utf8').split('\t');
-    if (a === '-') numstatBinary = true;
-    added = a && a !== '-' ? Number(a) : 0;
-    deleted = d && d !== '-' ? Number(d) : 0;
+    const n = await numstatFiles(staged.abs, staged.temp);
+    numstatBinary = n.binary;
+    added = n.added;
+    deleted = n.deleted;
   } else if (oldContent !== null) {
     added = 0;
   }
@@ -225,6 +215,10 @@ async function measure(
   };
   const big = [oldContent, newContent].find((b) => b !== null && b.length > maxBytes);
   if (big) facts.tooLarge = { bytes: big.length };
+  if (!isBinary && oldContent !== null && facts.existingLines > 0 && deleted / facts.existingLines >= config.changeRatio && newMode !== MODE.symlink) {
+    // A would-be replacement: is it only a reindent? git's -w numstat prints nothing then.
+    if (await whitespaceOnlyFiles(staged.abs, staged.temp)) facts.whitespaceOnly = true;
+  }
   if (!isBinary && oldContent !== null && oldContent.length <= maxBytes) facts.oldText = oldContent.toString('utf8');
   if (!isBinary && newContent.length <= maxBytes) facts.newText = newContent.toString('utf8');
   return facts;
@@ -253,12 +247,8 @@ async function askPerson(staged: Staged, pf: PlanFile, contextLines: number, col
 /** The hunks of the write, from git's own diff of the file on disk and the prepared temp file (with git's function context). */
 async function previewHunks(staged: Staged, existed: boolean, contextLines: number): Promise<Hunk[]> {
   const from = existed ? staged.abs : '/dev/null';
-  const r = await git([...MEASURE_ARGS.filter((a) => a !== '-z'), `-U${contextLines}`, '--', from, staged.temp], {
-    cwd: path.dirname(staged.abs),
-    okCodes: [1],
-  });
   const { parseHunks } = await import('../core/hunks.js');
-  return parseHunks(r.stdout.toString('utf8'));
+  return parseHunks(await patchFiles(from, staged.temp, contextLines));
 }
 
 /** The file on disk is still what was judged; another writer got there first otherwise. */

@@ -5,7 +5,8 @@ import { RECORD_VERSION, parseRecordMessage } from '../core/record.js';
 import { faultPoint } from './faults.js';
 import type { Repo } from './repo.js';
 import { REFS, newRef } from './records.js';
-import { git } from './run.js';
+import { keepRawBytes } from './rawbytes.js';
+import { git, splitZ } from './run.js';
 import { processAlive as alive } from './alive.js';
 
 export interface Checkpoint {
@@ -27,6 +28,15 @@ export interface CheckpointOptions {
   /** Only these work-tree paths are (re)hashed; the rest is taken from the index as it is. */
   paths?: readonly string[];
   now?: Date;
+  /** The agent session this checkpoint is taken for (guard hook): recorded in its message. */
+  session?: SessionMeta;
+}
+
+/** Who a checkpoint or decision was for: harness, session id and tool-call id (DESIGN.md "session"). */
+export interface SessionMeta {
+  harness: string;
+  session: string;
+  toolCall: string | null;
 }
 
 /** Who commits guard's own records: never the user's identity, which may be unset. */
@@ -110,7 +120,10 @@ export async function checkpoint(repo: Repo, opts: CheckpointOptions): Promise<C
     // null when the index could not be written as a tree (a merge in progress): only the work tree is kept
     const indexTree = staged && staged.code === 0 ? staged.stdout.toString().trim() : null;
     faultPoint('checkpoint:after-add');
-    const tree = (await git(['write-tree'], { cwd, env })).stdout.toString().trim();
+    let tree = (await git(['write-tree'], { cwd, env })).stdout.toString().trim();
+    // What add hashed anew is kept as the bytes on disk, not git's clean (eol) form.
+    const hashedAnew = opts.paths ?? (indexTree && indexTree !== tree ? await changedPaths(cwd, indexTree, tree) : []);
+    if (await keepRawBytes(cwd, env, hashedAnew)) tree = (await git(['write-tree'], { cwd, env })).stdout.toString().trim();
     const headOid = head.code === 0 ? head.stdout.toString().trim() : null;
 
     const index = indexTree && indexTree !== tree ? indexTree : null;
@@ -132,6 +145,7 @@ export async function checkpoint(repo: Repo, opts: CheckpointOptions): Promise<C
       paths: opts.paths ? [...opts.paths] : undefined,
       // The index's tree when it differs from the work tree's (the commit's second parent holds it).
       index: index ?? undefined,
+      ...(opts.session ? { harness: opts.session.harness, session: opts.session.session, toolCall: opts.session.toolCall } : {}),
     };
     const message = `guard checkpoint: ${opts.reason}\n\n${JSON.stringify(body)}\n`;
     const parents = headOid ? ['-p', headOid] : [];
@@ -161,6 +175,13 @@ async function removeStaleIndexes(gitDir: string): Promise<void> {
   }
 }
 
+/** Paths whose blobs differ between two trees (what a checkpoint's add changed). */
+async function changedPaths(cwd: string, from: string, to: string): Promise<string[]> {
+  // -r -z --name-only --no-renames: "<path> NUL" per file that differs
+  const r = await git(['diff-tree', '-r', '-z', '--name-only', '--no-renames', '--diff-filter=AM', from, to], { cwd });
+  return splitZ(r.stdout);
+}
+
 /** `:(literal)` so a file named `*.js` or `:foo` is that file, not a pattern. */
 export function literal(p: string): string {
   return `:(literal)${p}`;
@@ -180,4 +201,13 @@ async function lastCheckpoint(repo: Repo): Promise<Checkpoint | null> {
     return { ref, id: checkpointId(ref), commit, tree, index: typeof parsed.index === 'string' ? parsed.index : null, reused: false };
   }
   return null;
+}
+
+/**
+ * What a checkpoint never holds: the ignored files and folders of a work
+ * tree (a wholly ignored folder is named once, with a trailing `/`).
+ * https://git-scm.com/docs/git-ls-files: --others --ignored --exclude-standard --directory, -z.
+ */
+export async function ignoredPaths(root: string): Promise<string[]> {
+  return splitZ((await git(['ls-files', '-z', '--others', '--ignored', '--exclude-standard', '--directory'], { cwd: root })).stdout);
 }

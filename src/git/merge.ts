@@ -36,12 +36,3 @@ export async function mergeFile(cwd: string, ours: Buffer, base: Buffer, theirs:
     await rm(dir, { recursive: true, force: true });
   }
 }
-
-/**
- * Stage paths as they now are in the work tree (deleted ones removed), in one
- * process. https://git-scm.com/docs/git-update-index: --add/--remove, -z --stdin.
- */
-export async function stagePaths(cwd: string, paths: readonly string[]): Promise<void> {
-  if (paths.length === 0) return;
-  await git(['update-index', '--add', '--remove', '-z', '--stdin'], { cwd, input: paths.join('\0') + '\0', write: true });
-}

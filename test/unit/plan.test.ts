@@ -20,8 +20,8 @@ import { quotePath, plural } from '../../src/core/quote.js';
 function cls(path: string, status: Status, needsApproval: boolean, extra: Partial<Classification> = {}): Classification {
   return {
     path, status, needsApproval, existingLines: 10, linesAdded: 1, linesDeleted: 1, changeRatio: 0.1,
-    binary: false, symlink: false, modeOnly: false, protected: false, submodule: false, ignored: false,
-    reasons: needsApproval ? ['a reason'] : [], ...extra,
+    binary: false, symlink: false, modeOnly: false, protected: false, submodule: false, ignored: false, whitespaceOnly: false,
+    reasons: needsApproval ? ['a reason'] : [], rules: needsApproval ? ['protected'] : [], ...extra,
   };
 }
 
