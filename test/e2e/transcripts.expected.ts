@@ -62,7 +62,7 @@ guard review of lane agent (base <short>)
       the lane's version kept as refs/guard/rejected/<id>
 
 3 merged and staged, 0 blocked, 0 rejected, 0 conflicted.
-Undo this review: guard restore <id>
+Undo this review: guard restore <id> --staged
 --- stderr
 `,
   reviewAgain: `exit 1
@@ -99,6 +99,12 @@ ok    no lanes
 ok    no guard.config.json at HEAD: defaults in use
       hint: commit a guard.config.json (guard init writes one)
 ok    refs/guard/: 0 checkpoints, 0 decision records, 0 rejected, 0 lanes
+ok    claude: no guard hook in .claude/settings.json (PreToolUse)
+ok    gemini: no guard hook in .gemini/settings.json (BeforeTool)
+ok    codex: no guard hook in .codex/hooks.json (PreToolUse)
+ok    cursor: no guard hook in .cursor/hooks.json (preToolUse)
+ok    cline: no guard hook in .clinerules/hooks/PreToolUse
+ok    copilot: no guard hook in .github/hooks/guard.json (preToolUse)
 guard: the gate would NOT run: core.hooksPath=/dev/null (local config): git runs no hooks at all
 --- stderr
 `,
