@@ -48,6 +48,7 @@ describe('guard check at a terminal', () => {
     const [cp] = repo.refs('refs/guard/checkpoints/');
     expect(repo.git(['show', `${cp}:state.py`])).toBe(fixture('state_replacement.py'));
     expect(s.output()).toContain('rejected and unstaged');
+    expect(s.output()).toMatch(/^  state\.py  rejected, unstaged; kept as refs\/guard\/rejected\//m); // the summary names the file
   });
 
   it('offers the strategies: b (both) appends the new content to the old and stages the result', async () => {
