@@ -19,7 +19,7 @@
  */
 import type { Classification } from './classify.js';
 import { GuardError } from './errors.js';
-import { applyHunks, relineHunks, type Hunk } from './hunks.js';
+import type { Hunk } from './hunks.js';
 import { decisionRecord, type Decider, type Decision, type DecisionRecord } from './record.js';
 import { applyStrategy, type StrategyName } from './strategies.js';
 
@@ -172,6 +172,8 @@ async function planOne(gate: Gate, f: PlanFile, answer: Answer | undefined): Pro
     if (answer.indices.size === 0) return refused('rejected', 'person');
     if (answer.indices.size === hunks.length) return target(gate, f, { ...approved, strategy: 'replace', content: f.proposed, mode: f.proposedMode });
     // Byte for byte: hunks were read as UTF-8, so their lines are taken again from both sides read as latin1.
+    // (hunks.js, and jsdiff with it, loads only here: the commit gate's silent path never needs it.)
+    const { applyHunks, relineHunks } = await import('./hunks.js');
     const [b, p] = [f.base?.toString('latin1') ?? '', f.proposed?.toString('latin1') ?? ''];
     const content = Buffer.from(applyHunks(b, relineHunks(hunks, b, p), answer.indices), 'latin1');
     const taken = hunks.filter((h) => answer.indices.has(h.index)).map((h) => h.id);
