@@ -3,25 +3,22 @@ import { EXIT, GuardError } from '../core/errors.js';
 import { ci, type CiResult } from '../flows/ci.js';
 import { renderAnnotations, renderMarkdown, renderSarif, renderText } from '../ui/ci-formats.js';
 import { boundFiles, makeOutput, type Output } from '../ui/output.js';
-import { resolveCwd, type GlobalArgs } from './main.js';
+import { withTimeout } from '../flows/context.js';
+import type { CiArgs } from './spec.js';
 
-type Format = 'text' | 'json' | 'github' | 'markdown' | 'sarif';
+type Format = NonNullable<CiArgs['format']>;
 
 /**
  * `guard ci --base REV [--head REV] [--format ...]`. `--json` and
  * `--format json` print the same document; under `--format json` errors are
  * JSON too, since a CI step that asked for JSON parses whatever comes out.
  */
-export async function run(argv: GlobalArgs, out: Output): Promise<number> {
-  const format = ((argv.format as string | undefined) ?? 'text') as Format;
+export async function run(a: CiArgs, out: Output): Promise<number> {
+  const format: Format = a.format ?? 'text';
   const o = format === 'json' && !out.json ? makeOutput({ json: true, quiet: out.quiet }) : out;
   try {
-    const result = await ci({
-      cwd: resolveCwd(argv),
-      base: String(argv.base),
-      ...(argv.head !== undefined ? { head: String(argv.head) } : {}),
-    });
-    report(result, format, o, argv.limit as number | undefined);
+    const result = await withTimeout(a.timeout, () => ci({ cwd: a.cwd, base: a.base, ...(a.head !== undefined ? { head: a.head } : {}) }));
+    report(result, format, o, a.limit);
     return result.blocked > 0 ? EXIT.blocked : EXIT.ok;
   } catch (err) {
     if (o === out || !(err instanceof GuardError)) throw err;

@@ -1,16 +1,15 @@
 import { EXIT } from '../core/errors.js';
 import { restore } from '../flows/restore.js';
 import type { Output } from '../ui/output.js';
-import { resolveCwd, type GlobalArgs } from './main.js';
+import type { RestoreArgs } from './spec.js';
 
-export async function run(argv: GlobalArgs, out: Output): Promise<number> {
-  // paths come after `--` (populate--) or, without it, as positionals
-  const paths = [...((argv.paths as string[] | undefined) ?? []), ...((argv['--'] as unknown[] | undefined) ?? []).map(String)];
+export async function run(a: RestoreArgs, out: Output): Promise<number> {
+  // paths come after `--` or, without it, as positionals
   const r = await restore({
-    cwd: resolveCwd(argv),
-    checkpoint: String(argv.checkpoint ?? ''),
-    paths,
-    staged: Boolean(argv.staged),
+    cwd: a.cwd,
+    checkpoint: a.checkpoint,
+    paths: [...a.paths, ...a.rest],
+    staged: Boolean(a.staged),
     color: out.ttyColor,
   });
   out.result('restore', r);

@@ -4,24 +4,27 @@ import { displayName } from '../core/quote.js';
 import { review, type ReviewResult } from '../flows/review.js';
 import { boundFiles, type Output } from '../ui/output.js';
 import { isAutoMode } from '../ui/auto-mode.js';
-import { resolveCwd, type GlobalArgs } from './main.js';
+import { withTimeout } from '../flows/context.js';
+import type { ReviewArgs } from './spec.js';
 
-export async function run(argv: GlobalArgs, out: Output): Promise<number> {
-  const result = await review({
-    cwd: resolveCwd(argv),
-    color: out.ttyColor,
-    ...(argv.deadline ? { deadline: argv.deadline } : {}),
-    ...(typeof argv.name === 'string' ? { name: argv.name } : {}),
-    auto: isAutoMode(argv.auto as boolean | undefined),
-    all: Boolean(argv.all),
-    ...(typeof argv.decisions === 'string' ? { decisionsFile: argv.decisions } : {}),
-    commit: Boolean(argv.commit),
-    ...(typeof argv.message === 'string' ? { message: argv.message } : {}),
-    dryRun: Boolean(argv.dryRun),
-  });
-  out.result('review', { ...result, ...boundFiles(result.files, argv.limit as number | undefined) });
+export async function run(a: ReviewArgs, out: Output): Promise<number> {
+  const result = await withTimeout(a.timeout, (deadline) =>
+    review({
+      cwd: a.cwd,
+      color: out.ttyColor,
+      ...(deadline ? { deadline } : {}),
+      ...(a.name !== undefined ? { name: a.name } : {}),
+      auto: isAutoMode(a.auto),
+      all: Boolean(a.all),
+      ...(a.decisions !== undefined ? { decisionsFile: a.decisions } : {}),
+      commit: Boolean(a.commit),
+      ...(a.message !== undefined ? { message: a.message } : {}),
+      dryRun: Boolean(a.dryRun),
+    }),
+  );
+  out.result('review', { ...result, ...boundFiles(result.files, a.limit) });
   for (const w of result.warnings) out.warn(w);
-  if (!out.json) printHuman(result, out, argv.limit as number | undefined);
+  if (!out.json) printHuman(result, out, a.limit);
   if (result.dryRun) return EXIT.ok;
   const refused = result.blocked + result.rejected + result.conflicts;
   return result.cancelled || result.commitFailed || refused > 0 ? EXIT.blocked : EXIT.ok;

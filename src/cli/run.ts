@@ -2,20 +2,19 @@ import type { Classification } from '../core/classify.js';
 import { shortOid } from '../flows/context.js';
 import { runInLane, type RunResult } from '../flows/run.js';
 import type { Output } from '../ui/output.js';
-import { resolveCwd, type GlobalArgs } from './main.js';
+import type { RunArgs } from './spec.js';
 
 /** How many changed files the summary names before it says how many more there are. */
 const MAX_LISTED = 40;
 
 /** The command's exit code is guard's exit code (7 stays 7). */
-export async function run(argv: GlobalArgs, out: Output): Promise<number> {
-  const command = ((argv['--'] as unknown[] | undefined) ?? []).map(String);
-  const from = argv.from !== undefined ? { from: String(argv.from) } : {};
+export async function run(a: RunArgs, out: Output): Promise<number> {
+  const from = a.from !== undefined ? { from: a.from } : {};
   const r = await runInLane({
-    cwd: resolveCwd(argv),
+    cwd: a.cwd,
     color: out.ttyColor,
-    name: String(argv.name ?? ''),
-    command,
+    name: a.name,
+    command: a.rest,
     stdoutToStderr: out.json,
     ...from,
   });

@@ -94,7 +94,9 @@ function spawnInLane(
   // A lane has no node_modules of its own: the main tree's bin folder goes
   // LAST on PATH, so the lane's hook still finds a locally installed guard
   // without shadowing anything the command would otherwise run.
-  const env = { ...process.env };
+  // One `guard run` is one session (DESIGN): each `guard write` the command makes is
+  // measured against the file as this run first saw it, unless a harness named its own.
+  const env: NodeJS.ProcessEnv = { ...process.env, GUARD_SESSION: process.env.GUARD_SESSION || `run-${path.basename(cwd)}-${Date.now().toString(36)}` };
   if (existsSync(mainBin)) env.PATH = [env.PATH, mainBin].filter(Boolean).join(path.delimiter);
   return new Promise((resolve, reject) => {
     const child = spawn(file, args, { cwd, env, stdio: ['inherit', stdoutToStderr ? 2 : 'inherit', 'inherit'] });

@@ -1,4 +1,5 @@
-import { readFile, readlink } from 'node:fs/promises';
+import { mkdtemp, readFile, readlink, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { classify, makePolicy, type ChangeFacts, type Classification } from '../core/classify.js';
 import { CONFIG_FILE } from '../core/config.js';
@@ -16,6 +17,7 @@ import { lockTree, staleLockNotice } from '../worktree/lock.js';
 import { REFS, newRef, writeRecords, type RecordCommit } from '../git/records.js';
 import { openRepo, type Repo } from '../git/repo.js';
 import { numstatFiles, patchFiles, whitespaceOnlyFiles } from '../git/measure.js';
+import { sessionBase, sessionEvent } from '../git/session-base.js';
 import { configAt, laneOf, type FlowOptions } from './context.js';
 
 export interface WriteOptions extends FlowOptions {
@@ -24,6 +26,8 @@ export interface WriteOptions extends FlowOptions {
   /** The new content: bytes for a file, the link target for a symlink. */
   content: Buffer;
   auto: boolean;
+  /** The agent session (`--session`, else GUARD_SESSION): the base is the file as the session first saw it. */
+  session?: string;
 }
 
 export interface WrittenFile extends Classification {
@@ -86,11 +90,22 @@ export async function write(opts: WriteOptions): Promise<WriteResult> {
 
   const oldContent = old === null ? null : old.mode === MODE.symlink ? Buffer.from(await readlink(target.abs, { encoding: 'buffer' })) : await readFile(target.abs);
   const newMode = old?.mode ?? MODE.file;
+  const session = (opts.session ?? process.env.GUARD_SESSION ?? '').trim() || null;
+  const sessionStart = session ? await sessionBase(root, session, target.rel) : null;
   let staged = await stageWrite(root, target.rel, opts.content, newMode);
   let committed = false;
   try {
     const facts = await measure(staged, old?.mode ?? null, newMode, oldContent, opts.content, config);
-    const c = classify(facts, policy);
+    let c = classify(facts, policy);
+    if (sessionStart && !sameBytes(sessionStart.content, oldContent)) {
+      // Against the session's base too; the stricter answer stands, so a base can only add questions.
+      const since = await measureAgainst(staged, sessionStart.content, old?.mode ?? null, newMode, opts.content, config);
+      const cs = classify(since, policy);
+      if (cs.needsApproval && !c.needsApproval) {
+        // rule: session-base
+        c = { ...cs, reasons: [...cs.reasons, `measured against the file as session ${session} first saw it (checkpoint ${sessionStart.checkpoint})`] };
+      }
+    }
     const file: WrittenFile = { ...c, decision: 'allowed', decider: 'policy', written: false };
     if (oldContent !== null && oldContent.equals(opts.content)) file.unchanged = true;
     const pf: PlanFile = { c, hunks: [], base: oldContent, proposed: opts.content, baseMode: old?.mode ?? null, proposedMode: newMode };
@@ -110,7 +125,12 @@ export async function write(opts: WriteOptions): Promise<WriteResult> {
     let cp: string | null = null;
     const warnings: string[] = [];
     if (o.action === 'write') {
-      cp = await writeLocked(repo, { target, old, oldContent, staged, commits, lane, now, warnings });
+      cp = await writeLocked(repo, { target, old, oldContent, staged, commits, lane, now, warnings }, async (taken) => {
+        // the session's first touch of this path: later writes are measured against this checkpoint
+        if (session && !sessionStart) {
+          await writeRecords(root, [sessionEvent(taken.commit, { session, checkpoint: taken.id, path: target.rel, worktree: root, outcome: file.decision }, now)], now);
+        }
+      });
       committed = true;
       file.written = true;
     } else await writeRecords(root, commits, now);
@@ -139,6 +159,7 @@ export async function write(opts: WriteOptions): Promise<WriteResult> {
 async function writeLocked(
   repo: Repo,
   w: { target: { abs: string; rel: string }; old: OnDisk | null; oldContent: Buffer | null; staged: Staged; commits: RecordCommit[]; lane: string | null; now: Date; warnings: string[] },
+  afterCheckpoint: (taken: { id: string; commit: string }) => Promise<void>,
 ): Promise<string> {
   const lock = await lockTree(repo, `guard write ${w.target.rel}`, { waitMs: LOCK_WAIT_MS });
   try {
@@ -149,6 +170,7 @@ async function writeLocked(
       checkpoint(repo, { reason: `before guard write ${w.target.rel}`, command: 'write', lane: w.lane, paths: [w.target.rel], now: w.now }),
       writeRecords(repo.root, w.commits, w.now),
     ]);
+    await afterCheckpoint(taken);
     faultPoint('write:after-checkpoint');
     faultPoint('write:before-rename');
     await commitWrite(w.staged);
@@ -188,6 +210,7 @@ async function measure(
   oldContent: Buffer | null,
   newContent: Buffer,
   config: { maxFileBytes: number; changeRatio: number },
+  rel: string = staged.rel,
 ): Promise<ChangeFacts> {
   const maxBytes = config.maxFileBytes;
   const binary = (oldContent !== null && looksBinary(oldContent)) || looksBinary(newContent);
@@ -204,7 +227,7 @@ async function measure(
   }
   const isBinary = binary || numstatBinary;
   const facts: ChangeFacts = {
-    path: staged.rel,
+    path: rel,
     oldMode,
     newMode,
     linesAdded: isBinary ? 0 : added,
@@ -216,12 +239,40 @@ async function measure(
   const big = [oldContent, newContent].find((b) => b !== null && b.length > maxBytes);
   if (big) facts.tooLarge = { bytes: big.length };
   if (!isBinary && oldContent !== null && facts.existingLines > 0 && deleted / facts.existingLines >= config.changeRatio && newMode !== MODE.symlink) {
-    // A would-be replacement: is it only a reindent? git's -w numstat prints nothing then.
+    // A would-be replacement: is it only a reindent?
     if (await whitespaceOnlyFiles(staged.abs, staged.temp)) facts.whitespaceOnly = true;
   }
   if (!isBinary && oldContent !== null && oldContent.length <= maxBytes) facts.oldText = oldContent.toString('utf8');
   if (!isBinary && newContent.length <= maxBytes) facts.newText = newContent.toString('utf8');
   return facts;
+}
+
+function sameBytes(a: Buffer | null, b: Buffer | null): boolean {
+  return a === null || b === null ? a === b : a.equals(b);
+}
+
+/**
+ * The facts of the write measured against content that is not on disk (the
+ * session base): it goes to a temp file outside the work tree for git's own
+ * numstat, and is removed again.
+ */
+async function measureAgainst(
+  staged: Staged,
+  base: Buffer | null,
+  oldMode: string | null,
+  newMode: string,
+  newContent: Buffer,
+  config: { maxFileBytes: number; changeRatio: number },
+): Promise<ChangeFacts> {
+  if (base === null) return measure(staged, null, newMode, null, newContent, config);
+  const dir = await mkdtemp(path.join(tmpdir(), 'guard-base-'));
+  try {
+    const file = path.join(dir, 'base');
+    await writeFile(file, base);
+    return await measure({ ...staged, abs: file }, oldMode ?? MODE.file, newMode, base, newContent, config, staged.rel);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
 }
 
 /**

@@ -30,6 +30,8 @@ export interface CheckpointOptions {
   now?: Date;
   /** The agent session this checkpoint is taken for (guard hook): recorded in its message. */
   session?: SessionMeta;
+  /** Extra environment for every git process (e.g. config that a repository guard does not trust must not set). */
+  env?: NodeJS.ProcessEnv;
 }
 
 /** Who a checkpoint or decision was for: harness, session id and tool-call id (DESIGN.md "session"). */
@@ -83,7 +85,8 @@ export async function checkpoint(repo: Repo, opts: CheckpointOptions): Promise<C
   // A second copy for a whole-tree checkpoint: its tree is the index as it is (what is
   // staged), kept too so that a staged version that differs from the file is not lost.
   const stagedIndex = opts.paths ? null : `${tmpIndex}-staged`;
-  const env = { GIT_INDEX_FILE: tmpIndex };
+  const trusted = opts.env ?? {};
+  const env = { ...trusted, GIT_INDEX_FILE: tmpIndex };
   const cwd = repo.root;
   try {
     let seeded = false;
@@ -112,17 +115,17 @@ export async function checkpoint(repo: Repo, opts: CheckpointOptions): Promise<C
             git(['update-index', '--add', '--remove', '-z', '--stdin'], { cwd, env, input: opts.paths.join('\0') + '\0' })
           : Promise.resolve(null)
         : git(['add', '-A', '--ignore-errors', '--', ...WHOLE_TREE], { cwd, env }),
-      git(['rev-parse', '-q', '--verify', 'HEAD^{commit}'], { cwd, okCodes: [1] }),
+      git(['rev-parse', '-q', '--verify', 'HEAD^{commit}'], { cwd, env: trusted, okCodes: [1] }),
       opts.paths ? null : lastCheckpoint(repo),
       removeStaleIndexes(repo.gitDir),
-      stagedIndex && seeded ? git(['write-tree'], { cwd, env: { GIT_INDEX_FILE: stagedIndex }, okCodes: [128] }) : null,
+      stagedIndex && seeded ? git(['write-tree'], { cwd, env: { ...trusted, GIT_INDEX_FILE: stagedIndex }, okCodes: [128] }) : null,
     ]);
     // null when the index could not be written as a tree (a merge in progress): only the work tree is kept
     const indexTree = staged && staged.code === 0 ? staged.stdout.toString().trim() : null;
     faultPoint('checkpoint:after-add');
     let tree = (await git(['write-tree'], { cwd, env })).stdout.toString().trim();
     // What add hashed anew is kept as the bytes on disk, not git's clean (eol) form.
-    const hashedAnew = opts.paths ?? (indexTree && indexTree !== tree ? await changedPaths(cwd, indexTree, tree) : []);
+    const hashedAnew = opts.paths ?? (indexTree && indexTree !== tree ? await changedPaths(cwd, indexTree, tree, trusted) : []);
     if (await keepRawBytes(cwd, env, hashedAnew)) tree = (await git(['write-tree'], { cwd, env })).stdout.toString().trim();
     const headOid = head.code === 0 ? head.stdout.toString().trim() : null;
 
@@ -151,13 +154,13 @@ export async function checkpoint(repo: Repo, opts: CheckpointOptions): Promise<C
     const parents = headOid ? ['-p', headOid] : [];
     if (index) {
       // like `git stash`: the staged state is a commit of its own, the checkpoint's second parent
-      const r = await git(['commit-tree', index, ...parents], { cwd, input: `guard checkpoint: the index\n`, env: { ...GUARD_IDENTITY } });
+      const r = await git(['commit-tree', index, ...parents], { cwd, input: `guard checkpoint: the index\n`, env: { ...trusted, ...GUARD_IDENTITY } });
       parents.push('-p', r.stdout.toString().trim());
     }
     const args = ['commit-tree', tree, ...parents];
-    const commit = (await git(args, { cwd, input: message, env: { ...GUARD_IDENTITY } })).stdout.toString().trim();
+    const commit = (await git(args, { cwd, input: message, env: { ...trusted, ...GUARD_IDENTITY } })).stdout.toString().trim();
     faultPoint('checkpoint:before-update-ref');
-    await git(['update-ref', '-m', 'guard checkpoint', ref, commit, ''], { cwd });
+    await git(['update-ref', '-m', 'guard checkpoint', ref, commit, ''], { cwd, env: trusted });
     return { ref, id: checkpointId(ref), commit, tree, index, reused: false };
   } finally {
     await rm(tmpIndex, { force: true });
@@ -176,9 +179,9 @@ async function removeStaleIndexes(gitDir: string): Promise<void> {
 }
 
 /** Paths whose blobs differ between two trees (what a checkpoint's add changed). */
-async function changedPaths(cwd: string, from: string, to: string): Promise<string[]> {
+async function changedPaths(cwd: string, from: string, to: string, env: NodeJS.ProcessEnv): Promise<string[]> {
   // -r -z --name-only --no-renames: "<path> NUL" per file that differs
-  const r = await git(['diff-tree', '-r', '-z', '--name-only', '--no-renames', '--diff-filter=AM', from, to], { cwd });
+  const r = await git(['diff-tree', '-r', '-z', '--name-only', '--no-renames', '--diff-filter=AM', from, to], { cwd, env });
   return splitZ(r.stdout);
 }
 

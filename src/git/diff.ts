@@ -137,17 +137,21 @@ export async function treeDiff(cwd: string, from: string, to: string): Promise<D
 /**
  * Which of `paths` change only in whitespace between the two sides that
  * `range` names (`['--cached']` for the index against HEAD, `[A, B]` for two
- * trees): ONE `git diff --numstat -w` over just those paths. With -w
- * (--ignore-all-space) git leaves a path out of --numstat when nothing but
- * whitespace changed, so every asked path it does not list is
- * whitespace-only. -M as in DIFF_ARGS, with both names of a rename asked.
- * https://git-scm.com/docs/git-diff#Documentation/git-diff.txt--w
+ * trees): ONE `git diff --numstat -b` over just those paths. git leaves a
+ * path out of --numstat when nothing but whitespace changed, so every asked
+ * path it does not list is whitespace-only. -b (--ignore-space-change), not
+ * -w: -w also ignores whitespace added where there was none, so
+ * `rm -rf /tmp/x` -> `rm -rf / tmp/x` hidden in a reindent would pass as
+ * "whitespace only"; -b counts that as a change. -M as in DIFF_ARGS, with
+ * both names of a rename asked.
+ * https://git-scm.com/docs/git-diff#Documentation/git-diff.txt--b
  */
+export const WHITESPACE_ARG = '--ignore-space-change';
 export async function whitespaceOnlyPaths(cwd: string, range: readonly string[], entries: readonly DiffEntry[]): Promise<Set<string>> {
   const out = new Set<string>();
   if (entries.length === 0) return out;
   const spec = entries.flatMap((e) => (e.oldPath !== undefined ? [e.oldPath, e.path] : [e.path])).map((p) => `:(literal)${p}`);
-  const args = ['diff', ...range, ...DIFF_ARGS.filter((a) => a !== '--raw'), '--ignore-all-space', '--', ...spec];
+  const args = ['diff', ...range, ...DIFF_ARGS.filter((a) => a !== '--raw'), WHITESPACE_ARG, '--', ...spec];
   const r = await git(args, { cwd });
   const listed = new Map(entries.map((e) => [e.path, { ...e, added: null, deleted: null } as DiffEntry]));
   applyNumstat(listed, splitZ(r.stdout));

@@ -6,6 +6,7 @@ import { RECORD_VERSION } from '../core/record.js';
 import { GUARD_IDENTITY, checkpointId, type Checkpoint } from './checkpoint.js';
 import { REFS, newRef } from './records.js';
 import { openRepo, type Repo } from './repo.js';
+import { readHooksPath } from './config.js';
 import { git, splitZ } from './run.js';
 
 /**
@@ -258,8 +259,7 @@ export async function removeLaneParts(main: Repo, lane: Lane): Promise<void> {
  * hooksPath, or none (hooks in the shared .git/hooks), is shared already.
  */
 export async function shareHooks(main: Repo, laneRoot: string): Promise<string | null> {
-  const r = await git(['config', '--get', 'core.hooksPath'], { cwd: laneRoot, okCodes: [1] });
-  const hooksPath = r.code === 0 ? r.stdout.toString('utf8').trim() : '';
+  const hooksPath = (await readHooksPath(laneRoot)).value?.trim() ?? '';
   if (!hooksPath || path.isAbsolute(hooksPath) || hooksPath.startsWith('~')) return null;
   const from = path.resolve(main.root, hooksPath);
   const to = path.resolve(laneRoot, hooksPath);

@@ -34,6 +34,40 @@ export async function nestedRepos(root: string, tree: string): Promise<string[]>
 }
 
 /**
+ * A repository the agent made (or could edit) inside its lane is not trusted:
+ * its own config and hooks could make guard, run by a person outside any
+ * sandbox the agent is in, execute the agent's commands. Every git process
+ * guard runs there gets config on the command-line level (GIT_CONFIG_COUNT,
+ * which outranks the repository's) that turns off whatever would run a
+ * command: hooks, the fsmonitor, commit signing, and each clean/smudge
+ * filter the repository defines. Reading its config runs nothing.
+ * https://git-scm.com/docs/git-config#Documentation/git-config.txt-GITCONFIGCOUNT
+ */
+export async function untrustedRepoEnv(root: string): Promise<NodeJS.ProcessEnv> {
+  const pairs: Array<[string, string]> = [
+    ['core.hooksPath', '/dev/null'],
+    ['core.fsmonitor', 'false'],
+    ['commit.gpgSign', 'false'],
+  ];
+  const r = await git(['config', '-z', '--get-regexp', '^filter\\.'], { cwd: root, okCodes: [1] });
+  const names = new Set<string>();
+  for (const entry of splitZ(r.stdout)) {
+    // "filter.<name>.<key>\n<value>": the name may hold dots, the key may not
+    const key = entry.split('\n')[0]!;
+    const m = /^filter\.(.+)\.[^.]+$/i.exec(key);
+    if (m) names.add(m[1]!);
+  }
+  // an empty command is no filter at all
+  for (const n of names) pairs.push([`filter.${n}.clean`, ''], [`filter.${n}.smudge`, ''], [`filter.${n}.process`, ''], [`filter.${n}.required`, 'false']);
+  const env: NodeJS.ProcessEnv = { GIT_CONFIG_COUNT: String(pairs.length) };
+  pairs.forEach(([k, v], i) => {
+    env[`GIT_CONFIG_KEY_${i}`] = k;
+    env[`GIT_CONFIG_VALUE_${i}`] = v;
+  });
+  return env;
+}
+
+/**
  * Keep each nested repository's whole state in the OUTER repository: a
  * guard checkpoint taken inside it (its own temp index; its files, index and
  * refs untouched), then fetched into the outer object store as a checkpoint
@@ -48,16 +82,17 @@ export async function keepNested(outer: Repo, paths: readonly string[], opts: { 
     const dir = path.join(outer.root, rel);
     try {
       const inner = await openRepo(dir);
-      const cp = await checkpoint(inner, { reason: `${opts.reason} (nested repository ${rel})`, command: opts.command, lane: opts.lane });
+      const env = await untrustedRepoEnv(inner.root);
+      const cp = await checkpoint(inner, { reason: `${opts.reason} (nested repository ${rel})`, command: opts.command, lane: opts.lane, env });
       // A ref to fetch by (fetching a bare commit id needs uploadpack.allowAnySHA1InWant).
       const exportRef = `refs/guard/export/${randomBytes(6).toString('hex')}`;
-      await git(['update-ref', exportRef, cp.commit], { cwd: inner.root });
+      await git(['update-ref', exportRef, cp.commit], { cwd: inner.root, env });
       const ref = newRef(REFS.checkpoints);
       try {
         // --no-write-fetch-head: FETCH_HEAD is the user's; --no-tags: only the checkpoint and its history
         await git(['fetch', '--quiet', '--no-tags', '--no-write-fetch-head', dir, `${exportRef}:${ref}`], { cwd: outer.root });
       } finally {
-        await git(['update-ref', '-d', exportRef], { cwd: inner.root, okCodes: [1, 128] });
+        await git(['update-ref', '-d', exportRef], { cwd: inner.root, env, okCodes: [1, 128] });
       }
       kept.push({ path: rel, checkpoint: checkpointId(ref), commit: cp.commit });
     } catch (err) {

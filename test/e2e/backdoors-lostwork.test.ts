@@ -101,6 +101,21 @@ describe('11: many small losses add up', () => {
   });
 });
 
+describe('11: many small losses through a lane', () => {
+  it('review --auto of a lane that deleted twelve 40-line files merges none of the deletions', () => {
+    const files = Object.fromEntries(Array.from({ length: 12 }, (_, i) => [`mod${i}.py`, lines(40, `m${i}`)]));
+    const repo = makeRepo({ ...files, 'keep.txt': 'k\n' });
+    const lane = startLane(repo);
+    for (const f of Object.keys(files)) rmSync(path.join(lane, f));
+    laneWrite(lane, 'keep.txt', 'k\nmore\n');
+    const r = repo.guardJson(['review', 'agent', '--auto']);
+    expect(r.code).toBe(1);
+    expect(r.json.blocked).toBe(12);
+    for (const f of Object.keys(files)) expect(existsSync(path.join(repo.dir, f))).toBe(true);
+    expect(repo.read('keep.txt')).toBe('k\nmore\n'); // the small edit still merged
+  });
+});
+
 describe('12: a reindent is not a loss', () => {
   it('a whitespace-only rewrite of a large file is allowed, flagged whitespaceOnly, in check and ci', () => {
     const src = Array.from({ length: 300 }, (_, i) => `  call${i}(a, b);`).join('\n') + '\n';
@@ -455,6 +470,23 @@ describe('18: a whole-tree restore that meets a folder', () => {
   });
 });
 
+describe('18: a restore that meets a file where a folder is needed', () => {
+  it('an ignored file named like the folder blocks only that path, and is left alone', () => {
+    const repo = makeRepo({ 'd/f.txt': 'f\n', 'e.txt': 'e\n', '.gitignore': '/d\n!/d/\n' });
+    const cp = repo.guardJson(['write', 'e.txt', '--auto'], { input: 'e2\n' }).json.checkpoint as string;
+    const whole = repo.guardJson(['restore', cp]).json.undo as string; // d/f.txt, e2
+    rmSync(path.join(repo.dir, 'd'), { recursive: true });
+    writeFileSync(path.join(repo.dir, 'd'), 'an ignored file the agent made\n');
+    writeFileSync(path.join(repo.dir, 'e.txt'), 'agent\n');
+    const r = repo.guard(['restore', whole]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/did not restore d\/f\.txt: d is a file guard does not know about/);
+    expect(r.stdout).toMatch(/undo: guard restore \S+/);
+    expect(repo.read('e.txt')).toBe('e2\n');
+    expect(repo.read('d')).toBe('an ignored file the agent made\n');
+  });
+});
+
 describe('new: a reader that goes away', () => {
   it('guard write | head -c0 writes the file and prints no stack trace', () => {
     const repo = makeRepo({ 'a.txt': 'a\n' });
@@ -464,5 +496,111 @@ describe('new: a reader that goes away', () => {
     });
     expect(r.stderr.toString()).not.toMatch(/EPIPE|at .*\.js/);
     expect(repo.read('b.txt')).toBe('new\n');
+  });
+});
+
+describe('11: the session base of guard write', () => {
+  const file = lines(300, 'keep');
+  const cut = (text: string, n: number) => text.split('\n').slice(n).join('\n');
+
+  it('three writes that each remove under half of a file: the second is measured against the session start and blocked', () => {
+    const repo = makeRepo({ 'mod.py': file });
+    const env = { GUARD_SESSION: 'agent-session-1' };
+    const w1 = repo.guardJson(['write', 'mod.py', '--auto'], { input: cut(file, 140), env });
+    expect(w1.json.files[0]).toMatchObject({ decision: 'allowed', written: true });
+    const w2 = repo.guardJson(['write', 'mod.py', '--auto'], { input: cut(file, 210), env });
+    expect(w2.code).toBe(1);
+    expect(w2.json.files[0]).toMatchObject({ decision: 'blocked', status: 'replace', existingLines: 300 });
+    expect(w2.json.files[0].reasons.join()).toMatch(/as session agent-session-1 first saw it/);
+    expect(repo.read('mod.py')).toBe(cut(file, 140));
+    // the refused write is kept, and the first checkpoint still has the whole file
+    expect(repo.git(['show', `${w2.json.files[0].ref}:mod.py`])).toBe(cut(file, 210));
+    expect(repo.git(['show', `refs/guard/checkpoints/${w1.json.checkpoint}:mod.py`])).toBe(file);
+    // --session names it too; another session (or none) starts from the disk
+    const other = repo.guardJson(['write', 'mod.py', '--auto', '--session', 'another'], { input: cut(file, 210) });
+    expect(other.json.files[0].decision).toBe('allowed');
+  });
+
+  it('a forged session record that makes the base equal the new content does not let a rewrite through', () => {
+    const repo = makeRepo({ 'big.py': file });
+    const next = lines(300, 'rewritten');
+    // the agent forges a "session start" whose tree already holds its rewrite
+    const blob = repo.git(['hash-object', '-w', '--stdin'], { input: next }).trim();
+    const tree = repo.git(['mktree'], { input: `100644 blob ${blob}\tbig.py\n` }).trim();
+    const body = JSON.stringify({ v: 1, harness: 'cli', session: 's', kind: 'write', phase: 'pre', checkpoint: 'x', paths: ['big.py'], worktree: repo.dir, time: '2000-01-01T00:00:00.000Z' });
+    const commit = repo.git(['commit-tree', tree, '-m', `guard session cli s: write big.py\n\n${body}`]).trim();
+    repo.git(['update-ref', 'refs/guard/sessions/cli/s/20000101T000000Z-forged', commit]);
+    const r = repo.guardJson(['write', 'big.py', '--auto', '--session', 's'], { input: next });
+    expect(r.code).toBe(1);
+    expect(r.json.files[0]).toMatchObject({ decision: 'blocked', status: 'replace' });
+    expect(repo.read('big.py')).toBe(file);
+  });
+});
+
+describe('new: attacks on the new rules', () => {
+  it('a space slipped inside a line of a reindent (rm -rf /tmp/x -> rm -rf / tmp/x) is not "whitespace only"', () => {
+    const src = Array.from({ length: 200 }, (_, i) => `  step${i} --flag`).join('\n') + '\n  rm -rf /tmp/build\n';
+    const repo = makeRepo({ 'deploy.sh': src });
+    repo.write('deploy.sh', src.replace(/^ {2}/gm, '    ').replace('rm -rf /tmp/build', 'rm -rf / tmp/build'));
+    const { code, json } = stageAndCheck(repo);
+    expect(code).toBe(1);
+    expect(json.files[0]).toMatchObject({ status: 'replace', whitespaceOnly: false, decision: 'blocked' });
+    expect(repo.git(['show', 'HEAD:deploy.sh'])).toBe(src);
+  });
+
+  it('a placeholder added in one commit, the code beside it cut in the next: the second is caught', () => {
+    const body = Array.from({ length: 30 }, (_, i) => `    total += part_${i}(x)`).join('\n');
+    const file = `def run(x):\n    total = 0\n${body}\n    return total\n` + Array.from({ length: 200 }, (_, i) => `# note ${i}`).join('\n') + '\n';
+    const repo = makeRepo({ 'calc.py': file });
+    const step1 = file.replace('    total = 0\n', '    total = 0\n    # ... existing code ...\n');
+    repo.write('calc.py', step1);
+    expect(stageAndCheck(repo).code).toBe(0); // a comment that removes nothing
+    repo.git(['commit', '-qm', 'step 1']);
+    repo.write('calc.py', step1.replace(body + '\n', ''));
+    const { code, json } = stageAndCheck(repo);
+    expect(code).toBe(1);
+    expect(json.files[0].reasons.join()).toMatch(/elision placeholder where code stood \(line 3/);
+    expect(repo.git(['show', 'HEAD:calc.py'])).toBe(step1);
+  });
+});
+
+describe('new: a nested repository cannot make guard run the agent\'s commands', () => {
+  it('discard keeps a clone whose config plants an fsmonitor, hooks, a clean filter and a signing program, and runs none of them', () => {
+    const repo = makeRepo({ 'a.txt': 'a\n' });
+    const lane = startLane(repo);
+    const inner = path.join(lane, 'n');
+    mkdirSync(inner);
+    laneGit(inner, ['init', '-q']);
+    writeFileSync(path.join(inner, 'w.txt'), 'work\n');
+    laneGit(inner, ['add', '.']);
+    laneGit(inner, ['commit', '-qm', 'w']);
+    const marker = (what: string) => path.join(outsideDir(), `ran-${what}`);
+    const marks = { fsmonitor: marker('fsmonitor'), hook: marker('hook'), filter: marker('filter'), gpg: marker('gpg') };
+    laneGit(inner, ['config', 'core.fsmonitor', `touch ${marks.fsmonitor}; false`]);
+    laneGit(inner, ['config', 'filter.x.clean', `touch ${marks.filter}; cat`]);
+    laneGit(inner, ['config', 'commit.gpgSign', 'true']);
+    laneGit(inner, ['config', 'gpg.program', `sh -c 'touch ${marks.gpg}'`]);
+    for (const hook of ['reference-transaction', 'post-index-change']) {
+      writeFileSync(path.join(inner, '.git', 'hooks', hook), `#!/bin/sh\ntouch ${marks.hook}\n`, { mode: 0o755 });
+    }
+    writeFileSync(path.join(inner, '.gitattributes'), '* filter=x\n');
+    writeFileSync(path.join(inner, 'w.txt'), 'work\nuncommitted\n');
+    const r = repo.guardJson(['discard', 'agent']);
+    expect(r.code).toBe(0);
+    for (const m of Object.values(marks)) expect(existsSync(m), m).toBe(false);
+    expect(repo.git(['show', `${r.json.nested[0].commit}:w.txt`])).toBe('work\nuncommitted\n');
+  });
+});
+
+describe('11: one guard run is one session', () => {
+  it('two guard writes inside a run that together cut most of a file: the second is blocked', () => {
+    const file = lines(300, 'keep');
+    const repo = makeRepo({ 'mod.py': file });
+    const cut = (n: number) => file.split('\n').slice(n).join('\n');
+    const w = (n: number) => `printf '%s' '${cut(n)}' | "$NODE" "$CLI" write mod.py --auto`;
+    const r = repo.guard(['run', 'agent', '--', 'sh', '-c', `${w(140)} && ${w(210)}`], { env: { NODE: process.execPath, CLI } });
+    expect(r.code).toBe(1);
+    expect(r.stderr + r.stdout).toMatch(/first saw it/);
+    expect(readFileSync(path.join(lanePath(repo, 'agent'), 'mod.py'), 'utf8')).toBe(cut(140));
   });
 });

@@ -252,7 +252,7 @@ describe('guard lanes', () => {
     };
     const one = count(1);
     const three = count(2); // now three lanes, with 20 files each
-    // 16, plus the checkpoint's raw-bytes check (diff-tree, ls-files --eol) when files were hashed anew
+    // 16, plus the two a checkpoint spends keeping raw bytes when files were hashed anew (diff-tree, ls-files --eol)
     expect(one).toBeLessThanOrEqual(18);
     expect(three - one).toBeLessThanOrEqual(2 * (one - 3));
   });
