@@ -78,6 +78,6 @@ describe('words', () => {
     const quiet = repo.guard(['discard', 'gone', '--quiet']);
     expect([quiet.code, quiet.stdout, quiet.stderr]).toEqual([0, '', '']);
     const help = repo.guard(['ci', '--help']);
-    expect(help.stdout).toMatch(/--format\s+how to report: text, json, github/);
+    expect(help.stdout).toMatch(/--format\s+text for people; json/);
   });
 });
