@@ -1,5 +1,6 @@
 import { EXIT } from '../core/errors.js';
 import { metricsLine } from '../core/preview.js';
+import { displayName } from '../core/quote.js';
 import { check, type CheckResult } from '../flows/check.js';
 import { isAutoMode } from '../ui/auto-mode.js';
 import { boundFiles, type Output } from '../ui/output.js';
@@ -19,7 +20,7 @@ export async function run(a: CheckArgs, out: Output): Promise<number> {
     );
   }
   if (!out.json) printHuman(result, out, a.limit);
-  return result.blocked > 0 ? EXIT.blocked : EXIT.ok;
+  return result.blocked > 0 || result.refusedAll ? EXIT.blocked : EXIT.ok;
 }
 
 function printHuman(r: CheckResult, out: Output, limit: number | undefined): void {
@@ -35,15 +36,21 @@ function printHuman(r: CheckResult, out: Output, limit: number | undefined): voi
     if (approved.length) parts.push(`${approved.length} approved`);
     if (rejected.length) parts.push(`${rejected.length} rejected and unstaged`);
     out.info(`guard: ${parts.join(', ')}`);
-    for (const f of rejected) out.info(`  ${f.path}: kept as ${f.ref}`);
+    const named = [...approved, ...rejected];
+    const width = Math.max(...named.map((f) => displayName(f).length));
+    for (const f of named) {
+      const what = f.decision === 'rejected' ? 'rejected, unstaged' : f.taken ? `approved, ${f.taken.length} ${f.taken.length === 1 ? 'hunk' : 'hunks'} staged, the rest left in the work tree` : `approved (${f.strategy ?? 'replace'})`;
+      out.info(`  ${displayName(f).padEnd(width)}  ${what}${f.ref ? `; kept as ${f.ref}` : ''}`);
+    }
     if (r.checkpoint) out.info(`  undo: guard restore ${r.checkpoint} --staged`);
+    if (r.refusedAll) out.important(c.red('guard: every staged change was refused: the commit is not made (it would be empty)'));
     return;
   }
   const lines: string[] = [];
   lines.push(c.red(c.bold(`guard: blocked ${blocked.length} change${blocked.length === 1 ? '' : 's'} that need${blocked.length === 1 ? 's' : ''} a person`)));
   const shown = boundFiles(blocked, limit);
   for (const f of shown.files) {
-    const name = f.oldPath !== undefined ? `${f.oldPath} -> ${f.path}` : f.path;
+    const name = displayName(f);
     lines.push('');
     lines.push(`  ${c.bold(name)}  ${c.yellow(f.status)}  ${metricsLine(f)}`);
     for (const reason of f.reasons) lines.push(`    - ${reason}`);

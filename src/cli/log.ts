@@ -1,4 +1,5 @@
 import { EXIT, GuardError } from '../core/errors.js';
+import { quotePath } from '../core/quote.js';
 import { log, parseAge, prune, type LogEntry } from '../flows/log.js';
 import type { Output } from '../ui/output.js';
 import type { LogArgs } from './spec.js';
@@ -42,11 +43,13 @@ function line(e: LogEntry, out: Output): string {
   const { c } = out;
   const time = e.time.replace('T', ' ').replace(/\.\d+Z$/, 'Z');
   if (e.kind === 'checkpoint') {
-    const lost = 'lost' in e && Array.isArray(e.lost) ? `  LOST: ${e.lost.join(', ')}` : '';
-    const what = (e.paths ? `${e.reason} [${e.paths.join(', ')}]` : e.reason) + lost;
+    const lost = 'lost' in e && Array.isArray(e.lost) ? `  LOST: ${e.lost.map(quotePath).join(', ')}` : '';
+    const what = (e.paths ? `${e.reason} [${e.paths.map(quotePath).join(', ')}]` : e.reason) + lost;
     return `${c.dim(time)}  ${c.cyan('checkpoint')}  ${what}  ${c.bold(e.id)}`;
   }
   const colour = e.decision === 'allowed' ? c.green : e.decision === 'approved' ? c.yellow : c.red;
   const lane = e.lane ? ` (lane ${e.lane})` : '';
-  return `${c.dim(time)}  decision    ${e.path} ${e.status}  ${colour(e.decision)} by ${e.decider} in ${e.command ?? '?'}${lane}${e.ref ? `  ${e.ref}` : ''}`;
+  const how = e.hunks ? ` (${e.hunks.length} ${e.hunks.length === 1 ? 'hunk' : 'hunks'})` : e.strategy && e.decision === 'approved' ? ` (${e.strategy})` : '';
+  const name = e.oldPath !== undefined ? `${quotePath(e.oldPath)} -> ${quotePath(e.path)}` : quotePath(e.path);
+  return `${c.dim(time)}  decision    ${name} ${e.status}  ${colour(e.decision + how)} by ${e.decider} in ${e.command ?? '?'}${lane}${e.ref ? `  ${e.ref}` : ''}`;
 }

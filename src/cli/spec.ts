@@ -134,6 +134,7 @@ export const COMMANDS = {
       decisions: { type: 'string', describe: 'scripted decisions (JSON file) instead of prompts' },
       commit: { type: 'boolean', describe: 'commit the merge with Guard-Approved trailers' },
       message: { type: 'string', short: 'm', describe: 'commit message for --commit' },
+      'dry-run': { type: 'boolean', describe: 'print the plan (files, hunks with ids, what would happen) and write nothing' },
     },
   },
   ci: {

@@ -1,5 +1,6 @@
 import { EXIT, GuardError } from '../core/errors.js';
 import { metricsLine } from '../core/preview.js';
+import { displayName } from '../core/quote.js';
 import { write, type WriteResult } from '../flows/write.js';
 import { isAutoMode } from '../ui/auto-mode.js';
 import type { Output } from '../ui/output.js';
@@ -41,17 +42,18 @@ function printHuman(r: WriteResult, out: Output): void {
   const { c } = out;
   const f = r.files[0]!;
   if (f.written) {
-    out.info(`guard: wrote ${f.path} (${f.status}, ${metricsLine(f)}${f.decision === 'approved' ? ', approved' : ''})`);
+    const how = f.decision !== 'approved' ? '' : f.taken ? `, approved: ${f.taken.length} ${f.taken.length === 1 ? 'hunk' : 'hunks'} taken` : `, approved (${f.strategy ?? 'replace'})`;
+    out.info(`guard: wrote ${displayName(f)} (${f.status}, ${metricsLine(f)}${how})`);
     out.info(`  undo: guard restore ${r.checkpoint} -- ${f.path}`);
     return;
   }
   if (f.unchanged) {
-    out.info(`guard: ${f.path} already holds this content; nothing written`);
+    out.info(`guard: ${displayName(f)} already holds this content; nothing written`);
     return;
   }
   const lines: string[] = [];
   const verb = f.decision === 'rejected' ? 'rejected' : 'blocked';
-  lines.push(c.red(c.bold(`guard: ${verb} the write to ${f.path}`)));
+  lines.push(c.red(c.bold(`guard: ${verb} the write to ${displayName(f)}`)));
   lines.push(`  ${c.yellow(f.status)}  ${metricsLine(f)}`);
   for (const reason of f.reasons) lines.push(`    - ${reason}`);
   lines.push(`  kept as ${c.cyan(f.ref!)}  (see it: ${r.base ? `git diff ${f.ref}^ ${f.ref}` : `git show ${f.ref}`})`);

@@ -57,14 +57,6 @@ export function parseDecisions(text: string, source: string): ScriptedDecision[]
   return r.output as ScriptedDecision[];
 }
 
-/** What review does with one file. */
-export type FilePlan =
-  | { take: 'all' }
-  | { take: 'none'; decision: 'rejected' | 'blocked' }
-  /** `hunks`: the file's hunks as the person saw them (after splits); the diff's own when absent. */
-  | { take: 'hunks'; indices: ReadonlySet<number>; hunks?: Hunk[] }
-  | { take: 'strategy'; strategy: StrategyName; insertAt?: number };
-
 /** Hunk names (indices or ids) to indices; unknown names are usage errors. */
 export function resolveHunks(path: string, names: ReadonlyArray<number | string>, hunks: readonly Hunk[]): Set<number> {
   const out = new Set<number>();
@@ -76,12 +68,4 @@ export function resolveHunks(path: string, names: ReadonlyArray<number | string>
     out.add(h.index);
   }
   return out;
-}
-
-/** The plan a scripted decision gives; whole-file strategies only for replace/delete-like changes is not enforced. */
-export function planFromDecision(d: ScriptedDecision, hunks: readonly Hunk[]): FilePlan {
-  if (d.action === 'reject') return { take: 'none', decision: 'rejected' };
-  if (d.strategy) return d.insertAt !== undefined ? { take: 'strategy', strategy: d.strategy, insertAt: d.insertAt } : { take: 'strategy', strategy: d.strategy };
-  if (d.hunks) return { take: 'hunks', indices: resolveHunks(d.path, d.hunks, hunks) };
-  return { take: 'all' };
 }

@@ -17,6 +17,7 @@ export type ErrorCode =
   | 'E_NO_CHECKPOINT'
   | 'E_RECORD'
   | 'E_UNREADABLE'
+  | 'E_ABORTED'
   | 'E_NESTED_REPO'
   | 'E_INTERNAL';
 
@@ -37,6 +38,7 @@ const EXIT_BY_CODE: Record<ErrorCode, number> = {
   E_NO_CHECKPOINT: EXIT.usage,
   E_RECORD: EXIT.internal,
   E_UNREADABLE: EXIT.blocked,
+  E_ABORTED: EXIT.blocked,
   E_NESTED_REPO: EXIT.blocked,
   E_INTERNAL: EXIT.internal,
 };

@@ -24,8 +24,10 @@ export interface Hunk {
    * in one file also hashes "#n".
    */
   id: string;
-  /** `@@ -a,b +c,d @@`, formatted as git does (",1" is left out). */
+  /** `@@ -a,b +c,d @@ context`, formatted as git does (",1" is left out). */
   header: string;
+  /** git's function context: the section heading after the second `@@` (the enclosing function or class). */
+  context?: string;
   /** As in the header: 1-based; when the count is 0, the line before the gap. */
   oldStart: number;
   oldLines: number;
@@ -77,7 +79,11 @@ export function parseHunks(unifiedDiffText: string): Hunk[] {
   if (withHunks.length > 1) {
     throw new Error(`parseHunks: expected the diff of one file, got ${withHunks.length}`);
   }
-  return fromJsdiff(withHunks[0]?.hunks ?? []);
+  // jsdiff drops git's section heading ("@@ -1,3 +1,3 @@ def main():"); read it back, in order.
+  const headings = [...unifiedDiffText.matchAll(/^@@ -\d+(?:,\d+)? \+\d+(?:,\d+)? @@ ?(.*)$/gm)].map((m) => m[1] ?? '');
+  const hunks = withHunks[0]?.hunks ?? [];
+  if (headings.length !== hunks.length) return fromJsdiff(hunks);
+  return fromJsdiff(hunks, headings);
 }
 
 /**
@@ -98,8 +104,8 @@ export function diffHunks(oldText: string, newText: string, contextLines: number
 }
 
 /** Converts jsdiff hunks (whose start is the line after the gap when a count is 0). */
-function fromJsdiff(hunks: StructuredPatchHunk[]): Hunk[] {
-  const raw = hunks.map((h) => {
+function fromJsdiff(hunks: StructuredPatchHunk[], headings: readonly string[] = []): Hunk[] {
+  const raw = hunks.map((h, n) => {
     const lines: string[] = [];
     let oldNoNewlineAtEnd = false;
     let newNoNewlineAtEnd = false;
@@ -121,6 +127,7 @@ function fromJsdiff(hunks: StructuredPatchHunk[]): Hunk[] {
       lines,
       oldNoNewlineAtEnd,
       newNoNewlineAtEnd,
+      ...(headings[n] ? { context: headings[n] } : {}),
     };
   });
   return reindex(raw);
@@ -158,9 +165,9 @@ function sha12(s: string): string {
   return createHash('sha1').update(s, 'utf8').digest('hex').slice(0, 12);
 }
 
-function formatHeader(h: Pick<Hunk, 'oldStart' | 'oldLines' | 'newStart' | 'newLines'>): string {
+function formatHeader(h: Pick<Hunk, 'oldStart' | 'oldLines' | 'newStart' | 'newLines' | 'context'>): string {
   const range = (start: number, count: number) => (count === 1 ? `${start}` : `${start},${count}`);
-  return `@@ -${range(h.oldStart, h.oldLines)} +${range(h.newStart, h.newLines)} @@`;
+  return `@@ -${range(h.oldStart, h.oldLines)} +${range(h.newStart, h.newLines)} @@${h.context ? ` ${h.context}` : ''}`;
 }
 
 // ---------------------------------------------------------------------------
@@ -214,6 +221,7 @@ export function splitHunk(h: Hunk): Hunk[] {
       lines,
       oldNoNewlineAtEnd: isLast && h.oldNoNewlineAtEnd,
       newNoNewlineAtEnd: isLast && h.newNoNewlineAtEnd,
+      ...(h.context ? { context: h.context } : {}),
     });
   });
   return reindex(pieces).map((p) => ({ ...p, index: h.index }));

@@ -1,4 +1,5 @@
 import type { Classification } from './classify.js';
+import { plural } from './quote.js';
 
 /** The shape of a hunk as jsdiff's parsePatch and core/hunks give it. */
 export interface PreviewHunk {
@@ -82,10 +83,10 @@ export function diffPreview(hunks: readonly PreviewHunk[], maxLines: number, s: 
 
 export function metricsLine(c: Classification): string {
   if (c.binary) return `binary file`;
-  if (c.status === 'new') return `${c.linesAdded} lines added`;
-  if (c.status === 'delete') return `${c.existingLines} lines deleted (the whole file)`;
+  if (c.status === 'new') return `${plural(c.linesAdded, 'line')} added`;
+  if (c.status === 'delete') return `${plural(c.existingLines, 'line')} deleted (the whole file)`;
   const pct = Math.round(c.changeRatio * 100);
-  return `${c.existingLines} lines, ${c.linesDeleted} deleted (${pct}%), ${c.linesAdded} added`;
+  return `${plural(c.existingLines, 'line')}, ${c.linesDeleted} deleted (${pct}%), ${c.linesAdded} added`;
 }
 
 export function omittedNote(b: Bounded, what: string): string | null {

@@ -3,7 +3,8 @@ import path from 'node:path';
 import { classify, makePolicy, type Classification, type Policy } from '../core/classify.js';
 import { withAggregateLoss } from '../core/aggregate.js';
 import { CONFIG_FILE } from '../core/config.js';
-import { batchMessage, decisionRecord, parseRecordMessage, rejectedMessage, type Decision, type DecisionRecord, type RecordContext } from '../core/record.js';
+import { everythingRefused, decisionRecords, offeredStrategies, plan, type Answer, type FileOutcome, type Plan, type PlanFile } from '../core/plan.js';
+import { batchMessage, parseRecordMessage, rejectedMessage, type Decision, type DecisionRecord, type RecordContext } from '../core/record.js';
 import { hasApprovalTrailer } from '../git/approvals.js';
 import { READ_CAP, catFileBatch, type CatResult } from '../git/catfile.js';
 import { collectFacts } from '../git/changes.js';
@@ -23,10 +24,10 @@ export interface CheckedFile extends Classification {
   decision: Decision;
   decider: DecisionRecord['decider'];
   strategy?: string;
+  /** Ids of the hunks taken, when the person took only some. */
+  taken?: string[];
   ref?: string;
   warning?: string;
-  /** The content a strategy made (append, insert, extend): written and staged in place of the proposal. */
-  merged?: Buffer;
 }
 
 export interface CheckResult {
@@ -41,6 +42,8 @@ export interface CheckResult {
   record: string | null;
   /** Taken before check changed the index (a rejection unstages). */
   checkpoint?: string;
+  /** A person refused every staged change: the commit must not be made (it would be empty). */
+  refusedAll: boolean;
   /** HEAD was committed without this gate and has changes that needed approval. */
   bypassed?: { commit: string; paths: string[] };
 }
@@ -116,56 +119,29 @@ export async function check(opts: CheckOptions): Promise<CheckResult> {
   const lane = laneOf(cwd);
   const checked = await readCheckedTrees(repo);
 
-  const files: CheckedFile[] = classified.map((c) => ({ ...c, decision: 'allowed', decider: 'policy' }));
+  // Answers: a person's approvals made in `guard review --commit`, then the person at the terminal.
+  const answers = new Map<string, Answer>();
   const approved = approvalsIn(approvedBy?.data);
-  for (const [i, f] of files.entries()) {
-    if (f.needsApproval && approved.has(`${f.path}\0${entries[i]!.newOid ?? ''}`)) {
-      Object.assign(f, { decision: 'approved', decider: 'person', strategy: 'review' });
-    }
-  }
-  const pending = files.filter((f) => f.needsApproval && f.decision === 'allowed');
-  const interactive = !opts.auto && pending.length > 0 ? await openPrompt(opts.color) : null;
-  if (interactive) {
-    opts.deadline?.disarm(); // --timeout bounds guard's work, not a person's thinking
-    try {
-      await askEach(interactive, pending, repo, entries, config.preview);
-    } finally {
-      interactive.close();
-    }
-  } else {
-    for (const f of pending) Object.assign(f, { decision: 'blocked', decider: 'auto' });
-  }
+  classified.forEach((c, i) => {
+    if (c.needsApproval && approved.has(`${c.path}\0${entries[i]!.newOid ?? ''}`)) answers.set(c.path, { take: 'all', via: 'review' });
+  });
+  const pending = classified.filter((c) => c.needsApproval && !answers.has(c.path));
+  // Contents and hunks are read only for the files a person is asked about (askPerson fills them in).
+  const planFiles = classified.map((c, i): PlanFile => ({ c, hunks: [], base: null, proposed: null, baseMode: entries[i]!.oldMode, proposedMode: entries[i]!.newMode }));
+  const asked = !opts.auto && pending.length > 0 ? await askPerson(repo, entries, planFiles, pending, config.preview.contextLines, opts.color, answers, () => opts.deadline?.disarm()) : false;
 
+  const planned = await plan('check', planFiles, answers);
+  const files: CheckedFile[] = planned.files.map((o, i) => toChecked(classified[i]!, o));
   const now = opts.now ?? new Date();
   const ctx: RecordContext = { command: 'check', lane, time: now.toISOString(), base };
   const byPath = new Map(entries.map((e) => [e.path, e]));
-  const commits: RecordCommit[] = [];
-  const records: DecisionRecord[] = [];
-  // Every change refused in this run goes into ONE rejected commit (parent: the base,
-  // tree: the base with all refused proposals): N refusals cost one tree, not N trees
-  // of the base's size. `git diff REF^ REF -- PATH` shows one of them.
-  const refusedRef = files.some((f) => f.decision === 'blocked' || f.decision === 'rejected') ? newRef(REFS.rejected, now) : null;
-  const refused: DecisionRecord[] = [];
-  const refusedChanges: RecordCommit['changes'] = [];
-  for (const f of files) {
-    const e = byPath.get(f.path)!;
-    const extra: Partial<DecisionRecord> = {};
-    if (e.newOid) extra.blob = e.newOid;
-    if (f.merged) extra.blob = (await import('../git/merge.js')).blobId(f.merged);
-    if (f.strategy) extra.strategy = f.strategy;
-    if (refusedRef && (f.decision === 'blocked' || f.decision === 'rejected')) {
-      f.ref = extra.ref = refusedRef;
-      refused.push(decisionRecord(f, f.decision, f.decider, extra));
-      refusedChanges.push(...proposalChanges(e));
-    }
-    records.push(decisionRecord(f, f.decision, f.decider, extra));
-  }
-  if (refusedRef) commits.push({ ref: refusedRef, parent: base, message: rejectedMessage(ctx, refused), changes: refusedChanges });
+  const { commits, records } = await keptRefs(planned, classified, files, byPath, ctx, now);
   const record = newRef(REFS.decisions, now);
   opts.deadline?.pointOfNoReturn(); // past this point guard writes: finish, never stop half way
   // The refs first: once they exist nothing the index change below drops is lost.
   commits.push({ ref: record, parent: null, message: batchMessage(ctx, records), changes: [] });
-  const unchangedIndex = !files.some((f) => f.decision === 'rejected' || f.merged !== undefined);
+  const rewrite = planned.files.filter((o) => o.action === 'write');
+  const unchangedIndex = !files.some((f) => f.decision === 'rejected') && rewrite.length === 0;
   // Nothing else writes the index: remembering the tree can run beside the records.
   const remembered = unchangedIndex && !files.some((f) => f.decision === 'blocked') ? rememberCheckedTree(repo, checked) : null;
   faultPoint('check:before-records');
@@ -175,16 +151,16 @@ export async function check(opts: CheckOptions): Promise<CheckResult> {
 
   const result: CheckResult = {
     command: 'check',
-    auto: !interactive,
+    auto: !asked,
     base,
     lane,
     files,
     blocked: files.filter((f) => f.decision === 'blocked').length,
     rejected: files.filter((f) => f.decision === 'rejected').length,
     record: files.length > 0 ? record : null,
+    refusedAll: asked && everythingRefused(planned),
   };
   const unstage = files.filter((f) => f.decision === 'rejected').map((f) => byPath.get(f.path)!);
-  const rewrite = files.filter((f) => f.merged !== undefined);
   if (unstage.length > 0 || rewrite.length > 0) {
     const { checkpoint } = await import('../git/checkpoint.js');
     const cp = await checkpoint(repo, { reason: 'before guard check changes the index', command: 'check', lane });
@@ -193,7 +169,6 @@ export async function check(opts: CheckOptions): Promise<CheckResult> {
     if (unstage.length > 0) await unstagePaths(cwd, unstage);
     if (rewrite.length > 0) await stageMerged(cwd, rewrite, byPath);
   }
-  for (const f of files) delete f.merged;
   if (result.blocked === 0 && !remembered) await rememberCheckedTree(repo, checked);
   const bypassed = await headBypassed(repo, head, checked, policy);
   if (bypassed) result.bypassed = bypassed;
@@ -201,23 +176,52 @@ export async function check(opts: CheckOptions): Promise<CheckResult> {
 }
 
 /**
- * A person approved a change with a strategy (append, insert, extend): the
- * merged content is what gets committed. It is staged as a blob; the file on
- * disk is rewritten only when it still holds exactly what was staged, so an
- * edit made after `git add` is never overwritten (it stays unstaged).
+ * The decision records, and ONE rejected commit for every proposal this run
+ * keeps (refused, or beside a merged or partial result): parent the base,
+ * tree the base with all of them, so N refusals cost one tree, not N trees of
+ * the base's size. `git diff REF^ REF -- PATH` shows one of them.
  */
-async function stageMerged(cwd: string, files: CheckedFile[], byPath: Map<string, DiffEntry>): Promise<void> {
+async function keptRefs(planned: Plan, classified: Classification[], files: CheckedFile[], byPath: Map<string, DiffEntry>, ctx: RecordContext, now: Date): Promise<{ commits: RecordCommit[]; records: DecisionRecord[] }> {
+  const blobs = new Map<string, string>();
+  const { blobId } = planned.files.some((o) => o.action === 'write') ? await import('../git/merge.js') : { blobId: null };
+  for (const o of planned.files) {
+    const e = byPath.get(o.path)!;
+    if (e.newOid) blobs.set(o.path, e.newOid);
+    if (o.action === 'write' && o.content && blobId) blobs.set(o.path, blobId(o.content));
+  }
+  const keep = planned.files.filter((o) => o.keep !== null);
+  const ref = keep.length > 0 ? newRef(REFS.rejected, now) : null;
+  const refs = new Map(keep.map((o) => [o.path, ref!]));
+  files.forEach((f) => {
+    if (refs.has(f.path)) f.ref = ref!;
+  });
+  const records = decisionRecords(planned, classified, refs, blobs);
+  if (!ref) return { commits: [], records };
+  const kept = records.filter((r) => refs.has(r.path)).map((r) => (r.decision === 'blocked' ? r : { ...r, decision: 'rejected' as const }));
+  const changes = keep.flatMap((o) => proposalChanges(byPath.get(o.path)!));
+  return { commits: [{ ref, parent: ctx.base, message: rejectedMessage(ctx, kept), changes }], records };
+}
+
+/**
+ * A person approved a change with a strategy (append, insert, extend) or took
+ * some of its hunks: the result is what gets committed. It is staged as a
+ * blob. For a strategy the file on disk is rewritten too, but only when it
+ * still holds exactly what was staged, so an edit made after `git add` is
+ * never overwritten; for some hunks the work tree keeps the whole change
+ * (the rest stays unstaged, as with `git add -p`).
+ */
+async function stageMerged(cwd: string, outcomes: FileOutcome[], byPath: Map<string, DiffEntry>): Promise<void> {
   const { writeFileAtomic } = await import('../worktree/atomic.js');
   const { blobId } = await import('../git/merge.js');
   const { readCurrent } = await import('../worktree/current.js');
   const index: IndexEntry[] = [];
-  for (const f of files) {
-    const e = byPath.get(f.path)!;
-    const mode = e.newMode ?? '100644';
-    const oid = await writeBlob(cwd, f.merged!);
-    const onDisk = await readCurrent(cwd, f.path);
-    if (onDisk !== null && e.newOid !== null && blobId(onDisk.content) === e.newOid) await writeFileAtomic(cwd, f.path, f.merged!, mode);
-    index.push({ mode, oid, path: f.path });
+  for (const o of outcomes) {
+    const e = byPath.get(o.path)!;
+    const mode = o.mode ?? e.newMode ?? '100644';
+    const oid = await writeBlob(cwd, o.content!);
+    const onDisk = o.strategy === 'hunks' ? null : await readCurrent(cwd, o.path);
+    if (onDisk !== null && e.newOid !== null && blobId(onDisk.content) === e.newOid) await writeFileAtomic(cwd, o.path, o.content!, mode);
+    index.push({ mode, oid, path: o.path });
   }
   await stageBlobs(cwd, index);
 }
@@ -240,49 +244,69 @@ function approvalsIn(commit: Buffer | undefined): Set<string> {
   return out;
 }
 
-type Prompt = Awaited<ReturnType<typeof import('../ui/approval.js').openApprovalPrompt>>;
 
-async function openPrompt(color: boolean): Promise<NonNullable<Prompt> | null> {
-  const { openApprovalPrompt } = await import('../ui/approval.js');
-  return openApprovalPrompt(color);
+function toChecked(c: Classification, o: FileOutcome): CheckedFile {
+  const f: CheckedFile = { ...c, decision: o.decision, decider: o.decider };
+  if (o.strategy) f.strategy = o.strategy;
+  if (o.taken) f.taken = o.taken;
+  if (o.warning) f.warning = o.warning;
+  return f;
 }
 
-async function askEach(
-  prompt: NonNullable<Prompt>,
-  pending: CheckedFile[],
+/**
+ * Ask the person at the terminal about each change that needs approval;
+ * false when there is none. Reads both sides and the hunks of only those
+ * files (one cat-file batch, one git diff). `q` leaves the rest unanswered
+ * (blocked, as without a terminal); Ctrl-C throws E_ABORTED: nothing recorded.
+ */
+async function askPerson(
   repo: Repo,
   entries: DiffEntry[],
-  preview: { contextLines: number; maxLines: number },
-): Promise<void> {
-  const { readPatches } = await import('../git/patch.js');
-  const byPath = new Map(entries.map((e) => [e.path, e]));
-  const texts = (f: CheckedFile) => async () => {
-    const e = byPath.get(f.path)!;
-    const [oldObj, newObj] = await catFileBatch(repo.root, [e.oldOid ?? 'HEAD^{tree}', e.newOid ?? 'HEAD^{tree}'], READ_CAP);
-    return {
-      base: e.oldOid ? oldObj?.data?.toString('utf8') ?? '' : '',
-      lane: e.newOid ? newObj?.data?.toString('utf8') ?? '' : '',
-    };
-  };
-  const paths = pending.flatMap((f) => (f.oldPath !== undefined ? [f.oldPath, f.path] : [f.path]));
-  const patches = await readPatches(repo.root, 'staged', paths, preview.contextLines);
-  let quit = false;
-  for (const f of pending) {
-    if (quit) {
-      Object.assign(f, { decision: 'rejected', decider: 'person' });
-      continue;
+  files: PlanFile[],
+  pending: Classification[],
+  contextLines: number,
+  color: boolean,
+  answers: Map<string, Answer>,
+  disarm: () => void,
+): Promise<boolean> {
+  const { openPrompt } = await import('../ui/prompt.js');
+  const { pagerCommand } = await import('../git/pager.js');
+  const prompt = openPrompt({ color, title: (name) => `guard: ${name} needs approval`, pager: () => pagerCommand(repo.root) });
+  if (!prompt) return false;
+  disarm(); // --timeout bounds guard's work, not a person's thinking
+  try {
+    const { readFileDiffs } = await import('../git/patch.js');
+    const { parseHunks } = await import('../core/hunks.js');
+    const at = new Map(files.map((f, i) => [f.c.path, i]));
+    const names = pending.flatMap((c) => {
+      const e = entries[at.get(c.path)!]!;
+      return [e.oldOid ?? 'HEAD^{tree}', e.newOid ?? 'HEAD^{tree}'];
+    });
+    const [objects, sections] = await Promise.all([
+      catFileBatch(repo.root, names, READ_CAP),
+      readFileDiffs(repo.root, 'staged', pending.flatMap((c) => (c.oldPath !== undefined ? [c.oldPath, c.path] : [c.path])), contextLines),
+    ]);
+    pending.forEach((c, n) => {
+      const i = at.get(c.path)!;
+      const e = entries[i]!;
+      const text = !c.binary && !c.symlink && !c.submodule;
+      const section = text ? sections.get(c.path) : undefined;
+      files[i] = {
+        ...files[i]!,
+        base: e.oldOid ? objects[2 * n]?.data ?? null : null,
+        proposed: e.newOid ? objects[2 * n + 1]?.data ?? null : null,
+        hunks: section ? parseHunks(section) : [],
+      };
+    });
+    for (const c of pending) {
+      const f = files[at.get(c.path)!]!;
+      const texts = async () => ({ base: f.base?.toString('utf8') ?? '', lane: f.proposed?.toString('utf8') ?? '' });
+      const r = await prompt.ask({ c, hunks: f.hunks, strategies: offeredStrategies(f), texts });
+      if (r.answer) answers.set(c.path, r.answer);
+      if (r.quit) break;
     }
-    const answer = await prompt.ask(f, patches.get(f.path) ?? [], preview.maxLines, texts(f));
-    if (answer === 'approve') Object.assign(f, { decision: 'approved', decider: 'person', strategy: 'replace' });
-    else if (typeof answer === 'object') {
-      const { applyStrategy } = await import('../core/strategies.js');
-      const t = await texts(f)();
-      const r = await applyStrategy(answer.strategy, t.base, t.lane, { path: f.path, ...(answer.insertAt !== undefined ? { insertAt: answer.insertAt } : {}) });
-      Object.assign(f, { decision: 'approved', decider: 'person', strategy: r.strategy, merged: Buffer.from(r.content, 'utf8') });
-      if (r.warning) f.warning = r.warning;
-    } else {
-      Object.assign(f, { decision: 'rejected', decider: 'person' });
-      if (answer === 'quit') quit = true;
-    }
+  } finally {
+    prompt.close();
   }
+  return true;
 }

@@ -5,8 +5,9 @@ import { classify, makePolicy, type ChangeFacts, type Classification } from '../
 import { CONFIG_FILE } from '../core/config.js';
 import { GuardError } from '../core/errors.js';
 import { countLines, looksBinary } from '../core/lines.js';
-import type { PreviewHunk } from '../core/preview.js';
-import { batchMessage, decisionRecord, rejectedMessage, type Decision, type DecisionRecord, type RecordContext } from '../core/record.js';
+import type { Hunk } from '../core/hunks.js';
+import { decisionRecords, offeredStrategies, plan, type Answer, type FileOutcome, type PlanFile } from '../core/plan.js';
+import { batchMessage, rejectedMessage, type Decision, type DecisionRecord, type RecordContext } from '../core/record.js';
 import { MODE, cleanStaleTemps, commitWrite, discardWrite, resolveInside, stageWrite, statOnDisk, type OnDisk, type Staged } from '../worktree/atomic.js';
 import { READ_CAP, catFileBatch } from '../git/catfile.js';
 import { checkpoint } from '../git/checkpoint.js';
@@ -14,10 +15,9 @@ import { assertWritable } from '../git/contain.js';
 import { faultPoint } from '../git/faults.js';
 import { lockTree, staleLockNotice } from '../worktree/lock.js';
 import { REFS, newRef, writeRecords, type RecordCommit } from '../git/records.js';
-import { openRepo } from '../git/repo.js';
+import { openRepo, type Repo } from '../git/repo.js';
 import { numstatFiles, patchFiles, whitespaceOnlyFiles } from '../git/measure.js';
 import { sessionBase, sessionEvent } from '../git/session-base.js';
-import type { StrategyAnswer } from '../ui/approval.js';
 import { configAt, laneOf, type FlowOptions } from './context.js';
 
 export interface WriteOptions extends FlowOptions {
@@ -41,6 +41,8 @@ export interface WrittenFile extends Classification {
   unchanged?: boolean;
   /** extend fell back to append, and why. */
   warning?: string;
+  /** Ids of the hunks taken, when the person took only some. */
+  taken?: string[];
 }
 
 export interface WriteResult {
@@ -104,101 +106,100 @@ export async function write(opts: WriteOptions): Promise<WriteResult> {
         c = { ...cs, reasons: [...cs.reasons, `measured against the file as session ${session} first saw it (checkpoint ${sessionStart.checkpoint})`] };
       }
     }
-    const unchanged = oldContent !== null && oldContent.equals(opts.content);
     const file: WrittenFile = { ...c, decision: 'allowed', decider: 'policy', written: false };
-    if (unchanged) file.unchanged = true;
-
-    let personAsked = false;
-    if (c.needsApproval) {
-      const answer = opts.auto ? null : await askPerson(staged, oldContent !== null, c, config.preview, opts.color, oldContent?.toString('utf8') ?? null, opts.content.toString('utf8'));
-      if (answer === null) Object.assign(file, { decision: 'blocked', decider: 'auto' });
-      else {
-        personAsked = true;
-        if (answer === 'approve') Object.assign(file, { decision: 'approved', decider: 'person', strategy: 'replace' });
-        else if (typeof answer === 'object') {
-          // append / insert / extend: the merged content is what gets written
-          const { applyStrategy } = await import('../core/strategies.js');
-          const r = await applyStrategy(answer.strategy, oldContent?.toString('utf8') ?? '', opts.content.toString('utf8'), {
-            path: target.rel,
-            ...(answer.insertAt !== undefined ? { insertAt: answer.insertAt } : {}),
-          });
-          Object.assign(file, { decision: 'approved', decider: 'person', strategy: r.strategy });
-          if (r.warning) file.warning = r.warning;
-          await discardWrite(staged);
-          staged = await stageWrite(root, target.rel, Buffer.from(r.content, 'utf8'), newMode);
-        } else Object.assign(file, { decision: 'rejected', decider: 'person' });
-      }
+    if (oldContent !== null && oldContent.equals(opts.content)) file.unchanged = true;
+    const pf: PlanFile = { c, hunks: [], base: oldContent, proposed: opts.content, baseMode: old?.mode ?? null, proposedMode: newMode };
+    const answers = new Map<string, Answer>();
+    const personAsked = c.needsApproval && !opts.auto ? await askPerson(staged, pf, config.preview.contextLines, opts.color, answers, root) : false;
+    const o = (await plan('write', [pf], answers)).files[0]!;
+    Object.assign(file, { decision: o.decision, decider: o.decider }, pick(o));
+    if (o.content && !o.content.equals(opts.content)) {
+      // a strategy or some hunks: the result is what gets written
+      await discardWrite(staged);
+      staged = await stageWrite(root, target.rel, o.content, newMode);
     }
 
     const now = opts.now ?? new Date();
     const ctx: RecordContext = { command: 'write', lane, time: now.toISOString(), base };
-    const extra: Partial<DecisionRecord> = {};
-    if (file.strategy) extra.strategy = file.strategy;
-    const commits: RecordCommit[] = [];
-    const refused = file.decision === 'blocked' || file.decision === 'rejected';
-    // A merge strategy writes something other than the proposal: keep the proposal whole too.
-    const merged = file.strategy !== undefined && file.strategy !== 'replace';
-    if (refused || merged) {
-      file.ref = extra.ref = newRef(REFS.rejected, now);
-      // parent: the base; tree: the base plus the proposal, so `git diff R^ R` shows it
-      commits.push({
-        ref: file.ref,
-        parent: base,
-        message: rejectedMessage(ctx, decisionRecord(c, refused ? file.decision : 'rejected', file.decider, extra)),
-        changes: [{ kind: 'inline', path: target.rel, mode: newMode, data: opts.content }],
-      });
-    }
-    const record = newRef(REFS.decisions, now);
-    commits.push({ ref: record, parent: null, message: batchMessage(ctx, [decisionRecord(c, file.decision, file.decider, extra)]), changes: [] });
-
+    const commits = writeRecordsOf(c, o, ctx, now, target.rel, newMode, opts.content, file);
     let cp: string | null = null;
     const warnings: string[] = [];
-    if (!refused && !unchanged) {
-      // One writer at a time (another guard write or review into this tree), and
-      // only over the content that was judged: otherwise the other writer's file
-      // would be replaced unjudged and without a checkpoint.
-      const lock = await lockTree(repo, `guard write ${target.rel}`, { waitMs: LOCK_WAIT_MS });
-      try {
-        const stale = staleLockNotice(lock);
-        if (stale) warnings.push(stale);
-        await sameOnDisk(target.abs, target.rel, old, oldContent);
-        // The checkpoint of the path comes before the write, whoever allowed it.
-        const [taken] = await Promise.all([
-          checkpoint(repo, { reason: `before guard write ${target.rel}`, command: 'write', lane, paths: [target.rel], now }),
-          writeRecords(root, commits, now),
-        ]);
-        cp = taken.id;
+    if (o.action === 'write') {
+      cp = await writeLocked(repo, { target, old, oldContent, staged, commits, lane, now, warnings }, async (taken) => {
         // the session's first touch of this path: later writes are measured against this checkpoint
         if (session && !sessionStart) {
           await writeRecords(root, [sessionEvent(taken.commit, { session, checkpoint: taken.id, path: target.rel, worktree: root, outcome: file.decision }, now)], now);
         }
-        faultPoint('write:after-checkpoint');
-        faultPoint('write:before-rename');
-        await commitWrite(staged);
-        committed = true;
-        faultPoint('write:after-rename');
-        file.written = true;
-      } finally {
-        await lock.release();
-      }
-    } else {
-      await writeRecords(root, commits, now);
-    }
+      });
+      committed = true;
+      file.written = true;
+    } else await writeRecords(root, commits, now);
     return {
       command: 'write',
       auto: !personAsked,
       base,
       lane,
       files: [file],
-      blocked: file.decision === 'blocked' ? 1 : 0,
-      rejected: file.decision === 'rejected' ? 1 : 0,
+      ...{ blocked: file.decision === 'blocked' ? 1 : 0, rejected: file.decision === 'rejected' ? 1 : 0 },
       checkpoint: cp,
-      record,
+      record: commits.at(-1)!.ref!,
       warnings,
     };
   } finally {
     if (!committed) await discardWrite(staged);
   }
+}
+
+/**
+ * One writer at a time (another guard write or review into this tree), and
+ * only over the content that was judged: otherwise the other writer's file
+ * would be replaced unjudged and without a checkpoint. The checkpoint of the
+ * path comes before the write, whoever allowed it. Returns the checkpoint.
+ */
+async function writeLocked(
+  repo: Repo,
+  w: { target: { abs: string; rel: string }; old: OnDisk | null; oldContent: Buffer | null; staged: Staged; commits: RecordCommit[]; lane: string | null; now: Date; warnings: string[] },
+  afterCheckpoint: (taken: { id: string; commit: string }) => Promise<void>,
+): Promise<string> {
+  const lock = await lockTree(repo, `guard write ${w.target.rel}`, { waitMs: LOCK_WAIT_MS });
+  try {
+    const stale = staleLockNotice(lock);
+    if (stale) w.warnings.push(stale);
+    await sameOnDisk(w.target.abs, w.target.rel, w.old, w.oldContent);
+    const [taken] = await Promise.all([
+      checkpoint(repo, { reason: `before guard write ${w.target.rel}`, command: 'write', lane: w.lane, paths: [w.target.rel], now: w.now }),
+      writeRecords(repo.root, w.commits, w.now),
+    ]);
+    await afterCheckpoint(taken);
+    faultPoint('write:after-checkpoint');
+    faultPoint('write:before-rename');
+    await commitWrite(w.staged);
+    faultPoint('write:after-rename');
+    return taken.id;
+  } finally {
+    await lock.release();
+  }
+}
+
+function pick(o: FileOutcome): Partial<WrittenFile> {
+  return { ...(o.strategy ? { strategy: o.strategy } : {}), ...(o.warning ? { warning: o.warning } : {}), ...(o.taken ? { taken: o.taken } : {}) };
+}
+
+/** The rejected ref the plan asks for (the proposal whole: refused, or merged into something else) and the decision record. */
+function writeRecordsOf(c: Classification, o: FileOutcome, ctx: RecordContext, now: Date, rel: string, mode: string, proposal: Buffer, file: WrittenFile): RecordCommit[] {
+  const commits: RecordCommit[] = [];
+  const refs = new Map<string, string>();
+  if (o.keep !== null) {
+    file.ref = newRef(REFS.rejected, now);
+    refs.set(c.path, file.ref);
+    const rec = decisionRecords({ gate: 'write', files: [o] }, [c], refs, new Map())[0]!;
+    // parent: the base; tree: the base plus the proposal, so `git diff R^ R` shows it
+    const message = rejectedMessage(ctx, o.action === 'blocked' ? rec : { ...rec, decision: 'rejected' });
+    commits.push({ ref: file.ref, parent: ctx.base, message, changes: [{ kind: 'inline', path: rel, mode, data: proposal }] });
+  }
+  const record = newRef(REFS.decisions, now);
+  commits.push({ ref: record, parent: null, message: batchMessage(ctx, decisionRecords({ gate: 'write', files: [o] }, [c], refs, new Map())), changes: [] });
+  return commits;
 }
 
 /** The facts classify needs, with line counts from git's own numstat. */
@@ -274,37 +275,31 @@ async function measureAgainst(
   }
 }
 
-/** null when there is no person to ask (no terminal). */
-async function askPerson(
-  staged: Staged,
-  existed: boolean,
-  c: Classification,
-  preview: { contextLines: number; maxLines: number },
-  color: boolean,
-  oldText: string | null,
-  newText: string,
-): Promise<'approve' | 'reject' | StrategyAnswer | null> {
-  const { openApprovalPrompt } = await import('../ui/approval.js');
-  const prompt = openApprovalPrompt(color);
-  if (!prompt) return null;
+/**
+ * Ask the person at the terminal; false when there is none (then the plan
+ * blocks the write, as in auto mode). Ctrl-C throws E_ABORTED: nothing written or recorded.
+ */
+async function askPerson(staged: Staged, pf: PlanFile, contextLines: number, color: boolean, answers: Map<string, Answer>, root: string): Promise<boolean> {
+  const { openPrompt } = await import('../ui/prompt.js');
+  const { pagerCommand } = await import('../git/pager.js');
+  const prompt = openPrompt({ color, title: (name) => `guard: ${name} needs approval`, pager: () => pagerCommand(root) });
+  if (!prompt) return false;
   try {
-    const hunks = c.binary ? [] : await previewHunks(staged, existed, preview.contextLines);
-    const answer = await prompt.ask(c, hunks, preview.maxLines, async () => ({
-      base: oldText ?? '',
-      lane: newText,
-    }));
-    if (typeof answer === 'object') return answer;
-    return answer === 'approve' ? 'approve' : 'reject';
+    if (!pf.c.binary && !pf.c.symlink) pf.hunks = await previewHunks(staged, pf.base !== null, contextLines);
+    const texts = async () => ({ base: pf.base?.toString('utf8') ?? '', lane: pf.proposed?.toString('utf8') ?? '' });
+    const r = await prompt.ask({ c: pf.c, hunks: pf.hunks, strategies: offeredStrategies(pf), texts });
+    if (r.answer) answers.set(pf.c.path, r.answer);
   } finally {
     prompt.close();
   }
+  return true;
 }
 
-async function previewHunks(staged: Staged, existed: boolean, contextLines: number): Promise<PreviewHunk[]> {
+/** The hunks of the write, from git's own diff of the file on disk and the prepared temp file (with git's function context). */
+async function previewHunks(staged: Staged, existed: boolean, contextLines: number): Promise<Hunk[]> {
   const from = existed ? staged.abs : '/dev/null';
-  const { parsePatch } = await import('diff');
-  const [patch] = parsePatch(await patchFiles(from, staged.temp, contextLines));
-  return (patch?.hunks ?? []).map((h) => ({ ...h, lines: [...h.lines] }));
+  const { parseHunks } = await import('../core/hunks.js');
+  return parseHunks(await patchFiles(from, staged.temp, contextLines));
 }
 
 /** The file on disk is still what was judged; another writer got there first otherwise. */

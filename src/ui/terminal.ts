@@ -1,6 +1,8 @@
+import { spawn } from 'node:child_process';
 import { openSync, closeSync } from 'node:fs';
 import { ReadStream, WriteStream } from 'node:tty';
 import { createInterface, type Interface } from 'node:readline';
+import { GuardError } from '../core/errors.js';
 export { isAutoMode } from './auto-mode.js';
 
 /**
@@ -9,12 +11,25 @@ export { isAutoMode } from './auto-mode.js';
  */
 export interface Terminal {
   write(text: string): void;
-  /** One answer line, trimmed; null when the terminal closed (Ctrl-D). */
+  /**
+   * One answer line, trimmed; null when the terminal closed (Ctrl-D).
+   * Ctrl-C throws `aborted()`: the whole command stops, nothing changed.
+   */
   ask(question: string): Promise<string | null>;
+  /** Show `text` through the pager command (run by sh, as git runs core.pager); wait for it to end. */
+  page(text: string, command: string): Promise<void>;
   color: boolean;
+  /** Rows of the terminal (24 when unknown). */
+  rows: number;
   close(): void;
 }
 
+/** Ctrl-C at a prompt: the command stops and changes nothing (exit 1). */
+export function aborted(): GuardError {
+  return new GuardError('E_ABORTED', 'stopped at the prompt (Ctrl-C): nothing was changed and no decision was recorded', 'run the command again to decide');
+}
+
+const ABORT = Symbol('abort');
 
 /** Open the controlling terminal; null when there is none (agents, CI, cron). */
 export function openTerminal(color: boolean): Terminal | null {
@@ -35,8 +50,9 @@ export function openTerminal(color: boolean): Terminal | null {
   }
   let rl: Interface | null = null;
   let closed = false;
+  let interrupted = false;
   const lines: string[] = [];
-  const waiters: Array<(l: string | null) => void> = [];
+  const waiters: Array<(l: string | null | typeof ABORT) => void> = [];
   const getRl = () => {
     if (rl) return rl;
     rl = createInterface({ input, output, terminal: true });
@@ -44,6 +60,12 @@ export function openTerminal(color: boolean): Terminal | null {
       const w = waiters.shift();
       if (w) w(l);
       else lines.push(l);
+    });
+    // The terminal is in raw mode: Ctrl-C arrives here, not as a signal.
+    rl.on('SIGINT', () => {
+      interrupted = true;
+      output.write('^C\n');
+      for (const w of waiters.splice(0)) w(ABORT);
     });
     rl.on('close', () => {
       closed = true;
@@ -53,18 +75,38 @@ export function openTerminal(color: boolean): Terminal | null {
   };
   return {
     color,
+    rows: output.rows > 0 ? output.rows : 24,
     write: (text) => output.write(text),
-    ask(question) {
+    async ask(question) {
       const r = getRl();
+      if (interrupted) throw aborted();
       output.write(question);
       const queued = lines.shift();
-      if (queued !== undefined) return Promise.resolve(queued.trim());
-      if (closed) return Promise.resolve(null);
+      if (queued !== undefined) return queued.trim();
+      if (closed) return null;
       r.resume();
-      return new Promise((resolve) => waiters.push((l) => resolve(l === null ? null : l.trim()))).then((l) => {
-        r.pause();
-        return l as string | null;
-      });
+      const l = await new Promise<string | null | typeof ABORT>((resolve) => waiters.push(resolve));
+      r.pause();
+      if (l === ABORT) throw aborted();
+      return l === null ? null : l.trim();
+    },
+    async page(text, command) {
+      // The pager reads its keys from the terminal itself: give it a cooked terminal.
+      const raw = input.isRaw;
+      if (raw) input.setRawMode(false);
+      try {
+        await new Promise<void>((resolve) => {
+          // As git does: LESS=FRX (quit if one screen, keep colours, no clearing) unless the user set LESS.
+          const env = { ...process.env, LESS: process.env.LESS ?? 'FRX', LV: process.env.LV ?? '-c' };
+          const child = spawn('sh', ['-c', command], { stdio: ['pipe', fd, fd], env });
+          child.on('error', () => resolve());
+          child.on('close', () => resolve());
+          child.stdin?.on('error', () => {}); // the pager may quit before reading everything
+          child.stdin?.end(text);
+        });
+      } finally {
+        if (raw) input.setRawMode(true);
+      }
     },
     close() {
       rl?.close();

@@ -17,11 +17,11 @@ describe('guard check at a terminal', () => {
     const repo = destructiveRepo();
     const staged = repo.git(['ls-files', '-s']);
     const s = spawnGuard(['check'], repo.dir);
-    const screen = await s.waitFor(/Approve state\.py \[.*\]\? $/);
+    const screen = await s.waitFor(/Take this hunk \[.*\]\? $/);
     expect(screen).toContain('state.py needs approval');
     expect(screen).toMatch(/replace\s+270 lines/);
-    expect(screen).toContain('Lines that would be deleted');
-    expect(screen).toMatch(/^\s+\d+ - class /m); // a deleted line with its number
+    expect(screen).toContain('Would be lost: 234 of 270 lines');
+    expect(screen).toMatch(/^-"""Session state/m); // a deleted line, in the hunk
     s.type('y\r');
     expect(await s.exit).toBe(0);
     expect(repo.git(['ls-files', '-s'])).toBe(staged);
@@ -35,9 +35,9 @@ describe('guard check at a terminal', () => {
   it('rejecting unstages the path, keeps the work tree file and the proposal, and checkpoints first', async () => {
     const repo = destructiveRepo();
     const s = spawnGuard(['check'], repo.dir);
-    await s.waitFor(/Approve state\.py \[.*\]\? $/);
+    await s.waitFor(/Take this hunk \[.*\]\? $/);
     s.type('?\r');
-    await s.waitFor(/reject it/);
+    await s.waitFor(/leave this hunk out/);
     s.type('n\r');
     expect(await s.exit).toBe(0);
     // index back to HEAD for state.py; the other change is still staged
@@ -48,13 +48,14 @@ describe('guard check at a terminal', () => {
     const [cp] = repo.refs('refs/guard/checkpoints/');
     expect(repo.git(['show', `${cp}:state.py`])).toBe(fixture('state_replacement.py'));
     expect(s.output()).toContain('rejected and unstaged');
+    expect(s.output()).toMatch(/^  state\.py  rejected, unstaged; kept as refs\/guard\/rejected\//m); // the summary names the file
   });
 
-  it('offers the strategies: A appends the new content to the old and stages the result', async () => {
+  it('offers the strategies: b (both) appends the new content to the old and stages the result', async () => {
     const repo = destructiveRepo();
     const s = spawnGuard(['check'], repo.dir);
-    await s.waitFor(/Approve state\.py \[y,n,q,A,i,x,\?\]\? $/);
-    s.type('A\r');
+    await s.waitFor(/Take this hunk \[y,n,q,a,d,s,v,r,b,i,x,\?\]\? $/);
+    s.type('b\r');
     expect(await s.exit).toBe(0);
     const expected = fixture('state.py') + fixture('state_replacement.py');
     expect(repo.git(['show', ':state.py'])).toBe(expected);
@@ -68,8 +69,8 @@ describe('guard check at a terminal', () => {
     const edited = fixture('state_replacement.py') + '# an unstaged line\n';
     repo.write('state.py', edited);
     const s = spawnGuard(['check'], repo.dir);
-    await s.waitFor(/Approve state\.py \[.*\]\? $/);
-    s.type('A\r');
+    await s.waitFor(/Take this hunk \[.*\]\? $/);
+    s.type('b\r');
     expect(await s.exit).toBe(0);
     expect(repo.git(['show', ':state.py'])).toBe(fixture('state.py') + fixture('state_replacement.py'));
     expect(repo.read('state.py')).toBe(edited);
@@ -78,7 +79,7 @@ describe('guard check at a terminal', () => {
   it('insert re-asks on a bad line, then inserts where the person said', async () => {
     const repo = destructiveRepo();
     const s = spawnGuard(['check'], repo.dir);
-    await s.waitFor(/Approve state\.py \[.*\]\? $/);
+    await s.waitFor(/Take this hunk \[.*\]\? $/);
     s.type('i\r');
     await s.waitFor(/after which line \(0-270; empty cancels\)\? $/);
     s.type('999\r');
@@ -109,7 +110,7 @@ describe('guard check at a terminal', () => {
       const t = setTimeout(() => reject(new Error(`no prompt:\n${out}`)), 15_000);
       p.onData((d) => {
         out += d;
-        if (/Approve state\.py/.test(out) && !out.includes('__answered')) {
+        if (/Take this hunk/.test(out) && !out.includes('__answered')) {
           out += '__answered';
           clearTimeout(t);
           p.write('y\r');

@@ -284,7 +284,7 @@ describe('SIGKILL at each fault point of guard check', () => {
     repo.git(['add', '-A']);
     const indexBefore = index(repo);
     const s = spawnGuard(['check'], repo.dir, { GUARD_FAULT: 'check:before-unstage' });
-    await s.waitFor(/Approve state\.py \[.*\]\? $/);
+    await s.waitFor(/Take this hunk \[.*\]\? $/);
     s.type('n\r');
     await s.exit;
     expect(index(repo)).toBe(indexBefore);

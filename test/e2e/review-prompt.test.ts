@@ -40,14 +40,14 @@ async function answer(s: Session, prompt: RegExp | string, text: string): Promis
 const FOUR = 'one\ntwo\nthree\nfour\n';
 
 describe('guard review at a terminal: strategies for a whole-file rewrite', () => {
-  it('A appends: the header, the deletion summary and the strategy keys are shown; the old content stays first', async () => {
+  it('b (both) appends: the header, what would be lost and the strategy keys are shown; the old content stays first', async () => {
     const { repo, lane } = withLane({ 'cfg.txt': FOUR });
     laneWrite(lane, 'cfg.txt', 'NEW\n');
     const s = spawnGuard(['review', 'agent'], repo.dir);
-    const screen = await answer(s, HUNK, 'A');
+    const screen = await answer(s, HUNK, 'b');
     expect(screen).toMatch(/cfg\.txt\s+replace\s+4 lines, 4 deleted \(100%\), 1 added/);
-    expect(screen).toContain('Lines that would be deleted');
-    expect(screen).toMatch(/\(1\/1\) Take this hunk \[y,n,a,d,s,q,r,A,i,x,\?\]\? $/);
+    expect(screen).toContain('Would be lost: 4 of 4 lines');
+    expect(screen).toMatch(/\(1\/1\) Take this hunk \[y,n,q,a,d,v,r,b,i,x,\?\]\? $/);
     await answer(s, CONFIRM, 'y');
     expect(await s.exit).toBe(0);
     expect(repo.read('cfg.txt')).toBe(FOUR + 'NEW\n');
@@ -140,10 +140,10 @@ describe('guard review at a terminal: the keys of git add -p', () => {
     const s = spawnGuard(['review', 'agent'], repo.dir);
     const first = await answer(s, HUNK, '?');
     expect(first).toMatch(/doc\.txt\s+modify/);
-    expect(first).toMatch(/\(1\/3\) Take this hunk \[y,n,a,d,j,k,s,q,\?\]\? $/);
+    expect(first).toMatch(/\(1\/3\) Take this hunk \[y,n,q,a,d,j,J,g,\/,v,\?\]\? $/);
     expect(first).toContain('+two');
     const help = await answer(s, /\(1\/3\) Take this hunk/, 'j');
-    for (const k of ['y - take this hunk', 'n - leave this hunk', 'a - take this hunk and all later', 'd - leave this hunk and all later', 's - split', 'j - ', 'k - ', 'q - quit', '? - print this help']) {
+    for (const k of ['y - take this hunk', 'n - leave this hunk out', 'a - take this hunk and all later', 'd - leave out this hunk and all later', 'j - ', 'J - ', 'g - ', '/ - ', 'v - ', 'q - quit', '? - print help']) {
       expect(help).toContain(k);
     }
     expect(await answer(s, /\(2\/3\) Take this hunk/, 'k')).toContain('+twenty');
@@ -151,7 +151,8 @@ describe('guard review at a terminal: the keys of git add -p', () => {
     expect(await answer(s, /\(2\/3\) Take this hunk/, 'n')).toContain('+twenty');
     expect(await answer(s, /\(3\/3\) Take this hunk/, 'y')).toContain('+thirty-eight');
     const summary = await answer(s, CONFIRM, 'y');
-    expect(summary).toMatch(/1 file\(s\): 1 to merge/);
+    expect(summary).toMatch(/1 file: 1 to merge/);
+    expect(summary).toMatch(/doc\.txt\s+taken in part \(2 of 3 hunks\)/);
     expect(await s.exit).toBe(1);
     expect(repo.read('doc.txt')).toBe(three.replace('twenty\n', 'line 20\n'));
     const d = recorded(repo)['doc.txt'];
@@ -195,7 +196,7 @@ describe('guard review at a terminal: the keys of git add -p', () => {
     const two = base.replace('line 10\n', 'ten\n').replace('line 13\n', 'thirteen\n');
     laneWrite(lane, 'doc.txt', two);
     const s = spawnGuard(['review', 'agent'], repo.dir);
-    expect(await answer(s, /\(1\/1\) Take this hunk \[y,n,a,d,s,q,\?\]/, 's')).toMatch(/\+ten[\s\S]*\+thirteen/);
+    expect(await answer(s, /\(1\/1\) Take this hunk \[y,n,q,a,d,s,v,\?\]/, 's')).toMatch(/\+ten[\s\S]*\+thirteen/);
     const split = await answer(s, /\(1\/2\) Take this hunk/, 'n');
     expect(split).toContain('Split into 2 hunks.');
     expect(split).toContain('+ten');
@@ -207,7 +208,7 @@ describe('guard review at a terminal: the keys of git add -p', () => {
     expect(changedLines(repo, recorded(repo)['doc.txt'].ref)).toEqual(['-line 10', '+ten']);
   });
 
-  it('q keeps what was decided in this file and asks about nothing more', async () => {
+  it('q keeps what was decided in this file and asks about nothing more: the rest is blocked as in auto mode', async () => {
     const { repo, lane } = withLane({ 'doc.txt': base, 'z.txt': base }, { protect: ['doc.txt', 'z.txt'] });
     laneWrite(lane, 'doc.txt', three);
     laneWrite(lane, 'z.txt', base.replace('line 5\n', 'five\n'));
@@ -215,12 +216,12 @@ describe('guard review at a terminal: the keys of git add -p', () => {
     await answer(s, /\(1\/3\) Take this hunk/, 'y');
     await answer(s, /\(2\/3\) Take this hunk/, 'q');
     const rest = await answer(s, CONFIRM, 'y');
-    expect(rest).not.toContain('z.txt');
+    expect(rest).toMatch(/z\.txt\s+blocked \(needs a person\)/);
     expect(await s.exit).toBe(1);
     expect(repo.read('doc.txt')).toBe(base.replace('line 2\n', 'two\n'));
     expect(repo.read('z.txt')).toBe(base);
     const r = recorded(repo);
-    expect(r['z.txt']).toMatchObject({ decision: 'rejected', decider: 'person' });
+    expect(r['z.txt']).toMatchObject({ decision: 'blocked', decider: 'auto' });
     expect(repo.git(['show', `${r['z.txt'].ref}:z.txt`])).toBe(base.replace('line 5\n', 'five\n'));
   });
 
@@ -233,7 +234,7 @@ describe('guard review at a terminal: the keys of git add -p', () => {
     const s = spawnGuard(['review', 'agent'], repo.dir);
     await answer(s, /\(1\/3\) Take this hunk/, 'a');
     const summary = await answer(s, CONFIRM, 'n');
-    expect(summary).toMatch(/3 file\(s\): 3 to merge into the main tree, 0 left out/);
+    expect(summary).toMatch(/3 files: 3 to merge into the main tree, 0 left out/);
     expect(await s.exit).toBe(1);
     expect(s.output()).toContain('review cancelled: nothing was merged or recorded');
     expect({ files: snapshot(repo.dir), index: repo.git(['ls-files', '-s']) }).toEqual(before);
@@ -254,8 +255,9 @@ describe('guard review at a terminal: the summary', () => {
     await answer(s, /\(1\/2\) Take this hunk/, 'y');
     await answer(s, /\(2\/2\) Take this hunk/, 'n');
     const summary = await answer(s, CONFIRM, 'y');
-    expect(summary).toContain('2 file(s): 2 to merge into the main tree (1 in part), 0 left out');
-    expect(summary).toContain('1 of them will conflict');
+    expect(summary).toContain('2 files: 2 to merge into the main tree, 0 left out');
+    expect(summary).toMatch(/b\.txt\s+conflicts with later changes \(conflict markers; exit 1\)/);
+    expect(summary).toMatch(/doc\.txt\s+taken in part \(1 of 2 hunks\)/);
     expect(await s.exit).toBe(1);
     expect(repo.read('b.txt')).toContain('<<<<<<< main\n');
     expect(repo.read('doc.txt')).toBe(base.replace('line 2\n', 'two\n'));

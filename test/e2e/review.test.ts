@@ -118,7 +118,7 @@ describe('guard review --auto', () => {
     laneWrite(lane, 'n.txt', 'n\n');
     const r = repo.guard(['review', 'agent']);
     expect(r.code).toBe(1);
-    expect(r.stdout).toMatch(/blocked\s+state\.py/);
+    expect(r.stdout).toMatch(/state\.py\s+blocked \(needs a person\)/); // name first, outcome in an aligned column
     expect(r.stdout).toMatch(/kept as refs\/guard\/rejected\//);
     expect(r.stdout).toMatch(/Undo this review: guard restore \S+/);
     expect(r.stdout).toContain('1 merged and staged, 1 blocked');
@@ -348,7 +348,7 @@ describe('guard review: three-way merge onto a main tree that moved on', () => {
     const doc = repo.read('doc.txt');
     expect(doc).toMatch(/^<<<<<<< main\nmain 2\n=======\nlane 2\n>>>>>>> lane agent\n/m);
     expect(doc).toContain('line 28\n');
-    expect(r.stdout).toMatch(/CONFLICT\s+doc\.txt/);
+    expect(r.stdout).toMatch(/doc\.txt\s+conflicts with later changes/);
     const cp = /guard restore (\S+)/.exec(r.stdout)?.[1];
     expect(cp).toBeTruthy();
     // the conflicted file is not staged; the clean one is

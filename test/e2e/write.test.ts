@@ -263,7 +263,7 @@ describe('guard write at a terminal', () => {
         let answered = false;
         p.onData((d) => {
           screen += d;
-          if (!answered && /Approve state\.py \[y,n,q,A,i,x,\?\]\?/.test(screen)) {
+          if (!answered && /Take this hunk \[y,n,q,a,d,s,v,r,b,i,x,\?\]\?/.test(screen)) {
             answered = true;
             p.write(`${answer}\r`);
           }
@@ -286,10 +286,10 @@ describe('guard write at a terminal', () => {
     expect(json.files[0]).toMatchObject({ decision: 'approved', decider: 'person', written: true });
     expect(repo.git(['show', `refs/guard/checkpoints/${json.checkpoint}:state.py`])).toBe(fixture('state.py'));
 
-    // "A": append the proposal to what is there; the proposal itself is kept whole as a ref
+    // "b" (both): append the proposal to what is there; the proposal itself is kept whole as a ref
     repo.write('state.py', fixture('state.py'));
     const refsBefore = repo.refs('refs/guard/rejected/').length;
-    const append = await drive('A');
+    const append = await drive('b');
     expect(append.code).toBe(0);
     expect(repo.read('state.py')).toBe(fixture('state.py') + fixture('state_replacement.py'));
     const appended = JSON.parse(append.screen.slice(append.screen.lastIndexOf('{"ok"')).trim());

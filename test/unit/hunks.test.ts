@@ -50,7 +50,8 @@ describe('parseHunks on git output', () => {
   const hunks = parseHunks(GIT_DIFF);
 
   it('reads every hunk with git-style headers and numbers', () => {
-    expect(hunks.map((h) => h.header)).toEqual(['@@ -1,3 +1,4 @@', '@@ -5,5 +6,5 @@', '@@ -13,3 +14,3 @@']);
+    // with git's function context, as git add -p shows it
+    expect(hunks.map((h) => h.header)).toEqual(['@@ -1,3 +1,4 @@', '@@ -5,5 +6,5 @@ def a():', '@@ -13,3 +14,3 @@ def b():']);
     expect(hunks.map((h) => h.index)).toEqual([0, 1, 2]);
     expect(hunks[1]).toMatchObject({ oldStart: 5, oldLines: 5, newStart: 6, newLines: 5 });
     expect(hunks[1]?.lines).toEqual([' ', ' def b():', '-    return 2', '+    return 20', ' ', ' ']);
@@ -80,7 +81,8 @@ describe('parseHunks on git output', () => {
   it('matches what jsdiff finds for the same files', () => {
     const ours = diffHunks(OLD_PY, NEW_PY, 2);
     expect(ours?.map((h) => h.id)).toEqual(hunks.map((h) => h.id));
-    expect(ours?.map((h) => h.header)).toEqual(hunks.map((h) => h.header));
+    // jsdiff knows no function context: the ranges agree
+    expect(ours?.map((h) => h.header)).toEqual(hunks.map((h) => h.header.replace(/ @@ .*$/, ' @@')));
   });
 
   it('reads a new file and a deleted file (count 0 ranges)', () => {
@@ -282,5 +284,27 @@ describe('hunk properties', () => {
     expect(hunks[0]?.lines.filter((l) => l[0] !== ' ')).toEqual(hunks[1]?.lines.filter((l) => l[0] !== ' '));
     expect(hunks[0]?.id).not.toBe(hunks[1]?.id);
     expect(diffHunks(base, next, 1)?.map((h) => h.id)).toEqual(hunks.map((h) => h.id));
+  });
+});
+
+describe('function context', () => {
+  it('keeps the section heading git prints after the second @@, also on split pieces', () => {
+    const text = [
+      'diff --git a/m.py b/m.py',
+      '--- a/m.py',
+      '+++ b/m.py',
+      '@@ -10,5 +10,5 @@ def main():',
+      ' a',
+      '-b',
+      '+B',
+      ' c',
+      '-d',
+      '+D',
+      ' e',
+      '',
+    ].join('\n');
+    const [h] = parseHunks(text);
+    expect(h).toMatchObject({ context: 'def main():', header: '@@ -10,5 +10,5 @@ def main():' });
+    expect(splitHunk(h!).map((p) => p.header)).toEqual(['@@ -10,3 +10,3 @@ def main():', '@@ -12,3 +12,3 @@ def main():']);
   });
 });

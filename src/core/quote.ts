@@ -1,0 +1,37 @@
+/**
+ * A file name as a person may safely read it. A name is only data: an ESC or
+ * CR in it must not move the cursor or redraw what the person sees. Git
+ * C-quotes such names ("a\033[2Jb"); so does guard, in every line a person
+ * reads (the prompt, check's and write's reports, log).
+ *
+ * Like git with core.quotePath=false: control characters, DEL, `"` and `\`
+ * make a name quoted and are escaped (\a \b \t \n \v \f \r, \ooo for the
+ * rest); other characters, non-ASCII letters included, stay as they are.
+ * https://git-scm.com/docs/git-config#Documentation/git-config.txt-corequotePath
+ */
+const NAMED: Record<number, string> = { 7: '\\a', 8: '\\b', 9: '\\t', 10: '\\n', 11: '\\v', 12: '\\f', 13: '\\r', 34: '\\"', 92: '\\\\' };
+
+// eslint-disable-next-line no-control-regex
+const NEEDS_QUOTING = /[\u0000-\u001f\u007f"\\]/;
+
+export function quotePath(name: string): string {
+  if (!NEEDS_QUOTING.test(name)) return name;
+  let out = '"';
+  for (const ch of name) {
+    const code = ch.codePointAt(0)!;
+    if (NAMED[code] !== undefined) out += NAMED[code];
+    else if (code < 0x20 || code === 0x7f) out += '\\' + code.toString(8).padStart(3, '0');
+    else out += ch;
+  }
+  return out + '"';
+}
+
+/** `old -> new` for a rename, each quoted. */
+export function displayName(f: { path: string; oldPath?: string }): string {
+  return f.oldPath !== undefined ? `${quotePath(f.oldPath)} -> ${quotePath(f.path)}` : quotePath(f.path);
+}
+
+/** "1 line", "2 lines": the noun in the singular for exactly one. */
+export function plural(n: number, one: string, many = `${one}s`): string {
+  return `${n} ${n === 1 ? one : many}`;
+}

@@ -1,0 +1,118 @@
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import type { ScriptedDecision } from '../core/decisions.js';
+import { GuardError } from '../core/errors.js';
+import type { Hunk } from '../core/hunks.js';
+import type { Answer, Held, PlanFile } from '../core/plan.js';
+import { READ_CAP, catFileBatch } from '../git/catfile.js';
+import type { DiffEntry } from '../git/diff.js';
+import { findLane, listLanes, mainRepo, type Lane } from '../git/lanes.js';
+import { readFileDiffs } from '../git/patch.js';
+import type { Repo } from '../git/repo.js';
+import { readCurrent } from '../worktree/current.js';
+import { laneChanges, type LaneChanges } from './lanes.js';
+
+/** Everything review decides on: read once, before anything is asked or written. */
+export interface ReviewInput {
+  main: Repo;
+  lane: Lane;
+  lc: LaneChanges;
+  /** One per changed file, in diff order (the same order as `lc.entries`). */
+  files: PlanFile[];
+  /** Paths whose content was too large to read: they cannot be merged. */
+  unread: Set<string>;
+}
+
+const GITLINK = '160000';
+const SYMLINK = '120000';
+
+async function pickLane(main: Repo, name: string | undefined): Promise<Lane> {
+  if (name) return findLane(main, name);
+  const lanes = await listLanes(main);
+  if (lanes.length === 1) return lanes[0]!;
+  if (lanes.length === 0) throw new GuardError('E_NO_LANE', 'there are no lanes to review', 'guard start NAME creates one');
+  throw new GuardError('E_USAGE', `name the lane to review (${lanes.map((l) => l.name).join(', ')})`, 'guard review NAME');
+}
+
+function textual(f: PlanFile, e: DiffEntry): boolean {
+  const c = f.c;
+  return !c.binary && !c.submodule && e.newMode !== SYMLINK && e.oldMode !== SYMLINK && !c.rules.includes('too-large');
+}
+
+/** The main tree's file now; a path it cannot hold (it leads out through a symlink) reads as absent (apply refuses it). */
+async function held(root: string, p: string): Promise<Held | null> {
+  return readCurrent(root, p).catch(() => null);
+}
+
+/**
+ * Read a lane for review: checkpoint it, classify its changes against the
+ * base, read both sides of every file (one cat-file batch), the hunks of the
+ * text files (one git diff), and what the main tree holds now at each path.
+ */
+export async function readReview(cwd: string, name: string | undefined): Promise<ReviewInput> {
+  const main = await mainRepo(cwd);
+  const lane = await pickLane(main, name);
+  if (lane.broken) throw new GuardError('E_NO_LANE', `lane "${lane.name}" is broken: its folder is missing`, `guard discard ${lane.name} cleans it up`);
+  const lc = await laneChanges(main, lane, { command: 'review', reason: `before guard review of lane ${lane.name}` });
+  const names: string[] = [];
+  const at = lc.entries.map((e) => ({
+    base: e.oldOid && e.oldMode !== GITLINK ? names.push(e.oldOid) - 1 : undefined,
+    lane: e.newOid && e.newMode !== GITLINK ? names.push(e.newOid) - 1 : undefined,
+  }));
+  const objects = await catFileBatch(main.root, names, READ_CAP);
+  const unread = new Set<string>();
+  const files: PlanFile[] = await Promise.all(
+    lc.files.map(async (c, i) => {
+      const e = lc.entries[i]!;
+      const data = (n: number | undefined) => {
+        if (n === undefined) return null;
+        if (!objects[n]?.data) unread.add(c.path);
+        return objects[n]?.data ?? null;
+      };
+      const current = { at: await held(main.root, e.path), ...(e.oldPath !== undefined ? { atOld: await held(main.root, e.oldPath) } : {}) };
+      return { c, hunks: [], base: data(at[i]!.base), proposed: data(at[i]!.lane), baseMode: e.oldMode, proposedMode: e.newMode, current };
+    }),
+  );
+  const textPaths = files.flatMap((f, i) => {
+    const e = lc.entries[i]!;
+    return textual(f, e) ? (e.oldPath !== undefined ? [e.oldPath, e.path] : [e.path]) : [];
+  });
+  const { parseHunks } = await import('../core/hunks.js');
+  const sections = await readFileDiffs(main.root, [lane.base, lc.head], textPaths, lc.config.preview.contextLines);
+  for (const f of files) {
+    const section = sections.get(f.c.path);
+    if (section) f.hunks = parseHunks(section);
+  }
+  return { main, lane, lc, files, unread };
+}
+
+/** The answers a decisions file gives, by path; a path the lane did not change, or a hunk it lacks, is a usage error. */
+export async function scriptedAnswers(file: string, cwd: string, input: ReviewInput): Promise<Map<string, Answer>> {
+  const { parseDecisions, resolveHunks } = await import('../core/decisions.js');
+  let text: string;
+  try {
+    text = await readFile(path.resolve(cwd, file), 'utf8');
+  } catch (err) {
+    throw new GuardError('E_USAGE', `cannot read the decisions file ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`, 'pass --decisions a JSON file');
+  }
+  const answers = new Map<string, Answer>();
+  for (const d of parseDecisions(text, file) as ScriptedDecision[]) {
+    const f = input.files.find((x) => x.c.path === d.path) ?? input.files.find((x) => x.c.oldPath === d.path);
+    if (!f) {
+      const n = input.lane.name;
+      throw new GuardError('E_USAGE', `the decisions name "${d.path}", which lane ${n} did not change`, `guard review ${n} --dry-run lists the changed paths and their hunks`);
+    }
+    answers.set(f.c.path, answerOf(d, f.hunks, resolveHunks));
+  }
+  return answers;
+}
+
+function answerOf(d: ScriptedDecision, hunks: readonly Hunk[], resolve: (p: string, n: ReadonlyArray<number | string>, h: readonly Hunk[]) => Set<number>): Answer {
+  if (d.action === 'reject') return { take: 'none' };
+  if (d.strategy) return { take: 'strategy', strategy: d.strategy, ...(d.insertAt !== undefined ? { insertAt: d.insertAt } : {}) };
+  if (d.hunks) {
+    if (hunks.length === 0 && d.hunks.length > 0) throw new GuardError('E_USAGE', `"${d.path}" has no hunks to pick (binary, symlink, mode or rename only)`, 'approve or reject it whole');
+    return { take: 'hunks', indices: resolve(d.path, d.hunks, hunks) };
+  }
+  return { take: 'all' };
+}

@@ -1,0 +1,350 @@
+import type { Classification } from '../core/classify.js';
+import { reindex, splitHunk, type Hunk } from '../core/hunks.js';
+import type { Answer } from '../core/plan.js';
+import { metricsLine } from '../core/preview.js';
+import { displayName, plural } from '../core/quote.js';
+import { lineCount, type StrategyName } from '../core/strategies.js';
+import { makeColors, type Colors } from './color.js';
+import { openTerminal, type Terminal } from './terminal.js';
+
+/**
+ * The one prompt of check, write and review: `git add -p` for a change that
+ * needs a person. Per file a first screen that fits in 24 rows (name, status
+ * and metrics, reasons, what would be lost, the first hunk, bounded), then
+ * each hunk with the keys that apply to it. `v` shows the whole diff in the
+ * person's pager; `?` prints the help and nothing else. Ctrl-C throws
+ * E_ABORTED (the command stops, nothing changed); `q` stops asking.
+ * docs/prompt.md shows it.
+ */
+
+/** A file's texts, for the insert listing. */
+export interface FileTexts {
+  base: string;
+  lane: string;
+}
+
+export interface PromptFile {
+  c: Classification;
+  /** Text hunks; [] for a change taken whole or not at all (binary, symlink, mode only). */
+  hunks: readonly Hunk[];
+  /** Whole-file strategies besides replace that apply (core/plan mergeStrategies). */
+  strategies: readonly StrategyName[];
+  texts: () => Promise<FileTexts>;
+}
+
+/** The person's answer for one file (none: not decided), and whether they asked to stop. */
+export interface Asked {
+  answer?: Answer;
+  quit: boolean;
+}
+
+export interface PromptOptions {
+  color: boolean;
+  /** The title line of a file: "guard: NAME needs approval" in check and write, the name in review. */
+  title: (name: string) => string;
+  /** The pager command (core.pager, $PAGER, less -R), resolved when first needed. */
+  pager: () => Promise<string>;
+}
+
+export interface Prompt {
+  ask(file: PromptFile): Promise<Asked>;
+  /** Print `text`, then ask a yes/no question; Ctrl-C aborts, anything but y is no. */
+  confirm(text: string, question: string): Promise<boolean>;
+  close(): void;
+}
+
+/** The key of each whole-file strategy: none collides with a hunk key by case. */
+export const STRATEGY_KEYS: Record<StrategyName, string> = { replace: 'r', append: 'b', insert: 'i', extend: 'x' };
+
+const HELP: Record<string, string> = {
+  y: 'take this hunk',
+  n: 'leave this hunk out',
+  q: 'quit: ask nothing more (what is not decided is refused, as without a terminal)',
+  a: 'take this hunk and all later hunks in the file',
+  d: 'leave out this hunk and all later hunks in the file',
+  k: 'leave this hunk undecided, see the previous undecided hunk',
+  K: 'leave this hunk undecided, see the previous hunk',
+  j: 'leave this hunk undecided, see the next undecided hunk',
+  J: 'leave this hunk undecided, see the next hunk',
+  g: 'select a hunk to go to',
+  '/': 'search for a hunk matching the given regex',
+  s: 'split the current hunk into smaller hunks',
+  v: "view the whole diff of this file in your pager (core.pager, $PAGER or less)",
+  r: "replace: take the new version of the whole file",
+  b: 'both: keep the old content and append the new content after it',
+  i: 'insert: put the new content into the old file at a line you choose',
+  x: 'extend: add the new definitions and class members to the old file',
+  '?': 'print help',
+};
+
+const WHOLE_HELP: Record<string, string> = { y: 'take this change', n: 'leave it out', q: HELP.q!, '?': HELP['?']! };
+
+/** Where the person is in a file's hunks. */
+export interface HunkState {
+  at: number;
+  /** Per hunk: taken, left out, or undefined (undecided). */
+  decided: ReadonlyArray<boolean | undefined>;
+  splittable: boolean;
+  strategies: readonly StrategyName[];
+}
+
+/** The keys offered on a hunk, in git's order: only those that do something here. */
+export function offeredKeys(s: HunkState): string[] {
+  const n = s.decided.length;
+  const undecided = (from: number, to: number) => s.decided.slice(from, to).some((d) => d === undefined);
+  const keys = ['y', 'n', 'q', 'a', 'd'];
+  if (undecided(0, s.at)) keys.push('k');
+  if (s.at > 0) keys.push('K');
+  if (undecided(s.at + 1, n)) keys.push('j');
+  if (s.at < n - 1) keys.push('J');
+  if (n > 1) keys.push('g', '/');
+  if (s.splittable) keys.push('s');
+  keys.push('v');
+  if (s.strategies.length > 0) keys.push('r', ...s.strategies.filter((x) => x !== 'replace').map((x) => STRATEGY_KEYS[x]));
+  keys.push('?');
+  return keys;
+}
+
+/** What git add -p says when a known key does not apply to this hunk. */
+const REFUSALS: Record<string, string> = {
+  j: 'No next hunk',
+  J: 'No next hunk',
+  k: 'No previous hunk',
+  K: 'No previous hunk',
+  s: 'Sorry, cannot split this hunk',
+  g: 'No other hunks to goto',
+  '/': 'No other hunks to search',
+};
+
+export function openPrompt(opts: PromptOptions): Prompt | null {
+  const term = openTerminal(opts.color);
+  if (!term) return null;
+  return {
+    ask: (file) => askFile(term, opts, file),
+    async confirm(text, question) {
+      term.write(text);
+      const a = await term.ask(question);
+      return a !== null && a.toLowerCase() === 'y';
+    },
+    close: () => term.close(),
+  };
+}
+
+function clip(line: string): string {
+  const noCr = line.replace(/\r$/, '');
+  return noCr.length > 200 ? `${noCr.slice(0, 200)} [...]` : noCr;
+}
+
+/** A hunk as diff lines, coloured. */
+function hunkLines(h: Hunk, s: Colors, cut = Number.POSITIVE_INFINITY): string[] {
+  const out = [s.cyan(h.header)];
+  for (const l of h.lines) {
+    if (out.length >= cut) break;
+    out.push(l[0] === '-' ? s.red(clip(l)) : l[0] === '+' ? s.green(clip(l)) : clip(l));
+  }
+  return out;
+}
+
+/** Name, status and metrics, reasons, and what would be lost: the top of the first screen. Returns the rows written. */
+function header(term: Terminal, opts: PromptOptions, f: PromptFile): number {
+  const s = makeColors(term.color);
+  const { c } = f;
+  const rows: string[] = [s.bold(opts.title(displayName(c))), `  ${s.yellow(c.status)}  ${metricsLine(c)}`];
+  const reasons = c.reasons.slice(0, 4);
+  for (const r of reasons) rows.push(`  - ${clip(r)}`);
+  if (c.reasons.length > reasons.length) rows.push(s.dim(`  - and ${plural(c.reasons.length - reasons.length, 'more reason')}`));
+  if (c.binary) rows.push(s.dim('  (binary content is not shown)'));
+  const lost = f.hunks.reduce((n, h) => n + h.lines.filter((l) => l[0] === '-').length, 0);
+  if (lost > 0 && (c.status === 'replace' || c.status === 'delete' || c.needsApproval)) {
+    const where = f.hunks.length > 1 ? `, in ${plural(f.hunks.length, 'hunk')}` : '';
+    const of = c.existingLines > 0 ? ` of ${c.existingLines}` : '';
+    rows.push(`  Would be lost: ${lost}${of} ${lost === 1 && !of ? 'line' : 'lines'}${where}. v shows the whole diff.`);
+  }
+  term.write(`\n${rows.join('\n')}\n`);
+  return rows.length + 1;
+}
+
+async function askWhole(term: Terminal): Promise<Asked> {
+  for (;;) {
+    const a = await term.ask('Take this change [y,n,q,?]? ');
+    if (a === null || a === 'q') return { quit: true };
+    if (a === 'y') return { answer: { take: 'all' }, quit: false };
+    if (a === 'n') return { answer: { take: 'none' }, quit: false };
+    term.write(Object.entries(WHOLE_HELP).map(([k, v]) => `${k} - ${v}`).join('\n') + '\n');
+  }
+}
+
+function answerOf(hunks: Hunk[], decided: Array<boolean | undefined>): Answer | undefined {
+  if (decided.every((d) => d === undefined)) return undefined;
+  const indices = new Set(hunks.filter((_, n) => decided[n] === true).map((h) => h.index));
+  if (indices.size === 0) return { take: 'none' };
+  if (indices.size === hunks.length) return { take: 'all' };
+  return { take: 'hunks', indices, hunks };
+}
+
+async function askFile(term: Terminal, opts: PromptOptions, f: PromptFile): Promise<Asked> {
+  const s = makeColors(term.color);
+  let used = header(term, opts, f);
+  if (f.hunks.length === 0) return askWhole(term);
+  let hunks = [...f.hunks];
+  let decided: Array<boolean | undefined> = hunks.map(() => undefined);
+  let at = 0;
+  let show = true;
+  const nextUndecided = (from: number) => {
+    for (let n = from; n < hunks.length; n++) if (decided[n] === undefined) return n;
+    return decided.findIndex((d) => d === undefined);
+  };
+  for (;;) {
+    if (at === -1) return { answer: answerOf(hunks, decided)!, quit: false };
+    const h = hunks[at]!;
+    if (show) {
+      // The first screen fits: whatever the header took, the hunk gets the rest of 24 rows (or the terminal's).
+      const budget = Math.max(6, Math.min(term.rows, 24) - used - 3);
+      const all = hunkLines(h, s);
+      const shown = all.slice(0, budget);
+      term.write(`${shown.join('\n')}\n`);
+      if (all.length > shown.length) term.write(s.dim(`... ${plural(all.length - shown.length, 'more line')} in this hunk: v shows the whole diff\n`));
+      used = 0;
+    }
+    show = false;
+    const state: HunkState = { at, decided, splittable: splitHunk(h).length > 1, strategies: f.strategies };
+    const keys = offeredKeys(state);
+    const a = await term.ask(s.cyan(`(${at + 1}/${hunks.length}) Take this hunk [${keys.join(',')}]? `));
+    if (a === null || a === 'q') return { ...(answerOf(hunks, decided) ? { answer: answerOf(hunks, decided)! } : {}), quit: true };
+    if (!keys.includes(a)) {
+      if (a !== '' && REFUSALS[a]) term.write(`${REFUSALS[a]}\n`);
+      else if (['r', 'b', 'i', 'x'].includes(a)) term.write(`No whole-file strategies for ${f.c.status === 'delete' ? 'a deletion' : f.c.binary ? 'a binary file' : 'this change'}\n`);
+      else term.write(helpText(keys));
+      continue;
+    }
+    switch (a) {
+      case '?':
+        term.write(helpText(keys));
+        break;
+      case 'v':
+        await page(term, opts, hunks, s);
+        break;
+      case 'y':
+      case 'n':
+        decided[at] = a === 'y';
+        at = nextUndecided(at + 1);
+        show = true;
+        break;
+      case 'a':
+      case 'd':
+        for (let n = at; n < hunks.length; n++) if (n === at || decided[n] === undefined) decided[n] = a === 'a';
+        at = nextUndecided(at + 1);
+        show = true;
+        break;
+      case 'j':
+      case 'k': {
+        const step = a === 'j' ? 1 : -1;
+        let n = at + step;
+        while (decided[n] !== undefined) n += step;
+        at = n;
+        show = true;
+        break;
+      }
+      case 'J':
+      case 'K':
+        at += a === 'J' ? 1 : -1;
+        show = true;
+        break;
+      case 'g': {
+        const to = await goTo(term, hunks);
+        if (to !== null) [at, show] = [to, true];
+        break;
+      }
+      case '/': {
+        const to = await search(term, hunks, at);
+        if (to !== null) [at, show] = [to, true];
+        break;
+      }
+      case 's': {
+        const parts = splitHunk(h);
+        term.write(`Split into ${plural(parts.length, 'hunk')}.\n`);
+        hunks = reindex([...hunks.slice(0, at), ...parts, ...hunks.slice(at + 1)]);
+        decided = [...decided.slice(0, at), ...parts.map(() => undefined), ...decided.slice(at + 1)];
+        show = true;
+        break;
+      }
+      case 'r':
+        return { answer: { take: 'strategy', strategy: 'replace' }, quit: false };
+      case 'b':
+        return { answer: { take: 'strategy', strategy: 'append' }, quit: false };
+      case 'x':
+        return { answer: { take: 'strategy', strategy: 'extend' }, quit: false };
+      case 'i':
+        return { answer: await askInsert(term, await f.texts()), quit: false };
+    }
+  }
+}
+
+function helpText(keys: readonly string[]): string {
+  return keys.map((k) => `${k} - ${HELP[k]}`).join('\n') + '\n';
+}
+
+async function page(term: Terminal, opts: PromptOptions, hunks: readonly Hunk[], s: Colors): Promise<void> {
+  const text = hunks.flatMap((h) => hunkLines(h, s)).join('\n') + '\n';
+  const command = await opts.pager();
+  if (command === 'cat' || command === '') term.write(text);
+  else await term.page(text, command);
+}
+
+async function goTo(term: Terminal, hunks: readonly Hunk[]): Promise<number | null> {
+  const rows = hunks.map((h, n) => {
+    const first = h.lines.find((l) => l[0] === '-' || l[0] === '+') ?? '';
+    return `${String(n + 1).padStart(3)}: ${h.header.replace(/^@@ (.*?) @@.*$/, '$1')} ${clip(first).slice(0, 60)}`;
+  });
+  term.write(rows.join('\n') + '\n');
+  const a = await term.ask('go to which hunk? ');
+  const n = a !== null && /^\d+$/.test(a) ? Number(a) : NaN;
+  if (Number.isInteger(n) && n >= 1 && n <= hunks.length) return n - 1;
+  if (a) term.write(`Invalid number: '${a}'\n`);
+  return null;
+}
+
+async function search(term: Terminal, hunks: readonly Hunk[], at: number): Promise<number | null> {
+  const a = await term.ask('search for regex? ');
+  if (!a) return null;
+  let re: RegExp;
+  try {
+    re = new RegExp(a);
+  } catch (err) {
+    term.write(`Malformed search regexp ${a}: ${(err as Error).message}\n`);
+    return null;
+  }
+  for (let step = 1; step <= hunks.length; step++) {
+    const n = (at + step) % hunks.length;
+    if (hunks[n]!.lines.some((l) => re.test(l.slice(1)))) return n;
+  }
+  term.write('No hunk matches the given pattern\n');
+  return null;
+}
+
+const INSERT_LISTING_MAX = 2000;
+const INSERT_TRIES = 3;
+
+/** Show the old file with line numbers; ask where the new content goes (3 tries; empty cancels = rejection). */
+export async function askInsert(term: Terminal, texts: FileTexts): Promise<Answer> {
+  const s = makeColors(term.color);
+  const oldLines = texts.base.split('\n');
+  if (oldLines[oldLines.length - 1] === '') oldLines.pop();
+  const n = lineCount(texts.base);
+  const shown = oldLines.slice(0, INSERT_LISTING_MAX);
+  term.write('\n');
+  shown.forEach((l, k) => term.write(`${s.dim(String(k + 1).padStart(6))}  ${clip(l)}\n`));
+  if (oldLines.length > shown.length) term.write(s.dim(`  ... ${plural(oldLines.length - shown.length, 'more line')} not shown\n`));
+  for (let t = 1; t <= INSERT_TRIES; t++) {
+    const a = await term.ask(`Insert the new content after which line (0-${n}; empty cancels)? `);
+    if (a === null || a === '') {
+      term.write('Cancelled: the change is rejected.\n');
+      return { take: 'none' };
+    }
+    const line = /^\d+$/.test(a) ? Number(a) : NaN;
+    if (Number.isInteger(line) && line >= 0 && line <= n) return { take: 'strategy', strategy: 'insert', insertAt: line };
+    term.write(`"${a}" is not a line between 0 and ${n}${t < INSERT_TRIES ? ', try again' : ''}.\n`);
+  }
+  term.write(`No valid line after ${INSERT_TRIES} tries: the change is rejected.\n`);
+  return { take: 'none' };
+}
