@@ -1,11 +1,13 @@
 import { EXIT } from '../core/errors.js';
 import { metricsLine } from '../core/preview.js';
 import { check, type CheckResult } from '../flows/check.js';
+import { answerProbe } from '../flows/hook-probe.js';
 import { isAutoMode } from '../ui/auto-mode.js';
 import { boundFiles, type Output } from '../ui/output.js';
 import { resolveCwd, type GlobalArgs } from './main.js';
 
 export async function run(argv: GlobalArgs, out: Output): Promise<number> {
+  if (answerProbe('check')) return EXIT.blocked; // integrity: guard doctor runs the hook to see that it blocks
   const result = await check({ cwd: resolveCwd(argv), auto: isAutoMode(argv.auto as boolean | undefined), color: out.ttyColor });
   out.result('check', { ...result, ...boundFiles(result.files, argv.limit as number | undefined) });
   if (result.bypassed) {

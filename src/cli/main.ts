@@ -36,6 +36,8 @@ const COMMANDS: Record<string, () => Promise<CommandModule>> = {
   review: load('review'),
   ci: load('ci'),
   doctor: load('doctor'),
+  // integrity: run by the reference-transaction hook on every branch move (not in --help)
+  'verify-refs': load('verify-refs'),
 };
 
 export function resolveCwd(argv: GlobalArgs): string {
@@ -49,6 +51,8 @@ export function resolveCwd(argv: GlobalArgs): string {
  * through yargs for its messages.
  */
 function hotPath(args: string[]): { kind: 'command'; command: string; argv: GlobalArgs } | null {
+  // integrity: the reference-transaction hook runs `guard verify-refs` with no flags
+  if (args[0] === 'verify-refs' && args.length === 1) return { kind: 'command', command: 'verify-refs', argv: {} };
   if (args[0] !== 'check') return null;
   try {
     const { values } = parseArgs({

@@ -48,6 +48,9 @@ export async function init(opts: FlowOptions): Promise<InitResult> {
     await chmod(hook, 0o755);
   }
 
+  // integrity: the gate on every other way a branch moves (reference-transaction, pre-merge-commit)
+  changed.push(...(await (await import('./branch-gate.js')).installBranchGate(repo, HUSKY_DIR, HOOKS_PATH)));
+
   const config = path.join(repo.root, CONFIG_FILE);
   if (!existsSync(config)) {
     await writeFile(config, renderDefaultConfig());
