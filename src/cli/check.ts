@@ -11,10 +11,10 @@ export async function run(argv: GlobalArgs, out: Output): Promise<number> {
   const result = await check({ cwd: resolveCwd(argv), auto: isAutoMode(argv.auto as boolean | undefined), color: out.ttyColor });
   out.result('check', { ...result, ...boundFiles(result.files, argv.limit as number | undefined) });
   if (result.bypassed) {
-    const { commit, paths } = result.bypassed;
+    const { commit, paths, base } = result.bypassed;
     out.warn(
-      `the last commit ${commit.slice(0, 10)} did not pass this gate (git commit --no-verify, hooks off, or a rebase) ` +
-        `and has changes that need approval: ${paths.slice(0, 5).join(', ')}${paths.length > 5 ? ', ...' : ''}; guard ci will block them`,
+      `the branch moved to ${commit.slice(0, 10)} past this gate (hooks off, or a ref written by hand)${base ? ` and since ${base.slice(0, 10)}` : ''} ` +
+        `has changes that need approval: ${paths.slice(0, 5).join(', ')}${paths.length > 5 ? ', ...' : ''}; its next move is refused until a person approves, and guard ci will block them`,
     );
   }
   if (!out.json) printHuman(result, out, argv.limit as number | undefined);

@@ -39,7 +39,7 @@ export interface CheckResult {
   /** Taken before check changed the index (a rejection unstages). */
   checkpoint?: string;
   /** HEAD was committed without this gate and has changes that needed approval. */
-  bypassed?: { commit: string; paths: string[] };
+  bypassed?: { commit: string; paths: string[]; base?: string; branch?: string };
 }
 
 /** The trees of the last commits check let through, per work tree (local state, not an audit record). */
@@ -62,28 +62,6 @@ async function rememberCheckedTree(repo: Repo, checked: string[]): Promise<void>
   const next = [...checked.filter((t) => t !== tree), tree].slice(-CHECKED_KEEP);
   await writeFile(path.join(repo.gitDir, CHECKED_FILE), next.join('\n') + '\n').catch(() => {});
 }
-
-/**
- * Was HEAD committed past the gate (`--no-verify`, hooks off)? Its tree is not
- * one check let through; then, and only then, its own change is classified
- * (two more git processes) and reported if something in it needed approval.
- * Rebases and cherry-picks also make trees check never saw: the message says so.
- */
-async function headBypassed(repo: Repo, headCommit: Buffer | undefined, checked: string[], policy: Policy): Promise<CheckResult['bypassed'] | undefined> {
-  if (!headCommit || checked.length === 0) return undefined;
-  const text = headCommit.toString('utf8');
-  const tree = /^tree ([0-9a-f]+)$/m.exec(text)?.[1];
-  const parents = [...text.matchAll(/^parent ([0-9a-f]+)$/gm)].map((m) => m[1]!);
-  if (!tree || checked.includes(tree) || parents.length !== 1 || /^Guard-Approved: /m.test(text)) return undefined;
-  const { treeDiff } = await import('../git/diff.js');
-  const entries = await treeDiff(repo.root, parents[0]!, 'HEAD');
-  const { facts } = await collectFacts(repo.root, entries, { maxBytes: Math.min(policy.config.maxFileBytes, READ_CAP) });
-  const paths = facts.map((f) => classify(f, policy)).filter((c) => c.needsApproval).map((c) => c.path);
-  if (paths.length === 0) return undefined;
-  const commit = (await git(['rev-parse', 'HEAD'], { cwd: repo.root })).stdout.toString().trim();
-  return { commit, paths };
-}
-
 
 /**
  * Gate the staged changes against HEAD. A constant number of git processes
@@ -118,7 +96,9 @@ export async function check(opts: CheckOptions): Promise<CheckResult> {
   const checked = await readCheckedTrees(repo);
 
   const files: CheckedFile[] = classified.map((c) => ({ ...c, decision: 'allowed', decider: 'policy' }));
-  const approved = approvalsIn(approvedBy?.data);
+  // integrity: only a record guard wrote for a review, reachable from refs/guard/decisions/, made after HEAD
+  const trusted = approvedRecord ? await (await import('../git/approvals.js')).trustedReviewRecord(cwd, approvedRecord, commitTime(head?.data)) : null;
+  const approved = approvalsIn(trusted ? approvedBy?.data : undefined);
   for (const [i, f] of files.entries()) {
     if (f.needsApproval && approved.has(`${f.path}\0${entries[i]!.newOid ?? ''}`)) {
       Object.assign(f, { decision: 'approved', decider: 'person', strategy: 'review' });
@@ -190,7 +170,8 @@ export async function check(opts: CheckOptions): Promise<CheckResult> {
   }
   for (const f of files) delete f.merged;
   if (result.blocked === 0 && !remembered) await rememberCheckedTree(repo, checked);
-  const bypassed = await headBypassed(repo, head?.data, checked, policy);
+  // integrity: measured from the last tip the branch gate verified (refs/guard/verified/), not from a file or a message
+  const bypassed = await (await import('./bypass.js')).findBypass(repo, base);
   if (bypassed) result.bypassed = bypassed;
   return result;
 }
@@ -222,6 +203,12 @@ async function stageMerged(cwd: string, files: CheckedFile[], byPath: Map<string
  * a second time about exactly the blobs they approved. Only a person's
  * approvals of those exact blobs count.
  */
+/** The committer time (unix seconds) in a raw commit object; 0 without one. */
+function commitTime(commit: Buffer | undefined): number {
+  const m = commit ? /^committer .* (\d+) [+-]\d{4}$/m.exec(commit.toString('utf8')) : null;
+  return m ? Number(m[1]) : 0;
+}
+
 function approvalsIn(commit: Buffer | undefined): Set<string> {
   const out = new Set<string>();
   if (!commit) return out;

@@ -87,6 +87,8 @@ export async function doctor(opts: DoctorOptions): Promise<DoctorResult> {
   const refs = refChecks(types.stdout.toString('utf8'), records);
   checks.push(...refs.checks);
   checks.push(...(await lockChecks(main)));
+  // integrity: a branch that moved past the gate (hooks off, a ref file written by hand)
+  checks.push(...(await (await import('./doctor-hooks.js')).bypassChecks(main, objects[0]?.type === 'commit' ? objects[0].oid : null)));
   return { root: main.root, active: !checks.some((c) => c.severity === 'error'), checks, refs: refs.counts };
 }
 
@@ -238,12 +240,27 @@ async function hookChecks(main: Repo, hp: HooksPath, env: NodeJS.ProcessEnv): Pr
     checks.push(ok('hooks-path', `core.hooksPath is not set: git runs ${rel(dir)}`));
   }
 
-  const problem = hookProblem(facts, rel);
+  let problem = hookProblem(facts, rel);
+  // integrity: the hook's text says little (guard after `exit 0`, behind `|| true`, in the background,
+  // echoed, in a heredoc, under `if false`): run it and see that it blocks. HUSKY is reported apart below.
+  const unresolved = runsGuard(facts.scriptText) === 'command' && !(await findGuard(main.root, env)); // guard-command says it below
+  if (!problem && !unresolved) problem = await (await import('./doctor-hooks.js')).preCommitBlocks(facts.file, main.root, env, rel(facts.script));
   if (problem) checks.push(bad('hook', 'error', problem.message, problem.hint));
   else checks.push(ok('hook', `${rel(facts.file)} is executable${facts.husky ? ` and runs ${rel(facts.script)} through husky` : ''}, which runs guard check`));
 
+  // integrity: the gate on every branch move (reference-transaction); without it HUSKY=0 leaves no gate at all
+  const branchGate = await (await import('./doctor-hooks.js')).branchGateCheck(main, dir, env);
+  checks.push(branchGate);
   if (facts.husky && env.HUSKY === '0') {
-    checks.push(bad('husky-env', 'warning', 'HUSKY=0 is set in this environment: husky skips every hook, guard check included', 'unset HUSKY (look in your shell profile and ~/.config/husky/init.sh)'));
+    const gated = branchGate.ok;
+    checks.push(
+      bad(
+        'husky-env',
+        gated ? 'warning' : 'error',
+        `HUSKY=0 is set in this environment: husky skips every hook, guard check included${gated ? ' (branch moves are still gated by the reference-transaction hook)' : ', and no reference-transaction hook gates branch moves'}`,
+        'unset HUSKY (look in your shell profile and ~/.config/husky/init.sh)',
+      ),
+    );
   }
 
   if (!problem && runsGuard(facts.scriptText) === 'command') {

@@ -104,10 +104,11 @@ async function pickLane(main: Repo, name: string | undefined): Promise<Lane> {
  */
 export async function review(opts: ReviewOptions, prompter?: () => Promise<ReviewPrompter | null>): Promise<ReviewResult> {
   const main = await mainRepo(opts.cwd);
-  const lane = await pickLane(main, opts.name);
+  let lane = await pickLane(main, opts.name);
   if (lane.broken) throw new GuardError('E_NO_LANE', `lane "${lane.name}" is broken: its folder is missing`, `guard discard ${lane.name} cleans it up`);
   const scripted = opts.decisionsFile ? await readDecisions(opts.decisionsFile, opts.cwd) : null;
   const lc = await laneChanges(main, lane, { command: 'review', reason: `before guard review of lane ${lane.name}` });
+  lane = lc.lane; // integrity: lc.lane.base is the merge-base with the main tree's HEAD, not the lane's own ref
   const { config } = lc;
   const head = lc.head;
 

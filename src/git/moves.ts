@@ -91,3 +91,18 @@ export async function adoptTips(cwd: string): Promise<string[]> {
   await git(['update-ref', '--stdin'], { cwd, input, write: true, okCodes: [128] });
   return missing.map(([ref]) => ref);
 }
+
+/**
+ * The base a lane is measured against: the merge-base of what the lane holds
+ * with the main tree's HEAD, so it comes from the main tree's own history.
+ * refs/guard/lanes/NAME says where the lane started, but any process in the
+ * lane can move it; it is never read as the base. A lane that shares no
+ * history with the main tree (an orphan) is measured against HEAD itself.
+ */
+export async function laneBase(mainRoot: string, laneHead: string): Promise<{ base: string; mainHead: string } | null> {
+  const mainHead = await resolveRev(mainRoot, 'HEAD');
+  if (!mainHead) return null;
+  const r = await git(['merge-base', laneHead, mainHead], { cwd: mainRoot, okCodes: [1] });
+  const base = r.stdout.toString('utf8').trim().split('\n')[0];
+  return { base: r.code === 0 && base ? base : mainHead, mainHead };
+}
