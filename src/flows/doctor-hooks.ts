@@ -16,7 +16,7 @@ import { probeHook } from './hook-probe.js';
 const executable = (file: string) => promisify(access)(file, constants.X_OK).then(() => true, () => false);
 
 /** Why the pre-commit hook would not block a commit, or null when it would. */
-export async function preCommitBlocks(hook: string, root: string, env: NodeJS.ProcessEnv, script: string): Promise<{ message: string; hint: string } | null> {
+export async function preCommitBlocks(hook: string, root: string, env: NodeJS.ProcessEnv, script: string, mentionsGuard: boolean): Promise<{ message: string; hint: string } | null> {
   // HUSKY=0 is reported on its own (husky-env); here: would the hook block where husky runs
   const { HUSKY: _husky, ...rest } = env;
   const r = await probeHook(hook, root, rest, [], '');
@@ -27,6 +27,7 @@ export async function preCommitBlocks(hook: string, root: string, env: NodeJS.Pr
       hint: 'run guard init, or make `guard check` a plain line of its own so that its failure ends the hook',
     };
   }
+  if (!mentionsGuard) return { message: `${script} does not run guard check`, hint: 'run guard init (it adds the line), or add `guard check` to it' };
   return {
     message: `${script} never runs guard check (an exit before it, a condition that is never true, a heredoc or an echo), or guard is not found`,
     hint: 'run guard init, or make `guard check` a plain line of its own near the top',

@@ -189,7 +189,7 @@ function hookProblem(facts: HookFacts, rel: (p: string) => string): { message: s
     // husky's runner exits 0 when the script is missing: the commit passes unchecked.
     return { message: `${rel(facts.script)} does not exist: husky skips the hook silently`, hint: 'run guard init' };
   }
-  if (!runsGuard(facts.scriptText)) return { message: `${rel(facts.script)} does not run guard check`, hint: 'run guard init (it adds the line), or add `guard check` to it' };
+  // whether it runs guard is decided by running it (doctor-hooks.ts), not by this text
   return null;
 }
 
@@ -244,7 +244,7 @@ async function hookChecks(main: Repo, hp: HooksPath, env: NodeJS.ProcessEnv): Pr
   // integrity: the hook's text says little (guard after `exit 0`, behind `|| true`, in the background,
   // echoed, in a heredoc, under `if false`): run it and see that it blocks. HUSKY is reported apart below.
   const unresolved = runsGuard(facts.scriptText) === 'command' && !(await findGuard(main.root, env)); // guard-command says it below
-  if (!problem && !unresolved) problem = await (await import('./doctor-hooks.js')).preCommitBlocks(facts.file, main.root, env, rel(facts.script));
+  if (!problem && !unresolved) problem = await (await import('./doctor-hooks.js')).preCommitBlocks(facts.file, main.root, env, rel(facts.script), runsGuard(facts.scriptText) !== null);
   if (problem) checks.push(bad('hook', 'error', problem.message, problem.hint));
   else checks.push(ok('hook', `${rel(facts.file)} is executable${facts.husky ? ` and runs ${rel(facts.script)} through husky` : ''}, which runs guard check`));
 
@@ -285,7 +285,8 @@ async function laneChecks(main: Repo, hp: HooksPath, lanes: Lane[]): Promise<Doc
       if (lane.broken) return bad(id, 'warning', `lane ${lane.name} is broken: its work tree is missing`, `guard discard ${lane.name} cleans it up`);
       const dir = hooksDir(lane.path, main.commonDir, hp);
       const rel = (p: string) => path.relative(lane.path, p) || p;
-      const problem = hookProblem(await inspectHook(dir), rel);
+      const laneFacts = await inspectHook(dir);
+      const problem = hookProblem(laneFacts, rel) ?? (runsGuard(laneFacts.scriptText) ? null : { message: `${rel(laneFacts.script)} does not run guard check` });
       if (problem) {
         const copy = hp.value && !path.isAbsolute(hp.value) ? `cp -R ${path.join(main.root, hp.value)} ${dir}` : 'guard init in the main tree';
         return bad(id, 'warning', `lane ${lane.name} would not run the hook: ${problem.message}`, copy);

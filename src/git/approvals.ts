@@ -59,7 +59,8 @@ export async function personApprovals(cwd: string, notBefore: number): Promise<S
 }
 
 /**
- * The record `guard review --commit` names in GUARD_APPROVED_RECORD, if it is
+ * The record `guard review --commit` names in GUARD_APPROVED_RECORD (a ref
+ * name or an object id; `oid` is what it resolved to), if it is
  * one guard wrote for a review (the tip of a decisions ref, guard's identity,
  * made at or after `notBefore`); otherwise null, and the hook asks or blocks
  * as if nothing had been handed in.
