@@ -112,7 +112,7 @@ export async function laneChanges(
   // integrity: base = merge-base(lane, main HEAD), policy = main HEAD's config; never refs/guard/lanes/NAME
   const trusted = await laneBase(main.root, head);
   if (trusted) lane = { ...lane, base: trusted.base };
-  const policyRev = trusted?.mainHead ?? lane.base;
+  const policyRev = trusted?.policyRev ?? lane.base;
   const [entries, [configBlob]] = await Promise.all([
     treeDiff(main.root, lane.base, head),
     catFileBatch(main.root, [`${policyRev}:${CONFIG_FILE}`], READ_CAP),

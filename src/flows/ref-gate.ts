@@ -85,8 +85,9 @@ export async function gateMoves(opts: GateOptions): Promise<GateResult> {
   const { heads, verified } = await branchTips(cwd);
   const moves: RefMove[] = [];
   for (const l of lines) {
-    const from = heads.get(l.ref);
     // A new branch brings nothing in by itself: what it holds is measured when it moves into another.
+    // One that had a verified tip (deleted and made again, or renamed over) is measured from there.
+    const from = heads.get(l.ref) ?? verified.get(l.ref);
     if (!from || from === l.new) continue;
     moves.push({ ref: l.ref, from, to: l.new });
   }
@@ -96,8 +97,17 @@ export async function gateMoves(opts: GateOptions): Promise<GateResult> {
   let prompt: Awaited<ReturnType<typeof openPrompt>> | undefined;
   try {
     for (const m of moves) {
-      const anchor = verified.get(m.ref) ?? m.from;
-      const measured = await measureMove(cwd, anchor, m.to);
+      // From the tip it has now (a forged verified ref cannot shrink this), and from the last
+      // verified tip when that differs (what an earlier move past the gate brought in).
+      const v0 = verified.get(m.ref);
+      const measured = await measureMove(cwd, m.from, m.to);
+      if (v0 && v0 !== m.from && v0 !== m.to) {
+        const more = await measureMove(cwd, v0, m.to);
+        const seen = new Set(measured.needing.map((c) => c.path));
+        measured.needing.push(...more.needing.filter((c) => !seen.has(c.path)));
+        const known = new Set(measured.entries.map((e) => e.path));
+        measured.entries.push(...more.entries.filter((e) => !known.has(e.path)));
+      }
       const v: MoveVerdict = { ...m, base: measured.base, files: [], refused: false };
       verdicts.push(v);
       if (measured.needing.length === 0) continue;

@@ -99,10 +99,11 @@ export async function adoptTips(cwd: string): Promise<string[]> {
  * lane can move it; it is never read as the base. A lane that shares no
  * history with the main tree (an orphan) is measured against HEAD itself.
  */
-export async function laneBase(mainRoot: string, laneHead: string): Promise<{ base: string; mainHead: string } | null> {
-  const mainHead = await resolveRev(mainRoot, 'HEAD');
-  if (!mainHead) return null;
-  const r = await git(['merge-base', laneHead, mainHead], { cwd: mainRoot, okCodes: [1] });
+export async function laneBase(mainRoot: string, laneHead: string): Promise<{ base: string; policyRev: string } | null> {
+  // run in the main tree, "HEAD" is the main tree's HEAD: one process in the usual case
+  const r = await git(['merge-base', laneHead, 'HEAD'], { cwd: mainRoot, okCodes: [1, 128] });
   const base = r.stdout.toString('utf8').trim().split('\n')[0];
-  return { base: r.code === 0 && base ? base : mainHead, mainHead };
+  if (r.code === 0 && base) return { base, policyRev: 'HEAD' };
+  const mainHead = await resolveRev(mainRoot, 'HEAD');
+  return mainHead ? { base: mainHead, policyRev: mainHead } : null;
 }

@@ -301,3 +301,73 @@ describe('8. doctor says "active" only when the hook really blocks', () => {
     expect(json.checks.find((c: any) => c.id === 'husky-env')).toMatchObject({ severity: 'error' });
   });
 });
+
+/* New attacks tried beyond the issue (docs/reliability/backdoors.md lists them all). */
+describe('more ways to move a branch', () => {
+  function evilCommit(repo: TestRepo): string {
+    const tree = repo.git(['mktree'], { input: repo.git(['ls-tree', 'HEAD']).replace(/\tbig\.txt\n/, '\tbig.txt\n').split('\n').filter((l) => l && !l.endsWith('\tbig.txt')).join('\n') + '\n' }).trim();
+    return repo.git(['commit-tree', tree, '-p', 'HEAD', '-m', 'evil'], { input: '' }).trim();
+  }
+
+  it('deleting the branch and making it again at another commit is measured from its verified tip', () => {
+    const repo = repoWithBig();
+    const before = head(repo);
+    const evil = evilCommit(repo);
+    repo.git(['checkout', '-q', '--detach']);
+    expect(repo.gitRun(['branch', '-D', 'main'], AUTO).code).toBe(0);
+    expect(repo.gitRun(['branch', 'main', evil], AUTO).code).not.toBe(0);
+    expect(repo.gitRun(['cat-file', '-e', 'refs/heads/main']).code).not.toBe(0);
+    repo.git(['branch', 'main', before]);
+    expect(bigAt(repo, 'main')).toBe(BIG);
+  });
+
+  it('a ref file written by hand, a rename over the branch, a worktree without hooks: no hook runs, so the next check and doctor report it', () => {
+    const attacks: Array<(repo: TestRepo, evil: string) => void> = [
+      (repo, evil) => writeFileSync(path.join(repo.dir, '.git', 'refs', 'heads', 'main'), evil + '\n'),
+      (repo, evil) => {
+        repo.git(['-c', 'core.hooksPath=/dev/null', 'branch', 'evil', evil]);
+        repo.git(['checkout', '-q', '--detach']);
+        expect(repo.gitRun(['branch', '-M', 'evil', 'main'], AUTO).code).toBe(0); // git 2.39 shows the hook a deletion only
+        repo.git(['checkout', '-q', 'main']);
+      },
+      (repo, evil) => {
+        // a worktree made by hand: relative core.hooksPath finds no .husky/_ there
+        const wt = path.join(repo.dir, '..', path.basename(repo.dir) + '-wt');
+        repo.git(['worktree', 'add', '-q', '--detach', wt]);
+        expect(spawnSync('git', ['update-ref', 'refs/heads/main', evil], { cwd: wt, env: cleanEnv(AUTO) }).status).toBe(0);
+        repo.git(['worktree', 'remove', '--force', wt]);
+      },
+    ];
+    for (const attack of attacks) {
+      const repo = repoWithBig();
+      const evil = evilCommit(repo);
+      attack(repo, evil);
+      expect(head(repo, 'refs/heads/main')).toBe(evil);
+      repo.git(['reset', '-q', '--hard', 'HEAD']).toString();
+      const check = repo.guardJson(['check']).json;
+      expect(check.bypassed?.paths).toEqual(['big.txt']);
+      const doctor = repo.guardJson(['doctor']).json;
+      expect(doctor.checks.find((c: any) => c.id === 'branch-bypass')?.message).toContain('big.txt');
+    }
+  });
+
+  it('a branch name built to break the shell filter is only a name', () => {
+    const repo = repoWithBig();
+    const evil = evilCommit(repo);
+    const name = '$(touch${IFS}pwned)`touch${IFS}pwned2`';
+    repo.git(['branch', name, 'HEAD']);
+    expect(repo.gitRun(['update-ref', `refs/heads/${name}`, evil], AUTO).code).not.toBe(0);
+    expect(repo.gitRun(['ls-files', '--others', 'pwned', 'pwned2']).stdout).toBe('');
+    expect(spawnSync('ls', ['pwned', 'pwned2'], { cwd: repo.dir }).status).not.toBe(0);
+  });
+
+  it('git replace does not make the gate see another commit than git writes', () => {
+    const repo = repoWithBig();
+    const before = head(repo);
+    const evil = evilCommit(repo);
+    // the evil commit pretends to be HEAD for every reader that honours replace refs
+    repo.git(['replace', evil, before]);
+    expect(repo.gitRun(['update-ref', 'refs/heads/main', evil], AUTO).code).not.toBe(0);
+    expect(head(repo)).toBe(before);
+  });
+});
