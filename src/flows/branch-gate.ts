@@ -20,15 +20,21 @@ const TEMPLATES = new URL('../../hooks/', import.meta.url);
 /** Install both hooks into a husky setup at `root` (hooks folder `hooksDir`); the paths changed. */
 export async function installBranchGate(repo: Repo, huskyDir: string, hooksDir: string): Promise<string[]> {
   const changed: string[] = [];
-  const refHook = path.join(repo.root, hooksDir, REF_HOOK);
   const template = await readFile(fileURLToPath(new URL(REF_HOOK, TEMPLATES)), 'utf8');
-  const current = await readFile(refHook, 'utf8').catch(() => null);
-  if (current !== template) {
-    await mkdir(path.dirname(refHook), { recursive: true });
-    await writeFile(refHook, template, { mode: 0o755 });
-    changed.push(`wrote ${hooksDir}/${REF_HOOK} (every branch move passes the gate)`);
+  // A relative core.hooksPath is resolved where git runs the hook: the top of the work tree,
+  // except in receive-pack (`git push . evil:main`), which runs hooks in the git dir.
+  for (const [where, refHook] of [
+    [`${hooksDir}/${REF_HOOK}`, path.join(repo.root, hooksDir, REF_HOOK)],
+    [`.git/${hooksDir}/${REF_HOOK} (for git push into this repository)`, path.join(repo.commonDir, hooksDir, REF_HOOK)],
+  ] as const) {
+    const current = await readFile(refHook, 'utf8').catch(() => null);
+    if (current !== template) {
+      await mkdir(path.dirname(refHook), { recursive: true });
+      await writeFile(refHook, template, { mode: 0o755 });
+      changed.push(`wrote ${where} (every branch move passes the gate)`);
+    }
+    await chmod(refHook, 0o755);
   }
-  await chmod(refHook, 0o755);
   const mergeHook = path.join(repo.root, huskyDir, MERGE_HOOK);
   if (!existsSync(mergeHook)) {
     await copyFile(fileURLToPath(new URL(MERGE_HOOK, TEMPLATES)), mergeHook);

@@ -351,6 +351,17 @@ describe('more ways to move a branch', () => {
     }
   });
 
+  it('git push . and git fetch . into a local branch go through the same gate', () => {
+    const repo = repoWithBig();
+    const before = head(repo);
+    const evil = evilCommit(repo);
+    repo.git(['-c', 'core.hooksPath=/dev/null', 'branch', 'evil', evil]);
+    repo.git(['branch', 'side', before]);
+    expect(repo.gitRun(['push', '-q', '.', 'evil:side'], AUTO).code).not.toBe(0);
+    expect(repo.gitRun(['fetch', '-q', '.', '+evil:side'], AUTO).code).not.toBe(0);
+    expect(head(repo, 'side')).toBe(before);
+  });
+
   it('a branch name built to break the shell filter is only a name', () => {
     const repo = repoWithBig();
     const evil = evilCommit(repo);
