@@ -382,3 +382,66 @@ describe('more ways to move a branch', () => {
     expect(head(repo)).toBe(before);
   });
 });
+
+describe('lanes live with the branch gate', () => {
+  it('a lane that committed, was discarded, and is started again after main deleted a file starts cleanly', () => {
+    const repo = repoWithBig();
+    const lane = startLane(repo, 'agent');
+    laneWrite(lane, 'a.txt', 'a\nlane\n');
+    // (--no-verify: the lane's pre-commit finds no guard on PATH; the branch gate finds the main tree's)
+    expect(laneGit(lane, ['commit', '-q', '--no-verify', '-am', 'lane work']).code).toBe(0);
+    expect(repo.refs('refs/guard/verified/heads/guard/')).toEqual(['refs/guard/verified/heads/guard/agent']);
+    expect(repo.guard(['discard', 'agent']).code).toBe(0);
+    // main moves on with an approved-looking deletion made past the hooks, then adopted by a person
+    repo.git(['-c', 'core.hooksPath=/dev/null', 'rm', '-q', 'big.txt']);
+    repo.git(['-c', 'core.hooksPath=/dev/null', 'commit', '-q', '-m', 'drop big']);
+    repo.git(['update-ref', 'refs/guard/verified/heads/main', 'HEAD']);
+    expect(repo.refs('refs/guard/verified/heads/guard/')).toEqual([]);
+    const again = repo.guard(['start', 'agent']);
+    expect(again.stderr).not.toContain('refused');
+    expect(again.code).toBe(0);
+  });
+});
+
+describe('a person at a terminal is asked instead of refused', () => {
+  async function amendInPty(repo: TestRepo, answer: string): Promise<{ code: number; out: string }> {
+    const pty = await import('node-pty');
+    const p = pty.spawn('git', ['commit', '-q', '--amend', '-am', 'trim more'], {
+      cwd: repo.dir,
+      env: cleanEnv({ CI: undefined, NO_COLOR: '1' }) as Record<string, string>,
+    });
+    let out = '';
+    let answered = false;
+    const exit = new Promise<number>((r) => p.onExit((e) => r(e.exitCode)));
+    p.onData((d) => {
+      out += d;
+      if (!answered && /Approve big\.txt/.test(out)) {
+        answered = true;
+        p.write(`${answer}\r`);
+      }
+    });
+    const code = await Promise.race([exit, new Promise<number>((_, rej) => setTimeout(() => rej(new Error(`no answer:\n${out}`)), 30_000))]);
+    return { code, out };
+  }
+
+  it('an amend that adds up to a rewrite is put to the person; y lets it through and is recorded, n refuses it', async () => {
+    const repo = repoWithBig();
+    const parent = head(repo);
+    repo.write('big.txt', drop(BIG, 59));
+    expect(repo.gitRun(['commit', '-q', '-am', 'trim'], AUTO).code).toBe(0);
+    const first = head(repo);
+
+    repo.write('big.txt', drop(BIG, 118));
+    const no = await amendInPty(repo, 'n');
+    expect(no.out).toContain('Approve big.txt');
+    expect(no.code).not.toBe(0);
+    expect(head(repo)).toBe(first);
+
+    const yes = await amendInPty(repo, 'y');
+    expect(yes.code).toBe(0);
+    expect(head(repo, 'HEAD^')).toBe(parent);
+    expect(bigAt(repo)).toBe(drop(BIG, 118));
+    const records = repo.git(['log', '--no-walk', '--format=%B', ...repo.refs('refs/guard/decisions/')]);
+    expect(records).toMatch(/"command":"verify-refs".*"path":"big.txt".*"decision":"approved","decider":"person"/);
+  }, 90_000);
+});
