@@ -53,6 +53,6 @@ function printHuman(r: CheckResult, out: Output, limit: number | undefined): voi
   lines.push('Nothing was changed: the index and the work tree are as they were.');
   lines.push('To go on, a person decides: run the same `git commit` in a terminal to approve or reject each change,');
   lines.push('or let the agent work in a lane and review it with `guard review NAME`.');
-  lines.push(c.dim('`git commit --no-verify` skips this gate, but `guard ci` on the pull request will not.'));
+  lines.push(c.dim('`git commit --no-verify` skips this hook but not the branch gate, and `guard ci` on the pull request checks it again.'));
   out.important(lines.join('\n'));
 }

@@ -46,7 +46,7 @@ export async function findBypass(repo: Repo, head: string | null): Promise<Bypas
     await markVerified(repo.root, branch, head).catch(() => undefined);
     return undefined;
   }
-  const m = await measureMove(repo.root, anchor, head);
+  const m = await measureMove(repo.root, anchor, head, { brokenConfig: 'defaults' });
   let open = m.needing;
   if (open.length > 0) {
     const byPath = new Map(m.entries.map((e) => [e.path, e]));

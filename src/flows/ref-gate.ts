@@ -1,5 +1,6 @@
 import { classify, makePolicy, type Classification } from '../core/classify.js';
-import { CONFIG_FILE } from '../core/config.js';
+import { CONFIG_FILE, DEFAULT_CONFIG, type Config } from '../core/config.js';
+import { GuardError } from '../core/errors.js';
 import { batchMessage, decisionRecord, rejectedMessage, type DecisionRecord, type RecordContext } from '../core/record.js';
 import { approvalKey, personApprovals } from '../git/approvals.js';
 import { READ_CAP, catFileBatch } from '../git/catfile.js';
@@ -62,10 +63,17 @@ interface Measured {
 }
 
 /** What moving to `to` from the last verified tip brings in, under the policy committed at the base. */
-export async function measureMove(cwd: string, anchor: string, to: string): Promise<Measured> {
+export async function measureMove(cwd: string, anchor: string, to: string, opts: { brokenConfig?: 'fail' | 'defaults' } = {}): Promise<Measured> {
   const base = await moveBase(cwd, anchor, to);
   const [entries, [configBlob]] = await Promise.all([treeDiff(cwd, base, to), catFileBatch(cwd, [`${base}:${CONFIG_FILE}`], READ_CAP)]);
-  const config = configAt(base, configBlob?.data);
+  let config: Config;
+  try {
+    config = configAt(base, configBlob?.data);
+  } catch (err) {
+    // an older tip's broken config must not lock the branch for good: measure that range under the defaults
+    if (opts.brokenConfig !== 'defaults' || !(err instanceof GuardError)) throw err;
+    config = DEFAULT_CONFIG;
+  }
   const policy = makePolicy(config, { bootstrap: configBlob === null });
   const { facts } = await collectFacts(cwd, entries, { maxBytes: Math.min(config.maxFileBytes, READ_CAP) });
   const all = facts.map((f) => classify(f, policy));
@@ -102,7 +110,7 @@ export async function gateMoves(opts: GateOptions): Promise<GateResult> {
       const v0 = verified.get(m.ref);
       const measured = await measureMove(cwd, m.from, m.to);
       if (v0 && v0 !== m.from && v0 !== m.to) {
-        const more = await measureMove(cwd, v0, m.to);
+        const more = await measureMove(cwd, v0, m.to, { brokenConfig: 'defaults' });
         const seen = new Set(measured.needing.map((c) => c.path));
         measured.needing.push(...more.needing.filter((c) => !seen.has(c.path)));
         const known = new Set(measured.entries.map((e) => e.path));

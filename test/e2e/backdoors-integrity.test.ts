@@ -351,6 +351,19 @@ describe('more ways to move a branch', () => {
     }
   });
 
+  it('a config loosened past every hook does not become the policy for the next move', () => {
+    const repo = repoWithBig();
+    repo.write('guard.config.json', JSON.stringify({ lineThreshold: 1000000 }) + '\n');
+    expect(repo.gitRun(['-c', 'core.hooksPath=/dev/null', 'commit', '-q', '-am', 'tune'], AUTO).code).toBe(0);
+    const loose = head(repo);
+    repo.git(['rm', '-q', 'big.txt']);
+    const r = repo.gitRun(['commit', '-q', '-m', 'drop it'], AUTO);
+    expect(r.code).not.toBe(0);
+    expect(r.stderr).toContain('big.txt');
+    expect(head(repo)).toBe(loose);
+    expect(bigAt(repo)).toBe(BIG);
+  });
+
   it('git push . and git fetch . into a local branch go through the same gate', () => {
     const repo = repoWithBig();
     const before = head(repo);
