@@ -321,13 +321,20 @@ describe('more ways to move a branch', () => {
     expect(bigAt(repo, 'main')).toBe(BIG);
   });
 
-  it('a ref file written by hand, a rename over the branch, a worktree without hooks: no hook runs, so the next check and doctor report it', () => {
+  it('a ref file written by hand, a rename over the branch, a symbolic ref, a worktree without hooks: no hook runs, so the next check and doctor report it', () => {
     const attacks: Array<(repo: TestRepo, evil: string) => void> = [
       (repo, evil) => writeFileSync(path.join(repo.dir, '.git', 'refs', 'heads', 'main'), evil + '\n'),
       (repo, evil) => {
         repo.git(['-c', 'core.hooksPath=/dev/null', 'branch', 'evil', evil]);
         repo.git(['checkout', '-q', '--detach']);
         expect(repo.gitRun(['branch', '-M', 'evil', 'main'], AUTO).code).toBe(0); // git 2.39 shows the hook a deletion only
+        repo.git(['checkout', '-q', 'main']);
+      },
+      (repo, evil) => {
+        // main made a symbolic ref to a branch at the evil commit (git 2.39 shows the hook no symref change)
+        repo.git(['-c', 'core.hooksPath=/dev/null', 'branch', 'evil', evil]);
+        repo.git(['checkout', '-q', '--detach']);
+        repo.git(['symbolic-ref', 'refs/heads/main', 'refs/heads/evil']);
         repo.git(['checkout', '-q', 'main']);
       },
       (repo, evil) => {
@@ -362,6 +369,15 @@ describe('more ways to move a branch', () => {
     expect(r.stderr).toContain('big.txt');
     expect(head(repo)).toBe(loose);
     expect(bigAt(repo)).toBe(BIG);
+  });
+
+  it("a forged verified tip does not let the move itself through", () => {
+    const repo = repoWithBig();
+    const before = head(repo);
+    const evil = evilCommit(repo);
+    repo.git(['update-ref', 'refs/guard/verified/heads/main', evil]);
+    expect(repo.gitRun(['update-ref', 'refs/heads/main', evil], AUTO).code).not.toBe(0);
+    expect(head(repo)).toBe(before);
   });
 
   it('git push . and git fetch . into a local branch go through the same gate', () => {
