@@ -401,6 +401,18 @@ describe('more ways to move a branch', () => {
     expect(spawnSync('ls', ['pwned', 'pwned2'], { cwd: repo.dir }).status).not.toBe(0);
   });
 
+  it('.git/info/grafts does not give the move another merge-base', () => {
+    const repo = repoWithBig();
+    const before = head(repo);
+    const evil = evilCommit(repo);
+    const tree = repo.git(['rev-parse', `${evil}^{tree}`]).trim();
+    const orphan = repo.git(['commit-tree', tree, '-m', 'orphan'], { input: '' }).trim();
+    // both the tip and the evil commit "descend" from a commit that never had big.txt
+    writeFileSync(path.join(repo.dir, '.git', 'info', 'grafts'), `${before} ${orphan}\n${evil} ${orphan}\n`);
+    expect(repo.gitRun(['update-ref', 'refs/heads/main', evil], AUTO).code).not.toBe(0);
+    expect(head(repo)).toBe(before);
+  });
+
   it('git replace does not make the gate see another commit than git writes', () => {
     const repo = repoWithBig();
     const before = head(repo);
