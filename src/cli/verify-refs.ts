@@ -20,7 +20,7 @@ export async function run(argv: GlobalArgs, out: Output): Promise<number> {
   for (const v of result.moves.filter((m) => m.refused)) {
     const lines = [
       c.red(c.bold(`guard: refused to move ${v.ref.replace(/^refs\/heads\//, '')} to ${v.to.slice(0, 10)}: it brings in changes that need a person`)),
-      `  measured against ${v.base.slice(0, 10)} (the last tip that passed the gate, or where the new tip forks from it)`,
+      v.reason ? `  ${v.reason}` : `  measured against ${v.base.slice(0, 10)} (the last tip that passed the gate, or where the new tip forks from it)`,
     ];
     for (const f of v.files.filter((x) => x.decision !== 'approved')) {
       lines.push(`  ${c.bold(f.path)}  ${f.status}  ${metricsLine(f)}  ${f.decision}`);

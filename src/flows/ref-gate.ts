@@ -6,7 +6,7 @@ import { approvalKey, personApprovals } from '../git/approvals.js';
 import { READ_CAP, catFileBatch } from '../git/catfile.js';
 import { collectFacts } from '../git/changes.js';
 import { treeDiff, type DiffEntry } from '../git/diff.js';
-import { branchTips, commitTimes, isZeroOid, markVerified, moveBase } from '../git/moves.js';
+import { branchTips, commitTimes, isZeroOid, markVerified, moveBase, shallowCutsIn } from '../git/moves.js';
 import { REFS, newRef, proposalChanges, writeRecords, type RecordCommit } from '../git/records.js';
 import { configAt, type FlowOptions } from './context.js';
 
@@ -35,6 +35,8 @@ export interface MoveVerdict extends RefMove {
   /** Changes that need a person, with what was decided. */
   files: Array<Classification & { decision: 'approved' | 'rejected' | 'blocked'; decider: 'person' | 'auto'; approvedBy?: 'record' | 'prompt' }>;
   refused: boolean;
+  /** Why the move was refused when no file says it (history cut by .git/shallow). */
+  reason?: string;
   /** The refused move's content, kept: `git diff REF^ REF`. */
   ref_kept?: string;
 }
@@ -118,6 +120,13 @@ export async function gateMoves(opts: GateOptions): Promise<GateResult> {
       }
       const v: MoveVerdict = { ...m, base: measured.base, files: [], refused: false };
       verdicts.push(v);
+      const cuts = await shallowCutsIn(cwd, m.from, m.to);
+      if (cuts.length > 0) {
+        // its merge-base is hidden, so it cannot be measured: never let it through
+        v.refused = true;
+        v.reason = `.git/shallow cuts ${cuts[0]!.slice(0, 10)}, which this move brings in, off from its parents: what it changes cannot be measured`;
+        continue;
+      }
       if (measured.needing.length === 0) continue;
       const byPath = new Map(measured.entries.map((e) => [e.path, e]));
       const since = (await commitTimes(cwd, [measured.base])).get(measured.base) ?? 0;

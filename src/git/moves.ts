@@ -107,3 +107,22 @@ export async function laneBase(mainRoot: string, laneHead: string): Promise<{ ba
   const mainHead = await resolveRev(mainRoot, 'HEAD');
   return mainHead ? { base: mainHead, policyRev: mainHead } : null;
 }
+
+/**
+ * Commits that `.git/shallow` cuts off from their parents, among those a move
+ * brings in (reachable from `to`, not from `from`). A shallow clone cuts deep
+ * history that both sides share; a cut inside what the move brings in only
+ * hides its merge-base (an amend then looks like a small change on top of
+ * the commit it replaces). Two processes, the second only in a shallow repository.
+ * https://git-scm.com/docs/shallow
+ */
+export async function shallowCutsIn(cwd: string, from: string, to: string): Promise<string[]> {
+  const { readFile } = await import('node:fs/promises');
+  const path = await import('node:path');
+  const dir = (await git(['rev-parse', '--path-format=absolute', '--git-common-dir'], { cwd })).stdout.toString('utf8').trim();
+  const text = await readFile(path.join(dir, 'shallow'), 'utf8').catch(() => '');
+  const cut = new Set(text.split('\n').filter(Boolean));
+  if (cut.size === 0) return [];
+  const r = await git(['rev-list', to, '--not', from], { cwd, okCodes: [128] });
+  return r.stdout.toString('utf8').split('\n').filter((oid) => cut.has(oid));
+}

@@ -413,6 +413,24 @@ describe('more ways to move a branch', () => {
     expect(head(repo)).toBe(before);
   });
 
+  it('.git/shallow does not hide the merge-base of an amend', () => {
+    const repo = repoWithBig();
+    const parent = head(repo);
+    repo.write('big.txt', drop(BIG, 59));
+    expect(repo.gitRun(['commit', '-q', '-am', 'trim'], AUTO).code).toBe(0);
+    const first = head(repo);
+    // the amend made by hand, and declared shallow so that it seems to have no parent
+    repo.write('big.txt', drop(BIG, 118));
+    repo.git(['add', 'big.txt']);
+    const tree = repo.git(['write-tree']).trim();
+    const amended = repo.git(['commit-tree', tree, '-p', parent, '-m', 'trim'], { input: '' }).trim();
+    writeFileSync(path.join(repo.dir, '.git', 'shallow'), amended + '\n');
+    const r = repo.gitRun(['update-ref', 'refs/heads/main', amended], AUTO);
+    expect(r.code).not.toBe(0);
+    expect(r.stderr).toContain('.git/shallow');
+    expect(head(repo)).toBe(first);
+  });
+
   it('git replace does not make the gate see another commit than git writes', () => {
     const repo = repoWithBig();
     const before = head(repo);
