@@ -462,6 +462,32 @@ describe('lanes live with the branch gate', () => {
   });
 });
 
+describe('from inside a lane, and with a fake guard', () => {
+  it("a lane cannot move the main tree's branch", () => {
+    const repo = repoWithBig();
+    const lane = startLane(repo, 'agent');
+    const before = head(repo);
+    laneGit(lane, ['rm', '-q', 'big.txt']);
+    const tree = laneGit(lane, ['write-tree']).stdout.trim();
+    const evil = laneGit(lane, ['commit-tree', tree, '-p', before, '-m', 'evil']).stdout.trim();
+    expect(laneGit(lane, ['update-ref', 'refs/heads/main', evil]).code).not.toBe(0);
+    expect(laneGit(lane, ['branch', '-f', 'main', evil]).code).not.toBe(0);
+    expect(head(repo)).toBe(before);
+    expect(bigAt(repo)).toBe(BIG);
+  });
+
+  it('node_modules/.bin/guard replaced by a script that says yes: doctor finds that guard never runs', () => {
+    const repo = repoWithBig();
+    const fake = path.join(repo.dir, 'node_modules', '.bin', 'guard');
+    spawnSync('rm', [fake]);
+    writeFileSync(fake, '#!/bin/sh\nexit 0\n', { mode: 0o755 });
+    const { code, json } = repo.guardJson(['doctor']);
+    expect(code).toBe(1);
+    expect(json.checks.find((c: any) => c.id === 'hook')).toMatchObject({ ok: false, severity: 'error' });
+    expect(json.checks.find((c: any) => c.id === 'branch-gate')).toMatchObject({ ok: false });
+  });
+});
+
 describe('a person at a terminal is asked instead of refused', () => {
   async function amendInPty(repo: TestRepo, answer: string): Promise<{ code: number; out: string }> {
     const pty = await import('node-pty');
