@@ -26,7 +26,7 @@ export async function run(argv: GlobalArgs, out: Output): Promise<number> {
       lines.push(`  ${c.bold(f.path)}  ${f.status}  ${metricsLine(f)}  ${f.decision}`);
       for (const r of f.reasons) lines.push(`    - ${r}`);
     }
-    if (v.ref_kept) lines.push(`  kept as ${v.ref_kept}  (see it: git diff ${v.ref_kept}^ ${v.ref_kept})`);
+    if (v.rejectedRef) lines.push(`  kept as ${v.rejectedRef}  (see it: git diff ${v.rejectedRef}^ ${v.rejectedRef})`);
     lines.push(
       'hint: run the same git command in a terminal so that guard can ask you, or let the agent work in a lane and use guard review; ' +
         'an amend or a squash is measured as a whole against the commit before it',

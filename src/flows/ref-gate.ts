@@ -38,7 +38,7 @@ export interface MoveVerdict extends RefMove {
   /** Why the move was refused when no file says it (history cut by .git/shallow). */
   reason?: string;
   /** The refused move's content, kept: `git diff REF^ REF`. */
-  ref_kept?: string;
+  rejectedRef?: string;
 }
 
 export interface GateResult {
@@ -109,6 +109,13 @@ export async function gateMoves(opts: GateOptions): Promise<GateResult> {
     for (const m of moves) {
       // From the tip it has now (a forged verified ref cannot shrink this), and from the last
       // verified tip when that differs (what an earlier move past the gate brought in).
+      const cuts = await shallowCutsIn(cwd, m.from, m.to);
+      if (cuts.length > 0) {
+        // its merge-base is hidden, so it cannot be measured: never let it through
+        const reason = `.git/shallow cuts ${cuts[0]!.slice(0, 10)}, which this move brings in, off from its parents: what it changes cannot be measured`;
+        verdicts.push({ ...m, base: m.from, files: [], refused: true, reason });
+        continue;
+      }
       const v0 = verified.get(m.ref);
       const measured = await measureMove(cwd, m.from, m.to);
       if (v0 && v0 !== m.from && v0 !== m.to) {
@@ -120,13 +127,6 @@ export async function gateMoves(opts: GateOptions): Promise<GateResult> {
       }
       const v: MoveVerdict = { ...m, base: measured.base, files: [], refused: false };
       verdicts.push(v);
-      const cuts = await shallowCutsIn(cwd, m.from, m.to);
-      if (cuts.length > 0) {
-        // its merge-base is hidden, so it cannot be measured: never let it through
-        v.refused = true;
-        v.reason = `.git/shallow cuts ${cuts[0]!.slice(0, 10)}, which this move brings in, off from its parents: what it changes cannot be measured`;
-        continue;
-      }
       if (measured.needing.length === 0) continue;
       const byPath = new Map(measured.entries.map((e) => [e.path, e]));
       const since = (await commitTimes(cwd, [measured.base])).get(measured.base) ?? 0;
@@ -159,13 +159,13 @@ export async function gateMoves(opts: GateOptions): Promise<GateResult> {
       });
       if (v.refused) {
         // the whole move, kept: parent the base, tree the refused tip's
-        v.ref_kept = newRef(REFS.rejected, now);
+        v.rejectedRef = newRef(REFS.rejected, now);
         const first = records.find((r) => r.decision !== 'approved')!;
         const changes = measured.entries.flatMap((e) => proposalChanges(e));
-        commits.push({ ref: v.ref_kept, parent: measured.base, message: rejectedMessage(ctx, { ...first, ref: v.ref_kept }), changes });
-        for (const r of records) if (r.decision !== 'approved') r.ref = v.ref_kept;
+        commits.push({ ref: v.rejectedRef, parent: measured.base, message: rejectedMessage(ctx, { ...first, ref: v.rejectedRef }), changes });
+        for (const r of records) if (r.decision !== 'approved') r.ref = v.rejectedRef;
       }
-      commits.push({ ref: newRef(REFS.decisions, now), parent: null, message: batchMessage({ ...ctx, lane: m.ref }, records), changes: [] });
+      commits.push({ ref: newRef(REFS.decisions, now), parent: null, message: batchMessage(ctx, records), changes: [] });
     }
   } finally {
     prompt?.close();
