@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { approvalKey, personApprovals } from '../git/approvals.js';
+import { approvalKey, personApprovals } from '../git/person-approvals.js';
 import { commitTimes, markVerified, resolveRev, verifiedRef } from '../git/moves.js';
 import type { Repo } from '../git/repo.js';
 import { measureMove } from './ref-gate.js';

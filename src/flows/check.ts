@@ -97,7 +97,7 @@ export async function check(opts: CheckOptions): Promise<CheckResult> {
 
   const files: CheckedFile[] = classified.map((c) => ({ ...c, decision: 'allowed', decider: 'policy' }));
   // integrity: only a record guard wrote for a review, reachable from refs/guard/decisions/, made after HEAD
-  const trusted = approvedRecord ? await (await import('../git/approvals.js')).trustedReviewRecord(cwd, approvedBy?.oid ?? '', commitTime(head?.data)) : null;
+  const trusted = approvedRecord ? await (await import('../git/person-approvals.js')).trustedReviewRecord(cwd, approvedBy?.oid ?? '', commitTime(head?.data)) : null;
   const approved = approvalsIn(trusted ? approvedBy?.data : undefined);
   for (const [i, f] of files.entries()) {
     if (f.needsApproval && approved.has(`${f.path}\0${entries[i]!.newOid ?? ''}`)) {

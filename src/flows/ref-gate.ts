@@ -2,7 +2,7 @@ import { classify, makePolicy, type Classification } from '../core/classify.js';
 import { CONFIG_FILE, DEFAULT_CONFIG, type Config } from '../core/config.js';
 import { GuardError } from '../core/errors.js';
 import { batchMessage, decisionRecord, rejectedMessage, type DecisionRecord, type RecordContext } from '../core/record.js';
-import { approvalKey, personApprovals } from '../git/approvals.js';
+import { approvalKey, personApprovals } from '../git/person-approvals.js';
 import { READ_CAP, catFileBatch } from '../git/catfile.js';
 import { collectFacts } from '../git/changes.js';
 import { treeDiff, type DiffEntry } from '../git/diff.js';
