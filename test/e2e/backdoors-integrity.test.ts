@@ -57,6 +57,31 @@ describe('1. the lane cannot move its own base or policy', () => {
   });
 });
 
+describe('1. interactively too', () => {
+  it('review at a terminal asks about the deletion although the lane loosened its own ref and policy', async () => {
+    const { makeRepo } = await import('../helpers.js');
+    const { spawnGuard } = await import('../pty.js');
+    const repo = makeRepo({ 'big.txt': BIG, 'a.txt': 'a\n' });
+    const lane = startLane(repo, 'agent');
+    laneWrite(lane, 'guard.config.json', JSON.stringify({ lineThreshold: 1000000 }) + '\n');
+    laneGit(lane, ['add', 'guard.config.json']);
+    const forged = laneGit(lane, ['commit-tree', laneGit(lane, ['write-tree']).stdout.trim(), '-p', 'HEAD', '-m', 'base']).stdout.trim();
+    laneGit(lane, ['rm', '-q', '--cached', 'guard.config.json']);
+    spawnSync('rm', [path.join(lane, 'guard.config.json')]);
+    laneGit(lane, ['update-ref', 'refs/guard/lanes/agent', forged]);
+    laneGit(lane, ['rm', '-q', 'big.txt']);
+    const s = spawnGuard(['review', 'agent'], repo.dir);
+    const screen = await s.waitFor(/Take this hunk \[[^\]]*\]\? $/);
+    expect(screen).toMatch(/big\.txt\s+delete/);
+    s.type('n\r');
+    const rest = await s.waitFor(/Merge now \[y,n\]\? $|\$ $/).catch(() => '');
+    if (/Merge now/.test(rest)) s.type('y\r');
+    await s.exit;
+    expect(repo.read('big.txt')).toBe(BIG);
+    expect(repo.git(['diff', '--cached', '--name-only'])).toBe('');
+  }, 60_000);
+});
+
 describe('3. staging during the hook', () => {
   it('a deletion staged after guard check ran (before git reads the index again) is not committed', () => {
     const repo = repoWithBig();
