@@ -215,7 +215,7 @@ describe('6. every way a branch moves is checked', () => {
     expect(bigAt(repo)).toBe(BIG);
   });
 
-  it('update-ref, branch -f, reset to a commit made with commit-tree, and rebase are refused', () => {
+  it('update-ref, reset, checkout -B, cherry-pick, branch -f to a commit made with commit-tree, and rebase are refused', () => {
     const repo = repoWithBig();
     const before = head(repo);
     destructive(repo);
@@ -229,6 +229,12 @@ describe('6. every way a branch moves is checked', () => {
     // git rewrote the work tree and index before the refused ref update: HEAD did not move, so put them back
     expect(head(repo)).toBe(before);
     repo.git(['reset', '-q', '--hard', 'HEAD']);
+    expect(repo.gitRun(['checkout', '-q', '-B', 'main', evil], AUTO).code).not.toBe(0);
+    repo.git(['checkout', '-q', '-f', 'main']);
+    expect(repo.gitRun(['cherry-pick', evil], AUTO).code).not.toBe(0);
+    repo.gitRun(['cherry-pick', '--abort']);
+    repo.git(['reset', '-q', '--hard', 'HEAD']);
+    expect(head(repo)).toBe(before);
     repo.git(['branch', 'side', before]);
     expect(repo.gitRun(['branch', '-f', 'side', evil], AUTO).code).not.toBe(0);
     expect(head(repo, 'side')).toBe(before);
