@@ -2,21 +2,23 @@ import { EXIT } from '../core/errors.js';
 import { metricsLine } from '../core/preview.js';
 import { displayName } from '../core/quote.js';
 import { check, type CheckResult } from '../flows/check.js';
+import { answerProbe } from '../flows/hook-probe.js';
 import { isAutoMode } from '../ui/auto-mode.js';
 import { boundFiles, type Output } from '../ui/output.js';
 import { withTimeout } from '../flows/context.js';
 import type { CheckArgs } from './spec.js';
 
 export async function run(a: CheckArgs, out: Output): Promise<number> {
+  if (answerProbe('check')) return EXIT.blocked; // integrity: guard doctor runs the hook to see that it blocks
   const result = await withTimeout(a.timeout, (deadline) =>
     check({ cwd: a.cwd, auto: isAutoMode(a.auto), color: out.ttyColor, ...(deadline ? { deadline } : {}) }),
   );
   out.result('check', { ...result, ...boundFiles(result.files, a.limit) });
   if (result.bypassed) {
-    const { commit, paths } = result.bypassed;
+    const { commit, paths, base } = result.bypassed;
     out.warn(
-      `the last commit ${commit.slice(0, 10)} did not pass this gate (git commit --no-verify, hooks off, or a rebase) ` +
-        `and has changes that need approval: ${paths.slice(0, 5).join(', ')}${paths.length > 5 ? ', ...' : ''}; guard ci will block them`,
+      `the branch moved to ${commit.slice(0, 10)} past this gate (hooks off, or a ref written by hand)${base ? ` and since ${base.slice(0, 10)}` : ''} ` +
+        `has changes that need approval: ${paths.slice(0, 5).join(', ')}${paths.length > 5 ? ', ...' : ''}; its next move is refused until a person approves, and guard ci will block them`,
     );
   }
   if (!out.json) printHuman(result, out, a.limit);
@@ -61,6 +63,6 @@ function printHuman(r: CheckResult, out: Output, limit: number | undefined): voi
   lines.push('Nothing was changed: the index and the work tree are as they were.');
   lines.push('To go on, a person decides: run the same `git commit` in a terminal to approve or reject each change,');
   lines.push('or let the agent work in a lane and review it with `guard review NAME`.');
-  lines.push(c.dim('`git commit --no-verify` skips this gate, but `guard ci` on the pull request will not.'));
+  lines.push(c.dim('`git commit --no-verify` skips this hook but not the branch gate, and `guard ci` on the pull request checks it again.'));
   out.important(lines.join('\n'));
 }

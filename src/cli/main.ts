@@ -27,6 +27,7 @@ const COMMANDS: { [N in CommandName]: () => Promise<CommandModule<N>> } = {
   doctor: () => import('./doctor.js'),
   hook: () => import('./hook.js'),
   rewind: () => import('./rewind.js'),
+  'verify-refs': () => import('./verify-refs.js'),
 };
 
 /**

@@ -34,6 +34,8 @@ export interface CommandSpec {
   flags: Readonly<Record<string, Flag>>;
   /** Takes arguments after `--` (a command to run, paths). */
   rest?: boolean;
+  /** Run by guard's own hooks, not by people: left out of --help. */
+  hidden?: boolean;
 }
 
 /** What every command takes (DESIGN "Commands"). `--no-color` is color: false. */
@@ -158,6 +160,12 @@ export const COMMANDS = {
     positionals: [],
     flags: {},
   },
+  'verify-refs': {
+    describe: 'the gate on every branch move: the reference-transaction hook runs it with the ref updates on stdin',
+    positionals: [],
+    flags: { auto },
+    hidden: true,
+  },
 } as const satisfies Record<string, CommandSpec>;
 
 export type CommandName = keyof typeof COMMANDS;
@@ -213,6 +221,7 @@ export type InitArgs = ArgsOf<'init'>;
 export type DoctorArgs = ArgsOf<'doctor'>;
 export type HookArgs = ArgsOf<'hook'>;
 export type RewindArgs = ArgsOf<'rewind'>;
+export type VerifyRefsArgs = ArgsOf<'verify-refs'>;
 
 export function camel(name: string): string {
   return name.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());

@@ -62,7 +62,7 @@ export async function parseWithYargs(args: string[]): Promise<UsageResult> {
     .parserConfiguration({ 'populate--': true });
   for (const [name, f] of Object.entries(COMMON_FLAGS)) y = y.option(name, option(f));
   for (const [name, spec] of Object.entries(COMMANDS) as Array<[string, CommandSpec]>) {
-    y = y.command(usageLine(name, spec), spec.describe, builder(spec), () => {
+    y = y.command(usageLine(name, spec), (spec.hidden ? false : spec.describe) as string, builder(spec), () => {
       command = name;
     });
   }

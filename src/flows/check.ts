@@ -45,7 +45,7 @@ export interface CheckResult {
   /** A person refused every staged change: the commit must not be made (it would be empty). */
   refusedAll: boolean;
   /** HEAD was committed without this gate and has changes that needed approval. */
-  bypassed?: { commit: string; paths: string[] };
+  bypassed?: { commit: string; paths: string[]; base?: string; branch?: string };
 }
 
 /** The trees of the last commits check let through, per work tree (local state, not an audit record). */
@@ -67,25 +67,6 @@ async function rememberCheckedTree(repo: Repo, checked: string[]): Promise<void>
   const next = [...checked.filter((t) => t !== tree), tree].slice(-CHECKED_KEEP);
   await writeFile(path.join(repo.gitDir, CHECKED_FILE), next.join('\n') + '\n').catch(() => {});
 }
-
-/**
- * Was HEAD committed past the gate (`--no-verify`, hooks off)? Its tree is not
- * one check let through; then, and only then, its own change is classified
- * (two more git processes) and reported if something in it needed approval.
- * Rebases and cherry-picks also make trees check never saw: the message says so.
- */
-async function headBypassed(repo: Repo, head: CatResult | undefined, checked: string[], policy: Policy): Promise<CheckResult['bypassed'] | undefined> {
-  if (!head?.data || head.type !== 'commit' || checked.length === 0) return undefined;
-  const commit = parseCommit(head.data);
-  if (!commit || checked.includes(commit.tree) || commit.parents.length !== 1 || hasApprovalTrailer(commit.message)) return undefined;
-  const { treeDiff } = await import('../git/diff.js');
-  const entries = await treeDiff(repo.root, commit.parents[0]!, 'HEAD');
-  const { facts } = await collectFacts(repo.root, entries, { maxBytes: Math.min(policy.config.maxFileBytes, READ_CAP) });
-  const paths = withAggregateLoss(facts.map((f) => classify(f, policy)), policy.config).filter((c) => c.needsApproval).map((c) => c.path);
-  if (paths.length === 0) return undefined;
-  return { commit: head.oid, paths };
-}
-
 
 /**
  * Gate the staged changes against HEAD. A constant number of git processes
@@ -121,7 +102,9 @@ export async function check(opts: CheckOptions): Promise<CheckResult> {
 
   // Answers: a person's approvals made in `guard review --commit`, then the person at the terminal.
   const answers = new Map<string, Answer>();
-  const approved = approvalsIn(approvedBy?.data);
+  // integrity: only a record guard wrote for a review, reachable from refs/guard/decisions/, made after HEAD
+  const trusted = approvedRecord ? await (await import('../git/person-approvals.js')).trustedReviewRecord(cwd, approvedBy?.oid ?? '', commitTime(head?.data)) : null;
+  const approved = approvalsIn(trusted ? approvedBy?.data : undefined);
   classified.forEach((c, i) => {
     if (c.needsApproval && approved.has(`${c.path}\0${entries[i]!.newOid ?? ''}`)) answers.set(c.path, { take: 'all', via: 'review' });
   });
@@ -170,7 +153,8 @@ export async function check(opts: CheckOptions): Promise<CheckResult> {
     if (rewrite.length > 0) await stageMerged(cwd, rewrite, byPath);
   }
   if (result.blocked === 0 && !remembered) await rememberCheckedTree(repo, checked);
-  const bypassed = await headBypassed(repo, head, checked, policy);
+  // integrity: measured from the last tip the branch gate verified (refs/guard/verified/), not from a file or a message
+  const bypassed = await (await import('./bypass.js')).findBypass(repo, base);
   if (bypassed) result.bypassed = bypassed;
   return result;
 }
@@ -232,6 +216,12 @@ async function stageMerged(cwd: string, outcomes: FileOutcome[], byPath: Map<str
  * a second time about exactly the blobs they approved. Only a person's
  * approvals of those exact blobs count.
  */
+/** The committer time (unix seconds) in a raw commit object; 0 without one. */
+function commitTime(commit: Buffer | undefined): number {
+  const m = commit ? /^committer .* (\d+) [+-]\d{4}$/m.exec(commit.toString('utf8')) : null;
+  return m ? Number(m[1]) : 0;
+}
+
 function approvalsIn(commit: Buffer | undefined): Set<string> {
   const out = new Set<string>();
   if (!commit) return out;

@@ -31,7 +31,7 @@ export function configAt(rev: string | null, text: Buffer | undefined): Config {
       err.code,
       err.message,
       `guard reads its policy from ${source}, so fixing the file is not enough: commit the fix past the gate ` +
-        `(git commit --no-verify guard.config.json), then run guard doctor`,
+        `(git -c core.hooksPath=/dev/null commit --no-verify guard.config.json), then run guard doctor`,
     );
   }
 }

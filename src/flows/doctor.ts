@@ -96,6 +96,8 @@ export async function doctor(opts: DoctorOptions): Promise<DoctorResult> {
     if (a.state === 'ok' || a.state === 'absent') checks.push(ok(id, a.message, a.state === 'absent' ? undefined : a.hint));
     else checks.push(bad(id, 'warning', a.message, a.hint));
   }
+  // integrity: a branch that moved past the gate (hooks off, a ref file written by hand)
+  checks.push(...(await (await import('./doctor-hooks.js')).bypassChecks(main, objects[0]?.type === 'commit' ? objects[0].oid : null)));
   return { root: main.root, active: !checks.some((c) => c.severity === 'error'), checks, refs: refs.counts };
 }
 
@@ -179,7 +181,7 @@ function hookProblem(facts: HookFacts, rel: (p: string) => string): { message: s
     // husky's runner exits 0 when the script is missing: the commit passes unchecked.
     return { message: `${rel(facts.script)} does not exist: husky skips the hook silently`, hint: 'run guard init' };
   }
-  if (!runsGuard(facts.scriptText)) return { message: `${rel(facts.script)} does not run guard check`, hint: 'run guard init (it adds the line), or add `guard check` to it' };
+  // whether it runs guard is decided by running it (doctor-hooks.ts), not by this text
   return null;
 }
 
@@ -249,12 +251,27 @@ async function hookChecks(main: Repo, hp: HooksPath, env: NodeJS.ProcessEnv): Pr
         ? null
         : { message: `${rel(facts.file)} is the pre-commit framework's hook, and .pre-commit-config.yaml has no guard hook`, hint: 'add the guard hook (id: guard) to .pre-commit-config.yaml: see docs/install.md' };
   }
+  // integrity: the hook's text says little (guard after `exit 0`, behind `|| true`, in the background,
+  // echoed, in a heredoc, under `if false`): run it and see that it blocks. HUSKY is reported apart below.
+  const unresolved = runsGuard(facts.scriptText) === 'command' && !(await findGuard(main.root, env)); // guard-command says it below
+  if (!problem && !unresolved && !framework) problem = await (await import('./doctor-hooks.js')).preCommitBlocks(facts.file, main.root, env, rel(facts.script), runsGuard(facts.scriptText) !== null);
   if (problem) checks.push(bad('hook', 'error', problem.message, problem.hint));
   else if (framework) checks.push(ok('hook', `${rel(facts.file)} is the pre-commit framework's hook, and .pre-commit-config.yaml runs guard (id: guard)`));
   else checks.push(ok('hook', `${rel(facts.file)} is executable${facts.husky ? ` and runs ${rel(facts.script)} through husky` : ''}, which runs guard check`));
 
+  // integrity: the gate on every branch move (reference-transaction); without it HUSKY=0 leaves no gate at all
+  const branchGate = await (await import('./doctor-hooks.js')).branchGateCheck(main, dir, env);
+  checks.push(branchGate);
   if (facts.husky && env.HUSKY === '0') {
-    checks.push(bad('husky-env', 'warning', 'HUSKY=0 is set in this environment: husky skips every hook, guard check included', 'unset HUSKY (look in your shell profile and ~/.config/husky/init.sh)'));
+    const gated = branchGate.ok;
+    checks.push(
+      bad(
+        'husky-env',
+        gated ? 'warning' : 'error',
+        `HUSKY=0 is set in this environment: husky skips every hook, guard check included${gated ? ' (branch moves are still gated by the reference-transaction hook)' : ', and no reference-transaction hook gates branch moves'}`,
+        'unset HUSKY (look in your shell profile and ~/.config/husky/init.sh)',
+      ),
+    );
   }
 
   if (!problem && runsGuard(facts.scriptText) === 'command' && /^[^#\n]*\byarn\s+guard\s+check\b/m.test(facts.scriptText ?? '')) {
@@ -286,7 +303,8 @@ async function laneChecks(main: Repo, hp: HooksPath, lanes: Lane[]): Promise<Doc
       if (lane.broken) return bad(id, 'warning', `lane ${lane.name} is broken: its work tree is missing`, `guard discard ${lane.name} cleans it up`);
       const dir = hooksDir(lane.path, main.commonDir, hp);
       const rel = (p: string) => path.relative(lane.path, p) || p;
-      const problem = hookProblem(await inspectHook(dir), rel);
+      const laneFacts = await inspectHook(dir);
+      const problem = hookProblem(laneFacts, rel) ?? (runsGuard(laneFacts.scriptText) ? null : { message: `${rel(laneFacts.script)} does not run guard check` });
       if (problem) {
         const copy = hp.value && !path.isAbsolute(hp.value) ? `cp -R ${path.join(main.root, hp.value)} ${dir}` : 'guard init in the main tree';
         return bad(id, 'warning', `lane ${lane.name} would not run the hook: ${problem.message}`, copy);

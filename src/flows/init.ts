@@ -85,6 +85,9 @@ export async function init(opts: InitOptions): Promise<InitResult> {
     );
   }
 
+  // integrity: the gate on every other way a branch moves (reference-transaction, pre-merge-commit)
+  const folder = path.relative(repo.root, detected.dir).split(path.sep).join('/');
+  changed.push(...(await (await import('./branch-gate.js')).installBranchGate(repo, HUSKY_DIR, HOOKS_PATH, { folder, yarnPnp: manager === 'yarn-pnp' })));
   await common(repo, opts, changed, warnings);
   return { root: repo.root, hooksPath: HOOKS_PATH, packageManager: manager, changed, warnings };
 }

@@ -7,6 +7,7 @@ import { collectFacts } from '../git/changes.js';
 import { checkpoint, ignoredPaths, type Checkpoint } from '../git/checkpoint.js';
 import { faultPoint } from '../git/faults.js';
 import { treeDiff, type DiffEntry } from '../git/diff.js';
+import { laneBase } from '../git/moves.js';
 import {
   branchTip,
   checkpointCommit,
@@ -109,11 +110,15 @@ export async function laneChanges(
     });
     head = cp.commit;
   }
+  // integrity: base = merge-base(lane, main HEAD), policy = main HEAD's config; never refs/guard/lanes/NAME
+  const trusted = await laneBase(main.root, head);
+  if (trusted) lane = { ...lane, base: trusted.base };
+  const policyRev = trusted?.policyRev ?? lane.base;
   const [entries, [configBlob]] = await Promise.all([
     treeDiff(main.root, lane.base, head),
-    catFileBatch(main.root, [`${lane.base}:${CONFIG_FILE}`], READ_CAP),
+    catFileBatch(main.root, [`${policyRev}:${CONFIG_FILE}`], READ_CAP),
   ]);
-  const config = configAt(lane.base, configBlob?.data);
+  const config = configAt(policyRev, configBlob?.data);
   const policy = makePolicy(config, { bootstrap: configBlob === null });
   const { facts } = await collectFacts(main.root, entries, { maxBytes: Math.min(config.maxFileBytes, READ_CAP), whitespace: { range: [lane.base, head], changeRatio: config.changeRatio } });
   const files = withAggregateLoss(facts.map((f) => classify(f, policy)), config);

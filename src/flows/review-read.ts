@@ -51,9 +51,11 @@ async function held(root: string, p: string): Promise<Held | null> {
  */
 export async function readReview(cwd: string, name: string | undefined): Promise<ReviewInput> {
   const main = await mainRepo(cwd);
-  const lane = await pickLane(main, name);
-  if (lane.broken) throw new GuardError('E_NO_LANE', `lane "${lane.name}" is broken: its folder is missing`, `guard discard ${lane.name} cleans it up`);
-  const lc = await laneChanges(main, lane, { command: 'review', reason: `before guard review of lane ${lane.name}` });
+  const picked = await pickLane(main, name);
+  if (picked.broken) throw new GuardError('E_NO_LANE', `lane "${picked.name}" is broken: its folder is missing`, `guard discard ${picked.name} cleans it up`);
+  const lc = await laneChanges(main, picked, { command: 'review', reason: `before guard review of lane ${picked.name}` });
+  // The base is the merge-base of the lane with the main tree's HEAD (lc.lane.base), never the lane's own ref.
+  const lane = lc.lane;
   const names: string[] = [];
   const at = lc.entries.map((e) => ({
     base: e.oldOid && e.oldMode !== GITLINK ? names.push(e.oldOid) - 1 : undefined,

@@ -244,6 +244,8 @@ export async function removeLaneParts(main: Repo, lane: Lane): Promise<void> {
   await Promise.all([
     git(['update-ref', '-d', `refs/heads/${lane.branch}`], { cwd, okCodes: [1, 128] }),
     git(['update-ref', '-d', laneRef(lane.name)], { cwd, okCodes: [1, 128] }),
+    // integrity: the branch gate's verified tip of the lane's branch, so a new lane of that name starts clean
+    git(['update-ref', '-d', `refs/guard/verified/heads/${lane.branch}`], { cwd, okCodes: [1, 128] }),
   ]);
   // `worktree remove` leaves the lanes folder; drop it when it is empty.
   await rmdir(path.dirname(lane.path)).catch(() => undefined);

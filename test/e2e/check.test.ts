@@ -325,15 +325,19 @@ describe('the installed hook', () => {
     expect(ok.code).toBe(0);
     expect(repo.git(['log', '-1', '--format=%s']).trim()).toBe('small change');
 
-    // the gate skipped: the next check says so, once HEAD is a commit it never saw
+    // --no-verify skips pre-commit, not the branch gate (reference-transaction)
     repo.write('state.py', fixture('state_replacement.py'));
-    expect(repo.gitRun(['commit', '-q', '--no-verify', '-am', 'skip the gate'], { CI: 'true' }).code).toBe(0);
+    expect(repo.gitRun(['commit', '-q', '--no-verify', '-am', 'skip the gate'], { CI: 'true' }).code).not.toBe(0);
+    expect(repo.git(['log', '-1', '--format=%s']).trim()).toBe('small change');
+    // every hook off: the next check says so
+    const past = repo.gitRun(['-c', 'core.hooksPath=/dev/null', 'commit', '-q', '--no-verify', '-am', 'skip the gate'], { CI: 'true' });
+    expect(past.code).toBe(0);
     repo.write('small.py', fixture('small.py'));
     repo.git(['add', '-A']);
     const next = repo.guard(['check']);
     expect(next.code).toBe(0);
-    expect(next.stderr).toMatch(/did not pass this gate .* state\.py; guard ci will block them/);
+    expect(next.stderr).toMatch(/moved to [0-9a-f]{10} past this gate .* state\.py; .* guard ci will block them/);
     const head = repo.git(['rev-parse', 'HEAD']).trim();
-    expect(repo.guardJson(['check']).json.bypassed).toEqual({ commit: head, paths: ['state.py'] });
+    expect(repo.guardJson(['check']).json.bypassed).toEqual({ commit: head, base: repo.git(['rev-parse', 'HEAD^']).trim(), branch: 'refs/heads/main', paths: ['state.py'] });
   });
 });

@@ -11,7 +11,7 @@ guard: blocked 1 change that needs a person
 Nothing was changed: the index and the work tree are as they were.
 To go on, a person decides: run the same \`git commit\` in a terminal to approve or reject each change,
 or let the agent work in a lane and review it with \`guard review NAME\`.
-\`git commit --no-verify\` skips this gate, but \`guard ci\` on the pull request will not.
+\`git commit --no-verify\` skips this hook but not the branch gate, and \`guard ci\` on the pull request checks it again.
 --- stderr
 `,
   checkAllowed: `exit 0

@@ -1,0 +1,128 @@
+import { git } from './run.js';
+
+/**
+ * Where guard keeps, per local branch, the last tip that passed its gate:
+ * `refs/guard/verified/heads/NAME` for `refs/heads/NAME`. Written only by the
+ * reference-transaction hook after it measured a move (and by check and init
+ * when a branch has none yet). Every later move, and every guard command, is
+ * measured from there, so neither a commit message nor one more commit on top
+ * hides a move that skipped the gate: only a move the gate measured advances it.
+ */
+export const VERIFIED_REFS = 'refs/guard/verified/';
+
+export const verifiedRef = (branchRef: string): string => VERIFIED_REFS + branchRef.replace(/^refs\//, '');
+
+/** git's null object id, in either hash: all zeroes. */
+export const isZeroOid = (oid: string): boolean => /^0+$/.test(oid);
+
+/**
+ * Every branch tip and every verified tip, in one for-each-ref:
+ *   "refs/heads/main 1f3c...\n"
+ */
+export async function branchTips(cwd: string): Promise<{ heads: Map<string, string>; verified: Map<string, string> }> {
+  const r = await git(['for-each-ref', '--format=%(refname) %(objectname)', 'refs/heads/', VERIFIED_REFS], { cwd });
+  const heads = new Map<string, string>();
+  const verified = new Map<string, string>();
+  for (const line of r.stdout.toString('utf8').split('\n')) {
+    const sp = line.lastIndexOf(' ');
+    if (sp <= 0) continue;
+    const ref = line.slice(0, sp);
+    const oid = line.slice(sp + 1);
+    if (ref.startsWith(VERIFIED_REFS)) verified.set('refs/' + ref.slice(VERIFIED_REFS.length), oid);
+    else heads.set(ref, oid);
+  }
+  return { heads, verified };
+}
+
+/**
+ * What a move of a branch from `from` to `to` brings in is measured from the
+ * best common ancestor: `from` itself for a fast-forward, the parent of the
+ * replaced commit for an amend, the fork point for a rebase or a reset and
+ * commit. Null when the two share no history (an orphan): then the whole of
+ * `to` is measured against `from`.
+ * https://git-scm.com/docs/git-merge-base
+ */
+export async function moveBase(cwd: string, from: string, to: string): Promise<string> {
+  const r = await git(['merge-base', from, to], { cwd, okCodes: [1] });
+  const base = r.stdout.toString('utf8').trim().split('\n')[0];
+  return r.code === 0 && base ? base : from;
+}
+
+/**
+ * Record that `branchRef` at `tip` passed the gate. Not a compare-and-swap:
+ * the hook runs while git holds the branch's lock, so moves of one branch are
+ * already serialised, and the newest measured tip is the one to keep.
+ */
+export async function markVerified(cwd: string, branchRef: string, tip: string): Promise<void> {
+  await git(['update-ref', '-m', 'guard: passed the gate', verifiedRef(branchRef), tip], { cwd });
+}
+
+/** Committer time (unix seconds) of each commit, in one process; 0 where unknown. */
+export async function commitTimes(cwd: string, commits: readonly string[]): Promise<Map<string, number>> {
+  const out = new Map<string, number>();
+  if (commits.length === 0) return out;
+  // --no-walk: exactly these commits; "%H %ct"
+  const r = await git(['log', '--no-walk=unsorted', '--format=%H %ct', ...commits, '--'], { cwd, okCodes: [128] });
+  for (const line of r.stdout.toString('utf8').split('\n')) {
+    const [oid, t] = line.split(' ');
+    if (oid && t) out.set(oid, Number(t) || 0);
+  }
+  return out;
+}
+
+/** The commit id of `rev`, or null. */
+export async function resolveRev(cwd: string, rev: string): Promise<string | null> {
+  const r = await git(['rev-parse', '-q', '--verify', '--end-of-options', `${rev}^{commit}`], { cwd, okCodes: [1, 128] });
+  const oid = r.stdout.toString('utf8').trim();
+  return r.code === 0 && oid ? oid : null;
+}
+
+/**
+ * Take every branch that has no verified tip yet as it is (guard init: what
+ * was there before guard is not guard's to judge), in one `update-ref
+ * --stdin`; "create" never overwrites a tip the gate recorded.
+ * https://git-scm.com/docs/git-update-ref#_description
+ */
+export async function adoptTips(cwd: string): Promise<string[]> {
+  const { heads, verified } = await branchTips(cwd);
+  const missing = [...heads].filter(([ref]) => !verified.has(ref));
+  if (missing.length === 0) return [];
+  const input = missing.map(([ref, oid]) => `create ${verifiedRef(ref)} ${oid}\n`).join('');
+  await git(['update-ref', '--stdin'], { cwd, input, okCodes: [128] });
+  return missing.map(([ref]) => ref);
+}
+
+/**
+ * The base a lane is measured against: the merge-base of what the lane holds
+ * with the main tree's HEAD, so it comes from the main tree's own history.
+ * refs/guard/lanes/NAME says where the lane started, but any process in the
+ * lane can move it; it is never read as the base. A lane that shares no
+ * history with the main tree (an orphan) is measured against HEAD itself.
+ */
+export async function laneBase(mainRoot: string, laneHead: string): Promise<{ base: string; policyRev: string } | null> {
+  // run in the main tree, "HEAD" is the main tree's HEAD: one process in the usual case
+  const r = await git(['merge-base', laneHead, 'HEAD'], { cwd: mainRoot, okCodes: [1, 128] });
+  const base = r.stdout.toString('utf8').trim().split('\n')[0];
+  if (r.code === 0 && base) return { base, policyRev: 'HEAD' };
+  const mainHead = await resolveRev(mainRoot, 'HEAD');
+  return mainHead ? { base: mainHead, policyRev: mainHead } : null;
+}
+
+/**
+ * Commits that `.git/shallow` cuts off from their parents, among those a move
+ * brings in (reachable from `to`, not from `from`). A shallow clone cuts deep
+ * history that both sides share; a cut inside what the move brings in only
+ * hides its merge-base (an amend then looks like a small change on top of
+ * the commit it replaces). Two processes, the second only in a shallow repository.
+ * https://git-scm.com/docs/shallow
+ */
+export async function shallowCutsIn(cwd: string, from: string, to: string): Promise<string[]> {
+  const { readFile } = await import('node:fs/promises');
+  const path = await import('node:path');
+  const dir = (await git(['rev-parse', '--path-format=absolute', '--git-common-dir'], { cwd })).stdout.toString('utf8').trim();
+  const text = await readFile(path.join(dir, 'shallow'), 'utf8').catch(() => '');
+  const cut = new Set(text.split('\n').filter(Boolean));
+  if (cut.size === 0) return [];
+  const r = await git(['rev-list', to, '--not', from], { cwd, okCodes: [128] });
+  return r.stdout.toString('utf8').split('\n').filter((oid) => cut.has(oid));
+}

@@ -1,0 +1,563 @@
+/**
+ * The gate's integrity (issue 13, items 1, 3-8): each test performs the
+ * attack the way an agent would (real git commands, the built CLI, the real
+ * hooks that `guard init` installs) and asserts through git and the file
+ * system that nothing destructive got in. docs/reliability/backdoors.md
+ * lists each with what a local gate can and cannot stop.
+ */
+import { spawnSync } from 'node:child_process';
+import { appendFileSync, chmodSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { cleanEnv, cleanupRepos, installGuard, laneWrite, lines, startLane, type TestRepo } from '../helpers.js';
+
+afterAll(cleanupRepos);
+
+const BIG = lines(200);
+const AUTO = { CI: 'true' };
+
+function repoWithBig(): TestRepo {
+  return installGuard({ 'big.txt': BIG, 'a.txt': 'a\n' });
+}
+
+const head = (repo: TestRepo, rev = 'HEAD') => repo.git(['rev-parse', rev]).trim();
+/** big.txt as committed at REV: what got in. */
+const bigAt = (repo: TestRepo, rev = 'HEAD') => repo.git(['cat-file', 'blob', `${rev}:big.txt`]);
+const drop = (text: string, n: number) => text.split('\n').slice(n).join('\n');
+
+function laneGit(lane: string, args: string[], env: Record<string, string> = {}) {
+  const r = spawnSync('git', args, { cwd: lane, env: cleanEnv({ ...AUTO, ...env }) });
+  return { code: r.status ?? 128, stdout: r.stdout.toString(), stderr: r.stderr.toString() };
+}
+
+describe('1. the lane cannot move its own base or policy', () => {
+  it('refs/guard/lanes/NAME pointed at a commit with a loose config: review still measures against main and blocks the deletion', () => {
+    const repo = repoWithBig();
+    const lane = startLane(repo, 'agent');
+    // the agent makes a commit of its own: HEAD's tree with a config that allows anything
+    laneWrite(lane, 'guard.config.json', JSON.stringify({ lineThreshold: 1000000 }) + '\n');
+    laneGit(lane, ['add', 'guard.config.json']);
+    const tree = laneGit(lane, ['write-tree']).stdout.trim();
+    const forged = laneGit(lane, ['commit-tree', tree, '-p', 'HEAD', '-m', 'base'], {}).stdout.trim();
+    laneGit(lane, ['reset', '-q', 'HEAD', '--', 'guard.config.json']);
+    laneGit(lane, ['checkout', '--', 'guard.config.json']);
+    expect(laneGit(lane, ['update-ref', 'refs/guard/lanes/agent', forged]).code).toBe(0);
+    expect(head(repo, 'refs/guard/lanes/agent')).toBe(forged);
+    // then deletes the 200-line file
+    laneGit(lane, ['rm', '-q', 'big.txt']);
+
+    const { code, json } = repo.guardJson(['review', 'agent', '--auto']);
+    expect(code).toBe(1);
+    expect(json.base).toBe(head(repo));
+    expect(json.files.find((f: any) => f.path === 'big.txt')).toMatchObject({ status: 'delete', decision: 'blocked' });
+    expect(repo.read('big.txt')).toBe(BIG);
+    expect(repo.git(['diff', '--cached', '--name-only'])).toBe('');
+    // guard lanes shows the base from main's history too
+    expect(repo.guardJson(['lanes']).json.lanes[0].base).toBe(head(repo));
+  });
+});
+
+describe('1. interactively too', () => {
+  it('review at a terminal asks about the deletion although the lane loosened its own ref and policy', async () => {
+    const { makeRepo } = await import('../helpers.js');
+    const { spawnGuard } = await import('../pty.js');
+    const repo = makeRepo({ 'big.txt': BIG, 'a.txt': 'a\n' });
+    const lane = startLane(repo, 'agent');
+    laneWrite(lane, 'guard.config.json', JSON.stringify({ lineThreshold: 1000000 }) + '\n');
+    laneGit(lane, ['add', 'guard.config.json']);
+    const forged = laneGit(lane, ['commit-tree', laneGit(lane, ['write-tree']).stdout.trim(), '-p', 'HEAD', '-m', 'base']).stdout.trim();
+    laneGit(lane, ['rm', '-q', '--cached', 'guard.config.json']);
+    spawnSync('rm', [path.join(lane, 'guard.config.json')]);
+    laneGit(lane, ['update-ref', 'refs/guard/lanes/agent', forged]);
+    laneGit(lane, ['rm', '-q', 'big.txt']);
+    const s = spawnGuard(['review', 'agent'], repo.dir);
+    const screen = await s.waitFor(/Take this hunk \[[^\]]*\]\? $/);
+    expect(screen).toMatch(/big\.txt\s+delete/);
+    s.type('n\r');
+    const rest = await s.waitFor(/Merge now \[y,n\]\? $|\$ $/).catch(() => '');
+    if (/Merge now/.test(rest)) s.type('y\r');
+    await s.exit;
+    expect(repo.read('big.txt')).toBe(BIG);
+    expect(repo.git(['diff', '--cached', '--name-only'])).toBe('');
+  }, 60_000);
+});
+
+describe('3. staging during the hook', () => {
+  it('a deletion staged after guard check ran (before git reads the index again) is not committed', () => {
+    const repo = repoWithBig();
+    // what a concurrent agent does in the window, made deterministic: staged right after guard check returns
+    appendFileSync(path.join(repo.dir, '.husky', 'pre-commit'), 'git rm -q --cached big.txt\n');
+    repo.write('a.txt', 'a\nb\n');
+    repo.git(['add', 'a.txt']);
+    const before = head(repo);
+    const r = repo.gitRun(['commit', '-q', '-m', 'small change'], AUTO);
+    expect(r.code).not.toBe(0);
+    expect(r.stderr).toContain('big.txt');
+    expect(head(repo)).toBe(before);
+    expect(bigAt(repo)).toBe(BIG);
+  });
+});
+
+describe('4. no approval through the environment', () => {
+  function stageDeletion(repo: TestRepo): void {
+    repo.git(['rm', '-q', 'big.txt']);
+  }
+  const recordMessage = (blob: string | null) =>
+    `guard review: 1 approved\n\n${JSON.stringify({
+      v: 1, kind: 'decisions', command: 'review', lane: 'agent', time: new Date().toISOString(), base: null,
+      decisions: [{ path: 'big.txt', status: 'delete', existingLines: 200, linesAdded: 0, linesDeleted: 200, changeRatio: 1, needsApproval: true, reasons: [], decision: 'approved', decider: 'person', ...(blob ? { blob } : {}) }],
+    })}\n`;
+
+  it('a hand-made record named in GUARD_APPROVED_RECORD does not approve anything', () => {
+    const repo = repoWithBig();
+    stageDeletion(repo);
+    const empty = repo.git(['hash-object', '-t', 'tree', '--stdin', '-w'], { input: '' }).trim();
+    const record = repo.git(['commit-tree', empty], { input: recordMessage(null) }).trim();
+    const before = head(repo);
+    const r = repo.gitRun(['commit', '-q', '-m', 'approved, honest'], { ...AUTO, GUARD_APPROVED_RECORD: record });
+    expect(r.code).not.toBe(0);
+    expect(head(repo)).toBe(before);
+    expect(bigAt(repo)).toBe(BIG);
+    // nor one hung under refs/guard/decisions/ by hand with another identity
+    repo.git(['update-ref', 'refs/guard/decisions/20990101T000000Z-00000000', record]);
+    expect(repo.gitRun(['commit', '-q', '-m', 'approved, honest'], { ...AUTO, GUARD_APPROVED_RECORD: record }).code).not.toBe(0);
+    expect(head(repo)).toBe(before);
+    const log = repo.guardJson(['log']).json.entries.filter((e: any) => e.kind === 'decision');
+    expect(log.flatMap((e: any) => e.decisions ?? e.files ?? []).filter((d: any) => d.path === 'big.txt' && d.decision === 'approved' && d.decider === 'person')).toEqual([]);
+  });
+
+  it("guard review --commit still commits what the person approved (through both hooks)", () => {
+    const repo = repoWithBig();
+    const lane = startLane(repo, 'agent');
+    laneGit(lane, ['rm', '-q', 'big.txt']);
+    const decisions = path.join(repo.dir, '.git', 'decisions.json');
+    writeFileSync(decisions, JSON.stringify([{ path: 'big.txt', action: 'approve' }]));
+    const before = head(repo);
+    const { code, json } = repo.guardJson(['review', 'agent', '--decisions', decisions, '--commit', '-m', 'drop big.txt']);
+    expect(json.commitFailed).toBeUndefined();
+    expect(code).toBe(0);
+    expect(head(repo, 'HEAD^')).toBe(before);
+    expect(repo.gitRun(['cat-file', '-e', 'HEAD:big.txt']).code).not.toBe(0);
+  });
+});
+
+describe('5. amend and squash are measured against the commit before them', () => {
+  it('three amends that each delete a little do not add up to an unapproved rewrite', () => {
+    const repo = repoWithBig();
+    const parent = head(repo);
+    let text = BIG;
+    const codes: number[] = [];
+    for (let i = 0; i < 3; i++) {
+      text = drop(text, 59);
+      repo.write('big.txt', text);
+      const args = i === 0 ? ['commit', '-q', '-am', 'trim'] : ['commit', '-q', '--amend', '-am', 'trim'];
+      codes.push(repo.gitRun(args, AUTO).code);
+    }
+    expect(codes[0]).toBe(0);
+    expect(codes.slice(1).every((c) => c !== 0)).toBe(true);
+    expect(head(repo, 'HEAD^')).toBe(parent);
+    expect(bigAt(repo).split('\n').length - 1).toBeGreaterThanOrEqual(140);
+  });
+
+  it('a squash through reset --soft is measured as a whole', () => {
+    const repo = repoWithBig();
+    const start = head(repo);
+    let text = BIG;
+    for (let i = 0; i < 3; i++) {
+      text = drop(text, 40);
+      repo.write('big.txt', text);
+      expect(repo.gitRun(['commit', '-q', '-am', `trim ${i}`], AUTO).code).toBe(0);
+    }
+    // each small commit passed; the squash into one commit on top of start is 120 of 200 lines
+    repo.git(['reset', '-q', '--soft', start]);
+    const r = repo.gitRun(['commit', '-q', '-m', 'squashed'], AUTO);
+    expect(r.code).not.toBe(0);
+    expect(head(repo)).toBe(start);
+    expect(bigAt(repo)).toBe(BIG);
+  });
+});
+
+describe('6. every way a branch moves is checked', () => {
+  function destructive(repo: TestRepo): void {
+    repo.write('big.txt', 'gone\n');
+    repo.git(['add', 'big.txt']);
+  }
+
+  it('--no-verify and HUSKY=0 commits are refused', () => {
+    const repo = repoWithBig();
+    const before = head(repo);
+    destructive(repo);
+    expect(repo.gitRun(['commit', '-q', '--no-verify', '-m', 'x'], AUTO).code).not.toBe(0);
+    expect(repo.gitRun(['commit', '-q', '-m', 'x'], { ...AUTO, HUSKY: '0' }).code).not.toBe(0);
+    expect(head(repo)).toBe(before);
+    expect(bigAt(repo)).toBe(BIG);
+  });
+
+  it("a lane's --no-verify commit does not reach main through git merge (fast-forward or merge commit)", () => {
+    const repo = repoWithBig();
+    const lane = startLane(repo, 'agent');
+    // in the lane the same gate refuses it; with every hook off it gets onto the lane's branch
+    laneWrite(lane, 'big.txt', 'gone\n');
+    expect(laneGit(lane, ['commit', '-q', '--no-verify', '-am', 'agent']).code).not.toBe(0);
+    expect(laneGit(lane, ['-c', 'core.hooksPath=/dev/null', 'commit', '-q', '--no-verify', '-am', 'agent']).code).toBe(0);
+    const before = head(repo);
+    expect(repo.gitRun(['merge', '-q', '--ff-only', 'guard/agent'], AUTO).code).not.toBe(0);
+    expect(head(repo)).toBe(before);
+    // git wrote the work tree before the refused ref update
+    repo.git(['reset', '-q', '--hard', 'HEAD']);
+    repo.write('a.txt', 'a\nmain moved\n');
+    expect(repo.gitRun(['commit', '-q', '-am', 'main work'], AUTO).code).toBe(0);
+    const moved = head(repo);
+    const merge = repo.gitRun(['merge', '-q', '--no-ff', '-m', 'merge agent', 'guard/agent'], AUTO);
+    expect(merge.code).not.toBe(0);
+    repo.gitRun(['merge', '--abort']);
+    expect(head(repo)).toBe(moved);
+    expect(bigAt(repo)).toBe(BIG);
+  });
+
+  it('update-ref, reset, checkout -B, cherry-pick, branch -f to a commit made with commit-tree, and rebase are refused', () => {
+    const repo = repoWithBig();
+    const before = head(repo);
+    destructive(repo);
+    const tree = repo.git(['write-tree']).trim();
+    repo.git(['reset', '-q', 'HEAD', '--', 'big.txt']);
+    repo.git(['checkout', '--', 'big.txt']);
+    const evil = repo.git(['commit-tree', tree, '-p', 'HEAD', '-m', 'evil'], { input: '' }).trim();
+    expect(repo.gitRun(['update-ref', 'refs/heads/main', evil], AUTO).code).not.toBe(0);
+    expect(repo.gitRun(['update-ref', 'refs/heads/main', evil, before], AUTO).code).not.toBe(0);
+    expect(repo.gitRun(['reset', '-q', '--hard', evil], AUTO).code).not.toBe(0);
+    // git rewrote the work tree and index before the refused ref update: HEAD did not move, so put them back
+    expect(head(repo)).toBe(before);
+    repo.git(['reset', '-q', '--hard', 'HEAD']);
+    expect(repo.gitRun(['checkout', '-q', '-B', 'main', evil], AUTO).code).not.toBe(0);
+    repo.git(['checkout', '-q', '-f', 'main']);
+    expect(repo.gitRun(['cherry-pick', evil], AUTO).code).not.toBe(0);
+    repo.gitRun(['cherry-pick', '--abort']);
+    repo.git(['reset', '-q', '--hard', 'HEAD']);
+    expect(head(repo)).toBe(before);
+    repo.git(['branch', 'side', before]);
+    expect(repo.gitRun(['branch', '-f', 'side', evil], AUTO).code).not.toBe(0);
+    expect(head(repo, 'side')).toBe(before);
+    // a rebase that replays the evil commit onto main
+    repo.git(['-c', 'core.hooksPath=/dev/null', 'branch', 'topic', evil]);
+    repo.write('a.txt', 'a\nmore\n');
+    expect(repo.gitRun(['commit', '-q', '-am', 'main work'], AUTO).code).toBe(0);
+    const moved = head(repo);
+    const rebase = repo.gitRun(['rebase', '-q', 'topic'], AUTO);
+    expect(rebase.code).not.toBe(0);
+    repo.gitRun(['rebase', '--abort']);
+    expect(head(repo, 'main')).toBe(moved);
+    expect(bigAt(repo, 'main')).toBe(BIG);
+  });
+
+  it('moving past every hook is reported by the next guard command and by doctor, and the next move is refused', () => {
+    const repo = repoWithBig();
+    destructive(repo);
+    expect(repo.gitRun(['-c', 'core.hooksPath=/dev/null', 'commit', '-q', '-m', 'past it'], AUTO).code).toBe(0);
+    const bypassed = head(repo);
+    const check = repo.guard(['check']);
+    expect(check.stderr).toMatch(/past this gate .* big\.txt/);
+    const doctor = repo.guardJson(['doctor']).json;
+    expect(doctor.checks.find((c: any) => c.id === 'branch-bypass')).toMatchObject({ severity: 'warning' });
+    expect(doctor.checks.find((c: any) => c.id === 'branch-bypass').message).toContain('big.txt');
+    repo.write('a.txt', 'a\nnext\n');
+    expect(repo.gitRun(['commit', '-q', '-am', 'next'], AUTO).code).not.toBe(0);
+    expect(head(repo)).toBe(bypassed);
+  });
+});
+
+describe('7. the warning cannot be silenced', () => {
+  it('not by a Guard-Approved line, one more commit on top, or a line in .git/guard-checked-trees', () => {
+    const repo = repoWithBig();
+    destructive(repo);
+    const blob = repo.git(['hash-object', 'big.txt']).trim();
+    const off = ['-c', 'core.hooksPath=/dev/null'];
+    expect(repo.gitRun([...off, 'commit', '-q', '-m', `x\n\nGuard-Approved: big.txt ${blob}`], AUTO).code).toBe(0);
+    repo.write('a.txt', 'a\non top\n');
+    expect(repo.gitRun([...off, 'commit', '-q', '-am', 'on top'], AUTO).code).toBe(0);
+    appendFileSync(path.join(repo.dir, '.git', 'guard-checked-trees'), repo.git(['rev-parse', 'HEAD^{tree}']));
+    appendFileSync(path.join(repo.dir, '.git', 'guard-checked-trees'), repo.git(['rev-parse', 'HEAD^^{tree}']));
+    for (let i = 0; i < 2; i++) {
+      const json = repo.guardJson(['check']).json;
+      expect(json.bypassed?.paths).toEqual(['big.txt']);
+    }
+  });
+
+  function destructive(repo: TestRepo): void {
+    repo.write('big.txt', 'gone\n');
+    repo.git(['add', 'big.txt']);
+  }
+});
+
+describe('8. doctor says "active" only when the hook really blocks', () => {
+  const HOOKS: Record<string, string> = {
+    'an early exit 0': 'exit 0\nguard check\n',
+    '|| true': 'guard check || true\n',
+    'in the background': 'guard check &\n',
+    'echoed': 'echo guard check\n',
+    'inside a heredoc': 'cat <<EOF >/dev/null\nguard check\nEOF\n',
+    'under if false': 'if false; then\n  guard check\nfi\n',
+    'piped (the pipeline ends with the status of cat)': 'guard check | cat\n',
+  };
+  for (const [name, script] of Object.entries(HOOKS)) {
+    it(`guard check ${name}: not active, and git indeed commits past it when the branch gate is gone`, () => {
+      const repo = repoWithBig();
+      writeFileSync(path.join(repo.dir, '.husky', 'pre-commit'), script);
+      const { code, json } = repo.guardJson(['doctor']);
+      expect(code).toBe(1);
+      expect(json.active).toBe(false);
+      expect(json.checks.find((c: any) => c.id === 'hook')).toMatchObject({ ok: false, severity: 'error' });
+    });
+  }
+
+  it('a hook that does block, written oddly, is active; the probe leaves the index alone', () => {
+    const repo = repoWithBig();
+    writeFileSync(path.join(repo.dir, '.husky', 'pre-commit'), 'G=guard\nset -e\n"$G" check --quiet\n');
+    repo.write('a.txt', 'staged\n');
+    repo.git(['add', 'a.txt']);
+    const index = readFileSync(path.join(repo.dir, '.git', 'index'));
+    const { code, json } = repo.guardJson(['doctor']);
+    expect(json.checks.find((c: any) => c.id === 'hook')).toMatchObject({ ok: true });
+    expect(json.checks.find((c: any) => c.id === 'branch-gate')).toMatchObject({ ok: true });
+    expect(code).toBe(0);
+    expect(readFileSync(path.join(repo.dir, '.git', 'index')).equals(index)).toBe(true);
+    expect(repo.git(['diff', '--cached', '--name-only']).trim()).toBe('a.txt');
+  });
+
+  it('HUSKY=0 with the branch gate removed is an error, not a warning', () => {
+    const repo = repoWithBig();
+    chmodSync(path.join(repo.dir, '.husky', '_', 'reference-transaction'), 0o644);
+    const { code, json } = repo.guardJson(['doctor'], { env: { HUSKY: '0' } });
+    expect(code).toBe(1);
+    expect(json.checks.find((c: any) => c.id === 'husky-env')).toMatchObject({ severity: 'error' });
+  });
+});
+
+/* New attacks tried beyond the issue (docs/reliability/backdoors.md lists them all). */
+describe('more ways to move a branch', () => {
+  function evilCommit(repo: TestRepo): string {
+    const tree = repo.git(['mktree'], { input: repo.git(['ls-tree', 'HEAD']).replace(/\tbig\.txt\n/, '\tbig.txt\n').split('\n').filter((l) => l && !l.endsWith('\tbig.txt')).join('\n') + '\n' }).trim();
+    return repo.git(['commit-tree', tree, '-p', 'HEAD', '-m', 'evil'], { input: '' }).trim();
+  }
+
+  it('deleting the branch and making it again at another commit is measured from its verified tip', () => {
+    const repo = repoWithBig();
+    const before = head(repo);
+    const evil = evilCommit(repo);
+    repo.git(['checkout', '-q', '--detach']);
+    expect(repo.gitRun(['branch', '-D', 'main'], AUTO).code).toBe(0);
+    expect(repo.gitRun(['branch', 'main', evil], AUTO).code).not.toBe(0);
+    expect(repo.gitRun(['cat-file', '-e', 'refs/heads/main']).code).not.toBe(0);
+    repo.git(['branch', 'main', before]);
+    expect(bigAt(repo, 'main')).toBe(BIG);
+  });
+
+  it('a ref file written by hand, a rename over the branch, a symbolic ref, a worktree without hooks: no hook runs, so the next check and doctor report it', () => {
+    const attacks: Array<(repo: TestRepo, evil: string) => void> = [
+      (repo, evil) => writeFileSync(path.join(repo.dir, '.git', 'refs', 'heads', 'main'), evil + '\n'),
+      (repo, evil) => {
+        repo.git(['-c', 'core.hooksPath=/dev/null', 'branch', 'evil', evil]);
+        repo.git(['checkout', '-q', '--detach']);
+        expect(repo.gitRun(['branch', '-M', 'evil', 'main'], AUTO).code).toBe(0); // git 2.39 shows the hook a deletion only
+        repo.git(['checkout', '-q', 'main']);
+      },
+      (repo, evil) => {
+        // main made a symbolic ref to a branch at the evil commit (git 2.39 shows the hook no symref change)
+        repo.git(['-c', 'core.hooksPath=/dev/null', 'branch', 'evil', evil]);
+        repo.git(['checkout', '-q', '--detach']);
+        repo.git(['symbolic-ref', 'refs/heads/main', 'refs/heads/evil']);
+        repo.git(['checkout', '-q', 'main']);
+      },
+      (repo, evil) => {
+        // a worktree made by hand: relative core.hooksPath finds no .husky/_ there
+        const wt = path.join(repo.dir, '..', path.basename(repo.dir) + '-wt');
+        repo.git(['worktree', 'add', '-q', '--detach', wt]);
+        expect(spawnSync('git', ['update-ref', 'refs/heads/main', evil], { cwd: wt, env: cleanEnv(AUTO) }).status).toBe(0);
+        repo.git(['worktree', 'remove', '--force', wt]);
+      },
+    ];
+    for (const attack of attacks) {
+      const repo = repoWithBig();
+      const evil = evilCommit(repo);
+      attack(repo, evil);
+      expect(head(repo, 'refs/heads/main')).toBe(evil);
+      repo.git(['reset', '-q', '--hard', 'HEAD']).toString();
+      const check = repo.guardJson(['check']).json;
+      expect(check.bypassed?.paths).toEqual(['big.txt']);
+      const doctor = repo.guardJson(['doctor']).json;
+      expect(doctor.checks.find((c: any) => c.id === 'branch-bypass')?.message).toContain('big.txt');
+    }
+  });
+
+  it('a config loosened past every hook does not become the policy for the next move', () => {
+    const repo = repoWithBig();
+    repo.write('guard.config.json', JSON.stringify({ lineThreshold: 1000000 }) + '\n');
+    expect(repo.gitRun(['-c', 'core.hooksPath=/dev/null', 'commit', '-q', '-am', 'tune'], AUTO).code).toBe(0);
+    const loose = head(repo);
+    repo.git(['rm', '-q', 'big.txt']);
+    const r = repo.gitRun(['commit', '-q', '-m', 'drop it'], AUTO);
+    expect(r.code).not.toBe(0);
+    expect(r.stderr).toContain('big.txt');
+    expect(head(repo)).toBe(loose);
+    expect(bigAt(repo)).toBe(BIG);
+  });
+
+  it("a forged verified tip does not let the move itself through", () => {
+    const repo = repoWithBig();
+    const before = head(repo);
+    const evil = evilCommit(repo);
+    repo.git(['update-ref', 'refs/guard/verified/heads/main', evil]);
+    expect(repo.gitRun(['update-ref', 'refs/heads/main', evil], AUTO).code).not.toBe(0);
+    expect(head(repo)).toBe(before);
+  });
+
+  it('git push . and git fetch . into a local branch go through the same gate', () => {
+    const repo = repoWithBig();
+    const before = head(repo);
+    const evil = evilCommit(repo);
+    repo.git(['-c', 'core.hooksPath=/dev/null', 'branch', 'evil', evil]);
+    repo.git(['branch', 'side', before]);
+    expect(repo.gitRun(['push', '-q', '.', 'evil:side'], AUTO).code).not.toBe(0);
+    expect(repo.gitRun(['fetch', '-q', '.', '+evil:side'], AUTO).code).not.toBe(0);
+    expect(head(repo, 'side')).toBe(before);
+  });
+
+  it('a branch name built to break the shell filter is only a name', () => {
+    const repo = repoWithBig();
+    const evil = evilCommit(repo);
+    const name = '$(touch${IFS}pwned)`touch${IFS}pwned2`';
+    repo.git(['branch', name, 'HEAD']);
+    expect(repo.gitRun(['update-ref', `refs/heads/${name}`, evil], AUTO).code).not.toBe(0);
+    expect(repo.gitRun(['ls-files', '--others', 'pwned', 'pwned2']).stdout).toBe('');
+    expect(spawnSync('ls', ['pwned', 'pwned2'], { cwd: repo.dir }).status).not.toBe(0);
+  });
+
+  it('.git/info/grafts does not give the move another merge-base', () => {
+    const repo = repoWithBig();
+    const before = head(repo);
+    const evil = evilCommit(repo);
+    const tree = repo.git(['rev-parse', `${evil}^{tree}`]).trim();
+    const orphan = repo.git(['commit-tree', tree, '-m', 'orphan'], { input: '' }).trim();
+    // both the tip and the evil commit "descend" from a commit that never had big.txt
+    writeFileSync(path.join(repo.dir, '.git', 'info', 'grafts'), `${before} ${orphan}\n${evil} ${orphan}\n`);
+    expect(repo.gitRun(['update-ref', 'refs/heads/main', evil], AUTO).code).not.toBe(0);
+    expect(head(repo)).toBe(before);
+  });
+
+  it('.git/shallow does not hide the merge-base of an amend', () => {
+    const repo = repoWithBig();
+    const parent = head(repo);
+    repo.write('big.txt', drop(BIG, 59));
+    expect(repo.gitRun(['commit', '-q', '-am', 'trim'], AUTO).code).toBe(0);
+    const first = head(repo);
+    // the amend made by hand, and declared shallow so that it seems to have no parent
+    repo.write('big.txt', drop(BIG, 118));
+    repo.git(['add', 'big.txt']);
+    const tree = repo.git(['write-tree']).trim();
+    const amended = repo.git(['commit-tree', tree, '-p', parent, '-m', 'trim'], { input: '' }).trim();
+    writeFileSync(path.join(repo.dir, '.git', 'shallow'), amended + '\n');
+    const r = repo.gitRun(['update-ref', 'refs/heads/main', amended], AUTO);
+    expect(r.code).not.toBe(0);
+    expect(r.stderr).toContain('.git/shallow');
+    expect(head(repo)).toBe(first);
+  });
+
+  it('git replace does not make the gate see another commit than git writes', () => {
+    const repo = repoWithBig();
+    const before = head(repo);
+    const evil = evilCommit(repo);
+    // the evil commit pretends to be HEAD for every reader that honours replace refs
+    repo.git(['replace', evil, before]);
+    expect(repo.gitRun(['update-ref', 'refs/heads/main', evil], AUTO).code).not.toBe(0);
+    expect(head(repo)).toBe(before);
+  });
+});
+
+describe('lanes live with the branch gate', () => {
+  it('a lane that committed, was discarded, and is started again after main deleted a file starts cleanly', () => {
+    const repo = repoWithBig();
+    const lane = startLane(repo, 'agent');
+    laneWrite(lane, 'a.txt', 'a\nlane\n');
+    // (--no-verify: the lane's pre-commit finds no guard on PATH; the branch gate finds the main tree's)
+    expect(laneGit(lane, ['commit', '-q', '--no-verify', '-am', 'lane work']).code).toBe(0);
+    expect(repo.refs('refs/guard/verified/heads/guard/')).toEqual(['refs/guard/verified/heads/guard/agent']);
+    expect(repo.guard(['discard', 'agent']).code).toBe(0);
+    // main moves on with an approved-looking deletion made past the hooks, then adopted by a person
+    repo.git(['-c', 'core.hooksPath=/dev/null', 'rm', '-q', 'big.txt']);
+    repo.git(['-c', 'core.hooksPath=/dev/null', 'commit', '-q', '-m', 'drop big']);
+    repo.git(['update-ref', 'refs/guard/verified/heads/main', 'HEAD']);
+    expect(repo.refs('refs/guard/verified/heads/guard/')).toEqual([]);
+    const again = repo.guard(['start', 'agent']);
+    expect(again.stderr).not.toContain('refused');
+    expect(again.code).toBe(0);
+  });
+});
+
+describe('from inside a lane, and with a fake guard', () => {
+  it("a lane cannot move the main tree's branch", () => {
+    const repo = repoWithBig();
+    const lane = startLane(repo, 'agent');
+    const before = head(repo);
+    laneGit(lane, ['rm', '-q', 'big.txt']);
+    const tree = laneGit(lane, ['write-tree']).stdout.trim();
+    const evil = laneGit(lane, ['commit-tree', tree, '-p', before, '-m', 'evil']).stdout.trim();
+    expect(laneGit(lane, ['update-ref', 'refs/heads/main', evil]).code).not.toBe(0);
+    expect(laneGit(lane, ['branch', '-f', 'main', evil]).code).not.toBe(0);
+    expect(head(repo)).toBe(before);
+    expect(bigAt(repo)).toBe(BIG);
+  });
+
+  it('node_modules/.bin/guard replaced by a script that says yes: doctor finds that guard never runs', () => {
+    const repo = repoWithBig();
+    const fake = path.join(repo.dir, 'node_modules', '.bin', 'guard');
+    spawnSync('rm', [fake]);
+    writeFileSync(fake, '#!/bin/sh\nexit 0\n', { mode: 0o755 });
+    const { code, json } = repo.guardJson(['doctor']);
+    expect(code).toBe(1);
+    expect(json.checks.find((c: any) => c.id === 'hook')).toMatchObject({ ok: false, severity: 'error' });
+    expect(json.checks.find((c: any) => c.id === 'branch-gate')).toMatchObject({ ok: false });
+  });
+});
+
+describe('a person at a terminal is asked instead of refused', () => {
+  async function amendInPty(repo: TestRepo, answer: string): Promise<{ code: number; out: string }> {
+    const pty = await import('node-pty');
+    const p = pty.spawn('git', ['commit', '-q', '--amend', '-am', 'trim more'], {
+      cwd: repo.dir,
+      env: cleanEnv({ CI: undefined, NO_COLOR: '1' }) as Record<string, string>,
+    });
+    let out = '';
+    let answered = false;
+    const exit = new Promise<number>((r) => p.onExit((e) => r(e.exitCode)));
+    p.onData((d) => {
+      out += d;
+      if (!answered && /brings in big\.txt[\s\S]*Take this change/.test(out)) {
+        answered = true;
+        p.write(`${answer}\r`);
+      }
+    });
+    const code = await Promise.race([exit, new Promise<number>((_, rej) => setTimeout(() => rej(new Error(`no answer:\n${out}`)), 30_000))]);
+    return { code, out };
+  }
+
+  it('an amend that adds up to a rewrite is put to the person; y lets it through and is recorded, n refuses it', async () => {
+    const repo = repoWithBig();
+    const parent = head(repo);
+    repo.write('big.txt', drop(BIG, 59));
+    expect(repo.gitRun(['commit', '-q', '-am', 'trim'], AUTO).code).toBe(0);
+    const first = head(repo);
+
+    repo.write('big.txt', drop(BIG, 118));
+    const no = await amendInPty(repo, 'n');
+    expect(no.out).toContain('moving the branch brings in big.txt, which needs approval');
+    expect(no.code).not.toBe(0);
+    expect(head(repo)).toBe(first);
+
+    const yes = await amendInPty(repo, 'y');
+    expect(yes.code).toBe(0);
+    expect(head(repo, 'HEAD^')).toBe(parent);
+    expect(bigAt(repo)).toBe(drop(BIG, 118));
+    const records = repo.git(['log', '--no-walk', '--format=%B', ...repo.refs('refs/guard/decisions/')]);
+    expect(records).toMatch(/"command":"verify-refs".*"path":"big.txt".*"decision":"approved","decider":"person"/);
+  }, 90_000);
+});
