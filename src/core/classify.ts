@@ -103,9 +103,18 @@ export interface Policy {
 }
 
 const GLOB_OPTIONS = { dot: true } as const;
+const LINE_BREAKS = /[\n\r\u2028\u2029]/;
+const LINE_BREAKS_ALL = /[\n\r\u2028\u2029]/g;
 
 export function makePolicy(config: Config, opts: { bootstrap?: boolean } = {}): Policy {
-  const matcher = (globs: string[]) => (globs.length ? picomatch(globs, GLOB_OPTIONS) : () => false);
+  const matcher = (globs: string[]) => {
+    if (globs.length === 0) return () => false;
+    const test = picomatch(globs, GLOB_OPTIONS);
+    // picomatch's `*` and `**` are regexes whose `.` stops at a line break: a name
+    // like ".github/workflows/x\r.yml" slipped past every protect glob. Any
+    // character a name may hold must count as one, so line breaks match as `?`.
+    return (p: string) => test(LINE_BREAKS.test(p) ? p.replace(LINE_BREAKS_ALL, '?') : p);
+  };
   const protect = matcher(config.protect);
   // The config itself is always protected: an agent cannot loosen the rules it is judged by.
   return {

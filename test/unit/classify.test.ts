@@ -57,6 +57,19 @@ describe('classify', () => {
     expect(classify(facts({ path: '.github/workflows/x/y.yml' }), policy).protected).toBe(true);
   });
 
+  it('a protect glob matches a name that holds a line break or a control character', () => {
+    const policy = makePolicy(DEFAULT_CONFIG);
+    for (const name of ['.github/workflows/evil\x1b[2J\r.yml', '.github/workflows/a\nb.yml', '.husky/pre\u2028commit', '.github/workflows/\r']) {
+      expect(policy.isProtected(name), JSON.stringify(name)).toBe(true);
+    }
+    expect(policy.isProtected('src/a\r.yml')).toBe(false);
+    fc.assert(
+      fc.property(fc.string({ minLength: 1 }).filter((s) => !s.includes('/')), (name) => {
+        expect(policy.isProtected(`.github/workflows/${name}`)).toBe(true);
+      }),
+    );
+  });
+
   it('bootstrap: installing guard adds a hook and a default config without a person, nothing more', () => {
     const boot = makePolicy(DEFAULT_CONFIG, { bootstrap: true });
     const config = (text: string | undefined) => classify(facts({ path: 'guard.config.json', oldMode: null, ...(text !== undefined ? { newText: text } : {}) }), boot);
