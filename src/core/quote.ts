@@ -15,7 +15,14 @@ const NAMED: Record<number, string> = { 7: '\\a', 8: '\\b', 9: '\\t', 10: '\\n',
 const NEEDS_QUOTING = /[\u0000-\u001f\u007f"\\]/;
 
 export function quotePath(name: string): string {
-  if (!NEEDS_QUOTING.test(name)) return name;
+  return NEEDS_QUOTING.test(name) ? cQuote(name) : name;
+}
+
+/**
+ * Always quoted, as git's quote_c_style writes a name: what fast-import reads
+ * in a path and `guard ci` reads back from a trailer (cUnquote, below).
+ */
+export function cQuote(name: string): string {
   let out = '"';
   for (const ch of name) {
     const code = ch.codePointAt(0)!;
@@ -34,4 +41,35 @@ export function displayName(f: { path: string; oldPath?: string }): string {
 /** "1 line", "2 lines": the noun in the singular for exactly one. */
 export function plural(n: number, one: string, many = `${one}s`): string {
   return `${n} ${n === 1 ? one : many}`;
+}
+
+const C_ESCAPES: Record<string, number> = { a: 7, b: 8, t: 9, n: 10, v: 11, f: 12, r: 13, '"': 34, '\\': 92 };
+
+/**
+ * Undo git's quote_c_style: "..." with \a \b \t \n \v \f \r \" \\ and \ooo
+ * octal bytes (UTF-8 sequences come out as octal when core.quotePath is on).
+ * Null when the text is not a well-formed quoted string.
+ */
+export function cUnquote(s: string): string | null {
+  if (s.length < 2 || !s.startsWith('"') || !s.endsWith('"')) return null;
+  const bytes: number[] = [];
+  const body = s.slice(1, -1);
+  for (let i = 0; i < body.length; i++) {
+    const ch = body[i]!;
+    if (ch === '"') return null;
+    if (ch !== '\\') {
+      bytes.push(...Buffer.from(ch, 'utf8'));
+      continue;
+    }
+    const next = body[i + 1];
+    if (next === undefined) return null;
+    if (next in C_ESCAPES) {
+      bytes.push(C_ESCAPES[next]!);
+      i++;
+    } else if (/^[0-3][0-7]{2}$/.test(body.slice(i + 1, i + 4))) {
+      bytes.push(parseInt(body.slice(i + 1, i + 4), 8));
+      i += 3;
+    } else return null;
+  }
+  return Buffer.from(bytes).toString('utf8');
 }

@@ -1,3 +1,4 @@
+import { cQuote, cUnquote } from '../core/quote.js';
 import { git, splitZ } from './run.js';
 
 /*
@@ -92,50 +93,6 @@ export function parseTrailerValue(value: string): { paths: string[]; blob: strin
   return { paths, blob: blob.toLowerCase() };
 }
 
-const C_ESCAPES: Record<string, number> = { a: 7, b: 8, t: 9, n: 10, v: 11, f: 12, r: 13, '"': 34, '\\': 92 };
-
-/**
- * Undo git's quote_c_style: "..." with \a \b \t \n \v \f \r \" \\ and \ooo
- * octal bytes (UTF-8 sequences come out as octal when core.quotePath is on).
- * Null when the text is not a well-formed quoted string.
- */
-export function cUnquote(s: string): string | null {
-  if (s.length < 2 || !s.startsWith('"') || !s.endsWith('"')) return null;
-  const bytes: number[] = [];
-  const body = s.slice(1, -1);
-  for (let i = 0; i < body.length; i++) {
-    const ch = body[i]!;
-    if (ch === '"') return null;
-    if (ch !== '\\') {
-      bytes.push(...Buffer.from(ch, 'utf8'));
-      continue;
-    }
-    const next = body[i + 1];
-    if (next === undefined) return null;
-    if (next in C_ESCAPES) {
-      bytes.push(C_ESCAPES[next]!);
-      i++;
-    } else if (/^[0-3][0-7]{2}$/.test(body.slice(i + 1, i + 4))) {
-      bytes.push(parseInt(body.slice(i + 1, i + 4), 8));
-      i += 3;
-    } else return null;
-  }
-  return Buffer.from(bytes).toString('utf8');
-}
-
-/** git's quote_c_style, which cUnquote reads back: \" \\ \t \n and octal for other control bytes. */
-export function cQuote(p: string): string {
-  let out = '"';
-  for (const ch of p) {
-    const c = ch.codePointAt(0)!;
-    if (ch === '"' || ch === '\\') out += '\\' + ch;
-    else if (ch === '\n') out += '\\n';
-    else if (ch === '\t') out += '\\t';
-    else if (c < 0x20 || c === 0x7f) out += '\\' + c.toString(8).padStart(3, '0');
-    else out += ch;
-  }
-  return out + '"';
-}
 
 /** One trailer per approved change that needed approval: what `guard ci` verifies. */
 export function approvalTrailer(p: string, blob: string): string {

@@ -1,3 +1,4 @@
+import { cUnquote } from '../core/quote.js';
 import { parsePatch } from 'diff';
 import type { PreviewHunk } from '../core/preview.js';
 import { literal } from './checkpoint.js';
@@ -88,23 +89,5 @@ function sectionPath(section: string): string | null {
 export function unquote(s: string): string {
   const t = s.replace(/\t$/, '');
   if (!t.startsWith('"') || !t.endsWith('"')) return t;
-  const bytes: number[] = [];
-  const body = Buffer.from(t.slice(1, -1), 'utf8');
-  const ESC: Record<string, number> = { n: 10, t: 9, r: 13, a: 7, b: 8, f: 12, v: 11, '"': 34, '\\': 92 };
-  for (let i = 0; i < body.length; i++) {
-    const c = body[i]!;
-    if (c !== 92) {
-      bytes.push(c);
-      continue;
-    }
-    const next = String.fromCharCode(body[i + 1] ?? 0);
-    if (/[0-7]/.test(next)) {
-      bytes.push(parseInt(body.subarray(i + 1, i + 4).toString('latin1'), 8));
-      i += 3;
-    } else {
-      bytes.push(ESC[next] ?? body[i + 1]!);
-      i += 1;
-    }
-  }
-  return Buffer.from(bytes).toString('utf8');
+  return cUnquote(t) ?? t;
 }

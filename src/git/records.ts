@@ -1,3 +1,4 @@
+import { cQuote } from '../core/quote.js';
 import { randomBytes } from 'node:crypto';
 import { GuardError } from '../core/errors.js';
 import { recordId } from '../core/record.js';
@@ -38,20 +39,6 @@ export const ZERO_OID = '0000000000000000000000000000000000000000';
 /** fast-import needs a ref for every commit; `reset` to the null id at the end deletes it. */
 const SCRATCH_PREFIX = 'refs/guard/tmp/';
 
-/** fast-import's C-style path quoting: always quoted, so spaces, quotes and newlines survive. */
-export function quotePath(p: string): string {
-  let out = '"';
-  for (const ch of p) {
-    const c = ch.codePointAt(0)!;
-    if (ch === '"' || ch === '\\') out += '\\' + ch;
-    else if (ch === '\n') out += '\\n';
-    else if (ch === '\t') out += '\\t';
-    else if (c < 0x20 || c === 0x7f) out += '\\' + c.toString(8).padStart(3, '0');
-    else out += ch;
-  }
-  return out + '"';
-}
-
 function data(buf: Buffer): Buffer[] {
   return [Buffer.from(`data ${buf.length}\n`), buf, Buffer.from('\n')];
 }
@@ -75,9 +62,10 @@ export async function writeRecords(cwd: string, commits: readonly RecordCommit[]
     parts.push(...data(Buffer.from(c.message, 'utf8')));
     if (c.parent) parts.push(Buffer.from(`from ${c.parent}\n`));
     for (const ch of c.changes) {
-      if (ch.kind === 'delete') parts.push(Buffer.from(`D ${quotePath(ch.path)}\n`));
-      else if (ch.kind === 'blob') parts.push(Buffer.from(`M ${ch.mode} ${ch.oid} ${quotePath(ch.path)}\n`));
-      else parts.push(Buffer.from(`M ${ch.mode} inline ${quotePath(ch.path)}\n`), ...data(ch.data));
+      // fast-import's paths are always C-quoted, so spaces, quotes and newlines survive
+      if (ch.kind === 'delete') parts.push(Buffer.from(`D ${cQuote(ch.path)}\n`));
+      else if (ch.kind === 'blob') parts.push(Buffer.from(`M ${ch.mode} ${ch.oid} ${cQuote(ch.path)}\n`));
+      else parts.push(Buffer.from(`M ${ch.mode} inline ${cQuote(ch.path)}\n`), ...data(ch.data));
     }
     parts.push(Buffer.from('\n'));
   }

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { cUnquote, parseTrailerLog, parseTrailerValue } from '../../src/git/approvals.js';
+import { parseTrailerLog, parseTrailerValue } from '../../src/git/approvals.js';
+import { cUnquote } from '../../src/core/quote.js';
 import { firstChangedLine } from '../../src/flows/ci.js';
 import {
   bySeverity,

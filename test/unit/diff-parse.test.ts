@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { parseRawNumstat } from '../../src/git/diff.js';
 import { unquote } from '../../src/git/patch.js';
-import { quotePath } from '../../src/git/records.js';
+import { cQuote as quotePath, cUnquote } from '../../src/core/quote.js';
 
 const A = 'a'.repeat(40);
 const B = 'b'.repeat(40);
@@ -40,5 +40,6 @@ describe('path quoting', () => {
   it('quotes for fast-import so quotes, backslashes and newlines survive', () => {
     expect(quotePath('a "b"\\c\nd')).toBe('"a \\"b\\"\\\\c\\nd"');
     expect(quotePath('x\u0001')).toBe('"x\\001"');
+    for (const name of ['a "b"\\c\nd', 'x\u0001\r\u007f', 'é \t.txt']) expect(cUnquote(quotePath(name))).toBe(name);
   });
 });
