@@ -12,7 +12,7 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 // GUARD_CLI: run another build of the CLI (e.g. a stub while dist/ is not built)
@@ -417,6 +417,29 @@ const gitVersion = spawnSync('git', ['--version'], { encoding: 'utf8' }).stdout?
 console.log(`guard bench: node ${process.version}, ${gitVersion}, ${os.cpus().length} CPUs, ${N} runs per measurement (median), peak RSS via ${HAVE_TIME ? TIME_BIN : 'n/a'}`);
 console.log(`temp folder: ${TMP}\n`);
 
+/**
+ * The placeholder rule on its corpus (issue 13): truncations caught and real
+ * comments wrongly flagged, against the floors the unit test holds
+ * (test/unit/elision-corpus.test.ts). Self-contained: reads the corpus, runs
+ * the built rule, prints its own small section.
+ */
+async function benchElision() {
+  const dir = path.join(ROOT, 'test', 'corpus', 'elision');
+  try {
+    const read = (f) => JSON.parse(fs.readFileSync(path.join(dir, f), 'utf8'));
+    const placeholders = read('placeholders.json').placeholders.map((p) => p.text);
+    const comments = read('real-comments.json').comments.map((c) => c.text);
+    const { elisionFigures } = await import(pathToFileURL(path.join(ROOT, 'dist', 'core', 'elision.js')).href);
+    const f = elisionFigures(placeholders, comments);
+    const pct = (x) => `${(x * 100).toFixed(2)}%`;
+    console.log('\nelision placeholders (corpus in test/corpus/elision/)');
+    console.log(`  truncations caught     ${f.caught}/${f.placeholders} = ${pct(f.recall)}  (floor 98%)  ${f.recall >= 0.98 ? 'ok' : 'FAIL'}`);
+    console.log(`  real comments flagged  ${f.flagged}/${f.comments} = ${pct(f.falsePositiveRate)}  (ceiling 0.5%)  ${f.falsePositiveRate <= 0.005 ? 'ok' : 'FAIL'}`);
+  } catch (e) {
+    console.log(`\nelision placeholders: skipped (${e.message})`);
+  }
+}
+
 for (const [name, fn] of [['1 file', benchOneFile], ['2,000 files', benchManyFiles], ['15 MB file', benchHugeFile]]) {
   try {
     fn();
@@ -436,6 +459,8 @@ try {
   console.log(`checkpoint: skipped (${e.message})`);
 }
 if (rows.length > before) printTable(rows.slice(before));
+
+await benchElision();
 
 if (notes.length) {
   console.log('\nnotes:');

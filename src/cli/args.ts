@@ -29,13 +29,28 @@ export async function parseArgs(args: string[]): Promise<Parsed> {
     .option('cwd', { type: 'string', describe: 'run as if started in DIR', requiresArg: true })
     .option('color', { type: 'boolean', describe: 'colour (default: on a terminal, off with NO_COLOR)' })
     .option('quiet', { alias: 'q', type: 'boolean', describe: 'print only what needs attention' })
-    .command('init', 'install the pre-commit hook (husky), write guard.config.json, exclude .guard/', (y) => y, set('init'))
+    .command('init', 'install the pre-commit hook (husky, or a plain git hook with --global), write guard.config.json, exclude .guard/', (y) =>
+      y
+        .option('global', { type: 'boolean', describe: 'a plain git hook that runs the guard on PATH (npm install --global guard-cli): no package.json, no husky' })
+        .option('agent', { type: 'string', array: true, describe: 'also write the hook config of these harnesses: claude gemini codex cursor cline copilot' }),
+      set('init'))
+    .command('hook <harness>', 'the gate inside an agent harness: one hook payload on stdin, the answer in its protocol', (y) =>
+      y
+        .positional('harness', { type: 'string', describe: 'claude, gemini, codex, cursor, cline or copilot' })
+        .option('timeout', { type: 'number', describe: 'answer (fail closed) after SECONDS (default 20)' }),
+      set('hook'))
+    .command('rewind [session]', "put back every path an agent session wrote (checkpoints first, so it can be undone)", (y) =>
+      y
+        .positional('session', { type: 'string', describe: 'the session id (guard log --session); the latest session when left out' })
+        .option('to', { type: 'string', requiresArg: true, describe: 'only what the session wrote from this checkpoint on' }),
+      set('rewind'))
     .command('check', 'gate the staged changes against HEAD (the pre-commit hook runs this)', (y) => timeout(auto(y)), set('check'))
     .command('write [path]', 'gate one write by an agent: new content on stdin (guard write -- PATH for a name starting with -)', (y) =>
       auto(y).positional('path', { type: 'string', describe: 'file to write, inside the work tree' }), set('write'))
     .command('log', 'list checkpoints and decisions, newest first', (y) =>
       y
         .option('limit', { type: 'number', describe: 'show at most N entries', default: 50 })
+        .option('session', { type: 'string', requiresArg: true, describe: 'only what one agent session did (its checkpoints and decisions)' })
         .option('prune', { type: 'boolean', describe: 'delete old checkpoints (with --older-than or --keep)' })
         .option('older-than', { type: 'string', describe: 'with --prune: age such as 30d, 12h' })
         .option('keep', { type: 'number', describe: 'with --prune: keep the newest N checkpoints' })

@@ -6,7 +6,12 @@ import { boundFiles, type Output } from '../ui/output.js';
 import { resolveCwd, type GlobalArgs } from './main.js';
 
 export async function run(argv: GlobalArgs, out: Output): Promise<number> {
-  const result = await check({ cwd: resolveCwd(argv), auto: isAutoMode(argv.auto as boolean | undefined), color: out.ttyColor });
+  const result = await check({
+    cwd: resolveCwd(argv),
+    auto: isAutoMode(argv.auto as boolean | undefined),
+    color: out.ttyColor,
+    ...(argv.deadline ? { deadline: argv.deadline } : {}),
+  });
   out.result('check', { ...result, ...boundFiles(result.files, argv.limit as number | undefined) });
   if (result.bypassed) {
     const { commit, paths } = result.bypassed;

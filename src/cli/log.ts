@@ -21,7 +21,7 @@ export async function run(argv: GlobalArgs, out: Output): Promise<number> {
     out.important(`guard: pruned ${parts.join(', ')}`);
     return EXIT.ok;
   }
-  const r = await log({ cwd, color: out.ttyColor, limit: (argv.limit as number | undefined) ?? 50 });
+  const r = await log({ cwd, color: out.ttyColor, limit: (argv.limit as number | undefined) ?? 50, ...(typeof argv.session === 'string' ? { session: argv.session } : {}) });
   for (const ref of r.skipped) out.warn(`skipped ${ref}: not a readable guard record (edited by hand?)`);
   out.result('log', r);
   if (out.json) return EXIT.ok;
@@ -39,7 +39,8 @@ function line(e: LogEntry, out: Output): string {
   const { c } = out;
   const time = e.time.replace('T', ' ').replace(/\.\d+Z$/, 'Z');
   if (e.kind === 'checkpoint') {
-    const what = e.paths ? `${e.reason} [${e.paths.join(', ')}]` : e.reason;
+    const lost = 'lost' in e && Array.isArray(e.lost) ? `  LOST: ${e.lost.join(', ')}` : '';
+    const what = (e.paths ? `${e.reason} [${e.paths.join(', ')}]` : e.reason) + lost;
     return `${c.dim(time)}  ${c.cyan('checkpoint')}  ${what}  ${c.bold(e.id)}`;
   }
   const colour = e.decision === 'allowed' ? c.green : e.decision === 'approved' ? c.yellow : c.red;

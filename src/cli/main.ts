@@ -3,6 +3,7 @@ import path from 'node:path';
 import { existsSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { GuardError, EXIT } from '../core/errors.js';
+import type { Deadline } from '../git/deadline.js';
 import { makeOutput, type Output } from '../ui/output.js';
 
 /**
@@ -15,6 +16,8 @@ export interface GlobalArgs {
   cwd?: string;
   color?: boolean;
   quiet?: boolean;
+  /** Made from --timeout by main; commands pass it to their flow. */
+  deadline?: Deadline;
   [key: string]: unknown;
 }
 
@@ -36,6 +39,8 @@ const COMMANDS: Record<string, () => Promise<CommandModule>> = {
   review: load('review'),
   ci: load('ci'),
   doctor: load('doctor'),
+  hook: load('hook'),
+  rewind: load('rewind'),
 };
 
 export function resolveCwd(argv: GlobalArgs): string {
@@ -49,6 +54,7 @@ export function resolveCwd(argv: GlobalArgs): string {
  * through yargs for its messages.
  */
 function hotPath(args: string[]): { kind: 'command'; command: string; argv: GlobalArgs } | null {
+  if (args[0] === 'hook') return hookArgs(args);
   if (args[0] !== 'check') return null;
   try {
     const { values } = parseArgs({
@@ -73,6 +79,25 @@ function hotPath(args: string[]): { kind: 'command'; command: string; argv: Glob
     const argv: GlobalArgs = { ...values, timeout, limit, color: values['no-color'] ? false : values.color };
     delete argv['no-color'];
     return { kind: 'command', command: 'check', argv };
+  } catch {
+    return null;
+  }
+}
+
+/** `guard hook HARNESS [--timeout S] [--cwd DIR]`: every tool call of an agent runs it. */
+function hookArgs(args: string[]): { kind: 'command'; command: string; argv: GlobalArgs } | null {
+  try {
+    const { values, positionals } = parseArgs({
+      args: args.slice(1),
+      strict: true,
+      allowPositionals: true,
+      options: { timeout: { type: 'string' }, cwd: { type: 'string' }, json: { type: 'boolean' }, quiet: { type: 'boolean' }, 'no-color': { type: 'boolean' } },
+    });
+    if (positionals.length !== 1) return null;
+    const timeout = values.timeout === undefined ? undefined : Number(values.timeout);
+    if (timeout !== undefined && !(timeout > 0)) return null;
+    // the timeout is the hook's own budget (cli/hook.ts), not the git deadline
+    return { kind: 'command', command: 'hook', argv: { harness: positionals[0], hookTimeout: timeout, ...(values.cwd ? { cwd: values.cwd } : {}) } };
   } catch {
     return null;
   }
@@ -130,13 +155,15 @@ async function main(): Promise<number> {
     }
     if (typeof parsed.argv.timeout === 'number') {
       if (!(parsed.argv.timeout > 0)) throw new GuardError('E_USAGE', '--timeout takes a number of seconds above 0', 'e.g. --timeout 30');
-      (await import('../git/run.js')).setDeadline(parsed.argv.timeout);
+      parsed.argv.deadline = (await import('../git/deadline.js')).makeDeadline(parsed.argv.timeout);
     }
     const command = COMMANDS[parsed.command];
     if (!command) throw new GuardError('E_USAGE', `unknown command "${parsed.command}"`, 'guard --help lists the commands');
     const spinner = await maybeSpinner(parsed.command, parsed.argv, out);
     try {
-      return await (await command()).run(parsed.argv, out);
+      const mod = await command();
+      const deadline = parsed.argv.deadline;
+      return await (deadline ? deadline.within(() => mod.run(parsed.argv, out)) : mod.run(parsed.argv, out));
     } finally {
       spinner?.stop();
     }

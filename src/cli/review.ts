@@ -10,6 +10,7 @@ export async function run(argv: GlobalArgs, out: Output): Promise<number> {
     {
       cwd: resolveCwd(argv),
       color: out.ttyColor,
+      ...(argv.deadline ? { deadline: argv.deadline } : {}),
       ...(typeof argv.name === 'string' ? { name: argv.name } : {}),
       auto: isAutoMode(argv.auto as boolean | undefined),
       all: Boolean(argv.all),

@@ -27,6 +27,8 @@ export interface ChangeFacts {
   newText?: string;
   /** The side that was too large to read, if any. */
   tooLarge?: { bytes: number };
+  /** Both sides exist and differ only in whitespace (git's `diff -w` finds nothing): nothing is lost. */
+  whitespaceOnly?: boolean;
 }
 
 export type Status = 'new' | 'modify' | 'replace' | 'delete' | 'rename';
@@ -45,8 +47,46 @@ export interface Classification {
   protected: boolean;
   submodule: boolean;
   ignored: boolean;
+  /** The change is empty when whitespace is ignored (a reindent): never a replace. */
+  whitespaceOnly: boolean;
   needsApproval: boolean;
+  /** Why it needs approval, for people: reasons[i] is the text of rules[i]. */
   reasons: string[];
+  /** The stable ids of the same reasons, for programs (SARIF, review): never parse `reasons`. */
+  rules: Rule[];
+}
+
+/**
+ * The rules a change can need approval by (DESIGN "needs approval"). The ids
+ * are part of the JSON contract (`rules`); the texts may be reworded.
+ */
+export type Rule =
+  | 'delete-large' // deletes a file of lineThreshold+ lines
+  | 'replace-large' // replaces changeRatio+ of a file of lineThreshold+ lines
+  | 'protected' // a path matching a `protect` glob, or the config itself
+  | 'binary-delete' // deletes a binary file
+  | 'binary-replace' // changes a binary file
+  | 'symlink-outside' // a symlink pointing outside the repository
+  | 'symlink-into-git' // a symlink pointing into .git/
+  | 'symlink-linebreak' // a symlink target holding a line break
+  | 'too-large' // larger than maxFileBytes: not measured
+  | 'elision' // a placeholder comment where code stood
+  | 'aggregate-loss' // the change as a whole loses lineThreshold+ lines through several files
+  | 'not-written'; // review: the main tree could not take the file as it is now
+
+export interface Reason {
+  rule: Rule;
+  text: string;
+}
+
+/** The classification with one more reason (rule and text kept together). */
+export function withReason<T extends Pick<Classification, 'reasons' | 'rules'>>(c: T, r: Reason): T {
+  return { ...c, reasons: [...c.reasons, r.text], rules: [...c.rules, r.rule] };
+}
+
+/** The reasons of a classification as data. */
+export function reasonsOf(c: Pick<Classification, 'reasons' | 'rules'>): Reason[] {
+  return c.rules.map((rule, i) => ({ rule, text: c.reasons[i] ?? rule }));
 }
 
 export interface Policy {
@@ -86,6 +126,17 @@ export function symlinkEscapes(linkPath: string, target: string): boolean {
   return resolved === '..' || resolved.startsWith('../');
 }
 
+/**
+ * Does a symlink's target, read relative to the link's folder, name git's own
+ * files: the `.git` folder (or a worktree's `.git` file) at any depth, in any
+ * letter case (case-insensitive file systems), with the trailing dots and
+ * spaces Windows drops, or its 8.3 short name `GIT~1`.
+ */
+export function symlinkIntoGit(linkPath: string, target: string): boolean {
+  const resolved = path.normalize(path.join(path.dirname(linkPath), target.replace(/\\/g, '/')));
+  return resolved.split('/').some((part) => /^\.git[. ]*$/i.test(part) || /^git~\d+$/i.test(part));
+}
+
 function percent(r: number): string {
   return `${Math.round(r * 100)}%`;
 }
@@ -103,7 +154,7 @@ export function classify(f: ChangeFacts, policy: Policy): Classification {
   let status: Status;
   if (!existed) status = 'new';
   else if (!exists) status = 'delete';
-  else if (f.existingLines > 0 && changeRatio >= config.changeRatio) status = 'replace';
+  else if (f.existingLines > 0 && changeRatio >= config.changeRatio && !f.whitespaceOnly) status = 'replace';
   else if (f.binary && f.contentChanged) status = 'replace';
   else if (f.oldPath !== undefined) status = 'rename';
   else status = 'modify';
@@ -115,35 +166,41 @@ export function classify(f: ChangeFacts, policy: Policy): Classification {
     (f.path === CONFIG_FILE ? f.newText !== undefined && isDefaultConfig(f.newText) : f.path.startsWith('.husky/'));
   const isProtected = paths.some((p) => policy.isProtected(p)) && !installing;
   const ignored = !isProtected && paths.every((p) => policy.isIgnored(p));
-  const reasons: string[] = [];
+  const found: Reason[] = [];
+  const reason = (rule: Rule, text: string) => found.push({ rule, text });
 
   if (!ignored) {
     const big = f.existingLines >= config.lineThreshold;
     if (status === 'delete' && big && !f.binary) {
-      reasons.push(`deletes a ${f.existingLines}-line file (${config.lineThreshold}+ lines need approval)`);
+      reason('delete-large', `deletes a ${f.existingLines}-line file (${config.lineThreshold}+ lines need approval)`);
     }
     if (status === 'replace' && big && !f.binary) {
-      reasons.push(
+      reason(
+        'replace-large',
         `replaces ${percent(changeRatio)} of a ${f.existingLines}-line file ` +
           `(${percent(config.changeRatio)} or more of ${config.lineThreshold}+ lines needs approval)`,
       );
     }
-    if (isProtected) reasons.push(`protected path (config "protect")`);
+    if (isProtected) reason('protected', `protected path (config "protect")`);
     if (f.binary && existed && !submodule && (status === 'delete' || f.contentChanged)) {
-      reasons.push(status === 'delete' ? 'deletes a binary file' : 'replaces a binary file');
+      if (status === 'delete') reason('binary-delete', 'deletes a binary file');
+      else reason('binary-replace', 'replaces a binary file');
     }
     if (symlink && exists && f.newText !== undefined && symlinkEscapes(f.path, f.newText)) {
-      reasons.push(`symlink points outside the repository (-> ${f.newText})`);
+      reason('symlink-outside', `symlink points outside the repository (-> ${f.newText})`);
+    } else if (symlink && exists && f.newText !== undefined && symlinkIntoGit(f.path, f.newText)) {
+      // A tool writing through it edits git's own config, hooks or objects.
+      reason('symlink-into-git', `symlink points into .git/ (-> ${f.newText}): writing through it edits git's own files`);
     } else if (symlink && exists && f.newText !== undefined && /[\n\0]/.test(f.newText)) {
       // `guard write` to a symlink replaces the link: content with line breaks is surely not a target
-      reasons.push('the new symlink target holds a line break: a symlink is written as a link, never through it');
+      reason('symlink-linebreak', 'the new symlink target holds a line break: a symlink is written as a link, never through it');
     }
     if (f.tooLarge) {
-      reasons.push(`larger than maxFileBytes (${f.tooLarge.bytes} bytes); not measured`);
+      reason('too-large', `larger than maxFileBytes (${f.tooLarge.bytes} bytes); not measured`);
     }
-    if (!symlink && !f.binary && f.newText !== undefined && f.linesDeleted > 0) {
-      const found = findElisions(f.newText, f.oldText ?? '', 1);
-      if (found[0]) reasons.push(`elision placeholder where code stood (line ${found[0].line}: "${found[0].text}")`);
+    if (!symlink && !f.binary && !f.whitespaceOnly && f.newText !== undefined && f.linesDeleted > 0) {
+      const elisions = findElisions(f.newText, f.oldText ?? '', 1);
+      if (elisions[0]) reason('elision', `elision placeholder where code stood (line ${elisions[0].line}: "${elisions[0].text}")`);
     }
   }
 
@@ -160,8 +217,10 @@ export function classify(f: ChangeFacts, policy: Policy): Classification {
     protected: isProtected,
     submodule,
     ignored,
-    needsApproval: reasons.length > 0,
-    reasons,
+    whitespaceOnly: f.whitespaceOnly === true,
+    needsApproval: found.length > 0,
+    reasons: found.map((r) => r.text),
+    rules: found.map((r) => r.rule),
   };
   if (f.oldPath !== undefined) c.oldPath = f.oldPath;
   return c;

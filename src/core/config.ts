@@ -85,7 +85,7 @@ export function parseConfig(text: string | undefined, source = CONFIG_FILE): Con
     throw new GuardError(
       'E_CONFIG',
       key ? `${source}: "${key}" ${what}` : `${source}: ${issue?.message ?? 'invalid config'}`,
-      `known keys: ${Object.keys(DEFAULT_CONFIG).join(', ')} (see README, "Config")`,
+      `known keys: ${Object.keys(DEFAULT_CONFIG).join(', ')} (see docs/config.md)`,
     );
   }
   const c = result.output;

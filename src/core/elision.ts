@@ -1,33 +1,85 @@
 /**
- * Elision placeholders: the lines an agent writes where it meant "the rest
- * stays as it was" and so truncates a file. Each pattern is matched against
- * one trimmed line. Add to the list; every entry is tested in
- * test/unit/elision.test.ts.
+ * Elision placeholders: the comment an agent writes where it meant "the rest
+ * stays as it was" and so truncates a file. The phrases are data
+ * (elision-phrases.json); this module normalises a comment line and matches
+ * it against them, and finds the placeholders that stand where code was
+ * removed. Measured against test/corpus/elision/ (elisionFigures below,
+ * test/unit/elision-corpus.test.ts, npm run bench). Rule id: `elision`.
  */
-const COMMENT = String.raw`(?:\/\/|#|--|;|\/\*+|<!--|\{\/\*|\*)`;
-const DOTS = String.raw`(?:\.{3,}|…)`;
-const REST = String.raw`(?:rest|remainder|remaining|others?)`;
-const CODE = String.raw`(?:code|file|implementation|methods?|functions?|logic|content|lines?|body|class|module|tests?|imports?|definitions?)`;
-const SAME = String.raw`(?:unchanged|the same|as before|as is|omitted|elided|not shown|truncated|remains?|stays?|kept)`;
-const END = String.raw`\s*(?:\*\/|-->|\*\/\})?\s*$`;
+import data from './elision-phrases.json' with { type: 'json' };
+import { diffHunks } from './hunks.js';
 
-export const ELISION_PATTERNS: readonly RegExp[] = [
-  // // ... existing code ...      # ... rest of the code here ...
-  new RegExp(String.raw`^${COMMENT}\s*${DOTS}\s*(?:\(?\s*)?(?:existing|previous|original|other|${REST}|same|more|unchanged)\b.*${END}`, 'i'),
-  // # rest of code here      // rest of the file unchanged
-  new RegExp(String.raw`^${COMMENT}\s*(?:the\s+)?${REST}\s+(?:of\s+(?:the\s+)?)?(?:existing\s+)?${CODE}\b.*${END}`, 'i'),
-  // /* unchanged */     // existing code unchanged      # keep existing methods
-  new RegExp(String.raw`^${COMMENT}\s*(?:${DOTS}\s*)?(?:(?:existing|previous|original|other)\s+${CODE}\s*)?${SAME}\s*${DOTS}?${END}`, 'i'),
-  new RegExp(String.raw`^${COMMENT}\s*(?:keep|keeping)\s+(?:the\s+)?(?:existing|previous|original|${REST})\b.*${END}`, 'i'),
-  new RegExp(String.raw`^${COMMENT}\s*(?:existing|previous|original)\s+${CODE}\b.*${DOTS}?${END}`, 'i'),
-  // a line that is only "..." inside a comment:  // ...   # …
-  new RegExp(String.raw`^${COMMENT}\s*${DOTS}${END}`, 'i'),
-];
+export interface PhraseData {
+  comment: { open: string[]; close: string[] };
+  dots: string[];
+  slots: Record<string, string[]>;
+  phrases: string[];
+}
+
+const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+/** Compile one phrase of the little language in elision-phrases.json into a whole-text regex. */
+function compilePhrase(phrase: string, slots: Record<string, string[]>): RegExp {
+  let re = '^';
+  for (const token of phrase.split(' ')) {
+    const optional = token.endsWith('?');
+    const alts = (optional ? token.slice(0, -1) : token).split('|').map((alt) => {
+      const slot = /^\{([A-Z]+)\}$/.exec(alt)?.[1];
+      if (slot === undefined) return alt === 'N' ? 'n' : escape(alt);
+      const values = slots[slot];
+      if (!values) throw new Error(`elision-phrases.json: unknown slot {${slot}} in "${phrase}"`);
+      // longest first, so "function body" wins over "function"
+      return [...values].sort((a, b) => b.length - a.length).map(escape).join('|');
+    });
+    const piece = `(?:${alts.join('|')}) `;
+    re += optional ? `(?:${piece})?` : piece;
+  }
+  return new RegExp(re + '$');
+}
+
+export interface Matcher {
+  isPlaceholder(line: string): boolean;
+}
+
+export function makeMatcher(d: PhraseData): Matcher {
+  const phrases = d.phrases.map((p) => compilePhrase(p, d.slots));
+  const opens = [...d.comment.open].sort((a, b) => b.length - a.length);
+  const closes = [...d.comment.close].sort((a, b) => b.length - a.length);
+  const dotsRe = new RegExp(d.dots.map(escape).sort((a, b) => b.length - a.length).join('|'), 'g');
+  return {
+    isPlaceholder(line: string): boolean {
+      // zero-width and soft characters hide nothing from a reader, so they hide nothing here
+      let t = line.replace(/[\u200B-\u200D\u2060\uFEFF\u00AD]/g, '').replace(/[\u00A0\u2000-\u200A\u202F\u3000]/g, ' ').trim();
+      if (t.length < 2 || t.length > 200) return false;
+      const lower = t.toLowerCase();
+      const open = opens.find((o) => lower.startsWith(o));
+      if (open === undefined) return false; // not a comment line
+      t = t.slice(open.length);
+      const close = closes.find((c) => t.trimEnd().endsWith(c));
+      if (close !== undefined) t = t.trimEnd().slice(0, -close.length);
+      let dotted = false;
+      t = t
+        .toLowerCase()
+        .replace(dotsRe, () => {
+          dotted = true;
+          return ' ';
+        })
+        .replace(/\d[\d,]*/g, ' n ')
+        .replace(/[^\p{L}\p{N}\s]/gu, ' ')
+        .replace(/\s+/g, ' ')
+        .trim();
+      if (t === '') return dotted;
+      if (t.split(' ').length > 14) return false;
+      const text = t + ' ';
+      return phrases.some((re) => re.test(text));
+    },
+  };
+}
+
+const matcher = makeMatcher(data as PhraseData);
 
 export function isElisionLine(line: string): boolean {
-  const t = line.trim();
-  if (t.length < 3 || t.length > 160) return false;
-  return ELISION_PATTERNS.some((re) => re.test(t));
+  return matcher.isPlaceholder(line);
 }
 
 export interface Elision {
@@ -35,20 +87,97 @@ export interface Elision {
   text: string;
 }
 
+/** Lines of context that may stand between a placeholder and the lines it replaced (a kept `}` or blank). */
+const NEAR = 1;
+
 /**
- * Placeholder lines in `newText` that do not already stand in `oldText`:
- * a placeholder the file always had is not a truncation. Stops at `limit`.
+ * Placeholder lines in `newText` that stand where code of `oldText` was
+ * removed: added in a hunk (at NEAR lines of context) that also removes
+ * lines. A placeholder the file already had, or one added where nothing was
+ * removed (`// keep the existing behaviour`, a `// ...` in a docs example),
+ * is not a truncation. Texts too large to diff in memory fall back to "the
+ * file lost lines", which fails closed. Stops at `limit`.
  */
 export function findElisions(newText: string, oldText: string, limit = 3): Elision[] {
-  const found: Elision[] = [];
+  const candidates: Elision[] = [];
   let oldLines: Set<string> | undefined;
   const lines = newText.split('\n');
-  for (let i = 0; i < lines.length && found.length < limit; i++) {
+  for (let i = 0; i < lines.length; i++) {
     const line = lines[i]!;
     if (!isElisionLine(line)) continue;
     oldLines ??= new Set(oldText.split('\n').map((l) => l.trim()));
     if (oldLines.has(line.trim())) continue;
-    found.push({ line: i + 1, text: line.trim() });
+    candidates.push({ line: i + 1, text: line.trim() });
   }
-  return found;
+  if (candidates.length === 0) return [];
+  const hunks = diffHunks(oldText, newText, NEAR);
+  if (hunks === null) return candidates.slice(0, limit);
+  const inPlace = new Set<number>();
+  for (const h of hunks) {
+    if (!h.lines.some((l) => l.startsWith('-'))) continue;
+    let n = h.newStart;
+    for (const l of h.lines) {
+      if (l.startsWith('+')) inPlace.add(n);
+      if (!l.startsWith('-')) n++;
+    }
+  }
+  return candidates.filter((c) => inPlace.has(c.line)).slice(0, limit);
+}
+
+export interface ElisionFigures {
+  placeholders: number;
+  caught: number;
+  /** caught / placeholders */
+  recall: number;
+  comments: number;
+  flagged: number;
+  /** flagged / comments */
+  falsePositiveRate: number;
+  /** Placeholders missed and comments flagged, for the report. */
+  missed: string[];
+  wronglyFlagged: string[];
+}
+
+/** A 30-line body of ordinary code for the measurements below. */
+function host(indent: string): string[] {
+  return Array.from({ length: 30 }, (_, i) => `${indent}total = total + weight_${i} * value_${i}`);
+}
+
+/**
+ * The rule measured on a corpus, as an agent's edit would meet it:
+ * - each placeholder replaces lines 6..25 of a 30-line body (or, for every
+ *   third one, the body's tail: a file truncated at the end); caught when the
+ *   rule fires;
+ * - each real comment is added where a developer rewrites two lines (the
+ *   comment above the new code, in the same hunk as the removed lines); flagged
+ *   when the rule fires. (Added where nothing is removed it can never fire.)
+ */
+export function elisionFigures(placeholders: readonly string[], comments: readonly string[]): ElisionFigures {
+  const missed: string[] = [];
+  for (const [i, p] of placeholders.entries()) {
+    const body = host('    ');
+    const next = i % 3 === 2 ? [...body.slice(0, 10), `    ${p}`] : [...body.slice(0, 5), `    ${p}`, ...body.slice(25)];
+    const old = ['def run(values):', ...body, '    return total', ''].join('\n');
+    const neu = ['def run(values):', ...next, '    return total', ''].join('\n');
+    if (findElisions(neu, old, 1).length === 0) missed.push(p);
+  }
+  const wronglyFlagged: string[] = [];
+  for (const c of comments) {
+    const body = host('  ');
+    const next = [...body.slice(0, 12), `  ${c}`, '  total = total + adjust(weight_12, value_12)', ...body.slice(14)];
+    const old = ['function run() {', ...body, '}', ''].join('\n');
+    const neu = ['function run() {', ...next, '}', ''].join('\n');
+    if (findElisions(neu, old, 1).length > 0) wronglyFlagged.push(c);
+  }
+  const caught = placeholders.length - missed.length;
+  return {
+    placeholders: placeholders.length,
+    caught,
+    recall: placeholders.length ? caught / placeholders.length : 1,
+    comments: comments.length,
+    flagged: wronglyFlagged.length,
+    falsePositiveRate: comments.length ? wronglyFlagged.length / comments.length : 0,
+    missed,
+    wronglyFlagged,
+  };
 }

@@ -18,6 +18,8 @@ export interface DecisionRecord {
   changeRatio: number;
   needsApproval: boolean;
   reasons: string[];
+  /** The rule ids of `reasons` (absent in records made before they existed). */
+  rules?: string[];
   decision: Decision;
   decider: Decider;
   strategy?: string;
@@ -34,6 +36,10 @@ export interface RecordContext {
   time: string;
   /** The commit the changes were measured against; null before the first commit. */
   base: string | null;
+  /** guard hook: the agent harness, its session id and the tool call. */
+  harness?: string;
+  session?: string;
+  toolCall?: string | null;
 }
 
 export const RECORD_VERSION = 1;
@@ -48,6 +54,7 @@ export function decisionRecord(c: Classification, decision: Decision, decider: D
     changeRatio: c.changeRatio,
     needsApproval: c.needsApproval,
     reasons: c.reasons,
+    rules: c.rules,
     decision,
     decider,
     ...extra,

@@ -1,15 +1,18 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { classify, makePolicy, type Classification, type Policy } from '../core/classify.js';
+import { withAggregateLoss } from '../core/aggregate.js';
 import { CONFIG_FILE } from '../core/config.js';
 import { batchMessage, decisionRecord, parseRecordMessage, rejectedMessage, type Decision, type DecisionRecord, type RecordContext } from '../core/record.js';
-import { READ_CAP, catFileBatch } from '../git/catfile.js';
+import { hasApprovalTrailer } from '../git/approvals.js';
+import { READ_CAP, catFileBatch, type CatResult } from '../git/catfile.js';
 import { collectFacts } from '../git/changes.js';
 import { faultPoint } from '../git/faults.js';
 import { stagedDiffSplit, type DiffEntry } from '../git/diff.js';
-import { REFS, ZERO_OID, newRef, proposalChanges, writeRecords, type RecordCommit } from '../git/records.js';
+import { parseCommit } from '../git/commits.js';
+import { REFS, newRef, proposalChanges, writeRecords, type RecordCommit } from '../git/records.js';
 import { openRepo, type Repo } from '../git/repo.js';
-import { checkDeadline, git, setDeadline } from '../git/run.js';
+import { indexTree, stageBlobs, unstagePaths, writeBlob, type IndexEntry } from '../git/staging.js';
 import { checkProposedConfig, configAt, laneOf, type FlowOptions } from './context.js';
 
 export interface CheckOptions extends FlowOptions {
@@ -56,9 +59,8 @@ async function readCheckedTrees(repo: Repo): Promise<string[]> {
 
 /** The tree about to be committed (the index as check leaves it), remembered for the bypass check. */
 async function rememberCheckedTree(repo: Repo, checked: string[]): Promise<void> {
-  const r = await git(['write-tree'], { cwd: repo.root, okCodes: [128] });
-  const tree = r.stdout.toString().trim();
-  if (r.code !== 0 || !tree || checked.at(-1) === tree) return;
+  const tree = await indexTree(repo.root);
+  if (!tree || checked.at(-1) === tree) return;
   const next = [...checked.filter((t) => t !== tree), tree].slice(-CHECKED_KEEP);
   await writeFile(path.join(repo.gitDir, CHECKED_FILE), next.join('\n') + '\n').catch(() => {});
 }
@@ -69,19 +71,16 @@ async function rememberCheckedTree(repo: Repo, checked: string[]): Promise<void>
  * (two more git processes) and reported if something in it needed approval.
  * Rebases and cherry-picks also make trees check never saw: the message says so.
  */
-async function headBypassed(repo: Repo, headCommit: Buffer | undefined, checked: string[], policy: Policy): Promise<CheckResult['bypassed'] | undefined> {
-  if (!headCommit || checked.length === 0) return undefined;
-  const text = headCommit.toString('utf8');
-  const tree = /^tree ([0-9a-f]+)$/m.exec(text)?.[1];
-  const parents = [...text.matchAll(/^parent ([0-9a-f]+)$/gm)].map((m) => m[1]!);
-  if (!tree || checked.includes(tree) || parents.length !== 1 || /^Guard-Approved: /m.test(text)) return undefined;
+async function headBypassed(repo: Repo, head: CatResult | undefined, checked: string[], policy: Policy): Promise<CheckResult['bypassed'] | undefined> {
+  if (!head?.data || head.type !== 'commit' || checked.length === 0) return undefined;
+  const commit = parseCommit(head.data);
+  if (!commit || checked.includes(commit.tree) || commit.parents.length !== 1 || hasApprovalTrailer(commit.message)) return undefined;
   const { treeDiff } = await import('../git/diff.js');
-  const entries = await treeDiff(repo.root, parents[0]!, 'HEAD');
+  const entries = await treeDiff(repo.root, commit.parents[0]!, 'HEAD');
   const { facts } = await collectFacts(repo.root, entries, { maxBytes: Math.min(policy.config.maxFileBytes, READ_CAP) });
-  const paths = facts.map((f) => classify(f, policy)).filter((c) => c.needsApproval).map((c) => c.path);
+  const paths = withAggregateLoss(facts.map((f) => classify(f, policy)), policy.config).filter((c) => c.needsApproval).map((c) => c.path);
   if (paths.length === 0) return undefined;
-  const commit = (await git(['rev-parse', 'HEAD'], { cwd: repo.root })).stdout.toString().trim();
-  return { commit, paths };
+  return { commit: head.oid, paths };
 }
 
 
@@ -110,10 +109,10 @@ export async function check(opts: CheckOptions): Promise<CheckResult> {
   const base = head && head.type === 'commit' ? head.oid : null;
   const config = configAt('HEAD', configBlob?.data);
   const policy = makePolicy(config, { bootstrap: configBlob === null });
-  const { facts } = await collectFacts(cwd, entries, { maxBytes: Math.min(config.maxFileBytes, READ_CAP), countsReady: diff.counts });
+  const { facts } = await collectFacts(cwd, entries, { maxBytes: Math.min(config.maxFileBytes, READ_CAP), countsReady: diff.counts, whitespace: { range: ['--cached'], changeRatio: config.changeRatio } });
   // A broken config must not get past the gate: once committed, it is the policy.
   checkProposedConfig(facts.find((f) => f.path === CONFIG_FILE && f.newMode !== null)?.newText, 'staged');
-  const classified = facts.map((f) => classify(f, policy));
+  const classified = withAggregateLoss(facts.map((f) => classify(f, policy)), config);
   const lane = laneOf(cwd);
   const checked = await readCheckedTrees(repo);
 
@@ -127,7 +126,7 @@ export async function check(opts: CheckOptions): Promise<CheckResult> {
   const pending = files.filter((f) => f.needsApproval && f.decision === 'allowed');
   const interactive = !opts.auto && pending.length > 0 ? await openPrompt(opts.color) : null;
   if (interactive) {
-    setDeadline(undefined); // --timeout bounds guard's work, not a person's thinking
+    opts.deadline?.disarm(); // --timeout bounds guard's work, not a person's thinking
     try {
       await askEach(interactive, pending, repo, entries, config.preview);
     } finally {
@@ -157,7 +156,7 @@ export async function check(opts: CheckOptions): Promise<CheckResult> {
     records.push(decisionRecord(f, f.decision, f.decider, extra));
   }
   const record = newRef(REFS.decisions, now);
-  checkDeadline(); // past this point guard writes: finish, never stop half way
+  opts.deadline?.pointOfNoReturn(); // past this point guard writes: finish, never stop half way
   // The refs first: once they exist nothing the index change below drops is lost.
   commits.push({ ref: record, parent: null, message: batchMessage(ctx, records), changes: [] });
   const unchangedIndex = !files.some((f) => f.decision === 'rejected' || f.merged !== undefined);
@@ -190,7 +189,7 @@ export async function check(opts: CheckOptions): Promise<CheckResult> {
   }
   for (const f of files) delete f.merged;
   if (result.blocked === 0 && !remembered) await rememberCheckedTree(repo, checked);
-  const bypassed = await headBypassed(repo, head?.data, checked, policy);
+  const bypassed = await headBypassed(repo, head, checked, policy);
   if (bypassed) result.bypassed = bypassed;
   return result;
 }
@@ -202,18 +201,19 @@ export async function check(opts: CheckOptions): Promise<CheckResult> {
  * edit made after `git add` is never overwritten (it stays unstaged).
  */
 async function stageMerged(cwd: string, files: CheckedFile[], byPath: Map<string, DiffEntry>): Promise<void> {
-  const { writeFileAtomic } = await import('../git/atomic.js');
-  const { blobId, readCurrent } = await import('../git/merge.js');
-  const index: string[] = [];
+  const { writeFileAtomic } = await import('../worktree/atomic.js');
+  const { blobId } = await import('../git/merge.js');
+  const { readCurrent } = await import('../worktree/current.js');
+  const index: IndexEntry[] = [];
   for (const f of files) {
     const e = byPath.get(f.path)!;
     const mode = e.newMode ?? '100644';
-    const oid = (await git(['hash-object', '-w', '--stdin'], { cwd, input: f.merged!, write: true })).stdout.toString().trim();
+    const oid = await writeBlob(cwd, f.merged!);
     const onDisk = await readCurrent(cwd, f.path);
     if (onDisk !== null && e.newOid !== null && blobId(onDisk.content) === e.newOid) await writeFileAtomic(cwd, f.path, f.merged!, mode);
-    index.push(`${mode} ${oid}\t${f.path}`);
+    index.push({ mode, oid, path: f.path });
   }
-  await git(['update-index', '-z', '--index-info'], { cwd, input: index.join('\0') + '\0', write: true });
+  await stageBlobs(cwd, index);
 }
 
 /**
@@ -232,25 +232,6 @@ function approvalsIn(commit: Buffer | undefined): Set<string> {
     if (d.decision === 'approved' && d.decider === 'person') out.add(`${d.path}\0${d.blob ?? ''}`);
   }
   return out;
-}
-
-
-/**
- * Put the index entries of rejected paths back as they are in HEAD, in one
- * process; the work tree files are not touched.
- * https://git-scm.com/docs/git-update-index#_using_index_info
- *   "<mode> SP <sha1> TAB <path>"; mode 0 removes the entry.
- */
-async function unstagePaths(cwd: string, entries: DiffEntry[]): Promise<void> {
-  const lines: string[] = [];
-  for (const e of entries) {
-    if (e.oldPath !== undefined) {
-      lines.push(`0 ${ZERO_OID}\t${e.path}`);
-      lines.push(`${e.oldMode} ${e.oldOid}\t${e.oldPath}`);
-    } else if (e.oldMode && e.oldOid) lines.push(`${e.oldMode} ${e.oldOid}\t${e.path}`);
-    else lines.push(`0 ${ZERO_OID}\t${e.path}`);
-  }
-  await git(['update-index', '-z', '--index-info'], { cwd, input: lines.join('\0') + '\0', write: true });
 }
 
 type Prompt = Awaited<ReturnType<typeof import('../ui/approval.js').openApprovalPrompt>>;
@@ -278,7 +259,7 @@ async function askEach(
     };
   };
   const paths = pending.flatMap((f) => (f.oldPath !== undefined ? [f.oldPath, f.path] : [f.path]));
-  const patches = await readPatches(repo.root, ['--cached'], paths, preview.contextLines);
+  const patches = await readPatches(repo.root, 'staged', paths, preview.contextLines);
   let quit = false;
   for (const f of pending) {
     if (quit) {

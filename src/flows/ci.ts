@@ -1,11 +1,13 @@
 import { classify, makePolicy, type ChangeFacts, type Classification } from '../core/classify.js';
+import { withAggregateLoss } from '../core/aggregate.js';
 import { CONFIG_FILE } from '../core/config.js';
 import { GuardError } from '../core/errors.js';
 import { READ_CAP, catFileBatch } from '../git/catfile.js';
 import { collectFacts } from '../git/changes.js';
 import { treeDiff } from '../git/diff.js';
-import { openRepo } from '../git/repo.js';
-import { git, splitZ } from '../git/run.js';
+import { isShallow, openRepo } from '../git/repo.js';
+import { DELETION_BLOB, approvalKey, readApprovals } from '../git/approvals.js';
+import { mergeBase } from '../git/commits.js';
 import { configAt } from './context.js';
 
 /**
@@ -50,33 +52,6 @@ export interface CiResult {
   approved: number;
 }
 
-/**
- * The blob id a `Guard-Approved:` trailer names for a deletion: git's own
- * "no object" id. `Guard-Approved: old.py 0000000000000000000000000000000000000000`
- * approves deleting old.py (and nothing else about it).
- */
-export const DELETION_BLOB = '0000000000000000000000000000000000000000';
-
-export const TRAILER_KEY = 'Guard-Approved';
-
-
-/**
- * `git log` flags for reading the approvals of a range in one process:
- * - -z: commits are separated by NUL, so the record is "<oid> NUL <trailers>" NUL ...;
- * - %(trailers:key=...,valueonly,unfold): only our trailer's values, one per
- *   line, continuation lines joined (git >= 2.22);
- *   https://git-scm.com/docs/pretty-formats#Documentation/pretty-formats.txt-trailersoptions
- * - --no-show-signature --no-color: the user's log.showSignature / color config
- *   must not add text to what we parse.
- */
-export const TRAILER_LOG_ARGS = [
-  'log',
-  '-z',
-  '--no-show-signature',
-  '--no-color',
-  `--format=%H%x00%(trailers:key=${TRAILER_KEY},valueonly,unfold)`,
-] as const;
-
 export async function ci(opts: CiOptions): Promise<CiResult> {
   const repo = await openRepo(opts.cwd);
   const cwd = repo.root;
@@ -95,10 +70,11 @@ export async function ci(opts: CiOptions): Promise<CiResult> {
   const config = configAt(mergeBase.slice(0, 10), configBlob?.data);
   const bootstrap = configBlob === null || configBlob === undefined;
   const policy = makePolicy(config, { bootstrap });
-  const { facts } = await collectFacts(cwd, entries, { maxBytes: Math.min(config.maxFileBytes, READ_CAP) });
+  const { facts } = await collectFacts(cwd, entries, { maxBytes: Math.min(config.maxFileBytes, READ_CAP), whitespace: { range: [mergeBase, head!], changeRatio: config.changeRatio } });
+  const classified = withAggregateLoss(facts.map((f) => classify(f, policy)), config);
 
   const files = facts.map((f, i): CiFile => {
-    const c = classify(f, policy);
+    const c = classified[i]!;
     const blob = entries[i]!.newOid;
     const file: CiFile = { ...c, decision: 'allowed', blob, line: firstChangedLine(f) };
     if (c.needsApproval) {
@@ -146,13 +122,11 @@ async function resolveCommits(cwd: string, revs: Array<{ flag: string; name: str
   });
 }
 
-/** https://git-scm.com/docs/git-merge-base: exit 1 and no output when there is none. */
+/** merge-base(base, head); a usage error that says why when there is none. */
 async function findMergeBase(cwd: string, base: string, head: string, baseName: string, headName: string): Promise<string> {
-  const r = await git(['merge-base', base, head], { cwd, okCodes: [1] });
-  const mb = r.stdout.toString('utf8').trim();
-  if (r.code === 0 && mb) return mb;
-  const shallow = await git(['rev-parse', '--is-shallow-repository'], { cwd });
-  if (shallow.stdout.toString('utf8').trim() === 'true') {
+  const mb = await mergeBase(cwd, base, head);
+  if (mb) return mb;
+  if (await isShallow(cwd)) {
     throw new GuardError(
       'E_USAGE',
       `no merge-base of ${baseName} and ${headName} in this shallow clone: the history that joins them was not fetched`,
@@ -164,97 +138,6 @@ async function findMergeBase(cwd: string, base: string, head: string, baseName: 
     `${baseName} and ${headName} have no common history (no merge-base)`,
     'pass as --base the branch the pull request targets',
   );
-}
-
-function approvalKey(path: string, blob: string): string {
-  return `${blob.toLowerCase()} ${path}`;
-}
-
-/** Path+blob -> the newest commit in mergeBase..head that approved it. */
-async function readApprovals(cwd: string, mergeBase: string, head: string): Promise<Map<string, string>> {
-  const r = await git([...TRAILER_LOG_ARGS, `${mergeBase}..${head}`, '--'], { cwd });
-  const approvals = new Map<string, string>();
-  for (const a of parseTrailerLog(splitZ(r.stdout))) {
-    for (const p of a.paths) {
-      const key = approvalKey(p, a.blob);
-      if (!approvals.has(key)) approvals.set(key, a.commit);
-    }
-  }
-  return approvals;
-}
-
-export interface Approval {
-  commit: string;
-  /** The path as written and, for a C-quoted value, also unquoted. */
-  paths: string[];
-  blob: string;
-}
-
-const OID = /^(?:[0-9a-f]{40}|[0-9a-f]{64})$/i;
-
-/**
- * Parse `git log -z --format=%H%x00%(trailers:...valueonly,unfold)`:
- *   <oid> NUL <value> LF <value> LF NUL <oid> NUL NUL ...
- * Each value is `<path> <blob>`: the blob is the last space-separated token,
- * so paths with spaces need no quoting. A path holding a newline is written
- * C-quoted as git does ("a\nb"); a quoted value is matched both as written
- * and unquoted, so a real file named `"x"` is not lost either.
- */
-export function parseTrailerLog(fields: readonly string[]): Approval[] {
-  const out: Approval[] = [];
-  for (let i = 0; i < fields.length; i += 2) {
-    const commit = fields[i]!.trim();
-    const block = fields[i + 1] ?? '';
-    for (const value of block.split('\n')) {
-      const a = parseTrailerValue(value);
-      if (a) out.push({ commit, ...a });
-    }
-  }
-  return out;
-}
-
-export function parseTrailerValue(value: string): { paths: string[]; blob: string } | null {
-  const v = value.replace(/\s+$/, '').replace(/^\s+/, '');
-  const sp = v.lastIndexOf(' ');
-  if (sp <= 0) return null;
-  const blob = v.slice(sp + 1);
-  const path = v.slice(0, sp).replace(/\s+$/, '');
-  if (!OID.test(blob) || path === '') return null;
-  const paths = [path];
-  const unquoted = cUnquote(path);
-  if (unquoted !== null && unquoted !== path) paths.push(unquoted);
-  return { paths, blob: blob.toLowerCase() };
-}
-
-const C_ESCAPES: Record<string, number> = { a: 7, b: 8, t: 9, n: 10, v: 11, f: 12, r: 13, '"': 34, '\\': 92 };
-
-/**
- * Undo git's quote_c_style: "..." with \a \b \t \n \v \f \r \" \\ and \ooo
- * octal bytes (UTF-8 sequences come out as octal when core.quotePath is on).
- * Null when the text is not a well-formed quoted string.
- */
-export function cUnquote(s: string): string | null {
-  if (s.length < 2 || !s.startsWith('"') || !s.endsWith('"')) return null;
-  const bytes: number[] = [];
-  const body = s.slice(1, -1);
-  for (let i = 0; i < body.length; i++) {
-    const ch = body[i]!;
-    if (ch === '"') return null;
-    if (ch !== '\\') {
-      bytes.push(...Buffer.from(ch, 'utf8'));
-      continue;
-    }
-    const next = body[i + 1];
-    if (next === undefined) return null;
-    if (next in C_ESCAPES) {
-      bytes.push(C_ESCAPES[next]!);
-      i++;
-    } else if (/^[0-3][0-7]{2}$/.test(body.slice(i + 1, i + 4))) {
-      bytes.push(parseInt(body.slice(i + 1, i + 4), 8));
-      i += 3;
-    } else return null;
-  }
-  return Buffer.from(bytes).toString('utf8');
 }
 
 /** The first line of the new content that is not in the old (1 when unknown or deleted). */

@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { CONFIG_FILE, parseConfig, type Config } from '../core/config.js';
 import { GuardError } from '../core/errors.js';
+import type { Deadline } from '../git/deadline.js';
 
 /** Options every flow gets from the CLI. */
 export interface FlowOptions {
@@ -8,6 +9,8 @@ export interface FlowOptions {
   /** Colour for text guard writes to the terminal (prompts, previews). */
   color: boolean;
   now?: Date;
+  /** --timeout: checked while guard reads, disarmed at the point of no return (git/deadline.ts). */
+  deadline?: Deadline;
 }
 
 /** The lane a work tree is, from its place under .guard/lanes/; null for the main tree. */

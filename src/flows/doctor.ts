@@ -7,9 +7,9 @@ import { GuardError } from '../core/errors.js';
 import { parseRecordMessage } from '../core/record.js';
 import { catFileBatch } from '../git/catfile.js';
 import { LANE_REFS, listLanes, mainRepo, type Lane } from '../git/lanes.js';
-import { REFS, listRecords } from '../git/records.js';
+import { REFS, listRecords, listRefTypes, type RefType } from '../git/records.js';
 import type { Repo } from '../git/repo.js';
-import { git } from '../git/run.js';
+import { readHooksPath, type HooksPath } from '../git/config.js';
 import { configAt, type FlowOptions } from './context.js';
 import { processAlive as alive } from '../git/alive.js';
 
@@ -77,37 +77,26 @@ export async function doctor(opts: DoctorOptions): Promise<DoctorResult> {
     // HEAD first: a missing config in a repository without commits is not the same news.
     catFileBatch(main.root, ['HEAD', `HEAD:${CONFIG_FILE}`], 1 << 20),
     // One for-each-ref for every ref's type: a ref may point at a blob or tree after a hand edit.
-    git(['for-each-ref', '--format=%(refname) %(objecttype) %(objectname)', REFS.root], { cwd: main.root }),
+    listRefTypes(main.root, REFS.root),
     listRecords(main.root, REFS.root),
   ]);
   const checks: DoctorCheck[] = [];
   checks.push(...(await hookChecks(main, hooksPath, env)));
   checks.push(...(await laneChecks(main, hooksPath, lanes)));
   checks.push(configCheck(objects[0] ?? null, objects[1] ?? null));
-  const refs = refChecks(types.stdout.toString('utf8'), records);
+  const refs = refChecks(types, records);
   checks.push(...refs.checks);
   checks.push(...(await lockChecks(main)));
+  // per agent harness: is guard's hook there and would it run (flows/agents.ts)
+  for (const a of await (await import('./agents.js')).agentChecks(main.root, env.HOME)) {
+    const id = `agent:${a.harness}`;
+    if (a.state === 'ok' || a.state === 'absent') checks.push(ok(id, a.message, a.state === 'absent' ? undefined : a.hint));
+    else checks.push(bad(id, 'warning', a.message, a.hint));
+  }
   return { root: main.root, active: !checks.some((c) => c.severity === 'error'), checks, refs: refs.counts };
 }
 
 /* ------------------------------------------------------------------ hooks */
-
-interface HooksPath {
-  /** As configured, or null when unset (hooks in the shared `.git/hooks`). */
-  value: string | null;
-  /** local, global, system, worktree, command (git config --show-scope). */
-  scope: string | null;
-}
-
-/** `git config --get` resolves every level (system, global, local, worktree) the way git commit does. */
-async function readHooksPath(cwd: string): Promise<HooksPath> {
-  // --show-scope (git 2.26+): "local\t.husky/_"
-  const r = await git(['config', '--show-scope', '--get', 'core.hooksPath'], { cwd, okCodes: [1] });
-  if (r.code !== 0) return { value: null, scope: null };
-  const line = r.stdout.toString('utf8').replace(/\n$/, '');
-  const tab = line.indexOf('\t');
-  return tab === -1 ? { value: line, scope: null } : { value: line.slice(tab + 1), scope: line.slice(0, tab) };
-}
 
 /** The folder git looks for hooks in, for the work tree at `root`. Relative hooksPath is per work tree. */
 function hooksDir(root: string, commonDir: string, hp: HooksPath): string {
@@ -314,15 +303,11 @@ function deleteHint(refs: string[]): string {
   return `look at each with git show REF; delete each with git update-ref -d REF (e.g. git update-ref -d ${refs[0]})`;
 }
 
-function refChecks(typesText: string, records: Awaited<ReturnType<typeof listRecords>>): { checks: DoctorCheck[]; counts: RefCounts } {
+function refChecks(types: RefType[], records: Awaited<ReturnType<typeof listRecords>>): { checks: DoctorCheck[]; counts: RefCounts } {
   const counts: RefCounts = { checkpoints: 0, decisions: 0, rejected: 0, lanes: 0, tmp: 0, other: 0 };
   const notCommits: string[] = [];
   const tmp: string[] = [];
-  // "refs/guard/checkpoints/20250101T000000Z-ab12cd34 commit <oid>"
-  for (const line of typesText.split('\n')) {
-    if (!line) continue;
-    const [ref, type] = line.split(' ');
-    if (!ref) continue;
+  for (const { ref, type } of types) {
     if (ref.startsWith(TMP_REFS)) tmp.push(ref);
     if (type !== 'commit') notCommits.push(ref);
   }

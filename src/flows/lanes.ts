@@ -1,9 +1,10 @@
 import { classify, makePolicy, type Classification } from '../core/classify.js';
+import { withAggregateLoss } from '../core/aggregate.js';
 import { CONFIG_FILE, type Config } from '../core/config.js';
 import { GuardError } from '../core/errors.js';
 import { READ_CAP, catFileBatch } from '../git/catfile.js';
 import { collectFacts } from '../git/changes.js';
-import { checkpoint, type Checkpoint } from '../git/checkpoint.js';
+import { checkpoint, ignoredPaths, type Checkpoint } from '../git/checkpoint.js';
 import { faultPoint } from '../git/faults.js';
 import { treeDiff, type DiffEntry } from '../git/diff.js';
 import {
@@ -20,7 +21,6 @@ import {
   type Lane,
 } from '../git/lanes.js';
 import type { Repo } from '../git/repo.js';
-import { git, splitZ } from '../git/run.js';
 import { configAt, type FlowOptions } from './context.js';
 import { ensureExcluded } from './init.js';
 
@@ -114,8 +114,8 @@ export async function laneChanges(
   ]);
   const config = configAt(lane.base, configBlob?.data);
   const policy = makePolicy(config, { bootstrap: configBlob === null });
-  const { facts } = await collectFacts(main.root, entries, { maxBytes: Math.min(config.maxFileBytes, READ_CAP) });
-  const files = facts.map((f) => classify(f, policy));
+  const { facts } = await collectFacts(main.root, entries, { maxBytes: Math.min(config.maxFileBytes, READ_CAP), whitespace: { range: [lane.base, head], changeRatio: config.changeRatio } });
+  const files = withAggregateLoss(facts.map((f) => classify(f, policy)), config);
   return {
     lane,
     checkpoint: cp,
@@ -184,10 +184,10 @@ export async function discard(opts: FlowOptions & { name: string }): Promise<Dis
     const [taken, ignored] = await Promise.all([
       checkpoint(repo, { reason: `before guard discard ${lane.name}`, command: 'discard', lane: lane.name }),
       // what a checkpoint never holds, named so that nobody is surprised it is gone
-      git(['ls-files', '-z', '--others', '--ignored', '--exclude-standard', '--directory'], { cwd: repo.root }),
+      ignoredPaths(repo.root),
     ]);
     cp = taken;
-    notKept = splitZ(ignored.stdout).filter((p) => p !== '.guard/' && !p.startsWith('.guard/') && p !== '.husky/_/');
+    notKept = ignored.filter((p) => p !== '.guard/' && !p.startsWith('.guard/') && p !== '.husky/_/');
     faultPoint('discard:after-checkpoint');
   } else {
     const tip = await branchTip(main.root, lane.branch);

@@ -1,9 +1,8 @@
 import { GuardError } from '../core/errors.js';
 import { parseRecordMessage, type DecisionRecord } from '../core/record.js';
 import { checkpointId } from '../git/checkpoint.js';
-import { REFS, listRecords, type RefRecord } from '../git/records.js';
+import { REFS, deleteRefs, listRecords, type RefRecord } from '../git/records.js';
 import { openRepo } from '../git/repo.js';
-import { git } from '../git/run.js';
 import type { FlowOptions } from './context.js';
 
 export interface CheckpointEntry {
@@ -35,6 +34,21 @@ export interface DecisionEntry extends Omit<DecisionRecord, 'ref'> {
   record: string;
   /** The rejected ref holding the refused proposal, if one was made. */
   ref?: string;
+  /** guard hook: the harness, session and tool call the decision was for. */
+  harness?: string;
+  session?: string;
+  toolCall?: string | null;
+}
+
+/** One step of an agent session (`log --session`): the checkpoint a hook call took. */
+export interface SessionCheckpointEntry extends CheckpointEntry {
+  harness: string;
+  session: string;
+  toolCall: string | null;
+  tool: string;
+  phase: 'pre' | 'post';
+  /** After a shell call: the paths it destroyed. */
+  lost?: string[];
 }
 
 export type LogEntry = CheckpointEntry | DecisionEntry;
@@ -102,9 +116,12 @@ export async function readLog(cwd: string): Promise<{ entries: LogEntry[]; skipp
       skipped.push(rec.ref);
       continue;
     }
+    const who = parsed as typeof parsed & { harness?: unknown; session?: unknown; toolCall?: unknown };
+    const sessionOf = typeof who.session === 'string' ? { harness: String(who.harness ?? ''), session: who.session, toolCall: typeof who.toolCall === 'string' ? who.toolCall : null } : {};
     parsed.decisions.forEach((d, n) => {
       entries.push({
         ...d,
+        ...sessionOf,
         id: `${recordId}:${n}`,
         kind: 'decision',
         time: isoOf(rec, parsed),
@@ -124,9 +141,9 @@ function refOf(e: LogEntry): string {
   return e.kind === 'checkpoint' ? e.ref : e.record;
 }
 
-export async function log(opts: FlowOptions & { limit: number }): Promise<LogResult> {
+export async function log(opts: FlowOptions & { limit: number; session?: string }): Promise<LogResult> {
   const repo = await openRepo(opts.cwd);
-  const { entries, skipped } = await readLog(repo.root);
+  const { entries, skipped } = opts.session !== undefined ? await readSessionLog(repo.root, opts.session) : await readLog(repo.root);
   const limit = Math.max(0, Math.floor(opts.limit));
   return { command: 'log', entries: entries.slice(0, limit), truncated: entries.length > limit, total: entries.length, skipped };
 }
@@ -180,10 +197,17 @@ export async function prune(opts: PruneOptions): Promise<PruneResult> {
       if (tooMany || tooOld) doomed.push(r);
     });
   }
+  // A session's step (refs/guard/sessions/, guard hook) goes with its checkpoint, or with age:
+  // left behind, it would keep the pruned checkpoint's objects alive.
+  const gone = new Set(doomed.filter((r) => r.ref.startsWith(REFS.checkpoints)).map((r) => checkpointId(r.ref)));
+  for (const r of all) {
+    if (!r.ref.startsWith(`${REFS.root}sessions/`)) continue;
+    const step = parseRecordMessage(r.message.replace(/\n$/, '')) as { checkpoint?: unknown } | null;
+    const tooOld = opts.olderThanMs !== undefined && now - r.time * 1000 > opts.olderThanMs;
+    if (tooOld || (typeof step?.checkpoint === 'string' && gone.has(step.checkpoint))) doomed.push(r);
+  }
   if (doomed.length > 0) {
-    // https://git-scm.com/docs/git-update-ref  -z: "delete SP <ref> NUL <old-oid> NUL"
-    const input = doomed.map((r) => `delete ${r.ref}\0${r.oid}\0`).join('');
-    await git(['update-ref', '--stdin', '-z'], { cwd: repo.root, input });
+    await deleteRefs(repo.root, doomed);
   }
   const count = (prefix: string) => doomed.filter((r) => r.ref.startsWith(prefix)).length;
   return {
@@ -191,4 +215,38 @@ export async function prune(opts: PruneOptions): Promise<PruneResult> {
     pruned: { checkpoints: count(REFS.checkpoints), rejected: count(REFS.rejected), decisions: count(REFS.decisions) },
     refs: doomed.map((r) => r.ref),
   };
+}
+
+/**
+ * One agent session: the checkpoint of each of its hook calls (from its
+ * events under refs/guard/sessions/, whichever checkpoint they reused) and
+ * the decisions recorded for it, newest first.
+ */
+export async function readSessionLog(root: string, session: string): Promise<{ entries: LogEntry[]; skipped: string[] }> {
+  const { readSessionEvents, SESSION_REFS, sessionKey } = await import('../git/session.js');
+  const [events, all] = await Promise.all([readSessionEvents(root, `${SESSION_REFS}*/${sessionKey(session)}/*`), readLog(root)]);
+  if (events.length === 0 && !all.entries.some((e) => e.kind === 'decision' && e.session === session)) {
+    throw new GuardError('E_USAGE', `no session "${session}"`, 'guard log lists every decision with its session');
+  }
+  const steps: SessionCheckpointEntry[] = events.map((e) => ({
+    id: e.checkpoint,
+    kind: 'checkpoint',
+    time: e.time,
+    ref: REFS.checkpoints + e.checkpoint,
+    commit: e.commit,
+    reason: e.kind === 'shell' ? `${e.phase === 'pre' ? 'before' : 'after'} shell: ${e.command ?? ''}` : `before ${e.tool} (${e.outcome ?? 'allow'})`,
+    command: 'hook',
+    lane: null,
+    ...(e.paths ? { paths: e.paths } : {}),
+    harness: e.harness,
+    session: e.session,
+    toolCall: e.toolCall,
+    tool: e.tool,
+    phase: e.phase,
+    ...(e.lost?.length ? { lost: e.lost } : {}),
+  }));
+  const decisions = all.entries.filter((e) => e.kind === 'decision' && e.session === session);
+  const entries: LogEntry[] = [...steps, ...decisions];
+  entries.sort((a, b) => (a.time !== b.time ? (a.time < b.time ? 1 : -1) : 0));
+  return { entries, skipped: all.skipped };
 }

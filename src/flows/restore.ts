@@ -1,6 +1,6 @@
 import path from 'node:path';
-import { resolveInside } from '../git/atomic.js';
-import { lockTree, staleLockNotice } from '../git/lock.js';
+import { resolveInside } from '../worktree/atomic.js';
+import { lockTree, staleLockNotice } from '../worktree/lock.js';
 import { findCheckpoint, restoreCheckpoint, type RestoreChange, type RestoreResult } from '../git/restore.js';
 import { openRepo } from '../git/repo.js';
 import { laneOf, type FlowOptions } from './context.js';

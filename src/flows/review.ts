@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import type { Classification } from '../core/classify.js';
+import { withReason, type Classification } from '../core/classify.js';
 import { parseDecisions, planFromDecision, type FilePlan, type ScriptedDecision } from '../core/decisions.js';
 import { GuardError } from '../core/errors.js';
 import type { Hunk } from '../core/hunks.js';
@@ -9,14 +9,17 @@ import { READ_CAP, catFileBatch } from '../git/catfile.js';
 import { checkpoint } from '../git/checkpoint.js';
 import type { DiffEntry } from '../git/diff.js';
 import { findLane, listLanes, mainRepo, type Lane } from '../git/lanes.js';
-import { removeFile, resolveInside, writeFileAtomic } from '../git/atomic.js';
+import { removeFile, resolveInside, writeFileAtomic } from '../worktree/atomic.js';
 import { faultPoint } from '../git/faults.js';
-import { lockTree, staleLockNotice } from '../git/lock.js';
-import { blobId, mergeFile, readCurrent, stagePaths } from '../git/merge.js';
+import { lockTree, staleLockNotice } from '../worktree/lock.js';
+import { blobId, mergeFile } from '../git/merge.js';
+import { stagePaths } from '../git/staging.js';
+import { DELETION_BLOB, approvalTrailer } from '../git/approvals.js';
+import { commitPaths } from '../git/commits.js';
+import { readCurrent } from '../worktree/current.js';
 import { readFileDiffs } from '../git/patch.js';
 import { REFS, newRef, proposalChanges, writeRecords, type RecordCommit } from '../git/records.js';
 import type { Repo } from '../git/repo.js';
-import { checkDeadline, git, setDeadline } from '../git/run.js';
 import type { FileTexts, ReviewPrompter } from '../ui/review-prompt.js';
 import type { FlowOptions } from './context.js';
 import { laneChanges } from './lanes.js';
@@ -84,7 +87,7 @@ interface Work {
 }
 
 function textual(c: Classification, e: DiffEntry): boolean {
-  return !c.binary && !c.submodule && e.newMode !== SYMLINK && e.oldMode !== SYMLINK && !c.reasons.some((r) => r.startsWith('larger than maxFileBytes'));
+  return !c.binary && !c.submodule && e.newMode !== SYMLINK && e.oldMode !== SYMLINK && !c.rules.includes('too-large');
 }
 
 async function pickLane(main: Repo, name: string | undefined): Promise<Lane> {
@@ -152,7 +155,7 @@ export async function review(opts: ReviewOptions, prompter?: () => Promise<Revie
   const pending = work.filter((w) => !decided.has(w) && (w.c.needsApproval || (opts.all && !scripted)));
   const person = !opts.auto && !scripted && pending.length > 0 && prompter ? await prompter() : null;
   if (person) {
-    setDeadline(undefined); // --timeout bounds guard's work, not a person's thinking
+    opts.deadline?.disarm(); // --timeout bounds guard's work, not a person's thinking
     try {
       let quit = false;
       for (const w of pending) {
@@ -205,7 +208,7 @@ export async function review(opts: ReviewOptions, prompter?: () => Promise<Revie
   // What each plan means as content.
   for (const w of work) await resolvePlan(w, contents);
 
-  checkDeadline(); // past this point guard writes: finish, never stop half way
+  opts.deadline?.pointOfNoReturn(); // past this point guard writes: finish, never stop half way
   // A path the main tree cannot take without writing outside itself (a folder
   // there is now a symlink leading out) is blocked here, before the refs are
   // made, so that it too is kept as a rejected ref. mergeOne checks again.
@@ -225,7 +228,7 @@ export async function review(opts: ReviewOptions, prompter?: () => Promise<Revie
     const escape = await pathEscape(main.root, w.e);
     if (!escape) continue;
     w.plan = { take: 'none', decision: 'blocked' };
-    w.out.reasons = [...w.out.reasons, `not written: ${escape}`];
+    Object.assign(w.out, withReason(w.out, { rule: 'not-written', text: `not written: ${escape}` }));
     warnings.push(`${w.out.path}: not written: ${escape}`);
   }
 
@@ -293,7 +296,7 @@ export async function review(opts: ReviewOptions, prompter?: () => Promise<Revie
             // goes): never write there; the file is blocked and kept below.
             if (!(err instanceof GuardError) || (err.code !== 'E_PATH_ESCAPE' && err.code !== 'E_USAGE')) throw err;
             w.out.decision = 'blocked';
-            w.out.reasons = [...w.out.reasons, `not written: ${err.message}`];
+            Object.assign(w.out, withReason(w.out, { rule: 'not-written', text: `not written: ${err.message}` }));
             warnings.push(`${w.out.path}: not written: ${err.message}`);
             if (!w.out.ref) {
               w.out.ref = newRef(REFS.rejected, now);
@@ -566,22 +569,14 @@ async function writeFeedback(lane: Lane, files: ReviewedFile[], now: Date): Prom
   return file;
 }
 
-/** One trailer per approved change that needed approval: what `guard ci` verifies. */
-export function approvalTrailer(p: string, blob: string): string {
-  const name = /[\n"\\]/.test(p) || p.startsWith(' ') ? JSON.stringify(p) : p;
-  return `Guard-Approved: ${name} ${blob}`;
-}
-
 async function commitMerge(root: string, message: string, work: Work[], staged: string[], record: string): Promise<string> {
   const trailers: string[] = [];
   for (const w of work) {
     if (!w.c.needsApproval || w.out.decision !== 'approved') continue;
-    trailers.push(approvalTrailer(w.out.path, w.out.blob ?? '0000000000000000000000000000000000000000'));
+    trailers.push(approvalTrailer(w.out.path, w.out.blob ?? DELETION_BLOB));
   }
   const text = message.trimEnd() + (trailers.length ? `\n\n${trailers.join('\n')}\n` : '\n');
-  const { literal } = await import('../git/checkpoint.js');
   // Only the merged paths are committed (whatever else is staged stays staged).
   // The pre-commit hook's `guard check` honours the approvals of this review's record.
-  await git(['commit', '-q', '-F', '-', '--', ...staged.map(literal)], { cwd: root, input: text, env: { GUARD_APPROVED_RECORD: record }, write: true });
-  return (await git(['rev-parse', 'HEAD'], { cwd: root })).stdout.toString().trim();
+  return commitPaths(root, staged, text, { GUARD_APPROVED_RECORD: record });
 }

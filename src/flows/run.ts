@@ -4,6 +4,10 @@ import { constants } from 'node:os';
 import path from 'node:path';
 import type { Classification } from '../core/classify.js';
 import { GuardError } from '../core/errors.js';
+import { checkpoint, type Checkpoint } from '../git/checkpoint.js';
+import { laneRepo, type Lane } from '../git/lanes.js';
+import { writeRecords } from '../git/records.js';
+import { sessionEventCommit } from '../git/session.js';
 import { laneChanges, startOrReuse, type StartOptions } from './lanes.js';
 
 export interface RunOptions extends StartOptions {
@@ -39,8 +43,13 @@ export async function runInLane(opts: RunOptions): Promise<RunResult> {
   const [file, ...args] = opts.command;
   if (!file) throw new GuardError('E_USAGE', 'no command to run', `name it after --: guard run ${opts.name} -- CMD ARGS...`);
   const { main, lane, created } = await startOrReuse(opts);
+  // A run is a session (harness "run", id = the lane): checkpointed before and after, so
+  // `guard log --session NAME` lists it and `guard rewind NAME` puts back what it wrote.
+  // (a lane made just now is its base commit: no checkpoint needed to know that)
+  const before = await runSessionStep(lane, 'pre', [file, ...args].join(' '), created ? { commit: lane.base, id: lane.base } : null);
   const ended = await spawnInLane(file, args, lane.path, path.join(main.root, 'node_modules', '.bin'), opts.stdoutToStderr ?? false);
   const changes = await laneChanges(main, lane, { reason: `after guard run ${lane.name} -- ${file}`, command: 'run' });
+  if (changes.checkpoint) await runSessionStep(lane, 'post', [file, ...args].join(' '), changes.checkpoint, before);
   return {
     name: lane.name,
     path: lane.path,
@@ -97,4 +106,19 @@ function spawnInLane(
       else resolve({ code: code ?? 1, signal: null });
     });
   });
+}
+
+/** One step of a run's session trail (git/session.ts): the checkpoint, then its event. */
+type Taken = Pick<Checkpoint, 'commit' | 'id'>;
+
+async function runSessionStep(lane: Lane, phase: 'pre' | 'post', command: string, taken: Taken | null, pre?: Taken | null): Promise<Taken | null> {
+  if (lane.broken) return null;
+  const repo = await laneRepo(lane);
+  const now = new Date();
+  const cp = taken ?? (await checkpoint(repo, { reason: `before guard run ${lane.name} -- ${command}`, command: 'run', lane: lane.name, session: { harness: 'run', session: lane.name, toolCall: null }, now }));
+  const toolCall = pre ? pre.id : cp.id;
+  await writeRecords(repo.root, [
+    sessionEventCommit(cp.commit, { harness: 'run', session: lane.name, toolCall, tool: 'run', phase, kind: 'shell', checkpoint: cp.id, paths: null, worktree: repo.root, time: now.toISOString(), command: command.slice(0, 200) }, now),
+  ], now);
+  return cp;
 }

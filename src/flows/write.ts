@@ -6,14 +6,14 @@ import { GuardError } from '../core/errors.js';
 import { countLines, looksBinary } from '../core/lines.js';
 import type { PreviewHunk } from '../core/preview.js';
 import { batchMessage, decisionRecord, rejectedMessage, type Decision, type DecisionRecord, type RecordContext } from '../core/record.js';
-import { MODE, cleanStaleTemps, commitWrite, discardWrite, resolveInside, stageWrite, statOnDisk, type OnDisk, type Staged } from '../git/atomic.js';
+import { MODE, cleanStaleTemps, commitWrite, discardWrite, resolveInside, stageWrite, statOnDisk, type OnDisk, type Staged } from '../worktree/atomic.js';
 import { READ_CAP, catFileBatch } from '../git/catfile.js';
 import { checkpoint } from '../git/checkpoint.js';
 import { faultPoint } from '../git/faults.js';
-import { lockTree, staleLockNotice } from '../git/lock.js';
+import { lockTree, staleLockNotice } from '../worktree/lock.js';
 import { REFS, newRef, writeRecords, type RecordCommit } from '../git/records.js';
 import { openRepo } from '../git/repo.js';
-import { git } from '../git/run.js';
+import { numstatFiles, patchFiles, whitespaceOnlyFiles } from '../git/measure.js';
 import type { StrategyAnswer } from '../ui/approval.js';
 import { configAt, laneOf, type FlowOptions } from './context.js';
 
@@ -56,17 +56,6 @@ export interface WriteResult {
 /** How long a write waits for another guard writing into the same tree. */
 const LOCK_WAIT_MS = 10_000;
 
-
-/**
- * Flags for measuring the on-disk file against the staged temp file, so the
- * numbers are git's own (`git diff --numstat`, as `check` reports them):
- * --no-index: two files, not the repository; --ignore-cr-at-eol: a change of
- * line endings alone is not a change; --no-ext-diff --no-textconv: the
- * user's diff drivers must not change what is measured.
- * https://git-scm.com/docs/git-diff#Documentation/git-diff.txt-emgitdiffemltoptionsgt--no-index--ltpathgtltpathgt
- */
-const MEASURE_ARGS = ['diff', '--no-index', '-z', '--ignore-cr-at-eol', '--no-ext-diff', '--no-textconv', '--no-color'] as const;
-
 /**
  * The gate for one write by an agent harness. Classify the new content
  * against the file on disk with check's core and HEAD's committed policy;
@@ -96,7 +85,7 @@ export async function write(opts: WriteOptions): Promise<WriteResult> {
   let staged = await stageWrite(root, target.rel, opts.content, newMode);
   let committed = false;
   try {
-    const facts = await measure(staged, old?.mode ?? null, newMode, oldContent, opts.content, config.maxFileBytes);
+    const facts = await measure(staged, old?.mode ?? null, newMode, oldContent, opts.content, config);
     const c = classify(facts, policy);
     const unchanged = oldContent !== null && oldContent.equals(opts.content);
     const file: WrittenFile = { ...c, decision: 'allowed', decider: 'policy', written: false };
@@ -198,19 +187,18 @@ async function measure(
   newMode: string,
   oldContent: Buffer | null,
   newContent: Buffer,
-  maxBytes: number,
+  config: { maxFileBytes: number; changeRatio: number },
 ): Promise<ChangeFacts> {
+  const maxBytes = config.maxFileBytes;
   const binary = (oldContent !== null && looksBinary(oldContent)) || looksBinary(newContent);
   let added = binary ? 0 : countLines(newContent);
   let deleted = 0;
   let numstatBinary = false;
   if (oldContent !== null && !oldContent.equals(newContent)) {
-    const r = await git([...MEASURE_ARGS, '--numstat', '--', staged.abs, staged.temp], { cwd: path.dirname(staged.abs), okCodes: [1] });
-    // "added TAB deleted TAB ..." (the rest is the two names); nothing when only line endings differ
-    const [a, d] = r.stdout.toString('utf8').split('\t');
-    if (a === '-') numstatBinary = true;
-    added = a && a !== '-' ? Number(a) : 0;
-    deleted = d && d !== '-' ? Number(d) : 0;
+    const n = await numstatFiles(staged.abs, staged.temp);
+    numstatBinary = n.binary;
+    added = n.added;
+    deleted = n.deleted;
   } else if (oldContent !== null) {
     added = 0;
   }
@@ -227,6 +215,10 @@ async function measure(
   };
   const big = [oldContent, newContent].find((b) => b !== null && b.length > maxBytes);
   if (big) facts.tooLarge = { bytes: big.length };
+  if (!isBinary && oldContent !== null && facts.existingLines > 0 && deleted / facts.existingLines >= config.changeRatio && newMode !== MODE.symlink) {
+    // A would-be replacement: is it only a reindent? git's -w numstat prints nothing then.
+    if (await whitespaceOnlyFiles(staged.abs, staged.temp)) facts.whitespaceOnly = true;
+  }
   if (!isBinary && oldContent !== null && oldContent.length <= maxBytes) facts.oldText = oldContent.toString('utf8');
   if (!isBinary && newContent.length <= maxBytes) facts.newText = newContent.toString('utf8');
   return facts;
@@ -260,12 +252,8 @@ async function askPerson(
 
 async function previewHunks(staged: Staged, existed: boolean, contextLines: number): Promise<PreviewHunk[]> {
   const from = existed ? staged.abs : '/dev/null';
-  const r = await git([...MEASURE_ARGS.filter((a) => a !== '-z'), `-U${contextLines}`, '--', from, staged.temp], {
-    cwd: path.dirname(staged.abs),
-    okCodes: [1],
-  });
   const { parsePatch } = await import('diff');
-  const [patch] = parsePatch(r.stdout.toString('utf8'));
+  const [patch] = parsePatch(await patchFiles(from, staged.temp, contextLines));
   return (patch?.hunks ?? []).map((h) => ({ ...h, lines: [...h.lines] }));
 }
 

@@ -5,7 +5,8 @@ import { rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { GuardError } from '../core/errors.js';
-import { checkDeadline, gitSpawnArgs, timeoutError, watchDeadline } from './run.js';
+import { checkDeadline, timeoutError, watchDeadline } from './deadline.js';
+import { gitEnv, gitSpawnArgs } from './run.js';
 
 /**
  * One `git cat-file --batch-command` process for any number of objects: reading 2,000
@@ -52,7 +53,7 @@ export async function catFileBatch(
   const outFd = openSync(outFile, 'wx+', 0o600);
   let child: ReturnType<typeof spawn>;
   try {
-    child = spawn('git', gitSpawnArgs(['cat-file', '--batch-command', '--buffer']), { cwd, stdio: ['pipe', outFd, 'pipe'] });
+    child = spawn('git', gitSpawnArgs(['cat-file', '--batch-command', '--buffer']), { cwd, env: gitEnv(), stdio: ['pipe', outFd, 'pipe'] });
   } catch (err) {
     closeSync(outFd);
     await rm(outFile, { force: true });

@@ -2,7 +2,7 @@ import type { ChangeFacts } from '../core/classify.js';
 import { CONFIG_FILE } from '../core/config.js';
 import { looksBinary } from '../core/lines.js';
 import { catFileBatch, type CatResult } from './catfile.js';
-import type { DiffEntry } from './diff.js';
+import { whitespaceOnlyPaths, type DiffEntry } from './diff.js';
 
 const GITLINK = '160000';
 
@@ -24,6 +24,12 @@ export async function collectFacts(
     extra?: readonly string[];
     /** The entries' line counts are still being computed (stagedDiffSplit): read speculatively, then wait. */
     countsReady?: Promise<void>;
+    /**
+     * The two sides for `git diff` (`['--cached']`, or two commits): files whose
+     * deleted lines reach `changeRatio` are then asked whether they changed only
+     * in whitespace (one more git process, only when there are such files).
+     */
+    whitespace?: { range: readonly string[]; changeRatio: number };
   },
 ): Promise<FactsAndExtras> {
   const names: string[] = [...(opts.extra ?? [])];
@@ -54,6 +60,7 @@ export async function collectFacts(
     const newObj = w.new !== undefined ? objects[w.new] : undefined;
     return entryFacts(e, oldObj ?? undefined, newObj ?? undefined, opts.maxBytes);
   });
+  if (opts.whitespace) await markWhitespaceOnly(cwd, entries, facts, opts.whitespace);
   return { facts, extra: objects.slice(0, extraCount) };
 }
 
@@ -78,4 +85,23 @@ function entryFacts(e: DiffEntry, oldObj: CatResult | undefined, newObj: CatResu
   const big = [oldObj, newObj].find((o) => o && o.size > maxBytes);
   if (big) f.tooLarge = { bytes: big.size };
   return f;
+}
+
+/** Would-be replacements that are a reindent: `whitespaceOnly`, measured by git. */
+async function markWhitespaceOnly(
+  cwd: string,
+  entries: readonly DiffEntry[],
+  facts: ChangeFacts[],
+  ws: { range: readonly string[]; changeRatio: number },
+): Promise<void> {
+  const candidates = entries.filter((e, i) => {
+    const f = facts[i]!;
+    return (
+      f.oldMode !== null && f.newMode !== null && f.oldMode !== GITLINK && f.newMode !== GITLINK && f.newMode !== '120000' &&
+      !f.binary && f.existingLines > 0 && f.linesDeleted / f.existingLines >= ws.changeRatio
+    );
+  });
+  if (candidates.length === 0) return;
+  const only = await whitespaceOnlyPaths(cwd, ws.range, candidates);
+  for (const f of facts) if (only.has(f.path)) f.whitespaceOnly = true;
 }

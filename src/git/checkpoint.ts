@@ -48,6 +48,15 @@ export interface CheckpointOptions {
   maxUntrackedBytes?: number;
   /** After this long hashing untracked files, the rest are left out and recorded (default UNTRACKED_BUDGET_MS). */
   untrackedBudgetMs?: number;
+  /** The agent session this checkpoint is taken for (guard hook): recorded in its message. */
+  session?: SessionMeta;
+}
+
+/** Who a checkpoint or decision was for: harness, session id and tool-call id (DESIGN.md "session"). */
+export interface SessionMeta {
+  harness: string;
+  session: string;
+  toolCall: string | null;
 }
 
 /**
@@ -255,6 +264,7 @@ export async function checkpoint(repo: Repo, opts: CheckpointOptions): Promise<C
       // Untracked files left out (over the cap, past the budget, refused by git): never a silent drop.
       skipped: skipped.length > 0 ? skipped.slice(0, SKIP_LIST_MAX) : undefined,
       skippedCount: skipped.length > 0 ? skipped.length : undefined,
+      ...(opts.session ? { harness: opts.session.harness, session: opts.session.session, toolCall: opts.session.toolCall } : {}),
     };
     const message = `guard checkpoint: ${opts.reason}\n\n${JSON.stringify(body)}\n`;
     const parents = headOid ? ['-p', headOid] : [];
@@ -501,4 +511,13 @@ async function rememberLast(repo: Repo, cp: LastCheckpoint): Promise<void> {
   } catch {
     await rm(tmp, { force: true });
   }
+}
+
+/**
+ * What a checkpoint never holds: the ignored files and folders of a work
+ * tree (a wholly ignored folder is named once, with a trailing `/`).
+ * https://git-scm.com/docs/git-ls-files: --others --ignored --exclude-standard --directory, -z.
+ */
+export async function ignoredPaths(root: string): Promise<string[]> {
+  return splitZ((await git(['ls-files', '-z', '--others', '--ignored', '--exclude-standard', '--directory'], { cwd: root })).stdout);
 }

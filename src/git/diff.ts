@@ -133,3 +133,24 @@ export async function treeDiff(cwd: string, from: string, to: string): Promise<D
   const r = await git(['diff', ...DIFF_ARGS, from, to, '--'], { cwd });
   return parseRawNumstat(splitZ(r.stdout));
 }
+
+/**
+ * Which of `paths` change only in whitespace between the two sides that
+ * `range` names (`['--cached']` for the index against HEAD, `[A, B]` for two
+ * trees): ONE `git diff --numstat -w` over just those paths. With -w
+ * (--ignore-all-space) git leaves a path out of --numstat when nothing but
+ * whitespace changed, so every asked path it does not list is
+ * whitespace-only. -M as in DIFF_ARGS, with both names of a rename asked.
+ * https://git-scm.com/docs/git-diff#Documentation/git-diff.txt--w
+ */
+export async function whitespaceOnlyPaths(cwd: string, range: readonly string[], entries: readonly DiffEntry[]): Promise<Set<string>> {
+  const out = new Set<string>();
+  if (entries.length === 0) return out;
+  const spec = entries.flatMap((e) => (e.oldPath !== undefined ? [e.oldPath, e.path] : [e.path])).map((p) => `:(literal)${p}`);
+  const args = ['diff', ...range, ...DIFF_ARGS.filter((a) => a !== '--raw'), '--ignore-all-space', '--', ...spec];
+  const r = await git(args, { cwd });
+  const listed = new Map(entries.map((e) => [e.path, { ...e, added: null, deleted: null } as DiffEntry]));
+  applyNumstat(listed, splitZ(r.stdout));
+  for (const [p, e] of listed) if (e.added === null) out.add(p);
+  return out;
+}

@@ -1,25 +1,9 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdtemp, readFile, readlink, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { GuardError } from '../core/errors.js';
-import { MODE, resolveInside, statOnDisk } from './atomic.js';
 import { git } from './run.js';
-
-/** What a work tree holds at a path now: content and git mode, or null. */
-export interface Current {
-  content: Buffer;
-  mode: string;
-}
-
-/** Read a work-tree path without following a symlink there (its target text is its content). */
-export async function readCurrent(root: string, relPath: string): Promise<Current | null> {
-  const { abs } = await resolveInside(root, relPath);
-  const st = await statOnDisk(abs);
-  if (!st) return null;
-  if (st.mode === MODE.symlink) return { content: Buffer.from(await readlink(abs), 'utf8'), mode: st.mode };
-  return { content: await readFile(abs), mode: st.mode };
-}
 
 /** git's blob id of some content (sha1 object format), without a process. */
 export function blobId(content: Buffer): string {
@@ -51,13 +35,4 @@ export async function mergeFile(cwd: string, ours: Buffer, base: Buffer, theirs:
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
-}
-
-/**
- * Stage paths as they now are in the work tree (deleted ones removed), in one
- * process. https://git-scm.com/docs/git-update-index: --add/--remove, -z --stdin.
- */
-export async function stagePaths(cwd: string, paths: readonly string[]): Promise<void> {
-  if (paths.length === 0) return;
-  await git(['update-index', '--add', '--remove', '-z', '--stdin'], { cwd, input: paths.join('\0') + '\0', write: true });
 }

@@ -3,6 +3,14 @@ import type { PreviewHunk } from '../core/preview.js';
 import { literal } from './checkpoint.js';
 import { git } from './run.js';
 
+/** What a diff compares: the index against HEAD, or two commits (or trees). */
+export type DiffRange = 'staged' | readonly [from: string, to: string];
+
+/** `git diff`'s revision arguments for a range. */
+function rangeArgs(range: DiffRange): string[] {
+  return range === 'staged' ? ['--cached'] : [range[0], range[1]];
+}
+
 /**
  * Unified diffs of a few paths, for previews and hunk review. Git computes
  * the diff (fast on any size); jsdiff only parses it. Loaded lazily: the
@@ -10,12 +18,12 @@ import { git } from './run.js';
  */
 export async function readPatches(
   cwd: string,
-  revArgs: readonly string[],
+  range: DiffRange,
   paths: readonly string[],
   contextLines: number,
 ): Promise<Map<string, PreviewHunk[]>> {
   const out = new Map<string, PreviewHunk[]>();
-  for (const [name, section] of await readFileDiffs(cwd, revArgs, paths, contextLines)) {
+  for (const [name, section] of await readFileDiffs(cwd, range, paths, contextLines)) {
     const [patch] = parsePatch(section);
     out.set(name, (patch?.hunks ?? []).map((h) => ({ ...h, lines: [...h.lines] })));
   }
@@ -25,7 +33,7 @@ export async function readPatches(
 /** Each path's own section of one `git diff` run, keyed by its new path. */
 export async function readFileDiffs(
   cwd: string,
-  revArgs: readonly string[],
+  range: DiffRange,
   paths: readonly string[],
   contextLines: number,
 ): Promise<Map<string, string>> {
@@ -34,7 +42,7 @@ export async function readFileDiffs(
   const r = await git(
     [
       'diff',
-      ...revArgs,
+      ...rangeArgs(range),
       `-U${contextLines}`,
       '-M',
       '--ignore-cr-at-eol',

@@ -85,7 +85,7 @@ export async function writeRecords(cwd: string, commits: readonly RecordCommit[]
   parts.push(Buffer.from('done\n'));
   try {
     // --quiet: no statistics on stderr; refs are new and unique, so no --force.
-    await git(['fast-import', '--quiet'], { cwd, input: Buffer.concat(parts), write: true });
+    await git(['fast-import', '--quiet'], { cwd, input: Buffer.concat(parts) });
   } catch (err) {
     const why = err instanceof Error ? err.message : String(err);
     throw new GuardError('E_RECORD', `could not record guard's decision under refs/guard/: ${why}`, 'check that .git is writable and has space; guard fails closed');
@@ -130,4 +130,34 @@ export function proposalChanges(e: DiffEntry): RecordCommit['changes'] {
   if (e.newOid && e.newMode) changes.push({ kind: 'blob', path: e.path, mode: e.newMode, oid: e.newOid });
   else changes.push({ kind: 'delete', path: e.path });
   return changes;
+}
+
+/**
+ * Delete refs in one transaction, each only if it still points where it was
+ * seen (a ref moved meanwhile fails the whole deletion, nothing is lost).
+ * https://git-scm.com/docs/git-update-ref  --stdin -z: "delete SP <ref> NUL <old-oid> NUL"
+ */
+export async function deleteRefs(cwd: string, refs: ReadonlyArray<{ ref: string; oid: string }>): Promise<void> {
+  if (refs.length === 0) return;
+  const input = refs.map((r) => `delete ${r.ref}\0${r.oid}\0`).join('');
+  await git(['update-ref', '--stdin', '-z'], { cwd, input });
+}
+
+export interface RefType {
+  ref: string;
+  /** commit, tree, blob or tag: a ref may point at a non-commit after a hand edit. */
+  type: string;
+  oid: string;
+}
+
+/** Every ref under `prefix` with the type of the object it points at, in one for-each-ref. */
+export async function listRefTypes(cwd: string, prefix: string = REFS.root): Promise<RefType[]> {
+  // "refs/guard/checkpoints/20250101T000000Z-ab12cd34 commit <oid>" (ref names hold no spaces: git check-ref-format)
+  const r = await git(['for-each-ref', '--format=%(refname) %(objecttype) %(objectname)', prefix], { cwd });
+  const out: RefType[] = [];
+  for (const line of r.stdout.toString('utf8').split('\n')) {
+    const [ref, type, oid] = line.split(' ');
+    if (ref && type && oid) out.push({ ref, type, oid });
+  }
+  return out;
 }

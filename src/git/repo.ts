@@ -35,3 +35,8 @@ export async function openRepo(cwd: string): Promise<Repo> {
   }
   return { root, gitDir, commonDir: path.resolve(root, common) };
 }
+
+/** Is this a shallow clone (history cut off by --depth)? https://git-scm.com/docs/git-rev-parse#_options_for_files */
+export async function isShallow(cwd: string): Promise<boolean> {
+  return (await git(['rev-parse', '--is-shallow-repository'], { cwd })).stdout.toString('utf8').trim() === 'true';
+}

@@ -1,6 +1,6 @@
 import { GuardError } from '../core/errors.js';
 import { parseRecordMessage } from '../core/record.js';
-import { MODE, removeFile, writeFileAtomic } from './atomic.js';
+import { MODE, removeFile, writeFileAtomic } from '../worktree/atomic.js';
 import { catFileBatch } from './catfile.js';
 import { faultPoint } from './faults.js';
 import { checkpoint, checkpointId, literal, type Checkpoint } from './checkpoint.js';
@@ -92,9 +92,9 @@ export interface RestoreOptions {
  * https://git-scm.com/docs/git-diff-tree#_raw_output_format
  *   :<old mode> SP <new mode> SP <old oid> SP <new oid> SP <letter> NUL <path> NUL
  */
-const RAW = ['-r', '-z', '--raw', '--no-renames', '--no-abbrev'] as const;
+export const RAW = ['-r', '-z', '--raw', '--no-renames', '--no-abbrev'] as const;
 
-interface RawEntry {
+export interface RawEntry {
   path: string;
   letter: string;
   /** The checkpoint's side ("old" in `diff CHECKPOINT NOW`). */
@@ -104,7 +104,7 @@ interface RawEntry {
   nowMode: string;
 }
 
-function parseRaw(buf: Buffer): RawEntry[] {
+export function parseRaw(buf: Buffer): RawEntry[] {
   const f = splitZ(buf);
   const out: RawEntry[] = [];
   for (let i = 0; i + 1 < f.length; i += 2) {

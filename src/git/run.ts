@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import { appendFileSync } from 'node:fs';
 import { GuardError } from '../core/errors.js';
+import { timeoutError, watchDeadline } from './deadline.js';
 
 /*
  * The one way guard runs git: a bare spawn, no shell, output as bytes, one
@@ -9,38 +10,6 @@ import { GuardError } from '../core/errors.js';
  * small enough that no command needed it.)
  */
 
-/**
- * `--timeout`: a deadline for the reading part of a command. Git processes
- * started while it runs are killed when it passes (E_TIMEOUT); processes that
- * write (refs, the index) are started with `write: true` and are never cut
- * short: the flow checks the deadline before it starts writing instead, so a
- * timeout never leaves anything half written.
- */
-let deadline: number | null = null;
-
-export function setDeadline(seconds: number | undefined): void {
-  deadline = seconds === undefined ? null : Date.now() + seconds * 1000;
-}
-
-export function timeoutError(): GuardError {
-  return new GuardError('E_TIMEOUT', 'guard ran out of time (--timeout) and stopped; nothing was written', 'give it more time, or look at the largest files in the change');
-}
-
-/** Throw E_TIMEOUT if the deadline has passed (call between files and before writing). */
-export function checkDeadline(): void {
-  if (deadline !== null && Date.now() > deadline) throw timeoutError();
-}
-
-/** Kill `child` when the deadline passes; returns a function that cancels the watch. */
-export function watchDeadline(child: { kill(signal?: NodeJS.Signals): boolean }, onTimeout: () => void): () => void {
-  if (deadline === null) return () => {};
-  const t = setTimeout(() => {
-    child.kill('SIGKILL');
-    onTimeout();
-  }, Math.max(0, deadline - Date.now()));
-  return () => clearTimeout(t);
-}
-
 export interface GitOptions {
   cwd: string;
   /** Extra environment, on top of process.env (e.g. GIT_INDEX_FILE). */
@@ -48,8 +17,41 @@ export interface GitOptions {
   input?: string | Buffer;
   /** Exit codes that are answers, not failures (e.g. 1 for `diff --quiet`). */
   okCodes?: number[];
-  /** A process that writes: never killed by the --timeout deadline. */
-  write?: boolean;
+}
+
+/**
+ * The subcommands guard runs that change a ref, an index or a work tree.
+ * Killing one half way (the --timeout deadline, git/deadline.ts) could leave a `.lock` file
+ * that blocks the user's next git command, a ref moved without its record,
+ * or half a worktree, so these are never killed. Subcommands that only add
+ * objects (hash-object -w, write-tree, commit-tree, merge-file -p) are not
+ * here: git writes each object to a temp file and renames it, so a kill
+ * leaves at most an unreachable object for gc.
+ */
+export const WRITES: ReadonlySet<string> = new Set([
+  'add', // checkpoints: fills a temporary index (index.lock while it runs)
+  'commit', // review --commit: moves HEAD's branch and rewrites the index
+  'fast-import', // records: writes the record refs
+  'update-index', // check and review stage what was decided
+  'update-ref', // checkpoints, rejected refs, lanes, log --prune
+  'worktree', // start/discard: add/remove/prune a lane's work tree and admin files (list is cheap)
+]);
+
+/** Does this git command line change a ref, an index or a work tree? */
+export function writes(args: readonly string[]): boolean {
+  return args[0] !== undefined && WRITES.has(args[0]);
+}
+
+/**
+ * The environment of every git process guard starts: process.env, the
+ * caller's extras, then what guard insists on.
+ * - GIT_NO_REPLACE_OBJECTS=1: `git replace` can make any object read as
+ *   another (HEAD's tree, a blob, a commit's parents) without changing its
+ *   id; guard judges the objects that are really there (DESIGN "No back
+ *   doors"). https://git-scm.com/docs/git#Documentation/git.txt-codeGITNOREPLACEOBJECTScode
+ */
+export function gitEnv(extra?: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  return { ...process.env, ...extra, GIT_NO_REPLACE_OBJECTS: '1' };
 }
 
 export interface GitResult {
@@ -82,13 +84,13 @@ export function git(args: readonly string[], opts: GitOptions): Promise<GitResul
   return new Promise((resolve, reject) => {
     const child = spawn('git', gitSpawnArgs(args), {
       cwd: opts.cwd,
-      env: opts.env ? { ...process.env, ...opts.env } : process.env,
+      env: gitEnv(opts.env),
       stdio: ['pipe', 'pipe', 'pipe'],
     });
     const out: Buffer[] = [];
     const err: Buffer[] = [];
     let timedOut = false;
-    const unwatch = opts.write ? () => {} : watchDeadline(child, () => (timedOut = true));
+    const unwatch = writes(args) ? () => {} : watchDeadline(child, () => (timedOut = true));
     child.stdout.on('data', (b: Buffer) => out.push(b));
     child.stderr.on('data', (b: Buffer) => err.push(b));
     child.on('error', (e) =>

@@ -1,3 +1,4 @@
+import type { Rule } from '../core/classify.js';
 import type { Colors } from './color.js';
 
 /**
@@ -21,6 +22,8 @@ export interface CiReportFile {
   symlink: boolean;
   needsApproval: boolean;
   reasons: string[];
+  /** The stable ids of `reasons` (core/classify.ts Rule). */
+  rules: Rule[];
   decision: 'allowed' | 'approved' | 'blocked';
   approvedBy?: string;
   line: number;
@@ -44,19 +47,32 @@ const short = (oid: string) => oid.slice(0, 10);
 
 // ---------------------------------------------------------------- severity
 
-export type RuleId = 'guard/delete' | 'guard/replace' | 'guard/protected' | 'guard/binary' | 'guard/symlink' | 'guard/elision' | 'guard/too-large' | 'guard/needs-approval';
+export type RuleId = 'guard/delete' | 'guard/replace' | 'guard/protected' | 'guard/binary' | 'guard/symlink' | 'guard/aggregate-loss' | 'guard/elision' | 'guard/too-large' | 'guard/needs-approval';
 
-/** Why a file needs approval, most severe reason first. */
+/** The SARIF rule each classification rule reports under (a few share one). */
+const SARIF_RULE: Record<Rule, RuleId> = {
+  'delete-large': 'guard/delete',
+  'replace-large': 'guard/replace',
+  protected: 'guard/protected',
+  'binary-delete': 'guard/binary',
+  'binary-replace': 'guard/binary',
+  'symlink-outside': 'guard/symlink',
+  'symlink-linebreak': 'guard/symlink',
+  'symlink-into-git': 'guard/symlink',
+  'aggregate-loss': 'guard/aggregate-loss',
+  elision: 'guard/elision',
+  'too-large': 'guard/too-large',
+  'not-written': 'guard/needs-approval',
+};
+
+/** Why a file needs approval: the most severe of its rules. */
 export function ruleOf(f: CiReportFile): RuleId {
-  const has = (prefix: string) => f.reasons.some((r) => r.startsWith(prefix));
-  if (f.status === 'delete' && has('deletes a')) return 'guard/delete';
-  if (has('replaces ') && !f.binary) return 'guard/replace';
-  if (f.protected) return 'guard/protected';
-  if (f.binary) return 'guard/binary';
-  if (has('symlink')) return 'guard/symlink';
-  if (has('elision')) return 'guard/elision';
-  if (has('larger than')) return 'guard/too-large';
-  return 'guard/needs-approval';
+  let best: RuleId = 'guard/needs-approval';
+  for (const r of f.rules) {
+    const id = SARIF_RULE[r] ?? 'guard/needs-approval';
+    if (RANK[id] < RANK[best]) best = id;
+  }
+  return best;
 }
 
 const RANK: Record<RuleId, number> = {
@@ -65,9 +81,10 @@ const RANK: Record<RuleId, number> = {
   'guard/protected': 2,
   'guard/binary': 3,
   'guard/symlink': 4,
-  'guard/elision': 5,
-  'guard/too-large': 6,
-  'guard/needs-approval': 7,
+  'guard/aggregate-loss': 5,
+  'guard/elision': 6,
+  'guard/too-large': 7,
+  'guard/needs-approval': 8,
 };
 
 /** Lines a change would lose: the whole file for a deletion. */
@@ -225,7 +242,8 @@ const RULES: Array<{ id: RuleId; name: string; text: string }> = [
   { id: 'guard/replace', name: 'DestructiveRewrite', text: 'Replaces most of a large file without a recorded approval.' },
   { id: 'guard/protected', name: 'ProtectedPath', text: 'Changes a protected path without a recorded approval.' },
   { id: 'guard/binary', name: 'BinaryReplaced', text: 'Replaces or deletes a binary file without a recorded approval.' },
-  { id: 'guard/symlink', name: 'SymlinkEscapes', text: 'Adds a symlink that points outside the repository.' },
+  { id: 'guard/symlink', name: 'SymlinkEscapes', text: 'Adds a symlink that points outside the repository or into .git/.' },
+  { id: 'guard/aggregate-loss', name: 'AggregateLoss', text: 'Loses many lines in all through several deleted or replaced files, each under the threshold.' },
   { id: 'guard/elision', name: 'ElisionPlaceholder', text: 'Leaves an elision placeholder ("... existing code ...") where code stood.' },
   { id: 'guard/too-large', name: 'TooLargeToMeasure', text: 'Changes a file larger than maxFileBytes, which guard cannot measure.' },
   { id: 'guard/needs-approval', name: 'NeedsApproval', text: 'A change that needs a person\'s approval.' },

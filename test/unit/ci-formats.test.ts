@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { cUnquote, firstChangedLine, parseTrailerLog, parseTrailerValue } from '../../src/flows/ci.js';
+import { cUnquote, parseTrailerLog, parseTrailerValue } from '../../src/git/approvals.js';
+import { firstChangedLine } from '../../src/flows/ci.js';
 import {
   bySeverity,
   escapeData,
@@ -32,6 +33,7 @@ function file(over: Partial<CiReportFile>): CiReportFile {
     symlink: false,
     needsApproval: false,
     reasons: [],
+    rules: [],
     decision: 'allowed',
     line: 1,
     ...over,
@@ -39,10 +41,10 @@ function file(over: Partial<CiReportFile>): CiReportFile {
 }
 
 const del = (p: string, n: number) =>
-  file({ path: p, status: 'delete', existingLines: n, linesDeleted: n, linesAdded: 0, changeRatio: 1, needsApproval: true, decision: 'blocked', reasons: [`deletes a ${n}-line file (100+ lines need approval)`] });
+  file({ path: p, status: 'delete', existingLines: n, linesDeleted: n, linesAdded: 0, changeRatio: 1, needsApproval: true, decision: 'blocked', reasons: [`deletes a ${n}-line file (100+ lines need approval)`], rules: ['delete-large'] });
 const rep = (p: string, n: number, d: number) =>
-  file({ path: p, status: 'replace', existingLines: n, linesDeleted: d, changeRatio: d / n, needsApproval: true, decision: 'blocked', reasons: [`replaces ${Math.round((100 * d) / n)}% of a ${n}-line file (50% or more of 100+ lines needs approval)`] });
-const prot = (p: string) => file({ path: p, protected: true, needsApproval: true, decision: 'blocked', reasons: ['protected path (config "protect")'] });
+  file({ path: p, status: 'replace', existingLines: n, linesDeleted: d, changeRatio: d / n, needsApproval: true, decision: 'blocked', reasons: [`replaces ${Math.round((100 * d) / n)}% of a ${n}-line file (50% or more of 100+ lines needs approval)`], rules: ['replace-large'] });
+const prot = (p: string) => file({ path: p, protected: true, needsApproval: true, decision: 'blocked', reasons: ['protected path (config "protect")'], rules: ['protected'] });
 
 function report(files: CiReportFile[]): CiReport {
   return { base: 'b'.repeat(40), head: 'c'.repeat(40), mergeBase: 'd'.repeat(40), bootstrap: false, files, blocked: files.filter((f) => f.decision === 'blocked').length };
@@ -62,9 +64,20 @@ describe('GitHub workflow command escaping', () => {
 
 describe('severity', () => {
   it('orders delete > replace > protected > others, larger loss first', () => {
-    const files = [prot('.github/workflows/ci.yml'), rep('small.py', 120, 70), del('d1.py', 150), rep('big.py', 900, 800), del('d2.py', 600), file({ path: 'z', binary: true, needsApproval: true, decision: 'blocked', reasons: ['replaces a binary file'] })];
+    const files = [prot('.github/workflows/ci.yml'), rep('small.py', 120, 70), del('d1.py', 150), rep('big.py', 900, 800), del('d2.py', 600), file({ path: 'z', binary: true, needsApproval: true, decision: 'blocked', reasons: ['replaces a binary file'], rules: ['binary-replace'] })];
     expect([...files].sort(bySeverity).map((f) => f.path)).toEqual(['d2.py', 'd1.py', 'big.py', 'small.py', '.github/workflows/ci.yml', 'z']);
     expect(files.map(ruleOf)).toEqual(['guard/protected', 'guard/replace', 'guard/delete', 'guard/replace', 'guard/delete', 'guard/binary']);
+  });
+
+  it('reads the rule ids, never the reasons\' wording; the most severe rule wins', () => {
+    const reworded = file({ needsApproval: true, decision: 'blocked', reasons: ['whatever words'], rules: ['delete-large'] });
+    expect(ruleOf(reworded)).toBe('guard/delete');
+    const misleading = file({ needsApproval: true, decision: 'blocked', reasons: ['deletes a 900-line file'], rules: ['elision'] });
+    expect(ruleOf(misleading)).toBe('guard/elision');
+    const both = file({ needsApproval: true, decision: 'blocked', protected: true, reasons: ['a', 'b'], rules: ['protected', 'replace-large'] });
+    expect(ruleOf(both)).toBe('guard/replace');
+    expect(ruleOf(file({ binary: true, status: 'delete', reasons: ['x'], rules: ['binary-delete'] }))).toBe('guard/binary');
+    expect(ruleOf(file({ reasons: ['x'], rules: ['not-written'] }))).toBe('guard/needs-approval');
   });
 
   it('annotates blocked files only, most severe first, at most MAX_ANNOTATIONS', () => {

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { classify, makePolicy, symlinkEscapes, type ChangeFacts } from '../../src/core/classify.js';
+import { classify, makePolicy, reasonsOf, symlinkEscapes, withReason, type ChangeFacts } from '../../src/core/classify.js';
 import { DEFAULT_CONFIG } from '../../src/core/config.js';
 
 const policy = makePolicy(DEFAULT_CONFIG);
@@ -22,7 +22,7 @@ function facts(over: Partial<ChangeFacts>): ChangeFacts {
 describe('classify', () => {
   it('a new file is allowed whatever its size', () => {
     const c = classify(facts({ oldMode: null, linesAdded: 10_000 }), policy);
-    expect(c).toMatchObject({ status: 'new', changeRatio: 0, needsApproval: false, reasons: [] });
+    expect(c).toMatchObject({ status: 'new', changeRatio: 0, needsApproval: false, reasons: [], rules: [] });
   });
 
   it('modify below the ratio, replace at or above it', () => {
@@ -30,6 +30,7 @@ describe('classify', () => {
     const at = classify(facts({ existingLines: 200, linesDeleted: 100, linesAdded: 3 }), policy);
     expect(at).toMatchObject({ status: 'replace', changeRatio: 0.5, needsApproval: true });
     expect(at.reasons[0]).toMatch(/replaces 50% of a 200-line file/);
+    expect(at.rules).toEqual(['replace-large']);
   });
 
   it('the line threshold is inclusive: 100 lines need approval, 99 do not', () => {
@@ -38,7 +39,7 @@ describe('classify', () => {
   });
 
   it('deleting a large file needs approval, a small one does not', () => {
-    expect(classify(facts({ newMode: null, existingLines: 200, linesDeleted: 200 }), policy)).toMatchObject({ status: 'delete', needsApproval: true });
+    expect(classify(facts({ newMode: null, existingLines: 200, linesDeleted: 200 }), policy)).toMatchObject({ status: 'delete', needsApproval: true, rules: ['delete-large'] });
     expect(classify(facts({ newMode: null, existingLines: 20, linesDeleted: 20 }), policy)).toMatchObject({ status: 'delete', needsApproval: false });
   });
 
@@ -46,7 +47,7 @@ describe('classify', () => {
     const c = classify(facts({ oldPath: 'src/old.py', existingLines: 300, linesDeleted: 3, linesAdded: 3 }), policy);
     expect(c).toMatchObject({ status: 'rename', oldPath: 'src/old.py', needsApproval: false });
     const moved = classify(facts({ path: 'elsewhere.yml', oldPath: '.github/workflows/ci.yml' }), policy);
-    expect(moved).toMatchObject({ protected: true, needsApproval: true });
+    expect(moved).toMatchObject({ protected: true, needsApproval: true, rules: ['protected'] });
   });
 
   it('protects the config and protect globs, even when the config forgets itself', () => {
@@ -76,8 +77,8 @@ describe('classify', () => {
   });
 
   it('binary: replacing or deleting one that existed needs approval, adding one does not', () => {
-    expect(classify(facts({ binary: true }), policy)).toMatchObject({ status: 'replace', needsApproval: true });
-    expect(classify(facts({ binary: true, newMode: null }), policy).needsApproval).toBe(true);
+    expect(classify(facts({ binary: true }), policy)).toMatchObject({ status: 'replace', needsApproval: true, rules: ['binary-replace'] });
+    expect(classify(facts({ binary: true, newMode: null }), policy)).toMatchObject({ needsApproval: true, rules: ['binary-delete'] });
     expect(classify(facts({ binary: true, oldMode: null }), policy).needsApproval).toBe(false);
   });
 
@@ -88,7 +89,7 @@ describe('classify', () => {
 
   it('symlinks pointing outside need approval', () => {
     const out = classify(facts({ path: 'a/link', newMode: '120000', oldMode: null, newText: '../../x' }), policy);
-    expect(out).toMatchObject({ symlink: true, needsApproval: true });
+    expect(out).toMatchObject({ symlink: true, needsApproval: true, rules: ['symlink-outside'] });
     const inside = classify(facts({ path: 'a/link', newMode: '120000', oldMode: null, newText: '../b' }), policy);
     expect(inside.needsApproval).toBe(false);
   });
@@ -99,12 +100,23 @@ describe('classify', () => {
     const c = classify(facts({ existingLines: 5, linesDeleted: 2, linesAdded: 1, oldText, newText }), policy);
     expect(c.needsApproval).toBe(true);
     expect(c.reasons[0]).toMatch(/line 4/);
+    expect(c.rules).toEqual(['elision']);
     const had = classify(facts({ existingLines: 5, linesDeleted: 1, linesAdded: 1, oldText: newText, newText: newText + 'x\n' }), policy);
     expect(had.needsApproval).toBe(false);
   });
 
   it('files over maxFileBytes need approval', () => {
-    expect(classify(facts({ tooLarge: { bytes: 100e6 } }), policy).needsApproval).toBe(true);
+    expect(classify(facts({ tooLarge: { bytes: 100e6 } }), policy)).toMatchObject({ needsApproval: true, rules: ['too-large'] });
+  });
+
+  it('every reason has exactly one rule id, in the same order', () => {
+    const c = classify(facts({ path: '.husky/x', newMode: null, existingLines: 300, linesDeleted: 300 }), policy);
+    expect(c.rules).toEqual(['delete-large', 'protected']);
+    expect(c.reasons).toHaveLength(c.rules.length);
+    expect(reasonsOf(c).map((r) => r.rule)).toEqual(c.rules);
+    const more = withReason(c, { rule: 'not-written', text: 'not written: x' });
+    expect(more).toMatchObject({ rules: ['delete-large', 'protected', 'not-written'], reasons: [c.reasons[0], c.reasons[1], 'not written: x'] });
+    expect(c.rules).toHaveLength(2);
   });
 
   it('properties: ratio in [0,1], status agrees with the thresholds', () => {

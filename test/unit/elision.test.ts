@@ -21,6 +21,18 @@ describe('elision placeholders', () => {
     '// remaining code unchanged',
     '// ... (other methods) ...',
     '# previous code omitted',
+    // issue 13: phrasings the old patterns missed
+    '// the rest of the code',
+    '/* (rest of the original implementation) */',
+    '# ... 150 lines omitted ...',
+    '{/* Rest of the component remains the same */}',
+    '// same as before',
+    '# snip',
+    '// -- snip --',
+    '// ... rest\u200b of the code ...',
+    '// ...rest\u00a0of the file unchanged',
+    '<!-- [12 lines omitted] -->',
+    '(* existing code unchanged *)',
   ])('detects %j', (line) => {
     expect(isElisionLine(line)).toBe(true);
   });
@@ -35,8 +47,32 @@ describe('elision placeholders', () => {
     '// unchanged behaviour: see issue 12 for the long story of why',
     '# return the rest of the list',
     'function rest() {}',
+    // issue 13: ordinary comments the old patterns flagged
+    '// Keep the existing behaviour: ...',
+    '// previous implementation leaked handles',
+    '# keep the existing behaviour',
+    '// unchanged since v2: callers depend on the order',
   ])('leaves real code and prose alone: %j', (line) => {
     expect(isElisionLine(line)).toBe(false);
+  });
+
+  it('a placeholder counts only where lines were removed, in the same hunk', () => {
+    const old = ['function a() {', '  one();', '  two();', '  three();', '}', '', 'function b() {', '  four();', '}', ''].join('\n');
+    // in place of removed lines: a truncation
+    const truncated = ['function a() {', '  // ... existing code ...', '}', '', 'function b() {', '  four();', '}', ''].join('\n');
+    expect(findElisions(truncated, old)).toEqual([{ line: 2, text: '// ... existing code ...' }]);
+    // the same words added where nothing was removed: a comment
+    const commented = ['function a() {', '  // ... existing code ...', '  one();', '  two();', '  three();', '}', '', 'function b() {', '  four();', '}', ''].join('\n');
+    expect(findElisions(commented, old)).toEqual([]);
+    // added in one place while lines are removed far away: not in place of them
+    const elsewhere = ['function a() {', '  // ...', '  one();', '  two();', '  three();', '}', '', 'function b() {', '}', ''].join('\n');
+    expect(findElisions(elsewhere, old)).toEqual([]);
+  });
+
+  it('a `// ...` in a README code example that removes nothing is not a placeholder', () => {
+    const old = '# Use\n\n```js\nconst g = guard();\n```\n';
+    const next = '# Use\n\n```js\nconst g = guard();\n// ...\n```\n';
+    expect(findElisions(next, old)).toEqual([]);
   });
 
   it('reports only placeholders the old text did not have, with 1-based lines', () => {

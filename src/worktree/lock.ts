@@ -2,8 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { link, readFile, readdir, stat, unlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { GuardError } from '../core/errors.js';
-import type { Repo } from './repo.js';
-import { processAlive as alive } from './alive.js';
+import type { Repo } from '../git/repo.js';
+import { processAlive as alive } from '../git/alive.js';
 
 /**
  * One guard at a time writes into a work tree. The lock is `guard.lock` in

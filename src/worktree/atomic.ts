@@ -3,8 +3,8 @@ import { constants } from 'node:fs';
 import { lstat, mkdir, open, readdir, realpath, rename, rmdir, symlink, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import { GuardError } from '../core/errors.js';
-import { faultPoint } from './faults.js';
-import { processAlive as alive } from './alive.js';
+import { faultPoint } from '../git/faults.js';
+import { processAlive as alive } from '../git/alive.js';
 
 /**
  * Every file guard writes into a work tree goes through here: the path is

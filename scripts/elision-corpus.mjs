@@ -1,0 +1,107 @@
+#!/usr/bin/env node
+/**
+ * Rebuild test/corpus/elision/real-comments.json: comment lines from real
+ * open-source code that guard's authors did not write, each with where it
+ * came from (package@version/path:line, or repo@commit/path:line). Sources:
+ * third-party packages in node_modules, and pallets/click (Python, `#`
+ * comments) from a local clone passed as CLICK=/path/to/click (a git dir).
+ * Deterministic: the same sources give the same sample.
+ *
+ *   CLICK=/work/.mirror/pallets+click/repo node scripts/elision-corpus.mjs
+ */
+import { createHash } from 'node:crypto';
+import { execFileSync } from 'node:child_process';
+import { readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const NM = path.join(ROOT, 'node_modules');
+const OUT = path.join(ROOT, 'test', 'corpus', 'elision', 'real-comments.json');
+
+/** package folder, files under it (regex on the relative path), how many comments to take. */
+const PACKAGES = [
+  ['vitest', /^dist\/.*\.js$/, 130],
+  ['@vitest/runner', /^dist\/.*\.js$/, 40],
+  ['@vitest/expect', /^dist\/.*\.js$/, 40],
+  ['@vitest/snapshot', /^dist\/.*\.js$/, 30],
+  ['@vitest/pretty-format', /^dist\/.*\.js$/, 30],
+  ['vite', /^dist\/node\/.*\.js$/, 150],
+  ['yargs', /^(build\/lib|lib)\/.*\.(js|ts)$/, 60],
+  ['yargs-parser', /^build\/lib\/.*\.js$/, 40],
+  ['diff', /^libesm\/.*\.js$/, 60],
+  ['picomatch', /^lib\/.*\.js$/, 60],
+  ['fast-check', /^lib\/fast-check\.(js|d\.ts)$/, 70],
+  ['valibot', /^dist\/index\.(mjs|d\.mts)$/, 50],
+  ['postcss', /^lib\/.*\.js$/, 50],
+  ['magic-string', /^dist\/magic-string\.es\.mjs$/, 40],
+  ['chai', /^index\.js$/, 50],
+  ['source-map-js', /^lib\/.*\.js$/, 50],
+  ['node-pty', /^(src\/.*\.(cc|h|ts)|deps\/winpty\/.*\.(py|cc|h))$/, 90],
+  ['husky', /^(index\.js|husky)$/, 10],
+  ['undici-types', /\.d\.ts$/, 50],
+  ['@types/node', /^(fs|child_process|stream|http|process)\.d\.ts$/, 60],
+];
+const CLICK_TAKE = 160;
+
+const HASH_LANGS = /\.(py|sh|gyp|gypi|rb|ya?ml|toml)$|^husky$/;
+
+/** The comment text of one line, or null: `//`, `/*`, ` * ` and (in hash languages) `#`. */
+function commentOf(line, file) {
+  const t = line.trim();
+  if (t.startsWith('//') || t.startsWith('/*') || (t.startsWith('*') && !t.startsWith('*/'))) return t;
+  if (HASH_LANGS.test(file) && t.startsWith('#') && !t.startsWith('#!') && !/^#\s*-\*-/.test(t)) return t;
+  return null;
+}
+
+function* walk(dir, rel = '') {
+  for (const name of readdirSync(path.join(dir, rel)).sort()) {
+    const r = rel ? `${rel}/${name}` : name;
+    const st = statSync(path.join(dir, r));
+    if (st.isDirectory()) {
+      if (name !== 'node_modules') yield* walk(dir, r);
+    } else yield r;
+  }
+}
+
+const rank = (s) => createHash('sha1').update(s).digest('hex');
+
+/** The `take` comments of a source with the lowest hash: a fixed, spread-out sample. */
+function sample(found, take, seen) {
+  const fresh = [...found.values()].filter((c) => !seen.has(c.text));
+  fresh.sort((a, b) => (rank(a.text) < rank(b.text) ? -1 : 1));
+  const out = fresh.slice(0, take);
+  for (const c of out) seen.add(c.text);
+  return out;
+}
+
+function collect(text, file, source, into) {
+  text.split('\n').forEach((line, i) => {
+    const c = commentOf(line, file);
+    // at least one word: a bare `//` or `*` says nothing
+    if (c === null || !/[A-Za-z]{2}/.test(c) || c.length > 200) return;
+    if (!into.has(c)) into.set(c, { text: c, source: `${source}/${file}:${i + 1}` });
+  });
+}
+
+const seen = new Set();
+const comments = [];
+for (const [pkg, files, take] of PACKAGES) {
+  const dir = path.join(NM, pkg);
+  const version = JSON.parse(readFileSync(path.join(dir, 'package.json'), 'utf8')).version;
+  const found = new Map();
+  for (const f of walk(dir)) if (files.test(f)) collect(readFileSync(path.join(dir, f), 'utf8'), f, `npm:${pkg}@${version}`, found);
+  comments.push(...sample(found, take, seen));
+}
+if (process.env.CLICK) {
+  const gitDir = process.env.CLICK;
+  const g = (...args) => execFileSync('git', ['--git-dir', gitDir, ...args], { maxBuffer: 1 << 28 }).toString('utf8');
+  const commit = g('rev-parse', 'HEAD').trim();
+  const found = new Map();
+  for (const f of g('ls-tree', '-r', '--name-only', 'HEAD').split('\n').filter((p) => p.endsWith('.py'))) {
+    collect(g('show', `HEAD:${f}`), f, `github:pallets/click@${commit.slice(0, 12)}`, found);
+  }
+  comments.push(...sample(found, CLICK_TAKE, seen));
+}
+writeFileSync(OUT, JSON.stringify({ about: 'Real comment lines from third-party open-source code (not written by guard authors), for measuring the elision rule. Rebuilt by scripts/elision-corpus.mjs.', comments }, null, 1) + '\n');
+console.log(`${comments.length} comments -> ${path.relative(ROOT, OUT)}`);

@@ -1,0 +1,75 @@
+import { EXIT, GuardError } from '../core/errors.js';
+import { failReason } from '../harness/decide.js';
+import { TRANSLATORS } from '../harness/index.js';
+import { HARNESSES, PayloadError, isHarness, type Answer, type Phase } from '../harness/types.js';
+import type { Output } from '../ui/output.js';
+import type { GlobalArgs } from './main.js';
+
+/**
+ * `guard hook HARNESS`: one payload on stdin, one answer on stdout in that
+ * harness's protocol. Every failure (a payload guard cannot read, a bad
+ * config, a git error, a bug, running out of time) is answered in the
+ * harness's blocking form: all six harnesses let a tool run when a hook
+ * crashes, so guard never exits in a way they read as "go ahead". (A
+ * SIGKILL cannot be answered from inside: the command `guard init --agent`
+ * installs turns any non-zero exit into a block, see flows/agents.ts.)
+ */
+
+/** Harness timeouts are 30-120 s; guard answers well before them. */
+const DEFAULT_BUDGET_S = 20;
+
+export async function run(argv: GlobalArgs, _out: Output): Promise<number> {
+  const name = String(argv.harness ?? '');
+  if (!isHarness(name)) {
+    throw new GuardError('E_USAGE', name ? `unknown harness "${name}"` : 'guard hook needs the HARNESS', `one of: ${HARNESSES.join(', ')}`);
+  }
+  const translator = TRANSLATORS[name];
+  let phase: Phase = 'pre';
+  let answered = false;
+  const emit = (a: Answer): number => {
+    if (answered) return EXIT.ok;
+    answered = true;
+    process.stdout.write(a.stdout);
+    if (a.stderr) process.stderr.write(a.stderr);
+    return a.exitCode;
+  };
+  const given = argv.hookTimeout ?? argv.timeout;
+  const budget = typeof given === 'number' ? given : Number(process.env.GUARD_HOOK_TIMEOUT) || DEFAULT_BUDGET_S;
+  const timer = setTimeout(() => {
+    process.exitCode = emit(translator.answer({ kind: 'deny', reason: failReason(`it ran out of time (${budget} s)`, 'a very large file or a slow disk? GUARD_HOOK_TIMEOUT sets the budget') }, phase));
+    // the answer is out; nothing half done stays (refs are written in one fast-import, or not at all)
+    process.exit();
+  }, budget * 1000);
+  try {
+    const text = await readStdin();
+    const event = translator.translate(text, process.env);
+    phase = event.phase;
+    if (event.cwd === '' || !event.cwd.startsWith('/')) throw new PayloadError(`cwd ${JSON.stringify(event.cwd)} is not an absolute path`);
+    const [{ runHook }, { isAutoMode }] = await Promise.all([import('../flows/hook.js'), import('../ui/auto-mode.js')]);
+    const r = await runHook({ event, auto: isAutoMode(undefined) });
+    if (process.env.GUARD_DEBUG === '1') for (const n of r.notes) process.stderr.write(`guard: ${n}\n`);
+    return emit(translator.answer(r.outcome, phase));
+  } catch (err) {
+    return emit(translator.answer({ kind: 'deny', reason: reasonFor(err, name) }, phase));
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+function reasonFor(err: unknown, harness: string): string {
+  if (err instanceof PayloadError) return failReason(`the ${harness} payload is not what guard expects: ${err.message}`, 'guard may be older than the harness: update guard');
+  if (err instanceof GuardError) {
+    if (err.code === 'E_PATH_ESCAPE') return `guard refused this write: ${err.message}. Write files inside the repository, never into .git/ or through a link that leads out of it.`;
+    return failReason(err.message, err.hint);
+  }
+  const e = err instanceof Error ? err : new Error(String(err));
+  if (process.env.GUARD_DEBUG === '1') process.stderr.write(`${e.stack ?? e.message}\n`);
+  return failReason(`internal error: ${e.message}`, 'this is a bug in guard');
+}
+
+async function readStdin(): Promise<string> {
+  if (process.stdin.isTTY) return '';
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
+}

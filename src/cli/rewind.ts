@@ -1,0 +1,26 @@
+import { EXIT } from '../core/errors.js';
+import { rewind } from '../flows/rewind.js';
+import type { Output } from '../ui/output.js';
+import { resolveCwd, type GlobalArgs } from './main.js';
+
+export async function run(argv: GlobalArgs, out: Output): Promise<number> {
+  const r = await rewind({
+    cwd: resolveCwd(argv),
+    color: out.ttyColor,
+    ...(typeof argv.session === 'string' ? { session: argv.session } : {}),
+    ...(typeof argv.to === 'string' ? { to: argv.to } : {}),
+  });
+  out.result('rewind', r);
+  for (const w of r.warnings) out.warn(w);
+  if (out.json) return EXIT.ok;
+  const { c } = out;
+  if (r.changes.length === 0) {
+    out.info(`guard: nothing to rewind: every file ${r.harness} session ${r.session} wrote already holds its earlier content`);
+    return EXIT.ok;
+  }
+  const lines = [`guard: rewound ${r.changes.length} file${r.changes.length === 1 ? '' : 's'} of ${r.harness} session ${r.session} (from checkpoint ${r.from})`];
+  for (const ch of r.changes) lines.push(`  ${ch.action.padEnd(9)}  ${ch.path}`);
+  lines.push(`undo: ${c.bold(`guard restore ${r.undo}`)}`);
+  out.important(lines.join('\n'));
+  return EXIT.ok;
+}

@@ -1,0 +1,61 @@
+import { withReason, type Classification } from './classify.js';
+import type { Config } from './config.js';
+
+/**
+ * The change-level rule (DESIGN "needs approval": the change as a whole). A
+ * change that loses `lineThreshold` lines or more through files it deletes or
+ * replaces needs a person, even when each file alone is under the threshold:
+ * twelve 40-line files deleted in one commit lose 480 lines.
+ *
+ * Lines lost: the whole file for a deletion, the deleted lines for a
+ * replacement. Ignored, binary and whitespace-only files lose nothing here.
+ * Rule id: `aggregate-loss`.
+ */
+export function linesLost(c: Classification): number {
+  if (c.ignored || c.binary || c.submodule || c.symlink || c.whitespaceOnly) return 0;
+  if (c.status === 'delete') return c.existingLines;
+  if (c.status === 'replace') return c.linesDeleted;
+  return 0;
+}
+
+export interface AggregateLoss {
+  lines: number;
+  /** The files that lose lines, in the order given. */
+  paths: string[];
+}
+
+/** What the change as a whole loses through deleted and replaced files; null when under the threshold. */
+export function aggregateLoss(files: readonly Classification[], config: Pick<Config, 'lineThreshold'>): AggregateLoss | null {
+  let lines = 0;
+  const paths: string[] = [];
+  for (const f of files) {
+    // A file that needs approval for its own size is asked about on its own:
+    // it must not drag small edits beside it into the question.
+    if (f.rules.includes('delete-large') || f.rules.includes('replace-large')) continue;
+    const n = linesLost(f);
+    if (n === 0) continue;
+    lines += n;
+    paths.push(f.path);
+  }
+  if (lines < config.lineThreshold || paths.length < 2) return null;
+  return { lines, paths };
+}
+
+/**
+ * The classifications with the change-level rule applied: every file that
+ * contributes to an aggregate loss at or over the threshold needs approval,
+ * with a reason that says so. New objects; the input is not changed.
+ */
+export function withAggregateLoss<T extends Classification>(files: readonly T[], config: Pick<Config, 'lineThreshold'>): T[] {
+  const loss = aggregateLoss(files, config);
+  if (!loss) return [...files];
+  const contributing = new Set(loss.paths);
+  const reason =
+    `the change as a whole loses ${loss.lines} lines through ${loss.paths.length} deleted or replaced files ` +
+    `(${config.lineThreshold}+ lines together need approval)`;
+  return files.map((f) =>
+    contributing.has(f.path) && !f.rules.includes('aggregate-loss')
+      ? { ...withReason(f, { rule: 'aggregate-loss', text: reason }), needsApproval: true }
+      : f,
+  );
+}

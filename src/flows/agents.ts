@@ -1,0 +1,315 @@
+import { existsSync, realpathSync } from 'node:fs';
+import { chmod, mkdir, readFile, stat, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { GuardError } from '../core/errors.js';
+import { HARNESSES, isHarness, type HarnessName } from '../harness/types.js';
+
+/**
+ * `guard init --agent HARNESS...`: each harness's project-level hook
+ * configuration, merged into what is there (other hooks and settings are
+ * kept), idempotent (a second run changes nothing), and `guard doctor`'s
+ * per-harness report. Every installed command turns a guard that dies
+ * without answering (killed, not installed, node missing) into the
+ * harness's block: the harnesses themselves fail open.
+ */
+
+/** Tools guard gates, per harness (the matchers it installs). */
+export const MATCHERS: Record<HarnessName, string> = {
+  claude: 'Write|Edit|MultiEdit|Bash',
+  gemini: 'write_file|replace|run_shell_command',
+  codex: 'apply_patch|Bash|shell|exec_command',
+  cursor: 'Write|StrReplace|Edit|Delete|Shell',
+  cline: 'write_to_file|replace_in_file|execute_command',
+  copilot: 'create|edit|str_replace|write|bash|shell',
+};
+
+/** Where each harness reads its project hooks. */
+export const CONFIG_FILES: Record<HarnessName, string> = {
+  claude: '.claude/settings.json',
+  gemini: '.gemini/settings.json',
+  codex: '.codex/hooks.json',
+  cursor: '.cursor/hooks.json',
+  cline: '.clinerules/hooks/PreToolUse',
+  copilot: '.github/hooks/guard.json',
+};
+
+/** Seconds the harness gives the hook; guard answers (fail closed) after 20. */
+const TIMEOUT_S = 60;
+/** guard's own budget must fit inside the harness's timeout. */
+export const MIN_TIMEOUT_S = 25;
+
+const MARK = /\bguard(?:\.js|\/dist\/cli\/main\.js|['"]?)?\s+hook\s+(claude|gemini|codex|cursor|cline|copilot)\b|main\.js['"]?\s+hook\s+/;
+
+function quote(s: string): string {
+  return /^[A-Za-z0-9_./@%+=:,-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`;
+}
+
+/**
+ * The guard installed in the project (node_modules/.bin/guard, named
+ * through the harness's project-folder variable where it has one), or else
+ * the guard running now, by absolute path.
+ */
+export function guardCommand(root: string, projectVar: string | null): string {
+  if (existsSync(path.join(root, 'node_modules', '.bin', 'guard'))) {
+    return projectVar ? `"$${projectVar}"/node_modules/.bin/guard` : quote(path.join(root, 'node_modules', '.bin', 'guard'));
+  }
+  const main = realpathSync(fileURLToPath(new URL('../cli/main.js', import.meta.url)));
+  return `${quote(process.execPath)} ${quote(main)}`;
+}
+
+const FAILED = 'guard hook failed without answering: blocked (fail closed); run guard doctor';
+
+/** `CMD`, or on any non-zero exit the harness's block (exit 2 + stderr for the Claude-shaped three). */
+function wrapped(cmd: string, harness: HarnessName): string {
+  const call = `${cmd} hook ${harness}`;
+  switch (harness) {
+    case 'claude':
+    case 'gemini':
+    case 'codex':
+      return `${call} || { echo '${FAILED}' >&2; exit 2; }`;
+    case 'cursor':
+      return `${call} || { echo '{"permission":"deny","user_message":"${FAILED}","agent_message":"${FAILED}"}'; exit 2; }`;
+    case 'copilot':
+      return `${call} || echo '{"permissionDecision":"deny","permissionDecisionReason":"${FAILED}"}'`;
+    case 'cline':
+      return call;
+  }
+}
+
+type Json = Record<string, unknown>;
+
+async function readJson(file: string): Promise<Json> {
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return {};
+    throw err;
+  }
+  if (text.trim() === '') return {};
+  try {
+    const v = JSON.parse(text) as unknown;
+    if (typeof v === 'object' && v !== null && !Array.isArray(v)) return v as Json;
+  } catch {
+    /* below */
+  }
+  throw new GuardError('E_CONFIG', `${file} is not a JSON object`, 'fix it (or move it away), then run guard init --agent again');
+}
+
+function isGuardEntry(h: unknown): boolean {
+  return typeof h === 'object' && h !== null && MARK.test(String((h as Json).command ?? (h as Json).bash ?? ''));
+}
+
+/** Put guard's matcher group into hooks[event], replacing guard's earlier one and keeping everything else. */
+function mergeGroup(settings: Json, event: string, group: Json): void {
+  const hooks = (typeof settings.hooks === 'object' && settings.hooks !== null && !Array.isArray(settings.hooks) ? settings.hooks : {}) as Json;
+  settings.hooks = hooks;
+  const list = Array.isArray(hooks[event]) ? (hooks[event] as unknown[]) : [];
+  const kept = list
+    .map((g) => {
+      if (typeof g !== 'object' || g === null) return g;
+      const inner = (g as Json).hooks;
+      if (!Array.isArray(inner)) return isGuardEntry(g) ? null : g;
+      const rest = inner.filter((h) => !isGuardEntry(h));
+      if (rest.length === inner.length) return g;
+      return rest.length ? { ...(g as Json), hooks: rest } : null;
+    })
+    .filter((g) => g !== null);
+  hooks[event] = [...kept, group];
+}
+
+async function writeIfChanged(file: string, text: string, mode?: number): Promise<boolean> {
+  const old = await readFile(file, 'utf8').catch(() => null);
+  if (old === text) {
+    if (mode !== undefined) await chmod(file, mode);
+    return false;
+  }
+  await mkdir(path.dirname(file), { recursive: true });
+  await writeFile(file, text, mode !== undefined ? { mode } : {});
+  if (mode !== undefined) await chmod(file, mode);
+  return true;
+}
+
+const clineScript = (cmd: string, event: string) => `#!/bin/sh
+# guard: the gate for Cline's ${event} (written by guard init --agent cline).
+# Cline runs the tool when a hook fails; this answers with a cancel instead.
+out=$(${cmd} hook cline) && { printf '%s\\n' "$out"; exit 0; }
+printf '%s\\n' '{"cancel":true,"errorMessage":"${FAILED}"}'
+`;
+
+/** Write one harness's config; the files changed (relative to root). */
+export async function installAgent(root: string, harness: HarnessName): Promise<{ changed: string[]; warnings: string[] }> {
+  const changed: string[] = [];
+  const warnings: string[] = [];
+  const file = path.join(root, CONFIG_FILES[harness]);
+  const rel = CONFIG_FILES[harness];
+  const json = async (build: (s: Json) => void) => {
+    const s = await readJson(file);
+    build(s);
+    if (await writeIfChanged(file, JSON.stringify(s, null, 2) + '\n')) changed.push(rel);
+  };
+  switch (harness) {
+    case 'claude': {
+      const command = wrapped(guardCommand(root, 'CLAUDE_PROJECT_DIR'), 'claude');
+      await json((s) => {
+        for (const ev of ['PreToolUse', 'PostToolUse']) mergeGroup(s, ev, { matcher: MATCHERS.claude, hooks: [{ type: 'command', command, timeout: TIMEOUT_S }] });
+      });
+      break;
+    }
+    case 'gemini': {
+      const command = wrapped(guardCommand(root, 'GEMINI_PROJECT_DIR'), 'gemini');
+      await json((s) => {
+        for (const ev of ['BeforeTool', 'AfterTool']) mergeGroup(s, ev, { matcher: MATCHERS.gemini, hooks: [{ name: 'guard', type: 'command', command, timeout: TIMEOUT_S * 1000 }] });
+      });
+      break;
+    }
+    case 'codex': {
+      const command = wrapped(guardCommand(root, null), 'codex');
+      await json((s) => {
+        for (const ev of ['PreToolUse', 'PostToolUse']) mergeGroup(s, ev, { matcher: MATCHERS.codex, hooks: [{ type: 'command', command, timeout: TIMEOUT_S }] });
+      });
+      warnings.push('Codex runs a new or changed hook only after you trust it: open /hooks in codex (and trust the project), then guard doctor');
+      break;
+    }
+    case 'cursor': {
+      const command = wrapped(guardCommand(root, null), 'cursor');
+      await json((s) => {
+        if (s.version === undefined) s.version = 1;
+        const hooks = (typeof s.hooks === 'object' && s.hooks !== null && !Array.isArray(s.hooks) ? s.hooks : {}) as Json;
+        s.hooks = hooks;
+        for (const ev of ['preToolUse', 'postToolUse']) {
+          const list = (Array.isArray(hooks[ev]) ? (hooks[ev] as unknown[]) : []).filter((h) => !isGuardEntry(h));
+          hooks[ev] = [...list, { command, matcher: MATCHERS.cursor, failClosed: true, timeout: TIMEOUT_S }];
+        }
+      });
+      break;
+    }
+    case 'cline': {
+      const cmd = guardCommand(root, null);
+      for (const ev of ['PreToolUse', 'PostToolUse']) {
+        const f = path.join(root, '.clinerules', 'hooks', ev);
+        const old = await readFile(f, 'utf8').catch(() => null);
+        if (old !== null && !old.includes('guard init --agent cline')) {
+          warnings.push(`.clinerules/hooks/${ev} exists and is not guard's: left alone; add \`${cmd} hook cline\` to it by hand`);
+          continue;
+        }
+        if (await writeIfChanged(f, clineScript(cmd, ev), 0o755)) changed.push(`.clinerules/hooks/${ev}`);
+      }
+      break;
+    }
+    case 'copilot': {
+      const bash = wrapped(guardCommand(root, null), 'copilot');
+      const entry = { type: 'command', bash, timeoutSec: TIMEOUT_S };
+      await json((s) => {
+        s.version = 1;
+        s.hooks = { preToolUse: [entry], postToolUse: [entry] };
+      });
+      break;
+    }
+  }
+  return { changed, warnings };
+}
+
+/** The harness names of `--agent` (space- or comma-separated); a usage error before anything is written. */
+export function agentNames(names: readonly string[]): HarnessName[] {
+  const list = names.flatMap((n) => n.split(',')).map((n) => n.trim().toLowerCase()).filter(Boolean);
+  for (const n of list) if (!isHarness(n)) throw new GuardError('E_USAGE', `unknown agent harness "${n}"`, `one or more of: ${HARNESSES.join(' ')}`);
+  if (list.length === 0) throw new GuardError('E_USAGE', '--agent needs a harness', `one or more of: ${HARNESSES.join(' ')}`);
+  return [...new Set(list)] as HarnessName[];
+}
+
+export async function installAgents(root: string, names: readonly string[]): Promise<{ changed: string[]; warnings: string[] }> {
+  const list = agentNames(names);
+  const changed: string[] = [];
+  const warnings: string[] = [];
+  for (const n of list) {
+    const r = await installAgent(root, n);
+    changed.push(...r.changed.map((f) => `wrote ${f} (${n} hooks run guard hook ${n})`));
+    warnings.push(...r.warnings);
+  }
+  return { changed, warnings };
+}
+
+/* ---------------------------------------------------------------- doctor */
+
+export interface AgentCheck {
+  harness: HarnessName;
+  state: 'ok' | 'missing' | 'disabled' | 'untrusted' | 'timeout' | 'absent';
+  message: string;
+  hint?: string;
+}
+
+function groupsOf(s: Json, event: string): Json[] {
+  const hooks = s.hooks as Json | undefined;
+  const list = hooks && Array.isArray(hooks[event]) ? (hooks[event] as unknown[]) : [];
+  return list.filter((g): g is Json => typeof g === 'object' && g !== null);
+}
+
+function guardHooks(s: Json, event: string): Json[] {
+  return groupsOf(s, event).flatMap((g) => (Array.isArray(g.hooks) ? (g.hooks as unknown[]) : [g]).filter(isGuardEntry) as Json[]);
+}
+
+/**
+ * Per harness: is guard's hook there and would it run? Harnesses whose
+ * folder does not exist and that have no guard hook are `absent` (not
+ * used here), reported only as info.
+ */
+export async function agentChecks(root: string, home: string | undefined): Promise<AgentCheck[]> {
+  const out: AgentCheck[] = [];
+  for (const h of HARNESSES) {
+    const rel = CONFIG_FILES[h];
+    const file = path.join(root, rel);
+    const used = existsSync(path.join(root, rel.split('/')[0]!));
+    let s: Json = {};
+    try {
+      s = h === 'cline' ? {} : await readJson(file);
+    } catch {
+      out.push({ harness: h, state: 'missing', message: `${h}: ${rel} is not valid JSON: the harness runs no hook from it`, hint: `fix it, then guard init --agent ${h}` });
+      continue;
+    }
+    const missing = (what: string): AgentCheck => ({ harness: h, state: used ? 'missing' : 'absent', message: `${h}: ${what}`, hint: `guard init --agent ${h}` });
+    if (h === 'cline') {
+      const st = await stat(file).catch(() => null);
+      const text = st ? await readFile(file, 'utf8').catch(() => '') : '';
+      if (!st || !text.includes(' hook cline')) out.push(missing(`no guard hook in ${rel}`));
+      else if (!(st.mode & 0o111)) out.push({ harness: h, state: 'missing', message: `${h}: ${rel} is not executable: Cline skips it`, hint: `chmod +x ${rel}` });
+      else out.push({ harness: h, state: 'ok', message: `${h}: ${rel} runs guard hook cline (enable hooks in Cline's settings)` });
+      continue;
+    }
+    const preEvent = { claude: 'PreToolUse', gemini: 'BeforeTool', codex: 'PreToolUse', cursor: 'preToolUse', copilot: 'preToolUse' }[h];
+    const found = guardHooks(s, preEvent);
+    if (found.length === 0) {
+      out.push(missing(`no guard hook in ${rel} (${preEvent})`));
+      continue;
+    }
+    if (h === 'claude') {
+      const disabledIn = [path.join(root, '.claude/settings.json'), path.join(root, '.claude/settings.local.json'), ...(home ? [path.join(home, '.claude/settings.json')] : [])];
+      let disabled: string | null = null;
+      for (const f of disabledIn) {
+        const v = await readJson(f).catch(() => ({}) as Json);
+        if (v.disableAllHooks === true) disabled = f;
+      }
+      if (disabled) {
+        out.push({ harness: h, state: 'disabled', message: `claude: disableAllHooks is true in ${disabled}: Claude Code runs no hook, guard's neither`, hint: `remove disableAllHooks from ${disabled}` });
+        continue;
+      }
+    }
+    if (h === 'gemini' && (s.hooksConfig as Json | undefined)?.enabled === false) {
+      out.push({ harness: h, state: 'disabled', message: `gemini: hooksConfig.enabled is false in ${rel}`, hint: 'remove it' });
+      continue;
+    }
+    const t = found.map((x) => Number(h === 'copilot' ? x.timeoutSec : x.timeout)).find((n) => Number.isFinite(n));
+    const seconds = t === undefined ? null : h === 'gemini' ? t / 1000 : t;
+    if (seconds !== null && seconds < MIN_TIMEOUT_S) {
+      out.push({ harness: h, state: 'timeout', message: `${h}: guard's hook timeout is ${seconds} s: a slow call would be cut short and the harness would let the tool run`, hint: `give it ${TIMEOUT_S} s (guard init --agent ${h} writes that)` });
+      continue;
+    }
+    if (h === 'codex') {
+      out.push({ harness: h, state: 'untrusted', message: `codex: ${rel} has guard's hook, but Codex skips a new or changed hook until it is trusted, silently`, hint: 'in codex, open /hooks and trust it (and trust the project: trust_level = "trusted")' });
+      continue;
+    }
+    out.push({ harness: h, state: 'ok', message: `${h}: ${rel} runs guard hook ${h} before and after ${MATCHERS[h].split('|').join(', ')}` });
+  }
+  return out;
+}

@@ -1,0 +1,427 @@
+import { lstat, mkdir, readFile, realpath, rm, writeFile } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
+import path from 'node:path';
+import { classify, makePolicy, type ChangeFacts, type Classification, type Policy } from '../core/classify.js';
+import { CONFIG_FILE } from '../core/config.js';
+import { GuardError } from '../core/errors.js';
+import { countLines, looksBinary } from '../core/lines.js';
+import { RECORD_VERSION, batchMessage, decisionRecord, type DecisionRecord, type RecordContext } from '../core/record.js';
+import { applyPatchChunks, applySearchReplace, applyStringEdits, type Applied } from '../harness/edits.js';
+import { askReason, denyReason, lossMessage, verdict, type Judged } from '../harness/decide.js';
+import type { Change, FileChange, HookEvent, Outcome } from '../harness/types.js';
+import { MODE, resolveInside } from '../worktree/atomic.js';
+import { READ_CAP, catFileBatch } from '../git/catfile.js';
+import { checkpoint, checkpointId, type SessionMeta } from '../git/checkpoint.js';
+import { collectFacts } from '../git/changes.js';
+import { treeDiff } from '../git/diff.js';
+import { faultPoint } from '../git/faults.js';
+import { REFS, newRef, writeRecords, type RecordCommit } from '../git/records.js';
+import { openRepo, type Repo } from '../git/repo.js';
+import { numstatFolders } from '../git/measure.js';
+import { commitMessage } from '../git/commits.js';
+import { baseEventFor, readSessionEvents, sessionEventCommit, sessionMessage, sessionPrefix, type SessionEvent } from '../git/session.js';
+import { configAt, laneOf } from './context.js';
+
+/**
+ * `guard hook`: one tool call of an agent harness, already translated
+ * (src/harness). Writes are measured against each file's session base and
+ * answered allow (no opinion) / ask / deny; shell calls get a whole-tree
+ * checkpoint before, and a report of what they destroyed after. The flow
+ * never writes the work tree: the harness does, or does not.
+ *
+ * Git processes for a write: rev-parse, for-each-ref + cat-file (at once),
+ * cat-file of session bases (when the session touched the files before),
+ * one diff --no-index (when a base differs), one fast-import. Nothing scans
+ * the work tree.
+ */
+export interface HookOptions {
+  event: HookEvent;
+  /** guard's own auto mode (GUARD_AUTO, CI): nobody to ask. */
+  auto: boolean;
+  now?: Date;
+}
+
+export interface HookResult {
+  outcome: Outcome;
+  /** For the log and tests: what was checkpointed and kept. */
+  checkpoint?: string;
+  rejected?: string;
+  files?: Array<Judged & { decision: string }>;
+  /** Said on stderr only (e.g. why there was no opinion). */
+  notes: string[];
+}
+
+const NONE: Outcome = { kind: 'none' };
+
+/** Files that hold the harnesses' hook configuration (flows/agents.ts CONFIG_FILES, plus Claude's local settings). */
+const GATE_FILES = new Set([
+  '.claude/settings.json',
+  '.claude/settings.local.json',
+  '.gemini/settings.json',
+  '.codex/hooks.json',
+  '.codex/config.toml',
+  '.cursor/hooks.json',
+  '.clinerules/hooks/PreToolUse',
+  '.clinerules/hooks/PostToolUse',
+  '.github/hooks/guard.json',
+]);
+
+export async function runHook(opts: HookOptions): Promise<HookResult> {
+  const e = opts.event;
+  if (e.action.kind === 'other') return { outcome: NONE, notes: [] };
+  const repo = await openRepo(e.cwd).catch((err) => {
+    // a harness working outside any repository: not guard's business
+    if (err instanceof GuardError && err.code === 'E_NOT_A_REPO') return null;
+    throw err;
+  });
+  if (!repo) return { outcome: NONE, notes: [`${e.cwd} is not in a git work tree: no opinion`] };
+  const now = opts.now ?? new Date();
+  const meta: SessionMeta = { harness: e.harness, session: e.sessionId, toolCall: e.toolCallId };
+  if (e.action.kind === 'shell') return e.phase === 'pre' ? shellBefore(repo, e, e.action.command, meta, now) : shellAfter(repo, e, e.action.command, meta, now);
+  return e.phase === 'pre' ? writeBefore(repo, e, e.action.files, meta, opts.auto, now) : writeAfter(repo, e, meta, now);
+}
+
+/* ------------------------------------------------------------ placing */
+
+type Placed = { kind: 'outside' } | { kind: 'inside'; rel: string; abs: string };
+
+/**
+ * Where a payload path lands. An absolute path outside the repository is
+ * not guard's business; a path that leaves it through `..` or a symlinked
+ * folder, or that points into .git/, is refused (E_PATH_ESCAPE). A symlink
+ * at the path itself is written through by the harnesses: its target is
+ * what gets measured, and it must stay inside.
+ */
+export async function place(root: string, cwd: string, p: string): Promise<Placed> {
+  const abs = path.resolve(cwd, p);
+  const rel = path.relative(root, abs);
+  const lexicallyOutside = rel.startsWith('..') || path.isAbsolute(rel);
+  if (lexicallyOutside) {
+    const realRoot = await realpath(root);
+    const viaReal = path.relative(realRoot, abs);
+    const outsideReal = viaReal.startsWith('..') || path.isAbsolute(viaReal);
+    if (outsideReal) {
+      if (p.split(/[\\/]/).includes('..')) throw new GuardError('E_PATH_ESCAPE', `${JSON.stringify(p)} leaves the repository through ".."`, 'name files inside the repository');
+      return { kind: 'outside' };
+    }
+  }
+  let inside = await resolveInside(root, abs);
+  const st = await lstat(inside.abs).catch(() => null);
+  if (st?.isSymbolicLink()) {
+    const target = await realpath(inside.abs).catch(() => null);
+    if (target === null) throw new GuardError('E_PATH_ESCAPE', `${inside.rel} is a symlink to nothing guard can follow`, 'write the file the link points to by its own name');
+    const realRoot = await realpath(root);
+    const within = path.relative(realRoot, target);
+    if (within.startsWith('..') || path.isAbsolute(within)) throw new GuardError('E_PATH_ESCAPE', `${inside.rel} is a symlink that leads outside the repository`, 'write files inside the repository only');
+    inside = await resolveInside(root, within);
+  }
+  return { kind: 'inside', rel: inside.rel, abs: inside.abs };
+}
+
+/* -------------------------------------------------------------- writes */
+
+interface Target {
+  rel: string;
+  abs: string;
+  change: Change;
+  /** On disk now (null: absent). */
+  current: Buffer | null;
+  mode: string;
+  /** After the call (null: deleted). */
+  next: Buffer | null;
+  /** The session base (null: absent), and whether it came from the session. */
+  base: Buffer | null;
+  fromSession: boolean;
+}
+
+async function readDisk(abs: string): Promise<{ content: Buffer | null; mode: string }> {
+  const st = await lstat(abs).catch(() => null);
+  if (!st) return { content: null, mode: MODE.file };
+  if (st.isDirectory()) throw new GuardError('E_USAGE', `${abs} is a folder`, 'a tool call writes files');
+  return { content: await readFile(abs), mode: st.mode & 0o100 ? MODE.executable : MODE.file };
+}
+
+function apply(change: Change, current: Buffer | null, source: Buffer | null): Applied | { ok: true; text: null } {
+  const text = (current ?? Buffer.alloc(0)).toString('utf8');
+  switch (change.kind) {
+    case 'content':
+      return { ok: true, text: change.content };
+    case 'delete':
+      return current === null ? { ok: false, why: 'the file to delete does not exist' } : { ok: true, text: null };
+    case 'edits':
+      if (current === null && change.edits.some((e) => e.oldString !== '')) return { ok: false, why: 'the file does not exist' };
+      return applyStringEdits(text, change.edits);
+    case 'blocks':
+      return applySearchReplace(text, change.blocks);
+    case 'chunks': {
+      const from = change.from !== undefined ? source : current;
+      if (from === null) return { ok: false, why: 'the file to update does not exist' };
+      return applyPatchChunks(from.toString('utf8'), change.chunks);
+    }
+  }
+}
+
+async function writeBefore(repo: Repo, e: HookEvent, files: FileChange[], meta: SessionMeta, auto: boolean, now: Date): Promise<HookResult> {
+  const root = repo.root;
+  const notes: string[] = [];
+  const placed: Array<{ f: FileChange; rel: string; abs: string }> = [];
+  for (const f of files) {
+    const p = await place(root, e.cwd, f.path);
+    if (p.kind === 'outside') notes.push(`${f.path} is outside the repository: no opinion`);
+    else placed.push({ f, rel: p.rel, abs: p.abs });
+  }
+  if (placed.length === 0) return { outcome: NONE, notes };
+
+  const [events, [head, configBlob]] = await Promise.all([
+    readSessionEvents(root, sessionPrefix(e.harness, e.sessionId)),
+    catFileBatch(root, ['HEAD', `HEAD:${CONFIG_FILE}`], READ_CAP),
+  ]);
+  const headOid = head && head.type === 'commit' ? head.oid : null;
+  const config = configAt('HEAD', configBlob?.data);
+  const policy = makePolicy(config, { bootstrap: configBlob === null });
+
+  const disk = await Promise.all(placed.map((p) => readDisk(p.abs)));
+  const baseEvents = placed.map((p) => baseEventFor(events, root, p.rel));
+  const wanted = baseEvents.flatMap((ev, i) => (ev ? [`${ev.commit}:${placed[i]!.rel}`] : []));
+  const blobs = wanted.length ? await catFileBatch(root, wanted, READ_CAP) : [];
+
+  const targets: Target[] = [];
+  let k = 0;
+  for (const [i, p] of placed.entries()) {
+    const { content: current, mode } = disk[i]!;
+    let source: Buffer | null = null;
+    if (p.f.change.kind === 'chunks' && p.f.change.from !== undefined) {
+      const from = await place(root, e.cwd, p.f.change.from);
+      source = from.kind === 'inside' ? (await readDisk(from.abs)).content : null;
+    }
+    const r = apply(p.f.change, current, source);
+    if (!r.ok) {
+      // the harness fails this call itself and tells the model why
+      return { outcome: NONE, notes: [...notes, `${p.rel}: ${r.why}; the tool call will fail by itself: no opinion`] };
+    }
+    let base = current;
+    let fromSession = false;
+    if (baseEvents[i]) {
+      const b = blobs[k++];
+      base = b && b.type === 'blob' ? (b.data ?? null) : null;
+      fromSession = true;
+    }
+    targets.push({ rel: p.rel, abs: p.abs, change: p.f.change, current, mode, next: r.text === null ? null : Buffer.from(r.text, 'utf8'), base, fromSession });
+  }
+  if (targets.every((t) => same(t.current, t.next))) return { outcome: NONE, notes: [...notes, 'the call changes nothing on disk: no opinion'] };
+
+  const judged = await measureAll(repo, targets, policy);
+  const v = verdict(judged.map((j) => j.j), e.canAsk && !auto);
+  const lane = laneOf(root);
+  const ctx: RecordContext = { command: 'hook', lane, time: now.toISOString(), base: headOid, harness: e.harness, session: e.sessionId, toolCall: e.toolCallId };
+  const commits: RecordCommit[] = [];
+  const sessionBased = targets.some((t) => t.fromSession && !same(t.base, t.current));
+
+  if (v === 'deny') {
+    // parent: the session bases on top of HEAD; tree: the proposal, so `git diff R^ R` shows what was refused
+    const rejected = newRef(REFS.rejected, now);
+    commits.push({ mark: 2, parent: headOid, message: 'guard: session base of a refused hook write\n', changes: targets.map((t) => blobChange(t.rel, t.base, t.mode)) });
+    const decisions = judged.map((j) => decisionRecord(j.c, j.c.needsApproval ? 'blocked' : 'allowed', j.c.needsApproval ? 'auto' : 'policy', { ref: rejected }));
+    commits.push({ ref: rejected, parent: ':2', message: rejectedMessageFor(ctx, decisions), changes: targets.map((t) => blobChange(t.rel, t.next, t.mode)) });
+    commits.push({ ref: newRef(REFS.decisions, now), parent: null, message: batchMessage(ctx, decisions), changes: [] });
+    await writeRecords(root, commits, now);
+    const flat = judged.map((j) => j.j);
+    return { outcome: { kind: 'deny', reason: denyReason(flat, rejected, sessionBased) }, rejected, files: flat.map((j) => ({ ...j, decision: j.needsApproval ? 'blocked' : 'allowed' })), notes };
+  }
+
+  // allow or ask: the paths are checkpointed first, as they are on disk now
+  const cpRef = newRef(REFS.checkpoints, now);
+  const cpId = checkpointId(cpRef);
+  const paths = targets.map((t) => t.rel);
+  const cpBody = {
+    v: RECORD_VERSION,
+    kind: 'checkpoint',
+    reason: `before ${e.harness} ${e.tool} ${paths.join(', ')}`,
+    command: 'hook',
+    lane,
+    worktree: root,
+    time: now.toISOString(),
+    head: headOid,
+    partial: true,
+    paths,
+    harness: e.harness,
+    session: e.sessionId,
+    toolCall: e.toolCallId,
+  };
+  commits.push({ ref: cpRef, mark: 1, parent: headOid, message: `guard checkpoint: ${cpBody.reason}\n\n${JSON.stringify(cpBody)}\n`, changes: targets.map((t) => blobChange(t.rel, t.current, t.mode)) });
+  const decisions = judged.map((j) => decisionRecord(j.c, 'allowed', 'policy'));
+  commits.push({
+    ref: newRef(sessionPrefix(e.harness, e.sessionId), now),
+    parent: ':1',
+    message: sessionMessage({
+      harness: e.harness,
+      session: e.sessionId,
+      toolCall: e.toolCallId,
+      tool: e.tool,
+      phase: 'pre',
+      kind: 'write',
+      checkpoint: cpId,
+      paths,
+      worktree: root,
+      time: now.toISOString(),
+      outcome: v,
+      ...(v === 'ask' ? { asked: judged.map((j) => decisionRecord(j.c, 'approved', 'person')) } : {}),
+    } as Parameters<typeof sessionMessage>[0]),
+    changes: [],
+  });
+  if (v === 'allow') commits.push({ ref: newRef(REFS.decisions, now), parent: null, message: batchMessage(ctx, decisions), changes: [] });
+  faultPoint('hook:before-record');
+  await writeRecords(root, commits, now);
+  faultPoint('hook:after-record');
+  const flat = judged.map((j) => j.j);
+  if (v === 'ask') return { outcome: { kind: 'ask', reason: askReason(flat, cpId) }, checkpoint: cpId, files: flat.map((j) => ({ ...j, decision: 'asked' })), notes };
+  return { outcome: NONE, checkpoint: cpId, files: flat.map((j) => ({ ...j, decision: 'allowed' })), notes };
+}
+
+function rejectedMessageFor(ctx: RecordContext, decisions: DecisionRecord[]): string {
+  const body = { v: RECORD_VERSION, kind: 'rejected', ...ctx, decisions };
+  return `guard hook: blocked ${decisions.map((d) => d.path).join(', ')}\n\n${JSON.stringify(body)}\n`;
+}
+
+function same(a: Buffer | null, b: Buffer | null): boolean {
+  return a === null ? b === null : b !== null && a.equals(b);
+}
+
+function blobChange(rel: string, content: Buffer | null, mode: string): RecordCommit['changes'][number] {
+  return content === null ? { kind: 'delete', path: rel } : { kind: 'inline', path: rel, mode, data: content };
+}
+
+async function measureAll(repo: Repo, targets: Target[], policy: Policy): Promise<Array<{ c: Classification; j: Judged }>> {
+  const pairs = targets.map((t, i) => ({ i, t })).filter(({ t }) => t.base !== null && t.next !== null && !t.base.equals(t.next));
+  const counts = new Map<number, [number | null, number | null]>();
+  if (pairs.length > 0) {
+    const dir = path.join(repo.gitDir, `guard-hook-${process.pid}-${randomBytes(4).toString('hex')}`);
+    try {
+      await mkdir(path.join(dir, 'a'), { recursive: true });
+      await mkdir(path.join(dir, 'b'), { recursive: true });
+      await Promise.all(pairs.flatMap(({ i, t }) => [writeFile(path.join(dir, 'a', String(i)), t.base!), writeFile(path.join(dir, 'b', String(i)), t.next!)]));
+      for (const [name, n] of await numstatFolders(dir)) counts.set(Number(name), n);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  }
+  return targets.map((t, i) => {
+    const binary = (t.base !== null && looksBinary(t.base)) || (t.next !== null && looksBinary(t.next));
+    let added = 0;
+    let deleted = 0;
+    if (t.base === null) added = t.next ? countLines(t.next) : 0;
+    else if (t.next === null) deleted = countLines(t.base);
+    else if (!t.base.equals(t.next)) {
+      const n = counts.get(i);
+      added = n?.[0] ?? 0;
+      deleted = n?.[1] ?? 0;
+    }
+    const facts: ChangeFacts = {
+      path: t.rel,
+      oldMode: t.base === null ? null : t.mode,
+      newMode: t.next === null ? null : t.mode,
+      linesAdded: binary ? 0 : added,
+      linesDeleted: binary ? 0 : deleted,
+      existingLines: binary || t.base === null ? 0 : countLines(t.base),
+      binary,
+      contentChanged: !same(t.base, t.next),
+    };
+    const max = policy.config.maxFileBytes;
+    const big = [t.base, t.next].find((b) => b !== null && b.length > max);
+    if (big) facts.tooLarge = { bytes: big.length };
+    if (!binary && t.base !== null && t.base.length <= max) facts.oldText = t.base.toString('utf8');
+    if (!binary && t.next !== null && t.next.length <= max) facts.newText = t.next.toString('utf8');
+    const c = classify(facts, policy);
+    if (GATE_FILES.has(t.rel) && !c.reasons.some((r) => r.startsWith('protected'))) {
+      // the agent may not switch off its own gate
+      c.reasons.push('the hook configuration that runs guard (an agent may not change its own gate)');
+      c.needsApproval = true;
+    }
+    return { c, j: { path: c.path, status: c.status, existingLines: c.existingLines, linesDeleted: c.linesDeleted, changeRatio: c.changeRatio, needsApproval: c.needsApproval, reasons: c.reasons } };
+  });
+}
+
+/** After a write tool ran: a write guard put to the person ran, so the person approved it. */
+async function writeAfter(repo: Repo, e: HookEvent, _meta: SessionMeta, now: Date): Promise<HookResult> {
+  if (!e.toolCallId) return { outcome: NONE, notes: [] };
+  const events = await readSessionEvents(repo.root, sessionPrefix(e.harness, e.sessionId));
+  const asked = events.find((x) => x.toolCall === e.toolCallId && x.outcome === 'ask') as (SessionEvent & { asked?: DecisionRecord[] }) | undefined;
+  if (!asked) return { outcome: NONE, notes: [] };
+  const raw = await commitMessage(repo.root, asked.commit);
+  const body = JSON.parse(raw.split('\n\n').slice(1).join('\n\n')) as { asked?: DecisionRecord[] };
+  const ctx: RecordContext = { command: 'hook', lane: laneOf(repo.root), time: now.toISOString(), base: null, harness: e.harness, session: e.sessionId, toolCall: e.toolCallId };
+  await writeRecords(repo.root, [{ ref: newRef(REFS.decisions, now), parent: null, message: batchMessage(ctx, body.asked ?? []), changes: [] }], now);
+  return { outcome: NONE, notes: [] };
+}
+
+/* -------------------------------------------------------------- shell */
+
+async function shellBefore(repo: Repo, e: HookEvent, command: string, meta: SessionMeta, now: Date): Promise<HookResult> {
+  const cp = await checkpoint(repo, { reason: `before ${e.harness} shell: ${oneLine(command)}`, command: 'hook', lane: laneOf(repo.root), session: meta, now });
+  await writeRecords(repo.root, [sessionCommit(repo, e, cp.commit, cp.id, 'pre', command, now)], now);
+  return { outcome: NONE, checkpoint: cp.id, notes: [] };
+}
+
+function sessionCommit(repo: Repo, e: HookEvent, commit: string, id: string, phase: 'pre' | 'post', command: string, now: Date, lost?: string[]): RecordCommit {
+  return sessionEventCommit(
+    commit,
+    {
+      harness: e.harness,
+      session: e.sessionId,
+      toolCall: e.toolCallId,
+      tool: e.tool,
+      phase,
+      kind: 'shell',
+      checkpoint: id,
+      paths: null,
+      worktree: repo.root,
+      time: now.toISOString(),
+      command: oneLine(command),
+      ...(lost ? { lost } : {}),
+    },
+    now,
+  );
+}
+
+function oneLine(s: string): string {
+  const l = s.replace(/\s+/g, ' ').trim();
+  return l.length > 200 ? l.slice(0, 197) + '...' : l;
+}
+
+/** A shell-safe word for a path in a command the person copies. */
+export function shellWord(p: string): string {
+  return /^[A-Za-z0-9_./@%+=:,-]+$/.test(p) ? p : `'${p.replace(/'/g, `'\\''`)}'`;
+}
+
+async function shellAfter(repo: Repo, e: HookEvent, command: string, meta: SessionMeta, now: Date): Promise<HookResult> {
+  const root = repo.root;
+  const [events, cp, [configBlob]] = await Promise.all([
+    readSessionEvents(root, sessionPrefix(e.harness, e.sessionId)),
+    checkpoint(repo, { reason: `after ${e.harness} shell: ${oneLine(command)}`, command: 'hook', lane: laneOf(root), session: meta, now }),
+    catFileBatch(root, [`HEAD:${CONFIG_FILE}`], READ_CAP),
+  ]);
+  const pres = events.filter((x) => x.kind === 'shell' && x.phase === 'pre' && x.worktree === root);
+  const pre = (e.toolCallId ? pres.filter((x) => x.toolCall === e.toolCallId) : pres).pop() ?? null;
+  if (!pre) {
+    await writeRecords(root, [sessionCommit(repo, e, cp.commit, cp.id, 'post', command, now)], now);
+    return { outcome: NONE, checkpoint: cp.id, notes: ['no checkpoint from before this command: nothing to compare with'] };
+  }
+  const config = configAt('HEAD', configBlob?.data);
+  const policy = makePolicy(config, { bootstrap: configBlob === null });
+  const entries = await treeDiff(root, pre.commit, cp.commit);
+  const touched = entries.filter((x) => x.oldOid !== null);
+  const { facts } = touched.length ? await collectFacts(root, touched, { maxBytes: Math.min(config.maxFileBytes, READ_CAP) }) : { facts: [] };
+  const classified = facts.map((f) => classify(f, policy));
+  // Lost: a file deleted or replaced that would need approval, or, when the command
+  // took lineThreshold lines or more in all (a `git checkout -- .` over a day of
+  // small edits), every file it took lines from.
+  const total = classified.reduce((n, c) => n + c.linesDeleted, 0);
+  const lost = classified.filter((c) => ((c.status === 'delete' || c.status === 'replace') && c.needsApproval) || (total >= config.lineThreshold && c.linesDeleted > 0));
+  await writeRecords(root, [sessionCommit(repo, e, cp.commit, cp.id, 'post', command, now, lost.map((c) => c.path))], now);
+  if (lost.length === 0) return { outcome: NONE, checkpoint: cp.id, notes: [] };
+  const paths = lost.map((c) => c.oldPath ?? c.path);
+  const restore = paths.length <= 20 ? `guard restore ${pre.checkpoint} -- ${paths.map(shellWord).join(' ')}` : `guard restore ${pre.checkpoint}`;
+  const rewind = `guard rewind ${shellWord(e.sessionId)}`;
+  const judged: Judged[] = lost.map((c) => ({ path: c.path, status: c.status, existingLines: c.existingLines, linesDeleted: c.linesDeleted, changeRatio: c.changeRatio, needsApproval: true, reasons: c.reasons }));
+  return { outcome: { kind: 'inform', message: lossMessage(command, judged, restore, rewind) }, checkpoint: cp.id, files: judged.map((j) => ({ ...j, decision: 'lost' })), notes: [] };
+}

@@ -1,0 +1,104 @@
+import { GuardError } from '../core/errors.js';
+import { checkpoint } from '../git/checkpoint.js';
+import { lockTree, staleLockNotice } from '../worktree/lock.js';
+import { openRepo } from '../git/repo.js';
+import type { RestoreChange } from '../git/restore.js';
+import { changedPaths, putBack, type PutBackGroup } from '../git/rewind.js';
+import { SESSION_REFS, readSessionEvents, sessionKey, type SessionEvent } from '../git/session.js';
+import { laneOf, type FlowOptions } from './context.js';
+
+export interface RewindOptions extends FlowOptions {
+  /** The session id; the latest session in this work tree when absent. */
+  session?: string;
+  /** A checkpoint id of the session: rewind only what it wrote from there on. */
+  to?: string;
+}
+
+export interface RewindResult {
+  command: 'rewind';
+  harness: string;
+  session: string;
+  /** The checkpoint the rewind starts from (the session's first, or --to). */
+  from: string;
+  changes: RestoreChange[];
+  /** Paths the session wrote that already hold their earlier content. */
+  unchanged: number;
+  /** `guard restore UNDO` puts back the state from before the rewind. */
+  undo: string;
+  warnings: string[];
+}
+
+const LOCK_WAIT_MS = 10_000;
+
+/**
+ * Every event of one session (or of the latest one), oldest first, in the
+ * work tree it wrote: this one when it wrote here, else its own (a lane's
+ * `guard run` session rewound from the main tree).
+ */
+export async function sessionEvents(root: string, session: string | undefined): Promise<SessionEvent[]> {
+  const pattern = session === undefined ? SESSION_REFS : `${SESSION_REFS}*/${sessionKey(session)}/*`;
+  const found = await readSessionEvents(root, pattern);
+  const here = found.filter((e) => e.worktree === root);
+  const all = here.length > 0 || session === undefined ? here : found.filter((e) => e.worktree === found[found.length - 1]!.worktree);
+  if (all.length === 0) {
+    throw new GuardError(
+      'E_USAGE',
+      session === undefined ? 'no agent session has written here yet' : `no session "${session}" in ${root}`,
+      'guard log --session ID lists what a session did; the ids are in guard log',
+    );
+  }
+  if (session !== undefined) return all;
+  const last = all[all.length - 1]!;
+  return all.filter((e) => e.harness === last.harness && e.session === last.session);
+}
+
+/**
+ * Put back every path the session wrote (its file writes and whatever its
+ * shell commands changed) as it was before the session first wrote it
+ * from the chosen point on; no other file is touched. The work tree is
+ * checkpointed first, so `guard restore UNDO` undoes the rewind.
+ */
+export async function rewind(opts: RewindOptions): Promise<RewindResult> {
+  const here = await openRepo(opts.cwd);
+  const all = await sessionEvents(here.root, opts.session);
+  const repo = all[0]!.worktree === here.root ? here : await openRepo(all[0]!.worktree);
+  let start = 0;
+  if (opts.to !== undefined) {
+    const id = opts.to.replace(/^refs\/guard\/checkpoints\//, '');
+    start = all.findIndex((e) => e.checkpoint === id);
+    if (start === -1) throw new GuardError('E_NO_CHECKPOINT', `checkpoint "${opts.to}" is not one of session ${all[0]!.session}'s`, `guard log --session ${all[0]!.session} lists them`);
+  }
+  const events = all.slice(start);
+  const { harness, session } = events[0]!;
+
+  const lock = await lockTree(repo, `guard rewind ${session}`, { waitMs: LOCK_WAIT_MS });
+  try {
+    const undo = await checkpoint(repo, { reason: `before guard rewind ${session}`, command: 'rewind', lane: laneOf(repo.root) });
+    // each shell call's changes: its checkpoint before vs after (its post event), or vs now
+    const shells = events.flatMap((e, i) => {
+      if (e.kind !== 'shell' || e.phase !== 'pre') return [];
+      const post = events.slice(i + 1).find((x) => x.kind === 'shell' && x.phase === 'post' && (e.toolCall === null || x.toolCall === e.toolCall));
+      return [{ e, after: post?.commit ?? undo.commit }];
+    });
+    const changed = await changedPaths(repo.root, shells.map((s) => [s.e.commit, s.after]));
+    const byEvent = new Map(shells.map((s, i) => [s.e, changed[i]!]));
+    // per path, the earliest state the session saw from `start` on
+    const owner = new Map<string, SessionEvent>();
+    for (const e of events) {
+      if (e.phase !== 'pre') continue;
+      const paths = e.kind === 'write' ? (e.paths ?? []) : (byEvent.get(e) ?? []);
+      for (const p of paths) if (!owner.has(p)) owner.set(p, e);
+    }
+    const groups = new Map<string, PutBackGroup>();
+    for (const [p, e] of owner) {
+      const g = groups.get(e.commit) ?? { commit: e.commit, paths: [] };
+      g.paths.push(p);
+      groups.set(e.commit, g);
+    }
+    const changes = await putBack(repo, undo, [...groups.values()]);
+    const stale = staleLockNotice(lock);
+    return { command: 'rewind', harness, session, from: events[0]!.checkpoint, changes, unchanged: owner.size - changes.length, undo: undo.id, warnings: stale ? [stale] : [] };
+  } finally {
+    await lock.release();
+  }
+}

@@ -1,0 +1,109 @@
+import { createHash } from 'node:crypto';
+import { RECORD_VERSION, parseRecordMessage } from '../core/record.js';
+import type { SessionMeta } from './checkpoint.js';
+import { REFS, newRef, type RecordCommit } from './records.js';
+import { git } from './run.js';
+
+/**
+ * An agent session's trail: one ref per hook event that took a checkpoint,
+ *
+ *   refs/guard/sessions/<harness>/<session key>/<time>-<random>
+ *
+ * pointing at a small commit whose parent is the checkpoint and whose tree
+ * is the checkpoint's tree, with the event in its message. Refs are only
+ * ever added (unique names, no compare-and-swap races between parallel
+ * hook calls), and a session is read back with ONE for-each-ref. A file's
+ * session base is its content at the session's earliest event that holds
+ * it (a write's checkpoint of that path, or a shell call's whole tree).
+ */
+export const SESSION_REFS = `${REFS.root}sessions/`;
+
+/** A ref-safe name for a session id: itself when it is plain, else a hash. */
+export function sessionKey(id: string): string {
+  if (/^[A-Za-z0-9][A-Za-z0-9_-]{0,99}$/.test(id)) return id;
+  return 'h' + createHash('sha256').update(id).digest('hex').slice(0, 32);
+}
+
+export function sessionPrefix(harness: string, id: string): string {
+  return `${SESSION_REFS}${harness}/${sessionKey(id)}/`;
+}
+
+export interface SessionEvent {
+  ref: string;
+  /** The event commit: its tree is the checkpoint's. */
+  commit: string;
+  harness: string;
+  session: string;
+  toolCall: string | null;
+  tool: string;
+  phase: 'pre' | 'post';
+  kind: 'write' | 'shell';
+  /** The checkpoint's id (what guard restore takes). */
+  checkpoint: string;
+  /** A write's checkpoint holds only these paths; null: the whole work tree. */
+  paths: string[] | null;
+  worktree: string;
+  time: string;
+  /** What guard answered (write: allow / ask); lost paths after a shell call. */
+  outcome?: string;
+  lost?: string[];
+  command?: string;
+}
+
+export function sessionMessage(e: Omit<SessionEvent, 'ref' | 'commit'>): string {
+  const body = { v: RECORD_VERSION, ...e };
+  const what = e.kind === 'shell' ? `${e.phase} shell` : `write ${e.paths?.join(', ') ?? ''}`;
+  return `guard session ${e.harness} ${e.session}: ${what}\n\n${JSON.stringify(body)}\n`;
+}
+
+/**
+ * Every event of the sessions matching `pattern` (a ref prefix, or a glob
+ * such as refs/guard/sessions/x/KEY/x), oldest first, with one for-each-ref.
+ */
+export async function readSessionEvents(cwd: string, pattern: string): Promise<SessionEvent[]> {
+  const fmt = '%(refname)%00%(objectname)%00%(contents)%00%01';
+  const r = await git(['for-each-ref', `--format=${fmt}`, pattern], { cwd });
+  const out: SessionEvent[] = [];
+  for (const rec of r.stdout.toString('utf8').split('\0\x01\n')) {
+    const [ref, commit, ...rest] = rec.split('\0');
+    if (!ref || !commit) continue;
+    const b = parseRecordMessage(rest.join('\0').replace(/\n$/, '')) as unknown as Partial<SessionEvent> | null;
+    if (!b || typeof b.checkpoint !== 'string' || typeof b.time !== 'string' || typeof b.session !== 'string') continue;
+    out.push({
+      ref,
+      commit,
+      harness: String(b.harness ?? ''),
+      session: b.session,
+      toolCall: typeof b.toolCall === 'string' ? b.toolCall : null,
+      tool: String(b.tool ?? ''),
+      phase: b.phase === 'post' ? 'post' : 'pre',
+      kind: b.kind === 'shell' ? 'shell' : 'write',
+      checkpoint: b.checkpoint,
+      paths: Array.isArray(b.paths) ? b.paths.filter((p): p is string => typeof p === 'string') : null,
+      worktree: String(b.worktree ?? ''),
+      time: b.time,
+      ...(typeof b.outcome === 'string' ? { outcome: b.outcome } : {}),
+      ...(Array.isArray(b.lost) ? { lost: b.lost.filter((p): p is string => typeof p === 'string') } : {}),
+      ...(typeof b.command === 'string' ? { command: b.command } : {}),
+    });
+  }
+  // time has milliseconds; the ref name (time + random) breaks ties
+  out.sort((a, b) => (a.time !== b.time ? (a.time < b.time ? -1 : 1) : a.ref < b.ref ? -1 : 1));
+  return out;
+}
+
+/** The earliest event of a session that holds `path` (a write of it, or a whole-tree checkpoint). */
+export function baseEventFor(events: readonly SessionEvent[], worktree: string, path: string): SessionEvent | null {
+  for (const e of events) {
+    if (e.worktree !== worktree) continue;
+    if (e.paths === null || e.paths.includes(path)) return e;
+  }
+  return null;
+}
+
+export type { SessionMeta };
+
+/** The commit (and ref) of one session event, for writeRecords: parent = the checkpoint, same tree. */
+export function sessionEventCommit(checkpointCommit: string, e: Omit<SessionEvent, 'ref' | 'commit'>, now: Date): RecordCommit {
+  return { ref: newRef(sessionPrefix(e.harness, e.session), now), parent: checkpointCommit, message: sessionMessage(e), changes: [] };
+}

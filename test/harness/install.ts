@@ -1,0 +1,104 @@
+/**
+ * The real agent harnesses, installed on first use into a cache folder and
+ * never into guard's own dependencies (together they weigh ~900 MB; a user's
+ * `npm install guard` must stay small).
+ *
+ * Cache: $GUARD_HARNESS_CACHE, else node_modules/.cache/guard-harnesses. One
+ * folder per harness and version, `npm install --prefix FOLDER PKG@VERSION`
+ * into a temporary folder that is renamed into place only when the install
+ * succeeded, so a killed install never leaves a half cache behind, and two
+ * test processes installing at once both end with a whole one.
+ */
+import { spawn } from 'node:child_process';
+import { existsSync, mkdirSync, renameSync, rmSync } from 'node:fs';
+import path from 'node:path';
+import { ROOT } from '../helpers.js';
+
+export type HarnessName = 'claude' | 'gemini' | 'codex';
+
+/** The versions HARNESSES.md describes ("Seen in the real binaries"). */
+export const HARNESS_PACKAGES: Record<HarnessName, { pkg: string; version: string; bin: string }> = {
+  claude: { pkg: '@anthropic-ai/claude-code', version: '2.1.330', bin: 'claude' },
+  gemini: { pkg: '@google/gemini-cli', version: '0.61.0', bin: 'gemini' },
+  codex: { pkg: '@openai/codex', version: '0.169.0', bin: 'codex' },
+};
+
+export function harnessCache(): string {
+  return process.env.GUARD_HARNESS_CACHE || path.join(ROOT, 'node_modules', '.cache', 'guard-harnesses');
+}
+
+function folder(name: HarnessName): string {
+  const { pkg, version } = HARNESS_PACKAGES[name];
+  return path.join(harnessCache(), `${pkg.replace(/[@/]/g, '_')}@${version}`);
+}
+
+/** The harness's bin inside the cache (present or not). */
+export function harnessBin(name: HarnessName): string {
+  return path.join(folder(name), 'node_modules', '.bin', HARNESS_PACKAGES[name].bin);
+}
+
+export interface Installed {
+  name: HarnessName;
+  bin: string;
+  /** Seconds the install took; 0 when the cache already had it. */
+  installSeconds: number;
+  error?: string;
+}
+
+function npmInstall(prefix: string, spec: string, timeoutMs: number): Promise<{ code: number; output: string }> {
+  return new Promise((resolve) => {
+    // --no-save etc.: the cache folder gets its own package.json; nothing of
+    // guard's lockfile is read or written. Scripts run: the harnesses'
+    // platform binaries come as optional dependencies, not postinstall
+    // downloads, but a future version may need them.
+    const child = spawn('npm', ['install', '--prefix', prefix, '--no-audit', '--no-fund', '--loglevel=error', spec], {
+      cwd: prefix,
+      env: { ...process.env, npm_config_update_notifier: 'false' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    child.stdout.on('data', (d) => (output += d));
+    child.stderr.on('data', (d) => (output += d));
+    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code: code ?? 128, output });
+    });
+    child.on('error', (e) => {
+      clearTimeout(timer);
+      resolve({ code: 127, output: String(e) });
+    });
+  });
+}
+
+/** Install one harness into the cache unless it is there already. Never throws. */
+export async function ensureHarness(name: HarnessName, timeoutMs = 240_000): Promise<Installed> {
+  const bin = harnessBin(name);
+  if (existsSync(bin)) return { name, bin, installSeconds: 0 };
+  const { pkg, version } = HARNESS_PACKAGES[name];
+  const final = folder(name);
+  const tmp = `${final}.tmp-${process.pid}`;
+  // A cache folder without its bin is what an older, interrupted layout left.
+  if (existsSync(final)) rmSync(final, { recursive: true, force: true });
+  rmSync(tmp, { recursive: true, force: true });
+  mkdirSync(tmp, { recursive: true });
+  const started = Date.now();
+  const r = await npmInstall(tmp, `${pkg}@${version}`, timeoutMs);
+  const installSeconds = (Date.now() - started) / 1000;
+  if (r.code !== 0 || !existsSync(path.join(tmp, 'node_modules', '.bin', HARNESS_PACKAGES[name].bin))) {
+    rmSync(tmp, { recursive: true, force: true });
+    return { name, bin, installSeconds, error: `npm install ${pkg}@${version} failed (${r.code}): ${r.output.trim().slice(-2000)}` };
+  }
+  try {
+    renameSync(tmp, final);
+  } catch {
+    // Another process renamed its own install into place first: use that one.
+    rmSync(tmp, { recursive: true, force: true });
+  }
+  return { name, bin, installSeconds };
+}
+
+/** All three at once (the installs are network-bound, not CPU-bound). */
+export function ensureHarnesses(names: HarnessName[] = ['claude', 'gemini', 'codex']): Promise<Installed[]> {
+  return Promise.all(names.map((n) => ensureHarness(n)));
+}

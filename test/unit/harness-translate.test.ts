@@ -1,0 +1,170 @@
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { TRANSLATORS } from '../../src/harness/index.js';
+import { PayloadError, type Outcome } from '../../src/harness/types.js';
+
+const SAMPLES = new URL('../../fixtures/harness-samples', import.meta.url).pathname;
+const sample = (name: string) => readFileSync(`${SAMPLES}/${name}.json`, 'utf8');
+const env = {};
+
+describe('Claude Code payloads (recorded from claude 2.1.330)', () => {
+  it('Write: path and whole content; bypassPermissions means nobody to ask', () => {
+    const e = TRANSLATORS.claude.translate(sample('claude-Write-PreToolUse'), env);
+    expect(e).toMatchObject({ harness: 'claude', phase: 'pre', event: 'PreToolUse', tool: 'Write', sessionId: '156d3256-0874-40e4-9054-ef9cb38ddb8a', toolCallId: 'toolu_mwt1s18z2', cwd: '/home/dev/project', canAsk: false });
+    expect(e.action).toEqual({ kind: 'write', files: [{ path: '/home/dev/project/hello.txt', change: { kind: 'content', content: 'hello from the rig\n' } }] });
+  });
+  it('Edit: one exact-string edit, replace_all read', () => {
+    const e = TRANSLATORS.claude.translate(sample('claude-Edit-PreToolUse'), env);
+    expect(e.action).toEqual({ kind: 'write', files: [{ path: '/home/dev/project/seed.txt', change: { kind: 'edits', edits: [{ oldString: 'beta', newString: 'BETA', replaceAll: false }] } }] });
+  });
+  it('Bash before and after', () => {
+    expect(TRANSLATORS.claude.translate(sample('claude-Bash-PreToolUse'), env)).toMatchObject({ phase: 'pre', action: { kind: 'shell', command: 'echo shell-ran > shell-ran.txt && ls -a' } });
+    expect(TRANSLATORS.claude.translate(sample('claude-Bash-PostToolUse'), env)).toMatchObject({ phase: 'post', event: 'PostToolUse', toolCallId: 'toolu_mwt1s1p54' });
+  });
+  it('default mode can ask; print mode (sdk entry point) cannot', () => {
+    const p = JSON.parse(sample('claude-Write-PreToolUse'));
+    p.permission_mode = 'default';
+    expect(TRANSLATORS.claude.translate(JSON.stringify(p), env).canAsk).toBe(true);
+    expect(TRANSLATORS.claude.translate(JSON.stringify(p), { CLAUDE_CODE_ENTRYPOINT: 'sdk-cli' }).canAsk).toBe(false);
+  });
+  it('MultiEdit (older builds): edits in order', () => {
+    const p = JSON.parse(sample('claude-Edit-PreToolUse'));
+    p.tool_name = 'MultiEdit';
+    p.tool_input = { file_path: '/p/a.ts', edits: [{ old_string: 'a', new_string: 'b' }, { old_string: 'c', new_string: 'd', replace_all: true }] };
+    expect(TRANSLATORS.claude.translate(JSON.stringify(p), env).action).toEqual({
+      kind: 'write',
+      files: [{ path: '/p/a.ts', change: { kind: 'edits', edits: [{ oldString: 'a', newString: 'b', replaceAll: false }, { oldString: 'c', newString: 'd', replaceAll: true }] } }],
+    });
+  });
+  it('another tool is none of guard business', () => {
+    const p = JSON.parse(sample('claude-Write-PreToolUse'));
+    p.tool_name = 'Read';
+    expect(TRANSLATORS.claude.translate(JSON.stringify(p), env).action).toEqual({ kind: 'other' });
+  });
+});
+
+describe('Gemini CLI payloads (recorded from gemini 0.61.0)', () => {
+  it('write_file, replace, run_shell_command; no tool-call id; never asks', () => {
+    const w = TRANSLATORS.gemini.translate(sample('gemini-write_file-BeforeTool'), env);
+    expect(w).toMatchObject({ harness: 'gemini', phase: 'pre', sessionId: 'e71295c7-3b7a-4e9b-8048-d57adad59cb5', toolCallId: null, canAsk: false });
+    expect(w.action).toEqual({ kind: 'write', files: [{ path: '/home/dev/project/hello.txt', change: { kind: 'content', content: 'hello from the rig\n' } }] });
+    expect(TRANSLATORS.gemini.translate(sample('gemini-replace-BeforeTool'), env).action).toEqual({
+      kind: 'write',
+      files: [{ path: '/home/dev/project/seed.txt', change: { kind: 'edits', edits: [{ oldString: 'beta', newString: 'BETA', replaceAll: false }] } }],
+    });
+    expect(TRANSLATORS.gemini.translate(sample('gemini-run_shell_command-AfterTool'), env)).toMatchObject({ phase: 'post', action: { kind: 'shell', command: 'echo shell-ran > shell-ran.txt && ls -a' } });
+  });
+});
+
+describe('Codex payloads (recorded from codex 0.169.0)', () => {
+  it('apply_patch Add File', () => {
+    const e = TRANSLATORS.codex.translate(sample('codex-apply_patch-PreToolUse'), env);
+    expect(e).toMatchObject({ harness: 'codex', phase: 'pre', toolCallId: 'call_mwt1t0kw1', canAsk: false });
+    expect(e.action).toEqual({ kind: 'write', files: [{ path: 'hello.txt', change: { kind: 'content', content: 'hello from the rig\n' } }] });
+  });
+  it('apply_patch Update File', () => {
+    const e = TRANSLATORS.codex.translate(sample('codex-apply_patch_update-PreToolUse'), env);
+    expect(e.action).toEqual({ kind: 'write', files: [{ path: 'seed.txt', change: { kind: 'chunks', chunks: [{ context: null, oldLines: ['beta'], newLines: ['BETA'], endOfFile: false }] } }] });
+  });
+  it('Bash, and a patch sent through Bash as a heredoc is a write', () => {
+    expect(TRANSLATORS.codex.translate(sample('codex-Bash-PostToolUse'), env)).toMatchObject({ phase: 'post', action: { kind: 'shell' } });
+    const p = JSON.parse(sample('codex-Bash-PreToolUse'));
+    p.tool_input.command = "apply_patch <<'EOF'\n*** Begin Patch\n*** Delete File: old.txt\n*** End Patch\nEOF\n";
+    expect(TRANSLATORS.codex.translate(JSON.stringify(p), env).action).toEqual({ kind: 'write', files: [{ path: 'old.txt', change: { kind: 'delete' } }] });
+    p.tool_input.command = "cd sub && apply_patch <<'PATCH'\n*** Begin Patch\n*** Add File: n.txt\n+x\n*** End Patch\nPATCH";
+    expect(TRANSLATORS.codex.translate(JSON.stringify(p), env).action).toEqual({ kind: 'write', files: [{ path: 'sub/n.txt', change: { kind: 'content', content: 'x\n' } }] });
+  });
+});
+
+describe('Cursor, Cline, Copilot (shaped from their docs; field names unverified)', () => {
+  it('Cursor preToolUse Write / StrReplace / Shell and legacy beforeShellExecution', () => {
+    const base = { hook_event_name: 'preToolUse', conversation_id: 'conv-1', generation_id: 'gen-1', workspace_roots: ['/w'] };
+    expect(TRANSLATORS.cursor.translate(JSON.stringify({ ...base, tool_name: 'Write', tool_input: { file_path: '/w/a.ts', contents: 'x\n' } }), env)).toMatchObject({
+      harness: 'cursor',
+      phase: 'pre',
+      sessionId: 'conv-1',
+      cwd: '/w',
+      canAsk: true,
+      action: { kind: 'write', files: [{ path: '/w/a.ts', change: { kind: 'content', content: 'x\n' } }] },
+    });
+    expect(TRANSLATORS.cursor.translate(JSON.stringify({ ...base, tool_name: 'StrReplace', tool_input: { path: 'a.ts', old_string: 'a', new_string: 'b' } }), env).action).toMatchObject({ kind: 'write', files: [{ change: { kind: 'edits' } }] });
+    expect(TRANSLATORS.cursor.translate(JSON.stringify({ hook_event_name: 'beforeShellExecution', command: 'rm -rf src', cwd: '/w', conversation_id: 'c' }), env)).toMatchObject({ phase: 'pre', action: { kind: 'shell', command: 'rm -rf src' } });
+  });
+  it('Cline PreToolUse write_to_file / replace_in_file (SEARCH/REPLACE) / execute_command', () => {
+    const base = { clineVersion: '3.40.0', hookName: 'PreToolUse', timestamp: '1', taskId: 'task-9', workspaceRoots: ['/w'], userId: 'u' };
+    expect(TRANSLATORS.cline.translate(JSON.stringify({ ...base, preToolUse: { toolName: 'write_to_file', parameters: { path: 'a.py', content: 'x\n' } } }), env)).toMatchObject({
+      harness: 'cline',
+      sessionId: 'task-9',
+      cwd: '/w',
+      canAsk: false,
+      action: { kind: 'write', files: [{ path: 'a.py', change: { kind: 'content', content: 'x\n' } }] },
+    });
+    const diff = '------- SEARCH\nold line\n=======\nnew line\n+++++++ REPLACE\n';
+    expect(TRANSLATORS.cline.translate(JSON.stringify({ ...base, preToolUse: { toolName: 'replace_in_file', parameters: { path: 'a.py', diff } } }), env).action).toEqual({
+      kind: 'write',
+      files: [{ path: 'a.py', change: { kind: 'blocks', blocks: [{ search: 'old line\n', replace: 'new line\n' }] } }],
+    });
+    expect(TRANSLATORS.cline.translate(JSON.stringify({ ...base, hookName: 'PostToolUse', postToolUse: { toolName: 'execute_command', parameters: { command: 'ls' }, result: '', success: true } }), env)).toMatchObject({ phase: 'post', action: { kind: 'shell', command: 'ls' } });
+  });
+  it('Copilot toolArgs as a JSON string; toolResult marks the post event', () => {
+    const e = TRANSLATORS.copilot.translate(JSON.stringify({ timestamp: 1795425175675, cwd: '/w', toolName: 'create', toolArgs: JSON.stringify({ path: 'a.md', file_text: 'hi\n' }) }), env);
+    expect(e).toMatchObject({ harness: 'copilot', phase: 'pre', cwd: '/w', canAsk: true, sessionId: 'copilot-2026-11-23', action: { kind: 'write', files: [{ path: 'a.md', change: { kind: 'content', content: 'hi\n' } }] } });
+    const post = TRANSLATORS.copilot.translate(JSON.stringify({ timestamp: 1, cwd: '/w', toolName: 'bash', toolArgs: '{"command":"ls"}', toolResult: { resultType: 'success' } }), env);
+    expect(post).toMatchObject({ phase: 'post', action: { kind: 'shell', command: 'ls' } });
+  });
+});
+
+describe('bad payloads name what is wrong', () => {
+  for (const [h, text, want] of [
+    ['claude', '', /empty/],
+    ['claude', '[1]', /not a JSON object/],
+    ['claude', '{"hook_event_name":"PreToolUse","tool_name":"Write","session_id":"s","cwd":"/w","tool_input":{"file_path":"/w/a"}}', /tool_input\.content is missing/],
+    ['gemini', '{"hook_event_name":"Nope"}', /neither BeforeTool nor AfterTool/],
+    ['codex', '{"hook_event_name":"PreToolUse","tool_name":"apply_patch","session_id":"s","cwd":"/w","tool_input":{"command":"*** Begin Patch\\nrubbish\\n*** End Patch"}}', /patch line 2/],
+    ['cline', '{"hookName":"PreToolUse","taskId":"t","workspaceRoots":[]}', /preToolUse is missing/],
+    ['copilot', '{"toolName":"bash","toolArgs":"{not json","cwd":"/w"}', /toolArgs/],
+  ] as const) {
+    it(`${h}: ${want}`, () => {
+      expect(() => TRANSLATORS[h].translate(text, env)).toThrow(PayloadError);
+      expect(() => TRANSLATORS[h].translate(text, env)).toThrow(want);
+    });
+  }
+});
+
+describe('answers in each protocol', () => {
+  const deny: Outcome = { kind: 'deny', reason: 'R' };
+  const ask: Outcome = { kind: 'ask', reason: 'Q' };
+  const none: Outcome = { kind: 'none' };
+  const inform: Outcome = { kind: 'inform', message: 'M' };
+  const out = (h: keyof typeof TRANSLATORS, o: Outcome, phase: 'pre' | 'post' = 'pre') => {
+    const a = TRANSLATORS[h].answer(o, phase);
+    return { json: a.stdout ? JSON.parse(a.stdout) : null, code: a.exitCode, stderr: a.stderr };
+  };
+  it('Claude: hookSpecificOutput deny / ask; nothing for no opinion; additionalContext + systemMessage after', () => {
+    expect(out('claude', deny)).toEqual({ json: { hookSpecificOutput: { hookEventName: 'PreToolUse', permissionDecision: 'deny', permissionDecisionReason: 'R' } }, code: 0, stderr: 'R\n' });
+    expect(out('claude', ask).json.hookSpecificOutput.permissionDecision).toBe('ask');
+    expect(out('claude', none)).toEqual({ json: null, code: 0, stderr: '' });
+    expect(out('claude', inform, 'post').json).toEqual({ systemMessage: 'M', hookSpecificOutput: { hookEventName: 'PostToolUse', additionalContext: 'M' } });
+  });
+  it('Codex: ask becomes deny (Codex has no ask)', () => {
+    expect(out('codex', ask).json).toEqual({ hookSpecificOutput: { hookEventName: 'PreToolUse', permissionDecision: 'deny', permissionDecisionReason: 'Q' } });
+  });
+  it('Gemini {decision, reason}', () => {
+    expect(out('gemini', deny).json).toEqual({ decision: 'deny', reason: 'R' });
+    expect(out('gemini', inform, 'post').json.hookSpecificOutput).toEqual({ hookEventName: 'AfterTool', additionalContext: 'M' });
+  });
+  it('Cursor {permission, user_message, agent_message}', () => {
+    expect(out('cursor', deny).json).toEqual({ permission: 'deny', user_message: 'R', agent_message: 'R' });
+    expect(out('cursor', ask).json.permission).toBe('ask');
+    expect(out('cursor', none).json).toEqual({});
+  });
+  it('Cline {cancel, errorMessage}', () => {
+    expect(out('cline', deny).json).toEqual({ cancel: true, errorMessage: 'R', contextModification: 'R' });
+    expect(out('cline', none).json).toEqual({ cancel: false });
+    expect(out('cline', inform, 'post').json).toEqual({ cancel: false, contextModification: 'M' });
+  });
+  it('Copilot {permissionDecision, permissionDecisionReason}', () => {
+    expect(out('copilot', deny).json).toEqual({ permissionDecision: 'deny', permissionDecisionReason: 'R' });
+    expect(out('copilot', ask).json.permissionDecision).toBe('ask');
+  });
+});
