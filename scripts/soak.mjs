@@ -277,7 +277,11 @@ async function oneKill(sc, how) {
   const ctx = await sc.setup();
   const before = snap(ctx.dir, ctx.files);
   const indexBefore = indexOf(ctx.dir);
-  const fail = (why) => kills.failures.push(`${sc.name} ${how.point ?? `after ${how.delay} ms`}: ${why}`);
+  const fail = (why) => {
+    const f = `${sc.name} ${how.point ?? `after ${how.delay} ms`}: ${why}`;
+    kills.failures.push(f);
+    log(`FAILURE ${f}${KEEP ? ` (${ctx.dir})` : ''}`);
+  };
   const r = await guard(ctx.dir, ctx.args, { input: ctx.input ?? '', env: how.point ? { GUARD_FAULT: how.point } : {}, killAfter: how.delay });
   kills.runs++;
   if (r.signal !== 'SIGKILL') {
