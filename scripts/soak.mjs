@@ -2,7 +2,7 @@
 // guard soak: guard's promises tried many times, in real repositories, with the
 // built CLI. Not part of `npm test`.
 //
-//   node scripts/soak.mjs [--short] [--seed N] [--only kills,properties,concurrency] [--keep]
+//   node scripts/soak.mjs [--short] [--seed N] [--kills N] [--jobs N] [--only kills,properties,concurrency] [--keep]
 //   npm run soak            (npm run soak -- --short: the few-minute version CI may run)
 //
 // kills        SIGKILL guard at every named fault point (src/git/faults.ts) and
@@ -51,7 +51,7 @@ const rand = () => {
 const PARALLEL = Number(arg('--jobs') ?? Math.max(1, Math.min(4, os.cpus().length)));
 
 if (argv.includes('--help')) {
-  console.log('usage: node scripts/soak.mjs [--short] [--seed N] [--only kills,properties,concurrency] [--jobs N] [--keep]');
+  console.log('usage: node scripts/soak.mjs [--short] [--seed N] [--kills N] [--only kills,properties,concurrency] [--jobs N] [--keep]\n  --short    60 kills, 1,000 property pairs, 8 x 8 hook calls (a few minutes)\n  --kills N  SIGKILLs to land (default 1,000)');
   process.exit(0);
 }
 if (!fs.existsSync(CLI)) {
@@ -209,7 +209,7 @@ const SCENARIOS = [
       fs.rmSync(path.join(dir, 'b.txt'));
       write(dir, 'd.txt', 'new file\n');
       git(dir, ['add', 'a.txt']);
-      return { dir, files, args: ['restore', cp.id], after: s0, reason: 'before guard restore', ok: [0] };
+      return { dir, files, args: ['restore', cp.id, '--staged'], after: s0, reason: 'before guard restore', ok: [0] };
     },
   },
   {
@@ -237,17 +237,27 @@ const SCENARIOS = [
     },
   },
   {
-    name: 'hook',
-    points: ['checkpoint:after-add', 'checkpoint:before-update-ref', 'hook:before-record', 'hook:after-record'],
+    name: 'hook-bash',
+    // (a shell call's record is the checkpoint itself: the hook:* points are a Write's)
+    points: ['checkpoint:after-add', 'checkpoint:before-update-ref'],
     async setup() {
       const dir = makeRepo({ 'a.txt': lines(50, 'a'), 'b.txt': 'b\n' });
       write(dir, 'a.txt', lines(51, 'a'));
       write(dir, 'untracked.txt', 'u\n');
       const files = ['a.txt', 'b.txt', 'untracked.txt'];
-      const bash = rand() < 0.5;
-      const input = bash
-        ? hookPayload(dir, 'Bash', { command: 'rm -rf build' }, 'toolu_hook')
-        : hookPayload(dir, 'Write', { file_path: path.join(dir, 'b.txt'), content: 'b2\n' }, 'toolu_hook');
+      // before a shell command: a whole-tree checkpoint, then the record; no file is written
+      const input = hookPayload(dir, 'Bash', { command: 'rm -rf build' }, 'toolu_hook');
+      return { dir, files, args: ['hook', 'claude'], input, after: snap(dir, files), reason: '', ok: [0] };
+    },
+  },
+  {
+    name: 'hook-write',
+    points: ['hook:before-record', 'hook:after-record'],
+    async setup() {
+      const dir = makeRepo({ 'a.txt': lines(50, 'a'), 'b.txt': 'b\n' });
+      const files = ['a.txt', 'b.txt'];
+      // a Write: measured, recorded (its checkpoint too), allowed; the harness writes, not guard
+      const input = hookPayload(dir, 'Write', { file_path: path.join(dir, 'b.txt'), content: 'b2\n' }, 'toolu_hook');
       return { dir, files, args: ['hook', 'claude'], input, after: snap(dir, files), reason: '', ok: [0] };
     },
   },
@@ -335,7 +345,7 @@ async function oneKill(sc, how) {
   const next = await guard(ctx.dir, ctx.args, { input: ctx.input ?? '' });
   const gone = sc.name === 'discard' && !fs.existsSync(ctx.lane);
   if (ctx.ok.includes(next.code) || (gone && next.code === 2)) {
-    if (sc.name !== 'check' && sc.name !== 'discard' && sc.name !== 'hook' && !eqSnap(snap(ctx.dir, ctx.files), ctx.after)) return fail('the next run did not finish the work');
+    if (sc.name !== 'check' && sc.name !== 'discard' && !sc.name.startsWith('hook') && !eqSnap(snap(ctx.dir, ctx.files), ctx.after)) return fail('the next run did not finish the work');
     kills.nextOk++;
   } else return fail(`the next run exited ${next.code}: ${next.stderr.trim().split('\n').slice(-1)[0]}`);
   if (!KEEP) fs.rmSync(ctx.dir, { recursive: true, force: true });
@@ -357,7 +367,7 @@ async function pool(tasks, n) {
 }
 
 async function soakKills() {
-  const target = SHORT ? 60 : 1000;
+  const target = Number(arg('--kills') ?? (SHORT ? 60 : 1000));
   // measured run time of each command (one clean run), for the random delays
   const duration = {};
   for (const sc of SCENARIOS) {
@@ -369,7 +379,7 @@ async function soakKills() {
   log(`kills: run times ${JSON.stringify(duration)} ms; target ${target} kills; seed ${SEED}`);
   const named = SCENARIOS.flatMap((sc) => sc.points.map((point) => ({ sc, point })));
   const tasks = [];
-  const rounds = SHORT ? 1 : 5;
+  const rounds = Math.max(1, Math.round(target / 200));
   for (let r = 0; r < rounds; r++) for (const { sc, point } of named) tasks.push(() => oneKill(sc, { point }));
   // random moments: 20% to 110% of the command's own run time (a kill that comes late finds it done)
   const randomCount = Math.max(0, Math.ceil((target - tasks.length) * 1.15));
@@ -398,6 +408,7 @@ async function soakKills() {
 
 function soakProperties() {
   const batches = SHORT ? 20 : 200; // x 50 pairs
+  // (each batch is one repository; the 200 full batches take several minutes)
   const t = Date.now();
   const r = sh(NODE, [path.join(ROOT, 'node_modules', 'vitest', 'vitest.mjs'), 'run', 'test/unit/numstat-property.test.ts', '--reporter=dot'], {
     cwd: ROOT,
