@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { lstatSync } from 'node:fs';
 import { createHash, randomBytes } from 'node:crypto';
 import { copyFile, lstat, open, readFile, readdir, rename, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -194,7 +195,8 @@ export async function checkpoint(repo: Repo, opts: CheckpointOptions): Promise<C
     let carried: string[] = [];
     let seeded = false;
     if (sameUserIndex && previous.keptIndex && KEPT_INDEX.test(previous.keptIndex)) {
-      const sizes = await Promise.all(previous.untracked.map((p) => lstat(path.join(cwd, p)).then((st) => st.size, () => -1)));
+      // (synchronously: thousands of lstat calls through the thread pool cost more than the calls)
+      const sizes = previous.untracked.map((p) => lstatSync(path.join(cwd, p), { throwIfNoEntry: false })?.size ?? -1);
       if (sizes.every((n) => n <= maxBytes)) {
         seeded = await copyIndex(path.join(repo.gitDir, previous.keptIndex), tmpIndex);
         if (seeded) carried = previous.untracked.filter((_, i) => sizes[i]! >= 0);
