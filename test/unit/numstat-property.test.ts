@@ -283,7 +283,7 @@ describe('metrics and hunks agree with git on random contents', () => {
       }),
       { numRuns: RUNS, endOnFailure: true, ...(SEED !== undefined ? { seed: SEED } : {}) },
     );
-  }, 300_000);
+  }, Math.max(300_000, RUNS * 6_000)); // the soak runs 200 batches
 });
 
 describe('hunks read with --ignore-cr-at-eol', () => {
