@@ -259,5 +259,19 @@ describe('checkpoint', () => {
     const after = await checkpoint(r, { reason: 'three', command: 'test', lane: null });
     expect(tree(repo, after.ref).sort()).toEqual(['.gitignore', 'a.txt']);
   });
+
+  it('a restore never removes an untracked file its checkpoint left out', async () => {
+    const repo = makeRepo({ 'a.txt': 'a\n' });
+    repo.write('big.bin', Buffer.alloc(4096, 3));
+    const cp = await checkpoint(await openRepo(repo.dir), { reason: 'capped', command: 'test', lane: null, maxUntrackedBytes: 1000 });
+    expect(cp.skipped.map((s) => s.path)).toEqual(['big.bin']);
+    repo.write('a.txt', 'a changed\n');
+    // the restore's own undo checkpoint (default cap) does hold big.bin: only the record keeps it from being "extra"
+    const r = repo.guardJson(['restore', cp.id]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(repo.read('a.txt')).toBe('a\n');
+    expect(readFileSync(path.join(repo.dir, 'big.bin')).equals(Buffer.alloc(4096, 3))).toBe(true);
+    expect(r.json.skipped.map((s: { path: string }) => s.path)).toContain('big.bin');
+  });
 });
 
