@@ -394,6 +394,14 @@ async function soakKills() {
     if (++done % 50 === 0) log(`kills: ${done}/${tasks.length} runs, ${kills.killed} killed, ${kills.failures.length} failures`);
   });
   await pool(wrapped, PARALLEL);
+  // random delays that came after the command had finished landed no kill: top up until the target is met
+  for (let extra = 0; kills.killed < target && extra < target; ) {
+    const more = Array.from({ length: Math.min(PARALLEL * 4, target - kills.killed) }, () => {
+      const sc = SCENARIOS[extra++ % SCENARIOS.length];
+      return () => oneKill(sc, { delay: Math.round(duration[sc.name] * (0.2 + 0.7 * rand())) });
+    });
+    await pool(more, PARALLEL);
+  }
   const restorePct = kills.needRestore ? (100 * kills.restorable) / kills.needRestore : 100;
   row('kills', `SIGKILLs landed (named points x${rounds} + random delays) across ${SCENARIOS.map((s) => s.name).join(', ')}`, `${kills.killed}`, `${kills.runs} runs`, `>= ${target}`, kills.killed >= target);
   row('kills', 'half-written files after a kill', `${kills.half}`, `${kills.killed} kills`, '0', kills.half === 0);
