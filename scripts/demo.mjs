@@ -168,7 +168,7 @@ try {
   note('set user.name/user.email and commit.gpgsign=false in the repo\'s own config');
   note('(your global git config is not read: GIT_CONFIG_GLOBAL=/dev/null, GIT_CONFIG_NOSYSTEM=1)');
 
-  // what `npm install --save-dev guard` would leave behind: node_modules/.bin/guard
+  // what `npm install --save-dev guard-cli` would leave behind: node_modules/.bin/guard
   // pointing at the package's bin, and husky next to it.
   const bin = path.join(repo, 'node_modules', '.bin');
   fs.mkdirSync(bin, { recursive: true });
@@ -183,7 +183,7 @@ try {
 
   fs.writeFileSync(
     path.join(repo, 'package.json'),
-    JSON.stringify({ name: 'guard-demo', private: true, scripts: { prepare: 'husky' }, devDependencies: { guard: '*', husky: '^9' } }, null, 2) + '\n',
+    JSON.stringify({ name: 'guard-demo', private: true, scripts: { prepare: 'husky' }, devDependencies: { 'guard-cli': '*', husky: '^9' } }, null, 2) + '\n',
   );
   fs.writeFileSync(path.join(repo, '.gitignore'), 'node_modules/\n');
   for (const f of ['state.py', 'small.py', 'big_module.py']) copyFixture(f);

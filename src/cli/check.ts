@@ -3,16 +3,14 @@ import { metricsLine } from '../core/preview.js';
 import { check, type CheckResult } from '../flows/check.js';
 import { isAutoMode } from '../ui/auto-mode.js';
 import { boundFiles, type Output } from '../ui/output.js';
-import { resolveCwd, type GlobalArgs } from './main.js';
+import { withTimeout } from '../flows/context.js';
+import type { CheckArgs } from './spec.js';
 
-export async function run(argv: GlobalArgs, out: Output): Promise<number> {
-  const result = await check({
-    cwd: resolveCwd(argv),
-    auto: isAutoMode(argv.auto as boolean | undefined),
-    color: out.ttyColor,
-    ...(argv.deadline ? { deadline: argv.deadline } : {}),
-  });
-  out.result('check', { ...result, ...boundFiles(result.files, argv.limit as number | undefined) });
+export async function run(a: CheckArgs, out: Output): Promise<number> {
+  const result = await withTimeout(a.timeout, (deadline) =>
+    check({ cwd: a.cwd, auto: isAutoMode(a.auto), color: out.ttyColor, ...(deadline ? { deadline } : {}) }),
+  );
+  out.result('check', { ...result, ...boundFiles(result.files, a.limit) });
   if (result.bypassed) {
     const { commit, paths } = result.bypassed;
     out.warn(
@@ -20,7 +18,7 @@ export async function run(argv: GlobalArgs, out: Output): Promise<number> {
         `and has changes that need approval: ${paths.slice(0, 5).join(', ')}${paths.length > 5 ? ', ...' : ''}; guard ci will block them`,
     );
   }
-  if (!out.json) printHuman(result, out, argv.limit as number | undefined);
+  if (!out.json) printHuman(result, out, a.limit);
   return result.blocked > 0 ? EXIT.blocked : EXIT.ok;
 }
 

@@ -3,25 +3,22 @@ import { EXIT, GuardError } from '../core/errors.js';
 import { ci, type CiResult } from '../flows/ci.js';
 import { renderAnnotations, renderMarkdown, renderSarif, renderText } from '../ui/ci-formats.js';
 import { boundFiles, makeOutput, type Output } from '../ui/output.js';
-import { resolveCwd, type GlobalArgs } from './main.js';
+import { withTimeout } from '../flows/context.js';
+import type { CiArgs } from './spec.js';
 
-type Format = 'text' | 'json' | 'github' | 'markdown' | 'sarif';
+type Format = NonNullable<CiArgs['format']>;
 
 /**
  * `guard ci --base REV [--head REV] [--format ...]`. `--json` and
  * `--format json` print the same document; under `--format json` errors are
  * JSON too, since a CI step that asked for JSON parses whatever comes out.
  */
-export async function run(argv: GlobalArgs, out: Output): Promise<number> {
-  const format = ((argv.format as string | undefined) ?? 'text') as Format;
+export async function run(a: CiArgs, out: Output): Promise<number> {
+  const format: Format = a.format ?? 'text';
   const o = format === 'json' && !out.json ? makeOutput({ json: true, quiet: out.quiet }) : out;
   try {
-    const result = await ci({
-      cwd: resolveCwd(argv),
-      base: String(argv.base),
-      ...(argv.head !== undefined ? { head: String(argv.head) } : {}),
-    });
-    report(result, format, o, argv.limit as number | undefined);
+    const result = await withTimeout(a.timeout, () => ci({ cwd: a.cwd, base: a.base, ...(a.head !== undefined ? { head: a.head } : {}) }));
+    report(result, format, o, a.limit);
     return result.blocked > 0 ? EXIT.blocked : EXIT.ok;
   } catch (err) {
     if (o === out || !(err instanceof GuardError)) throw err;
@@ -32,7 +29,7 @@ export async function run(argv: GlobalArgs, out: Output): Promise<number> {
 
 function report(r: CiResult, format: Format, out: Output, limit?: number): void {
   // The job summary goes to its file whatever is printed: --json never hides it.
-  if (format === 'github') writeStepSummary(r, out);
+  const summary = format === 'github' && writeStepSummary(r, out);
   if (out.json) {
     out.result('ci', jsonDocument(r, limit));
     return;
@@ -40,7 +37,7 @@ function report(r: CiResult, format: Format, out: Output, limit?: number): void 
   const print = (s: string) => process.stdout.write(s.endsWith('\n') ? s : s + '\n');
   switch (format) {
     case 'github':
-      print(renderAnnotations(r));
+      print(renderAnnotations(r, { summary }));
       break;
     case 'markdown':
       print(renderMarkdown(r));
@@ -68,13 +65,15 @@ function jsonDocument(r: CiResult, limit: number | undefined): object {
 }
 
 /** https://docs.github.com/actions/using-workflows/workflow-commands-for-github-actions#adding-a-job-summary */
-function writeStepSummary(r: CiResult, out: Output): void {
+function writeStepSummary(r: CiResult, out: Output): boolean {
   const file = process.env.GITHUB_STEP_SUMMARY;
-  if (!file) return;
+  if (!file) return false;
   try {
     appendFileSync(file, renderMarkdown(r));
+    return true;
   } catch (err) {
     out.warn(`could not write the job summary to ${file}: ${(err as Error).message}`);
+    return false;
   }
 }
 

@@ -1,11 +1,11 @@
 import { EXIT } from '../core/errors.js';
 import { doctor, type DoctorCheck, type DoctorResult } from '../flows/doctor.js';
 import type { Output } from '../ui/output.js';
-import { resolveCwd, type GlobalArgs } from './main.js';
+import type { DoctorArgs } from './spec.js';
 
 /** Exit 1 when the gate would not run; the command itself worked either way (ok: true). */
-export async function run(argv: GlobalArgs, out: Output): Promise<number> {
-  const r = await doctor({ cwd: resolveCwd(argv), color: out.ttyColor });
+export async function run(a: DoctorArgs, out: Output): Promise<number> {
+  const r = await doctor({ cwd: a.cwd, color: out.ttyColor });
   out.result('doctor', { active: r.active, root: r.root, checks: r.checks, refs: r.refs });
   if (!out.json) printHuman(r, out);
   return r.active ? EXIT.ok : EXIT.blocked;

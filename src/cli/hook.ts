@@ -3,7 +3,7 @@ import { failReason } from '../harness/decide.js';
 import { TRANSLATORS } from '../harness/index.js';
 import { HARNESSES, PayloadError, isHarness, type Answer, type Phase } from '../harness/types.js';
 import type { Output } from '../ui/output.js';
-import type { GlobalArgs } from './main.js';
+import type { HookArgs } from './spec.js';
 
 /**
  * `guard hook HARNESS`: one payload on stdin, one answer on stdout in that
@@ -18,8 +18,8 @@ import type { GlobalArgs } from './main.js';
 /** Harness timeouts are 30-120 s; guard answers well before them. */
 const DEFAULT_BUDGET_S = 20;
 
-export async function run(argv: GlobalArgs, _out: Output): Promise<number> {
-  const name = String(argv.harness ?? '');
+export async function run(a: HookArgs, _out: Output): Promise<number> {
+  const name = a.harness ?? '';
   if (!isHarness(name)) {
     throw new GuardError('E_USAGE', name ? `unknown harness "${name}"` : 'guard hook needs the HARNESS', `one of: ${HARNESSES.join(', ')}`);
   }
@@ -33,7 +33,7 @@ export async function run(argv: GlobalArgs, _out: Output): Promise<number> {
     if (a.stderr) process.stderr.write(a.stderr);
     return a.exitCode;
   };
-  const given = argv.hookTimeout ?? argv.timeout;
+  const given = a.timeout;
   const budget = typeof given === 'number' ? given : Number(process.env.GUARD_HOOK_TIMEOUT) || DEFAULT_BUDGET_S;
   const timer = setTimeout(() => {
     process.exitCode = emit(translator.answer({ kind: 'deny', reason: failReason(`it ran out of time (${budget} s)`, 'a very large file or a slow disk? GUARD_HOOK_TIMEOUT sets the budget') }, phase));
@@ -45,6 +45,8 @@ export async function run(argv: GlobalArgs, _out: Output): Promise<number> {
     const event = translator.translate(text, process.env);
     phase = event.phase;
     if (event.cwd === '' || !event.cwd.startsWith('/')) throw new PayloadError(`cwd ${JSON.stringify(event.cwd)} is not an absolute path`);
+    // a tool guard does not gate (Read, Grep, ...): answered before git or the flow is loaded
+    if (event.action.kind === 'other') return emit(translator.answer({ kind: 'none' }, phase));
     const [{ runHook }, { isAutoMode }] = await Promise.all([import('../flows/hook.js'), import('../ui/auto-mode.js')]);
     const r = await runHook({ event, auto: isAutoMode(undefined) });
     if (process.env.GUARD_DEBUG === '1') for (const n of r.notes) process.stderr.write(`guard: ${n}\n`);

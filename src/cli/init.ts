@@ -1,15 +1,18 @@
-import { EXIT } from '../core/errors.js';
+import { EXIT, GuardError } from '../core/errors.js';
 import { init } from '../flows/init.js';
 import type { Output } from '../ui/output.js';
-import { resolveCwd, type GlobalArgs } from './main.js';
+import type { InitArgs } from './spec.js';
 
-export async function run(argv: GlobalArgs, out: Output): Promise<number> {
-  const agents = [...((argv.agent as string[] | undefined) ?? []), ...((argv['--'] as unknown[] | undefined) ?? []).map(String)];
+export async function run(a: InitArgs, out: Output): Promise<number> {
+  // `guard init --agent claude gemini` (or claude,gemini): the harnesses are the positionals
+  if (a.harnesses.length > 0 && !a.agent) {
+    throw new GuardError('E_USAGE', `guard init takes no names without --agent (got ${a.harnesses.join(' ')})`, 'guard init --agent claude gemini codex cursor cline copilot');
+  }
   const r = await init({
-    cwd: resolveCwd(argv),
+    cwd: a.cwd,
     color: out.ttyColor,
-    global: argv.global === true,
-    ...(argv.agent !== undefined ? { agents: agents.length ? agents : [''] } : {}),
+    global: a.global === true,
+    ...(a.agent ? { agents: a.harnesses.length ? a.harnesses : [''] } : {}),
   });
   out.result('init', r);
   for (const w of r.warnings) out.warn(w);

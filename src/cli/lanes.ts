@@ -3,10 +3,10 @@ import { EXIT } from '../core/errors.js';
 import { shortOid } from '../flows/context.js';
 import { lanes } from '../flows/lanes.js';
 import type { Output } from '../ui/output.js';
-import { resolveCwd, type GlobalArgs } from './main.js';
+import type { LanesArgs } from './spec.js';
 
-export async function run(argv: GlobalArgs, out: Output): Promise<number> {
-  const cwd = resolveCwd(argv);
+export async function run(a: LanesArgs, out: Output): Promise<number> {
+  const cwd = a.cwd;
   const r = await lanes({ cwd, color: out.ttyColor });
   out.result('lanes', { lanes: r.lanes });
   if (out.json) return EXIT.ok;

@@ -1,31 +1,34 @@
-import { EXIT } from '../core/errors.js';
+import { EXIT, GuardError } from '../core/errors.js';
 import { log, parseAge, prune, type LogEntry } from '../flows/log.js';
 import type { Output } from '../ui/output.js';
-import { resolveCwd, type GlobalArgs } from './main.js';
+import type { LogArgs } from './spec.js';
 
-export async function run(argv: GlobalArgs, out: Output): Promise<number> {
-  const cwd = resolveCwd(argv);
-  if (argv.prune) {
-    const olderThan = argv['older-than'] as string | undefined;
+export async function run(a: LogArgs, out: Output): Promise<number> {
+  const cwd = a.cwd;
+  if (a.prune) {
     const r = await prune({
       cwd,
       color: out.ttyColor,
-      olderThanMs: olderThan !== undefined ? parseAge(olderThan) : undefined,
-      keep: argv.keep as number | undefined,
-      includeRejected: Boolean(argv['include-rejected']),
+      olderThanMs: a.olderThan !== undefined ? parseAge(a.olderThan) : undefined,
+      keep: a.keep,
+      includeRejected: Boolean(a.includeRejected),
     });
     out.result('log', r);
     const { checkpoints, rejected, decisions } = r.pruned;
     const parts = [`${checkpoints} checkpoint${checkpoints === 1 ? '' : 's'}`];
-    if (argv['include-rejected']) parts.push(`${rejected} rejected ref${rejected === 1 ? '' : 's'}`, `${decisions} decision record${decisions === 1 ? '' : 's'}`);
-    out.important(`guard: pruned ${parts.join(', ')}`);
+    if (a.includeRejected) parts.push(`${rejected} rejected ref${rejected === 1 ? '' : 's'}`, `${decisions} decision record${decisions === 1 ? '' : 's'}`);
+    out.info(`guard: pruned ${parts.join(', ')}`);
     return EXIT.ok;
   }
-  const r = await log({ cwd, color: out.ttyColor, limit: (argv.limit as number | undefined) ?? 50, ...(typeof argv.session === 'string' ? { session: argv.session } : {}) });
+  const limit = a.limit ?? 50;
+  if (!Number.isInteger(limit) || limit < 0) {
+    throw new GuardError('E_USAGE', `--limit ${String(a.limit)} is not a count`, 'pass a whole number of entries, e.g. --limit 20 (0 shows only how many there are)');
+  }
+  const r = await log({ cwd, color: out.ttyColor, limit, ...(a.session !== undefined ? { session: a.session } : {}) });
   for (const ref of r.skipped) out.warn(`skipped ${ref}: not a readable guard record (edited by hand?)`);
   out.result('log', r);
   if (out.json) return EXIT.ok;
-  if (r.entries.length === 0) {
+  if (r.total === 0) {
     out.info('guard: no checkpoints or decisions yet');
     return EXIT.ok;
   }

@@ -1,107 +1,33 @@
 #!/usr/bin/env node
-import path from 'node:path';
-import { existsSync } from 'node:fs';
-import { parseArgs } from 'node:util';
 import { GuardError, EXIT } from '../core/errors.js';
-import type { Deadline } from '../git/deadline.js';
 import { makeOutput, type Output } from '../ui/output.js';
+import { parseFast, type Parsed } from './parse.js';
+import type { ArgsOf, CommandName } from './spec.js';
 
 /**
- * The entry point: parse flags, load the one command module needed, map
- * errors to exit codes. Command modules are imported lazily so `guard check`
- * in a hook never loads review's prompts or parsers.
+ * The entry point, and nothing else imports it: parse the command line, load
+ * the one command module needed, map errors to exit codes. Command modules
+ * are imported lazily so `guard check` in a hook never loads review's
+ * prompts or parsers, nor yargs (usage.ts is for --help and usage errors).
  */
-export interface GlobalArgs {
-  json?: boolean;
-  cwd?: string;
-  color?: boolean;
-  quiet?: boolean;
-  /** Made from --timeout by main; commands pass it to their flow. */
-  deadline?: Deadline;
-  [key: string]: unknown;
-}
+type CommandModule<N extends CommandName> = { run(args: ArgsOf<N>, out: Output): Promise<number> };
 
-export type CommandModule = { run(argv: GlobalArgs, out: Output): Promise<number> };
-
-// Every module is loaded only when its command runs (string specifiers keep
-// the type checker from requiring modules that are not written yet).
-const load = (name: string) => () => import(`./${name}.js`) as Promise<CommandModule>;
-const COMMANDS: Record<string, () => Promise<CommandModule>> = {
-  init: load('init'),
-  check: load('check'),
-  write: load('write'),
-  log: load('log'),
-  restore: load('restore'),
-  start: load('start'),
-  run: load('run'),
-  lanes: load('lanes'),
-  discard: load('discard'),
-  review: load('review'),
-  ci: load('ci'),
-  doctor: load('doctor'),
-  hook: load('hook'),
-  rewind: load('rewind'),
+const COMMANDS: { [N in CommandName]: () => Promise<CommandModule<N>> } = {
+  init: () => import('./init.js'),
+  check: () => import('./check.js'),
+  write: () => import('./write.js'),
+  log: () => import('./log.js'),
+  restore: () => import('./restore.js'),
+  start: () => import('./start.js'),
+  run: () => import('./run.js'),
+  lanes: () => import('./lanes.js'),
+  discard: () => import('./discard.js'),
+  review: () => import('./review.js'),
+  ci: () => import('./ci.js'),
+  doctor: () => import('./doctor.js'),
+  hook: () => import('./hook.js'),
+  rewind: () => import('./rewind.js'),
 };
-
-export function resolveCwd(argv: GlobalArgs): string {
-  return path.resolve(argv.cwd ?? process.cwd());
-}
-
-/**
- * `guard check` runs on every commit, and loading yargs alone costs more than
- * the whole check (50-120 ms here). The hook's plain invocations are parsed
- * with node's own parseArgs; anything else (help, odd flags, typos) goes
- * through yargs for its messages.
- */
-function hotPath(args: string[]): { kind: 'command'; command: string; argv: GlobalArgs } | null {
-  if (args[0] === 'hook') return hookArgs(args);
-  if (args[0] !== 'check') return null;
-  try {
-    const { values } = parseArgs({
-      args: args.slice(1),
-      strict: true,
-      allowPositionals: false,
-      options: {
-        json: { type: 'boolean' },
-        auto: { type: 'boolean' },
-        quiet: { type: 'boolean', short: 'q' },
-        color: { type: 'boolean' },
-        'no-color': { type: 'boolean' },
-        cwd: { type: 'string' },
-        timeout: { type: 'string' },
-        limit: { type: 'string' },
-      },
-    });
-    const timeout = values.timeout === undefined ? undefined : Number(values.timeout);
-    const limit = values.limit === undefined ? undefined : Number(values.limit);
-    if (timeout !== undefined && !(timeout > 0)) return null;
-    if (limit !== undefined && !(Number.isInteger(limit) && limit >= 0)) return null;
-    const argv: GlobalArgs = { ...values, timeout, limit, color: values['no-color'] ? false : values.color };
-    delete argv['no-color'];
-    return { kind: 'command', command: 'check', argv };
-  } catch {
-    return null;
-  }
-}
-
-/** `guard hook HARNESS [--timeout S] [--cwd DIR]`: every tool call of an agent runs it. */
-function hookArgs(args: string[]): { kind: 'command'; command: string; argv: GlobalArgs } | null {
-  try {
-    const { values, positionals } = parseArgs({
-      args: args.slice(1),
-      strict: true,
-      allowPositionals: true,
-      options: { timeout: { type: 'string' }, cwd: { type: 'string' }, json: { type: 'boolean' }, quiet: { type: 'boolean' }, 'no-color': { type: 'boolean' } },
-    });
-    if (positionals.length !== 1) return null;
-    const timeout = values.timeout === undefined ? undefined : Number(values.timeout);
-    if (timeout !== undefined && !(timeout > 0)) return null;
-    // the timeout is the hook's own budget (cli/hook.ts), not the git deadline
-    return { kind: 'command', command: 'hook', argv: { harness: positionals[0], hookTimeout: timeout, ...(values.cwd ? { cwd: values.cwd } : {}) } };
-  } catch {
-    return null;
-  }
-}
 
 /**
  * A file or folder guard may not read or write (EACCES, EPERM) is the
@@ -116,7 +42,7 @@ function deniedError(err: unknown): GuardError | null {
 }
 
 /** Commands that never prompt; check, review and write prompt unless in auto mode; run hands the terminal to its command. */
-const QUIET_WORK: Record<string, string> = {
+const QUIET_WORK: Partial<Record<CommandName, string>> = {
   ci: 'checking the pull request',
   lanes: 'measuring lanes',
   log: 'reading refs/guard/',
@@ -127,43 +53,38 @@ const QUIET_WORK: Record<string, string> = {
   review: 'reviewing the lane',
 };
 
-async function maybeSpinner(command: string, argv: GlobalArgs, out: Output) {
-  const label = QUIET_WORK[command];
+async function maybeSpinner(p: Parsed, out: Output) {
+  const label = QUIET_WORK[p.command];
   if (!label) return null;
   const { spinnerWanted, delayedSpinner } = await import('../ui/spinner.js');
-  if (!spinnerWanted(argv)) return null;
-  if (command === 'check' || command === 'review') {
+  if (!spinnerWanted(p.args)) return null;
+  if (p.command === 'check' || p.command === 'review') {
     const { isAutoMode } = await import('../ui/auto-mode.js');
-    if (!isAutoMode(argv.auto as boolean | undefined) && !argv.decisions) return null;
+    if (!isAutoMode(p.args.auto) && !(p.command === 'review' && p.args.decisions)) return null;
   }
   return delayedSpinner(label, out.ttyColor);
 }
 
+async function runCommand(p: Parsed, out: Output): Promise<number> {
+  const mod = await COMMANDS[p.command]();
+  // The table pairs each command with its module; TypeScript cannot follow the union through the lookup.
+  return (mod.run as (args: Parsed['args'], out: Output) => Promise<number>)(p.args, out);
+}
+
 async function main(): Promise<number> {
-  const args = process.argv.slice(2);
-  let out = makeOutput({ json: args.includes('--json'), quiet: args.includes('--quiet'), color: args.includes('--no-color') ? false : undefined });
+  const argv = process.argv.slice(2);
+  let out = makeOutput({ json: argv.includes('--json'), quiet: argv.includes('--quiet'), color: argv.includes('--no-color') ? false : undefined });
   try {
-    const parsed = hotPath(args) ?? (await (await import('./args.js')).parseArgs(args));
-    if (parsed.kind === 'done') return parsed.code;
-    out = makeOutput(parsed.argv);
-    for (const flag of ['limit', 'keep', 'timeout']) {
-      const v = parsed.argv[flag];
-      if (typeof v === 'number' && !Number.isFinite(v)) throw new GuardError('E_USAGE', `--${flag} takes a number`, `e.g. --${flag} 50`);
+    let parsed = parseFast(argv);
+    if (!parsed) {
+      const usage = await (await import('./usage.js')).parseWithYargs(argv);
+      if (usage.kind === 'done') return usage.code;
+      parsed = usage.parsed;
     }
-    if (parsed.argv.cwd !== undefined && !existsSync(String(parsed.argv.cwd))) {
-      throw new GuardError('E_USAGE', `--cwd ${parsed.argv.cwd}: no such folder`, 'pass --cwd a folder inside a git work tree');
-    }
-    if (typeof parsed.argv.timeout === 'number') {
-      if (!(parsed.argv.timeout > 0)) throw new GuardError('E_USAGE', '--timeout takes a number of seconds above 0', 'e.g. --timeout 30');
-      parsed.argv.deadline = (await import('../git/deadline.js')).makeDeadline(parsed.argv.timeout);
-    }
-    const command = COMMANDS[parsed.command];
-    if (!command) throw new GuardError('E_USAGE', `unknown command "${parsed.command}"`, 'guard --help lists the commands');
-    const spinner = await maybeSpinner(parsed.command, parsed.argv, out);
+    out = makeOutput(parsed.args);
+    const spinner = await maybeSpinner(parsed, out);
     try {
-      const mod = await command();
-      const deadline = parsed.argv.deadline;
-      return await (deadline ? deadline.within(() => mod.run(parsed.argv, out)) : mod.run(parsed.argv, out));
+      return await runCommand(parsed, out);
     } finally {
       spinner?.stop();
     }
@@ -182,6 +103,14 @@ async function main(): Promise<number> {
     if (process.env.GUARD_DEBUG === '1') process.stderr.write(`${e.stack ?? e.message}\n`);
     return EXIT.internal;
   }
+}
+
+// A reader that goes away (`guard log | head -1`) closes stdout: what guard did
+// stands, the rest of the report has nowhere to go. Never a stack trace for it.
+for (const stream of [process.stdout, process.stderr]) {
+  stream.on('error', (err: NodeJS.ErrnoException) => {
+    if (err.code !== 'EPIPE') throw err;
+  });
 }
 
 main().then(

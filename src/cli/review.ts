@@ -3,29 +3,32 @@ import { metricsLine } from '../core/preview.js';
 import { review, type ReviewResult } from '../flows/review.js';
 import { boundFiles, type Output } from '../ui/output.js';
 import { isAutoMode } from '../ui/auto-mode.js';
-import { resolveCwd, type GlobalArgs } from './main.js';
+import { withTimeout } from '../flows/context.js';
+import type { ReviewArgs } from './spec.js';
 
-export async function run(argv: GlobalArgs, out: Output): Promise<number> {
-  const result = await review(
-    {
-      cwd: resolveCwd(argv),
-      color: out.ttyColor,
-      ...(argv.deadline ? { deadline: argv.deadline } : {}),
-      ...(typeof argv.name === 'string' ? { name: argv.name } : {}),
-      auto: isAutoMode(argv.auto as boolean | undefined),
-      all: Boolean(argv.all),
-      ...(typeof argv.decisions === 'string' ? { decisionsFile: argv.decisions } : {}),
-      commit: Boolean(argv.commit),
-      ...(typeof argv.message === 'string' ? { message: argv.message } : {}),
-    },
-    async () => {
-      const { openReviewPrompter } = await import('../ui/review-prompt.js');
-      return openReviewPrompter(out.ttyColor, 200);
-    },
+export async function run(a: ReviewArgs, out: Output): Promise<number> {
+  const result = await withTimeout(a.timeout, (deadline) =>
+    review(
+      {
+        cwd: a.cwd,
+        color: out.ttyColor,
+        ...(deadline ? { deadline } : {}),
+        ...(a.name !== undefined ? { name: a.name } : {}),
+        auto: isAutoMode(a.auto),
+        all: Boolean(a.all),
+        ...(a.decisions !== undefined ? { decisionsFile: a.decisions } : {}),
+        commit: Boolean(a.commit),
+        ...(a.message !== undefined ? { message: a.message } : {}),
+      },
+      async () => {
+        const { openReviewPrompter } = await import('../ui/review-prompt.js');
+        return openReviewPrompter(out.ttyColor, 200);
+      },
+    ),
   );
-  out.result('review', { ...result, ...boundFiles(result.files, argv.limit as number | undefined) });
+  out.result('review', { ...result, ...boundFiles(result.files, a.limit) });
   for (const w of result.warnings) out.warn(w);
-  if (!out.json) printHuman(result, out, argv.limit as number | undefined);
+  if (!out.json) printHuman(result, out, a.limit);
   const refused = result.blocked + result.rejected + result.conflicts;
   return result.cancelled || result.commitFailed || refused > 0 ? EXIT.blocked : EXIT.ok;
 }
@@ -59,7 +62,8 @@ function printHuman(r: ReviewResult, out: Output, limit: number | undefined): vo
   lines.push(`${r.merged} merged and staged, ${r.blocked} blocked, ${r.rejected} rejected, ${r.conflicts} conflicted.`);
   if (r.conflicts > 0) lines.push('Conflicts are marked in the files like a git merge; resolve them, then git add.');
   if (r.blocked > 0) lines.push(`Blocked changes need a person: run guard review ${r.lane} in a terminal, or pass --decisions.`);
-  if (r.checkpoint) lines.push(`Undo this review: guard restore ${r.checkpoint}`);
+  // review stages what it merges: an undo without --staged would leave the merge staged for the next commit
+  if (r.checkpoint) lines.push(`Undo this review: guard restore ${r.checkpoint}${r.commit ? '' : ' --staged'}`);
   if (r.commit) lines.push(`Committed ${r.commit.slice(0, 10)}.`);
   if (r.feedback && (r.blocked || r.rejected || r.conflicts)) lines.push(`What was refused is explained to the agent in ${r.feedback}`);
   out.important(lines.join('\n'));

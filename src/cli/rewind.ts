@@ -1,14 +1,14 @@
 import { EXIT } from '../core/errors.js';
 import { rewind } from '../flows/rewind.js';
 import type { Output } from '../ui/output.js';
-import { resolveCwd, type GlobalArgs } from './main.js';
+import type { RewindArgs } from './spec.js';
 
-export async function run(argv: GlobalArgs, out: Output): Promise<number> {
+export async function run(a: RewindArgs, out: Output): Promise<number> {
   const r = await rewind({
-    cwd: resolveCwd(argv),
+    cwd: a.cwd,
     color: out.ttyColor,
-    ...(typeof argv.session === 'string' ? { session: argv.session } : {}),
-    ...(typeof argv.to === 'string' ? { to: argv.to } : {}),
+    ...(a.session !== undefined ? { session: a.session } : {}),
+    ...(a.to !== undefined ? { to: a.to } : {}),
   });
   out.result('rewind', r);
   for (const w of r.warnings) out.warn(w);

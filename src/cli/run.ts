@@ -2,20 +2,19 @@ import type { Classification } from '../core/classify.js';
 import { shortOid } from '../flows/context.js';
 import { runInLane, type RunResult } from '../flows/run.js';
 import type { Output } from '../ui/output.js';
-import { resolveCwd, type GlobalArgs } from './main.js';
+import type { RunArgs } from './spec.js';
 
 /** How many changed files the summary names before it says how many more there are. */
 const MAX_LISTED = 40;
 
 /** The command's exit code is guard's exit code (7 stays 7). */
-export async function run(argv: GlobalArgs, out: Output): Promise<number> {
-  const command = ((argv['--'] as unknown[] | undefined) ?? []).map(String);
-  const from = argv.from !== undefined ? { from: String(argv.from) } : {};
+export async function run(a: RunArgs, out: Output): Promise<number> {
+  const from = a.from !== undefined ? { from: a.from } : {};
   const r = await runInLane({
-    cwd: resolveCwd(argv),
+    cwd: a.cwd,
     color: out.ttyColor,
-    name: String(argv.name ?? ''),
-    command,
+    name: a.name,
+    command: a.rest,
     stdoutToStderr: out.json,
     ...from,
   });
@@ -37,6 +36,13 @@ function printSummary(r: RunResult, out: Output): void {
   if (r.files.length > shown.length) lines.push(c.dim(`  ... and ${r.files.length - shown.length} more (guard review ${r.name} shows all)`));
   if (r.checkpoint) lines.push(c.dim(`checkpoint ${r.checkpoint.id}`));
   if (r.filesChanged > 0) lines.push(`next: guard review ${r.name}   (or throw it away: guard discard ${r.name})`);
+  const outside = r.mainTree.changed;
+  if (outside.length > 0 || r.mainTree.restore) {
+    lines.push(c.yellow(`warning: the main tree changed outside the lane while the command ran (${outside.length} file${outside.length === 1 ? '' : 's'}):`));
+    for (const ch of outside.slice(0, MAX_LISTED)) lines.push(`  ${ch.change.padEnd(8)}  ${ch.path}`);
+    if (outside.length > MAX_LISTED) lines.push(c.dim(`  ... and ${outside.length - MAX_LISTED} more`));
+    lines.push(`put it back: ${c.bold(r.mainTree.restore ?? `guard restore ${r.mainTree.checkpoint}`)}`);
+  }
   out.important(lines.join('\n'));
 }
 

@@ -3,12 +3,12 @@ import { shortOid } from '../flows/context.js';
 import { start } from '../flows/lanes.js';
 import { makeColors } from '../ui/color.js';
 import type { Output } from '../ui/output.js';
-import { resolveCwd, type GlobalArgs } from './main.js';
+import type { StartArgs } from './spec.js';
 
 /** stdout is the lane's path and nothing else, so `cd "$(guard start NAME)"` works; the rest goes to stderr. */
-export async function run(argv: GlobalArgs, out: Output): Promise<number> {
-  const from = argv.from !== undefined ? { from: String(argv.from) } : {};
-  const r = await start({ cwd: resolveCwd(argv), color: out.ttyColor, name: String(argv.name ?? ''), ...from });
+export async function run(a: StartArgs, out: Output): Promise<number> {
+  const from = a.from !== undefined ? { from: a.from } : {};
+  const r = await start({ cwd: a.cwd, color: out.ttyColor, name: a.name, ...from });
   out.result('start', r);
   out.important(r.path);
   if (!out.json && !out.quiet) {

@@ -3,12 +3,11 @@ import { metricsLine } from '../core/preview.js';
 import { write, type WriteResult } from '../flows/write.js';
 import { isAutoMode } from '../ui/auto-mode.js';
 import type { Output } from '../ui/output.js';
-import { resolveCwd, type GlobalArgs } from './main.js';
+import type { WriteArgs } from './spec.js';
 
-export async function run(argv: GlobalArgs, out: Output): Promise<number> {
+export async function run(a: WriteArgs, out: Output): Promise<number> {
   // the path as a positional, or after `--` (a name that starts with "-")
-  const rest = ((argv['--'] as unknown[] | undefined) ?? []).map(String);
-  const names = [...(argv.path !== undefined ? [String(argv.path)] : []), ...rest];
+  const names = [...(a.path !== undefined ? [a.path] : []), ...a.rest];
   if (names.length !== 1) {
     throw new GuardError('E_USAGE', names.length === 0 ? 'guard write needs the PATH to write' : 'guard write takes one PATH', 'guard write PATH < new-content');
   }
@@ -18,11 +17,12 @@ export async function run(argv: GlobalArgs, out: Output): Promise<number> {
   }
   const content = await readStdin();
   const result = await write({
-    cwd: resolveCwd(argv),
+    cwd: a.cwd,
     path: file,
     content,
-    auto: isAutoMode(argv.auto as boolean | undefined),
+    auto: isAutoMode(a.auto),
     color: out.ttyColor,
+    ...(a.session !== undefined ? { session: a.session } : {}),
   });
   out.result('write', result);
   for (const w of result.warnings) out.warn(w);

@@ -27,7 +27,7 @@ export interface ChangeFacts {
   newText?: string;
   /** The side that was too large to read, if any. */
   tooLarge?: { bytes: number };
-  /** Both sides exist and differ only in whitespace (git's `diff -w` finds nothing): nothing is lost. */
+  /** Both sides exist and differ only in the amount of whitespace (git's `diff -b` finds nothing): nothing is lost. */
   whitespaceOnly?: boolean;
 }
 

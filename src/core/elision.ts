@@ -14,6 +14,7 @@ export interface PhraseData {
   dots: string[];
   slots: Record<string, string[]>;
   phrases: string[];
+  loose?: { maxWords: number; drop: string[]; subject: string[]; predicate: string[]; veto: string[] };
 }
 
 const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
@@ -47,6 +48,7 @@ export function makeMatcher(d: PhraseData): Matcher {
   const phrases = d.phrases.map((p) => compilePhrase(p, d.slots));
   const opens = [...d.comment.open].sort((a, b) => b.length - a.length);
   const closes = [...d.comment.close].sort((a, b) => b.length - a.length);
+  const loose = d.loose ? looseTest(d.loose) : null;
   const dotsRe = new RegExp(d.dots.map(escape).sort((a, b) => b.length - a.length).join('|'), 'g');
   // Every line of a file comes through here (findElisions) and most are
   // code: a line whose first characters after ASCII white space are plain
@@ -61,7 +63,8 @@ export function makeMatcher(d: PhraseData): Matcher {
       const head = line.slice(i, i + maxOpen);
       if (ASCII.test(head) && !opens.some((o) => head.toLowerCase().startsWith(o))) return false;
       // zero-width and soft characters hide nothing from a reader, so they hide nothing here
-      let t = line.replace(/[\u200B-\u200D\u2060\uFEFF\u00AD]/g, '').replace(/[\u00A0\u2000-\u200A\u202F\u3000]/g, ' ').trim();
+      // NFKC: fullwidth and other compatibility forms (．．． ｅｘｉｓｔｉｎｇ) read as what they look like
+      let t = line.normalize('NFKC').replace(/[\u200B-\u200D\u2060\uFEFF\u00AD]/g, '').replace(/[\u00A0\u2000-\u200A\u202F\u3000]/g, ' ').trim();
       if (t.length < 2 || t.length > 200) return false;
       const lower = t.toLowerCase();
       const open = opens.find((o) => lower.startsWith(o));
@@ -81,10 +84,27 @@ export function makeMatcher(d: PhraseData): Matcher {
         .replace(/\s+/g, ' ')
         .trim();
       if (t === '') return dotted;
-      if (t.split(' ').length > 14) return false;
+      const words = t.split(' ');
+      if (words.length > 14) return false;
       const text = t + ' ';
-      return phrases.some((re) => re.test(text));
+      if (phrases.some((re) => re.test(text))) return true;
+      return loose !== null && loose(words);
     },
+  };
+}
+
+/** The looser test of the phrase data: a short comment with a subject, a predicate and no veto word. */
+function looseTest(l: NonNullable<PhraseData['loose']>): (words: string[]) => boolean {
+  const drop = new Set(l.drop);
+  const subject = new Set(l.subject);
+  const predicate = new Set(l.predicate);
+  const veto = new Set(l.veto);
+  return (words) => {
+    let i = 0;
+    while (i < words.length && drop.has(words[i]!)) i++;
+    const rest = words.slice(i);
+    if (rest.length === 0 || rest.length > l.maxWords || rest.some((w) => veto.has(w))) return false;
+    return rest.some((w) => subject.has(w)) && rest.some((w) => predicate.has(w));
   };
 }
 
@@ -112,26 +132,30 @@ const NEAR = 1;
  */
 export function findElisions(newText: string, oldText: string, limit = 3): Elision[] {
   const candidates: Elision[] = [];
-  let oldLines: Set<string> | undefined;
   const lines = newText.split('\n');
   for (let i = 0; i < lines.length; i++) {
     const line = lines[i]!;
-    if (!isElisionLine(line)) continue;
-    oldLines ??= new Set(oldText.split('\n').map((l) => l.trim()));
-    if (oldLines.has(line.trim())) continue;
-    candidates.push({ line: i + 1, text: line.trim() });
+    if (isElisionLine(line)) candidates.push({ line: i + 1, text: line.trim() });
   }
   if (candidates.length === 0) return [];
   const hunks = diffHunks(oldText, newText, NEAR);
-  if (hunks === null) return candidates.slice(0, limit);
+  if (hunks === null) {
+    // too large to diff here: a placeholder the old text did not have, where lines were lost, fails closed
+    const oldLines = new Set(oldText.split('\n').map((l) => l.trim()));
+    return candidates.filter((c) => !oldLines.has(c.text)).slice(0, limit);
+  }
   const inPlace = new Set<number>();
   for (const h of hunks) {
     if (!h.lines.some((l) => l.startsWith('-'))) continue;
     let n = h.newStart;
-    for (const l of h.lines) {
-      if (l.startsWith('+')) inPlace.add(n);
+    h.lines.forEach((l, k) => {
+      // an added line in a hunk that removes lines; or a placeholder that was already
+      // there and now borders removed lines (added first, then the code cut beside it:
+      // two harmless-looking steps that make one truncation)
+      const borders = l.startsWith(' ') && (h.lines[k - 1]?.startsWith('-') || h.lines[k + 1]?.startsWith('-'));
+      if (l.startsWith('+') || borders) inPlace.add(n);
       if (!l.startsWith('-')) n++;
-    }
+    });
   }
   return candidates.filter((c) => inPlace.has(c.line)).slice(0, limit);
 }

@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { CONFIG_FILE, parseConfig, type Config } from '../core/config.js';
 import { GuardError } from '../core/errors.js';
-import type { Deadline } from '../git/deadline.js';
+import { makeDeadline, type Deadline } from '../git/deadline.js';
 
 /** Options every flow gets from the CLI. */
 export interface FlowOptions {
@@ -53,4 +53,14 @@ export function shortOid(oid: string | null | undefined): string {
 
 export function relativeTo(root: string, p: string): string {
   return path.relative(root, p) || '.';
+}
+
+/**
+ * Run a flow under --timeout SECONDS (none: no deadline). The flow gets the
+ * deadline in its options and disarms it at its point of no return.
+ */
+export function withTimeout<T>(seconds: number | undefined, flow: (deadline: Deadline | undefined) => Promise<T>): Promise<T> {
+  if (seconds === undefined) return flow(undefined);
+  const deadline = makeDeadline(seconds);
+  return deadline.within(() => flow(deadline));
 }

@@ -1,7 +1,8 @@
 import { lstat, mkdir, readFile, realpath, rm, writeFile } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
-import { classify, makePolicy, type ChangeFacts, type Classification, type Policy } from '../core/classify.js';
+import { withAggregateLoss } from '../core/aggregate.js';
+import { classify, makePolicy, withReason, type ChangeFacts, type Classification, type Policy } from '../core/classify.js';
 import { CONFIG_FILE } from '../core/config.js';
 import { GuardError } from '../core/errors.js';
 import { countLines, looksBinary } from '../core/lines.js';
@@ -18,7 +19,6 @@ import { faultPoint } from '../git/faults.js';
 import { REFS, newRef, writeRecords, type RecordCommit } from '../git/records.js';
 import { openRepo, type Repo } from '../git/repo.js';
 import { numstatFolders } from '../git/measure.js';
-import { commitMessage } from '../git/commits.js';
 import { baseEventFor, readSessionEvents, sessionEventCommit, sessionMessage, sessionPrefix, type SessionEvent } from '../git/session.js';
 import { configAt, laneOf } from './context.js';
 
@@ -132,6 +132,10 @@ interface Target {
   /** The session base (null: absent), and whether it came from the session. */
   base: Buffer | null;
   fromSession: boolean;
+  /** A Codex move: the path the content comes from (measured as a rename from it). */
+  movedFrom?: string;
+  /** The source of a move: judged with its destination, not as a deletion of its own. */
+  movedAway?: boolean;
 }
 
 async function readDisk(abs: string): Promise<{ content: Buffer | null; mode: string }> {
@@ -190,9 +194,11 @@ async function writeBefore(repo: Repo, e: HookEvent, files: FileChange[], meta: 
   for (const [i, p] of placed.entries()) {
     const { content: current, mode } = disk[i]!;
     let source: Buffer | null = null;
+    let movedFrom: string | undefined;
     if (p.f.change.kind === 'chunks' && p.f.change.from !== undefined) {
       const from = await place(root, e.cwd, p.f.change.from);
       source = from.kind === 'inside' ? (await readDisk(from.abs)).content : null;
+      if (from.kind === 'inside') movedFrom = from.rel;
     }
     const r = apply(p.f.change, current, source);
     if (!r.ok) {
@@ -206,11 +212,20 @@ async function writeBefore(repo: Repo, e: HookEvent, files: FileChange[], meta: 
       base = b && b.type === 'blob' ? (b.data ?? null) : null;
       fromSession = true;
     }
-    targets.push({ rel: p.rel, abs: p.abs, change: p.f.change, current, mode, next: r.text === null ? null : Buffer.from(r.text, 'utf8'), base, fromSession });
+    targets.push({ rel: p.rel, abs: p.abs, change: p.f.change, current, mode, next: r.text === null ? null : Buffer.from(r.text, 'utf8'), base, fromSession, ...(movedFrom ? { movedFrom } : {}) });
+  }
+  // A move is a rename (DESIGN: renames are followed): the destination is measured against
+  // the source's session base, and the source is not a deletion of its own.
+  for (const t of targets) {
+    const src = t.movedFrom !== undefined ? targets.find((x) => x.rel === t.movedFrom && x.change.kind === 'delete') : undefined;
+    if (!src) continue;
+    src.movedAway = true;
+    if (t.current === null && !t.fromSession) t.base = src.base;
+    else delete t.movedFrom;
   }
   if (targets.every((t) => same(t.current, t.next))) return { outcome: NONE, notes: [...notes, 'the call changes nothing on disk: no opinion'] };
 
-  const judged = await measureAll(repo, targets, policy);
+  const judged = await measureAll(repo, targets.filter((t) => !t.movedAway), policy);
   const v = verdict(judged.map((j) => j.j), e.canAsk && !auto);
   const lane = laneOf(root);
   const ctx: RecordContext = { command: 'hook', lane, time: now.toISOString(), base: headOid, harness: e.harness, session: e.sessionId, toolCall: e.toolCallId };
@@ -293,19 +308,31 @@ function blobChange(rel: string, content: Buffer | null, mode: string): RecordCo
 
 async function measureAll(repo: Repo, targets: Target[], policy: Policy): Promise<Array<{ c: Classification; j: Judged }>> {
   const pairs = targets.map((t, i) => ({ i, t })).filter(({ t }) => t.base !== null && t.next !== null && !t.base.equals(t.next));
-  const counts = new Map<number, [number | null, number | null]>();
+  const counts = new Map<number, { added: number | null; deleted: number | null }>();
+  const whitespaceOnly = new Set<number>();
   if (pairs.length > 0) {
+    // base and proposal side by side in a temp folder: one diff --no-index for every file
     const dir = path.join(repo.gitDir, `guard-hook-${process.pid}-${randomBytes(4).toString('hex')}`);
     try {
       await mkdir(path.join(dir, 'a'), { recursive: true });
       await mkdir(path.join(dir, 'b'), { recursive: true });
       await Promise.all(pairs.flatMap(({ i, t }) => [writeFile(path.join(dir, 'a', String(i)), t.base!), writeFile(path.join(dir, 'b', String(i)), t.next!)]));
       for (const [name, n] of await numstatFolders(dir)) counts.set(Number(name), n);
+      // a would-be replacement that is empty when whitespace is ignored is a reindent (DESIGN whitespaceOnly)
+      const wouldReplace = pairs.filter(({ i, t }) => {
+        const d = counts.get(i)?.deleted ?? 0;
+        const lines = countLines(t.base!);
+        return lines > 0 && d / lines >= policy.config.changeRatio;
+      });
+      if (wouldReplace.length > 0) {
+        const w = await numstatFolders(dir, true);
+        for (const { i } of wouldReplace) if (!w.has(String(i)) || (w.get(String(i))!.added === 0 && w.get(String(i))!.deleted === 0)) whitespaceOnly.add(i);
+      }
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
   }
-  return targets.map((t, i) => {
+  const classified = targets.map((t, i) => {
     const binary = (t.base !== null && looksBinary(t.base)) || (t.next !== null && looksBinary(t.next));
     let added = 0;
     let deleted = 0;
@@ -313,10 +340,11 @@ async function measureAll(repo: Repo, targets: Target[], policy: Policy): Promis
     else if (t.next === null) deleted = countLines(t.base);
     else if (!t.base.equals(t.next)) {
       const n = counts.get(i);
-      added = n?.[0] ?? 0;
-      deleted = n?.[1] ?? 0;
+      added = n?.added ?? 0;
+      deleted = n?.deleted ?? 0;
     }
     const facts: ChangeFacts = {
+      ...(t.movedFrom !== undefined ? { oldPath: t.movedFrom } : {}),
       path: t.rel,
       oldMode: t.base === null ? null : t.mode,
       newMode: t.next === null ? null : t.mode,
@@ -325,32 +353,36 @@ async function measureAll(repo: Repo, targets: Target[], policy: Policy): Promis
       existingLines: binary || t.base === null ? 0 : countLines(t.base),
       binary,
       contentChanged: !same(t.base, t.next),
+      ...(whitespaceOnly.has(i) ? { whitespaceOnly: true } : {}),
     };
     const max = policy.config.maxFileBytes;
     const big = [t.base, t.next].find((b) => b !== null && b.length > max);
     if (big) facts.tooLarge = { bytes: big.length };
     if (!binary && t.base !== null && t.base.length <= max) facts.oldText = t.base.toString('utf8');
     if (!binary && t.next !== null && t.next.length <= max) facts.newText = t.next.toString('utf8');
-    const c = classify(facts, policy);
-    if (GATE_FILES.has(t.rel) && !c.reasons.some((r) => r.startsWith('protected'))) {
+    let c = classify(facts, policy);
+    if (GATE_FILES.has(t.rel) && !c.rules.includes('protected')) {
       // the agent may not switch off its own gate
-      c.reasons.push('the hook configuration that runs guard (an agent may not change its own gate)');
-      c.needsApproval = true;
+      c = { ...withReason(c, { rule: 'protected', text: 'the hook configuration that runs guard (an agent may not change its own gate)' }), needsApproval: true };
     }
-    return { c, j: { path: c.path, status: c.status, existingLines: c.existingLines, linesDeleted: c.linesDeleted, changeRatio: c.changeRatio, needsApproval: c.needsApproval, reasons: c.reasons } };
+    return c;
   });
+  // the call as a whole (a patch deleting twelve 40-line files) is one change
+  return withAggregateLoss(classified, policy.config).map((c) => ({ c, j: judgedOf(c) }));
+}
+
+function judgedOf(c: Classification): Judged {
+  return { path: c.path, status: c.status, existingLines: c.existingLines, linesDeleted: c.linesDeleted, changeRatio: c.changeRatio, needsApproval: c.needsApproval, reasons: c.reasons, rules: c.rules };
 }
 
 /** After a write tool ran: a write guard put to the person ran, so the person approved it. */
 async function writeAfter(repo: Repo, e: HookEvent, _meta: SessionMeta, now: Date): Promise<HookResult> {
   if (!e.toolCallId) return { outcome: NONE, notes: [] };
   const events = await readSessionEvents(repo.root, sessionPrefix(e.harness, e.sessionId));
-  const asked = events.find((x) => x.toolCall === e.toolCallId && x.outcome === 'ask') as (SessionEvent & { asked?: DecisionRecord[] }) | undefined;
-  if (!asked) return { outcome: NONE, notes: [] };
-  const raw = await commitMessage(repo.root, asked.commit);
-  const body = JSON.parse(raw.split('\n\n').slice(1).join('\n\n')) as { asked?: DecisionRecord[] };
+  const asked = events.find((x) => x.toolCall === e.toolCallId && x.outcome === 'ask');
+  if (!asked?.asked) return { outcome: NONE, notes: [] };
   const ctx: RecordContext = { command: 'hook', lane: laneOf(repo.root), time: now.toISOString(), base: null, harness: e.harness, session: e.sessionId, toolCall: e.toolCallId };
-  await writeRecords(repo.root, [{ ref: newRef(REFS.decisions, now), parent: null, message: batchMessage(ctx, body.asked ?? []), changes: [] }], now);
+  await writeRecords(repo.root, [{ ref: newRef(REFS.decisions, now), parent: null, message: batchMessage(ctx, asked.asked as DecisionRecord[]), changes: [] }], now);
   return { outcome: NONE, notes: [] };
 }
 
@@ -422,6 +454,6 @@ async function shellAfter(repo: Repo, e: HookEvent, command: string, meta: Sessi
   const paths = lost.map((c) => c.oldPath ?? c.path);
   const restore = paths.length <= 20 ? `guard restore ${pre.checkpoint} -- ${paths.map(shellWord).join(' ')}` : `guard restore ${pre.checkpoint}`;
   const rewind = `guard rewind ${shellWord(e.sessionId)}`;
-  const judged: Judged[] = lost.map((c) => ({ path: c.path, status: c.status, existingLines: c.existingLines, linesDeleted: c.linesDeleted, changeRatio: c.changeRatio, needsApproval: true, reasons: c.reasons }));
+  const judged: Judged[] = lost.map((c) => ({ ...judgedOf(c), needsApproval: true }));
   return { outcome: { kind: 'inform', message: lossMessage(command, judged, restore, rewind) }, checkpoint: cp.id, files: judged.map((j) => ({ ...j, decision: 'lost' })), notes: [] };
 }

@@ -61,7 +61,11 @@ export async function init(opts: InitOptions): Promise<InitResult> {
   const hook = path.join(repo.root, HUSKY_DIR, 'pre-commit');
   const workspaceRoot = manager === 'pnpm' && existsSync(path.join(detected.dir, 'pnpm-workspace.yaml'));
   const install = workspaceRoot ? 'pnpm add --save-dev --workspace-root guard-cli' : INSTALL_LINE[manager];
-  const script = (await readFile(template(manager === 'yarn-pnp' ? 'pre-commit-yarn-pnp' : 'pre-commit'), 'utf8')).replace(TEMPLATE_INSTALL, install);
+  const script = inFolder(
+    (await readFile(template(manager === 'yarn-pnp' ? 'pre-commit-yarn-pnp' : 'pre-commit'), 'utf8')).replace(TEMPLATE_INSTALL, install),
+    path.relative(repo.root, detected.dir).split(path.sep).join('/'),
+    manager,
+  );
   const runs = `runs ${HOOK_COMMAND[manager]}, for ${manager === 'yarn-pnp' ? "yarn Plug'n'Play" : manager} (${detected.evidence})`;
   if (!existsSync(hook)) {
     await writeFile(hook, script, { mode: 0o755 });
@@ -76,13 +80,24 @@ export async function init(opts: InitOptions): Promise<InitResult> {
   }
   if (manager === 'yarn-pnp') {
     warnings.push(
-      "yarn Plug'n'Play has no node_modules/.bin, so the hook starts guard through yarn (about 300 ms more per commit); " +
-        'nodeLinker: node-modules in .yarnrc.yml lets it run guard directly',
+      "yarn Plug'n'Play has no node_modules/.bin, so the hook starts guard through yarn, whose own start adds several hundred ms to every commit; " +
+        'nodeLinker: node-modules in .yarnrc.yml (then yarn install, guard init) lets it run guard directly',
     );
   }
 
   await common(repo, opts, changed, warnings);
   return { root: repo.root, hooksPath: HOOKS_PATH, packageManager: manager, changed, warnings };
+}
+
+/**
+ * A project in a subfolder of the repository (web/package.json): git runs the
+ * hook at the top, where husky's PATH has only the top's node_modules/.bin.
+ */
+function inFolder(script: string, rel: string, manager: PackageManager): string {
+  if (rel === '') return script;
+  const quoted = `'${rel.replace(/'/g, `'\\''`)}'`;
+  if (manager === 'yarn-pnp') return script.replace(/^yarn guard check$/m, `(cd ${quoted} && yarn guard check)`);
+  return script.replace(/^command -v guard/m, `export PATH=${quoted}/node_modules/.bin:"$PATH"\ncommand -v guard`);
 }
 
 /** What every route does: the default config and `.guard/` excluded. */

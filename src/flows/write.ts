@@ -1,4 +1,5 @@
-import { readFile, readlink } from 'node:fs/promises';
+import { mkdtemp, readFile, readlink, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { classify, makePolicy, type ChangeFacts, type Classification } from '../core/classify.js';
 import { CONFIG_FILE } from '../core/config.js';
@@ -9,11 +10,13 @@ import { batchMessage, decisionRecord, rejectedMessage, type Decision, type Deci
 import { MODE, cleanStaleTemps, commitWrite, discardWrite, resolveInside, stageWrite, statOnDisk, type OnDisk, type Staged } from '../worktree/atomic.js';
 import { READ_CAP, catFileBatch } from '../git/catfile.js';
 import { checkpoint } from '../git/checkpoint.js';
+import { assertWritable } from '../git/contain.js';
 import { faultPoint } from '../git/faults.js';
 import { lockTree, staleLockNotice } from '../worktree/lock.js';
 import { REFS, newRef, writeRecords, type RecordCommit } from '../git/records.js';
 import { openRepo } from '../git/repo.js';
 import { numstatFiles, patchFiles, whitespaceOnlyFiles } from '../git/measure.js';
+import { sessionBase, sessionEvent } from '../git/session-base.js';
 import type { StrategyAnswer } from '../ui/approval.js';
 import { configAt, laneOf, type FlowOptions } from './context.js';
 
@@ -23,6 +26,8 @@ export interface WriteOptions extends FlowOptions {
   /** The new content: bytes for a file, the link target for a symlink. */
   content: Buffer;
   auto: boolean;
+  /** The agent session (`--session`, else GUARD_SESSION): the base is the file as the session first saw it. */
+  session?: string;
 }
 
 export interface WrittenFile extends Classification {
@@ -70,6 +75,7 @@ export async function write(opts: WriteOptions): Promise<WriteResult> {
   // relative to the root when relative to cwd, so a refusal names the path the way the person sees it
   const asked = path.isAbsolute(opts.path) ? opts.path : path.relative(root, path.resolve(opts.cwd, opts.path)) || '.';
   const target = await resolveInside(root, asked);
+  await assertWritable(root, target.rel);
   const [old, [head, configBlob]] = await Promise.all([
     statOnDisk(target.abs),
     catFileBatch(root, ['HEAD', `HEAD:${CONFIG_FILE}`], READ_CAP),
@@ -82,11 +88,22 @@ export async function write(opts: WriteOptions): Promise<WriteResult> {
 
   const oldContent = old === null ? null : old.mode === MODE.symlink ? Buffer.from(await readlink(target.abs, { encoding: 'buffer' })) : await readFile(target.abs);
   const newMode = old?.mode ?? MODE.file;
+  const session = (opts.session ?? process.env.GUARD_SESSION ?? '').trim() || null;
+  const sessionStart = session ? await sessionBase(root, session, target.rel) : null;
   let staged = await stageWrite(root, target.rel, opts.content, newMode);
   let committed = false;
   try {
     const facts = await measure(staged, old?.mode ?? null, newMode, oldContent, opts.content, config);
-    const c = classify(facts, policy);
+    let c = classify(facts, policy);
+    if (sessionStart && !sameBytes(sessionStart.content, oldContent)) {
+      // Against the session's base too; the stricter answer stands, so a base can only add questions.
+      const since = await measureAgainst(staged, sessionStart.content, old?.mode ?? null, newMode, opts.content, config);
+      const cs = classify(since, policy);
+      if (cs.needsApproval && !c.needsApproval) {
+        // rule: session-base
+        c = { ...cs, reasons: [...cs.reasons, `measured against the file as session ${session} first saw it (checkpoint ${sessionStart.checkpoint})`] };
+      }
+    }
     const unchanged = oldContent !== null && oldContent.equals(opts.content);
     const file: WrittenFile = { ...c, decision: 'allowed', decider: 'policy', written: false };
     if (unchanged) file.unchanged = true;
@@ -151,6 +168,10 @@ export async function write(opts: WriteOptions): Promise<WriteResult> {
           writeRecords(root, commits, now),
         ]);
         cp = taken.id;
+        // the session's first touch of this path: later writes are measured against this checkpoint
+        if (session && !sessionStart) {
+          await writeRecords(root, [sessionEvent(taken.commit, { session, checkpoint: taken.id, path: target.rel, worktree: root, outcome: file.decision }, now)], now);
+        }
         faultPoint('write:after-checkpoint');
         faultPoint('write:before-rename');
         await commitWrite(staged);
@@ -188,6 +209,7 @@ async function measure(
   oldContent: Buffer | null,
   newContent: Buffer,
   config: { maxFileBytes: number; changeRatio: number },
+  rel: string = staged.rel,
 ): Promise<ChangeFacts> {
   const maxBytes = config.maxFileBytes;
   const binary = (oldContent !== null && looksBinary(oldContent)) || looksBinary(newContent);
@@ -204,7 +226,7 @@ async function measure(
   }
   const isBinary = binary || numstatBinary;
   const facts: ChangeFacts = {
-    path: staged.rel,
+    path: rel,
     oldMode,
     newMode,
     linesAdded: isBinary ? 0 : added,
@@ -216,12 +238,40 @@ async function measure(
   const big = [oldContent, newContent].find((b) => b !== null && b.length > maxBytes);
   if (big) facts.tooLarge = { bytes: big.length };
   if (!isBinary && oldContent !== null && facts.existingLines > 0 && deleted / facts.existingLines >= config.changeRatio && newMode !== MODE.symlink) {
-    // A would-be replacement: is it only a reindent? git's -w numstat prints nothing then.
+    // A would-be replacement: is it only a reindent?
     if (await whitespaceOnlyFiles(staged.abs, staged.temp)) facts.whitespaceOnly = true;
   }
   if (!isBinary && oldContent !== null && oldContent.length <= maxBytes) facts.oldText = oldContent.toString('utf8');
   if (!isBinary && newContent.length <= maxBytes) facts.newText = newContent.toString('utf8');
   return facts;
+}
+
+function sameBytes(a: Buffer | null, b: Buffer | null): boolean {
+  return a === null || b === null ? a === b : a.equals(b);
+}
+
+/**
+ * The facts of the write measured against content that is not on disk (the
+ * session base): it goes to a temp file outside the work tree for git's own
+ * numstat, and is removed again.
+ */
+async function measureAgainst(
+  staged: Staged,
+  base: Buffer | null,
+  oldMode: string | null,
+  newMode: string,
+  newContent: Buffer,
+  config: { maxFileBytes: number; changeRatio: number },
+): Promise<ChangeFacts> {
+  if (base === null) return measure(staged, null, newMode, null, newContent, config);
+  const dir = await mkdtemp(path.join(tmpdir(), 'guard-base-'));
+  try {
+    const file = path.join(dir, 'base');
+    await writeFile(file, base);
+    return await measure({ ...staged, abs: file }, oldMode ?? MODE.file, newMode, base, newContent, config, staged.rel);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
 }
 
 /** null when there is no person to ask (no terminal). */

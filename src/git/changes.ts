@@ -87,7 +87,7 @@ function entryFacts(e: DiffEntry, oldObj: CatResult | undefined, newObj: CatResu
   return f;
 }
 
-/** Would-be replacements that are a reindent: `whitespaceOnly`, measured by git. */
+/** Would-be replacements that are a reindent: `whitespaceOnly`, measured by git (-b). */
 async function markWhitespaceOnly(
   cwd: string,
   entries: readonly DiffEntry[],

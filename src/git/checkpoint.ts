@@ -8,6 +8,7 @@ import { RECORD_VERSION } from '../core/record.js';
 import { faultPoint } from './faults.js';
 import type { Repo } from './repo.js';
 import { REFS, newRef } from './records.js';
+import { keepRawBytes } from './rawbytes.js';
 import { git, gitFailure, gitSpawnArgs, splitZ } from './run.js';
 import { processAlive as alive } from './alive.js';
 
@@ -51,6 +52,8 @@ export interface CheckpointOptions {
   untrackedBudgetMs?: number;
   /** The agent session this checkpoint is taken for (guard hook): recorded in its message. */
   session?: SessionMeta;
+  /** Extra environment for every git process (e.g. config that a repository guard does not trust must not set). */
+  env?: NodeJS.ProcessEnv;
 }
 
 /** Who a checkpoint or decision was for: harness, session id and tool-call id (DESIGN.md "session"). */
@@ -181,7 +184,8 @@ export async function checkpoint(repo: Repo, opts: CheckpointOptions): Promise<C
   // A second copy for a whole-tree checkpoint: its tree is the index as it is (what is
   // staged), kept too so that a staged version that differs from the file is not lost.
   const stagedIndex = opts.paths ? null : `${tmpIndex}-staged`;
-  const env = { GIT_INDEX_FILE: tmpIndex };
+  const trusted = opts.env ?? {};
+  const env = { ...trusted, GIT_INDEX_FILE: tmpIndex };
   const cwd = repo.root;
   const userIndex = realIndex(repo);
   const maxBytes = opts.maxUntrackedBytes ?? envNumber('GUARD_CHECKPOINT_MAX_BYTES') ?? UNTRACKED_MAX_BYTES;
@@ -221,17 +225,20 @@ export async function checkpoint(repo: Repo, opts: CheckpointOptions): Promise<C
       : git([...STRICT_STAT, 'ls-files', '-o', '--exclude-standard', '-z', '--', ...WHOLE_TREE], { cwd, env }).then((r) => splitZ(r.stdout));
     const [, head, , staged, names] = await Promise.all([
       tracked,
-      headCommit(repo),
+      headCommit(repo, trusted),
       removeStaleIndexes(repo.gitDir),
-      stagedIndex && stagedSeeded ? git(['write-tree'], { cwd, env: { GIT_INDEX_FILE: stagedIndex }, okCodes: [128] }) : null,
+      stagedIndex && stagedSeeded ? git(['write-tree'], { cwd, env: { ...trusted, GIT_INDEX_FILE: stagedIndex }, okCodes: [128] }) : null,
       untracked,
     ]);
     let added: string[] = [];
-    if (names && names.length > 0) ({ skipped, added } = await addUntracked(repo, tmpIndex, names, { maxBytes, budgetMs }));
+    if (names && names.length > 0) ({ skipped, added } = await addUntracked(repo, env, names, { maxBytes, budgetMs }));
     // null when the index could not be written as a tree (a merge in progress): only the work tree is kept
     const indexTree = stagedKnown !== undefined ? stagedKnown : staged && staged.code === 0 ? staged.stdout.toString().trim() : null;
     faultPoint('checkpoint:after-add');
-    const tree = (await git(['write-tree'], { cwd, env })).stdout.toString().trim();
+    let tree = (await git(['write-tree'], { cwd, env })).stdout.toString().trim();
+    // What add hashed anew is kept as the bytes on disk, not git's clean (eol) form.
+    const hashedAnew = opts.paths ?? (indexTree && indexTree !== tree ? await changedPaths(cwd, indexTree, tree, trusted) : []);
+    if (await keepRawBytes(cwd, env, hashedAnew)) tree = (await git(['write-tree'], { cwd, env })).stdout.toString().trim();
     const headOid = head;
     const untrackedNow = [...carried, ...added];
     if (key && untrackedNow.length <= KEPT_UNTRACKED_MAX) {
@@ -277,13 +284,13 @@ export async function checkpoint(repo: Repo, opts: CheckpointOptions): Promise<C
       indexCommit =
         previous?.indexCommit && previous.index === index && previous.head === headOid
           ? previous.indexCommit
-          : (await git(['commit-tree', index, ...parents], { cwd, input: `guard checkpoint: the index\n`, env: { ...GUARD_IDENTITY } })).stdout.toString().trim();
+          : (await git(['commit-tree', index, ...parents], { cwd, input: `guard checkpoint: the index\n`, env: { ...trusted, ...GUARD_IDENTITY } })).stdout.toString().trim();
       parents.push('-p', indexCommit);
     }
     const args = ['commit-tree', tree, ...parents];
-    const commit = (await git(args, { cwd, input: message, env: { ...GUARD_IDENTITY } })).stdout.toString().trim();
+    const commit = (await git(args, { cwd, input: message, env: { ...trusted, ...GUARD_IDENTITY } })).stdout.toString().trim();
     faultPoint('checkpoint:before-update-ref');
-    await git(['update-ref', '-m', 'guard checkpoint', ref, commit, ''], { cwd });
+    await git(['update-ref', '-m', 'guard checkpoint', ref, commit, ''], { cwd, env: trusted });
     const cp: Checkpoint = { ref, id: checkpointId(ref), commit, tree, index, reused: false, skipped };
     if (!opts.paths) await rememberLast(repo, { ...cp, ...remember, indexCommit });
     return cp;
@@ -317,7 +324,8 @@ async function dropKeptIndexes(gitDir: string, keep: string | null): Promise<voi
  */
 async function addUntracked(
   repo: Repo,
-  index: string,
+  /** The temporary index (GIT_INDEX_FILE) and the trusted environment. */
+  gitEnv: NodeJS.ProcessEnv,
   names: readonly string[],
   limits: { maxBytes: number; budgetMs: number },
 ): Promise<{ skipped: SkippedFile[]; added: string[] }> {
@@ -338,7 +346,7 @@ async function addUntracked(
   // --remove: a file deleted since ls-files listed it is nothing to add, not an error
   const child = spawn('git', gitSpawnArgs([...STRICT_STAT, 'update-index', '--add', '--remove', '--verbose', '-z', '--stdin']), {
     cwd: repo.root,
-    env: { ...process.env, GIT_INDEX_FILE: index },
+    env: { ...process.env, ...gitEnv },
     stdio: ['pipe', 'pipe', 'pipe'],
   });
   let acked = 0;
@@ -421,7 +429,7 @@ async function addUntracked(
  * packed branch, or a detached HEAD): no process for the common case. Anything
  * else (an unborn branch, another ref store, a symref chain) asks git.
  */
-async function headCommit(repo: Repo): Promise<string | null> {
+async function headCommit(repo: Repo, env: NodeJS.ProcessEnv): Promise<string | null> {
   const OID = /^[0-9a-f]{40}(?:[0-9a-f]{24})?$/;
   try {
     const head = (await readFile(path.join(repo.gitDir, 'HEAD'), 'utf8')).trim();
@@ -440,7 +448,7 @@ async function headCommit(repo: Repo): Promise<string | null> {
   } catch {
     /* ask git */
   }
-  const r = await git(['rev-parse', '-q', '--verify', 'HEAD^{commit}'], { cwd: repo.root, okCodes: [1] });
+  const r = await git(['rev-parse', '-q', '--verify', 'HEAD^{commit}'], { cwd: repo.root, env, okCodes: [1] });
   return r.code === 0 ? r.stdout.toString().trim() : null;
 }
 
@@ -452,6 +460,13 @@ async function removeStaleIndexes(gitDir: string): Promise<void> {
     if (pid === undefined || Number(pid) === process.pid || alive(Number(pid))) continue;
     await rm(path.join(gitDir, name), { force: true });
   }
+}
+
+/** Paths whose blobs differ between two trees (what a checkpoint's add changed). */
+async function changedPaths(cwd: string, from: string, to: string, env: NodeJS.ProcessEnv): Promise<string[]> {
+  // -r -z --name-only --no-renames: "<path> NUL" per file that differs
+  const r = await git(['diff-tree', '-r', '-z', '--name-only', '--no-renames', '--diff-filter=AM', from, to], { cwd, env });
+  return splitZ(r.stdout);
 }
 
 /** `:(literal)` so a file named `*.js` or `:foo` is that file, not a pattern. */

@@ -29,7 +29,7 @@ export interface Deadline {
 }
 
 export function timeoutError(): GuardError {
-  return new GuardError('E_TIMEOUT', 'guard ran out of time (--timeout) and stopped; nothing was written', 'give it more time, or look at the largest files in the change');
+  return new GuardError('E_TIMEOUT', 'guard ran out of time (--timeout) and stopped before it changed anything', 'give it more time, or look at the largest files in the change');
 }
 
 const running = new AsyncLocalStorage<Deadline>();

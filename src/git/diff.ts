@@ -137,20 +137,38 @@ export async function treeDiff(cwd: string, from: string, to: string): Promise<D
 /**
  * Which of `paths` change only in whitespace between the two sides that
  * `range` names (`['--cached']` for the index against HEAD, `[A, B]` for two
- * trees): ONE `git diff --numstat -w` over just those paths. With -w
- * (--ignore-all-space) git leaves a path out of --numstat when nothing but
- * whitespace changed, so every asked path it does not list is
- * whitespace-only. -M as in DIFF_ARGS, with both names of a rename asked.
- * https://git-scm.com/docs/git-diff#Documentation/git-diff.txt--w
+ * trees): ONE `git diff --numstat -b` over just those paths. git leaves a
+ * path out of --numstat when nothing but whitespace changed, so every asked
+ * path it does not list is whitespace-only. -b (--ignore-space-change), not
+ * -w: -w also ignores whitespace added where there was none, so
+ * `rm -rf /tmp/x` -> `rm -rf / tmp/x` hidden in a reindent would pass as
+ * "whitespace only"; -b counts that as a change. -M as in DIFF_ARGS, with
+ * both names of a rename asked.
+ * https://git-scm.com/docs/git-diff#Documentation/git-diff.txt--b
  */
+export const WHITESPACE_ARG = '--ignore-space-change';
 export async function whitespaceOnlyPaths(cwd: string, range: readonly string[], entries: readonly DiffEntry[]): Promise<Set<string>> {
   const out = new Set<string>();
   if (entries.length === 0) return out;
   const spec = entries.flatMap((e) => (e.oldPath !== undefined ? [e.oldPath, e.path] : [e.path])).map((p) => `:(literal)${p}`);
-  const args = ['diff', ...range, ...DIFF_ARGS.filter((a) => a !== '--raw'), '--ignore-all-space', '--', ...spec];
+  const args = ['diff', ...range, ...DIFF_ARGS.filter((a) => a !== '--raw'), WHITESPACE_ARG, '--', ...spec];
   const r = await git(args, { cwd });
   const listed = new Map(entries.map((e) => [e.path, { ...e, added: null, deleted: null } as DiffEntry]));
   applyNumstat(listed, splitZ(r.stdout));
   for (const [p, e] of listed) if (e.added === null) out.add(p);
+  return out;
+}
+
+/**
+ * The paths that differ between two trees, and how.
+ * `diff-tree -r -z --name-status --no-renames` prints "<letter> NUL <path> NUL" per file.
+ */
+export async function changedPaths(cwd: string, from: string, to: string): Promise<Array<{ path: string; change: 'added' | 'modified' | 'deleted' }>> {
+  const r = await git(['diff-tree', '-r', '-z', '--name-status', '--no-renames', from, to], { cwd });
+  const f = splitZ(r.stdout);
+  const out: Array<{ path: string; change: 'added' | 'modified' | 'deleted' }> = [];
+  for (let i = 0; i + 1 < f.length; i += 2) {
+    out.push({ path: f[i + 1]!, change: f[i] === 'A' ? 'added' : f[i] === 'D' ? 'deleted' : 'modified' });
+  }
   return out;
 }

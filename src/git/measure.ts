@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { WHITESPACE_ARG } from './diff.js';
 import { git } from './run.js';
 
 /*
@@ -41,7 +42,7 @@ export async function numstatFiles(from: string, to: string): Promise<FileNumsta
  * reindent, a formatter run)? git's `-w` numstat prints nothing then.
  */
 export async function whitespaceOnlyFiles(from: string, to: string): Promise<boolean> {
-  const r = await git([...NO_INDEX_ARGS, '--numstat', '--ignore-all-space', '--', from, to], { cwd: path.dirname(from), okCodes: [1] });
+  const r = await git([...NO_INDEX_ARGS, '--numstat', WHITESPACE_ARG, '--', from, to], { cwd: path.dirname(from), okCodes: [1] });
   return r.stdout.length === 0;
 }
 
@@ -52,25 +53,21 @@ export async function patchFiles(from: string, to: string, contextLines: number)
 }
 
 /**
- * Flags for measuring many base/proposal pairs at once, as git's numstat does
- * for check: --no-index on two folders of temp files (one process for any
- * number of files), --no-renames (pairs are matched by name).
+ * Numstat for many pairs at once: `dir/a/NAME` against `dir/b/NAME`, one
+ * process for any number of files (guard hook measures every file of a
+ * multi-file patch this way). With `ignoreSpace`, git's `-w` counts (a
+ * pair missing from the result is then whitespace-only).
+ * --no-renames: pairs are matched by name. Output per pair:
+ *   "added TAB deleted TAB NUL a/NAME NUL b/NAME NUL"   ("-" for binary)
  */
-const PAIRS_ARGS = [...NO_INDEX_ARGS, '--numstat', '-z', '--no-renames'] as const;
-
-/**
- * Lines added and deleted per file name between `dir/a/NAME` and `dir/b/NAME`
- * (null for binary). `--numstat -z` on folders prints
- * "added TAB deleted TAB NUL a/NAME NUL b/NAME NUL"; a pair that differs only
- * in line endings is absent.
- */
-export async function numstatFolders(dir: string): Promise<Map<string, [number | null, number | null]>> {
-  const r = await git([...PAIRS_ARGS, 'a', 'b'], { cwd: dir, okCodes: [1] });
+export async function numstatFolders(dir: string, ignoreSpace = false): Promise<Map<string, { added: number | null; deleted: number | null }>> {
+  const args = [...NO_INDEX_ARGS, '-z', '--numstat', '--no-renames', ...(ignoreSpace ? ['--ignore-all-space'] : []), 'a', 'b'];
+  const r = await git(args, { cwd: dir, okCodes: [1] });
   const f = r.stdout.toString('utf8').split('\0');
-  const counts = new Map<string, [number | null, number | null]>();
+  const out = new Map<string, { added: number | null; deleted: number | null }>();
   for (let x = 0; x + 2 < f.length; x += 3) {
     const [a, d] = f[x]!.split('\t');
-    counts.set(f[x + 2]!.slice(2), [a === '-' ? null : Number(a), d === '-' ? null : Number(d)]);
+    out.set(f[x + 2]!.slice(2), { added: a === '-' ? null : Number(a), deleted: d === '-' ? null : Number(d) });
   }
-  return counts;
+  return out;
 }

@@ -48,6 +48,8 @@ export interface SessionEvent {
   outcome?: string;
   lost?: string[];
   command?: string;
+  /** A write put to a person: the decisions to record as approved when it ran. */
+  asked?: unknown[];
 }
 
 export function sessionMessage(e: Omit<SessionEvent, 'ref' | 'commit'>): string {
@@ -85,6 +87,7 @@ export async function readSessionEvents(cwd: string, pattern: string): Promise<S
       ...(typeof b.outcome === 'string' ? { outcome: b.outcome } : {}),
       ...(Array.isArray(b.lost) ? { lost: b.lost.filter((p): p is string => typeof p === 'string') } : {}),
       ...(typeof b.command === 'string' ? { command: b.command } : {}),
+      ...(Array.isArray(b.asked) ? { asked: b.asked } : {}),
     });
   }
   // time has milliseconds; the ref name (time + random) breaks ties

@@ -13,6 +13,8 @@ export interface Judged {
   changeRatio: number;
   needsApproval: boolean;
   reasons: string[];
+  /** Stable ids of the same reasons (core/classify Rule): decisions read these, never the texts. */
+  rules: string[];
 }
 
 export type Verdict = 'allow' | 'ask' | 'deny';
@@ -40,7 +42,8 @@ export function whatHappens(f: Judged, tense: 'would' | 'did'): string {
   if (f.status === 'delete') head = `${f.path} ${tense === 'would' ? 'would be deleted' : 'was deleted'} (${f.existingLines} line${f.existingLines === 1 ? '' : 's'})`;
   else if (f.linesDeleted > 0 && f.existingLines > 0) head = `${f.path} ${verb ? verb + ' ' : ''}${lose} ${f.linesDeleted} of ${f.existingLines} lines (${pct(f.changeRatio)})`;
   else head = `${f.path} ${tense === 'would' ? 'would change' : 'changed'}`;
-  const why = f.reasons.filter((r) => !/^(replaces|deletes a \d+-line)/.test(r));
+  // the size rules are what the head already says
+  const why = f.reasons.filter((_, i) => f.rules[i] !== 'replace-large' && f.rules[i] !== 'delete-large');
   return why.length ? `${head}; ${why.join('; ')}` : head;
 }
 
@@ -51,8 +54,8 @@ export function denyReason(files: readonly Judged[], kept: string | null, sessio
   if (sessionBased) parts.push('(Measured against the file as it was when this session first touched it.)');
   if (kept) parts.push(`Your version is kept as ${kept}.`);
   const deletes = flagged.some((f) => f.status === 'delete');
-  const placeholder = flagged.some((f) => f.reasons.some((r) => r.startsWith('elision placeholder')));
-  const protectedPath = flagged.some((f) => f.reasons.some((r) => r.startsWith('protected path')));
+  const placeholder = flagged.some((f) => f.rules.includes('elision'));
+  const protectedPath = flagged.some((f) => f.rules.includes('protected'));
   if (protectedPath) parts.push('That path is protected: only a person can change it; tell the user what you wanted to change and why.');
   else if (deletes) parts.push('Do not delete it: change only the lines you mean to change, or ask the user to delete it.');
   else if (placeholder) parts.push('Write the whole file with every line that stays, never a placeholder comment, or change only the lines you mean to change with an edit.');

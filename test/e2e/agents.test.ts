@@ -1,7 +1,14 @@
 import { statSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { cleanupRepos, makeRepo, snapshotTree } from '../helpers.js';
+import { cleanupRepos, makeRepo as makeTestRepo, snapshotTree } from '../helpers.js';
+
+/** A repository where `guard init` can install its git hook (makeRepo points hooks at /dev/null). */
+function makeRepo(files: Record<string, string>) {
+  const repo = makeTestRepo(files);
+  repo.git(['config', '--unset', 'core.hooksPath']);
+  return repo;
+}
 
 afterAll(cleanupRepos);
 
@@ -14,7 +21,7 @@ describe('guard init --agent', () => {
       '.claude/settings.json': JSON.stringify({ model: 'x', hooks: { PreToolUse: [{ matcher: 'Bash', hooks: [{ type: 'command', command: 'echo mine' }] }] } }),
       '.gemini/settings.json': JSON.stringify({ general: { vimMode: true } }),
     });
-    const first = (repo.git(['config', '--unset', 'core.hooksPath']), repo.guardJson(['init', '--agent', ...ALL]));
+    const first = repo.guardJson(['init', '--agent', ...ALL]);
     expect(first.code).toBe(0);
     const claude = JSON.parse(repo.read('.claude/settings.json'));
     expect(claude.model).toBe('x');
@@ -48,7 +55,6 @@ describe('guard init --agent', () => {
 
   it('a settings file that is not JSON is a config error, left as it is', () => {
     const repo = makeRepo({ 'a.txt': 'a\n', '.claude/settings.json': '{ nope' });
-    repo.git(['config', '--unset', 'core.hooksPath']);
     const r = repo.guard(['init', '--agent', 'claude']);
     expect(r.code).toBe(2);
     expect(repo.read('.claude/settings.json')).toBe('{ nope');
@@ -64,7 +70,6 @@ describe('guard doctor, per harness', () => {
     expect(agent(d, 'gemini')).toMatchObject({ ok: false, severity: 'warning', message: expect.stringContaining('no guard hook'), hint: 'guard init --agent gemini' });
     expect(agent(d, 'claude')).toMatchObject({ ok: true }); // not used here: info only
 
-    repo.git(['config', '--unset', 'core.hooksPath']);
     repo.guard(['init', '--agent', 'claude', 'gemini', 'codex']);
     d = repo.guardJson(['doctor']).json;
     expect(agent(d, 'claude')).toMatchObject({ ok: true, message: expect.stringContaining('runs guard hook claude') });

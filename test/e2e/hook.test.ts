@@ -257,23 +257,33 @@ describe('fail closed, per harness', () => {
     });
   }
 
-  it('a guard killed mid-call blocks through the command guard init --agent installs', () => {
+  it('a guard killed mid-call blocks through the command guard init --agent installs, for each harness', () => {
     const repo = makeRepo({ 'a.txt': 'a\n' });
     repo.git(['config', '--unset', 'core.hooksPath']);
-    expect(repo.guard(['init', '--agent', 'claude', 'cline', 'copilot']).code).toBe(0);
-    const settings = JSON.parse(repo.read('.claude/settings.json'));
-    const command: string = settings.hooks.PreToolUse[0].hooks[0].command;
-    const env = cleanEnv({ CI: 'true', GUARD_FAULT: 'hook:before-record', CLAUDE_PROJECT_DIR: repo.dir });
-    const payload = claude(repo, 'Write', { file_path: path.join(repo.dir, 'new.txt'), content: 'x\n' });
-    const r = spawnSync('sh', ['-c', command], { cwd: repo.dir, env, input: payload });
-    expect(r.status).toBe(2);
-    expect(r.stderr.toString()).toMatch(/fail closed/);
-    // Cline's hook script answers a cancel
-    const cline = spawnSync(path.join(repo.dir, '.clinerules/hooks/PreToolUse'), [], { cwd: repo.dir, env, input: GIT_WRITE.cline!(repo.dir).replace('.git/hooks/pre-commit', 'new.txt') });
-    expect(JSON.parse(cline.stdout.toString())).toMatchObject({ cancel: true });
-    const copilot = JSON.parse(repo.read('.github/hooks/guard.json'));
-    const cp = spawnSync('bash', ['-c', copilot.hooks.preToolUse[0].bash], { cwd: repo.dir, env, input: GIT_WRITE.copilot!(repo.dir).replace('.git/hooks/pre-commit', 'new.txt') });
-    expect(JSON.parse(cp.stdout.toString())).toMatchObject({ permissionDecision: 'deny' });
+    expect(repo.guard(['init', '--agent', ...Object.keys(GIT_WRITE)]).code).toBe(0);
+    const env = cleanEnv({ CI: 'true', GUARD_FAULT: 'hook:before-record', CLAUDE_PROJECT_DIR: repo.dir, GEMINI_PROJECT_DIR: repo.dir });
+    const payload = (h: string) => GIT_WRITE[h]!(repo.dir).replace(/\.git\/hooks\/pre-commit/g, 'new.txt');
+    const sh = (command: string, h: string) => spawnSync('sh', ['-c', command], { cwd: repo.dir, env, input: payload(h) });
+    // Claude, Gemini, Codex: exit 2 with the reason on stderr is their block
+    const commands = {
+      claude: JSON.parse(repo.read('.claude/settings.json')).hooks.PreToolUse[0].hooks[0].command,
+      gemini: JSON.parse(repo.read('.gemini/settings.json')).hooks.BeforeTool[0].hooks[0].command,
+      codex: JSON.parse(repo.read('.codex/hooks.json')).hooks.PreToolUse[0].hooks[0].command,
+    };
+    for (const [h, command] of Object.entries(commands)) {
+      const r = sh(command, h);
+      expect(r.status, h).toBe(2);
+      expect(r.stderr.toString(), h).toMatch(/fail closed/);
+    }
+    // Cursor, Copilot: the deny JSON; Cline's hook script: a cancel
+    expect(JSON.parse(sh(JSON.parse(repo.read('.cursor/hooks.json')).hooks.preToolUse[0].command, 'cursor').stdout.toString())).toMatchObject({ permission: 'deny' });
+    expect(JSON.parse(sh(JSON.parse(repo.read('.github/hooks/guard.json')).hooks.preToolUse[0].bash, 'copilot').stdout.toString())).toMatchObject({ permissionDecision: 'deny' });
+    const cline = spawnSync(path.join(repo.dir, '.clinerules/hooks/PreToolUse'), [], { cwd: repo.dir, env, input: payload('cline') });
+    expect(JSON.parse(cline.stdout.toString())).toMatchObject({ cancel: true, errorMessage: expect.stringContaining('fail closed') });
+    // and without the fault the same commands answer no opinion (a write guard allows)
+    const calm = cleanEnv({ CI: 'true', CLAUDE_PROJECT_DIR: repo.dir });
+    const ok = spawnSync('sh', ['-c', commands.claude], { cwd: repo.dir, env: calm, input: payload('claude') });
+    expect({ status: ok.status, stdout: ok.stdout.toString() }).toEqual({ status: 0, stdout: '' });
   });
 });
 
@@ -352,5 +362,32 @@ describe('pruning', () => {
     const r = repo.guardJson(['log', '--prune', '--keep', '0']);
     expect(r.json.pruned.checkpoints).toBe(1);
     expect(repo.refs('refs/guard/sessions/')).toEqual([]);
+  });
+});
+
+describe('guard hook codex: patches', () => {
+  const codex = (repo: TestRepo, patch: string, viaShell = false) =>
+    JSON.stringify({
+      session_id: 'cx',
+      turn_id: 't',
+      cwd: repo.dir,
+      hook_event_name: 'PreToolUse',
+      model: 'gpt-5.5',
+      permission_mode: 'bypassPermissions',
+      tool_name: viaShell ? 'Bash' : 'apply_patch',
+      tool_input: { command: viaShell ? `apply_patch <<'EOF'\n${patch}EOF\n` : patch },
+      tool_use_id: 'call_1',
+    });
+
+  it('a move of a big file is a rename, allowed; deleting it is refused', () => {
+    const repo = makeRepo({ 'src/app.py': lines(300) });
+    const move = '*** Begin Patch\n*** Update File: src/app.py\n*** Move to: src/main.py\n@@\n-line 3\n+LINE 3\n*** End Patch\n';
+    const r = hook(repo, 'codex', codex(repo, move));
+    expect(r.stdout).toBe('');
+    const [cp] = repo.refs('refs/guard/checkpoints/');
+    expect(repo.git(['log', '-1', '--format=%B', cp!])).toContain('"paths":["src/main.py","src/app.py"]');
+    const del = hook(repo, 'codex', codex(repo, '*** Begin Patch\n*** Delete File: src/app.py\n*** End Patch\n', true));
+    expect(decision(del)).toBe('deny');
+    expect(del.json.hookSpecificOutput.permissionDecisionReason).toContain('src/app.py would be deleted (300 lines)');
   });
 });

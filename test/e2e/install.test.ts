@@ -110,6 +110,9 @@ function commitsThroughTheHook(dir: string, run: string, big = 'src/state.py'): 
   expect(small.code, small.out).toBe(0);
   expect(must(dir, 'git rev-parse HEAD~1').trim()).toBe(head);
 
+  const version = sh(dir, `${run} --version`);
+  expect(version.stdout.trim(), version.out).toBe(JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')).version);
+
   const doctor = sh(dir, `${run} doctor --json`, { CI: undefined });
   expect(doctor.code, doctor.out).toBe(0);
   expect(JSON.parse(doctor.stdout).active).toBe(true);
@@ -245,19 +248,25 @@ describe('guard-cli installed from its tarball', () => {
   });
 
   const preCommit = spawnSync('pre-commit', ['--version']).status === 0;
-  it.skipIf(!preCommit && process.env.CI !== 'true')('pre-commit framework: try-repo against a clone of this repository', () => {
+  it.skipIf(!preCommit && process.env.CI !== 'true')('pre-commit framework: try-repo against a clone of this repository, then installed from it', () => {
     const clone = path.join(work, 'guard-clone');
     must(work, `git clone -q "${ROOT}" "${clone}"`);
     const dir = project('pre-commit', { ...PY, 'setup.py': 'from setuptools import setup\nsetup()\n' });
     must(dir, 'git rm -q src/state.py');
-    const blocked = sh(dir, `pre-commit try-repo "${clone}" guard`, {}, 300_000);
-    expect(blocked.code, blocked.out).toBe(1);
-    expect(blocked.out).toContain('blocked 1 change that needs a person');
+    const tried = sh(dir, `pre-commit try-repo "${clone}" guard`, {}, 300_000);
+    expect(tried.code, tried.out).toBe(1);
+    expect(tried.out).toContain('blocked 1 change that needs a person');
     expect(rejected(dir)).toHaveLength(1);
-    must(dir, 'git reset -q HEAD -- src/state.py && git checkout -- src/state.py && echo "# one" >> src/state.py && git add src/state.py');
-    const passes = sh(dir, `pre-commit try-repo "${clone}" guard`, {}, 300_000);
-    expect(passes.code, passes.out).toBe(0);
-    expect(passes.out).toMatch(/guard check\.+Passed/);
+    must(dir, 'git reset -q HEAD -- src/state.py && git checkout -- src/state.py');
+    must(dir, `git update-ref -d ${rejected(dir)[0]}`);
+
+    // As a user wires it: .pre-commit-config.yaml naming this repository, pre-commit install.
+    const rev = must(clone, 'git rev-parse HEAD').trim();
+    writeFileSync(path.join(dir, '.pre-commit-config.yaml'), `repos:\n  - repo: ${clone}\n    rev: ${rev}\n    hooks:\n      - id: guard\n`);
+    must(dir, 'pre-commit install');
+    must(dir, 'git add .pre-commit-config.yaml && git commit -q -m "Gate commits with guard (pre-commit)"');
+    // doctor from outside: guard is not on this project's PATH, pre-commit holds it
+    commitsThroughTheHook(dir, `node "${path.join(ROOT, 'dist/cli/main.js')}"`);
   }, 400_000);
 });
 

@@ -33,6 +33,13 @@ describe('elision placeholders', () => {
     '// ...rest\u00a0of the file unchanged',
     '<!-- [12 lines omitted] -->',
     '(* existing code unchanged *)',
+    // template languages: Jinja, Handlebars, JSP, ERB, Razor, Lua blocks
+    '{# ... rest of the template ... #}',
+    '{{!-- existing markup unchanged --}}',
+    '<%-- ... existing code ... --%>',
+    '<%# rest of the file unchanged %>',
+    '@* ... existing content ... *@',
+    '--[[ ... rest of the module ... ]]',
   ])('detects %j', (line) => {
     expect(isElisionLine(line)).toBe(true);
   });
@@ -75,9 +82,17 @@ describe('elision placeholders', () => {
     expect(findElisions(next, old)).toEqual([]);
   });
 
-  it('reports only placeholders the old text did not have, with 1-based lines', () => {
-    const old = 'a\n// ... existing code ...\nb\n';
-    const next = 'a\n// ... existing code ...\n# rest of the code here\n';
-    expect(findElisions(next, old)).toEqual([{ line: 3, text: '# rest of the code here' }]);
+  it('a placeholder the file already had counts only where it now borders removed lines (the two-step truncation)', () => {
+    const body = ['def f():', '    # ... existing code ...', '    one()', '    two()', '    three()', '    return 1', ''];
+    // step 1 added the placeholder and removed nothing; step 2 cuts the code right below it
+    const cut = ['def f():', '    # ... existing code ...', '    return 1', ''];
+    expect(findElisions(cut.join('\n'), body.join('\n'))).toEqual([{ line: 2, text: '# ... existing code ...' }]);
+    // an old placeholder far from an unrelated removal is not a truncation
+    const far = ['def f():', '    # ... existing code ...', '    one()', '    two()', '    three()', ''];
+    expect(findElisions(far.join('\n'), body.join('\n'))).toEqual([]);
+  });
+
+  it('reads fullwidth and other compatibility forms as what they look like', () => {
+    expect(isElisionLine('// \uff0e\uff0e\uff0e \uff45\uff58\uff49\uff53\uff54\uff49\uff4e\uff47 code')).toBe(true);
   });
 });

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { askReason, denyReason, failReason, lossMessage, verdict, type Judged } from '../../src/harness/decide.js';
 
-const file = (over: Partial<Judged> = {}): Judged => ({ path: 'src/state.py', status: 'modify', existingLines: 270, linesDeleted: 3, changeRatio: 0.0111, needsApproval: false, reasons: [], ...over });
-const rewrite = file({ status: 'replace', linesDeleted: 214, changeRatio: 0.7926, needsApproval: true, reasons: ['replaces 79% of a 270-line file (50% or more of 100+ lines needs approval)', 'elision placeholder where code stood (line 9: "# ... rest of the code unchanged ...")'] });
+const file = (over: Partial<Judged> = {}): Judged => ({ path: 'src/state.py', status: 'modify', existingLines: 270, linesDeleted: 3, changeRatio: 0.0111, needsApproval: false, reasons: [], rules: [], ...over });
+const rewrite = file({ status: 'replace', linesDeleted: 214, changeRatio: 0.7926, needsApproval: true, reasons: ['replaces 79% of a 270-line file (50% or more of 100+ lines needs approval)', 'elision placeholder where code stood (line 9: "# ... rest of the code unchanged ...")'], rules: ['replace-large', 'elision'] });
 
 describe('the hook decision', () => {
   it('allow unless something needs approval; then ask only where a person can answer', () => {
@@ -22,9 +22,9 @@ describe('words for the model and the person', () => {
     );
   });
   it('a delete and a protected path get their own advice; a session base is said', () => {
-    const del = file({ status: 'delete', linesDeleted: 270, changeRatio: 1, needsApproval: true, reasons: ['deletes a 270-line file (100+ lines need approval)'] });
+    const del = file({ status: 'delete', linesDeleted: 270, changeRatio: 1, needsApproval: true, reasons: ['deletes a 270-line file (100+ lines need approval)'], rules: ['delete-large'] });
     expect(denyReason([del], 'R', true)).toMatch(/src\/state\.py would be deleted \(270 lines\)\. \(Measured against the file as it was when this session first touched it\.\) Your version is kept as R\. Do not delete it/);
-    const prot = file({ path: 'guard.config.json', needsApproval: true, reasons: ['protected path (config "protect")'] });
+    const prot = file({ path: 'guard.config.json', needsApproval: true, reasons: ['protected path (config "protect")'], rules: ['protected'] });
     expect(denyReason([prot], 'R', false)).toMatch(/only a person can change it/);
   });
   it('ask names the checkpoint; a loss names the files and the command that brings them back', () => {
