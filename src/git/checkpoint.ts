@@ -237,7 +237,10 @@ export async function checkpoint(repo: Repo, opts: CheckpointOptions): Promise<C
     faultPoint('checkpoint:after-add');
     let tree = (await git(['write-tree'], { cwd, env })).stdout.toString().trim();
     // What add hashed anew is kept as the bytes on disk, not git's clean (eol) form.
-    const hashedAnew = opts.paths ?? (indexTree && indexTree !== tree ? await changedPaths(cwd, indexTree, tree, trusted) : []);
+    // (From guard's kept index, only what changed since the last checkpoint was hashed anew: the
+    // files it carries were kept as raw bytes then. From the user's index, what differs from it.)
+    const before = seeded ? previous!.tree : indexTree;
+    const hashedAnew = opts.paths ?? (before && before !== tree ? await changedPaths(cwd, before, tree, trusted) : []);
     if (await keepRawBytes(cwd, env, hashedAnew)) tree = (await git(['write-tree'], { cwd, env })).stdout.toString().trim();
     const headOid = head;
     const untrackedNow = [...carried, ...added];
