@@ -42,14 +42,26 @@ export interface Matcher {
   isPlaceholder(line: string): boolean;
 }
 
+const ASCII = /^[\x00-\x7f]*$/;
+
 export function makeMatcher(d: PhraseData): Matcher {
   const phrases = d.phrases.map((p) => compilePhrase(p, d.slots));
   const opens = [...d.comment.open].sort((a, b) => b.length - a.length);
   const closes = [...d.comment.close].sort((a, b) => b.length - a.length);
   const loose = d.loose ? looseTest(d.loose) : null;
   const dotsRe = new RegExp(d.dots.map(escape).sort((a, b) => b.length - a.length).join('|'), 'g');
+  // Every line of a file comes through here (findElisions) and most are
+  // code: a line whose first characters after ASCII white space are plain
+  // ASCII and open no comment cannot become a comment line through the
+  // normalising below (it only drops or replaces non-ASCII characters), so
+  // it is answered at once.
+  const maxOpen = Math.max(...opens.map((o) => o.length));
   return {
     isPlaceholder(line: string): boolean {
+      let i = 0;
+      for (let c = line.charCodeAt(0); c === 32 || (c >= 9 && c <= 13); c = line.charCodeAt(++i));
+      const head = line.slice(i, i + maxOpen);
+      if (ASCII.test(head) && !opens.some((o) => head.toLowerCase().startsWith(o))) return false;
       // zero-width and soft characters hide nothing from a reader, so they hide nothing here
       // NFKC: fullwidth and other compatibility forms (．．． ｅｘｉｓｔｉｎｇ) read as what they look like
       let t = line.normalize('NFKC').replace(/[\u200B-\u200D\u2060\uFEFF\u00AD]/g, '').replace(/[\u00A0\u2000-\u200A\u202F\u3000]/g, ' ').trim();

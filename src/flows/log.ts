@@ -17,6 +17,10 @@ export interface CheckpointEntry {
   lane: string | null;
   /** For a partial checkpoint (guard write's): the only paths it holds as they were. */
   paths?: string[];
+  /** Untracked files the checkpoint left out, with why (over the size cap, past the time budget, a name git refuses, a nested repository). */
+  skipped?: Array<{ path: string; reason: string; bytes?: number }>;
+  /** How many were left out (the list above may be cut). */
+  skippedCount?: number;
 }
 
 export interface DecisionEntry extends Omit<DecisionRecord, 'ref'> {
@@ -81,7 +85,7 @@ export async function readLog(cwd: string): Promise<{ entries: LogEntry[]; skipp
       skipped.push(rec.ref);
       continue;
     }
-    const p = parsed as typeof parsed & { paths?: unknown; partial?: unknown };
+    const p = parsed as typeof parsed & { paths?: unknown; partial?: unknown; skipped?: unknown; skippedCount?: unknown };
     if (isCheckpoint) {
       const e: CheckpointEntry = {
         id: checkpointId(rec.ref),
@@ -94,6 +98,10 @@ export async function readLog(cwd: string): Promise<{ entries: LogEntry[]; skipp
         lane: parsed.lane ?? null,
       };
       if (p.partial && Array.isArray(p.paths)) e.paths = p.paths.filter((x): x is string => typeof x === 'string');
+      if (Array.isArray(p.skipped)) {
+        e.skipped = p.skipped.filter((x): x is { path: string; reason: string; bytes?: number } => typeof x?.path === 'string' && typeof x?.reason === 'string');
+        e.skippedCount = typeof p.skippedCount === 'number' ? p.skippedCount : e.skipped.length;
+      }
       entries.push(e);
       continue;
     }

@@ -1,12 +1,15 @@
-import { randomBytes } from 'node:crypto';
-import { copyFile, readdir, rm, stat, utimes } from 'node:fs/promises';
+import { spawn } from 'node:child_process';
+import { lstatSync } from 'node:fs';
+import { createHash, randomBytes } from 'node:crypto';
+import { copyFile, lstat, open, readFile, readdir, rename, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { RECORD_VERSION, parseRecordMessage } from '../core/record.js';
+import { GuardError } from '../core/errors.js';
+import { RECORD_VERSION } from '../core/record.js';
 import { faultPoint } from './faults.js';
 import type { Repo } from './repo.js';
 import { REFS, newRef } from './records.js';
 import { keepRawBytes } from './rawbytes.js';
-import { git, splitZ } from './run.js';
+import { git, gitFailure, gitSpawnArgs, splitZ } from './run.js';
 import { processAlive as alive } from './alive.js';
 
 export interface Checkpoint {
@@ -19,6 +22,21 @@ export interface Checkpoint {
   index: string | null;
   /** True when the state had not changed since the last checkpoint, which was reused. */
   reused: boolean;
+  /** Untracked files this checkpoint does not hold, each with why (also in its commit message). */
+  skipped: SkippedFile[];
+}
+
+/** An untracked file a whole-tree checkpoint left out, and why: never a silent drop. */
+export interface SkippedFile {
+  path: string;
+  /**
+   * - `size`: larger than the cap (`maxUntrackedBytes`);
+   * - `time`: the time budget for untracked files ran out before it;
+   * - `name`: git refuses the name (e.g. `git~1`, which is `.git` on NTFS);
+   * - `repository`: a nested git repository (its own history keeps it).
+   */
+  reason: 'size' | 'time' | 'name' | 'repository';
+  bytes?: number;
 }
 
 export interface CheckpointOptions {
@@ -28,6 +46,10 @@ export interface CheckpointOptions {
   /** Only these work-tree paths are (re)hashed; the rest is taken from the index as it is. */
   paths?: readonly string[];
   now?: Date;
+  /** Untracked files larger than this are left out and recorded (default UNTRACKED_MAX_BYTES). */
+  maxUntrackedBytes?: number;
+  /** After this long hashing untracked files, the rest are left out and recorded (default UNTRACKED_BUDGET_MS). */
+  untrackedBudgetMs?: number;
   /** The agent session this checkpoint is taken for (guard hook): recorded in its message. */
   session?: SessionMeta;
   /** Extra environment for every git process (e.g. config that a repository guard does not trust must not set). */
@@ -40,6 +62,17 @@ export interface SessionMeta {
   session: string;
   toolCall: string | null;
 }
+
+/**
+ * The cap and the budget for untracked files in a whole-tree checkpoint: a
+ * build output or a model's weights dropped in the tree must not make every
+ * tool call hash gigabytes. Tracked files are always kept, whatever their size.
+ * GUARD_CHECKPOINT_MAX_BYTES / GUARD_CHECKPOINT_BUDGET_MS override them (tests, soak).
+ */
+export const UNTRACKED_MAX_BYTES = 50 * 1024 * 1024;
+export const UNTRACKED_BUDGET_MS = 5_000;
+/** How many skipped files a checkpoint's message lists by name (the count is always exact). */
+const SKIP_LIST_MAX = 1_000;
 
 /** Who commits guard's own records: never the user's identity, which may be unset. */
 export const GUARD_IDENTITY = {
@@ -56,8 +89,13 @@ export const GUARD_IDENTITY = {
 // mid-write): a checkpoint holding one would bring it back, even staged, on restore.
 const WHOLE_TREE = [':(top)', ':(top,exclude,glob)**/.*.guard-tmp-*'];
 
-/** How many recent checkpoints are looked at for one to reuse. */
-const REUSE_WINDOW = 50;
+/**
+ * Git's change detection at full strength for guard's own reads of the work
+ * tree, whatever the user configured: ctime and inode count (a file rewritten
+ * with its size and mtime put back is still seen), no assume-unchanged by
+ * config, no file-system monitor daemon to trust.
+ */
+const STRICT_STAT = ['-c', 'core.trustctime=true', '-c', 'core.checkStat=default', '-c', 'core.ignoreStat=false', '-c', 'core.fsmonitor=false'];
 
 function realIndex(repo: Repo): string {
   // Inside a hook git points GIT_INDEX_FILE at the index being committed.
@@ -69,16 +107,77 @@ export function checkpointId(ref: string): string {
   return ref.slice(REFS.checkpoints.length);
 }
 
+function envNumber(name: string): number | undefined {
+  const v = process.env[name];
+  if (v === undefined || v === '') return undefined;
+  const n = Number(v);
+  return Number.isFinite(n) && n >= 0 ? n : undefined;
+}
+
+/** Copy an index file keeping its mtime: git's racy-clean check compares each entry's mtime with it. */
+async function copyIndex(from: string, to: string): Promise<boolean> {
+  try {
+    await copyFile(from, to);
+    // A fresh mtime would make a file rewritten in the same second with the
+    // same size look unchanged (its change would be missing from the
+    // checkpoint). https://git-scm.com/docs/racy-git
+    const st = await stat(from);
+    await utimes(to, st.atime, st.mtime);
+    return true;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+    return false;
+  }
+}
+
+/**
+ * guard keeps its own copy of the index for whole-tree checkpoints
+ * (`<gitDir>/guard-index.<key>`), refreshed by the last checkpoint, as a
+ * shadow repository keeps its own: files that did not change since then are
+ * not hashed again, even when the user's index has stale or racily-smudged
+ * entries for them. It is used only while the user's index is the one it was
+ * seeded from (the key is that index's size, mtime, inode and checksum): any
+ * `git add`, commit or checkout makes a new one from the user's index, so the
+ * set of tracked files is always the user's.
+ */
+async function indexKey(file: string): Promise<string | null> {
+  try {
+    const st = await stat(file);
+    let tail = '';
+    const fh = await open(file, 'r');
+    try {
+      const b = Buffer.alloc(20);
+      const { bytesRead } = await fh.read(b, 0, 20, Math.max(0, st.size - 20));
+      tail = b.subarray(0, bytesRead).toString('hex');
+    } finally {
+      await fh.close();
+    }
+    return createHash('sha1').update(`${st.size}:${st.mtimeMs}:${st.ino}:${tail}`).digest('hex').slice(0, 16);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw err;
+  }
+}
+
+const KEPT_INDEX = /^guard-index\.[0-9a-f]{16}\.[0-9a-f]{8}$/;
+/** Beyond this many untracked files, guard's own index is not kept (their list would be too long to carry). */
+const KEPT_UNTRACKED_MAX = 10_000;
+
 /**
  * Record the full state of a work tree (tracked files and untracked files
  * that are not ignored) as a commit under refs/guard/checkpoints/, without
  * touching the user's index, work tree or stash:
  *
- *   cp .git/index TMP              seeded, so unchanged files are not re-hashed
- *   GIT_INDEX_FILE=TMP git add -A  (or -- PATHS)
+ *   cp guard's index (or .git/index) TMP    seeded, so unchanged files are not re-hashed
+ *   GIT_INDEX_FILE=TMP git add -u           tracked files   } at once
+ *   GIT_INDEX_FILE=TMP git ls-files -o      untracked ones  }
+ *   GIT_INDEX_FILE=TMP git update-index --add --stdin   untracked files under the cap, within the budget
  *   GIT_INDEX_FILE=TMP git write-tree
- *   git commit-tree TREE -p HEAD   (guard's identity, no hooks, no signing)
- *   git update-ref REF COMMIT ""   ("" = the ref must not exist yet: unique under concurrency)
+ *   git commit-tree TREE -p HEAD            (guard's identity, no hooks, no signing)
+ *   git update-ref REF COMMIT ""            ("" = the ref must not exist yet: unique under concurrency)
+ *
+ * A known-path checkpoint (`paths`, guard write's) hashes only those paths
+ * into a copy of the user's index.
  */
 export async function checkpoint(repo: Repo, opts: CheckpointOptions): Promise<Checkpoint> {
   const tmpIndex = path.join(repo.gitDir, `guard-index-${process.pid}-${randomBytes(4).toString('hex')}`);
@@ -88,49 +187,75 @@ export async function checkpoint(repo: Repo, opts: CheckpointOptions): Promise<C
   const trusted = opts.env ?? {};
   const env = { ...trusted, GIT_INDEX_FILE: tmpIndex };
   const cwd = repo.root;
+  const userIndex = realIndex(repo);
+  const maxBytes = opts.maxUntrackedBytes ?? envNumber('GUARD_CHECKPOINT_MAX_BYTES') ?? UNTRACKED_MAX_BYTES;
+  const budgetMs = opts.untrackedBudgetMs ?? envNumber('GUARD_CHECKPOINT_BUDGET_MS') ?? UNTRACKED_BUDGET_MS;
+  let keptName: string | null = null;
   try {
+    const [key, previous] = opts.paths ? [null, null] : await Promise.all([indexKey(userIndex), lastCheckpoint(repo)]);
+    const sameUserIndex = previous !== null && key !== null && previous.userIndexKey === key;
+    // guard's own index from the last checkpoint, while the user's index is the one it grew from
+    // (and none of the untracked files it holds has grown past the cap since)
+    let carried: string[] = [];
     let seeded = false;
-    try {
-      await copyFile(realIndex(repo), tmpIndex);
-      // Keep the index's mtime on the copy: git's racy-clean check compares each
-      // entry's mtime with the index file's, and a fresh mtime would make a file
-      // rewritten in the same second with the same size look unchanged (its
-      // change would be missing from the checkpoint).
-      // https://git-scm.com/docs/racy-git
-      const st = await stat(realIndex(repo));
-      await utimes(tmpIndex, st.atime, st.mtime);
-      if (stagedIndex) await copyFile(tmpIndex, stagedIndex);
-      seeded = true;
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+    if (sameUserIndex && previous.keptIndex && KEPT_INDEX.test(previous.keptIndex)) {
+      // (synchronously: thousands of lstat calls through the thread pool cost more than the calls)
+      const sizes = previous.untracked.map((p) => lstatSync(path.join(cwd, p), { throwIfNoEntry: false })?.size ?? -1);
+      if (sizes.every((n) => n <= maxBytes)) {
+        seeded = await copyIndex(path.join(repo.gitDir, previous.keptIndex), tmpIndex);
+        if (seeded) carried = previous.untracked.filter((_, i) => sizes[i]! >= 0);
+      }
     }
-    // Only a whole-tree checkpoint is reused, and only for another whole-tree one: a
-    // partial tree that happens to equal an older full one vouches for less than it.
-    // (Looked up alongside the add: it reads refs, not the work tree.)
-    const [, head, previous, , staged] = await Promise.all([
-      opts.paths
-        ? opts.paths.length > 0
-          ? // update-index, not `add -A -- PATH`: a path that does not exist yet (the
-            // file guard write is about to create) is skipped instead of failing the pathspec.
-            git(['update-index', '--add', '--remove', '-z', '--stdin'], { cwd, env, input: opts.paths.join('\0') + '\0' })
-          : Promise.resolve(null)
-        : git(['add', '-A', '--ignore-errors', '--', ...WHOLE_TREE], { cwd, env }),
-      git(['rev-parse', '-q', '--verify', 'HEAD^{commit}'], { cwd, env: trusted, okCodes: [1] }),
-      opts.paths ? null : lastCheckpoint(repo),
+    if (!seeded) await copyIndex(userIndex, tmpIndex);
+    // The staged tree only changes with the user's index: known from the last checkpoint while its key holds.
+    const stagedKnown = sameUserIndex && previous.stagedTree !== undefined ? previous.stagedTree : undefined;
+    const stagedSeeded = stagedIndex !== null && stagedKnown === undefined && (await copyIndex(userIndex, stagedIndex));
+
+    let skipped: SkippedFile[] = [];
+    const tracked = opts.paths
+      ? opts.paths.length > 0
+        ? // update-index, not `add -A -- PATH`: a path that does not exist yet (the
+          // file guard write is about to create) is skipped instead of failing the pathspec.
+          git([...STRICT_STAT, 'update-index', '--add', '--remove', '-z', '--stdin'], { cwd, env, input: opts.paths.join('\0') + '\0' })
+        : Promise.resolve(null)
+      : // tracked files (and deletions) first; untracked ones below, under the cap and the budget
+        git([...STRICT_STAT, 'add', '-u', '--ignore-errors', '--', ...WHOLE_TREE], { cwd, env });
+    const untracked = opts.paths
+      ? null
+      : git([...STRICT_STAT, 'ls-files', '-o', '--exclude-standard', '-z', '--', ...WHOLE_TREE], { cwd, env }).then((r) => splitZ(r.stdout));
+    const [, head, , staged, names] = await Promise.all([
+      tracked,
+      headCommit(repo, trusted),
       removeStaleIndexes(repo.gitDir),
-      stagedIndex && seeded ? git(['write-tree'], { cwd, env: { ...trusted, GIT_INDEX_FILE: stagedIndex }, okCodes: [128] }) : null,
+      stagedIndex && stagedSeeded ? git(['write-tree'], { cwd, env: { ...trusted, GIT_INDEX_FILE: stagedIndex }, okCodes: [128] }) : null,
+      untracked,
     ]);
+    let added: string[] = [];
+    if (names && names.length > 0) ({ skipped, added } = await addUntracked(repo, env, names, { maxBytes, budgetMs }));
     // null when the index could not be written as a tree (a merge in progress): only the work tree is kept
-    const indexTree = staged && staged.code === 0 ? staged.stdout.toString().trim() : null;
+    const indexTree = stagedKnown !== undefined ? stagedKnown : staged && staged.code === 0 ? staged.stdout.toString().trim() : null;
     faultPoint('checkpoint:after-add');
     let tree = (await git(['write-tree'], { cwd, env })).stdout.toString().trim();
     // What add hashed anew is kept as the bytes on disk, not git's clean (eol) form.
-    const hashedAnew = opts.paths ?? (indexTree && indexTree !== tree ? await changedPaths(cwd, indexTree, tree, trusted) : []);
+    // (From guard's kept index, only what changed since the last checkpoint was hashed anew: the
+    // files it carries were kept as raw bytes then. From the user's index, what differs from it.)
+    const before = seeded ? previous!.tree : indexTree;
+    const hashedAnew = opts.paths ?? (before && before !== tree ? await changedPaths(cwd, before, tree, trusted) : []);
     if (await keepRawBytes(cwd, env, hashedAnew)) tree = (await git(['write-tree'], { cwd, env })).stdout.toString().trim();
-    const headOid = head.code === 0 ? head.stdout.toString().trim() : null;
+    const headOid = head;
+    const untrackedNow = [...carried, ...added];
+    if (key && untrackedNow.length <= KEPT_UNTRACKED_MAX) {
+      keptName = `guard-index.${key}.${randomBytes(4).toString('hex')}`;
+      await rename(tmpIndex, path.join(repo.gitDir, keptName)).catch(() => (keptName = null));
+    }
+    const remember = { head: headOid, userIndexKey: key, stagedTree: indexTree, keptIndex: keptName, untracked: keptName ? untrackedNow : [] };
 
     const index = indexTree && indexTree !== tree ? indexTree : null;
-    if (previous && previous.tree === tree && previous.index === index) return { ...previous, reused: true };
+    if (previous && previous.tree === tree && previous.index === index && sameSkips(previous.skipped, skipped)) {
+      const cp = { ref: previous.ref, id: previous.id, commit: previous.commit, tree: previous.tree, index: previous.index, skipped, reused: true };
+      await rememberLast(repo, { ...cp, reused: false, ...remember, indexCommit: previous.indexCommit });
+      return cp;
+    }
 
     const now = opts.now ?? new Date();
     const ref = newRef(REFS.checkpoints, now);
@@ -148,31 +273,193 @@ export async function checkpoint(repo: Repo, opts: CheckpointOptions): Promise<C
       paths: opts.paths ? [...opts.paths] : undefined,
       // The index's tree when it differs from the work tree's (the commit's second parent holds it).
       index: index ?? undefined,
+      // Untracked files left out (over the cap, past the budget, refused by git): never a silent drop.
+      skipped: skipped.length > 0 ? skipped.slice(0, SKIP_LIST_MAX) : undefined,
+      skippedCount: skipped.length > 0 ? skipped.length : undefined,
       ...(opts.session ? { harness: opts.session.harness, session: opts.session.session, toolCall: opts.session.toolCall } : {}),
     };
     const message = `guard checkpoint: ${opts.reason}\n\n${JSON.stringify(body)}\n`;
     const parents = headOid ? ['-p', headOid] : [];
+    let indexCommit: string | undefined;
     if (index) {
       // like `git stash`: the staged state is a commit of its own, the checkpoint's second parent
-      const r = await git(['commit-tree', index, ...parents], { cwd, input: `guard checkpoint: the index\n`, env: { ...trusted, ...GUARD_IDENTITY } });
-      parents.push('-p', r.stdout.toString().trim());
+      // (the last checkpoint's when it is the same tree on the same HEAD)
+      indexCommit =
+        previous?.indexCommit && previous.index === index && previous.head === headOid
+          ? previous.indexCommit
+          : (await git(['commit-tree', index, ...parents], { cwd, input: `guard checkpoint: the index\n`, env: { ...trusted, ...GUARD_IDENTITY } })).stdout.toString().trim();
+      parents.push('-p', indexCommit);
     }
     const args = ['commit-tree', tree, ...parents];
     const commit = (await git(args, { cwd, input: message, env: { ...trusted, ...GUARD_IDENTITY } })).stdout.toString().trim();
     faultPoint('checkpoint:before-update-ref');
     await git(['update-ref', '-m', 'guard checkpoint', ref, commit, ''], { cwd, env: trusted });
-    return { ref, id: checkpointId(ref), commit, tree, index, reused: false };
+    const cp: Checkpoint = { ref, id: checkpointId(ref), commit, tree, index, reused: false, skipped };
+    if (!opts.paths) await rememberLast(repo, { ...cp, ...remember, indexCommit });
+    return cp;
   } finally {
     await rm(tmpIndex, { force: true });
+    if (!opts.paths) await dropKeptIndexes(repo.gitDir, keptName);
     if (stagedIndex) await rm(stagedIndex, { force: true });
   }
+}
+
+function sameSkips(a: readonly SkippedFile[], b: readonly SkippedFile[]): boolean {
+  return a.length === b.length && a.every((s, i) => s.path === b[i]!.path && s.reason === b[i]!.reason);
+}
+
+/**
+ * Remove guard's kept indexes but the one just made (older ones, or another
+ * guard's that lost the race for the last-checkpoint file: a guard about to
+ * copy one that is gone seeds from the user's index instead).
+ */
+async function dropKeptIndexes(gitDir: string, keep: string | null): Promise<void> {
+  const names = await readdir(gitDir).catch(() => [] as string[]);
+  await Promise.all(names.filter((n) => KEPT_INDEX.test(n) && n !== keep).map((n) => rm(path.join(gitDir, n), { force: true })));
+}
+
+/**
+ * Add the untracked files that are under the cap to the temporary index, one
+ * `git update-index --add --stdin` process fed a few files at a time while
+ * the budget lasts; everything left out is returned with why. A name git
+ * refuses (`git~1`) is skipped by git ("Ignoring path") and recorded here,
+ * not a failure. An unreadable file still fails (E_UNREADABLE), as before.
+ */
+async function addUntracked(
+  repo: Repo,
+  /** The temporary index (GIT_INDEX_FILE) and the trusted environment. */
+  gitEnv: NodeJS.ProcessEnv,
+  names: readonly string[],
+  limits: { maxBytes: number; budgetMs: number },
+): Promise<{ skipped: SkippedFile[]; added: string[] }> {
+  const skipped: SkippedFile[] = [];
+  const todo: Array<{ path: string; bytes: number }> = [];
+  const sizes = await Promise.all(
+    names.map((n) => (n.endsWith('/') ? Promise.resolve(null) : lstat(path.join(repo.root, n)).then((s) => s.size, () => 0))),
+  );
+  names.forEach((n, i) => {
+    const bytes = sizes[i];
+    if (bytes === null || bytes === undefined) skipped.push({ path: n.replace(/\/$/, ''), reason: 'repository' });
+    else if (bytes > limits.maxBytes) skipped.push({ path: n, reason: 'size', bytes });
+    else todo.push({ path: n, bytes });
+  });
+  if (todo.length === 0) return { skipped, added: [] };
+
+  const end = Date.now() + limits.budgetMs;
+  // --remove: a file deleted since ls-files listed it is nothing to add, not an error
+  const child = spawn('git', gitSpawnArgs([...STRICT_STAT, 'update-index', '--add', '--remove', '--verbose', '-z', '--stdin']), {
+    cwd: repo.root,
+    env: { ...process.env, ...gitEnv },
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+  let acked = 0;
+  let sent = 0;
+  let sentBytes = 0;
+  let ackedBytes = 0;
+  let out = '';
+  let err = '';
+  let errText = '';
+  const refused = new Set<string>();
+  const removed = new Set<string>();
+  // Feed a window of files; more as git reports them added ("add 'P'") or refused ("Ignoring path P").
+  const WINDOW_FILES = 256;
+  const WINDOW_BYTES = 8 << 20;
+  let ended = false;
+  const pump = () => {
+    if (ended) return;
+    const batch: string[] = [];
+    while (sent < todo.length && sent - acked < WINDOW_FILES && sentBytes - ackedBytes < WINDOW_BYTES) {
+      if (Date.now() >= end) break;
+      batch.push(todo[sent]!.path);
+      sentBytes += todo[sent]!.bytes;
+      sent++;
+    }
+    if (batch.length > 0) child.stdin.write(batch.join('\0') + '\0');
+    if (sent === todo.length || (Date.now() >= end && acked === sent)) {
+      ended = true;
+      child.stdin.end();
+    }
+  };
+  const ack = (n: number) => {
+    for (let k = 0; k < n && acked < sent; k++) ackedBytes += todo[acked++]!.bytes;
+    pump();
+  };
+  const timer = setTimeout(() => pump(), Math.max(0, limits.budgetMs) + 1);
+  const code = await new Promise<number>((resolve, reject) => {
+    child.on('error', (e) => reject(new GuardError('E_GIT', `could not run git: ${e.message}`)));
+    child.stdin.on('error', () => {});
+    child.stdout.setEncoding('utf8').on('data', (s: string) => {
+      out += s;
+      const lines = out.split('\n');
+      out = lines.pop()!;
+      let n = 0;
+      for (const l of lines) {
+        if (l.startsWith("add '")) n++;
+        else if (l.startsWith("remove '")) {
+          removed.add(l.slice(8, -1));
+          n++;
+        }
+      }
+      ack(n);
+    });
+    child.stderr.setEncoding('utf8').on('data', (s: string) => {
+      err += s;
+      const lines = err.split('\n');
+      err = lines.pop()!;
+      let n = 0;
+      for (const l of lines) {
+        const m = /^Ignoring path (.*)$/.exec(l);
+        if (m) {
+          refused.add(m[1]!);
+          n++;
+        } else if (l.trim()) errText += `${l}\n`;
+      }
+      if (n) ack(n);
+    });
+    child.on('close', (c) => resolve(c ?? 128));
+    pump();
+  });
+  clearTimeout(timer);
+  if (code !== 0) throw gitFailure(['update-index'], { stderr: errText + err, code });
+  for (const f of todo.slice(0, sent)) if (refused.has(f.path)) skipped.push({ path: f.path, reason: 'name', bytes: f.bytes });
+  for (const f of todo.slice(sent)) skipped.push({ path: f.path, reason: 'time', bytes: f.bytes });
+  const added = todo.slice(0, sent).filter((f) => !refused.has(f.path) && !removed.has(f.path)).map((f) => f.path);
+  return { skipped, added };
+}
+
+/**
+ * HEAD's commit, read from the ref files when they are plain (a loose or
+ * packed branch, or a detached HEAD): no process for the common case. Anything
+ * else (an unborn branch, another ref store, a symref chain) asks git.
+ */
+async function headCommit(repo: Repo, env: NodeJS.ProcessEnv): Promise<string | null> {
+  const OID = /^[0-9a-f]{40}(?:[0-9a-f]{24})?$/;
+  try {
+    const head = (await readFile(path.join(repo.gitDir, 'HEAD'), 'utf8')).trim();
+    if (OID.test(head)) return head;
+    const ref = /^ref: (refs\/heads\/[^\s]+)$/.exec(head)?.[1];
+    if (ref && !ref.includes('..')) {
+      const loose = (await readFile(path.join(repo.commonDir, ref), 'utf8').catch(() => '')).trim();
+      if (OID.test(loose)) return loose;
+      if (loose === '') {
+        const packed = await readFile(path.join(repo.commonDir, 'packed-refs'), 'utf8').catch(() => '');
+        const line = packed.split('\n').find((l) => l.endsWith(` ${ref}`));
+        const oid = line?.split(' ')[0];
+        if (oid && OID.test(oid)) return oid;
+      }
+    }
+  } catch {
+    /* ask git */
+  }
+  const r = await git(['rev-parse', '-q', '--verify', 'HEAD^{commit}'], { cwd: repo.root, env, okCodes: [1] });
+  return r.code === 0 ? r.stdout.toString().trim() : null;
 }
 
 /** Temporary indexes left by a guard killed in the middle of a checkpoint (another live guard's stay). */
 async function removeStaleIndexes(gitDir: string): Promise<void> {
   const names = await readdir(gitDir).catch(() => [] as string[]);
   for (const name of names) {
-    const pid = /^guard-index-(\d+)-[0-9a-f]+(?:-staged)?$/.exec(name)?.[1];
+    const pid = /^guard-index-(\d+)-[0-9a-f]+(?:-staged|-kept)?$/.exec(name)?.[1];
     if (pid === undefined || Number(pid) === process.pid || alive(Number(pid))) continue;
     await rm(path.join(gitDir, name), { force: true });
   }
@@ -190,20 +477,60 @@ export function literal(p: string): string {
   return `:(literal)${p}`;
 }
 
-async function lastCheckpoint(repo: Repo): Promise<Checkpoint | null> {
-  const fmt = '%(refname)%00%(objectname)%00%(tree)%00%(contents)%00%01';
-  const r = await git(
-    ['for-each-ref', '--sort=-refname', `--count=${REUSE_WINDOW}`, `--format=${fmt}`, REFS.checkpoints],
-    { cwd: repo.root },
-  );
-  for (const rec of r.stdout.toString('utf8').split('\0\x01\n')) {
-    const [ref, commit, tree, ...rest] = rec.split('\0');
-    if (!ref || !commit || !tree) continue;
-    const parsed = parseRecordMessage(rest.join('\0')) as { worktree?: string; partial?: boolean; index?: string } | null;
-    if (parsed?.worktree !== repo.root || parsed.partial) continue;
-    return { ref, id: checkpointId(ref), commit, tree, index: typeof parsed.index === 'string' ? parsed.index : null, reused: false };
+/**
+ * The last whole-tree checkpoint of this work tree, from a small file in its
+ * git dir (no git process), if its ref still points where it did: read as a
+ * loose ref or from packed-refs; anything else (pruned, another ref store)
+ * means no reuse, never a wrong one.
+ */
+interface LastCheckpoint extends Checkpoint {
+  head: string | null;
+  /** The user's index it was taken with (indexKey), and that index's tree (null: not writable as a tree). */
+  userIndexKey: string | null;
+  stagedTree?: string | null;
+  /** The commit of the staged tree on `head` (the second parent), when there was one. */
+  indexCommit?: string;
+  /** guard's own index after this checkpoint (a file in the git dir), and the untracked files it holds. */
+  keptIndex: string | null;
+  untracked: string[];
+}
+
+async function lastCheckpoint(repo: Repo): Promise<LastCheckpoint | null> {
+  let last: LastCheckpoint;
+  try {
+    last = JSON.parse(await readFile(path.join(repo.gitDir, LAST_FILE), 'utf8')) as LastCheckpoint;
+  } catch {
+    return null;
   }
-  return null;
+  if (typeof last?.ref !== 'string' || !last.ref.startsWith(REFS.checkpoints) || last.ref.includes('..')) return null;
+  const loose = await readFile(path.join(repo.commonDir, last.ref), 'utf8').catch(() => null);
+  let oid = loose?.trim() ?? null;
+  if (oid === null) {
+    const packed = await readFile(path.join(repo.commonDir, 'packed-refs'), 'utf8').catch(() => '');
+    const line = packed.split('\n').find((l) => l.endsWith(` ${last.ref}`));
+    oid = line ? line.split(' ')[0]! : null;
+  }
+  if (oid !== last.commit) return null;
+  const strings = (v: unknown) => (Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : []);
+  return {
+    ...last,
+    skipped: Array.isArray(last.skipped) ? last.skipped : [],
+    untracked: strings(last.untracked),
+    keptIndex: typeof last.keptIndex === 'string' ? last.keptIndex : null,
+    reused: false,
+  };
+}
+
+const LAST_FILE = 'guard-last-checkpoint';
+
+async function rememberLast(repo: Repo, cp: LastCheckpoint): Promise<void> {
+  const tmp = path.join(repo.gitDir, `${LAST_FILE}.${process.pid}-${randomBytes(4).toString('hex')}`);
+  try {
+    await writeFile(tmp, JSON.stringify(cp));
+    await rename(tmp, path.join(repo.gitDir, LAST_FILE));
+  } catch {
+    await rm(tmp, { force: true });
+  }
 }
 
 /**

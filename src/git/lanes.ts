@@ -296,5 +296,5 @@ export async function checkpointCommit(
   const oid = (await git(['commit-tree', tree, '-p', commit], { cwd, input: message, env: { ...GUARD_IDENTITY } })).stdout.toString('utf8').trim();
   const ref = newRef(REFS.checkpoints, now);
   await git(['update-ref', '-m', 'guard checkpoint', ref, oid, ''], { cwd });
-  return { ref, id: checkpointId(ref), commit: oid, tree, index: null, reused: false };
+  return { ref, id: checkpointId(ref), commit: oid, tree, index: null, reused: false, skipped: [] };
 }

@@ -23,6 +23,8 @@ export interface CheckpointInfo {
   paths: string[] | null;
   time: string | null;
   reason: string | null;
+  /** Untracked files the checkpoint left out (too large, past its time budget, refused by git): never removed by a restore. */
+  skipped: string[];
 }
 
 /** Ids are what newRef makes: a timestamp and random hex; nothing that could walk out of refs/guard/checkpoints/. */
@@ -42,7 +44,7 @@ export async function findCheckpoint(cwd: string, name: string): Promise<Checkpo
   const [refname, commit, tree, ...rest] = r.stdout.toString('utf8').split('\0');
   if (refname !== ref || !commit || !tree) throw noCheckpoint(name);
   const body = parseRecordMessage(rest.join('\0').replace(/\n$/, '')) as
-    | { worktree?: unknown; paths?: unknown; partial?: unknown; time?: unknown; reason?: unknown; index?: unknown }
+    | { worktree?: unknown; paths?: unknown; partial?: unknown; time?: unknown; reason?: unknown; index?: unknown; skipped?: unknown }
     | null;
   const paths = Array.isArray(body?.paths) ? body.paths.filter((p): p is string => typeof p === 'string') : null;
   return {
@@ -56,6 +58,7 @@ export async function findCheckpoint(cwd: string, name: string): Promise<Checkpo
     paths: body?.partial ? (paths ?? []) : null,
     time: typeof body?.time === 'string' ? body.time : null,
     reason: typeof body?.reason === 'string' ? body.reason : null,
+    skipped: Array.isArray(body?.skipped) ? body.skipped.map((s: { path?: unknown }) => s?.path).filter((p): p is string => typeof p === 'string') : [],
   };
 }
 
@@ -201,9 +204,14 @@ export async function restoreCheckpoint(repo: Repo, target: CheckpointInfo, opts
 
   const skipped: RestoreResult['skipped'] = [];
   const vouched = target.paths ? new Set(target.paths) : null;
+  const leftOut = new Set(target.skipped ?? []);
   const keep = (e: RawEntry) => {
     if (vouched && !vouched.has(e.path)) {
       skipped.push({ path: e.path, why: `checkpoint ${target.id} recorded only ${target.paths!.join(', ')}` });
+      return false;
+    }
+    if (e.letter === 'A' && leftOut.has(e.path)) {
+      skipped.push({ path: e.path, why: `checkpoint ${target.id} did not keep it (see guard log)` });
       return false;
     }
     if (e.mode === MODE.gitlink || e.nowMode === MODE.gitlink) {

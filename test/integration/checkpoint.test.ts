@@ -1,9 +1,10 @@
 import { spawn } from 'node:child_process';
-import { readFileSync, statSync } from 'node:fs';
+import { mkdirSync, readFileSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { checkpoint } from '../../src/git/checkpoint.js';
+import { checkpoint, type Checkpoint } from '../../src/git/checkpoint.js';
 import { openRepo } from '../../src/git/repo.js';
 import { ROOT, cleanEnv, cleanupRepos, lines, makeRepo, type TestRepo } from '../helpers.js';
 
@@ -129,4 +130,148 @@ describe('checkpoint', () => {
       expect(repo.git(['rev-parse', r.ref]).trim()).toBe(r.commit);
     }
   });
+
+  it('racy git: a file rewritten in the same second with the same size is captured, every time', async () => {
+    const repo = makeRepo({ 'a.txt': 'v00\n', 'b.txt': 'b\n' });
+    // the user's own config weakens git's stat checks: guard's checkpoints must not inherit that
+    repo.git(['config', 'core.checkStat', 'minimal']);
+    repo.git(['config', 'core.trustctime', 'false']);
+    const r = await openRepo(repo.dir);
+    for (let i = 1; i <= 12; i++) {
+      const content = `v${String(i).padStart(2, '0')}\n`; // always 4 bytes
+      repo.write('a.txt', content);
+      if (i % 2 === 0) repo.write('new.txt', `n${i % 10}\n`); // an untracked file rewritten the same way
+      const cp = await checkpoint(r, { reason: `racy ${i}`, command: 'test', lane: null });
+      expect(repo.git(['show', `${cp.ref}:a.txt`]), `round ${i}`).toBe(content);
+      if (i % 2 === 0) expect(repo.git(['show', `${cp.ref}:new.txt`]), `round ${i}`).toBe(`n${i % 10}\n`);
+    }
+  });
+
+  it('racy git: a file rewritten with its size and mtime put back is captured (ctime, from any seed)', async () => {
+    const repo = makeRepo({ 'a.txt': 'old!\n', 'b.txt': 'b\n' });
+    repo.git(['config', 'core.checkStat', 'minimal']);
+    repo.git(['config', 'core.trustctime', 'false']);
+    const file = path.join(repo.dir, 'a.txt');
+    const old = new Date('2020-01-02T03:04:05Z');
+    utimesSync(file, old, old);
+    repo.write('u.txt', 'utrk\n');
+    utimesSync(path.join(repo.dir, 'u.txt'), old, old);
+    repo.git(['add', 'a.txt']); // the user's index now holds a.txt with the old mtime, long before the index file's
+    const r = await openRepo(repo.dir);
+    const first = await checkpoint(r, { reason: 'before', command: 'test', lane: null });
+    expect(repo.git(['show', `${first.ref}:a.txt`])).toBe('old!\n');
+    // rewrite in place, same size, mtime restored exactly: only ctime tells
+    const rewrite = (f: string, content: string) => {
+      const abs = path.join(repo.dir, f);
+      const ref = path.join(repo.dir, '.git', 'stamp');
+      expect(spawnSync('touch', ['-r', abs, ref]).status).toBe(0);
+      writeFileSync(abs, content);
+      expect(spawnSync('touch', ['-r', ref, abs]).status).toBe(0);
+      expect(statSync(abs).mtimeMs).toBe(statSync(ref).mtimeMs);
+    };
+    // Into the next second: within the second git recorded the file's stat in, a rewrite that puts
+    // the mtime back is invisible to git's stat (this git keeps no nanoseconds: docs/performance.md).
+    await nextSecond();
+    rewrite('a.txt', 'new!\n');
+    rewrite('u.txt', 'UTRK\n');
+    // plain git, as configured, does not see it: the case is real
+    expect(repo.git(['status', '--porcelain', '--', 'a.txt'])).toBe('');
+    const second = await checkpoint(r, { reason: 'after', command: 'test', lane: null }); // seeded from guard's own index
+    expect(repo.git(['show', `${second.ref}:a.txt`])).toBe('new!\n');
+    expect(repo.git(['show', `${second.ref}:u.txt`])).toBe('UTRK\n');
+    await nextSecond();
+    rewrite('a.txt', 'NEW!\n');
+    repo.git(['add', 'b.txt']); // the user's index changes: seeded from it again
+    const third = await checkpoint(r, { reason: 'again', command: 'test', lane: null });
+    expect(repo.git(['show', `${third.ref}:a.txt`])).toBe('NEW!\n');
+  });
+
+  /** Wait until the wall clock's second changes (and a little more). */
+  const nextSecond = () => new Promise((resolve) => setTimeout(resolve, 1050 - (Date.now() % 1000)));
+
+  it('untracked files over the cap, past the budget, refused by git, or nested repositories are left out and recorded', async () => {
+    const repo = makeRepo({ 'a.txt': 'a\n', 'tracked-big.bin': Buffer.alloc(4096, 1) });
+    repo.write('small.txt', 'small\n');
+    repo.write('big.bin', Buffer.alloc(4096, 7));
+    repo.write('git~1', 'a name git refuses (.git on NTFS)\n');
+    mkdirSync(path.join(repo.dir, 'nested'));
+    spawnSync('git', ['init', '-q'], { cwd: path.join(repo.dir, 'nested') });
+    repo.write('nested/inner.txt', 'inner\n');
+    repo.write('tracked-big.bin', Buffer.alloc(4096, 2));
+    const r = await openRepo(repo.dir);
+    const cp = await checkpoint(r, { reason: 'cap', command: 'test', lane: null, maxUntrackedBytes: 1000 });
+    expect(tree(repo, cp.ref).sort()).toEqual(['a.txt', 'small.txt', 'tracked-big.bin']);
+    // tracked files are kept whatever their size
+    expect(repo.git(['show', `${cp.ref}:tracked-big.bin`])).toBe(Buffer.alloc(4096, 2).toString());
+    const byPath = Object.fromEntries(cp.skipped.map((s) => [s.path, s]));
+    expect(byPath).toEqual({
+      'big.bin': { path: 'big.bin', reason: 'size', bytes: 4096 },
+      'git~1': { path: 'git~1', reason: 'name', bytes: 34 },
+      nested: { path: 'nested', reason: 'repository' },
+    });
+    // recorded in the checkpoint itself, and listed by guard log
+    const body = JSON.parse(repo.git(['log', '-1', '--format=%b', cp.ref]).trim());
+    expect(body.skippedCount).toBe(3);
+    expect(body.skipped.map((s: { path: string }) => s.path).sort()).toEqual(['big.bin', 'git~1', 'nested']);
+    const log = repo.guardJson(['log']).json;
+    expect(log.entries.find((e: { id: string }) => e.id === cp.id).skipped).toHaveLength(3);
+
+    // a budget of 0 ms: every untracked file is left out, and says why
+    repo.write('small2.txt', 'small\n');
+    const none = await checkpoint(r, { reason: 'budget', command: 'test', lane: null, untrackedBudgetMs: 0 });
+    expect(none.skipped.filter((s) => s.reason === 'time').map((s) => s.path).sort()).toEqual(['big.bin', 'git~1', 'small2.txt']);
+    // (small.txt was taken by the checkpoint before: guard's own index carries it)
+    expect(tree(repo, none.ref).sort()).toEqual(['a.txt', 'small.txt', 'tracked-big.bin']);
+  });
+
+  it('a name git refuses does not fail lanes, review or discard (issue 13 item 20)', async () => {
+    const repo = makeRepo({ 'a.txt': 'a\n' });
+    repo.guard(['init']);
+    repo.git(['add', '-A']);
+    repo.git(['commit', '-q', '--no-verify', '--allow-empty', '-m', 'init']);
+    const lane = repo.guardJson(['start', 'agent']).json.path as string;
+    writeFileSync(path.join(lane, 'git~1'), 'x\n');
+    writeFileSync(path.join(repo.dir, 'git~1'), 'y\n');
+    writeFileSync(path.join(lane, 'b.txt'), 'b\n');
+    const lanes = repo.guard(['lanes', '--json']);
+    expect(lanes.code, lanes.stdout + lanes.stderr).toBe(0);
+    const rv = repo.guard(['review', 'agent', '--auto', '--json']);
+    expect([0, 1], rv.stdout + rv.stderr).toContain(rv.code);
+    const d = repo.guard(['discard', 'agent', '--json']);
+    expect(d.code, d.stdout + d.stderr).toBe(0);
+    const skipped = (repo.guardJson(['log']).json.entries as Array<{ kind: string; skipped?: Array<{ path: string }> }>)
+      .filter((e) => e.kind === 'checkpoint' && e.skipped)
+      .flatMap((e) => e.skipped!.map((s) => s.path));
+    expect(skipped).toContain('git~1');
+  });
+
+  it('guard\'s own index follows the user\'s: a file force-added past .gitignore is captured', async () => {
+    const repo = makeRepo({ 'a.txt': 'a\n', '.gitignore': '*.log\n' });
+    const r = await openRepo(repo.dir);
+    await checkpoint(r, { reason: 'one', command: 'test', lane: null });
+    repo.write('keep.log', 'forced\n');
+    repo.git(['add', '-f', 'keep.log']);
+    repo.write('a.txt', 'a2\n');
+    const cp: Checkpoint = await checkpoint(r, { reason: 'two', command: 'test', lane: null });
+    expect(tree(repo, cp.ref).sort()).toEqual(['.gitignore', 'a.txt', 'keep.log']);
+    repo.git(['rm', '-q', '--cached', 'keep.log']);
+    repo.write('a.txt', 'a3\n');
+    const after = await checkpoint(r, { reason: 'three', command: 'test', lane: null });
+    expect(tree(repo, after.ref).sort()).toEqual(['.gitignore', 'a.txt']);
+  });
+
+  it('a restore never removes an untracked file its checkpoint left out', async () => {
+    const repo = makeRepo({ 'a.txt': 'a\n' });
+    repo.write('big.bin', Buffer.alloc(4096, 3));
+    const cp = await checkpoint(await openRepo(repo.dir), { reason: 'capped', command: 'test', lane: null, maxUntrackedBytes: 1000 });
+    expect(cp.skipped.map((s) => s.path)).toEqual(['big.bin']);
+    repo.write('a.txt', 'a changed\n');
+    // the restore's own undo checkpoint (default cap) does hold big.bin: only the record keeps it from being "extra"
+    const r = repo.guardJson(['restore', cp.id]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(repo.read('a.txt')).toBe('a\n');
+    expect(readFileSync(path.join(repo.dir, 'big.bin')).equals(Buffer.alloc(4096, 3))).toBe(true);
+    expect(r.json.skipped.map((s: { path: string }) => s.path)).toContain('big.bin');
+  });
 });
+

@@ -1,7 +1,9 @@
 /**
  * Property tests: guard's metrics and hunk selection agree with git itself on
  * random contents (empty, no trailing newline, CRLF, mixed and lone CRs,
- * unicode, combining marks, invalid UTF-8, very long lines, repeated lines).
+ * unicode, combining marks, invalid UTF-8, very long lines, repeated lines,
+ * NUL bytes (binary to git and to guard alike), whitespace-only edits, and
+ * mode changes (an executable bit flipped, with or without a content change).
  *
  * Every property run writes a batch of pairs into one temporary repository,
  * so a run costs a handful of git processes, not one per pair: the pipeline
@@ -10,6 +12,8 @@
  * read all pairs at once. GUARD_PROPERTY_SEED / GUARD_PROPERTY_RUNS replay or
  * widen a run.
  */
+import { chmodSync } from 'node:fs';
+import path from 'node:path';
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
 import { classify, makePolicy } from '../../src/core/classify.js';
@@ -52,6 +56,8 @@ const lineText: fc.Arbitrary<Buffer> = fc.oneof(
   { weight: 1, arbitrary: fc.constant(Buffer.from('a\rb')) },
   // very long lines
   { weight: 1, arbitrary: fc.integer({ min: 2_000, max: 40_000 }).map((n) => Buffer.from('L'.repeat(n))) },
+  // NUL bytes: the file is binary for git's numstat, and must be for guard
+  { weight: 1, arbitrary: fc.constantFrom('a\0b', '\0', 'x\0\0y').map((s) => Buffer.from(s)) },
 );
 const ending = fc.constantFrom('\n', '\n', '\n', '\r\n', '\r\n');
 const line: fc.Arbitrary<Line> = fc.record({ text: lineText, end: ending });
@@ -62,6 +68,7 @@ type Edit =
   | { op: 'insert'; at: number; lines: Line[] }
   | { op: 'replace'; at: number; line: Line }
   | { op: 'crlf'; at: number }
+  | { op: 'indent'; at: number; ws: string }
   | { op: 'eof' };
 
 const edit: fc.Arbitrary<Edit> = fc.oneof(
@@ -69,12 +76,16 @@ const edit: fc.Arbitrary<Edit> = fc.oneof(
   fc.record({ op: fc.constant('insert' as const), at: fc.nat(), lines: fc.array(line, { minLength: 1, maxLength: 5 }) }),
   fc.record({ op: fc.constant('replace' as const), at: fc.nat(), line }),
   fc.record({ op: fc.constant('crlf' as const), at: fc.nat() }),
+  // a reindent: only the leading whitespace of a line changes
+  fc.record({ op: fc.constant('indent' as const), at: fc.nat(), ws: fc.constantFrom('', ' ', '  ', '    ', '\t', '\t  ') }),
   fc.record({ op: fc.constant('eof' as const) }),
 );
 
 interface Pair {
   base: Buffer;
   next: Buffer;
+  /** The new side is executable (a mode change from the base's 100644). */
+  exec?: boolean;
 }
 
 /** Short, replayable form for failure reports (long lines would flood them). */
@@ -100,17 +111,18 @@ function applyEdits(base: readonly Line[], edits: readonly Edit[], lastNewline: 
     else if (e.op === 'insert') ls.splice(at, 0, ...e.lines);
     else if (e.op === 'replace') ls.splice(at, 1, e.line);
     else if (e.op === 'crlf' && ls[at]) ls[at] = { ...ls[at]!, end: ls[at]!.end === '\n' ? '\r\n' : '\n' };
+    else if (e.op === 'indent' && ls[at]) ls[at] = { ...ls[at]!, text: Buffer.concat([Buffer.from(e.ws), Buffer.from(ls[at]!.text.toString('latin1').replace(/^[ \t]+/, ''), 'latin1')]) };
     else if (e.op === 'eof') nl = !nl;
   }
   return render(ls, nl);
 }
 
-/** A base and a new content: an edit of the base (most), an unrelated text, or one side empty. */
-const pair: fc.Arbitrary<Pair> = fc.oneof(
+/** A base and a new content: an edit of the base (most), an unrelated text, or one side empty; 1 in 8 also turns executable. */
+const pair: fc.Arbitrary<Pair> = fc.tuple(fc.oneof(
   { weight: 8, arbitrary: fc.tuple(lines, fc.boolean(), fc.array(edit, { maxLength: 6 })).map(([b, nl, es]) => makePair(render(b, nl), applyEdits(b, es, nl))) },
   { weight: 1, arbitrary: fc.tuple(lines, fc.boolean(), lines, fc.boolean()).map(([b, bn, n, nn]) => makePair(render(b, bn), render(n, nn))) },
   { weight: 1, arbitrary: fc.tuple(lines, fc.boolean(), fc.boolean()).map(([b, nl, empty]) => (empty ? makePair(render(b, nl), Buffer.alloc(0)) : makePair(Buffer.alloc(0), render(b, nl)))) },
-);
+), fc.integer({ min: 0, max: 7 })).map(([p, k]) => (k === 0 ? Object.assign(p, { exec: true }) : p));
 
 // ---------------------------------------------------------------------------
 // The batch: all pairs in one repository, base commit then new commit
@@ -127,21 +139,28 @@ function writeBatch(pairs: readonly Pair[]): Batch {
   const repo = makeRepo();
   pairs.forEach((p, i) => repo.write(name(i), p.base));
   const baseCommit = repo.commitAll('base');
-  pairs.forEach((p, i) => repo.write(name(i), p.next));
+  pairs.forEach((p, i) => {
+    repo.write(name(i), p.next);
+    if (p.exec) chmodSync(path.join(repo.dir, name(i)), 0o755);
+  });
   repo.git(['add', '-A']);
   return { repo, baseCommit, newCommit: '' };
 }
 
 /** `git diff --numstat -z` text: "added TAB deleted TAB path NUL" for each path with a line change. */
-function numstat(repo: TestRepo, args: string[]): Map<string, { added: number; deleted: number }> {
-  const out = new Map<string, { added: number; deleted: number }>();
+function numstat(repo: TestRepo, args: string[]): Map<string, { added: number; deleted: number; binary: boolean }> {
+  const out = new Map<string, { added: number; deleted: number; binary: boolean }>();
   for (const rec of repo.git(['diff', '--numstat', '-z', '--no-renames', ...args]).split('\0')) {
     if (!rec) continue;
     const [a, d, p] = rec.split('\t');
-    out.set(p!, { added: Number(a), deleted: Number(d) });
+    // "-\t-" : git counts no lines in a binary file
+    out.set(p!, a === '-' ? { added: 0, deleted: 0, binary: true } : { added: Number(a), deleted: Number(d), binary: false });
   }
   return out;
 }
+
+/** Paths git's numstat calls binary on either side (base or new). */
+let binaryPaths = new Set<string>();
 
 const policy = makePolicy(parseConfig('{}', 'test'));
 
@@ -163,14 +182,23 @@ async function checkMetrics(pairs: readonly Pair[]): Promise<void> {
   const baseLines = numstat(repo, [EMPTY_TREE, b.baseCommit]);
   const changes = numstat(repo, ['--ignore-cr-at-eol', b.baseCommit, b.newCommit]);
   const byPath = new Map(stagedFacts.map((c) => [c.path, c]));
+  const all = numstat(repo, [b.baseCommit, b.newCommit]);
+  binaryPaths = new Set([...baseLines, ...all].filter(([, v]) => v.binary).map(([k]) => k));
   pairs.forEach((p, i) => {
     const c = byPath.get(name(i));
-    const ctx = { i, base: show(p.base), next: show(p.next) };
-    if (p.base.equals(p.next)) {
+    const ctx = { i, base: show(p.base), next: show(p.next), exec: p.exec === true };
+    if (p.base.equals(p.next) && !p.exec) {
       expect(c, `unchanged pair reported: ${JSON.stringify(ctx)}`).toBeUndefined();
       return;
     }
     expect(c, `changed pair missing: ${JSON.stringify(ctx)}`).toBeDefined();
+    if (binaryPaths.has(name(i))) {
+      // binary to git (a NUL byte on either side): binary to guard, and never measured in lines
+      expect({ ...ctx, binary: c!.binary, linesAdded: c!.linesAdded, linesDeleted: c!.linesDeleted }).toEqual({ ...ctx, binary: true, linesAdded: 0, linesDeleted: 0 });
+      return;
+    }
+    // a mode change alone is reported as one, with no lines
+    if (p.exec && p.base.equals(p.next)) expect(c!.modeOnly, JSON.stringify(ctx)).toBe(true);
     const existing = baseLines.get(name(i))?.added ?? 0;
     const { added, deleted } = changes.get(name(i)) ?? { added: 0, deleted: 0 };
     expect({ ...ctx, existingLines: c!.existingLines, linesAdded: c!.linesAdded, linesDeleted: c!.linesDeleted, changeRatio: c!.changeRatio, binary: c!.binary }).toEqual({
@@ -210,6 +238,7 @@ async function checkHunks(b: Batch, pairs: readonly Pair[]): Promise<void> {
   // what `guard review` reads: line ending changes alone are not changes.
   const review = await readFileDiffs(repo.dir, [b.baseCommit, b.newCommit], pairs.map((_, i) => name(i)), 3);
   pairs.forEach((p, i) => {
+    if (binaryPaths.has(name(i))) return; // git prints no hunks for a binary file
     const base = p.base.toString('utf8');
     const next = p.next.toString('utf8');
     const hunks = parseHunks(exact.get(name(i)) ?? '');
@@ -254,7 +283,7 @@ describe('metrics and hunks agree with git on random contents', () => {
       }),
       { numRuns: RUNS, endOnFailure: true, ...(SEED !== undefined ? { seed: SEED } : {}) },
     );
-  }, 300_000);
+  }, Math.max(300_000, RUNS * 6_000)); // the soak runs 200 batches
 });
 
 describe('hunks read with --ignore-cr-at-eol', () => {

@@ -1,0 +1,525 @@
+#!/usr/bin/env node
+// guard soak: guard's promises tried many times, in real repositories, with the
+// built CLI. Not part of `npm test`.
+//
+//   node scripts/soak.mjs [--short] [--seed N] [--kills N] [--jobs N] [--only kills,properties,concurrency] [--keep]
+//   npm run soak            (npm run soak -- --short: the few-minute version CI may run)
+//
+// kills        SIGKILL guard at every named fault point (src/git/faults.ts) and
+//              after random delays, across write, review, restore, check,
+//              discard, hook and rewind. After every kill: each file byte for
+//              byte its old or its new version; the checkpoint the run made
+//              restores the state before it; the next command takes over.
+// properties   generated base/new pairs (test/unit/numstat-property.test.ts's
+//              generators: NUL bytes, mode changes, whitespace-only edits, CRLF,
+//              invalid UTF-8, ...) agreeing with `git diff --numstat`.
+// concurrency  8 agents x 20 commits through the real pre-commit hook
+//              (test/e2e/concurrency.test.ts), and 8 agents x 20 tool calls
+//              through `guard hook claude` at once: nothing lost, every
+//              refusal with its own ref.
+//
+// Prints one table (the same form as scripts/bench.mjs) and exits 1 if any
+// figure misses its goal.
+
+import { spawn, spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const CLI = path.join(ROOT, 'dist', 'cli', 'main.js');
+const NODE = process.execPath;
+const argv = process.argv.slice(2);
+const SHORT = argv.includes('--short');
+const KEEP = argv.includes('--keep');
+const arg = (name) => {
+  const i = argv.indexOf(name);
+  return i >= 0 ? argv[i + 1] : undefined;
+};
+const ONLY = new Set((arg('--only') ?? 'kills,properties,concurrency').split(','));
+let seed = Number(arg('--seed') ?? process.env.GUARD_SOAK_SEED ?? Date.now() % 1_000_000);
+const SEED = seed;
+const rand = () => {
+  // mulberry32: a replayable stream from --seed
+  seed = (seed + 0x6d2b79f5) | 0;
+  let t = seed;
+  t = Math.imul(t ^ (t >>> 15), t | 1);
+  t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+  return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+};
+const PARALLEL = Number(arg('--jobs') ?? Math.max(1, Math.min(4, os.cpus().length)));
+
+if (argv.includes('--help')) {
+  console.log('usage: node scripts/soak.mjs [--short] [--seed N] [--kills N] [--only kills,properties,concurrency] [--jobs N] [--keep]\n  --short    60 kills, 1,000 property pairs, 8 x 8 hook calls (a few minutes)\n  --kills N  SIGKILLs to land (default 1,000)');
+  process.exit(0);
+}
+if (!fs.existsSync(CLI)) {
+  console.error('soak: the built CLI is missing; run `npm run build` first (npm run soak does).');
+  process.exit(2);
+}
+
+const ENV = { ...process.env };
+for (const k of Object.keys(ENV)) if (k.startsWith('GIT_') || k.startsWith('GUARD_')) delete ENV[k];
+Object.assign(ENV, {
+  CI: 'true', NO_COLOR: '1', GIT_CONFIG_GLOBAL: os.devNull, GIT_CONFIG_NOSYSTEM: '1', GIT_TERMINAL_PROMPT: '0',
+  GIT_AUTHOR_NAME: 'Soak', GIT_AUTHOR_EMAIL: 'soak@guard.invalid', GIT_COMMITTER_NAME: 'Soak', GIT_COMMITTER_EMAIL: 'soak@guard.invalid',
+});
+const TMP = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'guard-soak-')));
+const T0 = Date.now();
+const log = (s) => process.stderr.write(`[soak ${((Date.now() - T0) / 1000).toFixed(0)}s] ${s}\n`);
+
+// ---------------------------------------------------------------------------
+// processes
+
+function sh(cmd, args, opts = {}) {
+  const r = spawnSync(cmd, args, { env: ENV, encoding: 'buffer', maxBuffer: 256 << 20, ...opts });
+  if (r.error) throw r.error;
+  return { code: r.status, signal: r.signal, stdout: r.stdout.toString('utf8'), stderr: r.stderr.toString('utf8') };
+}
+function git(cwd, args, input) {
+  const r = sh('git', args, { cwd, input });
+  if (r.code !== 0) throw new Error(`git ${args.slice(0, 3).join(' ')} failed in ${cwd}: ${r.stderr.trim().split('\n')[0]}`);
+  return r.stdout;
+}
+/** The built CLI, asynchronously (so several iterations run at once); `killAfter` ms: SIGKILL it then. */
+function guard(cwd, args, { input = '', env = {}, killAfter } = {}) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(NODE, [CLI, ...args], { cwd, env: { ...ENV, ...env } });
+    const out = [];
+    const err = [];
+    child.stdout.on('data', (b) => out.push(b));
+    child.stderr.on('data', (b) => err.push(b));
+    child.stdin.on('error', () => {});
+    child.stdin.end(input);
+    const t = killAfter !== undefined ? setTimeout(() => child.kill('SIGKILL'), killAfter) : null;
+    child.on('error', reject);
+    child.on('close', (code, signal) => {
+      if (t) clearTimeout(t);
+      resolve({ code, signal, stdout: Buffer.concat(out).toString('utf8'), stderr: Buffer.concat(err).toString('utf8') });
+    });
+  });
+}
+
+let repoCount = 0;
+function makeRepo(files = {}) {
+  const dir = path.join(TMP, `r${repoCount++}`);
+  fs.mkdirSync(dir, { recursive: true });
+  git(dir, ['init', '-q', '-b', 'main']);
+  for (const [k, v] of [['commit.gpgsign', 'false'], ['core.autocrlf', 'false'], ['gc.auto', '0'], ['maintenance.auto', 'false']]) git(dir, ['config', k, v]);
+  for (const [f, c] of Object.entries(files)) write(dir, f, c);
+  git(dir, ['add', '-A']);
+  git(dir, ['commit', '-q', '--no-verify', '--allow-empty', '-m', 'base']);
+  return dir;
+}
+function write(dir, f, c) {
+  fs.mkdirSync(path.dirname(path.join(dir, f)), { recursive: true });
+  fs.writeFileSync(path.join(dir, f), c);
+}
+const lines = (n, p = 'line') => Array.from({ length: n }, (_, i) => `${p} ${i + 1}\n`).join('');
+
+/** Bytes of each file (null: absent). */
+function snap(dir, files) {
+  return new Map(files.map((f) => [f, fs.existsSync(path.join(dir, f)) ? fs.readFileSync(path.join(dir, f)) : null]));
+}
+const same = (a, b) => a === b || (a != null && b != null && a.equals(b));
+const eqSnap = (a, b) => [...a].every(([f, v]) => same(v, b.get(f)));
+/** 'old' / 'new' per file, or the first file that is neither. */
+function oldOrNew(now, before, after) {
+  const which = {};
+  for (const [f, b] of now) {
+    if (same(b, before.get(f))) which[f] = 'old';
+    else if (same(b, after.get(f))) which[f] = 'new';
+    else return { half: f };
+  }
+  return { which };
+}
+/** Checkpoints whose reason starts with `prefix`, newest first: their ids are what `guard log` lists and `guard restore` takes. */
+async function checkpointsByReason(dir, prefix) {
+  const out = git(dir, ['for-each-ref', '--sort=-creatordate', '--sort=-refname', '--format=%(refname)%09%(contents:subject)', 'refs/guard/checkpoints/']);
+  return out.split('\n').filter(Boolean).map((l) => {
+    const [ref, subject] = l.split('\t');
+    return { id: ref.slice('refs/guard/checkpoints/'.length), reason: subject.replace(/^guard checkpoint: /, '') };
+  }).filter((c) => c.reason.startsWith(prefix));
+}
+const indexOf = (dir) => git(dir, ['ls-files', '-s']);
+
+// ---------------------------------------------------------------------------
+// kill scenarios: setup() makes a fresh repository and says what the command
+// is, what each file is before and after it, and how the run's checkpoint is
+// found; verify() runs after every kill.
+
+function laneSetup() {
+  const files = ['a.txt', 'b.txt', 'c.txt', 'd.txt', 'gone.txt', 'new.txt'];
+  const dir = makeRepo({ 'a.txt': lines(30, 'a'), 'b.txt': lines(30, 'b'), 'c.txt': lines(30, 'c'), 'd.txt': lines(2000, 'd'), 'gone.txt': lines(20, 'gone') });
+  return { dir, files };
+}
+async function startLane(dir) {
+  const s = await guard(dir, ['start', 'agent', '--json']);
+  if (s.code !== 0) throw new Error(`guard start failed: ${s.stderr}`);
+  return JSON.parse(s.stdout).path;
+}
+function editLane(lane) {
+  write(lane, 'a.txt', lines(30, 'a') + 'a more\n');
+  write(lane, 'b.txt', 'b first\n' + lines(30, 'b'));
+  write(lane, 'c.txt', lines(30, 'c').replace('c 7\n', 'c seven\n'));
+  write(lane, 'd.txt', lines(2000, 'd').replace('d 1000\n', 'd thousand\n'));
+  write(lane, 'new.txt', 'brand new\n');
+  fs.rmSync(path.join(lane, 'gone.txt'));
+}
+const hookPayload = (dir, tool, input, id) => JSON.stringify({
+  session_id: 'soak-session', transcript_path: path.join(TMP, 't.jsonl'), cwd: dir, hook_event_name: 'PreToolUse', tool_name: tool, tool_input: input, tool_use_id: id,
+});
+
+const SCENARIOS = [
+  {
+    name: 'write',
+    points: ['write:after-checkpoint', 'write:before-rename', 'write:after-rename', 'atomic:before-rename', 'checkpoint:after-add', 'checkpoint:before-update-ref'],
+    async setup() {
+      const old = lines(20_000, 'row');
+      const dir = makeRepo({ 'big.txt': old, 'other.txt': 'o\n' });
+      const next = old + lines(2_000, 'more');
+      return { dir, files: ['big.txt', 'other.txt'], args: ['write', 'big.txt', '--auto'], input: next,
+        after: new Map([['big.txt', Buffer.from(next)], ['other.txt', Buffer.from('o\n')]]), reason: 'before guard write', ok: [0] };
+    },
+  },
+  {
+    name: 'review',
+    points: ['review:after-refs', 'review:after-lock', 'checkpoint:after-add@2', 'review:after-checkpoint', 'atomic:before-rename', 'review:between-files@1', 'review:between-files@3', 'review:before-stage', 'review:before-record'],
+    async setup() {
+      const { dir, files } = laneSetup();
+      const lane = await startLane(dir);
+      editLane(lane);
+      return { dir, files, args: ['review', 'agent', '--auto'], after: snap(lane, files), reason: 'before guard review merges', staged: true, ok: [0] };
+    },
+  },
+  {
+    name: 'restore',
+    points: ['restore:after-undo-checkpoint', 'restore:between-files@1', 'restore:between-files@2', 'restore:before-stage', 'atomic:before-rename', 'checkpoint:after-add', 'checkpoint:before-update-ref'],
+    async setup() {
+      const files = ['a.txt', 'b.txt', 'c.txt', 'd.txt'];
+      const dir = makeRepo({ 'a.txt': lines(40, 'a'), 'b.txt': lines(40, 'b'), 'c.txt': lines(40, 'c') });
+      write(dir, 'c.txt', lines(41, 'c'));
+      const s0 = snap(dir, files);
+      // a whole-tree checkpoint of this state, as guard hook takes before a shell command
+      const h = await guard(dir, ['hook', 'claude'], { input: hookPayload(dir, 'Bash', { command: 'true' }, 'toolu_restore') });
+      if (h.code !== 0) throw new Error(`guard hook failed: ${h.stderr}`);
+      const [cp] = await checkpointsByReason(dir, '');
+      write(dir, 'a.txt', lines(10, 'A'));
+      fs.rmSync(path.join(dir, 'b.txt'));
+      write(dir, 'd.txt', 'new file\n');
+      git(dir, ['add', 'a.txt']);
+      return { dir, files, args: ['restore', cp.id, '--staged'], after: s0, reason: 'before guard restore', ok: [0] };
+    },
+  },
+  {
+    name: 'check',
+    points: ['check:before-records', 'check:after-records'],
+    async setup() {
+      const dir = makeRepo({ 'mod.py': lines(200, 'def f') });
+      write(dir, 'mod.py', lines(5, 'stub'));
+      git(dir, ['add', 'mod.py']);
+      const files = ['mod.py'];
+      // check never writes the work tree in auto mode: before and after are the same
+      return { dir, files, args: ['check', '--auto'], after: snap(dir, files), reason: null, ok: [1] };
+    },
+  },
+  {
+    name: 'discard',
+    points: ['discard:after-checkpoint', 'discard:before-remove', 'checkpoint:after-add', 'checkpoint:before-update-ref'],
+    async setup() {
+      const { dir } = laneSetup();
+      const lane = await startLane(dir);
+      editLane(lane);
+      write(lane, 'scratch/untracked.txt', 'only here\n');
+      const files = ['a.txt', 'b.txt', 'new.txt', 'scratch/untracked.txt'];
+      return { dir, lane, laneFiles: snap(lane, files), files: ['a.txt', 'b.txt'], args: ['discard', 'agent'], after: snap(dir, ['a.txt', 'b.txt']), reason: 'before guard discard', ok: [0] };
+    },
+  },
+  {
+    name: 'hook-bash',
+    // (a shell call's record is the checkpoint itself: the hook:* points are a Write's)
+    points: ['checkpoint:after-add', 'checkpoint:before-update-ref'],
+    async setup() {
+      const dir = makeRepo({ 'a.txt': lines(50, 'a'), 'b.txt': 'b\n' });
+      write(dir, 'a.txt', lines(51, 'a'));
+      write(dir, 'untracked.txt', 'u\n');
+      const files = ['a.txt', 'b.txt', 'untracked.txt'];
+      // before a shell command: a whole-tree checkpoint, then the record; no file is written
+      const input = hookPayload(dir, 'Bash', { command: 'rm -rf build' }, 'toolu_hook');
+      return { dir, files, args: ['hook', 'claude'], input, after: snap(dir, files), reason: '', ok: [0] };
+    },
+  },
+  {
+    name: 'hook-write',
+    points: ['hook:before-record', 'hook:after-record'],
+    async setup() {
+      const dir = makeRepo({ 'a.txt': lines(50, 'a'), 'b.txt': 'b\n' });
+      const files = ['a.txt', 'b.txt'];
+      // a Write: measured, recorded (its checkpoint too), allowed; the harness writes, not guard
+      const input = hookPayload(dir, 'Write', { file_path: path.join(dir, 'b.txt'), content: 'b2\n' }, 'toolu_hook');
+      return { dir, files, args: ['hook', 'claude'], input, after: snap(dir, files), reason: '', ok: [0] };
+    },
+  },
+  {
+    name: 'rewind',
+    points: ['rewind:between-files', 'atomic:before-rename', 'checkpoint:after-add', 'checkpoint:before-update-ref'],
+    async setup() {
+      const dir = makeRepo({ 'a.txt': lines(30, 'a'), 'b.txt': lines(30, 'b') });
+      const files = ['a.txt', 'b.txt'];
+      const original = snap(dir, files);
+      // the session writes both files through the hook (the harness writes after guard allows)
+      for (const [i, f] of files.entries()) {
+        const content = lines(31, f);
+        const h = await guard(dir, ['hook', 'claude'], { input: hookPayload(dir, 'Write', { file_path: path.join(dir, f), content }, `toolu_w${i}`) });
+        if (h.code !== 0) throw new Error(`guard hook failed: ${h.stderr}`);
+        write(dir, f, content);
+      }
+      return { dir, files, args: ['rewind', 'soak-session'], after: original, reason: 'before guard rewind', ok: [0] };
+    },
+  },
+];
+
+const kills = { runs: 0, killed: 0, finished: 0, half: 0, restorable: 0, needRestore: 0, nextOk: 0, failures: [] };
+const perScenario = Object.fromEntries(SCENARIOS.map((s) => [s.name, 0]));
+
+async function oneKill(sc, how) {
+  const ctx = await sc.setup();
+  const before = snap(ctx.dir, ctx.files);
+  const indexBefore = indexOf(ctx.dir);
+  const fail = (why) => {
+    const f = `${sc.name} ${how.point ?? `after ${how.delay} ms`}: ${why}`;
+    kills.failures.push(f);
+    log(`FAILURE ${f}${KEEP ? ` (${ctx.dir})` : ''}`);
+  };
+  const r = await guard(ctx.dir, ctx.args, { input: ctx.input ?? '', env: how.point ? { GUARD_FAULT: how.point } : {}, killAfter: how.delay });
+  kills.runs++;
+  if (r.signal !== 'SIGKILL') {
+    kills.finished++;
+    if (how.point) return fail(`not killed (exit ${r.code}): ${r.stderr.trim().split('\n').slice(-1)[0]}`);
+  } else {
+    kills.killed++;
+    perScenario[sc.name]++;
+  }
+  // 1. every file old or new, never half written
+  const now = snap(ctx.dir, ctx.files);
+  const on = oldOrNew(now, before, ctx.after);
+  if (on.half) {
+    kills.half++;
+    return fail(`${on.half} is neither old nor new`);
+  }
+  if (sc.name === 'discard' && fs.existsSync(ctx.lane)) {
+    const laneOn = oldOrNew(snap(ctx.lane, [...ctx.laneFiles.keys()]), ctx.laneFiles, ctx.laneFiles);
+    if (laneOn.half) {
+      kills.half++;
+      return fail(`lane file ${laneOn.half} changed`);
+    }
+  }
+  // 2. the checkpoint the run made brings back the state before it
+  const changed = !eqSnap(now, before) || indexOf(ctx.dir) !== indexBefore;
+  if (ctx.reason !== null) {
+    const cps = await checkpointsByReason(ctx.dir, ctx.reason);
+    const mine = sc.name === 'restore' || sc.name === 'rewind' ? cps.filter((c) => c.reason.startsWith(ctx.reason)) : cps;
+    if (sc.name === 'discard') {
+      // the lane's last state is in the checkpoint, byte for byte
+      if (mine.length > 0) {
+        kills.needRestore++;
+        const ref = `refs/guard/checkpoints/${mine[0].id}`;
+        const ok = [...ctx.laneFiles].every(([f, b]) => {
+          const show = sh('git', ['cat-file', 'blob', `${ref}:${f}`], { cwd: ctx.dir });
+          return show.code === 0 && Buffer.from(show.stdout, 'utf8').equals(b);
+        });
+        if (ok) kills.restorable++;
+        else fail('the discard checkpoint lacks a lane file');
+      } else if (!fs.existsSync(ctx.lane)) fail('lane gone without a checkpoint');
+    } else if (changed) {
+      kills.needRestore++;
+      if (mine.length === 0) return fail('files changed but no checkpoint');
+      const rr = await guard(ctx.dir, ['restore', mine[0].id, ...(ctx.staged || sc.name !== 'write' ? ['--staged'] : [])]);
+      const back = snap(ctx.dir, ctx.files);
+      if (rr.code === 0 && eqSnap(back, before)) kills.restorable++;
+      else return fail(`restore ${mine[0].id} exited ${rr.code}, state ${eqSnap(back, before) ? 'equal' : 'differs'}: ${rr.stderr.trim().split('\n')[0]}`);
+    }
+  }
+  // 3. the next command takes over cleanly
+  const next = await guard(ctx.dir, ctx.args, { input: ctx.input ?? '' });
+  const gone = sc.name === 'discard' && !fs.existsSync(ctx.lane);
+  if (ctx.ok.includes(next.code) || (gone && next.code === 2)) {
+    if (sc.name !== 'check' && sc.name !== 'discard' && !sc.name.startsWith('hook') && !eqSnap(snap(ctx.dir, ctx.files), ctx.after)) return fail('the next run did not finish the work');
+    kills.nextOk++;
+  } else return fail(`the next run exited ${next.code}: ${next.stderr.trim().split('\n').slice(-1)[0]}`);
+  if (!KEEP) fs.rmSync(ctx.dir, { recursive: true, force: true });
+}
+
+async function pool(tasks, n) {
+  let i = 0;
+  const worker = async () => {
+    while (i < tasks.length) {
+      const t = tasks[i++];
+      try {
+        await t();
+      } catch (e) {
+        kills.failures.push(`setup: ${e.message}`);
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: n }, worker));
+}
+
+async function soakKills() {
+  const target = Number(arg('--kills') ?? (SHORT ? 60 : 1000));
+  // measured run time of each command (one clean run), for the random delays
+  const duration = {};
+  for (const sc of SCENARIOS) {
+    const ctx = await sc.setup();
+    const t = Date.now();
+    await guard(ctx.dir, ctx.args, { input: ctx.input ?? '' });
+    duration[sc.name] = Date.now() - t;
+  }
+  log(`kills: run times ${JSON.stringify(duration)} ms; target ${target} kills; seed ${SEED}`);
+  const named = SCENARIOS.flatMap((sc) => sc.points.map((point) => ({ sc, point })));
+  const tasks = [];
+  const rounds = Math.max(1, Math.round(target / 200));
+  for (let r = 0; r < rounds; r++) for (const { sc, point } of named) tasks.push(() => oneKill(sc, { point }));
+  // random moments: 20% to 110% of the command's own run time (a kill that comes late finds it done)
+  const randomCount = Math.max(0, Math.ceil((target - tasks.length) * 1.15));
+  for (let k = 0; k < randomCount; k++) {
+    const sc = SCENARIOS[k % SCENARIOS.length];
+    const delay = Math.round(duration[sc.name] * (0.2 + 0.9 * rand()));
+    tasks.push(() => oneKill(sc, { delay }));
+  }
+  let done = 0;
+  const wrapped = tasks.map((t) => async () => {
+    await t();
+    if (++done % 50 === 0) log(`kills: ${done}/${tasks.length} runs, ${kills.killed} killed, ${kills.failures.length} failures`);
+  });
+  await pool(wrapped, PARALLEL);
+  // random delays that came after the command had finished landed no kill: top up until the target is met
+  for (let extra = 0; kills.killed < target && extra < target; ) {
+    const more = Array.from({ length: Math.min(PARALLEL * 4, target - kills.killed) }, () => {
+      const sc = SCENARIOS[extra++ % SCENARIOS.length];
+      return () => oneKill(sc, { delay: Math.round(duration[sc.name] * (0.2 + 0.7 * rand())) });
+    });
+    await pool(more, PARALLEL);
+  }
+  const restorePct = kills.needRestore ? (100 * kills.restorable) / kills.needRestore : 100;
+  row('kills', `SIGKILLs landed (named points x${rounds} + random delays) across ${SCENARIOS.map((s) => s.name).join(', ')}`, `${kills.killed}`, `${kills.runs} runs`, `>= ${target}`, kills.killed >= target);
+  row('kills', 'half-written files after a kill', `${kills.half}`, `${kills.killed} kills`, '0', kills.half === 0);
+  row('kills', 'restorable from the checkpoint the run made', `${restorePct.toFixed(1)}%`, `${kills.restorable}/${kills.needRestore}`, '100%', restorePct === 100);
+  row('kills', 'the next command takes over cleanly', `${kills.nextOk}`, `${kills.runs} runs`, 'all', kills.nextOk === kills.runs);
+  notes.push(`kills per command: ${Object.entries(perScenario).map(([k, v]) => `${k} ${v}`).join(', ')}`);
+  for (const f of kills.failures.slice(0, 20)) notes.push(`kill failure: ${f}`);
+}
+
+// ---------------------------------------------------------------------------
+// properties: the numstat property test's generators and checks at soak scale
+
+function soakProperties() {
+  const batches = SHORT ? 20 : 200; // x 50 pairs
+  // (each batch is one repository; the 200 full batches take several minutes)
+  const t = Date.now();
+  const r = sh(NODE, [path.join(ROOT, 'node_modules', 'vitest', 'vitest.mjs'), 'run', 'test/unit/numstat-property.test.ts', '--reporter=dot'], {
+    cwd: ROOT,
+    env: { ...ENV, GUARD_PROPERTY_RUNS: String(batches), GUARD_PROPERTY_SEED: String(SEED) },
+  });
+  const pairs = batches * 50;
+  const ok = r.code === 0;
+  row('properties', 'generated base/new pairs agreeing with git diff --numstat (and hunks)', `${ok ? pairs : 0}`, `${pairs} pairs`, SHORT ? '>= 1,000' : '>= 10,000', ok && pairs >= (SHORT ? 1000 : 10_000));
+  notes.push(`properties: ${batches} batches of 50 pairs (NUL bytes, mode changes, whitespace-only edits, CRLF, invalid UTF-8, long lines), seed ${SEED}, ${((Date.now() - t) / 1000).toFixed(0)} s`);
+  if (!ok) notes.push(`properties failed: ${(r.stdout + r.stderr).split('\n').filter((l) => /Error|expected|seed|Counterexample/i.test(l)).slice(0, 6).join(' | ')}`);
+}
+
+// ---------------------------------------------------------------------------
+// concurrency
+
+function soakCommits() {
+  const r = sh(NODE, [path.join(ROOT, 'node_modules', 'vitest', 'vitest.mjs'), 'run', 'test/e2e/concurrency.test.ts', '-t', '8', '--reporter=verbose'], { cwd: ROOT });
+  const m = /(\d+) attempts?, (\d+) committed, (\d+) blocked, (\d+) refs?/i.exec(r.stdout + r.stderr);
+  row('concurrency', '8 agents x 20 commits through the pre-commit hook at once', r.code === 0 ? 'pass' : 'FAIL', m ? `${m[1]} attempts` : '160 attempts', 'nothing lost, a ref per refusal', r.code === 0);
+  if (r.code !== 0) notes.push(`commits: ${(r.stdout + r.stderr).split('\n').filter((l) => /×|Error|expected/.test(l)).slice(0, 4).join(' | ')}`);
+}
+
+async function soakHookCalls() {
+  const AGENTS = 8;
+  const CALLS = SHORT ? 8 : 20;
+  const files = Object.fromEntries(Array.from({ length: AGENTS }, (_, a) => [`agent${a}/big.py`, lines(200, `def a${a}`)]));
+  const dir = makeRepo(files);
+  const results = await Promise.all(Array.from({ length: AGENTS }, async (_, a) => {
+    const out = { allowed: 0, denied: 0, errors: [] };
+    for (let c = 0; c < CALLS; c++) {
+      const file = path.join(dir, `agent${a}`, c % 4 === 3 ? 'big.py' : `new${c}.py`);
+      // every fourth call replaces the 200-line module with a stub: needs a person, so it is denied in auto mode
+      const content = c % 4 === 3 ? `# stub ${a}.${c}\n` : lines(5, `agent ${a} call ${c}`);
+      const r = await guard(dir, ['hook', 'claude'], { input: hookPayload(dir, 'Write', { file_path: file, content }, `toolu_${a}_${c}`), env: { GUARD_SESSION: `agent-${a}` } });
+      let decision = 'allow';
+      try {
+        decision = r.stdout.trim() ? JSON.parse(r.stdout).hookSpecificOutput?.permissionDecision ?? 'allow' : 'allow';
+      } catch {
+        out.errors.push(`bad answer: ${r.stdout.slice(0, 80)}`);
+      }
+      if (r.code !== 0) out.errors.push(`exit ${r.code}: ${r.stderr.trim().split('\n').slice(-1)[0]}`);
+      if (decision === 'allow') {
+        out.allowed++;
+        write(dir, path.relative(dir, file), content); // the harness writes what guard allowed
+      } else out.denied++;
+    }
+    return out;
+  }));
+  const allowed = results.reduce((s, r) => s + r.allowed, 0);
+  const denied = results.reduce((s, r) => s + r.denied, 0);
+  const errors = results.flatMap((r) => r.errors);
+  const rejected = git(dir, ['for-each-ref', '--format=%(refname)', 'refs/guard/rejected/']).split('\n').filter(Boolean);
+  const bigIntact = Array.from({ length: AGENTS }, (_, a) => fs.readFileSync(path.join(dir, `agent${a}`, 'big.py'), 'utf8') === files[`agent${a}/big.py`]).every(Boolean);
+  const ok = errors.length === 0 && denied === AGENTS * Math.floor(CALLS / 4) && rejected.length === denied && bigIntact;
+  row('concurrency', `${AGENTS} agents x ${CALLS} tool calls through guard hook claude at once`, `${allowed} allowed, ${denied} denied`, `${rejected.length} rejected refs`,
+    'a ref per refusal, no errors', ok);
+  if (!ok) notes.push(`hook calls: ${errors.length} errors (${errors.slice(0, 3).join(' | ')}); denied ${denied}, expected ${AGENTS * Math.floor(CALLS / 4)}; refs ${rejected.length}; modules intact ${bigIntact}`);
+}
+
+// ---------------------------------------------------------------------------
+
+const table = [];
+const notes = [];
+function row(id, what, value, of, goal, ok) {
+  table.push({ id, what, value, of, goal, result: ok ? 'PASS' : 'FAIL' });
+}
+function printTable(rows) {
+  const head = { id: '', what: 'figure', value: 'value', of: 'of', goal: 'goal', result: 'result' };
+  const all = [head, ...rows];
+  const keys = Object.keys(head);
+  const w = Object.fromEntries(keys.map((k) => [k, Math.max(...all.map((r) => String(r[k]).length))]));
+  const line = (r) => keys.map((k) => (k === 'value' || k === 'of' ? String(r[k]).padStart(w[k]) : String(r[k]).padEnd(w[k]))).join('  ').trimEnd();
+  console.log(line(head));
+  console.log(keys.map((k) => '-'.repeat(w[k])).join('  '));
+  for (const r of rows) console.log(line(r));
+}
+
+console.log(`guard soak${SHORT ? ' --short' : ''}: node ${process.version}, ${sh('git', ['--version']).stdout.trim()}, ${os.cpus().length} CPUs, load ${os.loadavg()[0].toFixed(1)}, ${PARALLEL} at once, seed ${SEED}`);
+try {
+  if (ONLY.has('properties')) {
+    log('properties');
+    soakProperties();
+  }
+  if (ONLY.has('concurrency')) {
+    log('concurrency: hook calls');
+    await soakHookCalls();
+    log('concurrency: commits');
+    soakCommits();
+  }
+  if (ONLY.has('kills')) {
+    log('kills');
+    await soakKills();
+  }
+} catch (e) {
+  row('soak', 'could not run', 'ERR', '', '', false);
+  notes.push(String(e?.stack ?? e));
+}
+console.log('');
+printTable(table);
+if (notes.length) {
+  console.log('\nnotes:');
+  for (const n of notes) console.log(`  - ${n}`);
+}
+console.log(`\ntotal ${((Date.now() - T0) / 1000).toFixed(0)} s${KEEP ? `; kept ${TMP}` : ''}`);
+if (!KEEP) fs.rmSync(TMP, { recursive: true, force: true });
+process.exit(table.every((r) => r.result === 'PASS') ? 0 : 1);
