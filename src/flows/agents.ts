@@ -54,6 +54,8 @@ export function guardCommand(root: string, projectVar: string | null): string {
   if (existsSync(path.join(root, 'node_modules', '.bin', 'guard'))) {
     return projectVar ? `"$${projectVar}"/node_modules/.bin/guard` : quote(path.join(root, 'node_modules', '.bin', 'guard'));
   }
+  // yarn Plug'n'Play: no node_modules/.bin; yarn starts the project's guard from its zip cache
+  if (existsSync(path.join(root, '.pnp.cjs'))) return `cd ${projectVar ? `"$${projectVar}"` : quote(root)} && yarn guard`;
   const main = realpathSync(fileURLToPath(new URL('../cli/main.js', import.meta.url)));
   return `${quote(process.execPath)} ${quote(main)}`;
 }
