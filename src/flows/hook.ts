@@ -6,9 +6,10 @@ import { classify, makePolicy, withReason, type ChangeFacts, type Classification
 import { CONFIG_FILE } from '../core/config.js';
 import { GuardError } from '../core/errors.js';
 import { countLines, looksBinary } from '../core/lines.js';
-import { RECORD_VERSION, batchMessage, decisionRecord, type DecisionRecord, type RecordContext } from '../core/record.js';
+import { decisionRecords, plan, type Answer, type Plan, type PlanFile } from '../core/plan.js';
+import { RECORD_VERSION, batchMessage, type DecisionRecord, type RecordContext } from '../core/record.js';
 import { applyPatchChunks, applySearchReplace, applyStringEdits, type Applied } from '../harness/edits.js';
-import { askReason, denyReason, lossMessage, verdict, type Judged } from '../harness/decide.js';
+import { lossMessage, verdict, writeOutcome, type Judged, type Planned } from '../harness/decide.js';
 import type { Change, FileChange, HookEvent, Outcome } from '../harness/types.js';
 import { MODE, resolveInside } from '../worktree/atomic.js';
 import { READ_CAP, catFileBatch } from '../git/catfile.js';
@@ -24,8 +25,12 @@ import { configAt, laneOf } from './context.js';
 
 /**
  * `guard hook`: one tool call of an agent harness, already translated
- * (src/harness). Writes are measured against each file's session base and
- * answered allow (no opinion) / ask / deny; shell calls get a whole-tree
+ * (src/harness). A write is one more front end to the gate's plan: read
+ * (where each file lands, its session base, the file after the call,
+ * measured), then plan (core/plan, with no answers: what needs a person is
+ * blocked), then apply (checkpoint or rejected ref, and the records), and
+ * the plan mapped onto the harness's allow (no opinion) / ask / deny by
+ * harness/decide.ts. Shell calls get a whole-tree
  * checkpoint before, and a report of what they destroyed after. The flow
  * never writes the work tree: the harness does, or does not.
  *
@@ -46,7 +51,7 @@ export interface HookResult {
   /** For the log and tests: what was checkpointed and kept. */
   checkpoint?: string;
   rejected?: string;
-  files?: Array<Judged & { decision: string }>;
+  files?: Planned[];
   /** Said on stderr only (e.g. why there was no opinion). */
   notes: string[];
 }
@@ -78,7 +83,7 @@ export async function runHook(opts: HookOptions): Promise<HookResult> {
   const now = opts.now ?? new Date();
   const meta: SessionMeta = { harness: e.harness, session: e.sessionId, toolCall: e.toolCallId };
   if (e.action.kind === 'shell') return e.phase === 'pre' ? shellBefore(repo, e, e.action.command, meta, now) : shellAfter(repo, e, e.action.command, meta, now);
-  return e.phase === 'pre' ? writeBefore(repo, e, e.action.files, meta, opts.auto, now) : writeAfter(repo, e, meta, now);
+  return e.phase === 'pre' ? writeBefore(repo, e, e.action.files, opts.auto, now) : writeAfter(repo, e, meta, now);
 }
 
 /* ------------------------------------------------------------ placing */
@@ -119,6 +124,13 @@ export async function place(root: string, cwd: string, p: string): Promise<Place
 }
 
 /* -------------------------------------------------------------- writes */
+
+/** A file of the call, placed inside the repository. */
+interface PlacedChange {
+  rel: string;
+  abs: string;
+  change: Change;
+}
 
 interface Target {
   rel: string;
@@ -165,46 +177,102 @@ function apply(change: Change, current: Buffer | null, source: Buffer | null): A
   }
 }
 
-async function writeBefore(repo: Repo, e: HookEvent, files: FileChange[], meta: SessionMeta, auto: boolean, now: Date): Promise<HookResult> {
-  const root = repo.root;
+/**
+ * The hook's answers to the plan: none. Nobody answers guard before the
+ * tool runs, so the plan blocks what needs a person; where a person can
+ * answer in the harness, that blocked outcome becomes the harness's `ask`.
+ */
+const NO_ANSWERS: ReadonlyMap<string, Answer> = new Map();
+
+/** What a write call reads: the files it writes (placed inside the repository, with session bases), the policy, HEAD. */
+interface WriteCall {
+  root: string;
+  e: HookEvent;
+  targets: Target[];
+  policy: Policy;
+  head: string | null;
+  ctx: RecordContext;
+  now: Date;
+}
+
+/** A write tool call, before it runs: read, then plan (core/plan), then apply (records) and the harness outcome. */
+async function writeBefore(repo: Repo, e: HookEvent, files: FileChange[], auto: boolean, now: Date): Promise<HookResult> {
   const notes: string[] = [];
-  const placed: Array<{ f: FileChange; rel: string; abs: string }> = [];
+  const w = await readWrite(repo, e, files, notes, now);
+  if (w === null) return { outcome: NONE, notes };
+  // the source of a move is judged with its destination (a rename), not as a deletion of its own
+  const judged = w.targets.filter((t) => !t.movedAway);
+  const classified = await measureAll(repo, judged, w.policy);
+  const planFiles = classified.map((c, i) => planFileOf(c, judged[i]!));
+  const planned = await plan('hook', planFiles, NO_ANSWERS);
+  const v = verdict(planned.files, e.canAsk && !auto);
+  const reported: Planned[] = planned.files.map((o, i) => ({ ...judgedOf(classified[i]!), decision: o.decision }));
+  if (v === 'deny') {
+    const kept = await keepRefused(w, planned, classified);
+    const sessionBased = w.targets.some((t) => t.fromSession && !same(t.base, t.current));
+    return { ...writeOutcome(v, reported, { kept, sessionBased }), rejected: kept, notes };
+  }
+  // ask: what the post event records when the tool ran (the person said yes in the harness): every file taken as it is
+  const decisions = v === 'ask' ? await personTakesAll(planFiles, classified) : decisionRecords(planned, classified, new Map(), new Map());
+  const cp = await checkpointPaths(w, v, decisions);
+  return { ...writeOutcome(v, reported, { checkpoint: cp }), checkpoint: cp, notes };
+}
+
+/**
+ * Read a write call: where each file lands, what is on disk, the session
+ * base, the file after the call. Null (with a note) when guard has no
+ * opinion: nothing inside the repository, an edit that cannot apply (the
+ * harness fails the call itself), or a call that changes nothing on disk.
+ */
+async function readWrite(repo: Repo, e: HookEvent, files: FileChange[], notes: string[], now: Date): Promise<WriteCall | null> {
+  const root = repo.root;
+  const placed: PlacedChange[] = [];
   for (const f of files) {
     const p = await place(root, e.cwd, f.path);
     if (p.kind === 'outside') notes.push(`${f.path} is outside the repository: no opinion`);
-    else placed.push({ f, rel: p.rel, abs: p.abs });
+    else placed.push({ rel: p.rel, abs: p.abs, change: f.change });
   }
-  if (placed.length === 0) return { outcome: NONE, notes };
-
+  if (placed.length === 0) return null;
   const [events, [head, configBlob]] = await Promise.all([
     readSessionEvents(root, sessionPrefix(e.harness, e.sessionId)),
     catFileBatch(root, ['HEAD', `HEAD:${CONFIG_FILE}`], READ_CAP),
   ]);
   const headOid = head && head.type === 'commit' ? head.oid : null;
-  const config = configAt('HEAD', configBlob?.data);
-  const policy = makePolicy(config, { bootstrap: configBlob === null });
+  const policy = makePolicy(configAt('HEAD', configBlob?.data), { bootstrap: configBlob === null });
+  const targets = await readTargets(root, e.cwd, placed, events);
+  if (typeof targets === 'string') {
+    notes.push(`${targets}; the tool call will fail by itself: no opinion`);
+    return null;
+  }
+  linkMoves(targets);
+  if (targets.every((t) => same(t.current, t.next))) {
+    notes.push('the call changes nothing on disk: no opinion');
+    return null;
+  }
+  const ctx: RecordContext = { command: 'hook', lane: laneOf(root), time: now.toISOString(), base: headOid, harness: e.harness, session: e.sessionId, toolCall: e.toolCallId };
+  return { root, e, targets, policy, head: headOid, ctx, now };
+}
 
+/** Each placed file on disk, at its session base and after the call; or why an edit cannot apply ("PATH: why"). */
+async function readTargets(root: string, cwd: string, placed: PlacedChange[], events: SessionEvent[]): Promise<Target[] | string> {
   const disk = await Promise.all(placed.map((p) => readDisk(p.abs)));
   const baseEvents = placed.map((p) => baseEventFor(events, root, p.rel));
   const wanted = baseEvents.flatMap((ev, i) => (ev ? [`${ev.commit}:${placed[i]!.rel}`] : []));
   const blobs = wanted.length ? await catFileBatch(root, wanted, READ_CAP) : [];
-
   const targets: Target[] = [];
   let k = 0;
   for (const [i, p] of placed.entries()) {
     const { content: current, mode } = disk[i]!;
     let source: Buffer | null = null;
     let movedFrom: string | undefined;
-    if (p.f.change.kind === 'chunks' && p.f.change.from !== undefined) {
-      const from = await place(root, e.cwd, p.f.change.from);
+    if (p.change.kind === 'chunks' && p.change.from !== undefined) {
+      const from = await place(root, cwd, p.change.from);
       source = from.kind === 'inside' ? (await readDisk(from.abs)).content : null;
       if (from.kind === 'inside') movedFrom = from.rel;
     }
-    const r = apply(p.f.change, current, source);
-    if (!r.ok) {
-      // the harness fails this call itself and tells the model why
-      return { outcome: NONE, notes: [...notes, `${p.rel}: ${r.why}; the tool call will fail by itself: no opinion`] };
-    }
+    const r = apply(p.change, current, source);
+    // the harness fails this call itself and tells the model why
+    if (!r.ok) return `${p.rel}: ${r.why}`;
     let base = current;
     let fromSession = false;
     if (baseEvents[i]) {
@@ -212,10 +280,17 @@ async function writeBefore(repo: Repo, e: HookEvent, files: FileChange[], meta: 
       base = b && b.type === 'blob' ? (b.data ?? null) : null;
       fromSession = true;
     }
-    targets.push({ rel: p.rel, abs: p.abs, change: p.f.change, current, mode, next: r.text === null ? null : Buffer.from(r.text, 'utf8'), base, fromSession, ...(movedFrom ? { movedFrom } : {}) });
+    targets.push({ rel: p.rel, abs: p.abs, change: p.change, current, mode, next: r.text === null ? null : Buffer.from(r.text, 'utf8'), base, fromSession, ...(movedFrom ? { movedFrom } : {}) });
   }
-  // A move is a rename (DESIGN: renames are followed): the destination is measured against
-  // the source's session base, and the source is not a deletion of its own.
+  return targets;
+}
+
+/**
+ * A move is a rename (DESIGN: renames are followed): the destination is
+ * measured against the source's session base, and the source is not a
+ * deletion of its own.
+ */
+function linkMoves(targets: Target[]): void {
   for (const t of targets) {
     const src = t.movedFrom !== undefined ? targets.find((x) => x.rel === t.movedFrom && x.change.kind === 'delete') : undefined;
     if (!src) continue;
@@ -223,74 +298,72 @@ async function writeBefore(repo: Repo, e: HookEvent, files: FileChange[], meta: 
     if (t.current === null && !t.fromSession) t.base = src.base;
     else delete t.movedFrom;
   }
-  if (targets.every((t) => same(t.current, t.next))) return { outcome: NONE, notes: [...notes, 'the call changes nothing on disk: no opinion'] };
+}
 
-  const judged = await measureAll(repo, targets.filter((t) => !t.movedAway), policy);
-  const v = verdict(judged.map((j) => j.j), e.canAsk && !auto);
-  const lane = laneOf(root);
-  const ctx: RecordContext = { command: 'hook', lane, time: now.toISOString(), base: headOid, harness: e.harness, session: e.sessionId, toolCall: e.toolCallId };
-  const commits: RecordCommit[] = [];
-  const sessionBased = targets.some((t) => t.fromSession && !same(t.base, t.current));
+/** One file for the plan: measured against its session base; the disk holds what is there now. */
+function planFileOf(c: Classification, t: Target): PlanFile {
+  return {
+    c,
+    hunks: [],
+    base: t.base,
+    proposed: t.next,
+    baseMode: t.base === null ? null : t.mode,
+    proposedMode: t.next === null ? null : t.mode,
+    current: { at: t.current === null ? null : { content: t.current, mode: t.mode } },
+  };
+}
 
-  if (v === 'deny') {
-    // parent: the session bases on top of HEAD; tree: the proposal, so `git diff R^ R` shows what was refused
-    const rejected = newRef(REFS.rejected, now);
-    commits.push({ mark: 2, parent: headOid, message: 'guard: session base of a refused hook write\n', changes: targets.map((t) => blobChange(t.rel, t.base, t.mode)) });
-    const decisions = judged.map((j) => decisionRecord(j.c, j.c.needsApproval ? 'blocked' : 'allowed', j.c.needsApproval ? 'auto' : 'policy', { ref: rejected }));
-    commits.push({ ref: rejected, parent: ':2', message: rejectedMessageFor(ctx, decisions), changes: targets.map((t) => blobChange(t.rel, t.next, t.mode)) });
-    commits.push({ ref: newRef(REFS.decisions, now), parent: null, message: batchMessage(ctx, decisions), changes: [] });
-    await writeRecords(root, commits, now);
-    const flat = judged.map((j) => j.j);
-    return { outcome: { kind: 'deny', reason: denyReason(flat, rejected, sessionBased) }, rejected, files: flat.map((j) => ({ ...j, decision: j.needsApproval ? 'blocked' : 'allowed' })), notes };
-  }
+/** The records of a call put to the person, as the plan makes them when the person takes every file as it is. */
+async function personTakesAll(files: PlanFile[], classified: Classification[]): Promise<DecisionRecord[]> {
+  const answers = new Map<string, Answer>(files.map((f) => [f.c.path, { take: 'all' }]));
+  return decisionRecords(await plan('hook', files, answers), classified, new Map(), new Map());
+}
 
-  // allow or ask: the paths are checkpointed first, as they are on disk now
+/**
+ * Deny: the whole call is refused (harnesses apply it all or nothing), so
+ * the proposal of every file is kept in one rejected ref and every record
+ * names it. Its parent holds the session bases on top of HEAD and its tree
+ * the proposal, so `git diff R^ R` shows what was refused. Returns the ref.
+ */
+async function keepRefused(w: WriteCall, planned: Plan, classified: Classification[]): Promise<string> {
+  const rejected = newRef(REFS.rejected, w.now);
+  const decisions = decisionRecords(planned, classified, new Map(planned.files.map((o) => [o.path, rejected])), new Map());
+  const commits: RecordCommit[] = [
+    { mark: 2, parent: w.head, message: 'guard: session base of a refused hook write\n', changes: w.targets.map((t) => blobChange(t.rel, t.base, t.mode)) },
+    { ref: rejected, parent: ':2', message: rejectedMessageFor(w.ctx, decisions), changes: w.targets.map((t) => blobChange(t.rel, t.next, t.mode)) },
+    { ref: newRef(REFS.decisions, w.now), parent: null, message: batchMessage(w.ctx, decisions), changes: [] },
+  ];
+  await writeRecords(w.root, commits, w.now);
+  return rejected;
+}
+
+/**
+ * Allow or ask: the paths are checkpointed first, as they are on disk now,
+ * with the session step that makes it their session base. allow records
+ * the decisions now; ask leaves them in the step (`asked`) for the post
+ * event, which runs only when the person said yes. Returns the checkpoint id.
+ */
+async function checkpointPaths(w: WriteCall, v: 'allow' | 'ask', decisions: DecisionRecord[]): Promise<string> {
+  const { e, now } = w;
   const cpRef = newRef(REFS.checkpoints, now);
   const cpId = checkpointId(cpRef);
-  const paths = targets.map((t) => t.rel);
-  const cpBody = {
-    v: RECORD_VERSION,
-    kind: 'checkpoint',
-    reason: `before ${e.harness} ${e.tool} ${paths.join(', ')}`,
-    command: 'hook',
-    lane,
-    worktree: root,
-    time: now.toISOString(),
-    head: headOid,
-    partial: true,
-    paths,
-    harness: e.harness,
-    session: e.sessionId,
-    toolCall: e.toolCallId,
-  };
-  commits.push({ ref: cpRef, mark: 1, parent: headOid, message: `guard checkpoint: ${cpBody.reason}\n\n${JSON.stringify(cpBody)}\n`, changes: targets.map((t) => blobChange(t.rel, t.current, t.mode)) });
-  const decisions = judged.map((j) => decisionRecord(j.c, 'allowed', 'policy'));
-  commits.push({
-    ref: newRef(sessionPrefix(e.harness, e.sessionId), now),
-    parent: ':1',
-    message: sessionMessage({
-      harness: e.harness,
-      session: e.sessionId,
-      toolCall: e.toolCallId,
-      tool: e.tool,
-      phase: 'pre',
-      kind: 'write',
-      checkpoint: cpId,
-      paths,
-      worktree: root,
-      time: now.toISOString(),
-      outcome: v,
-      ...(v === 'ask' ? { asked: judged.map((j) => decisionRecord(j.c, 'approved', 'person')) } : {}),
-    } as Parameters<typeof sessionMessage>[0]),
-    changes: [],
+  const paths = w.targets.map((t) => t.rel);
+  const reason = `before ${e.harness} ${e.tool} ${paths.join(', ')}`;
+  const cpBody = { v: RECORD_VERSION, kind: 'checkpoint', reason, command: 'hook', lane: w.ctx.lane, worktree: w.root, time: now.toISOString(), head: w.head, partial: true, paths, harness: e.harness, session: e.sessionId, toolCall: e.toolCallId };
+  const step = sessionMessage({
+    ...{ harness: e.harness, session: e.sessionId, toolCall: e.toolCallId, tool: e.tool, phase: 'pre', kind: 'write' },
+    ...{ checkpoint: cpId, paths, worktree: w.root, time: now.toISOString(), outcome: v },
+    ...(v === 'ask' ? { asked: decisions } : {}),
   });
-  if (v === 'allow') commits.push({ ref: newRef(REFS.decisions, now), parent: null, message: batchMessage(ctx, decisions), changes: [] });
+  const commits: RecordCommit[] = [
+    { ref: cpRef, mark: 1, parent: w.head, message: `guard checkpoint: ${reason}\n\n${JSON.stringify(cpBody)}\n`, changes: w.targets.map((t) => blobChange(t.rel, t.current, t.mode)) },
+    { ref: newRef(sessionPrefix(e.harness, e.sessionId), now), parent: ':1', message: step, changes: [] },
+  ];
+  if (v === 'allow') commits.push({ ref: newRef(REFS.decisions, now), parent: null, message: batchMessage(w.ctx, decisions), changes: [] });
   faultPoint('hook:before-record');
-  await writeRecords(root, commits, now);
+  await writeRecords(w.root, commits, now);
   faultPoint('hook:after-record');
-  const flat = judged.map((j) => j.j);
-  if (v === 'ask') return { outcome: { kind: 'ask', reason: askReason(flat, cpId) }, checkpoint: cpId, files: flat.map((j) => ({ ...j, decision: 'asked' })), notes };
-  return { outcome: NONE, checkpoint: cpId, files: flat.map((j) => ({ ...j, decision: 'allowed' })), notes };
+  return cpId;
 }
 
 function rejectedMessageFor(ctx: RecordContext, decisions: DecisionRecord[]): string {
@@ -306,7 +379,8 @@ function blobChange(rel: string, content: Buffer | null, mode: string): RecordCo
   return content === null ? { kind: 'delete', path: rel } : { kind: 'inline', path: rel, mode, data: content };
 }
 
-async function measureAll(repo: Repo, targets: Target[], policy: Policy): Promise<Array<{ c: Classification; j: Judged }>> {
+/** Each target classified against its session base with HEAD's policy: one diff --no-index for all of them. */
+async function measureAll(repo: Repo, targets: Target[], policy: Policy): Promise<Classification[]> {
   const pairs = targets.map((t, i) => ({ i, t })).filter(({ t }) => t.base !== null && t.next !== null && !t.base.equals(t.next));
   const counts = new Map<number, { added: number | null; deleted: number | null }>();
   const whitespaceOnly = new Set<number>();
@@ -368,7 +442,7 @@ async function measureAll(repo: Repo, targets: Target[], policy: Policy): Promis
     return c;
   });
   // the call as a whole (a patch deleting twelve 40-line files) is one change
-  return withAggregateLoss(classified, policy.config).map((c) => ({ c, j: judgedOf(c) }));
+  return withAggregateLoss(classified, policy.config);
 }
 
 function judgedOf(c: Classification): Judged {

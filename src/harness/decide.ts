@@ -1,8 +1,11 @@
 /**
- * The hook's decision and the words it answers with: small, pure, and kept
- * apart from the flow so it can move onto core/plan.ts (branch `plan`)
- * without touching the translators.
+ * The hook's outcome and the words it answers with: small and pure. The
+ * decision itself is core/plan's (flows/hook.ts plans the call with no
+ * answers: what needs a person is `blocked`); this module only maps that
+ * plan onto what a harness can say (no opinion, ask, deny) and words it for
+ * the model and the person. It imports nothing from the rest of guard.
  */
+import type { Outcome } from './types.js';
 
 /** What the flow measured about one file a tool call would write. */
 export interface Judged {
@@ -17,17 +20,39 @@ export interface Judged {
   rules: string[];
 }
 
+/** One file of a tool call as the plan decided it (allowed, blocked, ...), or as the hook reports it (asked, lost). */
+export interface Planned extends Judged {
+  decision: string;
+}
+
 export type Verdict = 'allow' | 'ask' | 'deny';
 
 /**
- * allow: nothing needs approval. ask: something does and a person can
- * answer (the harness supports ask, is not headless or bypassing, and guard
- * is not in auto mode). deny: otherwise. A call is judged whole: harnesses
- * apply a multi-file patch all or nothing.
+ * From the plan of the call made with no answers (nobody has answered yet):
+ * allow when the plan blocks nothing; when it blocks something, ask if a
+ * person can answer (the harness supports ask, is not headless or
+ * bypassing, and guard is not in auto mode), deny otherwise. A call is
+ * judged whole: harnesses apply a multi-file patch all or nothing.
  */
-export function verdict(files: readonly Judged[], personCanAnswer: boolean): Verdict {
-  if (!files.some((f) => f.needsApproval)) return 'allow';
+export function verdict(files: readonly { decision: string }[], personCanAnswer: boolean): Verdict {
+  if (!files.some((f) => f.decision === 'blocked')) return 'allow';
   return personCanAnswer ? 'ask' : 'deny';
+}
+
+/**
+ * The harness outcome of a write call, and each file as the hook reports it:
+ * deny with the reason for the model (where the proposal is `kept`), ask
+ * with the reason for the person (the `checkpoint` taken first), or no
+ * opinion (the harness's own rules decide; guard never grants a permission).
+ */
+export function writeOutcome(
+  v: Verdict,
+  files: readonly Planned[],
+  at: { kept?: string | null; checkpoint?: string; sessionBased?: boolean },
+): { outcome: Outcome; files: Planned[] } {
+  if (v === 'deny') return { outcome: { kind: 'deny', reason: denyReason(files, at.kept ?? null, at.sessionBased ?? false) }, files: [...files] };
+  if (v === 'ask') return { outcome: { kind: 'ask', reason: askReason(files, at.checkpoint ?? '') }, files: files.map((f) => ({ ...f, decision: 'asked' })) };
+  return { outcome: { kind: 'none' }, files: [...files] };
 }
 
 function pct(r: number): string {

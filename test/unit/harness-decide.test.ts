@@ -1,15 +1,30 @@
 import { describe, expect, it } from 'vitest';
-import { askReason, denyReason, failReason, lossMessage, verdict, type Judged } from '../../src/harness/decide.js';
+import { askReason, denyReason, failReason, lossMessage, verdict, writeOutcome, type Judged } from '../../src/harness/decide.js';
 
 const file = (over: Partial<Judged> = {}): Judged => ({ path: 'src/state.py', status: 'modify', existingLines: 270, linesDeleted: 3, changeRatio: 0.0111, needsApproval: false, reasons: [], rules: [], ...over });
 const rewrite = file({ status: 'replace', linesDeleted: 214, changeRatio: 0.7926, needsApproval: true, reasons: ['replaces 79% of a 270-line file (50% or more of 100+ lines needs approval)', 'elision placeholder where code stood (line 9: "# ... rest of the code unchanged ...")'], rules: ['replace-large', 'elision'] });
 
 describe('the hook decision', () => {
-  it('allow unless something needs approval; then ask only where a person can answer', () => {
-    expect(verdict([file()], true)).toBe('allow');
-    expect(verdict([file(), rewrite], true)).toBe('ask');
-    expect(verdict([file(), rewrite], false)).toBe('deny');
+  // what core/plan decides for the call with no answers: a file that needs approval is blocked
+  const allowed = { ...file(), decision: 'allowed' };
+  const blocked = { ...rewrite, decision: 'blocked' };
+
+  it('allow unless the plan blocks something; then ask only where a person can answer', () => {
+    expect(verdict([allowed], true)).toBe('allow');
+    expect(verdict([allowed, blocked], true)).toBe('ask');
+    expect(verdict([allowed, blocked], false)).toBe('deny');
     expect(verdict([], false)).toBe('allow');
+  });
+
+  it('the outcome for the harness: deny with the kept ref, ask with the checkpoint, otherwise no opinion', () => {
+    const deny = writeOutcome('deny', [allowed, blocked], { kept: 'R', sessionBased: true });
+    expect(deny.outcome).toEqual({ kind: 'deny', reason: denyReason([allowed, blocked], 'R', true) });
+    expect(deny.files.map((f) => f.decision)).toEqual(['allowed', 'blocked']);
+    const ask = writeOutcome('ask', [allowed, blocked], { checkpoint: 'CP1' });
+    expect(ask.outcome).toEqual({ kind: 'ask', reason: askReason([blocked], 'CP1') });
+    expect(ask.files.map((f) => f.decision)).toEqual(['asked', 'asked']);
+    const allow = writeOutcome('allow', [allowed], { checkpoint: 'CP2' });
+    expect(allow).toEqual({ outcome: { kind: 'none' }, files: [allowed] });
   });
 });
 
