@@ -170,7 +170,8 @@ async function planOne(gate: Gate, f: PlanFile, answer: Answer | undefined): Pro
   if (answer.take === 'hunks') {
     const hunks = answer.hunks ?? f.hunks;
     if (answer.indices.size === 0) return refused('rejected', 'person');
-    if (answer.indices.size === hunks.length) return target(gate, f, { ...approved, strategy: 'replace', content: f.proposed, mode: f.proposedMode });
+    // Every hunk taken is the proposal, unless a person edited one by hand (`e`): then it is what they made.
+    if (answer.indices.size === hunks.length && !hunks.some((h) => h.edited)) return target(gate, f, { ...approved, strategy: 'replace', content: f.proposed, mode: f.proposedMode });
     // Byte for byte: hunks were read as UTF-8, so their lines are taken again from both sides read as latin1.
     // (hunks.js, and jsdiff with it, loads only here: the commit gate's silent path never needs it.)
     const { applyHunks, relineHunks } = await import('./hunks.js');
