@@ -18,6 +18,12 @@ export interface Terminal {
   ask(question: string): Promise<string | null>;
   /** Show `text` through the pager command (run by sh, as git runs core.pager); wait for it to end. */
   page(text: string, command: string): Promise<void>;
+  /**
+   * Open `file` in the editor command (run by sh with the file as "$@", as
+   * git runs core.editor) on this terminal; wait for it. False when it could
+   * not run or exited non-zero.
+   */
+  edit(file: string, command: string): Promise<boolean>;
   color: boolean;
   /** Rows of the terminal (24 when unknown). */
   rows: number;
@@ -103,6 +109,20 @@ export function openTerminal(color: boolean): Terminal | null {
           child.on('close', () => resolve());
           child.stdin?.on('error', () => {}); // the pager may quit before reading everything
           child.stdin?.end(text);
+        });
+      } finally {
+        if (raw) input.setRawMode(true);
+      }
+    },
+    async edit(file, command) {
+      // The editor owns the terminal while it runs: give it a cooked one, as for the pager.
+      const raw = input.isRaw;
+      if (raw) input.setRawMode(false);
+      try {
+        return await new Promise<boolean>((resolve) => {
+          const child = spawn('sh', ['-c', `${command} "$@"`, command, file], { stdio: [fd, fd, fd] });
+          child.on('error', () => resolve(false));
+          child.on('close', (code) => resolve(code === 0));
         });
       } finally {
         if (raw) input.setRawMode(true);

@@ -47,7 +47,7 @@ describe('guard review at a terminal: strategies for a whole-file rewrite', () =
     const screen = await answer(s, HUNK, 'b');
     expect(screen).toMatch(/cfg\.txt\s+replace\s+4 lines, 4 deleted \(100%\), 1 added/);
     expect(screen).toContain('Would be lost: 4 of 4 lines');
-    expect(screen).toMatch(/\(1\/1\) Take this hunk \[y,n,q,a,d,v,r,b,i,x,\?\]\? $/);
+    expect(screen).toMatch(/\(1\/1\) Take this hunk \[y,n,q,a,d,e,v,r,b,i,x,\?\]\? $/);
     await answer(s, CONFIRM, 'y');
     expect(await s.exit).toBe(0);
     expect(repo.read('cfg.txt')).toBe(FOUR + 'NEW\n');
@@ -140,7 +140,7 @@ describe('guard review at a terminal: the keys of git add -p', () => {
     const s = spawnGuard(['review', 'agent'], repo.dir);
     const first = await answer(s, HUNK, '?');
     expect(first).toMatch(/doc\.txt\s+modify/);
-    expect(first).toMatch(/\(1\/3\) Take this hunk \[y,n,q,a,d,j,J,g,\/,v,\?\]\? $/);
+    expect(first).toMatch(/\(1\/3\) Take this hunk \[y,n,q,a,d,j,J,g,\/,e,v,\?\]\? $/);
     expect(first).toContain('+two');
     const help = await answer(s, /\(1\/3\) Take this hunk/, 'j');
     for (const k of ['y - take this hunk', 'n - leave this hunk out', 'a - take this hunk and all later', 'd - leave out this hunk and all later', 'j - ', 'J - ', 'g - ', '/ - ', 'v - ', 'q - quit', '? - print help']) {
@@ -196,7 +196,7 @@ describe('guard review at a terminal: the keys of git add -p', () => {
     const two = base.replace('line 10\n', 'ten\n').replace('line 13\n', 'thirteen\n');
     laneWrite(lane, 'doc.txt', two);
     const s = spawnGuard(['review', 'agent'], repo.dir);
-    expect(await answer(s, /\(1\/1\) Take this hunk \[y,n,q,a,d,s,v,\?\]/, 's')).toMatch(/\+ten[\s\S]*\+thirteen/);
+    expect(await answer(s, /\(1\/1\) Take this hunk \[y,n,q,a,d,s,e,v,\?\]/, 's')).toMatch(/\+ten[\s\S]*\+thirteen/);
     const split = await answer(s, /\(1\/2\) Take this hunk/, 'n');
     expect(split).toContain('Split into 2 hunks.');
     expect(split).toContain('+ten');
