@@ -1,3 +1,4 @@
+import { writeFileSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
 import { cleanupRepos, fixture, laneWrite, lines, makeRepo, snapshotTree as snapshot, startLane, type TestRepo } from '../helpers.js';
 import { spawnGuard, type Session } from '../pty.js';
@@ -206,6 +207,23 @@ describe('guard review at a terminal: the keys of git add -p', () => {
     expect(await s.exit).toBe(1);
     expect(repo.read('doc.txt')).toBe(base.replace('line 13\n', 'thirteen\n'));
     expect(changedLines(repo, recorded(repo)['doc.txt'].ref)).toEqual(['-line 10', '+ten']);
+  });
+
+  it('e takes the hunk as the person edited it: that is what is merged, the lane\'s own change is kept as a ref', async () => {
+    const { repo, lane } = withLane({ 'doc.txt': base }, { protect: ['doc.txt'] });
+    const proposal = base.replace('line 5\n', 'line 5\nadded one\nadded two\n');
+    laneWrite(lane, 'doc.txt', proposal);
+    const script = `${repo.dir}/.git/edit.cjs`;
+    writeFileSync(script, "const fs = require('fs'); const f = process.argv[2]; fs.writeFileSync(f, fs.readFileSync(f, 'utf8').replace('+added one\\n', ''));\n");
+    const s = spawnGuard(['review', 'agent'], repo.dir, { EDITOR: `'${process.execPath}' '${script}'`, VISUAL: undefined });
+    expect(await answer(s, /\(1\/1\) Take this hunk \[y,n,q,a,d,e,v,\?\]\? $/, 'e')).toContain('+added two');
+    const summary = await answer(s, CONFIRM, 'y');
+    expect(summary).toMatch(/doc\.txt\s+taken in part \(1 of 1 hunk, 1 edited by hand\)/);
+    await s.exit;
+    expect(repo.read('doc.txt')).toBe(base.replace('line 5\n', 'line 5\nadded two\n'));
+    const r = recorded(repo)['doc.txt'];
+    expect(r).toMatchObject({ decision: 'approved', decider: 'person', strategy: 'hunks' });
+    expect(repo.git(['show', `${r.ref}:doc.txt`])).toBe(proposal);
   });
 
   it('q keeps what was decided in this file and asks about nothing more: the rest is blocked as in auto mode', async () => {
