@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { openSync, closeSync } from 'node:fs';
 import { ReadStream, WriteStream } from 'node:tty';
 import { createInterface, type Interface } from 'node:readline';
@@ -119,11 +119,10 @@ export function openTerminal(color: boolean): Terminal | null {
       const raw = input.isRaw;
       if (raw) input.setRawMode(false);
       try {
-        return await new Promise<boolean>((resolve) => {
-          const child = spawn('sh', ['-c', `${command} "$@"`, command, file], { stdio: [fd, fd, fd] });
-          child.on('error', () => resolve(false));
-          child.on('close', (code) => resolve(code === 0));
-        });
+        // Synchronously: while the event loop waits, node reads nothing from the terminal, so every key
+        // goes to the editor (a paused stream still reads the tty, and would take the person's keys).
+        const r = spawnSync('sh', ['-c', `${command} "$@"`, command, file], { stdio: [fd, fd, fd] });
+        return r.error === undefined && r.status === 0;
       } finally {
         if (raw) input.setRawMode(true);
       }

@@ -275,6 +275,22 @@ describe('the prompt: e edits the hunk by hand, as git add -p', () => {
     expect(repo.git(['show', `:${FILE}`])).toBe(proposal); // the original hunk, not the broken edit
   });
 
+  it('the editor has the terminal: the keys typed while it runs are its own, as with vi', async () => {
+    const repo = adding();
+    const script = path.join(repo.dir, '.git', 'typed.sh');
+    // reads a line from the terminal, as an interactive editor does, and writes it in place of a + line
+    writeFileSync(script, '#!/bin/sh\nprintf "EDITOR-READY\\n"\nread line\nsed -i "s/^+added one$/+$line/" "$1"\n');
+    chmodSync(script, 0o755);
+    const s = spawnGuard(['check'], repo.dir, { EDITOR: script, VISUAL: undefined });
+    await s.waitFor(PROMPT);
+    s.type('e\r');
+    await s.waitFor('EDITOR-READY');
+    await new Promise((r) => setTimeout(r, 200));
+    s.type('typed in the editor\r');
+    expect(await s.exit).toBe(0);
+    expect(repo.git(['show', `:${FILE}`])).toBe(base.replace('line 5\n', 'line 5\ntyped in the editor\nadded two\n'));
+  });
+
   it('not on a deletion: e there says it cannot edit', async () => {
     const repo = makeRepo({ 'gone.py': lines(150) });
     repo.git(['rm', '-q', 'gone.py']);
