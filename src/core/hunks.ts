@@ -39,6 +39,8 @@ export interface Hunk {
   oldNoNewlineAtEnd: boolean;
   /** The hunk's last new-side line is the new file's last, and has no "\n". */
   newNoNewlineAtEnd: boolean;
+  /** A person edited it by hand (`e`): its added lines are theirs, not the proposal's. */
+  edited?: boolean;
 }
 
 /**
@@ -222,6 +224,7 @@ export function splitHunk(h: Hunk): Hunk[] {
       oldNoNewlineAtEnd: isLast && h.oldNoNewlineAtEnd,
       newNoNewlineAtEnd: isLast && h.newNoNewlineAtEnd,
       ...(h.context ? { context: h.context } : {}),
+      ...(h.edited ? { edited: true } : {}),
     });
   });
   return reindex(pieces).map((p) => ({ ...p, index: h.index }));
@@ -369,7 +372,8 @@ export function leftHunks(hunks: readonly Hunk[], take: HunkChoice): Hunk[] {
  * context and removed lines from `baseText`, added lines from `newText`.
  * Apply the result to `baseText` when the diff was decoded differently from
  * the texts: read as "latin1" (one char per byte) both sides round-trip byte
- * for byte, so invalid UTF-8 in lines nobody chose stays as it was.
+ * for byte, so invalid UTF-8 in lines nobody chose stays as it was. A hunk
+ * a person edited (`edited`) keeps its added lines, as their UTF-8 bytes.
  */
 export function relineHunks(hunks: readonly Hunk[], baseText: string, newText: string): Hunk[] {
   const base = splitText(baseText).lines;
@@ -378,10 +382,112 @@ export function relineHunks(hunks: readonly Hunk[], baseText: string, newText: s
     let oldAt = h.oldLines === 0 ? h.oldStart : h.oldStart - 1;
     let newAt = h.newLines === 0 ? h.newStart : h.newStart - 1;
     const lines = h.lines.map((l) => {
+      // A person's own added lines are in no text: their UTF-8 bytes, one char per byte like the texts.
+      if (l[0] === '+' && h.edited) return `+${Buffer.from(l.slice(1), 'utf8').toString('latin1')}`;
       if (l[0] === '+') return `+${next[newAt++] ?? l.slice(1)}`;
       if (l[0] === ' ') newAt++;
       return `${l[0]}${base[oldAt++] ?? l.slice(1)}`;
     });
     return { ...h, lines };
   });
+}
+
+// ---------------------------------------------------------------------------
+// Editing by hand (`e`, as in git add -p)
+
+/** git add -p's guide, under the hunk in the file the person edits. */
+const EDIT_GUIDE = [
+  '# ---',
+  "# To remove '-' lines, make them ' ' lines (context).",
+  "# To remove '+' lines, delete them.",
+  '# Lines starting with # will be removed.',
+  '#',
+  '# If the edited hunk applies, it is taken for this hunk at once.',
+  '# If it does not apply, guard says so and asks about the original hunk again.',
+  '# If all lines of the hunk are removed, the edit is aborted and the hunk is',
+  '# left unchanged.',
+];
+
+/**
+ * The text a person edits for `e`: a comment line, the hunk (header, lines,
+ * git's "\ No newline at end of file" markers), then git's instructions as
+ * `#` lines. `editedHunk` reads it back.
+ */
+export function hunkEditText(h: Hunk): string {
+  const lastOld = lastIndex(h.lines, (l) => l[0] !== '+');
+  const lastNew = lastIndex(h.lines, (l) => l[0] !== '-');
+  const body: string[] = [];
+  h.lines.forEach((l, i) => {
+    body.push(l);
+    if ((h.oldNoNewlineAtEnd && i === lastOld) || (h.newNoNewlineAtEnd && i === lastNew)) body.push('\\ No newline at end of file');
+  });
+  return ['# Manual hunk edit mode -- see bottom for a quick guide.', h.header, ...body, ...EDIT_GUIDE].join('\n') + '\n';
+}
+
+/**
+ * The hunk a person made of `h` by editing `hunkEditText(h)`: `#` lines and
+ * the `@@` header are dropped, an empty line is an empty context line, and
+ * the header is recounted (the starts stay where `h` is, as git recounts an
+ * edited hunk). null when no line is left (git: the edit is aborted). Throws
+ * HunkMismatch on a line that is not context, '-', '+' or a no-newline
+ * marker. Whether it applies is `applyHunks`' to say.
+ */
+export function editedHunk(h: Hunk, text: string): Hunk | null {
+  const raw = text.split('\n');
+  if (raw[raw.length - 1] === '') raw.pop();
+  const lines: string[] = [];
+  let oldNoNewlineAtEnd = false;
+  let newNoNewlineAtEnd = false;
+  for (const line of raw) {
+    if (line.startsWith('#') || line.startsWith('@@')) continue;
+    if (line.startsWith('\\')) {
+      const prev = lines[lines.length - 1]?.[0];
+      if (prev === undefined) throw new HunkMismatch('a no-newline marker before any line');
+      if (prev !== '+') oldNoNewlineAtEnd = true;
+      if (prev !== '-') newNoNewlineAtEnd = true;
+      continue;
+    }
+    const kind = line === '' || line === '\r' ? ' ' : line[0];
+    if (kind !== ' ' && kind !== '-' && kind !== '+') throw new HunkMismatch(`a line that is not context, '-' or '+': ${JSON.stringify(line.slice(0, 40))}`);
+    lines.push(line === '' ? ' ' : line === '\r' ? ' \r' : line);
+  }
+  if (lines.length === 0) return null;
+  // The line numbers of the hunk's first line on each side; a count of 0 names the line before the gap.
+  const firstOld = h.oldLines === 0 ? h.oldStart + 1 : h.oldStart;
+  const firstNew = h.newLines === 0 ? h.newStart + 1 : h.newStart;
+  const oldLines = lines.filter((l) => l[0] !== '+').length;
+  const newLines = lines.filter((l) => l[0] !== '-').length;
+  const [edited] = reindex([
+    {
+      oldStart: oldLines === 0 ? firstOld - 1 : firstOld,
+      oldLines,
+      newStart: newLines === 0 ? firstNew - 1 : firstNew,
+      newLines,
+      lines,
+      oldNoNewlineAtEnd,
+      newNoNewlineAtEnd,
+      ...(h.context ? { context: h.context } : {}),
+      edited: true,
+    },
+  ]);
+  return { ...edited!, index: h.index };
+}
+
+/**
+ * `hunks` with `edited` in place of the hunk of its index, when it still
+ * applies to the base: every old-side line of it (its context too, as
+ * `git apply` checks) is the base's at its place, and it applies together
+ * with the other hunks. Throws HunkMismatch when it does not.
+ */
+export function withEditedHunk(baseText: string, hunks: readonly Hunk[], edited: Hunk): Hunk[] {
+  const base = splitText(baseText).lines;
+  let at = edited.oldLines === 0 ? edited.oldStart : edited.oldStart - 1;
+  for (const l of edited.lines) {
+    if (l[0] === '+') continue;
+    if (!sameLine(base[at], l.slice(1))) throw new HunkMismatch(`hunk ${edited.header} does not match the base at line ${at + 1}`);
+    at++;
+  }
+  const next = hunks.map((h) => (h.index === edited.index ? edited : h));
+  applyHunks(baseText, next, () => true);
+  return next;
 }

@@ -19,6 +19,7 @@
  */
 import type { Classification } from './classify.js';
 import { GuardError } from './errors.js';
+import { plural } from './quote.js';
 import type { Hunk } from './hunks.js';
 import { decisionRecord, type Decider, type Decision, type DecisionRecord } from './record.js';
 import { applyStrategy, type StrategyName } from './strategies.js';
@@ -77,6 +78,8 @@ export interface FileOutcome {
   /** Ids of the hunks taken, and how many the person saw, when only some were taken. */
   taken?: string[];
   hunkCount?: number;
+  /** Of the hunks taken, how many a person edited by hand (`e`), when any. */
+  edited?: number;
   /** The result (null: the path is deleted); undefined when refused. */
   content?: Buffer | null;
   mode: string | null;
@@ -170,14 +173,17 @@ async function planOne(gate: Gate, f: PlanFile, answer: Answer | undefined): Pro
   if (answer.take === 'hunks') {
     const hunks = answer.hunks ?? f.hunks;
     if (answer.indices.size === 0) return refused('rejected', 'person');
-    if (answer.indices.size === hunks.length) return target(gate, f, { ...approved, strategy: 'replace', content: f.proposed, mode: f.proposedMode });
+    // Every hunk taken is the proposal, unless a person edited one by hand (`e`): then it is what they made.
+    if (answer.indices.size === hunks.length && !hunks.some((h) => h.edited)) return target(gate, f, { ...approved, strategy: 'replace', content: f.proposed, mode: f.proposedMode });
     // Byte for byte: hunks were read as UTF-8, so their lines are taken again from both sides read as latin1.
     // (hunks.js, and jsdiff with it, loads only here: the commit gate's silent path never needs it.)
     const { applyHunks, relineHunks } = await import('./hunks.js');
     const [b, p] = [f.base?.toString('latin1') ?? '', f.proposed?.toString('latin1') ?? ''];
     const content = Buffer.from(applyHunks(b, relineHunks(hunks, b, p), answer.indices), 'latin1');
-    const taken = hunks.filter((h) => answer.indices.has(h.index)).map((h) => h.id);
-    return target(gate, f, { ...approved, strategy: 'hunks', taken, hunkCount: hunks.length, content, mode: f.proposedMode ?? f.baseMode, keep: 'rest' });
+    const taken = hunks.filter((h) => answer.indices.has(h.index));
+    const edited = taken.filter((h) => h.edited).length;
+    const ids = taken.map((h) => h.id);
+    return target(gate, f, { ...approved, strategy: 'hunks', taken: ids, hunkCount: hunks.length, ...(edited > 0 ? { edited } : {}), content, mode: f.proposedMode ?? f.baseMode, keep: 'rest' });
   }
   const r = await applyStrategy(answer.strategy, f.base?.toString('utf8') ?? '', f.proposed?.toString('utf8') ?? '', {
     path: f.c.path,
@@ -280,7 +286,7 @@ export function outcomeWords(o: FileOutcome): string {
   if (o.decision === 'rejected') return 'rejected';
   const how =
     o.taken !== undefined
-      ? `taken in part (${o.taken.length} of ${o.hunkCount} hunks)`
+      ? `taken in part (${o.taken.length} of ${plural(o.hunkCount ?? 0, 'hunk')}${o.edited ? `, ${o.edited} edited by hand` : ''})`
       : o.decision === 'approved'
         ? `approved (${o.strategy ?? 'replace'})`
         : 'allowed';

@@ -1,5 +1,8 @@
 import type { Classification } from '../core/classify.js';
-import { reindex, splitHunk, type Hunk } from '../core/hunks.js';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { HunkMismatch, editedHunk, hunkEditText, reindex, splitHunk, withEditedHunk, type Hunk } from '../core/hunks.js';
 import type { Answer } from '../core/plan.js';
 import { metricsLine } from '../core/preview.js';
 import { displayName, plural } from '../core/quote.js';
@@ -12,7 +15,8 @@ import { openTerminal, type Terminal } from './terminal.js';
  * needs a person. Per file a first screen that fits in 24 rows (name, status
  * and metrics, reasons, what would be lost, the first hunk, bounded), then
  * each hunk with the keys that apply to it. `v` shows the whole diff in the
- * person's pager; `?` prints the help and nothing else. Ctrl-C throws
+ * person's pager; `e` edits the hunk in the person's editor, as git add -p
+ * does; `?` prints the help and nothing else. Ctrl-C throws
  * E_ABORTED (the command stops, nothing changed); `q` stops asking.
  * docs/prompt.md shows it.
  */
@@ -44,6 +48,12 @@ export interface PromptOptions {
   title: (name: string) => string;
   /** The pager command (core.pager, $PAGER, less -R), resolved when first needed. */
   pager: () => Promise<string>;
+  /**
+   * The editor command for `e` (git/editor editorCommand: GIT_EDITOR,
+   * core.editor, VISUAL, EDITOR, vi), resolved when first needed; null when
+   * git names none. Left out, it is asked of git in the current directory.
+   */
+  editor?: () => Promise<string | null>;
 }
 
 export interface Prompt {
@@ -69,6 +79,7 @@ const HELP: Record<string, string> = {
   g: 'select a hunk to go to',
   '/': 'search for a hunk matching the given regex',
   s: 'split the current hunk into smaller hunks',
+  e: 'manually edit the current hunk',
   v: "view the whole diff of this file in your pager (core.pager, $PAGER or less)",
   r: "replace: take the new version of the whole file",
   b: 'both: keep the old content and append the new content after it',
@@ -85,6 +96,8 @@ export interface HunkState {
   /** Per hunk: taken, left out, or undefined (undecided). */
   decided: ReadonlyArray<boolean | undefined>;
   splittable: boolean;
+  /** A text hunk a person can edit (not of a deletion: git asks about that whole too). */
+  editable?: boolean;
   strategies: readonly StrategyName[];
 }
 
@@ -99,6 +112,7 @@ export function offeredKeys(s: HunkState): string[] {
   if (s.at < n - 1) keys.push('J');
   if (n > 1) keys.push('g', '/');
   if (s.splittable) keys.push('s');
+  if (s.editable) keys.push('e');
   keys.push('v');
   if (s.strategies.length > 0) keys.push('r', ...s.strategies.filter((x) => x !== 'replace').map((x) => STRATEGY_KEYS[x]));
   keys.push('?');
@@ -112,6 +126,7 @@ const REFUSALS: Record<string, string> = {
   k: 'No previous hunk',
   K: 'No previous hunk',
   s: 'Sorry, cannot split this hunk',
+  e: 'Sorry, cannot edit this hunk',
   g: 'No other hunks to goto',
   '/': 'No other hunks to search',
 };
@@ -178,7 +193,8 @@ function answerOf(hunks: Hunk[], decided: Array<boolean | undefined>): Answer | 
   if (decided.every((d) => d === undefined)) return undefined;
   const indices = new Set(hunks.filter((_, n) => decided[n] === true).map((h) => h.index));
   if (indices.size === 0) return { take: 'none' };
-  if (indices.size === hunks.length) return { take: 'all' };
+  // All taken is the proposal, unless one was edited by hand: then the hunks are what is taken.
+  if (indices.size === hunks.length && !hunks.some((h) => h.edited)) return { take: 'all' };
   return { take: 'hunks', indices, hunks };
 }
 
@@ -207,7 +223,8 @@ async function askFile(term: Terminal, opts: PromptOptions, f: PromptFile): Prom
       used = 0;
     }
     show = false;
-    const state: HunkState = { at, decided, splittable: splitHunk(h).length > 1, strategies: f.strategies };
+    const editable = f.c.status !== 'delete' && !f.c.binary && !f.c.symlink;
+    const state: HunkState = { at, decided, splittable: splitHunk(h).length > 1, editable, strategies: f.strategies };
     const keys = offeredKeys(state);
     const a = await term.ask(s.cyan(`(${at + 1}/${hunks.length}) Take this hunk [${keys.join(',')}]? `));
     if (a === null || a === 'q') return { ...(answerOf(hunks, decided) ? { answer: answerOf(hunks, decided)! } : {}), quit: true };
@@ -268,6 +285,17 @@ async function askFile(term: Terminal, opts: PromptOptions, f: PromptFile): Prom
         show = true;
         break;
       }
+      case 'e': {
+        // As git: an edit that applies is taken for this hunk at once; one that does not is said, and the original is asked again.
+        const edited = await editHunk(term, opts, f, hunks, h);
+        if (edited) {
+          hunks = edited;
+          decided[at] = true;
+          at = nextUndecided(at + 1);
+        }
+        show = true;
+        break;
+      }
       case 'r':
         return { answer: { take: 'strategy', strategy: 'replace' }, quit: false };
       case 'b':
@@ -289,6 +317,46 @@ async function page(term: Terminal, opts: PromptOptions, hunks: readonly Hunk[],
   const command = await opts.pager();
   if (command === 'cat' || command === '') term.write(text);
   else await term.page(text, command);
+}
+
+/**
+ * `e`: the hunk, with git's guide as # lines, in a temp file; the person's
+ * editor; the file read back. The file's hunks with the edited one in place
+ * of `h` when it still applies to the base, else null (said why).
+ */
+async function editHunk(term: Terminal, opts: PromptOptions, f: PromptFile, hunks: readonly Hunk[], h: Hunk): Promise<Hunk[] | null> {
+  const command = await (opts.editor ?? gitEditor)();
+  if (!command) {
+    term.write('No editor to edit the hunk with: set GIT_EDITOR, core.editor or EDITOR\n');
+    return null;
+  }
+  const dir = await mkdtemp(path.join(tmpdir(), 'guard-edit-'));
+  try {
+    const file = path.join(dir, 'addp-hunk-edit.diff');
+    await writeFile(file, hunkEditText(h));
+    if (!(await term.edit(file, command))) {
+      term.write('There was a problem with the editor: the hunk is left as it was\n');
+      return null;
+    }
+    const edited = editedHunk(h, await readFile(file, 'utf8'));
+    if (!edited) {
+      term.write('Every line of the hunk was removed: the edit is aborted\n');
+      return null;
+    }
+    return withEditedHunk((await f.texts()).base, hunks, edited);
+  } catch (err) {
+    if (!(err instanceof HunkMismatch)) throw err;
+    term.write('Your edited hunk does not apply\n');
+    return null;
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+/** Until every flow passes `editor`: git's editor, asked in the current directory. */
+async function gitEditor(): Promise<string | null> {
+  const { editorCommand } = await import('../git/editor.js');
+  return editorCommand(process.cwd());
 }
 
 async function goTo(term: Terminal, hunks: readonly Hunk[]): Promise<number | null> {

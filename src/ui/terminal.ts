@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { openSync, closeSync } from 'node:fs';
 import { ReadStream, WriteStream } from 'node:tty';
 import { createInterface, type Interface } from 'node:readline';
@@ -18,6 +18,12 @@ export interface Terminal {
   ask(question: string): Promise<string | null>;
   /** Show `text` through the pager command (run by sh, as git runs core.pager); wait for it to end. */
   page(text: string, command: string): Promise<void>;
+  /**
+   * Open `file` in the editor command (run by sh with the file as "$@", as
+   * git runs core.editor) on this terminal; wait for it. False when it could
+   * not run or exited non-zero.
+   */
+  edit(file: string, command: string): Promise<boolean>;
   color: boolean;
   /** Rows of the terminal (24 when unknown). */
   rows: number;
@@ -104,6 +110,19 @@ export function openTerminal(color: boolean): Terminal | null {
           child.stdin?.on('error', () => {}); // the pager may quit before reading everything
           child.stdin?.end(text);
         });
+      } finally {
+        if (raw) input.setRawMode(true);
+      }
+    },
+    async edit(file, command) {
+      // The editor owns the terminal while it runs: give it a cooked one, as for the pager.
+      const raw = input.isRaw;
+      if (raw) input.setRawMode(false);
+      try {
+        // Synchronously: while the event loop waits, node reads nothing from the terminal, so every key
+        // goes to the editor (a paused stream still reads the tty, and would take the person's keys).
+        const r = spawnSync('sh', ['-c', `${command} "$@"`, command, file], { stdio: [fd, fd, fd] });
+        return r.error === undefined && r.status === 0;
       } finally {
         if (raw) input.setRawMode(true);
       }

@@ -54,7 +54,7 @@ describe('guard check at a terminal', () => {
   it('offers the strategies: b (both) appends the new content to the old and stages the result', async () => {
     const repo = destructiveRepo();
     const s = spawnGuard(['check'], repo.dir);
-    await s.waitFor(/Take this hunk \[y,n,q,a,d,s,v,r,b,i,x,\?\]\? $/);
+    await s.waitFor(/Take this hunk \[y,n,q,a,d,s,e,v,r,b,i,x,\?\]\? $/);
     s.type('b\r');
     expect(await s.exit).toBe(0);
     const expected = fixture('state.py') + fixture('state_replacement.py');

@@ -1,4 +1,4 @@
-import { chmodSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { CLI, cleanEnv, cleanupRepos, fixture, lines, makeRepo, type TestRepo } from '../helpers.js';
@@ -31,14 +31,14 @@ describe('the prompt: keys offered per hunk', () => {
   it('first hunk: no k or K; middle: all four moves; last: no j or J, and j there says "No next hunk"', async () => {
     const repo = threeHunks();
     const s = spawnGuard(['check'], repo.dir);
-    expect(keysOf(await s.waitFor(PROMPT))).toEqual(['y', 'n', 'q', 'a', 'd', 'j', 'J', 'g', '/', 'v', '?']);
+    expect(keysOf(await s.waitFor(PROMPT))).toEqual(['y', 'n', 'q', 'a', 'd', 'j', 'J', 'g', '/', 'e', 'v', '?']);
     s.type('J\r');
     const middle = await s.waitFor(PROMPT);
     expect(middle).toContain('(2/3)');
-    expect(keysOf(middle)).toEqual(['y', 'n', 'q', 'a', 'd', 'k', 'K', 'j', 'J', 'g', '/', 'v', '?']);
+    expect(keysOf(middle)).toEqual(['y', 'n', 'q', 'a', 'd', 'k', 'K', 'j', 'J', 'g', '/', 'e', 'v', '?']);
     s.type('J\r');
     const last = await s.waitFor(PROMPT);
-    expect(keysOf(last)).toEqual(['y', 'n', 'q', 'a', 'd', 'k', 'K', 'g', '/', 'v', '?']);
+    expect(keysOf(last)).toEqual(['y', 'n', 'q', 'a', 'd', 'k', 'K', 'g', '/', 'e', 'v', '?']);
     s.type('j\r');
     const said = await s.waitFor(PROMPT);
     expect(said).toContain('No next hunk');
@@ -96,6 +96,7 @@ describe('the prompt: the person\'s side', () => {
     const help = await s.waitFor(PROMPT);
     expect(help).toContain('y - take this hunk');
     expect(help).toContain('v - view the whole diff');
+    expect(help).toContain('e - manually edit the current hunk');
     expect(help).not.toContain('@@');
     expect(help).not.toContain('needs approval');
     s.type('\x03');
@@ -221,5 +222,84 @@ describe('the prompt: the person\'s side', () => {
     expect(blocked.code).toBe(1);
     expect(blocked.stdout + blocked.stderr).toContain('"evil\\033[2J\\r.py"');
     expect(blocked.stdout + blocked.stderr).not.toContain('\x1b[2J');
+  });
+});
+
+describe('the prompt: e edits the hunk by hand, as git add -p', () => {
+  const FILE = '.github/workflows/e.yml';
+  const base = lines(10);
+  const proposal = base.replace('line 5\n', 'line 5\nadded one\nadded two\n');
+  /** A protected file (asked whatever its size) whose one hunk adds two lines. */
+  function adding(): TestRepo {
+    const repo = makeRepo({ [FILE]: base });
+    repo.write(FILE, proposal);
+    repo.git(['add', '-A']);
+    return repo;
+  }
+  /** $EDITOR: node running `body` on the file git would hand it (f); what it was given is kept in .git/given.diff. */
+  function editor(repo: TestRepo, body: string): Record<string, string | undefined> {
+    const script = path.join(repo.dir, '.git', 'edit.cjs');
+    const given = path.join(repo.dir, '.git', 'given.diff');
+    writeFileSync(script, `const fs = require('fs'); const f = process.argv[2]; fs.copyFileSync(f, ${JSON.stringify(given)}); ${body}\n`);
+    return { EDITOR: `'${process.execPath}' '${script}'`, VISUAL: undefined, TERM: 'xterm' };
+  }
+
+  it('an editor that removes a + line: that edited hunk is what is taken (staged), the work tree keeps the whole change', async () => {
+    const repo = adding();
+    const env = editor(repo, `fs.writeFileSync(f, fs.readFileSync(f, 'utf8').replace('+added two\\n', ''));`);
+    const s = spawnGuard(['check'], repo.dir, env);
+    const screen = await s.waitFor(PROMPT);
+    expect(keysOf(screen)).toEqual(['y', 'n', 'q', 'a', 'd', 'e', 'v', '?']);
+    s.type('e\r');
+    expect(await s.exit).toBe(0);
+    const given = readFileSync(path.join(repo.dir, '.git', 'given.diff'), 'utf8');
+    expect(given).toMatch(/^@@ -3,6 \+3,8 @@.*\n line 3\n line 4\n line 5\n\+added one\n\+added two\n line 6\n/m);
+    expect(given).toContain("# To remove '-' lines, make them ' ' lines (context).\n# To remove '+' lines, delete them.\n# Lines starting with # will be removed.\n");
+    expect(repo.git(['show', `:${FILE}`])).toBe(base.replace('line 5\n', 'line 5\nadded one\n'));
+    expect(repo.read(FILE)).toBe(proposal);
+  });
+
+  it('an editor that breaks the hunk: "Your edited hunk does not apply", and the original hunk is asked about again', async () => {
+    const repo = adding();
+    const env = editor(repo, `fs.writeFileSync(f, fs.readFileSync(f, 'utf8').replace(' line 4\\n', ' line four\\n'));`);
+    const s = spawnGuard(['check'], repo.dir, env);
+    await s.waitFor(PROMPT);
+    s.type('e\r');
+    const again = await s.waitFor(PROMPT);
+    expect(again).toContain('Your edited hunk does not apply');
+    expect(again).toMatch(/^@@ -3,6 \+3,8 @@.*\r?\n line 3\r?\n line 4\r?\n/m); // the original, shown again
+    expect(again).toContain('+added two');
+    expect(again).toContain('(1/1) Take this hunk');
+    s.type('y\r');
+    expect(await s.exit).toBe(0);
+    expect(repo.git(['show', `:${FILE}`])).toBe(proposal); // the original hunk, not the broken edit
+  });
+
+  it('the editor has the terminal: the keys typed while it runs are its own, as with vi', async () => {
+    const repo = adding();
+    const script = path.join(repo.dir, '.git', 'typed.sh');
+    // reads a line from the terminal, as an interactive editor does, and writes it in place of a + line
+    writeFileSync(script, '#!/bin/sh\nprintf "EDITOR-READY\\n"\nread line\nsed -i "s/^+added one$/+$line/" "$1"\n');
+    chmodSync(script, 0o755);
+    const s = spawnGuard(['check'], repo.dir, { EDITOR: script, VISUAL: undefined });
+    await s.waitFor(PROMPT);
+    s.type('e\r');
+    await s.waitFor('EDITOR-READY');
+    await new Promise((r) => setTimeout(r, 200));
+    s.type('typed in the editor\r');
+    expect(await s.exit).toBe(0);
+    expect(repo.git(['show', `:${FILE}`])).toBe(base.replace('line 5\n', 'line 5\ntyped in the editor\nadded two\n'));
+  });
+
+  it('not on a deletion: e there says it cannot edit', async () => {
+    const repo = makeRepo({ 'gone.py': lines(150) });
+    repo.git(['rm', '-q', 'gone.py']);
+    const s = spawnGuard(['check'], repo.dir, editor(repo, ''));
+    expect(keysOf(await s.waitFor(PROMPT))).not.toContain('e');
+    s.type('e\r');
+    expect(await s.waitFor(PROMPT)).toContain('Sorry, cannot edit this hunk');
+    s.type('\x03');
+    expect(await s.exit).toBe(1);
+    expect(existsSync(path.join(repo.dir, '.git', 'given.diff'))).toBe(false);
   });
 });

@@ -1,3 +1,4 @@
+import { writeFileSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
 import { cleanupRepos, fixture, laneWrite, lines, makeRepo, snapshotTree as snapshot, startLane, type TestRepo } from '../helpers.js';
 import { spawnGuard, type Session } from '../pty.js';
@@ -47,7 +48,7 @@ describe('guard review at a terminal: strategies for a whole-file rewrite', () =
     const screen = await answer(s, HUNK, 'b');
     expect(screen).toMatch(/cfg\.txt\s+replace\s+4 lines, 4 deleted \(100%\), 1 added/);
     expect(screen).toContain('Would be lost: 4 of 4 lines');
-    expect(screen).toMatch(/\(1\/1\) Take this hunk \[y,n,q,a,d,v,r,b,i,x,\?\]\? $/);
+    expect(screen).toMatch(/\(1\/1\) Take this hunk \[y,n,q,a,d,e,v,r,b,i,x,\?\]\? $/);
     await answer(s, CONFIRM, 'y');
     expect(await s.exit).toBe(0);
     expect(repo.read('cfg.txt')).toBe(FOUR + 'NEW\n');
@@ -140,7 +141,7 @@ describe('guard review at a terminal: the keys of git add -p', () => {
     const s = spawnGuard(['review', 'agent'], repo.dir);
     const first = await answer(s, HUNK, '?');
     expect(first).toMatch(/doc\.txt\s+modify/);
-    expect(first).toMatch(/\(1\/3\) Take this hunk \[y,n,q,a,d,j,J,g,\/,v,\?\]\? $/);
+    expect(first).toMatch(/\(1\/3\) Take this hunk \[y,n,q,a,d,j,J,g,\/,e,v,\?\]\? $/);
     expect(first).toContain('+two');
     const help = await answer(s, /\(1\/3\) Take this hunk/, 'j');
     for (const k of ['y - take this hunk', 'n - leave this hunk out', 'a - take this hunk and all later', 'd - leave out this hunk and all later', 'j - ', 'J - ', 'g - ', '/ - ', 'v - ', 'q - quit', '? - print help']) {
@@ -196,7 +197,7 @@ describe('guard review at a terminal: the keys of git add -p', () => {
     const two = base.replace('line 10\n', 'ten\n').replace('line 13\n', 'thirteen\n');
     laneWrite(lane, 'doc.txt', two);
     const s = spawnGuard(['review', 'agent'], repo.dir);
-    expect(await answer(s, /\(1\/1\) Take this hunk \[y,n,q,a,d,s,v,\?\]/, 's')).toMatch(/\+ten[\s\S]*\+thirteen/);
+    expect(await answer(s, /\(1\/1\) Take this hunk \[y,n,q,a,d,s,e,v,\?\]/, 's')).toMatch(/\+ten[\s\S]*\+thirteen/);
     const split = await answer(s, /\(1\/2\) Take this hunk/, 'n');
     expect(split).toContain('Split into 2 hunks.');
     expect(split).toContain('+ten');
@@ -206,6 +207,23 @@ describe('guard review at a terminal: the keys of git add -p', () => {
     expect(await s.exit).toBe(1);
     expect(repo.read('doc.txt')).toBe(base.replace('line 13\n', 'thirteen\n'));
     expect(changedLines(repo, recorded(repo)['doc.txt'].ref)).toEqual(['-line 10', '+ten']);
+  });
+
+  it('e takes the hunk as the person edited it: that is what is merged, the lane\'s own change is kept as a ref', async () => {
+    const { repo, lane } = withLane({ 'doc.txt': base }, { protect: ['doc.txt'] });
+    const proposal = base.replace('line 5\n', 'line 5\nadded one\nadded two\n');
+    laneWrite(lane, 'doc.txt', proposal);
+    const script = `${repo.dir}/.git/edit.cjs`;
+    writeFileSync(script, "const fs = require('fs'); const f = process.argv[2]; fs.writeFileSync(f, fs.readFileSync(f, 'utf8').replace('+added one\\n', ''));\n");
+    const s = spawnGuard(['review', 'agent'], repo.dir, { EDITOR: `'${process.execPath}' '${script}'`, VISUAL: undefined });
+    expect(await answer(s, /\(1\/1\) Take this hunk \[y,n,q,a,d,e,v,\?\]\? $/, 'e')).toContain('+added two');
+    const summary = await answer(s, CONFIRM, 'y');
+    expect(summary).toMatch(/doc\.txt\s+taken in part \(1 of 1 hunk, 1 edited by hand\)/);
+    await s.exit;
+    expect(repo.read('doc.txt')).toBe(base.replace('line 5\n', 'line 5\nadded two\n'));
+    const r = recorded(repo)['doc.txt'];
+    expect(r).toMatchObject({ decision: 'approved', decider: 'person', strategy: 'hunks' });
+    expect(repo.git(['show', `${r.ref}:doc.txt`])).toBe(proposal);
   });
 
   it('q keeps what was decided in this file and asks about nothing more: the rest is blocked as in auto mode', async () => {

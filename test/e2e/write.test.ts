@@ -263,7 +263,7 @@ describe('guard write at a terminal', () => {
         let answered = false;
         p.onData((d) => {
           screen += d;
-          if (!answered && /Take this hunk \[y,n,q,a,d,s,v,r,b,i,x,\?\]\?/.test(screen)) {
+          if (!answered && /Take this hunk \[y,n,q,a,d,s,e,v,r,b,i,x,\?\]\?/.test(screen)) {
             answered = true;
             p.write(`${answer}\r`);
           }

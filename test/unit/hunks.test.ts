@@ -3,12 +3,16 @@ import fc from 'fast-check';
 import {
   applyHunks,
   diffHunks,
+  editedHunk,
+  hunkEditText,
   leftHunks,
   MAX_JSDIFF_LINES,
   parseHunks,
   reindex,
+  relineHunks,
   splitHunk,
   splitText,
+  withEditedHunk,
   HunkMismatch,
   type Hunk,
 } from '../../src/core/hunks.js';
@@ -306,5 +310,56 @@ describe('function context', () => {
     const [h] = parseHunks(text);
     expect(h).toMatchObject({ context: 'def main():', header: '@@ -10,5 +10,5 @@ def main():' });
     expect(splitHunk(h!).map((p) => p.header)).toEqual(['@@ -10,3 +10,3 @@ def main():', '@@ -12,3 +12,3 @@ def main():']);
+  });
+});
+
+describe('editing a hunk by hand (e)', () => {
+  const hunks = parseHunks(GIT_DIFF);
+  const editOf = (h: Hunk, f: (lines: string[]) => string[]) => f(hunkEditText(h).split('\n')).join('\n');
+
+  it('writes the hunk with git\'s guide as # lines, and reads an untouched file back as the same hunk', () => {
+    const text = hunkEditText(hunks[2]!);
+    expect(text).toContain("# To remove '-' lines, make them ' ' lines (context).\n# To remove '+' lines, delete them.\n# Lines starting with # will be removed.\n");
+    expect(text).toContain('@@ -13,3 +14,3 @@ def b():\n def c():\n     return 3\n-last\n\\ No newline at end of file\n+last line\n');
+    for (const h of hunks) {
+      const back = editedHunk(h, hunkEditText(h))!;
+      expect(back).toMatchObject({ header: h.header, lines: h.lines, id: h.id, index: h.index, edited: true });
+      expect([back.oldNoNewlineAtEnd, back.newNoNewlineAtEnd]).toEqual([h.oldNoNewlineAtEnd, h.newNoNewlineAtEnd]);
+    }
+  });
+
+  it('recounts the header: a + line deleted, a - line made context', () => {
+    const base = 'a\nb\nc\nd\n';
+    const [h] = diffHunks(base, 'a\nB\nnew\nc\n', 1)!;
+    expect(h!.header).toBe('@@ -1,4 +1,4 @@');
+    const noAdd = editedHunk(h!, editOf(h!, (ls) => ls.filter((l) => l !== '+new')))!;
+    expect(noAdd.header).toBe('@@ -1,4 +1,3 @@');
+    expect(applyHunks(base, [noAdd], all)).toBe('a\nB\nc\n');
+    const keepD = editedHunk(h!, editOf(h!, (ls) => ls.map((l) => (l === '-d' ? ' d' : l))))!;
+    expect(keepD.header).toBe('@@ -1,4 +1,5 @@');
+    expect(applyHunks(base, [keepD], all)).toBe('a\nB\nnew\nc\nd\n');
+    // an empty line is empty context, as editors strip the space
+    const [e] = diffHunks('x\n\ny\n', 'x\n\nY\n', 1)!;
+    expect(applyHunks('x\n\ny\n', [editedHunk(e!, editOf(e!, (ls) => ls.map((l) => (l === ' ' ? '' : l))))!], all)).toBe('x\n\nY\n');
+  });
+
+  it('a broken hunk does not apply; a line of no kind is refused; nothing left aborts the edit', () => {
+    const base = 'a\nb\nc\n';
+    const [h] = diffHunks(base, 'a\nB\nc\n', 1)!;
+    const broken = editedHunk(h!, editOf(h!, (ls) => ls.map((l) => (l === ' a' ? ' zzz' : l))))!;
+    expect(() => withEditedHunk(base, [h!], broken)).toThrow(HunkMismatch);
+    const fine = editedHunk(h!, editOf(h!, (ls) => ls.map((l) => (l === '+B' ? '+b2' : l))))!;
+    expect(applyHunks(base, withEditedHunk(base, [h!], fine), all)).toBe('a\nb2\nc\n');
+    expect(() => editedHunk(h!, editOf(h!, (ls) => ls.map((l) => (l === '+B' ? '*B' : l))))).toThrow(HunkMismatch);
+    expect(editedHunk(h!, editOf(h!, (ls) => ls.filter((l) => l.startsWith('#') || l.startsWith('@@'))))).toBeNull();
+  });
+
+  it('relineHunks keeps a person\'s added lines (as their UTF-8 bytes), and takes the rest from the base', () => {
+    const base = 'a\nb\n';
+    const [h] = diffHunks(base, 'a\nb\nc\n', 1)!;
+    const mine = editedHunk(h!, editOf(h!, (ls) => ls.map((l) => (l === '+c' ? '+café' : l))))!;
+    const b = Buffer.from(base).toString('latin1');
+    const out = applyHunks(b, relineHunks([mine], b, Buffer.from('a\nb\nc\n').toString('latin1')), all);
+    expect(Buffer.from(out, 'latin1').toString('utf8')).toBe('a\nb\ncafé\n');
   });
 });
