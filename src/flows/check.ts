@@ -260,8 +260,8 @@ async function askPerson(
   disarm: () => void,
 ): Promise<boolean> {
   const { openPrompt } = await import('../ui/prompt.js');
-  const { pagerCommand } = await import('../git/pager.js');
-  const prompt = openPrompt({ color, title: (name) => `guard: ${name} needs approval`, pager: () => pagerCommand(repo.root) });
+  const [{ pagerCommand }, { editorCommand }] = await Promise.all([import('../git/pager.js'), import('../git/editor.js')]);
+  const prompt = openPrompt({ color, title: (name) => `guard: ${name} needs approval`, pager: () => pagerCommand(repo.root), editor: () => editorCommand(repo.root) });
   if (!prompt) return false;
   disarm(); // --timeout bounds guard's work, not a person's thinking
   try {

@@ -198,7 +198,10 @@ export async function discard(opts: FlowOptions & { name: string }): Promise<Dis
     cp = taken;
     notKept = ignored.filter((p) => p !== '.guard/' && !p.startsWith('.guard/') && p !== '.husky/_/');
     // A submodule or a clone inside the lane is only a gitlink in that checkpoint: keep its own state too, or refuse.
-    nested = await keepNested(repo, await nestedRepos(repo.root, taken.tree), { reason: `before guard discard ${lane.name}`, command: 'discard', lane: lane.name });
+    const inTree = await nestedRepos(repo.root, taken.tree);
+    // an untracked clone is left out of the checkpoint (skipped as a repository), a submodule is a gitlink in it
+    const skippedRepos = taken.skipped.filter((k) => k.reason === 'repository').map((k) => k.path.replace(/\/$/, ''));
+    nested = await keepNested(repo, [...new Set([...inTree, ...skippedRepos])], { reason: `before guard discard ${lane.name}`, command: 'discard', lane: lane.name });
     faultPoint('discard:after-checkpoint');
   } else {
     const tip = await branchTip(main.root, lane.branch);

@@ -197,7 +197,7 @@ function confirmText(planned: Plan, conflicts: Set<string>): string {
 function defaultPrompter(color: boolean, input: ReviewInput): Prompter {
   return async () => {
     const { openPrompt } = await import('../ui/prompt.js');
-    const { pagerCommand } = await import('../git/pager.js');
-    return openPrompt({ color, title: (name) => name, pager: () => pagerCommand(input.main.root) });
+    const [{ pagerCommand }, { editorCommand }] = await Promise.all([import('../git/pager.js'), import('../git/editor.js')]);
+    return openPrompt({ color, title: (name) => name, pager: () => pagerCommand(input.main.root), editor: () => editorCommand(input.main.root) });
   };
 }

@@ -281,8 +281,8 @@ async function measureAgainst(
  */
 async function askPerson(staged: Staged, pf: PlanFile, contextLines: number, color: boolean, answers: Map<string, Answer>, root: string): Promise<boolean> {
   const { openPrompt } = await import('../ui/prompt.js');
-  const { pagerCommand } = await import('../git/pager.js');
-  const prompt = openPrompt({ color, title: (name) => `guard: ${name} needs approval`, pager: () => pagerCommand(root) });
+  const [{ pagerCommand }, { editorCommand }] = await Promise.all([import('../git/pager.js'), import('../git/editor.js')]);
+  const prompt = openPrompt({ color, title: (name) => `guard: ${name} needs approval`, pager: () => pagerCommand(root), editor: () => editorCommand(root) });
   if (!prompt) return false;
   try {
     if (!pf.c.binary && !pf.c.symlink) pf.hunks = await previewHunks(staged, pf.base !== null, contextLines);

@@ -325,7 +325,7 @@ async function page(term: Terminal, opts: PromptOptions, hunks: readonly Hunk[],
  * of `h` when it still applies to the base, else null (said why).
  */
 async function editHunk(term: Terminal, opts: PromptOptions, f: PromptFile, hunks: readonly Hunk[], h: Hunk): Promise<Hunk[] | null> {
-  const command = await (opts.editor ?? gitEditor)();
+  const command = opts.editor ? await opts.editor() : null;
   if (!command) {
     term.write('No editor to edit the hunk with: set GIT_EDITOR, core.editor or EDITOR\n');
     return null;
@@ -354,11 +354,6 @@ async function editHunk(term: Terminal, opts: PromptOptions, f: PromptFile, hunk
 }
 
 /** Until every flow passes `editor`: git's editor, asked in the current directory. */
-async function gitEditor(): Promise<string | null> {
-  const { editorCommand } = await import('../git/editor.js');
-  return editorCommand(process.cwd());
-}
-
 async function goTo(term: Terminal, hunks: readonly Hunk[]): Promise<number | null> {
   const rows = hunks.map((h, n) => {
     const first = h.lines.find((l) => l[0] === '-' || l[0] === '+') ?? '';
