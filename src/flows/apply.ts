@@ -29,8 +29,8 @@ export interface ApplySteps<T> {
   keep?: () => Promise<void>;
   /** The work tree or index to change; null or absent: nothing to write. */
   target?: ApplyTarget | null;
-  /** After the target holds the result. */
-  after?: (checkpoint: Taken | null) => Promise<T>;
+  /** After the target holds the result: what the gate reports. */
+  after: (checkpoint: Taken | null) => Promise<T>;
 }
 
 export interface Taken {
@@ -51,12 +51,12 @@ export interface ApplyTarget {
   write: (checkpoint: Taken) => Promise<void>;
 }
 
-export async function apply<T>(steps: ApplySteps<T>): Promise<T | undefined> {
+export async function apply<T>(steps: ApplySteps<T>): Promise<T> {
   steps.deadline?.pointOfNoReturn(); // past this point guard writes: finish, never stop half way
   const target = steps.target ?? null;
   if (steps.keep && !target?.verify) await steps.keep();
   const taken = target ? await applyTarget(target, target.verify ? steps.keep : undefined) : null;
-  return steps.after?.(taken);
+  return steps.after(taken);
 }
 
 async function applyTarget(t: ApplyTarget, keep: (() => Promise<void>) | undefined): Promise<Taken> {
