@@ -14,6 +14,7 @@ import { parseCommit } from '../git/commits.js';
 import { REFS, newRef, proposalChanges, writeRecords, type RecordCommit } from '../git/records.js';
 import { openRepo, type Repo } from '../git/repo.js';
 import { indexTree, stageBlobs, unstagePaths, writeBlob, type IndexEntry } from '../git/staging.js';
+import { apply } from './apply.js';
 import { checkProposedConfig, configAt, laneOf, type FlowOptions } from './context.js';
 
 export interface CheckOptions extends FlowOptions {
@@ -114,23 +115,65 @@ export async function check(opts: CheckOptions): Promise<CheckResult> {
   const asked = !opts.auto && pending.length > 0 ? await askPerson(repo, entries, planFiles, pending, config.preview.contextLines, opts.color, answers, () => opts.deadline?.disarm()) : false;
 
   const planned = await plan('check', planFiles, answers);
+  const result = await applyCheck(opts, { repo, base, lane, checked, entries, classified, planned, asked });
+  // integrity: measured from the last tip the branch gate verified (refs/guard/verified/), not from a file or a message
+  const bypassed = await (await import('./bypass.js')).findBypass(repo, base);
+  if (bypassed) result.bypassed = bypassed;
+  return result;
+}
+
+interface Checked {
+  repo: Repo;
+  base: string | null;
+  lane: string | null;
+  checked: string[];
+  entries: DiffEntry[];
+  classified: Classification[];
+  planned: Plan;
+  asked: boolean;
+}
+
+/**
+ * Past the plan: keep the refusals and the record, then (only when a person
+ * rejected or merged something) checkpoint and change the index. All of it
+ * through apply, the one place that passes the point of no return.
+ */
+async function applyCheck(opts: CheckOptions, { repo, base, lane, checked, entries, classified, planned, asked }: Checked): Promise<CheckResult> {
   const files: CheckedFile[] = planned.files.map((o, i) => toChecked(classified[i]!, o));
+  const cwd = repo.root;
   const now = opts.now ?? new Date();
   const ctx: RecordContext = { command: 'check', lane, time: now.toISOString(), base };
   const byPath = new Map(entries.map((e) => [e.path, e]));
   const { commits, records } = await keptRefs(planned, classified, files, byPath, ctx, now);
   const record = newRef(REFS.decisions, now);
-  opts.deadline?.pointOfNoReturn(); // past this point guard writes: finish, never stop half way
-  // The refs first: once they exist nothing the index change below drops is lost.
   commits.push({ ref: record, parent: null, message: batchMessage(ctx, records), changes: [] });
   const rewrite = planned.files.filter((o) => o.action === 'write');
-  const unchangedIndex = !files.some((f) => f.decision === 'rejected') && rewrite.length === 0;
+  const unstage = files.filter((f) => f.decision === 'rejected').map((f) => byPath.get(f.path)!);
   // Nothing else writes the index: remembering the tree can run beside the records.
-  const remembered = unchangedIndex && !files.some((f) => f.decision === 'blocked') ? rememberCheckedTree(repo, checked) : null;
-  faultPoint('check:before-records');
-  // Nothing staged, nothing decided: no record (an empty one per run would only grow refs/guard/).
-  await Promise.all([files.length > 0 ? writeRecords(cwd, commits, now) : null, remembered]);
-  faultPoint('check:after-records');
+  const rememberNow = unstage.length === 0 && rewrite.length === 0 && !files.some((f) => f.decision === 'blocked');
+  const taken = await apply({
+    deadline: opts.deadline,
+    keep: async () => {
+      const remembered = rememberNow ? rememberCheckedTree(repo, checked) : null;
+      faultPoint('check:before-records');
+      // Nothing staged, nothing decided: no record (an empty one per run would only grow refs/guard/).
+      await Promise.all([files.length > 0 ? writeRecords(cwd, commits, now) : null, remembered]);
+      faultPoint('check:after-records');
+    },
+    target:
+      unstage.length > 0 || rewrite.length > 0
+        ? {
+            repo,
+            checkpoint: { reason: 'before guard check changes the index', command: 'check', lane },
+            afterCheckpoint: 'check:before-unstage',
+            write: async () => {
+              if (unstage.length > 0) await unstagePaths(cwd, unstage);
+              if (rewrite.length > 0) await stageMerged(cwd, rewrite, byPath);
+            },
+          }
+        : null,
+    after: async (cp) => cp,
+  });
 
   const result: CheckResult = {
     command: 'check',
@@ -143,19 +186,8 @@ export async function check(opts: CheckOptions): Promise<CheckResult> {
     record: files.length > 0 ? record : null,
     refusedAll: asked && everythingRefused(planned),
   };
-  const unstage = files.filter((f) => f.decision === 'rejected').map((f) => byPath.get(f.path)!);
-  if (unstage.length > 0 || rewrite.length > 0) {
-    const { checkpoint } = await import('../git/checkpoint.js');
-    const cp = await checkpoint(repo, { reason: 'before guard check changes the index', command: 'check', lane });
-    result.checkpoint = cp.id;
-    faultPoint('check:before-unstage');
-    if (unstage.length > 0) await unstagePaths(cwd, unstage);
-    if (rewrite.length > 0) await stageMerged(cwd, rewrite, byPath);
-  }
-  if (result.blocked === 0 && !remembered) await rememberCheckedTree(repo, checked);
-  // integrity: measured from the last tip the branch gate verified (refs/guard/verified/), not from a file or a message
-  const bypassed = await (await import('./bypass.js')).findBypass(repo, base);
-  if (bypassed) result.bypassed = bypassed;
+  if (taken) result.checkpoint = taken.id;
+  if (result.blocked === 0 && !rememberNow) await rememberCheckedTree(repo, checked);
   return result;
 }
 

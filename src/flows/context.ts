@@ -57,7 +57,8 @@ export function relativeTo(root: string, p: string): string {
 
 /**
  * Run a flow under --timeout SECONDS (none: no deadline). The flow gets the
- * deadline in its options and disarms it at its point of no return.
+ * deadline in its options and hands it to flows/apply, which passes the point
+ * of no return (and disarms it) before anything is written.
  */
 export function withTimeout<T>(seconds: number | undefined, flow: (deadline: Deadline | undefined) => Promise<T>): Promise<T> {
   if (seconds === undefined) return flow(undefined);

@@ -2,7 +2,7 @@ import path from 'node:path';
 import { GuardError } from '../core/errors.js';
 import { decisionRecords, type FileOutcome, type Plan, type PlanFile } from '../core/plan.js';
 import { batchMessage, decisionRecord, rejectedMessage, type RecordContext } from '../core/record.js';
-import { checkpoint } from '../git/checkpoint.js';
+import type { Deadline } from '../git/deadline.js';
 import { faultPoint } from '../git/faults.js';
 import type { Lane } from '../git/lanes.js';
 import { blobId, mergeFile } from '../git/merge.js';
@@ -12,14 +12,14 @@ import { withReason } from '../core/classify.js';
 import { REFS, newRef, proposalChanges, writeRecords, type RecordCommit } from '../git/records.js';
 import { removeFile, resolveInside, writeFileAtomic } from '../worktree/atomic.js';
 import { readCurrent } from '../worktree/current.js';
-import { lockTree, staleLockNotice } from '../worktree/lock.js';
+import { apply } from './apply.js';
 import type { ReviewInput } from './review-read.js';
 
 /**
- * Apply a review's plan: the only code of review past the point of no return.
- * Order, so that nothing is ever lost: refuse what the main tree cannot take;
- * keep every refusal as a ref; lock and checkpoint the main tree; write,
- * merge and stage; record every decision; tell the agent; commit.
+ * Apply a review's plan through flows/apply, the one place past the point of
+ * no return. Order, so that nothing is ever lost: refuse what the main tree
+ * cannot take; keep every refusal as a ref; lock and checkpoint the main
+ * tree; write, merge and stage; record every decision; tell the agent; commit.
  */
 export interface Applied {
   checkpoint: string | null;
@@ -34,33 +34,46 @@ export interface Applied {
 
 export const FEEDBACK_FILE = path.join('.guard', 'feedback.md');
 
-export async function applyReview(input: ReviewInput, plan: Plan, now: Date): Promise<Applied> {
+/**
+ * `finish` (the report, the agent's feedback, the commit) runs last, inside
+ * apply: everything past the point of no return happens through flows/apply.
+ */
+export async function applyReview<T>(input: ReviewInput, plan: Plan, now: Date, deadline: Deadline | undefined, finish: (done: Applied) => Promise<T>): Promise<T> {
   const { main, lane } = input;
   const ctx: RecordContext = { command: 'review', lane: lane.name, time: now.toISOString(), base: lane.base };
   const done: Applied = { checkpoint: null, record: newRef(REFS.decisions, now), refs: new Map(), blobs: new Map(), conflicts: new Set(), merged: 0, staged: [], warnings: [] };
+  // It only reads: before the point of no return, so a refusal here is kept as a ref like any other.
   await refuseUnwritable(input, plan, done);
-  await writeRecords(main.root, keptRefs(input, plan, ctx, now, done.refs), now);
-  faultPoint('review:after-refs');
   const late: RecordCommit[] = [];
   const toWrite = plan.files.filter((o) => o.action === 'write' || o.action === 'delete' || o.action === 'merge' || o.action === 'conflict');
-  if (toWrite.some((o) => o.action !== 'conflict')) {
-    const lock = await lockTree(main, `guard review ${lane.name}`);
-    const stale = staleLockNotice(lock);
-    if (stale) done.warnings.push(stale);
-    faultPoint('review:after-lock');
-    try {
-      done.checkpoint = (await checkpoint(main, { reason: `before guard review merges lane ${lane.name}`, command: 'review', lane: lane.name })).id;
-      faultPoint('review:after-checkpoint');
-      await mergeAll(input, toWrite, done, (o) => late.push(refusal(input, o, ctx, now, done.refs)));
-    } finally {
-      await lock.release();
-    }
-  } else for (const o of toWrite) done.conflicts.add(o.path);
-  if (late.length > 0) await writeRecords(main.root, late, now);
-  faultPoint('review:before-record');
-  const records = decisionRecords(plan, input.files.map((f) => f.c), done.refs, done.blobs, done.conflicts);
-  await writeRecords(main.root, [{ ref: done.record, parent: null, message: batchMessage(ctx, records), changes: [] }], now);
-  return done;
+  const merging = toWrite.some((o) => o.action !== 'conflict');
+  if (!merging) for (const o of toWrite) done.conflicts.add(o.path);
+  return apply({
+    deadline,
+    keep: async () => {
+      await writeRecords(main.root, keptRefs(input, plan, ctx, now, done.refs), now);
+      faultPoint('review:after-refs');
+    },
+    target: merging
+      ? {
+          repo: main,
+          lock: { holder: `guard review ${lane.name}`, warnings: done.warnings, fault: 'review:after-lock' },
+          checkpoint: { reason: `before guard review merges lane ${lane.name}`, command: 'review', lane: lane.name },
+          afterCheckpoint: 'review:after-checkpoint',
+          write: async (cp) => {
+            done.checkpoint = cp.id;
+            await mergeAll(input, toWrite, done, (o) => late.push(refusal(input, o, ctx, now, done.refs)));
+          },
+        }
+      : null,
+    after: async () => {
+      if (late.length > 0) await writeRecords(main.root, late, now);
+      faultPoint('review:before-record');
+      const records = decisionRecords(plan, input.files.map((f) => f.c), done.refs, done.blobs, done.conflicts);
+      await writeRecords(main.root, [{ ref: done.record, parent: null, message: batchMessage(ctx, records), changes: [] }], now);
+      return finish(done);
+    },
+  });
 }
 
 const fileOf = (input: ReviewInput, o: FileOutcome): PlanFile => input.files.find((f) => f.c.path === o.path)!;

@@ -106,18 +106,21 @@ export async function review(opts: ReviewOptions, prompter?: Prompter): Promise<
       return { ...resultOf(input, planned, null, new Set(), {}), cancelled: true, merged: 0, blocked: 0, rejected: 0, conflicts: 0 };
     }
     person?.close();
-    return await apply(opts, input, planned, predicted);
+    return await applyLane(opts, input, planned, predicted);
   } finally {
     person?.close();
   }
 }
 
-async function apply(opts: ReviewOptions, input: ReviewInput, planned: Plan, predicted: Set<string>): Promise<ReviewResult> {
+async function applyLane(opts: ReviewOptions, input: ReviewInput, planned: Plan, predicted: Set<string>): Promise<ReviewResult> {
   // A lane already merged makes nothing: no checkpoint, no ref, no record.
   if (planned.files.length > 0 && planned.files.every((o) => o.already)) return resultOf(input, planned, null, predicted, {});
-  opts.deadline?.pointOfNoReturn(); // past this point guard writes: finish, never stop half way
   const now = opts.now ?? new Date();
-  const done = await applyReview(input, planned, now);
+  return applyReview(input, planned, now, opts.deadline, (done) => finish(opts, input, planned, done, now));
+}
+
+/** Past the merge: the report, the agent's feedback, and the commit where asked. */
+async function finish(opts: ReviewOptions, input: ReviewInput, planned: Plan, done: Applied, now: Date): Promise<ReviewResult> {
   const result = resultOf(input, planned, done, done.conflicts, {});
   result.feedback = await writeFeedback(input.lane, result.files, now);
   if (!opts.commit || done.merged === 0) return result;

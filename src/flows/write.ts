@@ -10,14 +10,14 @@ import { decisionRecords, offeredStrategies, plan, type Answer, type FileOutcome
 import { batchMessage, rejectedMessage, type Decision, type DecisionRecord, type RecordContext } from '../core/record.js';
 import { MODE, cleanStaleTemps, commitWrite, discardWrite, resolveInside, stageWrite, statOnDisk, type OnDisk, type Staged } from '../worktree/atomic.js';
 import { READ_CAP, catFileBatch } from '../git/catfile.js';
-import { checkpoint } from '../git/checkpoint.js';
 import { assertWritable } from '../git/contain.js';
 import { faultPoint } from '../git/faults.js';
-import { lockTree, staleLockNotice } from '../worktree/lock.js';
 import { REFS, newRef, writeRecords, type RecordCommit } from '../git/records.js';
 import { openRepo, type Repo } from '../git/repo.js';
 import { numstatFiles, patchFiles, whitespaceOnlyFiles } from '../git/measure.js';
 import { sessionBase, sessionEvent } from '../git/session-base.js';
+import type { Deadline } from '../git/deadline.js';
+import { apply } from './apply.js';
 import { configAt, laneOf, type FlowOptions } from './context.js';
 
 export interface WriteOptions extends FlowOptions {
@@ -122,18 +122,15 @@ export async function write(opts: WriteOptions): Promise<WriteResult> {
     const now = opts.now ?? new Date();
     const ctx: RecordContext = { command: 'write', lane, time: now.toISOString(), base };
     const commits = writeRecordsOf(c, o, ctx, now, target.rel, newMode, opts.content, file);
-    let cp: string | null = null;
     const warnings: string[] = [];
-    if (o.action === 'write') {
-      cp = await writeLocked(repo, { target, old, oldContent, staged, commits, lane, now, warnings }, async (taken) => {
-        // the session's first touch of this path: later writes are measured against this checkpoint
-        if (session && !sessionStart) {
-          await writeRecords(root, [sessionEvent(taken.commit, { session, checkpoint: taken.id, path: target.rel, worktree: root, outcome: file.decision }, now)], now);
-        }
-      });
-      committed = true;
-      file.written = true;
-    } else await writeRecords(root, commits, now);
+    const ws: WriteSteps = { repo, target, old, oldContent, staged, lane, now, warnings };
+    const cp = await applyWrite(o.action === 'write' ? ws : null, { commits, root, now, deadline: opts.deadline }, async (taken) => {
+      // the session's first touch of this path: later writes are measured against this checkpoint
+      if (session && !sessionStart) {
+        await writeRecords(root, [sessionEvent(taken.commit, { session, checkpoint: taken.id, path: target.rel, worktree: root, outcome: file.decision }, now)], now);
+      }
+    });
+    if (o.action === 'write') [committed, file.written] = [true, true];
     return {
       command: 'write',
       auto: !personAsked,
@@ -150,35 +147,49 @@ export async function write(opts: WriteOptions): Promise<WriteResult> {
   }
 }
 
+interface WriteSteps {
+  repo: Repo;
+  target: { abs: string; rel: string };
+  old: OnDisk | null;
+  oldContent: Buffer | null;
+  staged: Staged;
+  lane: string | null;
+  now: Date;
+  warnings: string[];
+}
+
 /**
- * One writer at a time (another guard write or review into this tree), and
- * only over the content that was judged: otherwise the other writer's file
- * would be replaced unjudged and without a checkpoint. The checkpoint of the
- * path comes before the write, whoever allowed it. Returns the checkpoint.
+ * Through apply: the records (and the rejected ref) always; the file only when
+ * the plan writes it (`w`). One writer at a time (another guard write or
+ * review into this tree), and only over the content that was judged:
+ * otherwise the other writer's file would be replaced unjudged and without a
+ * checkpoint, so the records are written under the lock, beside the
+ * checkpoint of the path, once the file is verified. Returns the checkpoint.
  */
-async function writeLocked(
-  repo: Repo,
-  w: { target: { abs: string; rel: string }; old: OnDisk | null; oldContent: Buffer | null; staged: Staged; commits: RecordCommit[]; lane: string | null; now: Date; warnings: string[] },
+async function applyWrite(
+  w: WriteSteps | null,
+  { commits, root, now, deadline }: { commits: RecordCommit[]; root: string; now: Date; deadline: Deadline | undefined },
   afterCheckpoint: (taken: { id: string; commit: string }) => Promise<void>,
-): Promise<string> {
-  const lock = await lockTree(repo, `guard write ${w.target.rel}`, { waitMs: LOCK_WAIT_MS });
-  try {
-    const stale = staleLockNotice(lock);
-    if (stale) w.warnings.push(stale);
-    await sameOnDisk(w.target.abs, w.target.rel, w.old, w.oldContent);
-    const [taken] = await Promise.all([
-      checkpoint(repo, { reason: `before guard write ${w.target.rel}`, command: 'write', lane: w.lane, paths: [w.target.rel], now: w.now }),
-      writeRecords(repo.root, w.commits, w.now),
-    ]);
-    await afterCheckpoint(taken);
-    faultPoint('write:after-checkpoint');
-    faultPoint('write:before-rename');
-    await commitWrite(w.staged);
-    faultPoint('write:after-rename');
-    return taken.id;
-  } finally {
-    await lock.release();
-  }
+): Promise<string | null> {
+  const taken = await apply({
+    deadline,
+    keep: () => writeRecords(root, commits, now),
+    target: w && {
+      repo: w.repo,
+      lock: { holder: `guard write ${w.target.rel}`, waitMs: LOCK_WAIT_MS, warnings: w.warnings },
+      verify: () => sameOnDisk(w.target.abs, w.target.rel, w.old, w.oldContent),
+      checkpoint: { reason: `before guard write ${w.target.rel}`, command: 'write', lane: w.lane, paths: [w.target.rel], now: w.now },
+      write: async (cp) => {
+        await afterCheckpoint(cp);
+        faultPoint('write:after-checkpoint');
+        faultPoint('write:before-rename');
+        await commitWrite(w.staged);
+        faultPoint('write:after-rename');
+      },
+    },
+    after: async (cp) => cp?.id ?? null,
+  });
+  return taken ?? null;
 }
 
 function pick(o: FileOutcome): Partial<WrittenFile> {
