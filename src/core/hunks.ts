@@ -12,7 +12,15 @@
  * no lines.
  */
 import { createHash } from 'node:crypto';
-import { parsePatch, structuredPatch, type StructuredPatchHunk } from 'diff';
+import { createRequire } from 'node:module';
+import type * as JsDiff from 'diff';
+import type { StructuredPatchHunk } from 'diff';
+
+// jsdiff takes ~11 ms to load, and the commit gate needs it only when it
+// shows hunks or finds a placeholder comment: loaded (its CommonJS build,
+// synchronously) on first use.
+let jsdiff: typeof JsDiff | null = null;
+const diffLib = (): typeof JsDiff => (jsdiff ??= createRequire(import.meta.url)('diff') as typeof JsDiff);
 
 export interface Hunk {
   /** 0-based position in diff order. */
@@ -76,7 +84,7 @@ export class HunkMismatch extends Error {
  * Throws if the text holds more than one file's diff.
  */
 export function parseHunks(unifiedDiffText: string): Hunk[] {
-  const patches = parsePatch(unifiedDiffText);
+  const patches = diffLib().parsePatch(unifiedDiffText);
   const withHunks = patches.filter((p) => p.hunks.length > 0);
   if (withHunks.length > 1) {
     throw new Error(`parseHunks: expected the diff of one file, got ${withHunks.length}`);
@@ -97,7 +105,7 @@ export function parseHunks(unifiedDiffText: string): Hunk[] {
 export function diffHunks(oldText: string, newText: string, contextLines: number): Hunk[] | null {
   if (lineCount(oldText) + lineCount(newText) > MAX_JSDIFF_LINES) return null;
   if (oldText === newText) return [];
-  const patch = structuredPatch('a', 'b', oldText, newText, undefined, undefined, {
+  const patch = diffLib().structuredPatch('a', 'b', oldText, newText, undefined, undefined, {
     context: Math.max(0, Math.floor(contextLines)),
     maxEditLength: MAX_JSDIFF_EDIT_LENGTH,
   });
