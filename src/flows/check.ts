@@ -92,11 +92,6 @@ export async function check(opts: CheckOptions): Promise<CheckResult> {
   const [head, configBlob, approvedBy] = (objects as PromiseFulfilledResult<Awaited<ReturnType<typeof catFileBatch>>>).value;
   const cwd = repo.root;
   const base = head && head.type === 'commit' ? head.oid : null;
-  // integrity: was the branch moved past the gate? Measured from the last tip the branch gate
-  // verified (refs/guard/verified/), not from a file or a message. It only reads HEAD's history,
-  // so it runs beside the whole check instead of after it (one process in the common case).
-  const bypassing = import('./bypass.js').then((m) => m.findBypass(repo, base));
-  bypassing.catch(() => undefined); // awaited below; a check that fails first must not leave it unhandled
   const config = configAt('HEAD', configBlob?.data);
   const policy = makePolicy(config, { bootstrap: configBlob === null });
   const { facts } = await collectFacts(cwd, entries, { maxBytes: Math.min(config.maxFileBytes, READ_CAP), countsReady: diff.counts, whitespace: { range: ['--cached'], changeRatio: config.changeRatio } });
@@ -121,7 +116,10 @@ export async function check(opts: CheckOptions): Promise<CheckResult> {
 
   const planned = await plan('check', planFiles, answers);
   const result = await applyCheck(opts, { repo, base, lane, checked, entries, classified, planned, asked });
-  const bypassed = await bypassing;
+  // integrity: measured from the last tip the branch gate verified (refs/guard/verified/), not from a
+  // file or a message. After the gate, never beside it: it may record a verified tip, and a check
+  // that stops (a timeout, Ctrl-C) must leave no ref behind.
+  const bypassed = await (await import('./bypass.js')).findBypass(repo, base);
   if (bypassed) result.bypassed = bypassed;
   return result;
 }
