@@ -102,7 +102,9 @@ export async function parseArgs(args: string[]): Promise<Parsed> {
     });
   const argv = (await y.parseAsync()) as unknown as GlobalArgs;
   if (usageError) {
-    throw new GuardError('E_USAGE', String(usageError).split('\n')[0]!, 'guard --help lists the commands and options');
+    // yargs puts the detail on the next lines ("Invalid values:\n  Argument: format, Given: ..."): one line, all of it
+    const message = String(usageError).trim().replace(/:\s*\n\s*/g, ': ').replace(/\s*\n\s*/g, '; ');
+    throw new GuardError('E_USAGE', message, 'guard --help lists the commands and options');
   }
   if (!command) return { kind: 'done', code: 0 }; // --help or --version printed
   return { kind: 'command', command, argv };

@@ -32,7 +32,7 @@ export async function run(argv: GlobalArgs, out: Output): Promise<number> {
 
 function report(r: CiResult, format: Format, out: Output, limit?: number): void {
   // The job summary goes to its file whatever is printed: --json never hides it.
-  if (format === 'github') writeStepSummary(r, out);
+  const summary = format === 'github' && writeStepSummary(r, out);
   if (out.json) {
     out.result('ci', jsonDocument(r, limit));
     return;
@@ -40,7 +40,7 @@ function report(r: CiResult, format: Format, out: Output, limit?: number): void 
   const print = (s: string) => process.stdout.write(s.endsWith('\n') ? s : s + '\n');
   switch (format) {
     case 'github':
-      print(renderAnnotations(r));
+      print(renderAnnotations(r, { summary }));
       break;
     case 'markdown':
       print(renderMarkdown(r));
@@ -68,13 +68,15 @@ function jsonDocument(r: CiResult, limit: number | undefined): object {
 }
 
 /** https://docs.github.com/actions/using-workflows/workflow-commands-for-github-actions#adding-a-job-summary */
-function writeStepSummary(r: CiResult, out: Output): void {
+function writeStepSummary(r: CiResult, out: Output): boolean {
   const file = process.env.GITHUB_STEP_SUMMARY;
-  if (!file) return;
+  if (!file) return false;
   try {
     appendFileSync(file, renderMarkdown(r));
+    return true;
   } catch (err) {
     out.warn(`could not write the job summary to ${file}: ${(err as Error).message}`);
+    return false;
   }
 }
 

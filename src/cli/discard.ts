@@ -15,6 +15,10 @@ export async function run(argv: GlobalArgs, out: Output): Promise<number> {
   } else {
     lines.push('it had no work tree and no branch left: nothing to keep');
   }
+  for (const n of r.nested) {
+    lines.push(`nested repository ${n.path} kept as checkpoint ${n.checkpoint} (its commits and uncommitted work)`);
+    lines.push(`  get it back: git worktree add ${n.path.replace(/\/$/, '').split('/').pop()}-kept ${n.commit}`);
+  }
   if (r.notKept.length > 0) {
     const shown = r.notKept.slice(0, 10).join(', ');
     lines.push(`not kept (ignored by git, never in a checkpoint): ${shown}${r.notKept.length > 10 ? `, and ${r.notKept.length - 10} more` : ''}`);

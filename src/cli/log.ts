@@ -1,4 +1,4 @@
-import { EXIT } from '../core/errors.js';
+import { EXIT, GuardError } from '../core/errors.js';
 import { log, parseAge, prune, type LogEntry } from '../flows/log.js';
 import type { Output } from '../ui/output.js';
 import { resolveCwd, type GlobalArgs } from './main.js';
@@ -21,11 +21,15 @@ export async function run(argv: GlobalArgs, out: Output): Promise<number> {
     out.important(`guard: pruned ${parts.join(', ')}`);
     return EXIT.ok;
   }
-  const r = await log({ cwd, color: out.ttyColor, limit: (argv.limit as number | undefined) ?? 50, ...(typeof argv.session === 'string' ? { session: argv.session } : {}) });
+  const limit = (argv.limit as number | undefined) ?? 50;
+  if (!Number.isInteger(limit) || limit < 0) {
+    throw new GuardError('E_USAGE', `--limit ${String(argv.limit)} is not a count`, 'pass a whole number of entries, e.g. --limit 20 (0 shows only how many there are)');
+  }
+  const r = await log({ cwd, color: out.ttyColor, limit, ...(typeof argv.session === 'string' ? { session: argv.session } : {}) });
   for (const ref of r.skipped) out.warn(`skipped ${ref}: not a readable guard record (edited by hand?)`);
   out.result('log', r);
   if (out.json) return EXIT.ok;
-  if (r.entries.length === 0) {
+  if (r.total === 0) {
     out.info('guard: no checkpoints or decisions yet');
     return EXIT.ok;
   }

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 import path from 'node:path';
-import { existsSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { GuardError, EXIT } from '../core/errors.js';
 import type { Deadline } from '../git/deadline.js';
@@ -44,7 +44,18 @@ const COMMANDS: Record<string, () => Promise<CommandModule>> = {
 };
 
 export function resolveCwd(argv: GlobalArgs): string {
-  return path.resolve(argv.cwd ?? process.cwd());
+  const dir = path.resolve(argv.cwd ?? process.cwd());
+  if (argv.cwd !== undefined) {
+    // checked here so that it is one clear line, not a failed spawn deep inside
+    let st;
+    try {
+      st = statSync(dir);
+    } catch {
+      throw new GuardError('E_USAGE', `--cwd ${argv.cwd}: no such folder`, 'pass the folder of a git work tree');
+    }
+    if (!st.isDirectory()) throw new GuardError('E_USAGE', `--cwd ${argv.cwd} is a file, not a folder`, 'pass the folder of a git work tree');
+  }
+  return dir;
 }
 
 /**
@@ -182,6 +193,14 @@ async function main(): Promise<number> {
     if (process.env.GUARD_DEBUG === '1') process.stderr.write(`${e.stack ?? e.message}\n`);
     return EXIT.internal;
   }
+}
+
+// A reader that goes away (`guard log | head -1`) closes stdout: what guard did
+// stands, the rest of the report has nowhere to go. Never a stack trace for it.
+for (const stream of [process.stdout, process.stderr]) {
+  stream.on('error', (err: NodeJS.ErrnoException) => {
+    if (err.code !== 'EPIPE') throw err;
+  });
 }
 
 main().then(

@@ -59,7 +59,8 @@ function printHuman(r: ReviewResult, out: Output, limit: number | undefined): vo
   lines.push(`${r.merged} merged and staged, ${r.blocked} blocked, ${r.rejected} rejected, ${r.conflicts} conflicted.`);
   if (r.conflicts > 0) lines.push('Conflicts are marked in the files like a git merge; resolve them, then git add.');
   if (r.blocked > 0) lines.push(`Blocked changes need a person: run guard review ${r.lane} in a terminal, or pass --decisions.`);
-  if (r.checkpoint) lines.push(`Undo this review: guard restore ${r.checkpoint}`);
+  // review stages what it merges: an undo without --staged would leave the merge staged for the next commit
+  if (r.checkpoint) lines.push(`Undo this review: guard restore ${r.checkpoint}${r.commit ? '' : ' --staged'}`);
   if (r.commit) lines.push(`Committed ${r.commit.slice(0, 10)}.`);
   if (r.feedback && (r.blocked || r.rejected || r.conflicts)) lines.push(`What was refused is explained to the agent in ${r.feedback}`);
   out.important(lines.join('\n'));

@@ -37,6 +37,13 @@ function printSummary(r: RunResult, out: Output): void {
   if (r.files.length > shown.length) lines.push(c.dim(`  ... and ${r.files.length - shown.length} more (guard review ${r.name} shows all)`));
   if (r.checkpoint) lines.push(c.dim(`checkpoint ${r.checkpoint.id}`));
   if (r.filesChanged > 0) lines.push(`next: guard review ${r.name}   (or throw it away: guard discard ${r.name})`);
+  const outside = r.mainTree.changed;
+  if (outside.length > 0 || r.mainTree.restore) {
+    lines.push(c.yellow(`warning: the main tree changed outside the lane while the command ran (${outside.length} file${outside.length === 1 ? '' : 's'}):`));
+    for (const ch of outside.slice(0, MAX_LISTED)) lines.push(`  ${ch.change.padEnd(8)}  ${ch.path}`);
+    if (outside.length > MAX_LISTED) lines.push(c.dim(`  ... and ${outside.length - MAX_LISTED} more`));
+    lines.push(`put it back: ${c.bold(r.mainTree.restore ?? `guard restore ${r.mainTree.checkpoint}`)}`);
+  }
   out.important(lines.join('\n'));
 }
 

@@ -8,10 +8,14 @@ import type { Config } from './config.js';
  * twelve 40-line files deleted in one commit lose 480 lines.
  *
  * Lines lost: the whole file for a deletion, the deleted lines for a
- * replacement. Ignored, binary and whitespace-only files lose nothing here.
+ * replacement, counted over the files that do NOT reach the threshold on
+ * their own (those need a person already, and counting them again would put
+ * every small edit beside them to a person too). Ignored, binary and
+ * whitespace-only files lose nothing here.
  * Rule id: `aggregate-loss`.
  */
-export function linesLost(c: Classification): number {
+export function linesLost(c: Classification, lineThreshold = Infinity): number {
+  if (c.existingLines >= lineThreshold) return 0;
   if (c.ignored || c.binary || c.submodule || c.symlink || c.whitespaceOnly) return 0;
   if (c.status === 'delete') return c.existingLines;
   if (c.status === 'replace') return c.linesDeleted;
@@ -29,10 +33,7 @@ export function aggregateLoss(files: readonly Classification[], config: Pick<Con
   let lines = 0;
   const paths: string[] = [];
   for (const f of files) {
-    // A file that needs approval for its own size is asked about on its own:
-    // it must not drag small edits beside it into the question.
-    if (f.rules.includes('delete-large') || f.rules.includes('replace-large')) continue;
-    const n = linesLost(f);
+    const n = linesLost(f, config.lineThreshold);
     if (n === 0) continue;
     lines += n;
     paths.push(f.path);

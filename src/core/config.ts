@@ -53,7 +53,8 @@ function buildSchema() {
 /** Every key known and equal to its default (`{}` too): nothing to validate. */
 function onlyDefaults(raw: Record<string, unknown>): boolean {
   const defaults = DEFAULT_CONFIG as unknown as Record<string, unknown>;
-  return Object.entries(raw).every(([k, val]) => k in defaults && JSON.stringify(val) === JSON.stringify(defaults[k]));
+  // own keys only: `"__proto__" in defaults` is true through the prototype
+  return Object.entries(raw).every(([k, val]) => Object.hasOwn(defaults, k) && JSON.stringify(val) === JSON.stringify(defaults[k]));
 }
 
 /**

@@ -17,6 +17,7 @@ export type ErrorCode =
   | 'E_NO_CHECKPOINT'
   | 'E_RECORD'
   | 'E_UNREADABLE'
+  | 'E_NESTED_REPO'
   | 'E_INTERNAL';
 
 /** Exit codes, for every command (DESIGN.md). */
@@ -36,6 +37,7 @@ const EXIT_BY_CODE: Record<ErrorCode, number> = {
   E_NO_CHECKPOINT: EXIT.usage,
   E_RECORD: EXIT.internal,
   E_UNREADABLE: EXIT.blocked,
+  E_NESTED_REPO: EXIT.blocked,
   E_INTERNAL: EXIT.internal,
 };
 

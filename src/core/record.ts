@@ -72,9 +72,13 @@ export function batchMessage(ctx: RecordContext, decisions: DecisionRecord[]): s
   return `guard ${ctx.command}: ${summary}\n\n${JSON.stringify(body)}\n`;
 }
 
-export function rejectedMessage(ctx: RecordContext, d: DecisionRecord): string {
-  const body = { v: RECORD_VERSION, kind: 'rejected', ...ctx, decisions: [d] };
-  return `guard ${ctx.command}: ${d.decision} ${d.path} (${d.status})\n\n${JSON.stringify(body)}\n`;
+/** The message of a rejected commit: one refused change, or every change one run refused. */
+export function rejectedMessage(ctx: RecordContext, d: DecisionRecord | DecisionRecord[]): string {
+  const decisions = Array.isArray(d) ? d : [d];
+  const body = { v: RECORD_VERSION, kind: 'rejected', ...ctx, decisions };
+  const first = decisions[0]!;
+  const subject = decisions.length === 1 ? `${first.decision} ${first.path} (${first.status})` : `${decisions.length} changes refused`;
+  return `guard ${ctx.command}: ${subject}\n\n${JSON.stringify(body)}\n`;
 }
 
 export interface ParsedRecord {

@@ -141,20 +141,26 @@ export async function check(opts: CheckOptions): Promise<CheckResult> {
   const byPath = new Map(entries.map((e) => [e.path, e]));
   const commits: RecordCommit[] = [];
   const records: DecisionRecord[] = [];
+  // Every change refused in this run goes into ONE rejected commit (parent: the base,
+  // tree: the base with all refused proposals): N refusals cost one tree, not N trees
+  // of the base's size. `git diff REF^ REF -- PATH` shows one of them.
+  const refusedRef = files.some((f) => f.decision === 'blocked' || f.decision === 'rejected') ? newRef(REFS.rejected, now) : null;
+  const refused: DecisionRecord[] = [];
+  const refusedChanges: RecordCommit['changes'] = [];
   for (const f of files) {
     const e = byPath.get(f.path)!;
     const extra: Partial<DecisionRecord> = {};
     if (e.newOid) extra.blob = e.newOid;
     if (f.merged) extra.blob = (await import('../git/merge.js')).blobId(f.merged);
     if (f.strategy) extra.strategy = f.strategy;
-    if (f.decision === 'blocked' || f.decision === 'rejected') {
-      f.ref = newRef(REFS.rejected, now);
-      extra.ref = f.ref;
-      const rec = decisionRecord(f, f.decision, f.decider, extra);
-      commits.push({ ref: f.ref, parent: base, message: rejectedMessage(ctx, rec), changes: proposalChanges(e) });
+    if (refusedRef && (f.decision === 'blocked' || f.decision === 'rejected')) {
+      f.ref = extra.ref = refusedRef;
+      refused.push(decisionRecord(f, f.decision, f.decider, extra));
+      refusedChanges.push(...proposalChanges(e));
     }
     records.push(decisionRecord(f, f.decision, f.decider, extra));
   }
+  if (refusedRef) commits.push({ ref: refusedRef, parent: base, message: rejectedMessage(ctx, refused), changes: refusedChanges });
   const record = newRef(REFS.decisions, now);
   opts.deadline?.pointOfNoReturn(); // past this point guard writes: finish, never stop half way
   // The refs first: once they exist nothing the index change below drops is lost.

@@ -20,6 +20,7 @@ import {
   validateLaneName,
   type Lane,
 } from '../git/lanes.js';
+import { keepNested, nestedRepos, type KeptNested } from '../git/nested.js';
 import type { Repo } from '../git/repo.js';
 import { configAt, type FlowOptions } from './context.js';
 import { ensureExcluded } from './init.js';
@@ -167,6 +168,8 @@ export interface DiscardResult {
   checkpoint: { id: string; ref: string; commit: string } | null;
   /** Files and folders git ignores in the lane (node_modules/, .env, build output): not kept. */
   notKept: string[];
+  /** Repositories inside the lane (submodules, clones), each kept as a checkpoint of its own. */
+  nested: KeptNested[];
 }
 
 /**
@@ -179,6 +182,7 @@ export async function discard(opts: FlowOptions & { name: string }): Promise<Dis
   const lane = await findLane(main, opts.name);
   let cp: Checkpoint | null = null;
   let notKept: string[] = [];
+  let nested: KeptNested[] = [];
   if (!lane.broken) {
     const repo = await laneRepo(lane);
     const [taken, ignored] = await Promise.all([
@@ -188,6 +192,8 @@ export async function discard(opts: FlowOptions & { name: string }): Promise<Dis
     ]);
     cp = taken;
     notKept = ignored.filter((p) => p !== '.guard/' && !p.startsWith('.guard/') && p !== '.husky/_/');
+    // A submodule or a clone inside the lane is only a gitlink in that checkpoint: keep its own state too, or refuse.
+    nested = await keepNested(repo, await nestedRepos(repo.root, taken.tree), { reason: `before guard discard ${lane.name}`, command: 'discard', lane: lane.name });
     faultPoint('discard:after-checkpoint');
   } else {
     const tip = await branchTip(main.root, lane.branch);
@@ -210,5 +216,6 @@ export async function discard(opts: FlowOptions & { name: string }): Promise<Dis
     broken: lane.broken,
     checkpoint: cp ? { id: cp.id, ref: cp.ref, commit: cp.commit } : null,
     notKept,
+    nested,
   };
 }

@@ -19,6 +19,7 @@ export interface RestoreFlowResult {
   changes: RestoreChange[];
   staged: string[];
   skipped: RestoreResult['skipped'];
+  notRestored: RestoreResult['notRestored'];
   /** `guard restore UNDO` puts back the state from before this restore. */
   undo: string;
   /** Said on stderr (a stale lock of a killed guard was taken over). */
@@ -43,7 +44,7 @@ export async function restore(opts: RestoreFlowOptions): Promise<RestoreFlowResu
   try {
     const r = await restoreCheckpoint(repo, target, { paths: whole ? undefined : rels, staged: opts.staged, lane: laneOf(repo.root) });
     const stale = staleLockNotice(lock);
-    return { command: 'restore', checkpoint: target.id, changes: r.changes, staged: r.staged, skipped: r.skipped, undo: r.undo.id, warnings: stale ? [stale] : [] };
+    return { command: 'restore', checkpoint: target.id, changes: r.changes, staged: r.staged, skipped: r.skipped, notRestored: r.notRestored, undo: r.undo.id, warnings: stale ? [stale] : [] };
   } finally {
     await lock.release();
   }

@@ -310,7 +310,7 @@ export async function review(opts: ReviewOptions, prompter?: () => Promise<Revie
       } catch (err) {
         // Some files may be written already: say how to undo them.
         const code = err instanceof GuardError ? err.code : 'E_INTERNAL';
-        throw new GuardError(code, `guard review stopped while merging into the main tree: ${(err as Error).message}`, `undo what was written: guard restore ${cp}`);
+        throw new GuardError(code, `guard review stopped while merging into the main tree: ${(err as Error).message}`, `undo what was written: guard restore ${cp} --staged`);
       }
     } finally {
       await lock.release();
@@ -358,7 +358,7 @@ export async function review(opts: ReviewOptions, prompter?: () => Promise<Revie
         if (!(err instanceof GuardError)) throw err;
         // the merge is done and staged; only the commit failed (identity, a hook, signing)
         result.commitFailed = err.message;
-        warnings.push(`not committed: ${err.message}; the merge is in the work tree and staged: commit it yourself, or undo it with guard restore ${cp}`);
+        warnings.push(`not committed: ${err.message}; the merge is in the work tree and staged: commit it yourself, or undo it with guard restore ${cp} --staged`);
       }
     }
   }

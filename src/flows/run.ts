@@ -5,7 +5,9 @@ import path from 'node:path';
 import type { Classification } from '../core/classify.js';
 import { GuardError } from '../core/errors.js';
 import { checkpoint, type Checkpoint } from '../git/checkpoint.js';
-import { laneRepo, type Lane } from '../git/lanes.js';
+import { changedPaths } from '../git/diff.js';
+import { laneRepo, removeLaneParts, type Lane } from '../git/lanes.js';
+import type { Repo } from '../git/repo.js';
 import { writeRecords } from '../git/records.js';
 import { sessionEventCommit } from '../git/session.js';
 import { laneChanges, startOrReuse, type StartOptions } from './lanes.js';
@@ -30,6 +32,8 @@ export interface RunResult {
   filesChanged: number;
   needsApproval: number;
   files: Classification[];
+  /** What the command changed in the main tree, outside the lane. */
+  mainTree: MainTreeChanges;
 }
 
 /** Signals guard passes on to the command. */
@@ -47,8 +51,22 @@ export async function runInLane(opts: RunOptions): Promise<RunResult> {
   // `guard log --session NAME` lists it and `guard rewind NAME` puts back what it wrote.
   // (a lane made just now is its base commit: no checkpoint needed to know that)
   const before = await runSessionStep(lane, 'pre', [file, ...args].join(' '), created ? { commit: lane.base, id: lane.base } : null);
-  const ended = await spawnInLane(file, args, lane.path, path.join(main.root, 'node_modules', '.bin'), opts.stdoutToStderr ?? false);
-  const changes = await laneChanges(main, lane, { reason: `after guard run ${lane.name} -- ${file}`, command: 'run' });
+  // A lane is not a sandbox: it sits inside the main tree, and the command can
+  // write anywhere. The main tree is checkpointed around it, so that whatever
+  // the command did there can be named and put back.
+  const mainBefore = await checkpoint(main, { reason: `before guard run ${lane.name} -- ${file}`, command: 'run', lane: null });
+  let ended: { code: number; signal: string | null };
+  try {
+    ended = await spawnInLane(file, args, lane.path, path.join(main.root, 'node_modules', '.bin'), opts.stdoutToStderr ?? false);
+  } catch (err) {
+    // The command never started: a lane made just for it holds nothing, so it goes again.
+    if (created) await removeLaneParts(main, lane).catch(() => undefined);
+    throw err;
+  }
+  const [changes, outside] = await Promise.all([
+    laneChanges(main, lane, { reason: `after guard run ${lane.name} -- ${file}`, command: 'run' }),
+    mainTreeChanges(main, mainBefore, `after guard run ${lane.name} -- ${file}`),
+  ]);
   if (changes.checkpoint) await runSessionStep(lane, 'post', [file, ...args].join(' '), changes.checkpoint, before);
   return {
     name: lane.name,
@@ -62,6 +80,7 @@ export async function runInLane(opts: RunOptions): Promise<RunResult> {
     filesChanged: changes.filesChanged,
     needsApproval: changes.needsApproval,
     files: changes.files,
+    mainTree: outside,
   };
 }
 
@@ -121,4 +140,36 @@ async function runSessionStep(lane: Lane, phase: 'pre' | 'post', command: string
     sessionEventCommit(cp.commit, { harness: 'run', session: lane.name, toolCall, tool: 'run', phase, kind: 'shell', checkpoint: cp.id, paths: null, worktree: repo.root, time: now.toISOString(), command: command.slice(0, 200) }, now),
   ], now);
   return cp;
+}
+
+export interface MainTreeChanges {
+  /** The main tree before the command: `guard restore` it to put back what the command changed there. */
+  checkpoint: string;
+  /** Paths of the main tree (outside the lane) that differ after the command: added, modified, deleted. */
+  changed: Array<{ path: string; change: 'added' | 'modified' | 'deleted' }>;
+  /** The command that brings them back (null when nothing changed). */
+  restore: string | null;
+}
+
+/** How many paths the restore command names before it restores the whole tree instead. */
+const MAX_NAMED = 20;
+
+/**
+ * What changed in the main tree (tracked and untracked-not-ignored files,
+ * and what is staged) between the checkpoint before the command and one
+ * after it: one checkpoint, and one diff-tree only when the trees differ.
+ */
+async function mainTreeChanges(main: Repo, before: Checkpoint, reason: string): Promise<MainTreeChanges> {
+  const after = await checkpoint(main, { reason, command: 'run', lane: null });
+  const result: MainTreeChanges = { checkpoint: before.id, changed: [], restore: null };
+  if (after.tree === before.tree && after.index === before.index) return result;
+  result.changed = await changedPaths(main.root, before.tree, after.tree);
+  // what was staged: the index's own tree, or the work tree's when they were the same
+  const staged = (after.index ?? after.tree) !== (before.index ?? before.tree) ? ' --staged' : '';
+  if (result.changed.length === 0 && !staged) return result;
+  const named = result.changed.length > 0 && result.changed.length <= MAX_NAMED && result.changed.every((c) => !/[\s'"\\$`]/.test(c.path));
+  result.restore = named
+    ? `guard restore ${before.id}${staged} -- ${result.changed.map((c) => c.path).join(' ')}`
+    : `guard restore ${before.id}${staged}`;
+  return result;
 }

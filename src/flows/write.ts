@@ -9,6 +9,7 @@ import { batchMessage, decisionRecord, rejectedMessage, type Decision, type Deci
 import { MODE, cleanStaleTemps, commitWrite, discardWrite, resolveInside, stageWrite, statOnDisk, type OnDisk, type Staged } from '../worktree/atomic.js';
 import { READ_CAP, catFileBatch } from '../git/catfile.js';
 import { checkpoint } from '../git/checkpoint.js';
+import { assertWritable } from '../git/contain.js';
 import { faultPoint } from '../git/faults.js';
 import { lockTree, staleLockNotice } from '../worktree/lock.js';
 import { REFS, newRef, writeRecords, type RecordCommit } from '../git/records.js';
@@ -70,6 +71,7 @@ export async function write(opts: WriteOptions): Promise<WriteResult> {
   // relative to the root when relative to cwd, so a refusal names the path the way the person sees it
   const asked = path.isAbsolute(opts.path) ? opts.path : path.relative(root, path.resolve(opts.cwd, opts.path)) || '.';
   const target = await resolveInside(root, asked);
+  await assertWritable(root, target.rel);
   const [old, [head, configBlob]] = await Promise.all([
     statOnDisk(target.abs),
     catFileBatch(root, ['HEAD', `HEAD:${CONFIG_FILE}`], READ_CAP),

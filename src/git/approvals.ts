@@ -123,9 +123,25 @@ export function cUnquote(s: string): string | null {
   return Buffer.from(bytes).toString('utf8');
 }
 
+/** git's quote_c_style, which cUnquote reads back: \" \\ \t \n and octal for other control bytes. */
+export function cQuote(p: string): string {
+  let out = '"';
+  for (const ch of p) {
+    const c = ch.codePointAt(0)!;
+    if (ch === '"' || ch === '\\') out += '\\' + ch;
+    else if (ch === '\n') out += '\\n';
+    else if (ch === '\t') out += '\\t';
+    else if (c < 0x20 || c === 0x7f) out += '\\' + c.toString(8).padStart(3, '0');
+    else out += ch;
+  }
+  return out + '"';
+}
+
 /** One trailer per approved change that needed approval: what `guard ci` verifies. */
 export function approvalTrailer(p: string, blob: string): string {
-  const name = /[\n"\\]/.test(p) || p.startsWith(' ') ? JSON.stringify(p) : p;
+  // git trims a trailer's value and `guard ci` splits on the last space: a name with
+  // whitespace at either end, a control character, a quote or a backslash is C-quoted.
+  const name = /^\s|\s$|[\x00-\x1f\x7f"\\]/.test(p) ? cQuote(p) : p;
   return `${TRAILER_KEY}: ${name} ${blob}`;
 }
 

@@ -5,6 +5,7 @@ import { RECORD_VERSION, parseRecordMessage } from '../core/record.js';
 import { faultPoint } from './faults.js';
 import type { Repo } from './repo.js';
 import { REFS, newRef } from './records.js';
+import { keepRawBytes } from './rawbytes.js';
 import { git, splitZ } from './run.js';
 import { processAlive as alive } from './alive.js';
 
@@ -119,7 +120,10 @@ export async function checkpoint(repo: Repo, opts: CheckpointOptions): Promise<C
     // null when the index could not be written as a tree (a merge in progress): only the work tree is kept
     const indexTree = staged && staged.code === 0 ? staged.stdout.toString().trim() : null;
     faultPoint('checkpoint:after-add');
-    const tree = (await git(['write-tree'], { cwd, env })).stdout.toString().trim();
+    let tree = (await git(['write-tree'], { cwd, env })).stdout.toString().trim();
+    // What add hashed anew is kept as the bytes on disk, not git's clean (eol) form.
+    const hashedAnew = opts.paths ?? (indexTree && indexTree !== tree ? await changedPaths(cwd, indexTree, tree) : []);
+    if (await keepRawBytes(cwd, env, hashedAnew)) tree = (await git(['write-tree'], { cwd, env })).stdout.toString().trim();
     const headOid = head.code === 0 ? head.stdout.toString().trim() : null;
 
     const index = indexTree && indexTree !== tree ? indexTree : null;
@@ -169,6 +173,13 @@ async function removeStaleIndexes(gitDir: string): Promise<void> {
     if (pid === undefined || Number(pid) === process.pid || alive(Number(pid))) continue;
     await rm(path.join(gitDir, name), { force: true });
   }
+}
+
+/** Paths whose blobs differ between two trees (what a checkpoint's add changed). */
+async function changedPaths(cwd: string, from: string, to: string): Promise<string[]> {
+  // -r -z --name-only --no-renames: "<path> NUL" per file that differs
+  const r = await git(['diff-tree', '-r', '-z', '--name-only', '--no-renames', '--diff-filter=AM', from, to], { cwd });
+  return splitZ(r.stdout);
 }
 
 /** `:(literal)` so a file named `*.js` or `:foo` is that file, not a pattern. */

@@ -154,3 +154,17 @@ export async function whitespaceOnlyPaths(cwd: string, range: readonly string[],
   for (const [p, e] of listed) if (e.added === null) out.add(p);
   return out;
 }
+
+/**
+ * The paths that differ between two trees, and how.
+ * `diff-tree -r -z --name-status --no-renames` prints "<letter> NUL <path> NUL" per file.
+ */
+export async function changedPaths(cwd: string, from: string, to: string): Promise<Array<{ path: string; change: 'added' | 'modified' | 'deleted' }>> {
+  const r = await git(['diff-tree', '-r', '-z', '--name-status', '--no-renames', from, to], { cwd });
+  const f = splitZ(r.stdout);
+  const out: Array<{ path: string; change: 'added' | 'modified' | 'deleted' }> = [];
+  for (let i = 0; i + 1 < f.length; i += 2) {
+    out.push({ path: f[i + 1]!, change: f[i] === 'A' ? 'added' : f[i] === 'D' ? 'deleted' : 'modified' });
+  }
+  return out;
+}

@@ -1,4 +1,4 @@
-import { existsSync, realpathSync } from 'node:fs';
+import { existsSync, lstatSync, readlinkSync, realpathSync } from 'node:fs';
 import { cp, rmdir } from 'node:fs/promises';
 import path from 'node:path';
 import { GuardError } from '../core/errors.js';
@@ -176,6 +176,28 @@ export async function refExists(cwd: string, ref: string): Promise<boolean> {
 }
 
 /**
+ * `.guard` and `.guard/lanes` must be real folders of the main tree (or not
+ * exist yet): a symlink planted there would put the lane's checkout, and
+ * every later write into the lane, outside the work tree.
+ */
+export function assertLanesContained(main: Repo): void {
+  let dir = main.root;
+  for (const part of LANES_DIR.split(path.sep)) {
+    dir = path.join(dir, part);
+    let st;
+    try {
+      st = lstatSync(dir);
+    } catch {
+      return; // absent: git worktree add makes it, inside the tree
+    }
+    if (st.isSymbolicLink() || !st.isDirectory()) {
+      const what = st.isSymbolicLink() ? `a symlink (-> ${readlinkSync(dir)})` : 'not a folder';
+      throw new GuardError('E_PATH_ESCAPE', `${path.relative(main.root, dir)} is ${what}: a lane must live inside the work tree`, `remove it (rm ${path.relative(main.root, dir)}) and run the command again; guard makes the folder itself`);
+    }
+  }
+}
+
+/**
  * Create the lane: base ref, then worktree and branch. The base ref is made
  * first with an empty old value (git's compare-and-swap), so of two guard
  * processes starting the same lane exactly one wins; if anything after it
@@ -191,6 +213,7 @@ export async function createLane(main: Repo, name: string, base: string): Promis
     throw new GuardError('E_LANE_EXISTS', `branch ${lane.branch} already exists`, `pick another lane name, or delete the branch (git branch -D ${lane.branch})`);
   }
   if (existsSync(lane.path)) throw taken();
+  assertLanesContained(main);
   const made = await git(['update-ref', '-m', 'guard start', laneRef(name), base, ''], { cwd, okCodes: [128] });
   if (made.code !== 0) throw taken();
   try {

@@ -1,3 +1,5 @@
+import { lstat, readdir } from 'node:fs/promises';
+import path from 'node:path';
 import { GuardError } from '../core/errors.js';
 import { parseRecordMessage } from '../core/record.js';
 import { MODE, removeFile, writeFileAtomic } from '../worktree/atomic.js';
@@ -72,6 +74,8 @@ export interface RestoreResult {
   staged: string[];
   /** Paths left alone, with why (a submodule, or not recorded by a partial checkpoint). */
   skipped: Array<{ path: string; why: string }>;
+  /** Paths the restore could not put back (a folder in the way, a failed write), with why; the rest was restored. */
+  notRestored: Array<{ path: string; why: string }>;
 }
 
 export interface RestoreOptions {
@@ -112,6 +116,60 @@ export function parseRaw(buf: Buffer): RawEntry[] {
 }
 
 /**
+ * Writes that would meet something guard must not remove: a folder where the
+ * file goes that still holds files the restore does not remove (ignored or
+ * unknown ones), or a file in place of one of its folders that the restore
+ * does not remove. Those writes are left out, and so are the removals under
+ * a folder left standing, so each path is either restored whole or left as it
+ * is. A few lstat/readdir calls, only where a write meets a folder.
+ */
+async function planAroundObstacles(
+  root: string,
+  plan: { write: RawEntry[]; remove: RawEntry[] },
+): Promise<{ write: RawEntry[]; remove: RawEntry[]; blocked: Array<{ path: string; why: string }> }> {
+  const removing = new Set(plan.remove.map((e) => e.path));
+  const blocked: Array<{ path: string; why: string }> = [];
+  const standing: string[] = [];
+  const write: RawEntry[] = [];
+  for (const e of plan.write) {
+    const why = await obstacle(root, e.path, removing);
+    if (why === null) write.push(e);
+    else {
+      blocked.push({ path: e.path, why });
+      standing.push(e.path + '/');
+    }
+  }
+  const remove = plan.remove.filter((e) => !standing.some((dir) => e.path.startsWith(dir)));
+  return { write, remove, blocked };
+}
+
+async function obstacle(root: string, rel: string, removing: Set<string>): Promise<string | null> {
+  const parts = rel.split('/');
+  for (let i = 1; i < parts.length; i++) {
+    const dir = parts.slice(0, i).join('/');
+    const st = await lstat(path.join(root, dir)).catch(() => null);
+    if (st === null) return null;
+    if (!st.isDirectory() && !removing.has(dir)) return `${dir} is a file guard does not know about; a folder is needed there`;
+  }
+  const st = await lstat(path.join(root, rel)).catch(() => null);
+  if (!st?.isDirectory()) return null;
+  const left = await filesLeft(root, rel, removing);
+  return left === null ? null : `a folder stands there holding files the checkpoint does not know (${left}); move them away and restore again`;
+}
+
+/** The first file under `dir` that the restore would not remove, or null. */
+async function filesLeft(root: string, dir: string, removing: Set<string>): Promise<string | null> {
+  for (const ent of await readdir(path.join(root, dir), { withFileTypes: true })) {
+    const rel = `${dir}/${ent.name}`;
+    if (ent.isDirectory()) {
+      const deeper = await filesLeft(root, rel, removing);
+      if (deeper !== null) return deeper;
+    } else if (!removing.has(rel)) return rel;
+  }
+  return null;
+}
+
+/**
  * Put the work tree (and with `staged` the index) back as it was at a
  * checkpoint. The current state is checkpointed first, then compared with
  * the checkpoint as two trees (so untracked-not-ignored files are seen, and
@@ -133,7 +191,7 @@ export async function restoreCheckpoint(repo: Repo, target: CheckpointInfo, opts
   faultPoint('restore:after-undo-checkpoint');
   // A partial checkpoint vouches only for its own paths: without a request, those are all that is compared.
   const wanted = opts.paths ?? target.paths;
-  if (wanted && wanted.length === 0) return { undo, changes: [], staged: [], skipped: [] };
+  if (wanted && wanted.length === 0) return { undo, changes: [], staged: [], skipped: [], notRestored: [] };
   const spec = wanted ? ['--', ...wanted.map(literal)] : [];
   const [wt, idx] = await Promise.all([
     git(['diff-tree', ...RAW, target.tree, undo.tree, ...spec], { cwd }),
@@ -155,27 +213,44 @@ export async function restoreCheckpoint(repo: Repo, target: CheckpointInfo, opts
     return true;
   };
   const work = parseRaw(wt.stdout).filter(keep);
-  const index = idx ? parseRaw(idx.stdout).filter((e) => !vouched || vouched.has(e.path)) : [];
+  let index = idx ? parseRaw(idx.stdout).filter((e) => !vouched || vouched.has(e.path)) : [];
 
-  const toWrite = work.filter((e) => e.letter !== 'A');
-  const toRemove = work.filter((e) => e.letter === 'A');
+  const planned = { write: work.filter((e) => e.letter !== 'A'), remove: work.filter((e) => e.letter === 'A') };
+  // Checked before anything changes: a write that cannot finish is left out with its why,
+  // together with the removals below it, so the restore finishes and reports.
+  const { write: toWrite, remove: toRemove, blocked } = await planAroundObstacles(cwd, planned);
+  const notRestored: RestoreResult['notRestored'] = [...blocked];
   const blobs = await catFileBatch(cwd, toWrite.map((e) => e.oid), Number.MAX_SAFE_INTEGER);
 
   const changes: RestoreChange[] = [];
   // Removals first: a folder that became a file (or the reverse) must be cleared before the write.
+  // Past this point a file that fails is reported and the rest still restored: the
+  // undo checkpoint is taken, so stopping half way would only leave more to untangle.
+  const failed = (e: RawEntry, err: unknown) => notRestored.push({ path: e.path, why: `not restored: ${err instanceof Error ? err.message : String(err)}` });
   for (const e of toRemove) {
-    if (await removeFile(cwd, e.path)) changes.push({ path: e.path, action: 'removed' });
+    try {
+      if (await removeFile(cwd, e.path)) changes.push({ path: e.path, action: 'removed' });
+    } catch (err) {
+      failed(e, err);
+    }
     faultPoint('restore:between-files');
   }
   for (const [i, e] of toWrite.entries()) {
     const blob = blobs[i];
     if (!blob?.data) throw new GuardError('E_GIT', `checkpoint ${target.id} lacks the content of ${e.path}`, 'the object store may be damaged: git fsck');
-    await writeFileAtomic(cwd, e.path, blob.data, e.mode);
-    changes.push({ path: e.path, action: e.letter === 'D' ? 'recreated' : 'rewritten' });
+    try {
+      await writeFileAtomic(cwd, e.path, blob.data, e.mode);
+      changes.push({ path: e.path, action: e.letter === 'D' ? 'recreated' : 'rewritten' });
+    } catch (err) {
+      failed(e, err);
+    }
     faultPoint('restore:between-files');
   }
 
   const staged: string[] = [];
+  // a path whose file could not be put back keeps its index entry too
+  const untouched = new Set(notRestored.map((s) => s.path));
+  index = index.filter((e) => !untouched.has(e.path) && !notRestored.some((s) => e.path.startsWith(s.path + '/')));
   if (index.length > 0) {
     // https://git-scm.com/docs/git-update-index#_using_index_info  "<mode> SP <oid> TAB <path>"; mode 0 removes
     const lines = index.map((e) =>
@@ -186,5 +261,5 @@ export async function restoreCheckpoint(repo: Repo, target: CheckpointInfo, opts
     staged.push(...index.map((e) => e.path));
   }
   changes.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
-  return { undo, changes, staged, skipped };
+  return { undo, changes, staged, skipped, notRestored };
 }

@@ -32,6 +32,7 @@ export const WRITES: ReadonlySet<string> = new Set([
   'add', // checkpoints: fills a temporary index (index.lock while it runs)
   'commit', // review --commit: moves HEAD's branch and rewrites the index
   'fast-import', // records: writes the record refs
+  'fetch', // discard: brings a nested repository's checkpoint into the main object store
   'update-index', // check and review stage what was decided
   'update-ref', // checkpoints, rejected refs, lanes, log --prune
   'worktree', // start/discard: add/remove/prune a lane's work tree and admin files (list is cheap)

@@ -158,7 +158,9 @@ export function escapeProperty(s: string): string {
 }
 
 /** One `::error` per blocked file, most severe first, at most MAX_ANNOTATIONS. */
-export function renderAnnotations(r: CiReport): string {
+export function renderAnnotations(r: CiReport, opts: { summary?: boolean } = {}): string {
+  // Only point at a job summary that was written (GITHUB_STEP_SUMMARY set).
+  const summary = opts.summary ?? true;
   const blocked = r.files.filter((f) => f.decision === 'blocked').sort(bySeverity);
   const out: string[] = [];
   for (const f of blocked.slice(0, MAX_ANNOTATIONS)) {
@@ -167,13 +169,14 @@ export function renderAnnotations(r: CiReport): string {
     out.push(`::error file=${escapeProperty(f.path)},line=${Math.max(1, f.line)},title=${escapeProperty(title)}::${escapeData(message)}`);
   }
   if (blocked.length > MAX_ANNOTATIONS) {
-    out.push(`::warning title=guard::${escapeData(`${blocked.length - MAX_ANNOTATIONS} more blocked files are listed in the job summary`)}`);
+    const where = summary ? 'are listed in the job summary' : 'are not shown (run `guard ci` locally, or set GITHUB_STEP_SUMMARY, to list them)';
+    out.push(`::warning title=guard::${escapeData(`${blocked.length - MAX_ANNOTATIONS} more blocked files ${where}`)}`);
   }
   const n = r.files.length;
   out.push(
     r.blocked === 0
       ? `guard ci: passed: ${n} changed file${n === 1 ? '' : 's'}, 0 blocked`
-      : `guard ci: ${r.blocked} of ${n} changed file${n === 1 ? '' : 's'} blocked (see the annotations and the job summary)`,
+      : `guard ci: ${r.blocked} of ${n} changed file${n === 1 ? '' : 's'} blocked (see the annotations${summary ? ' and the job summary' : ''})`,
   );
   return out.join('\n');
 }

@@ -8,7 +8,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, lstatSync, mkdirSync, readFileSync, readlinkSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { cleanEnv, cleanupRepos, lanePath, laneWrite, lines, makeRepo, outsideDir, snapshotTree, startLane, type TestRepo } from '../helpers.js';
+import { CLI, cleanEnv, cleanupRepos, lanePath, laneWrite, lines, makeRepo, outsideDir, snapshotTree, startLane, type TestRepo } from '../helpers.js';
 
 afterAll(cleanupRepos);
 
@@ -133,5 +133,336 @@ describe('12: a reindent is not a loss', () => {
     expect(r.code).toBe(0);
     expect(r.json.files[0]).toMatchObject({ whitespaceOnly: true, written: true });
     expect(repo.read('app.js')).toBe(next);
+  });
+});
+
+function decisionsFile(list: unknown): string {
+  const f = path.join(outsideDir(), 'decisions.json');
+  writeFileSync(f, JSON.stringify(list));
+  return f;
+}
+
+describe('15: guard start does not follow a planted .guard symlink', () => {
+  it('refuses, names the link, and checks nothing out outside the work tree', () => {
+    const repo = makeRepo({ 'a.txt': 'a\n' });
+    const elsewhere = outsideDir();
+    symlinkSync(elsewhere, path.join(repo.dir, '.guard'));
+    const r = repo.guardJson(['start', 'agent']);
+    expect(r.code).toBe(2);
+    expect(r.json.error).toMatchObject({ code: 'E_PATH_ESCAPE' });
+    expect(r.json.error.message).toMatch(/\.guard is a symlink/);
+    expect(existsSync(path.join(elsewhere, 'lanes'))).toBe(false);
+    expect(repo.git(['worktree', 'list', '--porcelain']).match(/^worktree /gm)).toHaveLength(1);
+    expect(repo.refs()).toEqual([]);
+    // and a planted .guard/lanes link the same
+    rmSync(path.join(repo.dir, '.guard'));
+    mkdirSync(path.join(repo.dir, '.guard'));
+    symlinkSync(elsewhere, path.join(repo.dir, '.guard', 'lanes'));
+    expect(repo.guardJson(['start', 'agent']).json.error.message).toMatch(/\.guard\/lanes is a symlink/);
+    expect(existsSync(path.join(elsewhere, 'agent'))).toBe(false);
+  });
+});
+
+describe('16: the undo of a review puts the index back too', () => {
+  it('following the printed undo leaves nothing of the merge staged', () => {
+    const repo = makeRepo({ 'a.txt': 'a\n' });
+    const lane = startLane(repo);
+    laneWrite(lane, 'a.txt', 'a\nfrom the agent\n');
+    const r = repo.guard(['review', 'agent', '--auto']);
+    expect(r.code).toBe(0);
+    const undo = /Undo this review: (guard restore \S+(?: --staged)?)/.exec(r.stdout)?.[1];
+    expect(undo).toMatch(/--staged$/);
+    expect(repo.git(['diff', '--cached', '--name-only'])).toBe('a.txt\n');
+    expect(repo.guard(undo!.split(' ').slice(1)).code).toBe(0);
+    // the next commit commits nothing of the review
+    expect(repo.git(['diff', '--cached', '--name-only'])).toBe('');
+    expect(repo.read('a.txt')).toBe('a\n');
+  });
+});
+
+describe('22: writes that cannot be: clear errors, nothing recorded as allowed', () => {
+  it('under a file, --cwd naming a file, into a submodule: exit 2, one line, no decision, nothing written', () => {
+    const repo = makeRepo({ 'f.txt': 'f\n' });
+    const sub = outsideDir();
+    spawnSync('git', ['init', '-q', sub], { env: cleanEnv() });
+    writeFileSync(path.join(sub, 's.txt'), 's\n');
+    spawnSync('git', ['-C', sub, 'add', '.'], { env: cleanEnv() });
+    spawnSync('git', ['-C', sub, 'commit', '-qm', 's'], { env: cleanEnv() });
+    repo.git(['-c', 'protocol.file.allow=always', 'submodule', 'add', '-q', sub, 'sub']);
+    repo.commitAll('submodule');
+    const before = snapshotTree(repo.dir);
+    const cases: Array<[string[], RegExp]> = [
+      [['write', 'f.txt/x'], /f\.txt is a file, not a folder/],
+      [['write', 'x', '--cwd', path.join(repo.dir, 'f.txt')], /--cwd .* is a file, not a folder/],
+      [['write', 'sub/s.txt'], /sub is a repository of its own/],
+      [['write', 'sub/new.txt'], /sub is a repository of its own/],
+    ];
+    for (const [args, message] of cases) {
+      const r = repo.guard([...args, '--auto'], { input: 'x\n' });
+      expect(r.code, args.join(' ')).toBe(2);
+      expect(r.stderr).toMatch(message);
+      expect(r.stderr).not.toMatch(/internal|E_GIT|at .*\.js/);
+    }
+    expect(snapshotTree(repo.dir)).toEqual(before);
+    expect(repo.refs('refs/guard/decisions/')).toEqual([]);
+    expect(readFileSync(path.join(repo.dir, 'sub', 's.txt'), 'utf8')).toBe('s\n');
+    expect(existsSync(path.join(repo.dir, 'sub', 'new.txt'))).toBe(false);
+  });
+});
+
+describe('25: an approval for a name ending in a space round-trips to ci', () => {
+  it('review --commit writes a trailer ci reads back for "notes.txt "', () => {
+    const name = 'notes.txt ';
+    const repo = makeRepo({ [name]: lines(150, 'old'), 'keep.txt': 'k\n' });
+    const lane = startLane(repo);
+    laneWrite(lane, name, lines(150, 'new'));
+    const r = repo.guardJson(['review', 'agent', '--decisions', decisionsFile([{ path: name, action: 'approve' }]), '--commit', '-m', 'take the rewrite']);
+    expect(r.code).toBe(0);
+    expect(repo.git(['log', '-1', '--format=%B'])).toContain(`Guard-Approved: "notes.txt " `);
+    const ci = repo.guardJson(['ci', '--base', 'HEAD~1', '--head', 'HEAD']);
+    expect(ci.json.files).toMatchObject([{ path: name, decision: 'approved' }]);
+    expect(ci.code).toBe(0);
+  });
+});
+
+describe('26: small contract slips', () => {
+  it('log --limit 0 says how many entries it hides, not that there are none; a negative limit is a usage error', () => {
+    const repo = makeRepo({ 'a.txt': 'a\n' });
+    repo.write('a.txt', 'b\n');
+    repo.git(['add', '-A']);
+    expect(repo.guard(['check', '--auto']).code).toBe(0);
+    const r = repo.guard(['log', '--limit', '0']);
+    expect(r.code).toBe(0);
+    expect(r.stdout).not.toMatch(/no checkpoints or decisions yet/);
+    expect(r.stdout).toMatch(/1 older entries not shown/);
+    expect(repo.guard(['log', '--limit', '-1']).code).toBe(2);
+  });
+
+  it('run NAME -- /nonexistent exits 2 and leaves no lane behind', () => {
+    const repo = makeRepo({ 'a.txt': 'a\n' });
+    const r = repo.guard(['run', 'agent', '--', '/nonexistent/cmd']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/cannot run "\/nonexistent\/cmd": not found/);
+    expect(existsSync(lanePath(repo, 'agent'))).toBe(false);
+    expect(repo.refs('refs/guard/lanes/')).toEqual([]);
+    expect(repo.git(['branch', '--list', 'guard/*'])).toBe('');
+    // a lane that existed before stays
+    startLane(repo, 'kept');
+    expect(repo.guard(['run', 'kept', '--', '/nonexistent/cmd']).code).toBe(2);
+    expect(existsSync(lanePath(repo, 'kept'))).toBe(true);
+  });
+
+  it('a config {"__proto__": {}} is a config error naming the key', () => {
+    const repo = makeRepo({ 'guard.config.json': '{"__proto__": {}}\n', 'a.txt': 'a\n' });
+    repo.write('a.txt', 'b\n');
+    repo.git(['add', '-A']);
+    const r = repo.guard(['check', '--auto']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/"__proto__" is not a known key/);
+  });
+
+  it('ci --format github mentions a job summary only when GITHUB_STEP_SUMMARY is set', () => {
+    const repo = makeRepo({ 'big.txt': lines(150) });
+    const head = prHead(repo, () => rmSync(path.join(repo.dir, 'big.txt')));
+    const without = repo.guard(['ci', '--base', 'main', '--head', head, '--format', 'github'], { env: { GITHUB_STEP_SUMMARY: undefined } });
+    expect(without.code).toBe(1);
+    expect(without.stdout).not.toMatch(/job summary/);
+    const file = path.join(outsideDir(), 'summary.md');
+    const withIt = repo.guard(['ci', '--base', 'main', '--head', head, '--format', 'github'], { env: { GITHUB_STEP_SUMMARY: file } });
+    expect(withIt.stdout).toMatch(/job summary/);
+    expect(readFileSync(file, 'utf8')).toContain('big.txt');
+  });
+
+  it('ci --format bogus names the value and the choices on one line', () => {
+    const repo = makeRepo({ 'a.txt': 'a\n' });
+    const r = repo.guard(['ci', '--base', 'HEAD', '--format', 'bogus']);
+    expect(r.code).toBe(2);
+    expect(r.stderr.split('\n')[0]).toMatch(/^guard: Invalid values: Argument: format, Given: "bogus", Choices: "text", .*"sarif"$/);
+  });
+});
+
+describe('23: blocking N deletions costs one tree, not N', () => {
+  it('60 blocked deletions: one rejected commit holding all of them, a constant number of new objects', () => {
+    const files = Object.fromEntries(Array.from({ length: 60 }, (_, i) => [`f${String(i).padStart(2, '0')}.txt`, lines(120, `f${i}`)]));
+    const repo = makeRepo(files);
+    repo.git(['gc', '-q']);
+    const objects = () => Number(/^count: (\d+)/m.exec(repo.git(['count-objects', '-v']))![1]);
+    const before = objects();
+    for (const f of Object.keys(files)) rmSync(path.join(repo.dir, f));
+    const { code, json } = stageAndCheck(repo);
+    expect(code).toBe(1);
+    expect(json.blocked).toBe(60);
+    const refs = new Set(json.files.map((f: any) => f.ref));
+    expect(refs.size).toBe(1);
+    const ref = [...refs][0] as string;
+    expect(repo.git(['rev-parse', `${ref}^`]).trim()).toBe(repo.git(['rev-parse', 'HEAD']).trim());
+    expect(repo.git(['diff', '--name-only', `${ref}^`, ref]).split('\n').filter(Boolean)).toHaveLength(60);
+    expect(repo.git(['diff', '--numstat', `${ref}^`, ref, '--', 'f07.txt']).trim()).toBe('0\t120\tf07.txt');
+    // the rejected commit, its tree, the decision record (and its empty tree): not 60 commits and 60 trees
+    expect(objects() - before).toBeLessThanOrEqual(6);
+    // and nothing was lost: every deleted file is still in HEAD
+    expect(repo.git(['ls-tree', '--name-only', 'HEAD']).split('\n').filter(Boolean)).toHaveLength(60);
+  });
+});
+
+describe('13: discard keeps repositories nested in the lane', () => {
+  it('a clone the agent made, with local commits and uncommitted work, is kept and can be checked out after discard', () => {
+    const repo = makeRepo({ 'a.txt': 'a\n' });
+    const lane = startLane(repo);
+    const inner = path.join(lane, 'vendor', 'lib');
+    mkdirSync(inner, { recursive: true });
+    laneGit(inner, ['init', '-q']);
+    writeFileSync(path.join(inner, 'v.txt'), 'committed\n');
+    laneGit(inner, ['add', '.']);
+    laneGit(inner, ['commit', '-qm', 'only here']);
+    writeFileSync(path.join(inner, 'v.txt'), 'committed\nuncommitted\n');
+    writeFileSync(path.join(inner, 'untracked.txt'), 'untracked\n');
+    const r = repo.guardJson(['discard', 'agent']);
+    expect(r.code).toBe(0);
+    expect(existsSync(lane)).toBe(false);
+    expect(r.json.nested).toEqual([expect.objectContaining({ path: 'vendor/lib' })]);
+    const kept = r.json.nested[0].commit;
+    // through git: the checkpoint holds the uncommitted and untracked work, its parent the local commit
+    expect(repo.git(['show', `${kept}:v.txt`])).toBe('committed\nuncommitted\n');
+    expect(repo.git(['show', `${kept}:untracked.txt`])).toBe('untracked\n');
+    expect(repo.git(['log', '--format=%s', `${kept}^`])).toBe('only here\n');
+    expect(repo.refs('refs/guard/checkpoints/')).toContain(`refs/guard/checkpoints/${r.json.nested[0].checkpoint}`);
+  });
+
+  it('uncommitted work inside a lane\'s submodule is kept', () => {
+    const sub = outsideDir();
+    for (const args of [['init', '-q', sub], ['-C', sub, 'add', '.'], ['-C', sub, 'commit', '-qm', 's', '--allow-empty']]) spawnSync('git', args, { env: cleanEnv() });
+    writeFileSync(path.join(sub, 's.txt'), 's\n');
+    spawnSync('git', ['-C', sub, 'add', '.'], { env: cleanEnv() });
+    spawnSync('git', ['-C', sub, 'commit', '-qm', 'file'], { env: cleanEnv() });
+    const repo = makeRepo({ 'a.txt': 'a\n' });
+    repo.git(['-c', 'protocol.file.allow=always', 'submodule', 'add', '-q', sub, 'sub']);
+    repo.commitAll('submodule');
+    const lane = startLane(repo);
+    laneGit(lane, ['-c', 'protocol.file.allow=always', 'submodule', 'update', '--init', '-q']);
+    writeFileSync(path.join(lane, 'sub', 's.txt'), 's\nagent work\n');
+    const r = repo.guardJson(['discard', 'agent']);
+    expect(r.code).toBe(0);
+    expect(r.json.nested).toEqual([expect.objectContaining({ path: 'sub' })]);
+    expect(repo.git(['show', `${r.json.nested[0].commit}:s.txt`])).toBe('s\nagent work\n');
+  });
+
+  it('a nested repository that cannot be kept stops the discard, names it, and removes nothing', () => {
+    const repo = makeRepo({ 'a.txt': 'a\n' });
+    const lane = startLane(repo);
+    const inner = path.join(lane, 'broken');
+    mkdirSync(inner);
+    laneGit(inner, ['init', '-q']);
+    writeFileSync(path.join(inner, 'w.txt'), 'work\n');
+    laneGit(inner, ['add', '.']);
+    laneGit(inner, ['commit', '-qm', 'w']);
+    // planted by a sly agent: the repository hides guard's refs from a fetch
+    laneGit(inner, ['config', 'uploadpack.hideRefs', 'refs/guard/']);
+    const r = repo.guardJson(['discard', 'agent']);
+    expect(r.code).toBe(1);
+    expect(r.json.error).toMatchObject({ code: 'E_NESTED_REPO' });
+    expect(r.json.error.message).toMatch(/^broken is a git repository inside the lane/);
+    expect(readFileSync(path.join(inner, 'w.txt'), 'utf8')).toBe('work\n');
+    expect(repo.refs('refs/guard/lanes/')).toEqual(['refs/guard/lanes/agent']);
+  });
+});
+
+/** `guard run agent --json -- CMD...` (--json before the `--`, or it is the command's). */
+function runJson(repo: TestRepo, cmd: string[]): { code: number; json: any } {
+  const r = repo.guard(['run', 'agent', '--json', '--', ...cmd]);
+  return { code: r.code, json: JSON.parse(r.stdout) };
+}
+
+describe('14: a lane is not a sandbox: guard run watches the main tree', () => {
+  it('an agent that deletes an untracked main-tree file and edits a tracked one is reported, and the printed command brings both back', () => {
+    const repo = makeRepo({ 'a.txt': 'a\n' });
+    repo.write('notes.txt', 'my untracked notes\n');
+    const before = snapshotTree(repo.dir);
+    const r = runJson(repo, ['sh', '-c', 'rm ../../../notes.txt && echo agent >> ../../../a.txt && echo lane > in-lane.txt']);
+    expect(r.code).toBe(0);
+    expect(existsSync(path.join(repo.dir, 'notes.txt'))).toBe(false);
+    expect(r.json.mainTree.changed).toEqual([
+      { path: 'a.txt', change: 'modified' },
+      { path: 'notes.txt', change: 'deleted' },
+    ]);
+    expect(r.json.mainTree.restore).toBe(`guard restore ${r.json.mainTree.checkpoint} -- a.txt notes.txt`);
+    // the lane's own work is not reported as outside
+    expect(r.json.files.map((f: any) => f.path)).toEqual(['in-lane.txt']);
+    const back = repo.guard(r.json.mainTree.restore.split(' ').slice(1));
+    expect(back.code).toBe(0);
+    expect(snapshotTree(repo.dir)).toEqual(before);
+    // and the human summary says it, with the same command
+    const again = repo.guard(['run', 'agent', '--', 'sh', '-c', 'rm ../../../notes.txt']);
+    expect(again.stdout).toMatch(/the main tree changed outside the lane while the command ran \(1 file\)/);
+    expect(again.stdout).toMatch(/put it back: guard restore \S+ -- notes\.txt/);
+  });
+
+  it('a command that leaves the main tree alone reports nothing there', () => {
+    const repo = makeRepo({ 'a.txt': 'a\n' });
+    const r = runJson(repo, ['sh', '-c', 'echo x > new.txt']);
+    expect(r.json.mainTree).toMatchObject({ changed: [], restore: null });
+  });
+});
+
+describe('17: restore is byte exact under * text=auto', () => {
+  it('a CRLF file written by guard write and then restored comes back CRLF, byte for byte', () => {
+    const repo = makeRepo({ '.gitattributes': '* text=auto\n', 'a.txt': 'a\n' });
+    const crlf = Buffer.from('one\r\ntwo\r\nthree\r\n');
+    expect(repo.guard(['write', 'notes.txt', '--auto'], { input: crlf }).code).toBe(0);
+    const second = repo.guardJson(['write', 'notes.txt', '--auto'], { input: 'replaced\n' });
+    expect(readFileSync(path.join(repo.dir, 'notes.txt'), 'utf8')).toBe('replaced\n');
+    expect(repo.guard(['restore', second.json.checkpoint, '--', 'notes.txt']).code).toBe(0);
+    expect(readFileSync(path.join(repo.dir, 'notes.txt'))).toEqual(crlf);
+  });
+
+  it('a whole-tree checkpoint keeps an agent\'s CRLF file raw too, and its restore undoes byte for byte', () => {
+    const repo = makeRepo({ '.gitattributes': '* text=auto\n', 'a.txt': 'a\n' });
+    const crlf = Buffer.from('x\r\ny\r\n');
+    writeFileSync(path.join(repo.dir, 'win.txt'), crlf);
+    // a restore checkpoints the whole tree first (its undo); restoring that undo must bring the bytes back
+    const cp = repo.guardJson(['write', 'a.txt', '--auto'], { input: 'b\n' }).json.checkpoint;
+    const r = repo.guardJson(['restore', cp]);
+    rmSync(path.join(repo.dir, 'win.txt'));
+    expect(repo.guard(['restore', r.json.undo]).code).toBe(0);
+    expect(readFileSync(path.join(repo.dir, 'win.txt'))).toEqual(crlf);
+  });
+});
+
+describe('18: a whole-tree restore that meets a folder', () => {
+  it('finishes what it can, leaves the blocked path whole, reports it, exits 1, and prints the undo', () => {
+    const repo = makeRepo({ 'x': 'file x\n', 'y.txt': 'y\n', '.gitignore': '*.log\n' });
+    const cp = repo.guardJson(['write', 'y.txt', '--auto'], { input: 'y2\n' }).json.checkpoint as string;
+    // take a whole-tree checkpoint of the original state to restore to
+    const whole = repo.guardJson(['restore', cp]).json.undo as string; // state: x file, y2
+    // the agent turns x into a folder with a tracked-to-be file and an ignored log, and edits y.txt
+    rmSync(path.join(repo.dir, 'x'));
+    mkdirSync(path.join(repo.dir, 'x'));
+    writeFileSync(path.join(repo.dir, 'x', 'inner.txt'), 'inner\n');
+    writeFileSync(path.join(repo.dir, 'x', 'debug.log'), 'ignored, guard does not know it\n');
+    writeFileSync(path.join(repo.dir, 'y.txt'), 'agent\n');
+    const r = repo.guard(['restore', whole]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/did not restore x: a folder stands there holding files the checkpoint does not know \(x\/debug\.log\)/);
+    expect(r.stdout).toMatch(/undo: guard restore \S+/);
+    // y.txt was restored; x is left whole, nothing under it removed
+    expect(repo.read('y.txt')).toBe('y2\n');
+    expect(repo.read('x/inner.txt')).toBe('inner\n');
+    expect(repo.read('x/debug.log')).toBe('ignored, guard does not know it\n');
+    // once the unknown file is moved away, the same restore finishes
+    rmSync(path.join(repo.dir, 'x', 'debug.log'));
+    expect(repo.guard(['restore', whole]).code).toBe(0);
+    expect(repo.read('x')).toBe('file x\n');
+  });
+});
+
+describe('new: a reader that goes away', () => {
+  it('guard write | head -c0 writes the file and prints no stack trace', () => {
+    const repo = makeRepo({ 'a.txt': 'a\n' });
+    const r = spawnSync('sh', ['-c', `printf 'new\\n' | "$NODE" "$CLI" write b.txt --json | head -c 0`], {
+      cwd: repo.dir,
+      env: cleanEnv({ CI: 'true', NODE: process.execPath, CLI }),
+    });
+    expect(r.stderr.toString()).not.toMatch(/EPIPE|at .*\.js/);
+    expect(repo.read('b.txt')).toBe('new\n');
   });
 });

@@ -62,3 +62,12 @@ describe('symlinks into .git (issue 13 item 9)', () => {
     expect(classify(facts({ path: link, oldMode: null, newMode: '120000', newText: target }), policy).needsApproval).toBe(false);
   });
 });
+
+describe('change-level loss counts only files under the threshold', () => {
+  it('a big replacement beside thirty one-line edits puts only the big one to a person', () => {
+    const big = classify(facts({ path: 'big.txt', existingLines: 200, linesDeleted: 200, linesAdded: 200 }), policy);
+    const small = Array.from({ length: 30 }, (_, i) => classify(facts({ path: `f${i}.txt`, existingLines: 1, linesDeleted: 1, linesAdded: 1 }), policy));
+    expect(aggregateLoss([big, ...small], DEFAULT_CONFIG)).toBeNull();
+    expect(withAggregateLoss([big, ...small], DEFAULT_CONFIG).filter((f) => f.needsApproval).map((f) => f.path)).toEqual(['big.txt']);
+  });
+});

@@ -1,0 +1,73 @@
+import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { GuardError } from '../core/errors.js';
+import { checkpoint, checkpointId } from './checkpoint.js';
+import { REFS, newRef } from './records.js';
+import { openRepo, type Repo } from './repo.js';
+import { git, splitZ } from './run.js';
+
+export interface KeptNested {
+  /** The nested repository's folder, relative to the work tree. */
+  path: string;
+  /** A checkpoint of it (its commits, its uncommitted and untracked files), now in the outer object store. */
+  checkpoint: string;
+  commit: string;
+}
+
+/**
+ * Repositories inside a work tree (a submodule, or a clone the agent made):
+ * a checkpoint of the outer tree holds each only as a gitlink, a commit id
+ * whose objects live in the nested repository, so removing the work tree
+ * would lose its history and its uncommitted work. Found from the outer
+ * checkpoint's tree (every gitlink, whatever its depth: `git add -A` turns an
+ * embedded repository into one) with one ls-tree.
+ *
+ * https://git-scm.com/docs/git-ls-tree#_output_format  "<mode> SP <type> SP <object> TAB <path>"
+ */
+export async function nestedRepos(root: string, tree: string): Promise<string[]> {
+  const r = await git(['ls-tree', '-r', '-z', tree], { cwd: root });
+  return splitZ(r.stdout)
+    .filter((line) => line.startsWith('160000 '))
+    .map((line) => line.slice(line.indexOf('\t') + 1))
+    .filter((p) => existsSync(path.join(root, p, '.git')));
+}
+
+/**
+ * Keep each nested repository's whole state in the OUTER repository: a
+ * guard checkpoint taken inside it (its own temp index; its files, index and
+ * refs untouched), then fetched into the outer object store as a checkpoint
+ * ref there, so `guard log` lists it and git can check it out after the
+ * folder is gone. A few git processes per nested repository (they are rare).
+ * Throws, naming the repository, when one cannot be kept: the caller must
+ * not remove anything then.
+ */
+export async function keepNested(outer: Repo, paths: readonly string[], opts: { reason: string; command: string; lane: string | null }): Promise<KeptNested[]> {
+  const kept: KeptNested[] = [];
+  for (const rel of paths) {
+    const dir = path.join(outer.root, rel);
+    try {
+      const inner = await openRepo(dir);
+      const cp = await checkpoint(inner, { reason: `${opts.reason} (nested repository ${rel})`, command: opts.command, lane: opts.lane });
+      // A ref to fetch by (fetching a bare commit id needs uploadpack.allowAnySHA1InWant).
+      const exportRef = `refs/guard/export/${randomBytes(6).toString('hex')}`;
+      await git(['update-ref', exportRef, cp.commit], { cwd: inner.root });
+      const ref = newRef(REFS.checkpoints);
+      try {
+        // --no-write-fetch-head: FETCH_HEAD is the user's; --no-tags: only the checkpoint and its history
+        await git(['fetch', '--quiet', '--no-tags', '--no-write-fetch-head', dir, `${exportRef}:${ref}`], { cwd: outer.root });
+      } finally {
+        await git(['update-ref', '-d', exportRef], { cwd: inner.root, okCodes: [1, 128] });
+      }
+      kept.push({ path: rel, checkpoint: checkpointId(ref), commit: cp.commit });
+    } catch (err) {
+      const why = err instanceof Error ? err.message : String(err);
+      throw new GuardError(
+        'E_NESTED_REPO',
+        `${rel} is a git repository inside the lane and could not be kept (${why.split('\n')[0]}); nothing was removed`,
+        `keep its work yourself (commit and push it, or move ${rel} out of the lane), then run the command again`,
+      );
+    }
+  }
+  return kept;
+}
