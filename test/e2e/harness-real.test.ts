@@ -14,14 +14,13 @@
  *   (test/harness/logging-hook.mjs). It proves the harness, the server and
  *   the hook wiring work on this machine, so a failure of the guard layer is
  *   guard's, not the rig's.
- * - "guard hook": the real `guard hook HARNESS`.
+ * - "guard hook": the real `guard hook HARNESS`, installed in the project by
+ *   `guard init --agent HARNESS` as a user would.
  */
-import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cleanEnv, cleanupRepos, CLI, outsideDir, ROOT } from '../helpers.js';
+import { cleanupRepos, outsideDir, ROOT } from '../helpers.js';
 import { ensureHarnesses, type HarnessName, type Installed } from '../harness/install.js';
 import { startModelServer, type ModelServer } from '../harness/model-server.js';
 import { HARNESS_API, HOOK_EVENTS, runHarness, writeHookConfig, type HarnessRun } from '../harness/run.js';
@@ -149,20 +148,6 @@ describe.each(HARNESSES)('the loop: %s with a logging hook', (h) => {
 
 // ------------------------------------------------------------------ guard hook
 
-/**
- * Whether the built CLI has `guard hook` yet (branch `hook`, issue 12). Until
- * it does, the assertions below are written against the contract (DESIGN.md,
- * HARNESSES.md, issue 12) and skipped; the loop above still runs.
- */
-function detect(args: string[]): boolean {
-  if (!existsSync(CLI)) return false; // not built: every e2e test says so
-  const r = spawnSync(process.execPath, [CLI, ...args], { cwd: tmpdir(), env: cleanEnv({ CI: 'true' }), input: '{}', encoding: 'utf8', timeout: 30_000 });
-  if (r.error || r.status === null) return false;
-  return !/unknown (argument|command)|not enough non-option/i.test(`${r.stdout}\n${r.stderr}`);
-}
-const hookAvailable = detect(['hook', 'claude']);
-const initAgentAvailable = hookAvailable && /--agent/.test(spawnSync(process.execPath, [CLI, 'init', '--help'], { encoding: 'utf8' }).stdout ?? '');
-
 /** Where each harness reads a project's hook configuration (HARNESSES.md). */
 const HOOK_CONFIG_FILES: Record<HarnessName, string[]> = {
   claude: ['.claude/settings.json', '.claude/settings.local.json'],
@@ -170,16 +155,12 @@ const HOOK_CONFIG_FILES: Record<HarnessName, string[]> = {
   codex: ['.codex/hooks.json', '.codex/config.toml'],
 };
 
-/** guard's hook in the project: `guard init --agent H` once it exists, else the configuration HARNESSES.md gives. */
+/** guard's hook in the project, as a user installs it: `guard init --agent H`. */
 function configureGuard(h: HarnessName, repo: TestRepo): void {
-  if (initAgentAvailable) {
-    const r = repo.guard(['init', '--agent', h]);
-    if (r.code !== 0) throw new Error(`guard init --agent ${h} failed (${r.code}): ${r.stderr}`);
-    const written = HOOK_CONFIG_FILES[h].filter((f) => existsSync(path.join(repo.dir, f)) && readFileSync(path.join(repo.dir, f), 'utf8').includes(`hook ${h}`));
-    if (written.length === 0) throw new Error(`guard init --agent ${h} wrote no hook calling "guard hook ${h}" into ${HOOK_CONFIG_FILES[h].join(' or ')}:\n${r.stdout}${r.stderr}`);
-    return;
-  }
-  writeHookConfig(h, repo.dir, `${JSON.stringify(path.join(repo.dir, 'node_modules', '.bin', 'guard'))} hook ${h}`);
+  const r = repo.guard(['init', '--agent', h]);
+  if (r.code !== 0) throw new Error(`guard init --agent ${h} failed (${r.code}): ${r.stderr}`);
+  const written = HOOK_CONFIG_FILES[h].filter((f) => existsSync(path.join(repo.dir, f)) && readFileSync(path.join(repo.dir, f), 'utf8').includes(`hook ${h}`));
+  if (written.length === 0) throw new Error(`guard init --agent ${h} wrote no hook calling "guard hook ${h}" into ${HOOK_CONFIG_FILES[h].join(' or ')}:\n${r.stdout}${r.stderr}`);
 }
 
 /** The conversation text of a model request (what the model reads), without the tool schemas and system prompt. */
@@ -204,18 +185,17 @@ const DENY_WRAPPER: Record<HarnessName, RegExp> = {
 describe.each(HARNESSES)('guard hook %s, real binary', (h) => {
   let p: Played;
   beforeAll(async () => {
-    if (!hookAvailable) return;
     p = await play(h, (repo) => configureGuard(h, repo));
   }, 120_000);
 
-  it.skipIf(!hookAvailable)('plays the whole script', () => {
+  it('plays the whole script', () => {
     expect(p.run.timedOut, describeRun(p)).toBe(false);
     expect(p.run.code, describeRun(p)).toBe(0);
     expect(p.server.requestAtStep(stepIndex(p.steps, 'end')), describeRun(p)).toBeDefined();
     expect(p.run.sessionId, describeRun(p)).toBeTruthy();
   });
 
-  it.skipIf(!hookAvailable)('refuses the truncation, keeps it as a rejected ref, and tells the model why and where it is kept', () => {
+  it('refuses the truncation, keeps it as a rejected ref, and tells the model why and where it is kept', () => {
     const rejected = p.repo.refs('refs/guard/rejected/');
     const truncations = (name: Step['name']) => {
       const reason = resultOf(p, name);
@@ -236,7 +216,7 @@ describe.each(HARNESSES)('guard hook %s, real binary', (h) => {
     expect(new Set(refs).size).toBe(refs.length);
   });
 
-  it.skipIf(!hookAvailable)('lets the small edit through, and the truncation never reached the disk', () => {
+  it('lets the small edit through, and the truncation never reached the disk', () => {
     expect(resultOf(p, 'edit')).not.toMatch(DENY_WRAPPER[h]);
     // The checkout wipes the end state; the whole-tree checkpoint taken just
     // before it shows the tree as the first two turns left it.
@@ -246,7 +226,7 @@ describe.each(HARNESSES)('guard hook %s, real binary', (h) => {
     expect(showBlob(p.repo, before!, 'state.py')).toBe(STATE);
   });
 
-  it.skipIf(!hookAvailable)('tells the model what the checkout destroyed and the command that brings it back', () => {
+  it('tells the model what the checkout destroyed and the command that brings it back', () => {
     const after = p.server.requestAtStep(stepIndex(p.steps, 'checkout') + 1);
     expect(after).toBeDefined();
     const text = conversation(p.server.api, after!.body);
@@ -255,7 +235,7 @@ describe.each(HARNESSES)('guard hook %s, real binary', (h) => {
     expect(told).toMatch(/guard (rewind|restore)/);
   });
 
-  it.skipIf(!hookAvailable)('records the session: guard log --session lists its decisions and checkpoints', () => {
+  it('records the session: guard log --session lists its decisions and checkpoints', () => {
     const r = p.repo.guardJson(['log', '--session', p.run.sessionId!]);
     expect(r.code, r.stderr).toBe(0);
     const entries: any[] = r.json.entries;
@@ -271,7 +251,7 @@ describe.each(HARNESSES)('guard hook %s, real binary', (h) => {
     expect(entries.filter((e) => e.kind === 'checkpoint').map((e) => e.ref ?? `refs/guard/checkpoints/${e.id}`)).toContain(before);
   });
 
-  it.skipIf(!hookAvailable)('guard rewind brings back what the checkout wiped, byte for byte, and leaves other files alone', () => {
+  it('guard rewind brings back what the checkout wiped, byte for byte, and leaves other files alone', () => {
     const sid = p.run.sessionId!;
     const before = preCheckoutCheckpoint(p.repo)!;
     // A file the session never touched, written after it ended.
@@ -299,7 +279,7 @@ describe.each(HARNESSES)('guard hook %s, real binary', (h) => {
     expect(p.repo.read('scratch.txt')).toBe('mine\n');
   });
 
-  it.skipIf(!hookAvailable)('the command guard gave the model brings the wiped work back', () => {
+  it('the command guard gave the model brings the wiped work back', () => {
     // Runs after the rewind to the session start (the work is back, the
     // small edit undone): the command from the warning puts back the state
     // just before the checkout, small edit included.
@@ -321,7 +301,7 @@ describe.each(HARNESSES)('guard hook %s, real binary, when guard itself fails', 
   // The failure here: a committed guard.config.json with a wrong type, so no
   // write can be measured. A shell call needs no policy (only its
   // checkpoint): it may run, but then nothing it wipes may be lost.
-  it.skipIf(!hookAvailable)('refuses every write in the harness\'s blocking form and says why; nothing is lost', async () => {
+  it('refuses every write in the harness\'s blocking form and says why; nothing is lost', async () => {
     const p = await play(h, (repo) => {
       configureGuard(h, repo);
       repo.write('guard.config.json', '{ "lineThreshold": "many" }\n');
@@ -356,7 +336,7 @@ describe.each(HARNESSES)('guard hook %s, real binary, when guard dies without an
   // (HARNESSES.md). The hook command that `guard init --agent` writes must
   // turn that into the harness's blocking exit. Here the project's guard is
   // replaced, after init, by one that SIGKILLs itself.
-  it.skipIf(!initAgentAvailable)('the hook command guard init --agent wrote blocks the edit, the truncation and the checkout', async () => {
+  it('the hook command guard init --agent wrote blocks the edit, the truncation and the checkout', async () => {
     const p = await play(h, (repo) => {
       configureGuard(h, repo);
       const bin = path.join(repo.dir, 'node_modules', '.bin', 'guard');
