@@ -1,19 +1,15 @@
-import { readFile, writeFile } from 'node:fs/promises';
-import path from 'node:path';
-import { classify, makePolicy, type Classification, type Policy } from '../core/classify.js';
+import { classify, makePolicy, type Classification } from '../core/classify.js';
 import { withAggregateLoss } from '../core/aggregate.js';
 import { CONFIG_FILE } from '../core/config.js';
 import { everythingRefused, decisionRecords, offeredStrategies, plan, type Answer, type FileOutcome, type Plan, type PlanFile } from '../core/plan.js';
 import { batchMessage, parseRecordMessage, rejectedMessage, type Decision, type DecisionRecord, type RecordContext } from '../core/record.js';
-import { hasApprovalTrailer } from '../git/approvals.js';
-import { READ_CAP, catFileBatch, type CatResult } from '../git/catfile.js';
+import { READ_CAP, catFileBatch } from '../git/catfile.js';
 import { collectFacts } from '../git/changes.js';
 import { faultPoint } from '../git/faults.js';
 import { stagedDiffSplit, type DiffEntry } from '../git/diff.js';
-import { parseCommit } from '../git/commits.js';
 import { REFS, newRef, proposalChanges, writeRecords, type RecordCommit } from '../git/records.js';
 import { openRepo, type Repo } from '../git/repo.js';
-import { indexTree, stageBlobs, unstagePaths, writeBlob, type IndexEntry } from '../git/staging.js';
+import { stageBlobs, unstagePaths, writeBlob, type IndexEntry } from '../git/staging.js';
 import { apply } from './apply.js';
 import { checkProposedConfig, configAt, laneOf, type FlowOptions } from './context.js';
 
@@ -49,30 +45,10 @@ export interface CheckResult {
   bypassed?: { commit: string; paths: string[]; base?: string; branch?: string };
 }
 
-/** The trees of the last commits check let through, per work tree (local state, not an audit record). */
-const CHECKED_FILE = 'guard-checked-trees';
-const CHECKED_KEEP = 50;
-
-async function readCheckedTrees(repo: Repo): Promise<string[]> {
-  try {
-    return (await readFile(path.join(repo.gitDir, CHECKED_FILE), 'utf8')).split('\n').filter(Boolean);
-  } catch {
-    return [];
-  }
-}
-
-/** The tree about to be committed (the index as check leaves it), remembered for the bypass check. */
-async function rememberCheckedTree(repo: Repo, checked: string[]): Promise<void> {
-  const tree = await indexTree(repo.root);
-  if (!tree || checked.at(-1) === tree) return;
-  const next = [...checked.filter((t) => t !== tree), tree].slice(-CHECKED_KEEP);
-  await writeFile(path.join(repo.gitDir, CHECKED_FILE), next.join('\n') + '\n').catch(() => {});
-}
-
 /**
  * Gate the staged changes against HEAD. A constant number of git processes
  * however many files are staged: rev-parse, diff --raw and diff --numstat,
- * two cat-file batches, fast-import and write-tree (plus update-index and a
+ * two cat-file batches, fast-import and the branch gate's verified tip (plus update-index and a
  * checkpoint only when a person rejects or merges).
  */
 export async function check(opts: CheckOptions): Promise<CheckResult> {
@@ -99,7 +75,6 @@ export async function check(opts: CheckOptions): Promise<CheckResult> {
   checkProposedConfig(facts.find((f) => f.path === CONFIG_FILE && f.newMode !== null)?.newText, 'staged');
   const classified = withAggregateLoss(facts.map((f) => classify(f, policy)), config);
   const lane = laneOf(cwd);
-  const checked = await readCheckedTrees(repo);
 
   // Answers: a person's approvals made in `guard review --commit`, then the person at the terminal.
   const answers = new Map<string, Answer>();
@@ -115,7 +90,7 @@ export async function check(opts: CheckOptions): Promise<CheckResult> {
   const asked = !opts.auto && pending.length > 0 ? await askPerson(repo, entries, planFiles, pending, config.preview.contextLines, opts.color, answers, () => opts.deadline?.disarm()) : false;
 
   const planned = await plan('check', planFiles, answers);
-  const result = await applyCheck(opts, { repo, base, lane, checked, entries, classified, planned, asked });
+  const result = await applyCheck(opts, { repo, base, lane, entries, classified, planned, asked });
   // integrity: measured from the last tip the branch gate verified (refs/guard/verified/), not from a
   // file or a message. After the gate, never beside it: it may record a verified tip, and a check
   // that stops (a timeout, Ctrl-C) must leave no ref behind.
@@ -128,7 +103,6 @@ interface Checked {
   repo: Repo;
   base: string | null;
   lane: string | null;
-  checked: string[];
   entries: DiffEntry[];
   classified: Classification[];
   planned: Plan;
@@ -140,7 +114,7 @@ interface Checked {
  * rejected or merged something) checkpoint and change the index. All of it
  * through apply, the one place that passes the point of no return.
  */
-async function applyCheck(opts: CheckOptions, { repo, base, lane, checked, entries, classified, planned, asked }: Checked): Promise<CheckResult> {
+async function applyCheck(opts: CheckOptions, { repo, base, lane, entries, classified, planned, asked }: Checked): Promise<CheckResult> {
   const files: CheckedFile[] = planned.files.map((o, i) => toChecked(classified[i]!, o));
   const cwd = repo.root;
   const now = opts.now ?? new Date();
@@ -151,15 +125,12 @@ async function applyCheck(opts: CheckOptions, { repo, base, lane, checked, entri
   commits.push({ ref: record, parent: null, message: batchMessage(ctx, records), changes: [] });
   const rewrite = planned.files.filter((o) => o.action === 'write');
   const unstage = files.filter((f) => f.decision === 'rejected').map((f) => byPath.get(f.path)!);
-  // Nothing else writes the index: remembering the tree can run beside the records.
-  const rememberNow = unstage.length === 0 && rewrite.length === 0 && !files.some((f) => f.decision === 'blocked');
   const taken = await apply({
     deadline: opts.deadline,
     keep: async () => {
-      const remembered = rememberNow ? rememberCheckedTree(repo, checked) : null;
       faultPoint('check:before-records');
       // Nothing staged, nothing decided: no record (an empty one per run would only grow refs/guard/).
-      await Promise.all([files.length > 0 ? writeRecords(cwd, commits, now) : null, remembered]);
+      if (files.length > 0) await writeRecords(cwd, commits, now);
       faultPoint('check:after-records');
     },
     target:
@@ -189,7 +160,6 @@ async function applyCheck(opts: CheckOptions, { repo, base, lane, checked, entri
     refusedAll: asked && everythingRefused(planned),
   };
   if (taken) result.checkpoint = taken.id;
-  if (result.blocked === 0 && !rememberNow) await rememberCheckedTree(repo, checked);
   return result;
 }
 
