@@ -4,7 +4,7 @@
 // runs each). Not a test: always exits 0 once it has run; a budget that is
 // missed prints OVER.
 //
-//   node scripts/bench.mjs [--runs N] [--keep] [--scale] [--markdown]   (or: npm run bench)
+//   node scripts/bench.mjs [--runs N] [--keep] [--scale] [--markdown] [--only P1,P5]   (or: npm run bench)
 //
 // Every row is guard's figure against a baseline measured in the same run
 // (node's own start, git's numstat, a shadow repository's checkpoint, git
@@ -29,9 +29,13 @@ const KEEP = argv.includes('--keep');
 const SCALE = argv.includes('--scale');
 const MARKDOWN = argv.includes('--markdown');
 const runsIdx = argv.indexOf('--runs');
+const onlyIdx = argv.indexOf('--only');
+// --only P1,P4: just those rows (node's start always; P5 reuses P4's repository)
+const ONLY = onlyIdx >= 0 ? new Set(String(argv[onlyIdx + 1] ?? '').split(',').map((s) => s.trim()).filter(Boolean)) : null;
+if (ONLY?.has('P5') || ONLY?.has('scale')) ONLY.add('P4');
 const N = Math.max(1, Number(runsIdx >= 0 ? argv[runsIdx + 1] : process.env.BENCH_RUNS ?? 7) || 7);
 if (argv.includes('--help') || argv.includes('-h')) {
-  console.log('usage: node scripts/bench.mjs [--runs N] [--keep] [--scale] [--markdown]\n  --runs N    runs per measurement (median; default 7)\n  --keep      keep the generated repositories\n  --scale     also a 200,000-file repository (minutes)\n  --markdown  print the table as Markdown (docs/performance.md)');
+  console.log('usage: node scripts/bench.mjs [--runs N] [--keep] [--scale] [--markdown] [--only IDS]\n  --runs N    runs per measurement (median; default 7)\n  --keep      keep the generated repositories\n  --scale     also a 200,000-file repository (minutes)\n  --markdown  print the table as Markdown (docs/performance.md)\n  --only IDS  only these rows, comma-separated (P1,P1b,P2,P3,P4,P5,scale)');
   process.exit(0);
 }
 if (!fs.existsSync(CLI)) {
@@ -586,6 +590,7 @@ for (const [id, fn] of [
   ['node', benchNode], ['P1', benchCommit], ['P1b', benchOneFile], ['P2', benchManyFiles], ['P3', benchHugeFile],
   ['P4', benchCheckpoint], ['P5', benchHook], ['scale', benchCheckpointScale],
 ]) {
+  if (ONLY && id !== 'node' && !ONLY.has(id)) continue;
   try {
     fn();
   } catch (e) {
