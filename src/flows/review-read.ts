@@ -1,8 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import type { ScriptedDecision } from '../core/decisions.js';
 import { GuardError } from '../core/errors.js';
-import type { Hunk } from '../core/hunks.js';
 import type { Answer, Held, PlanFile } from '../core/plan.js';
 import { READ_CAP, catFileBatch } from '../git/catfile.js';
 import type { DiffEntry } from '../git/diff.js';
@@ -90,7 +88,7 @@ export async function readReview(cwd: string, name: string | undefined): Promise
 
 /** The answers a decisions file gives, by path; a path the lane did not change, or a hunk it lacks, is a usage error. */
 export async function scriptedAnswers(file: string, cwd: string, input: ReviewInput): Promise<Map<string, Answer>> {
-  const { parseDecisions, resolveHunks } = await import('../core/decisions.js');
+  const { parseDecisions, scriptedAnswer } = await import('../core/decisions.js');
   let text: string;
   try {
     text = await readFile(path.resolve(cwd, file), 'utf8');
@@ -98,23 +96,13 @@ export async function scriptedAnswers(file: string, cwd: string, input: ReviewIn
     throw new GuardError('E_USAGE', `cannot read the decisions file ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`, 'pass --decisions a JSON file');
   }
   const answers = new Map<string, Answer>();
-  for (const d of parseDecisions(text, file) as ScriptedDecision[]) {
+  for (const d of parseDecisions(text, file)) {
     const f = input.files.find((x) => x.c.path === d.path) ?? input.files.find((x) => x.c.oldPath === d.path);
     if (!f) {
       const n = input.lane.name;
       throw new GuardError('E_USAGE', `the decisions name "${d.path}", which lane ${n} did not change`, `guard review ${n} --dry-run lists the changed paths and their hunks`);
     }
-    answers.set(f.c.path, answerOf(d, f.hunks, resolveHunks));
+    answers.set(f.c.path, scriptedAnswer(d, { path: d.path, hunks: f.hunks, baseText: f.base?.toString('utf8') ?? '' }));
   }
   return answers;
-}
-
-function answerOf(d: ScriptedDecision, hunks: readonly Hunk[], resolve: (p: string, n: ReadonlyArray<number | string>, h: readonly Hunk[]) => Set<number>): Answer {
-  if (d.action === 'reject') return { take: 'none' };
-  if (d.strategy) return { take: 'strategy', strategy: d.strategy, ...(d.insertAt !== undefined ? { insertAt: d.insertAt } : {}) };
-  if (d.hunks) {
-    if (hunks.length === 0 && d.hunks.length > 0) throw new GuardError('E_USAGE', `"${d.path}" has no hunks to pick (binary, symlink, mode or rename only)`, 'approve or reject it whole');
-    return { take: 'hunks', indices: resolve(d.path, d.hunks, hunks) };
-  }
-  return { take: 'all' };
 }

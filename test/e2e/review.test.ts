@@ -293,6 +293,33 @@ describe('guard review: hunks', () => {
     expect(changedLines(repo, f.ref)).toEqual(['-line 2', '+line 2 (again)']);
   });
 
+  it('takes a hunk edited by hand (as `e` does), by id; the lane\'s version is kept in a ref', () => {
+    const { repo } = twoHunks();
+    const id = file(repo.guardJson(['review', 'agent', '--dry-run', '--json']).json, 'doc.txt').hunks[1].id;
+    const edit = [{ path: 'doc.txt', action: 'approve', hunks: [], edits: [{ hunk: id, lines: [' line 25', ' line 26', ' line 27', '-line 28', '+line 28, checked by hand', ' line 29', ' line 30'] }] }];
+    const { code, json } = repo.guardJson(['review', 'agent', '--decisions', decisions(edit)]);
+    const result = base.replace('line 28\n', 'line 28, checked by hand\n');
+    expect(repo.read('doc.txt')).toBe(result);
+    expect(repo.git(['show', ':doc.txt'])).toBe(result); // staged as written
+    const f = file(json, 'doc.txt');
+    expect(f).toMatchObject({ decision: 'approved', strategy: 'hunks', taken: [expect.any(String)] });
+    expect(repo.git(['show', `${f.ref}:doc.txt`])).toBe(lane2); // the proposal whole, beside what was taken
+    expect(changedLines(repo, f.ref)).toEqual(['-line 2', '+line TWO', '-line 28, checked by hand', '+line TWENTY-EIGHT']);
+    expect(code).toBe(1); // the first hunk was left out
+  });
+
+  it('an edited hunk that does not apply is one usage error with a hint, and changes nothing', () => {
+    const { repo } = twoHunks();
+    const before = { files: snapshot(repo.dir), index: repo.git(['ls-files', '-s']) };
+    const edit = [{ path: 'doc.txt', action: 'approve', edits: [{ hunk: 0, lines: [' line 1', '-line 7', '+line seven'] }] }];
+    const r = repo.guard(['review', 'agent', '--decisions', decisions(edit)]);
+    expect(r.code).toBe(2);
+    expect(r.stderr.trim().split('\n')).toEqual([expect.stringMatching(/"doc.txt": the edit of hunk #0 does not apply: /), expect.stringMatching(/' ' and '-' lines/)]);
+    expect({ files: snapshot(repo.dir), index: repo.git(['ls-files', '-s']) }).toEqual(before);
+    expect(repo.refs('refs/guard/rejected/')).toEqual([]);
+    expect(repo.refs('refs/guard/decisions/')).toEqual([]);
+  });
+
   it('an unknown hunk id, an unknown path or a malformed file is a usage error that changes nothing', () => {
     const { repo } = twoHunks();
     const before = { files: snapshot(repo.dir), index: repo.git(['ls-files', '-s']) };
