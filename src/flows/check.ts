@@ -5,12 +5,10 @@ import { everythingRefused, decisionRecords, offeredStrategies, plan, type Answe
 import { batchMessage, parseRecordMessage, rejectedMessage, type Decision, type DecisionRecord, type RecordContext } from '../core/record.js';
 import { READ_CAP, catFileBatch } from '../git/catfile.js';
 import { collectFacts } from '../git/changes.js';
-import { faultPoint } from '../git/faults.js';
 import { stagedDiffSplit, type DiffEntry } from '../git/diff.js';
-import { REFS, newRef, proposalChanges, writeRecords, type RecordCommit } from '../git/records.js';
+import { REFS, newRef, proposalChanges, type RecordCommit } from '../git/records.js';
 import { openRepo, type Repo } from '../git/repo.js';
-import { stageBlobs, unstagePaths, writeBlob, type IndexEntry } from '../git/staging.js';
-import { apply } from './apply.js';
+import { apply, type IndexWrite } from './apply.js';
 import { checkProposedConfig, configAt, laneOf, type FlowOptions } from './context.js';
 
 export interface CheckOptions extends FlowOptions {
@@ -116,36 +114,22 @@ interface Checked {
  */
 async function applyCheck(opts: CheckOptions, { repo, base, lane, entries, classified, planned, asked }: Checked): Promise<CheckResult> {
   const files: CheckedFile[] = planned.files.map((o, i) => toChecked(classified[i]!, o));
-  const cwd = repo.root;
   const now = opts.now ?? new Date();
   const ctx: RecordContext = { command: 'check', lane, time: now.toISOString(), base };
   const byPath = new Map(entries.map((e) => [e.path, e]));
   const { commits, records } = await keptRefs(planned, classified, files, byPath, ctx, now);
   const record = newRef(REFS.decisions, now);
   commits.push({ ref: record, parent: null, message: batchMessage(ctx, records), changes: [] });
-  const rewrite = planned.files.filter((o) => o.action === 'write');
   const unstage = files.filter((f) => f.decision === 'rejected').map((f) => byPath.get(f.path)!);
-  const taken = await apply({
+  const stage = planned.files.filter((o) => o.action === 'write').map((o) => staged(o, byPath.get(o.path)!));
+  const { checkpoint: taken } = await apply({
+    gate: 'check',
+    repo,
+    now,
     deadline: opts.deadline,
-    keep: async () => {
-      faultPoint('check:before-records');
-      // Nothing staged, nothing decided: no record (an empty one per run would only grow refs/guard/).
-      if (files.length > 0) await writeRecords(cwd, commits, now);
-      faultPoint('check:after-records');
-    },
-    target:
-      unstage.length > 0 || rewrite.length > 0
-        ? {
-            repo,
-            checkpoint: { reason: 'before guard check changes the index', command: 'check', lane },
-            afterCheckpoint: 'check:before-unstage',
-            write: async () => {
-              if (unstage.length > 0) await unstagePaths(cwd, unstage);
-              if (rewrite.length > 0) await stageMerged(cwd, rewrite, byPath);
-            },
-          }
-        : null,
-    after: async (cp) => cp,
+    // Nothing staged, nothing decided: no record (an empty one per run would only grow refs/guard/).
+    records: files.length > 0 ? commits : [],
+    target: { kind: 'index', checkpoint: { reason: 'before guard check changes the index', command: 'check', lane }, unstage, stage },
   });
 
   const result: CheckResult = {
@@ -192,26 +176,12 @@ async function keptRefs(planned: Plan, classified: Classification[], files: Chec
 
 /**
  * A person approved a change with a strategy (append, insert, extend) or took
- * some of its hunks: the result is what gets committed. It is staged as a
- * blob. For a strategy the file on disk is rewritten too, but only when it
- * still holds exactly what was staged, so an edit made after `git add` is
- * never overwritten; for some hunks the work tree keeps the whole change
- * (the rest stays unstaged, as with `git add -p`).
+ * some of its hunks: the result is what gets committed, staged as a blob. For
+ * a strategy the file on disk gets it too while it still holds what was
+ * staged; for some hunks the work tree keeps the whole change (as with `git add -p`).
  */
-async function stageMerged(cwd: string, outcomes: FileOutcome[], byPath: Map<string, DiffEntry>): Promise<void> {
-  const { writeFileAtomic } = await import('../worktree/atomic.js');
-  const { blobId } = await import('../git/merge.js');
-  const { readCurrent } = await import('../worktree/current.js');
-  const index: IndexEntry[] = [];
-  for (const o of outcomes) {
-    const e = byPath.get(o.path)!;
-    const mode = o.mode ?? e.newMode ?? '100644';
-    const oid = await writeBlob(cwd, o.content!);
-    const onDisk = o.strategy === 'hunks' ? null : await readCurrent(cwd, o.path);
-    if (onDisk !== null && e.newOid !== null && blobId(onDisk.content) === e.newOid) await writeFileAtomic(cwd, o.path, o.content!, mode);
-    index.push({ mode, oid, path: o.path });
-  }
-  await stageBlobs(cwd, index);
+function staged(o: FileOutcome, e: DiffEntry): IndexWrite {
+  return { path: o.path, mode: o.mode ?? e.newMode ?? '100644', content: o.content!, worktreeIfHolds: o.strategy === 'hunks' ? null : e.newOid };
 }
 
 /**

@@ -3,10 +3,10 @@ import { GuardError } from '../core/errors.js';
 import { alreadyThere, offeredStrategies, outcomeWords, plan, summarize, type Answer, type FileOutcome, type MergeAction, type Plan, type PlanSummary } from '../core/plan.js';
 import { displayName, plural } from '../core/quote.js';
 import type { Decider, Decision } from '../core/record.js';
-import { DELETION_BLOB, approvalTrailer } from '../git/approvals.js';
+import { approvalTrailer } from '../git/approvals.js';
 import type { Prompt } from '../ui/prompt.js';
 import type { FlowOptions } from './context.js';
-import { FEEDBACK_FILE, applyReview, commitMerge, predictConflicts, writeFeedback, type Applied } from './review-apply.js';
+import { FEEDBACK_FILE, applyReview, predictConflicts, writeFeedback, type Applied } from './review-apply.js';
 import { readReview, scriptedAnswers, type ReviewInput } from './review-read.js';
 
 export { FEEDBACK_FILE, approvalTrailer };
@@ -116,29 +116,17 @@ async function applyLane(opts: ReviewOptions, input: ReviewInput, planned: Plan,
   // A lane already merged makes nothing: no checkpoint, no ref, no record.
   if (planned.files.length > 0 && planned.files.every((o) => o.already)) return resultOf(input, planned, null, predicted, {});
   const now = opts.now ?? new Date();
-  return applyReview(input, planned, now, opts.deadline, (done) => finish(opts, input, planned, done, now));
+  const commit = opts.commit ? { message: opts.message ?? `Merge lane ${input.lane.name} (guard review)` } : null;
+  return finish(input, planned, await applyReview(input, planned, now, opts.deadline, commit), now);
 }
 
-/** Past the merge: the report, the agent's feedback, and the commit where asked. */
-async function finish(opts: ReviewOptions, input: ReviewInput, planned: Plan, done: Applied, now: Date): Promise<ReviewResult> {
+/** Past the merge and the commit (review-apply): the report and the agent's feedback. */
+async function finish(input: ReviewInput, planned: Plan, done: Applied, now: Date): Promise<ReviewResult> {
   const result = resultOf(input, planned, done, done.conflicts, {});
   result.feedback = await writeFeedback(input.lane, result.files, now);
-  if (!opts.commit || done.merged === 0) return result;
-  if (result.conflicts > 0) {
-    result.warnings.push('not committed: resolve the conflicts, then commit');
-    return result;
-  }
-  const trailers = result.files
-    .filter((f) => f.needsApproval && f.decision === 'approved')
-    .map((f) => approvalTrailer(f.path, f.blob ?? DELETION_BLOB));
-  try {
-    result.commit = await commitMerge(input.main.root, opts.message ?? `Merge lane ${input.lane.name} (guard review)`, trailers, done.staged, done.record);
-  } catch (err) {
-    if (!(err instanceof GuardError)) throw err;
-    // the merge is done and staged; only the commit failed (identity, a hook, signing)
-    result.commitFailed = err.message;
-    result.warnings.push(`not committed: ${err.message}; the merge is in the work tree and staged: commit it yourself, or undo it with guard restore ${done.checkpoint} --staged`);
-  }
+  if (done.commit !== undefined) result.commit = done.commit;
+  if (done.commitFailed !== undefined) result.commitFailed = done.commitFailed;
+  if (done.commitWarning !== undefined) result.warnings.push(done.commitWarning);
   return result;
 }
 

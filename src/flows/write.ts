@@ -3,21 +3,18 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { classify, makePolicy, type ChangeFacts, type Classification } from '../core/classify.js';
 import { CONFIG_FILE } from '../core/config.js';
-import { GuardError } from '../core/errors.js';
 import { countLines, looksBinary } from '../core/lines.js';
 import type { Hunk } from '../core/hunks.js';
 import { decisionRecords, offeredStrategies, plan, type Answer, type FileOutcome, type PlanFile } from '../core/plan.js';
 import { batchMessage, rejectedMessage, type Decision, type DecisionRecord, type RecordContext } from '../core/record.js';
-import { MODE, cleanStaleTemps, commitWrite, discardWrite, resolveInside, stageWrite, statOnDisk, type OnDisk, type Staged } from '../worktree/atomic.js';
+import { MODE, cleanStaleTemps, discardWrite, resolveInside, stageWrite, statOnDisk, type OnDisk, type Staged } from '../worktree/atomic.js';
 import { READ_CAP, catFileBatch } from '../git/catfile.js';
 import { assertWritable } from '../git/contain.js';
-import { faultPoint } from '../git/faults.js';
-import { REFS, newRef, writeRecords, type RecordCommit } from '../git/records.js';
-import { openRepo, type Repo } from '../git/repo.js';
+import { REFS, newRef, type RecordCommit } from '../git/records.js';
+import { openRepo } from '../git/repo.js';
 import { numstatFiles, patchFiles, whitespaceOnlyFiles } from '../git/measure.js';
-import { sessionBase, sessionEvent } from '../git/session-base.js';
-import type { Deadline } from '../git/deadline.js';
-import { apply } from './apply.js';
+import { sessionBase } from '../git/session-base.js';
+import { apply, type FileTarget } from './apply.js';
 import { configAt, laneOf, type FlowOptions } from './context.js';
 
 export interface WriteOptions extends FlowOptions {
@@ -123,13 +120,10 @@ export async function write(opts: WriteOptions): Promise<WriteResult> {
     const ctx: RecordContext = { command: 'write', lane, time: now.toISOString(), base };
     const commits = writeRecordsOf(c, o, ctx, now, target.rel, newMode, opts.content, file);
     const warnings: string[] = [];
-    const ws: WriteSteps = { repo, target, old, oldContent, staged, lane, now, warnings };
-    const cp = await applyWrite(o.action === 'write' ? ws : null, { commits, root, now, deadline: opts.deadline }, async (taken) => {
-      // the session's first touch of this path: later writes are measured against this checkpoint
-      if (session && !sessionStart) {
-        await writeRecords(root, [sessionEvent(taken.commit, { session, checkpoint: taken.id, path: target.rel, worktree: root, outcome: file.decision }, now)], now);
-      }
-    });
+    const first = session && !sessionStart ? { id: session, path: target.rel, worktree: root, outcome: file.decision } : null;
+    const ft = o.action === 'write' ? fileTarget({ target, old, oldContent, staged, lane, now, warnings }, first) : null;
+    const { checkpoint: taken } = await apply({ gate: 'write', repo, now, deadline: opts.deadline, records: commits, target: ft });
+    const cp = taken?.id ?? null;
     if (o.action === 'write') [committed, file.written] = [true, true];
     return {
       command: 'write',
@@ -147,49 +141,27 @@ export async function write(opts: WriteOptions): Promise<WriteResult> {
   }
 }
 
-interface WriteSteps {
-  repo: Repo;
-  target: { abs: string; rel: string };
-  old: OnDisk | null;
-  oldContent: Buffer | null;
-  staged: Staged;
-  lane: string | null;
-  now: Date;
-  warnings: string[];
-}
-
 /**
- * Through apply: the records (and the rejected ref) always; the file only when
- * the plan writes it (`w`). One writer at a time (another guard write or
- * review into this tree), and only over the content that was judged:
- * otherwise the other writer's file would be replaced unjudged and without a
- * checkpoint, so the records are written under the lock, beside the
- * checkpoint of the path, once the file is verified. Returns the checkpoint.
+ * The file as flows/apply's target: the records (and the rejected ref) always;
+ * the file only when the plan writes it. One writer at a time (another guard
+ * write or review into this tree), and only over the content that was
+ * judged, else E_CHANGED: nothing written or recorded. `first`: the session's
+ * first touch of this path, so later writes are measured against this checkpoint.
  */
-async function applyWrite(
-  w: WriteSteps | null,
-  { commits, root, now, deadline }: { commits: RecordCommit[]; root: string; now: Date; deadline: Deadline | undefined },
-  afterCheckpoint: (taken: { id: string; commit: string }) => Promise<void>,
-): Promise<string | null> {
-  const taken = await apply({
-    deadline,
-    keep: () => writeRecords(root, commits, now),
-    target: w && {
-      repo: w.repo,
-      lock: { holder: `guard write ${w.target.rel}`, waitMs: LOCK_WAIT_MS, warnings: w.warnings },
-      verify: () => sameOnDisk(w.target.abs, w.target.rel, w.old, w.oldContent),
-      checkpoint: { reason: `before guard write ${w.target.rel}`, command: 'write', lane: w.lane, paths: [w.target.rel], now: w.now },
-      write: async (cp) => {
-        await afterCheckpoint(cp);
-        faultPoint('write:after-checkpoint');
-        faultPoint('write:before-rename');
-        await commitWrite(w.staged);
-        faultPoint('write:after-rename');
-      },
-    },
-    after: async (cp) => cp?.id ?? null,
-  });
-  return taken ?? null;
+function fileTarget(
+  w: { target: { abs: string; rel: string }; old: OnDisk | null; oldContent: Buffer | null; staged: Staged; lane: string | null; now: Date; warnings: string[] },
+  first: FileTarget['session'] | null,
+): FileTarget {
+  const { rel } = w.target;
+  return {
+    kind: 'file',
+    checkpoint: { reason: `before guard write ${rel}`, command: 'write', lane: w.lane, paths: [rel], now: w.now },
+    lock: { holder: `guard write ${rel}`, waitMs: LOCK_WAIT_MS },
+    warnings: w.warnings,
+    staged: w.staged,
+    judged: { abs: w.target.abs, rel, old: w.old, content: w.oldContent },
+    ...(first ? { session: first } : {}),
+  };
 }
 
 function pick(o: FileOutcome): Partial<WrittenFile> {
@@ -311,15 +283,4 @@ async function previewHunks(staged: Staged, existed: boolean, contextLines: numb
   const from = existed ? staged.abs : '/dev/null';
   const { parseHunks } = await import('../core/hunks.js');
   return parseHunks(await patchFiles(from, staged.temp, contextLines));
-}
-
-/** The file on disk is still what was judged; another writer got there first otherwise. */
-async function sameOnDisk(abs: string, rel: string, judged: OnDisk | null, judgedContent: Buffer | null): Promise<void> {
-  const now = await statOnDisk(abs);
-  let same = now === null ? judged === null : judged !== null && now.mode === judged.mode;
-  if (same && now !== null) {
-    const content = now.mode === MODE.symlink ? Buffer.from(await readlink(abs, { encoding: 'buffer' })) : await readFile(abs);
-    same = judgedContent !== null && content.equals(judgedContent);
-  }
-  if (!same) throw new GuardError('E_CHANGED', `${rel} changed on disk while guard was judging the write (another writer?)`, 'nothing was written; run the command again to judge the new content');
 }
