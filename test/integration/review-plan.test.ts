@@ -126,4 +126,19 @@ describe('review in process: the plan', () => {
     expect(state(repo)).toEqual(before);
     expect(made(repo)).toEqual([]);
   });
+
+  it('a decisions file edits a hunk by hand: the same answer as `e`, the same report and record', async () => {
+    const { repo } = setup();
+    const file = path.join(repo.dir, '.git', 'decisions.json');
+    const edit = [' line 1', '-line 2', '+two, edited by hand', ' line 3', ' line 4', ' line 5'];
+    writeFileSync(file, JSON.stringify([{ path: 'doc.txt', action: 'approve', hunks: [2], edits: [{ hunk: 0, lines: edit }] }, { path: 'gone.py', action: 'reject' }]));
+    const r = await review({ cwd: repo.dir, color: false, name: 'agent', auto: true, all: false, decisionsFile: file });
+    expect(repo.read('doc.txt')).toBe(base.replace('line 2\n', 'two, edited by hand\n').replace('line 18\n', 'eighteen\n'));
+    expect(repo.git(['show', ':doc.txt'])).toBe(repo.read('doc.txt'));
+    const doc = r.files.find((f) => f.path === 'doc.txt')!;
+    expect(doc).toMatchObject({ decision: 'approved', decider: 'person', strategy: 'hunks', outcome: 'taken in part (2 of 5 hunks, 1 edited by hand)' });
+    expect(repo.git(['show', `${doc.ref}:doc.txt`])).toBe(five); // the lane's version whole is kept
+    const body = repo.git(['log', '-1', '--format=%B', r.record!]);
+    expect(JSON.parse(body.slice(body.indexOf('{'))).decisions.find((d: { path: string }) => d.path === 'doc.txt').hunks).toHaveLength(2);
+  });
 });
