@@ -11,10 +11,11 @@ import { apply, blockFile, refusal, type TreeFile, type TreeTarget } from './app
 import type { ReviewInput } from './review-read.js';
 
 /**
- * A review's plan as flows/apply's tree target: the one place past the point
- * of no return refuses nothing more than what the main tree cannot take,
- * keeps every refusal as a ref, locks and checkpoints the main tree, writes,
- * merges and stages, records every decision and commits where asked.
+ * A review's plan, handed to flows/apply as a tree target. Before the point
+ * of no return it only reads (a file the main tree cannot take is blocked, so
+ * it is kept like any refusal); apply then keeps every refusal as a ref, locks
+ * and checkpoints the main tree, writes, merges and stages, records every
+ * decision and commits where asked.
  */
 export interface Applied {
   checkpoint: string | null;
