@@ -168,9 +168,7 @@ export async function apply(p: ApplyPlan): Promise<ApplyResult> {
   let late: RecordCommit[] = [];
   try {
     if (t.kind === 'file') await sameOnDisk(t.judged);
-    const { checkpoint } = await import('../git/checkpoint.js');
-    [taken] = await Promise.all([checkpoint(p.repo, t.checkpoint), t.kind === 'file' ? keep() : undefined]);
-    if (t.kind === 'file' && t.session) await recordSession(p, t.session, taken);
+    taken = t.kind === 'file' ? await checkpointFile(p, t, keep) : await (await import('../git/checkpoint.js')).checkpoint(p.repo, t.checkpoint);
     fault(faults.afterCheckpoint);
     if (t.kind === 'index') await writeIndex(p.repo.root, t);
     else if (t.kind === 'file') await writeFile(t);
@@ -241,9 +239,16 @@ async function sameOnDisk({ abs, rel, old, content }: FileTarget['judged']): Pro
   if (!same) throw new GuardError('E_CHANGED', `${rel} changed on disk while guard was judging the write (another writer?)`, 'nothing was written; run the command again to judge the new content');
 }
 
-async function recordSession(p: ApplyPlan, s: NonNullable<FileTarget['session']>, taken: Taken): Promise<void> {
-  const { sessionEvent } = await import('../git/session-base.js');
-  await writeRecords(p.repo.root, [sessionEvent(taken.commit, { session: s.id, checkpoint: taken.id, path: s.path, worktree: s.worktree, outcome: s.outcome }, p.now)], p.now);
+/** The file's checkpoint; beside it the records, then the session's first touch (it names the checkpoint). */
+async function checkpointFile(p: ApplyPlan, t: FileTarget, keep: () => Promise<void>): Promise<Taken> {
+  const { checkpoint } = await import('../git/checkpoint.js');
+  const [taken] = await Promise.all([checkpoint(p.repo, t.checkpoint), keep()]);
+  const s = t.session;
+  if (s) {
+    const { sessionEvent } = await import('../git/session-base.js');
+    await writeRecords(p.repo.root, [sessionEvent(taken.commit, { session: s.id, checkpoint: taken.id, path: s.path, worktree: s.worktree, outcome: s.outcome }, p.now)], p.now);
+  }
+  return taken;
 }
 
 async function writeFile(t: FileTarget): Promise<void> {
