@@ -1,4 +1,3 @@
-import { withReason } from '../core/classify.js';
 import { GuardError } from '../core/errors.js';
 import { decisionRecords, type FileOutcome, type Plan, type PlanFile } from '../core/plan.js';
 import { batchMessage, decisionRecord, rejectedMessage, type RecordContext } from '../core/record.js';
@@ -280,7 +279,9 @@ export function refusal(t: Pick<TreeTarget, 'lane' | 'ctx' | 'refs'>, f: TreeFil
 }
 
 /** The tree cannot take this file without writing outside itself: it is blocked, with the reason, and said. */
-export function blockFile(f: TreeFile, why: string, warnings: string[]): void {
+export async function blockFile(f: TreeFile, why: string, warnings: string[]): Promise<void> {
+  // classify (and its compiled patterns) loads only here: write's path imports this module and loads it late, beside git
+  const { withReason } = await import('../core/classify.js');
   const o = f.outcome;
   Object.assign(o, { decision: 'blocked', action: 'blocked', keep: 'proposal', content: undefined });
   delete o.taken;
@@ -309,7 +310,7 @@ async function writeTree(p: ApplyPlan, t: TreeTarget, done: TreeDone, taken: Tak
         // A folder there became a symlink leading out, or a folder stands where the file goes: never write there.
         if (!(err instanceof GuardError) || (err.code !== 'E_PATH_ESCAPE' && err.code !== 'E_USAGE')) throw err;
         const kept = t.refs.has(f.outcome.path);
-        blockFile(f, err.message, t.warnings);
+        await blockFile(f, err.message, t.warnings);
         if (!kept) late.push(refusal(t, f, p.now));
       }
     }

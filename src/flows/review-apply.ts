@@ -82,7 +82,7 @@ async function refuseUnwritable(root: string, files: TreeFile[], warnings: strin
         (err: unknown) => (err instanceof GuardError && err.code === 'E_PATH_ESCAPE' ? err.message : Promise.reject(err)),
       );
       if (why) {
-        blockFile(f, why, warnings);
+        await blockFile(f, why, warnings);
         break;
       }
     }
