@@ -124,12 +124,10 @@ export async function write(opts: WriteOptions): Promise<WriteResult> {
     const commits = writeRecordsOf(c, o, ctx, now, target.rel, newMode, opts.content, file);
     const warnings: string[] = [];
     const ws: WriteSteps = { repo, target, old, oldContent, staged, lane, now, warnings };
-    const cp = await applyWrite(o.action === 'write' ? ws : null, { commits, root, now, deadline: opts.deadline }, async (taken) => {
+    const cp = await applyWrite(o.action === 'write' ? ws : null, { commits, root, now, deadline: opts.deadline }, (taken) =>
       // the session's first touch of this path: later writes are measured against this checkpoint
-      if (session && !sessionStart) {
-        await writeRecords(root, [sessionEvent(taken.commit, { session, checkpoint: taken.id, path: target.rel, worktree: root, outcome: file.decision }, now)], now);
-      }
-    });
+      session && !sessionStart ? [sessionEvent(taken.commit, { session, checkpoint: taken.id, path: target.rel, worktree: root, outcome: file.decision }, now)] : [],
+    );
     if (o.action === 'write') [committed, file.written] = [true, true];
     return {
       command: 'write',
@@ -163,24 +161,29 @@ interface WriteSteps {
  * the plan writes it (`w`). One writer at a time (another guard write or
  * review into this tree), and only over the content that was judged:
  * otherwise the other writer's file would be replaced unjudged and without a
- * checkpoint, so the records are written under the lock, beside the
- * checkpoint of the path, once the file is verified. Returns the checkpoint.
+ * checkpoint, so the records are written under the lock, with the
+ * checkpoint of the path (in its one fast-import), once the file is
+ * verified. Returns the checkpoint.
  */
 async function applyWrite(
   w: WriteSteps | null,
   { commits, root, now, deadline }: { commits: RecordCommit[]; root: string; now: Date; deadline: Deadline | undefined },
-  afterCheckpoint: (taken: { id: string; commit: string }) => Promise<void>,
+  /** Records that name the checkpoint (its commit may be a fast-import mark). */
+  withCheckpoint: (taken: { id: string; commit: string }) => RecordCommit[],
 ): Promise<string | null> {
   const taken = await apply({
     deadline,
-    keep: () => writeRecords(root, commits, now),
+    // with a target, the checkpoint writes them
+    keep: w ? undefined : () => writeRecords(root, commits, now),
     target: w && {
       repo: w.repo,
       lock: { holder: `guard write ${w.target.rel}`, waitMs: LOCK_WAIT_MS, warnings: w.warnings },
       verify: () => sameOnDisk(w.target.abs, w.target.rel, w.old, w.oldContent),
-      checkpoint: { reason: `before guard write ${w.target.rel}`, command: 'write', lane: w.lane, paths: [w.target.rel], now: w.now },
-      write: async (cp) => {
-        await afterCheckpoint(cp);
+      checkpoint: {
+        ...{ reason: `before guard write ${w.target.rel}`, command: 'write', lane: w.lane, paths: [w.target.rel], now: w.now },
+        records: (cp) => [...withCheckpoint(cp), ...commits],
+      },
+      write: async () => {
         faultPoint('write:after-checkpoint');
         faultPoint('write:before-rename');
         await commitWrite(w.staged);
