@@ -269,16 +269,55 @@ async function readOnDisk(root: string, rel: string): Promise<{ mode: string; da
   }
 }
 
-/** The paths `git add --verbose` (re)hashed to a new blob ("add 'P'"), or null when its output cannot be read with certainty. */
-function addedPaths(stdout: Buffer): string[] | null {
-  const out: string[] = [];
+/**
+ * What `git add --verbose` changed in the index: paths (re)hashed to a new
+ * blob or mode ("add 'P'") and paths removed ("remove 'P'", in the C locale);
+ * null when its output cannot be read with certainty (a name with a newline).
+ */
+function addOutput(stdout: Buffer): { added: string[]; removed: string[] } | null {
+  const added: string[] = [];
+  const removed: string[] = [];
   for (const line of stdout.toString('utf8').split('\n')) {
     if (line === '') continue;
-    // (a removal, "remove 'P'", may be in the user's language; a name with a newline breaks the lines: then null)
     if (!line.endsWith("'")) return null;
-    if (line.startsWith("add '")) out.push(line.slice(5, -1));
+    if (line.startsWith("add '")) added.push(line.slice(5, -1));
+    else if (line.startsWith("remove '")) removed.push(line.slice(8, -1));
+    else return null;
   }
-  return out;
+  return { added, removed };
+}
+
+/** Above these, the files a checkpoint hashed anew are not read into guard (git's write-tree path instead). */
+const INLINE_FILE_MAX = 1 << 20;
+const INLINE_TOTAL_MAX = 8 << 20;
+
+/**
+ * The tree changes that turn the last checkpoint's tree into this one, with
+ * the files as they are on disk (raw bytes: no eol pass), when every path is
+ * a plain file or symlink that is small enough and has no CR (a CRLF file
+ * goes through git's write-tree and its raw-bytes pass, which keeps its raw
+ * blob in guard's index so that a later eol-only change is still seen); null otherwise.
+ */
+async function changesOnDisk(root: string, changed: readonly string[], removed: readonly string[]): Promise<RecordCommit['changes'] | null> {
+  if (changed.length > 256) return null;
+  let total = 0;
+  const read = await Promise.all(
+    changed.map(async (rel) => {
+      const abs = path.join(root, rel);
+      const st = await lstat(abs).catch(() => null);
+      if (!st || st.size > INLINE_FILE_MAX || (total += st.size) > INLINE_TOTAL_MAX) return null;
+      if (st.isSymbolicLink()) return { mode: '120000', data: await readlink(abs, { encoding: 'buffer' }).catch(() => null) };
+      if (!st.isFile()) return null;
+      const data = await readFile(abs).catch(() => null);
+      return { mode: st.mode & 0o100 ? '100755' : '100644', data: data && data.length === st.size && !data.includes(13) ? data : null };
+    }),
+  );
+  const changes: RecordCommit['changes'] = removed.map((p) => ({ kind: 'delete', path: p }));
+  for (const [i, f] of read.entries()) {
+    if (!f?.data) return null;
+    changes.push({ kind: 'inline', path: changed[i]!, mode: f.mode, data: f.data });
+  }
+  return changes;
 }
 
 async function checkpointTree(repo: Repo, opts: CheckpointOptions): Promise<Checkpoint> {
@@ -314,9 +353,9 @@ async function checkpointTree(repo: Repo, opts: CheckpointOptions): Promise<Chec
     const stagedSeeded = stagedKnown === undefined && (await copyIndex(userIndex, stagedIndex));
 
     // tracked files (and deletions) and the untracked ones at once; those below, under the cap and the budget
-    // (--verbose: "add 'P'" for each file hashed to a new blob, the paths kept as raw bytes below)
+    // (--verbose: "add 'P'" for each file hashed to a new blob, "remove 'P'" (C locale) for each gone)
     const [adding, head, , staged, names] = await Promise.all([
-      git([...STRICT_STAT, 'add', '-u', '--verbose', '--ignore-errors', '--', ...WHOLE_TREE], { cwd, env }),
+      git([...STRICT_STAT, 'add', '-u', '--verbose', '--ignore-errors', '--', ...WHOLE_TREE], { cwd, env: { ...env, LC_ALL: 'C', LANGUAGE: 'C' } }),
       headCommit(repo, trusted),
       removeStaleIndexes(repo.gitDir),
       stagedSeeded ? git(['write-tree'], { cwd, env: { ...trusted, GIT_INDEX_FILE: stagedIndex }, okCodes: [128] }) : null,
@@ -328,21 +367,26 @@ async function checkpointTree(repo: Repo, opts: CheckpointOptions): Promise<Chec
     // null when the index could not be written as a tree (a merge in progress): only the work tree is kept
     const indexTree = stagedKnown !== undefined ? stagedKnown : staged && staged.code === 0 ? staged.stdout.toString().trim() : null;
     faultPoint('checkpoint:after-add');
-    // What add hashed anew is kept as the bytes on disk, not git's clean (eol) form. (From guard's
-    // kept index, only what changed since the last checkpoint is hashed anew: the files it carries
-    // were kept as raw bytes then. From the user's index, what differs from it.) Read beside write-tree.
-    const tracked = addedPaths(adding.stdout);
-    const anew = tracked && [...tracked, ...added];
-    let [tree, eol] = await Promise.all([
-      git(['write-tree'], { cwd, env }).then((r) => r.stdout.toString().trim()),
-      anew ? eolConverted(cwd, env, anew) : null,
-    ]);
-    if (!eol || !tracked!.every((p) => eol!.listed.has(p))) {
-      // add's output could not be read with certainty (a name with a newline): what the trees say
-      const before = seeded ? previous!.tree : indexTree;
-      eol = await eolConverted(cwd, env, before && before !== tree ? await changedPaths(cwd, before, tree, trusted) : []);
+    const tracked = addOutput(adding.stdout);
+    // From guard's kept index, what add changed is all that changed since the last checkpoint: its
+    // tree plus those files, read here as raw bytes, is this one (fast-import builds it; no write-tree).
+    const onDisk = seeded && previous!.tree && tracked ? await changesOnDisk(cwd, [...tracked.added, ...added], tracked.removed) : null;
+    // null: fast-import makes it from the last checkpoint's and `onDisk`
+    let tree: string | null = onDisk ? (onDisk.length === 0 ? previous!.tree : null) : null;
+    if (!onDisk) {
+      // What add hashed anew is kept as the bytes on disk, not git's clean (eol) form. (From guard's
+      // kept index, only what changed since the last checkpoint is hashed anew: the files it carries
+      // were kept as raw bytes then. From the user's index, what differs from it.) Read beside write-tree.
+      const anew = tracked && [...tracked.added, ...added];
+      let eol: Awaited<ReturnType<typeof eolConverted>> | null;
+      [tree, eol] = await Promise.all([git(['write-tree'], { cwd, env }).then((r) => r.stdout.toString().trim()), anew ? eolConverted(cwd, env, anew) : null]);
+      if (!eol || !tracked!.added.every((p) => eol!.listed.has(p))) {
+        // add's output could not be read with certainty (a name with a newline): what the trees say
+        const before = seeded ? previous!.tree : indexTree;
+        eol = await eolConverted(cwd, env, before && before !== tree ? await changedPaths(cwd, before, tree, trusted) : []);
+      }
+      if (await storeRawBytes(cwd, env, eol.converted)) tree = (await git(['write-tree'], { cwd, env })).stdout.toString().trim();
     }
-    if (await storeRawBytes(cwd, env, eol.converted)) tree = (await git(['write-tree'], { cwd, env })).stdout.toString().trim();
     const untrackedNow = [...carried, ...added];
     if (key && untrackedNow.length <= KEPT_UNTRACKED_MAX) {
       keptName = `guard-index.${key}.${randomBytes(4).toString('hex')}`;
@@ -350,8 +394,9 @@ async function checkpointTree(repo: Repo, opts: CheckpointOptions): Promise<Chec
     }
     const remember = { head, userIndexKey: key, stagedTree: indexTree, keptIndex: keptName, untracked: keptName ? untrackedNow : [] };
 
+    // (a tree fast-import has yet to make differs from the last one: kept with the index beside it)
     const index = indexTree && indexTree !== tree ? indexTree : null;
-    if (previous && previous.tree === tree && previous.index === index && sameSkips(previous.skipped, skipped)) {
+    if (previous && tree !== null && previous.tree === tree && previous.index === index && sameSkips(previous.skipped, skipped)) {
       const cp = { ref: previous.ref, id: previous.id, commit: previous.commit, tree: previous.tree, index: previous.index, skipped, reused: true };
       const records = opts.records?.({ id: cp.id, ref: cp.ref, commit: cp.commit }) ?? [];
       await Promise.all([
@@ -376,14 +421,14 @@ async function checkpointTree(repo: Repo, opts: CheckpointOptions): Promise<Chec
         merges.push(`:${INDEX_MARK}`);
       }
     }
-    commits.push({ ref, mark: CHECKPOINT_MARK, parent: head, merges, tree, message, changes: [] });
+    commits.push({ ref, mark: CHECKPOINT_MARK, parent: head, merges, tree: tree ?? previous!.tree, message, changes: tree === null ? onDisk! : [] });
     commits.push(...(opts.records?.({ id, ref, commit: `:${CHECKPOINT_MARK}` }) ?? []));
     faultPoint('checkpoint:before-update-ref');
     const ask = merges[0] === `:${INDEX_MARK}` ? [CHECKPOINT_MARK, INDEX_MARK] : [CHECKPOINT_MARK];
     const written = await importCommits(cwd, commits, now, { env: trusted, ask });
-    const commit = written.get(CHECKPOINT_MARK)!.commit;
+    const { commit, tree: made } = written.get(CHECKPOINT_MARK)!;
     const indexCommit = written.get(INDEX_MARK)?.commit ?? merges[0];
-    const cp: Checkpoint = { ref, id, commit, tree, index, reused: false, skipped };
+    const cp: Checkpoint = { ref, id, commit, tree: made, index, reused: false, skipped };
     await rememberLast(repo, { ...cp, ...remember, indexCommit });
     return cp;
   } finally {
