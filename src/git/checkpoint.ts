@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { lstatSync } from 'node:fs';
 import { createHash, randomBytes } from 'node:crypto';
-import { copyFile, lstat, open, readFile, readdir, readlink, rename, rm, stat, utimes, writeFile } from 'node:fs/promises';
+import { copyFile, link, lstat, open, readFile, readdir, readlink, rename, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { GuardError } from '../core/errors.js';
 import { RECORD_VERSION } from '../core/record.js';
@@ -122,8 +122,21 @@ function envNumber(name: string): number | undefined {
   return Number.isFinite(n) && n >= 0 ? n : undefined;
 }
 
-/** Copy an index file keeping its mtime: git's racy-clean check compares each entry's mtime with it. */
+/**
+ * A private name for an index file, keeping its mtime: git's racy-clean
+ * check compares each entry's mtime with it. A hard link where the file
+ * system has them (no copy of a 2 MB index; the same inode, so the same
+ * mtime): git never writes an index in place (it writes `<file>.lock` and
+ * renames it over the name), so the other name keeps the file as it was.
+ * Else a copy with the mtime put back.
+ */
 async function copyIndex(from: string, to: string): Promise<boolean> {
+  try {
+    await link(from, to);
+    return true;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return false;
+  }
   try {
     await copyFile(from, to);
     // A fresh mtime would make a file rewritten in the same second with the
