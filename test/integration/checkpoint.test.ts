@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { mkdirSync, readFileSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, readdirSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -222,6 +222,25 @@ describe('checkpoint', () => {
     expect(none.skipped.filter((s) => s.reason === 'time').map((s) => s.path).sort()).toEqual(['big.bin', 'git~1', 'small2.txt']);
     // (small.txt was taken by the checkpoint before: guard's own index carries it)
     expect(tree(repo, none.ref).sort()).toEqual(['a.txt', 'small.txt', 'tracked-big.bin']);
+  });
+
+  it('an untracked file guard already keeps that grows past the cap is left out and recorded, never hashed', async () => {
+    const repo = makeRepo({ 'a.txt': 'a\n' });
+    repo.write('grows.bin', Buffer.alloc(100, 1));
+    const r = await openRepo(repo.dir);
+    const first = await checkpoint(r, { reason: 'small', command: 'test', lane: null, maxUntrackedBytes: 1000 });
+    expect(tree(repo, first.ref).sort()).toEqual(['a.txt', 'grows.bin']);
+    const big = Buffer.alloc(5000, 2);
+    repo.write('grows.bin', big);
+    repo.write('a.txt', 'a2\n');
+    const second = await checkpoint(r, { reason: 'grown', command: 'test', lane: null, maxUntrackedBytes: 1000 });
+    expect(tree(repo, second.ref).sort()).toEqual(['a.txt']);
+    expect(repo.git(['show', `${second.ref}:a.txt`])).toBe('a2\n');
+    expect(second.skipped).toEqual([{ path: 'grows.bin', reason: 'size', bytes: 5000 }]);
+    // git never stored the grown content
+    const oid = spawnSync('git', ['hash-object', '--stdin'], { cwd: repo.dir, input: big }).stdout.toString().trim();
+    expect(spawnSync('git', ['cat-file', '-e', oid], { cwd: repo.dir }).status).not.toBe(0);
+    expect(readdirSync(path.join(repo.dir, '.git')).filter((n) => n.startsWith('guard-index-'))).toEqual([]);
   });
 
   it('a name git refuses does not fail lanes, review or discard (issue 13 item 20)', async () => {
