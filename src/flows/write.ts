@@ -69,7 +69,9 @@ const LOCK_WAIT_MS = 10_000;
  * if it may be written (by policy or by a person), checkpoint the path,
  * then rename the prepared temp file over it. Otherwise nothing is written
  * and the proposal is kept as a rejected ref. Git processes: rev-parse,
- * cat-file, at most one diff, the checkpoint's few, one fast-import.
+ * cat-file and git's numstat (at once), the `-w` numstat when the change
+ * would replace most of the file, and one fast-import (the checkpoint, the
+ * records, the session step).
  */
 export async function write(opts: WriteOptions): Promise<WriteResult> {
   // check's core (and its placeholder patterns) compiles while git answers the calls below
