@@ -383,7 +383,9 @@ async function checkpointTree(repo: Repo, opts: CheckpointOptions): Promise<Chec
     const tracked = addOutput(adding.stdout);
     // From guard's kept index, what add changed is all that changed since the last checkpoint: its
     // tree plus those files, read here as raw bytes, is this one (fast-import builds it; no write-tree).
-    const onDisk = seeded && previous!.tree && tracked ? await changesOnDisk(cwd, [...tracked.added, ...added], tracked.removed) : null;
+    // (Not on Windows, where git keeps an index entry's executable bit and symlink mode when the
+    // file system cannot say them: core.fileMode and core.symlinks false.)
+    const onDisk = seeded && previous!.tree && tracked && process.platform !== 'win32' ? await changesOnDisk(cwd, [...tracked.added, ...added], tracked.removed) : null;
     // null: fast-import makes it from the last checkpoint's and `onDisk`
     let tree: string | null = onDisk ? (onDisk.length === 0 ? previous!.tree : null) : null;
     if (!onDisk) {
