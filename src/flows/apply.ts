@@ -167,7 +167,7 @@ export async function apply(p: ApplyPlan): Promise<ApplyResult> {
   let late: RecordCommit[] = [];
   try {
     if (t.kind === 'file') await sameOnDisk(t.judged);
-    taken = t.kind === 'file' ? await checkpointFile(p, t, keep) : await (await import('../git/checkpoint.js')).checkpoint(p.repo, t.checkpoint);
+    taken = t.kind === 'file' ? await checkpointFile(p, t) : await (await import('../git/checkpoint.js')).checkpoint(p.repo, t.checkpoint);
     fault(faults.afterCheckpoint);
     if (t.kind === 'index') await writeIndex(p.repo.root, t);
     else if (t.kind === 'file') await writeFile(t);
@@ -238,16 +238,12 @@ async function sameOnDisk({ abs, rel, old, content }: FileTarget['judged']): Pro
   if (!same) throw new GuardError('E_CHANGED', `${rel} changed on disk while guard was judging the write (another writer?)`, 'nothing was written; run the command again to judge the new content');
 }
 
-/** The file's checkpoint; beside it the records, then the session's first touch (it names the checkpoint). */
-async function checkpointFile(p: ApplyPlan, t: FileTarget, keep: () => Promise<void>): Promise<Taken> {
-  const { checkpoint } = await import('../git/checkpoint.js');
-  const [taken] = await Promise.all([checkpoint(p.repo, t.checkpoint), keep()]);
+/** The file's checkpoint, with the records and the session's first touch (it names the checkpoint) in its one fast-import. */
+async function checkpointFile(p: ApplyPlan, t: FileTarget): Promise<Taken> {
+  const [{ checkpoint }, { sessionEvent }] = await Promise.all([import('../git/checkpoint.js'), import('../git/session-base.js')]);
   const s = t.session;
-  if (s) {
-    const { sessionEvent } = await import('../git/session-base.js');
-    await writeRecords(p.repo.root, [sessionEvent(taken.commit, { session: s.id, checkpoint: taken.id, path: s.path, worktree: s.worktree, outcome: s.outcome }, p.now)], p.now);
-  }
-  return taken;
+  const first = (cp: Taken) => (s ? [sessionEvent(cp.commit, { session: s.id, checkpoint: cp.id, path: s.path, worktree: s.worktree, outcome: s.outcome }, p.now)] : []);
+  return checkpoint(p.repo, { ...t.checkpoint, records: (cp) => [...first(cp), ...p.records] });
 }
 
 async function writeFile(t: FileTarget): Promise<void> {

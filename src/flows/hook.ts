@@ -463,8 +463,9 @@ async function writeAfter(repo: Repo, e: HookEvent, _meta: SessionMeta, now: Dat
 /* -------------------------------------------------------------- shell */
 
 async function shellBefore(repo: Repo, e: HookEvent, command: string, meta: SessionMeta, now: Date): Promise<HookResult> {
-  const cp = await checkpoint(repo, { reason: `before ${e.harness} shell: ${oneLine(command)}`, command: 'hook', lane: laneOf(repo.root), session: meta, now });
-  await writeRecords(repo.root, [sessionCommit(repo, e, cp.commit, cp.id, 'pre', command, now)], now);
+  // the session step goes in the checkpoint's own fast-import
+  const records = (c: { id: string; commit: string }) => [sessionCommit(repo, e, c.commit, c.id, 'pre', command, now)];
+  const cp = await checkpoint(repo, { reason: `before ${e.harness} shell: ${oneLine(command)}`, command: 'hook', lane: laneOf(repo.root), session: meta, now, records });
   return { outcome: NONE, checkpoint: cp.id, notes: [] };
 }
 

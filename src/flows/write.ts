@@ -1,7 +1,7 @@
 import { mkdtemp, readFile, readlink, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { classify, makePolicy, type ChangeFacts, type Classification } from '../core/classify.js';
+import type { ChangeFacts, Classification } from '../core/classify.js';
 import { CONFIG_FILE } from '../core/config.js';
 import { countLines, looksBinary } from '../core/lines.js';
 import type { Hunk } from '../core/hunks.js';
@@ -12,7 +12,7 @@ import { READ_CAP, catFileBatch } from '../git/catfile.js';
 import { assertWritable } from '../git/contain.js';
 import { REFS, newRef, type RecordCommit } from '../git/records.js';
 import { openRepo } from '../git/repo.js';
-import { numstatFiles, patchFiles, whitespaceOnlyFiles } from '../git/measure.js';
+import { numstatFiles, patchFiles, whitespaceOnlyFiles, type FileNumstat } from '../git/measure.js';
 import { sessionBase } from '../git/session-base.js';
 import { apply, type FileTarget } from './apply.js';
 import { configAt, laneOf, type FlowOptions } from './context.js';
@@ -66,23 +66,23 @@ const LOCK_WAIT_MS = 10_000;
  * if it may be written (by policy or by a person), checkpoint the path,
  * then rename the prepared temp file over it. Otherwise nothing is written
  * and the proposal is kept as a rejected ref. Git processes: rev-parse,
- * cat-file, at most one diff, the checkpoint's few, one fast-import.
+ * cat-file and git's numstat (at once), the `-w` numstat when the change
+ * would replace most of the file, and one fast-import (the checkpoint, the
+ * records, the session step).
  */
 export async function write(opts: WriteOptions): Promise<WriteResult> {
+  // check's core (and its placeholder patterns) compiles while git answers the calls below
+  const judging = import('../core/classify.js');
+  judging.catch(() => {});
   const repo = await openRepo(opts.cwd);
   const root = repo.root;
   // relative to the root when relative to cwd, so a refusal names the path the way the person sees it
   const asked = path.isAbsolute(opts.path) ? opts.path : path.relative(root, path.resolve(opts.cwd, opts.path)) || '.';
   const target = await resolveInside(root, asked);
   await assertWritable(root, target.rel);
-  const [old, [head, configBlob]] = await Promise.all([
-    statOnDisk(target.abs),
-    catFileBatch(root, ['HEAD', `HEAD:${CONFIG_FILE}`], READ_CAP),
-    cleanStaleTemps(target.abs),
-  ]);
-  const base = head && head.type === 'commit' ? head.oid : null;
-  const config = configAt('HEAD', configBlob?.data);
-  const policy = makePolicy(config, { bootstrap: configBlob === null });
+  const atHead = catFileBatch(root, ['HEAD', `HEAD:${CONFIG_FILE}`], READ_CAP);
+  atHead.catch(() => {});
+  const [old] = await Promise.all([statOnDisk(target.abs), cleanStaleTemps(target.abs)]);
   const lane = laneOf(root);
 
   const oldContent = old === null ? null : old.mode === MODE.symlink ? Buffer.from(await readlink(target.abs, { encoding: 'buffer' })) : await readFile(target.abs);
@@ -92,7 +92,14 @@ export async function write(opts: WriteOptions): Promise<WriteResult> {
   let staged = await stageWrite(root, target.rel, opts.content, newMode);
   let committed = false;
   try {
-    const facts = await measure(staged, old?.mode ?? null, newMode, oldContent, opts.content, config);
+    // git's numstat of the write runs beside cat-file (it needs no policy)
+    const numstat = oldContent !== null && !oldContent.equals(opts.content) ? numstatFiles(staged.abs, staged.temp) : null;
+    numstat?.catch(() => {});
+    const [[head, configBlob], { classify, makePolicy }] = await Promise.all([atHead, judging]);
+    const base = head && head.type === 'commit' ? head.oid : null;
+    const config = configAt('HEAD', configBlob?.data);
+    const policy = makePolicy(config, { bootstrap: configBlob === null });
+    const facts = await measure(staged, old?.mode ?? null, newMode, oldContent, opts.content, config, staged.rel, numstat);
     let c = classify(facts, policy);
     if (sessionStart && !sameBytes(sessionStart.content, oldContent)) {
       // Against the session's base too; the stricter answer stands, so a base can only add questions.
@@ -194,6 +201,8 @@ async function measure(
   newContent: Buffer,
   config: { maxFileBytes: number; changeRatio: number },
   rel: string = staged.rel,
+  /** git's numstat of the two, when already started (else it runs here). */
+  numstat: Promise<FileNumstat> | null = null,
 ): Promise<ChangeFacts> {
   const maxBytes = config.maxFileBytes;
   const binary = (oldContent !== null && looksBinary(oldContent)) || looksBinary(newContent);
@@ -201,7 +210,7 @@ async function measure(
   let deleted = 0;
   let numstatBinary = false;
   if (oldContent !== null && !oldContent.equals(newContent)) {
-    const n = await numstatFiles(staged.abs, staged.temp);
+    const n = await (numstat ?? numstatFiles(staged.abs, staged.temp));
     numstatBinary = n.binary;
     added = n.added;
     deleted = n.deleted;
@@ -284,3 +293,4 @@ async function previewHunks(staged: Staged, existed: boolean, contextLines: numb
   const { parseHunks } = await import('../core/hunks.js');
   return parseHunks(await patchFiles(from, staged.temp, contextLines));
 }
+

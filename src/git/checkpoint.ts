@@ -1,14 +1,14 @@
 import { spawn } from 'node:child_process';
 import { lstatSync } from 'node:fs';
 import { createHash, randomBytes } from 'node:crypto';
-import { copyFile, lstat, open, readFile, readdir, rename, rm, stat, utimes, writeFile } from 'node:fs/promises';
+import { copyFile, link, lstat, open, readFile, readdir, readlink, rename, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { GuardError } from '../core/errors.js';
 import { RECORD_VERSION } from '../core/record.js';
 import { faultPoint } from './faults.js';
 import type { Repo } from './repo.js';
-import { REFS, newRef } from './records.js';
-import { keepRawBytes } from './rawbytes.js';
+import { REFS, importCommits, newRef, type RecordCommit } from './records.js';
+import { eolConverted, storeRawBytes } from './rawbytes.js';
 import { git, gitFailure, gitSpawnArgs, splitZ } from './run.js';
 import { processAlive as alive } from './alive.js';
 
@@ -54,6 +54,14 @@ export interface CheckpointOptions {
   session?: SessionMeta;
   /** Extra environment for every git process (e.g. config that a repository guard does not trust must not set). */
   env?: NodeJS.ProcessEnv;
+  /**
+   * Records to write with the checkpoint, in the same `git fast-import` (one
+   * process instead of two; nothing of either is written before the input is
+   * complete). Given the checkpoint: its ref, id and commit, the commit as a
+   * fast-import mark (`:N`, usable as a parent) when it is new, its id when
+   * the last one was reused. Their own marks must stay below 1,000,000.
+   */
+  records?: (cp: { ref: string; id: string; commit: string }) => RecordCommit[];
 }
 
 /** Who a checkpoint or decision was for: harness, session id and tool-call id (DESIGN.md "session"). */
@@ -114,8 +122,21 @@ function envNumber(name: string): number | undefined {
   return Number.isFinite(n) && n >= 0 ? n : undefined;
 }
 
-/** Copy an index file keeping its mtime: git's racy-clean check compares each entry's mtime with it. */
+/**
+ * A private name for an index file, keeping its mtime: git's racy-clean
+ * check compares each entry's mtime with it. A hard link where the file
+ * system has them (no copy of a 2 MB index; the same inode, so the same
+ * mtime): git never writes an index in place (it writes `<file>.lock` and
+ * renames it over the name), so the other name keeps the file as it was.
+ * Else a copy with the mtime put back.
+ */
 async function copyIndex(from: string, to: string): Promise<boolean> {
+  try {
+    await link(from, to);
+    return true;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return false;
+  }
   try {
     await copyFile(from, to);
     // A fresh mtime would make a file rewritten in the same second with the
@@ -163,27 +184,160 @@ const KEPT_INDEX = /^guard-index\.[0-9a-f]{16}\.[0-9a-f]{8}$/;
 /** Beyond this many untracked files, guard's own index is not kept (their list would be too long to carry). */
 const KEPT_UNTRACKED_MAX = 10_000;
 
+/** The checkpoint commit's fast-import mark, and its staged index's (a caller's records use marks below these). */
+const CHECKPOINT_MARK = 1_000_001;
+const INDEX_MARK = 1_000_002;
+
 /**
  * Record the full state of a work tree (tracked files and untracked files
  * that are not ignored) as a commit under refs/guard/checkpoints/, without
  * touching the user's index, work tree or stash:
  *
- *   cp guard's index (or .git/index) TMP    seeded, so unchanged files are not re-hashed
- *   GIT_INDEX_FILE=TMP git add -u           tracked files   } at once
- *   GIT_INDEX_FILE=TMP git ls-files -o      untracked ones  }
+ *   guard's index (or .git/index) -> TMP    seeded, so unchanged files are not re-hashed
+ *   GIT_INDEX_FILE=TMP git add -u --verbose  tracked files   } at once
+ *   GIT_INDEX_FILE=TMP git ls-files -o       untracked ones  }
  *   GIT_INDEX_FILE=TMP git update-index --add --stdin   untracked files under the cap, within the budget
- *   GIT_INDEX_FILE=TMP git write-tree
- *   git commit-tree TREE -p HEAD            (guard's identity, no hooks, no signing)
- *   git update-ref REF COMMIT ""            ("" = the ref must not exist yet: unique under concurrency)
+ *   GIT_INDEX_FILE=TMP git write-tree        } at once
+ *   GIT_INDEX_FILE=TMP git ls-files --eol    } (what add hashed anew: kept as the bytes on disk)
+ *   git fast-import                          the commit(s) (guard's identity, no hooks, no signing),
+ *                                            the ref (new: unique under concurrency) and the caller's records
  *
- * A known-path checkpoint (`paths`, guard write's) hashes only those paths
- * into a copy of the user's index.
+ * A known-path checkpoint (`paths`, guard write's) reads only those paths
+ * and writes them on HEAD's tree, in the one fast-import.
  */
 export async function checkpoint(repo: Repo, opts: CheckpointOptions): Promise<Checkpoint> {
+  return opts.paths ? checkpointPaths(repo, opts.paths, opts) : checkpointTree(repo, opts);
+}
+
+/** The checkpoint's message: why, and its JSON body (DESIGN "Where things are kept"). */
+function checkpointMessage(
+  repo: Repo,
+  opts: CheckpointOptions,
+  { now, head, index, skipped }: { now: Date; head: string | null; index: string | null; skipped: readonly SkippedFile[] },
+): string {
+  const body = {
+    v: RECORD_VERSION,
+    kind: 'checkpoint',
+    reason: opts.reason,
+    command: opts.command,
+    lane: opts.lane,
+    worktree: repo.root,
+    time: now.toISOString(),
+    head,
+    partial: opts.paths ? true : undefined,
+    // A partial checkpoint vouches only for these paths (the rest of its tree is HEAD's): restore uses them.
+    paths: opts.paths ? [...opts.paths] : undefined,
+    // The index's tree when it differs from the work tree's (the commit's second parent holds it).
+    index: index ?? undefined,
+    // Untracked files left out (over the cap, past the budget, refused by git): never a silent drop.
+    skipped: skipped.length > 0 ? skipped.slice(0, SKIP_LIST_MAX) : undefined,
+    skippedCount: skipped.length > 0 ? skipped.length : undefined,
+    ...(opts.session ? { harness: opts.session.harness, session: opts.session.session, toolCall: opts.session.toolCall } : {}),
+  };
+  return `guard checkpoint: ${opts.reason}\n\n${JSON.stringify(body)}\n`;
+}
+
+/**
+ * A known-path checkpoint: the paths as they are on disk now, byte for byte
+ * (no clean filter, no eol conversion: read here, not hashed by git), on
+ * HEAD's tree; a path that does not exist (the file guard write is about to
+ * create) is absent from it. One git process: the fast-import that also
+ * writes the caller's records.
+ */
+async function checkpointPaths(repo: Repo, paths: readonly string[], opts: CheckpointOptions): Promise<Checkpoint> {
+  const trusted = opts.env ?? {};
+  const cwd = repo.root;
+  const [head, found] = await Promise.all([headCommit(repo, trusted), Promise.all(paths.map((p) => readOnDisk(cwd, p)))]);
+  faultPoint('checkpoint:after-add');
+  const now = opts.now ?? new Date();
+  const ref = newRef(REFS.checkpoints, now);
+  const id = checkpointId(ref);
+  const changes: RecordCommit['changes'] = paths.map((p, i) => {
+    const f = found[i];
+    return f ? { kind: 'inline', path: p, mode: f.mode, data: f.data } : { kind: 'delete', path: p };
+  });
+  const commits: RecordCommit[] = [
+    { ref, mark: CHECKPOINT_MARK, parent: head, message: checkpointMessage(repo, opts, { now, head, index: null, skipped: [] }), changes },
+    ...(opts.records?.({ id, ref, commit: `:${CHECKPOINT_MARK}` }) ?? []),
+  ];
+  faultPoint('checkpoint:before-update-ref');
+  const w = (await importCommits(cwd, commits, now, { env: trusted, ask: [CHECKPOINT_MARK] })).get(CHECKPOINT_MARK)!;
+  return { ref, id, commit: w.commit, tree: w.tree, index: null, reused: false, skipped: [] };
+}
+
+/** A work-tree path as git would hold it: a file's bytes and mode, a symlink's target; null when there is none. */
+async function readOnDisk(root: string, rel: string): Promise<{ mode: string; data: Buffer } | null> {
+  const abs = path.join(root, rel);
+  try {
+    const st = await lstat(abs);
+    if (st.isSymbolicLink()) return { mode: '120000', data: await readlink(abs, { encoding: 'buffer' }) };
+    // git's own rule: the owner's execute bit
+    if (st.isFile()) return { mode: st.mode & 0o100 ? '100755' : '100644', data: await readFile(abs) };
+    throw new GuardError('E_USAGE', `${rel} is not a file`, 'guard checkpoints files and symlinks by path');
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' || code === 'ENOTDIR') return null;
+    if (code === 'EACCES' || code === 'EPERM') throw new GuardError('E_UNREADABLE', `could not read ${rel}: permission denied`, 'fix its permissions (or move it away), then run guard again');
+    throw err;
+  }
+}
+
+/**
+ * What `git add --verbose` changed in the index: paths (re)hashed to a new
+ * blob or mode ("add 'P'") and paths removed ("remove 'P'", in the C locale);
+ * null when its output cannot be read with certainty (a name with a newline).
+ */
+function addOutput(stdout: Buffer): { added: string[]; removed: string[] } | null {
+  const added: string[] = [];
+  const removed: string[] = [];
+  for (const line of stdout.toString('utf8').split('\n')) {
+    if (line === '') continue;
+    if (!line.endsWith("'")) return null;
+    if (line.startsWith("add '")) added.push(line.slice(5, -1));
+    else if (line.startsWith("remove '")) removed.push(line.slice(8, -1));
+    else return null;
+  }
+  return { added, removed };
+}
+
+/** Above these, the files a checkpoint hashed anew are not read into guard (git's write-tree path instead). */
+const INLINE_FILE_MAX = 1 << 20;
+const INLINE_TOTAL_MAX = 8 << 20;
+
+/**
+ * The tree changes that turn the last checkpoint's tree into this one, with
+ * the files as they are on disk (raw bytes: no eol pass), when every path is
+ * a plain file or symlink that is small enough and has no CR (a CRLF file
+ * goes through git's write-tree and its raw-bytes pass, which keeps its raw
+ * blob in guard's index so that a later eol-only change is still seen); null otherwise.
+ */
+async function changesOnDisk(root: string, changed: readonly string[], removed: readonly string[]): Promise<RecordCommit['changes'] | null> {
+  if (changed.length > 256) return null;
+  let total = 0;
+  const read = await Promise.all(
+    changed.map(async (rel) => {
+      const abs = path.join(root, rel);
+      const st = await lstat(abs).catch(() => null);
+      if (!st || st.size > INLINE_FILE_MAX || (total += st.size) > INLINE_TOTAL_MAX) return null;
+      if (st.isSymbolicLink()) return { mode: '120000', data: await readlink(abs, { encoding: 'buffer' }).catch(() => null) };
+      if (!st.isFile()) return null;
+      const data = await readFile(abs).catch(() => null);
+      return { mode: st.mode & 0o100 ? '100755' : '100644', data: data && data.length === st.size && !data.includes(13) ? data : null };
+    }),
+  );
+  const changes: RecordCommit['changes'] = removed.map((p) => ({ kind: 'delete', path: p }));
+  for (const [i, f] of read.entries()) {
+    if (!f?.data) return null;
+    changes.push({ kind: 'inline', path: changed[i]!, mode: f.mode, data: f.data });
+  }
+  return changes;
+}
+
+async function checkpointTree(repo: Repo, opts: CheckpointOptions): Promise<Checkpoint> {
   const tmpIndex = path.join(repo.gitDir, `guard-index-${process.pid}-${randomBytes(4).toString('hex')}`);
-  // A second copy for a whole-tree checkpoint: its tree is the index as it is (what is
-  // staged), kept too so that a staged version that differs from the file is not lost.
-  const stagedIndex = opts.paths ? null : `${tmpIndex}-staged`;
+  // A second copy: its tree is the index as it is (what is staged), kept too so
+  // that a staged version that differs from the file is not lost.
+  const stagedIndex = `${tmpIndex}-staged`;
   const trusted = opts.env ?? {};
   const env = { ...trusted, GIT_INDEX_FILE: tmpIndex };
   const cwd = repo.root;
@@ -192,7 +346,7 @@ export async function checkpoint(repo: Repo, opts: CheckpointOptions): Promise<C
   const budgetMs = opts.untrackedBudgetMs ?? envNumber('GUARD_CHECKPOINT_BUDGET_MS') ?? UNTRACKED_BUDGET_MS;
   let keptName: string | null = null;
   try {
-    const [key, previous] = opts.paths ? [null, null] : await Promise.all([indexKey(userIndex), lastCheckpoint(repo)]);
+    const [key, previous] = await Promise.all([indexKey(userIndex), lastCheckpoint(repo)]);
     const sameUserIndex = previous !== null && key !== null && previous.userIndexKey === key;
     // guard's own index from the last checkpoint, while the user's index is the one it grew from
     // (and none of the untracked files it holds has grown past the cap since)
@@ -209,98 +363,93 @@ export async function checkpoint(repo: Repo, opts: CheckpointOptions): Promise<C
     if (!seeded) await copyIndex(userIndex, tmpIndex);
     // The staged tree only changes with the user's index: known from the last checkpoint while its key holds.
     const stagedKnown = sameUserIndex && previous.stagedTree !== undefined ? previous.stagedTree : undefined;
-    const stagedSeeded = stagedIndex !== null && stagedKnown === undefined && (await copyIndex(userIndex, stagedIndex));
+    const stagedSeeded = stagedKnown === undefined && (await copyIndex(userIndex, stagedIndex));
 
-    let skipped: SkippedFile[] = [];
-    const tracked = opts.paths
-      ? opts.paths.length > 0
-        ? // update-index, not `add -A -- PATH`: a path that does not exist yet (the
-          // file guard write is about to create) is skipped instead of failing the pathspec.
-          git([...STRICT_STAT, 'update-index', '--add', '--remove', '-z', '--stdin'], { cwd, env, input: opts.paths.join('\0') + '\0' })
-        : Promise.resolve(null)
-      : // tracked files (and deletions) first; untracked ones below, under the cap and the budget
-        git([...STRICT_STAT, 'add', '-u', '--ignore-errors', '--', ...WHOLE_TREE], { cwd, env });
-    const untracked = opts.paths
-      ? null
-      : git([...STRICT_STAT, 'ls-files', '-o', '--exclude-standard', '-z', '--', ...WHOLE_TREE], { cwd, env }).then((r) => splitZ(r.stdout));
-    const [, head, , staged, names] = await Promise.all([
-      tracked,
+    // tracked files (and deletions) and the untracked ones at once; those below, under the cap and the budget
+    // (--verbose: "add 'P'" for each file hashed to a new blob, "remove 'P'" (C locale) for each gone)
+    const [adding, head, , staged, names] = await Promise.all([
+      // (no exclude pathspec here: git matches it against every tracked path, ~5 ms at 20,000, and it
+      // keeps nothing out: a temp file the user's index tracks stays in the tree with or without it)
+      git([...STRICT_STAT, 'add', '-u', '--verbose', '--ignore-errors', '--', ':(top)'], { cwd, env: { ...env, LC_ALL: 'C', LANGUAGE: 'C' } }),
       headCommit(repo, trusted),
       removeStaleIndexes(repo.gitDir),
-      stagedIndex && stagedSeeded ? git(['write-tree'], { cwd, env: { ...trusted, GIT_INDEX_FILE: stagedIndex }, okCodes: [128] }) : null,
-      untracked,
+      stagedSeeded ? git(['write-tree'], { cwd, env: { ...trusted, GIT_INDEX_FILE: stagedIndex }, okCodes: [128] }) : null,
+      git([...STRICT_STAT, 'ls-files', '-o', '--exclude-standard', '-z', '--', ...WHOLE_TREE], { cwd, env }).then((r) => splitZ(r.stdout)),
     ]);
+    let skipped: SkippedFile[] = [];
     let added: string[] = [];
-    if (names && names.length > 0) ({ skipped, added } = await addUntracked(repo, env, names, { maxBytes, budgetMs }));
+    if (names.length > 0) ({ skipped, added } = await addUntracked(repo, env, names, { maxBytes, budgetMs }));
     // null when the index could not be written as a tree (a merge in progress): only the work tree is kept
     const indexTree = stagedKnown !== undefined ? stagedKnown : staged && staged.code === 0 ? staged.stdout.toString().trim() : null;
     faultPoint('checkpoint:after-add');
-    let tree = (await git(['write-tree'], { cwd, env })).stdout.toString().trim();
-    // What add hashed anew is kept as the bytes on disk, not git's clean (eol) form.
-    // (From guard's kept index, only what changed since the last checkpoint was hashed anew: the
-    // files it carries were kept as raw bytes then. From the user's index, what differs from it.)
-    const before = seeded ? previous!.tree : indexTree;
-    const hashedAnew = opts.paths ?? (before && before !== tree ? await changedPaths(cwd, before, tree, trusted) : []);
-    if (await keepRawBytes(cwd, env, hashedAnew)) tree = (await git(['write-tree'], { cwd, env })).stdout.toString().trim();
-    const headOid = head;
+    const tracked = addOutput(adding.stdout);
+    // From guard's kept index, what add changed is all that changed since the last checkpoint: its
+    // tree plus those files, read here as raw bytes, is this one (fast-import builds it; no write-tree).
+    // (Not on Windows, where git keeps an index entry's executable bit and symlink mode when the
+    // file system cannot say them: core.fileMode and core.symlinks false.)
+    const onDisk = seeded && previous!.tree && tracked && process.platform !== 'win32' ? await changesOnDisk(cwd, [...tracked.added, ...added], tracked.removed) : null;
+    // null: fast-import makes it from the last checkpoint's and `onDisk`
+    let tree: string | null = onDisk ? (onDisk.length === 0 ? previous!.tree : null) : null;
+    if (!onDisk) {
+      // What add hashed anew is kept as the bytes on disk, not git's clean (eol) form. (From guard's
+      // kept index, only what changed since the last checkpoint is hashed anew: the files it carries
+      // were kept as raw bytes then. From the user's index, what differs from it.) Read beside write-tree.
+      const anew = tracked && [...tracked.added, ...added];
+      let eol: Awaited<ReturnType<typeof eolConverted>> | null;
+      [tree, eol] = await Promise.all([git(['write-tree'], { cwd, env }).then((r) => r.stdout.toString().trim()), anew ? eolConverted(cwd, env, anew) : null]);
+      if (!eol || !tracked!.added.every((p) => eol!.listed.has(p))) {
+        // add's output could not be read with certainty (a name with a newline): what the trees say
+        const before = seeded ? previous!.tree : indexTree;
+        eol = await eolConverted(cwd, env, before && before !== tree ? await changedPaths(cwd, before, tree, trusted) : []);
+      }
+      if (await storeRawBytes(cwd, env, eol.converted)) tree = (await git(['write-tree'], { cwd, env })).stdout.toString().trim();
+    }
     const untrackedNow = [...carried, ...added];
     if (key && untrackedNow.length <= KEPT_UNTRACKED_MAX) {
       keptName = `guard-index.${key}.${randomBytes(4).toString('hex')}`;
       await rename(tmpIndex, path.join(repo.gitDir, keptName)).catch(() => (keptName = null));
     }
-    const remember = { head: headOid, userIndexKey: key, stagedTree: indexTree, keptIndex: keptName, untracked: keptName ? untrackedNow : [] };
+    const remember = { head, userIndexKey: key, stagedTree: indexTree, keptIndex: keptName, untracked: keptName ? untrackedNow : [] };
 
+    // (a tree fast-import has yet to make differs from the last one: kept with the index beside it)
     const index = indexTree && indexTree !== tree ? indexTree : null;
-    if (previous && previous.tree === tree && previous.index === index && sameSkips(previous.skipped, skipped)) {
+    if (previous && tree !== null && previous.tree === tree && previous.index === index && sameSkips(previous.skipped, skipped)) {
       const cp = { ref: previous.ref, id: previous.id, commit: previous.commit, tree: previous.tree, index: previous.index, skipped, reused: true };
-      await rememberLast(repo, { ...cp, reused: false, ...remember, indexCommit: previous.indexCommit });
+      const records = opts.records?.({ id: cp.id, ref: cp.ref, commit: cp.commit }) ?? [];
+      await Promise.all([
+        rememberLast(repo, { ...cp, reused: false, ...remember, indexCommit: previous.indexCommit }),
+        records.length > 0 ? importCommits(cwd, records, opts.now ?? new Date(), { env: trusted }) : null,
+      ]);
       return cp;
     }
 
     const now = opts.now ?? new Date();
     const ref = newRef(REFS.checkpoints, now);
-    const body = {
-      v: RECORD_VERSION,
-      kind: 'checkpoint',
-      reason: opts.reason,
-      command: opts.command,
-      lane: opts.lane,
-      worktree: repo.root,
-      time: now.toISOString(),
-      head: headOid,
-      partial: opts.paths ? true : undefined,
-      // A partial checkpoint vouches only for these paths (the rest of its tree is the index): restore uses them.
-      paths: opts.paths ? [...opts.paths] : undefined,
-      // The index's tree when it differs from the work tree's (the commit's second parent holds it).
-      index: index ?? undefined,
-      // Untracked files left out (over the cap, past the budget, refused by git): never a silent drop.
-      skipped: skipped.length > 0 ? skipped.slice(0, SKIP_LIST_MAX) : undefined,
-      skippedCount: skipped.length > 0 ? skipped.length : undefined,
-      ...(opts.session ? { harness: opts.session.harness, session: opts.session.session, toolCall: opts.session.toolCall } : {}),
-    };
-    const message = `guard checkpoint: ${opts.reason}\n\n${JSON.stringify(body)}\n`;
-    const parents = headOid ? ['-p', headOid] : [];
-    let indexCommit: string | undefined;
+    const id = checkpointId(ref);
+    const message = checkpointMessage(repo, opts, { now, head, index, skipped });
+    const commits: RecordCommit[] = [];
+    const merges: string[] = [];
     if (index) {
       // like `git stash`: the staged state is a commit of its own, the checkpoint's second parent
       // (the last checkpoint's when it is the same tree on the same HEAD)
-      indexCommit =
-        previous?.indexCommit && previous.index === index && previous.head === headOid
-          ? previous.indexCommit
-          : (await git(['commit-tree', index, ...parents], { cwd, input: `guard checkpoint: the index\n`, env: { ...trusted, ...GUARD_IDENTITY } })).stdout.toString().trim();
-      parents.push('-p', indexCommit);
+      if (previous?.indexCommit && previous.index === index && previous.head === head) merges.push(previous.indexCommit);
+      else {
+        commits.push({ mark: INDEX_MARK, parent: head, tree: index, message: 'guard checkpoint: the index\n', changes: [] });
+        merges.push(`:${INDEX_MARK}`);
+      }
     }
-    const args = ['commit-tree', tree, ...parents];
-    const commit = (await git(args, { cwd, input: message, env: { ...trusted, ...GUARD_IDENTITY } })).stdout.toString().trim();
+    commits.push({ ref, mark: CHECKPOINT_MARK, parent: head, merges, tree: tree ?? previous!.tree, message, changes: tree === null ? onDisk! : [] });
+    commits.push(...(opts.records?.({ id, ref, commit: `:${CHECKPOINT_MARK}` }) ?? []));
     faultPoint('checkpoint:before-update-ref');
-    await git(['update-ref', '-m', 'guard checkpoint', ref, commit, ''], { cwd, env: trusted });
-    const cp: Checkpoint = { ref, id: checkpointId(ref), commit, tree, index, reused: false, skipped };
-    if (!opts.paths) await rememberLast(repo, { ...cp, ...remember, indexCommit });
+    const ask = merges[0] === `:${INDEX_MARK}` ? [CHECKPOINT_MARK, INDEX_MARK] : [CHECKPOINT_MARK];
+    const written = await importCommits(cwd, commits, now, { env: trusted, ask });
+    const { commit, tree: made } = written.get(CHECKPOINT_MARK)!;
+    const indexCommit = written.get(INDEX_MARK)?.commit ?? merges[0];
+    const cp: Checkpoint = { ref, id, commit, tree: made, index, reused: false, skipped };
+    await rememberLast(repo, { ...cp, ...remember, indexCommit });
     return cp;
   } finally {
-    await rm(tmpIndex, { force: true });
-    if (!opts.paths) await dropKeptIndexes(repo.gitDir, keptName);
-    if (stagedIndex) await rm(stagedIndex, { force: true });
+    await Promise.all([rm(tmpIndex, { force: true }), dropKeptIndexes(repo.gitDir, keptName), rm(stagedIndex, { force: true })]);
   }
 }
 

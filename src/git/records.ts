@@ -25,6 +25,10 @@ export interface RecordCommit {
   message: string;
   /** Parent commit (an id, or `:N` for a marked commit above); null for a root commit (empty tree, plus the changes below). */
   parent: string | null;
+  /** Further parents (ids or `:N`), after `parent`: e.g. a checkpoint's commit of the staged index. */
+  merges?: string[];
+  /** An existing tree to start from instead of the parent's (the changes below apply on top of it). */
+  tree?: string;
   /** Tree changes relative to the parent's tree. */
   changes: Array<
     | { kind: 'blob'; path: string; mode: string; oid: string }
@@ -43,24 +47,50 @@ function data(buf: Buffer): Buffer[] {
   return [Buffer.from(`data ${buf.length}\n`), buf, Buffer.from('\n')];
 }
 
+export interface WriteRecordsOptions {
+  /** Extra environment for the git process (e.g. config a repository guard does not trust must not set). */
+  env?: NodeJS.ProcessEnv;
+  /** Marks whose commit and tree ids the caller needs back (`get-mark`, `ls`: answered on stdout, in the same process). */
+  ask?: readonly number[];
+}
+
+/** A marked commit's id and its tree's, as fast-import wrote them. */
+export interface Written {
+  commit: string;
+  tree: string;
+}
+
 /**
  * Write any number of commits and their refs with ONE `git fast-import`
  * process: no per-record commit-tree/update-ref, and the refs are created
- * together or (if fast-import fails) not at all.
+ * together at the end or (if fast-import fails) not at all.
  * https://git-scm.com/docs/git-fast-import
  */
 export async function writeRecords(cwd: string, commits: readonly RecordCommit[], now = new Date()): Promise<void> {
-  if (commits.length === 0) return;
+  await importCommits(cwd, commits, now);
+}
+
+/** writeRecords, and the ids of the marks asked for (`opts.ask`). */
+export async function importCommits(cwd: string, commits: readonly RecordCommit[], now = new Date(), opts: WriteRecordsOptions = {}): Promise<Map<number, Written>> {
+  const written = new Map<number, Written>();
+  if (commits.length === 0) return written;
   const when = `${Math.floor(now.getTime() / 1000)} +0000`;
   const parts: Buffer[] = [Buffer.from('feature done\n')];
   const SCRATCH = SCRATCH_PREFIX + randomBytes(6).toString('hex');
+  const scratch: string[] = [];
   for (const c of commits) {
-    // an intermediate commit goes on a scratch ref that is deleted at the end
-    parts.push(Buffer.from(`commit ${c.ref ?? SCRATCH}\n`));
+    // an intermediate commit goes on a scratch ref of its own (a parentless one must not
+    // follow another's tip), deleted at the end
+    let branch = c.ref;
+    if (branch === undefined) scratch.push((branch = `${SCRATCH}-${scratch.length + 1}`));
+    parts.push(Buffer.from(`commit ${branch}\n`));
     if (c.mark) parts.push(Buffer.from(`mark :${c.mark}\n`));
     parts.push(Buffer.from(`committer ${COMMITTER} ${when}\n`));
     parts.push(...data(Buffer.from(c.message, 'utf8')));
     if (c.parent) parts.push(Buffer.from(`from ${c.parent}\n`));
+    for (const m of c.merges ?? []) parts.push(Buffer.from(`merge ${m}\n`));
+    // the root tree as a whole: `M 040000 <tree> ""`
+    if (c.tree) parts.push(Buffer.from(`M 040000 ${c.tree} ""\n`));
     for (const ch of c.changes) {
       // fast-import's paths are always C-quoted, so spaces, quotes and newlines survive
       if (ch.kind === 'delete') parts.push(Buffer.from(`D ${cQuote(ch.path)}\n`));
@@ -69,16 +99,30 @@ export async function writeRecords(cwd: string, commits: readonly RecordCommit[]
     }
     parts.push(Buffer.from('\n'));
   }
-  if (commits.some((c) => !c.ref)) parts.push(Buffer.from(`reset ${SCRATCH}\nfrom ${'0'.repeat(40)}\n\n`));
+  for (const b of scratch) parts.push(Buffer.from(`reset ${b}\nfrom ${'0'.repeat(40)}\n\n`));
+  // "<oid> LF" for get-mark; "040000 tree <oid> HT LF" for ls of the root
+  const ask = opts.ask ?? [];
+  for (const m of ask) parts.push(Buffer.from(`get-mark :${m}\nls :${m} ""\n`));
   parts.push(Buffer.from('done\n'));
+  let out: string;
   try {
     // --quiet: no statistics on stderr; refs are new and unique, so no --force.
-    await git(['fast-import', '--quiet'], { cwd, input: Buffer.concat(parts) });
+    out = (await git(['fast-import', '--quiet'], { cwd, input: Buffer.concat(parts), ...(opts.env ? { env: opts.env } : {}) })).stdout.toString('utf8');
   } catch (err) {
     const why = err instanceof Error ? err.message : String(err);
     throw new GuardError('E_RECORD', `could not record guard's decision under refs/guard/: ${why}`, 'check that .git is writable and has space; guard fails closed');
   }
+  const lines = out.split('\n');
+  ask.forEach((m, i) => {
+    const commit = lines[2 * i]?.trim() ?? '';
+    const tree = /^040000 tree ([0-9a-f]+)\t/.exec(lines[2 * i + 1] ?? '')?.[1] ?? '';
+    if (!OID.test(commit) || !OID.test(tree)) throw new GuardError('E_RECORD', `git fast-import did not say what it wrote for mark :${m}`, 'run guard again; GUARD_DEBUG=1 shows more');
+    written.set(m, { commit, tree });
+  });
+  return written;
 }
+
+const OID = /^[0-9a-f]{40}(?:[0-9a-f]{24})?$/;
 
 export interface RefRecord {
   ref: string;

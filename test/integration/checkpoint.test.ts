@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { mkdirSync, readFileSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { appendFileSync, chmodSync, existsSync, lstatSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -222,6 +222,83 @@ describe('checkpoint', () => {
     expect(none.skipped.filter((s) => s.reason === 'time').map((s) => s.path).sort()).toEqual(['big.bin', 'git~1', 'small2.txt']);
     // (small.txt was taken by the checkpoint before: guard's own index carries it)
     expect(tree(repo, none.ref).sort()).toEqual(['a.txt', 'small.txt', 'tracked-big.bin']);
+  });
+
+  it('an untracked file guard already keeps that grows past the cap is left out and recorded, never hashed', async () => {
+    const repo = makeRepo({ 'a.txt': 'a\n' });
+    repo.write('grows.bin', Buffer.alloc(100, 1));
+    const r = await openRepo(repo.dir);
+    const first = await checkpoint(r, { reason: 'small', command: 'test', lane: null, maxUntrackedBytes: 1000 });
+    expect(tree(repo, first.ref).sort()).toEqual(['a.txt', 'grows.bin']);
+    const big = Buffer.alloc(5000, 2);
+    repo.write('grows.bin', big);
+    repo.write('a.txt', 'a2\n');
+    const second = await checkpoint(r, { reason: 'grown', command: 'test', lane: null, maxUntrackedBytes: 1000 });
+    expect(tree(repo, second.ref).sort()).toEqual(['a.txt']);
+    expect(repo.git(['show', `${second.ref}:a.txt`])).toBe('a2\n');
+    expect(second.skipped).toEqual([{ path: 'grows.bin', reason: 'size', bytes: 5000 }]);
+    // git never stored the grown content
+    const oid = spawnSync('git', ['hash-object', '--stdin'], { cwd: repo.dir, input: big }).stdout.toString().trim();
+    expect(spawnSync('git', ['cat-file', '-e', oid], { cwd: repo.dir }).status).not.toBe(0);
+    expect(readdirSync(path.join(repo.dir, '.git')).filter((n) => n.startsWith('guard-index-'))).toEqual([]);
+  });
+
+  it('rounds of random edits, deletions, mode flips, symlinks, new and vanished untracked files, stages and commits: every checkpoint is the tree `git add -A` would make', async () => {
+    // guard's kept index seeds most rounds (the tree built from the last one plus what add named);
+    // a stage or a commit starts again from the user's index (write-tree)
+    const files: Record<string, string> = {};
+    for (let i = 0; i < 16; i++) files[`d${i % 4}/f${i}.txt`] = `file ${i}\n`;
+    const repo = makeRepo(files);
+    const r = await openRepo(repo.dir);
+    let seed = 20261123;
+    const rnd = (n: number) => {
+      seed ^= seed << 13;
+      seed ^= seed >>> 17;
+      seed ^= seed << 5;
+      seed >>>= 0;
+      return seed % n;
+    };
+    const names = () => repo.git(['ls-files', '-z', '--cached', '--others', '--exclude-standard']).split('\0').filter((f) => f && existsSync(path.join(repo.dir, f)));
+    for (let round = 0; round < 30; round++) {
+      for (let k = 1 + rnd(3); k > 0; k--) {
+        const all = names();
+        const f = all[rnd(all.length)];
+        const abs = f && path.join(repo.dir, f);
+        const link = abs !== undefined && lstatSync(abs).isSymbolicLink();
+        switch (rnd(7)) {
+          case 0:
+            if (abs) rmSync(abs);
+            break;
+          case 1:
+            if (abs && !link) chmodSync(abs, statSync(abs).mode & 0o100 ? 0o644 : 0o755);
+            break;
+          case 2:
+            repo.write(`new${rnd(3)}/u${rnd(20)}.txt`, `untracked ${round}\n`);
+            break;
+          case 3: {
+            const l = path.join(repo.dir, `link${rnd(4)}`);
+            rmSync(l, { force: true });
+            symlinkSync(`target${rnd(3)}`, l);
+            break;
+          }
+          case 4:
+            if (rnd(3) === 0) {
+              repo.git(['add', '-A']);
+              repo.git(['commit', '-q', '--no-verify', '--allow-empty', '-m', `round ${round}`]);
+            } else if (f) repo.git(['add', '--', f]);
+            break;
+          default:
+            if (abs && !link) appendFileSync(abs, `round ${round}\n`);
+        }
+      }
+      const cp = await checkpoint(r, { reason: `round ${round}`, command: 'test', lane: null });
+      const fresh = path.join(repo.dir, '.git', 'fuzz-index');
+      rmSync(fresh, { force: true });
+      repo.git(['add', '-A'], { env: { GIT_INDEX_FILE: fresh } });
+      const want = repo.git(['write-tree'], { env: { GIT_INDEX_FILE: fresh } }).trim();
+      expect(cp.tree, `round ${round}`).toBe(want);
+      expect(repo.git(['rev-parse', `${cp.commit}^{tree}`]).trim()).toBe(want);
+    }
   });
 
   it('a name git refuses does not fail lanes, review or discard (issue 13 item 20)', async () => {
