@@ -1,9 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { approvalKey, personApprovals } from '../git/person-approvals.js';
 import { commitTimes, markVerified, resolveRev, verifiedRef } from '../git/moves.js';
 import type { Repo } from '../git/repo.js';
-import { measureMove } from './ref-gate.js';
 
 /**
  * A branch that moved past the gate: git ran no reference-transaction hook
@@ -30,16 +28,30 @@ async function currentBranch(repo: Repo): Promise<string | null> {
   return m ? m[1]! : null;
 }
 
-/**
- * One git process when the branch is where the gate left it (the usual
- * case); otherwise the move is measured (about five more).
- */
-export async function findBypass(repo: Repo, head: string | null): Promise<Bypass | undefined> {
-  if (!head) return undefined;
+/** The branch HEAD names and its last verified tip: reads only, so it may run beside the gate. */
+export interface VerifiedTip {
+  branch: string;
+  verified: string | null;
+}
+
+/** One git process (none when detached): the verified tip of the current branch. */
+export async function readVerifiedTip(repo: Repo): Promise<VerifiedTip | null> {
   const branch = await currentBranch(repo);
-  if (!branch) return undefined;
-  const verified = await resolveRev(repo.root, verifiedRef(branch));
+  if (!branch) return null;
+  return { branch, verified: await resolveRev(repo.root, verifiedRef(branch)) };
+}
+
+/**
+ * No git process when the branch is where the gate left it (the usual case;
+ * `tip` was read beside the gate); otherwise the move is measured (about
+ * five more). Runs after the gate: it may record a verified tip, and a check
+ * that stops (a timeout, Ctrl-C) must leave no ref behind.
+ */
+export async function findBypass(repo: Repo, head: string | null, tip: VerifiedTip | null): Promise<Bypass | undefined> {
+  if (!head || !tip) return undefined;
+  const { branch, verified } = tip;
   if (verified === head) return undefined;
+  const [{ measureMove }, { approvalKey, personApprovals }] = await Promise.all([import('./ref-gate.js'), import('../git/person-approvals.js')]);
   // No verified tip yet (guard installed before the hook existed): the last commit alone.
   const anchor = verified ?? (await resolveRev(repo.root, `${head}^`));
   if (!anchor) {

@@ -8,6 +8,7 @@ import { collectFacts } from '../git/changes.js';
 import { stagedDiffSplit, type DiffEntry } from '../git/diff.js';
 import { REFS, newRef, proposalChanges, type RecordCommit } from '../git/records.js';
 import { openRepo, type Repo } from '../git/repo.js';
+import { findBypass, readVerifiedTip } from './bypass.js';
 import { apply, type IndexWrite } from './apply.js';
 import { checkProposedConfig, configAt, laneOf, type FlowOptions } from './context.js';
 
@@ -66,6 +67,9 @@ export async function check(opts: CheckOptions): Promise<CheckResult> {
   const [head, configBlob, approvedBy] = (objects as PromiseFulfilledResult<Awaited<ReturnType<typeof catFileBatch>>>).value;
   const cwd = repo.root;
   const base = head && head.type === 'commit' ? head.oid : null;
+  // integrity: the branch gate's last verified tip, read beside the gate (a read leaves nothing behind)
+  const tip = base ? readVerifiedTip(repo) : Promise.resolve(null);
+  tip.catch(() => {});
   const config = configAt('HEAD', configBlob?.data);
   const policy = makePolicy(config, { bootstrap: configBlob === null });
   const { facts } = await collectFacts(cwd, entries, { maxBytes: Math.min(config.maxFileBytes, READ_CAP), countsReady: diff.counts, whitespace: { range: ['--cached'], changeRatio: config.changeRatio } });
@@ -90,9 +94,9 @@ export async function check(opts: CheckOptions): Promise<CheckResult> {
   const planned = await plan('check', planFiles, answers);
   const result = await applyCheck(opts, { repo, base, lane, entries, classified, planned, asked });
   // integrity: measured from the last tip the branch gate verified (refs/guard/verified/), not from a
-  // file or a message. After the gate, never beside it: it may record a verified tip, and a check
-  // that stops (a timeout, Ctrl-C) must leave no ref behind.
-  const bypassed = await (await import('./bypass.js')).findBypass(repo, base);
+  // file or a message. Judged after the gate, never beside it: it may record a verified tip, and a
+  // check that stops (a timeout, Ctrl-C) must leave no ref behind.
+  const bypassed = await findBypass(repo, base, await tip);
   if (bypassed) result.bypassed = bypassed;
   return result;
 }

@@ -5,7 +5,7 @@ import type { Repo } from '../git/repo.js';
 import { resolveRev } from '../git/moves.js';
 import type { DoctorCheck } from './doctor.js';
 import { REF_HOOK } from './branch-gate.js';
-import { findBypass } from './bypass.js';
+import { findBypass, readVerifiedTip } from './bypass.js';
 import { probeHook } from './hook-probe.js';
 
 /**
@@ -58,7 +58,7 @@ export async function branchGateCheck(main: Repo, hooksDir: string, env: NodeJS.
 
 /** The main tree's branch moved past the gate and brought in changes that need a person. */
 export async function bypassChecks(main: Repo, head: string | null): Promise<DoctorCheck[]> {
-  const b = await findBypass(main, head).catch(() => undefined);
+  const b = await readVerifiedTip(main).then((tip) => findBypass(main, head, tip)).catch(() => undefined);
   if (!b) return [];
   const paths = `${b.paths.slice(0, 5).join(', ')}${b.paths.length > 5 ? ', ...' : ''}`;
   return [
