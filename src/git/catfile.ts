@@ -1,11 +1,12 @@
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { closeSync, createReadStream, openSync } from 'node:fs';
+import { closeSync, createReadStream, openSync, unlinkSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { GuardError } from '../core/errors.js';
 import { checkDeadline, timeoutError, watchDeadline } from './deadline.js';
+import { faultPoint } from './faults.js';
 import { gitEnv, gitSpawnArgs } from './run.js';
 
 /**
@@ -51,12 +52,15 @@ export async function catFileBatch(
   // cost node more than git's whole work (250 ms vs 100 ms for 2,000 blobs).
   const outFile = path.join(tmpdir(), `guard-cat-${process.pid}-${randomBytes(4).toString('hex')}`);
   const outFd = openSync(outFile, 'wx+', 0o600);
+  // Read through the descriptor only: unlinked at once, a guard killed mid-read leaves no file in /tmp
+  // (Windows cannot unlink an open file: there the finally below removes it).
+  const unlinked = process.platform !== 'win32' && tryUnlink(outFile);
   let child: ReturnType<typeof spawn>;
   try {
     child = spawn('git', gitSpawnArgs(['cat-file', '--batch-command', '--buffer']), { cwd, env: gitEnv(), stdio: ['pipe', outFd, 'pipe'] });
   } catch (err) {
     closeSync(outFd);
-    await rm(outFile, { force: true });
+    if (!unlinked) await rm(outFile, { force: true });
     throw err;
   }
   const info = names.map((_, i) => infoOnly?.(i) ?? false);
@@ -135,6 +139,7 @@ export async function catFileBatch(
       throw new GuardError('E_GIT', `git cat-file failed: ${msg}`);
     }
     for await (const chunk of createReadStream('', { fd: outFd, start: 0, autoClose: false, highWaterMark: 1 << 20 })) {
+      faultPoint('catfile:reading');
       feed(chunk as Buffer);
       checkDeadline();
     }
@@ -143,6 +148,15 @@ export async function catFileBatch(
   } finally {
     unwatch();
     closeSync(outFd);
-    await rm(outFile, { force: true });
+    if (!unlinked) await rm(outFile, { force: true });
+  }
+}
+
+function tryUnlink(file: string): boolean {
+  try {
+    unlinkSync(file);
+    return true;
+  } catch {
+    return false;
   }
 }

@@ -2,7 +2,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { CLI, TestRepo, cleanEnv, cleanupRepos, fixture, lines, makeRepo } from '../helpers.js';
+import { CLI, TestRepo, cleanEnv, cleanupRepos, fixture, lines, makeRepo, outsideDir } from '../helpers.js';
 
 /**
  * guard is SIGKILLed at every named fault point (src/git/faults.ts) of
@@ -30,6 +30,18 @@ function killedAt(repo: TestRepo, point: string, args: string[], input: string |
   const r = spawnSync(process.execPath, [CLI, ...args], { cwd, env: cleanEnv({ CI: 'true', GUARD_FAULT: point }), input });
   return { signal: r.signal, code: r.status, stderr: r.stderr.toString() };
 }
+
+describe('temp files', () => {
+  it('a guard killed while it reads git cat-file output leaves no file in the temp folder', () => {
+    const repo = makeRepo({ 'a.txt': 'a\n'.repeat(50) });
+    repo.write('a.txt', 'b\n'.repeat(50));
+    repo.git(['add', '-A']);
+    const tmp = outsideDir();
+    const r = spawnSync(process.execPath, [CLI, 'check'], { cwd: repo.dir, env: cleanEnv({ CI: 'true', GUARD_FAULT: 'catfile:reading', TMPDIR: tmp }) });
+    expect(r.signal).toBe('SIGKILL');
+    expect(readdirSync(tmp).filter((f) => f.startsWith('guard-cat-'))).toEqual([]);
+  });
+});
 
 type Snapshot = Map<string, Buffer | null>;
 
