@@ -427,6 +427,16 @@ function soakProperties() {
   row('properties', 'generated base/new pairs agreeing with git diff --numstat (and hunks)', `${ok ? pairs : 0}`, `${pairs} pairs`, SHORT ? '>= 1,000' : '>= 10,000', ok && pairs >= (SHORT ? 1000 : 10_000));
   notes.push(`properties: ${batches} batches of 50 pairs (NUL bytes, mode changes, whitespace-only edits, CRLF, invalid UTF-8, long lines), seed ${SEED}, ${((Date.now() - t) / 1000).toFixed(0)} s`);
   if (!ok) notes.push(`properties failed: ${(r.stdout + r.stderr).split('\n').filter((l) => /Error|expected|seed|Counterexample/i.test(l)).slice(0, 6).join(' | ')}`);
+  // the hunk and strategy properties (test/unit/hunks.test.ts: 4, strategies.test.ts: 1) at the same scale
+  const cases = SHORT ? 1000 : 10_000;
+  const t2 = Date.now();
+  const h = sh(NODE, [path.join(ROOT, 'node_modules', 'vitest', 'vitest.mjs'), 'run', 'test/unit/hunks.test.ts', 'test/unit/strategies.test.ts', '--reporter=dot'], {
+    cwd: ROOT,
+    env: { ...ENV, GUARD_PROPERTY_CASES: String(cases) },
+  });
+  row('properties', 'hunk (4) and strategy (1) properties, generated cases each', `${h.code === 0 ? cases : 0}`, `5 x ${cases}`, SHORT ? '>= 1,000 each' : '>= 10,000 each', h.code === 0);
+  notes.push(`hunk and strategy properties: 5 properties x ${cases} cases, ${((Date.now() - t2) / 1000).toFixed(0)} s`);
+  if (h.code !== 0) notes.push(`hunk/strategy properties failed: ${(h.stdout + h.stderr).split('\n').filter((l) => /Error|expected|seed|Counterexample/i.test(l)).slice(0, 6).join(' | ')}`);
 }
 
 // ---------------------------------------------------------------------------
