@@ -427,6 +427,27 @@ function soakProperties() {
   row('properties', 'generated base/new pairs agreeing with git diff --numstat (and hunks)', `${ok ? pairs : 0}`, `${pairs} pairs`, SHORT ? '>= 1,000' : '>= 10,000', ok && pairs >= (SHORT ? 1000 : 10_000));
   notes.push(`properties: ${batches} batches of 50 pairs (NUL bytes, mode changes, whitespace-only edits, CRLF, invalid UTF-8, long lines), seed ${SEED}, ${((Date.now() - t) / 1000).toFixed(0)} s`);
   if (!ok) notes.push(`properties failed: ${(r.stdout + r.stderr).split('\n').filter((l) => /Error|expected|seed|Counterexample/i.test(l)).slice(0, 6).join(' | ')}`);
+  // renames: 20 moves per batch, with and without edits, against git diff --numstat -M
+  const moves = SHORT ? 1000 : 10_000;
+  const t3 = Date.now();
+  const m = sh(NODE, [path.join(ROOT, 'node_modules', 'vitest', 'vitest.mjs'), 'run', 'test/unit/rename-property.test.ts'], {
+    cwd: ROOT,
+    env: { ...ENV, GUARD_PROPERTY_RUNS: String(moves / 20) },
+  });
+  const seenMoves = /renames: (\{[^}]*\})/.exec(m.stdout + m.stderr)?.[1];
+  row('properties', 'moved files (renames, with and without edits) agreeing with git diff --numstat -M', `${m.code === 0 ? moves : 0}`, `${moves} moves`, SHORT ? '>= 1,000' : '>= 10,000', m.code === 0);
+  notes.push(`renames: ${seenMoves ?? '?'} (renamed: git paired them; split: git saw a delete and an add), ${((Date.now() - t3) / 1000).toFixed(0)} s`);
+  if (m.code !== 0) notes.push(`rename property failed: ${(m.stdout + m.stderr).split('\n').filter((l) => /Error|expected|seed|Counterexample/i.test(l)).slice(0, 6).join(' | ')}`);
+  // the hunk and strategy properties (test/unit/hunks.test.ts: 4, strategies.test.ts: 1) at the same scale
+  const cases = SHORT ? 1000 : 10_000;
+  const t2 = Date.now();
+  const h = sh(NODE, [path.join(ROOT, 'node_modules', 'vitest', 'vitest.mjs'), 'run', 'test/unit/hunks.test.ts', 'test/unit/strategies.test.ts', '--reporter=dot'], {
+    cwd: ROOT,
+    env: { ...ENV, GUARD_PROPERTY_CASES: String(cases) },
+  });
+  row('properties', 'hunk (4) and strategy (1) properties, generated cases each', `${h.code === 0 ? cases : 0}`, `5 x ${cases}`, SHORT ? '>= 1,000 each' : '>= 10,000 each', h.code === 0);
+  notes.push(`hunk and strategy properties: 5 properties x ${cases} cases, ${((Date.now() - t2) / 1000).toFixed(0)} s`);
+  if (h.code !== 0) notes.push(`hunk/strategy properties failed: ${(h.stdout + h.stderr).split('\n').filter((l) => /Error|expected|seed|Counterexample/i.test(l)).slice(0, 6).join(' | ')}`);
 }
 
 // ---------------------------------------------------------------------------

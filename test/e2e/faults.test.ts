@@ -372,6 +372,15 @@ describe('SIGKILL after random delays', () => {
     const full = await killAfter(repo, ['write', 'big.txt'], BIG_NEW, 60_000);
     expect(full.code).toBe(0);
     writeFileSync(path.join(repo.dir, 'big.txt'), BIG_OLD);
+    // One kill is certain whatever the machine's load (see the review test below): a named fault point
+    const named = killedAt(repo, 'write:after-rename', ['write', 'big.txt'], BIG_NEW);
+    expect(named.signal).toBe('SIGKILL');
+    seen.killed++;
+    seen.new++;
+    expect(eqSnap(snapshot(repo, ['big.txt']), after)).toBe(true);
+    const namedCp = checkpoints(repo).find((c) => c.reason === 'before guard write big.txt');
+    expect(repo.guard(['restore', namedCp!.id]).code).toBe(0);
+    expect(eqSnap(snapshot(repo, ['big.txt']), before)).toBe(true);
     for (let i = 0; i < RANDOM_RUNS; i++) {
       const r = await killAfter(repo, ['write', 'big.txt'], BIG_NEW, Math.floor(full.took * (0.4 + 0.7 * random())));
       if (r.killed) seen.killed++;
@@ -403,6 +412,19 @@ describe('SIGKILL after random delays', () => {
     const first = checkpoints(repo).find((c) => c.reason.startsWith('before guard review merges'));
     expect(repo.guard(['restore', first!.id, '--staged']).code).toBe(0);
     expect(eqSnap(snapshot(repo, files), before)).toBe(true);
+    // One kill is certain whatever the machine's load: a named fault point in
+    // the middle of the merge (three of six files written). A random delay
+    // calibrated on a slow run may outlast every later, faster run on a busy
+    // machine, so the random runs alone cannot promise a kill.
+    const named = killedAt(repo, 'review:between-files@3', ['review', 'agent', '--auto']);
+    expect(named.signal).toBe('SIGKILL');
+    seen.killed++;
+    seen.partial++;
+    expect(Object.values(oldOrNew(snapshot(repo, files), before, laneState)).filter((x) => x === 'new').length).toBeGreaterThan(0);
+    const namedCp = checkpoints(repo).find((c) => c.reason.startsWith('before guard review merges'));
+    expect(repo.guard(['restore', namedCp!.id, '--staged']).code).toBe(0);
+    expect(eqSnap(snapshot(repo, files), before)).toBe(true);
+    expect(index(repo)).toBe(indexBefore);
     for (let i = 0; i < RANDOM_RUNS; i++) {
       const r = await killAfter(repo, ['review', 'agent', '--auto'], '', Math.floor(full.took * (0.4 + 0.7 * random())));
       if (r.killed) seen.killed++;

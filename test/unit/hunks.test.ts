@@ -17,6 +17,9 @@ import {
   type Hunk,
 } from '../../src/core/hunks.js';
 
+/** npm run soak sets GUARD_PROPERTY_CASES to run every property at its scale (10,000 cases); npm test keeps the default. */
+const cases = (n: number): number => Number(process.env.GUARD_PROPERTY_CASES) || n;
+
 // Produced by `git diff --no-index -U2 old.py new.py` (git 2.x), kept verbatim.
 const OLD_PY = 'import os\n\ndef a():\n    return 1\n\ndef b():\n    return 2\n\n\n\n\n\ndef c():\n    return 3\nlast';
 const NEW_PY =
@@ -203,7 +206,7 @@ describe('hunk properties', () => {
         expect(applyHunks(base, hunks ?? [], all)).toBe(next);
         expect(applyHunks(base, hunks ?? [], none)).toBe(base);
       }),
-      { numRuns: 400 },
+      { numRuns: cases(400) },
     );
   });
 
@@ -233,7 +236,7 @@ describe('hunk properties', () => {
         expect(applyHunks(result, left, all)).toBe(next);
         expect(applyHunks(result, left, none)).toBe(result);
       }),
-      { numRuns: 400 },
+      { numRuns: cases(400) },
     );
   });
 
@@ -249,7 +252,7 @@ describe('hunk properties', () => {
         const partial = applyHunks(base, pieces, taken);
         expect(applyHunks(partial, leftHunks(pieces, taken), all)).toBe(next);
       }),
-      { numRuns: 400 },
+      { numRuns: cases(400) },
     );
   });
 
@@ -276,7 +279,7 @@ describe('hunk properties', () => {
         // The changed hunk's id follows its content (not its position).
         expect(ha[0]?.id === hb[0]?.id).toBe(changed(ha[0]) === changed(hb[0]));
       }),
-      { numRuns: 200 },
+      { numRuns: cases(200) },
     );
   });
 

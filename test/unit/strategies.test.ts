@@ -12,6 +12,9 @@ import {
 } from '../../src/core/strategies.js';
 import { GuardError } from '../../src/core/errors.js';
 
+/** npm run soak sets GUARD_PROPERTY_CASES to run every property at its scale (10,000 cases); npm test keeps the default. */
+const cases = (n: number): number => Number(process.env.GUARD_PROPERTY_CASES) || n;
+
 describe('strategy list', () => {
   it('names the four strategies of DESIGN.md, each with a one-line description', () => {
     expect(STRATEGY_NAMES).toEqual(['replace', 'append', 'insert', 'extend']);
@@ -94,7 +97,7 @@ describe('insert', () => {
         const n = split(newText);
         expect(split(out)).toEqual([...o.slice(0, at), ...n, ...o.slice(at)]);
       }),
-      { numRuns: 300 },
+      { numRuns: cases(300) },
     );
   });
 });
