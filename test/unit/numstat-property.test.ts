@@ -23,7 +23,7 @@ import { parseConfig } from '../../src/core/config.js';
 import { applyHunks, leftHunks, parseHunks, relineHunks, type Hunk } from '../../src/core/hunks.js';
 import { collectFacts } from '../../src/git/changes.js';
 import type { ChangeFacts } from '../../src/core/classify.js';
-import { stagedDiffSplit, treeDiff } from '../../src/git/diff.js';
+import { stagedDiffSplit, treeDiff, whitespaceOnlyPaths } from '../../src/git/diff.js';
 import { readFileDiffs } from '../../src/git/patch.js';
 import { cleanEnv, cleanupRepos, makeRepo, type TestRepo } from '../helpers.js';
 
@@ -208,12 +208,13 @@ async function checkMetrics(pairs: readonly Pair[]): Promise<void> {
   // exactly what guard check does: the raw and numstat halves at once, blobs read meanwhile
   const split = stagedDiffSplit(repo.dir);
   const staged = await split.entries;
-  const rawFacts = (await collectFacts(repo.dir, staged, { maxBytes: 50 * 1024 * 1024, countsReady: split.counts })).facts;
+  // (whitespace: as check asks git's -b, with every would-be replacement a candidate)
+  const rawFacts = (await collectFacts(repo.dir, staged, { maxBytes: 50 * 1024 * 1024, countsReady: split.counts, whitespace: { range: ['--cached'], changeRatio: 0 } })).facts;
   const stagedFacts = rawFacts.map((f) => classify(f, policy));
   b.newCommit = repo.commitAll('new');
   // ...and the one `guard review` and `guard ci` use, between two commits.
   const tree = await treeDiff(repo.dir, b.baseCommit, b.newCommit);
-  const treeFacts = (await collectFacts(repo.dir, tree, { maxBytes: 50 * 1024 * 1024 })).facts.map((f) => classify(f, policy));
+  const treeFacts = (await collectFacts(repo.dir, tree, { maxBytes: 50 * 1024 * 1024, whitespace: { range: [b.baseCommit, b.newCommit], changeRatio: 0 } })).facts.map((f) => classify(f, policy));
   expect(treeFacts).toEqual(stagedFacts);
 
   // The reference: git's own counts.
@@ -282,15 +283,9 @@ function rawRenames(repo: TestRepo, from: string, to: string): Map<string, { let
 function checkRenames(b: Batch, pairs: readonly Pair[], facts: readonly ChangeFacts[], baseLines: Map<string, { added: number; binary: boolean }>): void {
   const { repo } = b;
   const raw = rawRenames(repo, b.baseCommit, b.newCommit);
-  const counts = new Map<string, { added: number; deleted: number; binary: boolean }>();
-  const f = repo.git(['diff', '--numstat', '-z', '-M', '--ignore-cr-at-eol', b.baseCommit, b.newCommit]).split('\0');
-  for (let i = 0; i < f.length; ) {
-    if (!f[i]) { i++; continue; }
-    const [a, d, p] = f[i]!.split('\t');
-    const target = p === '' ? f[i + 2]! : p!;
-    i += p === '' ? 3 : 1;
-    counts.set(target, a === '-' ? { added: 0, deleted: 0, binary: true } : { added: Number(a), deleted: Number(d), binary: false });
-  }
+  const counts = numstatM(repo, [b.baseCommit, b.newCommit]);
+  // what -b still counts: a path it leaves out changed only in whitespace
+  const spaced = numstatM(repo, ['-b', b.baseCommit, b.newCommit]);
   const seen = new Map(facts.map((c) => [c.path, c]));
   expect([...seen.keys()].sort()).toEqual([...raw.keys()].sort());
   for (const [p, g] of raw) {
@@ -304,7 +299,29 @@ function checkRenames(b: Batch, pairs: readonly Pair[], facts: readonly ChangeFa
       continue;
     }
     expect({ ...ctx, linesAdded: c.linesAdded, linesDeleted: c.linesDeleted, existingLines: c.existingLines }).toEqual({ ...ctx, linesAdded: n.added, linesDeleted: n.deleted, existingLines: base?.added ?? 0 });
+    const candidate = g.oldMode !== null && g.newMode !== null && (base?.added ?? 0) > 0;
+    // -b leaves the path out, or (a rename, a mode change: git still lists the pair) counts no line
+    const sp = spaced.get(p);
+    const wsOnly = sp === undefined || (!sp.binary && sp.added === 0 && sp.deleted === 0);
+    expect({ ...ctx, whitespaceOnly: c.whitespaceOnly }).toEqual({ ...ctx, whitespaceOnly: candidate && wsOnly ? true : undefined });
   }
+}
+
+/** `git diff --numstat -M --ignore-cr-at-eol` (as guard reads it), keyed by the new name of a rename. */
+function numstatM(repo: TestRepo, args: string[]): Map<string, { added: number; deleted: number; binary: boolean }> {
+  const out = new Map<string, { added: number; deleted: number; binary: boolean }>();
+  const f = repo.git(['diff', '--numstat', '-z', '-M', '--ignore-cr-at-eol', ...args]).split('\0');
+  for (let i = 0; i < f.length; ) {
+    if (!f[i]) {
+      i++;
+      continue;
+    }
+    const [a, d, p] = f[i]!.split('\t');
+    const target = p === '' ? f[i + 2]! : p!;
+    i += p === '' ? 3 : 1;
+    out.set(target, a === '-' ? { added: 0, deleted: 0, binary: true } : { added: Number(a), deleted: Number(d), binary: false });
+  }
+  return out;
 }
 
 /** How many pairs of each kind a run tried (GUARD_PROPERTY_COUNTS: a file the soak reads). */
@@ -413,5 +430,37 @@ describe('hunks read with --ignore-cr-at-eol', () => {
     const first = applyHunks(base, hunks, new Set([0]));
     expect(first).toBe('a\r\nb\r\nC\nd\r\ne\r\nf\r\ng\r\nh\r\ni\r\nj\r\n');
     expect(applyHunks(first, leftHunks(hunks, new Set([0])), () => true)).toBe('a\r\nb\r\nC\nd\r\ne\r\nf\r\ng\r\nh\r\nI\nj\r\n');
+  });
+});
+
+describe('whitespace-only with a rename or a mode change (smallest failures of the property)', () => {
+  // git -b still lists such a pair, with 0 lines (`0 0 x => y`): it changed only in whitespace
+  const ten = Array.from({ length: 10 }, (_, i) => `  line ${i}\n`).join('');
+  const reindented = ten.replace('  line 1\n', '\tline 1\n').replace('  line 2\n', '    line 2\n');
+
+  it('a staged rename whose edit is a reindent is whitespace-only', async () => {
+    const repo = makeRepo({ 'x.txt': ten });
+    repo.git(['mv', 'x.txt', 'y.txt']);
+    repo.write('y.txt', reindented);
+    repo.git(['add', '-A']);
+    const split = stagedDiffSplit(repo.dir);
+    const entries = await split.entries;
+    await split.counts;
+    expect(entries.map((e) => [e.letter, e.oldPath, e.path])).toEqual([['R', 'x.txt', 'y.txt']]);
+    expect([...(await whitespaceOnlyPaths(repo.dir, ['--cached'], entries))]).toEqual(['y.txt']);
+  });
+
+  it('a reindent that also changes the mode (100755 -> 100644) is whitespace-only', async () => {
+    const repo = makeRepo({ 'f.txt': '  Sb9' });
+    chmodSync(path.join(repo.dir, 'f.txt'), 0o755);
+    repo.commitAll('executable');
+    repo.write('f.txt', '    Sb9');
+    chmodSync(path.join(repo.dir, 'f.txt'), 0o644);
+    repo.git(['add', '-A']);
+    const split = stagedDiffSplit(repo.dir);
+    const entries = await split.entries;
+    await split.counts;
+    expect(entries.map((e) => [e.oldMode, e.newMode])).toEqual([['100755', '100644']]);
+    expect([...(await whitespaceOnlyPaths(repo.dir, ['--cached'], entries))]).toEqual(['f.txt']);
   });
 });
