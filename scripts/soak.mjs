@@ -11,7 +11,7 @@
 //              byte its old or its new version; the checkpoint the run made
 //              restores the state before it; the next command takes over.
 // properties   generated base/new pairs (test/unit/numstat-property.test.ts's
-//              generators: NUL bytes, mode changes, whitespace-only edits, CRLF,
+//              generators: NUL bytes, mode changes, renames, whitespace-only edits, CRLF,
 //              invalid UTF-8, ...) agreeing with `git diff --numstat`.
 // concurrency  8 agents x 20 commits through the real pre-commit hook
 //              (test/e2e/concurrency.test.ts), and 8 agents x 20 tool calls
@@ -416,16 +416,34 @@ async function soakKills() {
 
 function soakProperties() {
   const batches = SHORT ? 20 : 200; // x 50 pairs
-  // (each batch is one repository; the 200 full batches take several minutes)
+  // (each batch is one repository; a rename, a mode change, a NUL byte or a reindent is one pair in it)
   const t = Date.now();
+  const countsFile = path.join(TMP, 'property-counts.jsonl');
   const r = sh(NODE, [path.join(ROOT, 'node_modules', 'vitest', 'vitest.mjs'), 'run', 'test/unit/numstat-property.test.ts', '--reporter=dot'], {
     cwd: ROOT,
-    env: { ...ENV, GUARD_PROPERTY_RUNS: String(batches), GUARD_PROPERTY_SEED: String(SEED) },
+    env: { ...ENV, GUARD_PROPERTY_RUNS: String(batches), GUARD_PROPERTY_SEED: String(SEED), GUARD_PROPERTY_COUNTS: countsFile },
   });
-  const pairs = batches * 50;
   const ok = r.code === 0;
-  row('properties', 'generated base/new pairs agreeing with git diff --numstat (and hunks)', `${ok ? pairs : 0}`, `${pairs} pairs`, SHORT ? '>= 1,000' : '>= 10,000', ok && pairs >= (SHORT ? 1000 : 10_000));
-  notes.push(`properties: ${batches} batches of 50 pairs (NUL bytes, mode changes, whitespace-only edits, CRLF, invalid UTF-8, long lines), seed ${SEED}, ${((Date.now() - t) / 1000).toFixed(0)} s`);
+  // the test appends what each kind of pair came to (git's own view: its -M pairing, its binary, its -b)
+  let k = {};
+  try {
+    const last = fs.readFileSync(countsFile, 'utf8').trim().split('\n').pop();
+    k = JSON.parse(last);
+  } catch {
+    notes.push('properties: the test wrote no counts');
+  }
+  const pairs = k.pairs ?? 0;
+  const goal = SHORT ? 1000 : 10_000;
+  row('properties', 'generated base/new pairs agreeing with git diff --numstat (and hunks)', `${ok ? pairs : 0}`, `${batches * 50} pairs`, `>= ${goal.toLocaleString('en')}`, ok && pairs >= goal);
+  const kind = (what, n, min) => row('properties', `  of which ${what}`, `${ok ? n ?? 0 : 0}`, `${pairs} pairs`, `>= ${min}`, ok && (n ?? 0) >= min);
+  const share = (f) => Math.floor((goal * f) / 100);
+  kind('NUL bytes (binary to git and to guard)', k.nul, share(5));
+  kind('whitespace-only changes (git -b: no change)', k.whitespaceOnly, share(1));
+  kind('mode changes 100644 <-> 100755', k.modeChange, share(5));
+  kind('renames with edits (git diff --cached -M: R < 100)', k.renameEdited, share(2));
+  kind('renames without edits (R100)', k.renameExact, share(5));
+  kind('moves git splits into delete + add', k.renameSplit, share(1));
+  notes.push(`properties: ${batches} batches of 50 pairs (NUL bytes, mode changes, renames, whitespace-only edits, CRLF, invalid UTF-8, long lines), seed ${SEED}, ${((Date.now() - t) / 1000).toFixed(0)} s`);
   if (!ok) notes.push(`properties failed: ${(r.stdout + r.stderr).split('\n').filter((l) => /Error|expected|seed|Counterexample/i.test(l)).slice(0, 6).join(' | ')}`);
   // renames: 20 moves per batch, with and without edits, against git diff --numstat -M
   const moves = SHORT ? 1000 : 10_000;

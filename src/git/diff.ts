@@ -143,7 +143,8 @@ export async function treeDiff(cwd: string, from: string, to: string): Promise<D
  * -w: -w also ignores whitespace added where there was none, so
  * `rm -rf /tmp/x` -> `rm -rf / tmp/x` hidden in a reindent would pass as
  * "whitespace only"; -b counts that as a change. -M as in DIFF_ARGS, with
- * both names of a rename asked.
+ * both names of a rename asked (a rename or a mode change is listed with
+ * 0/0 when only whitespace changed in it).
  * https://git-scm.com/docs/git-diff#Documentation/git-diff.txt--b
  */
 export const WHITESPACE_ARG = '--ignore-space-change';
@@ -155,7 +156,9 @@ export async function whitespaceOnlyPaths(cwd: string, range: readonly string[],
   const r = await git(args, { cwd });
   const listed = new Map(entries.map((e) => [e.path, { ...e, added: null, deleted: null } as DiffEntry]));
   applyNumstat(listed, splitZ(r.stdout));
-  for (const [p, e] of listed) if (e.added === null) out.add(p);
+  // left out, or listed with no line counted: git still lists a pair whose
+  // name or mode changed (`0 0 old => new`), though only whitespace did in it
+  for (const [p, e] of listed) if (e.added === null || (e.added === 0 && e.deleted === 0)) out.add(p);
   return out;
 }
 
