@@ -51,33 +51,33 @@ export function claudeAction(tool: string, input: Obj, where: string): Action {
   }
 }
 
-export function phaseOf(event: string, pre: string, post: string, what: string): Phase {
-  if (event === pre) return 'pre';
-  if (event === post) return 'post';
-  throw new PayloadError(`${what}: hook_event_name "${event}" is neither ${pre} nor ${post}`);
+/**
+ * The envelope Claude Code, Codex and Gemini CLI share: event, tool, session,
+ * tool call and folder, with the event checked against the harness's own
+ * pre and post names. Each translator adds who can answer and the action.
+ */
+export function claudeEnvelope(p: Obj, harness: HookEvent['harness'], [pre, post]: readonly [string, string], what: string): Omit<HookEvent, 'canAsk' | 'action'> {
+  const event = str(p, 'hook_event_name', 'payload');
+  if (event !== pre && event !== post) throw new PayloadError(`${what}: hook_event_name "${event}" is neither ${pre} nor ${post}`);
+  return {
+    harness,
+    phase: event === pre ? 'pre' : 'post',
+    event,
+    tool: str(p, 'tool_name', 'payload'),
+    sessionId: str(p, 'session_id', 'payload'),
+    toolCallId: optStr(p, 'tool_use_id'),
+    cwd: str(p, 'cwd', 'payload'),
+  };
 }
 
 export const claude: Translator = {
   translate(text, env) {
     const p = parseObject(text, 'Claude Code');
-    const event = str(p, 'hook_event_name', 'payload');
-    const phase = phaseOf(event, 'PreToolUse', 'PostToolUse', 'Claude Code');
-    const tool = str(p, 'tool_name', 'payload');
+    const base = claudeEnvelope(p, 'claude', ['PreToolUse', 'PostToolUse'], 'Claude Code');
     const mode = optStr(p, 'permission_mode') ?? 'default';
     // `claude -p` (print mode) runs as the SDK entry point: nobody is at a prompt.
     const headless = /sdk/.test(env.CLAUDE_CODE_ENTRYPOINT ?? '');
-    const e: HookEvent = {
-      harness: 'claude',
-      phase,
-      event,
-      tool,
-      sessionId: str(p, 'session_id', 'payload'),
-      toolCallId: optStr(p, 'tool_use_id'),
-      cwd: str(p, 'cwd', 'payload'),
-      canAsk: !NO_PERSON.has(mode) && !headless,
-      action: claudeAction(tool, obj(p, 'tool_input', 'payload'), 'tool_input'),
-    };
-    return e;
+    return { ...base, canAsk: !NO_PERSON.has(mode) && !headless, action: claudeAction(base.tool, obj(p, 'tool_input', 'payload'), 'tool_input') };
   },
   answer: (o, phase) => claudeShaped(o, phase, 'PreToolUse', 'PostToolUse', true),
 };

@@ -1,7 +1,7 @@
 import { parseCodexPatch, patchInShell } from './codex-patch.js';
-import { claudeShaped, phaseOf } from './claude.js';
-import { PayloadError, type Action, type HookEvent, type Translator } from './types.js';
-import { obj, optStr, parseObject, str, type Obj } from './payload.js';
+import { claudeEnvelope, claudeShaped } from './claude.js';
+import { PayloadError, type Action, type Translator } from './types.js';
+import { obj, parseObject, str, type Obj } from './payload.js';
 
 /**
  * Codex CLI (HARNESSES.md): Claude-shaped PreToolUse / PostToolUse. File
@@ -42,21 +42,8 @@ function joinPath(dir: string, p: string): string {
 export const codex: Translator = {
   translate(text) {
     const p = parseObject(text, 'Codex');
-    const event = str(p, 'hook_event_name', 'payload');
-    const phase = phaseOf(event, 'PreToolUse', 'PostToolUse', 'Codex');
-    const tool = str(p, 'tool_name', 'payload');
-    const e: HookEvent = {
-      harness: 'codex',
-      phase,
-      event,
-      tool,
-      sessionId: str(p, 'session_id', 'payload'),
-      toolCallId: optStr(p, 'tool_use_id'),
-      cwd: str(p, 'cwd', 'payload'),
-      canAsk: false,
-      action: action(tool, obj(p, 'tool_input', 'payload')),
-    };
-    return e;
+    const base = claudeEnvelope(p, 'codex', ['PreToolUse', 'PostToolUse'], 'Codex');
+    return { ...base, canAsk: false, action: action(base.tool, obj(p, 'tool_input', 'payload')) };
   },
   answer: (o, phase) => claudeShaped(o, phase, 'PreToolUse', 'PostToolUse', false),
 };

@@ -1,6 +1,6 @@
-import { PayloadError, type Action, type HookEvent, type Translator } from './types.js';
+import { PayloadError, type Action, type Translator } from './types.js';
 import { bool, json, obj, parseObject, str, type Obj } from './payload.js';
-import { phaseOf } from './claude.js';
+import { claudeEnvelope } from './claude.js';
 
 /**
  * Gemini CLI (HARNESSES.md): BeforeTool / AfterTool; `write_file`,
@@ -37,21 +37,9 @@ function action(tool: string, input: Obj): Action {
 export const gemini: Translator = {
   translate(text) {
     const p = parseObject(text, 'Gemini CLI');
-    const event = str(p, 'hook_event_name', 'payload');
-    const phase = phaseOf(event, 'BeforeTool', 'AfterTool', 'Gemini CLI');
-    const tool = str(p, 'tool_name', 'payload');
-    const e: HookEvent = {
-      harness: 'gemini',
-      phase,
-      event,
-      tool,
-      sessionId: str(p, 'session_id', 'payload'),
-      toolCallId: null,
-      cwd: str(p, 'cwd', 'payload'),
-      canAsk: false,
-      action: action(tool, obj(p, 'tool_input', 'payload')),
-    };
-    return e;
+    const base = claudeEnvelope(p, 'gemini', ['BeforeTool', 'AfterTool'], 'Gemini CLI');
+    // Gemini's payload names no tool call
+    return { ...base, toolCallId: null, canAsk: false, action: action(base.tool, obj(p, 'tool_input', 'payload')) };
   },
   answer(o, phase) {
     if (o.kind === 'none') return { stdout: '', stderr: '', exitCode: 0 };
