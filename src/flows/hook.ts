@@ -7,13 +7,13 @@ import { CONFIG_FILE } from '../core/config.js';
 import { GuardError } from '../core/errors.js';
 import { countLines, looksBinary } from '../core/lines.js';
 import { decisionRecords, plan, type Answer, type Plan, type PlanFile } from '../core/plan.js';
-import { RECORD_VERSION, batchMessage, type DecisionRecord, type RecordContext } from '../core/record.js';
+import { batchMessage, rejectedMessage, type DecisionRecord, type RecordContext } from '../core/record.js';
 import { applyPatchChunks, applySearchReplace, applyStringEdits, type Applied } from '../harness/edits.js';
 import { lossMessage, verdict, writeOutcome, type Judged, type Planned } from '../harness/decide.js';
 import type { Change, FileChange, HookEvent, Outcome } from '../harness/types.js';
 import { MODE, resolveInside } from '../worktree/atomic.js';
 import { READ_CAP, catFileBatch } from '../git/catfile.js';
-import { checkpoint, checkpointId, type SessionMeta } from '../git/checkpoint.js';
+import { checkpoint, checkpointId, checkpointMessage, type SessionMeta } from '../git/checkpoint.js';
 import { collectFacts } from '../git/changes.js';
 import { treeDiff } from '../git/diff.js';
 import { faultPoint } from '../git/faults.js';
@@ -330,7 +330,7 @@ async function keepRefused(w: WriteCall, planned: Plan, classified: Classificati
   const decisions = decisionRecords(planned, classified, new Map(planned.files.map((o) => [o.path, rejected])), new Map());
   const commits: RecordCommit[] = [
     { mark: 2, parent: w.head, message: 'guard: session base of a refused hook write\n', changes: w.targets.map((t) => blobChange(t.rel, t.base, t.mode)) },
-    { ref: rejected, parent: ':2', message: rejectedMessageFor(w.ctx, decisions), changes: w.targets.map((t) => blobChange(t.rel, t.next, t.mode)) },
+    { ref: rejected, parent: ':2', message: rejectedMessage(w.ctx, decisions), changes: w.targets.map((t) => blobChange(t.rel, t.next, t.mode)) },
     { ref: newRef(REFS.decisions, w.now), parent: null, message: batchMessage(w.ctx, decisions), changes: [] },
   ];
   await writeRecords(w.root, commits, w.now);
@@ -349,14 +349,18 @@ async function checkpointPaths(w: WriteCall, v: 'allow' | 'ask', decisions: Deci
   const cpId = checkpointId(cpRef);
   const paths = w.targets.map((t) => t.rel);
   const reason = `before ${e.harness} ${e.tool} ${paths.join(', ')}`;
-  const cpBody = { v: RECORD_VERSION, kind: 'checkpoint', reason, command: 'hook', lane: w.ctx.lane, worktree: w.root, time: now.toISOString(), head: w.head, partial: true, paths, harness: e.harness, session: e.sessionId, toolCall: e.toolCallId };
+  const cpMessage = checkpointMessage(
+    { root: w.root },
+    { reason, command: 'hook', lane: w.ctx.lane, paths, session: { harness: e.harness, session: e.sessionId, toolCall: e.toolCallId } },
+    { now, head: w.head, index: null, skipped: [] },
+  );
   const step = sessionMessage({
     ...{ harness: e.harness, session: e.sessionId, toolCall: e.toolCallId, tool: e.tool, phase: 'pre', kind: 'write' },
     ...{ checkpoint: cpId, paths, worktree: w.root, time: now.toISOString(), outcome: v },
     ...(v === 'ask' ? { asked: decisions } : {}),
   });
   const commits: RecordCommit[] = [
-    { ref: cpRef, mark: 1, parent: w.head, message: `guard checkpoint: ${reason}\n\n${JSON.stringify(cpBody)}\n`, changes: w.targets.map((t) => blobChange(t.rel, t.current, t.mode)) },
+    { ref: cpRef, mark: 1, parent: w.head, message: cpMessage, changes: w.targets.map((t) => blobChange(t.rel, t.current, t.mode)) },
     { ref: newRef(sessionPrefix(e.harness, e.sessionId), now), parent: ':1', message: step, changes: [] },
   ];
   if (v === 'allow') commits.push({ ref: newRef(REFS.decisions, now), parent: null, message: batchMessage(w.ctx, decisions), changes: [] });
@@ -364,11 +368,6 @@ async function checkpointPaths(w: WriteCall, v: 'allow' | 'ask', decisions: Deci
   await writeRecords(w.root, commits, now);
   faultPoint('hook:after-record');
   return cpId;
-}
-
-function rejectedMessageFor(ctx: RecordContext, decisions: DecisionRecord[]): string {
-  const body = { v: RECORD_VERSION, kind: 'rejected', ...ctx, decisions };
-  return `guard hook: blocked ${decisions.map((d) => d.path).join(', ')}\n\n${JSON.stringify(body)}\n`;
 }
 
 function same(a: Buffer | null, b: Buffer | null): boolean {

@@ -209,9 +209,9 @@ export async function checkpoint(repo: Repo, opts: CheckpointOptions): Promise<C
   return opts.paths ? checkpointPaths(repo, opts.paths, opts) : checkpointTree(repo, opts);
 }
 
-/** The checkpoint's message: why, and its JSON body (DESIGN "Where things are kept"). */
-function checkpointMessage(
-  repo: Repo,
+/** The checkpoint's message: why, and its JSON body (DESIGN "Where things are kept"). Also the hook's, which writes its own. */
+export function checkpointMessage(
+  repo: Pick<Repo, 'root'>,
   opts: CheckpointOptions,
   { now, head, index, skipped }: { now: Date; head: string | null; index: string | null; skipped: readonly SkippedFile[] },
 ): string {
