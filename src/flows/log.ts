@@ -208,6 +208,9 @@ export async function prune(opts: PruneOptions): Promise<PruneResult> {
   }
   if (doomed.length > 0) {
     await deleteRefs(repo.root, doomed);
+    // the session index points at steps that may be gone now: rebuilt from the refs on next use
+    const { dropIndex, indexRoot } = await import('../git/session-index.js');
+    await dropIndex(indexRoot(repo));
   }
   const count = (prefix: string) => doomed.filter((r) => r.ref.startsWith(prefix)).length;
   return {
