@@ -229,16 +229,27 @@ const LOOSE_OBJECTS_MAX = 2048;
  * detached: it packs the loose objects into one pack and the loose refs
  * into packed-refs (gc.packRefs), and holds its own lock (gc.pid) so calls
  * that race start nothing twice. No hook of the repository runs
- * (core.hooksPath: pre-auto-gc is the agent's to write). Amortised: about
+ * (core.hooksPath: pre-auto-gc is the agent's to write), and unreachable
+ * objects keep git's two weeks of grace. GUARD_NO_AUTO_PACK=1 turns it off. Amortised: about
  * one start per 200 tool calls, none on the hot path's answer.
  * https://git-scm.com/docs/git-gc#Documentation/git-gc.txt---auto
  */
+const GC_CONFIG = [
+  // no repository hook runs (pre-auto-gc is the agent's to write)
+  ...['-c', 'core.hooksPath=/dev/null'],
+  // in the background, whatever the repository says
+  ...['-c', 'gc.autoDetach=true'],
+  // git's default grace for unreachable objects, whatever the repository says: a
+  // `gc.pruneExpire=now` would race another guard's fast-import whose refs are not written yet
+  ...['-c', 'gc.pruneExpire=2.weeks.ago'],
+];
+
 export async function packWhenLoose(commonDir: string, cwd: string): Promise<boolean> {
   if (process.env.GUARD_NO_AUTO_PACK === '1') return false;
   const sample = await readdir(`${commonDir}/objects/17`).catch(() => [] as string[]);
   if (sample.length * 256 <= LOOSE_OBJECTS_MAX) return false;
   try {
-    const child = spawn('git', gitSpawnArgs(['-c', 'core.hooksPath=/dev/null', '-c', `gc.auto=${LOOSE_OBJECTS_MAX}`, '-c', 'gc.autoDetach=true', 'gc', '--auto', '--quiet']), { cwd, env: gitEnv(), detached: true, stdio: 'ignore' });
+    const child = spawn('git', gitSpawnArgs([...GC_CONFIG, '-c', `gc.auto=${LOOSE_OBJECTS_MAX}`, 'gc', '--auto', '--quiet']), { cwd, env: gitEnv(), detached: true, stdio: 'ignore' });
     child.on('error', () => undefined);
     child.unref();
     return true;
