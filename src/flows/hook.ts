@@ -17,7 +17,7 @@ import { checkpoint, checkpointId, checkpointMessage, type SessionMeta } from '.
 import { collectFacts } from '../git/changes.js';
 import { treeDiff } from '../git/diff.js';
 import { faultPoint } from '../git/faults.js';
-import { REFS, importCommits, newRef, writeRecords, type RecordCommit } from '../git/records.js';
+import { REFS, newRef, packWhenLoose, writeRecords, type RecordCommit } from '../git/records.js';
 import { openRepo, type Repo } from '../git/repo.js';
 import { numstatFolders } from '../git/measure.js';
 import { readSessionEvents, sessionEventCommit, sessionMessage, sessionPrefix } from '../git/session.js';
@@ -361,14 +361,17 @@ async function checkpointPaths(w: WriteCall, v: 'allow' | 'ask', decisions: Deci
   const stepRef = newRef(sessionPrefix(e.harness, e.sessionId), now);
   const commits: RecordCommit[] = [
     { ref: cpRef, mark: 1, parent: w.head, message: cpMessage, changes: w.targets.map((t) => blobChange(t.rel, t.current, t.mode)) },
-    { ref: stepRef, mark: 2, parent: ':1', message: step, changes: [] },
+    { ref: stepRef, parent: ':1', message: step, changes: [] },
   ];
   if (v === 'allow') commits.push({ ref: newRef(REFS.decisions, now), parent: null, message: batchMessage(w.ctx, decisions), changes: [] });
+  // indexed first, by the step's ref name (its tree is the checkpoint's): killed before the
+  // records exist, the entry names a ref that is not there, and the next call rebuilds the index
+  const at = { commit: stepRef, checkpoint: cpId, time: now.toISOString(), ref: stepRef };
+  await noteEvent(w.repo, { harness: e.harness, session: e.sessionId, worktree: w.root, paths, kind: 'write', phase: 'pre', toolCall: e.toolCallId, outcome: v }, at, at);
   faultPoint('hook:before-record');
-  const written = await importCommits(w.root, commits, now, { ask: [1, 2] });
+  await writeRecords(w.root, commits, now);
   faultPoint('hook:after-record');
-  const at = (m: number) => ({ commit: written.get(m)!.commit, checkpoint: cpId, time: now.toISOString(), ref: stepRef });
-  await noteEvent(w.repo, { harness: e.harness, session: e.sessionId, worktree: w.root, paths, kind: 'write', phase: 'pre', toolCall: e.toolCallId, outcome: v }, at(1), at(2));
+  await packWhenLoose(w.repo.commonDir, w.root);
   return cpId;
 }
 
@@ -489,8 +492,10 @@ async function shellBefore(repo: Repo, e: HookEvent, command: string, meta: Sess
   return { outcome: NONE, checkpoint: cp.id, notes: [] };
 }
 
-function noteShell(repo: Repo, e: HookEvent, phase: 'pre' | 'post', at: { commit: string; checkpoint: string; time: string; ref: string }): Promise<void> {
-  return noteEvent(repo, { harness: e.harness, session: e.sessionId, worktree: repo.root, paths: null, kind: 'shell', phase, toolCall: e.toolCallId }, at);
+/** After a shell call's records: its event into the session index, and the loose objects packed when they pile up (git/records.ts). */
+async function noteShell(repo: Repo, e: HookEvent, phase: 'pre' | 'post', at: { commit: string; checkpoint: string; time: string; ref: string }): Promise<void> {
+  await noteEvent(repo, { harness: e.harness, session: e.sessionId, worktree: repo.root, paths: null, kind: 'shell', phase, toolCall: e.toolCallId }, at);
+  await packWhenLoose(repo.commonDir, repo.root);
 }
 
 function sessionCommit(repo: Repo, e: HookEvent, commit: string, id: string, phase: 'pre' | 'post', command: string, now: Date, lost?: string[]): RecordCommit {

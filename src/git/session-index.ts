@@ -2,7 +2,6 @@ import { createHash, randomBytes } from 'node:crypto';
 import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { catFileBatch } from './catfile.js';
-import { packWhenLoose } from './records.js';
 import type { Repo } from './repo.js';
 import { baseEventFor, readSessionEvents, sessionKey, sessionPrefix, type SessionEvent } from './session.js';
 
@@ -34,7 +33,7 @@ import { baseEventFor, readSessionEvents, sessionKey, sessionPrefix, type Sessio
  * place first adds its event to that one: no event is left out.
  */
 export interface Indexed {
-  /** A commit whose tree is the checkpoint's (the step's or the checkpoint's own). */
+  /** What cat-file reads the checkpoint's tree from: the step's ref name (a write's, indexed before its records are written), or a commit id. */
   commit: string;
   checkpoint: string;
   time: string;
@@ -69,7 +68,7 @@ async function readEntry(dir: string, name: string): Promise<Indexed | null> {
   if (text === null) return null;
   try {
     const v = JSON.parse(text) as Partial<Indexed>;
-    if (typeof v.commit === 'string' && OID.test(v.commit) && typeof v.checkpoint === 'string' && typeof v.time === 'string' && typeof v.ref === 'string') {
+    if (typeof v.commit === 'string' && (OID.test(v.commit) || /^refs\/guard\/sessions\/[^\s:]+$/.test(v.commit)) && !v.commit.includes('..') && typeof v.checkpoint === 'string' && typeof v.time === 'string' && typeof v.ref === 'string') {
       return { commit: v.commit, checkpoint: v.checkpoint, time: v.time, ref: v.ref };
     }
   } catch {
@@ -154,9 +153,9 @@ async function build(repo: Pick<Repo, 'root' | 'commonDir'>, harness: string, se
 }
 
 /**
- * After a hook call's records are written: add its event to the index. When
- * the index is not there yet, build it from the refs (which hold this event
- * now); when another call built it meanwhile, add this event to theirs.
+ * Add a hook call's event to the index (a write's before its records are
+ * written, named by its step's ref; a shell call's after). When the index
+ * is not there yet, build it from the refs first.
  * Never fails the call: the refs are the record, the index only a shortcut.
  */
 export async function noteEvent(
@@ -167,13 +166,11 @@ export async function noteEvent(
 ): Promise<void> {
   const dir = indexDir(repo, e.harness, e.session);
   try {
-    if (!(await isReady(dir)) && (await build(repo, e.harness, e.session))) return;
+    // (a call that indexes its event before writing it builds without it, then adds it)
+    if (!(await isReady(dir))) await build(repo, e.harness, e.session);
     await writeEntries(dir, entriesOf(e, at, step));
   } catch {
     // a read-only or full git dir: the next call reads the refs
-  } finally {
-    // the records just written may tip the loose objects over: packed off the hot path
-    await packWhenLoose(repo.commonDir, repo.root);
   }
 }
 
@@ -181,6 +178,9 @@ export async function noteEvent(
 export async function dropIndex(dir: string): Promise<void> {
   await rm(dir, { recursive: true, force: true }).catch(() => undefined);
 }
+
+/** Longer than any hook call runs (its budget is 20 s): an entry this young whose step is missing is still being written. */
+const IN_FLIGHT_MS = 60_000;
 
 /** A path's session base: the commit of the session's earliest event that holds it, and the file there (null: absent then). */
 export interface SessionBaseOf {
@@ -194,16 +194,23 @@ export interface SessionBaseOf {
  * the session; from the refs when the index is not there or names a commit
  * that is gone (then it is dropped, and the next call builds it again).
  */
-export async function sessionBases(repo: Pick<Repo, 'root' | 'commonDir'>, harness: string, session: string, rels: readonly string[], maxBytes: number): Promise<Array<SessionBaseOf | null>> {
+export async function sessionBases(
+  repo: Pick<Repo, 'root' | 'commonDir'>,
+  harness: string,
+  session: string,
+  rels: readonly string[],
+  maxBytes: number,
+  useIndex = true,
+): Promise<Array<SessionBaseOf | null>> {
   const dir = indexDir(repo, harness, session);
   const whole = names.whole(repo.root);
-  const found = await readEntries(dir, [whole, ...rels.map((r) => names.path(repo.root, r))]);
+  const found = useIndex ? await readEntries(dir, [whole, ...rels.map((r) => names.path(repo.root, r))]) : null;
   let ats: Array<Indexed | null>;
   if (found) ats = rels.map((r) => earlier(found.get(whole)!, found.get(names.path(repo.root, r))!));
   else {
     const events = await readSessionEvents(repo.root, sessionPrefix(harness, session));
     // built here too (a call that is denied writes no event to build it), so the next call reads no refs
-    await build(repo, harness, session, events).catch(() => false);
+    if (useIndex) await build(repo, harness, session, events).catch(() => false);
     ats = rels.map((r) => {
       const ev = baseEventFor(events, repo.root, r);
       return ev ? { commit: ev.commit, checkpoint: ev.checkpoint, time: ev.time, ref: ev.ref } : null;
@@ -214,9 +221,13 @@ export async function sessionBases(repo: Pick<Repo, 'root' | 'commonDir'>, harne
   // "<commit>:<path>" is missing when the file did not exist then, and when the commit is gone: the commits themselves say which
   const wanted = [...commits, ...ats.flatMap((a, i) => (a ? [`${a.commit}:${rels[i]}`] : []))];
   const objs = await catFileBatch(repo.root, wanted, maxBytes, (i) => i < commits.length);
-  if (found && objs.slice(0, commits.length).some((o) => o?.type !== 'commit')) {
-    await dropIndex(dir);
-    return sessionBases(repo, harness, session, rels, maxBytes);
+  const gone = new Set(commits.filter((_, i) => objs[i]?.type !== 'commit'));
+  if (found && gone.size > 0) {
+    // a write indexes its step before writing it: a recent entry whose ref is not there yet is a
+    // call in flight (this call reads the refs); an old one is stale (dropped, rebuilt from the refs)
+    const stale = ats.some((a) => a && gone.has(a.commit) && !(Date.now() - Date.parse(a.time) < IN_FLIGHT_MS));
+    if (stale) await dropIndex(dir);
+    return sessionBases(repo, harness, session, rels, maxBytes, stale);
   }
   let k = commits.length;
   return ats.map((a) => {

@@ -80,18 +80,39 @@ describe('a hook call reads none of its session history', () => {
     expect(forEachRef(third.git)).toEqual([]);
   });
 
-  it('an index that names a commit that is gone is dropped: the refs answer, never "no base"', () => {
+  it.each([
+    ['gone for long (stale): dropped and rebuilt', '2020-01-01T00:00:00.000Z', true],
+    ['just written (a call in flight): this call reads the refs, the index stays', null, false],
+  ])('an index entry whose step is missing, %s; never "no base"', (_what, time, rebuilt) => {
     const repo = makeRepo({ 'state.py': lines(200) });
     const file = path.join(repo.dir, 'state.py');
     traced(repo, claude(repo, 'Write', { file_path: file, content: lines(140) }, { session: 'stale', id: 's1' }));
     writeFileSync(file, lines(140));
     const dir = path.join(repo.dir, '.git', 'guard-sessions', 'claude', 'stale');
-    for (const name of readdirSync(dir).filter((n) => n.startsWith('p-'))) {
-      const e = JSON.parse(readFileSync(path.join(dir, name), 'utf8'));
-      writeFileSync(path.join(dir, name), JSON.stringify({ ...e, commit: '1'.repeat(40) }));
-    }
+    const entries = readdirSync(dir).filter((n) => n.startsWith('p-'));
+    expect(entries).toHaveLength(1);
+    const e = JSON.parse(readFileSync(path.join(dir, entries[0]!), 'utf8'));
+    const missing = 'refs/guard/sessions/claude/stale/20200101T000000Z-00000000';
+    writeFileSync(path.join(dir, entries[0]!), JSON.stringify({ ...e, commit: missing, ...(time ? { time } : {}) }));
     const r = traced(repo, claude(repo, 'Write', { file_path: file, content: lines(80) }, { session: 'stale', id: 's2' }));
     expect(r.decision).toBe('deny');
+    expect(forEachRef(r.git).length).toBeGreaterThan(0);
+    const now = JSON.parse(readFileSync(path.join(dir, entries[0]!), 'utf8'));
+    expect(now.commit === missing).toBe(!rebuilt);
+  });
+
+  it('a write indexes its step before writing it: killed right after its records, the index still has it', () => {
+    const repo = makeRepo({ 'state.py': lines(200), 'other.txt': 'o\n' });
+    // an index that is there already (the session's first call)
+    traced(repo, claude(repo, 'Write', { file_path: path.join(repo.dir, 'other.txt'), content: 'p\n' }, { session: 'k', id: 'k0' }));
+    const dir = path.join(repo.dir, '.git', 'guard-sessions', 'claude', 'k');
+    const before = new Set(readdirSync(dir));
+    const r = repo.guard(['hook', 'claude'], { input: claude(repo, 'Write', { file_path: path.join(repo.dir, 'state.py'), content: lines(140) }, { session: 'k', id: 'k1' }), env: { GUARD_FAULT: 'hook:after-record' } });
+    expect(r.code).not.toBe(0);
+    const added = readdirSync(dir).filter((n) => n.startsWith('p-') && !before.has(n));
+    expect(added).toHaveLength(1);
+    const e = JSON.parse(readFileSync(path.join(dir, added[0]!), 'utf8'));
+    expect(repo.git(['show', `${e.commit}:state.py`])).toBe(lines(200));
   });
 
   it('after an allowed write, the post event starts no git process but the one that finds the repository', () => {
