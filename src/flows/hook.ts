@@ -8,7 +8,7 @@ import { GuardError } from '../core/errors.js';
 import { countLines, looksBinary } from '../core/lines.js';
 import { decisionRecords, plan, type Answer, type Plan, type PlanFile } from '../core/plan.js';
 import { batchMessage, rejectedMessage, type DecisionRecord, type RecordContext } from '../core/record.js';
-import { applyPatchChunks, applySearchReplace, applyStringEdits, type Applied } from '../harness/edits.js';
+import { applyInsertLine, applyPatchChunks, applySearchReplace, applyStringEdits, type Applied } from '../harness/edits.js';
 import { lossMessage, verdict, writeOutcome, type Judged, type Planned } from '../harness/decide.js';
 import type { Change, FileChange, HookEvent, Outcome } from '../harness/types.js';
 import { MODE, resolveInside } from '../worktree/atomic.js';
@@ -169,6 +169,8 @@ function apply(change: Change, current: Buffer | null, source: Buffer | null): A
       return applyStringEdits(text, change.edits);
     case 'blocks':
       return applySearchReplace(text, change.blocks);
+    case 'insert':
+      return current === null ? { ok: false, why: 'the file to insert into does not exist' } : applyInsertLine(text, change.line, change.text);
     case 'chunks': {
       const from = change.from !== undefined ? source : current;
       if (from === null) return { ok: false, why: 'the file to update does not exist' };
