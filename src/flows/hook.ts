@@ -68,6 +68,9 @@ const GATE_FILES = new Set([
   '.cursor/hooks.json',
   '.clinerules/hooks/PreToolUse',
   '.clinerules/hooks/PostToolUse',
+  '.cline/plugins/guard.js',
+  '.opencode/plugins/guard.js',
+  '.kilo/plugins/guard.js',
   '.github/hooks/guard.json',
 ]);
 
