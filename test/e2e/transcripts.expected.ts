@@ -103,8 +103,10 @@ ok    claude: no guard hook in .claude/settings.json (PreToolUse)
 ok    gemini: no guard hook in .gemini/settings.json (BeforeTool)
 ok    codex: no guard hook in .codex/hooks.json (PreToolUse)
 ok    cursor: no guard hook in .cursor/hooks.json (preToolUse)
-ok    cline: no guard hook in .clinerules/hooks/PreToolUse
+ok    cline: no guard plugin in .cline/plugins/guard.js
 ok    copilot: no guard hook in .github/hooks/guard.json (preToolUse)
+ok    opencode: no guard plugin in .opencode/plugins/guard.js
+ok    kilo: no guard plugin in .kilo/plugins/guard.js
 guard: the gate would NOT run: core.hooksPath=/dev/null (local config): git runs no hooks at all
 --- stderr
 `,
