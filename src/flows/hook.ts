@@ -74,6 +74,15 @@ const GATE_FILES = new Set([
   '.github/hooks/guard.json',
 ]);
 
+/**
+ * The folders the plugin harnesses load code from, and their project
+ * configs (which can name plugins too): a plugin there runs in the
+ * harness with guard's and can rewrite a call's input after guard judged
+ * it (Cline's beforeTool `input`, opencode's output.args), so an agent may
+ * not add or change one.
+ */
+const PLUGIN_DIRS = /^(?:\.cline\/plugins\/|\.(?:opencode|kilo|kilocode)\/plugins?\/|(?:\.(?:opencode|kilo|kilocode)\/)?(?:opencode|kilo)\.jsonc?$)/;
+
 export async function runHook(opts: HookOptions): Promise<HookResult> {
   const e = opts.event;
   if (e.action.kind === 'other') return { outcome: NONE, notes: [] };
@@ -439,7 +448,7 @@ async function measureAll(repo: Repo, targets: Target[], policy: Policy): Promis
     if (!binary && t.base !== null && t.base.length <= max) facts.oldText = t.base.toString('utf8');
     if (!binary && t.next !== null && t.next.length <= max) facts.newText = t.next.toString('utf8');
     let c = classify(facts, policy);
-    if (GATE_FILES.has(t.rel) && !c.rules.includes('protected')) {
+    if ((GATE_FILES.has(t.rel) || PLUGIN_DIRS.test(t.rel)) && !c.rules.includes('protected')) {
       // the agent may not switch off its own gate
       c = { ...withReason(c, { rule: 'protected', text: 'the hook configuration that runs guard (an agent may not change its own gate)' }), needsApproval: true };
     }

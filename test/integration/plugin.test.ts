@@ -63,6 +63,16 @@ describe('guardToolCall (normalised)', () => {
     expect(repo.read('a.txt')).toBe('a\n');
   });
 
+  it('an agent may not add or change a plugin (it could rewrite calls after guard judged them) or the config that names plugins', async () => {
+    const repo = makeRepo({ 'a.txt': 'a\n' });
+    const base = { harness: 'opencode' as const, sessionId: 's', cwd: repo.dir, phase: 'before' as const, tool: 'write', kind: 'write' as const, content: 'export const P = async () => ({});\n' };
+    for (const p of ['.opencode/plugins/zz.js', '.opencode/plugin/zz.ts', '.kilo/plugins/a.js', '.kilocode/plugin/a.js', '.cline/plugins/pkg/index.js', 'opencode.json', '.opencode/opencode.jsonc', 'kilo.json', '.opencode/plugins/guard.js']) {
+      const v = await guardToolCall({ ...base, path: p });
+      expect(v, p).toMatchObject({ action: 'deny', reason: expect.stringContaining('protected') });
+    }
+    expect(await guardToolCall({ ...base, path: 'src/plugins/zz.js' })).toEqual({ action: 'allow' });
+  });
+
   it('answers within its budget, refusing, when guard is slower', async () => {
     const repo = makeRepo({ 'state.py': lines(270) });
     const v = await guardToolCall({ harness: 'cline', phase: 'before', sessionId: 's', cwd: repo.dir, tool: 'editor', kind: 'write', path: 'state.py', content: 'x\n' }, { budgetMs: 1 });
