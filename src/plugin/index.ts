@@ -5,6 +5,9 @@ import { parseCodexPatch } from '../harness/codex-patch.js';
 import { opencodeAction, opencodeCwd } from '../harness/opencode.js';
 import { PayloadError, isPluginHarness, type Action, type HookEvent, type Outcome, type PluginHarnessName } from '../harness/types.js';
 import type { Obj } from '../harness/payload.js';
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { PLUGIN_FILES } from '../flows/plugins.js';
 
 /**
  * `guard-cli/plugin`: guard's hook inside the harness's own process, for
@@ -124,6 +127,20 @@ async function judge(m: Meta, action: () => Action, opts: Options): Promise<Verd
   }
 }
 
+/**
+ * After a shell call: is the plugin file that runs guard still there and
+ * guard's? The running harness keeps the plugin it loaded, so nothing is
+ * lost now, but its next session would run unguarded: say so, loudly.
+ */
+async function netCheck(h: PluginHarnessName, root: string | undefined, v: Verdict): Promise<Verdict> {
+  if (!root) return v;
+  const rel = PLUGIN_FILES[h];
+  const text = await readFile(path.join(root, rel), 'utf8').catch(() => null);
+  if (text !== null && text.includes('guard init --agent')) return v;
+  const warning = `guard: this command ${text === null ? 'removed' : 'changed'} ${rel}, the plugin that runs guard: from the next session ${h} runs without guard. Do not change it; tell the user, who can put it back with \`guard init --agent ${h}\`.`;
+  return v.action === 'report' ? { action: 'report', text: `${v.text}\n\n${warning}` } : { action: 'report', text: warning };
+}
+
 /** A normalised tool call judged by guard. Never throws: a failure inside guard is a deny (before) or a report (after). */
 export function guardToolCall(call: ToolCall, opts: Options = {}): Promise<Verdict> {
   const c = (call ?? {}) as Partial<ToolCall>;
@@ -178,7 +195,8 @@ export async function clineBeforeTool(c: ClineHookContext, setup: ClineSetupCont
 /** Cline afterTool: `appendContext` is put after the call's result for the model (a `<hook_context>` message). */
 export async function clineAfterTool(c: ClineHookContext, setup: ClineSetupContext, opts: Options = { budgetMs: CLINE_BUDGET_MS }): Promise<{ appendContext: string } | undefined> {
   const m = clineMeta('after', c, setup);
-  const v = await judge(m, () => clineAction(m.tool, m.input), opts);
+  let v = await judge(m, () => clineAction(m.tool, m.input), opts);
+  if (m.tool === 'run_commands') v = await netCheck('cline', setup?.workspaceInfo?.rootPath, v);
   return v.action === 'report' ? { appendContext: v.text } : undefined;
 }
 
@@ -222,7 +240,8 @@ export async function opencodeBefore(harness: 'opencode' | 'kilo', input: Openco
 /** tool.execute.after: a loss report is appended to the tool's output, which is what the model reads. */
 export async function opencodeAfter(harness: 'opencode' | 'kilo', input: OpencodeInput & { args?: unknown }, output: { output?: unknown }, ctx: OpencodeContext, opts: Options = {}): Promise<void> {
   const m = opencodeMeta(harness, 'after', input, input?.args, ctx);
-  const v = await judge(m, () => opencodeAction(m.tool, m.args), opts);
+  let v = await judge(m, () => opencodeAction(m.tool, m.args), opts);
+  if (m.tool === 'bash') v = await netCheck(harness, ctx?.worktree || ctx?.directory, v);
   if (v.action !== 'report' || !output) return;
   const before = typeof output.output === 'string' ? output.output : '';
   output.output = before ? `${before}\n\n${v.text}` : v.text;

@@ -141,6 +141,21 @@ describe('opencode / Kilo plugin hooks (tool.execute.before / after)', () => {
     expect(repo.read('state.py')).toBe(big);
   });
 
+  it('a command that removes or changes the plugin file is reported (the next session would run unguarded)', async () => {
+    const repo = makeRepo({ 'a.txt': 'a\n', '.opencode/plugins/guard.js': '// written by guard init --agent opencode\n' });
+    const ctx = { directory: repo.dir, worktree: repo.dir };
+    const input = { tool: 'bash', sessionID: 's', callID: 'c', args: { command: 'rm -f .opencode/plugins/guard.js' } };
+    const untouched = { output: 'ok' };
+    await opencodeAfter('opencode', input, untouched, ctx);
+    expect(untouched.output).toBe('ok');
+    spawnSync('rm', ['-f', '.opencode/plugins/guard.js'], { cwd: repo.dir });
+    const output = { output: 'ok' };
+    await opencodeAfter('opencode', input, output, ctx);
+    expect(output.output).toMatch(/^ok\n\nguard: this command removed \.opencode\/plugins\/guard\.js[\s\S]*guard init --agent opencode/);
+    const cline = await clineAfterTool({ toolCall: { toolCallId: 'x', toolName: 'run_commands', input: { commands: ['true'] } }, input: { commands: ['true'] } }, { workspaceInfo: { rootPath: repo.dir }, session: { sessionId: 's2' } });
+    expect(cline?.appendContext).toMatch(/guard: this command removed \.cline\/plugins\/guard\.js/);
+  });
+
   it('bash with a workdir outside any repository: no opinion', async () => {
     const repo = makeRepo({ 'a.txt': 'a\n' });
     await expect(opencodeBefore('opencode', { tool: 'bash', sessionID: 's', callID: 'c' }, { args: { command: 'ls', workdir: '/' } }, { directory: repo.dir })).resolves.toBeUndefined();
