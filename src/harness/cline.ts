@@ -10,6 +10,7 @@ import { json, obj, optStr, parseObject, str, type Obj } from './payload.js';
  *                new_text inserted at that line of an existing file; the
  *                file absent: created with new_text; otherwise old_text
  *                (required) replaced by new_text, old_text found exactly once
+ *                after both are put into the file's line ends
  *   apply_patch  {input}: a V4A patch, the grammar of Codex's apply_patch
  *   run_commands {commands: [...]}: each run in the shell, in order
  *   read_files, search, fetch_web, ...: nothing guard gates
@@ -24,7 +25,7 @@ import { json, obj, optStr, parseObject, str, type Obj } from './payload.js';
  * hook left from an older guard does not refuse every read, but guard no
  * longer installs it.
  */
-export function clineAction(tool: string, input: Obj): Action {
+export function clineAction(tool: string, input: Obj, eol: '\n' | '\r\n' = '\n'): Action {
   switch (tool) {
     case 'editor': {
       const p = str(input, 'path', 'input');
@@ -38,7 +39,10 @@ export function clineAction(tool: string, input: Obj): Action {
       // no old_text: Cline creates the file, or fails the call when it exists (an empty old string does the same in applyStringEdits)
       if (old === undefined || old === null) return { kind: 'write', files: [{ path: p, change: { kind: 'edits', edits: [{ oldString: '', newString: next, replaceAll: false }] } }] };
       if (typeof old !== 'string') throw new PayloadError('input.old_text is not a string');
-      return { kind: 'write', files: [{ path: p, change: { kind: 'edits', edits: [{ oldString: old, newString: next, replaceAll: false }] } }] };
+      // Cline puts both texts into the file's own line ends before it looks (CRLF files: eol), so must guard:
+      // an old_text sent with CRLF over an LF file still matches there
+      const ends = (t: string) => t.split(/\r\n|\n/).join(eol);
+      return { kind: 'write', files: [{ path: p, change: { kind: 'edits', edits: [{ oldString: ends(old), newString: ends(next), replaceAll: false }] } }] };
     }
     case 'apply_patch':
       return { kind: 'write', files: parseCodexPatch(str(input, 'input', 'input')) };

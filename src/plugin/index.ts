@@ -185,10 +185,18 @@ function clineMeta(phase: 'before' | 'after', c: ClineHookContext, setup: ClineS
   return { harness: 'cline', phase, sessionId, toolCallId: c?.toolCall?.toolCallId ?? null, cwd, tool, input };
 }
 
+/** The line end of the file a Cline editor call replaces text in (Cline matches in the file's own line ends). */
+async function eolOf(m: Meta & { input: Obj }): Promise<'\n' | '\r\n'> {
+  if (m.tool !== 'editor' || typeof m.input.path !== 'string' || typeof m.input.old_text !== 'string') return '\n';
+  const text = await readFile(path.resolve(m.cwd, m.input.path), 'utf8').catch(() => '');
+  return text.includes('\r\n') ? '\r\n' : '\n';
+}
+
 /** Cline beforeTool: `{skip: true, reason}` refuses this one call (the model reads the reason); undefined lets it run. */
 export async function clineBeforeTool(c: ClineHookContext, setup: ClineSetupContext, opts: Options = { budgetMs: CLINE_BUDGET_MS }): Promise<{ skip: true; reason: string } | undefined> {
   const m = clineMeta('before', c, setup);
-  const v = await judge(m, () => clineAction(m.tool, m.input), opts);
+  const eol = await eolOf(m);
+  const v = await judge(m, () => clineAction(m.tool, m.input, eol), opts);
   return v.action === 'deny' ? { skip: true, reason: v.reason } : undefined;
 }
 

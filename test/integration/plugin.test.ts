@@ -96,6 +96,15 @@ describe('Cline plugin hooks (beforeTool / afterTool)', () => {
     expect(repo.read('state.py')).toBe(big);
   });
 
+  it('editor old_text sent with other line ends than the file: matched as Cline matches it (a CRLF truncation cannot slip past)', async () => {
+    const big = lines(270, 'state line');
+    const repo = makeRepo({ 'lf.py': big, 'crlf.py': big.replace(/\n/g, '\r\n') });
+    const crlfOld = await clineBeforeTool(call('editor', { path: 'lf.py', old_text: big.replace(/\n/g, '\r\n'), new_text: 'x\r\n' }), setup(repo));
+    expect(crlfOld).toMatchObject({ skip: true, reason: expect.stringContaining('lf.py would lose 270 of 270 lines') });
+    const lfOld = await clineBeforeTool(call('editor', { path: 'crlf.py', old_text: big, new_text: 'x\n' }), setup(repo));
+    expect(lfOld).toMatchObject({ skip: true, reason: expect.stringContaining('crlf.py would lose 270 of 270 lines') });
+  });
+
   it('editor insert_line into a protected file is measured (and refused)', async () => {
     const repo = makeRepo({ 'guard.config.json': '{}\n' });
     const r = await clineBeforeTool(call('editor', { path: 'guard.config.json', new_text: '', insert_line: 1 }), setup(repo));
