@@ -238,9 +238,26 @@ export class GuardRefusal extends Error {
   }
 }
 
+/**
+ * opencode's edit finds oldString loosely when it is not in the file as
+ * given (trimmed lines, normalised whitespace and indentation, and a block
+ * matched by its first and last lines only, which can replace hundreds of
+ * lines the model never quoted). guard cannot tell what such an edit will
+ * do, so it refuses it, saying how to send one it can (the file is
+ * untouched: nothing to keep).
+ */
+async function looseEdit(m: Meta & { args: Obj }): Promise<string | null> {
+  if (m.tool !== 'edit' || typeof m.args.filePath !== 'string' || typeof m.args.oldString !== 'string' || m.args.oldString === '') return null;
+  const text = await readFile(path.resolve(m.cwd, m.args.filePath), 'utf8').catch(() => null);
+  if (text === null || text.includes(m.args.oldString)) return null;
+  return `guard refused this edit: oldString is not in ${m.args.filePath} exactly as given, and ${m.harness} would then match it loosely (by trimmed lines, or by its first and last lines alone), so guard cannot tell what the edit would replace. Read the file and send oldString exactly as it is there, or write the whole file.`;
+}
+
 /** tool.execute.before: throws a GuardRefusal (the call is refused, the model reads the reason) or returns. */
 export async function opencodeBefore(harness: 'opencode' | 'kilo', input: OpencodeInput, output: { args?: unknown }, ctx: OpencodeContext, opts: Options = {}): Promise<void> {
   const m = opencodeMeta(harness, 'before', input, output?.args, ctx);
+  const loose = await looseEdit(m);
+  if (loose) throw new GuardRefusal(loose);
   const v = await judge(m, () => opencodeAction(m.tool, m.args), opts);
   if (v.action === 'deny') throw new GuardRefusal(v.reason);
 }

@@ -165,6 +165,18 @@ describe('opencode / Kilo plugin hooks (tool.execute.before / after)', () => {
     expect(cline?.appendContext).toMatch(/guard: this command removed \.cline\/plugins\/guard\.js/);
   });
 
+  it('an edit opencode would match loosely (first and last lines only) is refused, not waved through', async () => {
+    const big = lines(270);
+    const repo = makeRepo({ 'state.py': big });
+    const ctx = { directory: repo.dir };
+    // opencode's BlockAnchorReplacer takes "line 1 ... line 270" as the whole block in between
+    const args = { filePath: 'state.py', oldString: 'line 1\n    (the rest)\nline 270\n', newString: 'line 1\n' };
+    await expect(opencodeBefore('opencode', { tool: 'edit', sessionID: 's', callID: 'c' }, { args }, ctx)).rejects.toThrow(/guard refused this edit: oldString is not in state\.py exactly/);
+    // the exact text passes to the policy as before (a one-line change)
+    await expect(opencodeBefore('opencode', { tool: 'edit', sessionID: 's', callID: 'd' }, { args: { filePath: 'state.py', oldString: 'line 7\n', newString: 'line seven\n' } }, ctx)).resolves.toBeUndefined();
+    expect(repo.read('state.py')).toBe(big);
+  });
+
   it('bash with a workdir outside any repository: no opinion', async () => {
     const repo = makeRepo({ 'a.txt': 'a\n' });
     await expect(opencodeBefore('opencode', { tool: 'bash', sessionID: 's', callID: 'c' }, { args: { command: 'ls', workdir: '/' } }, { directory: repo.dir })).resolves.toBeUndefined();
