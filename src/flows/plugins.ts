@@ -188,6 +188,11 @@ export async function pluginChecks(root: string, env: NodeJS.ProcessEnv, harness
       out.push({ harness: h, state: 'disabled', message: `${h}: ${off} is set: ${h} loads no project plugin, guard's neither`, hint: `unset ${off}` });
       continue;
     }
+    if (h === 'cline' && !(Number(env.CLINE_PLUGIN_IMPORT_TIMEOUT_MS) >= 15_000)) {
+      // Cline 3.0.65 gives a plugin 4 s to load in its sandbox and runs WITHOUT it when that fails, silently
+      out.push({ harness: h, state: 'ok', message: `${h}: ${rel} runs guard in process before and after ${PLUGIN_TOOLS[h].join(', ')}; but Cline runs without a plugin that takes over 4 s to load (a busy machine), saying nothing`, hint: 'export CLINE_PLUGIN_IMPORT_TIMEOUT_MS=30000 where you start cline' });
+      continue;
+    }
     out.push({ harness: h, state: 'ok', message: `${h}: ${rel} runs guard in process before and after ${PLUGIN_TOOLS[h].join(', ')}` });
   }
   return out;

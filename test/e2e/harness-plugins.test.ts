@@ -53,22 +53,26 @@ for (const h of HARNESSES) {
       const abs = (f: string) => path.join(repo.dir, f);
       // Cline has no whole-file write for an existing file: its truncation is an editor call replacing all of it
       const truncate = h === 'cline' ? { kind: 'edit' as const, file: abs('state.py'), old: STATE, new: TRUNCATED } : { kind: 'write' as const, file: abs('state.py'), content: TRUNCATED };
-      const server = await startChatServer([{ kind: 'edit', file: abs('small.py'), old: SMALL_OLD, new: SMALL_NEW }, truncate, { kind: 'shell', command: CHECKOUT }, { kind: 'end', text: 'Done.' }]);
+      const server = await startChatServer([{ kind: 'read', file: abs('state.py') }, { kind: 'edit', file: abs('small.py'), old: SMALL_OLD, new: SMALL_NEW }, truncate, { kind: 'shell', command: CHECKOUT }, { kind: 'end', text: 'Done.' }]);
       const home = freshHome();
       try {
-        const r = await runPluginHarness(h, b.bin, repo.dir, home, server.baseUrl);
+        const r = await runPluginHarness(h, b.bin, repo.dir, home, server.baseUrl, 240_000);
         const debug = `exit ${r.code} in ${r.seconds}s\nstdout: ${r.stdout.slice(-3000)}\nstderr: ${r.stderr.slice(-3000)}\nrequests: ${server.requests.map((q) => `${q.url} step=${q.step} ${JSON.stringify(q.toolResults).slice(0, 400)}`).join('\n')}`;
         if (process.env.GUARD_HARNESS_TIMINGS) console.log(`${h}: run ${r.seconds}s`);
-        if (process.env.GUARD_HARNESS_DEBUG) writeFileSync(path.join(process.env.GUARD_HARNESS_DEBUG, `${h}.log`), `${debug}\n\nFULL REQUESTS:\n${JSON.stringify(server.requests, null, 1).slice(0, 400_000)}`);
+        if (process.env.GUARD_HARNESS_DEBUG) writeFileSync(path.join(process.env.GUARD_HARNESS_DEBUG, `${h}.log`), `${debug}\n\nFULL STDOUT:\n${r.stdout}\nFULL STDERR:\n${r.stderr}\n\nFULL REQUESTS:\n${JSON.stringify(server.requests, null, 1).slice(0, 400_000)}`);
+        // the read passed untouched: the model got the file, and guard was never asked
+        const afterRead = server.requestAtStep(1)?.toolResults.map((t) => t.text).join('\n') ?? '';
+        expect(afterRead, debug).toContain(STATE.split('\n')[5]!);
+        expect(afterRead).not.toMatch(/guard (refused|could not)|guard:/);
         // the small edit passed (the model read its success; the checkout later took it back with the rest)
-        expect(server.requestAtStep(1)?.toolResults.map((t) => t.text).join('\n') ?? '', debug).not.toContain('guard');
+        expect(server.requestAtStep(2)?.toolResults.map((t) => t.text).join('\n') ?? '', debug).not.toMatch(/guard (refused|could not)|guard:/);
         expect(repo.git(['show', `${repo.refs('refs/guard/checkpoints/')[0]}:small.py`])).toBe(SMALL);
         // the truncation was refused: the file is whole, the proposal kept, the reason in the next request
         expect(repo.read('state.py'), debug).toBe(STATE);
         const rejected = repo.refs('refs/guard/rejected/');
         expect(rejected, debug).toHaveLength(1);
         expect(repo.git(['show', `${rejected[0]}:state.py`])).toContain(ELISION);
-        const afterTruncate = server.requestAtStep(2);
+        const afterTruncate = server.requestAtStep(3);
         expect(afterTruncate, debug).toBeDefined();
         const told = afterTruncate!.toolResults.map((t) => t.text).join('\n');
         expect(told, debug).toContain('guard refused this write');
@@ -76,7 +80,7 @@ for (const h of HARNESSES) {
         // the checkout ran (nothing can refuse it: it is not destructive by its words) and the model was told
         expect(repo.read('big_module.py'), debug).toBe(BIG);
         expect(repo.read('small.py')).toBe(SMALL);
-        const afterCheckout = server.requestAtStep(3);
+        const afterCheckout = server.requestAtStep(4);
         expect(afterCheckout, debug).toBeDefined();
         const report = afterCheckout!.toolResults.map((t) => t.text).join('\n');
         expect(report, debug).toMatch(/guard: the command `git checkout -- \.` deleted or replaced work: big_module\.py/);
@@ -89,6 +93,6 @@ for (const h of HARNESSES) {
       } finally {
         await server.close();
       }
-    }, 300_000);
+    }, 420_000);
   });
 }

@@ -14,6 +14,9 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Action } from './model-server.js';
 
+/** The scenario's actions, plus a read (which guard must let through untouched). */
+export type ChatAction = Action | { kind: 'read'; file: string };
+
 export interface ChatRequest {
   time: number;
   url: string;
@@ -56,7 +59,7 @@ let ids = 0;
 const nextId = (p: string) => `${p}_${Date.now().toString(36)}${(++ids).toString(36)}`;
 
 /** The action as a call of one of the offered tools, or null (then the model just answers with text). */
-function toolCall(action: Action, tools: string[]): { name: string; args: object } | null {
+function toolCall(action: ChatAction, tools: string[]): { name: string; args: object } | null {
   const has = (t: string) => tools.includes(t);
   switch (action.kind) {
     case 'edit':
@@ -73,12 +76,16 @@ function toolCall(action: Action, tools: string[]): { name: string; args: object
     case 'patch':
       if (has('apply_patch')) return { name: 'apply_patch', args: has('editor') ? { input: action.patch } : { patchText: action.patch } };
       return null;
+    case 'read':
+      if (has('read_files')) return { name: 'read_files', args: { file_paths: [action.file] } };
+      if (has('read')) return { name: 'read', args: { filePath: action.file } };
+      return null;
     case 'end':
       return null;
   }
 }
 
-function answer(res: http.ServerResponse, body: any, action: Action, tools: string[]): void {
+function answer(res: http.ServerResponse, body: any, action: ChatAction, tools: string[]): void {
   const id = nextId('chatcmpl');
   const model = body?.model ?? 'scripted';
   const chunk = (delta: object, finish: string | null, extra: object = {}) => ({ id, object: 'chat.completion.chunk', created: Math.floor(Date.now() / 1000), model, choices: [{ index: 0, delta, finish_reason: finish }], ...extra });
@@ -103,7 +110,7 @@ function answer(res: http.ServerResponse, body: any, action: Action, tools: stri
   res.end();
 }
 
-export async function startChatServer(script: Action[], opts: { maxRequests?: number; lifetimeMs?: number } = {}): Promise<ChatServer> {
+export async function startChatServer(script: ChatAction[], opts: { maxRequests?: number; lifetimeMs?: number } = {}): Promise<ChatServer> {
   const maxRequests = opts.maxRequests ?? 60;
   const requests: ChatRequest[] = [];
   const server = http.createServer((req, res) => {

@@ -65,6 +65,9 @@ export async function runPluginHarness(h: PluginHarness, bin: string, project: s
   const env = { ...baseEnv(home), PWD: project };
   if (h === 'cline') {
     Object.assign(env, { CLINE_SESSION_BACKEND_MODE: 'local', CLINE_NO_AUTO_UPDATE: '1', CLINE_TELEMETRY_DISABLED: '1' });
+    // Cline gives a plugin 4 s to load in its sandbox and runs WITHOUT it when that fails (seen on this loaded machine)
+    if (process.env.GUARD_CLINE_IMPORT_TIMEOUT_MS !== undefined) env.CLINE_PLUGIN_IMPORT_TIMEOUT_MS = process.env.GUARD_CLINE_IMPORT_TIMEOUT_MS;
+    else env.CLINE_PLUGIN_IMPORT_TIMEOUT_MS = '30000';
     const auth = await run(bin, ['auth', '-p', 'openai-compatible', '-k', 'dummy', '-m', MODEL, '-b', baseUrl], { cwd: project, env, timeoutMs: 60_000 });
     if (auth.code !== 0) return auth;
     return run(bin, ['--json', '-c', project, PROMPT], { cwd: project, env, timeoutMs });
