@@ -1,13 +1,13 @@
-import { judgeEvent, reasonFor } from '../flows/hook-call.js';
-import { failReason } from '../harness/decide.js';
-import { clineAction } from '../harness/cline.js';
-import { parseCodexPatch } from '../harness/codex-patch.js';
-import { opencodeAction, opencodeCwd } from '../harness/opencode.js';
-import { PayloadError, isPluginHarness, type Action, type HookEvent, type Outcome, type PluginHarnessName } from '../harness/types.js';
-import type { Obj } from '../harness/payload.js';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
+import { judgeEvent, reasonFor } from '../flows/hook-call.js';
 import { PLUGIN_FILES } from '../flows/plugins.js';
+import { clineAction } from '../harness/cline.js';
+import { parseCodexPatch } from '../harness/codex-patch.js';
+import { failReason } from '../harness/decide.js';
+import { opencodeAction, opencodeCwd } from '../harness/opencode.js';
+import type { Obj } from '../harness/payload.js';
+import { PayloadError, isPluginHarness, type Action, type HookEvent, type Outcome, type PluginHarnessName } from '../harness/types.js';
 
 /**
  * `guard-cli/plugin`: guard's hook inside the harness's own process, for
