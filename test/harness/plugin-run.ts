@@ -62,7 +62,7 @@ function baseEnv(home: string): NodeJS.ProcessEnv {
 
 export async function runPluginHarness(h: PluginHarness, bin: string, project: string, home: string, baseUrl: string, timeoutMs = 120_000): Promise<RunResult> {
   // PWD too: opencode and Kilo take their folder from it, not from the process's working folder
-  const env = { ...baseEnv(home), PWD: project };
+  const env: NodeJS.ProcessEnv = { ...baseEnv(home), PWD: project };
   if (h === 'cline') {
     Object.assign(env, { CLINE_SESSION_BACKEND_MODE: 'local', CLINE_NO_AUTO_UPDATE: '1', CLINE_TELEMETRY_DISABLED: '1' });
     // Cline gives a plugin 4 s to load in its sandbox and runs WITHOUT it when that fails (seen on this loaded machine)
