@@ -14,7 +14,19 @@ export interface PhraseData {
   dots: string[];
   slots: Record<string, string[]>;
   phrases: string[];
-  loose?: { maxWords: number; drop: string[]; subject: string[]; predicate: string[]; veto: string[] };
+  general?: GeneralData;
+}
+
+export interface GeneralData {
+  maxWords: number;
+  maxFree: number;
+  pairs: string[];
+  strong: string[];
+  weak: string[];
+  mark: string[];
+  position: string[];
+  filler: string[];
+  veto: string[];
 }
 
 const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
@@ -56,6 +68,8 @@ function matches(tokens: readonly PhraseToken[], words: readonly string[], t = 0
 
 export interface Matcher {
   isPlaceholder(line: string): boolean;
+  /** Is the line a comment line (after white space, a comment opener)? */
+  isComment(line: string): boolean;
 }
 
 const ASCII = /^[\x00-\x7f]*$/;
@@ -64,7 +78,7 @@ export function makeMatcher(d: PhraseData): Matcher {
   const phrases = d.phrases.map((p) => compilePhrase(p, d.slots));
   const opens = [...d.comment.open].sort((a, b) => b.length - a.length);
   const closes = [...d.comment.close].sort((a, b) => b.length - a.length);
-  const loose = d.loose ? looseTest(d.loose) : null;
+  const general = d.general ? generalTest(d.general, d.slots.CODE ?? []) : null;
   const dotsRe = new RegExp(d.dots.map(escape).sort((a, b) => b.length - a.length).join('|'), 'g');
   // Every line of a file comes through here (findElisions) and most are
   // code: a line whose first characters after ASCII white space are plain
@@ -89,6 +103,8 @@ export function makeMatcher(d: PhraseData): Matcher {
       const close = closes.find((c) => t.trimEnd().endsWith(c));
       if (close !== undefined) t = t.trimEnd().slice(0, -close.length);
       let dotted = false;
+      const bare = t.trim();
+      const framed = d.dots.some((x) => bare.startsWith(x) || bare.endsWith(x)) || /^[([]\s*(?:\.\.|…)|(?:\.\.|…)\s*[)\]]$/.test(bare);
       t = t
         .toLowerCase()
         .replace(dotsRe, () => {
@@ -103,23 +119,42 @@ export function makeMatcher(d: PhraseData): Matcher {
       const words = t.split(' ');
       if (words.length > 14) return false;
       if (phrases.some((p) => matches(p, words))) return true;
-      return loose !== null && loose(words);
+      return general !== null && general(words, framed);
+    },
+    isComment(line: string): boolean {
+      const t = line.trim().toLowerCase();
+      return t.length > 0 && opens.some((o) => t.startsWith(o));
     },
   };
 }
 
-/** The looser test of the phrase data: a short comment with a subject, a predicate and no veto word. */
-function looseTest(l: NonNullable<PhraseData['loose']>): (words: string[]) => boolean {
-  const drop = new Set(l.drop);
-  const subject = new Set(l.subject);
-  const predicate = new Set(l.predicate);
-  const veto = new Set(l.veto);
-  return (words) => {
-    let i = 0;
-    while (i < words.length && drop.has(words[i]!)) i++;
-    const rest = words.slice(i);
-    if (rest.length === 0 || rest.length > l.maxWords || rest.some((w) => veto.has(w))) return false;
-    return rest.some((w) => subject.has(w)) && rest.some((w) => predicate.has(w));
+/**
+ * The general rule of the phrase data (its `general.about` says it in words):
+ * a short comment that says the code is elsewhere, left out, unchanged or
+ * truncated, whatever the noun it names.
+ */
+function generalTest(g: GeneralData, code: readonly string[]): (words: string[], framed: boolean) => boolean {
+  const pairs = g.pairs.map((p) => ({ words: p.split(' '), joined: p.replace(/ /g, '_') }));
+  const strong = new Set(g.strong);
+  const weak = new Set(g.weak);
+  const mark = new Set(g.mark);
+  const position = new Set(g.position);
+  const veto = new Set(g.veto);
+  const nouns = new Set(code.flatMap((c) => c.split(' ')));
+  const known = new Set([...strong, ...weak, ...mark, ...position, ...g.filler, ...nouns]);
+  return (input, framed) => {
+    const words: string[] = [];
+    for (let i = 0; i < input.length; ) {
+      const pair = pairs.find((p) => p.words.every((w, k) => input[i + k] === w));
+      words.push(pair ? pair.joined : input[i]!);
+      i += pair ? pair.words.length : 1;
+    }
+    if (words.length > g.maxWords || words.some((w) => veto.has(w))) return false;
+    if (words.filter((w) => !known.has(w)).length > g.maxFree) return false;
+    const has = (set: Set<string>) => words.some((w) => set.has(w));
+    if (has(strong)) return true;
+    if (has(weak) && (has(mark) || has(position) || has(nouns))) return true;
+    return framed && has(mark);
   };
 }
 
@@ -160,9 +195,12 @@ export function findElisions(newText: string, oldText: string, limit = 3): Elisi
     const oldLines = new Set(oldText.split('\n').map((l) => l.trim()));
     return candidates.filter((c) => !oldLines.has(c.text)).slice(0, limit);
   }
+  const m = (matcher ??= makeMatcher(data as PhraseData));
   const inPlace = new Set<number>();
   for (const h of hunks) {
-    if (!h.lines.some((l) => l.startsWith('-'))) continue;
+    // code removed: a removed line that is neither blank nor a comment (a comment
+    // rewritten around a docs example's `...` removes no code)
+    if (!h.lines.some((l) => l.startsWith('-') && l.slice(1).trim() !== '' && !m.isComment(l.slice(1)))) continue;
     let n = h.newStart;
     h.lines.forEach((l, k) => {
       // an added line in a hunk that removes lines; or a placeholder that was already
@@ -173,7 +211,24 @@ export function findElisions(newText: string, oldText: string, limit = 3): Elisi
       if (!l.startsWith('-')) n++;
     });
   }
-  return candidates.filter((c) => inPlace.has(c.line)).slice(0, limit);
+  return candidates.filter((c) => inPlace.has(c.line) && !continuesProse(lines, c.line - 1, m)).slice(0, limit);
+}
+
+/**
+ * Is line `i` part of a comment that prose above it began: the line before it
+ * is a comment line that says something (not a bare opener such as `/**`, not
+ * a placeholder), and this line is an inner line of a block comment (` * ...`)
+ * or quotes code (`//   ...`, indented past its marker) or is only dots. A
+ * docs example's `...` and a sentence that runs on ("the rest stays
+ * unstaged") are that; `// ... existing code ...` standing alone is not.
+ */
+function continuesProse(lines: readonly string[], i: number, m: Matcher): boolean {
+  const prev = lines[i - 1];
+  if (prev === undefined || !m.isComment(prev) || m.isPlaceholder(prev)) return false;
+  if (/^[\s/*#<!{}\-;%'"]*$/.test(prev)) return false; // a bare opener: `/**`, `//`, `#`
+  const t = lines[i]!.trim();
+  if (t.startsWith('*') && !t.startsWith('*/')) return true;
+  return /^(?:\/\/|#|--|;+)\s{2,}\S/.test(t) || /^(?:\/\/|#|--|;+)\s*(?:\.{2,}|…)\s*$/.test(t);
 }
 
 export interface ElisionFigures {

@@ -36,4 +36,17 @@ describe('elision corpus', () => {
     const f = elisionFigures(held, []);
     expect(f.recall).toBeGreaterThanOrEqual(0.75);
   });
+
+  // issue 20: written before this round's rules were tuned, measured once at the end (2026-11-24):
+  // 199 of 215 caught (92.6%); 12 of 5,748 real comments flagged (0.21%) as if each stood where code was removed.
+  // The floors below keep that figure from sliding; the next round writes a fresh heldout-* set.
+  it('on the held-out set (heldout-placeholders.json, never tuned on) it catches at least 92%, and flags at most 0.5% of real comments (express, guard, node_modules)', () => {
+    const held: string[] = corpus('heldout-placeholders.json').placeholders;
+    const real: Array<{ text: string; source: string }> = corpus('heldout-comments.json').comments;
+    expect(new Set(held).size).toBeGreaterThanOrEqual(200);
+    expect(real.filter((c) => c.source.startsWith('express@')).length).toBeGreaterThanOrEqual(2000);
+    const f = elisionFigures(held, [...comments.map((c) => c.text), ...real.map((c) => c.text)]);
+    expect(f.recall).toBeGreaterThanOrEqual(0.92);
+    expect(f.falsePositiveRate).toBeLessThanOrEqual(0.005);
+  });
 });
