@@ -26,6 +26,17 @@ export interface CiOptions {
   cwd: string;
   base: string;
   head?: string;
+  /** Where to look for pull request reviews (GITHUB_*); default process.env. `null`: do not look. */
+  reviewEnv?: NodeJS.ProcessEnv | null;
+}
+
+/** The pull request review that cleared a file: a person with write access approved content equal to head's. */
+export interface ReviewApproval {
+  id: number;
+  user: string;
+  /** The commit the review saw (head, or an older head whose content at this path equals head's). */
+  commit: string;
+  url?: string;
 }
 
 export type CiDecision = 'allowed' | 'approved' | 'blocked';
@@ -36,6 +47,8 @@ export interface CiFile extends Classification {
   blob: string | null;
   /** The commit whose Guard-Approved trailer covers this change. */
   approvedBy?: string;
+  /** The pull request review that covers this change (when no trailer does). */
+  review?: ReviewApproval;
   /** A line to point annotations at (>= 1): the first line that differs at head. */
   line: number;
 }
@@ -50,6 +63,14 @@ export interface CiResult {
   files: CiFile[];
   blocked: number;
   approved: number;
+  /** Pull request reviews read (only when something needed approval that no trailer covered). */
+  reviews?: {
+    source: string | null;
+    /** Why no review was read, or the API error. */
+    unavailable?: string;
+    counted: Array<{ id: number; user: string; commit: string; url?: string; cleared: string[] }>;
+    ignored: Array<{ id: number; user: string; why: string }>;
+  };
 }
 
 export async function ci(opts: CiOptions): Promise<CiResult> {
@@ -84,6 +105,7 @@ export async function ci(opts: CiOptions): Promise<CiResult> {
     }
     return file;
   });
+  const reviews = files.some((f) => f.decision === 'blocked') && opts.reviewEnv !== null ? await applyReviews(cwd, head!, files, opts.reviewEnv ?? process.env) : undefined;
   return {
     command: 'ci',
     base: base!,
@@ -93,6 +115,7 @@ export async function ci(opts: CiOptions): Promise<CiResult> {
     files,
     blocked: files.filter((f) => f.decision === 'blocked').length,
     approved: files.filter((f) => f.decision === 'approved').length,
+    ...(reviews ? { reviews } : {}),
   };
 }
 
@@ -149,4 +172,50 @@ export function firstChangedLine(f: Pick<ChangeFacts, 'oldText' | 'newText' | 'n
   while (i < a.length && i < b.length && a[i]!.replace(/\r$/, '') === b[i]!.replace(/\r$/, '')) i++;
   const count = f.newText.endsWith('\n') ? b.length - 1 : b.length;
   return Math.max(1, Math.min(i + 1, count));
+}
+
+/**
+ * Clear blocked files with the pull request's approving reviews: a review of
+ * commit C clears a path when the path's content at C is the content at head
+ * (the same blob, or absent at both for a deletion). A review of an older head
+ * thus covers what it saw and nothing that changed since. One cat-file for
+ * every (review, path) pair; the reviewed commit must be in this clone.
+ */
+async function applyReviews(cwd: string, head: string, files: CiFile[], env: NodeJS.ProcessEnv): Promise<NonNullable<CiResult['reviews']>> {
+  const { githubTarget, githubReviews } = await import('./pr-approvals.js');
+  const target = githubTarget(env);
+  if ('missing' in target) return { source: null, unavailable: target.missing, counted: [], ignored: [] };
+  let pr: Awaited<ReturnType<typeof githubReviews>>;
+  try {
+    pr = await githubReviews(target);
+  } catch (err) {
+    return { source: `github ${target.repo}#${target.pr}`, unavailable: (err as Error).message, counted: [], ignored: [] };
+  }
+  const blocked = files.filter((f) => f.decision === 'blocked' && !f.path.includes('\n'));
+  const commits = [...new Set(pr.reviews.map((r) => r.commit))];
+  const names = commits.flatMap((c) => [`${c}^{commit}`, ...blocked.map((f) => `${c}:${f.path}`)]);
+  const found = names.length ? await catFileBatch(cwd, names, 0) : [];
+  const stride = blocked.length + 1;
+  const counted: NonNullable<CiResult['reviews']>['counted'] = [];
+  const ignored = [...pr.ignored];
+  // newest review first: the one that saw the most
+  for (const r of [...pr.reviews].reverse()) {
+    const k = commits.indexOf(r.commit) * stride;
+    if (found[k]?.type !== 'commit') {
+      ignored.push({ id: r.id, user: r.user, why: `the reviewed commit ${r.commit.slice(0, 10)} is not in this clone` });
+      continue;
+    }
+    const cleared: string[] = [];
+    blocked.forEach((f, j) => {
+      if (f.decision !== 'blocked') return;
+      const at = found[k + 1 + j];
+      const same = f.blob === null ? !at : at?.type === 'blob' && at.oid === f.blob;
+      if (!same) return;
+      f.decision = 'approved';
+      f.review = { id: r.id, user: r.user, commit: r.commit, ...(r.url ? { url: r.url } : {}) };
+      cleared.push(f.path);
+    });
+    counted.push({ id: r.id, user: r.user, commit: r.commit, ...(r.url ? { url: r.url } : {}), cleared });
+  }
+  return { source: pr.source, counted, ignored };
 }
