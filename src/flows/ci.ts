@@ -105,7 +105,7 @@ export async function ci(opts: CiOptions): Promise<CiResult> {
     }
     return file;
   });
-  const reviews = files.some((f) => f.decision === 'blocked') && opts.reviewEnv !== null ? await applyReviews(cwd, head!, files, opts.reviewEnv ?? process.env) : undefined;
+  const reviews = files.some((f) => f.decision === 'blocked') && opts.reviewEnv !== null ? await applyReviews(cwd, base!, head!, mergeBase, files, opts.reviewEnv ?? process.env) : undefined;
   return {
     command: 'ci',
     base: base!,
@@ -175,13 +175,17 @@ export function firstChangedLine(f: Pick<ChangeFacts, 'oldText' | 'newText' | 'n
 }
 
 /**
- * Clear blocked files with the pull request's approving reviews: a review of
- * commit C clears a path when the path's content at C is the content at head
- * (the same blob, or absent at both for a deletion). A review of an older head
- * thus covers what it saw and nothing that changed since. One cat-file for
- * every (review, path) pair; the reviewed commit must be in this clone.
+ * Clear blocked files with the pull request's approving reviews. A review of
+ * commit C saw the pull request as C's diff: merge-base(base, C)..C. It clears
+ * a blocked path when that diff changed the path to exactly what head has (the
+ * same blob; or, for a deletion, the path deleted there too). A review of an
+ * older head thus covers what it saw and nothing changed since, and never a
+ * path it saw only as unchanged content (a revert of the base's later change
+ * to the content C happened to have). The reviewed commit must be in this
+ * clone. Git processes: one merge-base per distinct older reviewed commit
+ * (reviews are few; none for a review of head), then one cat-file.
  */
-async function applyReviews(cwd: string, head: string, files: CiFile[], env: NodeJS.ProcessEnv): Promise<NonNullable<CiResult['reviews']>> {
+async function applyReviews(cwd: string, base: string, head: string, mergeBaseOfHead: string, files: CiFile[], env: NodeJS.ProcessEnv): Promise<NonNullable<CiResult['reviews']>> {
   const { githubTarget, githubReviews } = await import('./pr-approvals.js');
   const target = githubTarget(env);
   if ('missing' in target) return { source: null, unavailable: target.missing, counted: [], ignored: [] };
@@ -193,24 +197,28 @@ async function applyReviews(cwd: string, head: string, files: CiFile[], env: Nod
   }
   const blocked = files.filter((f) => f.decision === 'blocked' && !f.path.includes('\n'));
   const commits = [...new Set(pr.reviews.map((r) => r.commit))];
-  const names = commits.flatMap((c) => [`${c}^{commit}`, ...blocked.map((f) => `${c}:${f.path}`)]);
+  // an unknown commit makes merge-base fail: that review is "not in this clone"
+  const bases = await Promise.all(commits.map((c) => (c === head ? mergeBaseOfHead : mergeBase(cwd, base, c).catch(() => null))));
+  const names = commits.flatMap((c, i) => [`${c}^{commit}`, ...blocked.flatMap((f) => [`${c}:${f.path}`, `${bases[i] ?? c}:${f.path}`])]);
   const found = names.length ? await catFileBatch(cwd, names, 0) : [];
-  const stride = blocked.length + 1;
+  const stride = 1 + 2 * blocked.length;
   const counted: NonNullable<CiResult['reviews']>['counted'] = [];
   const ignored = [...pr.ignored];
   // newest review first: the one that saw the most
   for (const r of [...pr.reviews].reverse()) {
-    const k = commits.indexOf(r.commit) * stride;
-    if (found[k]?.type !== 'commit') {
+    const i = commits.indexOf(r.commit);
+    const k = i * stride;
+    if (found[k]?.type !== 'commit' || !bases[i]) {
       ignored.push({ id: r.id, user: r.user, why: `the reviewed commit ${r.commit.slice(0, 10)} is not in this clone` });
       continue;
     }
     const cleared: string[] = [];
     blocked.forEach((f, j) => {
       if (f.decision !== 'blocked') return;
-      const at = found[k + 1 + j];
-      const same = f.blob === null ? !at : at?.type === 'blob' && at.oid === f.blob;
-      if (!same) return;
+      const at = found[k + 1 + 2 * j];
+      const before = found[k + 2 + 2 * j];
+      const seen = f.blob === null ? !at && !!before : at?.type === 'blob' && at.oid === f.blob && before?.oid !== f.blob;
+      if (!seen) return;
       f.decision = 'approved';
       f.review = { id: r.id, user: r.user, commit: r.commit, ...(r.url ? { url: r.url } : {}) };
       cleared.push(f.path);

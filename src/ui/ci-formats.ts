@@ -138,7 +138,7 @@ export function renderText(r: CiReport, c: Colors): string {
     lines.push(c.red(c.bold(`guard ci: ${r.blocked} of ${n} changed file${n === 1 ? '' : 's'} blocked: they need a person's approval (${range})`)));
   }
   if (r.bootstrap) lines.push(c.dim('No guard.config.json at the merge-base: default policy.'));
-  if (r.reviews?.unavailable) lines.push(c.dim(`Pull request reviews not read: ${r.reviews.unavailable}.`));
+  if (r.reviews?.unavailable && r.reviews.source) lines.push(c.dim(`Pull request reviews not read: ${r.reviews.unavailable}.`));
   for (const i of r.reviews?.ignored ?? []) lines.push(c.dim(`Review ${i.id} of ${i.user} does not count: ${i.why}.`));
   for (const f of reportOrder(r.files)) {
     if (f.decision === 'allowed') continue;

@@ -127,6 +127,43 @@ describe('guard ci: a pull request review is an approval', () => {
     expect(r2.json.files.find((f: any) => f.path === '.github/workflows/ci.yml').decision).toBe('blocked');
   });
 
+  it('a review of an older head never covers what it saw only as unchanged content: a revert of main\'s later change, a deletion of a file main added later', async () => {
+    const repo = makeRepo({ '.github/workflows/ci.yml': 'steps:\n  - uses: actions/checkout@v3\n', '.github/workflows/lint.yml': 'on: push\n', 'app.js': 'one\n' });
+    repo.git(['checkout', '-q', '-b', 'pr']);
+    repo.write('.github/workflows/ci.yml', 'steps:\n  - uses: actions/checkout@v4\n');
+    const reviewed = repo.commitAll('bump actions/checkout to v4'); // lint.yml untouched: the reviewer saw no change to it
+    // main moves on after the review: it hardens lint.yml and adds a protected workflow
+    repo.git(['checkout', '-q', 'main']);
+    repo.write('.github/workflows/lint.yml', 'on: push\npermissions: {}\n');
+    repo.write('.github/workflows/audit.yml', 'on: schedule\n');
+    repo.commitAll('main: harden lint, add audit');
+    repo.git(['checkout', '-q', 'pr']);
+    repo.git(['merge', '-q', '--no-edit', 'main']);
+    // the PR puts lint.yml back as the reviewer saw it at C, and deletes main's new workflow
+    repo.write('.github/workflows/lint.yml', 'on: push\n');
+    repo.git(['rm', '-q', '.github/workflows/audit.yml']);
+    repo.commitAll('undo main\'s hardening');
+    reviews = [review(30, 'alice', reviewed)];
+    const r = await ciRun(repo);
+    expect(r.code).toBe(1);
+    const byPath = Object.fromEntries(r.json.files.map((f: any) => [f.path, f.decision]));
+    // ci.yml: the reviewer saw exactly this change; the other two they never saw
+    expect(byPath).toEqual({ '.github/workflows/ci.yml': 'approved', '.github/workflows/lint.yml': 'blocked', '.github/workflows/audit.yml': 'blocked' });
+  });
+
+  it('a deletion the reviewer saw in an older head stays approved while it stays deleted', async () => {
+    const repo = makeRepo({ '.github/workflows/old.yml': 'on: push\n', 'app.js': 'one\n' });
+    repo.git(['checkout', '-q', '-b', 'pr']);
+    repo.git(['rm', '-q', '.github/workflows/old.yml']);
+    const reviewed = repo.commitAll('drop the old workflow');
+    repo.write('app.js', 'two\n');
+    repo.commitAll('later small edit');
+    reviews = [review(31, 'alice', reviewed)];
+    const r = await ciRun(repo);
+    expect(r.code).toBe(0);
+    expect(r.json.files.find((f: any) => f.path === '.github/workflows/old.yml')).toMatchObject({ status: 'delete', decision: 'approved', review: { id: 31 } });
+  });
+
   it('does not count: no write access, a later "changes requested", a review not approving, a reviewed commit missing here, a failing API', async () => {
     const { repo, head } = botPr();
     permissions = {};
