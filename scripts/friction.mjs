@@ -26,7 +26,8 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const DIST = path.join(ROOT, 'dist');
+// GUARD_DIST: replay with another build (e.g. main's dist/, to compare a rule change)
+const DIST = process.env.GUARD_DIST ? path.resolve(process.env.GUARD_DIST) : path.join(ROOT, 'dist');
 
 const argv = process.argv.slice(2).filter((a) => a !== '--friction');
 const JSON_OUT = argv.includes('--json');
@@ -154,7 +155,8 @@ function summarize(judged) {
     const top = f.path.split('/').slice(0, 2).join('/');
     protectedPaths[top] = (protectedPaths[top] ?? 0) + 1;
   }
-  return { commits: judged.length, asks: asks.length, onlyProtected: onlyProtected.length, other, byRule, protectedPaths };
+  const asking = asks.map((c) => ({ sha: c.sha, subject: c.subject, rules: [...new Set(c.files.flatMap((f) => f.rules))] }));
+  return { commits: judged.length, asks: asks.length, onlyProtected: onlyProtected.length, other, byRule, protectedPaths, asking };
 }
 
 const pct = (a, b) => `${b ? ((100 * a) / b).toFixed(1) : '0.0'}%`;

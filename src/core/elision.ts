@@ -27,6 +27,8 @@ export interface GeneralData {
   position: string[];
   filler: string[];
   veto: string[];
+  pointer: string[];
+  listMarks: string[];
 }
 
 const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
@@ -74,6 +76,9 @@ export interface Matcher {
 
 const ASCII = /^[\x00-\x7f]*$/;
 
+/** Dots before and after a comment's words (`... imports ...`), on one side, or none. */
+type Framed = 'both' | 'one' | 'none';
+
 export function makeMatcher(d: PhraseData): Matcher {
   const phrases = d.phrases.map((p) => compilePhrase(p, d.slots));
   const opens = [...d.comment.open].sort((a, b) => b.length - a.length);
@@ -100,11 +105,15 @@ export function makeMatcher(d: PhraseData): Matcher {
       const open = opens.find((o) => lower.startsWith(o));
       if (open === undefined) return false; // not a comment line
       t = t.slice(open.length);
+      // a block comment's inner line indented past its `*` quotes code: a docs example (` *     // ...`)
+      if (open === '*' && /^(?: {2,}|\t)/.test(t)) return false;
       const close = closes.find((c) => t.trimEnd().endsWith(c));
       if (close !== undefined) t = t.trimEnd().slice(0, -close.length);
       let dotted = false;
       const bare = t.trim();
-      const framed = d.dots.some((x) => bare.startsWith(x) || bare.endsWith(x)) || /^[([]\s*(?:\.\.|…)|(?:\.\.|…)\s*[)\]]$/.test(bare);
+      const starts = d.dots.some((x) => bare.startsWith(x)) || /^[([]\s*(?:\.\.|…)/.test(bare);
+      const ends = d.dots.some((x) => bare.endsWith(x)) || /(?:\.\.|…)\s*[)\]]$/.test(bare);
+      const framed: Framed = starts && ends ? 'both' : starts || ends ? 'one' : 'none';
       t = t
         .toLowerCase()
         .replace(dotsRe, () => {
@@ -133,15 +142,18 @@ export function makeMatcher(d: PhraseData): Matcher {
  * a short comment that says the code is elsewhere, left out, unchanged or
  * truncated, whatever the noun it names.
  */
-function generalTest(g: GeneralData, code: readonly string[]): (words: string[], framed: boolean) => boolean {
+function generalTest(g: GeneralData, code: readonly string[]): (words: string[], framed: Framed) => boolean {
   const pairs = g.pairs.map((p) => ({ words: p.split(' '), joined: p.replace(/ /g, '_') }));
   const strong = new Set(g.strong);
   const weak = new Set(g.weak);
+  const pointer = new Set(g.pointer);
   const mark = new Set(g.mark);
+  const listMarks = new Set(g.listMarks);
   const position = new Set(g.position);
   const veto = new Set(g.veto);
   const nouns = new Set(code.flatMap((c) => c.split(' ')));
-  const known = new Set([...strong, ...weak, ...mark, ...position, ...g.filler, ...nouns]);
+  const filler = new Set(g.filler);
+  const known = new Set([...strong, ...weak, ...pointer, ...mark, ...position, ...filler, ...nouns]);
   return (input, framed) => {
     const words: string[] = [];
     for (let i = 0; i < input.length; ) {
@@ -149,12 +161,22 @@ function generalTest(g: GeneralData, code: readonly string[]): (words: string[],
       words.push(pair ? pair.joined : input[i]!);
       i += pair ? pair.words.length : 1;
     }
-    if (words.length > g.maxWords || words.some((w) => veto.has(w))) return false;
-    if (words.filter((w) => !known.has(w)).length > g.maxFree) return false;
+    if (words.length > g.maxWords) return false;
+    // "see" explains, except before a mark: "see the original file for the rest"
+    const vetoed = (w: string, i: number) => veto.has(w) && !(w === 'see' && words.slice(i + 1, i + 3).some((x) => mark.has(x)));
+    if (words.some(vetoed)) return false;
+    const free = words.filter((w) => !known.has(w) && w !== 'see').length;
+    if (free > g.maxFree + (framed === 'both' ? 1 : 0)) return false;
     const has = (set: Set<string>) => words.some((w) => set.has(w));
     if (has(strong)) return true;
     if (has(weak) && (has(mark) || has(position) || has(nouns))) return true;
-    return framed && has(mark);
+    if (has(pointer) && has(mark)) return true;
+    if (framed === 'both' || (framed === 'one' && has(mark))) return true;
+    // "see the original file for the rest"
+    if (words.includes('see') && has(listMarks)) return true;
+    // only marks, numbers and code nouns: "the other 12 methods", "remaining tests"
+    const listed = free === 0 && words.every((w) => mark.has(w) || nouns.has(w) || filler.has(w)) && has(nouns);
+    return listed && (has(listMarks) || words.includes('n'));
   };
 }
 
