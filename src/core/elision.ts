@@ -68,6 +68,19 @@ function matches(tokens: readonly PhraseToken[], words: readonly string[], t = 0
   return token.optional && matches(tokens, words, t + 1, w);
 }
 
+/**
+ * The words a phrase can start with (a comment starting with none of them
+ * cannot match it, so it is not tried), or null when every token is optional.
+ */
+function firstWords(tokens: readonly PhraseToken[]): Set<string> | null {
+  const out = new Set<string>();
+  for (const token of tokens) {
+    for (const alt of token.alts) out.add(alt[0]!);
+    if (!token.optional) return out;
+  }
+  return null;
+}
+
 export interface Matcher {
   isPlaceholder(line: string): boolean;
   /** Is the line a comment line (after white space, a comment opener)? */
@@ -80,7 +93,10 @@ const ASCII = /^[\x00-\x7f]*$/;
 type Framed = 'both' | 'one' | 'none';
 
 export function makeMatcher(d: PhraseData): Matcher {
-  const phrases = d.phrases.map((p) => compilePhrase(p, d.slots));
+  const phrases = d.phrases.map((p) => {
+    const tokens = compilePhrase(p, d.slots);
+    return { tokens, first: firstWords(tokens) };
+  });
   const opens = [...d.comment.open].sort((a, b) => b.length - a.length);
   const closes = [...d.comment.close].sort((a, b) => b.length - a.length);
   const general = d.general ? generalTest(d.general, d.slots.CODE ?? []) : null;
@@ -127,7 +143,7 @@ export function makeMatcher(d: PhraseData): Matcher {
       if (t === '') return dotted;
       const words = t.split(' ');
       if (words.length > 14) return false;
-      if (phrases.some((p) => matches(p, words))) return true;
+      if (phrases.some((p) => (p.first === null || p.first.has(words[0]!)) && matches(p.tokens, words))) return true;
       return general !== null && general(words, framed);
     },
     isComment(line: string): boolean {
@@ -143,7 +159,12 @@ export function makeMatcher(d: PhraseData): Matcher {
  * truncated, whatever the noun it names.
  */
 function generalTest(g: GeneralData, code: readonly string[]): (words: string[], framed: Framed) => boolean {
-  const pairs = g.pairs.map((p) => ({ words: p.split(' '), joined: p.replace(/ /g, '_') }));
+  // pairs by their first word: most words start none
+  const pairs = new Map<string, Array<{ words: string[]; joined: string }>>();
+  for (const p of g.pairs) {
+    const words = p.split(' ');
+    pairs.set(words[0]!, [...(pairs.get(words[0]!) ?? []), { words, joined: p.replace(/ /g, '_') }]);
+  }
   const strong = new Set(g.strong);
   const weak = new Set(g.weak);
   const pointer = new Set(g.pointer);
@@ -154,10 +175,16 @@ function generalTest(g: GeneralData, code: readonly string[]): (words: string[],
   const nouns = new Set(code.flatMap((c) => c.split(' ')));
   const filler = new Set(g.filler);
   const known = new Set([...strong, ...weak, ...pointer, ...mark, ...position, ...filler, ...nouns]);
+  const inPairs = new Set(g.pairs.flatMap((p) => p.split(' ')));
+  const earlyVeto = new Set(g.veto.filter((w) => w !== 'see' && !inPairs.has(w)));
   return (input, framed) => {
+    // a pair joins two or three words into one: past twice maxWords, nothing can come under it
+    if (input.length > 2 * g.maxWords) return false;
+    // a veto word no pair holds vetoes before joining too ("see" is judged below)
+    if (input.some((w) => earlyVeto.has(w))) return false;
     const words: string[] = [];
     for (let i = 0; i < input.length; ) {
-      const pair = pairs.find((p) => p.words.every((w, k) => input[i + k] === w));
+      const pair = pairs.get(input[i]!)?.find((p) => p.words.every((w, k) => input[i + k] === w));
       words.push(pair ? pair.joined : input[i]!);
       i += pair ? pair.words.length : 1;
     }
