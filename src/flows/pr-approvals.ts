@@ -95,6 +95,11 @@ export async function githubReviews(t: { api: string; repo: string; pr: number; 
       if (r.state === 'APPROVED' && r.user?.login) out.ignored.push({ id: r.id, user: r.user.login, why: 'a later review by the same person replaces it' });
       continue;
     }
+    // a person's review: an app (github-actions[bot], an agent's own app) that may approve is no person
+    if (r.user.type === 'Bot' || r.user.login.endsWith('[bot]')) {
+      out.ignored.push({ id: r.id, user: r.user.login, why: 'a bot, not a person' });
+      continue;
+    }
     if (!r.commit_id || !/^[0-9a-f]{40}([0-9a-f]{24})?$/i.test(r.commit_id)) {
       out.ignored.push({ id: r.id, user: r.user.login, why: 'names no commit' });
       continue;

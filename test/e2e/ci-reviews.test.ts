@@ -15,7 +15,7 @@ afterAll(cleanupRepos);
 
 interface Review {
   id: number;
-  user: { login: string };
+  user: { login: string; type?: string };
   state: string;
   commit_id: string;
   author_association: string;
@@ -177,6 +177,12 @@ describe('guard ci: a pull request review is an approval', () => {
     r = await ciRun(repo);
     expect(r.code).toBe(0);
     permissions = {};
+
+    // an app with write access (github-actions may approve pull requests when a repository allows it) is no person
+    reviews = [{ ...review(26, 'github-actions[bot]', head), user: { login: 'github-actions[bot]', type: 'Bot' } as Review['user'] }, { ...review(27, 'agent-app', head, 'APPROVED', 'OWNER'), user: { login: 'agent-app', type: 'Bot' } as Review['user'] }];
+    r = await ciRun(repo);
+    expect(r.code).toBe(1);
+    expect(r.json.reviews.ignored.map((i: any) => i.why)).toEqual(['a bot, not a person', 'a bot, not a person']);
 
     reviews = [review(21, 'alice', head), review(22, 'alice', head, 'CHANGES_REQUESTED')];
     r = await ciRun(repo);
