@@ -86,6 +86,8 @@ export async function githubReviews(t: { api: string; repo: string; pr: number; 
     // only follow a next page on the same API host
     url = r.next && r.next.startsWith(t.api + '/') ? r.next : null;
   }
+  // unread pages could hold a later "changes requested": fail closed
+  if (url) throw new Error(`more than ${MAX_PAGES * 100} reviews: not all read`);
   // each person's latest verdict (the API lists reviews oldest first)
   const latest = new Map<string, RawReview>();
   for (const r of raw) if (r.user?.login && VERDICTS.has(r.state)) latest.set(r.user.login, r);
