@@ -22,6 +22,7 @@ interface Review {
   html_url?: string;
 }
 let reviews: Review[] = [];
+let page2: Review[] = [];
 let permissions: Record<string, string> = {};
 let status = 200;
 const seen: Array<{ url: string; auth: string | undefined }> = [];
@@ -36,8 +37,12 @@ beforeAll(async () => {
       res.end(JSON.stringify(body));
     };
     if (status !== 200) return send(status, { message: 'Bad credentials' });
-    let m = /^\/repos\/acme\/app\/pulls\/7\/reviews\?per_page=100$/.exec(req.url ?? '');
-    if (m) return send(200, reviews);
+    let m = /^\/repos\/acme\/app\/pulls\/7\/reviews\?per_page=100(&page=2)?$/.exec(req.url ?? '');
+    if (m && m[1]) return send(200, page2);
+    if (m) {
+      if (page2.length) res.setHeader('link', `<${api}/repos/acme/app/pulls/7/reviews?per_page=100&page=2>; rel="next"`);
+      return send(200, reviews);
+    }
     m = /^\/repos\/acme\/app\/collaborators\/([^/]+)\/permission$/.exec(req.url ?? '');
     if (m) return send(200, { permission: permissions[decodeURIComponent(m[1]!)] ?? 'read' });
     send(404, { message: 'Not Found' });
@@ -209,6 +214,16 @@ describe('guard ci: a pull request review is an approval', () => {
     expect(r.code).toBe(1);
     expect(r.json.reviews.unavailable).toBe('no GITHUB_TOKEN');
     expect(seen).toEqual([]);
+  });
+
+  it('reads every page: a "changes requested" on the second page replaces an approval on the first', async () => {
+    const { repo, head } = botPr();
+    reviews = [review(40, 'alice', head)];
+    page2 = [review(41, 'alice', head, 'CHANGES_REQUESTED')];
+    const r = await ciRun(repo);
+    page2 = [];
+    expect(r.code).toBe(1);
+    expect(r.json.reviews.ignored).toEqual([{ id: 40, user: 'alice', why: 'a later review by the same person replaces it' }]);
   });
 
   it('asks nothing when nothing is blocked', async () => {
