@@ -29,6 +29,7 @@ export interface GeneralData {
   veto: string[];
   pointer: string[];
   listMarks: string[];
+  verbs: string[];
 }
 
 const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
@@ -174,7 +175,8 @@ function generalTest(g: GeneralData, code: readonly string[]): (words: string[],
   const veto = new Set(g.veto);
   const nouns = new Set(code.flatMap((c) => c.split(' ')));
   const filler = new Set(g.filler);
-  const known = new Set([...strong, ...weak, ...pointer, ...mark, ...position, ...filler, ...nouns]);
+  const verbs = new Set(g.verbs);
+  const known = new Set([...strong, ...weak, ...pointer, ...mark, ...position, ...filler, ...nouns, ...verbs]);
   const inPairs = new Set(g.pairs.flatMap((p) => p.split(' ')));
   const earlyVeto = new Set(g.veto.filter((w) => w !== 'see' && !inPairs.has(w)));
   return (input, framed) => {
@@ -190,7 +192,7 @@ function generalTest(g: GeneralData, code: readonly string[]): (words: string[],
     }
     if (words.length > g.maxWords) return false;
     // "see" explains, except before a mark: "see the original file for the rest"
-    const vetoed = (w: string, i: number) => veto.has(w) && !(w === 'see' && words.slice(i + 1, i + 3).some((x) => mark.has(x)));
+    const vetoed = (w: string, i: number) => veto.has(w) && !(w === 'see' && words.slice(i + 1, i + 3).some((x) => mark.has(x) || position.has(x)));
     if (words.some(vetoed)) return false;
     const free = words.filter((w) => !known.has(w) && w !== 'see').length;
     if (free > g.maxFree + (framed === 'both' ? 1 : 0)) return false;
@@ -198,12 +200,16 @@ function generalTest(g: GeneralData, code: readonly string[]): (words: string[],
     if (has(strong)) return true;
     if (has(weak) && (has(mark) || has(position) || has(nouns))) return true;
     if (has(pointer) && has(mark)) return true;
-    if (framed === 'both' || (framed === 'one' && has(mark))) return true;
+    if (words.every((w) => w === 'etc')) return true;
+    // "keep all remaining methods", "continue with the existing code" (not "keep the existing behaviour")
+    if (has(verbs) && has(mark) && has(nouns) && free === 0) return true;
+    // "... other items", not "Keep the existing behaviour: ..." (an instruction that ends in dots)
+    if (framed === 'both' || (framed === 'one' && has(mark) && !has(verbs))) return true;
     // "see the original file for the rest"
     if (words.includes('see') && has(listMarks)) return true;
     // only marks, numbers and code nouns: "the other 12 methods", "remaining tests"
     const listed = free === 0 && words.every((w) => mark.has(w) || nouns.has(w) || filler.has(w)) && has(nouns);
-    return listed && (has(listMarks) || words.includes('n'));
+    return listed && has(mark) && (has(listMarks) || words.includes('n'));
   };
 }
 
