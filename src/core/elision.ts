@@ -30,6 +30,8 @@ export interface GeneralData {
   pointer: string[];
   listMarks: string[];
   verbs: string[];
+  dotsMaxWords: number;
+  foreign: { mark: string[]; strong: string[]; pairs: string[]; substrings: string[] };
 }
 
 const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
@@ -131,6 +133,8 @@ export function makeMatcher(d: PhraseData): Matcher {
       const starts = d.dots.some((x) => bare.startsWith(x)) || /^[([]\s*(?:\.\.|…)/.test(bare);
       const ends = d.dots.some((x) => bare.endsWith(x)) || /(?:\.\.|…)\s*[)\]]$/.test(bare);
       const framed: Framed = starts && ends ? 'both' : starts || ends ? 'one' : 'none';
+      // the whole comment in brackets: "(existing interfaces)", "[rest omitted]"
+      const wrapped = /^[([].*[)\]]$/.test(bare);
       t = t
         .toLowerCase()
         .replace(dotsRe, () => {
@@ -138,14 +142,14 @@ export function makeMatcher(d: PhraseData): Matcher {
           return ' ';
         })
         .replace(/\d[\d,]*/g, ' n ')
-        .replace(/[^\p{L}\p{N}\s]/gu, ' ')
+        .replace(/[^\p{L}\p{M}\p{N}\s]/gu, ' ')
         .replace(/\s+/g, ' ')
         .trim();
       if (t === '') return dotted;
       const words = t.split(' ');
-      if (words.length > 14) return false;
+      if (words.length > 14) return general !== null && starts && general(words, framed, { starts, wrapped, text: t });
       if (phrases.some((p) => (p.first === null || p.first.has(words[0]!)) && matches(p.tokens, words))) return true;
-      return general !== null && general(words, framed);
+      return general !== null && general(words, framed, { starts, wrapped, text: t });
     },
     isComment(line: string): boolean {
       const t = line.trim().toLowerCase();
@@ -159,17 +163,26 @@ export function makeMatcher(d: PhraseData): Matcher {
  * a short comment that says the code is elsewhere, left out, unchanged or
  * truncated, whatever the noun it names.
  */
-function generalTest(g: GeneralData, code: readonly string[]): (words: string[], framed: Framed) => boolean {
+interface Shape {
+  /** Dots before the first word. */
+  starts: boolean;
+  /** The whole comment in brackets. */
+  wrapped: boolean;
+  /** The normalised comment, for the substrings of scripts written without spaces. */
+  text: string;
+}
+
+function generalTest(g: GeneralData, code: readonly string[]): (words: string[], framed: Framed, shape: Shape) => boolean {
   // pairs by their first word: most words start none
   const pairs = new Map<string, Array<{ words: string[]; joined: string }>>();
-  for (const p of g.pairs) {
+  for (const p of [...g.pairs, ...g.foreign.pairs]) {
     const words = p.split(' ');
     pairs.set(words[0]!, [...(pairs.get(words[0]!) ?? []), { words, joined: p.replace(/ /g, '_') }]);
   }
-  const strong = new Set(g.strong);
+  const strong = new Set([...g.strong, ...g.foreign.strong]);
   const weak = new Set(g.weak);
   const pointer = new Set(g.pointer);
-  const mark = new Set(g.mark);
+  const mark = new Set([...g.mark, ...g.foreign.mark]);
   const listMarks = new Set(g.listMarks);
   const position = new Set(g.position);
   const veto = new Set(g.veto);
@@ -177,19 +190,39 @@ function generalTest(g: GeneralData, code: readonly string[]): (words: string[],
   const filler = new Set(g.filler);
   const verbs = new Set(g.verbs);
   const known = new Set([...strong, ...weak, ...pointer, ...mark, ...position, ...filler, ...nouns, ...verbs]);
-  const inPairs = new Set(g.pairs.flatMap((p) => p.split(' ')));
-  const earlyVeto = new Set(g.veto.filter((w) => w !== 'see' && !inPairs.has(w)));
-  return (input, framed) => {
-    // a pair joins two or three words into one: past twice maxWords, nothing can come under it
-    if (input.length > 2 * g.maxWords) return false;
-    // a veto word no pair holds vetoes before joining too ("see" is judged below)
-    if (input.some((w) => earlyVeto.has(w))) return false;
+  const join = (input: readonly string[]): string[] => {
     const words: string[] = [];
     for (let i = 0; i < input.length; ) {
       const pair = pairs.get(input[i]!)?.find((p) => p.words.every((w, k) => input[i + k] === w));
       words.push(pair ? pair.joined : input[i]!);
       i += pair ? pair.words.length : 1;
     }
+    return words;
+  };
+  const inPairs = new Set(g.pairs.flatMap((p) => p.split(' ')));
+  const earlyVeto = new Set(g.veto.filter((w) => w !== 'see' && !inPairs.has(w)));
+  const fillerWords = new Set(g.filler);
+  return (input, framed, shape) => {
+    if (input.length > g.dotsMaxWords) return false;
+    if (shape.starts || shape.wrapped || input[0] === 'rest' || input[1] === 'rest') {
+      const joined = join(input);
+      const lead = joined.find((w) => !fillerWords.has(w));
+      const strongHere = joined.some((w) => strong.has(w)) || g.foreign.substrings.some((x) => shape.text.includes(x));
+      // "... rest of visual updates", "... existing tree-walk renderer unchanged ...", "... (hàm này giữ nguyên)"
+      if (shape.starts && ((lead !== undefined && mark.has(lead)) || strongHere)) return true;
+      // "(existing interfaces)"
+      if (shape.wrapped && lead !== undefined && mark.has(lead) && joined.length <= 12) return true;
+      // "Rest of the file remains exactly the same as in the previous document" (not "the rest of the loop is the slow path")
+      const at = joined.indexOf('rest');
+      if ((at === 0 || (at === 1 && joined[0] === 'the')) && joined[at + 1] === 'of' && !joined.some((w) => veto.has(w)) && (strongHere || joined.some((w) => weak.has(w)))) return true;
+      // "... (error messages) ..."
+      if (framed === 'both' && joined.length <= 4) return true;
+    }
+    // a pair joins two or three words into one: past twice maxWords, nothing can come under it
+    if (input.length > 2 * g.maxWords) return false;
+    // a veto word no pair holds vetoes before joining too ("see" is judged below)
+    if (input.some((w) => earlyVeto.has(w))) return false;
+    const words = join(input);
     if (words.length > g.maxWords) return false;
     // "see" explains, except before a mark: "see the original file for the rest"
     const vetoed = (w: string, i: number) => veto.has(w) && !(w === 'see' && words.slice(i + 1, i + 3).some((x) => mark.has(x) || position.has(x)));

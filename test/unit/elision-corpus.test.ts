@@ -42,28 +42,24 @@ describe('elision corpus', () => {
     expect(f.missed).toEqual([]);
   });
 
-  // issue 20, first held-out set: written before this round's rules were tuned and measured once
-  // (2026-11-24): 199 of 215 caught (92.6%); 12 of 5,748 real comments flagged (0.21%). Tuned on since.
-  it('on the first held-out set (heldout-placeholders.json, tuned on after its one measurement) it catches at least 98%, and flags at most 0.5% of real comments (express, guard, node_modules)', () => {
-    const held: string[] = corpus('heldout-placeholders.json').placeholders;
-    const real: Array<{ text: string; source: string }> = corpus('heldout-comments.json').comments;
-    expect(new Set(held).size).toBeGreaterThanOrEqual(200);
-    expect(real.filter((c) => c.source.startsWith('express@')).length).toBeGreaterThanOrEqual(2000);
-    const f = elisionFigures(held, [...comments.map((c) => c.text), ...real.map((c) => c.text)]);
+  // issue 20: four held-out sets, each measured once before it was tuned on (docs/reliability.md has the figures):
+  // synthetic heldout-placeholders.json 92.6%, heldout-2-placeholders.json 95.5%; real truncations from
+  // public repositories heldout-3-real.json 74.8%, heldout-4-real.json 85.1% (never tuned on).
+  const texts = (name: string): string[] => corpus(name).placeholders.map((p: string | { text: string }) => (typeof p === 'string' ? p : p.text));
+  const realSets = ['heldout-comments.json', 'heldout-2-comments.json', 'heldout-3-comments.json'];
+
+  it('on the sets it was tuned on after their one measurement it catches at least 98%, and flags at most 0.5% of 8,000 real comments (express, guard, node_modules)', () => {
+    const tuned = ['heldout-placeholders.json', 'heldout-2-placeholders.json', 'heldout-3-real.json'].flatMap(texts);
+    const real = [...comments.map((c) => c.text), ...realSets.flatMap((n) => corpus(n).comments.map((c: { text: string }) => c.text))];
+    expect(real.length).toBeGreaterThanOrEqual(8000);
+    const f = elisionFigures(tuned, real);
     expect(f.recall).toBeGreaterThanOrEqual(0.98);
     expect(f.falsePositiveRate).toBeLessThanOrEqual(0.005);
   });
 
-  // issue 20, second held-out set: written after the first was measured, before any further tuning,
-  // measured once (2026-11-24): 193 of 202 caught (95.5%); 1 of 1,242 fresh real comments flagged (0.08%).
-  // Never tuned on: the floors keep the figure from sliding; the next round writes a fresh heldout-* set.
-  it('on the second held-out set (heldout-2-placeholders.json, never tuned on) it catches at least 95%, and flags at most 0.5% of fresh real comments', () => {
-    const held: string[] = corpus('heldout-2-placeholders.json').placeholders;
-    const real: Array<{ text: string; source: string }> = corpus('heldout-2-comments.json').comments;
-    expect(new Set(held).size).toBeGreaterThanOrEqual(200);
-    expect(real.length).toBeGreaterThanOrEqual(1000);
-    const f = elisionFigures(held, real.map((c) => c.text));
-    expect(f.recall).toBeGreaterThanOrEqual(0.95);
-    expect(f.falsePositiveRate).toBeLessThanOrEqual(0.005);
+  it('on real truncations it was never tuned on (heldout-4-real.json) it catches at least 85%', () => {
+    const held = texts('heldout-4-real.json');
+    expect(held.length).toBeGreaterThanOrEqual(60);
+    expect(elisionFigures(held, []).recall).toBeGreaterThanOrEqual(0.85);
   });
 });

@@ -132,6 +132,10 @@ describe('elision placeholders', () => {
     expect(findElisions(after, old)).toEqual([{ line: 3, text: '// ... existing code ...' }]);
   });
 
+  it('keeps the combining marks of scripts such as Thai: a word is not cut where a vowel sign stands', () => {
+    expect(isElisionLine('# ... (\u0e42\u0e04\u0e49\u0e14\u0e2a\u0e48\u0e27\u0e19\u0e2d\u0e37\u0e48\u0e19\u0e40\u0e2b\u0e21\u0e37\u0e2d\u0e19\u0e40\u0e14\u0e34\u0e21)')).toBe(true);
+  });
+
   it.each(['# ... existing fixtures ...', '{/* ... other items ... */}', '// No changes below this line', '# (truncated for brevity)', '// Methods below this point are unchanged', '# as before: validation', '// snip -- unchanged'])(
     'the general rule catches %j (elsewhere, omitted, unchanged, truncated)',
     (line) => {
