@@ -158,11 +158,6 @@ export function makeMatcher(d: PhraseData): Matcher {
   };
 }
 
-/**
- * The general rule of the phrase data (its `general.about` says it in words):
- * a short comment that says the code is elsewhere, left out, unchanged or
- * truncated, whatever the noun it names.
- */
 interface Shape {
   /** Dots before the first word. */
   starts: boolean;
@@ -172,6 +167,11 @@ interface Shape {
   text: string;
 }
 
+/**
+ * The general rule of the phrase data (its `general.about` says it in words):
+ * a short comment that says the code is elsewhere, left out, unchanged or
+ * truncated, whatever the noun it names.
+ */
 function generalTest(g: GeneralData, code: readonly string[]): (words: string[], framed: Framed, shape: Shape) => boolean {
   // pairs by their first word: most words start none
   const pairs = new Map<string, Array<{ words: string[]; joined: string }>>();
@@ -201,12 +201,11 @@ function generalTest(g: GeneralData, code: readonly string[]): (words: string[],
   };
   const inPairs = new Set(g.pairs.flatMap((p) => p.split(' ')));
   const earlyVeto = new Set(g.veto.filter((w) => w !== 'see' && !inPairs.has(w)));
-  const fillerWords = new Set(g.filler);
   return (input, framed, shape) => {
     if (input.length > g.dotsMaxWords) return false;
     if (shape.starts || shape.wrapped || input[0] === 'rest' || input[1] === 'rest') {
       const joined = join(input);
-      const lead = joined.find((w) => !fillerWords.has(w));
+      const lead = joined.find((w) => !filler.has(w));
       const strongHere = joined.some((w) => strong.has(w)) || g.foreign.substrings.some((x) => shape.text.includes(x));
       // "... rest of visual updates", "... existing tree-walk renderer unchanged ...", "... (hàm này giữ nguyên)"
       if (shape.starts && ((lead !== undefined && mark.has(lead)) || strongHere)) return true;
@@ -288,7 +287,7 @@ export function findElisions(newText: string, oldText: string, limit = 3): Elisi
   for (const h of hunks) {
     // code removed: a removed line that is neither blank nor a comment (a comment
     // rewritten around a docs example's `...` removes no code)
-    if (!h.lines.some((l) => l.startsWith('-') && l.slice(1).trim() !== '' && !m.isComment(l.slice(1)))) continue;
+    if (!h.lines.some((l) => l.startsWith('-') && !onlyComment(l.slice(1)))) continue;
     let n = h.newStart;
     h.lines.forEach((l, k) => {
       // an added line in a hunk that removes lines; or a placeholder that was already
@@ -300,6 +299,18 @@ export function findElisions(newText: string, oldText: string, limit = 3): Elisi
     });
   }
   return candidates.filter((c) => inPlace.has(c.line) && !continuesProse(lines, c.line - 1, m)).slice(0, limit);
+}
+
+/**
+ * A blank line, or one that can only be a comment: the line-comment markers
+ * no code line starts with. Not `'`, `;`, `%` or `"""` (comment markers of
+ * some languages, but in others the start of a string in a list, a statement
+ * or a docstring: a list of `'name',` lines cut behind `// ... other
+ * entries ...` removed code).
+ */
+function onlyComment(line: string): boolean {
+  const t = line.trim();
+  return t === '' || /^(?:\/\/|\/\*|\*|#|<!--|\{\/\*|--)/.test(t);
 }
 
 /**

@@ -117,6 +117,12 @@ describe('elision placeholders', () => {
     expect(findElisions(next, old)).toEqual([]);
   });
 
+  it('a list of quoted strings cut behind a placeholder is code removed (a leading quote is no comment there)', () => {
+    const old = ['const NAMES = [', ...Array.from({ length: 12 }, (_, i) => `  'name${i}',`), '];', ''].join('\n');
+    const next = ['const NAMES = [', "  'name0',", '  // ... other entries ...', '];', ''].join('\n');
+    expect(findElisions(next, old)).toEqual([{ line: 3, text: '// ... other entries ...' }]);
+  });
+
   it('prose that says "rest" where no code was removed is not a placeholder', () => {
     expect(isElisionLine("// rest converted to strings that can't be safely concatenated")).toBe(false);
     const old = ['function f(args) {', '  const out = [];', ...code(4), '  return out;', '}', ''].join('\n');
