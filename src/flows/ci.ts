@@ -15,7 +15,10 @@ import { configAt } from './context.js';
  * merge-base(base, head) and head is classified with the policy committed at
  * the merge-base; a change that needs approval passes only when a commit in
  * merge-base..head carries `Guard-Approved: <path> <blob>` for that path with
- * the blob the file has at head. Read-only: ci writes no refs and no records.
+ * the blob the file has at head, or (on GitHub, with the job's token) when a
+ * person with write access approved the pull request at a head whose diff
+ * changed the path to that content (applyReviews). Read-only: ci writes no
+ * refs and no records.
  *
  * Git processes, whatever the number of files: rev-parse (open), cat-file
  * (resolve base/head), merge-base, then diff + cat-file (config) + log
@@ -34,7 +37,7 @@ export interface CiOptions {
 export interface ReviewApproval {
   id: number;
   user: string;
-  /** The commit the review saw (head, or an older head whose content at this path equals head's). */
+  /** The commit the review saw: head, or an older head whose own diff changed this path to head's content. */
   commit: string;
   url?: string;
 }
