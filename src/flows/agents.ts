@@ -326,12 +326,19 @@ function disableFiles(h: HarnessName, root: string, home: string | undefined): s
   }
 }
 
-/** Is `root` a folder Copilot CLI trusts (repository hooks load in `copilot -p` only then)? */
+/** Is `root` a folder Copilot CLI trusts (repository hooks load in `copilot -p` only then; `trusted_folders` or `trustedFolders` in ~/.copilot/config.json, both seen to work in 1.0.102)? */
 async function copilotTrusts(root: string, home: string | undefined, env: NodeJS.ProcessEnv): Promise<boolean> {
   if (env.COPILOT_ALLOW_ALL === 'true' || env.GITHUB_COPILOT_PROMPT_MODE_REPO_HOOKS === 'true') return true;
   const dir = env.COPILOT_HOME || (home ? path.join(home, '.copilot') : null);
   if (!dir) return false;
-  const c = await readJson(path.join(dir, 'config.json')).catch(() => ({}) as Json);
+  // config.json starts with `//` comment lines (Copilot writes it so): JSON with comments
+  const text = await readFile(path.join(dir, 'config.json'), 'utf8').catch(() => '{}');
+  let c: Json = {};
+  try {
+    c = JSON.parse(text.replace(/^\s*\/\/.*$/gm, '')) as Json;
+  } catch {
+    /* unreadable: not trusted */
+  }
   const list = [c.trusted_folders, c.trustedFolders].flatMap((v) => (Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : []));
   return list.some((f) => {
     const rel = path.relative(path.resolve(f), root);
