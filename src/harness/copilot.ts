@@ -1,6 +1,6 @@
 import { parseCodexPatch } from './codex-patch.js';
 import { PayloadError, type Action, type HookEvent, type Translator } from './types.js';
-import { anyStr, json, optStr, parseObject, type Obj } from './payload.js';
+import { json, optStr, parseObject, type Obj } from './payload.js';
 
 /**
  * GitHub Copilot CLI (`@github/copilot`; payloads seen in the real binary
@@ -22,6 +22,14 @@ import { anyStr, json, optStr, parseObject, type Obj } from './payload.js';
  * `additionalContext` reaches the model.
  */
 const PATH = ['path', 'file_path', 'filePath'];
+
+/** The one value of a field with several spellings; two that differ are refused (the model writes toolArgs). */
+function anyStr(o: Obj, keys: readonly string[], where: string): string {
+  const found = keys.filter((k) => o[k] !== undefined);
+  if (found.length > 1 && new Set(found.map((k) => o[k])).size > 1) throw new PayloadError(`${where} has both ${found.join(' and ')} with different values: guard cannot tell which one Copilot uses`);
+  for (const k of keys) if (typeof o[k] === 'string') return o[k] as string;
+  throw new PayloadError(`${where} has none of ${keys.join(', ')} as a string`);
+}
 
 function action(tool: string, args: Obj | string): Action {
   if (typeof args === 'string') {

@@ -213,9 +213,18 @@ export function matcherOf(row: ClaudeStyleRow): string {
 
 /* ------------------------------------------------------------ reading */
 
+/**
+ * The one value of a field that has several spellings. Two spellings with
+ * different values are refused (fail closed): the model writes the tool's
+ * arguments, and could otherwise show guard one path in `file_path` while
+ * the harness writes the one in `filepath`.
+ */
 function pick(o: Obj, keys: readonly string[], where: string): string {
+  const found = keys.filter((k) => o[k] !== undefined);
+  const strings = [...new Set(found.map((k) => o[k]))];
+  if (found.length > 1 && strings.length > 1) throw new PayloadError(`${where} has both ${found.join(' and ')} with different values: guard cannot tell which one the harness uses`);
   for (const k of keys) if (typeof o[k] === 'string') return o[k] as string;
-  throw new PayloadError(`${where}.${keys[0]} is ${keys.some((k) => o[k] !== undefined) ? 'not a string' : 'missing'}`);
+  throw new PayloadError(`${where}.${keys[0]} is ${found.length ? 'not a string' : 'missing'}`);
 }
 
 function pickOpt(o: Obj, keys: readonly string[]): string | null {
@@ -250,6 +259,9 @@ export function toolAction(spec: ToolSpec | undefined, input: Obj, where: string
     case 'edit': {
       const path = pick(input, spec.path, where);
       let edits: StringEdit[];
+      if (spec.numbered && pickOpt(input, spec.old) !== null && input[`${spec.old[0]}_1`] !== undefined) {
+        throw new PayloadError(`${where} has both ${spec.old[0]} and ${spec.old[0]}_1: guard cannot tell which the harness applies`);
+      }
       if (spec.numbered && pickOpt(input, spec.old) === null) {
         if (typeof input.command === 'string' && input.command !== 'str_replace') return { kind: 'other' }; // insert, view: nothing removed
         edits = [];
@@ -314,7 +326,8 @@ export function translateRow(row: ClaudeStyleRow, text: string, env: Readonly<Re
     phase,
     event,
     tool,
-    sessionId: pick(p, row.fields.session, 'payload'),
+    // the envelope is the harness's, not the model's: the first spelling present wins
+    sessionId: pickOpt(p, row.fields.session) ?? pick(p, row.fields.session.slice(0, 1), 'payload'),
     toolCallId: pickOpt(p, row.fields.toolCall),
     cwd,
     canAsk,

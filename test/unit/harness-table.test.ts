@@ -183,6 +183,19 @@ describe('the table itself', () => {
       for (const post of row.events.post) expect(TRANSLATORS[h].translate(JSON.stringify({ ...base, hook_event_name: post, tool_name: shell[0], tool_input: { command: 'ls' } }), env).phase).toBe('post');
     }
   });
+  it('two spellings of one field with different values fail closed (the model writes the arguments: guard must judge the file the harness writes)', () => {
+    const base2 = { session_id: 's', cwd: '/w', hook_event_name: 'PreToolUse', permission_mode: 'default' };
+    // Continue reads `filepath`, Claude Code `file_path`: a Write carrying both could show guard the harmless one
+    for (const h of ['claude', 'continue'] as const) {
+      expect(() => TRANSLATORS[h].translate(JSON.stringify({ ...base2, tool_name: 'Write', tool_input: { file_path: '/w/notes.txt', filepath: '/w/state.py', content: '' } }), env)).toThrow(/both file_path and filepath/);
+      // the same value twice is no ambiguity
+      expect(TRANSLATORS[h].translate(JSON.stringify({ ...base2, tool_name: 'Write', tool_input: { file_path: '/w/a', filepath: '/w/a', content: '' } }), env).action).toMatchObject({ kind: 'write' });
+    }
+    expect(() => TRANSLATORS.copilot.translate(JSON.stringify({ cwd: '/w', toolName: 'create', toolArgs: { path: '/w/notes.txt', file_path: '/w/state.py', file_text: '' } }), env)).toThrow(/both path and file_path/);
+    expect(() => TRANSLATORS.droid.translate(JSON.stringify({ ...base2, tool_name: 'Edit', tool_input: { file_path: '/w/a', old_str: 'x', old_string: 'y', new_str: 'z' } }), env)).toThrow(/both old_str and old_string/);
+    // Auggie: unnumbered and numbered edits in one call
+    expect(() => TRANSLATORS.auggie.translate(JSON.stringify({ hook_event_name: 'PreToolUse', conversation_id: 'c', workspace_roots: ['/w'], tool_name: 'str-replace-editor', tool_input: { command: 'str_replace', path: 'a', old_str: 'x', new_str: 'y', old_str_1: 'p', new_str_1: 'q' } }), env)).toThrow(/both old_str and old_str_1/);
+  });
   it('the matcher guard installs covers every write and shell tool of the row, and nothing is missed by it', () => {
     for (const [name, row] of Object.entries(ROWS)) {
       expect(MATCHERS[name as HarnessName]).toBe(matcherOf(row));
