@@ -122,6 +122,8 @@ describe.each(RUNS)('guard hook inside the real $name', ({ h, patch, model }) =>
 
   it('refuses the truncation, keeps it under refs/guard/rejected/, and the model reads why and where', () => {
     const reason = resultOf(p, 'truncate');
+    // GUARD_HARNESS_SHOW=1: what each harness tells the model (for docs/harnesses/)
+    if (process.env.GUARD_HARNESS_SHOW) console.log(`${h}${model ? ` ${model}` : ''} after the truncation:\n${reason}\nafter the checkout:\n${resultOf(p, 'checkout')}`);
     expect(reason, describeRun(p)).toMatch(DENY_WRAPPER[h]);
     expect(reason).toContain('state.py would lose 230 of 270 lines');
     // never an `ask` nobody can answer (Copilot -p: "unable to ask user for confirmation")
