@@ -159,7 +159,6 @@ const EXTRA_FILES: Partial<Record<HarnessName, string[]>> = { droid: ['.factory/
 const INIT_WARNINGS: Partial<Record<HarnessName, string>> = {
   continue: 'Continue CLI 1.5.47 loads these hooks but was not seen running them for its tools: guard doctor, and docs/harnesses/continue.md',
   crush: 'Crush: written from its docs, not verified against the real binary (docs/harnesses/crush.md)',
-  droid: 'Factory Droid: written from its docs, not verified against the real binary (docs/harnesses/droid.md)',
 };
 
 /** Write one harness's config; the files changed (relative to root). */

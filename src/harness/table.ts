@@ -151,21 +151,23 @@ export const AUGGIE: ClaudeStyleRow = {
 };
 
 /**
- * Factory Droid: Claude-shaped hooks under `hooks` in .factory/settings.json
- * (a separate .factory/hooks.json is reported ignored); tools Create
- * {file_path, content}, Edit {file_path, old_str, new_str}, ApplyPatch
- * {input}, Execute {command}. UNVERIFIED field names: from Factory's docs.
+ * Factory Droid (real binary @factory/cli-linux-x64 0.225.2, with a custom
+ * Chat Completions model): Claude-shaped payload (session_id, cwd,
+ * permission_mode, no tool_use_id) from the `hooks` of .factory/settings.json;
+ * tools Create {file_path, content}, Edit {file_path, old_str, new_str,
+ * change_all}, Execute {command, summary, timeout, fireAndForget}.
+ * ApplyPatch and MultiEdit are from its docs (not offered to the model here).
  */
 export const DROID: ClaudeStyleRow = {
   name: 'droid',
   label: 'Factory Droid',
-  source: "Factory's hook docs only (unverified): the linux-x64 binary of @factory/cli 0.225.1 is not published",
+  source: 'real binary @factory/cli-linux-x64 0.225.2 (Create, Edit, Execute); ApplyPatch and MultiEdit from its docs',
   events: { pre: ['PreToolUse'], post: ['PostToolUse'] },
   fields: { session: ['session_id'], cwd: ['cwd'], toolCall: ['tool_use_id'] },
   tools: {
-    Create: { kind: 'write', path: ['file_path', 'path'], content: ['content'] },
-    Edit: { kind: 'edit', path: ['file_path', 'path'], old: ['old_str', 'old_string'], new: ['new_str', 'new_string'], all: ['replace_all'] },
-    MultiEdit: { kind: 'multiedit', path: ['file_path', 'path'], edits: 'edits', old: ['old_str', 'old_string'], new: ['new_str', 'new_string'], all: ['replace_all'] },
+    Create: { kind: 'write', path: ['file_path'], content: ['content'] },
+    Edit: { kind: 'edit', path: ['file_path'], old: ['old_str', 'old_string'], new: ['new_str', 'new_string'], all: ['change_all', 'replace_all'] },
+    MultiEdit: { kind: 'multiedit', path: ['file_path'], edits: 'edits', old: ['old_str', 'old_string'], new: ['new_str', 'new_string'], all: ['change_all', 'replace_all'] },
     ApplyPatch: { kind: 'patch', patch: ['input', 'patch'] },
     Execute: { kind: 'shell', command: ['command'] },
   },

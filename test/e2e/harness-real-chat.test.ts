@@ -20,8 +20,8 @@ import { startModelServer, type ModelServer } from '../harness/model-server.js';
 import { CHAT_VOCAB, runHarness, type HarnessRun } from '../harness/run.js';
 import { BIG, buildProject, chatScriptFor, CHECKOUT, freshHome, SMALL, SMALL_EDITED, STATE, stepIndex, TRUNCATED, USER_WORK, type Step } from '../harness/scenario.js';
 
-type Chat = 'copilot' | 'qwen' | 'continue';
-const CHAT: Chat[] = ['copilot', 'qwen', 'continue'];
+type Chat = 'copilot' | 'qwen' | 'continue' | 'droid';
+const CHAT: Chat[] = ['copilot', 'qwen', 'continue', 'droid'];
 
 const installed = {} as Record<RealHarness, Installed>;
 const timings: string[] = [];
@@ -86,16 +86,18 @@ function preCheckoutCheckpoint(repo: TestRepo): string | undefined {
 }
 
 /** How each harness wraps a pre-tool deny for the model (seen in the real binaries). */
-const DENY_WRAPPER: Record<'copilot' | 'qwen', RegExp> = {
+const DENY_WRAPPER: Record<'copilot' | 'qwen' | 'droid', RegExp> = {
   copilot: /^Denied by preToolUse hook: guard refused this write/m,
   qwen: /guard refused this write/,
+  droid: /guard refused this write/,
 };
 
-const RUNS: { name: string; h: 'copilot' | 'qwen'; patch?: boolean; model?: string }[] = [
+const RUNS: { name: string; h: 'copilot' | 'qwen' | 'droid'; patch?: boolean; model?: string }[] = [
   { name: 'copilot (gpt-4.1: create/edit/bash)', h: 'copilot' },
   // GPT-5 models' only edit tool is apply_patch, whose toolArgs is the raw patch text
   { name: 'copilot (gpt-5.5: apply_patch)', h: 'copilot', patch: true, model: 'gpt-5.5' },
   { name: 'qwen', h: 'qwen' },
+  { name: 'droid', h: 'droid' },
 ];
 
 describe.each(RUNS)('guard hook inside the real $name', ({ h, patch, model }) => {

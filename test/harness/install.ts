@@ -16,10 +16,10 @@ import { ROOT } from '../helpers.js';
 
 export type HarnessName = 'claude' | 'gemini' | 'codex';
 /** Every harness with a real binary driven here (test/e2e/harness-real*.test.ts). */
-export type RealHarness = HarnessName | 'copilot' | 'qwen' | 'continue';
+export type RealHarness = HarnessName | 'copilot' | 'qwen' | 'continue' | 'droid';
 
 /** The versions HARNESSES.md describes ("Seen in the real binaries"), and the ones docs/harnesses/ verified. */
-export const HARNESS_PACKAGES: Record<RealHarness, { pkg: string; version: string; bin: string }> = {
+export const HARNESS_PACKAGES: Record<RealHarness, { pkg: string; version: string; bin: string; binPath?: string }> = {
   claude: { pkg: '@anthropic-ai/claude-code', version: '2.1.330', bin: 'claude' },
   gemini: { pkg: '@google/gemini-cli', version: '0.61.0', bin: 'gemini' },
   codex: { pkg: '@openai/codex', version: '0.169.0', bin: 'codex' },
@@ -27,7 +27,15 @@ export const HARNESS_PACKAGES: Record<RealHarness, { pkg: string; version: strin
   copilot: { pkg: '@github/copilot', version: '1.0.102', bin: 'copilot' },
   qwen: { pkg: '@qwen-code/qwen-code', version: '0.24.4', bin: 'qwen' },
   continue: { pkg: '@continuedev/cli', version: '1.5.47', bin: 'cn' },
+  // the platform binary itself: @factory/cli 0.225.1 wants cli-linux-x64 0.225.1, which is not published
+  droid: { pkg: '@factory/cli-linux-x64', version: '0.225.2', bin: 'droid', binPath: '@factory/cli-linux-x64/bin/droid' },
 };
+
+/** Where a harness's binary sits inside an install folder. */
+function binIn(prefix: string, name: RealHarness): string {
+  const { bin, binPath } = HARNESS_PACKAGES[name];
+  return binPath ? path.join(prefix, 'node_modules', binPath) : path.join(prefix, 'node_modules', '.bin', bin);
+}
 
 export function harnessCache(): string {
   return process.env.GUARD_HARNESS_CACHE || path.join(ROOT, 'node_modules', '.cache', 'guard-harnesses');
@@ -40,7 +48,7 @@ function folder(name: RealHarness): string {
 
 /** The harness's bin inside the cache (present or not). */
 export function harnessBin(name: RealHarness): string {
-  return path.join(folder(name), 'node_modules', '.bin', HARNESS_PACKAGES[name].bin);
+  return binIn(folder(name), name);
 }
 
 export interface Installed {
@@ -91,7 +99,7 @@ export async function ensureHarness(name: RealHarness, timeoutMs = 240_000): Pro
   const started = Date.now();
   const r = await npmInstall(tmp, `${pkg}@${version}`, timeoutMs);
   const installSeconds = (Date.now() - started) / 1000;
-  if (r.code !== 0 || !existsSync(path.join(tmp, 'node_modules', '.bin', HARNESS_PACKAGES[name].bin))) {
+  if (r.code !== 0 || !existsSync(binIn(tmp, name))) {
     rmSync(tmp, { recursive: true, force: true });
     return { name, bin, installSeconds, error: `npm install ${pkg}@${version} failed (${r.code}): ${r.output.trim().slice(-2000)}` };
   }

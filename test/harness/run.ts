@@ -10,7 +10,7 @@ import { cleanEnv } from '../helpers.js';
 import type { HarnessName, RealHarness } from './install.js';
 import type { ChatVocab, ModelApi, ModelServer } from './model-server.js';
 
-export const HARNESS_API: Record<RealHarness, ModelApi> = { claude: 'anthropic', gemini: 'gemini', codex: 'openai', copilot: 'chat', qwen: 'chat', continue: 'chat' };
+export const HARNESS_API: Record<RealHarness, ModelApi> = { claude: 'anthropic', gemini: 'gemini', codex: 'openai', copilot: 'chat', qwen: 'chat', continue: 'chat', droid: 'chat' };
 
 /** What each harness calls its pre- and post-tool events. */
 export const HOOK_EVENTS: Record<RealHarness, { pre: string; post: string }> = {
@@ -20,10 +20,11 @@ export const HOOK_EVENTS: Record<RealHarness, { pre: string; post: string }> = {
   copilot: { pre: 'preToolUse', post: 'postToolUse' },
   qwen: { pre: 'PreToolUse', post: 'PostToolUse' },
   continue: { pre: 'PreToolUse', post: 'PostToolUse' },
+  droid: { pre: 'PreToolUse', post: 'PostToolUse' },
 };
 
 /** The Chat Completions harnesses' tools, as their real binaries offer them (seen in the model requests). */
-export const CHAT_VOCAB: Record<'copilot' | 'qwen' | 'continue', ChatVocab> = {
+export const CHAT_VOCAB: Record<'copilot' | 'qwen' | 'continue' | 'droid', ChatVocab> = {
   // Copilot CLI 1.0.102 with a gpt-4.1 model; GPT-5 models get apply_patch instead of create/edit
   copilot: {
     loopTools: ['bash', 'create', 'apply_patch'],
@@ -39,6 +40,14 @@ export const CHAT_VOCAB: Record<'copilot' | 'qwen' | 'continue', ChatVocab> = {
     edit: (file, old, now) => ({ name: 'edit', args: { file_path: file, old_string: old, new_string: now } }),
     write: (file, content) => ({ name: 'write_file', args: { file_path: file, content } }),
     shell: (command) => ({ name: 'run_shell_command', args: { command, description: 'Scripted command' } }),
+  },
+  // Factory Droid 0.225.2 with a custom Chat Completions model
+  droid: {
+    loopTools: ['Create', 'Execute'],
+    read: (file) => ({ name: 'Read', args: { file_path: file } }),
+    edit: (file, old, now) => ({ name: 'Edit', args: { file_path: file, old_str: old, new_str: now } }),
+    write: (file, content) => ({ name: 'Create', args: { file_path: file, content } }),
+    shell: (command) => ({ name: 'Execute', args: { command, summary: 'Scripted command' } }),
   },
   // Continue CLI 1.5.47: Write says `filepath`, Edit `file_path`
   continue: {
@@ -84,6 +93,12 @@ function prepareHome(harness: RealHarness, home: string, server: ModelServer, pr
     mkdirSync(path.join(home, '.qwen'), { recursive: true });
     const settings = { security: { auth: { selectedType: 'openai' } }, privacy: { usageStatisticsEnabled: false }, telemetry: { enabled: false }, general: { disableAutoUpdate: true } };
     writeFileSync(path.join(home, '.qwen', 'settings.json'), JSON.stringify(settings, null, 2));
+  }
+  if (harness === 'droid') {
+    // a custom model (BYOK) needs no Factory login
+    mkdirSync(path.join(home, '.factory'), { recursive: true });
+    const settings = { customModels: [{ model: 'scripted', displayName: 'scripted', baseUrl: `${server.origin}/v1`, apiKey: 'dummy', provider: 'generic-chat-completion-api', maxOutputTokens: 4096 }] };
+    writeFileSync(path.join(home, '.factory', 'settings.json'), JSON.stringify(settings, null, 2));
   }
   if (harness === 'continue') {
     mkdirSync(path.join(home, '.continue'), { recursive: true });
@@ -153,6 +168,7 @@ function argsFor(harness: RealHarness, prompt: string, home: string): string[] {
   // Copilot: repository hooks load in -p only for a trusted folder (HARNESSES.md)
   if (harness === 'copilot') return ['-p', prompt, '--allow-all', '--no-ask-user', '--no-auto-update', '--output-format', 'json', '--trust-folder'];
   if (harness === 'qwen') return ['-p', prompt, '--yolo', '--output-format', 'stream-json'];
+  if (harness === 'droid') return ['exec', '-m', 'custom:scripted', '--skip-permissions-unsafe', '-o', 'stream-json', prompt];
   if (harness === 'continue') return ['-p', prompt, '--config', path.join(home, '.continue', 'config.yaml'), '--auto'];
   if (harness === 'claude') return ['-p', prompt, '--output-format', 'stream-json', '--verbose', '--permission-mode', 'bypassPermissions'];
   // -m: with the default "auto" model, 0.61.0 first asks a classifier model
@@ -217,7 +233,7 @@ function envFor(harness: RealHarness, home: string, server: ModelServer, model?:
 function sessionOf(harness: RealHarness, events: any[]): string | undefined {
   for (const e of events) {
     if (harness === 'copilot' && e.type === 'result' && e.sessionId) return e.sessionId;
-    if (harness === 'qwen' && e.session_id) return e.session_id;
+    if ((harness === 'qwen' || harness === 'droid') && e.session_id) return e.session_id;
     if (harness === 'claude' && e.type === 'system' && e.session_id) return e.session_id;
     if (harness === 'gemini' && e.type === 'init' && e.session_id) return e.session_id;
     if (harness === 'codex' && e.type === 'thread.started' && e.thread_id) return e.thread_id;

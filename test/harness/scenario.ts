@@ -85,8 +85,9 @@ export function scriptFor(harness: HarnessName, dir: string): Step[] {
  */
 export function chatScriptFor(harness: Exclude<RealHarness, HarnessName>, dir: string, patch = false): Step[] {
   const abs = (f: string) => path.join(dir, f);
+  // Copilot's create and Droid's Create are for new files: the truncation is an edit of the whole text
   const truncate: Action =
-    harness === 'copilot' ? { kind: 'edit', file: abs('state.py'), old: STATE, new: TRUNCATED } : { kind: 'write', file: abs('state.py'), content: TRUNCATED };
+    harness === 'copilot' || harness === 'droid' ? { kind: 'edit', file: abs('state.py'), old: STATE, new: TRUNCATED } : { kind: 'write', file: abs('state.py'), content: TRUNCATED };
   return [
     { name: 'read', action: { kind: 'read', file: abs('small.py') } },
     { name: 'edit', action: patch ? { kind: 'patch', patch: smallEditPatch() } : { kind: 'edit', file: abs('small.py'), old: SMALL_OLD, new: SMALL_NEW } },

@@ -148,7 +148,24 @@ describe('Auggie 0.36.0 (shaped from its package source: not run, it needs an Au
   });
 });
 
-describe('Factory Droid and Crush (from their docs only: unverified)', () => {
+describe('Factory Droid 0.225.2 (recorded from the real binary)', () => {
+  it('Create, Edit (change_all), Execute; no tool-call id; deny, never ask', () => {
+    const c = transcript('droid', sample('droid-Create-PreToolUse'));
+    expect(c.e).toMatchObject({ harness: 'droid', phase: 'pre', tool: 'Create', sessionId: '006c01c5-d098-4ae9-bf23-f4bc0d6c1013', cwd: '/home/dev/project', toolCallId: null, canAsk: false });
+    expect(c.e.action).toEqual({ kind: 'write', files: [{ path: '/home/dev/project/new.txt', change: { kind: 'content', content: 'new\n' } }] });
+    expect(c.deny).toEqual(claudeDeny());
+    const e = JSON.parse(sample('droid-Edit-PreToolUse'));
+    expect(TRANSLATORS.droid.translate(JSON.stringify(e), env).action).toEqual({ kind: 'write', files: [{ path: '/home/dev/project/seed.txt', change: { kind: 'edits', edits: [{ oldString: 'b', newString: 'B', replaceAll: false }] } }] });
+    e.tool_input.change_all = true;
+    expect(TRANSLATORS.droid.translate(JSON.stringify(e), env).action).toMatchObject({ files: [{ change: { edits: [{ replaceAll: true }] } }] });
+    expect(transcript('droid', sample('droid-Execute-PreToolUse')).e.action).toEqual({ kind: 'shell', command: 'echo hi > shell.txt; cat seed.txt' });
+    const post = transcript('droid', sample('droid-Execute-PostToolUse'));
+    expect(post.e.phase).toBe('post');
+    expect(post.inform.stdout).toBe(claudeInform);
+  });
+});
+
+describe('Factory Droid (docs) and Crush (from its docs only: unverified)', () => {
   const base = { session_id: 's', transcript_path: '/t', cwd: '/w', permission_mode: 'default', hook_event_name: 'PreToolUse' };
   it('Droid Create / Edit / Execute', () => {
     const c = transcript('droid', JSON.stringify({ ...base, tool_name: 'Create', tool_input: { file_path: '/w/a.py', content: 'x\n' } }));
