@@ -149,9 +149,9 @@ printf '%s\\n' '{"cancel":true,"errorMessage":"${FAILED}"}'
 
 /**
  * Other files a Claude-style harness reads hooks from, where guard's hook
- * must also be when they exist. Factory Droid: newer builds read
- * .factory/hooks.json and fall back to settings.json only without it; older
- * ones were reported to ignore hooks.json.
+ * must also be when they exist. Factory Droid 0.225.2 runs only the hooks of
+ * .factory/settings.json (seen: a hook in .factory/hooks.json never ran);
+ * its newer docs say hooks.json wins when present.
  */
 const EXTRA_FILES: Partial<Record<HarnessName, string[]>> = { droid: ['.factory/hooks.json'] };
 
@@ -412,7 +412,7 @@ export async function agentChecks(root: string, home: string | undefined, env: N
       if (existsSync(shadow)) {
         const hs = await readJson(shadow).catch(() => ({}) as Json);
         if (guardHooks(hs, preEvent).length === 0) {
-          out.push({ harness: h, state: 'shadowed', message: 'droid: .factory/hooks.json exists without guard\'s hook: newer Droid builds read it instead of the hooks in .factory/settings.json (older ones ignore it), so one of the two runs without guard', hint: 'guard init --agent droid (it writes guard\'s hook into both)' });
+          out.push({ harness: h, state: 'shadowed', message: 'droid: .factory/hooks.json exists without guard\'s hook: Droid builds that read it (its newer docs) run it instead of the hooks in .factory/settings.json, without guard (0.225.2 ignores it)', hint: 'guard init --agent droid (it writes guard\'s hook into both)' });
           continue;
         }
       }
