@@ -266,11 +266,15 @@ export function toolAction(spec: ToolSpec | undefined, input: Obj, where: string
       }
       if (spec.numbered && pickOpt(input, spec.old) === null) {
         if (typeof input.command === 'string' && input.command !== 'str_replace') return { kind: 'other' }; // insert, view: nothing removed
-        edits = [];
-        for (let i = 1; typeof input[`${spec.old[0]}_${i}`] === 'string'; i++) {
-          edits.push({ oldString: input[`${spec.old[0]}_${i}`] as string, newString: pick(input, spec.new.map((n) => `${n}_${i}`), where), replaceAll: false });
+        // every numbered pair, in number order; a gap or a lone new_str_N could hide an edit from guard: refused
+        const nums = (prefix: string) => Object.keys(input).flatMap((k) => (k.startsWith(`${prefix}_`) && /^\d+$/.test(k.slice(prefix.length + 1)) ? [Number(k.slice(prefix.length + 1))] : [])).sort((a, b) => a - b);
+        const olds = nums(spec.old[0]!);
+        const news = nums(spec.new[0]!);
+        if (olds.length === 0) throw new PayloadError(`${where} has neither ${spec.old[0]} nor ${spec.old[0]}_1`);
+        if (olds.some((n, i) => n !== i + 1) || news.length !== olds.length || news.some((n, i) => n !== olds[i])) {
+          throw new PayloadError(`${where}: the numbered ${spec.old[0]}_N / ${spec.new[0]}_N are not pairs 1..${olds.length}: guard cannot tell which edits the harness applies`);
         }
-        if (edits.length === 0) throw new PayloadError(`${where} has neither ${spec.old[0]} nor ${spec.old[0]}_1`);
+        edits = olds.map((i) => ({ oldString: pick(input, [`${spec.old[0]}_${i}`], where), newString: pick(input, spec.new.map((n) => `${n}_${i}`), where), replaceAll: false }));
       } else {
         if (spec.numbered && typeof input.command === 'string' && input.command !== 'str_replace') return { kind: 'other' };
         edits = [{ oldString: pick(input, spec.old, where), newString: pick(input, spec.new, where), replaceAll: flag(input, spec.all) }];

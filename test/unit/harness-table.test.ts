@@ -137,8 +137,11 @@ describe('Auggie 0.36.0 (shaped from its package source: not run, it needs an Au
     });
     expect(t('str-replace-editor', { command: 'str_replace', path: 'a.py', old_str: 'a', new_str: 'b' }).e.action).toMatchObject({ files: [{ change: { edits: [{ oldString: 'a' }] } }] });
     expect(t('str-replace-editor', { command: 'insert', path: 'a.py', insert_line_1: 3, new_str_1: 'x' }).e.action).toEqual({ kind: 'other' });
-    // an old_str without its new_str: fail closed, never a silent pass
-    expect(() => t('str-replace-editor', { command: 'str_replace', path: 'a.py', old_str_1: 'a' })).toThrow(/new_str_1/);
+    // an old_str without its new_str, a gap in the numbers, a lone new_str_N: fail closed, never a silent pass
+    expect(() => t('str-replace-editor', { command: 'str_replace', path: 'a.py', old_str_1: 'a' })).toThrow(/not pairs/);
+    expect(() => t('str-replace-editor', { command: 'str_replace', path: 'a.py', old_str_1: 'a', new_str_1: 'b', old_str_3: 'the whole file', new_str_3: '' })).toThrow(/not pairs/);
+    expect(() => t('str-replace-editor', { command: 'str_replace', path: 'a.py', old_str_1: 'a', new_str_1: 'b', new_str_2: 'x' })).toThrow(/not pairs/);
+    expect(() => t('str-replace-editor', { command: 'str_replace', path: 'a.py', old_str_1: 7, new_str_1: 'b' })).toThrow(PayloadError);
   });
   it('apply_patch {input}, remove-files {file_paths}, launch-process {command}', () => {
     expect(t('apply_patch', { input: '*** Begin Patch\n*** Add File: n.py\n+x\n*** End Patch' }).e.action).toEqual({ kind: 'write', files: [{ path: 'n.py', change: { kind: 'content', content: 'x\n' } }] });
