@@ -167,3 +167,28 @@ describe('the command the harness configs run', () => {
     expect(guardCommand(repo.dir, null)).toBe(`cd ${repo.dir} && yarn guard`); // a plain temp path needs no quotes
   });
 });
+
+describe('the harness configs are guard\'s own gate', () => {
+  it('a write tool of the agent may not rewrite any harness\'s hook config (disableAllHooks, a narrower matcher)', () => {
+    const repo = makeRepo({ 'a.txt': 'a\n' });
+    const claudeStyle = (h: string, tool: string, input: object) =>
+      JSON.stringify({ session_id: 's', conversation_id: 's', workspace_roots: [repo.dir], cwd: repo.dir, hook_event_name: 'PreToolUse', permission_mode: 'yolo', tool_name: tool, tool_input: input });
+    const cases: [string, string][] = [
+      ['qwen', claudeStyle('qwen', 'write_file', { file_path: path.join(repo.dir, '.qwen/settings.json'), content: '{"disableAllHooks": true}' })],
+      ['droid', claudeStyle('droid', 'Create', { file_path: path.join(repo.dir, '.factory/hooks.json'), content: '{"hooks": {}}' })],
+      ['droid', claudeStyle('droid', 'Create', { file_path: path.join(repo.dir, '.factory/settings.json'), content: '{}' })],
+      ['auggie', claudeStyle('auggie', 'save-file', { path: '.augment/settings.json', file_content: '{}' })],
+      ['crush', claudeStyle('crush', 'write', { file_path: path.join(repo.dir, 'crush.json'), content: '{}' })],
+      ['continue', claudeStyle('continue', 'Write', { filepath: path.join(repo.dir, '.continue/settings.json'), content: '{"disableAllHooks": true}' })],
+      ['copilot', JSON.stringify({ sessionId: 's', cwd: repo.dir, toolName: 'apply_patch', toolArgs: '*** Begin Patch\n*** Add File: .github/hooks/guard.json\n+{}\n*** End Patch\n' })],
+    ];
+    for (const [h, payload] of cases) {
+      const r = repo.guard(['hook', h], { input: payload });
+      expect(r.code, `${h}: ${r.stderr}`).toBe(0);
+      const out = JSON.parse(r.stdout);
+      const decision = out.hookSpecificOutput?.permissionDecision ?? out.permissionDecision;
+      expect(decision, `${h}: ${r.stdout}`).toBe('deny');
+      expect(JSON.stringify(out)).toContain('own gate');
+    }
+  });
+});
