@@ -238,6 +238,7 @@ export async function installAgent(root: string, harness: HarnessName): Promise<
         s.version = 1;
         s.hooks = { preToolUse: [entry], postToolUse: [entry] };
       });
+      warnings.push('Copilot CLI runs repository hooks in copilot -p only in a trusted folder, and skips them silently elsewhere: trust this folder once in copilot (or pass --trust-folder), then guard doctor');
       break;
     }
   }
