@@ -11,7 +11,7 @@
  * it, read state.py, truncate state.py (270 lines -> 40 and an elision
  * comment), `git checkout -- .` over the user's uncommitted work, end.
  */
-import { readFileSync } from 'node:fs';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cleanupRepos, type TestRepo } from '../helpers.js';
@@ -175,5 +175,36 @@ describe('Continue CLI 1.5.47, real binary', () => {
     expect(resultOf(p, 'truncate')).toMatch(/Successfully|wrote|created/i);
     expect(p.repo.read('state.py')).toBe(STATE);
     expect(p.repo.read('small.py')).toBe(SMALL);
+  }, 150_000);
+});
+
+describe.each(['copilot', 'qwen', 'droid'] as const)('guard hook inside the real %s, when guard dies without answering', (h) => {
+  // Every harness runs the tool when its hook dies (Copilot denies on exit 1,
+  // but not on a kill of the whole shell); the command `guard init --agent`
+  // wrote must turn that into the harness's block. The project's guard is
+  // replaced, after init, by one that SIGKILLs itself.
+  it('the edit, the truncation and the checkout are all refused; nothing is lost', async () => {
+    const repo = buildProject((r) => {
+      const res = r.guard(['init', '--agent', h]);
+      if (res.code !== 0) throw new Error(res.stderr);
+      const bin = path.join(r.dir, 'node_modules', '.bin', 'guard');
+      rmSync(bin);
+      writeFileSync(bin, '#!/bin/sh\ncat >/dev/null\nkill -9 $$\n', { mode: 0o755 });
+    });
+    const steps = chatScriptFor(h, repo.dir);
+    const server = await startModelServer('chat', steps.map((s) => s.action), { vocab: CHAT_VOCAB[h] });
+    let run: HarnessRun;
+    try {
+      run = await runHarness(h, { bin: installed[h].bin, projectDir: repo.dir, home: freshHome(), server });
+    } finally {
+      await server.close();
+    }
+    const p: Played = { repo, steps, server, run };
+    expect(run.timedOut, describeRun(p)).toBe(false);
+    expect(server.requestAtStep(stepIndex(steps, 'end')), describeRun(p)).toBeDefined();
+    for (const name of ['edit', 'truncate', 'checkout'] as const) expect(resultOf(p, name), name).toMatch(/guard hook failed without answering/);
+    expect(repo.read('small.py')).toBe(SMALL);
+    expect(repo.read('state.py')).toBe(STATE);
+    expect(readFileSync(path.join(repo.dir, 'big_module.py'))).toEqual(Buffer.from(USER_WORK));
   }, 150_000);
 });
