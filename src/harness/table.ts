@@ -39,8 +39,8 @@ export interface ClaudeStyleRow {
   source: string;
   /** Pre and post event names (aliases allowed: a harness's failure event is a post event). */
   events: { pre: readonly string[]; post: readonly string[] };
-  /** Payload fields: session id, folder (a string, or the first of a list), tool-call id. */
-  fields: { session: readonly string[]; cwd: readonly string[]; toolCall: readonly string[] };
+  /** Payload fields: session id, folder (a string, or the first of a list), tool-call id, event name (default hook_event_name). */
+  fields: { session: readonly string[]; cwd: readonly string[]; toolCall: readonly string[]; event?: readonly string[] };
   tools: Readonly<Record<string, ToolSpec>>;
   /**
    * Who can answer an `ask`: `claude` reads Claude Code's permission_mode
@@ -177,17 +177,20 @@ export const DROID: ClaudeStyleRow = {
 };
 
 /**
- * Crush: Claude-compatible hooks in crush.json. UNVERIFIED: its npm package
- * downloads the binary from GitHub at install (not reachable here); tool
- * names from Crush's source tree: write {file_path, content}, edit
- * {file_path, old_string, new_string, replace_all}, multiedit, bash.
+ * Crush: UNVERIFIED, its npm package downloads the binary from GitHub at
+ * install. Its hooks changed shape across versions (charmbracelet/crush
+ * internal/hooks: scripts in .crush/hooks; a payload with `event_type` and
+ * `working_dir`; one with `event`, `session_id`, `cwd`, `tool_name`,
+ * `tool_input` whose answer may be Claude's hookSpecificOutput): all three
+ * payload spellings are read. Tools from its source: write, edit,
+ * multiedit, bash, with Claude's field names.
  */
 export const CRUSH: ClaudeStyleRow = {
   name: 'crush',
   label: 'Crush',
-  source: "Crush's docs and tool names only (unverified): @charmland/crush downloads its binary from GitHub at install",
-  events: { pre: ['PreToolUse'], post: ['PostToolUse'] },
-  fields: { session: ['session_id'], cwd: ['cwd'], toolCall: ['tool_use_id'] },
+  source: "Crush's source tree (charmbracelet/crush internal/hooks, several shapes) and docs; not run: @charmland/crush downloads its binary from GitHub at install",
+  events: { pre: ['PreToolUse', 'pre_tool_use'], post: ['PostToolUse', 'post_tool_use'] },
+  fields: { session: ['session_id'], cwd: ['cwd', 'working_dir'], toolCall: ['tool_use_id'], event: ['hook_event_name', 'event', 'event_type'] },
   tools: {
     write: { kind: 'write', path: PATH, content: ['content'] },
     edit: { kind: 'edit', path: PATH, ...CLAUDE_EDIT },
@@ -196,7 +199,7 @@ export const CRUSH: ClaudeStyleRow = {
   },
   ask: 'never',
   answerEvents: { pre: 'PreToolUse', post: 'PostToolUse' },
-  config: { file: 'crush.json', events: ['PreToolUse', 'PostToolUse'], projectVar: null, timeoutUnit: 's' },
+  config: { file: 'crush.json', events: ['PreToolUse', 'PostToolUse'], projectVar: 'CRUSH_PROJECT_DIR', timeoutUnit: 's' },
 };
 
 /** The rows, by `guard hook` name. */
@@ -313,7 +316,7 @@ const NO_PERSON = new Set(['bypassPermissions', 'dontAsk']);
 /** A row's payload as guard's event. */
 export function translateRow(row: ClaudeStyleRow, text: string, env: Readonly<Record<string, string | undefined>>): HookEvent {
   const p = parseObject(text, row.label);
-  const event = pick(p, ['hook_event_name'], 'payload');
+  const event = pickOpt(p, row.fields.event ?? ['hook_event_name']) ?? pick(p, (row.fields.event ?? ['hook_event_name']).slice(0, 1), 'payload');
   const phase: Phase | null = row.events.pre.includes(event) ? 'pre' : row.events.post.includes(event) ? 'post' : null;
   if (!phase) throw new PayloadError(`${row.label}: hook_event_name "${event}" is neither ${[...row.events.pre, ...row.events.post].join(' nor ')}`);
   const cwd = folder(p, row.fields.cwd);

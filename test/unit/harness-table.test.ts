@@ -177,6 +177,13 @@ describe('Factory Droid (docs) and Crush (from its docs only: unverified)', () =
     expect(transcript('droid', JSON.stringify({ ...base, tool_name: 'Edit', tool_input: { file_path: '/w/a.py', old_str: 'a', new_str: 'b' } })).e.action).toMatchObject({ files: [{ change: { edits: [{ oldString: 'a', newString: 'b' }] } }] });
     expect(transcript('droid', JSON.stringify({ ...base, tool_name: 'Execute', tool_input: { command: 'rm -rf src' } })).e.action).toEqual({ kind: 'shell', command: 'rm -rf src' });
   });
+  it('Crush: the payload shapes its source has had (hook_event_name, event, event_type with working_dir)', () => {
+    const input = { tool_name: 'write', tool_input: { file_path: '/w/a.py', content: 'x\n' } };
+    for (const envelope of [base, { event: 'PreToolUse', session_id: 's', cwd: '/w' }, { event_type: 'pre_tool_use', session_id: 's', working_dir: '/w' }]) {
+      expect(transcript('crush', JSON.stringify({ ...envelope, ...input })).e).toMatchObject({ phase: 'pre', cwd: '/w', action: { kind: 'write' } });
+    }
+    expect(transcript('crush', JSON.stringify({ event_type: 'post_tool_use', session_id: 's', working_dir: '/w', tool_name: 'bash', tool_input: { command: 'ls' } })).e.phase).toBe('post');
+  });
   it('Crush write / edit / bash', () => {
     expect(transcript('crush', JSON.stringify({ ...base, tool_name: 'write', tool_input: { file_path: '/w/a.py', content: 'x\n' } })).e.action).toMatchObject({ kind: 'write' });
     expect(transcript('crush', JSON.stringify({ ...base, tool_name: 'bash', tool_input: { command: 'ls' } })).e.action).toEqual({ kind: 'shell', command: 'ls' });
