@@ -290,8 +290,10 @@ export async function blockFile(f: TreeFile, why: string, warnings: string[]): P
 async function writeTree(p: ApplyPlan, t: TreeTarget, done: TreeDone, taken: Taken): Promise<RecordCommit[]> {
   const root = p.repo.root;
   const late: RecordCommit[] = [];
+  // Deletions first: a file that became a folder (or the reverse) is cleared before what takes its place.
+  const ordered = [...t.files.filter((f) => f.outcome.action === 'delete'), ...t.files.filter((f) => f.outcome.action !== 'delete')];
   try {
-    for (const f of t.files) {
+    for (const f of ordered) {
       if (!toWrite(f.outcome)) continue;
       try {
         const r = await mergeOne(root, t, f);
@@ -303,10 +305,13 @@ async function writeTree(p: ApplyPlan, t: TreeTarget, done: TreeDone, taken: Tak
         if (r.blob) done.blobs.set(f.outcome.path, r.blob);
         faultPoint('review:between-files');
       } catch (err) {
-        // A folder there became a symlink leading out, or a folder stands where the file goes: never write there.
-        if (!(err instanceof GuardError) || (err.code !== 'E_PATH_ESCAPE' && err.code !== 'E_USAGE')) throw err;
+        // A folder there became a symlink leading out, or a folder stands where the file goes (or a file where
+        // its folder goes): never write there.
+        const fsCode = (err as NodeJS.ErrnoException).code;
+        const inTheWay = fsCode === 'ENOTDIR' || fsCode === 'EISDIR' || fsCode === 'EEXIST' || fsCode === 'ENOTEMPTY';
+        if (!inTheWay && (!(err instanceof GuardError) || (err.code !== 'E_PATH_ESCAPE' && err.code !== 'E_USAGE'))) throw err;
         const kept = t.refs.has(f.outcome.path);
-        await blockFile(f, err.message, t.warnings);
+        await blockFile(f, inTheWay ? 'the main tree has a file where its folder goes, or a folder where the file goes' : (err as Error).message, t.warnings);
         if (!kept) late.push(refusal(t, f, p.now));
       }
     }
@@ -340,8 +345,11 @@ async function mergeOne(root: string, t: TreeTarget, { outcome: o, file: f, entr
   }
   const mode = o.mode ?? now?.mode ?? '100644';
   if (o.action === 'write') {
+    // x -> x/x, or x/x -> x: the old path stands where the new one goes, so it goes first (the checkpoint holds it)
+    const nested = e.oldPath !== undefined && (e.path.startsWith(`${e.oldPath}/`) || e.oldPath.startsWith(`${e.path}/`));
+    if (nested && nowOld !== null) await removeFile(root, e.oldPath!);
     await writeFileAtomic(root, e.path, content!, mode);
-    if (e.oldPath !== undefined && nowOld !== null) await removeFile(root, e.oldPath);
+    if (e.oldPath !== undefined && nowOld !== null && !nested) await removeFile(root, e.oldPath);
     return { conflict: false, paths: e.oldPath !== undefined ? [e.oldPath, e.path] : [e.path], blob: blobId(content!) };
   }
   const m = await mergeFile(root, now!.content, f.base ?? Buffer.alloc(0), content!, ['main', 'base', `lane ${t.lane.name}`]);
