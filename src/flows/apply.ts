@@ -334,7 +334,10 @@ async function mergeOne(root: string, t: TreeTarget, { outcome: o, file: f, entr
   const conflict = { conflict: true, paths: [] as string[] };
   if (o.action === 'conflict') return conflict;
   const [{ readCurrent }, { removeFile, writeFileAtomic }, { blobId, mergeFile }] = await Promise.all([import('../worktree/current.js'), import('../worktree/atomic.js'), import('../git/merge.js')]);
-  const [now, nowOld] = await Promise.all([readCurrent(root, e.path), e.oldPath !== undefined ? readCurrent(root, e.oldPath) : null]);
+  // x/x -> x: the folder at x goes with its last file (refuseUnwritable saw it holds nothing else)
+  const nested = e.oldPath !== undefined && (e.path.startsWith(`${e.oldPath}/`) || e.oldPath.startsWith(`${e.path}/`));
+  const folderAt = (err: unknown) => (nested && err instanceof GuardError && err.code === 'E_USAGE' ? null : Promise.reject(err));
+  const [now, nowOld] = await Promise.all([readCurrent(root, e.path).catch(folderAt), e.oldPath !== undefined ? readCurrent(root, e.oldPath) : null]);
   const same = (a: { content: Buffer; mode: string } | null, b: { content: Buffer; mode: string } | null | undefined) =>
     a === null || b === null || b === undefined ? a === (b ?? null) : a.content.equals(b.content) && a.mode === b.mode;
   if (!same(now, f.current?.at) || (e.oldPath !== undefined && !same(nowOld, f.current?.atOld))) return conflict;
@@ -346,7 +349,6 @@ async function mergeOne(root: string, t: TreeTarget, { outcome: o, file: f, entr
   const mode = o.mode ?? now?.mode ?? '100644';
   if (o.action === 'write') {
     // x -> x/x, or x/x -> x: the old path stands where the new one goes, so it goes first (the checkpoint holds it)
-    const nested = e.oldPath !== undefined && (e.path.startsWith(`${e.oldPath}/`) || e.oldPath.startsWith(`${e.path}/`));
     if (nested && nowOld !== null) await removeFile(root, e.oldPath!);
     await writeFileAtomic(root, e.path, content!, mode);
     if (e.oldPath !== undefined && nowOld !== null && !nested) await removeFile(root, e.oldPath);
