@@ -290,8 +290,11 @@ export async function blockFile(f: TreeFile, why: string, warnings: string[]): P
 async function writeTree(p: ApplyPlan, t: TreeTarget, done: TreeDone, taken: Taken): Promise<RecordCommit[]> {
   const root = p.repo.root;
   const late: RecordCommit[] = [];
-  // Deletions first: a file that became a folder (or the reverse) is cleared before what takes its place.
-  const ordered = [...t.files.filter((f) => f.outcome.action === 'delete'), ...t.files.filter((f) => f.outcome.action !== 'delete')];
+  // A deletion that clears the way (a file that became a folder, or the reverse) goes before what takes its
+  // place; everything else in plan order.
+  const writes = t.files.filter((f) => f.outcome.action !== 'delete' && toWrite(f.outcome)).map((f) => f.entry.path);
+  const clears = (f: TreeFile) => f.outcome.action === 'delete' && writes.some((w) => w.startsWith(`${f.entry.path}/`) || f.entry.path.startsWith(`${w}/`));
+  const ordered = [...t.files.filter(clears), ...t.files.filter((f) => !clears(f))];
   try {
     for (const f of ordered) {
       if (!toWrite(f.outcome)) continue;
@@ -315,6 +318,7 @@ async function writeTree(p: ApplyPlan, t: TreeTarget, done: TreeDone, taken: Tak
         if (!kept) late.push(refusal(t, f, p.now));
       }
     }
+    // staged in the order written: git's index takes x/y out before x goes in as a file
     faultPoint('review:before-stage');
     const { stagePaths } = await import('../git/staging.js');
     await stagePaths(root, done.staged);
