@@ -63,7 +63,8 @@ function printHuman(r: ReviewResult, out: Output, limit: number | undefined): vo
   lines.push(`${r.merged} merged and staged, ${r.blocked} blocked, ${r.rejected} rejected, ${r.conflicts} conflicted${already}.`);
   if (r.files.some((f) => f.conflict && !f.unread)) lines.push('Conflicts are marked in the files like a git merge; resolve them, then git add.');
   if (r.files.some((f) => f.unread && f.conflict)) lines.push('guard did not read what it left for you to take by hand (a submodule, or a file over 64 MiB): it never merges what it has not read.');
-  if (r.blocked > 0) lines.push(`Blocked changes need a person: run guard review ${r.lane} in a terminal, or pass --decisions.`);
+  if (r.blocked > 0 && r.asked) lines.push(`You stopped (q) before deciding the blocked changes: run guard review ${r.lane} again to decide them.`);
+  else if (r.blocked > 0) lines.push(`Blocked changes need a person: run guard review ${r.lane} in a terminal, or pass --decisions.`);
   // review stages what it merges: an undo without --staged would leave the merge staged for the next commit
   if (r.checkpoint) lines.push(`Undo this review: guard restore ${r.checkpoint}${r.commit ? '' : ' --staged'}`);
   if (r.commit) lines.push(`Committed ${r.commit.slice(0, 10)}.`);

@@ -72,6 +72,8 @@ export interface ReviewResult {
   commitFailed?: string;
   cancelled?: boolean;
   dryRun?: boolean;
+  /** A person was asked at the terminal (what is blocked was left undecided with q). */
+  asked?: boolean;
   warnings: string[];
   /**
    * Files of the lane that are not in what was reviewed: left out of the lane's
@@ -119,7 +121,9 @@ export async function review(opts: ReviewOptions, prompter?: Prompter): Promise<
       return { ...resultOf(input, planned, null, new Set(), {}), cancelled: true, merged: 0, blocked: 0, rejected: 0, conflicts: 0 };
     }
     person?.close();
-    return await applyLane(opts, input, planned, predicted);
+    const done = await applyLane(opts, input, planned, predicted);
+    if (person) done.asked = true;
+    return done;
   } finally {
     person?.close();
   }

@@ -9,7 +9,7 @@ import { chmodSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import * as pty from 'node-pty';
 import { afterAll, describe, expect, it } from 'vitest';
-import { CLI, cleanEnv, cleanupRepos, fixture, installGuard, lanePath, makeRepo, outsideDir, type TestRepo } from '../helpers.js';
+import { CLI, cleanEnv, cleanupRepos, fixture, installGuard, lanePath, laneWrite, makeRepo, outsideDir, startLane, type TestRepo } from '../helpers.js';
 import { spawnGuard } from '../pty.js';
 
 afterAll(cleanupRepos);
@@ -102,6 +102,22 @@ describe('q at the commit prompt', () => {
     const r = repo.guard(['check']);
     expect(r.code).toBe(1);
     expect(r.stdout + r.stderr).toContain('run the same `git commit` in a terminal');
+  });
+});
+
+describe('q at the review prompt', () => {
+  it('tells the person to run the review again, not to find a terminal', async () => {
+    const repo = makeRepo({ 'doc.txt': 'a\n', 'guard.config.json': JSON.stringify({ protect: ['doc.txt'] }) });
+    const lane = startLane(repo);
+    laneWrite(lane, 'doc.txt', 'b\n');
+    const s = spawnGuard(['review', 'agent'], repo.dir);
+    await s.waitFor(PROMPT);
+    s.type('q\r');
+    await s.waitFor(/Merge now \[y,n\]\? $/);
+    s.type('y\r');
+    expect(await s.exit).toBe(1);
+    expect(s.output()).toContain('You stopped (q) before deciding the blocked changes: run guard review agent again to decide them.');
+    expect(s.output()).not.toContain('in a terminal');
   });
 });
 
