@@ -104,7 +104,8 @@ function inFolder(script: string, rel: string, manager: PackageManager): string 
   if (manager === 'yarn-pnp') return script.replace(/^yarn guard check$/m, `(cd ${quoted} && yarn guard check)`);
   return script
     .replace(/^command -v guard/m, `export PATH=${quoted}/node_modules/.bin:"$PATH"\ncommand -v guard`)
-    .replace(')")/node_modules/.bin', `)")/${quoted}/node_modules/.bin`); // a lane's fallback to the main tree's guard
+    // a lane's fallback to the main tree's guard: that line is inside double quotes
+    .replace(')")/node_modules/.bin', `)")/${rel.replace(/["$`\\]/g, '\\$&')}/node_modules/.bin`);
 }
 
 /** What every route does: the default config and `.guard/` excluded. */

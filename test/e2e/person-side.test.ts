@@ -5,8 +5,9 @@
  * The prompts run through a real pseudo-terminal, with the child env set
  * explicitly (CI unset: CI=true would put guard in auto mode).
  */
-import { chmodSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { spawnSync } from 'node:child_process';
 import * as pty from 'node-pty';
 import { afterAll, describe, expect, it } from 'vitest';
 import { CLI, cleanEnv, cleanupRepos, fixture, installGuard, lanePath, laneWrite, makeRepo, outsideDir, startLane, type TestRepo } from '../helpers.js';
@@ -183,5 +184,24 @@ describe('an agent committing in a lane', () => {
     const big = inLane(['commit', '-q', '-m', 'rewrite']);
     expect(big.code).not.toBe(0);
     expect(big.stdout + big.stderr).toContain('guard: blocked 1 change');
+  });
+
+  it('a project in a subfolder with a name that needs quoting: the lane finds the main tree\'s guard there', () => {
+    const web = 'we b$x';
+    const repo = makeRepo({ [`${web}/package.json`]: '{"name":"x"}\n', 'notes.txt': 'a\n', '.gitignore': 'node_modules/\n' });
+    repo.git(['config', '--unset', 'core.hooksPath']);
+    mkdirSync(path.join(repo.dir, web, 'node_modules', '.bin'), { recursive: true });
+    symlinkSync(CLI, path.join(repo.dir, web, 'node_modules', '.bin', 'guard'));
+    expect(repo.guard(['init'], { cwd: path.join(repo.dir, web) }).code).toBe(0);
+    repo.git(['add', '-A']);
+    expect(repo.gitRun(['commit', '-q', '-m', 'install guard'], { CI: 'true' }).code).toBe(0);
+    expect(repo.guard(['start', 'agent']).code).toBe(0);
+    const lane = lanePath(repo, 'agent');
+    writeFileSync(path.join(lane, 'notes.txt'), 'a\nb\n');
+    repo.gitRun(['-C', lane, 'add', 'notes.txt']);
+    // the pre-commit hook itself, as husky runs it (the branch gate's reference-transaction hook is another matter)
+    const r = spawnSync('sh', ['-e', '.husky/pre-commit'], { cwd: lane, env: cleanEnv({ CI: 'true', PATH: `node_modules/.bin:${process.env.PATH}` }) });
+    expect(r.stderr.toString()).not.toContain('not installed');
+    expect(r.status).toBe(0);
   });
 });
