@@ -72,6 +72,17 @@ const GATE_FILES = new Set([
   '.opencode/plugins/guard.js',
   '.kilo/plugins/guard.js',
   '.github/hooks/guard.json',
+  // the Claude-style rows (harness/table.ts) and the other files they read hooks from
+  '.continue/settings.json',
+  '.continue/settings.local.json',
+  '.qwen/settings.json',
+  '.augment/settings.json',
+  '.augment/settings.local.json',
+  '.factory/settings.json',
+  '.factory/settings.local.json',
+  '.factory/hooks.json',
+  'crush.json',
+  '.crush.json',
 ]);
 
 /**
