@@ -34,6 +34,20 @@ export async function run(a: VerifyRefsArgs, out: Output): Promise<number> {
     // git shows hook output on stderr; stdout of a hook is also passed to the user, stderr keeps it apart from --porcelain output
     process.stderr.write(lines.join('\n') + '\n');
   }
+  for (const v of result.moves.filter((m) => m.dropped && !m.refused)) {
+    const d = v.dropped!;
+    const branch = v.ref.replace(/^refs\/heads\//, '');
+    const lines = [
+      (d.needsApproval ? c.yellow : (x: string) => x)(
+        `guard: moving ${branch} from ${v.from.slice(0, 10)} to ${v.to.slice(0, 10)} drops committed work; the dropped tip is kept as ${d.ref}`,
+      ),
+    ];
+    const shown = d.files.slice(0, 10);
+    for (const f of shown) lines.push(`  ${f.path}  ${f.status}  ${metricsLine(f)}${f.needsApproval ? '  (needs approval by the same rules as a commit)' : ''}`);
+    if (d.files.length > shown.length) lines.push(`  ... and ${d.files.length - shown.length} more (guard log)`);
+    lines.push(`  see it: git log ${v.to.slice(0, 10)}..${d.ref}   bring it back: git reset --keep ${d.ref}`);
+    process.stderr.write(lines.join('\n') + '\n');
+  }
   return result.refused > 0 ? EXIT.blocked : EXIT.ok;
 }
 

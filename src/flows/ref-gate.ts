@@ -1,3 +1,4 @@
+import { withAggregateLoss } from '../core/aggregate.js';
 import { classify, makePolicy, type Classification } from '../core/classify.js';
 import { CONFIG_FILE, DEFAULT_CONFIG, type Config } from '../core/config.js';
 import { GuardError } from '../core/errors.js';
@@ -6,7 +7,7 @@ import { approvalKey, personApprovals } from '../git/person-approvals.js';
 import { READ_CAP, catFileBatch } from '../git/catfile.js';
 import { collectFacts } from '../git/changes.js';
 import { treeDiff, type DiffEntry } from '../git/diff.js';
-import { branchTips, commitTimes, isZeroOid, markVerified, moveBase, shallowCutsIn } from '../git/moves.js';
+import { anchorDay, branchTips, commitTimes, DROPPED_REFS, isZeroOid, moveBase, settleMoves, shallowCutsIn, type Settled } from '../git/moves.js';
 import { REFS, newRef, proposalChanges, writeRecords, type RecordCommit } from '../git/records.js';
 import { configAt, type FlowOptions } from './context.js';
 
@@ -39,6 +40,8 @@ export interface MoveVerdict extends RefMove {
   reason?: string;
   /** The refused move's content, kept: `git diff REF^ REF`. */
   rejectedRef?: string;
+  /** Committed work the move drops (never refused: the tip is kept as `ref`, under refs/guard/dropped/). */
+  dropped?: { tip: string; ref: string; files: Classification[]; needsApproval: boolean };
 }
 
 export interface GateResult {
@@ -64,10 +67,27 @@ interface Measured {
   all: Classification[];
 }
 
+interface MeasureOptions {
+  brokenConfig?: 'fail' | 'defaults';
+  /** Only these paths (a rename is followed only between them). */
+  paths?: readonly string[];
+  /** The change-level rule (core/aggregate); off for the step-by-step measure, which is per file. */
+  aggregate?: boolean;
+}
+
 /** What moving to `to` from the last verified tip brings in, under the policy committed at the base. */
-export async function measureMove(cwd: string, anchor: string, to: string, opts: { brokenConfig?: 'fail' | 'defaults' } = {}): Promise<Measured> {
-  const base = await moveBase(cwd, anchor, to);
-  const [entries, [configBlob]] = await Promise.all([treeDiff(cwd, base, to), catFileBatch(cwd, [`${base}:${CONFIG_FILE}`], READ_CAP)]);
+export async function measureMove(cwd: string, anchor: string, to: string, opts: MeasureOptions = {}): Promise<Measured> {
+  return measureBetween(cwd, await moveBase(cwd, anchor, to), to, opts);
+}
+
+/**
+ * `to` against `base`, with check's rules: core/classify per file, then the
+ * change as a whole (core/aggregate), bytes as well as lines, reindents
+ * measured by git's `diff -b` as check does.
+ */
+async function measureBetween(cwd: string, base: string, to: string, opts: MeasureOptions): Promise<Measured> {
+  if (opts.paths && opts.paths.length === 0) return { base, entries: [], needing: [], all: [] };
+  const [entries, [configBlob]] = await Promise.all([treeDiff(cwd, base, to, opts.paths), catFileBatch(cwd, [`${base}:${CONFIG_FILE}`], READ_CAP)]);
   let config: Config;
   try {
     config = configAt(base, configBlob?.data);
@@ -77,9 +97,30 @@ export async function measureMove(cwd: string, anchor: string, to: string, opts:
     config = DEFAULT_CONFIG;
   }
   const policy = makePolicy(config, { bootstrap: configBlob === null });
-  const { facts } = await collectFacts(cwd, entries, { maxBytes: Math.min(config.maxFileBytes, READ_CAP) });
-  const all = facts.map((f) => classify(f, policy));
+  const { facts } = await collectFacts(cwd, entries, { maxBytes: Math.min(config.maxFileBytes, READ_CAP), whitespace: { range: [base, to], changeRatio: config.changeRatio } });
+  const each = facts.map((f) => classify(f, policy));
+  const all = opts.aggregate === false ? each : withAggregateLoss(each, config);
   return { base, entries, needing: all.filter((c) => c.needsApproval), all };
+}
+
+/** Both names of every entry: the paths a measure restricted to these changes looks at. */
+const namesOf = (entries: readonly DiffEntry[]): string[] => [...new Set(entries.flatMap((e) => (e.oldPath !== undefined ? [e.oldPath, e.path] : [e.path])))];
+
+/**
+ * What a move from `from` to `to` drops: the commits reachable from `from`
+ * and not from `to` (everything after `base`, their merge-base) changed some
+ * paths; where `to` does not have what `from` had there, that committed work
+ * is gone from the branch. Measured `from` -> `to` on those paths only, so a
+ * rebase that replays every commit loses nothing, and an amend that only
+ * adds to the commit it replaces loses nothing. Null when nothing is lost.
+ */
+async function measureDrop(cwd: string, from: string, to: string, base: string): Promise<Classification[] | null> {
+  const changed = namesOf(await treeDiff(cwd, base, from));
+  if (changed.length === 0) return null;
+  // a huge range: measure it whole rather than pass thousands of names on a command line
+  const m = await measureBetween(cwd, from, to, { brokenConfig: 'defaults', ...(changed.length <= 1000 ? { paths: changed } : {}) });
+  const lost = m.all.filter((c) => c.status === 'delete' || c.status === 'replace' || c.linesDeleted > 0);
+  return lost.length > 0 ? lost : null;
 }
 
 export interface GateOptions extends FlowOptions {
@@ -92,7 +133,7 @@ export async function gateMoves(opts: GateOptions): Promise<GateResult> {
   const cwd = opts.cwd;
   const lines = parseRefLines(opts.input).filter((l) => l.ref.startsWith('refs/heads/') && !isZeroOid(l.new));
   if (lines.length === 0) return { command: 'verify-refs', moves: [], refused: 0 };
-  const { heads, verified } = await branchTips(cwd);
+  const { heads, verified, anchors } = await branchTips(cwd);
   const moves: RefMove[] = [];
   for (const l of lines) {
     // A new branch brings nothing in by itself: what it holds is measured when it moves into another.
@@ -102,7 +143,9 @@ export async function gateMoves(opts: GateOptions): Promise<GateResult> {
     moves.push({ ref: l.ref, from, to: l.new });
   }
   const verdicts: MoveVerdict[] = [];
+  const settled: Settled[] = [];
   const now = opts.now ?? new Date();
+  const day = anchorDay(now);
   const commits: RecordCommit[] = [];
   let prompt: Awaited<ReturnType<typeof openPrompt>> | undefined;
   try {
@@ -118,43 +161,69 @@ export async function gateMoves(opts: GateOptions): Promise<GateResult> {
       }
       const v0 = verified.get(m.ref);
       const measured = await measureMove(cwd, m.from, m.to);
+      const seen = new Set(measured.needing.map((c) => c.path));
       if (v0 && v0 !== m.from && v0 !== m.to) {
         const more = await measureMove(cwd, v0, m.to, { brokenConfig: 'defaults' });
-        const seen = new Set(measured.needing.map((c) => c.path));
         measured.needing.push(...more.needing.filter((c) => !seen.has(c.path)));
         const known = new Set(measured.entries.map((e) => e.path));
         measured.entries.push(...more.entries.filter((e) => !known.has(e.path)));
       }
+      // Step by step: the paths this move changes, measured from the branch as it was at its
+      // first move today (or the last tip a person approved), so small steps add up.
+      const dayAnchors = anchors.get(m.ref) ?? [];
+      const today = dayAnchors.find((a) => a.day === day);
+      if (today && today.oid !== m.from && today.oid !== m.to && measured.entries.length > 0) {
+        const steps = await measureMove(cwd, today.oid, m.to, { brokenConfig: 'defaults', aggregate: false, paths: namesOf(measured.entries) });
+        for (const c of steps.needing) {
+          if (measured.needing.some((n) => n.path === c.path)) continue;
+          measured.needing.push({
+            ...c,
+            reasons: [...c.reasons, `measured against ${today.oid.slice(0, 10)}, the branch at its first move today or the last move a person approved: step by step, the commits since add up to this`],
+            rules: [...c.rules, 'step-by-step'],
+          });
+        }
+        const known = new Set(measured.entries.map((e) => e.path));
+        measured.entries.push(...steps.entries.filter((e) => !known.has(e.path)));
+      }
       const v: MoveVerdict = { ...m, base: measured.base, files: [], refused: false };
       verdicts.push(v);
-      if (measured.needing.length === 0) continue;
       const byPath = new Map(measured.entries.map((e) => [e.path, e]));
-      const since = (await commitTimes(cwd, [measured.base])).get(measured.base) ?? 0;
-      const approved = await personApprovals(cwd, since);
-      for (const c of measured.needing) {
-        const blob = byPath.get(c.path)?.newOid ?? null;
-        if (approved.has(approvalKey(c.path, blob))) v.files.push({ ...c, decision: 'approved', decider: 'person', approvedBy: 'record' });
-        else v.files.push({ ...c, decision: 'blocked', decider: 'auto' });
-      }
-      const open = v.files.filter((f) => f.decision === 'blocked');
-      if (open.length > 0 && !opts.auto) {
-        prompt ??= await openPrompt(opts.color);
-        if (prompt) {
-          // The move is taken whole or not at all: no hunks, no strategies. `q` leaves the rest blocked.
-          for (const f of open) {
-            const asked = await prompt.ask({ c: f, hunks: [], strategies: [], texts: async () => ({ base: '', lane: '' }) });
-            if (asked.answer?.take === 'all') Object.assign(f, { decision: 'approved', decider: 'person', approvedBy: 'prompt' });
-            else if (asked.answer) Object.assign(f, { decision: 'rejected', decider: 'person' });
-            if (asked.quit) break;
+      if (measured.needing.length > 0) {
+        const since = (await commitTimes(cwd, [measured.base])).get(measured.base) ?? 0;
+        const approved = await personApprovals(cwd, since);
+        for (const c of measured.needing) {
+          const blob = byPath.get(c.path)?.newOid ?? null;
+          if (approved.has(approvalKey(c.path, blob))) v.files.push({ ...c, decision: 'approved', decider: 'person', approvedBy: 'record' });
+          else v.files.push({ ...c, decision: 'blocked', decider: 'auto' });
+        }
+        const open = v.files.filter((f) => f.decision === 'blocked');
+        if (open.length > 0 && !opts.auto) {
+          prompt ??= await openPrompt(opts.color);
+          if (prompt) {
+            // The move is taken whole or not at all: no hunks, no strategies. `q` leaves the rest blocked.
+            for (const f of open) {
+              const asked = await prompt.ask({ c: f, hunks: [], strategies: [], texts: async () => ({ base: '', lane: '' }) });
+              if (asked.answer?.take === 'all') Object.assign(f, { decision: 'approved', decider: 'person', approvedBy: 'prompt' });
+              else if (asked.answer) Object.assign(f, { decision: 'rejected', decider: 'person' });
+              if (asked.quit) break;
+            }
           }
         }
+        v.refused = v.files.some((f) => f.decision !== 'approved');
       }
-      v.refused = v.files.some((f) => f.decision !== 'approved');
+      // Moves that drop commits (reset, a rebase that drops one, branch -f, update-ref back):
+      // never refused (the dropped tip is kept, so one command brings it back), always reported.
+      const lost = v.refused || measured.base === m.from ? null : await measureDrop(cwd, m.from, m.to, measured.base);
+      if (lost) v.dropped = { tip: m.from, ref: newRef(DROPPED_REFS, now), files: lost, needsApproval: lost.some((c) => c.needsApproval) };
       const ctx: RecordContext = { command: 'verify-refs', lane: null, time: now.toISOString(), base: measured.base };
       const records: DecisionRecord[] = v.files.map((f) => {
         const blob = byPath.get(f.path)?.newOid;
         return decisionRecord(f, f.decision, f.decider, { ...(blob ? { blob } : {}), ...(f.approvedBy === 'record' ? { strategy: 'record' } : {}) });
       });
+      if (v.dropped) {
+        const note = `dropped by moving ${m.ref.replace(/^refs\/heads\//, '')} from ${m.from.slice(0, 10)} to ${m.to.slice(0, 10)}; the dropped tip is kept as ${v.dropped.ref}`;
+        for (const c of v.dropped.files) records.push(decisionRecord({ ...c, reasons: [...c.reasons, note], rules: [...c.rules, 'dropped'] }, 'allowed', 'policy', { ref: v.dropped.ref }));
+      }
       if (v.refused) {
         // the whole move, kept: parent the base, tree the refused tip's
         v.rejectedRef = newRef(REFS.rejected, now);
@@ -163,15 +232,33 @@ export async function gateMoves(opts: GateOptions): Promise<GateResult> {
         commits.push({ ref: v.rejectedRef, parent: measured.base, message: rejectedMessage(ctx, { ...first, ref: v.rejectedRef }), changes });
         for (const r of records) if (r.decision !== 'approved') r.ref = v.rejectedRef;
       }
-      commits.push({ ref: newRef(REFS.decisions, now), parent: null, message: batchMessage(ctx, records), changes: [] });
+      if (records.length > 0) commits.push({ ref: newRef(REFS.decisions, now), parent: null, message: batchMessage(ctx, records), changes: [] });
+      // the last approved state: a move a person approved starts today's steps afresh
+      const personApproved = v.files.length > 0 && v.files.every((f) => f.decision === 'approved');
+      let anchor = personApproved ? m.to : today ? undefined : m.from;
+      if (!personApproved && measured.base !== m.from) {
+        // a move back (reset, rebase, amend) never leaves the day's base ahead of the branch: the next
+        // step must not be measured against dropped work (kept and reported above), so the base
+        // becomes the newest commit the two share; never later than it was, so no window is gained
+        const start = today?.oid ?? m.from;
+        const shared = start === m.from || start === measured.base ? measured.base : await moveBase(cwd, start, m.to);
+        if (shared !== today?.oid) anchor = shared;
+      }
+      settled.push({
+        branchRef: m.ref,
+        to: m.to,
+        ...(anchor ? { anchor } : {}),
+        staleAnchors: dayAnchors.filter((a) => a.day !== day).map((a) => a.ref),
+        ...(v.dropped ? { dropped: { ref: v.dropped.ref, tip: v.dropped.tip } } : {}),
+      });
     }
   } finally {
     prompt?.close();
   }
   await writeRecords(cwd, commits, now);
   const refused = verdicts.filter((v) => v.refused).length;
-  // Only a transaction that goes through moves the verified tips (all or none, like git's).
-  if (refused === 0) await Promise.all(verdicts.map((v) => markVerified(cwd, v.ref, v.to)));
+  // Only a transaction that goes through moves the verified tips, anchors and kept tips (all or none, like git's).
+  if (refused === 0) await settleMoves(cwd, settled, day);
   return { command: 'verify-refs', moves: verdicts, refused };
 }
 

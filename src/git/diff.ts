@@ -129,8 +129,10 @@ export function stagedDiffSplit(cwd: string): { entries: Promise<DiffEntry[]>; c
 }
 
 /** Changes between two trees or commits. */
-export async function treeDiff(cwd: string, from: string, to: string): Promise<DiffEntry[]> {
-  const r = await git(['diff', ...DIFF_ARGS, from, to, '--'], { cwd });
+export async function treeDiff(cwd: string, from: string, to: string, paths?: readonly string[]): Promise<DiffEntry[]> {
+  // `:(literal)`: a name is a name, never a pattern (gitglossary "pathspec")
+  const spec = paths ? paths.map((p) => `:(literal)${p}`) : [];
+  const r = await git(['diff', ...DIFF_ARGS, from, to, '--', ...spec], { cwd });
   return parseRawNumstat(splitZ(r.stdout));
 }
 

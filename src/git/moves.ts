@@ -16,22 +16,84 @@ export const verifiedRef = (branchRef: string): string => VERIFIED_REFS + branch
 export const isZeroOid = (oid: string): boolean => /^0+$/.test(oid);
 
 /**
- * Every branch tip and every verified tip, in one for-each-ref:
+ * Where guard keeps, per local branch and per day, the tip the branch had
+ * when it first moved that day, or the last tip a person approved since:
+ * `refs/guard/anchor/<YYYY-MM-DD>/heads/NAME`. The branch gate measures every
+ * move from there as well, so that three commits that each take a little of
+ * one file cannot empty it (step by step, "salami"). The day is in the name,
+ * so one for-each-ref reads it with the tips; older days are deleted.
+ */
+export const ANCHOR_REFS = 'refs/guard/anchor/';
+
+/** Kept tips of moves that dropped commits: `refs/guard/dropped/<time>-<id>` (docs/refs.md). */
+export const DROPPED_REFS = 'refs/guard/dropped/';
+
+export interface Anchor {
+  day: string;
+  oid: string;
+  /** The anchor ref itself. */
+  ref: string;
+}
+
+/** The anchor ref of `branchRef` for `day` (YYYY-MM-DD, UTC). */
+export const anchorRef = (branchRef: string, day: string): string => `${ANCHOR_REFS}${day}/${branchRef.replace(/^refs\//, '')}`;
+
+/** The day of `now` as anchors name it (UTC). */
+export const anchorDay = (now: Date): string => now.toISOString().slice(0, 10);
+
+/**
+ * Every branch tip, every verified tip and every anchor, in one for-each-ref:
  *   "refs/heads/main 1f3c...\n"
  */
-export async function branchTips(cwd: string): Promise<{ heads: Map<string, string>; verified: Map<string, string> }> {
-  const r = await git(['for-each-ref', '--format=%(refname) %(objectname)', 'refs/heads/', VERIFIED_REFS], { cwd });
+export async function branchTips(cwd: string): Promise<{ heads: Map<string, string>; verified: Map<string, string>; anchors: Map<string, Anchor[]> }> {
+  const r = await git(['for-each-ref', '--format=%(refname) %(objectname)', 'refs/heads/', VERIFIED_REFS, ANCHOR_REFS], { cwd });
   const heads = new Map<string, string>();
   const verified = new Map<string, string>();
+  const anchors = new Map<string, Anchor[]>();
   for (const line of r.stdout.toString('utf8').split('\n')) {
     const sp = line.lastIndexOf(' ');
     if (sp <= 0) continue;
     const ref = line.slice(0, sp);
     const oid = line.slice(sp + 1);
     if (ref.startsWith(VERIFIED_REFS)) verified.set('refs/' + ref.slice(VERIFIED_REFS.length), oid);
-    else heads.set(ref, oid);
+    else if (ref.startsWith(ANCHOR_REFS)) {
+      const rest = ref.slice(ANCHOR_REFS.length);
+      const slash = rest.indexOf('/');
+      if (slash <= 0) continue;
+      const branch = 'refs/' + rest.slice(slash + 1);
+      anchors.set(branch, [...(anchors.get(branch) ?? []), { day: rest.slice(0, slash), oid, ref }]);
+    } else heads.set(ref, oid);
   }
-  return { heads, verified };
+  return { heads, verified, anchors };
+}
+
+/** What a move that passed the gate leaves behind, for `settleMoves`. */
+export interface Settled {
+  branchRef: string;
+  to: string;
+  /** The anchor to set for today (absent: leave it), and the stale ones to delete. */
+  anchor?: string;
+  staleAnchors: readonly string[];
+  /** refs/guard/dropped/... -> the dropped tip. */
+  dropped?: { ref: string; tip: string };
+}
+
+/**
+ * Record, in one `update-ref --stdin` (one transaction), what moves that
+ * passed the gate leave: the verified tips, today's anchors, the tips of
+ * dropped commits kept. Not a compare-and-swap (see markVerified).
+ * https://git-scm.com/docs/git-update-ref#_description
+ */
+export async function settleMoves(cwd: string, moves: readonly Settled[], day: string): Promise<void> {
+  let input = '';
+  for (const m of moves) {
+    input += `update ${verifiedRef(m.branchRef)} ${m.to}\n`;
+    if (m.anchor) input += `update ${anchorRef(m.branchRef, day)} ${m.anchor}\n`;
+    for (const ref of m.staleAnchors) input += `delete ${ref}\n`;
+    if (m.dropped) input += `create ${m.dropped.ref} ${m.dropped.tip}\n`;
+  }
+  if (input === '') return;
+  await git(['update-ref', '-m', 'guard: passed the gate', '--stdin'], { cwd, input });
 }
 
 /**
