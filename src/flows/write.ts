@@ -13,7 +13,7 @@ import { assertWritable } from '../git/contain.js';
 import { REFS, newRef, type RecordCommit } from '../git/records.js';
 import { openRepo } from '../git/repo.js';
 import { numstatFiles, patchFiles, whitespaceOnlyFiles, type FileNumstat } from '../git/measure.js';
-import { sessionBase } from '../git/session-base.js';
+import { dayBaseStore, sessionBase } from '../git/session-base.js';
 import { apply, type FileTarget } from './apply.js';
 import { configAt, laneOf, type FlowOptions } from './context.js';
 
@@ -88,7 +88,10 @@ export async function write(opts: WriteOptions): Promise<WriteResult> {
   const oldContent = old === null ? null : old.mode === MODE.symlink ? Buffer.from(await readlink(target.abs, { encoding: 'buffer' })) : await readFile(target.abs);
   const newMode = old?.mode ?? MODE.file;
   const session = (opts.session ?? process.env.GUARD_SESSION ?? '').trim() || null;
-  const sessionStart = session ? await sessionBase(root, session, target.rel) : null;
+  // outside a session, the file as guard write first saw it today (step by step, writes add up)
+  const store = session ? undefined : dayBaseStore(opts.now ?? new Date());
+  const baseOf = session ?? 'today';
+  const sessionStart = await sessionBase(root, baseOf, target.rel, store);
   let staged = await stageWrite(root, target.rel, opts.content, newMode);
   let committed = false;
   try {
@@ -107,7 +110,8 @@ export async function write(opts: WriteOptions): Promise<WriteResult> {
       const cs = classify(since, policy);
       if (cs.needsApproval && !c.needsApproval) {
         // rule: session-base
-        c = { ...cs, reasons: [...cs.reasons, `measured against the file as session ${session} first saw it (checkpoint ${sessionStart.checkpoint})`] };
+        const as = session ? `session ${session}` : 'guard write outside a session';
+        c = { ...cs, reasons: [...cs.reasons, `measured against the file as ${as} first saw it${session ? '' : ' today'} (checkpoint ${sessionStart.checkpoint})`] };
       }
     }
     const file: WrittenFile = { ...c, decision: 'allowed', decider: 'policy', written: false };
@@ -127,7 +131,7 @@ export async function write(opts: WriteOptions): Promise<WriteResult> {
     const ctx: RecordContext = { command: 'write', lane, time: now.toISOString(), base };
     const commits = writeRecordsOf(c, o, ctx, now, target.rel, newMode, opts.content, file);
     const warnings: string[] = [];
-    const first = session && !sessionStart ? { id: session, path: target.rel, worktree: root, outcome: file.decision } : null;
+    const first = !sessionStart ? { id: baseOf, path: target.rel, worktree: root, outcome: file.decision, ...(store ? { store } : {}) } : null;
     const ft = o.action === 'write' ? fileTarget({ target, old, oldContent, staged, lane, now, warnings }, first) : null;
     const { checkpoint: taken } = await apply({ gate: 'write', repo, now, deadline: opts.deadline, records: commits, target: ft });
     const cp = taken?.id ?? null;
@@ -225,6 +229,7 @@ async function measure(
     linesAdded: isBinary ? 0 : added,
     linesDeleted: isBinary ? 0 : deleted,
     existingLines: isBinary || oldContent === null ? 0 : countLines(oldContent),
+    ...(oldContent !== null ? { existingBytes: oldContent.length } : {}),
     binary: isBinary,
     contentChanged: oldContent === null || !oldContent.equals(newContent),
   };
