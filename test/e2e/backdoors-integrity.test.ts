@@ -563,5 +563,11 @@ describe('a person at a terminal is asked instead of refused', () => {
     expect(bigAt(repo)).toBe(drop(BIG, 118));
     const records = repo.git(['log', '--no-walk', '--format=%B', ...repo.refs('refs/guard/decisions/')]);
     expect(records).toMatch(/"command":"verify-refs".*"path":"big.txt".*"decision":"approved","decider":"person"/);
+    // the person's yes starts the day's count afresh (issue 20, step by step): the next small
+    // step is measured from what was approved, not from the 200 lines of the morning
+    repo.write('big.txt', drop(BIG, 119));
+    const next = repo.gitRun(['commit', '-q', '-am', 'one line more'], AUTO);
+    expect(next.stderr).toBe('');
+    expect(next.code).toBe(0);
   }, 90_000);
 });

@@ -224,6 +224,20 @@ describe('5. step by step', () => {
     expect(repo.git(['cat-file', 'blob', 'HEAD:big.txt']).split('\n').length).toBeGreaterThanOrEqual(80);
   });
 
+  it('a rename first does not hide the steps: git mv, then trims of the renamed file', () => {
+    const repo = installGuard({ 'big.txt': BIG, 'a.txt': 'a\n' });
+    repo.git(['mv', 'big.txt', 'moved.txt']);
+    expect(repo.gitRun(['commit', '-q', '-m', 'rename'], AUTO).code).toBe(0);
+    const codes: number[] = [];
+    for (const n of [140, 80]) {
+      repo.write('moved.txt', keep(n));
+      repo.git(['add', 'moved.txt']);
+      codes.push(repo.gitRun(['commit', '-q', '-m', `keep ${n}`], AUTO).code === 0 ? 0 : 1);
+    }
+    expect(codes).toEqual([0, 1]);
+    expect(repo.git(['cat-file', 'blob', 'HEAD:moved.txt'])).toBe(keep(140));
+  });
+
   it('ordinary small edits to the same file, commit after commit, never ask', () => {
     const repo = installGuard({ 'big.txt': BIG, 'a.txt': 'a\n' });
     for (let i = 0; i < 6; i++) {
@@ -263,5 +277,12 @@ describe('5. step by step', () => {
     expect(repo.read('big.txt').split('\n').length).toBeGreaterThanOrEqual(80);
     // not a session: rewind and log --session know nothing of it
     expect(repo.refs('refs/guard/sessions/')).toEqual([]);
+  });
+
+  it('a fresh --session for every write does not make each write its own base', () => {
+    const repo = installGuard({ 'big.txt': BIG, 'a.txt': 'a\n' });
+    const codes = [140, 80].map((n, i) => repo.guardJson(['write', 'big.txt', '--auto', '--session', `s${i}`], { input: keep(n) }).code);
+    expect(codes).toEqual([0, 1]);
+    expect(repo.read('big.txt')).toBe(keep(140));
   });
 });
