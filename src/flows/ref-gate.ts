@@ -75,6 +75,8 @@ interface MeasureOptions {
   aggregate?: boolean;
   /** Rename similarity for git's -M (default 50%). */
   renameSimilarity?: number;
+  /** Measure only the entries of the diff that pass (renames paired over the whole diff first). */
+  only?: (e: DiffEntry) => boolean;
 }
 
 /** What moving to `to` from the last verified tip brings in, under the policy committed at the base. */
@@ -89,7 +91,8 @@ export async function measureMove(cwd: string, anchor: string, to: string, opts:
  */
 async function measureBetween(cwd: string, base: string, to: string, opts: MeasureOptions): Promise<Measured> {
   if (opts.paths && opts.paths.length === 0) return { base, entries: [], needing: [], all: [] };
-  const [entries, [configBlob]] = await Promise.all([treeDiff(cwd, base, to, opts.paths, opts.renameSimilarity === undefined ? {} : { renameSimilarity: opts.renameSimilarity }), catFileBatch(cwd, [`${base}:${CONFIG_FILE}`], READ_CAP)]);
+  const [diff, [configBlob]] = await Promise.all([treeDiff(cwd, base, to, opts.paths, opts.renameSimilarity === undefined ? {} : { renameSimilarity: opts.renameSimilarity }), catFileBatch(cwd, [`${base}:${CONFIG_FILE}`], READ_CAP)]);
+  const entries = opts.only ? diff.filter(opts.only) : diff;
   let config: Config;
   try {
     config = configAt(base, configBlob?.data);
@@ -184,10 +187,11 @@ export async function gateMoves(opts: GateOptions): Promise<GateResult> {
         // on its own takes less than half of what is left, so from over 50% of the morning's file
         // it cannot fall under 25%. (Padding the renamed file with new lines lowers git's score
         // too: docs/reliability/backdoors.md, still open.)
-        const steps = await measureMove(cwd, today.oid, m.to, { brokenConfig: 'defaults', aggregate: false, renameSimilarity: STEP_RENAME_SIMILARITY });
         const touched = new Set(namesOf(measured.entries));
+        const only = (e: DiffEntry) => touched.has(e.path) || (e.oldPath !== undefined && touched.has(e.oldPath));
+        // what the day changed elsewhere is not read: only the files this move touches
+        const steps = await measureMove(cwd, today.oid, m.to, { brokenConfig: 'defaults', aggregate: false, renameSimilarity: STEP_RENAME_SIMILARITY, only });
         for (const c of steps.needing) {
-          if (!touched.has(c.path) && !(c.oldPath !== undefined && touched.has(c.oldPath))) continue;
           if (measured.needing.some((n) => n.path === c.path)) continue;
           measured.needing.push({
             ...c,
@@ -196,7 +200,7 @@ export async function gateMoves(opts: GateOptions): Promise<GateResult> {
           });
         }
         const known = new Set(measured.entries.map((e) => e.path));
-        measured.entries.push(...steps.entries.filter((e) => touched.has(e.path) && !known.has(e.path)));
+        measured.entries.push(...steps.entries.filter((e) => !known.has(e.path)));
       }
       const v: MoveVerdict = { ...m, base: measured.base, files: [], refused: false };
       verdicts.push(v);
