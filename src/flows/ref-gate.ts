@@ -170,8 +170,11 @@ export async function gateMoves(opts: GateOptions): Promise<GateResult> {
       const v0 = verified.get(m.ref);
       const measured = await measureMove(cwd, m.from, m.to);
       const seen = new Set(measured.needing.map((c) => c.path));
+      let droppedPastGate: string | undefined;
       if (v0 && v0 !== m.from && v0 !== m.to) {
         const more = await measureMove(cwd, v0, m.to, { brokenConfig: 'defaults' });
+        // the branch went back past every hook: the verified tip is all that still holds what it dropped
+        if (more.base !== v0) droppedPastGate = v0;
         measured.needing.push(...more.needing.filter((c) => !seen.has(c.path)));
         const known = new Set(measured.entries.map((e) => e.path));
         measured.entries.push(...more.entries.filter((e) => !known.has(e.path)));
@@ -259,8 +262,10 @@ export async function gateMoves(opts: GateOptions): Promise<GateResult> {
         branchRef: m.ref,
         to: m.to,
         ...(anchor ? { anchor } : {}),
-        staleAnchors: dayAnchors.filter((a) => a.day !== day).map((a) => a.ref),
-        ...(v.dropped ? { dropped: { ref: v.dropped.ref, tip: v.dropped.tip } } : {}),
+        dropped: [
+          ...(v.dropped ? [{ ref: v.dropped.ref, tip: v.dropped.tip }] : []),
+          ...(droppedPastGate && droppedPastGate !== v.dropped?.tip ? [{ ref: newRef(DROPPED_REFS, now), tip: droppedPastGate }] : []),
+        ],
       });
     }
   } finally {
@@ -269,7 +274,8 @@ export async function gateMoves(opts: GateOptions): Promise<GateResult> {
   await writeRecords(cwd, commits, now);
   const refused = verdicts.filter((v) => v.refused).length;
   // Only a transaction that goes through moves the verified tips, anchors and kept tips (all or none, like git's).
-  if (refused === 0) await settleMoves(cwd, settled, day);
+  const stale = [...anchors.values()].flat().filter((a) => a.day !== day).map((a) => a.ref);
+  if (refused === 0) await settleMoves(cwd, settled, day, stale);
   return { command: 'verify-refs', moves: verdicts, refused };
 }
 

@@ -71,11 +71,10 @@ export async function branchTips(cwd: string): Promise<{ heads: Map<string, stri
 export interface Settled {
   branchRef: string;
   to: string;
-  /** The anchor to set for today (absent: leave it), and the stale ones to delete. */
+  /** The anchor to set for today (absent: leave it). */
   anchor?: string;
-  staleAnchors: readonly string[];
-  /** refs/guard/dropped/... -> the dropped tip. */
-  dropped?: { ref: string; tip: string };
+  /** refs/guard/dropped/... -> each dropped tip. */
+  dropped?: ReadonlyArray<{ ref: string; tip: string }>;
 }
 
 /**
@@ -84,16 +83,20 @@ export interface Settled {
  * dropped commits kept. Not a compare-and-swap (see markVerified).
  * https://git-scm.com/docs/git-update-ref#_description
  */
-export async function settleMoves(cwd: string, moves: readonly Settled[], day: string): Promise<void> {
+export async function settleMoves(cwd: string, moves: readonly Settled[], day: string, staleAnchors: readonly string[] = []): Promise<void> {
   let input = '';
   for (const m of moves) {
     input += `update ${verifiedRef(m.branchRef)} ${m.to}\n`;
     if (m.anchor) input += `update ${anchorRef(m.branchRef, day)} ${m.anchor}\n`;
-    for (const ref of m.staleAnchors) input += `delete ${ref}\n`;
-    if (m.dropped) input += `create ${m.dropped.ref} ${m.dropped.tip}\n`;
+    for (const d of m.dropped ?? []) input += `create ${d.ref} ${d.tip}\n`;
   }
-  if (input === '') return;
-  await git(['update-ref', '-m', 'guard: passed the gate', '--stdin'], { cwd, input });
+  if (input !== '') await git(['update-ref', '-m', 'guard: passed the gate', '--stdin'], { cwd, input });
+  // Other days' anchors (of every branch, discarded lanes too), once a day: on their own and
+  // best effort, so that two moves racing to delete them never fail the move itself
+  if (staleAnchors.length > 0) {
+    const del = staleAnchors.map((ref) => `delete ${ref}\n`).join('');
+    await git(['update-ref', '--stdin'], { cwd, input: del, okCodes: [128] }).catch(() => undefined);
+  }
 }
 
 /**

@@ -145,6 +145,33 @@ describe('2. moves that drop commits: kept under refs/guard/dropped/ and reporte
     expect(dropped(u.repo)).toContain(u.tip);
   });
 
+  it('a reset past every hook: the dropped tip is kept by the next guard check, or by the next move through the gate', () => {
+    const { repo, tip } = withWork();
+    expect(repo.gitRun(['-c', 'core.hooksPath=/dev/null', 'reset', '-q', '--hard', 'HEAD~2']).code).toBe(0);
+    expect(dropped(repo)).toEqual([]);
+    expect(repo.guard(['check']).code).toBe(0);
+    expect(dropped(repo)).toEqual([tip]);
+
+    const w = withWork();
+    expect(w.repo.gitRun(['-c', 'core.hooksPath=/dev/null', 'reset', '-q', '--hard', 'HEAD~2']).code).toBe(0);
+    w.repo.write('small.txt', 's\n');
+    w.repo.git(['add', 'small.txt']);
+    expect(w.repo.gitRun(['commit', '-q', '--no-verify', '-m', 'small'], AUTO).code).toBe(0);
+    expect(dropped(w.repo)).toEqual([w.tip]);
+  });
+
+  it('a dropped file whose name holds a line break and a terminal escape is reported quoted', () => {
+    const repo = installGuard({ 'a.txt': 'a\n' });
+    const name = 'evil\n\x1b[2Jname.txt';
+    repo.write(name, lines(20));
+    repo.git(['add', '--', name]);
+    expect(repo.gitRun(['commit', '-q', '-m', 'odd'], AUTO).code).toBe(0);
+    const r = repo.gitRun(['reset', '-q', '--hard', 'HEAD~1'], AUTO);
+    expect(r.code).toBe(0);
+    expect(r.stderr).toContain('"evil\\n\\033[2Jname.txt"  delete');
+    expect(r.stderr).not.toContain('\x1b');
+  });
+
   it('what drops nothing keeps nothing: a rebase that replays every commit, an amend that only adds', () => {
     const { repo } = withWork();
     repo.git(['checkout', '-q', '-b', 'topic', 'HEAD~1']);
@@ -245,6 +272,17 @@ describe('5. step by step', () => {
       repo.git(['add', 'big.txt']);
       expect(repo.gitRun(['commit', '-q', '-m', `edit ${i}`], AUTO).code).toBe(0);
     }
+  });
+
+  it("other days' anchors, of every branch (a discarded lane's too), are deleted with the next move", () => {
+    const repo = installGuard({ 'a.txt': 'a\n' });
+    repo.git(['update-ref', 'refs/guard/anchor/2000-01-01/heads/guard/gone', 'HEAD']);
+    repo.git(['update-ref', 'refs/guard/anchor/2000-01-01/heads/main', 'HEAD']);
+    repo.write('b.txt', 'b\n');
+    repo.git(['add', 'b.txt']);
+    expect(repo.gitRun(['commit', '-q', '-m', 'b'], AUTO).code).toBe(0);
+    expect(repo.refs('refs/guard/anchor/').filter((r) => r.includes('2000-01-01'))).toEqual([]);
+    expect(repo.refs('refs/guard/anchor/')).toHaveLength(1);
   });
 
   it('a commit redone after a reset is measured from what the branch keeps, not from the dropped commit', () => {
