@@ -1,6 +1,6 @@
 import { EXIT } from '../core/errors.js';
 import { metricsLine } from '../core/preview.js';
-import { displayName } from '../core/quote.js';
+import { displayName, quotePath } from '../core/quote.js';
 import { answerProbe } from '../flows/hook-probe.js';
 import { gateMoves } from '../flows/ref-gate.js';
 import { isAutoMode } from '../ui/auto-mode.js';
@@ -48,6 +48,13 @@ export async function run(a: VerifyRefsArgs, out: Output): Promise<number> {
     if (d.files.length > shown.length) lines.push(`  ... and ${d.files.length - shown.length} more (guard log)`);
     lines.push(`  see it: git log ${v.to.slice(0, 10)}..${d.ref}   bring it back: git reset --keep ${d.ref}`);
     process.stderr.write(lines.join('\n') + '\n');
+  }
+  for (const d of result.deleted ?? []) {
+    const branch = d.ref.replace(/^refs\/heads\//, '');
+    process.stderr.write(
+      `guard: branch ${quotePath(branch)} went away (deleted or renamed) and no other branch or tag holds ${d.tip.slice(0, 10)}; it is kept as ${d.kept}\n` +
+        `  bring it back: git branch ${quotePath(branch).startsWith('"') ? 'NAME' : quotePath(branch)} ${d.kept}\n`,
+    );
   }
   return result.refused > 0 ? EXIT.blocked : EXIT.ok;
 }

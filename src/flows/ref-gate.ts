@@ -7,7 +7,7 @@ import { approvalKey, personApprovals } from '../git/person-approvals.js';
 import { READ_CAP, catFileBatch } from '../git/catfile.js';
 import { collectFacts } from '../git/changes.js';
 import { treeDiff, type DiffEntry } from '../git/diff.js';
-import { anchorDay, branchTips, commitTimes, DROPPED_REFS, isZeroOid, moveBase, settleMoves, shallowCutsIn, type Settled } from '../git/moves.js';
+import { anchorDay, branchTips, commitTimes, DROPPED_REFS, heldElsewhere, isZeroOid, keepDropped, moveBase, settleMoves, shallowCutsIn, type Settled } from '../git/moves.js';
 import { REFS, newRef, proposalChanges, writeRecords, type RecordCommit } from '../git/records.js';
 import { configAt, type FlowOptions } from './context.js';
 
@@ -48,6 +48,8 @@ export interface GateResult {
   command: 'verify-refs';
   moves: MoveVerdict[];
   refused: number;
+  /** Branches deleted whose tip no other ref holds: kept under refs/guard/dropped/. */
+  deleted?: Array<{ ref: string; tip: string; kept: string }>;
 }
 
 /** "<old> SP <new> SP <ref> LF", as the hook gets it on stdin. */
@@ -139,8 +141,10 @@ export interface GateOptions extends FlowOptions {
 
 export async function gateMoves(opts: GateOptions): Promise<GateResult> {
   const cwd = opts.cwd;
-  const lines = parseRefLines(opts.input).filter((l) => l.ref.startsWith('refs/heads/') && !isZeroOid(l.new));
-  if (lines.length === 0) return { command: 'verify-refs', moves: [], refused: 0 };
+  const all = parseRefLines(opts.input).filter((l) => l.ref.startsWith('refs/heads/'));
+  const lines = all.filter((l) => !isZeroOid(l.new));
+  const deletions = all.filter((l) => isZeroOid(l.new) && !l.ref.startsWith('refs/heads/guard/'));
+  if (lines.length === 0 && deletions.length === 0) return { command: 'verify-refs', moves: [], refused: 0 };
   const { heads, verified, anchors } = await branchTips(cwd);
   const moves: RefMove[] = [];
   for (const l of lines) {
@@ -275,8 +279,19 @@ export async function gateMoves(opts: GateOptions): Promise<GateResult> {
   const refused = verdicts.filter((v) => v.refused).length;
   // Only a transaction that goes through moves the verified tips, anchors and kept tips (all or none, like git's).
   const stale = [...anchors.values()].flat().filter((a) => a.day !== day).map((a) => a.ref);
-  if (refused === 0) await settleMoves(cwd, settled, day, stale);
-  return { command: 'verify-refs', moves: verdicts, refused };
+  if (refused > 0) return { command: 'verify-refs', moves: verdicts, refused };
+  if (settled.length > 0) await settleMoves(cwd, settled, day, stale);
+  // A deleted branch drops its commits unless another ref holds them (a rename shows git's hook
+  // only the deletion, so a renamed branch's tip is kept too: harmless, and said as "went away")
+  const deleted: NonNullable<GateResult['deleted']> = [];
+  const gone = new Set(deletions.map((d) => d.ref));
+  for (const d of deletions) {
+    const tip = heads.get(d.ref);
+    if (!tip || deleted.some((x) => x.ref === d.ref) || (await heldElsewhere(cwd, tip, gone))) continue;
+    deleted.push({ ref: d.ref, tip, kept: newRef(DROPPED_REFS, now) });
+  }
+  await keepDropped(cwd, deleted.map((d) => ({ ref: d.kept, tip: d.tip })));
+  return { command: 'verify-refs', moves: verdicts, refused, ...(deleted.length > 0 ? { deleted } : {}) };
 }
 
 /** The person at the terminal (git hooks get the ref list on stdin, so /dev/tty), or null. */

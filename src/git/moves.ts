@@ -191,3 +191,21 @@ export async function shallowCutsIn(cwd: string, from: string, to: string): Prom
   const r = await git(['rev-list', to, '--not', from], { cwd, okCodes: [128] });
   return r.stdout.toString('utf8').split('\n').filter((oid) => cut.has(oid));
 }
+
+/**
+ * Does any branch, remote-tracking branch, tag or tip guard already kept,
+ * other than `except`, hold `tip`? One for-each-ref. (`git branch -D` runs
+ * two ref transactions, packed and loose, so the hook sees one deletion
+ * twice: the first keeps the tip, the second finds it kept.)
+ * https://git-scm.com/docs/git-for-each-ref#Documentation/git-for-each-ref.txt---containsltobjectgt
+ */
+export async function heldElsewhere(cwd: string, tip: string, except: ReadonlySet<string>): Promise<boolean> {
+  const r = await git(['for-each-ref', '--format=%(refname)', `--contains=${tip}`, 'refs/heads/', 'refs/remotes/', 'refs/tags/', DROPPED_REFS], { cwd, okCodes: [128, 129] });
+  return r.stdout.toString('utf8').split('\n').some((ref) => ref !== '' && !except.has(ref));
+}
+
+/** Keep tips as refs/guard/dropped/ refs, in one update-ref. */
+export async function keepDropped(cwd: string, kept: ReadonlyArray<{ ref: string; tip: string }>): Promise<void> {
+  if (kept.length === 0) return;
+  await git(['update-ref', '-m', 'guard: kept a dropped tip', '--stdin'], { cwd, input: kept.map((d) => `create ${d.ref} ${d.tip}\n`).join('') });
+}

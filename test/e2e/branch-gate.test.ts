@@ -172,6 +172,32 @@ describe('2. moves that drop commits: kept under refs/guard/dropped/ and reporte
     expect(r.stderr).not.toContain('\x1b');
   });
 
+  it('a deleted branch: its tip is kept when no other ref holds it (branch -D, update-ref -d), not when one does', () => {
+    const repo = installGuard({ 'a.txt': 'a\n' });
+    const side = (name: string) => {
+      repo.git(['checkout', '-q', '-b', name]);
+      repo.write(`${name}.txt`, lines(30, name));
+      repo.git(['add', `${name}.txt`]);
+      expect(repo.gitRun(['commit', '-q', '-m', name], AUTO).code).toBe(0);
+      repo.git(['checkout', '-q', 'main']);
+      return head(repo, name);
+    };
+    const a = side('topic');
+    const r = repo.gitRun(['branch', '-q', '-D', 'topic'], AUTO);
+    expect(r.code).toBe(0);
+    expect(r.stderr).toMatch(/branch topic went away \(deleted or renamed\).*kept as refs\/guard\/dropped\//);
+    expect(dropped(repo)).toEqual([a]);
+    const b = side('other');
+    expect(repo.gitRun(['update-ref', '-d', 'refs/heads/other'], AUTO).code).toBe(0);
+    expect(dropped(repo).sort()).toEqual([a, b].sort());
+    // merged into main first: main holds it, nothing to keep
+    side('merged');
+    expect(repo.gitRun(['merge', '-q', '--ff-only', 'merged'], AUTO).code).toBe(0);
+    const quiet = repo.gitRun(['branch', '-q', '-d', 'merged'], AUTO);
+    expect(quiet.stderr).toBe('');
+    expect(dropped(repo)).toHaveLength(2);
+  });
+
   it('what drops nothing keeps nothing: a rebase that replays every commit, an amend that only adds', () => {
     const { repo } = withWork();
     repo.git(['checkout', '-q', '-b', 'topic', 'HEAD~1']);
