@@ -454,6 +454,7 @@ async function measureAll(repo: Repo, targets: Target[], policy: Policy): Promis
       linesAdded: binary ? 0 : added,
       linesDeleted: binary ? 0 : deleted,
       existingLines: binary || t.base === null ? 0 : countLines(t.base),
+      ...(t.base !== null ? { existingBytes: t.base.length } : {}),
       binary,
       contentChanged: !same(t.base, t.next),
       ...(whitespaceOnly.has(i) ? { whitespaceOnly: true } : {}),
