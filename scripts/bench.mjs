@@ -37,8 +37,27 @@ const ONLY = onlyIdx >= 0 ? new Set(String(argv[onlyIdx + 1] ?? '').split(',').m
 if (ONLY?.has('P5') || ONLY?.has('scale')) ONLY.add('P4');
 const N = Math.max(1, Number(runsIdx >= 0 ? argv[runsIdx + 1] : process.env.BENCH_RUNS ?? 7) || 7);
 if (argv.includes('--help') || argv.includes('-h')) {
-  console.log('usage: node scripts/bench.mjs [--runs N] [--keep] [--scale] [--markdown] [--only IDS]\n  --runs N    runs per measurement (median; default 7)\n  --keep      keep the generated repositories\n  --scale     also a 200,000-file repository (minutes)\n  --markdown  print the table as Markdown (docs/performance.md)\n  --only IDS  only these rows, comma-separated (P1,P1b,P2,P3,P4,P5,P6,scale)');
+  console.log('usage: node scripts/bench.mjs [--runs N] [--keep] [--scale] [--markdown] [--only IDS] [--node PATH]\n  --node PATH one Node binary only (default: this node and every line scripts/node-lines.mjs installed)\n  --runs N    runs per measurement (median; default 7)\n  --keep      keep the generated repositories\n  --scale     also a 200,000-file repository (minutes)\n  --markdown  print the table as Markdown (docs/performance.md)\n  --only IDS  only these rows, comma-separated (P1,P1b,P2,P3,P4,P5,P6,S1,S2,scale)');
   process.exit(0);
+}
+// Every row on every Node line available (issue 22): this node, and each line
+// scripts/node-lines.mjs installed (`node scripts/node-lines.mjs install 24 22`).
+// Each line runs the whole bench in a process of its own; --node PATH picks one.
+const nodeIdx = argv.indexOf('--node');
+if (!argv.includes('--this-node')) {
+  const { nodeLines } = await import('./node-lines.mjs');
+  const lines = nodeIdx >= 0 ? [{ bin: path.resolve(argv[nodeIdx + 1]), version: '' }] : nodeLines();
+  const rest = nodeIdx >= 0 ? argv.filter((_, i) => i !== nodeIdx && i !== nodeIdx + 1) : argv;
+  if (lines.length > 1 || nodeIdx >= 0) {
+    let code = 0;
+    console.log(`guard bench on ${lines.length} Node line${lines.length === 1 ? '' : 's'}: ${lines.map((l) => l.version || l.bin).join(', ')}${lines.length === 1 ? '' : ' (node scripts/node-lines.mjs install 24 22 adds lines)'}\n`);
+    for (const l of lines) {
+      const r = spawnSync(l.bin, [fileURLToPath(import.meta.url), ...rest, '--this-node'], { stdio: 'inherit' });
+      code = Math.max(code, r.status ?? 1);
+      console.log('');
+    }
+    process.exit(code);
+  }
 }
 if (!fs.existsSync(CLI)) {
   console.error(`bench: the built CLI is missing (${CLI}); run \`npm run build\` first (or \`npm run bench\`).`);
@@ -615,6 +634,50 @@ async function benchPlugin() {
 }
 
 // ---------------------------------------------------------------------------
+// S2: a scripted session of 423 tool calls (the 90th percentile of published
+// agent sessions; a shell call in five) through the real hook commands, pre
+// and post as `guard init --agent claude` installs them, against the same
+// session with no hooks. S1: then one more Write in that repository against
+// the same call in a fresh clone of its start, interleaved. And the growth of
+// .git per 1,000 calls against the bytes the agent wrote.
+
+async function benchSession() {
+  section('S1, S2: a scripted session of 423 tool calls through guard hook claude');
+  const sim = await import('./session-sim.mjs');
+  const CALLS = Number(process.env.BENCH_SESSION_CALLS) || 423;
+  const withHooks = sim.makeSessionRepo(path.join(TMP, 'session-hooks'), ENV);
+  const without = sim.makeSessionRepo(path.join(TMP, 'session-plain'), ENV);
+  const fresh = path.join(TMP, 'session-fresh');
+  git(TMP, ['clone', '-q', withHooks, fresh]);
+  const before = sim.gitDirBytes(withHooks);
+  const plain = sim.runSession({ node: NODE, cli: CLI, repo: without, env: ENV, to: CALLS, hooks: false, session: 's2' });
+  const hooked = sim.runSession({ node: NODE, cli: CLI, repo: withHooks, env: ENV, to: CALLS, hooks: true, session: 's2' });
+  const extra = (hooked.ms - plain.ms) / 1000;
+  const shells = Math.floor((CALLS + 1) / 5);
+  row('S2', `session of ${CALLS} tool calls (${shells} shell), pre+post hooks: extra wall time / 30 s goal`, `+${extra.toFixed(1)} s`, `${(plain.ms / 1000).toFixed(1)} s`, fmtX(extra / 30), '<= 30 s (Node 24)', extra <= 30);
+  row('S2', `  per hook process (${2 * CALLS} of them) / node -e 0`, fmtMs((hooked.ms - plain.ms) / (2 * CALLS)), fmtMs(nodeMs), fmtX((hooked.ms - plain.ms) / (2 * CALLS) / nodeMs), '-', null);
+  const inLong = [];
+  const inFresh = [];
+  for (let i = 0; i < Math.max(N, 9); i++) {
+    for (const [repo, out, session] of [[withHooks, inLong, 's2'], [fresh, inFresh, 's1-fresh']]) {
+      const c = sim.sessionCall(repo, CALLS + 2 * i * 5, session);
+      out.push(sim.hookOnce(NODE, CLI, repo, c.pre, ENV));
+      c.run(ENV);
+    }
+  }
+  const l = median(inLong);
+  const f = median(inFresh);
+  row('S1', `PreToolUse Write after ${CALLS} calls of the session / the same in a fresh clone`, fmtMs(l), fmtMs(f), fmtX(l / f), '<= 1.05x (10,000 calls: npm run soak)', l / f <= 1.05);
+  const grown = sim.gitDirBytes(withHooks) - before;
+  // what the agent changed: each write rewrites one ~1.7 kB file
+  const written = (CALLS - shells) * fs.statSync(path.join(withHooks, 'src', 'm0.py')).size;
+  const per1000 = (x) => `${((x / CALLS) * 1000 / 1024).toFixed(0)} kB`;
+  row('scale', '.git growth per 1,000 tool calls / bytes the agent wrote', per1000(grown), per1000(written), fmtX(grown / written), 'reported', null);
+  const c = sim.looseCounts(withHooks);
+  notes.push(`S1/S2: after ${CALLS} calls ${c.refs} loose refs under refs/guard/ and ${c.objects} loose objects (git gc --auto packs past ~2,000)`);
+}
+
+// ---------------------------------------------------------------------------
 
 /**
  * The placeholder rule on its corpus (issue 13): truncations caught and real
@@ -645,11 +708,11 @@ console.log(`temp folder: ${TMP}\n`);
 
 for (const [id, fn] of [
   ['node', benchNode], ['P1', benchCommit], ['P1b', benchOneFile], ['P2', benchManyFiles], ['P3', benchHugeFile],
-  ['P4', benchCheckpoint], ['P5', benchHook], ['scale', benchCheckpointScale],
+  ['P4', benchCheckpoint], ['P5', benchHook], ['S2', benchSession], ['scale', benchCheckpointScale],
 ]) {
-  if (ONLY && id !== 'node' && !ONLY.has(id)) continue;
+  if (ONLY && id !== 'node' && !ONLY.has(id) && !(id === 'S2' && ONLY.has('S1'))) continue;
   try {
-    fn();
+    await fn();
   } catch (e) {
     row(id, `${id}: could not be measured`, 'ERR', '', '', '-', 'ERR');
     notes.push(`${id}: ${e.message}`);

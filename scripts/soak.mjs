@@ -17,6 +17,11 @@
 //              (test/e2e/concurrency.test.ts), and 8 agents x 20 tool calls
 //              through `guard hook claude` at once: nothing lost, every
 //              refusal with its own ref.
+// history      10,000 tool calls of one session in one repository through
+//              `guard hook claude` (scripts/session-sim.mjs; --calls N), then
+//              the same Write in it and in a fresh clone, interleaved: the
+//              cost of a call at the end against the start (issue 22, S1:
+//              <= 1.05x), and the loose refs and objects left per call.
 //
 // Prints one table (the same form as scripts/bench.mjs) and exits 1 if any
 // figure misses its goal.
@@ -37,7 +42,7 @@ const arg = (name) => {
   const i = argv.indexOf(name);
   return i >= 0 ? argv[i + 1] : undefined;
 };
-const ONLY = new Set((arg('--only') ?? 'kills,properties,concurrency').split(','));
+const ONLY = new Set((arg('--only') ?? 'kills,properties,concurrency,history').split(','));
 let seed = Number(arg('--seed') ?? process.env.GUARD_SOAK_SEED ?? Date.now() % 1_000_000);
 const SEED = seed;
 const rand = () => {
@@ -517,6 +522,48 @@ async function soakHookCalls() {
 
 // ---------------------------------------------------------------------------
 
+/**
+ * S1: N calls of one session, then one more Write measured in that
+ * repository and in a fresh clone of its start, interleaved (same run, same
+ * load), plus the pre-hook time of the first and the last 200 writes.
+ */
+async function soakHistory() {
+  const sim = await import('./session-sim.mjs');
+  const calls = Number(arg('--calls') ?? (SHORT ? 1000 : 10_000));
+  const long = sim.makeSessionRepo(path.join(TMP, 'history'), ENV);
+  const fresh = path.join(TMP, 'history-fresh');
+  sh('git', ['clone', '-q', long, fresh]);
+  const chunk = 500;
+  const firsts = [];
+  let lasts = [];
+  for (let from = 0; from < calls; from += chunk) {
+    const r = sim.runSession({ node: NODE, cli: CLI, repo: long, env: ENV, from, to: Math.min(calls, from + chunk), hooks: true, session: 'soak-long' });
+    if (firsts.length < 200) firsts.push(...r.writePre.slice(0, 200 - firsts.length));
+    lasts = [...lasts, ...r.writePre].slice(-200);
+    log(`history: ${Math.min(calls, from + chunk)} calls`);
+  }
+  const counts = sim.looseCounts(long);
+  const bytes = sim.gitDirBytes(long);
+  // the same kind of call in both, interleaved: a Write of a file the long session wrote many times
+  const inLong = [];
+  const inFresh = [];
+  for (let i = 0; i < 21; i++) {
+    for (const [repo, out, session] of [[long, inLong, 'soak-long'], [fresh, inFresh, 'soak-fresh']]) {
+      const c = sim.sessionCall(repo, calls + 2 * i * 5, session);
+      out.push(sim.hookOnce(NODE, CLI, repo, c.pre, ENV));
+      c.run(ENV);
+    }
+  }
+  const med = (xs) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
+  const ratio = med(inLong) / med(inFresh);
+  row('history', `PreToolUse Write after ${calls.toLocaleString('en')} calls of one session / the same in a fresh clone (same run)`, `${ratio.toFixed(2)}x`, `${med(inLong).toFixed(0)} vs ${med(inFresh).toFixed(0)} ms`, '<= 1.05x', ratio <= 1.05);
+  row('history', `  write pre-hook, last 200 / first 200 of the ${calls.toLocaleString('en')} (load moves this one)`, `${(med(lasts) / med(firsts)).toFixed(2)}x`, `${med(lasts).toFixed(0)} vs ${med(firsts).toFixed(0)} ms`, 'flat', true);
+  // left loose at the end (git gc --auto, started by guard past ~2,000 loose objects, packs both): bounded, not growing with the calls
+  row('history', '  loose refs under refs/guard/ left at the end', String(counts.refs), `${calls} calls`, '<= 1,000', counts.refs <= 1000);
+  row('history', '  loose objects left at the end', String(counts.objects), `${calls} calls`, '<= 3,000', counts.objects <= 3000);
+  row('history', '  .git per 1,000 calls', `${((bytes / calls) * 1000 / 1024).toFixed(0)} kB`, `${(bytes / 1048576).toFixed(1)} MB in all`, 'reported', true);
+}
+
 const table = [];
 const notes = [];
 function row(id, what, value, of, goal, ok) {
@@ -548,6 +595,10 @@ try {
   if (ONLY.has('kills')) {
     log('kills');
     await soakKills();
+  }
+  if (ONLY.has('history')) {
+    log('history');
+    await soakHistory();
   }
 } catch (e) {
   row('soak', 'could not run', 'ERR', '', '', false);

@@ -34,7 +34,7 @@ export async function run(a: LogArgs, out: Output): Promise<number> {
     return EXIT.ok;
   }
   for (const e of r.entries) out.info(line(e, out));
-  if (r.truncated) out.info(out.c.dim(`(${r.total - r.entries.length} older entries not shown: --limit ${r.total})`));
+  if (r.truncated) out.info(out.c.dim(`(${r.totalAtLeast ? 'at least ' : ''}${r.total - r.entries.length} older entries not shown: --limit ${r.total})`));
   return EXIT.ok;
 }
 

@@ -17,10 +17,12 @@ import { checkpoint, checkpointId, checkpointMessage, type SessionMeta } from '.
 import { collectFacts } from '../git/changes.js';
 import { treeDiff } from '../git/diff.js';
 import { faultPoint } from '../git/faults.js';
-import { REFS, newRef, writeRecords, type RecordCommit } from '../git/records.js';
+import { REFS, newRef, packWhenLoose, writeRecords, type RecordCommit } from '../git/records.js';
 import { openRepo, type Repo } from '../git/repo.js';
 import { numstatFolders } from '../git/measure.js';
-import { baseEventFor, readSessionEvents, sessionEventCommit, sessionMessage, sessionPrefix, type SessionEvent } from '../git/session.js';
+import { readSessionEvents, sessionEventCommit, sessionMessage, sessionPrefix } from '../git/session.js';
+import { askedStep, noteEvent, sessionBases, shellBefore as indexedShellBefore, type SessionBaseOf } from '../git/session-index.js';
+import { parseRecordMessage } from '../core/record.js';
 import { configAt, laneOf } from './context.js';
 
 /**
@@ -34,10 +36,11 @@ import { configAt, laneOf } from './context.js';
  * checkpoint before, and a report of what they destroyed after. The flow
  * never writes the work tree: the harness does, or does not.
  *
- * Git processes for a write: rev-parse, for-each-ref + cat-file (at once),
- * cat-file of session bases (when the session touched the files before),
- * one diff --no-index (when a base differs), one fast-import. Nothing scans
- * the work tree.
+ * Git processes for a write: rev-parse, cat-file (HEAD and its config) and,
+ * when the session touched the files before, cat-file of their session
+ * bases (at once; found through the session index, git/session-index.ts,
+ * so nothing reads the session's earlier events), one diff --no-index (when
+ * a base differs), one fast-import. Nothing scans the work tree.
  */
 export interface HookOptions {
   event: HookEvent;
@@ -211,6 +214,7 @@ const NO_ANSWERS: ReadonlyMap<string, Answer> = new Map();
 
 /** What a write call reads: the files it writes (placed inside the repository, with session bases), the policy, HEAD. */
 interface WriteCall {
+  repo: Repo;
   root: string;
   e: HookEvent;
   targets: Target[];
@@ -258,13 +262,13 @@ async function readWrite(repo: Repo, e: HookEvent, files: FileChange[], notes: s
     else placed.push({ rel: p.rel, abs: p.abs, change: f.change });
   }
   if (placed.length === 0) return null;
-  const [events, [head, configBlob]] = await Promise.all([
-    readSessionEvents(root, sessionPrefix(e.harness, e.sessionId)),
+  const [bases, [head, configBlob]] = await Promise.all([
+    sessionBases(repo, e.harness, e.sessionId, placed.map((p) => p.rel), READ_CAP),
     catFileBatch(root, ['HEAD', `HEAD:${CONFIG_FILE}`], READ_CAP),
   ]);
   const headOid = head && head.type === 'commit' ? head.oid : null;
   const policy = makePolicy(configAt('HEAD', configBlob?.data), { bootstrap: configBlob === null });
-  const targets = await readTargets(root, e.cwd, placed, events);
+  const targets = await readTargets(root, e.cwd, placed, bases);
   if (typeof targets === 'string') {
     notes.push(`${targets}; the tool call will fail by itself: no opinion`);
     return null;
@@ -275,17 +279,13 @@ async function readWrite(repo: Repo, e: HookEvent, files: FileChange[], notes: s
     return null;
   }
   const ctx: RecordContext = { command: 'hook', lane: laneOf(root), time: now.toISOString(), base: headOid, harness: e.harness, session: e.sessionId, toolCall: e.toolCallId };
-  return { root, e, targets, policy, head: headOid, ctx, now };
+  return { repo, root, e, targets, policy, head: headOid, ctx, now };
 }
 
 /** Each placed file on disk, at its session base and after the call; or why an edit cannot apply ("PATH: why"). */
-async function readTargets(root: string, cwd: string, placed: PlacedChange[], events: SessionEvent[]): Promise<Target[] | string> {
+async function readTargets(root: string, cwd: string, placed: PlacedChange[], bases: Array<SessionBaseOf | null>): Promise<Target[] | string> {
   const disk = await Promise.all(placed.map((p) => readDisk(p.abs)));
-  const baseEvents = placed.map((p) => baseEventFor(events, root, p.rel));
-  const wanted = baseEvents.flatMap((ev, i) => (ev ? [`${ev.commit}:${placed[i]!.rel}`] : []));
-  const blobs = wanted.length ? await catFileBatch(root, wanted, READ_CAP) : [];
   const targets: Target[] = [];
-  let k = 0;
   for (const [i, p] of placed.entries()) {
     const { content: current, mode } = disk[i]!;
     let source: Buffer | null = null;
@@ -300,9 +300,8 @@ async function readTargets(root: string, cwd: string, placed: PlacedChange[], ev
     if (!r.ok) return `${p.rel}: ${r.why}`;
     let base = current;
     let fromSession = false;
-    if (baseEvents[i]) {
-      const b = blobs[k++];
-      base = b && b.type === 'blob' ? (b.data ?? null) : null;
+    if (bases[i]) {
+      base = bases[i]!.data;
       fromSession = true;
     }
     targets.push({ rel: p.rel, abs: p.abs, change: p.change, current, mode, next: r.text === null ? null : Buffer.from(r.text, 'utf8'), base, fromSession, ...(movedFrom ? { movedFrom } : {}) });
@@ -384,14 +383,20 @@ async function checkpointPaths(w: WriteCall, v: 'allow' | 'ask', decisions: Deci
     ...{ checkpoint: cpId, paths, worktree: w.root, time: now.toISOString(), outcome: v },
     ...(v === 'ask' ? { asked: decisions } : {}),
   });
+  const stepRef = newRef(sessionPrefix(e.harness, e.sessionId), now);
   const commits: RecordCommit[] = [
     { ref: cpRef, mark: 1, parent: w.head, message: cpMessage, changes: w.targets.map((t) => blobChange(t.rel, t.current, t.mode)) },
-    { ref: newRef(sessionPrefix(e.harness, e.sessionId), now), parent: ':1', message: step, changes: [] },
+    { ref: stepRef, parent: ':1', message: step, changes: [] },
   ];
   if (v === 'allow') commits.push({ ref: newRef(REFS.decisions, now), parent: null, message: batchMessage(w.ctx, decisions), changes: [] });
+  // indexed first, by the step's ref name (its tree is the checkpoint's): killed before the
+  // records exist, the entry names a ref that is not there, and the next call rebuilds the index
+  const at = { commit: stepRef, checkpoint: cpId, time: now.toISOString(), ref: stepRef };
+  await noteEvent(w.repo, { harness: e.harness, session: e.sessionId, worktree: w.root, paths, kind: 'write', phase: 'pre', toolCall: e.toolCallId, outcome: v }, at, at);
   faultPoint('hook:before-record');
   await writeRecords(w.root, commits, now);
   faultPoint('hook:after-record');
+  await packWhenLoose(w.repo.commonDir, w.root);
   return cpId;
 }
 
@@ -477,21 +482,46 @@ function judgedOf(c: Classification): Judged {
 /** After a write tool ran: a write guard put to the person ran, so the person approved it. */
 async function writeAfter(repo: Repo, e: HookEvent, _meta: SessionMeta, now: Date): Promise<HookResult> {
   if (!e.toolCallId) return { outcome: NONE, notes: [] };
-  const events = await readSessionEvents(repo.root, sessionPrefix(e.harness, e.sessionId));
-  const asked = events.find((x) => x.toolCall === e.toolCallId && x.outcome === 'ask');
+  const asked = await askedOf(repo, e, e.toolCallId);
   if (!asked?.asked) return { outcome: NONE, notes: [] };
   const ctx: RecordContext = { command: 'hook', lane: laneOf(repo.root), time: now.toISOString(), base: null, harness: e.harness, session: e.sessionId, toolCall: e.toolCallId };
   await writeRecords(repo.root, [{ ref: newRef(REFS.decisions, now), parent: null, message: batchMessage(ctx, asked.asked as DecisionRecord[]), changes: [] }], now);
   return { outcome: NONE, notes: [] };
 }
 
+/** The step of the write this tool call put to the person: from the session index (no git process when there is none), else the refs. */
+async function askedOf(repo: Repo, e: HookEvent, toolCall: string): Promise<{ asked?: unknown[] } | null> {
+  const indexed = await askedStep(repo, e.harness, e.sessionId, toolCall);
+  if (indexed === undefined) {
+    const events = await readSessionEvents(repo.root, sessionPrefix(e.harness, e.sessionId));
+    return events.find((x) => x.toolCall === toolCall && x.outcome === 'ask') ?? null;
+  }
+  if (indexed === null) return null;
+  const [obj] = await catFileBatch(repo.root, [indexed.commit], READ_CAP);
+  const text = obj?.type === 'commit' && obj.data ? obj.data.toString('utf8') : '';
+  const body = parseRecordMessage(text.slice(text.indexOf('\n\n') + 2).replace(/\n$/, '')) as { toolCall?: unknown; outcome?: unknown; asked?: unknown } | null;
+  return body && body.toolCall === toolCall && body.outcome === 'ask' && Array.isArray(body.asked) ? { asked: body.asked } : null;
+}
+
 /* -------------------------------------------------------------- shell */
 
 async function shellBefore(repo: Repo, e: HookEvent, command: string, meta: SessionMeta, now: Date): Promise<HookResult> {
   // the session step goes in the checkpoint's own fast-import
-  const records = (c: { id: string; commit: string }) => [sessionCommit(repo, e, c.commit, c.id, 'pre', command, now)];
+  let stepRef = '';
+  const records = (c: { id: string; commit: string }) => {
+    const step = sessionCommit(repo, e, c.commit, c.id, 'pre', command, now);
+    stepRef = step.ref!;
+    return [step];
+  };
   const cp = await checkpoint(repo, { reason: `before ${e.harness} shell: ${oneLine(command)}`, command: 'hook', lane: laneOf(repo.root), session: meta, now, records });
+  await noteShell(repo, e, 'pre', { commit: cp.commit, checkpoint: cp.id, time: now.toISOString(), ref: stepRef });
   return { outcome: NONE, checkpoint: cp.id, notes: [] };
+}
+
+/** After a shell call's records: its event into the session index, and the loose objects packed when they pile up (git/records.ts). */
+async function noteShell(repo: Repo, e: HookEvent, phase: 'pre' | 'post', at: { commit: string; checkpoint: string; time: string; ref: string }): Promise<void> {
+  await noteEvent(repo, { harness: e.harness, session: e.sessionId, worktree: repo.root, paths: null, kind: 'shell', phase, toolCall: e.toolCallId }, at);
+  await packWhenLoose(repo.commonDir, repo.root);
 }
 
 function sessionCommit(repo: Repo, e: HookEvent, commit: string, id: string, phase: 'pre' | 'post', command: string, now: Date, lost?: string[]): RecordCommit {
@@ -525,17 +555,27 @@ export function shellWord(p: string): string {
   return /^[A-Za-z0-9_./@%+=:,-]+$/.test(p) ? p : `'${p.replace(/'/g, `'\\''`)}'`;
 }
 
+/** The checkpoint before this shell call (this tool call's, or the latest one's): from the session index, else the refs. */
+async function preShellOf(repo: Repo, e: HookEvent): Promise<{ commit: string; checkpoint: string } | null> {
+  const indexed = await indexedShellBefore(repo, e.harness, e.sessionId, e.toolCallId);
+  if (indexed !== undefined) return indexed;
+  const events = await readSessionEvents(repo.root, sessionPrefix(e.harness, e.sessionId));
+  const pres = events.filter((x) => x.kind === 'shell' && x.phase === 'pre' && x.worktree === repo.root);
+  return (e.toolCallId ? pres.filter((x) => x.toolCall === e.toolCallId) : pres).pop() ?? null;
+}
+
 async function shellAfter(repo: Repo, e: HookEvent, command: string, meta: SessionMeta, now: Date): Promise<HookResult> {
   const root = repo.root;
-  const [events, cp, [configBlob]] = await Promise.all([
-    readSessionEvents(root, sessionPrefix(e.harness, e.sessionId)),
+  const [pre, cp, [configBlob]] = await Promise.all([
+    preShellOf(repo, e),
     checkpoint(repo, { reason: `after ${e.harness} shell: ${oneLine(command)}`, command: 'hook', lane: laneOf(root), session: meta, now }),
     catFileBatch(root, [`HEAD:${CONFIG_FILE}`], READ_CAP),
   ]);
-  const pres = events.filter((x) => x.kind === 'shell' && x.phase === 'pre' && x.worktree === root);
-  const pre = (e.toolCallId ? pres.filter((x) => x.toolCall === e.toolCallId) : pres).pop() ?? null;
+  const postAt = { commit: cp.commit, checkpoint: cp.id, time: now.toISOString(), ref: '' };
   if (!pre) {
-    await writeRecords(root, [sessionCommit(repo, e, cp.commit, cp.id, 'post', command, now)], now);
+    const step = sessionCommit(repo, e, cp.commit, cp.id, 'post', command, now);
+    await writeRecords(root, [step], now);
+    await noteShell(repo, e, 'post', { ...postAt, ref: step.ref! });
     return { outcome: NONE, checkpoint: cp.id, notes: ['no checkpoint from before this command: nothing to compare with'] };
   }
   const config = configAt('HEAD', configBlob?.data);
@@ -549,7 +589,9 @@ async function shellAfter(repo: Repo, e: HookEvent, command: string, meta: Sessi
   // small edits), every file it took lines from.
   const total = classified.reduce((n, c) => n + c.linesDeleted, 0);
   const lost = classified.filter((c) => ((c.status === 'delete' || c.status === 'replace') && c.needsApproval) || (total >= config.lineThreshold && c.linesDeleted > 0));
-  await writeRecords(root, [sessionCommit(repo, e, cp.commit, cp.id, 'post', command, now, lost.map((c) => c.path))], now);
+  const step = sessionCommit(repo, e, cp.commit, cp.id, 'post', command, now, lost.map((c) => c.path));
+  await writeRecords(root, [step], now);
+  await noteShell(repo, e, 'post', { ...postAt, ref: step.ref! });
   if (lost.length === 0) return { outcome: NONE, checkpoint: cp.id, notes: [] };
   const paths = lost.map((c) => c.oldPath ?? c.path);
   const restore = paths.length <= 20 ? `guard restore ${pre.checkpoint} -- ${paths.map(shellWord).join(' ')}` : `guard restore ${pre.checkpoint}`;

@@ -3,6 +3,8 @@ import { parseRecordMessage, type DecisionRecord } from '../core/record.js';
 import { checkpointId } from '../git/checkpoint.js';
 import { REFS, deleteRefs, listRecords, type RefRecord } from '../git/records.js';
 import { openRepo } from '../git/repo.js';
+import { READ_CAP, catFileBatch } from '../git/catfile.js';
+import { git } from '../git/run.js';
 import type { FlowOptions } from './context.js';
 
 export interface CheckpointEntry {
@@ -61,6 +63,8 @@ export interface LogResult {
   total: number;
   /** Refs under refs/guard/ that are not readable records (hand-edited?), skipped. */
   skipped: string[];
+  /** Set when only the newest records were read (thousands of them): `total` counts each record not read as one entry. */
+  totalAtLeast?: boolean;
 }
 
 function isoOf(rec: RefRecord, parsed: { time?: unknown }): string {
@@ -72,7 +76,54 @@ const optionalString = (v: unknown) => v === undefined || v === null || typeof v
 
 /** Every checkpoint and decision from ONE for-each-ref, newest first. */
 export async function readLog(cwd: string): Promise<{ entries: LogEntry[]; skipped: string[] }> {
-  const records = await listRecords(cwd, REFS.root);
+  return entriesOf(await listRecords(cwd, REFS.root));
+}
+
+/** Above this many records `guard log` reads only the newest (issue 22: 100,000 refs under refs/guard/). */
+const READ_ALL_MAX = 2000;
+
+/**
+ * The log for `guard log --limit N`: the names of the records first (one
+ * for-each-ref of names only: no object is read, ~0.07 s of git's CPU at
+ * 100,000 refs, where reading every message took ~0.7 s and node's parsing
+ * more), then the messages with one cat-file: all of them up to
+ * READ_ALL_MAX records, else the newest N checkpoints and N decision
+ * records (names start with their time; each record holds one decision or
+ * more), and `total` counts each record not read as one entry (`atLeast`).
+ */
+async function readLogNewest(cwd: string, limit: number): Promise<{ entries: LogEntry[]; skipped: string[]; atLeast: boolean; total: number }> {
+  const r = await git(['for-each-ref', '--format=%(refname) %(objectname)', REFS.checkpoints, REFS.decisions], { cwd });
+  const refs = r.stdout
+    .toString('utf8')
+    .split('\n')
+    .flatMap((l) => {
+      const [ref, oid] = l.split(' ');
+      return ref && oid ? [{ ref, oid }] : [];
+    });
+  let chosen = refs;
+  const atLeast = refs.length > READ_ALL_MAX;
+  if (atLeast) {
+    const newest = (prefix: string) =>
+      refs
+        .filter((x) => x.ref.startsWith(prefix))
+        .sort((a, b) => (a.ref < b.ref ? 1 : -1))
+        .slice(0, limit);
+    chosen = [...newest(REFS.checkpoints), ...newest(REFS.decisions)];
+  }
+  const objs = await catFileBatch(cwd, chosen.map((x) => x.oid), READ_CAP);
+  const records: RefRecord[] = chosen.map((x, i) => {
+    const raw = objs[i]?.type === 'commit' && objs[i]!.data ? objs[i]!.data!.toString('utf8') : '';
+    // "tree <oid>\nparent <oid>\n...committer <name> <email> <unix> <tz>\n\n<message>"
+    const head = raw.slice(0, Math.max(0, raw.indexOf('\n\n')));
+    const time = Number(/^committer .* (\d+) [+-]\d{4}$/m.exec(head)?.[1] ?? 0);
+    const parent = /^parent ([0-9a-f]+)$/m.exec(head)?.[1] ?? null;
+    return { ref: x.ref, oid: x.oid, time, parent, message: raw ? raw.slice(head.length + 2) : '' };
+  });
+  const { entries, skipped } = entriesOf(records);
+  return { entries, skipped, atLeast, total: entries.length + (refs.length - chosen.length) };
+}
+
+function entriesOf(records: RefRecord[]): { entries: LogEntry[]; skipped: string[] } {
   const entries: LogEntry[] = [];
   const skipped: string[] = [];
   for (const rec of records) {
@@ -143,8 +194,12 @@ function refOf(e: LogEntry): string {
 
 export async function log(opts: FlowOptions & { limit: number; session?: string }): Promise<LogResult> {
   const repo = await openRepo(opts.cwd);
-  const { entries, skipped } = opts.session !== undefined ? await readSessionLog(repo.root, opts.session) : await readLog(repo.root);
   const limit = Math.max(0, Math.floor(opts.limit));
+  if (opts.session === undefined) {
+    const r = await readLogNewest(repo.root, limit);
+    return { command: 'log', entries: r.entries.slice(0, limit), truncated: r.total > limit, total: r.total, skipped: r.skipped, ...(r.atLeast ? { totalAtLeast: true } : {}) };
+  }
+  const { entries, skipped } = await readSessionLog(repo.root, opts.session);
   return { command: 'log', entries: entries.slice(0, limit), truncated: entries.length > limit, total: entries.length, skipped };
 }
 
@@ -208,6 +263,9 @@ export async function prune(opts: PruneOptions): Promise<PruneResult> {
   }
   if (doomed.length > 0) {
     await deleteRefs(repo.root, doomed);
+    // the session index points at steps that may be gone now: rebuilt from the refs on next use
+    const { dropIndex, indexRoot } = await import('../git/session-index.js');
+    await dropIndex(indexRoot(repo));
   }
   const count = (prefix: string) => doomed.filter((r) => r.ref.startsWith(prefix)).length;
   return {

@@ -7,7 +7,7 @@ import { GuardError } from '../core/errors.js';
 import { RECORD_VERSION } from '../core/record.js';
 import { faultPoint } from './faults.js';
 import type { Repo } from './repo.js';
-import { REFS, importCommits, newRef, type RecordCommit } from './records.js';
+import { REFS, importCommits, newRef, packedRefOid, type RecordCommit } from './records.js';
 import { eolConverted, storeRawBytes } from './rawbytes.js';
 import { git, gitFailure, gitSpawnArgs, splitZ } from './run.js';
 import { processAlive as alive } from './alive.js';
@@ -591,10 +591,8 @@ async function headCommit(repo: Repo, env: NodeJS.ProcessEnv): Promise<string | 
       const loose = (await readFile(path.join(repo.commonDir, ref), 'utf8').catch(() => '')).trim();
       if (OID.test(loose)) return loose;
       if (loose === '') {
-        const packed = await readFile(path.join(repo.commonDir, 'packed-refs'), 'utf8').catch(() => '');
-        const line = packed.split('\n').find((l) => l.endsWith(` ${ref}`));
-        const oid = line?.split(' ')[0];
-        if (oid && OID.test(oid)) return oid;
+        const oid = await packedRefOid(repo.commonDir, ref);
+        if (oid) return oid;
       }
     }
   } catch {
@@ -655,9 +653,7 @@ async function lastCheckpoint(repo: Repo): Promise<LastCheckpoint | null> {
   const loose = await readFile(path.join(repo.commonDir, last.ref), 'utf8').catch(() => null);
   let oid = loose?.trim() ?? null;
   if (oid === null) {
-    const packed = await readFile(path.join(repo.commonDir, 'packed-refs'), 'utf8').catch(() => '');
-    const line = packed.split('\n').find((l) => l.endsWith(` ${last.ref}`));
-    oid = line ? line.split(' ')[0]! : null;
+    oid = await packedRefOid(repo.commonDir, last.ref);
   }
   if (oid !== last.commit) return null;
   const strings = (v: unknown) => (Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : []);

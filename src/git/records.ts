@@ -1,9 +1,11 @@
 import { cQuote } from '../core/quote.js';
 import { randomBytes } from 'node:crypto';
+import { readFile, readdir } from 'node:fs/promises';
+import { spawn } from 'node:child_process';
 import { GuardError } from '../core/errors.js';
 import { recordId } from '../core/record.js';
 import type { DiffEntry } from './diff.js';
-import { git } from './run.js';
+import { git, gitEnv, gitSpawnArgs } from './run.js';
 
 export const REFS = {
   root: 'refs/guard/',
@@ -192,4 +194,66 @@ export async function listRefTypes(cwd: string, prefix: string = REFS.root): Pro
     if (ref && type && oid) out.push({ ref, type, oid });
   }
   return out;
+}
+
+/**
+ * A ref's value from packed-refs, read as bytes and searched, never split
+ * into lines: the file grows with every ref git packs (100,000 refs under
+ * refs/guard/ make it ~10 MB), and a hot path that splits it pays for all
+ * of them. Null when it is not there.
+ *
+ *   <oid> SP <refname> LF      (a `^<oid>` line may follow: the peeled tag)
+ *
+ * https://git-scm.com/docs/git-pack-refs
+ */
+export async function packedRefOid(commonDir: string, ref: string): Promise<string | null> {
+  const buf = await readFile(`${commonDir}/packed-refs`).catch(() => null);
+  if (!buf) return null;
+  const at = buf.indexOf(` ${ref}\n`);
+  if (at < 0) return null;
+  const start = buf.lastIndexOf(10, at) + 1;
+  const oid = buf.subarray(start, at).toString('latin1');
+  return OID.test(oid) ? oid : null;
+}
+
+/** Loose objects before guard asks git to pack (git's own gc.auto is 6,700). */
+const LOOSE_OBJECTS_MAX = 2048;
+
+/**
+ * Every hook call leaves ~10 loose objects (fast-import unpacks a small
+ * import), and with time thousands of loose refs; left alone they slow the
+ * user's own git and trigger git's automatic gc on their next commit. After
+ * writing records, guard estimates the loose objects as git does (the files
+ * in one of the 256 fan-out folders, objects/17: one readdir, no process)
+ * and past LOOSE_OBJECTS_MAX starts `git gc --auto` in the background,
+ * detached: it packs the loose objects into one pack and the loose refs
+ * into packed-refs (gc.packRefs), and holds its own lock (gc.pid) so calls
+ * that race start nothing twice. No hook of the repository runs
+ * (core.hooksPath: pre-auto-gc is the agent's to write), and unreachable
+ * objects keep git's two weeks of grace. GUARD_NO_AUTO_PACK=1 turns it off. Amortised: about
+ * one start per 200 tool calls, none on the hot path's answer.
+ * https://git-scm.com/docs/git-gc#Documentation/git-gc.txt---auto
+ */
+const GC_CONFIG = [
+  // no repository hook runs (pre-auto-gc is the agent's to write)
+  ...['-c', 'core.hooksPath=/dev/null'],
+  // in the background, whatever the repository says
+  ...['-c', 'gc.autoDetach=true'],
+  // git's default grace for unreachable objects, whatever the repository says: a
+  // `gc.pruneExpire=now` would race another guard's fast-import whose refs are not written yet
+  ...['-c', 'gc.pruneExpire=2.weeks.ago'],
+];
+
+export async function packWhenLoose(commonDir: string, cwd: string): Promise<boolean> {
+  if (process.env.GUARD_NO_AUTO_PACK === '1') return false;
+  const sample = await readdir(`${commonDir}/objects/17`).catch(() => [] as string[]);
+  if (sample.length * 256 <= LOOSE_OBJECTS_MAX) return false;
+  try {
+    const child = spawn('git', gitSpawnArgs([...GC_CONFIG, '-c', `gc.auto=${LOOSE_OBJECTS_MAX}`, 'gc', '--auto', '--quiet']), { cwd, env: gitEnv(), detached: true, stdio: 'ignore' });
+    child.on('error', () => undefined);
+    child.unref();
+    return true;
+  } catch {
+    return false;
+  }
 }

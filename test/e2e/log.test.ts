@@ -114,7 +114,7 @@ describe('guard log', () => {
     expect(repo.refs()).toHaveLength(1);
   });
 
-  it('reads every ref with one git for-each-ref, however many there are', () => {
+  it('reads every ref with one git for-each-ref (names) and one cat-file (messages), however many there are', () => {
     const repo = makeRepo({ 'a.txt': 'a\n' });
     for (let i = 0; i < 30; i++) oldCheckpoint(repo, `20200101T000000Z-${String(i).padStart(8, '0')}`, 1);
     const trace = `${repo.dir}/.git/trace-git`;
@@ -122,6 +122,28 @@ describe('guard log', () => {
     expect(r.json.entries).toHaveLength(30);
     const calls = readFileSync(trace, 'utf8').split('\n').filter(Boolean);
     expect(calls.filter((l) => l.startsWith('for-each-ref'))).toHaveLength(1);
-    expect(calls.length).toBeLessThanOrEqual(2);
+    expect(calls.length).toBeLessThanOrEqual(3);
+  });
+
+  it('with thousands of records, --limit N reads only the newest N (issue 22: 100,000 refs)', () => {
+    const repo = makeRepo({ 'a.txt': 'a\n' });
+    // 2,100 checkpoints in one fast-import, the newest last
+    const head = repo.git(['rev-parse', 'HEAD']).trim();
+    let stream = '';
+    for (let i = 0; i < 2100; i++) {
+      const time = new Date(Date.UTC(2025, 0, 1) + i * 1000).toISOString();
+      const msg = `guard checkpoint: n${i}\n\n${JSON.stringify({ v: 1, kind: 'checkpoint', reason: `n${i}`, command: 'test', lane: null, worktree: repo.dir, time })}\n`;
+      const id = time.replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z') + '-' + String(i).padStart(8, '0');
+      stream += `commit refs/guard/checkpoints/${id}\ncommitter g <g@l> ${1735689600 + i} +0000\ndata ${Buffer.byteLength(msg)}\n${msg}from ${head}\n\n`;
+    }
+    repo.git(['fast-import', '--quiet'], { input: stream });
+    const trace = `${repo.dir}/.git/trace-git`;
+    const r = repo.guardJson(['log', '--limit', '3'], { env: { GUARD_TRACE_GIT: trace } });
+    expect(r.json.entries.map((e: any) => e.reason)).toEqual(['n2099', 'n2098', 'n2097']);
+    expect(r.json).toMatchObject({ total: 2100, truncated: true, totalAtLeast: true });
+    const calls = readFileSync(trace, 'utf8').split('\n').filter(Boolean);
+    expect(calls.length).toBeLessThanOrEqual(3);
+    const human = repo.guard(['log', '--limit', '3']);
+    expect(human.stdout).toContain('(at least 2097 older entries not shown');
   });
 });

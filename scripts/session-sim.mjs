@@ -1,0 +1,137 @@
+// A scripted agent session through the real hook commands (issue 22, S1 and
+// S2), shared by scripts/bench.mjs (S2: 423 calls, against the same session
+// with no hooks) and scripts/soak.mjs (S1: 10,000 calls in one repository,
+// the cost of a call at the start and at the end, against a fresh clone).
+//
+// A call is what Claude Code does with guard's hooks installed (guard init
+// --agent claude: PreToolUse and PostToolUse on Write|Edit|MultiEdit|Bash):
+// the PreToolUse hook, the tool itself (the file written, the command run),
+// then the PostToolUse hook. Every fifth call is a shell command; the others
+// rewrite one line of one of 40 files (a Write of the whole file, or an Edit).
+
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+
+export const SESSION_FILES = 40;
+const LINES = 60;
+
+function fileText(k, version) {
+  const out = [];
+  for (let i = 0; i < LINES; i++) out.push(i === version % LINES ? `line ${i} of file ${k}, version ${version}` : `line ${i} of file ${k}`);
+  return out.join('\n') + '\n';
+}
+
+/** A repository with the session's files committed (git's identity and signing from env). */
+export function makeSessionRepo(dir, env) {
+  fs.mkdirSync(dir, { recursive: true });
+  const git = (args) => {
+    const r = spawnSync('git', args, { cwd: dir, env, encoding: 'utf8' });
+    if (r.status !== 0) throw new Error(`git ${args.join(' ')}: ${r.stderr}`);
+  };
+  git(['init', '-q', '-b', 'main']);
+  git(['config', 'commit.gpgsign', 'false']);
+  fs.mkdirSync(path.join(dir, 'src'), { recursive: true });
+  for (let k = 0; k < SESSION_FILES; k++) fs.writeFileSync(path.join(dir, 'src', `m${k}.py`), fileText(k, 0));
+  git(['add', '-A']);
+  git(['-c', 'user.name=Session', '-c', 'user.email=session@guard.invalid', 'commit', '-q', '-m', 'session start']);
+  return dir;
+}
+
+const SHELL = ['git status --short >/dev/null', 'ls src >/dev/null', 'grep -c line src/m1.py >/dev/null', 'cat src/m2.py >/dev/null', 'true'];
+
+/** The i-th call of the session: its payloads (pre and post) and the tool's own effect. */
+export function sessionCall(repo, i, session = 'sim-session') {
+  const base = { session_id: session, transcript_path: '/tmp/sim.jsonl', cwd: repo, permission_mode: 'bypassPermissions', tool_use_id: `toolu_${session}_${i}` };
+  if (i % 5 === 4) {
+    const command = SHELL[(i / 5) % SHELL.length | 0];
+    const input = { command };
+    return {
+      kind: 'shell',
+      pre: JSON.stringify({ ...base, hook_event_name: 'PreToolUse', tool_name: 'Bash', tool_input: input }),
+      post: JSON.stringify({ ...base, hook_event_name: 'PostToolUse', tool_name: 'Bash', tool_input: input, tool_response: {} }),
+      run: (env) => spawnSync('sh', ['-c', command], { cwd: repo, env }),
+    };
+  }
+  const k = (i * 7) % SESSION_FILES;
+  const file = path.join(repo, 'src', `m${k}.py`);
+  const version = i + 1;
+  const next = fileText(k, version);
+  let tool = 'Write';
+  let input = { file_path: file, content: next };
+  if (i % 2 === 1) {
+    // an Edit of the line that differs
+    const current = fs.existsSync(file) ? fs.readFileSync(file, 'utf8') : '';
+    const oldLine = current.split('\n').find((l, n) => l !== next.split('\n')[n]);
+    const newLine = next.split('\n').find((l, n) => l !== current.split('\n')[n]);
+    if (oldLine !== undefined && newLine !== undefined) {
+      tool = 'Edit';
+      input = { file_path: file, old_string: oldLine, new_string: newLine };
+    }
+  }
+  return {
+    kind: 'write',
+    pre: JSON.stringify({ ...base, hook_event_name: 'PreToolUse', tool_name: tool, tool_input: input }),
+    post: JSON.stringify({ ...base, hook_event_name: 'PostToolUse', tool_name: tool, tool_input: input, tool_response: { success: true } }),
+    run: () => fs.writeFileSync(file, next),
+  };
+}
+
+/** One hook process; its wall time in ms. Throws when guard denies or fails (a session of harmless calls). */
+export function hookOnce(node, cli, repo, payload, env) {
+  const t = process.hrtime.bigint();
+  const r = spawnSync(node, [cli, 'hook', 'claude'], { cwd: repo, env, input: payload, encoding: 'utf8' });
+  const ms = Number(process.hrtime.bigint() - t) / 1e6;
+  if (r.status !== 0 || r.stdout.includes('"deny"')) throw new Error(`guard hook claude answered ${r.status}: ${r.stdout}${r.stderr}`);
+  return ms;
+}
+
+/**
+ * Run calls [from, to) of the session; with hooks, each call's pre hook,
+ * the tool, its post hook. Returns the whole wall time and each call's pre-hook
+ * time of a write (the call S1 measures).
+ */
+export function runSession({ node, cli, repo, env, from = 0, to, hooks, session }) {
+  const t0 = process.hrtime.bigint();
+  const writePre = [];
+  for (let i = from; i < to; i++) {
+    const c = sessionCall(repo, i, session);
+    if (hooks) {
+      const ms = hookOnce(node, cli, repo, c.pre, env);
+      if (c.kind === 'write') writePre.push(ms);
+    }
+    c.run(env);
+    if (hooks) hookOnce(node, cli, repo, c.post, env);
+  }
+  return { ms: Number(process.hrtime.bigint() - t0) / 1e6, writePre };
+}
+
+/** Bytes under .git (what guard's records and git's own files take). */
+export function gitDirBytes(repo) {
+  let total = 0;
+  const walk = (d) => {
+    for (const e of fs.readdirSync(d, { withFileTypes: true })) {
+      const p = path.join(d, e.name);
+      if (e.isDirectory()) walk(p);
+      else if (e.isFile()) total += fs.statSync(p).size;
+    }
+  };
+  walk(path.join(repo, '.git'));
+  return total;
+}
+
+/** Loose objects and loose refs under refs/guard/ (what S1 counts per call). */
+export function looseCounts(repo) {
+  const r = spawnSync('git', ['count-objects', '-v'], { cwd: repo, encoding: 'utf8' });
+  const objects = Number(/^count: (\d+)$/m.exec(r.stdout)?.[1] ?? 0);
+  let refs = 0;
+  const walk = (d) => {
+    if (!fs.existsSync(d)) return;
+    for (const e of fs.readdirSync(d, { withFileTypes: true })) {
+      if (e.isDirectory()) walk(path.join(d, e.name));
+      else refs++;
+    }
+  };
+  walk(path.join(repo, '.git', 'refs', 'guard'));
+  return { objects, refs };
+}

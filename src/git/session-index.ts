@@ -1,0 +1,252 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { catFileBatch } from './catfile.js';
+import type { Repo } from './repo.js';
+import { baseEventFor, readSessionEvents, sessionKey, sessionPrefix, type SessionEvent } from './session.js';
+
+/**
+ * The session index: what a hook call needs to know about the earlier calls
+ * of its session, answered without reading them. The events themselves stay
+ * under refs/guard/sessions/ (the record; `guard log --session` and `guard
+ * rewind` read them all); the index only points into them, so the cost of a
+ * call does not grow with the session's history (issue 22, S1):
+ *
+ *   <common git dir>/guard-sessions/<harness>/<session key>/
+ *     ready                       the index holds every event written before it appeared
+ *     w-<h(worktree)>             the session's first whole-tree checkpoint there  } first writer wins
+ *     p-<h(worktree, path)>       the first checkpoint there that holds the path   } (O_EXCL)
+ *     s-<h(worktree, tool call)>  the checkpoint before that shell call
+ *     s-<h(worktree)>             the checkpoint before the latest shell call (a call without an id)
+ *     a-<h(tool call)>            the step of a write put to the person (read by its post event)
+ *
+ * each a line of JSON: `{"commit", "checkpoint", "time", "ref"}`, where commit's
+ * tree is the checkpoint's. A session base is the earlier of `w-` and `p-`.
+ *
+ * It is a cache of the refs and is treated as one: no `ready` file (a session
+ * of an older guard, an index removed by `guard log --prune`) or a commit that
+ * is gone means one full read of the session's refs, which builds it again.
+ * Whoever builds it (from one read of the refs, put in place with one
+ * rename) and every call that writes an event after finding it there add
+ * their own events; a call that wrote its event before an index appeared
+ * (a race at a session's start) builds its own, and when another was put in
+ * place first adds its event to that one: no event is left out.
+ */
+export interface Indexed {
+  /** What cat-file reads the checkpoint's tree from: the step's ref name (a write's, indexed before its records are written), or a commit id. */
+  commit: string;
+  checkpoint: string;
+  time: string;
+  ref: string;
+}
+
+const ROOT_DIR = 'guard-sessions';
+const READY = 'ready';
+
+const h = (...parts: string[]) => createHash('sha256').update(parts.join('\0')).digest('hex').slice(0, 32);
+
+export function indexDir(repo: Pick<Repo, 'commonDir'>, harness: string, session: string): string {
+  return path.join(repo.commonDir, ROOT_DIR, harness, sessionKey(session));
+}
+
+/** The whole index of every session (removed by `guard log --prune`: rebuilt on next use). */
+export function indexRoot(repo: Pick<Repo, 'commonDir'>): string {
+  return path.join(repo.commonDir, ROOT_DIR);
+}
+
+export const names = {
+  whole: (worktree: string) => `w-${h(worktree)}`,
+  path: (worktree: string, rel: string) => `p-${h(worktree, rel)}`,
+  shell: (worktree: string, toolCall: string | null) => (toolCall === null ? `s-${h(worktree)}` : `s-${h(worktree, toolCall)}`),
+  asked: (toolCall: string) => `a-${h(toolCall)}`,
+};
+
+const OID = /^[0-9a-f]{40}(?:[0-9a-f]{24})?$/;
+
+async function readEntry(dir: string, name: string): Promise<Indexed | null> {
+  const text = await readFile(path.join(dir, name), 'utf8').catch(() => null);
+  if (text === null) return null;
+  try {
+    const v = JSON.parse(text) as Partial<Indexed>;
+    if (typeof v.commit === 'string' && (OID.test(v.commit) || /^refs\/guard\/sessions\/[^\s:]+$/.test(v.commit)) && !v.commit.includes('..') && typeof v.checkpoint === 'string' && typeof v.time === 'string' && typeof v.ref === 'string') {
+      return { commit: v.commit, checkpoint: v.checkpoint, time: v.time, ref: v.ref };
+    }
+  } catch {
+    // a torn or edited entry: as if absent below, and the caller's check of `ready` decides
+  }
+  return null;
+}
+
+/** Is the index of this session there (built, or grown from the session's first call)? */
+export async function isReady(dir: string): Promise<boolean> {
+  return (await readFile(path.join(dir, READY), 'utf8').catch(() => null)) !== null;
+}
+
+/** Entries by name; null when the index is not ready (read the refs instead). */
+export async function readEntries(dir: string, wanted: readonly string[]): Promise<Map<string, Indexed | null> | null> {
+  const [ready, ...found] = await Promise.all([isReady(dir), ...wanted.map((n) => readEntry(dir, n))]);
+  if (!ready) return null;
+  return new Map(wanted.map((n, i) => [n, found[i]!]));
+}
+
+export function earlier(a: Indexed | null, b: Indexed | null): Indexed | null {
+  if (!a || !b) return a ?? b;
+  return a.time !== b.time ? (a.time < b.time ? a : b) : a.ref < b.ref ? a : b;
+}
+
+async function writeFirst(dir: string, name: string, e: Indexed): Promise<void> {
+  // 'wx': O_CREAT|O_EXCL, so the first of two racing calls stays
+  await writeFile(path.join(dir, name), JSON.stringify(e), { flag: 'wx' }).catch((err: NodeJS.ErrnoException) => {
+    if (err.code !== 'EEXIST') throw err;
+  });
+}
+
+async function writeLast(dir: string, name: string, e: Indexed): Promise<void> {
+  const tmp = path.join(dir, `.${name}.${randomBytes(4).toString('hex')}`);
+  await writeFile(tmp, JSON.stringify(e));
+  await rename(tmp, path.join(dir, name));
+}
+
+/** What one event adds to the index. */
+function entriesOf(e: Pick<SessionEvent, 'worktree' | 'paths' | 'kind' | 'phase' | 'toolCall' | 'outcome'>, at: Indexed, step: Indexed | null): Array<{ name: string; e: Indexed; last?: true }> {
+  const out: Array<{ name: string; e: Indexed; last?: true }> = [];
+  if (e.paths === null) out.push({ name: names.whole(e.worktree), e: at });
+  else for (const p of e.paths) out.push({ name: names.path(e.worktree, p), e: at });
+  if (e.kind === 'shell' && e.phase === 'pre') {
+    out.push({ name: names.shell(e.worktree, null), e: at, last: true });
+    if (e.toolCall !== null) out.push({ name: names.shell(e.worktree, e.toolCall), e: at, last: true });
+  }
+  if (e.outcome === 'ask' && e.toolCall !== null && step) out.push({ name: names.asked(e.toolCall), e: step });
+  return out;
+}
+
+async function writeEntries(dir: string, entries: ReturnType<typeof entriesOf>): Promise<void> {
+  // first-writer entries in order (the earliest event of a path wins), the "latest" ones by rename
+  for (const x of entries) await (x.last ? writeLast(dir, x.name, x.e) : writeFirst(dir, x.name, x.e));
+}
+
+/**
+ * Build a session's index from its refs (oldest first) into a folder of its
+ * own, then put it in place with one rename: a reader sees all of it or none.
+ * False when another call put one in place first.
+ */
+async function build(repo: Pick<Repo, 'root' | 'commonDir'>, harness: string, session: string, read?: SessionEvent[]): Promise<boolean> {
+  const dir = indexDir(repo, harness, session);
+  const events = read ?? (await readSessionEvents(repo.root, sessionPrefix(harness, session)));
+  const tmp = `${dir}.${process.pid}-${randomBytes(4).toString('hex')}`;
+  await mkdir(tmp, { recursive: true });
+  try {
+    for (const ev of events) {
+      const at = { commit: ev.commit, checkpoint: ev.checkpoint, time: ev.time, ref: ev.ref };
+      await writeEntries(tmp, entriesOf(ev, at, at));
+    }
+    await writeFile(path.join(tmp, READY), '');
+    await rename(tmp, dir);
+    return true;
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ENOTEMPTY' || code === 'EEXIST') return false;
+    throw err;
+  } finally {
+    await rm(tmp, { recursive: true, force: true });
+  }
+}
+
+/**
+ * Add a hook call's event to the index (a write's before its records are
+ * written, named by its step's ref; a shell call's after). When the index
+ * is not there yet, build it from the refs first.
+ * Never fails the call: the refs are the record, the index only a shortcut.
+ */
+export async function noteEvent(
+  repo: Pick<Repo, 'root' | 'commonDir'>,
+  e: Pick<SessionEvent, 'harness' | 'session' | 'worktree' | 'paths' | 'kind' | 'phase' | 'toolCall' | 'outcome'>,
+  at: Indexed,
+  step: Indexed | null = null,
+): Promise<void> {
+  const dir = indexDir(repo, e.harness, e.session);
+  try {
+    // (a call that indexes its event before writing it builds without it, then adds it)
+    if (!(await isReady(dir))) await build(repo, e.harness, e.session);
+    await writeEntries(dir, entriesOf(e, at, step));
+  } catch {
+    // a read-only or full git dir: the next call reads the refs
+  }
+}
+
+/** Forget a session's index (a commit it names is gone): the next call reads the refs. */
+export async function dropIndex(dir: string): Promise<void> {
+  await rm(dir, { recursive: true, force: true }).catch(() => undefined);
+}
+
+/** Longer than any hook call runs (its budget is 20 s): an entry this young whose step is missing is still being written. */
+const IN_FLIGHT_MS = 60_000;
+
+/** A path's session base: the commit of the session's earliest event that holds it, and the file there (null: absent then). */
+export interface SessionBaseOf {
+  at: Indexed;
+  data: Buffer | null;
+}
+
+/**
+ * The session base of each path (null: the session has not touched it in
+ * this work tree), from the index and ONE cat-file, whatever the length of
+ * the session; from the refs when the index is not there or names a commit
+ * that is gone (then it is dropped, and the next call builds it again).
+ */
+export async function sessionBases(
+  repo: Pick<Repo, 'root' | 'commonDir'>,
+  harness: string,
+  session: string,
+  rels: readonly string[],
+  maxBytes: number,
+  useIndex = true,
+): Promise<Array<SessionBaseOf | null>> {
+  const dir = indexDir(repo, harness, session);
+  const whole = names.whole(repo.root);
+  const found = useIndex ? await readEntries(dir, [whole, ...rels.map((r) => names.path(repo.root, r))]) : null;
+  let ats: Array<Indexed | null>;
+  if (found) ats = rels.map((r) => earlier(found.get(whole)!, found.get(names.path(repo.root, r))!));
+  else {
+    const events = await readSessionEvents(repo.root, sessionPrefix(harness, session));
+    // built here too (a call that is denied writes no event to build it), so the next call reads no refs
+    if (useIndex) await build(repo, harness, session, events).catch(() => false);
+    ats = rels.map((r) => {
+      const ev = baseEventFor(events, repo.root, r);
+      return ev ? { commit: ev.commit, checkpoint: ev.checkpoint, time: ev.time, ref: ev.ref } : null;
+    });
+  }
+  const commits = [...new Set(ats.flatMap((a) => (a ? [a.commit] : [])))];
+  if (commits.length === 0) return rels.map(() => null);
+  // "<commit>:<path>" is missing when the file did not exist then, and when the commit is gone: the commits themselves say which
+  const wanted = [...commits, ...ats.flatMap((a, i) => (a ? [`${a.commit}:${rels[i]}`] : []))];
+  const objs = await catFileBatch(repo.root, wanted, maxBytes, (i) => i < commits.length);
+  const gone = new Set(commits.filter((_, i) => objs[i]?.type !== 'commit'));
+  if (found && gone.size > 0) {
+    // a write indexes its step before writing it: a recent entry whose ref is not there yet is a
+    // call in flight (this call reads the refs); an old one is stale (dropped, rebuilt from the refs)
+    const stale = ats.some((a) => a && gone.has(a.commit) && !(Date.now() - Date.parse(a.time) < IN_FLIGHT_MS));
+    if (stale) await dropIndex(dir);
+    return sessionBases(repo, harness, session, rels, maxBytes, stale);
+  }
+  let k = commits.length;
+  return ats.map((a) => {
+    if (!a) return null;
+    const b = objs[k++];
+    return { at: a, data: b && b.type === 'blob' ? (b.data ?? null) : null };
+  });
+}
+
+/** The checkpoint before a shell call (this tool call's, or the latest one's when the call has no id); undefined: ask the refs. */
+export async function shellBefore(repo: Pick<Repo, 'root' | 'commonDir'>, harness: string, session: string, toolCall: string | null): Promise<Indexed | null | undefined> {
+  const name = names.shell(repo.root, toolCall);
+  const found = await readEntries(indexDir(repo, harness, session), [name]);
+  return found ? found.get(name)! : undefined;
+}
+
+/** The step of a write this tool call put to the person; null: none; undefined: ask the refs. */
+export async function askedStep(repo: Pick<Repo, 'commonDir'>, harness: string, session: string, toolCall: string): Promise<Indexed | null | undefined> {
+  const name = names.asked(toolCall);
+  const found = await readEntries(indexDir(repo, harness, session), [name]);
+  return found ? found.get(name)! : undefined;
+}

@@ -1,0 +1,157 @@
+import { existsSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { cleanupRepos, lines, makeRepo, outsideDir, type TestRepo } from '../helpers.js';
+
+afterAll(cleanupRepos);
+
+/**
+ * Issue 22, S1: the cost of a hook call does not grow with its session's
+ * history. Nothing on the hot path reads the session's earlier events (no
+ * for-each-ref of the session's refs); the session index answers, and a
+ * missing or stale index falls back to the refs, which build it again.
+ */
+
+function claude(repo: TestRepo, tool: string, input: object, o: { post?: boolean; session?: string; id?: string } = {}): string {
+  return JSON.stringify({
+    session_id: o.session ?? 'long-1',
+    transcript_path: '/tmp/t.jsonl',
+    cwd: repo.dir,
+    permission_mode: 'bypassPermissions',
+    hook_event_name: o.post ? 'PostToolUse' : 'PreToolUse',
+    tool_name: tool,
+    tool_input: input,
+    tool_use_id: o.id ?? 'toolu_1',
+    ...(o.post ? { tool_response: {} } : {}),
+  });
+}
+
+/** One hook call with every git process it starts traced (GUARD_TRACE_GIT). */
+function traced(repo: TestRepo, payload: string): { decision: string | null; stdout: string; git: string[] } {
+  const trace = path.join(outsideDir(), 'trace');
+  const r = repo.guard(['hook', 'claude'], { input: payload, env: { GUARD_TRACE_GIT: trace } });
+  expect(r.code).toBe(0);
+  const json = r.stdout.trim() ? JSON.parse(r.stdout) : null;
+  const git = existsSync(trace) ? readFileSync(trace, 'utf8').split('\n').filter(Boolean) : [];
+  return { decision: json?.hookSpecificOutput?.permissionDecision ?? null, stdout: r.stdout, git };
+}
+
+const forEachRef = (git: string[]) => git.filter((l) => l.includes('for-each-ref'));
+
+/** 200 lines cut to 140, then to 80: each step alone is allowed, the two against the session base are a replacement. */
+function twoCuts(repo: TestRepo, session: string): { first: ReturnType<typeof traced>; second: ReturnType<typeof traced> } {
+  const file = path.join(repo.dir, 'state.py');
+  const first = traced(repo, claude(repo, 'Write', { file_path: file, content: lines(140) }, { session, id: `${session}-w1` }));
+  writeFileSync(file, lines(140));
+  // other calls of the session in between: other files, a shell call
+  for (let i = 0; i < 4; i++) {
+    traced(repo, claude(repo, 'Write', { file_path: path.join(repo.dir, `n${i}.txt`), content: `${i}\n` }, { session, id: `${session}-n${i}` }));
+    writeFileSync(path.join(repo.dir, `n${i}.txt`), `${i}\n`);
+  }
+  traced(repo, claude(repo, 'Bash', { command: 'ls' }, { session, id: `${session}-b1` }));
+  traced(repo, claude(repo, 'Bash', { command: 'ls' }, { session, id: `${session}-b1`, post: true }));
+  const second = traced(repo, claude(repo, 'Write', { file_path: file, content: lines(80) }, { session, id: `${session}-w2` }));
+  return { first, second };
+}
+
+describe('a hook call reads none of its session history', () => {
+  it('the session base still holds (many small cuts add up), found without a for-each-ref', () => {
+    const repo = makeRepo({ 'state.py': lines(200) });
+    const { first, second } = twoCuts(repo, 'long-1');
+    expect(first.decision).toBe(null);
+    // against the file on disk (140 lines, 60 cut) this is allowed; against the session base (200) it is not
+    expect(second.decision).toBe('deny');
+    expect(forEachRef(second.git)).toEqual([]);
+    // rev-parse, cat-file of HEAD, cat-file of the base (at once), diff --no-index, fast-import
+    expect(second.git.length).toBeLessThanOrEqual(6);
+  });
+
+  it('a session of an older guard (no index) falls back to the refs once, then builds the index', () => {
+    const repo = makeRepo({ 'state.py': lines(200) });
+    const file = path.join(repo.dir, 'state.py');
+    traced(repo, claude(repo, 'Write', { file_path: file, content: lines(140) }, { session: 'old', id: 'o1' }));
+    writeFileSync(file, lines(140));
+    rmSync(path.join(repo.dir, '.git', 'guard-sessions'), { recursive: true, force: true });
+    const again = traced(repo, claude(repo, 'Write', { file_path: file, content: lines(80) }, { session: 'old', id: 'o2' }));
+    expect(again.decision).toBe('deny');
+    expect(forEachRef(again.git).length).toBeGreaterThan(0);
+    const third = traced(repo, claude(repo, 'Write', { file_path: file, content: lines(80) }, { session: 'old', id: 'o3' }));
+    expect(third.decision).toBe('deny');
+    expect(forEachRef(third.git)).toEqual([]);
+  });
+
+  it.each([
+    ['gone for long (stale): dropped and rebuilt', '2020-01-01T00:00:00.000Z', true],
+    ['just written (a call in flight): this call reads the refs, the index stays', null, false],
+  ])('an index entry whose step is missing, %s; never "no base"', (_what, time, rebuilt) => {
+    const repo = makeRepo({ 'state.py': lines(200) });
+    const file = path.join(repo.dir, 'state.py');
+    traced(repo, claude(repo, 'Write', { file_path: file, content: lines(140) }, { session: 'stale', id: 's1' }));
+    writeFileSync(file, lines(140));
+    const dir = path.join(repo.dir, '.git', 'guard-sessions', 'claude', 'stale');
+    const entries = readdirSync(dir).filter((n) => n.startsWith('p-'));
+    expect(entries).toHaveLength(1);
+    const e = JSON.parse(readFileSync(path.join(dir, entries[0]!), 'utf8'));
+    const missing = 'refs/guard/sessions/claude/stale/20200101T000000Z-00000000';
+    writeFileSync(path.join(dir, entries[0]!), JSON.stringify({ ...e, commit: missing, ...(time ? { time } : {}) }));
+    const r = traced(repo, claude(repo, 'Write', { file_path: file, content: lines(80) }, { session: 'stale', id: 's2' }));
+    expect(r.decision).toBe('deny');
+    expect(forEachRef(r.git).length).toBeGreaterThan(0);
+    const now = JSON.parse(readFileSync(path.join(dir, entries[0]!), 'utf8'));
+    expect(now.commit === missing).toBe(!rebuilt);
+  });
+
+  it('a write indexes its step before writing it: killed right after its records, the index still has it', () => {
+    const repo = makeRepo({ 'state.py': lines(200), 'other.txt': 'o\n' });
+    // an index that is there already (the session's first call)
+    traced(repo, claude(repo, 'Write', { file_path: path.join(repo.dir, 'other.txt'), content: 'p\n' }, { session: 'k', id: 'k0' }));
+    const dir = path.join(repo.dir, '.git', 'guard-sessions', 'claude', 'k');
+    const before = new Set(readdirSync(dir));
+    const r = repo.guard(['hook', 'claude'], { input: claude(repo, 'Write', { file_path: path.join(repo.dir, 'state.py'), content: lines(140) }, { session: 'k', id: 'k1' }), env: { GUARD_FAULT: 'hook:after-record' } });
+    expect(r.code).not.toBe(0);
+    const added = readdirSync(dir).filter((n) => n.startsWith('p-') && !before.has(n));
+    expect(added).toHaveLength(1);
+    const e = JSON.parse(readFileSync(path.join(dir, added[0]!), 'utf8'));
+    expect(repo.git(['show', `${e.commit}:state.py`])).toBe(lines(200));
+  });
+
+  it('after an allowed write, the post event starts no git process but the one that finds the repository', () => {
+    const repo = makeRepo({ 'a.txt': 'a\n' });
+    const p = { file_path: path.join(repo.dir, 'a.txt'), content: 'b\n' };
+    traced(repo, claude(repo, 'Write', p, { id: 'w1' }));
+    writeFileSync(path.join(repo.dir, 'a.txt'), 'b\n');
+    const post = traced(repo, claude(repo, 'Write', p, { id: 'w1', post: true }));
+    expect(post.stdout).toBe('');
+    expect(post.git.map((l) => l.split(' ').find((w) => !w.startsWith('-') && w !== 'git' && !w.includes('=')))).toEqual(['rev-parse']);
+  });
+
+  it("a shell call's post event finds its checkpoint through the index and still reports the loss", () => {
+    const repo = makeRepo({ 'big.py': lines(270) });
+    for (let i = 0; i < 3; i++) traced(repo, claude(repo, 'Bash', { command: 'true' }, { id: `t${i}` }));
+    traced(repo, claude(repo, 'Bash', { command: 'rm big.py' }, { id: 'rm1' }));
+    rmSync(path.join(repo.dir, 'big.py'));
+    const post = traced(repo, claude(repo, 'Bash', { command: 'rm big.py' }, { id: 'rm1', post: true }));
+    expect(forEachRef(post.git)).toEqual([]);
+    expect(post.stdout).toContain('big.py was deleted');
+  });
+});
+
+describe('loose objects are packed off the hot path', () => {
+  it('past the threshold a hook call starts git gc --auto in the background: loose objects and refs get packed', async () => {
+    const repo = makeRepo({ 'a.txt': 'a\n' });
+    // ~3,000 loose objects, reachable (a branch of 3,000 files), in one process (fast-import unpacks below fastimport.unpackLimit)
+    const files = Array.from({ length: 3000 }, (_, i) => `M 100644 inline f${i}\ndata ${String(i).length + 1}\n${i}\n`).join('');
+    const stream = `commit refs/heads/bulk\ncommitter t <t@t> 0 +0000\ndata 5\nbulk\n${files}\n`;
+    repo.git(['-c', 'fastimport.unpackLimit=100000', 'fast-import', '--quiet'], { input: stream });
+    const loose = () => Number(/^count: (\d+)$/m.exec(repo.git(['count-objects', '-v']))![1]);
+    expect(loose()).toBeGreaterThan(2500);
+    traced(repo, claude(repo, 'Write', { file_path: path.join(repo.dir, 'a.txt'), content: 'b\n' }));
+    const deadline = Date.now() + 60_000;
+    while (loose() > 100 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200));
+    expect(loose()).toBeLessThan(100);
+    while (!existsSync(path.join(repo.dir, '.git', 'packed-refs')) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200));
+    expect(readFileSync(path.join(repo.dir, '.git', 'packed-refs'), 'utf8')).toContain('refs/guard/checkpoints/');
+    // and guard still reads what it wrote from packed refs
+    expect(repo.guardJson(['log']).json.entries.length).toBeGreaterThan(0);
+  }, 120_000);
+});
