@@ -22,6 +22,7 @@ import { openRepo, type Repo } from '../git/repo.js';
 import { numstatFolders } from '../git/measure.js';
 import { baseEventFor, readSessionEvents, sessionEventCommit, sessionMessage, sessionPrefix, type SessionEvent } from '../git/session.js';
 import { configAt, laneOf } from './context.js';
+import { coverageLoss, coverageSentences } from './shell-coverage.js';
 
 /**
  * `guard hook`: one tool call of an agent harness, already translated
@@ -468,7 +469,13 @@ async function shellBefore(repo: Repo, e: HookEvent, command: string, meta: Sess
   return { outcome: NONE, checkpoint: cp.id, notes: [] };
 }
 
-function sessionCommit(repo: Repo, e: HookEvent, commit: string, id: string, phase: 'pre' | 'post', command: string, now: Date, lost?: string[]): RecordCommit {
+/** The report's head when the command took only what lies outside the work tree's tree. */
+function outsideMessage(command: string): string {
+  const shown = command.length > 80 ? command.slice(0, 77) + '...' : command;
+  return `guard: the command \`${shown}\` took work that git does not track. Nothing was undone. Do not carry on as if the files were still there: tell the user, and do not run commands that discard uncommitted work.`;
+}
+
+function sessionCommit(repo: Repo, e: HookEvent, commit: string, id: string, phase: 'pre' | 'post', command: string, now: Date, lost?: string[], notKept?: string[]): RecordCommit {
   return sessionEventCommit(
     commit,
     {
@@ -484,6 +491,7 @@ function sessionCommit(repo: Repo, e: HookEvent, commit: string, id: string, pha
       time: now.toISOString(),
       command: oneLine(command),
       ...(lost ? { lost } : {}),
+      ...(notKept?.length ? { notKept } : {}),
     },
     now,
   );
@@ -501,13 +509,14 @@ export function shellWord(p: string): string {
 
 async function shellAfter(repo: Repo, e: HookEvent, command: string, meta: SessionMeta, now: Date): Promise<HookResult> {
   const root = repo.root;
-  const [events, cp, [configBlob]] = await Promise.all([
+  const [events, cp] = await Promise.all([
     readSessionEvents(root, sessionPrefix(e.harness, e.sessionId)),
     checkpoint(repo, { reason: `after ${e.harness} shell: ${oneLine(command)}`, command: 'hook', lane: laneOf(root), session: meta, now }),
-    catFileBatch(root, [`HEAD:${CONFIG_FILE}`], READ_CAP),
   ]);
   const pres = events.filter((x) => x.kind === 'shell' && x.phase === 'pre' && x.worktree === root);
   const pre = (e.toolCallId ? pres.filter((x) => x.toolCall === e.toolCallId) : pres).pop() ?? null;
+  // the config, and the checkpoint before the command (the event's parent): what it kept outside git
+  const [configBlob, preCp] = await catFileBatch(root, [`HEAD:${CONFIG_FILE}`, ...(pre ? [`${pre.commit}^`] : [])], READ_CAP);
   if (!pre) {
     await writeRecords(root, [sessionCommit(repo, e, cp.commit, cp.id, 'post', command, now)], now);
     return { outcome: NONE, checkpoint: cp.id, notes: ['no checkpoint from before this command: nothing to compare with'] };
@@ -523,11 +532,24 @@ async function shellAfter(repo: Repo, e: HookEvent, command: string, meta: Sessi
   // small edits), every file it took lines from.
   const total = classified.reduce((n, c) => n + c.linesDeleted, 0);
   const lost = classified.filter((c) => ((c.status === 'delete' || c.status === 'replace') && c.needsApproval) || (total >= config.lineThreshold && c.linesDeleted > 0));
-  await writeRecords(root, [sessionCommit(repo, e, cp.commit, cp.id, 'post', command, now, lost.map((c) => c.path))], now);
-  if (lost.length === 0) return { outcome: NONE, checkpoint: cp.id, notes: [] };
+  // what it took outside the work tree's tree (ignored files, nested repositories, lanes, files over the cap),
+  // and the harness hook configuration it changed (shell-coverage.ts)
+  const outside = await coverageLoss(root, preCp?.type === 'commit' ? (preCp.data ?? null) : null, cp);
+  const gate = [...new Set([...entries.flatMap((x) => [x.path, x.oldPath ?? '']), ...outside.kept.map((k) => k.path)])].filter((p) => GATE_FILES.has(p));
+  const lostPaths = [...lost.map((c) => c.path), ...outside.kept.map((k) => k.path)];
+  await writeRecords(root, [sessionCommit(repo, e, cp.commit, cp.id, 'post', command, now, lostPaths, outside.notKept.map((n) => n.path))], now);
+  const extra = coverageSentences(outside, pre.checkpoint, shellWord);
+  if (gate.length > 0) {
+    extra.push(
+      `WARNING: it changed ${gate.join(', ')}, the hook configuration that runs guard: the safety net may be off from the next session on. ` +
+        `The person must check it (guard doctor); the earlier version: guard restore ${pre.checkpoint} -- ${gate.map(shellWord).join(' ')}.`,
+    );
+  }
+  if (lost.length === 0 && extra.length === 0) return { outcome: NONE, checkpoint: cp.id, notes: [] };
   const paths = lost.map((c) => c.oldPath ?? c.path);
   const restore = paths.length <= 20 ? `guard restore ${pre.checkpoint} -- ${paths.map(shellWord).join(' ')}` : `guard restore ${pre.checkpoint}`;
   const rewind = `guard rewind ${shellWord(e.sessionId)}`;
   const judged: Judged[] = lost.map((c) => ({ ...judgedOf(c), needsApproval: true }));
-  return { outcome: { kind: 'inform', message: lossMessage(command, judged, restore, rewind) }, checkpoint: cp.id, files: judged.map((j) => ({ ...j, decision: 'lost' })), notes: [] };
+  const head = lost.length > 0 ? lossMessage(command, judged, restore, rewind) : outsideMessage(command);
+  return { outcome: { kind: 'inform', message: [head, ...extra].join(' ') }, checkpoint: cp.id, files: judged.map((j) => ({ ...j, decision: 'lost' })), notes: [] };
 }
