@@ -14,6 +14,7 @@ export async function run(a: CheckArgs, out: Output): Promise<number> {
     check({ cwd: a.cwd, auto: isAutoMode(a.auto), color: out.ttyColor, ...(deadline ? { deadline } : {}) }),
   );
   out.result('check', { ...result, ...boundFiles(result.files, a.limit) });
+  await (await import('./integrity-warn.js')).warnIntegrity(a.cwd, out);
   if (result.bypassed) {
     const { commit, paths, base } = result.bypassed;
     out.warn(

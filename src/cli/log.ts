@@ -25,6 +25,7 @@ export async function run(a: LogArgs, out: Output): Promise<number> {
   if (!Number.isInteger(limit) || limit < 0) {
     throw new GuardError('E_USAGE', `--limit ${String(a.limit)} is not a count`, 'pass a whole number of entries, e.g. --limit 20 (0 shows only how many there are)');
   }
+  await (await import('./integrity-warn.js')).warnIntegrity(cwd, out);
   const r = await log({ cwd, color: out.ttyColor, limit, ...(a.session !== undefined ? { session: a.session } : {}) });
   for (const ref of r.skipped) out.warn(`skipped ${ref}: not a readable guard record (edited by hand?)`);
   out.result('log', r);

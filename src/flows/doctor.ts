@@ -96,6 +96,8 @@ export async function doctor(opts: DoctorOptions): Promise<DoctorResult> {
     if (a.state === 'ok' || a.state === 'absent') checks.push(ok(id, a.message, a.state === 'absent' ? undefined : a.hint));
     else checks.push(bad(id, 'warning', a.message, a.hint));
   }
+  // the net itself: refs removed outside guard, hooks or harness configuration gone (flows/integrity.ts)
+  for (const p of await (await import('./integrity.js')).integrityProblems(main.commonDir)) checks.push(bad(`integrity:${p.id}`, 'error', p.message, p.hint));
   // integrity: a branch that moved past the gate (hooks off, a ref file written by hand)
   checks.push(...(await (await import('./doctor-hooks.js')).bypassChecks(main, objects[0]?.type === 'commit' ? objects[0].oid : null)));
   return { root: main.root, active: !checks.some((c) => c.severity === 'error'), checks, refs: refs.counts };

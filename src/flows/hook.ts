@@ -23,6 +23,7 @@ import { numstatFolders } from '../git/measure.js';
 import { baseEventFor, readSessionEvents, sessionEventCommit, sessionMessage, sessionPrefix, type SessionEvent } from '../git/session.js';
 import { configAt, laneOf } from './context.js';
 import { coverageLoss, coverageSentences } from './shell-coverage.js';
+import { integrityProblems, integritySentence } from './integrity.js';
 
 /**
  * `guard hook`: one tool call of an agent harness, already translated
@@ -83,8 +84,18 @@ export async function runHook(opts: HookOptions): Promise<HookResult> {
   if (!repo) return { outcome: NONE, notes: [`${e.cwd} is not in a git work tree: no opinion`] };
   const now = opts.now ?? new Date();
   const meta: SessionMeta = { harness: e.harness, session: e.sessionId, toolCall: e.toolCallId };
-  if (e.action.kind === 'shell') return e.phase === 'pre' ? shellBefore(repo, e, e.action.command, meta, now) : shellAfter(repo, e, e.action.command, meta, now);
-  return e.phase === 'pre' ? writeBefore(repo, e, e.action.files, opts.auto, now) : writeAfter(repo, e, meta, now);
+  // the net itself first (file reads only): removed outside guard, it is said before anything runs
+  const problems = await integrityProblems(repo.commonDir);
+  if (problems.length > 0 && e.phase === 'pre') {
+    return { outcome: { kind: 'deny', reason: `${integritySentence(problems)} guard blocks tool calls until a person has looked: tell the user to run guard doctor, then guard recover (or guard init).` }, notes: [] };
+  }
+  let r: HookResult;
+  if (e.action.kind === 'shell') r = await (e.phase === 'pre' ? shellBefore(repo, e, e.action.command, meta, now) : shellAfter(repo, e, e.action.command, meta, now));
+  else r = await (e.phase === 'pre' ? writeBefore(repo, e, e.action.files, opts.auto, now) : writeAfter(repo, e, meta, now));
+  if (problems.length === 0) return r;
+  const said = integritySentence(problems);
+  const outcome: Outcome = r.outcome.kind === 'inform' ? { kind: 'inform', message: `${r.outcome.message} ${said}` } : { kind: 'inform', message: `guard: ${said} Tell the user: the safety net is down until guard recover (or guard init) is run.` };
+  return { ...r, outcome };
 }
 
 /* ------------------------------------------------------------ placing */

@@ -46,6 +46,7 @@ export async function init(opts: InitOptions): Promise<InitResult> {
   if (!detected) {
     const hooksDir = await installPlainHook(repo, changed, opts.global === true);
     await common(repo, opts, changed, warnings);
+    await recordGate(repo, hooksDir, opts.agents);
     return { root: repo.root, hooksPath: hooksDir, packageManager: 'global', changed, warnings };
   }
   const manager = detected.manager;
@@ -89,6 +90,7 @@ export async function init(opts: InitOptions): Promise<InitResult> {
   const folder = path.relative(repo.root, detected.dir).split(path.sep).join('/');
   changed.push(...(await (await import('./branch-gate.js')).installBranchGate(repo, HUSKY_DIR, HOOKS_PATH, { folder, yarnPnp: manager === 'yarn-pnp' })));
   await common(repo, opts, changed, warnings);
+  await recordGate(repo, path.join(repo.root, HOOKS_PATH), opts.agents);
   return { root: repo.root, hooksPath: HOOKS_PATH, packageManager: manager, changed, warnings };
 }
 
@@ -101,6 +103,13 @@ function inFolder(script: string, rel: string, manager: PackageManager): string 
   const quoted = `'${rel.replace(/'/g, `'\\''`)}'`;
   if (manager === 'yarn-pnp') return script.replace(/^yarn guard check$/m, `(cd ${quoted} && yarn guard check)`);
   return script.replace(/^command -v guard/m, `export PATH=${quoted}/node_modules/.bin:"$PATH"\ncommand -v guard`);
+}
+
+/** What guard installed, for the doors to notice its removal (flows/integrity.ts). */
+async function recordGate(repo: Repo, hooksDir: string, agents: readonly string[] | undefined): Promise<void> {
+  const { CONFIG_FILES, agentNames } = await import('./agents.js');
+  const files = agents?.length ? agentNames(agents).map((h) => ({ harness: h, file: path.join(repo.root, CONFIG_FILES[h]) })) : [];
+  await (await import('./integrity.js')).recordGate(repo.commonDir, hooksDir, files);
 }
 
 /** What every route does: the default config and `.guard/` excluded. */
