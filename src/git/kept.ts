@@ -192,9 +192,16 @@ export async function planKept(
   let bytes = 0;
   let hits = 0;
   for (const g of groups) {
+    if (files.length >= limits.filesMax) {
+      // past the count budget: named without a stat each (a tree of 10,000 ignored files costs no more)
+      for (const p of g.files) skipped.push({ path: p, reason: 'budget', kind: g.kind });
+      continue;
+    }
     const stats = await Promise.all(g.files.map((p) => lstat(path.join(root, p)).catch(() => null)));
-    for (const [i, p] of g.files.entries()) {
-      const st = stats[i];
+    // small files first among single ignored files: many large ones cannot push .env out of the budget
+    const order = g.files.map((p, i) => ({ p, st: stats[i] ?? null }));
+    if (g.folder === null) order.sort((x, y) => (x.st?.size ?? 0) - (y.st?.size ?? 0) || (x.p < y.p ? -1 : 1));
+    for (const { p, st } of order) {
       if (!st || refusedName(p)) continue;
       const mode = st.isSymbolicLink() ? '120000' : st.isFile() ? (st.mode & 0o100 ? '100755' : '100644') : null;
       if (mode === null) continue;

@@ -118,6 +118,28 @@ describe('ignored files: git clean -fdX and rm', () => {
   });
 });
 
+describe('ignored files: odd names and a crowded budget', () => {
+  it('names with spaces, unicode and a leading dash are kept and restored by name', () => {
+    const repo = makeRepo({ '.gitignore': '*.key\n', 'a.txt': 'a\n' });
+    const names = ['my key.key', '-dash.key', 'clé ü.key'];
+    for (const n of names) repo.write(n, `${n}\n`);
+    const msg = shell(repo, 'git clean -fdXq', () => repo.git(['clean', '-fdXq']));
+    for (const n of names) expect(msg).toContain(`${n} (ignored, removed)`);
+    const id = /guard restore (\S+) --/.exec(msg)![1]!;
+    const r = repo.guard(['restore', id, '--', ...names]);
+    expect(r.code).toBe(0);
+    for (const n of names) expect(repo.read(n)).toBe(`${n}\n`);
+  });
+
+  it('many larger ignored files cannot push a small .env out of the budget', () => {
+    const repo = makeRepo({ '.gitignore': '*.bin\n.env\n', 'a.txt': 'a\n' });
+    for (let i = 0; i < 4; i++) repo.write(`${i}.bin`, 'x'.repeat(100));
+    repo.write('.env', 'K=1\n');
+    const msg = shell(repo, 'rm .env', () => rmSync(path.join(repo.dir, '.env')), { GUARD_KEPT_TOTAL_MAX: '250' });
+    expect(msg).toContain('.env (ignored, removed)');
+  });
+});
+
 describe('untracked files over the size cap', () => {
   it('an rm-ed file over the cap is named in the report, not only in the checkpoint message', () => {
     const repo = makeRepo({ 'a.txt': 'a\n' });
