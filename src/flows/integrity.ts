@@ -2,7 +2,7 @@ import { readFile, stat, writeFile, rename, rm } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { catFileBatch } from '../git/catfile.js';
-import { ensureGuardDir, missingTips, noteGone, readJournal, type Tip } from '../git/journal.js';
+import { ensureGuardDir, journalFile, missingTips, noteGone, readJournal, type Tip } from '../git/journal.js';
 import { git } from '../git/run.js';
 
 /**
@@ -92,6 +92,8 @@ async function agentProblem(a: { harness: string; file: string }): Promise<strin
 /** What is missing of guard's net, for the repository whose shared git dir is `commonDir`. File reads only. */
 export async function integrityProblems(commonDir: string): Promise<IntegrityProblem[]> {
   const [gone, manifest] = await Promise.all([missingTips(commonDir).catch(() => [] as Tip[]), readManifest(commonDir)]);
+  // the journal itself removed with the refs: the last checkpoint this work tree remembers is a second witness
+  if (gone.length === 0 && !(await stat(journalFile(commonDir)).catch(() => null))) gone.push(...(await lastCheckpointGone(commonDir)));
   const problems: IntegrityProblem[] = [];
   if (gone.length > 0) {
     const named = gone.slice(-3).map((t) => t.ref).join(', ');
@@ -120,6 +122,23 @@ export async function integrityProblems(commonDir: string): Promise<IntegrityPro
   return problems;
 }
 
+/**
+ * Without a journal: the checkpoint named in `guard-last-checkpoint` (the
+ * main tree's, git/checkpoint.ts) when its ref is gone. File reads only.
+ */
+async function lastCheckpointGone(commonDir: string): Promise<Tip[]> {
+  try {
+    const last = JSON.parse(await readFile(path.join(commonDir, 'guard-last-checkpoint'), 'utf8')) as { ref?: unknown; commit?: unknown };
+    if (typeof last.ref !== 'string' || typeof last.commit !== 'string' || !last.ref.startsWith('refs/guard/') || last.ref.includes('..')) return [];
+    if (await stat(path.join(commonDir, last.ref)).catch(() => null)) return [];
+    const packed = await readFile(path.join(commonDir, 'packed-refs'), 'utf8').catch(() => '');
+    if (packed.split('\n').some((l) => l.endsWith(` ${last.ref}`))) return [];
+    return [{ ref: last.ref, oid: last.commit }];
+  } catch {
+    return [];
+  }
+}
+
 /** One paragraph for a hook's answer or a warning line. */
 export function integritySentence(problems: readonly IntegrityProblem[]): string {
   return `guard's safety net was changed outside guard: ${problems.map((p) => `${p.message} (${p.hint})`).join('; ')}.`;
@@ -143,7 +162,9 @@ export interface RecoverResult {
  * configuration are not rewritten here: `guard init` does that.
  */
 export async function recover(repo: { root: string; commonDir: string }): Promise<RecoverResult> {
-  const tips = await readJournal(repo.commonDir);
+  const journal = await readJournal(repo.commonDir);
+  // (no journal at all: the last checkpoint's ref is what can be put back)
+  const tips = journal.length > 0 ? journal : await lastCheckpointGone(repo.commonDir);
   const have = new Set(
     (await git(['for-each-ref', '--format=%(refname)', 'refs/guard/'], { cwd: repo.root })).stdout
       .toString('utf8')

@@ -55,6 +55,8 @@ function whyNotKept(reason: string, bytes: number | undefined, kind: unknown): s
       return `${what}, past the checkpoint's time budget`;
     case 'name':
       return `${what} whose name git refuses`;
+    case 'unreadable':
+      return `${what} guard could not read`;
     default:
       return what;
   }

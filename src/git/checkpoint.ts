@@ -41,7 +41,7 @@ export interface SkippedFile {
    * - `name`: git refuses the name (e.g. `git~1`, which is `.git` on NTFS);
    * - `repository`: a nested git repository (its own history keeps it).
    */
-  reason: 'size' | 'time' | 'name' | 'repository' | 'budget' | 'folder';
+  reason: 'size' | 'time' | 'name' | 'repository' | 'budget' | 'folder' | 'unreadable';
   bytes?: number;
   /** Outside the work tree's own tree (git/kept.ts): an ignored file or folder, or inside a nested repository. */
   kind?: 'ignored' | 'nested';

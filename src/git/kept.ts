@@ -60,7 +60,7 @@ export interface KeptMemory {
 
 export interface KeptSkip {
   path: string;
-  reason: 'size' | 'budget' | 'folder';
+  reason: 'size' | 'budget' | 'folder' | 'unreadable';
   bytes?: number;
   /** Why it is outside the work tree's own tree: an ignored file, or inside a nested repository. */
   kind: 'ignored' | 'nested';
@@ -162,9 +162,15 @@ export async function planKept(
 
   const singles = input.ignored.filter((p) => !p.endsWith('/') && !leftOut(p)).sort();
   groups.push({ kind: 'ignored', folder: null, files: singles });
+  let planned = singles.length;
   const folderOf = async (dir: string, kind: 'ignored' | 'nested') => {
     const st = await lstat(path.join(root, dir)).catch(() => null);
     if (!st?.isDirectory()) return;
+    if (planned >= limits.filesMax) {
+      // the count budget is spent: a thousand small ignored folders are named, not walked
+      skipped.push({ path: dir, reason: 'budget', kind });
+      return;
+    }
     const last = lastBig.get(dir);
     if (last && last.mtimeMs === st.mtimeMs) {
       bigFolders.push(last);
@@ -179,6 +185,7 @@ export async function planKept(
     }
     if (kind === 'ignored') keptFolders.push(dir + '/');
     else keptNested.push(dir + '/');
+    planned += files.length;
     groups.push({ kind, folder: dir, files: files.sort() });
   };
   const nested = [...new Set(input.nested.map((p) => p.replace(/\/$/, '')))].filter((p) => p !== '' && !leftOut(p + '/')).sort();
@@ -221,7 +228,10 @@ export async function planKept(
         hits++;
       } else {
         const data = await (mode === '120000' ? readlink(path.join(root, p), { encoding: 'buffer' }) : readFile(path.join(root, p))).catch(() => null);
-        if (data === null) continue;
+        if (data === null) {
+          skipped.push({ path: p, reason: 'unreadable', bytes: st.size, kind: g.kind });
+          continue;
+        }
         f.size = data.length;
         f.oid = algo ? blobId(data, algo) : null;
         changes.push({ kind: 'inline', path: p, mode, data });

@@ -93,6 +93,18 @@ describe('refs/guard/* deleted and gc run through the shell', () => {
     expect(repo.guard(['log']).stderr).toBe('');
   });
 
+  it('the journal removed together with the refs: the last checkpoint is a second witness, and recover puts it back', () => {
+    const repo = makeRepo({ 'app.py': lines(120) });
+    session(repo);
+    wipeRefs(repo);
+    rmSync(path.join(repo.dir, '.git', 'guard'), { recursive: true, force: true });
+    const pre = hook(repo, 'Bash', { command: 'ls' }, 'x1');
+    expect(pre.json.hookSpecificOutput.permissionDecision).toBe('deny');
+    expect(repo.guardJson(['recover']).json.restored).toHaveLength(1);
+    expect(repo.git(['for-each-ref', 'refs/guard/checkpoints/'])).not.toBe('');
+    expect(repo.guard(['log']).stderr).toBe('');
+  });
+
   it("the journal's own bookkeeping: guard's pruning is not an attack", () => {
     const repo = makeRepo({ 'app.py': lines(120) });
     session(repo);
