@@ -1,4 +1,5 @@
-import { lstat } from 'node:fs/promises';
+import { lstat, readFile, readdir } from 'node:fs/promises';
+import { commonDirOf } from '../git/journal.js';
 import path from 'node:path';
 import { parseRecordMessage } from '../core/record.js';
 import type { Checkpoint } from '../git/checkpoint.js';
@@ -20,8 +21,8 @@ export interface CoverageLoss {
   kept: Array<{ path: string; how: 'removed' | 'overwritten'; kind: 'ignored' | 'nested' }>;
   /** Gone, and in no checkpoint: only named. */
   notKept: Array<{ path: string; why: string }>;
-  /** Lanes whose work trees the command removed. */
-  lanes: string[];
+  /** Lanes whose work trees the command removed, with the last checkpoint of each that guard knows. */
+  lanes: Array<{ name: string; checkpoint: string | null }>;
 }
 
 interface PreBody {
@@ -87,8 +88,28 @@ export async function coverageLoss(root: string, preRaw: Buffer | null, post: Ch
     if (await gone(s.path)) loss.notKept.push({ path: s.path, why: whyNotKept(s.reason, typeof s.bytes === 'number' ? s.bytes : undefined, s.kind) });
   }
   const lanes = Array.isArray(body.lanes) ? body.lanes.filter((l): l is string => typeof l === 'string') : [];
-  for (const l of lanes) if (await gone(path.join('.guard', 'lanes', l, '.git'))) loss.lanes.push(l);
+  for (const l of lanes) if (await gone(path.join('.guard', 'lanes', l, '.git'))) loss.lanes.push({ name: l, checkpoint: await laneCheckpoint(root, l) });
   return loss;
+}
+
+/**
+ * A lane's last whole-tree checkpoint, from its git dir
+ * (`.git/worktrees/<id>/guard-last-checkpoint`, which `git clean` does not
+ * reach): the worktree whose `gitdir` file points into the lane. File reads.
+ */
+async function laneCheckpoint(root: string, lane: string): Promise<string | null> {
+  const common = commonDirOf(root);
+  if (!common) return null;
+  const want = path.join(root, '.guard', 'lanes', lane, '.git');
+  const ids = await readdir(path.join(common, 'worktrees')).catch(() => [] as string[]);
+  for (const id of ids) {
+    const dir = path.join(common, 'worktrees', id);
+    const gitdir = (await readFile(path.join(dir, 'gitdir'), 'utf8').catch(() => '')).trim();
+    if (path.resolve(dir, gitdir) !== want) continue;
+    const last = JSON.parse(await readFile(path.join(dir, 'guard-last-checkpoint'), 'utf8').catch(() => 'null')) as { id?: unknown } | null;
+    return typeof last?.id === 'string' ? last.id : null;
+  }
+  return null;
 }
 
 /** The sentences the loss report adds for what the checkpoint kept outside git, what it could not, and lanes. */
@@ -104,9 +125,12 @@ export function coverageSentences(loss: CoverageLoss, checkpoint: string, shellW
     out.push(`GONE FOR GOOD, guard could not keep them: ${list(loss.notKept.map((n) => `${n.path} (${n.why})`))}.`);
   }
   if (loss.lanes.length > 0) {
+    const names = loss.lanes.map((l) => l.name);
+    const last = loss.lanes.filter((l) => l.checkpoint).map((l) => `${l.name}: checkpoint ${l.checkpoint} (git show --stat refs/guard/checkpoints/${l.checkpoint})`);
     out.push(
-      `It removed the work tree of guard lane${loss.lanes.length > 1 ? 's' : ''} ${list(loss.lanes)}: ` +
-        `their commits are safe on ${loss.lanes.map((l) => `guard/${l}`).join(', ')}, uncommitted work after their last checkpoint (guard log) is gone.`,
+      `It removed the work tree of guard lane${names.length > 1 ? 's' : ''} ${list(names)}: ` +
+        `their commits are safe on ${names.map((l) => `guard/${l}`).join(', ')}; ` +
+        `uncommitted work after their last checkpoint is gone, guard did not keep it${last.length ? ` (last kept: ${last.join('; ')})` : ''}.`,
     );
   }
   return out;

@@ -191,10 +191,16 @@ describe('nested repositories and submodules', () => {
 describe('lanes', () => {
   it("a lane's work tree wiped by git clean -ffdx in the main tree is reported", () => {
     const repo = makeRepo({ 'a.txt': 'a\n' });
-    startLane(repo, 'agent-1');
+    const lane = startLane(repo, 'agent-1');
+    writeFileSync(path.join(lane, 'wip.txt'), 'lane work\n');
+    // the lane's own agent ran a command there: its checkpoint holds the lane's work
+    const inLane = JSON.parse(payload(repo, 'ls', 'l1').replace(JSON.stringify(repo.dir), JSON.stringify(lane)));
+    expect(repo.guard(['hook', 'claude'], { input: JSON.stringify(inLane) }).code).toBe(0);
     const msg = shell(repo, 'git clean -ffdx', () => repo.git(['clean', '-ffdxq']));
     expect(existsSync(path.join(repo.dir, '.guard', 'lanes', 'agent-1'))).toBe(false);
-    expect(msg).toMatch(/removed the work tree of guard lane agent-1: their commits are safe on guard\/agent-1/);
+    expect(msg).toMatch(/removed the work tree of guard lane agent-1: their commits are safe on guard\/agent-1; uncommitted work after their last checkpoint is gone/);
+    const id = /last kept: agent-1: checkpoint (\S+)/.exec(msg)![1]!;
+    expect(repo.git(['show', `refs/guard/checkpoints/${id}:wip.txt`])).toBe('lane work\n');
   });
 });
 
