@@ -1,4 +1,5 @@
 import { commonDirOf } from '../git/journal.js';
+import { integrityProblems } from '../flows/integrity.js';
 import type { Output } from '../ui/output.js';
 
 /**
@@ -8,6 +9,5 @@ import type { Output } from '../ui/output.js';
 export async function warnIntegrity(cwd: string, out: Output): Promise<void> {
   const common = commonDirOf(cwd);
   if (!common) return;
-  const { integrityProblems } = await import('../flows/integrity.js');
   for (const p of await integrityProblems(common)) out.warn(`WARNING: ${p.message}\nhint: ${p.hint}`);
 }
