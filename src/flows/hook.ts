@@ -549,7 +549,7 @@ async function shellAfter(repo: Repo, e: HookEvent, command: string, meta: Sessi
   const gate = [...new Set([...entries.flatMap((x) => [x.path, x.oldPath ?? '']), ...outside.kept.map((k) => k.path)])].filter((p) => GATE_FILES.has(p));
   const lostPaths = [...lost.map((c) => c.path), ...outside.kept.map((k) => k.path)];
   await writeRecords(root, [sessionCommit(repo, e, cp.commit, cp.id, 'post', command, now, lostPaths, outside.notKept.map((n) => n.path))], now);
-  const extra = coverageSentences(outside, pre.checkpoint, shellWord);
+  const extra = coverageSentences(outside, pre.checkpoint, shellWord, lost.length > 0);
   if (gate.length > 0) {
     extra.push(
       `WARNING: it changed ${gate.join(', ')}, the hook configuration that runs guard: the safety net may be off from the next session on. ` +

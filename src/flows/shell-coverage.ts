@@ -113,13 +113,13 @@ async function laneCheckpoint(root: string, lane: string): Promise<string | null
 }
 
 /** The sentences the loss report adds for what the checkpoint kept outside git, what it could not, and lanes. */
-export function coverageSentences(loss: CoverageLoss, checkpoint: string, shellWord: (p: string) => string): string[] {
+export function coverageSentences(loss: CoverageLoss, checkpoint: string, shellWord: (p: string) => string, also: boolean): string[] {
   const out: string[] = [];
   const list = (xs: string[]) => xs.slice(0, 10).join(', ') + (xs.length > 10 ? ` and ${xs.length - 10} more` : '');
   if (loss.kept.length > 0) {
     const what = loss.kept.map((k) => `${k.path} (${k.kind === 'nested' ? 'in a nested repository' : 'ignored'}, ${k.how})`);
     const cmd = loss.kept.length <= 20 ? `guard restore ${checkpoint} -- ${loss.kept.map((k) => shellWord(k.path)).join(' ')}` : `guard restore ${checkpoint}`;
-    out.push(`It also took files git does not track: ${list(what)}. guard kept them; to bring them back run: ${cmd}.`);
+    out.push(`${also ? 'It also took' : 'What it took'}: ${list(what)}. guard kept them; to bring them back run: ${cmd}.`);
   }
   if (loss.notKept.length > 0) {
     out.push(`GONE FOR GOOD, guard could not keep them: ${list(loss.notKept.map((n) => `${n.path} (${n.why})`))}.`);
