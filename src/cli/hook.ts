@@ -9,7 +9,7 @@ import type { HookArgs } from './spec.js';
  * `guard hook HARNESS`: one payload on stdin, one answer on stdout in that
  * harness's protocol. Every failure (a payload guard cannot read, a bad
  * config, a git error, a bug, running out of time) is answered in the
- * harness's blocking form: all six harnesses let a tool run when a hook
+ * harness's blocking form: every harness lets a tool run when a hook
  * crashes, so guard never exits in a way they read as "go ahead". (A
  * SIGKILL cannot be answered from inside: the command `guard init --agent`
  * installs turns any non-zero exit into a block, see flows/agents.ts.)
