@@ -7,6 +7,8 @@ import { isAutoMode } from '../ui/auto-mode.js';
 import { boundFiles, type Output } from '../ui/output.js';
 import { withTimeout } from '../flows/context.js';
 import type { CheckArgs } from './spec.js';
+// (static: check is on the hot path, bundled into main.js; the check itself is file reads)
+import { warnIntegrity } from './integrity-warn.js';
 
 export async function run(a: CheckArgs, out: Output): Promise<number> {
   if (answerProbe('check')) return EXIT.blocked; // integrity: guard doctor runs the hook to see that it blocks
@@ -14,6 +16,7 @@ export async function run(a: CheckArgs, out: Output): Promise<number> {
     check({ cwd: a.cwd, auto: isAutoMode(a.auto), color: out.ttyColor, ...(deadline ? { deadline } : {}) }),
   );
   out.result('check', { ...result, ...boundFiles(result.files, a.limit) });
+  await warnIntegrity(a.cwd, out);
   if (result.bypassed) {
     const { commit, paths, base } = result.bypassed;
     out.warn(

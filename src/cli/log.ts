@@ -25,6 +25,7 @@ export async function run(a: LogArgs, out: Output): Promise<number> {
   if (!Number.isInteger(limit) || limit < 0) {
     throw new GuardError('E_USAGE', `--limit ${String(a.limit)} is not a count`, 'pass a whole number of entries, e.g. --limit 20 (0 shows only how many there are)');
   }
+  await (await import('./integrity-warn.js')).warnIntegrity(cwd, out);
   const r = await log({ cwd, color: out.ttyColor, limit, ...(a.session !== undefined ? { session: a.session } : {}) });
   for (const ref of r.skipped) out.warn(`skipped ${ref}: not a readable guard record (edited by hand?)`);
   out.result('log', r);
@@ -38,12 +39,20 @@ export async function run(a: LogArgs, out: Output): Promise<number> {
   return EXIT.ok;
 }
 
+/** Files a checkpoint could not keep (over the cap or the budget), or that a shell call took and no checkpoint held: named. */
+function notKeptNote(e: LogEntry): string {
+  const gone = 'notKept' in e && Array.isArray(e.notKept) ? e.notKept : [];
+  if (gone.length > 0) return `  GONE, NOT KEPT: ${gone.map(quotePath).join(', ')}`;
+  const skipped = 'skippedCount' in e && typeof e.skippedCount === 'number' ? e.skippedCount : 0;
+  return skipped > 0 ? `  (${skipped} not kept: guard log --json names them)` : '';
+}
+
 /** time, kind, path or reason, decision, ref: one line per entry. */
 function line(e: LogEntry, out: Output): string {
   const { c } = out;
   const time = e.time.replace('T', ' ').replace(/\.\d+Z$/, 'Z');
   if (e.kind === 'checkpoint') {
-    const lost = 'lost' in e && Array.isArray(e.lost) ? `  LOST: ${e.lost.map(quotePath).join(', ')}` : '';
+    const lost = ('lost' in e && Array.isArray(e.lost) ? `  LOST: ${e.lost.map(quotePath).join(', ')}` : '') + notKeptNote(e);
     const what = (e.paths ? `${e.reason} [${e.paths.map(quotePath).join(', ')}]` : e.reason) + lost;
     return `${c.dim(time)}  ${c.cyan('checkpoint')}  ${what}  ${c.bold(e.id)}`;
   }

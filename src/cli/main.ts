@@ -28,6 +28,7 @@ const COMMANDS: { [N in CommandName]: () => Promise<CommandModule<N>> } = {
   hook: () => import('./hook.js'),
   rewind: () => import('./rewind.js'),
   'verify-refs': () => import('./verify-refs.js'),
+  recover: () => import('./recover.js'),
 };
 
 /**

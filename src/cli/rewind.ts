@@ -4,6 +4,8 @@ import type { Output } from '../ui/output.js';
 import type { RewindArgs } from './spec.js';
 
 export async function run(a: RewindArgs, out: Output): Promise<number> {
+  // first: with its refs removed outside guard, "no session" is not the news
+  await (await import('./integrity-warn.js')).warnIntegrity(a.cwd, out);
   const r = await rewind({
     cwd: a.cwd,
     color: out.ttyColor,

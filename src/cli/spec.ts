@@ -160,6 +160,11 @@ export const COMMANDS = {
     positionals: [],
     flags: {},
   },
+  recover: {
+    describe: "put back guard's refs that were removed outside guard, from its journal (.git/guard/journal)",
+    positionals: [],
+    flags: {},
+  },
   'verify-refs': {
     describe: 'the gate on every branch move: the reference-transaction hook runs it with the ref updates on stdin',
     positionals: [],
@@ -222,6 +227,7 @@ export type DoctorArgs = ArgsOf<'doctor'>;
 export type HookArgs = ArgsOf<'hook'>;
 export type RewindArgs = ArgsOf<'rewind'>;
 export type VerifyRefsArgs = ArgsOf<'verify-refs'>;
+export type RecoverArgs = ArgsOf<'recover'>;
 
 export function camel(name: string): string {
   return name.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());

@@ -100,6 +100,12 @@ export async function doctor(opts: DoctorOptions): Promise<DoctorResult> {
   // harnesses not set up here: one line, not one each
   const absent = agents.filter((a) => a.state === 'absent').map((a) => a.harness);
   if (absent.length) checks.push(ok('agent:absent', `no agent harness set up here (${absent.join(', ')}): guard init --agent NAME adds guard's hook`));
+  // the net itself: refs removed outside guard, hooks or harness configuration gone (flows/integrity.ts)
+  // (the hooks only when the checks above found them in order: they say more about a hook that is there)
+  const hookFailed = checks.some((c) => !c.ok && c.severity === 'error' && (c.id === 'hook' || c.id === 'hooks-path'));
+  for (const p of await (await import('./integrity.js')).integrityProblems(main.commonDir)) {
+    if (p.id !== 'hooks' || !hookFailed) checks.push(bad(`integrity:${p.id}`, 'error', p.message, p.hint));
+  }
   // integrity: a branch that moved past the gate (hooks off, a ref file written by hand)
   checks.push(...(await (await import('./doctor-hooks.js')).bypassChecks(main, objects[0]?.type === 'commit' ? objects[0].oid : null)));
   return { root: main.root, active: !checks.some((c) => c.severity === 'error'), checks, refs: refs.counts };

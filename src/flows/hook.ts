@@ -24,6 +24,8 @@ import { readSessionEvents, sessionEventCommit, sessionMessage, sessionPrefix } 
 import { askedStep, noteEvent, sessionBases, shellBefore as indexedShellBefore, type SessionBaseOf } from '../git/session-index.js';
 import { parseRecordMessage } from '../core/record.js';
 import { configAt, laneOf } from './context.js';
+import { coverageLoss, coverageSentences } from './shell-coverage.js';
+import { integrityProblems, integritySentence } from './integrity.js';
 
 /**
  * `guard hook`: one tool call of an agent harness, already translated
@@ -108,8 +110,18 @@ export async function runHook(opts: HookOptions): Promise<HookResult> {
   if (!repo) return { outcome: NONE, notes: [`${e.cwd} is not in a git work tree: no opinion`] };
   const now = opts.now ?? new Date();
   const meta: SessionMeta = { harness: e.harness, session: e.sessionId, toolCall: e.toolCallId };
-  if (e.action.kind === 'shell') return e.phase === 'pre' ? shellBefore(repo, e, e.action.command, meta, now) : shellAfter(repo, e, e.action.command, meta, now);
-  return e.phase === 'pre' ? writeBefore(repo, e, e.action.files, opts.auto, now) : writeAfter(repo, e, meta, now);
+  // the net itself first (file reads only): removed outside guard, it is said before anything runs
+  const problems = await integrityProblems(repo.commonDir);
+  if (problems.length > 0 && e.phase === 'pre') {
+    return { outcome: { kind: 'deny', reason: `${integritySentence(problems)} guard blocks tool calls until a person has looked: tell the user to run guard doctor, then guard recover (or guard init).` }, notes: [] };
+  }
+  let r: HookResult;
+  if (e.action.kind === 'shell') r = await (e.phase === 'pre' ? shellBefore(repo, e, e.action.command, meta, now) : shellAfter(repo, e, e.action.command, meta, now));
+  else r = await (e.phase === 'pre' ? writeBefore(repo, e, e.action.files, opts.auto, now) : writeAfter(repo, e, meta, now));
+  if (problems.length === 0) return r;
+  const said = integritySentence(problems);
+  const outcome: Outcome = r.outcome.kind === 'inform' ? { kind: 'inform', message: `${r.outcome.message} ${said}` } : { kind: 'inform', message: `guard: ${said} Tell the user: the safety net is down until guard recover (or guard init) is run.` };
+  return { ...r, outcome };
 }
 
 /* ------------------------------------------------------------ placing */
@@ -524,7 +536,14 @@ async function noteShell(repo: Repo, e: HookEvent, phase: 'pre' | 'post', at: { 
   await packWhenLoose(repo.commonDir, repo.root);
 }
 
-function sessionCommit(repo: Repo, e: HookEvent, commit: string, id: string, phase: 'pre' | 'post', command: string, now: Date, lost?: string[]): RecordCommit {
+
+/** The report's head when the command took only what lies outside the work tree's tree. */
+function outsideMessage(command: string): string {
+  const shown = command.length > 80 ? command.slice(0, 77) + '...' : command;
+  return `guard: the command \`${shown}\` took work that git does not track. Nothing was undone. Do not carry on as if the files were still there: tell the user, and do not run commands that discard uncommitted work.`;
+}
+
+function sessionCommit(repo: Repo, e: HookEvent, commit: string, id: string, phase: 'pre' | 'post', command: string, now: Date, lost?: string[], notKept?: string[]): RecordCommit {
   return sessionEventCommit(
     commit,
     {
@@ -540,6 +559,7 @@ function sessionCommit(repo: Repo, e: HookEvent, commit: string, id: string, pha
       time: now.toISOString(),
       command: oneLine(command),
       ...(lost ? { lost } : {}),
+      ...(notKept?.length ? { notKept } : {}),
     },
     now,
   );
@@ -556,22 +576,25 @@ export function shellWord(p: string): string {
 }
 
 /** The checkpoint before this shell call (this tool call's, or the latest one's): from the session index, else the refs. */
-async function preShellOf(repo: Repo, e: HookEvent): Promise<{ commit: string; checkpoint: string } | null> {
+async function preShellOf(repo: Repo, e: HookEvent): Promise<{ commit: string; checkpoint: string; checkpointRev: string } | null> {
+  // the index names the checkpoint commit itself; a step read from the refs is the event commit, whose parent it is
   const indexed = await indexedShellBefore(repo, e.harness, e.sessionId, e.toolCallId);
-  if (indexed !== undefined) return indexed;
+  if (indexed !== undefined) return indexed && { ...indexed, checkpointRev: indexed.commit };
   const events = await readSessionEvents(repo.root, sessionPrefix(e.harness, e.sessionId));
   const pres = events.filter((x) => x.kind === 'shell' && x.phase === 'pre' && x.worktree === repo.root);
-  return (e.toolCallId ? pres.filter((x) => x.toolCall === e.toolCallId) : pres).pop() ?? null;
+  const pre = (e.toolCallId ? pres.filter((x) => x.toolCall === e.toolCallId) : pres).pop();
+  return pre ? { ...pre, checkpointRev: `${pre.commit}^` } : null;
 }
 
 async function shellAfter(repo: Repo, e: HookEvent, command: string, meta: SessionMeta, now: Date): Promise<HookResult> {
   const root = repo.root;
-  const [pre, cp, [configBlob]] = await Promise.all([
+  const [pre, cp] = await Promise.all([
     preShellOf(repo, e),
     checkpoint(repo, { reason: `after ${e.harness} shell: ${oneLine(command)}`, command: 'hook', lane: laneOf(root), session: meta, now }),
-    catFileBatch(root, [`HEAD:${CONFIG_FILE}`], READ_CAP),
   ]);
   const postAt = { commit: cp.commit, checkpoint: cp.id, time: now.toISOString(), ref: '' };
+  // the config, and the checkpoint before the command: what it kept outside git
+  const [configBlob, preCp] = await catFileBatch(root, [`HEAD:${CONFIG_FILE}`, ...(pre ? [pre.checkpointRev] : [])], READ_CAP);
   if (!pre) {
     const step = sessionCommit(repo, e, cp.commit, cp.id, 'post', command, now);
     await writeRecords(root, [step], now);
@@ -589,13 +612,26 @@ async function shellAfter(repo: Repo, e: HookEvent, command: string, meta: Sessi
   // small edits), every file it took lines from.
   const total = classified.reduce((n, c) => n + c.linesDeleted, 0);
   const lost = classified.filter((c) => ((c.status === 'delete' || c.status === 'replace') && c.needsApproval) || (total >= config.lineThreshold && c.linesDeleted > 0));
-  const step = sessionCommit(repo, e, cp.commit, cp.id, 'post', command, now, lost.map((c) => c.path));
+  // what it took outside the work tree's tree (ignored files, nested repositories, lanes, files over the cap),
+  // and the harness hook configuration it changed (shell-coverage.ts)
+  const outside = await coverageLoss(root, preCp?.type === 'commit' ? (preCp.data ?? null) : null, cp);
+  const gate = [...new Set([...entries.flatMap((x) => [x.path, x.oldPath ?? '']), ...outside.kept.map((k) => k.path)])].filter((p) => GATE_FILES.has(p));
+  const lostPaths = [...lost.map((c) => c.path), ...outside.kept.map((k) => k.path)];
+  const step = sessionCommit(repo, e, cp.commit, cp.id, 'post', command, now, lostPaths, outside.notKept.map((n) => n.path));
   await writeRecords(root, [step], now);
   await noteShell(repo, e, 'post', { ...postAt, ref: step.ref! });
-  if (lost.length === 0) return { outcome: NONE, checkpoint: cp.id, notes: [] };
+  const extra = coverageSentences(outside, pre.checkpoint, shellWord, lost.length > 0);
+  if (gate.length > 0) {
+    extra.push(
+      `WARNING: it changed ${gate.join(', ')}, the hook configuration that runs guard: the safety net may be off from the next session on. ` +
+        `The person must check it (guard doctor); the earlier version: guard restore ${pre.checkpoint} -- ${gate.map(shellWord).join(' ')}.`,
+    );
+  }
+  if (lost.length === 0 && extra.length === 0) return { outcome: NONE, checkpoint: cp.id, notes: [] };
   const paths = lost.map((c) => c.oldPath ?? c.path);
   const restore = paths.length <= 20 ? `guard restore ${pre.checkpoint} -- ${paths.map(shellWord).join(' ')}` : `guard restore ${pre.checkpoint}`;
   const rewind = `guard rewind ${shellWord(e.sessionId)}`;
   const judged: Judged[] = lost.map((c) => ({ ...judgedOf(c), needsApproval: true }));
-  return { outcome: { kind: 'inform', message: lossMessage(command, judged, restore, rewind) }, checkpoint: cp.id, files: judged.map((j) => ({ ...j, decision: 'lost' })), notes: [] };
+  const head = lost.length > 0 ? lossMessage(command, judged, restore, rewind) : outsideMessage(command);
+  return { outcome: { kind: 'inform', message: [head, ...extra].join(' ') }, checkpoint: cp.id, files: judged.map((j) => ({ ...j, decision: 'lost' })), notes: [] };
 }

@@ -49,6 +49,7 @@ export async function init(opts: InitOptions): Promise<InitResult> {
     const hooksDir = await installPlainHook(repo, changed, warnings, opts.global === true);
     await trailerHook(hooksDir, path.relative(repo.root, hooksDir) || hooksDir, changed);
     await common(repo, opts, changed, warnings);
+    await recordGate(repo, hooksDir, opts.agents);
     return { root: repo.root, hooksPath: hooksDir, packageManager: 'global', changed, warnings };
   }
   const manager = detected.manager;
@@ -93,6 +94,7 @@ export async function init(opts: InitOptions): Promise<InitResult> {
   const folder = path.relative(repo.root, detected.dir).split(path.sep).join('/');
   changed.push(...(await (await import('./branch-gate.js')).installBranchGate(repo, HUSKY_DIR, HOOKS_PATH, { folder, yarnPnp: manager === 'yarn-pnp' })));
   await common(repo, opts, changed, warnings);
+  await recordGate(repo, path.join(repo.root, HOOKS_PATH), opts.agents);
   return { root: repo.root, hooksPath: HOOKS_PATH, packageManager: manager, changed, warnings };
 }
 
@@ -108,6 +110,15 @@ function inFolder(script: string, rel: string, manager: PackageManager): string 
     .replace(/^command -v guard/m, `export PATH=${quoted}/node_modules/.bin:"$PATH"\ncommand -v guard`)
     // a lane's fallback to the main tree's guard: that line is inside double quotes
     .replace(')")/node_modules/.bin', `)")/${rel.replace(/["$`\\]/g, '\\$&')}/node_modules/.bin`);
+}
+
+/** What guard installed, for the doors to notice its removal (flows/integrity.ts). */
+async function recordGate(repo: Repo, hooksDir: string, agents: readonly string[] | undefined): Promise<void> {
+  const [{ CONFIG_FILES, agentNames }, { PLUGIN_FILES }] = await Promise.all([import('./agents.js'), import('./plugins.js')]);
+  // a command-hook harness's config, or a plugin harness's plugin file (Cline, opencode, Kilo)
+  const where: Record<string, string> = { ...CONFIG_FILES, ...PLUGIN_FILES };
+  const files = agents?.length ? agentNames(agents).map((h) => ({ harness: h, file: path.join(repo.root, where[h]!) })) : [];
+  await (await import('./integrity.js')).recordGate(repo.commonDir, hooksDir, files);
 }
 
 /** What every route does: the default config and `.guard/` excluded. */

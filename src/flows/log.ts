@@ -51,6 +51,8 @@ export interface SessionCheckpointEntry extends CheckpointEntry {
   phase: 'pre' | 'post';
   /** After a shell call: the paths it destroyed. */
   lost?: string[];
+  /** Gone after a shell call and in no checkpoint (over the cap or the budget). */
+  notKept?: string[];
 }
 
 export type LogEntry = CheckpointEntry | DecisionEntry;
@@ -302,6 +304,7 @@ export async function readSessionLog(root: string, session: string): Promise<{ e
     tool: e.tool,
     phase: e.phase,
     ...(e.lost?.length ? { lost: e.lost } : {}),
+    ...(e.notKept?.length ? { notKept: e.notKept } : {}),
   }));
   const decisions = all.entries.filter((e) => e.kind === 'decision' && e.session === session);
   const entries: LogEntry[] = [...steps, ...decisions];

@@ -44,7 +44,7 @@ export async function restore(opts: RestoreFlowOptions): Promise<RestoreFlowResu
     rels.push((await resolveInside(repo.root, shown)).rel);
   }
   const whole = opts.paths.length === 0 || rels.length < opts.paths.length;
-  if (!whole) await namedPathsExist(repo.root, target.tree, target.id, rels);
+  if (!whole) await namedPathsExist(repo.root, target.tree, target.id, rels, target.kept);
   // One writer at a time: a review or write into this tree finishes first (restore is short; it waits).
   const lock = await lockTree(repo, `guard restore ${target.id}`, { waitMs: LOCK_WAIT_MS });
   try {
@@ -61,11 +61,12 @@ export async function restore(opts: RestoreFlowOptions): Promise<RestoreFlowResu
  * work tree has no file at is a typo, not "nothing to restore": said, with the
  * hint, before anything is written. One cat-file for all the paths.
  */
-async function namedPathsExist(root: string, tree: string, id: string, rels: readonly string[]): Promise<void> {
+async function namedPathsExist(root: string, tree: string, id: string, rels: readonly string[], kept: string | null): Promise<void> {
   const asked = rels.filter((p) => !p.includes('\n'));
-  const found = await catFileBatch(root, asked.map((p) => `${tree}:${p}`), 0, () => true);
+  // (and in the tree of ignored and nested files the checkpoint kept, git/kept.ts: same cat-file)
+  const found = await catFileBatch(root, [...asked.map((p) => `${tree}:${p}`), ...(kept ? asked.map((p) => `${kept}:${p}`) : [])], 0, () => true);
   for (const [i, p] of asked.entries()) {
-    if (found[i]) continue;
+    if (found[i] || found[asked.length + i]) continue;
     if (await lstat(path.join(root, p)).then(() => true, () => false)) continue;
     throw new GuardError('E_USAGE', `checkpoint ${id} has no ${quotePath(p)}, and neither has the work tree`, `git ls-tree -r --name-only ${REFS.checkpoints}${id} lists what it holds`);
   }

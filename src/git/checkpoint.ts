@@ -11,6 +11,7 @@ import { REFS, importCommits, newRef, packedRefOid, type RecordCommit } from './
 import { eolConverted, storeRawBytes } from './rawbytes.js';
 import { git, gitFailure, gitSpawnArgs, splitZ } from './run.js';
 import { processAlive as alive } from './alive.js';
+import { keptLimits, planKept, presentLanes, submodulePaths, type KeptMemory } from './kept.js';
 
 export interface Checkpoint {
   /** The ref, e.g. refs/guard/checkpoints/20261123T020512Z-9f3ab2c1; `guard restore` takes its last part. */
@@ -24,6 +25,11 @@ export interface Checkpoint {
   reused: boolean;
   /** Untracked files this checkpoint does not hold, each with why (also in its commit message). */
   skipped: SkippedFile[];
+  /**
+   * The commit whose tree holds the ignored files and nested repositories'
+   * files this checkpoint kept (git/kept.ts), a parent of the checkpoint; null: none.
+   */
+  kept?: string | null;
 }
 
 /** An untracked file a whole-tree checkpoint left out, and why: never a silent drop. */
@@ -35,8 +41,10 @@ export interface SkippedFile {
    * - `name`: git refuses the name (e.g. `git~1`, which is `.git` on NTFS);
    * - `repository`: a nested git repository (its own history keeps it).
    */
-  reason: 'size' | 'time' | 'name' | 'repository';
+  reason: 'size' | 'time' | 'name' | 'repository' | 'budget' | 'folder' | 'unreadable';
   bytes?: number;
+  /** Outside the work tree's own tree (git/kept.ts): an ignored file or folder, or inside a nested repository. */
+  kind?: 'ignored' | 'nested';
 }
 
 export interface CheckpointOptions {
@@ -62,6 +70,17 @@ export interface CheckpointOptions {
    * the last one was reused. Their own marks must stay below 1,000,000.
    */
   records?: (cp: { ref: string; id: string; commit: string }) => RecordCommit[];
+}
+
+/** What a checkpoint's message says of its kept tree (git/kept.ts) and of the lanes present. */
+export interface KeptBody {
+  /** The kept commit's place among the checkpoint's parents (0-based); absent when nothing is kept. */
+  parent?: number;
+  files: number;
+  bytes: number;
+  folders: string[];
+  nested: string[];
+  lanes: string[];
 }
 
 /** Who a checkpoint or decision was for: harness, session id and tool-call id (DESIGN.md "session"). */
@@ -187,6 +206,7 @@ const KEPT_UNTRACKED_MAX = 10_000;
 /** The checkpoint commit's fast-import mark, and its staged index's (a caller's records use marks below these). */
 const CHECKPOINT_MARK = 1_000_001;
 const INDEX_MARK = 1_000_002;
+const KEPT_MARK = 1_000_003;
 
 /**
  * Record the full state of a work tree (tracked files and untracked files
@@ -213,7 +233,7 @@ export async function checkpoint(repo: Repo, opts: CheckpointOptions): Promise<C
 export function checkpointMessage(
   repo: Pick<Repo, 'root'>,
   opts: CheckpointOptions,
-  { now, head, index, skipped }: { now: Date; head: string | null; index: string | null; skipped: readonly SkippedFile[] },
+  { now, head, index, skipped, kept }: { now: Date; head: string | null; index: string | null; skipped: readonly SkippedFile[]; kept?: KeptBody },
 ): string {
   const body = {
     v: RECORD_VERSION,
@@ -232,6 +252,9 @@ export function checkpointMessage(
     // Untracked files left out (over the cap, past the budget, refused by git): never a silent drop.
     skipped: skipped.length > 0 ? skipped.slice(0, SKIP_LIST_MAX) : undefined,
     skippedCount: skipped.length > 0 ? skipped.length : undefined,
+    // ignored files and nested repositories' files: which parent holds them (git/kept.ts), lanes present
+    kept: kept?.parent !== undefined ? { parent: kept.parent, files: kept.files, bytes: kept.bytes, folders: kept.folders.length ? kept.folders : undefined, nested: kept.nested.length ? kept.nested : undefined } : undefined,
+    lanes: kept?.lanes.length ? kept.lanes : undefined,
     ...(opts.session ? { harness: opts.session.harness, session: opts.session.session, toolCall: opts.session.toolCall } : {}),
   };
   return `guard checkpoint: ${opts.reason}\n\n${JSON.stringify(body)}\n`;
@@ -367,7 +390,7 @@ async function checkpointTree(repo: Repo, opts: CheckpointOptions): Promise<Chec
 
     // tracked files (and deletions) and the untracked ones at once; those below, under the cap and the budget
     // (--verbose: "add 'P'" for each file hashed to a new blob, "remove 'P'" (C locale) for each gone)
-    const [adding, head, , staged, names] = await Promise.all([
+    const [adding, head, , staged, names, ignored] = await Promise.all([
       // (no exclude pathspec here: git matches it against every tracked path, ~5 ms at 20,000, and it
       // keeps nothing out: a temp file the user's index tracks stays in the tree with or without it)
       git([...STRICT_STAT, 'add', '-u', '--verbose', '--ignore-errors', '--', ':(top)'], { cwd, env: { ...env, LC_ALL: 'C', LANGUAGE: 'C' } }),
@@ -375,10 +398,20 @@ async function checkpointTree(repo: Repo, opts: CheckpointOptions): Promise<Chec
       removeStaleIndexes(repo.gitDir),
       stagedSeeded ? git(['write-tree'], { cwd, env: { ...trusted, GIT_INDEX_FILE: stagedIndex }, okCodes: [128] }) : null,
       git([...STRICT_STAT, 'ls-files', '-o', '--exclude-standard', '-z', '--', ...WHOLE_TREE], { cwd, env }).then((r) => splitZ(r.stdout)),
+      // the ignored files (wholly ignored folders once, with a trailing /), for the kept tree (git/kept.ts)
+      git(['ls-files', '-z', '--others', '--ignored', '--exclude-standard', '--directory', '--no-empty-directory'], { cwd, env }).then((r) => splitZ(r.stdout)),
     ]);
     let skipped: SkippedFile[] = [];
     let added: string[] = [];
-    if (names.length > 0) ({ skipped, added } = await addUntracked(repo, env, names, { maxBytes, budgetMs }));
+    const nested = [...names.filter((n) => n.endsWith('/')), ...(await submodulePaths(cwd))];
+    const algo = head ? (head.length === 64 ? 'sha256' : 'sha1') : previous?.commit ? (previous.commit.length === 64 ? 'sha256' : 'sha1') : null;
+    const [untracked, keptPlan, lanes] = await Promise.all([
+      names.length > 0 ? addUntracked(repo, env, names, { maxBytes, budgetMs }) : null,
+      planKept(cwd, { ignored, nested }, previous?.keptMemory ?? null, algo, keptLimits()),
+      repo.gitDir === repo.commonDir ? presentLanes(cwd) : Promise.resolve([] as string[]),
+    ]);
+    if (untracked) ({ skipped, added } = untracked);
+    skipped.push(...keptPlan.skipped);
     // null when the index could not be written as a tree (a merge in progress): only the work tree is kept
     const indexTree = stagedKnown !== undefined ? stagedKnown : staged && staged.code === 0 ? staged.stdout.toString().trim() : null;
     faultPoint('checkpoint:after-add');
@@ -409,15 +442,21 @@ async function checkpointTree(repo: Repo, opts: CheckpointOptions): Promise<Chec
       keptName = `guard-index.${key}.${randomBytes(4).toString('hex')}`;
       await rename(tmpIndex, path.join(repo.gitDir, keptName)).catch(() => (keptName = null));
     }
+    const keptFiles = { files: keptPlan.files, folders: keptPlan.bigFolders };
     const remember = { head, userIndexKey: key, stagedTree: indexTree, keptIndex: keptName, untracked: keptName ? untrackedNow : [] };
+    // the kept commit: the last one when it holds exactly this, else a new one (null: nothing kept)
+    const keptReused = keptPlan.reuse ? previous!.keptMemory!.commit : null;
+    const keptNone = keptPlan.files.length === 0;
 
     // (a tree fast-import has yet to make differs from the last one: kept with the index beside it)
     const index = indexTree && indexTree !== tree ? indexTree : null;
-    if (previous && tree !== null && previous.tree === tree && previous.index === index && sameSkips(previous.skipped, skipped)) {
-      const cp = { ref: previous.ref, id: previous.id, commit: previous.commit, tree: previous.tree, index: previous.index, skipped, reused: true };
+    const sameKept = keptNone ? !previous?.keptCommitOf : keptReused !== null && previous?.keptCommitOf === keptReused;
+    const sameLanes = JSON.stringify(previous?.lanes ?? []) === JSON.stringify(lanes);
+    if (previous && tree !== null && previous.tree === tree && previous.index === index && sameSkips(previous.skipped, skipped) && sameKept && sameLanes) {
+      const cp = { ref: previous.ref, id: previous.id, commit: previous.commit, tree: previous.tree, index: previous.index, skipped, reused: true, kept: previous.keptCommitOf ?? null };
       const records = opts.records?.({ id: cp.id, ref: cp.ref, commit: cp.commit }) ?? [];
       await Promise.all([
-        rememberLast(repo, { ...cp, reused: false, ...remember, indexCommit: previous.indexCommit }),
+        rememberLast(repo, { ...cp, reused: false, ...remember, indexCommit: previous.indexCommit, keptMemory: { commit: previous.keptMemory?.commit ?? '', ...keptFiles }, keptCommitOf: previous.keptCommitOf, lanes }),
         records.length > 0 ? importCommits(cwd, records, opts.now ?? new Date(), { env: trusted }) : null,
       ]);
       return cp;
@@ -426,7 +465,6 @@ async function checkpointTree(repo: Repo, opts: CheckpointOptions): Promise<Chec
     const now = opts.now ?? new Date();
     const ref = newRef(REFS.checkpoints, now);
     const id = checkpointId(ref);
-    const message = checkpointMessage(repo, opts, { now, head, index, skipped });
     const commits: RecordCommit[] = [];
     const merges: string[] = [];
     if (index) {
@@ -438,15 +476,28 @@ async function checkpointTree(repo: Repo, opts: CheckpointOptions): Promise<Chec
         merges.push(`:${INDEX_MARK}`);
       }
     }
+    // the kept tree: a parent of its own (reachable, so gc keeps it), after HEAD and the index
+    let keptParent: number | undefined;
+    if (!keptNone) {
+      keptParent = (head ? 1 : 0) + merges.length;
+      if (keptReused) merges.push(keptReused);
+      else {
+        commits.push({ mark: KEPT_MARK, parent: null, message: 'guard checkpoint: ignored files and nested repositories\n', changes: keptPlan.changes });
+        merges.push(`:${KEPT_MARK}`);
+      }
+    }
+    const keptBody: KeptBody = { ...(keptParent !== undefined ? { parent: keptParent } : {}), files: keptPlan.files.length, bytes: keptPlan.bytes, folders: keptPlan.folders, nested: keptPlan.nested, lanes };
+    const message = checkpointMessage(repo, opts, { now, head, index, skipped, kept: keptBody });
     commits.push({ ref, mark: CHECKPOINT_MARK, parent: head, merges, tree: tree ?? previous!.tree, message, changes: tree === null ? onDisk! : [] });
     commits.push(...(opts.records?.({ id, ref, commit: `:${CHECKPOINT_MARK}` }) ?? []));
     faultPoint('checkpoint:before-update-ref');
-    const ask = merges[0] === `:${INDEX_MARK}` ? [CHECKPOINT_MARK, INDEX_MARK] : [CHECKPOINT_MARK];
+    const ask = [CHECKPOINT_MARK, ...(merges[0] === `:${INDEX_MARK}` ? [INDEX_MARK] : []), ...(merges.includes(`:${KEPT_MARK}`) ? [KEPT_MARK] : [])];
     const written = await importCommits(cwd, commits, now, { env: trusted, ask });
     const { commit, tree: made } = written.get(CHECKPOINT_MARK)!;
-    const indexCommit = written.get(INDEX_MARK)?.commit ?? merges[0];
-    const cp: Checkpoint = { ref, id, commit, tree: made, index, reused: false, skipped };
-    await rememberLast(repo, { ...cp, ...remember, indexCommit });
+    const indexCommit = index ? (written.get(INDEX_MARK)?.commit ?? merges[0]) : undefined;
+    const keptCommit = keptNone ? null : (written.get(KEPT_MARK)?.commit ?? keptReused);
+    const cp: Checkpoint = { ref, id, commit, tree: made, index, reused: false, skipped, kept: keptCommit };
+    await rememberLast(repo, { ...cp, ...remember, indexCommit, keptMemory: keptCommit ? { commit: keptCommit, ...keptFiles } : { commit: '', ...keptFiles }, keptCommitOf: keptCommit ?? undefined, lanes });
     return cp;
   } finally {
     await Promise.all([rm(tmpIndex, { force: true }), dropKeptIndexes(repo.gitDir, keptName), rm(stagedIndex, { force: true })]);
@@ -640,6 +691,10 @@ interface LastCheckpoint extends Checkpoint {
   /** guard's own index after this checkpoint (a file in the git dir), and the untracked files it holds. */
   keptIndex: string | null;
   untracked: string[];
+  /** The kept tree's files as last seen (git/kept.ts), and the kept commit of this checkpoint. */
+  keptMemory?: KeptMemory;
+  keptCommitOf?: string;
+  lanes?: string[];
 }
 
 async function lastCheckpoint(repo: Repo): Promise<LastCheckpoint | null> {

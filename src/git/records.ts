@@ -6,6 +6,7 @@ import { GuardError } from '../core/errors.js';
 import { recordId } from '../core/record.js';
 import type { DiffEntry } from './diff.js';
 import { git, gitEnv, gitSpawnArgs } from './run.js';
+import { commonDirOf, noteGone, noteTips } from './journal.js';
 
 export const REFS = {
   root: 'refs/guard/',
@@ -40,6 +41,8 @@ export interface RecordCommit {
 }
 
 const COMMITTER = 'guard <guard@localhost>';
+/** Marks given to commits that have a ref but no mark of their own (callers' marks stay below). */
+const JOURNAL_MARKS = 2_000_000;
 /** git's null object id: "no object" in update-index input and in trailers for a deletion. */
 export const ZERO_OID = '0000000000000000000000000000000000000000';
 /** fast-import needs a ref for every commit; `reset` to the null id at the end deletes it. */
@@ -80,7 +83,12 @@ export async function importCommits(cwd: string, commits: readonly RecordCommit[
   const parts: Buffer[] = [Buffer.from('feature done\n')];
   const SCRATCH = SCRATCH_PREFIX + randomBytes(6).toString('hex');
   const scratch: string[] = [];
-  for (const c of commits) {
+  // each ref's commit is noted in guard's journal (journal.ts): a mark to ask its id by
+  const noted: Array<{ ref: string; mark: number }> = [];
+  let nextMark = JOURNAL_MARKS;
+  for (const c0 of commits) {
+    const c = c0.ref !== undefined && !c0.mark ? { ...c0, mark: nextMark++ } : c0;
+    if (c.ref !== undefined) noted.push({ ref: c.ref, mark: c.mark! });
     // an intermediate commit goes on a scratch ref of its own (a parentless one must not
     // follow another's tip), deleted at the end
     let branch = c.ref;
@@ -105,6 +113,7 @@ export async function importCommits(cwd: string, commits: readonly RecordCommit[
   // "<oid> LF" for get-mark; "040000 tree <oid> HT LF" for ls of the root
   const ask = opts.ask ?? [];
   for (const m of ask) parts.push(Buffer.from(`get-mark :${m}\nls :${m} ""\n`));
+  for (const n of noted) parts.push(Buffer.from(`get-mark :${n.mark}\n`));
   parts.push(Buffer.from('done\n'));
   let out: string;
   try {
@@ -121,6 +130,8 @@ export async function importCommits(cwd: string, commits: readonly RecordCommit[
     if (!OID.test(commit) || !OID.test(tree)) throw new GuardError('E_RECORD', `git fast-import did not say what it wrote for mark :${m}`, 'run guard again; GUARD_DEBUG=1 shows more');
     written.set(m, { commit, tree });
   });
+  const tips = noted.map((n, i) => ({ ref: n.ref, oid: lines[2 * ask.length + i]?.trim() ?? '' })).filter((t) => OID.test(t.oid));
+  noteTips(commonDirOf(cwd), tips);
   return written;
 }
 
@@ -175,6 +186,7 @@ export async function deleteRefs(cwd: string, refs: ReadonlyArray<{ ref: string;
   if (refs.length === 0) return;
   const input = refs.map((r) => `delete ${r.ref}\0${r.oid}\0`).join('');
   await git(['update-ref', '--stdin', '-z'], { cwd, input });
+  noteGone(commonDirOf(cwd), refs.map((r) => r.ref));
 }
 
 export interface RefType {

@@ -25,6 +25,8 @@ export interface CheckpointInfo {
   reason: string | null;
   /** Untracked files the checkpoint left out (too large, past its time budget, refused by git): never removed by a restore. */
   skipped: string[];
+  /** The commit holding the ignored files and nested repositories' files it kept (git/kept.ts); null: none. */
+  kept: string | null;
 }
 
 /** Ids are what newRef makes: a timestamp and random hex; nothing that could walk out of refs/guard/checkpoints/. */
@@ -39,12 +41,12 @@ export async function findCheckpoint(cwd: string, name: string): Promise<Checkpo
   const id = name.startsWith(REFS.checkpoints) ? name.slice(REFS.checkpoints.length) : name;
   if (!ID.test(id) || id.includes('..') || id.endsWith('.lock')) throw noCheckpoint(name);
   const ref = REFS.checkpoints + id;
-  const fmt = '%(refname)%00%(objectname)%00%(tree)%00%(contents)';
+  const fmt = '%(refname)%00%(objectname)%00%(tree)%00%(parent)%00%(contents)';
   const r = await git(['for-each-ref', `--format=${fmt}`, ref], { cwd });
-  const [refname, commit, tree, ...rest] = r.stdout.toString('utf8').split('\0');
+  const [refname, commit, tree, parents, ...rest] = r.stdout.toString('utf8').split('\0');
   if (refname !== ref || !commit || !tree) throw noCheckpoint(name);
   const body = parseRecordMessage(rest.join('\0').replace(/\n$/, '')) as
-    | { worktree?: unknown; paths?: unknown; partial?: unknown; time?: unknown; reason?: unknown; index?: unknown; skipped?: unknown }
+    | { worktree?: unknown; paths?: unknown; partial?: unknown; time?: unknown; reason?: unknown; index?: unknown; skipped?: unknown; kept?: { parent?: unknown } }
     | null;
   const paths = Array.isArray(body?.paths) ? body.paths.filter((p): p is string => typeof p === 'string') : null;
   return {
@@ -59,7 +61,20 @@ export async function findCheckpoint(cwd: string, name: string): Promise<Checkpo
     time: typeof body?.time === 'string' ? body.time : null,
     reason: typeof body?.reason === 'string' ? body.reason : null,
     skipped: Array.isArray(body?.skipped) ? body.skipped.map((s: { path?: unknown }) => s?.path).filter((p): p is string => typeof p === 'string') : [],
+    kept: keptParent(parents ?? '', body?.kept?.parent),
   };
+}
+
+/** The kept commit among a checkpoint's parents ("<oid> <oid> ..."), by the place its message names. */
+export function keptParent(parents: string, place: unknown): string | null {
+  if (typeof place !== 'number' || !Number.isInteger(place) || place < 0) return null;
+  const oid = parents.split(' ').filter(Boolean)[place];
+  return oid && /^[0-9a-f]{40,64}$/.test(oid) ? oid : null;
+}
+
+/** git's empty tree, in each hash: what a checkpoint with nothing kept is compared against. */
+export function emptyTree(oid: string): string {
+  return oid.length === 64 ? '6ef19b41225c5369f1c104d45d8d85efa9b057b53b14b4b9b939dd74decc5321' : '4b825dc642cb6eb9a060e54bf8d69288fbee4904';
 }
 
 export type RestoreAction = 'rewritten' | 'recreated' | 'removed';
@@ -173,6 +188,25 @@ async function filesLeft(root: string, dir: string, removing: Set<string>): Prom
 }
 
 /**
+ * The kept files (git/kept.ts) to write back: changed or gone since the
+ * checkpoint. One that is there now but that guard could not keep now (over
+ * the budget: its current version is in no checkpoint) is left alone.
+ * Never a removal: a file the checkpoint did not keep is not guard's.
+ */
+async function keptToWrite(root: string, entries: RawEntry[], skipped: RestoreResult['skipped']): Promise<RawEntry[]> {
+  const out: RawEntry[] = [];
+  for (const e of entries) {
+    if (e.letter === 'A') continue;
+    if (e.letter === 'D' && (await lstat(path.join(root, e.path)).catch(() => null))) {
+      skipped.push({ path: e.path, why: 'it is there now and guard could not keep its current version (over the budget for ignored files): left as it is' });
+      continue;
+    }
+    out.push(e);
+  }
+  return out;
+}
+
+/**
  * Put the work tree (and with `staged` the index) back as it was at a
  * checkpoint. The current state is checkpointed first, then compared with
  * the checkpoint as two trees (so untracked-not-ignored files are seen, and
@@ -196,10 +230,12 @@ export async function restoreCheckpoint(repo: Repo, target: CheckpointInfo, opts
   const wanted = opts.paths ?? target.paths;
   if (wanted && wanted.length === 0) return { undo, changes: [], staged: [], skipped: [], notRestored: [] };
   const spec = wanted ? ['--', ...wanted.map(literal)] : [];
-  const [wt, idx] = await Promise.all([
+  const [wt, idx, keptDiff] = await Promise.all([
     git(['diff-tree', ...RAW, target.tree, undo.tree, ...spec], { cwd }),
     // the index goes back to what was staged then (its own tree when it differed from the files)
     opts.staged ? git(['diff-index', '--cached', ...RAW, target.index ?? target.tree, ...spec], { cwd }) : null,
+    // the ignored files and nested repositories' files it kept: only ever written back, never removed
+    target.kept ? git(['diff-tree', ...RAW, target.kept, undo.kept ?? emptyTree(target.kept), ...spec], { cwd }) : null,
   ]);
 
   const skipped: RestoreResult['skipped'] = [];
@@ -223,7 +259,8 @@ export async function restoreCheckpoint(repo: Repo, target: CheckpointInfo, opts
   const work = parseRaw(wt.stdout).filter(keep);
   let index = idx ? parseRaw(idx.stdout).filter((e) => !vouched || vouched.has(e.path)) : [];
 
-  const planned = { write: work.filter((e) => e.letter !== 'A'), remove: work.filter((e) => e.letter === 'A') };
+  const keptWrites = keptDiff ? await keptToWrite(cwd, parseRaw(keptDiff.stdout), skipped) : [];
+  const planned = { write: [...work.filter((e) => e.letter !== 'A'), ...keptWrites], remove: work.filter((e) => e.letter === 'A') };
   // Checked before anything changes: a write that cannot finish is left out with its why,
   // together with the removals below it, so the restore finishes and reports.
   const { write: toWrite, remove: toRemove, blocked } = await planAroundObstacles(cwd, planned);

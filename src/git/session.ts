@@ -47,6 +47,8 @@ export interface SessionEvent {
   /** What guard answered (write: allow / ask); lost paths after a shell call. */
   outcome?: string;
   lost?: string[];
+  /** Gone after a shell call and in no checkpoint (over the cap or the budget): named, never kept. */
+  notKept?: string[];
   command?: string;
   /** A write put to a person: the decisions to record as approved when it ran. */
   asked?: unknown[];
@@ -86,6 +88,7 @@ export async function readSessionEvents(cwd: string, pattern: string): Promise<S
       time: b.time,
       ...(typeof b.outcome === 'string' ? { outcome: b.outcome } : {}),
       ...(Array.isArray(b.lost) ? { lost: b.lost.filter((p): p is string => typeof p === 'string') } : {}),
+      ...(Array.isArray(b.notKept) ? { notKept: b.notKept.filter((p): p is string => typeof p === 'string') } : {}),
       ...(typeof b.command === 'string' ? { command: b.command } : {}),
       ...(Array.isArray(b.asked) ? { asked: b.asked } : {}),
     });

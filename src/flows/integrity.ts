@@ -1,0 +1,187 @@
+import { readFile, stat, writeFile, rename, rm } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
+import path from 'node:path';
+import { catFileBatch } from '../git/catfile.js';
+import { ensureGuardDir, journalFile, missingTips, noteGone, readJournal, type Tip } from '../git/journal.js';
+import { git } from '../git/run.js';
+import { isPluginHarness } from '../harness/types.js';
+
+/**
+ * A net that notices its own removal (DESIGN): on each call of a door (hook,
+ * check, doctor, rewind, log) guard compares what it installed and wrote with
+ * what is there, with file reads only:
+ *
+ * - its refs: the newest tips in its journal (git/journal.ts) still in the
+ *   ref store;
+ * - its git hooks: each file `guard init` installed (`.husky/_/pre-commit`,
+ *   `reference-transaction`, ... or the plain hooks folder's) still there
+ *   and executable: `git clean -fdX` removes `.husky/_`, which is ignored;
+ * - the harness hook configuration `guard init --agent` wrote still runs
+ *   guard, and Claude Code's `disableAllHooks` is not set.
+ *
+ * What it installed is listed in `<commonDir>/guard/gate.json` (written by
+ * init, so a repository set up before it is not checked here; doctor's own
+ * checks still run). Each problem is said by every door: the hook denies the
+ * tool call with the reason (fail closed: the net is down), doctor fails,
+ * log, rewind and check warn on stderr. `guard recover` puts the refs back.
+ */
+export interface IntegrityProblem {
+  id: 'refs' | 'hooks' | 'agent';
+  message: string;
+  hint: string;
+}
+
+export interface GateManifest {
+  v: 1;
+  /** Absolute paths of the git hook files guard installed. */
+  hooks: string[];
+  /** Harness hook configuration files that run guard (absolute), with the harness. */
+  agents: Array<{ harness: string; file: string }>;
+}
+
+const MANIFEST = 'gate.json';
+/** The hook files of guard's gate, wherever they live (husky's runner `h` with them). */
+const HOOK_FILES = ['pre-commit', 'pre-merge-commit', 'reference-transaction', 'h'];
+
+async function readManifest(commonDir: string): Promise<GateManifest | null> {
+  try {
+    const m = JSON.parse(await readFile(path.join(commonDir, 'guard', MANIFEST), 'utf8')) as Partial<GateManifest>;
+    const strings = (v: unknown) => (Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : []);
+    const agents = Array.isArray(m.agents) ? m.agents.filter((a): a is { harness: string; file: string } => typeof a?.harness === 'string' && typeof a?.file === 'string') : [];
+    return { v: 1, hooks: strings(m.hooks), agents };
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Write the manifest of what guard installed: the gate's hook files present
+ * in `hooksDir` now, and the harness files given (merged with those already
+ * listed). Called by `guard init` at the end of every route.
+ */
+export async function recordGate(commonDir: string, hooksDir: string, agents: ReadonlyArray<{ harness: string; file: string }> = []): Promise<void> {
+  const dir = await ensureGuardDir(commonDir);
+  const present = await Promise.all(HOOK_FILES.map((f) => stat(path.join(hooksDir, f)).then((s) => (s.isFile() ? path.join(hooksDir, f) : null), () => null)));
+  const old = await readManifest(commonDir);
+  const byFile = new Map([...(old?.agents ?? []), ...agents].map((a) => [a.file, a]));
+  const m: GateManifest = { v: 1, hooks: present.filter((p): p is string => p !== null), agents: [...byFile.values()] };
+  const tmp = path.join(dir, `${MANIFEST}.${process.pid}-${randomBytes(4).toString('hex')}`);
+  try {
+    await writeFile(tmp, JSON.stringify(m, null, 2) + '\n');
+    await rename(tmp, path.join(dir, MANIFEST));
+  } catch {
+    await rm(tmp, { force: true });
+  }
+}
+
+/** Does a harness's hook configuration still run guard (and not switch every hook off)? */
+async function agentProblem(a: { harness: string; file: string }): Promise<string | null> {
+  const text = await readFile(a.file, 'utf8').catch(() => null);
+  if (text === null) return `${a.file} (the ${a.harness} hook configuration that runs guard) is gone`;
+  // a command hook names `guard hook NAME`; a plugin file (Cline, opencode, Kilo) is the one init wrote, which loads guard in process
+  const runsGuard = isPluginHarness(a.harness) ? text.includes(`guard init --agent ${a.harness}`) && text.includes('import(GUARD)') : new RegExp(`\\bhook\\s+${a.harness}\\b`).test(text);
+  if (!runsGuard) return `${a.file} no longer runs guard ${isPluginHarness(a.harness) ? 'in process' : `hook ${a.harness}`}`;
+  if (a.harness === 'claude') {
+    // Claude Code reads disableAllHooks from every settings file of the project
+    const dir = path.dirname(a.file);
+    for (const f of [a.file, path.join(dir, 'settings.local.json')]) {
+      const t = f === a.file ? text : await readFile(f, 'utf8').catch(() => '');
+      if (/"disableAllHooks"\s*:\s*true/.test(t)) return `${f} sets disableAllHooks: Claude Code runs no hook, guard's included`;
+    }
+  }
+  return null;
+}
+
+/** What is missing of guard's net, for the repository whose shared git dir is `commonDir`. File reads only. */
+export async function integrityProblems(commonDir: string): Promise<IntegrityProblem[]> {
+  const [gone, manifest] = await Promise.all([missingTips(commonDir).catch(() => [] as Tip[]), readManifest(commonDir)]);
+  // the journal itself removed with the refs: the last checkpoint this work tree remembers is a second witness
+  if (gone.length === 0 && !(await stat(journalFile(commonDir)).catch(() => null))) gone.push(...(await lastCheckpointGone(commonDir)));
+  const problems: IntegrityProblem[] = [];
+  if (gone.length > 0) {
+    const named = gone.slice(-3).map((t) => t.ref).join(', ');
+    problems.push({
+      id: 'refs',
+      message: `${gone.length} of guard's refs were removed outside guard (${named}${gone.length > 3 ? ', ...' : ''}): checkpoints and records are missing from guard log, restore and rewind`,
+      hint: 'guard recover puts them back from guard\'s journal (.git/guard/journal) while git still has their objects',
+    });
+  }
+  if (manifest) {
+    // (husky's runner `h` is sourced, not run: it need not be executable)
+    const hooks = await Promise.all(manifest.hooks.map((h) => stat(h).then((s) => s.isFile() && (path.basename(h) === 'h' || (s.mode & 0o111) !== 0), () => false)));
+    const missing = manifest.hooks.filter((_, i) => !hooks[i]);
+    if (missing.length > 0) {
+      problems.push({
+        id: 'hooks',
+        message: `guard's git hooks are gone (${missing.map((m) => path.basename(path.dirname(m)) + '/' + path.basename(m)).join(', ')}): commits and branch moves pass ungated (git clean -X removes .husky/_, which is ignored)`,
+        hint: 'guard init puts them back',
+      });
+    }
+    for (const a of manifest.agents) {
+      const why = await agentProblem(a);
+      if (why) problems.push({ id: 'agent', message: why, hint: `guard init --agent ${a.harness} puts guard's hook back; a person should check what changed it` });
+    }
+  }
+  return problems;
+}
+
+/**
+ * Without a journal: the checkpoint named in `guard-last-checkpoint` (the
+ * main tree's, git/checkpoint.ts) when its ref is gone. File reads only.
+ */
+async function lastCheckpointGone(commonDir: string): Promise<Tip[]> {
+  try {
+    const last = JSON.parse(await readFile(path.join(commonDir, 'guard-last-checkpoint'), 'utf8')) as { ref?: unknown; commit?: unknown };
+    if (typeof last.ref !== 'string' || typeof last.commit !== 'string' || !last.ref.startsWith('refs/guard/') || last.ref.includes('..')) return [];
+    if (await stat(path.join(commonDir, last.ref)).catch(() => null)) return [];
+    const packed = await readFile(path.join(commonDir, 'packed-refs'), 'utf8').catch(() => '');
+    if (packed.split('\n').some((l) => l.endsWith(` ${last.ref}`))) return [];
+    return [{ ref: last.ref, oid: last.commit }];
+  } catch {
+    return [];
+  }
+}
+
+/** One paragraph for a hook's answer or a warning line. */
+export function integritySentence(problems: readonly IntegrityProblem[]): string {
+  return `guard's safety net was changed outside guard: ${problems.map((p) => `${p.message} (${p.hint})`).join('; ')}.`;
+}
+
+export interface RecoverResult {
+  command: 'recover';
+  /** Refs put back from the journal. */
+  restored: Tip[];
+  /** Refs whose objects git no longer has (pruned): named, then forgotten by the journal. */
+  lost: Tip[];
+  /** What still needs a person (hooks, harness configuration). */
+  remaining: IntegrityProblem[];
+}
+
+/**
+ * `guard recover`: every ref in guard's journal that is missing from the ref
+ * store is created again where git still has its commit (one for-each-ref,
+ * one cat-file, one update-ref transaction); the others are named as lost
+ * and forgotten, so the doors stop saying so. Hooks and harness
+ * configuration are not rewritten here: `guard init` does that.
+ */
+export async function recover(repo: { root: string; commonDir: string }): Promise<RecoverResult> {
+  const journal = await readJournal(repo.commonDir);
+  // (no journal at all: the last checkpoint's ref is what can be put back)
+  const tips = journal.length > 0 ? journal : await lastCheckpointGone(repo.commonDir);
+  const have = new Set(
+    (await git(['for-each-ref', '--format=%(refname)', 'refs/guard/'], { cwd: repo.root })).stdout
+      .toString('utf8')
+      .split('\n')
+      .filter(Boolean),
+  );
+  const missing = tips.filter((t) => !have.has(t.ref));
+  const objects = missing.length ? await catFileBatch(repo.root, missing.map((t) => t.oid), 0, () => true) : [];
+  const restored = missing.filter((_, i) => objects[i]?.type === 'commit');
+  const lost = missing.filter((_, i) => objects[i]?.type !== 'commit');
+  if (restored.length > 0) {
+    // https://git-scm.com/docs/git-update-ref  --stdin -z: "create SP <ref> NUL <new-oid> NUL"
+    await git(['update-ref', '--stdin', '-z'], { cwd: repo.root, input: restored.map((t) => `create ${t.ref}\0${t.oid}\0`).join('') });
+  }
+  noteGone(repo.commonDir, lost.map((t) => t.ref));
+  return { command: 'recover', restored, lost, remaining: (await integrityProblems(repo.commonDir)).filter((p) => p.id !== 'refs') };
+}

@@ -1,0 +1,173 @@
+/**
+ * Issue 20, "The safety net, deleted without a word" and `.husky/_` under
+ * `git clean -fdX`: each attack performed through plain git and the shell;
+ * the next call of every door (hook, doctor, log, rewind, check) says so, and
+ * `guard recover` puts back what git still has.
+ */
+import { existsSync, rmSync } from 'node:fs';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { liveTips } from '../../src/git/journal.js';
+import { cleanupRepos, lines, makeRepo, type TestRepo } from '../helpers.js';
+
+afterAll(cleanupRepos);
+
+function payload(repo: TestRepo, tool: string, input: object, id: string, post = false): string {
+  return JSON.stringify({
+    session_id: 'net-1',
+    transcript_path: '/tmp/t.jsonl',
+    cwd: repo.dir,
+    permission_mode: 'bypassPermissions',
+    hook_event_name: post ? 'PostToolUse' : 'PreToolUse',
+    tool_name: tool,
+    tool_input: input,
+    tool_use_id: id,
+    ...(post ? { tool_response: {} } : {}),
+  });
+}
+
+function hook(repo: TestRepo, tool: string, input: object, id: string, post = false) {
+  const r = repo.guard(['hook', 'claude'], { input: payload(repo, tool, input, id, post) });
+  return { ...r, json: r.stdout.trim() ? JSON.parse(r.stdout) : null };
+}
+
+/** A session that wrote a file through the hook and ran one shell command: refs under refs/guard/sessions and checkpoints. */
+function session(repo: TestRepo): void {
+  const file = path.join(repo.dir, 'app.py');
+  expect(hook(repo, 'Edit', { file_path: file, old_string: 'line 1\n', new_string: 'LINE 1\n' }, 'w1').stdout).toBe('');
+  repo.write('app.py', repo.read('app.py').replace('line 1\n', 'LINE 1\n'));
+  hook(repo, 'Bash', { command: 'ls' }, 's1');
+  hook(repo, 'Bash', { command: 'ls' }, 's1', true);
+}
+
+const wipeRefs = (repo: TestRepo) => {
+  const refs = repo.git(['for-each-ref', '--format=delete %(refname)', 'refs/guard/']);
+  repo.git(['update-ref', '--stdin'], { input: refs });
+};
+
+describe('refs/guard/* deleted and gc run through the shell', () => {
+  it('every door says so, the hook blocks, and guard recover puts the refs back', () => {
+    const repo = makeRepo({ 'app.py': lines(120) });
+    session(repo);
+    const before = repo.git(['for-each-ref', '--format=%(refname) %(objectname)', 'refs/guard/']);
+    expect(before).toContain('refs/guard/sessions/claude/net-1/');
+    wipeRefs(repo);
+    repo.git(['gc', '-q']);
+    expect(repo.git(['for-each-ref', 'refs/guard/'])).toBe('');
+
+    // the hook (pre): the tool call is refused with why, in Claude's protocol
+    const pre = hook(repo, 'Write', { file_path: path.join(repo.dir, 'app.py'), content: 'x\n' }, 'w2');
+    expect(pre.json.hookSpecificOutput.permissionDecision).toBe('deny');
+    expect(pre.json.hookSpecificOutput.permissionDecisionReason).toMatch(/of guard's refs were removed outside guard/);
+    expect(repo.read('app.py')).toContain('LINE 1');
+    // doctor fails (exit 1) and names it
+    const doctor = repo.guardJson(['doctor']);
+    expect(doctor.code).toBe(1);
+    expect(doctor.json.checks).toContainEqual(expect.objectContaining({ id: 'integrity:refs', ok: false, severity: 'error' }));
+    // log and rewind warn on stderr
+    expect(repo.guard(['log']).stderr).toMatch(/WARNING: \d+ of guard's refs were removed outside guard/);
+    expect(repo.guard(['rewind', 'net-1']).stderr).toMatch(/WARNING: \d+ of guard's refs were removed/);
+
+    const rec = repo.guardJson(['recover']);
+    expect(rec.code).toBe(0);
+    expect(rec.json.lost).toEqual([]);
+    const after = repo.git(['for-each-ref', '--format=%(refname) %(objectname)', 'refs/guard/']);
+    for (const line of before.trim().split('\n')) expect(after).toContain(line);
+    // quiet again, and the session can be rewound
+    expect(repo.guardJson(['doctor']).json.checks.some((c: any) => c.id.startsWith('integrity'))).toBe(false);
+    const rw = repo.guard(['rewind', 'net-1']);
+    expect(rw.code).toBe(0);
+    expect(rw.stderr).toBe('');
+    expect(repo.read('app.py')).toBe(lines(120));
+  });
+
+  it('after gc --prune=now the objects are gone: recover names what is lost, exits 1, and the doors stop repeating it', () => {
+    const repo = makeRepo({ 'app.py': lines(120) });
+    session(repo);
+    wipeRefs(repo);
+    repo.git(['-c', 'gc.reflogExpireUnreachable=now', 'gc', '-q', '--prune=now']);
+    const rec = repo.guardJson(['recover']);
+    expect(rec.code).toBe(1);
+    expect(rec.json.lost.length).toBeGreaterThan(0);
+    expect(rec.json.restored).toEqual([]);
+    expect(repo.guard(['log']).stderr).toBe('');
+  });
+
+  it('the journal removed together with the refs: the last checkpoint is a second witness, and recover puts it back', () => {
+    const repo = makeRepo({ 'app.py': lines(120) });
+    session(repo);
+    wipeRefs(repo);
+    rmSync(path.join(repo.dir, '.git', 'guard'), { recursive: true, force: true });
+    const pre = hook(repo, 'Bash', { command: 'ls' }, 'x1');
+    expect(pre.json.hookSpecificOutput.permissionDecision).toBe('deny');
+    expect(repo.guardJson(['recover']).json.restored).toHaveLength(1);
+    expect(repo.git(['for-each-ref', 'refs/guard/checkpoints/'])).not.toBe('');
+    expect(repo.guard(['log']).stderr).toBe('');
+  });
+
+  it("the journal's own bookkeeping: guard's pruning is not an attack", () => {
+    const repo = makeRepo({ 'app.py': lines(120) });
+    session(repo);
+    expect(repo.guard(['log', '--prune', '--keep', '0']).code).toBe(0);
+    const doctor = repo.guardJson(['doctor']);
+    expect(doctor.json.checks.some((c: any) => c.id === 'integrity:refs')).toBe(false);
+  });
+});
+
+describe('.husky/_ removed by git clean -fdX', () => {
+  it('the next door says the hooks are gone; guard init puts them back and the doors are quiet', () => {
+    const repo = makeRepo({ 'package.json': '{ "name": "app", "private": true }\n', 'app.py': lines(200) });
+    repo.git(['config', '--unset', 'core.hooksPath']);
+    expect(repo.guard(['init']).code).toBe(0);
+    expect(existsSync(path.join(repo.dir, '.husky', '_', 'pre-commit'))).toBe(true);
+    repo.git(['clean', '-fdXq']);
+    expect(existsSync(path.join(repo.dir, '.husky', '_'))).toBe(false);
+
+    const pre = hook(repo, 'Bash', { command: 'git rm -q app.py && git commit -qm x' }, 'c1');
+    expect(pre.json.hookSpecificOutput.permissionDecision).toBe('deny');
+    expect(pre.json.hookSpecificOutput.permissionDecisionReason).toMatch(/guard's git hooks are gone \(_\/pre-commit/);
+    const doctor = repo.guardJson(['doctor']);
+    expect(doctor.code).toBe(1);
+    // (doctor's own hook checks name the missing hook; integrity:hooks stands in when they find nothing)
+    expect(doctor.json.active).toBe(false);
+    expect(repo.guard(['log']).stderr).toMatch(/guard's git hooks are gone/);
+
+    expect(repo.guard(['init']).code).toBe(0);
+    expect(existsSync(path.join(repo.dir, '.husky', '_', 'pre-commit'))).toBe(true);
+    expect(repo.guard(['log']).stderr).toBe('');
+  });
+});
+
+describe("the harness's hook configuration changed through the shell", () => {
+  it('disableAllHooks added to .claude/settings.local.json: the next hook call and doctor say so', () => {
+    const repo = makeRepo({ 'app.py': lines(10) });
+    repo.git(['config', '--unset', 'core.hooksPath']);
+    expect(repo.guard(['init', '--global', '--agent', 'claude']).code).toBe(0);
+    repo.write('.claude/settings.local.json', '{ "disableAllHooks": true }\n');
+    const pre = hook(repo, 'Bash', { command: 'ls' }, 'd1');
+    expect(pre.json.hookSpecificOutput.permissionDecision).toBe('deny');
+    expect(pre.json.hookSpecificOutput.permissionDecisionReason).toMatch(/settings\.local\.json sets disableAllHooks/);
+    expect(repo.guardJson(['doctor']).json.checks).toContainEqual(expect.objectContaining({ id: 'integrity:agent', severity: 'error' }));
+  });
+
+  it("guard's hooks removed from .claude/settings.json: reported by doctor", () => {
+    const repo = makeRepo({ 'app.py': lines(10) });
+    repo.git(['config', '--unset', 'core.hooksPath']);
+    expect(repo.guard(['init', '--global', '--agent', 'claude']).code).toBe(0);
+    repo.write('.claude/settings.json', '{ "hooks": {} }\n');
+    const d = repo.guardJson(['doctor']);
+    expect(d.code).toBe(1);
+    expect(d.json.checks).toContainEqual(expect.objectContaining({ id: 'integrity:agent', message: expect.stringMatching(/no longer runs guard hook claude/) }));
+    rmSync(path.join(repo.dir, '.claude'), { recursive: true });
+    expect(repo.guardJson(['doctor']).json.checks).toContainEqual(expect.objectContaining({ id: 'integrity:agent', message: expect.stringMatching(/is gone/) }));
+  });
+});
+
+describe('journal (unit)', () => {
+  it('the last word on each ref wins; a removal by guard forgets it', () => {
+    const a = 'a'.repeat(40);
+    const b = 'b'.repeat(40);
+    const text = `${a} refs/guard/x\n${b} refs/guard/y\n- refs/guard/x\n${a} refs/guard/y\ngarbage\n${b} not-a-ref\n`;
+    expect(liveTips(text)).toEqual([{ ref: 'refs/guard/y', oid: a }]);
+  });
+});
