@@ -48,9 +48,12 @@ export async function run(a: HookArgs, _out: Output): Promise<number> {
     // a tool guard does not gate (Read, Grep, ...): answered before git or the flow is loaded
     if (event.action.kind === 'other') return emit(translator.answer({ kind: 'none' }, phase));
     const [{ runHook }, { isAutoMode }] = await Promise.all([import('../flows/hook.js'), import('../ui/auto-mode.js')]);
-    const r = await runHook({ event, auto: isAutoMode(undefined) });
+    // the folder the harness runs the hook for: set by the harness, never by the agent (unlike cwd)
+    const env = process.env;
+    const projectDir = env.CLAUDE_PROJECT_DIR || env.GEMINI_PROJECT_DIR || env.COPILOT_PROJECT_DIR || process.cwd();
+    const r = await runHook({ event, auto: isAutoMode(undefined), projectDir });
     if (process.env.GUARD_DEBUG === '1') for (const n of r.notes) process.stderr.write(`guard: ${n}\n`);
-    return emit(translator.answer(r.outcome, phase));
+    return emit(translator.answer(r.outcome, phase, event.event));
   } catch (err) {
     return emit(translator.answer({ kind: 'deny', reason: reasonFor(err, name) }, phase));
   } finally {

@@ -155,7 +155,7 @@ export async function installAgent(root: string, harness: HarnessName): Promise<
     case 'claude': {
       const command = wrapped(guardCommand(root, 'CLAUDE_PROJECT_DIR'), 'claude');
       await json((s) => {
-        for (const ev of ['PreToolUse', 'PostToolUse']) mergeGroup(s, ev, { matcher: MATCHERS.claude, hooks: [{ type: 'command', command, timeout: TIMEOUT_S }] });
+        for (const ev of ['PreToolUse', 'PostToolUse', 'PostToolUseFailure']) mergeGroup(s, ev, { matcher: MATCHERS.claude, hooks: [{ type: 'command', command, timeout: TIMEOUT_S }] });
       });
       break;
     }

@@ -3,13 +3,13 @@ import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { withAggregateLoss } from '../core/aggregate.js';
 import { classify, makePolicy, withReason, type ChangeFacts, type Classification, type Policy } from '../core/classify.js';
-import { CONFIG_FILE } from '../core/config.js';
+import { CONFIG_FILE, type Config } from '../core/config.js';
 import { GuardError } from '../core/errors.js';
 import { countLines, looksBinary } from '../core/lines.js';
 import { decisionRecords, plan, type Answer, type Plan, type PlanFile } from '../core/plan.js';
 import { batchMessage, rejectedMessage, type DecisionRecord, type RecordContext } from '../core/record.js';
 import { applyPatchChunks, applySearchReplace, applyStringEdits, type Applied } from '../harness/edits.js';
-import { lossMessage, verdict, writeOutcome, type Judged, type Planned } from '../harness/decide.js';
+import { lossMessage, unmatchedReason, verdict, writeOutcome, type Judged, type Planned } from '../harness/decide.js';
 import type { Change, FileChange, HookEvent, Outcome } from '../harness/types.js';
 import { MODE, resolveInside } from '../worktree/atomic.js';
 import { READ_CAP, catFileBatch } from '../git/catfile.js';
@@ -43,6 +43,12 @@ export interface HookOptions {
   event: HookEvent;
   /** guard's own auto mode (GUARD_AUTO, CI): nobody to ask. */
   auto: boolean;
+  /**
+   * The project the harness runs the hook for ($CLAUDE_PROJECT_DIR and
+   * alike, else the hook's own working folder): set by the harness, not
+   * by the agent, unlike the payload's cwd (which follows the shell's cd).
+   */
+  projectDir?: string;
   now?: Date;
 }
 
@@ -74,16 +80,102 @@ const GATE_FILES = new Set([
 export async function runHook(opts: HookOptions): Promise<HookResult> {
   const e = opts.event;
   if (e.action.kind === 'other') return { outcome: NONE, notes: [] };
-  const repo = await openRepo(e.cwd).catch((err) => {
+  const now = opts.now ?? new Date();
+  // The payload's cwd is the agent's to move (a `cd /tmp` first): the project the harness named is
+  // judged as well, so a command or a write aimed at it from outside is still seen.
+  const [here, project] = await Promise.all([repoAt(e.cwd), opts.projectDir && opts.projectDir !== e.cwd ? repoAt(opts.projectDir) : null]);
+  const repos = [here, project].filter((r, i, all): r is Repo => r !== null && all.findIndex((x) => x?.root === r.root) === i);
+  const meta: SessionMeta = { harness: e.harness, session: e.sessionId, toolCall: e.toolCallId };
+  // what a command still running in the background destroyed since the last call (see background.ts)
+  const late = await reportBackground(repos, e, now);
+  // before a tool: refused once, untouched, so the model reads the report first (no checkpoint, no step)
+  if (late.length > 0 && e.phase === 'pre') return withLate({ outcome: NONE, notes: [] }, late, 'pre');
+  let r: HookResult;
+  if (e.action.kind === 'shell') {
+    if (repos.length === 0) return withLate({ outcome: NONE, notes: [`${e.cwd} is not in a git work tree: no opinion`] }, late, e.phase);
+    const action = e.action;
+    const each = await Promise.all(repos.map((repo) => (e.phase === 'pre' ? shellBefore(repo, e, action.command, action.background === true, meta, now) : shellAfter(repo, e, action.command, meta, now))));
+    r = mergeResults(each);
+  } else {
+    const files = e.action.files;
+    const repo = await repoOfWrite(repos, e.cwd, files);
+    if (!repo) return withLate({ outcome: NONE, notes: [`${files.map((f) => f.path).join(', ')}: outside every git work tree: no opinion`] }, late, e.phase);
+    r = e.phase === 'pre' ? await writeBefore(repo, e, files, opts.auto, now) : await writeAfter(repo, e, meta, now);
+  }
+  return withLate(r, late, e.phase);
+}
+
+async function repoAt(dir: string): Promise<Repo | null> {
+  return openRepo(dir).catch((err) => {
     // a harness working outside any repository: not guard's business
     if (err instanceof GuardError && err.code === 'E_NOT_A_REPO') return null;
     throw err;
   });
-  if (!repo) return { outcome: NONE, notes: [`${e.cwd} is not in a git work tree: no opinion`] };
-  const now = opts.now ?? new Date();
-  const meta: SessionMeta = { harness: e.harness, session: e.sessionId, toolCall: e.toolCallId };
-  if (e.action.kind === 'shell') return e.phase === 'pre' ? shellBefore(repo, e, e.action.command, meta, now) : shellAfter(repo, e, e.action.command, meta, now);
-  return e.phase === 'pre' ? writeBefore(repo, e, e.action.files, opts.auto, now) : writeAfter(repo, e, meta, now);
+}
+
+/**
+ * The work tree a write call lands in: the one around the payload's cwd or
+ * the project's, whichever holds its files; for a file in neither (an
+ * absolute path into another checkout), the checkout around that file. A
+ * call whose files land in two work trees is refused: harnesses apply it
+ * whole, and guard judges one tree at a time.
+ */
+async function repoOfWrite(known: Repo[], cwd: string, files: FileChange[]): Promise<Repo | null> {
+  const found = new Map<string, Repo>();
+  for (const f of files) {
+    // named inside a known tree (even through a link that leads out: place() refuses that), or really inside it
+    const lexical = path.resolve(cwd, f.path);
+    const abs = await realAbs(lexical);
+    let repo: Repo | null = null;
+    for (const k of known) if (within(k.root, lexical) || within(await realpath(k.root), abs)) repo = k;
+    // leaving the cwd's tree through "..": judged there, where place() refuses it
+    if (!repo && f.path.split(/[\\/]/).includes('..')) repo = known.find((k) => within(k.root, cwd)) ?? null;
+    if (!repo) repo = await repoAt(await nearestFolder(abs));
+    if (repo) found.set(repo.root, repo);
+  }
+  if (found.size > 1) throw new GuardError('E_PATH_ESCAPE', `this call writes into ${found.size} work trees (${[...found.keys()].join(', ')})`, 'write the files of one checkout per call');
+  return [...found.values()][0] ?? null;
+}
+
+function within(root: string, abs: string): boolean {
+  const rel = path.relative(root, abs);
+  return rel === '' || (!rel.startsWith('..') && !path.isAbsolute(rel));
+}
+
+/** The path with its longest existing folder prefix resolved (symlinks followed), the rest as given. */
+async function realAbs(abs: string): Promise<string> {
+  let dir = path.dirname(abs);
+  let rest = path.basename(abs);
+  for (;;) {
+    const real = await realpath(dir).catch(() => null);
+    if (real !== null) return path.join(real, rest);
+    const up = path.dirname(dir);
+    if (up === dir) return abs;
+    rest = path.join(path.basename(dir), rest);
+    dir = up;
+  }
+}
+
+async function nearestFolder(abs: string): Promise<string> {
+  let dir = path.dirname(abs);
+  while ((await lstat(dir).catch(() => null))?.isDirectory() !== true) {
+    const up = path.dirname(dir);
+    if (up === dir) break;
+    dir = up;
+  }
+  return dir;
+}
+
+/** Several work trees' answers to one shell call: any report is told, checkpoints listed. */
+function mergeResults(rs: HookResult[]): HookResult {
+  if (rs.length === 1) return rs[0]!;
+  const informs = rs.flatMap((r) => (r.outcome.kind === 'inform' ? [r.outcome.message] : []));
+  return {
+    outcome: informs.length ? { kind: 'inform', message: informs.join('\n\n') } : NONE,
+    checkpoint: rs.map((r) => r.checkpoint).filter(Boolean).join(' '),
+    files: rs.flatMap((r) => r.files ?? []),
+    notes: rs.flatMap((r) => r.notes),
+  };
 }
 
 /* ------------------------------------------------------------ placing */
@@ -98,17 +190,18 @@ type Placed = { kind: 'outside' } | { kind: 'inside'; rel: string; abs: string }
  * what gets measured, and it must stay inside.
  */
 export async function place(root: string, cwd: string, p: string): Promise<Placed> {
-  const abs = path.resolve(cwd, p);
+  let abs = path.resolve(cwd, p);
   const rel = path.relative(root, abs);
   const lexicallyOutside = rel.startsWith('..') || path.isAbsolute(rel);
   if (lexicallyOutside) {
+    // through a symlink to the repository (a linked cwd, /tmp/link/state.py) it is still inside
     const realRoot = await realpath(root);
-    const viaReal = path.relative(realRoot, abs);
-    const outsideReal = viaReal.startsWith('..') || path.isAbsolute(viaReal);
-    if (outsideReal) {
+    const real = await realAbs(abs);
+    if (!within(realRoot, real)) {
       if (p.split(/[\\/]/).includes('..')) throw new GuardError('E_PATH_ESCAPE', `${JSON.stringify(p)} leaves the repository through ".."`, 'name files inside the repository');
       return { kind: 'outside' };
     }
+    abs = path.join(root, path.relative(realRoot, real));
   }
   let inside = await resolveInside(root, abs);
   const st = await lstat(inside.abs).catch(() => null);
@@ -116,9 +209,9 @@ export async function place(root: string, cwd: string, p: string): Promise<Place
     const target = await realpath(inside.abs).catch(() => null);
     if (target === null) throw new GuardError('E_PATH_ESCAPE', `${inside.rel} is a symlink to nothing guard can follow`, 'write the file the link points to by its own name');
     const realRoot = await realpath(root);
-    const within = path.relative(realRoot, target);
-    if (within.startsWith('..') || path.isAbsolute(within)) throw new GuardError('E_PATH_ESCAPE', `${inside.rel} is a symlink that leads outside the repository`, 'write files inside the repository only');
-    inside = await resolveInside(root, within);
+    const inRoot = path.relative(realRoot, target);
+    if (inRoot.startsWith('..') || path.isAbsolute(inRoot)) throw new GuardError('E_PATH_ESCAPE', `${inside.rel} is a symlink that leads outside the repository`, 'write files inside the repository only');
+    inside = await resolveInside(root, inRoot);
   }
   return { kind: 'inside', rel: inside.rel, abs: inside.abs };
 }
@@ -189,6 +282,8 @@ interface WriteCall {
   root: string;
   e: HookEvent;
   targets: Target[];
+  /** Edits guard cannot reproduce ("PATH: why"): the call is refused, the files checkpointed. */
+  unmatched: string[];
   policy: Policy;
   head: string | null;
   ctx: RecordContext;
@@ -200,6 +295,11 @@ async function writeBefore(repo: Repo, e: HookEvent, files: FileChange[], auto: 
   const notes: string[] = [];
   const w = await readWrite(repo, e, files, notes, now);
   if (w === null) return { outcome: NONE, notes };
+  if (w.unmatched.length > 0) {
+    // what the harness would make of it is unknown: keep the files as they are, and refuse
+    const cp = await checkpointPaths(w, 'deny', []);
+    return { outcome: { kind: 'deny', reason: unmatchedReason(w.unmatched, cp) }, checkpoint: cp, notes };
+  }
   // the source of a move is judged with its destination (a rename), not as a deletion of its own
   const judged = w.targets.filter((t) => !t.movedAway);
   const classified = await measureAll(repo, judged, w.policy);
@@ -221,8 +321,8 @@ async function writeBefore(repo: Repo, e: HookEvent, files: FileChange[], auto: 
 /**
  * Read a write call: where each file lands, what is on disk, the session
  * base, the file after the call. Null (with a note) when guard has no
- * opinion: nothing inside the repository, an edit that cannot apply (the
- * harness fails the call itself), or a call that changes nothing on disk.
+ * opinion: nothing inside the repository, or a call that changes nothing
+ * on disk. An edit guard cannot reproduce is listed in `unmatched`.
  */
 async function readWrite(repo: Repo, e: HookEvent, files: FileChange[], notes: string[], now: Date): Promise<WriteCall | null> {
   const root = repo.root;
@@ -233,28 +333,55 @@ async function readWrite(repo: Repo, e: HookEvent, files: FileChange[], notes: s
     else placed.push({ rel: p.rel, abs: p.abs, change: f.change });
   }
   if (placed.length === 0) return null;
-  const [events, [head, configBlob]] = await Promise.all([
-    readSessionEvents(root, sessionPrefix(e.harness, e.sessionId)),
-    catFileBatch(root, ['HEAD', `HEAD:${CONFIG_FILE}`], READ_CAP),
-  ]);
-  const headOid = head && head.type === 'commit' ? head.oid : null;
-  const policy = makePolicy(configAt('HEAD', configBlob?.data), { bootstrap: configBlob === null });
-  const targets = await readTargets(root, e.cwd, placed, events);
-  if (typeof targets === 'string') {
-    notes.push(`${targets}; the tool call will fail by itself: no opinion`);
-    return null;
-  }
+  const events = await readSessionEvents(root, sessionPrefix(e.harness, e.sessionId));
+  const { head, policy } = await readPolicy(root, events);
+  const unmatched: string[] = [];
+  const targets = await readTargets(root, e.cwd, placed, events, unmatched, notes);
   linkMoves(targets);
-  if (targets.every((t) => same(t.current, t.next))) {
+  if (unmatched.length === 0 && targets.every((t) => same(t.current, t.next))) {
     notes.push('the call changes nothing on disk: no opinion');
     return null;
   }
-  const ctx: RecordContext = { command: 'hook', lane: laneOf(root), time: now.toISOString(), base: headOid, harness: e.harness, session: e.sessionId, toolCall: e.toolCallId };
-  return { root, e, targets, policy, head: headOid, ctx, now };
+  const ctx: RecordContext = { command: 'hook', lane: laneOf(root), time: now.toISOString(), base: head, harness: e.harness, session: e.sessionId, toolCall: e.toolCallId };
+  return { root, e, targets, unmatched, policy, head, ctx, now };
 }
 
-/** Each placed file on disk, at its session base and after the call; or why an edit cannot apply ("PATH: why"). */
-async function readTargets(root: string, cwd: string, placed: PlacedChange[], events: SessionEvent[]): Promise<Target[] | string> {
+/**
+ * The policy a hook call is judged by, and HEAD. HEAD is the agent's to
+ * move (a `git commit --no-verify` of a looser guard.config.json before
+ * the write), so the committed config of HEAD when the session first
+ * called guard counts as well, and the stricter of the two applies. One
+ * cat-file.
+ */
+async function readPolicy(root: string, events: readonly SessionEvent[]): Promise<{ head: string | null; policy: Policy; config: Config }> {
+  const anchor = events.find((x) => x.worktree === root);
+  // a session event's parent is its checkpoint, whose parent is HEAD as it was then
+  const names = ['HEAD', `HEAD:${CONFIG_FILE}`, ...(anchor ? [`${anchor.commit}^^:${CONFIG_FILE}`] : [])];
+  const [head, configBlob, anchorBlob] = await catFileBatch(root, names, READ_CAP);
+  const headOid = head && head.type === 'commit' ? head.oid : null;
+  let config = configAt('HEAD', configBlob?.data);
+  let bootstrap = configBlob === null;
+  if (anchor) {
+    config = stricter(config, configAt(`${anchor.checkpoint}^`, anchorBlob?.data));
+    bootstrap &&= anchorBlob === null;
+  }
+  return { head: headOid, policy: makePolicy(config, { bootstrap }), config };
+}
+
+/** Of two policies, what each would ask a person about. */
+function stricter(a: Config, b: Config): Config {
+  return {
+    lineThreshold: Math.min(a.lineThreshold, b.lineThreshold),
+    changeRatio: Math.min(a.changeRatio, b.changeRatio),
+    protect: [...new Set([...a.protect, ...b.protect])],
+    ignore: a.ignore.filter((g) => b.ignore.includes(g)),
+    maxFileBytes: Math.min(a.maxFileBytes, b.maxFileBytes),
+    preview: a.preview,
+  };
+}
+
+/** Each placed file on disk, at its session base and after the call; an edit that cannot be reproduced goes to `unmatched` ("PATH: why"). */
+async function readTargets(root: string, cwd: string, placed: PlacedChange[], events: SessionEvent[], unmatched: string[], notes: string[]): Promise<Target[]> {
   const disk = await Promise.all(placed.map((p) => readDisk(p.abs)));
   const baseEvents = placed.map((p) => baseEventFor(events, root, p.rel));
   const wanted = baseEvents.flatMap((ev, i) => (ev ? [`${ev.commit}:${placed[i]!.rel}`] : []));
@@ -271,8 +398,9 @@ async function readTargets(root: string, cwd: string, placed: PlacedChange[], ev
       if (from.kind === 'inside') movedFrom = from.rel;
     }
     const r = apply(p.change, current, source);
-    // the harness fails this call itself and tells the model why
-    if (!r.ok) return `${p.rel}: ${r.why}`;
+    // guard cannot tell what the harness makes of it (it may match loosely where guard could not)
+    if (!r.ok) unmatched.push(`${p.rel}: ${r.why}`);
+    else if ('loose' in r && r.loose) notes.push(`${p.rel}: ${r.loose.join('; ')}`);
     let base = current;
     let fromSession = false;
     if (baseEvents[i]) {
@@ -280,7 +408,8 @@ async function readTargets(root: string, cwd: string, placed: PlacedChange[], ev
       base = b && b.type === 'blob' ? (b.data ?? null) : null;
       fromSession = true;
     }
-    targets.push({ rel: p.rel, abs: p.abs, change: p.change, current, mode, next: r.text === null ? null : Buffer.from(r.text, 'utf8'), base, fromSession, ...(movedFrom ? { movedFrom } : {}) });
+    const next = !r.ok ? current : r.text === null ? null : Buffer.from(r.text, 'utf8');
+    targets.push({ rel: p.rel, abs: p.abs, change: p.change, current, mode, next, base, fromSession, ...(movedFrom ? { movedFrom } : {}) });
   }
   return targets;
 }
@@ -343,7 +472,7 @@ async function keepRefused(w: WriteCall, planned: Plan, classified: Classificati
  * the decisions now; ask leaves them in the step (`asked`) for the post
  * event, which runs only when the person said yes. Returns the checkpoint id.
  */
-async function checkpointPaths(w: WriteCall, v: 'allow' | 'ask', decisions: DecisionRecord[]): Promise<string> {
+async function checkpointPaths(w: WriteCall, v: 'allow' | 'ask' | 'deny', decisions: DecisionRecord[]): Promise<string> {
   const { e, now } = w;
   const cpRef = newRef(REFS.checkpoints, now);
   const cpId = checkpointId(cpRef);
@@ -359,10 +488,9 @@ async function checkpointPaths(w: WriteCall, v: 'allow' | 'ask', decisions: Deci
     ...{ checkpoint: cpId, paths, worktree: w.root, time: now.toISOString(), outcome: v },
     ...(v === 'ask' ? { asked: decisions } : {}),
   });
-  const commits: RecordCommit[] = [
-    { ref: cpRef, mark: 1, parent: w.head, message: cpMessage, changes: w.targets.map((t) => blobChange(t.rel, t.current, t.mode)) },
-    { ref: newRef(sessionPrefix(e.harness, e.sessionId), now), parent: ':1', message: step, changes: [] },
-  ];
+  const commits: RecordCommit[] = [{ ref: cpRef, mark: 1, parent: w.head, message: cpMessage, changes: w.targets.map((t) => blobChange(t.rel, t.current, t.mode)) }];
+  // a refused call wrote nothing: no session step (rewind puts back only what the session wrote)
+  if (v !== 'deny') commits.push({ ref: newRef(sessionPrefix(e.harness, e.sessionId), now), parent: ':1', message: step, changes: [] });
   if (v === 'allow') commits.push({ ref: newRef(REFS.decisions, now), parent: null, message: batchMessage(w.ctx, decisions), changes: [] });
   faultPoint('hook:before-record');
   await writeRecords(w.root, commits, now);
@@ -461,20 +589,20 @@ async function writeAfter(repo: Repo, e: HookEvent, _meta: SessionMeta, now: Dat
 
 /* -------------------------------------------------------------- shell */
 
-async function shellBefore(repo: Repo, e: HookEvent, command: string, meta: SessionMeta, now: Date): Promise<HookResult> {
+async function shellBefore(repo: Repo, e: HookEvent, command: string, background: boolean, meta: SessionMeta, now: Date): Promise<HookResult> {
   // the session step goes in the checkpoint's own fast-import
-  const records = (c: { id: string; commit: string }) => [sessionCommit(repo, e, c.commit, c.id, 'pre', command, now)];
+  const records = (c: { id: string; commit: string }) => [sessionCommit(repo, e, c.commit, c.id, 'pre', command, now, undefined, background)];
   const cp = await checkpoint(repo, { reason: `before ${e.harness} shell: ${oneLine(command)}`, command: 'hook', lane: laneOf(repo.root), session: meta, now, records });
   return { outcome: NONE, checkpoint: cp.id, notes: [] };
 }
 
-function sessionCommit(repo: Repo, e: HookEvent, commit: string, id: string, phase: 'pre' | 'post', command: string, now: Date, lost?: string[]): RecordCommit {
+function sessionCommit(repo: Repo, e: HookEvent, commit: string, id: string, phase: 'pre' | 'post', command: string, now: Date, lost?: string[], background?: boolean, toolCall?: string | null): RecordCommit {
   return sessionEventCommit(
     commit,
     {
       harness: e.harness,
       session: e.sessionId,
-      toolCall: e.toolCallId,
+      toolCall: toolCall === undefined ? e.toolCallId : toolCall,
       tool: e.tool,
       phase,
       kind: 'shell',
@@ -484,6 +612,7 @@ function sessionCommit(repo: Repo, e: HookEvent, commit: string, id: string, pha
       time: now.toISOString(),
       command: oneLine(command),
       ...(lost ? { lost } : {}),
+      ...(background ? { background: true } : {}),
     },
     now,
   );
@@ -501,10 +630,9 @@ export function shellWord(p: string): string {
 
 async function shellAfter(repo: Repo, e: HookEvent, command: string, meta: SessionMeta, now: Date): Promise<HookResult> {
   const root = repo.root;
-  const [events, cp, [configBlob]] = await Promise.all([
+  const [events, cp] = await Promise.all([
     readSessionEvents(root, sessionPrefix(e.harness, e.sessionId)),
     checkpoint(repo, { reason: `after ${e.harness} shell: ${oneLine(command)}`, command: 'hook', lane: laneOf(root), session: meta, now }),
-    catFileBatch(root, [`HEAD:${CONFIG_FILE}`], READ_CAP),
   ]);
   const pres = events.filter((x) => x.kind === 'shell' && x.phase === 'pre' && x.worktree === root);
   const pre = (e.toolCallId ? pres.filter((x) => x.toolCall === e.toolCallId) : pres).pop() ?? null;
@@ -512,22 +640,86 @@ async function shellAfter(repo: Repo, e: HookEvent, command: string, meta: Sessi
     await writeRecords(root, [sessionCommit(repo, e, cp.commit, cp.id, 'post', command, now)], now);
     return { outcome: NONE, checkpoint: cp.id, notes: ['no checkpoint from before this command: nothing to compare with'] };
   }
-  const config = configAt('HEAD', configBlob?.data);
-  const policy = makePolicy(config, { bootstrap: configBlob === null });
-  const entries = await treeDiff(root, pre.commit, cp.commit);
-  const touched = entries.filter((x) => x.oldOid !== null);
-  const { facts } = touched.length ? await collectFacts(root, touched, { maxBytes: Math.min(config.maxFileBytes, READ_CAP) }) : { facts: [] };
-  const classified = facts.map((f) => classify(f, policy));
-  // Lost: a file deleted or replaced that would need approval, or, when the command
-  // took lineThreshold lines or more in all (a `git checkout -- .` over a day of
-  // small edits), every file it took lines from.
-  const total = classified.reduce((n, c) => n + c.linesDeleted, 0);
-  const lost = classified.filter((c) => ((c.status === 'delete' || c.status === 'replace') && c.needsApproval) || (total >= config.lineThreshold && c.linesDeleted > 0));
+  const { config, policy } = await readPolicy(root, events);
+  const lost = await lossesBetween(root, pre.commit, cp.commit, config, policy);
   await writeRecords(root, [sessionCommit(repo, e, cp.commit, cp.id, 'post', command, now, lost.map((c) => c.path))], now);
   if (lost.length === 0) return { outcome: NONE, checkpoint: cp.id, notes: [] };
-  const paths = lost.map((c) => c.oldPath ?? c.path);
-  const restore = paths.length <= 20 ? `guard restore ${pre.checkpoint} -- ${paths.map(shellWord).join(' ')}` : `guard restore ${pre.checkpoint}`;
-  const rewind = `guard rewind ${shellWord(e.sessionId)}`;
   const judged: Judged[] = lost.map((c) => ({ ...judgedOf(c), needsApproval: true }));
-  return { outcome: { kind: 'inform', message: lossMessage(command, judged, restore, rewind) }, checkpoint: cp.id, files: judged.map((j) => ({ ...j, decision: 'lost' })), notes: [] };
+  return { outcome: { kind: 'inform', message: lossMessage(command, judged, restoreCommand(pre.checkpoint, lost), `guard rewind ${shellWord(e.sessionId)}`) }, checkpoint: cp.id, files: judged.map((j) => ({ ...j, decision: 'lost' })), notes: [] };
+}
+
+function restoreCommand(checkpointId: string, lost: Classification[]): string {
+  const paths = lost.map((c) => c.oldPath ?? c.path);
+  return paths.length <= 20 ? `guard restore ${checkpointId} -- ${paths.map(shellWord).join(' ')}` : `guard restore ${checkpointId}`;
+}
+
+/**
+ * What went from one whole-tree checkpoint to another: a file deleted or
+ * replaced that would need approval, or, when lineThreshold lines or more
+ * went in all (a `git checkout -- .` over a day of small edits), every
+ * file that lost lines.
+ */
+async function lossesBetween(root: string, from: string, to: string, config: Config, policy: Policy, skip?: ReadonlySet<string>): Promise<Classification[]> {
+  const entries = (await treeDiff(root, from, to)).filter((x) => x.oldOid !== null && !skip?.has(x.oldPath ?? x.path));
+  const { facts } = entries.length ? await collectFacts(root, entries, { maxBytes: Math.min(config.maxFileBytes, READ_CAP) }) : { facts: [] };
+  const classified = facts.map((f) => classify(f, policy));
+  const total = classified.reduce((n, c) => n + c.linesDeleted, 0);
+  return classified.filter((c) => ((c.status === 'delete' || c.status === 'replace') && c.needsApproval) || (total >= config.lineThreshold && c.linesDeleted > 0));
+}
+
+/* --------------------------------------------------- background commands */
+
+/**
+ * A command run in the background (Claude's run_in_background) gets its
+ * post event about 0.4 s after it starts, while it still runs. Its
+ * checkpoint from before stays open: at every later hook call of the
+ * session, in any event, for BACKGROUND_OPEN_MS after it started, guard
+ * checkpoints the tree and reports what was lost since that checkpoint and
+ * not reported yet, leaving out what the session's own later calls
+ * account for (its writes, the losses of its other commands). Each report
+ * is a post event of the background call, so `guard rewind` sees it.
+ * Costs one for-each-ref per call; a checkpoint only while one is open.
+ */
+const BACKGROUND_OPEN_MS = 30 * 60_000;
+
+interface Late {
+  message: string;
+  checkpoint: string;
+}
+
+async function reportBackground(repos: readonly Repo[], e: HookEvent, now: Date): Promise<Late[]> {
+  const out: Late[] = [];
+  for (const repo of repos) {
+    const root = repo.root;
+    const events = await readSessionEvents(root, sessionPrefix(e.harness, e.sessionId));
+    const open = events.filter((x) => x.background && x.phase === 'pre' && x.worktree === root && now.getTime() - Date.parse(x.time) < BACKGROUND_OPEN_MS && !(e.toolCallId !== null && x.toolCall === e.toolCallId));
+    if (open.length === 0) continue;
+    const cp = await checkpoint(repo, { reason: `${e.harness} background commands still open`, command: 'hook', lane: laneOf(root), session: { harness: e.harness, session: e.sessionId, toolCall: e.toolCallId }, now });
+    const { config, policy } = await readPolicy(root, events);
+    const records: RecordCommit[] = [];
+    for (const bg of open) {
+      const later = events.filter((x) => x.time >= bg.time && x !== bg);
+      const accounted = new Set<string>(later.flatMap((x) => (x.kind === 'write' ? (x.paths ?? []) : (x.lost ?? []))));
+      const lost = await lossesBetween(root, bg.commit, cp.commit, config, policy, accounted);
+      if (lost.length === 0) continue;
+      records.push(sessionCommit(repo, e, cp.commit, cp.id, 'post', bg.command ?? '', now, lost.map((c) => c.path), false, bg.toolCall));
+      const judged: Judged[] = lost.map((c) => ({ ...judgedOf(c), needsApproval: true }));
+      const what = lossMessage(`${bg.command ?? ''} (run in the background)`, judged, restoreCommand(bg.checkpoint, lost), `guard rewind ${shellWord(e.sessionId)}`);
+      out.push({ message: what, checkpoint: cp.id });
+    }
+    if (records.length) await writeRecords(root, records, now);
+  }
+  return out;
+}
+
+/** A call's own answer with what background commands destroyed: told after a tool; before one, the call is refused once so the model reads it. */
+function withLate(r: HookResult, late: Late[], phase: 'pre' | 'post'): HookResult {
+  if (late.length === 0) return r;
+  const message = late.map((l) => l.message).join('\n\n');
+  const o = r.outcome;
+  let outcome: Outcome;
+  if (phase === 'post' || o.kind === 'inform') outcome = { kind: 'inform', message: o.kind === 'inform' ? `${o.message}\n\n${message}` : message };
+  else if (o.kind === 'deny' || o.kind === 'ask') outcome = { ...o, reason: `${o.reason}\n\n${message}` };
+  else outcome = { kind: 'deny', reason: `guard stopped this call to tell you first: ${message} This call did not run; run it again once you have told the user.` };
+  return { ...r, outcome, notes: [...r.notes, 'a background command of this session lost work since the last call'] };
 }

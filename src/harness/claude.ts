@@ -10,6 +10,9 @@ import { bool, json, obj, optStr, parseObject, str, type Obj } from './payload.j
 /** Modes in which Claude Code asks nobody: a hook's `ask` would not reach a person. */
 const NO_PERSON = new Set(['bypassPermissions', 'dontAsk']);
 
+/** CLAUDE_CODE_ENTRYPOINT values with a person at the prompt (2.1.330: `cli` is the terminal UI, `sdk-cli` is -p). */
+const PERSON_ENTRYPOINTS = new Set(['cli', 'claude-vscode', 'claude-desktop']);
+
 export function claudeAction(tool: string, input: Obj, where: string): Action {
   switch (tool) {
     case 'Write':
@@ -45,7 +48,7 @@ export function claudeAction(tool: string, input: Obj, where: string): Action {
       };
     }
     case 'Bash':
-      return { kind: 'shell', command: str(input, 'command', where) };
+      return { kind: 'shell', command: str(input, 'command', where), ...(bool(input, 'run_in_background') ? { background: true } : {}) };
     default:
       return { kind: 'other' };
   }
@@ -58,7 +61,8 @@ export function claudeAction(tool: string, input: Obj, where: string): Action {
  */
 export function claudeEnvelope(p: Obj, harness: HookEvent['harness'], [pre, post]: readonly [string, string], what: string): Omit<HookEvent, 'canAsk' | 'action'> {
   const event = str(p, 'hook_event_name', 'payload');
-  if (event !== pre && event !== post) throw new PayloadError(`${what}: hook_event_name "${event}" is neither ${pre} nor ${post}`);
+  // Claude Code sends PostToolUseFailure instead of PostToolUse after a command that exits non-zero
+  if (event !== pre && event !== post && event !== `${post}Failure`) throw new PayloadError(`${what}: hook_event_name "${event}" is neither ${pre} nor ${post}`);
   return {
     harness,
     phase: event === pre ? 'pre' : 'post',
@@ -75,11 +79,13 @@ export const claude: Translator = {
     const p = parseObject(text, 'Claude Code');
     const base = claudeEnvelope(p, 'claude', ['PreToolUse', 'PostToolUse'], 'Claude Code');
     const mode = optStr(p, 'permission_mode') ?? 'default';
-    // `claude -p` (print mode) runs as the SDK entry point: nobody is at a prompt.
-    const headless = /sdk/.test(env.CLAUDE_CODE_ENTRYPOINT ?? '');
-    return { ...base, canAsk: !NO_PERSON.has(mode) && !headless, action: claudeAction(base.tool, obj(p, 'tool_input', 'payload'), 'tool_input') };
+    // A person is at a prompt only in the interactive entry points; `claude -p` is "sdk-cli", and an
+    // entry point guard does not know (or none) counts as nobody: the call is denied, the proposal kept.
+    const person = PERSON_ENTRYPOINTS.has(env.CLAUDE_CODE_ENTRYPOINT ?? '');
+    return { ...base, canAsk: !NO_PERSON.has(mode) && person, action: claudeAction(base.tool, obj(p, 'tool_input', 'payload'), 'tool_input') };
   },
-  answer: (o, phase) => claudeShaped(o, phase, 'PreToolUse', 'PostToolUse', true),
+  // the answer names the event it answers (Claude rejects another name): PostToolUse or PostToolUseFailure
+  answer: (o, phase, event) => claudeShaped(o, phase, 'PreToolUse', phase === 'post' && event ? event : 'PostToolUse', true),
 };
 
 /**

@@ -61,7 +61,8 @@ export const copilot: Translator = {
       sessionId: optStr(p, 'sessionId') ?? optStr(p, 'session_id') ?? `copilot-${day}`,
       toolCallId: optStr(p, 'toolCallId'),
       cwd,
-      canAsk: true,
+      // nothing in the payload or env marks `copilot -p`, where an ask becomes a denial with no ref kept
+      canAsk: false,
       action: action(tool, args),
     };
     return e;

@@ -61,7 +61,8 @@ export const cursor: Translator = {
       sessionId: optStr(p, 'conversation_id') ?? optStr(p, 'session_id') ?? 'cursor',
       toolCallId: optStr(p, 'tool_use_id') ?? optStr(p, 'generation_id'),
       cwd,
-      canAsk: true,
+      // nothing marks the headless cursor-agent -p: what needs a person is denied, the proposal kept
+      canAsk: false,
       action: shellEvent ? { kind: 'shell', command: anyStr(p, ['command'], 'payload') } : event === 'afterFileEdit' ? { kind: 'other' } : action(tool, input),
     };
     return e;

@@ -21,11 +21,12 @@ describe('Claude Code payloads (recorded from claude 2.1.330)', () => {
     expect(TRANSLATORS.claude.translate(sample('claude-Bash-PreToolUse'), env)).toMatchObject({ phase: 'pre', action: { kind: 'shell', command: 'echo shell-ran > shell-ran.txt && ls -a' } });
     expect(TRANSLATORS.claude.translate(sample('claude-Bash-PostToolUse'), env)).toMatchObject({ phase: 'post', event: 'PostToolUse', toolCallId: 'toolu_mwt1s1p54' });
   });
-  it('default mode can ask; print mode (sdk entry point) cannot', () => {
+  it('default mode can ask in the terminal UI only; print mode (sdk-cli) or an unknown entry point cannot', () => {
     const p = JSON.parse(sample('claude-Write-PreToolUse'));
     p.permission_mode = 'default';
-    expect(TRANSLATORS.claude.translate(JSON.stringify(p), env).canAsk).toBe(true);
+    expect(TRANSLATORS.claude.translate(JSON.stringify(p), { CLAUDE_CODE_ENTRYPOINT: 'cli' }).canAsk).toBe(true);
     expect(TRANSLATORS.claude.translate(JSON.stringify(p), { CLAUDE_CODE_ENTRYPOINT: 'sdk-cli' }).canAsk).toBe(false);
+    expect(TRANSLATORS.claude.translate(JSON.stringify(p), {}).canAsk).toBe(false);
   });
   it('MultiEdit (older builds): edits in order', () => {
     const p = JSON.parse(sample('claude-Edit-PreToolUse'));
@@ -84,7 +85,7 @@ describe('Cursor, Cline, Copilot (shaped from their docs; field names unverified
       phase: 'pre',
       sessionId: 'conv-1',
       cwd: '/w',
-      canAsk: true,
+      canAsk: false,
       action: { kind: 'write', files: [{ path: '/w/a.ts', change: { kind: 'content', content: 'x\n' } }] },
     });
     expect(TRANSLATORS.cursor.translate(JSON.stringify({ ...base, tool_name: 'StrReplace', tool_input: { path: 'a.ts', old_string: 'a', new_string: 'b' } }), env).action).toMatchObject({ kind: 'write', files: [{ change: { kind: 'edits' } }] });
@@ -108,7 +109,7 @@ describe('Cursor, Cline, Copilot (shaped from their docs; field names unverified
   });
   it('Copilot toolArgs as a JSON string; toolResult marks the post event', () => {
     const e = TRANSLATORS.copilot.translate(JSON.stringify({ timestamp: 1795425175675, cwd: '/w', toolName: 'create', toolArgs: JSON.stringify({ path: 'a.md', file_text: 'hi\n' }) }), env);
-    expect(e).toMatchObject({ harness: 'copilot', phase: 'pre', cwd: '/w', canAsk: true, sessionId: 'copilot-2026-11-23', action: { kind: 'write', files: [{ path: 'a.md', change: { kind: 'content', content: 'hi\n' } }] } });
+    expect(e).toMatchObject({ harness: 'copilot', phase: 'pre', cwd: '/w', canAsk: false, sessionId: 'copilot-2026-11-23', action: { kind: 'write', files: [{ path: 'a.md', change: { kind: 'content', content: 'hi\n' } }] } });
     const post = TRANSLATORS.copilot.translate(JSON.stringify({ timestamp: 1, cwd: '/w', toolName: 'bash', toolArgs: '{"command":"ls"}', toolResult: { resultType: 'success' } }), env);
     expect(post).toMatchObject({ phase: 'post', action: { kind: 'shell', command: 'ls' } });
   });
