@@ -301,15 +301,14 @@ async function writeBefore(repo: Repo, e: HookEvent, files: FileChange[], auto: 
     return { outcome: { kind: 'deny', reason: unmatchedReason(w.unmatched, cp) }, checkpoint: cp, notes };
   }
   // the source of a move is judged with its destination (a rename), not as a deletion of its own
-  const judged = w.targets.filter((t) => !t.movedAway);
-  const classified = await measureAll(repo, judged, w.policy);
+  const { judged, classified } = await judgeTargets(repo, w.targets.filter((t) => !t.movedAway), w.policy);
   const planFiles = classified.map((c, i) => planFileOf(c, judged[i]!));
   const planned = await plan('hook', planFiles, NO_ANSWERS);
   const v = verdict(planned.files, e.canAsk && !auto);
   const reported: Planned[] = planned.files.map((o, i) => ({ ...judgedOf(classified[i]!), decision: o.decision }));
   if (v === 'deny') {
     const kept = await keepRefused(w, planned, classified);
-    const sessionBased = w.targets.some((t) => t.fromSession && !same(t.base, t.current));
+    const sessionBased = judged.some((t) => t.fromSession && !same(t.base, t.current));
     return { ...writeOutcome(v, reported, { kept, sessionBased }), rejected: kept, notes };
   }
   // ask: what the post event records when the tool ran (the person said yes in the harness): every file taken as it is
@@ -427,6 +426,23 @@ function linkMoves(targets: Target[]): void {
     if (t.current === null && !t.fromSession) t.base = src.base;
     else delete t.movedFrom;
   }
+}
+
+/**
+ * Each file measured against its session base and, where that differs
+ * from the disk, against the disk too: the stricter counts. The session
+ * base is read from refs the agent can write (`git update-ref` of a forged
+ * step whose tree holds a 10-line "base"), so it may only ever make the
+ * gate stricter, never looser. One more diff --no-index, only then.
+ */
+async function judgeTargets(repo: Repo, targets: Target[], policy: Policy): Promise<{ judged: Target[]; classified: Classification[] }> {
+  const classified = await measureAll(repo, targets, policy);
+  const drift = targets.map((t) => t.fromSession && !same(t.base, t.current));
+  if (!drift.some(Boolean)) return { judged: targets, classified };
+  const onDisk = targets.map((t) => ({ ...t, base: t.current, fromSession: false }));
+  const againstDisk = await measureAll(repo, onDisk, policy);
+  const stricter = targets.map((_, i) => drift[i]! && againstDisk[i]!.needsApproval && !classified[i]!.needsApproval);
+  return { judged: targets.map((t, i) => (stricter[i] ? onDisk[i]! : t)), classified: classified.map((c, i) => (stricter[i] ? againstDisk[i]! : c)) };
 }
 
 /** One file for the plan: measured against its session base; the disk holds what is there now. */

@@ -199,3 +199,18 @@ describe('inputs the agent can move first', () => {
     unlinkSync(path.join(repo.dir, 'linked'));
   });
 });
+
+describe('the session base, read from refs the agent can write', () => {
+  it('a forged session step holding a 10-line "base" does not let a truncation through', () => {
+    const repo = makeRepo({ 'state.py': lines(270) });
+    // what an agent can do from the shell: a commit whose tree holds the file it wants to write, and a step naming it
+    const blob = repo.git(['hash-object', '-w', '--stdin'], { input: lines(10) }).trim();
+    const tree = repo.git(['mktree'], { input: `100644 blob ${blob}\tstate.py\n` }).trim();
+    const body = { v: 1, kind: 'write', harness: 'claude', session: 'sess-1', toolCall: 'x', tool: 'Write', phase: 'pre', checkpoint: 'forged', paths: ['state.py'], worktree: repo.dir, time: '2000-01-01T00:00:00.000Z', outcome: 'allow' };
+    const commit = repo.git(['commit-tree', tree, '-m', `guard session claude sess-1: write state.py\n\n${JSON.stringify(body)}`]).trim();
+    repo.git(['update-ref', 'refs/guard/sessions/claude/sess-1/20000101T000000Z-forged', commit]);
+    const r = hook(repo, claude(repo, 'Write', { file_path: path.join(repo.dir, 'state.py'), content: lines(10) }));
+    expect(decision(r)).toBe('deny');
+    expect(reason(r)).toContain('state.py would lose 260 of 270 lines');
+  });
+});
