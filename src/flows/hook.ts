@@ -20,7 +20,7 @@ import { faultPoint } from '../git/faults.js';
 import { REFS, newRef, writeRecords, type RecordCommit } from '../git/records.js';
 import { openRepo, type Repo } from '../git/repo.js';
 import { numstatFolders } from '../git/measure.js';
-import { baseEventFor, readSessionEvents, sessionEventCommit, sessionMessage, sessionPrefix, type SessionEvent } from '../git/session.js';
+import { baseEventFor, readSessionEvents as readEvents, sessionEventCommit, sessionMessage, sessionPrefix, type SessionEvent } from '../git/session.js';
 import { configAt, laneOf } from './context.js';
 
 /**
@@ -64,6 +64,20 @@ export interface HookResult {
 
 const NONE: Outcome = { kind: 'none' };
 
+/**
+ * A session's events, read once per hook call (one for-each-ref): the
+ * background check and the call's own flow both need them, and what the
+ * check records (reports of a background call) changes nothing the flow
+ * reads.
+ */
+const eventsRead = new Map<string, Promise<SessionEvent[]>>();
+function readSessionEvents(root: string, prefix: string): Promise<SessionEvent[]> {
+  const key = `${root}\0${prefix}`;
+  let p = eventsRead.get(key);
+  if (!p) eventsRead.set(key, (p = readEvents(root, prefix)));
+  return p;
+}
+
 /** Files that hold the harnesses' hook configuration (flows/agents.ts CONFIG_FILES, plus Claude's local settings). */
 const GATE_FILES = new Set([
   '.claude/settings.json',
@@ -80,10 +94,13 @@ const GATE_FILES = new Set([
 export async function runHook(opts: HookOptions): Promise<HookResult> {
   const e = opts.event;
   if (e.action.kind === 'other') return { outcome: NONE, notes: [] };
+  eventsRead.clear();
   const now = opts.now ?? new Date();
   // The payload's cwd is the agent's to move (a `cd /tmp` first): the project the harness named is
   // judged as well, so a command or a write aimed at it from outside is still seen.
-  const [here, project] = await Promise.all([repoAt(e.cwd), opts.projectDir && opts.projectDir !== e.cwd ? repoAt(opts.projectDir) : null]);
+  const here = await repoAt(e.cwd);
+  // (usually the same tree: no second rev-parse then)
+  const project = opts.projectDir && !(here && within(here.root, opts.projectDir)) ? await repoAt(opts.projectDir) : null;
   const repos = [here, project].filter((r, i, all): r is Repo => r !== null && all.findIndex((x) => x?.root === r.root) === i);
   const meta: SessionMeta = { harness: e.harness, session: e.sessionId, toolCall: e.toolCallId };
   // what a command still running in the background destroyed since the last call (see background.ts)
