@@ -725,7 +725,9 @@ async function reportBackground(repos: readonly Repo[], e: HookEvent, now: Date)
   for (const repo of repos) {
     const root = repo.root;
     const events = await readSessionEvents(root, sessionPrefix(e.harness, e.sessionId));
-    const open = events.filter((x) => x.background && x.phase === 'pre' && x.worktree === root && now.getTime() - Date.parse(x.time) < BACKGROUND_OPEN_MS && !(e.toolCallId !== null && x.toolCall === e.toolCallId));
+    // the call's own background command is reported by its own after-event (Gemini names no tool call: the latest shell pre)
+    const own = e.toolCallId !== null ? (x: SessionEvent) => x.toolCall === e.toolCallId : (x: SessionEvent) => e.phase === 'post' && e.action.kind === 'shell' && x === events.filter((y) => y.kind === 'shell' && y.phase === 'pre' && y.worktree === root).pop();
+    const open = events.filter((x) => x.background && x.phase === 'pre' && x.worktree === root && now.getTime() - Date.parse(x.time) < BACKGROUND_OPEN_MS && !own(x));
     if (open.length === 0) continue;
     const cp = await checkpoint(repo, { reason: `${e.harness} background commands still open`, command: 'hook', lane: laneOf(root), session: { harness: e.harness, session: e.sessionId, toolCall: e.toolCallId }, now });
     const { config, policy } = await readPolicy(root, events);

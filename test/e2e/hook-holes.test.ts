@@ -214,3 +214,25 @@ describe('the session base, read from refs the agent can write', () => {
     expect(reason(r)).toContain('state.py would lose 260 of 270 lines');
   });
 });
+
+describe('more inputs the agent can move', () => {
+  it('a cwd that does not exist: the write into the project is still judged', () => {
+    const repo = makeRepo({ 'state.py': lines(270) });
+    const r = hook(repo, claude(repo, 'Write', { file_path: path.join(repo.dir, 'state.py'), content: 'x\n' }, { cwd: '/nonexistent/guard/dir' }));
+    expect(decision(r)).toBe('deny');
+  });
+
+  it('gemini: a background shell command (is_background) is kept open too, and reported once at its own after-event', () => {
+    const repo = makeRepo({ 'keep.py': lines(200) });
+    repo.write('keep.py', lines(320));
+    const g = (event: string, input: object) => JSON.stringify({ session_id: 'g1', cwd: repo.dir, hook_event_name: event, tool_name: 'run_shell_command', tool_input: input, ...(event === 'AfterTool' ? { tool_response: {} } : {}) });
+    const bg = { command: 'git checkout -- .', is_background: true };
+    hook(repo, g('BeforeTool', bg), {}, 'gemini');
+    repo.git(['checkout', '--', '.']);
+    const after = hook(repo, g('AfterTool', bg), {}, 'gemini');
+    const msg: string = after.json.hookSpecificOutput.additionalContext;
+    expect(msg.split('keep.py lost 120 of 320 lines')).toHaveLength(2);
+    // and not again at the next call: it was reported
+    expect(hook(repo, g('BeforeTool', { command: 'ls' }), {}, 'gemini').stdout).toBe('');
+  });
+});
