@@ -235,6 +235,12 @@ export async function place(root: string, cwd: string, p: string): Promise<Place
 
 /* -------------------------------------------------------------- writes */
 
+/** An edit guard cannot reproduce, and why. */
+interface Unmatched {
+  rel: string;
+  why: string;
+}
+
 /** A file of the call, placed inside the repository. */
 interface PlacedChange {
   rel: string;
@@ -299,8 +305,8 @@ interface WriteCall {
   root: string;
   e: HookEvent;
   targets: Target[];
-  /** Edits guard cannot reproduce ("PATH: why"): the call is refused, the files checkpointed. */
-  unmatched: string[];
+  /** Edits guard cannot reproduce: the call is refused, the files checkpointed. */
+  unmatched: Unmatched[];
   policy: Policy;
   head: string | null;
   ctx: RecordContext;
@@ -314,8 +320,8 @@ async function writeBefore(repo: Repo, e: HookEvent, files: FileChange[], auto: 
   if (w === null) return { outcome: NONE, notes };
   if (w.unmatched.length > 0) {
     // what the harness would make of it is unknown: keep the files as they are, and refuse
-    const cp = await checkpointPaths(w, 'deny', []);
-    return { outcome: { kind: 'deny', reason: unmatchedReason(w.unmatched, cp) }, checkpoint: cp, notes };
+    const cp = await checkpointPaths(w, 'deny', unmatchedRecords(w));
+    return { outcome: { kind: 'deny', reason: unmatchedReason(w.unmatched.map((u) => `${u.rel}: ${u.why}`), cp) }, checkpoint: cp, notes };
   }
   // the source of a move is judged with its destination (a rename), not as a deletion of its own
   const { judged, classified } = await judgeTargets(repo, w.targets.filter((t) => !t.movedAway), w.policy);
@@ -351,7 +357,7 @@ async function readWrite(repo: Repo, e: HookEvent, files: FileChange[], notes: s
   if (placed.length === 0) return null;
   const events = await readSessionEvents(root, sessionPrefix(e.harness, e.sessionId));
   const { head, policy } = await readPolicy(root, events);
-  const unmatched: string[] = [];
+  const unmatched: Unmatched[] = [];
   const targets = await readTargets(root, e.cwd, placed, events, unmatched, notes);
   linkMoves(targets);
   if (unmatched.length === 0 && targets.every((t) => same(t.current, t.next))) {
@@ -397,7 +403,7 @@ function stricter(a: Config, b: Config): Config {
 }
 
 /** Each placed file on disk, at its session base and after the call; an edit that cannot be reproduced goes to `unmatched` ("PATH: why"). */
-async function readTargets(root: string, cwd: string, placed: PlacedChange[], events: SessionEvent[], unmatched: string[], notes: string[]): Promise<Target[]> {
+async function readTargets(root: string, cwd: string, placed: PlacedChange[], events: SessionEvent[], unmatched: Unmatched[], notes: string[]): Promise<Target[]> {
   const disk = await Promise.all(placed.map((p) => readDisk(p.abs)));
   const baseEvents = placed.map((p) => baseEventFor(events, root, p.rel));
   const wanted = baseEvents.flatMap((ev, i) => (ev ? [`${ev.commit}:${placed[i]!.rel}`] : []));
@@ -415,7 +421,7 @@ async function readTargets(root: string, cwd: string, placed: PlacedChange[], ev
     }
     const r = apply(p.change, current, source);
     // guard cannot tell what the harness makes of it (it may match loosely where guard could not)
-    if (!r.ok) unmatched.push(`${p.rel}: ${r.why}`);
+    if (!r.ok) unmatched.push({ rel: p.rel, why: r.why });
     else if ('loose' in r && r.loose) notes.push(`${p.rel}: ${r.loose.join('; ')}`);
     let base = current;
     let fromSession = false;
@@ -524,11 +530,23 @@ async function checkpointPaths(w: WriteCall, v: 'allow' | 'ask' | 'deny', decisi
   const commits: RecordCommit[] = [{ ref: cpRef, mark: 1, parent: w.head, message: cpMessage, changes: w.targets.map((t) => blobChange(t.rel, t.current, t.mode)) }];
   // a refused call wrote nothing: no session step (rewind puts back only what the session wrote)
   if (v !== 'deny') commits.push({ ref: newRef(sessionPrefix(e.harness, e.sessionId), now), parent: ':1', message: step, changes: [] });
-  if (v === 'allow') commits.push({ ref: newRef(REFS.decisions, now), parent: null, message: batchMessage(w.ctx, decisions), changes: [] });
+  if (v !== 'ask' && decisions.length > 0) commits.push({ ref: newRef(REFS.decisions, now), parent: null, message: batchMessage(w.ctx, decisions), changes: [] });
   faultPoint('hook:before-record');
   await writeRecords(w.root, commits, now);
   faultPoint('hook:after-record');
   return cpId;
+}
+
+/** The record of a call refused because guard cannot reproduce its edits: blocked, each file as it stands. */
+function unmatchedRecords(w: WriteCall): DecisionRecord[] {
+  return w.unmatched.map(({ rel, why }) => {
+    const t = w.targets.find((x) => x.rel === rel);
+    const lines = t?.current ? countLines(t.current) : 0;
+    return {
+      ...{ path: rel, status: 'modify' as const, existingLines: lines, linesAdded: 0, linesDeleted: 0, changeRatio: 0, needsApproval: true },
+      ...{ reasons: [`an edit guard cannot reproduce (${why})`], rules: ['unmatched-edit'], decision: 'blocked' as const, decider: 'auto' as const },
+    };
+  });
 }
 
 function same(a: Buffer | null, b: Buffer | null): boolean {

@@ -70,6 +70,9 @@ describe('fuzzy edits: guard reproduces the harness\'s loose match, or refuses',
     expect(decision(r)).toBe('deny');
     expect(reason(r)).toMatch(/cannot tell what the file would become.*Read the file again/);
     expect(repo.refs('refs/guard/checkpoints/')).toHaveLength(1);
+    // the refusal is in the audit trail like any other
+    const log = repo.guardJson(['log', '--session', 'sess-1']).json;
+    expect(log.entries.find((x: any) => x.kind === 'decision')).toMatchObject({ path: 'a.py', decision: 'blocked', decider: 'auto' });
   });
 });
 
