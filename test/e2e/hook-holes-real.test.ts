@@ -71,3 +71,40 @@ describe('guard hook in the real Claude Code: loose edits and failed commands', 
     expect(text.slice(text.lastIndexOf('no-such-test'))).toContain('big.py lost 150 of 350 lines');
   });
 });
+
+describe('guard hook in the real Claude Code: a background command', () => {
+  let bgRepo: TestRepo;
+  let bgServer: ModelServer;
+  let bgRun: HarnessRun;
+  beforeAll(async () => {
+    bgRepo = makeRepo({ 'big.py': lines(200), '.gitignore': 'node_modules/\n' });
+    mkdirSync(path.join(bgRepo.dir, 'node_modules', '.bin'), { recursive: true });
+    symlinkSync(CLI, path.join(bgRepo.dir, 'node_modules', '.bin', 'guard'));
+    if (bgRepo.guard(['init', '--agent', 'claude']).code !== 0) throw new Error('guard init failed');
+    bgRepo.git(['add', '-A']);
+    bgRepo.git(['-c', 'core.hooksPath=/dev/null', 'commit', '-q', '--no-verify', '-m', 'hooks']);
+    bgRepo.write('big.py', WORK);
+    bgServer = await startModelServer('anthropic', [
+      // its post event comes while it sleeps; the checkout runs 2 s later, during the next command
+      { kind: 'shell', command: 'sleep 2; git checkout -- .', background: true },
+      { kind: 'shell', command: 'sleep 5' },
+      { kind: 'end', text: 'Done.' },
+    ]);
+    try {
+      bgRun = await runHarness('claude', { bin: installed!.bin, projectDir: bgRepo.dir, home: freshHome(), server: bgServer });
+    } finally {
+      await bgServer.close();
+    }
+  }, 300_000);
+
+  it('what it destroyed after its post event is told to the model at the next call, and guard rewind brings it back', () => {
+    expect(bgServer.requestAtStep(2), bgRun.stdout.slice(-3000)).toBeDefined();
+    expect(bgRepo.read('big.py')).toBe(lines(200));
+    const text = JSON.stringify(bgServer.requestAtStep(2)?.body?.messages ?? []);
+    expect(text).toContain('big.py lost 150 of 350 lines');
+    expect(text).toContain('run in the background');
+    const rw = bgRepo.guardJson(['rewind', bgRun.sessionId!]);
+    expect(rw.code, rw.stderr).toBe(0);
+    expect(bgRepo.read('big.py')).toBe(WORK);
+  });
+});

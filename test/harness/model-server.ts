@@ -25,7 +25,7 @@ export type Action =
   /** Claude Write / Gemini write_file (absolute path). */
   | { kind: 'write'; file: string; content: string }
   /** Claude Bash / Gemini run_shell_command / Codex exec_command. */
-  | { kind: 'shell'; command: string }
+  | { kind: 'shell'; command: string; /** Claude: run_in_background */ background?: boolean }
   /** Codex's freeform apply_patch tool (the whole patch text). */
   | { kind: 'patch'; patch: string }
   | { kind: 'end'; text: string };
@@ -161,7 +161,7 @@ function answerAnthropic(res: http.ServerResponse, body: any, action: Action): v
         ? { file_path: action.file, old_string: action.old, new_string: action.new }
         : action.kind === 'write'
           ? { file_path: action.file, content: action.content }
-          : { command: action.command, description: 'Scripted command' };
+          : { command: action.command, description: 'Scripted command', ...(action.background ? { run_in_background: true } : {}) };
     block = { type: 'tool_use', id: nextId('toolu'), name: CLAUDE_TOOL[action.kind], input: {} };
     delta = { type: 'input_json_delta', partial_json: JSON.stringify(input) };
     stop = 'tool_use';
