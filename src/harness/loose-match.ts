@@ -35,16 +35,21 @@ for (const c of '\u201c\u201d\u201e\u201f') PUNCT[c] = '"';
 for (const c of '\u00a0\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u202f\u205f\u3000') PUNCT[c] = ' ';
 
 const SPACE = /[^\S\n]/;
+const PUNCT_RE = new RegExp(`[${Object.keys(PUNCT).join('')}]`, 'g');
+
+/** Files larger than this are not matched loosely (the per-character map would cost too much): refused instead. */
+export const LOOSE_MAX_CHARS = 2 * 1024 * 1024;
 
 /** A text normalised for matching; `at[i]` is where its i-th unit stands in the original. */
 interface Normalised {
   text: string;
-  at: number[];
+  at: Int32Array;
 }
 
 function normalise(s: string, level: number): Normalised {
-  const out: string[] = [];
-  const at: number[] = [];
+  const parts: string[] = [];
+  const at = new Int32Array(s.length + 1);
+  let n = 0;
   let offset = 0;
   const lines = s.split('\n');
   for (const [li, line] of lines.entries()) {
@@ -55,19 +60,18 @@ function normalise(s: string, level: number): Normalised {
     let start = 0;
     if (level >= 2) while (end > start && SPACE.test(line[end - 1]!)) end--;
     if (level >= 3) while (start < end && SPACE.test(line[start]!)) start++;
-    for (let j = start; j < end; j++) {
-      const c = line[j]!;
-      out.push(level >= 1 ? (PUNCT[c] ?? c) : c);
-      at.push(offset + j);
-    }
+    // PUNCT maps one UTF-16 unit to one: the map stays a shift
+    const kept = line.slice(start, end);
+    parts.push(level >= 1 ? kept.replace(PUNCT_RE, (c) => PUNCT[c]!) : kept);
+    for (let j = start; j < end; j++) at[n++] = offset + j;
     if (!last) {
-      out.push('\n');
-      at.push(offset + line.length);
+      parts.push('\n');
+      at[n++] = offset + line.length;
     }
     offset += line.length + 1;
   }
-  at.push(s.length);
-  return { text: out.join(''), at };
+  at[n] = s.length;
+  return { text: parts.join(''), at };
 }
 
 export type LooseResult =
@@ -79,6 +83,7 @@ export type LooseResult =
  * the text is not there exactly. The exact case is the caller's.
  */
 export function looseReplace(file: string, oldText: string, newText: string, replaceAll: boolean): LooseResult {
+  if (file.length > LOOSE_MAX_CHARS) return { ok: false, why: 'old_string is not in the file as sent, and the file is too large for guard to match it loosely' };
   const crlf = file.includes('\r\n');
   const replacement = crlf ? newText.replace(/\r?\n/g, '\r\n') : newText;
   for (const [level, name] of LEVELS.entries()) {

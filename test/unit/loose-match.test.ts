@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { applyPatchChunks, applyStringEdits } from '../../src/harness/edits.js';
-import { looseReplace } from '../../src/harness/loose-match.js';
+import { LOOSE_MAX_CHARS, looseReplace } from '../../src/harness/loose-match.js';
 
 const edit = (oldString: string, newString: string, replaceAll = false) => [{ oldString, newString, replaceAll }];
 
@@ -33,6 +33,11 @@ describe('loose matching of an edit (what Claude Code, Gemini CLI and Codex appl
     expect(twice).toEqual({ ok: false, why: expect.stringMatching(/found 2 times/) });
     expect(applyStringEdits('\u201ca\u201d\n"a"\n', edit('\u201ca"', 'b', true))).toMatchObject({ ok: true, text: 'b\nb\n' });
     expect(applyStringEdits('alpha\n', edit('zzz', 'y'))).toEqual({ ok: false, why: expect.stringMatching(/not even after normalising/) });
+  });
+
+  it('a file too large to map character by character is refused, not matched loosely', () => {
+    const big = 'x \u201cy\u201d\n'.repeat(LOOSE_MAX_CHARS / 6 + 1);
+    expect(applyStringEdits(big, edit('x "y"', 'z'))).toEqual({ ok: false, why: expect.stringMatching(/too large/) });
   });
 
   it('an exact find is never loosened (the old, exact path)', () => {
