@@ -725,11 +725,13 @@ async function lossesBetween(root: string, from: string, to: string, config: Con
  * post event about 0.4 s after it starts, while it still runs. Its
  * checkpoint from before stays open: at every later hook call of the
  * session, in any event, for BACKGROUND_OPEN_MS after it started, guard
- * checkpoints the tree and reports what was lost since that checkpoint and
- * not reported yet, leaving out what the session's own later calls
- * account for (its writes, the losses of its other commands). Each report
- * is a post event of the background call, so `guard rewind` sees it.
- * Costs one for-each-ref per call; a checkpoint only while one is open.
+ * checkpoints the tree and reports what was lost since the last such
+ * check (or its own after-event), leaving out what the session's own calls
+ * since then account for (its writes, the losses of its other commands).
+ * Each check is a post step of the background call (its lost paths
+ * listed), the baseline of the next one. No git process while none is
+ * open (the session's events are read once per call anyway); a checkpoint
+ * and one fast-import per call while one is.
  */
 const BACKGROUND_OPEN_MS = 30 * 60_000;
 
@@ -751,11 +753,15 @@ async function reportBackground(repos: readonly Repo[], e: HookEvent, now: Date)
     const { config, policy } = await readPolicy(root, events);
     const records: RecordCommit[] = [];
     for (const bg of open) {
-      const later = events.filter((x) => x.time >= bg.time && x !== bg);
+      // each check is a post step of the background call: the next one compares from the last
+      const mine = (x: SessionEvent) => x.kind === 'shell' && x.phase === 'post' && x.toolCall === bg.toolCall && (bg.toolCall !== null || x.command === bg.command);
+      const baseline = events.filter((x) => x.time >= bg.time && mine(x)).pop() ?? bg;
+      // what the session's own calls since then account for: its writes, its other commands' losses
+      const later = events.filter((x) => x.time >= baseline.time && x !== baseline && x !== bg && !mine(x));
       const accounted = new Set<string>(later.flatMap((x) => (x.kind === 'write' ? (x.paths ?? []) : (x.lost ?? []))));
-      const lost = await lossesBetween(root, bg.commit, cp.commit, config, policy, accounted);
-      if (lost.length === 0) continue;
+      const lost = await lossesBetween(root, baseline.commit, cp.commit, config, policy, accounted);
       records.push(sessionCommit(repo, e, cp.commit, cp.id, 'post', bg.command ?? '', now, lost.map((c) => c.path), false, bg.toolCall));
+      if (lost.length === 0) continue;
       const judged: Judged[] = lost.map((c) => ({ ...judgedOf(c), needsApproval: true }));
       const what = lossMessage(`${bg.command ?? ''} (run in the background)`, judged, restoreCommand(bg.checkpoint, lost), `guard rewind ${shellWord(e.sessionId)}`);
       out.push({ message: what, checkpoint: cp.id });

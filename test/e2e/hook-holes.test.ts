@@ -239,3 +239,22 @@ describe('more inputs the agent can move', () => {
     expect(hook(repo, g('BeforeTool', { command: 'ls' }), {}, 'gemini').stdout).toBe('');
   });
 });
+
+describe('background commands and the session\'s own writes', () => {
+  it('a file the session edited after the background command started, then wiped by it, is still reported', () => {
+    const repo = makeRepo({ 'keep.py': lines(300) });
+    const bg = { command: 'sleep 1; rm keep.py', run_in_background: true };
+    hook(repo, claude(repo, 'Bash', bg, { id: 'bg1' }));
+    hook(repo, claude(repo, 'Bash', bg, { id: 'bg1', event: 'PostToolUse' }));
+    // the agent's own small edit, allowed and applied
+    const edit = { file_path: path.join(repo.dir, 'keep.py'), old_string: 'line 7\n', new_string: 'LINE 7\n' };
+    expect(hook(repo, claude(repo, 'Edit', edit, { id: 'e1' })).stdout).toBe('');
+    repo.write('keep.py', lines(300).replace('line 7\n', 'LINE 7\n'));
+    expect(hook(repo, claude(repo, 'Edit', edit, { id: 'e1', event: 'PostToolUse' })).stdout).toBe('');
+    // then the background command deletes it
+    unlinkSync(path.join(repo.dir, 'keep.py'));
+    const next = hook(repo, claude(repo, 'Bash', { command: 'ls' }, { id: 'n1' }));
+    expect(decision(next)).toBe('deny');
+    expect(reason(next)).toContain('keep.py was deleted (300 lines)');
+  });
+});
