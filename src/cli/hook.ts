@@ -25,6 +25,8 @@ export async function run(a: HookArgs, _out: Output): Promise<number> {
   }
   const translator = TRANSLATORS[name];
   let phase: Phase = 'pre';
+  // the event answered (Claude checks the answer names it: PostToolUse or PostToolUseFailure)
+  let eventName: string | undefined;
   let answered = false;
   const emit = (a: Answer): number => {
     if (answered) return EXIT.ok;
@@ -36,7 +38,7 @@ export async function run(a: HookArgs, _out: Output): Promise<number> {
   const given = a.timeout;
   const budget = typeof given === 'number' ? given : Number(process.env.GUARD_HOOK_TIMEOUT) || DEFAULT_BUDGET_S;
   const timer = setTimeout(() => {
-    process.exitCode = emit(translator.answer({ kind: 'deny', reason: failReason(`it ran out of time (${budget} s)`, 'a very large file or a slow disk? GUARD_HOOK_TIMEOUT sets the budget') }, phase));
+    process.exitCode = emit(translator.answer({ kind: 'deny', reason: failReason(`it ran out of time (${budget} s)`, 'a very large file or a slow disk? GUARD_HOOK_TIMEOUT sets the budget') }, phase, eventName));
     // the answer is out; nothing half done stays (refs are written in one fast-import, or not at all)
     process.exit();
   }, budget * 1000);
@@ -44,18 +46,19 @@ export async function run(a: HookArgs, _out: Output): Promise<number> {
     const text = await readStdin();
     const event = translator.translate(text, process.env);
     phase = event.phase;
+    eventName = event.event;
     if (event.cwd === '' || !event.cwd.startsWith('/')) throw new PayloadError(`cwd ${JSON.stringify(event.cwd)} is not an absolute path`);
     // a tool guard does not gate (Read, Grep, ...): answered before git or the flow is loaded
-    if (event.action.kind === 'other') return emit(translator.answer({ kind: 'none' }, phase));
+    if (event.action.kind === 'other') return emit(translator.answer({ kind: 'none' }, phase, eventName));
     const [{ runHook }, { isAutoMode }] = await Promise.all([import('../flows/hook.js'), import('../ui/auto-mode.js')]);
     // the folder the harness runs the hook for: set by the harness, never by the agent (unlike cwd)
     const env = process.env;
     const projectDir = env.CLAUDE_PROJECT_DIR || env.GEMINI_PROJECT_DIR || env.COPILOT_PROJECT_DIR || process.cwd();
     const r = await runHook({ event, auto: isAutoMode(undefined), projectDir });
     if (process.env.GUARD_DEBUG === '1') for (const n of r.notes) process.stderr.write(`guard: ${n}\n`);
-    return emit(translator.answer(r.outcome, phase, event.event));
+    return emit(translator.answer(r.outcome, phase, eventName));
   } catch (err) {
-    return emit(translator.answer({ kind: 'deny', reason: reasonFor(err, name) }, phase));
+    return emit(translator.answer({ kind: 'deny', reason: reasonFor(err, name) }, phase, eventName));
   } finally {
     clearTimeout(timer);
   }

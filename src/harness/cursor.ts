@@ -10,7 +10,8 @@ import { anyStr, bool, json, optStr, parseObject, type Obj } from './payload.js'
  * Answers `{permission, user_message, agent_message}`.
  */
 const PRE = new Set(['preToolUse', 'beforeShellExecution']);
-const POST = new Set(['postToolUse', 'afterShellExecution', 'afterFileEdit']);
+// postToolUseFailure: seen in another project's Cursor fixtures (unverified here): a failed tool is still an after-event
+const POST = new Set(['postToolUse', 'postToolUseFailure', 'afterShellExecution', 'afterFileEdit']);
 
 function action(tool: string, input: Obj): Action {
   const pathKeys = ['file_path', 'path', 'target_file', 'filePath'];
