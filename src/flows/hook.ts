@@ -692,11 +692,14 @@ async function shellAfter(repo: Repo, e: HookEvent, command: string, meta: Sessi
     return { outcome: NONE, checkpoint: cp.id, notes: ['no checkpoint from before this command: nothing to compare with'] };
   }
   const { config, policy } = await readPolicy(root, events);
-  const lost = await lossesBetween(root, pre.commit, cp.commit, config, policy);
+  const { lost, gate } = await lossesBetween(root, pre.commit, cp.commit, config, policy);
   await writeRecords(root, [sessionCommit(repo, e, cp.commit, cp.id, 'post', command, now, lost.map((c) => c.path))], now);
-  if (lost.length === 0) return { outcome: NONE, checkpoint: cp.id, notes: [] };
+  const messages: string[] = [];
   const judged: Judged[] = lost.map((c) => ({ ...judgedOf(c), needsApproval: true }));
-  return { outcome: { kind: 'inform', message: lossMessage(command, judged, restoreCommand(pre.checkpoint, lost), `guard rewind ${shellWord(e.sessionId)}`) }, checkpoint: cp.id, files: judged.map((j) => ({ ...j, decision: 'lost' })), notes: [] };
+  if (lost.length > 0) messages.push(lossMessage(command, judged, restoreCommand(pre.checkpoint, lost), `guard rewind ${shellWord(e.sessionId)}`));
+  if (gate.length > 0) messages.push(gateMessage(command, gate, pre.checkpoint));
+  if (messages.length === 0) return { outcome: NONE, checkpoint: cp.id, notes: [] };
+  return { outcome: { kind: 'inform', message: messages.join('\n\n') }, checkpoint: cp.id, files: judged.map((j) => ({ ...j, decision: 'lost' })), notes: [] };
 }
 
 function restoreCommand(checkpointId: string, lost: Classification[]): string {
@@ -710,12 +713,31 @@ function restoreCommand(checkpointId: string, lost: Classification[]): string {
  * went in all (a `git checkout -- .` over a day of small edits), every
  * file that lost lines.
  */
-async function lossesBetween(root: string, from: string, to: string, config: Config, policy: Policy, skip?: ReadonlySet<string>): Promise<Classification[]> {
-  const entries = (await treeDiff(root, from, to)).filter((x) => x.oldOid !== null && !skip?.has(x.oldPath ?? x.path));
+async function lossesBetween(root: string, from: string, to: string, config: Config, policy: Policy, skip?: ReadonlySet<string>): Promise<Losses> {
+  const all = (await treeDiff(root, from, to)).filter((x) => !skip?.has(x.oldPath ?? x.path));
+  // the gate itself: the harness hook configs, guard.config.json, .husky/, whatever the policy protects
+  const gate = [...new Set(all.flatMap((x) => [x.path, ...(x.oldPath !== undefined ? [x.oldPath] : [])]).filter((p) => GATE_FILES.has(p) || policy.isProtected(p)))];
+  const entries = all.filter((x) => x.oldOid !== null);
   const { facts } = entries.length ? await collectFacts(root, entries, { maxBytes: Math.min(config.maxFileBytes, READ_CAP) }) : { facts: [] };
   const classified = facts.map((f) => classify(f, policy));
   const total = classified.reduce((n, c) => n + c.linesDeleted, 0);
-  return classified.filter((c) => ((c.status === 'delete' || c.status === 'replace') && c.needsApproval) || (total >= config.lineThreshold && c.linesDeleted > 0));
+  return { lost: classified.filter((c) => ((c.status === 'delete' || c.status === 'replace') && c.needsApproval) || (total >= config.lineThreshold && c.linesDeleted > 0)), gate };
+}
+
+interface Losses {
+  lost: Classification[];
+  /** Protected paths and harness hook configs the command changed, added or removed (the gate itself). */
+  gate: string[];
+}
+
+/** For the model and the person: a shell command changed the gate; a tool call doing it would have been refused. */
+function gateMessage(command: string, gate: readonly string[], checkpointId: string): string {
+  const shown = command.length > 80 ? command.slice(0, 77) + '...' : command;
+  return (
+    `guard: the command \`${shown}\` changed what guards this repository: ${gate.slice(0, 10).join(', ')}${gate.length > 10 ? ` (and ${gate.length - 10} more)` : ''}. ` +
+    `Only a person may change these (a write tool doing it is refused). guard kept them as they were: guard restore ${checkpointId} -- ${gate.slice(0, 20).map(shellWord).join(' ')}. ` +
+    `Tell the user what you changed and why; do not change them again.`
+  );
 }
 
 /* --------------------------------------------------- background commands */
@@ -759,12 +781,14 @@ async function reportBackground(repos: readonly Repo[], e: HookEvent, now: Date)
       // what the session's own calls since then account for: its writes, its other commands' losses
       const later = events.filter((x) => x.time >= baseline.time && x !== baseline && x !== bg && !mine(x));
       const accounted = new Set<string>(later.flatMap((x) => (x.kind === 'write' ? (x.paths ?? []) : (x.lost ?? []))));
-      const lost = await lossesBetween(root, baseline.commit, cp.commit, config, policy, accounted);
+      const { lost, gate } = await lossesBetween(root, baseline.commit, cp.commit, config, policy, accounted);
       records.push(sessionCommit(repo, e, cp.commit, cp.id, 'post', bg.command ?? '', now, lost.map((c) => c.path), false, bg.toolCall));
-      if (lost.length === 0) continue;
-      const judged: Judged[] = lost.map((c) => ({ ...judgedOf(c), needsApproval: true }));
-      const what = lossMessage(`${bg.command ?? ''} (run in the background)`, judged, restoreCommand(bg.checkpoint, lost), `guard rewind ${shellWord(e.sessionId)}`);
-      out.push({ message: what, checkpoint: cp.id });
+      const shown = `${bg.command ?? ''} (run in the background)`;
+      if (lost.length > 0) {
+        const judged: Judged[] = lost.map((c) => ({ ...judgedOf(c), needsApproval: true }));
+        out.push({ message: lossMessage(shown, judged, restoreCommand(bg.checkpoint, lost), `guard rewind ${shellWord(e.sessionId)}`), checkpoint: cp.id });
+      }
+      if (gate.length > 0) out.push({ message: gateMessage(shown, gate, baseline.checkpoint), checkpoint: cp.id });
     }
     if (records.length) await writeRecords(root, records, now);
   }

@@ -258,3 +258,17 @@ describe('background commands and the session\'s own writes', () => {
     expect(reason(next)).toContain('keep.py was deleted (300 lines)');
   });
 });
+
+describe('the harness\'s own config, moved from the shell', () => {
+  it('a command that switches the hooks off or loosens the policy is reported, though it deletes nothing', () => {
+    const repo = makeRepo({ 'a.txt': 'a\n', '.claude/settings.json': '{"hooks":{}}\n' });
+    const cmd = `echo '{"disableAllHooks":true}' > .claude/settings.local.json && echo '{"lineThreshold":100000}' > guard.config.json`;
+    hook(repo, claude(repo, 'Bash', { command: cmd }, { id: 'g1' }));
+    sh(repo, cmd);
+    const post = hook(repo, claude(repo, 'Bash', { command: cmd }, { id: 'g1', event: 'PostToolUse' }));
+    const msg: string = post.json?.hookSpecificOutput?.additionalContext ?? '';
+    expect(msg).toContain('changed what guards this repository');
+    expect(msg).toContain('.claude/settings.local.json');
+    expect(msg).toContain('guard.config.json');
+  });
+});
