@@ -103,7 +103,7 @@ export async function runHook(opts: HookOptions): Promise<HookResult> {
   const project = opts.projectDir && !(here && within(here.root, opts.projectDir)) ? await repoAt(opts.projectDir) : null;
   const repos = [here, project].filter((r, i, all): r is Repo => r !== null && all.findIndex((x) => x?.root === r.root) === i);
   const meta: SessionMeta = { harness: e.harness, session: e.sessionId, toolCall: e.toolCallId };
-  // what a command still running in the background destroyed since the last call (see background.ts)
+  // what a command still running in the background destroyed since the last call (reportBackground)
   const late = await reportBackground(repos, e, now);
   // before a tool: refused once, untouched, so the model reads the report first (no checkpoint, no step)
   if (late.length > 0 && e.phase === 'pre') return withLate({ outcome: NONE, notes: [] }, late, 'pre');
@@ -144,7 +144,8 @@ async function repoOfWrite(known: Repo[], cwd: string, files: FileChange[]): Pro
     const lexical = path.resolve(cwd, f.path);
     const abs = await realAbs(lexical);
     let repo: Repo | null = null;
-    for (const k of known) if (within(k.root, lexical) || within(await realpath(k.root), abs)) repo = k;
+    // the innermost tree that holds it (a nested checkout inside the project is its own)
+    for (const k of known) if ((within(k.root, lexical) || within(await realpath(k.root), abs)) && (!repo || k.root.length > repo.root.length)) repo = k;
     // leaving the cwd's tree through "..": judged there, where place() refuses it
     if (!repo && f.path.split(/[\\/]/).includes('..')) repo = known.find((k) => within(k.root, cwd)) ?? null;
     if (!repo) repo = await repoAt(await nearestFolder(abs));
