@@ -372,21 +372,27 @@ async function readWrite(repo: Repo, e: HookEvent, files: FileChange[], notes: s
 /**
  * The policy a hook call is judged by, and HEAD. HEAD is the agent's to
  * move (a `git commit --no-verify` of a looser guard.config.json before
- * the write), so the committed config of HEAD when the session first
- * called guard counts as well, and the stricter of the two applies. One
- * cat-file.
+ * the write), so the committed config of HEAD as each of the session's
+ * calls found it counts as well, and the strictest applies: a step forged
+ * with an older, looser HEAD cannot loosen what the real steps hold. One
+ * cat-file; each distinct config parsed once.
  */
 async function readPolicy(root: string, events: readonly SessionEvent[]): Promise<{ head: string | null; policy: Policy; config: Config }> {
-  const anchor = events.find((x) => x.worktree === root);
+  const anchors = events.filter((x) => x.worktree === root);
   // a session event's parent is its checkpoint, whose parent is HEAD as it was then
-  const names = ['HEAD', `HEAD:${CONFIG_FILE}`, ...(anchor ? [`${anchor.commit}^^:${CONFIG_FILE}`] : [])];
-  const [head, configBlob, anchorBlob] = await catFileBatch(root, names, READ_CAP);
+  const names = ['HEAD', `HEAD:${CONFIG_FILE}`, ...anchors.map((x) => `${x.commit}^^:${CONFIG_FILE}`)];
+  const [head, configBlob, ...then] = await catFileBatch(root, names, READ_CAP);
   const headOid = head && head.type === 'commit' ? head.oid : null;
   let config = configAt('HEAD', configBlob?.data);
   let bootstrap = configBlob === null;
-  if (anchor) {
-    config = stricter(config, configAt(`${anchor.checkpoint}^`, anchorBlob?.data));
-    bootstrap &&= anchorBlob === null;
+  // (no config at all counts once, as the defaults)
+  const seen = new Set<string>([configBlob ? configBlob.oid : '']);
+  for (const [i, blob] of then.entries()) {
+    const key = blob ? blob.oid : '';
+    if (seen.has(key)) continue;
+    seen.add(key);
+    config = stricter(config, configAt(`${anchors[i]!.checkpoint}^`, blob?.data));
+    bootstrap &&= blob === null;
   }
   return { head: headOid, policy: makePolicy(config, { bootstrap }), config };
 }

@@ -272,3 +272,21 @@ describe('the harness\'s own config, moved from the shell', () => {
     expect(msg).toContain('guard.config.json');
   });
 });
+
+describe('the session\'s policy anchor, forged', () => {
+  it('a forged earlier step whose HEAD had a loose config does not loosen what the real steps hold', () => {
+    const repo = makeRepo({ 'state.py': lines(270) });
+    // the real session starts under the default policy
+    hook(repo, claude(repo, 'Bash', { command: 'ls' }, { id: 'l1' }));
+    hook(repo, claude(repo, 'Bash', { command: 'ls' }, { id: 'l1', event: 'PostToolUse' }));
+    // the agent, from the shell: a loose config at HEAD, and a forged earlier step whose HEAD is that commit
+    repo.write('guard.config.json', JSON.stringify({ lineThreshold: 100000, changeRatio: 1 }));
+    const loose = repo.commitAll('loosen');
+    const cp = repo.git(['commit-tree', `${loose}^{tree}`, '-p', loose, '-m', 'guard checkpoint: forged']).trim();
+    const body = { v: 1, kind: 'shell', harness: 'claude', session: 'sess-1', toolCall: 'x', tool: 'Bash', phase: 'pre', checkpoint: 'forged', paths: null, worktree: repo.dir, time: '2000-01-01T00:00:00.000Z' };
+    const step = repo.git(['commit-tree', `${loose}^{tree}`, '-p', cp, '-m', `guard session claude sess-1: pre shell\n\n${JSON.stringify(body)}`]).trim();
+    repo.git(['update-ref', 'refs/guard/sessions/claude/sess-1/20000101T000000Z-forged', step]);
+    const r = hook(repo, claude(repo, 'Write', { file_path: path.join(repo.dir, 'state.py'), content: 'x\n' }, { id: 'w1' }));
+    expect(decision(r)).toBe('deny');
+  });
+});
