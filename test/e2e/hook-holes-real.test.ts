@@ -25,8 +25,9 @@ let server: ModelServer;
 let run: HarnessRun;
 
 beforeAll(async () => {
-  [installed] = await ensureHarnesses(['claude']);
-  if (installed!.error) throw new Error(installed!.error);
+  const [claude] = await ensureHarnesses(['claude']);
+  if (!claude || claude.error) throw new Error(claude?.error ?? 'no claude install');
+  installed = claude;
   repo = makeRepo({ 'data.txt': CRLF_FILE, 'big.py': lines(200), '.gitignore': 'node_modules/\n' });
   mkdirSync(path.join(repo.dir, 'node_modules', '.bin'), { recursive: true });
   symlinkSync(CLI, path.join(repo.dir, 'node_modules', '.bin', 'guard'));
@@ -41,7 +42,7 @@ beforeAll(async () => {
     { kind: 'end', text: 'Done.' },
   ]);
   try {
-    run = await runHarness('claude', { bin: installed!.bin, projectDir: repo.dir, home: freshHome(), server });
+    run = await runHarness('claude', { bin: installed.bin, projectDir: repo.dir, home: freshHome(), server });
   } finally {
     await server.close();
   }
@@ -91,7 +92,7 @@ describe('guard hook in the real Claude Code: a background command', () => {
       { kind: 'end', text: 'Done.' },
     ]);
     try {
-      bgRun = await runHarness('claude', { bin: installed!.bin, projectDir: bgRepo.dir, home: freshHome(), server: bgServer });
+      bgRun = await runHarness('claude', { bin: installed.bin, projectDir: bgRepo.dir, home: freshHome(), server: bgServer });
     } finally {
       await bgServer.close();
     }
