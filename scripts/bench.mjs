@@ -25,6 +25,8 @@ const CLI = process.env.GUARD_CLI ? path.resolve(process.env.GUARD_CLI) : path.j
 const NODE = process.execPath;
 
 const argv = process.argv.slice(2);
+// npm run bench -- --friction REPO [N]: the friction benchmark (scripts/friction.mjs), and nothing else
+if (argv.includes('--friction')) await (await import('./friction.mjs')).done.then(() => process.exit());
 const KEEP = argv.includes('--keep');
 const SCALE = argv.includes('--scale');
 const MARKDOWN = argv.includes('--markdown');

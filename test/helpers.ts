@@ -17,6 +17,9 @@ export function cleanEnv(extra: Record<string, string | undefined> = {}): NodeJS
   const env: NodeJS.ProcessEnv = { ...process.env };
   for (const k of Object.keys(env)) if (k.startsWith('GIT_') || k.startsWith('GUARD_')) delete env[k];
   delete env.NO_COLOR;
+  // guard ci reads pull request reviews through these: never from the environment a test runs in
+  delete env.GITHUB_TOKEN;
+  delete env.GH_TOKEN;
   delete env.FORCE_COLOR;
   Object.assign(env, {
     GIT_CONFIG_NOSYSTEM: '1',

@@ -61,8 +61,14 @@ function printHuman(r: CheckResult, out: Output, limit: number | undefined): voi
   if (shown.truncatedReason) lines.push('', `  ... ${shown.truncatedReason}; guard check --json lists them`);
   lines.push('');
   lines.push('Nothing was changed: the index and the work tree are as they were.');
-  lines.push('To go on, a person decides: run the same `git commit` in a terminal to approve or reject each change,');
-  lines.push('or let the agent work in a lane and review it with `guard review NAME`.');
+  if (r.auto) {
+    lines.push('To go on, a person decides: run the same `git commit` in a terminal to approve or reject each change,');
+    lines.push('or let the agent work in a lane and review it with `guard review NAME`.');
+  } else {
+    // a person was asked and stopped (q): they are at the terminal already
+    const it = blocked.length === 1 ? 'it' : 'them';
+    lines.push(`You stopped (q) before deciding ${it}: run the same \`git commit\` (or \`guard check\`) again to decide ${it}, or unstage ${it} (\`git restore --staged PATH\`).`);
+  }
   lines.push(c.dim('`git commit --no-verify` skips this hook but not the branch gate, and `guard ci` on the pull request checks it again.'));
   out.important(lines.join('\n'));
 }

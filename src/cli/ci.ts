@@ -61,6 +61,7 @@ function jsonDocument(r: CiResult, limit: number | undefined): object {
     ...boundFiles(r.files, limit),
     blocked: r.blocked,
     approved: r.approved,
+    ...(r.reviews ? { reviews: r.reviews } : {}),
   };
 }
 

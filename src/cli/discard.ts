@@ -1,3 +1,4 @@
+import { quotePath, shellQuote } from '../core/quote.js';
 import { EXIT } from '../core/errors.js';
 import { discard } from '../flows/lanes.js';
 import type { Output } from '../ui/output.js';
@@ -17,12 +18,13 @@ export async function run(a: DiscardArgs, out: Output): Promise<number> {
   }
   for (const n of r.nested) {
     lines.push(`nested repository ${n.path} kept as checkpoint ${n.checkpoint} (its commits and uncommitted work)`);
-    lines.push(`  get it back: git worktree add ${n.path.replace(/\/$/, '').split('/').pop()}-kept ${n.commit}`);
+    lines.push(`  get it back: git worktree add ${shellQuote(`${n.path.replace(/\/$/, '').split('/').pop()}-kept`)} ${n.commit}`);
   }
   // --quiet keeps only what is gone for good
   out.info(lines.join('\n'));
   if (r.notKept.length > 0) {
-    const shown = r.notKept.slice(0, 10).join(', ');
+    // files first (.env, local config: what a person misses), then folders (node_modules/, build output)
+    const shown = r.notKept.slice(0, 10).map(quotePath).join(', ');
     out.important(`not kept (ignored by git, never in a checkpoint): ${shown}${r.notKept.length > 10 ? `, and ${r.notKept.length - 10} more` : ''}`);
   }
   return EXIT.ok;

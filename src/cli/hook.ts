@@ -1,6 +1,7 @@
 import { EXIT, GuardError } from '../core/errors.js';
 import { failReason } from '../harness/decide.js';
 import { TRANSLATORS } from '../harness/index.js';
+import { ROWS } from '../harness/table.js';
 import { HARNESSES, PayloadError, isHarness, type Answer, type Phase } from '../harness/types.js';
 import type { Output } from '../ui/output.js';
 import type { HookArgs } from './spec.js';
@@ -9,7 +10,7 @@ import type { HookArgs } from './spec.js';
  * `guard hook HARNESS`: one payload on stdin, one answer on stdout in that
  * harness's protocol. Every failure (a payload guard cannot read, a bad
  * config, a git error, a bug, running out of time) is answered in the
- * harness's blocking form: all six harnesses let a tool run when a hook
+ * harness's blocking form: every harness lets a tool run when a hook
  * crashes, so guard never exits in a way they read as "go ahead". (A
  * SIGKILL cannot be answered from inside: the command `guard init --agent`
  * installs turns any non-zero exit into a block, see flows/agents.ts.)
@@ -53,7 +54,8 @@ export async function run(a: HookArgs, _out: Output): Promise<number> {
     const [{ runHook }, { isAutoMode }] = await Promise.all([import('../flows/hook.js'), import('../ui/auto-mode.js')]);
     // the folder the harness runs the hook for: set by the harness, never by the agent (unlike cwd)
     const env = process.env;
-    const projectDir = env.CLAUDE_PROJECT_DIR || env.GEMINI_PROJECT_DIR || env.COPILOT_PROJECT_DIR || process.cwd();
+    const rowVar = Object.hasOwn(ROWS, name) ? ROWS[name as keyof typeof ROWS].config.projectVar : null;
+    const projectDir = (rowVar && env[rowVar]) || env.CLAUDE_PROJECT_DIR || env.GEMINI_PROJECT_DIR || env.COPILOT_PROJECT_DIR || process.cwd();
     const r = await runHook({ event, auto: isAutoMode(undefined), projectDir });
     if (process.env.GUARD_DEBUG === '1') for (const n of r.notes) process.stderr.write(`guard: ${n}\n`);
     return emit(translator.answer(r.outcome, phase, eventName));

@@ -53,7 +53,7 @@ const limit = { type: 'number', describe: 'list at most N files (default 1000; w
 export const COMMANDS = {
   init: {
     describe: 'install the pre-commit hook (husky, or a plain git hook with --global), write guard.config.json, exclude .guard/',
-    positionals: [{ name: 'harnesses', describe: 'with --agent: claude gemini codex cursor cline copilot', variadic: true }],
+    positionals: [{ name: 'harnesses', describe: 'with --agent: claude gemini codex cursor cline copilot continue qwen auggie droid crush', variadic: true }],
     flags: {
       global: { type: 'boolean', describe: 'a plain git hook that runs the guard on PATH (npm install --global guard-cli): no package.json, no husky' },
       agent: { type: 'boolean', describe: 'also write the hook config of the harnesses named after it: guard init --agent claude gemini' },
@@ -75,7 +75,7 @@ export const COMMANDS = {
   },
   hook: {
     describe: 'the gate inside an agent harness: one hook payload on stdin, the answer in its protocol',
-    positionals: [{ name: 'harness', describe: 'claude, gemini, codex, cursor, cline or copilot', required: true }],
+    positionals: [{ name: 'harness', describe: 'claude, gemini, codex, cursor, cline, copilot, continue, qwen, auggie, droid or crush', required: true }],
     flags: { timeout: { type: 'number', describe: 'answer (fail closed) after SECONDS (default 20, also GUARD_HOOK_TIMEOUT)' } },
   },
   rewind: {

@@ -1,6 +1,6 @@
 import { EXIT, GuardError } from '../core/errors.js';
 import { metricsLine } from '../core/preview.js';
-import { displayName } from '../core/quote.js';
+import { displayName, shellQuote } from '../core/quote.js';
 import { write, type WriteResult } from '../flows/write.js';
 import { isAutoMode } from '../ui/auto-mode.js';
 import type { Output } from '../ui/output.js';
@@ -44,7 +44,7 @@ function printHuman(r: WriteResult, out: Output): void {
   if (f.written) {
     const how = f.decision !== 'approved' ? '' : f.taken ? `, approved: ${f.taken.length} ${f.taken.length === 1 ? 'hunk' : 'hunks'} taken` : `, approved (${f.strategy ?? 'replace'})`;
     out.info(`guard: wrote ${displayName(f)} (${f.status}, ${metricsLine(f)}${how})`);
-    out.info(`  undo: guard restore ${r.checkpoint} -- ${f.path}`);
+    out.info(`  undo: guard restore ${r.checkpoint} -- ${shellQuote(f.path)}`);
     return;
   }
   if (f.unchanged) {

@@ -14,7 +14,24 @@ export interface PhraseData {
   dots: string[];
   slots: Record<string, string[]>;
   phrases: string[];
-  loose?: { maxWords: number; drop: string[]; subject: string[]; predicate: string[]; veto: string[] };
+  general?: GeneralData;
+}
+
+export interface GeneralData {
+  maxWords: number;
+  maxFree: number;
+  pairs: string[];
+  strong: string[];
+  weak: string[];
+  mark: string[];
+  position: string[];
+  filler: string[];
+  veto: string[];
+  pointer: string[];
+  listMarks: string[];
+  verbs: string[];
+  dotsMaxWords: number;
+  foreign: { mark: string[]; strong: string[]; pairs: string[]; substrings: string[] };
 }
 
 const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
@@ -54,17 +71,38 @@ function matches(tokens: readonly PhraseToken[], words: readonly string[], t = 0
   return token.optional && matches(tokens, words, t + 1, w);
 }
 
+/**
+ * The words a phrase can start with (a comment starting with none of them
+ * cannot match it, so it is not tried), or null when every token is optional.
+ */
+function firstWords(tokens: readonly PhraseToken[]): Set<string> | null {
+  const out = new Set<string>();
+  for (const token of tokens) {
+    for (const alt of token.alts) out.add(alt[0]!);
+    if (!token.optional) return out;
+  }
+  return null;
+}
+
 export interface Matcher {
   isPlaceholder(line: string): boolean;
+  /** Is the line a comment line (after white space, a comment opener)? */
+  isComment(line: string): boolean;
 }
 
 const ASCII = /^[\x00-\x7f]*$/;
 
+/** Dots before and after a comment's words (`... imports ...`), on one side, or none. */
+type Framed = 'both' | 'one' | 'none';
+
 export function makeMatcher(d: PhraseData): Matcher {
-  const phrases = d.phrases.map((p) => compilePhrase(p, d.slots));
+  const phrases = d.phrases.map((p) => {
+    const tokens = compilePhrase(p, d.slots);
+    return { tokens, first: firstWords(tokens) };
+  });
   const opens = [...d.comment.open].sort((a, b) => b.length - a.length);
   const closes = [...d.comment.close].sort((a, b) => b.length - a.length);
-  const loose = d.loose ? looseTest(d.loose) : null;
+  const general = d.general ? generalTest(d.general, d.slots.CODE ?? []) : null;
   const dotsRe = new RegExp(d.dots.map(escape).sort((a, b) => b.length - a.length).join('|'), 'g');
   // Every line of a file comes through here (findElisions) and most are
   // code: a line whose first characters after ASCII white space are plain
@@ -86,9 +124,17 @@ export function makeMatcher(d: PhraseData): Matcher {
       const open = opens.find((o) => lower.startsWith(o));
       if (open === undefined) return false; // not a comment line
       t = t.slice(open.length);
+      // a block comment's inner line indented past its `*` quotes code: a docs example (` *     // ...`)
+      if (open === '*' && /^(?: {2,}|\t)/.test(t)) return false;
       const close = closes.find((c) => t.trimEnd().endsWith(c));
       if (close !== undefined) t = t.trimEnd().slice(0, -close.length);
       let dotted = false;
+      const bare = t.trim();
+      const starts = d.dots.some((x) => bare.startsWith(x)) || /^[([]\s*(?:\.\.|…)/.test(bare);
+      const ends = d.dots.some((x) => bare.endsWith(x)) || /(?:\.\.|…)\s*[)\]]$/.test(bare);
+      const framed: Framed = starts && ends ? 'both' : starts || ends ? 'one' : 'none';
+      // the whole comment in brackets: "(existing interfaces)", "[rest omitted]"
+      const wrapped = /^[([].*[)\]]$/.test(bare);
       t = t
         .toLowerCase()
         .replace(dotsRe, () => {
@@ -96,30 +142,106 @@ export function makeMatcher(d: PhraseData): Matcher {
           return ' ';
         })
         .replace(/\d[\d,]*/g, ' n ')
-        .replace(/[^\p{L}\p{N}\s]/gu, ' ')
+        .replace(/[^\p{L}\p{M}\p{N}\s]/gu, ' ')
         .replace(/\s+/g, ' ')
         .trim();
       if (t === '') return dotted;
       const words = t.split(' ');
-      if (words.length > 14) return false;
-      if (phrases.some((p) => matches(p, words))) return true;
-      return loose !== null && loose(words);
+      if (words.length > 14) return general !== null && starts && general(words, framed, { starts, wrapped, text: t });
+      if (phrases.some((p) => (p.first === null || p.first.has(words[0]!)) && matches(p.tokens, words))) return true;
+      return general !== null && general(words, framed, { starts, wrapped, text: t });
+    },
+    isComment(line: string): boolean {
+      const t = line.trim().toLowerCase();
+      return t.length > 0 && opens.some((o) => t.startsWith(o));
     },
   };
 }
 
-/** The looser test of the phrase data: a short comment with a subject, a predicate and no veto word. */
-function looseTest(l: NonNullable<PhraseData['loose']>): (words: string[]) => boolean {
-  const drop = new Set(l.drop);
-  const subject = new Set(l.subject);
-  const predicate = new Set(l.predicate);
-  const veto = new Set(l.veto);
-  return (words) => {
-    let i = 0;
-    while (i < words.length && drop.has(words[i]!)) i++;
-    const rest = words.slice(i);
-    if (rest.length === 0 || rest.length > l.maxWords || rest.some((w) => veto.has(w))) return false;
-    return rest.some((w) => subject.has(w)) && rest.some((w) => predicate.has(w));
+interface Shape {
+  /** Dots before the first word. */
+  starts: boolean;
+  /** The whole comment in brackets. */
+  wrapped: boolean;
+  /** The normalised comment, for the substrings of scripts written without spaces. */
+  text: string;
+}
+
+/**
+ * The general rule of the phrase data (its `general.about` says it in words):
+ * a short comment that says the code is elsewhere, left out, unchanged or
+ * truncated, whatever the noun it names.
+ */
+function generalTest(g: GeneralData, code: readonly string[]): (words: string[], framed: Framed, shape: Shape) => boolean {
+  // pairs by their first word: most words start none
+  const pairs = new Map<string, Array<{ words: string[]; joined: string }>>();
+  for (const p of [...g.pairs, ...g.foreign.pairs]) {
+    const words = p.split(' ');
+    pairs.set(words[0]!, [...(pairs.get(words[0]!) ?? []), { words, joined: p.replace(/ /g, '_') }]);
+  }
+  const strong = new Set([...g.strong, ...g.foreign.strong]);
+  const weak = new Set(g.weak);
+  const pointer = new Set(g.pointer);
+  const mark = new Set([...g.mark, ...g.foreign.mark]);
+  const listMarks = new Set(g.listMarks);
+  const position = new Set(g.position);
+  const veto = new Set(g.veto);
+  const nouns = new Set(code.flatMap((c) => c.split(' ')));
+  const filler = new Set(g.filler);
+  const verbs = new Set(g.verbs);
+  const known = new Set([...strong, ...weak, ...pointer, ...mark, ...position, ...filler, ...nouns, ...verbs]);
+  const join = (input: readonly string[]): string[] => {
+    const words: string[] = [];
+    for (let i = 0; i < input.length; ) {
+      const pair = pairs.get(input[i]!)?.find((p) => p.words.every((w, k) => input[i + k] === w));
+      words.push(pair ? pair.joined : input[i]!);
+      i += pair ? pair.words.length : 1;
+    }
+    return words;
+  };
+  const inPairs = new Set(g.pairs.flatMap((p) => p.split(' ')));
+  const earlyVeto = new Set(g.veto.filter((w) => w !== 'see' && !inPairs.has(w)));
+  return (input, framed, shape) => {
+    if (input.length > g.dotsMaxWords) return false;
+    if (shape.starts || shape.wrapped || input[0] === 'rest' || input[1] === 'rest') {
+      const joined = join(input);
+      const lead = joined.find((w) => !filler.has(w));
+      const strongHere = joined.some((w) => strong.has(w)) || g.foreign.substrings.some((x) => shape.text.includes(x));
+      // "... rest of visual updates", "... existing tree-walk renderer unchanged ...", "... (hàm này giữ nguyên)"
+      if (shape.starts && ((lead !== undefined && mark.has(lead)) || strongHere)) return true;
+      // "(existing interfaces)"
+      if (shape.wrapped && lead !== undefined && mark.has(lead) && joined.length <= 12) return true;
+      // "Rest of the file remains exactly the same as in the previous document" (not "the rest of the loop is the slow path")
+      const at = joined.indexOf('rest');
+      if ((at === 0 || (at === 1 && joined[0] === 'the')) && joined[at + 1] === 'of' && !joined.some((w) => veto.has(w)) && (strongHere || joined.some((w) => weak.has(w)))) return true;
+      // "... (error messages) ..."
+      if (framed === 'both' && joined.length <= 4) return true;
+    }
+    // a pair joins two or three words into one: past twice maxWords, nothing can come under it
+    if (input.length > 2 * g.maxWords) return false;
+    // a veto word no pair holds vetoes before joining too ("see" is judged below)
+    if (input.some((w) => earlyVeto.has(w))) return false;
+    const words = join(input);
+    if (words.length > g.maxWords) return false;
+    // "see" explains, except before a mark: "see the original file for the rest"
+    const vetoed = (w: string, i: number) => veto.has(w) && !(w === 'see' && words.slice(i + 1, i + 3).some((x) => mark.has(x) || position.has(x)));
+    if (words.some(vetoed)) return false;
+    const free = words.filter((w) => !known.has(w) && w !== 'see').length;
+    if (free > g.maxFree + (framed === 'both' ? 1 : 0)) return false;
+    const has = (set: Set<string>) => words.some((w) => set.has(w));
+    if (has(strong)) return true;
+    if (has(weak) && (has(mark) || has(position) || has(nouns))) return true;
+    if (has(pointer) && has(mark)) return true;
+    if (words.every((w) => w === 'etc')) return true;
+    // "keep all remaining methods", "continue with the existing code" (not "keep the existing behaviour")
+    if (has(verbs) && has(mark) && has(nouns) && free === 0) return true;
+    // "... other items", not "Keep the existing behaviour: ..." (an instruction that ends in dots)
+    if (framed === 'both' || (framed === 'one' && has(mark) && !has(verbs))) return true;
+    // "see the original file for the rest"
+    if (words.includes('see') && has(listMarks)) return true;
+    // only marks, numbers and code nouns: "the other 12 methods", "remaining tests"
+    const listed = free === 0 && words.every((w) => mark.has(w) || nouns.has(w) || filler.has(w)) && has(nouns);
+    return listed && has(mark) && (has(listMarks) || words.includes('n'));
   };
 }
 
@@ -160,9 +282,12 @@ export function findElisions(newText: string, oldText: string, limit = 3): Elisi
     const oldLines = new Set(oldText.split('\n').map((l) => l.trim()));
     return candidates.filter((c) => !oldLines.has(c.text)).slice(0, limit);
   }
+  const m = (matcher ??= makeMatcher(data as PhraseData));
   const inPlace = new Set<number>();
   for (const h of hunks) {
-    if (!h.lines.some((l) => l.startsWith('-'))) continue;
+    // code removed: a removed line that is neither blank nor a comment (a comment
+    // rewritten around a docs example's `...` removes no code)
+    if (!h.lines.some((l) => l.startsWith('-') && !onlyComment(l.slice(1)))) continue;
     let n = h.newStart;
     h.lines.forEach((l, k) => {
       // an added line in a hunk that removes lines; or a placeholder that was already
@@ -173,7 +298,36 @@ export function findElisions(newText: string, oldText: string, limit = 3): Elisi
       if (!l.startsWith('-')) n++;
     });
   }
-  return candidates.filter((c) => inPlace.has(c.line)).slice(0, limit);
+  return candidates.filter((c) => inPlace.has(c.line) && !continuesProse(lines, c.line - 1, m)).slice(0, limit);
+}
+
+/**
+ * A blank line, or one that can only be a comment: the line-comment markers
+ * no code line starts with. Not `'`, `;`, `%` or `"""` (comment markers of
+ * some languages, but in others the start of a string in a list, a statement
+ * or a docstring: a list of `'name',` lines cut behind `// ... other
+ * entries ...` removed code).
+ */
+function onlyComment(line: string): boolean {
+  const t = line.trim();
+  return t === '' || /^(?:\/\/|\/\*|\*|#|<!--|\{\/\*|--)/.test(t);
+}
+
+/**
+ * Is line `i` part of a comment that prose above it began: the line before it
+ * is a comment line that says something (not a bare opener such as `/**`, not
+ * a placeholder), and this line is an inner line of a block comment (` * ...`)
+ * or quotes code (`//   ...`, indented past its marker) or is only dots. A
+ * docs example's `...` and a sentence that runs on ("the rest stays
+ * unstaged") are that; `// ... existing code ...` standing alone is not.
+ */
+function continuesProse(lines: readonly string[], i: number, m: Matcher): boolean {
+  const prev = lines[i - 1];
+  if (prev === undefined || !m.isComment(prev) || m.isPlaceholder(prev)) return false;
+  if (/^[\s/*#<!{}\-;%'"]*$/.test(prev)) return false; // a bare opener: `/**`, `//`, `#`
+  const t = lines[i]!.trim();
+  if (t.startsWith('*') && !t.startsWith('*/')) return true;
+  return /^(?:\/\/|#|--|;+)\s{2,}\S/.test(t) || /^(?:\/\/|#|--|;+)\s*(?:\.{2,}|…)\s*$/.test(t);
 }
 
 export interface ElisionFigures {

@@ -58,6 +58,12 @@ export interface PlanFile {
    * holds the proposal, write's and hook's (the disk) holds the base.
    */
   current?: { at: Held | null; atOld?: Held | null };
+  /**
+   * A version guard did not read (a submodule's commit, content over the read
+   * cap): unknown, never equal to anything, so never "already there" and
+   * never written; review leaves it for a person to take by hand.
+   */
+  unread?: boolean;
 }
 
 /**
@@ -92,6 +98,8 @@ export interface FileOutcome {
   keep: 'proposal' | 'rest' | null;
   /** The target already held the proposal: nothing was asked or done. */
   already?: true;
+  /** A side of it was never read (PlanFile.unread): not merged, left for a person (action `conflict`). */
+  unread?: true;
   warning?: string;
 }
 
@@ -127,7 +135,7 @@ export function offeredStrategies(f: PlanFile): StrategyName[] {
 
 /** The target already holds the proposal (review of a lane that was merged before): nothing to ask, nothing to do. */
 export function alreadyThere(gate: Gate, f: PlanFile): boolean {
-  if (gate !== 'review' || f.current === undefined) return false;
+  if (gate !== 'review' || f.current === undefined || f.unread) return false;
   const { at, atOld } = f.current;
   if (!same(at, f.proposed, f.proposedMode)) return false;
   return f.c.oldPath === undefined || atOld === null || atOld === undefined;
@@ -196,6 +204,8 @@ async function planOne(gate: Gate, f: PlanFile, answer: Answer | undefined): Pro
 
 /** What the result does to the gate's target, from what the target holds now. */
 function target(gate: Gate, f: PlanFile, o: FileOutcome): FileOutcome {
+  // what guard did not read it cannot compare, merge or write: a person takes it by hand
+  if (f.unread && gate === 'review') return { ...o, action: 'conflict', unread: true };
   const content = o.content ?? null;
   const implied = gate === 'check' ? { at: f.proposed === null ? null : { content: f.proposed, mode: f.proposedMode ?? '100644' } } : { at: f.base === null ? null : { content: f.base, mode: f.baseMode ?? '100644' } };
   const cur = f.current ?? implied;
@@ -282,6 +292,7 @@ export function everythingRefused(p: Plan): boolean {
 /** What happens to one file, in words: "taken in part (3 of 5 hunks)", "approved (append)", "already in the main tree". */
 export function outcomeWords(o: FileOutcome): string {
   if (o.already) return 'already in the main tree';
+  if (o.unread) return `${o.decision}, not merged: guard did not read it (a submodule, or too large to read); take it by hand`;
   if (o.decision === 'blocked') return 'blocked (needs a person)';
   if (o.decision === 'rejected') return 'rejected';
   const how =

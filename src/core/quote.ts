@@ -73,3 +73,23 @@ export function cUnquote(s: string): string | null {
   }
   return Buffer.from(bytes).toString('utf8');
 }
+
+/**
+ * A word a person can paste into a POSIX shell (sh, bash, zsh) and get back
+ * exactly `word`: plain names as they are, others in single quotes; a name
+ * with a control character in bash's $'...' (never raw on the terminal, and
+ * it still pastes as the same bytes). A leading dash stays data after `--`.
+ */
+export function shellQuote(word: string): string {
+  if (/^[A-Za-z0-9_./@%+=:,-]+$/.test(word)) return word;
+  // eslint-disable-next-line no-control-regex
+  if (!/[\u0000-\u001f\u007f]/.test(word)) return `'${word.replace(/'/g, `'\\''`)}'`;
+  let out = "$'";
+  for (const ch of word) {
+    const code = ch.codePointAt(0)!;
+    if (ch === "'" || ch === '\\') out += '\\' + ch;
+    else if (code < 0x20 || code === 0x7f) out += '\\' + code.toString(8).padStart(3, '0');
+    else out += ch;
+  }
+  return out + "'";
+}

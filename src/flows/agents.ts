@@ -4,6 +4,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { GuardError } from '../core/errors.js';
 import { HARNESSES, isHarness, type HarnessName } from '../harness/types.js';
+import { ROWS, matcherOf, type ClaudeStyleRow, type RowName } from '../harness/table.js';
 
 /**
  * `guard init --agent HARNESS...`: each harness's project-level hook
@@ -14,24 +15,29 @@ import { HARNESSES, isHarness, type HarnessName } from '../harness/types.js';
  * harness's block: the harnesses themselves fail open.
  */
 
-/** Tools guard gates, per harness (the matchers it installs). */
+/** The Claude-style harnesses (harness/table.ts): config, matcher and events come from their row. */
+const STYLE = ROWS as Readonly<Record<RowName, ClaudeStyleRow>>;
+const styleRow = (h: HarnessName): ClaudeStyleRow | null => (Object.hasOwn(STYLE, h) ? STYLE[h as RowName] : null);
+const fromRows = <T>(f: (r: ClaudeStyleRow) => T) => Object.fromEntries(Object.entries(STYLE).map(([k, r]) => [k, f(r)])) as Record<RowName, T>;
+
+/** Tools guard gates, per harness (the matchers it installs; Copilot's hook has none: every tool). */
 export const MATCHERS: Record<HarnessName, string> = {
-  claude: 'Write|Edit|MultiEdit|Bash',
   gemini: 'write_file|replace|run_shell_command',
   codex: 'apply_patch|Bash|shell|exec_command',
   cursor: 'Write|StrReplace|Edit|Delete|Shell',
   cline: 'write_to_file|replace_in_file|execute_command',
-  copilot: 'create|edit|str_replace|write|bash|shell',
+  copilot: 'create|edit|apply_patch|bash',
+  ...fromRows(matcherOf),
 };
 
 /** Where each harness reads its project hooks. */
 export const CONFIG_FILES: Record<HarnessName, string> = {
-  claude: '.claude/settings.json',
   gemini: '.gemini/settings.json',
   codex: '.codex/hooks.json',
   cursor: '.cursor/hooks.json',
   cline: '.clinerules/hooks/PreToolUse',
   copilot: '.github/hooks/guard.json',
+  ...fromRows((r) => r.config.file),
 };
 
 /** Seconds the harness gives the hook; guard answers (fail closed) after 20. */
@@ -39,7 +45,7 @@ const TIMEOUT_S = 60;
 /** guard's own budget must fit inside the harness's timeout. */
 export const MIN_TIMEOUT_S = 25;
 
-const MARK = /\bguard(?:\.js|\/dist\/cli\/main\.js|['"]?)?\s+hook\s+(claude|gemini|codex|cursor|cline|copilot)\b|main\.js['"]?\s+hook\s+/;
+const MARK = new RegExp(`\\bguard(?:\\.js|/dist/cli/main\\.js|['"]?)?\\s+hook\\s+(${HARNESSES.join('|')})\\b|main\\.js['"]?\\s+hook\\s+`);
 
 function quote(s: string): string {
   return /^[A-Za-z0-9_./@%+=:,-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`;
@@ -65,8 +71,9 @@ const FAILED = 'guard hook failed without answering: blocked (fail closed); run 
 /** `CMD`, or on any non-zero exit the harness's block (exit 2 + stderr for the Claude-shaped three). */
 function wrapped(cmd: string, harness: HarnessName): string {
   const call = `${cmd} hook ${harness}`;
+  // every Claude-style harness blocks on exit 2 with the reason on stderr
+  if (styleRow(harness)) return `${call} || { echo '${FAILED}' >&2; exit 2; }`;
   switch (harness) {
-    case 'claude':
     case 'gemini':
     case 'codex':
       return `${call} || { echo '${FAILED}' >&2; exit 2; }`;
@@ -74,7 +81,7 @@ function wrapped(cmd: string, harness: HarnessName): string {
       return `${call} || { echo '{"permission":"deny","user_message":"${FAILED}","agent_message":"${FAILED}"}'; exit 2; }`;
     case 'copilot':
       return `${call} || echo '{"permissionDecision":"deny","permissionDecisionReason":"${FAILED}"}'`;
-    case 'cline':
+    default:
       return call;
   }
 }
@@ -140,25 +147,49 @@ out=$(${cmd} hook cline) && { printf '%s\\n' "$out"; exit 0; }
 printf '%s\\n' '{"cancel":true,"errorMessage":"${FAILED}"}'
 `;
 
+/**
+ * Other files a Claude-style harness reads hooks from, where guard's hook
+ * must also be when they exist. Factory Droid 0.225.2 runs only the hooks of
+ * .factory/settings.json (seen: a hook in .factory/hooks.json never ran);
+ * its newer docs say hooks.json wins when present.
+ */
+const EXTRA_FILES: Partial<Record<HarnessName, string[]>> = { droid: ['.factory/hooks.json'] };
+
+/** What `guard init --agent` says after writing a harness's config. */
+const INIT_WARNINGS: Partial<Record<HarnessName, string>> = {
+  continue: 'Continue CLI 1.5.47 loads these hooks but was not seen running them for its tools: guard doctor, and docs/harnesses/continue.md',
+  crush: 'Crush: written from its docs, not verified against the real binary (docs/harnesses/crush.md)',
+};
+
 /** Write one harness's config; the files changed (relative to root). */
 export async function installAgent(root: string, harness: HarnessName): Promise<{ changed: string[]; warnings: string[] }> {
   const changed: string[] = [];
   const warnings: string[] = [];
   const file = path.join(root, CONFIG_FILES[harness]);
   const rel = CONFIG_FILES[harness];
-  const json = async (build: (s: Json) => void) => {
-    const s = await readJson(file);
+  const json = async (build: (s: Json) => void, f = file, r = rel) => {
+    const s = await readJson(f);
     build(s);
-    if (await writeIfChanged(file, JSON.stringify(s, null, 2) + '\n')) changed.push(rel);
+    if (await writeIfChanged(f, JSON.stringify(s, null, 2) + '\n')) changed.push(r);
   };
-  switch (harness) {
-    case 'claude': {
-      const command = wrapped(guardCommand(root, 'CLAUDE_PROJECT_DIR'), 'claude');
-      await json((s) => {
-        for (const ev of ['PreToolUse', 'PostToolUse', 'PostToolUseFailure']) mergeGroup(s, ev, { matcher: MATCHERS.claude, hooks: [{ type: 'command', command, timeout: TIMEOUT_S }] });
-      });
-      break;
+  const row = styleRow(harness);
+  if (row) {
+    // a Claude-style harness: its row says where, which events, which tools
+    const command = wrapped(guardCommand(root, row.config.projectVar), harness);
+    const timeout = row.config.timeoutUnit === 'ms' ? TIMEOUT_S * 1000 : TIMEOUT_S;
+    const install = (s: Json) => {
+      for (const ev of row.config.events) mergeGroup(s, ev, { matcher: matcherOf(row), hooks: [{ type: 'command', command, timeout }] });
+    };
+    await json(install);
+    for (const extra of EXTRA_FILES[harness] ?? []) {
+      // a second file the harness may read instead (Droid: hooks.json shadows settings.json in newer builds)
+      if (existsSync(path.join(root, extra))) await json(install, path.join(root, extra), extra);
     }
+    const w = INIT_WARNINGS[harness];
+    if (w) warnings.push(w);
+    return { changed, warnings };
+  }
+  switch (harness) {
     case 'gemini': {
       const command = wrapped(guardCommand(root, 'GEMINI_PROJECT_DIR'), 'gemini');
       await json((s) => {
@@ -207,6 +238,7 @@ export async function installAgent(root: string, harness: HarnessName): Promise<
         s.version = 1;
         s.hooks = { preToolUse: [entry], postToolUse: [entry] };
       });
+      warnings.push('Copilot CLI runs repository hooks in copilot -p only in a trusted folder, and skips them silently elsewhere: trust this folder once in copilot (or pass --trust-folder), then guard doctor');
       break;
     }
   }
@@ -237,7 +269,7 @@ export async function installAgents(root: string, names: readonly string[]): Pro
 
 export interface AgentCheck {
   harness: HarnessName;
-  state: 'ok' | 'missing' | 'disabled' | 'untrusted' | 'timeout' | 'absent';
+  state: 'ok' | 'missing' | 'disabled' | 'untrusted' | 'timeout' | 'matcher' | 'shadowed' | 'absent';
   message: string;
   hint?: string;
 }
@@ -253,11 +285,73 @@ function guardHooks(s: Json, event: string): Json[] {
 }
 
 /**
+ * The tools a matcher lets past guard: Claude-style matchers are a tool
+ * name or a regex over the whole name; empty or `*` is every tool.
+ */
+export function missedTools(matcher: unknown, tools: readonly string[]): string[] {
+  if (matcher === undefined || matcher === null || matcher === '' || matcher === '*' || matcher === '.*') return [];
+  if (typeof matcher !== 'string') return [...tools];
+  let re: RegExp;
+  try {
+    re = new RegExp(`^(?:${matcher})$`);
+  } catch {
+    return [...tools];
+  }
+  return tools.filter((t) => !re.test(t));
+}
+
+/** The tools guard must see, per harness whose hooks have matchers. */
+function gatedTools(h: HarnessName): string[] | null {
+  const row = styleRow(h);
+  if (row) return Object.keys(row.tools);
+  if (h === 'copilot' || h === 'cline') return null;
+  return MATCHERS[h].split('|');
+}
+
+/** Settings files where `disableAllHooks: true` turns a harness's hooks off (the first that says so). */
+function disableFiles(h: HarnessName, root: string, home: string | undefined): string[] {
+  const inHome = (f: string) => (home ? [path.join(home, f)] : []);
+  switch (h) {
+    case 'claude':
+      return ['/etc/claude-code/managed-settings.json', ...inHome('.claude/settings.json'), path.join(root, '.claude/settings.json'), path.join(root, '.claude/settings.local.json')];
+    case 'continue':
+      // its hook engine reads these six (package source, 1.5.47)
+      return [...inHome('.claude/settings.json'), ...inHome('.continue/settings.json'), ...['.claude/settings.json', '.continue/settings.json', '.claude/settings.local.json', '.continue/settings.local.json'].map((f) => path.join(root, f))];
+    case 'qwen':
+      return [...inHome('.qwen/settings.json'), path.join(root, '.qwen/settings.json')];
+    case 'droid':
+      return [...inHome('.factory/settings.json'), path.join(root, '.factory/settings.json'), path.join(root, '.factory/settings.local.json')];
+    default:
+      return [];
+  }
+}
+
+/** Is `root` a folder Copilot CLI trusts (repository hooks load in `copilot -p` only then; `trusted_folders` or `trustedFolders` in ~/.copilot/config.json, both seen to work in 1.0.102)? */
+async function copilotTrusts(root: string, home: string | undefined, env: NodeJS.ProcessEnv): Promise<boolean> {
+  if (env.COPILOT_ALLOW_ALL === 'true' || env.GITHUB_COPILOT_PROMPT_MODE_REPO_HOOKS === 'true') return true;
+  const dir = env.COPILOT_HOME || (home ? path.join(home, '.copilot') : null);
+  if (!dir) return false;
+  // config.json starts with `//` comment lines (Copilot writes it so): JSON with comments
+  const text = await readFile(path.join(dir, 'config.json'), 'utf8').catch(() => '{}');
+  let c: Json = {};
+  try {
+    c = JSON.parse(text.replace(/^\s*\/\/.*$/gm, '')) as Json;
+  } catch {
+    /* unreadable: not trusted */
+  }
+  const list = [c.trusted_folders, c.trustedFolders].flatMap((v) => (Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : []));
+  return list.some((f) => {
+    const rel = path.relative(path.resolve(f), root);
+    return rel === '' || (!rel.startsWith('..') && !path.isAbsolute(rel));
+  });
+}
+
+/**
  * Per harness: is guard's hook there and would it run? Harnesses whose
  * folder does not exist and that have no guard hook are `absent` (not
  * used here), reported only as info.
  */
-export async function agentChecks(root: string, home: string | undefined): Promise<AgentCheck[]> {
+export async function agentChecks(root: string, home: string | undefined, env: NodeJS.ProcessEnv = process.env): Promise<AgentCheck[]> {
   const out: AgentCheck[] = [];
   for (const h of HARNESSES) {
     const rel = CONFIG_FILES[h];
@@ -279,36 +373,62 @@ export async function agentChecks(root: string, home: string | undefined): Promi
       else out.push({ harness: h, state: 'ok', message: `${h}: ${rel} runs guard hook cline (enable hooks in Cline's settings)` });
       continue;
     }
-    const preEvent = { claude: 'PreToolUse', gemini: 'BeforeTool', codex: 'PreToolUse', cursor: 'preToolUse', copilot: 'preToolUse' }[h];
+    const row = styleRow(h);
+    const preEvent = row ? row.config.events[0]! : { gemini: 'BeforeTool', codex: 'PreToolUse', cursor: 'preToolUse', copilot: 'preToolUse' }[h as 'gemini' | 'codex' | 'cursor' | 'copilot'];
     const found = guardHooks(s, preEvent);
     if (found.length === 0) {
       out.push(missing(`no guard hook in ${rel} (${preEvent})`));
       continue;
     }
-    if (h === 'claude') {
-      const disabledIn = [path.join(root, '.claude/settings.json'), path.join(root, '.claude/settings.local.json'), ...(home ? [path.join(home, '.claude/settings.json')] : [])];
-      let disabled: string | null = null;
-      for (const f of disabledIn) {
-        const v = await readJson(f).catch(() => ({}) as Json);
-        if (v.disableAllHooks === true) disabled = f;
-      }
-      if (disabled) {
-        out.push({ harness: h, state: 'disabled', message: `claude: disableAllHooks is true in ${disabled}: Claude Code runs no hook, guard's neither`, hint: `remove disableAllHooks from ${disabled}` });
-        continue;
-      }
+    const disabledIn = [];
+    for (const f of disableFiles(h, root, home)) if ((await readJson(f).catch(() => ({}) as Json)).disableAllHooks === true) disabledIn.push(f);
+    if (disabledIn.length) {
+      out.push({ harness: h, state: 'disabled', message: `${h}: disableAllHooks is true in ${disabledIn.join(', ')}: ${row?.label ?? h} runs no hook, guard's neither`, hint: `remove disableAllHooks from ${disabledIn.join(', ')}` });
+      continue;
     }
     if (h === 'gemini' && (s.hooksConfig as Json | undefined)?.enabled === false) {
       out.push({ harness: h, state: 'disabled', message: `gemini: hooksConfig.enabled is false in ${rel}`, hint: 'remove it' });
       continue;
     }
+    // a matcher that lets a write or shell tool past guard
+    const tools = gatedTools(h);
+    if (tools) {
+      const groups = groupsOf(s, preEvent).filter((g) => (Array.isArray(g.hooks) ? (g.hooks as unknown[]) : [g]).some(isGuardEntry));
+      const seen = new Set(tools);
+      for (const g of groups) for (const t of [...seen]) if (!missedTools(g.matcher, [t]).length) seen.delete(t);
+      if (seen.size) {
+        out.push({ harness: h, state: 'matcher', message: `${h}: guard's hook in ${rel} does not run for ${[...seen].join(', ')}: those calls write or run commands unchecked`, hint: `guard init --agent ${h} (its matcher is ${MATCHERS[h]})` });
+        continue;
+      }
+    }
     const t = found.map((x) => Number(h === 'copilot' ? x.timeoutSec : x.timeout)).find((n) => Number.isFinite(n));
-    const seconds = t === undefined ? null : h === 'gemini' ? t / 1000 : t;
+    const ms = h === 'gemini' || row?.config.timeoutUnit === 'ms';
+    const seconds = t === undefined ? null : ms ? t / 1000 : t;
     if (seconds !== null && seconds < MIN_TIMEOUT_S) {
       out.push({ harness: h, state: 'timeout', message: `${h}: guard's hook timeout is ${seconds} s: a slow call would be cut short and the harness would let the tool run`, hint: `give it ${TIMEOUT_S} s (guard init --agent ${h} writes that)` });
       continue;
     }
+    if (h === 'droid') {
+      const shadow = path.join(root, '.factory/hooks.json');
+      if (existsSync(shadow)) {
+        const hs = await readJson(shadow).catch(() => ({}) as Json);
+        if (guardHooks(hs, preEvent).length === 0) {
+          out.push({ harness: h, state: 'shadowed', message: 'droid: .factory/hooks.json exists without guard\'s hook: Droid builds that read it (its newer docs) run it instead of the hooks in .factory/settings.json, without guard (0.225.2 ignores it)', hint: 'guard init --agent droid (it writes guard\'s hook into both)' });
+          continue;
+        }
+      }
+    }
     if (h === 'codex') {
       out.push({ harness: h, state: 'untrusted', message: `codex: ${rel} has guard's hook, but Codex skips a new or changed hook until it is trusted, silently`, hint: 'in codex, open /hooks and trust it (and trust the project: trust_level = "trusted")' });
+      continue;
+    }
+    if (h === 'copilot' && !(await copilotTrusts(root, home, env))) {
+      out.push({
+        harness: h,
+        state: 'untrusted',
+        message: `copilot: ${rel} has guard's hook, but Copilot CLI loads repository hooks in copilot -p only for a trusted folder, and ${root} is not one: the hook is skipped silently there`,
+        hint: 'start copilot here once and trust the folder, or run copilot -p with --trust-folder (or GITHUB_COPILOT_PROMPT_MODE_REPO_HOOKS=true)',
+      });
       continue;
     }
     out.push({ harness: h, state: 'ok', message: `${h}: ${rel} runs guard hook ${h} before and after ${MATCHERS[h].split('|').join(', ')}` });

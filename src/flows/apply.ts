@@ -290,8 +290,13 @@ export async function blockFile(f: TreeFile, why: string, warnings: string[]): P
 async function writeTree(p: ApplyPlan, t: TreeTarget, done: TreeDone, taken: Taken): Promise<RecordCommit[]> {
   const root = p.repo.root;
   const late: RecordCommit[] = [];
+  // A deletion that clears the way (a file that became a folder, or the reverse) goes before what takes its
+  // place; everything else in plan order.
+  const writes = t.files.filter((f) => f.outcome.action !== 'delete' && toWrite(f.outcome)).map((f) => f.entry.path);
+  const clears = (f: TreeFile) => f.outcome.action === 'delete' && writes.some((w) => w.startsWith(`${f.entry.path}/`) || f.entry.path.startsWith(`${w}/`));
+  const ordered = [...t.files.filter(clears), ...t.files.filter((f) => !clears(f))];
   try {
-    for (const f of t.files) {
+    for (const f of ordered) {
       if (!toWrite(f.outcome)) continue;
       try {
         const r = await mergeOne(root, t, f);
@@ -303,13 +308,17 @@ async function writeTree(p: ApplyPlan, t: TreeTarget, done: TreeDone, taken: Tak
         if (r.blob) done.blobs.set(f.outcome.path, r.blob);
         faultPoint('review:between-files');
       } catch (err) {
-        // A folder there became a symlink leading out, or a folder stands where the file goes: never write there.
-        if (!(err instanceof GuardError) || (err.code !== 'E_PATH_ESCAPE' && err.code !== 'E_USAGE')) throw err;
+        // A folder there became a symlink leading out, or a folder stands where the file goes (or a file where
+        // its folder goes): never write there.
+        const fsCode = (err as NodeJS.ErrnoException).code;
+        const inTheWay = fsCode === 'ENOTDIR' || fsCode === 'EISDIR' || fsCode === 'EEXIST' || fsCode === 'ENOTEMPTY';
+        if (!inTheWay && (!(err instanceof GuardError) || (err.code !== 'E_PATH_ESCAPE' && err.code !== 'E_USAGE'))) throw err;
         const kept = t.refs.has(f.outcome.path);
-        await blockFile(f, err.message, t.warnings);
+        await blockFile(f, inTheWay ? 'the main tree has a file where its folder goes, or a folder where the file goes' : (err as Error).message, t.warnings);
         if (!kept) late.push(refusal(t, f, p.now));
       }
     }
+    // staged in the order written: git's index takes x/y out before x goes in as a file
     faultPoint('review:before-stage');
     const { stagePaths } = await import('../git/staging.js');
     await stagePaths(root, done.staged);
@@ -329,7 +338,10 @@ async function mergeOne(root: string, t: TreeTarget, { outcome: o, file: f, entr
   const conflict = { conflict: true, paths: [] as string[] };
   if (o.action === 'conflict') return conflict;
   const [{ readCurrent }, { removeFile, writeFileAtomic }, { blobId, mergeFile }] = await Promise.all([import('../worktree/current.js'), import('../worktree/atomic.js'), import('../git/merge.js')]);
-  const [now, nowOld] = await Promise.all([readCurrent(root, e.path), e.oldPath !== undefined ? readCurrent(root, e.oldPath) : null]);
+  // x/x -> x: the folder at x goes with its last file (refuseUnwritable saw it holds nothing else)
+  const nested = e.oldPath !== undefined && (e.path.startsWith(`${e.oldPath}/`) || e.oldPath.startsWith(`${e.path}/`));
+  const folderAt = (err: unknown) => (nested && err instanceof GuardError && err.code === 'E_USAGE' ? null : Promise.reject(err));
+  const [now, nowOld] = await Promise.all([readCurrent(root, e.path).catch(folderAt), e.oldPath !== undefined ? readCurrent(root, e.oldPath) : null]);
   const same = (a: { content: Buffer; mode: string } | null, b: { content: Buffer; mode: string } | null | undefined) =>
     a === null || b === null || b === undefined ? a === (b ?? null) : a.content.equals(b.content) && a.mode === b.mode;
   if (!same(now, f.current?.at) || (e.oldPath !== undefined && !same(nowOld, f.current?.atOld))) return conflict;
@@ -340,8 +352,10 @@ async function mergeOne(root: string, t: TreeTarget, { outcome: o, file: f, entr
   }
   const mode = o.mode ?? now?.mode ?? '100644';
   if (o.action === 'write') {
+    // x -> x/x, or x/x -> x: the old path stands where the new one goes, so it goes first (the checkpoint holds it)
+    if (nested && nowOld !== null) await removeFile(root, e.oldPath!);
     await writeFileAtomic(root, e.path, content!, mode);
-    if (e.oldPath !== undefined && nowOld !== null) await removeFile(root, e.oldPath);
+    if (e.oldPath !== undefined && nowOld !== null && !nested) await removeFile(root, e.oldPath);
     return { conflict: false, paths: e.oldPath !== undefined ? [e.oldPath, e.path] : [e.path], blob: blobId(content!) };
   }
   const m = await mergeFile(root, now!.content, f.base ?? Buffer.alloc(0), content!, ['main', 'base', `lane ${t.lane.name}`]);

@@ -8,6 +8,7 @@ import { collectFacts } from '../git/changes.js';
 import { stagedDiffSplit, type DiffEntry } from '../git/diff.js';
 import { REFS, newRef, proposalChanges, type RecordCommit } from '../git/records.js';
 import { openRepo, type Repo } from '../git/repo.js';
+import { leaveTrailers } from '../git/approval-trailers.js';
 import { findBypass, readVerifiedTip } from './bypass.js';
 import { apply, type IndexWrite } from './apply.js';
 import { checkProposedConfig, configAt, laneOf, type FlowOptions } from './context.js';
@@ -148,6 +149,7 @@ async function applyCheck(opts: CheckOptions, { repo, base, lane, entries, class
     refusedAll: asked && everythingRefused(planned),
   };
   if (taken) result.checkpoint = taken.id;
+  await leaveTrailers(repo.gitDir, await approvedByPerson(planned, classified, byPath));
   return result;
 }
 
@@ -186,6 +188,18 @@ async function keptRefs(planned: Plan, classified: Classification[], files: Chec
  */
 function staged(o: FileOutcome, e: DiffEntry): IndexWrite {
   return { path: o.path, mode: o.mode ?? e.newMode ?? '100644', content: o.content!, worktreeIfHolds: o.strategy === 'hunks' ? null : e.newOid };
+}
+
+/**
+ * What a person approved at this prompt (not what review --commit handed in, which wrote its own
+ * trailers): path and the blob staged for it, for the commit's Guard-Approved: trailers.
+ */
+async function approvedByPerson(planned: Plan, classified: Classification[], byPath: Map<string, DiffEntry>): Promise<Array<{ path: string; blob: string | null }>> {
+  const approved = planned.files.filter((o, i) => classified[i]!.needsApproval && o.decision === 'approved' && o.decider === 'person' && o.strategy !== 'review');
+  if (approved.length === 0) return [];
+  const { blobId } = await import('../git/merge.js');
+  // a strategy or some hunks: what was staged is the result, not what the agent proposed
+  return approved.map((o) => ({ path: o.path, blob: (o.action === 'write' && o.content ? blobId(o.content) : byPath.get(o.path)!.newOid) ?? null }));
 }
 
 /**

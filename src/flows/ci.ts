@@ -15,7 +15,10 @@ import { configAt } from './context.js';
  * merge-base(base, head) and head is classified with the policy committed at
  * the merge-base; a change that needs approval passes only when a commit in
  * merge-base..head carries `Guard-Approved: <path> <blob>` for that path with
- * the blob the file has at head. Read-only: ci writes no refs and no records.
+ * the blob the file has at head, or (on GitHub, with the job's token) when a
+ * person with write access approved the pull request at a head whose diff
+ * changed the path to that content (applyReviews). Read-only: ci writes no
+ * refs and no records.
  *
  * Git processes, whatever the number of files: rev-parse (open), cat-file
  * (resolve base/head), merge-base, then diff + cat-file (config) + log
@@ -26,6 +29,17 @@ export interface CiOptions {
   cwd: string;
   base: string;
   head?: string;
+  /** Where to look for pull request reviews (GITHUB_*); default process.env. `null`: do not look. */
+  reviewEnv?: NodeJS.ProcessEnv | null;
+}
+
+/** The pull request review that cleared a file: a person with write access approved content equal to head's. */
+export interface ReviewApproval {
+  id: number;
+  user: string;
+  /** The commit the review saw: head, or an older head whose own diff changed this path to head's content. */
+  commit: string;
+  url?: string;
 }
 
 export type CiDecision = 'allowed' | 'approved' | 'blocked';
@@ -36,6 +50,8 @@ export interface CiFile extends Classification {
   blob: string | null;
   /** The commit whose Guard-Approved trailer covers this change. */
   approvedBy?: string;
+  /** The pull request review that covers this change (when no trailer does). */
+  review?: ReviewApproval;
   /** A line to point annotations at (>= 1): the first line that differs at head. */
   line: number;
 }
@@ -50,6 +66,14 @@ export interface CiResult {
   files: CiFile[];
   blocked: number;
   approved: number;
+  /** Pull request reviews read (only when something needed approval that no trailer covered). */
+  reviews?: {
+    source: string | null;
+    /** Why no review was read, or the API error. */
+    unavailable?: string;
+    counted: Array<{ id: number; user: string; commit: string; url?: string; cleared: string[] }>;
+    ignored: Array<{ id: number; user: string; why: string }>;
+  };
 }
 
 export async function ci(opts: CiOptions): Promise<CiResult> {
@@ -84,6 +108,7 @@ export async function ci(opts: CiOptions): Promise<CiResult> {
     }
     return file;
   });
+  const reviews = files.some((f) => f.decision === 'blocked') && opts.reviewEnv !== null ? await applyReviews(cwd, base!, head!, mergeBase, files, opts.reviewEnv ?? process.env) : undefined;
   return {
     command: 'ci',
     base: base!,
@@ -93,6 +118,7 @@ export async function ci(opts: CiOptions): Promise<CiResult> {
     files,
     blocked: files.filter((f) => f.decision === 'blocked').length,
     approved: files.filter((f) => f.decision === 'approved').length,
+    ...(reviews ? { reviews } : {}),
   };
 }
 
@@ -149,4 +175,58 @@ export function firstChangedLine(f: Pick<ChangeFacts, 'oldText' | 'newText' | 'n
   while (i < a.length && i < b.length && a[i]!.replace(/\r$/, '') === b[i]!.replace(/\r$/, '')) i++;
   const count = f.newText.endsWith('\n') ? b.length - 1 : b.length;
   return Math.max(1, Math.min(i + 1, count));
+}
+
+/**
+ * Clear blocked files with the pull request's approving reviews. A review of
+ * commit C saw the pull request as C's diff: merge-base(base, C)..C. It clears
+ * a blocked path when that diff changed the path to exactly what head has (the
+ * same blob; or, for a deletion, the path deleted there too). A review of an
+ * older head thus covers what it saw and nothing changed since, and never a
+ * path it saw only as unchanged content (a revert of the base's later change
+ * to the content C happened to have). The reviewed commit must be in this
+ * clone. Git processes: one merge-base per distinct older reviewed commit
+ * (reviews are few; none for a review of head), then one cat-file.
+ */
+async function applyReviews(cwd: string, base: string, head: string, mergeBaseOfHead: string, files: CiFile[], env: NodeJS.ProcessEnv): Promise<NonNullable<CiResult['reviews']>> {
+  const { githubTarget, githubReviews } = await import('./pr-approvals.js');
+  const target = githubTarget(env);
+  if ('missing' in target) return { source: null, unavailable: target.missing, counted: [], ignored: [] };
+  let pr: Awaited<ReturnType<typeof githubReviews>>;
+  try {
+    pr = await githubReviews(target);
+  } catch (err) {
+    return { source: `github ${target.repo}#${target.pr}`, unavailable: (err as Error).message, counted: [], ignored: [] };
+  }
+  const blocked = files.filter((f) => f.decision === 'blocked' && !f.path.includes('\n'));
+  const commits = [...new Set(pr.reviews.map((r) => r.commit))];
+  // an unknown commit makes merge-base fail: that review is "not in this clone"
+  const bases = await Promise.all(commits.map((c) => (c === head ? mergeBaseOfHead : mergeBase(cwd, base, c).catch(() => null))));
+  const names = commits.flatMap((c, i) => [`${c}^{commit}`, ...blocked.flatMap((f) => [`${c}:${f.path}`, `${bases[i] ?? c}:${f.path}`])]);
+  const found = names.length ? await catFileBatch(cwd, names, 0) : [];
+  const stride = 1 + 2 * blocked.length;
+  const counted: NonNullable<CiResult['reviews']>['counted'] = [];
+  const ignored = [...pr.ignored];
+  // newest review first: the one that saw the most
+  for (const r of [...pr.reviews].reverse()) {
+    const i = commits.indexOf(r.commit);
+    const k = i * stride;
+    if (found[k]?.type !== 'commit' || !bases[i]) {
+      ignored.push({ id: r.id, user: r.user, why: `the reviewed commit ${r.commit.slice(0, 10)} is not in this clone` });
+      continue;
+    }
+    const cleared: string[] = [];
+    blocked.forEach((f, j) => {
+      if (f.decision !== 'blocked') return;
+      const at = found[k + 1 + 2 * j];
+      const before = found[k + 2 + 2 * j];
+      const seen = f.blob === null ? !at && !!before : at?.type === 'blob' && at.oid === f.blob && before?.oid !== f.blob;
+      if (!seen) return;
+      f.decision = 'approved';
+      f.review = { id: r.id, user: r.user, commit: r.commit, ...(r.url ? { url: r.url } : {}) };
+      cleared.push(f.path);
+    });
+    counted.push({ id: r.id, user: r.user, commit: r.commit, ...(r.url ? { url: r.url } : {}), cleared });
+  }
+  return { source: pr.source, counted, ignored };
 }

@@ -91,11 +91,15 @@ export async function doctor(opts: DoctorOptions): Promise<DoctorResult> {
   checks.push(...refs.checks);
   checks.push(...(await lockChecks(main)));
   // per agent harness: is guard's hook there and would it run (flows/agents.ts)
-  for (const a of await (await import('./agents.js')).agentChecks(main.root, env.HOME)) {
+  const agents = await (await import('./agents.js')).agentChecks(main.root, env.HOME, env);
+  for (const a of agents) {
     const id = `agent:${a.harness}`;
-    if (a.state === 'ok' || a.state === 'absent') checks.push(ok(id, a.message, a.state === 'absent' ? undefined : a.hint));
-    else checks.push(bad(id, 'warning', a.message, a.hint));
+    if (a.state === 'ok') checks.push(ok(id, a.message, a.hint));
+    else if (a.state !== 'absent') checks.push(bad(id, 'warning', a.message, a.hint));
   }
+  // harnesses not set up here: one line, not one each
+  const absent = agents.filter((a) => a.state === 'absent').map((a) => a.harness);
+  if (absent.length) checks.push(ok('agent:absent', `no agent harness set up here (${absent.join(', ')}): guard init --agent NAME adds guard's hook`));
   // integrity: a branch that moved past the gate (hooks off, a ref file written by hand)
   checks.push(...(await (await import('./doctor-hooks.js')).bypassChecks(main, objects[0]?.type === 'commit' ? objects[0].oid : null)));
   return { root: main.root, active: !checks.some((c) => c.severity === 'error'), checks, refs: refs.counts };

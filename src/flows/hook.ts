@@ -89,6 +89,17 @@ const GATE_FILES = new Set([
   '.clinerules/hooks/PreToolUse',
   '.clinerules/hooks/PostToolUse',
   '.github/hooks/guard.json',
+  // the Claude-style rows (harness/table.ts) and the other files they read hooks from
+  '.continue/settings.json',
+  '.continue/settings.local.json',
+  '.qwen/settings.json',
+  '.augment/settings.json',
+  '.augment/settings.local.json',
+  '.factory/settings.json',
+  '.factory/settings.local.json',
+  '.factory/hooks.json',
+  'crush.json',
+  '.crush.json',
 ]);
 
 export async function runHook(opts: HookOptions): Promise<HookResult> {

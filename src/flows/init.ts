@@ -45,6 +45,7 @@ export async function init(opts: InitOptions): Promise<InitResult> {
   const detected = opts.global ? null : await detectPackageManager(opts.cwd, repo.root);
   if (!detected) {
     const hooksDir = await installPlainHook(repo, changed, opts.global === true);
+    await trailerHook(hooksDir, path.relative(repo.root, hooksDir) || hooksDir, changed);
     await common(repo, opts, changed, warnings);
     return { root: repo.root, hooksPath: hooksDir, packageManager: 'global', changed, warnings };
   }
@@ -85,6 +86,7 @@ export async function init(opts: InitOptions): Promise<InitResult> {
     );
   }
 
+  await trailerHook(path.join(repo.root, HUSKY_DIR), HUSKY_DIR, changed);
   // integrity: the gate on every other way a branch moves (reference-transaction, pre-merge-commit)
   const folder = path.relative(repo.root, detected.dir).split(path.sep).join('/');
   changed.push(...(await (await import('./branch-gate.js')).installBranchGate(repo, HUSKY_DIR, HOOKS_PATH, { folder, yarnPnp: manager === 'yarn-pnp' })));
@@ -100,7 +102,10 @@ function inFolder(script: string, rel: string, manager: PackageManager): string 
   if (rel === '') return script;
   const quoted = `'${rel.replace(/'/g, `'\\''`)}'`;
   if (manager === 'yarn-pnp') return script.replace(/^yarn guard check$/m, `(cd ${quoted} && yarn guard check)`);
-  return script.replace(/^command -v guard/m, `export PATH=${quoted}/node_modules/.bin:"$PATH"\ncommand -v guard`);
+  return script
+    .replace(/^command -v guard/m, `export PATH=${quoted}/node_modules/.bin:"$PATH"\ncommand -v guard`)
+    // a lane's fallback to the main tree's guard: that line is inside double quotes
+    .replace(')")/node_modules/.bin', `)")/${rel.replace(/["$`\\]/g, '\\$&')}/node_modules/.bin`);
 }
 
 /** What every route does: the default config and `.guard/` excluded. */
@@ -155,6 +160,12 @@ async function installPlainHook(repo: Repo, changed: string[], explicit: boolean
     throw new GuardError('E_USAGE', `${shown} is the pre-commit framework's hook`, 'add guard to .pre-commit-config.yaml instead (see docs/install.md, "pre-commit framework")');
   }
   throw new GuardError('E_USAGE', `${shown} already exists and does not run guard`, `add the line \`guard check\` to it (before any exit), then run guard doctor`);
+}
+
+/** commit-msg: a person's approval at the commit prompt becomes the trailer guard ci reads. */
+async function trailerHook(dir: string, shown: string, changed: string[]): Promise<void> {
+  const done = await (await import('./trailer-hook.js')).installTrailerHook(dir, shown);
+  if (done) changed.push(done);
 }
 
 async function hooksPath(repo: Repo): Promise<string | null> {

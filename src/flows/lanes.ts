@@ -196,7 +196,7 @@ export async function discard(opts: FlowOptions & { name: string }): Promise<Dis
       ignoredPaths(repo.root),
     ]);
     cp = taken;
-    notKept = ignored.filter((p) => p !== '.guard/' && !p.startsWith('.guard/') && p !== '.husky/_/');
+    notKept = notKeptOrder(ignored);
     // A submodule or a clone inside the lane is only a gitlink in that checkpoint: keep its own state too, or refuse.
     const inTree = await nestedRepos(repo.root, taken.tree);
     // an untracked clone is left out of the checkpoint (skipped as a repository), a submodule is a gitlink in it
@@ -226,4 +226,16 @@ export async function discard(opts: FlowOptions & { name: string }): Promise<Dis
     notKept,
     nested,
   };
+}
+
+/**
+ * The ignored paths a discard names as lost, real ones first: guard's own
+ * `.guard/` and what husky regenerates at install (`.husky/_/`, listed file by
+ * file since its own .gitignore ignores `*`) are left out; files (`.env`,
+ * local config) come before folders (`node_modules/`, build output).
+ */
+export function notKeptOrder(ignored: readonly string[]): string[] {
+  const generated = (p: string) => p === '.guard/' || p.startsWith('.guard/') || p === '.husky/_/' || p.startsWith('.husky/_/');
+  const real = ignored.filter((p) => !generated(p));
+  return [...real.filter((p) => !p.endsWith('/')), ...real.filter((p) => p.endsWith('/'))];
 }

@@ -1,4 +1,9 @@
+import { lstat } from 'node:fs/promises';
 import path from 'node:path';
+import { GuardError } from '../core/errors.js';
+import { quotePath } from '../core/quote.js';
+import { catFileBatch } from '../git/catfile.js';
+import { REFS } from '../git/records.js';
 import { resolveInside } from '../worktree/atomic.js';
 import { lockTree, staleLockNotice } from '../worktree/lock.js';
 import { findCheckpoint, restoreCheckpoint, type RestoreChange, type RestoreResult } from '../git/restore.js';
@@ -39,6 +44,7 @@ export async function restore(opts: RestoreFlowOptions): Promise<RestoreFlowResu
     rels.push((await resolveInside(repo.root, shown)).rel);
   }
   const whole = opts.paths.length === 0 || rels.length < opts.paths.length;
+  if (!whole) await namedPathsExist(repo.root, target.tree, target.id, rels);
   // One writer at a time: a review or write into this tree finishes first (restore is short; it waits).
   const lock = await lockTree(repo, `guard restore ${target.id}`, { waitMs: LOCK_WAIT_MS });
   try {
@@ -47,5 +53,20 @@ export async function restore(opts: RestoreFlowOptions): Promise<RestoreFlowResu
     return { command: 'restore', checkpoint: target.id, changes: r.changes, staged: r.staged, skipped: r.skipped, notRestored: r.notRestored, undo: r.undo.id, warnings: stale ? [stale] : [] };
   } finally {
     await lock.release();
+  }
+}
+
+/**
+ * A path named on the command line that the checkpoint does not hold and the
+ * work tree has no file at is a typo, not "nothing to restore": said, with the
+ * hint, before anything is written. One cat-file for all the paths.
+ */
+async function namedPathsExist(root: string, tree: string, id: string, rels: readonly string[]): Promise<void> {
+  const asked = rels.filter((p) => !p.includes('\n'));
+  const found = await catFileBatch(root, asked.map((p) => `${tree}:${p}`), 0, () => true);
+  for (const [i, p] of asked.entries()) {
+    if (found[i]) continue;
+    if (await lstat(path.join(root, p)).then(() => true, () => false)) continue;
+    throw new GuardError('E_USAGE', `checkpoint ${id} has no ${quotePath(p)}, and neither has the work tree`, `git ls-tree -r --name-only ${REFS.checkpoints}${id} lists what it holds`);
   }
 }

@@ -1,4 +1,6 @@
+import { lstat, readdir } from 'node:fs/promises';
 import path from 'node:path';
+import { quotePath } from '../core/quote.js';
 import { GuardError } from '../core/errors.js';
 import type { Plan } from '../core/plan.js';
 import type { Deadline } from '../git/deadline.js';
@@ -72,6 +74,8 @@ async function refuseUnwritable(root: string, files: TreeFile[], warnings: strin
   // A symlink this review deletes first (the lane made it a folder) is no reason to block what goes under it.
   const deleted = new Set(files.filter((f) => f.outcome.action === 'delete' && f.entry.oldMode === '120000').map((f) => f.outcome.path));
   const underDeleted = (p: string) => p.split('/').some((_, i, parts) => i > 0 && deleted.has(parts.slice(0, i).join('/')));
+  // What this review removes from the main tree: deletions and the old paths of renames.
+  const removing = new Set(files.filter((f) => f.outcome.action === 'delete' || (f.outcome.action === 'write' && f.entry.oldPath !== undefined)).map((f) => f.entry.oldPath ?? f.entry.path));
   for (const f of files) {
     const o = f.outcome;
     if (o.action === 'blocked' || o.action === 'none' || underDeleted(o.path)) continue;
@@ -86,7 +90,45 @@ async function refuseUnwritable(root: string, files: TreeFile[], warnings: strin
         break;
       }
     }
+    const action: string = o.action; // blockFile may have changed it
+    if (action === 'blocked' || action === 'delete' || action === 'conflict') continue;
+    const inTheWay = await obstacle(root, e.path, removing);
+    if (inTheWay) await blockFile(f, inTheWay, warnings);
   }
+}
+
+/**
+ * A file or folder of the main tree standing where this file goes that the
+ * review does not remove: a file where one of its folders goes, or a folder
+ * (holding files the review leaves) where the file goes. Checked before
+ * anything is written, so a file that turns into a folder (or the reverse)
+ * is merged whole or not at all. A few lstat/readdir calls, only where a
+ * path meets something.
+ */
+async function obstacle(root: string, rel: string, removing: ReadonlySet<string>): Promise<string | null> {
+  const parts = rel.split('/');
+  for (let i = 1; i < parts.length; i++) {
+    const dir = parts.slice(0, i).join('/');
+    const st = await lstat(path.join(root, dir)).catch(() => null);
+    if (st === null) return null;
+    if (!st.isDirectory() && !removing.has(dir)) return `the main tree has a file at ${quotePath(dir)}, where a folder of ${quotePath(rel)} goes`;
+  }
+  const st = await lstat(path.join(root, rel)).catch(() => null);
+  if (!st?.isDirectory()) return null;
+  const left = await fileLeft(root, rel, removing);
+  return left === null ? null : `a folder stands at ${quotePath(rel)} holding ${quotePath(left)}, which this review does not remove; move it away and review again`;
+}
+
+/** The first file under `dir` that the review would not remove, or null. */
+async function fileLeft(root: string, dir: string, removing: ReadonlySet<string>): Promise<string | null> {
+  for (const ent of await readdir(path.join(root, dir), { withFileTypes: true })) {
+    const rel = `${dir}/${ent.name}`;
+    if (ent.isDirectory()) {
+      const deeper = await fileLeft(root, rel, removing);
+      if (deeper !== null) return deeper;
+    } else if (!removing.has(rel)) return rel;
+  }
+  return null;
 }
 
 /** The rejected refs the plan asks for: a refusal's proposal; for a partial take, the rest on top of what was taken. */

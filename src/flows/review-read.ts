@@ -17,7 +17,7 @@ export interface ReviewInput {
   lc: LaneChanges;
   /** One per changed file, in diff order (the same order as `lc.entries`). */
   files: PlanFile[];
-  /** Paths whose content was too large to read: they cannot be merged. */
+  /** Paths with a version guard did not read (too large, a submodule's commit): they are never merged. */
   unread: Set<string>;
 }
 
@@ -69,8 +69,12 @@ export async function readReview(cwd: string, name: string | undefined): Promise
         if (!objects[n]?.data) unread.add(c.path);
         return objects[n]?.data ?? null;
       };
+      // A submodule's commit is not read here (nor is its checkout in the main tree): like a blob over the cap, unknown.
+      if (e.oldMode === GITLINK || e.newMode === GITLINK) unread.add(c.path);
       const current = { at: await held(main.root, e.path), ...(e.oldPath !== undefined ? { atOld: await held(main.root, e.oldPath) } : {}) };
-      return { c, hunks: [], base: data(at[i]!.base), proposed: data(at[i]!.lane), baseMode: e.oldMode, proposedMode: e.newMode, current };
+      const f: PlanFile = { c, hunks: [], base: data(at[i]!.base), proposed: data(at[i]!.lane), baseMode: e.oldMode, proposedMode: e.newMode, current };
+      if (unread.has(c.path)) f.unread = true;
+      return f;
     }),
   );
   const textPaths = files.flatMap((f, i) => {

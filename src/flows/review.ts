@@ -1,7 +1,6 @@
 import type { Classification } from '../core/classify.js';
-import { GuardError } from '../core/errors.js';
 import { alreadyThere, offeredStrategies, outcomeWords, plan, summarize, type Answer, type FileOutcome, type MergeAction, type Plan, type PlanSummary } from '../core/plan.js';
-import { displayName, plural } from '../core/quote.js';
+import { displayName, plural, shellQuote } from '../core/quote.js';
 import type { Decider, Decision } from '../core/record.js';
 import { approvalTrailer } from '../git/approvals.js';
 import type { Prompt } from '../ui/prompt.js';
@@ -44,11 +43,17 @@ export interface ReviewedFile extends Classification {
   warning?: string;
   /** The main tree already held the lane's version: nothing asked, nothing done. */
   already?: true;
+  /** A version guard did not read (a submodule's commit, a file over the read cap): not merged, take it by hand. */
+  unread?: true;
+  /** For an unread file: the git command that takes the lane's version (a person runs it, having looked). */
+  takeByHand?: string;
 }
 
 export interface ReviewResult {
   command: 'review';
   lane: string;
+  /** The lane's work tree. */
+  lanePath: string;
   base: string;
   /** The lane's state that was reviewed. */
   laneCheckpoint: string | null;
@@ -67,8 +72,23 @@ export interface ReviewResult {
   commitFailed?: string;
   cancelled?: boolean;
   dryRun?: boolean;
+  /** A person was asked at the terminal (what is blocked was left undecided with q). */
+  asked?: boolean;
   warnings: string[];
+  /**
+   * Files of the lane that are not in what was reviewed: left out of the lane's
+   * checkpoint (over its size cap, past its time budget, a nested repository).
+   * Never merged, never silent: named in the report, and the review exits 1.
+   */
+  notReviewed: Array<{ path: string; why: string }>;
 }
+
+const SKIP_WHY: Record<string, string> = {
+  size: "larger than the checkpoint's size cap: guard did not read it",
+  time: "the checkpoint's time budget ran out before it: guard did not read it",
+  name: 'git refuses the name',
+  repository: 'a repository of its own inside the lane (guard reviews its files, not its history)',
+};
 
 /** Opens the person's prompt; null when there is no terminal. */
 export type Prompter = () => Promise<Prompt | null>;
@@ -95,18 +115,15 @@ export async function review(opts: ReviewOptions, prompter?: Prompter): Promise<
       }
     }
     const planned = await plan('review', input.files, answers);
-    for (const o of planned.files) {
-      if (input.unread.has(o.path) && o.content !== undefined && !o.already) {
-        throw new GuardError('E_USAGE', `a file of the lane is too large to merge: ${o.path}`, 'merge it by hand from the lane');
-      }
-    }
     const predicted = await predictConflicts(input, planned);
     if (opts.dryRun) return resultOf(input, planned, null, predicted, { dryRun: true });
     if (person && !(await person.confirm(confirmText(planned, predicted), 'Merge now [y,n]? '))) {
       return { ...resultOf(input, planned, null, new Set(), {}), cancelled: true, merged: 0, blocked: 0, rejected: 0, conflicts: 0 };
     }
     person?.close();
-    return await applyLane(opts, input, planned, predicted);
+    const done = await applyLane(opts, input, planned, predicted);
+    if (person) done.asked = true;
+    return done;
   } finally {
     person?.close();
   }
@@ -132,11 +149,12 @@ async function finish(input: ReviewInput, planned: Plan, done: Applied, now: Dat
 
 /** The one report of a review: files, counts and words all from the plan (and what the apply did). */
 function resultOf(input: ReviewInput, planned: Plan, done: Applied | null, conflicts: Set<string>, extra: { dryRun?: true }): ReviewResult {
-  const files = planned.files.map((o, i) => reviewedFile(input.files[i]!.c, input.files[i]!.hunks, o, done, conflicts));
+  const files = planned.files.map((o, i) => reviewedFile(input.files[i]!.c, input.files[i]!.hunks, o, done, conflicts, input.lc.head));
   const { lane, lc } = input;
   return {
     command: 'review',
     lane: lane.name,
+    lanePath: lane.path,
     base: lane.base,
     laneCheckpoint: lc.checkpoint?.id ?? null,
     checkpoint: done?.checkpoint ?? null,
@@ -149,23 +167,30 @@ function resultOf(input: ReviewInput, planned: Plan, done: Applied | null, confl
     record: done?.record ?? null,
     feedback: null,
     warnings: done?.warnings ?? [],
+    notReviewed: (lc.checkpoint?.skipped ?? []).map((k) => ({ path: k.path, why: SKIP_WHY[k.reason] ?? k.reason })),
     ...extra,
   };
 }
 
-function reviewedFile(c: Classification, hunks: ReviewInput['files'][number]['hunks'], o: FileOutcome, done: Applied | null, conflicts: Set<string>): ReviewedFile {
+function reviewedFile(c: Classification, hunks: ReviewInput['files'][number]['hunks'], o: FileOutcome, done: Applied | null, conflicts: Set<string>, laneHead: string): ReviewedFile {
   const f: ReviewedFile = {
     ...c,
     decision: o.decision,
     decider: o.decider,
     hunks: hunks.map((h) => ({ id: h.id, index: h.index, header: h.header })),
     action: o.action,
-    outcome: conflicts.has(o.path) ? 'conflicts with later changes in the main tree' : outcomeWords(o),
+    outcome: conflicts.has(o.path) && !o.unread ? 'conflicts with later changes in the main tree' : outcomeWords(o),
   };
   if (o.strategy) f.strategy = o.strategy;
   if (o.taken) [f.taken, f.hunkCount] = [o.taken, o.hunkCount!];
   if (o.warning) f.warning = o.warning;
   if (o.already) f.already = true;
+  if (o.unread) {
+    f.unread = true;
+    // checkout of a gitlink sets the index entry only; of a blob, writes it (git streams what guard would not hold)
+    const p = shellQuote(o.path);
+    f.takeByHand = c.status !== 'delete' ? `git checkout ${laneHead} -- ${p}` : c.submodule ? `git rm --cached -- ${p}` : `git rm -- ${p}`;
+  }
   if (conflicts.has(o.path)) f.conflict = true;
   const ref = done?.refs.get(o.path);
   const blob = done?.blobs.get(o.path);
@@ -180,7 +205,7 @@ function confirmText(planned: Plan, conflicts: Set<string>): string {
   const s = summarize(planned);
   const names = planned.files.map((o) => displayName(o));
   const width = Math.min(60, Math.max(...names.map((n) => n.length)));
-  const rows = planned.files.map((o, i) => `  ${names[i]!.padEnd(width)}  ${conflicts.has(o.path) ? 'conflicts with later changes (conflict markers; exit 1)' : outcomeWords(o)}`);
+  const rows = planned.files.map((o, i) => `  ${names[i]!.padEnd(width)}  ${conflicts.has(o.path) && !o.unread ? 'conflicts with later changes (conflict markers; exit 1)' : outcomeWords(o)}`);
   const head = `${plural(s.files, 'file')}: ${s.taken} to merge into the main tree, ${s.left} left out (kept as refs)${s.already ? `, ${s.already} already there` : ''}.`;
   return `\n${head}\n${rows.join('\n')}\n`;
 }

@@ -1,3 +1,4 @@
+import { shellQuote } from '../core/quote.js';
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { constants } from 'node:os';
@@ -176,9 +177,9 @@ async function mainTreeChanges(main: Repo, before: Checkpoint, reason: string): 
   // what was staged: the index's own tree, or the work tree's when they were the same
   const staged = (after.index ?? after.tree) !== (before.index ?? before.tree) ? ' --staged' : '';
   if (result.changed.length === 0 && !staged) return result;
-  const named = result.changed.length > 0 && result.changed.length <= MAX_NAMED && result.changed.every((c) => !/[\s'"\\$`]/.test(c.path));
+  const named = result.changed.length > 0 && result.changed.length <= MAX_NAMED;
   result.restore = named
-    ? `guard restore ${before.id}${staged} -- ${result.changed.map((c) => c.path).join(' ')}`
+    ? `guard restore ${before.id}${staged} -- ${result.changed.map((c) => shellQuote(c.path)).join(' ')}`
     : `guard restore ${before.id}${staged}`;
   return result;
 }

@@ -1,29 +1,60 @@
+import { parseCodexPatch } from './codex-patch.js';
 import { PayloadError, type Action, type HookEvent, type Translator } from './types.js';
-import { anyStr, json, optStr, parseObject, type Obj } from './payload.js';
+import { json, optStr, parseObject, type Obj } from './payload.js';
 
 /**
- * GitHub Copilot CLI and coding agent (HARNESSES.md; tool names and their
- * argument names UNVERIFIED: `bash {command}`, `create {path, file_text}`,
- * `edit`/`str_replace {path, old_str, new_str}`, `write {path, content}`).
- * Payload `{timestamp, cwd, toolName, toolArgs}` with toolArgs a JSON
- * string; a `toolResult` marks the post-tool event. No session id is sent:
- * one stand-in session per day (documented limit).
- * Answers `{permissionDecision, permissionDecisionReason}`.
+ * GitHub Copilot CLI (`@github/copilot`; payloads seen in the real binary
+ * 1.0.102, HARNESSES.md): `.github/hooks/*.json` preToolUse / postToolUse,
+ * payload `{sessionId, timestamp, cwd, toolName, toolArgs}` with toolArgs an
+ * object (`create {path, file_text}`, `edit {path, old_str, new_str}`,
+ * `bash {command, description}`), except `apply_patch` (GPT-5 models' only
+ * edit tool), where toolArgs is the raw V4A patch text (codex-patch.ts). A
+ * `toolResult` marks the post-tool event. With PascalCase events in the
+ * config (`PreToolUse`) Copilot sends a snake_case copy (`hook_event_name`,
+ * `session_id`, `tool_name` `Write`/`Edit`/`Bash`, `tool_input`,
+ * `tool_result`): read too. Older builds sent toolArgs as a JSON string.
+ *
+ * canAsk is false: nothing in the payload or the hook's environment marks
+ * `copilot -p`, where Copilot turns an `ask` into a denial addressed to a
+ * person ("unable to ask user for confirmation") and guard would keep no
+ * rejected ref; a deny keeps the ref and tells the model what to do instead.
+ * Answers `{permissionDecision, permissionDecisionReason}`; after the tool,
+ * `additionalContext` reaches the model.
  */
-function action(tool: string, args: Obj): Action {
-  const pathKeys = ['path', 'file_path', 'filePath'];
+const PATH = ['path', 'file_path', 'filePath'];
+
+/** The one value of a field with several spellings; two that differ are refused (the model writes toolArgs). */
+function anyStr(o: Obj, keys: readonly string[], where: string): string {
+  const found = keys.filter((k) => o[k] !== undefined);
+  if (found.length > 1 && new Set(found.map((k) => o[k])).size > 1) throw new PayloadError(`${where} has both ${found.join(' and ')} with different values: guard cannot tell which one Copilot uses`);
+  for (const k of keys) if (typeof o[k] === 'string') return o[k] as string;
+  throw new PayloadError(`${where} has none of ${keys.join(', ')} as a string`);
+}
+
+function action(tool: string, args: Obj | string): Action {
+  if (typeof args === 'string') {
+    // apply_patch's input is the patch itself; any other tool's a JSON object in a string (older builds)
+    if (tool === 'apply_patch' || /^\s*\*\*\* Begin Patch/.test(args)) return { kind: 'write', files: parseCodexPatch(args) };
+    throw new PayloadError(`toolArgs of ${tool} is text, not an object`);
+  }
   switch (tool) {
     case 'create':
     case 'write':
-      return { kind: 'write', files: [{ path: anyStr(args, pathKeys, 'toolArgs'), change: { kind: 'content', content: anyStr(args, ['file_text', 'content', 'contents'], 'toolArgs') } }] };
+    case 'Write':
+    case 'Create':
+      return { kind: 'write', files: [{ path: anyStr(args, PATH, 'toolArgs'), change: { kind: 'content', content: anyStr(args, ['file_text', 'content', 'contents'], 'toolArgs') } }] };
     case 'edit':
+    case 'Edit':
     case 'str_replace':
     case 'str_replace_editor':
       return {
         kind: 'write',
-        files: [{ path: anyStr(args, pathKeys, 'toolArgs'), change: { kind: 'edits', edits: [{ oldString: anyStr(args, ['old_str', 'old_string'], 'toolArgs'), newString: anyStr(args, ['new_str', 'new_string'], 'toolArgs'), replaceAll: false }] } }],
+        files: [{ path: anyStr(args, PATH, 'toolArgs'), change: { kind: 'edits', edits: [{ oldString: anyStr(args, ['old_str', 'old_string'], 'toolArgs'), newString: anyStr(args, ['new_str', 'new_string'], 'toolArgs'), replaceAll: false }] } }],
       };
+    case 'apply_patch':
+      return { kind: 'write', files: parseCodexPatch(anyStr(args, ['input', 'patch', 'command'], 'toolArgs')) };
     case 'bash':
+    case 'Bash':
     case 'shell':
     case 'powershell':
       return { kind: 'shell', command: anyStr(args, ['command'], 'toolArgs') };
@@ -32,36 +63,41 @@ function action(tool: string, args: Obj): Action {
   }
 }
 
+/** toolArgs as it came: an object, the raw patch text, or (older builds) a JSON object in a string. */
+function argsOf(raw: unknown, tool: string): Obj | string {
+  if (typeof raw === 'object' && raw !== null && !Array.isArray(raw)) return raw as Obj;
+  if (raw === undefined || raw === null) return {};
+  if (typeof raw !== 'string') throw new PayloadError('toolArgs is neither an object nor text');
+  if (tool === 'apply_patch' || /^\s*\*\*\* Begin Patch/.test(raw)) return raw;
+  try {
+    const v = JSON.parse(raw) as unknown;
+    if (typeof v === 'object' && v !== null && !Array.isArray(v)) return v as Obj;
+  } catch {
+    /* below */
+  }
+  throw new PayloadError(`toolArgs of ${tool} is text, not an object`);
+}
+
 export const copilot: Translator = {
   translate(text) {
     const p = parseObject(text, 'Copilot');
-    const tool = anyStr(p, ['toolName'], 'payload');
-    let args: Obj = {};
-    const raw = p.toolArgs;
-    if (typeof raw === 'string') {
-      try {
-        const v = JSON.parse(raw) as unknown;
-        if (typeof v === 'object' && v !== null && !Array.isArray(v)) args = v as Obj;
-        else throw new Error('not an object');
-      } catch {
-        throw new PayloadError('toolArgs is not a JSON object in a string');
-      }
-    } else if (typeof raw === 'object' && raw !== null && !Array.isArray(raw)) args = raw as Obj;
-    else if (raw !== undefined) throw new PayloadError('toolArgs is neither a JSON string nor an object');
+    const snake = typeof p.hook_event_name === 'string';
+    const tool = anyStr(p, snake ? ['tool_name', 'toolName'] : ['toolName', 'tool_name'], 'payload');
+    const args = argsOf(snake ? (p.tool_input ?? p.toolArgs) : (p.toolArgs ?? p.tool_input), tool);
     const cwd = optStr(p, 'cwd');
     if (!cwd) throw new PayloadError('payload.cwd is missing');
+    const post = snake ? /^post/i.test(p.hook_event_name as string) : p.toolResult !== undefined || p.tool_result !== undefined;
     const ts = typeof p.timestamp === 'number' ? new Date(p.timestamp) : typeof p.timestamp === 'string' ? new Date(p.timestamp) : new Date();
     const day = Number.isNaN(ts.getTime()) ? 'unknown' : ts.toISOString().slice(0, 10);
-    const post = p.toolResult !== undefined;
     const e: HookEvent = {
       harness: 'copilot',
       phase: post ? 'post' : 'pre',
-      event: post ? 'postToolUse' : 'preToolUse',
+      event: snake ? (p.hook_event_name as string) : post ? 'postToolUse' : 'preToolUse',
       tool,
+      // 1.0.x sends sessionId; a stand-in per day for builds that send none
       sessionId: optStr(p, 'sessionId') ?? optStr(p, 'session_id') ?? `copilot-${day}`,
-      toolCallId: optStr(p, 'toolCallId'),
+      toolCallId: optStr(p, 'toolCallId') ?? optStr(p, 'tool_use_id'),
       cwd,
-      // nothing in the payload or env marks `copilot -p`, where an ask becomes a denial with no ref kept
       canAsk: false,
       action: action(tool, args),
     };
@@ -73,6 +109,7 @@ export const copilot: Translator = {
       const message = o.kind === 'inform' ? o.message : o.reason;
       return { stdout: json({ additionalContext: message }), stderr: message + '\n', exitCode: 0 };
     }
-    return { stdout: json({ permissionDecision: o.kind === 'ask' ? 'ask' : 'deny', permissionDecisionReason: o.reason }), stderr: o.reason + '\n', exitCode: 0 };
+    // never `ask`: see canAsk above
+    return { stdout: json({ permissionDecision: 'deny', permissionDecisionReason: o.reason }), stderr: o.reason + '\n', exitCode: 0 };
   },
 };

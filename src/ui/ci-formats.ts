@@ -26,6 +26,8 @@ export interface CiReportFile {
   rules: Rule[];
   decision: 'allowed' | 'approved' | 'blocked';
   approvedBy?: string;
+  /** The pull request review that cleared it (flows/ci applyReviews). */
+  review?: { id: number; user: string; commit: string };
   line: number;
 }
 
@@ -36,6 +38,7 @@ export interface CiReport {
   bootstrap: boolean;
   files: CiReportFile[];
   blocked: number;
+  reviews?: { source: string | null; unavailable?: string; ignored: Array<{ id: number; user: string; why: string }> };
 }
 
 /** GitHub shows 10 error annotations per step and 50 per job; the summary has all files. */
@@ -118,6 +121,12 @@ const HOW_TO_PASS =
 
 // ---------------------------------------------------------------- text
 
+/** "approved in <commit>" (a trailer) or "approved by review 123 of alice (of <commit>)". */
+function approvedHow(f: CiReportFile): string {
+  if (f.review) return `approved by review ${f.review.id} of ${f.review.user} (of ${short(f.review.commit)})`;
+  return `approved in ${short(f.approvedBy ?? '')}`;
+}
+
 export function renderText(r: CiReport, c: Colors): string {
   const n = r.files.length;
   const approved = r.files.filter((f) => f.decision === 'approved');
@@ -129,10 +138,12 @@ export function renderText(r: CiReport, c: Colors): string {
     lines.push(c.red(c.bold(`guard ci: ${r.blocked} of ${n} changed file${n === 1 ? '' : 's'} blocked: they need a person's approval (${range})`)));
   }
   if (r.bootstrap) lines.push(c.dim('No guard.config.json at the merge-base: default policy.'));
+  if (r.reviews?.unavailable && r.reviews.source) lines.push(c.dim(`Pull request reviews not read: ${r.reviews.unavailable}.`));
+  for (const i of r.reviews?.ignored ?? []) lines.push(c.dim(`Review ${i.id} of ${i.user} does not count: ${i.why}.`));
   for (const f of reportOrder(r.files)) {
     if (f.decision === 'allowed') continue;
     lines.push('');
-    const tag = f.decision === 'blocked' ? c.red('blocked') : c.green(`approved in ${short(f.approvedBy ?? '')}`);
+    const tag = f.decision === 'blocked' ? c.red('blocked') : c.green(approvedHow(f));
     lines.push(`  ${c.bold(displayName(f))}  ${c.yellow(f.status)}  ${metrics(f)}  ${tag}`);
     for (const reason of f.reasons) lines.push(`    - ${reason}`);
   }
@@ -213,7 +224,7 @@ export function renderMarkdown(r: CiReport): string {
     out.push('| --- | --- | ---: | ---: | ---: | ---: | --- | --- |');
     const rows = reportOrder(r.files);
     for (const f of rows.slice(0, MAX_SUMMARY_ROWS)) {
-      const decision = f.decision === 'approved' && f.approvedBy ? `${DECISION_MD.approved} in ${short(f.approvedBy)}` : DECISION_MD[f.decision];
+      const decision = f.decision === 'approved' && (f.approvedBy || f.review) ? `${DECISION_MD.approved} ${mdCell(approvedHow(f).replace(/^approved /, ''))}` : DECISION_MD[f.decision];
       const cells = [
         mdCell(displayName(f)),
         f.status + (f.binary ? ' (binary)' : ''),

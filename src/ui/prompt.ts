@@ -327,7 +327,8 @@ async function page(term: Terminal, opts: PromptOptions, hunks: readonly Hunk[],
 async function editHunk(term: Terminal, opts: PromptOptions, f: PromptFile, hunks: readonly Hunk[], h: Hunk): Promise<Hunk[] | null> {
   const command = opts.editor ? await opts.editor() : null;
   if (!command) {
-    term.write('No editor to edit the hunk with: set GIT_EDITOR, core.editor or EDITOR\n');
+    // Never take the hunk as if edited: it stays undecided, asked again.
+    term.write('Editing is not possible here: git names no editor (`git commit -m` runs its hooks with GIT_EDITOR=:); set core.editor, VISUAL or EDITOR. The hunk is left undecided\n');
     return null;
   }
   const dir = await mkdtemp(path.join(tmpdir(), 'guard-edit-'));

@@ -10,7 +10,8 @@ export interface Current {
 /** Read a work-tree path without following a symlink there (its target text is its content). */
 export async function readCurrent(root: string, relPath: string): Promise<Current | null> {
   const { abs } = await resolveInside(root, relPath);
-  const st = await statOnDisk(abs);
+  // a path under a file (a folder that became a file) holds nothing
+  const st = await statOnDisk(abs).catch((err: NodeJS.ErrnoException) => (err.code === 'ENOTDIR' ? null : Promise.reject(err)));
   if (!st) return null;
   if (st.mode === MODE.symlink) return { content: Buffer.from(await readlink(abs), 'utf8'), mode: st.mode };
   return { content: await readFile(abs), mode: st.mode };

@@ -99,12 +99,7 @@ ok    no lanes
 ok    no guard.config.json at HEAD: defaults in use
       hint: commit a guard.config.json (guard init writes one)
 ok    refs/guard/: 0 checkpoints, 0 decision records, 0 rejected, 0 lanes
-ok    claude: no guard hook in .claude/settings.json (PreToolUse)
-ok    gemini: no guard hook in .gemini/settings.json (BeforeTool)
-ok    codex: no guard hook in .codex/hooks.json (PreToolUse)
-ok    cursor: no guard hook in .cursor/hooks.json (preToolUse)
-ok    cline: no guard hook in .clinerules/hooks/PreToolUse
-ok    copilot: no guard hook in .github/hooks/guard.json (preToolUse)
+ok    no agent harness set up here (claude, gemini, codex, cursor, cline, copilot, continue, qwen, auggie, droid, crush): guard init --agent NAME adds guard's hook
 guard: the gate would NOT run: core.hooksPath=/dev/null (local config): git runs no hooks at all
 --- stderr
 `,

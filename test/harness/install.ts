@@ -15,30 +15,44 @@ import path from 'node:path';
 import { ROOT } from '../helpers.js';
 
 export type HarnessName = 'claude' | 'gemini' | 'codex';
+/** Every harness with a real binary driven here (test/e2e/harness-real*.test.ts). */
+export type RealHarness = HarnessName | 'copilot' | 'qwen' | 'continue' | 'droid';
 
-/** The versions HARNESSES.md describes ("Seen in the real binaries"). */
-export const HARNESS_PACKAGES: Record<HarnessName, { pkg: string; version: string; bin: string }> = {
+/** The versions HARNESSES.md describes ("Seen in the real binaries"), and the ones docs/harnesses/ verified. */
+export const HARNESS_PACKAGES: Record<RealHarness, { pkg: string; version: string; bin: string; binPath?: string }> = {
   claude: { pkg: '@anthropic-ai/claude-code', version: '2.1.330', bin: 'claude' },
   gemini: { pkg: '@google/gemini-cli', version: '0.61.0', bin: 'gemini' },
   codex: { pkg: '@openai/codex', version: '0.169.0', bin: 'codex' },
+  // native binary in @github/copilot-linux-x64 (an optional dependency)
+  copilot: { pkg: '@github/copilot', version: '1.0.102', bin: 'copilot' },
+  qwen: { pkg: '@qwen-code/qwen-code', version: '0.24.4', bin: 'qwen' },
+  continue: { pkg: '@continuedev/cli', version: '1.5.47', bin: 'cn' },
+  // the platform binary itself: @factory/cli 0.225.1 wants cli-linux-x64 0.225.1, which is not published
+  droid: { pkg: '@factory/cli-linux-x64', version: '0.225.2', bin: 'droid', binPath: '@factory/cli-linux-x64/bin/droid' },
 };
+
+/** Where a harness's binary sits inside an install folder. */
+function binIn(prefix: string, name: RealHarness): string {
+  const { bin, binPath } = HARNESS_PACKAGES[name];
+  return binPath ? path.join(prefix, 'node_modules', binPath) : path.join(prefix, 'node_modules', '.bin', bin);
+}
 
 export function harnessCache(): string {
   return process.env.GUARD_HARNESS_CACHE || path.join(ROOT, 'node_modules', '.cache', 'guard-harnesses');
 }
 
-function folder(name: HarnessName): string {
+function folder(name: RealHarness): string {
   const { pkg, version } = HARNESS_PACKAGES[name];
   return path.join(harnessCache(), `${pkg.replace(/[@/]/g, '_')}@${version}`);
 }
 
 /** The harness's bin inside the cache (present or not). */
-export function harnessBin(name: HarnessName): string {
-  return path.join(folder(name), 'node_modules', '.bin', HARNESS_PACKAGES[name].bin);
+export function harnessBin(name: RealHarness): string {
+  return binIn(folder(name), name);
 }
 
 export interface Installed {
-  name: HarnessName;
+  name: RealHarness;
   bin: string;
   /** Seconds the install took; 0 when the cache already had it. */
   installSeconds: number;
@@ -72,7 +86,7 @@ function npmInstall(prefix: string, spec: string, timeoutMs: number): Promise<{ 
 }
 
 /** Install one harness into the cache unless it is there already. Never throws. */
-export async function ensureHarness(name: HarnessName, timeoutMs = 240_000): Promise<Installed> {
+export async function ensureHarness(name: RealHarness, timeoutMs = 240_000): Promise<Installed> {
   const bin = harnessBin(name);
   if (existsSync(bin)) return { name, bin, installSeconds: 0 };
   const { pkg, version } = HARNESS_PACKAGES[name];
@@ -85,7 +99,7 @@ export async function ensureHarness(name: HarnessName, timeoutMs = 240_000): Pro
   const started = Date.now();
   const r = await npmInstall(tmp, `${pkg}@${version}`, timeoutMs);
   const installSeconds = (Date.now() - started) / 1000;
-  if (r.code !== 0 || !existsSync(path.join(tmp, 'node_modules', '.bin', HARNESS_PACKAGES[name].bin))) {
+  if (r.code !== 0 || !existsSync(binIn(tmp, name))) {
     rmSync(tmp, { recursive: true, force: true });
     return { name, bin, installSeconds, error: `npm install ${pkg}@${version} failed (${r.code}): ${r.output.trim().slice(-2000)}` };
   }
@@ -99,6 +113,6 @@ export async function ensureHarness(name: HarnessName, timeoutMs = 240_000): Pro
 }
 
 /** All three at once (the installs are network-bound, not CPU-bound). */
-export function ensureHarnesses(names: HarnessName[] = ['claude', 'gemini', 'codex']): Promise<Installed[]> {
-  return Promise.all(names.map((n) => ensureHarness(n)));
+export function ensureHarnesses<N extends RealHarness = HarnessName>(names: N[] = ['claude', 'gemini', 'codex'] as N[]): Promise<(Installed & { name: N })[]> {
+  return Promise.all(names.map((n) => ensureHarness(n) as Promise<Installed & { name: N }>));
 }

@@ -16,7 +16,21 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 
-export type ModelApi = 'anthropic' | 'gemini' | 'openai';
+export type ModelApi = 'anthropic' | 'gemini' | 'openai' | 'chat';
+
+/**
+ * OpenAI Chat Completions (Copilot CLI, Qwen Code, Continue CLI...): each
+ * harness names its tools and their arguments its own way.
+ */
+export interface ChatVocab {
+  /** A request of the agent loop offers one of these tools. */
+  loopTools: string[];
+  read(file: string): { name: string; args: object };
+  edit(file: string, old: string, now: string): { name: string; args: object };
+  write(file: string, content: string): { name: string; args: object };
+  shell(command: string): { name: string; args: object };
+  patch?(patch: string): { name: string; args: object | string };
+}
 
 /** One model turn, in the harness's own tool vocabulary. */
 export type Action =
@@ -28,6 +42,8 @@ export type Action =
   | { kind: 'shell'; command: string; /** Claude: run_in_background */ background?: boolean }
   /** Codex's freeform apply_patch tool (the whole patch text). */
   | { kind: 'patch'; patch: string }
+  /** A read of one file (absolute path; Chat Completions harnesses only). */
+  | { kind: 'read'; file: string }
   | { kind: 'end'; text: string };
 
 export interface LoggedRequest {
@@ -63,6 +79,8 @@ export interface ModelServer {
 export interface ServerOptions {
   maxRequests?: number;
   lifetimeMs?: number;
+  /** For the `chat` API: the harness's tool vocabulary. */
+  vocab?: ChatVocab;
 }
 
 // ---------------------------------------------------------------- reading
@@ -126,6 +144,22 @@ function readOpenAI(body: any): { agentLoop: boolean; calls: number; results: Lo
   return { agentLoop, calls, results };
 }
 
+/** Chat Completions: assistant tool_calls so far; the tool messages after the last assistant message. */
+function readChat(body: any, vocab: ChatVocab): { agentLoop: boolean; calls: number; results: LoggedRequest['toolResults'] } {
+  const tools: any[] = Array.isArray(body?.tools) ? body.tools : [];
+  const names = new Set(tools.map((t) => t?.function?.name ?? t?.name));
+  const agentLoop = vocab.loopTools.some((n) => names.has(n));
+  const messages: any[] = Array.isArray(body?.messages) ? body.messages : [];
+  let calls = 0;
+  for (const m of messages) if (m.role === 'assistant' && Array.isArray(m.tool_calls)) calls += m.tool_calls.length;
+  const lastAssistant = messages.map((m) => m.role).lastIndexOf('assistant');
+  const results = messages
+    .slice(lastAssistant + 1)
+    .filter((m) => m.role === 'tool' || m.role === 'user' || m.role === 'system')
+    .map((m) => ({ text: textOf(m.content), isError: undefined }));
+  return { agentLoop, calls, results };
+}
+
 // ---------------------------------------------------------------- answering
 
 let ids = 0;
@@ -142,7 +176,7 @@ function json(res: http.ServerResponse, status: number, data: unknown): void {
   res.end(JSON.stringify(data));
 }
 
-const CLAUDE_TOOL = { edit: 'Edit', write: 'Write', shell: 'Bash' } as const;
+const CLAUDE_TOOL = { edit: 'Edit', write: 'Write', shell: 'Bash', read: 'Read' } as const;
 
 function answerAnthropic(res: http.ServerResponse, body: any, action: Action): void {
   const model = body?.model ?? 'claude';
@@ -161,7 +195,9 @@ function answerAnthropic(res: http.ServerResponse, body: any, action: Action): v
         ? { file_path: action.file, old_string: action.old, new_string: action.new }
         : action.kind === 'write'
           ? { file_path: action.file, content: action.content }
-          : { command: action.command, description: 'Scripted command', ...(action.background ? { run_in_background: true } : {}) };
+          : action.kind === 'read'
+            ? { file_path: action.file }
+            : { command: action.command, description: 'Scripted command', ...(action.background ? { run_in_background: true } : {}) };
     block = { type: 'tool_use', id: nextId('toolu'), name: CLAUDE_TOOL[action.kind], input: {} };
     delta = { type: 'input_json_delta', partial_json: JSON.stringify(input) };
     stop = 'tool_use';
@@ -235,6 +271,41 @@ function answerOpenAI(res: http.ServerResponse, action: Action): void {
   ]);
 }
 
+function answerChat(res: http.ServerResponse, body: any, action: Action, vocab: ChatVocab | undefined): void {
+  const id = nextId('chatcmpl');
+  const model = body?.model ?? 'scripted';
+  const created = Math.floor(Date.now() / 1000);
+  const chunk = (delta: object, finish: string | null) => ({ id, object: 'chat.completion.chunk', created, model, choices: [{ index: 0, delta, finish_reason: finish }] });
+  let call: { name: string; args: object | string } | null = null;
+  if (vocab && action.kind === 'edit') call = vocab.edit(action.file, action.old, action.new);
+  else if (vocab && action.kind === 'write') call = vocab.write(action.file, action.content);
+  else if (vocab && action.kind === 'shell') call = vocab.shell(action.command);
+  else if (vocab?.patch && action.kind === 'patch') call = vocab.patch(action.patch);
+  else if (vocab && action.kind === 'read') call = vocab.read(action.file);
+  const text = action.kind === 'end' ? action.text : call ? '' : 'no such tool here';
+  const usage = { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 };
+  if (body?.stream === false) {
+    const message = call
+      ? { role: 'assistant', content: null, tool_calls: [{ id: nextId('call'), type: 'function', function: { name: call.name, arguments: typeof call.args === 'string' ? call.args : JSON.stringify(call.args) } }] }
+      : { role: 'assistant', content: text };
+    return json(res, 200, { id, object: 'chat.completion', created, model, choices: [{ index: 0, message, finish_reason: call ? 'tool_calls' : 'stop' }], usage });
+  }
+  const events: { data: unknown }[] = [{ data: chunk({ role: 'assistant', content: '' }, null) }];
+  if (call) {
+    const args = typeof call.args === 'string' ? call.args : JSON.stringify(call.args);
+    events.push({ data: chunk({ tool_calls: [{ index: 0, id: nextId('call'), type: 'function', function: { name: call.name, arguments: '' } }] }, null) });
+    events.push({ data: chunk({ tool_calls: [{ index: 0, function: { arguments: args } }] }, null) });
+    events.push({ data: { ...chunk({}, 'tool_calls'), usage } });
+  } else {
+    events.push({ data: chunk({ content: text }, null) });
+    events.push({ data: { ...chunk({}, 'stop'), usage } });
+  }
+  res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+  for (const e of events) res.write(`data: ${JSON.stringify(e.data)}\n\n`);
+  res.write('data: [DONE]\n\n');
+  res.end();
+}
+
 // ---------------------------------------------------------------- server
 
 export async function startModelServer(api: ModelApi, script: Action[], opts: ServerOptions = {}): Promise<ModelServer> {
@@ -267,6 +338,7 @@ export async function startModelServer(api: ModelApi, script: Action[], opts: Se
 
   function route(entry: LoggedRequest, res: http.ServerResponse): void {
     const { url, body } = entry;
+    if (api === 'chat' && url.includes('/models')) return json(res, 200, { object: 'list', data: [{ id: 'scripted', object: 'model', owned_by: 'scripted', created: 0 }] });
     if (entry.method !== 'POST') return json(res, 404, { error: { message: 'scripted model: not found' } });
     if (api === 'anthropic') {
       if (url.startsWith('/v1/messages/count_tokens')) return json(res, 200, { input_tokens: 1 });
@@ -284,6 +356,16 @@ export async function startModelServer(api: ModelApi, script: Action[], opts: Se
       }
       entry.step = r.calls;
       return answerAnthropic(res, body, stepAction(r.calls));
+    }
+    if (api === 'chat') {
+      if (url.includes('/models')) return json(res, 200, { object: 'list', data: [{ id: 'scripted', object: 'model', owned_by: 'scripted' }] });
+      if (!url.includes('/chat/completions')) return json(res, 404, { error: { message: 'not found' } });
+      const r = readChat(body, opts.vocab!);
+      entry.agentLoop = r.agentLoop;
+      entry.toolResults = r.results;
+      if (!r.agentLoop) return answerChat(res, body, { kind: 'end', text: 'ok' }, opts.vocab);
+      entry.step = r.calls;
+      return answerChat(res, body, stepAction(r.calls), opts.vocab);
     }
     if (api === 'gemini') {
       if (url.includes(':countTokens')) return json(res, 200, { totalTokens: 1 });

@@ -16,7 +16,7 @@
 import { mkdirSync, symlinkSync } from 'node:fs';
 import path from 'node:path';
 import { CLI, fixture, makeRepo, outsideDir, type TestRepo } from '../helpers.js';
-import type { HarnessName } from './install.js';
+import type { HarnessName, RealHarness } from './install.js';
 import type { Action } from './model-server.js';
 
 export const STATE = fixture('state.py');
@@ -52,7 +52,7 @@ export function smallEditPatch(): string {
 
 /** Named steps, so assertions can find "the request after the truncation". */
 export interface Step {
-  name: 'edit' | 'truncate' | 'truncate-heredoc' | 'checkout' | 'end';
+  name: 'read' | 'edit' | 'read-state' | 'truncate' | 'truncate-heredoc' | 'checkout' | 'end';
   action: Action;
 }
 
@@ -70,6 +70,29 @@ export function scriptFor(harness: HarnessName, dir: string): Step[] {
   return [
     { name: 'edit', action: { kind: 'edit', file: abs('small.py'), old: SMALL_OLD, new: SMALL_NEW } },
     { name: 'truncate', action: { kind: 'write', file: abs('state.py'), content: TRUNCATED } },
+    { name: 'checkout', action: { kind: 'shell', command: CHECKOUT } },
+    { name: 'end', action: { kind: 'end', text: 'Done.' } },
+  ];
+}
+
+/**
+ * The Chat Completions harnesses (Copilot CLI, Qwen Code, Continue CLI): a
+ * read before each change (Qwen and Continue refuse to edit a file the model
+ * has not read), and the reads must pass untouched. Copilot's truncation is
+ * an `edit` whose old text is the whole file (its `create` is for new
+ * files); with `patch` set (a GPT-5 model) both changes are apply_patch
+ * calls carrying the raw patch.
+ */
+export function chatScriptFor(harness: Exclude<RealHarness, HarnessName>, dir: string, patch = false): Step[] {
+  const abs = (f: string) => path.join(dir, f);
+  // Copilot's create and Droid's Create are for new files: the truncation is an edit of the whole text
+  const truncate: Action =
+    harness === 'copilot' || harness === 'droid' ? { kind: 'edit', file: abs('state.py'), old: STATE, new: TRUNCATED } : { kind: 'write', file: abs('state.py'), content: TRUNCATED };
+  return [
+    { name: 'read', action: { kind: 'read', file: abs('small.py') } },
+    { name: 'edit', action: patch ? { kind: 'patch', patch: smallEditPatch() } : { kind: 'edit', file: abs('small.py'), old: SMALL_OLD, new: SMALL_NEW } },
+    { name: 'read-state', action: { kind: 'read', file: abs('state.py') } },
+    { name: 'truncate', action: patch ? { kind: 'patch', patch: truncationPatch() } : truncate },
     { name: 'checkout', action: { kind: 'shell', command: CHECKOUT } },
     { name: 'end', action: { kind: 'end', text: 'Done.' } },
   ];

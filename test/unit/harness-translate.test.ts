@@ -124,7 +124,7 @@ describe('Cursor, Cline, Copilot (shaped from their docs; field names unverified
     });
     expect(TRANSLATORS.cline.translate(JSON.stringify({ ...base, hookName: 'PostToolUse', postToolUse: { toolName: 'execute_command', parameters: { command: 'ls' }, result: '', success: true } }), env)).toMatchObject({ phase: 'post', action: { kind: 'shell', command: 'ls' } });
   });
-  it('Copilot toolArgs as a JSON string; toolResult marks the post event', () => {
+  it('Copilot toolArgs as a JSON string (older builds); toolResult marks the post event; never asks (test/unit/harness-table.test.ts has the recorded ones)', () => {
     const e = TRANSLATORS.copilot.translate(JSON.stringify({ timestamp: 1795425175675, cwd: '/w', toolName: 'create', toolArgs: JSON.stringify({ path: 'a.md', file_text: 'hi\n' }) }), env);
     expect(e).toMatchObject({ harness: 'copilot', phase: 'pre', cwd: '/w', canAsk: false, sessionId: 'copilot-2026-11-23', action: { kind: 'write', files: [{ path: 'a.md', change: { kind: 'content', content: 'hi\n' } }] } });
     const post = TRANSLATORS.copilot.translate(JSON.stringify({ timestamp: 1, cwd: '/w', toolName: 'bash', toolArgs: '{"command":"ls"}', toolResult: { resultType: 'success' } }), env);
@@ -183,6 +183,7 @@ describe('answers in each protocol', () => {
   });
   it('Copilot {permissionDecision, permissionDecisionReason}', () => {
     expect(out('copilot', deny).json).toEqual({ permissionDecision: 'deny', permissionDecisionReason: 'R' });
-    expect(out('copilot', ask).json.permissionDecision).toBe('ask');
+    // Copilot -p turns an ask into a denial nobody can answer: guard denies and keeps the ref
+    expect(out('copilot', ask).json.permissionDecision).toBe('deny');
   });
 });

@@ -1,0 +1,28 @@
+import { existsSync } from 'node:fs';
+import { appendFile, chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/**
+ * The commit-msg hook that writes a `Guard-Approved:` trailer for each change
+ * a person approved at the commit prompt (guard check leaves them in the git
+ * dir: git/approval-trailers). Without it `guard ci` would refuse what the
+ * person approved. Written beside pre-commit (husky's .husky/, or the plain
+ * hooks folder); an existing commit-msg hook gets it appended once.
+ */
+const MARK = /guard-approved-trailers/;
+
+export async function installTrailerHook(dir: string, shownDir: string): Promise<string | null> {
+  const hook = path.join(dir, 'commit-msg');
+  const script = await readFile(fileURLToPath(new URL('../../hooks/commit-msg', import.meta.url)), 'utf8');
+  if (!existsSync(hook)) {
+    await mkdir(dir, { recursive: true });
+    await writeFile(hook, script, { mode: 0o755 });
+    return `wrote ${shownDir}/commit-msg (a Guard-Approved: trailer for what a person approves at the commit prompt)`;
+  }
+  const text = await readFile(hook, 'utf8');
+  if (MARK.test(text)) return null;
+  await appendFile(hook, (text.endsWith('\n') || text === '' ? '' : '\n') + '\n' + script.replace(/^#!.*\n/, ''));
+  await chmod(hook, 0o755);
+  return `added the Guard-Approved: trailer to ${shownDir}/commit-msg`;
+}
