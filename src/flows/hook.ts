@@ -715,7 +715,7 @@ async function shellAfter(repo: Repo, e: HookEvent, command: string, meta: Sessi
   const messages: string[] = [];
   const judged: Judged[] = lost.map((c) => ({ ...judgedOf(c), needsApproval: true }));
   if (lost.length > 0) messages.push(lossMessage(command, judged, restoreCommand(pre.checkpoint, lost), `guard rewind ${shellWord(e.sessionId)}`));
-  if (gate.length > 0) messages.push(gateMessage(command, gate, pre.checkpoint));
+  if (gate.length > 0) messages.push(gateMessage(gate, pre.checkpoint, false));
   if (messages.length === 0) return { outcome: NONE, checkpoint: cp.id, notes: [] };
   return { outcome: { kind: 'inform', message: messages.join('\n\n') }, checkpoint: cp.id, files: judged.map((j) => ({ ...j, decision: 'lost' })), notes: [] };
 }
@@ -748,13 +748,16 @@ interface Losses {
   gate: string[];
 }
 
-/** For the model and the person: a shell command changed the gate; a tool call doing it would have been refused. */
-function gateMessage(command: string, gate: readonly string[], checkpointId: string): string {
-  const shown = command.length > 80 ? command.slice(0, 77) + '...' : command;
+/**
+ * For the model and the person: a shell command changed the gate (a tool
+ * call doing it would have been refused). It does not repeat the command:
+ * it follows the loss report of the same command, or stands alone.
+ */
+function gateMessage(gate: readonly string[], checkpointId: string, background: boolean): string {
   return (
-    `guard: the command \`${shown}\` changed what guards this repository: ${gate.slice(0, 10).join(', ')}${gate.length > 10 ? ` (and ${gate.length - 10} more)` : ''}. ` +
+    `guard: ${background ? 'the command run in the background' : 'the command'} also changed what guards this repository: ${gate.slice(0, 10).join(', ')}${gate.length > 10 ? ` (and ${gate.length - 10} more)` : ''}. ` +
     `Only a person may change these (a write tool doing it is refused). guard kept them as they were: guard restore ${checkpointId} -- ${gate.slice(0, 20).map(shellWord).join(' ')}. ` +
-    `Tell the user what you changed and why; do not change them again.`
+    `Tell the user what changed and why; do not change them again.`
   );
 }
 
@@ -806,7 +809,7 @@ async function reportBackground(repos: readonly Repo[], e: HookEvent, now: Date)
         const judged: Judged[] = lost.map((c) => ({ ...judgedOf(c), needsApproval: true }));
         out.push({ message: lossMessage(shown, judged, restoreCommand(bg.checkpoint, lost), `guard rewind ${shellWord(e.sessionId)}`), checkpoint: cp.id });
       }
-      if (gate.length > 0) out.push({ message: gateMessage(shown, gate, baseline.checkpoint), checkpoint: cp.id });
+      if (gate.length > 0) out.push({ message: gateMessage(gate, baseline.checkpoint, true), checkpoint: cp.id });
     }
     if (records.length) await writeRecords(root, records, now);
   }
