@@ -37,7 +37,7 @@ const ONLY = onlyIdx >= 0 ? new Set(String(argv[onlyIdx + 1] ?? '').split(',').m
 if (ONLY?.has('P5') || ONLY?.has('scale')) ONLY.add('P4');
 const N = Math.max(1, Number(runsIdx >= 0 ? argv[runsIdx + 1] : process.env.BENCH_RUNS ?? 7) || 7);
 if (argv.includes('--help') || argv.includes('-h')) {
-  console.log('usage: node scripts/bench.mjs [--runs N] [--keep] [--scale] [--markdown] [--only IDS]\n  --runs N    runs per measurement (median; default 7)\n  --keep      keep the generated repositories\n  --scale     also a 200,000-file repository (minutes)\n  --markdown  print the table as Markdown (docs/performance.md)\n  --only IDS  only these rows, comma-separated (P1,P1b,P2,P3,P4,P5,scale)');
+  console.log('usage: node scripts/bench.mjs [--runs N] [--keep] [--scale] [--markdown] [--only IDS]\n  --runs N    runs per measurement (median; default 7)\n  --keep      keep the generated repositories\n  --scale     also a 200,000-file repository (minutes)\n  --markdown  print the table as Markdown (docs/performance.md)\n  --only IDS  only these rows, comma-separated (P1,P1b,P2,P3,P4,P5,P6,scale)');
   process.exit(0);
 }
 if (!fs.existsSync(CLI)) {
@@ -559,6 +559,61 @@ function benchHook() {
   }
 }
 
+/**
+ * P6: one tool call of a plugin harness (Cline, opencode, Kilo) judged in
+ * the harness's own process (guard-cli/plugin) vs the same call through
+ * `guard hook cline` as a process, in a 2,000-file repository: a one-line
+ * editor call on a 270-line file (checkpointed, allowed). The in-process
+ * figure is the median after the first call, which pays the import (shown
+ * in the notes).
+ */
+async function benchPlugin() {
+  section('P6: a plugin tool call in process vs guard hook as a process');
+  const repo = makeRepo('plugin');
+  for (let i = 0; i < 2000; i++) write(path.join(repo, 'src', `m${i}.py`), pyModule(i, 40));
+  write(path.join(repo, 'state.py'), pyModule(9999, 270));
+  git(repo, ['add', '-A']);
+  git(repo, ['commit', '-q', '-m', 'base']);
+  Object.assign(process.env, ENV);
+  const file = path.join(repo, 'state.py');
+  const edit = (i) => {
+    const text = fs.readFileSync(file, 'utf8');
+    const line = text.split('\n')[4];
+    return { path: file, old_text: `${line}\n`, new_text: `${line} # ${i}\n` };
+  };
+  const applyEdit = (input) => fs.writeFileSync(file, fs.readFileSync(file, 'utf8').replace(input.old_text, input.new_text));
+  const payload = (input, i) => JSON.stringify({ hookName: 'tool_call', taskId: 'bench-proc', workspaceRoots: [repo], tool_call: { id: `p${i}`, name: 'editor', input } });
+  const t0 = process.hrtime.bigint();
+  const plugin = await import(pathToFileURL(path.join(ROOT, 'dist', 'plugin', 'index.js')).href);
+  const setup = { session: { sessionId: 'bench-plugin' }, workspaceInfo: { rootPath: repo } };
+  const call = (input, i) => plugin.clineBeforeTool({ toolCall: { toolCallId: `c${i}`, toolName: 'editor', input }, input }, setup, { budgetMs: 60_000 });
+  const firstInput = edit(-1);
+  const first = await call(firstInput, -1);
+  const firstMs = Number(process.hrtime.bigint() - t0) / 1e6;
+  applyEdit(firstInput);
+  const inproc = [];
+  const proc = [];
+  let failed = first !== undefined ? 'in process: refused' : null;
+  for (let i = 0; i < N; i++) {
+    let input = edit(i);
+    let t = process.hrtime.bigint();
+    const v = await call(input, i);
+    inproc.push(Number(process.hrtime.bigint() - t) / 1e6);
+    if (v !== undefined) failed = `in process: ${v.reason}`;
+    applyEdit(input);
+    input = edit(`p${i}`);
+    const r = timed(NODE, guardArgs('hook', 'cline'), { cwd: repo, input: payload(input, i) });
+    proc.push(r.ms);
+    if (r.status !== 0 || !/"cancel":false/.test(r.stdout)) failed = `process: ${r.stdout.trim() || r.stderr.trim()}`;
+    applyEdit(input);
+  }
+  const a = median(inproc);
+  const b = median(proc);
+  row('P6', 'a Cline editor call, 2,000 files: in process (guard-cli/plugin) / guard hook cline', fmtMs(a), fmtMs(b), fmtX(a / b), '<= 0.5x', failed ? 'ERR' : a / b <= 0.5);
+  notes.push(`P6: first in-process call (import of guard-cli/plugin included) ${fmtMs(firstMs)}`);
+  if (failed) notes.push(`P6: ${failed.slice(0, 200)}`);
+}
+
 // ---------------------------------------------------------------------------
 
 /**
@@ -598,6 +653,14 @@ for (const [id, fn] of [
   } catch (e) {
     row(id, `${id}: could not be measured`, 'ERR', '', '', '-', 'ERR');
     notes.push(`${id}: ${e.message}`);
+  }
+}
+if (!ONLY || ONLY.has('P6')) {
+  try {
+    await benchPlugin();
+  } catch (e) {
+    row('P6', 'P6: could not be measured', 'ERR', '', '', '-', 'ERR');
+    notes.push(`P6: ${e.message}`);
   }
 }
 if (MARKDOWN) printMarkdown(table);

@@ -1,8 +1,9 @@
 import { EXIT, GuardError } from '../core/errors.js';
 import { failReason } from '../harness/decide.js';
+import { judgeEvent, reasonFor } from '../flows/hook-call.js';
 import { TRANSLATORS } from '../harness/index.js';
 import { ROWS } from '../harness/table.js';
-import { HARNESSES, PayloadError, isHarness, type Answer, type Phase } from '../harness/types.js';
+import { HARNESSES, isHarness, type Answer, type Phase } from '../harness/types.js';
 import type { Output } from '../ui/output.js';
 import type { HookArgs } from './spec.js';
 
@@ -48,15 +49,12 @@ export async function run(a: HookArgs, _out: Output): Promise<number> {
     const event = translator.translate(text, process.env);
     phase = event.phase;
     eventName = event.event;
-    if (event.cwd === '' || !event.cwd.startsWith('/')) throw new PayloadError(`cwd ${JSON.stringify(event.cwd)} is not an absolute path`);
-    // a tool guard does not gate (Read, Grep, ...): answered before git or the flow is loaded
-    if (event.action.kind === 'other') return emit(translator.answer({ kind: 'none' }, phase, eventName));
-    const [{ runHook }, { isAutoMode }] = await Promise.all([import('../flows/hook.js'), import('../ui/auto-mode.js')]);
+    const { isAutoMode } = await import('../ui/auto-mode.js');
     // the folder the harness runs the hook for: set by the harness, never by the agent (unlike cwd)
     const env = process.env;
     const rowVar = Object.hasOwn(ROWS, name) ? ROWS[name as keyof typeof ROWS].config.projectVar : null;
     const projectDir = (rowVar && env[rowVar]) || env.CLAUDE_PROJECT_DIR || env.GEMINI_PROJECT_DIR || env.COPILOT_PROJECT_DIR || process.cwd();
-    const r = await runHook({ event, auto: isAutoMode(undefined), projectDir });
+    const r = await judgeEvent(event, isAutoMode(undefined), projectDir);
     if (process.env.GUARD_DEBUG === '1') for (const n of r.notes) process.stderr.write(`guard: ${n}\n`);
     return emit(translator.answer(r.outcome, phase, eventName));
   } catch (err) {
@@ -64,17 +62,6 @@ export async function run(a: HookArgs, _out: Output): Promise<number> {
   } finally {
     clearTimeout(timer);
   }
-}
-
-function reasonFor(err: unknown, harness: string): string {
-  if (err instanceof PayloadError) return failReason(`the ${harness} payload is not what guard expects: ${err.message}`, 'guard may be older than the harness: update guard');
-  if (err instanceof GuardError) {
-    if (err.code === 'E_PATH_ESCAPE') return `guard refused this write: ${err.message}. Write files inside the repository, never into .git/ or through a link that leads out of it.`;
-    return failReason(err.message, err.hint);
-  }
-  const e = err instanceof Error ? err : new Error(String(err));
-  if (process.env.GUARD_DEBUG === '1') process.stderr.write(`${e.stack ?? e.message}\n`);
-  return failReason(`internal error: ${e.message}`, 'this is a bug in guard');
 }
 
 async function readStdin(): Promise<string> {

@@ -1,4 +1,4 @@
-import { withReason, type Classification } from './classify.js';
+import { isHeavy, withReason, type Classification } from './classify.js';
 import type { Config } from './config.js';
 
 /**
@@ -14,32 +14,47 @@ import type { Config } from './config.js';
  * whitespace-only files lose nothing here.
  * Rule id: `aggregate-loss`.
  */
-export function linesLost(c: Classification, lineThreshold = Infinity): number {
-  if (c.existingLines >= lineThreshold) return 0;
+export function linesLost(c: Classification, lineThreshold = Infinity, byteThreshold = Infinity): number {
+  if (c.existingLines >= lineThreshold || isHeavy(c, { byteThreshold })) return 0;
   if (c.ignored || c.binary || c.submodule || c.symlink || c.whitespaceOnly) return 0;
   if (c.status === 'delete') return c.existingLines;
   if (c.status === 'replace') return c.linesDeleted;
   return 0;
 }
 
+/**
+ * Bytes lost, the same way (`byteThreshold`): the whole file for a deletion,
+ * its share by `changeRatio` for a replacement; 0 where the size is unknown.
+ */
+export function bytesLost(c: Classification, lineThreshold = Infinity, byteThreshold = Infinity): number {
+  if (linesLost(c, lineThreshold, byteThreshold) === 0 || c.existingBytes === undefined) return 0;
+  return c.status === 'delete' ? c.existingBytes : Math.round(c.existingBytes * c.changeRatio);
+}
+
 export interface AggregateLoss {
   lines: number;
+  bytes: number;
   /** The files that lose lines, in the order given. */
   paths: string[];
 }
 
-/** What the change as a whole loses through deleted and replaced files; null when under the threshold. */
-export function aggregateLoss(files: readonly Classification[], config: Pick<Config, 'lineThreshold'>): AggregateLoss | null {
+type Thresholds = Pick<Config, 'lineThreshold'> & Partial<Pick<Config, 'byteThreshold'>>;
+
+/** What the change as a whole loses through deleted and replaced files; null when under both thresholds. */
+export function aggregateLoss(files: readonly Classification[], config: Thresholds): AggregateLoss | null {
+  const byteThreshold = config.byteThreshold ?? Infinity;
   let lines = 0;
+  let bytes = 0;
   const paths: string[] = [];
   for (const f of files) {
-    const n = linesLost(f, config.lineThreshold);
+    const n = linesLost(f, config.lineThreshold, byteThreshold);
     if (n === 0) continue;
     lines += n;
+    bytes += bytesLost(f, config.lineThreshold, byteThreshold);
     paths.push(f.path);
   }
-  if (lines < config.lineThreshold || paths.length < 2) return null;
-  return { lines, paths };
+  if ((lines < config.lineThreshold && bytes < byteThreshold) || paths.length < 2) return null;
+  return { lines, bytes, paths };
 }
 
 /**
@@ -47,13 +62,16 @@ export function aggregateLoss(files: readonly Classification[], config: Pick<Con
  * contributes to an aggregate loss at or over the threshold needs approval,
  * with a reason that says so. New objects; the input is not changed.
  */
-export function withAggregateLoss<T extends Classification>(files: readonly T[], config: Pick<Config, 'lineThreshold'>): T[] {
+export function withAggregateLoss<T extends Classification>(files: readonly T[], config: Thresholds): T[] {
   const loss = aggregateLoss(files, config);
   if (!loss) return [...files];
   const contributing = new Set(loss.paths);
   const reason =
-    `the change as a whole loses ${loss.lines} lines through ${loss.paths.length} deleted or replaced files ` +
-    `(${config.lineThreshold}+ lines together need approval)`;
+    loss.lines >= config.lineThreshold
+      ? `the change as a whole loses ${loss.lines} lines through ${loss.paths.length} deleted or replaced files ` +
+        `(${config.lineThreshold}+ lines together need approval)`
+      : `the change as a whole loses ${loss.bytes} bytes through ${loss.paths.length} deleted or replaced files ` +
+        `(${config.byteThreshold}+ bytes together need approval)`;
   return files.map((f) =>
     contributing.has(f.path) && !f.rules.includes('aggregate-loss')
       ? { ...withReason(f, { rule: 'aggregate-loss', text: reason }), needsApproval: true }

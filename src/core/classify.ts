@@ -20,6 +20,8 @@ export interface ChangeFacts {
   linesAdded: number;
   linesDeleted: number;
   existingLines: number;
+  /** Size in bytes of the base version (0 or absent when it did not exist): the byte threshold. */
+  existingBytes?: number;
   binary: boolean;
   /** The blobs differ (false for a pure mode change or line-ending-only change of a binary). */
   contentChanged: boolean;
@@ -39,6 +41,8 @@ export interface Classification {
   oldPath?: string;
   status: Status;
   existingLines: number;
+  /** Size of the base version in bytes, where the gate knew it (`byteThreshold`). */
+  existingBytes?: number;
   linesAdded: number;
   linesDeleted: number;
   changeRatio: number;
@@ -62,8 +66,8 @@ export interface Classification {
  * are part of the JSON contract (`rules`); the texts may be reworded.
  */
 export type Rule =
-  | 'delete-large' // deletes a file of lineThreshold+ lines
-  | 'replace-large' // replaces changeRatio+ of a file of lineThreshold+ lines
+  | 'delete-large' // deletes a file of lineThreshold+ lines or byteThreshold+ bytes
+  | 'replace-large' // replaces changeRatio+ of a file of lineThreshold+ lines or byteThreshold+ bytes
   | 'protected' // a path matching a `protect` glob, or the config itself
   | 'binary-delete' // deletes a binary file
   | 'binary-replace' // changes a binary file
@@ -73,7 +77,9 @@ export type Rule =
   | 'too-large' // larger than maxFileBytes: not measured
   | 'elision' // a placeholder comment where code stood
   | 'aggregate-loss' // the change as a whole loses lineThreshold+ lines through several files
-  | 'not-written'; // review: the main tree could not take the file as it is now
+  | 'not-written' // review: the main tree could not take the file as it is now
+  | 'step-by-step' // branch gate: the commits of the day (since the last approval) add up to a change that needs a person
+  | 'dropped'; // branch gate: committed work a move drops (kept under refs/guard/dropped/, reported)
 
 export interface Reason {
   rule: Rule;
@@ -208,14 +214,20 @@ export function classify(f: ChangeFacts, policy: Policy): Classification {
 
   if (!ignored) {
     const big = f.existingLines >= config.lineThreshold;
-    if (status === 'delete' && big && !f.binary) {
-      reason('delete-large', `deletes a ${f.existingLines}-line file (${config.lineThreshold}+ lines need approval)`);
+    // a file of few long lines (minified, data, one 500 KB line) is large too: bytes as well as lines
+    const heavy = !big && isHeavy(f, config);
+    if (status === 'delete' && (big || heavy) && !f.binary) {
+      if (big) reason('delete-large', `deletes a ${f.existingLines}-line file (${config.lineThreshold}+ lines need approval)`);
+      else reason('delete-large', `deletes a file of ${f.existingBytes} bytes (${config.byteThreshold}+ bytes need approval)`);
     }
-    if (status === 'replace' && big && !f.binary) {
+    if (status === 'replace' && (big || heavy) && !f.binary) {
       reason(
         'replace-large',
-        `replaces ${percent(changeRatio)} of a ${f.existingLines}-line file ` +
-          `(${percent(config.changeRatio)} or more of ${config.lineThreshold}+ lines needs approval)`,
+        big
+          ? `replaces ${percent(changeRatio)} of a ${f.existingLines}-line file ` +
+              `(${percent(config.changeRatio)} or more of ${config.lineThreshold}+ lines needs approval)`
+          : `replaces ${percent(changeRatio)} of a file of ${f.existingBytes} bytes ` +
+              `(${percent(config.changeRatio)} or more of ${config.byteThreshold}+ bytes needs approval)`,
       );
     }
     if (isProtected) reason('protected', `protected path (config "protect")`);
@@ -260,5 +272,11 @@ export function classify(f: ChangeFacts, policy: Policy): Classification {
     rules: found.map((r) => r.rule),
   };
   if (f.oldPath !== undefined) c.oldPath = f.oldPath;
+  if (f.existingBytes !== undefined && existed) c.existingBytes = f.existingBytes;
   return c;
+}
+
+/** The byte threshold (`byteThreshold`): the base version has that many bytes or more. */
+export function isHeavy(f: Pick<ChangeFacts, 'existingBytes'>, config: Pick<Config, 'byteThreshold'>): boolean {
+  return f.existingBytes !== undefined && f.existingBytes >= config.byteThreshold;
 }

@@ -5,6 +5,8 @@ import { GuardError } from './errors.js';
 /** guard.config.json: every key optional; unknown keys and wrong types are errors. */
 export interface Config {
   lineThreshold: number;
+  /** Files of at least this many bytes need approval to be replaced or deleted, whatever their line count. */
+  byteThreshold: number;
   changeRatio: number;
   protect: string[];
   ignore: string[];
@@ -16,6 +18,7 @@ export const CONFIG_FILE = 'guard.config.json';
 
 export const DEFAULT_CONFIG: Config = {
   lineThreshold: 100,
+  byteThreshold: 65_536,
   changeRatio: 0.5,
   protect: ['.husky/**', 'guard.config.json', '.github/workflows/**'],
   ignore: [],
@@ -37,6 +40,7 @@ function buildSchema() {
   const globs = v.array(v.pipe(v.string(), v.minLength(1)));
   return v.strictObject({
     lineThreshold: v.optional(count),
+    byteThreshold: v.optional(v.pipe(count, v.minValue(1))),
     changeRatio: v.optional(v.pipe(v.number(), v.minValue(0), v.maxValue(1))),
     protect: v.optional(globs),
     ignore: v.optional(globs),
@@ -92,6 +96,7 @@ export function parseConfig(text: string | undefined, source = CONFIG_FILE): Con
   const c = result.output;
   return {
     lineThreshold: c.lineThreshold ?? DEFAULT_CONFIG.lineThreshold,
+    byteThreshold: c.byteThreshold ?? DEFAULT_CONFIG.byteThreshold,
     changeRatio: c.changeRatio ?? DEFAULT_CONFIG.changeRatio,
     protect: c.protect ?? DEFAULT_CONFIG.protect,
     ignore: c.ignore ?? DEFAULT_CONFIG.ignore,

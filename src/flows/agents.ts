@@ -3,8 +3,9 @@ import { chmod, mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { GuardError } from '../core/errors.js';
-import { HARNESSES, isHarness, type HarnessName } from '../harness/types.js';
+import { HARNESSES, isHarness, isPluginHarness, type HarnessName, type PluginHarnessName } from '../harness/types.js';
 import { ROWS, matcherOf, type ClaudeStyleRow, type RowName } from '../harness/table.js';
+import { installPlugin, pluginChecks } from './plugins.js';
 
 /**
  * `guard init --agent HARNESS...`: each harness's project-level hook
@@ -25,7 +26,7 @@ export const MATCHERS: Record<HarnessName, string> = {
   gemini: 'write_file|replace|run_shell_command',
   codex: 'apply_patch|Bash|shell|exec_command',
   cursor: 'Write|StrReplace|Edit|Delete|Shell',
-  cline: 'write_to_file|replace_in_file|execute_command',
+  cline: 'editor|apply_patch|run_commands',
   copilot: 'create|edit|apply_patch|bash',
   ...fromRows(matcherOf),
 };
@@ -35,7 +36,7 @@ export const CONFIG_FILES: Record<HarnessName, string> = {
   gemini: '.gemini/settings.json',
   codex: '.codex/hooks.json',
   cursor: '.cursor/hooks.json',
-  cline: '.clinerules/hooks/PreToolUse',
+  cline: '.cline/plugins/guard.js',
   copilot: '.github/hooks/guard.json',
   ...fromRows((r) => r.config.file),
 };
@@ -140,13 +141,6 @@ async function writeIfChanged(file: string, text: string, mode?: number): Promis
   return true;
 }
 
-const clineScript = (cmd: string, event: string) => `#!/bin/sh
-# guard: the gate for Cline's ${event} (written by guard init --agent cline).
-# Cline runs the tool when a hook fails; this answers with a cancel instead.
-out=$(${cmd} hook cline) && { printf '%s\\n' "$out"; exit 0; }
-printf '%s\\n' '{"cancel":true,"errorMessage":"${FAILED}"}'
-`;
-
 /**
  * Other files a Claude-style harness reads hooks from, where guard's hook
  * must also be when they exist. Factory Droid 0.225.2 runs only the hooks of
@@ -218,19 +212,9 @@ export async function installAgent(root: string, harness: HarnessName): Promise<
       });
       break;
     }
-    case 'cline': {
-      const cmd = guardCommand(root, null);
-      for (const ev of ['PreToolUse', 'PostToolUse']) {
-        const f = path.join(root, '.clinerules', 'hooks', ev);
-        const old = await readFile(f, 'utf8').catch(() => null);
-        if (old !== null && !old.includes('guard init --agent cline')) {
-          warnings.push(`.clinerules/hooks/${ev} exists and is not guard's: left alone; add \`${cmd} hook cline\` to it by hand`);
-          continue;
-        }
-        if (await writeIfChanged(f, clineScript(cmd, ev), 0o755)) changed.push(`.clinerules/hooks/${ev}`);
-      }
-      break;
-    }
+    case 'cline':
+      // a plugin, not a shell hook (a hook's cancel aborts Cline's whole run): flows/plugins.ts
+      return installPlugin(root, 'cline');
     case 'copilot': {
       const bash = wrapped(guardCommand(root, null), 'copilot');
       const entry = { type: 'command', bash, timeoutSec: TIMEOUT_S };
@@ -246,11 +230,12 @@ export async function installAgent(root: string, harness: HarnessName): Promise<
 }
 
 /** The harness names of `--agent` (space- or comma-separated); a usage error before anything is written. */
-export function agentNames(names: readonly string[]): HarnessName[] {
+export function agentNames(names: readonly string[]): (HarnessName | PluginHarnessName)[] {
   const list = names.flatMap((n) => n.split(',')).map((n) => n.trim().toLowerCase()).filter(Boolean);
-  for (const n of list) if (!isHarness(n)) throw new GuardError('E_USAGE', `unknown agent harness "${n}"`, `one or more of: ${HARNESSES.join(' ')}`);
-  if (list.length === 0) throw new GuardError('E_USAGE', '--agent needs a harness', `one or more of: ${HARNESSES.join(' ')}`);
-  return [...new Set(list)] as HarnessName[];
+  const all = [...HARNESSES, 'opencode', 'kilo'].join(' ');
+  for (const n of list) if (!isHarness(n) && !isPluginHarness(n)) throw new GuardError('E_USAGE', `unknown agent harness "${n}"`, `one or more of: ${all}`);
+  if (list.length === 0) throw new GuardError('E_USAGE', '--agent needs a harness', `one or more of: ${all}`);
+  return [...new Set(list)] as (HarnessName | PluginHarnessName)[];
 }
 
 export async function installAgents(root: string, names: readonly string[]): Promise<{ changed: string[]; warnings: string[] }> {
@@ -258,8 +243,8 @@ export async function installAgents(root: string, names: readonly string[]): Pro
   const changed: string[] = [];
   const warnings: string[] = [];
   for (const n of list) {
-    const r = await installAgent(root, n);
-    changed.push(...r.changed.map((f) => `wrote ${f} (${n} hooks run guard hook ${n})`));
+    const r = isHarness(n) ? await installAgent(root, n) : await installPlugin(root, n);
+    changed.push(...r.changed.map((f) => (isPluginHarness(n) ? `wrote ${f} (${n} runs guard in process, as a plugin)` : `wrote ${f} (${n} hooks run guard hook ${n})`)));
     warnings.push(...r.warnings);
   }
   return { changed, warnings };
@@ -268,7 +253,7 @@ export async function installAgents(root: string, names: readonly string[]): Pro
 /* ---------------------------------------------------------------- doctor */
 
 export interface AgentCheck {
-  harness: HarnessName;
+  harness: HarnessName | PluginHarnessName;
   state: 'ok' | 'missing' | 'disabled' | 'untrusted' | 'timeout' | 'matcher' | 'shadowed' | 'absent';
   message: string;
   hint?: string;
@@ -366,11 +351,7 @@ export async function agentChecks(root: string, home: string | undefined, env: N
     }
     const missing = (what: string): AgentCheck => ({ harness: h, state: used ? 'missing' : 'absent', message: `${h}: ${what}`, hint: `guard init --agent ${h}` });
     if (h === 'cline') {
-      const st = await stat(file).catch(() => null);
-      const text = st ? await readFile(file, 'utf8').catch(() => '') : '';
-      if (!st || !text.includes(' hook cline')) out.push(missing(`no guard hook in ${rel}`));
-      else if (!(st.mode & 0o111)) out.push({ harness: h, state: 'missing', message: `${h}: ${rel} is not executable: Cline skips it`, hint: `chmod +x ${rel}` });
-      else out.push({ harness: h, state: 'ok', message: `${h}: ${rel} runs guard hook cline (enable hooks in Cline's settings)` });
+      out.push(...(await pluginChecks(root, env, ['cline'])));
       continue;
     }
     const row = styleRow(h);
@@ -433,5 +414,6 @@ export async function agentChecks(root: string, home: string | undefined, env: N
     }
     out.push({ harness: h, state: 'ok', message: `${h}: ${rel} runs guard hook ${h} before and after ${MATCHERS[h].split('|').join(', ')}` });
   }
+  out.push(...(await pluginChecks(root, env, ['opencode', 'kilo'])));
   return out;
 }

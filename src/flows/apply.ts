@@ -86,7 +86,7 @@ export interface FileTarget extends Common {
   /** What was judged: the file must still be it under the lock, else E_CHANGED and nothing is written or recorded. */
   judged: { abs: string; rel: string; old: OnDisk | null; content: Buffer | null };
   /** The session's first touch of the path: recorded with the checkpoint, so later writes are measured against it. */
-  session?: { id: string; path: string; worktree: string; outcome: string };
+  session?: Array<{ id: string; path: string; worktree: string; outcome: string; store?: string }>;
 }
 
 /** review: files merged into a work tree (the main tree) and staged, then recorded and committed. */
@@ -242,7 +242,7 @@ async function sameOnDisk({ abs, rel, old, content }: FileTarget['judged']): Pro
 async function checkpointFile(p: ApplyPlan, t: FileTarget): Promise<Taken> {
   const [{ checkpoint }, { sessionEvent }] = await Promise.all([import('../git/checkpoint.js'), import('../git/session-base.js')]);
   const s = t.session;
-  const first = (cp: Taken) => (s ? [sessionEvent(cp.commit, { session: s.id, checkpoint: cp.id, path: s.path, worktree: s.worktree, outcome: s.outcome }, p.now)] : []);
+  const first = (cp: Taken) => (s ?? []).map((e) => sessionEvent(cp.commit, { session: e.id, checkpoint: cp.id, path: e.path, worktree: e.worktree, outcome: e.outcome, ...(e.store ? { store: e.store } : {}) }, p.now));
   return checkpoint(p.repo, { ...t.checkpoint, records: (cp) => [...first(cp), ...p.records] });
 }
 

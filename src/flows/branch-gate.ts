@@ -27,13 +27,7 @@ export async function installBranchGate(repo: Repo, huskyDir: string, hooksDir: 
     [`${hooksDir}/${REF_HOOK}`, path.join(repo.root, hooksDir, REF_HOOK)],
     [`.git/${hooksDir}/${REF_HOOK} (for git push into this repository)`, path.join(repo.commonDir, hooksDir, REF_HOOK)],
   ] as const) {
-    const current = await readFile(refHook, 'utf8').catch(() => null);
-    if (current !== template) {
-      await mkdir(path.dirname(refHook), { recursive: true });
-      await writeFile(refHook, template, { mode: 0o755 });
-      changed.push(`wrote ${where} (every branch move passes the gate)`);
-    }
-    await chmod(refHook, 0o755);
+    if (await writeHook(refHook, template)) changed.push(`wrote ${where} (every branch move passes the gate)`);
   }
   const mergeHook = path.join(repo.root, huskyDir, MERGE_HOOK);
   if (!existsSync(mergeHook)) {
@@ -41,9 +35,56 @@ export async function installBranchGate(repo: Repo, huskyDir: string, hooksDir: 
     await chmod(mergeHook, 0o755);
     changed.push(`wrote ${huskyDir}/${MERGE_HOOK} (runs guard check on git merge)`);
   }
-  const adopted = await adoptTips(repo.root);
-  if (adopted.length > 0) changed.push(`recorded ${adopted.length} branch tip${adopted.length === 1 ? '' : 's'} as the gate's starting point`);
+  changed.push(...(await adopt(repo)));
   return changed;
+}
+
+/**
+ * The same gate for a plain hooks folder (the global route, the pre-commit
+ * framework): `dirs` are where git runs hooks from (the folder, and for a
+ * relative core.hooksPath also that path inside the git dir, for receive-pack).
+ * A hook of the same name that is not guard's is left alone and named in
+ * `warnings`: the branch is then not gated, and doctor says the same.
+ */
+export async function installPlainBranchGate(repo: Repo, dirs: ReadonlyArray<{ dir: string; shown: string }>): Promise<{ changed: string[]; warnings: string[] }> {
+  const changed: string[] = [];
+  const warnings: string[] = [];
+  const ref = await readFile(fileURLToPath(new URL(REF_HOOK, TEMPLATES)), 'utf8');
+  // husky runs its hooks through sh; git runs a plain hook itself, so it needs the #! line
+  const merge = '#!/bin/sh\n' + (await readFile(fileURLToPath(new URL(MERGE_HOOK, TEMPLATES)), 'utf8'));
+  for (const [i, { dir, shown }] of dirs.entries()) {
+    for (const [name, text, what] of [
+      [REF_HOOK, ref, 'every branch move passes the gate'],
+      [MERGE_HOOK, merge, 'runs guard check on git merge'],
+    ] as const) {
+      const file = path.join(dir, name);
+      const current = await readFile(file, 'utf8').catch(() => null);
+      if (current !== null && !current.includes(name === REF_HOOK ? 'guard verify-refs' : 'guard check')) {
+        // the user's own hook: never overwritten
+        if (i === 0) warnings.push(`${shown}/${name} exists and does not run guard, so ${name === REF_HOOK ? 'branch moves (--no-verify, amend, reset, update-ref) are not gated' : 'git merge is not gated'}: add \`${name === REF_HOOK ? 'guard verify-refs' : 'guard check'}\` to it (see docs/install.md)`);
+        continue;
+      }
+      if (await writeHook(file, text)) changed.push(`wrote ${shown}/${name} (${what})`);
+    }
+  }
+  changed.push(...(await adopt(repo)));
+  return { changed, warnings };
+}
+
+/** Write `text` to the hook file unless it holds it already; executable either way. True when written. */
+async function writeHook(file: string, text: string): Promise<boolean> {
+  const current = await readFile(file, 'utf8').catch(() => null);
+  if (current !== text) {
+    await mkdir(path.dirname(file), { recursive: true });
+    await writeFile(file, text, { mode: 0o755 });
+  }
+  await chmod(file, 0o755);
+  return current !== text;
+}
+
+async function adopt(repo: Repo): Promise<string[]> {
+  const adopted = await adoptTips(repo.root);
+  return adopted.length > 0 ? [`recorded ${adopted.length} branch tip${adopted.length === 1 ? '' : 's'} as the gate's starting point`] : [];
 }
 
 /**

@@ -68,7 +68,14 @@ export async function findBypass(repo: Repo, head: string | null, tip: VerifiedT
   }
   if (open.length === 0) {
     // nothing in it needed a person: catch up, so the next command is one process again
-    await markVerified(repo.root, branch, head).catch(() => undefined);
+    if (verified && m.base !== verified) {
+      // it moved back past every hook (a reset with hooks off, a ref file written by hand): the
+      // verified tip is all that still held what it dropped, so it is kept as the branch gate keeps it
+      const [{ DROPPED_REFS, anchorDay, settleMoves }, { newRef }] = await Promise.all([import('../git/moves.js'), import('../git/records.js')]);
+      const now = new Date();
+      const dropped = [{ ref: newRef(DROPPED_REFS, now), tip: verified }];
+      await settleMoves(repo.root, [{ branchRef: branch, to: head, dropped }], anchorDay(now)).catch(() => undefined);
+    } else await markVerified(repo.root, branch, head).catch(() => undefined);
     return undefined;
   }
   return { branch, commit: head, base: m.base, paths: open.map((c) => c.path) };

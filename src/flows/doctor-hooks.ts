@@ -38,7 +38,7 @@ export async function preCommitBlocks(hook: string, root: string, env: NodeJS.Pr
 export async function branchGateCheck(main: Repo, hooksDir: string, env: NodeJS.ProcessEnv): Promise<DoctorCheck> {
   const file = path.join(hooksDir, REF_HOOK);
   const rel = path.relative(main.root, file);
-  const hint = 'run guard init (it installs the hook)';
+  const hint = 'run guard init (it installs the hook; on the global route and beside the pre-commit framework it needs a guard on PATH)';
   if (!(await executable(file))) {
     return { id: 'branch-gate', ok: false, severity: 'warning', message: `${rel} is missing or not executable: amend, merge, --no-verify and update-ref move branches unchecked`, hint };
   }

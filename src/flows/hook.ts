@@ -8,7 +8,7 @@ import { GuardError } from '../core/errors.js';
 import { countLines, looksBinary } from '../core/lines.js';
 import { decisionRecords, plan, type Answer, type Plan, type PlanFile } from '../core/plan.js';
 import { batchMessage, rejectedMessage, type DecisionRecord, type RecordContext } from '../core/record.js';
-import { applyPatchChunks, applySearchReplace, applyStringEdits, type Applied } from '../harness/edits.js';
+import { applyInsertLine, applyPatchChunks, applySearchReplace, applyStringEdits, type Applied } from '../harness/edits.js';
 import { lossMessage, unmatchedReason, verdict, writeOutcome, type Judged, type Planned } from '../harness/decide.js';
 import type { Change, FileChange, HookEvent, Outcome } from '../harness/types.js';
 import { MODE, resolveInside } from '../worktree/atomic.js';
@@ -88,6 +88,9 @@ const GATE_FILES = new Set([
   '.cursor/hooks.json',
   '.clinerules/hooks/PreToolUse',
   '.clinerules/hooks/PostToolUse',
+  '.cline/plugins/guard.js',
+  '.opencode/plugins/guard.js',
+  '.kilo/plugins/guard.js',
   '.github/hooks/guard.json',
   // the Claude-style rows (harness/table.ts) and the other files they read hooks from
   '.continue/settings.json',
@@ -101,6 +104,15 @@ const GATE_FILES = new Set([
   'crush.json',
   '.crush.json',
 ]);
+
+/**
+ * The folders the plugin harnesses load code from, and their project
+ * configs (which can name plugins too): a plugin there runs in the
+ * harness with guard's and can rewrite a call's input after guard judged
+ * it (Cline's beforeTool `input`, opencode's output.args), so an agent may
+ * not add or change one.
+ */
+const PLUGIN_DIRS = /^(?:\.cline\/plugins\/|\.(?:opencode|kilo|kilocode)\/plugins?\/|(?:\.(?:opencode|kilo|kilocode)\/)?(?:opencode|kilo)\.jsonc?$)/;
 
 export async function runHook(opts: HookOptions): Promise<HookResult> {
   const e = opts.event;
@@ -297,6 +309,8 @@ function apply(change: Change, current: Buffer | null, source: Buffer | null): A
       return applyStringEdits(text, change.edits);
     case 'blocks':
       return applySearchReplace(text, change.blocks);
+    case 'insert':
+      return current === null ? { ok: false, why: 'the file to insert into does not exist' } : applyInsertLine(text, change.line, change.text);
     case 'chunks': {
       const from = change.from !== undefined ? source : current;
       if (from === null) return { ok: false, why: 'the file to update does not exist' };
@@ -412,6 +426,7 @@ async function readPolicy(root: string, events: readonly SessionEvent[]): Promis
 function stricter(a: Config, b: Config): Config {
   return {
     lineThreshold: Math.min(a.lineThreshold, b.lineThreshold),
+    byteThreshold: Math.min(a.byteThreshold, b.byteThreshold),
     changeRatio: Math.min(a.changeRatio, b.changeRatio),
     protect: [...new Set([...a.protect, ...b.protect])],
     ignore: a.ignore.filter((g) => b.ignore.includes(g)),
@@ -621,6 +636,7 @@ async function measureAll(repo: Repo, targets: Target[], policy: Policy): Promis
       linesAdded: binary ? 0 : added,
       linesDeleted: binary ? 0 : deleted,
       existingLines: binary || t.base === null ? 0 : countLines(t.base),
+      ...(t.base !== null ? { existingBytes: t.base.length } : {}),
       binary,
       contentChanged: !same(t.base, t.next),
       ...(whitespaceOnly.has(i) ? { whitespaceOnly: true } : {}),
@@ -631,7 +647,7 @@ async function measureAll(repo: Repo, targets: Target[], policy: Policy): Promis
     if (!binary && t.base !== null && t.base.length <= max) facts.oldText = t.base.toString('utf8');
     if (!binary && t.next !== null && t.next.length <= max) facts.newText = t.next.toString('utf8');
     let c = classify(facts, policy);
-    if (GATE_FILES.has(t.rel) && !c.rules.includes('protected')) {
+    if ((GATE_FILES.has(t.rel) || PLUGIN_DIRS.test(t.rel)) && !c.rules.includes('protected')) {
       // the agent may not switch off its own gate
       c = { ...withReason(c, { rule: 'protected', text: 'the hook configuration that runs guard (an agent may not change its own gate)' }), needsApproval: true };
     }

@@ -13,7 +13,7 @@ import { assertWritable } from '../git/contain.js';
 import { REFS, newRef, type RecordCommit } from '../git/records.js';
 import { openRepo } from '../git/repo.js';
 import { numstatFiles, patchFiles, whitespaceOnlyFiles, type FileNumstat } from '../git/measure.js';
-import { sessionBase } from '../git/session-base.js';
+import { dayBaseStore, sessionBase } from '../git/session-base.js';
 import { apply, type FileTarget } from './apply.js';
 import { configAt, laneOf, type FlowOptions } from './context.js';
 
@@ -88,7 +88,10 @@ export async function write(opts: WriteOptions): Promise<WriteResult> {
   const oldContent = old === null ? null : old.mode === MODE.symlink ? Buffer.from(await readlink(target.abs, { encoding: 'buffer' })) : await readFile(target.abs);
   const newMode = old?.mode ?? MODE.file;
   const session = (opts.session ?? process.env.GUARD_SESSION ?? '').trim() || null;
-  const sessionStart = session ? await sessionBase(root, session, target.rel) : null;
+  // The file as the session first saw it, and as guard write first saw it today: with a session
+  // or without (a fresh --session per call must not make every write its own base), writes add up.
+  const store = dayBaseStore(opts.now ?? new Date());
+  const [sessionStart, dayStart] = await Promise.all([session ? sessionBase(root, session, target.rel) : null, sessionBase(root, 'today', target.rel, store)]);
   let staged = await stageWrite(root, target.rel, opts.content, newMode);
   let committed = false;
   try {
@@ -101,13 +104,18 @@ export async function write(opts: WriteOptions): Promise<WriteResult> {
     const policy = makePolicy(config, { bootstrap: configBlob === null });
     const facts = await measure(staged, old?.mode ?? null, newMode, oldContent, opts.content, config, staged.rel, numstat);
     let c = classify(facts, policy);
-    if (sessionStart && !sameBytes(sessionStart.content, oldContent)) {
-      // Against the session's base too; the stricter answer stands, so a base can only add questions.
-      const since = await measureAgainst(staged, sessionStart.content, old?.mode ?? null, newMode, opts.content, config);
+    for (const [start, as] of [
+      [sessionStart, `session ${session}`],
+      [dayStart, 'guard write first saw it today'],
+    ] as const) {
+      if (!start || sameBytes(start.content, oldContent) || c.needsApproval) continue;
+      // Against the base too; the stricter answer stands, so a base can only add questions.
+      const since = await measureAgainst(staged, start.content, old?.mode ?? null, newMode, opts.content, config);
       const cs = classify(since, policy);
-      if (cs.needsApproval && !c.needsApproval) {
+      if (cs.needsApproval) {
         // rule: session-base
-        c = { ...cs, reasons: [...cs.reasons, `measured against the file as session ${session} first saw it (checkpoint ${sessionStart.checkpoint})`] };
+        const what = start === sessionStart ? `the file as ${as} first saw it` : `the file as ${as}`;
+        c = { ...cs, reasons: [...cs.reasons, `measured against ${what} (checkpoint ${start.checkpoint})`] };
       }
     }
     const file: WrittenFile = { ...c, decision: 'allowed', decider: 'policy', written: false };
@@ -127,7 +135,8 @@ export async function write(opts: WriteOptions): Promise<WriteResult> {
     const ctx: RecordContext = { command: 'write', lane, time: now.toISOString(), base };
     const commits = writeRecordsOf(c, o, ctx, now, target.rel, newMode, opts.content, file);
     const warnings: string[] = [];
-    const first = session && !sessionStart ? { id: session, path: target.rel, worktree: root, outcome: file.decision } : null;
+    const touch = { path: target.rel, worktree: root, outcome: file.decision };
+    const first = [...(session && !sessionStart ? [{ id: session, ...touch }] : []), ...(!dayStart ? [{ id: 'today', ...touch, store }] : [])];
     const ft = o.action === 'write' ? fileTarget({ target, old, oldContent, staged, lane, now, warnings }, first) : null;
     const { checkpoint: taken } = await apply({ gate: 'write', repo, now, deadline: opts.deadline, records: commits, target: ft });
     const cp = taken?.id ?? null;
@@ -157,7 +166,7 @@ export async function write(opts: WriteOptions): Promise<WriteResult> {
  */
 function fileTarget(
   w: { target: { abs: string; rel: string }; old: OnDisk | null; oldContent: Buffer | null; staged: Staged; lane: string | null; now: Date; warnings: string[] },
-  first: FileTarget['session'] | null,
+  first: NonNullable<FileTarget['session']>,
 ): FileTarget {
   const { rel } = w.target;
   return {
@@ -167,7 +176,7 @@ function fileTarget(
     warnings: w.warnings,
     staged: w.staged,
     judged: { abs: w.target.abs, rel, old: w.old, content: w.oldContent },
-    ...(first ? { session: first } : {}),
+    ...(first.length > 0 ? { session: first } : {}),
   };
 }
 
@@ -225,6 +234,7 @@ async function measure(
     linesAdded: isBinary ? 0 : added,
     linesDeleted: isBinary ? 0 : deleted,
     existingLines: isBinary || oldContent === null ? 0 : countLines(oldContent),
+    ...(oldContent !== null ? { existingBytes: oldContent.length } : {}),
     binary: isBinary,
     contentChanged: oldContent === null || !oldContent.equals(newContent),
   };

@@ -76,6 +76,7 @@ function entryFacts(e: DiffEntry, oldObj: CatResult | undefined, newObj: CatResu
     linesAdded: e.added ?? 0,
     linesDeleted: e.deleted ?? 0,
     existingLines: binary ? 0 : oldObj?.lines ?? 0,
+    ...(oldObj ? { existingBytes: oldObj.size } : {}),
     binary,
     contentChanged: e.oldOid !== e.newOid,
   };

@@ -16,22 +16,87 @@ export const verifiedRef = (branchRef: string): string => VERIFIED_REFS + branch
 export const isZeroOid = (oid: string): boolean => /^0+$/.test(oid);
 
 /**
- * Every branch tip and every verified tip, in one for-each-ref:
+ * Where guard keeps, per local branch and per day, the tip the branch had
+ * when it first moved that day, or the last tip a person approved since:
+ * `refs/guard/anchor/<YYYY-MM-DD>/heads/NAME`. The branch gate measures every
+ * move from there as well, so that three commits that each take a little of
+ * one file cannot empty it (step by step, "salami"). The day is in the name,
+ * so one for-each-ref reads it with the tips; older days are deleted.
+ */
+export const ANCHOR_REFS = 'refs/guard/anchor/';
+
+/** Kept tips of moves that dropped commits: `refs/guard/dropped/<time>-<id>` (docs/refs.md). */
+export const DROPPED_REFS = 'refs/guard/dropped/';
+
+export interface Anchor {
+  day: string;
+  oid: string;
+  /** The anchor ref itself. */
+  ref: string;
+}
+
+/** The anchor ref of `branchRef` for `day` (YYYY-MM-DD, UTC). */
+export const anchorRef = (branchRef: string, day: string): string => `${ANCHOR_REFS}${day}/${branchRef.replace(/^refs\//, '')}`;
+
+/** The day of `now` as anchors name it (UTC). */
+export const anchorDay = (now: Date): string => now.toISOString().slice(0, 10);
+
+/**
+ * Every branch tip, every verified tip and every anchor, in one for-each-ref:
  *   "refs/heads/main 1f3c...\n"
  */
-export async function branchTips(cwd: string): Promise<{ heads: Map<string, string>; verified: Map<string, string> }> {
-  const r = await git(['for-each-ref', '--format=%(refname) %(objectname)', 'refs/heads/', VERIFIED_REFS], { cwd });
+export async function branchTips(cwd: string): Promise<{ heads: Map<string, string>; verified: Map<string, string>; anchors: Map<string, Anchor[]> }> {
+  const r = await git(['for-each-ref', '--format=%(refname) %(objectname)', 'refs/heads/', VERIFIED_REFS, ANCHOR_REFS], { cwd });
   const heads = new Map<string, string>();
   const verified = new Map<string, string>();
+  const anchors = new Map<string, Anchor[]>();
   for (const line of r.stdout.toString('utf8').split('\n')) {
     const sp = line.lastIndexOf(' ');
     if (sp <= 0) continue;
     const ref = line.slice(0, sp);
     const oid = line.slice(sp + 1);
     if (ref.startsWith(VERIFIED_REFS)) verified.set('refs/' + ref.slice(VERIFIED_REFS.length), oid);
-    else heads.set(ref, oid);
+    else if (ref.startsWith(ANCHOR_REFS)) {
+      const rest = ref.slice(ANCHOR_REFS.length);
+      const slash = rest.indexOf('/');
+      if (slash <= 0) continue;
+      const branch = 'refs/' + rest.slice(slash + 1);
+      anchors.set(branch, [...(anchors.get(branch) ?? []), { day: rest.slice(0, slash), oid, ref }]);
+    } else heads.set(ref, oid);
   }
-  return { heads, verified };
+  return { heads, verified, anchors };
+}
+
+/** What a move that passed the gate leaves behind, for `settleMoves`. */
+export interface Settled {
+  branchRef: string;
+  to: string;
+  /** The anchor to set for today (absent: leave it). */
+  anchor?: string;
+  /** refs/guard/dropped/... -> each dropped tip. */
+  dropped?: ReadonlyArray<{ ref: string; tip: string }>;
+}
+
+/**
+ * Record, in one `update-ref --stdin` (one transaction), what moves that
+ * passed the gate leave: the verified tips, today's anchors, the tips of
+ * dropped commits kept. Not a compare-and-swap (see markVerified).
+ * https://git-scm.com/docs/git-update-ref#_description
+ */
+export async function settleMoves(cwd: string, moves: readonly Settled[], day: string, staleAnchors: readonly string[] = []): Promise<void> {
+  let input = '';
+  for (const m of moves) {
+    input += `update ${verifiedRef(m.branchRef)} ${m.to}\n`;
+    if (m.anchor) input += `update ${anchorRef(m.branchRef, day)} ${m.anchor}\n`;
+    for (const d of m.dropped ?? []) input += `create ${d.ref} ${d.tip}\n`;
+  }
+  if (input !== '') await git(['update-ref', '-m', 'guard: passed the gate', '--stdin'], { cwd, input });
+  // Other days' anchors (of every branch, discarded lanes too), once a day: on their own and
+  // best effort, so that two moves racing to delete them never fail the move itself
+  if (staleAnchors.length > 0) {
+    const del = staleAnchors.map((ref) => `delete ${ref}\n`).join('');
+    await git(['update-ref', '--stdin'], { cwd, input: del, okCodes: [128] }).catch(() => undefined);
+  }
 }
 
 /**
@@ -125,4 +190,22 @@ export async function shallowCutsIn(cwd: string, from: string, to: string): Prom
   if (cut.size === 0) return [];
   const r = await git(['rev-list', to, '--not', from], { cwd, okCodes: [128] });
   return r.stdout.toString('utf8').split('\n').filter((oid) => cut.has(oid));
+}
+
+/**
+ * Does any branch, remote-tracking branch, tag or tip guard already kept,
+ * other than `except`, hold `tip`? One for-each-ref. (`git branch -D` runs
+ * two ref transactions, packed and loose, so the hook sees one deletion
+ * twice: the first keeps the tip, the second finds it kept.)
+ * https://git-scm.com/docs/git-for-each-ref#Documentation/git-for-each-ref.txt---containsltobjectgt
+ */
+export async function heldElsewhere(cwd: string, tip: string, except: ReadonlySet<string>): Promise<boolean> {
+  const r = await git(['for-each-ref', '--format=%(refname)', `--contains=${tip}`, 'refs/heads/', 'refs/remotes/', 'refs/tags/', DROPPED_REFS], { cwd, okCodes: [128, 129] });
+  return r.stdout.toString('utf8').split('\n').some((ref) => ref !== '' && !except.has(ref));
+}
+
+/** Keep tips as refs/guard/dropped/ refs, in one update-ref. */
+export async function keepDropped(cwd: string, kept: ReadonlyArray<{ ref: string; tip: string }>): Promise<void> {
+  if (kept.length === 0) return;
+  await git(['update-ref', '-m', 'guard: kept a dropped tip', '--stdin'], { cwd, input: kept.map((d) => `create ${d.ref} ${d.tip}\n`).join('') });
 }

@@ -29,6 +29,16 @@ export function sessionKey(id: string): string {
 
 const prefix = (session: string) => `${REFS.root}sessions/${WRITE_HARNESS}/${sessionKey(session)}/`;
 
+/**
+ * Writes outside any session: the base is the file as `guard write` first saw
+ * it that day (UTC), kept the same way under its own prefix (not a session:
+ * `guard rewind` and `guard log --session` never see it), so three writes
+ * that each take a little cannot empty a file step by step:
+ *
+ *   refs/guard/write-base/<YYYY-MM-DD>/<time>-<random>
+ */
+export const dayBaseStore = (now: Date): string => `${REFS.root}write-base/${now.toISOString().slice(0, 10)}/`;
+
 export interface SessionBase {
   /** The checkpoint that holds the base. */
   checkpoint: string;
@@ -37,9 +47,9 @@ export interface SessionBase {
 }
 
 /** The earliest checkpoint of this session, in this work tree, that holds `rel`; null when the session has not touched it. */
-export async function sessionBase(root: string, session: string, rel: string): Promise<SessionBase | null> {
+export async function sessionBase(root: string, session: string, rel: string, store?: string): Promise<SessionBase | null> {
   const fmt = '%(refname)%00%(objectname)%00%(contents)%00%01';
-  const r = await git(['for-each-ref', `--format=${fmt}`, prefix(session)], { cwd: root });
+  const r = await git(['for-each-ref', `--format=${fmt}`, store ?? prefix(session)], { cwd: root });
   let best: { commit: string; time: string; ref: string; checkpoint: string } | null = null;
   for (const rec of r.stdout.toString('utf8').split('\0\x01\n')) {
     const [ref, commit, ...rest] = rec.split('\0');
@@ -59,7 +69,7 @@ export async function sessionBase(root: string, session: string, rel: string): P
 /** The record of a write's checkpoint in its session (for writeRecords). */
 export function sessionEvent(
   checkpointCommit: string,
-  e: { session: string; checkpoint: string; path: string; worktree: string; outcome: string },
+  e: { session: string; checkpoint: string; path: string; worktree: string; outcome: string; store?: string },
   now: Date,
 ): RecordCommit {
   const body = {
@@ -77,5 +87,5 @@ export function sessionEvent(
     outcome: e.outcome,
   };
   const message = `guard session ${WRITE_HARNESS} ${e.session}: write ${e.path}\n\n${JSON.stringify(body)}\n`;
-  return { ref: newRef(prefix(e.session), now), parent: checkpointCommit, message, changes: [] };
+  return { ref: newRef(e.store ?? prefix(e.session), now), parent: checkpointCommit, message, changes: [] };
 }

@@ -74,6 +74,19 @@ export function applySearchReplace(text: string, blocks: readonly SearchReplace[
 }
 
 /**
+ * Cline editor insert_line (@cline/core): the file split on its line ends,
+ * the text's lines spliced in before line `line` (1 to lines + 1), joined
+ * with the file's own line end (CRLF when it has one).
+ */
+export function applyInsertLine(text: string, line: number, insert: string): Applied {
+  const eol = text.includes('\r\n') ? '\r\n' : '\n';
+  const lines = text.split(/\r\n|\n/);
+  if (line < 1 || line > lines.length + 1) return fail(`insert_line ${line} is outside 1-${lines.length + 1}`);
+  lines.splice(line - 1, 0, ...insert.split(/\r\n|\n/));
+  return { ok: true, text: lines.join(eol) };
+}
+
+/**
  * Parse Cline's diff: blocks of
  *   ------- SEARCH        (or <<<<<<< SEARCH)
  *   old lines

@@ -11,6 +11,18 @@ export function isHarness(name: string): name is HarnessName {
   return (HARNESSES as readonly string[]).includes(name);
 }
 
+/**
+ * Harnesses that run guard inside their own process through a JS plugin
+ * (src/plugin), not as a hook command; `guard hook` does not take them.
+ * (Cline is both: its plugin is the route that works, see cline.ts.)
+ */
+export const PLUGIN_HARNESSES = ['cline', 'opencode', 'kilo'] as const;
+export type PluginHarnessName = (typeof PLUGIN_HARNESSES)[number];
+
+export function isPluginHarness(name: string): name is PluginHarnessName {
+  return (PLUGIN_HARNESSES as readonly string[]).includes(name);
+}
+
 /** Before the tool runs (may refuse) or after it ran (may only tell). */
 export type Phase = 'pre' | 'post';
 
@@ -45,6 +57,8 @@ export type Change =
   /** Codex Update File; `from` names the file whose content the chunks apply to (a move). */
   | { kind: 'chunks'; chunks: PatchChunk[]; from?: string }
   | { kind: 'blocks'; blocks: SearchReplace[] }
+  /** Cline editor insert_line: `text` inserted before line `line` (1-based) of an existing file. */
+  | { kind: 'insert'; line: number; text: string }
   | { kind: 'delete' };
 
 export interface FileChange {
@@ -60,7 +74,7 @@ export type Action =
   | { kind: 'other' };
 
 export interface HookEvent {
-  harness: HarnessName;
+  harness: HarnessName | PluginHarnessName;
   phase: Phase;
   /** The harness's own event name (PreToolUse, BeforeTool, preToolUse, ...). */
   event: string;

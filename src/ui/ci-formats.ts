@@ -66,6 +66,8 @@ const SARIF_RULE: Record<Rule, RuleId> = {
   elision: 'guard/elision',
   'too-large': 'guard/too-large',
   'not-written': 'guard/needs-approval',
+  'step-by-step': 'guard/needs-approval',
+  dropped: 'guard/needs-approval',
 };
 
 /** Why a file needs approval: the most severe of its rules. */

@@ -35,7 +35,7 @@ describe('guard init --agent', () => {
     expect(gemini.hooks.BeforeTool[0]).toMatchObject({ matcher: 'write_file|replace|run_shell_command', hooks: [{ name: 'guard', type: 'command', timeout: 60000 }] });
     expect(JSON.parse(repo.read('.codex/hooks.json')).hooks.PreToolUse[0].matcher).toContain('apply_patch');
     expect(JSON.parse(repo.read('.cursor/hooks.json'))).toMatchObject({ version: 1, hooks: { preToolUse: [{ failClosed: true }] } });
-    expect(statSync(path.join(repo.dir, '.clinerules/hooks/PreToolUse')).mode & 0o111).not.toBe(0);
+    expect(repo.read('.cline/plugins/guard.js')).toMatch(/guard init --agent cline[\s\S]*beforeTool[\s\S]*clineBeforeTool/);
     expect(JSON.parse(repo.read('.github/hooks/guard.json')).hooks.preToolUse[0]).toMatchObject({ type: 'command', timeoutSec: 60 });
 
     const before = snapshotTree(repo.dir);

@@ -166,9 +166,13 @@ describe('5. amend and squash are measured against the commit before them', () =
     for (let i = 0; i < 3; i++) {
       text = drop(text, 40);
       repo.write('big.txt', text);
-      expect(repo.gitRun(['commit', '-q', '-am', `trim ${i}`], AUTO).code).toBe(0);
+      // the third small step is already refused: the day's commits add up (issue 20, step by step)
+      const r = repo.gitRun(['commit', '-q', '-am', `trim ${i}`], AUTO);
+      if (i < 2) expect(r.code).toBe(0);
+      else expect(r.stderr).toContain('step by step');
     }
-    // each small commit passed; the squash into one commit on top of start is 120 of 200 lines
+    // the squash into one commit on top of start is 120 of 200 lines
+    repo.git(['add', 'big.txt']);
     repo.git(['reset', '-q', '--soft', start]);
     const r = repo.gitRun(['commit', '-q', '-m', 'squashed'], AUTO);
     expect(r.code).not.toBe(0);
@@ -559,5 +563,11 @@ describe('a person at a terminal is asked instead of refused', () => {
     expect(bigAt(repo)).toBe(drop(BIG, 118));
     const records = repo.git(['log', '--no-walk', '--format=%B', ...repo.refs('refs/guard/decisions/')]);
     expect(records).toMatch(/"command":"verify-refs".*"path":"big.txt".*"decision":"approved","decider":"person"/);
+    // the person's yes starts the day's count afresh (issue 20, step by step): the next small
+    // step is measured from what was approved, not from the 200 lines of the morning
+    repo.write('big.txt', drop(BIG, 119));
+    const next = repo.gitRun(['commit', '-q', '-am', 'one line more'], AUTO);
+    expect(next.stderr).toBe('');
+    expect(next.code).toBe(0);
   }, 90_000);
 });

@@ -90,7 +90,7 @@ function leftovers(dir: string): string[] {
 
 const BIG_OLD = Buffer.from(lines(40_000, 'old'));
 const BIG_NEW = Buffer.from(lines(45_000, 'new'));
-const LOOSE = JSON.stringify({ lineThreshold: 1_000_000 });
+const LOOSE = JSON.stringify({ lineThreshold: 1_000_000, byteThreshold: 1_000_000_000 });
 
 describe('SIGKILL at each fault point of guard write', () => {
   const points: Array<[string, 'old' | 'new', boolean]> = [

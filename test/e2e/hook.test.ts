@@ -221,7 +221,8 @@ const GIT_WRITE: Record<string, (dir: string) => string> = {
   gemini: (d) => JSON.stringify({ session_id: 's', cwd: d, hook_event_name: 'BeforeTool', tool_name: 'write_file', tool_input: { file_path: `${d}/.git/hooks/pre-commit`, content: 'exit 0' } }),
   codex: (d) => JSON.stringify({ session_id: 's', cwd: d, hook_event_name: 'PreToolUse', tool_name: 'apply_patch', tool_input: { command: '*** Begin Patch\n*** Add File: .git/hooks/pre-commit\n+exit 0\n*** End Patch\n' }, tool_use_id: 't' }),
   cursor: (d) => JSON.stringify({ hook_event_name: 'preToolUse', conversation_id: 's', workspace_roots: [d], tool_name: 'Write', tool_input: { file_path: `${d}/.git/hooks/pre-commit`, contents: 'exit 0' } }),
-  cline: (d) => JSON.stringify({ hookName: 'PreToolUse', taskId: 's', workspaceRoots: [d], preToolUse: { toolName: 'write_to_file', parameters: { path: '.git/hooks/pre-commit', content: 'exit 0' } } }),
+  // Cline CLI's shell-hook payload (guard installs its plugin instead; src/plugin, test/e2e/plugin-file.test.ts)
+  cline: (d) => JSON.stringify({ hookName: 'tool_call', taskId: 's', workspaceRoots: [d], tool_call: { id: 't', name: 'editor', input: { path: '.git/hooks/pre-commit', new_text: 'exit 0' } } }),
   copilot: (d) => JSON.stringify({ timestamp: 1, cwd: d, toolName: 'create', toolArgs: JSON.stringify({ path: `${d}/.git/hooks/pre-commit`, file_text: 'exit 0' }) }),
 };
 
@@ -279,11 +280,9 @@ describe('fail closed, per harness', () => {
       expect(r.status, h).toBe(2);
       expect(r.stderr.toString(), h).toMatch(/fail closed/);
     }
-    // Cursor, Copilot: the deny JSON; Cline's hook script: a cancel
+    // Cursor, Copilot: the deny JSON (Cline runs guard in process, as a plugin: no command to kill)
     expect(JSON.parse(sh(JSON.parse(repo.read('.cursor/hooks.json')).hooks.preToolUse[0].command, 'cursor').stdout.toString())).toMatchObject({ permission: 'deny' });
     expect(JSON.parse(sh(JSON.parse(repo.read('.github/hooks/guard.json')).hooks.preToolUse[0].bash, 'copilot').stdout.toString())).toMatchObject({ permissionDecision: 'deny' });
-    const cline = spawnSync(path.join(repo.dir, '.clinerules/hooks/PreToolUse'), [], { cwd: repo.dir, env, input: payload('cline') });
-    expect(JSON.parse(cline.stdout.toString())).toMatchObject({ cancel: true, errorMessage: expect.stringContaining('fail closed') });
     // and without the fault the same commands answer no opinion (a write guard allows)
     const calm = cleanEnv({ CI: 'true', CLAUDE_PROJECT_DIR: repo.dir });
     const ok = spawnSync('sh', ['-c', commands.claude], { cwd: repo.dir, env: calm, input: payload('claude') });

@@ -99,7 +99,7 @@ ok    no lanes
 ok    no guard.config.json at HEAD: defaults in use
       hint: commit a guard.config.json (guard init writes one)
 ok    refs/guard/: 0 checkpoints, 0 decision records, 0 rejected, 0 lanes
-ok    no agent harness set up here (claude, gemini, codex, cursor, cline, copilot, continue, qwen, auggie, droid, crush): guard init --agent NAME adds guard's hook
+ok    no agent harness set up here (claude, gemini, codex, cursor, cline, copilot, continue, qwen, auggie, droid, crush, opencode, kilo): guard init --agent NAME adds guard's hook
 guard: the gate would NOT run: core.hooksPath=/dev/null (local config): git runs no hooks at all
 --- stderr
 `,

@@ -116,3 +116,31 @@ export async function ensureHarness(name: RealHarness, timeoutMs = 240_000): Pro
 export function ensureHarnesses<N extends RealHarness = HarnessName>(names: N[] = ['claude', 'gemini', 'codex'] as N[]): Promise<(Installed & { name: N })[]> {
   return Promise.all(names.map((n) => ensureHarness(n) as Promise<Installed & { name: N }>));
 }
+
+/**
+ * Any pinned package with a bin, the same way (the plugin harnesses:
+ * plugin-run.ts PLUGIN_PACKAGES): one cache folder per package and version,
+ * renamed into place only when the install succeeded. Never throws.
+ */
+export async function ensurePackage(spec: { pkg: string; version: string; bin: string }, timeoutMs = 300_000): Promise<{ bin: string; installSeconds: number; error?: string }> {
+  const final = path.join(harnessCache(), `${spec.pkg.replace(/[@/]/g, '_')}@${spec.version}`);
+  const bin = path.join(final, 'node_modules', '.bin', spec.bin);
+  if (existsSync(bin)) return { bin, installSeconds: 0 };
+  const tmp = `${final}.tmp-${process.pid}`;
+  if (existsSync(final)) rmSync(final, { recursive: true, force: true });
+  rmSync(tmp, { recursive: true, force: true });
+  mkdirSync(tmp, { recursive: true });
+  const started = Date.now();
+  const r = await npmInstall(tmp, `${spec.pkg}@${spec.version}`, timeoutMs);
+  const installSeconds = (Date.now() - started) / 1000;
+  if (r.code !== 0 || !existsSync(path.join(tmp, 'node_modules', '.bin', spec.bin))) {
+    rmSync(tmp, { recursive: true, force: true });
+    return { bin, installSeconds, error: `npm install ${spec.pkg}@${spec.version} failed (${r.code}): ${r.output.trim().slice(-2000)}` };
+  }
+  try {
+    renameSync(tmp, final);
+  } catch {
+    rmSync(tmp, { recursive: true, force: true });
+  }
+  return { bin, installSeconds };
+}

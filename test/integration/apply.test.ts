@@ -85,7 +85,7 @@ describe('apply: typed targets, one way past the point of no return', () => {
     const judged = { abs: path.join(r.root, 'a.txt'), rel: 'a.txt', old: { mode: '100644' } as never, content: Buffer.from('a\n') };
     const out = await apply({
       gate: 'write', repo: r, now, records: [aRecord(now)],
-      target: { kind: 'file', checkpoint: { reason: 't', command: 'write', lane: null, paths: ['a.txt'], now }, lock: { holder: 'test' }, warnings: [], staged, judged, session: { id: 's1', path: 'a.txt', worktree: r.root, outcome: 'allowed' } },
+      target: { kind: 'file', checkpoint: { reason: 't', command: 'write', lane: null, paths: ['a.txt'], now }, lock: { holder: 'test' }, warnings: [], staged, judged, session: [{ id: 's1', path: 'a.txt', worktree: r.root, outcome: 'allowed' }] },
     });
     expect(repo.read('a.txt')).toBe('new\n');
     expect(repo.git(['show', `${out.checkpoint!.commit}:a.txt`])).toBe('a\n');

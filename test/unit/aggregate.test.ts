@@ -13,7 +13,7 @@ describe('change-level loss (issue 13 item 11)', () => {
   it('twelve 40-line files deleted together need a person, each with the reason', () => {
     const files = Array.from({ length: 12 }, (_, i) => deleted(i));
     expect(files.every((f) => !f.needsApproval)).toBe(true);
-    expect(aggregateLoss(files, DEFAULT_CONFIG)).toEqual({ lines: 480, paths: files.map((f) => f.path) });
+    expect(aggregateLoss(files, DEFAULT_CONFIG)).toEqual({ lines: 480, bytes: 0, paths: files.map((f) => f.path) });
     const judged = withAggregateLoss(files, DEFAULT_CONFIG);
     expect(judged.every((f) => f.needsApproval)).toBe(true);
     expect(judged[0]!.reasons).toEqual(['the change as a whole loses 480 lines through 12 deleted or replaced files (100+ lines together need approval)']);
@@ -26,7 +26,7 @@ describe('change-level loss (issue 13 item 11)', () => {
     const reindent = classify(facts({ path: 'w.py', existingLines: 90, linesDeleted: 90, linesAdded: 90, whitespaceOnly: true }), policy);
     const ignored = classify(facts({ path: 'gen/x.py', newMode: null, existingLines: 90, linesDeleted: 90 }), makePolicy({ ...DEFAULT_CONFIG, ignore: ['gen/**'] }));
     expect(aggregateLoss([replace, modify, reindent, ignored, deleted(1, 49)], DEFAULT_CONFIG)).toBeNull(); // 50 + 49
-    expect(aggregateLoss([replace, modify, reindent, ignored, deleted(1, 50)], DEFAULT_CONFIG)).toEqual({ lines: 100, paths: ['r.py', 'm1.py'] });
+    expect(aggregateLoss([replace, modify, reindent, ignored, deleted(1, 50)], DEFAULT_CONFIG)).toEqual({ lines: 100, bytes: 0, paths: ['r.py', 'm1.py'] });
     expect(withAggregateLoss([modify, reindent], DEFAULT_CONFIG).some((f) => f.needsApproval)).toBe(false);
   });
 });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { parseCodexPatch, patchInShell } from '../../src/harness/codex-patch.js';
-import { applyPatchChunks, applySearchReplace, applyStringEdits, parseSearchReplace } from '../../src/harness/edits.js';
+import { applyInsertLine, applyPatchChunks, applySearchReplace, applyStringEdits, parseSearchReplace } from '../../src/harness/edits.js';
 import type { Change } from '../../src/harness/types.js';
 
 const ok = (text: string) => ({ ok: true, text });
@@ -105,5 +105,17 @@ describe('Codex patches: real shapes', () => {
     expect(patchInShell(`cd "my dir" && apply_patch <<EOF\n${body}EOF`)).toEqual({ patch: body, cd: 'my dir' });
     expect(patchInShell('cat <<EOF > a\nx\nEOF')).toBeNull();
     expect(patchInShell('git checkout -- .')).toBeNull();
+  });
+});
+
+describe('Cline editor insert_line (as @cline/core 3.0.65 does it)', () => {
+  it('inserts before the line, keeps CRLF, refuses a line out of range', () => {
+    expect(applyInsertLine('a\nb\n', 1, 'x')).toEqual({ ok: true, text: 'x\na\nb\n' });
+    expect(applyInsertLine('a\nb\n', 2, 'x\ny')).toEqual({ ok: true, text: 'a\nx\ny\nb\n' });
+    // "a\nb\n" is three pieces, so line 4 is past the final newline
+    expect(applyInsertLine('a\nb\n', 4, 'x')).toEqual({ ok: true, text: 'a\nb\n\nx' });
+    expect(applyInsertLine('a\r\nb', 2, 'x\n')).toEqual({ ok: true, text: 'a\r\nx\r\n\r\nb' });
+    expect(applyInsertLine('a\n', 0, 'x').ok).toBe(false);
+    expect(applyInsertLine('a\n', 4, 'x').ok).toBe(false);
   });
 });

@@ -1,6 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { clineAction } from '../../src/harness/cline.js';
 import { TRANSLATORS } from '../../src/harness/index.js';
+import { opencodeAction, opencodeCwd } from '../../src/harness/opencode.js';
 import { PayloadError, type Outcome } from '../../src/harness/types.js';
 
 const SAMPLES = new URL('../../fixtures/harness-samples', import.meta.url).pathname;
@@ -108,21 +110,37 @@ describe('Cursor, Cline, Copilot (shaped from their docs; field names unverified
     expect(TRANSLATORS.cursor.translate(JSON.stringify({ ...base, tool_name: 'StrReplace', tool_input: { path: 'a.ts', old_string: 'a', new_string: 'b' } }), env).action).toMatchObject({ kind: 'write', files: [{ change: { kind: 'edits' } }] });
     expect(TRANSLATORS.cursor.translate(JSON.stringify({ hook_event_name: 'beforeShellExecution', command: 'rm -rf src', cwd: '/w', conversation_id: 'c' }), env)).toMatchObject({ phase: 'pre', action: { kind: 'shell', command: 'rm -rf src' } });
   });
-  it('Cline PreToolUse write_to_file / replace_in_file (SEARCH/REPLACE) / execute_command', () => {
-    const base = { clineVersion: '3.40.0', hookName: 'PreToolUse', timestamp: '1', taskId: 'task-9', workspaceRoots: ['/w'], userId: 'u' };
-    expect(TRANSLATORS.cline.translate(JSON.stringify({ ...base, preToolUse: { toolName: 'write_to_file', parameters: { path: 'a.py', content: 'x\n' } } }), env)).toMatchObject({
-      harness: 'cline',
-      sessionId: 'task-9',
-      cwd: '/w',
-      canAsk: false,
-      action: { kind: 'write', files: [{ path: 'a.py', change: { kind: 'content', content: 'x\n' } }] },
-    });
-    const diff = '------- SEARCH\nold line\n=======\nnew line\n+++++++ REPLACE\n';
-    expect(TRANSLATORS.cline.translate(JSON.stringify({ ...base, preToolUse: { toolName: 'replace_in_file', parameters: { path: 'a.py', diff } } }), env).action).toEqual({
+  it('Cline CLI shell-hook payloads (recorded from cline 3.0.65): tool_call / tool_result, the CLI tool names', () => {
+    const patch = TRANSLATORS.cline.translate(sample('cline-apply_patch-PreToolUse'), env);
+    expect(patch).toMatchObject({ harness: 'cline', phase: 'pre', event: 'tool_call', tool: 'apply_patch', sessionId: 'conv_1795520906948_lpfanu0', toolCallId: 'call_mwumsexq3', cwd: '/home/dev/project', canAsk: false });
+    expect(patch.action).toMatchObject({ kind: 'write', files: [{ path: 'seed.txt', change: { kind: 'chunks' } }] });
+    expect(TRANSLATORS.cline.translate(sample('cline-editor-PreToolUse'), env).action).toEqual({
       kind: 'write',
-      files: [{ path: 'a.py', change: { kind: 'blocks', blocks: [{ search: 'old line\n', replace: 'new line\n' }] } }],
+      files: [{ path: '/home/dev/project/notes.py', change: { kind: 'edits', edits: [{ oldString: 'note line 7\n', newString: 'note line 7 (kept by the agent)\n', replaceAll: false }] } }],
     });
-    expect(TRANSLATORS.cline.translate(JSON.stringify({ ...base, hookName: 'PostToolUse', postToolUse: { toolName: 'execute_command', parameters: { command: 'ls' }, result: '', success: true } }), env)).toMatchObject({ phase: 'post', action: { kind: 'shell', command: 'ls' } });
+    expect(TRANSLATORS.cline.translate(sample('cline-run_commands-PostToolUse'), env)).toMatchObject({ phase: 'post', event: 'tool_result', toolCallId: 'call_mwumrwf53', action: { kind: 'shell', command: 'echo shell-ran > shell-ran.txt && ls -a' } });
+    // a read is no business of guard's (the old translator refused it: every read failed closed)
+    const read = JSON.parse(sample('cline-editor-PreToolUse'));
+    read.tool_call = { id: 'r', name: 'read_files', input: { paths: ['a'] } };
+    expect(TRANSLATORS.cline.translate(JSON.stringify(read), env).action).toEqual({ kind: 'other' });
+  });
+  it('Cline editor: insert_line, create (no old_text), several commands', () => {
+    expect(clineAction('editor', { path: 'a', new_text: 'x', insert_line: 3 })).toEqual({ kind: 'write', files: [{ path: 'a', change: { kind: 'insert', line: 3, text: 'x' } }] });
+    expect(clineAction('editor', { path: 'a', new_text: 'x', old_text: null })).toEqual({ kind: 'write', files: [{ path: 'a', change: { kind: 'edits', edits: [{ oldString: '', newString: 'x', replaceAll: false }] } }] });
+    expect(clineAction('run_commands', { commands: ['a', 'b'] })).toEqual({ kind: 'shell', command: 'a\nb' });
+    expect(() => clineAction('run_commands', { commands: [1] })).toThrow(PayloadError);
+    expect(() => clineAction('editor', { path: 'a', new_text: 'x', insert_line: '2' })).toThrow(/insert_line/);
+  });
+  it('opencode / Kilo tool args (from the opencode 1.18.33 schemas)', () => {
+    expect(opencodeAction('write', { filePath: '/w/a', content: 'x' })).toEqual({ kind: 'write', files: [{ path: '/w/a', change: { kind: 'content', content: 'x' } }] });
+    expect(opencodeAction('edit', { filePath: 'a', oldString: 'o', newString: 'n', replaceAll: true })).toEqual({ kind: 'write', files: [{ path: 'a', change: { kind: 'edits', edits: [{ oldString: 'o', newString: 'n', replaceAll: true }] } }] });
+    expect(opencodeAction('apply_patch', { patchText: '*** Begin Patch\n*** Delete File: a\n*** End Patch' })).toEqual({ kind: 'write', files: [{ path: 'a', change: { kind: 'delete' } }] });
+    expect(opencodeAction('bash', { command: 'ls', description: 'd' })).toEqual({ kind: 'shell', command: 'ls' });
+    expect(opencodeAction('read', { filePath: 'a' })).toEqual({ kind: 'other' });
+    expect(opencodeCwd('bash', { workdir: 'sub' }, '/w')).toBe('/w/sub');
+    expect(opencodeCwd('bash', { workdir: '/x' }, '/w')).toBe('/x');
+    expect(opencodeCwd('write', { workdir: '/x' }, '/w')).toBe('/w');
+    expect(() => opencodeAction('write', { filePath: 'a' })).toThrow(/args\.content is missing/);
   });
   it('Copilot toolArgs as a JSON string (older builds); toolResult marks the post event; never asks (test/unit/harness-table.test.ts has the recorded ones)', () => {
     const e = TRANSLATORS.copilot.translate(JSON.stringify({ timestamp: 1795425175675, cwd: '/w', toolName: 'create', toolArgs: JSON.stringify({ path: 'a.md', file_text: 'hi\n' }) }), env);
@@ -139,7 +157,8 @@ describe('bad payloads name what is wrong', () => {
     ['claude', '{"hook_event_name":"PreToolUse","tool_name":"Write","session_id":"s","cwd":"/w","tool_input":{"file_path":"/w/a"}}', /tool_input\.content is missing/],
     ['gemini', '{"hook_event_name":"Nope"}', /neither BeforeTool nor AfterTool/],
     ['codex', '{"hook_event_name":"PreToolUse","tool_name":"apply_patch","session_id":"s","cwd":"/w","tool_input":{"command":"*** Begin Patch\\nrubbish\\n*** End Patch"}}', /patch line 2/],
-    ['cline', '{"hookName":"PreToolUse","taskId":"t","workspaceRoots":[]}', /preToolUse is missing/],
+    ['cline', '{"hookName":"PreToolUse","taskId":"t","workspaceRoots":["/w"]}', /neither tool_call nor tool_result/],
+    ['cline', '{"hookName":"tool_call","taskId":"t","workspaceRoots":["/w"]}', /tool_call is missing/],
     ['copilot', '{"toolName":"bash","toolArgs":"{not json","cwd":"/w"}', /toolArgs/],
   ] as const) {
     it(`${h}: ${want}`, () => {
