@@ -2,6 +2,7 @@ import { EXIT, GuardError } from '../core/errors.js';
 import { failReason } from '../harness/decide.js';
 import { judgeEvent, reasonFor } from '../flows/hook-call.js';
 import { TRANSLATORS } from '../harness/index.js';
+import { ROWS } from '../harness/table.js';
 import { HARNESSES, isHarness, type Answer, type Phase } from '../harness/types.js';
 import type { Output } from '../ui/output.js';
 import type { HookArgs } from './spec.js';
@@ -26,6 +27,8 @@ export async function run(a: HookArgs, _out: Output): Promise<number> {
   }
   const translator = TRANSLATORS[name];
   let phase: Phase = 'pre';
+  // the event answered (Claude checks the answer names it: PostToolUse or PostToolUseFailure)
+  let eventName: string | undefined;
   let answered = false;
   const emit = (a: Answer): number => {
     if (answered) return EXIT.ok;
@@ -37,7 +40,7 @@ export async function run(a: HookArgs, _out: Output): Promise<number> {
   const given = a.timeout;
   const budget = typeof given === 'number' ? given : Number(process.env.GUARD_HOOK_TIMEOUT) || DEFAULT_BUDGET_S;
   const timer = setTimeout(() => {
-    process.exitCode = emit(translator.answer({ kind: 'deny', reason: failReason(`it ran out of time (${budget} s)`, 'a very large file or a slow disk? GUARD_HOOK_TIMEOUT sets the budget') }, phase));
+    process.exitCode = emit(translator.answer({ kind: 'deny', reason: failReason(`it ran out of time (${budget} s)`, 'a very large file or a slow disk? GUARD_HOOK_TIMEOUT sets the budget') }, phase, eventName));
     // the answer is out; nothing half done stays (refs are written in one fast-import, or not at all)
     process.exit();
   }, budget * 1000);
@@ -45,12 +48,17 @@ export async function run(a: HookArgs, _out: Output): Promise<number> {
     const text = await readStdin();
     const event = translator.translate(text, process.env);
     phase = event.phase;
+    eventName = event.event;
     const { isAutoMode } = await import('../ui/auto-mode.js');
-    const r = await judgeEvent(event, isAutoMode(undefined));
+    // the folder the harness runs the hook for: set by the harness, never by the agent (unlike cwd)
+    const env = process.env;
+    const rowVar = Object.hasOwn(ROWS, name) ? ROWS[name as keyof typeof ROWS].config.projectVar : null;
+    const projectDir = (rowVar && env[rowVar]) || env.CLAUDE_PROJECT_DIR || env.GEMINI_PROJECT_DIR || env.COPILOT_PROJECT_DIR || process.cwd();
+    const r = await judgeEvent(event, isAutoMode(undefined), projectDir);
     if (process.env.GUARD_DEBUG === '1') for (const n of r.notes) process.stderr.write(`guard: ${n}\n`);
-    return emit(translator.answer(r.outcome, phase));
+    return emit(translator.answer(r.outcome, phase, eventName));
   } catch (err) {
-    return emit(translator.answer({ kind: 'deny', reason: reasonFor(err, name) }, phase));
+    return emit(translator.answer({ kind: 'deny', reason: reasonFor(err, name) }, phase, eventName));
   } finally {
     clearTimeout(timer);
   }

@@ -10,12 +10,13 @@ import type { HookResult } from './hook.js';
  * failure is the caller's to answer in its blocking form, with the words of
  * reasonFor.
  */
-export async function judgeEvent(event: HookEvent, auto: boolean): Promise<HookResult> {
+export async function judgeEvent(event: HookEvent, auto: boolean, projectDir?: string): Promise<HookResult> {
   if (event.cwd === '' || !event.cwd.startsWith('/')) throw new PayloadError(`cwd ${JSON.stringify(event.cwd)} is not an absolute path`);
   // a tool guard does not gate (Read, Grep, ...): answered before git or the flow is loaded
   if (event.action.kind === 'other') return { outcome: { kind: 'none' }, notes: [] };
   const { runHook } = await import('./hook.js');
-  return runHook({ event, auto });
+  // projectDir: the folder the harness runs the hook for, judged too when the agent moved cwd away
+  return runHook({ event, auto, ...(projectDir ? { projectDir } : {}) });
 }
 
 /** The reason a refused call gives the model when guard itself failed (fail closed). */

@@ -3,13 +3,13 @@ import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { withAggregateLoss } from '../core/aggregate.js';
 import { classify, makePolicy, withReason, type ChangeFacts, type Classification, type Policy } from '../core/classify.js';
-import { CONFIG_FILE } from '../core/config.js';
+import { CONFIG_FILE, type Config } from '../core/config.js';
 import { GuardError } from '../core/errors.js';
 import { countLines, looksBinary } from '../core/lines.js';
 import { decisionRecords, plan, type Answer, type Plan, type PlanFile } from '../core/plan.js';
 import { batchMessage, rejectedMessage, type DecisionRecord, type RecordContext } from '../core/record.js';
 import { applyInsertLine, applyPatchChunks, applySearchReplace, applyStringEdits, type Applied } from '../harness/edits.js';
-import { lossMessage, verdict, writeOutcome, type Judged, type Planned } from '../harness/decide.js';
+import { lossMessage, unmatchedReason, verdict, writeOutcome, type Judged, type Planned } from '../harness/decide.js';
 import type { Change, FileChange, HookEvent, Outcome } from '../harness/types.js';
 import { MODE, resolveInside } from '../worktree/atomic.js';
 import { READ_CAP, catFileBatch } from '../git/catfile.js';
@@ -20,8 +20,8 @@ import { faultPoint } from '../git/faults.js';
 import { REFS, newRef, packWhenLoose, writeRecords, type RecordCommit } from '../git/records.js';
 import { openRepo, type Repo } from '../git/repo.js';
 import { numstatFolders } from '../git/measure.js';
-import { readSessionEvents, sessionEventCommit, sessionMessage, sessionPrefix } from '../git/session.js';
-import { askedStep, noteEvent, sessionBases, shellBefore as indexedShellBefore, type SessionBaseOf } from '../git/session-index.js';
+import { baseEventFor, readSessionEvents as readEvents, sessionEventCommit, sessionMessage, sessionPrefix, type SessionEvent } from '../git/session.js';
+import { askedStep, indexDir, noteEvent } from '../git/session-index.js';
 import { parseRecordMessage } from '../core/record.js';
 import { configAt, laneOf } from './context.js';
 import { coverageLoss, coverageSentences } from './shell-coverage.js';
@@ -38,16 +38,23 @@ import { integrityProblems, integritySentence } from './integrity.js';
  * checkpoint before, and a report of what they destroyed after. The flow
  * never writes the work tree: the harness does, or does not.
  *
- * Git processes for a write: rev-parse, cat-file (HEAD and its config) and,
- * when the session touched the files before, cat-file of their session
- * bases (at once; found through the session index, git/session-index.ts,
- * so nothing reads the session's earlier events), one diff --no-index (when
- * a base differs), one fast-import. Nothing scans the work tree.
+ * Git processes for a write: rev-parse, for-each-ref (the session's
+ * steps: the strictest policy they saw, the session bases, background
+ * commands still open), cat-file of HEAD, the configs and the session
+ * bases, one diff --no-index (when a base differs), one fast-import.
+ * Nothing scans the work tree. The session index (git/session-index.ts)
+ * answers the post event of a write without reading the steps.
  */
 export interface HookOptions {
   event: HookEvent;
   /** guard's own auto mode (GUARD_AUTO, CI): nobody to ask. */
   auto: boolean;
+  /**
+   * The project the harness runs the hook for ($CLAUDE_PROJECT_DIR and
+   * alike, else the hook's own working folder): set by the harness, not
+   * by the agent, unlike the payload's cwd (which follows the shell's cd).
+   */
+  projectDir?: string;
   now?: Date;
 }
 
@@ -62,6 +69,20 @@ export interface HookResult {
 }
 
 const NONE: Outcome = { kind: 'none' };
+
+/**
+ * A session's events, read once per hook call (one for-each-ref): the
+ * background check and the call's own flow both need them, and what the
+ * check records (reports of a background call) changes nothing the flow
+ * reads.
+ */
+const eventsRead = new Map<string, Promise<SessionEvent[]>>();
+function readSessionEvents(root: string, prefix: string): Promise<SessionEvent[]> {
+  const key = `${root}\0${prefix}`;
+  let p = eventsRead.get(key);
+  if (!p) eventsRead.set(key, (p = readEvents(root, prefix)));
+  return p;
+}
 
 /** Files that hold the harnesses' hook configuration (flows/agents.ts CONFIG_FILES, plus Claude's local settings). */
 const GATE_FILES = new Set([
@@ -102,26 +123,122 @@ const PLUGIN_DIRS = /^(?:\.cline\/plugins\/|\.(?:opencode|kilo|kilocode)\/plugin
 export async function runHook(opts: HookOptions): Promise<HookResult> {
   const e = opts.event;
   if (e.action.kind === 'other') return { outcome: NONE, notes: [] };
-  const repo = await openRepo(e.cwd).catch((err) => {
+  eventsRead.clear();
+  const now = opts.now ?? new Date();
+  // The payload's cwd is the agent's to move (a `cd /tmp` first): the project the harness named is
+  // judged as well, so a command or a write aimed at it from outside is still seen.
+  const here = await repoAt(e.cwd);
+  // (usually the same tree: no second rev-parse then)
+  const project = opts.projectDir && !(here && within(here.root, opts.projectDir)) ? await repoAt(opts.projectDir) : null;
+  const repos = [here, project].filter((r, i, all): r is Repo => r !== null && all.findIndex((x) => x?.root === r.root) === i);
+  // the net itself first (file reads only): removed outside guard, it is said before anything runs
+  const net = repos.length > 0 ? await integrityProblems(repos[0]!.commonDir) : [];
+  if (net.length > 0 && e.phase === 'pre') {
+    return { outcome: { kind: 'deny', reason: `${integritySentence(net)} guard blocks tool calls until a person has looked: tell the user to run guard doctor, then guard recover (or guard init).` }, notes: [] };
+  }
+  const r = await judgeCall(opts, repos, now);
+  if (net.length === 0) return r;
+  const said = integritySentence(net);
+  const outcome: Outcome = r.outcome.kind === 'inform' ? { kind: 'inform', message: `${r.outcome.message} ${said}` } : { kind: 'inform', message: `guard: ${said} Tell the user: the safety net is down until guard recover (or guard init) is run.` };
+  return { ...r, outcome };
+}
+
+/** One call in the work trees it touches: background reports first, then the shell or write flow. */
+async function judgeCall(opts: HookOptions, repos: Repo[], now: Date): Promise<HookResult> {
+  const e = opts.event;
+  if (e.action.kind === 'other') return { outcome: NONE, notes: [] };
+  const meta: SessionMeta = { harness: e.harness, session: e.sessionId, toolCall: e.toolCallId };
+  // what a command still running in the background destroyed since the last call (reportBackground)
+  const late = await reportBackground(repos, e, now);
+  // before a tool: refused once, untouched, so the model reads the report first (no checkpoint, no step)
+  if (late.length > 0 && e.phase === 'pre') return withLate({ outcome: NONE, notes: [] }, late, 'pre');
+  let r: HookResult;
+  if (e.action.kind === 'shell') {
+    if (repos.length === 0) return withLate({ outcome: NONE, notes: [`${e.cwd} is not in a git work tree: no opinion`] }, late, e.phase);
+    const action = e.action;
+    const each = await Promise.all(repos.map((repo) => (e.phase === 'pre' ? shellBefore(repo, e, action.command, action.background === true, meta, now) : shellAfter(repo, e, action.command, meta, now))));
+    r = mergeResults(each);
+  } else {
+    const files = e.action.files;
+    const repo = await repoOfWrite(repos, e.cwd, files);
+    if (!repo) return withLate({ outcome: NONE, notes: [`${files.map((f) => f.path).join(', ')}: outside every git work tree: no opinion`] }, late, e.phase);
+    r = e.phase === 'pre' ? await writeBefore(repo, e, files, opts.auto, now) : await writeAfter(repo, e, meta, now);
+  }
+  return withLate(r, late, e.phase);
+}
+
+async function repoAt(dir: string): Promise<Repo | null> {
+  return openRepo(dir).catch((err) => {
     // a harness working outside any repository: not guard's business
     if (err instanceof GuardError && err.code === 'E_NOT_A_REPO') return null;
     throw err;
   });
-  if (!repo) return { outcome: NONE, notes: [`${e.cwd} is not in a git work tree: no opinion`] };
-  const now = opts.now ?? new Date();
-  const meta: SessionMeta = { harness: e.harness, session: e.sessionId, toolCall: e.toolCallId };
-  // the net itself first (file reads only): removed outside guard, it is said before anything runs
-  const problems = await integrityProblems(repo.commonDir);
-  if (problems.length > 0 && e.phase === 'pre') {
-    return { outcome: { kind: 'deny', reason: `${integritySentence(problems)} guard blocks tool calls until a person has looked: tell the user to run guard doctor, then guard recover (or guard init).` }, notes: [] };
+}
+
+/**
+ * The work tree a write call lands in: the one around the payload's cwd or
+ * the project's, whichever holds its files; for a file in neither (an
+ * absolute path into another checkout), the checkout around that file. A
+ * call whose files land in two work trees is refused: harnesses apply it
+ * whole, and guard judges one tree at a time.
+ */
+async function repoOfWrite(known: Repo[], cwd: string, files: FileChange[]): Promise<Repo | null> {
+  const found = new Map<string, Repo>();
+  for (const f of files) {
+    // named inside a known tree (even through a link that leads out: place() refuses that), or really inside it
+    const lexical = path.resolve(cwd, f.path);
+    const abs = await realAbs(lexical);
+    let repo: Repo | null = null;
+    // the innermost tree that holds it (a nested checkout inside the project is its own)
+    for (const k of known) if ((within(k.root, lexical) || within(await realpath(k.root), abs)) && (!repo || k.root.length > repo.root.length)) repo = k;
+    // leaving the cwd's tree through "..": judged there, where place() refuses it
+    if (!repo && f.path.split(/[\\/]/).includes('..')) repo = known.find((k) => within(k.root, cwd)) ?? null;
+    if (!repo) repo = await repoAt(await nearestFolder(abs));
+    if (repo) found.set(repo.root, repo);
   }
-  let r: HookResult;
-  if (e.action.kind === 'shell') r = await (e.phase === 'pre' ? shellBefore(repo, e, e.action.command, meta, now) : shellAfter(repo, e, e.action.command, meta, now));
-  else r = await (e.phase === 'pre' ? writeBefore(repo, e, e.action.files, opts.auto, now) : writeAfter(repo, e, meta, now));
-  if (problems.length === 0) return r;
-  const said = integritySentence(problems);
-  const outcome: Outcome = r.outcome.kind === 'inform' ? { kind: 'inform', message: `${r.outcome.message} ${said}` } : { kind: 'inform', message: `guard: ${said} Tell the user: the safety net is down until guard recover (or guard init) is run.` };
-  return { ...r, outcome };
+  if (found.size > 1) throw new GuardError('E_PATH_ESCAPE', `this call writes into ${found.size} work trees (${[...found.keys()].join(', ')})`, 'write the files of one checkout per call');
+  return [...found.values()][0] ?? null;
+}
+
+function within(root: string, abs: string): boolean {
+  const rel = path.relative(root, abs);
+  return rel === '' || (!rel.startsWith('..') && !path.isAbsolute(rel));
+}
+
+/** The path with its longest existing folder prefix resolved (symlinks followed), the rest as given. */
+async function realAbs(abs: string): Promise<string> {
+  let dir = path.dirname(abs);
+  let rest = path.basename(abs);
+  for (;;) {
+    const real = await realpath(dir).catch(() => null);
+    if (real !== null) return path.join(real, rest);
+    const up = path.dirname(dir);
+    if (up === dir) return abs;
+    rest = path.join(path.basename(dir), rest);
+    dir = up;
+  }
+}
+
+async function nearestFolder(abs: string): Promise<string> {
+  let dir = path.dirname(abs);
+  while ((await lstat(dir).catch(() => null))?.isDirectory() !== true) {
+    const up = path.dirname(dir);
+    if (up === dir) break;
+    dir = up;
+  }
+  return dir;
+}
+
+/** Several work trees' answers to one shell call: any report is told, checkpoints listed. */
+function mergeResults(rs: HookResult[]): HookResult {
+  if (rs.length === 1) return rs[0]!;
+  const informs = rs.flatMap((r) => (r.outcome.kind === 'inform' ? [r.outcome.message] : []));
+  return {
+    outcome: informs.length ? { kind: 'inform', message: informs.join('\n\n') } : NONE,
+    checkpoint: rs.map((r) => r.checkpoint).filter(Boolean).join(' '),
+    files: rs.flatMap((r) => r.files ?? []),
+    notes: rs.flatMap((r) => r.notes),
+  };
 }
 
 /* ------------------------------------------------------------ placing */
@@ -136,17 +253,18 @@ type Placed = { kind: 'outside' } | { kind: 'inside'; rel: string; abs: string }
  * what gets measured, and it must stay inside.
  */
 export async function place(root: string, cwd: string, p: string): Promise<Placed> {
-  const abs = path.resolve(cwd, p);
+  let abs = path.resolve(cwd, p);
   const rel = path.relative(root, abs);
   const lexicallyOutside = rel.startsWith('..') || path.isAbsolute(rel);
   if (lexicallyOutside) {
+    // through a symlink to the repository (a linked cwd, /tmp/link/state.py) it is still inside
     const realRoot = await realpath(root);
-    const viaReal = path.relative(realRoot, abs);
-    const outsideReal = viaReal.startsWith('..') || path.isAbsolute(viaReal);
-    if (outsideReal) {
+    const real = await realAbs(abs);
+    if (!within(realRoot, real)) {
       if (p.split(/[\\/]/).includes('..')) throw new GuardError('E_PATH_ESCAPE', `${JSON.stringify(p)} leaves the repository through ".."`, 'name files inside the repository');
       return { kind: 'outside' };
     }
+    abs = path.join(root, path.relative(realRoot, real));
   }
   let inside = await resolveInside(root, abs);
   const st = await lstat(inside.abs).catch(() => null);
@@ -154,14 +272,20 @@ export async function place(root: string, cwd: string, p: string): Promise<Place
     const target = await realpath(inside.abs).catch(() => null);
     if (target === null) throw new GuardError('E_PATH_ESCAPE', `${inside.rel} is a symlink to nothing guard can follow`, 'write the file the link points to by its own name');
     const realRoot = await realpath(root);
-    const within = path.relative(realRoot, target);
-    if (within.startsWith('..') || path.isAbsolute(within)) throw new GuardError('E_PATH_ESCAPE', `${inside.rel} is a symlink that leads outside the repository`, 'write files inside the repository only');
-    inside = await resolveInside(root, within);
+    const inRoot = path.relative(realRoot, target);
+    if (inRoot.startsWith('..') || path.isAbsolute(inRoot)) throw new GuardError('E_PATH_ESCAPE', `${inside.rel} is a symlink that leads outside the repository`, 'write files inside the repository only');
+    inside = await resolveInside(root, inRoot);
   }
   return { kind: 'inside', rel: inside.rel, abs: inside.abs };
 }
 
 /* -------------------------------------------------------------- writes */
+
+/** An edit guard cannot reproduce, and why. */
+interface Unmatched {
+  rel: string;
+  why: string;
+}
 
 /** A file of the call, placed inside the repository. */
 interface PlacedChange {
@@ -230,6 +354,8 @@ interface WriteCall {
   root: string;
   e: HookEvent;
   targets: Target[];
+  /** Edits guard cannot reproduce: the call is refused, the files checkpointed. */
+  unmatched: Unmatched[];
   policy: Policy;
   head: string | null;
   ctx: RecordContext;
@@ -241,16 +367,20 @@ async function writeBefore(repo: Repo, e: HookEvent, files: FileChange[], auto: 
   const notes: string[] = [];
   const w = await readWrite(repo, e, files, notes, now);
   if (w === null) return { outcome: NONE, notes };
+  if (w.unmatched.length > 0) {
+    // what the harness would make of it is unknown: keep the files as they are, and refuse
+    const cp = await checkpointPaths(w, 'deny', unmatchedRecords(w));
+    return { outcome: { kind: 'deny', reason: unmatchedReason(w.unmatched.map((u) => `${u.rel}: ${u.why}`), cp) }, checkpoint: cp, notes };
+  }
   // the source of a move is judged with its destination (a rename), not as a deletion of its own
-  const judged = w.targets.filter((t) => !t.movedAway);
-  const classified = await measureAll(repo, judged, w.policy);
+  const { judged, classified } = await judgeTargets(repo, w.targets.filter((t) => !t.movedAway), w.policy);
   const planFiles = classified.map((c, i) => planFileOf(c, judged[i]!));
   const planned = await plan('hook', planFiles, NO_ANSWERS);
   const v = verdict(planned.files, e.canAsk && !auto);
   const reported: Planned[] = planned.files.map((o, i) => ({ ...judgedOf(classified[i]!), decision: o.decision }));
   if (v === 'deny') {
     const kept = await keepRefused(w, planned, classified);
-    const sessionBased = w.targets.some((t) => t.fromSession && !same(t.base, t.current));
+    const sessionBased = judged.some((t) => t.fromSession && !same(t.base, t.current));
     return { ...writeOutcome(v, reported, { kept, sessionBased }), rejected: kept, notes };
   }
   // ask: what the post event records when the tool ran (the person said yes in the harness): every file taken as it is
@@ -262,8 +392,8 @@ async function writeBefore(repo: Repo, e: HookEvent, files: FileChange[], auto: 
 /**
  * Read a write call: where each file lands, what is on disk, the session
  * base, the file after the call. Null (with a note) when guard has no
- * opinion: nothing inside the repository, an edit that cannot apply (the
- * harness fails the call itself), or a call that changes nothing on disk.
+ * opinion: nothing inside the repository, or a call that changes nothing
+ * on disk. An edit guard cannot reproduce is listed in `unmatched`.
  */
 async function readWrite(repo: Repo, e: HookEvent, files: FileChange[], notes: string[], now: Date): Promise<WriteCall | null> {
   const root = repo.root;
@@ -274,30 +404,68 @@ async function readWrite(repo: Repo, e: HookEvent, files: FileChange[], notes: s
     else placed.push({ rel: p.rel, abs: p.abs, change: f.change });
   }
   if (placed.length === 0) return null;
-  const [bases, [head, configBlob]] = await Promise.all([
-    sessionBases(repo, e.harness, e.sessionId, placed.map((p) => p.rel), READ_CAP),
-    catFileBatch(root, ['HEAD', `HEAD:${CONFIG_FILE}`], READ_CAP),
-  ]);
-  const headOid = head && head.type === 'commit' ? head.oid : null;
-  const policy = makePolicy(configAt('HEAD', configBlob?.data), { bootstrap: configBlob === null });
-  const targets = await readTargets(root, e.cwd, placed, bases);
-  if (typeof targets === 'string') {
-    notes.push(`${targets}; the tool call will fail by itself: no opinion`);
-    return null;
-  }
+  const events = await readSessionEvents(root, sessionPrefix(e.harness, e.sessionId));
+  const { head, policy } = await readPolicy(root, events);
+  const unmatched: Unmatched[] = [];
+  const targets = await readTargets(root, e.cwd, placed, events, unmatched, notes);
   linkMoves(targets);
-  if (targets.every((t) => same(t.current, t.next))) {
+  if (unmatched.length === 0 && targets.every((t) => same(t.current, t.next))) {
     notes.push('the call changes nothing on disk: no opinion');
     return null;
   }
-  const ctx: RecordContext = { command: 'hook', lane: laneOf(root), time: now.toISOString(), base: headOid, harness: e.harness, session: e.sessionId, toolCall: e.toolCallId };
-  return { repo, root, e, targets, policy, head: headOid, ctx, now };
+  const ctx: RecordContext = { command: 'hook', lane: laneOf(root), time: now.toISOString(), base: head, harness: e.harness, session: e.sessionId, toolCall: e.toolCallId };
+  return { repo, root, e, targets, unmatched, policy, head, ctx, now };
 }
 
-/** Each placed file on disk, at its session base and after the call; or why an edit cannot apply ("PATH: why"). */
-async function readTargets(root: string, cwd: string, placed: PlacedChange[], bases: Array<SessionBaseOf | null>): Promise<Target[] | string> {
+/**
+ * The policy a hook call is judged by, and HEAD. HEAD is the agent's to
+ * move (a `git commit --no-verify` of a looser guard.config.json before
+ * the write), so the committed config of HEAD as each of the session's
+ * calls found it counts as well, and the strictest applies: a step forged
+ * with an older, looser HEAD cannot loosen what the real steps hold. One
+ * cat-file; each distinct config parsed once.
+ */
+async function readPolicy(root: string, events: readonly SessionEvent[]): Promise<{ head: string | null; policy: Policy; config: Config }> {
+  const anchors = events.filter((x) => x.worktree === root);
+  // a session event's parent is its checkpoint, whose parent is HEAD as it was then
+  const names = ['HEAD', `HEAD:${CONFIG_FILE}`, ...anchors.map((x) => `${x.commit}^^:${CONFIG_FILE}`)];
+  const [head, configBlob, ...then] = await catFileBatch(root, names, READ_CAP);
+  const headOid = head && head.type === 'commit' ? head.oid : null;
+  let config = configAt('HEAD', configBlob?.data);
+  let bootstrap = configBlob === null;
+  // (no config at all counts once, as the defaults)
+  const seen = new Set<string>([configBlob ? configBlob.oid : '']);
+  for (const [i, blob] of then.entries()) {
+    const key = blob ? blob.oid : '';
+    if (seen.has(key)) continue;
+    seen.add(key);
+    config = stricter(config, configAt(`${anchors[i]!.checkpoint}^`, blob?.data));
+    bootstrap &&= blob === null;
+  }
+  return { head: headOid, policy: makePolicy(config, { bootstrap }), config };
+}
+
+/** Of two policies, what each would ask a person about. */
+function stricter(a: Config, b: Config): Config {
+  return {
+    lineThreshold: Math.min(a.lineThreshold, b.lineThreshold),
+    byteThreshold: Math.min(a.byteThreshold, b.byteThreshold),
+    changeRatio: Math.min(a.changeRatio, b.changeRatio),
+    protect: [...new Set([...a.protect, ...b.protect])],
+    ignore: a.ignore.filter((g) => b.ignore.includes(g)),
+    maxFileBytes: Math.min(a.maxFileBytes, b.maxFileBytes),
+    preview: a.preview,
+  };
+}
+
+/** Each placed file on disk, at its session base and after the call; an edit that cannot be reproduced goes to `unmatched` ("PATH: why"). */
+async function readTargets(root: string, cwd: string, placed: PlacedChange[], events: SessionEvent[], unmatched: Unmatched[], notes: string[]): Promise<Target[]> {
   const disk = await Promise.all(placed.map((p) => readDisk(p.abs)));
+  const baseEvents = placed.map((p) => baseEventFor(events, root, p.rel));
+  const wanted = baseEvents.flatMap((ev, i) => (ev ? [`${ev.commit}:${placed[i]!.rel}`] : []));
+  const blobs = wanted.length ? await catFileBatch(root, wanted, READ_CAP) : [];
   const targets: Target[] = [];
+  let k = 0;
   for (const [i, p] of placed.entries()) {
     const { content: current, mode } = disk[i]!;
     let source: Buffer | null = null;
@@ -308,15 +476,18 @@ async function readTargets(root: string, cwd: string, placed: PlacedChange[], ba
       if (from.kind === 'inside') movedFrom = from.rel;
     }
     const r = apply(p.change, current, source);
-    // the harness fails this call itself and tells the model why
-    if (!r.ok) return `${p.rel}: ${r.why}`;
+    // guard cannot tell what the harness makes of it (it may match loosely where guard could not)
+    if (!r.ok) unmatched.push({ rel: p.rel, why: r.why });
+    else if ('loose' in r && r.loose) notes.push(`${p.rel}: ${r.loose.join('; ')}`);
     let base = current;
     let fromSession = false;
-    if (bases[i]) {
-      base = bases[i]!.data;
+    if (baseEvents[i]) {
+      const b = blobs[k++];
+      base = b && b.type === 'blob' ? (b.data ?? null) : null;
       fromSession = true;
     }
-    targets.push({ rel: p.rel, abs: p.abs, change: p.change, current, mode, next: r.text === null ? null : Buffer.from(r.text, 'utf8'), base, fromSession, ...(movedFrom ? { movedFrom } : {}) });
+    const next = !r.ok ? current : r.text === null ? null : Buffer.from(r.text, 'utf8');
+    targets.push({ rel: p.rel, abs: p.abs, change: p.change, current, mode, next, base, fromSession, ...(movedFrom ? { movedFrom } : {}) });
   }
   return targets;
 }
@@ -334,6 +505,23 @@ function linkMoves(targets: Target[]): void {
     if (t.current === null && !t.fromSession) t.base = src.base;
     else delete t.movedFrom;
   }
+}
+
+/**
+ * Each file measured against its session base and, where that differs
+ * from the disk, against the disk too: the stricter counts. The session
+ * base is read from refs the agent can write (`git update-ref` of a forged
+ * step whose tree holds a 10-line "base"), so it may only ever make the
+ * gate stricter, never looser. One more diff --no-index, only then.
+ */
+async function judgeTargets(repo: Repo, targets: Target[], policy: Policy): Promise<{ judged: Target[]; classified: Classification[] }> {
+  const classified = await measureAll(repo, targets, policy);
+  const drift = targets.map((t) => t.fromSession && !same(t.base, t.current));
+  if (!drift.some(Boolean)) return { judged: targets, classified };
+  const onDisk = targets.map((t) => ({ ...t, base: t.current, fromSession: false }));
+  const againstDisk = await measureAll(repo, onDisk, policy);
+  const stricter = targets.map((_, i) => drift[i]! && againstDisk[i]!.needsApproval && !classified[i]!.needsApproval);
+  return { judged: targets.map((t, i) => (stricter[i] ? onDisk[i]! : t)), classified: classified.map((c, i) => (stricter[i] ? againstDisk[i]! : c)) };
 }
 
 /** One file for the plan: measured against its session base; the disk holds what is there now. */
@@ -379,7 +567,7 @@ async function keepRefused(w: WriteCall, planned: Plan, classified: Classificati
  * the decisions now; ask leaves them in the step (`asked`) for the post
  * event, which runs only when the person said yes. Returns the checkpoint id.
  */
-async function checkpointPaths(w: WriteCall, v: 'allow' | 'ask', decisions: DecisionRecord[]): Promise<string> {
+async function checkpointPaths(w: WriteCall, v: 'allow' | 'ask' | 'deny', decisions: DecisionRecord[]): Promise<string> {
   const { e, now } = w;
   const cpRef = newRef(REFS.checkpoints, now);
   const cpId = checkpointId(cpRef);
@@ -395,21 +583,34 @@ async function checkpointPaths(w: WriteCall, v: 'allow' | 'ask', decisions: Deci
     ...{ checkpoint: cpId, paths, worktree: w.root, time: now.toISOString(), outcome: v },
     ...(v === 'ask' ? { asked: decisions } : {}),
   });
-  const stepRef = newRef(sessionPrefix(e.harness, e.sessionId), now);
-  const commits: RecordCommit[] = [
-    { ref: cpRef, mark: 1, parent: w.head, message: cpMessage, changes: w.targets.map((t) => blobChange(t.rel, t.current, t.mode)) },
-    { ref: stepRef, parent: ':1', message: step, changes: [] },
-  ];
-  if (v === 'allow') commits.push({ ref: newRef(REFS.decisions, now), parent: null, message: batchMessage(w.ctx, decisions), changes: [] });
-  // indexed first, by the step's ref name (its tree is the checkpoint's): killed before the
-  // records exist, the entry names a ref that is not there, and the next call rebuilds the index
-  const at = { commit: stepRef, checkpoint: cpId, time: now.toISOString(), ref: stepRef };
-  await noteEvent(w.repo, { harness: e.harness, session: e.sessionId, worktree: w.root, paths, kind: 'write', phase: 'pre', toolCall: e.toolCallId, outcome: v }, at, at);
+  const commits: RecordCommit[] = [{ ref: cpRef, mark: 1, parent: w.head, message: cpMessage, changes: w.targets.map((t) => blobChange(t.rel, t.current, t.mode)) }];
+  // a refused call wrote nothing: no session step (rewind puts back only what the session wrote)
+  if (v !== 'deny') {
+    const stepRef = newRef(sessionPrefix(e.harness, e.sessionId), now);
+    commits.push({ ref: stepRef, parent: ':1', message: step, changes: [] });
+    // indexed first, by the step's ref name (its tree is the checkpoint's): killed before the
+    // records exist, the entry names a ref that is not there, and the next call rebuilds the index
+    const at = { commit: stepRef, checkpoint: cpId, time: now.toISOString(), ref: stepRef };
+    await noteEvent(w.repo, { harness: e.harness, session: e.sessionId, worktree: w.root, paths, kind: 'write', phase: 'pre', toolCall: e.toolCallId, outcome: v }, at, at);
+  }
+  if (v !== 'ask' && decisions.length > 0) commits.push({ ref: newRef(REFS.decisions, now), parent: null, message: batchMessage(w.ctx, decisions), changes: [] });
   faultPoint('hook:before-record');
   await writeRecords(w.root, commits, now);
   faultPoint('hook:after-record');
   await packWhenLoose(w.repo.commonDir, w.root);
   return cpId;
+}
+
+/** The record of a call refused because guard cannot reproduce its edits: blocked, each file as it stands. */
+function unmatchedRecords(w: WriteCall): DecisionRecord[] {
+  return w.unmatched.map(({ rel, why }) => {
+    const t = w.targets.find((x) => x.rel === rel);
+    const lines = t?.current ? countLines(t.current) : 0;
+    return {
+      ...{ path: rel, status: 'modify' as const, existingLines: lines, linesAdded: 0, linesDeleted: 0, changeRatio: 0, needsApproval: true },
+      ...{ reasons: [`an edit guard cannot reproduce (${why})`], rules: ['unmatched-edit'], decision: 'blocked' as const, decider: 'auto' as const },
+    };
+  });
 }
 
 function same(a: Buffer | null, b: Buffer | null): boolean {
@@ -517,39 +718,22 @@ async function askedOf(repo: Repo, e: HookEvent, toolCall: string): Promise<{ as
 
 /* -------------------------------------------------------------- shell */
 
-async function shellBefore(repo: Repo, e: HookEvent, command: string, meta: SessionMeta, now: Date): Promise<HookResult> {
+async function shellBefore(repo: Repo, e: HookEvent, command: string, background: boolean, meta: SessionMeta, now: Date): Promise<HookResult> {
   // the session step goes in the checkpoint's own fast-import
-  let stepRef = '';
-  const records = (c: { id: string; commit: string }) => {
-    const step = sessionCommit(repo, e, c.commit, c.id, 'pre', command, now);
-    stepRef = step.ref!;
-    return [step];
-  };
+  const records = (c: { id: string; commit: string }) => [sessionCommit(repo, e, c.commit, c.id, 'pre', command, now, undefined, background)];
   const cp = await checkpoint(repo, { reason: `before ${e.harness} shell: ${oneLine(command)}`, command: 'hook', lane: laneOf(repo.root), session: meta, now, records });
-  await noteShell(repo, e, 'pre', { commit: cp.commit, checkpoint: cp.id, time: now.toISOString(), ref: stepRef });
+  if (background) await markBackground(repo, e, now);
+  await packWhenLoose(repo.commonDir, repo.root);
   return { outcome: NONE, checkpoint: cp.id, notes: [] };
 }
 
-/** After a shell call's records: its event into the session index, and the loose objects packed when they pile up (git/records.ts). */
-async function noteShell(repo: Repo, e: HookEvent, phase: 'pre' | 'post', at: { commit: string; checkpoint: string; time: string; ref: string }): Promise<void> {
-  await noteEvent(repo, { harness: e.harness, session: e.sessionId, worktree: repo.root, paths: null, kind: 'shell', phase, toolCall: e.toolCallId }, at);
-  await packWhenLoose(repo.commonDir, repo.root);
-}
-
-
-/** The report's head when the command took only what lies outside the work tree's tree. */
-function outsideMessage(command: string): string {
-  const shown = command.length > 80 ? command.slice(0, 77) + '...' : command;
-  return `guard: the command \`${shown}\` took work that git does not track. Nothing was undone. Do not carry on as if the files were still there: tell the user, and do not run commands that discard uncommitted work.`;
-}
-
-function sessionCommit(repo: Repo, e: HookEvent, commit: string, id: string, phase: 'pre' | 'post', command: string, now: Date, lost?: string[], notKept?: string[]): RecordCommit {
+function sessionCommit(repo: Repo, e: HookEvent, commit: string, id: string, phase: 'pre' | 'post', command: string, now: Date, lost?: string[], background?: boolean, toolCall?: string | null, notKept?: string[]): RecordCommit {
   return sessionEventCommit(
     commit,
     {
       harness: e.harness,
       session: e.sessionId,
-      toolCall: e.toolCallId,
+      toolCall: toolCall === undefined ? e.toolCallId : toolCall,
       tool: e.tool,
       phase,
       kind: 'shell',
@@ -559,6 +743,7 @@ function sessionCommit(repo: Repo, e: HookEvent, commit: string, id: string, pha
       time: now.toISOString(),
       command: oneLine(command),
       ...(lost ? { lost } : {}),
+      ...(background ? { background: true } : {}),
       ...(notKept?.length ? { notKept } : {}),
     },
     now,
@@ -575,63 +760,167 @@ export function shellWord(p: string): string {
   return /^[A-Za-z0-9_./@%+=:,-]+$/.test(p) ? p : `'${p.replace(/'/g, `'\\''`)}'`;
 }
 
-/** The checkpoint before this shell call (this tool call's, or the latest one's): from the session index, else the refs. */
-async function preShellOf(repo: Repo, e: HookEvent): Promise<{ commit: string; checkpoint: string; checkpointRev: string } | null> {
-  // the index names the checkpoint commit itself; a step read from the refs is the event commit, whose parent it is
-  const indexed = await indexedShellBefore(repo, e.harness, e.sessionId, e.toolCallId);
-  if (indexed !== undefined) return indexed && { ...indexed, checkpointRev: indexed.commit };
-  const events = await readSessionEvents(repo.root, sessionPrefix(e.harness, e.sessionId));
-  const pres = events.filter((x) => x.kind === 'shell' && x.phase === 'pre' && x.worktree === repo.root);
-  const pre = (e.toolCallId ? pres.filter((x) => x.toolCall === e.toolCallId) : pres).pop();
-  return pre ? { ...pre, checkpointRev: `${pre.commit}^` } : null;
-}
-
 async function shellAfter(repo: Repo, e: HookEvent, command: string, meta: SessionMeta, now: Date): Promise<HookResult> {
   const root = repo.root;
-  const [pre, cp] = await Promise.all([
-    preShellOf(repo, e),
+  const [events, cp] = await Promise.all([
+    readSessionEvents(root, sessionPrefix(e.harness, e.sessionId)),
     checkpoint(repo, { reason: `after ${e.harness} shell: ${oneLine(command)}`, command: 'hook', lane: laneOf(root), session: meta, now }),
   ]);
-  const postAt = { commit: cp.commit, checkpoint: cp.id, time: now.toISOString(), ref: '' };
-  // the config, and the checkpoint before the command: what it kept outside git
-  const [configBlob, preCp] = await catFileBatch(root, [`HEAD:${CONFIG_FILE}`, ...(pre ? [pre.checkpointRev] : [])], READ_CAP);
+  const pres = events.filter((x) => x.kind === 'shell' && x.phase === 'pre' && x.worktree === root);
+  const pre = (e.toolCallId ? pres.filter((x) => x.toolCall === e.toolCallId) : pres).pop() ?? null;
   if (!pre) {
-    const step = sessionCommit(repo, e, cp.commit, cp.id, 'post', command, now);
-    await writeRecords(root, [step], now);
-    await noteShell(repo, e, 'post', { ...postAt, ref: step.ref! });
+    await writeRecords(root, [sessionCommit(repo, e, cp.commit, cp.id, 'post', command, now)], now);
     return { outcome: NONE, checkpoint: cp.id, notes: ['no checkpoint from before this command: nothing to compare with'] };
   }
-  const config = configAt('HEAD', configBlob?.data);
-  const policy = makePolicy(config, { bootstrap: configBlob === null });
-  const entries = await treeDiff(root, pre.commit, cp.commit);
-  const touched = entries.filter((x) => x.oldOid !== null);
-  const { facts } = touched.length ? await collectFacts(root, touched, { maxBytes: Math.min(config.maxFileBytes, READ_CAP) }) : { facts: [] };
-  const classified = facts.map((f) => classify(f, policy));
-  // Lost: a file deleted or replaced that would need approval, or, when the command
-  // took lineThreshold lines or more in all (a `git checkout -- .` over a day of
-  // small edits), every file it took lines from.
-  const total = classified.reduce((n, c) => n + c.linesDeleted, 0);
-  const lost = classified.filter((c) => ((c.status === 'delete' || c.status === 'replace') && c.needsApproval) || (total >= config.lineThreshold && c.linesDeleted > 0));
-  // what it took outside the work tree's tree (ignored files, nested repositories, lanes, files over the cap),
-  // and the harness hook configuration it changed (shell-coverage.ts)
+  // the checkpoint before the command (the step's parent): what it kept outside git's tree
+  const [{ config, policy }, [preCp]] = await Promise.all([readPolicy(root, events), catFileBatch(root, [`${pre.commit}^`], READ_CAP)]);
+  const { lost, gate: inTree } = await lossesBetween(root, pre.commit, cp.commit, config, policy);
+  // what it took outside the work tree's tree (ignored files, nested repositories, lanes, files over the cap): shell-coverage.ts
   const outside = await coverageLoss(root, preCp?.type === 'commit' ? (preCp.data ?? null) : null, cp);
-  const gate = [...new Set([...entries.flatMap((x) => [x.path, x.oldPath ?? '']), ...outside.kept.map((k) => k.path)])].filter((p) => GATE_FILES.has(p));
+  const gate = [...new Set([...inTree, ...outside.kept.map((k) => k.path).filter((p) => GATE_FILES.has(p))])];
   const lostPaths = [...lost.map((c) => c.path), ...outside.kept.map((k) => k.path)];
-  const step = sessionCommit(repo, e, cp.commit, cp.id, 'post', command, now, lostPaths, outside.notKept.map((n) => n.path));
-  await writeRecords(root, [step], now);
-  await noteShell(repo, e, 'post', { ...postAt, ref: step.ref! });
-  const extra = coverageSentences(outside, pre.checkpoint, shellWord, lost.length > 0);
-  if (gate.length > 0) {
-    extra.push(
-      `WARNING: it changed ${gate.join(', ')}, the hook configuration that runs guard: the safety net may be off from the next session on. ` +
-        `The person must check it (guard doctor); the earlier version: guard restore ${pre.checkpoint} -- ${gate.map(shellWord).join(' ')}.`,
-    );
-  }
-  if (lost.length === 0 && extra.length === 0) return { outcome: NONE, checkpoint: cp.id, notes: [] };
-  const paths = lost.map((c) => c.oldPath ?? c.path);
-  const restore = paths.length <= 20 ? `guard restore ${pre.checkpoint} -- ${paths.map(shellWord).join(' ')}` : `guard restore ${pre.checkpoint}`;
-  const rewind = `guard rewind ${shellWord(e.sessionId)}`;
+  await writeRecords(root, [sessionCommit(repo, e, cp.commit, cp.id, 'post', command, now, lostPaths, undefined, undefined, outside.notKept.map((n) => n.path))], now);
+  await packWhenLoose(repo.commonDir, root);
+  const messages: string[] = [];
   const judged: Judged[] = lost.map((c) => ({ ...judgedOf(c), needsApproval: true }));
-  const head = lost.length > 0 ? lossMessage(command, judged, restore, rewind) : outsideMessage(command);
-  return { outcome: { kind: 'inform', message: [head, ...extra].join(' ') }, checkpoint: cp.id, files: judged.map((j) => ({ ...j, decision: 'lost' })), notes: [] };
+  if (lost.length > 0) messages.push(lossMessage(command, judged, restoreCommand(pre.checkpoint, lost), `guard rewind ${shellWord(e.sessionId)}`));
+  const extra = coverageSentences(outside, pre.checkpoint, shellWord, lost.length > 0);
+  if (extra.length > 0) messages.push((lost.length > 0 ? extra : [outsideMessage(command), ...extra]).join(' '));
+  if (gate.length > 0) messages.push(gateMessage(gate, pre.checkpoint, false));
+  if (messages.length === 0) return { outcome: NONE, checkpoint: cp.id, notes: [] };
+  return { outcome: { kind: 'inform', message: messages.join('\n\n') }, checkpoint: cp.id, files: judged.map((j) => ({ ...j, decision: 'lost' })), notes: [] };
+}
+
+/** The report's head when the command took only what lies outside the work tree's tree. */
+function outsideMessage(command: string): string {
+  const shown = command.length > 80 ? command.slice(0, 77) + '...' : command;
+  return `guard: the command \`${shown}\` took work that git does not track. Nothing was undone. Do not carry on as if the files were still there: tell the user, and do not run commands that discard uncommitted work.`;
+}
+
+function restoreCommand(checkpointId: string, lost: Classification[]): string {
+  const paths = lost.map((c) => c.oldPath ?? c.path);
+  return paths.length <= 20 ? `guard restore ${checkpointId} -- ${paths.map(shellWord).join(' ')}` : `guard restore ${checkpointId}`;
+}
+
+/**
+ * What went from one whole-tree checkpoint to another: a file deleted or
+ * replaced that would need approval, or, when lineThreshold lines or more
+ * went in all (a `git checkout -- .` over a day of small edits), every
+ * file that lost lines.
+ */
+async function lossesBetween(root: string, from: string, to: string, config: Config, policy: Policy, skip?: ReadonlySet<string>): Promise<Losses> {
+  const all = (await treeDiff(root, from, to)).filter((x) => !skip?.has(x.oldPath ?? x.path));
+  // the gate itself: the harness hook configs, guard.config.json, .husky/, whatever the policy protects
+  const gate = [...new Set(all.flatMap((x) => [x.path, ...(x.oldPath !== undefined ? [x.oldPath] : [])]).filter((p) => GATE_FILES.has(p) || policy.isProtected(p)))];
+  const entries = all.filter((x) => x.oldOid !== null);
+  const { facts } = entries.length ? await collectFacts(root, entries, { maxBytes: Math.min(config.maxFileBytes, READ_CAP) }) : { facts: [] };
+  const classified = facts.map((f) => classify(f, policy));
+  const total = classified.reduce((n, c) => n + c.linesDeleted, 0);
+  return { lost: classified.filter((c) => ((c.status === 'delete' || c.status === 'replace') && c.needsApproval) || (total >= config.lineThreshold && c.linesDeleted > 0)), gate };
+}
+
+interface Losses {
+  lost: Classification[];
+  /** Protected paths and harness hook configs the command changed, added or removed (the gate itself). */
+  gate: string[];
+}
+
+/**
+ * For the model and the person: a shell command changed the gate (a tool
+ * call doing it would have been refused). It does not repeat the command:
+ * it follows the loss report of the same command, or stands alone.
+ */
+function gateMessage(gate: readonly string[], checkpointId: string, background: boolean): string {
+  return (
+    `guard: ${background ? 'the command run in the background' : 'the command'} also changed what guards this repository: ${gate.slice(0, 10).join(', ')}${gate.length > 10 ? ` (and ${gate.length - 10} more)` : ''}. ` +
+    `Only a person may change these (a write tool doing it is refused). guard kept them as they were: guard restore ${checkpointId} -- ${gate.slice(0, 20).map(shellWord).join(' ')}. ` +
+    `Tell the user what changed and why; do not change them again.`
+  );
+}
+
+/* --------------------------------------------------- background commands */
+
+/**
+ * A command run in the background (Claude's run_in_background) gets its
+ * post event about 0.4 s after it starts, while it still runs. Its
+ * checkpoint from before stays open: at every later hook call of the
+ * session, in any event, for BACKGROUND_OPEN_MS after it started, guard
+ * checkpoints the tree and reports what was lost since the last such
+ * check (or its own after-event), leaving out what the session's own calls
+ * since then account for (its writes, the losses of its other commands).
+ * Each check is a post step of the background call (its lost paths
+ * listed), the baseline of the next one. No git process while none is
+ * open (the session's events are read once per call anyway); a checkpoint
+ * and one fast-import per call while one is.
+ */
+const BACKGROUND_OPEN_MS = 30 * 60_000;
+
+/** The session's marker that a background command may still be open (the time it started): without it, no call reads the session's steps for reportBackground. */
+function backgroundMarker(repo: Repo, e: HookEvent): string {
+  return path.join(indexDir(repo, e.harness, e.sessionId), 'background-open');
+}
+
+async function markBackground(repo: Repo, e: HookEvent, now: Date): Promise<void> {
+  const file = backgroundMarker(repo, e);
+  await mkdir(path.dirname(file), { recursive: true });
+  await writeFile(file, now.toISOString() + '\n');
+}
+
+/** Whether a background command of the session started within BACKGROUND_OPEN_MS (one file read). */
+async function backgroundOpen(repo: Repo, e: HookEvent, now: Date): Promise<boolean> {
+  const text = await readFile(backgroundMarker(repo, e), 'utf8').catch(() => null);
+  const t = text === null ? NaN : Date.parse(text.trim());
+  // unreadable or in the future: read the steps (the safe side)
+  return text !== null && (Number.isNaN(t) || t > now.getTime() || now.getTime() - t < BACKGROUND_OPEN_MS);
+}
+
+interface Late {
+  message: string;
+  checkpoint: string;
+}
+
+async function reportBackground(repos: readonly Repo[], e: HookEvent, now: Date): Promise<Late[]> {
+  const out: Late[] = [];
+  for (const repo of repos) {
+    const root = repo.root;
+    if (!(await backgroundOpen(repo, e, now))) continue;
+    const events = await readSessionEvents(root, sessionPrefix(e.harness, e.sessionId));
+    // the call's own background command is reported by its own after-event (Gemini names no tool call: the latest shell pre)
+    const own = e.toolCallId !== null ? (x: SessionEvent) => x.toolCall === e.toolCallId : (x: SessionEvent) => e.phase === 'post' && e.action.kind === 'shell' && x === events.filter((y) => y.kind === 'shell' && y.phase === 'pre' && y.worktree === root).pop();
+    const open = events.filter((x) => x.background && x.phase === 'pre' && x.worktree === root && now.getTime() - Date.parse(x.time) < BACKGROUND_OPEN_MS && !own(x));
+    if (open.length === 0) continue;
+    const cp = await checkpoint(repo, { reason: `${e.harness} background commands still open`, command: 'hook', lane: laneOf(root), session: { harness: e.harness, session: e.sessionId, toolCall: e.toolCallId }, now });
+    const { config, policy } = await readPolicy(root, events);
+    const records: RecordCommit[] = [];
+    for (const bg of open) {
+      // each check is a post step of the background call: the next one compares from the last
+      const mine = (x: SessionEvent) => x.kind === 'shell' && x.phase === 'post' && x.toolCall === bg.toolCall && (bg.toolCall !== null || x.command === bg.command);
+      const baseline = events.filter((x) => x.time >= bg.time && mine(x)).pop() ?? bg;
+      // what the session's own calls since then account for: its writes, its other commands' losses
+      const later = events.filter((x) => x.time >= baseline.time && x !== baseline && x !== bg && !mine(x));
+      const accounted = new Set<string>(later.flatMap((x) => (x.kind === 'write' ? (x.paths ?? []) : (x.lost ?? []))));
+      const { lost, gate } = await lossesBetween(root, baseline.commit, cp.commit, config, policy, accounted);
+      records.push(sessionCommit(repo, e, cp.commit, cp.id, 'post', bg.command ?? '', now, lost.map((c) => c.path), false, bg.toolCall));
+      const shown = `${bg.command ?? ''} (run in the background)`;
+      if (lost.length > 0) {
+        const judged: Judged[] = lost.map((c) => ({ ...judgedOf(c), needsApproval: true }));
+        out.push({ message: lossMessage(shown, judged, restoreCommand(bg.checkpoint, lost), `guard rewind ${shellWord(e.sessionId)}`), checkpoint: cp.id });
+      }
+      if (gate.length > 0) out.push({ message: gateMessage(gate, baseline.checkpoint, true), checkpoint: cp.id });
+    }
+    if (records.length) await writeRecords(root, records, now);
+  }
+  return out;
+}
+
+/** A call's own answer with what background commands destroyed: told after a tool; before one, the call is refused once so the model reads it. */
+function withLate(r: HookResult, late: Late[], phase: 'pre' | 'post'): HookResult {
+  if (late.length === 0) return r;
+  const message = late.map((l) => l.message).join('\n\n');
+  const o = r.outcome;
+  let outcome: Outcome;
+  if (phase === 'post' || o.kind === 'inform') outcome = { kind: 'inform', message: o.kind === 'inform' ? `${o.message}\n\n${message}` : message };
+  else if (o.kind === 'deny' || o.kind === 'ask') outcome = { ...o, reason: `${o.reason}\n\n${message}` };
+  else outcome = { kind: 'deny', reason: `guard stopped this call to tell you first: ${message} This call did not run; run it again once you have told the user.` };
+  return { ...r, outcome, notes: [...r.notes, 'a background command of this session lost work since the last call'] };
 }

@@ -74,14 +74,37 @@ export async function rewind(opts: RewindOptions): Promise<RewindResult> {
   const lock = await lockTree(repo, `guard rewind ${session}`, { waitMs: LOCK_WAIT_MS });
   try {
     const undo = await checkpoint(repo, { reason: `before guard rewind ${session}`, command: 'rewind', lane: laneOf(repo.root) });
-    // each shell call's changes: its checkpoint before vs after (its post event), or vs now
+    // each shell call's changes: its checkpoint before vs after (its post event); without one (no
+    // after-event came, or the command ran in the background and went on after it), vs now, but
+    // only files that were there before it, and none that another session wrote or lost since
     const shells = events.flatMap((e, i) => {
       if (e.kind !== 'shell' || e.phase !== 'pre') return [];
-      const post = events.slice(i + 1).find((x) => x.kind === 'shell' && x.phase === 'post' && (e.toolCall === null || x.toolCall === e.toolCall));
-      return [{ e, after: post?.commit ?? undo.commit }];
+      const post = e.background ? undefined : events.slice(i + 1).find((x) => x.kind === 'shell' && x.phase === 'post' && (e.toolCall === null || x.toolCall === e.toolCall));
+      return [{ e, after: post?.commit ?? null }];
     });
-    const changed = await changedPaths(repo.root, shells.map((s) => [s.e.commit, s.after]));
-    const byEvent = new Map(shells.map((s, i) => [s.e, changed[i]!]));
+    const unpaired = shells.some((s) => s.after === null);
+    const others = unpaired ? (await readSessionEvents(repo.root, SESSION_REFS)).filter((x) => x.worktree === repo.root && !(x.harness === harness && x.session === session)) : [];
+    // what the other sessions' shell calls changed (before vs their after-event), in the same batch
+    const theirShells = others.flatMap((x, i) => {
+      if (x.kind !== 'shell' || x.phase !== 'pre') return [];
+      const post = others.slice(i + 1).find((y) => y.kind === 'shell' && y.phase === 'post' && y.harness === x.harness && y.session === x.session && y.toolCall === x.toolCall);
+      return post ? [{ x, pair: [x.commit, post.commit] as [string, string] }] : [];
+    });
+    const changed = await changedPaths(repo.root, [
+      ...shells.map((s): [string, string] | [string, string, 'existing'] => (s.after ? [s.e.commit, s.after] : [s.e.commit, undo.commit, 'existing'])),
+      ...theirShells.map((t) => t.pair),
+    ]);
+    const theirChanges = theirShells.map((t, i) => ({ time: t.x.time, paths: changed[shells.length + i]! }));
+    const byEvent = new Map(
+      shells.map((s, i) => {
+        if (s.after) return [s.e, changed[i]!];
+        const theirs = new Set([
+          ...others.filter((x) => x.time >= s.e.time).flatMap((x) => (x.kind === 'write' ? (x.paths ?? []) : (x.lost ?? []))),
+          ...theirChanges.filter((t) => t.time >= s.e.time).flatMap((t) => t.paths),
+        ]);
+        return [s.e, changed[i]!.filter((p) => !theirs.has(p))];
+      }),
+    );
     // per path, the earliest state the session saw from `start` on
     const owner = new Map<string, SessionEvent>();
     for (const e of events) {

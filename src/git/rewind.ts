@@ -45,11 +45,16 @@ export async function putBack(repo: Repo, now: Checkpoint, groups: readonly PutB
   return changes;
 }
 
-/** The paths that differ between two commits' trees, for each pair, with one process per pair. */
-export async function changedPaths(cwd: string, pairs: ReadonlyArray<[string, string]>): Promise<string[][]> {
+/**
+ * The paths that differ between two commits' trees, for each pair, with one
+ * process per pair. `existing`: only paths the first tree holds (modified,
+ * deleted, type changed), never one added since.
+ */
+export async function changedPaths(cwd: string, pairs: ReadonlyArray<[string, string] | [string, string, 'existing']>): Promise<string[][]> {
   return Promise.all(
-    pairs.map(([a, b]) =>
-      git(['diff-tree', '-r', '-z', '--name-only', '--no-renames', a, b], { cwd }).then((r) => r.stdout.toString('utf8').split('\0').filter(Boolean)),
+    pairs.map(([a, b, only]) =>
+      // --diff-filter=MDT: a file added after the first tree may be a person's, not the session's
+      git(['diff-tree', '-r', '-z', '--name-only', '--no-renames', ...(only ? ['--diff-filter=MDT'] : []), a, b], { cwd }).then((r) => r.stdout.toString('utf8').split('\0').filter(Boolean)),
     ),
   );
 }

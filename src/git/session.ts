@@ -52,6 +52,8 @@ export interface SessionEvent {
   command?: string;
   /** A write put to a person: the decisions to record as approved when it ran. */
   asked?: unknown[];
+  /** A shell call run in the background: its post event comes while it runs, so it stays open (flows/hook.ts). */
+  background?: boolean;
 }
 
 export function sessionMessage(e: Omit<SessionEvent, 'ref' | 'commit'>): string {
@@ -91,6 +93,7 @@ export async function readSessionEvents(cwd: string, pattern: string): Promise<S
       ...(Array.isArray(b.notKept) ? { notKept: b.notKept.filter((p): p is string => typeof p === 'string') } : {}),
       ...(typeof b.command === 'string' ? { command: b.command } : {}),
       ...(Array.isArray(b.asked) ? { asked: b.asked } : {}),
+      ...(b.background === true ? { background: true } : {}),
     });
   }
   // time has milliseconds; the ref name (time + random) breaks ties

@@ -18,7 +18,8 @@ export { claudeShaped };
  */
 export function claudeEnvelope(p: Obj, harness: HookEvent['harness'], [pre, post]: readonly [string, string], what: string): Omit<HookEvent, 'canAsk' | 'action'> {
   const event = str(p, 'hook_event_name', 'payload');
-  if (event !== pre && event !== post) throw new PayloadError(`${what}: hook_event_name "${event}" is neither ${pre} nor ${post}`);
+  // the failure event Claude Code sends after a command that exits non-zero is a post event too
+  if (event !== pre && event !== post && event !== `${post}Failure`) throw new PayloadError(`${what}: hook_event_name "${event}" is neither ${pre} nor ${post}`);
   return {
     harness,
     phase: event === pre ? 'pre' : 'post',

@@ -10,7 +10,8 @@ import { anyStr, bool, json, optStr, parseObject, type Obj } from './payload.js'
  * Answers `{permission, user_message, agent_message}`.
  */
 const PRE = new Set(['preToolUse', 'beforeShellExecution']);
-const POST = new Set(['postToolUse', 'afterShellExecution', 'afterFileEdit']);
+// postToolUseFailure: seen in another project's Cursor fixtures (unverified here): a failed tool is still an after-event
+const POST = new Set(['postToolUse', 'postToolUseFailure', 'afterShellExecution', 'afterFileEdit']);
 
 function action(tool: string, input: Obj): Action {
   const pathKeys = ['file_path', 'path', 'target_file', 'filePath'];
@@ -61,7 +62,8 @@ export const cursor: Translator = {
       sessionId: optStr(p, 'conversation_id') ?? optStr(p, 'session_id') ?? 'cursor',
       toolCallId: optStr(p, 'tool_use_id') ?? optStr(p, 'generation_id'),
       cwd,
-      canAsk: true,
+      // nothing marks the headless cursor-agent -p: what needs a person is denied, the proposal kept
+      canAsk: false,
       action: shellEvent ? { kind: 'shell', command: anyStr(p, ['command'], 'payload') } : event === 'afterFileEdit' ? { kind: 'other' } : action(tool, input),
     };
     return e;

@@ -111,3 +111,12 @@ export function lossMessage(command: string, lost: readonly Judged[], restore: s
 export function failReason(message: string, hint?: string): string {
   return `guard could not check this tool call and blocked it (fail closed): ${message}.${hint ? ` ${hint}.` : ''} Tell the user; \`guard doctor\` shows what is wrong.`;
 }
+
+/** For the model, when guard cannot reproduce an edit: the file is kept, the call refused, and what to send instead. */
+export function unmatchedReason(why: readonly string[], checkpoint: string): string {
+  return (
+    `guard refused this edit: ${why.join('; ')}. guard cannot tell what the file would become, and the harness might still apply it loosely. ` +
+    `Nothing was changed (the file is kept in checkpoint ${checkpoint}). Read the file again and send old_string exactly as it stands there ` +
+    `(the same quotes, dashes, indentation and line ends), with enough lines around it to be unique, or write the whole file.`
+  );
+}

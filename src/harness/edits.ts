@@ -1,13 +1,15 @@
+import { looseReplace } from './loose-match.js';
 import type { PatchChunk, SearchReplace, StringEdit } from './types.js';
 
 /**
  * Apply a tool's edit to the current text of a file, the way the harness
  * itself will, to know what the file will hold after the call. When the
  * harness would fail the edit (old text not found, found twice without
- * replace_all, a patch whose context is gone) the result says so and guard
- * gives no opinion: the harness reports the failure to the model itself.
+ * replace_all, a patch whose context is gone) the result says so, and
+ * guard refuses the call: it cannot be sure the harness would fail it too
+ * (the harnesses match loosely, see loose-match.ts).
  */
-export type Applied = { ok: true; text: string } | { ok: false; why: string };
+export type Applied = { ok: true; text: string; loose?: string[] } | { ok: false; why: string };
 
 const fail = (why: string): Applied => ({ ok: false, why });
 
@@ -20,6 +22,7 @@ function count(text: string, needle: string): number {
 /** Claude Edit/MultiEdit, Gemini replace, Cursor StrReplace: in order, each on the result of the last. */
 export function applyStringEdits(text: string, edits: readonly StringEdit[]): Applied {
   let out = text;
+  const loose: string[] = [];
   for (const [i, e] of edits.entries()) {
     const which = edits.length > 1 ? `edit ${i + 1}: ` : '';
     if (e.oldString === '') {
@@ -30,12 +33,19 @@ export function applyStringEdits(text: string, edits: readonly StringEdit[]): Ap
     }
     if (e.oldString === e.newString) return fail(`${which}old_string and new_string are the same`);
     const n = count(out, e.oldString);
-    if (n === 0) return fail(`${which}old_string not found`);
+    if (n === 0) {
+      // the harness normalises before it matches: reproduce it, or refuse
+      const r = looseReplace(out, e.oldString, e.newString, e.replaceAll);
+      if (!r.ok) return fail(`${which}${r.why}`);
+      out = r.text;
+      loose.push(`${which}matched after normalising ${r.level}`);
+      continue;
+    }
     if (n > 1 && !e.replaceAll) return fail(`${which}old_string found ${n} times (and replace_all is not set)`);
     // split/join: no `$` patterns, unlike String.replace
     out = e.replaceAll ? out.split(e.oldString).join(e.newString) : out.replace(e.oldString, () => e.newString);
   }
-  return { ok: true, text: out };
+  return loose.length ? { ok: true, text: out, loose } : { ok: true, text: out };
 }
 
 /** Cline replace_in_file: each SEARCH found (first occurrence, after the previous block), replaced by REPLACE. */
@@ -155,12 +165,20 @@ export function applyPatchChunks(text: string, chunks: readonly PatchChunk[]): A
 const EXACT = (s: string) => s;
 const RTRIM = (s: string) => s.trimEnd();
 const TRIM = (s: string) => s.trim();
+/** codex seek_sequence's last pass: trimmed, Unicode dashes, quotes and odd spaces made ASCII. */
+const ASCII = (s: string) =>
+  s
+    .trim()
+    .replace(/[\u2010-\u2015\u2212]/g, '-')
+    .replace(/[\u2018-\u201b]/g, "'")
+    .replace(/[\u201c-\u201f]/g, '"')
+    .replace(/[\u00a0\u2002-\u200a\u202f\u205f\u3000]/g, ' ');
 
 function seek(lines: readonly string[], pattern: readonly string[], start: number, eof: boolean): number {
   if (pattern.length === 0) return start;
   if (pattern.length > lines.length) return -1;
   const first = eof ? lines.length - pattern.length : start;
-  for (const norm of [EXACT, RTRIM, TRIM]) {
+  for (const norm of [EXACT, RTRIM, TRIM, ASCII]) {
     for (let i = Math.max(0, first); i <= lines.length - pattern.length; i++) {
       let ok = true;
       for (let j = 0; j < pattern.length; j++) {

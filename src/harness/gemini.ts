@@ -28,7 +28,7 @@ function action(tool: string, input: Obj): Action {
         ],
       };
     case 'run_shell_command':
-      return { kind: 'shell', command: str(input, 'command', 'tool_input') };
+      return { kind: 'shell', command: str(input, 'command', 'tool_input'), ...(bool(input, 'is_background') ? { background: true } : {}) };
     default:
       return { kind: 'other' };
   }

@@ -29,7 +29,8 @@ export type ToolSpec =
   | { kind: 'patch'; patch: readonly string[] }
   /** Files removed (a list field, or one path). */
   | { kind: 'delete'; paths: readonly string[] }
-  | { kind: 'shell'; command: readonly string[] };
+  /** `background`: flags that run it detached (its post event comes while it still runs, flows/hook.ts). */
+  | { kind: 'shell'; command: readonly string[]; background?: readonly string[] };
 
 export interface ClaudeStyleRow {
   /** `guard hook NAME`. */
@@ -71,17 +72,18 @@ export const CLAUDE: ClaudeStyleRow = {
   name: 'claude',
   label: 'Claude Code',
   source: 'real binary @anthropic-ai/claude-code 2.1.330; Continue CLI @continuedev/cli 1.5.47 package source (Write {filepath})',
-  events: { pre: ['PreToolUse'], post: ['PostToolUse'] },
+  // PostToolUseFailure: what 2.1.330 sends instead of PostToolUse after a command that exits non-zero
+  events: { pre: ['PreToolUse'], post: ['PostToolUse', 'PostToolUseFailure'] },
   fields: { session: ['session_id'], cwd: ['cwd'], toolCall: ['tool_use_id'] },
   tools: {
     Write: { kind: 'write', path: ['file_path', 'filepath'], content: ['content'] },
     Edit: { kind: 'edit', path: ['file_path', 'filepath'], ...CLAUDE_EDIT },
     MultiEdit: { kind: 'multiedit', path: ['file_path', 'filepath'], edits: 'edits', ...CLAUDE_EDIT },
-    Bash: { kind: 'shell', command: ['command'] },
+    Bash: { kind: 'shell', command: ['command'], background: ['run_in_background'] },
   },
   ask: 'claude',
   answerEvents: { pre: 'PreToolUse', post: 'PostToolUse' },
-  config: { file: '.claude/settings.json', events: ['PreToolUse', 'PostToolUse'], projectVar: 'CLAUDE_PROJECT_DIR', timeoutUnit: 's' },
+  config: { file: '.claude/settings.json', events: ['PreToolUse', 'PostToolUse', 'PostToolUseFailure'], projectVar: 'CLAUDE_PROJECT_DIR', timeoutUnit: 's' },
 };
 
 /**
@@ -306,12 +308,15 @@ export function toolAction(spec: ToolSpec | undefined, input: Obj, where: string
       throw new PayloadError(`${where}.${spec.paths[0]} is not a list of paths`);
     }
     case 'shell':
-      return { kind: 'shell', command: pick(input, spec.command, where) };
+      return { kind: 'shell', command: pick(input, spec.command, where), ...(flag(input, spec.background) ? { background: true } : {}) };
   }
 }
 
 /** Claude Code's modes in which nobody is asked. */
 const NO_PERSON = new Set(['bypassPermissions', 'dontAsk']);
+
+/** CLAUDE_CODE_ENTRYPOINT values with a person at the prompt (2.1.330: `cli` is the terminal UI, `sdk-cli` is -p). */
+const PERSON_ENTRYPOINTS = new Set(['cli', 'claude-vscode', 'claude-desktop']);
 
 /** A row's payload as guard's event. */
 export function translateRow(row: ClaudeStyleRow, text: string, env: Readonly<Record<string, string | undefined>>): HookEvent {
@@ -327,8 +332,9 @@ export function translateRow(row: ClaudeStyleRow, text: string, env: Readonly<Re
   let canAsk = false;
   if (row.ask === 'claude') {
     const mode = pickOpt(p, ['permission_mode']) ?? 'default';
-    // `claude -p` (print mode) runs as the SDK entry point: nobody is at a prompt.
-    canAsk = !NO_PERSON.has(mode) && !/sdk/.test(env.CLAUDE_CODE_ENTRYPOINT ?? '');
+    // A person is at a prompt only in the interactive entry points; `claude -p` is "sdk-cli", and an
+    // entry point guard does not know (or none) counts as nobody: the call is denied, the proposal kept.
+    canAsk = !NO_PERSON.has(mode) && PERSON_ENTRYPOINTS.has(env.CLAUDE_CODE_ENTRYPOINT ?? '');
   }
   return {
     harness: row.name as HookEvent['harness'],
@@ -371,6 +377,7 @@ export function claudeShaped(o: Outcome, phase: Phase, pre: string, post: string
 export function rowTranslator(row: ClaudeStyleRow): Translator {
   return {
     translate: (text, env) => translateRow(row, text, env),
-    answer: (o, phase) => claudeShaped(o, phase, row.answerEvents.pre, row.answerEvents.post, row.ask !== 'never'),
+    // a failure event is answered under its own name (Claude Code rejects an answer naming another event)
+    answer: (o, phase, event) => claudeShaped(o, phase, row.answerEvents.pre, phase === 'post' && event !== undefined && /Failure$/.test(event) && row.events.post.includes(event) ? event : row.answerEvents.post, row.ask !== 'never'),
   };
 }

@@ -69,7 +69,8 @@ export interface FileChange {
 
 export type Action =
   | { kind: 'write'; files: FileChange[] }
-  | { kind: 'shell'; command: string }
+  /** `background`: the harness runs it detached (Claude's run_in_background); its post event comes while it still runs. */
+  | { kind: 'shell'; command: string; background?: boolean }
   | { kind: 'other' };
 
 export interface HookEvent {
@@ -116,5 +117,5 @@ export interface Translator {
   /** Environment the harness set for the hook (read-only; e.g. headless markers). */
   translate(payload: string, env: Readonly<Record<string, string | undefined>>): HookEvent;
   /** The answer for an outcome; `phase` is the event's (pre when the payload could not be read). */
-  answer(outcome: Outcome, phase: Phase): Answer;
+  answer(outcome: Outcome, phase: Phase, event?: string): Answer;
 }

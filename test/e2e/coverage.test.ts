@@ -208,14 +208,14 @@ describe('the harness hook configuration changed through the shell', () => {
   it('disableAllHooks added to .claude/settings.json by a shell command is reported loudly', () => {
     const repo = makeRepo({ '.claude/settings.json': '{"hooks":{}}\n', 'a.txt': 'a\n' });
     const msg = shell(repo, `echo '{"disableAllHooks":true}' > .claude/settings.json`, () => repo.write('.claude/settings.json', '{"disableAllHooks":true}\n'));
-    expect(msg).toMatch(/WARNING: it changed \.claude\/settings\.json, the hook configuration that runs guard/);
+    expect(msg).toMatch(/also changed what guards this repository: \.claude\/settings\.json/);
   });
 
   it('the local settings (git-ignored) deleted through the shell are reported and kept', () => {
     const repo = makeRepo({ '.gitignore': '.claude/settings.local.json\n', 'a.txt': 'a\n' });
     repo.write('.claude/settings.local.json', '{"hooks":{"PreToolUse":[]}}\n');
     const msg = shell(repo, 'rm .claude/settings.local.json', () => rmSync(path.join(repo.dir, '.claude/settings.local.json')));
-    expect(msg).toContain('WARNING: it changed .claude/settings.local.json');
+    expect(msg).toMatch(/also changed what guards this repository: [^.]*\.claude\/settings\.local\.json/);
     expect(msg).toContain('.claude/settings.local.json (ignored, removed)');
   });
 });

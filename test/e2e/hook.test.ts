@@ -53,13 +53,13 @@ describe('guard hook claude: writes', () => {
 
   it('asks when a person can answer (default mode, not auto); the checkpoint comes first', () => {
     const repo = makeRepo({ 'state.py': lines(200) });
-    const r = hook(repo, 'claude', claude(repo, 'Write', { file_path: path.join(repo.dir, 'state.py'), content: lines(10) }, { mode: 'default' }), { CI: undefined });
+    const r = hook(repo, 'claude', claude(repo, 'Write', { file_path: path.join(repo.dir, 'state.py'), content: lines(10) }, { mode: 'default' }), { CI: undefined, CLAUDE_CODE_ENTRYPOINT: 'cli' });
     expect(decision(r)).toBe('ask');
     const cp = /checkpoint (\S+) /.exec(r.json.hookSpecificOutput.permissionDecisionReason)![1]!;
     expect(repo.git(['show', `refs/guard/checkpoints/${cp}:state.py`])).toBe(lines(200));
     // the harness then runs the write; its post event records the person's approval
     writeFileSync(path.join(repo.dir, 'state.py'), lines(10));
-    const post = hook(repo, 'claude', claude(repo, 'Write', { file_path: path.join(repo.dir, 'state.py'), content: lines(10) }, { mode: 'default', post: true }), { CI: undefined });
+    const post = hook(repo, 'claude', claude(repo, 'Write', { file_path: path.join(repo.dir, 'state.py'), content: lines(10) }, { mode: 'default', post: true }), { CI: undefined, CLAUDE_CODE_ENTRYPOINT: 'cli' });
     expect(post.stdout).toBe('');
     const log = repo.guardJson(['log', '--session', 'sess-1']).json;
     expect(log.entries.find((e: any) => e.kind === 'decision')).toMatchObject({ path: 'state.py', decision: 'approved', decider: 'person', session: 'sess-1' });
@@ -82,11 +82,15 @@ describe('guard hook claude: writes', () => {
     expect(repo.git(['log', '-1', '--format=%B', repo.refs('refs/guard/decisions/')[0]!])).toContain('"decision":"allowed"');
   });
 
-  it('an edit that cannot apply (old_string not found) gets no opinion and leaves no trace', () => {
+  it('an edit guard cannot reproduce (old_string not found, even loosely) is refused, the file checkpointed', () => {
     const repo = makeRepo({ 'seed.txt': 'alpha\n' });
     const r = hook(repo, 'claude', claude(repo, 'Edit', { file_path: path.join(repo.dir, 'seed.txt'), old_string: 'zzz', new_string: 'y' }));
-    expect(r).toMatchObject({ code: 0, stdout: '' });
-    expect(repo.refs()).toEqual([]);
+    expect(decision(r)).toBe('deny');
+    expect(r.json.hookSpecificOutput.permissionDecisionReason).toMatch(/Read the file again and send old_string exactly/);
+    const [cp] = repo.refs('refs/guard/checkpoints/');
+    expect(repo.git(['show', `${cp}:seed.txt`])).toBe('alpha\n');
+    // a refused call wrote nothing: it is no session step (rewind would otherwise put the path back)
+    expect(repo.refs('refs/guard/sessions/')).toEqual([]);
   });
 
   it('session base: ten small edits cannot add up to a rewrite', () => {

@@ -39,7 +39,7 @@ export type Action =
   /** Claude Write / Gemini write_file (absolute path). */
   | { kind: 'write'; file: string; content: string }
   /** Claude Bash / Gemini run_shell_command / Codex exec_command. */
-  | { kind: 'shell'; command: string }
+  | { kind: 'shell'; command: string; /** Claude: run_in_background */ background?: boolean }
   /** Codex's freeform apply_patch tool (the whole patch text). */
   | { kind: 'patch'; patch: string }
   /** A read of one file (absolute path; Chat Completions harnesses only). */
@@ -197,7 +197,7 @@ function answerAnthropic(res: http.ServerResponse, body: any, action: Action): v
           ? { file_path: action.file, content: action.content }
           : action.kind === 'read'
             ? { file_path: action.file }
-            : { command: action.command, description: 'Scripted command' };
+            : { command: action.command, description: 'Scripted command', ...(action.background ? { run_in_background: true } : {}) };
     block = { type: 'tool_use', id: nextId('toolu'), name: CLAUDE_TOOL[action.kind], input: {} };
     delta = { type: 'input_json_delta', partial_json: JSON.stringify(input) };
     stop = 'tool_use';

@@ -19,15 +19,33 @@ describe('Claude Code payloads (recorded from claude 2.1.330)', () => {
     const e = TRANSLATORS.claude.translate(sample('claude-Edit-PreToolUse'), env);
     expect(e.action).toEqual({ kind: 'write', files: [{ path: '/home/dev/project/seed.txt', change: { kind: 'edits', edits: [{ oldString: 'beta', newString: 'BETA', replaceAll: false }] } }] });
   });
+  it('PostToolUseFailure (after a command that exits non-zero) is the post event, answered under its own name', () => {
+    const p = JSON.parse(sample('claude-Bash-PostToolUse'));
+    p.hook_event_name = 'PostToolUseFailure';
+    const e = TRANSLATORS.claude.translate(JSON.stringify(p), env);
+    expect(e).toMatchObject({ phase: 'post', event: 'PostToolUseFailure', action: { kind: 'shell' } });
+    const a = JSON.parse(TRANSLATORS.claude.answer({ kind: 'inform', message: 'lost' }, 'post', e.event).stdout);
+    expect(a.hookSpecificOutput).toEqual({ hookEventName: 'PostToolUseFailure', additionalContext: 'lost' });
+    expect(TRANSLATORS.cursor.translate(JSON.stringify({ hook_event_name: 'postToolUseFailure', conversation_id: 'c', workspace_roots: ['/w'], tool_name: 'Shell', tool_input: { command: 'x' } }), env).phase).toBe('post');
+  });
+  it('run_in_background (Claude) and is_background (Gemini) mark a background shell call', () => {
+    const p = JSON.parse(sample('claude-Bash-PreToolUse'));
+    p.tool_input.run_in_background = true;
+    expect(TRANSLATORS.claude.translate(JSON.stringify(p), env).action).toMatchObject({ kind: 'shell', background: true });
+    const g = JSON.parse(sample('gemini-run_shell_command-BeforeTool'));
+    g.tool_input.is_background = true;
+    expect(TRANSLATORS.gemini.translate(JSON.stringify(g), env).action).toMatchObject({ kind: 'shell', background: true });
+  });
   it('Bash before and after', () => {
     expect(TRANSLATORS.claude.translate(sample('claude-Bash-PreToolUse'), env)).toMatchObject({ phase: 'pre', action: { kind: 'shell', command: 'echo shell-ran > shell-ran.txt && ls -a' } });
     expect(TRANSLATORS.claude.translate(sample('claude-Bash-PostToolUse'), env)).toMatchObject({ phase: 'post', event: 'PostToolUse', toolCallId: 'toolu_mwt1s1p54' });
   });
-  it('default mode can ask; print mode (sdk entry point) cannot', () => {
+  it('default mode can ask in the terminal UI only; print mode (sdk-cli) or an unknown entry point cannot', () => {
     const p = JSON.parse(sample('claude-Write-PreToolUse'));
     p.permission_mode = 'default';
-    expect(TRANSLATORS.claude.translate(JSON.stringify(p), env).canAsk).toBe(true);
+    expect(TRANSLATORS.claude.translate(JSON.stringify(p), { CLAUDE_CODE_ENTRYPOINT: 'cli' }).canAsk).toBe(true);
     expect(TRANSLATORS.claude.translate(JSON.stringify(p), { CLAUDE_CODE_ENTRYPOINT: 'sdk-cli' }).canAsk).toBe(false);
+    expect(TRANSLATORS.claude.translate(JSON.stringify(p), {}).canAsk).toBe(false);
   });
   it('MultiEdit (older builds): edits in order', () => {
     const p = JSON.parse(sample('claude-Edit-PreToolUse'));
@@ -86,7 +104,7 @@ describe('Cursor, Cline, Copilot (shaped from their docs; field names unverified
       phase: 'pre',
       sessionId: 'conv-1',
       cwd: '/w',
-      canAsk: true,
+      canAsk: false,
       action: { kind: 'write', files: [{ path: '/w/a.ts', change: { kind: 'content', content: 'x\n' } }] },
     });
     expect(TRANSLATORS.cursor.translate(JSON.stringify({ ...base, tool_name: 'StrReplace', tool_input: { path: 'a.ts', old_string: 'a', new_string: 'b' } }), env).action).toMatchObject({ kind: 'write', files: [{ change: { kind: 'edits' } }] });
