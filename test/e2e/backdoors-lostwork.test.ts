@@ -516,9 +516,19 @@ describe('11: the session base of guard write', () => {
     // the refused write is kept, and the first checkpoint still has the whole file
     expect(repo.git(['show', `${w2.json.files[0].ref}:mod.py`])).toBe(cut(file, 210));
     expect(repo.git(['show', `refs/guard/checkpoints/${w1.json.checkpoint}:mod.py`])).toBe(file);
-    // --session names it too; another session (or none) starts from the disk
+    // another session does not inherit agent-session-1's base, but the same day it is still measured
+    // against the file as guard write first saw it today (refs/guard/write-base/, since the branch gate:
+    // a fresh --session per write must not make each write its own base; branch-gate.test.ts, 5.)
     const other = repo.guardJson(['write', 'mod.py', '--auto', '--session', 'another'], { input: cut(file, 210) });
-    expect(other.json.files[0].decision).toBe('allowed');
+    expect(other.json.files[0].decision).toBe('blocked');
+    expect(other.json.files[0].reasons.join()).toMatch(/as guard write first saw it today/);
+    expect(other.json.files[0].reasons.join()).not.toMatch(/agent-session-1/);
+    expect(repo.read('mod.py')).toBe(cut(file, 140));
+    // on another day (no day's base yet), --session names the session: another one starts from the disk
+    for (const ref of repo.refs('refs/guard/write-base/')) repo.git(['update-ref', '-d', ref]);
+    const nextDay = repo.guardJson(['write', 'mod.py', '--auto', '--session', 'another'], { input: cut(file, 210) });
+    expect(nextDay.json.files[0].decision).toBe('allowed');
+    expect(repo.read('mod.py')).toBe(cut(file, 210));
   });
 
   it('a forged session record that makes the base equal the new content does not let a rewrite through', () => {
