@@ -1,9 +1,8 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { catFileBatch } from './catfile.js';
 import type { Repo } from './repo.js';
-import { baseEventFor, readSessionEvents, sessionKey, sessionPrefix, type SessionEvent } from './session.js';
+import { readSessionEvents, sessionKey, sessionPrefix, type SessionEvent } from './session.js';
 
 /**
  * The session index: what a hook call needs to know about the earlier calls
@@ -22,6 +21,13 @@ import { baseEventFor, readSessionEvents, sessionKey, sessionPrefix, type Sessio
  *
  * each a line of JSON: `{"commit", "checkpoint", "time", "ref"}`, where commit's
  * tree is the checkpoint's. A session base is the earlier of `w-` and `p-`.
+ *
+ * What reads it today: the post event of a write (`a-`, askedStep), so that
+ * event starts no git process. The write path and a shell call's post event
+ * read the session's refs instead (flows/hook.ts readPolicy: the strictest
+ * policy any step saw, which the index does not record yet), so the `w-`,
+ * `p-` and `s-` entries are kept complete for the reader that will take
+ * their session bases from here again once it does.
  *
  * It is a cache of the refs and is treated as one: no `ready` file (a session
  * of an older guard, an index removed by `guard log --prune`) or a commit that
@@ -87,11 +93,6 @@ export async function readEntries(dir: string, wanted: readonly string[]): Promi
   const [ready, ...found] = await Promise.all([isReady(dir), ...wanted.map((n) => readEntry(dir, n))]);
   if (!ready) return null;
   return new Map(wanted.map((n, i) => [n, found[i]!]));
-}
-
-export function earlier(a: Indexed | null, b: Indexed | null): Indexed | null {
-  if (!a || !b) return a ?? b;
-  return a.time !== b.time ? (a.time < b.time ? a : b) : a.ref < b.ref ? a : b;
 }
 
 async function writeFirst(dir: string, name: string, e: Indexed): Promise<void> {
@@ -177,71 +178,6 @@ export async function noteEvent(
 /** Forget a session's index (a commit it names is gone): the next call reads the refs. */
 export async function dropIndex(dir: string): Promise<void> {
   await rm(dir, { recursive: true, force: true }).catch(() => undefined);
-}
-
-/** Longer than any hook call runs (its budget is 20 s): an entry this young whose step is missing is still being written. */
-const IN_FLIGHT_MS = 60_000;
-
-/** A path's session base: the commit of the session's earliest event that holds it, and the file there (null: absent then). */
-export interface SessionBaseOf {
-  at: Indexed;
-  data: Buffer | null;
-}
-
-/**
- * The session base of each path (null: the session has not touched it in
- * this work tree), from the index and ONE cat-file, whatever the length of
- * the session; from the refs when the index is not there or names a commit
- * that is gone (then it is dropped, and the next call builds it again).
- */
-export async function sessionBases(
-  repo: Pick<Repo, 'root' | 'commonDir'>,
-  harness: string,
-  session: string,
-  rels: readonly string[],
-  maxBytes: number,
-  useIndex = true,
-): Promise<Array<SessionBaseOf | null>> {
-  const dir = indexDir(repo, harness, session);
-  const whole = names.whole(repo.root);
-  const found = useIndex ? await readEntries(dir, [whole, ...rels.map((r) => names.path(repo.root, r))]) : null;
-  let ats: Array<Indexed | null>;
-  if (found) ats = rels.map((r) => earlier(found.get(whole)!, found.get(names.path(repo.root, r))!));
-  else {
-    const events = await readSessionEvents(repo.root, sessionPrefix(harness, session));
-    // built here too (a call that is denied writes no event to build it), so the next call reads no refs
-    if (useIndex) await build(repo, harness, session, events).catch(() => false);
-    ats = rels.map((r) => {
-      const ev = baseEventFor(events, repo.root, r);
-      return ev ? { commit: ev.commit, checkpoint: ev.checkpoint, time: ev.time, ref: ev.ref } : null;
-    });
-  }
-  const commits = [...new Set(ats.flatMap((a) => (a ? [a.commit] : [])))];
-  if (commits.length === 0) return rels.map(() => null);
-  // "<commit>:<path>" is missing when the file did not exist then, and when the commit is gone: the commits themselves say which
-  const wanted = [...commits, ...ats.flatMap((a, i) => (a ? [`${a.commit}:${rels[i]}`] : []))];
-  const objs = await catFileBatch(repo.root, wanted, maxBytes, (i) => i < commits.length);
-  const gone = new Set(commits.filter((_, i) => objs[i]?.type !== 'commit'));
-  if (found && gone.size > 0) {
-    // a write indexes its step before writing it: a recent entry whose ref is not there yet is a
-    // call in flight (this call reads the refs); an old one is stale (dropped, rebuilt from the refs)
-    const stale = ats.some((a) => a && gone.has(a.commit) && !(Date.now() - Date.parse(a.time) < IN_FLIGHT_MS));
-    if (stale) await dropIndex(dir);
-    return sessionBases(repo, harness, session, rels, maxBytes, stale);
-  }
-  let k = commits.length;
-  return ats.map((a) => {
-    if (!a) return null;
-    const b = objs[k++];
-    return { at: a, data: b && b.type === 'blob' ? (b.data ?? null) : null };
-  });
-}
-
-/** The checkpoint before a shell call (this tool call's, or the latest one's when the call has no id); undefined: ask the refs. */
-export async function shellBefore(repo: Pick<Repo, 'root' | 'commonDir'>, harness: string, session: string, toolCall: string | null): Promise<Indexed | null | undefined> {
-  const name = names.shell(repo.root, toolCall);
-  const found = await readEntries(indexDir(repo, harness, session), [name]);
-  return found ? found.get(name)! : undefined;
 }
 
 /** The step of a write this tool call put to the person; null: none; undefined: ask the refs. */
