@@ -117,6 +117,11 @@ export function makeMatcher(d: PhraseData): Matcher {
       let i = 0;
       let c0 = line.charCodeAt(0);
       for (; c0 === 32 || (c0 >= 9 && c0 <= 13); c0 = line.charCodeAt(++i));
+      // a numbered BASIC line: `30 REM ... rest of program ...`
+      if (c0 >= 48 && c0 <= 57) {
+        const basic = /^\s*\d+\s+(rem\s.*)$/i.exec(line);
+        return basic !== null && self.isPlaceholder(basic[1]!);
+      }
       if (c0 < 128 && !firstChars.has(c0)) return false;
       const head = line.slice(i, i + maxOpen);
       if (ASCII.test(head) && !opens.some((o) => head.toLowerCase().startsWith(o))) return false;
@@ -128,6 +133,8 @@ export function makeMatcher(d: PhraseData): Matcher {
       const open = opens.find((o) => lower.startsWith(o));
       if (open === undefined) return false; // not a comment line
       t = t.slice(open.length);
+      // a doubled one-character opener: `;; ... rest of input handling`, `%% ...`, `## ...`
+      while (open.length === 1 && t.startsWith(open)) t = t.slice(1);
       // a quote that closes and code follows is a string in a list, not a comment: `'not modified' : 304,`
       if ((open === "'" || open === '"') && /^[^']*'\s*(?:[:,)\]=+;.]|$)/.test(t) && !/^[^']*\w'\w/.test(t)) return false;
       // a block comment's inner line indented past its `*` quotes code: a docs example (` *     // ...`)
@@ -162,6 +169,8 @@ export function makeMatcher(d: PhraseData): Matcher {
       if (t === '') return dotted;
       const words = t.split(' ');
       if (words.length > 14) return general !== null && starts && general(words, framed, { starts, wrapped, text: t });
+      // dots, then a few words and nothing after: what the left-out code did (`// ... execute and return results`)
+      if (framed === 'one' && starts && words.length <= 5 && !wrapped) return true;
       if (phrases.some((p) => (p.first === null || p.first.has(words[0]!)) && matches(p.tokens, words))) return true;
       return general !== null && general(words, framed, { starts, wrapped, text: t });
     },
@@ -221,6 +230,11 @@ function generalTest(g: GeneralData, code: readonly string[]): (words: string[],
   const inPairs = new Set(g.pairs.flatMap((p) => p.split(' ')));
   const earlyVeto = new Set(g.veto.filter((w) => w !== 'see' && !inPairs.has(w)));
   return (input, framed, shape) => {
+    // dots, then a strong word early, however long the sentence runs on after it:
+    // "... Code continues mostly unchanged, just ensure this block is preserved if ..."
+    if (shape.starts && join(input.slice(0, 8)).slice(0, 5).some((w) => strong.has(w))) return true;
+    // "rest unchanged helpers + new helper stubs", "rest same as before"
+    if (input[0] === 'rest' && (strong.has(input[1]!) || strong.has(join(input.slice(1, 4))[0]!) || weak.has(input[1]!))) return true;
     if (input.length > g.dotsMaxWords) return false;
     if (shape.starts || shape.wrapped || input[0] === 'rest' || input[1] === 'rest') {
       const joined = join(input);
@@ -235,7 +249,9 @@ function generalTest(g: GeneralData, code: readonly string[]): (words: string[],
       if (shape.wrapped && lead !== undefined && mark.has(lead) && joined.length <= 12) return true;
       // "Rest of the file remains exactly the same as in the previous document" (not "the rest of the loop is the slow path")
       const at = joined.indexOf('rest');
-      if ((at === 0 || (at === 1 && joined[0] === 'the')) && joined[at + 1] === 'of' && !joined.some((w) => veto.has(w)) && (strongHere || joined.some((w) => weak.has(w)))) return true;
+      // ("will" is no veto before a weak word: "rest of the code will remain same")
+      const vetoedHere = joined.some((w, k) => veto.has(w) && !(w === 'will' && weak.has(joined[k + 1]!)));
+      if ((at === 0 || (at === 1 && joined[0] === 'the')) && joined[at + 1] === 'of' && !vetoedHere && (strongHere || joined.some((w) => weak.has(w)))) return true;
       // "... (error messages) ..."
       if (framed === 'both' && joined.length <= 4) return true;
     }
