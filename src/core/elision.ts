@@ -203,6 +203,8 @@ function generalTest(g: GeneralData, code: readonly string[]): (words: string[],
     const words = p.split(' ');
     pairs.set(words[0]!, [...(pairs.get(words[0]!) ?? []), { words, joined: p.replace(/ /g, '_') }]);
   }
+  // the longest pair first: "same as before" before "same as"
+  for (const list of pairs.values()) list.sort((a, b) => b.words.length - a.words.length);
   const strong = new Set([...g.strong, ...g.foreign.strong]);
   const weak = new Set(g.weak);
   const pointer = new Set(g.pointer);
@@ -215,7 +217,7 @@ function generalTest(g: GeneralData, code: readonly string[]): (words: string[],
   const verbs = new Set(g.verbs);
   // the strong words that can only mean "left out here" (not "unchanged", which a comment on code says too)
   const stays = new Set(['remain', 'remains', 'stay', 'stays', 'kept']);
-  const unchanged = new Set(['same', 'unchanged', 'untouched', 'as_before', 'as_is', 'as_they_are', 'as_it_was', 'as_they_were', 'same_as', 'intact']);
+  const unchanged = new Set(['same', 'same_as_before', 'unchanged', 'untouched', 'as_before', 'as_is', 'as_they_are', 'as_it_was', 'as_they_were', 'same_as', 'intact']);
   const cut = new Set(['omitted', 'elided', 'snipped', 'truncated', 'abbreviated', 'not_shown', 'for_brevity', 'left_out']);
   const known = new Set([...strong, ...weak, ...pointer, ...mark, ...position, ...filler, ...nouns, ...verbs]);
   const join = (input: readonly string[]): string[] => {
@@ -233,6 +235,14 @@ function generalTest(g: GeneralData, code: readonly string[]): (words: string[],
     // dots, then a strong word early, however long the sentence runs on after it:
     // "... Code continues mostly unchanged, just ensure this block is preserved if ..."
     if (shape.starts && join(input.slice(0, 8)).slice(0, 5).some((w) => strong.has(w))) return true;
+    // a mark and a code noun, then at once a word that says it stays, whatever follows:
+    // "Existing code remains the same except booting the server", "other handlers unchanged, see below"
+    {
+      const lead = join(input.slice(0, 7)).filter((w) => w !== 'the' && w !== 'all');
+      if (lead.length >= 3 && mark.has(lead[0]!) && nouns.has(lead[1]!) && (strong.has(lead[2]!) || (weak.has(lead[2]!) && (weak.has(lead[3]!) || strong.has(lead[3]!))))) return true;
+    }
+    // a verb of keeping, a mark and at most one word more, and nothing after: "Keep existing variables:"
+    if (input.length <= 3 && verbs.has(input[0]!) && mark.has(input[1]!) && !input.slice(2).some((w) => earlyVeto.has(w))) return true;
     // "rest unchanged helpers + new helper stubs", "rest same as before"
     if (input[0] === 'rest' && (strong.has(input[1]!) || strong.has(join(input.slice(1, 4))[0]!) || weak.has(input[1]!))) return true;
     if (input.length > g.dotsMaxWords) return false;
