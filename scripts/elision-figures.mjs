@@ -21,7 +21,9 @@ import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const { elisionFigures, findElisions, isElisionLine } = await import(pathToFileURL(path.join(ROOT, 'dist', 'core', 'elision.js')).href);
+// ELISION_DIST=/other/checkout/dist measures another build (for before/after figures)
+const DIST = process.env.ELISION_DIST ?? path.join(ROOT, 'dist');
+const { elisionFigures, findElisions, isElisionLine } = await import(pathToFileURL(path.join(DIST, 'core', 'elision.js')).href);
 const args = new Set(process.argv.slice(2));
 const dir = path.join(ROOT, 'test', 'corpus', 'elision');
 const corpus = (name) => JSON.parse(readFileSync(path.join(dir, name), 'utf8'));
@@ -171,4 +173,6 @@ function timing() {
   console.log('findElisions cost (noisy on a shared machine):');
   time(`15 MB file (${big.length} lines, 1% changed, one placeholder)`, bigNew.join('\n'), big.join('\n'), 3);
   time('typical edit (300-line file, 3 lines rewritten)', smallNew.join('\n'), small.join('\n'), 500);
+  const truncated = [...small.slice(0, 100), '    // ... rest of the pipeline unchanged ...', ...small.slice(120)];
+  time('typical truncation (300-line file, 20 lines replaced by a placeholder)', truncated.join('\n'), small.join('\n'), 200);
 }

@@ -47,10 +47,23 @@ describe('placeholders: held-out figures (measured once, 2026-11-25)', () => {
     expect(elisionFigures(tuning, []).missed).toEqual([]);
   });
 
-  it('on set 6 (frozen before tuning on set 5) catches at least 42 of 46 (91.3%) and flags none of 1,308 fresh real comments', () => {
+  it('on set 7 (frozen before tuning on set 6) catches at least 19 of 22 (86.4%); its real near misses are never flagged where nothing was removed', () => {
+    const set7 = corpus('heldout-7-real.json');
+    const held7: string[] = set7.placeholders.map((p: { text: string }) => p.text);
+    expect(held7.length).toBe(22);
+    expect(elisionFigures(held7, []).caught).toBeGreaterThanOrEqual(19);
+    // in the hard case (added beside rewritten code) 4 of 8 were flagged when measured: prose such as
+    // "// same as before." reads like a placeholder line by line; only where code is kept is it told apart
+    const near: string[] = set7.nearMisses.map((p: { text: string }) => p.text);
+    expect(elisionFigures([], near).flagged).toBeLessThanOrEqual(4);
+    const old = file(40);
+    for (const c of near) expect(findElisions([...old.slice(0, 20), `    ${c}`, ...old.slice(20)].join('\n'), old.join('\n')), c).toEqual([]);
+  });
+
+  it('on set 6 (frozen before tuning on set 5) catches at least 42 of 46 (91.3% when measured; 45 since it became tuning data) and flags none of 1,308 fresh real comments', () => {
     const held6 = texts('heldout-6-real.json');
     expect(held6.length).toBe(46);
-    expect(elisionFigures(held6, []).caught).toBeGreaterThanOrEqual(42);
+    expect(elisionFigures(held6, []).caught).toBeGreaterThanOrEqual(45);
     const fresh6 = elisionFigures([], comments('heldout-6-comments.json'));
     expect(fresh6.comments).toBeGreaterThanOrEqual(1300);
     expect(fresh6.falsePositiveRate).toBeLessThanOrEqual(0.005);
