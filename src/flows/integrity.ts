@@ -2,7 +2,7 @@ import { readFile, stat, writeFile, rename, rm } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { catFileBatch } from '../git/catfile.js';
-import { ensureGuardDir, journalFile, missingTips, noteGone, readJournal, type Tip } from '../git/journal.js';
+import { ensureGuardDir, journalCheck, journalFile, noteGone, readJournal, type MovedTip, type Tip } from '../git/journal.js';
 import { git } from '../git/run.js';
 import { isPluginHarness } from '../harness/types.js';
 
@@ -94,7 +94,7 @@ async function agentProblem(a: { harness: string; file: string }): Promise<strin
 
 /** What is missing of guard's net, for the repository whose shared git dir is `commonDir`. File reads only. */
 export async function integrityProblems(commonDir: string): Promise<IntegrityProblem[]> {
-  const [gone, manifest] = await Promise.all([missingTips(commonDir).catch(() => [] as Tip[]), readManifest(commonDir)]);
+  const [{ gone, moved }, manifest] = await Promise.all([journalCheck(commonDir).catch(() => ({ gone: [] as Tip[], moved: [] as MovedTip[] })), readManifest(commonDir)]);
   // the journal itself removed with the refs: the last checkpoint this work tree remembers is a second witness
   if (gone.length === 0 && !(await stat(journalFile(commonDir)).catch(() => null))) gone.push(...(await lastCheckpointGone(commonDir)));
   const problems: IntegrityProblem[] = [];
@@ -104,6 +104,14 @@ export async function integrityProblems(commonDir: string): Promise<IntegrityPro
       id: 'refs',
       message: `${gone.length} of guard's refs were removed outside guard (${named}${gone.length > 3 ? ', ...' : ''}): checkpoints and records are missing from guard log, restore and rewind`,
       hint: 'guard recover puts them back from guard\'s journal (.git/guard/journal) while git still has their objects',
+    });
+  }
+  if (moved.length > 0) {
+    const named = moved.slice(-3).map((t) => `${t.ref} -> ${t.now.slice(0, 10)}`).join(', ');
+    problems.push({
+      id: 'refs',
+      message: `${moved.length} of guard's refs were moved to another commit outside guard (${named}${moved.length > 3 ? ', ...' : ''}): what guard log, restore, rewind and the gate read from them is not what guard kept`,
+      hint: 'guard recover points them back at what guard wrote (.git/guard/journal)',
     });
   }
   if (manifest) {
@@ -175,6 +183,8 @@ export async function recover(repo: { root: string; commonDir: string }): Promis
       .filter(Boolean),
   );
   const missing = tips.filter((t) => !have.has(t.ref));
+  // refs moved to another commit outside guard: pointed back, each only if it still holds what the check saw
+  const moved = journal.length > 0 ? (await journalCheck(repo.commonDir, Number.MAX_SAFE_INTEGER)).moved.filter((t) => have.has(t.ref)) : [];
   const objects = missing.length ? await catFileBatch(repo.root, missing.map((t) => t.oid), 0, () => true) : [];
   const restored = missing.filter((_, i) => objects[i]?.type === 'commit');
   const lost = missing.filter((_, i) => objects[i]?.type !== 'commit');
@@ -182,6 +192,13 @@ export async function recover(repo: { root: string; commonDir: string }): Promis
     // https://git-scm.com/docs/git-update-ref  --stdin -z: "create SP <ref> NUL <new-oid> NUL"
     await git(['update-ref', '--stdin', '-z'], { cwd: repo.root, input: restored.map((t) => `create ${t.ref}\0${t.oid}\0`).join('') });
   }
-  noteGone(repo.commonDir, lost.map((t) => t.ref));
-  return { command: 'recover', restored, lost, remaining: (await integrityProblems(repo.commonDir)).filter((p) => p.id !== 'refs') };
+  const movedBack = moved.length ? await catFileBatch(repo.root, moved.map((t) => t.oid), 0, () => true) : [];
+  const back = moved.filter((_, i) => movedBack[i]?.type === 'commit');
+  if (back.length > 0) {
+    // "update SP <ref> NUL <new-oid> NUL <old-oid> NUL"
+    await git(['update-ref', '--no-deref', '--stdin', '-z'], { cwd: repo.root, input: back.map((t) => `update ${t.ref}\0${t.oid}\0${t.now === 'symbolic' ? '' : t.now}\0`).join('') });
+  }
+  const movedLost = moved.filter((_, i) => movedBack[i]?.type !== 'commit');
+  noteGone(repo.commonDir, [...lost, ...movedLost].map((t) => t.ref));
+  return { command: 'recover', restored: [...restored, ...back.map(({ ref, oid }) => ({ ref, oid }))], lost: [...lost, ...movedLost.map(({ ref, oid }) => ({ ref, oid }))], remaining: (await integrityProblems(repo.commonDir)).filter((p) => p.id !== 'refs') };
 }
