@@ -110,3 +110,41 @@ describe('the pre-commit framework route: a person\'s approval at the prompt bec
     expect(existsSync(path.join(repo.dir, '.git/guard-approved-trailers'))).toBe(false);
   });
 });
+
+describe('kept ignored files (.env) in refs/guard/ and pushes', () => {
+  it('--all and plain pushes never send refs/guard/*; a mirror remote or a refs/* push refspec would, and doctor warns about it', () => {
+    const repo = makeRepo({ 'app.py': lines(20), '.gitignore': '.env\n' });
+    repo.write('.env', 'API_KEY=secret-123\n');
+    // a shell command: the checkpoint before it keeps .env
+    shell(repo, 'ls', 's1', () => undefined);
+    const kept = repo.git(['log', '--format=%H', '--glob=refs/guard/*']).trim().split('\n');
+    expect(kept.some((c) => repo.git(['ls-tree', '-r', '--name-only', c]).split('\n').includes('.env'))).toBe(true);
+
+    const remote = makeRepo();
+    remote.git(['config', 'receive.denyCurrentBranch', 'ignore']);
+    repo.git(['remote', 'add', 'origin', remote.dir]);
+    repo.git(['push', '-q', '--all', 'origin']);
+    repo.git(['push', '-q', 'origin', 'main']);
+    expect(remote.git(['for-each-ref', 'refs/guard/'])).toBe('');
+    expect(repo.guardJson(['doctor']).json.checks.some((c: any) => c.id === 'secrets-push')).toBe(false);
+
+    repo.git(['config', 'remote.origin.push', 'refs/heads/*:refs/heads/*']);
+    expect(repo.guardJson(['doctor']).json.checks.some((c: any) => c.id === 'secrets-push')).toBe(false);
+    for (const [key, value] of [
+      ['push', '+refs/*:refs/*'],
+      ['push', 'refs/guard/*:refs/guard/*'],
+      ['mirror', 'true'],
+    ] as const) {
+      repo.git(['config', '--unset-all', 'remote.origin.push'], { allowFail: true });
+      repo.git(['config', `remote.origin.${key}`, value]);
+      const d = repo.guardJson(['doctor']);
+      expect(d.json.checks).toContainEqual(expect.objectContaining({ id: 'secrets-push', ok: false, severity: 'warning' }));
+      expect(d.json.checks.find((c: any) => c.id === 'secrets-push').message).toContain('.env');
+      repo.git(['config', '--unset-all', `remote.origin.${key}`]);
+    }
+    // and what doctor warns about is real: a mirror push publishes the kept .env
+    repo.git(['push', '-q', '--mirror', 'origin']);
+    const published = remote.git(['log', '--format=%H', '--glob=refs/guard/*']).trim().split('\n').filter(Boolean);
+    expect(published.some((c) => remote.git(['ls-tree', '-r', '--name-only', c]).split('\n').includes('.env'))).toBe(true);
+  });
+});
