@@ -25,7 +25,7 @@ import { askedStep, indexDir, noteEvent } from '../git/session-index.js';
 import { parseRecordMessage } from '../core/record.js';
 import { configAt, laneOf } from './context.js';
 import { coverageLoss, coverageSentences } from './shell-coverage.js';
-import { integrityProblems, integritySentence } from './integrity.js';
+import { integrityDenial, integrityProblems, integritySentence } from './integrity.js';
 
 /**
  * `guard hook`: one tool call of an agent harness, already translated
@@ -132,14 +132,13 @@ export async function runHook(opts: HookOptions): Promise<HookResult> {
   const project = opts.projectDir && !(here && within(here.root, opts.projectDir)) ? await repoAt(opts.projectDir) : null;
   const repos = [here, project].filter((r, i, all): r is Repo => r !== null && all.findIndex((x) => x?.root === r.root) === i);
   // the net itself first (file reads only): removed outside guard, it is said before anything runs
-  const net = repos.length > 0 ? await integrityProblems(repos[0]!.commonDir) : [];
-  if (net.length > 0 && e.phase === 'pre') {
-    return { outcome: { kind: 'deny', reason: `${integritySentence(net)} guard blocks tool calls until a person has looked: tell the user to run guard doctor, then guard recover (or guard init).` }, notes: [] };
-  }
+  // (hooks that git clean -X took are put back from guard's copy here, and said once)
+  const net = repos.length > 0 ? await integrityProblems(repos[0]!.commonDir, { heal: true }) : [];
+  if (net.length > 0 && e.phase === 'pre') return { outcome: { kind: 'deny', reason: integrityDenial(net) }, notes: [] };
   const r = await judgeCall(opts, repos, now);
   if (net.length === 0) return r;
   const said = integritySentence(net);
-  const outcome: Outcome = r.outcome.kind === 'inform' ? { kind: 'inform', message: `${r.outcome.message} ${said}` } : { kind: 'inform', message: `guard: ${said} Tell the user: the safety net is down until guard recover (or guard init) is run.` };
+  const outcome: Outcome = r.outcome.kind === 'inform' ? { kind: 'inform', message: `${r.outcome.message} ${said}` } : { kind: 'inform', message: `guard: ${said} ${net.every((p) => p.healed) ? 'Tell the user.' : 'Tell the user: the safety net is down until guard recover (or guard init) is run.'}` };
   return { ...r, outcome };
 }
 

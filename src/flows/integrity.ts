@@ -1,4 +1,4 @@
-import { readFile, stat, writeFile, rename, rm } from 'node:fs/promises';
+import { chmod, copyFile, mkdir, readdir, readFile, stat, writeFile, rename, rm } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { catFileBatch } from '../git/catfile.js';
@@ -29,6 +29,8 @@ export interface IntegrityProblem {
   id: 'refs' | 'hooks' | 'agent';
   message: string;
   hint: string;
+  /** Already put right by this call (the hooks, from guard's copy): said once, not a net that is down. */
+  healed?: boolean;
 }
 
 export interface GateManifest {
@@ -37,7 +39,14 @@ export interface GateManifest {
   hooks: string[];
   /** Harness hook configuration files that run guard (absolute), with the harness. */
   agents: Array<{ harness: string; file: string }>;
+  /** The hooks folder whose files guard keeps a copy of in <commonDir>/guard/hooks-copy/ (husky's .husky/_, which git clean -X removes). */
+  copied?: { dir: string; files: string[] };
 }
+
+const COPY = 'hooks-copy';
+/** A hooks folder is copied only while it is small (husky's holds about 20 one-line files). */
+const COPY_FILES_MAX = 64;
+const COPY_BYTES_MAX = 64 << 10;
 
 const MANIFEST = 'gate.json';
 /** The hook files of guard's gate, wherever they live (husky's runner `h` with them). */
@@ -48,7 +57,9 @@ async function readManifest(commonDir: string): Promise<GateManifest | null> {
     const m = JSON.parse(await readFile(path.join(commonDir, 'guard', MANIFEST), 'utf8')) as Partial<GateManifest>;
     const strings = (v: unknown) => (Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : []);
     const agents = Array.isArray(m.agents) ? m.agents.filter((a): a is { harness: string; file: string } => typeof a?.harness === 'string' && typeof a?.file === 'string') : [];
-    return { v: 1, hooks: strings(m.hooks), agents };
+    const c = m.copied as { dir?: unknown; files?: unknown } | undefined;
+    const copied = c && typeof c.dir === 'string' ? { dir: c.dir, files: strings(c.files).filter((f) => !f.includes('/') && f !== '..' && f !== '.') } : undefined;
+    return { v: 1, hooks: strings(m.hooks), agents, ...(copied ? { copied } : {}) };
   } catch {
     return null;
   }
@@ -64,7 +75,8 @@ export async function recordGate(commonDir: string, hooksDir: string, agents: Re
   const present = await Promise.all(HOOK_FILES.map((f) => stat(path.join(hooksDir, f)).then((s) => (s.isFile() ? path.join(hooksDir, f) : null), () => null)));
   const old = await readManifest(commonDir);
   const byFile = new Map([...(old?.agents ?? []), ...agents].map((a) => [a.file, a]));
-  const m: GateManifest = { v: 1, hooks: present.filter((p): p is string => p !== null), agents: [...byFile.values()] };
+  const copied = await copyHooks(dir, hooksDir);
+  const m: GateManifest = { v: 1, hooks: present.filter((p): p is string => p !== null), agents: [...byFile.values()], ...(copied ? { copied } : {}) };
   const tmp = path.join(dir, `${MANIFEST}.${process.pid}-${randomBytes(4).toString('hex')}`);
   try {
     await writeFile(tmp, JSON.stringify(m, null, 2) + '\n');
@@ -72,6 +84,52 @@ export async function recordGate(commonDir: string, hooksDir: string, agents: Re
   } catch {
     await rm(tmp, { force: true });
   }
+}
+
+/**
+ * Keep a copy of the hooks folder's files inside the git dir, which no
+ * `git clean` reaches: husky's `.husky/_` is ignored (its own `.gitignore`
+ * says `*`), so `git clean -fdX` takes every hook with it, guard's gate
+ * included. husky owns core.hooksPath (its `prepare` script sets it to
+ * `.husky/_` on every install), so the hooks stay where husky puts them and
+ * guard puts the folder back from this copy at its next door (healHooks).
+ */
+async function copyHooks(guardDir: string, hooksDir: string): Promise<{ dir: string; files: string[] } | null> {
+  const ents = await readdir(hooksDir, { withFileTypes: true }).catch(() => []);
+  const files = ents.filter((e) => e.isFile()).map((e) => e.name).sort();
+  if (files.length === 0 || files.length > COPY_FILES_MAX) return null;
+  const sizes = await Promise.all(files.map((f) => stat(path.join(hooksDir, f)).then((s) => s.size, () => Infinity)));
+  if (sizes.reduce((a, b) => a + b, 0) > COPY_BYTES_MAX) return null;
+  const to = path.join(guardDir, COPY);
+  await rm(to, { recursive: true, force: true });
+  await mkdir(to, { recursive: true });
+  await Promise.all(files.map((f) => copyFile(path.join(hooksDir, f), path.join(to, f))));
+  return { dir: hooksDir, files };
+}
+
+/**
+ * Put back the gate's hook files that are gone, from guard's copy (the
+ * folder as `guard init` left it, every missing file of it, husky's stubs
+ * and runner too, each with its mode). Files that are there are never
+ * touched. The paths put back; none when there is no copy.
+ */
+async function healHooks(commonDir: string, manifest: GateManifest, missing: readonly string[]): Promise<string[]> {
+  const c = manifest.copied;
+  if (!c || !missing.every((m) => path.dirname(m) === c.dir)) return [];
+  const from = path.join(commonDir, 'guard', COPY);
+  const put: string[] = [];
+  for (const f of c.files) {
+    const dest = path.join(c.dir, f);
+    if (await stat(dest).catch(() => null)) continue;
+    const src = path.join(from, f);
+    const st = await stat(src).catch(() => null);
+    if (!st) return put;
+    await mkdir(c.dir, { recursive: true });
+    await copyFile(src, dest);
+    await chmod(dest, st.mode & 0o777);
+    put.push(dest);
+  }
+  return put;
 }
 
 /** Does a harness's hook configuration still run guard (and not switch every hook off)? */
@@ -92,8 +150,12 @@ async function agentProblem(a: { harness: string; file: string }): Promise<strin
   return null;
 }
 
-/** What is missing of guard's net, for the repository whose shared git dir is `commonDir`. File reads only. */
-export async function integrityProblems(commonDir: string): Promise<IntegrityProblem[]> {
+/**
+ * What is missing of guard's net, for the repository whose shared git dir is
+ * `commonDir`. File reads only, unless `heal`: then hooks that are gone are
+ * put back from guard's copy first (the hook door does; doctor only says).
+ */
+export async function integrityProblems(commonDir: string, opts: { heal?: boolean } = {}): Promise<IntegrityProblem[]> {
   const [{ gone, moved }, manifest] = await Promise.all([journalCheck(commonDir).catch(() => ({ gone: [] as Tip[], moved: [] as MovedTip[] })), readManifest(commonDir)]);
   // the journal itself removed with the refs: the last checkpoint this work tree remembers is a second witness
   if (gone.length === 0 && !(await stat(journalFile(commonDir)).catch(() => null))) gone.push(...(await lastCheckpointGone(commonDir)));
@@ -118,7 +180,16 @@ export async function integrityProblems(commonDir: string): Promise<IntegrityPro
     // (husky's runner `h` is sourced, not run: it need not be executable)
     const hooks = await Promise.all(manifest.hooks.map((h) => stat(h).then((s) => s.isFile() && (path.basename(h) === 'h' || (s.mode & 0o111) !== 0), () => false)));
     const missing = manifest.hooks.filter((_, i) => !hooks[i]);
-    if (missing.length > 0) {
+    const healed = missing.length > 0 && opts.heal ? await healHooks(commonDir, manifest, missing).catch(() => []) : [];
+    const still = healed.length > 0 ? (await Promise.all(missing.map((h) => stat(h).then(() => null, () => h)))).filter((h): h is string => h !== null) : missing;
+    if (missing.length > 0 && still.length === 0) {
+      problems.push({
+        id: 'hooks',
+        message: `guard's git hooks were removed outside guard (${missing.map((m) => path.basename(path.dirname(m)) + '/' + path.basename(m)).join(', ')}; git clean -X removes .husky/_, which is ignored) and guard has put them back from its copy in .git/guard/: a commit or branch move made while they were gone passed ungated, and the branch gate measures it again at the branch's next move`,
+        hint: 'nothing to run; a person may want to know what removed them',
+        healed: true,
+      });
+    } else if (missing.length > 0) {
       problems.push({
         id: 'hooks',
         message: `guard's git hooks are gone (${missing.map((m) => path.basename(path.dirname(m)) + '/' + path.basename(m)).join(', ')}): commits and branch moves pass ungated (git clean -X removes .husky/_, which is ignored)`,
@@ -153,6 +224,13 @@ async function lastCheckpointGone(commonDir: string): Promise<Tip[]> {
 /** One paragraph for a hook's answer or a warning line. */
 export function integritySentence(problems: readonly IntegrityProblem[]): string {
   return `guard's safety net was changed outside guard: ${problems.map((p) => `${p.message} (${p.hint})`).join('; ')}.`;
+}
+
+/** The reason a tool call is refused before it runs while the net is down, or once after guard put it back itself. */
+export function integrityDenial(problems: readonly IntegrityProblem[]): string {
+  const said = integritySentence(problems);
+  if (problems.every((p) => p.healed)) return `${said} guard refused this one call so that this is read: tell the user, then carry on.`;
+  return `${said} guard blocks tool calls until a person has looked: tell the user to run guard doctor, then guard recover (or guard init).`;
 }
 
 export interface RecoverResult {

@@ -4,10 +4,10 @@
  * through plain git, in real temporary repositories (the built CLI).
  */
 import { execFileSync } from 'node:child_process';
-import { chmodSync, existsSync, readFileSync, statSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { ROOT, cleanupRepos, lines, makeRepo, type TestRepo } from '../helpers.js';
+import { CLI, ROOT, cleanupRepos, installGuard, lines, makeRepo, type TestRepo } from '../helpers.js';
 
 afterAll(cleanupRepos);
 
@@ -146,5 +146,36 @@ describe('kept ignored files (.env) in refs/guard/ and pushes', () => {
     repo.git(['push', '-q', '--mirror', 'origin']);
     const published = remote.git(['log', '--format=%H', '--glob=refs/guard/*']).trim().split('\n').filter(Boolean);
     expect(published.some((c) => remote.git(['ls-tree', '-r', '--name-only', c]).split('\n').includes('.env'))).toBe(true);
+  });
+});
+
+describe('.husky/_ (every hook guard installs, git-ignored) removed by git clean -fdX', () => {
+  it('the command\'s own post event puts the hooks back and says so; the destructive commit after it is gated again', () => {
+    const repo = installGuard({ 'package.json': '{ "name": "app", "private": true }\n', 'app.py': lines(200) });
+    expect(repo.guardJson(['doctor']).json.active).toBe(true);
+    const stubs = readdirSync(path.join(repo.dir, '.husky', '_')).sort();
+    const runner = readFileSync(path.join(repo.dir, '.husky', '_', 'h'));
+    const { pre, post } = shell(repo, 'git clean -fdX', 'x1', () => repo.git(['clean', '-fdXq']));
+    expect(pre.stdout).toBe('');
+    expect(post.json.hookSpecificOutput.additionalContext).toMatch(/guard has put them back/);
+    // every file of the folder, husky's stubs and runner too, with their modes
+    expect(readdirSync(path.join(repo.dir, '.husky', '_')).sort()).toEqual(stubs);
+    expect(readFileSync(path.join(repo.dir, '.husky', '_', 'h'))).toEqual(runner);
+    expect(statSync(path.join(repo.dir, '.husky', '_', 'pre-commit')).mode & 0o111).not.toBe(0);
+    // the next call is quiet, and a commit deleting the 200-line file is refused by the gate again
+    expect(hook(repo, 'Bash', { command: 'git rm -q app.py && git commit -qm drop' }, 'x2').stdout).toBe('');
+    const head = repo.git(['rev-parse', 'HEAD']);
+    repo.git(['rm', '-q', 'app.py']);
+    // git clean -fdX took node_modules/ too: the hooks put back find no guard and fail closed
+    expect(existsSync(path.join(repo.dir, 'node_modules'))).toBe(false);
+    expect(repo.gitRun(['commit', '-q', '-m', 'drop'], { CI: 'true' }).code).not.toBe(0);
+    expect(repo.gitRun(['commit', '-q', '--no-verify', '-m', 'drop'], { CI: 'true' }).code).not.toBe(0);
+    expect(repo.git(['rev-parse', 'HEAD'])).toBe(head);
+    // guard installed again (what npm install does): doctor is content and the gate refuses the deletion
+    mkdirSync(path.join(repo.dir, 'node_modules', '.bin'), { recursive: true });
+    symlinkSync(CLI, path.join(repo.dir, 'node_modules', '.bin', 'guard'));
+    expect(repo.guardJson(['doctor']).json.active).toBe(true);
+    expect(repo.gitRun(['commit', '-q', '--no-verify', '-m', 'drop'], { CI: 'true' }).code).not.toBe(0);
+    expect(repo.git(['rev-parse', 'HEAD'])).toBe(head);
   });
 });
