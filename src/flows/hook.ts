@@ -721,6 +721,8 @@ async function shellBefore(repo: Repo, e: HookEvent, command: string, background
   // the session step goes in the checkpoint's own fast-import
   const records = (c: { id: string; commit: string }) => [sessionCommit(repo, e, c.commit, c.id, 'pre', command, now, undefined, background)];
   const cp = await checkpoint(repo, { reason: `before ${e.harness} shell: ${oneLine(command)}`, command: 'hook', lane: laneOf(repo.root), session: meta, now, records });
+  // the lanes' work trees, which a command in the main tree can take (git clean -ffdx): flows/lane-keep.ts
+  await (await import('./lane-keep.js')).keepLanes(repo, command, now, cp.id);
   if (background) await markBackground(repo, e, now);
   await packWhenLoose(repo.commonDir, repo.root);
   return { outcome: NONE, checkpoint: cp.id, notes: [] };

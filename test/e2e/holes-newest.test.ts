@@ -3,11 +3,11 @@
  * performed through `guard hook claude` with Claude Code's payload shapes and
  * through plain git, in real temporary repositories (the built CLI).
  */
-import { execFileSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync } from 'node:fs';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { CLI, ROOT, cleanupRepos, installGuard, lines, makeRepo, type TestRepo } from '../helpers.js';
+import { CLI, ROOT, cleanEnv, cleanupRepos, installGuard, lines, makeRepo, startLane, type TestRepo } from '../helpers.js';
 
 afterAll(cleanupRepos);
 
@@ -177,5 +177,50 @@ describe('.husky/_ (every hook guard installs, git-ignored) removed by git clean
     expect(repo.guardJson(['doctor']).json.active).toBe(true);
     expect(repo.gitRun(['commit', '-q', '--no-verify', '-m', 'drop'], { CI: 'true' }).code).not.toBe(0);
     expect(repo.git(['rev-parse', 'HEAD'])).toBe(head);
+  });
+});
+
+describe("a lane's uncommitted work, wiped from the main tree", () => {
+  for (const [what, command, run] of [
+    ['git clean -ffdx', 'git clean -ffdx', (repo: TestRepo) => repo.git(['clean', '-ffdxq'])],
+    ['git worktree remove --force', 'git worktree remove --force .guard/lanes/agent-1', (repo: TestRepo) => repo.git(['worktree', 'remove', '--force', '.guard/lanes/agent-1'])],
+  ] as const) {
+    it(`${what}: kept just before the command; the printed command brings back its edits and its untracked files`, () => {
+      const repo = makeRepo({ 'a.txt': 'a\n', 'src/app.py': lines(50) });
+      const lane = startLane(repo, 'agent-1');
+      // the lane's agent never ran a hook: nothing of its work is in any ref
+      writeFileSync(path.join(lane, 'wip.txt'), 'lane work\n');
+      writeFileSync(path.join(lane, 'src/app.py'), lines(60));
+      const { post } = shell(repo, command, 'c1', () => run(repo));
+      expect(existsSync(path.join(lane, 'wip.txt'))).toBe(false);
+      const msg: string = post.json.hookSpecificOutput.additionalContext;
+      expect(msg).toMatch(/guard kept it, uncommitted work included, just before the command/);
+      const cmd = /to bring it back run \(from the main tree\) agent-1: (.*)\.$/m.exec(msg)![1]!;
+      // (as a person pastes it, with guard on PATH)
+      const bin = path.join(repo.dir, '.git', 'test-bin');
+      mkdirSync(bin, { recursive: true });
+      symlinkSync(CLI, path.join(bin, 'guard'));
+      const r = spawnSync('sh', ['-c', cmd], { cwd: repo.dir, env: cleanEnv({ PATH: `${bin}:${path.dirname(process.execPath)}:${process.env.PATH}` }), encoding: 'utf8', input: '' });
+      expect(r.status, r.stderr).toBe(0);
+      expect(readFileSync(path.join(lane, 'wip.txt'), 'utf8')).toBe('lane work\n');
+      expect(readFileSync(path.join(lane, 'src/app.py'), 'utf8')).toBe(lines(60));
+    });
+  }
+
+  it('a command that leaves the lane alone reports nothing about it; an unchanged lane costs no new checkpoint; a reading command none at all', () => {
+    const repo = makeRepo({ 'a.txt': 'a\n' });
+    const lane = startLane(repo, 'agent-1');
+    writeFileSync(path.join(lane, 'wip.txt'), 'lane work\n');
+    const lanes = () => repo.git(['log', '--format=%s', '--glob=refs/guard/checkpoints/*']).split('\n').filter((s) => s.includes('lane agent-1, before a shell command')).length;
+    // (the command is not run: only its words decide)
+    expect(shell(repo, 'python3 build.py', 'l1', () => undefined).post.stdout).toBe('');
+    expect(lanes()).toBe(1);
+    shell(repo, 'python3 build.py', 'l2', () => undefined);
+    expect(lanes()).toBe(1);
+    writeFileSync(path.join(lane, 'wip.txt'), 'more lane work\n');
+    shell(repo, 'git status && ls -la | grep wip', 'l3', () => undefined);
+    expect(lanes()).toBe(1);
+    shell(repo, 'npm run build', 'l4', () => undefined);
+    expect(lanes()).toBe(2);
   });
 });
