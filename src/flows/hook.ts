@@ -25,6 +25,7 @@ import { askedStep, indexDir, noteEvent } from '../git/session-index.js';
 import { parseRecordMessage } from '../core/record.js';
 import { configAt, laneOf } from './context.js';
 import { coverageLoss, coverageSentences } from './shell-coverage.js';
+import { backgroundNoted, noteBackground } from '../git/journal.js';
 import { integrityDenial, integrityProblems, integritySentence } from './integrity.js';
 
 /**
@@ -865,14 +866,17 @@ async function markBackground(repo: Repo, e: HookEvent, now: Date): Promise<void
   const file = backgroundMarker(repo, e);
   await mkdir(path.dirname(file), { recursive: true });
   await writeFile(file, now.toISOString() + '\n');
+  // and in the journal: the marker alone is one rm away (git/journal.ts)
+  noteBackground(repo.commonDir, e.harness, path.basename(path.dirname(file)), now);
 }
 
 /** Whether a background command of the session started within BACKGROUND_OPEN_MS (one file read). */
 async function backgroundOpen(repo: Repo, e: HookEvent, now: Date): Promise<boolean> {
   const text = await readFile(backgroundMarker(repo, e), 'utf8').catch(() => null);
   const t = text === null ? NaN : Date.parse(text.trim());
-  // unreadable or in the future: read the steps (the safe side)
-  return text !== null && (Number.isNaN(t) || t > now.getTime() || now.getTime() - t < BACKGROUND_OPEN_MS);
+  // unreadable or in the future: read the steps (the safe side); no marker: the journal may still say so (a marker removed)
+  if (text === null) return backgroundNoted(repo.commonDir, e.harness, path.basename(path.dirname(backgroundMarker(repo, e))), now, BACKGROUND_OPEN_MS);
+  return Number.isNaN(t) || t > now.getTime() || now.getTime() - t < BACKGROUND_OPEN_MS;
 }
 
 interface Late {

@@ -75,6 +75,30 @@ export function noteTips(commonDir: string | null, tips: readonly Tip[]): void {
   write(commonDir, tips.map((t) => `${t.oid} ${t.ref}\n`).join(''));
 }
 
+/**
+ * Note that a session started a background command (`bg <time> <harness>
+ * <session key>`): the marker file the hook keeps for it is a cache an agent
+ * can delete with the same command that wipes work, so the journal says it
+ * too. liveTips skips these lines (no id).
+ */
+export function noteBackground(commonDir: string | null, harness: string, sessionKey: string, time: Date): void {
+  if (!commonDir || /\s/.test(harness + sessionKey)) return;
+  write(commonDir, `bg ${time.toISOString()} ${harness} ${sessionKey}\n`);
+}
+
+/** Whether the journal's tail notes a background command of this session started within `windowMs` of `now` (one read). */
+export async function backgroundNoted(commonDir: string, harness: string, sessionKey: string, now: Date, windowMs: number): Promise<boolean> {
+  const text = await tail(journalFile(commonDir));
+  const suffix = ` ${harness} ${sessionKey}`;
+  for (const line of text.split('\n').reverse()) {
+    if (!line.startsWith('bg ') || !line.endsWith(suffix)) continue;
+    const t = Date.parse(line.slice(3, line.indexOf(' ', 3)));
+    // unreadable or in the future: open (the safe side)
+    return Number.isNaN(t) || t > now.getTime() || now.getTime() - t < windowMs;
+  }
+  return false;
+}
+
 /** Note refs guard removed itself (pruning), so their absence is not news. */
 export function noteGone(commonDir: string | null, refs: readonly string[]): void {
   if (!commonDir || refs.length === 0) return;

@@ -224,3 +224,22 @@ describe("a lane's uncommitted work, wiped from the main tree", () => {
     expect(lanes()).toBe(2);
   });
 });
+
+describe('a background command that also removes guard\'s marker of it', () => {
+  it('the wipe is still reported at the next call: the journal notes the background command too', () => {
+    const repo = makeRepo({ 'keep.py': lines(200) });
+    const work = lines(200) + lines(120, 'mine');
+    repo.write('keep.py', work);
+    const bg = { command: 'sleep 1; git checkout -- .; rm -f .git/guard-sessions/*/*/background-open', run_in_background: true };
+    const payloadBg = (post: boolean) => JSON.parse(payload(repo, 'Bash', bg, 'bg1', post));
+    expect(repo.guard(['hook', 'claude'], { input: JSON.stringify(payloadBg(false)) }).stdout).toBe('');
+    expect(repo.guard(['hook', 'claude'], { input: JSON.stringify(payloadBg(true)) }).stdout).toBe('');
+    // what the background command does after its post event
+    repo.git(['checkout', '--', '.']);
+    const markers = spawnSync('sh', ['-c', 'ls .git/guard-sessions/*/*/background-open && rm -f .git/guard-sessions/*/*/background-open'], { cwd: repo.dir, encoding: 'utf8' });
+    expect(markers.stdout).toContain('background-open');
+    const next = hook(repo, 'Bash', { command: 'ls' }, 'n1');
+    expect(next.json?.hookSpecificOutput?.permissionDecision).toBe('deny');
+    expect(next.json.hookSpecificOutput.permissionDecisionReason).toContain('keep.py lost 120 of 320 lines');
+  });
+});
