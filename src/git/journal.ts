@@ -135,7 +135,8 @@ export function liveTips(text: string): Tip[] {
       const sp = line.indexOf(' ');
       const oid = line.slice(0, sp);
       const ref = line.slice(sp + 1);
-      if (sp > 0 && OID.test(oid) && ref.startsWith('refs/')) {
+      // guard only ever writes under refs/guard/: a line naming another ref (refs/heads/main) is not guard's, and recover never touches it
+      if (sp > 0 && OID.test(oid) && ref.startsWith('refs/guard/') && !ref.includes('..')) {
         live.delete(ref);
         live.set(ref, oid);
       }

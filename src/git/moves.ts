@@ -1,3 +1,4 @@
+import { commonDirOf, noteTips } from './journal.js';
 import { git } from './run.js';
 
 /**
@@ -91,6 +92,8 @@ export async function settleMoves(cwd: string, moves: readonly Settled[], day: s
     for (const d of m.dropped ?? []) input += `create ${d.ref} ${d.tip}\n`;
   }
   if (input !== '') await git(['update-ref', '-m', 'guard: passed the gate', '--stdin'], { cwd, input });
+  // a dropped tip is the last ref holding that work: journaled, so its deletion is noticed (flows/integrity.ts)
+  noteTips(commonDirOf(cwd), moves.flatMap((m) => (m.dropped ?? []).map((d) => ({ ref: d.ref, oid: d.tip }))));
   // Other days' anchors (of every branch, discarded lanes too), once a day: on their own and
   // best effort, so that two moves racing to delete them never fail the move itself
   if (staleAnchors.length > 0) {
@@ -208,4 +211,5 @@ export async function heldElsewhere(cwd: string, tip: string, except: ReadonlySe
 export async function keepDropped(cwd: string, kept: ReadonlyArray<{ ref: string; tip: string }>): Promise<void> {
   if (kept.length === 0) return;
   await git(['update-ref', '-m', 'guard: kept a dropped tip', '--stdin'], { cwd, input: kept.map((d) => `create ${d.ref} ${d.tip}\n`).join('') });
+  noteTips(commonDirOf(cwd), kept.map((d) => ({ ref: d.ref, oid: d.tip })));
 }

@@ -4,7 +4,7 @@
  * through plain git, in real temporary repositories (the built CLI).
  */
 import { execFileSync, spawnSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { appendFileSync, chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { CLI, ROOT, cleanEnv, cleanupRepos, installGuard, lines, makeRepo, startLane, type TestRepo } from '../helpers.js';
@@ -241,5 +241,42 @@ describe('a background command that also removes guard\'s marker of it', () => {
     const next = hook(repo, 'Bash', { command: 'ls' }, 'n1');
     expect(next.json?.hookSpecificOutput?.permissionDecision).toBe('deny');
     expect(next.json.hookSpecificOutput.permissionDecisionReason).toContain('keep.py lost 120 of 320 lines');
+  });
+});
+
+describe('refs/guard/dropped/ (the last ref holding work a reset dropped) deleted through the shell', () => {
+  it('reset --hard HEAD~1 keeps the tip; deleting that ref is noticed by the next door, and guard recover puts it back', () => {
+    const repo = installGuard({ 'package.json': '{ "name": "app", "private": true }\n', 'app.py': lines(20) });
+    repo.write('work.py', lines(150));
+    repo.git(['add', 'work.py']);
+    expect(repo.gitRun(['commit', '-q', '-m', 'work'], { CI: 'true' }).code).toBe(0);
+    const tip = repo.git(['rev-parse', 'HEAD']).trim();
+    expect(repo.gitRun(['reset', '-q', '--hard', 'HEAD~1'], { CI: 'true' }).code).toBe(0);
+    const [dropped] = repo.refs('refs/guard/dropped/');
+    expect(repo.git(['rev-parse', dropped!]).trim()).toBe(tip);
+    // the agent removes the kept tip (and the reflog would expire): nothing else holds work.py
+    repo.git(['update-ref', '-d', dropped!]);
+    const pre = hook(repo, 'Bash', { command: 'ls' }, 'd1');
+    expect(pre.json.hookSpecificOutput.permissionDecision).toBe('deny');
+    expect(pre.json.hookSpecificOutput.permissionDecisionReason).toContain(dropped!);
+    expect(repo.guardJson(['doctor']).json.checks).toContainEqual(expect.objectContaining({ id: 'integrity:refs', ok: false }));
+    const rec = repo.guardJson(['recover']);
+    expect(rec.json.restored).toContainEqual({ ref: dropped, oid: tip });
+    expect(repo.git(['show', `${dropped}:work.py`])).toBe(lines(150));
+  });
+});
+
+describe("guard's journal forged to name a ref outside refs/guard/", () => {
+  it('a line "<evil> refs/heads/main" appended to .git/guard/journal: no door calls main moved, guard recover never touches main', () => {
+    const repo = makeRepo({ 'app.py': lines(120) });
+    shell(repo, 'ls', 's1', () => undefined);
+    const main = repo.git(['rev-parse', 'HEAD']).trim();
+    const evil = repo.git(['commit-tree', '-m', 'evil', repo.git(['mktree'], { input: '' }).trim()]).trim();
+    appendFileSync(path.join(repo.dir, '.git', 'guard', 'journal'), `${evil} refs/heads/main\n${evil} refs/heads/other\n`);
+    expect(hook(repo, 'Bash', { command: 'ls' }, 's2').stdout).toBe('');
+    const rec = repo.guardJson(['recover']);
+    expect(rec.code).toBe(0);
+    expect(repo.git(['rev-parse', 'HEAD']).trim()).toBe(main);
+    expect(repo.git(['for-each-ref', 'refs/heads/other'])).toBe('');
   });
 });
