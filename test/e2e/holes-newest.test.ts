@@ -280,3 +280,28 @@ describe("guard's journal forged to name a ref outside refs/guard/", () => {
     expect(repo.git(['for-each-ref', 'refs/heads/other'])).toBe('');
   });
 });
+
+describe("the day's anchor moved or deleted between small trims", () => {
+  const BIG = lines(200);
+  const keep = (n: number) => BIG.split('\n').slice(0, n).join('\n') + '\n';
+  for (const [what, tamper] of [
+    ['moved to the tip', (repo: TestRepo, ref: string) => repo.git(['update-ref', ref, 'HEAD'])],
+    ['deleted', (repo: TestRepo, ref: string) => repo.git(['update-ref', '-d', ref])],
+  ] as const) {
+    it(`${what} before each commit: the steps still add up (the journaled anchor wins), and the next door says so`, () => {
+      const repo = installGuard({ 'big.txt': BIG, 'a.txt': 'a\n' });
+      const codes: number[] = [];
+      for (const n of [140, 80, 20]) {
+        for (const ref of repo.refs('refs/guard/anchor/')) tamper(repo, ref);
+        repo.write('big.txt', keep(n));
+        repo.git(['add', 'big.txt']);
+        const r = repo.gitRun(['commit', '-q', '-m', `keep ${n}`], { CI: 'true' });
+        codes.push(r.code === 0 ? 0 : 1);
+        if (r.code !== 0) break;
+      }
+      expect(codes).toContain(1);
+      expect(repo.git(['cat-file', 'blob', 'HEAD:big.txt']).split('\n').length).toBeGreaterThanOrEqual(80);
+      expect(repo.guardJson(['doctor']).json.checks).toContainEqual(expect.objectContaining({ id: 'integrity:refs', ok: false }));
+    });
+  }
+});
