@@ -1,4 +1,4 @@
-import { lstat, mkdir, readFile, realpath, rm, writeFile } from 'node:fs/promises';
+import { lstat, mkdir, readFile, realpath, rm, stat, writeFile } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { withAggregateLoss } from '../core/aggregate.js';
@@ -316,6 +316,9 @@ async function readDisk(abs: string): Promise<{ content: Buffer | null; mode: st
   const st = await lstat(abs).catch(() => null);
   if (!st) return { content: null, mode: MODE.file };
   if (st.isDirectory()) throw new GuardError('E_USAGE', `${abs} is a folder`, 'a tool call writes files');
+  // a FIFO or a device: reading would block (node then cannot even exit) or never end
+  const target = st.isSymbolicLink() ? await stat(abs).catch(() => null) : st;
+  if (target && !target.isFile() && !target.isDirectory()) throw new GuardError('E_USAGE', `${abs} is not a regular file (a pipe or a device)`, 'a tool call writes files');
   return { content: await readFile(abs), mode: st.mode & 0o100 ? MODE.executable : MODE.file };
 }
 

@@ -305,3 +305,22 @@ describe("the day's anchor moved or deleted between small trims", () => {
     });
   }
 });
+
+describe('a write whose target is a FIFO in the repository', () => {
+  it('guard hook refuses it at once and exits (it hung in open() past its own answer)', () => {
+    const repo = makeRepo({ 'a.txt': 'a\n' });
+    spawnSync('mkfifo', [path.join(repo.dir, 'pipe')]);
+    for (const [tool, input] of [
+      ['Edit', { file_path: path.join(repo.dir, 'pipe'), old_string: 'a', new_string: 'b' }],
+      ['Write', { file_path: path.join(repo.dir, 'pipe'), content: 'x\n' }],
+    ] as const) {
+      const t0 = Date.now();
+      const r = spawnSync(process.execPath, [CLI, 'hook', 'claude'], { cwd: repo.dir, env: cleanEnv(), input: payload(repo, tool, input, `p-${tool}`), encoding: 'utf8', timeout: 30_000 });
+      expect(r.signal, tool).toBeNull();
+      expect(Date.now() - t0).toBeLessThan(15_000);
+      const out = JSON.parse(r.stdout);
+      expect(out.hookSpecificOutput.permissionDecision).toBe('deny');
+      expect(out.hookSpecificOutput.permissionDecisionReason).toContain('not a regular file');
+    }
+  }, 70_000);
+});
