@@ -132,6 +132,47 @@ async function healHooks(commonDir: string, manifest: GateManifest, missing: rea
   return put;
 }
 
+/**
+ * Hook files that differ from guard's copy. guard's own hooks
+ * (reference-transaction, and the plain route's pre-commit and
+ * pre-merge-commit) must match it exactly; husky's runner and stubs may be
+ * rewritten by a newer husky (`npm install` runs it), so for them only a
+ * file that no longer looks like husky's counts (the runner reads $HUSKY, a
+ * stub sources the runner). File reads only.
+ */
+async function changedHooks(commonDir: string, manifest: GateManifest, present: readonly string[]): Promise<string[]> {
+  const c = manifest.copied;
+  if (!c) return [];
+  const from = path.join(commonDir, 'guard', COPY);
+  const out: string[] = [];
+  await Promise.all(
+    present.map(async (h) => {
+      if (path.dirname(h) !== c.dir || !c.files.includes(path.basename(h))) return;
+      const [now, copy] = await Promise.all([readFile(h, 'utf8').catch(() => null), readFile(path.join(from, path.basename(h)), 'utf8').catch(() => null)]);
+      if (now === null || copy === null || now === copy) return;
+      const name = path.basename(h);
+      const huskys = copy.includes('/h"') || name === 'h';
+      if (huskys && (name === 'h' ? /\$HUSKY\b/.test(now) && !/^\s*exit\b/m.test(now.split('\n').slice(0, 2).join('\n')) : /^\.\s+"[^"]*\/h"\s*$/m.test(now) && now.split('\n').filter((l) => l.trim() && !l.startsWith('#')).length === 1)) return;
+      out.push(h);
+    }),
+  );
+  return out.sort();
+}
+
+/** Overwrite rewritten hook files with guard's copy (mode kept). True when all were put back. */
+async function putBack(commonDir: string, manifest: GateManifest, files: readonly string[]): Promise<boolean> {
+  const from = path.join(commonDir, 'guard', COPY);
+  for (const f of files) {
+    const src = path.join(from, path.basename(f));
+    const st = await stat(src);
+    const tmp = `${f}.guard-${process.pid}-${randomBytes(4).toString('hex')}`;
+    await copyFile(src, tmp);
+    await chmod(tmp, st.mode & 0o777);
+    await rename(tmp, f);
+  }
+  return manifest.copied !== undefined;
+}
+
 /** Does a harness's hook configuration still run guard (and not switch every hook off)? */
 async function agentProblem(a: { harness: string; file: string }): Promise<string | null> {
   const text = await readFile(a.file, 'utf8').catch(() => null);
@@ -180,6 +221,17 @@ export async function integrityProblems(commonDir: string, opts: { heal?: boolea
     // (husky's runner `h` is sourced, not run: it need not be executable)
     const hooks = await Promise.all(manifest.hooks.map((h) => stat(h).then((s) => s.isFile() && (path.basename(h) === 'h' || (s.mode & 0o111) !== 0), () => false)));
     const missing = manifest.hooks.filter((_, i) => !hooks[i]);
+    // there but rewritten (`echo 'exit 0' > .husky/_/reference-transaction` from the shell): compared with guard's copy
+    const changed = await changedHooks(commonDir, manifest, manifest.hooks.filter((_, i) => hooks[i]));
+    if (changed.length > 0) {
+      const back = opts.heal ? await putBack(commonDir, manifest, changed).catch(() => false) : false;
+      const named = changed.map((m) => path.basename(path.dirname(m)) + '/' + path.basename(m)).join(', ');
+      problems.push(
+        back
+          ? { id: 'hooks', message: `guard's git hooks were rewritten outside guard (${named}) and guard has put its own back from its copy in .git/guard/: a commit or branch move made meanwhile may have passed ungated, and the branch gate measures it again at the branch's next move`, hint: 'nothing to run; a person may want to know what changed them', healed: true }
+          : { id: 'hooks', message: `guard's git hooks were rewritten outside guard (${named}): commits and branch moves may pass ungated`, hint: 'guard init puts them back' },
+      );
+    }
     const healed = missing.length > 0 && opts.heal ? await healHooks(commonDir, manifest, missing).catch(() => []) : [];
     const still = healed.length > 0 ? (await Promise.all(missing.map((h) => stat(h).then(() => null, () => h)))).filter((h): h is string => h !== null) : missing;
     if (missing.length > 0 && still.length === 0) {

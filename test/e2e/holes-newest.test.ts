@@ -324,3 +324,25 @@ describe('a write whose target is a FIFO in the repository', () => {
     }
   }, 70_000);
 });
+
+describe("guard's hooks rewritten (not removed) through the shell", () => {
+  it("`echo 'exit 0' >` husky's runner and the branch gate: reported after the command, put back, and the --no-verify deletion is refused", () => {
+    const repo = installGuard({ 'package.json': '{ "name": "app", "private": true }\n', 'big.py': lines(200) });
+    const gate = readFileSync(path.join(repo.dir, '.husky/_/reference-transaction'), 'utf8');
+    const { post } = shell(repo, "echo 'exit 0' > .husky/_/reference-transaction; echo 'exit 0' > .husky/_/h", 'r1', () => {
+      writeFileSync(path.join(repo.dir, '.husky/_/reference-transaction'), 'exit 0\n');
+      writeFileSync(path.join(repo.dir, '.husky/_/h'), 'exit 0\n');
+    });
+    expect(JSON.stringify(post.json)).toMatch(/hooks were rewritten outside guard \(_\/h, _\/reference-transaction\) and guard has put its own back/);
+    expect(readFileSync(path.join(repo.dir, '.husky/_/reference-transaction'), 'utf8')).toBe(gate);
+    const head = repo.git(['rev-parse', 'HEAD']);
+    repo.git(['rm', '-q', 'big.py']);
+    expect(repo.gitRun(['commit', '-q', '--no-verify', '-m', 'drop'], { CI: 'true' }).code).not.toBe(0);
+    expect(repo.git(['rev-parse', 'HEAD'])).toBe(head);
+    // a newer husky's own runner is not an attack: left alone, nothing said
+    repo.git(['reset', '-q', '--hard']);
+    const h = readFileSync(path.join(repo.dir, '.husky/_/h'), 'utf8');
+    writeFileSync(path.join(repo.dir, '.husky/_/h'), h.replace('n=$(basename "$0")', 'n="$(basename "$0")"'));
+    expect(hook(repo, 'Bash', { command: 'ls' }, 'r2').stdout).toBe('');
+  });
+});
