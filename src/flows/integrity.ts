@@ -115,7 +115,8 @@ async function copyHooks(guardDir: string, hooksDir: string): Promise<{ dir: str
  */
 async function healHooks(commonDir: string, manifest: GateManifest, missing: readonly string[]): Promise<string[]> {
   const c = manifest.copied;
-  if (!c || !missing.every((m) => path.dirname(m) === c.dir)) return [];
+  // husky's generated folder only (git clean -X takes it); a plain hooks folder is in .git/, where a missing hook was removed on purpose
+  if (!c || path.basename(path.dirname(c.dir)) !== '.husky' || !missing.every((m) => path.dirname(m) === c.dir)) return [];
   const from = path.join(commonDir, 'guard', COPY);
   const put: string[] = [];
   for (const f of c.files) {
@@ -133,12 +134,13 @@ async function healHooks(commonDir: string, manifest: GateManifest, missing: rea
 }
 
 /**
- * Hook files that differ from guard's copy. guard's own hooks
- * (reference-transaction, and the plain route's pre-commit and
- * pre-merge-commit) must match it exactly; husky's runner and stubs may be
- * rewritten by a newer husky (`npm install` runs it), so for them only a
- * file that no longer looks like husky's counts (the runner reads $HUSKY, a
- * stub sources the runner). File reads only.
+ * Hook files that differ from guard's copy. guard's own branch gate
+ * (reference-transaction) must match it exactly; husky's runner and stubs
+ * may be rewritten by a newer husky (`npm install` runs it), so for them only
+ * a file that no longer looks like husky's counts (the runner reads $HUSKY,
+ * a stub sources the runner). Other hooks (a plain pre-commit, the pre-commit
+ * framework's, which `pre-commit install` rewrites) are the user's to edit
+ * and are left to doctor's probe. File reads only.
  */
 async function changedHooks(commonDir: string, manifest: GateManifest, present: readonly string[]): Promise<string[]> {
   const c = manifest.copied;
@@ -151,9 +153,21 @@ async function changedHooks(commonDir: string, manifest: GateManifest, present: 
       const [now, copy] = await Promise.all([readFile(h, 'utf8').catch(() => null), readFile(path.join(from, path.basename(h)), 'utf8').catch(() => null)]);
       if (now === null || copy === null || now === copy) return;
       const name = path.basename(h);
-      const huskys = copy.includes('/h"') || name === 'h';
-      if (huskys && (name === 'h' ? /\$HUSKY\b/.test(now) && !/^\s*exit\b/m.test(now.split('\n').slice(0, 2).join('\n')) : /^\.\s+"[^"]*\/h"\s*$/m.test(now) && now.split('\n').filter((l) => l.trim() && !l.startsWith('#')).length === 1)) return;
-      out.push(h);
+      // guard's branch gate: exactly what init wrote
+      if (name === 'reference-transaction' && copy.includes('guard verify-refs')) {
+        out.push(h);
+        return;
+      }
+      // husky's runner and stubs: still husky's? (a newer husky's are left alone)
+      if (name === 'h' && /\$HUSKY\b/.test(copy)) {
+        if (!/\$HUSKY\b/.test(now) || /^\s*exit\b/m.test(now.split('\n').slice(0, 2).join('\n'))) out.push(h);
+        return;
+      }
+      if (/^\.\s+"[^"]*\/h"\s*$/m.test(copy)) {
+        if (!(/^\.\s+"[^"]*\/h"\s*$/m.test(now) && now.split('\n').filter((l) => l.trim() && !l.startsWith('#')).length === 1)) out.push(h);
+        return;
+      }
+      // anything else (the plain route's pre-commit, the pre-commit framework's, a user's own) is the user's to edit: doctor probes it
     }),
   );
   return out.sort();
