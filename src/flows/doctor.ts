@@ -107,7 +107,7 @@ export async function doctor(opts: DoctorOptions): Promise<DoctorResult> {
     if (p.id !== 'hooks' || !hookFailed) checks.push(bad(`integrity:${p.id}`, 'error', p.message, p.hint));
   }
   // secrets: a remote that pushes refs/guard/* publishes the ignored files checkpoints keep
-  for (const p of await (await import('./doctor-secrets.js')).secretPushProblems(main.root)) checks.push(bad('secrets-push', 'warning', p.message, p.hint));
+  for (const p of await (await import('./doctor-secrets.js')).secretPushProblems(main.commonDir)) checks.push(bad('secrets-push', 'warning', p.message, p.hint));
   // integrity: a branch that moved past the gate (hooks off, a ref file written by hand)
   checks.push(...(await (await import('./doctor-hooks.js')).bypassChecks(main, objects[0]?.type === 'commit' ? objects[0].oid : null)));
   return { root: main.root, active: !checks.some((c) => c.severity === 'error'), checks, refs: refs.counts };
