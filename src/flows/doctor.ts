@@ -106,6 +106,8 @@ export async function doctor(opts: DoctorOptions): Promise<DoctorResult> {
   for (const p of await (await import('./integrity.js')).integrityProblems(main.commonDir)) {
     if (p.id !== 'hooks' || !hookFailed) checks.push(bad(`integrity:${p.id}`, 'error', p.message, p.hint));
   }
+  // secrets: a remote that pushes refs/guard/* publishes the ignored files checkpoints keep
+  for (const p of await (await import('./doctor-secrets.js')).secretPushProblems(main.commonDir)) checks.push(bad('secrets-push', 'warning', p.message, p.hint));
   // integrity: a branch that moved past the gate (hooks off, a ref file written by hand)
   checks.push(...(await (await import('./doctor-hooks.js')).bypassChecks(main, objects[0]?.type === 'commit' ? objects[0].oid : null)));
   return { root: main.root, active: !checks.some((c) => c.severity === 'error'), checks, refs: refs.counts };
@@ -267,6 +269,11 @@ async function hookChecks(main: Repo, hp: HooksPath, env: NodeJS.ProcessEnv): Pr
   if (!problem && !unresolved && !framework) problem = await (await import('./doctor-hooks.js')).preCommitBlocks(facts.file, main.root, env, rel(facts.script), runsGuard(facts.scriptText) !== null);
   if (problem) checks.push(bad('hook', 'error', problem.message, problem.hint));
   else if (framework) checks.push(ok('hook', `${rel(facts.file)} is the pre-commit framework's hook, and .pre-commit-config.yaml runs guard (id: guard)`));
+  if (!facts.husky && facts.scriptText !== null && PRE_COMMIT_FRAMEWORK.test(facts.scriptText)) {
+    // beside the framework: what writes the trailer of a person's approval at the commit prompt
+    const trailer = await (await import('./doctor-trailer.js')).frameworkTrailerProblem(path.dirname(facts.file), main.root);
+    if (trailer) checks.push(bad('trailer', 'warning', trailer.message, trailer.hint));
+  }
   else checks.push(ok('hook', `${rel(facts.file)} is executable${facts.husky ? ` and runs ${rel(facts.script)} through husky` : ''}, which runs guard check`));
 
   // integrity: the gate on every branch move (reference-transaction); without it HUSKY=0 leaves no gate at all
