@@ -269,12 +269,12 @@ async function hookChecks(main: Repo, hp: HooksPath, env: NodeJS.ProcessEnv): Pr
   if (!problem && !unresolved && !framework) problem = await (await import('./doctor-hooks.js')).preCommitBlocks(facts.file, main.root, env, rel(facts.script), runsGuard(facts.scriptText) !== null);
   if (problem) checks.push(bad('hook', 'error', problem.message, problem.hint));
   else if (framework) checks.push(ok('hook', `${rel(facts.file)} is the pre-commit framework's hook, and .pre-commit-config.yaml runs guard (id: guard)`));
+  else checks.push(ok('hook', `${rel(facts.file)} is executable${facts.husky ? ` and runs ${rel(facts.script)} through husky` : ''}, which runs guard check`));
   if (!facts.husky && facts.scriptText !== null && PRE_COMMIT_FRAMEWORK.test(facts.scriptText)) {
     // beside the framework: what writes the trailer of a person's approval at the commit prompt
     const trailer = await (await import('./doctor-trailer.js')).frameworkTrailerProblem(path.dirname(facts.file), main.root);
     if (trailer) checks.push(bad('trailer', 'warning', trailer.message, trailer.hint));
   }
-  else checks.push(ok('hook', `${rel(facts.file)} is executable${facts.husky ? ` and runs ${rel(facts.script)} through husky` : ''}, which runs guard check`));
 
   // integrity: the gate on every branch move (reference-transaction); without it HUSKY=0 leaves no gate at all
   const branchGate = await (await import('./doctor-hooks.js')).branchGateCheck(main, dir, env);

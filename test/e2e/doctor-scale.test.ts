@@ -26,7 +26,7 @@ describe('guard doctor with more records than it reads', () => {
       const name = `${day}${stamp.slice(8)}`;
       record(`refs/guard/checkpoints/${name}`, i === 0 ? 'not a record\n' : i === 2_099 ? 'edited by hand\n' : good, 1_767_225_600 + i);
     }
-    const r = spawnSync('git', ['fast-import', '--quiet'], { cwd: repo.dir, input: stream.join('\n') });
+    const r = spawnSync('git', ['-c', 'core.hooksPath=/dev/null', 'fast-import', '--quiet'], { cwd: repo.dir, input: stream.join('\n') });
     expect(r.status, r.stderr.toString()).toBe(0);
     // a ref at a blob among the old ones: types are checked for every ref
     const blob = repo.git(['hash-object', '-w', 'a.txt']).trim();
@@ -43,5 +43,18 @@ describe('guard doctor with more records than it reads', () => {
     expect(corrupt.message).toContain('-00000833'); // i = 2,099
     expect(corrupt.message).not.toContain('-00000000');
     expect(byId('refs-type')!.message).toContain('20250101T000000Z-blob0000');
+  }, 180_000);
+});
+
+describe('guard doctor says one thing of the hook', () => {
+  it('a broken hook is one error, not an error and an "ok" beside it', async () => {
+    const { chmodSync } = await import('node:fs');
+    const path = (await import('node:path')).default;
+    const repo = installGuard({ 'a.txt': 'a\n' });
+    chmodSync(path.join(repo.dir, '.husky', '_', 'pre-commit'), 0o644);
+    const { json } = repo.guardJson(['doctor']);
+    const hook = (json.checks as (Check & { ok: boolean })[]).filter((c) => c.id === 'hook');
+    expect(hook).toHaveLength(1);
+    expect(hook[0]!.ok).toBe(false);
   });
 });
