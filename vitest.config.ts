@@ -7,13 +7,14 @@ import { defineConfig } from 'vitest/config';
  * (real git, no CLI), `test:e2e` (the built CLI, real git, harnesses).
  * `npm test` runs all three at once.
  *
- * The integration and end-to-end files mostly wait on the git and node
- * processes they start, so more files run at once than there are cores: one
- * worker per core plus two (GUARD_TEST_WORKERS overrides). Vitest wants one
- * worker count for projects that run together, so all three share it.
+ * One file per core at once (vitest's own default is cores - 1: one at a time
+ * on two cores). More than that was tried: 4 workers on this 2-core machine,
+ * already loaded, pushed slow e2e tests past their 60 s timeout.
+ * GUARD_TEST_WORKERS overrides. Vitest wants one worker count for projects
+ * that run together, so all three share it.
  * Soak-sized loops are in `npm run soak`, not here (docs/development.md).
  */
-const workers = Number(process.env.GUARD_TEST_WORKERS) || availableParallelism() + 2;
+const workers = Number(process.env.GUARD_TEST_WORKERS) || availableParallelism();
 
 export default defineConfig({
   test: {

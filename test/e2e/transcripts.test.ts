@@ -1,4 +1,4 @@
-import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ROOT, TestRepo as TestRepoClass, cleanupRepos, fixture, laneWrite, lines, makeRepo, outsideDir, startLane, type Run, type TestRepo } from '../helpers.js';
@@ -167,8 +167,10 @@ describe('transcripts of guard ci, each format', () => {
 describe('transcripts of errors and their hints', () => {
   it('not a repository', () => {
     const repo = new TestRepoOutside();
-    expectTranscript('err_not_a_repo', repo, repo.guard(['check']));
-    expectTranscript('err_not_a_repo_json', repo, repo.guard(['log', '--json']));
+    // git stops looking for a repository at the temp folder (a stray /tmp/.git must not count)
+    const env = { GIT_CEILING_DIRECTORIES: path.dirname(repo.dir) };
+    expectTranscript('err_not_a_repo', repo, repo.guard(['check'], { env }));
+    expectTranscript('err_not_a_repo_json', repo, repo.guard(['log', '--json'], { env }));
   });
 
   it('bad config, unknown lane, lane exists, no checkpoint, usage', () => {
@@ -222,6 +224,15 @@ describe('transcripts of errors and their hints', () => {
 /** A folder that is no git repository, with the TestRepo calls the transcripts use. */
 class TestRepoOutside extends TestRepoClass {
   constructor() {
-    super(outsideDir());
+    // not under /tmp: guard's hook-integrity warning walks up to any stray /tmp/.git (other tests have left one)
+    super(existsSync('/var/tmp') ? realpathSync(mkdtempSync('/var/tmp/guard-outside-')) : outsideDir());
+    cleanupLater(this);
   }
 }
+const outside: TestRepoClass[] = [];
+function cleanupLater(r: TestRepoClass): void {
+  outside.push(r);
+}
+afterAll(() => {
+  for (const r of outside.splice(0)) r.cleanup();
+});
