@@ -110,10 +110,19 @@ export function makeMatcher(d: PhraseData): Matcher {
   // normalising below (it only drops or replaces non-ASCII characters), so
   // it is answered at once.
   const maxOpen = Math.max(...opens.map((o) => o.length));
-  return {
+  // the first characters any opener can start with, either case: most code lines start with none
+  const firstChars = new Set(opens.flatMap((o) => [o.charCodeAt(0), o.toUpperCase().charCodeAt(0)]));
+  const self: Matcher = {
     isPlaceholder(line: string): boolean {
       let i = 0;
-      for (let c = line.charCodeAt(0); c === 32 || (c >= 9 && c <= 13); c = line.charCodeAt(++i));
+      let c0 = line.charCodeAt(0);
+      for (; c0 === 32 || (c0 >= 9 && c0 <= 13); c0 = line.charCodeAt(++i));
+      // a numbered BASIC line: `30 REM ... rest of program ...`
+      if (c0 >= 48 && c0 <= 57) {
+        const basic = /^\s*\d+\s+(rem\s.*)$/i.exec(line);
+        return basic !== null && self.isPlaceholder(basic[1]!);
+      }
+      if (c0 < 128 && !firstChars.has(c0)) return false;
       const head = line.slice(i, i + maxOpen);
       if (ASCII.test(head) && !opens.some((o) => head.toLowerCase().startsWith(o))) return false;
       // zero-width and soft characters hide nothing from a reader, so they hide nothing here
@@ -124,17 +133,29 @@ export function makeMatcher(d: PhraseData): Matcher {
       const open = opens.find((o) => lower.startsWith(o));
       if (open === undefined) return false; // not a comment line
       t = t.slice(open.length);
+      // a doubled one-character opener: `;; ... rest of input handling`, `%% ...`, `## ...`
+      while (open.length === 1 && t.startsWith(open)) t = t.slice(1);
+      // a quote that closes and code follows is a string in a list, not a comment: `'not modified' : 304,`
+      if ((open === "'" || open === '"') && /^[^']*'\s*(?:[:,)\]=+;.]|$)/.test(t) && !/^[^']*\w'\w/.test(t)) return false;
       // a block comment's inner line indented past its `*` quotes code: a docs example (` *     // ...`)
       if (open === '*' && /^(?: {2,}|\t)/.test(t)) return false;
       const close = closes.find((c) => t.trimEnd().endsWith(c));
       if (close !== undefined) t = t.trimEnd().slice(0, -close.length);
       let dotted = false;
       const bare = t.trim();
+      // a quotation: a comment that quotes a placeholder (`// "see the original file for the rest"`) talks about one
+      if (/^(["`“‘]).*["`”’][.,:;)]?$/.test(bare) && bare.length > 2) return false;
       const starts = d.dots.some((x) => bare.startsWith(x)) || /^[([]\s*(?:\.\.|…)/.test(bare);
       const ends = d.dots.some((x) => bare.endsWith(x)) || /(?:\.\.|…)\s*[)\]]$/.test(bare);
       const framed: Framed = starts && ends ? 'both' : starts || ends ? 'one' : 'none';
       // the whole comment in brackets: "(existing interfaces)", "[rest omitted]"
       const wrapped = /^[([].*[)\]]$/.test(bare);
+      // dots, then only a remark in brackets: "... (Image collection code)", "… (similar to Option 1)"
+      if (/^(?:\.{2,}|…|⋯)\s*\([^()]*\w[^()]*\)$/.test(bare) && bare.split(/\s+/).length <= (d.general?.dotsMaxWords ?? 18)) return true;
+      // a remark in brackets that is a placeholder itself: "TABS LOGIC (Rest of your existing code remains unchanged)"
+      // (the remark begins with a mark: "(same file system)", "(left as it is)" explain the words before them)
+      const inner = /\((?:the |all )?(?:rest|remaining|existing|other|previous|original)\b([^()]*)\)/i.exec(bare)?.[0];
+      if (inner !== undefined && !wrapped && self.isPlaceholder(`// ${inner.slice(1, -1)}`)) return true;
       t = t
         .toLowerCase()
         .replace(dotsRe, () => {
@@ -148,6 +169,8 @@ export function makeMatcher(d: PhraseData): Matcher {
       if (t === '') return dotted;
       const words = t.split(' ');
       if (words.length > 14) return general !== null && starts && general(words, framed, { starts, wrapped, text: t });
+      // dots, then a few words and nothing after: what the left-out code did (`// ... execute and return results`)
+      if (framed === 'one' && starts && words.length <= 5 && !wrapped) return true;
       if (phrases.some((p) => (p.first === null || p.first.has(words[0]!)) && matches(p.tokens, words))) return true;
       return general !== null && general(words, framed, { starts, wrapped, text: t });
     },
@@ -156,6 +179,7 @@ export function makeMatcher(d: PhraseData): Matcher {
       return t.length > 0 && opens.some((o) => t.startsWith(o));
     },
   };
+  return self;
 }
 
 interface Shape {
@@ -179,6 +203,8 @@ function generalTest(g: GeneralData, code: readonly string[]): (words: string[],
     const words = p.split(' ');
     pairs.set(words[0]!, [...(pairs.get(words[0]!) ?? []), { words, joined: p.replace(/ /g, '_') }]);
   }
+  // the longest pair first: "same as before" before "same as"
+  for (const list of pairs.values()) list.sort((a, b) => b.words.length - a.words.length);
   const strong = new Set([...g.strong, ...g.foreign.strong]);
   const weak = new Set(g.weak);
   const pointer = new Set(g.pointer);
@@ -189,6 +215,10 @@ function generalTest(g: GeneralData, code: readonly string[]): (words: string[],
   const nouns = new Set(code.flatMap((c) => c.split(' ')));
   const filler = new Set(g.filler);
   const verbs = new Set(g.verbs);
+  // the strong words that can only mean "left out here" (not "unchanged", which a comment on code says too)
+  const stays = new Set(['remain', 'remains', 'stay', 'stays', 'kept']);
+  const unchanged = new Set(['same', 'same_as_before', 'unchanged', 'untouched', 'as_before', 'as_is', 'as_they_are', 'as_it_was', 'as_they_were', 'same_as', 'intact']);
+  const cut = new Set(['omitted', 'elided', 'snipped', 'truncated', 'abbreviated', 'not_shown', 'for_brevity', 'left_out']);
   const known = new Set([...strong, ...weak, ...pointer, ...mark, ...position, ...filler, ...nouns, ...verbs]);
   const join = (input: readonly string[]): string[] => {
     const words: string[] = [];
@@ -202,6 +232,19 @@ function generalTest(g: GeneralData, code: readonly string[]): (words: string[],
   const inPairs = new Set(g.pairs.flatMap((p) => p.split(' ')));
   const earlyVeto = new Set(g.veto.filter((w) => w !== 'see' && !inPairs.has(w)));
   return (input, framed, shape) => {
+    // dots, then a strong word early, however long the sentence runs on after it:
+    // "... Code continues mostly unchanged, just ensure this block is preserved if ..."
+    if (shape.starts && join(input.slice(0, 8)).slice(0, 5).some((w) => strong.has(w))) return true;
+    // a mark and a code noun, then at once a word that says it stays, whatever follows:
+    // "Existing code remains the same except booting the server", "other handlers unchanged, see below"
+    {
+      const lead = join(input.slice(0, 7)).filter((w) => w !== 'the' && w !== 'all');
+      if (lead.length >= 3 && mark.has(lead[0]!) && nouns.has(lead[1]!) && (strong.has(lead[2]!) || (weak.has(lead[2]!) && (weak.has(lead[3]!) || strong.has(lead[3]!))))) return true;
+    }
+    // a verb of keeping, a mark and at most one word more, and nothing after: "Keep existing variables:"
+    if (input.length <= 3 && verbs.has(input[0]!) && mark.has(input[1]!) && !input.slice(2).some((w) => earlyVeto.has(w))) return true;
+    // "rest unchanged helpers + new helper stubs", "rest same as before"
+    if (input[0] === 'rest' && (strong.has(input[1]!) || strong.has(join(input.slice(1, 4))[0]!) || weak.has(input[1]!))) return true;
     if (input.length > g.dotsMaxWords) return false;
     if (shape.starts || shape.wrapped || input[0] === 'rest' || input[1] === 'rest') {
       const joined = join(input);
@@ -209,14 +252,29 @@ function generalTest(g: GeneralData, code: readonly string[]): (words: string[],
       const strongHere = joined.some((w) => strong.has(w)) || g.foreign.substrings.some((x) => shape.text.includes(x));
       // "... rest of visual updates", "... existing tree-walk renderer unchanged ...", "... (hàm này giữ nguyên)"
       if (shape.starts && ((lead !== undefined && mark.has(lead)) || strongHere)) return true;
+      // after the dots a verb of keeping, then a mark or "same": "... keep existing code (loadX function)", "... same parameters"
+      const afterVerb = lead !== undefined && verbs.has(lead) ? joined.slice(joined.indexOf(lead) + 1).find((w) => !filler.has(w)) : lead;
+      if (shape.starts && afterVerb !== undefined && (mark.has(afterVerb) || afterVerb === 'same' || afterVerb === 'similar')) return true;
       // "(existing interfaces)"
       if (shape.wrapped && lead !== undefined && mark.has(lead) && joined.length <= 12) return true;
       // "Rest of the file remains exactly the same as in the previous document" (not "the rest of the loop is the slow path")
       const at = joined.indexOf('rest');
-      if ((at === 0 || (at === 1 && joined[0] === 'the')) && joined[at + 1] === 'of' && !joined.some((w) => veto.has(w)) && (strongHere || joined.some((w) => weak.has(w)))) return true;
+      // ("will" is no veto before a weak word: "rest of the code will remain same")
+      const vetoedHere = joined.some((w, k) => veto.has(w) && !(w === 'will' && weak.has(joined[k + 1]!)));
+      if ((at === 0 || (at === 1 && joined[0] === 'the')) && joined[at + 1] === 'of' && !vetoedHere && (strongHere || joined.some((w) => weak.has(w)))) return true;
       // "... (error messages) ..."
       if (framed === 'both' && joined.length <= 4) return true;
     }
+    // a subject of a few words, then "stays as it was" closing the comment:
+    // "Products, Rentals, Payments tabs remain the same as before", "handlers stay unchanged"
+    if (input.length <= 12 && !input.some((w) => earlyVeto.has(w))) {
+      const joined = join(input);
+      const k = joined.findIndex((w) => stays.has(w));
+      const rest = k > 0 ? joined.slice(k + 1).filter((w) => w !== 'the' && w !== 'exactly') : [];
+      if (k <= 5 && rest.length > 0 && rest.length <= 2 && rest.every((w) => unchanged.has(w) || w === 'before') && (rest.length === 1 ? rest[0] !== 'same' : rest[1] === 'as_before' || rest[1] === 'before')) return true;
+    }
+    // "Repeat for other job cards", "same for the other handlers"
+    if ((input[0] === 'repeat' || input[0] === 'same' || input[0] === 'similarly') && input[1] === 'for' && input.length <= 8 && mark.has(input[2] === 'the' || input[2] === 'all' ? input[3]! : input[2]!)) return true;
     // a pair joins two or three words into one: past twice maxWords, nothing can come under it
     if (input.length > 2 * g.maxWords) return false;
     // a veto word no pair holds vetoes before joining too ("see" is judged below)
@@ -226,10 +284,14 @@ function generalTest(g: GeneralData, code: readonly string[]): (words: string[],
     // "see" explains, except before a mark: "see the original file for the rest"
     const vetoed = (w: string, i: number) => veto.has(w) && !(w === 'see' && words.slice(i + 1, i + 3).some((x) => mark.has(x) || position.has(x)));
     if (words.some(vetoed)) return false;
-    const free = words.filter((w) => !known.has(w) && w !== 'see').length;
-    if (free > g.maxFree + (framed === 'both' ? 1 : 0)) return false;
     const has = (set: Set<string>) => words.some((w) => set.has(w));
+    const free = words.filter((w) => !known.has(w) && w !== 'see').length;
+    if (free > g.maxFree + 2) return false;
+    if (free > g.maxFree + (framed === 'both' ? 1 : 0) && !(has(mark) && words.some((w) => cut.has(w)))) return false;
     if (has(strong)) return true;
+    // a word that can only mean "left out", beside a mark, names what was left out in up to three words of its own:
+    // "remaining getters and setters are not shown for brevity"
+    if (free <= g.maxFree + 2 && has(mark) && words.some((w) => cut.has(w))) return true;
     if (has(weak) && (has(mark) || has(position) || has(nouns))) return true;
     if (has(pointer) && has(mark)) return true;
     if (words.every((w) => w === 'etc')) return true;
@@ -278,9 +340,9 @@ export function findElisions(newText: string, oldText: string, limit = 3): Elisi
   if (candidates.length === 0) return [];
   const hunks = diffHunks(oldText, newText, NEAR);
   if (hunks === null) {
-    // too large to diff here: a placeholder the old text did not have, where lines were lost, fails closed
-    const oldLines = new Set(oldText.split('\n').map((l) => l.trim()));
-    return candidates.filter((c) => !oldLines.has(c.text)).slice(0, limit);
+    // too large to diff here: a placeholder the old text did not have fails closed, unless the
+    // lines around it stood side by side in the old text (it was added where nothing was removed)
+    return candidates.filter((c) => !hasLine(oldText, c.text) && !insertedBetweenNeighbours(lines, c.line - 1, oldText)).slice(0, limit);
   }
   const m = (matcher ??= makeMatcher(data as PhraseData));
   const inPlace = new Set<number>();
@@ -299,6 +361,55 @@ export function findElisions(newText: string, oldText: string, limit = 3): Elisi
     });
   }
   return candidates.filter((c) => inPlace.has(c.line) && !continuesProse(lines, c.line - 1, m)).slice(0, limit);
+}
+
+/** Does `text` hold a line that is `trimmed` with white space around it? (A string search, not a split.) */
+function hasLine(text: string, trimmed: string): boolean {
+  for (let at = text.indexOf(trimmed); at !== -1; at = text.indexOf(trimmed, at + 1)) {
+    const start = text.lastIndexOf('\n', at - 1) + 1;
+    let end = text.indexOf('\n', at + trimmed.length);
+    if (end === -1) end = text.length;
+    if (text.slice(start, at).trim() === '' && text.slice(at + trimmed.length, end).trim() === '') return true;
+  }
+  return false;
+}
+
+/**
+ * Was line `i` of `lines` added between two lines that were neighbours in
+ * `oldText` (blank lines aside), so that no line was removed where it
+ * stands? Its neighbours are the nearest non-blank lines above and below
+ * (the start or end of the file where there is none). Looked up by string
+ * search, so a 15 MB text costs a few scans; after 64 places where the line
+ * above occurs, it answers no (fails closed).
+ */
+function insertedBetweenNeighbours(lines: readonly string[], i: number, oldText: string): boolean {
+  let a = i - 1;
+  while (a >= 0 && lines[a]!.trim() === '') a--;
+  let b = i + 1;
+  while (b < lines.length && lines[b]!.trim() === '') b++;
+  const above = a >= 0 ? lines[a]! : null;
+  const below = b < lines.length ? lines[b]! : null;
+  /** The next non-blank line of oldText from offset `at` (null at the end). */
+  const nextLine = (at: number): string | null => {
+    while (at < oldText.length) {
+      let end = oldText.indexOf('\n', at);
+      if (end === -1) end = oldText.length;
+      const l = oldText.slice(at, end);
+      if (l.trim() !== '') return l;
+      at = end + 1;
+    }
+    return null;
+  };
+  if (above === null) return below !== null && nextLine(0) === below;
+  const needle = `${above}\n`;
+  let tries = 0;
+  for (let at = oldText.startsWith(needle) ? 0 : oldText.indexOf(`\n${needle}`); at !== -1 && tries < 64; tries++) {
+    const start = at === 0 && oldText.startsWith(needle) && tries === 0 ? 0 : at + 1;
+    if (nextLine(start + needle.length) === below) return true;
+    at = oldText.indexOf(`\n${needle}`, start);
+  }
+  // the last line, with no newline after it
+  return below === null && (oldText === above || oldText.endsWith(`\n${above}`));
 }
 
 /**

@@ -7,7 +7,7 @@ import { GuardError } from '../core/errors.js';
 import { parseRecordMessage } from '../core/record.js';
 import { catFileBatch } from '../git/catfile.js';
 import { LANE_REFS, listLanes, mainRepo, type Lane } from '../git/lanes.js';
-import { REFS, listRecords, listRefTypes, type RefType } from '../git/records.js';
+import { REFS, listRefTypes, type RefType } from '../git/records.js';
 import type { Repo } from '../git/repo.js';
 import { readHooksPath, type HooksPath } from '../git/config.js';
 import { configAt, type FlowOptions } from './context.js';
@@ -74,15 +74,15 @@ const bad = (id: string, severity: 'error' | 'warning', message: string, hint?: 
 export async function doctor(opts: DoctorOptions): Promise<DoctorResult> {
   const env = opts.env ?? process.env;
   const main = await mainRepo(opts.cwd);
-  const [hooksPath, lanes, objects, types, records] = await Promise.all([
+  const [hooksPath, lanes, objects, types] = await Promise.all([
     readHooksPath(main.root),
     listLanes(main),
     // HEAD first: a missing config in a repository without commits is not the same news.
     catFileBatch(main.root, ['HEAD', `HEAD:${CONFIG_FILE}`], 1 << 20),
     // One for-each-ref for every ref's type: a ref may point at a blob or tree after a hand edit.
     listRefTypes(main.root, REFS.root),
-    listRecords(main.root, REFS.root),
   ]);
+  const records = await newestRecords(main.root, types);
   const checks: DoctorCheck[] = [];
   checks.push(...(await hookChecks(main, hooksPath, env)));
   checks.push(...(await laneChecks(main, hooksPath, lanes)));
@@ -106,6 +106,8 @@ export async function doctor(opts: DoctorOptions): Promise<DoctorResult> {
   for (const p of await (await import('./integrity.js')).integrityProblems(main.commonDir)) {
     if (p.id !== 'hooks' || !hookFailed) checks.push(bad(`integrity:${p.id}`, 'error', p.message, p.hint));
   }
+  // secrets: a remote that pushes refs/guard/* publishes the ignored files checkpoints keep
+  for (const p of await (await import('./doctor-secrets.js')).secretPushProblems(main.commonDir)) checks.push(bad('secrets-push', 'warning', p.message, p.hint));
   // integrity: a branch that moved past the gate (hooks off, a ref file written by hand)
   checks.push(...(await (await import('./doctor-hooks.js')).bypassChecks(main, objects[0]?.type === 'commit' ? objects[0].oid : null)));
   return { root: main.root, active: !checks.some((c) => c.severity === 'error'), checks, refs: refs.counts };
@@ -267,6 +269,11 @@ async function hookChecks(main: Repo, hp: HooksPath, env: NodeJS.ProcessEnv): Pr
   if (!problem && !unresolved && !framework) problem = await (await import('./doctor-hooks.js')).preCommitBlocks(facts.file, main.root, env, rel(facts.script), runsGuard(facts.scriptText) !== null);
   if (problem) checks.push(bad('hook', 'error', problem.message, problem.hint));
   else if (framework) checks.push(ok('hook', `${rel(facts.file)} is the pre-commit framework's hook, and .pre-commit-config.yaml runs guard (id: guard)`));
+  if (!facts.husky && facts.scriptText !== null && PRE_COMMIT_FRAMEWORK.test(facts.scriptText)) {
+    // beside the framework: what writes the trailer of a person's approval at the commit prompt
+    const trailer = await (await import('./doctor-trailer.js')).frameworkTrailerProblem(path.dirname(facts.file), main.root);
+    if (trailer) checks.push(bad('trailer', 'warning', trailer.message, trailer.hint));
+  }
   else checks.push(ok('hook', `${rel(facts.file)} is executable${facts.husky ? ` and runs ${rel(facts.script)} through husky` : ''}, which runs guard check`));
 
   // integrity: the gate on every branch move (reference-transaction); without it HUSKY=0 leaves no gate at all
@@ -360,7 +367,43 @@ function deleteHint(refs: string[]): string {
   return `look at each with git show REF; delete each with git update-ref -d REF (e.g. git update-ref -d ${refs[0]})`;
 }
 
-function refChecks(types: RefType[], records: Awaited<ReturnType<typeof listRecords>>): { checks: DoctorCheck[]; counts: RefCounts } {
+/** How many records doctor reads in full: the newest, by name (names start with the time). */
+export const DOCTOR_READS = 2_000;
+
+interface ReadRecords {
+  /** The records read (commits only), each with its message. */
+  read: { ref: string; message: string }[];
+  /** Records (commits under a record kind) not read: older than the newest DOCTOR_READS. */
+  unread: number;
+}
+
+/**
+ * The messages of the newest DOCTOR_READS records, with one cat-file. Reading
+ * every record's message (one for-each-ref of 100,000 commits, then a parse of
+ * each) made doctor 7x slower at a month of heavy use; a corrupt record is an
+ * edit by hand, which lands on a recent one, and `guard log` skips any it
+ * cannot read. Types (a ref at a blob or a tree) are still checked for all.
+ */
+async function newestRecords(cwd: string, types: RefType[]): Promise<ReadRecords> {
+  const records = types.filter((t) => t.type === 'commit' && KINDS.some(([, prefix]) => t.ref.startsWith(prefix)));
+  const newest = records.length <= DOCTOR_READS ? records : [...records].sort((a, b) => (recordName(a.ref) < recordName(b.ref) ? 1 : -1)).slice(0, DOCTOR_READS);
+  const objects = await catFileBatch(cwd, newest.map((r) => r.oid), 1 << 20);
+  const read = newest.map((r, i) => {
+    const data = objects[i]?.data;
+    const text = data ? data.toString('utf8') : '';
+    const body = text.indexOf('\n\n');
+    return { ref: r.ref, message: body < 0 ? '' : text.slice(body + 2) };
+  });
+  return { read, unread: records.length - newest.length };
+}
+
+/** The part of a record's ref name after its kind's prefix: it starts with the time. */
+function recordName(ref: string): string {
+  const kind = KINDS.find(([, prefix]) => ref.startsWith(prefix));
+  return kind ? ref.slice(kind[1].length) : ref;
+}
+
+function refChecks(types: RefType[], { read, unread }: ReadRecords): { checks: DoctorCheck[]; counts: RefCounts } {
   const counts: RefCounts = { checkpoints: 0, decisions: 0, rejected: 0, lanes: 0, tmp: 0, other: 0 };
   const notCommits: string[] = [];
   const tmp: string[] = [];
@@ -368,24 +411,18 @@ function refChecks(types: RefType[], records: Awaited<ReturnType<typeof listReco
     if (ref.startsWith(TMP_REFS)) tmp.push(ref);
     if (type !== 'commit') notCommits.push(ref);
   }
-  const notCommit = new Set(notCommits);
+  for (const { ref } of types) {
+    if (ref.startsWith(TMP_REFS)) counts.tmp++;
+    else if (ref.startsWith(LANE_REFS)) counts.lanes++;
+    else {
+      const kind = KINDS.find(([, prefix]) => ref.startsWith(prefix));
+      if (kind) counts[kind[0]]++;
+      else counts.other++;
+    }
+  }
   const corrupt: string[] = [];
-  for (const rec of records) {
-    if (rec.ref.startsWith(TMP_REFS)) {
-      counts.tmp++;
-      continue;
-    }
-    if (rec.ref.startsWith(LANE_REFS)) {
-      counts.lanes++;
-      continue;
-    }
-    const kind = KINDS.find(([, prefix]) => rec.ref.startsWith(prefix));
-    if (!kind) {
-      counts.other++;
-      continue;
-    }
-    counts[kind[0]]++;
-    if (notCommit.has(rec.ref)) continue;
+  for (const rec of read) {
+    const kind = KINDS.find(([, prefix]) => rec.ref.startsWith(prefix))!;
     const parsed = parseRecordMessage(rec.message.replace(/\n$/, ''));
     const readable = parsed !== null && (kind[0] === 'checkpoints' || Array.isArray(parsed.decisions));
     if (!readable) corrupt.push(rec.ref);
@@ -393,7 +430,7 @@ function refChecks(types: RefType[], records: Awaited<ReturnType<typeof listReco
 
   const checks: DoctorCheck[] = [];
   const summary = `refs/guard/: ${counts.checkpoints} checkpoint${counts.checkpoints === 1 ? '' : 's'}, ${counts.decisions} decision record${counts.decisions === 1 ? '' : 's'}, ${counts.rejected} rejected, ${counts.lanes} lane${counts.lanes === 1 ? '' : 's'}`;
-  checks.push(ok('refs', summary));
+  checks.push(ok('refs', unread ? `${summary} (the newest ${DOCTOR_READS.toLocaleString('en')} records read in full)` : summary));
   if (notCommits.length) {
     checks.push(bad('refs-type', 'warning', `${notCommits.length} ref${notCommits.length === 1 ? '' : 's'} under refs/guard/ not pointing at a commit: ${named(notCommits)}`, deleteHint(notCommits)));
   }

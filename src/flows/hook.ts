@@ -1,4 +1,4 @@
-import { lstat, mkdir, readFile, realpath, rm, writeFile } from 'node:fs/promises';
+import { lstat, mkdir, readFile, realpath, rm, stat, writeFile } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { withAggregateLoss } from '../core/aggregate.js';
@@ -25,7 +25,8 @@ import { askedStep, indexDir, noteEvent } from '../git/session-index.js';
 import { parseRecordMessage } from '../core/record.js';
 import { configAt, laneOf } from './context.js';
 import { coverageLoss, coverageSentences } from './shell-coverage.js';
-import { integrityProblems, integritySentence } from './integrity.js';
+import { backgroundNoted, noteBackground } from '../git/journal.js';
+import { integrityDenial, integrityProblems, integritySentence } from './integrity.js';
 
 /**
  * `guard hook`: one tool call of an agent harness, already translated
@@ -132,14 +133,13 @@ export async function runHook(opts: HookOptions): Promise<HookResult> {
   const project = opts.projectDir && !(here && within(here.root, opts.projectDir)) ? await repoAt(opts.projectDir) : null;
   const repos = [here, project].filter((r, i, all): r is Repo => r !== null && all.findIndex((x) => x?.root === r.root) === i);
   // the net itself first (file reads only): removed outside guard, it is said before anything runs
-  const net = repos.length > 0 ? await integrityProblems(repos[0]!.commonDir) : [];
-  if (net.length > 0 && e.phase === 'pre') {
-    return { outcome: { kind: 'deny', reason: `${integritySentence(net)} guard blocks tool calls until a person has looked: tell the user to run guard doctor, then guard recover (or guard init).` }, notes: [] };
-  }
+  // (hooks that git clean -X took are put back from guard's copy here, and said once)
+  const net = repos.length > 0 ? await integrityProblems(repos[0]!.commonDir, { heal: true }) : [];
+  if (net.length > 0 && e.phase === 'pre') return { outcome: { kind: 'deny', reason: integrityDenial(net) }, notes: [] };
   const r = await judgeCall(opts, repos, now);
   if (net.length === 0) return r;
   const said = integritySentence(net);
-  const outcome: Outcome = r.outcome.kind === 'inform' ? { kind: 'inform', message: `${r.outcome.message} ${said}` } : { kind: 'inform', message: `guard: ${said} Tell the user: the safety net is down until guard recover (or guard init) is run.` };
+  const outcome: Outcome = r.outcome.kind === 'inform' ? { kind: 'inform', message: `${r.outcome.message} ${said}` } : { kind: 'inform', message: `guard: ${said} ${net.every((p) => p.healed) ? 'Tell the user.' : 'Tell the user: the safety net is down until guard recover (or guard init) is run.'}` };
   return { ...r, outcome };
 }
 
@@ -316,6 +316,9 @@ async function readDisk(abs: string): Promise<{ content: Buffer | null; mode: st
   const st = await lstat(abs).catch(() => null);
   if (!st) return { content: null, mode: MODE.file };
   if (st.isDirectory()) throw new GuardError('E_USAGE', `${abs} is a folder`, 'a tool call writes files');
+  // a FIFO or a device: reading would block (node then cannot even exit) or never end
+  const target = st.isSymbolicLink() ? await stat(abs).catch(() => null) : st;
+  if (target && !target.isFile() && !target.isDirectory()) throw new GuardError('E_USAGE', `${abs} is not a regular file (a pipe or a device)`, 'a tool call writes files');
   return { content: await readFile(abs), mode: st.mode & 0o100 ? MODE.executable : MODE.file };
 }
 
@@ -722,6 +725,8 @@ async function shellBefore(repo: Repo, e: HookEvent, command: string, background
   // the session step goes in the checkpoint's own fast-import
   const records = (c: { id: string; commit: string }) => [sessionCommit(repo, e, c.commit, c.id, 'pre', command, now, undefined, background)];
   const cp = await checkpoint(repo, { reason: `before ${e.harness} shell: ${oneLine(command)}`, command: 'hook', lane: laneOf(repo.root), session: meta, now, records });
+  // the lanes' work trees, which a command in the main tree can take (git clean -ffdx): flows/lane-keep.ts
+  await (await import('./lane-keep.js')).keepLanes(repo, command, now, cp.id);
   if (background) await markBackground(repo, e, now);
   await packWhenLoose(repo.commonDir, repo.root);
   return { outcome: NONE, checkpoint: cp.id, notes: [] };
@@ -864,14 +869,17 @@ async function markBackground(repo: Repo, e: HookEvent, now: Date): Promise<void
   const file = backgroundMarker(repo, e);
   await mkdir(path.dirname(file), { recursive: true });
   await writeFile(file, now.toISOString() + '\n');
+  // and in the journal: the marker alone is one rm away (git/journal.ts)
+  noteBackground(repo.commonDir, e.harness, path.basename(path.dirname(file)), now);
 }
 
 /** Whether a background command of the session started within BACKGROUND_OPEN_MS (one file read). */
 async function backgroundOpen(repo: Repo, e: HookEvent, now: Date): Promise<boolean> {
   const text = await readFile(backgroundMarker(repo, e), 'utf8').catch(() => null);
   const t = text === null ? NaN : Date.parse(text.trim());
-  // unreadable or in the future: read the steps (the safe side)
-  return text !== null && (Number.isNaN(t) || t > now.getTime() || now.getTime() - t < BACKGROUND_OPEN_MS);
+  // unreadable or in the future: read the steps (the safe side); no marker: the journal may still say so (a marker removed)
+  if (text === null) return backgroundNoted(repo.commonDir, e.harness, path.basename(path.dirname(backgroundMarker(repo, e))), now, BACKGROUND_OPEN_MS);
+  return Number.isNaN(t) || t > now.getTime() || now.getTime() - t < BACKGROUND_OPEN_MS;
 }
 
 interface Late {

@@ -1,8 +1,8 @@
-import { readFile, stat, writeFile, rename, rm } from 'node:fs/promises';
+import { chmod, copyFile, mkdir, readdir, readFile, stat, writeFile, rename, rm } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { catFileBatch } from '../git/catfile.js';
-import { ensureGuardDir, journalFile, missingTips, noteGone, readJournal, type Tip } from '../git/journal.js';
+import { ensureGuardDir, journalCheck, journalFile, noteGone, readJournal, type MovedTip, type Tip } from '../git/journal.js';
 import { git } from '../git/run.js';
 import { isPluginHarness } from '../harness/types.js';
 
@@ -29,6 +29,8 @@ export interface IntegrityProblem {
   id: 'refs' | 'hooks' | 'agent';
   message: string;
   hint: string;
+  /** Already put right by this call (the hooks, from guard's copy): said once, not a net that is down. */
+  healed?: boolean;
 }
 
 export interface GateManifest {
@@ -37,7 +39,14 @@ export interface GateManifest {
   hooks: string[];
   /** Harness hook configuration files that run guard (absolute), with the harness. */
   agents: Array<{ harness: string; file: string }>;
+  /** The hooks folder whose files guard keeps a copy of in <commonDir>/guard/hooks-copy/ (husky's .husky/_, which git clean -X removes). */
+  copied?: { dir: string; files: string[] };
 }
+
+const COPY = 'hooks-copy';
+/** A hooks folder is copied only while it is small (husky's holds about 20 one-line files). */
+const COPY_FILES_MAX = 64;
+const COPY_BYTES_MAX = 64 << 10;
 
 const MANIFEST = 'gate.json';
 /** The hook files of guard's gate, wherever they live (husky's runner `h` with them). */
@@ -48,7 +57,9 @@ async function readManifest(commonDir: string): Promise<GateManifest | null> {
     const m = JSON.parse(await readFile(path.join(commonDir, 'guard', MANIFEST), 'utf8')) as Partial<GateManifest>;
     const strings = (v: unknown) => (Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : []);
     const agents = Array.isArray(m.agents) ? m.agents.filter((a): a is { harness: string; file: string } => typeof a?.harness === 'string' && typeof a?.file === 'string') : [];
-    return { v: 1, hooks: strings(m.hooks), agents };
+    const c = m.copied as { dir?: unknown; files?: unknown } | undefined;
+    const copied = c && typeof c.dir === 'string' ? { dir: c.dir, files: strings(c.files).filter((f) => !f.includes('/') && f !== '..' && f !== '.') } : undefined;
+    return { v: 1, hooks: strings(m.hooks), agents, ...(copied ? { copied } : {}) };
   } catch {
     return null;
   }
@@ -64,7 +75,8 @@ export async function recordGate(commonDir: string, hooksDir: string, agents: Re
   const present = await Promise.all(HOOK_FILES.map((f) => stat(path.join(hooksDir, f)).then((s) => (s.isFile() ? path.join(hooksDir, f) : null), () => null)));
   const old = await readManifest(commonDir);
   const byFile = new Map([...(old?.agents ?? []), ...agents].map((a) => [a.file, a]));
-  const m: GateManifest = { v: 1, hooks: present.filter((p): p is string => p !== null), agents: [...byFile.values()] };
+  const copied = await copyHooks(dir, hooksDir);
+  const m: GateManifest = { v: 1, hooks: present.filter((p): p is string => p !== null), agents: [...byFile.values()], ...(copied ? { copied } : {}) };
   const tmp = path.join(dir, `${MANIFEST}.${process.pid}-${randomBytes(4).toString('hex')}`);
   try {
     await writeFile(tmp, JSON.stringify(m, null, 2) + '\n');
@@ -72,6 +84,107 @@ export async function recordGate(commonDir: string, hooksDir: string, agents: Re
   } catch {
     await rm(tmp, { force: true });
   }
+}
+
+/**
+ * Keep a copy of the hooks folder's files inside the git dir, which no
+ * `git clean` reaches: husky's `.husky/_` is ignored (its own `.gitignore`
+ * says `*`), so `git clean -fdX` takes every hook with it, guard's gate
+ * included. husky owns core.hooksPath (its `prepare` script sets it to
+ * `.husky/_` on every install), so the hooks stay where husky puts them and
+ * guard puts the folder back from this copy at its next door (healHooks).
+ */
+async function copyHooks(guardDir: string, hooksDir: string): Promise<{ dir: string; files: string[] } | null> {
+  const ents = await readdir(hooksDir, { withFileTypes: true }).catch(() => []);
+  const files = ents.filter((e) => e.isFile()).map((e) => e.name).sort();
+  if (files.length === 0 || files.length > COPY_FILES_MAX) return null;
+  const sizes = await Promise.all(files.map((f) => stat(path.join(hooksDir, f)).then((s) => s.size, () => Infinity)));
+  if (sizes.reduce((a, b) => a + b, 0) > COPY_BYTES_MAX) return null;
+  const to = path.join(guardDir, COPY);
+  await rm(to, { recursive: true, force: true });
+  await mkdir(to, { recursive: true });
+  await Promise.all(files.map((f) => copyFile(path.join(hooksDir, f), path.join(to, f))));
+  return { dir: hooksDir, files };
+}
+
+/**
+ * Put back the gate's hook files that are gone, from guard's copy (the
+ * folder as `guard init` left it, every missing file of it, husky's stubs
+ * and runner too, each with its mode). Files that are there are never
+ * touched. The paths put back; none when there is no copy.
+ */
+async function healHooks(commonDir: string, manifest: GateManifest, missing: readonly string[]): Promise<string[]> {
+  const c = manifest.copied;
+  // husky's generated folder only (git clean -X takes it); a plain hooks folder is in .git/, where a missing hook was removed on purpose
+  if (!c || path.basename(path.dirname(c.dir)) !== '.husky' || !missing.every((m) => path.dirname(m) === c.dir)) return [];
+  const from = path.join(commonDir, 'guard', COPY);
+  const put: string[] = [];
+  for (const f of c.files) {
+    const dest = path.join(c.dir, f);
+    if (await stat(dest).catch(() => null)) continue;
+    const src = path.join(from, f);
+    const st = await stat(src).catch(() => null);
+    if (!st) return put;
+    await mkdir(c.dir, { recursive: true });
+    await copyFile(src, dest);
+    await chmod(dest, st.mode & 0o777);
+    put.push(dest);
+  }
+  return put;
+}
+
+/**
+ * Hook files that differ from guard's copy. guard's own branch gate
+ * (reference-transaction) must match it exactly; husky's runner and stubs
+ * may be rewritten by a newer husky (`npm install` runs it), so for them only
+ * a file that no longer looks like husky's counts (the runner reads $HUSKY,
+ * a stub sources the runner). Other hooks (a plain pre-commit, the pre-commit
+ * framework's, which `pre-commit install` rewrites) are the user's to edit
+ * and are left to doctor's probe. File reads only.
+ */
+async function changedHooks(commonDir: string, manifest: GateManifest, present: readonly string[]): Promise<string[]> {
+  const c = manifest.copied;
+  if (!c) return [];
+  const from = path.join(commonDir, 'guard', COPY);
+  const out: string[] = [];
+  await Promise.all(
+    present.map(async (h) => {
+      if (path.dirname(h) !== c.dir || !c.files.includes(path.basename(h))) return;
+      const [now, copy] = await Promise.all([readFile(h, 'utf8').catch(() => null), readFile(path.join(from, path.basename(h)), 'utf8').catch(() => null)]);
+      if (now === null || copy === null || now === copy) return;
+      const name = path.basename(h);
+      // guard's branch gate: exactly what init wrote
+      if (name === 'reference-transaction' && copy.includes('guard verify-refs')) {
+        out.push(h);
+        return;
+      }
+      // husky's runner and stubs: still husky's? (a newer husky's are left alone)
+      if (name === 'h' && /\$HUSKY\b/.test(copy)) {
+        if (!/\$HUSKY\b/.test(now) || /^\s*exit\b/m.test(now.split('\n').slice(0, 2).join('\n'))) out.push(h);
+        return;
+      }
+      if (/^\.\s+"[^"]*\/h"\s*$/m.test(copy)) {
+        if (!(/^\.\s+"[^"]*\/h"\s*$/m.test(now) && now.split('\n').filter((l) => l.trim() && !l.startsWith('#')).length === 1)) out.push(h);
+        return;
+      }
+      // anything else (the plain route's pre-commit, the pre-commit framework's, a user's own) is the user's to edit: doctor probes it
+    }),
+  );
+  return out.sort();
+}
+
+/** Overwrite rewritten hook files with guard's copy (mode kept). True when all were put back. */
+async function putBack(commonDir: string, manifest: GateManifest, files: readonly string[]): Promise<boolean> {
+  const from = path.join(commonDir, 'guard', COPY);
+  for (const f of files) {
+    const src = path.join(from, path.basename(f));
+    const st = await stat(src);
+    const tmp = `${f}.guard-${process.pid}-${randomBytes(4).toString('hex')}`;
+    await copyFile(src, tmp);
+    await chmod(tmp, st.mode & 0o777);
+    await rename(tmp, f);
+  }
+  return manifest.copied !== undefined;
 }
 
 /** Does a harness's hook configuration still run guard (and not switch every hook off)? */
@@ -92,9 +205,13 @@ async function agentProblem(a: { harness: string; file: string }): Promise<strin
   return null;
 }
 
-/** What is missing of guard's net, for the repository whose shared git dir is `commonDir`. File reads only. */
-export async function integrityProblems(commonDir: string): Promise<IntegrityProblem[]> {
-  const [gone, manifest] = await Promise.all([missingTips(commonDir).catch(() => [] as Tip[]), readManifest(commonDir)]);
+/**
+ * What is missing of guard's net, for the repository whose shared git dir is
+ * `commonDir`. File reads only, unless `heal`: then hooks that are gone are
+ * put back from guard's copy first (the hook door does; doctor only says).
+ */
+export async function integrityProblems(commonDir: string, opts: { heal?: boolean } = {}): Promise<IntegrityProblem[]> {
+  const [{ gone, moved }, manifest] = await Promise.all([journalCheck(commonDir).catch(() => ({ gone: [] as Tip[], moved: [] as MovedTip[] })), readManifest(commonDir)]);
   // the journal itself removed with the refs: the last checkpoint this work tree remembers is a second witness
   if (gone.length === 0 && !(await stat(journalFile(commonDir)).catch(() => null))) gone.push(...(await lastCheckpointGone(commonDir)));
   const problems: IntegrityProblem[] = [];
@@ -106,11 +223,39 @@ export async function integrityProblems(commonDir: string): Promise<IntegrityPro
       hint: 'guard recover puts them back from guard\'s journal (.git/guard/journal) while git still has their objects',
     });
   }
+  if (moved.length > 0) {
+    const named = moved.slice(-3).map((t) => `${t.ref} -> ${t.now.slice(0, 10)}`).join(', ');
+    problems.push({
+      id: 'refs',
+      message: `${moved.length} of guard's refs were moved to another commit outside guard (${named}${moved.length > 3 ? ', ...' : ''}): what guard log, restore, rewind and the gate read from them is not what guard kept`,
+      hint: 'guard recover points them back at what guard wrote (.git/guard/journal)',
+    });
+  }
   if (manifest) {
     // (husky's runner `h` is sourced, not run: it need not be executable)
     const hooks = await Promise.all(manifest.hooks.map((h) => stat(h).then((s) => s.isFile() && (path.basename(h) === 'h' || (s.mode & 0o111) !== 0), () => false)));
     const missing = manifest.hooks.filter((_, i) => !hooks[i]);
-    if (missing.length > 0) {
+    // there but rewritten (`echo 'exit 0' > .husky/_/reference-transaction` from the shell): compared with guard's copy
+    const changed = await changedHooks(commonDir, manifest, manifest.hooks.filter((_, i) => hooks[i]));
+    if (changed.length > 0) {
+      const back = opts.heal ? await putBack(commonDir, manifest, changed).catch(() => false) : false;
+      const named = changed.map((m) => path.basename(path.dirname(m)) + '/' + path.basename(m)).join(', ');
+      problems.push(
+        back
+          ? { id: 'hooks', message: `guard's git hooks were rewritten outside guard (${named}) and guard has put its own back from its copy in .git/guard/: a commit or branch move made meanwhile may have passed ungated, and the branch gate measures it again at the branch's next move`, hint: 'nothing to run; a person may want to know what changed them', healed: true }
+          : { id: 'hooks', message: `guard's git hooks were rewritten outside guard (${named}): commits and branch moves may pass ungated`, hint: 'guard init puts them back' },
+      );
+    }
+    const healed = missing.length > 0 && opts.heal ? await healHooks(commonDir, manifest, missing).catch(() => []) : [];
+    const still = healed.length > 0 ? (await Promise.all(missing.map((h) => stat(h).then(() => null, () => h)))).filter((h): h is string => h !== null) : missing;
+    if (missing.length > 0 && still.length === 0) {
+      problems.push({
+        id: 'hooks',
+        message: `guard's git hooks were removed outside guard (${missing.map((m) => path.basename(path.dirname(m)) + '/' + path.basename(m)).join(', ')}; git clean -X removes .husky/_, which is ignored) and guard has put them back from its copy in .git/guard/: a commit or branch move made while they were gone passed ungated, and the branch gate measures it again at the branch's next move`,
+        hint: 'nothing to run; a person may want to know what removed them',
+        healed: true,
+      });
+    } else if (missing.length > 0) {
       problems.push({
         id: 'hooks',
         message: `guard's git hooks are gone (${missing.map((m) => path.basename(path.dirname(m)) + '/' + path.basename(m)).join(', ')}): commits and branch moves pass ungated (git clean -X removes .husky/_, which is ignored)`,
@@ -147,6 +292,13 @@ export function integritySentence(problems: readonly IntegrityProblem[]): string
   return `guard's safety net was changed outside guard: ${problems.map((p) => `${p.message} (${p.hint})`).join('; ')}.`;
 }
 
+/** The reason a tool call is refused before it runs while the net is down, or once after guard put it back itself. */
+export function integrityDenial(problems: readonly IntegrityProblem[]): string {
+  const said = integritySentence(problems);
+  if (problems.every((p) => p.healed)) return `${said} guard refused this one call so that this is read: tell the user, then carry on.`;
+  return `${said} guard blocks tool calls until a person has looked: tell the user to run guard doctor, then guard recover (or guard init).`;
+}
+
 export interface RecoverResult {
   command: 'recover';
   /** Refs put back from the journal. */
@@ -175,6 +327,8 @@ export async function recover(repo: { root: string; commonDir: string }): Promis
       .filter(Boolean),
   );
   const missing = tips.filter((t) => !have.has(t.ref));
+  // refs moved to another commit outside guard: pointed back, each only if it still holds what the check saw
+  const moved = journal.length > 0 ? (await journalCheck(repo.commonDir, Number.MAX_SAFE_INTEGER)).moved.filter((t) => have.has(t.ref)) : [];
   const objects = missing.length ? await catFileBatch(repo.root, missing.map((t) => t.oid), 0, () => true) : [];
   const restored = missing.filter((_, i) => objects[i]?.type === 'commit');
   const lost = missing.filter((_, i) => objects[i]?.type !== 'commit');
@@ -182,6 +336,13 @@ export async function recover(repo: { root: string; commonDir: string }): Promis
     // https://git-scm.com/docs/git-update-ref  --stdin -z: "create SP <ref> NUL <new-oid> NUL"
     await git(['update-ref', '--stdin', '-z'], { cwd: repo.root, input: restored.map((t) => `create ${t.ref}\0${t.oid}\0`).join('') });
   }
-  noteGone(repo.commonDir, lost.map((t) => t.ref));
-  return { command: 'recover', restored, lost, remaining: (await integrityProblems(repo.commonDir)).filter((p) => p.id !== 'refs') };
+  const movedBack = moved.length ? await catFileBatch(repo.root, moved.map((t) => t.oid), 0, () => true) : [];
+  const back = moved.filter((_, i) => movedBack[i]?.type === 'commit');
+  if (back.length > 0) {
+    // "update SP <ref> NUL <new-oid> NUL <old-oid> NUL"
+    await git(['update-ref', '--no-deref', '--stdin', '-z'], { cwd: repo.root, input: back.map((t) => `update ${t.ref}\0${t.oid}\0${t.now === 'symbolic' ? '' : t.now}\0`).join('') });
+  }
+  const movedLost = moved.filter((_, i) => movedBack[i]?.type !== 'commit');
+  noteGone(repo.commonDir, [...lost, ...movedLost].map((t) => t.ref));
+  return { command: 'recover', restored: [...restored, ...back.map(({ ref, oid }) => ({ ref, oid }))], lost: [...lost, ...movedLost.map(({ ref, oid }) => ({ ref, oid }))], remaining: (await integrityProblems(repo.commonDir)).filter((p) => p.id !== 'refs') };
 }

@@ -28,8 +28,15 @@ export interface PrReviews {
   ignored: Array<{ id: number; user: string; why: string }>;
 }
 
-/** author_association values that mean write access on the repository. */
-const WRITERS = new Set(['OWNER', 'MEMBER', 'COLLABORATOR']);
+/**
+ * The one author_association that means write access by itself: the owner of
+ * the repository (a user's repository, or an owner of the organization).
+ * MEMBER only says the account is in the owning organization and
+ * COLLABORATOR that it was invited: either may hold read or triage alone
+ * (https://docs.github.com/en/graphql/reference/enums#commentauthorassociation),
+ * so for them, as for everyone else, the permission endpoint decides.
+ */
+const WRITERS = new Set(['OWNER']);
 /** Collaborator permission levels that can merge (GET /repos/{o}/{r}/collaborators/{u}/permission). */
 const WRITE_PERMISSIONS = new Set(['admin', 'maintain', 'write']);
 /** Review states that replace a person's earlier say; COMMENTED and PENDING do not. */
@@ -83,8 +90,9 @@ export async function githubReviews(t: { api: string; repo: string; pr: number; 
     const r: { body: unknown; next: string | null } = await get(url);
     if (!Array.isArray(r.body)) throw new Error('GitHub API: the reviews are not a list');
     raw.push(...(r.body as RawReview[]));
-    // only follow a next page on the same API host
-    url = r.next && r.next.startsWith(t.api + '/') ? r.next : null;
+    // only follow a next page on the same API host; one elsewhere is a page not read: fail closed
+    if (r.next && !r.next.startsWith(t.api + '/')) throw new Error(`GitHub API: the next page of reviews is not on ${t.api}: not all read`);
+    url = r.next;
   }
   // unread pages could hold a later "changes requested": fail closed
   if (url) throw new Error(`more than ${MAX_PAGES * 100} reviews: not all read`);

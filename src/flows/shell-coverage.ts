@@ -21,8 +21,8 @@ export interface CoverageLoss {
   kept: Array<{ path: string; how: 'removed' | 'overwritten'; kind: 'ignored' | 'nested' }>;
   /** Gone, and in no checkpoint: only named. */
   notKept: Array<{ path: string; why: string }>;
-  /** Lanes whose work trees the command removed, with the last checkpoint of each that guard knows. */
-  lanes: Array<{ name: string; checkpoint: string | null }>;
+  /** Lanes whose work trees the command removed, with the last checkpoint of each that guard knows, and the main checkpoint it was taken with (flows/lane-keep.ts). */
+  lanes: Array<{ name: string; checkpoint: string | null; keptWith?: string }>;
 }
 
 interface PreBody {
@@ -88,7 +88,7 @@ export async function coverageLoss(root: string, preRaw: Buffer | null, post: Ch
     if (await gone(s.path)) loss.notKept.push({ path: s.path, why: whyNotKept(s.reason, typeof s.bytes === 'number' ? s.bytes : undefined, s.kind) });
   }
   const lanes = Array.isArray(body.lanes) ? body.lanes.filter((l): l is string => typeof l === 'string') : [];
-  for (const l of lanes) if (await gone(path.join('.guard', 'lanes', l, '.git'))) loss.lanes.push({ name: l, checkpoint: await laneCheckpoint(root, l) });
+  for (const l of lanes) if (await gone(path.join('.guard', 'lanes', l, '.git'))) loss.lanes.push({ name: l, ...(await laneCheckpoint(root, l)) });
   return loss;
 }
 
@@ -97,9 +97,12 @@ export async function coverageLoss(root: string, preRaw: Buffer | null, post: Ch
  * (`.git/worktrees/<id>/guard-last-checkpoint`, which `git clean` does not
  * reach): the worktree whose `gitdir` file points into the lane. File reads.
  */
-async function laneCheckpoint(root: string, lane: string): Promise<string | null> {
+async function laneCheckpoint(root: string, lane: string): Promise<{ checkpoint: string | null; keptWith?: string }> {
   const common = commonDirOf(root);
-  if (!common) return null;
+  if (!common) return { checkpoint: null };
+  // kept just before this command (flows/lane-keep.ts): survives git worktree remove too
+  const kept = await (await import('./lane-keep.js')).laneKept(common, lane);
+  if (kept) return { checkpoint: kept.id, keptWith: kept.for };
   const want = path.join(root, '.guard', 'lanes', lane, '.git');
   const ids = await readdir(path.join(common, 'worktrees')).catch(() => [] as string[]);
   for (const id of ids) {
@@ -107,9 +110,9 @@ async function laneCheckpoint(root: string, lane: string): Promise<string | null
     const gitdir = (await readFile(path.join(dir, 'gitdir'), 'utf8').catch(() => '')).trim();
     if (path.resolve(dir, gitdir) !== want) continue;
     const last = JSON.parse(await readFile(path.join(dir, 'guard-last-checkpoint'), 'utf8').catch(() => 'null')) as { id?: unknown } | null;
-    return typeof last?.id === 'string' ? last.id : null;
+    return { checkpoint: typeof last?.id === 'string' ? last.id : null };
   }
-  return null;
+  return { checkpoint: null };
 }
 
 /** The sentences the loss report adds for what the checkpoint kept outside git, what it could not, and lanes. */
@@ -124,9 +127,21 @@ export function coverageSentences(loss: CoverageLoss, checkpoint: string, shellW
   if (loss.notKept.length > 0) {
     out.push(`GONE FOR GOOD, guard could not keep them: ${list(loss.notKept.map((n) => `${n.path} (${n.why})`))}.`);
   }
-  if (loss.lanes.length > 0) {
-    const names = loss.lanes.map((l) => l.name);
-    const last = loss.lanes.filter((l) => l.checkpoint).map((l) => `${l.name}: checkpoint ${l.checkpoint} (git show --stat refs/guard/checkpoints/${l.checkpoint})`);
+  // lanes kept just before this command (flows/lane-keep.ts): their uncommitted work comes back whole
+  const kept = loss.lanes.filter((l) => l.checkpoint && l.keptWith === checkpoint);
+  if (kept.length > 0) {
+    const how = kept.map(
+      (l) =>
+        `${l.name}: git worktree prune && git worktree add ${shellWord(`.guard/lanes/${l.name}`)} ${shellWord(`guard/${l.name}`)} && cd ${shellWord(`.guard/lanes/${l.name}`)} && guard restore ${l.checkpoint}`,
+    );
+    out.push(
+      `It removed the work tree of guard lane${kept.length > 1 ? 's' : ''} ${list(kept.map((l) => l.name))}. guard kept ${kept.length > 1 ? 'each' : 'it'}, uncommitted work included, just before the command; to bring it back run (from the main tree) ${how.join('; ')}.`,
+    );
+  }
+  const rest = loss.lanes.filter((l) => !kept.includes(l));
+  if (rest.length > 0) {
+    const names = rest.map((l) => l.name);
+    const last = rest.filter((l) => l.checkpoint).map((l) => `${l.name}: checkpoint ${l.checkpoint} (git show --stat refs/guard/checkpoints/${l.checkpoint})`);
     out.push(
       `It removed the work tree of guard lane${names.length > 1 ? 's' : ''} ${list(names)}: ` +
         `their commits are safe on ${names.map((l) => `guard/${l}`).join(', ')}; ` +

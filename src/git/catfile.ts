@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { closeSync, createReadStream, openSync, unlinkSync } from 'node:fs';
+import { closeSync, openSync, readSync, unlinkSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -138,9 +138,13 @@ export async function catFileBatch(
       const msg = Buffer.concat(errors).toString('utf8').split('\n')[0] || `exit code ${code}`;
       throw new GuardError('E_GIT', `git cat-file failed: ${msg}`);
     }
-    for await (const chunk of createReadStream('', { fd: outFd, start: 0, autoClose: false, highWaterMark: 1 << 20 })) {
+    // One 1 MiB buffer, refilled: feed() copies what it keeps, so no chunk
+    // outlives its turn. A stream allocated a fresh buffer per chunk, and a
+    // 100 MB blob streamed past left ~80 MB of them for the GC on Node 24.
+    const chunk = Buffer.allocUnsafe(1 << 20);
+    for (let pos = 0, n; (n = readSync(outFd, chunk, 0, chunk.length, pos)) > 0; pos += n) {
       faultPoint('catfile:reading');
-      feed(chunk as Buffer);
+      feed(chunk.subarray(0, n));
       checkDeadline();
     }
     if (results.length !== names.length) throw new GuardError('E_GIT', 'git cat-file stopped early');

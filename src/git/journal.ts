@@ -75,6 +75,30 @@ export function noteTips(commonDir: string | null, tips: readonly Tip[]): void {
   write(commonDir, tips.map((t) => `${t.oid} ${t.ref}\n`).join(''));
 }
 
+/**
+ * Note that a session started a background command (`bg <time> <harness>
+ * <session key>`): the marker file the hook keeps for it is a cache an agent
+ * can delete with the same command that wipes work, so the journal says it
+ * too. liveTips skips these lines (no id).
+ */
+export function noteBackground(commonDir: string | null, harness: string, sessionKey: string, time: Date): void {
+  if (!commonDir || /\s/.test(harness + sessionKey)) return;
+  write(commonDir, `bg ${time.toISOString()} ${harness} ${sessionKey}\n`);
+}
+
+/** Whether the journal's tail notes a background command of this session started within `windowMs` of `now` (one read). */
+export async function backgroundNoted(commonDir: string, harness: string, sessionKey: string, now: Date, windowMs: number): Promise<boolean> {
+  const text = await tail(journalFile(commonDir));
+  const suffix = ` ${harness} ${sessionKey}`;
+  for (const line of text.split('\n').reverse()) {
+    if (!line.startsWith('bg ') || !line.endsWith(suffix)) continue;
+    const t = Date.parse(line.slice(3, line.indexOf(' ', 3)));
+    // unreadable or in the future: open (the safe side)
+    return Number.isNaN(t) || t > now.getTime() || now.getTime() - t < windowMs;
+  }
+  return false;
+}
+
 /** Note refs guard removed itself (pruning), so their absence is not news. */
 export function noteGone(commonDir: string | null, refs: readonly string[]): void {
   if (!commonDir || refs.length === 0) return;
@@ -111,7 +135,8 @@ export function liveTips(text: string): Tip[] {
       const sp = line.indexOf(' ');
       const oid = line.slice(0, sp);
       const ref = line.slice(sp + 1);
-      if (sp > 0 && OID.test(oid) && ref.startsWith('refs/')) {
+      // guard only ever writes under refs/guard/: a line naming another ref (refs/heads/main) is not guard's, and recover never touches it
+      if (sp > 0 && OID.test(oid) && ref.startsWith('refs/guard/') && !ref.includes('..')) {
         live.delete(ref);
         live.set(ref, oid);
       }
@@ -152,34 +177,66 @@ async function tail(file: string): Promise<string> {
   }
 }
 
-/** Does `ref` exist in the ref store (a loose file, or a line of packed-refs)? */
-async function refExists(commonDir: string, ref: string, packed: () => Promise<Set<string>>): Promise<boolean> {
-  if (ref.includes('..')) return false;
-  const st = await stat(path.join(commonDir, ref)).catch(() => null);
-  if (st?.isFile()) return true;
-  return (await packed()).has(ref);
+/**
+ * What `ref` points at in the ref store: a loose file's id, else its line in
+ * packed-refs; `null` when it is in neither, `'symbolic'` for a symbolic ref.
+ */
+async function refValue(commonDir: string, ref: string, packed: () => Promise<Map<string, string>>): Promise<string | null> {
+  if (ref.includes('..')) return null;
+  const text = await readFile(path.join(commonDir, ref), 'utf8').catch(() => null);
+  if (text !== null) {
+    const v = text.trim();
+    return OID.test(v) ? v : 'symbolic';
+  }
+  return (await packed()).get(ref) ?? null;
+}
+
+/** A journaled tip whose ref now points at another commit: moved outside guard. */
+export interface MovedTip extends Tip {
+  /** What the ref holds now. */
+  now: string;
 }
 
 /**
  * The newest refs guard wrote (up to CHECKED) that are gone from the ref
- * store although guard never removed them. File reads only. A repository
- * with another ref store (reftable) is not checked here: doctor's own
- * for-each-ref sees it.
+ * store although guard never removed them, and those that point at another
+ * commit than guard wrote. guard never moves a ref its journal notes (every
+ * such ref is new and unique when fast-import writes it), so a different id
+ * is a `git update-ref` from outside. File reads only: one read per ref (its
+ * loose file), packed-refs once if needed. A repository with another ref
+ * store (reftable) is not checked here: doctor's own for-each-ref sees it.
  */
-export async function missingTips(commonDir: string, checked = CHECKED): Promise<Tip[]> {
-  if (await stat(path.join(commonDir, 'reftable')).catch(() => null)) return [];
+export async function journalCheck(commonDir: string, checked = CHECKED): Promise<{ gone: Tip[]; moved: MovedTip[] }> {
+  if (await stat(path.join(commonDir, 'reftable')).catch(() => null)) return { gone: [], moved: [] };
   const tips = liveTips(await tail(journalFile(commonDir))).slice(-checked);
-  if (tips.length === 0) return [];
-  let packedSet: Set<string> | null = null;
+  if (tips.length === 0) return { gone: [], moved: [] };
+  let packedMap: Map<string, string> | null = null;
   const packed = async () => {
-    if (!packedSet) {
+    if (!packedMap) {
       const text = await readFile(path.join(commonDir, 'packed-refs'), 'utf8').catch(() => '');
-      packedSet = new Set(text.split('\n').filter((l) => /^[0-9a-f]{40}/.test(l)).map((l) => l.slice(l.indexOf(' ') + 1)));
+      packedMap = new Map(
+        text
+          .split('\n')
+          .filter((l) => /^[0-9a-f]{40}/.test(l))
+          .map((l) => [l.slice(l.indexOf(' ') + 1), l.slice(0, l.indexOf(' '))] as [string, string]),
+      );
     }
-    return packedSet;
+    return packedMap;
   };
-  const here = await Promise.all(tips.map((t) => refExists(commonDir, t.ref, packed)));
-  return tips.filter((_, i) => !here[i]);
+  const now = await Promise.all(tips.map((t) => refValue(commonDir, t.ref, packed)));
+  const gone: Tip[] = [];
+  const moved: MovedTip[] = [];
+  tips.forEach((t, i) => {
+    const v = now[i];
+    if (v === null || v === undefined) gone.push(t);
+    else if (v !== t.oid) moved.push({ ...t, now: v });
+  });
+  return { gone, moved };
+}
+
+/** The journaled refs gone from the ref store (see journalCheck). */
+export async function missingTips(commonDir: string, checked = CHECKED): Promise<Tip[]> {
+  return (await journalCheck(commonDir, checked)).gone;
 }
 
 /** Make sure guard's folder in the git dir exists (init, recover). */

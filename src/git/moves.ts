@@ -1,3 +1,4 @@
+import { commonDirOf, noteGone, noteTips, readJournal } from './journal.js';
 import { git } from './run.js';
 
 /**
@@ -64,7 +65,32 @@ export async function branchTips(cwd: string): Promise<{ heads: Map<string, stri
       anchors.set(branch, [...(anchors.get(branch) ?? []), { day: rest.slice(0, slash), oid, ref }]);
     } else heads.set(ref, oid);
   }
+  await anchorsAsJournaled(cwd, anchors);
   return { heads, verified, anchors };
+}
+
+/**
+ * The day's anchor is where step-by-step losses are measured from: an agent
+ * that moves it to the branch's tip (`git update-ref refs/guard/anchor/...
+ * HEAD`) or deletes it before each small trim would reset the count. guard
+ * journals every anchor it writes (settleMoves), so the journaled commit
+ * wins over the ref store for an anchor moved or removed outside guard (the
+ * doors also say so: flows/integrity.ts). One file read.
+ */
+async function anchorsAsJournaled(cwd: string, anchors: Map<string, Anchor[]>): Promise<void> {
+  const common = commonDirOf(cwd);
+  if (!common) return;
+  const journaled = (await readJournal(common).catch(() => [])).filter((t) => t.ref.startsWith(ANCHOR_REFS));
+  for (const t of journaled) {
+    const rest = t.ref.slice(ANCHOR_REFS.length);
+    const slash = rest.indexOf('/');
+    if (slash <= 0) continue;
+    const branch = 'refs/' + rest.slice(slash + 1);
+    const list = anchors.get(branch) ?? [];
+    const here = list.find((a) => a.ref === t.ref);
+    if (here) here.oid = t.oid;
+    else anchors.set(branch, [...list, { day: rest.slice(0, slash), oid: t.oid, ref: t.ref }]);
+  }
 }
 
 /** What a move that passed the gate leaves behind, for `settleMoves`. */
@@ -91,11 +117,18 @@ export async function settleMoves(cwd: string, moves: readonly Settled[], day: s
     for (const d of m.dropped ?? []) input += `create ${d.ref} ${d.tip}\n`;
   }
   if (input !== '') await git(['update-ref', '-m', 'guard: passed the gate', '--stdin'], { cwd, input });
+  // a dropped tip is the last ref holding that work, and the day's anchor is what step-by-step losses are
+  // measured from: both journaled as guard writes them, so a deletion or a move from outside is noticed (flows/integrity.ts)
+  noteTips(
+    commonDirOf(cwd),
+    moves.flatMap((m) => [...(m.anchor ? [{ ref: anchorRef(m.branchRef, day), oid: m.anchor }] : []), ...(m.dropped ?? []).map((d) => ({ ref: d.ref, oid: d.tip }))]),
+  );
   // Other days' anchors (of every branch, discarded lanes too), once a day: on their own and
   // best effort, so that two moves racing to delete them never fail the move itself
   if (staleAnchors.length > 0) {
     const del = staleAnchors.map((ref) => `delete ${ref}\n`).join('');
     await git(['update-ref', '--stdin'], { cwd, input: del, okCodes: [128] }).catch(() => undefined);
+    noteGone(commonDirOf(cwd), staleAnchors);
   }
 }
 
@@ -208,4 +241,5 @@ export async function heldElsewhere(cwd: string, tip: string, except: ReadonlySe
 export async function keepDropped(cwd: string, kept: ReadonlyArray<{ ref: string; tip: string }>): Promise<void> {
   if (kept.length === 0) return;
   await git(['update-ref', '-m', 'guard: kept a dropped tip', '--stdin'], { cwd, input: kept.map((d) => `create ${d.ref} ${d.tip}\n`).join('') });
+  noteTips(commonDirOf(cwd), kept.map((d) => ({ ref: d.ref, oid: d.tip })));
 }

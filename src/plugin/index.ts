@@ -1,4 +1,4 @@
-import { readFile } from 'node:fs/promises';
+import { readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { judgeEvent, reasonFor } from '../flows/hook-call.js';
 import { PLUGIN_FILES } from '../flows/plugins.js';
@@ -58,6 +58,14 @@ export interface Options {
 
 const ALLOW: Verdict = { action: 'allow' };
 
+/** The plugin reads a target file only when it is a regular file of sane size: a FIFO would hang the harness's own process, /dev/zero fill its memory. */
+const READ_MAX = 64 << 20;
+async function readRegular(file: string): Promise<string | null> {
+  const st = await stat(file).catch(() => null);
+  if (!st?.isFile() || st.size > READ_MAX) return null;
+  return readFile(file, 'utf8').catch(() => null);
+}
+
 function need(v: string | undefined, what: string): string {
   if (typeof v !== 'string') throw new PayloadError(`${what} is missing`);
   return v;
@@ -88,6 +96,8 @@ interface Meta {
   toolCallId: string | null;
   cwd: string;
   tool: string;
+  /** The folder the harness's session is for (its workspace): judged too when the call's cwd is elsewhere (a bash workdir of /tmp). */
+  project?: string;
 }
 
 function budgetOf(o: Options): number {
@@ -118,7 +128,8 @@ async function judge(m: Meta, action: () => Action, opts: Options): Promise<Verd
       timer.unref?.();
     });
     // nobody to ask inside a plugin: auto mode (what needs a person is refused and kept)
-    const judged = judgeEvent(event, true).then((r) => verdictOf(r.outcome, m.phase));
+    const project = typeof m.project === 'string' && m.project.startsWith('/') ? m.project : undefined;
+    const judged = judgeEvent(event, true, project).then((r) => verdictOf(r.outcome, m.phase));
     return await Promise.race([judged, late]);
   } catch (err) {
     return fail(reasonFor(err, m.harness));
@@ -182,13 +193,14 @@ function clineMeta(phase: 'before' | 'after', c: ClineHookContext, setup: ClineS
   const input = typeof raw === 'object' && raw !== null && !Array.isArray(raw) ? (raw as Obj) : {};
   const sessionId = setup?.session?.sessionId || c?.snapshot?.conversationId || c?.snapshot?.agentId || '';
   const cwd = setup?.workspaceInfo?.rootPath || setup?.cwd || process.cwd();
-  return { harness: 'cline', phase, sessionId, toolCallId: c?.toolCall?.toolCallId ?? null, cwd, tool, input };
+  const project = setup?.workspaceInfo?.rootPath || setup?.cwd;
+  return { harness: 'cline', phase, sessionId, toolCallId: c?.toolCall?.toolCallId ?? null, cwd, tool, input, ...(typeof project === 'string' ? { project } : {}) };
 }
 
 /** The line end of the file a Cline editor call replaces text in (Cline matches in the file's own line ends). */
 async function eolOf(m: Meta & { input: Obj }): Promise<'\n' | '\r\n'> {
   if (m.tool !== 'editor' || typeof m.input.path !== 'string' || typeof m.input.old_text !== 'string') return '\n';
-  const text = await readFile(path.resolve(m.cwd, m.input.path), 'utf8').catch(() => '');
+  const text = (await readRegular(path.resolve(m.cwd, m.input.path))) ?? '';
   return text.includes('\r\n') ? '\r\n' : '\n';
 }
 
@@ -227,7 +239,8 @@ function opencodeMeta(harness: 'opencode' | 'kilo', phase: 'before' | 'after', i
   const tool = input?.tool ?? '';
   const a = typeof args === 'object' && args !== null && !Array.isArray(args) ? (args as Obj) : {};
   const directory = ctx?.directory || ctx?.worktree || process.cwd();
-  return { harness, phase, sessionId: input?.sessionID ?? '', toolCallId: input?.callID ?? null, cwd: opencodeCwd(tool, a, directory), tool, args: a };
+  // the session's folder is judged too: a bash workdir of /tmp running `git -C PROJECT checkout -- .` is still seen
+  return { harness, phase, sessionId: input?.sessionID ?? '', toolCallId: input?.callID ?? null, cwd: opencodeCwd(tool, a, directory), tool, args: a, ...(typeof directory === 'string' ? { project: directory } : {}) };
 }
 
 /** The message opencode shows the model for a refused call: guard's reason. */
@@ -248,7 +261,7 @@ export class GuardRefusal extends Error {
  */
 async function looseEdit(m: Meta & { args: Obj }): Promise<string | null> {
   if (m.tool !== 'edit' || typeof m.args.filePath !== 'string' || typeof m.args.oldString !== 'string' || m.args.oldString === '') return null;
-  const text = await readFile(path.resolve(m.cwd, m.args.filePath), 'utf8').catch(() => null);
+  const text = await readRegular(path.resolve(m.cwd, m.args.filePath));
   if (text === null || text.includes(m.args.oldString)) return null;
   return `guard refused this edit: oldString is not in ${m.args.filePath} exactly as given, and ${m.harness} would then match it loosely (by trimmed lines, or by its first and last lines alone), so guard cannot tell what the edit would replace. Read the file and send oldString exactly as it is there, or write the whole file.`;
 }

@@ -4,7 +4,7 @@
  * the hooks `guard init` installs) and asserts through git that the work is
  * still there, refused or kept. docs/reliability/backdoors.md lists them.
  */
-import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { CLI, cleanupRepos, installGuard, lines, makeRepo, outsideDir, type TestRepo } from '../helpers.js';
@@ -85,7 +85,11 @@ describe('5. step by step', () => {
     repo.git(['add', 'x.txt']);
     expect(repo.gitRun(['commit', '-q', '-m', 'x'], AUTO).code).toBe(0);
     // a new day: the reset is the branch's first move, so its tip was the day's base
-    for (const ref of repo.refs('refs/guard/anchor/')) repo.git(['update-ref', '-d', ref]);
+    // (as guard's own clean-up of other days' anchors does: the ref and its journal line go together)
+    for (const ref of repo.refs('refs/guard/anchor/')) {
+      repo.git(['update-ref', '-d', ref]);
+      appendFileSync(path.join(repo.dir, '.git', 'guard', 'journal'), `- ${ref}\n`);
+    }
     expect(repo.gitRun(['reset', '-q', '--hard', 'HEAD~1'], AUTO).code).toBe(0);
     repo.write('x.txt', lines(150, 'second'));
     repo.git(['add', 'x.txt']);

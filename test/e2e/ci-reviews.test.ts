@@ -85,7 +85,7 @@ function botPr(): { repo: TestRepo; head: string } {
   return { repo, head };
 }
 
-const review = (id: number, login: string, commit: string, state = 'APPROVED', association = 'MEMBER'): Review => ({
+const review = (id: number, login: string, commit: string, state = 'APPROVED', association = 'OWNER'): Review => ({
   id,
   user: { login },
   state,

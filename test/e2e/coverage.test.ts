@@ -196,11 +196,14 @@ describe('lanes', () => {
     // the lane's own agent ran a command there: its checkpoint holds the lane's work
     const inLane = JSON.parse(payload(repo, 'ls', 'l1').replace(JSON.stringify(repo.dir), JSON.stringify(lane)));
     expect(repo.guard(['hook', 'claude'], { input: JSON.stringify(inLane) }).code).toBe(0);
+    // (issue 20) more work after the lane's own last checkpoint: kept too, by the main tree's hook before the command
+    writeFileSync(path.join(lane, 'wip2.txt'), 'later lane work\n');
     const msg = shell(repo, 'git clean -ffdx', () => repo.git(['clean', '-ffdxq']));
     expect(existsSync(path.join(repo.dir, '.guard', 'lanes', 'agent-1'))).toBe(false);
-    expect(msg).toMatch(/removed the work tree of guard lane agent-1: their commits are safe on guard\/agent-1; uncommitted work after their last checkpoint is gone/);
-    const id = /last kept: agent-1: checkpoint (\S+)/.exec(msg)![1]!;
+    expect(msg).toMatch(/removed the work tree of guard lane agent-1\. guard kept it, uncommitted work included, just before the command/);
+    const id = /guard restore (\S+)\./.exec(msg)![1]!;
     expect(repo.git(['show', `refs/guard/checkpoints/${id}:wip.txt`])).toBe('lane work\n');
+    expect(repo.git(['show', `refs/guard/checkpoints/${id}:wip2.txt`])).toBe('later lane work\n');
   });
 });
 

@@ -115,7 +115,7 @@ describe('refs/guard/* deleted and gc run through the shell', () => {
 });
 
 describe('.husky/_ removed by git clean -fdX', () => {
-  it('the next door says the hooks are gone; guard init puts them back and the doors are quiet', () => {
+  it('doctor and log say the hooks are gone; the next hook call puts them back from guard\'s copy and says so once; guard init also does', () => {
     const repo = makeRepo({ 'package.json': '{ "name": "app", "private": true }\n', 'app.py': lines(200) });
     repo.git(['config', '--unset', 'core.hooksPath']);
     expect(repo.guard(['init']).code).toBe(0);
@@ -123,15 +123,22 @@ describe('.husky/_ removed by git clean -fdX', () => {
     repo.git(['clean', '-fdXq']);
     expect(existsSync(path.join(repo.dir, '.husky', '_'))).toBe(false);
 
-    const pre = hook(repo, 'Bash', { command: 'git rm -q app.py && git commit -qm x' }, 'c1');
-    expect(pre.json.hookSpecificOutput.permissionDecision).toBe('deny');
-    expect(pre.json.hookSpecificOutput.permissionDecisionReason).toMatch(/guard's git hooks are gone \(_\/pre-commit/);
     const doctor = repo.guardJson(['doctor']);
     expect(doctor.code).toBe(1);
     // (doctor's own hook checks name the missing hook; integrity:hooks stands in when they find nothing)
     expect(doctor.json.active).toBe(false);
     expect(repo.guard(['log']).stderr).toMatch(/guard's git hooks are gone/);
 
+    // (issue 20 b) the hook door puts the folder back from .git/guard/hooks-copy and refuses this one call so the model reads it
+    const pre = hook(repo, 'Bash', { command: 'git rm -q app.py && git commit -qm x' }, 'c1');
+    expect(pre.json.hookSpecificOutput.permissionDecision).toBe('deny');
+    expect(pre.json.hookSpecificOutput.permissionDecisionReason).toMatch(/guard's git hooks were removed outside guard \(_\/pre-commit.*guard has put them back/);
+    expect(existsSync(path.join(repo.dir, '.husky', '_', 'pre-commit'))).toBe(true);
+    expect(repo.guard(['log']).stderr).toBe('');
+    expect(repo.guardJson(['doctor']).json.checks.some((c: any) => c.id === 'integrity:hooks')).toBe(false);
+    expect(hook(repo, 'Bash', { command: 'ls' }, 'c2').stdout).toBe('');
+
+    repo.git(['clean', '-fdXq']);
     expect(repo.guard(['init']).code).toBe(0);
     expect(existsSync(path.join(repo.dir, '.husky', '_', 'pre-commit'))).toBe(true);
     expect(repo.guard(['log']).stderr).toBe('');
