@@ -2,7 +2,7 @@
 // guard soak: guard's promises tried many times, in real repositories, with the
 // built CLI. Not part of `npm test`.
 //
-//   node scripts/soak.mjs [--short] [--seed N] [--kills N] [--jobs N] [--only kills,properties,concurrency] [--keep]
+//   node scripts/soak.mjs [--short] [--seed N] [--kills N] [--jobs N] [--only kills,properties,concurrency,suite,history] [--keep]
 //   npm run soak            (npm run soak -- --short: the few-minute version CI may run)
 //
 // kills        SIGKILL guard at every named fault point (src/git/faults.ts) and
@@ -17,6 +17,10 @@
 //              (test/e2e/concurrency.test.ts), and 8 agents x 20 tool calls
 //              through `guard hook claude` at once: nothing lost, every
 //              refusal with its own ref.
+// suite        the load tests `npm test` runs small, at full size (GUARD_SOAK=1,
+//              test/scale.ts): 30 random SIGKILLs of write and review
+//              (faults.test.ts), 20 and 100 MB files (hostile.test.ts), 10
+//              rounds of simultaneous reviews (concurrency.test.ts).
 // history      10,000 tool calls of one session in one repository through
 //              `guard hook claude` (scripts/session-sim.mjs; --calls N), then
 //              the same Write in it and in a fresh clone, interleaved: the
@@ -42,7 +46,7 @@ const arg = (name) => {
   const i = argv.indexOf(name);
   return i >= 0 ? argv[i + 1] : undefined;
 };
-const ONLY = new Set((arg('--only') ?? 'kills,properties,concurrency,history').split(','));
+const ONLY = new Set((arg('--only') ?? 'kills,properties,concurrency,suite,history').split(','));
 let seed = Number(arg('--seed') ?? process.env.GUARD_SOAK_SEED ?? Date.now() % 1_000_000);
 const SEED = seed;
 const rand = () => {
@@ -56,7 +60,7 @@ const rand = () => {
 const PARALLEL = Number(arg('--jobs') ?? Math.max(1, Math.min(4, os.cpus().length)));
 
 if (argv.includes('--help')) {
-  console.log('usage: node scripts/soak.mjs [--short] [--seed N] [--kills N] [--only kills,properties,concurrency] [--jobs N] [--keep]\n  --short    60 kills, 1,000 property pairs, 8 x 8 hook calls (a few minutes)\n  --kills N  SIGKILLs to land (default 1,000)');
+  console.log('usage: node scripts/soak.mjs [--short] [--seed N] [--kills N] [--only kills,properties,concurrency,suite,history] [--jobs N] [--keep]\n  --short    60 kills, 1,000 property pairs, 8 x 8 hook calls (a few minutes)\n  --kills N  SIGKILLs to land (default 1,000)');
   process.exit(0);
 }
 if (!fs.existsSync(CLI)) {
@@ -424,11 +428,8 @@ function soakProperties() {
   // (each batch is one repository; a rename, a mode change, a NUL byte or a reindent is one pair in it)
   const t = Date.now();
   const countsFile = path.join(TMP, 'property-counts.jsonl');
-  const r = sh(NODE, [path.join(ROOT, 'node_modules', 'vitest', 'vitest.mjs'), 'run', 'test/unit/numstat-property.test.ts', '--reporter=dot'], {
-    cwd: ROOT,
-    env: { ...ENV, GUARD_PROPERTY_RUNS: String(batches), GUARD_PROPERTY_SEED: String(SEED), GUARD_PROPERTY_COUNTS: countsFile },
-  });
-  const ok = r.code === 0;
+  const r = vitestJson(['test/unit/numstat-property.test.ts'], { env: { GUARD_PROPERTY_RUNS: String(batches), GUARD_PROPERTY_SEED: String(SEED), GUARD_PROPERTY_COUNTS: countsFile } });
+  const ok = r.ok;
   // the test appends what each kind of pair came to (git's own view: its -M pairing, its binary, its -b)
   let k = {};
   try {
@@ -449,38 +450,34 @@ function soakProperties() {
   kind('renames without edits (R100)', k.renameExact, share(5));
   kind('moves git splits into delete + add', k.renameSplit, share(1));
   notes.push(`properties: ${batches} batches of 50 pairs (NUL bytes, mode changes, renames, whitespace-only edits, CRLF, invalid UTF-8, long lines), seed ${SEED}, ${((Date.now() - t) / 1000).toFixed(0)} s`);
-  if (!ok) notes.push(`properties failed: ${(r.stdout + r.stderr).split('\n').filter((l) => /Error|expected|seed|Counterexample/i.test(l)).slice(0, 6).join(' | ')}`);
+  if (!ok) notes.push(`properties failed: ${r.failures.slice(0, 3).join(' | ')}`);
   // renames: 20 moves per batch, with and without edits, against git diff --numstat -M
   const moves = SHORT ? 1000 : 10_000;
   const t3 = Date.now();
-  const m = sh(NODE, [path.join(ROOT, 'node_modules', 'vitest', 'vitest.mjs'), 'run', 'test/unit/rename-property.test.ts'], {
-    cwd: ROOT,
-    env: { ...ENV, GUARD_PROPERTY_RUNS: String(moves / 20) },
-  });
-  const seenMoves = /renames: (\{[^}]*\})/.exec(m.stdout + m.stderr)?.[1];
-  row('properties', 'moved files (renames, with and without edits) agreeing with git diff --numstat -M', `${m.code === 0 ? moves : 0}`, `${moves} moves`, SHORT ? '>= 1,000' : '>= 10,000', m.code === 0);
-  notes.push(`renames: ${seenMoves ?? '?'} (renamed: git paired them; split: git saw a delete and an add), ${((Date.now() - t3) / 1000).toFixed(0)} s`);
-  if (m.code !== 0) notes.push(`rename property failed: ${(m.stdout + m.stderr).split('\n').filter((l) => /Error|expected|seed|Counterexample/i.test(l)).slice(0, 6).join(' | ')}`);
+  const m = vitestJson(['test/unit/rename-property.test.ts'], { env: { GUARD_PROPERTY_RUNS: String(moves / 20) } });
+  const seenMoves = m.tests.find((x) => x.meta?.renames)?.meta.renames;
+  row('properties', 'moved files (renames, with and without edits) agreeing with git diff --numstat -M', `${m.ok ? moves : 0}`, `${moves} moves`, SHORT ? '>= 1,000' : '>= 10,000', m.ok);
+  notes.push(`renames: ${seenMoves ? JSON.stringify(seenMoves) : '?'} (renamed: git paired them; split: git saw a delete and an add), ${((Date.now() - t3) / 1000).toFixed(0)} s`);
+  if (!m.ok) notes.push(`rename property failed: ${m.failures.slice(0, 3).join(' | ')}`);
   // the hunk and strategy properties (test/unit/hunks.test.ts: 4, strategies.test.ts: 1) at the same scale
   const cases = SHORT ? 1000 : 10_000;
   const t2 = Date.now();
-  const h = sh(NODE, [path.join(ROOT, 'node_modules', 'vitest', 'vitest.mjs'), 'run', 'test/unit/hunks.test.ts', 'test/unit/strategies.test.ts', '--reporter=dot'], {
-    cwd: ROOT,
-    env: { ...ENV, GUARD_PROPERTY_CASES: String(cases) },
-  });
-  row('properties', 'hunk (4) and strategy (1) properties, generated cases each', `${h.code === 0 ? cases : 0}`, `5 x ${cases}`, SHORT ? '>= 1,000 each' : '>= 10,000 each', h.code === 0);
+  const h = vitestJson(['test/unit/hunks.test.ts', 'test/unit/strategies.test.ts'], { env: { GUARD_PROPERTY_CASES: String(cases) } });
+  row('properties', 'hunk (4) and strategy (1) properties, generated cases each', `${h.ok ? cases : 0}`, `5 x ${cases}`, SHORT ? '>= 1,000 each' : '>= 10,000 each', h.ok);
   notes.push(`hunk and strategy properties: 5 properties x ${cases} cases, ${((Date.now() - t2) / 1000).toFixed(0)} s`);
-  if (h.code !== 0) notes.push(`hunk/strategy properties failed: ${(h.stdout + h.stderr).split('\n').filter((l) => /Error|expected|seed|Counterexample/i.test(l)).slice(0, 6).join(' | ')}`);
+  if (!h.ok) notes.push(`hunk/strategy properties failed: ${h.failures.slice(0, 3).join(' | ')}`);
 }
 
 // ---------------------------------------------------------------------------
 // concurrency
 
 function soakCommits() {
-  const r = sh(NODE, [path.join(ROOT, 'node_modules', 'vitest', 'vitest.mjs'), 'run', 'test/e2e/concurrency.test.ts', '-t', '8', '--reporter=verbose'], { cwd: ROOT });
-  const m = /(\d+) attempts?, (\d+) committed, (\d+) blocked, (\d+) refs?/i.exec(r.stdout + r.stderr);
-  row('concurrency', '8 agents x 20 commits through the pre-commit hook at once', r.code === 0 ? 'pass' : 'FAIL', m ? `${m[1]} attempts` : '160 attempts', 'nothing lost, a ref per refusal', r.code === 0);
-  if (r.code !== 0) notes.push(`commits: ${(r.stdout + r.stderr).split('\n').filter((l) => /×|Error|expected/.test(l)).slice(0, 4).join(' | ')}`);
+  const r = vitestJson(['test/e2e/concurrency.test.ts'], { env: { GUARD_SOAK: '1' }, testNamePattern: 'processes x' });
+  const t = r.tests.find((x) => /processes x \d+ commits/.test(x.title));
+  const m = t?.meta ?? {};
+  const ok = r.ok && t?.status === 'passed';
+  row('concurrency', `${m.lanes ?? 8} agents x ${m.commits ?? 20} commits through the pre-commit hook at once`, ok ? 'pass' : 'FAIL', `${m.attempts ?? '?'} attempts`, 'nothing lost, a ref per refusal', ok && m.refs === m.blocked);
+  if (!ok) notes.push(`commits: ${r.failures.slice(0, 4).join(' | ')}`);
 }
 
 async function soakHookCalls() {
@@ -564,6 +561,53 @@ async function soakHistory() {
   row('history', '  .git per 1,000 calls', `${((bytes / calls) * 1000 / 1024).toFixed(0)} kB`, `${(bytes / 1048576).toFixed(1)} MB in all`, 'reported', true);
 }
 
+// ---------------------------------------------------------------------------
+// the suite's load tests at soak size: the same test files `npm test` runs,
+// with GUARD_SOAK=1 (test/scale.ts), read from vitest's JSON report
+
+/**
+ * Run vitest on `files` and read its JSON report: { ok, tests: [{ title,
+ * fullName, status, duration, meta }], failures: [first line of each] }.
+ * A test hands figures to the soak in `task.meta` (JSON's `meta`).
+ */
+function vitestJson(files, { env = {}, testNamePattern } = {}) {
+  const out = path.join(TMP, `vitest-${Date.now()}-${Math.random().toString(36).slice(2)}.json`);
+  const args = [path.join(ROOT, 'node_modules', 'vitest', 'vitest.mjs'), 'run', ...files, '--reporter=json', `--outputFile=${out}`];
+  if (testNamePattern) args.push('-t', testNamePattern);
+  const r = sh(NODE, args, { cwd: ROOT, env: { ...ENV, ...env } });
+  let report;
+  try {
+    report = JSON.parse(fs.readFileSync(out, 'utf8'));
+  } catch {
+    return { ok: false, tests: [], failures: [`vitest wrote no report (exit ${r.code}): ${(r.stderr || r.stdout).trim().split('\n').slice(-3).join(' | ')}`] };
+  }
+  const tests = report.testResults.flatMap((f) => f.assertionResults.map((t) => ({ ...t, file: path.relative(ROOT, f.name) })));
+  const failures = tests.filter((t) => t.status === 'failed').map((t) => `${t.title}: ${(t.failureMessages[0] ?? '').split('\n')[0]}`);
+  for (const f of report.testResults) if (f.status === 'failed' && f.assertionResults.length === 0) failures.push(`${path.relative(ROOT, f.name)}: ${(f.message ?? '').split('\n')[0]}`);
+  return { ok: r.code === 0 && report.numFailedTests === 0 && report.numTotalTests > 0, tests, failures };
+}
+
+/**
+ * The load tests `npm test` runs small (docs/development.md, "Soak-sized
+ * tests"): 30 random SIGKILLs of write and of review, files of 20 and 100 MB
+ * over maxFileBytes, 10 rounds of two reviews started at once.
+ */
+function soakSuiteLoads() {
+  const runs = [
+    ['faults', 'test/e2e/faults.test.ts', 'SIGKILL after random delays', 'random SIGKILLs (30 runs each): every file old or new, the checkpoint restores'],
+    ['large files', 'test/e2e/hostile.test.ts', 'large files', 'files over maxFileBytes (20 and 100 MB): blocked, never held in memory'],
+    ['concurrency', 'test/e2e/concurrency.test.ts', 'started at the same moment', 'two reviews started at once (10 rounds): none sees the other half written'],
+  ];
+  for (const [id, file, pattern, what] of runs) {
+    log(`suite at soak size: ${file} (${pattern})`);
+    const r = vitestJson([file], { env: { GUARD_SOAK: '1' }, testNamePattern: pattern });
+    const ran = r.tests.filter((t) => t.status !== 'skipped' && t.status !== 'pending');
+    const secs = ran.reduce((s, t) => s + (t.duration ?? 0), 0) / 1000;
+    row(id, what, r.ok ? 'pass' : 'FAIL', `${ran.length} tests, ${secs.toFixed(0)} s`, 'all pass', r.ok);
+    for (const f of r.failures.slice(0, 3)) notes.push(`${file}: ${f}`);
+  }
+}
+
 const table = [];
 const notes = [];
 function row(id, what, value, of, goal, ok) {
@@ -591,6 +635,10 @@ try {
     await soakHookCalls();
     log('concurrency: commits');
     soakCommits();
+  }
+  if (ONLY.has('suite')) {
+    log('suite load tests at soak size');
+    soakSuiteLoads();
   }
   if (ONLY.has('kills')) {
     log('kills');

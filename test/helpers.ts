@@ -1,5 +1,5 @@
 import { spawnSync, type SpawnSyncReturns } from 'node:child_process';
-import { chmodSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, symlinkSync, writeFileSync, realpathSync } from 'node:fs';
+import { appendFileSync, chmodSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, symlinkSync, writeFileSync, realpathSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -114,8 +114,8 @@ export function makeRepo(files: Record<string, string | Buffer> = {}, opts: { co
   const dir = realpathSync(mkdtempSync(path.join(tmpdir(), 'guard-test-')));
   const repo = new TestRepo(dir);
   repo.git(['init', '-q', '-b', 'main']);
-  repo.git(['config', 'commit.gpgsign', 'false']);
-  repo.git(['config', 'core.hooksPath', '/dev/null']);
+  // as `git config commit.gpgsign false` and `git config core.hooksPath /dev/null` write them, without two more processes
+  appendFileSync(path.join(dir, '.git', 'config'), '[commit]\n\tgpgsign = false\n[core]\n\thooksPath = /dev/null\n');
   for (const [f, c] of Object.entries(files)) repo.write(f, c);
   if (opts.commit !== false && Object.keys(files).length > 0) repo.commitAll('base');
   repos.push(repo);

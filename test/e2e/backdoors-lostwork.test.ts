@@ -518,7 +518,7 @@ describe('11: the session base of guard write', () => {
     expect(repo.git(['show', `refs/guard/checkpoints/${w1.json.checkpoint}:mod.py`])).toBe(file);
     // another session does not inherit agent-session-1's base, but the same day it is still measured
     // against the file as guard write first saw it today (refs/guard/write-base/, since the branch gate:
-    // a fresh --session per write must not make each write its own base; branch-gate.test.ts, 5.)
+    // a fresh --session per write must not make each write its own base; branch-gate-steps.test.ts, 5.)
     const other = repo.guardJson(['write', 'mod.py', '--auto', '--session', 'another'], { input: cut(file, 210) });
     expect(other.json.files[0].decision).toBe('blocked');
     expect(other.json.files[0].reasons.join()).toMatch(/as guard write first saw it today/);

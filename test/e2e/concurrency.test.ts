@@ -3,6 +3,7 @@ import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { CLI, TestRepo, cleanEnv, cleanupRepos, lines, makeRepo, installGuard } from '../helpers.js';
+import { scale } from '../scale.js';
 
 /**
  * Several guards at once: agents committing in eight lanes through the real
@@ -68,11 +69,12 @@ function proposal(name: string, i: number): string {
   return Array.from({ length: 150 }, (_, k) => `${name} attempt ${i} line ${k}`).join('\n') + '\n';
 }
 
-const LANES = 8;
-const COMMITS = 20;
+// npm test: 3 agents x 8 commits (two blocked each); npm run soak: 8 x 20
+const LANES = scale(3, 8);
+const COMMITS = scale(8, 20);
 
-describe('eight agents committing in eight lanes at once, through the hook', () => {
-  it(`${LANES} processes x ${COMMITS} commits: every blocked proposal has its own ref, none lost or overwritten, guard log lists them all`, async () => {
+describe('agents committing in their lanes at once, through the hook', () => {
+  it(`${LANES} processes x ${COMMITS} commits: every blocked proposal has its own ref, none lost or overwritten, guard log lists them all`, async ({ task }) => {
     const repo = installGuard({ 'big.py': lines(150, 'original') });
     // the lanes find guard on PATH (they have no node_modules)
     const bin = path.join(repo.dir, '.git', 'test-bin');
@@ -134,9 +136,14 @@ describe('eight agents committing in eight lanes at once, through the hook', () 
     const loggedRefs = new Set(decisions.filter((e: { decision: string }) => e.decision === 'blocked').map((e: { ref: string }) => e.ref));
     expect([...loggedRefs].sort()).toEqual([...refs].sort());
     for (const name of names) expect(decisions.filter((e: { lane: string }) => e.lane === name).length).toBe(COMMITS);
+    // (npm run soak reads these from vitest's JSON report)
+    Object.assign(task.meta, { lanes: LANES, commits: COMMITS, attempts: LANES * COMMITS, blocked: blockedCount, refs: refs.length, took });
     console.log(`${LANES} lanes x ${COMMITS} commits through the hook in ${took} ms: ${blockedCount} blocked refs, ${LANES * COMMITS - blockedCount} commits`);
   }, 180_000);
 });
+
+/** Rounds of two reviews started at once: 2 in npm test, 10 in npm run soak. */
+const ROUNDS = scale(2, 10);
 
 /** A main tree and two lanes, each changing its own five files. */
 function twoLanes(): { repo: TestRepo; files: Record<string, string[]>; laneContent: (f: string) => Buffer } {
@@ -186,9 +193,9 @@ describe('two reviews merging into the same main tree', () => {
     for (const f of [...files.one!, ...files.two!]) expect(read(repo, f).equals(laneContent(f))).toBe(true);
   });
 
-  it('started at the same moment (5 rounds): each waits for or refuses the other; none sees the other half written', async () => {
+  it(`started at the same moment (${ROUNDS} rounds): each waits for or refuses the other; none sees the other half written`, async () => {
     let refused = 0;
-    for (let round = 0; round < 5; round++) {
+    for (let round = 0; round < ROUNDS; round++) {
       const { repo, files, laneContent } = twoLanes();
       const [a, b] = await Promise.all([guard(repo, ['review', 'one', '--auto', '--json']), guard(repo, ['review', 'two', '--auto', '--json'])]);
       for (const [r, lane, other] of [[a, 'one', 'two'], [b, 'two', 'one']] as const) {
@@ -205,7 +212,7 @@ describe('two reviews merging into the same main tree', () => {
       }
       for (const f of [...files.one!, ...files.two!]) expect(read(repo, f).equals(laneContent(f))).toBe(true);
     }
-    console.log(`simultaneous reviews: ${refused} of 10 refused with E_LOCKED`);
+    console.log(`simultaneous reviews: ${refused} of ${2 * ROUNDS} refused with E_LOCKED`);
   });
 });
 

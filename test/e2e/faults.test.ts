@@ -3,6 +3,7 @@ import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { CLI, TestRepo, cleanEnv, cleanupRepos, fixture, lines, makeRepo, outsideDir } from '../helpers.js';
+import { scale } from '../scale.js';
 
 /**
  * guard is SIGKILLed at every named fault point (src/git/faults.ts) of
@@ -357,7 +358,8 @@ function rng(seed: number): () => number {
   };
 }
 
-const RANDOM_RUNS = 30;
+// npm test: 6 random kills of each (plus the named fault point that always kills); npm run soak: 30
+const RANDOM_RUNS = scale(6, 30);
 
 describe('SIGKILL after random delays', () => {
   const seed = Number(process.env.GUARD_FAULT_SEED) || Date.now();

@@ -21,7 +21,7 @@ const line = fc.constantFrom('a', 'b', 'alpha beta', '  indented', 'x = 1', '', 
 const move = fc.record({ lines: fc.array(line, { minLength: 1, maxLength: 30 }), edits: fc.array(fc.tuple(fc.nat(), line), { maxLength: 8 }) });
 
 describe('renames agree with git diff --numstat -M', () => {
-  it(`${RUNS} batches of 20 moves, with and without edits`, async () => {
+  it(`${RUNS} batches of 20 moves, with and without edits`, async ({ task }) => {
     const seen = { renamed: 0, split: 0 };
     await fc.assert(
       fc.asyncProperty(fc.array(move, { minLength: 20, maxLength: 20 }), async (moves) => {
@@ -54,6 +54,7 @@ describe('renames agree with git diff --numstat -M', () => {
     );
     // the generator makes both kinds: moves git pairs (similar enough) and ones it sees as delete + add
     console.log(`renames: ${JSON.stringify(seen)}`);
+    task.meta.renames = seen; // npm run soak reads it from vitest's JSON report
     expect(seen.renamed).toBeGreaterThan(0);
   }, 600_000);
 });
