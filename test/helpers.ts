@@ -195,3 +195,24 @@ export function snapshotTree(dir: string): Record<string, string> {
   walk('');
   return out;
 }
+
+/** A Claude Code tool call's payload (PreToolUse, or PostToolUse with `post`) for session `session`. */
+export function claudePayload(repo: TestRepo, session: string, tool: string, input: object, id: string, post = false): string {
+  return JSON.stringify({
+    session_id: session,
+    transcript_path: '/tmp/t.jsonl',
+    cwd: repo.dir,
+    permission_mode: 'bypassPermissions',
+    hook_event_name: post ? 'PostToolUse' : 'PreToolUse',
+    tool_name: tool,
+    tool_input: input,
+    tool_use_id: id,
+    ...(post ? { tool_response: {} } : {}),
+  });
+}
+
+/** `guard hook claude` on that payload: its exit code, output and parsed answer. */
+export function claudeHook(repo: TestRepo, session: string, tool: string, input: object, id: string, post = false) {
+  const r = repo.guard(['hook', 'claude'], { input: claudePayload(repo, session, tool, input, id, post) });
+  return { ...r, json: r.stdout.trim() ? JSON.parse(r.stdout) : null };
+}

@@ -11,24 +11,10 @@ import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { cleanEnv, cleanupRepos, installGuard, laneWrite, lines, startLane, type TestRepo } from '../helpers.js';
 
+import { AUTO, BIG, bigAt, drop, head, laneGit, repoWithBig } from './backdoors-shared.js';
+
 afterAll(cleanupRepos);
 
-const BIG = lines(200);
-const AUTO = { CI: 'true' };
-
-function repoWithBig(): TestRepo {
-  return installGuard({ 'big.txt': BIG, 'a.txt': 'a\n' });
-}
-
-const head = (repo: TestRepo, rev = 'HEAD') => repo.git(['rev-parse', rev]).trim();
-/** big.txt as committed at REV: what got in. */
-const bigAt = (repo: TestRepo, rev = 'HEAD') => repo.git(['cat-file', 'blob', `${rev}:big.txt`]);
-const drop = (text: string, n: number) => text.split('\n').slice(n).join('\n');
-
-function laneGit(lane: string, args: string[], env: Record<string, string> = {}) {
-  const r = spawnSync('git', args, { cwd: lane, env: cleanEnv({ ...AUTO, ...env }) });
-  return { code: r.status ?? 128, stdout: r.stdout.toString(), stderr: r.stderr.toString() };
-}
 
 describe('1. the lane cannot move its own base or policy', () => {
   it('refs/guard/lanes/NAME pointed at a commit with a loose config: review still measures against main and blocks the deletion', () => {

@@ -9,20 +9,10 @@ import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { CLI, cleanupRepos, installGuard, lines, makeRepo, outsideDir, type TestRepo } from '../helpers.js';
 
+import { AUTO, BIG, globalBin, has, head, withPath } from './branch-gate-shared.js';
+
 afterAll(cleanupRepos);
 
-const AUTO = { CI: 'true' };
-const BIG = lines(200);
-const head = (repo: TestRepo, rev = 'HEAD') => repo.git(['rev-parse', rev]).trim();
-const has = (repo: TestRepo, rev: string, file: string) => repo.gitRun(['cat-file', '-e', `${rev}:${file}`]).code === 0;
-
-/** A folder with a `guard` program (the built CLI): the global install, for PATH. */
-function globalBin(): string {
-  const bin = outsideDir();
-  symlinkSync(CLI, path.join(bin, 'guard'));
-  return bin;
-}
-const withPath = (bin: string, extra: Record<string, string> = {}) => ({ PATH: `${bin}${path.delimiter}${process.env.PATH}`, ...extra });
 
 describe('1. the branch gate on every install route', () => {
   it('the global route (no package.json): guard init installs reference-transaction, doctor agrees, --no-verify is refused', () => {

@@ -7,28 +7,12 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { appendFileSync, chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { CLI, ROOT, cleanEnv, cleanupRepos, installGuard, lines, makeRepo, startLane, type TestRepo } from '../helpers.js';
+import { CLI, ROOT, cleanEnv, cleanupRepos, installGuard, lines, makeRepo, startLane, type TestRepo, claudeHook, claudePayload } from '../helpers.js';
 
 afterAll(cleanupRepos);
 
-function payload(repo: TestRepo, tool: string, input: object, id: string, post = false): string {
-  return JSON.stringify({
-    session_id: 'holes-1',
-    transcript_path: '/tmp/t.jsonl',
-    cwd: repo.dir,
-    permission_mode: 'bypassPermissions',
-    hook_event_name: post ? 'PostToolUse' : 'PreToolUse',
-    tool_name: tool,
-    tool_input: input,
-    tool_use_id: id,
-    ...(post ? { tool_response: {} } : {}),
-  });
-}
-
-function hook(repo: TestRepo, tool: string, input: object, id: string, post = false) {
-  const r = repo.guard(['hook', 'claude'], { input: payload(repo, tool, input, id, post) });
-  return { ...r, json: r.stdout.trim() ? JSON.parse(r.stdout) : null };
-}
+const payload = (repo: TestRepo, tool: string, input: object, id: string, post = false) => claudePayload(repo, 'holes-1', tool, input, id, post);
+const hook = (repo: TestRepo, tool: string, input: object, id: string, post = false) => claudeHook(repo, 'holes-1', tool, input, id, post);
 
 /** A shell command run between its two hook calls, as Claude Code runs it. */
 function shell(repo: TestRepo, command: string, id: string, run: () => void) {

@@ -8,28 +8,11 @@ import { existsSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { liveTips } from '../../src/git/journal.js';
-import { cleanupRepos, lines, makeRepo, type TestRepo } from '../helpers.js';
+import { cleanupRepos, lines, makeRepo, type TestRepo, claudeHook } from '../helpers.js';
 
 afterAll(cleanupRepos);
 
-function payload(repo: TestRepo, tool: string, input: object, id: string, post = false): string {
-  return JSON.stringify({
-    session_id: 'net-1',
-    transcript_path: '/tmp/t.jsonl',
-    cwd: repo.dir,
-    permission_mode: 'bypassPermissions',
-    hook_event_name: post ? 'PostToolUse' : 'PreToolUse',
-    tool_name: tool,
-    tool_input: input,
-    tool_use_id: id,
-    ...(post ? { tool_response: {} } : {}),
-  });
-}
-
-function hook(repo: TestRepo, tool: string, input: object, id: string, post = false) {
-  const r = repo.guard(['hook', 'claude'], { input: payload(repo, tool, input, id, post) });
-  return { ...r, json: r.stdout.trim() ? JSON.parse(r.stdout) : null };
-}
+const hook = (repo: TestRepo, tool: string, input: object, id: string, post = false) => claudeHook(repo, 'net-1', tool, input, id, post);
 
 /** A session that wrote a file through the hook and ran one shell command: refs under refs/guard/sessions and checkpoints. */
 function session(repo: TestRepo): void {
