@@ -47,26 +47,60 @@ export function journalFile(commonDir: string): string {
  * names the shared one. Null when there is none (guard then notes nothing).
  */
 export function commonDirOf(cwd: string): string | null {
+  // git's own discovery, by files: GIT_DIR / GIT_COMMON_DIR first, then up
+  // from cwd to a GIT_CEILING_DIRECTORIES entry, taking only a folder git
+  // would take for a repository (HEAD beside objects/ or a commondir file).
+  // A stray `.git` folder above the repository (in /tmp, in a home folder)
+  // is not one: the journal must never be written into it.
+  const env = process.env;
+  if (env.GIT_COMMON_DIR) return path.resolve(cwd, env.GIT_COMMON_DIR);
+  if (env.GIT_DIR) return commonOf(path.resolve(cwd, env.GIT_DIR));
+  const ceilings = (env.GIT_CEILING_DIRECTORIES ?? '').split(path.delimiter).filter((d) => d && path.isAbsolute(d)).map((d) => path.resolve(d));
   let dir = path.resolve(cwd);
   for (;;) {
     const dotgit = path.join(dir, '.git');
+    let st: ReturnType<typeof statSync> | undefined;
     try {
-      const st = statSync(dotgit);
-      if (st.isDirectory()) return dotgit;
-      const m = /^gitdir: (.+)$/m.exec(readFileSync(dotgit, 'utf8'));
-      if (!m) return null;
-      const gitDir = path.resolve(dir, m[1]!.trim());
-      try {
-        return path.resolve(gitDir, readFileSync(path.join(gitDir, 'commondir'), 'utf8').trim());
-      } catch {
-        return gitDir;
-      }
+      st = statSync(dotgit);
     } catch {
-      const up = path.dirname(dir);
-      if (up === dir) return null;
-      dir = up;
+      st = undefined;
     }
+    if (st?.isDirectory() && isGitDir(dotgit)) return commonOf(dotgit);
+    if (st?.isFile()) {
+      const m = /^gitdir: (.+)$/m.exec(readText(dotgit) ?? '');
+      const gitDir = m ? path.resolve(dir, m[1]!.trim()) : null;
+      return gitDir && isGitDir(gitDir) ? commonOf(gitDir) : null;
+    }
+    const up = path.dirname(dir);
+    if (up === dir || ceilings.includes(up)) return null;
+    dir = up;
   }
+}
+
+function readText(file: string): string | null {
+  try {
+    return readFileSync(file, 'utf8');
+  } catch {
+    return null;
+  }
+}
+
+/** As git's is_git_directory: a HEAD, and objects/ here or through commondir. */
+function isGitDir(dir: string): boolean {
+  const exists = (p: string) => {
+    try {
+      statSync(p);
+      return true;
+    } catch {
+      return false;
+    }
+  };
+  return exists(path.join(dir, 'HEAD')) && (exists(path.join(dir, 'commondir')) || exists(path.join(dir, 'objects')));
+}
+
+function commonOf(gitDir: string): string {
+  const common = readText(path.join(gitDir, 'commondir'));
+  return common === null ? gitDir : path.resolve(gitDir, common.trim());
 }
 
 /** Note refs guard just wrote. Never fails the caller: a journal that cannot be written only weakens the check. */
