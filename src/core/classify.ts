@@ -125,7 +125,7 @@ export function makePolicy(config: Config, opts: { bootstrap?: boolean } = {}): 
     // character a name may hold must count as one, so line breaks match as `?`.
     return (p: string) => {
       const name = LINE_BREAKS.test(p) ? p.replace(LINE_BREAKS_ALL, '?') : p;
-      if (prefixes && !prefixes.some((x) => name.startsWith(x))) return false;
+      if (prefixes && !name.startsWith('./') && !prefixes.some((x) => name.startsWith(x))) return false; // picomatch reads a name's leading "./" as nothing too
       return (test ??= loadPicomatch()(globs, GLOB_OPTIONS))(name);
     };
   };

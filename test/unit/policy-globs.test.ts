@@ -27,5 +27,11 @@ describe('policy globs', () => {
       }),
       { numRuns: 3000 },
     );
+    // found by a random seed: a glob and a name that both start with "./"
+    fc.assert(
+      fc.property(fc.constant([['./x.ts'], './x.ts'] as const), ([globs, p]) => {
+        expect(makePolicy({ ...DEFAULT_CONFIG, protect: [...globs], ignore: [...globs] }).isIgnored(p)).toBe(picomatch([...globs], { dot: true })(p));
+      }),
+    );
   });
 });
