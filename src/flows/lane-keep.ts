@@ -22,8 +22,12 @@ import type { Repo } from '../git/repo.js';
  * lane a file read for its git dir and one whole-tree checkpoint (about
  * three git processes; measured under load here, +150-200 ms per lane).
  */
-const READERS = new Set(['ls', 'cat', 'head', 'tail', 'grep', 'egrep', 'fgrep', 'rg', 'ag', 'wc', 'echo', 'printf', 'pwd', 'which', 'type', 'file', 'stat', 'du', 'df', 'tree', 'less', 'more', 'diff', 'sort', 'uniq', 'cut', 'tr', 'jq', 'date', 'true', 'false', 'test', '[', 'cd', 'nl', 'od', 'xxd', 'hexdump', 'md5sum', 'sha1sum', 'sha256sum', 'basename', 'dirname', 'realpath', 'readlink', 'whoami', 'id', 'uname', 'hostname']);
-const GIT_READERS = new Set(['status', 'diff', 'log', 'show', 'blame', 'grep', 'ls-files', 'ls-tree', 'rev-parse', 'cat-file', 'describe', 'shortlog', 'whatchanged', 'reflog', 'remote', 'config', 'help', 'version', '--version']);
+const READERS = new Set(['ls', 'cat', 'head', 'tail', 'grep', 'egrep', 'fgrep', 'rg', 'ag', 'wc', 'echo', 'printf', 'pwd', 'which', 'type', 'file', 'stat', 'du', 'df', 'less', 'more', 'diff', 'cut', 'tr', 'jq', 'true', 'false', 'test', '[', 'cd', 'nl', 'od', 'hexdump', 'md5sum', 'sha1sum', 'sha256sum', 'basename', 'dirname', 'realpath', 'readlink', 'whoami', 'id', 'uname', 'hostname']);
+// Not here, though they read: programs that also write a file they are given
+// (`sort -o F`, `uniq IN OUT`, `xxd IN OUT`, `tree -o F`, `date -s`), and git's
+// `reflog` (expire), `remote` and `config` (they write), and any git reader
+// given `--output` (below).
+const GIT_READERS = new Set(['status', 'diff', 'log', 'show', 'blame', 'grep', 'ls-files', 'ls-tree', 'rev-parse', 'cat-file', 'describe', 'shortlog', 'whatchanged', 'help', 'version', '--version']);
 
 /**
  * A command made only of readers, in every part of a list or pipeline:
@@ -39,7 +43,7 @@ export function readOnly(command: string): boolean {
     const [prog, sub] = words as [string, string | undefined];
     if (prog === 'git') {
       const args = words.slice(1).filter((w, i, all) => !(w.startsWith('-') || (i > 0 && (all[i - 1] === '-C' || all[i - 1] === '-c'))));
-      if (!GIT_READERS.has(args[0] ?? sub ?? '')) return false;
+      if (!GIT_READERS.has(args[0] ?? sub ?? '') || words.some((w) => w.startsWith('--output'))) return false;
       continue;
     }
     if (!READERS.has(prog)) return false;
