@@ -44,7 +44,7 @@ function printHuman(r: CheckResult, out: Output, limit: number | undefined): voi
     const named = [...approved, ...rejected];
     const width = Math.max(...named.map((f) => displayName(f).length));
     for (const f of named) {
-      const what = f.decision === 'rejected' ? 'rejected, unstaged' : f.taken ? `approved, ${f.taken.length} ${f.taken.length === 1 ? 'hunk' : 'hunks'} staged, the rest left in the work tree` : `approved (${f.strategy ?? 'replace'})`;
+      const what = f.decision === 'rejected' ? 'rejected, unstaged' : f.taken ? `approved, ${f.taken.length} ${f.taken.length === 1 ? 'hunk' : 'hunks'} staged, the rest left in the work tree` : f.strategy === 'own' ? 'approved (your own change: no agent session wrote it)' : `approved (${f.strategy ?? 'replace'})`;
       out.info(`  ${displayName(f).padEnd(width)}  ${what}${f.ref ? `; kept as ${f.ref}` : ''}`);
     }
     if (r.checkpoint) out.info(`  undo: guard restore ${r.checkpoint} --staged`);

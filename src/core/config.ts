@@ -12,6 +12,14 @@ export interface Config {
   ignore: string[];
   maxFileBytes: number;
   preview: { contextLines: number; maxLines: number };
+  /**
+   * What the commit gate judges when a person commits at a terminal: `all`
+   * (every change, whoever wrote it), or `agents` (what an agent session
+   * wrote through guard's hooks; the person's own changes pass unasked).
+   * Without a person (auto mode, or while an agent's shell call runs) every
+   * change is judged either way.
+   */
+  judge: 'all' | 'agents';
 }
 
 export const CONFIG_FILE = 'guard.config.json';
@@ -24,6 +32,7 @@ export const DEFAULT_CONFIG: Config = {
   ignore: [],
   maxFileBytes: 52_428_800,
   preview: { contextLines: 3, maxLines: 200 },
+  judge: 'all',
 };
 
 /**
@@ -51,6 +60,7 @@ function buildSchema() {
         maxLines: v.optional(v.pipe(count, v.minValue(1))),
       }),
     ),
+    judge: v.optional(v.picklist(['all', 'agents'])),
   });
 }
 
@@ -105,6 +115,7 @@ export function parseConfig(text: string | undefined, source = CONFIG_FILE): Con
       contextLines: c.preview?.contextLines ?? DEFAULT_CONFIG.preview.contextLines,
       maxLines: c.preview?.maxLines ?? DEFAULT_CONFIG.preview.maxLines,
     },
+    judge: c.judge ?? DEFAULT_CONFIG.judge,
   };
 }
 

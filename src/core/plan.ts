@@ -28,8 +28,11 @@ export type Gate = 'check' | 'write' | 'review' | 'hook';
 
 /** One answer model for every gate. */
 export type Answer =
-  /** Take the change as it is. `via: 'review'`: approved earlier in `guard review` (check honours it). */
-  | { take: 'all'; via?: 'review' }
+  /**
+   * Take the change as it is. `via: 'review'`: approved earlier in `guard review` (check honours it);
+   * `via: 'own'`: the person committing at the terminal wrote it (no agent session did, config `judge: agents`).
+   */
+  | { take: 'all'; via?: 'review' | 'own' }
   /** Approve with a whole-file strategy (replace is the same as `all`). */
   | { take: 'strategy'; strategy: StrategyName; insertAt?: number }
   /** Take these hunks (by index into `hunks`, the file's hunks as the person saw them, after splits). */

@@ -28,6 +28,8 @@ export interface DecisionRecord {
   ref?: string;
   /** The blob that was approved or refused (absent for deletions). */
   blob?: string;
+  /** The agent sessions that wrote the path through guard's hooks (git/provenance Origin). */
+  writtenBy?: Array<{ harness: string; session: string; toolCall: string | null; tool: string; time: string; kind: 'write' | 'shell' | 'session'; command?: string }>;
 }
 
 export interface RecordContext {

@@ -9,6 +9,7 @@ import { stagedDiffSplit, type DiffEntry } from '../git/diff.js';
 import { REFS, newRef, proposalChanges, type RecordCommit } from '../git/records.js';
 import { openRepo, type Repo } from '../git/repo.js';
 import { leaveTrailers } from '../git/approval-trailers.js';
+import { agentTrailers, describeOrigin, readProvenance, trailIntact, type Origin, type Provenance } from '../git/provenance.js';
 import { findBypass, readVerifiedTip } from './bypass.js';
 import { apply, type IndexWrite } from './apply.js';
 import { checkProposedConfig, configAt, laneOf, type FlowOptions } from './context.js';
@@ -25,6 +26,8 @@ export interface CheckedFile extends Classification {
   taken?: string[];
   ref?: string;
   warning?: string;
+  /** The agent sessions that wrote this path through guard's hooks (git/provenance); absent: none known. */
+  writtenBy?: Origin[];
 }
 
 export interface CheckResult {
@@ -73,6 +76,10 @@ export async function check(opts: CheckOptions): Promise<CheckResult> {
   tip.catch(() => {});
   const config = configAt('HEAD', configBlob?.data);
   const policy = makePolicy(config, { bootstrap: configBlob === null });
+  // which agent session wrote each staged path: read beside the measuring (one for-each-ref)
+  const staged = entries.flatMap((e) => [{ path: e.path, oid: e.newOid }, ...(e.oldPath !== undefined && e.oldPath !== e.path ? [{ path: e.oldPath, oid: null }] : [])]);
+  const provenance = readProvenance(cwd, staged, opts.now ?? new Date());
+  provenance.catch(() => {});
   const { facts } = await collectFacts(cwd, entries, { maxBytes: Math.min(config.maxFileBytes, READ_CAP), countsReady: diff.counts, whitespace: { range: ['--cached'], changeRatio: config.changeRatio } });
   // A broken config must not get past the gate: once committed, it is the policy.
   checkProposedConfig(facts.find((f) => f.path === CONFIG_FILE && f.newMode !== null)?.newText, 'staged');
@@ -90,10 +97,12 @@ export async function check(opts: CheckOptions): Promise<CheckResult> {
   const pending = classified.filter((c) => c.needsApproval && !answers.has(c.path));
   // Contents and hunks are read only for the files a person is asked about (askPerson fills them in).
   const planFiles = classified.map((c, i): PlanFile => ({ c, hunks: [], base: null, proposed: null, baseMode: entries[i]!.oldMode, proposedMode: entries[i]!.newMode }));
-  const asked = !opts.auto && pending.length > 0 ? await askPerson(repo, entries, planFiles, pending, config.preview.contextLines, opts.color, answers, () => opts.deadline?.disarm()) : false;
+  const prov = await provenance;
+  const own = !opts.auto ? await ownChanges(repo, config.judge, pending, prov) : [];
+  const asked = !opts.auto && pending.length > 0 ? await askPerson(repo, entries, planFiles, pending, own, prov, config.preview.contextLines, opts.color, answers, () => opts.deadline?.disarm()) : false;
 
   const planned = await plan('check', planFiles, answers);
-  const result = await applyCheck(opts, { repo, base, lane, entries, classified, planned, asked });
+  const result = await applyCheck(opts, { repo, base, lane, entries, classified, planned, asked, prov });
   // integrity: measured from the last tip the branch gate verified (refs/guard/verified/), not from a
   // file or a message. Judged after the gate, never beside it: it may record a verified tip, and a
   // check that stops (a timeout, Ctrl-C) must leave no ref behind.
@@ -110,6 +119,22 @@ interface Checked {
   classified: Classification[];
   planned: Plan;
   asked: boolean;
+  prov: Provenance;
+}
+
+/**
+ * With `judge: agents`, the changes a person committing at the terminal
+ * made themselves: no hooked agent session wrote the path (nor the old
+ * path of a rename), no agent's shell call is running now (the commit may be
+ * that call), the sessions' trail is whole (no session ref removed or moved
+ * behind guard's back: its journal says), and the path is not protected (a
+ * routine edit, not the gate's own files or a workflow). They pass unasked
+ * once a terminal opens; without one, they are judged like everything else.
+ */
+async function ownChanges(repo: Repo, judge: 'all' | 'agents', pending: readonly Classification[], prov: Provenance): Promise<Classification[]> {
+  if (judge !== 'agents' || prov.agentRunning) return [];
+  const own = pending.filter((c) => !c.protected && !prov.origins.has(c.path) && !(c.oldPath !== undefined && prov.origins.has(c.oldPath)));
+  return own.length > 0 && (await trailIntact(repo.commonDir, prov)) ? own : [];
 }
 
 /**
@@ -117,12 +142,18 @@ interface Checked {
  * rejected or merged something) checkpoint and change the index. All of it
  * through apply, the one place that passes the point of no return.
  */
-async function applyCheck(opts: CheckOptions, { repo, base, lane, entries, classified, planned, asked }: Checked): Promise<CheckResult> {
-  const files: CheckedFile[] = planned.files.map((o, i) => toChecked(classified[i]!, o));
+async function applyCheck(opts: CheckOptions, { repo, base, lane, entries, classified, planned, asked, prov }: Checked): Promise<CheckResult> {
+  const files: CheckedFile[] = planned.files.map((o, i) => toChecked(classified[i]!, o, writtenBy(prov, classified[i]!)));
   const now = opts.now ?? new Date();
   const ctx: RecordContext = { command: 'check', lane, time: now.toISOString(), base };
   const byPath = new Map(entries.map((e) => [e.path, e]));
   const { commits, records } = await keptRefs(planned, classified, files, byPath, ctx, now);
+  // the audit trail names the agent sessions that wrote each path
+  const by = new Map(files.map((f) => [f.path, f.writtenBy]));
+  for (const r of records) {
+    const w = by.get(r.path);
+    if (w) r.writtenBy = w;
+  }
   const record = newRef(REFS.decisions, now);
   commits.push({ ref: record, parent: null, message: batchMessage(ctx, records), changes: [] });
   const unstage = files.filter((f) => f.decision === 'rejected').map((f) => byPath.get(f.path)!);
@@ -149,7 +180,7 @@ async function applyCheck(opts: CheckOptions, { repo, base, lane, entries, class
     refusedAll: asked && everythingRefused(planned),
   };
   if (taken) result.checkpoint = taken.id;
-  await leaveTrailers(repo.gitDir, await approvedByPerson(planned, classified, byPath));
+  await leaveTrailers(repo.gitDir, await approvedByPerson(planned, classified, byPath), agentTrailers(prov.origins));
   return result;
 }
 
@@ -227,8 +258,14 @@ function approvalsIn(commit: Buffer | undefined): Set<string> {
 }
 
 
-function toChecked(c: Classification, o: FileOutcome): CheckedFile {
+function writtenBy(prov: Provenance, c: Classification): Origin[] | undefined {
+  const list = [...(prov.origins.get(c.path) ?? []), ...(c.oldPath !== undefined && c.oldPath !== c.path ? (prov.origins.get(c.oldPath) ?? []) : [])];
+  return list.length > 0 ? list : undefined;
+}
+
+function toChecked(c: Classification, o: FileOutcome, by: Origin[] | undefined): CheckedFile {
   const f: CheckedFile = { ...c, decision: o.decision, decider: o.decider };
+  if (by) f.writtenBy = by;
   if (o.strategy) f.strategy = o.strategy;
   if (o.taken) f.taken = o.taken;
   if (o.warning) f.warning = o.warning;
@@ -246,6 +283,8 @@ async function askPerson(
   entries: DiffEntry[],
   files: PlanFile[],
   pending: Classification[],
+  own: readonly Classification[],
+  prov: Provenance,
   contextLines: number,
   color: boolean,
   answers: Map<string, Answer>,
@@ -256,6 +295,9 @@ async function askPerson(
   const prompt = openPrompt({ color, title: (name) => `guard: ${name} needs approval`, pager: () => pagerCommand(repo.root), editor: () => editorCommand(repo.root) });
   if (!prompt) return false;
   disarm(); // --timeout bounds guard's work, not a person's thinking
+  // a person is here: their own changes pass (config judge: agents), the rest is asked
+  for (const c of own) answers.set(c.path, { take: 'all', via: 'own' });
+  pending = pending.filter((c) => !own.includes(c));
   try {
     const { readFileDiffs } = await import('../git/patch.js');
     const { parseHunks } = await import('../core/hunks.js');
@@ -283,7 +325,8 @@ async function askPerson(
     for (const c of pending) {
       const f = files[at.get(c.path)!]!;
       const texts = async () => ({ base: f.base?.toString('utf8') ?? '', lane: f.proposed?.toString('utf8') ?? '' });
-      const r = await prompt.ask({ c, hunks: f.hunks, strategies: offeredStrategies(f), texts });
+      const by = writtenBy(prov, c)?.map(describeOrigin);
+      const r = await prompt.ask({ c, hunks: f.hunks, strategies: offeredStrategies(f), texts, ...(by ? { writtenBy: by } : {}) });
       if (r.answer) answers.set(c.path, r.answer);
       if (r.quit) break;
     }

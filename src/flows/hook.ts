@@ -458,6 +458,7 @@ function stricter(a: Config, b: Config): Config {
     ignore: a.ignore.filter((g) => b.ignore.includes(g)),
     maxFileBytes: Math.min(a.maxFileBytes, b.maxFileBytes),
     preview: a.preview,
+    judge: a.judge === 'all' || b.judge === 'all' ? 'all' : 'agents',
   };
 }
 

@@ -13,9 +13,10 @@ import { DELETION_BLOB, approvalTrailer } from './approvals.js';
  */
 export const PENDING_TRAILERS = 'guard-approved-trailers';
 
-export async function leaveTrailers(gitDir: string, approved: ReadonlyArray<{ path: string; blob: string | null }>): Promise<void> {
+export async function leaveTrailers(gitDir: string, approved: ReadonlyArray<{ path: string; blob: string | null }>, more: readonly string[] = []): Promise<void> {
   const file = path.join(gitDir, PENDING_TRAILERS);
-  // One file operation, no git process: a check with nothing approved clears what an aborted commit left.
-  if (approved.length === 0) return rm(file, { force: true });
-  await writeFile(file, approved.map((a) => approvalTrailer(a.path, a.blob ?? DELETION_BLOB)).join('\n') + '\n');
+  const lines = [...approved.map((a) => approvalTrailer(a.path, a.blob ?? DELETION_BLOB)), ...more];
+  // One file operation, no git process: a check with nothing to add clears what an aborted commit left.
+  if (lines.length === 0) return rm(file, { force: true });
+  await writeFile(file, lines.join('\n') + '\n');
 }

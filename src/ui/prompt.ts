@@ -34,6 +34,8 @@ export interface PromptFile {
   /** Whole-file strategies besides replace that apply (core/plan mergeStrategies). */
   strategies: readonly StrategyName[];
   texts: () => Promise<FileTexts>;
+  /** Who wrote it, when an agent session did (git/provenance describeOrigin): shown under the reasons. */
+  writtenBy?: readonly string[];
 }
 
 /** The person's answer for one file (none: not decided), and whether they asked to stop. */
@@ -169,6 +171,9 @@ function header(term: Terminal, opts: PromptOptions, f: PromptFile): number {
   for (const r of reasons) rows.push(`  - ${clip(r)}`);
   if (c.reasons.length > reasons.length) rows.push(s.dim(`  - and ${plural(c.reasons.length - reasons.length, 'more reason')}`));
   if (c.binary) rows.push(s.dim('  (binary content is not shown)'));
+  const by = f.writtenBy ?? [];
+  for (const w of by.slice(0, 3)) rows.push(`  written by ${clip(w)}`);
+  if (by.length > 3) rows.push(s.dim(`  written by ${plural(by.length - 3, 'more agent call')} (guard log)`));
   const lost = f.hunks.reduce((n, h) => n + h.lines.filter((l) => l[0] === '-').length, 0);
   if (lost > 0 && (c.status === 'replace' || c.status === 'delete' || c.needsApproval)) {
     const where = f.hunks.length > 1 ? `, in ${plural(f.hunks.length, 'hunk')}` : '';

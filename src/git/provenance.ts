@@ -1,0 +1,181 @@
+import { READ_CAP, catFileBatch } from './catfile.js';
+import { readJournal } from './journal.js';
+import { SESSION_REFS, readSessionEvents, type SessionEvent } from './session.js';
+
+/**
+ * Provenance: which agent session wrote a path, read from the sessions' own
+ * trail (refs/guard/sessions/, git/session.ts) that the harness hooks leave.
+ * A session wrote a path when
+ *   - one of its write tool calls names it (a call guard refused wrote
+ *     nothing and left no step), or
+ *   - the path changed during one of its shell calls: between the whole-tree
+ *     checkpoint before the call and the session's next one in the same work
+ *     tree (its post step, or whatever came next when the harness sent none,
+ *     as on a failed command), or the staged content when nothing came since.
+ *     A background command's window stays open: it may write at any time;
+ *   - the path changed between two of its whole-tree steps (after one shell
+ *     call, before the next): the session was at work, through a tool guard
+ *     does not see (an MCP server's write) or not.
+ * A path no hooked session wrote is of unknown origin: guard knows of no
+ * agent, which is not the same as knowing that a person wrote it (an agent
+ * run without guard's hooks leaves no trail). Errors lean towards "an agent
+ * wrote it": a person's edit made during an agent's shell call counts as
+ * the agent's, so it is judged, never waved through.
+ *
+ * Cost: one for-each-ref (every session event) and, when there are shell
+ * calls, one cat-file batch of object ids (two names per shell call and
+ * staged path); no work-tree scan.
+ */
+export interface Origin {
+  harness: string;
+  session: string;
+  toolCall: string | null;
+  tool: string;
+  /** When the write or the shell call began (ISO). */
+  time: string;
+  /** session: changed between two of the session's tool calls, by no call guard saw. */
+  kind: 'write' | 'shell' | 'session';
+  /** The shell command (one line), for a shell call. */
+  command?: string;
+}
+
+export interface Staged {
+  path: string;
+  /** The staged blob; null for a deletion. */
+  oid: string | null;
+}
+
+export interface Provenance {
+  /** Each staged path an agent session wrote: its writes, oldest first. */
+  origins: Map<string, Origin[]>;
+  /** A shell call of some session in this work tree began in the last OPEN_WINDOW_MS and has not ended: an agent may be the one committing. */
+  agentRunning: boolean;
+  /** The sessions' refs as read (ref -> commit), for trailIntact. */
+  refs: Map<string, string>;
+}
+
+/** How long a shell call without its post step counts as still running (the commit itself may be that call). */
+export const OPEN_WINDOW_MS = 30 * 60 * 1000;
+
+export async function readProvenance(root: string, staged: readonly Staged[], now: Date): Promise<Provenance> {
+  const origins = new Map<string, Origin[]>();
+  if (staged.length === 0) return { origins, agentRunning: false, refs: new Map() };
+  const all = await readSessionEvents(root, SESSION_REFS);
+  const refs = new Map(all.map((e) => [e.ref, e.commit]));
+  const events = all.filter((e) => e.worktree === root);
+  const wanted = new Set(staged.map((s) => s.path));
+  const add = (path: string, o: Origin) => {
+    const list = origins.get(path) ?? [];
+    if (!list.some((x) => x.session === o.session && x.harness === o.harness && x.toolCall === o.toolCall && x.time === o.time && x.kind === o.kind)) list.push(o);
+    origins.set(path, list);
+  };
+  for (const e of events) {
+    if (e.kind === 'write' && e.paths) for (const p of e.paths) if (wanted.has(p)) add(p, originOf(e));
+  }
+  const windows = shellWindows(events);
+  const agentRunning = windows.some((w) => w.shell && w.end === null && now.getTime() - Date.parse(w.start.time) < OPEN_WINDOW_MS);
+  await attributeWindows(root, staged, windows, add);
+  for (const list of origins.values()) list.sort((a, b) => (a.time < b.time ? -1 : a.time > b.time ? 1 : 0));
+  return { origins, agentRunning, refs };
+}
+
+/**
+ * Whether the sessions' trail is whole: every session ref guard's journal
+ * (git/journal.ts) says it wrote is there, at the commit it wrote. A trail
+ * someone pruned or moved (`git update-ref -d refs/guard/sessions/...`) cannot
+ * say that nobody wrote a path: callers then trust no absence of an agent.
+ */
+export async function trailIntact(commonDir: string, prov: Provenance): Promise<boolean> {
+  for (const t of await readJournal(commonDir)) {
+    if (t.ref.startsWith(SESSION_REFS) && prov.refs.get(t.ref) !== t.oid) return false;
+  }
+  return true;
+}
+
+function originOf(e: SessionEvent, kind: Origin['kind'] = e.kind): Origin {
+  return { harness: e.harness, session: e.session, toolCall: kind === 'session' ? null : e.toolCall, tool: kind === 'session' ? '' : e.tool, time: e.time, kind, ...(e.command && kind === 'shell' ? { command: e.command } : {}) };
+}
+
+/** A window of a session: from a whole-tree step to the session's next one (null: none yet, up to the staged content). */
+interface Window {
+  start: SessionEvent;
+  end: SessionEvent | null;
+  /** A shell call's own window; else the time between two of the session's calls. */
+  shell: boolean;
+}
+
+export function shellWindows(events: readonly SessionEvent[]): Window[] {
+  const bySession = new Map<string, SessionEvent[]>();
+  for (const e of events) {
+    if (e.paths !== null) continue; // a write's checkpoint holds only its paths: no whole tree to compare
+    const key = `${e.harness}\0${e.session}`;
+    bySession.set(key, [...(bySession.get(key) ?? []), e]);
+  }
+  const out: Window[] = [];
+  for (const seq of bySession.values()) {
+    seq.forEach((e, i) => {
+      const next = seq[i + 1] ?? null;
+      if (e.kind === 'shell' && e.phase === 'pre') {
+        // a background command runs on after its post step, for as long as it likes: open to the staged content
+        out.push({ start: e, end: e.background ? null : next, shell: true });
+      } else if (next) {
+        // after a step and before the session's next one: the session is at work
+        out.push({ start: e, end: next, shell: false });
+      }
+    });
+  }
+  return out;
+}
+
+/**
+ * Which staged paths changed within each window: the path's object id at the
+ * window's start against its end (the staged blob when the window is open),
+ * one cat-file batch for all of them. A name cat-file cannot take (a newline
+ * in the path) counts as changed: the careful answer.
+ */
+async function attributeWindows(root: string, staged: readonly Staged[], windows: readonly Window[], add: (path: string, o: Origin) => void): Promise<void> {
+  if (windows.length === 0) return;
+  const names: string[] = [];
+  const asks: Array<{ w: Window; s: Staged; at: number }> = [];
+  for (const w of windows) {
+    for (const s of staged) {
+      if (s.path.includes('\n')) {
+        add(s.path, originOf(w.start, w.shell ? 'shell' : 'session'));
+        continue;
+      }
+      asks.push({ w, s, at: names.length });
+      names.push(`${w.start.commit}:${s.path}`);
+      if (w.end) names.push(`${w.end.commit}:${s.path}`);
+    }
+  }
+  const objects = await catFileBatch(root, names, READ_CAP, () => true);
+  for (const { w, s, at } of asks) {
+    const before = objects[at]?.oid ?? null;
+    const after = w.end ? (objects[at + 1]?.oid ?? null) : s.oid;
+    if (before !== after) add(s.path, originOf(w.start, w.shell ? 'shell' : 'session'));
+  }
+}
+
+/** "claude session 3f2a1b9c, 12:03, tool call Write" for the prompt. */
+export function describeOrigin(o: Origin): string {
+  const time = o.time.slice(11, 16);
+  const what = o.kind === 'write' ? `tool call ${o.tool || 'write'}` : o.kind === 'shell' ? `shell ${JSON.stringify(clip(o.command ?? '', 60))}` : 'between its tool calls';
+  return `${o.harness} session ${shortSession(o.session)}, ${o.time.slice(0, 10)} ${time} UTC, ${what}`;
+}
+
+export function shortSession(id: string): string {
+  // a UUID (Claude, Codex) is known by its first 8 characters, as git knows a commit by its first 7
+  return id.length > 16 ? id.slice(0, 8) : id;
+}
+
+function clip(s: string, n: number): string {
+  return s.length > n ? s.slice(0, n - 3) + '...' : s;
+}
+
+/** One `Guard-Agent:` trailer per session whose writes the commit holds: "<harness> <session id>". */
+export function agentTrailers(origins: ReadonlyMap<string, readonly Origin[]>): string[] {
+  const seen = new Set<string>();
+  // one line each, printable: a session id is the harness's, not guard's
+  for (const list of origins.values()) for (const o of list) seen.add(`${o.harness} ${o.session.replace(/\s+/g, ' ').replace(/[\x00-\x1f\x7f]/g, '?')}`);
+  return [...seen].sort().map((s) => `Guard-Agent: ${s}`);
+}

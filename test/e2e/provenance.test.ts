@@ -1,0 +1,210 @@
+import { afterAll, describe, expect, it } from 'vitest';
+import { cleanupRepos, makeRepo, type TestRepo } from '../helpers.js';
+import { spawnGuard } from '../pty.js';
+
+afterAll(cleanupRepos);
+
+/*
+ * Provenance (issue 23, item 2): the commit gate knows which agent session
+ * wrote each staged path (the harness hooks' trail under refs/guard/sessions/),
+ * shows it at the prompt and in --json, records it, and names the sessions in
+ * a Guard-Agent: trailer. With `judge: agents` a person committing at a
+ * terminal is not asked about their own changes; without a person, or while
+ * an agent's shell call runs, everything is judged as before.
+ */
+
+const big = (word: string) => Array.from({ length: 150 }, (_, i) => `${word} line ${i + 1}`).join('\n') + '\n';
+
+/** A Claude Code hook call, as the interactive CLI sends it (a person can answer an ask). */
+function hook(repo: TestRepo, event: 'PreToolUse' | 'PostToolUse', tool: string, input: object, id: string, session = 'sess-7f3a') {
+  const payload = JSON.stringify({
+    session_id: session,
+    transcript_path: '/tmp/t.jsonl',
+    cwd: repo.dir,
+    permission_mode: 'default',
+    hook_event_name: event,
+    tool_name: tool,
+    tool_input: input,
+    tool_use_id: id,
+    ...(event === 'PostToolUse' ? { tool_response: {} } : {}),
+  });
+  const r = repo.guard(['hook', 'claude'], { input: payload, env: { CI: undefined, GUARD_AUTO: undefined, CLAUDE_CODE_ENTRYPOINT: 'cli' } });
+  expect(r.code, r.stderr).toBe(0);
+  return r;
+}
+
+/** The agent rewrites agent.txt through its Write tool (the person approves it in the harness), and creates made.txt from the shell. */
+function agentSession(repo: TestRepo, opts: { shellPost?: boolean } = {}) {
+  const pre = hook(repo, 'PreToolUse', 'Write', { file_path: `${repo.dir}/agent.txt`, content: 'rewritten\n' }, 'tu-write');
+  expect(pre.stdout).toContain('"ask"');
+  repo.write('agent.txt', 'rewritten\n');
+  hook(repo, 'PostToolUse', 'Write', { file_path: `${repo.dir}/agent.txt`, content: 'rewritten\n' }, 'tu-write');
+  hook(repo, 'PreToolUse', 'Bash', { command: 'node gen.js > made.txt' }, 'tu-shell');
+  repo.write('made.txt', big('made'));
+  if (opts.shellPost !== false) hook(repo, 'PostToolUse', 'Bash', { command: 'node gen.js > made.txt' }, 'tu-shell');
+}
+
+function setup(config: object | null) {
+  const repo = makeRepo({ 'agent.txt': big('agent'), 'mine.txt': big('mine'), ...(config ? { 'guard.config.json': JSON.stringify(config) } : {}) });
+  return repo;
+}
+
+describe('provenance: which agent session wrote each staged path', () => {
+  it('--json names the write tool call and the shell call; a path no agent wrote has none; the trailer names the session', () => {
+    const repo = setup(null);
+    agentSession(repo);
+    repo.write('mine.txt', 'my own rewrite\n');
+    repo.git(['add', '-A']);
+    const r = repo.guardJson(['check']);
+    const by = Object.fromEntries(r.json.files.map((f: any) => [f.path, f]));
+    expect(by['agent.txt'].writtenBy).toEqual([expect.objectContaining({ harness: 'claude', session: 'sess-7f3a', toolCall: 'tu-write', tool: 'Write', kind: 'write' })]);
+    expect(by['made.txt'].writtenBy).toEqual([expect.objectContaining({ toolCall: 'tu-shell', tool: 'Bash', kind: 'shell', command: 'node gen.js > made.txt' })]);
+    expect(by['mine.txt'].writtenBy).toBeUndefined();
+    // no person (auto mode): both big rewrites are blocked, whoever wrote them
+    expect(by['agent.txt'].decision).toBe('blocked');
+    expect(by['mine.txt'].decision).toBe('blocked');
+    // the decision record keeps the provenance
+    const record = repo.refs('refs/guard/decisions/').at(-1); // the newest: check's, after the hook's own
+    expect(repo.git(['log', '-1', '--format=%B', record!])).toContain('"writtenBy":[{"harness":"claude","session":"sess-7f3a","toolCall":"tu-write"');
+    expect(repo.read('.git/guard-approved-trailers')).toContain('Guard-Agent: claude sess-7f3a\n');
+  });
+
+  it('a shell call whose post event never came (a failed or killed command) still owns what changed after it', () => {
+    const repo = setup(null);
+    agentSession(repo, { shellPost: false });
+    repo.git(['add', '-A']);
+    const by = Object.fromEntries(repo.guardJson(['check']).json.files.map((f: any) => [f.path, f]));
+    expect(by['made.txt'].writtenBy?.[0]?.toolCall).toBe('tu-shell');
+  });
+
+  it('a background shell call owns what changes after its post event too', () => {
+    const repo = setup(null);
+    hook(repo, 'PreToolUse', 'Bash', { command: 'npm run watch', run_in_background: true }, 'tu-bg');
+    hook(repo, 'PostToolUse', 'Bash', { command: 'npm run watch', run_in_background: true }, 'tu-bg');
+    repo.write('late.txt', 'written by the watcher after the post event\n');
+    repo.git(['add', '-A']);
+    const by = Object.fromEntries(repo.guardJson(['check']).json.files.map((f: any) => [f.path, f]));
+    expect(by['late.txt'].writtenBy?.[0]?.toolCall).toBe('tu-bg');
+  });
+
+  it('a path changed between two of a session\'s tool calls (a tool guard does not see, such as an MCP server\'s write) is the session\'s', () => {
+    const repo = setup(null);
+    hook(repo, 'PreToolUse', 'Bash', { command: 'ls' }, 'tu-1');
+    hook(repo, 'PostToolUse', 'Bash', { command: 'ls' }, 'tu-1');
+    repo.write('unseen.txt', 'written by mcp__fs__write_file\n');
+    repo.write('odd\nname.txt', 'a newline in its name\n');
+    hook(repo, 'PreToolUse', 'Bash', { command: 'npm test' }, 'tu-2');
+    hook(repo, 'PostToolUse', 'Bash', { command: 'npm test' }, 'tu-2');
+    repo.git(['add', '-A']);
+    const by = Object.fromEntries(repo.guardJson(['check']).json.files.map((f: any) => [f.path, f]));
+    expect(by['unseen.txt'].writtenBy).toEqual([expect.objectContaining({ session: 'sess-7f3a', kind: 'session', toolCall: null })]);
+    // a name cat-file cannot be asked about counts as the session's: the careful answer
+    expect(by['odd\nname.txt'].writtenBy?.length).toBeGreaterThan(0);
+  });
+
+  it('a session of another work tree does not claim this one\'s paths', () => {
+    const repo = setup(null);
+    const other = makeRepo({ 'agent.txt': big('agent') });
+    hook(other, 'PreToolUse', 'Write', { file_path: `${other.dir}/agent.txt`, content: 'x\n' }, 'tu-other');
+    repo.write('agent.txt', 'x\n');
+    repo.git(['add', '-A']);
+    const by = Object.fromEntries(repo.guardJson(['check']).json.files.map((f: any) => [f.path, f]));
+    expect(by['agent.txt'].writtenBy).toBeUndefined();
+  });
+});
+
+describe('provenance at the prompt (a person at a terminal)', () => {
+  it('judge: agents — the agent\'s rewrite is asked with who wrote it; the person\'s own rewrite passes unasked; the commit carries the trailers', async () => {
+    const repo = setup({ judge: 'agents' });
+    agentSession(repo);
+    repo.write('mine.txt', 'my own rewrite\n');
+    repo.git(['add', '-A']);
+    const s = spawnGuard(['check'], repo.dir);
+    const screen = await s.waitFor(/Take this hunk \[.*\]\? $/);
+    expect(screen).toContain('agent.txt needs approval');
+    expect(screen).toMatch(/written by claude session sess-7f3a, \d{4}-\d\d-\d\d \d\d:\d\d UTC, tool call Write/);
+    s.type('y\r');
+    await s.waitFor(/made\.txt|approved/);
+    expect(await s.exit).toBe(0);
+    expect(s.output()).not.toContain('mine.txt needs approval');
+    expect(s.output()).toMatch(/mine\.txt\s+approved \(your own change: no agent session wrote it\)/);
+    const trailers = repo.read('.git/guard-approved-trailers');
+    expect(trailers).toMatch(/^Guard-Approved: mine\.txt [0-9a-f]{40}$/m);
+    expect(trailers).toContain('Guard-Agent: claude sess-7f3a');
+  });
+
+  it('judge: all (the default) — the person is asked about their own rewrite too, and still sees who wrote the agent\'s', async () => {
+    const repo = setup(null);
+    agentSession(repo);
+    repo.write('mine.txt', 'my own rewrite\n');
+    repo.git(['add', '-A']);
+    const s = spawnGuard(['check'], repo.dir);
+    await s.waitFor(/agent\.txt needs approval[\s\S]*Take this hunk \[.*\]\? $/);
+    s.type('y\r');
+    const second = await s.waitFor(/mine\.txt needs approval[\s\S]*Take this hunk \[.*\]\? $/);
+    expect(second).not.toContain('written by');
+    s.type('n\r');
+    expect(await s.exit).toBe(0);
+    expect(repo.git(['diff', '--cached', '--name-only'])).not.toContain('mine.txt');
+  });
+
+  it('judge: agents, while an agent\'s shell call is running (the agent is the one committing): the person\'s rule does not apply', async () => {
+    const repo = setup({ judge: 'agents' });
+    repo.write('mine.txt', 'rewritten while an agent shell runs\n');
+    repo.git(['add', '-A']);
+    hook(repo, 'PreToolUse', 'Bash', { command: 'git commit -am wip' }, 'tu-commit');
+    const s = spawnGuard(['check'], repo.dir);
+    const screen = await s.waitFor(/Take this hunk \[.*\]\? $/);
+    expect(screen).toContain('mine.txt needs approval');
+    s.type('n\r');
+    expect(await s.exit).toBe(1); // every staged change refused: no commit
+  });
+
+  it('judge: agents when the sessions\' trail was pruned behind guard\'s back: no absence of an agent is trusted, the person is asked about everything', async () => {
+    const repo = setup({ judge: 'agents' });
+    agentSession(repo);
+    repo.write('mine.txt', 'my own rewrite\n');
+    // the agent removes its own trail from the shell
+    for (const ref of repo.refs('refs/guard/sessions/')) repo.git(['update-ref', '-d', ref]);
+    repo.git(['add', '-A']);
+    const s = spawnGuard(['check'], repo.dir);
+    const first = await s.waitFor(/Take this hunk \[.*\]\? $/);
+    expect(first).toContain('agent.txt needs approval');
+    s.type('n\r');
+    const second = await s.waitFor(/mine\.txt needs approval[\s\S]*Take this hunk \[.*\]\? $/);
+    expect(second).toContain('mine.txt');
+    s.type('n\r');
+    await s.exit;
+    expect(s.output()).not.toContain('your own change');
+  });
+
+  it('judge: agents never waves through a protected path, even the person\'s own', async () => {
+    const repo = makeRepo({ 'guard.config.json': JSON.stringify({ judge: 'agents' }), '.github/workflows/ci.yml': 'on: push\n' });
+    repo.write('.github/workflows/ci.yml', 'on: pull_request\n');
+    repo.git(['add', '-A']);
+    const s = spawnGuard(['check'], repo.dir);
+    const screen = await s.waitFor(/\? $/);
+    expect(screen).toContain('ci.yml needs approval');
+    s.type('n\r');
+    expect(await s.exit).toBe(1); // every staged change refused: no commit
+  });
+
+  it('judge: agents without a terminal (auto mode): the person\'s rule does not apply, nothing passes unjudged', () => {
+    const repo = setup({ judge: 'agents' });
+    repo.write('mine.txt', 'x\n');
+    repo.git(['add', '-A']);
+    const r = repo.guardJson(['check']);
+    expect(r.json.files[0].decision).toBe('blocked');
+    expect(r.code).toBe(1);
+  });
+
+  it('a judge value guard does not know is a config error with a hint', () => {
+    const repo = setup({ judge: 'nobody' });
+    repo.write('mine.txt', 'x\n');
+    repo.git(['add', '-A']);
+    const r = repo.guard(['check']);
+    expect(r.stderr).toMatch(/guard\.config\.json: "judge"/);
+    expect(r.stderr).toMatch(/hint: /);
+    expect(r.stderr).not.toMatch(/at .*\.js:\d+/);
+  });
+});
