@@ -179,3 +179,21 @@ export function agentTrailers(origins: ReadonlyMap<string, readonly Origin[]>): 
   for (const list of origins.values()) for (const o of list) seen.add(`${o.harness} ${o.session.replace(/\s+/g, ' ').replace(/[\x00-\x1f\x7f]/g, '?')}`);
   return [...seen].sort().map((s) => `Guard-Agent: ${s}`);
 }
+
+/** A commit whose message names an agent session (Guard-Agent:), as guard ci reads it. */
+export interface AgentCommit {
+  harness: string;
+  session: string;
+  commit: string;
+}
+
+export const AGENT_TRAILER = 'Guard-Agent';
+
+/** The sessions a commit's `Guard-Agent:` trailer values name ("<harness> <session>" per line), printable only. */
+export function parseAgentTrailers(block: string): Array<{ harness: string; session: string }> {
+  return block.split('\n').map((l) => l.trim()).filter(Boolean).flatMap((l) => {
+    // printable only: a trailer is whatever a commit message says, and this is shown in CI logs
+    const m = /^(\S+) (.+)$/.exec(l.replace(/[\x00-\x1f\x7f]/g, '?'));
+    return m ? [{ harness: m[1]!, session: m[2]! }] : [];
+  });
+}

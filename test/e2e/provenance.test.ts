@@ -1,5 +1,6 @@
 import { afterAll, describe, expect, it } from 'vitest';
-import { cleanupRepos, makeRepo, type TestRepo } from '../helpers.js';
+import { writeFileSync } from 'node:fs';
+import { CLI, cleanupRepos, makeRepo, outsideDir, type TestRepo } from '../helpers.js';
 import { spawnGuard } from '../pty.js';
 
 afterAll(cleanupRepos);
@@ -206,5 +207,66 @@ describe('provenance at the prompt (a person at a terminal)', () => {
     expect(r.stderr).toMatch(/guard\.config\.json: "judge"/);
     expect(r.stderr).toMatch(/hint: /);
     expect(r.stderr).not.toMatch(/at .*\.js:\d+/);
+  });
+});
+
+describe('provenance in guard ci: what the commits say', () => {
+  it('a path changed by a commit with a Guard-Agent: trailer names the session; it is shown, never an approval; a path no trailer names has none', () => {
+    const repo = makeRepo({ 'agent.txt': big('agent'), 'mine.txt': big('mine') });
+    repo.git(['checkout', '-q', '-b', 'feature']);
+    repo.write('agent.txt', 'rewritten\n');
+    repo.git(['add', '-A']);
+    repo.git(['commit', '-q', '--no-verify', '-m', 'agent work\n\nGuard-Agent: claude 3f2a1b9c-0000-4000-8000-000000000000\nGuard-Agent: codex evil\x1b[31mred']);
+    const agentCommit = repo.git(['rev-parse', 'HEAD']).trim();
+    repo.write('mine.txt', 'mine, rewritten\n');
+    repo.commitAll('my work');
+    const r = repo.guardJson(['ci', '--base', 'main']);
+    const by = Object.fromEntries(r.json.files.map((f: any) => [f.path, f]));
+    expect(by['agent.txt'].writtenBy).toEqual([
+      { harness: 'claude', session: '3f2a1b9c-0000-4000-8000-000000000000', commit: agentCommit },
+      { harness: 'codex', session: 'evil?[31mred', commit: agentCommit },
+    ]);
+    expect(by['agent.txt'].decision).toBe('blocked');
+    expect(by['mine.txt'].writtenBy).toBeUndefined();
+    const text = repo.guard(['ci', '--base', 'main']).stdout;
+    expect(text).toContain(`written by claude session 3f2a1b9c (commit ${agentCommit.slice(0, 10)} says so)`);
+    expect(text).not.toContain('\x1b[31m');
+  });
+
+  it('end to end: what the commit gate wrote (Guard-Agent: from a real git commit through guard init\'s hooks) is what guard ci reads', async () => {
+    const repo = setup({ judge: 'agents' });
+    repo.git(['config', '--unset', 'core.hooksPath']);
+    const bin = outsideDir();
+    writeFileSync(`${bin}/guard`, `#!/bin/sh\nexec "${process.execPath}" "${CLI}" "$@"\n`, { mode: 0o755 });
+    const env = { PATH: `${bin}:${process.env.PATH}` };
+    expect(repo.guard(['init'], { env }).code).toBe(0);
+    repo.git(['checkout', '-q', '-b', 'feature']);
+    agentSession(repo);
+    repo.write('mine.txt', 'my own rewrite\n');
+    repo.git(['add', '-A']);
+    const { spawn } = await import('node-pty');
+    const p = spawn('git', ['commit', '-m', 'both'], { cwd: repo.dir, env: { ...process.env, ...env, CI: '', GUARD_AUTO: '', TERM: 'xterm', NO_COLOR: '1' } as Record<string, string>, cols: 120, rows: 40 });
+    let out = '';
+    p.onData((d) => {
+      out += d;
+      if (/Take this hunk \[.*\]\? $/.test(out)) {
+        out = '';
+        p.write('y\r');
+      }
+    });
+    let all = "";
+    p.onData((d) => (all += d));
+    const code = await new Promise<number>((resolve) => p.onExit(({ exitCode }) => resolve(exitCode)));
+    expect(code, all).toBe(0);
+    const message = repo.git(['log', '-1', '--format=%B']);
+    expect(message).toContain('Guard-Agent: claude sess-7f3a');
+    expect(message).toMatch(/Guard-Approved: mine\.txt [0-9a-f]{40}/);
+    const r = repo.guardJson(['ci', '--base', 'main']);
+    const by = Object.fromEntries(r.json.files.map((f: any) => [f.path, f]));
+    expect(by['agent.txt'].writtenBy?.[0]).toMatchObject({ harness: 'claude', session: 'sess-7f3a' });
+    // both approved at the prompt: the person's own by judge: agents, the agent's by y
+    expect(by['mine.txt'].decision).toBe('approved');
+    expect(by['agent.txt'].decision).toBe('approved');
+    expect(r.code).toBe(0);
   });
 });
