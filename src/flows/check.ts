@@ -127,14 +127,28 @@ interface Checked {
  * made themselves: no hooked agent session wrote the path (nor the old
  * path of a rename), no agent's shell call is running now (the commit may be
  * that call), the sessions' trail is whole (no session ref removed or moved
- * behind guard's back: its journal says), and the path is not protected (a
+ * behind guard's back: its journal says) and guard's net reports no problem,
+ * no merge, cherry-pick, revert, rebase or squash is bringing commits from
+ * elsewhere, and the path is not protected (a
  * routine edit, not the gate's own files or a workflow). They pass unasked
  * once a terminal opens; without one, they are judged like everything else.
  */
 async function ownChanges(repo: Repo, judge: 'all' | 'agents', pending: readonly Classification[], prov: Provenance): Promise<Classification[]> {
   if (judge !== 'agents' || prov.agentRunning) return [];
   const own = pending.filter((c) => !c.protected && !prov.origins.has(c.path) && !(c.oldPath !== undefined && prov.origins.has(c.oldPath)));
-  return own.length > 0 && (await trailIntact(repo.commonDir, prov)) ? own : [];
+  if (own.length === 0) return [];
+  const { integrityProblems } = await import('./integrity.js');
+  const [intact, problems, bringing] = await Promise.all([trailIntact(repo.commonDir, prov), integrityProblems(repo.commonDir), bringsCommits(repo.gitDir)]);
+  // guard's net changed outside guard (refs, hooks, an agent's hook settings): an agent may have written unseen
+  return intact && problems.length === 0 && !bringing ? own : [];
+}
+
+/** A merge, cherry-pick, revert or rebase in progress, or a squash merge's message: the index holds commits from elsewhere, not the person's own edits. */
+async function bringsCommits(gitDir: string): Promise<boolean> {
+  const { stat } = await import('node:fs/promises');
+  const names = ['MERGE_HEAD', 'CHERRY_PICK_HEAD', 'REVERT_HEAD', 'SQUASH_MSG', 'rebase-merge', 'rebase-apply'];
+  const found = await Promise.all(names.map((n) => stat(`${gitDir}/${n}`).then(() => true, () => false)));
+  return found.some(Boolean);
 }
 
 /**

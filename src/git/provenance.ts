@@ -48,7 +48,7 @@ export interface Staged {
 export interface Provenance {
   /** Each staged path an agent session wrote: its writes, oldest first. */
   origins: Map<string, Origin[]>;
-  /** A shell call of some session in this work tree began in the last OPEN_WINDOW_MS and has not ended: an agent may be the one committing. */
+  /** A shell call of some session (in any work tree: `git -C ../.. commit`) began in the last OPEN_WINDOW_MS and has not ended: an agent may be the one committing. */
   agentRunning: boolean;
   /** The sessions' refs as read (ref -> commit), for trailIntact. */
   refs: Map<string, string>;
@@ -60,9 +60,10 @@ export const OPEN_WINDOW_MS = 30 * 60 * 1000;
 export async function readProvenance(root: string, staged: readonly Staged[], now: Date): Promise<Provenance> {
   const origins = new Map<string, Origin[]>();
   if (staged.length === 0) return { origins, agentRunning: false, refs: new Map() };
-  const all = await readSessionEvents(root, SESSION_REFS);
-  const refs = new Map(all.map((e) => [e.ref, e.commit]));
-  const events = all.filter((e) => e.worktree === root);
+  // every work tree's sessions, not only this one's: a lane's agent wrote the same paths that a
+  // merge, a `git checkout lane -- f` or a copy brings here (careful: more is the agent's, never less)
+  const events = await readSessionEvents(root, SESSION_REFS);
+  const refs = new Map(events.map((e) => [e.ref, e.commit]));
   const wanted = new Set(staged.map((s) => s.path));
   const add = (path: string, o: Origin) => {
     const list = origins.get(path) ?? [];
@@ -108,7 +109,8 @@ export function shellWindows(events: readonly SessionEvent[]): Window[] {
   const bySession = new Map<string, SessionEvent[]>();
   for (const e of events) {
     if (e.paths !== null) continue; // a write's checkpoint holds only its paths: no whole tree to compare
-    const key = `${e.harness}\0${e.session}`;
+    // a session's steps in one work tree: trees of two work trees are not compared
+    const key = `${e.harness}\0${e.session}\0${e.worktree}`;
     bySession.set(key, [...(bySession.get(key) ?? []), e]);
   }
   const out: Window[] = [];

@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, it } from 'vitest';
-import { writeFileSync } from 'node:fs';
+import { rmSync, writeFileSync } from 'node:fs';
 import { CLI, cleanupRepos, makeRepo, outsideDir, type TestRepo } from '../helpers.js';
 import { spawnGuard } from '../pty.js';
 
@@ -103,7 +103,7 @@ describe('provenance: which agent session wrote each staged path', () => {
     expect(by['odd\nname.txt'].writtenBy?.length).toBeGreaterThan(0);
   });
 
-  it('a session of another work tree does not claim this one\'s paths', () => {
+  it('a session of another repository does not claim this one\'s paths', () => {
     const repo = setup(null);
     const other = makeRepo({ 'agent.txt': big('agent') });
     hook(other, 'PreToolUse', 'Write', { file_path: `${other.dir}/agent.txt`, content: 'x\n' }, 'tu-other');
@@ -177,6 +177,41 @@ describe('provenance at the prompt (a person at a terminal)', () => {
     s.type('n\r');
     await s.exit;
     expect(s.output()).not.toContain('your own change');
+  });
+
+  it('judge: agents — an agent\'s content brought from another work tree (git checkout BRANCH -- PATH) is still the agent\'s', async () => {
+    const repo = setup({ judge: 'agents' });
+    const wt = repo.dir + '-wt';
+    repo.git(['worktree', 'add', '-q', '-b', 'agent-branch', wt]);
+    const lane = Object.assign(Object.create(Object.getPrototypeOf(repo)), repo, { dir: wt }) as TestRepo; // the same helpers, run in the other work tree
+    const pre = hook(lane, 'PreToolUse', 'Write', { file_path: `${wt}/agent.txt`, content: 'rewritten in the lane\n' }, 'tu-wt');
+    expect(pre.stdout).toContain('"ask"');
+    writeFileSync(`${wt}/agent.txt`, 'rewritten in the lane\n');
+    repo.git(['-C', wt, 'commit', '-q', '--no-verify', '-am', 'agent']);
+    repo.git(['checkout', 'agent-branch', '--', 'agent.txt']);
+    const s = spawnGuard(['check'], repo.dir);
+    const screen = await s.waitFor(/Take this hunk \[.*\]\? $/);
+    expect(screen).toContain('agent.txt needs approval');
+    expect(screen).toContain('written by claude session sess-7f3a');
+    s.type('n\r');
+    await s.exit;
+    rmSync(wt, { recursive: true, force: true });
+  });
+
+  it('judge: agents during a merge: what it brings is not the person\'s own edit, it is asked', async () => {
+    const repo = setup({ judge: 'agents' });
+    repo.git(['checkout', '-q', '-b', 'other']);
+    repo.write('mine.txt', 'rewritten on another branch\n');
+    repo.commitAll('other');
+    repo.git(['checkout', '-q', 'main']);
+    repo.write('side.txt', 'x\n');
+    repo.commitAll('side');
+    repo.git(['merge', '--no-commit', '--no-ff', '-q', 'other']);
+    const s = spawnGuard(['check'], repo.dir);
+    const screen = await s.waitFor(/Take this hunk \[.*\]\? $/);
+    expect(screen).toContain('mine.txt needs approval');
+    s.type('n\r');
+    await s.exit;
   });
 
   it('judge: agents never waves through a protected path, even the person\'s own', async () => {
