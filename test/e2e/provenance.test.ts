@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, it } from 'vitest';
-import { rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, rmSync, writeFileSync } from 'node:fs';
 import { CLI, cleanupRepos, makeRepo, outsideDir, type TestRepo } from '../helpers.js';
 import { spawnGuard } from '../pty.js';
 
@@ -210,6 +210,28 @@ describe('provenance at the prompt (a person at a terminal)', () => {
     const s = spawnGuard(['check'], repo.dir);
     const screen = await s.waitFor(/Take this hunk \[.*\]\? $/);
     expect(screen).toContain('mine.txt needs approval');
+    s.type('n\r');
+    await s.exit;
+  });
+
+  it('an agent\'s write of a month ago: not named in --json (recent days only), but judge: agents reads the whole trail and asks', async () => {
+    const repo = setup({ judge: 'agents' });
+    hook(repo, 'PreToolUse', 'Write', { file_path: `${repo.dir}/agent.txt`, content: 'old rewrite\n' }, 'tu-old');
+    repo.write('agent.txt', 'old rewrite\n');
+    // the step as guard would have written it 30 days ago: ref name and journal line
+    const [ref] = repo.refs('refs/guard/sessions/');
+    const oid = repo.git(['rev-parse', ref!]).trim();
+    const day = new Date(Date.now() - 30 * 86_400_000).toISOString().slice(0, 10).replace(/-/g, '');
+    const old = ref!.replace(/\/\d{8}T/, `/${day}T`);
+    repo.git(['update-ref', old, oid]);
+    repo.git(['update-ref', '-d', ref!]);
+    appendFileSync(`${repo.dir}/.git/guard/journal`, `${oid} ${old}\n- ${ref}\n`);
+    repo.git(['add', '-A']);
+    expect(repo.guardJson(['check']).json.files[0].writtenBy).toBeUndefined();
+    const s = spawnGuard(['check'], repo.dir);
+    const screen = await s.waitFor(/Take this hunk \[.*\]\? $/);
+    expect(screen).toContain('agent.txt needs approval');
+    expect(screen).toContain('written by claude session sess-7f3a');
     s.type('n\r');
     await s.exit;
   });
