@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { getJson } from './http-json.js';
 
 /*
  * A person's pull request review as an approval for `guard ci` (issue 23):
@@ -18,10 +19,12 @@ export interface PrReview {
   commit: string;
   url?: string;
   submittedAt?: string;
+  /** 'approval': a GitLab merge request approval (its id is the approver's user id); absent: a GitHub review. */
+  kind?: 'approval';
 }
 
 export interface PrReviews {
-  /** Where they came from, e.g. "github owner/repo#12". */
+  /** Where they came from, e.g. "github owner/repo#12" or "gitlab group/app!7". */
   source: string;
   reviews: PrReview[];
   /** Approvals that did not count, and why (no write access, superseded). */
@@ -42,7 +45,6 @@ const WRITE_PERMISSIONS = new Set(['admin', 'maintain', 'write']);
 /** Review states that replace a person's earlier say; COMMENTED and PENDING do not. */
 const VERDICTS = new Set(['APPROVED', 'CHANGES_REQUESTED', 'DISMISSED']);
 const MAX_PAGES = 10;
-const TIMEOUT_MS = 15_000;
 
 interface RawReview {
   id: number;
@@ -76,13 +78,10 @@ export function githubTarget(env: NodeJS.ProcessEnv): { api: string; repo: strin
 /** The approvals that count on a GitHub pull request. Throws with a one-line message when the API cannot be read. */
 export async function githubReviews(t: { api: string; repo: string; pr: number; token: string }): Promise<PrReviews> {
   const get = async (url: string): Promise<{ body: unknown; next: string | null }> => {
-    const res = await fetch(url, {
-      headers: { authorization: `Bearer ${t.token}`, accept: 'application/vnd.github+json', 'x-github-api-version': '2022-11-28', 'user-agent': 'guard-ci' },
-      signal: AbortSignal.timeout(TIMEOUT_MS),
-    });
-    if (!res.ok) throw new Error(`GitHub API ${res.status} for ${url.replace(t.api, '')}`);
+    const headers = { authorization: `Bearer ${t.token}`, accept: 'application/vnd.github+json', 'x-github-api-version': '2022-11-28', 'user-agent': 'guard-ci' };
+    const res = await getJson(url, headers, 'GitHub API', url.replace(t.api, ''), true);
     const next = /<([^>]+)>;\s*rel="next"/.exec(res.headers.get('link') ?? '')?.[1] ?? null;
-    return { body: await res.json(), next };
+    return { body: res.body, next };
   };
   const raw: RawReview[] = [];
   let url: string | null = `${t.api}/repos/${t.repo}/pulls/${t.pr}/reviews?per_page=100`;
