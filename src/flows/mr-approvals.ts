@@ -16,10 +16,9 @@ import type { PrReview, PrReviews } from './pr-approvals.js';
  *
  * GitLab does not say which commit an approval saw. It says when it was given
  * (`approved_at`) and when each version of the merge request appeared: an
- * approval saw the newest version created strictly before it (GitLab's own
- * approve checks the `sha` the page showed against that version's head). An
- * approval at the same millisecond as a version, or one GitLab gives no time
- * for (GitLab before `approved_at` was added), is not tied to the newer head.
+ * approval is tied to the newest version that existed SETTLE_MS (a minute)
+ * before it. One GitLab gives no time for (GitLab before `approved_at` was
+ * added) is tied to nothing.
  * The caller (ci.ts applyReviews) then clears only what that head's diff
  * changed to the content head has, as for a GitHub review.
  */
@@ -27,6 +26,14 @@ import type { PrReview, PrReviews } from './pr-approvals.js';
 /** Developer (30) or higher may push and merge: the GitLab counterpart of GitHub's write access. */
 const DEVELOPER = 30;
 const ROLES: Record<number, string> = { 0: 'no access', 5: 'Minimal Access', 10: 'Guest', 15: 'Planner', 20: 'Reporter', 30: 'Developer', 40: 'Maintainer', 50: 'Owner' };
+/**
+ * How long a version must have existed for an approval to be tied to it.
+ * GitLab's approve button does not send the head the page showed: a page
+ * loaded before a push approves the new head if clicked after it. An approval
+ * given within this time of a push is tied to the version before that push,
+ * which the person more likely saw.
+ */
+export const SETTLE_MS = 60_000;
 /** One page of each list; more than this many versions or reviewers is said, never guessed. */
 const PER_PAGE = 100;
 /**
@@ -130,11 +137,22 @@ export async function gitlabApprovals(t: GitlabTarget): Promise<PrReviews> {
       why('GitLab did not say when it was approved (no approved_at), so not which head it saw');
       continue;
     }
-    // the newest version created strictly before the approval
-    let seen: { sha: string; at: number } | undefined;
-    for (const v of heads) if (v.at < at && (!seen || v.at > seen.at)) seen = v;
+    // the newest version created at least SETTLE_MS before the approval
+    let seen: { sha: string | null; at: number } | undefined;
+    for (const v of heads) if (v.at + SETTLE_MS <= at && (!seen || v.at > seen.at)) seen = v;
     if (!seen) {
-      why(olderVersions ? `approved a version older than the ${PER_PAGE} newest GitLab lists` : 'approved before any version of the merge request GitLab lists');
+      const first = heads.some((v) => v.at < at);
+      why(
+        first
+          ? `given less than ${SETTLE_MS / 1000} s after the merge request's first version GitLab lists: approve again`
+          : olderVersions
+            ? `approved a version older than the ${PER_PAGE} newest GitLab lists`
+            : 'approved before any version of the merge request GitLab lists',
+      );
+      continue;
+    }
+    if (seen.sha === null) {
+      why('approved a version GitLab lists without its head commit');
       continue;
     }
     candidates.push({ id, user, commit: seen.sha, kind: 'approval', at, submittedAt: new Date(at).toISOString(), ...(typeof webUrl === 'string' ? { url: webUrl } : {}) });
@@ -166,14 +184,19 @@ export async function gitlabApprovals(t: GitlabTarget): Promise<PrReviews> {
   return out;
 }
 
-/** Each version's head and when it appeared; a version without them is an answer not understood. */
-function readVersions(body: unknown): Array<{ sha: string; at: number }> {
+/**
+ * Each version's head and when it appeared. A version without a time cannot
+ * be ordered: the answer is not understood. One without a head commit stays
+ * in the list with none, so an approval given while it was the newest is tied
+ * to nothing rather than to the version before it, which it did not see.
+ */
+function readVersions(body: unknown): Array<{ sha: string | null; at: number }> {
   if (!Array.isArray(body)) throw new Error('GitLab API: the merge request versions are not a list');
   return body.map((v: { head_commit_sha?: unknown; created_at?: unknown } | null) => {
     const sha = v?.head_commit_sha;
     const at = typeof v?.created_at === 'string' ? Date.parse(v.created_at) : NaN;
-    if (typeof sha !== 'string' || !SHA.test(sha) || !Number.isFinite(at)) throw new Error('GitLab API: a merge request version has no head_commit_sha or created_at');
-    return { sha: sha.toLowerCase(), at };
+    if (!Number.isFinite(at)) throw new Error('GitLab API: a merge request version has no created_at');
+    return { sha: typeof sha === 'string' && SHA.test(sha) ? sha.toLowerCase() : null, at };
   });
 }
 

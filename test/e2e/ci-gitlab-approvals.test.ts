@@ -207,15 +207,24 @@ describe('guard ci on GitLab: a merge request approval is an approval', () => {
     expect(r3.code).toBe(0);
   });
 
-  it('an approval at the same millisecond as a push is not tied to the new head', async () => {
+  it('an approval within a minute of a push is tied to the head before it (a page loaded before the push)', async () => {
     const { repo, head: first } = botMr();
     repo.write('.github/workflows/ci.yml', 'steps:\n  - uses: evil/checkout@v1\n');
     const second = repo.commitAll('swap the action');
     versions = [version(2, second, 10), version(1, first, 0)];
-    approvals = [approval(1, 'alice', 10)];
+    for (const minutes of [10, 10.5, 10.99]) {
+      approvals = [approval(1, 'alice', minutes)];
+      const r = await ciRun(repo);
+      expect(r.code).toBe(1);
+      expect(r.json.reviews.counted[0]).toMatchObject({ commit: first, cleared: [] });
+    }
+    approvals = [approval(1, 'alice', 11)];
+    expect((await ciRun(repo)).code).toBe(0);
+    // within a minute of the first version: tied to nothing, said so
+    versions = [version(1, first, 0)];
+    approvals = [approval(1, 'alice', 0.5)];
     const r = await ciRun(repo);
-    expect(r.code).toBe(1);
-    expect(r.json.reviews.counted[0]).toMatchObject({ commit: first, cleared: [] });
+    expect(r.json.reviews.ignored[0].why).toMatch(/less than 60 s after the merge request's first version/);
   });
 
   it('does not count: a Reporter, a non-member, the author, a bot, a reviewer who requested changes, a blocked account, an approval without a time', async () => {
@@ -254,6 +263,17 @@ describe('guard ci on GitLab: a merge request approval is an approval', () => {
     expect(r.json.reviews.ignored[0].why).toMatch(/older than the 100 newest/);
   });
 
+  it('an approval given while the newest version had no head commit is tied to nothing, not to the version before', async () => {
+    const { repo, head: first } = botMr();
+    repo.write('.github/workflows/ci.yml', 'steps:\n  - uses: evil/checkout@v1\n');
+    repo.commitAll('swap the action');
+    versions = [{ id: 2, head_commit_sha: null as unknown as string, created_at: at(10) }, version(1, first, 0)];
+    approvals = [approval(1, 'alice', 15)];
+    const r = await ciRun(repo);
+    expect(r.code).toBe(1);
+    expect(r.json.reviews.ignored).toEqual([expect.objectContaining({ user: 'alice', why: expect.stringMatching(/without its head commit/) })]);
+  });
+
   it('an approved head that is not in the clone does not count', async () => {
     const { repo } = botMr();
     versions = [version(1, 'f'.repeat(40), 0)];
@@ -270,7 +290,7 @@ describe('guard ci on GitLab: a merge request approval is an approval', () => {
     const cases: Array<[Record<string, string>, RegExp]> = [
       [{ '/approvals': JSON.stringify({ approved_by: { user: 1 } }) }, /the approvals are not a list/],
       [{ '/versions': '<html>oops</html>' }, /GitLab API: the answer for \/projects\/12\/merge_requests\/7\/versions is not JSON/],
-      [{ '/versions': JSON.stringify([{ id: 1, head_commit_sha: 'HEAD', created_at: at(0) }]) }, /version has no head_commit_sha/],
+      [{ '/versions': JSON.stringify([{ id: 1, head_commit_sha: head, created_at: 'yesterday' }]) }, /version has no created_at/],
       [{ '/reviewers': JSON.stringify({}) }, /reviewers are not a list/],
     ];
     for (const [answer, message] of cases) {
