@@ -137,22 +137,9 @@ export async function gitlabApprovals(t: GitlabTarget): Promise<PrReviews> {
       why('GitLab did not say when it was approved (no approved_at), so not which head it saw');
       continue;
     }
-    // the newest version created at least SETTLE_MS before the approval
-    let seen: { sha: string | null; at: number } | undefined;
-    for (const v of heads) if (v.at + SETTLE_MS <= at && (!seen || v.at > seen.at)) seen = v;
-    if (!seen) {
-      const first = heads.some((v) => v.at < at);
-      why(
-        first
-          ? `given less than ${SETTLE_MS / 1000} s after the merge request's first version GitLab lists: approve again`
-          : olderVersions
-            ? `approved a version older than the ${PER_PAGE} newest GitLab lists`
-            : 'approved before any version of the merge request GitLab lists',
-      );
-      continue;
-    }
-    if (seen.sha === null) {
-      why('approved a version GitLab lists without its head commit');
+    const seen = headSeen(heads, at, olderVersions);
+    if ('why' in seen) {
+      why(seen.why);
       continue;
     }
     candidates.push({ id, user, commit: seen.sha, kind: 'approval', at, submittedAt: new Date(at).toISOString(), ...(typeof webUrl === 'string' ? { url: webUrl } : {}) });
@@ -184,13 +171,34 @@ export async function gitlabApprovals(t: GitlabTarget): Promise<PrReviews> {
   return out;
 }
 
+/** A version of the merge request: its head commit (null when GitLab lists none) and when it appeared (ms). */
+export interface MrVersion {
+  sha: string | null;
+  at: number;
+}
+
+/**
+ * Which head an approval given at `at` saw: the newest version that existed
+ * SETTLE_MS before it; or why none can be named. `olderUnlisted`: GitLab has
+ * more versions than it listed (all older than the listed ones).
+ */
+export function headSeen(versions: readonly MrVersion[], at: number, olderUnlisted: boolean): { sha: string } | { why: string } {
+  let seen: MrVersion | undefined;
+  for (const v of versions) if (v.at + SETTLE_MS <= at && (!seen || v.at > seen.at)) seen = v;
+  if (seen?.sha) return { sha: seen.sha };
+  if (seen) return { why: 'approved a version GitLab lists without its head commit' };
+  if (versions.some((v) => v.at < at)) return { why: `given less than ${SETTLE_MS / 1000} s after the merge request's first version GitLab lists: approve again` };
+  if (olderUnlisted) return { why: `approved a version older than the ${PER_PAGE} newest GitLab lists` };
+  return { why: 'approved before any version of the merge request GitLab lists' };
+}
+
 /**
  * Each version's head and when it appeared. A version without a time cannot
  * be ordered: the answer is not understood. One without a head commit stays
  * in the list with none, so an approval given while it was the newest is tied
  * to nothing rather than to the version before it, which it did not see.
  */
-function readVersions(body: unknown): Array<{ sha: string | null; at: number }> {
+function readVersions(body: unknown): MrVersion[] {
   if (!Array.isArray(body)) throw new Error('GitLab API: the merge request versions are not a list');
   return body.map((v: { head_commit_sha?: unknown; created_at?: unknown } | null) => {
     const sha = v?.head_commit_sha;
