@@ -45,6 +45,8 @@ const WRITE_PERMISSIONS = new Set(['admin', 'maintain', 'write']);
 /** Review states that replace a person's earlier say; COMMENTED and PENDING do not. */
 const VERDICTS = new Set(['APPROVED', 'CHANGES_REQUESTED', 'DISMISSED']);
 const MAX_PAGES = 10;
+/** Permission lookups per run, newest approvers first: the number of requests stays bounded. */
+const MAX_PERMISSION_LOOKUPS = 20;
 
 interface RawReview {
   id: number;
@@ -99,6 +101,7 @@ export async function githubReviews(t: { api: string; repo: string; pr: number; 
   const latest = new Map<string, RawReview>();
   for (const r of raw) if (r.user?.login && VERDICTS.has(r.state)) latest.set(r.user.login, r);
   const out: PrReviews = { source: `github ${t.repo}#${t.pr}`, reviews: [], ignored: [] };
+  const candidates: RawReview[] = [];
   for (const r of raw) {
     if (r.state !== 'APPROVED' || !r.user?.login || latest.get(r.user.login) !== r) {
       if (r.state === 'APPROVED' && r.user?.login) out.ignored.push({ id: r.id, user: r.user.login, why: 'a later review by the same person replaces it' });
@@ -113,19 +116,32 @@ export async function githubReviews(t: { api: string; repo: string; pr: number; 
       out.ignored.push({ id: r.id, user: r.user.login, why: 'names no commit' });
       continue;
     }
-    let writer = WRITERS.has(r.author_association ?? '');
-    if (!writer) {
-      const p = await get(`${t.api}/repos/${t.repo}/collaborators/${encodeURIComponent(r.user.login)}/permission`).catch(() => null);
-      writer = WRITE_PERMISSIONS.has(String((p?.body as { permission?: string } | undefined)?.permission ?? ''));
+    candidates.push(r);
+  }
+  // the permission of the newest MAX_PERMISSION_LOOKUPS approvers GitHub does not vouch for, in parallel
+  // (one approval per person is left: at most that many requests, however many reviews)
+  const ask = candidates.filter((r) => !WRITERS.has(r.author_association ?? '')).reverse().slice(0, MAX_PERMISSION_LOOKUPS);
+  const permission = new Map<string, string>();
+  await Promise.all(
+    ask.map(async (r) => {
+      const p = await get(`${t.api}/repos/${t.repo}/collaborators/${encodeURIComponent(r.user!.login)}/permission`).catch(() => null);
+      permission.set(r.user!.login, String((p?.body as { permission?: string } | undefined)?.permission ?? ''));
+    }),
+  );
+  for (const r of candidates) {
+    const login = r.user!.login;
+    if (!WRITERS.has(r.author_association ?? '') && !permission.has(login)) {
+      out.ignored.push({ id: r.id, user: login, why: `not checked: more than ${MAX_PERMISSION_LOOKUPS} approvers need a permission lookup` });
+      continue;
     }
-    if (!writer) {
-      out.ignored.push({ id: r.id, user: r.user.login, why: `no write access (${r.author_association ?? 'unknown'})` });
+    if (!WRITERS.has(r.author_association ?? '') && !WRITE_PERMISSIONS.has(permission.get(login)!)) {
+      out.ignored.push({ id: r.id, user: login, why: `no write access (${r.author_association ?? 'unknown'})` });
       continue;
     }
     out.reviews.push({
       id: r.id,
-      user: r.user.login,
-      commit: r.commit_id.toLowerCase(),
+      user: login,
+      commit: r.commit_id!.toLowerCase(),
       ...(r.html_url ? { url: r.html_url } : {}),
       ...(r.submitted_at ? { submittedAt: r.submitted_at } : {}),
     });

@@ -30,6 +30,7 @@ let versions: Version[] = [];
 let reviewers: Array<{ user: { id: number; username: string }; state: string }> = [];
 let members: Array<{ id: number; username: string; access_level: number; state: string }> = [];
 let moreVersions = false;
+let ghReviews: unknown[] = [];
 /** Replace one endpoint's answer (a raw body string) by its path suffix: '/approvals', '/versions'. */
 let broken: Record<string, string> = {};
 let status = 200;
@@ -46,6 +47,9 @@ beforeAll(async () => {
       res.writeHead(code, { 'content-type': 'application/json', ...headers });
       res.end(typeof body === 'string' ? body : JSON.stringify(body));
     };
+    // GitHub's two endpoints, for the GitHub path's own test below
+    if (url === '/repos/acme/app/pulls/7/reviews?per_page=100') return send(200, ghReviews);
+    if (/^\/repos\/acme\/app\/collaborators\/[^/]+\/permission$/.test(url)) return send(200, { permission: 'write' });
     if (req.headers['private-token'] !== 'glpat-123' && req.headers['private-token'] !== 'glpat-guard') return send(401, { message: '401 Unauthorized' });
     if (status !== 200) return send(status, { message: 'down' });
     const mr = '/api/v4/projects/12/merge_requests/7';
@@ -362,7 +366,23 @@ describe('guard ci on GitLab: a merge request approval is an approval', () => {
   });
 });
 
-describe('guard ci on GitHub: the API down is said in one line with a hint', () => {
+describe('guard ci on GitHub: bounded requests, and the API down said in one line with a hint', () => {
+  it('looks up the permission of at most 20 approvers, newest first, whatever the number of reviews', async () => {
+    const { repo, head } = botMr();
+    ghReviews = Array.from({ length: 23 }, (_, i) => ({ id: 500 + i, user: { login: `dev${i}` }, state: 'APPROVED', commit_id: head, author_association: 'CONTRIBUTOR' }));
+    const e = cleanEnv({ CI: 'true', GITHUB_TOKEN: 'tok', GITHUB_REPOSITORY: 'acme/app', GITHUB_API_URL: api.replace(/\/api\/v4$/, ''), GUARD_PR_NUMBER: '7' });
+    const out = await new Promise<{ code: number; stdout: string }>((resolve) =>
+      execFile(process.execPath, [CLI, 'ci', '--base', 'main', '--json'], { cwd: repo.dir, env: e }, (err, stdout) => resolve({ code: err ? Number((err as { code?: number }).code) : 0, stdout })),
+    );
+    ghReviews = [];
+    expect(out.code).toBe(0);
+    const json = JSON.parse(out.stdout);
+    expect(seen.filter((x) => x.url.endsWith('/permission'))).toHaveLength(20);
+    expect(json.reviews.ignored).toEqual([0, 1, 2].map((i) => ({ id: 500 + i, user: `dev${i}`, why: 'not checked: more than 20 approvers need a permission lookup' })));
+    expect(json.reviews.counted[0]).toMatchObject({ id: 522, user: 'dev22' });
+  });
+
+
   it('names the host problem instead of "fetch failed"', async () => {
     const { repo } = botMr();
     const e = cleanEnv({ CI: 'true', GITHUB_TOKEN: 'tok', GITHUB_REPOSITORY: 'acme/app', GITHUB_API_URL: `http://127.0.0.1:${closedPort}`, GUARD_PR_NUMBER: '7' });
