@@ -63,12 +63,12 @@ export function sessionMessage(e: Omit<SessionEvent, 'ref' | 'commit'>): string 
 }
 
 /**
- * Every event of the sessions matching `pattern` (a ref prefix, or a glob
+ * Every event of the sessions matching `pattern` (a ref prefix, or a glob, or several
  * such as refs/guard/sessions/x/KEY/x), oldest first, with one for-each-ref.
  */
-export async function readSessionEvents(cwd: string, pattern: string): Promise<SessionEvent[]> {
+export async function readSessionEvents(cwd: string, pattern: string | readonly string[]): Promise<SessionEvent[]> {
   const fmt = '%(refname)%00%(objectname)%00%(contents)%00%01';
-  const r = await git(['for-each-ref', `--format=${fmt}`, pattern], { cwd });
+  const r = await git(['for-each-ref', `--format=${fmt}`, ...(typeof pattern === 'string' ? [pattern] : pattern)], { cwd });
   const out: SessionEvent[] = [];
   for (const rec of r.stdout.toString('utf8').split('\0\x01\n')) {
     const [ref, commit, ...rest] = rec.split('\0');
