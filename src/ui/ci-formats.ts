@@ -132,6 +132,14 @@ function approvedHow(f: CiReportFile): string {
   return `approved in ${short(f.approvedBy ?? '')}`;
 }
 
+/** The other way to pass, where approvals were read: a person approves the head. */
+function approvalRead(r: CiReport): string | null {
+  if (!r.reviews?.source || r.reviews.unavailable) return null;
+  return r.reviews.source.startsWith('gitlab ')
+    ? 'Or a member with the Developer role or higher approves the merge request (not its author); then retry this job.'
+    : 'Or a person with write access approves the pull request with a review of its head.';
+}
+
 /** Why no review was read (and what to do), and each review or approval that did not count. */
 function reviewNotes(r: CiReport): string[] {
   const gitlab = r.reviews?.source?.startsWith('gitlab ') ?? false;
@@ -168,6 +176,7 @@ export function renderText(r: CiReport, c: Colors): string {
   if (r.blocked > 0) {
     lines.push('');
     lines.push(HOW_TO_PASS);
+    if (approvalRead(r)) lines.push(approvalRead(r)!);
   }
   return lines.join('\n');
 }
@@ -268,6 +277,7 @@ export function renderMarkdown(r: CiReport): string {
   if (r.blocked > 0) {
     out.push('');
     out.push(HOW_TO_PASS);
+    if (approvalRead(r)) out.push('', approvalRead(r)!);
   }
   return out.join('\n') + '\n';
 }

@@ -254,6 +254,7 @@ describe('guard ci on GitLab: a merge request approval is an approval', () => {
     const r = await expectIgnored([approval(1, 'alice', 5)], /requested changes/);
     const text = await ciRun(repo, {}, 'text');
     expect(text.stdout).toContain('The approval of alice does not count: the same person requested changes');
+    expect(text.stdout).toContain('Or a member with the Developer role or higher approves the merge request (not its author); then retry this job.');
     expect(r.json.reviews.unavailable).toBeUndefined();
   });
 
