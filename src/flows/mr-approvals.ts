@@ -28,7 +28,7 @@ const DEVELOPER = 30;
 const ROLES: Record<number, string> = { 0: 'no access', 5: 'Minimal Access', 10: 'Guest', 15: 'Planner', 20: 'Reporter', 30: 'Developer', 40: 'Maintainer', 50: 'Owner' };
 /**
  * How long a version must have existed for an approval to be tied to it.
- * GitLab's approve button does not send the head the page showed: a page
+ * GitLab's web approve button (as its widget code reads) sends no head: a page
  * loaded before a push approves the new head if clicked after it. An approval
  * given within this time of a push is tied to the version before that push,
  * which the person more likely saw.
