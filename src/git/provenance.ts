@@ -22,9 +22,9 @@ import { SESSION_REFS, parseSessionEvent, readSessionEvents, sortEvents, type Se
  * wrote it": a person's edit made during an agent's shell call counts as
  * the agent's, so it is judged, never waved through.
  *
- * Cost: one for-each-ref (every session event) and, when there are shell
- * calls, one cat-file batch of object ids (two names per shell call and
- * staged path); no work-tree scan.
+ * Cost: the journal's newest entries and one cat-file of the recent steps
+ * (readProvenance), then, when there are shell calls, two cat-file batches of
+ * object ids (attributeWindows); no work-tree scan.
  */
 export interface Origin {
   harness: string;
@@ -183,39 +183,83 @@ export function shellWindows(events: readonly SessionEvent[]): Window[] {
   return out;
 }
 
+/** Past this many object names, the second pass names the session, not each window (a commit of many paths after a long session). */
+const LABEL_NAMES_MAX = 20_000;
+
 /**
  * Which staged paths changed within each window: the path's object id at the
- * window's start against its end (the staged blob when the window is open),
- * one cat-file batch for all of them. A name cat-file cannot take (a newline
- * in the path) counts as changed: the careful answer.
+ * window's start against its end (the staged blob when the window is open).
+ * Two cat-file batches, whatever the session's length: first each session's
+ * first step against its last (or the staged blob while a window is open), so
+ * that only the paths a session changed at all are looked at window by
+ * window. A name cat-file cannot take (a newline in the path) counts as
+ * changed: the careful answer.
  */
 async function attributeWindows(root: string, staged: readonly Staged[], windows: readonly Window[], add: (path: string, o: Origin) => void): Promise<void> {
   if (windows.length === 0) return;
-  const names: string[] = [];
-  const asks: Array<{ w: Window; s: Staged; at: number }> = [];
+  const chains = new Map<string, Window[]>();
   for (const w of windows) {
+    const key = `${w.start.harness}\0${w.start.session}\0${w.start.worktree}`;
+    chains.set(key, [...(chains.get(key) ?? []), w]);
+  }
+  const ids = new NameIds();
+  const label = (w: Window) => originOf(w.start, w.shell ? 'shell' : 'session');
+  // pass 1: did the session change the path at all?
+  const firstPass: Array<{ chain: Window[]; s: Staged; before: number; after: number | null }> = [];
+  for (const chain of chains.values()) {
+    const first = chain[0]!.start;
+    const open = chain.some((w) => w.end === null);
+    const last = chain.reduce<SessionEvent>((at, w) => (w.end && w.end.time > at.time ? w.end : at), first);
     for (const s of staged) {
       if (s.path.includes('\n')) {
-        add(s.path, originOf(w.start, w.shell ? 'shell' : 'session'));
+        add(s.path, label(chain[0]!));
         continue;
       }
-      asks.push({ w, s, at: names.length });
-      names.push(`${w.start.commit}:${s.path}`);
-      if (w.end) names.push(`${w.end.commit}:${s.path}`);
+      firstPass.push({ chain, s, before: ids.of(`${first.commit}:${s.path}`), after: open ? null : ids.of(`${last.commit}:${s.path}`) });
     }
   }
-  const objects = await catFileBatch(root, names, READ_CAP, () => true);
-  for (const { w, s, at } of asks) {
-    const before = objects[at]?.oid ?? null;
-    const after = w.end ? (objects[at + 1]?.oid ?? null) : s.oid;
-    if (before !== after) add(s.path, originOf(w.start, w.shell ? 'shell' : 'session'));
+  const seen = await ids.read(root);
+  const changed = firstPass.filter((x) => seen[x.before] !== (x.after === null ? x.s.oid : seen[x.after]));
+  if (changed.length === 0) return;
+  // pass 2: in which of its windows
+  const windowIds = new NameIds();
+  const asks = changed.flatMap(({ chain, s }) => chain.map((w) => ({ w, s, before: windowIds.of(`${w.start.commit}:${s.path}`), after: w.end ? windowIds.of(`${w.end.commit}:${s.path}`) : null })));
+  if (windowIds.size > LABEL_NAMES_MAX) {
+    for (const { chain, s } of changed) add(s.path, { ...label(chain[0]!), kind: 'session', toolCall: null, tool: '' });
+    return;
+  }
+  const objects = await windowIds.read(root);
+  for (const { w, s, before, after } of asks) {
+    if (objects[before] !== (after === null ? s.oid : objects[after])) add(s.path, label(w));
+  }
+}
+
+/** Object names asked once each (consecutive windows share their ends), read in one cat-file batch as ids (null: none). */
+class NameIds {
+  private readonly names: string[] = [];
+  private readonly at = new Map<string, number>();
+  get size(): number {
+    return this.names.length;
+  }
+  of(name: string): number {
+    let i = this.at.get(name);
+    if (i === undefined) {
+      i = this.names.length;
+      this.names.push(name);
+      this.at.set(name, i);
+    }
+    return i;
+  }
+  async read(root: string): Promise<Array<string | null>> {
+    const objects = await catFileBatch(root, this.names, READ_CAP, () => true);
+    return this.names.map((_, i) => objects[i]?.oid ?? null);
   }
 }
 
 /** "claude session 3f2a1b9c, 12:03, tool call Write" for the prompt. */
 export function describeOrigin(o: Origin): string {
   const time = o.time.slice(11, 16);
-  const what = o.kind === 'write' ? `tool call ${o.tool || 'write'}` : o.kind === 'shell' ? `shell ${JSON.stringify(clip(o.command ?? '', 60))}` : 'between its tool calls';
+  const what = o.kind === 'write' ? `tool call ${o.tool || 'write'}` : o.kind === 'shell' ? `shell ${JSON.stringify(clip(o.command ?? '', 60))}` : 'between or beside its tool calls';
   return `${o.harness} session ${shortSession(o.session)}, ${o.time.slice(0, 10)} ${time} UTC, ${what}`;
 }
 

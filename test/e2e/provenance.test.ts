@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, it } from 'vitest';
-import { appendFileSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { CLI, cleanupRepos, makeRepo, outsideDir, type TestRepo } from '../helpers.js';
 import { spawnGuard } from '../pty.js';
 
@@ -336,5 +336,45 @@ describe('provenance in guard ci: what the commits say', () => {
     expect(by['mine.txt'].decision).toBe('approved');
     expect(by['agent.txt'].decision).toBe('approved');
     expect(r.code).toBe(0);
+  });
+});
+
+describe('provenance at scale', () => {
+  /** A session of `n` shell calls as guard writes its steps (fast-import, journaled), each pre/post pair around one file's write. */
+  async function longSession(repo: TestRepo, n: number): Promise<void> {
+    const { sessionMessage } = await import('../../src/git/session.js');
+    const tree = repo.git(['rev-parse', 'HEAD^{tree}']).trim();
+    const head = repo.git(['rev-parse', 'HEAD']).trim();
+    const day = new Date().toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z');
+    let input = '';
+    const journal: string[] = [];
+    for (let i = 0; i < 2 * n; i++) {
+      const time = new Date(Date.now() - (2 * n - i) * 1000).toISOString();
+      const message = sessionMessage({ harness: 'claude', session: 'sess-long', toolCall: `tu-${i >> 1}`, tool: 'Bash', phase: i % 2 ? 'post' : 'pre', kind: 'shell', checkpoint: 'x', paths: null, worktree: repo.dir, time, command: 'make' });
+      const ref = `refs/guard/sessions/claude/sess-long/${day}-${String(i).padStart(8, '0')}`;
+      input += `commit ${ref}\nmark :${i + 1}\ncommitter g <g> 1700000000 +0000\ndata ${Buffer.byteLength(message)}\n${message}\nfrom ${head}\nM 040000 ${tree} ""\n\n`;
+      journal.push(ref);
+    }
+    repo.git(['fast-import', '--quiet'], { input });
+    const oids = repo.git(['for-each-ref', '--format=%(objectname) %(refname)', 'refs/guard/sessions/claude/sess-long/']);
+    appendFileSync(`${repo.dir}/.git/guard/journal`, oids);
+  }
+
+  it('a session of 400 shell calls and a commit of 60 files: the same git processes as a session of 2', async () => {
+    const count = async (n: number) => {
+      const files: Record<string, string> = {};
+      for (let i = 0; i < 60; i++) files[`f${i}.txt`] = `v${i}\n`;
+      const repo = makeRepo(files);
+      repo.git(['commit', '-q', '--allow-empty', '-m', 'x']);
+      mkdirSync(`${repo.dir}/.git/guard`, { recursive: true });
+      await longSession(repo, n);
+      for (let i = 0; i < 60; i++) repo.write(`f${i}.txt`, `w${i}\n`);
+      repo.git(['add', '-A']);
+      const trace = `${repo.dir}.trace`;
+      const r = repo.guardJson(['check'], { env: { GUARD_TRACE_GIT: trace } });
+      expect(r.code).toBe(0);
+      return readFileSync(trace, 'utf8').split('\n').filter(Boolean).length;
+    };
+    expect(await count(400)).toBe(await count(2));
   });
 });

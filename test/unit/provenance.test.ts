@@ -15,7 +15,7 @@ describe('provenance, the pure parts', () => {
   it('describes a write, a shell call and the time between calls; a UUID session by its first 8 characters', () => {
     expect(describeOrigin(o({ session: '3f2a1b9c-0000-4000-8000-000000000000' }))).toBe('claude session 3f2a1b9c, 2026-11-25 12:03 UTC, tool call Write');
     expect(describeOrigin(o({ kind: 'shell', command: 'sed -i s/a/b/ x' }))).toContain('shell "sed -i s/a/b/ x"');
-    expect(describeOrigin(o({ kind: 'session' }))).toContain('between its tool calls');
+    expect(describeOrigin(o({ kind: 'session' }))).toContain('between or beside its tool calls');
   });
 
   it('windows: each shell call to the session\'s next whole-tree step; between steps; a background call and an unfinished one stay open; writes hold no window', () => {
