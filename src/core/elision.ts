@@ -263,7 +263,7 @@ function generalTest(g: GeneralData, code: readonly string[]): (words: string[],
       if (tail[0] === 'rest' && tail[1] === 'of' && nouns.has(tail[2]!) && !tail.some((w) => CAUSE.has(w))) {
         const next = tail[3];
         // after the noun: nothing, a word saying it stays, or a list in brackets of what it holds
-        if (said || next === undefined || strong.has(next) || weak.has(next) || next === 'exactly' || next === 'as' || /\brest of (?:the |your |all )*[\w ]+?\s*\(/i.test(shape.raw)) return true;
+        if (said || next === undefined || strong.has(next) || (weak.has(next) && !next.startsWith('change')) || next === 'exactly' || next === 'as' || /\brest of (?:the |your |all )*[\w ]+?\s*\(/i.test(shape.raw)) return true;
       }
     }
     // a word that can only mean "left out" opens a remark in brackets naming code:

@@ -90,6 +90,8 @@ describe('placeholders: the rules tuned on set 8, each with what it must not tak
     yes('# Keep the rest of the tests as they were');
     yes('// keep the rest of the code');
     no('// keep the rest of the code running if this fails');
+    no('// keep the rest of the code changed as little as possible');
+    no('// keep the rest of the code tidy');
     no('# keep the rest of the config keys sorted');
     no('// Keep the rest of node.data stable (notably onSelect).');
     no('// keep the rest of the playground working.');
