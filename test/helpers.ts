@@ -20,6 +20,9 @@ export function cleanEnv(extra: Record<string, string | undefined> = {}): NodeJS
   // guard ci reads pull request reviews through these: never from the environment a test runs in
   delete env.GITHUB_TOKEN;
   delete env.GH_TOKEN;
+  // ... and GitLab merge request approvals through these (GITLAB_CI=true picks GitLab over GitHub)
+  delete env.GITLAB_CI;
+  delete env.GITLAB_TOKEN;
   delete env.FORCE_COLOR;
   Object.assign(env, {
     GIT_CONFIG_NOSYSTEM: '1',

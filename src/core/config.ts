@@ -28,7 +28,7 @@ export const DEFAULT_CONFIG: Config = {
   lineThreshold: 100,
   byteThreshold: 65_536,
   changeRatio: 0.5,
-  protect: ['.husky/**', 'guard.config.json', '.github/workflows/**'],
+  protect: ['.husky/**', 'guard.config.json', '.github/workflows/**', '.gitlab-ci.yml'],
   ignore: [],
   maxFileBytes: 52_428_800,
   preview: { contextLines: 3, maxLines: 200 },

@@ -79,7 +79,7 @@ export async function check(opts: CheckOptions): Promise<CheckResult> {
   // which agent session wrote each staged path: read beside the measuring (one for-each-ref)
   const staged = entries.flatMap((e) => [{ path: e.path, oid: e.newOid }, ...(e.oldPath !== undefined && e.oldPath !== e.path ? [{ path: e.oldPath, oid: null }] : [])]);
   const now = opts.now ?? new Date();
-  const provenance = readProvenance(cwd, staged, now);
+  const provenance = readProvenance(repo, staged, now);
   provenance.catch(() => {});
   const { facts } = await collectFacts(cwd, entries, { maxBytes: Math.min(config.maxFileBytes, READ_CAP), countsReady: diff.counts, whitespace: { range: ['--cached'], changeRatio: config.changeRatio } });
   // A broken config must not get past the gate: once committed, it is the policy.
@@ -137,7 +137,7 @@ async function ownChanges(repo: Repo, judge: 'all' | 'agents', pending: readonly
   const candidates = (p: Provenance) => (p.agentRunning ? [] : pending.filter((c) => !c.protected && !p.origins.has(c.path) && !(c.oldPath !== undefined && p.origins.has(c.oldPath))));
   if (judge !== 'agents' || candidates(recent).length === 0) return { own: [], prov: recent };
   // the whole trail, not only the recent days: an agent's write of a month ago may be what is staged
-  const prov = await readProvenance(repo.root, staged, now, null);
+  const prov = await readProvenance(repo, staged, now, null);
   const own = candidates(prov);
   if (own.length === 0) return { own, prov };
   const { integrityProblems } = await import('./integrity.js');

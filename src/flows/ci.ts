@@ -16,9 +16,10 @@ import { configAt } from './context.js';
  * merge-base(base, head) and head is classified with the policy committed at
  * the merge-base; a change that needs approval passes only when a commit in
  * merge-base..head carries `Guard-Approved: <path> <blob>` for that path with
- * the blob the file has at head, or (on GitHub, with the job's token) when a
- * person with write access approved the pull request at a head whose diff
- * changed the path to that content (applyReviews). Read-only: ci writes no
+ * the blob the file has at head, or (GitHub reviews, GitLab merge request
+ * approvals: review-source.ts) when a person with write access approved the
+ * pull request at a head whose diff changed the path to that content
+ * (applyReviews). Read-only: ci writes no
  * refs and no records.
  *
  * Git processes, whatever the number of files: rev-parse (open), cat-file
@@ -41,6 +42,8 @@ export interface ReviewApproval {
   /** The commit the review saw: head, or an older head whose own diff changed this path to head's content. */
   commit: string;
   url?: string;
+  /** 'approval': a GitLab merge request approval; absent: a GitHub review. */
+  kind?: 'approval';
 }
 
 export type CiDecision = 'allowed' | 'approved' | 'blocked';
@@ -74,7 +77,10 @@ export interface CiResult {
     source: string | null;
     /** Why no review was read, or the API error. */
     unavailable?: string;
-    counted: Array<{ id: number; user: string; commit: string; url?: string; cleared: string[] }>;
+    /** What to do about `unavailable`. */
+    hint?: string;
+    /** `kind: 'approval'`: a GitLab merge request approval (`id` is the approver's user id). */
+    counted: Array<{ id: number; user: string; commit: string; url?: string; kind?: 'approval'; cleared: string[] }>;
     ignored: Array<{ id: number; user: string; why: string }>;
   };
 }
@@ -194,15 +200,9 @@ export function firstChangedLine(f: Pick<ChangeFacts, 'oldText' | 'newText' | 'n
  * (reviews are few; none for a review of head), then one cat-file.
  */
 async function applyReviews(cwd: string, base: string, head: string, mergeBaseOfHead: string, files: CiFile[], env: NodeJS.ProcessEnv): Promise<NonNullable<CiResult['reviews']>> {
-  const { githubTarget, githubReviews } = await import('./pr-approvals.js');
-  const target = githubTarget(env);
-  if ('missing' in target) return { source: null, unavailable: target.missing, counted: [], ignored: [] };
-  let pr: Awaited<ReturnType<typeof githubReviews>>;
-  try {
-    pr = await githubReviews(target);
-  } catch (err) {
-    return { source: `github ${target.repo}#${target.pr}`, unavailable: (err as Error).message, counted: [], ignored: [] };
-  }
+  const { readReviews } = await import('./review-source.js');
+  const pr = await readReviews(env);
+  if ('unavailable' in pr) return { source: pr.source, unavailable: pr.unavailable, ...(pr.hint ? { hint: pr.hint } : {}), counted: [], ignored: [] };
   const blocked = files.filter((f) => f.decision === 'blocked' && !f.path.includes('\n'));
   const commits = [...new Set(pr.reviews.map((r) => r.commit))];
   // an unknown commit makes merge-base fail: that review is "not in this clone"
@@ -228,10 +228,10 @@ async function applyReviews(cwd: string, base: string, head: string, mergeBaseOf
       const seen = f.blob === null ? !at && !!before : at?.type === 'blob' && at.oid === f.blob && before?.oid !== f.blob;
       if (!seen) return;
       f.decision = 'approved';
-      f.review = { id: r.id, user: r.user, commit: r.commit, ...(r.url ? { url: r.url } : {}) };
+      f.review = { id: r.id, user: r.user, commit: r.commit, ...(r.url ? { url: r.url } : {}), ...(r.kind ? { kind: r.kind } : {}) };
       cleared.push(f.path);
     });
-    counted.push({ id: r.id, user: r.user, commit: r.commit, ...(r.url ? { url: r.url } : {}), cleared });
+    counted.push({ id: r.id, user: r.user, commit: r.commit, ...(r.url ? { url: r.url } : {}), ...(r.kind ? { kind: r.kind } : {}), cleared });
   }
   return { source: pr.source, counted, ignored };
 }

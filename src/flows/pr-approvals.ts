@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { getJson } from './http-json.js';
 
 /*
  * A person's pull request review as an approval for `guard ci` (issue 23):
@@ -18,10 +19,12 @@ export interface PrReview {
   commit: string;
   url?: string;
   submittedAt?: string;
+  /** 'approval': a GitLab merge request approval (its id is the approver's user id); absent: a GitHub review. */
+  kind?: 'approval';
 }
 
 export interface PrReviews {
-  /** Where they came from, e.g. "github owner/repo#12". */
+  /** Where they came from, e.g. "github owner/repo#12" or "gitlab group/app!7". */
   source: string;
   reviews: PrReview[];
   /** Approvals that did not count, and why (no write access, superseded). */
@@ -42,7 +45,8 @@ const WRITE_PERMISSIONS = new Set(['admin', 'maintain', 'write']);
 /** Review states that replace a person's earlier say; COMMENTED and PENDING do not. */
 const VERDICTS = new Set(['APPROVED', 'CHANGES_REQUESTED', 'DISMISSED']);
 const MAX_PAGES = 10;
-const TIMEOUT_MS = 15_000;
+/** Permission lookups per run, newest approvers first: the number of requests stays bounded. */
+const MAX_PERMISSION_LOOKUPS = 20;
 
 interface RawReview {
   id: number;
@@ -76,13 +80,10 @@ export function githubTarget(env: NodeJS.ProcessEnv): { api: string; repo: strin
 /** The approvals that count on a GitHub pull request. Throws with a one-line message when the API cannot be read. */
 export async function githubReviews(t: { api: string; repo: string; pr: number; token: string }): Promise<PrReviews> {
   const get = async (url: string): Promise<{ body: unknown; next: string | null }> => {
-    const res = await fetch(url, {
-      headers: { authorization: `Bearer ${t.token}`, accept: 'application/vnd.github+json', 'x-github-api-version': '2022-11-28', 'user-agent': 'guard-ci' },
-      signal: AbortSignal.timeout(TIMEOUT_MS),
-    });
-    if (!res.ok) throw new Error(`GitHub API ${res.status} for ${url.replace(t.api, '')}`);
+    const headers = { authorization: `Bearer ${t.token}`, accept: 'application/vnd.github+json', 'x-github-api-version': '2022-11-28', 'user-agent': 'guard-ci' };
+    const res = await getJson(url, headers, 'GitHub API', url.replace(t.api, ''), true);
     const next = /<([^>]+)>;\s*rel="next"/.exec(res.headers.get('link') ?? '')?.[1] ?? null;
-    return { body: await res.json(), next };
+    return { body: res.body, next };
   };
   const raw: RawReview[] = [];
   let url: string | null = `${t.api}/repos/${t.repo}/pulls/${t.pr}/reviews?per_page=100`;
@@ -100,6 +101,7 @@ export async function githubReviews(t: { api: string; repo: string; pr: number; 
   const latest = new Map<string, RawReview>();
   for (const r of raw) if (r.user?.login && VERDICTS.has(r.state)) latest.set(r.user.login, r);
   const out: PrReviews = { source: `github ${t.repo}#${t.pr}`, reviews: [], ignored: [] };
+  const candidates: RawReview[] = [];
   for (const r of raw) {
     if (r.state !== 'APPROVED' || !r.user?.login || latest.get(r.user.login) !== r) {
       if (r.state === 'APPROVED' && r.user?.login) out.ignored.push({ id: r.id, user: r.user.login, why: 'a later review by the same person replaces it' });
@@ -114,19 +116,32 @@ export async function githubReviews(t: { api: string; repo: string; pr: number; 
       out.ignored.push({ id: r.id, user: r.user.login, why: 'names no commit' });
       continue;
     }
-    let writer = WRITERS.has(r.author_association ?? '');
-    if (!writer) {
-      const p = await get(`${t.api}/repos/${t.repo}/collaborators/${encodeURIComponent(r.user.login)}/permission`).catch(() => null);
-      writer = WRITE_PERMISSIONS.has(String((p?.body as { permission?: string } | undefined)?.permission ?? ''));
+    candidates.push(r);
+  }
+  // the permission of the newest MAX_PERMISSION_LOOKUPS approvers GitHub does not vouch for, in parallel
+  // (one approval per person is left: at most that many requests, however many reviews)
+  const ask = candidates.filter((r) => !WRITERS.has(r.author_association ?? '')).reverse().slice(0, MAX_PERMISSION_LOOKUPS);
+  const permission = new Map<string, string>();
+  await Promise.all(
+    ask.map(async (r) => {
+      const p = await get(`${t.api}/repos/${t.repo}/collaborators/${encodeURIComponent(r.user!.login)}/permission`).catch(() => null);
+      permission.set(r.user!.login, String((p?.body as { permission?: string } | undefined)?.permission ?? ''));
+    }),
+  );
+  for (const r of candidates) {
+    const login = r.user!.login;
+    if (!WRITERS.has(r.author_association ?? '') && !permission.has(login)) {
+      out.ignored.push({ id: r.id, user: login, why: `not checked: more than ${MAX_PERMISSION_LOOKUPS} approvers need a permission lookup` });
+      continue;
     }
-    if (!writer) {
-      out.ignored.push({ id: r.id, user: r.user.login, why: `no write access (${r.author_association ?? 'unknown'})` });
+    if (!WRITERS.has(r.author_association ?? '') && !WRITE_PERMISSIONS.has(permission.get(login)!)) {
+      out.ignored.push({ id: r.id, user: login, why: `no write access (${r.author_association ?? 'unknown'})` });
       continue;
     }
     out.reviews.push({
       id: r.id,
-      user: r.user.login,
-      commit: r.commit_id.toLowerCase(),
+      user: login,
+      commit: r.commit_id!.toLowerCase(),
       ...(r.html_url ? { url: r.html_url } : {}),
       ...(r.submitted_at ? { submittedAt: r.submitted_at } : {}),
     });

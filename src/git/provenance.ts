@@ -1,6 +1,6 @@
 import { READ_CAP, catFileBatch } from './catfile.js';
-import { readJournal } from './journal.js';
-import { SESSION_REFS, readSessionEvents, type SessionEvent } from './session.js';
+import { journalFile, readJournal } from './journal.js';
+import { SESSION_REFS, parseSessionEvent, readSessionEvents, sortEvents, type SessionEvent } from './session.js';
 
 /**
  * Provenance: which agent session wrote a path, read from the sessions' own
@@ -56,6 +56,39 @@ export interface Provenance {
   whole: boolean;
 }
 
+/** The most recent steps read for the prompt and the trailers (a heavy day's worth). */
+const RECENT_MAX = 4000;
+
+/**
+ * The steps of the last `days` days, found in guard's journal (the refs guard
+ * wrote, newest last, git/journal.ts) and read by id with one cat-file: no
+ * walk over every ref (a for-each-ref over 100,000 refs costs ~100 ms, and
+ * reading every step of the sessions still in the journal ~300 ms, on every
+ * commit). What the journal lacks (an older guard wrote no journal; steps
+ * past its newest few thousand refs) is read by date globs, or not named:
+ * the prompt and the trailers only show, and judge: agents reads everything.
+ */
+async function recentEvents(repo: { root: string; commonDir: string }, now: Date, days: number): Promise<SessionEvent[]> {
+  const since = new Date(now.getTime() - days * 86_400_000).toISOString();
+  const day = since.slice(0, 10).replace(/-/g, '');
+  const { stat } = await import('node:fs/promises');
+  if (!(await stat(journalFile(repo.commonDir)).catch(() => null))) {
+    return (await readSessionEvents(repo.root, recentPatterns(now, days))).filter((e) => e.time >= since);
+  }
+  const tips = (await readJournal(repo.commonDir)).filter((t) => t.ref.startsWith(SESSION_REFS) && t.ref.slice(t.ref.lastIndexOf('/') + 1, t.ref.lastIndexOf('/') + 9) >= day).slice(-RECENT_MAX);
+  if (tips.length === 0) return [];
+  const objects = await catFileBatch(repo.root, tips.map((t) => t.oid), READ_CAP);
+  const out: SessionEvent[] = [];
+  tips.forEach((t, i) => {
+    const o = objects[i];
+    if (o?.type !== 'commit' || !o.data) return;
+    const text = o.data.toString('utf8');
+    const e = parseSessionEvent(t.ref, t.oid, text.slice(text.indexOf('\n\n') + 2).replace(/\n$/, ''));
+    if (e && e.time >= since) out.push(e);
+  });
+  return sortEvents(out);
+}
+
 /** One for-each-ref glob per day from `days` ago to tomorrow (a clock a little ahead): refs/guard/sessions/<harness>/<key>/<YYYYMMDD>* */
 export function recentPatterns(now: Date, days: number): string[] {
   const out: string[] = [];
@@ -73,16 +106,16 @@ export const OPEN_WINDOW_MS = 30 * 60 * 1000;
 export const RECENT_DAYS = 14;
 
 /**
- * `days`: read only the steps of the last `days` days (their ref names start
- * with the date, so for-each-ref globs skip the rest without opening them:
- * about 20 ms at 20,000 steps against 300 ms for all); null: every step.
+ * `days`: read only the steps of the last `days` days that guard's journal
+ * names (recentEvents); null: every step of every session.
  */
-export async function readProvenance(root: string, staged: readonly Staged[], now: Date, days: number | null = RECENT_DAYS): Promise<Provenance> {
+export async function readProvenance(repo: { root: string; commonDir: string }, staged: readonly Staged[], now: Date, days: number | null = RECENT_DAYS): Promise<Provenance> {
   const origins = new Map<string, Origin[]>();
   if (staged.length === 0) return { origins, agentRunning: false, refs: new Map(), whole: days === null };
+  const root = repo.root;
   // every work tree's sessions, not only this one's: a lane's agent wrote the same paths that a
   // merge, a `git checkout lane -- f` or a copy brings here (careful: more is the agent's, never less)
-  const events = await readSessionEvents(root, days === null ? SESSION_REFS : recentPatterns(now, days));
+  const events = days === null ? await readSessionEvents(root, SESSION_REFS) : await recentEvents(repo, now, days);
   const refs = new Map(events.map((e) => [e.ref, e.commit]));
   const wanted = new Set(staged.map((s) => s.path));
   const add = (path: string, o: Origin) => {

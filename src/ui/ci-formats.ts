@@ -27,7 +27,7 @@ export interface CiReportFile {
   decision: 'allowed' | 'approved' | 'blocked';
   approvedBy?: string;
   /** The pull request review that cleared it (flows/ci applyReviews). */
-  review?: { id: number; user: string; commit: string };
+  review?: { id: number; user: string; commit: string; kind?: 'approval' };
   /** Agent sessions that commits changing this path name (Guard-Agent: trailers). */
   writtenBy?: Array<{ harness: string; session: string; commit: string }>;
   line: number;
@@ -40,7 +40,7 @@ export interface CiReport {
   bootstrap: boolean;
   files: CiReportFile[];
   blocked: number;
-  reviews?: { source: string | null; unavailable?: string; ignored: Array<{ id: number; user: string; why: string }> };
+  reviews?: { source: string | null; unavailable?: string; hint?: string; ignored: Array<{ id: number; user: string; why: string }> };
 }
 
 /** GitHub shows 10 error annotations per step and 50 per job; the summary has all files. */
@@ -125,10 +125,31 @@ const HOW_TO_PASS =
 
 // ---------------------------------------------------------------- text
 
-/** "approved in <commit>" (a trailer) or "approved by review 123 of alice (of <commit>)". */
+/** "approved in <commit>" (a trailer), "approved by review 123 of alice (of <commit>)" or "approved by the approval of alice (of <commit>)" (GitLab). */
 function approvedHow(f: CiReportFile): string {
+  if (f.review?.kind === 'approval') return `approved by the approval of ${f.review.user} (of ${short(f.review.commit)})`;
   if (f.review) return `approved by review ${f.review.id} of ${f.review.user} (of ${short(f.review.commit)})`;
   return `approved in ${short(f.approvedBy ?? '')}`;
+}
+
+/** The other way to pass, where approvals were read: a person approves the head. */
+function approvalRead(r: CiReport): string | null {
+  if (!r.reviews?.source || r.reviews.unavailable) return null;
+  return r.reviews.source.startsWith('gitlab ')
+    ? 'Or a member with the Developer role or higher approves the merge request (not its author); then retry this job.'
+    : 'Or a person with write access approves the pull request with a review of its head.';
+}
+
+/** Why no review was read (and what to do), and each review or approval that did not count. */
+function reviewNotes(r: CiReport): string[] {
+  const gitlab = r.reviews?.source?.startsWith('gitlab ') ?? false;
+  const notes: string[] = [];
+  if (r.reviews?.unavailable && r.reviews.source) {
+    notes.push(`${gitlab ? 'Merge request approvals' : 'Pull request reviews'} not read: ${r.reviews.unavailable}.`);
+    if (r.reviews.hint) notes.push(`hint: ${r.reviews.hint}`);
+  }
+  for (const i of r.reviews?.ignored ?? []) notes.push(gitlab ? `The approval of ${i.user} does not count: ${i.why}.` : `Review ${i.id} of ${i.user} does not count: ${i.why}.`);
+  return notes;
 }
 
 export function renderText(r: CiReport, c: Colors): string {
@@ -142,8 +163,7 @@ export function renderText(r: CiReport, c: Colors): string {
     lines.push(c.red(c.bold(`guard ci: ${r.blocked} of ${n} changed file${n === 1 ? '' : 's'} blocked: they need a person's approval (${range})`)));
   }
   if (r.bootstrap) lines.push(c.dim('No guard.config.json at the merge-base: default policy.'));
-  if (r.reviews?.unavailable && r.reviews.source) lines.push(c.dim(`Pull request reviews not read: ${r.reviews.unavailable}.`));
-  for (const i of r.reviews?.ignored ?? []) lines.push(c.dim(`Review ${i.id} of ${i.user} does not count: ${i.why}.`));
+  for (const note of reviewNotes(r)) lines.push(c.dim(note));
   for (const f of reportOrder(r.files)) {
     if (f.decision === 'allowed') continue;
     lines.push('');
@@ -156,6 +176,7 @@ export function renderText(r: CiReport, c: Colors): string {
   if (r.blocked > 0) {
     lines.push('');
     lines.push(HOW_TO_PASS);
+    if (approvalRead(r)) lines.push(approvalRead(r)!);
   }
   return lines.join('\n');
 }
@@ -224,6 +245,11 @@ export function renderMarkdown(r: CiReport): string {
       `${n - approved - r.blocked} allowed, ${approved} approved, ${r.blocked} blocked. ` +
       (r.bootstrap ? 'No `guard.config.json` at the merge-base: default policy.' : 'Policy: `guard.config.json` as committed at the merge-base.'),
   );
+  const notes = reviewNotes(r);
+  if (notes.length) {
+    out.push('');
+    for (const note of notes) out.push(`- ${mdCell(note)}`);
+  }
   if (n > 0) {
     out.push('');
     out.push('| File | Status | Existing lines | Deleted | Added | Change | Decision | Why |');
@@ -251,6 +277,7 @@ export function renderMarkdown(r: CiReport): string {
   if (r.blocked > 0) {
     out.push('');
     out.push(HOW_TO_PASS);
+    if (approvalRead(r)) out.push('', approvalRead(r)!);
   }
   return out.join('\n') + '\n';
 }

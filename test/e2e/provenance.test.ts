@@ -103,6 +103,16 @@ describe('provenance: which agent session wrote each staged path', () => {
     expect(by['odd\nname.txt'].writtenBy?.length).toBeGreaterThan(0);
   });
 
+  it('without guard\'s journal (an older guard) the recent sessions are found by a scan of the date-named refs', () => {
+    const repo = setup(null);
+    agentSession(repo);
+    rmSync(`${repo.dir}/.git/guard/journal`);
+    repo.git(['add', '-A']);
+    const by = Object.fromEntries(repo.guardJson(['check']).json.files.map((f: any) => [f.path, f]));
+    expect(by['agent.txt'].writtenBy?.[0]?.toolCall).toBe('tu-write');
+    expect(by['made.txt'].writtenBy?.[0]?.toolCall).toBe('tu-shell');
+  });
+
   it('a session of another repository does not claim this one\'s paths', () => {
     const repo = setup(null);
     const other = makeRepo({ 'agent.txt': big('agent') });
@@ -220,9 +230,10 @@ describe('provenance at the prompt (a person at a terminal)', () => {
     repo.write('agent.txt', 'old rewrite\n');
     // the step as guard would have written it 30 days ago: ref name and journal line
     const [ref] = repo.refs('refs/guard/sessions/');
-    const oid = repo.git(['rev-parse', ref!]).trim();
-    const day = new Date(Date.now() - 30 * 86_400_000).toISOString().slice(0, 10).replace(/-/g, '');
-    const old = ref!.replace(/\/\d{8}T/, `/${day}T`);
+    const then = new Date(Date.now() - 30 * 86_400_000).toISOString();
+    const message = repo.git(['log', '-1', '--format=%B', ref!]).replace(/"time":"[^"]+"/, `"time":"${then}"`);
+    const oid = repo.git(['commit-tree', `${ref}^{tree}`, '-p', `${ref}^`, '-F', '-'], { input: message }).trim();
+    const old = ref!.replace(/\/\d{8}T/, `/${then.slice(0, 10).replace(/-/g, '')}T`);
     repo.git(['update-ref', old, oid]);
     repo.git(['update-ref', '-d', ref!]);
     appendFileSync(`${repo.dir}/.git/guard/journal`, `${oid} ${old}\n- ${ref}\n`);
