@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { commitTimes, markVerified, resolveRev, verifiedRef } from '../git/moves.js';
+import { commitTimes, markVerified, resolveRev, verifiedTip } from '../git/moves.js';
 import type { Repo } from '../git/repo.js';
 
 /**
@@ -38,7 +38,8 @@ export interface VerifiedTip {
 export async function readVerifiedTip(repo: Repo): Promise<VerifiedTip | null> {
   const branch = await currentBranch(repo);
   if (!branch) return null;
-  return { branch, verified: await resolveRev(repo.root, verifiedRef(branch)) };
+  // the journaled tip wins over one moved outside guard (git/moves.ts verifiedTip)
+  return { branch, verified: await verifiedTip(repo.root, branch) };
 }
 
 /**

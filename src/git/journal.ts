@@ -196,6 +196,18 @@ export async function readJournal(commonDir: string): Promise<Tip[]> {
   return liveTips(await readFile(journalFile(commonDir), 'utf8').catch(() => ''));
 }
 
+/**
+ * The journaled value of refs under `prefix` (the newest word on each): the
+ * tail first, the whole journal only when the tail names none of `wanted`.
+ * File reads only.
+ */
+export async function journaledUnder(commonDir: string, prefix: string, wanted: readonly string[] = []): Promise<Map<string, string>> {
+  const pick = (tips: Tip[]) => new Map(tips.filter((t) => t.ref.startsWith(prefix)).map((t) => [t.ref, t.oid]));
+  const recent = pick(liveTips(await tail(journalFile(commonDir))));
+  if (wanted.length > 0 && wanted.every((w) => recent.has(w))) return recent;
+  return pick(await readJournal(commonDir));
+}
+
 /** The journal's tail (the newest entries), without reading a large file whole. */
 async function tail(file: string): Promise<string> {
   const fh = await open(file, 'r').catch(() => null);

@@ -1,6 +1,7 @@
 import { existsSync, lstatSync, readlinkSync, realpathSync } from 'node:fs';
 import { cp, rmdir } from 'node:fs/promises';
 import path from 'node:path';
+import { commonDirOf, noteGone } from './journal.js';
 import { GuardError } from '../core/errors.js';
 import { RECORD_VERSION } from '../core/record.js';
 import { GUARD_IDENTITY, checkpointId, type Checkpoint } from './checkpoint.js';
@@ -247,6 +248,8 @@ export async function removeLaneParts(main: Repo, lane: Lane): Promise<void> {
     // integrity: the branch gate's verified tip of the lane's branch, so a new lane of that name starts clean
     git(['update-ref', '-d', `refs/guard/verified/heads/${lane.branch}`], { cwd, okCodes: [1, 128] }),
   ]);
+  // guard removed it: the journal says so, or the journaled tip would come back as the lane's base
+  noteGone(commonDirOf(cwd), [`refs/guard/verified/heads/${lane.branch}`]);
   // `worktree remove` leaves the lanes folder; drop it when it is empty.
   await rmdir(path.dirname(lane.path)).catch(() => undefined);
 }

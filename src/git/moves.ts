@@ -1,4 +1,4 @@
-import { commonDirOf, noteGone, noteTips, readJournal } from './journal.js';
+import { commonDirOf, journaledUnder, noteGone, noteTips, readJournal } from './journal.js';
 import { git } from './run.js';
 
 /**
@@ -65,8 +65,33 @@ export async function branchTips(cwd: string): Promise<{ heads: Map<string, stri
       anchors.set(branch, [...(anchors.get(branch) ?? []), { day: rest.slice(0, slash), oid, ref }]);
     } else heads.set(ref, oid);
   }
-  await anchorsAsJournaled(cwd, anchors);
+  await Promise.all([anchorsAsJournaled(cwd, anchors), verifiedAsJournaled(cwd, verified)]);
   return { heads, verified, anchors };
+}
+
+/**
+ * A verified tip is where every later move is measured from: an agent that
+ * commits past every hook and then moves it onto its commit
+ * (`git update-ref refs/guard/verified/heads/main HEAD`) would make the
+ * ungated commit look measured. guard journals every verified tip it writes,
+ * so the journaled commit wins over the ref store (the doors also say so:
+ * flows/integrity.ts), as for anchors. `verified` is keyed by branch ref.
+ */
+async function verifiedAsJournaled(cwd: string, verified: Map<string, string>): Promise<void> {
+  const common = commonDirOf(cwd);
+  if (!common) return;
+  for (const [ref, oid] of await journaledUnder(common, VERIFIED_REFS).catch(() => new Map<string, string>())) {
+    verified.set('refs/' + ref.slice(VERIFIED_REFS.length), oid);
+  }
+}
+
+/** The verified tip of one branch: the journaled one when guard journaled it, else the ref store's. */
+export async function verifiedTip(cwd: string, branchRef: string): Promise<string | null> {
+  const ref = verifiedRef(branchRef);
+  const common = commonDirOf(cwd);
+  const journaled = common ? (await journaledUnder(common, VERIFIED_REFS, [ref]).catch(() => new Map<string, string>())).get(ref) : undefined;
+  // the journaled commit, while git still has it (a gc two weeks after a branch was rewritten may not)
+  return (journaled ? await resolveRev(cwd, journaled) : null) ?? (await resolveRev(cwd, ref));
 }
 
 /**
@@ -117,11 +142,15 @@ export async function settleMoves(cwd: string, moves: readonly Settled[], day: s
     for (const d of m.dropped ?? []) input += `create ${d.ref} ${d.tip}\n`;
   }
   if (input !== '') await git(['update-ref', '-m', 'guard: passed the gate', '--stdin'], { cwd, input });
-  // a dropped tip is the last ref holding that work, and the day's anchor is what step-by-step losses are
-  // measured from: both journaled as guard writes them, so a deletion or a move from outside is noticed (flows/integrity.ts)
+  // a dropped tip is the last ref holding that work, and the verified tip and the day's anchor are what moves are
+  // measured from: all journaled as guard writes them, so a deletion or a move from outside is noticed (flows/integrity.ts)
   noteTips(
     commonDirOf(cwd),
-    moves.flatMap((m) => [...(m.anchor ? [{ ref: anchorRef(m.branchRef, day), oid: m.anchor }] : []), ...(m.dropped ?? []).map((d) => ({ ref: d.ref, oid: d.tip }))]),
+    moves.flatMap((m) => [
+      { ref: verifiedRef(m.branchRef), oid: m.to },
+      ...(m.anchor ? [{ ref: anchorRef(m.branchRef, day), oid: m.anchor }] : []),
+      ...(m.dropped ?? []).map((d) => ({ ref: d.ref, oid: d.tip })),
+    ]),
   );
   // Other days' anchors (of every branch, discarded lanes too), once a day: on their own and
   // best effort, so that two moves racing to delete them never fail the move itself
@@ -153,6 +182,7 @@ export async function moveBase(cwd: string, from: string, to: string): Promise<s
  */
 export async function markVerified(cwd: string, branchRef: string, tip: string): Promise<void> {
   await git(['update-ref', '-m', 'guard: passed the gate', verifiedRef(branchRef), tip], { cwd });
+  noteTips(commonDirOf(cwd), [{ ref: verifiedRef(branchRef), oid: tip }]);
 }
 
 /** Committer time (unix seconds) of each commit, in one process; 0 where unknown. */
@@ -186,7 +216,8 @@ export async function adoptTips(cwd: string): Promise<string[]> {
   const missing = [...heads].filter(([ref]) => !verified.has(ref));
   if (missing.length === 0) return [];
   const input = missing.map(([ref, oid]) => `create ${verifiedRef(ref)} ${oid}\n`).join('');
-  await git(['update-ref', '--stdin'], { cwd, input, okCodes: [128] });
+  const r = await git(['update-ref', '--stdin'], { cwd, input, okCodes: [128] });
+  if (r.code === 0) noteTips(commonDirOf(cwd), missing.map(([ref, oid]) => ({ ref: verifiedRef(ref), oid })));
   return missing.map(([ref]) => ref);
 }
 

@@ -269,6 +269,23 @@ describe('guard-cli installed from its tarball', () => {
     must(dir, 'git add .pre-commit-config.yaml && git commit -q -m "Gate commits with guard (pre-commit)"');
     // doctor from outside: guard is not on this project's PATH, pre-commit holds it
     commitsThroughTheHook(dir, `node "${path.join(ROOT, 'dist/cli/main.js')}"`);
+
+    // The commit-msg stage (guard-trailer) under the real framework: what guard check leaves in
+    // the git dir reaches the commit's message. Here a Guard-Agent: trailer, from an agent
+    // session's shell call that wrote the file (guard hook claude: before, the write, after).
+    writeFileSync(path.join(dir, '.pre-commit-config.yaml'), `repos:\n  - repo: ${clone}\n    rev: ${rev}\n    hooks:\n      - id: guard\n      - id: guard-trailer\n`);
+    must(dir, 'pre-commit install --hook-type pre-commit --hook-type commit-msg');
+    must(dir, 'git add .pre-commit-config.yaml && git commit -q -m "and its trailers"');
+    const guard = `node "${path.join(ROOT, 'dist/cli/main.js')}"`;
+    const payload = (event: string) => JSON.stringify({ session_id: 'sess-pc', cwd: dir, hook_event_name: event, tool_name: 'Bash', tool_input: { command: 'echo hi > notes.md' }, tool_use_id: 'tu-pc', ...(event === 'PostToolUse' ? { tool_response: {} } : {}) });
+    writeFileSync(path.join(work, 'pre.json'), payload('PreToolUse'));
+    writeFileSync(path.join(work, 'post.json'), payload('PostToolUse'));
+    must(dir, `${guard} hook claude < "${path.join(work, 'pre.json')}"`);
+    writeFileSync(path.join(dir, 'notes.md'), 'hi\n');
+    must(dir, `${guard} hook claude < "${path.join(work, 'post.json')}"`);
+    const committed = sh(dir, 'git add notes.md && git commit -q -m "notes"');
+    expect(committed.code, committed.out).toBe(0);
+    expect(must(dir, 'git log -1 --format=%B')).toContain('Guard-Agent: claude sess-pc');
   }, 400_000);
 });
 
