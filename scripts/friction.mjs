@@ -4,9 +4,10 @@
  * the last N non-merge commits of a repository as `guard check --auto`
  * would judge each one staged on its parent (default config, the bootstrap
  * rules where the parent has no guard.config.json), and prints how many would
- * ask a person, why (protected path, rule ids), and every commit that asked
+ * ask a person, why (protected path, rule ids), every commit that asked
  * for anything but a protected path, so a person can judge which were
- * genuine.
+ * genuine, and every placeholder alarm with the lines its file lost (one
+ * where nothing was removed would be a false alarm).
  *
  *   node scripts/friction.mjs REPO [N] [--json] [--exact]
  *   npm run bench -- --friction REPO [N]
@@ -105,7 +106,9 @@ async function inProcess(repo, list) {
           whitespace: { range: [base, c.sha], changeRatio: config.changeRatio },
         });
         const files = withAggregateLoss(facts.map((f) => classify(f, policy)), config);
-        return { ...c, files: files.filter((f) => f.needsApproval).map((f) => ({ path: f.path, rules: f.rules, reasons: f.reasons })) };
+        // lines the file lost, beside each file that asks: a placeholder alarm where nothing was removed is a false one
+        const deleted = new Map(facts.map((f) => [f.path, f.linesDeleted]));
+        return { ...c, files: files.filter((f) => f.needsApproval).map((f) => ({ path: f.path, rules: f.rules, reasons: f.reasons, linesDeleted: deleted.get(f.path) })) };
       }),
     );
     out.push(...judged);
@@ -156,7 +159,11 @@ function summarize(judged) {
     protectedPaths[top] = (protectedPaths[top] ?? 0) + 1;
   }
   const asking = asks.map((c) => ({ sha: c.sha, subject: c.subject, rules: [...new Set(c.files.flatMap((f) => f.rules))] }));
-  return { commits: judged.length, asks: asks.length, onlyProtected: onlyProtected.length, other, byRule, protectedPaths, asking };
+  // every placeholder alarm (rule `elision`), with the lines its file lost: issue 23 asks for none where no code was removed
+  const placeholders = asks.flatMap((c) =>
+    c.files.filter((f) => f.rules.includes('elision')).map((f) => ({ sha: c.sha, subject: c.subject, path: f.path, reason: f.reasons.find((r) => r.startsWith('elision')) ?? '', linesDeleted: f.linesDeleted ?? null })),
+  );
+  return { commits: judged.length, asks: asks.length, onlyProtected: onlyProtected.length, other, byRule, protectedPaths, asking, placeholders };
 }
 
 const pct = (a, b) => `${b ? ((100 * a) / b).toFixed(1) : '0.0'}%`;
@@ -180,6 +187,11 @@ async function main() {
     p(`  only for a protected path: ${s.onlyProtected} (${pct(s.onlyProtected, s.commits)})${Object.keys(s.protectedPaths).length ? '  ' + Object.entries(s.protectedPaths).map(([k, v]) => `${k}: ${v} files`).join(', ') : ''}`);
     p(`  for anything else:         ${s.other.length} (${pct(s.other.length, s.commits)})`);
     p(`  commits by rule:           ${Object.entries(s.byRule).sort((a, b) => b[1] - a[1]).map(([k, v]) => `${k} ${v}`).join(', ') || 'none'}`);
+    p(`  placeholder alarms:        ${s.placeholders.length}`);
+    for (const e of s.placeholders) {
+      const lost = e.linesDeleted === null ? 'lines lost: not known in --exact' : `the file lost ${e.linesDeleted} line${e.linesDeleted === 1 ? '' : 's'}`;
+      p(`      ${e.sha.slice(0, 10)} ${e.path}: ${e.reason} (${lost})`);
+    }
     if (s.other.length) {
       p('');
       p('The commits that asked for more than a protected path (judge which were genuine):');

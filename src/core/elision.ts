@@ -122,6 +122,11 @@ export function makeMatcher(d: PhraseData): Matcher {
         const basic = /^\s*\d+\s+(rem\s.*)$/i.exec(line);
         return basic !== null && self.isPlaceholder(basic[1]!);
       }
+      // dots, then the comment: `...    // the rest of the code in the method is unchanged`
+      if (c0 === 46 || c0 === 0x2026) {
+        const after = /^\s*(?:\.{3}|…)[ \t]+((?:\/\/|#).*)$/.exec(line);
+        return after !== null && self.isPlaceholder(after[1]!);
+      }
       if (c0 < 128 && !firstChars.has(c0)) return false;
       const head = line.slice(i, i + maxOpen);
       if (ASCII.test(head) && !opens.some((o) => head.toLowerCase().startsWith(o))) return false;
@@ -150,6 +155,8 @@ export function makeMatcher(d: PhraseData): Matcher {
       const framed: Framed = starts && ends ? 'both' : starts || ends ? 'one' : 'none';
       // the whole comment in brackets: "(existing interfaces)", "[rest omitted]"
       const wrapped = /^[([].*[)\]]$/.test(bare);
+      // a status in brackets, then dots: "(unchanged) ... all the way until:"
+      if (/^[([]\s*(?:unchanged|omitted|untouched|unmodified|snipped|same as before)\s*[)\]]\s*(?:\.{2,}|…)/i.test(bare)) return true;
       // dots, then only a remark in brackets: "... (Image collection code)", "… (similar to Option 1)"
       if (/^(?:\.{2,}|…|⋯)\s*\([^()]*\w[^()]*\)$/.test(bare) && bare.split(/\s+/).length <= (d.general?.dotsMaxWords ?? 18)) return true;
       // a remark in brackets that is a placeholder itself: "TABS LOGIC (Rest of your existing code remains unchanged)"
@@ -168,11 +175,11 @@ export function makeMatcher(d: PhraseData): Matcher {
         .trim();
       if (t === '') return dotted;
       const words = t.split(' ');
-      if (words.length > 14) return general !== null && starts && general(words, framed, { starts, wrapped, text: t });
+      if (words.length > 14) return general !== null && starts && general(words, framed, { starts, wrapped, text: t, raw: bare });
       // dots, then a few words and nothing after: what the left-out code did (`// ... execute and return results`)
       if (framed === 'one' && starts && words.length <= 5 && !wrapped) return true;
       if (phrases.some((p) => (p.first === null || p.first.has(words[0]!)) && matches(p.tokens, words))) return true;
-      return general !== null && general(words, framed, { starts, wrapped, text: t });
+      return general !== null && general(words, framed, { starts, wrapped, text: t, raw: bare });
     },
     isComment(line: string): boolean {
       const t = line.trim().toLowerCase();
@@ -189,7 +196,12 @@ interface Shape {
   wrapped: boolean;
   /** The normalised comment, for the substrings of scripts written without spaces. */
   text: string;
+  /** The comment's words as written (brackets and all), without its markers. */
+  raw: string;
 }
+
+/** Words that make a sentence about kept code a condition or a reason, not a placeholder. */
+const CAUSE = new Set(['if', 'when', 'unless', 'because', 'since', 'so', 'while', 'until', 'once']);
 
 /**
  * The general rule of the phrase data (its `general.about` says it in words):
@@ -241,6 +253,22 @@ function generalTest(g: GeneralData, code: readonly string[]): (words: string[],
       const lead = join(input.slice(0, 7)).filter((w) => w !== 'the' && w !== 'all');
       if (lead.length >= 3 && mark.has(lead[0]!) && nouns.has(lead[1]!) && (strong.has(lead[2]!) || (weak.has(lead[2]!) && (weak.has(lead[3]!) || strong.has(lead[3]!))))) return true;
     }
+    // "keep the rest of the code exactly as it was ...", "no changes to the rest of the file are needed ...":
+    // the rest of a code noun kept, whatever the sentence says after it
+    // (not "keep the rest of the code running if this fails", "keep the rest of the config keys sorted")
+    {
+      const said = input[0] === 'no' && input[1] === 'changes' && input[2] === 'to';
+      const at = said ? 3 : verbs.has(input[0]!) ? 1 : -1;
+      const tail = at < 0 ? [] : input.slice(at).filter((w) => w !== 'the' && w !== 'your' && w !== 'all');
+      if (tail[0] === 'rest' && tail[1] === 'of' && nouns.has(tail[2]!) && !tail.some((w) => CAUSE.has(w))) {
+        const next = tail[3];
+        // after the noun: nothing, a word saying it stays, or a list in brackets of what it holds
+        if (said || next === undefined || strong.has(next) || (weak.has(next) && !next.startsWith('change')) || next === 'exactly' || next === 'as' || /\brest of (?:the |your |all )*[\w ]+?\s*\(/i.test(shape.raw)) return true;
+      }
+    }
+    // a word that can only mean "left out" opens a remark in brackets naming code:
+    // "[omitted state variables and event definitions for brevity]", "[Omitted ... logic for brevity, keeping ...]"
+    if (shape.wrapped && cut.has(input[0]!) && input.some((w, k) => k > 0 && (nouns.has(w) || mark.has(w) || w === 'brevity'))) return true;
     // a verb of keeping, a mark and at most one word more, and nothing after: "Keep existing variables:"
     if (input.length <= 3 && verbs.has(input[0]!) && mark.has(input[1]!) && !input.slice(2).some((w) => earlyVeto.has(w))) return true;
     // "rest unchanged helpers + new helper stubs", "rest same as before"
