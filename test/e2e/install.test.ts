@@ -182,7 +182,7 @@ describe('guard-cli installed from its tarball', () => {
     commitsThroughTheHook(dir, 'npx guard');
     // extend loads the tree-sitter grammar from the installed dependency
     expect(existsSync(path.join(dir, 'node_modules/@vscode/tree-sitter-wasm/wasm/tree-sitter-python.wasm'))).toBe(true);
-  });
+  }, 180_000); // a real install: slow on a loaded machine or a cold cache
 
   it('pnpm, at a workspace root: pnpm add --save-dev --workspace-root', () => {
     const dir = project('pnpm', {
@@ -201,7 +201,7 @@ describe('guard-cli installed from its tarball', () => {
     expect(readFileSync(path.join(dir, '.husky/pre-commit'), 'utf8')).toContain('pnpm add --save-dev --workspace-root guard-cli');
     must(dir, 'git add -A && git commit -q -m "Gate commits with guard"');
     commitsThroughTheHook(dir, 'pnpm exec guard');
-  });
+  }, 180_000); // a real install: slow on a loaded machine or a cold cache
 
   it("yarn berry with Plug'n'Play (its default): the hook runs yarn guard check", () => {
     const dir = project('yarn', { ...PY, 'package.json': '{ "name": "app", "private": true }\n', '.gitignore': '.yarn/\n.pnp.*\n' });
@@ -213,7 +213,7 @@ describe('guard-cli installed from its tarball', () => {
     expect(init).toContain("runs yarn guard check, for yarn Plug'n'Play");
     must(dir, 'git add -A && git commit -q -m "Gate commits with guard"');
     commitsThroughTheHook(dir, 'yarn guard');
-  });
+  }, 180_000); // a real install: slow on a loaded machine or a cold cache
 
   it('yarn berry with the node-modules linker: the hook runs guard directly', () => {
     const dir = project('yarn-nm', { ...PY, 'package.json': '{ "name": "app", "private": true }\n', '.yarnrc.yml': 'nodeLinker: node-modules\n', '.gitignore': '.yarn/\nnode_modules/\n' });
@@ -223,7 +223,7 @@ describe('guard-cli installed from its tarball', () => {
     expect(init).toContain('runs guard check, for yarn (yarn.lock)');
     must(dir, 'git add -A && git commit -q -m "Gate commits with guard"');
     commitsThroughTheHook(dir, 'yarn guard');
-  });
+  }, 180_000); // a real install: slow on a loaded machine or a cold cache
 
   it('global: npm install --global, guard init --global in a Python-only repository', () => {
     const prefix = path.join(work, 'global-prefix');
@@ -248,7 +248,7 @@ describe('guard-cli installed from its tarball', () => {
     const off = sh(dir, 'git commit -q -m x', { PATH: `/usr/bin${path.delimiter}/bin` });
     expect(off.code).not.toBe(0);
     expect(off.out).toContain('npm install --global guard-cli');
-  });
+  }, 180_000); // a real install: slow on a loaded machine or a cold cache
 
   const preCommit = spawnSync('pre-commit', ['--version']).status === 0;
   it.skipIf(!preCommit && process.env.CI !== 'true')('pre-commit framework: try-repo against a clone of this repository, then installed from it', () => {
