@@ -8,6 +8,7 @@ let picomatch: typeof Picomatch | undefined;
 const loadPicomatch = (): typeof Picomatch => (picomatch ??= createRequire(import.meta.url)('picomatch') as typeof Picomatch);
 import { CONFIG_FILE, isDefaultConfig, type Config } from './config.js';
 import { findElisions } from './elision.js';
+import { MODE } from './modes.js';
 
 /** What git (or guard write) knows about one changed path; no I/O here. */
 export interface ChangeFacts {
@@ -159,8 +160,8 @@ function literalPrefixes(globs: readonly string[]): string[] | null {
   return out;
 }
 
-const SYMLINK = '120000';
-const GITLINK = '160000';
+const SYMLINK = MODE.symlink;
+const GITLINK = MODE.gitlink;
 
 /** Does a symlink's target, read relative to the link's folder, leave the repository? */
 export function symlinkEscapes(linkPath: string, target: string): boolean {

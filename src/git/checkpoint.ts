@@ -4,6 +4,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { copyFile, link, lstat, open, readFile, readdir, readlink, rename, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { GuardError } from '../core/errors.js';
+import { MODE, fileMode } from '../core/modes.js';
 import { RECORD_VERSION } from '../core/record.js';
 import { faultPoint } from './faults.js';
 import type { Repo } from './repo.js';
@@ -293,9 +294,9 @@ async function readOnDisk(root: string, rel: string): Promise<{ mode: string; da
   const abs = path.join(root, rel);
   try {
     const st = await lstat(abs);
-    if (st.isSymbolicLink()) return { mode: '120000', data: await readlink(abs, { encoding: 'buffer' }) };
+    if (st.isSymbolicLink()) return { mode: MODE.symlink, data: await readlink(abs, { encoding: 'buffer' }) };
     // git's own rule: the owner's execute bit
-    if (st.isFile()) return { mode: st.mode & 0o100 ? '100755' : '100644', data: await readFile(abs) };
+    if (st.isFile()) return { mode: fileMode(st.mode), data: await readFile(abs) };
     throw new GuardError('E_USAGE', `${rel} is not a file`, 'guard checkpoints files and symlinks by path');
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
@@ -342,10 +343,10 @@ async function changesOnDisk(root: string, changed: readonly string[], removed: 
       const abs = path.join(root, rel);
       const st = await lstat(abs).catch(() => null);
       if (!st || st.size > INLINE_FILE_MAX || (total += st.size) > INLINE_TOTAL_MAX) return null;
-      if (st.isSymbolicLink()) return { mode: '120000', data: await readlink(abs, { encoding: 'buffer' }).catch(() => null) };
+      if (st.isSymbolicLink()) return { mode: MODE.symlink, data: await readlink(abs, { encoding: 'buffer' }).catch(() => null) };
       if (!st.isFile()) return null;
       const data = await readFile(abs).catch(() => null);
-      return { mode: st.mode & 0o100 ? '100755' : '100644', data: data && data.length === st.size && !data.includes(13) ? data : null };
+      return { mode: fileMode(st.mode), data: data && data.length === st.size && !data.includes(13) ? data : null };
     }),
   );
   const changes: RecordCommit['changes'] = removed.map((p) => ({ kind: 'delete', path: p }));

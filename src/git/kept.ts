@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { lstat, readFile, readdir, readlink } from 'node:fs/promises';
 import path from 'node:path';
+import { MODE, fileMode } from '../core/modes.js';
 import type { RecordCommit } from './records.js';
 
 /**
@@ -210,7 +211,7 @@ export async function planKept(
     if (g.folder === null) order.sort((x, y) => (x.st?.size ?? 0) - (y.st?.size ?? 0) || (x.p < y.p ? -1 : 1));
     for (const { p, st } of order) {
       if (!st || refusedName(p)) continue;
-      const mode = st.isSymbolicLink() ? '120000' : st.isFile() ? (st.mode & 0o100 ? '100755' : '100644') : null;
+      const mode = st.isSymbolicLink() ? MODE.symlink : st.isFile() ? fileMode(st.mode) : null;
       if (mode === null) continue;
       if (st.size > limits.fileMax) {
         skipped.push({ path: p, reason: 'size', bytes: st.size, kind: g.kind });
@@ -227,7 +228,7 @@ export async function planKept(
         changes.push({ kind: 'blob', path: p, mode, oid: seen.oid });
         hits++;
       } else {
-        const data = await (mode === '120000' ? readlink(path.join(root, p), { encoding: 'buffer' }) : readFile(path.join(root, p))).catch(() => null);
+        const data = await (mode === MODE.symlink ? readlink(path.join(root, p), { encoding: 'buffer' }) : readFile(path.join(root, p))).catch(() => null);
         if (data === null) {
           skipped.push({ path: p, reason: 'unreadable', bytes: st.size, kind: g.kind });
           continue;
