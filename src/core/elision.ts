@@ -95,7 +95,32 @@ const ASCII = /^[\x00-\x7f]*$/;
 /** Dots before and after a comment's words (`... imports ...`), on one side, or none. */
 type Framed = 'both' | 'one' | 'none';
 
+/** A matcher's data, compiled once: phrases as words, openers longest first, the general rule. */
+interface Compiled {
+  d: PhraseData;
+  phrases: Array<{ tokens: PhraseToken[]; first: Set<string> | null }>;
+  opens: string[];
+  closes: string[];
+  general: GeneralTest | null;
+  dotsRe: RegExp;
+  /** The longest opener's length. */
+  maxOpen: number;
+  /** The first characters any opener can start with, either case: most code lines start with none. */
+  firstChars: Set<number>;
+}
+
 export function makeMatcher(d: PhraseData): Matcher {
+  const c = compileMatcher(d);
+  return {
+    isPlaceholder: (line) => isPlaceholder(c, line),
+    isComment(line: string): boolean {
+      const t = line.trim().toLowerCase();
+      return t.length > 0 && c.opens.some((o) => t.startsWith(o));
+    },
+  };
+}
+
+function compileMatcher(d: PhraseData): Compiled {
   const phrases = d.phrases.map((p) => {
     const tokens = compilePhrase(p, d.slots);
     return { tokens, first: firstWords(tokens) };
@@ -104,82 +129,93 @@ export function makeMatcher(d: PhraseData): Matcher {
   const closes = [...d.comment.close].sort((a, b) => b.length - a.length);
   const general = d.general ? generalTest(d.general, d.slots.CODE ?? []) : null;
   const dotsRe = new RegExp(d.dots.map(escape).sort((a, b) => b.length - a.length).join('|'), 'g');
+  const maxOpen = Math.max(...opens.map((o) => o.length));
+  const firstChars = new Set(opens.flatMap((o) => [o.charCodeAt(0), o.toUpperCase().charCodeAt(0)]));
+  return { d, phrases, opens, closes, general, dotsRe, maxOpen, firstChars };
+}
+
+function isPlaceholder(c: Compiled, line: string): boolean {
+  let i = 0;
+  let c0 = line.charCodeAt(0);
+  for (; c0 === 32 || (c0 >= 9 && c0 <= 13); c0 = line.charCodeAt(++i));
+  // a numbered BASIC line: `30 REM ... rest of program ...`
+  if (c0 >= 48 && c0 <= 57) {
+    const basic = /^\s*\d+\s+(rem\s.*)$/i.exec(line);
+    return basic !== null && isPlaceholder(c, basic[1]!);
+  }
   // Every line of a file comes through here (findElisions) and most are
   // code: a line whose first characters after ASCII white space are plain
   // ASCII and open no comment cannot become a comment line through the
-  // normalising below (it only drops or replaces non-ASCII characters), so
-  // it is answered at once.
-  const maxOpen = Math.max(...opens.map((o) => o.length));
-  // the first characters any opener can start with, either case: most code lines start with none
-  const firstChars = new Set(opens.flatMap((o) => [o.charCodeAt(0), o.toUpperCase().charCodeAt(0)]));
-  const self: Matcher = {
-    isPlaceholder(line: string): boolean {
-      let i = 0;
-      let c0 = line.charCodeAt(0);
-      for (; c0 === 32 || (c0 >= 9 && c0 <= 13); c0 = line.charCodeAt(++i));
-      // a numbered BASIC line: `30 REM ... rest of program ...`
-      if (c0 >= 48 && c0 <= 57) {
-        const basic = /^\s*\d+\s+(rem\s.*)$/i.exec(line);
-        return basic !== null && self.isPlaceholder(basic[1]!);
-      }
-      if (c0 < 128 && !firstChars.has(c0)) return false;
-      const head = line.slice(i, i + maxOpen);
-      if (ASCII.test(head) && !opens.some((o) => head.toLowerCase().startsWith(o))) return false;
-      // zero-width and soft characters hide nothing from a reader, so they hide nothing here
-      // NFKC: fullwidth and other compatibility forms (．．． ｅｘｉｓｔｉｎｇ) read as what they look like
-      let t = line.normalize('NFKC').replace(/[\u200B-\u200D\u2060\uFEFF\u00AD]/g, '').replace(/[\u00A0\u2000-\u200A\u202F\u3000]/g, ' ').trim();
-      if (t.length < 2 || t.length > 200) return false;
-      const lower = t.toLowerCase();
-      const open = opens.find((o) => lower.startsWith(o));
-      if (open === undefined) return false; // not a comment line
-      t = t.slice(open.length);
-      // a doubled one-character opener: `;; ... rest of input handling`, `%% ...`, `## ...`
-      while (open.length === 1 && t.startsWith(open)) t = t.slice(1);
-      // a quote that closes and code follows is a string in a list, not a comment: `'not modified' : 304,`
-      if ((open === "'" || open === '"') && /^[^']*'\s*(?:[:,)\]=+;.]|$)/.test(t) && !/^[^']*\w'\w/.test(t)) return false;
-      // a block comment's inner line indented past its `*` quotes code: a docs example (` *     // ...`)
-      if (open === '*' && /^(?: {2,}|\t)/.test(t)) return false;
-      const close = closes.find((c) => t.trimEnd().endsWith(c));
-      if (close !== undefined) t = t.trimEnd().slice(0, -close.length);
-      let dotted = false;
-      const bare = t.trim();
-      // a quotation: a comment that quotes a placeholder (`// "see the original file for the rest"`) talks about one
-      if (/^(["`“‘]).*["`”’][.,:;)]?$/.test(bare) && bare.length > 2) return false;
-      const starts = d.dots.some((x) => bare.startsWith(x)) || /^[([]\s*(?:\.\.|…)/.test(bare);
-      const ends = d.dots.some((x) => bare.endsWith(x)) || /(?:\.\.|…)\s*[)\]]$/.test(bare);
-      const framed: Framed = starts && ends ? 'both' : starts || ends ? 'one' : 'none';
-      // the whole comment in brackets: "(existing interfaces)", "[rest omitted]"
-      const wrapped = /^[([].*[)\]]$/.test(bare);
-      // dots, then only a remark in brackets: "... (Image collection code)", "… (similar to Option 1)"
-      if (/^(?:\.{2,}|…|⋯)\s*\([^()]*\w[^()]*\)$/.test(bare) && bare.split(/\s+/).length <= (d.general?.dotsMaxWords ?? 18)) return true;
-      // a remark in brackets that is a placeholder itself: "TABS LOGIC (Rest of your existing code remains unchanged)"
-      // (the remark begins with a mark: "(same file system)", "(left as it is)" explain the words before them)
-      const inner = /\((?:the |all )?(?:rest|remaining|existing|other|previous|original)\b([^()]*)\)/i.exec(bare)?.[0];
-      if (inner !== undefined && !wrapped && self.isPlaceholder(`// ${inner.slice(1, -1)}`)) return true;
-      t = t
-        .toLowerCase()
-        .replace(dotsRe, () => {
-          dotted = true;
-          return ' ';
-        })
-        .replace(/\d[\d,]*/g, ' n ')
-        .replace(/[^\p{L}\p{M}\p{N}\s]/gu, ' ')
-        .replace(/\s+/g, ' ')
-        .trim();
-      if (t === '') return dotted;
-      const words = t.split(' ');
-      if (words.length > 14) return general !== null && starts && general(words, framed, { starts, wrapped, text: t });
-      // dots, then a few words and nothing after: what the left-out code did (`// ... execute and return results`)
-      if (framed === 'one' && starts && words.length <= 5 && !wrapped) return true;
-      if (phrases.some((p) => (p.first === null || p.first.has(words[0]!)) && matches(p.tokens, words))) return true;
-      return general !== null && general(words, framed, { starts, wrapped, text: t });
-    },
-    isComment(line: string): boolean {
-      const t = line.trim().toLowerCase();
-      return t.length > 0 && opens.some((o) => t.startsWith(o));
-    },
-  };
-  return self;
+  // normalising in commentText (it only drops or replaces non-ASCII
+  // characters), so it is answered at once.
+  if (c0 < 128 && !c.firstChars.has(c0)) return false;
+  const head = line.slice(i, i + c.maxOpen);
+  if (ASCII.test(head) && !c.opens.some((o) => head.toLowerCase().startsWith(o))) return false;
+  const comment = commentText(c, line);
+  return comment !== null && isPlaceholderComment(c, comment);
+}
+
+/** The words of a comment line, between its opener and its closer; null when the line is no comment. */
+function commentText(c: Compiled, line: string): string | null {
+  // zero-width and soft characters hide nothing from a reader, so they hide nothing here
+  // NFKC: fullwidth and other compatibility forms (．．． ｅｘｉｓｔｉｎｇ) read as what they look like
+  let t = line.normalize('NFKC').replace(/[\u200B-\u200D\u2060\uFEFF\u00AD]/g, '').replace(/[\u00A0\u2000-\u200A\u202F\u3000]/g, ' ').trim();
+  if (t.length < 2 || t.length > 200) return null;
+  const lower = t.toLowerCase();
+  const open = c.opens.find((o) => lower.startsWith(o));
+  if (open === undefined) return null; // not a comment line
+  t = t.slice(open.length);
+  // a doubled one-character opener: `;; ... rest of input handling`, `%% ...`, `## ...`
+  while (open.length === 1 && t.startsWith(open)) t = t.slice(1);
+  // a quote that closes and code follows is a string in a list, not a comment: `'not modified' : 304,`
+  if ((open === "'" || open === '"') && /^[^']*'\s*(?:[:,)\]=+;.]|$)/.test(t) && !/^[^']*\w'\w/.test(t)) return null;
+  // a block comment's inner line indented past its `*` quotes code: a docs example (` *     // ...`)
+  if (open === '*' && /^(?: {2,}|\t)/.test(t)) return null;
+  const close = c.closes.find((x) => t.trimEnd().endsWith(x));
+  return close !== undefined ? t.trimEnd().slice(0, -close.length) : t;
+}
+
+/** Is the text of a comment a placeholder: its frame of dots or brackets, then its words? */
+function isPlaceholderComment(c: Compiled, comment: string): boolean {
+  const { d, general } = c;
+  const bare = comment.trim();
+  // a quotation: a comment that quotes a placeholder (`// "see the original file for the rest"`) talks about one
+  if (/^(["`“‘]).*["`”’][.,:;)]?$/.test(bare) && bare.length > 2) return false;
+  const starts = d.dots.some((x) => bare.startsWith(x)) || /^[([]\s*(?:\.\.|…)/.test(bare);
+  const ends = d.dots.some((x) => bare.endsWith(x)) || /(?:\.\.|…)\s*[)\]]$/.test(bare);
+  const framed: Framed = starts && ends ? 'both' : starts || ends ? 'one' : 'none';
+  // the whole comment in brackets: "(existing interfaces)", "[rest omitted]"
+  const wrapped = /^[([].*[)\]]$/.test(bare);
+  // dots, then only a remark in brackets: "... (Image collection code)", "… (similar to Option 1)"
+  if (/^(?:\.{2,}|…|⋯)\s*\([^()]*\w[^()]*\)$/.test(bare) && bare.split(/\s+/).length <= (d.general?.dotsMaxWords ?? 18)) return true;
+  // a remark in brackets that is a placeholder itself: "TABS LOGIC (Rest of your existing code remains unchanged)"
+  // (the remark begins with a mark: "(same file system)", "(left as it is)" explain the words before them)
+  const inner = /\((?:the |all )?(?:rest|remaining|existing|other|previous|original)\b([^()]*)\)/i.exec(bare)?.[0];
+  if (inner !== undefined && !wrapped && isPlaceholder(c, `// ${inner.slice(1, -1)}`)) return true;
+  const { text: t, dotted } = plainWords(c, comment);
+  if (t === '') return dotted;
+  const words = t.split(' ');
+  if (words.length > 14) return general !== null && starts && general(words, framed, { starts, wrapped, text: t });
+  // dots, then a few words and nothing after: what the left-out code did (`// ... execute and return results`)
+  if (framed === 'one' && starts && words.length <= 5 && !wrapped) return true;
+  if (c.phrases.some((p) => (p.first === null || p.first.has(words[0]!)) && matches(p.tokens, words))) return true;
+  return general !== null && general(words, framed, { starts, wrapped, text: t });
+}
+
+/** A comment as lower-case words and `n` for numbers, space-separated; `dotted` when it held dots. */
+function plainWords(c: Compiled, comment: string): { text: string; dotted: boolean } {
+  let dotted = false;
+  const text = comment
+    .toLowerCase()
+    .replace(c.dotsRe, () => {
+      dotted = true;
+      return ' ';
+    })
+    .replace(/\d[\d,]*/g, ' n ')
+    .replace(/[^\p{L}\p{M}\p{N}\s]/gu, ' ')
+    .replace(/\s+/g, ' ')
+    .trim();
+  return { text, dotted };
 }
 
 interface Shape {
@@ -191,120 +227,180 @@ interface Shape {
   text: string;
 }
 
-/**
- * The general rule of the phrase data (its `general.about` says it in words):
- * a short comment that says the code is elsewhere, left out, unchanged or
- * truncated, whatever the noun it names.
- */
-function generalTest(g: GeneralData, code: readonly string[]): (words: string[], framed: Framed, shape: Shape) => boolean {
-  // pairs by their first word: most words start none
+type GeneralTest = (words: string[], framed: Framed, shape: Shape) => boolean;
+
+/** The general rule's word lists as sets, and the pairs of words it reads as one. */
+interface Vocabulary {
+  g: GeneralData;
+  /** Pairs by their first word (most words start none), the longest first: "same as before" before "same as". */
+  pairs: Map<string, Array<{ words: string[]; joined: string }>>;
+  strong: Set<string>;
+  weak: Set<string>;
+  pointer: Set<string>;
+  mark: Set<string>;
+  listMarks: Set<string>;
+  position: Set<string>;
+  veto: Set<string>;
+  nouns: Set<string>;
+  filler: Set<string>;
+  verbs: Set<string>;
+  /** The strong words that can only mean "left out here" (not "unchanged", which a comment on code says too). */
+  stays: Set<string>;
+  unchanged: Set<string>;
+  cut: Set<string>;
+  known: Set<string>;
+  /** The veto words no pair holds (and not "see"): they veto before joining. */
+  earlyVeto: Set<string>;
+}
+
+function vocabulary(g: GeneralData, code: readonly string[]): Vocabulary {
   const pairs = new Map<string, Array<{ words: string[]; joined: string }>>();
   for (const p of [...g.pairs, ...g.foreign.pairs]) {
     const words = p.split(' ');
     pairs.set(words[0]!, [...(pairs.get(words[0]!) ?? []), { words, joined: p.replace(/ /g, '_') }]);
   }
-  // the longest pair first: "same as before" before "same as"
   for (const list of pairs.values()) list.sort((a, b) => b.words.length - a.words.length);
   const strong = new Set([...g.strong, ...g.foreign.strong]);
   const weak = new Set(g.weak);
   const pointer = new Set(g.pointer);
   const mark = new Set([...g.mark, ...g.foreign.mark]);
-  const listMarks = new Set(g.listMarks);
   const position = new Set(g.position);
-  const veto = new Set(g.veto);
   const nouns = new Set(code.flatMap((c) => c.split(' ')));
   const filler = new Set(g.filler);
   const verbs = new Set(g.verbs);
-  // the strong words that can only mean "left out here" (not "unchanged", which a comment on code says too)
-  const stays = new Set(['remain', 'remains', 'stay', 'stays', 'kept']);
-  const unchanged = new Set(['same', 'same_as_before', 'unchanged', 'untouched', 'as_before', 'as_is', 'as_they_are', 'as_it_was', 'as_they_were', 'same_as', 'intact']);
-  const cut = new Set(['omitted', 'elided', 'snipped', 'truncated', 'abbreviated', 'not_shown', 'for_brevity', 'left_out']);
-  const known = new Set([...strong, ...weak, ...pointer, ...mark, ...position, ...filler, ...nouns, ...verbs]);
-  const join = (input: readonly string[]): string[] => {
-    const words: string[] = [];
-    for (let i = 0; i < input.length; ) {
-      const pair = pairs.get(input[i]!)?.find((p) => p.words.every((w, k) => input[i + k] === w));
-      words.push(pair ? pair.joined : input[i]!);
-      i += pair ? pair.words.length : 1;
-    }
-    return words;
-  };
   const inPairs = new Set(g.pairs.flatMap((p) => p.split(' ')));
-  const earlyVeto = new Set(g.veto.filter((w) => w !== 'see' && !inPairs.has(w)));
-  return (input, framed, shape) => {
-    // dots, then a strong word early, however long the sentence runs on after it:
-    // "... Code continues mostly unchanged, just ensure this block is preserved if ..."
-    if (shape.starts && join(input.slice(0, 8)).slice(0, 5).some((w) => strong.has(w))) return true;
-    // a mark and a code noun, then at once a word that says it stays, whatever follows:
-    // "Existing code remains the same except booting the server", "other handlers unchanged, see below"
-    {
-      const lead = join(input.slice(0, 7)).filter((w) => w !== 'the' && w !== 'all');
-      if (lead.length >= 3 && mark.has(lead[0]!) && nouns.has(lead[1]!) && (strong.has(lead[2]!) || (weak.has(lead[2]!) && (weak.has(lead[3]!) || strong.has(lead[3]!))))) return true;
-    }
-    // a verb of keeping, a mark and at most one word more, and nothing after: "Keep existing variables:"
-    if (input.length <= 3 && verbs.has(input[0]!) && mark.has(input[1]!) && !input.slice(2).some((w) => earlyVeto.has(w))) return true;
-    // "rest unchanged helpers + new helper stubs", "rest same as before"
-    if (input[0] === 'rest' && (strong.has(input[1]!) || strong.has(join(input.slice(1, 4))[0]!) || weak.has(input[1]!))) return true;
-    if (input.length > g.dotsMaxWords) return false;
-    if (shape.starts || shape.wrapped || input[0] === 'rest' || input[1] === 'rest') {
-      const joined = join(input);
-      const lead = joined.find((w) => !filler.has(w));
-      const strongHere = joined.some((w) => strong.has(w)) || g.foreign.substrings.some((x) => shape.text.includes(x));
-      // "... rest of visual updates", "... existing tree-walk renderer unchanged ...", "... (hàm này giữ nguyên)"
-      if (shape.starts && ((lead !== undefined && mark.has(lead)) || strongHere)) return true;
-      // after the dots a verb of keeping, then a mark or "same": "... keep existing code (loadX function)", "... same parameters"
-      const afterVerb = lead !== undefined && verbs.has(lead) ? joined.slice(joined.indexOf(lead) + 1).find((w) => !filler.has(w)) : lead;
-      if (shape.starts && afterVerb !== undefined && (mark.has(afterVerb) || afterVerb === 'same' || afterVerb === 'similar')) return true;
-      // "(existing interfaces)"
-      if (shape.wrapped && lead !== undefined && mark.has(lead) && joined.length <= 12) return true;
-      // "Rest of the file remains exactly the same as in the previous document" (not "the rest of the loop is the slow path")
-      const at = joined.indexOf('rest');
-      // ("will" is no veto before a weak word: "rest of the code will remain same")
-      const vetoedHere = joined.some((w, k) => veto.has(w) && !(w === 'will' && weak.has(joined[k + 1]!)));
-      if ((at === 0 || (at === 1 && joined[0] === 'the')) && joined[at + 1] === 'of' && !vetoedHere && (strongHere || joined.some((w) => weak.has(w)))) return true;
-      // "... (error messages) ..."
-      if (framed === 'both' && joined.length <= 4) return true;
-    }
-    // a subject of a few words, then "stays as it was" closing the comment:
-    // "Products, Rentals, Payments tabs remain the same as before", "handlers stay unchanged"
-    if (input.length <= 12 && !input.some((w) => earlyVeto.has(w))) {
-      const joined = join(input);
-      const k = joined.findIndex((w) => stays.has(w));
-      const rest = k > 0 ? joined.slice(k + 1).filter((w) => w !== 'the' && w !== 'exactly') : [];
-      if (k <= 5 && rest.length > 0 && rest.length <= 2 && rest.every((w) => unchanged.has(w) || w === 'before') && (rest.length === 1 ? rest[0] !== 'same' : rest[1] === 'as_before' || rest[1] === 'before')) return true;
-    }
-    // "Repeat for other job cards", "same for the other handlers"
-    if ((input[0] === 'repeat' || input[0] === 'same' || input[0] === 'similarly') && input[1] === 'for' && input.length <= 8 && mark.has(input[2] === 'the' || input[2] === 'all' ? input[3]! : input[2]!)) return true;
-    // a pair joins two or three words into one: past twice maxWords, nothing can come under it
-    if (input.length > 2 * g.maxWords) return false;
-    // a veto word no pair holds vetoes before joining too ("see" is judged below)
-    if (input.some((w) => earlyVeto.has(w))) return false;
-    const words = join(input);
-    if (words.length > g.maxWords) return false;
-    // "see" explains, except before a mark: "see the original file for the rest"
-    const vetoed = (w: string, i: number) => veto.has(w) && !(w === 'see' && words.slice(i + 1, i + 3).some((x) => mark.has(x) || position.has(x)));
-    if (words.some(vetoed)) return false;
-    const has = (set: Set<string>) => words.some((w) => set.has(w));
-    const free = words.filter((w) => !known.has(w) && w !== 'see').length;
-    if (free > g.maxFree + 2) return false;
-    if (free > g.maxFree + (framed === 'both' ? 1 : 0) && !(has(mark) && words.some((w) => cut.has(w)))) return false;
-    if (has(strong)) return true;
-    // a word that can only mean "left out", beside a mark, names what was left out in up to three words of its own:
-    // "remaining getters and setters are not shown for brevity"
-    if (free <= g.maxFree + 2 && has(mark) && words.some((w) => cut.has(w))) return true;
-    if (has(weak) && (has(mark) || has(position) || has(nouns))) return true;
-    if (has(pointer) && has(mark)) return true;
-    if (words.every((w) => w === 'etc')) return true;
-    // "keep all remaining methods", "continue with the existing code" (not "keep the existing behaviour")
-    if (has(verbs) && has(mark) && has(nouns) && free === 0) return true;
-    // "... other items", not "Keep the existing behaviour: ..." (an instruction that ends in dots)
-    if (framed === 'both' || (framed === 'one' && has(mark) && !has(verbs))) return true;
-    // "see the original file for the rest"
-    if (words.includes('see') && has(listMarks)) return true;
-    // only marks, numbers and code nouns: "the other 12 methods", "remaining tests"
-    const listed = free === 0 && words.every((w) => mark.has(w) || nouns.has(w) || filler.has(w)) && has(nouns);
-    return listed && has(mark) && (has(listMarks) || words.includes('n'));
+  return {
+    g,
+    pairs,
+    strong,
+    weak,
+    pointer,
+    mark,
+    listMarks: new Set(g.listMarks),
+    position,
+    veto: new Set(g.veto),
+    nouns,
+    filler,
+    verbs,
+    stays: new Set(['remain', 'remains', 'stay', 'stays', 'kept']),
+    unchanged: new Set(['same', 'same_as_before', 'unchanged', 'untouched', 'as_before', 'as_is', 'as_they_are', 'as_it_was', 'as_they_were', 'same_as', 'intact']),
+    cut: new Set(['omitted', 'elided', 'snipped', 'truncated', 'abbreviated', 'not_shown', 'for_brevity', 'left_out']),
+    known: new Set([...strong, ...weak, ...pointer, ...mark, ...position, ...filler, ...nouns, ...verbs]),
+    earlyVeto: new Set(g.veto.filter((w) => w !== 'see' && !inPairs.has(w))),
   };
+}
+
+/** The words with each pair of the vocabulary joined into one word (`same_as_before`). */
+function joinPairs(v: Vocabulary, input: readonly string[]): string[] {
+  const words: string[] = [];
+  for (let i = 0; i < input.length; ) {
+    const pair = v.pairs.get(input[i]!)?.find((p) => p.words.every((w, k) => input[i + k] === w));
+    words.push(pair ? pair.joined : input[i]!);
+    i += pair ? pair.words.length : 1;
+  }
+  return words;
+}
+
+/**
+ * The general rule of the phrase data (its `general.about` says it in words):
+ * a short comment that says the code is elsewhere, left out, unchanged or
+ * truncated, whatever the noun it names.
+ */
+function generalTest(g: GeneralData, code: readonly string[]): GeneralTest {
+  const v = vocabulary(g, code);
+  return (input, framed, shape) => {
+    if (saysSoEarly(v, input, shape)) return true;
+    if (input.length > g.dotsMaxWords) return false;
+    if ((shape.starts || shape.wrapped || input[0] === 'rest' || input[1] === 'rest') && framedSaysSo(v, input, framed, shape)) return true;
+    if (endsStayingAsItWas(v, input)) return true;
+    // "Repeat for other job cards", "same for the other handlers"
+    if ((input[0] === 'repeat' || input[0] === 'same' || input[0] === 'similarly') && input[1] === 'for' && input.length <= 8 && v.mark.has(input[2] === 'the' || input[2] === 'all' ? input[3]! : input[2]!)) return true;
+    return wordsSaySo(v, input, framed);
+  };
+}
+
+/** The opening words alone say it, however long the comment runs on after them. */
+function saysSoEarly(v: Vocabulary, input: string[], shape: Shape): boolean {
+  const { strong, weak, mark, nouns, verbs, earlyVeto } = v;
+  // dots, then a strong word early, however long the sentence runs on after it:
+  // "... Code continues mostly unchanged, just ensure this block is preserved if ..."
+  if (shape.starts && joinPairs(v, input.slice(0, 8)).slice(0, 5).some((w) => strong.has(w))) return true;
+  // a mark and a code noun, then at once a word that says it stays, whatever follows:
+  // "Existing code remains the same except booting the server", "other handlers unchanged, see below"
+  const lead = joinPairs(v, input.slice(0, 7)).filter((w) => w !== 'the' && w !== 'all');
+  if (lead.length >= 3 && mark.has(lead[0]!) && nouns.has(lead[1]!) && (strong.has(lead[2]!) || (weak.has(lead[2]!) && (weak.has(lead[3]!) || strong.has(lead[3]!))))) return true;
+  // a verb of keeping, a mark and at most one word more, and nothing after: "Keep existing variables:"
+  if (input.length <= 3 && verbs.has(input[0]!) && mark.has(input[1]!) && !input.slice(2).some((w) => earlyVeto.has(w))) return true;
+  // "rest unchanged helpers + new helper stubs", "rest same as before"
+  return input[0] === 'rest' && (strong.has(input[1]!) || strong.has(joinPairs(v, input.slice(1, 4))[0]!) || weak.has(input[1]!));
+}
+
+/** A comment after dots, in brackets, or about "the rest". */
+function framedSaysSo(v: Vocabulary, input: string[], framed: Framed, shape: Shape): boolean {
+  const { strong, weak, mark, filler, verbs, veto } = v;
+  const joined = joinPairs(v, input);
+  const lead = joined.find((w) => !filler.has(w));
+  const strongHere = joined.some((w) => strong.has(w)) || v.g.foreign.substrings.some((x) => shape.text.includes(x));
+  // "... rest of visual updates", "... existing tree-walk renderer unchanged ...", "... (hàm này giữ nguyên)"
+  if (shape.starts && ((lead !== undefined && mark.has(lead)) || strongHere)) return true;
+  // after the dots a verb of keeping, then a mark or "same": "... keep existing code (loadX function)", "... same parameters"
+  const afterVerb = lead !== undefined && verbs.has(lead) ? joined.slice(joined.indexOf(lead) + 1).find((w) => !filler.has(w)) : lead;
+  if (shape.starts && afterVerb !== undefined && (mark.has(afterVerb) || afterVerb === 'same' || afterVerb === 'similar')) return true;
+  // "(existing interfaces)"
+  if (shape.wrapped && lead !== undefined && mark.has(lead) && joined.length <= 12) return true;
+  // "Rest of the file remains exactly the same as in the previous document" (not "the rest of the loop is the slow path")
+  const at = joined.indexOf('rest');
+  // ("will" is no veto before a weak word: "rest of the code will remain same")
+  const vetoedHere = joined.some((w, k) => veto.has(w) && !(w === 'will' && weak.has(joined[k + 1]!)));
+  if ((at === 0 || (at === 1 && joined[0] === 'the')) && joined[at + 1] === 'of' && !vetoedHere && (strongHere || joined.some((w) => weak.has(w)))) return true;
+  // "... (error messages) ..."
+  return framed === 'both' && joined.length <= 4;
+}
+
+/**
+ * A subject of a few words, then "stays as it was" closing the comment:
+ * "Products, Rentals, Payments tabs remain the same as before", "handlers stay unchanged"
+ */
+function endsStayingAsItWas(v: Vocabulary, input: string[]): boolean {
+  if (input.length > 12 || input.some((w) => v.earlyVeto.has(w))) return false;
+  const joined = joinPairs(v, input);
+  const k = joined.findIndex((w) => v.stays.has(w));
+  const rest = k > 0 ? joined.slice(k + 1).filter((w) => w !== 'the' && w !== 'exactly') : [];
+  return k <= 5 && rest.length > 0 && rest.length <= 2 && rest.every((w) => v.unchanged.has(w) || w === 'before') && (rest.length === 1 ? rest[0] !== 'same' : rest[1] === 'as_before' || rest[1] === 'before');
+}
+
+/** A short comment judged by its words alone: which kinds it holds, and how many words no list knows. */
+function wordsSaySo(v: Vocabulary, input: string[], framed: Framed): boolean {
+  const { g, strong, weak, pointer, mark, listMarks, position, veto, nouns, filler, verbs, cut, known, earlyVeto } = v;
+  // a pair joins two or three words into one: past twice maxWords, nothing can come under it
+  if (input.length > 2 * g.maxWords) return false;
+  // a veto word no pair holds vetoes before joining too ("see" is judged below)
+  if (input.some((w) => earlyVeto.has(w))) return false;
+  const words = joinPairs(v, input);
+  if (words.length > g.maxWords) return false;
+  // "see" explains, except before a mark: "see the original file for the rest"
+  const vetoed = (w: string, i: number) => veto.has(w) && !(w === 'see' && words.slice(i + 1, i + 3).some((x) => mark.has(x) || position.has(x)));
+  if (words.some(vetoed)) return false;
+  const has = (set: Set<string>) => words.some((w) => set.has(w));
+  const free = words.filter((w) => !known.has(w) && w !== 'see').length;
+  if (free > g.maxFree + 2) return false;
+  if (free > g.maxFree + (framed === 'both' ? 1 : 0) && !(has(mark) && words.some((w) => cut.has(w)))) return false;
+  if (has(strong)) return true;
+  // a word that can only mean "left out", beside a mark, names what was left out in up to three words of its own:
+  // "remaining getters and setters are not shown for brevity"
+  if (free <= g.maxFree + 2 && has(mark) && words.some((w) => cut.has(w))) return true;
+  if (has(weak) && (has(mark) || has(position) || has(nouns))) return true;
+  if (has(pointer) && has(mark)) return true;
+  if (words.every((w) => w === 'etc')) return true;
+  // "keep all remaining methods", "continue with the existing code" (not "keep the existing behaviour")
+  if (has(verbs) && has(mark) && has(nouns) && free === 0) return true;
+  // "... other items", not "Keep the existing behaviour: ..." (an instruction that ends in dots)
+  if (framed === 'both' || (framed === 'one' && has(mark) && !has(verbs))) return true;
+  // "see the original file for the rest"
+  if (words.includes('see') && has(listMarks)) return true;
+  // only marks, numbers and code nouns: "the other 12 methods", "remaining tests"
+  const listed = free === 0 && words.every((w) => mark.has(w) || nouns.has(w) || filler.has(w)) && has(nouns);
+  return listed && has(mark) && (has(listMarks) || words.includes('n'));
 }
 
 // compiled on first use (2 ms): a change that deletes no line never asks
