@@ -33,6 +33,17 @@ const GIT_MODES = ['100644', '100755', '120000', '160000', '040000'];
 
 type Node = { type: string; start: number; end: number; [key: string]: unknown };
 
+const parsed = new Map<string, Node>();
+
+/** Each file is parsed once for every check (the sample texts are parsed anew). */
+function parse(file: string, text: string): Node {
+  const cached = parsed.get(file);
+  if (cached && file.startsWith('src/')) return cached;
+  const ast = parseAst(text, { lang: 'ts' }, file) as unknown as Node;
+  parsed.set(file, ast);
+  return ast;
+}
+
 function isNode(v: unknown): v is Node {
   return typeof v === 'object' && v !== null && typeof (v as Node).type === 'string';
 }
@@ -103,7 +114,7 @@ function functionsIn(file: string, text: string): Found[] {
       for (const child of Array.isArray(value) ? value : [value]) if (isNode(child)) visit(child, node, nextClass);
     }
   };
-  visit(parseAst(text, { lang: 'ts' }, file) as unknown as Node, null, null);
+  visit(parse(file, text), null, null);
   return found;
 }
 
@@ -122,7 +133,7 @@ function modeLiteralsIn(file: string, text: string): string[] {
       for (const child of Array.isArray(value) ? value : [value]) if (isNode(child)) visit(child);
     }
   };
-  visit(parseAst(text, { lang: 'ts' }, file) as unknown as Node);
+  visit(parse(file, text));
   return hits;
 }
 
