@@ -9,7 +9,7 @@ import { stagedDiffSplit, type DiffEntry } from '../git/diff.js';
 import { REFS, newRef, proposalChanges, type RecordCommit } from '../git/records.js';
 import { openRepo, type Repo } from '../git/repo.js';
 import { leaveTrailers } from '../git/approval-trailers.js';
-import { agentTrailers, describeOrigin, readProvenance, trailIntact, type Origin, type Provenance } from '../git/provenance.js';
+import { agentTrailers, describeOrigin, readProvenance, trailIntact, type Origin, type Provenance, type Staged } from '../git/provenance.js';
 import { findBypass, readVerifiedTip } from './bypass.js';
 import { apply, type IndexWrite } from './apply.js';
 import { checkProposedConfig, configAt, laneOf, type FlowOptions } from './context.js';
@@ -78,7 +78,8 @@ export async function check(opts: CheckOptions): Promise<CheckResult> {
   const policy = makePolicy(config, { bootstrap: configBlob === null });
   // which agent session wrote each staged path: read beside the measuring (one for-each-ref)
   const staged = entries.flatMap((e) => [{ path: e.path, oid: e.newOid }, ...(e.oldPath !== undefined && e.oldPath !== e.path ? [{ path: e.oldPath, oid: null }] : [])]);
-  const provenance = readProvenance(cwd, staged, opts.now ?? new Date());
+  const now = opts.now ?? new Date();
+  const provenance = readProvenance(repo, staged, now);
   provenance.catch(() => {});
   const { facts } = await collectFacts(cwd, entries, { maxBytes: Math.min(config.maxFileBytes, READ_CAP), countsReady: diff.counts, whitespace: { range: ['--cached'], changeRatio: config.changeRatio } });
   // A broken config must not get past the gate: once committed, it is the policy.
@@ -97,8 +98,7 @@ export async function check(opts: CheckOptions): Promise<CheckResult> {
   const pending = classified.filter((c) => c.needsApproval && !answers.has(c.path));
   // Contents and hunks are read only for the files a person is asked about (askPerson fills them in).
   const planFiles = classified.map((c, i): PlanFile => ({ c, hunks: [], base: null, proposed: null, baseMode: entries[i]!.oldMode, proposedMode: entries[i]!.newMode }));
-  const prov = await provenance;
-  const own = !opts.auto ? await ownChanges(repo, config.judge, pending, prov) : [];
+  const { own, prov } = !opts.auto ? await ownChanges(repo, config.judge, pending, await provenance, staged, now) : { own: [], prov: await provenance };
   const asked = !opts.auto && pending.length > 0 ? await askPerson(repo, entries, planFiles, pending, own, prov, config.preview.contextLines, opts.color, answers, () => opts.deadline?.disarm()) : false;
 
   const planned = await plan('check', planFiles, answers);
@@ -127,14 +127,31 @@ interface Checked {
  * made themselves: no hooked agent session wrote the path (nor the old
  * path of a rename), no agent's shell call is running now (the commit may be
  * that call), the sessions' trail is whole (no session ref removed or moved
- * behind guard's back: its journal says), and the path is not protected (a
+ * behind guard's back: its journal says) and guard's net reports no problem,
+ * no merge, cherry-pick, revert, rebase or squash is bringing commits from
+ * elsewhere, and the path is not protected (a
  * routine edit, not the gate's own files or a workflow). They pass unasked
  * once a terminal opens; without one, they are judged like everything else.
  */
-async function ownChanges(repo: Repo, judge: 'all' | 'agents', pending: readonly Classification[], prov: Provenance): Promise<Classification[]> {
-  if (judge !== 'agents' || prov.agentRunning) return [];
-  const own = pending.filter((c) => !c.protected && !prov.origins.has(c.path) && !(c.oldPath !== undefined && prov.origins.has(c.oldPath)));
-  return own.length > 0 && (await trailIntact(repo.commonDir, prov)) ? own : [];
+async function ownChanges(repo: Repo, judge: 'all' | 'agents', pending: readonly Classification[], recent: Provenance, staged: readonly Staged[], now: Date): Promise<{ own: Classification[]; prov: Provenance }> {
+  const candidates = (p: Provenance) => (p.agentRunning ? [] : pending.filter((c) => !c.protected && !p.origins.has(c.path) && !(c.oldPath !== undefined && p.origins.has(c.oldPath))));
+  if (judge !== 'agents' || candidates(recent).length === 0) return { own: [], prov: recent };
+  // the whole trail, not only the recent days: an agent's write of a month ago may be what is staged
+  const prov = await readProvenance(repo, staged, now, null);
+  const own = candidates(prov);
+  if (own.length === 0) return { own, prov };
+  const { integrityProblems } = await import('./integrity.js');
+  const [intact, problems, bringing] = await Promise.all([trailIntact(repo.commonDir, prov), integrityProblems(repo.commonDir), bringsCommits(repo.gitDir)]);
+  // guard's net changed outside guard (refs, hooks, an agent's hook settings): an agent may have written unseen
+  return { own: intact && problems.length === 0 && !bringing ? own : [], prov };
+}
+
+/** A merge, cherry-pick, revert or rebase in progress, or a squash merge's message: the index holds commits from elsewhere, not the person's own edits. */
+async function bringsCommits(gitDir: string): Promise<boolean> {
+  const { stat } = await import('node:fs/promises');
+  const names = ['MERGE_HEAD', 'CHERRY_PICK_HEAD', 'REVERT_HEAD', 'SQUASH_MSG', 'rebase-merge', 'rebase-apply'];
+  const found = await Promise.all(names.map((n) => stat(`${gitDir}/${n}`).then(() => true, () => false)));
+  return found.some(Boolean);
 }
 
 /**

@@ -6,8 +6,9 @@ import { READ_CAP, catFileBatch } from '../git/catfile.js';
 import { collectFacts } from '../git/changes.js';
 import { treeDiff } from '../git/diff.js';
 import { isShallow, openRepo } from '../git/repo.js';
-import { DELETION_BLOB, approvalKey, readApprovals } from '../git/approvals.js';
+import { DELETION_BLOB, approvalKey, readRangeTrailers } from '../git/approvals.js';
 import { mergeBase } from '../git/commits.js';
+import type { AgentCommit } from '../git/provenance.js';
 import { configAt } from './context.js';
 
 /**
@@ -22,7 +23,7 @@ import { configAt } from './context.js';
  *
  * Git processes, whatever the number of files: rev-parse (open), cat-file
  * (resolve base/head), merge-base, then diff + cat-file (config) + log
- * (trailers) in parallel, then one cat-file for the blobs. The shallow check
+ * (the Guard-Approved: and Guard-Agent: trailers, and each commit's paths) in parallel, then one cat-file for the blobs. The shallow check
  * runs only when no merge-base is found.
  */
 export interface CiOptions {
@@ -52,6 +53,8 @@ export interface CiFile extends Classification {
   approvedBy?: string;
   /** The pull request review that covers this change (when no trailer does). */
   review?: ReviewApproval;
+  /** The agent sessions that commits changing this path name (Guard-Agent: trailers): what the commits say, shown, never an approval. */
+  writtenBy?: AgentCommit[];
   /** A line to point annotations at (>= 1): the first line that differs at head. */
   line: number;
 }
@@ -86,10 +89,10 @@ export async function ci(opts: CiOptions): Promise<CiResult> {
   ]);
   const mergeBase = await findMergeBase(cwd, base!, head!, opts.base, headName);
 
-  const [entries, [configBlob], approvals] = await Promise.all([
+  const [entries, [configBlob], { approvals, agents }] = await Promise.all([
     treeDiff(cwd, mergeBase, head!),
     catFileBatch(cwd, [`${mergeBase}:${CONFIG_FILE}`], READ_CAP),
-    readApprovals(cwd, mergeBase, head!),
+    readRangeTrailers(cwd, mergeBase, head!),
   ]);
   const config = configAt(mergeBase.slice(0, 10), configBlob?.data);
   const bootstrap = configBlob === null || configBlob === undefined;
@@ -101,6 +104,8 @@ export async function ci(opts: CiOptions): Promise<CiResult> {
     const c = classified[i]!;
     const blob = entries[i]!.newOid;
     const file: CiFile = { ...c, decision: 'allowed', blob, line: firstChangedLine(f) };
+    const by = [...(agents.get(c.path) ?? []), ...(c.oldPath !== undefined ? (agents.get(c.oldPath) ?? []) : [])];
+    if (by.length > 0) file.writtenBy = by;
     if (c.needsApproval) {
       const by = approvals.get(approvalKey(c.path, blob ?? DELETION_BLOB));
       if (by) Object.assign(file, { decision: 'approved', approvedBy: by });

@@ -1,6 +1,7 @@
 import { chmod, copyFile, mkdir, readdir, readFile, stat, writeFile, rename, rm } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
+import { packedLookup } from '../git/packed-refs.js';
 import { catFileBatch } from '../git/catfile.js';
 import { ensureGuardDir, journalCheck, journalFile, noteGone, readJournal, type MovedTip, type Tip } from '../git/journal.js';
 import { git } from '../git/run.js';
@@ -279,8 +280,8 @@ async function lastCheckpointGone(commonDir: string): Promise<Tip[]> {
     const last = JSON.parse(await readFile(path.join(commonDir, 'guard-last-checkpoint'), 'utf8')) as { ref?: unknown; commit?: unknown };
     if (typeof last.ref !== 'string' || typeof last.commit !== 'string' || !last.ref.startsWith('refs/guard/') || last.ref.includes('..')) return [];
     if (await stat(path.join(commonDir, last.ref)).catch(() => null)) return [];
-    const packed = await readFile(path.join(commonDir, 'packed-refs'), 'utf8').catch(() => '');
-    if (packed.split('\n').some((l) => l.endsWith(` ${last.ref}`))) return [];
+    const packed = await readFile(path.join(commonDir, 'packed-refs')).catch(() => null);
+    if (packed && packedLookup(packed, last.ref) !== null) return [];
     return [{ ref: last.ref, oid: last.commit }];
   } catch {
     return [];

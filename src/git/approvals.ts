@@ -1,4 +1,5 @@
 import { cQuote, cUnquote } from '../core/quote.js';
+import { AGENT_TRAILER, parseAgentTrailers, type AgentCommit } from './provenance.js';
 import { git, splitZ } from './run.js';
 
 /*
@@ -16,38 +17,79 @@ export const DELETION_BLOB = '0000000000000000000000000000000000000000';
 
 export const TRAILER_KEY = 'Guard-Approved';
 
-/**
- * `git log` flags for reading the approvals of a range in one process:
- * - -z: commits are separated by NUL, so the record is "<oid> NUL <trailers>" NUL ...;
- * - %(trailers:key=...,valueonly,unfold): only our trailer's values, one per
- *   line, continuation lines joined (git >= 2.22);
- *   https://git-scm.com/docs/pretty-formats#Documentation/pretty-formats.txt-trailersoptions
- * - --no-show-signature --no-color: the user's log.showSignature / color config
- *   must not add text to what we parse.
- */
-const TRAILER_LOG_ARGS = [
-  'log',
-  '-z',
-  '--no-show-signature',
-  '--no-color',
-  `--format=%H%x00%(trailers:key=${TRAILER_KEY},valueonly,unfold)`,
-] as const;
-
 export function approvalKey(path: string, blob: string): string {
   return `${blob.toLowerCase()} ${path}`;
 }
 
 /** Path+blob (approvalKey) -> the newest commit in mergeBase..head that approved it, in one git log. */
 export async function readApprovals(cwd: string, mergeBase: string, head: string): Promise<Map<string, string>> {
-  const r = await git([...TRAILER_LOG_ARGS, `${mergeBase}..${head}`, '--'], { cwd });
+  return (await readRangeTrailers(cwd, mergeBase, head)).approvals;
+}
+
+/**
+ * What the commits of `from..to` say, in one git log: the approvals
+ * (readApprovals) and, for each path a commit changed, the agent sessions its
+ * `Guard-Agent:` trailers name (git/provenance.ts; shown, never an approval).
+ */
+export async function readRangeTrailers(cwd: string, from: string, to: string): Promise<{ approvals: Map<string, string>; agents: Map<string, AgentCommit[]> }> {
+  const r = await git([...RANGE_LOG_ARGS, `${from}..${to}`, '--'], { cwd });
   const approvals = new Map<string, string>();
-  for (const a of parseTrailerLog(splitZ(r.stdout))) {
-    for (const p of a.paths) {
-      const key = approvalKey(p, a.blob);
-      if (!approvals.has(key)) approvals.set(key, a.commit);
+  const agents = new Map<string, AgentCommit[]>();
+  for (const c of parseRangeLog(splitZ(r.stdout))) {
+    for (const value of c.approved.split('\n')) {
+      const a = parseTrailerValue(value);
+      for (const p of a?.paths ?? []) {
+        const key = approvalKey(p, a!.blob);
+        if (!approvals.has(key)) approvals.set(key, c.commit);
+      }
     }
+    const sessions = parseAgentTrailers(c.agents);
+    if (sessions.length === 0) continue;
+    for (const p of c.paths) agents.set(p, [...(agents.get(p) ?? []), ...sessions.map((s) => ({ ...s, commit: c.commit }))]);
   }
-  return approvals;
+  return { approvals, agents };
+}
+
+/**
+ * The range log: per commit "<oid> NUL <approved> NUL <agents> NUL" then,
+ * with --raw -z, "LF:<modes> <oids> <status> NUL <path> NUL" per changed
+ * file (--no-renames: one path each). A path follows its raw line, so a file
+ * whose name looks like an oid is never taken for the next commit.
+ * - %(trailers:key=...,valueonly,unfold): only that trailer's values, one per
+ *   line, continuation lines joined (git >= 2.22);
+ *   https://git-scm.com/docs/pretty-formats#Documentation/pretty-formats.txt-trailersoptions
+ * - --no-show-signature --no-color: the user's log.showSignature / color config
+ *   must not add text to what we parse.
+ */
+const RANGE_LOG_ARGS = [
+  'log',
+  '-z',
+  '--no-show-signature',
+  '--no-color',
+  '--no-renames',
+  '--raw',
+  '--no-abbrev',
+  `--format=%H%x00%(trailers:key=${TRAILER_KEY},valueonly,unfold)%x00%(trailers:key=${AGENT_TRAILER},valueonly,unfold)`,
+] as const;
+
+export function parseRangeLog(fields: readonly string[]): Array<{ commit: string; approved: string; agents: string; paths: string[] }> {
+  const out: Array<{ commit: string; approved: string; agents: string; paths: string[] }> = [];
+  let i = 0;
+  while (i < fields.length) {
+    const commit = fields[i]!.replace(/^\n/, '').trim();
+    if (!OID.test(commit)) {
+      i++;
+      continue;
+    }
+    const c = { commit, approved: fields[i + 1] ?? '', agents: fields[i + 2] ?? '', paths: [] as string[] };
+    i += 3;
+    while (i < fields.length && /^\n?:/.test(fields[i]!)) {
+      if (fields[i + 1] !== undefined) c.paths.push(fields[i + 1]!);
+      i += 2;
+    }
+    out.push(c);
+  }
+  return out;
 }
 
 export interface Approval {
@@ -60,26 +102,12 @@ export interface Approval {
 const OID = /^(?:[0-9a-f]{40}|[0-9a-f]{64})$/i;
 
 /**
- * Parse `git log -z --format=%H%x00%(trailers:...valueonly,unfold)`:
- *   <oid> NUL <value> LF <value> LF NUL <oid> NUL NUL ...
- * Each value is `<path> <blob>`: the blob is the last space-separated token,
- * so paths with spaces need no quoting. A path holding a newline is written
- * C-quoted as git does ("a\nb"); a quoted value is matched both as written
- * and unquoted, so a real file named `"x"` is not lost either.
+ * A `Guard-Approved:` value is `<path> <blob>`: the blob is the last
+ * space-separated token, so paths with spaces need no quoting. A path holding
+ * a newline is written C-quoted as git does ("a\nb"); a quoted value is
+ * matched both as written and unquoted, so a real file named `"x"` is not
+ * lost either.
  */
-export function parseTrailerLog(fields: readonly string[]): Approval[] {
-  const out: Approval[] = [];
-  for (let i = 0; i < fields.length; i += 2) {
-    const commit = fields[i]!.trim();
-    const block = fields[i + 1] ?? '';
-    for (const value of block.split('\n')) {
-      const a = parseTrailerValue(value);
-      if (a) out.push({ commit, ...a });
-    }
-  }
-  return out;
-}
-
 export function parseTrailerValue(value: string): { paths: string[]; blob: string } | null {
   const v = value.replace(/\s+$/, '').replace(/^\s+/, '');
   const sp = v.lastIndexOf(' ');

@@ -1,6 +1,6 @@
 import { READ_CAP, catFileBatch } from './catfile.js';
-import { readJournal } from './journal.js';
-import { SESSION_REFS, readSessionEvents, type SessionEvent } from './session.js';
+import { journalFile, readJournal } from './journal.js';
+import { SESSION_REFS, parseSessionEvent, readSessionEvents, sortEvents, type SessionEvent } from './session.js';
 
 /**
  * Provenance: which agent session wrote a path, read from the sessions' own
@@ -48,21 +48,75 @@ export interface Staged {
 export interface Provenance {
   /** Each staged path an agent session wrote: its writes, oldest first. */
   origins: Map<string, Origin[]>;
-  /** A shell call of some session in this work tree began in the last OPEN_WINDOW_MS and has not ended: an agent may be the one committing. */
+  /** A shell call of some session (in any work tree: `git -C ../.. commit`) began in the last OPEN_WINDOW_MS and has not ended: an agent may be the one committing. */
   agentRunning: boolean;
   /** The sessions' refs as read (ref -> commit), for trailIntact. */
   refs: Map<string, string>;
+  /** Read from the whole trail (not only the recent days): what trailIntact and judge: agents need. */
+  whole: boolean;
+}
+
+/** The most recent steps read for the prompt and the trailers (a heavy day's worth). */
+const RECENT_MAX = 4000;
+
+/**
+ * The steps of the last `days` days, found in guard's journal (the refs guard
+ * wrote, newest last, git/journal.ts) and read by id with one cat-file: no
+ * walk over every ref (a for-each-ref over 100,000 refs costs ~100 ms, and
+ * reading every step of the sessions still in the journal ~300 ms, on every
+ * commit). What the journal lacks (an older guard wrote no journal; steps
+ * past its newest few thousand refs) is read by date globs, or not named:
+ * the prompt and the trailers only show, and judge: agents reads everything.
+ */
+async function recentEvents(repo: { root: string; commonDir: string }, now: Date, days: number): Promise<SessionEvent[]> {
+  const since = new Date(now.getTime() - days * 86_400_000).toISOString();
+  const day = since.slice(0, 10).replace(/-/g, '');
+  const { stat } = await import('node:fs/promises');
+  if (!(await stat(journalFile(repo.commonDir)).catch(() => null))) {
+    return (await readSessionEvents(repo.root, recentPatterns(now, days))).filter((e) => e.time >= since);
+  }
+  const tips = (await readJournal(repo.commonDir)).filter((t) => t.ref.startsWith(SESSION_REFS) && t.ref.slice(t.ref.lastIndexOf('/') + 1, t.ref.lastIndexOf('/') + 9) >= day).slice(-RECENT_MAX);
+  if (tips.length === 0) return [];
+  const objects = await catFileBatch(repo.root, tips.map((t) => t.oid), READ_CAP);
+  const out: SessionEvent[] = [];
+  tips.forEach((t, i) => {
+    const o = objects[i];
+    if (o?.type !== 'commit' || !o.data) return;
+    const text = o.data.toString('utf8');
+    const e = parseSessionEvent(t.ref, t.oid, text.slice(text.indexOf('\n\n') + 2).replace(/\n$/, ''));
+    if (e && e.time >= since) out.push(e);
+  });
+  return sortEvents(out);
+}
+
+/** One for-each-ref glob per day from `days` ago to tomorrow (a clock a little ahead): refs/guard/sessions/<harness>/<key>/<YYYYMMDD>* */
+export function recentPatterns(now: Date, days: number): string[] {
+  const out: string[] = [];
+  for (let d = -days; d <= 1; d++) {
+    const day = new Date(now.getTime() + d * 86_400_000).toISOString().slice(0, 10).replace(/-/g, '');
+    out.push(`${SESSION_REFS}*/*/${day}*`);
+  }
+  return out;
 }
 
 /** How long a shell call without its post step counts as still running (the commit itself may be that call). */
 export const OPEN_WINDOW_MS = 30 * 60 * 1000;
 
-export async function readProvenance(root: string, staged: readonly Staged[], now: Date): Promise<Provenance> {
+/** What the prompt and the trailers name: the sessions' steps of the last RECENT_DAYS days (the whole trail for judge: agents). */
+export const RECENT_DAYS = 14;
+
+/**
+ * `days`: read only the steps of the last `days` days that guard's journal
+ * names (recentEvents); null: every step of every session.
+ */
+export async function readProvenance(repo: { root: string; commonDir: string }, staged: readonly Staged[], now: Date, days: number | null = RECENT_DAYS): Promise<Provenance> {
   const origins = new Map<string, Origin[]>();
-  if (staged.length === 0) return { origins, agentRunning: false, refs: new Map() };
-  const all = await readSessionEvents(root, SESSION_REFS);
-  const refs = new Map(all.map((e) => [e.ref, e.commit]));
-  const events = all.filter((e) => e.worktree === root);
+  if (staged.length === 0) return { origins, agentRunning: false, refs: new Map(), whole: days === null };
+  const root = repo.root;
+  // every work tree's sessions, not only this one's: a lane's agent wrote the same paths that a
+  // merge, a `git checkout lane -- f` or a copy brings here (careful: more is the agent's, never less)
+  const events = days === null ? await readSessionEvents(root, SESSION_REFS) : await recentEvents(repo, now, days);
+  const refs = new Map(events.map((e) => [e.ref, e.commit]));
   const wanted = new Set(staged.map((s) => s.path));
   const add = (path: string, o: Origin) => {
     const list = origins.get(path) ?? [];
@@ -76,7 +130,7 @@ export async function readProvenance(root: string, staged: readonly Staged[], no
   const agentRunning = windows.some((w) => w.shell && w.end === null && now.getTime() - Date.parse(w.start.time) < OPEN_WINDOW_MS);
   await attributeWindows(root, staged, windows, add);
   for (const list of origins.values()) list.sort((a, b) => (a.time < b.time ? -1 : a.time > b.time ? 1 : 0));
-  return { origins, agentRunning, refs };
+  return { origins, agentRunning, refs, whole: days === null };
 }
 
 /**
@@ -86,6 +140,7 @@ export async function readProvenance(root: string, staged: readonly Staged[], no
  * say that nobody wrote a path: callers then trust no absence of an agent.
  */
 export async function trailIntact(commonDir: string, prov: Provenance): Promise<boolean> {
+  if (!prov.whole) return false; // a partial read cannot vouch for the refs it did not read
   for (const t of await readJournal(commonDir)) {
     if (t.ref.startsWith(SESSION_REFS) && prov.refs.get(t.ref) !== t.oid) return false;
   }
@@ -108,7 +163,8 @@ export function shellWindows(events: readonly SessionEvent[]): Window[] {
   const bySession = new Map<string, SessionEvent[]>();
   for (const e of events) {
     if (e.paths !== null) continue; // a write's checkpoint holds only its paths: no whole tree to compare
-    const key = `${e.harness}\0${e.session}`;
+    // a session's steps in one work tree: trees of two work trees are not compared
+    const key = `${e.harness}\0${e.session}\0${e.worktree}`;
     bySession.set(key, [...(bySession.get(key) ?? []), e]);
   }
   const out: Window[] = [];
@@ -178,4 +234,22 @@ export function agentTrailers(origins: ReadonlyMap<string, readonly Origin[]>): 
   // one line each, printable: a session id is the harness's, not guard's
   for (const list of origins.values()) for (const o of list) seen.add(`${o.harness} ${o.session.replace(/\s+/g, ' ').replace(/[\x00-\x1f\x7f]/g, '?')}`);
   return [...seen].sort().map((s) => `Guard-Agent: ${s}`);
+}
+
+/** A commit whose message names an agent session (Guard-Agent:), as guard ci reads it. */
+export interface AgentCommit {
+  harness: string;
+  session: string;
+  commit: string;
+}
+
+export const AGENT_TRAILER = 'Guard-Agent';
+
+/** The sessions a commit's `Guard-Agent:` trailer values name ("<harness> <session>" per line), printable only. */
+export function parseAgentTrailers(block: string): Array<{ harness: string; session: string }> {
+  return block.split('\n').map((l) => l.trim()).filter(Boolean).flatMap((l) => {
+    // printable only: a trailer is whatever a commit message says, and this is shown in CI logs
+    const m = /^(\S+) (.+)$/.exec(l.replace(/[\x00-\x1f\x7f]/g, '?'));
+    return m ? [{ harness: m[1]!, session: m[2]! }] : [];
+  });
 }

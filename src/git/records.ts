@@ -1,5 +1,6 @@
 import { cQuote } from '../core/quote.js';
 import { randomBytes } from 'node:crypto';
+import { packedLookup } from './packed-refs.js';
 import { readFile, readdir } from 'node:fs/promises';
 import { spawn } from 'node:child_process';
 import { GuardError } from '../core/errors.js';
@@ -223,13 +224,9 @@ export async function listRefTypes(cwd: string, prefix: string = REFS.root): Pro
  */
 export async function packedRefOid(commonDir: string, ref: string): Promise<string | null> {
   const buf = await readFile(`${commonDir}/packed-refs`).catch(() => null);
-  if (!buf) return null;
-  const at = buf.indexOf(` ${ref}\n`);
-  if (at < 0) return null;
-  const start = buf.lastIndexOf(10, at) + 1;
-  const oid = buf.subarray(start, at).toString('latin1');
-  return OID.test(oid) ? oid : null;
+  return buf ? packedLookup(buf, ref) : null;
 }
+
 
 /** Loose objects before guard asks git to pack (git's own gc.auto is 6,700). */
 const LOOSE_OBJECTS_MAX = 2048;

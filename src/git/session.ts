@@ -63,42 +63,51 @@ export function sessionMessage(e: Omit<SessionEvent, 'ref' | 'commit'>): string 
 }
 
 /**
- * Every event of the sessions matching `pattern` (a ref prefix, or a glob
+ * Every event of the sessions matching `pattern` (a ref prefix, or a glob, or several
  * such as refs/guard/sessions/x/KEY/x), oldest first, with one for-each-ref.
  */
-export async function readSessionEvents(cwd: string, pattern: string): Promise<SessionEvent[]> {
+export async function readSessionEvents(cwd: string, pattern: string | readonly string[]): Promise<SessionEvent[]> {
   const fmt = '%(refname)%00%(objectname)%00%(contents)%00%01';
-  const r = await git(['for-each-ref', `--format=${fmt}`, pattern], { cwd });
+  const r = await git(['for-each-ref', `--format=${fmt}`, ...(typeof pattern === 'string' ? [pattern] : pattern)], { cwd });
   const out: SessionEvent[] = [];
   for (const rec of r.stdout.toString('utf8').split('\0\x01\n')) {
     const [ref, commit, ...rest] = rec.split('\0');
     if (!ref || !commit) continue;
-    const b = parseRecordMessage(rest.join('\0').replace(/\n$/, '')) as unknown as Partial<SessionEvent> | null;
-    if (!b || typeof b.checkpoint !== 'string' || typeof b.time !== 'string' || typeof b.session !== 'string') continue;
-    out.push({
-      ref,
-      commit,
-      harness: String(b.harness ?? ''),
-      session: b.session,
-      toolCall: typeof b.toolCall === 'string' ? b.toolCall : null,
-      tool: String(b.tool ?? ''),
-      phase: b.phase === 'post' ? 'post' : 'pre',
-      kind: b.kind === 'shell' ? 'shell' : 'write',
-      checkpoint: b.checkpoint,
-      paths: Array.isArray(b.paths) ? b.paths.filter((p): p is string => typeof p === 'string') : null,
-      worktree: String(b.worktree ?? ''),
-      time: b.time,
-      ...(typeof b.outcome === 'string' ? { outcome: b.outcome } : {}),
-      ...(Array.isArray(b.lost) ? { lost: b.lost.filter((p): p is string => typeof p === 'string') } : {}),
-      ...(Array.isArray(b.notKept) ? { notKept: b.notKept.filter((p): p is string => typeof p === 'string') } : {}),
-      ...(typeof b.command === 'string' ? { command: b.command } : {}),
-      ...(Array.isArray(b.asked) ? { asked: b.asked } : {}),
-      ...(b.background === true ? { background: true } : {}),
-    });
+    const e = parseSessionEvent(ref, commit, rest.join('\0').replace(/\n$/, ''));
+    if (e) out.push(e);
   }
-  // time has milliseconds; the ref name (time + random) breaks ties
-  out.sort((a, b) => (a.time !== b.time ? (a.time < b.time ? -1 : 1) : a.ref < b.ref ? -1 : 1));
-  return out;
+  return sortEvents(out);
+}
+
+/** Oldest first; time has milliseconds, the ref name (time + random) breaks ties. */
+export function sortEvents(events: SessionEvent[]): SessionEvent[] {
+  return events.sort((a, b) => (a.time !== b.time ? (a.time < b.time ? -1 : 1) : a.ref < b.ref ? -1 : 1));
+}
+
+/** One event from its step commit's message; null when the message is not one. */
+export function parseSessionEvent(ref: string, commit: string, message: string): SessionEvent | null {
+  const b = parseRecordMessage(message) as unknown as Partial<SessionEvent> | null;
+  if (!b || typeof b.checkpoint !== 'string' || typeof b.time !== 'string' || typeof b.session !== 'string') return null;
+  return {
+    ref,
+    commit,
+    harness: String(b.harness ?? ''),
+    session: b.session,
+    toolCall: typeof b.toolCall === 'string' ? b.toolCall : null,
+    tool: String(b.tool ?? ''),
+    phase: b.phase === 'post' ? 'post' : 'pre',
+    kind: b.kind === 'shell' ? 'shell' : 'write',
+    checkpoint: b.checkpoint,
+    paths: Array.isArray(b.paths) ? b.paths.filter((p): p is string => typeof p === 'string') : null,
+    worktree: String(b.worktree ?? ''),
+    time: b.time,
+    ...(typeof b.outcome === 'string' ? { outcome: b.outcome } : {}),
+    ...(Array.isArray(b.lost) ? { lost: b.lost.filter((p): p is string => typeof p === 'string') } : {}),
+    ...(Array.isArray(b.notKept) ? { notKept: b.notKept.filter((p): p is string => typeof p === 'string') } : {}),
+    ...(typeof b.command === 'string' ? { command: b.command } : {}),
+    ...(Array.isArray(b.asked) ? { asked: b.asked } : {}),
+    ...(b.background === true ? { background: true } : {}),
+  };
 }
 
 /** The earliest event of a session that holds `path` (a write of it, or a whole-tree checkpoint). */

@@ -28,6 +28,8 @@ export interface CiReportFile {
   approvedBy?: string;
   /** The pull request review that cleared it (flows/ci applyReviews). */
   review?: { id: number; user: string; commit: string };
+  /** Agent sessions that commits changing this path name (Guard-Agent: trailers). */
+  writtenBy?: Array<{ harness: string; session: string; commit: string }>;
   line: number;
 }
 
@@ -148,6 +150,8 @@ export function renderText(r: CiReport, c: Colors): string {
     const tag = f.decision === 'blocked' ? c.red('blocked') : c.green(approvedHow(f));
     lines.push(`  ${c.bold(displayName(f))}  ${c.yellow(f.status)}  ${metrics(f)}  ${tag}`);
     for (const reason of f.reasons) lines.push(`    - ${reason}`);
+    const by = [...new Map((f.writtenBy ?? []).map((w) => [`${w.harness} ${w.session}`, w])).values()];
+    for (const w of by.slice(0, 3)) lines.push(c.dim(`    written by ${w.harness} session ${w.session.length > 16 ? w.session.slice(0, 8) : w.session} (commit ${short(w.commit)} says so)`));
   }
   if (r.blocked > 0) {
     lines.push('');

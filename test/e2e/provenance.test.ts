@@ -1,5 +1,6 @@
 import { afterAll, describe, expect, it } from 'vitest';
-import { cleanupRepos, makeRepo, type TestRepo } from '../helpers.js';
+import { appendFileSync, rmSync, writeFileSync } from 'node:fs';
+import { CLI, cleanupRepos, makeRepo, outsideDir, type TestRepo } from '../helpers.js';
 import { spawnGuard } from '../pty.js';
 
 afterAll(cleanupRepos);
@@ -102,7 +103,17 @@ describe('provenance: which agent session wrote each staged path', () => {
     expect(by['odd\nname.txt'].writtenBy?.length).toBeGreaterThan(0);
   });
 
-  it('a session of another work tree does not claim this one\'s paths', () => {
+  it('without guard\'s journal (an older guard) the recent sessions are found by a scan of the date-named refs', () => {
+    const repo = setup(null);
+    agentSession(repo);
+    rmSync(`${repo.dir}/.git/guard/journal`);
+    repo.git(['add', '-A']);
+    const by = Object.fromEntries(repo.guardJson(['check']).json.files.map((f: any) => [f.path, f]));
+    expect(by['agent.txt'].writtenBy?.[0]?.toolCall).toBe('tu-write');
+    expect(by['made.txt'].writtenBy?.[0]?.toolCall).toBe('tu-shell');
+  });
+
+  it('a session of another repository does not claim this one\'s paths', () => {
     const repo = setup(null);
     const other = makeRepo({ 'agent.txt': big('agent') });
     hook(other, 'PreToolUse', 'Write', { file_path: `${other.dir}/agent.txt`, content: 'x\n' }, 'tu-other');
@@ -178,6 +189,64 @@ describe('provenance at the prompt (a person at a terminal)', () => {
     expect(s.output()).not.toContain('your own change');
   });
 
+  it('judge: agents — an agent\'s content brought from another work tree (git checkout BRANCH -- PATH) is still the agent\'s', async () => {
+    const repo = setup({ judge: 'agents' });
+    const wt = repo.dir + '-wt';
+    repo.git(['worktree', 'add', '-q', '-b', 'agent-branch', wt]);
+    const lane = Object.assign(Object.create(Object.getPrototypeOf(repo)), repo, { dir: wt }) as TestRepo; // the same helpers, run in the other work tree
+    const pre = hook(lane, 'PreToolUse', 'Write', { file_path: `${wt}/agent.txt`, content: 'rewritten in the lane\n' }, 'tu-wt');
+    expect(pre.stdout).toContain('"ask"');
+    writeFileSync(`${wt}/agent.txt`, 'rewritten in the lane\n');
+    repo.git(['-C', wt, 'commit', '-q', '--no-verify', '-am', 'agent']);
+    repo.git(['checkout', 'agent-branch', '--', 'agent.txt']);
+    const s = spawnGuard(['check'], repo.dir);
+    const screen = await s.waitFor(/Take this hunk \[.*\]\? $/);
+    expect(screen).toContain('agent.txt needs approval');
+    expect(screen).toContain('written by claude session sess-7f3a');
+    s.type('n\r');
+    await s.exit;
+    rmSync(wt, { recursive: true, force: true });
+  });
+
+  it('judge: agents during a merge: what it brings is not the person\'s own edit, it is asked', async () => {
+    const repo = setup({ judge: 'agents' });
+    repo.git(['checkout', '-q', '-b', 'other']);
+    repo.write('mine.txt', 'rewritten on another branch\n');
+    repo.commitAll('other');
+    repo.git(['checkout', '-q', 'main']);
+    repo.write('side.txt', 'x\n');
+    repo.commitAll('side');
+    repo.git(['merge', '--no-commit', '--no-ff', '-q', 'other']);
+    const s = spawnGuard(['check'], repo.dir);
+    const screen = await s.waitFor(/Take this hunk \[.*\]\? $/);
+    expect(screen).toContain('mine.txt needs approval');
+    s.type('n\r');
+    await s.exit;
+  });
+
+  it('an agent\'s write of a month ago: not named in --json (recent days only), but judge: agents reads the whole trail and asks', async () => {
+    const repo = setup({ judge: 'agents' });
+    hook(repo, 'PreToolUse', 'Write', { file_path: `${repo.dir}/agent.txt`, content: 'old rewrite\n' }, 'tu-old');
+    repo.write('agent.txt', 'old rewrite\n');
+    // the step as guard would have written it 30 days ago: ref name and journal line
+    const [ref] = repo.refs('refs/guard/sessions/');
+    const then = new Date(Date.now() - 30 * 86_400_000).toISOString();
+    const message = repo.git(['log', '-1', '--format=%B', ref!]).replace(/"time":"[^"]+"/, `"time":"${then}"`);
+    const oid = repo.git(['commit-tree', `${ref}^{tree}`, '-p', `${ref}^`, '-F', '-'], { input: message }).trim();
+    const old = ref!.replace(/\/\d{8}T/, `/${then.slice(0, 10).replace(/-/g, '')}T`);
+    repo.git(['update-ref', old, oid]);
+    repo.git(['update-ref', '-d', ref!]);
+    appendFileSync(`${repo.dir}/.git/guard/journal`, `${oid} ${old}\n- ${ref}\n`);
+    repo.git(['add', '-A']);
+    expect(repo.guardJson(['check']).json.files[0].writtenBy).toBeUndefined();
+    const s = spawnGuard(['check'], repo.dir);
+    const screen = await s.waitFor(/Take this hunk \[.*\]\? $/);
+    expect(screen).toContain('agent.txt needs approval');
+    expect(screen).toContain('written by claude session sess-7f3a');
+    s.type('n\r');
+    await s.exit;
+  });
+
   it('judge: agents never waves through a protected path, even the person\'s own', async () => {
     const repo = makeRepo({ 'guard.config.json': JSON.stringify({ judge: 'agents' }), '.github/workflows/ci.yml': 'on: push\n' });
     repo.write('.github/workflows/ci.yml', 'on: pull_request\n');
@@ -206,5 +275,66 @@ describe('provenance at the prompt (a person at a terminal)', () => {
     expect(r.stderr).toMatch(/guard\.config\.json: "judge"/);
     expect(r.stderr).toMatch(/hint: /);
     expect(r.stderr).not.toMatch(/at .*\.js:\d+/);
+  });
+});
+
+describe('provenance in guard ci: what the commits say', () => {
+  it('a path changed by a commit with a Guard-Agent: trailer names the session; it is shown, never an approval; a path no trailer names has none', () => {
+    const repo = makeRepo({ 'agent.txt': big('agent'), 'mine.txt': big('mine') });
+    repo.git(['checkout', '-q', '-b', 'feature']);
+    repo.write('agent.txt', 'rewritten\n');
+    repo.git(['add', '-A']);
+    repo.git(['commit', '-q', '--no-verify', '-m', 'agent work\n\nGuard-Agent: claude 3f2a1b9c-0000-4000-8000-000000000000\nGuard-Agent: codex evil\x1b[31mred']);
+    const agentCommit = repo.git(['rev-parse', 'HEAD']).trim();
+    repo.write('mine.txt', 'mine, rewritten\n');
+    repo.commitAll('my work');
+    const r = repo.guardJson(['ci', '--base', 'main']);
+    const by = Object.fromEntries(r.json.files.map((f: any) => [f.path, f]));
+    expect(by['agent.txt'].writtenBy).toEqual([
+      { harness: 'claude', session: '3f2a1b9c-0000-4000-8000-000000000000', commit: agentCommit },
+      { harness: 'codex', session: 'evil?[31mred', commit: agentCommit },
+    ]);
+    expect(by['agent.txt'].decision).toBe('blocked');
+    expect(by['mine.txt'].writtenBy).toBeUndefined();
+    const text = repo.guard(['ci', '--base', 'main']).stdout;
+    expect(text).toContain(`written by claude session 3f2a1b9c (commit ${agentCommit.slice(0, 10)} says so)`);
+    expect(text).not.toContain('\x1b[31m');
+  });
+
+  it('end to end: what the commit gate wrote (Guard-Agent: from a real git commit through guard init\'s hooks) is what guard ci reads', async () => {
+    const repo = setup({ judge: 'agents' });
+    repo.git(['config', '--unset', 'core.hooksPath']);
+    const bin = outsideDir();
+    writeFileSync(`${bin}/guard`, `#!/bin/sh\nexec "${process.execPath}" "${CLI}" "$@"\n`, { mode: 0o755 });
+    const env = { PATH: `${bin}:${process.env.PATH}` };
+    expect(repo.guard(['init'], { env }).code).toBe(0);
+    repo.git(['checkout', '-q', '-b', 'feature']);
+    agentSession(repo);
+    repo.write('mine.txt', 'my own rewrite\n');
+    repo.git(['add', '-A']);
+    const { spawn } = await import('node-pty');
+    const p = spawn('git', ['commit', '-m', 'both'], { cwd: repo.dir, env: { ...process.env, ...env, CI: '', GUARD_AUTO: '', TERM: 'xterm', NO_COLOR: '1' } as Record<string, string>, cols: 120, rows: 40 });
+    let out = '';
+    p.onData((d) => {
+      out += d;
+      if (/Take this hunk \[.*\]\? $/.test(out)) {
+        out = '';
+        p.write('y\r');
+      }
+    });
+    let all = "";
+    p.onData((d) => (all += d));
+    const code = await new Promise<number>((resolve) => p.onExit(({ exitCode }) => resolve(exitCode)));
+    expect(code, all).toBe(0);
+    const message = repo.git(['log', '-1', '--format=%B']);
+    expect(message).toContain('Guard-Agent: claude sess-7f3a');
+    expect(message).toMatch(/Guard-Approved: mine\.txt [0-9a-f]{40}/);
+    const r = repo.guardJson(['ci', '--base', 'main']);
+    const by = Object.fromEntries(r.json.files.map((f: any) => [f.path, f]));
+    expect(by['agent.txt'].writtenBy?.[0]).toMatchObject({ harness: 'claude', session: 'sess-7f3a' });
+    // both approved at the prompt: the person's own by judge: agents, the agent's by y
+    expect(by['mine.txt'].decision).toBe('approved');
+    expect(by['agent.txt'].decision).toBe('approved');
+    expect(r.code).toBe(0);
   });
 });

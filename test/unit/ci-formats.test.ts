@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseTrailerLog, parseTrailerValue } from '../../src/git/approvals.js';
+import { parseRangeLog, parseTrailerValue } from '../../src/git/approvals.js';
 import { cUnquote } from '../../src/core/quote.js';
 import { firstChangedLine } from '../../src/flows/ci.js';
 import {
@@ -162,13 +162,14 @@ describe('Guard-Approved trailers', () => {
     expect(parseTrailerValue(`"a\\nb.py" ${B}`)).toEqual({ paths: ['"a\\nb.py"', 'a\nb.py'], blob: B });
   });
 
-  it('reads git log -z output: oid NUL values NUL, per commit', () => {
+  it('reads git log -z --raw output: oid, approvals, agents, then a path after each raw line (a path that looks like an oid stays a path)', () => {
     const c1 = '1'.repeat(40);
     const c2 = '2'.repeat(40);
-    const fields = [c1, '', c2, `a.py ${B}\nnot a trailer\nb c.py ${B}\n`];
-    expect(parseTrailerLog(fields)).toEqual([
-      { commit: c2, paths: ['a.py'], blob: B },
-      { commit: c2, paths: ['b c.py'], blob: B },
+    const raw = (s: string) => `\n:100644 100644 ${'a'.repeat(40)} ${'b'.repeat(40)} ${s}`;
+    const fields = [c1, '', '', raw('M'), c2, c2, `a.py ${B}\nnot a trailer\nb c.py ${B}\n`, 'claude s1\n', raw('A'), 'x.py', ':odd', 'more'];
+    expect(parseRangeLog(fields)).toEqual([
+      { commit: c1, approved: '', agents: '', paths: [c2] },
+      { commit: c2, approved: `a.py ${B}\nnot a trailer\nb c.py ${B}\n`, agents: 'claude s1\n', paths: ['x.py', 'more'] },
     ]);
   });
 

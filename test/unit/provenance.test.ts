@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { agentTrailers, describeOrigin, shellWindows, type Origin } from '../../src/git/provenance.js';
+import { agentTrailers, describeOrigin, recentPatterns, shellWindows, type Origin } from '../../src/git/provenance.js';
 import type { SessionEvent } from '../../src/git/session.js';
 
 const o = (over: Partial<Origin>): Origin => ({ harness: 'claude', session: 's1', toolCall: 't1', tool: 'Write', time: '2026-11-25T12:03:09.000Z', kind: 'write', ...over });
@@ -39,5 +39,12 @@ describe('provenance, the pure parts', () => {
     const a = ev({ ref: 'a', session: 's1' });
     const b = ev({ ref: 'b', session: 's2', time: '2026-11-25T12:00:01.000Z', phase: 'post' });
     expect(shellWindows([a, b]).map((x) => [x.start.ref, x.end?.ref ?? null])).toEqual([['a', null]]);
+  });
+});
+
+describe('recentPatterns', () => {
+  it('one glob per day, from `days` ago to tomorrow, in the ref names\' date form', () => {
+    const p = recentPatterns(new Date('2026-03-01T10:00:00Z'), 2);
+    expect(p).toEqual(['refs/guard/sessions/*/*/20260227*', 'refs/guard/sessions/*/*/20260228*', 'refs/guard/sessions/*/*/20260301*', 'refs/guard/sessions/*/*/20260302*']);
   });
 });

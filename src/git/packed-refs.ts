@@ -1,0 +1,46 @@
+const OID = /^[0-9a-f]{40}(?:[0-9a-f]{24})?$/;
+
+/**
+ * A ref's oid in the bytes of packed-refs. git writes it sorted by name and
+ * says so in its header (`# pack-refs with: ... sorted`): then a binary search
+ * over the bytes (git's own byte order), about 25 probes at 100,000 refs;
+ * otherwise a search for " <ref>\n".
+ */
+export function packedLookup(buf: Buffer, ref: string): string | null {
+  const want = Buffer.from(ref, 'utf8');
+  const sorted = buf[0] === 0x23 && / sorted( |$)/m.test(buf.subarray(0, Math.max(0, buf.indexOf(10))).toString('latin1'));
+  if (!sorted) {
+    const at = buf.indexOf(Buffer.concat([Buffer.from(' '), want, Buffer.from('\n')]));
+    if (at < 0) return null;
+    const oid = buf.subarray(buf.lastIndexOf(10, at) + 1, at).toString('latin1');
+    return OID.test(oid) ? oid : null;
+  }
+  let lo = 0;
+  let hi = buf.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    const start = mid === 0 ? 0 : buf.lastIndexOf(10, mid - 1) + 1;
+    // the first ref line at or after `start` (the header and peeled `^` lines are not refs)
+    let s = start;
+    while (s < hi && (buf[s] === 0x23 || buf[s] === 0x5e)) {
+      const e = buf.indexOf(10, s);
+      s = e < 0 ? buf.length : e + 1;
+    }
+    if (s >= hi) {
+      hi = start;
+      continue;
+    }
+    const eol = buf.indexOf(10, s);
+    const end = eol < 0 ? buf.length : eol;
+    const sp = buf.indexOf(32, s);
+    if (sp < 0 || sp > end) return null; // not packed-refs as git writes it
+    const cmp = Buffer.compare(buf.subarray(sp + 1, end), want);
+    if (cmp === 0) {
+      const oid = buf.subarray(s, sp).toString('latin1');
+      return OID.test(oid) ? oid : null;
+    }
+    if (cmp < 0) lo = end + 1;
+    else hi = start;
+  }
+  return null;
+}
