@@ -8,6 +8,7 @@ let picomatch: typeof Picomatch | undefined;
 const loadPicomatch = (): typeof Picomatch => (picomatch ??= createRequire(import.meta.url)('picomatch') as typeof Picomatch);
 import { CONFIG_FILE, isDefaultConfig, type Config } from './config.js';
 import { findElisions } from './elision.js';
+import { MODE } from './modes.js';
 
 /** What git (or guard write) knows about one changed path; no I/O here. */
 export interface ChangeFacts {
@@ -159,8 +160,8 @@ function literalPrefixes(globs: readonly string[]): string[] | null {
   return out;
 }
 
-const SYMLINK = '120000';
-const GITLINK = '160000';
+const SYMLINK = MODE.symlink;
+const GITLINK = MODE.gitlink;
 
 /** Does a symlink's target, read relative to the link's folder, leave the repository? */
 export function symlinkEscapes(linkPath: string, target: string): boolean {
@@ -193,65 +194,12 @@ export function classify(f: ChangeFacts, policy: Policy): Classification {
   const submodule = f.newMode === GITLINK || f.oldMode === GITLINK;
   const modeOnly =
     existed && exists && f.oldMode !== f.newMode && f.linesAdded === 0 && f.linesDeleted === 0 && !f.oldPath;
-
-  let status: Status;
-  if (!existed) status = 'new';
-  else if (!exists) status = 'delete';
-  else if (f.existingLines > 0 && changeRatio >= config.changeRatio && !f.whitespaceOnly) status = 'replace';
-  else if (f.binary && f.contentChanged) status = 'replace';
-  else if (f.oldPath !== undefined) status = 'rename';
-  else status = 'modify';
+  const status = statusOf(f, changeRatio, config);
 
   const paths = f.oldPath !== undefined ? [f.path, f.oldPath] : [f.path];
-  const installing =
-    policy.bootstrap &&
-    status === 'new' &&
-    (f.path === CONFIG_FILE ? f.newText !== undefined && isDefaultConfig(f.newText) : f.path.startsWith('.husky/'));
-  const isProtected = paths.some((p) => policy.isProtected(p)) && !installing;
+  const isProtected = paths.some((p) => policy.isProtected(p)) && !installing(f, status, policy);
   const ignored = !isProtected && paths.every((p) => policy.isIgnored(p));
-  const found: Reason[] = [];
-  const reason = (rule: Rule, text: string) => found.push({ rule, text });
-
-  if (!ignored) {
-    const big = f.existingLines >= config.lineThreshold;
-    // a file of few long lines (minified, data, one 500 KB line) is large too: bytes as well as lines
-    const heavy = !big && isHeavy(f, config);
-    if (status === 'delete' && (big || heavy) && !f.binary) {
-      if (big) reason('delete-large', `deletes a ${f.existingLines}-line file (${config.lineThreshold}+ lines need approval)`);
-      else reason('delete-large', `deletes a file of ${f.existingBytes} bytes (${config.byteThreshold}+ bytes need approval)`);
-    }
-    if (status === 'replace' && (big || heavy) && !f.binary) {
-      reason(
-        'replace-large',
-        big
-          ? `replaces ${percent(changeRatio)} of a ${f.existingLines}-line file ` +
-              `(${percent(config.changeRatio)} or more of ${config.lineThreshold}+ lines needs approval)`
-          : `replaces ${percent(changeRatio)} of a file of ${f.existingBytes} bytes ` +
-              `(${percent(config.changeRatio)} or more of ${config.byteThreshold}+ bytes needs approval)`,
-      );
-    }
-    if (isProtected) reason('protected', `protected path (config "protect")`);
-    if (f.binary && existed && !submodule && (status === 'delete' || f.contentChanged)) {
-      if (status === 'delete') reason('binary-delete', 'deletes a binary file');
-      else reason('binary-replace', 'replaces a binary file');
-    }
-    if (symlink && exists && f.newText !== undefined && symlinkEscapes(f.path, f.newText)) {
-      reason('symlink-outside', `symlink points outside the repository (-> ${f.newText})`);
-    } else if (symlink && exists && f.newText !== undefined && symlinkIntoGit(f.path, f.newText)) {
-      // A tool writing through it edits git's own config, hooks or objects.
-      reason('symlink-into-git', `symlink points into .git/ (-> ${f.newText}): writing through it edits git's own files`);
-    } else if (symlink && exists && f.newText !== undefined && /[\n\0]/.test(f.newText)) {
-      // `guard write` to a symlink replaces the link: content with line breaks is surely not a target
-      reason('symlink-linebreak', 'the new symlink target holds a line break: a symlink is written as a link, never through it');
-    }
-    if (f.tooLarge) {
-      reason('too-large', `larger than maxFileBytes (${f.tooLarge.bytes} bytes); not measured`);
-    }
-    if (!symlink && !f.binary && !f.whitespaceOnly && f.newText !== undefined && f.linesDeleted > 0) {
-      const elisions = findElisions(f.newText, f.oldText ?? '', 1);
-      if (elisions[0]) reason('elision', `elision placeholder where code stood (line ${elisions[0].line}: "${elisions[0].text}")`);
-    }
-  }
+  const found = ignored ? [] : reasonsFor(f, config, { status, changeRatio, symlink, submodule, isProtected });
 
   const c: Classification = {
     path: f.path,
@@ -274,6 +222,86 @@ export function classify(f: ChangeFacts, policy: Policy): Classification {
   if (f.oldPath !== undefined) c.oldPath = f.oldPath;
   if (f.existingBytes !== undefined && existed) c.existingBytes = f.existingBytes;
   return c;
+}
+
+function statusOf(f: ChangeFacts, changeRatio: number, config: Config): Status {
+  if (f.oldMode === null) return 'new';
+  if (f.newMode === null) return 'delete';
+  if (f.existingLines > 0 && changeRatio >= config.changeRatio && !f.whitespaceOnly) return 'replace';
+  if (f.binary && f.contentChanged) return 'replace';
+  if (f.oldPath !== undefined) return 'rename';
+  return 'modify';
+}
+
+/** `guard init` adding the default config or husky's hooks is not a change to a protected path. */
+function installing(f: ChangeFacts, status: Status, policy: Policy): boolean {
+  return (
+    policy.bootstrap &&
+    status === 'new' &&
+    (f.path === CONFIG_FILE ? f.newText !== undefined && isDefaultConfig(f.newText) : f.path.startsWith('.husky/'))
+  );
+}
+
+/** What classify has found about a change before it looks for reasons. */
+interface Seen {
+  status: Status;
+  changeRatio: number;
+  symlink: boolean;
+  submodule: boolean;
+  isProtected: boolean;
+}
+
+/** Why a change needs a person's approval, in the order they are reported; none when it does not. */
+function reasonsFor(f: ChangeFacts, config: Config, seen: Seen): Reason[] {
+  const found: Reason[] = [...sizeReasons(f, config, seen)];
+  if (seen.isProtected) found.push({ rule: 'protected', text: `protected path (config "protect")` });
+  if (f.binary && f.oldMode !== null && !seen.submodule && (seen.status === 'delete' || f.contentChanged)) {
+    if (seen.status === 'delete') found.push({ rule: 'binary-delete', text: 'deletes a binary file' });
+    else found.push({ rule: 'binary-replace', text: 'replaces a binary file' });
+  }
+  const link = seen.symlink && f.newMode !== null && f.newText !== undefined ? symlinkReason(f.path, f.newText) : null;
+  if (link) found.push(link);
+  if (f.tooLarge) {
+    found.push({ rule: 'too-large', text: `larger than maxFileBytes (${f.tooLarge.bytes} bytes); not measured` });
+  }
+  if (!seen.symlink && !f.binary && !f.whitespaceOnly && f.newText !== undefined && f.linesDeleted > 0) {
+    const elisions = findElisions(f.newText, f.oldText ?? '', 1);
+    if (elisions[0]) found.push({ rule: 'elision', text: `elision placeholder where code stood (line ${elisions[0].line}: "${elisions[0].text}")` });
+  }
+  return found;
+}
+
+/** Deleting or mostly replacing a large file: large in lines, or in bytes for a file of few long lines. */
+function sizeReasons(f: ChangeFacts, config: Config, { status, changeRatio }: Seen): Reason[] {
+  const big = f.existingLines >= config.lineThreshold;
+  // a file of few long lines (minified, data, one 500 KB line) is large too: bytes as well as lines
+  const heavy = !big && isHeavy(f, config);
+  if (!(big || heavy) || f.binary) return [];
+  if (status === 'delete') {
+    if (big) return [{ rule: 'delete-large', text: `deletes a ${f.existingLines}-line file (${config.lineThreshold}+ lines need approval)` }];
+    return [{ rule: 'delete-large', text: `deletes a file of ${f.existingBytes} bytes (${config.byteThreshold}+ bytes need approval)` }];
+  }
+  if (status !== 'replace') return [];
+  const text = big
+    ? `replaces ${percent(changeRatio)} of a ${f.existingLines}-line file ` +
+      `(${percent(config.changeRatio)} or more of ${config.lineThreshold}+ lines needs approval)`
+    : `replaces ${percent(changeRatio)} of a file of ${f.existingBytes} bytes ` +
+      `(${percent(config.changeRatio)} or more of ${config.byteThreshold}+ bytes needs approval)`;
+  return [{ rule: 'replace-large', text }];
+}
+
+/** A new symlink target that leaves the repository, reaches into .git/, or cannot be a target at all. */
+function symlinkReason(linkPath: string, target: string): Reason | null {
+  if (symlinkEscapes(linkPath, target)) return { rule: 'symlink-outside', text: `symlink points outside the repository (-> ${target})` };
+  // A tool writing through it edits git's own config, hooks or objects.
+  if (symlinkIntoGit(linkPath, target)) {
+    return { rule: 'symlink-into-git', text: `symlink points into .git/ (-> ${target}): writing through it edits git's own files` };
+  }
+  // `guard write` to a symlink replaces the link: content with line breaks is surely not a target
+  if (/[\n\0]/.test(target)) {
+    return { rule: 'symlink-linebreak', text: 'the new symlink target holds a line break: a symlink is written as a link, never through it' };
+  }
+  return null;
 }
 
 /** The byte threshold (`byteThreshold`): the base version has that many bytes or more. */

@@ -19,6 +19,7 @@
  */
 import type { Classification } from './classify.js';
 import { GuardError } from './errors.js';
+import { MODE } from './modes.js';
 import { plural } from './quote.js';
 import type { Hunk } from './hunks.js';
 import { decisionRecord, type Decider, type Decision, type DecisionRecord } from './record.js';
@@ -111,8 +112,8 @@ export interface Plan {
   files: FileOutcome[];
 }
 
-const SYMLINK = '120000';
-const GITLINK = '160000';
+const SYMLINK = MODE.symlink;
+const GITLINK = MODE.gitlink;
 
 function same(h: Held | null | undefined, content: Buffer | null, mode: string | null): boolean {
   if (h === undefined) return false;
@@ -210,7 +211,7 @@ function target(gate: Gate, f: PlanFile, o: FileOutcome): FileOutcome {
   // what guard did not read it cannot compare, merge or write: a person takes it by hand
   if (f.unread && gate === 'review') return { ...o, action: 'conflict', unread: true };
   const content = o.content ?? null;
-  const implied = gate === 'check' ? { at: f.proposed === null ? null : { content: f.proposed, mode: f.proposedMode ?? '100644' } } : { at: f.base === null ? null : { content: f.base, mode: f.baseMode ?? '100644' } };
+  const implied = gate === 'check' ? { at: f.proposed === null ? null : { content: f.proposed, mode: f.proposedMode ?? MODE.file } } : { at: f.base === null ? null : { content: f.base, mode: f.baseMode ?? MODE.file } };
   const cur = f.current ?? implied;
   const holdsBase = (h: Held | null | undefined) => same(h, f.base, f.baseMode);
   // check's target is the index, which holds the proposal: a result is staged over it.

@@ -339,81 +339,108 @@ async function copilotTrusts(root: string, home: string | undefined, env: NodeJS
 export async function agentChecks(root: string, home: string | undefined, env: NodeJS.ProcessEnv = process.env): Promise<AgentCheck[]> {
   const out: AgentCheck[] = [];
   for (const h of HARNESSES) {
-    const rel = CONFIG_FILES[h];
-    const file = path.join(root, rel);
-    const used = existsSync(path.join(root, rel.split('/')[0]!));
-    let s: Json = {};
-    try {
-      s = h === 'cline' ? {} : await readJson(file);
-    } catch {
-      out.push({ harness: h, state: 'missing', message: `${h}: ${rel} is not valid JSON: the harness runs no hook from it`, hint: `fix it, then guard init --agent ${h}` });
-      continue;
-    }
-    const missing = (what: string): AgentCheck => ({ harness: h, state: used ? 'missing' : 'absent', message: `${h}: ${what}`, hint: `guard init --agent ${h}` });
-    if (h === 'cline') {
-      out.push(...(await pluginChecks(root, env, ['cline'])));
-      continue;
-    }
-    const row = styleRow(h);
-    const preEvent = row ? row.config.events[0]! : { gemini: 'BeforeTool', codex: 'PreToolUse', cursor: 'preToolUse', copilot: 'preToolUse' }[h as 'gemini' | 'codex' | 'cursor' | 'copilot'];
-    const found = guardHooks(s, preEvent);
-    if (found.length === 0) {
-      out.push(missing(`no guard hook in ${rel} (${preEvent})`));
-      continue;
-    }
-    const disabledIn = [];
-    for (const f of disableFiles(h, root, home)) if ((await readJson(f).catch(() => ({}) as Json)).disableAllHooks === true) disabledIn.push(f);
-    if (disabledIn.length) {
-      out.push({ harness: h, state: 'disabled', message: `${h}: disableAllHooks is true in ${disabledIn.join(', ')}: ${row?.label ?? h} runs no hook, guard's neither`, hint: `remove disableAllHooks from ${disabledIn.join(', ')}` });
-      continue;
-    }
-    if (h === 'gemini' && (s.hooksConfig as Json | undefined)?.enabled === false) {
-      out.push({ harness: h, state: 'disabled', message: `gemini: hooksConfig.enabled is false in ${rel}`, hint: 'remove it' });
-      continue;
-    }
-    // a matcher that lets a write or shell tool past guard
-    const tools = gatedTools(h);
-    if (tools) {
-      const groups = groupsOf(s, preEvent).filter((g) => (Array.isArray(g.hooks) ? (g.hooks as unknown[]) : [g]).some(isGuardEntry));
-      const seen = new Set(tools);
-      for (const g of groups) for (const t of [...seen]) if (!missedTools(g.matcher, [t]).length) seen.delete(t);
-      if (seen.size) {
-        out.push({ harness: h, state: 'matcher', message: `${h}: guard's hook in ${rel} does not run for ${[...seen].join(', ')}: those calls write or run commands unchecked`, hint: `guard init --agent ${h} (its matcher is ${MATCHERS[h]})` });
-        continue;
-      }
-    }
-    const t = found.map((x) => Number(h === 'copilot' ? x.timeoutSec : x.timeout)).find((n) => Number.isFinite(n));
-    const ms = h === 'gemini' || row?.config.timeoutUnit === 'ms';
-    const seconds = t === undefined ? null : ms ? t / 1000 : t;
-    if (seconds !== null && seconds < MIN_TIMEOUT_S) {
-      out.push({ harness: h, state: 'timeout', message: `${h}: guard's hook timeout is ${seconds} s: a slow call would be cut short and the harness would let the tool run`, hint: `give it ${TIMEOUT_S} s (guard init --agent ${h} writes that)` });
-      continue;
-    }
-    if (h === 'droid') {
-      const shadow = path.join(root, '.factory/hooks.json');
-      if (existsSync(shadow)) {
-        const hs = await readJson(shadow).catch(() => ({}) as Json);
-        if (guardHooks(hs, preEvent).length === 0) {
-          out.push({ harness: h, state: 'shadowed', message: 'droid: .factory/hooks.json exists without guard\'s hook: Droid builds that read it (its newer docs) run it instead of the hooks in .factory/settings.json, without guard (0.225.2 ignores it)', hint: 'guard init --agent droid (it writes guard\'s hook into both)' });
-          continue;
-        }
-      }
-    }
-    if (h === 'codex') {
-      out.push({ harness: h, state: 'untrusted', message: `codex: ${rel} has guard's hook, but Codex skips a new or changed hook until it is trusted, silently`, hint: 'in codex, open /hooks and trust it (and trust the project: trust_level = "trusted")' });
-      continue;
-    }
-    if (h === 'copilot' && !(await copilotTrusts(root, home, env))) {
-      out.push({
-        harness: h,
-        state: 'untrusted',
-        message: `copilot: ${rel} has guard's hook, but Copilot CLI loads repository hooks in copilot -p only for a trusted folder, and ${root} is not one: the hook is skipped silently there`,
-        hint: 'start copilot here once and trust the folder, or run copilot -p with --trust-folder (or GITHUB_COPILOT_PROMPT_MODE_REPO_HOOKS=true)',
-      });
-      continue;
-    }
-    out.push({ harness: h, state: 'ok', message: `${h}: ${rel} runs guard hook ${h} before and after ${MATCHERS[h].split('|').join(', ')}` });
+    if (h === 'cline') out.push(...(await pluginChecks(root, env, ['cline'])));
+    else out.push(await harnessCheck(h, root, home, env));
   }
   out.push(...(await pluginChecks(root, env, ['opencode', 'kilo'])));
   return out;
+}
+
+/** A harness's settings file that holds guard's hook, as agentChecks read it. */
+interface Hooked {
+  h: HarnessName;
+  /** The settings file, relative to the repository. */
+  rel: string;
+  settings: Json;
+  row: ClaudeStyleRow | null;
+  /** The event guard's hook runs before a tool on. */
+  preEvent: string;
+  /** guard's hook entries under that event. */
+  found: Json[];
+}
+
+/** The first thing that stops guard's hook from running for this harness, or `ok`. */
+async function harnessCheck(h: HarnessName, root: string, home: string | undefined, env: NodeJS.ProcessEnv): Promise<AgentCheck> {
+  const rel = CONFIG_FILES[h];
+  let settings: Json;
+  try {
+    settings = await readJson(path.join(root, rel));
+  } catch {
+    return { harness: h, state: 'missing', message: `${h}: ${rel} is not valid JSON: the harness runs no hook from it`, hint: `fix it, then guard init --agent ${h}` };
+  }
+  const row = styleRow(h);
+  const preEvent = row ? row.config.events[0]! : { gemini: 'BeforeTool', codex: 'PreToolUse', cursor: 'preToolUse', copilot: 'preToolUse' }[h as 'gemini' | 'codex' | 'cursor' | 'copilot'];
+  const found = guardHooks(settings, preEvent);
+  if (found.length === 0) {
+    const used = existsSync(path.join(root, rel.split('/')[0]!));
+    return { harness: h, state: used ? 'missing' : 'absent', message: `${h}: no guard hook in ${rel} (${preEvent})`, hint: `guard init --agent ${h}` };
+  }
+  const hooked: Hooked = { h, rel, settings, row, preEvent, found };
+  return (
+    (await hooksDisabled(hooked, root, home)) ??
+    matcherGap(hooked) ??
+    shortTimeout(hooked) ??
+    (await shadowedByHooksJson(hooked, root)) ??
+    (await notTrusted(hooked, root, home, env)) ?? {
+      harness: h,
+      state: 'ok',
+      message: `${h}: ${rel} runs guard hook ${h} before and after ${MATCHERS[h].split('|').join(', ')}`,
+    }
+  );
+}
+
+async function hooksDisabled({ h, rel, settings, row }: Hooked, root: string, home: string | undefined): Promise<AgentCheck | null> {
+  const disabledIn = [];
+  for (const f of disableFiles(h, root, home)) if ((await readJson(f).catch(() => ({}) as Json)).disableAllHooks === true) disabledIn.push(f);
+  if (disabledIn.length) {
+    return { harness: h, state: 'disabled', message: `${h}: disableAllHooks is true in ${disabledIn.join(', ')}: ${row?.label ?? h} runs no hook, guard's neither`, hint: `remove disableAllHooks from ${disabledIn.join(', ')}` };
+  }
+  if (h === 'gemini' && (settings.hooksConfig as Json | undefined)?.enabled === false) {
+    return { harness: h, state: 'disabled', message: `gemini: hooksConfig.enabled is false in ${rel}`, hint: 'remove it' };
+  }
+  return null;
+}
+
+/** A matcher that lets a write or shell tool past guard. */
+function matcherGap({ h, rel, settings, preEvent }: Hooked): AgentCheck | null {
+  const tools = gatedTools(h);
+  if (!tools) return null;
+  const groups = groupsOf(settings, preEvent).filter((g) => (Array.isArray(g.hooks) ? (g.hooks as unknown[]) : [g]).some(isGuardEntry));
+  const seen = new Set(tools);
+  for (const g of groups) for (const t of [...seen]) if (!missedTools(g.matcher, [t]).length) seen.delete(t);
+  if (!seen.size) return null;
+  return { harness: h, state: 'matcher', message: `${h}: guard's hook in ${rel} does not run for ${[...seen].join(', ')}: those calls write or run commands unchecked`, hint: `guard init --agent ${h} (its matcher is ${MATCHERS[h]})` };
+}
+
+function shortTimeout({ h, row, found }: Hooked): AgentCheck | null {
+  const t = found.map((x) => Number(h === 'copilot' ? x.timeoutSec : x.timeout)).find((n) => Number.isFinite(n));
+  const ms = h === 'gemini' || row?.config.timeoutUnit === 'ms';
+  const seconds = t === undefined ? null : ms ? t / 1000 : t;
+  if (seconds === null || seconds >= MIN_TIMEOUT_S) return null;
+  return { harness: h, state: 'timeout', message: `${h}: guard's hook timeout is ${seconds} s: a slow call would be cut short and the harness would let the tool run`, hint: `give it ${TIMEOUT_S} s (guard init --agent ${h} writes that)` };
+}
+
+async function shadowedByHooksJson({ h, preEvent }: Hooked, root: string): Promise<AgentCheck | null> {
+  if (h !== 'droid') return null;
+  const shadow = path.join(root, '.factory/hooks.json');
+  if (!existsSync(shadow)) return null;
+  const hs = await readJson(shadow).catch(() => ({}) as Json);
+  if (guardHooks(hs, preEvent).length !== 0) return null;
+  return { harness: h, state: 'shadowed', message: 'droid: .factory/hooks.json exists without guard\'s hook: Droid builds that read it (its newer docs) run it instead of the hooks in .factory/settings.json, without guard (0.225.2 ignores it)', hint: 'guard init --agent droid (it writes guard\'s hook into both)' };
+}
+
+/** Harnesses that skip a repository's hooks, silently, until a person trusts them. */
+async function notTrusted({ h, rel }: Hooked, root: string, home: string | undefined, env: NodeJS.ProcessEnv): Promise<AgentCheck | null> {
+  if (h === 'codex') {
+    return { harness: h, state: 'untrusted', message: `codex: ${rel} has guard's hook, but Codex skips a new or changed hook until it is trusted, silently`, hint: 'in codex, open /hooks and trust it (and trust the project: trust_level = "trusted")' };
+  }
+  if (h === 'copilot' && !(await copilotTrusts(root, home, env))) {
+    return {
+      harness: h,
+      state: 'untrusted',
+      message: `copilot: ${rel} has guard's hook, but Copilot CLI loads repository hooks in copilot -p only for a trusted folder, and ${root} is not one: the hook is skipped silently there`,
+      hint: 'start copilot here once and trust the folder, or run copilot -p with --trust-folder (or GITHUB_COPILOT_PROMPT_MODE_REPO_HOOKS=true)',
+    };
+  }
+  return null;
 }

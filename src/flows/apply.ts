@@ -1,4 +1,5 @@
 import { GuardError } from '../core/errors.js';
+import { MODE } from '../core/modes.js';
 import { decisionRecords, type FileOutcome, type Plan, type PlanFile } from '../core/plan.js';
 import { batchMessage, decisionRecord, rejectedMessage, type RecordContext } from '../core/record.js';
 import type { CheckpointOptions } from '../git/checkpoint.js';
@@ -228,7 +229,7 @@ async function writeIndex(cwd: string, t: IndexTarget): Promise<void> {
 
 /** The file on disk is still what was judged; another writer got there first otherwise. */
 async function sameOnDisk({ abs, rel, old, content }: FileTarget['judged']): Promise<void> {
-  const [{ readFile, readlink }, { MODE, statOnDisk }] = await Promise.all([import('node:fs/promises'), import('../worktree/atomic.js')]);
+  const [{ readFile, readlink }, { statOnDisk }] = await Promise.all([import('node:fs/promises'), import('../worktree/atomic.js')]);
   const now = await statOnDisk(abs);
   let same = now === null ? old === null : old !== null && now.mode === old.mode;
   if (same && now !== null) {
@@ -350,7 +351,7 @@ async function mergeOne(root: string, t: TreeTarget, { outcome: o, file: f, entr
     await removeFile(root, e.oldPath ?? e.path);
     return { conflict: false, paths: [e.oldPath ?? e.path] };
   }
-  const mode = o.mode ?? now?.mode ?? '100644';
+  const mode = o.mode ?? now?.mode ?? MODE.file;
   if (o.action === 'write') {
     // x -> x/x, or x/x -> x: the old path stands where the new one goes, so it goes first (the checkpoint holds it)
     if (nested && nowOld !== null) await removeFile(root, e.oldPath!);

@@ -228,31 +228,49 @@ async function hookChecks(main: Repo, hp: HooksPath, env: NodeJS.ProcessEnv): Pr
     const r = path.relative(main.root, p);
     return r && !r.startsWith('..') && !path.isAbsolute(r) ? r : p;
   };
-  const checks: DoctorCheck[] = [];
-  const where = hp.scope ? ` (${hp.scope} config)` : '';
-  const unset = hp.scope ? `git config --${hp.scope === 'local' ? 'local' : hp.scope} --unset core.hooksPath` : 'git config --unset core.hooksPath';
-
   if (hp.value === '/dev/null' || hp.value === 'nul') {
-    checks.push(bad('hooks-path', 'error', `core.hooksPath=${hp.value}${where}: git runs no hooks at all`, `${unset}, then guard init`));
-    return checks;
+    return [bad('hooks-path', 'error', `core.hooksPath=${hp.value}${whereSet(hp)}: git runs no hooks at all`, `${unsetHooksPath(hp)}, then guard init`)];
   }
   const dir = hooksDir(main.root, main.commonDir, hp);
   const facts = await inspectHook(dir);
-  if (hp.value) {
-    const dirStat = await stat(dir).catch(() => null);
-    if (!dirStat?.isDirectory()) {
-      checks.push(bad('hooks-path', 'error', `core.hooksPath=${hp.value}${where} is not a folder: git runs no hooks`, `${unset}, then guard init`));
-      return checks;
-    }
-    if (!facts.exists) {
-      checks.push(bad('hooks-path', 'error', `core.hooksPath=${hp.value}${where} has no ${HOOK} hook: the gate is skipped`, `guard init points it at .husky/_ and installs the hook`));
-      return checks;
-    }
-    checks.push(ok('hooks-path', `core.hooksPath=${hp.value}${where}`));
-  } else {
-    checks.push(ok('hooks-path', `core.hooksPath is not set: git runs ${rel(dir)}`));
-  }
+  const hooksPath = await hooksPathCheck(hp, dir, facts, rel);
+  if (!hooksPath.ok) return [hooksPath];
+  const checks: DoctorCheck[] = [hooksPath];
 
+  const { problem, framework } = await preCommitProblem(main, facts, env, rel);
+  if (problem) checks.push(bad('hook', 'error', problem.message, problem.hint));
+  else if (framework) checks.push(ok('hook', `${rel(facts.file)} is the pre-commit framework's hook, and .pre-commit-config.yaml runs guard (id: guard)`));
+  else checks.push(ok('hook', `${rel(facts.file)} is executable${facts.husky ? ` and runs ${rel(facts.script)} through husky` : ''}, which runs guard check`));
+  if (!facts.husky && facts.scriptText !== null && PRE_COMMIT_FRAMEWORK.test(facts.scriptText)) {
+    // beside the framework: what writes the trailer of a person's approval at the commit prompt
+    const trailer = await (await import('./doctor-trailer.js')).frameworkTrailerProblem(path.dirname(facts.file), main.root);
+    if (trailer) checks.push(bad('trailer', 'warning', trailer.message, trailer.hint));
+  }
+  checks.push(...(await branchMoveChecks(main, dir, facts, env)));
+  if (!problem && runsGuard(facts.scriptText) === 'command') checks.push(await guardCommandCheck(main, facts, env, rel));
+  return checks;
+}
+
+function whereSet(hp: HooksPath): string {
+  return hp.scope ? ` (${hp.scope} config)` : '';
+}
+
+function unsetHooksPath(hp: HooksPath): string {
+  return hp.scope ? `git config --${hp.scope === 'local' ? 'local' : hp.scope} --unset core.hooksPath` : 'git config --unset core.hooksPath';
+}
+
+/** Does core.hooksPath (or .git/hooks when it is unset) hold a pre-commit hook git can run? */
+async function hooksPathCheck(hp: HooksPath, dir: string, facts: HookFacts, rel: (p: string) => string): Promise<DoctorCheck> {
+  if (!hp.value) return ok('hooks-path', `core.hooksPath is not set: git runs ${rel(dir)}`);
+  const where = whereSet(hp);
+  const dirStat = await stat(dir).catch(() => null);
+  if (!dirStat?.isDirectory()) return bad('hooks-path', 'error', `core.hooksPath=${hp.value}${where} is not a folder: git runs no hooks`, `${unsetHooksPath(hp)}, then guard init`);
+  if (!facts.exists) return bad('hooks-path', 'error', `core.hooksPath=${hp.value}${where} has no ${HOOK} hook: the gate is skipped`, `guard init points it at .husky/_ and installs the hook`);
+  return ok('hooks-path', `core.hooksPath=${hp.value}${where}`);
+}
+
+/** What keeps the pre-commit hook from running guard, if anything; `framework` when it is the pre-commit framework's. */
+async function preCommitProblem(main: Repo, facts: HookFacts, env: NodeJS.ProcessEnv, rel: (p: string) => string): Promise<{ problem: { message: string; hint: string } | null; framework: boolean }> {
   let problem = hookProblem(facts, rel);
   // The pre-commit framework's hook runs what .pre-commit-config.yaml lists (docs/install.md).
   const framework = problem !== null && facts.executable && !facts.husky && facts.scriptText !== null && PRE_COMMIT_FRAMEWORK.test(facts.scriptText);
@@ -267,47 +285,39 @@ async function hookChecks(main: Repo, hp: HooksPath, env: NodeJS.ProcessEnv): Pr
   // echoed, in a heredoc, under `if false`): run it and see that it blocks. HUSKY is reported apart below.
   const unresolved = runsGuard(facts.scriptText) === 'command' && !(await findGuard(main.root, env)); // guard-command says it below
   if (!problem && !unresolved && !framework) problem = await (await import('./doctor-hooks.js')).preCommitBlocks(facts.file, main.root, env, rel(facts.script), runsGuard(facts.scriptText) !== null);
-  if (problem) checks.push(bad('hook', 'error', problem.message, problem.hint));
-  else if (framework) checks.push(ok('hook', `${rel(facts.file)} is the pre-commit framework's hook, and .pre-commit-config.yaml runs guard (id: guard)`));
-  else checks.push(ok('hook', `${rel(facts.file)} is executable${facts.husky ? ` and runs ${rel(facts.script)} through husky` : ''}, which runs guard check`));
-  if (!facts.husky && facts.scriptText !== null && PRE_COMMIT_FRAMEWORK.test(facts.scriptText)) {
-    // beside the framework: what writes the trailer of a person's approval at the commit prompt
-    const trailer = await (await import('./doctor-trailer.js')).frameworkTrailerProblem(path.dirname(facts.file), main.root);
-    if (trailer) checks.push(bad('trailer', 'warning', trailer.message, trailer.hint));
-  }
+  return { problem, framework };
+}
 
-  // integrity: the gate on every branch move (reference-transaction); without it HUSKY=0 leaves no gate at all
+/** integrity: the gate on every branch move (reference-transaction); without it HUSKY=0 leaves no gate at all. */
+async function branchMoveChecks(main: Repo, dir: string, facts: HookFacts, env: NodeJS.ProcessEnv): Promise<DoctorCheck[]> {
   const branchGate = await (await import('./doctor-hooks.js')).branchGateCheck(main, dir, env);
-  checks.push(branchGate);
-  if (facts.husky && env.HUSKY === '0') {
-    const gated = branchGate.ok;
-    checks.push(
-      bad(
-        'husky-env',
-        gated ? 'warning' : 'error',
-        `HUSKY=0 is set in this environment: husky skips every hook, guard check included${gated ? ' (branch moves are still gated by the reference-transaction hook)' : ', and no reference-transaction hook gates branch moves'}`,
-        'unset HUSKY (look in your shell profile and ~/.config/husky/init.sh)',
-      ),
-    );
-  }
+  if (!(facts.husky && env.HUSKY === '0')) return [branchGate];
+  const gated = branchGate.ok;
+  return [
+    branchGate,
+    bad(
+      'husky-env',
+      gated ? 'warning' : 'error',
+      `HUSKY=0 is set in this environment: husky skips every hook, guard check included${gated ? ' (branch moves are still gated by the reference-transaction hook)' : ', and no reference-transaction hook gates branch moves'}`,
+      'unset HUSKY (look in your shell profile and ~/.config/husky/init.sh)',
+    ),
+  ];
+}
 
-  if (!problem && runsGuard(facts.scriptText) === 'command' && /^[^#\n]*\byarn\s+guard\s+check\b/m.test(facts.scriptText ?? '')) {
+/** The hook runs a `guard` command: can it find one? */
+async function guardCommandCheck(main: Repo, facts: HookFacts, env: NodeJS.ProcessEnv, rel: (p: string) => string): Promise<DoctorCheck> {
+  if (/^[^#\n]*\byarn\s+guard\s+check\b/m.test(facts.scriptText ?? '')) {
     // yarn Plug'n'Play: no node_modules/.bin; yarn resolves guard from .pnp.cjs.
     const yarn = await findOnPath('yarn', env);
-    if (!yarn) checks.push(bad('guard-command', 'error', "the hook runs yarn guard check, and yarn is not on PATH: the hook would fail every commit", 'install yarn (corepack enable, or npm install --global yarn)'));
-    else if (!existsSync(path.join(main.root, '.pnp.cjs')) && !(facts.scriptText ?? '').includes('cd ')) {
-      checks.push(bad('guard-command', 'warning', 'the hook runs yarn guard check, and there is no .pnp.cjs: run yarn install', 'yarn install'));
-    } else checks.push(ok('guard-command', `the hook runs guard through yarn (${yarn})`));
-  } else if (!problem && runsGuard(facts.scriptText) === 'command') {
-    const found = await findGuard(main.root, env, facts.scriptText);
-    if (found) checks.push(ok('guard-command', `the hook finds guard at ${rel(found)}`));
-    else {
-      checks.push(
-        bad('guard-command', 'error', 'the guard command is not on PATH or in node_modules/.bin: the hook would fail every commit', 'npm install --save-dev guard-cli (or npm install --global guard-cli)'),
-      );
+    if (!yarn) return bad('guard-command', 'error', "the hook runs yarn guard check, and yarn is not on PATH: the hook would fail every commit", 'install yarn (corepack enable, or npm install --global yarn)');
+    if (!existsSync(path.join(main.root, '.pnp.cjs')) && !(facts.scriptText ?? '').includes('cd ')) {
+      return bad('guard-command', 'warning', 'the hook runs yarn guard check, and there is no .pnp.cjs: run yarn install', 'yarn install');
     }
+    return ok('guard-command', `the hook runs guard through yarn (${yarn})`);
   }
-  return checks;
+  const found = await findGuard(main.root, env, facts.scriptText);
+  if (found) return ok('guard-command', `the hook finds guard at ${rel(found)}`);
+  return bad('guard-command', 'error', 'the guard command is not on PATH or in node_modules/.bin: the hook would fail every commit', 'npm install --save-dev guard-cli (or npm install --global guard-cli)');
 }
 
 /** Each lane runs the hooks of its own work tree (relative hooksPath) or the shared ones. */

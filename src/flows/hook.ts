@@ -5,13 +5,14 @@ import { withAggregateLoss } from '../core/aggregate.js';
 import { classify, makePolicy, withReason, type ChangeFacts, type Classification, type Policy } from '../core/classify.js';
 import { CONFIG_FILE, type Config } from '../core/config.js';
 import { GuardError } from '../core/errors.js';
+import { MODE, fileMode } from '../core/modes.js';
 import { countLines, looksBinary } from '../core/lines.js';
 import { decisionRecords, plan, type Answer, type Plan, type PlanFile } from '../core/plan.js';
 import { batchMessage, rejectedMessage, type DecisionRecord, type RecordContext } from '../core/record.js';
 import { applyInsertLine, applyPatchChunks, applySearchReplace, applyStringEdits, type Applied } from '../harness/edits.js';
 import { lossMessage, unmatchedReason, verdict, writeOutcome, type Judged, type Planned } from '../harness/decide.js';
 import type { Change, FileChange, HookEvent, Outcome } from '../harness/types.js';
-import { MODE, resolveInside } from '../worktree/atomic.js';
+import { resolveInside } from '../worktree/atomic.js';
 import { READ_CAP, catFileBatch } from '../git/catfile.js';
 import { checkpoint, checkpointId, checkpointMessage, type SessionMeta } from '../git/checkpoint.js';
 import { collectFacts } from '../git/changes.js';
@@ -319,7 +320,7 @@ async function readDisk(abs: string): Promise<{ content: Buffer | null; mode: st
   // a FIFO or a device: reading would block (node then cannot even exit) or never end
   const target = st.isSymbolicLink() ? await stat(abs).catch(() => null) : st;
   if (target && !target.isFile() && !target.isDirectory()) throw new GuardError('E_USAGE', `${abs} is not a regular file (a pipe or a device)`, 'a tool call writes files');
-  return { content: await readFile(abs), mode: st.mode & 0o100 ? MODE.executable : MODE.file };
+  return { content: await readFile(abs), mode: fileMode(st.mode) };
 }
 
 function apply(change: Change, current: Buffer | null, source: Buffer | null): Applied | { ok: true; text: null } {

@@ -145,7 +145,50 @@ export async function gateMoves(opts: GateOptions): Promise<GateResult> {
   const lines = all.filter((l) => !isZeroOid(l.new));
   const deletions = all.filter((l) => isZeroOid(l.new) && !l.ref.startsWith('refs/heads/guard/'));
   if (lines.length === 0 && deletions.length === 0) return { command: 'verify-refs', moves: [], refused: 0 };
-  const { heads, verified, anchors } = await branchTips(cwd);
+  const tips = await branchTips(cwd);
+  const now = opts.now ?? new Date();
+  const gate: MoveGate = { cwd, opts, tips, now, day: anchorDay(now), person: personAsked(opts.color) };
+  const judged: JudgedMove[] = [];
+  try {
+    for (const m of movesOf(lines, tips)) judged.push(await judgeMove(gate, m));
+  } finally {
+    gate.person.close();
+  }
+  const verdicts = judged.map((j) => j.verdict);
+  await writeRecords(cwd, judged.flatMap((j) => j.commits), now);
+  const refused = verdicts.filter((v) => v.refused).length;
+  // Only a transaction that goes through moves the verified tips, anchors and kept tips (all or none, like git's).
+  const stale = [...tips.anchors.values()].flat().filter((a) => a.day !== gate.day).map((a) => a.ref);
+  if (refused > 0) return { command: 'verify-refs', moves: verdicts, refused };
+  const settled = judged.flatMap((j) => (j.settled ? [j.settled] : []));
+  if (settled.length > 0) await settleMoves(cwd, settled, gate.day, stale);
+  const deleted = await keepDeletedBranches(cwd, deletions, tips.heads, now);
+  return { command: 'verify-refs', moves: verdicts, refused, ...(deleted.length > 0 ? { deleted } : {}) };
+}
+
+type Tips = Awaited<ReturnType<typeof branchTips>>;
+type Prompt = NonNullable<Awaited<ReturnType<typeof openPrompt>>>;
+
+/** What every move of one transaction is judged with. */
+interface MoveGate {
+  cwd: string;
+  opts: GateOptions;
+  tips: Tips;
+  now: Date;
+  /** Today, as the day's anchors name it. */
+  day: string;
+  person: PersonAsked;
+}
+
+/** One move judged: its verdict, the record commits it adds, and what settling it writes (none when it cannot be measured). */
+interface JudgedMove {
+  verdict: MoveVerdict;
+  commits: RecordCommit[];
+  settled?: Settled;
+}
+
+/** The moves of existing branches, from the tip each has now (or its last verified tip). */
+function movesOf(lines: ReadonlyArray<{ new: string; ref: string }>, { heads, verified }: Tips): RefMove[] {
   const moves: RefMove[] = [];
   for (const l of lines) {
     // A new branch brings nothing in by itself: what it holds is measured when it moves into another.
@@ -154,135 +197,154 @@ export async function gateMoves(opts: GateOptions): Promise<GateResult> {
     if (!from || from === l.new) continue;
     moves.push({ ref: l.ref, from, to: l.new });
   }
-  const verdicts: MoveVerdict[] = [];
-  const settled: Settled[] = [];
-  const now = opts.now ?? new Date();
-  const day = anchorDay(now);
-  const commits: RecordCommit[] = [];
+  return moves;
+}
+
+/** The prompt, opened the first time a move needs a person and shared by the moves after it. */
+interface PersonAsked {
+  prompt(): Promise<Prompt | null>;
+  close(): void;
+}
+
+function personAsked(color: boolean): PersonAsked {
   let prompt: Awaited<ReturnType<typeof openPrompt>> | undefined;
-  try {
-    for (const m of moves) {
-      // From the tip it has now (a forged verified ref cannot shrink this), and from the last
-      // verified tip when that differs (what an earlier move past the gate brought in).
-      const cuts = await shallowCutsIn(cwd, m.from, m.to);
-      if (cuts.length > 0) {
-        // its merge-base is hidden, so it cannot be measured: never let it through
-        const reason = `.git/shallow cuts ${cuts[0]!.slice(0, 10)}, which this move brings in, off from its parents: what it changes cannot be measured`;
-        verdicts.push({ ...m, base: m.from, files: [], refused: true, reason });
-        continue;
-      }
-      const v0 = verified.get(m.ref);
-      const measured = await measureMove(cwd, m.from, m.to);
-      const seen = new Set(measured.needing.map((c) => c.path));
-      let droppedPastGate: string | undefined;
-      if (v0 && v0 !== m.from && v0 !== m.to) {
-        const more = await measureMove(cwd, v0, m.to, { brokenConfig: 'defaults' });
-        // the branch went back past every hook: the verified tip is all that still holds what it dropped
-        if (more.base !== v0) droppedPastGate = v0;
-        measured.needing.push(...more.needing.filter((c) => !seen.has(c.path)));
-        const known = new Set(measured.entries.map((e) => e.path));
-        measured.entries.push(...more.entries.filter((e) => !known.has(e.path)));
-      }
-      // Step by step: the paths this move changes, measured from the branch as it was at its
-      // first move today (or the last tip a person approved), so small steps add up.
-      const dayAnchors = anchors.get(m.ref) ?? [];
-      const today = dayAnchors.find((a) => a.day === day);
-      if (today && today.oid !== m.from && today.oid !== m.to && measured.entries.length > 0) {
-        // the whole range, not a pathspec: a rename earlier in the day (big.txt -> b.txt, then b.txt
-        // trimmed) is followed only when git sees both names, and from 20% similarity rather than
-        // git's 50%: a renamed file trimmed by half is still that file. A step that is not a replace
-        // on its own takes less than half of what is left, so from over 50% of the morning's file
-        // it cannot fall under 25%. (Padding the renamed file with new lines lowers git's score
-        // too: docs/reliability/backdoors.md, still open.)
-        const touched = new Set(namesOf(measured.entries));
-        const only = (e: DiffEntry) => touched.has(e.path) || (e.oldPath !== undefined && touched.has(e.oldPath));
-        // what the day changed elsewhere is not read: only the files this move touches
-        const steps = await measureMove(cwd, today.oid, m.to, { brokenConfig: 'defaults', aggregate: false, renameSimilarity: STEP_RENAME_SIMILARITY, only });
-        for (const c of steps.needing) {
-          if (measured.needing.some((n) => n.path === c.path)) continue;
-          measured.needing.push({
-            ...c,
-            reasons: [...c.reasons, `measured against ${today.oid.slice(0, 10)}, the branch at its first move today or the last move a person approved: step by step, the commits since add up to this`],
-            rules: [...c.rules, 'step-by-step'],
-          });
-        }
-        const known = new Set(measured.entries.map((e) => e.path));
-        measured.entries.push(...steps.entries.filter((e) => !known.has(e.path)));
-      }
-      const v: MoveVerdict = { ...m, base: measured.base, files: [], refused: false };
-      verdicts.push(v);
-      const byPath = new Map(measured.entries.map((e) => [e.path, e]));
-      if (measured.needing.length > 0) {
-        const since = (await commitTimes(cwd, [measured.base])).get(measured.base) ?? 0;
-        const approved = await personApprovals(cwd, since);
-        for (const c of measured.needing) {
-          const blob = byPath.get(c.path)?.newOid ?? null;
-          if (approved.has(approvalKey(c.path, blob))) v.files.push({ ...c, decision: 'approved', decider: 'person', approvedBy: 'record' });
-          else v.files.push({ ...c, decision: 'blocked', decider: 'auto' });
-        }
-        const open = v.files.filter((f) => f.decision === 'blocked');
-        if (open.length > 0 && !opts.auto) {
-          prompt ??= await openPrompt(opts.color);
-          if (prompt) {
-            // The move is taken whole or not at all: no hunks, no strategies. `q` leaves the rest blocked.
-            for (const f of open) {
-              const asked = await prompt.ask({ c: f, hunks: [], strategies: [], texts: async () => ({ base: '', lane: '' }) });
-              if (asked.answer?.take === 'all') Object.assign(f, { decision: 'approved', decider: 'person', approvedBy: 'prompt' });
-              else if (asked.answer) Object.assign(f, { decision: 'rejected', decider: 'person' });
-              if (asked.quit) break;
-            }
-          }
-        }
-        v.refused = v.files.some((f) => f.decision !== 'approved');
-      }
-      // Moves that drop commits (reset, a rebase that drops one, branch -f, update-ref back):
-      // never refused (the dropped tip is kept, so one command brings it back), always reported.
-      const lost = v.refused || measured.base === m.from ? null : await measureDrop(cwd, m.from, m.to, measured.base);
-      if (lost) v.dropped = { tip: m.from, ref: newRef(DROPPED_REFS, now), files: lost, needsApproval: lost.some((c) => c.needsApproval) };
-      const ctx: RecordContext = { command: 'verify-refs', lane: null, time: now.toISOString(), base: measured.base };
-      const records: DecisionRecord[] = v.files.map((f) => {
-        const blob = byPath.get(f.path)?.newOid;
-        return decisionRecord(f, f.decision, f.decider, { ...(blob ? { blob } : {}), ...(f.approvedBy === 'record' ? { strategy: 'record' } : {}) });
-      });
-      if (v.dropped) {
-        const note = `dropped by moving ${m.ref.replace(/^refs\/heads\//, '')} from ${m.from.slice(0, 10)} to ${m.to.slice(0, 10)}; the dropped tip is kept as ${v.dropped.ref}`;
-        for (const c of v.dropped.files) records.push(decisionRecord({ ...c, reasons: [...c.reasons, note], rules: [...c.rules, 'dropped'] }, 'allowed', 'policy', { ref: v.dropped.ref }));
-      }
-      if (v.refused) {
-        // the whole move, kept: parent the base, tree the refused tip's
-        v.rejectedRef = newRef(REFS.rejected, now);
-        const first = records.find((r) => r.decision !== 'approved')!;
-        const changes = measured.entries.flatMap((e) => proposalChanges(e));
-        commits.push({ ref: v.rejectedRef, parent: measured.base, message: rejectedMessage(ctx, { ...first, ref: v.rejectedRef }), changes });
-        for (const r of records) if (r.decision !== 'approved') r.ref = v.rejectedRef;
-      }
-      if (records.length > 0) commits.push({ ref: newRef(REFS.decisions, now), parent: null, message: batchMessage(ctx, records), changes: [] });
-      // the last approved state: a move a person approved starts today's steps afresh
-      const personApproved = v.files.length > 0 && v.files.every((f) => f.decision === 'approved');
-      // (a move back needs nothing here: the day's measure starts at the merge-base of this
-      // base and the new tip, never at work the branch dropped)
-      const anchor = personApproved ? m.to : today ? undefined : m.from;
-      settled.push({
-        branchRef: m.ref,
-        to: m.to,
-        ...(anchor ? { anchor } : {}),
-        dropped: [
-          ...(v.dropped ? [{ ref: v.dropped.ref, tip: v.dropped.tip }] : []),
-          ...(droppedPastGate && droppedPastGate !== v.dropped?.tip ? [{ ref: newRef(DROPPED_REFS, now), tip: droppedPastGate }] : []),
-        ],
-      });
-    }
-  } finally {
-    prompt?.close();
+  return {
+    prompt: async () => (prompt ??= await openPrompt(color)),
+    close: () => prompt?.close(),
+  };
+}
+
+async function judgeMove(gate: MoveGate, m: RefMove): Promise<JudgedMove> {
+  const { cwd, now } = gate;
+  const cuts = await shallowCutsIn(cwd, m.from, m.to);
+  if (cuts.length > 0) {
+    // its merge-base is hidden, so it cannot be measured: never let it through
+    const reason = `.git/shallow cuts ${cuts[0]!.slice(0, 10)}, which this move brings in, off from its parents: what it changes cannot be measured`;
+    return { verdict: { ...m, base: m.from, files: [], refused: true, reason }, commits: [] };
   }
-  await writeRecords(cwd, commits, now);
-  const refused = verdicts.filter((v) => v.refused).length;
-  // Only a transaction that goes through moves the verified tips, anchors and kept tips (all or none, like git's).
-  const stale = [...anchors.values()].flat().filter((a) => a.day !== day).map((a) => a.ref);
-  if (refused > 0) return { command: 'verify-refs', moves: verdicts, refused };
-  if (settled.length > 0) await settleMoves(cwd, settled, day, stale);
-  // A deleted branch drops its commits unless another ref holds them (a rename shows git's hook
-  // only the deletion, so a renamed branch's tip is kept too: harmless, and said as "went away")
+  const { measured, droppedPastGate } = await measureSinceVerified(cwd, m, gate.tips.verified.get(m.ref));
+  const today = (gate.tips.anchors.get(m.ref) ?? []).find((a) => a.day === gate.day);
+  if (today && today.oid !== m.from && today.oid !== m.to && measured.entries.length > 0) await addStepByStep(cwd, m, measured, today.oid);
+  const v: MoveVerdict = { ...m, base: measured.base, files: [], refused: false };
+  const byPath = new Map(measured.entries.map((e) => [e.path, e]));
+  if (measured.needing.length > 0) await decideFiles(gate, v, measured, byPath);
+  // Moves that drop commits (reset, a rebase that drops one, branch -f, update-ref back):
+  // never refused (the dropped tip is kept, so one command brings it back), always reported.
+  const lost = v.refused || measured.base === m.from ? null : await measureDrop(cwd, m.from, m.to, measured.base);
+  if (lost) v.dropped = { tip: m.from, ref: newRef(DROPPED_REFS, now), files: lost, needsApproval: lost.some((c) => c.needsApproval) };
+  const commits = moveRecords(v, measured, byPath, now);
+  // the last approved state: a move a person approved starts today's steps afresh
+  const personApproved = v.files.length > 0 && v.files.every((f) => f.decision === 'approved');
+  // (a move back needs nothing here: the day's measure starts at the merge-base of this
+  // base and the new tip, never at work the branch dropped)
+  const anchor = personApproved ? m.to : today ? undefined : m.from;
+  const settled: Settled = {
+    branchRef: m.ref,
+    to: m.to,
+    ...(anchor ? { anchor } : {}),
+    dropped: [
+      ...(v.dropped ? [{ ref: v.dropped.ref, tip: v.dropped.tip }] : []),
+      ...(droppedPastGate && droppedPastGate !== v.dropped?.tip ? [{ ref: newRef(DROPPED_REFS, now), tip: droppedPastGate }] : []),
+    ],
+  };
+  return { verdict: v, commits, settled };
+}
+
+/**
+ * From the tip the branch has now (a forged verified ref cannot shrink this), and from the last
+ * verified tip when that differs (what an earlier move past the gate brought in).
+ */
+async function measureSinceVerified(cwd: string, m: RefMove, v0: string | undefined): Promise<{ measured: Measured; droppedPastGate?: string }> {
+  const measured = await measureMove(cwd, m.from, m.to);
+  if (!v0 || v0 === m.from || v0 === m.to) return { measured };
+  const seen = new Set(measured.needing.map((c) => c.path));
+  const more = await measureMove(cwd, v0, m.to, { brokenConfig: 'defaults' });
+  measured.needing.push(...more.needing.filter((c) => !seen.has(c.path)));
+  const known = new Set(measured.entries.map((e) => e.path));
+  measured.entries.push(...more.entries.filter((e) => !known.has(e.path)));
+  // the branch went back past every hook: the verified tip is all that still holds what it dropped
+  return more.base !== v0 ? { measured, droppedPastGate: v0 } : { measured };
+}
+
+/**
+ * Step by step: the paths this move changes, measured from the branch as it was at its
+ * first move today (or the last tip a person approved), so small steps add up.
+ */
+async function addStepByStep(cwd: string, m: RefMove, measured: Measured, todayOid: string): Promise<void> {
+  // the whole range, not a pathspec: a rename earlier in the day (big.txt -> b.txt, then b.txt
+  // trimmed) is followed only when git sees both names, and from 20% similarity rather than
+  // git's 50%: a renamed file trimmed by half is still that file. A step that is not a replace
+  // on its own takes less than half of what is left, so from over 50% of the morning's file
+  // it cannot fall under 25%. (Padding the renamed file with new lines lowers git's score
+  // too: docs/reliability/backdoors.md, still open.)
+  const touched = new Set(namesOf(measured.entries));
+  const only = (e: DiffEntry) => touched.has(e.path) || (e.oldPath !== undefined && touched.has(e.oldPath));
+  // what the day changed elsewhere is not read: only the files this move touches
+  const steps = await measureMove(cwd, todayOid, m.to, { brokenConfig: 'defaults', aggregate: false, renameSimilarity: STEP_RENAME_SIMILARITY, only });
+  for (const c of steps.needing) {
+    if (measured.needing.some((n) => n.path === c.path)) continue;
+    measured.needing.push({
+      ...c,
+      reasons: [...c.reasons, `measured against ${todayOid.slice(0, 10)}, the branch at its first move today or the last move a person approved: step by step, the commits since add up to this`],
+      rules: [...c.rules, 'step-by-step'],
+    });
+  }
+  const known = new Set(measured.entries.map((e) => e.path));
+  measured.entries.push(...steps.entries.filter((e) => !known.has(e.path)));
+}
+
+/** Each change that needs a person: approved by a person's record since the base, else asked at the terminal, else blocked. */
+async function decideFiles(gate: MoveGate, v: MoveVerdict, measured: Measured, byPath: ReadonlyMap<string, DiffEntry>): Promise<void> {
+  const since = (await commitTimes(gate.cwd, [measured.base])).get(measured.base) ?? 0;
+  const approved = await personApprovals(gate.cwd, since);
+  for (const c of measured.needing) {
+    const blob = byPath.get(c.path)?.newOid ?? null;
+    if (approved.has(approvalKey(c.path, blob))) v.files.push({ ...c, decision: 'approved', decider: 'person', approvedBy: 'record' });
+    else v.files.push({ ...c, decision: 'blocked', decider: 'auto' });
+  }
+  const open = v.files.filter((f) => f.decision === 'blocked');
+  const prompt = open.length > 0 && !gate.opts.auto ? await gate.person.prompt() : null;
+  if (prompt) {
+    // The move is taken whole or not at all: no hunks, no strategies. `q` leaves the rest blocked.
+    for (const f of open) {
+      const asked = await prompt.ask({ c: f, hunks: [], strategies: [], texts: async () => ({ base: '', lane: '' }) });
+      if (asked.answer?.take === 'all') Object.assign(f, { decision: 'approved', decider: 'person', approvedBy: 'prompt' });
+      else if (asked.answer) Object.assign(f, { decision: 'rejected', decider: 'person' });
+      if (asked.quit) break;
+    }
+  }
+  v.refused = v.files.some((f) => f.decision !== 'approved');
+}
+
+/** The move's decisions (and what it drops) as one batch; a refused move's content kept whole under refs/guard/rejected/. */
+function moveRecords(v: MoveVerdict, measured: Measured, byPath: ReadonlyMap<string, DiffEntry>, now: Date): RecordCommit[] {
+  const commits: RecordCommit[] = [];
+  const ctx: RecordContext = { command: 'verify-refs', lane: null, time: now.toISOString(), base: measured.base };
+  const records: DecisionRecord[] = v.files.map((f) => {
+    const blob = byPath.get(f.path)?.newOid;
+    return decisionRecord(f, f.decision, f.decider, { ...(blob ? { blob } : {}), ...(f.approvedBy === 'record' ? { strategy: 'record' } : {}) });
+  });
+  if (v.dropped) {
+    const note = `dropped by moving ${v.ref.replace(/^refs\/heads\//, '')} from ${v.from.slice(0, 10)} to ${v.to.slice(0, 10)}; the dropped tip is kept as ${v.dropped.ref}`;
+    for (const c of v.dropped.files) records.push(decisionRecord({ ...c, reasons: [...c.reasons, note], rules: [...c.rules, 'dropped'] }, 'allowed', 'policy', { ref: v.dropped.ref }));
+  }
+  if (v.refused) {
+    // the whole move, kept: parent the base, tree the refused tip's
+    v.rejectedRef = newRef(REFS.rejected, now);
+    const first = records.find((r) => r.decision !== 'approved')!;
+    const changes = measured.entries.flatMap((e) => proposalChanges(e));
+    commits.push({ ref: v.rejectedRef, parent: measured.base, message: rejectedMessage(ctx, { ...first, ref: v.rejectedRef }), changes });
+    for (const r of records) if (r.decision !== 'approved') r.ref = v.rejectedRef;
+  }
+  if (records.length > 0) commits.push({ ref: newRef(REFS.decisions, now), parent: null, message: batchMessage(ctx, records), changes: [] });
+  return commits;
+}
+
+/**
+ * A deleted branch drops its commits unless another ref holds them (a rename shows git's hook
+ * only the deletion, so a renamed branch's tip is kept too: harmless, and said as "went away").
+ */
+async function keepDeletedBranches(cwd: string, deletions: ReadonlyArray<{ ref: string }>, heads: ReadonlyMap<string, string>, now: Date): Promise<NonNullable<GateResult['deleted']>> {
   const deleted: NonNullable<GateResult['deleted']> = [];
   const gone = new Set(deletions.map((d) => d.ref));
   for (const d of deletions) {
@@ -291,7 +353,7 @@ export async function gateMoves(opts: GateOptions): Promise<GateResult> {
     deleted.push({ ref: d.ref, tip, kept: newRef(DROPPED_REFS, now) });
   }
   await keepDropped(cwd, deleted.map((d) => ({ ref: d.kept, tip: d.tip })));
-  return { command: 'verify-refs', moves: verdicts, refused, ...(deleted.length > 0 ? { deleted } : {}) };
+  return deleted;
 }
 
 /** The person at the terminal (git hooks get the ref list on stdin, so /dev/tty), or null. */

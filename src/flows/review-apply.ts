@@ -2,6 +2,7 @@ import { lstat, readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { quotePath } from '../core/quote.js';
 import { GuardError } from '../core/errors.js';
+import { MODE } from '../core/modes.js';
 import type { Plan } from '../core/plan.js';
 import type { Deadline } from '../git/deadline.js';
 import type { Lane } from '../git/lanes.js';
@@ -72,7 +73,7 @@ export async function applyReview(input: ReviewInput, plan: Plan, now: Date, dea
 /** Block a file the main tree cannot take without writing outside itself, before refs are made (so it is kept too). */
 async function refuseUnwritable(root: string, files: TreeFile[], warnings: string[]): Promise<void> {
   // A symlink this review deletes first (the lane made it a folder) is no reason to block what goes under it.
-  const deleted = new Set(files.filter((f) => f.outcome.action === 'delete' && f.entry.oldMode === '120000').map((f) => f.outcome.path));
+  const deleted = new Set(files.filter((f) => f.outcome.action === 'delete' && f.entry.oldMode === MODE.symlink).map((f) => f.outcome.path));
   const underDeleted = (p: string) => p.split('/').some((_, i, parts) => i > 0 && deleted.has(parts.slice(0, i).join('/')));
   // What this review removes from the main tree: deletions and the old paths of renames.
   const removing = new Set(files.filter((f) => f.outcome.action === 'delete' || (f.outcome.action === 'write' && f.entry.oldPath !== undefined)).map((f) => f.entry.oldPath ?? f.entry.path));
@@ -144,7 +145,7 @@ function keptRefs(t: TreeTarget, now: Date): RecordCommit[] {
     t.refs.set(o.path, ref);
     mark += 1;
     // parent: the base with what was taken; the ref: the lane's version. `git diff R^ R` = what was left.
-    const taken: RecordCommit['changes'] = [{ kind: 'inline', path: e.path, mode: e.newMode ?? e.oldMode ?? '100644', data: o.content }];
+    const taken: RecordCommit['changes'] = [{ kind: 'inline', path: e.path, mode: e.newMode ?? e.oldMode ?? MODE.file, data: o.content }];
     if (e.oldPath !== undefined) taken.push({ kind: 'delete', path: e.oldPath });
     const rec = decisionRecord(f.file.c, 'rejected', o.decider, { ref, ...(o.taken ? { hunks: o.taken } : {}), ...(e.newOid ? { blob: e.newOid } : {}) });
     out.push({ mark, parent: t.lane.base, message: `guard review: the part of ${o.path} that was taken\n`, changes: taken });
@@ -191,7 +192,7 @@ export async function writeFeedback(lane: Lane, files: Array<{ path: string; sta
   }
   // The lane is the agent's: its .guard/ may hold a symlink planted to make guard write elsewhere.
   try {
-    await writeFileAtomic(lane.path, FEEDBACK_FILE, Buffer.from(lines.join('\n') + '\n'), '100644');
+    await writeFileAtomic(lane.path, FEEDBACK_FILE, Buffer.from(lines.join('\n') + '\n'), MODE.file);
   } catch (err) {
     if (err instanceof GuardError && err.code === 'E_PATH_ESCAPE') return null;
     throw err;

@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { GuardError } from '../core/errors.js';
+import { MODE } from '../core/modes.js';
 import type { Answer, Held, PlanFile } from '../core/plan.js';
 import { READ_CAP, catFileBatch } from '../git/catfile.js';
 import type { DiffEntry } from '../git/diff.js';
@@ -21,8 +22,8 @@ export interface ReviewInput {
   unread: Set<string>;
 }
 
-const GITLINK = '160000';
-const SYMLINK = '120000';
+const GITLINK = MODE.gitlink;
+const SYMLINK = MODE.symlink;
 
 async function pickLane(main: Repo, name: string | undefined): Promise<Lane> {
   if (name) return findLane(main, name);

@@ -4,16 +4,17 @@ import path from 'node:path';
 import type { ChangeFacts, Classification } from '../core/classify.js';
 import { CONFIG_FILE } from '../core/config.js';
 import { countLines, looksBinary } from '../core/lines.js';
+import { MODE } from '../core/modes.js';
 import type { Hunk } from '../core/hunks.js';
 import { decisionRecords, offeredStrategies, plan, type Answer, type FileOutcome, type PlanFile } from '../core/plan.js';
 import { batchMessage, rejectedMessage, type Decision, type DecisionRecord, type RecordContext } from '../core/record.js';
-import { MODE, cleanStaleTemps, discardWrite, resolveInside, stageWrite, statOnDisk, type OnDisk, type Staged } from '../worktree/atomic.js';
+import { cleanStaleTemps, discardWrite, resolveInside, stageWrite, statOnDisk, type OnDisk, type Staged } from '../worktree/atomic.js';
 import { READ_CAP, catFileBatch } from '../git/catfile.js';
 import { assertWritable } from '../git/contain.js';
 import { REFS, newRef, type RecordCommit } from '../git/records.js';
 import { openRepo } from '../git/repo.js';
 import { numstatFiles, patchFiles, whitespaceOnlyFiles, type FileNumstat } from '../git/measure.js';
-import { dayBaseStore, sessionBase } from '../git/session-base.js';
+import { dayBaseStore, sessionBase, type SessionBase } from '../git/session-base.js';
 import { apply, type FileTarget } from './apply.js';
 import { configAt, laneOf, type FlowOptions } from './context.js';
 
@@ -103,21 +104,12 @@ export async function write(opts: WriteOptions): Promise<WriteResult> {
     const config = configAt('HEAD', configBlob?.data);
     const policy = makePolicy(config, { bootstrap: configBlob === null });
     const facts = await measure(staged, old?.mode ?? null, newMode, oldContent, opts.content, config, staged.rel, numstat);
-    let c = classify(facts, policy);
-    for (const [start, as] of [
-      [sessionStart, `session ${session}`],
-      [dayStart, 'guard write first saw it today'],
-    ] as const) {
-      if (!start || sameBytes(start.content, oldContent) || c.needsApproval) continue;
-      // Against the base too; the stricter answer stands, so a base can only add questions.
-      const since = await measureAgainst(staged, start.content, old?.mode ?? null, newMode, opts.content, config);
-      const cs = classify(since, policy);
-      if (cs.needsApproval) {
-        // rule: session-base
-        const what = start === sessionStart ? `the file as ${as} first saw it` : `the file as ${as}`;
-        c = { ...cs, reasons: [...cs.reasons, `measured against ${what} (checkpoint ${start.checkpoint})`] };
-      }
-    }
+    const judgeSince = async (start: Buffer | null) => classify(await measureAgainst(staged, start, old?.mode ?? null, newMode, opts.content, config), policy);
+    const bases = [
+      { start: sessionStart, what: `the file as session ${session} first saw it` },
+      { start: dayStart, what: 'the file as guard write first saw it today' },
+    ];
+    const c = await strictestSince(classify(facts, policy), oldContent, bases, judgeSince);
     const file: WrittenFile = { ...c, decision: 'allowed', decider: 'policy', written: false };
     if (oldContent !== null && oldContent.equals(opts.content)) file.unchanged = true;
     const pf: PlanFile = { c, hunks: [], base: oldContent, proposed: opts.content, baseMode: old?.mode ?? null, proposedMode: newMode };
@@ -247,6 +239,24 @@ async function measure(
   if (!isBinary && oldContent !== null && oldContent.length <= maxBytes) facts.oldText = oldContent.toString('utf8');
   if (!isBinary && newContent.length <= maxBytes) facts.newText = newContent.toString('utf8');
   return facts;
+}
+
+/**
+ * The write measured against the file as the session, and as the day, first saw it too; the
+ * stricter answer stands, so a base can only add questions (rule: session-base).
+ */
+async function strictestSince(
+  c: Classification,
+  oldContent: Buffer | null,
+  bases: ReadonlyArray<{ start: SessionBase | null; what: string }>,
+  judgeSince: (start: Buffer | null) => Promise<Classification>,
+): Promise<Classification> {
+  for (const { start, what } of bases) {
+    if (!start || sameBytes(start.content, oldContent) || c.needsApproval) continue;
+    const cs = await judgeSince(start.content);
+    if (cs.needsApproval) c = { ...cs, reasons: [...cs.reasons, `measured against ${what} (checkpoint ${start.checkpoint})`] };
+  }
+  return c;
 }
 
 function sameBytes(a: Buffer | null, b: Buffer | null): boolean {

@@ -64,25 +64,76 @@ export async function catFileBatch(
     throw err;
   }
   const info = names.map((_, i) => infoOnly?.(i) ?? false);
-  const results: CatResult[] = [];
   const errors: Buffer[] = [];
   child.stderr!.on('data', (b: Buffer) => errors.push(b));
+  const parser = batchParser(info, maxBytes);
+  let timedOut = false;
+  const unwatch = watchDeadline(child, () => (timedOut = true));
+  try {
+    const code = await requestAll(child, names, info);
+    unwatch();
+    if (timedOut) throw timeoutError();
+    if (code !== 0) {
+      const msg = Buffer.concat(errors).toString('utf8').split('\n')[0] || `exit code ${code}`;
+      throw new GuardError('E_GIT', `git cat-file failed: ${msg}`);
+    }
+    readBack(outFd, parser.feed);
+    if (parser.results.length !== names.length) throw new GuardError('E_GIT', 'git cat-file stopped early');
+    return parser.results;
+  } finally {
+    unwatch();
+    closeSync(outFd);
+    if (!unlinked) await rm(outFile, { force: true });
+  }
+}
 
+/** Ask for every object at once (`contents`, or `info` for those whose size is enough) and wait for git to exit. */
+function requestAll(child: ReturnType<typeof spawn>, names: readonly string[], info: readonly boolean[]): Promise<number | null> {
+  return new Promise<number | null>((resolve, reject) => {
+    child.on('error', (e) => reject(new GuardError('E_GIT', `could not run git: ${e.message}`)));
+    child.on('close', resolve);
+    child.stdin!.on('error', () => {});
+    child.stdin!.end(names.map((n, i) => `${info[i] ? 'info' : 'contents'} ${n}\n`).join('') + 'flush\n');
+  });
+}
+
+/** git's output, read from the temp file into `feed`. */
+function readBack(outFd: number, feed: (chunk: Buffer) => void): void {
+  // One 1 MiB buffer, refilled: feed() copies what it keeps, so no chunk
+  // outlives its turn. A stream allocated a fresh buffer per chunk, and a
+  // 100 MB blob streamed past left ~80 MB of them for the GC on Node 24.
+  const chunk = Buffer.allocUnsafe(1 << 20);
+  for (let pos = 0, n; (n = readSync(outFd, chunk, 0, chunk.length, pos)) > 0; pos += n) {
+    faultPoint('catfile:reading');
+    feed(chunk.subarray(0, n));
+    checkDeadline();
+  }
+}
+
+/** An object whose contents are streaming past: kept (`chunks`) when small enough, its lines always counted. */
+interface Body {
+  obj: CatObject;
+  remaining: number;
+  chunks: Buffer[] | null;
+  lastByte: number;
+  newlines: number;
+}
+
+/**
+ * The batch output as it is read, in chunks of any size: a header line, then
+ * (for `contents`) the object's bytes and an LF. `results` fills in request order.
+ */
+function batchParser(info: readonly boolean[], maxBytes: number): { feed(chunk: Buffer): void; results: CatResult[] } {
+  const results: CatResult[] = [];
   // Parser state: header text pending, or inside an object's body.
   let pending = Buffer.alloc(0);
-  let body: { obj: CatObject; remaining: number; chunks: Buffer[] | null; lastByte: number; newlines: number } | null = null;
-
+  let body: Body | null = null;
   const feed = (chunk: Buffer) => {
     let buf = pending.length ? Buffer.concat([pending, chunk]) : chunk;
     pending = Buffer.alloc(0);
     while (buf.length > 0) {
       if (body && body.remaining > 0) {
-        const part = buf.subarray(0, Math.min(body.remaining, buf.length));
-        if (body.chunks) body.chunks.push(Buffer.from(part));
-        for (let i = part.indexOf(10); i !== -1; i = part.indexOf(10, i + 1)) body.newlines++;
-        body.lastByte = part[part.length - 1]!;
-        body.remaining -= part.length;
-        buf = buf.subarray(part.length);
+        buf = buf.subarray(takeBody(body, buf));
         continue;
       }
       if (body) {
@@ -102,58 +153,31 @@ export async function catFileBatch(
       }
       const header = buf.subarray(0, nl).toString('utf8');
       buf = buf.subarray(nl + 1);
-      if (header.endsWith(' missing') || header.endsWith(' ambiguous')) {
-        results.push(null);
-        continue;
-      }
-      const [oid, type, sizeText] = header.split(' ');
-      const size = Number(sizeText);
-      if (!oid || !type || !Number.isFinite(size)) throw new GuardError('E_GIT', `unexpected cat-file output: ${header}`);
-      if (info[results.length]) {
-        results.push({ oid, type, size, lines: 0 });
-        continue;
-      }
-      body = {
-        obj: { oid, type, size, lines: 0 },
-        remaining: size,
-        chunks: size <= maxBytes ? [] : null,
-        lastByte: 10,
-        newlines: 0,
-      };
+      const obj = parseHeader(header);
+      if (obj === null || info[results.length]) results.push(obj);
+      else body = { obj, remaining: obj.size, chunks: obj.size <= maxBytes ? [] : null, lastByte: 10, newlines: 0 };
     }
   };
+  return { feed, results };
+}
 
-  let timedOut = false;
-  const unwatch = watchDeadline(child, () => (timedOut = true));
-  try {
-    const code = await new Promise<number | null>((resolve, reject) => {
-      child.on('error', (e) => reject(new GuardError('E_GIT', `could not run git: ${e.message}`)));
-      child.on('close', resolve);
-      child.stdin!.on('error', () => {});
-      child.stdin!.end(names.map((n, i) => `${info[i] ? 'info' : 'contents'} ${n}\n`).join('') + 'flush\n');
-    });
-    unwatch();
-    if (timedOut) throw timeoutError();
-    if (code !== 0) {
-      const msg = Buffer.concat(errors).toString('utf8').split('\n')[0] || `exit code ${code}`;
-      throw new GuardError('E_GIT', `git cat-file failed: ${msg}`);
-    }
-    // One 1 MiB buffer, refilled: feed() copies what it keeps, so no chunk
-    // outlives its turn. A stream allocated a fresh buffer per chunk, and a
-    // 100 MB blob streamed past left ~80 MB of them for the GC on Node 24.
-    const chunk = Buffer.allocUnsafe(1 << 20);
-    for (let pos = 0, n; (n = readSync(outFd, chunk, 0, chunk.length, pos)) > 0; pos += n) {
-      faultPoint('catfile:reading');
-      feed(chunk.subarray(0, n));
-      checkDeadline();
-    }
-    if (results.length !== names.length) throw new GuardError('E_GIT', 'git cat-file stopped early');
-    return results;
-  } finally {
-    unwatch();
-    closeSync(outFd);
-    if (!unlinked) await rm(outFile, { force: true });
-  }
+/** Count (and keep, when kept) the part of `buf` that belongs to the body; how many bytes that was. */
+function takeBody(body: Body, buf: Buffer): number {
+  const part = buf.subarray(0, Math.min(body.remaining, buf.length));
+  if (body.chunks) body.chunks.push(Buffer.from(part));
+  for (let i = part.indexOf(10); i !== -1; i = part.indexOf(10, i + 1)) body.newlines++;
+  body.lastByte = part[part.length - 1]!;
+  body.remaining -= part.length;
+  return part.length;
+}
+
+/** "<oid> SP <type> SP <size>", or null for "<object> SP missing" (and ambiguous). */
+function parseHeader(header: string): CatObject | null {
+  if (header.endsWith(' missing') || header.endsWith(' ambiguous')) return null;
+  const [oid, type, sizeText] = header.split(' ');
+  const size = Number(sizeText);
+  if (!oid || !type || !Number.isFinite(size)) throw new GuardError('E_GIT', `unexpected cat-file output: ${header}`);
+  return { oid, type, size, lines: 0 };
 }
 
 function tryUnlink(file: string): boolean {

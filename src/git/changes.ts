@@ -1,10 +1,11 @@
 import type { ChangeFacts } from '../core/classify.js';
 import { CONFIG_FILE } from '../core/config.js';
 import { looksBinary } from '../core/lines.js';
+import { MODE } from '../core/modes.js';
 import { catFileBatch, type CatResult } from './catfile.js';
 import { whitespaceOnlyPaths, type DiffEntry } from './diff.js';
 
-const GITLINK = '160000';
+const GITLINK = MODE.gitlink;
 
 export interface FactsAndExtras {
   facts: ChangeFacts[];
@@ -49,7 +50,7 @@ export async function collectFacts(
     // counts not known yet: any change to an existing file may have deleted lines
     const deleted = opts.countsReady ? e.oldOid !== null : e.deleted !== null && e.deleted > 0;
     // guard's own config is always read: the install rule and check's validation need it
-    if (n !== undefined && !deleted && e.newMode !== '120000' && e.path !== CONFIG_FILE) infoOnly.add(n);
+    if (n !== undefined && !deleted && e.newMode !== MODE.symlink && e.path !== CONFIG_FILE) infoOnly.add(n);
   });
   const objects = await catFileBatch(cwd, names, opts.maxBytes, (i) => infoOnly.has(i));
   await opts.countsReady;
@@ -98,7 +99,7 @@ async function markWhitespaceOnly(
   const candidates = entries.filter((e, i) => {
     const f = facts[i]!;
     return (
-      f.oldMode !== null && f.newMode !== null && f.oldMode !== GITLINK && f.newMode !== GITLINK && f.newMode !== '120000' &&
+      f.oldMode !== null && f.newMode !== null && f.oldMode !== GITLINK && f.newMode !== GITLINK && f.newMode !== MODE.symlink &&
       !f.binary && f.existingLines > 0 && f.linesDeleted / f.existingLines >= ws.changeRatio
     );
   });

@@ -3,7 +3,9 @@ import { lstatSync } from 'node:fs';
 import { createHash, randomBytes } from 'node:crypto';
 import { copyFile, link, lstat, open, readFile, readdir, readlink, rename, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import type { Readable, Writable } from 'node:stream';
 import { GuardError } from '../core/errors.js';
+import { MODE, fileMode } from '../core/modes.js';
 import { RECORD_VERSION } from '../core/record.js';
 import { faultPoint } from './faults.js';
 import type { Repo } from './repo.js';
@@ -11,7 +13,7 @@ import { REFS, importCommits, newRef, packedRefOid, type RecordCommit } from './
 import { eolConverted, storeRawBytes } from './rawbytes.js';
 import { git, gitFailure, gitSpawnArgs, splitZ } from './run.js';
 import { processAlive as alive } from './alive.js';
-import { keptLimits, planKept, presentLanes, submodulePaths, type KeptMemory } from './kept.js';
+import { keptLimits, planKept, presentLanes, submodulePaths, type KeptMemory, type KeptPlan } from './kept.js';
 
 export interface Checkpoint {
   /** The ref, e.g. refs/guard/checkpoints/20261123T020512Z-9f3ab2c1; `guard restore` takes its last part. */
@@ -293,9 +295,9 @@ async function readOnDisk(root: string, rel: string): Promise<{ mode: string; da
   const abs = path.join(root, rel);
   try {
     const st = await lstat(abs);
-    if (st.isSymbolicLink()) return { mode: '120000', data: await readlink(abs, { encoding: 'buffer' }) };
+    if (st.isSymbolicLink()) return { mode: MODE.symlink, data: await readlink(abs, { encoding: 'buffer' }) };
     // git's own rule: the owner's execute bit
-    if (st.isFile()) return { mode: st.mode & 0o100 ? '100755' : '100644', data: await readFile(abs) };
+    if (st.isFile()) return { mode: fileMode(st.mode), data: await readFile(abs) };
     throw new GuardError('E_USAGE', `${rel} is not a file`, 'guard checkpoints files and symlinks by path');
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
@@ -342,10 +344,10 @@ async function changesOnDisk(root: string, changed: readonly string[], removed: 
       const abs = path.join(root, rel);
       const st = await lstat(abs).catch(() => null);
       if (!st || st.size > INLINE_FILE_MAX || (total += st.size) > INLINE_TOTAL_MAX) return null;
-      if (st.isSymbolicLink()) return { mode: '120000', data: await readlink(abs, { encoding: 'buffer' }).catch(() => null) };
+      if (st.isSymbolicLink()) return { mode: MODE.symlink, data: await readlink(abs, { encoding: 'buffer' }).catch(() => null) };
       if (!st.isFile()) return null;
       const data = await readFile(abs).catch(() => null);
-      return { mode: st.mode & 0o100 ? '100755' : '100644', data: data && data.length === st.size && !data.includes(13) ? data : null };
+      return { mode: fileMode(st.mode), data: data && data.length === st.size && !data.includes(13) ? data : null };
     }),
   );
   const changes: RecordCommit['changes'] = removed.map((p) => ({ kind: 'delete', path: p }));
@@ -363,145 +365,231 @@ async function checkpointTree(repo: Repo, opts: CheckpointOptions): Promise<Chec
   const stagedIndex = `${tmpIndex}-staged`;
   const trusted = opts.env ?? {};
   const env = { ...trusted, GIT_INDEX_FILE: tmpIndex };
-  const cwd = repo.root;
   const userIndex = realIndex(repo);
   const maxBytes = opts.maxUntrackedBytes ?? envNumber('GUARD_CHECKPOINT_MAX_BYTES') ?? UNTRACKED_MAX_BYTES;
   const budgetMs = opts.untrackedBudgetMs ?? envNumber('GUARD_CHECKPOINT_BUDGET_MS') ?? UNTRACKED_BUDGET_MS;
   let keptName: string | null = null;
   try {
     const [key, previous] = await Promise.all([indexKey(userIndex), lastCheckpoint(repo)]);
-    const sameUserIndex = previous !== null && key !== null && previous.userIndexKey === key;
-    // guard's own index from the last checkpoint, while the user's index is the one it grew from
-    // (and none of the untracked files it holds has grown past the cap since)
-    let carried: string[] = [];
-    let seeded = false;
-    if (sameUserIndex && previous.keptIndex && KEPT_INDEX.test(previous.keptIndex)) {
-      // (synchronously: thousands of lstat calls through the thread pool cost more than the calls)
-      const sizes = previous.untracked.map((p) => lstatSync(path.join(cwd, p), { throwIfNoEntry: false })?.size ?? -1);
-      if (sizes.every((n) => n <= maxBytes)) {
-        seeded = await copyIndex(path.join(repo.gitDir, previous.keptIndex), tmpIndex);
-        if (seeded) carried = previous.untracked.filter((_, i) => sizes[i]! >= 0);
-      }
-    }
-    if (!seeded) await copyIndex(userIndex, tmpIndex);
-    // The staged tree only changes with the user's index: known from the last checkpoint while its key holds.
-    const stagedKnown = sameUserIndex && previous.stagedTree !== undefined ? previous.stagedTree : undefined;
-    const stagedSeeded = stagedKnown === undefined && (await copyIndex(userIndex, stagedIndex));
-
-    // tracked files (and deletions) and the untracked ones at once; those below, under the cap and the budget
-    // (--verbose: "add 'P'" for each file hashed to a new blob, "remove 'P'" (C locale) for each gone)
-    const [adding, head, , staged, names, ignored] = await Promise.all([
-      // (no exclude pathspec here: git matches it against every tracked path, ~5 ms at 20,000, and it
-      // keeps nothing out: a temp file the user's index tracks stays in the tree with or without it)
-      git([...STRICT_STAT, 'add', '-u', '--verbose', '--ignore-errors', '--', ':(top)'], { cwd, env: { ...env, LC_ALL: 'C', LANGUAGE: 'C' } }),
-      headCommit(repo, trusted),
-      removeStaleIndexes(repo.gitDir),
-      stagedSeeded ? git(['write-tree'], { cwd, env: { ...trusted, GIT_INDEX_FILE: stagedIndex }, okCodes: [128] }) : null,
-      git([...STRICT_STAT, 'ls-files', '-o', '--exclude-standard', '-z', '--', ...WHOLE_TREE], { cwd, env }).then((r) => splitZ(r.stdout)),
-      // the ignored files (wholly ignored folders once, with a trailing /), for the kept tree (git/kept.ts)
-      git(['ls-files', '-z', '--others', '--ignored', '--exclude-standard', '--directory', '--no-empty-directory'], { cwd, env }).then((r) => splitZ(r.stdout)),
-    ]);
-    let skipped: SkippedFile[] = [];
-    let added: string[] = [];
-    const nested = [...names.filter((n) => n.endsWith('/')), ...(await submodulePaths(cwd))];
-    const algo = head ? (head.length === 64 ? 'sha256' : 'sha1') : previous?.commit ? (previous.commit.length === 64 ? 'sha256' : 'sha1') : null;
-    const [untracked, keptPlan, lanes] = await Promise.all([
-      names.length > 0 ? addUntracked(repo, env, names, { maxBytes, budgetMs }) : null,
-      planKept(cwd, { ignored, nested }, previous?.keptMemory ?? null, algo, keptLimits()),
-      repo.gitDir === repo.commonDir ? presentLanes(cwd) : Promise.resolve([] as string[]),
-    ]);
-    if (untracked) ({ skipped, added } = untracked);
-    skipped.push(...keptPlan.skipped);
-    // null when the index could not be written as a tree (a merge in progress): only the work tree is kept
-    const indexTree = stagedKnown !== undefined ? stagedKnown : staged && staged.code === 0 ? staged.stdout.toString().trim() : null;
-    faultPoint('checkpoint:after-add');
-    const tracked = addOutput(adding.stdout);
-    // From guard's kept index, what add changed is all that changed since the last checkpoint: its
-    // tree plus those files, read here as raw bytes, is this one (fast-import builds it; no write-tree).
-    // (Not on Windows, where git keeps an index entry's executable bit and symlink mode when the
-    // file system cannot say them: core.fileMode and core.symlinks false.)
-    const onDisk = seeded && previous!.tree && tracked && process.platform !== 'win32' ? await changesOnDisk(cwd, [...tracked.added, ...added], tracked.removed) : null;
-    // null: fast-import makes it from the last checkpoint's and `onDisk`
-    let tree: string | null = onDisk ? (onDisk.length === 0 ? previous!.tree : null) : null;
-    if (!onDisk) {
-      // What add hashed anew is kept as the bytes on disk, not git's clean (eol) form. (From guard's
-      // kept index, only what changed since the last checkpoint is hashed anew: the files it carries
-      // were kept as raw bytes then. From the user's index, what differs from it.) Read beside write-tree.
-      const anew = tracked && [...tracked.added, ...added];
-      let eol: Awaited<ReturnType<typeof eolConverted>> | null;
-      [tree, eol] = await Promise.all([git(['write-tree'], { cwd, env }).then((r) => r.stdout.toString().trim()), anew ? eolConverted(cwd, env, anew) : null]);
-      if (!eol || !tracked!.added.every((p) => eol!.listed.has(p))) {
-        // add's output could not be read with certainty (a name with a newline): what the trees say
-        const before = seeded ? previous!.tree : indexTree;
-        eol = await eolConverted(cwd, env, before && before !== tree ? await changedPaths(cwd, before, tree, trusted) : []);
-      }
-      if (await storeRawBytes(cwd, env, eol.converted)) tree = (await git(['write-tree'], { cwd, env })).stdout.toString().trim();
-    }
-    const untrackedNow = [...carried, ...added];
+    const t: Taking = { repo, opts, cwd: repo.root, trusted, env, tmpIndex, stagedIndex, userIndex, previous, key };
+    const seed = await seedIndexes(t, maxBytes);
+    const read = await addWorkTree(t, seed, { maxBytes, budgetMs });
+    const { tree, onDisk } = await workTreeTree(t, seed, read);
+    const untrackedNow = [...seed.carried, ...read.added];
     if (key && untrackedNow.length <= KEPT_UNTRACKED_MAX) {
       keptName = `guard-index.${key}.${randomBytes(4).toString('hex')}`;
       await rename(tmpIndex, path.join(repo.gitDir, keptName)).catch(() => (keptName = null));
     }
-    const keptFiles = { files: keptPlan.files, folders: keptPlan.bigFolders };
-    const remember = { head, userIndexKey: key, stagedTree: indexTree, keptIndex: keptName, untracked: keptName ? untrackedNow : [] };
-    // the kept commit: the last one when it holds exactly this, else a new one (null: nothing kept)
-    const keptReused = keptPlan.reuse ? previous!.keptMemory!.commit : null;
-    const keptNone = keptPlan.files.length === 0;
-
-    // (a tree fast-import has yet to make differs from the last one: kept with the index beside it)
-    const index = indexTree && indexTree !== tree ? indexTree : null;
-    const sameKept = keptNone ? !previous?.keptCommitOf : keptReused !== null && previous?.keptCommitOf === keptReused;
-    const sameLanes = JSON.stringify(previous?.lanes ?? []) === JSON.stringify(lanes);
-    if (previous && tree !== null && previous.tree === tree && previous.index === index && sameSkips(previous.skipped, skipped) && sameKept && sameLanes) {
-      const cp = { ref: previous.ref, id: previous.id, commit: previous.commit, tree: previous.tree, index: previous.index, skipped, reused: true, kept: previous.keptCommitOf ?? null };
-      const records = opts.records?.({ id: cp.id, ref: cp.ref, commit: cp.commit }) ?? [];
-      await Promise.all([
-        rememberLast(repo, { ...cp, reused: false, ...remember, indexCommit: previous.indexCommit, keptMemory: { commit: previous.keptMemory?.commit ?? '', ...keptFiles }, keptCommitOf: previous.keptCommitOf, lanes }),
-        records.length > 0 ? importCommits(cwd, records, opts.now ?? new Date(), { env: trusted }) : null,
-      ]);
-      return cp;
-    }
-
-    const now = opts.now ?? new Date();
-    const ref = newRef(REFS.checkpoints, now);
-    const id = checkpointId(ref);
-    const commits: RecordCommit[] = [];
-    const merges: string[] = [];
-    if (index) {
-      // like `git stash`: the staged state is a commit of its own, the checkpoint's second parent
-      // (the last checkpoint's when it is the same tree on the same HEAD)
-      if (previous?.indexCommit && previous.index === index && previous.head === head) merges.push(previous.indexCommit);
-      else {
-        commits.push({ mark: INDEX_MARK, parent: head, tree: index, message: 'guard checkpoint: the index\n', changes: [] });
-        merges.push(`:${INDEX_MARK}`);
-      }
-    }
-    // the kept tree: a parent of its own (reachable, so gc keeps it), after HEAD and the index
-    let keptParent: number | undefined;
-    if (!keptNone) {
-      keptParent = (head ? 1 : 0) + merges.length;
-      if (keptReused) merges.push(keptReused);
-      else {
-        commits.push({ mark: KEPT_MARK, parent: null, message: 'guard checkpoint: ignored files and nested repositories\n', changes: keptPlan.changes });
-        merges.push(`:${KEPT_MARK}`);
-      }
-    }
-    const keptBody: KeptBody = { ...(keptParent !== undefined ? { parent: keptParent } : {}), files: keptPlan.files.length, bytes: keptPlan.bytes, folders: keptPlan.folders, nested: keptPlan.nested, lanes };
-    const message = checkpointMessage(repo, opts, { now, head, index, skipped, kept: keptBody });
-    commits.push({ ref, mark: CHECKPOINT_MARK, parent: head, merges, tree: tree ?? previous!.tree, message, changes: tree === null ? onDisk! : [] });
-    commits.push(...(opts.records?.({ id, ref, commit: `:${CHECKPOINT_MARK}` }) ?? []));
-    faultPoint('checkpoint:before-update-ref');
-    const ask = [CHECKPOINT_MARK, ...(merges[0] === `:${INDEX_MARK}` ? [INDEX_MARK] : []), ...(merges.includes(`:${KEPT_MARK}`) ? [KEPT_MARK] : [])];
-    const written = await importCommits(cwd, commits, now, { env: trusted, ask });
-    const { commit, tree: made } = written.get(CHECKPOINT_MARK)!;
-    const indexCommit = index ? (written.get(INDEX_MARK)?.commit ?? merges[0]) : undefined;
-    const keptCommit = keptNone ? null : (written.get(KEPT_MARK)?.commit ?? keptReused);
-    const cp: Checkpoint = { ref, id, commit, tree: made, index, reused: false, skipped, kept: keptCommit };
-    await rememberLast(repo, { ...cp, ...remember, indexCommit, keptMemory: keptCommit ? { commit: keptCommit, ...keptFiles } : { commit: '', ...keptFiles }, keptCommitOf: keptCommit ?? undefined, lanes });
-    return cp;
+    const taken: Taken = {
+      ...read,
+      tree,
+      onDisk,
+      // (a tree fast-import has yet to make differs from the last one: kept with the index beside it)
+      index: read.indexTree && read.indexTree !== tree ? read.indexTree : null,
+      remember: { head: read.head, userIndexKey: key, stagedTree: read.indexTree, keptIndex: keptName, untracked: keptName ? untrackedNow : [] },
+      keptFiles: { files: read.keptPlan.files, folders: read.keptPlan.bigFolders },
+      // the kept commit: the last one when it holds exactly this, else a new one (null: nothing kept)
+      keptReused: read.keptPlan.reuse ? previous!.keptMemory!.commit : null,
+      keptNone: read.keptPlan.files.length === 0,
+    };
+    return (await reuseLast(t, taken)) ?? (await writeCheckpoint(t, taken));
   } finally {
     await Promise.all([rm(tmpIndex, { force: true }), dropKeptIndexes(repo.gitDir, keptName), rm(stagedIndex, { force: true })]);
   }
+}
+
+/** One checkpoint of the whole tree being taken: where its indexes are, and what it starts from. */
+interface Taking {
+  repo: Repo;
+  opts: CheckpointOptions;
+  cwd: string;
+  /** The caller's environment for git (opts.env), without the temporary index. */
+  trusted: NodeJS.ProcessEnv;
+  /** `trusted` with GIT_INDEX_FILE at `tmpIndex`. */
+  env: NodeJS.ProcessEnv;
+  tmpIndex: string;
+  stagedIndex: string;
+  userIndex: string;
+  previous: LastCheckpoint | null;
+  /** The user's index now (indexKey). */
+  key: string | null;
+}
+
+interface Seed {
+  /** guard's index was seeded from the last checkpoint's kept index (else from the user's). */
+  seeded: boolean;
+  /** The untracked files that kept index already holds. */
+  carried: string[];
+  /** The staged tree, known from the last checkpoint. */
+  stagedKnown: string | null | undefined;
+  /** The staged index was copied, to be written as a tree. */
+  stagedSeeded: boolean;
+}
+
+/**
+ * guard's own index from the last checkpoint, while the user's index is the one it grew from
+ * (and none of the untracked files it holds has grown past the cap since); else the user's.
+ */
+async function seedIndexes(t: Taking, maxBytes: number): Promise<Seed> {
+  const { previous, key, cwd } = t;
+  const sameUserIndex = previous !== null && key !== null && previous.userIndexKey === key;
+  let carried: string[] = [];
+  let seeded = false;
+  if (sameUserIndex && previous.keptIndex && KEPT_INDEX.test(previous.keptIndex)) {
+    // (synchronously: thousands of lstat calls through the thread pool cost more than the calls)
+    const sizes = previous.untracked.map((p) => lstatSync(path.join(cwd, p), { throwIfNoEntry: false })?.size ?? -1);
+    if (sizes.every((n) => n <= maxBytes)) {
+      seeded = await copyIndex(path.join(t.repo.gitDir, previous.keptIndex), t.tmpIndex);
+      if (seeded) carried = previous.untracked.filter((_, i) => sizes[i]! >= 0);
+    }
+  }
+  if (!seeded) await copyIndex(t.userIndex, t.tmpIndex);
+  // The staged tree only changes with the user's index: known from the last checkpoint while its key holds.
+  const stagedKnown = sameUserIndex && previous.stagedTree !== undefined ? previous.stagedTree : undefined;
+  const stagedSeeded = stagedKnown === undefined && (await copyIndex(t.userIndex, t.stagedIndex));
+  return { seeded, carried, stagedKnown, stagedSeeded };
+}
+
+/** What adding the work tree to guard's index found. */
+interface Read {
+  head: string | null;
+  /** What add changed among the tracked files; null when its output cannot be read with certainty. */
+  tracked: { added: string[]; removed: string[] } | null;
+  /** The untracked files added, and every file left out with why. */
+  added: string[];
+  skipped: SkippedFile[];
+  keptPlan: KeptPlan;
+  lanes: string[];
+  /** The staged tree; null when the index could not be written as a tree (a merge in progress). */
+  indexTree: string | null;
+}
+
+async function addWorkTree(t: Taking, seed: Seed, limits: { maxBytes: number; budgetMs: number }): Promise<Read> {
+  const { repo, cwd, env, trusted, previous } = t;
+  // tracked files (and deletions) and the untracked ones at once; those below, under the cap and the budget
+  // (--verbose: "add 'P'" for each file hashed to a new blob, "remove 'P'" (C locale) for each gone)
+  const [adding, head, , staged, names, ignored] = await Promise.all([
+    // (no exclude pathspec here: git matches it against every tracked path, ~5 ms at 20,000, and it
+    // keeps nothing out: a temp file the user's index tracks stays in the tree with or without it)
+    git([...STRICT_STAT, 'add', '-u', '--verbose', '--ignore-errors', '--', ':(top)'], { cwd, env: { ...env, LC_ALL: 'C', LANGUAGE: 'C' } }),
+    headCommit(repo, trusted),
+    removeStaleIndexes(repo.gitDir),
+    seed.stagedSeeded ? git(['write-tree'], { cwd, env: { ...trusted, GIT_INDEX_FILE: t.stagedIndex }, okCodes: [128] }) : null,
+    git([...STRICT_STAT, 'ls-files', '-o', '--exclude-standard', '-z', '--', ...WHOLE_TREE], { cwd, env }).then((r) => splitZ(r.stdout)),
+    // the ignored files (wholly ignored folders once, with a trailing /), for the kept tree (git/kept.ts)
+    git(['ls-files', '-z', '--others', '--ignored', '--exclude-standard', '--directory', '--no-empty-directory'], { cwd, env }).then((r) => splitZ(r.stdout)),
+  ]);
+  let skipped: SkippedFile[] = [];
+  let added: string[] = [];
+  const nested = [...names.filter((n) => n.endsWith('/')), ...(await submodulePaths(cwd))];
+  const algo = head ? (head.length === 64 ? 'sha256' : 'sha1') : previous?.commit ? (previous.commit.length === 64 ? 'sha256' : 'sha1') : null;
+  const [untracked, keptPlan, lanes] = await Promise.all([
+    names.length > 0 ? addUntracked(repo, env, names, limits) : null,
+    planKept(cwd, { ignored, nested }, previous?.keptMemory ?? null, algo, keptLimits()),
+    repo.gitDir === repo.commonDir ? presentLanes(cwd) : Promise.resolve([] as string[]),
+  ]);
+  if (untracked) ({ skipped, added } = untracked);
+  skipped.push(...keptPlan.skipped);
+  const indexTree = seed.stagedKnown !== undefined ? seed.stagedKnown : staged && staged.code === 0 ? staged.stdout.toString().trim() : null;
+  faultPoint('checkpoint:after-add');
+  return { head, tracked: addOutput(adding.stdout), added, skipped, keptPlan, lanes, indexTree };
+}
+
+/**
+ * The work tree's tree: from guard's kept index, what add changed is all that changed since the
+ * last checkpoint, so its tree plus those files, read here as raw bytes (`onDisk`), is this one
+ * (fast-import builds it: `tree` null); else git's write-tree, with the raw-bytes pass.
+ */
+async function workTreeTree(t: Taking, seed: Seed, { tracked, added, indexTree }: Read): Promise<{ tree: string | null; onDisk: RecordCommit['changes'] | null }> {
+  const { cwd, env, trusted, previous } = t;
+  // (Not on Windows, where git keeps an index entry's executable bit and symlink mode when the
+  // file system cannot say them: core.fileMode and core.symlinks false.)
+  const onDisk = seed.seeded && previous!.tree && tracked && process.platform !== 'win32' ? await changesOnDisk(cwd, [...tracked.added, ...added], tracked.removed) : null;
+  if (onDisk) return { tree: onDisk.length === 0 ? previous!.tree : null, onDisk };
+  // What add hashed anew is kept as the bytes on disk, not git's clean (eol) form. (From guard's
+  // kept index, only what changed since the last checkpoint is hashed anew: the files it carries
+  // were kept as raw bytes then. From the user's index, what differs from it.) Read beside write-tree.
+  const anew = tracked && [...tracked.added, ...added];
+  let [tree, eol] = await Promise.all([git(['write-tree'], { cwd, env }).then((r) => r.stdout.toString().trim()), anew ? eolConverted(cwd, env, anew) : null]);
+  if (!eol || !tracked!.added.every((p) => eol!.listed.has(p))) {
+    // add's output could not be read with certainty (a name with a newline): what the trees say
+    const before = seed.seeded ? previous!.tree : indexTree;
+    eol = await eolConverted(cwd, env, before && before !== tree ? await changedPaths(cwd, before, tree, trusted) : []);
+  }
+  if (await storeRawBytes(cwd, env, eol.converted)) tree = (await git(['write-tree'], { cwd, env })).stdout.toString().trim();
+  return { tree, onDisk: null };
+}
+
+/** Everything a new checkpoint (or the reused last one) is made of. */
+interface Taken extends Read {
+  /** The work tree's tree; null when fast-import makes it from the last checkpoint's and `onDisk`. */
+  tree: string | null;
+  onDisk: RecordCommit['changes'] | null;
+  /** The staged tree, when it differs from the work tree's. */
+  index: string | null;
+  /** What the last-checkpoint file keeps for the next one. */
+  remember: Pick<LastCheckpoint, 'head' | 'userIndexKey' | 'stagedTree' | 'keptIndex' | 'untracked'>;
+  keptFiles: { files: KeptPlan['files']; folders: KeptPlan['bigFolders'] };
+  keptReused: string | null;
+  keptNone: boolean;
+}
+
+/** The last checkpoint, when it holds exactly this: no new commit (the caller's records are still written). */
+async function reuseLast(t: Taking, x: Taken): Promise<Checkpoint | null> {
+  const { previous } = t;
+  const sameKept = x.keptNone ? !previous?.keptCommitOf : x.keptReused !== null && previous?.keptCommitOf === x.keptReused;
+  const sameLanes = JSON.stringify(previous?.lanes ?? []) === JSON.stringify(x.lanes);
+  if (!(previous && x.tree !== null && previous.tree === x.tree && previous.index === x.index && sameSkips(previous.skipped, x.skipped) && sameKept && sameLanes)) return null;
+  const cp = { ref: previous.ref, id: previous.id, commit: previous.commit, tree: previous.tree, index: previous.index, skipped: x.skipped, reused: true, kept: previous.keptCommitOf ?? null };
+  const records = t.opts.records?.({ id: cp.id, ref: cp.ref, commit: cp.commit }) ?? [];
+  await Promise.all([
+    rememberLast(t.repo, { ...cp, reused: false, ...x.remember, indexCommit: previous.indexCommit, keptMemory: { commit: previous.keptMemory?.commit ?? '', ...x.keptFiles }, keptCommitOf: previous.keptCommitOf, lanes: x.lanes }),
+    records.length > 0 ? importCommits(t.cwd, records, t.opts.now ?? new Date(), { env: t.trusted }) : null,
+  ]);
+  return cp;
+}
+
+/** A new checkpoint commit on HEAD, its staged index and kept tree as further parents, in one fast-import. */
+async function writeCheckpoint(t: Taking, x: Taken): Promise<Checkpoint> {
+  const { repo, opts, previous } = t;
+  const { head, index, skipped, keptPlan, keptReused, keptNone, lanes, tree } = x;
+  const now = opts.now ?? new Date();
+  const ref = newRef(REFS.checkpoints, now);
+  const id = checkpointId(ref);
+  const commits: RecordCommit[] = [];
+  const merges: string[] = [];
+  if (index) {
+    // like `git stash`: the staged state is a commit of its own, the checkpoint's second parent
+    // (the last checkpoint's when it is the same tree on the same HEAD)
+    if (previous?.indexCommit && previous.index === index && previous.head === head) merges.push(previous.indexCommit);
+    else {
+      commits.push({ mark: INDEX_MARK, parent: head, tree: index, message: 'guard checkpoint: the index\n', changes: [] });
+      merges.push(`:${INDEX_MARK}`);
+    }
+  }
+  // the kept tree: a parent of its own (reachable, so gc keeps it), after HEAD and the index
+  let keptParent: number | undefined;
+  if (!keptNone) {
+    keptParent = (head ? 1 : 0) + merges.length;
+    if (keptReused) merges.push(keptReused);
+    else {
+      commits.push({ mark: KEPT_MARK, parent: null, message: 'guard checkpoint: ignored files and nested repositories\n', changes: keptPlan.changes });
+      merges.push(`:${KEPT_MARK}`);
+    }
+  }
+  const keptBody: KeptBody = { ...(keptParent !== undefined ? { parent: keptParent } : {}), files: keptPlan.files.length, bytes: keptPlan.bytes, folders: keptPlan.folders, nested: keptPlan.nested, lanes };
+  const message = checkpointMessage(repo, opts, { now, head, index, skipped, kept: keptBody });
+  commits.push({ ref, mark: CHECKPOINT_MARK, parent: head, merges, tree: tree ?? previous!.tree, message, changes: tree === null ? x.onDisk! : [] });
+  commits.push(...(opts.records?.({ id, ref, commit: `:${CHECKPOINT_MARK}` }) ?? []));
+  faultPoint('checkpoint:before-update-ref');
+  const ask = [CHECKPOINT_MARK, ...(merges[0] === `:${INDEX_MARK}` ? [INDEX_MARK] : []), ...(merges.includes(`:${KEPT_MARK}`) ? [KEPT_MARK] : [])];
+  const written = await importCommits(t.cwd, commits, now, { env: t.trusted, ask });
+  const { commit, tree: made } = written.get(CHECKPOINT_MARK)!;
+  const indexCommit = index ? (written.get(INDEX_MARK)?.commit ?? merges[0]) : undefined;
+  const keptCommit = keptNone ? null : (written.get(KEPT_MARK)?.commit ?? keptReused);
+  const cp: Checkpoint = { ref, id, commit, tree: made, index, reused: false, skipped, kept: keptCommit };
+  await rememberLast(repo, { ...cp, ...x.remember, indexCommit, keptMemory: keptCommit ? { commit: keptCommit, ...x.keptFiles } : { commit: '', ...x.keptFiles }, keptCommitOf: keptCommit ?? undefined, lanes });
+  return cp;
 }
 
 function sameSkips(a: readonly SkippedFile[], b: readonly SkippedFile[]): boolean {
@@ -532,38 +620,96 @@ async function addUntracked(
   names: readonly string[],
   limits: { maxBytes: number; budgetMs: number },
 ): Promise<{ skipped: SkippedFile[]; added: string[] }> {
+  const { skipped, todo } = await underTheCap(repo.root, names, limits.maxBytes);
+  if (todo.length === 0) return { skipped, added: [] };
+  const { sent, refused, removed } = await feedUpdateIndex(repo.root, gitEnv, todo, limits.budgetMs);
+  for (const f of todo.slice(0, sent)) if (refused.has(f.path)) skipped.push({ path: f.path, reason: 'name', bytes: f.bytes });
+  for (const f of todo.slice(sent)) skipped.push({ path: f.path, reason: 'time', bytes: f.bytes });
+  const added = todo.slice(0, sent).filter((f) => !refused.has(f.path) && !removed.has(f.path)).map((f) => f.path);
+  return { skipped, added };
+}
+
+/** The untracked files to add, with their sizes; the nested repositories (`dir/`) and files over the cap left out. */
+async function underTheCap(root: string, names: readonly string[], maxBytes: number): Promise<{ skipped: SkippedFile[]; todo: Array<{ path: string; bytes: number }> }> {
   const skipped: SkippedFile[] = [];
   const todo: Array<{ path: string; bytes: number }> = [];
   const sizes = await Promise.all(
-    names.map((n) => (n.endsWith('/') ? Promise.resolve(null) : lstat(path.join(repo.root, n)).then((s) => s.size, () => 0))),
+    names.map((n) => (n.endsWith('/') ? Promise.resolve(null) : lstat(path.join(root, n)).then((s) => s.size, () => 0))),
   );
   names.forEach((n, i) => {
     const bytes = sizes[i];
     if (bytes === null || bytes === undefined) skipped.push({ path: n.replace(/\/$/, ''), reason: 'repository' });
-    else if (bytes > limits.maxBytes) skipped.push({ path: n, reason: 'size', bytes });
+    else if (bytes > maxBytes) skipped.push({ path: n, reason: 'size', bytes });
     else todo.push({ path: n, bytes });
   });
-  if (todo.length === 0) return { skipped, added: [] };
+  return { skipped, todo };
+}
 
-  const end = Date.now() + limits.budgetMs;
+/** Feed a window of files; more as git reports them added ("add 'P'") or refused ("Ignoring path P"). */
+const WINDOW_FILES = 256;
+const WINDOW_BYTES = 8 << 20;
+
+/**
+ * One `update-index --add --stdin` fed the files a window at a time while the budget lasts: how
+ * many were sent, and which git refused (a name it will not hold) or removed (gone since listed).
+ */
+async function feedUpdateIndex(
+  cwd: string,
+  gitEnv: NodeJS.ProcessEnv,
+  todo: ReadonlyArray<{ path: string; bytes: number }>,
+  budgetMs: number,
+): Promise<{ sent: number; refused: Set<string>; removed: Set<string> }> {
+  const end = Date.now() + budgetMs;
   // --remove: a file deleted since ls-files listed it is nothing to add, not an error
   const child = spawn('git', gitSpawnArgs([...STRICT_STAT, 'update-index', '--add', '--remove', '--verbose', '-z', '--stdin']), {
-    cwd: repo.root,
+    cwd,
     env: { ...process.env, ...gitEnv },
     stdio: ['pipe', 'pipe', 'pipe'],
   });
+  const feeder = windowFeeder(todo, child.stdin, end);
+  let errText = '';
+  const refused = new Set<string>();
+  const removed = new Set<string>();
+  linesOf(child.stdout, (lines) => {
+    let n = 0;
+    for (const l of lines) {
+      if (l.startsWith("add '")) n++;
+      else if (l.startsWith("remove '")) {
+        removed.add(l.slice(8, -1));
+        n++;
+      }
+    }
+    feeder.ack(n);
+  });
+  const errRest = linesOf(child.stderr, (lines) => {
+    let n = 0;
+    for (const l of lines) {
+      const m = /^Ignoring path (.*)$/.exec(l);
+      if (m) {
+        refused.add(m[1]!);
+        n++;
+      } else if (l.trim()) errText += `${l}\n`;
+    }
+    if (n) feeder.ack(n);
+  });
+  const timer = setTimeout(() => feeder.pump(), Math.max(0, budgetMs) + 1);
+  const code = await new Promise<number>((resolve, reject) => {
+    child.on('error', (e) => reject(new GuardError('E_GIT', `could not run git: ${e.message}`)));
+    child.stdin.on('error', () => {});
+    child.on('close', (c) => resolve(c ?? 128));
+    feeder.pump();
+  });
+  clearTimeout(timer);
+  if (code !== 0) throw gitFailure(['update-index'], { stderr: errText + errRest(), code });
+  return { sent: feeder.sent(), refused, removed };
+}
+
+/** Sends files while fewer than a window are unanswered and the budget lasts; ends stdin when all are sent or time is up. */
+function windowFeeder(todo: ReadonlyArray<{ path: string; bytes: number }>, stdin: Writable, end: number): { pump(): void; ack(n: number): void; sent(): number } {
   let acked = 0;
   let sent = 0;
   let sentBytes = 0;
   let ackedBytes = 0;
-  let out = '';
-  let err = '';
-  let errText = '';
-  const refused = new Set<string>();
-  const removed = new Set<string>();
-  // Feed a window of files; more as git reports them added ("add 'P'") or refused ("Ignoring path P").
-  const WINDOW_FILES = 256;
-  const WINDOW_BYTES = 8 << 20;
   let ended = false;
   const pump = () => {
     if (ended) return;
@@ -574,57 +720,29 @@ async function addUntracked(
       sentBytes += todo[sent]!.bytes;
       sent++;
     }
-    if (batch.length > 0) child.stdin.write(batch.join('\0') + '\0');
+    if (batch.length > 0) stdin.write(batch.join('\0') + '\0');
     if (sent === todo.length || (Date.now() >= end && acked === sent)) {
       ended = true;
-      child.stdin.end();
+      stdin.end();
     }
   };
   const ack = (n: number) => {
     for (let k = 0; k < n && acked < sent; k++) ackedBytes += todo[acked++]!.bytes;
     pump();
   };
-  const timer = setTimeout(() => pump(), Math.max(0, limits.budgetMs) + 1);
-  const code = await new Promise<number>((resolve, reject) => {
-    child.on('error', (e) => reject(new GuardError('E_GIT', `could not run git: ${e.message}`)));
-    child.stdin.on('error', () => {});
-    child.stdout.setEncoding('utf8').on('data', (s: string) => {
-      out += s;
-      const lines = out.split('\n');
-      out = lines.pop()!;
-      let n = 0;
-      for (const l of lines) {
-        if (l.startsWith("add '")) n++;
-        else if (l.startsWith("remove '")) {
-          removed.add(l.slice(8, -1));
-          n++;
-        }
-      }
-      ack(n);
-    });
-    child.stderr.setEncoding('utf8').on('data', (s: string) => {
-      err += s;
-      const lines = err.split('\n');
-      err = lines.pop()!;
-      let n = 0;
-      for (const l of lines) {
-        const m = /^Ignoring path (.*)$/.exec(l);
-        if (m) {
-          refused.add(m[1]!);
-          n++;
-        } else if (l.trim()) errText += `${l}\n`;
-      }
-      if (n) ack(n);
-    });
-    child.on('close', (c) => resolve(c ?? 128));
-    pump();
+  return { pump, ack, sent: () => sent };
+}
+
+/** Calls `each` with the whole lines of a text stream as they arrive; returns a reader of what follows the last LF. */
+function linesOf(stream: Readable, each: (lines: string[]) => void): () => string {
+  let rest = '';
+  stream.setEncoding('utf8').on('data', (s: string) => {
+    rest += s;
+    const lines = rest.split('\n');
+    rest = lines.pop()!;
+    each(lines);
   });
-  clearTimeout(timer);
-  if (code !== 0) throw gitFailure(['update-index'], { stderr: errText + err, code });
-  for (const f of todo.slice(0, sent)) if (refused.has(f.path)) skipped.push({ path: f.path, reason: 'name', bytes: f.bytes });
-  for (const f of todo.slice(sent)) skipped.push({ path: f.path, reason: 'time', bytes: f.bytes });
-  const added = todo.slice(0, sent).filter((f) => !refused.has(f.path) && !removed.has(f.path)).map((f) => f.path);
-  return { skipped, added };
+  return () => rest;
 }
 
 /**

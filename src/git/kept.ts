@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { lstat, readFile, readdir, readlink } from 'node:fs/promises';
 import path from 'node:path';
+import { MODE, fileMode } from '../core/modes.js';
 import type { RecordCommit } from './records.js';
 
 /**
@@ -153,8 +154,32 @@ export async function planKept(
   algo: 'sha1' | 'sha256' | null,
   limits: KeptLimits,
 ): Promise<KeptPlan> {
+  const found = await groupsToKeep(root, input, previous, limits);
+  const { files, changes, bytes, hits } = await readGroups(root, found.groups, previous, algo, limits, found.skipped);
+  const reuse = previous !== null && hits === files.length && files.length === previous.files.length && files.length > 0;
+  return { reuse, changes, files, skipped: found.skipped, folders: found.keptFolders, nested: found.keptNested, bigFolders: found.bigFolders, bytes };
+}
+
+/** Files to keep together: the single ignored files (folder null), or one walked folder's. */
+interface KeptGroup {
+  kind: 'ignored' | 'nested';
+  folder: string | null;
+  files: string[];
+}
+
+/**
+ * The single ignored files, then each nested repository's and wholly ignored folder's files,
+ * walked while the count budget lasts; a folder too large to walk, or unchanged since it was,
+ * is named whole (`bigFolders`).
+ */
+async function groupsToKeep(
+  root: string,
+  input: { ignored: readonly string[]; nested: readonly string[] },
+  previous: KeptMemory | null,
+  limits: KeptLimits,
+): Promise<{ groups: KeptGroup[]; skipped: KeptSkip[]; bigFolders: KeptPlan['bigFolders']; keptFolders: string[]; keptNested: string[] }> {
   const skipped: KeptSkip[] = [];
-  const groups: Array<{ kind: 'ignored' | 'nested'; folder: string | null; files: string[] }> = [];
+  const groups: KeptGroup[] = [];
   const bigFolders: KeptPlan['bigFolders'] = [];
   const keptFolders: string[] = [];
   const keptNested: string[] = [];
@@ -192,7 +217,21 @@ export async function planKept(
   for (const n of nested) await folderOf(n, 'nested');
   const folders = input.ignored.filter((p) => p.endsWith('/') && !leftOut(p)).map((p) => p.slice(0, -1)).filter((p) => !nested.includes(p)).sort();
   for (const f of folders) await folderOf(f, 'ignored');
+  return { groups, skipped, bigFolders, keptFolders, keptNested };
+}
 
+/**
+ * Each group's files as tree changes, under the size and count budgets (what is left out goes to
+ * `skipped`); `hits` counts the files whose blob the last kept tree already had.
+ */
+async function readGroups(
+  root: string,
+  groups: readonly KeptGroup[],
+  previous: KeptMemory | null,
+  algo: 'sha1' | 'sha256' | null,
+  limits: KeptLimits,
+  skipped: KeptSkip[],
+): Promise<{ files: KeptFile[]; changes: RecordCommit['changes']; bytes: number; hits: number }> {
   const last = new Map((previous?.files ?? []).map((f) => [f.path, f]));
   const files: KeptFile[] = [];
   const changes: RecordCommit['changes'] = [];
@@ -210,7 +249,7 @@ export async function planKept(
     if (g.folder === null) order.sort((x, y) => (x.st?.size ?? 0) - (y.st?.size ?? 0) || (x.p < y.p ? -1 : 1));
     for (const { p, st } of order) {
       if (!st || refusedName(p)) continue;
-      const mode = st.isSymbolicLink() ? '120000' : st.isFile() ? (st.mode & 0o100 ? '100755' : '100644') : null;
+      const mode = st.isSymbolicLink() ? MODE.symlink : st.isFile() ? fileMode(st.mode) : null;
       if (mode === null) continue;
       if (st.size > limits.fileMax) {
         skipped.push({ path: p, reason: 'size', bytes: st.size, kind: g.kind });
@@ -220,28 +259,36 @@ export async function planKept(
         skipped.push({ path: p, reason: 'budget', bytes: st.size, kind: g.kind });
         continue;
       }
-      const seen = last.get(p);
       const f: KeptFile = { path: p, mode, size: st.size, mtimeMs: st.mtimeMs, ctimeMs: st.ctimeMs, ino: st.ino, oid: null };
-      if (seen && seen.oid && seen.mode === mode && seen.size === st.size && seen.mtimeMs === st.mtimeMs && seen.ctimeMs === st.ctimeMs && seen.ino === st.ino) {
-        f.oid = seen.oid;
-        changes.push({ kind: 'blob', path: p, mode, oid: seen.oid });
-        hits++;
-      } else {
-        const data = await (mode === '120000' ? readlink(path.join(root, p), { encoding: 'buffer' }) : readFile(path.join(root, p))).catch(() => null);
-        if (data === null) {
-          skipped.push({ path: p, reason: 'unreadable', bytes: st.size, kind: g.kind });
-          continue;
-        }
-        f.size = data.length;
-        f.oid = algo ? blobId(data, algo) : null;
-        changes.push({ kind: 'inline', path: p, mode, data });
+      const kept = await keptChange(root, f, last.get(p), algo);
+      if (kept === null) {
+        skipped.push({ path: p, reason: 'unreadable', bytes: st.size, kind: g.kind });
+        continue;
       }
+      changes.push(kept.change);
+      if (kept.reused) hits++;
       bytes += f.size;
       files.push(f);
     }
   }
-  const reuse = previous !== null && hits === files.length && files.length === previous.files.length && files.length > 0;
-  return { reuse, changes, files, skipped, folders: keptFolders, nested: keptNested, bigFolders, bytes };
+  return { files, changes, bytes, hits };
+}
+
+/**
+ * One file as a tree change: the last kept blob while its lstat is the same, else its bytes read
+ * now (`f` takes the size read and the blob id); null when it cannot be read.
+ */
+async function keptChange(root: string, f: KeptFile, seen: KeptFile | undefined, algo: 'sha1' | 'sha256' | null): Promise<{ change: RecordCommit['changes'][number]; reused: boolean } | null> {
+  const { path: p, mode } = f;
+  if (seen && seen.oid && seen.mode === mode && seen.size === f.size && seen.mtimeMs === f.mtimeMs && seen.ctimeMs === f.ctimeMs && seen.ino === f.ino) {
+    f.oid = seen.oid;
+    return { change: { kind: 'blob', path: p, mode, oid: seen.oid }, reused: true };
+  }
+  const data = await (mode === MODE.symlink ? readlink(path.join(root, p), { encoding: 'buffer' }) : readFile(path.join(root, p))).catch(() => null);
+  if (data === null) return null;
+  f.size = data.length;
+  f.oid = algo ? blobId(data, algo) : null;
+  return { change: { kind: 'inline', path: p, mode, data }, reused: false };
 }
 
 /** Nested repositories named by `.gitmodules` (`path = sub`): read, no git process. */

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { GuardError } from '../core/errors.js';
+import { MODE } from '../core/modes.js';
 import { checkpoint, checkpointId } from './checkpoint.js';
 import { REFS, newRef } from './records.js';
 import { openRepo, type Repo } from './repo.js';
@@ -28,7 +29,7 @@ export interface KeptNested {
 export async function nestedRepos(root: string, tree: string): Promise<string[]> {
   const r = await git(['ls-tree', '-r', '-z', tree], { cwd: root });
   return splitZ(r.stdout)
-    .filter((line) => line.startsWith('160000 '))
+    .filter((line) => line.startsWith(`${MODE.gitlink} `))
     .map((line) => line.slice(line.indexOf('\t') + 1))
     .filter((p) => existsSync(path.join(root, p, '.git')));
 }

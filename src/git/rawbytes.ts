@@ -1,3 +1,4 @@
+import { MODE } from '../core/modes.js';
 import { git, splitZ } from './run.js';
 
 /**
@@ -52,7 +53,7 @@ export async function storeRawBytes(cwd: string, env: NodeJS.ProcessEnv, convert
   // the modes stay as add found them: `ls-files -s` for just these paths
   const staged = await git(['ls-files', '-s', '-z', '--', ...converted.map((p) => `:(literal)${p}`)], { cwd, env });
   const modes = new Map(splitZ(staged.stdout).map((l) => [l.slice(l.indexOf('\t') + 1), l.split(' ')[0]!]));
-  const info = converted.map((p, k) => `${modes.get(p) ?? '100644'} ${oids[k]}\t${p}`);
+  const info = converted.map((p, k) => `${modes.get(p) ?? MODE.file} ${oids[k]}\t${p}`);
   await git(['update-index', '-z', '--index-info'], { cwd, env, input: info.join('\0') + '\0' });
   return true;
 }

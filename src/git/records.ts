@@ -4,6 +4,7 @@ import { packedLookup } from './packed-refs.js';
 import { readFile, readdir } from 'node:fs/promises';
 import { spawn } from 'node:child_process';
 import { GuardError } from '../core/errors.js';
+import { MODE } from '../core/modes.js';
 import { recordId } from '../core/record.js';
 import type { DiffEntry } from './diff.js';
 import { git, gitEnv, gitSpawnArgs } from './run.js';
@@ -101,7 +102,7 @@ export async function importCommits(cwd: string, commits: readonly RecordCommit[
     if (c.parent) parts.push(Buffer.from(`from ${c.parent}\n`));
     for (const m of c.merges ?? []) parts.push(Buffer.from(`merge ${m}\n`));
     // the root tree as a whole: `M 040000 <tree> ""`
-    if (c.tree) parts.push(Buffer.from(`M 040000 ${c.tree} ""\n`));
+    if (c.tree) parts.push(Buffer.from(`M ${MODE.tree} ${c.tree} ""\n`));
     for (const ch of c.changes) {
       // fast-import's paths are always C-quoted, so spaces, quotes and newlines survive
       if (ch.kind === 'delete') parts.push(Buffer.from(`D ${cQuote(ch.path)}\n`));
@@ -127,7 +128,7 @@ export async function importCommits(cwd: string, commits: readonly RecordCommit[
   const lines = out.split('\n');
   ask.forEach((m, i) => {
     const commit = lines[2 * i]?.trim() ?? '';
-    const tree = /^040000 tree ([0-9a-f]+)\t/.exec(lines[2 * i + 1] ?? '')?.[1] ?? '';
+    const tree = ROOT_TREE_LINE.exec(lines[2 * i + 1] ?? '')?.[1] ?? '';
     if (!OID.test(commit) || !OID.test(tree)) throw new GuardError('E_RECORD', `git fast-import did not say what it wrote for mark :${m}`, 'run guard again; GUARD_DEBUG=1 shows more');
     written.set(m, { commit, tree });
   });
@@ -137,6 +138,8 @@ export async function importCommits(cwd: string, commits: readonly RecordCommit[
 }
 
 const OID = /^[0-9a-f]{40}(?:[0-9a-f]{24})?$/;
+/** fast-import's answer to `ls :<mark> ""`: "040000 tree <oid> HT LF" */
+const ROOT_TREE_LINE = new RegExp(`^${MODE.tree} tree ([0-9a-f]+)\t`);
 
 export interface RefRecord {
   ref: string;

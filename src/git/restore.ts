@@ -2,8 +2,9 @@ import { lstat, readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { GuardError } from '../core/errors.js';
 import { parseRecordMessage } from '../core/record.js';
-import { MODE, removeFile, writeFileAtomic } from '../worktree/atomic.js';
-import { catFileBatch } from './catfile.js';
+import { MODE } from '../core/modes.js';
+import { removeFile, writeFileAtomic } from '../worktree/atomic.js';
+import { catFileBatch, type CatResult } from './catfile.js';
 import { faultPoint } from './faults.js';
 import { checkpoint, checkpointId, literal, type Checkpoint } from './checkpoint.js';
 import { REFS, ZERO_OID } from './records.js';
@@ -240,8 +241,26 @@ export async function restoreCheckpoint(repo: Repo, target: CheckpointInfo, opts
 
   const skipped: RestoreResult['skipped'] = [];
   const vouched = target.paths ? new Set(target.paths) : null;
+  const work = parseRaw(wt.stdout).filter(restorable(target, vouched, skipped));
+  const index = idx ? parseRaw(idx.stdout).filter((e) => !vouched || vouched.has(e.path)) : [];
+
+  const keptWrites = keptDiff ? await keptToWrite(cwd, parseRaw(keptDiff.stdout), skipped) : [];
+  const planned = { write: [...work.filter((e) => e.letter !== 'A'), ...keptWrites], remove: work.filter((e) => e.letter === 'A') };
+  // Checked before anything changes: a write that cannot finish is left out with its why,
+  // together with the removals below it, so the restore finishes and reports.
+  const { write: toWrite, remove: toRemove, blocked } = await planAroundObstacles(cwd, planned);
+  const notRestored: RestoreResult['notRestored'] = [...blocked];
+  const blobs = await catFileBatch(cwd, toWrite.map((e) => e.oid), Number.MAX_SAFE_INTEGER);
+  const changes = await writeBack(cwd, target, { toRemove, toWrite, blobs }, notRestored);
+  const staged = await restage(cwd, index, notRestored);
+  changes.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+  return { undo, changes, staged, skipped, notRestored };
+}
+
+/** Which differences the checkpoint can put back; each one it cannot goes to `skipped` with why. */
+function restorable(target: CheckpointInfo, vouched: Set<string> | null, skipped: RestoreResult['skipped']): (e: RawEntry) => boolean {
   const leftOut = new Set(target.skipped ?? []);
-  const keep = (e: RawEntry) => {
+  return (e) => {
     if (vouched && !vouched.has(e.path)) {
       skipped.push({ path: e.path, why: `checkpoint ${target.id} recorded only ${target.paths!.join(', ')}` });
       return false;
@@ -256,21 +275,20 @@ export async function restoreCheckpoint(repo: Repo, target: CheckpointInfo, opts
     }
     return true;
   };
-  const work = parseRaw(wt.stdout).filter(keep);
-  let index = idx ? parseRaw(idx.stdout).filter((e) => !vouched || vouched.has(e.path)) : [];
+}
 
-  const keptWrites = keptDiff ? await keptToWrite(cwd, parseRaw(keptDiff.stdout), skipped) : [];
-  const planned = { write: [...work.filter((e) => e.letter !== 'A'), ...keptWrites], remove: work.filter((e) => e.letter === 'A') };
-  // Checked before anything changes: a write that cannot finish is left out with its why,
-  // together with the removals below it, so the restore finishes and reports.
-  const { write: toWrite, remove: toRemove, blocked } = await planAroundObstacles(cwd, planned);
-  const notRestored: RestoreResult['notRestored'] = [...blocked];
-  const blobs = await catFileBatch(cwd, toWrite.map((e) => e.oid), Number.MAX_SAFE_INTEGER);
-
+/**
+ * Removals first: a folder that became a file (or the reverse) must be cleared before the write.
+ * Past this point a file that fails is reported (`notRestored`) and the rest still restored: the
+ * undo checkpoint is taken, so stopping half way would only leave more to untangle.
+ */
+async function writeBack(
+  cwd: string,
+  target: CheckpointInfo,
+  { toRemove, toWrite, blobs }: { toRemove: RawEntry[]; toWrite: RawEntry[]; blobs: CatResult[] },
+  notRestored: RestoreResult['notRestored'],
+): Promise<RestoreChange[]> {
   const changes: RestoreChange[] = [];
-  // Removals first: a folder that became a file (or the reverse) must be cleared before the write.
-  // Past this point a file that fails is reported and the rest still restored: the
-  // undo checkpoint is taken, so stopping half way would only leave more to untangle.
   const failed = (e: RawEntry, err: unknown) => notRestored.push({ path: e.path, why: `not restored: ${err instanceof Error ? err.message : String(err)}` });
   for (const e of toRemove) {
     try {
@@ -291,20 +309,19 @@ export async function restoreCheckpoint(repo: Repo, target: CheckpointInfo, opts
     }
     faultPoint('restore:between-files');
   }
+  return changes;
+}
 
-  const staged: string[] = [];
-  // a path whose file could not be put back keeps its index entry too
+/** The index entries back as they were staged; a path whose file could not be put back keeps its entry too. */
+async function restage(cwd: string, entries: RawEntry[], notRestored: RestoreResult['notRestored']): Promise<string[]> {
   const untouched = new Set(notRestored.map((s) => s.path));
-  index = index.filter((e) => !untouched.has(e.path) && !notRestored.some((s) => e.path.startsWith(s.path + '/')));
-  if (index.length > 0) {
-    // https://git-scm.com/docs/git-update-index#_using_index_info  "<mode> SP <oid> TAB <path>"; mode 0 removes
-    const lines = index.map((e) =>
-      e.letter === 'A' ? `0 ${ZERO_OID}\t${e.path}` : `${e.mode} ${e.oid}\t${e.path}`,
-    );
-    faultPoint('restore:before-stage');
-    await git(['update-index', '-z', '--index-info'], { cwd, input: lines.join('\0') + '\0' });
-    staged.push(...index.map((e) => e.path));
-  }
-  changes.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
-  return { undo, changes, staged, skipped, notRestored };
+  const index = entries.filter((e) => !untouched.has(e.path) && !notRestored.some((s) => e.path.startsWith(s.path + '/')));
+  if (index.length === 0) return [];
+  // https://git-scm.com/docs/git-update-index#_using_index_info  "<mode> SP <oid> TAB <path>"; mode 0 removes
+  const lines = index.map((e) =>
+    e.letter === 'A' ? `0 ${ZERO_OID}\t${e.path}` : `${e.mode} ${e.oid}\t${e.path}`,
+  );
+  faultPoint('restore:before-stage');
+  await git(['update-index', '-z', '--index-info'], { cwd, input: lines.join('\0') + '\0' });
+  return index.map((e) => e.path);
 }

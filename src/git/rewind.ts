@@ -1,5 +1,6 @@
 import { GuardError } from '../core/errors.js';
-import { MODE, removeFile, writeFileAtomic } from '../worktree/atomic.js';
+import { MODE } from '../core/modes.js';
+import { removeFile, writeFileAtomic } from '../worktree/atomic.js';
 import { catFileBatch } from './catfile.js';
 import { literal, type Checkpoint } from './checkpoint.js';
 import { faultPoint } from './faults.js';

@@ -3,6 +3,7 @@ import { constants } from 'node:fs';
 import { lstat, mkdir, open, readdir, realpath, rename, rmdir, symlink, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import { GuardError } from '../core/errors.js';
+import { MODE, fileMode } from '../core/modes.js';
 import { faultPoint } from '../git/faults.js';
 import { processAlive as alive } from '../git/alive.js';
 
@@ -17,9 +18,6 @@ import { processAlive as alive } from '../git/alive.js';
  * (write-file-atomic would follow a symlink at the target and write through
  * it; guard must replace the link itself, so this is node:fs directly.)
  */
-
-/** git's modes, as guard stores and reports them. */
-export const MODE = { file: '100644', executable: '100755', symlink: '120000', gitlink: '160000' } as const;
 
 export interface InsidePath {
   /** Absolute path in the work tree (not resolved through symlinks at the last component). */
@@ -102,7 +100,7 @@ export async function statOnDisk(abs: string): Promise<OnDisk | null> {
   try {
     const st = await lstat(abs);
     if (st.isSymbolicLink()) return { mode: MODE.symlink, perm: 0o777 };
-    if (st.isFile()) return { mode: st.mode & 0o100 ? MODE.executable : MODE.file, perm: st.mode & 0o7777 };
+    if (st.isFile()) return { mode: fileMode(st.mode), perm: st.mode & 0o7777 };
     if (st.isDirectory()) throw new GuardError('E_USAGE', `${abs} is a folder, not a file`, 'name a file');
     throw new GuardError('E_USAGE', `${abs} is not a regular file`, 'guard writes regular files and symlinks only');
   } catch (err) {

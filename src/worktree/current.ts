@@ -1,5 +1,6 @@
 import { readFile, readlink } from 'node:fs/promises';
-import { MODE, resolveInside, statOnDisk } from './atomic.js';
+import { MODE } from '../core/modes.js';
+import { resolveInside, statOnDisk } from './atomic.js';
 
 /** What a work tree holds at a path now: content and git mode, or null. */
 export interface Current {
