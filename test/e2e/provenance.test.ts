@@ -45,6 +45,16 @@ function agentSession(repo: TestRepo, opts: { shellPost?: boolean } = {}) {
   if (opts.shellPost !== false) hook(repo, 'PostToolUse', 'Bash', { command: 'node gen.js > made.txt' }, 'tu-shell');
 }
 
+/** At the prompt, agent.txt is asked about with the session that wrote it; the person refuses. */
+async function refusesAgentsRewrite(repo: TestRepo): Promise<void> {
+  const s = spawnGuard(['check'], repo.dir);
+  const screen = await s.waitFor(/Take this hunk \[.*\]\? $/);
+  expect(screen).toContain('agent.txt needs approval');
+  expect(screen).toContain('written by claude session sess-7f3a');
+  s.type('n\r');
+  await s.exit;
+}
+
 function setup(config: object | null) {
   const repo = makeRepo({ 'agent.txt': big('agent'), 'mine.txt': big('mine'), ...(config ? { 'guard.config.json': JSON.stringify(config) } : {}) });
   return repo;
@@ -199,12 +209,7 @@ describe('provenance at the prompt (a person at a terminal)', () => {
     writeFileSync(`${wt}/agent.txt`, 'rewritten in the lane\n');
     repo.git(['-C', wt, 'commit', '-q', '--no-verify', '-am', 'agent']);
     repo.git(['checkout', 'agent-branch', '--', 'agent.txt']);
-    const s = spawnGuard(['check'], repo.dir);
-    const screen = await s.waitFor(/Take this hunk \[.*\]\? $/);
-    expect(screen).toContain('agent.txt needs approval');
-    expect(screen).toContain('written by claude session sess-7f3a');
-    s.type('n\r');
-    await s.exit;
+    await refusesAgentsRewrite(repo);
     rmSync(wt, { recursive: true, force: true });
   });
 
@@ -239,12 +244,7 @@ describe('provenance at the prompt (a person at a terminal)', () => {
     appendFileSync(`${repo.dir}/.git/guard/journal`, `${oid} ${old}\n- ${ref}\n`);
     repo.git(['add', '-A']);
     expect(repo.guardJson(['check']).json.files[0].writtenBy).toBeUndefined();
-    const s = spawnGuard(['check'], repo.dir);
-    const screen = await s.waitFor(/Take this hunk \[.*\]\? $/);
-    expect(screen).toContain('agent.txt needs approval');
-    expect(screen).toContain('written by claude session sess-7f3a');
-    s.type('n\r');
-    await s.exit;
+    await refusesAgentsRewrite(repo);
   });
 
   it('judge: agents never waves through a protected path, even the person\'s own', async () => {
