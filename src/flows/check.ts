@@ -9,7 +9,7 @@ import { stagedDiffSplit, type DiffEntry } from '../git/diff.js';
 import { REFS, newRef, proposalChanges, type RecordCommit } from '../git/records.js';
 import { openRepo, type Repo } from '../git/repo.js';
 import { leaveTrailers } from '../git/approval-trailers.js';
-import { agentTrailers, describeOrigin, readProvenance, trailIntact, type Origin, type Provenance, type Staged } from '../git/provenance.js';
+import { agentTrailers, describeOrigin, readProvenance, stagedOffDisk, trailIntact, type Origin, type Provenance, type Staged } from '../git/provenance.js';
 import { findBypass, readVerifiedTip } from './bypass.js';
 import { apply, type IndexWrite } from './apply.js';
 import { checkProposedConfig, configAt, laneOf, type FlowOptions } from './context.js';
@@ -129,7 +129,8 @@ interface Checked {
  * that call), the sessions' trail is whole (no session ref removed or moved
  * behind guard's back: its journal says) and guard's net reports no problem,
  * no merge, cherry-pick, revert, rebase or squash is bringing commits from
- * elsewhere, and the path is not protected (a
+ * elsewhere, what is staged is what is on disk (an index-only change is
+ * out of every shell call's sight), and the path is not protected (a
  * routine edit, not the gate's own files or a workflow). They pass unasked
  * once a terminal opens; without one, they are judged like everything else.
  */
@@ -141,9 +142,13 @@ async function ownChanges(repo: Repo, judge: 'all' | 'agents', pending: readonly
   const own = candidates(prov);
   if (own.length === 0) return { own, prov };
   const { integrityProblems } = await import('./integrity.js');
-  const [intact, problems, bringing] = await Promise.all([trailIntact(repo.commonDir, prov), integrityProblems(repo.commonDir), bringsCommits(repo.gitDir)]);
+  const stagedOid = new Map(staged.map((s) => [s.path, s.oid]));
+  const onDisk = own.flatMap((c) => [{ path: c.path, oid: stagedOid.get(c.path) ?? null }, ...(c.oldPath !== undefined && c.oldPath !== c.path ? [{ path: c.oldPath, oid: null }] : [])]);
+  const [intact, problems, bringing, off] = await Promise.all([trailIntact(repo.commonDir, prov, now), integrityProblems(repo.commonDir), bringsCommits(repo.gitDir), stagedOffDisk(repo.root, onDisk)]);
   // guard's net changed outside guard (refs, hooks, an agent's hook settings): an agent may have written unseen
-  return { own: intact && problems.length === 0 && !bringing ? own : [], prov };
+  if (!intact || problems.length > 0 || bringing) return { own: [], prov };
+  // staged but not on disk: made in the index, where no shell call's window looks (git apply --cached)
+  return { own: own.filter((c) => !off.has(c.path) && !(c.oldPath !== undefined && off.has(c.oldPath))), prov };
 }
 
 /** A merge, cherry-pick, revert or rebase in progress, or a squash merge's message: the index holds commits from elsewhere, not the person's own edits. */

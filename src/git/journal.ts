@@ -183,8 +183,11 @@ export function liveTips(text: string): Tip[] {
 async function compact(file: string): Promise<void> {
   const tmp = `${file}.${process.pid}-${randomBytes(4).toString('hex')}`;
   try {
-    const tips = liveTips(await readFile(file, 'utf8')).slice(-KEEP);
-    await writeFile(tmp, tips.map((t) => `${t.oid} ${t.ref}\n`).join(''));
+    const text = await readFile(file, 'utf8');
+    const tips = liveTips(text).slice(-KEEP);
+    // a session step guard removed stays noted: provenance trusts no absence while recent ones are gone
+    const gone = goneRefs(text).filter((r) => r.startsWith('refs/guard/sessions/')).slice(-KEEP);
+    await writeFile(tmp, gone.map((r) => `- ${r}\n`).join('') + tips.map((t) => `${t.oid} ${t.ref}\n`).join(''));
     await rename(tmp, file);
   } catch {
     await rm(tmp, { force: true });
@@ -194,6 +197,24 @@ async function compact(file: string): Promise<void> {
 /** Every live entry of the journal (guard recover), oldest first. */
 export async function readJournal(commonDir: string): Promise<Tip[]> {
   return liveTips(await readFile(journalFile(commonDir), 'utf8').catch(() => ''));
+}
+
+/** The live entries and the refs whose last word is "removed by guard" (`- REF`: a prune, a recover that found the objects gone), with one read. */
+export async function readJournalWithGone(commonDir: string): Promise<{ live: Tip[]; gone: string[] }> {
+  const text = await readFile(journalFile(commonDir), 'utf8').catch(() => '');
+  return { live: liveTips(text), gone: goneRefs(text) };
+}
+
+/** The refs whose last word in a journal text is "removed by guard", oldest removal first. */
+function goneRefs(text: string): string[] {
+  const gone = new Set<string>();
+  for (const line of text.split('\n')) {
+    if (line.startsWith('- ')) {
+      gone.delete(line.slice(2));
+      gone.add(line.slice(2));
+    } else gone.delete(line.slice(line.indexOf(' ') + 1));
+  }
+  return [...gone];
 }
 
 /**

@@ -1,5 +1,6 @@
 import { READ_CAP, catFileBatch } from './catfile.js';
-import { journalFile, readJournal } from './journal.js';
+import { git } from './run.js';
+import { journalFile, readJournal, readJournalWithGone } from './journal.js';
 import { SESSION_REFS, parseSessionEvent, readSessionEvents, sortEvents, type SessionEvent } from './session.js';
 
 /**
@@ -75,7 +76,7 @@ async function recentEvents(repo: { root: string; commonDir: string }, now: Date
   if (!(await stat(journalFile(repo.commonDir)).catch(() => null))) {
     return (await readSessionEvents(repo.root, recentPatterns(now, days))).filter((e) => e.time >= since);
   }
-  const tips = (await readJournal(repo.commonDir)).filter((t) => t.ref.startsWith(SESSION_REFS) && t.ref.slice(t.ref.lastIndexOf('/') + 1, t.ref.lastIndexOf('/') + 9) >= day).slice(-RECENT_MAX);
+  const tips = (await readJournal(repo.commonDir)).filter((t) => t.ref.startsWith(SESSION_REFS) && stepDay(t.ref) >= day).slice(-RECENT_MAX);
   if (tips.length === 0) return [];
   const objects = await catFileBatch(repo.root, tips.map((t) => t.oid), READ_CAP);
   const out: SessionEvent[] = [];
@@ -138,13 +139,57 @@ export async function readProvenance(repo: { root: string; commonDir: string }, 
  * (git/journal.ts) says it wrote is there, at the commit it wrote. A trail
  * someone pruned or moved (`git update-ref -d refs/guard/sessions/...`) cannot
  * say that nobody wrote a path: callers then trust no absence of an agent.
+ * Nor can one whose steps of the last RECENT_DAYS days guard itself removed
+ * (`guard log --prune --keep 0`, a command an agent can run as well as a
+ * person: the journal then notes them as removed, not as gone).
  */
-export async function trailIntact(commonDir: string, prov: Provenance): Promise<boolean> {
+export async function trailIntact(commonDir: string, prov: Provenance, now: Date): Promise<boolean> {
   if (!prov.whole) return false; // a partial read cannot vouch for the refs it did not read
-  for (const t of await readJournal(commonDir)) {
+  const { live, gone } = await readJournalWithGone(commonDir);
+  for (const t of live) {
     if (t.ref.startsWith(SESSION_REFS) && prov.refs.get(t.ref) !== t.oid) return false;
   }
-  return true;
+  const since = new Date(now.getTime() - RECENT_DAYS * 86_400_000).toISOString().slice(0, 10).replace(/-/g, '');
+  return !gone.some((ref) => ref.startsWith(SESSION_REFS) && stepDay(ref) >= since);
+}
+
+/** The YYYYMMDD a session step's ref name starts its last part with (refs/guard/sessions/<harness>/<key>/<YYYYMMDD>T...). */
+function stepDay(ref: string): string {
+  return ref.slice(ref.lastIndexOf('/') + 1, ref.lastIndexOf('/') + 9);
+}
+
+/**
+ * Of `wanted` (staged paths and what is staged there: a blob, or null for a
+ * deletion), those whose staged content is not what the work tree holds: a
+ * blob git would store differently from the file (filters applied, as `git
+ * add` would), a file that is not a regular file, or a deletion of a path
+ * still on disk. A shell call's window is measured on the work tree, so a
+ * change made in the index alone (`git apply --cached`, `git update-index`,
+ * `git rm --cached`) leaves no trace there: such a path cannot be vouched
+ * for as nobody's. Read with one `git hash-object` (not `git diff`, which an
+ * agent can blind with `--assume-unchanged` or `--skip-worktree`).
+ */
+export async function stagedOffDisk(root: string, wanted: ReadonlyArray<{ path: string; oid: string | null }>): Promise<Set<string>> {
+  const { lstat } = await import('node:fs/promises');
+  const path = await import('node:path');
+  const off = new Set<string>();
+  const files: Array<{ path: string; oid: string }> = [];
+  await Promise.all(
+    wanted.map(async (w) => {
+      const st = await lstat(path.join(root, w.path)).catch(() => null);
+      if (w.oid === null) {
+        if (st) off.add(w.path);
+      } else if (!st?.isFile() || w.path.includes('\n')) off.add(w.path);
+      else files.push({ path: w.path, oid: w.oid });
+    }),
+  );
+  if (files.length === 0) return off;
+  const r = await git(['hash-object', '--stdin-paths'], { cwd: root, input: files.map((f) => f.path).join('\n') + '\n', okCodes: [128] });
+  const oids = r.code === 0 ? r.stdout.toString('utf8').split('\n') : [];
+  files.forEach((f, i) => {
+    if (oids[i] !== f.oid) off.add(f.path);
+  });
+  return off;
 }
 
 function originOf(e: SessionEvent, kind: Origin['kind'] = e.kind): Origin {

@@ -1,0 +1,104 @@
+import { afterAll, describe, expect, it } from 'vitest';
+import { cleanupRepos, makeRepo, type TestRepo } from '../helpers.js';
+import { spawnGuard } from '../pty.js';
+
+afterAll(cleanupRepos);
+
+/*
+ * Holes an agent could use to pass its own destructive change off as the
+ * person's own with `judge: agents` (adversarial pass over provenance): each
+ * attack the agent can make from its hooked tools, then a person committing
+ * at a terminal. The agent's change must be asked about, never passed as
+ * "your own change".
+ */
+
+const big = (word: string) => Array.from({ length: 150 }, (_, i) => `${word} line ${i + 1}`).join('\n') + '\n';
+
+/** A Claude Code hook call, as the interactive CLI sends it. */
+function hook(repo: TestRepo, event: 'PreToolUse' | 'PostToolUse', tool: string, input: object, id: string, session = 'sess-adv') {
+  const payload = JSON.stringify({
+    session_id: session,
+    transcript_path: '/tmp/t.jsonl',
+    cwd: repo.dir,
+    permission_mode: 'default',
+    hook_event_name: event,
+    tool_name: tool,
+    tool_input: input,
+    tool_use_id: id,
+    ...(event === 'PostToolUse' ? { tool_response: {} } : {}),
+  });
+  const r = repo.guard(['hook', 'claude'], { input: payload, env: { CI: undefined, GUARD_AUTO: undefined, CLAUDE_CODE_ENTRYPOINT: 'cli' } });
+  expect(r.code, r.stderr).toBe(0);
+  return r;
+}
+
+/** One shell call of the agent: pre event, what the command does, post event. */
+function shell(repo: TestRepo, command: string, id: string, run: () => void) {
+  hook(repo, 'PreToolUse', 'Bash', { command }, id);
+  run();
+  hook(repo, 'PostToolUse', 'Bash', { command }, id);
+}
+
+function setup(): TestRepo {
+  return makeRepo({ 'guard.config.json': JSON.stringify({ judge: 'agents' }), 'big.ts': big('code'), 'mine.txt': big('mine') });
+}
+
+/** The person commits at a terminal: big.ts must be asked about (refused here), never passed as their own. */
+async function bigIsAsked(repo: TestRepo): Promise<void> {
+  const s = spawnGuard(['check'], repo.dir);
+  const screen = await s.waitFor(/Take this hunk \[.*\]\? $|your own change/);
+  expect(screen).not.toMatch(/big\.ts\s+approved \(your own change/);
+  expect(screen).toContain('big.ts needs approval');
+  s.type('n\r');
+  await s.exit;
+}
+
+describe('judge: agents — an agent cannot pass its change off as the person\'s', () => {
+  it('a change the agent\'s shell call staged without touching the work tree (git apply --cached, update-index) is the agent\'s', async () => {
+    const repo = setup();
+    // the work tree keeps big.ts as it was: only the index holds the one-line rewrite
+    shell(repo, 'git apply --cached fix.patch', 'tu-cached', () => {
+      const blob = repo.git(['hash-object', '-w', '--stdin'], { input: 'export {};\n' }).trim();
+      repo.git(['update-index', '--cacheinfo', `100644,${blob},big.ts`]);
+    });
+    // later, the person stages their own small edit and commits (git commit, not -a)
+    repo.write('mine.txt', big('mine') + 'one more\n');
+    repo.git(['add', 'mine.txt']);
+    await bigIsAsked(repo);
+  });
+
+  it('...and blinding git diff to it (--assume-unchanged), or staging a deletion of a file left on disk (git rm --cached): still the agent\'s', async () => {
+    const repo = setup();
+    repo.write('gone.ts', big('gone'));
+    repo.commitAll('gone.ts');
+    shell(repo, 'git apply --cached fix.patch && git rm -q --cached gone.ts', 'tu-cached', () => {
+      const blob = repo.git(['hash-object', '-w', '--stdin'], { input: 'export {};\n' }).trim();
+      repo.git(['update-index', '--cacheinfo', `100644,${blob},big.ts`]);
+      repo.git(['update-index', '--assume-unchanged', 'big.ts']);
+      repo.git(['rm', '-q', '--cached', 'gone.ts']);
+    });
+    expect(repo.git(['diff', '--name-only'])).toBe(''); // git diff sees nothing
+    const s = spawnGuard(['check'], repo.dir);
+    const first = await s.waitFor(/Take this hunk \[.*\]\? $|Delete .*\? $|your own change/);
+    expect(first).not.toContain('your own change');
+    s.type('n\r');
+    const second = await s.waitFor(/\? $|your own change/);
+    expect(second).not.toContain('your own change');
+    s.type('n\r');
+    await s.exit;
+    expect(s.output()).toContain('big.ts needs approval');
+    expect(s.output()).toContain('gone.ts needs approval');
+  });
+
+  it('the agent erasing its trail with guard\'s own `guard log --prune` makes the trail not whole: everything is asked', async () => {
+    const repo = setup();
+    shell(repo, "sed -i '2,$d' big.ts", 'tu-sed', () => repo.write('big.ts', 'code line 1\n'));
+    // the agent "tidies up" guard's refs with guard's own command: every step goes, the journal notes each as removed
+    shell(repo, 'guard log --prune --keep 0', 'tu-prune', () => {
+      const r = repo.guard(['log', '--prune', '--keep', '0']);
+      expect(r.code, r.stderr).toBe(0);
+    });
+    repo.git(['add', '-A']);
+    await bigIsAsked(repo);
+  });
+});
