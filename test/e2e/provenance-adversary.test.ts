@@ -101,4 +101,29 @@ describe('judge: agents — an agent cannot pass its change off as the person\'s
     repo.git(['add', '-A']);
     await bigIsAsked(repo);
   });
+
+  it('session refs that hold no event (a message that is not JSON, odd field types, a huge message, a tree) do not stop the gate', async () => {
+    const repo = setup();
+    shell(repo, "sed -i '2,$d' big.ts", 'tu-sed', () => repo.write('big.ts', 'code line 1\n'));
+    const tree = repo.git(['rev-parse', 'HEAD^{tree}']).trim();
+    const day = new Date().toISOString().slice(0, 10).replace(/-/g, '');
+    const bodies = ['not json at all', JSON.stringify({ v: 1, session: {}, time: 5, checkpoint: [] }), JSON.stringify({ v: 1, session: 'x', time: 'soon', checkpoint: 'c', kind: 'shell', phase: 'pre', paths: 'big.ts' }), '{' + 'x'.repeat(3_000_000)];
+    bodies.forEach((b, i) => {
+      const oid = repo.git(['commit-tree', tree, '-F', '-'], { input: `guard session claude x: pre shell\n\n${b}\n` }).trim();
+      repo.git(['update-ref', `refs/guard/sessions/claude/odd/${day}T000000.000Z-${i}`, oid]);
+    });
+    repo.git(['update-ref', `refs/guard/sessions/claude/odd/${day}T000000.000Z-tree`, tree]);
+    repo.write('mine.txt', 'mine rewritten\n');
+    repo.git(['add', '-A']);
+    const s = spawnGuard(['check'], repo.dir);
+    const screen = await s.waitFor(/Take this hunk \[.*\]\? $/);
+    expect(screen).toContain('big.ts needs approval');
+    expect(screen).toContain('written by claude session sess-adv');
+    s.type('n\r');
+    // (a forged whole-tree step of "session x" left open claims mine.txt too: the careful side)
+    await s.waitFor(/mine\.txt needs approval[\s\S]*Take this hunk \[.*\]\? $/);
+    s.type('n\r');
+    expect(await s.exit).toBe(1);
+    expect(s.output()).not.toMatch(/at .*\.js:\d+/); // no stack trace
+  });
 });
