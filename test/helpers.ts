@@ -24,6 +24,9 @@ export function cleanEnv(extra: Record<string, string | undefined> = {}): NodeJS
   delete env.GITLAB_CI;
   delete env.GITLAB_TOKEN;
   delete env.FORCE_COLOR;
+  // set when the tests run inside an agent's shell: guard then opens no terminal (ui/terminal.ts)
+  delete env.CLAUDECODE;
+  delete env.GEMINI_CLI;
   Object.assign(env, {
     GIT_CONFIG_NOSYSTEM: '1',
     GIT_CONFIG_GLOBAL: '/dev/null',

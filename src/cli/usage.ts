@@ -12,7 +12,7 @@ import { COMMANDS, COMMON_FLAGS, isCommand, type CommandSpec, type Flag } from '
 export type UsageResult = { kind: 'command'; parsed: Parsed } | { kind: 'done'; code: number };
 
 const EPILOGUE = `Exit codes: 0 done or allowed, 1 blocked/rejected/conflicted, 2 usage or config error, 3 internal error.
-Auto mode (no prompts; changes that need approval are blocked): --auto, GUARD_AUTO=1, CI=true, or no terminal.`;
+Auto mode (no prompts; changes that need approval are blocked): --auto, GUARD_AUTO=1, CI=true, or no terminal (an agent's shell has none: CLAUDECODE=1, GEMINI_CLI=1).`;
 
 function option(f: Flag): Options {
   const o: Options = { type: f.type, describe: f.describe };

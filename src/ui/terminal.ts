@@ -37,8 +37,16 @@ export function aborted(): GuardError {
 
 const ABORT = Symbol('abort');
 
-/** Open the controlling terminal; null when there is none (agents, CI, cron). */
+/**
+ * Set in the shell of an agent's command tool: Claude Code's Bash (CLAUDECODE=1,
+ * since 0.2.47), Gemini CLI's run_shell_command (GEMINI_CLI=1). A terminal
+ * there is one the agent made (`script -c 'git commit'`) and types into.
+ */
+const AGENT_SHELL = ['CLAUDECODE', 'GEMINI_CLI'] as const;
+
+/** Open the controlling terminal; null when there is none (agents, CI, cron), or when it is an agent's. */
 export function openTerminal(color: boolean): Terminal | null {
+  if (AGENT_SHELL.some((v) => process.env[v] === '1')) return null;
   let fd: number;
   try {
     fd = openSync('/dev/tty', 'r+');

@@ -126,4 +126,20 @@ describe('judge: agents — an agent cannot pass its change off as the person\'s
     expect(await s.exit).toBe(1);
     expect(s.output()).not.toMatch(/at .*\.js:\d+/); // no stack trace
   });
+
+  it('a terminal the agent made itself (`script -c "git commit"` in its shell: CLAUDECODE=1, GEMINI_CLI=1) is not a person: nothing is asked or passed as anyone\'s own', async () => {
+    for (const env of [{ CLAUDECODE: '1' }, { GEMINI_CLI: '1' }]) {
+      const repo = setup();
+      repo.write('big.ts', 'export {};\n');
+      repo.git(['add', '-A']);
+      // no hooked step is open (the agent's script runs in the background of an ended call): judge: agents would wave it through
+      const s = spawnGuard(['check'], repo.dir, env);
+      const code = await s.exit;
+      expect(s.output()).not.toContain('your own change');
+      expect(s.output()).not.toContain('Take this hunk');
+      expect(s.output()).toMatch(/blocked 1 change that needs a person[\s\S]*big\.ts/);
+      expect(code).toBe(1);
+      expect(repo.git(['diff', '--cached', '--name-only'])).toContain('big.ts');
+    }
+  });
 });
