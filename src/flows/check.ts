@@ -9,7 +9,7 @@ import { stagedDiffSplit, type DiffEntry } from '../git/diff.js';
 import { REFS, newRef, proposalChanges, type RecordCommit } from '../git/records.js';
 import { openRepo, type Repo } from '../git/repo.js';
 import { leaveTrailers } from '../git/approval-trailers.js';
-import { agentTrailers, describeOrigin, readProvenance, stagedOffDisk, trailIntact, type Origin, type Provenance, type Staged } from '../git/provenance.js';
+import { agentTrailers, describeOrigin, readProvenance, stagedOffDisk, trailIntact, writtenWhileAtWork, type Origin, type Provenance, type Staged } from '../git/provenance.js';
 import { findBypass, readVerifiedTip } from './bypass.js';
 import { apply, type IndexWrite } from './apply.js';
 import { checkProposedConfig, configAt, laneOf, type FlowOptions } from './context.js';
@@ -144,11 +144,19 @@ async function ownChanges(repo: Repo, judge: 'all' | 'agents', pending: readonly
   const { integrityProblems } = await import('./integrity.js');
   const stagedOid = new Map(staged.map((s) => [s.path, s.oid]));
   const onDisk = own.flatMap((c) => [{ path: c.path, oid: stagedOid.get(c.path) ?? null }, ...(c.oldPath !== undefined && c.oldPath !== c.path ? [{ path: c.oldPath, oid: null }] : [])]);
-  const [intact, problems, bringing, off] = await Promise.all([trailIntact(repo.commonDir, prov, now), integrityProblems(repo.commonDir), bringsCommits(repo.gitDir), stagedOffDisk(repo.root, onDisk)]);
+  const [intact, problems, bringing, off, atWork] = await Promise.all([
+    trailIntact(repo.commonDir, prov, now),
+    integrityProblems(repo.commonDir),
+    bringsCommits(repo.gitDir),
+    stagedOffDisk(repo.root, onDisk),
+    writtenWhileAtWork(repo.root, own.map((c) => c.path), prov.spans),
+  ]);
   // guard's net changed outside guard (refs, hooks, an agent's hook settings): an agent may have written unseen
   if (!intact || problems.length > 0 || bringing) return { own: [], prov };
+  // written while a session was at work (between two of its write calls, by a tool guard does not see): the prompt says whose
+  for (const [p, o] of atWork) prov.origins.set(p, [...(prov.origins.get(p) ?? []), o]);
   // staged but not on disk: made in the index, where no shell call's window looks (git apply --cached)
-  return { own: own.filter((c) => !off.has(c.path) && !(c.oldPath !== undefined && off.has(c.oldPath))), prov };
+  return { own: own.filter((c) => !atWork.has(c.path) && !off.has(c.path) && !(c.oldPath !== undefined && off.has(c.oldPath))), prov };
 }
 
 /** A merge, cherry-pick, revert or rebase in progress, or a squash merge's message: the index holds commits from elsewhere, not the person's own edits. */

@@ -55,6 +55,16 @@ export interface Provenance {
   refs: Map<string, string>;
   /** Read from the whole trail (not only the recent days): what trailIntact and judge: agents need. */
   whole: boolean;
+  /** Each session's time at work in one work tree: its first step to its last (writesWhileAtWork). */
+  spans: Span[];
+}
+
+export interface Span {
+  worktree: string;
+  /** ISO times of the session's first and last step there. */
+  from: string;
+  to: string;
+  origin: Origin;
 }
 
 /** The most recent steps read for the prompt and the trailers (a heavy day's worth). */
@@ -112,7 +122,7 @@ export const RECENT_DAYS = 14;
  */
 export async function readProvenance(repo: { root: string; commonDir: string }, staged: readonly Staged[], now: Date, days: number | null = RECENT_DAYS): Promise<Provenance> {
   const origins = new Map<string, Origin[]>();
-  if (staged.length === 0) return { origins, agentRunning: false, refs: new Map(), whole: days === null };
+  if (staged.length === 0) return { origins, agentRunning: false, refs: new Map(), whole: days === null, spans: [] };
   const root = repo.root;
   // every work tree's sessions, not only this one's: a lane's agent wrote the same paths that a
   // merge, a `git checkout lane -- f` or a copy brings here (careful: more is the agent's, never less)
@@ -131,7 +141,45 @@ export async function readProvenance(repo: { root: string; commonDir: string }, 
   const agentRunning = windows.some((w) => w.shell && w.end === null && now.getTime() - Date.parse(w.start.time) < OPEN_WINDOW_MS);
   await attributeWindows(root, staged, windows, add);
   for (const list of origins.values()) list.sort((a, b) => (a.time < b.time ? -1 : a.time > b.time ? 1 : 0));
-  return { origins, agentRunning, refs, whole: days === null };
+  return { origins, agentRunning, refs, whole: days === null, spans: sessionSpans(events) };
+}
+
+function sessionSpans(events: readonly SessionEvent[]): Span[] {
+  const spans = new Map<string, Span>();
+  for (const e of events) {
+    const key = `${e.harness}\0${e.session}\0${e.worktree}`;
+    const s = spans.get(key);
+    if (!s) spans.set(key, { worktree: e.worktree, from: e.time, to: e.time, origin: originOf(e, 'session') });
+    else if (e.time > s.to) s.to = e.time; // (events come oldest first)
+  }
+  return [...spans.values()];
+}
+
+/**
+ * The files of `paths` (in the work tree at `root`) last written while a
+ * hooked session was at work there: between its first step and its last.
+ * Between two write calls guard holds no whole tree to compare (a write's
+ * checkpoint holds its own paths only), so a tool guard does not see (an MCP
+ * server's write) is found by the file's time: one lstat each, no git. A
+ * file changed after the session's last step is not found (a person's edit
+ * after a session ends is theirs), nor a deletion (no file, no time).
+ */
+export async function writtenWhileAtWork(root: string, paths: readonly string[], spans: readonly Span[]): Promise<Map<string, Origin>> {
+  const found = new Map<string, Origin>();
+  const here = spans.filter((s) => s.worktree === root);
+  if (here.length === 0) return found;
+  const { lstat } = await import('node:fs/promises');
+  const path = await import('node:path');
+  await Promise.all(
+    paths.map(async (p) => {
+      const st = await lstat(path.join(root, p)).catch(() => null);
+      if (!st) return;
+      const t = st.mtimeMs;
+      const s = here.find((x) => Date.parse(x.from) <= t && t <= Date.parse(x.to));
+      if (s) found.set(p, s.origin);
+    }),
+  );
+  return found;
 }
 
 /**

@@ -142,4 +142,18 @@ describe('judge: agents — an agent cannot pass its change off as the person\'s
       expect(repo.git(['diff', '--cached', '--name-only'])).toContain('big.ts');
     }
   });
+
+  it('a file changed between two of a session\'s write calls by a tool guard does not see (an MCP server\'s write) is not the person\'s own', async () => {
+    const repo = setup();
+    const write = (file: string, id: string) => {
+      hook(repo, 'PreToolUse', 'Write', { file_path: `${repo.dir}/${file}`, content: 'new\n' }, id);
+      repo.write(file, 'new\n');
+      hook(repo, 'PostToolUse', 'Write', { file_path: `${repo.dir}/${file}`, content: 'new\n' }, id);
+    };
+    write('a.txt', 'tu-a');
+    repo.write('big.ts', 'export {};\n'); // mcp__fs__write_file: no hook fires
+    write('b.txt', 'tu-b');
+    repo.git(['add', '-A']);
+    await bigIsAsked(repo);
+  });
 });
