@@ -1,6 +1,7 @@
 import { classify, makePolicy, type Classification } from '../core/classify.js';
 import { withAggregateLoss } from '../core/aggregate.js';
 import { CONFIG_FILE } from '../core/config.js';
+import { MODE } from '../core/modes.js';
 import { everythingRefused, decisionRecords, offeredStrategies, plan, type Answer, type FileOutcome, type Plan, type PlanFile } from '../core/plan.js';
 import { batchMessage, parseRecordMessage, rejectedMessage, type Decision, type DecisionRecord, type RecordContext } from '../core/record.js';
 import { READ_CAP, catFileBatch } from '../git/catfile.js';
@@ -248,7 +249,7 @@ async function keptRefs(planned: Plan, classified: Classification[], files: Chec
  * staged; for some hunks the work tree keeps the whole change (as with `git add -p`).
  */
 function staged(o: FileOutcome, e: DiffEntry): IndexWrite {
-  return { path: o.path, mode: o.mode ?? e.newMode ?? '100644', content: o.content!, worktreeIfHolds: o.strategy === 'hunks' ? null : e.newOid };
+  return { path: o.path, mode: o.mode ?? e.newMode ?? MODE.file, content: o.content!, worktreeIfHolds: o.strategy === 'hunks' ? null : e.newOid };
 }
 
 /**
