@@ -1,6 +1,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { cleanupRepos, makeRepo, type TestRepo } from '../helpers.js';
 import { spawnGuard } from '../pty.js';
+import { big, claudeCall } from './provenance-shared.js';
 
 afterAll(cleanupRepos);
 
@@ -12,24 +13,9 @@ afterAll(cleanupRepos);
  * "your own change".
  */
 
-const big = (word: string) => Array.from({ length: 150 }, (_, i) => `${word} line ${i + 1}`).join('\n') + '\n';
-
-/** A Claude Code hook call, as the interactive CLI sends it. */
+/** A Claude Code hook call of session sess-adv (or `session`). */
 function hook(repo: TestRepo, event: 'PreToolUse' | 'PostToolUse', tool: string, input: object, id: string, session = 'sess-adv') {
-  const payload = JSON.stringify({
-    session_id: session,
-    transcript_path: '/tmp/t.jsonl',
-    cwd: repo.dir,
-    permission_mode: 'default',
-    hook_event_name: event,
-    tool_name: tool,
-    tool_input: input,
-    tool_use_id: id,
-    ...(event === 'PostToolUse' ? { tool_response: {} } : {}),
-  });
-  const r = repo.guard(['hook', 'claude'], { input: payload, env: { CI: undefined, GUARD_AUTO: undefined, CLAUDE_CODE_ENTRYPOINT: 'cli' } });
-  expect(r.code, r.stderr).toBe(0);
-  return r;
+  return claudeCall(repo, event, tool, input, id, session);
 }
 
 /** One shell call of the agent: pre event, what the command does, post event. */

@@ -2,6 +2,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { appendFileSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { CLI, cleanupRepos, makeRepo, outsideDir, type TestRepo } from '../helpers.js';
 import { spawnGuard } from '../pty.js';
+import { big, claudeCall } from './provenance-shared.js';
 
 afterAll(cleanupRepos);
 
@@ -14,24 +15,9 @@ afterAll(cleanupRepos);
  * an agent's shell call runs, everything is judged as before.
  */
 
-const big = (word: string) => Array.from({ length: 150 }, (_, i) => `${word} line ${i + 1}`).join('\n') + '\n';
-
-/** A Claude Code hook call, as the interactive CLI sends it (a person can answer an ask). */
+/** A Claude Code hook call of session sess-7f3a (or `session`). */
 function hook(repo: TestRepo, event: 'PreToolUse' | 'PostToolUse', tool: string, input: object, id: string, session = 'sess-7f3a') {
-  const payload = JSON.stringify({
-    session_id: session,
-    transcript_path: '/tmp/t.jsonl',
-    cwd: repo.dir,
-    permission_mode: 'default',
-    hook_event_name: event,
-    tool_name: tool,
-    tool_input: input,
-    tool_use_id: id,
-    ...(event === 'PostToolUse' ? { tool_response: {} } : {}),
-  });
-  const r = repo.guard(['hook', 'claude'], { input: payload, env: { CI: undefined, GUARD_AUTO: undefined, CLAUDE_CODE_ENTRYPOINT: 'cli' } });
-  expect(r.code, r.stderr).toBe(0);
-  return r;
+  return claudeCall(repo, event, tool, input, id, session);
 }
 
 /** The agent rewrites agent.txt through its Write tool (the person approves it in the harness), and creates made.txt from the shell. */
