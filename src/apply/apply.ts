@@ -1,24 +1,26 @@
 import type { Checkpoint } from '../git/checkpoint.js';
 import { faultPoint } from '../git/faults.js';
 import { packWhenLoose, writeRecords } from '../git/records.js';
-import { feedbackSteps, type FeedbackTarget } from './feedback-target.js';
-import { fileSteps, type FileTarget } from './file-target.js';
-import { indexSteps, type IndexTarget } from './index-target.js';
-import { pathsSteps, type PathsTarget } from './paths-target.js';
-import { restoreSteps, type RestoreDone, type RestoreTarget } from './restore-target.js';
-import { rewindSteps, type RewindDone, type RewindTarget } from './rewind-target.js';
+import type { FeedbackTarget } from './feedback-target.js';
+import type { FileTarget } from './file-target.js';
+import type { IndexTarget } from './index-target.js';
+import type { PathsTarget } from './paths-target.js';
+import type { PruneTarget } from './prune-target.js';
+import type { RestoreDone, RestoreTarget } from './restore-target.js';
+import type { RewindDone, RewindTarget } from './rewind-target.js';
 import type { ApplyGate, ApplyPlan, Steps, Taken } from './steps.js';
-import { treeSteps, type TreeDone, type TreeTarget } from './tree-target.js';
-import { worktreeSteps, type WorktreeTarget } from './worktree-target.js';
+import type { TreeDone, TreeTarget } from './tree-target.js';
+import type { WorktreeTarget } from './worktree-target.js';
 
 export type { ApplyPlan, LockOptions, Taken } from './steps.js';
 export type { FeedbackTarget } from './feedback-target.js';
 export type { FileTarget } from './file-target.js';
 export type { IndexTarget, IndexWrite } from './index-target.js';
 export type { PathsTarget } from './paths-target.js';
+export type { PruneTarget } from './prune-target.js';
 export type { RestoreTarget } from './restore-target.js';
 export type { RewindTarget } from './rewind-target.js';
-export { blockFile, refusal, type TreeDone, type TreeFile, type TreeTarget } from './tree-target.js';
+export type { TreeDone, TreeFile, TreeTarget } from './tree-target.js';
 export type { WorktreeTarget } from './worktree-target.js';
 
 /**
@@ -40,7 +42,7 @@ export type { WorktreeTarget } from './worktree-target.js';
  * What each step is for a target is in the target's file (the table
  * below): `index` (check), `file` (write), `tree` and `feedback` (review),
  * `paths` and `worktree` (the hook's write and shell calls, lanes, run),
- * `restore`, `rewind`. The fault points (git/faults.ts,
+ * `restore`, `rewind`, `prune` (log --prune). The fault points (git/faults.ts,
  * docs/reliability/faults.md) of each gate are named here, at the steps
  * where they always were.
  */
@@ -53,20 +55,28 @@ interface Kinds {
   restore: { target: RestoreTarget; done: RestoreDone; taken: Checkpoint };
   rewind: { target: RewindTarget; done: RewindDone; taken: Checkpoint };
   feedback: { target: FeedbackTarget; done: { written: boolean }; taken: Taken };
+  prune: { target: PruneTarget; done: undefined; taken: Taken };
 }
 
 export type Target = Kinds[keyof Kinds]['target'];
 type KindOf<T> = T extends { kind: infer K extends keyof Kinds } ? K : never;
 
-const STEPS: { [K in keyof Kinds]: Steps<Kinds[K]['target'], Kinds[K]['done'], Kinds[K]['taken']> } = {
-  index: indexSteps,
-  file: fileSteps,
-  tree: treeSteps,
-  paths: pathsSteps,
-  worktree: worktreeSteps,
-  restore: restoreSteps,
-  rewind: rewindSteps,
-  feedback: feedbackSteps,
+/**
+ * Each target's steps load with it, when a call needs it: guard runs on
+ * every tool call, and a hook's write should not compile review's merge
+ * (scripts/bundle.mjs keeps each in its own chunk).
+ */
+type StepsOf<K extends keyof Kinds> = Steps<Kinds[K]['target'], Kinds[K]['done'], Kinds[K]['taken']>;
+const STEPS: { [K in keyof Kinds]: () => Promise<StepsOf<K>> } = {
+  index: async () => (await import('./index-target.js')).indexSteps,
+  file: async () => (await import('./file-target.js')).fileSteps,
+  tree: async () => (await import('./tree-target.js')).treeSteps,
+  paths: async () => (await import('./paths-target.js')).pathsSteps,
+  worktree: async () => (await import('./worktree-target.js')).worktreeSteps,
+  restore: async () => (await import('./restore-target.js')).restoreSteps,
+  rewind: async () => (await import('./rewind-target.js')).rewindSteps,
+  feedback: async () => (await import('./feedback-target.js')).feedbackSteps,
+  prune: async () => (await import('./prune-target.js')).pruneSteps,
 };
 
 type Step = 'beforeRecords' | 'afterRecords' | 'afterLock' | 'afterCheckpoint';
@@ -87,7 +97,7 @@ export async function apply<T extends Target>(p: ApplyPlan<T>): Promise<ApplyRes
   p.deadline?.pointOfNoReturn(); // past this point guard writes: finish, never stop half way
   const t = p.target;
   const faults = FAULTS[p.gate] ?? {};
-  const s = (t ? STEPS[t.kind] : null) as Steps<T, unknown, Taken> | null;
+  const s = (t ? await STEPS[t.kind]() : null) as Steps<T, unknown, Taken> | null;
   if (!s || s.recordsFirst) {
     fault(faults.beforeRecords);
     if (p.records.length > 0) await writeRecords(p.repo.root, p.records, p.now);

@@ -1,7 +1,8 @@
 import { GuardError } from '../core/errors.js';
 import { parseRecordMessage, type DecisionRecord } from '../core/record.js';
 import { checkpointId } from '../git/checkpoint.js';
-import { REFS, deleteRefs, listRecords, type RefRecord } from '../git/records.js';
+import { REFS, listRecords, type RefRecord } from '../git/records.js';
+import { apply } from '../apply/apply.js';
 import { openRepo } from '../git/repo.js';
 import { READ_CAP, catFileBatch } from '../git/catfile.js';
 import { git } from '../git/run.js';
@@ -263,12 +264,7 @@ export async function prune(opts: PruneOptions): Promise<PruneResult> {
     const tooOld = opts.olderThanMs !== undefined && now - r.time * 1000 > opts.olderThanMs;
     if (tooOld || (typeof step?.checkpoint === 'string' && gone.has(step.checkpoint))) doomed.push(r);
   }
-  if (doomed.length > 0) {
-    await deleteRefs(repo.root, doomed);
-    // the session index points at steps that may be gone now: rebuilt from the refs on next use
-    const { dropIndex, indexRoot } = await import('../git/session-index.js');
-    await dropIndex(indexRoot(repo));
-  }
+  await apply({ gate: 'log', repo, now: new Date(now), records: [], target: { kind: 'prune', refs: doomed } });
   const count = (prefix: string) => doomed.filter((r) => r.ref.startsWith(prefix)).length;
   return {
     command: 'log',

@@ -11,7 +11,8 @@ import { REFS, newRef, proposalChanges, type RecordCommit } from '../git/records
 import { decisionRecord, rejectedMessage, type RecordContext } from '../core/record.js';
 import { resolveInside } from '../worktree/atomic.js';
 import type { Repo } from '../git/repo.js';
-import { apply, blockFile, refusal, type TreeFile, type TreeTarget } from '../apply/apply.js';
+import { apply, type TreeFile, type TreeTarget } from '../apply/apply.js';
+import { blockFile, refusal } from '../apply/tree-target.js';
 import type { ReviewInput } from './review-read.js';
 
 /**

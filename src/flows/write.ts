@@ -1,5 +1,4 @@
-import { mkdtemp, readFile, readlink, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile, readlink } from 'node:fs/promises';
 import path from 'node:path';
 import type { ChangeFacts, Classification } from '../core/classify.js';
 import { CONFIG_FILE } from '../core/config.js';
@@ -13,7 +12,7 @@ import { READ_CAP, catFileBatch } from '../git/catfile.js';
 import { assertWritable } from '../git/contain.js';
 import { REFS, newRef, type RecordCommit } from '../git/records.js';
 import { openRepo } from '../git/repo.js';
-import { numstatFiles, patchFiles, whitespaceOnlyFiles, type FileNumstat } from '../git/measure.js';
+import { numstatFiles, patchFiles, whitespaceOnlyFiles, withScratchFile, type FileNumstat } from '../git/measure.js';
 import { dayBaseStore, sessionBase, type SessionBase } from '../git/session-base.js';
 import { apply, type FileTarget } from '../apply/apply.js';
 import { configAt, laneOf, type FlowOptions } from './context.js';
@@ -277,14 +276,7 @@ async function measureAgainst(
   config: { maxFileBytes: number; changeRatio: number },
 ): Promise<ChangeFacts> {
   if (base === null) return measure(staged, null, newMode, null, newContent, config);
-  const dir = await mkdtemp(path.join(tmpdir(), 'guard-base-'));
-  try {
-    const file = path.join(dir, 'base');
-    await writeFile(file, base);
-    return await measure({ ...staged, abs: file }, oldMode ?? MODE.file, newMode, base, newContent, config, staged.rel);
-  } finally {
-    await rm(dir, { recursive: true, force: true });
-  }
+  return withScratchFile(base, (file) => measure({ ...staged, abs: file }, oldMode ?? MODE.file, newMode, base, newContent, config, staged.rel));
 }
 
 /**

@@ -112,3 +112,20 @@ export async function numstatPairs(
   }
   return { counts, whitespaceOnly };
 }
+
+/**
+ * A buffer as a file for git's `diff --no-index` (a base guard holds in
+ * memory, measured against a file on disk): written to a scratch folder of
+ * its own under the system's temp folder, given to `use`, removed afterwards.
+ */
+export async function withScratchFile<T>(content: Buffer, use: (file: string) => Promise<T>): Promise<T> {
+  const [{ mkdtemp, rm, writeFile }, { tmpdir }] = await Promise.all([import('node:fs/promises'), import('node:os')]);
+  const dir = await mkdtemp(path.join(tmpdir(), 'guard-base-'));
+  try {
+    const file = path.join(dir, 'base');
+    await writeFile(file, content);
+    return await use(file);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,25 @@
+import { deleteRefs } from '../git/records.js';
+import type { Steps } from './steps.js';
+
+/**
+ * log --prune: old checkpoints (and with them their session steps; rejected
+ * refs and decision records when asked) deleted in ONE `update-ref --stdin`
+ * transaction; each delete names the value it saw, so a ref moved meanwhile
+ * is not lost. Then the session index, which may name steps that are gone:
+ * rebuilt from the refs on next use.
+ */
+export interface PruneTarget {
+  kind: 'prune';
+  refs: ReadonlyArray<{ ref: string; oid: string }>;
+}
+
+export const pruneSteps: Steps<PruneTarget, undefined> = {
+  recordsFirst: true,
+  changes: (t) => t.refs.length > 0,
+  write: async (p, t) => {
+    await deleteRefs(p.repo.root, t.refs);
+    const { dropIndex, indexRoot } = await import('../git/session-index.js');
+    await dropIndex(indexRoot(p.repo));
+    return undefined;
+  },
+};
