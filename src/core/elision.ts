@@ -374,12 +374,16 @@ function compileClasses(g: GeneralData, code: readonly string[]): Classes {
  */
 const dotsThenStrong: Rule = (c, { input, shape }) => (shape.starts && c.join(input.slice(0, 8)).slice(0, 5).some((w) => c.strong.has(w))) || undefined;
 
+/** Words of degree that change nothing in "stays (largely) unchanged". */
+const DEGREE = new Set(['largely', 'mostly', 'basically', 'essentially', 'entirely', 'completely', 'fully', 'exactly', 'still', 'virtually', 'practically', 'otherwise', 'also', 'pretty', 'much']);
+
 /**
- * a mark and a code noun, then at once a word that says it stays, whatever follows:
- * "Existing code remains the same except booting the server", "other handlers unchanged, see below"
+ * a mark and a code noun, then at once a word that says it stays (a word of degree aside), whatever follows:
+ * "Existing code remains the same except booting the server", "other handlers unchanged, see below",
+ * "Other methods remain largely unchanged, but ..."
  */
 const markNounStays: Rule = (c, { input }) => {
-  const lead = c.join(input.slice(0, 7)).filter((w) => w !== 'the' && w !== 'all');
+  const lead = c.join(input.slice(0, 9)).filter((w) => w !== 'the' && w !== 'all' && !DEGREE.has(w));
   return (lead.length >= 3 && c.mark.has(lead[0]!) && c.nouns.has(lead[1]!) && (c.strong.has(lead[2]!) || (c.weak.has(lead[2]!) && (c.weak.has(lead[3]!) || c.strong.has(lead[3]!))))) || undefined;
 };
 
@@ -409,6 +413,71 @@ const keepMark: Rule = (c, { input }) => (input.length <= 3 && c.verbs.has(input
 
 /** "rest unchanged helpers + new helper stubs", "rest same as before" */
 const restStatus: Rule = (c, { input }) => (input[0] === 'rest' && (c.strong.has(input[1]!) || c.strong.has(c.join(input.slice(1, 4))[0]!) || c.weak.has(input[1]!))) || undefined;
+
+/** Words that end the noun of "the rest of NOUN": what comes after says where it is, or that it stays. */
+const AFTER_NOUN = new Set(['for', 'in', 'of', 'from', 'inside', 'within', 'is', 'are', 'was', 'were', 'would', 'will', 'can', 'could', 'should', 'may', 'might', 'must']);
+const MODAL = new Set(['would', 'will', 'can', 'could', 'should', 'may', 'might', 'must', 'is', 'are']);
+const WHERE = new Set(['for', 'in', 'of', 'from', 'inside', 'within']);
+
+/**
+ * a comment that opens with "the rest of" a thing of up to three words and then ends, says whose
+ * it is ("for X", "in X", in a few words), or that it stays or goes here:
+ * "rest of the form", "Rest of code for the player component", "Rest of the component logic would go here, ..."
+ * (not "the rest of the loop is the slow path", "rest of the args are forwarded to the child")
+ */
+const restOfThing: Rule = (c, { input }) => {
+  const words = c.join(input);
+  const at = words[0] === 'the' ? 1 : 0;
+  if (words[at] !== 'rest' || words[at + 1] !== 'of') return undefined;
+  const after = words.slice(at + 2).filter((w) => w !== 'the' && w !== 'your' && w !== 'all' && w !== 'this' && w !== 'our');
+  const says = (w: string) => c.strong.has(w) || c.weak.has(w) || c.pointer.has(w);
+  let n = 0;
+  // a participle after the noun's first word starts what is said of it: "rest of code using the arguments"
+  const ends = (w: string, k: number) => AFTER_NOUN.has(w) || says(w) || c.veto.has(w) || CAUSE.has(w) || (k > 0 && /(?:ed|ing)$/.test(w) && !c.mark.has(w));
+  while (n < after.length && n < 4 && !ends(after[n]!, n)) n++;
+  if (n === 0 || n > 3) return undefined;
+  const tail = after.slice(n);
+  if (tail.length === 0) return true;
+  // whose: a code noun or a position in a few words ("for the player component", "in this file"; not "in reverse order")
+  if (WHERE.has(tail[0]!)) return (tail.length <= 5 && tail.some((w) => c.nouns.has(w) || c.position.has(w)) && !tail.some((w) => c.veto.has(w) || CAUSE.has(w) || MODAL.has(w))) || undefined;
+  const verb = MODAL.has(tail[0]!) ? tail.slice(tail[1] === 'be' ? 2 : 1) : tail;
+  // (what "will go in here" is still to be written: a stub, not a cut)
+  const goes = (verb[0] === 'go' && tail[0] === 'would') || verb[0] === 'goes' || verb[0] === 'here';
+  return (verb[0] !== undefined && (c.strong.has(verb[0]) || c.weak.has(verb[0]) || goes)) || undefined;
+};
+
+/**
+ * a mark and a code noun done "the same way" or "similarly": the code of the others was left out:
+ * "Other functions can be similarly updated.", "remaining handlers follow the same pattern"
+ */
+const othersAlike: Rule = (c, { input }) => {
+  const lead = c.join(input.slice(0, 10)).filter((w) => w !== 'the' && w !== 'all');
+  if (!c.mark.has(lead[0]!) || !c.nouns.has(lead[1]!) || lead.slice(2).some((w) => CAUSE.has(w))) return undefined;
+  // the likeness closes the sentence (a word at most after it): not "documented similarly in the wiki"
+  const rest = lead.slice(2).join(' ');
+  return /\b(?:similarly|likewise|analogously|same way|same pattern)(?: \w+)?$/.test(rest) || undefined;
+};
+
+/**
+ * the generic code noun after a mark, then a comma, a colon, a bracket or nothing:
+ * "all other code, including render with ...", "existing logic (validation, retries)"
+ */
+const otherCode: Rule = (_c, { shape }) => /^(?:(?:all|the)\s+)*(?:other|remaining|existing)\s+(?:code|logic|implementation)\s*(?:[,;\u2013\u2014]|\.?$)/i.test(shape.raw) || undefined;
+
+/** a status, a colon, then a list of what it covers: "Unchanged: audio, indicator, appearance, history retention, etc." */
+const statusList: Rule = (_c, { shape }) => /^(?:unchanged|omitted|untouched|unmodified|elided|not shown|same as before|kept as is)\s*:\s*[\w-]+(?: [\w-]+){0,2}(?:\s*,\s*(?:and )?[\w-]+(?: [\w-]+){0,2}){2,}\.?$/i.test(shape.raw) || undefined;
+
+/**
+ * a verb of keeping, a mark and a code noun, then nothing or a clause joined by "but" / "and":
+ * "# Keep existing implementation but ensure compatibility" (not "keep the existing behaviour for old clients",
+ * "preserve existing handlers when redirecting")
+ */
+const keepMarkNoun: Rule = (c, { input }) => {
+  const lead = input.filter((w) => w !== 'the' && w !== 'all' && w !== 'your');
+  if (!c.verbs.has(lead[0]!) || !c.mark.has(lead[1]!) || !c.nouns.has(lead[2]!) || input.some((w) => CAUSE.has(w))) return undefined;
+  const next = lead[3];
+  return next === undefined || next === 'but' || next === 'and' || next === 'here' || next === 'intact' || undefined;
+};
 
 /** Past dotsMaxWords words, none of the rules below can say yes. */
 const tooLong: Rule = (c, { input }) => (input.length > c.g.dotsMaxWords ? false : undefined);
@@ -485,7 +554,7 @@ const shortComment: Rule = (c, { input, framed }) => {
 };
 
 /** The general rule's steps, in order. */
-const GENERAL_RULES: readonly Rule[] = [dotsThenStrong, markNounStays, restOfCodeKept, bracketedCut, keepMark, restStatus, tooLong, framedOrRest, subjectStays, repeatFor, vetoedEarly, shortComment];
+const GENERAL_RULES: readonly Rule[] = [dotsThenStrong, markNounStays, restOfCodeKept, bracketedCut, keepMark, restStatus, restOfThing, othersAlike, otherCode, statusList, keepMarkNoun, tooLong, framedOrRest, subjectStays, repeatFor, vetoedEarly, shortComment];
 
 // compiled on first use (2 ms): a change that deletes no line never asks
 let matcher: Matcher | undefined;
