@@ -241,7 +241,9 @@ function bracketRemark(m: Compiled, bare: string, wrapped: boolean): Verdict {
 /** The comment as words (lower case, numbers as `n`, dots and punctuation dropped): only dots, a phrase, or the general rule. */
 function byWords(m: Compiled, body: string, bare: string, { starts, framed, wrapped }: Frame): boolean {
   let dotted = false;
-  const t = body
+  // words in double quotes are quoted, not said (when two words are left): `* defaulting to 303 "See Other".`
+  const unquoted = body.replace(/"[^"]+"/g, ' ');
+  const t = (/\p{L}{2,}.*\s.*\p{L}{2,}/u.test(unquoted) ? unquoted : body)
     .toLowerCase()
     .replace(m.dotsRe, () => {
       dotted = true;
@@ -257,6 +259,9 @@ function byWords(m: Compiled, body: string, bare: string, { starts, framed, wrap
   if (words.length > 14) return m.general !== null && starts && m.general(words, framed, shape);
   // dots, then a few words and nothing after: what the left-out code did (`// ... execute and return results`)
   if (framed === 'one' && starts && words.length <= 5 && !wrapped) return true;
+  // "existing" and one word, nothing else: the agents' word for what it left out (`{/* existing children */}`);
+  // real comments label with "original", "other" ("// original methods"), which stay to the general rule
+  if (words.length === 2 && words[0] === 'existing') return true;
   if (m.phrases.some((p) => (p.first === null || p.first.has(words[0]!)) && matches(p.tokens, words))) return true;
   return m.general !== null && m.general(words, framed, shape);
 }

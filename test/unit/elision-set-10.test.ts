@@ -88,6 +88,16 @@ describe('placeholders: the rules tuned on sets 5-9, each with what it must not 
     no('// keep existing handlers registered');
   });
 
+  it('"existing" and one word is a placeholder', () => {
+    yes('{/* existing children */}');
+    yes('# existing fixtures');
+  });
+
+  it('words in double quotes are quoted, not said, when two words are left', () => {
+    no('* defaulting to 303 "See Other".');
+    no('* `"back"` etc.');
+  });
+
   it('a quotation of a placeholder, in a remark or a doc comment, talks about one (found by guard\'s own hook)', () => {
     no('// a remark in brackets that is a placeholder itself: "TABS LOGIC (Rest of your existing code remains unchanged)"');
     no('/** "rest unchanged helpers + new helper stubs", "rest same as before" */');
