@@ -206,7 +206,8 @@ function commentBody(m: Compiled, line: string): string | null {
   // a block comment's inner line indented past its `*` quotes code: a docs example (` *     // ...`)
   if (open === '*' && /^(?: {2,}|\t)/.test(t)) return null;
   const close = m.closes.find((c) => t.trimEnd().endsWith(c));
-  return close === undefined ? t : t.trimEnd().slice(0, -close.length);
+  // runs of white space read as one: `//    Keep  the  rest  of  the  functions  (...)`
+  return (close === undefined ? t : t.trimEnd().slice(0, -close.length)).replace(/\s+/g, ' ');
 }
 
 interface Frame {
