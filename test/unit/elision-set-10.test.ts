@@ -125,5 +125,5 @@ describe('placeholders: a tuning placeholder caught in one comment syntax is cau
 });
 
 // the figures measured after this round (docs/reliability.md); set before the test ran on them
-const SET10_CAUGHT = 0;
-const SET10_NEAR_FLAGGED = 55;
+const SET10_CAUGHT = 234; // 233 / 270 before this round's rules (feb8024), 234 / 270 after (86.7%)
+const SET10_NEAR_FLAGGED = 3; // 3 / 55 before and after
