@@ -4,7 +4,7 @@
  * the built rule (dist/core/elision.js: run `npm run build` first):
  *
  *   node scripts/elision-figures.mjs              tuning sets and real comments, with the misses
- *   node scripts/elision-figures.mjs --heldout    adds the held-out set (heldout-10.json, with its near misses):
+ *   node scripts/elision-figures.mjs --heldout    adds the held-out sets (heldout-10.json, heldout-11-real.json, with near misses):
  *                                                 its figures only, never which items it misses; and the near
  *                                                 misses of sets 7, 8 and 9 (tuning data)
  *   EXPRESS=/path/to/express/.git node scripts/elision-figures.mjs --history
@@ -59,6 +59,11 @@ if (args.has('--heldout')) {
   console.log(`HELD-OUT heldout-10.json: caught ${pct(held.caught, held.placeholders)}`);
   const near10 = elisionFigures([], set10.nearMisses.map((x) => x.text));
   console.log(`HELD-OUT heldout-10.json near misses, each added beside rewritten code: flagged ${near10.flagged} / ${near10.comments}`);
+  const set11 = corpus('heldout-11-real.json');
+  const held11 = elisionFigures(set11.placeholders.map((p) => p.text), []);
+  console.log(`HELD-OUT heldout-11-real.json: caught ${pct(held11.caught, held11.placeholders)}`);
+  const near11 = elisionFigures([], set11.nearMisses.map((x) => x.text));
+  console.log(`HELD-OUT heldout-11-real.json near misses, each added beside rewritten code: flagged ${near11.flagged} / ${near11.comments}`);
   for (const n of ['heldout-9-real.json', 'heldout-8-real.json', 'heldout-7-real.json']) {
     const near = elisionFigures([], corpus(n).nearMisses.map((x) => x.text));
     console.log(`${n} near misses (real prose about the code beside it), each added beside rewritten code: flagged ${near.flagged} / ${near.comments}`);
