@@ -12,7 +12,7 @@ import { openRepo, type Repo } from '../git/repo.js';
 import { leaveTrailers } from '../git/approval-trailers.js';
 import { agentTrailers, describeOrigin, readProvenance, stagedOffDisk, trailIntact, writtenWhileAtWork, type Origin, type Provenance, type Staged } from '../git/provenance.js';
 import { findBypass, readVerifiedTip } from './bypass.js';
-import { apply, type IndexWrite } from './apply.js';
+import { apply, type IndexWrite } from '../apply/apply.js';
 import { checkProposedConfig, configAt, laneOf, type FlowOptions } from './context.js';
 
 export interface CheckOptions extends FlowOptions {

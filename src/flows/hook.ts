@@ -1,5 +1,4 @@
-import { lstat, mkdir, readFile, realpath, rm, stat, writeFile } from 'node:fs/promises';
-import { randomBytes } from 'node:crypto';
+import { lstat, readFile, realpath, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { withAggregateLoss } from '../core/aggregate.js';
 import { classify, makePolicy, withReason, type ChangeFacts, type Classification, type Policy } from '../core/classify.js';
@@ -14,19 +13,19 @@ import { lossMessage, unmatchedReason, verdict, writeOutcome, type Judged, type 
 import type { Change, FileChange, HookEvent, Outcome } from '../harness/types.js';
 import { resolveInside } from '../worktree/atomic.js';
 import { READ_CAP, catFileBatch } from '../git/catfile.js';
-import { checkpoint, checkpointId, checkpointMessage, type SessionMeta } from '../git/checkpoint.js';
+import type { SessionMeta } from '../git/checkpoint.js';
 import { collectFacts } from '../git/changes.js';
 import { treeDiff } from '../git/diff.js';
-import { faultPoint } from '../git/faults.js';
-import { REFS, newRef, packWhenLoose, writeRecords, type RecordCommit } from '../git/records.js';
+import { REFS, newRef, type RecordCommit } from '../git/records.js';
 import { openRepo, type Repo } from '../git/repo.js';
-import { numstatFolders } from '../git/measure.js';
-import { baseEventFor, readSessionEvents as readEvents, sessionEventCommit, sessionMessage, sessionPrefix, type SessionEvent } from '../git/session.js';
-import { askedStep, indexDir, noteEvent } from '../git/session-index.js';
+import { numstatPairs } from '../git/measure.js';
+import { baseEventFor, readSessionEvents as readEvents, sessionEventCommit, sessionPrefix, type SessionEvent } from '../git/session.js';
+import { askedStep, backgroundMarker, markBackgroundOpen } from '../git/session-index.js';
 import { parseRecordMessage } from '../core/record.js';
+import { apply } from '../apply/apply.js';
 import { configAt, laneOf } from './context.js';
 import { coverageLoss, coverageSentences } from './shell-coverage.js';
-import { backgroundNoted, noteBackground } from '../git/journal.js';
+import { backgroundNoted } from '../git/journal.js';
 import { integrityDenial, integrityProblems, integritySentence } from './integrity.js';
 
 /**
@@ -323,7 +322,7 @@ async function readDisk(abs: string): Promise<{ content: Buffer | null; mode: st
   return { content: await readFile(abs), mode: fileMode(st.mode) };
 }
 
-function apply(change: Change, current: Buffer | null, source: Buffer | null): Applied | { ok: true; text: null } {
+function applyChange(change: Change, current: Buffer | null, source: Buffer | null): Applied | { ok: true; text: null } {
   const text = (current ?? Buffer.alloc(0)).toString('utf8');
   switch (change.kind) {
     case 'content':
@@ -480,7 +479,7 @@ async function readTargets(root: string, cwd: string, placed: PlacedChange[], ev
       source = from.kind === 'inside' ? (await readDisk(from.abs)).content : null;
       if (from.kind === 'inside') movedFrom = from.rel;
     }
-    const r = apply(p.change, current, source);
+    const r = applyChange(p.change, current, source);
     // guard cannot tell what the harness makes of it (it may match loosely where guard could not)
     if (!r.ok) unmatched.push({ rel: p.rel, why: r.why });
     else if ('loose' in r && r.loose) notes.push(`${p.rel}: ${r.loose.join('; ')}`);
@@ -562,48 +561,38 @@ async function keepRefused(w: WriteCall, planned: Plan, classified: Classificati
     { ref: rejected, parent: ':2', message: rejectedMessage(w.ctx, decisions), changes: w.targets.map((t) => blobChange(t.rel, t.next, t.mode)) },
     { ref: newRef(REFS.decisions, w.now), parent: null, message: batchMessage(w.ctx, decisions), changes: [] },
   ];
-  await writeRecords(w.root, commits, w.now);
+  await apply({ gate: 'hook', repo: w.repo, now: w.now, records: commits, target: null });
   return rejected;
 }
 
 /**
  * Allow or ask: the paths are checkpointed first, as they are on disk now,
- * with the session step that makes it their session base. allow records
- * the decisions now; ask leaves them in the step (`asked`) for the post
- * event, which runs only when the person said yes. Returns the checkpoint id.
+ * with the session step that makes it their session base (apply's `paths`
+ * target). allow records the decisions now; ask leaves them in the step
+ * (`asked`) for the post event, which runs only when the person said yes.
+ * Returns the checkpoint id.
  */
 async function checkpointPaths(w: WriteCall, v: 'allow' | 'ask' | 'deny', decisions: DecisionRecord[]): Promise<string> {
   const { e, now } = w;
-  const cpRef = newRef(REFS.checkpoints, now);
-  const cpId = checkpointId(cpRef);
   const paths = w.targets.map((t) => t.rel);
-  const reason = `before ${e.harness} ${e.tool} ${paths.join(', ')}`;
-  const cpMessage = checkpointMessage(
-    { root: w.root },
-    { reason, command: 'hook', lane: w.ctx.lane, paths, session: { harness: e.harness, session: e.sessionId, toolCall: e.toolCallId } },
-    { now, head: w.head, index: null, skipped: [] },
-  );
-  const step = sessionMessage({
-    ...{ harness: e.harness, session: e.sessionId, toolCall: e.toolCallId, tool: e.tool, phase: 'pre', kind: 'write' },
-    ...{ checkpoint: cpId, paths, worktree: w.root, time: now.toISOString(), outcome: v },
-    ...(v === 'ask' ? { asked: decisions } : {}),
+  const { checkpoint } = await apply({
+    gate: 'hook',
+    repo: w.repo,
+    now,
+    records: v !== 'ask' && decisions.length > 0 ? [{ ref: newRef(REFS.decisions, now), parent: null, message: batchMessage(w.ctx, decisions), changes: [] }] : [],
+    pack: true,
+    target: {
+      kind: 'paths',
+      files: w.targets.map((t) => ({ rel: t.rel, content: t.current, mode: t.mode })),
+      head: w.head,
+      lane: w.ctx.lane,
+      reason: `before ${e.harness} ${e.tool} ${paths.join(', ')}`,
+      session: { harness: e.harness, session: e.sessionId, toolCall: e.toolCallId, tool: e.tool },
+      outcome: v,
+      ...(v === 'ask' ? { asked: decisions } : {}),
+    },
   });
-  const commits: RecordCommit[] = [{ ref: cpRef, mark: 1, parent: w.head, message: cpMessage, changes: w.targets.map((t) => blobChange(t.rel, t.current, t.mode)) }];
-  // a refused call wrote nothing: no session step (rewind puts back only what the session wrote)
-  if (v !== 'deny') {
-    const stepRef = newRef(sessionPrefix(e.harness, e.sessionId), now);
-    commits.push({ ref: stepRef, parent: ':1', message: step, changes: [] });
-    // indexed first, by the step's ref name (its tree is the checkpoint's): killed before the
-    // records exist, the entry names a ref that is not there, and the next call rebuilds the index
-    const at = { commit: stepRef, checkpoint: cpId, time: now.toISOString(), ref: stepRef };
-    await noteEvent(w.repo, { harness: e.harness, session: e.sessionId, worktree: w.root, paths, kind: 'write', phase: 'pre', toolCall: e.toolCallId, outcome: v }, at, at);
-  }
-  if (v !== 'ask' && decisions.length > 0) commits.push({ ref: newRef(REFS.decisions, now), parent: null, message: batchMessage(w.ctx, decisions), changes: [] });
-  faultPoint('hook:before-record');
-  await writeRecords(w.root, commits, now);
-  faultPoint('hook:after-record');
-  await packWhenLoose(w.repo.commonDir, w.root);
-  return cpId;
+  return checkpoint!.id;
 }
 
 /** The record of a call refused because guard cannot reproduce its edits: blocked, each file as it stands. */
@@ -628,31 +617,14 @@ function blobChange(rel: string, content: Buffer | null, mode: string): RecordCo
 
 /** Each target classified against its session base with HEAD's policy: one diff --no-index for all of them. */
 async function measureAll(repo: Repo, targets: Target[], policy: Policy): Promise<Classification[]> {
-  const pairs = targets.map((t, i) => ({ i, t })).filter(({ t }) => t.base !== null && t.next !== null && !t.base.equals(t.next));
-  const counts = new Map<number, { added: number | null; deleted: number | null }>();
-  const whitespaceOnly = new Set<number>();
-  if (pairs.length > 0) {
-    // base and proposal side by side in a temp folder: one diff --no-index for every file
-    const dir = path.join(repo.gitDir, `guard-hook-${process.pid}-${randomBytes(4).toString('hex')}`);
-    try {
-      await mkdir(path.join(dir, 'a'), { recursive: true });
-      await mkdir(path.join(dir, 'b'), { recursive: true });
-      await Promise.all(pairs.flatMap(({ i, t }) => [writeFile(path.join(dir, 'a', String(i)), t.base!), writeFile(path.join(dir, 'b', String(i)), t.next!)]));
-      for (const [name, n] of await numstatFolders(dir)) counts.set(Number(name), n);
-      // a would-be replacement that is empty when whitespace is ignored is a reindent (DESIGN whitespaceOnly)
-      const wouldReplace = pairs.filter(({ i, t }) => {
-        const d = counts.get(i)?.deleted ?? 0;
-        const lines = countLines(t.base!);
-        return lines > 0 && d / lines >= policy.config.changeRatio;
-      });
-      if (wouldReplace.length > 0) {
-        const w = await numstatFolders(dir, true);
-        for (const { i } of wouldReplace) if (!w.has(String(i)) || (w.get(String(i))!.added === 0 && w.get(String(i))!.deleted === 0)) whitespaceOnly.add(i);
-      }
-    } finally {
-      await rm(dir, { recursive: true, force: true });
-    }
-  }
+  const pairs = targets.flatMap((t, i) => (t.base !== null && t.next !== null && !t.base.equals(t.next) ? [{ i, base: t.base, next: t.next }] : []));
+  // a would-be replacement that is empty when whitespace is ignored is a reindent (DESIGN whitespaceOnly)
+  const wouldReplace = (counts: Map<number, { deleted: number | null }>) =>
+    pairs.filter(({ i, base }) => {
+      const lines = countLines(base);
+      return lines > 0 && (counts.get(i)?.deleted ?? 0) / lines >= policy.config.changeRatio;
+    }).map((x) => x.i);
+  const { counts, whitespaceOnly } = await numstatPairs(repo.gitDir, pairs, wouldReplace);
   const classified = targets.map((t, i) => {
     const binary = (t.base !== null && looksBinary(t.base)) || (t.next !== null && looksBinary(t.next));
     let added = 0;
@@ -703,7 +675,7 @@ async function writeAfter(repo: Repo, e: HookEvent, _meta: SessionMeta, now: Dat
   const asked = await askedOf(repo, e, e.toolCallId);
   if (!asked?.asked) return { outcome: NONE, notes: [] };
   const ctx: RecordContext = { command: 'hook', lane: laneOf(repo.root), time: now.toISOString(), base: null, harness: e.harness, session: e.sessionId, toolCall: e.toolCallId };
-  await writeRecords(repo.root, [{ ref: newRef(REFS.decisions, now), parent: null, message: batchMessage(ctx, asked.asked as DecisionRecord[]), changes: [] }], now);
+  await apply({ gate: 'hook', repo, now, records: [{ ref: newRef(REFS.decisions, now), parent: null, message: batchMessage(ctx, asked.asked as DecisionRecord[]), changes: [] }], target: null });
   return { outcome: NONE, notes: [] };
 }
 
@@ -726,12 +698,12 @@ async function askedOf(repo: Repo, e: HookEvent, toolCall: string): Promise<{ as
 async function shellBefore(repo: Repo, e: HookEvent, command: string, background: boolean, meta: SessionMeta, now: Date): Promise<HookResult> {
   // the session step goes in the checkpoint's own fast-import
   const records = (c: { id: string; commit: string }) => [sessionCommit(repo, e, c.commit, c.id, 'pre', command, now, undefined, background)];
-  const cp = await checkpoint(repo, { reason: `before ${e.harness} shell: ${oneLine(command)}`, command: 'hook', lane: laneOf(repo.root), session: meta, now, records });
+  const { checkpoint: cp } = await apply({ gate: 'hook', repo, now, records: [], target: { kind: 'worktree', checkpoint: { reason: `before ${e.harness} shell: ${oneLine(command)}`, command: 'hook', lane: laneOf(repo.root), session: meta, now, records } } });
   // the lanes' work trees, which a command in the main tree can take (git clean -ffdx): flows/lane-keep.ts
-  await (await import('./lane-keep.js')).keepLanes(repo, command, now, cp.id);
-  if (background) await markBackground(repo, e, now);
-  await packWhenLoose(repo.commonDir, repo.root);
-  return { outcome: NONE, checkpoint: cp.id, notes: [] };
+  await (await import('./lane-keep.js')).keepLanes(repo, command, now, cp!.id);
+  if (background) await markBackgroundOpen(repo, e.harness, e.sessionId, now);
+  await apply({ gate: 'hook', repo, now, records: [], target: null, pack: true });
+  return { outcome: NONE, checkpoint: cp!.id, notes: [] };
 }
 
 function sessionCommit(repo: Repo, e: HookEvent, commit: string, id: string, phase: 'pre' | 'post', command: string, now: Date, lost?: string[], background?: boolean, toolCall?: string | null, notKept?: string[]): RecordCommit {
@@ -771,12 +743,12 @@ async function shellAfter(repo: Repo, e: HookEvent, command: string, meta: Sessi
   const root = repo.root;
   const [events, cp] = await Promise.all([
     readSessionEvents(root, sessionPrefix(e.harness, e.sessionId)),
-    checkpoint(repo, { reason: `after ${e.harness} shell: ${oneLine(command)}`, command: 'hook', lane: laneOf(root), session: meta, now }),
+    apply({ gate: 'hook', repo, now, records: [], target: { kind: 'worktree', checkpoint: { reason: `after ${e.harness} shell: ${oneLine(command)}`, command: 'hook', lane: laneOf(root), session: meta, now } } }).then((r) => r.checkpoint!),
   ]);
   const pres = events.filter((x) => x.kind === 'shell' && x.phase === 'pre' && x.worktree === root);
   const pre = (e.toolCallId ? pres.filter((x) => x.toolCall === e.toolCallId) : pres).pop() ?? null;
   if (!pre) {
-    await writeRecords(root, [sessionCommit(repo, e, cp.commit, cp.id, 'post', command, now)], now);
+    await apply({ gate: 'hook', repo, now, records: [sessionCommit(repo, e, cp.commit, cp.id, 'post', command, now)], target: null });
     return { outcome: NONE, checkpoint: cp.id, notes: ['no checkpoint from before this command: nothing to compare with'] };
   }
   // the checkpoint before the command (the step's parent): what it kept outside git's tree
@@ -786,8 +758,8 @@ async function shellAfter(repo: Repo, e: HookEvent, command: string, meta: Sessi
   const outside = await coverageLoss(root, preCp?.type === 'commit' ? (preCp.data ?? null) : null, cp);
   const gate = [...new Set([...inTree, ...outside.kept.map((k) => k.path).filter((p) => GATE_FILES.has(p))])];
   const lostPaths = [...lost.map((c) => c.path), ...outside.kept.map((k) => k.path)];
-  await writeRecords(root, [sessionCommit(repo, e, cp.commit, cp.id, 'post', command, now, lostPaths, undefined, undefined, outside.notKept.map((n) => n.path))], now);
-  await packWhenLoose(repo.commonDir, root);
+  const step = sessionCommit(repo, e, cp.commit, cp.id, 'post', command, now, lostPaths, undefined, undefined, outside.notKept.map((n) => n.path));
+  await apply({ gate: 'hook', repo, now, records: [step], target: null, pack: true });
   const messages: string[] = [];
   const judged: Judged[] = lost.map((c) => ({ ...judgedOf(c), needsApproval: true }));
   if (lost.length > 0) messages.push(lossMessage(command, judged, restoreCommand(pre.checkpoint, lost), `guard rewind ${shellWord(e.sessionId)}`));
@@ -862,25 +834,12 @@ function gateMessage(gate: readonly string[], checkpointId: string, background: 
  */
 const BACKGROUND_OPEN_MS = 30 * 60_000;
 
-/** The session's marker that a background command may still be open (the time it started): without it, no call reads the session's steps for reportBackground. */
-function backgroundMarker(repo: Repo, e: HookEvent): string {
-  return path.join(indexDir(repo, e.harness, e.sessionId), 'background-open');
-}
-
-async function markBackground(repo: Repo, e: HookEvent, now: Date): Promise<void> {
-  const file = backgroundMarker(repo, e);
-  await mkdir(path.dirname(file), { recursive: true });
-  await writeFile(file, now.toISOString() + '\n');
-  // and in the journal: the marker alone is one rm away (git/journal.ts)
-  noteBackground(repo.commonDir, e.harness, path.basename(path.dirname(file)), now);
-}
-
 /** Whether a background command of the session started within BACKGROUND_OPEN_MS (one file read). */
 async function backgroundOpen(repo: Repo, e: HookEvent, now: Date): Promise<boolean> {
-  const text = await readFile(backgroundMarker(repo, e), 'utf8').catch(() => null);
+  const text = await readFile(backgroundMarker(repo, e.harness, e.sessionId), 'utf8').catch(() => null);
   const t = text === null ? NaN : Date.parse(text.trim());
   // unreadable or in the future: read the steps (the safe side); no marker: the journal may still say so (a marker removed)
-  if (text === null) return backgroundNoted(repo.commonDir, e.harness, path.basename(path.dirname(backgroundMarker(repo, e))), now, BACKGROUND_OPEN_MS);
+  if (text === null) return backgroundNoted(repo.commonDir, e.harness, path.basename(path.dirname(backgroundMarker(repo, e.harness, e.sessionId))), now, BACKGROUND_OPEN_MS);
   return Number.isNaN(t) || t > now.getTime() || now.getTime() - t < BACKGROUND_OPEN_MS;
 }
 
@@ -899,7 +858,8 @@ async function reportBackground(repos: readonly Repo[], e: HookEvent, now: Date)
     const own = e.toolCallId !== null ? (x: SessionEvent) => x.toolCall === e.toolCallId : (x: SessionEvent) => e.phase === 'post' && e.action.kind === 'shell' && x === events.filter((y) => y.kind === 'shell' && y.phase === 'pre' && y.worktree === root).pop();
     const open = events.filter((x) => x.background && x.phase === 'pre' && x.worktree === root && now.getTime() - Date.parse(x.time) < BACKGROUND_OPEN_MS && !own(x));
     if (open.length === 0) continue;
-    const cp = await checkpoint(repo, { reason: `${e.harness} background commands still open`, command: 'hook', lane: laneOf(root), session: { harness: e.harness, session: e.sessionId, toolCall: e.toolCallId }, now });
+    const session = { harness: e.harness, session: e.sessionId, toolCall: e.toolCallId };
+    const cp = (await apply({ gate: 'hook', repo, now, records: [], target: { kind: 'worktree', checkpoint: { reason: `${e.harness} background commands still open`, command: 'hook', lane: laneOf(root), session, now } } })).checkpoint!;
     const { config, policy } = await readPolicy(root, events);
     const records: RecordCommit[] = [];
     for (const bg of open) {
@@ -918,7 +878,7 @@ async function reportBackground(repos: readonly Repo[], e: HookEvent, now: Date)
       }
       if (gate.length > 0) out.push({ message: gateMessage(gate, baseline.checkpoint, true), checkpoint: cp.id });
     }
-    if (records.length) await writeRecords(root, records, now);
+    if (records.length) await apply({ gate: 'hook', repo, now, records, target: null });
   }
   return out;
 }

@@ -5,8 +5,8 @@ import { quotePath } from '../core/quote.js';
 import { catFileBatch } from '../git/catfile.js';
 import { REFS } from '../git/records.js';
 import { resolveInside } from '../worktree/atomic.js';
-import { lockTree, staleLockNotice } from '../worktree/lock.js';
-import { findCheckpoint, restoreCheckpoint, type RestoreChange, type RestoreResult } from '../git/restore.js';
+import { checkRestoreHere, findCheckpoint, type RestoreChange, type RestoreResult } from '../git/restore.js';
+import { apply } from '../apply/apply.js';
 import { openRepo } from '../git/repo.js';
 import { laneOf, type FlowOptions } from './context.js';
 
@@ -45,15 +45,13 @@ export async function restore(opts: RestoreFlowOptions): Promise<RestoreFlowResu
   }
   const whole = opts.paths.length === 0 || rels.length < opts.paths.length;
   if (!whole) await namedPathsExist(repo.root, target.tree, target.id, rels, target.kept);
+  const paths = whole ? undefined : rels;
+  checkRestoreHere(repo, target, paths);
   // One writer at a time: a review or write into this tree finishes first (restore is short; it waits).
-  const lock = await lockTree(repo, `guard restore ${target.id}`, { waitMs: LOCK_WAIT_MS });
-  try {
-    const r = await restoreCheckpoint(repo, target, { paths: whole ? undefined : rels, staged: opts.staged, lane: laneOf(repo.root) });
-    const stale = staleLockNotice(lock);
-    return { command: 'restore', checkpoint: target.id, changes: r.changes, staged: r.staged, skipped: r.skipped, notRestored: r.notRestored, undo: r.undo.id, warnings: stale ? [stale] : [] };
-  } finally {
-    await lock.release();
-  }
+  const warnings: string[] = [];
+  const lock = { holder: `guard restore ${target.id}`, waitMs: LOCK_WAIT_MS };
+  const { checkpoint: undo, done: r } = await apply({ gate: 'restore', repo, now: new Date(), records: [], target: { kind: 'restore', lock, warnings, from: target, ...(paths ? { paths } : {}), staged: opts.staged, lane: laneOf(repo.root) } });
+  return { command: 'restore', checkpoint: target.id, changes: r.changes, staged: r.staged, skipped: r.skipped, notRestored: r.notRestored, undo: undo!.id, warnings };
 }
 
 /**

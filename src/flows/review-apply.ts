@@ -9,8 +9,9 @@ import type { Lane } from '../git/lanes.js';
 import { mergeFile } from '../git/merge.js';
 import { REFS, newRef, proposalChanges, type RecordCommit } from '../git/records.js';
 import { decisionRecord, rejectedMessage, type RecordContext } from '../core/record.js';
-import { resolveInside, writeFileAtomic } from '../worktree/atomic.js';
-import { apply, blockFile, refusal, type TreeFile, type TreeTarget } from './apply.js';
+import { resolveInside } from '../worktree/atomic.js';
+import type { Repo } from '../git/repo.js';
+import { apply, blockFile, refusal, type TreeFile, type TreeTarget } from '../apply/apply.js';
 import type { ReviewInput } from './review-read.js';
 
 /**
@@ -62,7 +63,7 @@ export async function applyReview(input: ReviewInput, plan: Plan, now: Date, dea
     ...(commit ? { commit } : {}),
   };
   const r = await apply({ gate: 'review', repo: main, now, deadline, records: keptRefs(target, now), target });
-  const t = r.tree!;
+  const t = r.done;
   const done: Applied = { checkpoint: r.checkpoint?.id ?? null, record, refs: target.refs, blobs: t.blobs, conflicts: t.conflicts, merged: t.merged, staged: t.staged, warnings };
   if (t.commit !== undefined) done.commit = t.commit;
   if (t.commitFailed !== undefined) done.commitFailed = t.commitFailed;
@@ -168,7 +169,7 @@ export async function predictConflicts(input: ReviewInput, plan: Plan): Promise<
 }
 
 /** Tell the agent, inside its lane, what was refused and why. */
-export async function writeFeedback(lane: Lane, files: Array<{ path: string; status: string; decision: string; reasons: string[]; ref?: string; conflict?: boolean; taken?: string[] }>, now: Date): Promise<string | null> {
+export async function writeFeedback(main: Repo, lane: Lane, files: Array<{ path: string; status: string; decision: string; reasons: string[]; ref?: string; conflict?: boolean; taken?: string[] }>, now: Date): Promise<string | null> {
   const refused = files.filter((f) => f.ref !== undefined || f.conflict);
   const lines = [`# guard review of lane ${lane.name}`, '', `${now.toISOString()}`, ''];
   if (refused.length === 0) lines.push('Everything in this lane was taken into the main tree.');
@@ -190,12 +191,7 @@ export async function writeFeedback(lane: Lane, files: Array<{ path: string; sta
     }
     lines.push('', 'Keep the code that stood there; make smaller, additive changes; never replace code with placeholders like "... existing code ...".');
   }
-  // The lane is the agent's: its .guard/ may hold a symlink planted to make guard write elsewhere.
-  try {
-    await writeFileAtomic(lane.path, FEEDBACK_FILE, Buffer.from(lines.join('\n') + '\n'), MODE.file);
-  } catch (err) {
-    if (err instanceof GuardError && err.code === 'E_PATH_ESCAPE') return null;
-    throw err;
-  }
+  const { done } = await apply({ gate: 'review', repo: main, now, records: [], target: { kind: 'feedback', dir: lane.path, rel: FEEDBACK_FILE, content: Buffer.from(lines.join('\n') + '\n') } });
+  if (!done.written) return null;
   return path.join(lane.path, FEEDBACK_FILE);
 }

@@ -140,7 +140,7 @@ async function applyLane(opts: ReviewOptions, input: ReviewInput, planned: Plan,
 /** Past the merge and the commit (review-apply): the report and the agent's feedback. */
 async function finish(input: ReviewInput, planned: Plan, done: Applied, now: Date): Promise<ReviewResult> {
   const result = resultOf(input, planned, done, done.conflicts, {});
-  result.feedback = await writeFeedback(input.lane, result.files, now);
+  result.feedback = await writeFeedback(input.main, input.lane, result.files, now);
   if (done.commit !== undefined) result.commit = done.commit;
   if (done.commitFailed !== undefined) result.commitFailed = done.commitFailed;
   if (done.commitWarning !== undefined) result.warnings.push(done.commitWarning);

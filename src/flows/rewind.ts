@@ -1,9 +1,9 @@
 import { GuardError } from '../core/errors.js';
-import { checkpoint } from '../git/checkpoint.js';
-import { lockTree, staleLockNotice } from '../worktree/lock.js';
+import { apply } from '../apply/apply.js';
+import type { Checkpoint } from '../git/checkpoint.js';
 import { openRepo } from '../git/repo.js';
 import type { RestoreChange } from '../git/restore.js';
-import { changedPaths, putBack, type PutBackGroup } from '../git/rewind.js';
+import { changedPaths, type PutBackGroup } from '../git/rewind.js';
 import { SESSION_REFS, readSessionEvents, sessionKey, type SessionEvent } from '../git/session.js';
 import { laneOf, type FlowOptions } from './context.js';
 
@@ -71,57 +71,62 @@ export async function rewind(opts: RewindOptions): Promise<RewindResult> {
   const events = all.slice(start);
   const { harness, session } = events[0]!;
 
-  const lock = await lockTree(repo, `guard rewind ${session}`, { waitMs: LOCK_WAIT_MS });
-  try {
-    const undo = await checkpoint(repo, { reason: `before guard rewind ${session}`, command: 'rewind', lane: laneOf(repo.root) });
-    // each shell call's changes: its checkpoint before vs after (its post event); without one (no
-    // after-event came, or the command ran in the background and went on after it), vs now, but
-    // only files that were there before it, and none that another session wrote or lost since
-    const shells = events.flatMap((e, i) => {
-      if (e.kind !== 'shell' || e.phase !== 'pre') return [];
-      const post = e.background ? undefined : events.slice(i + 1).find((x) => x.kind === 'shell' && x.phase === 'post' && (e.toolCall === null || x.toolCall === e.toolCall));
-      return [{ e, after: post?.commit ?? null }];
-    });
-    const unpaired = shells.some((s) => s.after === null);
-    const others = unpaired ? (await readSessionEvents(repo.root, SESSION_REFS)).filter((x) => x.worktree === repo.root && !(x.harness === harness && x.session === session)) : [];
-    // what the other sessions' shell calls changed (before vs their after-event), in the same batch
-    const theirShells = others.flatMap((x, i) => {
-      if (x.kind !== 'shell' || x.phase !== 'pre') return [];
-      const post = others.slice(i + 1).find((y) => y.kind === 'shell' && y.phase === 'post' && y.harness === x.harness && y.session === x.session && y.toolCall === x.toolCall);
-      return post ? [{ x, pair: [x.commit, post.commit] as [string, string] }] : [];
-    });
-    const changed = await changedPaths(repo.root, [
-      ...shells.map((s): [string, string] | [string, string, 'existing'] => (s.after ? [s.e.commit, s.after] : [s.e.commit, undo.commit, 'existing'])),
-      ...theirShells.map((t) => t.pair),
-    ]);
-    const theirChanges = theirShells.map((t, i) => ({ time: t.x.time, paths: changed[shells.length + i]! }));
-    const byEvent = new Map(
-      shells.map((s, i) => {
-        if (s.after) return [s.e, changed[i]!];
-        const theirs = new Set([
-          ...others.filter((x) => x.time >= s.e.time).flatMap((x) => (x.kind === 'write' ? (x.paths ?? []) : (x.lost ?? []))),
-          ...theirChanges.filter((t) => t.time >= s.e.time).flatMap((t) => t.paths),
-        ]);
-        return [s.e, changed[i]!.filter((p) => !theirs.has(p))];
-      }),
-    );
-    // per path, the earliest state the session saw from `start` on
-    const owner = new Map<string, SessionEvent>();
-    for (const e of events) {
-      if (e.phase !== 'pre') continue;
-      const paths = e.kind === 'write' ? (e.paths ?? []) : (byEvent.get(e) ?? []);
-      for (const p of paths) if (!owner.has(p)) owner.set(p, e);
-    }
-    const groups = new Map<string, PutBackGroup>();
-    for (const [p, e] of owner) {
-      const g = groups.get(e.commit) ?? { commit: e.commit, paths: [] };
-      g.paths.push(p);
-      groups.set(e.commit, g);
-    }
-    const changes = await putBack(repo, undo, [...groups.values()]);
-    const stale = staleLockNotice(lock);
-    return { command: 'rewind', harness, session, from: events[0]!.checkpoint, changes, unchanged: owner.size - changes.length, undo: undo.id, warnings: stale ? [stale] : [] };
-  } finally {
-    await lock.release();
+  const warnings: string[] = [];
+  const lock = { holder: `guard rewind ${session}`, waitMs: LOCK_WAIT_MS };
+  const groups = (undo: Checkpoint) => putBackGroups(repo.root, events, harness, session, undo);
+  const { checkpoint: undo, done } = await apply({ gate: 'rewind', repo, now: new Date(), records: [], target: { kind: 'rewind', lock, warnings, session, lane: laneOf(repo.root), groups } });
+  return { command: 'rewind', harness, session, from: events[0]!.checkpoint, changes: done.changes, unchanged: done.paths - done.changes.length, undo: undo!.id, warnings };
+}
+
+/**
+ * Which paths go back to which checkpoint: per path, the earliest state the
+ * session saw from its first event on. Each shell call's changes are its
+ * checkpoint before vs after (its post event); without one (no after-event
+ * came, or the command ran in the background and went on after it), vs
+ * `undo` (now), but only files that were there before it, and none that
+ * another session wrote or lost since.
+ */
+async function putBackGroups(root: string, events: SessionEvent[], harness: string, session: string, undo: Checkpoint): Promise<{ groups: PutBackGroup[]; paths: number }> {
+  const shells = events.flatMap((e, i) => {
+    if (e.kind !== 'shell' || e.phase !== 'pre') return [];
+    const post = e.background ? undefined : events.slice(i + 1).find((x) => x.kind === 'shell' && x.phase === 'post' && (e.toolCall === null || x.toolCall === e.toolCall));
+    return [{ e, after: post?.commit ?? null }];
+  });
+  const unpaired = shells.some((s) => s.after === null);
+  const others = unpaired ? (await readSessionEvents(root, SESSION_REFS)).filter((x) => x.worktree === root && !(x.harness === harness && x.session === session)) : [];
+  // what the other sessions' shell calls changed (before vs their after-event), in the same batch
+  const theirShells = others.flatMap((x, i) => {
+    if (x.kind !== 'shell' || x.phase !== 'pre') return [];
+    const post = others.slice(i + 1).find((y) => y.kind === 'shell' && y.phase === 'post' && y.harness === x.harness && y.session === x.session && y.toolCall === x.toolCall);
+    return post ? [{ x, pair: [x.commit, post.commit] as [string, string] }] : [];
+  });
+  const changed = await changedPaths(root, [
+    ...shells.map((s): [string, string] | [string, string, 'existing'] => (s.after ? [s.e.commit, s.after] : [s.e.commit, undo.commit, 'existing'])),
+    ...theirShells.map((t) => t.pair),
+  ]);
+  const theirChanges = theirShells.map((t, i) => ({ time: t.x.time, paths: changed[shells.length + i]! }));
+  const byEvent = new Map(
+    shells.map((s, i) => {
+      if (s.after) return [s.e, changed[i]!];
+      const theirs = new Set([
+        ...others.filter((x) => x.time >= s.e.time).flatMap((x) => (x.kind === 'write' ? (x.paths ?? []) : (x.lost ?? []))),
+        ...theirChanges.filter((t) => t.time >= s.e.time).flatMap((t) => t.paths),
+      ]);
+      return [s.e, changed[i]!.filter((p) => !theirs.has(p))];
+    }),
+  );
+  // per path, the earliest state the session saw from `start` on
+  const owner = new Map<string, SessionEvent>();
+  for (const e of events) {
+    if (e.phase !== 'pre') continue;
+    const paths = e.kind === 'write' ? (e.paths ?? []) : (byEvent.get(e) ?? []);
+    for (const p of paths) if (!owner.has(p)) owner.set(p, e);
   }
+  const groups = new Map<string, PutBackGroup>();
+  for (const [p, e] of owner) {
+    const g = groups.get(e.commit) ?? { commit: e.commit, paths: [] };
+    g.paths.push(p);
+    groups.set(e.commit, g);
+  }
+  return { groups: [...groups.values()], paths: owner.size };
 }

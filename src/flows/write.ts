@@ -15,7 +15,7 @@ import { REFS, newRef, type RecordCommit } from '../git/records.js';
 import { openRepo } from '../git/repo.js';
 import { numstatFiles, patchFiles, whitespaceOnlyFiles, type FileNumstat } from '../git/measure.js';
 import { dayBaseStore, sessionBase, type SessionBase } from '../git/session-base.js';
-import { apply, type FileTarget } from './apply.js';
+import { apply, type FileTarget } from '../apply/apply.js';
 import { configAt, laneOf, type FlowOptions } from './context.js';
 
 export interface WriteOptions extends FlowOptions {

@@ -71,3 +71,44 @@ export async function numstatFolders(dir: string, ignoreSpace = false): Promise<
   }
   return out;
 }
+
+export interface PairCounts {
+  /** Per pair (by its index in the call): lines added and deleted (null: binary to git). */
+  counts: Map<number, { added: number | null; deleted: number | null }>;
+  /** The pairs asked about in `whitespace` that are empty when whitespace is ignored (a reindent). */
+  whitespaceOnly: Set<number>;
+}
+
+/**
+ * Many base/next pairs measured with git's own diff: written side by side
+ * into a scratch folder of guard's in the git dir (`a/N`, `b/N`), one
+ * `diff --no-index --numstat` for all, and a second with `-w` for the pairs
+ * `whitespace` picks from the counts (a would-be replacement that is empty
+ * when whitespace is ignored is a reindent, DESIGN whitespaceOnly). The
+ * folder is removed afterwards, whatever happens.
+ */
+export async function numstatPairs(
+  gitDir: string,
+  pairs: ReadonlyArray<{ i: number; base: Buffer; next: Buffer }>,
+  whitespace: (counts: PairCounts['counts']) => number[],
+): Promise<PairCounts> {
+  const counts: PairCounts['counts'] = new Map();
+  const whitespaceOnly = new Set<number>();
+  if (pairs.length === 0) return { counts, whitespaceOnly };
+  const [{ mkdir, rm, writeFile }, { randomBytes }] = await Promise.all([import('node:fs/promises'), import('node:crypto')]);
+  const dir = path.join(gitDir, `guard-hook-${process.pid}-${randomBytes(4).toString('hex')}`);
+  try {
+    await mkdir(path.join(dir, 'a'), { recursive: true });
+    await mkdir(path.join(dir, 'b'), { recursive: true });
+    await Promise.all(pairs.flatMap(({ i, base, next }) => [writeFile(path.join(dir, 'a', String(i)), base), writeFile(path.join(dir, 'b', String(i)), next)]));
+    for (const [name, n] of await numstatFolders(dir)) counts.set(Number(name), n);
+    const ask = whitespace(counts);
+    if (ask.length > 0) {
+      const w = await numstatFolders(dir, true);
+      for (const i of ask) if (!w.has(String(i)) || (w.get(String(i))!.added === 0 && w.get(String(i))!.deleted === 0)) whitespaceOnly.add(i);
+    }
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+  return { counts, whitespaceOnly };
+}

@@ -3,11 +3,9 @@ import path from 'node:path';
 import { GuardError } from '../core/errors.js';
 import { parseRecordMessage } from '../core/record.js';
 import { MODE } from '../core/modes.js';
-import { removeFile, writeFileAtomic } from '../worktree/atomic.js';
 import { catFileBatch, type CatResult } from './catfile.js';
-import { faultPoint } from './faults.js';
-import { checkpoint, checkpointId, literal, type Checkpoint } from './checkpoint.js';
-import { REFS, ZERO_OID } from './records.js';
+import { checkpointId, literal, type Checkpoint } from './checkpoint.js';
+import { REFS } from './records.js';
 import type { Repo } from './repo.js';
 import { git, splitZ } from './run.js';
 
@@ -207,29 +205,47 @@ async function keptToWrite(root: string, entries: RawEntry[], skipped: RestoreRe
   return out;
 }
 
+/** What a restore writes, removes and stages, read before anything is written (apply's restore target writes it). */
+export interface RestorePlan {
+  toWrite: RawEntry[];
+  toRemove: RawEntry[];
+  /** The blobs of toWrite, in its order. */
+  blobs: CatResult[];
+  /** Index entries to put back (with --staged). */
+  index: RawEntry[];
+  skipped: RestoreResult['skipped'];
+  notRestored: RestoreResult['notRestored'];
+}
+
 /**
- * Put the work tree (and with `staged` the index) back as it was at a
- * checkpoint. The current state is checkpointed first, then compared with
- * the checkpoint as two trees (so untracked-not-ignored files are seen, and
- * ignored files never are): a constant number of git processes however
- * many files differ. Never `git clean`: only a file present now, known to
- * git (tracked, or untracked and not ignored) and absent from the checkpoint
- * is removed. A partial checkpoint (guard write's) restores only its paths.
+ * A checkpoint taken of another work tree is restored there, or by naming
+ * paths: said before anything is written (the undo checkpoint included).
  */
-export async function restoreCheckpoint(repo: Repo, target: CheckpointInfo, opts: RestoreOptions): Promise<RestoreResult> {
-  const cwd = repo.root;
-  if (target.worktree && target.worktree !== repo.root && !opts.paths) {
+export function checkRestoreHere(repo: Repo, target: CheckpointInfo, paths: readonly string[] | undefined): void {
+  if (target.worktree && target.worktree !== repo.root && !paths) {
     throw new GuardError(
       'E_USAGE',
       `checkpoint ${target.id} was taken of ${target.worktree}, not of ${repo.root}`,
       `run it there (--cwd ${target.worktree}), or name the paths to take from it: guard restore ${target.id} -- PATH...`,
     );
   }
-  const undo = await checkpoint(repo, { reason: `before guard restore ${target.id}`, command: 'restore', lane: opts.lane });
-  faultPoint('restore:after-undo-checkpoint');
+}
+
+/**
+ * What putting the work tree (and with `staged` the index) back as it was at
+ * a checkpoint takes, compared with `undo`, the checkpoint just taken of it
+ * now, as two trees (so untracked-not-ignored files are seen, and ignored
+ * files never are): a constant number of git processes however many files
+ * differ. Never `git clean`: only a file present now, known to git (tracked,
+ * or untracked and not ignored) and absent from the checkpoint is removed. A
+ * partial checkpoint (guard write's) restores only its paths. Reads only.
+ */
+export async function planRestore(repo: Repo, target: CheckpointInfo, undo: Pick<Checkpoint, 'tree' | 'kept'>, opts: Omit<RestoreOptions, 'lane'>): Promise<RestorePlan> {
+  const cwd = repo.root;
+  const none: RestorePlan = { toWrite: [], toRemove: [], blobs: [], index: [], skipped: [], notRestored: [] };
   // A partial checkpoint vouches only for its own paths: without a request, those are all that is compared.
   const wanted = opts.paths ?? target.paths;
-  if (wanted && wanted.length === 0) return { undo, changes: [], staged: [], skipped: [], notRestored: [] };
+  if (wanted && wanted.length === 0) return none;
   const spec = wanted ? ['--', ...wanted.map(literal)] : [];
   const [wt, idx, keptDiff] = await Promise.all([
     git(['diff-tree', ...RAW, target.tree, undo.tree, ...spec], { cwd }),
@@ -249,12 +265,11 @@ export async function restoreCheckpoint(repo: Repo, target: CheckpointInfo, opts
   // Checked before anything changes: a write that cannot finish is left out with its why,
   // together with the removals below it, so the restore finishes and reports.
   const { write: toWrite, remove: toRemove, blocked } = await planAroundObstacles(cwd, planned);
-  const notRestored: RestoreResult['notRestored'] = [...blocked];
   const blobs = await catFileBatch(cwd, toWrite.map((e) => e.oid), Number.MAX_SAFE_INTEGER);
-  const changes = await writeBack(cwd, target, { toRemove, toWrite, blobs }, notRestored);
-  const staged = await restage(cwd, index, notRestored);
-  changes.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
-  return { undo, changes, staged, skipped, notRestored };
+  for (const [i, e] of toWrite.entries()) {
+    if (!blobs[i]?.data) throw new GuardError('E_GIT', `checkpoint ${target.id} lacks the content of ${e.path}`, 'the object store may be damaged: git fsck');
+  }
+  return { toWrite, toRemove, blobs, index, skipped, notRestored: [...blocked] };
 }
 
 /** Which differences the checkpoint can put back; each one it cannot goes to `skipped` with why. */
@@ -275,53 +290,4 @@ function restorable(target: CheckpointInfo, vouched: Set<string> | null, skipped
     }
     return true;
   };
-}
-
-/**
- * Removals first: a folder that became a file (or the reverse) must be cleared before the write.
- * Past this point a file that fails is reported (`notRestored`) and the rest still restored: the
- * undo checkpoint is taken, so stopping half way would only leave more to untangle.
- */
-async function writeBack(
-  cwd: string,
-  target: CheckpointInfo,
-  { toRemove, toWrite, blobs }: { toRemove: RawEntry[]; toWrite: RawEntry[]; blobs: CatResult[] },
-  notRestored: RestoreResult['notRestored'],
-): Promise<RestoreChange[]> {
-  const changes: RestoreChange[] = [];
-  const failed = (e: RawEntry, err: unknown) => notRestored.push({ path: e.path, why: `not restored: ${err instanceof Error ? err.message : String(err)}` });
-  for (const e of toRemove) {
-    try {
-      if (await removeFile(cwd, e.path)) changes.push({ path: e.path, action: 'removed' });
-    } catch (err) {
-      failed(e, err);
-    }
-    faultPoint('restore:between-files');
-  }
-  for (const [i, e] of toWrite.entries()) {
-    const blob = blobs[i];
-    if (!blob?.data) throw new GuardError('E_GIT', `checkpoint ${target.id} lacks the content of ${e.path}`, 'the object store may be damaged: git fsck');
-    try {
-      await writeFileAtomic(cwd, e.path, blob.data, e.mode);
-      changes.push({ path: e.path, action: e.letter === 'D' ? 'recreated' : 'rewritten' });
-    } catch (err) {
-      failed(e, err);
-    }
-    faultPoint('restore:between-files');
-  }
-  return changes;
-}
-
-/** The index entries back as they were staged; a path whose file could not be put back keeps its entry too. */
-async function restage(cwd: string, entries: RawEntry[], notRestored: RestoreResult['notRestored']): Promise<string[]> {
-  const untouched = new Set(notRestored.map((s) => s.path));
-  const index = entries.filter((e) => !untouched.has(e.path) && !notRestored.some((s) => e.path.startsWith(s.path + '/')));
-  if (index.length === 0) return [];
-  // https://git-scm.com/docs/git-update-index#_using_index_info  "<mode> SP <oid> TAB <path>"; mode 0 removes
-  const lines = index.map((e) =>
-    e.letter === 'A' ? `0 ${ZERO_OID}\t${e.path}` : `${e.mode} ${e.oid}\t${e.path}`,
-  );
-  faultPoint('restore:before-stage');
-  await git(['update-index', '-z', '--index-info'], { cwd, input: lines.join('\0') + '\0' });
-  return index.map((e) => e.path);
 }

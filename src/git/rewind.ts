@@ -1,10 +1,8 @@
 import { GuardError } from '../core/errors.js';
 import { MODE } from '../core/modes.js';
-import { removeFile, writeFileAtomic } from '../worktree/atomic.js';
-import { catFileBatch } from './catfile.js';
+import { catFileBatch, type CatResult } from './catfile.js';
 import { literal, type Checkpoint } from './checkpoint.js';
-import { faultPoint } from './faults.js';
-import { RAW, parseRaw, type RestoreChange } from './restore.js';
+import { RAW, parseRaw, type RawEntry } from './restore.js';
 import type { Repo } from './repo.js';
 import { git } from './run.js';
 
@@ -14,36 +12,32 @@ export interface PutBackGroup {
   paths: string[];
 }
 
+/** What putting the groups back takes: the paths to write (with their blobs, in order) and to remove. */
+export interface PutBackPlan {
+  toWrite: RawEntry[];
+  blobs: CatResult[];
+  toRemove: RawEntry[];
+}
+
 /**
- * Put each group's paths back as they are in its commit, comparing with
- * `now` (the checkpoint just taken of the work tree): only what differs is
- * written or removed, atomically, never through a link, never a folder.
- * One diff-tree per group and one cat-file for every blob. Paths are
- * disjoint across groups (the caller picks, per path, the earliest state).
+ * What putting each group's paths back as they are in its commit takes,
+ * compared with `now` (the checkpoint just taken of the work tree): only
+ * what differs, never a submodule. One diff-tree per group and one cat-file
+ * for every blob. Paths are disjoint across groups (the caller picks, per
+ * path, the earliest state). Reads only (apply's rewind target writes).
  */
-export async function putBack(repo: Repo, now: Checkpoint, groups: readonly PutBackGroup[]): Promise<RestoreChange[]> {
+export async function planPutBack(repo: Repo, now: Pick<Checkpoint, 'commit'>, groups: readonly PutBackGroup[]): Promise<PutBackPlan> {
   const cwd = repo.root;
   const diffs = await Promise.all(
     groups.filter((g) => g.paths.length > 0).map((g) => git(['diff-tree', ...RAW, g.commit, now.commit, '--', ...g.paths.map(literal)], { cwd }).then((r) => parseRaw(r.stdout))),
   );
   const entries = diffs.flat().filter((e) => e.mode !== MODE.gitlink && e.nowMode !== MODE.gitlink);
   const toWrite = entries.filter((e) => e.letter !== 'A');
-  const toRemove = entries.filter((e) => e.letter === 'A');
   const blobs = await catFileBatch(cwd, toWrite.map((e) => e.oid), Number.MAX_SAFE_INTEGER);
-  const changes: RestoreChange[] = [];
-  for (const e of toRemove) {
-    if (await removeFile(cwd, e.path)) changes.push({ path: e.path, action: 'removed' });
-    faultPoint('rewind:between-files');
-  }
   for (const [i, e] of toWrite.entries()) {
-    const blob = blobs[i];
-    if (!blob?.data) throw new GuardError('E_GIT', `the session's checkpoint lacks the content of ${e.path}`, 'the object store may be damaged: git fsck');
-    await writeFileAtomic(cwd, e.path, blob.data, e.mode);
-    changes.push({ path: e.path, action: e.letter === 'D' ? 'recreated' : 'rewritten' });
-    faultPoint('rewind:between-files');
+    if (!blobs[i]?.data) throw new GuardError('E_GIT', `the session's checkpoint lacks the content of ${e.path}`, 'the object store may be damaged: git fsck');
   }
-  changes.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
-  return changes;
+  return { toWrite, blobs, toRemove: entries.filter((e) => e.letter === 'A') };
 }
 
 /**

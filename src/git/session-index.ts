@@ -186,3 +186,17 @@ export async function askedStep(repo: Pick<Repo, 'commonDir'>, harness: string, 
   const found = await readEntries(indexDir(repo, harness, session), [name]);
   return found ? found.get(name)! : undefined;
 }
+
+/** The session's marker that a background command may still be open (the time it started): without it, no call reads the session's steps for background reports (flows/hook.ts). */
+export function backgroundMarker(repo: Pick<Repo, 'commonDir'>, harness: string, session: string): string {
+  return path.join(indexDir(repo, harness, session), 'background-open');
+}
+
+/** A command of the session runs in the background from `now`: the marker, and the journal's note (the marker alone is one rm away, git/journal.ts). */
+export async function markBackgroundOpen(repo: Pick<Repo, 'commonDir'>, harness: string, session: string, now: Date): Promise<void> {
+  const file = backgroundMarker(repo, harness, session);
+  await mkdir(path.dirname(file), { recursive: true });
+  await writeFile(file, now.toISOString() + '\n');
+  const { noteBackground } = await import('./journal.js');
+  noteBackground(repo.commonDir, harness, path.basename(path.dirname(file)), now);
+}

@@ -8,7 +8,7 @@ import type { DiffEntry } from '../../src/git/diff.js';
 import { REFS, newRef, type RecordCommit } from '../../src/git/records.js';
 import { openRepo } from '../../src/git/repo.js';
 import { stageWrite } from '../../src/worktree/atomic.js';
-import { apply, type TreeFile, type TreeTarget } from '../../src/flows/apply.js';
+import { apply, type TreeFile, type TreeTarget } from '../../src/apply/apply.js';
 import { cleanupRepos, makeRepo, type TestRepo } from '../helpers.js';
 
 afterAll(cleanupRepos);
@@ -137,7 +137,7 @@ describe('apply: typed targets, one way past the point of no return', () => {
     expect(existsSync(path.join(repo.dir, 'd.txt'))).toBe(false);
     expect(repo.read('c.txt')).toBe('changed by the person after the read\n');
     expect(repo.git(['diff', '--cached', '--name-status']).trim().split('\n').sort()).toEqual(['D\td.txt', 'M\tw.txt']);
-    expect(out.tree).toMatchObject({ merged: 2, staged: ['w.txt', 'd.txt'], conflicts: new Set(['c.txt']) });
+    expect(out.done).toMatchObject({ merged: 2, staged: ['w.txt', 'd.txt'], conflicts: new Set(['c.txt']) });
     expect(repo.refs('refs/guard/decisions/')).toEqual([target.record]);
     const body = repo.git(['log', '-1', '--format=%B', target.record]);
     expect(JSON.parse(body.slice(body.indexOf('{'))).decisions.find((d: { path: string }) => d.path === 'c.txt').conflict).toBe(true);

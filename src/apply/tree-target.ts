@@ -3,96 +3,15 @@ import { MODE } from '../core/modes.js';
 import { decisionRecords, type FileOutcome, type Plan, type PlanFile } from '../core/plan.js';
 import { batchMessage, decisionRecord, rejectedMessage, type RecordContext } from '../core/record.js';
 import type { CheckpointOptions } from '../git/checkpoint.js';
-import type { Deadline } from '../git/deadline.js';
 import type { DiffEntry } from '../git/diff.js';
 import { faultPoint } from '../git/faults.js';
 import { REFS, newRef, proposalChanges, writeRecords, type RecordCommit } from '../git/records.js';
-import type { Repo } from '../git/repo.js';
-import type { OnDisk, Staged } from '../worktree/atomic.js';
-
-/**
- * Apply: the one place where check, write and review pass the point of no
- * return and change something. A gate reads, plans (core/plan), then hands
- * apply a typed target built from the plan's outcomes; apply does it all in
- * one order, so that nothing is ever lost whichever step guard dies at:
- *
- *   1. the point of no return: the deadline is checked a last time and
- *      disarmed (from here on guard finishes what it writes);
- *   2. `records`: the rejected refs and records, before the target is
- *      touched, so nothing a later step drops is lost. A `file` target is
- *      first verified under its lock (another writer may have changed it):
- *      its records are written then, beside the checkpoint, so a write
- *      refused as stale records nothing;
- *   3. the target, when there is something to change: lock it (file, tree),
- *      checkpoint it, then write it:
- *      - `index` (check): unstage what was refused, stage the results as blobs;
- *      - `file` (write): rename the prepared file over the judged one;
- *      - `tree` (review): write, delete or three-way merge each file onto what
- *        the tree holds now (a file changed since it was read is a conflict),
- *        stage, then the decision record (it names the blobs written and the
- *        conflicts) and the commit where asked.
- *
- * The fault points (git/faults.ts, docs/reliability/faults.md) of each gate
- * are named here, at the steps where they always were.
- */
-export interface ApplyPlan {
-  /** Names the fault points. */
-  gate: 'check' | 'write' | 'review';
-  repo: Repo;
-  now: Date;
-  deadline?: Deadline | undefined;
-  /** The rejected refs and records that nothing later may lose. */
-  records: RecordCommit[];
-  /** What to change; null: nothing but the records. */
-  target: Target | null;
-}
-
-export type Target = IndexTarget | FileTarget | TreeTarget;
-
-interface Common {
-  checkpoint: CheckpointOptions;
-}
-
-/** Hold the tree lock while checkpointing and writing (another guard write or review into the same tree). */
-export interface LockOptions {
-  holder: string;
-  waitMs?: number;
-}
-
-/** check: the index, which holds what was staged. */
-export interface IndexTarget extends Common {
-  kind: 'index';
-  /** Staged changes a person refused: put back as HEAD has them (the work tree keeps them). */
-  unstage: DiffEntry[];
-  /** Results staged as blobs (a strategy, some hunks). */
-  stage: IndexWrite[];
-}
-
-export interface IndexWrite {
-  path: string;
-  mode: string;
-  content: Buffer;
-  /** Also write the result to the work tree, but only while it still holds this blob (what was staged); null: the index only. */
-  worktreeIfHolds: string | null;
-}
-
-/** write: one file, replaced by a prepared temp file. */
-export interface FileTarget extends Common {
-  kind: 'file';
-  lock: LockOptions;
-  /** Said on stderr: a stale lock of a killed guard was taken over. */
-  warnings: string[];
-  /** The prepared result (worktree/atomic stageWrite), renamed over the file. */
-  staged: Staged;
-  /** What was judged: the file must still be it under the lock, else E_CHANGED and nothing is written or recorded. */
-  judged: { abs: string; rel: string; old: OnDisk | null; content: Buffer | null };
-  /** The session's first touch of the path: recorded with the checkpoint, so later writes are measured against it. */
-  session?: Array<{ id: string; path: string; worktree: string; outcome: string; store?: string }>;
-}
+import type { ApplyPlan, LockOptions, Steps, Taken } from './steps.js';
 
 /** review: files merged into a work tree (the main tree) and staged, then recorded and committed. */
-export interface TreeTarget extends Common {
+export interface TreeTarget {
   kind: 'tree';
+  checkpoint: CheckpointOptions;
   lock: LockOptions;
   /** Said on stderr: a stale lock taken over, a file the tree cannot take. */
   warnings: string[];
@@ -117,11 +36,6 @@ export interface TreeFile {
   entry: DiffEntry;
 }
 
-export interface Taken {
-  id: string;
-  commit: string;
-}
-
 /** What a tree target became. */
 export interface TreeDone {
   merged: number;
@@ -133,136 +47,44 @@ export interface TreeDone {
   commitFailed?: string;
   /** Why nothing was committed (said after everything else). */
   commitWarning?: string;
+  /** Refusals made while merging (a file the tree could not take after all): recorded once the tree is unlocked. */
+  late: RecordCommit[];
 }
-
-export interface ApplyResult {
-  checkpoint: Taken | null;
-  tree?: TreeDone;
-}
-
-type Step = 'beforeRecords' | 'afterRecords' | 'afterLock' | 'afterCheckpoint';
-const FAULTS: Record<ApplyPlan['gate'], Partial<Record<Step, string>>> = {
-  check: { beforeRecords: 'check:before-records', afterRecords: 'check:after-records', afterCheckpoint: 'check:before-unstage' },
-  write: { afterCheckpoint: 'write:after-checkpoint' },
-  review: { afterRecords: 'review:after-refs', afterLock: 'review:after-lock', afterCheckpoint: 'review:after-checkpoint' },
-};
-
-export async function apply(p: ApplyPlan): Promise<ApplyResult> {
-  p.deadline?.pointOfNoReturn(); // past this point guard writes: finish, never stop half way
-  const t = p.target;
-  const faults = FAULTS[p.gate];
-  const keep = async () => {
-    fault(faults.beforeRecords);
-    await writeRecords(p.repo.root, p.records, p.now);
-    fault(faults.afterRecords);
-  };
-  if (t?.kind !== 'file') await keep();
-  if (!t) return { checkpoint: null };
-  const tree = t.kind === 'tree' ? treeDone(t) : undefined;
-  if (!changes(t)) {
-    if (t.kind === 'tree') await recordTree(p, t, tree!, [], null);
-    return { checkpoint: null, ...(tree ? { tree } : {}) };
-  }
-  const lock = t.kind === 'index' ? null : await lockFor(p.repo, t.lock, t.warnings, faults.afterLock);
-  let taken: Taken;
-  let late: RecordCommit[] = [];
-  try {
-    if (t.kind === 'file') await sameOnDisk(t.judged);
-    taken = t.kind === 'file' ? await checkpointFile(p, t) : await (await import('../git/checkpoint.js')).checkpoint(p.repo, t.checkpoint);
-    fault(faults.afterCheckpoint);
-    if (t.kind === 'index') await writeIndex(p.repo.root, t);
-    else if (t.kind === 'file') await writeFile(t);
-    else late = await writeTree(p, t, tree!, taken);
-  } finally {
-    await lock?.release();
-  }
-  if (t.kind === 'tree') await recordTree(p, t, tree!, late, taken);
-  return { checkpoint: taken, ...(tree ? { tree } : {}) };
-}
-
-function fault(name: string | undefined): void {
-  if (name) faultPoint(name);
-}
-
-/** Is there anything to write? Otherwise no lock and no checkpoint. */
-function changes(t: Target): boolean {
-  if (t.kind === 'index') return t.unstage.length > 0 || t.stage.length > 0;
-  if (t.kind === 'file') return true;
-  return t.files.some((f) => toWrite(f.outcome) && f.outcome.action !== 'conflict');
-}
-
-async function lockFor(repo: Repo, opts: LockOptions, warnings: string[], afterLock: string | undefined): Promise<{ release(): Promise<void> }> {
-  const { lockTree, staleLockNotice } = await import('../worktree/lock.js');
-  const lock = await lockTree(repo, opts.holder, opts.waitMs !== undefined ? { waitMs: opts.waitMs } : {});
-  const stale = staleLockNotice(lock);
-  if (stale) warnings.push(stale);
-  fault(afterLock);
-  return lock;
-}
-
-// ---------------------------------------------------------------------------
-// index (check)
 
 /**
- * Unstage what was refused; stage each result as a blob. For a strategy the
- * file on disk is rewritten too, but only when it still holds exactly what
- * was staged, so an edit made after `git add` is never overwritten; for some
- * hunks the work tree keeps the whole change (as with `git add -p`).
+ * The records first; under the lock the checkpoint, then each file written,
+ * deleted or merged onto what the tree holds now (a file changed since it
+ * was read is a conflict) and staged; then, unlocked, the decision record
+ * (it names the blobs written and the conflicts) and the commit where asked.
  */
-async function writeIndex(cwd: string, t: IndexTarget): Promise<void> {
-  const { stageBlobs, unstagePaths, writeBlob } = await import('../git/staging.js');
-  if (t.unstage.length > 0) await unstagePaths(cwd, t.unstage);
-  if (t.stage.length === 0) return;
-  const [{ writeFileAtomic }, { blobId }, { readCurrent }] = await Promise.all([import('../worktree/atomic.js'), import('../git/merge.js'), import('../worktree/current.js')]);
-  const index = [];
-  for (const s of t.stage) {
-    const oid = await writeBlob(cwd, s.content);
-    const onDisk = s.worktreeIfHolds === null ? null : await readCurrent(cwd, s.path);
-    if (onDisk !== null && blobId(onDisk.content) === s.worktreeIfHolds) await writeFileAtomic(cwd, s.path, s.content, s.mode);
-    index.push({ mode: s.mode, oid, path: s.path });
-  }
-  await stageBlobs(cwd, index);
+export const treeSteps: Steps<TreeTarget, TreeDone> = {
+  recordsFirst: true,
+  changes: (t) => treeChanges(t),
+  nothing: async (p, t) => {
+    const done = treeDone(t);
+    await recordTree(p, t, done, [], null);
+    return done;
+  },
+  lock: (t) => ({ opts: t.lock, warnings: t.warnings }),
+  checkpoint: async (p, t) => (await import('../git/checkpoint.js')).checkpoint(p.repo, t.checkpoint),
+  write: async (p, t, taken) => {
+    const done = treeDone(t);
+    done.late = await writeTree(p, t, done, taken!);
+    return done;
+  },
+  after: (p, t, taken, done) => recordTree(p, t, done, done.late, taken),
+};
+
+function treeChanges(t: TreeTarget): boolean {
+  return t.files.some((f) => toWrite(f.outcome) && f.outcome.action !== 'conflict');
 }
-
-// ---------------------------------------------------------------------------
-// file (write)
-
-/** The file on disk is still what was judged; another writer got there first otherwise. */
-async function sameOnDisk({ abs, rel, old, content }: FileTarget['judged']): Promise<void> {
-  const [{ readFile, readlink }, { statOnDisk }] = await Promise.all([import('node:fs/promises'), import('../worktree/atomic.js')]);
-  const now = await statOnDisk(abs);
-  let same = now === null ? old === null : old !== null && now.mode === old.mode;
-  if (same && now !== null) {
-    const onDisk = now.mode === MODE.symlink ? Buffer.from(await readlink(abs, { encoding: 'buffer' })) : await readFile(abs);
-    same = content !== null && onDisk.equals(content);
-  }
-  if (!same) throw new GuardError('E_CHANGED', `${rel} changed on disk while guard was judging the write (another writer?)`, 'nothing was written; run the command again to judge the new content');
-}
-
-/** The file's checkpoint, with the records and the session's first touch (it names the checkpoint) in its one fast-import. */
-async function checkpointFile(p: ApplyPlan, t: FileTarget): Promise<Taken> {
-  const [{ checkpoint }, { sessionEvent }] = await Promise.all([import('../git/checkpoint.js'), import('../git/session-base.js')]);
-  const s = t.session;
-  const first = (cp: Taken) => (s ?? []).map((e) => sessionEvent(cp.commit, { session: e.id, checkpoint: cp.id, path: e.path, worktree: e.worktree, outcome: e.outcome, ...(e.store ? { store: e.store } : {}) }, p.now));
-  return checkpoint(p.repo, { ...t.checkpoint, records: (cp) => [...first(cp), ...p.records] });
-}
-
-async function writeFile(t: FileTarget): Promise<void> {
-  const { commitWrite } = await import('../worktree/atomic.js');
-  faultPoint('write:before-rename');
-  await commitWrite(t.staged);
-  faultPoint('write:after-rename');
-}
-
-// ---------------------------------------------------------------------------
-// tree (review)
 
 const toWrite = (o: FileOutcome) => o.action === 'write' || o.action === 'delete' || o.action === 'merge' || o.action === 'conflict';
 
 /** Before anything is merged: what the plan already knows cannot be (when nothing is merged, every file to write is a conflict). */
 function treeDone(t: TreeTarget): TreeDone {
-  const done: TreeDone = { merged: 0, staged: [], blobs: new Map(), conflicts: new Set() };
-  if (!changes(t)) for (const f of t.files) if (toWrite(f.outcome)) done.conflicts.add(f.outcome.path);
+  const done: TreeDone = { merged: 0, staged: [], blobs: new Map(), conflicts: new Set(), late: [] };
+  if (!treeChanges(t)) for (const f of t.files) if (toWrite(f.outcome)) done.conflicts.add(f.outcome.path);
   return done;
 }
 
@@ -288,7 +110,7 @@ export async function blockFile(f: TreeFile, why: string, warnings: string[]): P
 }
 
 /** Merge and stage; returns the refusals to keep of files the tree could not take after all. */
-async function writeTree(p: ApplyPlan, t: TreeTarget, done: TreeDone, taken: Taken): Promise<RecordCommit[]> {
+async function writeTree(p: ApplyPlan<TreeTarget>, t: TreeTarget, done: TreeDone, taken: Taken): Promise<RecordCommit[]> {
   const root = p.repo.root;
   const late: RecordCommit[] = [];
   // A deletion that clears the way (a file that became a folder, or the reverse) goes before what takes its
@@ -366,7 +188,7 @@ async function mergeOne(root: string, t: TreeTarget, { outcome: o, file: f, entr
 }
 
 /** Once the tree holds the result (and is unlocked): late refusals, the decision record of every file, then the commit where asked. */
-async function recordTree(p: ApplyPlan, t: TreeTarget, done: TreeDone, late: RecordCommit[], taken: Taken | null): Promise<void> {
+async function recordTree(p: ApplyPlan<TreeTarget>, t: TreeTarget, done: TreeDone, late: RecordCommit[], taken: Taken | null): Promise<void> {
   if (late.length > 0) await writeRecords(p.repo.root, late, p.now);
   faultPoint('review:before-record');
   const records = decisionRecords(t.plan, t.files.map((f) => f.file.c), t.refs, done.blobs, done.conflicts);

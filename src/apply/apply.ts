@@ -1,0 +1,131 @@
+import type { Checkpoint } from '../git/checkpoint.js';
+import { faultPoint } from '../git/faults.js';
+import { packWhenLoose, writeRecords } from '../git/records.js';
+import { feedbackSteps, type FeedbackTarget } from './feedback-target.js';
+import { fileSteps, type FileTarget } from './file-target.js';
+import { indexSteps, type IndexTarget } from './index-target.js';
+import { pathsSteps, type PathsTarget } from './paths-target.js';
+import { restoreSteps, type RestoreDone, type RestoreTarget } from './restore-target.js';
+import { rewindSteps, type RewindDone, type RewindTarget } from './rewind-target.js';
+import type { ApplyGate, ApplyPlan, Steps, Taken } from './steps.js';
+import { treeSteps, type TreeDone, type TreeTarget } from './tree-target.js';
+import { worktreeSteps, type WorktreeTarget } from './worktree-target.js';
+
+export type { ApplyPlan, LockOptions, Taken } from './steps.js';
+export type { FeedbackTarget } from './feedback-target.js';
+export type { FileTarget } from './file-target.js';
+export type { IndexTarget, IndexWrite } from './index-target.js';
+export type { PathsTarget } from './paths-target.js';
+export type { RestoreTarget } from './restore-target.js';
+export type { RewindTarget } from './rewind-target.js';
+export { blockFile, refusal, type TreeDone, type TreeFile, type TreeTarget } from './tree-target.js';
+export type { WorktreeTarget } from './worktree-target.js';
+
+/**
+ * Apply: the one place where guard passes the point of no return and
+ * writes: the records and refs, checkpoints, the index, the work tree. A
+ * flow reads, plans (core/plan), then hands apply a typed target built from
+ * what it read; apply runs the same steps for every target, in one order,
+ * so that nothing is ever lost whichever step guard dies at:
+ *
+ *   1. the point of no return: the deadline is checked a last time and
+ *      disarmed (from here on guard finishes what it writes);
+ *   2. the plan's records (rejected refs, decision records), before the
+ *      target is touched, so nothing a later step drops is lost; or, for
+ *      the targets that checkpoint first, in the checkpoint's fast-import;
+ *   3. when there is something to change: the tree lock, a last check that
+ *      the target is still what was judged, the checkpoint, the write;
+ *   4. unlocked: what the write leaves to record, and git's own packing.
+ *
+ * What each step is for a target is in the target's file (the table
+ * below): `index` (check), `file` (write), `tree` and `feedback` (review),
+ * `paths` and `worktree` (the hook's write and shell calls, lanes, run),
+ * `restore`, `rewind`. The fault points (git/faults.ts,
+ * docs/reliability/faults.md) of each gate are named here, at the steps
+ * where they always were.
+ */
+interface Kinds {
+  index: { target: IndexTarget; done: undefined; taken: Taken };
+  file: { target: FileTarget; done: undefined; taken: Taken };
+  tree: { target: TreeTarget; done: TreeDone; taken: Taken };
+  paths: { target: PathsTarget; done: undefined; taken: Taken };
+  worktree: { target: WorktreeTarget; done: undefined; taken: Checkpoint };
+  restore: { target: RestoreTarget; done: RestoreDone; taken: Checkpoint };
+  rewind: { target: RewindTarget; done: RewindDone; taken: Checkpoint };
+  feedback: { target: FeedbackTarget; done: { written: boolean }; taken: Taken };
+}
+
+export type Target = Kinds[keyof Kinds]['target'];
+type KindOf<T> = T extends { kind: infer K extends keyof Kinds } ? K : never;
+
+const STEPS: { [K in keyof Kinds]: Steps<Kinds[K]['target'], Kinds[K]['done'], Kinds[K]['taken']> } = {
+  index: indexSteps,
+  file: fileSteps,
+  tree: treeSteps,
+  paths: pathsSteps,
+  worktree: worktreeSteps,
+  restore: restoreSteps,
+  rewind: rewindSteps,
+  feedback: feedbackSteps,
+};
+
+type Step = 'beforeRecords' | 'afterRecords' | 'afterLock' | 'afterCheckpoint';
+const FAULTS: Partial<Record<ApplyGate, Partial<Record<Step, string>>>> = {
+  check: { beforeRecords: 'check:before-records', afterRecords: 'check:after-records', afterCheckpoint: 'check:before-unstage' },
+  write: { afterCheckpoint: 'write:after-checkpoint' },
+  review: { afterRecords: 'review:after-refs', afterLock: 'review:after-lock', afterCheckpoint: 'review:after-checkpoint' },
+};
+
+export interface ApplyResult<T> {
+  /** The checkpoint taken before the write (null: nothing was written but records). */
+  checkpoint: KindOf<T> extends never ? null : Kinds[KindOf<T>]['taken'] | null;
+  /** What the target became (undefined for a plan with no target). */
+  done: KindOf<T> extends never ? undefined : Kinds[KindOf<T>]['done'];
+}
+
+export async function apply<T extends Target>(p: ApplyPlan<T>): Promise<ApplyResult<T>> {
+  p.deadline?.pointOfNoReturn(); // past this point guard writes: finish, never stop half way
+  const t = p.target;
+  const faults = FAULTS[p.gate] ?? {};
+  const s = (t ? STEPS[t.kind] : null) as Steps<T, unknown, Taken> | null;
+  if (!s || s.recordsFirst) {
+    fault(faults.beforeRecords);
+    if (p.records.length > 0) await writeRecords(p.repo.root, p.records, p.now);
+    fault(faults.afterRecords);
+  }
+  const out = (checkpoint: Taken | null, done: unknown) => ({ checkpoint, done }) as ApplyResult<T>;
+  if (!t || !s) return pack(p, out(null, undefined));
+  if (!s.changes(t)) return pack(p, out(null, await s.nothing?.(p, t)));
+  const lockWith = s.lock?.(t) ?? null;
+  const lock = lockWith ? await lockFor(p, lockWith, faults.afterLock) : null;
+  let taken: Taken | null = null;
+  let done: unknown;
+  try {
+    await s.verify?.(t);
+    taken = (await s.checkpoint?.(p, t)) ?? null;
+    fault(faults.afterCheckpoint);
+    done = await s.write?.(p, t, taken);
+  } finally {
+    await lock?.release();
+  }
+  await s.after?.(p, t, taken, done);
+  return pack(p, out(taken, done));
+}
+
+function fault(name: string | undefined): void {
+  if (name) faultPoint(name);
+}
+
+async function pack<R>(p: ApplyPlan<unknown>, r: R): Promise<R> {
+  if (p.pack) await packWhenLoose(p.repo.commonDir, p.repo.root);
+  return r;
+}
+
+async function lockFor(p: ApplyPlan<unknown>, w: { opts: { holder: string; waitMs?: number }; warnings: string[] }, afterLock: string | undefined): Promise<{ release(): Promise<void> }> {
+  const { lockTree, staleLockNotice } = await import('../worktree/lock.js');
+  const lock = await lockTree(p.repo, w.opts.holder, w.opts.waitMs !== undefined ? { waitMs: w.opts.waitMs } : {});
+  const stale = staleLockNotice(lock);
+  if (stale) w.warnings.push(stale);
+  fault(afterLock);
+  return lock;
+}

@@ -1,0 +1,74 @@
+import type { DecisionRecord } from '../core/record.js';
+import { checkpointId, checkpointMessage, type SessionMeta } from '../git/checkpoint.js';
+import { faultPoint } from '../git/faults.js';
+import { REFS, newRef, writeRecords, type RecordCommit } from '../git/records.js';
+import { sessionMessage, sessionPrefix } from '../git/session.js';
+import type { ApplyPlan, Steps, Taken } from './steps.js';
+
+/**
+ * hook, a write tool call: the paths it writes, checkpointed as they are on
+ * disk now (the hook read them to judge the call: no work-tree scan), with
+ * the session step that makes the checkpoint their session base. The
+ * harness writes the files, or does not; guard writes only what keeps them.
+ */
+export interface PathsTarget {
+  kind: 'paths';
+  /** Each path as the disk holds it now (content null: absent). */
+  files: Array<{ rel: string; content: Buffer | null; mode: string }>;
+  /** HEAD: the checkpoint's parent, and the tree the paths are put on. */
+  head: string | null;
+  lane: string | null;
+  reason: string;
+  session: SessionMeta & { tool: string };
+  /**
+   * What the call became. allow and ask leave a session step (ask keeps the
+   * person's decisions in it, `asked`, for the post event, which runs only
+   * when the person said yes); deny leaves none: a refused call wrote nothing,
+   * and rewind puts back only what a session wrote.
+   */
+  outcome: 'allow' | 'ask' | 'deny';
+  asked?: DecisionRecord[];
+}
+
+/**
+ * One fast-import: the checkpoint, the step and the plan's records (the
+ * decisions), after the step's entry in the session index: killed before
+ * the records exist, the entry names a ref that is not there, and the next
+ * call rebuilds the index.
+ */
+export const pathsSteps: Steps<PathsTarget, undefined> = {
+  recordsFirst: false,
+  changes: () => true,
+  checkpoint: (p, t) => checkpointPaths(p, t),
+};
+
+async function checkpointPaths(p: ApplyPlan<PathsTarget>, t: PathsTarget): Promise<Taken> {
+  const { now, repo } = p;
+  const s = t.session;
+  const cpRef = newRef(REFS.checkpoints, now);
+  const cpId = checkpointId(cpRef);
+  const paths = t.files.map((f) => f.rel);
+  const cpMessage = checkpointMessage(
+    { root: repo.root },
+    { reason: t.reason, command: 'hook', lane: t.lane, paths, session: { harness: s.harness, session: s.session, toolCall: s.toolCall } },
+    { now, head: t.head, index: null, skipped: [] },
+  );
+  const changes = t.files.map((f): RecordCommit['changes'][number] => (f.content === null ? { kind: 'delete', path: f.rel } : { kind: 'inline', path: f.rel, mode: f.mode, data: f.content }));
+  const commits: RecordCommit[] = [{ ref: cpRef, mark: 1, parent: t.head, message: cpMessage, changes }];
+  if (t.outcome !== 'deny') {
+    const stepRef = newRef(sessionPrefix(s.harness, s.session), now);
+    const step = sessionMessage({
+      ...{ harness: s.harness, session: s.session, toolCall: s.toolCall, tool: s.tool, phase: 'pre', kind: 'write' },
+      ...{ checkpoint: cpId, paths, worktree: repo.root, time: now.toISOString(), outcome: t.outcome },
+      ...(t.outcome === 'ask' ? { asked: t.asked ?? [] } : {}),
+    });
+    commits.push({ ref: stepRef, parent: ':1', message: step, changes: [] });
+    const { noteEvent } = await import('../git/session-index.js');
+    const at = { commit: stepRef, checkpoint: cpId, time: now.toISOString(), ref: stepRef };
+    await noteEvent(repo, { harness: s.harness, session: s.session, worktree: repo.root, paths, kind: 'write', phase: 'pre', toolCall: s.toolCall, outcome: t.outcome }, at, at);
+  }
+  faultPoint('hook:before-record');
+  await writeRecords(repo.root, [...commits, ...p.records], now);
+  faultPoint('hook:after-record');
+  return { id: cpId, commit: cpRef };
+}
