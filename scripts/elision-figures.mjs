@@ -4,9 +4,9 @@
  * the built rule (dist/core/elision.js: run `npm run build` first):
  *
  *   node scripts/elision-figures.mjs              tuning sets and real comments, with the misses
- *   node scripts/elision-figures.mjs --heldout    adds the held-out set (heldout-9-real.json, with its near misses):
+ *   node scripts/elision-figures.mjs --heldout    adds the held-out sets (heldout-10.json, heldout-11-real.json, with near misses):
  *                                                 its figures only, never which items it misses; and the near
- *                                                 misses of sets 7 and 8 (tuning data)
+ *                                                 misses of sets 7, 8 and 9 (tuning data)
  *   EXPRESS=/path/to/express/.git node scripts/elision-figures.mjs --history
  *                                                 adds every non-merge commit of a real history: each
  *                                                 changed file's old and new text through findElisions
@@ -32,7 +32,7 @@ const texts = (name) => corpus(name).placeholders.map((p) => (typeof p === 'stri
 const pct = (n, d) => `${n} / ${d} = ${d ? ((100 * n) / d).toFixed(1) : '0.0'}%`;
 const pct2 = (n, d) => `${n} / ${d} = ${d ? ((100 * n) / d).toFixed(2) : '0.00'}%`;
 
-const TUNING = ['heldout-8-real.json', 'heldout-7-real.json', 'heldout-6-real.json', 'heldout-5-real.json', 'tuning-5.json', 'heldout-4-real.json', 'heldout-3-real.json', 'heldout-placeholders.json', 'heldout-2-placeholders.json', 'placeholders.json', 'tuning-issue20.json', 'held-out.json'];
+const TUNING = ['heldout-9-real.json', 'heldout-8-real.json', 'heldout-7-real.json', 'heldout-6-real.json', 'heldout-5-real.json', 'tuning-5.json', 'heldout-4-real.json', 'heldout-3-real.json', 'heldout-placeholders.json', 'heldout-2-placeholders.json', 'placeholders.json', 'tuning-issue20.json', 'held-out.json'];
 const REAL = ['heldout-6-comments.json', 'heldout-5-comments.json', 'real-comments.json', 'heldout-comments.json', 'heldout-2-comments.json', 'heldout-3-comments.json'];
 
 const realComments = [...new Set(REAL.flatMap((n) => corpus(n).comments.map((c) => c.text)))];
@@ -54,12 +54,17 @@ if (!args.has('--timing')) {
 
 if (args.has('--heldout')) {
   // the figures only: which items they miss is not printed, so nobody tunes on them by accident
-  const set9 = corpus('heldout-9-real.json');
-  const held = elisionFigures(set9.placeholders.map((p) => p.text), []);
-  console.log(`HELD-OUT heldout-9-real.json: caught ${pct(held.caught, held.placeholders)}`);
-  const near9 = elisionFigures([], set9.nearMisses.map((x) => x.text));
-  console.log(`HELD-OUT heldout-9-real.json near misses, each added beside rewritten code: flagged ${near9.flagged} / ${near9.comments}`);
-  for (const n of ['heldout-8-real.json', 'heldout-7-real.json']) {
+  const set10 = corpus('heldout-10.json');
+  const held = elisionFigures(set10.placeholders.map((p) => p.text), []);
+  console.log(`HELD-OUT heldout-10.json: caught ${pct(held.caught, held.placeholders)}`);
+  const near10 = elisionFigures([], set10.nearMisses.map((x) => x.text));
+  console.log(`HELD-OUT heldout-10.json near misses, each added beside rewritten code: flagged ${near10.flagged} / ${near10.comments}`);
+  const set11 = corpus('heldout-11-real.json');
+  const held11 = elisionFigures(set11.placeholders.map((p) => p.text), []);
+  console.log(`HELD-OUT heldout-11-real.json: caught ${pct(held11.caught, held11.placeholders)}`);
+  const near11 = elisionFigures([], set11.nearMisses.map((x) => x.text));
+  console.log(`HELD-OUT heldout-11-real.json near misses, each added beside rewritten code: flagged ${near11.flagged} / ${near11.comments}`);
+  for (const n of ['heldout-9-real.json', 'heldout-8-real.json', 'heldout-7-real.json']) {
     const near = elisionFigures([], corpus(n).nearMisses.map((x) => x.text));
     console.log(`${n} near misses (real prose about the code beside it), each added beside rewritten code: flagged ${near.flagged} / ${near.comments}`);
   }

@@ -95,98 +95,176 @@ const ASCII = /^[\x00-\x7f]*$/;
 /** Dots before and after a comment's words (`... imports ...`), on one side, or none. */
 type Framed = 'both' | 'one' | 'none';
 
+/** A step's answer: a placeholder (true), not one (false), or not this step's to say (undefined). */
+type Verdict = boolean | undefined;
+
+/** The phrase data compiled once: what every line is matched against. */
+interface Compiled {
+  d: PhraseData;
+  phrases: Array<{ tokens: PhraseToken[]; first: Set<string> | null }>;
+  /** Comment openers and closers, longest first. */
+  opens: string[];
+  closes: string[];
+  general: ((words: string[], framed: Framed, shape: Shape) => boolean) | null;
+  dotsRe: RegExp;
+  maxOpen: number;
+  /** The first characters any opener can start with, either case: most code lines start with none. */
+  firstChars: Set<number>;
+}
+
 export function makeMatcher(d: PhraseData): Matcher {
-  const phrases = d.phrases.map((p) => {
-    const tokens = compilePhrase(p, d.slots);
-    return { tokens, first: firstWords(tokens) };
-  });
-  const opens = [...d.comment.open].sort((a, b) => b.length - a.length);
-  const closes = [...d.comment.close].sort((a, b) => b.length - a.length);
-  const general = d.general ? generalTest(d.general, d.slots.CODE ?? []) : null;
-  const dotsRe = new RegExp(d.dots.map(escape).sort((a, b) => b.length - a.length).join('|'), 'g');
-  // Every line of a file comes through here (findElisions) and most are
-  // code: a line whose first characters after ASCII white space are plain
-  // ASCII and open no comment cannot become a comment line through the
-  // normalising below (it only drops or replaces non-ASCII characters), so
-  // it is answered at once.
-  const maxOpen = Math.max(...opens.map((o) => o.length));
-  // the first characters any opener can start with, either case: most code lines start with none
-  const firstChars = new Set(opens.flatMap((o) => [o.charCodeAt(0), o.toUpperCase().charCodeAt(0)]));
-  const self: Matcher = {
-    isPlaceholder(line: string): boolean {
-      let i = 0;
-      let c0 = line.charCodeAt(0);
-      for (; c0 === 32 || (c0 >= 9 && c0 <= 13); c0 = line.charCodeAt(++i));
-      // a numbered BASIC line: `30 REM ... rest of program ...`
-      if (c0 >= 48 && c0 <= 57) {
-        const basic = /^\s*\d+\s+(rem\s.*)$/i.exec(line);
-        return basic !== null && self.isPlaceholder(basic[1]!);
-      }
-      // dots, then the comment: `...    // the rest of the code in the method is unchanged`
-      if (c0 === 46 || c0 === 0x2026) {
-        const after = /^\s*(?:\.{3}|…)[ \t]+((?:\/\/|#).*)$/.exec(line);
-        return after !== null && self.isPlaceholder(after[1]!);
-      }
-      if (c0 < 128 && !firstChars.has(c0)) return false;
-      const head = line.slice(i, i + maxOpen);
-      if (ASCII.test(head) && !opens.some((o) => head.toLowerCase().startsWith(o))) return false;
-      // zero-width and soft characters hide nothing from a reader, so they hide nothing here
-      // NFKC: fullwidth and other compatibility forms (．．． ｅｘｉｓｔｉｎｇ) read as what they look like
-      let t = line.normalize('NFKC').replace(/[\u200B-\u200D\u2060\uFEFF\u00AD]/g, '').replace(/[\u00A0\u2000-\u200A\u202F\u3000]/g, ' ').trim();
-      if (t.length < 2 || t.length > 200) return false;
-      const lower = t.toLowerCase();
-      const open = opens.find((o) => lower.startsWith(o));
-      if (open === undefined) return false; // not a comment line
-      t = t.slice(open.length);
-      // a doubled one-character opener: `;; ... rest of input handling`, `%% ...`, `## ...`
-      while (open.length === 1 && t.startsWith(open)) t = t.slice(1);
-      // a quote that closes and code follows is a string in a list, not a comment: `'not modified' : 304,`
-      if ((open === "'" || open === '"') && /^[^']*'\s*(?:[:,)\]=+;.]|$)/.test(t) && !/^[^']*\w'\w/.test(t)) return false;
-      // a block comment's inner line indented past its `*` quotes code: a docs example (` *     // ...`)
-      if (open === '*' && /^(?: {2,}|\t)/.test(t)) return false;
-      const close = closes.find((c) => t.trimEnd().endsWith(c));
-      if (close !== undefined) t = t.trimEnd().slice(0, -close.length);
-      let dotted = false;
-      const bare = t.trim();
-      // a quotation: a comment that quotes a placeholder (`// "see the original file for the rest"`) talks about one
-      if (/^(["`“‘]).*["`”’][.,:;)]?$/.test(bare) && bare.length > 2) return false;
-      const starts = d.dots.some((x) => bare.startsWith(x)) || /^[([]\s*(?:\.\.|…)/.test(bare);
-      const ends = d.dots.some((x) => bare.endsWith(x)) || /(?:\.\.|…)\s*[)\]]$/.test(bare);
-      const framed: Framed = starts && ends ? 'both' : starts || ends ? 'one' : 'none';
-      // the whole comment in brackets: "(existing interfaces)", "[rest omitted]"
-      const wrapped = /^[([].*[)\]]$/.test(bare);
-      // a status in brackets, then dots: "(unchanged) ... all the way until:"
-      if (/^[([]\s*(?:unchanged|omitted|untouched|unmodified|snipped|same as before)\s*[)\]]\s*(?:\.{2,}|…)/i.test(bare)) return true;
-      // dots, then only a remark in brackets: "... (Image collection code)", "… (similar to Option 1)"
-      if (/^(?:\.{2,}|…|⋯)\s*\([^()]*\w[^()]*\)$/.test(bare) && bare.split(/\s+/).length <= (d.general?.dotsMaxWords ?? 18)) return true;
-      // a remark in brackets that is a placeholder itself: "TABS LOGIC (Rest of your existing code remains unchanged)"
-      // (the remark begins with a mark: "(same file system)", "(left as it is)" explain the words before them)
-      const inner = /\((?:the |all )?(?:rest|remaining|existing|other|previous|original)\b([^()]*)\)/i.exec(bare)?.[0];
-      if (inner !== undefined && !wrapped && self.isPlaceholder(`// ${inner.slice(1, -1)}`)) return true;
-      t = t
-        .toLowerCase()
-        .replace(dotsRe, () => {
-          dotted = true;
-          return ' ';
-        })
-        .replace(/\d[\d,]*/g, ' n ')
-        .replace(/[^\p{L}\p{M}\p{N}\s]/gu, ' ')
-        .replace(/\s+/g, ' ')
-        .trim();
-      if (t === '') return dotted;
-      const words = t.split(' ');
-      if (words.length > 14) return general !== null && starts && general(words, framed, { starts, wrapped, text: t, raw: bare });
-      // dots, then a few words and nothing after: what the left-out code did (`// ... execute and return results`)
-      if (framed === 'one' && starts && words.length <= 5 && !wrapped) return true;
-      if (phrases.some((p) => (p.first === null || p.first.has(words[0]!)) && matches(p.tokens, words))) return true;
-      return general !== null && general(words, framed, { starts, wrapped, text: t, raw: bare });
-    },
+  const m = compileMatcher(d);
+  return {
+    isPlaceholder: (line) => isPlaceholder(m, line),
     isComment(line: string): boolean {
       const t = line.trim().toLowerCase();
-      return t.length > 0 && opens.some((o) => t.startsWith(o));
+      return t.length > 0 && m.opens.some((o) => t.startsWith(o));
     },
   };
-  return self;
+}
+
+function compileMatcher(d: PhraseData): Compiled {
+  const opens = [...d.comment.open].sort((a, b) => b.length - a.length);
+  return {
+    d,
+    phrases: d.phrases.map((p) => {
+      const tokens = compilePhrase(p, d.slots);
+      return { tokens, first: firstWords(tokens) };
+    }),
+    opens,
+    closes: [...d.comment.close].sort((a, b) => b.length - a.length),
+    general: d.general ? generalTest(d.general, d.slots.CODE ?? []) : null,
+    dotsRe: new RegExp(d.dots.map(escape).sort((a, b) => b.length - a.length).join('|'), 'g'),
+    maxOpen: Math.max(...opens.map((o) => o.length)),
+    firstChars: new Set(opens.flatMap((o) => [o.charCodeAt(0), o.toUpperCase().charCodeAt(0)])),
+  };
+}
+
+/** The steps a line goes through: a quick look at its start, its comment's text, remarks in brackets, then its words. */
+function isPlaceholder(m: Compiled, line: string): boolean {
+  const early = screen(m, line);
+  if (early !== undefined) return early;
+  const body = commentBody(m, line);
+  if (body === null) return false;
+  const bare = body.trim();
+  // a quotation: a comment that quotes a placeholder (`// "see the original file for the rest"`) talks about one
+  if (/^(["`“‘]).*["`”’][.,:;)]?$/.test(bare) && bare.length > 2) return false;
+  const frame = frameOf(m, bare);
+  const remark = bracketRemark(m, bare, frame.wrapped);
+  if (remark !== undefined) return remark;
+  return byWords(m, body, bare, frame);
+}
+
+/**
+ * Every line of a file comes through here (findElisions) and most are code:
+ * a line whose first characters after ASCII white space are plain ASCII and
+ * open no comment cannot become a comment line through the normalising of
+ * commentBody (it only drops or replaces non-ASCII characters), so it is
+ * answered at once. A numbered BASIC line and dots before a comment are
+ * answered by what follows them.
+ */
+function screen(m: Compiled, line: string): Verdict {
+  let i = 0;
+  let c0 = line.charCodeAt(0);
+  for (; c0 === 32 || (c0 >= 9 && c0 <= 13); c0 = line.charCodeAt(++i));
+  // a numbered BASIC line: `30 REM ... rest of program ...`
+  if (c0 >= 48 && c0 <= 57) {
+    const basic = /^\s*\d+\s+(rem\s.*)$/i.exec(line);
+    return basic !== null && isPlaceholder(m, basic[1]!);
+  }
+  // dots, then the comment: `...    // the rest of the code in the method is unchanged`
+  if (c0 === 46 || c0 === 0x2026) {
+    const after = /^\s*(?:\.{3}|…)[ \t]+((?:\/\/|#).*)$/.exec(line);
+    return after !== null && isPlaceholder(m, after[1]!);
+  }
+  if (c0 < 128 && !m.firstChars.has(c0)) return false;
+  const head = line.slice(i, i + m.maxOpen);
+  if (ASCII.test(head) && !m.opens.some((o) => head.toLowerCase().startsWith(o))) return false;
+  return undefined;
+}
+
+/**
+ * The text of a comment line between its opener and its closer, or null when
+ * the line is no comment: a string in a list (`'not modified' : 304,`), or a
+ * block comment's inner line that quotes code (` *     // ...`).
+ */
+function commentBody(m: Compiled, line: string): string | null {
+  // zero-width and soft characters hide nothing from a reader, so they hide nothing here
+  // NFKC: fullwidth and other compatibility forms (．．． ｅｘｉｓｔｉｎｇ) read as what they look like
+  let t = line.normalize('NFKC').replace(/[\u200B-\u200D\u2060\uFEFF\u00AD]/g, '').replace(/[\u00A0\u2000-\u200A\u202F\u3000]/g, ' ').trim();
+  if (t.length < 2 || t.length > 200) return null;
+  const lower = t.toLowerCase();
+  const open = m.opens.find((o) => lower.startsWith(o));
+  if (open === undefined) return null; // not a comment line
+  t = t.slice(open.length);
+  // a doubled one-character opener: `;; ... rest of input handling`, `%% ...`, `## ...`
+  while (open.length === 1 && t.startsWith(open)) t = t.slice(1);
+  // a doc comment's opener: `/** ... */`
+  if (open === '/*') t = t.replace(/^\*+/, '');
+  // a quote that closes and code follows is a string in a list, not a comment: `'not modified' : 304,`
+  if ((open === "'" || open === '"') && /^[^']*'\s*(?:[:,)\]=+;.]|$)/.test(t) && !/^[^']*\w'\w/.test(t)) return null;
+  // a block comment's inner line indented past its `*` quotes code: a docs example (` *     // ...`)
+  if (open === '*' && /^(?: {2,}|\t)/.test(t)) return null;
+  const close = m.closes.find((c) => t.trimEnd().endsWith(c));
+  // runs of white space read as one: `//    Keep  the  rest  of  the  functions  (...)`
+  return (close === undefined ? t : t.trimEnd().slice(0, -close.length)).replace(/\s+/g, ' ');
+}
+
+interface Frame {
+  /** Dots before the first word. */
+  starts: boolean;
+  framed: Framed;
+  /** The whole comment in brackets: "(existing interfaces)", "[rest omitted]". */
+  wrapped: boolean;
+}
+
+function frameOf(m: Compiled, bare: string): Frame {
+  const starts = m.d.dots.some((x) => bare.startsWith(x)) || /^[([]\s*(?:\.\.|…)/.test(bare);
+  const ends = m.d.dots.some((x) => bare.endsWith(x)) || /(?:\.\.|…)\s*[)\]]$/.test(bare);
+  return { starts, framed: starts && ends ? 'both' : starts || ends ? 'one' : 'none', wrapped: /^[([].*[)\]]$/.test(bare) };
+}
+
+/** Remarks in brackets that say it all, read before the words are normalised. */
+function bracketRemark(m: Compiled, bare: string, wrapped: boolean): Verdict {
+  // a status in brackets, then dots: "(unchanged) ... all the way until:"
+  if (/^[([]\s*(?:unchanged|omitted|untouched|unmodified|snipped|same as before)\s*[)\]]\s*(?:\.{2,}|…)/i.test(bare)) return true;
+  // dots, then only a remark in brackets: "... (Image collection code)", "… (similar to Option 1)"
+  if (/^(?:\.{2,}|…|⋯)\s*\([^()]*\w[^()]*\)$/.test(bare) && bare.split(/\s+/).length <= (m.d.general?.dotsMaxWords ?? 18)) return true;
+  // a remark in brackets that is a placeholder itself: "TABS LOGIC (Rest of your existing code remains unchanged)"
+  // (the remark begins with a mark: "(same file system)", "(left as it is)" explain the words before them)
+  // (a remark inside a quotation is quoted: `// the rule takes "TABS LOGIC (Rest of ... unchanged)"`)
+  const unquoted = bare.replace(/"[^"]*"|`[^`]*`|“[^”]*”/g, ' ');
+  const inner = /\((?:the |all )?(?:rest|remaining|existing|other|previous|original)\b([^()]*)\)/i.exec(unquoted)?.[0];
+  if (inner !== undefined && !wrapped && isPlaceholder(m, `// ${inner.slice(1, -1)}`)) return true;
+  return undefined;
+}
+
+/** The comment as words (lower case, numbers as `n`, dots and punctuation dropped): only dots, a phrase, or the general rule. */
+function byWords(m: Compiled, body: string, bare: string, { starts, framed, wrapped }: Frame): boolean {
+  let dotted = false;
+  // words in double quotes are quoted, not said (when two words are left): `* defaulting to 303 "See Other".`
+  const unquoted = body.replace(/"[^"]+"/g, ' ');
+  const t = (/\p{L}{2,}.*\s.*\p{L}{2,}/u.test(unquoted) ? unquoted : body)
+    .toLowerCase()
+    .replace(m.dotsRe, () => {
+      dotted = true;
+      return ' ';
+    })
+    .replace(/\d[\d,]*/g, ' n ')
+    .replace(/[^\p{L}\p{M}\p{N}\s]/gu, ' ')
+    .replace(/\s+/g, ' ')
+    .trim();
+  if (t === '') return dotted;
+  const words = t.split(' ');
+  const shape: Shape = { starts, wrapped, text: t, raw: bare };
+  if (words.length > 14) return m.general !== null && starts && m.general(words, framed, shape);
+  // dots, then a few words and nothing after: what the left-out code did (`// ... execute and return results`)
+  if (framed === 'one' && starts && words.length <= 5 && !wrapped) return true;
+  // "existing" and one word, nothing else: the agents' word for what it left out (`{/* existing children */}`);
+  // real comments label with "original", "other" ("// original methods"), which stay to the general rule
+  if (words.length === 2 && words[0] === 'existing') return true;
+  if (m.phrases.some((p) => (p.first === null || p.first.has(words[0]!)) && matches(p.tokens, words))) return true;
+  return m.general !== null && m.general(words, framed, shape);
 }
 
 interface Shape {
@@ -203,12 +281,60 @@ interface Shape {
 /** Words that make a sentence about kept code a condition or a reason, not a placeholder. */
 const CAUSE = new Set(['if', 'when', 'unless', 'because', 'since', 'so', 'while', 'until', 'once']);
 
+/** The general rule's word classes, compiled once from elision-phrases.json's `general`. */
+interface Classes {
+  g: GeneralData;
+  strong: Set<string>;
+  weak: Set<string>;
+  pointer: Set<string>;
+  mark: Set<string>;
+  listMarks: Set<string>;
+  position: Set<string>;
+  veto: Set<string>;
+  /** The code nouns (the CODE slot's words). */
+  nouns: Set<string>;
+  filler: Set<string>;
+  verbs: Set<string>;
+  /** The strong words that can only mean "left out here" (not "unchanged", which a comment on code says too). */
+  stays: Set<string>;
+  unchanged: Set<string>;
+  cut: Set<string>;
+  /** Every word of some class: the others are "free". */
+  known: Set<string>;
+  /** The veto words no pair holds: they veto before pairs are joined too. */
+  earlyVeto: Set<string>;
+  /** Join the words of a pair into one ("same as before" -> "same_as_before"). */
+  join(input: readonly string[]): string[];
+}
+
+/** One comment as the general rule reads it. */
+interface Sentence {
+  input: string[];
+  framed: Framed;
+  shape: Shape;
+}
+
+type Rule = (c: Classes, s: Sentence) => Verdict;
+
 /**
  * The general rule of the phrase data (its `general.about` says it in words):
  * a short comment that says the code is elsewhere, left out, unchanged or
- * truncated, whatever the noun it names.
+ * truncated, whatever the noun it names. The rules are tried in order; the
+ * first that answers decides.
  */
 function generalTest(g: GeneralData, code: readonly string[]): (words: string[], framed: Framed, shape: Shape) => boolean {
+  const c = compileClasses(g, code);
+  return (input, framed, shape) => {
+    const s = { input, framed, shape };
+    for (const rule of GENERAL_RULES) {
+      const v = rule(c, s);
+      if (v !== undefined) return v;
+    }
+    return false;
+  };
+}
+
+function compileClasses(g: GeneralData, code: readonly string[]): Classes {
   // pairs by their first word: most words start none
   const pairs = new Map<string, Array<{ words: string[]; joined: string }>>();
   for (const p of [...g.pairs, ...g.foreign.pairs]) {
@@ -217,21 +343,6 @@ function generalTest(g: GeneralData, code: readonly string[]): (words: string[],
   }
   // the longest pair first: "same as before" before "same as"
   for (const list of pairs.values()) list.sort((a, b) => b.words.length - a.words.length);
-  const strong = new Set([...g.strong, ...g.foreign.strong]);
-  const weak = new Set(g.weak);
-  const pointer = new Set(g.pointer);
-  const mark = new Set([...g.mark, ...g.foreign.mark]);
-  const listMarks = new Set(g.listMarks);
-  const position = new Set(g.position);
-  const veto = new Set(g.veto);
-  const nouns = new Set(code.flatMap((c) => c.split(' ')));
-  const filler = new Set(g.filler);
-  const verbs = new Set(g.verbs);
-  // the strong words that can only mean "left out here" (not "unchanged", which a comment on code says too)
-  const stays = new Set(['remain', 'remains', 'stay', 'stays', 'kept']);
-  const unchanged = new Set(['same', 'same_as_before', 'unchanged', 'untouched', 'as_before', 'as_is', 'as_they_are', 'as_it_was', 'as_they_were', 'same_as', 'intact']);
-  const cut = new Set(['omitted', 'elided', 'snipped', 'truncated', 'abbreviated', 'not_shown', 'for_brevity', 'left_out']);
-  const known = new Set([...strong, ...weak, ...pointer, ...mark, ...position, ...filler, ...nouns, ...verbs]);
   const join = (input: readonly string[]): string[] => {
     const words: string[] = [];
     for (let i = 0; i < input.length; ) {
@@ -242,98 +353,214 @@ function generalTest(g: GeneralData, code: readonly string[]): (words: string[],
     return words;
   };
   const inPairs = new Set(g.pairs.flatMap((p) => p.split(' ')));
-  const earlyVeto = new Set(g.veto.filter((w) => w !== 'see' && !inPairs.has(w)));
-  return (input, framed, shape) => {
-    // dots, then a strong word early, however long the sentence runs on after it:
-    // "... Code continues mostly unchanged, just ensure this block is preserved if ..."
-    if (shape.starts && join(input.slice(0, 8)).slice(0, 5).some((w) => strong.has(w))) return true;
-    // a mark and a code noun, then at once a word that says it stays, whatever follows:
-    // "Existing code remains the same except booting the server", "other handlers unchanged, see below"
-    {
-      const lead = join(input.slice(0, 7)).filter((w) => w !== 'the' && w !== 'all');
-      if (lead.length >= 3 && mark.has(lead[0]!) && nouns.has(lead[1]!) && (strong.has(lead[2]!) || (weak.has(lead[2]!) && (weak.has(lead[3]!) || strong.has(lead[3]!))))) return true;
-    }
-    // "keep the rest of the code exactly as it was ...", "no changes to the rest of the file are needed ...":
-    // the rest of a code noun kept, whatever the sentence says after it
-    // (not "keep the rest of the code running if this fails", "keep the rest of the config keys sorted")
-    {
-      const said = input[0] === 'no' && input[1] === 'changes' && input[2] === 'to';
-      const at = said ? 3 : verbs.has(input[0]!) ? 1 : -1;
-      const tail = at < 0 ? [] : input.slice(at).filter((w) => w !== 'the' && w !== 'your' && w !== 'all');
-      if (tail[0] === 'rest' && tail[1] === 'of' && nouns.has(tail[2]!) && !tail.some((w) => CAUSE.has(w))) {
-        const next = tail[3];
-        // after the noun: nothing, a word saying it stays, or a list in brackets of what it holds
-        if (said || next === undefined || strong.has(next) || (weak.has(next) && !next.startsWith('change')) || next === 'exactly' || next === 'as' || /\brest of (?:the |your |all )*[\w ]+?\s*\(/i.test(shape.raw)) return true;
-      }
-    }
-    // a word that can only mean "left out" opens a remark in brackets naming code:
-    // "[omitted state variables and event definitions for brevity]", "[Omitted ... logic for brevity, keeping ...]"
-    if (shape.wrapped && cut.has(input[0]!) && input.some((w, k) => k > 0 && (nouns.has(w) || mark.has(w) || w === 'brevity'))) return true;
-    // a verb of keeping, a mark and at most one word more, and nothing after: "Keep existing variables:"
-    if (input.length <= 3 && verbs.has(input[0]!) && mark.has(input[1]!) && !input.slice(2).some((w) => earlyVeto.has(w))) return true;
-    // "rest unchanged helpers + new helper stubs", "rest same as before"
-    if (input[0] === 'rest' && (strong.has(input[1]!) || strong.has(join(input.slice(1, 4))[0]!) || weak.has(input[1]!))) return true;
-    if (input.length > g.dotsMaxWords) return false;
-    if (shape.starts || shape.wrapped || input[0] === 'rest' || input[1] === 'rest') {
-      const joined = join(input);
-      const lead = joined.find((w) => !filler.has(w));
-      const strongHere = joined.some((w) => strong.has(w)) || g.foreign.substrings.some((x) => shape.text.includes(x));
-      // "... rest of visual updates", "... existing tree-walk renderer unchanged ...", "... (hàm này giữ nguyên)"
-      if (shape.starts && ((lead !== undefined && mark.has(lead)) || strongHere)) return true;
-      // after the dots a verb of keeping, then a mark or "same": "... keep existing code (loadX function)", "... same parameters"
-      const afterVerb = lead !== undefined && verbs.has(lead) ? joined.slice(joined.indexOf(lead) + 1).find((w) => !filler.has(w)) : lead;
-      if (shape.starts && afterVerb !== undefined && (mark.has(afterVerb) || afterVerb === 'same' || afterVerb === 'similar')) return true;
-      // "(existing interfaces)"
-      if (shape.wrapped && lead !== undefined && mark.has(lead) && joined.length <= 12) return true;
-      // "Rest of the file remains exactly the same as in the previous document" (not "the rest of the loop is the slow path")
-      const at = joined.indexOf('rest');
-      // ("will" is no veto before a weak word: "rest of the code will remain same")
-      const vetoedHere = joined.some((w, k) => veto.has(w) && !(w === 'will' && weak.has(joined[k + 1]!)));
-      if ((at === 0 || (at === 1 && joined[0] === 'the')) && joined[at + 1] === 'of' && !vetoedHere && (strongHere || joined.some((w) => weak.has(w)))) return true;
-      // "... (error messages) ..."
-      if (framed === 'both' && joined.length <= 4) return true;
-    }
-    // a subject of a few words, then "stays as it was" closing the comment:
-    // "Products, Rentals, Payments tabs remain the same as before", "handlers stay unchanged"
-    if (input.length <= 12 && !input.some((w) => earlyVeto.has(w))) {
-      const joined = join(input);
-      const k = joined.findIndex((w) => stays.has(w));
-      const rest = k > 0 ? joined.slice(k + 1).filter((w) => w !== 'the' && w !== 'exactly') : [];
-      if (k <= 5 && rest.length > 0 && rest.length <= 2 && rest.every((w) => unchanged.has(w) || w === 'before') && (rest.length === 1 ? rest[0] !== 'same' : rest[1] === 'as_before' || rest[1] === 'before')) return true;
-    }
-    // "Repeat for other job cards", "same for the other handlers"
-    if ((input[0] === 'repeat' || input[0] === 'same' || input[0] === 'similarly') && input[1] === 'for' && input.length <= 8 && mark.has(input[2] === 'the' || input[2] === 'all' ? input[3]! : input[2]!)) return true;
-    // a pair joins two or three words into one: past twice maxWords, nothing can come under it
-    if (input.length > 2 * g.maxWords) return false;
-    // a veto word no pair holds vetoes before joining too ("see" is judged below)
-    if (input.some((w) => earlyVeto.has(w))) return false;
-    const words = join(input);
-    if (words.length > g.maxWords) return false;
-    // "see" explains, except before a mark: "see the original file for the rest"
-    const vetoed = (w: string, i: number) => veto.has(w) && !(w === 'see' && words.slice(i + 1, i + 3).some((x) => mark.has(x) || position.has(x)));
-    if (words.some(vetoed)) return false;
-    const has = (set: Set<string>) => words.some((w) => set.has(w));
-    const free = words.filter((w) => !known.has(w) && w !== 'see').length;
-    if (free > g.maxFree + 2) return false;
-    if (free > g.maxFree + (framed === 'both' ? 1 : 0) && !(has(mark) && words.some((w) => cut.has(w)))) return false;
-    if (has(strong)) return true;
-    // a word that can only mean "left out", beside a mark, names what was left out in up to three words of its own:
-    // "remaining getters and setters are not shown for brevity"
-    if (free <= g.maxFree + 2 && has(mark) && words.some((w) => cut.has(w))) return true;
-    if (has(weak) && (has(mark) || has(position) || has(nouns))) return true;
-    if (has(pointer) && has(mark)) return true;
-    if (words.every((w) => w === 'etc')) return true;
-    // "keep all remaining methods", "continue with the existing code" (not "keep the existing behaviour")
-    if (has(verbs) && has(mark) && has(nouns) && free === 0) return true;
-    // "... other items", not "Keep the existing behaviour: ..." (an instruction that ends in dots)
-    if (framed === 'both' || (framed === 'one' && has(mark) && !has(verbs))) return true;
-    // "see the original file for the rest"
-    if (words.includes('see') && has(listMarks)) return true;
-    // only marks, numbers and code nouns: "the other 12 methods", "remaining tests"
-    const listed = free === 0 && words.every((w) => mark.has(w) || nouns.has(w) || filler.has(w)) && has(nouns);
-    return listed && has(mark) && (has(listMarks) || words.includes('n'));
+  const c: Omit<Classes, 'known'> = {
+    g,
+    strong: new Set([...g.strong, ...g.foreign.strong]),
+    weak: new Set(g.weak),
+    pointer: new Set(g.pointer),
+    mark: new Set([...g.mark, ...g.foreign.mark]),
+    listMarks: new Set(g.listMarks),
+    position: new Set(g.position),
+    veto: new Set(g.veto),
+    nouns: new Set(code.flatMap((w) => w.split(' '))),
+    filler: new Set(g.filler),
+    verbs: new Set(g.verbs),
+    stays: new Set(['remain', 'remains', 'stay', 'stays', 'kept']),
+    unchanged: new Set(['same', 'same_as_before', 'unchanged', 'untouched', 'as_before', 'as_is', 'as_they_are', 'as_it_was', 'as_they_were', 'same_as', 'intact']),
+    cut: new Set(['omitted', 'elided', 'snipped', 'truncated', 'abbreviated', 'not_shown', 'for_brevity', 'left_out']),
+    earlyVeto: new Set(g.veto.filter((w) => w !== 'see' && !inPairs.has(w))),
+    join,
   };
+  return { ...c, known: new Set([...c.strong, ...c.weak, ...c.pointer, ...c.mark, ...c.position, ...c.filler, ...c.nouns, ...c.verbs]) };
 }
+
+/**
+ * dots, then a strong word early, however long the sentence runs on after it:
+ * "... Code continues mostly unchanged, just ensure this block is preserved if ..."
+ */
+const dotsThenStrong: Rule = (c, { input, shape }) => (shape.starts && c.join(input.slice(0, 8)).slice(0, 5).some((w) => c.strong.has(w))) || undefined;
+
+/** Words of degree that change nothing in "stays (largely) unchanged". */
+const DEGREE = new Set(['largely', 'mostly', 'basically', 'essentially', 'entirely', 'completely', 'fully', 'exactly', 'still', 'virtually', 'practically', 'otherwise', 'also', 'pretty', 'much']);
+
+/**
+ * a mark and a code noun, then at once a word that says it stays (a word of degree aside), whatever follows:
+ * "Existing code remains the same except booting the server", "other handlers unchanged, see below",
+ * "Other methods remain largely unchanged, but ..."
+ */
+const markNounStays: Rule = (c, { input }) => {
+  const lead = c.join(input.slice(0, 9)).filter((w) => w !== 'the' && w !== 'all' && !DEGREE.has(w));
+  return (lead.length >= 3 && c.mark.has(lead[0]!) && c.nouns.has(lead[1]!) && (c.strong.has(lead[2]!) || (c.weak.has(lead[2]!) && (c.weak.has(lead[3]!) || c.strong.has(lead[3]!))))) || undefined;
+};
+
+/**
+ * "keep the rest of the code exactly as it was ...", "no changes to the rest of the file are needed ...":
+ * the rest of a code noun kept, whatever the sentence says after it
+ * (not "keep the rest of the code running if this fails", "keep the rest of the config keys sorted")
+ */
+const restOfCodeKept: Rule = (c, { input, shape }) => {
+  const said = input[0] === 'no' && input[1] === 'changes' && input[2] === 'to';
+  const at = said ? 3 : c.verbs.has(input[0]!) ? 1 : -1;
+  const tail = at < 0 ? [] : input.slice(at).filter((w) => w !== 'the' && w !== 'your' && w !== 'all');
+  if (tail[0] !== 'rest' || tail[1] !== 'of' || !c.nouns.has(tail[2]!) || tail.some((w) => CAUSE.has(w))) return undefined;
+  const next = tail[3];
+  // after the noun: nothing, a word saying it stays, or a list in brackets of what it holds
+  return (said || next === undefined || c.strong.has(next) || (c.weak.has(next) && !next.startsWith('change')) || next === 'exactly' || next === 'as' || /\brest of (?:the |your |all )*[\w ]+?\s*\(/i.test(shape.raw)) || undefined;
+};
+
+/**
+ * a word that can only mean "left out" opens a remark in brackets naming code:
+ * "[omitted state variables and event definitions for brevity]", "[Omitted ... logic for brevity, keeping ...]"
+ */
+const bracketedCut: Rule = (c, { input, shape }) => (shape.wrapped && c.cut.has(input[0]!) && input.some((w, k) => k > 0 && (c.nouns.has(w) || c.mark.has(w) || w === 'brevity'))) || undefined;
+
+/** a verb of keeping, a mark and at most one word more, and nothing after: "Keep existing variables:" */
+const keepMark: Rule = (c, { input }) => (input.length <= 3 && c.verbs.has(input[0]!) && c.mark.has(input[1]!) && !input.slice(2).some((w) => c.earlyVeto.has(w))) || undefined;
+
+/** "rest unchanged helpers + new helper stubs", "rest same as before" */
+const restStatus: Rule = (c, { input }) => (input[0] === 'rest' && (c.strong.has(input[1]!) || c.strong.has(c.join(input.slice(1, 4))[0]!) || c.weak.has(input[1]!))) || undefined;
+
+/** Words that end the noun of "the rest of NOUN": what comes after says where it is, or that it stays. */
+const AFTER_NOUN = new Set(['for', 'in', 'of', 'from', 'inside', 'within', 'is', 'are', 'was', 'were', 'would', 'will', 'can', 'could', 'should', 'may', 'might', 'must']);
+const MODAL = new Set(['would', 'will', 'can', 'could', 'should', 'may', 'might', 'must', 'is', 'are']);
+const WHERE = new Set(['for', 'in', 'of', 'from', 'inside', 'within']);
+
+/**
+ * a comment that opens with "the rest of" a thing of up to three words and then ends, says whose
+ * it is ("for X", "in X", in a few words), or that it stays or goes here:
+ * "rest of the form", "Rest of code for the player component", "Rest of the component logic would go here, ..."
+ * (not "the rest of the loop is the slow path", "rest of the args are forwarded to the child")
+ */
+const restOfThing: Rule = (c, { input }) => {
+  const words = c.join(input);
+  const at = words[0] === 'the' ? 1 : 0;
+  if (words[at] !== 'rest' || words[at + 1] !== 'of') return undefined;
+  const after = words.slice(at + 2).filter((w) => w !== 'the' && w !== 'your' && w !== 'all' && w !== 'this' && w !== 'our');
+  const says = (w: string) => c.strong.has(w) || c.weak.has(w) || c.pointer.has(w);
+  let n = 0;
+  // a participle after the noun's first word starts what is said of it: "rest of code using the arguments"
+  const ends = (w: string, k: number) => AFTER_NOUN.has(w) || says(w) || c.veto.has(w) || CAUSE.has(w) || (k > 0 && /(?:ed|ing)$/.test(w) && !c.mark.has(w));
+  while (n < after.length && n < 4 && !ends(after[n]!, n)) n++;
+  if (n === 0 || n > 3) return undefined;
+  const tail = after.slice(n);
+  if (tail.length === 0) return true;
+  // whose: a code noun or a position in a few words ("for the player component", "in this file"; not "in reverse order")
+  if (WHERE.has(tail[0]!)) return (tail.length <= 5 && tail.some((w) => c.nouns.has(w) || c.position.has(w)) && !tail.some((w) => c.veto.has(w) || CAUSE.has(w) || MODAL.has(w))) || undefined;
+  const verb = MODAL.has(tail[0]!) ? tail.slice(tail[1] === 'be' ? 2 : 1) : tail;
+  // (what "will go in here" is still to be written: a stub, not a cut)
+  const goes = (verb[0] === 'go' && tail[0] === 'would') || verb[0] === 'goes' || verb[0] === 'here';
+  return (verb[0] !== undefined && (c.strong.has(verb[0]) || c.weak.has(verb[0]) || goes)) || undefined;
+};
+
+/**
+ * a mark and a code noun done "the same way" or "similarly": the code of the others was left out:
+ * "Other functions can be similarly updated.", "remaining handlers follow the same pattern"
+ */
+const othersAlike: Rule = (c, { input }) => {
+  const lead = c.join(input.slice(0, 10)).filter((w) => w !== 'the' && w !== 'all');
+  if (!c.mark.has(lead[0]!) || !c.nouns.has(lead[1]!) || lead.slice(2).some((w) => CAUSE.has(w))) return undefined;
+  // the likeness closes the sentence (a word at most after it): not "documented similarly in the wiki"
+  const rest = lead.slice(2).join(' ');
+  return /\b(?:similarly|likewise|analogously|same way|same pattern)(?: \w+)?$/.test(rest) || undefined;
+};
+
+/**
+ * the generic code noun after a mark, then a comma, a colon, a bracket or nothing:
+ * "all other code, including render with ...", "existing logic (validation, retries)"
+ */
+const otherCode: Rule = (_c, { shape }) => /^(?:(?:all|the)\s+)*(?:other|remaining|existing)\s+(?:code|logic|implementation)\s*(?:[,;\u2013\u2014]|\.?$)/i.test(shape.raw) || undefined;
+
+/** a status, a colon, then a list of what it covers: "Unchanged: audio, indicator, appearance, history retention, etc." */
+const statusList: Rule = (_c, { shape }) => /^(?:unchanged|omitted|untouched|unmodified|elided|not shown|same as before|kept as is)\s*:\s*[\w-]+(?: [\w-]+){0,2}(?:\s*,\s*(?:and )?[\w-]+(?: [\w-]+){0,2}){2,}\.?$/i.test(shape.raw) || undefined;
+
+/**
+ * a verb of keeping, a mark and a code noun, then nothing or a clause joined by "but" / "and":
+ * "# Keep existing implementation but ensure compatibility" (not "keep the existing behaviour for old clients",
+ * "preserve existing handlers when redirecting")
+ */
+const keepMarkNoun: Rule = (c, { input }) => {
+  const lead = input.filter((w) => w !== 'the' && w !== 'all' && w !== 'your');
+  if (!c.verbs.has(lead[0]!) || !c.mark.has(lead[1]!) || !c.nouns.has(lead[2]!) || input.some((w) => CAUSE.has(w))) return undefined;
+  const next = lead[3];
+  return next === undefined || next === 'but' || next === 'and' || next === 'here' || next === 'intact' || undefined;
+};
+
+/** Past dotsMaxWords words, none of the rules below can say yes. */
+const tooLong: Rule = (c, { input }) => (input.length > c.g.dotsMaxWords ? false : undefined);
+
+/** Comments after dots, in brackets, or about "the rest", at up to dotsMaxWords words whatever their other words. */
+const framedOrRest: Rule = (c, { input, framed, shape }) => {
+  if (!(shape.starts || shape.wrapped || input[0] === 'rest' || input[1] === 'rest')) return undefined;
+  const joined = c.join(input);
+  const lead = joined.find((w) => !c.filler.has(w));
+  const strongHere = joined.some((w) => c.strong.has(w)) || c.g.foreign.substrings.some((x) => shape.text.includes(x));
+  // "... rest of visual updates", "... existing tree-walk renderer unchanged ...", "... (hàm này giữ nguyên)"
+  if (shape.starts && ((lead !== undefined && c.mark.has(lead)) || strongHere)) return true;
+  // after the dots a verb of keeping, then a mark or "same": "... keep existing code (loadX function)", "... same parameters"
+  const afterVerb = lead !== undefined && c.verbs.has(lead) ? joined.slice(joined.indexOf(lead) + 1).find((w) => !c.filler.has(w)) : lead;
+  if (shape.starts && afterVerb !== undefined && (c.mark.has(afterVerb) || afterVerb === 'same' || afterVerb === 'similar')) return true;
+  // "(existing interfaces)"
+  if (shape.wrapped && lead !== undefined && c.mark.has(lead) && joined.length <= 12) return true;
+  // "Rest of the file remains exactly the same as in the previous document" (not "the rest of the loop is the slow path")
+  const at = joined.indexOf('rest');
+  // ("will" is no veto before a weak word: "rest of the code will remain same")
+  const vetoedHere = joined.some((w, k) => c.veto.has(w) && !(w === 'will' && c.weak.has(joined[k + 1]!)));
+  if ((at === 0 || (at === 1 && joined[0] === 'the')) && joined[at + 1] === 'of' && !vetoedHere && (strongHere || joined.some((w) => c.weak.has(w)))) return true;
+  // "... (error messages) ..."
+  if (framed === 'both' && joined.length <= 4) return true;
+  return undefined;
+};
+
+/**
+ * a subject of a few words, then "stays as it was" closing the comment:
+ * "Products, Rentals, Payments tabs remain the same as before", "handlers stay unchanged"
+ */
+const subjectStays: Rule = (c, { input }) => {
+  if (input.length > 12 || input.some((w) => c.earlyVeto.has(w))) return undefined;
+  const joined = c.join(input);
+  const k = joined.findIndex((w) => c.stays.has(w));
+  const rest = k > 0 ? joined.slice(k + 1).filter((w) => w !== 'the' && w !== 'exactly') : [];
+  return (k <= 5 && rest.length > 0 && rest.length <= 2 && rest.every((w) => c.unchanged.has(w) || w === 'before') && (rest.length === 1 ? rest[0] !== 'same' : rest[1] === 'as_before' || rest[1] === 'before')) || undefined;
+};
+
+/** "Repeat for other job cards", "same for the other handlers" */
+const repeatFor: Rule = (c, { input }) => ((input[0] === 'repeat' || input[0] === 'same' || input[0] === 'similarly') && input[1] === 'for' && input.length <= 8 && c.mark.has(input[2] === 'the' || input[2] === 'all' ? input[3]! : input[2]!)) || undefined;
+
+/** A pair joins two or three words into one: past twice maxWords, nothing can come under it; a veto word no pair holds vetoes before joining ("see" is judged below). */
+const vetoedEarly: Rule = (c, { input }) => (input.length > 2 * c.g.maxWords || input.some((w) => c.earlyVeto.has(w)) ? false : undefined);
+
+/** A short comment (at most maxWords words once pairs are joined, at most maxFree words of no class) read by its word classes. */
+const shortComment: Rule = (c, { input, framed }) => {
+  const words = c.join(input);
+  if (words.length > c.g.maxWords) return false;
+  // "see" explains, except before a mark: "see the original file for the rest"
+  const vetoed = (w: string, i: number) => c.veto.has(w) && !(w === 'see' && words.slice(i + 1, i + 3).some((x) => c.mark.has(x) || c.position.has(x)));
+  if (words.some(vetoed)) return false;
+  const has = (set: Set<string>) => words.some((w) => set.has(w));
+  const free = words.filter((w) => !c.known.has(w) && w !== 'see').length;
+  const cutMarked = has(c.mark) && words.some((w) => c.cut.has(w));
+  if (free > c.g.maxFree + 2) return false;
+  if (free > c.g.maxFree + (framed === 'both' ? 1 : 0) && !cutMarked) return false;
+  if (has(c.strong)) return true;
+  // a word that can only mean "left out", beside a mark, names what was left out in up to three words of its own:
+  // "remaining getters and setters are not shown for brevity"
+  if (cutMarked) return true;
+  if (has(c.weak) && (has(c.mark) || has(c.position) || has(c.nouns))) return true;
+  if (has(c.pointer) && has(c.mark)) return true;
+  if (words.every((w) => w === 'etc')) return true;
+  // "keep all remaining methods", "continue with the existing code" (not "keep the existing behaviour")
+  if (has(c.verbs) && has(c.mark) && has(c.nouns) && free === 0) return true;
+  // "... other items", not "Keep the existing behaviour: ..." (an instruction that ends in dots)
+  if (framed === 'both' || (framed === 'one' && has(c.mark) && !has(c.verbs))) return true;
+  // "see the original file for the rest"
+  if (words.includes('see') && has(c.listMarks)) return true;
+  // only marks, numbers and code nouns: "the other 12 methods", "remaining tests"
+  const listed = free === 0 && words.every((w) => c.mark.has(w) || c.nouns.has(w) || c.filler.has(w)) && has(c.nouns);
+  return listed && has(c.mark) && (has(c.listMarks) || words.includes('n'));
+};
+
+/** The general rule's steps, in order. */
+const GENERAL_RULES: readonly Rule[] = [dotsThenStrong, markNounStays, restOfCodeKept, bracketedCut, keepMark, restStatus, restOfThing, othersAlike, otherCode, statusList, keepMarkNoun, tooLong, framedOrRest, subjectStays, repeatFor, vetoedEarly, shortComment];
 
 // compiled on first use (2 ms): a change that deletes no line never asks
 let matcher: Matcher | undefined;
