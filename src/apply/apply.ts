@@ -1,9 +1,13 @@
-import type { Checkpoint } from '../git/checkpoint.js';
+import type { Checkpoint, CheckpointOptions } from '../git/checkpoint.js';
+import type { Lane } from '../git/lanes.js';
+import type { RecordCommit } from '../git/records.js';
+import type { Repo } from '../git/repo.js';
 import { faultPoint } from '../git/faults.js';
 import { packWhenLoose, writeRecords } from '../git/records.js';
 import type { FeedbackTarget } from './feedback-target.js';
 import type { FileTarget } from './file-target.js';
 import type { IndexTarget } from './index-target.js';
+import type { LaneDiscardDone, LaneDiscardTarget, LaneStartTarget } from './lane-target.js';
 import type { PathsTarget } from './paths-target.js';
 import type { PruneTarget } from './prune-target.js';
 import type { RestoreDone, RestoreTarget } from './restore-target.js';
@@ -16,6 +20,7 @@ export type { ApplyPlan, LockOptions, Taken } from './steps.js';
 export type { FeedbackTarget } from './feedback-target.js';
 export type { FileTarget } from './file-target.js';
 export type { IndexTarget, IndexWrite } from './index-target.js';
+export type { LaneDiscardTarget, LaneStartTarget } from './lane-target.js';
 export type { PathsTarget } from './paths-target.js';
 export type { PruneTarget } from './prune-target.js';
 export type { RestoreTarget } from './restore-target.js';
@@ -42,7 +47,8 @@ export type { WorktreeTarget } from './worktree-target.js';
  * What each step is for a target is in the target's file (the table
  * below): `index` (check), `file` (write), `tree` and `feedback` (review),
  * `paths` and `worktree` (the hook's write and shell calls, lanes, run),
- * `restore`, `rewind`, `prune` (log --prune). The fault points (git/faults.ts,
+ * `restore`, `rewind`, `prune` (log --prune), `lane-start` and
+ * `lane-discard`. The fault points (git/faults.ts,
  * docs/reliability/faults.md) of each gate are named here, at the steps
  * where they always were.
  */
@@ -56,6 +62,8 @@ interface Kinds {
   rewind: { target: RewindTarget; done: RewindDone; taken: Checkpoint };
   feedback: { target: FeedbackTarget; done: { written: boolean }; taken: Taken };
   prune: { target: PruneTarget; done: undefined; taken: Taken };
+  'lane-start': { target: LaneStartTarget; done: { lane: Lane; hooks: string | null }; taken: Taken };
+  'lane-discard': { target: LaneDiscardTarget; done: LaneDiscardDone; taken: Checkpoint };
 }
 
 export type Target = Kinds[keyof Kinds]['target'];
@@ -77,6 +85,8 @@ const STEPS: { [K in keyof Kinds]: () => Promise<StepsOf<K>> } = {
   rewind: async () => (await import('./rewind-target.js')).rewindSteps,
   feedback: async () => (await import('./feedback-target.js')).feedbackSteps,
   prune: async () => (await import('./prune-target.js')).pruneSteps,
+  'lane-start': async () => (await import('./lane-target.js')).laneStartSteps,
+  'lane-discard': async () => (await import('./lane-target.js')).laneDiscardSteps,
 };
 
 type Step = 'beforeRecords' | 'afterRecords' | 'afterLock' | 'afterCheckpoint';
@@ -138,4 +148,15 @@ async function lockFor(p: ApplyPlan<unknown>, w: { opts: { holder: string; waitM
   if (stale) w.warnings.push(stale);
   fault(afterLock);
   return lock;
+}
+
+/** The worktree target alone: a whole-tree checkpoint of `repo` (and the records it names, in its fast-import). */
+export async function takeCheckpoint(gate: ApplyGate, repo: Repo, checkpoint: CheckpointOptions, pack = false): Promise<Checkpoint> {
+  const { checkpoint: taken } = await apply({ gate, repo, now: checkpoint.now ?? new Date(), records: [], target: { kind: 'worktree', checkpoint }, pack });
+  return taken!;
+}
+
+/** Records alone (session steps, decision records, rejected refs): one fast-import. */
+export async function record(gate: ApplyGate, repo: Repo, records: RecordCommit[], now: Date, pack = false): Promise<void> {
+  await apply({ gate, repo, now, records, target: null, pack });
 }

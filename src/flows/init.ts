@@ -6,6 +6,7 @@ import { CONFIG_FILE, renderDefaultConfig } from '../core/config.js';
 import { GuardError } from '../core/errors.js';
 import { openRepo, type Repo } from '../git/repo.js';
 import { readHooksPath } from '../git/config.js';
+import { ensureExcluded } from '../git/lanes.js';
 import type { FlowOptions } from './context.js';
 import { detectPackageManager, HOOK_COMMAND, INSTALL_LINE, type PackageManager } from './package-manager.js';
 
@@ -224,17 +225,3 @@ async function installHusky(root: string): Promise<string> {
   }
 }
 
-/** `.guard/` (lanes, feedback) is listed in .git/info/exclude, never in the user's .gitignore. */
-export async function ensureExcluded(repo: Repo): Promise<boolean> {
-  const file = path.join(repo.commonDir, 'info', 'exclude');
-  let text = '';
-  try {
-    text = await readFile(file, 'utf8');
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
-  }
-  if (/^\/?\.guard\/?$/m.test(text)) return false;
-  await mkdir(path.dirname(file), { recursive: true });
-  await appendFile(file, (text === '' || text.endsWith('\n') ? '' : '\n') + '# guard lanes and feedback\n/.guard/\n');
-  return true;
-}

@@ -1,8 +1,7 @@
-import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
-import { randomBytes } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { checkpoint } from '../git/checkpoint.js';
-import { presentLanes } from '../git/kept.js';
+import { takeCheckpoint } from '../apply/apply.js';
+import { LANE_KEPT, noteLaneKept, presentLanes } from '../git/kept.js';
 import type { Repo } from '../git/repo.js';
 
 /**
@@ -51,7 +50,6 @@ export function readOnly(command: string): boolean {
   return true;
 }
 
-const LANE_KEPT = path.join('guard', 'lanes-kept');
 const markFile = (commonDir: string, name: string) => path.join(commonDir, LANE_KEPT, encodeURIComponent(name));
 
 /** The lane's own git dir, from its `.git` file (`gitdir: X`). */
@@ -70,12 +68,8 @@ export async function keepLanes(main: Repo, command: string, now: Date, mainChec
     if (!gitDir) continue;
     const lane: Repo = { root, gitDir, commonDir: main.commonDir };
     try {
-      const cp = await checkpoint(lane, { reason: `lane ${name}, before a shell command in the main tree: ${command.replace(/\s+/g, ' ').slice(0, 200)}`, command: 'hook', lane: name, now });
-      const file = markFile(main.commonDir, name);
-      await mkdir(path.dirname(file), { recursive: true });
-      const tmp = `${file}.${process.pid}-${randomBytes(4).toString('hex')}`;
-      await writeFile(tmp, JSON.stringify({ id: cp.id, for: mainCheckpoint }));
-      await rename(tmp, file).catch(() => rm(tmp, { force: true }));
+      const cp = await takeCheckpoint('hook', lane, { reason: `lane ${name}, before a shell command in the main tree: ${command.replace(/\s+/g, ' ').slice(0, 200)}`, command: 'hook', lane: name, now });
+      await noteLaneKept(main.commonDir, name, { id: cp.id, for: mainCheckpoint });
     } catch {
       // a lane guard cannot checkpoint (a broken work tree) is reported as not kept after the command
     }

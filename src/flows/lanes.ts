@@ -4,27 +4,24 @@ import { CONFIG_FILE, type Config } from '../core/config.js';
 import { GuardError } from '../core/errors.js';
 import { READ_CAP, catFileBatch } from '../git/catfile.js';
 import { collectFacts } from '../git/changes.js';
-import { checkpoint, ignoredPaths, type Checkpoint } from '../git/checkpoint.js';
-import { faultPoint } from '../git/faults.js';
+import type { Checkpoint } from '../git/checkpoint.js';
 import { treeDiff, type DiffEntry } from '../git/diff.js';
 import { laneBase } from '../git/moves.js';
 import {
   branchTip,
-  checkpointCommit,
-  createLane,
   findLane,
   laneRepo,
   listLanes,
   mainRepo,
-  removeLaneParts,
   resolveCommit,
   validateLaneName,
   type Lane,
 } from '../git/lanes.js';
-import { keepNested, nestedRepos, type KeptNested } from '../git/nested.js';
+import type { KeptNested } from '../git/nested.js';
 import type { Repo } from '../git/repo.js';
 import { configAt, type FlowOptions } from './context.js';
-import { ensureExcluded } from './init.js';
+import { apply, takeCheckpoint } from '../apply/apply.js';
+export { notKeptOrder } from '../apply/lane-target.js';
 
 
 export interface StartOptions extends FlowOptions {
@@ -50,8 +47,8 @@ export async function start(opts: StartOptions): Promise<StartResult> {
   validateLaneName(opts.name);
   const main = await mainRepo(opts.cwd);
   const base = await resolveCommit(main.root, opts.from ?? 'HEAD');
-  await ensureExcluded(main);
-  const { lane, hooks } = await createLane(main, opts.name, base);
+  const { done } = await apply({ gate: 'lanes', repo: main, now: new Date(), records: [], target: { kind: 'lane-start', name: opts.name, base } });
+  const { lane, hooks } = done;
   return { name: lane.name, path: lane.path, branch: lane.branch, base: lane.base, hooks };
 }
 
@@ -103,7 +100,7 @@ export async function laneChanges(
     head = (await branchTip(main.root, lane.branch)) ?? lane.base;
   } else {
     const repo = await laneRepo(lane);
-    cp = await checkpoint(repo, {
+    cp = await takeCheckpoint('lanes', repo, {
       reason: opts.reason ?? `guard measured lane ${lane.name}`,
       command: opts.command ?? 'lanes',
       lane: lane.name,
@@ -185,37 +182,8 @@ export interface DiscardResult {
 export async function discard(opts: FlowOptions & { name: string }): Promise<DiscardResult> {
   const main = await mainRepo(opts.cwd);
   const lane = await findLane(main, opts.name);
-  let cp: Checkpoint | null = null;
-  let notKept: string[] = [];
-  let nested: KeptNested[] = [];
-  if (!lane.broken) {
-    const repo = await laneRepo(lane);
-    const [taken, ignored] = await Promise.all([
-      checkpoint(repo, { reason: `before guard discard ${lane.name}`, command: 'discard', lane: lane.name }),
-      // what a checkpoint never holds, named so that nobody is surprised it is gone
-      ignoredPaths(repo.root),
-    ]);
-    cp = taken;
-    notKept = notKeptOrder(ignored);
-    // A submodule or a clone inside the lane is only a gitlink in that checkpoint: keep its own state too, or refuse.
-    const inTree = await nestedRepos(repo.root, taken.tree);
-    // an untracked clone is left out of the checkpoint (skipped as a repository), a submodule is a gitlink in it
-    const skippedRepos = taken.skipped.filter((k) => k.reason === 'repository').map((k) => k.path.replace(/\/$/, ''));
-    nested = await keepNested(repo, [...new Set([...inTree, ...skippedRepos])], { reason: `before guard discard ${lane.name}`, command: 'discard', lane: lane.name });
-    faultPoint('discard:after-checkpoint');
-  } else {
-    const tip = await branchTip(main.root, lane.branch);
-    if (tip) {
-      cp = await checkpointCommit(main, tip, {
-        reason: `before guard discard ${lane.name} (work tree was missing: branch tip kept)`,
-        command: 'discard',
-        lane: lane.name,
-        worktree: lane.path,
-      });
-    }
-  }
-  faultPoint('discard:before-remove');
-  await removeLaneParts(main, lane);
+  const { checkpoint: cp, done } = await apply({ gate: 'lanes', repo: main, now: new Date(), records: [], target: { kind: 'lane-discard', lane, keep: true } });
+  const { notKept, nested } = done;
   return {
     name: lane.name,
     path: lane.path,
@@ -226,16 +194,4 @@ export async function discard(opts: FlowOptions & { name: string }): Promise<Dis
     notKept,
     nested,
   };
-}
-
-/**
- * The ignored paths a discard names as lost, real ones first: guard's own
- * `.guard/` and what husky regenerates at install (`.husky/_/`, listed file by
- * file since its own .gitignore ignores `*`) are left out; files (`.env`,
- * local config) come before folders (`node_modules/`, build output).
- */
-export function notKeptOrder(ignored: readonly string[]): string[] {
-  const generated = (p: string) => p === '.guard/' || p.startsWith('.guard/') || p === '.husky/_/' || p.startsWith('.husky/_/');
-  const real = ignored.filter((p) => !generated(p));
-  return [...real.filter((p) => !p.endsWith('/')), ...real.filter((p) => p.endsWith('/'))];
 }

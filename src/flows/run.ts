@@ -5,11 +5,11 @@ import { constants } from 'node:os';
 import path from 'node:path';
 import type { Classification } from '../core/classify.js';
 import { GuardError } from '../core/errors.js';
-import { checkpoint, type Checkpoint } from '../git/checkpoint.js';
+import { apply, record, takeCheckpoint } from '../apply/apply.js';
+import type { Checkpoint } from '../git/checkpoint.js';
 import { changedPaths } from '../git/diff.js';
-import { laneRepo, removeLaneParts, type Lane } from '../git/lanes.js';
+import { laneRepo, type Lane } from '../git/lanes.js';
 import type { Repo } from '../git/repo.js';
-import { writeRecords } from '../git/records.js';
 import { sessionEventCommit } from '../git/session.js';
 import { laneChanges, startOrReuse, type StartOptions } from './lanes.js';
 
@@ -55,13 +55,13 @@ export async function runInLane(opts: RunOptions): Promise<RunResult> {
   // A lane is not a sandbox: it sits inside the main tree, and the command can
   // write anywhere. The main tree is checkpointed around it, so that whatever
   // the command did there can be named and put back.
-  const mainBefore = await checkpoint(main, { reason: `before guard run ${lane.name} -- ${file}`, command: 'run', lane: null });
+  const mainBefore = await takeCheckpoint('run', main, { reason: `before guard run ${lane.name} -- ${file}`, command: 'run', lane: null });
   let ended: { code: number; signal: string | null };
   try {
     ended = await spawnInLane(file, args, lane.path, path.join(main.root, 'node_modules', '.bin'), opts.stdoutToStderr ?? false);
   } catch (err) {
     // The command never started: a lane made just for it holds nothing, so it goes again.
-    if (created) await removeLaneParts(main, lane).catch(() => undefined);
+    if (created) await apply({ gate: 'run', repo: main, now: new Date(), records: [], target: { kind: 'lane-discard', lane, keep: false } }).catch(() => undefined);
     throw err;
   }
   const [changes, outside] = await Promise.all([
@@ -144,9 +144,9 @@ async function runSessionStep(lane: Lane, phase: 'pre' | 'post', command: string
   if (lane.broken) return null;
   const repo = await laneRepo(lane);
   const now = new Date();
-  const cp = taken ?? (await checkpoint(repo, { reason: `before guard run ${lane.name} -- ${command}`, command: 'run', lane: lane.name, session: { harness: 'run', session: lane.name, toolCall: null }, now }));
+  const cp = taken ?? (await takeCheckpoint('run', repo, { reason: `before guard run ${lane.name} -- ${command}`, command: 'run', lane: lane.name, session: { harness: 'run', session: lane.name, toolCall: null }, now }));
   const toolCall = pre ? pre.id : cp.id;
-  await writeRecords(repo.root, [
+  await record('run', repo, [
     sessionEventCommit(cp.commit, { harness: 'run', session: lane.name, toolCall, tool: 'run', phase, kind: 'shell', checkpoint: cp.id, paths: null, worktree: repo.root, time: now.toISOString(), command: command.slice(0, 200) }, now),
   ], now);
   return cp;
@@ -170,7 +170,7 @@ const MAX_NAMED = 20;
  * after it: one checkpoint, and one diff-tree only when the trees differ.
  */
 async function mainTreeChanges(main: Repo, before: Checkpoint, reason: string): Promise<MainTreeChanges> {
-  const after = await checkpoint(main, { reason, command: 'run', lane: null });
+  const after = await takeCheckpoint('run', main, { reason, command: 'run', lane: null });
   const result: MainTreeChanges = { checkpoint: before.id, changed: [], restore: null };
   if (after.tree === before.tree && after.index === before.index) return result;
   result.changed = await changedPaths(main.root, before.tree, after.tree);

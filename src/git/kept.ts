@@ -309,3 +309,16 @@ export async function presentLanes(root: string): Promise<string[]> {
   const here = await Promise.all(names.map((n) => lstat(path.join(dir, n, '.git')).then(() => n, () => null)));
   return here.filter((n): n is string => n !== null).sort();
 }
+
+/** Where flows/lane-keep.ts marks the lane checkpoint it took before a shell command in the main tree (under the common git dir). */
+export const LANE_KEPT = path.join('guard', 'lanes-kept');
+
+/** Mark lane NAME as kept by checkpoint `id`, taken with the main tree's checkpoint `for` (written whole, by rename). */
+export async function noteLaneKept(commonDir: string, name: string, mark: { id: string; for: string }): Promise<void> {
+  const [{ mkdir, rename, rm, writeFile }, { randomBytes }] = await Promise.all([import('node:fs/promises'), import('node:crypto')]);
+  const file = path.join(commonDir, LANE_KEPT, encodeURIComponent(name));
+  await mkdir(path.dirname(file), { recursive: true });
+  const tmp = `${file}.${process.pid}-${randomBytes(4).toString('hex')}`;
+  await writeFile(tmp, JSON.stringify(mark));
+  await rename(tmp, file).catch(() => rm(tmp, { force: true }));
+}

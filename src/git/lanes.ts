@@ -1,5 +1,5 @@
 import { existsSync, lstatSync, readlinkSync, realpathSync } from 'node:fs';
-import { cp, rmdir } from 'node:fs/promises';
+import { appendFile, cp, mkdir, readFile, rmdir } from 'node:fs/promises';
 import path from 'node:path';
 import { commonDirOf, noteGone } from './journal.js';
 import { GuardError } from '../core/errors.js';
@@ -300,4 +300,19 @@ export async function checkpointCommit(
   const ref = newRef(REFS.checkpoints, now);
   await git(['update-ref', '-m', 'guard checkpoint', ref, oid, ''], { cwd });
   return { ref, id: checkpointId(ref), commit: oid, tree, index: null, reused: false, skipped: [] };
+}
+
+/** `.guard/` (lanes, feedback) is listed in .git/info/exclude, never in the user's .gitignore. */
+export async function ensureExcluded(repo: Repo): Promise<boolean> {
+  const file = path.join(repo.commonDir, 'info', 'exclude');
+  let text = '';
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+  }
+  if (/^\/?\.guard\/?$/m.test(text)) return false;
+  await mkdir(path.dirname(file), { recursive: true });
+  await appendFile(file, (text === '' || text.endsWith('\n') ? '' : '\n') + '# guard lanes and feedback\n/.guard/\n');
+  return true;
 }

@@ -29,11 +29,9 @@ const ALLOWED: Record<string, { names: string[]; why: string }> = {
   'src/cli/ci.ts': { names: ['appendFileSync'], why: "guard ci: the CI's step summary file (output, not the work tree)" },
   // the net: guard's own state about its refs and hooks (.git/guard/), and guard recover
   'src/flows/integrity.ts': { names: ['chmod', 'copyFile', 'git update-ref', 'mkdir', 'rename', 'rm', 'writeFile'], why: 'the net: its manifest, hook copies, recover' },
-  // not yet moved: each is a checkpoint or records as the targets above take them
-  'src/flows/lane-keep.ts': { names: ['checkpoint', 'mkdir', 'rename', 'rm', 'writeFile'], why: 'lanes kept before a shell command' },
-  'src/flows/lanes.ts': { names: ['checkpoint', 'checkpointCommit', 'createLane', 'keepNested', 'removeLaneParts'], why: 'start and discard' },
-  'src/flows/run.ts': { names: ['checkpoint', 'removeLaneParts', 'writeRecords'], why: 'guard run' },
-  'src/flows/ref-gate.ts': { names: ['keepDropped', 'settleMoves', 'writeRecords'], why: 'the branch gate' },
+  // not yet moved: the branch gate's bookkeeping (verified tips, anchors, kept dropped tips, journaled), written
+  // with update-ref where only a path is known (the reference-transaction hook opens no repository)
+  'src/flows/ref-gate.ts': { names: ['keepDropped', 'settleMoves', 'writeRecords'], why: 'the branch gate: its records and tips' },
   'src/flows/bypass.ts': { names: ['markVerified', 'settleMoves'], why: 'the branch gate, on check' },
   // guard write prepares the result as a hidden temp file beside the file before judging it (git measures
   // it there; apply's file target renames it over the file, or it is removed)
