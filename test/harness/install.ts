@@ -15,7 +15,7 @@ import path from 'node:path';
 import { ROOT } from '../helpers.js';
 
 export type HarnessName = 'claude' | 'gemini' | 'codex';
-/** Every harness with a real binary driven here (test/e2e/harness-real*.test.ts). */
+/** Every harness with a real binary driven here (test/clients/harness-real*.test.ts). */
 export type RealHarness = HarnessName | 'copilot' | 'qwen' | 'continue' | 'droid';
 
 /** The versions HARNESSES.md describes ("Seen in the real binaries"), and the ones docs/harnesses/ verified. */

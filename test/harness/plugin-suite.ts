@@ -24,7 +24,7 @@ import { BIG, CHECKOUT, ELISION, SMALL, SMALL_EDITED, SMALL_NEW, SMALL_OLD, STAT
  */
 /**
  * The scenario for each of `HARNESSES`, as the tests of one file
- * (test/e2e/harness-plugins*.test.ts: one file per harness, so they run at
+ * (test/clients/harness-plugins*.test.ts: one file per harness, so they run at
  * once).
  */
 export function pluginSuite(HARNESSES: PluginHarness[]): void {
