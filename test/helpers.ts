@@ -115,15 +115,23 @@ export class TestRepo {
 const repos: TestRepo[] = [];
 const outsideDirs: string[] = [];
 
-/** A fresh repository in a temp folder, with hooks and signing off. */
+const REPO_CONFIG = '[commit]\n\tgpgsign = false\n[core]\n\thooksPath = /dev/null\n[maintenance]\n\tauto = false\n[gc]\n\tauto = 0\n';
+
+/** A fresh repository in a temp folder, with hooks, signing and automatic maintenance off. */
 export function makeRepo(files: Record<string, string | Buffer> = {}, opts: { commit?: boolean } = {}): TestRepo {
   const dir = realpathSync(mkdtempSync(path.join(tmpdir(), 'guard-test-')));
   const repo = new TestRepo(dir);
   repo.git(['init', '-q', '-b', 'main']);
-  // as `git config commit.gpgsign false` and `git config core.hooksPath /dev/null` write them, without two more processes
-  appendFileSync(path.join(dir, '.git', 'config'), '[commit]\n\tgpgsign = false\n[core]\n\thooksPath = /dev/null\n');
+  // as `git config` writes them, without more processes: no signing, no hooks, and no
+  // automatic maintenance (each `git commit` would otherwise start `git maintenance run
+  // --auto`, ~25 ms here, for repositories too small to ever need it). guard's own
+  // background gc (src/git/records.ts) passes its own -c gc.auto=N, so it still runs.
+  appendFileSync(path.join(dir, '.git', 'config'), REPO_CONFIG);
   for (const [f, c] of Object.entries(files)) repo.write(f, c);
-  if (opts.commit !== false && Object.keys(files).length > 0) repo.commitAll('base');
+  if (opts.commit !== false && Object.keys(files).length > 0) {
+    repo.git(['add', '-A']);
+    repo.git(['commit', '-q', '--no-verify', '-m', 'base']);
+  }
   repos.push(repo);
   return repo;
 }
