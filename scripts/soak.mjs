@@ -597,6 +597,8 @@ function soakSuiteLoads() {
     ['faults', 'test/e2e/faults.test.ts', 'SIGKILL after random delays', 'random SIGKILLs (30 runs each): every file old or new, the checkpoint restores'],
     ['large files', 'test/e2e/hostile.test.ts', 'large files', 'files over maxFileBytes (20 and 100 MB): blocked, never held in memory'],
     ['concurrency', 'test/e2e/concurrency.test.ts', 'started at the same moment', 'two reviews started at once (10 rounds): none sees the other half written'],
+    ['checkpoints', 'test/integration/checkpoint.test.ts', 'rounds of random edits', 'random edits, modes, symlinks, untracked files (30 rounds): every checkpoint the tree git add -A makes'],
+    ['doctor', 'test/e2e/doctor.test.ts', 'constant number of git processes', 'doctor after 10 refused commits and two lanes: the same git processes as before'],
   ];
   for (const [id, file, pattern, what] of runs) {
     log(`suite at soak size: ${file} (${pattern})`);

@@ -3,6 +3,10 @@ import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync }
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { cleanupRepos, type TestRepo, installGuard } from '../helpers.js';
+import { scale } from '../scale.js';
+
+/** Refused commits before doctor counts its git processes again: 3 in npm test, 10 in npm run soak. */
+const STOPS = scale(3, 10);
 
 afterAll(cleanupRepos);
 
@@ -244,10 +248,10 @@ describe('guard doctor', () => {
       return readFileSync(trace, 'utf8').trim().split('\n').length;
     };
     const before = count();
-    for (let i = 0; i < 10; i++) gateStops(repo);
+    for (let i = 0; i < STOPS; i++) gateStops(repo);
     repo.guard(['start', 'l1']);
     repo.guard(['start', 'l2']);
-    expect(repo.refs('refs/guard/rejected/').length).toBe(10);
+    expect(repo.refs('refs/guard/rejected/').length).toBe(STOPS);
     expect(count()).toBe(before);
     // 8, plus read-tree for each of the two hooks it runs and the branch's verified tip
     expect(before).toBeLessThanOrEqual(11);

@@ -7,6 +7,10 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { checkpoint, type Checkpoint } from '../../src/git/checkpoint.js';
 import { openRepo } from '../../src/git/repo.js';
 import { ROOT, cleanEnv, cleanupRepos, lines, makeRepo, type TestRepo } from '../helpers.js';
+import { scale } from '../scale.js';
+
+/** Rounds of random edits: 8 in npm test, 30 in npm run soak. */
+const FUZZ_ROUNDS = scale(8, 30);
 
 afterAll(cleanupRepos);
 
@@ -243,7 +247,7 @@ describe('checkpoint', () => {
     expect(readdirSync(path.join(repo.dir, '.git')).filter((n) => n.startsWith('guard-index-'))).toEqual([]);
   });
 
-  it('rounds of random edits, deletions, mode flips, symlinks, new and vanished untracked files, stages and commits: every checkpoint is the tree `git add -A` would make', async () => {
+  it(`${FUZZ_ROUNDS} rounds of random edits, deletions, mode flips, symlinks, new and vanished untracked files, stages and commits: every checkpoint is the tree \`git add -A\` would make`, async () => {
     // guard's kept index seeds most rounds (the tree built from the last one plus what add named);
     // a stage or a commit starts again from the user's index (write-tree)
     const files: Record<string, string> = {};
@@ -259,7 +263,7 @@ describe('checkpoint', () => {
       return seed % n;
     };
     const names = () => repo.git(['ls-files', '-z', '--cached', '--others', '--exclude-standard']).split('\0').filter((f) => f && existsSync(path.join(repo.dir, f)));
-    for (let round = 0; round < 30; round++) {
+    for (let round = 0; round < FUZZ_ROUNDS; round++) {
       for (let k = 1 + rnd(3); k > 0; k--) {
         const all = names();
         const f = all[rnd(all.length)];
