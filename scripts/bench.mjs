@@ -18,8 +18,9 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import * as lib from './lib.mjs';
+import { median, ROOT } from './lib.mjs';
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 // GUARD_CLI: run another build of the CLI (e.g. a stub while dist/ is not built)
 const CLI = process.env.GUARD_CLI ? path.resolve(process.env.GUARD_CLI) : path.join(ROOT, 'dist', 'cli', 'main.js');
 const NODE = process.execPath;
@@ -68,30 +69,12 @@ if (!fs.existsSync(CLI)) {
 // environment: guard always in auto mode; git never reads the user's global or
 // system config; nothing inherited that points git elsewhere.
 
-const ENV = { ...process.env };
-for (const k of [
-  'GIT_DIR', 'GIT_WORK_TREE', 'GIT_INDEX_FILE', 'GIT_OBJECT_DIRECTORY', 'GIT_ALTERNATE_OBJECT_DIRECTORIES',
-  'GIT_CEILING_DIRECTORIES', 'GIT_PREFIX', 'GUARD_TRACE_GIT', 'GUARD_DEBUG', 'FORCE_COLOR',
-]) delete ENV[k];
-Object.assign(ENV, {
-  CI: 'true',
-  NO_COLOR: '1',
-  GIT_CONFIG_GLOBAL: os.devNull,
-  GIT_CONFIG_NOSYSTEM: '1',
-  GIT_TERMINAL_PROMPT: '0',
-});
+const ENV = lib.cleanEnv();
 
 const TMP = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'guard-bench-')));
 const T0 = process.hrtime.bigint();
 
-function sh(cmd, args, { cwd, env = ENV, input, allowFail = false } = {}) {
-  const r = spawnSync(cmd, args, { cwd, env, input, encoding: 'utf8', maxBuffer: 256 << 20, timeout: 300_000 });
-  if (r.error) throw new Error(`${cmd} ${args.join(' ')}: ${r.error.message}`);
-  if (r.status !== 0 && !allowFail) {
-    throw new Error(`${cmd} ${args.slice(0, 4).join(' ')} exited ${r.status}: ${(r.stderr || r.stdout || '').trim().split('\n')[0]}`);
-  }
-  return r;
-}
+const sh = (cmd, args, opts = {}) => lib.sh(cmd, args, { env: ENV, ...opts });
 const git = (cwd, args, opts = {}) => sh('git', args, { cwd, ...opts });
 
 function timed(cmd, args, opts) {
@@ -100,12 +83,6 @@ function timed(cmd, args, opts) {
   const ms = Number(process.hrtime.bigint() - t) / 1e6;
   if (r.error) throw new Error(`${cmd}: ${r.error.message}`);
   return { ms, status: r.status, stdout: r.stdout ?? '', stderr: r.stderr ?? '' };
-}
-
-function median(xs) {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
 }
 
 const guardArgs = (...a) => [CLI, ...a];
@@ -182,20 +159,10 @@ function objectStoreKiB(gitArgs, cwd) {
 }
 
 function makeRepo(name) {
-  const dir = path.join(TMP, name);
-  fs.mkdirSync(dir, { recursive: true });
-  git(dir, ['init', '-q', '-b', 'main']);
-  for (const [k, v] of [
-    ['user.name', 'Guard Bench'], ['user.email', 'bench@guard.invalid'], ['commit.gpgsign', 'false'],
-    ['core.autocrlf', 'false'], ['gc.auto', '0'], ['maintenance.auto', 'false'],
-  ]) git(dir, ['config', k, v]);
-  return dir;
+  return lib.makeRepo(path.join(TMP, name), { env: ENV, config: { user: { name: 'Guard Bench', email: 'bench@guard.invalid' } } });
 }
 
-function write(file, content) {
-  fs.mkdirSync(path.dirname(file), { recursive: true });
-  fs.writeFileSync(file, content);
-}
+const write = lib.writeFile;
 
 function pyModule(i, lines, salt = '') {
   const out = [`"""Generated module ${i}${salt}."""`, '', 'from __future__ import annotations', ''];
@@ -225,15 +192,7 @@ function section(title) {
 }
 
 function printTable(rows) {
-  const head = { id: '', what: 'measurement', guard: 'guard', baseline: 'baseline', ratio: 'ratio', goal: 'goal', result: 'result' };
-  const all = [head, ...rows];
-  const keys = Object.keys(head);
-  const w = Object.fromEntries(keys.map((k) => [k, Math.max(...all.map((r) => String(r[k]).length))]));
-  const right = new Set(['guard', 'baseline', 'ratio']);
-  const line = (r) => keys.map((k) => (right.has(k) ? String(r[k]).padStart(w[k]) : String(r[k]).padEnd(w[k]))).join('  ').trimEnd();
-  console.log(line(head));
-  console.log(keys.map((k) => '-'.repeat(w[k])).join('  '));
-  for (const r of rows) console.log(line(r));
+  lib.printTable({ id: '', what: 'measurement', guard: 'guard', baseline: 'baseline', ratio: 'ratio', goal: 'goal', result: 'result' }, rows, ['guard', 'baseline', 'ratio']);
 }
 
 /** The same table as Markdown (docs/performance.md), with --markdown. */

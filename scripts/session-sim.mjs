@@ -12,6 +12,7 @@
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
+import { makeRepo } from './lib.mjs';
 
 export const SESSION_FILES = 40;
 const LINES = 60;
@@ -22,20 +23,10 @@ function fileText(k, version) {
   return out.join('\n') + '\n';
 }
 
-/** A repository with the session's files committed (git's identity and signing from env). */
+/** A repository with the session's files committed (scripts/lib.mjs's scratch repository; git's identity from its config). */
 export function makeSessionRepo(dir, env) {
-  fs.mkdirSync(dir, { recursive: true });
-  const git = (args) => {
-    const r = spawnSync('git', args, { cwd: dir, env, encoding: 'utf8' });
-    if (r.status !== 0) throw new Error(`git ${args.join(' ')}: ${r.stderr}`);
-  };
-  git(['init', '-q', '-b', 'main']);
-  git(['config', 'commit.gpgsign', 'false']);
-  fs.mkdirSync(path.join(dir, 'src'), { recursive: true });
-  for (let k = 0; k < SESSION_FILES; k++) fs.writeFileSync(path.join(dir, 'src', `m${k}.py`), fileText(k, 0));
-  git(['add', '-A']);
-  git(['-c', 'user.name=Session', '-c', 'user.email=session@guard.invalid', 'commit', '-q', '-m', 'session start']);
-  return dir;
+  const files = Object.fromEntries(Array.from({ length: SESSION_FILES }, (_, k) => [`src/m${k}.py`, fileText(k, 0)]));
+  return makeRepo(dir, { env, files, config: { user: { name: 'Session', email: 'session@guard.invalid' } } });
 }
 
 const SHELL = ['git status --short >/dev/null', 'ls src >/dev/null', 'grep -c line src/m1.py >/dev/null', 'cat src/m2.py >/dev/null', 'true'];

@@ -30,14 +30,14 @@
 // Prints one table (the same form as scripts/bench.mjs) and exits 1 if any
 // figure misses its goal.
 
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import * as lib from './lib.mjs';
+import { lines, printTable, ROOT } from './lib.mjs';
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const CLI = path.join(ROOT, 'dist', 'cli', 'main.js');
+const CLI = lib.DEFAULT_CLI;
 const NODE = process.execPath;
 const argv = process.argv.slice(2);
 const SHORT = argv.includes('--short');
@@ -68,10 +68,7 @@ if (!fs.existsSync(CLI)) {
   process.exit(2);
 }
 
-const ENV = { ...process.env };
-for (const k of Object.keys(ENV)) if (k.startsWith('GIT_') || k.startsWith('GUARD_')) delete ENV[k];
-Object.assign(ENV, {
-  CI: 'true', NO_COLOR: '1', GIT_CONFIG_GLOBAL: os.devNull, GIT_CONFIG_NOSYSTEM: '1', GIT_TERMINAL_PROMPT: '0',
+const ENV = lib.cleanEnv({
   GIT_AUTHOR_NAME: 'Soak', GIT_AUTHOR_EMAIL: 'soak@guard.invalid', GIT_COMMITTER_NAME: 'Soak', GIT_COMMITTER_EMAIL: 'soak@guard.invalid',
 });
 const TMP = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'guard-soak-')));
@@ -81,16 +78,10 @@ const log = (s) => process.stderr.write(`[soak ${((Date.now() - T0) / 1000).toFi
 // ---------------------------------------------------------------------------
 // processes
 
-function sh(cmd, args, opts = {}) {
-  const r = spawnSync(cmd, args, { env: ENV, encoding: 'buffer', maxBuffer: 256 << 20, ...opts });
-  if (r.error) throw r.error;
-  return { code: r.status, signal: r.signal, stdout: r.stdout.toString('utf8'), stderr: r.stderr.toString('utf8') };
-}
-function git(cwd, args, input) {
-  const r = sh('git', args, { cwd, input });
-  if (r.code !== 0) throw new Error(`git ${args.slice(0, 3).join(' ')} failed in ${cwd}: ${r.stderr.trim().split('\n')[0]}`);
-  return r.stdout;
-}
+/** A process to its end, in ENV: { status, signal, stdout, stderr }; a non-zero exit is the caller's to read. */
+const sh = (cmd, args, opts = {}) => lib.sh(cmd, args, { env: ENV, allowFail: true, ...opts });
+/** git's stdout; throws on failure. */
+const git = (cwd, args, input) => lib.git(cwd, args, { env: ENV, input });
 /** The built CLI, asynchronously (so several iterations run at once); `killAfter` ms: SIGKILL it then. */
 function guard(cwd, args, { input = '', env = {}, killAfter } = {}) {
   return new Promise((resolve, reject) => {
@@ -111,21 +102,8 @@ function guard(cwd, args, { input = '', env = {}, killAfter } = {}) {
 }
 
 let repoCount = 0;
-function makeRepo(files = {}) {
-  const dir = path.join(TMP, `r${repoCount++}`);
-  fs.mkdirSync(dir, { recursive: true });
-  git(dir, ['init', '-q', '-b', 'main']);
-  for (const [k, v] of [['commit.gpgsign', 'false'], ['core.autocrlf', 'false'], ['gc.auto', '0'], ['maintenance.auto', 'false']]) git(dir, ['config', k, v]);
-  for (const [f, c] of Object.entries(files)) write(dir, f, c);
-  git(dir, ['add', '-A']);
-  git(dir, ['commit', '-q', '--no-verify', '--allow-empty', '-m', 'base']);
-  return dir;
-}
-function write(dir, f, c) {
-  fs.mkdirSync(path.dirname(path.join(dir, f)), { recursive: true });
-  fs.writeFileSync(path.join(dir, f), c);
-}
-const lines = (n, p = 'line') => Array.from({ length: n }, (_, i) => `${p} ${i + 1}\n`).join('');
+const makeRepo = (files = {}) => lib.makeRepo(path.join(TMP, `r${repoCount++}`), { env: ENV, files });
+const write = (dir, f, c) => lib.writeFile(path.join(dir, f), c);
 
 /** Bytes of each file (null: absent). */
 function snap(dir, files) {
@@ -336,7 +314,7 @@ async function oneKill(sc, how) {
         const ref = `refs/guard/checkpoints/${mine[0].id}`;
         const ok = [...ctx.laneFiles].every(([f, b]) => {
           const show = sh('git', ['cat-file', 'blob', `${ref}:${f}`], { cwd: ctx.dir });
-          return show.code === 0 && Buffer.from(show.stdout, 'utf8').equals(b);
+          return show.status === 0 && Buffer.from(show.stdout, 'utf8').equals(b);
         });
         if (ok) kills.restorable++;
         else fail('the discard checkpoint lacks a lane file');
@@ -565,27 +543,8 @@ async function soakHistory() {
 // the suite's load tests at soak size: the same test files `npm test` runs,
 // with GUARD_SOAK=1 (test/scale.ts), read from vitest's JSON report
 
-/**
- * Run vitest on `files` and read its JSON report: { ok, tests: [{ title,
- * fullName, status, duration, meta }], failures: [first line of each] }.
- * A test hands figures to the soak in `task.meta` (JSON's `meta`).
- */
-function vitestJson(files, { env = {}, testNamePattern } = {}) {
-  const out = path.join(TMP, `vitest-${Date.now()}-${Math.random().toString(36).slice(2)}.json`);
-  const args = [path.join(ROOT, 'node_modules', 'vitest', 'vitest.mjs'), 'run', ...files, '--reporter=json', `--outputFile=${out}`];
-  if (testNamePattern) args.push('-t', testNamePattern);
-  const r = sh(NODE, args, { cwd: ROOT, env: { ...ENV, ...env } });
-  let report;
-  try {
-    report = JSON.parse(fs.readFileSync(out, 'utf8'));
-  } catch {
-    return { ok: false, tests: [], failures: [`vitest wrote no report (exit ${r.code}): ${(r.stderr || r.stdout).trim().split('\n').slice(-3).join(' | ')}`] };
-  }
-  const tests = report.testResults.flatMap((f) => f.assertionResults.map((t) => ({ ...t, file: path.relative(ROOT, f.name) })));
-  const failures = tests.filter((t) => t.status === 'failed').map((t) => `${t.title}: ${(t.failureMessages[0] ?? '').split('\n')[0]}`);
-  for (const f of report.testResults) if (f.status === 'failed' && f.assertionResults.length === 0) failures.push(`${path.relative(ROOT, f.name)}: ${(f.message ?? '').split('\n')[0]}`);
-  return { ok: r.code === 0 && report.numFailedTests === 0 && report.numTotalTests > 0, tests, failures };
-}
+/** vitest on `files` in ENV plus `env`, read from its JSON report (scripts/lib.mjs). */
+const vitestJson = (files, { env = {}, testNamePattern } = {}) => lib.vitestJson(files, { env: { ...ENV, ...env }, testNamePattern, tmp: TMP });
 
 /**
  * The load tests `npm test` runs small (docs/development.md, "Soak-sized
@@ -614,16 +573,6 @@ const table = [];
 const notes = [];
 function row(id, what, value, of, goal, ok) {
   table.push({ id, what, value, of, goal, result: ok ? 'PASS' : 'FAIL' });
-}
-function printTable(rows) {
-  const head = { id: '', what: 'figure', value: 'value', of: 'of', goal: 'goal', result: 'result' };
-  const all = [head, ...rows];
-  const keys = Object.keys(head);
-  const w = Object.fromEntries(keys.map((k) => [k, Math.max(...all.map((r) => String(r[k]).length))]));
-  const line = (r) => keys.map((k) => (k === 'value' || k === 'of' ? String(r[k]).padStart(w[k]) : String(r[k]).padEnd(w[k]))).join('  ').trimEnd();
-  console.log(line(head));
-  console.log(keys.map((k) => '-'.repeat(w[k])).join('  '));
-  for (const r of rows) console.log(line(r));
 }
 
 console.log(`guard soak${SHORT ? ' --short' : ''}: node ${process.version}, ${sh('git', ['--version']).stdout.trim()}, ${os.cpus().length} CPUs, load ${os.loadavg()[0].toFixed(1)}, ${PARALLEL} at once, seed ${SEED}`);
@@ -655,7 +604,7 @@ try {
   notes.push(String(e?.stack ?? e));
 }
 console.log('');
-printTable(table);
+printTable({ id: '', what: 'figure', value: 'value', of: 'of', goal: 'goal', result: 'result' }, table, ['value', 'of']);
 if (notes.length) {
   console.log('\nnotes:');
   for (const n of notes) console.log(`  - ${n}`);
