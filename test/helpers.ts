@@ -1,8 +1,9 @@
 import { spawnSync, type SpawnSyncReturns } from 'node:child_process';
-import { appendFileSync, chmodSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, symlinkSync, writeFileSync, realpathSync } from 'node:fs';
+import { appendFileSync, chmodSync, cpSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, symlinkSync, writeFileSync, realpathSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { afterAll } from 'vitest';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 export const CLI = path.join(ROOT, 'dist', 'cli', 'main.js');
@@ -177,9 +178,41 @@ export function lines(n: number, prefix = 'line'): string {
  * A repository with guard installed as a user would: `node_modules/.bin/guard`
  * (the built CLI), `guard init` (husky, relative core.hooksPath), and the
  * install committed through the hook. Returns the repo.
+ *
+ * The install (a guard init and a commit through the hook: seconds on a
+ * loaded machine) runs once per `files` in a test process, into a template
+ * folder; each call gets a copy of it. A copy is the same repository: guard
+ * keeps no absolute path in it but the manifest of its hook files
+ * (`.git/guard/gate.json`), rewritten for the copy's folder.
  */
 export function installGuard(files: Record<string, string | Buffer>): TestRepo {
+  const key = JSON.stringify(Object.entries(files).map(([f, c]) => [f, typeof c === 'string' ? c : `base64:${c.toString('base64')}`]));
+  let template = installTemplates.get(key);
+  if (template === undefined) {
+    template = freshInstall(files);
+    installTemplates.set(key, template);
+  }
+  const dir = realpathSync(mkdtempSync(path.join(tmpdir(), 'guard-test-')));
+  cpSync(template, dir, { recursive: true, verbatimSymlinks: true });
+  const manifest = path.join(dir, '.git', 'guard', 'gate.json');
+  // the paths are JSON strings: the folder's name holds no character JSON escapes
+  writeFileSync(manifest, readFileSync(manifest, 'utf8').split(template).join(dir));
+  const repo = new TestRepo(dir);
+  repos.push(repo);
+  return repo;
+}
+
+/** Installed templates of this test file, by their files; removed after its last test. */
+const installTemplates = new Map<string, string>();
+afterAll(() => {
+  for (const d of installTemplates.values()) rmSync(d, { recursive: true, force: true });
+  installTemplates.clear();
+});
+
+function freshInstall(files: Record<string, string | Buffer>): string {
   const repo = makeRepo(files);
+  // a template, not a test's repository: cleanupRepos leaves it for the next copy
+  repos.splice(repos.indexOf(repo), 1);
   repo.git(['config', '--unset', 'core.hooksPath']);
   mkdirSync(path.join(repo.dir, 'node_modules', '.bin'), { recursive: true });
   symlinkSync(CLI, path.join(repo.dir, 'node_modules', '.bin', 'guard'));
@@ -190,7 +223,7 @@ export function installGuard(files: Record<string, string | Buffer>): TestRepo {
   repo.git(['add', '-A']);
   const commit = repo.gitRun(['commit', '-q', '-m', 'install guard'], { CI: 'true' });
   if (commit.code !== 0) throw new Error(`the install commit failed: ${commit.stderr}`);
-  return repo;
+  return repo.dir;
 }
 
 /** Every file of the main tree (outside .git and .guard), bytes and kind, for byte-for-byte comparisons. */
