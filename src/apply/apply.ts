@@ -10,6 +10,7 @@ import type { IndexTarget } from './index-target.js';
 import type { LaneDiscardDone, LaneDiscardTarget, LaneStartTarget } from './lane-target.js';
 import type { PathsTarget } from './paths-target.js';
 import type { PruneTarget } from './prune-target.js';
+import type { TipsTarget } from './tips-target.js';
 import type { RestoreDone, RestoreTarget } from './restore-target.js';
 import type { RewindDone, RewindTarget } from './rewind-target.js';
 import type { ApplyGate, ApplyPlan, Steps, Taken } from './steps.js';
@@ -23,6 +24,7 @@ export type { IndexTarget, IndexWrite } from './index-target.js';
 export type { LaneDiscardTarget, LaneStartTarget } from './lane-target.js';
 export type { PathsTarget } from './paths-target.js';
 export type { PruneTarget } from './prune-target.js';
+export type { TipsTarget } from './tips-target.js';
 export type { RestoreTarget } from './restore-target.js';
 export type { RewindTarget } from './rewind-target.js';
 export type { TreeDone, TreeFile, TreeTarget } from './tree-target.js';
@@ -48,7 +50,7 @@ export type { WorktreeTarget } from './worktree-target.js';
  * below): `index` (check), `file` (write), `tree` and `feedback` (review),
  * `paths` and `worktree` (the hook's write and shell calls, lanes, run),
  * `restore`, `rewind`, `prune` (log --prune), `lane-start` and
- * `lane-discard`. The fault points (git/faults.ts,
+ * `lane-discard`, `tips` (the branch gate's verified tips). The fault points (git/faults.ts,
  * docs/reliability/faults.md) of each gate are named here, at the steps
  * where they always were.
  */
@@ -64,6 +66,7 @@ interface Kinds {
   prune: { target: PruneTarget; done: undefined; taken: Taken };
   'lane-start': { target: LaneStartTarget; done: { lane: Lane; hooks: string | null }; taken: Taken };
   'lane-discard': { target: LaneDiscardTarget; done: LaneDiscardDone; taken: Checkpoint };
+  tips: { target: TipsTarget; done: { adopted: string[] }; taken: Taken };
 }
 
 export type Target = Kinds[keyof Kinds]['target'];
@@ -87,6 +90,7 @@ const STEPS: { [K in keyof Kinds]: () => Promise<StepsOf<K>> } = {
   prune: async () => (await import('./prune-target.js')).pruneSteps,
   'lane-start': async () => (await import('./lane-target.js')).laneStartSteps,
   'lane-discard': async () => (await import('./lane-target.js')).laneDiscardSteps,
+  tips: async () => (await import('./tips-target.js')).tipsSteps,
 };
 
 type Step = 'beforeRecords' | 'afterRecords' | 'afterLock' | 'afterCheckpoint';

@@ -2,7 +2,6 @@ import { existsSync } from 'node:fs';
 import { chmod, copyFile, mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { adoptTips } from '../git/moves.js';
 import type { Repo } from '../git/repo.js';
 
 /**
@@ -83,7 +82,9 @@ async function writeHook(file: string, text: string): Promise<boolean> {
 }
 
 async function adopt(repo: Repo): Promise<string[]> {
-  const adopted = await adoptTips(repo.root);
+  const { apply } = await import('../apply/apply.js');
+  const { done } = await apply({ gate: 'setup', repo, now: new Date(), records: [], target: { kind: 'tips', adopt: true } });
+  const adopted = done.adopted;
   return adopted.length > 0 ? [`recorded ${adopted.length} branch tip${adopted.length === 1 ? '' : 's'} as the gate's starting point`] : [];
 }
 

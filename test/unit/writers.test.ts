@@ -24,15 +24,11 @@ const ALLOWED: Record<string, { names: string[]; why: string }> = {
   'src/flows/agents.ts': { names: ['chmod', 'mkdir', 'writeFile'], why: "setup: a harness's hook settings" },
   'src/flows/plugins.ts': { names: ['mkdir', 'writeFile'], why: "setup: the plugin harnesses' plugin file" },
   'src/flows/trailer-hook.ts': { names: ['appendFile', 'chmod', 'mkdir', 'writeFile'], why: 'setup: the commit-msg hook that adds trailers' },
-  'src/flows/branch-gate.ts': { names: ['adoptTips', 'chmod', 'copyFile', 'mkdir', 'writeFile'], why: 'setup: the reference-transaction hook, and the branch tips it starts from' },
+  'src/flows/branch-gate.ts': { names: ['chmod', 'copyFile', 'mkdir', 'writeFile'], why: 'setup: the reference-transaction hook' },
   'src/flows/hook-probe.ts': { names: ['mkdtemp', 'rm', 'writeFile', 'writeFileSync'], why: 'doctor: a probe file in a scratch folder' },
   'src/cli/ci.ts': { names: ['appendFileSync'], why: "guard ci: the CI's step summary file (output, not the work tree)" },
   // the net: guard's own state about its refs and hooks (.git/guard/), and guard recover
   'src/flows/integrity.ts': { names: ['chmod', 'copyFile', 'git update-ref', 'mkdir', 'rename', 'rm', 'writeFile'], why: 'the net: its manifest, hook copies, recover' },
-  // not yet moved: the branch gate's bookkeeping (verified tips, anchors, kept dropped tips, journaled), written
-  // with update-ref where only a path is known (the reference-transaction hook opens no repository)
-  'src/flows/ref-gate.ts': { names: ['keepDropped', 'settleMoves', 'writeRecords'], why: 'the branch gate: its records and tips' },
-  'src/flows/bypass.ts': { names: ['markVerified', 'settleMoves'], why: 'the branch gate, on check' },
   // guard write prepares the result as a hidden temp file beside the file before judging it (git measures
   // it there; apply's file target renames it over the file, or it is removed)
   'src/flows/write.ts': { names: ['cleanStaleTemps', 'discardWrite', 'stageWrite'], why: 'guard write: the prepared temp file' },
