@@ -6,6 +6,7 @@ import { faultPoint } from '../git/faults.js';
 import { packWhenLoose, writeRecords } from '../git/records.js';
 import type { FeedbackTarget } from './feedback-target.js';
 import type { FileTarget } from './file-target.js';
+import type { FileOp, FilesTarget } from './files-target.js';
 import type { IndexTarget } from './index-target.js';
 import type { LaneDiscardDone, LaneDiscardTarget, LaneStartTarget } from './lane-target.js';
 import type { PathsTarget } from './paths-target.js';
@@ -20,6 +21,7 @@ import type { WorktreeTarget } from './worktree-target.js';
 export type { ApplyPlan, LockOptions, Taken } from './steps.js';
 export type { FeedbackTarget } from './feedback-target.js';
 export type { FileTarget } from './file-target.js';
+export type { FileOp, FilesTarget } from './files-target.js';
 export type { IndexTarget, IndexWrite } from './index-target.js';
 export type { LaneDiscardTarget, LaneStartTarget } from './lane-target.js';
 export type { PathsTarget } from './paths-target.js';
@@ -50,7 +52,8 @@ export type { WorktreeTarget } from './worktree-target.js';
  * below): `index` (check), `file` (write), `tree` and `feedback` (review),
  * `paths` and `worktree` (the hook's write and shell calls, lanes, run),
  * `restore`, `rewind`, `prune` (log --prune), `lane-start` and
- * `lane-discard`, `tips` (the branch gate's verified tips). The fault points (git/faults.ts,
+ * `lane-discard`, `tips` (the branch gate's verified tips), `files`
+ * (setup: the hooks and settings guard installs). The fault points (git/faults.ts,
  * docs/reliability/faults.md) of each gate are named here, at the steps
  * where they always were.
  */
@@ -67,6 +70,7 @@ interface Kinds {
   'lane-start': { target: LaneStartTarget; done: { lane: Lane; hooks: string | null }; taken: Taken };
   'lane-discard': { target: LaneDiscardTarget; done: LaneDiscardDone; taken: Checkpoint };
   tips: { target: TipsTarget; done: { adopted: string[] }; taken: Taken };
+  files: { target: FilesTarget; done: undefined; taken: Taken };
 }
 
 export type Target = Kinds[keyof Kinds]['target'];
@@ -91,6 +95,7 @@ const STEPS: { [K in keyof Kinds]: () => Promise<StepsOf<K>> } = {
   'lane-start': async () => (await import('./lane-target.js')).laneStartSteps,
   'lane-discard': async () => (await import('./lane-target.js')).laneDiscardSteps,
   tips: async () => (await import('./tips-target.js')).tipsSteps,
+  files: async () => (await import('./files-target.js')).filesSteps,
 };
 
 type Step = 'beforeRecords' | 'afterRecords' | 'afterLock' | 'afterCheckpoint';
@@ -163,4 +168,14 @@ export async function takeCheckpoint(gate: ApplyGate, repo: Repo, checkpoint: Ch
 /** Records alone (session steps, decision records, rejected refs): one fast-import. */
 export async function record(gate: ApplyGate, repo: Repo, records: RecordCommit[], now: Date, pack = false): Promise<void> {
   await apply({ gate, repo, now, records, target: null, pack });
+}
+
+/**
+ * The files target alone: setup (guard init, a harness's settings) writes
+ * no records and takes no checkpoint, and may run outside any repository
+ * (the global route's hooks folder).
+ */
+export async function installFiles(ops: FileOp[]): Promise<void> {
+  const { writeOps } = await import('./files-target.js');
+  await writeOps(ops);
 }

@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { chmod, copyFile, mkdir, readFile, writeFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Repo } from '../git/repo.js';
@@ -30,8 +30,8 @@ export async function installBranchGate(repo: Repo, huskyDir: string, hooksDir: 
   }
   const mergeHook = path.join(repo.root, huskyDir, MERGE_HOOK);
   if (!existsSync(mergeHook)) {
-    await copyFile(fileURLToPath(new URL(MERGE_HOOK, TEMPLATES)), mergeHook);
-    await chmod(mergeHook, 0o755);
+    const { installFiles } = await import('../apply/apply.js');
+    await installFiles([{ op: 'write', path: mergeHook, content: await readFile(fileURLToPath(new URL(MERGE_HOOK, TEMPLATES))), mode: 0o755 }]);
     changed.push(`wrote ${huskyDir}/${MERGE_HOOK} (runs guard check on git merge)`);
   }
   changed.push(...(await adopt(repo)));
@@ -73,11 +73,8 @@ export async function installPlainBranchGate(repo: Repo, dirs: ReadonlyArray<{ d
 /** Write `text` to the hook file unless it holds it already; executable either way. True when written. */
 async function writeHook(file: string, text: string): Promise<boolean> {
   const current = await readFile(file, 'utf8').catch(() => null);
-  if (current !== text) {
-    await mkdir(path.dirname(file), { recursive: true });
-    await writeFile(file, text, { mode: 0o755 });
-  }
-  await chmod(file, 0o755);
+  const { installFiles } = await import('../apply/apply.js');
+  await installFiles([current !== text ? { op: 'write', path: file, content: text, mode: 0o755 } : { op: 'mode', path: file, mode: 0o755 }]);
   return current !== text;
 }
 

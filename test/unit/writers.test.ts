@@ -19,12 +19,7 @@ import { WRITES } from '../../src/git/run.js';
  * may only shrink (an entry no longer needed fails the test).
  */
 const ALLOWED: Record<string, { names: string[]; why: string }> = {
-  // setup: guard installing itself (hooks, its config, a harness's settings), not the user's work
-  'src/flows/init.ts': { names: ['appendFile', 'chmod', 'mkdir', 'writeFile'], why: 'setup: installs the hooks and the config' },
-  'src/flows/agents.ts': { names: ['chmod', 'mkdir', 'writeFile'], why: "setup: a harness's hook settings" },
-  'src/flows/plugins.ts': { names: ['mkdir', 'writeFile'], why: "setup: the plugin harnesses' plugin file" },
-  'src/flows/trailer-hook.ts': { names: ['appendFile', 'chmod', 'mkdir', 'writeFile'], why: 'setup: the commit-msg hook that adds trailers' },
-  'src/flows/branch-gate.ts': { names: ['chmod', 'copyFile', 'mkdir', 'writeFile'], why: 'setup: the reference-transaction hook' },
+  // scratch and output, not the work tree, refs or records
   'src/flows/hook-probe.ts': { names: ['mkdtemp', 'rm', 'writeFile', 'writeFileSync'], why: 'doctor: a probe file in a scratch folder' },
   'src/cli/ci.ts': { names: ['appendFileSync'], why: "guard ci: the CI's step summary file (output, not the work tree)" },
   // the net: guard's own state about its refs and hooks (.git/guard/), and guard recover
