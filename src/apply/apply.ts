@@ -11,6 +11,7 @@ import type { IndexTarget } from './index-target.js';
 import type { LaneDiscardDone, LaneDiscardTarget, LaneStartTarget } from './lane-target.js';
 import type { PathsTarget } from './paths-target.js';
 import type { PruneTarget } from './prune-target.js';
+import type { RefsTarget } from './refs-target.js';
 import type { TipsTarget } from './tips-target.js';
 import type { RestoreDone, RestoreTarget } from './restore-target.js';
 import type { RewindDone, RewindTarget } from './rewind-target.js';
@@ -26,6 +27,7 @@ export type { IndexTarget, IndexWrite } from './index-target.js';
 export type { LaneDiscardTarget, LaneStartTarget } from './lane-target.js';
 export type { PathsTarget } from './paths-target.js';
 export type { PruneTarget } from './prune-target.js';
+export type { RefsTarget } from './refs-target.js';
 export type { TipsTarget } from './tips-target.js';
 export type { RestoreTarget } from './restore-target.js';
 export type { RewindTarget } from './rewind-target.js';
@@ -53,7 +55,8 @@ export type { WorktreeTarget } from './worktree-target.js';
  * `paths` and `worktree` (the hook's write and shell calls, lanes, run),
  * `restore`, `rewind`, `prune` (log --prune), `lane-start` and
  * `lane-discard`, `tips` (the branch gate's verified tips), `files`
- * (setup: the hooks and settings guard installs). The fault points (git/faults.ts,
+ * (setup: the hooks and settings guard installs), `refs` (guard recover).
+ * The fault points (git/faults.ts,
  * docs/reliability/faults.md) of each gate are named here, at the steps
  * where they always were.
  */
@@ -71,6 +74,7 @@ interface Kinds {
   'lane-discard': { target: LaneDiscardTarget; done: LaneDiscardDone; taken: Checkpoint };
   tips: { target: TipsTarget; done: { adopted: string[] }; taken: Taken };
   files: { target: FilesTarget; done: undefined; taken: Taken };
+  refs: { target: RefsTarget; done: undefined; taken: Taken };
 }
 
 export type Target = Kinds[keyof Kinds]['target'];
@@ -96,6 +100,7 @@ const STEPS: { [K in keyof Kinds]: () => Promise<StepsOf<K>> } = {
   'lane-discard': async () => (await import('./lane-target.js')).laneDiscardSteps,
   tips: async () => (await import('./tips-target.js')).tipsSteps,
   files: async () => (await import('./files-target.js')).filesSteps,
+  refs: async () => (await import('./refs-target.js')).refsSteps,
 };
 
 type Step = 'beforeRecords' | 'afterRecords' | 'afterLock' | 'afterCheckpoint';
