@@ -2,7 +2,7 @@ import { withAggregateLoss } from '../core/aggregate.js';
 import { classify, makePolicy, type Classification } from '../core/classify.js';
 import { CONFIG_FILE, DEFAULT_CONFIG, type Config } from '../core/config.js';
 import { GuardError } from '../core/errors.js';
-import { batchMessage, decisionRecord, rejectedMessage, type DecisionRecord, type RecordContext } from '../core/record.js';
+import { decisionRecord, type DecisionRecord, type RecordContext } from '../core/record.js';
 import { approvalKey, personApprovals } from '../git/person-approvals.js';
 import { READ_CAP, catFileBatch } from '../git/catfile.js';
 import { collectFacts } from '../git/changes.js';
@@ -10,7 +10,7 @@ import { treeDiff, type DiffEntry } from '../git/diff.js';
 import { anchorDay, branchTips, commitTimes, DROPPED_REFS, heldElsewhere, isZeroOid, moveBase, shallowCutsIn, type Settled } from '../git/moves.js';
 import { commonDirOf } from '../git/journal.js';
 import { apply } from '../apply/apply.js';
-import { REFS, newRef, proposalChanges, type RecordCommit } from '../git/records.js';
+import { REFS, decisionBatch, newRef, proposalChanges, rejectedCommit, type RecordCommit } from '../git/records.js';
 import { configAt, type FlowOptions } from './context.js';
 
 /**
@@ -342,10 +342,10 @@ function moveRecords(v: MoveVerdict, measured: Measured, byPath: ReadonlyMap<str
     v.rejectedRef = newRef(REFS.rejected, now);
     const first = records.find((r) => r.decision !== 'approved')!;
     const changes = measured.entries.flatMap((e) => proposalChanges(e));
-    commits.push({ ref: v.rejectedRef, parent: measured.base, message: rejectedMessage(ctx, { ...first, ref: v.rejectedRef }), changes });
+    commits.push(rejectedCommit(ctx, { ...first, ref: v.rejectedRef }, v.rejectedRef, measured.base, changes));
     for (const r of records) if (r.decision !== 'approved') r.ref = v.rejectedRef;
   }
-  if (records.length > 0) commits.push({ ref: newRef(REFS.decisions, now), parent: null, message: batchMessage(ctx, records), changes: [] });
+  if (records.length > 0) commits.push(decisionBatch(ctx, records, now));
   return commits;
 }
 
