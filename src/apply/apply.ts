@@ -6,10 +6,13 @@ import { faultPoint } from '../git/faults.js';
 import { packWhenLoose, writeRecords } from '../git/records.js';
 import type { FeedbackTarget } from './feedback-target.js';
 import type { FileTarget } from './file-target.js';
+import type { FileOp, FilesTarget } from './files-target.js';
 import type { IndexTarget } from './index-target.js';
 import type { LaneDiscardDone, LaneDiscardTarget, LaneStartTarget } from './lane-target.js';
 import type { PathsTarget } from './paths-target.js';
 import type { PruneTarget } from './prune-target.js';
+import type { RefsTarget } from './refs-target.js';
+import type { TipsTarget } from './tips-target.js';
 import type { RestoreDone, RestoreTarget } from './restore-target.js';
 import type { RewindDone, RewindTarget } from './rewind-target.js';
 import type { ApplyGate, ApplyPlan, Steps, Taken } from './steps.js';
@@ -19,10 +22,13 @@ import type { WorktreeTarget } from './worktree-target.js';
 export type { ApplyPlan, LockOptions, Taken } from './steps.js';
 export type { FeedbackTarget } from './feedback-target.js';
 export type { FileTarget } from './file-target.js';
+export type { FileOp, FilesTarget } from './files-target.js';
 export type { IndexTarget, IndexWrite } from './index-target.js';
 export type { LaneDiscardTarget, LaneStartTarget } from './lane-target.js';
 export type { PathsTarget } from './paths-target.js';
 export type { PruneTarget } from './prune-target.js';
+export type { RefsTarget } from './refs-target.js';
+export type { TipsTarget } from './tips-target.js';
 export type { RestoreTarget } from './restore-target.js';
 export type { RewindTarget } from './rewind-target.js';
 export type { TreeDone, TreeFile, TreeTarget } from './tree-target.js';
@@ -48,7 +54,9 @@ export type { WorktreeTarget } from './worktree-target.js';
  * below): `index` (check), `file` (write), `tree` and `feedback` (review),
  * `paths` and `worktree` (the hook's write and shell calls, lanes, run),
  * `restore`, `rewind`, `prune` (log --prune), `lane-start` and
- * `lane-discard`. The fault points (git/faults.ts,
+ * `lane-discard`, `tips` (the branch gate's verified tips), `files`
+ * (setup: the hooks and settings guard installs), `refs` (guard recover).
+ * The fault points (git/faults.ts,
  * docs/reliability/faults.md) of each gate are named here, at the steps
  * where they always were.
  */
@@ -64,6 +72,9 @@ interface Kinds {
   prune: { target: PruneTarget; done: undefined; taken: Taken };
   'lane-start': { target: LaneStartTarget; done: { lane: Lane; hooks: string | null }; taken: Taken };
   'lane-discard': { target: LaneDiscardTarget; done: LaneDiscardDone; taken: Checkpoint };
+  tips: { target: TipsTarget; done: { adopted: string[] }; taken: Taken };
+  files: { target: FilesTarget; done: undefined; taken: Taken };
+  refs: { target: RefsTarget; done: undefined; taken: Taken };
 }
 
 export type Target = Kinds[keyof Kinds]['target'];
@@ -87,6 +98,9 @@ const STEPS: { [K in keyof Kinds]: () => Promise<StepsOf<K>> } = {
   prune: async () => (await import('./prune-target.js')).pruneSteps,
   'lane-start': async () => (await import('./lane-target.js')).laneStartSteps,
   'lane-discard': async () => (await import('./lane-target.js')).laneDiscardSteps,
+  tips: async () => (await import('./tips-target.js')).tipsSteps,
+  files: async () => (await import('./files-target.js')).filesSteps,
+  refs: async () => (await import('./refs-target.js')).refsSteps,
 };
 
 type Step = 'beforeRecords' | 'afterRecords' | 'afterLock' | 'afterCheckpoint';
@@ -159,4 +173,14 @@ export async function takeCheckpoint(gate: ApplyGate, repo: Repo, checkpoint: Ch
 /** Records alone (session steps, decision records, rejected refs): one fast-import. */
 export async function record(gate: ApplyGate, repo: Repo, records: RecordCommit[], now: Date, pack = false): Promise<void> {
   await apply({ gate, repo, now, records, target: null, pack });
+}
+
+/**
+ * The files target alone: setup (guard init, a harness's settings) writes
+ * no records and takes no checkpoint, and may run outside any repository
+ * (the global route's hooks folder).
+ */
+export async function installFiles(ops: FileOp[]): Promise<void> {
+  const { writeOps } = await import('./files-target.js');
+  await writeOps(ops);
 }

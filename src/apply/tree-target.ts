@@ -1,11 +1,11 @@
 import { GuardError } from '../core/errors.js';
 import { MODE } from '../core/modes.js';
 import { decisionRecords, type FileOutcome, type Plan, type PlanFile } from '../core/plan.js';
-import { batchMessage, decisionRecord, rejectedMessage, type RecordContext } from '../core/record.js';
+import { decisionRecord, type RecordContext } from '../core/record.js';
 import type { CheckpointOptions } from '../git/checkpoint.js';
 import type { DiffEntry } from '../git/diff.js';
 import { faultPoint } from '../git/faults.js';
-import { REFS, newRef, proposalChanges, writeRecords, type RecordCommit } from '../git/records.js';
+import { REFS, decisionBatch, newRef, proposalChanges, rejectedCommit, writeRecords, type RecordCommit } from '../git/records.js';
 import type { ApplyPlan, LockOptions, Steps, Taken } from './steps.js';
 
 /** review: files merged into a work tree (the main tree) and staged, then recorded and committed. */
@@ -94,7 +94,7 @@ export function refusal(t: Pick<TreeTarget, 'lane' | 'ctx' | 'refs'>, f: TreeFil
   const ref = newRef(REFS.rejected, now);
   t.refs.set(o.path, ref);
   const rec = decisionRecord(f.file.c, o.decision === 'blocked' ? 'blocked' : 'rejected', o.decider, { ref, ...(e.newOid ? { blob: e.newOid } : {}), ...(o.strategy ? { strategy: o.strategy } : {}) });
-  return { ref, parent: t.lane.base, message: rejectedMessage(t.ctx, rec), changes: proposalChanges(e) };
+  return rejectedCommit(t.ctx, rec, ref, t.lane.base, proposalChanges(e));
 }
 
 /** The tree cannot take this file without writing outside itself: it is blocked, with the reason, and said. */
@@ -192,7 +192,7 @@ async function recordTree(p: ApplyPlan<TreeTarget>, t: TreeTarget, done: TreeDon
   if (late.length > 0) await writeRecords(p.repo.root, late, p.now);
   faultPoint('review:before-record');
   const records = decisionRecords(t.plan, t.files.map((f) => f.file.c), t.refs, done.blobs, done.conflicts);
-  await writeRecords(p.repo.root, [{ ref: t.record, parent: null, message: batchMessage(t.ctx, records), changes: [] }], p.now);
+  await writeRecords(p.repo.root, [decisionBatch(t.ctx, records, p.now, t.record)], p.now);
   if (!t.commit || done.merged === 0) return;
   if (done.conflicts.size > 0) {
     done.commitWarning = 'not committed: resolve the conflicts, then commit';

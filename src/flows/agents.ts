@@ -1,5 +1,5 @@
 import { existsSync, realpathSync } from 'node:fs';
-import { chmod, mkdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { GuardError } from '../core/errors.js';
@@ -131,13 +131,12 @@ function mergeGroup(settings: Json, event: string, group: Json): void {
 
 async function writeIfChanged(file: string, text: string, mode?: number): Promise<boolean> {
   const old = await readFile(file, 'utf8').catch(() => null);
+  const { installFiles } = await import('../apply/apply.js');
   if (old === text) {
-    if (mode !== undefined) await chmod(file, mode);
+    if (mode !== undefined) await installFiles([{ op: 'mode', path: file, mode }]);
     return false;
   }
-  await mkdir(path.dirname(file), { recursive: true });
-  await writeFile(file, text, mode !== undefined ? { mode } : {});
-  if (mode !== undefined) await chmod(file, mode);
+  await installFiles([{ op: 'write', path: file, content: text, ...(mode !== undefined ? { mode } : {}) }]);
   return true;
 }
 

@@ -1,8 +1,7 @@
 import { existsSync } from 'node:fs';
-import { chmod, copyFile, mkdir, readFile, writeFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { adoptTips } from '../git/moves.js';
 import type { Repo } from '../git/repo.js';
 
 /**
@@ -31,8 +30,8 @@ export async function installBranchGate(repo: Repo, huskyDir: string, hooksDir: 
   }
   const mergeHook = path.join(repo.root, huskyDir, MERGE_HOOK);
   if (!existsSync(mergeHook)) {
-    await copyFile(fileURLToPath(new URL(MERGE_HOOK, TEMPLATES)), mergeHook);
-    await chmod(mergeHook, 0o755);
+    const { installFiles } = await import('../apply/apply.js');
+    await installFiles([{ op: 'write', path: mergeHook, content: await readFile(fileURLToPath(new URL(MERGE_HOOK, TEMPLATES))), mode: 0o755 }]);
     changed.push(`wrote ${huskyDir}/${MERGE_HOOK} (runs guard check on git merge)`);
   }
   changed.push(...(await adopt(repo)));
@@ -74,16 +73,15 @@ export async function installPlainBranchGate(repo: Repo, dirs: ReadonlyArray<{ d
 /** Write `text` to the hook file unless it holds it already; executable either way. True when written. */
 async function writeHook(file: string, text: string): Promise<boolean> {
   const current = await readFile(file, 'utf8').catch(() => null);
-  if (current !== text) {
-    await mkdir(path.dirname(file), { recursive: true });
-    await writeFile(file, text, { mode: 0o755 });
-  }
-  await chmod(file, 0o755);
+  const { installFiles } = await import('../apply/apply.js');
+  await installFiles([current !== text ? { op: 'write', path: file, content: text, mode: 0o755 } : { op: 'mode', path: file, mode: 0o755 }]);
   return current !== text;
 }
 
 async function adopt(repo: Repo): Promise<string[]> {
-  const adopted = await adoptTips(repo.root);
+  const { apply } = await import('../apply/apply.js');
+  const { done } = await apply({ gate: 'setup', repo, now: new Date(), records: [], target: { kind: 'tips', adopt: true } });
+  const adopted = done.adopted;
   return adopted.length > 0 ? [`recorded ${adopted.length} branch tip${adopted.length === 1 ? '' : 's'} as the gate's starting point`] : [];
 }
 

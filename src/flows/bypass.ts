@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { commitTimes, markVerified, resolveRev, verifiedTip } from '../git/moves.js';
+import { commitTimes, resolveRev, verifiedTip } from '../git/moves.js';
+import type { TipsTarget } from '../apply/apply.js';
 import type { Repo } from '../git/repo.js';
 
 /**
@@ -56,7 +57,7 @@ export async function findBypass(repo: Repo, head: string | null, tip: VerifiedT
   // No verified tip yet (guard installed before the hook existed): the last commit alone.
   const anchor = verified ?? (await resolveRev(repo.root, `${head}^`));
   if (!anchor) {
-    await markVerified(repo.root, branch, head).catch(() => undefined);
+    await verify(repo, { verified: { branch, tip: head } });
     return undefined;
   }
   const m = await measureMove(repo.root, anchor, head, { brokenConfig: 'defaults' });
@@ -72,12 +73,17 @@ export async function findBypass(repo: Repo, head: string | null, tip: VerifiedT
     if (verified && m.base !== verified) {
       // it moved back past every hook (a reset with hooks off, a ref file written by hand): the
       // verified tip is all that still held what it dropped, so it is kept as the branch gate keeps it
-      const [{ DROPPED_REFS, anchorDay, settleMoves }, { newRef }] = await Promise.all([import('../git/moves.js'), import('../git/records.js')]);
-      const now = new Date();
-      const dropped = [{ ref: newRef(DROPPED_REFS, now), tip: verified }];
-      await settleMoves(repo.root, [{ branchRef: branch, to: head, dropped }], anchorDay(now)).catch(() => undefined);
-    } else await markVerified(repo.root, branch, head).catch(() => undefined);
+      const [{ DROPPED_REFS, anchorDay }, { newRef }] = await Promise.all([import('../git/moves.js'), import('../git/records.js')]);
+      const dropped = [{ ref: newRef(DROPPED_REFS, new Date()), tip: verified }];
+      await verify(repo, { settle: { moves: [{ branchRef: branch, to: head, dropped }], day: anchorDay(new Date()) } });
+    } else await verify(repo, { verified: { branch, tip: head } });
     return undefined;
   }
   return { branch, commit: head, base: m.base, paths: open.map((c) => c.path) };
+}
+
+/** Catch the branch gate up (apply's tips target); a tip it cannot write is only a later, longer check. */
+async function verify(repo: Repo, tips: Omit<TipsTarget, 'kind'>): Promise<void> {
+  const { apply } = await import('../apply/apply.js');
+  await apply({ gate: 'ref-gate', repo, now: new Date(), records: [], target: { kind: 'tips', ...tips } }).catch(() => undefined);
 }

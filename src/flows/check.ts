@@ -3,11 +3,11 @@ import { withAggregateLoss } from '../core/aggregate.js';
 import { CONFIG_FILE } from '../core/config.js';
 import { MODE } from '../core/modes.js';
 import { everythingRefused, decisionRecords, offeredStrategies, plan, type Answer, type FileOutcome, type Plan, type PlanFile } from '../core/plan.js';
-import { batchMessage, parseRecordMessage, rejectedMessage, type Decision, type DecisionRecord, type RecordContext } from '../core/record.js';
+import { parseRecordMessage, type Decision, type DecisionRecord, type RecordContext } from '../core/record.js';
 import { READ_CAP, catFileBatch } from '../git/catfile.js';
 import { collectFacts } from '../git/changes.js';
 import { stagedDiffSplit, type DiffEntry } from '../git/diff.js';
-import { REFS, newRef, proposalChanges, type RecordCommit } from '../git/records.js';
+import { REFS, decisionBatch, newRef, proposalChanges, rejectedCommit, type RecordCommit } from '../git/records.js';
 import { openRepo, type Repo } from '../git/repo.js';
 import { leaveTrailers } from '../git/approval-trailers.js';
 import { agentTrailers, describeOrigin, readProvenance, stagedOffDisk, trailIntact, writtenWhileAtWork, type Origin, type Provenance, type Staged } from '../git/provenance.js';
@@ -185,8 +185,9 @@ async function applyCheck(opts: CheckOptions, { repo, base, lane, entries, class
     const w = by.get(r.path);
     if (w) r.writtenBy = w;
   }
-  const record = newRef(REFS.decisions, now);
-  commits.push({ ref: record, parent: null, message: batchMessage(ctx, records), changes: [] });
+  const batch = decisionBatch(ctx, records, now);
+  const record = batch.ref!;
+  commits.push(batch);
   const unstage = files.filter((f) => f.decision === 'rejected').map((f) => byPath.get(f.path)!);
   const stage = planned.files.filter((o) => o.action === 'write').map((o) => staged(o, byPath.get(o.path)!));
   const { checkpoint: taken } = await apply({
@@ -239,7 +240,7 @@ async function keptRefs(planned: Plan, classified: Classification[], files: Chec
   if (!ref) return { commits: [], records };
   const kept = records.filter((r) => refs.has(r.path)).map((r) => (r.decision === 'blocked' ? r : { ...r, decision: 'rejected' as const }));
   const changes = keep.flatMap((o) => proposalChanges(byPath.get(o.path)!));
-  return { commits: [{ ref, parent: ctx.base, message: rejectedMessage(ctx, kept), changes }], records };
+  return { commits: [rejectedCommit(ctx, kept, ref, ctx.base, changes)], records };
 }
 
 /**

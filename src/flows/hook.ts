@@ -7,7 +7,7 @@ import { GuardError } from '../core/errors.js';
 import { MODE, fileMode } from '../core/modes.js';
 import { countLines, looksBinary } from '../core/lines.js';
 import { decisionRecords, plan, type Answer, type Plan, type PlanFile } from '../core/plan.js';
-import { batchMessage, rejectedMessage, type DecisionRecord, type RecordContext } from '../core/record.js';
+import { parseRecordMessage, type DecisionRecord, type RecordContext } from '../core/record.js';
 import { applyInsertLine, applyPatchChunks, applySearchReplace, applyStringEdits, type Applied } from '../harness/edits.js';
 import { lossMessage, unmatchedReason, verdict, writeOutcome, type Judged, type Planned } from '../harness/decide.js';
 import type { Change, FileChange, HookEvent, Outcome } from '../harness/types.js';
@@ -16,12 +16,11 @@ import { READ_CAP, catFileBatch } from '../git/catfile.js';
 import type { SessionMeta } from '../git/checkpoint.js';
 import { collectFacts } from '../git/changes.js';
 import { treeDiff } from '../git/diff.js';
-import { REFS, newRef, type RecordCommit } from '../git/records.js';
+import { REFS, decisionBatch, newRef, rejectedCommit, type RecordCommit } from '../git/records.js';
 import { openRepo, type Repo } from '../git/repo.js';
 import { numstatPairs } from '../git/measure.js';
 import { baseEventFor, readSessionEvents as readEvents, sessionEventCommit, sessionPrefix, type SessionEvent } from '../git/session.js';
 import { askedStep, backgroundMarker, markBackgroundOpen } from '../git/session-index.js';
-import { parseRecordMessage } from '../core/record.js';
 import { apply } from '../apply/apply.js';
 import { configAt, laneOf } from './context.js';
 import { coverageLoss, coverageSentences } from './shell-coverage.js';
@@ -558,8 +557,8 @@ async function keepRefused(w: WriteCall, planned: Plan, classified: Classificati
   const decisions = decisionRecords(planned, classified, new Map(planned.files.map((o) => [o.path, rejected])), new Map());
   const commits: RecordCommit[] = [
     { mark: 2, parent: w.head, message: 'guard: session base of a refused hook write\n', changes: w.targets.map((t) => blobChange(t.rel, t.base, t.mode)) },
-    { ref: rejected, parent: ':2', message: rejectedMessage(w.ctx, decisions), changes: w.targets.map((t) => blobChange(t.rel, t.next, t.mode)) },
-    { ref: newRef(REFS.decisions, w.now), parent: null, message: batchMessage(w.ctx, decisions), changes: [] },
+    rejectedCommit(w.ctx, decisions, rejected, ':2', w.targets.map((t) => blobChange(t.rel, t.next, t.mode))),
+    decisionBatch(w.ctx, decisions, w.now),
   ];
   await apply({ gate: 'hook', repo: w.repo, now: w.now, records: commits, target: null });
   return rejected;
@@ -579,7 +578,7 @@ async function checkpointPaths(w: WriteCall, v: 'allow' | 'ask' | 'deny', decisi
     gate: 'hook',
     repo: w.repo,
     now,
-    records: v !== 'ask' && decisions.length > 0 ? [{ ref: newRef(REFS.decisions, now), parent: null, message: batchMessage(w.ctx, decisions), changes: [] }] : [],
+    records: v !== 'ask' && decisions.length > 0 ? [decisionBatch(w.ctx, decisions, now)] : [],
     pack: true,
     target: {
       kind: 'paths',
@@ -675,7 +674,7 @@ async function writeAfter(repo: Repo, e: HookEvent, _meta: SessionMeta, now: Dat
   const asked = await askedOf(repo, e, e.toolCallId);
   if (!asked?.asked) return { outcome: NONE, notes: [] };
   const ctx: RecordContext = { command: 'hook', lane: laneOf(repo.root), time: now.toISOString(), base: null, harness: e.harness, session: e.sessionId, toolCall: e.toolCallId };
-  await apply({ gate: 'hook', repo, now, records: [{ ref: newRef(REFS.decisions, now), parent: null, message: batchMessage(ctx, asked.asked as DecisionRecord[]), changes: [] }], target: null });
+  await apply({ gate: 'hook', repo, now, records: [decisionBatch(ctx, asked.asked as DecisionRecord[], now)], target: null });
   return { outcome: NONE, notes: [] };
 }
 

@@ -1,5 +1,6 @@
 import { existsSync, statSync } from 'node:fs';
-import { appendFile, mkdir, readFile, writeFile, chmod } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
+import { installFiles } from '../apply/apply.js';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { CONFIG_FILE, renderDefaultConfig } from '../core/config.js';
@@ -73,15 +74,13 @@ export async function init(opts: InitOptions): Promise<InitResult> {
   );
   const runs = `runs ${HOOK_COMMAND[manager]}, for ${manager === 'yarn-pnp' ? "yarn Plug'n'Play" : manager} (${detected.evidence})`;
   if (!existsSync(hook)) {
-    await writeFile(hook, script, { mode: 0o755 });
+    await installFiles([{ op: 'write', path: hook, content: script, mode: 0o755 }]);
     changed.push(`wrote ${HUSKY_DIR}/pre-commit (${runs})`);
   } else {
     const text = await readFile(hook, 'utf8');
-    if (!GUARD_LINE.test(text)) {
-      await appendFile(hook, (text.endsWith('\n') || text === '' ? '' : '\n') + '\n' + script);
-      changed.push(`added guard check to ${HUSKY_DIR}/pre-commit (${runs})`);
-    }
-    await chmod(hook, 0o755);
+    const add = !GUARD_LINE.test(text);
+    await installFiles([...(add ? [{ op: 'append' as const, path: hook, text: (text.endsWith('\n') || text === '' ? '' : '\n') + '\n' + script }] : []), { op: 'mode', path: hook, mode: 0o755 }]);
+    if (add) changed.push(`added guard check to ${HUSKY_DIR}/pre-commit (${runs})`);
   }
   if (manager === 'yarn-pnp') {
     warnings.push(
@@ -126,7 +125,7 @@ async function recordGate(repo: Repo, hooksDir: string, agents: readonly string[
 async function common(repo: Repo, opts: InitOptions, changed: string[], warnings: string[]): Promise<void> {
   const config = path.join(repo.root, CONFIG_FILE);
   if (!existsSync(config)) {
-    await writeFile(config, renderDefaultConfig());
+    await installFiles([{ op: 'write', path: config, content: renderDefaultConfig() }]);
     changed.push(`wrote ${CONFIG_FILE} with the defaults (commit it: guard reads the policy from HEAD)`);
   }
 
@@ -162,11 +161,10 @@ async function installPlainHook(repo: Repo, changed: string[], warnings: string[
   const text = await readFile(hook, 'utf8').catch(() => null);
   let framework = false;
   if (text === null) {
-    await mkdir(dir, { recursive: true });
-    await writeFile(hook, await readFile(template('pre-commit-global'), 'utf8'), { mode: 0o755 });
+    await installFiles([{ op: 'write', path: hook, content: await readFile(template('pre-commit-global'), 'utf8'), mode: 0o755 }]);
     changed.push(`wrote ${shown}, a plain git hook that runs the guard on PATH${why}`);
   } else if (GUARD_LINE.test(text)) {
-    await chmod(hook, 0o755);
+    await installFiles([{ op: 'mode', path: hook, mode: 0o755 }]);
   } else if (PRE_COMMIT_FRAMEWORK.test(text)) {
     const config = await readFile(path.join(repo.root, '.pre-commit-config.yaml'), 'utf8').catch(() => '');
     if (!PRE_COMMIT_GUARD.test(config)) {

@@ -1,10 +1,11 @@
-import { chmod, copyFile, mkdir, readdir, readFile, stat, writeFile, rename, rm } from 'node:fs/promises';
+import { copyFile, mkdir, readdir, readFile, stat, writeFile, rename, rm } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { packedLookup } from '../git/packed-refs.js';
 import { catFileBatch } from '../git/catfile.js';
 import { ensureGuardDir, journalCheck, journalFile, noteGone, readJournal, type MovedTip, type Tip } from '../git/journal.js';
 import { git } from '../git/run.js';
+import type { Repo } from '../git/repo.js';
 import { isPluginHarness } from '../harness/types.js';
 
 /**
@@ -126,9 +127,8 @@ async function healHooks(commonDir: string, manifest: GateManifest, missing: rea
     const src = path.join(from, f);
     const st = await stat(src).catch(() => null);
     if (!st) return put;
-    await mkdir(c.dir, { recursive: true });
-    await copyFile(src, dest);
-    await chmod(dest, st.mode & 0o777);
+    const { installFiles } = await import('../apply/apply.js');
+    await installFiles([{ op: 'write', path: dest, content: await readFile(src), mode: st.mode & 0o777 }]);
     put.push(dest);
   }
   return put;
@@ -177,13 +177,11 @@ async function changedHooks(commonDir: string, manifest: GateManifest, present: 
 /** Overwrite rewritten hook files with guard's copy (mode kept). True when all were put back. */
 async function putBack(commonDir: string, manifest: GateManifest, files: readonly string[]): Promise<boolean> {
   const from = path.join(commonDir, 'guard', COPY);
+  const { installFiles } = await import('../apply/apply.js');
   for (const f of files) {
     const src = path.join(from, path.basename(f));
     const st = await stat(src);
-    const tmp = `${f}.guard-${process.pid}-${randomBytes(4).toString('hex')}`;
-    await copyFile(src, tmp);
-    await chmod(tmp, st.mode & 0o777);
-    await rename(tmp, f);
+    await installFiles([{ op: 'write', path: f, content: await readFile(src), mode: st.mode & 0o777 }]);
   }
   return manifest.copied !== undefined;
 }
@@ -317,7 +315,7 @@ export interface RecoverResult {
  * and forgotten, so the doors stop saying so. Hooks and harness
  * configuration are not rewritten here: `guard init` does that.
  */
-export async function recover(repo: { root: string; commonDir: string }): Promise<RecoverResult> {
+export async function recover(repo: Repo): Promise<RecoverResult> {
   const journal = await readJournal(repo.commonDir);
   // (no journal at all: the last checkpoint's ref is what can be put back)
   const tips = journal.length > 0 ? journal : await lastCheckpointGone(repo.commonDir);
@@ -333,16 +331,10 @@ export async function recover(repo: { root: string; commonDir: string }): Promis
   const objects = missing.length ? await catFileBatch(repo.root, missing.map((t) => t.oid), 0, () => true) : [];
   const restored = missing.filter((_, i) => objects[i]?.type === 'commit');
   const lost = missing.filter((_, i) => objects[i]?.type !== 'commit');
-  if (restored.length > 0) {
-    // https://git-scm.com/docs/git-update-ref  --stdin -z: "create SP <ref> NUL <new-oid> NUL"
-    await git(['update-ref', '--stdin', '-z'], { cwd: repo.root, input: restored.map((t) => `create ${t.ref}\0${t.oid}\0`).join('') });
-  }
   const movedBack = moved.length ? await catFileBatch(repo.root, moved.map((t) => t.oid), 0, () => true) : [];
   const back = moved.filter((_, i) => movedBack[i]?.type === 'commit');
-  if (back.length > 0) {
-    // "update SP <ref> NUL <new-oid> NUL <old-oid> NUL"
-    await git(['update-ref', '--no-deref', '--stdin', '-z'], { cwd: repo.root, input: back.map((t) => `update ${t.ref}\0${t.oid}\0${t.now === 'symbolic' ? '' : t.now}\0`).join('') });
-  }
+  const { apply } = await import('../apply/apply.js');
+  await apply({ gate: 'recover', repo, now: new Date(), records: [], target: { kind: 'refs', create: restored, update: back } });
   const movedLost = moved.filter((_, i) => movedBack[i]?.type !== 'commit');
   noteGone(repo.commonDir, [...lost, ...movedLost].map((t) => t.ref));
   return { command: 'recover', restored: [...restored, ...back.map(({ ref, oid }) => ({ ref, oid }))], lost: [...lost, ...movedLost.map(({ ref, oid }) => ({ ref, oid }))], remaining: (await integrityProblems(repo.commonDir)).filter((p) => p.id !== 'refs') };

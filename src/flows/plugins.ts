@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { existsSync, realpathSync } from 'node:fs';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { PluginHarnessName } from '../harness/types.js';
@@ -116,8 +116,8 @@ export async function installPlugin(root: string, h: PluginHarnessName): Promise
   const old = await readFile(file, 'utf8').catch(() => null);
   if (old !== null && !old.includes(MARK)) return { changed: [], warnings: [`${rel} exists and is not guard's: left alone; move it away and run guard init --agent ${h} again`] };
   if (old === text) return { changed: [], warnings: [] };
-  await mkdir(path.dirname(file), { recursive: true });
-  await writeFile(file, text);
+  const { installFiles } = await import('../apply/apply.js');
+  await installFiles([{ op: 'write', path: file, content: text }]);
   const warnings = h === 'cline' ? [] : [`${h} reads project plugins unless ${h === 'kilo' ? 'KILO' : 'OPENCODE'}_DISABLE_PROJECT_CONFIG is set; guard doctor says when it is`];
   return { changed: [rel], warnings };
 }

@@ -2,13 +2,15 @@ import { withAggregateLoss } from '../core/aggregate.js';
 import { classify, makePolicy, type Classification } from '../core/classify.js';
 import { CONFIG_FILE, DEFAULT_CONFIG, type Config } from '../core/config.js';
 import { GuardError } from '../core/errors.js';
-import { batchMessage, decisionRecord, rejectedMessage, type DecisionRecord, type RecordContext } from '../core/record.js';
+import { decisionRecord, type DecisionRecord, type RecordContext } from '../core/record.js';
 import { approvalKey, personApprovals } from '../git/person-approvals.js';
 import { READ_CAP, catFileBatch } from '../git/catfile.js';
 import { collectFacts } from '../git/changes.js';
 import { treeDiff, type DiffEntry } from '../git/diff.js';
-import { anchorDay, branchTips, commitTimes, DROPPED_REFS, heldElsewhere, isZeroOid, keepDropped, moveBase, settleMoves, shallowCutsIn, type Settled } from '../git/moves.js';
-import { REFS, newRef, proposalChanges, writeRecords, type RecordCommit } from '../git/records.js';
+import { anchorDay, branchTips, commitTimes, DROPPED_REFS, heldElsewhere, isZeroOid, moveBase, shallowCutsIn, type Settled } from '../git/moves.js';
+import { commonDirOf } from '../git/journal.js';
+import { apply } from '../apply/apply.js';
+import { REFS, decisionBatch, newRef, proposalChanges, rejectedCommit, type RecordCommit } from '../git/records.js';
 import { configAt, type FlowOptions } from './context.js';
 
 /**
@@ -155,14 +157,21 @@ export async function gateMoves(opts: GateOptions): Promise<GateResult> {
     gate.person.close();
   }
   const verdicts = judged.map((j) => j.verdict);
-  await writeRecords(cwd, judged.flatMap((j) => j.commits), now);
   const refused = verdicts.filter((v) => v.refused).length;
+  // The hook knows its repository by path only (no rev-parse on every ref update): the records and
+  // tips need its root; the common dir is found by files, as the journal finds it.
+  const repo = { root: cwd, gitDir: commonDirOf(cwd) ?? cwd, commonDir: commonDirOf(cwd) ?? cwd };
+  const records = judged.flatMap((j) => j.commits);
   // Only a transaction that goes through moves the verified tips, anchors and kept tips (all or none, like git's).
+  if (refused > 0) {
+    await apply({ gate: 'ref-gate', repo, now, records, target: null });
+    return { command: 'verify-refs', moves: verdicts, refused };
+  }
   const stale = [...tips.anchors.values()].flat().filter((a) => a.day !== gate.day).map((a) => a.ref);
-  if (refused > 0) return { command: 'verify-refs', moves: verdicts, refused };
   const settled = judged.flatMap((j) => (j.settled ? [j.settled] : []));
-  if (settled.length > 0) await settleMoves(cwd, settled, gate.day, stale);
-  const deleted = await keepDeletedBranches(cwd, deletions, tips.heads, now);
+  const deleted = await deletedBranches(cwd, deletions, tips.heads, now);
+  const dropped = deleted.map((d) => ({ ref: d.kept, tip: d.tip }));
+  await apply({ gate: 'ref-gate', repo, now, records, target: { kind: 'tips', settle: { moves: settled, day: gate.day, stale }, dropped } });
   return { command: 'verify-refs', moves: verdicts, refused, ...(deleted.length > 0 ? { deleted } : {}) };
 }
 
@@ -333,10 +342,10 @@ function moveRecords(v: MoveVerdict, measured: Measured, byPath: ReadonlyMap<str
     v.rejectedRef = newRef(REFS.rejected, now);
     const first = records.find((r) => r.decision !== 'approved')!;
     const changes = measured.entries.flatMap((e) => proposalChanges(e));
-    commits.push({ ref: v.rejectedRef, parent: measured.base, message: rejectedMessage(ctx, { ...first, ref: v.rejectedRef }), changes });
+    commits.push(rejectedCommit(ctx, { ...first, ref: v.rejectedRef }, v.rejectedRef, measured.base, changes));
     for (const r of records) if (r.decision !== 'approved') r.ref = v.rejectedRef;
   }
-  if (records.length > 0) commits.push({ ref: newRef(REFS.decisions, now), parent: null, message: batchMessage(ctx, records), changes: [] });
+  if (records.length > 0) commits.push(decisionBatch(ctx, records, now));
   return commits;
 }
 
@@ -344,7 +353,7 @@ function moveRecords(v: MoveVerdict, measured: Measured, byPath: ReadonlyMap<str
  * A deleted branch drops its commits unless another ref holds them (a rename shows git's hook
  * only the deletion, so a renamed branch's tip is kept too: harmless, and said as "went away").
  */
-async function keepDeletedBranches(cwd: string, deletions: ReadonlyArray<{ ref: string }>, heads: ReadonlyMap<string, string>, now: Date): Promise<NonNullable<GateResult['deleted']>> {
+async function deletedBranches(cwd: string, deletions: ReadonlyArray<{ ref: string }>, heads: ReadonlyMap<string, string>, now: Date): Promise<NonNullable<GateResult['deleted']>> {
   const deleted: NonNullable<GateResult['deleted']> = [];
   const gone = new Set(deletions.map((d) => d.ref));
   for (const d of deletions) {
@@ -352,7 +361,6 @@ async function keepDeletedBranches(cwd: string, deletions: ReadonlyArray<{ ref: 
     if (!tip || deleted.some((x) => x.ref === d.ref) || (await heldElsewhere(cwd, tip, gone))) continue;
     deleted.push({ ref: d.ref, tip, kept: newRef(DROPPED_REFS, now) });
   }
-  await keepDropped(cwd, deleted.map((d) => ({ ref: d.kept, tip: d.tip })));
   return deleted;
 }
 

@@ -7,8 +7,8 @@ import type { Plan } from '../core/plan.js';
 import type { Deadline } from '../git/deadline.js';
 import type { Lane } from '../git/lanes.js';
 import { mergeFile } from '../git/merge.js';
-import { REFS, newRef, proposalChanges, type RecordCommit } from '../git/records.js';
-import { decisionRecord, rejectedMessage, type RecordContext } from '../core/record.js';
+import { REFS, newRef, proposalChanges, rejectedCommit, type RecordCommit } from '../git/records.js';
+import { decisionRecord, type RecordContext } from '../core/record.js';
 import { resolveInside } from '../worktree/atomic.js';
 import type { Repo } from '../git/repo.js';
 import { apply, type TreeFile, type TreeTarget } from '../apply/apply.js';
@@ -151,7 +151,7 @@ function keptRefs(t: TreeTarget, now: Date): RecordCommit[] {
     if (e.oldPath !== undefined) taken.push({ kind: 'delete', path: e.oldPath });
     const rec = decisionRecord(f.file.c, 'rejected', o.decider, { ref, ...(o.taken ? { hunks: o.taken } : {}), ...(e.newOid ? { blob: e.newOid } : {}) });
     out.push({ mark, parent: t.lane.base, message: `guard review: the part of ${o.path} that was taken\n`, changes: taken });
-    out.push({ ref, parent: `:${mark}`, message: rejectedMessage(t.ctx, rec), changes: proposalChanges(e) });
+    out.push(rejectedCommit(t.ctx, rec, ref, `:${mark}`, proposalChanges(e)));
   }
   return out;
 }

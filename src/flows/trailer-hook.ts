@@ -1,5 +1,6 @@
 import { existsSync } from 'node:fs';
-import { appendFile, chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
+import { installFiles } from '../apply/apply.js';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -16,13 +17,14 @@ export async function installTrailerHook(dir: string, shownDir: string): Promise
   const hook = path.join(dir, 'commit-msg');
   const script = await readFile(fileURLToPath(new URL('../../hooks/commit-msg', import.meta.url)), 'utf8');
   if (!existsSync(hook)) {
-    await mkdir(dir, { recursive: true });
-    await writeFile(hook, script, { mode: 0o755 });
+    await installFiles([{ op: 'write', path: hook, content: script, mode: 0o755 }]);
     return `wrote ${shownDir}/commit-msg (a Guard-Approved: trailer for what a person approves at the commit prompt)`;
   }
   const text = await readFile(hook, 'utf8');
   if (MARK.test(text)) return null;
-  await appendFile(hook, (text.endsWith('\n') || text === '' ? '' : '\n') + '\n' + script.replace(/^#!.*\n/, ''));
-  await chmod(hook, 0o755);
+  await installFiles([
+    { op: 'append', path: hook, text: (text.endsWith('\n') || text === '' ? '' : '\n') + '\n' + script.replace(/^#!.*\n/, '') },
+    { op: 'mode', path: hook, mode: 0o755 },
+  ]);
   return `added the Guard-Approved: trailer to ${shownDir}/commit-msg`;
 }

@@ -6,11 +6,11 @@ import { countLines, looksBinary } from '../core/lines.js';
 import { MODE } from '../core/modes.js';
 import type { Hunk } from '../core/hunks.js';
 import { decisionRecords, offeredStrategies, plan, type Answer, type FileOutcome, type PlanFile } from '../core/plan.js';
-import { batchMessage, rejectedMessage, type Decision, type DecisionRecord, type RecordContext } from '../core/record.js';
+import type { Decision, DecisionRecord, RecordContext } from '../core/record.js';
 import { cleanStaleTemps, discardWrite, resolveInside, stageWrite, statOnDisk, type OnDisk, type Staged } from '../worktree/atomic.js';
 import { READ_CAP, catFileBatch } from '../git/catfile.js';
 import { assertWritable } from '../git/contain.js';
-import { REFS, newRef, type RecordCommit } from '../git/records.js';
+import { REFS, decisionBatch, newRef, rejectedCommit, type RecordCommit } from '../git/records.js';
 import { openRepo } from '../git/repo.js';
 import { numstatFiles, patchFiles, whitespaceOnlyFiles, withScratchFile, type FileNumstat } from '../git/measure.js';
 import { dayBaseStore, sessionBase, type SessionBase } from '../git/session-base.js';
@@ -184,11 +184,10 @@ function writeRecordsOf(c: Classification, o: FileOutcome, ctx: RecordContext, n
     refs.set(c.path, file.ref);
     const rec = decisionRecords({ gate: 'write', files: [o] }, [c], refs, new Map())[0]!;
     // parent: the base; tree: the base plus the proposal, so `git diff R^ R` shows it
-    const message = rejectedMessage(ctx, o.action === 'blocked' ? rec : { ...rec, decision: 'rejected' });
-    commits.push({ ref: file.ref, parent: ctx.base, message, changes: [{ kind: 'inline', path: rel, mode, data: proposal }] });
+    const kept = o.action === 'blocked' ? rec : { ...rec, decision: 'rejected' as const };
+    commits.push(rejectedCommit(ctx, kept, file.ref, ctx.base, [{ kind: 'inline', path: rel, mode, data: proposal }]));
   }
-  const record = newRef(REFS.decisions, now);
-  commits.push({ ref: record, parent: null, message: batchMessage(ctx, decisionRecords({ gate: 'write', files: [o] }, [c], refs, new Map())), changes: [] });
+  commits.push(decisionBatch(ctx, decisionRecords({ gate: 'write', files: [o] }, [c], refs, new Map()), now));
   return commits;
 }
 

@@ -5,7 +5,7 @@ import { readFile, readdir } from 'node:fs/promises';
 import { spawn } from 'node:child_process';
 import { GuardError } from '../core/errors.js';
 import { MODE } from '../core/modes.js';
-import { recordId } from '../core/record.js';
+import { batchMessage, recordId, rejectedMessage, type DecisionRecord, type RecordContext } from '../core/record.js';
 import type { DiffEntry } from './diff.js';
 import { git, gitEnv, gitSpawnArgs } from './run.js';
 import { commonDirOf, noteGone, noteTips } from './journal.js';
@@ -40,6 +40,24 @@ export interface RecordCommit {
     | { kind: 'inline'; path: string; mode: string; data: Buffer }
     | { kind: 'delete'; path: string }
   >;
+}
+
+/**
+ * The two records every gate keeps, built in one place (check, write,
+ * review, the hook and the branch gate each decide what goes in them):
+ *
+ * - the decision record of a run: every file's decision, in one commit with
+ *   no tree of its own, under refs/guard/decisions/;
+ * - a rejected ref: what was refused (or left out by a strategy or a partial
+ *   take), under refs/guard/rejected/, with the base (or a mark) as parent
+ *   and the base plus the proposal as tree, so `git diff R^ R` shows it.
+ */
+export function decisionBatch(ctx: RecordContext, records: readonly DecisionRecord[], now: Date, ref = newRef(REFS.decisions, now)): RecordCommit {
+  return { ref, parent: null, message: batchMessage(ctx, [...records]), changes: [] };
+}
+
+export function rejectedCommit(ctx: RecordContext, kept: DecisionRecord | DecisionRecord[], ref: string, parent: string | null, changes: RecordCommit['changes']): RecordCommit {
+  return { ref, parent, message: rejectedMessage(ctx, kept), changes };
 }
 
 const COMMITTER = 'guard <guard@localhost>';

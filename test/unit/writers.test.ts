@@ -19,20 +19,12 @@ import { WRITES } from '../../src/git/run.js';
  * may only shrink (an entry no longer needed fails the test).
  */
 const ALLOWED: Record<string, { names: string[]; why: string }> = {
-  // setup: guard installing itself (hooks, its config, a harness's settings), not the user's work
-  'src/flows/init.ts': { names: ['appendFile', 'chmod', 'mkdir', 'writeFile'], why: 'setup: installs the hooks and the config' },
-  'src/flows/agents.ts': { names: ['chmod', 'mkdir', 'writeFile'], why: "setup: a harness's hook settings" },
-  'src/flows/plugins.ts': { names: ['mkdir', 'writeFile'], why: "setup: the plugin harnesses' plugin file" },
-  'src/flows/trailer-hook.ts': { names: ['appendFile', 'chmod', 'mkdir', 'writeFile'], why: 'setup: the commit-msg hook that adds trailers' },
-  'src/flows/branch-gate.ts': { names: ['adoptTips', 'chmod', 'copyFile', 'mkdir', 'writeFile'], why: 'setup: the reference-transaction hook, and the branch tips it starts from' },
+  // scratch and output, not the work tree, refs or records
   'src/flows/hook-probe.ts': { names: ['mkdtemp', 'rm', 'writeFile', 'writeFileSync'], why: 'doctor: a probe file in a scratch folder' },
   'src/cli/ci.ts': { names: ['appendFileSync'], why: "guard ci: the CI's step summary file (output, not the work tree)" },
-  // the net: guard's own state about its refs and hooks (.git/guard/), and guard recover
-  'src/flows/integrity.ts': { names: ['chmod', 'copyFile', 'git update-ref', 'mkdir', 'rename', 'rm', 'writeFile'], why: 'the net: its manifest, hook copies, recover' },
-  // not yet moved: the branch gate's bookkeeping (verified tips, anchors, kept dropped tips, journaled), written
-  // with update-ref where only a path is known (the reference-transaction hook opens no repository)
-  'src/flows/ref-gate.ts': { names: ['keepDropped', 'settleMoves', 'writeRecords'], why: 'the branch gate: its records and tips' },
-  'src/flows/bypass.ts': { names: ['markVerified', 'settleMoves'], why: 'the branch gate, on check' },
+  // the net's own state (.git/guard/): its manifest and its copy of the hooks; never the work tree (hooks put
+  // back go through apply's files target), refs (recover's go through the refs target) or records
+  'src/flows/integrity.ts': { names: ['copyFile', 'mkdir', 'rename', 'rm', 'writeFile'], why: "the net: its manifest and hook copy in .git/guard/" },
   // guard write prepares the result as a hidden temp file beside the file before judging it (git measures
   // it there; apply's file target renames it over the file, or it is removed)
   'src/flows/write.ts': { names: ['cleanStaleTemps', 'discardWrite', 'stageWrite'], why: 'guard write: the prepared temp file' },
