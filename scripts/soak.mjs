@@ -20,7 +20,9 @@
 // suite        the load tests `npm test` runs small, at full size (GUARD_SOAK=1,
 //              test/scale.ts): 30 random SIGKILLs of write and review
 //              (faults.test.ts), 20 and 100 MB files (hostile.test.ts), 10
-//              rounds of simultaneous reviews (concurrency.test.ts).
+//              rounds of simultaneous reviews (concurrency.test.ts), 30
+//              rounds of random checkpoints (checkpoint.test.ts), doctor's
+//              git processes after 10 refusals (doctor.test.ts).
 // history      10,000 tool calls of one session in one repository through
 //              `guard hook claude` (scripts/session-sim.mjs; --calls N), then
 //              the same Write in it and in a fresh clone, interleaved: the
