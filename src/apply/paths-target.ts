@@ -39,10 +39,10 @@ export interface PathsTarget {
 export const pathsSteps: Steps<PathsTarget, undefined> = {
   recordsFirst: false,
   changes: () => true,
-  checkpoint: (p, t) => checkpointPaths(p, t),
+  checkpoint: (p, t) => checkpointAsRead(p, t),
 };
 
-async function checkpointPaths(p: ApplyPlan<PathsTarget>, t: PathsTarget): Promise<Taken> {
+async function checkpointAsRead(p: ApplyPlan<PathsTarget>, t: PathsTarget): Promise<Taken> {
   const { now, repo } = p;
   const s = t.session;
   const cpRef = newRef(REFS.checkpoints, now);

@@ -97,10 +97,10 @@ export async function check(opts: CheckOptions): Promise<CheckResult> {
     if (c.needsApproval && approved.has(`${c.path}\0${entries[i]!.newOid ?? ''}`)) answers.set(c.path, { take: 'all', via: 'review' });
   });
   const pending = classified.filter((c) => c.needsApproval && !answers.has(c.path));
-  // Contents and hunks are read only for the files a person is asked about (askPerson fills them in).
+  // Contents and hunks are read only for the files a person is asked about (askAtCommit fills them in).
   const planFiles = classified.map((c, i): PlanFile => ({ c, hunks: [], base: null, proposed: null, baseMode: entries[i]!.oldMode, proposedMode: entries[i]!.newMode }));
   const { own, prov } = !opts.auto ? await ownChanges(repo, config.judge, pending, await provenance, staged, now) : { own: [], prov: await provenance };
-  const asked = !opts.auto && pending.length > 0 ? await askPerson(repo, entries, planFiles, pending, own, prov, config.preview.contextLines, opts.color, answers, () => opts.deadline?.disarm()) : false;
+  const asked = !opts.auto && pending.length > 0 ? await askAtCommit(repo, entries, planFiles, pending, own, prov, config.preview.contextLines, opts.color, answers, () => opts.deadline?.disarm()) : false;
 
   const planned = await plan('check', planFiles, answers);
   const result = await applyCheck(opts, { repo, base, lane, entries, classified, planned, asked, prov });
@@ -178,7 +178,7 @@ async function applyCheck(opts: CheckOptions, { repo, base, lane, entries, class
   const now = opts.now ?? new Date();
   const ctx: RecordContext = { command: 'check', lane, time: now.toISOString(), base };
   const byPath = new Map(entries.map((e) => [e.path, e]));
-  const { commits, records } = await keptRefs(planned, classified, files, byPath, ctx, now);
+  const { commits, records } = await recordsOf(planned, classified, files, byPath, ctx, now);
   // the audit trail names the agent sessions that wrote each path
   const by = new Map(files.map((f) => [f.path, f.writtenBy]));
   for (const r of records) {
@@ -222,7 +222,7 @@ async function applyCheck(opts: CheckOptions, { repo, base, lane, entries, class
  * tree the base with all of them, so N refusals cost one tree, not N trees of
  * the base's size. `git diff REF^ REF -- PATH` shows one of them.
  */
-async function keptRefs(planned: Plan, classified: Classification[], files: CheckedFile[], byPath: Map<string, DiffEntry>, ctx: RecordContext, now: Date): Promise<{ commits: RecordCommit[]; records: DecisionRecord[] }> {
+async function recordsOf(planned: Plan, classified: Classification[], files: CheckedFile[], byPath: Map<string, DiffEntry>, ctx: RecordContext, now: Date): Promise<{ commits: RecordCommit[]; records: DecisionRecord[] }> {
   const blobs = new Map<string, string>();
   const { blobId } = planned.files.some((o) => o.action === 'write') ? await import('../git/merge.js') : { blobId: null };
   for (const o of planned.files) {
@@ -310,7 +310,7 @@ function toChecked(c: Classification, o: FileOutcome, by: Origin[] | undefined):
  * files (one cat-file batch, one git diff). `q` leaves the rest unanswered
  * (blocked, as without a terminal); Ctrl-C throws E_ABORTED: nothing recorded.
  */
-async function askPerson(
+async function askAtCommit(
   repo: Repo,
   entries: DiffEntry[],
   files: PlanFile[],

@@ -63,7 +63,7 @@ export async function applyReview(input: ReviewInput, plan: Plan, now: Date, dea
     plan,
     ...(commit ? { commit } : {}),
   };
-  const r = await apply({ gate: 'review', repo: main, now, deadline, records: keptRefs(target, now), target });
+  const r = await apply({ gate: 'review', repo: main, now, deadline, records: keptParts(target, now), target });
   const t = r.done;
   const done: Applied = { checkpoint: r.checkpoint?.id ?? null, record, refs: target.refs, blobs: t.blobs, conflicts: t.conflicts, merged: t.merged, staged: t.staged, warnings };
   if (t.commit !== undefined) done.commit = t.commit;
@@ -135,7 +135,7 @@ async function fileLeft(root: string, dir: string, removing: ReadonlySet<string>
 }
 
 /** The rejected refs the plan asks for: a refusal's proposal; for a partial take, the rest on top of what was taken. */
-function keptRefs(t: TreeTarget, now: Date): RecordCommit[] {
+function keptParts(t: TreeTarget, now: Date): RecordCommit[] {
   const out: RecordCommit[] = [];
   let mark = 0;
   for (const f of t.files) {

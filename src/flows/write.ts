@@ -113,7 +113,7 @@ export async function write(opts: WriteOptions): Promise<WriteResult> {
     if (oldContent !== null && oldContent.equals(opts.content)) file.unchanged = true;
     const pf: PlanFile = { c, hunks: [], base: oldContent, proposed: opts.content, baseMode: old?.mode ?? null, proposedMode: newMode };
     const answers = new Map<string, Answer>();
-    const personAsked = c.needsApproval && !opts.auto ? await askPerson(staged, pf, config.preview.contextLines, opts.color, answers, root) : false;
+    const personAsked = c.needsApproval && !opts.auto ? await askAboutWrite(staged, pf, config.preview.contextLines, opts.color, answers, root) : false;
     const o = (await plan('write', [pf], answers)).files[0]!;
     Object.assign(file, { decision: o.decision, decider: o.decider }, pick(o));
     if (o.content && !o.content.equals(opts.content)) {
@@ -282,7 +282,7 @@ async function measureAgainst(
  * Ask the person at the terminal; false when there is none (then the plan
  * blocks the write, as in auto mode). Ctrl-C throws E_ABORTED: nothing written or recorded.
  */
-async function askPerson(staged: Staged, pf: PlanFile, contextLines: number, color: boolean, answers: Map<string, Answer>, root: string): Promise<boolean> {
+async function askAboutWrite(staged: Staged, pf: PlanFile, contextLines: number, color: boolean, answers: Map<string, Answer>, root: string): Promise<boolean> {
   const { openPrompt } = await import('../ui/prompt.js');
   const [{ pagerCommand }, { editorCommand }] = await Promise.all([import('../git/pager.js'), import('../git/editor.js')]);
   const prompt = openPrompt({ color, title: (name) => `guard: ${name} needs approval`, pager: () => pagerCommand(root), editor: () => editorCommand(root) });
