@@ -1,6 +1,6 @@
 import type { DecisionRecord } from '../core/record.js';
 import { checkpointId, checkpointMessage, type SessionMeta } from '../git/checkpoint.js';
-import { faultPoint } from '../git/faults.js';
+import { faultPoint } from '../runtime/faults.js';
 import { REFS, newRef, writeRecords, type RecordCommit } from '../git/records.js';
 import { sessionMessage, sessionPrefix } from '../git/session.js';
 import type { ApplyPlan, Steps, Taken } from './steps.js';

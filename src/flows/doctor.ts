@@ -11,7 +11,7 @@ import { REFS, listRefTypes, type RefType } from '../git/records.js';
 import type { Repo } from '../git/repo.js';
 import { readHooksPath, type HooksPath } from '../git/config.js';
 import { configAt, type FlowOptions } from './context.js';
-import { processAlive as alive } from '../git/alive.js';
+import { processAlive as alive } from '../runtime/alive.js';
 
 /**
  * `guard doctor`: would the gate run? Each check is data; the verdict is

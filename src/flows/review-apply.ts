@@ -4,7 +4,7 @@ import { quotePath } from '../core/quote.js';
 import { GuardError } from '../core/errors.js';
 import { MODE } from '../core/modes.js';
 import type { Plan } from '../core/plan.js';
-import type { Deadline } from '../git/deadline.js';
+import type { Deadline } from '../runtime/deadline.js';
 import type { Lane } from '../git/lanes.js';
 import { mergeFile } from '../git/merge.js';
 import { REFS, newRef, proposalChanges, rejectedCommit, type RecordCommit } from '../git/records.js';
