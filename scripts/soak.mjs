@@ -5,7 +5,7 @@
 //   node scripts/soak.mjs [--short] [--seed N] [--kills N] [--jobs N] [--only kills,properties,concurrency,suite,history] [--keep]
 //   npm run soak            (npm run soak -- --short: the few-minute version CI may run)
 //
-// kills        SIGKILL guard at every named fault point (src/git/faults.ts) and
+// kills        SIGKILL guard at every named fault point (src/runtime/faults.ts) and
 //              after random delays, across write, review, restore, check,
 //              discard, hook and rewind. After every kill: each file byte for
 //              byte its old or its new version; the checkpoint the run made

@@ -2,7 +2,7 @@ import type { Checkpoint, CheckpointOptions } from '../git/checkpoint.js';
 import type { Lane } from '../git/lanes.js';
 import type { RecordCommit } from '../git/records.js';
 import type { Repo } from '../git/repo.js';
-import { faultPoint } from '../git/faults.js';
+import { faultPoint } from '../runtime/faults.js';
 import { packWhenLoose, writeRecords } from '../git/records.js';
 import type { FeedbackTarget } from './feedback-target.js';
 import type { FileTarget } from './file-target.js';
@@ -56,7 +56,7 @@ export type { WorktreeTarget } from './worktree-target.js';
  * `restore`, `rewind`, `prune` (log --prune), `lane-start` and
  * `lane-discard`, `tips` (the branch gate's verified tips), `files`
  * (setup: the hooks and settings guard installs), `refs` (guard recover).
- * The fault points (git/faults.ts,
+ * The fault points (runtime/faults.ts,
  * docs/reliability/faults.md) of each gate are named here, at the steps
  * where they always were.
  */

@@ -1,7 +1,7 @@
 import { GuardError } from '../core/errors.js';
 import { MODE } from '../core/modes.js';
 import type { CheckpointOptions } from '../git/checkpoint.js';
-import { faultPoint } from '../git/faults.js';
+import { faultPoint } from '../runtime/faults.js';
 import type { OnDisk, Staged } from '../worktree/atomic.js';
 import type { ApplyPlan, LockOptions, Steps, Taken } from './steps.js';
 

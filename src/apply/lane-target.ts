@@ -1,5 +1,5 @@
 import { checkpoint, ignoredPaths, type Checkpoint } from '../git/checkpoint.js';
-import { faultPoint } from '../git/faults.js';
+import { faultPoint } from '../runtime/faults.js';
 import { branchTip, checkpointCommit, createLane, ensureExcluded, laneRepo, removeLaneParts, type Lane } from '../git/lanes.js';
 import { keepNested, nestedRepos, type KeptNested } from '../git/nested.js';
 import type { Steps } from './steps.js';

@@ -1,6 +1,6 @@
 import type { DecisionRecord } from '../core/record.js';
 import { checkpointId, checkpointMessage, type SessionMeta } from '../git/checkpoint.js';
-import { faultPoint } from '../git/faults.js';
+import { faultPoint } from '../runtime/faults.js';
 import { REFS, newRef, writeRecords, type RecordCommit } from '../git/records.js';
 import { sessionMessage, sessionPrefix } from '../git/session.js';
 import type { ApplyPlan, Steps, Taken } from './steps.js';
@@ -39,10 +39,10 @@ export interface PathsTarget {
 export const pathsSteps: Steps<PathsTarget, undefined> = {
   recordsFirst: false,
   changes: () => true,
-  checkpoint: (p, t) => checkpointPaths(p, t),
+  checkpoint: (p, t) => checkpointAsRead(p, t),
 };
 
-async function checkpointPaths(p: ApplyPlan<PathsTarget>, t: PathsTarget): Promise<Taken> {
+async function checkpointAsRead(p: ApplyPlan<PathsTarget>, t: PathsTarget): Promise<Taken> {
   const { now, repo } = p;
   const s = t.session;
   const cpRef = newRef(REFS.checkpoints, now);

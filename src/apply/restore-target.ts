@@ -1,5 +1,5 @@
 import { checkpoint, type Checkpoint } from '../git/checkpoint.js';
-import { faultPoint } from '../git/faults.js';
+import { faultPoint } from '../runtime/faults.js';
 import { ZERO_OID } from '../git/records.js';
 import { planRestore, type CheckpointInfo, type RawEntry, type RestoreChange, type RestoreResult } from '../git/restore.js';
 import { git } from '../git/run.js';

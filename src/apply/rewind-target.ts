@@ -1,5 +1,5 @@
 import { checkpoint, type Checkpoint } from '../git/checkpoint.js';
-import { faultPoint } from '../git/faults.js';
+import { faultPoint } from '../runtime/faults.js';
 import type { RestoreChange } from '../git/restore.js';
 import { planPutBack, type PutBackGroup } from '../git/rewind.js';
 import { removeFile, writeFileAtomic } from '../worktree/atomic.js';

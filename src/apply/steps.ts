@@ -1,5 +1,5 @@
 import type { RecordCommit } from '../git/records.js';
-import type { Deadline } from '../git/deadline.js';
+import type { Deadline } from '../runtime/deadline.js';
 import type { Repo } from '../git/repo.js';
 
 /**

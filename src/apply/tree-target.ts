@@ -4,7 +4,7 @@ import { decisionRecords, type FileOutcome, type Plan, type PlanFile } from '../
 import { decisionRecord, type RecordContext } from '../core/record.js';
 import type { CheckpointOptions } from '../git/checkpoint.js';
 import type { DiffEntry } from '../git/diff.js';
-import { faultPoint } from '../git/faults.js';
+import { faultPoint } from '../runtime/faults.js';
 import { REFS, decisionBatch, newRef, proposalChanges, rejectedCommit, writeRecords, type RecordCommit } from '../git/records.js';
 import type { ApplyPlan, LockOptions, Steps, Taken } from './steps.js';
 

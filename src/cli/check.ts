@@ -1,8 +1,8 @@
 import { EXIT } from '../core/errors.js';
 import { metricsLine } from '../core/preview.js';
 import { displayName } from '../core/quote.js';
-import { check, type CheckResult } from '../flows/check.js';
-import { answerProbe } from '../flows/hook-probe.js';
+import { check, type CheckResult } from '../flows/gates/check.js';
+import { answerProbe } from '../flows/doctor/hook-probe.js';
 import { isAutoMode } from '../ui/auto-mode.js';
 import { boundFiles, type Output } from '../ui/output.js';
 import { withTimeout } from '../flows/context.js';

@@ -1,6 +1,6 @@
 import { appendFileSync, readFileSync } from 'node:fs';
 import { EXIT, GuardError } from '../core/errors.js';
-import { ci, type CiResult } from '../flows/ci.js';
+import { ci, type CiResult } from '../flows/gates/ci.js';
 import { renderAnnotations, renderMarkdown, renderSarif, renderText } from '../ui/ci-formats.js';
 import { boundFiles, makeOutput, type Output } from '../ui/output.js';
 import { withTimeout } from '../flows/context.js';

@@ -1,6 +1,6 @@
 import { quotePath, shellQuote } from '../core/quote.js';
 import { EXIT } from '../core/errors.js';
-import { discard } from '../flows/lanes.js';
+import { discard } from '../flows/lanes/lanes.js';
 import type { Output } from '../ui/output.js';
 import type { DiscardArgs } from './spec.js';
 

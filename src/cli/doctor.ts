@@ -1,5 +1,5 @@
 import { EXIT } from '../core/errors.js';
-import { doctor, type DoctorCheck, type DoctorResult } from '../flows/doctor.js';
+import { doctor, type DoctorCheck, type DoctorResult } from '../flows/doctor/doctor.js';
 import type { Output } from '../ui/output.js';
 import type { DoctorArgs } from './spec.js';
 

@@ -1,6 +1,6 @@
 import { EXIT, GuardError } from '../core/errors.js';
 import { failReason } from '../harness/decide.js';
-import { judgeEvent, reasonFor } from '../flows/hook-call.js';
+import { judgeEvent, reasonFor } from '../flows/hook/hook-call.js';
 import { TRANSLATORS } from '../harness/index.js';
 import { ROWS } from '../harness/table.js';
 import { HARNESSES, isHarness, type Answer, type Phase } from '../harness/types.js';
@@ -14,7 +14,7 @@ import type { HookArgs } from './spec.js';
  * harness's blocking form: every harness lets a tool run when a hook
  * crashes, so guard never exits in a way they read as "go ahead". (A
  * SIGKILL cannot be answered from inside: the command `guard init --agent`
- * installs turns any non-zero exit into a block, see flows/agents.ts.)
+ * installs turns any non-zero exit into a block, see flows/setup/agents.ts.)
  */
 
 /** Harness timeouts are 30-120 s; guard answers well before them. */

@@ -1,5 +1,5 @@
 import { EXIT, GuardError } from '../core/errors.js';
-import { init } from '../flows/init.js';
+import { init } from '../flows/setup/init.js';
 import type { Output } from '../ui/output.js';
 import type { InitArgs } from './spec.js';
 

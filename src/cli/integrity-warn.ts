@@ -1,10 +1,10 @@
 import { commonDirOf } from '../git/journal.js';
-import { integrityProblems } from '../flows/integrity.js';
+import { integrityProblems } from '../flows/doctor/integrity.js';
 import type { Output } from '../ui/output.js';
 
 /**
  * A door that is not the hook (check, log, rewind) says on stderr when guard's
- * net was changed outside guard (flows/integrity.ts); file reads only.
+ * net was changed outside guard (flows/doctor/integrity.ts); file reads only.
  */
 export async function warnIntegrity(cwd: string, out: Output): Promise<void> {
   const common = commonDirOf(cwd);

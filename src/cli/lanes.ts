@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { EXIT } from '../core/errors.js';
 import { shortOid } from '../flows/context.js';
-import { lanes } from '../flows/lanes.js';
+import { lanes } from '../flows/lanes/lanes.js';
 import type { Output } from '../ui/output.js';
 import type { LanesArgs } from './spec.js';
 

@@ -1,6 +1,6 @@
 import { EXIT, GuardError } from '../core/errors.js';
 import { quotePath } from '../core/quote.js';
-import { log, parseAge, prune, type LogEntry } from '../flows/log.js';
+import { log, parseAge, prune, type LogEntry } from '../flows/history/log.js';
 import type { Output } from '../ui/output.js';
 import type { LogArgs } from './spec.js';
 

@@ -1,6 +1,6 @@
 import { EXIT } from '../core/errors.js';
 import { openRepo } from '../git/repo.js';
-import { recover } from '../flows/integrity.js';
+import { recover } from '../flows/doctor/integrity.js';
 import type { Output } from '../ui/output.js';
 import type { RecoverArgs } from './spec.js';
 

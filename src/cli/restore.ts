@@ -1,5 +1,5 @@
 import { EXIT } from '../core/errors.js';
-import { restore } from '../flows/restore.js';
+import { restore } from '../flows/history/restore.js';
 import type { Output } from '../ui/output.js';
 import type { RestoreArgs } from './spec.js';
 

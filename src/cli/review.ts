@@ -1,7 +1,7 @@
 import { EXIT } from '../core/errors.js';
 import { metricsLine } from '../core/preview.js';
 import { displayName, quotePath } from '../core/quote.js';
-import { review, type ReviewResult } from '../flows/review.js';
+import { review, type ReviewResult } from '../flows/review/review.js';
 import { boundFiles, type Output } from '../ui/output.js';
 import { isAutoMode } from '../ui/auto-mode.js';
 import { withTimeout } from '../flows/context.js';

@@ -1,5 +1,5 @@
 import { EXIT } from '../core/errors.js';
-import { rewind } from '../flows/rewind.js';
+import { rewind } from '../flows/history/rewind.js';
 import type { Output } from '../ui/output.js';
 import type { RewindArgs } from './spec.js';
 

@@ -1,6 +1,6 @@
 import type { Classification } from '../core/classify.js';
 import { shortOid } from '../flows/context.js';
-import { runInLane, type RunResult } from '../flows/run.js';
+import { runInLane, type RunResult } from '../flows/lanes/run.js';
 import type { Output } from '../ui/output.js';
 import type { RunArgs } from './spec.js';
 

@@ -1,6 +1,6 @@
 import { EXIT } from '../core/errors.js';
 import { shortOid } from '../flows/context.js';
-import { start } from '../flows/lanes.js';
+import { start } from '../flows/lanes/lanes.js';
 import { makeColors } from '../ui/color.js';
 import type { Output } from '../ui/output.js';
 import type { StartArgs } from './spec.js';

@@ -1,8 +1,8 @@
 import { EXIT } from '../core/errors.js';
 import { metricsLine } from '../core/preview.js';
 import { displayName, quotePath } from '../core/quote.js';
-import { answerProbe } from '../flows/hook-probe.js';
-import { gateMoves } from '../flows/ref-gate.js';
+import { answerProbe } from '../flows/doctor/hook-probe.js';
+import { gateMoves } from '../flows/gates/ref-gate.js';
 import { isAutoMode } from '../ui/auto-mode.js';
 import type { Output } from '../ui/output.js';
 import type { VerifyRefsArgs } from './spec.js';

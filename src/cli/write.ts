@@ -1,7 +1,7 @@
 import { EXIT, GuardError } from '../core/errors.js';
 import { metricsLine } from '../core/preview.js';
 import { displayName, shellQuote } from '../core/quote.js';
-import { write, type WriteResult } from '../flows/write.js';
+import { write, type WriteResult } from '../flows/gates/write.js';
 import { isAutoMode } from '../ui/auto-mode.js';
 import type { Output } from '../ui/output.js';
 import type { WriteArgs } from './spec.js';

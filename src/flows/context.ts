@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { CONFIG_FILE, parseConfig, type Config } from '../core/config.js';
 import { GuardError } from '../core/errors.js';
-import { makeDeadline, type Deadline } from '../git/deadline.js';
+import { makeDeadline, type Deadline } from '../runtime/deadline.js';
 
 /** Options every flow gets from the CLI. */
 export interface FlowOptions {
@@ -9,7 +9,7 @@ export interface FlowOptions {
   /** Colour for text guard writes to the terminal (prompts, previews). */
   color: boolean;
   now?: Date;
-  /** --timeout: checked while guard reads, disarmed at the point of no return (git/deadline.ts). */
+  /** --timeout: checked while guard reads, disarmed at the point of no return (runtime/deadline.ts). */
   deadline?: Deadline;
 }
 

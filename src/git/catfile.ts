@@ -5,8 +5,8 @@ import { rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { GuardError } from '../core/errors.js';
-import { checkDeadline, timeoutError, watchDeadline } from './deadline.js';
-import { faultPoint } from './faults.js';
+import { checkDeadline, timeoutError, watchDeadline } from '../runtime/deadline.js';
+import { faultPoint } from '../runtime/faults.js';
 import { gitEnv, gitSpawnArgs } from './run.js';
 
 /**

@@ -7,12 +7,12 @@ import type { Readable, Writable } from 'node:stream';
 import { GuardError } from '../core/errors.js';
 import { MODE, fileMode } from '../core/modes.js';
 import { RECORD_VERSION } from '../core/record.js';
-import { faultPoint } from './faults.js';
+import { faultPoint } from '../runtime/faults.js';
 import type { Repo } from './repo.js';
 import { REFS, importCommits, newRef, packedRefOid, type RecordCommit } from './records.js';
 import { eolConverted, storeRawBytes } from './rawbytes.js';
 import { git, gitFailure, gitSpawnArgs, splitZ } from './run.js';
-import { processAlive as alive } from './alive.js';
+import { processAlive as alive } from '../runtime/alive.js';
 import { keptLimits, planKept, presentLanes, submodulePaths, type KeptMemory, type KeptPlan } from './kept.js';
 
 export interface Checkpoint {

@@ -14,7 +14,7 @@ import { packedLookup } from './packed-refs.js';
  * the same call; the refs guard removes itself (guard log --prune) are noted
  * as gone. A ref the journal holds that is not in the ref store was removed
  * by something else (`git update-ref -d`, `rm -r .git/refs/guard`, a
- * `for-each-ref | xargs` loop): every door says so (flows/integrity.ts), and
+ * `for-each-ref | xargs` loop): every door says so (flows/doctor/integrity.ts), and
  * `guard recover` puts the refs back from the journal while git still has
  * their objects (a plain `git gc` keeps unreachable objects two weeks;
  * `git gc --prune=now` does not, and then the recovery names what is lost).

@@ -310,7 +310,7 @@ export async function presentLanes(root: string): Promise<string[]> {
   return here.filter((n): n is string => n !== null).sort();
 }
 
-/** Where flows/lane-keep.ts marks the lane checkpoint it took before a shell command in the main tree (under the common git dir). */
+/** Where flows/hook/lane-keep.ts marks the lane checkpoint it took before a shell command in the main tree (under the common git dir). */
 export const LANE_KEPT = path.join('guard', 'lanes-kept');
 
 /** Mark lane NAME as kept by checkpoint `id`, taken with the main tree's checkpoint `for` (written whole, by rename). */

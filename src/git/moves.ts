@@ -75,7 +75,7 @@ export async function branchTips(cwd: string): Promise<{ heads: Map<string, stri
  * (`git update-ref refs/guard/verified/heads/main HEAD`) would make the
  * ungated commit look measured. guard journals every verified tip it writes,
  * so the journaled commit wins over the ref store (the doors also say so:
- * flows/integrity.ts), as for anchors. `verified` is keyed by branch ref.
+ * flows/doctor/integrity.ts), as for anchors. `verified` is keyed by branch ref.
  */
 async function verifiedAsJournaled(cwd: string, verified: Map<string, string>): Promise<void> {
   const common = commonDirOf(cwd);
@@ -100,7 +100,7 @@ export async function verifiedTip(cwd: string, branchRef: string): Promise<strin
  * HEAD`) or deletes it before each small trim would reset the count. guard
  * journals every anchor it writes (settleMoves), so the journaled commit
  * wins over the ref store for an anchor moved or removed outside guard (the
- * doors also say so: flows/integrity.ts). One file read.
+ * doors also say so: flows/doctor/integrity.ts). One file read.
  */
 async function anchorsAsJournaled(cwd: string, anchors: Map<string, Anchor[]>): Promise<void> {
   const common = commonDirOf(cwd);
@@ -143,7 +143,7 @@ export async function settleMoves(cwd: string, moves: readonly Settled[], day: s
   }
   if (input !== '') await git(['update-ref', '-m', 'guard: passed the gate', '--stdin'], { cwd, input });
   // a dropped tip is the last ref holding that work, and the verified tip and the day's anchor are what moves are
-  // measured from: all journaled as guard writes them, so a deletion or a move from outside is noticed (flows/integrity.ts)
+  // measured from: all journaled as guard writes them, so a deletion or a move from outside is noticed (flows/doctor/integrity.ts)
   noteTips(
     commonDirOf(cwd),
     moves.flatMap((m) => [

@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { appendFileSync } from 'node:fs';
 import { GuardError } from '../core/errors.js';
-import { timeoutError, watchDeadline } from './deadline.js';
+import { timeoutError, watchDeadline } from '../runtime/deadline.js';
 
 /*
  * The one way guard runs git: a bare spawn, no shell, output as bytes, one
@@ -21,7 +21,7 @@ export interface GitOptions {
 
 /**
  * The subcommands guard runs that change a ref, an index or a work tree.
- * Killing one half way (the --timeout deadline, git/deadline.ts) could leave a `.lock` file
+ * Killing one half way (the --timeout deadline, runtime/deadline.ts) could leave a `.lock` file
  * that blocks the user's next git command, a ref moved without its record,
  * or half a worktree, so these are never killed. Subcommands that only add
  * objects (hash-object -w, write-tree, commit-tree, merge-file -p) are not

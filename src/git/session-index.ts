@@ -24,7 +24,7 @@ import { readSessionEvents, sessionKey, sessionPrefix, type SessionEvent } from 
  *
  * What reads it today: the post event of a write (`a-`, askedStep), so that
  * event starts no git process. The write path and a shell call's post event
- * read the session's refs instead (flows/hook.ts readPolicy: the strictest
+ * read the session's refs instead (flows/hook/hook.ts readPolicy: the strictest
  * policy any step saw, which the index does not record yet), so the `w-`,
  * `p-` and `s-` entries are kept complete for the reader that will take
  * their session bases from here again once it does.
@@ -187,7 +187,7 @@ export async function askedStep(repo: Pick<Repo, 'commonDir'>, harness: string, 
   return found ? found.get(name)! : undefined;
 }
 
-/** The session's marker that a background command may still be open (the time it started): without it, no call reads the session's steps for background reports (flows/hook.ts). */
+/** The session's marker that a background command may still be open (the time it started): without it, no call reads the session's steps for background reports (flows/hook/hook.ts). */
 export function backgroundMarker(repo: Pick<Repo, 'commonDir'>, harness: string, session: string): string {
   return path.join(indexDir(repo, harness, session), 'background-open');
 }

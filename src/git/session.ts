@@ -52,7 +52,7 @@ export interface SessionEvent {
   command?: string;
   /** A write put to a person: the decisions to record as approved when it ran. */
   asked?: unknown[];
-  /** A shell call run in the background: its post event comes while it runs, so it stays open (flows/hook.ts). */
+  /** A shell call run in the background: its post event comes while it runs, so it stays open (flows/hook/hook.ts). */
   background?: boolean;
 }
 

@@ -1,6 +1,6 @@
 /**
  * The hook's outcome and the words it answers with: small and pure. The
- * decision itself is core/plan's (flows/hook.ts plans the call with no
+ * decision itself is core/plan's (flows/hook/hook.ts plans the call with no
  * answers: what needs a person is `blocked`); this module only maps that
  * plan onto what a harness can say (no opinion, ask, deny) and words it for
  * the model and the person. It imports nothing from the rest of guard.

@@ -10,7 +10,7 @@ import { json, parseObject, type Obj } from './payload.js';
  * data: its tool names and their field names, its event names, its session
  * and folder fields, whether a person can answer `ask`, and where its config
  * lives. Adding one is adding a row here (and its config row in
- * flows/agents.ts reads `config` below), never a new module.
+ * flows/setup/agents.ts reads `config` below), never a new module.
  *
  * Every fact in a row says where it was checked (`source`): the real binary
  * run against the scripted model, the harness's shipped package source, or
@@ -29,7 +29,7 @@ export type ToolSpec =
   | { kind: 'patch'; patch: readonly string[] }
   /** Files removed (a list field, or one path). */
   | { kind: 'delete'; paths: readonly string[] }
-  /** `background`: flags that run it detached (its post event comes while it still runs, flows/hook.ts). */
+  /** `background`: flags that run it detached (its post event comes while it still runs, flows/hook/hook.ts). */
   | { kind: 'shell'; command: readonly string[]; background?: readonly string[] };
 
 export interface ClaudeStyleRow {
@@ -51,7 +51,7 @@ export interface ClaudeStyleRow {
   ask: 'claude' | 'never';
   /** hookSpecificOutput.hookEventName of the answers. */
   answerEvents: { pre: string; post: string };
-  /** Where `guard init --agent NAME` writes the hook and how (flows/agents.ts). */
+  /** Where `guard init --agent NAME` writes the hook and how (flows/setup/agents.ts). */
   config: {
     /** Project file with a Claude-shaped `hooks` object. */
     file: string;

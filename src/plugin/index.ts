@@ -1,7 +1,7 @@
 import { readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { judgeEvent, reasonFor } from '../flows/hook-call.js';
-import { PLUGIN_FILES } from '../flows/plugins.js';
+import { judgeEvent, reasonFor } from '../flows/hook/hook-call.js';
+import { PLUGIN_FILES } from '../flows/setup/plugins.js';
 import { clineAction } from '../harness/cline.js';
 import { parseCodexPatch } from '../harness/codex-patch.js';
 import { failReason } from '../harness/decide.js';
@@ -13,7 +13,7 @@ import { PayloadError, isPluginHarness, type Action, type HookEvent, type Outcom
  * `guard-cli/plugin`: guard's hook inside the harness's own process, for
  * the harnesses whose extension point is a JS plugin (Cline CLI, opencode,
  * Kilo Code). A tool call goes through the very path of `guard hook`
- * (flows/hook-call.ts judgeEvent, then flows/hook.ts), without starting a
+ * (flows/hook/hook-call.ts judgeEvent, then flows/hook/hook.ts), without starting a
  * process per call. Whatever goes wrong inside guard (a payload it cannot
  * read, a bad config, git failing, running out of time) refuses the call
  * with a reason: the plugin fails closed.

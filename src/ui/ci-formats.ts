@@ -6,7 +6,7 @@ import type { Colors } from './color.js';
  * summary, Markdown for a PR comment, SARIF 2.1.0 for code scanning. Pure
  * string building; the CLI decides where each string goes.
  *
- * The shapes below are what the renderers read (flows/ci.ts's CiResult fits
+ * The shapes below are what the renderers read (flows/gates/ci.ts's CiResult fits
  * them); ui does not import flows.
  */
 export interface CiReportFile {

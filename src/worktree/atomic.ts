@@ -4,8 +4,8 @@ import { lstat, mkdir, open, readdir, realpath, rename, rmdir, symlink, unlink }
 import path from 'node:path';
 import { GuardError } from '../core/errors.js';
 import { MODE, fileMode } from '../core/modes.js';
-import { faultPoint } from '../git/faults.js';
-import { processAlive as alive } from '../git/alive.js';
+import { faultPoint } from '../runtime/faults.js';
+import { processAlive as alive } from '../runtime/alive.js';
 
 /**
  * Every file guard writes into a work tree goes through here: the path is

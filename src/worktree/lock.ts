@@ -3,7 +3,7 @@ import { link, readFile, readdir, stat, unlink, writeFile } from 'node:fs/promis
 import path from 'node:path';
 import { GuardError } from '../core/errors.js';
 import type { Repo } from '../git/repo.js';
-import { processAlive as alive } from '../git/alive.js';
+import { processAlive as alive } from '../runtime/alive.js';
 
 /**
  * One guard at a time writes into a work tree. The lock is `guard.lock` in

@@ -161,7 +161,7 @@ describe('guard doctor: when the harness would not run guard', () => {
 
 describe('the command the harness configs run', () => {
   it("under yarn Plug'n'Play (no node_modules/.bin) runs the project's guard through yarn", async () => {
-    const { guardCommand } = await import('../../src/flows/agents.js');
+    const { guardCommand } = await import('../../src/flows/setup/agents.js');
     const repo = makeRepo({ 'a.txt': 'a\n', '.pnp.cjs': '// yarn pnp\n' });
     expect(guardCommand(repo.dir, 'CLAUDE_PROJECT_DIR')).toBe('cd "$CLAUDE_PROJECT_DIR" && yarn guard');
     expect(guardCommand(repo.dir, null)).toBe(`cd ${repo.dir} && yarn guard`); // a plain temp path needs no quotes

@@ -7,7 +7,7 @@ afterAll(cleanupRepos);
  * --timeout bounds guard's reading. It is checked up to the point of no
  * return (before the first ref or file is written) and disarmed there: a
  * timeout either stops guard before anything was written, or not at all.
- * The fault pause (src/git/faults.ts) blocks guard at a named point for
+ * The fault pause (src/runtime/faults.ts) blocks guard at a named point for
  * longer than the timeout.
  */
 describe('--timeout and the point of no return', () => {

@@ -6,7 +6,7 @@ import { CLI, TestRepo, cleanEnv, cleanupRepos, fixture, lines, makeRepo, outsid
 import { scale } from '../scale.js';
 
 /**
- * guard is SIGKILLed at every named fault point (src/git/faults.ts) of
+ * guard is SIGKILLed at every named fault point (src/runtime/faults.ts) of
  * write, review, restore, check, discard, the atomic write and the
  * checkpoint, and at random moments. After each kill:
  *  - every file guard was writing is byte for byte its old or its new content;

@@ -1,6 +1,6 @@
 /**
  * Issue 20, the adversary on the newest doors: `guard ci`'s pull request
- * approvals (src/flows/pr-approvals.ts). GitHub's API is a mock server on
+ * approvals (src/flows/gates/pr-approvals.ts). GitHub's API is a mock server on
  * 127.0.0.1; the built CLI runs asynchronously so this process can answer.
  */
 import { execFile } from 'node:child_process';

@@ -9,7 +9,7 @@ afterAll(cleanupRepos);
  * Issue 22, S1: the cost of a hook call does not grow with its session's
  * history in git processes. A write or a shell post event reads the
  * session's steps with ONE for-each-ref (the strictest policy they saw and
- * the session bases, flows/hook.ts readPolicy: a forged step must not
+ * the session bases, flows/hook/hook.ts readPolicy: a forged step must not
  * loosen the gate); the post event of a write is answered by the session
  * index alone, and no call reads the steps for background commands unless
  * one of the session's is open.

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { Classification } from '../../src/core/classify.js';
 import type { FileOutcome, Plan, PlanFile } from '../../src/core/plan.js';
-import { makeDeadline } from '../../src/git/deadline.js';
+import { makeDeadline } from '../../src/runtime/deadline.js';
 import type { DiffEntry } from '../../src/git/diff.js';
 import { REFS, newRef, type RecordCommit } from '../../src/git/records.js';
 import { openRepo } from '../../src/git/repo.js';

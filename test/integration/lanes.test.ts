@@ -3,7 +3,7 @@ import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { GuardError } from '../../src/core/errors.js';
 import { findLane, listLanes, mainRepo, parseWorktrees, validateLaneName } from '../../src/git/lanes.js';
-import { laneChanges, start } from '../../src/flows/lanes.js';
+import { laneChanges, start } from '../../src/flows/lanes/lanes.js';
 import { cleanupRepos, lines, makeRepo } from '../helpers.js';
 
 afterAll(cleanupRepos);

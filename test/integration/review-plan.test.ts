@@ -2,7 +2,7 @@ import { rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { GuardError } from '../../src/core/errors.js';
-import { review, type Prompter } from '../../src/flows/review.js';
+import { review, type Prompter } from '../../src/flows/review/review.js';
 import { aborted } from '../../src/ui/terminal.js';
 import type { Asked, Prompt, PromptFile } from '../../src/ui/prompt.js';
 import { cleanupRepos, laneWrite, lines, makeRepo, snapshotTree, startLane, type TestRepo } from '../helpers.js';

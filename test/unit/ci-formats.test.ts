@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { parseRangeLog, parseTrailerValue } from '../../src/git/approvals.js';
 import { cUnquote } from '../../src/core/quote.js';
-import { firstChangedLine } from '../../src/flows/ci.js';
+import { firstChangedLine } from '../../src/flows/gates/ci.js';
 import {
   bySeverity,
   escapeData,

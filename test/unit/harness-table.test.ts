@@ -10,7 +10,7 @@ import { describe, expect, it } from 'vitest';
 import { TRANSLATORS } from '../../src/harness/index.js';
 import { ROWS, matcherOf } from '../../src/harness/table.js';
 import { PayloadError, type HarnessName, type Outcome } from '../../src/harness/types.js';
-import { MATCHERS, missedTools } from '../../src/flows/agents.js';
+import { MATCHERS, missedTools } from '../../src/flows/setup/agents.js';
 
 const SAMPLES = new URL('../../fixtures/harness-samples', import.meta.url).pathname;
 const sample = (name: string) => readFileSync(`${SAMPLES}/${name}.json`, 'utf8');

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { readOnly } from '../../src/flows/lane-keep.js';
+import { readOnly } from '../../src/flows/hook/lane-keep.js';
 
 describe('readOnly: commands after which no lane checkpoint is needed', () => {
   it('readers, lists and pipelines of readers', () => {

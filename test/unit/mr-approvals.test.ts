@@ -5,7 +5,7 @@
  * against a fake GitLab; here are its edges.
  */
 import { describe, expect, it } from 'vitest';
-import { SETTLE_MS, headSeen, type MrVersion } from '../../src/flows/mr-approvals.js';
+import { SETTLE_MS, headSeen, type MrVersion } from '../../src/flows/gates/mr-approvals.js';
 
 const A = 'a'.repeat(40);
 const B = 'b'.repeat(40);

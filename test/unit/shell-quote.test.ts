@@ -3,7 +3,7 @@ import { spawnSync } from 'node:child_process';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { shellQuote } from '../../src/core/quote.js';
-import { notKeptOrder } from '../../src/flows/lanes.js';
+import { notKeptOrder } from '../../src/flows/lanes/lanes.js';
 
 /** What bash makes of the word: its one argument, byte for byte. */
 function throughBash(word: string): string {

@@ -20,14 +20,14 @@ import { WRITES } from '../../src/git/run.js';
  */
 const ALLOWED: Record<string, { names: string[]; why: string }> = {
   // scratch and output, not the work tree, refs or records
-  'src/flows/hook-probe.ts': { names: ['mkdtemp', 'rm', 'writeFile', 'writeFileSync'], why: 'doctor: a probe file in a scratch folder' },
+  'src/flows/doctor/hook-probe.ts': { names: ['mkdtemp', 'rm', 'writeFile', 'writeFileSync'], why: 'doctor: a probe file in a scratch folder' },
   'src/cli/ci.ts': { names: ['appendFileSync'], why: "guard ci: the CI's step summary file (output, not the work tree)" },
   // the net's own state (.git/guard/): its manifest and its copy of the hooks; never the work tree (hooks put
   // back go through apply's files target), refs (recover's go through the refs target) or records
-  'src/flows/integrity.ts': { names: ['copyFile', 'mkdir', 'rename', 'rm', 'writeFile'], why: "the net: its manifest and hook copy in .git/guard/" },
+  'src/flows/doctor/integrity.ts': { names: ['copyFile', 'mkdir', 'rename', 'rm', 'writeFile'], why: "the net: its manifest and hook copy in .git/guard/" },
   // guard write prepares the result as a hidden temp file beside the file before judging it (git measures
   // it there; apply's file target renames it over the file, or it is removed)
-  'src/flows/write.ts': { names: ['cleanStaleTemps', 'discardWrite', 'stageWrite'], why: 'guard write: the prepared temp file' },
+  'src/flows/gates/write.ts': { names: ['cleanStaleTemps', 'discardWrite', 'stageWrite'], why: 'guard write: the prepared temp file' },
 };
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');

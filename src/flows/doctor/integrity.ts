@@ -1,0 +1,341 @@
+import { copyFile, mkdir, readdir, readFile, stat, writeFile, rename, rm } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
+import path from 'node:path';
+import { packedLookup } from '../../git/packed-refs.js';
+import { catFileBatch } from '../../git/catfile.js';
+import { ensureGuardDir, journalCheck, journalFile, noteGone, readJournal, type MovedTip, type Tip } from '../../git/journal.js';
+import { git } from '../../git/run.js';
+import type { Repo } from '../../git/repo.js';
+import { isPluginHarness } from '../../harness/types.js';
+
+/**
+ * A net that notices its own removal (DESIGN): on each call of a door (hook,
+ * check, doctor, rewind, log) guard compares what it installed and wrote with
+ * what is there, with file reads only:
+ *
+ * - its refs: the newest tips in its journal (git/journal.ts) still in the
+ *   ref store;
+ * - its git hooks: each file `guard init` installed (`.husky/_/pre-commit`,
+ *   `reference-transaction`, ... or the plain hooks folder's) still there
+ *   and executable: `git clean -fdX` removes `.husky/_`, which is ignored;
+ * - the harness hook configuration `guard init --agent` wrote still runs
+ *   guard, and Claude Code's `disableAllHooks` is not set.
+ *
+ * What it installed is listed in `<commonDir>/guard/gate.json` (written by
+ * init, so a repository set up before it is not checked here; doctor's own
+ * checks still run). Each problem is said by every door: the hook denies the
+ * tool call with the reason (fail closed: the net is down), doctor fails,
+ * log, rewind and check warn on stderr. `guard recover` puts the refs back.
+ */
+export interface IntegrityProblem {
+  id: 'refs' | 'hooks' | 'agent';
+  message: string;
+  hint: string;
+  /** Already put right by this call (the hooks, from guard's copy): said once, not a net that is down. */
+  healed?: boolean;
+}
+
+export interface GateManifest {
+  v: 1;
+  /** Absolute paths of the git hook files guard installed. */
+  hooks: string[];
+  /** Harness hook configuration files that run guard (absolute), with the harness. */
+  agents: Array<{ harness: string; file: string }>;
+  /** The hooks folder whose files guard keeps a copy of in <commonDir>/guard/hooks-copy/ (husky's .husky/_, which git clean -X removes). */
+  copied?: { dir: string; files: string[] };
+}
+
+const COPY = 'hooks-copy';
+/** A hooks folder is copied only while it is small (husky's holds about 20 one-line files). */
+const COPY_FILES_MAX = 64;
+const COPY_BYTES_MAX = 64 << 10;
+
+const MANIFEST = 'gate.json';
+/** The hook files of guard's gate, wherever they live (husky's runner `h` with them). */
+const HOOK_FILES = ['pre-commit', 'pre-merge-commit', 'reference-transaction', 'h'];
+
+async function readManifest(commonDir: string): Promise<GateManifest | null> {
+  try {
+    const m = JSON.parse(await readFile(path.join(commonDir, 'guard', MANIFEST), 'utf8')) as Partial<GateManifest>;
+    const strings = (v: unknown) => (Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : []);
+    const agents = Array.isArray(m.agents) ? m.agents.filter((a): a is { harness: string; file: string } => typeof a?.harness === 'string' && typeof a?.file === 'string') : [];
+    const c = m.copied as { dir?: unknown; files?: unknown } | undefined;
+    const copied = c && typeof c.dir === 'string' ? { dir: c.dir, files: strings(c.files).filter((f) => !f.includes('/') && f !== '..' && f !== '.') } : undefined;
+    return { v: 1, hooks: strings(m.hooks), agents, ...(copied ? { copied } : {}) };
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Write the manifest of what guard installed: the gate's hook files present
+ * in `hooksDir` now, and the harness files given (merged with those already
+ * listed). Called by `guard init` at the end of every route.
+ */
+export async function recordGate(commonDir: string, hooksDir: string, agents: ReadonlyArray<{ harness: string; file: string }> = []): Promise<void> {
+  const dir = await ensureGuardDir(commonDir);
+  const present = await Promise.all(HOOK_FILES.map((f) => stat(path.join(hooksDir, f)).then((s) => (s.isFile() ? path.join(hooksDir, f) : null), () => null)));
+  const old = await readManifest(commonDir);
+  const byFile = new Map([...(old?.agents ?? []), ...agents].map((a) => [a.file, a]));
+  const copied = await copyHooks(dir, hooksDir);
+  const m: GateManifest = { v: 1, hooks: present.filter((p): p is string => p !== null), agents: [...byFile.values()], ...(copied ? { copied } : {}) };
+  const tmp = path.join(dir, `${MANIFEST}.${process.pid}-${randomBytes(4).toString('hex')}`);
+  try {
+    await writeFile(tmp, JSON.stringify(m, null, 2) + '\n');
+    await rename(tmp, path.join(dir, MANIFEST));
+  } catch {
+    await rm(tmp, { force: true });
+  }
+}
+
+/**
+ * Keep a copy of the hooks folder's files inside the git dir, which no
+ * `git clean` reaches: husky's `.husky/_` is ignored (its own `.gitignore`
+ * says `*`), so `git clean -fdX` takes every hook with it, guard's gate
+ * included. husky owns core.hooksPath (its `prepare` script sets it to
+ * `.husky/_` on every install), so the hooks stay where husky puts them and
+ * guard puts the folder back from this copy at its next door (healHooks).
+ */
+async function copyHooks(guardDir: string, hooksDir: string): Promise<{ dir: string; files: string[] } | null> {
+  const ents = await readdir(hooksDir, { withFileTypes: true }).catch(() => []);
+  const files = ents.filter((e) => e.isFile()).map((e) => e.name).sort();
+  if (files.length === 0 || files.length > COPY_FILES_MAX) return null;
+  const sizes = await Promise.all(files.map((f) => stat(path.join(hooksDir, f)).then((s) => s.size, () => Infinity)));
+  if (sizes.reduce((a, b) => a + b, 0) > COPY_BYTES_MAX) return null;
+  const to = path.join(guardDir, COPY);
+  await rm(to, { recursive: true, force: true });
+  await mkdir(to, { recursive: true });
+  await Promise.all(files.map((f) => copyFile(path.join(hooksDir, f), path.join(to, f))));
+  return { dir: hooksDir, files };
+}
+
+/**
+ * Put back the gate's hook files that are gone, from guard's copy (the
+ * folder as `guard init` left it, every missing file of it, husky's stubs
+ * and runner too, each with its mode). Files that are there are never
+ * touched. The paths put back; none when there is no copy.
+ */
+async function healHooks(commonDir: string, manifest: GateManifest, missing: readonly string[]): Promise<string[]> {
+  const c = manifest.copied;
+  // husky's generated folder only (git clean -X takes it); a plain hooks folder is in .git/, where a missing hook was removed on purpose
+  if (!c || path.basename(path.dirname(c.dir)) !== '.husky' || !missing.every((m) => path.dirname(m) === c.dir)) return [];
+  const from = path.join(commonDir, 'guard', COPY);
+  const put: string[] = [];
+  for (const f of c.files) {
+    const dest = path.join(c.dir, f);
+    if (await stat(dest).catch(() => null)) continue;
+    const src = path.join(from, f);
+    const st = await stat(src).catch(() => null);
+    if (!st) return put;
+    const { installFiles } = await import('../../apply/apply.js');
+    await installFiles([{ op: 'write', path: dest, content: await readFile(src), mode: st.mode & 0o777 }]);
+    put.push(dest);
+  }
+  return put;
+}
+
+/**
+ * Hook files that differ from guard's copy. guard's own branch gate
+ * (reference-transaction) must match it exactly; husky's runner and stubs
+ * may be rewritten by a newer husky (`npm install` runs it), so for them only
+ * a file that no longer looks like husky's counts (the runner reads $HUSKY,
+ * a stub sources the runner). Other hooks (a plain pre-commit, the pre-commit
+ * framework's, which `pre-commit install` rewrites) are the user's to edit
+ * and are left to doctor's probe. File reads only.
+ */
+async function changedHooks(commonDir: string, manifest: GateManifest, present: readonly string[]): Promise<string[]> {
+  const c = manifest.copied;
+  if (!c) return [];
+  const from = path.join(commonDir, 'guard', COPY);
+  const out: string[] = [];
+  await Promise.all(
+    present.map(async (h) => {
+      if (path.dirname(h) !== c.dir || !c.files.includes(path.basename(h))) return;
+      const [now, copy] = await Promise.all([readFile(h, 'utf8').catch(() => null), readFile(path.join(from, path.basename(h)), 'utf8').catch(() => null)]);
+      if (now === null || copy === null || now === copy) return;
+      const name = path.basename(h);
+      // guard's branch gate: exactly what init wrote
+      if (name === 'reference-transaction' && copy.includes('guard verify-refs')) {
+        out.push(h);
+        return;
+      }
+      // husky's runner and stubs: still husky's? (a newer husky's are left alone)
+      if (name === 'h' && /\$HUSKY\b/.test(copy)) {
+        if (!/\$HUSKY\b/.test(now) || /^\s*exit\b/m.test(now.split('\n').slice(0, 2).join('\n'))) out.push(h);
+        return;
+      }
+      if (/^\.\s+"[^"]*\/h"\s*$/m.test(copy)) {
+        if (!(/^\.\s+"[^"]*\/h"\s*$/m.test(now) && now.split('\n').filter((l) => l.trim() && !l.startsWith('#')).length === 1)) out.push(h);
+        return;
+      }
+      // anything else (the plain route's pre-commit, the pre-commit framework's, a user's own) is the user's to edit: doctor probes it
+    }),
+  );
+  return out.sort();
+}
+
+/** Overwrite rewritten hook files with guard's copy (mode kept). True when all were put back. */
+async function putBack(commonDir: string, manifest: GateManifest, files: readonly string[]): Promise<boolean> {
+  const from = path.join(commonDir, 'guard', COPY);
+  const { installFiles } = await import('../../apply/apply.js');
+  for (const f of files) {
+    const src = path.join(from, path.basename(f));
+    const st = await stat(src);
+    await installFiles([{ op: 'write', path: f, content: await readFile(src), mode: st.mode & 0o777 }]);
+  }
+  return manifest.copied !== undefined;
+}
+
+/** Does a harness's hook configuration still run guard (and not switch every hook off)? */
+async function agentProblem(a: { harness: string; file: string }): Promise<string | null> {
+  const text = await readFile(a.file, 'utf8').catch(() => null);
+  if (text === null) return `${a.file} (the ${a.harness} hook configuration that runs guard) is gone`;
+  // a command hook names `guard hook NAME`; a plugin file (Cline, opencode, Kilo) is the one init wrote, which loads guard in process
+  const runsGuard = isPluginHarness(a.harness) ? text.includes(`guard init --agent ${a.harness}`) && text.includes('import(GUARD)') : new RegExp(`\\bhook\\s+${a.harness}\\b`).test(text);
+  if (!runsGuard) return `${a.file} no longer runs guard ${isPluginHarness(a.harness) ? 'in process' : `hook ${a.harness}`}`;
+  if (a.harness === 'claude') {
+    // Claude Code reads disableAllHooks from every settings file of the project
+    const dir = path.dirname(a.file);
+    for (const f of [a.file, path.join(dir, 'settings.local.json')]) {
+      const t = f === a.file ? text : await readFile(f, 'utf8').catch(() => '');
+      if (/"disableAllHooks"\s*:\s*true/.test(t)) return `${f} sets disableAllHooks: Claude Code runs no hook, guard's included`;
+    }
+  }
+  return null;
+}
+
+/**
+ * What is missing of guard's net, for the repository whose shared git dir is
+ * `commonDir`. File reads only, unless `heal`: then hooks that are gone are
+ * put back from guard's copy first (the hook door does; doctor only says).
+ */
+export async function integrityProblems(commonDir: string, opts: { heal?: boolean } = {}): Promise<IntegrityProblem[]> {
+  const [{ gone, moved }, manifest] = await Promise.all([journalCheck(commonDir).catch(() => ({ gone: [] as Tip[], moved: [] as MovedTip[] })), readManifest(commonDir)]);
+  // the journal itself removed with the refs: the last checkpoint this work tree remembers is a second witness
+  if (gone.length === 0 && !(await stat(journalFile(commonDir)).catch(() => null))) gone.push(...(await lastCheckpointGone(commonDir)));
+  const problems: IntegrityProblem[] = [];
+  if (gone.length > 0) {
+    const named = gone.slice(-3).map((t) => t.ref).join(', ');
+    problems.push({
+      id: 'refs',
+      message: `${gone.length} of guard's refs were removed outside guard (${named}${gone.length > 3 ? ', ...' : ''}): checkpoints and records are missing from guard log, restore and rewind`,
+      hint: 'guard recover puts them back from guard\'s journal (.git/guard/journal) while git still has their objects',
+    });
+  }
+  if (moved.length > 0) {
+    const named = moved.slice(-3).map((t) => `${t.ref} -> ${t.now.slice(0, 10)}`).join(', ');
+    problems.push({
+      id: 'refs',
+      message: `${moved.length} of guard's refs were moved to another commit outside guard (${named}${moved.length > 3 ? ', ...' : ''}): what guard log, restore, rewind and the gate read from them is not what guard kept`,
+      hint: 'guard recover points them back at what guard wrote (.git/guard/journal)',
+    });
+  }
+  if (manifest) {
+    // (husky's runner `h` is sourced, not run: it need not be executable)
+    const hooks = await Promise.all(manifest.hooks.map((h) => stat(h).then((s) => s.isFile() && (path.basename(h) === 'h' || (s.mode & 0o111) !== 0), () => false)));
+    const missing = manifest.hooks.filter((_, i) => !hooks[i]);
+    // there but rewritten (`echo 'exit 0' > .husky/_/reference-transaction` from the shell): compared with guard's copy
+    const changed = await changedHooks(commonDir, manifest, manifest.hooks.filter((_, i) => hooks[i]));
+    if (changed.length > 0) {
+      const back = opts.heal ? await putBack(commonDir, manifest, changed).catch(() => false) : false;
+      const named = changed.map((m) => path.basename(path.dirname(m)) + '/' + path.basename(m)).join(', ');
+      problems.push(
+        back
+          ? { id: 'hooks', message: `guard's git hooks were rewritten outside guard (${named}) and guard has put its own back from its copy in .git/guard/: a commit or branch move made meanwhile may have passed ungated, and the branch gate measures it again at the branch's next move`, hint: 'nothing to run; a person may want to know what changed them', healed: true }
+          : { id: 'hooks', message: `guard's git hooks were rewritten outside guard (${named}): commits and branch moves may pass ungated`, hint: 'guard init puts them back' },
+      );
+    }
+    const healed = missing.length > 0 && opts.heal ? await healHooks(commonDir, manifest, missing).catch(() => []) : [];
+    const still = healed.length > 0 ? (await Promise.all(missing.map((h) => stat(h).then(() => null, () => h)))).filter((h): h is string => h !== null) : missing;
+    if (missing.length > 0 && still.length === 0) {
+      problems.push({
+        id: 'hooks',
+        message: `guard's git hooks were removed outside guard (${missing.map((m) => path.basename(path.dirname(m)) + '/' + path.basename(m)).join(', ')}; git clean -X removes .husky/_, which is ignored) and guard has put them back from its copy in .git/guard/: a commit or branch move made while they were gone passed ungated, and the branch gate measures it again at the branch's next move`,
+        hint: 'nothing to run; a person may want to know what removed them',
+        healed: true,
+      });
+    } else if (missing.length > 0) {
+      problems.push({
+        id: 'hooks',
+        message: `guard's git hooks are gone (${missing.map((m) => path.basename(path.dirname(m)) + '/' + path.basename(m)).join(', ')}): commits and branch moves pass ungated (git clean -X removes .husky/_, which is ignored)`,
+        hint: 'guard init puts them back',
+      });
+    }
+    for (const a of manifest.agents) {
+      const why = await agentProblem(a);
+      if (why) problems.push({ id: 'agent', message: why, hint: `guard init --agent ${a.harness} puts guard's hook back; a person should check what changed it` });
+    }
+  }
+  return problems;
+}
+
+/**
+ * Without a journal: the checkpoint named in `guard-last-checkpoint` (the
+ * main tree's, git/checkpoint.ts) when its ref is gone. File reads only.
+ */
+async function lastCheckpointGone(commonDir: string): Promise<Tip[]> {
+  try {
+    const last = JSON.parse(await readFile(path.join(commonDir, 'guard-last-checkpoint'), 'utf8')) as { ref?: unknown; commit?: unknown };
+    if (typeof last.ref !== 'string' || typeof last.commit !== 'string' || !last.ref.startsWith('refs/guard/') || last.ref.includes('..')) return [];
+    if (await stat(path.join(commonDir, last.ref)).catch(() => null)) return [];
+    const packed = await readFile(path.join(commonDir, 'packed-refs')).catch(() => null);
+    if (packed && packedLookup(packed, last.ref) !== null) return [];
+    return [{ ref: last.ref, oid: last.commit }];
+  } catch {
+    return [];
+  }
+}
+
+/** One paragraph for a hook's answer or a warning line. */
+export function integritySentence(problems: readonly IntegrityProblem[]): string {
+  return `guard's safety net was changed outside guard: ${problems.map((p) => `${p.message} (${p.hint})`).join('; ')}.`;
+}
+
+/** The reason a tool call is refused before it runs while the net is down, or once after guard put it back itself. */
+export function integrityDenial(problems: readonly IntegrityProblem[]): string {
+  const said = integritySentence(problems);
+  if (problems.every((p) => p.healed)) return `${said} guard refused this one call so that this is read: tell the user, then carry on.`;
+  return `${said} guard blocks tool calls until a person has looked: tell the user to run guard doctor, then guard recover (or guard init).`;
+}
+
+export interface RecoverResult {
+  command: 'recover';
+  /** Refs put back from the journal. */
+  restored: Tip[];
+  /** Refs whose objects git no longer has (pruned): named, then forgotten by the journal. */
+  lost: Tip[];
+  /** What still needs a person (hooks, harness configuration). */
+  remaining: IntegrityProblem[];
+}
+
+/**
+ * `guard recover`: every ref in guard's journal that is missing from the ref
+ * store is created again where git still has its commit (one for-each-ref,
+ * one cat-file, one update-ref transaction); the others are named as lost
+ * and forgotten, so the doors stop saying so. Hooks and harness
+ * configuration are not rewritten here: `guard init` does that.
+ */
+export async function recover(repo: Repo): Promise<RecoverResult> {
+  const journal = await readJournal(repo.commonDir);
+  // (no journal at all: the last checkpoint's ref is what can be put back)
+  const tips = journal.length > 0 ? journal : await lastCheckpointGone(repo.commonDir);
+  const have = new Set(
+    (await git(['for-each-ref', '--format=%(refname)', 'refs/guard/'], { cwd: repo.root })).stdout
+      .toString('utf8')
+      .split('\n')
+      .filter(Boolean),
+  );
+  const missing = tips.filter((t) => !have.has(t.ref));
+  // refs moved to another commit outside guard: pointed back, each only if it still holds what the check saw
+  const moved = journal.length > 0 ? (await journalCheck(repo.commonDir, Number.MAX_SAFE_INTEGER)).moved.filter((t) => have.has(t.ref)) : [];
+  const objects = missing.length ? await catFileBatch(repo.root, missing.map((t) => t.oid), 0, () => true) : [];
+  const restored = missing.filter((_, i) => objects[i]?.type === 'commit');
+  const lost = missing.filter((_, i) => objects[i]?.type !== 'commit');
+  const movedBack = moved.length ? await catFileBatch(repo.root, moved.map((t) => t.oid), 0, () => true) : [];
+  const back = moved.filter((_, i) => movedBack[i]?.type === 'commit');
+  const { apply } = await import('../../apply/apply.js');
+  await apply({ gate: 'recover', repo, now: new Date(), records: [], target: { kind: 'refs', create: restored, update: back } });
+  const movedLost = moved.filter((_, i) => movedBack[i]?.type !== 'commit');
+  noteGone(repo.commonDir, [...lost, ...movedLost].map((t) => t.ref));
+  return { command: 'recover', restored: [...restored, ...back.map(({ ref, oid }) => ({ ref, oid }))], lost: [...lost, ...movedLost.map(({ ref, oid }) => ({ ref, oid }))], remaining: (await integrityProblems(repo.commonDir)).filter((p) => p.id !== 'refs') };
+}

@@ -1,0 +1,307 @@
+import { readFile, readlink } from 'node:fs/promises';
+import path from 'node:path';
+import type { ChangeFacts, Classification } from '../../core/classify.js';
+import { CONFIG_FILE } from '../../core/config.js';
+import { countLines, looksBinary } from '../../core/lines.js';
+import { MODE } from '../../core/modes.js';
+import type { Hunk } from '../../core/hunks.js';
+import { decisionRecords, offeredStrategies, plan, type Answer, type FileOutcome, type PlanFile } from '../../core/plan.js';
+import type { Decision, DecisionRecord, RecordContext } from '../../core/record.js';
+import { cleanStaleTemps, discardWrite, resolveInside, stageWrite, statOnDisk, type OnDisk, type Staged } from '../../worktree/atomic.js';
+import { READ_CAP, catFileBatch } from '../../git/catfile.js';
+import { assertWritable } from '../../git/contain.js';
+import { REFS, decisionBatch, newRef, rejectedCommit, type RecordCommit } from '../../git/records.js';
+import { openRepo } from '../../git/repo.js';
+import { numstatFiles, patchFiles, whitespaceOnlyFiles, withScratchFile, type FileNumstat } from '../../git/measure.js';
+import { dayBaseStore, sessionBase, type SessionBase } from '../../git/session-base.js';
+import { apply, type FileTarget } from '../../apply/apply.js';
+import { configAt, laneOf, type FlowOptions } from '../context.js';
+
+export interface WriteOptions extends FlowOptions {
+  /** The file to write, relative to `cwd` or absolute. */
+  path: string;
+  /** The new content: bytes for a file, the link target for a symlink. */
+  content: Buffer;
+  auto: boolean;
+  /** The agent session (`--session`, else GUARD_SESSION): the base is the file as the session first saw it. */
+  session?: string;
+}
+
+export interface WrittenFile extends Classification {
+  decision: Decision;
+  decider: DecisionRecord['decider'];
+  strategy?: string;
+  ref?: string;
+  /** The file on disk now holds the new content. */
+  written: boolean;
+  /** The content was already on disk: nothing to write. */
+  unchanged?: boolean;
+  /** extend fell back to append, and why. */
+  warning?: string;
+  /** Ids of the hunks taken, when the person took only some. */
+  taken?: string[];
+}
+
+export interface WriteResult {
+  command: 'write';
+  auto: boolean;
+  base: string | null;
+  lane: string | null;
+  files: WrittenFile[];
+  blocked: number;
+  rejected: number;
+  /** The checkpoint taken before the write: `guard restore` it to undo the write. */
+  checkpoint: string | null;
+  record: string;
+  /** Said on stderr (e.g. a stale lock of a killed guard was taken over). */
+  warnings: string[];
+}
+
+/** How long a write waits for another guard writing into the same tree. */
+const LOCK_WAIT_MS = 10_000;
+
+/**
+ * The gate for one write by an agent harness. Classify the new content
+ * against the file on disk with check's core and HEAD's committed policy;
+ * if it may be written (by policy or by a person), checkpoint the path,
+ * then rename the prepared temp file over it. Otherwise nothing is written
+ * and the proposal is kept as a rejected ref. Git processes: rev-parse,
+ * cat-file and git's numstat (at once), the `-w` numstat when the change
+ * would replace most of the file, and one fast-import (the checkpoint, the
+ * records, the session step).
+ */
+export async function write(opts: WriteOptions): Promise<WriteResult> {
+  // check's core (and its placeholder patterns) compiles while git answers the calls below
+  const judging = import('../../core/classify.js');
+  judging.catch(() => {});
+  const repo = await openRepo(opts.cwd);
+  const root = repo.root;
+  // relative to the root when relative to cwd, so a refusal names the path the way the person sees it
+  const asked = path.isAbsolute(opts.path) ? opts.path : path.relative(root, path.resolve(opts.cwd, opts.path)) || '.';
+  const target = await resolveInside(root, asked);
+  await assertWritable(root, target.rel);
+  const atHead = catFileBatch(root, ['HEAD', `HEAD:${CONFIG_FILE}`], READ_CAP);
+  atHead.catch(() => {});
+  const [old] = await Promise.all([statOnDisk(target.abs), cleanStaleTemps(target.abs)]);
+  const lane = laneOf(root);
+
+  const oldContent = old === null ? null : old.mode === MODE.symlink ? Buffer.from(await readlink(target.abs, { encoding: 'buffer' })) : await readFile(target.abs);
+  const newMode = old?.mode ?? MODE.file;
+  const session = (opts.session ?? process.env.GUARD_SESSION ?? '').trim() || null;
+  // The file as the session first saw it, and as guard write first saw it today: with a session
+  // or without (a fresh --session per call must not make every write its own base), writes add up.
+  const store = dayBaseStore(opts.now ?? new Date());
+  const [sessionStart, dayStart] = await Promise.all([session ? sessionBase(root, session, target.rel) : null, sessionBase(root, 'today', target.rel, store)]);
+  let staged = await stageWrite(root, target.rel, opts.content, newMode);
+  let committed = false;
+  try {
+    // git's numstat of the write runs beside cat-file (it needs no policy)
+    const numstat = oldContent !== null && !oldContent.equals(opts.content) ? numstatFiles(staged.abs, staged.temp) : null;
+    numstat?.catch(() => {});
+    const [[head, configBlob], { classify, makePolicy }] = await Promise.all([atHead, judging]);
+    const base = head && head.type === 'commit' ? head.oid : null;
+    const config = configAt('HEAD', configBlob?.data);
+    const policy = makePolicy(config, { bootstrap: configBlob === null });
+    const facts = await measure(staged, old?.mode ?? null, newMode, oldContent, opts.content, config, staged.rel, numstat);
+    const judgeSince = async (start: Buffer | null) => classify(await measureAgainst(staged, start, old?.mode ?? null, newMode, opts.content, config), policy);
+    const bases = [
+      { start: sessionStart, what: `the file as session ${session} first saw it` },
+      { start: dayStart, what: 'the file as guard write first saw it today' },
+    ];
+    const c = await strictestSince(classify(facts, policy), oldContent, bases, judgeSince);
+    const file: WrittenFile = { ...c, decision: 'allowed', decider: 'policy', written: false };
+    if (oldContent !== null && oldContent.equals(opts.content)) file.unchanged = true;
+    const pf: PlanFile = { c, hunks: [], base: oldContent, proposed: opts.content, baseMode: old?.mode ?? null, proposedMode: newMode };
+    const answers = new Map<string, Answer>();
+    const personAsked = c.needsApproval && !opts.auto ? await askAboutWrite(staged, pf, config.preview.contextLines, opts.color, answers, root) : false;
+    const o = (await plan('write', [pf], answers)).files[0]!;
+    Object.assign(file, { decision: o.decision, decider: o.decider }, pick(o));
+    if (o.content && !o.content.equals(opts.content)) {
+      // a strategy or some hunks: the result is what gets written
+      await discardWrite(staged);
+      staged = await stageWrite(root, target.rel, o.content, newMode);
+    }
+
+    const now = opts.now ?? new Date();
+    const ctx: RecordContext = { command: 'write', lane, time: now.toISOString(), base };
+    const commits = writeRecordsOf(c, o, ctx, now, target.rel, newMode, opts.content, file);
+    const warnings: string[] = [];
+    const touch = { path: target.rel, worktree: root, outcome: file.decision };
+    const first = [...(session && !sessionStart ? [{ id: session, ...touch }] : []), ...(!dayStart ? [{ id: 'today', ...touch, store }] : [])];
+    const ft = o.action === 'write' ? fileTarget({ target, old, oldContent, staged, lane, now, warnings }, first) : null;
+    const { checkpoint: taken } = await apply({ gate: 'write', repo, now, deadline: opts.deadline, records: commits, target: ft });
+    const cp = taken?.id ?? null;
+    if (o.action === 'write') [committed, file.written] = [true, true];
+    return {
+      command: 'write',
+      auto: !personAsked,
+      base,
+      lane,
+      files: [file],
+      ...{ blocked: file.decision === 'blocked' ? 1 : 0, rejected: file.decision === 'rejected' ? 1 : 0 },
+      checkpoint: cp,
+      record: commits.at(-1)!.ref!,
+      warnings,
+    };
+  } finally {
+    if (!committed) await discardWrite(staged);
+  }
+}
+
+/**
+ * The file as flows/apply's target: the records (and the rejected ref) always;
+ * the file only when the plan writes it. One writer at a time (another guard
+ * write or review into this tree), and only over the content that was
+ * judged, else E_CHANGED: nothing written or recorded. `first`: the session's
+ * first touch of this path, so later writes are measured against this checkpoint.
+ */
+function fileTarget(
+  w: { target: { abs: string; rel: string }; old: OnDisk | null; oldContent: Buffer | null; staged: Staged; lane: string | null; now: Date; warnings: string[] },
+  first: NonNullable<FileTarget['session']>,
+): FileTarget {
+  const { rel } = w.target;
+  return {
+    kind: 'file',
+    checkpoint: { reason: `before guard write ${rel}`, command: 'write', lane: w.lane, paths: [rel], now: w.now },
+    lock: { holder: `guard write ${rel}`, waitMs: LOCK_WAIT_MS },
+    warnings: w.warnings,
+    staged: w.staged,
+    judged: { abs: w.target.abs, rel, old: w.old, content: w.oldContent },
+    ...(first.length > 0 ? { session: first } : {}),
+  };
+}
+
+function pick(o: FileOutcome): Partial<WrittenFile> {
+  return { ...(o.strategy ? { strategy: o.strategy } : {}), ...(o.warning ? { warning: o.warning } : {}), ...(o.taken ? { taken: o.taken } : {}) };
+}
+
+/** The rejected ref the plan asks for (the proposal whole: refused, or merged into something else) and the decision record. */
+function writeRecordsOf(c: Classification, o: FileOutcome, ctx: RecordContext, now: Date, rel: string, mode: string, proposal: Buffer, file: WrittenFile): RecordCommit[] {
+  const commits: RecordCommit[] = [];
+  const refs = new Map<string, string>();
+  if (o.keep !== null) {
+    file.ref = newRef(REFS.rejected, now);
+    refs.set(c.path, file.ref);
+    const rec = decisionRecords({ gate: 'write', files: [o] }, [c], refs, new Map())[0]!;
+    // parent: the base; tree: the base plus the proposal, so `git diff R^ R` shows it
+    const kept = o.action === 'blocked' ? rec : { ...rec, decision: 'rejected' as const };
+    commits.push(rejectedCommit(ctx, kept, file.ref, ctx.base, [{ kind: 'inline', path: rel, mode, data: proposal }]));
+  }
+  commits.push(decisionBatch(ctx, decisionRecords({ gate: 'write', files: [o] }, [c], refs, new Map()), now));
+  return commits;
+}
+
+/** The facts classify needs, with line counts from git's own numstat. */
+async function measure(
+  staged: Staged,
+  oldMode: string | null,
+  newMode: string,
+  oldContent: Buffer | null,
+  newContent: Buffer,
+  config: { maxFileBytes: number; changeRatio: number },
+  rel: string = staged.rel,
+  /** git's numstat of the two, when already started (else it runs here). */
+  numstat: Promise<FileNumstat> | null = null,
+): Promise<ChangeFacts> {
+  const maxBytes = config.maxFileBytes;
+  const binary = (oldContent !== null && looksBinary(oldContent)) || looksBinary(newContent);
+  let added = binary ? 0 : countLines(newContent);
+  let deleted = 0;
+  let numstatBinary = false;
+  if (oldContent !== null && !oldContent.equals(newContent)) {
+    const n = await (numstat ?? numstatFiles(staged.abs, staged.temp));
+    numstatBinary = n.binary;
+    added = n.added;
+    deleted = n.deleted;
+  } else if (oldContent !== null) {
+    added = 0;
+  }
+  const isBinary = binary || numstatBinary;
+  const facts: ChangeFacts = {
+    path: rel,
+    oldMode,
+    newMode,
+    linesAdded: isBinary ? 0 : added,
+    linesDeleted: isBinary ? 0 : deleted,
+    existingLines: isBinary || oldContent === null ? 0 : countLines(oldContent),
+    ...(oldContent !== null ? { existingBytes: oldContent.length } : {}),
+    binary: isBinary,
+    contentChanged: oldContent === null || !oldContent.equals(newContent),
+  };
+  const big = [oldContent, newContent].find((b) => b !== null && b.length > maxBytes);
+  if (big) facts.tooLarge = { bytes: big.length };
+  if (!isBinary && oldContent !== null && facts.existingLines > 0 && deleted / facts.existingLines >= config.changeRatio && newMode !== MODE.symlink) {
+    // A would-be replacement: is it only a reindent?
+    if (await whitespaceOnlyFiles(staged.abs, staged.temp)) facts.whitespaceOnly = true;
+  }
+  if (!isBinary && oldContent !== null && oldContent.length <= maxBytes) facts.oldText = oldContent.toString('utf8');
+  if (!isBinary && newContent.length <= maxBytes) facts.newText = newContent.toString('utf8');
+  return facts;
+}
+
+/**
+ * The write measured against the file as the session, and as the day, first saw it too; the
+ * stricter answer stands, so a base can only add questions (rule: session-base).
+ */
+async function strictestSince(
+  c: Classification,
+  oldContent: Buffer | null,
+  bases: ReadonlyArray<{ start: SessionBase | null; what: string }>,
+  judgeSince: (start: Buffer | null) => Promise<Classification>,
+): Promise<Classification> {
+  for (const { start, what } of bases) {
+    if (!start || sameBytes(start.content, oldContent) || c.needsApproval) continue;
+    const cs = await judgeSince(start.content);
+    if (cs.needsApproval) c = { ...cs, reasons: [...cs.reasons, `measured against ${what} (checkpoint ${start.checkpoint})`] };
+  }
+  return c;
+}
+
+function sameBytes(a: Buffer | null, b: Buffer | null): boolean {
+  return a === null || b === null ? a === b : a.equals(b);
+}
+
+/**
+ * The facts of the write measured against content that is not on disk (the
+ * session base): it goes to a temp file outside the work tree for git's own
+ * numstat, and is removed again.
+ */
+async function measureAgainst(
+  staged: Staged,
+  base: Buffer | null,
+  oldMode: string | null,
+  newMode: string,
+  newContent: Buffer,
+  config: { maxFileBytes: number; changeRatio: number },
+): Promise<ChangeFacts> {
+  if (base === null) return measure(staged, null, newMode, null, newContent, config);
+  return withScratchFile(base, (file) => measure({ ...staged, abs: file }, oldMode ?? MODE.file, newMode, base, newContent, config, staged.rel));
+}
+
+/**
+ * Ask the person at the terminal; false when there is none (then the plan
+ * blocks the write, as in auto mode). Ctrl-C throws E_ABORTED: nothing written or recorded.
+ */
+async function askAboutWrite(staged: Staged, pf: PlanFile, contextLines: number, color: boolean, answers: Map<string, Answer>, root: string): Promise<boolean> {
+  const { openPrompt } = await import('../../ui/prompt.js');
+  const [{ pagerCommand }, { editorCommand }] = await Promise.all([import('../../git/pager.js'), import('../../git/editor.js')]);
+  const prompt = openPrompt({ color, title: (name) => `guard: ${name} needs approval`, pager: () => pagerCommand(root), editor: () => editorCommand(root) });
+  if (!prompt) return false;
+  try {
+    if (!pf.c.binary && !pf.c.symlink) pf.hunks = await previewHunks(staged, pf.base !== null, contextLines);
+    const texts = async () => ({ base: pf.base?.toString('utf8') ?? '', lane: pf.proposed?.toString('utf8') ?? '' });
+    const r = await prompt.ask({ c: pf.c, hunks: pf.hunks, strategies: offeredStrategies(pf), texts });
+    if (r.answer) answers.set(pf.c.path, r.answer);
+  } finally {
+    prompt.close();
+  }
+  return true;
+}
+
+/** The hunks of the write, from git's own diff of the file on disk and the prepared temp file (with git's function context). */
+async function previewHunks(staged: Staged, existed: boolean, contextLines: number): Promise<Hunk[]> {
+  const from = existed ? staged.abs : '/dev/null';
+  const { parseHunks } = await import('../../core/hunks.js');
+  return parseHunks(await patchFiles(from, staged.temp, contextLines));
+}
+

@@ -1,0 +1,309 @@
+import { GuardError } from '../../core/errors.js';
+import { parseRecordMessage, type DecisionRecord } from '../../core/record.js';
+import { checkpointId } from '../../git/checkpoint.js';
+import { REFS, listRecords, type RefRecord } from '../../git/records.js';
+import { apply } from '../../apply/apply.js';
+import { openRepo } from '../../git/repo.js';
+import { READ_CAP, catFileBatch } from '../../git/catfile.js';
+import { git } from '../../git/run.js';
+import type { FlowOptions } from '../context.js';
+
+export interface CheckpointEntry {
+  /** What `guard restore` takes. */
+  id: string;
+  kind: 'checkpoint';
+  time: string;
+  ref: string;
+  commit: string;
+  reason: string;
+  command: string | null;
+  lane: string | null;
+  /** For a partial checkpoint (guard write's): the only paths it holds as they were. */
+  paths?: string[];
+  /** Untracked files the checkpoint left out, with why (over the size cap, past the time budget, a name git refuses, a nested repository). */
+  skipped?: Array<{ path: string; reason: string; bytes?: number }>;
+  /** How many were left out (the list above may be cut). */
+  skippedCount?: number;
+}
+
+export interface DecisionEntry extends Omit<DecisionRecord, 'ref'> {
+  /** `<record id>:<n>`: the n-th decision of one recorded batch. */
+  id: string;
+  kind: 'decision';
+  time: string;
+  command: string | null;
+  lane: string | null;
+  /** The record holding this decision. */
+  record: string;
+  /** The rejected ref holding the refused proposal, if one was made. */
+  ref?: string;
+  /** guard hook: the harness, session and tool call the decision was for. */
+  harness?: string;
+  session?: string;
+  toolCall?: string | null;
+}
+
+/** One step of an agent session (`log --session`): the checkpoint a hook call took. */
+export interface SessionCheckpointEntry extends CheckpointEntry {
+  harness: string;
+  session: string;
+  toolCall: string | null;
+  tool: string;
+  phase: 'pre' | 'post';
+  /** After a shell call: the paths it destroyed. */
+  lost?: string[];
+  /** Gone after a shell call and in no checkpoint (over the cap or the budget). */
+  notKept?: string[];
+}
+
+export type LogEntry = CheckpointEntry | DecisionEntry;
+
+export interface LogResult {
+  command: 'log';
+  entries: LogEntry[];
+  /** Entries left out by --limit. */
+  truncated: boolean;
+  total: number;
+  /** Refs under refs/guard/ that are not readable records (hand-edited?), skipped. */
+  skipped: string[];
+  /** Set when only the newest records were read (thousands of them): `total` counts each record not read as one entry. */
+  totalAtLeast?: boolean;
+}
+
+function isoOf(rec: RefRecord, parsed: { time?: unknown }): string {
+  if (typeof parsed.time === 'string' && !Number.isNaN(Date.parse(parsed.time))) return new Date(parsed.time).toISOString();
+  return new Date(rec.time * 1000).toISOString();
+}
+
+const optionalString = (v: unknown) => v === undefined || v === null || typeof v === 'string';
+
+/** Every checkpoint and decision from ONE for-each-ref, newest first. */
+export async function readLog(cwd: string): Promise<{ entries: LogEntry[]; skipped: string[] }> {
+  return entriesOf(await listRecords(cwd, REFS.root));
+}
+
+/** Above this many records `guard log` reads only the newest (issue 22: 100,000 refs under refs/guard/). */
+const READ_ALL_MAX = 2000;
+
+/**
+ * The log for `guard log --limit N`: the names of the records first (one
+ * for-each-ref of names only: no object is read, ~0.07 s of git's CPU at
+ * 100,000 refs, where reading every message took ~0.7 s and node's parsing
+ * more), then the messages with one cat-file: all of them up to
+ * READ_ALL_MAX records, else the newest N checkpoints and N decision
+ * records (names start with their time; each record holds one decision or
+ * more), and `total` counts each record not read as one entry (`atLeast`).
+ */
+async function readLogNewest(cwd: string, limit: number): Promise<{ entries: LogEntry[]; skipped: string[]; atLeast: boolean; total: number }> {
+  const r = await git(['for-each-ref', '--format=%(refname) %(objectname)', REFS.checkpoints, REFS.decisions], { cwd });
+  const refs = r.stdout
+    .toString('utf8')
+    .split('\n')
+    .flatMap((l) => {
+      const [ref, oid] = l.split(' ');
+      return ref && oid ? [{ ref, oid }] : [];
+    });
+  let chosen = refs;
+  const atLeast = refs.length > READ_ALL_MAX;
+  if (atLeast) {
+    const newest = (prefix: string) =>
+      refs
+        .filter((x) => x.ref.startsWith(prefix))
+        .sort((a, b) => (a.ref < b.ref ? 1 : -1))
+        .slice(0, limit);
+    chosen = [...newest(REFS.checkpoints), ...newest(REFS.decisions)];
+  }
+  const objs = await catFileBatch(cwd, chosen.map((x) => x.oid), READ_CAP);
+  const records: RefRecord[] = chosen.map((x, i) => {
+    const raw = objs[i]?.type === 'commit' && objs[i]!.data ? objs[i]!.data!.toString('utf8') : '';
+    // "tree <oid>\nparent <oid>\n...committer <name> <email> <unix> <tz>\n\n<message>"
+    const head = raw.slice(0, Math.max(0, raw.indexOf('\n\n')));
+    const time = Number(/^committer .* (\d+) [+-]\d{4}$/m.exec(head)?.[1] ?? 0);
+    const parent = /^parent ([0-9a-f]+)$/m.exec(head)?.[1] ?? null;
+    return { ref: x.ref, oid: x.oid, time, parent, message: raw ? raw.slice(head.length + 2) : '' };
+  });
+  const { entries, skipped } = entriesOf(records);
+  return { entries, skipped, atLeast, total: entries.length + (refs.length - chosen.length) };
+}
+
+function entriesOf(records: RefRecord[]): { entries: LogEntry[]; skipped: string[] } {
+  const entries: LogEntry[] = [];
+  const skipped: string[] = [];
+  for (const rec of records) {
+    const isCheckpoint = rec.ref.startsWith(REFS.checkpoints);
+    const isDecisions = rec.ref.startsWith(REFS.decisions);
+    // rejected refs are reached from their decision; other prefixes (lanes) are not records
+    if (!isCheckpoint && !isDecisions) continue;
+    const parsed = parseRecordMessage(rec.message.replace(/\n$/, ''));
+    if (!parsed) {
+      skipped.push(rec.ref);
+      continue;
+    }
+    const p = parsed as typeof parsed & { paths?: unknown; partial?: unknown; skipped?: unknown; skippedCount?: unknown };
+    if (isCheckpoint) {
+      const e: CheckpointEntry = {
+        id: checkpointId(rec.ref),
+        kind: 'checkpoint',
+        time: isoOf(rec, parsed),
+        ref: rec.ref,
+        commit: rec.oid,
+        reason: typeof parsed.reason === 'string' ? parsed.reason : rec.message.split('\n')[0]!,
+        command: parsed.command ?? null,
+        lane: parsed.lane ?? null,
+      };
+      if (p.partial && Array.isArray(p.paths)) e.paths = p.paths.filter((x): x is string => typeof x === 'string');
+      if (Array.isArray(p.skipped)) {
+        e.skipped = p.skipped.filter((x): x is { path: string; reason: string; bytes?: number } => typeof x?.path === 'string' && typeof x?.reason === 'string');
+        e.skippedCount = typeof p.skippedCount === 'number' ? p.skippedCount : e.skipped.length;
+      }
+      entries.push(e);
+      continue;
+    }
+    if (!Array.isArray(parsed.decisions)) {
+      skipped.push(rec.ref);
+      continue;
+    }
+    const recordId = rec.ref.slice(REFS.decisions.length);
+    // A hand-edited record with wrong types is reported, not dropped in silence.
+    const wellTyped = parsed.decisions.every((d) => typeof d === 'object' && d !== null && typeof d.path === 'string' && typeof d.decision === 'string');
+    if (!wellTyped || !optionalString(parsed.command) || !optionalString(parsed.lane)) {
+      skipped.push(rec.ref);
+      continue;
+    }
+    const who = parsed as typeof parsed & { harness?: unknown; session?: unknown; toolCall?: unknown };
+    const sessionOf = typeof who.session === 'string' ? { harness: String(who.harness ?? ''), session: who.session, toolCall: typeof who.toolCall === 'string' ? who.toolCall : null } : {};
+    parsed.decisions.forEach((d, n) => {
+      entries.push({
+        ...d,
+        ...sessionOf,
+        id: `${recordId}:${n}`,
+        kind: 'decision',
+        time: isoOf(rec, parsed),
+        command: parsed.command ?? null,
+        lane: parsed.lane ?? null,
+        record: rec.ref,
+      });
+    });
+  }
+  // Newest first; ref names sort by time too (ids start with a timestamp), decisions of a batch in their order.
+  const order = new Map(entries.map((e, i) => [e, i]));
+  entries.sort((a, b) => (a.time !== b.time ? (a.time < b.time ? 1 : -1) : refOf(b).localeCompare(refOf(a)) || order.get(a)! - order.get(b)!));
+  return { entries, skipped };
+}
+
+function refOf(e: LogEntry): string {
+  return e.kind === 'checkpoint' ? e.ref : e.record;
+}
+
+export async function log(opts: FlowOptions & { limit: number; session?: string }): Promise<LogResult> {
+  const repo = await openRepo(opts.cwd);
+  const limit = Math.max(0, Math.floor(opts.limit));
+  if (opts.session === undefined) {
+    const r = await readLogNewest(repo.root, limit);
+    return { command: 'log', entries: r.entries.slice(0, limit), truncated: r.total > limit, total: r.total, skipped: r.skipped, ...(r.atLeast ? { totalAtLeast: true } : {}) };
+  }
+  const { entries, skipped } = await readSessionLog(repo.root, opts.session);
+  return { command: 'log', entries: entries.slice(0, limit), truncated: entries.length > limit, total: entries.length, skipped };
+}
+
+export interface PruneOptions extends FlowOptions {
+  /** Delete what is older than this many milliseconds. */
+  olderThanMs?: number;
+  /** Keep the newest N (of each kind pruned). */
+  keep?: number;
+  includeRejected: boolean;
+}
+
+export interface PruneResult {
+  command: 'log';
+  pruned: { checkpoints: number; rejected: number; decisions: number };
+  refs: string[];
+}
+
+const UNITS: Record<string, number> = { s: 1e3, m: 60e3, h: 3600e3, d: 86400e3, w: 7 * 86400e3 };
+
+/** "30d", "12h", "90m", "2w" -> milliseconds. */
+export function parseAge(text: string): number {
+  const m = /^(\d+)\s*([smhdw])$/.exec(text.trim());
+  if (!m) throw new GuardError('E_USAGE', `--older-than "${text}" is not an age`, 'write a number and a unit: 30d, 12h, 90m, 2w');
+  return Number(m[1]) * UNITS[m[2]!]!;
+}
+
+/**
+ * Delete old checkpoint refs (and with includeRejected, rejected refs and
+ * decision records too) in ONE `update-ref --stdin` transaction; each delete
+ * names the value it saw, so a ref moved meanwhile is not lost.
+ */
+export async function prune(opts: PruneOptions): Promise<PruneResult> {
+  if (opts.olderThanMs === undefined && opts.keep === undefined) {
+    throw new GuardError('E_USAGE', '--prune needs --older-than AGE or --keep N', 'for example: guard log --prune --older-than 30d');
+  }
+  if (opts.keep !== undefined && (!Number.isInteger(opts.keep) || opts.keep < 0)) {
+    throw new GuardError('E_USAGE', `--keep ${opts.keep} is not a count`, 'give a whole number, 0 or more');
+  }
+  const repo = await openRepo(opts.cwd);
+  const all = await listRecords(repo.root, REFS.root);
+  const kinds = [REFS.checkpoints, ...(opts.includeRejected ? [REFS.rejected, REFS.decisions] : [])];
+  const now = (opts.now ?? new Date()).getTime();
+  const doomed: RefRecord[] = [];
+  for (const prefix of kinds) {
+    // newest first: by committer time, then by name (which starts with the time)
+    const mine = all.filter((r) => r.ref.startsWith(prefix)).sort((a, b) => b.time - a.time || b.ref.localeCompare(a.ref));
+    mine.forEach((r, i) => {
+      const tooMany = opts.keep !== undefined && i >= opts.keep;
+      const tooOld = opts.olderThanMs !== undefined && now - r.time * 1000 > opts.olderThanMs;
+      if (tooMany || tooOld) doomed.push(r);
+    });
+  }
+  // A session's step (refs/guard/sessions/, guard hook) goes with its checkpoint, or with age:
+  // left behind, it would keep the pruned checkpoint's objects alive.
+  const gone = new Set(doomed.filter((r) => r.ref.startsWith(REFS.checkpoints)).map((r) => checkpointId(r.ref)));
+  for (const r of all) {
+    if (!r.ref.startsWith(`${REFS.root}sessions/`)) continue;
+    const step = parseRecordMessage(r.message.replace(/\n$/, '')) as { checkpoint?: unknown } | null;
+    const tooOld = opts.olderThanMs !== undefined && now - r.time * 1000 > opts.olderThanMs;
+    if (tooOld || (typeof step?.checkpoint === 'string' && gone.has(step.checkpoint))) doomed.push(r);
+  }
+  await apply({ gate: 'log', repo, now: new Date(now), records: [], target: { kind: 'prune', refs: doomed } });
+  const count = (prefix: string) => doomed.filter((r) => r.ref.startsWith(prefix)).length;
+  return {
+    command: 'log',
+    pruned: { checkpoints: count(REFS.checkpoints), rejected: count(REFS.rejected), decisions: count(REFS.decisions) },
+    refs: doomed.map((r) => r.ref),
+  };
+}
+
+/**
+ * One agent session: the checkpoint of each of its hook calls (from its
+ * events under refs/guard/sessions/, whichever checkpoint they reused) and
+ * the decisions recorded for it, newest first.
+ */
+export async function readSessionLog(root: string, session: string): Promise<{ entries: LogEntry[]; skipped: string[] }> {
+  const { readSessionEvents, SESSION_REFS, sessionKey } = await import('../../git/session.js');
+  const [events, all] = await Promise.all([readSessionEvents(root, `${SESSION_REFS}*/${sessionKey(session)}/*`), readLog(root)]);
+  if (events.length === 0 && !all.entries.some((e) => e.kind === 'decision' && e.session === session)) {
+    throw new GuardError('E_USAGE', `no session "${session}"`, 'guard log lists every decision with its session');
+  }
+  const steps: SessionCheckpointEntry[] = events.map((e) => ({
+    id: e.checkpoint,
+    kind: 'checkpoint',
+    time: e.time,
+    ref: REFS.checkpoints + e.checkpoint,
+    commit: e.commit,
+    reason: e.kind === 'shell' ? `${e.phase === 'pre' ? 'before' : 'after'} shell: ${e.command ?? ''}` : `before ${e.tool} (${e.outcome ?? 'allow'})`,
+    command: 'hook',
+    lane: null,
+    ...(e.paths ? { paths: e.paths } : {}),
+    harness: e.harness,
+    session: e.session,
+    toolCall: e.toolCall,
+    tool: e.tool,
+    phase: e.phase,
+    ...(e.lost?.length ? { lost: e.lost } : {}),
+    ...(e.notKept?.length ? { notKept: e.notKept } : {}),
+  }));
+  const decisions = all.entries.filter((e) => e.kind === 'decision' && e.session === session);
+  const entries: LogEntry[] = [...steps, ...decisions];
+  entries.sort((a, b) => (a.time !== b.time ? (a.time < b.time ? 1 : -1) : 0));
+  return { entries, skipped: all.skipped };
+}

@@ -1,0 +1,132 @@
+import { GuardError } from '../../core/errors.js';
+import { apply } from '../../apply/apply.js';
+import type { Checkpoint } from '../../git/checkpoint.js';
+import { openRepo } from '../../git/repo.js';
+import type { RestoreChange } from '../../git/restore.js';
+import { changedPaths, type PutBackGroup } from '../../git/rewind.js';
+import { SESSION_REFS, readSessionEvents, sessionKey, type SessionEvent } from '../../git/session.js';
+import { laneOf, type FlowOptions } from '../context.js';
+
+export interface RewindOptions extends FlowOptions {
+  /** The session id; the latest session in this work tree when absent. */
+  session?: string;
+  /** A checkpoint id of the session: rewind only what it wrote from there on. */
+  to?: string;
+}
+
+export interface RewindResult {
+  command: 'rewind';
+  harness: string;
+  session: string;
+  /** The checkpoint the rewind starts from (the session's first, or --to). */
+  from: string;
+  changes: RestoreChange[];
+  /** Paths the session wrote that already hold their earlier content. */
+  unchanged: number;
+  /** `guard restore UNDO` puts back the state from before the rewind. */
+  undo: string;
+  warnings: string[];
+}
+
+const LOCK_WAIT_MS = 10_000;
+
+/**
+ * Every event of one session (or of the latest one), oldest first, in the
+ * work tree it wrote: this one when it wrote here, else its own (a lane's
+ * `guard run` session rewound from the main tree).
+ */
+export async function sessionEvents(root: string, session: string | undefined): Promise<SessionEvent[]> {
+  const pattern = session === undefined ? SESSION_REFS : `${SESSION_REFS}*/${sessionKey(session)}/*`;
+  const found = await readSessionEvents(root, pattern);
+  const here = found.filter((e) => e.worktree === root);
+  const all = here.length > 0 || session === undefined ? here : found.filter((e) => e.worktree === found[found.length - 1]!.worktree);
+  if (all.length === 0) {
+    throw new GuardError(
+      'E_USAGE',
+      session === undefined ? 'no agent session has written here yet' : `no session "${session}" in ${root}`,
+      'guard log --session ID lists what a session did; the ids are in guard log',
+    );
+  }
+  if (session !== undefined) return all;
+  const last = all[all.length - 1]!;
+  return all.filter((e) => e.harness === last.harness && e.session === last.session);
+}
+
+/**
+ * Put back every path the session wrote (its file writes and whatever its
+ * shell commands changed) as it was before the session first wrote it
+ * from the chosen point on; no other file is touched. The work tree is
+ * checkpointed first, so `guard restore UNDO` undoes the rewind.
+ */
+export async function rewind(opts: RewindOptions): Promise<RewindResult> {
+  const here = await openRepo(opts.cwd);
+  const all = await sessionEvents(here.root, opts.session);
+  const repo = all[0]!.worktree === here.root ? here : await openRepo(all[0]!.worktree);
+  let start = 0;
+  if (opts.to !== undefined) {
+    const id = opts.to.replace(/^refs\/guard\/checkpoints\//, '');
+    start = all.findIndex((e) => e.checkpoint === id);
+    if (start === -1) throw new GuardError('E_NO_CHECKPOINT', `checkpoint "${opts.to}" is not one of session ${all[0]!.session}'s`, `guard log --session ${all[0]!.session} lists them`);
+  }
+  const events = all.slice(start);
+  const { harness, session } = events[0]!;
+
+  const warnings: string[] = [];
+  const lock = { holder: `guard rewind ${session}`, waitMs: LOCK_WAIT_MS };
+  const groups = (undo: Checkpoint) => putBackGroups(repo.root, events, harness, session, undo);
+  const { checkpoint: undo, done } = await apply({ gate: 'rewind', repo, now: new Date(), records: [], target: { kind: 'rewind', lock, warnings, session, lane: laneOf(repo.root), groups } });
+  return { command: 'rewind', harness, session, from: events[0]!.checkpoint, changes: done.changes, unchanged: done.paths - done.changes.length, undo: undo!.id, warnings };
+}
+
+/**
+ * Which paths go back to which checkpoint: per path, the earliest state the
+ * session saw from its first event on. Each shell call's changes are its
+ * checkpoint before vs after (its post event); without one (no after-event
+ * came, or the command ran in the background and went on after it), vs
+ * `undo` (now), but only files that were there before it, and none that
+ * another session wrote or lost since.
+ */
+async function putBackGroups(root: string, events: SessionEvent[], harness: string, session: string, undo: Checkpoint): Promise<{ groups: PutBackGroup[]; paths: number }> {
+  const shells = events.flatMap((e, i) => {
+    if (e.kind !== 'shell' || e.phase !== 'pre') return [];
+    const post = e.background ? undefined : events.slice(i + 1).find((x) => x.kind === 'shell' && x.phase === 'post' && (e.toolCall === null || x.toolCall === e.toolCall));
+    return [{ e, after: post?.commit ?? null }];
+  });
+  const unpaired = shells.some((s) => s.after === null);
+  const others = unpaired ? (await readSessionEvents(root, SESSION_REFS)).filter((x) => x.worktree === root && !(x.harness === harness && x.session === session)) : [];
+  // what the other sessions' shell calls changed (before vs their after-event), in the same batch
+  const theirShells = others.flatMap((x, i) => {
+    if (x.kind !== 'shell' || x.phase !== 'pre') return [];
+    const post = others.slice(i + 1).find((y) => y.kind === 'shell' && y.phase === 'post' && y.harness === x.harness && y.session === x.session && y.toolCall === x.toolCall);
+    return post ? [{ x, pair: [x.commit, post.commit] as [string, string] }] : [];
+  });
+  const changed = await changedPaths(root, [
+    ...shells.map((s): [string, string] | [string, string, 'existing'] => (s.after ? [s.e.commit, s.after] : [s.e.commit, undo.commit, 'existing'])),
+    ...theirShells.map((t) => t.pair),
+  ]);
+  const theirChanges = theirShells.map((t, i) => ({ time: t.x.time, paths: changed[shells.length + i]! }));
+  const byEvent = new Map(
+    shells.map((s, i) => {
+      if (s.after) return [s.e, changed[i]!];
+      const theirs = new Set([
+        ...others.filter((x) => x.time >= s.e.time).flatMap((x) => (x.kind === 'write' ? (x.paths ?? []) : (x.lost ?? []))),
+        ...theirChanges.filter((t) => t.time >= s.e.time).flatMap((t) => t.paths),
+      ]);
+      return [s.e, changed[i]!.filter((p) => !theirs.has(p))];
+    }),
+  );
+  // per path, the earliest state the session saw from `start` on
+  const owner = new Map<string, SessionEvent>();
+  for (const e of events) {
+    if (e.phase !== 'pre') continue;
+    const paths = e.kind === 'write' ? (e.paths ?? []) : (byEvent.get(e) ?? []);
+    for (const p of paths) if (!owner.has(p)) owner.set(p, e);
+  }
+  const groups = new Map<string, PutBackGroup>();
+  for (const [p, e] of owner) {
+    const g = groups.get(e.commit) ?? { commit: e.commit, paths: [] };
+    g.paths.push(p);
+    groups.set(e.commit, g);
+  }
+  return { groups: [...groups.values()], paths: owner.size };
+}

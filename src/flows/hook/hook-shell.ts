@@ -1,0 +1,215 @@
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { classify, type Classification, type Policy } from '../../core/classify.js';
+import { type Config } from '../../core/config.js';
+import { lossMessage, type Judged } from '../../harness/decide.js';
+import type { HookEvent, Outcome } from '../../harness/types.js';
+import { READ_CAP, catFileBatch } from '../../git/catfile.js';
+import type { SessionMeta } from '../../git/checkpoint.js';
+import { collectFacts } from '../../git/changes.js';
+import { treeDiff } from '../../git/diff.js';
+import { type RecordCommit } from '../../git/records.js';
+import { type Repo } from '../../git/repo.js';
+import { sessionEventCommit, sessionPrefix, type SessionEvent } from '../../git/session.js';
+import { backgroundMarker, markBackgroundOpen } from '../../git/session-index.js';
+import { apply } from '../../apply/apply.js';
+import { laneOf } from '../context.js';
+import { coverageLoss, coverageSentences } from './shell-coverage.js';
+import { backgroundNoted } from '../../git/journal.js';
+import { GATE_FILES, NONE, judgedOf, oneLine, readPolicy, readSessionEvents, shellWord, type HookResult } from './hook-common.js';
+
+/**
+ * A shell tool call (flows/hook/hook.ts): a whole-tree checkpoint before it (and
+ * the lanes' work trees), a report of what it destroyed after it, and the
+ * same for commands still running in the background at later calls.
+ */
+
+export async function shellBefore(repo: Repo, e: HookEvent, command: string, background: boolean, meta: SessionMeta, now: Date): Promise<HookResult> {
+  // the session step goes in the checkpoint's own fast-import
+  const records = (c: { id: string; commit: string }) => [sessionCommit(repo, e, c.commit, c.id, 'pre', command, now, undefined, background)];
+  const { checkpoint: cp } = await apply({ gate: 'hook', repo, now, records: [], target: { kind: 'worktree', checkpoint: { reason: `before ${e.harness} shell: ${oneLine(command)}`, command: 'hook', lane: laneOf(repo.root), session: meta, now, records } } });
+  // the lanes' work trees, which a command in the main tree can take (git clean -ffdx): flows/hook/lane-keep.ts
+  await (await import('./lane-keep.js')).keepLanes(repo, command, now, cp!.id);
+  if (background) await markBackgroundOpen(repo, e.harness, e.sessionId, now);
+  await apply({ gate: 'hook', repo, now, records: [], target: null, pack: true });
+  return { outcome: NONE, checkpoint: cp!.id, notes: [] };
+}
+
+function sessionCommit(repo: Repo, e: HookEvent, commit: string, id: string, phase: 'pre' | 'post', command: string, now: Date, lost?: string[], background?: boolean, toolCall?: string | null, notKept?: string[]): RecordCommit {
+  return sessionEventCommit(
+    commit,
+    {
+      harness: e.harness,
+      session: e.sessionId,
+      toolCall: toolCall === undefined ? e.toolCallId : toolCall,
+      tool: e.tool,
+      phase,
+      kind: 'shell',
+      checkpoint: id,
+      paths: null,
+      worktree: repo.root,
+      time: now.toISOString(),
+      command: oneLine(command),
+      ...(lost ? { lost } : {}),
+      ...(background ? { background: true } : {}),
+      ...(notKept?.length ? { notKept } : {}),
+    },
+    now,
+  );
+}
+
+export async function shellAfter(repo: Repo, e: HookEvent, command: string, meta: SessionMeta, now: Date): Promise<HookResult> {
+  const root = repo.root;
+  const [events, cp] = await Promise.all([
+    readSessionEvents(root, sessionPrefix(e.harness, e.sessionId)),
+    apply({ gate: 'hook', repo, now, records: [], target: { kind: 'worktree', checkpoint: { reason: `after ${e.harness} shell: ${oneLine(command)}`, command: 'hook', lane: laneOf(root), session: meta, now } } }).then((r) => r.checkpoint!),
+  ]);
+  const pres = events.filter((x) => x.kind === 'shell' && x.phase === 'pre' && x.worktree === root);
+  const pre = (e.toolCallId ? pres.filter((x) => x.toolCall === e.toolCallId) : pres).pop() ?? null;
+  if (!pre) {
+    await apply({ gate: 'hook', repo, now, records: [sessionCommit(repo, e, cp.commit, cp.id, 'post', command, now)], target: null });
+    return { outcome: NONE, checkpoint: cp.id, notes: ['no checkpoint from before this command: nothing to compare with'] };
+  }
+  // the checkpoint before the command (the step's parent): what it kept outside git's tree
+  const [{ config, policy }, [preCp]] = await Promise.all([readPolicy(root, events), catFileBatch(root, [`${pre.commit}^`], READ_CAP)]);
+  const { lost, gate: inTree } = await lossesBetween(root, pre.commit, cp.commit, config, policy);
+  // what it took outside the work tree's tree (ignored files, nested repositories, lanes, files over the cap): shell-coverage.ts
+  const outside = await coverageLoss(root, preCp?.type === 'commit' ? (preCp.data ?? null) : null, cp);
+  const gate = [...new Set([...inTree, ...outside.kept.map((k) => k.path).filter((p) => GATE_FILES.has(p))])];
+  const lostPaths = [...lost.map((c) => c.path), ...outside.kept.map((k) => k.path)];
+  const step = sessionCommit(repo, e, cp.commit, cp.id, 'post', command, now, lostPaths, undefined, undefined, outside.notKept.map((n) => n.path));
+  await apply({ gate: 'hook', repo, now, records: [step], target: null, pack: true });
+  const messages: string[] = [];
+  const judged: Judged[] = lost.map((c) => ({ ...judgedOf(c), needsApproval: true }));
+  if (lost.length > 0) messages.push(lossMessage(command, judged, restoreCommand(pre.checkpoint, lost), `guard rewind ${shellWord(e.sessionId)}`));
+  const extra = coverageSentences(outside, pre.checkpoint, shellWord, lost.length > 0);
+  if (extra.length > 0) messages.push((lost.length > 0 ? extra : [outsideMessage(command), ...extra]).join(' '));
+  if (gate.length > 0) messages.push(gateMessage(gate, pre.checkpoint, false));
+  if (messages.length === 0) return { outcome: NONE, checkpoint: cp.id, notes: [] };
+  return { outcome: { kind: 'inform', message: messages.join('\n\n') }, checkpoint: cp.id, files: judged.map((j) => ({ ...j, decision: 'lost' })), notes: [] };
+}
+
+/** The report's head when the command took only what lies outside the work tree's tree. */
+function outsideMessage(command: string): string {
+  const shown = command.length > 80 ? command.slice(0, 77) + '...' : command;
+  return `guard: the command \`${shown}\` took work that git does not track. Nothing was undone. Do not carry on as if the files were still there: tell the user, and do not run commands that discard uncommitted work.`;
+}
+
+function restoreCommand(checkpointId: string, lost: Classification[]): string {
+  const paths = lost.map((c) => c.oldPath ?? c.path);
+  return paths.length <= 20 ? `guard restore ${checkpointId} -- ${paths.map(shellWord).join(' ')}` : `guard restore ${checkpointId}`;
+}
+
+/**
+ * What went from one whole-tree checkpoint to another: a file deleted or
+ * replaced that would need approval, or, when lineThreshold lines or more
+ * went in all (a `git checkout -- .` over a day of small edits), every
+ * file that lost lines.
+ */
+async function lossesBetween(root: string, from: string, to: string, config: Config, policy: Policy, skip?: ReadonlySet<string>): Promise<Losses> {
+  const all = (await treeDiff(root, from, to)).filter((x) => !skip?.has(x.oldPath ?? x.path));
+  // the gate itself: the harness hook configs, guard.config.json, .husky/, whatever the policy protects
+  const gate = [...new Set(all.flatMap((x) => [x.path, ...(x.oldPath !== undefined ? [x.oldPath] : [])]).filter((p) => GATE_FILES.has(p) || policy.isProtected(p)))];
+  const entries = all.filter((x) => x.oldOid !== null);
+  const { facts } = entries.length ? await collectFacts(root, entries, { maxBytes: Math.min(config.maxFileBytes, READ_CAP) }) : { facts: [] };
+  const classified = facts.map((f) => classify(f, policy));
+  const total = classified.reduce((n, c) => n + c.linesDeleted, 0);
+  return { lost: classified.filter((c) => ((c.status === 'delete' || c.status === 'replace') && c.needsApproval) || (total >= config.lineThreshold && c.linesDeleted > 0)), gate };
+}
+
+interface Losses {
+  lost: Classification[];
+  /** Protected paths and harness hook configs the command changed, added or removed (the gate itself). */
+  gate: string[];
+}
+
+/**
+ * For the model and the person: a shell command changed the gate (a tool
+ * call doing it would have been refused). It does not repeat the command:
+ * it follows the loss report of the same command, or stands alone.
+ */
+function gateMessage(gate: readonly string[], checkpointId: string, background: boolean): string {
+  return (
+    `guard: ${background ? 'the command run in the background' : 'the command'} also changed what guards this repository: ${gate.slice(0, 10).join(', ')}${gate.length > 10 ? ` (and ${gate.length - 10} more)` : ''}. ` +
+    `Only a person may change these (a write tool doing it is refused). guard kept them as they were: guard restore ${checkpointId} -- ${gate.slice(0, 20).map(shellWord).join(' ')}. ` +
+    `Tell the user what changed and why; do not change them again.`
+  );
+}
+
+/* --------------------------------------------------- background commands */
+
+/**
+ * A command run in the background (Claude's run_in_background) gets its
+ * post event about 0.4 s after it starts, while it still runs. Its
+ * checkpoint from before stays open: at every later hook call of the
+ * session, in any event, for BACKGROUND_OPEN_MS after it started, guard
+ * checkpoints the tree and reports what was lost since the last such
+ * check (or its own after-event), leaving out what the session's own calls
+ * since then account for (its writes, the losses of its other commands).
+ * Each check is a post step of the background call (its lost paths
+ * listed), the baseline of the next one. No git process while none is
+ * open (the session's events are read once per call anyway); a checkpoint
+ * and one fast-import per call while one is.
+ */
+const BACKGROUND_OPEN_MS = 30 * 60_000;
+
+/** Whether a background command of the session started within BACKGROUND_OPEN_MS (one file read). */
+async function backgroundOpen(repo: Repo, e: HookEvent, now: Date): Promise<boolean> {
+  const text = await readFile(backgroundMarker(repo, e.harness, e.sessionId), 'utf8').catch(() => null);
+  const t = text === null ? NaN : Date.parse(text.trim());
+  // unreadable or in the future: read the steps (the safe side); no marker: the journal may still say so (a marker removed)
+  if (text === null) return backgroundNoted(repo.commonDir, e.harness, path.basename(path.dirname(backgroundMarker(repo, e.harness, e.sessionId))), now, BACKGROUND_OPEN_MS);
+  return Number.isNaN(t) || t > now.getTime() || now.getTime() - t < BACKGROUND_OPEN_MS;
+}
+
+interface Late {
+  message: string;
+  checkpoint: string;
+}
+
+export async function reportBackground(repos: readonly Repo[], e: HookEvent, now: Date): Promise<Late[]> {
+  const out: Late[] = [];
+  for (const repo of repos) {
+    const root = repo.root;
+    if (!(await backgroundOpen(repo, e, now))) continue;
+    const events = await readSessionEvents(root, sessionPrefix(e.harness, e.sessionId));
+    // the call's own background command is reported by its own after-event (Gemini names no tool call: the latest shell pre)
+    const own = e.toolCallId !== null ? (x: SessionEvent) => x.toolCall === e.toolCallId : (x: SessionEvent) => e.phase === 'post' && e.action.kind === 'shell' && x === events.filter((y) => y.kind === 'shell' && y.phase === 'pre' && y.worktree === root).pop();
+    const open = events.filter((x) => x.background && x.phase === 'pre' && x.worktree === root && now.getTime() - Date.parse(x.time) < BACKGROUND_OPEN_MS && !own(x));
+    if (open.length === 0) continue;
+    const session = { harness: e.harness, session: e.sessionId, toolCall: e.toolCallId };
+    const cp = (await apply({ gate: 'hook', repo, now, records: [], target: { kind: 'worktree', checkpoint: { reason: `${e.harness} background commands still open`, command: 'hook', lane: laneOf(root), session, now } } })).checkpoint!;
+    const { config, policy } = await readPolicy(root, events);
+    const records: RecordCommit[] = [];
+    for (const bg of open) {
+      // each check is a post step of the background call: the next one compares from the last
+      const mine = (x: SessionEvent) => x.kind === 'shell' && x.phase === 'post' && x.toolCall === bg.toolCall && (bg.toolCall !== null || x.command === bg.command);
+      const baseline = events.filter((x) => x.time >= bg.time && mine(x)).pop() ?? bg;
+      // what the session's own calls since then account for: its writes, its other commands' losses
+      const later = events.filter((x) => x.time >= baseline.time && x !== baseline && x !== bg && !mine(x));
+      const accounted = new Set<string>(later.flatMap((x) => (x.kind === 'write' ? (x.paths ?? []) : (x.lost ?? []))));
+      const { lost, gate } = await lossesBetween(root, baseline.commit, cp.commit, config, policy, accounted);
+      records.push(sessionCommit(repo, e, cp.commit, cp.id, 'post', bg.command ?? '', now, lost.map((c) => c.path), false, bg.toolCall));
+      const shown = `${bg.command ?? ''} (run in the background)`;
+      if (lost.length > 0) {
+        const judged: Judged[] = lost.map((c) => ({ ...judgedOf(c), needsApproval: true }));
+        out.push({ message: lossMessage(shown, judged, restoreCommand(bg.checkpoint, lost), `guard rewind ${shellWord(e.sessionId)}`), checkpoint: cp.id });
+      }
+      if (gate.length > 0) out.push({ message: gateMessage(gate, baseline.checkpoint, true), checkpoint: cp.id });
+    }
+    if (records.length) await apply({ gate: 'hook', repo, now, records, target: null });
+  }
+  return out;
+}
+
+/** A call's own answer with what background commands destroyed: told after a tool; before one, the call is refused once so the model reads it. */
+export function withLate(r: HookResult, late: Late[], phase: 'pre' | 'post'): HookResult {
+  if (late.length === 0) return r;
+  const message = late.map((l) => l.message).join('\n\n');
+  const o = r.outcome;
+  let outcome: Outcome;
+  if (phase === 'post' || o.kind === 'inform') outcome = { kind: 'inform', message: o.kind === 'inform' ? `${o.message}\n\n${message}` : message };
+  else if (o.kind === 'deny' || o.kind === 'ask') outcome = { ...o, reason: `${o.reason}\n\n${message}` };
+  else outcome = { kind: 'deny', reason: `guard stopped this call to tell you first: ${message} This call did not run; run it again once you have told the user.` };
+  return { ...r, outcome, notes: [...r.notes, 'a background command of this session lost work since the last call'] };
+}

@@ -1,0 +1,137 @@
+import { realpath } from 'node:fs/promises';
+import path from 'node:path';
+import { GuardError } from '../../core/errors.js';
+import type { FileChange, HookEvent, Outcome } from '../../harness/types.js';
+import type { SessionMeta } from '../../git/checkpoint.js';
+import { openRepo, type Repo } from '../../git/repo.js';
+import { integrityDenial, integrityProblems, integritySentence } from '../doctor/integrity.js';
+import { NONE, eventsRead, type HookResult } from './hook-common.js';
+import { nearestFolder, realAbs, within } from './hook-place.js';
+import { reportBackground, shellAfter, shellBefore, withLate } from './hook-shell.js';
+import { writeAfter, writeBefore } from './hook-write.js';
+
+/**
+ * `guard hook`: one tool call of an agent harness, already translated
+ * (src/harness). A write is one more front end to the gate's plan: read
+ * (where each file lands, its session base, the file after the call,
+ * measured), then plan (core/plan, with no answers: what needs a person is
+ * blocked), then apply (checkpoint or rejected ref, and the records), and
+ * the plan mapped onto the harness's allow (no opinion) / ask / deny by
+ * harness/decide.ts (flows/hook/hook-write.ts). Shell calls get a whole-tree
+ * checkpoint before, and a report of what they destroyed after
+ * (flows/hook/hook-shell.ts). The flow never writes the work tree: the harness
+ * does, or does not.
+ *
+ * Git processes for a write: rev-parse, for-each-ref (the session's
+ * steps: the strictest policy they saw, the session bases, background
+ * commands still open), cat-file of HEAD, the configs and the session
+ * bases, one diff --no-index (when a base differs), one fast-import.
+ * Nothing scans the work tree. The session index (git/session-index.ts)
+ * answers the post event of a write without reading the steps.
+ */
+export interface HookOptions {
+  event: HookEvent;
+  /** guard's own auto mode (GUARD_AUTO, CI): nobody to ask. */
+  auto: boolean;
+  /**
+   * The project the harness runs the hook for ($CLAUDE_PROJECT_DIR and
+   * alike, else the hook's own working folder): set by the harness, not
+   * by the agent, unlike the payload's cwd (which follows the shell's cd).
+   */
+  projectDir?: string;
+  now?: Date;
+}
+
+export type { HookResult } from './hook-common.js';
+
+export async function runHook(opts: HookOptions): Promise<HookResult> {
+  const e = opts.event;
+  if (e.action.kind === 'other') return { outcome: NONE, notes: [] };
+  eventsRead.clear();
+  const now = opts.now ?? new Date();
+  // The payload's cwd is the agent's to move (a `cd /tmp` first): the project the harness named is
+  // judged as well, so a command or a write aimed at it from outside is still seen.
+  const here = await repoAt(e.cwd);
+  // (usually the same tree: no second rev-parse then)
+  const project = opts.projectDir && !(here && within(here.root, opts.projectDir)) ? await repoAt(opts.projectDir) : null;
+  const repos = [here, project].filter((r, i, all): r is Repo => r !== null && all.findIndex((x) => x?.root === r.root) === i);
+  // the net itself first (file reads only): removed outside guard, it is said before anything runs
+  // (hooks that git clean -X took are put back from guard's copy here, and said once)
+  const net = repos.length > 0 ? await integrityProblems(repos[0]!.commonDir, { heal: true }) : [];
+  if (net.length > 0 && e.phase === 'pre') return { outcome: { kind: 'deny', reason: integrityDenial(net) }, notes: [] };
+  const r = await judgeCall(opts, repos, now);
+  if (net.length === 0) return r;
+  const said = integritySentence(net);
+  const outcome: Outcome = r.outcome.kind === 'inform' ? { kind: 'inform', message: `${r.outcome.message} ${said}` } : { kind: 'inform', message: `guard: ${said} ${net.every((p) => p.healed) ? 'Tell the user.' : 'Tell the user: the safety net is down until guard recover (or guard init) is run.'}` };
+  return { ...r, outcome };
+}
+
+/** One call in the work trees it touches: background reports first, then the shell or write flow. */
+async function judgeCall(opts: HookOptions, repos: Repo[], now: Date): Promise<HookResult> {
+  const e = opts.event;
+  if (e.action.kind === 'other') return { outcome: NONE, notes: [] };
+  const meta: SessionMeta = { harness: e.harness, session: e.sessionId, toolCall: e.toolCallId };
+  // what a command still running in the background destroyed since the last call (reportBackground)
+  const late = await reportBackground(repos, e, now);
+  // before a tool: refused once, untouched, so the model reads the report first (no checkpoint, no step)
+  if (late.length > 0 && e.phase === 'pre') return withLate({ outcome: NONE, notes: [] }, late, 'pre');
+  let r: HookResult;
+  if (e.action.kind === 'shell') {
+    if (repos.length === 0) return withLate({ outcome: NONE, notes: [`${e.cwd} is not in a git work tree: no opinion`] }, late, e.phase);
+    const action = e.action;
+    const each = await Promise.all(repos.map((repo) => (e.phase === 'pre' ? shellBefore(repo, e, action.command, action.background === true, meta, now) : shellAfter(repo, e, action.command, meta, now))));
+    r = mergeResults(each);
+  } else {
+    const files = e.action.files;
+    const repo = await repoOfWrite(repos, e.cwd, files);
+    if (!repo) return withLate({ outcome: NONE, notes: [`${files.map((f) => f.path).join(', ')}: outside every git work tree: no opinion`] }, late, e.phase);
+    r = e.phase === 'pre' ? await writeBefore(repo, e, files, opts.auto, now) : await writeAfter(repo, e, meta, now);
+  }
+  return withLate(r, late, e.phase);
+}
+
+async function repoAt(dir: string): Promise<Repo | null> {
+  return openRepo(dir).catch((err) => {
+    // a harness working outside any repository: not guard's business
+    if (err instanceof GuardError && err.code === 'E_NOT_A_REPO') return null;
+    throw err;
+  });
+}
+
+/**
+ * The work tree a write call lands in: the one around the payload's cwd or
+ * the project's, whichever holds its files; for a file in neither (an
+ * absolute path into another checkout), the checkout around that file. A
+ * call whose files land in two work trees is refused: harnesses apply it
+ * whole, and guard judges one tree at a time.
+ */
+async function repoOfWrite(known: Repo[], cwd: string, files: FileChange[]): Promise<Repo | null> {
+  const found = new Map<string, Repo>();
+  for (const f of files) {
+    // named inside a known tree (even through a link that leads out: place() refuses that), or really inside it
+    const lexical = path.resolve(cwd, f.path);
+    const abs = await realAbs(lexical);
+    let repo: Repo | null = null;
+    // the innermost tree that holds it (a nested checkout inside the project is its own)
+    for (const k of known) if ((within(k.root, lexical) || within(await realpath(k.root), abs)) && (!repo || k.root.length > repo.root.length)) repo = k;
+    // leaving the cwd's tree through "..": judged there, where place() refuses it
+    if (!repo && f.path.split(/[\\/]/).includes('..')) repo = known.find((k) => within(k.root, cwd)) ?? null;
+    if (!repo) repo = await repoAt(await nearestFolder(abs));
+    if (repo) found.set(repo.root, repo);
+  }
+  if (found.size > 1) throw new GuardError('E_PATH_ESCAPE', `this call writes into ${found.size} work trees (${[...found.keys()].join(', ')})`, 'write the files of one checkout per call');
+  return [...found.values()][0] ?? null;
+}
+
+/** Several work trees' answers to one shell call: any report is told, checkpoints listed. */
+function mergeResults(rs: HookResult[]): HookResult {
+  if (rs.length === 1) return rs[0]!;
+  const informs = rs.flatMap((r) => (r.outcome.kind === 'inform' ? [r.outcome.message] : []));
+  return {
+    outcome: informs.length ? { kind: 'inform', message: informs.join('\n\n') } : NONE,
+    checkpoint: rs.map((r) => r.checkpoint).filter(Boolean).join(' '),
+    files: rs.flatMap((r) => r.files ?? []),
+    notes: rs.flatMap((r) => r.notes),
+  };
+}
+
