@@ -12,13 +12,15 @@ import type { Steps } from './steps.js';
  * - `write`: the whole file, atomically (a temp file beside it, renamed
  *   over it: killed half way, the old file or the new one, never half of
  *   one), its folder made; a file that is there keeps its mode unless one
- *   is given. A symlink is written through, as the harnesses read it.
+ *   is given. A symlink is written through, as the harnesses read it,
+ *   unless `replaceLink`: then the link itself is replaced (a hook the net
+ *   puts back: a link planted there must never make guard write elsewhere).
  * - `append`: to a file of the user's own (a hook guard adds its line to);
  *   never rewritten.
  * - `mode`: only the mode (a hook made executable).
  */
 export type FileOp =
-  | { op: 'write'; path: string; content: string | Buffer; mode?: number }
+  | { op: 'write'; path: string; content: string | Buffer; mode?: number; replaceLink?: boolean }
   | { op: 'append'; path: string; text: string }
   | { op: 'mode'; path: string; mode: number };
 
@@ -36,15 +38,16 @@ export const filesSteps: Steps<FilesTarget, undefined> = {
 /** The ops in order (setup outside any repository uses this alone: apply.ts installFiles). */
 export async function writeOps(ops: readonly FileOp[]): Promise<undefined> {
   for (const o of ops) {
-    if (o.op === 'write') await writeWhole(o.path, o.content, o.mode);
+    if (o.op === 'write') await writeWhole(o.path, o.content, o.mode, o.replaceLink === true);
     else if (o.op === 'append') await appendFile(o.path, o.text);
     else await chmod(o.path, o.mode);
   }
   return undefined;
 }
 
-async function writeWhole(file: string, content: string | Buffer, mode: number | undefined): Promise<void> {
-  const st = await lstat(file).catch(() => null);
+async function writeWhole(file: string, content: string | Buffer, mode: number | undefined, replaceLink: boolean): Promise<void> {
+  let st = await lstat(file).catch(() => null);
+  if (st?.isSymbolicLink() && replaceLink) st = null;
   if (st?.isSymbolicLink()) {
     await writeFile(file, content);
     if (mode !== undefined) await chmod(file, mode);

@@ -2,6 +2,7 @@ import { checkpoint, ignoredPaths, type Checkpoint } from '../git/checkpoint.js'
 import { faultPoint } from '../runtime/faults.js';
 import { branchTip, checkpointCommit, createLane, ensureExcluded, laneRepo, removeLaneParts, type Lane } from '../git/lanes.js';
 import { keepNested, nestedRepos, type KeptNested } from '../git/nested.js';
+import type { Repo } from '../git/repo.js';
 import type { Steps } from './steps.js';
 
 /** guard start: a lane's branch, base ref and work tree, after `.guard/` is excluded (the main tree's `git status` never shows it). */
@@ -44,6 +45,14 @@ export interface LaneDiscardDone {
  * files), a submodule or clone inside it kept as its own, or, for a lane
  * whose folder is gone, its branch tip; only then is anything removed.
  */
+/** The lane's work tree, opened once per discard (one rev-parse). */
+const laneRepos = new WeakMap<LaneDiscardTarget, Promise<Repo>>();
+function laneRepoOf(t: LaneDiscardTarget): Promise<Repo> {
+  let r = laneRepos.get(t);
+  if (!r) laneRepos.set(t, (r = laneRepo(t.lane)));
+  return r;
+}
+
 export const laneDiscardSteps: Steps<LaneDiscardTarget, LaneDiscardDone, Checkpoint> = {
   recordsFirst: true,
   changes: () => true,
@@ -51,7 +60,7 @@ export const laneDiscardSteps: Steps<LaneDiscardTarget, LaneDiscardDone, Checkpo
     const { lane } = t;
     if (!t.keep) return null;
     const why = { command: 'discard', lane: lane.name };
-    if (!lane.broken) return checkpoint(await laneRepo(lane), { reason: `before guard discard ${lane.name}`, ...why });
+    if (!lane.broken) return checkpoint(await laneRepoOf(t), { reason: `before guard discard ${lane.name}`, ...why });
     const tip = await branchTip(p.repo.root, lane.branch);
     return tip ? checkpointCommit(p.repo, tip, { reason: `before guard discard ${lane.name} (work tree was missing: branch tip kept)`, ...why, worktree: lane.path }) : null;
   },
@@ -59,7 +68,7 @@ export const laneDiscardSteps: Steps<LaneDiscardTarget, LaneDiscardDone, Checkpo
     const { lane } = t;
     const done: LaneDiscardDone = { notKept: [], nested: [] };
     if (t.keep && !lane.broken && taken) {
-      const repo = await laneRepo(lane);
+      const repo = await laneRepoOf(t);
       // what a checkpoint never holds, named so that nobody is surprised it is gone
       done.notKept = notKeptOrder(await ignoredPaths(repo.root));
       // A submodule or a clone inside the lane is only a gitlink in that checkpoint: keep its own state too, or refuse.
@@ -69,7 +78,7 @@ export const laneDiscardSteps: Steps<LaneDiscardTarget, LaneDiscardDone, Checkpo
       done.nested = await keepNested(repo, [...new Set([...inTree, ...skippedRepos])], { reason: `before guard discard ${lane.name}`, command: 'discard', lane: lane.name });
       faultPoint('discard:after-checkpoint');
     }
-    faultPoint('discard:before-remove');
+    if (t.keep) faultPoint('discard:before-remove');
     await removeLaneParts(p.repo, lane);
     return done;
   },

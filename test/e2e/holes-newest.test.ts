@@ -4,7 +4,7 @@
  * through plain git, in real temporary repositories (the built CLI).
  */
 import { execFileSync, spawnSync } from 'node:child_process';
-import { appendFileSync, chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { appendFileSync, chmodSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { CLI, ROOT, cleanEnv, cleanupRepos, installGuard, lines, makeRepo, startLane, type TestRepo, claudeHook, claudePayload } from '../helpers.js';
@@ -328,5 +328,24 @@ describe("guard's hooks rewritten (not removed) through the shell", () => {
     const h = readFileSync(path.join(repo.dir, '.husky/_/h'), 'utf8');
     writeFileSync(path.join(repo.dir, '.husky/_/h'), h.replace('n=$(basename "$0")', 'n="$(basename "$0")"'));
     expect(hook(repo, 'Bash', { command: 'ls' }, 'r2').stdout).toBe('');
+  });
+
+  it('a symlink planted in place of a hook is replaced, never written through (the file it points at is untouched)', () => {
+    const repo = installGuard({ 'package.json': '{ "name": "app", "private": true }\n', 'src/app.ts': lines(150) });
+    const app = readFileSync(path.join(repo.dir, 'src/app.ts'), 'utf8');
+    const gate = readFileSync(path.join(repo.dir, '.husky/_/reference-transaction'), 'utf8');
+    const runner = readFileSync(path.join(repo.dir, '.husky/_/h'), 'utf8');
+    shell(repo, 'ln -sf ../../src/app.ts .husky/_/h; ln -sf ../../src/app.ts .husky/_/reference-transaction', 'l1', () => {
+      for (const f of ['h', 'reference-transaction']) {
+        rmSync(path.join(repo.dir, '.husky/_', f));
+        symlinkSync('../../src/app.ts', path.join(repo.dir, '.husky/_', f));
+      }
+    });
+    // the agent's source file still holds what it held, and the hooks are guard's own files again
+    expect(readFileSync(path.join(repo.dir, 'src/app.ts'), 'utf8')).toBe(app);
+    for (const [f, text] of [['h', runner], ['reference-transaction', gate]] as const) {
+      expect(lstatSync(path.join(repo.dir, '.husky/_', f)).isSymbolicLink(), f).toBe(false);
+      expect(readFileSync(path.join(repo.dir, '.husky/_', f), 'utf8'), f).toBe(text);
+    }
   });
 });

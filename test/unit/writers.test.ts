@@ -136,7 +136,8 @@ function functionsOf(ast: Node): Map<string, Node> {
 }
 
 /** Every identifier a piece of code names, and `(await import(x)).name` as x's name. */
-function namesIn(node: Node, file: string): { local: Set<string>; dynamic: Binding[]; gitWrites: string[] } {
+function namesIn(node: Node, file: string): { local: Set<string>; dynamic: Binding[]; gitWrites: string[]; members: Array<{ object: string; name: string }> } {
+  const members: Array<{ object: string; name: string }> = [];
   const local = new Set<string>();
   const dynamic: Binding[] = [];
   const gitWrites: string[] = [];
@@ -145,14 +146,16 @@ function namesIn(node: Node, file: string): { local: Set<string>; dynamic: Bindi
     if (n.type === 'MemberExpression' && isNode(n.property) && !n.computed) {
       const spec = importOf(isNode(n.object) && n.object.type === 'ParenthesizedExpression' ? n.object.expression : n.object);
       if (spec) dynamic.push({ from: resolve(file, spec), name: String(n.property.name) });
+      // fs.writeFile(...) through a default or namespace import: named as `fs.writeFile`
+      if (isNode(n.object) && n.object.type === 'Identifier') members.push({ object: String(n.object.name), name: String(n.property.name) });
     }
     if (n.type === 'CallExpression' && isNode(n.callee) && n.callee.type === 'Identifier' && GIT_CALLS.has(String(n.callee.name))) {
       for (const arg of n.arguments as Node[]) {
         if (arg.type !== 'ArrayExpression') continue;
         const words = (arg.elements as Node[]).filter((e) => isNode(e) && e.type === 'Literal' && typeof e.value === 'string').map((e) => String(e.value));
-        // past `-c name=value` pairs: the subcommand
+        // past `-c name=value` and `-C dir` pairs: the subcommand
         let i = 0;
-        while (words[i] === '-c') i += 2;
+        while (words[i] === '-c' || words[i] === '-C') i += 2;
         const sub = words[i];
         // `git worktree list` only reads
         if (sub === 'worktree' && words[i + 1] === 'list') continue;
@@ -160,7 +163,7 @@ function namesIn(node: Node, file: string): { local: Set<string>; dynamic: Bindi
       }
     }
   });
-  return { local, dynamic, gitWrites };
+  return { local, dynamic, gitWrites, members };
 }
 
 function loadModules(): Map<string, Module> {
@@ -224,6 +227,10 @@ function writesFrom(m: Module, writers: Set<string>): string[] {
     if (b && reaches(b)) hits.add(id);
   }
   for (const b of n.dynamic) if (reaches(b)) hits.add(b.name);
+  for (const mb of n.members) {
+    const b = m.imports.get(mb.object);
+    if (b && (b.name === 'default' || b.name === '*') && isFsWrite({ from: b.from, name: mb.name })) hits.add(mb.name);
+  }
   for (const g of n.gitWrites) hits.add(g);
   return [...hits].sort();
 }
@@ -256,17 +263,19 @@ describe('apply is the only writer (issue 21)', () => {
     const file = 'src/flows/sample.ts';
     const text = [
       "import { writeFile } from 'node:fs/promises';",
+      "import * as fs from 'node:fs';",
       "import { git } from '../git/run.js';",
       'export async function f() {',
       "  await writeFile('x', 'y');",
-      "  await git(['-c', 'a=b', 'update-ref', 'refs/x', 'HEAD'], { cwd: '.' });",
+      "  await git(['-C', 'd', '-c', 'a=b', 'update-ref', 'refs/x', 'HEAD'], { cwd: '.' });",
       "  await (await import('../git/records.js')).writeRecords('.', []);",
       "  const { checkpoint } = await import('../git/checkpoint.js');",
       '  void checkpoint;',
+      "  fs.rmSync('x');",
       '}',
     ].join('\n');
     const ast = parseAst(text, { lang: 'ts' }, file) as unknown as Node;
     const m: Module = { file, imports: importsOf(file, ast), functions: functionsOf(ast), ast };
-    expect(writesFrom(m, writers)).toEqual(['checkpoint', 'git update-ref', 'writeFile', 'writeRecords']);
+    expect(writesFrom(m, writers)).toEqual(['checkpoint', 'git update-ref', 'rmSync', 'writeFile', 'writeRecords']);
   });
 });

@@ -1,4 +1,4 @@
-import { copyFile, mkdir, readdir, readFile, stat, writeFile, rename, rm } from 'node:fs/promises';
+import { copyFile, lstat, mkdir, readdir, readFile, stat, writeFile, rename, rm } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { packedLookup } from '../../git/packed-refs.js';
@@ -123,12 +123,14 @@ async function healHooks(commonDir: string, manifest: GateManifest, missing: rea
   const put: string[] = [];
   for (const f of c.files) {
     const dest = path.join(c.dir, f);
-    if (await stat(dest).catch(() => null)) continue;
+    // a link planted where the hook was is not the hook: replaced below (never written through)
+    const there = await lstat(dest).catch(() => null);
+    if (there && !there.isSymbolicLink()) continue;
     const src = path.join(from, f);
     const st = await stat(src).catch(() => null);
     if (!st) return put;
     const { installFiles } = await import('../../apply/apply.js');
-    await installFiles([{ op: 'write', path: dest, content: await readFile(src), mode: st.mode & 0o777 }]);
+    await installFiles([{ op: 'write', path: dest, content: await readFile(src), mode: st.mode & 0o777, replaceLink: true }]);
     put.push(dest);
   }
   return put;
@@ -181,7 +183,8 @@ async function putBack(commonDir: string, manifest: GateManifest, files: readonl
   for (const f of files) {
     const src = path.join(from, path.basename(f));
     const st = await stat(src);
-    await installFiles([{ op: 'write', path: f, content: await readFile(src), mode: st.mode & 0o777 }]);
+    // (a link planted where the hook was is replaced, never written through)
+    await installFiles([{ op: 'write', path: f, content: await readFile(src), mode: st.mode & 0o777, replaceLink: true }]);
   }
   return manifest.copied !== undefined;
 }

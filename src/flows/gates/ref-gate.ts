@@ -9,7 +9,7 @@ import { collectFacts } from '../../git/changes.js';
 import { treeDiff, type DiffEntry } from '../../git/diff.js';
 import { anchorDay, branchTips, commitTimes, DROPPED_REFS, heldElsewhere, isZeroOid, moveBase, shallowCutsIn, type Settled } from '../../git/moves.js';
 import { commonDirOf } from '../../git/journal.js';
-import { apply } from '../../apply/apply.js';
+import { apply, record } from '../../apply/apply.js';
 import { REFS, decisionBatch, newRef, proposalChanges, rejectedCommit, type RecordCommit } from '../../git/records.js';
 import { configAt, type FlowOptions } from '../context.js';
 
@@ -163,15 +163,14 @@ export async function gateMoves(opts: GateOptions): Promise<GateResult> {
   const repo = { root: cwd, gitDir: commonDirOf(cwd) ?? cwd, commonDir: commonDirOf(cwd) ?? cwd };
   const records = judged.flatMap((j) => j.commits);
   // Only a transaction that goes through moves the verified tips, anchors and kept tips (all or none, like git's).
-  if (refused > 0) {
-    await apply({ gate: 'ref-gate', repo, now, records, target: null });
-    return { command: 'verify-refs', moves: verdicts, refused };
-  }
+  await record('ref-gate', repo, records, now);
+  if (refused > 0) return { command: 'verify-refs', moves: verdicts, refused };
   const stale = [...tips.anchors.values()].flat().filter((a) => a.day !== gate.day).map((a) => a.ref);
   const settled = judged.flatMap((j) => (j.settled ? [j.settled] : []));
+  await apply({ gate: 'ref-gate', repo, now, records: [], target: { kind: 'tips', settle: { moves: settled, day: gate.day, stale } } });
+  // (after the settling, as before: a tip a move just kept as dropped is held elsewhere now)
   const deleted = await deletedBranches(cwd, deletions, tips.heads, now);
-  const dropped = deleted.map((d) => ({ ref: d.kept, tip: d.tip }));
-  await apply({ gate: 'ref-gate', repo, now, records, target: { kind: 'tips', settle: { moves: settled, day: gate.day, stale }, dropped } });
+  await apply({ gate: 'ref-gate', repo, now, records: [], target: { kind: 'tips', dropped: deleted.map((d) => ({ ref: d.kept, tip: d.tip })) } });
   return { command: 'verify-refs', moves: verdicts, refused, ...(deleted.length > 0 ? { deleted } : {}) };
 }
 

@@ -192,7 +192,7 @@ export async function writeFeedback(main: Repo, lane: Lane, files: Array<{ path:
     }
     lines.push('', 'Keep the code that stood there; make smaller, additive changes; never replace code with placeholders like "... existing code ...".');
   }
-  const { done } = await apply({ gate: 'review', repo: main, now, records: [], target: { kind: 'feedback', dir: lane.path, rel: FEEDBACK_FILE, content: Buffer.from(lines.join('\n') + '\n') } });
+  const { done } = await apply({ gate: 'feedback', repo: main, now, records: [], target: { kind: 'feedback', dir: lane.path, rel: FEEDBACK_FILE, content: Buffer.from(lines.join('\n') + '\n') } });
   if (!done.written) return null;
   return path.join(lane.path, FEEDBACK_FILE);
 }
