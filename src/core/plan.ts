@@ -183,20 +183,37 @@ async function planOne(gate: Gate, f: PlanFile, answer: Answer | undefined): Pro
     return target(gate, f, { ...approved, strategy: answer.take === 'all' && answer.via ? answer.via : 'replace', content: f.proposed, mode: f.proposedMode });
   }
   if (answer.take === 'hunks') {
-    const hunks = answer.hunks ?? f.hunks;
     if (answer.indices.size === 0) return refused('rejected', 'person');
-    // Every hunk taken is the proposal, unless a person edited one by hand (`e`): then it is what they made.
-    if (answer.indices.size === hunks.length && !hunks.some((h) => h.edited)) return target(gate, f, { ...approved, strategy: 'replace', content: f.proposed, mode: f.proposedMode });
-    // Byte for byte: hunks were read as UTF-8, so their lines are taken again from both sides read as latin1.
-    // (hunks.js, and jsdiff with it, loads only here: the commit gate's silent path never needs it.)
-    const { applyHunks, relineHunks } = await import('./hunks.js');
-    const [b, p] = [f.base?.toString('latin1') ?? '', f.proposed?.toString('latin1') ?? ''];
-    const content = Buffer.from(applyHunks(b, relineHunks(hunks, b, p), answer.indices), 'latin1');
-    const taken = hunks.filter((h) => answer.indices.has(h.index));
-    const edited = taken.filter((h) => h.edited).length;
-    const ids = taken.map((h) => h.id);
-    return target(gate, f, { ...approved, strategy: 'hunks', taken: ids, hunkCount: hunks.length, ...(edited > 0 ? { edited } : {}), content, mode: f.proposedMode ?? f.baseMode, keep: 'rest' });
+    return planHunks(gate, f, answer, approved);
   }
+  return planStrategy(gate, f, answer, approved);
+}
+
+type Approved = Pick<FileOutcome, 'path' | 'oldPath' | 'decision' | 'decider' | 'action' | 'keep'>;
+
+/** Some of the hunks taken (`y`/`n`, perhaps `e`): what they make, the rest kept as a ref. */
+async function planHunks(
+  gate: Gate,
+  f: PlanFile,
+  answer: Extract<Answer, { take: 'hunks' }>,
+  approved: Approved,
+): Promise<FileOutcome> {
+  const hunks = answer.hunks ?? f.hunks;
+  // Every hunk taken is the proposal, unless a person edited one by hand (`e`): then it is what they made.
+  if (answer.indices.size === hunks.length && !hunks.some((h) => h.edited)) return target(gate, f, { ...approved, strategy: 'replace', content: f.proposed, mode: f.proposedMode });
+  // Byte for byte: hunks were read as UTF-8, so their lines are taken again from both sides read as latin1.
+  // (hunks.js, and jsdiff with it, loads only here: the commit gate's silent path never needs it.)
+  const { applyHunks, relineHunks } = await import('./hunks.js');
+  const [b, p] = [f.base?.toString('latin1') ?? '', f.proposed?.toString('latin1') ?? ''];
+  const content = Buffer.from(applyHunks(b, relineHunks(hunks, b, p), answer.indices), 'latin1');
+  const taken = hunks.filter((h) => answer.indices.has(h.index));
+  const edited = taken.filter((h) => h.edited).length;
+  const ids = taken.map((h) => h.id);
+  return target(gate, f, { ...approved, strategy: 'hunks', taken: ids, hunkCount: hunks.length, ...(edited > 0 ? { edited } : {}), content, mode: f.proposedMode ?? f.baseMode, keep: 'rest' });
+}
+
+/** A merge strategy other than replace (append, insert, extend): its result, the proposal kept as a ref. */
+async function planStrategy(gate: Gate, f: PlanFile, answer: Extract<Answer, { take: 'strategy' }>, approved: Approved): Promise<FileOutcome> {
   const r = await applyStrategy(answer.strategy, f.base?.toString('utf8') ?? '', f.proposed?.toString('utf8') ?? '', {
     path: f.c.path,
     ...(answer.insertAt !== undefined ? { insertAt: answer.insertAt } : {}),

@@ -23,68 +23,91 @@ export function parseCodexPatch(text: string): FileChange[] {
   while (lines.length && lines[0]!.trim() === '') lines.shift();
   if (lines[0]?.trim() !== '*** Begin Patch') throw new PayloadError('the patch does not start with "*** Begin Patch"');
   if (lines[lines.length - 1]?.trim() !== '*** End Patch') throw new PayloadError('the patch does not end with "*** End Patch"');
-  const body = lines.slice(1, -1);
+  const at: Cursor = { body: lines.slice(1, -1), i: 0 };
   const files: FileChange[] = [];
-  let i = 0;
-  const header = (line: string, tag: string): string | null => (line.startsWith(`*** ${tag}: `) ? line.slice(tag.length + 6).trim() : null);
-  while (i < body.length) {
-    const line = body[i]!;
+  while (at.i < at.body.length) {
+    const line = at.body[at.i]!;
     let p: string | null;
     if ((p = header(line, 'Add File')) !== null) {
-      i++;
+      at.i++;
       const added: string[] = [];
-      while (i < body.length && body[i]!.startsWith('+')) added.push(body[i++]!.slice(1));
+      while (at.i < at.body.length && at.body[at.i]!.startsWith('+')) added.push(at.body[at.i++]!.slice(1));
       files.push({ path: p, change: { kind: 'content', content: added.length ? added.join('\n') + '\n' : '' } });
     } else if ((p = header(line, 'Delete File')) !== null) {
-      i++;
+      at.i++;
       files.push({ path: p, change: { kind: 'delete' } });
     } else if ((p = header(line, 'Update File')) !== null) {
-      i++;
-      let moveTo: string | null = null;
-      if (i < body.length && (moveTo = header(body[i]!, 'Move to')) !== null) i++;
-      const chunks: PatchChunk[] = [];
-      while (i < body.length && !body[i]!.startsWith('*** ') ) {
-        const chunk: PatchChunk = { context: null, oldLines: [], newLines: [], endOfFile: false };
-        const at = body[i]!;
-        if (at === '@@' || at.startsWith('@@ ')) {
-          chunk.context = at === '@@' ? null : at.slice(3);
-          i++;
-        } else if (chunks.length > 0) {
-          throw new PayloadError(`patch line ${i + 2}: expected "@@" to start a chunk, got ${JSON.stringify(at.slice(0, 60))}`);
-        }
-        // (the first chunk may start without "@@", as codex accepts)
-        while (i < body.length) {
-          const l = body[i]!;
-          if (l === '*** End of File') {
-            chunk.endOfFile = true;
-            i++;
-            break;
-          }
-          if (l.startsWith('@@') || l.startsWith('*** ')) break;
-          if (l === '' || l.startsWith(' ')) {
-            chunk.oldLines.push(l.slice(1));
-            chunk.newLines.push(l.slice(1));
-          } else if (l.startsWith('-')) chunk.oldLines.push(l.slice(1));
-          else if (l.startsWith('+')) chunk.newLines.push(l.slice(1));
-          else throw new PayloadError(`patch line ${i + 2}: a chunk line must start with " ", "-" or "+", got ${JSON.stringify(l.slice(0, 60))}`);
-          i++;
-        }
-        if (chunk.oldLines.length === 0 && chunk.newLines.length === 0 && chunk.context === null) continue;
-        chunks.push(chunk);
-      }
-      if (chunks.length === 0 && moveTo === null) throw new PayloadError(`patch: Update File ${p} has no changes`);
-      if (moveTo !== null && moveTo !== p) {
-        files.push({ path: moveTo, change: { kind: 'chunks', chunks, from: p } });
-        files.push({ path: p, change: { kind: 'delete' } });
-      } else files.push({ path: p, change: { kind: 'chunks', chunks } });
+      at.i++;
+      files.push(...readUpdate(at, p));
     } else if (line.trim() === '') {
-      i++;
+      at.i++;
     } else {
-      throw new PayloadError(`patch line ${i + 2}: expected "*** Add File:", "*** Delete File:" or "*** Update File:", got ${JSON.stringify(line.slice(0, 60))}`);
+      throw new PayloadError(`patch line ${at.i + 2}: expected "*** Add File:", "*** Delete File:" or "*** Update File:", got ${JSON.stringify(line.slice(0, 60))}`);
     }
   }
   if (files.length === 0) throw new PayloadError('the patch changes no file');
   return files;
+}
+
+/** The patch's lines between Begin and End, and the line being read. */
+interface Cursor {
+  body: string[];
+  i: number;
+}
+
+function header(line: string, tag: string): string | null {
+  return line.startsWith(`*** ${tag}: `) ? line.slice(tag.length + 6).trim() : null;
+}
+
+/** An `Update File` section after its header: its chunks, and a move (`Move to`) as the new path plus a delete. */
+function readUpdate(at: Cursor, p: string): FileChange[] {
+  let moveTo: string | null = null;
+  if (at.i < at.body.length && (moveTo = header(at.body[at.i]!, 'Move to')) !== null) at.i++;
+  const chunks: PatchChunk[] = [];
+  while (at.i < at.body.length && !at.body[at.i]!.startsWith('*** ')) {
+    const chunk = readChunk(at, chunks.length === 0);
+    if (chunk.oldLines.length === 0 && chunk.newLines.length === 0 && chunk.context === null) continue;
+    chunks.push(chunk);
+  }
+  if (chunks.length === 0 && moveTo === null) throw new PayloadError(`patch: Update File ${p} has no changes`);
+  if (moveTo !== null && moveTo !== p) {
+    return [
+      { path: moveTo, change: { kind: 'chunks', chunks, from: p } },
+      { path: p, change: { kind: 'delete' } },
+    ];
+  }
+  return [{ path: p, change: { kind: 'chunks', chunks } }];
+}
+
+/** One chunk: `@@ context`, then context, removed and added lines, perhaps `*** End of File`. */
+function readChunk(at: Cursor, first: boolean): PatchChunk {
+  const chunk: PatchChunk = { context: null, oldLines: [], newLines: [], endOfFile: false };
+  const start = at.body[at.i]!;
+  if (start === '@@' || start.startsWith('@@ ')) {
+    chunk.context = start === '@@' ? null : start.slice(3);
+    at.i++;
+  } else if (!first || start.startsWith('@@')) {
+    // ("@@x" is no chunk header, and taken as a line it would never be read: the loop would not move on)
+    throw new PayloadError(`patch line ${at.i + 2}: expected "@@" to start a chunk, got ${JSON.stringify(start.slice(0, 60))}`);
+  }
+  // (the first chunk may start without "@@", as codex accepts)
+  while (at.i < at.body.length) {
+    const l = at.body[at.i]!;
+    if (l === '*** End of File') {
+      chunk.endOfFile = true;
+      at.i++;
+      break;
+    }
+    if (l.startsWith('@@') || l.startsWith('*** ')) break;
+    if (l === '' || l.startsWith(' ')) {
+      chunk.oldLines.push(l.slice(1));
+      chunk.newLines.push(l.slice(1));
+    } else if (l.startsWith('-')) chunk.oldLines.push(l.slice(1));
+    else if (l.startsWith('+')) chunk.newLines.push(l.slice(1));
+    else throw new PayloadError(`patch line ${at.i + 2}: a chunk line must start with " ", "-" or "+", got ${JSON.stringify(l.slice(0, 60))}`);
+    at.i++;
+  }
+  return chunk;
 }
 
 /**

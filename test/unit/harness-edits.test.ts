@@ -1,7 +1,9 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { parseCodexPatch, patchInShell } from '../../src/harness/codex-patch.js';
 import { applyInsertLine, applyPatchChunks, applySearchReplace, applyStringEdits, parseSearchReplace } from '../../src/harness/edits.js';
 import type { Change } from '../../src/harness/types.js';
+import { PayloadError } from '../../src/harness/types.js';
 
 const ok = (text: string) => ({ ok: true, text });
 
@@ -44,6 +46,30 @@ function update(patch: string, text: string) {
   const c = f!.change as Extract<Change, { kind: 'chunks' }>;
   return applyPatchChunks(text, c.chunks);
 }
+
+describe('Codex patches: any text ends in a result or a PayloadError', () => {
+  // "@@x" as a chunk's first line was taken for a line no branch consumed: the parser looped
+  // forever, and a synchronous loop starves guard's own deadline (found splitting the parser).
+  it('"@@x" where a chunk starts is refused, not read forever', () => {
+    const patch = ['*** Begin Patch', '*** Update File: a.ts', '@@x', '-a', '+b', '*** End Patch'].join('\n');
+    expect(() => parseCodexPatch(patch)).toThrow(PayloadError);
+  });
+
+  it('never loops, whatever lines sit between Begin and End (property)', () => {
+    const line = fc.constantFrom('@@', '@@ ctx', '@@x', '@@@', '-a', '+b', ' c', '', '*** End of File', '*** Update File: a.ts', '*** Add File: b.ts', '*** Delete File: c.ts', '*** Move to: d.ts', '*** Bogus', 'plain');
+    fc.assert(
+      fc.property(fc.array(line, { maxLength: 12 }), (body) => {
+        const patch = ['*** Begin Patch', ...body, '*** End Patch'].join('\n');
+        try {
+          expect(Array.isArray(parseCodexPatch(patch))).toBe(true);
+        } catch (e) {
+          expect(e).toBeInstanceOf(PayloadError);
+        }
+      }),
+      { numRuns: 2000 },
+    );
+  });
+});
 
 describe('Codex patches: real shapes', () => {
   it('add, delete, update with move, several files in one patch', () => {

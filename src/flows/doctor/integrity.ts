@@ -216,6 +216,19 @@ export async function integrityProblems(commonDir: string, opts: { heal?: boolea
   const [{ gone, moved }, manifest] = await Promise.all([journalCheck(commonDir).catch(() => ({ gone: [] as Tip[], moved: [] as MovedTip[] })), readManifest(commonDir)]);
   // the journal itself removed with the refs: the last checkpoint this work tree remembers is a second witness
   if (gone.length === 0 && !(await stat(journalFile(commonDir)).catch(() => null))) gone.push(...(await lastCheckpointGone(commonDir)));
+  const problems = refProblems(gone, moved);
+  if (manifest) {
+    problems.push(...(await hookProblems(commonDir, manifest, opts)));
+    for (const a of manifest.agents) {
+      const why = await agentProblem(a);
+      if (why) problems.push({ id: 'agent', message: why, hint: `guard init --agent ${a.harness} puts guard's hook back; a person should check what changed it` });
+    }
+  }
+  return problems;
+}
+
+/** guard's refs removed, or moved to another commit, outside guard. */
+function refProblems(gone: Tip[], moved: MovedTip[]): IntegrityProblem[] {
   const problems: IntegrityProblem[] = [];
   if (gone.length > 0) {
     const named = gone.slice(-3).map((t) => t.ref).join(', ');
@@ -233,43 +246,48 @@ export async function integrityProblems(commonDir: string, opts: { heal?: boolea
       hint: 'guard recover points them back at what guard wrote (.git/guard/journal)',
     });
   }
-  if (manifest) {
-    // (husky's runner `h` is sourced, not run: it need not be executable)
-    const hooks = await Promise.all(manifest.hooks.map((h) => stat(h).then((s) => s.isFile() && (path.basename(h) === 'h' || (s.mode & 0o111) !== 0), () => false)));
-    const missing = manifest.hooks.filter((_, i) => !hooks[i]);
-    // there but rewritten (`echo 'exit 0' > .husky/_/reference-transaction` from the shell): compared with guard's copy
-    const changed = await changedHooks(commonDir, manifest, manifest.hooks.filter((_, i) => hooks[i]));
-    if (changed.length > 0) {
-      const back = opts.heal ? await putBack(commonDir, manifest, changed).catch(() => false) : false;
-      const named = changed.map((m) => path.basename(path.dirname(m)) + '/' + path.basename(m)).join(', ');
-      problems.push(
-        back
-          ? { id: 'hooks', message: `guard's git hooks were rewritten outside guard (${named}) and guard has put its own back from its copy in .git/guard/: a commit or branch move made meanwhile may have passed ungated, and the branch gate measures it again at the branch's next move`, hint: 'nothing to run; a person may want to know what changed them', healed: true }
-          : { id: 'hooks', message: `guard's git hooks were rewritten outside guard (${named}): commits and branch moves may pass ungated`, hint: 'guard init puts them back' },
-      );
-    }
-    const healed = missing.length > 0 && opts.heal ? await healHooks(commonDir, manifest, missing).catch(() => []) : [];
-    const still = healed.length > 0 ? (await Promise.all(missing.map((h) => stat(h).then(() => null, () => h)))).filter((h): h is string => h !== null) : missing;
-    if (missing.length > 0 && still.length === 0) {
-      problems.push({
-        id: 'hooks',
-        message: `guard's git hooks were removed outside guard (${missing.map((m) => path.basename(path.dirname(m)) + '/' + path.basename(m)).join(', ')}; git clean -X removes .husky/_, which is ignored) and guard has put them back from its copy in .git/guard/: a commit or branch move made while they were gone passed ungated, and the branch gate measures it again at the branch's next move`,
-        hint: 'nothing to run; a person may want to know what removed them',
-        healed: true,
-      });
-    } else if (missing.length > 0) {
-      problems.push({
-        id: 'hooks',
-        message: `guard's git hooks are gone (${missing.map((m) => path.basename(path.dirname(m)) + '/' + path.basename(m)).join(', ')}): commits and branch moves pass ungated (git clean -X removes .husky/_, which is ignored)`,
-        hint: 'guard init puts them back',
-      });
-    }
-    for (const a of manifest.agents) {
-      const why = await agentProblem(a);
-      if (why) problems.push({ id: 'agent', message: why, hint: `guard init --agent ${a.harness} puts guard's hook back; a person should check what changed it` });
-    }
+  return problems;
+}
+
+/** guard's git hooks rewritten or removed outside guard; with `heal`, put back from guard's copy. */
+async function hookProblems(commonDir: string, manifest: GateManifest, opts: { heal?: boolean }): Promise<IntegrityProblem[]> {
+  const problems: IntegrityProblem[] = [];
+  // (husky's runner `h` is sourced, not run: it need not be executable)
+  const hooks = await Promise.all(manifest.hooks.map((h) => stat(h).then((s) => s.isFile() && (path.basename(h) === 'h' || (s.mode & 0o111) !== 0), () => false)));
+  const missing = manifest.hooks.filter((_, i) => !hooks[i]);
+  // there but rewritten (`echo 'exit 0' > .husky/_/reference-transaction` from the shell): compared with guard's copy
+  const changed = await changedHooks(commonDir, manifest, manifest.hooks.filter((_, i) => hooks[i]));
+  if (changed.length > 0) {
+    const back = opts.heal ? await putBack(commonDir, manifest, changed).catch(() => false) : false;
+    const named = changed.map(hookName).join(', ');
+    problems.push(
+      back
+        ? { id: 'hooks', message: `guard's git hooks were rewritten outside guard (${named}) and guard has put its own back from its copy in .git/guard/: a commit or branch move made meanwhile may have passed ungated, and the branch gate measures it again at the branch's next move`, hint: 'nothing to run; a person may want to know what changed them', healed: true }
+        : { id: 'hooks', message: `guard's git hooks were rewritten outside guard (${named}): commits and branch moves may pass ungated`, hint: 'guard init puts them back' },
+    );
+  }
+  const healed = missing.length > 0 && opts.heal ? await healHooks(commonDir, manifest, missing).catch(() => []) : [];
+  const still = healed.length > 0 ? (await Promise.all(missing.map((h) => stat(h).then(() => null, () => h)))).filter((h): h is string => h !== null) : missing;
+  if (missing.length > 0 && still.length === 0) {
+    problems.push({
+      id: 'hooks',
+      message: `guard's git hooks were removed outside guard (${missing.map(hookName).join(', ')}; git clean -X removes .husky/_, which is ignored) and guard has put them back from its copy in .git/guard/: a commit or branch move made while they were gone passed ungated, and the branch gate measures it again at the branch's next move`,
+      hint: 'nothing to run; a person may want to know what removed them',
+      healed: true,
+    });
+  } else if (missing.length > 0) {
+    problems.push({
+      id: 'hooks',
+      message: `guard's git hooks are gone (${missing.map(hookName).join(', ')}): commits and branch moves pass ungated (git clean -X removes .husky/_, which is ignored)`,
+      hint: 'guard init puts them back',
+    });
   }
   return problems;
+}
+
+/** `_/pre-commit`: a hook named by its folder and file. */
+function hookName(file: string): string {
+  return path.basename(path.dirname(file)) + '/' + path.basename(file);
 }
 
 /**

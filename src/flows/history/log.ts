@@ -131,64 +131,60 @@ function entriesOf(records: RefRecord[]): { entries: LogEntry[]; skipped: string
   const skipped: string[] = [];
   for (const rec of records) {
     const isCheckpoint = rec.ref.startsWith(REFS.checkpoints);
-    const isDecisions = rec.ref.startsWith(REFS.decisions);
     // rejected refs are reached from their decision; other prefixes (lanes) are not records
-    if (!isCheckpoint && !isDecisions) continue;
+    if (!isCheckpoint && !rec.ref.startsWith(REFS.decisions)) continue;
     const parsed = parseRecordMessage(rec.message.replace(/\n$/, ''));
-    if (!parsed) {
-      skipped.push(rec.ref);
-      continue;
-    }
-    const p = parsed as typeof parsed & { paths?: unknown; partial?: unknown; skipped?: unknown; skippedCount?: unknown };
-    if (isCheckpoint) {
-      const e: CheckpointEntry = {
-        id: checkpointId(rec.ref),
-        kind: 'checkpoint',
-        time: isoOf(rec, parsed),
-        ref: rec.ref,
-        commit: rec.oid,
-        reason: typeof parsed.reason === 'string' ? parsed.reason : rec.message.split('\n')[0]!,
-        command: parsed.command ?? null,
-        lane: parsed.lane ?? null,
-      };
-      if (p.partial && Array.isArray(p.paths)) e.paths = p.paths.filter((x): x is string => typeof x === 'string');
-      if (Array.isArray(p.skipped)) {
-        e.skipped = p.skipped.filter((x): x is { path: string; reason: string; bytes?: number } => typeof x?.path === 'string' && typeof x?.reason === 'string');
-        e.skippedCount = typeof p.skippedCount === 'number' ? p.skippedCount : e.skipped.length;
-      }
-      entries.push(e);
-      continue;
-    }
-    if (!Array.isArray(parsed.decisions)) {
-      skipped.push(rec.ref);
-      continue;
-    }
-    const recordId = rec.ref.slice(REFS.decisions.length);
-    // A hand-edited record with wrong types is reported, not dropped in silence.
-    const wellTyped = parsed.decisions.every((d) => typeof d === 'object' && d !== null && typeof d.path === 'string' && typeof d.decision === 'string');
-    if (!wellTyped || !optionalString(parsed.command) || !optionalString(parsed.lane)) {
-      skipped.push(rec.ref);
-      continue;
-    }
-    const who = parsed as typeof parsed & { harness?: unknown; session?: unknown; toolCall?: unknown };
-    const sessionOf = typeof who.session === 'string' ? { harness: String(who.harness ?? ''), session: who.session, toolCall: typeof who.toolCall === 'string' ? who.toolCall : null } : {};
-    parsed.decisions.forEach((d, n) => {
-      entries.push({
-        ...d,
-        ...sessionOf,
-        id: `${recordId}:${n}`,
-        kind: 'decision',
-        time: isoOf(rec, parsed),
-        command: parsed.command ?? null,
-        lane: parsed.lane ?? null,
-        record: rec.ref,
-      });
-    });
+    const read = parsed ? (isCheckpoint ? [checkpointEntry(rec, parsed)] : decisionEntries(rec, parsed)) : null;
+    if (read) entries.push(...read);
+    else skipped.push(rec.ref);
   }
   // Newest first; ref names sort by time too (ids start with a timestamp), decisions of a batch in their order.
   const order = new Map(entries.map((e, i) => [e, i]));
   entries.sort((a, b) => (a.time !== b.time ? (a.time < b.time ? 1 : -1) : refOf(b).localeCompare(refOf(a)) || order.get(a)! - order.get(b)!));
   return { entries, skipped };
+}
+
+type Parsed = NonNullable<ReturnType<typeof parseRecordMessage>>;
+
+function checkpointEntry(rec: RefRecord, parsed: Parsed): CheckpointEntry {
+  const p = parsed as typeof parsed & { paths?: unknown; partial?: unknown; skipped?: unknown; skippedCount?: unknown };
+  const e: CheckpointEntry = {
+    id: checkpointId(rec.ref),
+    kind: 'checkpoint',
+    time: isoOf(rec, parsed),
+    ref: rec.ref,
+    commit: rec.oid,
+    reason: typeof parsed.reason === 'string' ? parsed.reason : rec.message.split('\n')[0]!,
+    command: parsed.command ?? null,
+    lane: parsed.lane ?? null,
+  };
+  if (p.partial && Array.isArray(p.paths)) e.paths = p.paths.filter((x): x is string => typeof x === 'string');
+  if (Array.isArray(p.skipped)) {
+    e.skipped = p.skipped.filter((x): x is { path: string; reason: string; bytes?: number } => typeof x?.path === 'string' && typeof x?.reason === 'string');
+    e.skippedCount = typeof p.skippedCount === 'number' ? p.skippedCount : e.skipped.length;
+  }
+  return e;
+}
+
+/** A decision record's entries, one per file; null when the record is not one guard could have written. */
+function decisionEntries(rec: RefRecord, parsed: Parsed): LogEntry[] | null {
+  if (!Array.isArray(parsed.decisions)) return null;
+  const recordId = rec.ref.slice(REFS.decisions.length);
+  // A hand-edited record with wrong types is reported, not dropped in silence.
+  const wellTyped = parsed.decisions.every((d) => typeof d === 'object' && d !== null && typeof d.path === 'string' && typeof d.decision === 'string');
+  if (!wellTyped || !optionalString(parsed.command) || !optionalString(parsed.lane)) return null;
+  const who = parsed as typeof parsed & { harness?: unknown; session?: unknown; toolCall?: unknown };
+  const sessionOf = typeof who.session === 'string' ? { harness: String(who.harness ?? ''), session: who.session, toolCall: typeof who.toolCall === 'string' ? who.toolCall : null } : {};
+  return parsed.decisions.map((d, n) => ({
+    ...d,
+    ...sessionOf,
+    id: `${recordId}:${n}`,
+    kind: 'decision' as const,
+    time: isoOf(rec, parsed),
+    command: parsed.command ?? null,
+    lane: parsed.lane ?? null,
+    record: rec.ref,
+  }));
 }
 
 function refOf(e: LogEntry): string {

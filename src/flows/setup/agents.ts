@@ -156,47 +156,55 @@ const INIT_WARNINGS: Partial<Record<HarnessName, string>> = {
 
 /** Write one harness's config; the files changed (relative to root). */
 export async function installAgent(root: string, harness: HarnessName): Promise<{ changed: string[]; warnings: string[] }> {
+  const row = styleRow(harness);
+  // a plugin, not a shell hook (a hook's cancel aborts Cline's whole run): flows/setup/plugins.ts
+  if (!row && harness === 'cline') return installPlugin(root, 'cline');
   const changed: string[] = [];
-  const warnings: string[] = [];
   const file = path.join(root, CONFIG_FILES[harness]);
   const rel = CONFIG_FILES[harness];
-  const json = async (build: (s: Json) => void, f = file, r = rel) => {
+  const json: EditJson = async (build, f = file, r = rel) => {
     const s = await readJson(f);
     build(s);
     if (await writeIfChanged(f, JSON.stringify(s, null, 2) + '\n')) changed.push(r);
   };
-  const row = styleRow(harness);
-  if (row) {
-    // a Claude-style harness: its row says where, which events, which tools
-    const command = wrapped(guardCommand(root, row.config.projectVar), harness);
-    const timeout = row.config.timeoutUnit === 'ms' ? TIMEOUT_S * 1000 : TIMEOUT_S;
-    const install = (s: Json) => {
-      for (const ev of row.config.events) mergeGroup(s, ev, { matcher: matcherOf(row), hooks: [{ type: 'command', command, timeout }] });
-    };
-    await json(install);
-    for (const extra of EXTRA_FILES[harness] ?? []) {
-      // a second file the harness may read instead (Droid: hooks.json shadows settings.json in newer builds)
-      if (existsSync(path.join(root, extra))) await json(install, path.join(root, extra), extra);
-    }
-    const w = INIT_WARNINGS[harness];
-    if (w) warnings.push(w);
-    return { changed, warnings };
+  const warning = row ? await installStyled(root, harness, row, json) : await installOwn(root, harness, json);
+  return { changed, warnings: warning ? [warning] : [] };
+}
+
+/** Edit a harness's JSON settings in place: `f` (default its settings file) is read, built on, written if changed. */
+type EditJson = (build: (s: Json) => void, f?: string, r?: string) => Promise<void>;
+
+/** A Claude-style harness: its row says where, which events, which tools. Returns what to tell the person, if anything. */
+async function installStyled(root: string, harness: HarnessName, row: NonNullable<ReturnType<typeof styleRow>>, json: EditJson): Promise<string | undefined> {
+  const command = wrapped(guardCommand(root, row.config.projectVar), harness);
+  const timeout = row.config.timeoutUnit === 'ms' ? TIMEOUT_S * 1000 : TIMEOUT_S;
+  const install = (s: Json) => {
+    for (const ev of row.config.events) mergeGroup(s, ev, { matcher: matcherOf(row), hooks: [{ type: 'command', command, timeout }] });
+  };
+  await json(install);
+  for (const extra of EXTRA_FILES[harness] ?? []) {
+    // a second file the harness may read instead (Droid: hooks.json shadows settings.json in newer builds)
+    if (existsSync(path.join(root, extra))) await json(install, path.join(root, extra), extra);
   }
+  return INIT_WARNINGS[harness];
+}
+
+/** A harness with settings of its own shape (Gemini, Codex, Cursor, Copilot). Returns what to tell the person, if anything. */
+async function installOwn(root: string, harness: HarnessName, json: EditJson): Promise<string | undefined> {
   switch (harness) {
     case 'gemini': {
       const command = wrapped(guardCommand(root, 'GEMINI_PROJECT_DIR'), 'gemini');
       await json((s) => {
         for (const ev of ['BeforeTool', 'AfterTool']) mergeGroup(s, ev, { matcher: MATCHERS.gemini, hooks: [{ name: 'guard', type: 'command', command, timeout: TIMEOUT_S * 1000 }] });
       });
-      break;
+      return undefined;
     }
     case 'codex': {
       const command = wrapped(guardCommand(root, null), 'codex');
       await json((s) => {
         for (const ev of ['PreToolUse', 'PostToolUse']) mergeGroup(s, ev, { matcher: MATCHERS.codex, hooks: [{ type: 'command', command, timeout: TIMEOUT_S }] });
       });
-      warnings.push('Codex runs a new or changed hook only after you trust it: open /hooks in codex (and trust the project), then guard doctor');
-      break;
+      return 'Codex runs a new or changed hook only after you trust it: open /hooks in codex (and trust the project), then guard doctor';
     }
     case 'cursor': {
       const command = wrapped(guardCommand(root, null), 'cursor');
@@ -209,11 +217,8 @@ export async function installAgent(root: string, harness: HarnessName): Promise<
           hooks[ev] = [...list, { command, matcher: MATCHERS.cursor, failClosed: true, timeout: TIMEOUT_S }];
         }
       });
-      break;
+      return undefined;
     }
-    case 'cline':
-      // a plugin, not a shell hook (a hook's cancel aborts Cline's whole run): flows/setup/plugins.ts
-      return installPlugin(root, 'cline');
     case 'copilot': {
       const bash = wrapped(guardCommand(root, null), 'copilot');
       const entry = { type: 'command', bash, timeoutSec: TIMEOUT_S };
@@ -221,11 +226,10 @@ export async function installAgent(root: string, harness: HarnessName): Promise<
         s.version = 1;
         s.hooks = { preToolUse: [entry], postToolUse: [entry] };
       });
-      warnings.push('Copilot CLI runs repository hooks in copilot -p only in a trusted folder, and skips them silently elsewhere: trust this folder once in copilot (or pass --trust-folder), then guard doctor');
-      break;
+      return 'Copilot CLI runs repository hooks in copilot -p only in a trusted folder, and skips them silently elsewhere: trust this folder once in copilot (or pass --trust-folder), then guard doctor';
     }
   }
-  return { changed, warnings };
+  return undefined;
 }
 
 /** The harness names of `--agent` (space- or comma-separated); a usage error before anything is written. */
