@@ -263,40 +263,10 @@ export function toolAction(spec: ToolSpec | undefined, input: Obj, where: string
       if (spec.addFinalNewline && input[spec.addFinalNewline] !== false && !content.endsWith('\n')) content += '\n';
       return { kind: 'write', files: [{ path: pick(input, spec.path, where), change: { kind: 'content', content } }] };
     }
-    case 'edit': {
-      const path = pick(input, spec.path, where);
-      let edits: StringEdit[];
-      if (spec.numbered && pickOpt(input, spec.old) !== null && input[`${spec.old[0]}_1`] !== undefined) {
-        throw new PayloadError(`${where} has both ${spec.old[0]} and ${spec.old[0]}_1: guard cannot tell which the harness applies`);
-      }
-      if (spec.numbered && pickOpt(input, spec.old) === null) {
-        if (typeof input.command === 'string' && input.command !== 'str_replace') return { kind: 'other' }; // insert, view: nothing removed
-        // every numbered pair, in number order; a gap or a lone new_str_N could hide an edit from guard: refused
-        const nums = (prefix: string) => Object.keys(input).flatMap((k) => (k.startsWith(`${prefix}_`) && /^\d+$/.test(k.slice(prefix.length + 1)) ? [Number(k.slice(prefix.length + 1))] : [])).sort((a, b) => a - b);
-        const olds = nums(spec.old[0]!);
-        const news = nums(spec.new[0]!);
-        if (olds.length === 0) throw new PayloadError(`${where} has neither ${spec.old[0]} nor ${spec.old[0]}_1`);
-        if (olds.some((n, i) => n !== i + 1) || news.length !== olds.length || news.some((n, i) => n !== olds[i])) {
-          throw new PayloadError(`${where}: the numbered ${spec.old[0]}_N / ${spec.new[0]}_N are not pairs 1..${olds.length}: guard cannot tell which edits the harness applies`);
-        }
-        edits = olds.map((i) => ({ oldString: pick(input, [`${spec.old[0]}_${i}`], where), newString: pick(input, spec.new.map((n) => `${n}_${i}`), where), replaceAll: false }));
-      } else {
-        if (spec.numbered && typeof input.command === 'string' && input.command !== 'str_replace') return { kind: 'other' };
-        edits = [{ oldString: pick(input, spec.old, where), newString: pick(input, spec.new, where), replaceAll: flag(input, spec.all) }];
-      }
-      return { kind: 'write', files: [{ path, change: { kind: 'edits', edits } }] };
-    }
-    case 'multiedit': {
-      const list = input[spec.edits];
-      if (!Array.isArray(list) || list.length === 0) throw new PayloadError(`${where}.${spec.edits} is not a list of edits`);
-      const edits = list.map((e, i) => {
-        if (typeof e !== 'object' || e === null) throw new PayloadError(`${where}.${spec.edits}[${i}] is not an object`);
-        const o = e as Obj;
-        const at = `${where}.${spec.edits}[${i}]`;
-        return { oldString: pick(o, spec.old, at), newString: pick(o, spec.new, at), replaceAll: flag(o, spec.all) };
-      });
-      return { kind: 'write', files: [{ path: pick(input, spec.path, where), change: { kind: 'edits', edits } }] };
-    }
+    case 'edit':
+      return editAction(spec, input, where);
+    case 'multiedit':
+      return multiEditAction(spec, input, where);
     case 'patch':
       return { kind: 'write', files: parseCodexPatch(pick(input, spec.patch, where)) };
     case 'delete': {
@@ -310,6 +280,42 @@ export function toolAction(spec: ToolSpec | undefined, input: Obj, where: string
     case 'shell':
       return { kind: 'shell', command: pick(input, spec.command, where), ...(flag(input, spec.background) ? { background: true } : {}) };
   }
+}
+
+/** An exact-string edit; Auggie's numbered pairs (`old_str_1`, `new_str_1`, ...) read in number order, gaps refused. */
+function editAction(spec: Extract<ToolSpec, { kind: 'edit' }>, input: Obj, where: string): Action {
+  const path = pick(input, spec.path, where);
+  if (spec.numbered && pickOpt(input, spec.old) !== null && input[`${spec.old[0]}_1`] !== undefined) {
+    throw new PayloadError(`${where} has both ${spec.old[0]} and ${spec.old[0]}_1: guard cannot tell which the harness applies`);
+  }
+  // insert, view: nothing removed
+  if (spec.numbered && typeof input.command === 'string' && input.command !== 'str_replace') return { kind: 'other' };
+  const edits = spec.numbered && pickOpt(input, spec.old) === null ? numberedEdits(spec, input, where) : [{ oldString: pick(input, spec.old, where), newString: pick(input, spec.new, where), replaceAll: flag(input, spec.all) }];
+  return { kind: 'write', files: [{ path, change: { kind: 'edits', edits } }] };
+}
+
+/** every numbered pair, in number order; a gap or a lone new_str_N could hide an edit from guard: refused */
+function numberedEdits(spec: Extract<ToolSpec, { kind: 'edit' }>, input: Obj, where: string): StringEdit[] {
+  const nums = (prefix: string) => Object.keys(input).flatMap((k) => (k.startsWith(`${prefix}_`) && /^\d+$/.test(k.slice(prefix.length + 1)) ? [Number(k.slice(prefix.length + 1))] : [])).sort((a, b) => a - b);
+  const olds = nums(spec.old[0]!);
+  const news = nums(spec.new[0]!);
+  if (olds.length === 0) throw new PayloadError(`${where} has neither ${spec.old[0]} nor ${spec.old[0]}_1`);
+  if (olds.some((n, i) => n !== i + 1) || news.length !== olds.length || news.some((n, i) => n !== olds[i])) {
+    throw new PayloadError(`${where}: the numbered ${spec.old[0]}_N / ${spec.new[0]}_N are not pairs 1..${olds.length}: guard cannot tell which edits the harness applies`);
+  }
+  return olds.map((i) => ({ oldString: pick(input, [`${spec.old[0]}_${i}`], where), newString: pick(input, spec.new.map((n) => `${n}_${i}`), where), replaceAll: false }));
+}
+
+function multiEditAction(spec: Extract<ToolSpec, { kind: 'multiedit' }>, input: Obj, where: string): Action {
+  const list = input[spec.edits];
+  if (!Array.isArray(list) || list.length === 0) throw new PayloadError(`${where}.${spec.edits} is not a list of edits`);
+  const edits = list.map((e, i) => {
+    if (typeof e !== 'object' || e === null) throw new PayloadError(`${where}.${spec.edits}[${i}] is not an object`);
+    const o = e as Obj;
+    const at = `${where}.${spec.edits}[${i}]`;
+    return { oldString: pick(o, spec.old, at), newString: pick(o, spec.new, at), replaceAll: flag(o, spec.all) };
+  });
+  return { kind: 'write', files: [{ path: pick(input, spec.path, where), change: { kind: 'edits', edits } }] };
 }
 
 /** Claude Code's modes in which nobody is asked. */
