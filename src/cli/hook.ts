@@ -3,6 +3,7 @@ import { failReason } from '../harness/decide.js';
 import { judgeEvent, reasonFor } from '../flows/hook/hook-call.js';
 import { TRANSLATORS } from '../harness/index.js';
 import { ROWS } from '../harness/table.js';
+import { withBudget } from '../runtime/deadline.js';
 import { HARNESSES, isHarness, type Answer, type Phase } from '../harness/types.js';
 import type { Output } from '../ui/output.js';
 import type { HookArgs } from './spec.js';
@@ -46,6 +47,15 @@ export async function run(a: HookArgs, _out: Output): Promise<number> {
   }, budget * 1000);
   try {
     const text = await readStdin();
+    // the timer above cannot fire while pure work runs: long loops check this budget themselves
+    return await withBudget(budget, () => judgeText(text));
+  } catch (err) {
+    return emit(translator.answer({ kind: 'deny', reason: reasonFor(err, name) }, phase, eventName));
+  } finally {
+    clearTimeout(timer);
+  }
+
+  async function judgeText(text: string): Promise<number> {
     const event = translator.translate(text, process.env);
     phase = event.phase;
     eventName = event.event;
@@ -57,10 +67,6 @@ export async function run(a: HookArgs, _out: Output): Promise<number> {
     const r = await judgeEvent(event, isAutoMode(undefined), projectDir);
     if (process.env.GUARD_DEBUG === '1') for (const n of r.notes) process.stderr.write(`guard: ${n}\n`);
     return emit(translator.answer(r.outcome, phase, eventName));
-  } catch (err) {
-    return emit(translator.answer({ kind: 'deny', reason: reasonFor(err, name) }, phase, eventName));
-  } finally {
-    clearTimeout(timer);
   }
 }
 

@@ -1,3 +1,4 @@
+import { checkBudget } from '../runtime/deadline.js';
 import { looseReplace } from './loose-match.js';
 import type { PatchChunk, SearchReplace, StringEdit } from './types.js';
 
@@ -15,7 +16,7 @@ const fail = (why: string): Applied => ({ ok: false, why });
 
 function count(text: string, needle: string): number {
   let n = 0;
-  for (let i = text.indexOf(needle); i !== -1; i = text.indexOf(needle, i + needle.length)) n++;
+  for (let i = text.indexOf(needle); i !== -1; i = text.indexOf(needle, i + needle.length)) if ((++n & 0xfff) === 0) checkBudget();
   return n;
 }
 
@@ -24,6 +25,8 @@ export function applyStringEdits(text: string, edits: readonly StringEdit[]): Ap
   let out = text;
   const loose: string[] = [];
   for (const [i, e] of edits.entries()) {
+    // each edit reads the whole file: many edits of a large file are long
+    checkBudget();
     const which = edits.length > 1 ? `edit ${i + 1}: ` : '';
     if (e.oldString === '') {
       // Claude/Gemini: an empty old_string creates a file; on an existing non-empty file it fails
@@ -53,6 +56,7 @@ export function applySearchReplace(text: string, blocks: readonly SearchReplace[
   let out = text;
   let from = 0;
   for (const [i, b] of blocks.entries()) {
+    checkBudget();
     if (b.search === '') {
       // an empty SEARCH: the whole (empty) file, or an insertion at the start (Cline's rule)
       if (out === '') {
@@ -134,6 +138,7 @@ export function applyPatchChunks(text: string, chunks: readonly PatchChunk[]): A
   const replacements: Array<[number, number, string[]]> = [];
   let at = 0;
   for (const [i, c] of chunks.entries()) {
+    checkBudget();
     if (c.context !== null) {
       const found = seek(lines, [c.context], at, false);
       if (found === -1) return fail(`chunk ${i + 1}: context line ${JSON.stringify(c.context)} not found`);
@@ -157,7 +162,10 @@ export function applyPatchChunks(text: string, chunks: readonly PatchChunk[]): A
     at = found + oldLines.length;
   }
   replacements.sort((a, b) => a[0] - b[0]);
-  for (const [start, len, repl] of [...replacements].reverse()) lines.splice(start, len, ...repl);
+  for (const [start, len, repl] of [...replacements].reverse()) {
+    checkBudget();
+    lines.splice(start, len, ...repl);
+  }
   if (lines.length === 0 || lines[lines.length - 1] !== '') lines.push('');
   return { ok: true, text: lines.join('\n') };
 }
@@ -178,10 +186,13 @@ function seek(lines: readonly string[], pattern: readonly string[], start: numbe
   if (pattern.length === 0) return start;
   if (pattern.length > lines.length) return -1;
   const first = eof ? lines.length - pattern.length : start;
+  // lines x pattern comparisons at worst (as codex's own seek_sequence): the budget bounds it
+  let compared = 0;
   for (const norm of [EXACT, RTRIM, TRIM, ASCII]) {
     for (let i = Math.max(0, first); i <= lines.length - pattern.length; i++) {
       let ok = true;
       for (let j = 0; j < pattern.length; j++) {
+        if ((++compared & 0xfff) === 0) checkBudget();
         if (norm(lines[i + j]!) !== norm(pattern[j]!)) {
           ok = false;
           break;

@@ -1,3 +1,5 @@
+import { checkBudget } from '../runtime/deadline.js';
+
 /**
  * The harnesses apply an edit whose old text is not in the file exactly:
  * they normalise first (seen in their sources, 2026-11):
@@ -95,13 +97,19 @@ export function looseReplace(file: string, oldText: string, newText: string, rep
       const e = i + o.length;
       // a find that starts a line takes the line's own indentation with it (Gemini's whole-line match)
       const from = level >= 3 && (i === 0 || f.text[i - 1] === '\n') ? (i === 0 ? 0 : f.at[i - 1]! + 1) : f.at[i]!;
-      spans.push([from, f.at[e - 1]! + 1]);
+      if ((spans.push([from, f.at[e - 1]! + 1]) & 0xfff) === 0) checkBudget();
     }
     if (spans.length === 0) continue;
     if (spans.length > 1 && !replaceAll) return { ok: false, why: `old_string is not in the file as sent; after normalising ${name} it is found ${spans.length} times` };
-    let text = file;
-    for (const [from, to] of [...spans].reverse()) text = text.slice(0, from) + replacement + text.slice(to);
-    return { ok: true, text, level: name };
+    // one pass, in order (slicing the whole file once per find was quadratic: a replace-all of a line of a large file)
+    const parts: string[] = [];
+    let done = 0;
+    for (const [from, to] of spans) {
+      parts.push(file.slice(done, from), replacement);
+      done = to;
+    }
+    parts.push(file.slice(done));
+    return { ok: true, text: parts.join(''), level: name };
   }
   return { ok: false, why: 'old_string is not in the file, not even after normalising line ends, quotes, dashes and whitespace' };
 }

@@ -61,6 +61,12 @@ export interface ClaudeStyleRow {
     projectVar: string | null;
     /** The file's timeout unit. */
     timeoutUnit: 's' | 'ms';
+    /**
+     * The harness reads `onFailure` on a command hook (Claude Code 2.1.295 and later, its settings
+     * schema in the 2.1.330 binary): its default, "continue", runs the tool when the hook cannot
+     * start, times out or exits other than 0 or 2; guard writes "block". Older builds ignore it.
+     */
+    onFailureBlock?: true;
   };
 }
 
@@ -83,7 +89,7 @@ export const CLAUDE: ClaudeStyleRow = {
   },
   ask: 'claude',
   answerEvents: { pre: 'PreToolUse', post: 'PostToolUse' },
-  config: { file: '.claude/settings.json', events: ['PreToolUse', 'PostToolUse', 'PostToolUseFailure'], projectVar: 'CLAUDE_PROJECT_DIR', timeoutUnit: 's' },
+  config: { file: '.claude/settings.json', events: ['PreToolUse', 'PostToolUse', 'PostToolUseFailure'], projectVar: 'CLAUDE_PROJECT_DIR', timeoutUnit: 's', onFailureBlock: true },
 };
 
 /**

@@ -8,6 +8,7 @@ import { failReason } from '../harness/decide.js';
 import { opencodeAction, opencodeCwd } from '../harness/opencode.js';
 import type { Obj } from '../harness/payload.js';
 import { PayloadError, isPluginHarness, type Action, type HookEvent, type Outcome, type PluginHarnessName } from '../harness/types.js';
+import { withBudget } from '../runtime/deadline.js';
 
 /**
  * `guard-cli/plugin`: guard's hook inside the harness's own process, for
@@ -119,17 +120,18 @@ async function judge(m: Meta, action: () => Action, opts: Options): Promise<Verd
   try {
     if (!isPluginHarness(m.harness)) throw new PayloadError(`harness ${JSON.stringify(m.harness)} is not one of cline, opencode, kilo`);
     if (typeof m.sessionId !== 'string' || m.sessionId === '') throw new PayloadError('the session id is missing');
-    const a = action();
+    const budget = budgetOf(opts);
+    // in the harness's own process: a loop that never checked the clock would hang the harness itself
+    const a = withBudget(budget / 1000, action);
     if (a.kind === 'other') return ALLOW;
     const event: HookEvent = { harness: m.harness, phase: m.phase === 'before' ? 'pre' : 'post', event: m.phase, tool: m.tool, sessionId: m.sessionId, toolCallId: m.toolCallId, cwd: m.cwd, canAsk: false, action: a };
-    const budget = budgetOf(opts);
     const late = new Promise<Verdict>((resolve) => {
       timer = setTimeout(() => resolve(fail(failReason(`it ran out of time (${budget / 1000} s)`, 'a very large file or a slow disk? GUARD_HOOK_TIMEOUT sets the budget'))), budget);
       timer.unref?.();
     });
     // nobody to ask inside a plugin: auto mode (what needs a person is refused and kept)
     const project = typeof m.project === 'string' && m.project.startsWith('/') ? m.project : undefined;
-    const judged = judgeEvent(event, true, project).then((r) => verdictOf(r.outcome, m.phase));
+    const judged = withBudget(budget / 1000, () => judgeEvent(event, true, project)).then((r) => verdictOf(r.outcome, m.phase));
     return await Promise.race([judged, late]);
   } catch (err) {
     return fail(reasonFor(err, m.harness));

@@ -87,3 +87,25 @@ export function watchDeadline(child: { kill(signal?: NodeJS.Signals): boolean },
   d.signal.addEventListener('abort', fire, { once: true });
   return () => d.signal.removeEventListener('abort', fire);
 }
+
+/**
+ * A budget for pure work on the main thread. Matching an edit to a file or
+ * seeking a patch's lines is synchronous: while such a loop runs, no timer
+ * fires, so the hook's "ran out of time" answer would wait for the loop and
+ * the harness would time the hook out first (Claude Code then runs the tool
+ * unless the hook says `onFailure: "block"`). Long loops call checkBudget,
+ * which throws E_TIMEOUT once the budget of the call they run in has passed.
+ */
+const budgets = new AsyncLocalStorage<{ at: number; seconds: number }>();
+
+export function withBudget<T>(seconds: number, fn: () => T): T {
+  return budgets.run({ at: Date.now() + seconds * 1000, seconds }, fn);
+}
+
+/** Throw E_TIMEOUT when the running call's budget (withBudget) has passed; nothing without one. */
+export function checkBudget(): void {
+  const b = budgets.getStore();
+  if (b !== undefined && Date.now() > b.at) {
+    throw new GuardError('E_TIMEOUT', `guard ran out of time (${b.seconds} s) matching the call's edits to the files`, 'a very large file or patch? GUARD_HOOK_TIMEOUT sets the budget');
+  }
+}

@@ -27,7 +27,9 @@ describe('guard init --agent', () => {
     expect(claude.model).toBe('x');
     expect(claude.hooks.PreToolUse).toHaveLength(2);
     expect(claude.hooks.PreToolUse[0].hooks[0].command).toBe('echo mine');
-    expect(claude.hooks.PreToolUse[1]).toMatchObject({ matcher: 'Write|Edit|MultiEdit|Bash', hooks: [{ type: 'command', timeout: 60 }] });
+    // Claude Code runs the tool when a hook times out unless the hook says onFailure: "block" (its 2.1.330 schema)
+    expect(claude.hooks.PreToolUse[1]).toMatchObject({ matcher: 'Write|Edit|MultiEdit|Bash', hooks: [{ type: 'command', timeout: 60, onFailure: 'block' }] });
+    expect(claude.hooks.PostToolUse[0].hooks[0].onFailure).toBe('block');
     expect(claude.hooks.PreToolUse[1].hooks[0].command).toMatch(/ hook claude \|\| \{ echo '.*fail closed.*' >&2; exit 2; \}$/);
     expect(claude.hooks.PostToolUse).toHaveLength(1);
     const gemini = JSON.parse(repo.read('.gemini/settings.json'));
@@ -85,6 +87,14 @@ describe('guard doctor, per harness', () => {
     d = repo.guardJson(['doctor']).json;
     expect(agent(d, 'claude')).toMatchObject({ ok: false, message: expect.stringContaining('disableAllHooks') });
     expect(agent(d, 'gemini')).toMatchObject({ ok: false, message: expect.stringContaining('timeout is 5 s') });
+
+    // a hook written by an older guard init (no onFailure): Claude Code runs the tool when guard cannot answer
+    repo.write('.claude/settings.local.json', '{}');
+    const c = JSON.parse(repo.read('.claude/settings.json'));
+    for (const ev of Object.keys(c.hooks)) for (const g of c.hooks[ev]) for (const h of g.hooks) delete h.onFailure;
+    repo.write('.claude/settings.json', JSON.stringify(c));
+    d = repo.guardJson(['doctor']).json;
+    expect(agent(d, 'claude')).toMatchObject({ ok: false, message: expect.stringContaining('no onFailure: "block"'), hint: expect.stringContaining('guard init --agent claude') });
   });
 });
 

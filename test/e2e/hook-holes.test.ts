@@ -290,3 +290,24 @@ describe('the session\'s policy anchor, forged', () => {
     expect(decision(r)).toBe('deny');
   });
 });
+
+describe('pure work on the main thread stays inside the hook\'s budget', () => {
+  // Matching a patch's lines is synchronous: while it ran, the timer that answers
+  // "ran out of time" could not fire, so the harness timed the hook out first, and
+  // Claude Code runs the tool after a hook timeout unless told onFailure: "block".
+  // A Codex patch whose 6,000 lines match the file's first 6,000 but the last:
+  // lines x pattern comparisons, minutes of work before the budget was checked.
+  it('a Codex patch that seeks minutes of lines is refused at the budget, with the reason', () => {
+    const file = Array.from({ length: 30_000 }, () => 'x').join('\n') + '\n';
+    const repo = makeRepo({ 'big.txt': file });
+    const patch = ['*** Begin Patch', '*** Update File: big.txt', ...Array.from({ length: 6_000 }, () => '-x'), '-y', '+z', '*** End Patch', ''].join('\n');
+    const payload = JSON.stringify({ session_id: 'cx', turn_id: 't', cwd: repo.dir, hook_event_name: 'PreToolUse', model: 'gpt-5.5', permission_mode: 'bypassPermissions', tool_name: 'apply_patch', tool_input: { command: patch }, tool_use_id: 'call_1' });
+    const started = Date.now();
+    const r = hook(repo, payload, { GUARD_HOOK_TIMEOUT: '2' }, 'codex');
+    expect(decision(r), r.stderr).toBe('deny');
+    expect(reason(r)).toMatch(/ran out of time \(2 s\)/);
+    // (the bound is loose on purpose: it fails only if the loop ignores the budget, which takes minutes)
+    expect(Date.now() - started).toBeLessThan(45_000);
+    expect(repo.read('big.txt')).toBe(file);
+  }, 90_000);
+});

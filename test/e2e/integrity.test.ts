@@ -140,6 +140,19 @@ describe("the harness's hook configuration changed through the shell", () => {
     expect(repo.guardJson(['doctor']).json.checks).toContainEqual(expect.objectContaining({ id: 'integrity:agent', severity: 'error' }));
   });
 
+  it('onFailure: "block" taken off guard\'s Claude hook through the shell: the next hook call and doctor say so', () => {
+    const repo = makeRepo({ 'app.py': lines(10) });
+    repo.git(['config', '--unset', 'core.hooksPath']);
+    expect(repo.guard(['init', '--global', '--agent', 'claude']).code).toBe(0);
+    // before: guard's own install is not reported
+    expect(repo.guardJson(['doctor']).json.checks).not.toContainEqual(expect.objectContaining({ id: 'integrity:agent' }));
+    repo.write('.claude/settings.json', repo.read('.claude/settings.json').replace(/,\s*"onFailure": "block"/g, ''));
+    const pre = hook(repo, 'Bash', { command: 'ls' }, 'f1');
+    expect(pre.json.hookSpecificOutput.permissionDecision).toBe('deny');
+    expect(pre.json.hookSpecificOutput.permissionDecisionReason).toMatch(/no longer says onFailure: "block"/);
+    expect(repo.guardJson(['doctor']).json.checks).toContainEqual(expect.objectContaining({ id: 'integrity:agent', severity: 'error' }));
+  });
+
   it("guard's hooks removed from .claude/settings.json: reported by doctor", () => {
     const repo = makeRepo({ 'app.py': lines(10) });
     repo.git(['config', '--unset', 'core.hooksPath']);

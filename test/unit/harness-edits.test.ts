@@ -4,6 +4,7 @@ import { parseCodexPatch, patchInShell } from '../../src/harness/codex-patch.js'
 import { applyInsertLine, applyPatchChunks, applySearchReplace, applyStringEdits, parseSearchReplace } from '../../src/harness/edits.js';
 import type { Change } from '../../src/harness/types.js';
 import { PayloadError } from '../../src/harness/types.js';
+import { withBudget } from '../../src/runtime/deadline.js';
 
 const ok = (text: string) => ({ ok: true, text });
 
@@ -143,5 +144,25 @@ describe('Cline editor insert_line (as @cline/core 3.0.65 does it)', () => {
     expect(applyInsertLine('a\r\nb', 2, 'x\n')).toEqual({ ok: true, text: 'a\r\nx\r\n\r\nb' });
     expect(applyInsertLine('a\n', 0, 'x').ok).toBe(false);
     expect(applyInsertLine('a\n', 4, 'x').ok).toBe(false);
+  });
+});
+
+describe('long pure work checks the call\'s budget', () => {
+  it('a patch whose lines are sought lines x pattern times throws E_TIMEOUT once the budget passes', () => {
+    const file = Array.from({ length: 4_000 }, () => 'x').join('\n') + '\n';
+    const chunk = { context: null, oldLines: [...Array.from({ length: 1_000 }, () => 'x'), 'y'], newLines: ['z'], endOfFile: false };
+    expect(() => withBudget(0.01, () => applyPatchChunks(file, [chunk]))).toThrow(expect.objectContaining({ code: 'E_TIMEOUT', message: expect.stringContaining('ran out of time (0.01 s)') }));
+  });
+
+  it('without a budget the same work runs to its end (nothing fails outside a hook call)', () => {
+    const file = Array.from({ length: 400 }, () => 'x').join('\n') + '\n';
+    const chunk = { context: null, oldLines: [...Array.from({ length: 100 }, () => 'x'), 'y'], newLines: ['z'], endOfFile: false };
+    expect(applyPatchChunks(file, [chunk])).toMatchObject({ ok: false });
+  });
+
+  it('a loose replace-all over a large CRLF file gives what replacing each line gives (one pass, not one copy per find)', () => {
+    const file = 'a\r\nb\r\n'.repeat(20_000);
+    const r = applyStringEdits(file, [{ oldString: 'a\nb\n', newString: 'c\n', replaceAll: true }]);
+    expect(r).toMatchObject({ ok: true, text: 'c\r\n'.repeat(20_000) });
   });
 });

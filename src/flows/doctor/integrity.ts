@@ -39,8 +39,8 @@ export interface GateManifest {
   v: 1;
   /** Absolute paths of the git hook files guard installed. */
   hooks: string[];
-  /** Harness hook configuration files that run guard (absolute), with the harness. */
-  agents: Array<{ harness: string; file: string }>;
+  /** Harness hook configuration files that run guard (absolute), with the harness; `failClosed` when init wrote `onFailure: "block"` there. */
+  agents: Array<{ harness: string; file: string; failClosed?: true }>;
   /** The hooks folder whose files guard keeps a copy of in <commonDir>/guard/hooks-copy/ (husky's .husky/_, which git clean -X removes). */
   copied?: { dir: string; files: string[] };
 }
@@ -58,7 +58,7 @@ async function readManifest(commonDir: string): Promise<GateManifest | null> {
   try {
     const m = JSON.parse(await readFile(path.join(commonDir, 'guard', MANIFEST), 'utf8')) as Partial<GateManifest>;
     const strings = (v: unknown) => (Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : []);
-    const agents = Array.isArray(m.agents) ? m.agents.filter((a): a is { harness: string; file: string } => typeof a?.harness === 'string' && typeof a?.file === 'string') : [];
+    const agents = Array.isArray(m.agents) ? m.agents.filter((a): a is GateManifest['agents'][number] => typeof a?.harness === 'string' && typeof a?.file === 'string') : [];
     const c = m.copied as { dir?: unknown; files?: unknown } | undefined;
     const copied = c && typeof c.dir === 'string' ? { dir: c.dir, files: strings(c.files).filter((f) => !f.includes('/') && f !== '..' && f !== '.') } : undefined;
     return { v: 1, hooks: strings(m.hooks), agents, ...(copied ? { copied } : {}) };
@@ -72,7 +72,7 @@ async function readManifest(commonDir: string): Promise<GateManifest | null> {
  * in `hooksDir` now, and the harness files given (merged with those already
  * listed). Called by `guard init` at the end of every route.
  */
-export async function recordGate(commonDir: string, hooksDir: string, agents: ReadonlyArray<{ harness: string; file: string }> = []): Promise<void> {
+export async function recordGate(commonDir: string, hooksDir: string, agents: GateManifest['agents'] = []): Promise<void> {
   const dir = await ensureGuardDir(commonDir);
   const present = await Promise.all(HOOK_FILES.map((f) => stat(path.join(hooksDir, f)).then((s) => (s.isFile() ? path.join(hooksDir, f) : null), () => null)));
   const old = await readManifest(commonDir);
@@ -190,12 +190,13 @@ async function putBack(commonDir: string, manifest: GateManifest, files: readonl
 }
 
 /** Does a harness's hook configuration still run guard (and not switch every hook off)? */
-async function agentProblem(a: { harness: string; file: string }): Promise<string | null> {
+async function agentProblem(a: GateManifest['agents'][number]): Promise<string | null> {
   const text = await readFile(a.file, 'utf8').catch(() => null);
   if (text === null) return `${a.file} (the ${a.harness} hook configuration that runs guard) is gone`;
   // a command hook names `guard hook NAME`; a plugin file (Cline, opencode, Kilo) is the one init wrote, which loads guard in process
   const runsGuard = isPluginHarness(a.harness) ? text.includes(`guard init --agent ${a.harness}`) && text.includes('import(GUARD)') : new RegExp(`\\bhook\\s+${a.harness}\\b`).test(text);
   if (!runsGuard) return `${a.file} no longer runs guard ${isPluginHarness(a.harness) ? 'in process' : `hook ${a.harness}`}`;
+  if (a.failClosed && !failsClosed(text, a.harness)) return `${a.file} no longer says onFailure: "block" on guard's hook: if guard cannot answer in time, the harness runs the tool`;
   if (a.harness === 'claude') {
     // Claude Code reads disableAllHooks from every settings file of the project
     const dir = path.dirname(a.file);
@@ -205,6 +206,22 @@ async function agentProblem(a: { harness: string; file: string }): Promise<strin
     }
   }
   return null;
+}
+
+/** Does every guard hook entry in a Claude-shaped settings text say `onFailure: "block"`? */
+function failsClosed(text: string, harness: string): boolean {
+  let hooks: unknown;
+  try {
+    hooks = (JSON.parse(text) as { hooks?: unknown }).hooks;
+  } catch {
+    return false;
+  }
+  const runsGuard = new RegExp(`\\bhook\\s+${harness}\\b`);
+  const entries = Object.values(typeof hooks === 'object' && hooks !== null ? hooks : {})
+    .flatMap((groups: unknown) => (Array.isArray(groups) ? groups : []))
+    .flatMap((g: { hooks?: unknown }) => (Array.isArray(g?.hooks) ? (g.hooks as Array<{ command?: unknown; onFailure?: unknown }>) : []))
+    .filter((h) => typeof h?.command === 'string' && runsGuard.test(h.command));
+  return entries.length > 0 && entries.every((h) => h.onFailure === 'block');
 }
 
 /**

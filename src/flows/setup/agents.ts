@@ -18,7 +18,7 @@ import { installPlugin, pluginChecks } from './plugins.js';
 
 /** The Claude-style harnesses (harness/table.ts): config, matcher and events come from their row. */
 const STYLE = ROWS as Readonly<Record<RowName, ClaudeStyleRow>>;
-const styleRow = (h: HarnessName): ClaudeStyleRow | null => (Object.hasOwn(STYLE, h) ? STYLE[h as RowName] : null);
+export const styleRow = (h: HarnessName): ClaudeStyleRow | null => (Object.hasOwn(STYLE, h) ? STYLE[h as RowName] : null);
 const fromRows = <T>(f: (r: ClaudeStyleRow) => T) => Object.fromEntries(Object.entries(STYLE).map(([k, r]) => [k, f(r)])) as Record<RowName, T>;
 
 /** Tools guard gates, per harness (the matchers it installs; Copilot's hook has none: every tool). */
@@ -179,7 +179,8 @@ async function installStyled(root: string, harness: HarnessName, row: NonNullabl
   const command = wrapped(guardCommand(root, row.config.projectVar), harness);
   const timeout = row.config.timeoutUnit === 'ms' ? TIMEOUT_S * 1000 : TIMEOUT_S;
   const install = (s: Json) => {
-    for (const ev of row.config.events) mergeGroup(s, ev, { matcher: matcherOf(row), hooks: [{ type: 'command', command, timeout }] });
+    const hook = { type: 'command', command, timeout, ...(row.config.onFailureBlock ? { onFailure: 'block' } : {}) };
+    for (const ev of row.config.events) mergeGroup(s, ev, { matcher: matcherOf(row), hooks: [hook] });
   };
   await json(install);
   for (const extra of EXTRA_FILES[harness] ?? []) {
@@ -383,6 +384,7 @@ async function harnessCheck(h: HarnessName, root: string, home: string | undefin
     (await hooksDisabled(hooked, root, home)) ??
     matcherGap(hooked) ??
     shortTimeout(hooked) ??
+    failsOpen(hooked) ??
     (await shadowedByHooksJson(hooked, root)) ??
     (await notTrusted(hooked, root, home, env)) ?? {
       harness: h,
@@ -421,6 +423,12 @@ function shortTimeout({ h, row, found }: Hooked): AgentCheck | null {
   const seconds = t === undefined ? null : ms ? t / 1000 : t;
   if (seconds === null || seconds >= MIN_TIMEOUT_S) return null;
   return { harness: h, state: 'timeout', message: `${h}: guard's hook timeout is ${seconds} s: a slow call would be cut short and the harness would let the tool run`, hint: `give it ${TIMEOUT_S} s (guard init --agent ${h} writes that)` };
+}
+
+/** A harness that runs the tool when its hook fails unless the hook says `onFailure: "block"` (Claude Code). */
+function failsOpen({ h, rel, row, found }: Hooked): AgentCheck | null {
+  if (!row?.config.onFailureBlock || found.every((x) => x.onFailure === 'block')) return null;
+  return { harness: h, state: 'timeout', message: `${h}: guard's hook in ${rel} has no onFailure: "block": if guard cannot start or answer in time, ${row.label} runs the tool`, hint: `guard init --agent ${h} (it writes onFailure: "block")` };
 }
 
 async function shadowedByHooksJson({ h, preEvent }: Hooked, root: string): Promise<AgentCheck | null> {
