@@ -205,3 +205,39 @@ describe('an agent committing in a lane', () => {
     expect(r.status).toBe(0);
   });
 });
+
+/** .husky/pre-commit as `guard init` wrote it before the lane fallback and the commit-msg hook (hooks/pre-commit at ce2481b^). */
+const OLD_PRE_COMMIT = `# guard: the commit gate. Every staged change is measured against HEAD;
+# large destructive ones need a person (and are blocked when none is there).
+# husky puts node_modules/.bin first on PATH, so this is the project's guard.
+command -v guard >/dev/null 2>&1 || {
+  echo "guard: the guard command is not installed here (npm install --save-dev guard-cli); the commit gate fails closed" >&2
+  exit 1
+}
+guard check
+`;
+
+describe('hooks set up by an older guard init', () => {
+  it('doctor says the pre-commit has no lane fallback and there is no commit-msg hook, and names guard init; guard init then adds both', () => {
+    const repo = installGuard({ 'state.py': fixture('state.py'), 'notes.txt': 'a\n' });
+    repo.write('.husky/pre-commit', OLD_PRE_COMMIT);
+    repo.git(['rm', '-q', '.husky/commit-msg']);
+    const d = repo.guardJson(['doctor']).json;
+    const old = d.checks.find((c: any) => c.id === 'hook-old');
+    expect(old).toMatchObject({ ok: false, severity: 'warning' });
+    expect(old.message).toContain('.husky/pre-commit');
+    expect(old.message).toMatch(/lane/);
+    expect(old.message).toMatch(/commit-msg/);
+    expect(old.hint).toMatch(/guard init/);
+
+    const init = repo.guard(['init']);
+    expect(init.code).toBe(0);
+    expect(repo.read('.husky/pre-commit')).toContain('--git-common-dir');
+    expect(repo.read('.husky/commit-msg')).toContain('guard-approved-trailers');
+    expect(repo.guardJson(['doctor']).json.checks.find((c: any) => c.id === 'hook-old')).toBeUndefined();
+    // exactly what a fresh guard init writes (the lane commits this allows: "an agent committing in a lane" above)
+    expect(repo.read('.husky/pre-commit')).toBe(repo.git(['show', 'HEAD:.husky/pre-commit']));
+    repo.git(['add', '-A', '.husky']);
+    expect(repo.git(['diff', '--cached', '--stat', 'HEAD', '--', '.husky'])).toBe('');
+  });
+});
