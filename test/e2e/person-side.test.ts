@@ -141,6 +141,31 @@ describe('an approval at the commit prompt', () => {
     expect(() => repo.read(pending)).toThrow();
   });
 
+  it("the user's own commit-msg hook that ends in exit still gets the trailer (guard's lines run first), and the user's hook still runs", async () => {
+    const userHook = '# the team\'s hook\necho ran >> "$(git rev-parse --git-dir)/user-hook-ran"\nexit 0\n';
+    const repo = makeRepo({ 'state.py': fixture('state.py'), '.gitignore': 'node_modules/\n' });
+    repo.write('.husky/commit-msg', userHook);
+    repo.git(['config', '--unset', 'core.hooksPath']);
+    mkdirSync(path.join(repo.dir, 'node_modules', '.bin'), { recursive: true });
+    symlinkSync(CLI, path.join(repo.dir, 'node_modules', '.bin', 'guard'));
+    expect(repo.guard(['init']).code).toBe(0);
+    expect(repo.read('.husky/commit-msg')).toContain("echo ran >>");
+    repo.git(['add', '-A']);
+    expect(repo.gitRun(['commit', '-q', '-m', 'install guard'], { CI: 'true' }).code).toBe(0);
+    const base = repo.git(['rev-parse', 'HEAD']).trim();
+    repo.write('state.py', fixture('state_replacement.py'));
+    repo.git(['add', 'state.py']);
+    const r = await commitAtTerminal(repo, ['-q', '-m', 'agent rewrite'], () => 'y\r');
+    expect(r.code).toBe(0);
+    const blob = repo.git(['rev-parse', 'HEAD:state.py']).trim();
+    expect(repo.git(['log', '-1', '--format=%(trailers:key=Guard-Approved,valueonly)']).trim()).toBe(`state.py ${blob}`);
+    expect(repo.guard(['ci', '--base', base, '--head', 'HEAD']).code).toBe(0);
+    expect(repo.read('.git/user-hook-ran')).toBe('ran\nran\n');
+    // a second guard init changes nothing
+    repo.guard(['init']);
+    expect(repo.git(['status', '--porcelain', '--', '.husky'])).toBe('');
+  });
+
   it('a strategy (b: both) names the merged blob that was committed, not the proposal', async () => {
     const repo = installGuard({ 'state.py': fixture('state.py') });
     const base = repo.git(['rev-parse', 'HEAD']).trim();
