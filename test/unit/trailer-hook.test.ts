@@ -37,3 +37,10 @@ describe("guard's commit-msg lines beside the user's", () => {
     expect(out).toBe(`#!/usr/bin/env python3\nprint("x")\n\n${body}`);
   });
 });
+
+describe("guard's own commit-msg hook", () => {
+  it('is left as it is', async () => {
+    const script = readFileSync(path.join(import.meta.dirname, '..', '..', 'hooks', 'commit-msg'), 'utf8');
+    expect(await install(script)).toBe(script);
+  });
+});

@@ -28,7 +28,9 @@ export async function installTrailerHook(dir: string, shownDir: string): Promise
   const text = await readFile(hook, 'utf8');
   const body = script.replace(/^#!.*\n/, '');
   // guard's lines appended by an older guard init, after the user's: taken out and put first
-  const appended = text.endsWith(body) && !text.startsWith(body) ? text.slice(0, -body.length).replace(/\n+$/, '\n') : null;
+  // (guard's own hook, the script alone, is not one)
+  const rest = text.endsWith(body) ? text.slice(0, -body.length) : '';
+  const appended = rest.replace(/^#!.*\n/, '').trim() !== '' ? rest.replace(/\n+$/, '\n') : null;
   if (MARK.test(text) && appended === null) return null;
   const user = appended ?? text;
   const shebang = /^#!.*\n/.exec(user)?.[0] ?? '';
