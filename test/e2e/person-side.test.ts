@@ -10,7 +10,7 @@ import path from 'node:path';
 import { spawnSync } from 'node:child_process';
 import * as pty from 'node-pty';
 import { afterAll, describe, expect, it } from 'vitest';
-import { CLI, cleanEnv, cleanupRepos, fixture, installGuard, lanePath, laneWrite, makeRepo, outsideDir, startLane, type TestRepo } from '../helpers.js';
+import { CLI, cleanEnv, cleanupRepos, fixture, installGuard, lanePath, laneWrite, lines, makeRepo, outsideDir, startLane, type TestRepo } from '../helpers.js';
 import { spawnGuard } from '../pty.js';
 
 afterAll(cleanupRepos);
@@ -213,7 +213,7 @@ describe('an agent committing in a lane', () => {
 
   it('a project in a subfolder with a name that needs quoting: the lane finds the main tree\'s guard there', () => {
     const web = 'we b$x';
-    const repo = makeRepo({ [`${web}/package.json`]: '{"name":"x"}\n', 'notes.txt': 'a\n', '.gitignore': 'node_modules/\n' });
+    const repo = makeRepo({ [`${web}/package.json`]: '{"name":"x"}\n', 'notes.txt': 'a\n', 'big.txt': lines(200), '.gitignore': 'node_modules/\n' });
     repo.git(['config', '--unset', 'core.hooksPath']);
     mkdirSync(path.join(repo.dir, web, 'node_modules', '.bin'), { recursive: true });
     symlinkSync(CLI, path.join(repo.dir, web, 'node_modules', '.bin', 'guard'));
@@ -224,10 +224,22 @@ describe('an agent committing in a lane', () => {
     const lane = lanePath(repo, 'agent');
     writeFileSync(path.join(lane, 'notes.txt'), 'a\nb\n');
     repo.gitRun(['-C', lane, 'add', 'notes.txt']);
-    // the pre-commit hook itself, as husky runs it (the branch gate's reference-transaction hook is another matter)
+    // the pre-commit hook itself, as husky runs it
     const r = spawnSync('sh', ['-e', '.husky/pre-commit'], { cwd: lane, env: cleanEnv({ CI: 'true', PATH: `node_modules/.bin:${process.env.PATH}` }) });
     expect(r.stderr.toString()).not.toContain('not installed');
     expect(r.status).toBe(0);
+    // and a real commit, through the branch gate's reference-transaction hook too: it finds guard in the subfolder
+    const c = repo.gitRun(['-C', lane, 'commit', '-q', '-m', 'small edit'], { CI: 'true' });
+    expect(c.stderr).not.toContain('not installed');
+    expect(c.code).toBe(0);
+    expect(repo.git(['-C', lane, 'log', '-1', '--format=%s']).trim()).toBe('small edit');
+    // a destructive commit there is still refused by guard itself
+    writeFileSync(path.join(lane, 'big.txt'), '');
+    repo.gitRun(['-C', lane, 'add', 'big.txt']);
+    const big = repo.gitRun(['-C', lane, 'commit', '-q', '--no-verify', '-m', 'empty it'], { CI: 'true' });
+    expect(big.code).not.toBe(0);
+    expect(big.stderr).not.toContain('not installed');
+    expect(big.stderr).toContain('big.txt');
   });
 });
 
