@@ -224,6 +224,24 @@ describe("a lane's uncommitted work, wiped from the main tree", () => {
     });
   }
 
+  it("the checkpoint guard discard keeps of a lane whose work tree was gone, deleted by the agent (git update-ref -d): noticed by the doors like every ref guard keeps", () => {
+    const repo = makeRepo({ 'a.txt': 'a\n' });
+    const lane = startLane(repo, 'agent-1');
+    writeFileSync(path.join(lane, 'a.txt'), 'committed in the lane\n');
+    repo.git(['-C', lane, 'commit', '-q', '--no-verify', '-am', 'lane work']);
+    rmSync(lane, { recursive: true, force: true });
+    const d = repo.guardJson(['discard', 'agent-1']);
+    expect(d.code).toBe(0);
+    const kept: string = d.json.checkpoint.ref;
+    expect(repo.git(['show', `${kept}:a.txt`])).toBe('committed in the lane\n');
+    repo.git(['update-ref', '-d', kept]);
+    const pre = hook(repo, 'Bash', { command: 'ls' }, 'd2');
+    expect(pre.json?.hookSpecificOutput?.permissionDecision).toBe('deny');
+    expect(pre.json.hookSpecificOutput.permissionDecisionReason).toContain(kept);
+    expect(repo.guardJson(['recover']).code).toBe(0);
+    expect(repo.git(['show', `${kept}:a.txt`])).toBe('committed in the lane\n');
+  });
+
   it('a command that leaves the lane alone reports nothing about it; an unchanged lane costs no new checkpoint; a reading command none at all', () => {
     const repo = makeRepo({ 'a.txt': 'a\n' });
     const lane = startLane(repo, 'agent-1');
