@@ -201,7 +201,7 @@ async function recordTree(p: ApplyPlan<TreeTarget>, t: TreeTarget, done: TreeDon
   const [{ DELETION_BLOB, approvalTrailer }, { commitPaths }] = await Promise.all([import('../git/approvals.js'), import('../git/commits.js')]);
   const trailers = t.files
     .filter((f) => f.file.c.needsApproval && f.outcome.decision === 'approved')
-    .map((f) => approvalTrailer(f.outcome.path, done.blobs.get(f.outcome.path) ?? DELETION_BLOB));
+    .map((f) => approvalTrailer(f.outcome.path, done.blobs.get(f.outcome.path) ?? DELETION_BLOB, f.outcome.mode ?? f.entry.newMode));
   const text = t.commit.message.trimEnd() + (trailers.length ? `\n\n${trailers.join('\n')}\n` : '\n');
   try {
     // the hook's check honours this review's record: the person is not asked again about what they approved

@@ -1,3 +1,4 @@
+import { MODE } from '../core/modes.js';
 import { cQuote, cUnquote } from '../core/quote.js';
 import { AGENT_TRAILER, parseAgentTrailers, type AgentCommit } from './provenance.js';
 import { git, splitZ } from './run.js';
@@ -17,8 +18,21 @@ export const DELETION_BLOB = '0000000000000000000000000000000000000000';
 
 export const TRAILER_KEY = 'Guard-Approved';
 
-export function approvalKey(path: string, blob: string): string {
-  return `${blob.toLowerCase()} ${path}`;
+/**
+ * What an approval names besides the blob: git stores a symlink as a blob of
+ * its target text and a submodule as a commit id, so the same id can be a
+ * regular file, a link or a gitlink. A trailer names the mode of a symlink or
+ * a gitlink (`<path> <blob> 120000`); one without a mode (every trailer
+ * before the mode was added) approves a regular file only, executable or
+ * not (the execute bit loses no content), or a deletion.
+ */
+export function approvalKind(mode: string | null | undefined): string {
+  return mode === MODE.symlink || mode === MODE.gitlink ? mode : 'file';
+}
+
+/** The key of an approval: kind (approvalKind of the mode), blob and path. */
+export function approvalKey(path: string, blob: string, mode?: string | null): string {
+  return `${approvalKind(mode)} ${blob.toLowerCase()} ${path}`;
 }
 
 /** Path+blob (approvalKey) -> the newest commit in mergeBase..head that approved it, in one git log. */
@@ -39,7 +53,7 @@ export async function readRangeTrailers(cwd: string, from: string, to: string): 
     for (const value of c.approved.split('\n')) {
       const a = parseTrailerValue(value);
       for (const p of a?.paths ?? []) {
-        const key = approvalKey(p, a!.blob);
+        const key = approvalKey(p, a!.blob, a!.mode);
         if (!approvals.has(key)) approvals.set(key, c.commit);
       }
     }
@@ -102,14 +116,19 @@ export interface Approval {
 const OID = /^(?:[0-9a-f]{40}|[0-9a-f]{64})$/i;
 
 /**
- * A `Guard-Approved:` value is `<path> <blob>`: the blob is the last
- * space-separated token, so paths with spaces need no quoting. A path holding
+ * A `Guard-Approved:` value is `<path> <blob>`, or `<path> <blob> <mode>` for
+ * a symlink or a gitlink (approvalKind): the blob is the last space-separated
+ * token that is an object id, so paths with spaces need no quoting. A path holding
  * a newline is written C-quoted as git does ("a\nb"); a quoted value is
  * matched both as written and unquoted, so a real file named `"x"` is not
  * lost either.
  */
-export function parseTrailerValue(value: string): { paths: string[]; blob: string } | null {
-  const v = value.replace(/\s+$/, '').replace(/^\s+/, '');
+export function parseTrailerValue(value: string): { paths: string[]; blob: string; mode?: string } | null {
+  let v = value.replace(/\s+$/, '').replace(/^\s+/, '');
+  const last = v.slice(v.lastIndexOf(' ') + 1);
+  // a mode after the blob; an older guard reads the mode as the blob and skips the trailer (it blocks, never clears)
+  const mode = last === MODE.symlink || last === MODE.gitlink ? last : undefined;
+  if (mode) v = v.slice(0, v.lastIndexOf(' ')).replace(/\s+$/, '');
   const sp = v.lastIndexOf(' ');
   if (sp <= 0) return null;
   const blob = v.slice(sp + 1);
@@ -118,16 +137,17 @@ export function parseTrailerValue(value: string): { paths: string[]; blob: strin
   const paths = [path];
   const unquoted = cUnquote(path);
   if (unquoted !== null && unquoted !== path) paths.push(unquoted);
-  return { paths, blob: blob.toLowerCase() };
+  return { paths, blob: blob.toLowerCase(), ...(mode ? { mode } : {}) };
 }
 
 
 /** One trailer per approved change that needed approval: what `guard ci` verifies. */
-export function approvalTrailer(p: string, blob: string): string {
+export function approvalTrailer(p: string, blob: string, mode?: string | null): string {
   // git trims a trailer's value and `guard ci` splits on the last space: a name with
   // whitespace at either end, a control character, a quote or a backslash is C-quoted.
   const name = /^\s|\s$|[\x00-\x1f\x7f"\\]/.test(p) ? cQuote(p) : p;
-  return `${TRAILER_KEY}: ${name} ${blob}`;
+  const kind = approvalKind(mode);
+  return `${TRAILER_KEY}: ${name} ${blob}${kind === 'file' ? '' : ` ${kind}`}`;
 }
 
 /** Does a commit message carry any approval trailer? */
@@ -135,3 +155,20 @@ export function hasApprovalTrailer(message: string): boolean {
   return new RegExp(`^${TRAILER_KEY}: `, 'm').test(message);
 }
 
+
+/**
+ * The mode of each of `paths` in `commit` (absent: no such file), with one
+ * ls-tree (its paths are literal, not pathspecs). For a review: what the
+ * reviewer saw at a path is its blob and its mode (approvalKind).
+ * https://git-scm.com/docs/git-ls-tree#_output_format  "<mode> SP <type> SP <object> TAB <path>"
+ */
+export async function pathModes(cwd: string, commit: string, paths: readonly string[]): Promise<Map<string, string>> {
+  const out = new Map<string, string>();
+  if (paths.length === 0) return out;
+  const r = await git(['ls-tree', '-r', '-z', commit, '--', ...paths], { cwd });
+  for (const line of splitZ(r.stdout)) {
+    const tab = line.indexOf('\t');
+    if (tab > 0) out.set(line.slice(tab + 1), line.slice(0, line.indexOf(' ')));
+  }
+  return out;
+}

@@ -1,7 +1,7 @@
 import { existsSync, lstatSync, readlinkSync, realpathSync } from 'node:fs';
 import { appendFile, cp, mkdir, readFile, rmdir } from 'node:fs/promises';
 import path from 'node:path';
-import { commonDirOf, noteGone } from './journal.js';
+import { commonDirOf, noteGone, noteTips } from './journal.js';
 import { GuardError } from '../core/errors.js';
 import { RECORD_VERSION } from '../core/record.js';
 import { GUARD_IDENTITY, checkpointId, type Checkpoint } from './checkpoint.js';
@@ -299,6 +299,8 @@ export async function checkpointCommit(
   const oid = (await git(['commit-tree', tree, '-p', commit], { cwd, input: message, env: { ...GUARD_IDENTITY } })).stdout.toString('utf8').trim();
   const ref = newRef(REFS.checkpoints, now);
   await git(['update-ref', '-m', 'guard checkpoint', ref, oid, ''], { cwd });
+  // journaled as every checkpoint is: the last thing holding the lane's work, so a deletion from outside is noticed
+  noteTips(commonDirOf(cwd), [{ ref, oid }]);
   return { ref, id: checkpointId(ref), commit: oid, tree, index: null, reused: false, skipped: [] };
 }
 

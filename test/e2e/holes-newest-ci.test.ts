@@ -93,3 +93,54 @@ describe('guard ci: who may approve a pull request', () => {
     expect((await ciRun(repo)).code).toBe(0);
   });
 });
+
+/**
+ * A commit that turns the approved regular file into a symlink whose target
+ * text is the file's content: the same blob, a different thing (git stores a
+ * symlink as a blob of its target). Written with update-index so no real link
+ * is needed.
+ */
+function toSymlink(repo: TestRepo, file: string): string {
+  const blob = repo.git(['rev-parse', `HEAD:${file}`]).trim();
+  repo.git(['update-index', '--cacheinfo', `120000,${blob},${file}`]);
+  repo.git(['commit', '-q', '-m', 'same text, now a link']);
+  expect(repo.git(['ls-tree', 'HEAD', '--', file])).toMatch(/^120000 blob /);
+  return blob;
+}
+
+describe('guard ci: an approval covers the mode as well as the blob', () => {
+  it('a Guard-Approved: trailer for a regular file does not clear a symlink with the same text at head', async () => {
+    const { repo } = pr();
+    const file = '.github/workflows/ci.yml';
+    const blob = repo.git(['rev-parse', `HEAD:${file}`]).trim();
+    repo.git(['commit', '-q', '--allow-empty', '-m', 'approve', '-m', `Guard-Approved: ${file} ${blob}`]);
+    nextLink = null;
+    reviews = [];
+    expect((await ciRun(repo)).json.files[0]).toMatchObject({ path: file, decision: 'approved' });
+    toSymlink(repo, file);
+    const r = await ciRun(repo);
+    expect(r.code).toBe(1);
+    expect(r.json.files[0]).toMatchObject({ path: file, decision: 'blocked' });
+    // a trailer that names the symlink's mode does clear it
+    repo.git(['commit', '-q', '--allow-empty', '-m', 'approve the link', '-m', `Guard-Approved: ${file} ${blob} 120000`]);
+    const ok = await ciRun(repo);
+    expect(ok.code).toBe(0);
+    expect(ok.json.files[0]).toMatchObject({ path: file, decision: 'approved' });
+  });
+
+  it('a review that saw a regular file does not clear a symlink with the same text at head', async () => {
+    const { repo, head } = pr();
+    const file = '.github/workflows/ci.yml';
+    nextLink = null;
+    permissions = { owner: 'admin' };
+    reviews = [approval(51, 'owner', head, 'OWNER')];
+    expect((await ciRun(repo)).json.files[0]).toMatchObject({ path: file, decision: 'approved', review: { id: 51 } });
+    toSymlink(repo, file);
+    const r = await ciRun(repo);
+    expect(r.code).toBe(1);
+    expect(r.json.files[0]).toMatchObject({ path: file, decision: 'blocked' });
+    // a review of the link itself clears it
+    reviews = [approval(52, 'owner', repo.git(['rev-parse', 'HEAD']).trim(), 'OWNER')];
+    expect((await ciRun(repo)).code).toBe(0);
+  });
+});

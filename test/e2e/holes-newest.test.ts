@@ -164,6 +164,39 @@ describe('.husky/_ (every hook guard installs, git-ignored) removed by git clean
   });
 });
 
+describe('git clean -fdX && git commit in ONE shell command: the commit runs while .husky/_ is gone', () => {
+  it('the commit lands ungated (no hook is there); the post event names it, measured as the branch gate would, and the branch keeps what it had', () => {
+    const repo = installGuard({ 'package.json': '{ "name": "app", "private": true }\n', 'app.py': lines(200) });
+    const before = repo.git(['rev-parse', 'HEAD']).trim();
+    const command = 'git clean -fdX && git rm -q app.py && git commit -qm drop';
+    const { pre, post } = shell(repo, command, 'y1', () => {
+      repo.git(['clean', '-fdXq']);
+      // what git finds while the command runs: no hooks folder at all
+      expect(existsSync(path.join(repo.dir, '.husky', '_'))).toBe(false);
+      repo.git(['rm', '-q', 'app.py']);
+      expect(repo.gitRun(['commit', '-q', '-m', 'drop'], { CI: 'true' }).code).toBe(0);
+    });
+    expect(pre.stdout).toBe('');
+    const after = repo.git(['rev-parse', 'HEAD']).trim();
+    expect(after).not.toBe(before);
+    const msg: string = post.json.hookSpecificOutput.additionalContext;
+    // the work tree's loss, kept by the checkpoint before the command
+    expect(msg).toMatch(/app\.py was deleted \(200 lines\)/);
+    expect(msg).toMatch(/guard has put them back/);
+    // and the commit itself, by name: the branch, the range, the path
+    expect(msg).toContain(`While they were gone, main moved to ${after.slice(0, 10)} past the gate; since ${before.slice(0, 10)} it has changes that need approval: app.py`);
+    expect(msg).toContain(`git diff ${before.slice(0, 10)} ${after.slice(0, 10)}`);
+    // kept: the verified tip still holds app.py, and the branch's next move is refused
+    expect(repo.git(['cat-file', '-t', `refs/guard/verified/heads/main:app.py`]).trim()).toBe('blob');
+    mkdirSync(path.join(repo.dir, 'node_modules', '.bin'), { recursive: true });
+    symlinkSync(CLI, path.join(repo.dir, 'node_modules', '.bin', 'guard'));
+    repo.write('notes.txt', 'x\n');
+    repo.git(['add', 'notes.txt']);
+    expect(repo.gitRun(['commit', '-q', '--no-verify', '-m', 'on top'], { CI: 'true' }).code).not.toBe(0);
+    expect(repo.git(['rev-parse', 'HEAD']).trim()).toBe(after);
+  });
+});
+
 describe("a lane's uncommitted work, wiped from the main tree", () => {
   for (const [what, command, run] of [
     ['git clean -ffdx', 'git clean -ffdx', (repo: TestRepo) => repo.git(['clean', '-ffdxq'])],
@@ -190,6 +223,24 @@ describe("a lane's uncommitted work, wiped from the main tree", () => {
       expect(readFileSync(path.join(lane, 'src/app.py'), 'utf8')).toBe(lines(60));
     });
   }
+
+  it("the checkpoint guard discard keeps of a lane whose work tree was gone, deleted by the agent (git update-ref -d): noticed by the doors like every ref guard keeps", () => {
+    const repo = makeRepo({ 'a.txt': 'a\n' });
+    const lane = startLane(repo, 'agent-1');
+    writeFileSync(path.join(lane, 'a.txt'), 'committed in the lane\n');
+    repo.git(['-C', lane, 'commit', '-q', '--no-verify', '-am', 'lane work']);
+    rmSync(lane, { recursive: true, force: true });
+    const d = repo.guardJson(['discard', 'agent-1']);
+    expect(d.code).toBe(0);
+    const kept: string = d.json.checkpoint.ref;
+    expect(repo.git(['show', `${kept}:a.txt`])).toBe('committed in the lane\n');
+    repo.git(['update-ref', '-d', kept]);
+    const pre = hook(repo, 'Bash', { command: 'ls' }, 'd2');
+    expect(pre.json?.hookSpecificOutput?.permissionDecision).toBe('deny');
+    expect(pre.json.hookSpecificOutput.permissionDecisionReason).toContain(kept);
+    expect(repo.guardJson(['recover']).code).toBe(0);
+    expect(repo.git(['show', `${kept}:a.txt`])).toBe('committed in the lane\n');
+  });
 
   it('a command that leaves the lane alone reports nothing about it; an unchanged lane costs no new checkpoint; a reading command none at all', () => {
     const repo = makeRepo({ 'a.txt': 'a\n' });

@@ -10,7 +10,7 @@ import path from 'node:path';
 import { spawnSync } from 'node:child_process';
 import * as pty from 'node-pty';
 import { afterAll, describe, expect, it } from 'vitest';
-import { CLI, cleanEnv, cleanupRepos, fixture, installGuard, lanePath, laneWrite, makeRepo, outsideDir, startLane, type TestRepo } from '../helpers.js';
+import { CLI, cleanEnv, cleanupRepos, fixture, installGuard, lanePath, laneWrite, lines, makeRepo, outsideDir, startLane, type TestRepo } from '../helpers.js';
 import { spawnGuard } from '../pty.js';
 
 afterAll(cleanupRepos);
@@ -141,6 +141,31 @@ describe('an approval at the commit prompt', () => {
     expect(() => repo.read(pending)).toThrow();
   });
 
+  it("the user's own commit-msg hook that ends in exit still gets the trailer (guard's lines run first), and the user's hook still runs", async () => {
+    const userHook = '# the team\'s hook\necho ran >> "$(git rev-parse --git-dir)/user-hook-ran"\nexit 0\n';
+    const repo = makeRepo({ 'state.py': fixture('state.py'), '.gitignore': 'node_modules/\n' });
+    repo.write('.husky/commit-msg', userHook);
+    repo.git(['config', '--unset', 'core.hooksPath']);
+    mkdirSync(path.join(repo.dir, 'node_modules', '.bin'), { recursive: true });
+    symlinkSync(CLI, path.join(repo.dir, 'node_modules', '.bin', 'guard'));
+    expect(repo.guard(['init']).code).toBe(0);
+    expect(repo.read('.husky/commit-msg')).toContain("echo ran >>");
+    repo.git(['add', '-A']);
+    expect(repo.gitRun(['commit', '-q', '-m', 'install guard'], { CI: 'true' }).code).toBe(0);
+    const base = repo.git(['rev-parse', 'HEAD']).trim();
+    repo.write('state.py', fixture('state_replacement.py'));
+    repo.git(['add', 'state.py']);
+    const r = await commitAtTerminal(repo, ['-q', '-m', 'agent rewrite'], () => 'y\r');
+    expect(r.code).toBe(0);
+    const blob = repo.git(['rev-parse', 'HEAD:state.py']).trim();
+    expect(repo.git(['log', '-1', '--format=%(trailers:key=Guard-Approved,valueonly)']).trim()).toBe(`state.py ${blob}`);
+    expect(repo.guard(['ci', '--base', base, '--head', 'HEAD']).code).toBe(0);
+    expect(repo.read('.git/user-hook-ran')).toBe('ran\nran\n');
+    // a second guard init changes nothing
+    repo.guard(['init']);
+    expect(repo.git(['status', '--porcelain', '--', '.husky'])).toBe('');
+  });
+
   it('a strategy (b: both) names the merged blob that was committed, not the proposal', async () => {
     const repo = installGuard({ 'state.py': fixture('state.py') });
     const base = repo.git(['rev-parse', 'HEAD']).trim();
@@ -188,7 +213,7 @@ describe('an agent committing in a lane', () => {
 
   it('a project in a subfolder with a name that needs quoting: the lane finds the main tree\'s guard there', () => {
     const web = 'we b$x';
-    const repo = makeRepo({ [`${web}/package.json`]: '{"name":"x"}\n', 'notes.txt': 'a\n', '.gitignore': 'node_modules/\n' });
+    const repo = makeRepo({ [`${web}/package.json`]: '{"name":"x"}\n', 'notes.txt': 'a\n', 'big.txt': lines(200), '.gitignore': 'node_modules/\n' });
     repo.git(['config', '--unset', 'core.hooksPath']);
     mkdirSync(path.join(repo.dir, web, 'node_modules', '.bin'), { recursive: true });
     symlinkSync(CLI, path.join(repo.dir, web, 'node_modules', '.bin', 'guard'));
@@ -199,9 +224,57 @@ describe('an agent committing in a lane', () => {
     const lane = lanePath(repo, 'agent');
     writeFileSync(path.join(lane, 'notes.txt'), 'a\nb\n');
     repo.gitRun(['-C', lane, 'add', 'notes.txt']);
-    // the pre-commit hook itself, as husky runs it (the branch gate's reference-transaction hook is another matter)
+    // the pre-commit hook itself, as husky runs it
     const r = spawnSync('sh', ['-e', '.husky/pre-commit'], { cwd: lane, env: cleanEnv({ CI: 'true', PATH: `node_modules/.bin:${process.env.PATH}` }) });
     expect(r.stderr.toString()).not.toContain('not installed');
     expect(r.status).toBe(0);
+    // and a real commit, through the branch gate's reference-transaction hook too: it finds guard in the subfolder
+    const c = repo.gitRun(['-C', lane, 'commit', '-q', '-m', 'small edit'], { CI: 'true' });
+    expect(c.stderr).not.toContain('not installed');
+    expect(c.code).toBe(0);
+    expect(repo.git(['-C', lane, 'log', '-1', '--format=%s']).trim()).toBe('small edit');
+    // a destructive commit there is still refused by guard itself
+    writeFileSync(path.join(lane, 'big.txt'), '');
+    repo.gitRun(['-C', lane, 'add', 'big.txt']);
+    const big = repo.gitRun(['-C', lane, 'commit', '-q', '--no-verify', '-m', 'empty it'], { CI: 'true' });
+    expect(big.code).not.toBe(0);
+    expect(big.stderr).not.toContain('not installed');
+    expect(big.stderr).toContain('big.txt');
+  });
+});
+
+/** .husky/pre-commit as `guard init` wrote it before the lane fallback and the commit-msg hook (hooks/pre-commit at ce2481b^). */
+const OLD_PRE_COMMIT = `# guard: the commit gate. Every staged change is measured against HEAD;
+# large destructive ones need a person (and are blocked when none is there).
+# husky puts node_modules/.bin first on PATH, so this is the project's guard.
+command -v guard >/dev/null 2>&1 || {
+  echo "guard: the guard command is not installed here (npm install --save-dev guard-cli); the commit gate fails closed" >&2
+  exit 1
+}
+guard check
+`;
+
+describe('hooks set up by an older guard init', () => {
+  it('doctor says the pre-commit has no lane fallback and there is no commit-msg hook, and names guard init; guard init then adds both', () => {
+    const repo = installGuard({ 'state.py': fixture('state.py'), 'notes.txt': 'a\n' });
+    repo.write('.husky/pre-commit', OLD_PRE_COMMIT);
+    repo.git(['rm', '-q', '.husky/commit-msg']);
+    const d = repo.guardJson(['doctor']).json;
+    const old = d.checks.find((c: any) => c.id === 'hook-old');
+    expect(old).toMatchObject({ ok: false, severity: 'warning' });
+    expect(old.message).toContain('.husky/pre-commit');
+    expect(old.message).toMatch(/lane/);
+    expect(old.message).toMatch(/commit-msg/);
+    expect(old.hint).toMatch(/guard init/);
+
+    const init = repo.guard(['init']);
+    expect(init.code).toBe(0);
+    expect(repo.read('.husky/pre-commit')).toContain('--git-common-dir');
+    expect(repo.read('.husky/commit-msg')).toContain('guard-approved-trailers');
+    expect(repo.guardJson(['doctor']).json.checks.find((c: any) => c.id === 'hook-old')).toBeUndefined();
+    // exactly what a fresh guard init writes (the lane commits this allows: "an agent committing in a lane" above)
+    expect(repo.read('.husky/pre-commit')).toBe(repo.git(['show', 'HEAD:.husky/pre-commit']));
+    repo.git(['add', '-A', '.husky']);
+    expect(repo.git(['diff', '--cached', '--stat', 'HEAD', '--', '.husky'])).toBe('');
   });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseRangeLog, parseTrailerValue } from '../../src/git/approvals.js';
+import { approvalKey, approvalTrailer, parseRangeLog, parseTrailerValue } from '../../src/git/approvals.js';
 import { cUnquote } from '../../src/core/quote.js';
 import { firstChangedLine } from '../../src/flows/gates/ci.js';
 import {
@@ -151,6 +151,17 @@ describe('Guard-Approved trailers', () => {
     expect(parseTrailerValue('state.py')).toBeNull();
     expect(parseTrailerValue('state.py deadbeef')).toBeNull();
     expect(parseTrailerValue(` ${B}`)).toBeNull();
+  });
+
+  it('names the mode of a symlink or a gitlink after the blob; a trailer without one approves a regular file only', () => {
+    expect(approvalTrailer('a.py', B, '100755')).toBe(`Guard-Approved: a.py ${B}`);
+    expect(approvalTrailer('link', B, '120000')).toBe(`Guard-Approved: link ${B} 120000`);
+    expect(parseTrailerValue(`my link ${B} 120000`)).toEqual({ paths: ['my link'], blob: B, mode: '120000' });
+    expect(parseTrailerValue(`sub ${B} 160000`)).toEqual({ paths: ['sub'], blob: B, mode: '160000' });
+    // a path that ends in a mode-like word, approved as a regular file
+    expect(parseTrailerValue(`odd 120000 ${B}`)).toEqual({ paths: ['odd 120000'], blob: B });
+    expect(approvalKey('f', B)).toBe(approvalKey('f', B, '100755'));
+    expect(approvalKey('f', B)).not.toBe(approvalKey('f', B, '120000'));
   });
 
   it('unquotes C-quoted paths as git writes them, and keeps the literal too', () => {

@@ -239,6 +239,8 @@ async function hookChecks(main: Repo, hp: HooksPath, env: NodeJS.ProcessEnv): Pr
     const trailer = await (await import('./doctor-trailer.js')).frameworkTrailerProblem(path.dirname(facts.file), main.root);
     if (trailer) checks.push(bad('trailer', 'warning', trailer.message, trailer.hint));
   }
+  const old = problem || framework ? null : await (await import('./doctor-old-hooks.js')).oldHookProblem(facts.script, facts.scriptText, rel(facts.script));
+  if (old) checks.push(bad('hook-old', 'warning', old.message, old.hint));
   checks.push(...(await branchMoveChecks(main, dir, facts, env)));
   if (!problem && runsGuard(facts.scriptText) === 'command') checks.push(await guardCommandCheck(main, facts, env, rel));
   return checks;

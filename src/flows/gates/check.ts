@@ -255,14 +255,14 @@ function staged(o: FileOutcome, e: DiffEntry): IndexWrite {
 
 /**
  * What a person approved at this prompt (not what review --commit handed in, which wrote its own
- * trailers): path and the blob staged for it, for the commit's Guard-Approved: trailers.
+ * trailers): path, the blob staged for it and its mode, for the commit's Guard-Approved: trailers.
  */
-async function approvedByPerson(planned: Plan, classified: Classification[], byPath: Map<string, DiffEntry>): Promise<Array<{ path: string; blob: string | null }>> {
+async function approvedByPerson(planned: Plan, classified: Classification[], byPath: Map<string, DiffEntry>): Promise<Array<{ path: string; blob: string | null; mode: string | null }>> {
   const approved = planned.files.filter((o, i) => classified[i]!.needsApproval && o.decision === 'approved' && o.decider === 'person' && o.strategy !== 'review');
   if (approved.length === 0) return [];
   const { blobId } = await import('../../git/merge.js');
   // a strategy or some hunks: what was staged is the result, not what the agent proposed
-  return approved.map((o) => ({ path: o.path, blob: (o.action === 'write' && o.content ? blobId(o.content) : byPath.get(o.path)!.newOid) ?? null }));
+  return approved.map((o) => ({ path: o.path, blob: (o.action === 'write' && o.content ? blobId(o.content) : byPath.get(o.path)!.newOid) ?? null, mode: o.mode ?? byPath.get(o.path)!.newMode }));
 }
 
 /**

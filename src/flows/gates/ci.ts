@@ -6,7 +6,7 @@ import { READ_CAP, catFileBatch } from '../../git/catfile.js';
 import { collectFacts } from '../../git/changes.js';
 import { treeDiff } from '../../git/diff.js';
 import { isShallow, openRepo } from '../../git/repo.js';
-import { DELETION_BLOB, approvalKey, readRangeTrailers } from '../../git/approvals.js';
+import { DELETION_BLOB, approvalKey, approvalKind, pathModes, readRangeTrailers } from '../../git/approvals.js';
 import { mergeBase } from '../../git/commits.js';
 import type { AgentCommit } from '../../git/provenance.js';
 import { configAt } from '../context.js';
@@ -113,13 +113,14 @@ export async function ci(opts: CiOptions): Promise<CiResult> {
     const by = [...(agents.get(c.path) ?? []), ...(c.oldPath !== undefined ? (agents.get(c.oldPath) ?? []) : [])];
     if (by.length > 0) file.writtenBy = by;
     if (c.needsApproval) {
-      const by = approvals.get(approvalKey(c.path, blob ?? DELETION_BLOB));
+      const by = approvals.get(approvalKey(c.path, blob ?? DELETION_BLOB, entries[i]!.newMode));
       if (by) Object.assign(file, { decision: 'approved', approvedBy: by });
       else file.decision = 'blocked';
     }
     return file;
   });
-  const reviews = files.some((f) => f.decision === 'blocked') && opts.reviewEnv !== null ? await applyReviews(cwd, base!, head!, mergeBase, files, opts.reviewEnv ?? process.env) : undefined;
+  const modes = new Map(entries.map((e) => [e.path, e.newMode]));
+  const reviews = files.some((f) => f.decision === 'blocked') && opts.reviewEnv !== null ? await applyReviews(cwd, base!, head!, mergeBase, files, modes, opts.reviewEnv ?? process.env) : undefined;
   return {
     command: 'ci',
     base: base!,
@@ -192,14 +193,17 @@ export function firstChangedLine(f: Pick<ChangeFacts, 'oldText' | 'newText' | 'n
  * Clear blocked files with the pull request's approving reviews. A review of
  * commit C saw the pull request as C's diff: merge-base(base, C)..C. It clears
  * a blocked path when that diff changed the path to exactly what head has (the
- * same blob; or, for a deletion, the path deleted there too). A review of an
+ * same blob of the same kind, approvalKind: a regular file seen is not a
+ * symlink with the same text at head; or, for a deletion, the path deleted
+ * there too). A review of an
  * older head thus covers what it saw and nothing changed since, and never a
  * path it saw only as unchanged content (a revert of the base's later change
  * to the content C happened to have). The reviewed commit must be in this
  * clone. Git processes: one merge-base per distinct older reviewed commit
- * (reviews are few; none for a review of head), then one cat-file.
+ * (reviews are few; none for a review of head), then one cat-file and one
+ * ls-tree per distinct reviewed commit (the modes), in parallel.
  */
-async function applyReviews(cwd: string, base: string, head: string, mergeBaseOfHead: string, files: CiFile[], env: NodeJS.ProcessEnv): Promise<NonNullable<CiResult['reviews']>> {
+async function applyReviews(cwd: string, base: string, head: string, mergeBaseOfHead: string, files: CiFile[], headModes: Map<string, string | null>, env: NodeJS.ProcessEnv): Promise<NonNullable<CiResult['reviews']>> {
   const { readReviews } = await import('../review/review-source.js');
   const pr = await readReviews(env);
   if ('unavailable' in pr) return { source: pr.source, unavailable: pr.unavailable, ...(pr.hint ? { hint: pr.hint } : {}), counted: [], ignored: [] };
@@ -208,7 +212,12 @@ async function applyReviews(cwd: string, base: string, head: string, mergeBaseOf
   // an unknown commit makes merge-base fail: that review is "not in this clone"
   const bases = await Promise.all(commits.map((c) => (c === head ? mergeBaseOfHead : mergeBase(cwd, base, c).catch(() => null))));
   const names = commits.flatMap((c, i) => [`${c}^{commit}`, ...blocked.flatMap((f) => [`${c}:${f.path}`, `${bases[i] ?? c}:${f.path}`])]);
-  const found = names.length ? await catFileBatch(cwd, names, 0) : [];
+  const paths = blocked.filter((f) => f.blob !== null).map((f) => f.path);
+  const [found, modes] = await Promise.all([
+    names.length ? catFileBatch(cwd, names, 0) : [],
+    // an unknown commit: no modes (the cat-file above already says the review is not in this clone)
+    Promise.all(commits.map((c, i) => (bases[i] ? pathModes(cwd, c, paths) : new Map<string, string>()))),
+  ]);
   const stride = 1 + 2 * blocked.length;
   const counted: NonNullable<CiResult['reviews']>['counted'] = [];
   const ignored = [...pr.ignored];
@@ -225,7 +234,8 @@ async function applyReviews(cwd: string, base: string, head: string, mergeBaseOf
       if (f.decision !== 'blocked') return;
       const at = found[k + 1 + 2 * j];
       const before = found[k + 2 + 2 * j];
-      const seen = f.blob === null ? !at && !!before : at?.type === 'blob' && at.oid === f.blob && before?.oid !== f.blob;
+      const sameKind = approvalKind(modes[i]!.get(f.path)) === approvalKind(headModes.get(f.path));
+      const seen = f.blob === null ? !at && !!before : at?.type === 'blob' && at.oid === f.blob && sameKind && before?.oid !== f.blob;
       if (!seen) return;
       f.decision = 'approved';
       f.review = { id: r.id, user: r.user, commit: r.commit, ...(r.url ? { url: r.url } : {}), ...(r.kind ? { kind: r.kind } : {}) };

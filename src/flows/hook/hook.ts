@@ -4,7 +4,7 @@ import { GuardError } from '../../core/errors.js';
 import type { FileChange, HookEvent, Outcome } from '../../harness/types.js';
 import type { SessionMeta } from '../../git/checkpoint.js';
 import { openRepo, type Repo } from '../../git/repo.js';
-import { integrityDenial, integrityProblems, integritySentence } from '../doctor/integrity.js';
+import { integrityDenial, integrityProblems, integritySentence, type IntegrityProblem } from '../doctor/integrity.js';
 import { NONE, eventsRead, type HookResult } from './hook-common.js';
 import { nearestFolder, realAbs, within } from './hook-place.js';
 import { reportBackground, shellAfter, shellBefore, withLate } from './hook-shell.js';
@@ -61,9 +61,24 @@ export async function runHook(opts: HookOptions): Promise<HookResult> {
   if (net.length > 0 && e.phase === 'pre') return { outcome: { kind: 'deny', reason: integrityDenial(net) }, notes: [] };
   const r = await judgeCall(opts, repos, now);
   if (net.length === 0) return r;
-  const said = integritySentence(net);
+  const said = integritySentence(net) + (e.phase === 'post' ? await movedWhileGone(repos[0]!, net) : '');
   const outcome: Outcome = r.outcome.kind === 'inform' ? { kind: 'inform', message: `${r.outcome.message} ${said}` } : { kind: 'inform', message: `guard: ${said} ${net.every((p) => p.healed) ? 'Tell the user.' : 'Tell the user: the safety net is down until guard recover (or guard init) is run.'}` };
   return { ...r, outcome };
+}
+
+/**
+ * The hooks were gone while the command ran (`git clean -fdX && git commit`
+ * in one command): what its commits brought into the branch is measured now,
+ * as the branch gate will at the branch's next move, and said with the
+ * report. Kept as it is: the branch's verified tip still holds what was
+ * there, and that next move is refused until a person approves. Only when
+ * guard had to put its hooks back: otherwise the gate ran.
+ */
+async function movedWhileGone(repo: Repo, net: readonly IntegrityProblem[]): Promise<string> {
+  if (!net.some((p) => p.id === 'hooks' && p.healed)) return '';
+  const [{ resolveRev }, { bypassChecks }] = await Promise.all([import('../../git/moves.js'), import('../doctor/doctor-hooks.js')]);
+  const moved = await bypassChecks(repo, await resolveRev(repo.root, 'HEAD')).catch(() => []);
+  return moved.map((m) => ` While they were gone, ${m.message} (${m.hint}).`).join('');
 }
 
 /** One call in the work trees it touches: background reports first, then the shell or write flow. */

@@ -95,6 +95,8 @@ function findsGuard(template: string, project: { folder: string; yarnPnp: boolea
   if (project.folder !== '') {
     const quoted = `'${project.folder.replace(/'/g, `'\\''`)}'`;
     out = out.replace('PATH="node_modules/.bin:$PATH"\n', `PATH="node_modules/.bin:$PATH"\nPATH=${quoted}/node_modules/.bin:"$PATH"\n`);
+    // a lane's fallback to the main tree's guard, in the same subfolder there (inside double quotes)
+    out = out.replace('--git-common-dir)/../node_modules/.bin', `--git-common-dir)/../${project.folder.replace(/["$\`\\]/g, '\\$&')}/node_modules/.bin`);
   }
   if (project.yarnPnp) {
     const cd = project.folder !== '' ? `cd '${project.folder.replace(/'/g, `'\\''`)}' && ` : '';

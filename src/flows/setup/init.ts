@@ -79,8 +79,14 @@ export async function init(opts: InitOptions): Promise<InitResult> {
   } else {
     const text = await readFile(hook, 'utf8');
     const add = !GUARD_LINE.test(text);
-    await installFiles([...(add ? [{ op: 'append' as const, path: hook, text: (text.endsWith('\n') || text === '' ? '' : '\n') + '\n' + script }] : []), { op: 'mode', path: hook, mode: 0o755 }]);
+    const upgraded = add ? null : withLaneFallback(text, script);
+    await installFiles([
+      ...(add ? [{ op: 'append' as const, path: hook, text: (text.endsWith('\n') || text === '' ? '' : '\n') + '\n' + script }] : []),
+      ...(upgraded ? [{ op: 'write' as const, path: hook, content: upgraded, mode: 0o755 }] : []),
+      { op: 'mode', path: hook, mode: 0o755 },
+    ]);
     if (add) changed.push(`added guard check to ${HUSKY_DIR}/pre-commit (${runs})`);
+    if (upgraded) changed.push(`added the lane fallback to ${HUSKY_DIR}/pre-commit (an agent in a lane finds the main tree's guard)`);
   }
   if (manager === 'yarn-pnp') {
     warnings.push(
@@ -96,6 +102,22 @@ export async function init(opts: InitOptions): Promise<InitResult> {
   await common(repo, opts, changed, warnings);
   await recordGate(repo, path.join(repo.root, HOOKS_PATH), opts.agents);
   return { root: repo.root, hooksPath: HOOKS_PATH, packageManager: manager, changed, warnings };
+}
+
+/**
+ * guard's block in a pre-commit written by an older `guard init` (before
+ * lanes could commit): the lane fallback of today's script (its comment and
+ * the line that finds the main tree's guard) inserted before the block's
+ * first `command -v guard`. Null when the hook is not guard's husky block or
+ * already has it. The rest of the hook is kept as it is.
+ */
+function withLaneFallback(text: string, script: string): string | null {
+  if (!text.includes('husky puts node_modules/.bin first on PATH') || text.includes('--git-common-dir')) return null;
+  const lines = script.split('\n');
+  const at = lines.findIndex((l) => l.includes('--git-common-dir'));
+  const where = /^command -v guard\b/m.exec(text);
+  if (at < 1 || !where) return null;
+  return text.slice(0, where.index) + lines.slice(at - 1, at + 1).join('\n') + '\n' + text.slice(where.index);
 }
 
 /**
