@@ -170,8 +170,13 @@ export async function takeCheckpoint(gate: ApplyGate, repo: Repo, checkpoint: Ch
   return taken!;
 }
 
+export interface RecordOptions {
+  now: Date;
+  pack?: boolean;
+}
+
 /** Records alone (session steps, decision records, rejected refs): one fast-import. */
-export async function record(gate: ApplyGate, repo: Repo, records: RecordCommit[], now: Date, pack = false): Promise<void> {
+export async function record(gate: ApplyGate, repo: Repo, records: RecordCommit[], { now, pack = false }: RecordOptions): Promise<void> {
   await apply({ gate, repo, now, records, target: null, pack });
 }
 

@@ -62,7 +62,7 @@ export const treeSteps: Steps<TreeTarget, TreeDone> = {
   changes: (t) => treeChanges(t),
   nothing: async (p, t) => {
     const done = treeDone(t);
-    await recordTree(p, t, done, [], null);
+    await recordTree(p, t, { done, late: [], taken: null });
     return done;
   },
   lock: (t) => ({ opts: t.lock, warnings: t.warnings }),
@@ -72,7 +72,7 @@ export const treeSteps: Steps<TreeTarget, TreeDone> = {
     done.late = await writeTree(p, t, done, taken!);
     return done;
   },
-  after: (p, t, taken, done) => recordTree(p, t, done, done.late, taken),
+  after: (p, t, taken, done) => recordTree(p, t, { done, late: done.late, taken }),
 };
 
 function treeChanges(t: TreeTarget): boolean {
@@ -94,7 +94,7 @@ export function refusal(t: Pick<TreeTarget, 'lane' | 'ctx' | 'refs'>, f: TreeFil
   const ref = newRef(REFS.rejected, now);
   t.refs.set(o.path, ref);
   const rec = decisionRecord(f.file.c, o.decision === 'blocked' ? 'blocked' : 'rejected', o.decider, { ref, ...(e.newOid ? { blob: e.newOid } : {}), ...(o.strategy ? { strategy: o.strategy } : {}) });
-  return rejectedCommit(t.ctx, rec, ref, t.lane.base, proposalChanges(e));
+  return rejectedCommit(t.ctx, { kept: rec, ref, parent: t.lane.base, changes: proposalChanges(e) });
 }
 
 /** The tree cannot take this file without writing outside itself: it is blocked, with the reason, and said. */
@@ -181,17 +181,23 @@ async function mergeOne(root: string, t: TreeTarget, { outcome: o, file: f, entr
     if (e.oldPath !== undefined && nowOld !== null && !nested) await removeFile(root, e.oldPath);
     return { conflict: false, paths: e.oldPath !== undefined ? [e.oldPath, e.path] : [e.path], blob: blobId(content!) };
   }
-  const m = await mergeFile(root, now!.content, f.base ?? Buffer.alloc(0), content!, ['main', 'base', `lane ${t.lane.name}`]);
+  const m = await mergeFile(root, { ours: now!.content, base: f.base ?? Buffer.alloc(0), theirs: content!, labels: ['main', 'base', `lane ${t.lane.name}`] });
   await writeFileAtomic(root, e.path, m.content, mode);
   if (m.conflicts > 0) return conflict;
   return { conflict: false, paths: [e.path], blob: blobId(m.content) };
 }
 
+interface TreeRecordInput {
+  done: TreeDone;
+  late: RecordCommit[];
+  taken: Taken | null;
+}
+
 /** Once the tree holds the result (and is unlocked): late refusals, the decision record of every file, then the commit where asked. */
-async function recordTree(p: ApplyPlan<TreeTarget>, t: TreeTarget, done: TreeDone, late: RecordCommit[], taken: Taken | null): Promise<void> {
+async function recordTree(p: ApplyPlan<TreeTarget>, t: TreeTarget, { done, late, taken }: TreeRecordInput): Promise<void> {
   if (late.length > 0) await writeRecords(p.repo.root, late, p.now);
   faultPoint('review:before-record');
-  const records = decisionRecords(t.plan, t.files.map((f) => f.file.c), t.refs, done.blobs, done.conflicts);
+  const records = decisionRecords(t.plan, t.files.map((f) => f.file.c), { refs: t.refs, blobs: done.blobs, conflicts: done.conflicts });
   await writeRecords(p.repo.root, [decisionBatch(t.ctx, records, p.now, t.record)], p.now);
   if (!t.commit || done.merged === 0) return;
   if (done.conflicts.size > 0) {

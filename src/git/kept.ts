@@ -141,6 +141,13 @@ async function walk(root: string, dir: string, max: number): Promise<string[] | 
   return out;
 }
 
+export interface KeptPlanInput {
+  input: { ignored: readonly string[]; nested: readonly string[] };
+  previous: KeptMemory | null;
+  algo: 'sha1' | 'sha256' | null;
+  limits: KeptLimits;
+}
+
 /**
  * Plan the kept tree of a checkpoint: `ignored` as git lists it (`git
  * ls-files -o -i --exclude-standard --directory`: files, and wholly ignored
@@ -149,13 +156,10 @@ async function walk(root: string, dir: string, max: number): Promise<string[] | 
  */
 export async function planKept(
   root: string,
-  input: { ignored: readonly string[]; nested: readonly string[] },
-  previous: KeptMemory | null,
-  algo: 'sha1' | 'sha256' | null,
-  limits: KeptLimits,
+  { input, previous, algo, limits }: KeptPlanInput,
 ): Promise<KeptPlan> {
   const found = await groupsToKeep(root, input, previous, limits);
-  const { files, changes, bytes, hits } = await readGroups(root, found.groups, previous, algo, limits, found.skipped);
+  const { files, changes, bytes, hits } = await readGroups(root, { groups: found.groups, previous, algo, limits, skipped: found.skipped });
   const reuse = previous !== null && hits === files.length && files.length === previous.files.length && files.length > 0;
   return { reuse, changes, files, skipped: found.skipped, folders: found.keptFolders, nested: found.keptNested, bigFolders: found.bigFolders, bytes };
 }
@@ -220,17 +224,21 @@ async function groupsToKeep(
   return { groups, skipped, bigFolders, keptFolders, keptNested };
 }
 
+interface ReadGroupsInput {
+  groups: readonly KeptGroup[];
+  previous: KeptMemory | null;
+  algo: 'sha1' | 'sha256' | null;
+  limits: KeptLimits;
+  skipped: KeptSkip[];
+}
+
 /**
  * Each group's files as tree changes, under the size and count budgets (what is left out goes to
  * `skipped`); `hits` counts the files whose blob the last kept tree already had.
  */
 async function readGroups(
   root: string,
-  groups: readonly KeptGroup[],
-  previous: KeptMemory | null,
-  algo: 'sha1' | 'sha256' | null,
-  limits: KeptLimits,
-  skipped: KeptSkip[],
+  { groups, previous, algo, limits, skipped }: ReadGroupsInput,
 ): Promise<{ files: KeptFile[]; changes: RecordCommit['changes']; bytes: number; hits: number }> {
   const last = new Map((previous?.files ?? []).map((f) => [f.path, f]));
   const files: KeptFile[] = [];

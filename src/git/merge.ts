@@ -15,13 +15,20 @@ export interface MergeResult {
   conflicts: number;
 }
 
+export interface MergeInput {
+  ours: Buffer;
+  base: Buffer;
+  theirs: Buffer;
+  labels: [string, string, string];
+}
+
 /**
  * Three-way merge of one file with git's own merge-file: `ours` (the main
  * tree now), `base` (where the lane started), `theirs` (what was approved).
  * Conflicts come back as git-style markers labelled with the three names.
  * https://git-scm.com/docs/git-merge-file: exit code = number of conflicts, negative on error.
  */
-export async function mergeFile(cwd: string, ours: Buffer, base: Buffer, theirs: Buffer, labels: [string, string, string]): Promise<MergeResult> {
+export async function mergeFile(cwd: string, { ours, base, theirs, labels }: MergeInput): Promise<MergeResult> {
   const dir = await mkdtemp(path.join(tmpdir(), `guard-merge-${randomBytes(3).toString('hex')}-`));
   try {
     const files = ['ours', 'base', 'theirs'].map((n) => path.join(dir, n));

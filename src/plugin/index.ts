@@ -235,7 +235,14 @@ export interface OpencodeContext {
   worktree?: string;
 }
 
-function opencodeMeta(harness: 'opencode' | 'kilo', phase: 'before' | 'after', input: OpencodeInput, args: unknown, ctx: OpencodeContext): Meta & { args: Obj } {
+/** One opencode (or Kilo) hook call: which harness, the tool call, the session's folder. */
+export interface OpencodeCall {
+  harness: 'opencode' | 'kilo';
+  input: OpencodeInput;
+  ctx: OpencodeContext;
+}
+
+function opencodeMeta(phase: 'before' | 'after', { harness, input, ctx }: OpencodeCall, args: unknown): Meta & { args: Obj } {
   const tool = input?.tool ?? '';
   const a = typeof args === 'object' && args !== null && !Array.isArray(args) ? (args as Obj) : {};
   const directory = ctx?.directory || ctx?.worktree || process.cwd();
@@ -266,18 +273,33 @@ async function looseEdit(m: Meta & { args: Obj }): Promise<string | null> {
   return `guard refused this edit: oldString is not in ${m.args.filePath} exactly as given, and ${m.harness} would then match it loosely (by trimmed lines, or by its first and last lines alone), so guard cannot tell what the edit would replace. Read the file and send oldString exactly as it is there, or write the whole file.`;
 }
 
-/** tool.execute.before: throws a GuardRefusal (the call is refused, the model reads the reason) or returns. */
-export async function opencodeBefore(harness: 'opencode' | 'kilo', input: OpencodeInput, output: { args?: unknown }, ctx: OpencodeContext, opts: Options = {}): Promise<void> {
-  const m = opencodeMeta(harness, 'before', input, output?.args, ctx);
+/**
+ * tool.execute.before: throws a GuardRefusal (the call is refused, the model
+ * reads the reason) or returns. The plugin file guard setup writes calls it
+ * with these four arguments: older plugin files do too, so they stay.
+ */
+export async function opencodeBefore(harness: 'opencode' | 'kilo', input: OpencodeInput, output: { args?: unknown }, ctx: OpencodeContext): Promise<void> {
+  return opencodeJudgeBefore({ harness, input, ctx, output });
+}
+
+/** opencodeBefore, with guard's own options (a time budget). */
+export async function opencodeJudgeBefore(call: OpencodeCall & { output: { args?: unknown } }, opts: Options = {}): Promise<void> {
+  const m = opencodeMeta('before', call, call.output?.args);
   const loose = await looseEdit(m);
   if (loose) throw new GuardRefusal(loose);
   const v = await judge(m, () => opencodeAction(m.tool, m.args), opts);
   if (v.action === 'deny') throw new GuardRefusal(v.reason);
 }
 
-/** tool.execute.after: a loss report is appended to the tool's output, which is what the model reads. */
-export async function opencodeAfter(harness: 'opencode' | 'kilo', input: OpencodeInput & { args?: unknown }, output: { output?: unknown }, ctx: OpencodeContext, opts: Options = {}): Promise<void> {
-  const m = opencodeMeta(harness, 'after', input, input?.args, ctx);
+/** tool.execute.after: a loss report is appended to the tool's output, which is what the model reads. Four arguments, as opencodeBefore. */
+export async function opencodeAfter(harness: 'opencode' | 'kilo', input: OpencodeInput & { args?: unknown }, output: { output?: unknown }, ctx: OpencodeContext): Promise<void> {
+  return opencodeJudgeAfter({ harness, input, ctx, output });
+}
+
+/** opencodeAfter, with guard's own options (a time budget). */
+export async function opencodeJudgeAfter(call: OpencodeCall & { input: { args?: unknown }; output: { output?: unknown } }, opts: Options = {}): Promise<void> {
+  const { harness, input, ctx, output } = call;
+  const m = opencodeMeta('after', call, input?.args);
   let v = await judge(m, () => opencodeAction(m.tool, m.args), opts);
   if (m.tool === 'bash') v = await netCheck(harness, ctx?.worktree || ctx?.directory, v);
   if (v.action !== 'report' || !output) return;

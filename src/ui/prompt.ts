@@ -333,7 +333,7 @@ function splitAt(term: Terminal, w: Walk): void {
 
 /** e: as git, an edit that applies is taken for this hunk at once; one that does not is said, and the original is asked again. */
 async function editAt(term: Terminal, opts: PromptOptions, w: Walk): Promise<void> {
-  const edited = await editHunk(term, opts, w.f, w.hunks, w.hunks[w.at]!);
+  const edited = await editHunk(term, opts, { f: w.f, hunks: w.hunks, h: w.hunks[w.at]! });
   if (edited) {
     w.hunks = edited;
     w.decided[w.at] = true;
@@ -353,12 +353,18 @@ async function page(term: Terminal, opts: PromptOptions, hunks: readonly Hunk[],
   else await term.page(text, command);
 }
 
+interface HunkToEdit {
+  f: PromptFile;
+  hunks: readonly Hunk[];
+  h: Hunk;
+}
+
 /**
  * `e`: the hunk, with git's guide as # lines, in a temp file; the person's
  * editor; the file read back. The file's hunks with the edited one in place
  * of `h` when it still applies to the base, else null (said why).
  */
-async function editHunk(term: Terminal, opts: PromptOptions, f: PromptFile, hunks: readonly Hunk[], h: Hunk): Promise<Hunk[] | null> {
+async function editHunk(term: Terminal, opts: PromptOptions, { f, hunks, h }: HunkToEdit): Promise<Hunk[] | null> {
   const command = opts.editor ? await opts.editor() : null;
   if (!command) {
     // Never take the hunk as if edited: it stays undecided, asked again.

@@ -6,14 +6,17 @@ import { describe, expect, it } from 'vitest';
 
 /**
  * The shape of src/ that issue 21 asks for, checked on the source itself:
- * no function longer than a reader can hold, and git's file modes written in
- * one module only. TypeScript 7 (native tsc) has no JS API, so the source is
+ * no function longer than a reader can hold, none taking more than four
+ * parameters (options go in one typed object), and git's file modes written
+ * in one module only. TypeScript 7 (native tsc) has no JS API, so the source is
  * parsed with oxc, through rolldown's `parseAst`: rolldown is already the
  * bundler here (scripts/bundle.mjs), so this adds no dependency.
  */
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const MAX_BODY_LINES = 80;
+/** More than this many parameters and the call site reads as a row of unnamed values: pass one typed object. */
+const MAX_PARAMS = 4;
 
 /**
  * Functions allowed over the limit: none. A long function is split into named
@@ -91,6 +94,8 @@ interface Found {
   line: number;
   name: string;
   lines: number;
+  /** Parameters it declares (a rest parameter is one; TypeScript's `this` is none). */
+  params: number;
 }
 
 /** Every function, method and arrow function in one file, with the lines its body spans. */
@@ -101,7 +106,8 @@ function functionsIn(file: string, text: string): Found[] {
     const isFunction = node.type === 'FunctionDeclaration' || node.type === 'FunctionExpression' || node.type === 'ArrowFunctionExpression';
     if (isFunction && isNode(node.body)) {
       const name = nameFor(parent, node, className) ?? `<anonymous at line ${line(node.start)}>`;
-      found.push({ file, line: line(node.start), name, lines: line(node.body.end) - line(node.body.start) + 1 });
+      const params = (Array.isArray(node.params) ? node.params : []).filter((p) => !(isNode(p) && p.type === 'Identifier' && p.name === 'this'));
+      found.push({ file, line: line(node.start), name, lines: line(node.body.end) - line(node.body.start) + 1, params: params.length });
     }
     const inClass = node.type === 'ClassDeclaration' || node.type === 'ClassExpression';
     const nextClass = inClass && isNode(node.id) ? String(node.id.name) : className;
@@ -143,6 +149,8 @@ describe('the shape of src/', () => {
       'export default { k: function () {\n} };',
     ].join('\n');
     expect(functionsIn('sample.ts', sample).map((f) => `${f.name} ${f.lines}`)).toEqual(['a 2', 'b 2', 'C.m 2', 'k 2']);
+    const params = 'function p(this: X, a: number, b = 1, { c }: O, ...rest: string[]) {}\nconst q = (a, b, c, d, e) => a;';
+    expect(functionsIn('sample.ts', params).map((f) => `${f.name} ${f.params}`)).toEqual(['p 4', 'q 5']);
     expect(modeLiteralsIn('sample.ts', "const m = '100644'; const r = /^040000 tree/; const t = `${x} 120000`; // 160000")).toEqual([
       "sample.ts:1 '100644'",
       'sample.ts:1 /^040000 tree/',
@@ -159,6 +167,14 @@ describe('the shape of src/', () => {
     expect(long).toEqual([]);
   });
 
+  it(`has no function with more than ${MAX_PARAMS} parameters (options go in one typed object)`, () => {
+    const many = files
+      .flatMap(({ file, text }) => functionsIn(file, text))
+      .filter((f) => f.params > MAX_PARAMS)
+      .map((f) => `${f.file}:${f.line} ${f.name} (${f.params} parameters)`);
+    expect(many).toEqual([]);
+  });
+
   it(`spells git's file modes only in ${MODES_MODULE}`, () => {
     const spelled = files
       .filter(({ file }) => file !== MODES_MODULE && !MODE_LITERAL_ALLOWED.has(file))
@@ -166,3 +182,4 @@ describe('the shape of src/', () => {
     expect(spelled).toEqual([]);
   });
 });
+

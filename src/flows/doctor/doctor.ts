@@ -277,7 +277,7 @@ async function preCommitProblem(main: Repo, facts: HookFacts, env: NodeJS.Proces
   // integrity: the hook's text says little (guard after `exit 0`, behind `|| true`, in the background,
   // echoed, in a heredoc, under `if false`): run it and see that it blocks. HUSKY is reported apart below.
   const unresolved = runsGuard(facts.scriptText) === 'command' && !(await findGuard(main.root, env)); // guard-command says it below
-  if (!problem && !unresolved && !framework) problem = await (await import('./doctor-hooks.js')).preCommitBlocks(facts.file, main.root, env, rel(facts.script), runsGuard(facts.scriptText) !== null);
+  if (!problem && !unresolved && !framework) problem = await (await import('./doctor-hooks.js')).preCommitBlocks({ hook: facts.file, root: main.root, env, script: rel(facts.script), mentionsGuard: runsGuard(facts.scriptText) !== null });
   return { problem, framework };
 }
 

@@ -99,8 +99,8 @@ export async function check(opts: CheckOptions): Promise<CheckResult> {
   const pending = classified.filter((c) => c.needsApproval && !answers.has(c.path));
   // Contents and hunks are read only for the files a person is asked about (askAtCommit fills them in).
   const planFiles = classified.map((c, i): PlanFile => ({ c, hunks: [], base: null, proposed: null, baseMode: entries[i]!.oldMode, proposedMode: entries[i]!.newMode }));
-  const { own, prov } = !opts.auto ? await ownChanges(repo, config.judge, pending, await provenance, staged, now) : { own: [], prov: await provenance };
-  const asked = !opts.auto && pending.length > 0 ? await askAtCommit(repo, entries, planFiles, pending, own, prov, config.preview.contextLines, opts.color, answers, () => opts.deadline?.disarm()) : false;
+  const { own, prov } = !opts.auto ? await ownChanges(repo, { judge: config.judge, pending, recent: await provenance, staged, now }) : { own: [], prov: await provenance };
+  const asked = !opts.auto && pending.length > 0 ? await askAtCommit(repo, { entries, files: planFiles, pending, own, prov, contextLines: config.preview.contextLines, color: opts.color, answers, disarm: () => opts.deadline?.disarm() }) : false;
 
   const planned = await plan('check', planFiles, answers);
   const result = await applyCheck(opts, { repo, base, lane, entries, classified, planned, asked, prov });
@@ -123,6 +123,14 @@ interface Checked {
   prov: Provenance;
 }
 
+interface OwnChangesInput {
+  judge: 'all' | 'agents';
+  pending: readonly Classification[];
+  recent: Provenance;
+  staged: readonly Staged[];
+  now: Date;
+}
+
 /**
  * With `judge: agents`, the changes a person committing at the terminal
  * made themselves: no hooked agent session wrote the path (nor the old
@@ -135,7 +143,7 @@ interface Checked {
  * routine edit, not the gate's own files or a workflow). They pass unasked
  * once a terminal opens; without one, they are judged like everything else.
  */
-async function ownChanges(repo: Repo, judge: 'all' | 'agents', pending: readonly Classification[], recent: Provenance, staged: readonly Staged[], now: Date): Promise<{ own: Classification[]; prov: Provenance }> {
+async function ownChanges(repo: Repo, { judge, pending, recent, staged, now }: OwnChangesInput): Promise<{ own: Classification[]; prov: Provenance }> {
   const candidates = (p: Provenance) => (p.agentRunning ? [] : pending.filter((c) => !c.protected && !p.origins.has(c.path) && !(c.oldPath !== undefined && p.origins.has(c.oldPath))));
   if (judge !== 'agents' || candidates(recent).length === 0) return { own: [], prov: recent };
   // the whole trail, not only the recent days: an agent's write of a month ago may be what is staged
@@ -178,7 +186,7 @@ async function applyCheck(opts: CheckOptions, { repo, base, lane, entries, class
   const now = opts.now ?? new Date();
   const ctx: RecordContext = { command: 'check', lane, time: now.toISOString(), base };
   const byPath = new Map(entries.map((e) => [e.path, e]));
-  const { commits, records } = await recordsOf(planned, classified, files, byPath, ctx, now);
+  const { commits, records } = await recordsOf(planned, { classified, files, byPath, ctx, now });
   // the audit trail names the agent sessions that wrote each path
   const by = new Map(files.map((f) => [f.path, f.writtenBy]));
   for (const r of records) {
@@ -216,13 +224,21 @@ async function applyCheck(opts: CheckOptions, { repo, base, lane, entries, class
   return result;
 }
 
+interface CheckRecordsInput {
+  classified: Classification[];
+  files: CheckedFile[];
+  byPath: Map<string, DiffEntry>;
+  ctx: RecordContext;
+  now: Date;
+}
+
 /**
  * The decision records, and ONE rejected commit for every proposal this run
  * keeps (refused, or beside a merged or partial result): parent the base,
  * tree the base with all of them, so N refusals cost one tree, not N trees of
  * the base's size. `git diff REF^ REF -- PATH` shows one of them.
  */
-async function recordsOf(planned: Plan, classified: Classification[], files: CheckedFile[], byPath: Map<string, DiffEntry>, ctx: RecordContext, now: Date): Promise<{ commits: RecordCommit[]; records: DecisionRecord[] }> {
+async function recordsOf(planned: Plan, { classified, files, byPath, ctx, now }: CheckRecordsInput): Promise<{ commits: RecordCommit[]; records: DecisionRecord[] }> {
   const blobs = new Map<string, string>();
   const { blobId } = planned.files.some((o) => o.action === 'write') ? await import('../../git/merge.js') : { blobId: null };
   for (const o of planned.files) {
@@ -236,11 +252,11 @@ async function recordsOf(planned: Plan, classified: Classification[], files: Che
   files.forEach((f) => {
     if (refs.has(f.path)) f.ref = ref!;
   });
-  const records = decisionRecords(planned, classified, refs, blobs);
+  const records = decisionRecords(planned, classified, { refs, blobs });
   if (!ref) return { commits: [], records };
   const kept = records.filter((r) => refs.has(r.path)).map((r) => (r.decision === 'blocked' ? r : { ...r, decision: 'rejected' as const }));
   const changes = keep.flatMap((o) => proposalChanges(byPath.get(o.path)!));
-  return { commits: [rejectedCommit(ctx, kept, ref, ctx.base, changes)], records };
+  return { commits: [rejectedCommit(ctx, { kept, ref, parent: ctx.base, changes })], records };
 }
 
 /**
@@ -304,6 +320,18 @@ function toChecked(c: Classification, o: FileOutcome, by: Origin[] | undefined):
   return f;
 }
 
+interface AskAtCommitInput {
+  entries: DiffEntry[];
+  files: PlanFile[];
+  pending: Classification[];
+  own: readonly Classification[];
+  prov: Provenance;
+  contextLines: number;
+  color: boolean;
+  answers: Map<string, Answer>;
+  disarm: () => void;
+}
+
 /**
  * Ask the person at the terminal about each change that needs approval;
  * false when there is none. Reads both sides and the hunks of only those
@@ -312,15 +340,7 @@ function toChecked(c: Classification, o: FileOutcome, by: Origin[] | undefined):
  */
 async function askAtCommit(
   repo: Repo,
-  entries: DiffEntry[],
-  files: PlanFile[],
-  pending: Classification[],
-  own: readonly Classification[],
-  prov: Provenance,
-  contextLines: number,
-  color: boolean,
-  answers: Map<string, Answer>,
-  disarm: () => void,
+  { entries, files, pending, own, prov, contextLines, color, answers, disarm }: AskAtCommitInput,
 ): Promise<boolean> {
   const { openPrompt } = await import('../../ui/prompt.js');
   const [{ pagerCommand }, { editorCommand }] = await Promise.all([import('../../git/pager.js'), import('../../git/editor.js')]);

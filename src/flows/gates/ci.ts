@@ -93,7 +93,7 @@ export async function ci(opts: CiOptions): Promise<CiResult> {
     { flag: '--base', name: opts.base },
     { flag: '--head', name: headName },
   ]);
-  const mergeBase = await findMergeBase(cwd, base!, head!, opts.base, headName);
+  const mergeBase = await findMergeBase(cwd, { base: base!, head: head!, baseName: opts.base, headName });
 
   const [entries, [configBlob], { approvals, agents }] = await Promise.all([
     treeDiff(cwd, mergeBase, head!),
@@ -119,7 +119,7 @@ export async function ci(opts: CiOptions): Promise<CiResult> {
     }
     return file;
   });
-  const reviews = files.some((f) => f.decision === 'blocked') && opts.reviewEnv !== null ? await applyReviews(cwd, base!, head!, mergeBase, files, opts.reviewEnv ?? process.env) : undefined;
+  const reviews = files.some((f) => f.decision === 'blocked') && opts.reviewEnv !== null ? await applyReviews(cwd, { base: base!, head: head!, mergeBaseOfHead: mergeBase, files, env: opts.reviewEnv ?? process.env }) : undefined;
   return {
     command: 'ci',
     base: base!,
@@ -159,8 +159,15 @@ async function resolveCommits(cwd: string, revs: Array<{ flag: string; name: str
   });
 }
 
+interface MergeBaseInput {
+  base: string;
+  head: string;
+  baseName: string;
+  headName: string;
+}
+
 /** merge-base(base, head); a usage error that says why when there is none. */
-async function findMergeBase(cwd: string, base: string, head: string, baseName: string, headName: string): Promise<string> {
+async function findMergeBase(cwd: string, { base, head, baseName, headName }: MergeBaseInput): Promise<string> {
   const mb = await mergeBase(cwd, base, head);
   if (mb) return mb;
   if (await isShallow(cwd)) {
@@ -188,6 +195,14 @@ export function firstChangedLine(f: Pick<ChangeFacts, 'oldText' | 'newText' | 'n
   return Math.max(1, Math.min(i + 1, count));
 }
 
+interface ReviewsInput {
+  base: string;
+  head: string;
+  mergeBaseOfHead: string;
+  files: CiFile[];
+  env: NodeJS.ProcessEnv;
+}
+
 /**
  * Clear blocked files with the pull request's approving reviews. A review of
  * commit C saw the pull request as C's diff: merge-base(base, C)..C. It clears
@@ -199,7 +214,7 @@ export function firstChangedLine(f: Pick<ChangeFacts, 'oldText' | 'newText' | 'n
  * clone. Git processes: one merge-base per distinct older reviewed commit
  * (reviews are few; none for a review of head), then one cat-file.
  */
-async function applyReviews(cwd: string, base: string, head: string, mergeBaseOfHead: string, files: CiFile[], env: NodeJS.ProcessEnv): Promise<NonNullable<CiResult['reviews']>> {
+async function applyReviews(cwd: string, { base, head, mergeBaseOfHead, files, env }: ReviewsInput): Promise<NonNullable<CiResult['reviews']>> {
   const { readReviews } = await import('../review/review-source.js');
   const pr = await readReviews(env);
   if ('unavailable' in pr) return { source: pr.source, unavailable: pr.unavailable, ...(pr.hint ? { hint: pr.hint } : {}), counted: [], ignored: [] };

@@ -88,7 +88,7 @@ type Get = (path: string) => ReturnType<typeof getJson>;
 /** The approvals that count on a GitLab merge request. Throws with a one-line message when the API cannot be read. */
 export async function gitlabApprovals(t: GitlabTarget): Promise<PrReviews> {
   const headers = { 'private-token': t.token, accept: 'application/json', 'user-agent': 'guard-ci' };
-  const get: Get = (path) => getJson(`${t.api}${path}`, headers, 'GitLab API', path.replace(/\?.*$/, ''));
+  const get: Get = (path) => getJson(`${t.api}${path}`, headers, { name: 'GitLab API', shown: path.replace(/\?.*$/, '') });
   const mr = await readMergeRequest(t, get);
   const out: PrReviews = { source: t.source, reviews: [], ignored: [] };
   const candidates = approvalCandidates(mr, out);

@@ -95,7 +95,7 @@ export async function measureMove(cwd: string, anchor: string, to: string, opts:
  */
 async function measureBetween(cwd: string, base: string, to: string, opts: MeasureOptions): Promise<Measured> {
   if (opts.paths && opts.paths.length === 0) return { base, entries: [], needing: [], all: [] };
-  const [diff, [configBlob]] = await Promise.all([treeDiff(cwd, base, to, opts.paths, opts.renameSimilarity === undefined ? {} : { renameSimilarity: opts.renameSimilarity }), catFileBatch(cwd, [`${base}:${CONFIG_FILE}`], READ_CAP)]);
+  const [diff, [configBlob]] = await Promise.all([treeDiff(cwd, base, to, { paths: opts.paths, ...(opts.renameSimilarity === undefined ? {} : { renameSimilarity: opts.renameSimilarity }) }), catFileBatch(cwd, [`${base}:${CONFIG_FILE}`], READ_CAP)]);
   const entries = opts.only ? diff.filter(opts.only) : diff;
   let config: Config;
   try {
@@ -163,7 +163,7 @@ export async function gateMoves(opts: GateOptions): Promise<GateResult> {
   const repo = { root: cwd, gitDir: commonDirOf(cwd) ?? cwd, commonDir: commonDirOf(cwd) ?? cwd };
   const records = judged.flatMap((j) => j.commits);
   // Only a transaction that goes through moves the verified tips, anchors and kept tips (all or none, like git's).
-  await record('ref-gate', repo, records, now);
+  await record('ref-gate', repo, records, { now });
   if (refused > 0) return { command: 'verify-refs', moves: verdicts, refused };
   const stale = [...tips.anchors.values()].flat().filter((a) => a.day !== gate.day).map((a) => a.ref);
   const settled = judged.flatMap((j) => (j.settled ? [j.settled] : []));
@@ -341,7 +341,7 @@ function moveRecords(v: MoveVerdict, measured: Measured, byPath: ReadonlyMap<str
     v.rejectedRef = newRef(REFS.rejected, now);
     const first = records.find((r) => r.decision !== 'approved')!;
     const changes = measured.entries.flatMap((e) => proposalChanges(e));
-    commits.push(rejectedCommit(ctx, { ...first, ref: v.rejectedRef }, v.rejectedRef, measured.base, changes));
+    commits.push(rejectedCommit(ctx, { kept: { ...first, ref: v.rejectedRef }, ref: v.rejectedRef, parent: measured.base, changes }));
     for (const r of records) if (r.decision !== 'approved') r.ref = v.rejectedRef;
   }
   if (records.length > 0) commits.push(decisionBatch(ctx, records, now));
