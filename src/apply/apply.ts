@@ -19,7 +19,7 @@ import type { ApplyGate, ApplyPlan, Steps, Taken } from './steps.js';
 import type { TreeDone, TreeTarget } from './tree-target.js';
 import type { WorktreeTarget } from './worktree-target.js';
 
-export type { ApplyPlan, LockOptions, Taken } from './steps.js';
+export type { ApplyPlan, ApplyLockOptions, Taken } from './steps.js';
 export type { FeedbackTarget } from './feedback-target.js';
 export type { FileTarget } from './file-target.js';
 export type { FileOp, FilesTarget } from './files-target.js';

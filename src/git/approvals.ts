@@ -17,11 +17,11 @@ export const DELETION_BLOB = '0000000000000000000000000000000000000000';
 
 export const TRAILER_KEY = 'Guard-Approved';
 
-export function approvalKey(path: string, blob: string): string {
+export function trailerApprovalKey(path: string, blob: string): string {
   return `${blob.toLowerCase()} ${path}`;
 }
 
-/** Path+blob (approvalKey) -> the newest commit in mergeBase..head that approved it, in one git log. */
+/** Path+blob (trailerApprovalKey) -> the newest commit in mergeBase..head that approved it, in one git log. */
 export async function readApprovals(cwd: string, mergeBase: string, head: string): Promise<Map<string, string>> {
   return (await readRangeTrailers(cwd, mergeBase, head)).approvals;
 }
@@ -39,7 +39,7 @@ export async function readRangeTrailers(cwd: string, from: string, to: string): 
     for (const value of c.approved.split('\n')) {
       const a = parseTrailerValue(value);
       for (const p of a?.paths ?? []) {
-        const key = approvalKey(p, a!.blob);
+        const key = trailerApprovalKey(p, a!.blob);
         if (!approvals.has(key)) approvals.set(key, c.commit);
       }
     }

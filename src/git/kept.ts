@@ -1,8 +1,8 @@
-import { createHash } from 'node:crypto';
 import { lstat, readFile, readdir, readlink } from 'node:fs/promises';
 import path from 'node:path';
 import { MODE, fileMode } from '../core/modes.js';
 import type { RecordCommit } from './records.js';
+import { blobId } from './blob-id.js';
 
 /**
  * What a whole-tree checkpoint keeps beside the work tree's own tree: the
@@ -114,11 +114,6 @@ function leftOut(p: string): boolean {
 /** A path component git refuses in a tree (`.git` in any letter case). */
 function refusedName(p: string): boolean {
   return p.split('/').some((c) => c.toLowerCase() === '.git' || c === '' || c === '.' || c === '..');
-}
-
-/** git's blob id for these bytes (the repository's hash: 40 hex digits sha1, 64 sha256). */
-export function blobId(data: Buffer, algo: 'sha1' | 'sha256'): string {
-  return createHash(algo).update(`blob ${data.length}\0`).update(data).digest('hex');
 }
 
 /** The files of a folder, without following links or entering `.git`; null when there are more than `max`. */

@@ -1,5 +1,5 @@
 import { parseCodexPatch } from './codex-patch.js';
-import { PayloadError, type Action, type HookEvent, type Outcome, type Phase, type Answer, type Translator, type StringEdit } from './types.js';
+import { PayloadError, type Action, type HookEvent, type Outcome, type Phase, type HookAnswer, type Translator, type StringEdit } from './types.js';
 import { json, parseObject, type Obj } from './payload.js';
 
 /**
@@ -361,7 +361,7 @@ export interface ClaudeAnswerShape {
  * additionalContext (to the model) and systemMessage (to the person) after
  * it. `canAsk` false turns an ask into a deny.
  */
-export function claudeShaped(o: Outcome, phase: Phase, { pre, post, canAsk }: ClaudeAnswerShape): Answer {
+export function claudeShaped(o: Outcome, phase: Phase, { pre, post, canAsk }: ClaudeAnswerShape): HookAnswer {
   if (o.kind === 'none') return { stdout: '', stderr: '', exitCode: 0 };
   if (o.kind === 'inform' || phase === 'post') {
     const message = o.kind === 'inform' ? o.message : o.reason;

@@ -49,14 +49,14 @@ export interface ToolCall {
 }
 
 /** guard's answer: let it run, refuse it (before) with a reason for the model, or tell the model what it destroyed (after). */
-export type Verdict = { action: 'allow' } | { action: 'deny'; reason: string } | { action: 'report'; text: string };
+export type PluginVerdict = { action: 'allow' } | { action: 'deny'; reason: string } | { action: 'report'; text: string };
 
 export interface Options {
   /** Answer (refusing) after this many ms at the latest; default GUARD_HOOK_TIMEOUT seconds, else 20 s. */
   budgetMs?: number;
 }
 
-const ALLOW: Verdict = { action: 'allow' };
+const ALLOW: PluginVerdict = { action: 'allow' };
 
 /** The plugin reads a target file only when it is a regular file of sane size: a FIFO would hang the harness's own process, /dev/zero fill its memory. */
 const READ_MAX = 64 << 20;
@@ -105,7 +105,7 @@ function budgetOf(o: Options): number {
   return (Number(process.env.GUARD_HOOK_TIMEOUT) || 20) * 1000;
 }
 
-function verdictOf(o: Outcome, phase: 'before' | 'after'): Verdict {
+function verdictOf(o: Outcome, phase: 'before' | 'after'): PluginVerdict {
   if (o.kind === 'none') return ALLOW;
   if (o.kind === 'inform') return { action: 'report', text: o.message };
   // a plugin host has no person to ask: what would be put to one is refused (deny and ask carry the reason)
@@ -113,8 +113,8 @@ function verdictOf(o: Outcome, phase: 'before' | 'after'): Verdict {
 }
 
 /** The one path every plugin takes: the action (built inside the guard, so a bad payload refuses), judged like `guard hook`, within the budget. */
-async function judge(m: Meta, action: () => Action, opts: Options): Promise<Verdict> {
-  const fail = (reason: string): Verdict => (m.phase === 'before' ? { action: 'deny', reason } : { action: 'report', text: reason });
+async function judge(m: Meta, action: () => Action, opts: Options): Promise<PluginVerdict> {
+  const fail = (reason: string): PluginVerdict => (m.phase === 'before' ? { action: 'deny', reason } : { action: 'report', text: reason });
   let timer: NodeJS.Timeout | undefined;
   try {
     if (!isPluginHarness(m.harness)) throw new PayloadError(`harness ${JSON.stringify(m.harness)} is not one of cline, opencode, kilo`);
@@ -123,7 +123,7 @@ async function judge(m: Meta, action: () => Action, opts: Options): Promise<Verd
     if (a.kind === 'other') return ALLOW;
     const event: HookEvent = { harness: m.harness, phase: m.phase === 'before' ? 'pre' : 'post', event: m.phase, tool: m.tool, sessionId: m.sessionId, toolCallId: m.toolCallId, cwd: m.cwd, canAsk: false, action: a };
     const budget = budgetOf(opts);
-    const late = new Promise<Verdict>((resolve) => {
+    const late = new Promise<PluginVerdict>((resolve) => {
       timer = setTimeout(() => resolve(fail(failReason(`it ran out of time (${budget / 1000} s)`, 'a very large file or a slow disk? GUARD_HOOK_TIMEOUT sets the budget'))), budget);
       timer.unref?.();
     });
@@ -143,7 +143,7 @@ async function judge(m: Meta, action: () => Action, opts: Options): Promise<Verd
  * guard's? The running harness keeps the plugin it loaded, so nothing is
  * lost now, but its next session would run unguarded: say so, loudly.
  */
-async function netCheck(h: PluginHarnessName, root: string | undefined, v: Verdict): Promise<Verdict> {
+async function netCheck(h: PluginHarnessName, root: string | undefined, v: PluginVerdict): Promise<PluginVerdict> {
   if (!root) return v;
   const rel = PLUGIN_FILES[h];
   const text = await readFile(path.join(root, rel), 'utf8').catch(() => null);
@@ -153,7 +153,7 @@ async function netCheck(h: PluginHarnessName, root: string | undefined, v: Verdi
 }
 
 /** A normalised tool call judged by guard. Never throws: a failure inside guard is a deny (before) or a report (after). */
-export function guardToolCall(call: ToolCall, opts: Options = {}): Promise<Verdict> {
+export function guardToolCall(call: ToolCall, opts: Options = {}): Promise<PluginVerdict> {
   const c = (call ?? {}) as Partial<ToolCall>;
   return judge(
     { harness: c.harness as PluginHarnessName, phase: c.phase === 'after' ? 'after' : 'before', sessionId: c.sessionId as string, toolCallId: c.toolCallId ?? null, cwd: c.cwd as string, tool: c.tool ?? String(c.kind) },

@@ -138,6 +138,21 @@ function modeLiteralsIn(file: string, text: string): string[] {
   return hits;
 }
 
+/** Names a module exports itself (functions, constants, classes, types), not those it re-exports. */
+function exportedNames(file: string, text: string): string[] {
+  const names: string[] = [];
+  for (const node of (parse(file, text).body as Node[]) ?? []) {
+    if (node.type !== 'ExportNamedDeclaration' || !isNode(node.declaration)) continue;
+    const d = node.declaration;
+    const ids = d.type === 'VariableDeclaration' ? (d.declarations as Node[]).map((x) => x.id) : [d.id];
+    for (const id of ids) if (isNode(id) && id.type === 'Identifier') names.push(String(id.name));
+  }
+  return names;
+}
+
+/** Every command module exports its `run`: one role, one name, by design. */
+const SAME_ROLE = (file: string, name: string) => name === 'run' && file.startsWith('src/cli/');
+
 const files = sourceFiles().map((file) => ({ file, text: readFileSync(path.join(ROOT, file), 'utf8') }));
 
 describe('the shape of src/', () => {
@@ -151,6 +166,7 @@ describe('the shape of src/', () => {
     expect(functionsIn('sample.ts', sample).map((f) => `${f.name} ${f.lines}`)).toEqual(['a 2', 'b 2', 'C.m 2', 'k 2']);
     const params = 'function p(this: X, a: number, b = 1, { c }: O, ...rest: string[]) {}\nconst q = (a, b, c, d, e) => a;';
     expect(functionsIn('sample.ts', params).map((f) => `${f.name} ${f.params}`)).toEqual(['p 4', 'q 5']);
+    expect(exportedNames('sample.ts', 'export function f() {}\nexport const g = 1, h = 2;\nexport interface T {}\nexport { x } from "./y.js";\nfunction local() {}')).toEqual(['f', 'g', 'h', 'T']);
     expect(modeLiteralsIn('sample.ts', "const m = '100644'; const r = /^040000 tree/; const t = `${x} 120000`; // 160000")).toEqual([
       "sample.ts:1 '100644'",
       'sample.ts:1 /^040000 tree/',
@@ -173,6 +189,15 @@ describe('the shape of src/', () => {
       .filter((f) => f.params > MAX_PARAMS)
       .map((f) => `${f.file}:${f.line} ${f.name} (${f.params} parameters)`);
     expect(many).toEqual([]);
+  });
+
+  it('exports each name from one module only (two things of one name read as one)', () => {
+    const where = new Map<string, string[]>();
+    for (const { file, text } of files) {
+      for (const name of exportedNames(file, text)) if (!SAME_ROLE(file, name)) where.set(name, [...(where.get(name) ?? []), file]);
+    }
+    const clashes = [...where].filter(([, at]) => at.length > 1).map(([name, at]) => `${name}: ${at.join(', ')}`);
+    expect(clashes).toEqual([]);
   });
 
   it(`spells git's file modes only in ${MODES_MODULE}`, () => {

@@ -1,4 +1,4 @@
-import { classify, makePolicy, type Classification } from '../../core/classify.js';
+import { classify, type Classification } from '../../core/classify.js';
 import { withAggregateLoss } from '../../core/aggregate.js';
 import { CONFIG_FILE } from '../../core/config.js';
 import { MODE } from '../../core/modes.js';
@@ -13,7 +13,8 @@ import { leaveTrailers } from '../../git/approval-trailers.js';
 import { agentTrailers, describeOrigin, readProvenance, stagedOffDisk, trailIntact, writtenWhileAtWork, type Origin, type Provenance, type Staged } from '../../git/provenance.js';
 import { findBypass, readVerifiedTip } from './bypass.js';
 import { apply, type IndexWrite } from '../../apply/apply.js';
-import { checkProposedConfig, configAt, laneOf, type FlowOptions } from '../context.js';
+import { checkProposedConfig, laneOf, type FlowOptions } from '../context.js';
+import { readPolicy, type PolicyRead } from '../../git/policy.js';
 
 export interface CheckOptions extends FlowOptions {
   auto: boolean;
@@ -64,19 +65,17 @@ export async function check(opts: CheckOptions): Promise<CheckResult> {
   const [opened, diffed, objects] = await Promise.allSettled([
     openRepo(opts.cwd),
     diff.entries,
-    catFileBatch(opts.cwd, ['HEAD', `HEAD:${CONFIG_FILE}`, ...(approvedRecord ? [approvedRecord] : [])], READ_CAP),
+    readPolicy(opts.cwd, 'HEAD', { also: ['HEAD', ...(approvedRecord ? [approvedRecord] : [])] }),
   ]);
   for (const r of [opened, diffed, objects]) if (r.status === 'rejected') throw r.reason;
   const repo = (opened as PromiseFulfilledResult<Repo>).value;
   const entries = (diffed as PromiseFulfilledResult<DiffEntry[]>).value;
-  const [head, configBlob, approvedBy] = (objects as PromiseFulfilledResult<Awaited<ReturnType<typeof catFileBatch>>>).value;
+  const { config, policy, also: [head, approvedBy] } = (objects as PromiseFulfilledResult<PolicyRead>).value;
   const cwd = repo.root;
   const base = head && head.type === 'commit' ? head.oid : null;
   // integrity: the branch gate's last verified tip, read beside the gate (a read leaves nothing behind)
   const tip = base ? readVerifiedTip(repo) : Promise.resolve(null);
   tip.catch(() => {});
-  const config = configAt('HEAD', configBlob?.data);
-  const policy = makePolicy(config, { bootstrap: configBlob === null });
   // which agent session wrote each staged path: read beside the measuring (one for-each-ref)
   const staged = entries.flatMap((e) => [{ path: e.path, oid: e.newOid }, ...(e.oldPath !== undefined && e.oldPath !== e.path ? [{ path: e.oldPath, oid: null }] : [])]);
   const now = opts.now ?? new Date();
@@ -240,11 +239,11 @@ interface CheckRecordsInput {
  */
 async function recordsOf(planned: Plan, { classified, files, byPath, ctx, now }: CheckRecordsInput): Promise<{ commits: RecordCommit[]; records: DecisionRecord[] }> {
   const blobs = new Map<string, string>();
-  const { blobId } = planned.files.some((o) => o.action === 'write') ? await import('../../git/merge.js') : { blobId: null };
+  const { blobId } = planned.files.some((o) => o.action === 'write') ? await import('../../git/blob-id.js') : { blobId: null };
   for (const o of planned.files) {
     const e = byPath.get(o.path)!;
     if (e.newOid) blobs.set(o.path, e.newOid);
-    if (o.action === 'write' && o.content && blobId) blobs.set(o.path, blobId(o.content));
+    if (o.action === 'write' && o.content && blobId) blobs.set(o.path, blobId(o.content, 'sha1'));
   }
   const keep = planned.files.filter((o) => o.keep !== null);
   const ref = keep.length > 0 ? newRef(REFS.rejected, now) : null;
@@ -276,9 +275,9 @@ function staged(o: FileOutcome, e: DiffEntry): IndexWrite {
 async function approvedByPerson(planned: Plan, classified: Classification[], byPath: Map<string, DiffEntry>): Promise<Array<{ path: string; blob: string | null }>> {
   const approved = planned.files.filter((o, i) => classified[i]!.needsApproval && o.decision === 'approved' && o.decider === 'person' && o.strategy !== 'review');
   if (approved.length === 0) return [];
-  const { blobId } = await import('../../git/merge.js');
+  const { blobId } = await import('../../git/blob-id.js');
   // a strategy or some hunks: what was staged is the result, not what the agent proposed
-  return approved.map((o) => ({ path: o.path, blob: (o.action === 'write' && o.content ? blobId(o.content) : byPath.get(o.path)!.newOid) ?? null }));
+  return approved.map((o) => ({ path: o.path, blob: (o.action === 'write' && o.content ? blobId(o.content, 'sha1') : byPath.get(o.path)!.newOid) ?? null }));
 }
 
 /**

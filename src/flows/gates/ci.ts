@@ -1,15 +1,14 @@
-import { classify, makePolicy, type ChangeFacts, type Classification } from '../../core/classify.js';
+import { classify, type ChangeFacts, type Classification } from '../../core/classify.js';
 import { withAggregateLoss } from '../../core/aggregate.js';
-import { CONFIG_FILE } from '../../core/config.js';
 import { GuardError } from '../../core/errors.js';
 import { READ_CAP, catFileBatch } from '../../git/catfile.js';
 import { collectFacts } from '../../git/changes.js';
 import { treeDiff } from '../../git/diff.js';
 import { isShallow, openRepo } from '../../git/repo.js';
-import { DELETION_BLOB, approvalKey, readRangeTrailers } from '../../git/approvals.js';
+import { DELETION_BLOB, trailerApprovalKey, readRangeTrailers } from '../../git/approvals.js';
 import { mergeBase } from '../../git/commits.js';
 import type { AgentCommit } from '../../git/provenance.js';
-import { configAt } from '../context.js';
+import { readPolicy } from '../../git/policy.js';
 
 /**
  * `guard ci`: judge a pull request. Every file changed between
@@ -95,14 +94,11 @@ export async function ci(opts: CiOptions): Promise<CiResult> {
   ]);
   const mergeBase = await findMergeBase(cwd, { base: base!, head: head!, baseName: opts.base, headName });
 
-  const [entries, [configBlob], { approvals, agents }] = await Promise.all([
+  const [entries, { config, policy, oid: configOid }, { approvals, agents }] = await Promise.all([
     treeDiff(cwd, mergeBase, head!),
-    catFileBatch(cwd, [`${mergeBase}:${CONFIG_FILE}`], READ_CAP),
+    readPolicy(cwd, mergeBase, { shown: mergeBase.slice(0, 10) }),
     readRangeTrailers(cwd, mergeBase, head!),
   ]);
-  const config = configAt(mergeBase.slice(0, 10), configBlob?.data);
-  const bootstrap = configBlob === null || configBlob === undefined;
-  const policy = makePolicy(config, { bootstrap });
   const { facts } = await collectFacts(cwd, entries, { maxBytes: Math.min(config.maxFileBytes, READ_CAP), whitespace: { range: [mergeBase, head!], changeRatio: config.changeRatio } });
   const classified = withAggregateLoss(facts.map((f) => classify(f, policy)), config);
 
@@ -113,7 +109,7 @@ export async function ci(opts: CiOptions): Promise<CiResult> {
     const by = [...(agents.get(c.path) ?? []), ...(c.oldPath !== undefined ? (agents.get(c.oldPath) ?? []) : [])];
     if (by.length > 0) file.writtenBy = by;
     if (c.needsApproval) {
-      const by = approvals.get(approvalKey(c.path, blob ?? DELETION_BLOB));
+      const by = approvals.get(trailerApprovalKey(c.path, blob ?? DELETION_BLOB));
       if (by) Object.assign(file, { decision: 'approved', approvedBy: by });
       else file.decision = 'blocked';
     }
@@ -125,7 +121,7 @@ export async function ci(opts: CiOptions): Promise<CiResult> {
     base: base!,
     head: head!,
     mergeBase,
-    bootstrap,
+    bootstrap: configOid === null,
     files,
     blocked: files.filter((f) => f.decision === 'blocked').length,
     approved: files.filter((f) => f.decision === 'approved').length,

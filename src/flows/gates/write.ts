@@ -1,21 +1,20 @@
 import { readFile, readlink } from 'node:fs/promises';
 import path from 'node:path';
 import type { ChangeFacts, Classification } from '../../core/classify.js';
-import { CONFIG_FILE } from '../../core/config.js';
 import { countLines, looksBinary } from '../../core/lines.js';
 import { MODE } from '../../core/modes.js';
 import type { Hunk } from '../../core/hunks.js';
 import { decisionRecords, offeredStrategies, plan, type Answer, type FileOutcome, type PlanFile } from '../../core/plan.js';
 import type { Decision, DecisionRecord, RecordContext } from '../../core/record.js';
-import { cleanStaleTemps, discardWrite, resolveInside, stageWrite, statOnDisk, type OnDisk, type Staged } from '../../worktree/atomic.js';
-import { READ_CAP, catFileBatch } from '../../git/catfile.js';
+import { cleanStaleTemps, discardWrite, resolveInside, stageWrite, statOnDisk, type OnDisk, type StagedWrite } from '../../worktree/atomic.js';
 import { assertWritable } from '../../git/contain.js';
 import { REFS, decisionBatch, newRef, rejectedCommit, type RecordCommit } from '../../git/records.js';
 import { openRepo } from '../../git/repo.js';
 import { numstatFiles, patchFiles, whitespaceOnlyFiles, withScratchFile, type FileNumstat } from '../../git/measure.js';
 import { dayBaseStore, sessionBase, type SessionBase } from '../../git/session-base.js';
 import { apply, type FileTarget } from '../../apply/apply.js';
-import { configAt, laneOf, type FlowOptions } from '../context.js';
+import { laneOf, type FlowOptions } from '../context.js';
+import { readPolicy } from '../../git/policy.js';
 
 export interface WriteOptions extends FlowOptions {
   /** The file to write, relative to `cwd` or absolute. */
@@ -80,7 +79,7 @@ export async function write(opts: WriteOptions): Promise<WriteResult> {
   const asked = path.isAbsolute(opts.path) ? opts.path : path.relative(root, path.resolve(opts.cwd, opts.path)) || '.';
   const target = await resolveInside(root, asked);
   await assertWritable(root, target.rel);
-  const atHead = catFileBatch(root, ['HEAD', `HEAD:${CONFIG_FILE}`], READ_CAP);
+  const atHead = readPolicy(root, 'HEAD', { also: ['HEAD'] });
   atHead.catch(() => {});
   const [old] = await Promise.all([statOnDisk(target.abs), cleanStaleTemps(target.abs)]);
   const lane = laneOf(root);
@@ -98,10 +97,8 @@ export async function write(opts: WriteOptions): Promise<WriteResult> {
     // git's numstat of the write runs beside cat-file (it needs no policy)
     const numstat = oldContent !== null && !oldContent.equals(opts.content) ? numstatFiles(staged.abs, staged.temp) : null;
     numstat?.catch(() => {});
-    const [[head, configBlob], { classify, makePolicy }] = await Promise.all([atHead, judging]);
+    const [{ config, policy, also: [head] }, { classify }] = await Promise.all([atHead, judging]);
     const base = head && head.type === 'commit' ? head.oid : null;
-    const config = configAt('HEAD', configBlob?.data);
-    const policy = makePolicy(config, { bootstrap: configBlob === null });
     const facts = await measure({ staged, oldMode: old?.mode ?? null, newMode, oldContent, newContent: opts.content, config, rel: staged.rel, numstat });
     const judgeSince = async (start: Buffer | null) => classify(await measureAgainst({ staged, base: start, oldMode: old?.mode ?? null, newMode, newContent: opts.content, config }), policy);
     const bases = [
@@ -156,7 +153,7 @@ export async function write(opts: WriteOptions): Promise<WriteResult> {
  * first touch of this path, so later writes are measured against this checkpoint.
  */
 function fileTarget(
-  w: { target: { abs: string; rel: string }; old: OnDisk | null; oldContent: Buffer | null; staged: Staged; lane: string | null; now: Date; warnings: string[] },
+  w: { target: { abs: string; rel: string }; old: OnDisk | null; oldContent: Buffer | null; staged: StagedWrite; lane: string | null; now: Date; warnings: string[] },
   first: NonNullable<FileTarget['session']>,
 ): FileTarget {
   const { rel } = w.target;
@@ -203,7 +200,7 @@ function writeRecordsOf({ c, o, ctx, now, rel, mode, proposal, file }: WriteReco
 }
 
 interface MeasureInput {
-  staged: Staged;
+  staged: StagedWrite;
   oldMode: string | null;
   newMode: string;
   oldContent: Buffer | null;
@@ -278,7 +275,7 @@ function sameBytes(a: Buffer | null, b: Buffer | null): boolean {
 }
 
 interface MeasureAgainstInput {
-  staged: Staged;
+  staged: StagedWrite;
   base: Buffer | null;
   oldMode: string | null;
   newMode: string;
@@ -309,7 +306,7 @@ interface AskWriteOptions {
  * Ask the person at the terminal; false when there is none (then the plan
  * blocks the write, as in auto mode). Ctrl-C throws E_ABORTED: nothing written or recorded.
  */
-async function askAboutWrite(staged: Staged, pf: PlanFile, { contextLines, color, answers, root }: AskWriteOptions): Promise<boolean> {
+async function askAboutWrite(staged: StagedWrite, pf: PlanFile, { contextLines, color, answers, root }: AskWriteOptions): Promise<boolean> {
   const { openPrompt } = await import('../../ui/prompt.js');
   const [{ pagerCommand }, { editorCommand }] = await Promise.all([import('../../git/pager.js'), import('../../git/editor.js')]);
   const prompt = openPrompt({ color, title: (name) => `guard: ${name} needs approval`, pager: () => pagerCommand(root), editor: () => editorCommand(root) });
@@ -326,7 +323,7 @@ async function askAboutWrite(staged: Staged, pf: PlanFile, { contextLines, color
 }
 
 /** The hunks of the write, from git's own diff of the file on disk and the prepared temp file (with git's function context). */
-async function previewHunks(staged: Staged, existed: boolean, contextLines: number): Promise<Hunk[]> {
+async function previewHunks(staged: StagedWrite, existed: boolean, contextLines: number): Promise<Hunk[]> {
   const from = existed ? staged.abs : '/dev/null';
   const { parseHunks } = await import('../../core/hunks.js');
   return parseHunks(await patchFiles(from, staged.temp, contextLines));

@@ -3,7 +3,7 @@ import { apply } from '../../apply/apply.js';
 import type { Checkpoint } from '../../git/checkpoint.js';
 import { openRepo } from '../../git/repo.js';
 import type { RestoreChange } from '../../git/restore.js';
-import { changedPaths, type PutBackGroup } from '../../git/rewind.js';
+import { changedPathsOfPairs, type PutBackGroup } from '../../git/rewind.js';
 import { SESSION_REFS, readSessionEvents, sessionKey, type SessionEvent } from '../../git/session.js';
 import { laneOf, type FlowOptions } from '../context.js';
 
@@ -107,7 +107,7 @@ async function putBackGroups(root: string, { events, harness, session, undo }: P
     const post = others.slice(i + 1).find((y) => y.kind === 'shell' && y.phase === 'post' && y.harness === x.harness && y.session === x.session && y.toolCall === x.toolCall);
     return post ? [{ x, pair: [x.commit, post.commit] as [string, string] }] : [];
   });
-  const changed = await changedPaths(root, [
+  const changed = await changedPathsOfPairs(root, [
     ...shells.map((s): [string, string] | [string, string, 'existing'] => (s.after ? [s.e.commit, s.after] : [s.e.commit, undo.commit, 'existing'])),
     ...theirShells.map((t) => t.pair),
   ]);

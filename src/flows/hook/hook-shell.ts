@@ -16,7 +16,7 @@ import { apply } from '../../apply/apply.js';
 import { laneOf } from '../context.js';
 import { coverageLoss, coverageSentences } from './shell-coverage.js';
 import { backgroundNoted } from '../../git/journal.js';
-import { GATE_FILES, NONE, judgedOf, oneLine, readPolicy, readSessionEvents, shellWord, type HookResult } from './hook-common.js';
+import { GATE_FILES, NONE, judgedOf, oneLine, readSessionPolicy, sessionEventsOnce, shellWord, type HookResult } from './hook-common.js';
 
 /**
  * A shell tool call (flows/hook/hook.ts): a whole-tree checkpoint before it (and
@@ -86,7 +86,7 @@ export interface ShellAfterCall {
 export async function shellAfter(repo: Repo, e: HookEvent, { command, meta, now }: ShellAfterCall): Promise<HookResult> {
   const root = repo.root;
   const [events, cp] = await Promise.all([
-    readSessionEvents(root, sessionPrefix(e.harness, e.sessionId)),
+    sessionEventsOnce(root, sessionPrefix(e.harness, e.sessionId)),
     apply({ gate: 'hook', repo, now, records: [], target: { kind: 'worktree', checkpoint: { reason: `after ${e.harness} shell: ${oneLine(command)}`, command: 'hook', lane: laneOf(root), session: meta, now } } }).then((r) => r.checkpoint!),
   ]);
   const pres = events.filter((x) => x.kind === 'shell' && x.phase === 'pre' && x.worktree === root);
@@ -96,7 +96,7 @@ export async function shellAfter(repo: Repo, e: HookEvent, { command, meta, now 
     return { outcome: NONE, checkpoint: cp.id, notes: ['no checkpoint from before this command: nothing to compare with'] };
   }
   // the checkpoint before the command (the step's parent): what it kept outside git's tree
-  const [{ config, policy }, [preCp]] = await Promise.all([readPolicy(root, events), catFileBatch(root, [`${pre.commit}^`], READ_CAP)]);
+  const [{ config, policy }, [preCp]] = await Promise.all([readSessionPolicy(root, events), catFileBatch(root, [`${pre.commit}^`], READ_CAP)]);
   const { lost, gate: inTree } = await lossesBetween(root, { from: pre.commit, to: cp.commit, config, policy });
   // what it took outside the work tree's tree (ignored files, nested repositories, lanes, files over the cap): shell-coverage.ts
   const outside = await coverageLoss(root, preCp?.type === 'commit' ? (preCp.data ?? null) : null, cp);
@@ -205,14 +205,14 @@ export async function reportBackground(repos: readonly Repo[], e: HookEvent, now
   for (const repo of repos) {
     const root = repo.root;
     if (!(await backgroundOpen(repo, e, now))) continue;
-    const events = await readSessionEvents(root, sessionPrefix(e.harness, e.sessionId));
+    const events = await sessionEventsOnce(root, sessionPrefix(e.harness, e.sessionId));
     // the call's own background command is reported by its own after-event (Gemini names no tool call: the latest shell pre)
     const own = e.toolCallId !== null ? (x: SessionEvent) => x.toolCall === e.toolCallId : (x: SessionEvent) => e.phase === 'post' && e.action.kind === 'shell' && x === events.filter((y) => y.kind === 'shell' && y.phase === 'pre' && y.worktree === root).pop();
     const open = events.filter((x) => x.background && x.phase === 'pre' && x.worktree === root && now.getTime() - Date.parse(x.time) < BACKGROUND_OPEN_MS && !own(x));
     if (open.length === 0) continue;
     const session = { harness: e.harness, session: e.sessionId, toolCall: e.toolCallId };
     const cp = (await apply({ gate: 'hook', repo, now, records: [], target: { kind: 'worktree', checkpoint: { reason: `${e.harness} background commands still open`, command: 'hook', lane: laneOf(root), session, now } } })).checkpoint!;
-    const { config, policy } = await readPolicy(root, events);
+    const { config, policy } = await readSessionPolicy(root, events);
     const records: RecordCommit[] = [];
     for (const bg of open) {
       // each check is a post step of the background call: the next one compares from the last

@@ -6,7 +6,7 @@ import { MODE, fileMode } from '../../core/modes.js';
 import { countLines, looksBinary } from '../../core/lines.js';
 import { decisionRecords, plan, type Answer, type Plan, type PlanFile } from '../../core/plan.js';
 import { parseRecordMessage, type DecisionRecord, type RecordContext } from '../../core/record.js';
-import { applyInsertLine, applyPatchChunks, applySearchReplace, applyStringEdits, type Applied } from '../../harness/edits.js';
+import { applyInsertLine, applyPatchChunks, applySearchReplace, applyStringEdits, type EditResult } from '../../harness/edits.js';
 import { unmatchedReason, verdict, writeOutcome, type Planned } from '../../harness/decide.js';
 import type { Change, FileChange, HookEvent } from '../../harness/types.js';
 import { READ_CAP, catFileBatch } from '../../git/catfile.js';
@@ -18,7 +18,7 @@ import { baseEventFor, sessionPrefix, type SessionEvent } from '../../git/sessio
 import { askedStep } from '../../git/session-index.js';
 import { apply } from '../../apply/apply.js';
 import { laneOf } from '../context.js';
-import { GATE_FILES, NONE, PLUGIN_DIRS, judgedOf, readPolicy, readSessionEvents, type HookResult } from './hook-common.js';
+import { GATE_FILES, NONE, PLUGIN_DIRS, judgedOf, readSessionPolicy, sessionEventsOnce, type HookResult } from './hook-common.js';
 import { place } from './hook-place.js';
 
 /**
@@ -71,7 +71,7 @@ async function readDisk(abs: string): Promise<{ content: Buffer | null; mode: st
   return { content: await readFile(abs), mode: fileMode(st.mode) };
 }
 
-function applyChange(change: Change, current: Buffer | null, source: Buffer | null): Applied | { ok: true; text: null } {
+function applyChange(change: Change, current: Buffer | null, source: Buffer | null): EditResult | { ok: true; text: null } {
   const text = (current ?? Buffer.alloc(0)).toString('utf8');
   switch (change.kind) {
     case 'content':
@@ -168,8 +168,8 @@ async function readWrite(repo: Repo, e: HookEvent, { files, notes, now }: ReadWr
     else placed.push({ rel: p.rel, abs: p.abs, change: f.change });
   }
   if (placed.length === 0) return null;
-  const events = await readSessionEvents(root, sessionPrefix(e.harness, e.sessionId));
-  const { head, policy } = await readPolicy(root, events);
+  const events = await sessionEventsOnce(root, sessionPrefix(e.harness, e.sessionId));
+  const { head, policy } = await readSessionPolicy(root, events);
   const unmatched: Unmatched[] = [];
   const targets = await readTargets(root, e.cwd, { placed, events, unmatched, notes });
   linkMoves(targets);
@@ -405,7 +405,7 @@ export async function writeAfter(repo: Repo, e: HookEvent, _meta: SessionMeta, n
 async function askedOf(repo: Repo, e: HookEvent, toolCall: string): Promise<{ asked?: unknown[] } | null> {
   const indexed = await askedStep(repo, e.harness, e.sessionId, toolCall);
   if (indexed === undefined) {
-    const events = await readSessionEvents(repo.root, sessionPrefix(e.harness, e.sessionId));
+    const events = await sessionEventsOnce(repo.root, sessionPrefix(e.harness, e.sessionId));
     return events.find((x) => x.toolCall === toolCall && x.outcome === 'ask') ?? null;
   }
   if (indexed === null) return null;
