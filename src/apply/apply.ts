@@ -19,7 +19,7 @@ import type { ApplyGate, ApplyPlan, Steps, Taken } from './steps.js';
 import type { TreeDone, TreeTarget } from './tree-target.js';
 import type { WorktreeTarget } from './worktree-target.js';
 
-export type { ApplyPlan, LockOptions, Taken } from './steps.js';
+export type { ApplyPlan, ApplyLockOptions, Taken } from './steps.js';
 export type { FeedbackTarget } from './feedback-target.js';
 export type { FileTarget } from './file-target.js';
 export type { FileOp, FilesTarget } from './files-target.js';
@@ -170,8 +170,13 @@ export async function takeCheckpoint(gate: ApplyGate, repo: Repo, checkpoint: Ch
   return taken!;
 }
 
+export interface RecordOptions {
+  now: Date;
+  pack?: boolean;
+}
+
 /** Records alone (session steps, decision records, rejected refs): one fast-import. */
-export async function record(gate: ApplyGate, repo: Repo, records: RecordCommit[], now: Date, pack = false): Promise<void> {
+export async function record(gate: ApplyGate, repo: Repo, records: RecordCommit[], { now, pack = false }: RecordOptions): Promise<void> {
   await apply({ gate, repo, now, records, target: null, pack });
 }
 

@@ -2,18 +2,18 @@ import { GuardError } from '../core/errors.js';
 import { MODE } from '../core/modes.js';
 import type { CheckpointOptions } from '../git/checkpoint.js';
 import { faultPoint } from '../runtime/faults.js';
-import type { OnDisk, Staged } from '../worktree/atomic.js';
-import type { ApplyPlan, LockOptions, Steps, Taken } from './steps.js';
+import type { OnDisk, StagedWrite } from '../worktree/atomic.js';
+import type { ApplyPlan, ApplyLockOptions, Steps, Taken } from './steps.js';
 
 /** write: one file, replaced by a prepared temp file. */
 export interface FileTarget {
   kind: 'file';
   checkpoint: CheckpointOptions;
-  lock: LockOptions;
+  lock: ApplyLockOptions;
   /** Said on stderr: a stale lock of a killed guard was taken over. */
   warnings: string[];
   /** The prepared result (worktree/atomic stageWrite), renamed over the file. */
-  staged: Staged;
+  staged: StagedWrite;
   /** What was judged: the file must still be it under the lock, else E_CHANGED and nothing is written or recorded. */
   judged: { abs: string; rel: string; old: OnDisk | null; content: Buffer | null };
   /** The session's first touch of the path: recorded with the checkpoint, so later writes are measured against it. */

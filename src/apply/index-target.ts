@@ -38,12 +38,12 @@ async function writeIndex(cwd: string, t: IndexTarget): Promise<undefined> {
   const { stageBlobs, unstagePaths, writeBlob } = await import('../git/staging.js');
   if (t.unstage.length > 0) await unstagePaths(cwd, t.unstage);
   if (t.stage.length === 0) return;
-  const [{ writeFileAtomic }, { blobId }, { readCurrent }] = await Promise.all([import('../worktree/atomic.js'), import('../git/merge.js'), import('../worktree/current.js')]);
+  const [{ writeFileAtomic }, { blobId }, { readCurrent }] = await Promise.all([import('../worktree/atomic.js'), import('../git/blob-id.js'), import('../worktree/current.js')]);
   const index = [];
   for (const s of t.stage) {
     const oid = await writeBlob(cwd, s.content);
     const onDisk = s.worktreeIfHolds === null ? null : await readCurrent(cwd, s.path);
-    if (onDisk !== null && blobId(onDisk.content) === s.worktreeIfHolds) await writeFileAtomic(cwd, s.path, s.content, s.mode);
+    if (onDisk !== null && blobId(onDisk.content, 'sha1') === s.worktreeIfHolds) await writeFileAtomic(cwd, s.path, s.content, s.mode);
     index.push({ mode: s.mode, oid, path: s.path });
   }
   await stageBlobs(cwd, index);

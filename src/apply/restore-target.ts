@@ -4,12 +4,12 @@ import { ZERO_OID } from '../git/records.js';
 import { planRestore, type CheckpointInfo, type RawEntry, type RestoreChange, type RestoreResult } from '../git/restore.js';
 import { git } from '../git/run.js';
 import { removeFile, writeFileAtomic } from '../worktree/atomic.js';
-import type { LockOptions, Steps } from './steps.js';
+import type { ApplyLockOptions, Steps } from './steps.js';
 
 /** restore: the work tree (and with `staged` the index) put back as a checkpoint holds it. */
 export interface RestoreTarget {
   kind: 'restore';
-  lock: LockOptions;
+  lock: ApplyLockOptions;
   /** Said on stderr: a stale lock of a killed guard was taken over. */
   warnings: string[];
   from: CheckpointInfo;

@@ -4,12 +4,12 @@ import type { RestoreChange } from '../git/restore.js';
 import { planPutBack, type PutBackGroup } from '../git/rewind.js';
 import { removeFile, writeFileAtomic } from '../worktree/atomic.js';
 import { sortByPath } from './restore-target.js';
-import type { LockOptions, Steps } from './steps.js';
+import type { ApplyLockOptions, Steps } from './steps.js';
 
 /** rewind: every path a session wrote, put back as it was before the session first wrote it. */
 export interface RewindTarget {
   kind: 'rewind';
-  lock: LockOptions;
+  lock: ApplyLockOptions;
   /** Said on stderr: a stale lock of a killed guard was taken over. */
   warnings: string[];
   session: string;

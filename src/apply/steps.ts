@@ -30,7 +30,7 @@ export interface Taken {
 }
 
 /** Hold the tree lock while checkpointing and writing (another guard write, review, restore or rewind into the same tree). */
-export interface LockOptions {
+export interface ApplyLockOptions {
   holder: string;
   waitMs?: number;
 }
@@ -46,7 +46,7 @@ export interface Steps<T, D, C extends Taken = Taken> {
   changes(t: T): boolean;
   nothing?(p: ApplyPlan<T>, t: T): Promise<D>;
   /** The tree lock to hold from the checkpoint to the end of the write (null: none). */
-  lock?(t: T): { opts: LockOptions; warnings: string[] } | null;
+  lock?(t: T): { opts: ApplyLockOptions; warnings: string[] } | null;
   /** Under the lock, before anything: is the target still what was judged? */
   verify?(t: T): Promise<void>;
   /** What can be put back afterwards (null: the target keeps its own, e.g. the records themselves). */

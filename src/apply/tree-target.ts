@@ -6,13 +6,13 @@ import type { CheckpointOptions } from '../git/checkpoint.js';
 import type { DiffEntry } from '../git/diff.js';
 import { faultPoint } from '../runtime/faults.js';
 import { REFS, decisionBatch, newRef, proposalChanges, rejectedCommit, writeRecords, type RecordCommit } from '../git/records.js';
-import type { ApplyPlan, LockOptions, Steps, Taken } from './steps.js';
+import type { ApplyPlan, ApplyLockOptions, Steps, Taken } from './steps.js';
 
 /** review: files merged into a work tree (the main tree) and staged, then recorded and committed. */
 export interface TreeTarget {
   kind: 'tree';
   checkpoint: CheckpointOptions;
-  lock: LockOptions;
+  lock: ApplyLockOptions;
   /** Said on stderr: a stale lock taken over, a file the tree cannot take. */
   warnings: string[];
   /** The lane: names the labels of a three-way merge, and is the parent of a refusal made late. */
@@ -62,7 +62,7 @@ export const treeSteps: Steps<TreeTarget, TreeDone> = {
   changes: (t) => treeChanges(t),
   nothing: async (p, t) => {
     const done = treeDone(t);
-    await recordTree(p, t, done, [], null);
+    await recordTree(p, t, { done, late: [], taken: null });
     return done;
   },
   lock: (t) => ({ opts: t.lock, warnings: t.warnings }),
@@ -72,7 +72,7 @@ export const treeSteps: Steps<TreeTarget, TreeDone> = {
     done.late = await writeTree(p, t, done, taken!);
     return done;
   },
-  after: (p, t, taken, done) => recordTree(p, t, done, done.late, taken),
+  after: (p, t, taken, done) => recordTree(p, t, { done, late: done.late, taken }),
 };
 
 function treeChanges(t: TreeTarget): boolean {
@@ -94,7 +94,7 @@ export function refusal(t: Pick<TreeTarget, 'lane' | 'ctx' | 'refs'>, f: TreeFil
   const ref = newRef(REFS.rejected, now);
   t.refs.set(o.path, ref);
   const rec = decisionRecord(f.file.c, o.decision === 'blocked' ? 'blocked' : 'rejected', o.decider, { ref, ...(e.newOid ? { blob: e.newOid } : {}), ...(o.strategy ? { strategy: o.strategy } : {}) });
-  return rejectedCommit(t.ctx, rec, ref, t.lane.base, proposalChanges(e));
+  return rejectedCommit(t.ctx, { kept: rec, ref, parent: t.lane.base, changes: proposalChanges(e) });
 }
 
 /** The tree cannot take this file without writing outside itself: it is blocked, with the reason, and said. */
@@ -160,7 +160,7 @@ async function writeTree(p: ApplyPlan<TreeTarget>, t: TreeTarget, done: TreeDone
 async function mergeOne(root: string, t: TreeTarget, { outcome: o, file: f, entry: e }: TreeFile): Promise<{ conflict: boolean; paths: string[]; blob?: string }> {
   const conflict = { conflict: true, paths: [] as string[] };
   if (o.action === 'conflict') return conflict;
-  const [{ readCurrent }, { removeFile, writeFileAtomic }, { blobId, mergeFile }] = await Promise.all([import('../worktree/current.js'), import('../worktree/atomic.js'), import('../git/merge.js')]);
+  const [{ readCurrent }, { removeFile, writeFileAtomic }, { mergeFile }, { blobId }] = await Promise.all([import('../worktree/current.js'), import('../worktree/atomic.js'), import('../git/merge.js'), import('../git/blob-id.js')]);
   // x/x -> x: the folder at x goes with its last file (refuseUnwritable saw it holds nothing else)
   const nested = e.oldPath !== undefined && (e.path.startsWith(`${e.oldPath}/`) || e.oldPath.startsWith(`${e.path}/`));
   const folderAt = (err: unknown) => (nested && err instanceof GuardError && err.code === 'E_USAGE' ? null : Promise.reject(err));
@@ -179,19 +179,25 @@ async function mergeOne(root: string, t: TreeTarget, { outcome: o, file: f, entr
     if (nested && nowOld !== null) await removeFile(root, e.oldPath!);
     await writeFileAtomic(root, e.path, content!, mode);
     if (e.oldPath !== undefined && nowOld !== null && !nested) await removeFile(root, e.oldPath);
-    return { conflict: false, paths: e.oldPath !== undefined ? [e.oldPath, e.path] : [e.path], blob: blobId(content!) };
+    return { conflict: false, paths: e.oldPath !== undefined ? [e.oldPath, e.path] : [e.path], blob: blobId(content!, 'sha1') };
   }
-  const m = await mergeFile(root, now!.content, f.base ?? Buffer.alloc(0), content!, ['main', 'base', `lane ${t.lane.name}`]);
+  const m = await mergeFile(root, { ours: now!.content, base: f.base ?? Buffer.alloc(0), theirs: content!, labels: ['main', 'base', `lane ${t.lane.name}`] });
   await writeFileAtomic(root, e.path, m.content, mode);
   if (m.conflicts > 0) return conflict;
-  return { conflict: false, paths: [e.path], blob: blobId(m.content) };
+  return { conflict: false, paths: [e.path], blob: blobId(m.content, 'sha1') };
+}
+
+interface TreeRecordInput {
+  done: TreeDone;
+  late: RecordCommit[];
+  taken: Taken | null;
 }
 
 /** Once the tree holds the result (and is unlocked): late refusals, the decision record of every file, then the commit where asked. */
-async function recordTree(p: ApplyPlan<TreeTarget>, t: TreeTarget, done: TreeDone, late: RecordCommit[], taken: Taken | null): Promise<void> {
+async function recordTree(p: ApplyPlan<TreeTarget>, t: TreeTarget, { done, late, taken }: TreeRecordInput): Promise<void> {
   if (late.length > 0) await writeRecords(p.repo.root, late, p.now);
   faultPoint('review:before-record');
-  const records = decisionRecords(t.plan, t.files.map((f) => f.file.c), t.refs, done.blobs, done.conflicts);
+  const records = decisionRecords(t.plan, t.files.map((f) => f.file.c), { refs: t.refs, blobs: done.blobs, conflicts: done.conflicts });
   await writeRecords(p.repo.root, [decisionBatch(t.ctx, records, p.now, t.record)], p.now);
   if (!t.commit || done.merged === 0) return;
   if (done.conflicts.size > 0) {

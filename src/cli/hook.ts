@@ -3,8 +3,8 @@ import { failReason } from '../harness/decide.js';
 import { judgeEvent, reasonFor } from '../flows/hook/hook-call.js';
 import { TRANSLATORS } from '../harness/index.js';
 import { ROWS } from '../harness/table.js';
+import { HARNESSES, isHarness, type HookAnswer, type Phase } from '../harness/types.js';
 import { withBudget } from '../runtime/deadline.js';
-import { HARNESSES, isHarness, type Answer, type Phase } from '../harness/types.js';
 import type { Output } from '../ui/output.js';
 import type { HookArgs } from './spec.js';
 
@@ -31,7 +31,7 @@ export async function run(a: HookArgs, _out: Output): Promise<number> {
   // the event answered (Claude checks the answer names it: PostToolUse or PostToolUseFailure)
   let eventName: string | undefined;
   let answered = false;
-  const emit = (a: Answer): number => {
+  const emit = (a: HookAnswer): number => {
     if (answered) return EXIT.ok;
     answered = true;
     process.stdout.write(a.stdout);

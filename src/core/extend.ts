@@ -387,7 +387,7 @@ export async function extend(path: string, oldText: string, newText: string): Pr
       if (!tree) return { ok: false, reason: `the ${side} side could not be parsed` };
       if (tree.rootNode.hasError) return { ok: false, reason: `the ${side} side does not parse${errorWhere(tree.rootNode)}` };
     }
-    const merged = merge(grammar, source(oldText), oldTree!.rootNode, source(newText), newTree!.rootNode);
+    const merged = merge(grammar, { oldSrc: source(oldText), oldRoot: oldTree!.rootNode, newSrc: source(newText), newRoot: newTree!.rootNode });
     if (merged.added.length === 0) return { ok: true, content: oldText, added: [] };
     const check = parser.parse(merged.content);
     trees.push(check);
@@ -413,7 +413,14 @@ function findMissing(node: Node): Node | null {
   return null;
 }
 
-function merge(grammar: Grammar, oldSrc: Source, oldRoot: Node, newSrc: Source, newRoot: Node) {
+interface MergeSides {
+  oldSrc: Source;
+  oldRoot: Node;
+  newSrc: Source;
+  newRoot: Node;
+}
+
+function merge(grammar: Grammar, { oldSrc, oldRoot, newSrc, newRoot }: MergeSides) {
   const declOf = isPython(grammar) ? pythonDecl : typescriptDecl;
   const eol = /\r\n/.test(oldSrc.text) ? '\r\n' : '\n';
   const py = isPython(grammar);
@@ -473,7 +480,7 @@ function merge(grammar: Grammar, oldSrc: Source, oldRoot: Node, newSrc: Source, 
       const old = oldByName.get(known[0]!)!;
       anchor = afterLine(oldSrc, lastRow(old.node));
       if (decl.classNode && old.classNode && decl.names.length === 1) {
-        added.push(...mergeClass(grammar, oldSrc, old.classNode, newSrc, decl.classNode, decl.names[0]!, eol, add));
+        added.push(...mergeClass(grammar, { oldSrc, oldCls: old.classNode, newSrc, newCls: decl.classNode, className: decl.names[0]!, eol, add }));
       }
       continue;
     }
@@ -497,15 +504,19 @@ function isDirective(node: Node): boolean {
   return node.type === 'expression_statement' && first?.type === 'string';
 }
 
+interface ClassSides {
+  oldSrc: Source;
+  oldCls: Node;
+  newSrc: Source;
+  newCls: Node;
+  className: string;
+  eol: string;
+  add: (at: number, rank: number, text: string) => void;
+}
+
 function mergeClass(
   grammar: Grammar,
-  oldSrc: Source,
-  oldCls: Node,
-  newSrc: Source,
-  newCls: Node,
-  className: string,
-  eol: string,
-  add: (at: number, rank: number, text: string) => void,
+  { oldSrc, oldCls, newSrc, newCls, className, eol, add }: ClassSides,
 ): string[] {
   const oldBody = oldCls.childForFieldName('body');
   const newBody = newCls.childForFieldName('body');

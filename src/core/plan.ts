@@ -246,13 +246,17 @@ function target(gate: Gate, f: PlanFile, o: FileOutcome): FileOutcome {
   return { ...o, action: mergeable ? 'merge' : 'conflict' };
 }
 
+export interface RecordedObjects {
+  refs: ReadonlyMap<string, string>;
+  blobs: ReadonlyMap<string, string>;
+  conflicts?: ReadonlySet<string>;
+}
+
 /** The decision record of each outcome, with the refs made for it and the blobs written (by path). */
 export function decisionRecords(
   p: Plan,
   classifications: readonly Classification[],
-  refs: ReadonlyMap<string, string>,
-  blobs: ReadonlyMap<string, string>,
-  conflicts: ReadonlySet<string> = new Set(),
+  { refs, blobs, conflicts = new Set() }: RecordedObjects,
 ): DecisionRecord[] {
   const byPath = new Map(classifications.map((c) => [c.path, c]));
   return p.files.map((o) => {

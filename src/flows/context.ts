@@ -19,23 +19,6 @@ export function laneOf(root: string): string | null {
   return m ? m[1]! : null;
 }
 
-/** The policy is the committed config of the base: never the tree being judged. */
-export function configAt(rev: string | null, text: Buffer | undefined): Config {
-  const source = `${rev ?? 'HEAD'}:${CONFIG_FILE}`;
-  try {
-    return parseConfig(text?.toString('utf8'), source);
-  } catch (err) {
-    if (!(err instanceof GuardError)) throw err;
-    // Editing the file changes nothing: the policy is the committed one.
-    throw new GuardError(
-      err.code,
-      err.message,
-      `guard reads its policy from ${source}, so fixing the file is not enough: commit the fix past the gate ` +
-        `(git -c core.hooksPath=/dev/null commit --no-verify guard.config.json), then run guard doctor`,
-    );
-  }
-}
-
 /** A staged or proposed config must be valid before it can become the policy. */
 export function checkProposedConfig(text: string | undefined, where: string): void {
   if (text === undefined) return;

@@ -30,12 +30,12 @@ export function approvalKind(mode: string | null | undefined): string {
   return mode === MODE.symlink || mode === MODE.gitlink ? mode : 'file';
 }
 
-/** The key of an approval: kind (approvalKind of the mode), blob and path. */
-export function approvalKey(path: string, blob: string, mode?: string | null): string {
+/** The key of a trailer's approval: kind (approvalKind of the mode), blob and path. */
+export function trailerApprovalKey(path: string, blob: string, mode?: string | null): string {
   return `${approvalKind(mode)} ${blob.toLowerCase()} ${path}`;
 }
 
-/** Path+blob (approvalKey) -> the newest commit in mergeBase..head that approved it, in one git log. */
+/** Path+blob (trailerApprovalKey) -> the newest commit in mergeBase..head that approved it, in one git log. */
 export async function readApprovals(cwd: string, mergeBase: string, head: string): Promise<Map<string, string>> {
   return (await readRangeTrailers(cwd, mergeBase, head)).approvals;
 }
@@ -53,7 +53,7 @@ export async function readRangeTrailers(cwd: string, from: string, to: string): 
     for (const value of c.approved.split('\n')) {
       const a = parseTrailerValue(value);
       for (const p of a?.paths ?? []) {
-        const key = approvalKey(p, a!.blob, a!.mode);
+        const key = trailerApprovalKey(p, a!.blob, a!.mode);
         if (!approvals.has(key)) approvals.set(key, c.commit);
       }
     }

@@ -485,7 +485,7 @@ async function addWorkTree(t: Taking, seed: Seed, limits: { maxBytes: number; bu
   const algo = head ? (head.length === 64 ? 'sha256' : 'sha1') : previous?.commit ? (previous.commit.length === 64 ? 'sha256' : 'sha1') : null;
   const [untracked, keptPlan, lanes] = await Promise.all([
     names.length > 0 ? addUntracked(repo, env, names, limits) : null,
-    planKept(cwd, { ignored, nested }, previous?.keptMemory ?? null, algo, keptLimits()),
+    planKept(cwd, { input: { ignored, nested }, previous: previous?.keptMemory ?? null, algo, limits: keptLimits() }),
     repo.gitDir === repo.commonDir ? presentLanes(cwd) : Promise.resolve([] as string[]),
   ]);
   if (untracked) ({ skipped, added } = untracked);

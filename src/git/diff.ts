@@ -128,10 +128,10 @@ export function stagedDiffSplit(cwd: string): { entries: Promise<DiffEntry[]>; c
   return { entries, counts };
 }
 
-/** Changes between two trees or commits. */
-export async function treeDiff(cwd: string, from: string, to: string, paths?: readonly string[], opts: { renameSimilarity?: number } = {}): Promise<DiffEntry[]> {
+/** Changes between two trees or commits: under `paths` when given; renames paired from `renameSimilarity`% when given. */
+export async function treeDiff(cwd: string, from: string, to: string, opts: { paths?: readonly string[]; renameSimilarity?: number } = {}): Promise<DiffEntry[]> {
   // `:(literal)`: a name is a name, never a pattern (gitglossary "pathspec")
-  const spec = paths ? paths.map((p) => `:(literal)${p}`) : [];
+  const spec = opts.paths ? opts.paths.map((p) => `:(literal)${p}`) : [];
   // -M<n>%: pair a deleted and an added file as a rename from n% similarity (git's default is 50%)
   const args = opts.renameSimilarity === undefined ? DIFF_ARGS : DIFF_ARGS.map((a) => (a === '-M' ? `-M${opts.renameSimilarity}%` : a));
   const r = await git(['diff', ...args, from, to, '--', ...spec], { cwd });

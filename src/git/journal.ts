@@ -121,8 +121,15 @@ export function noteBackground(commonDir: string | null, harness: string, sessio
   write(commonDir, `bg ${time.toISOString()} ${harness} ${sessionKey}\n`);
 }
 
+export interface BackgroundQuery {
+  harness: string;
+  sessionKey: string;
+  now: Date;
+  windowMs: number;
+}
+
 /** Whether the journal's tail notes a background command of this session started within `windowMs` of `now` (one read). */
-export async function backgroundNoted(commonDir: string, harness: string, sessionKey: string, now: Date, windowMs: number): Promise<boolean> {
+export async function backgroundNoted(commonDir: string, { harness, sessionKey, now, windowMs }: BackgroundQuery): Promise<boolean> {
   const text = await tail(journalFile(commonDir));
   const suffix = ` ${harness} ${sessionKey}`;
   for (const line of text.split('\n').reverse()) {

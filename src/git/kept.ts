@@ -1,8 +1,8 @@
-import { createHash } from 'node:crypto';
 import { lstat, readFile, readdir, readlink } from 'node:fs/promises';
 import path from 'node:path';
 import { MODE, fileMode } from '../core/modes.js';
 import type { RecordCommit } from './records.js';
+import { blobId } from './blob-id.js';
 
 /**
  * What a whole-tree checkpoint keeps beside the work tree's own tree: the
@@ -116,11 +116,6 @@ function refusedName(p: string): boolean {
   return p.split('/').some((c) => c.toLowerCase() === '.git' || c === '' || c === '.' || c === '..');
 }
 
-/** git's blob id for these bytes (the repository's hash: 40 hex digits sha1, 64 sha256). */
-export function blobId(data: Buffer, algo: 'sha1' | 'sha256'): string {
-  return createHash(algo).update(`blob ${data.length}\0`).update(data).digest('hex');
-}
-
 /** The files of a folder, without following links or entering `.git`; null when there are more than `max`. */
 async function walk(root: string, dir: string, max: number): Promise<string[] | null> {
   const out: string[] = [];
@@ -141,6 +136,13 @@ async function walk(root: string, dir: string, max: number): Promise<string[] | 
   return out;
 }
 
+export interface KeptPlanInput {
+  input: { ignored: readonly string[]; nested: readonly string[] };
+  previous: KeptMemory | null;
+  algo: 'sha1' | 'sha256' | null;
+  limits: KeptLimits;
+}
+
 /**
  * Plan the kept tree of a checkpoint: `ignored` as git lists it (`git
  * ls-files -o -i --exclude-standard --directory`: files, and wholly ignored
@@ -149,13 +151,10 @@ async function walk(root: string, dir: string, max: number): Promise<string[] | 
  */
 export async function planKept(
   root: string,
-  input: { ignored: readonly string[]; nested: readonly string[] },
-  previous: KeptMemory | null,
-  algo: 'sha1' | 'sha256' | null,
-  limits: KeptLimits,
+  { input, previous, algo, limits }: KeptPlanInput,
 ): Promise<KeptPlan> {
   const found = await groupsToKeep(root, input, previous, limits);
-  const { files, changes, bytes, hits } = await readGroups(root, found.groups, previous, algo, limits, found.skipped);
+  const { files, changes, bytes, hits } = await readGroups(root, { groups: found.groups, previous, algo, limits, skipped: found.skipped });
   const reuse = previous !== null && hits === files.length && files.length === previous.files.length && files.length > 0;
   return { reuse, changes, files, skipped: found.skipped, folders: found.keptFolders, nested: found.keptNested, bigFolders: found.bigFolders, bytes };
 }
@@ -220,17 +219,21 @@ async function groupsToKeep(
   return { groups, skipped, bigFolders, keptFolders, keptNested };
 }
 
+interface ReadGroupsInput {
+  groups: readonly KeptGroup[];
+  previous: KeptMemory | null;
+  algo: 'sha1' | 'sha256' | null;
+  limits: KeptLimits;
+  skipped: KeptSkip[];
+}
+
 /**
  * Each group's files as tree changes, under the size and count budgets (what is left out goes to
  * `skipped`); `hits` counts the files whose blob the last kept tree already had.
  */
 async function readGroups(
   root: string,
-  groups: readonly KeptGroup[],
-  previous: KeptMemory | null,
-  algo: 'sha1' | 'sha256' | null,
-  limits: KeptLimits,
-  skipped: KeptSkip[],
+  { groups, previous, algo, limits, skipped }: ReadGroupsInput,
 ): Promise<{ files: KeptFile[]; changes: RecordCommit['changes']; bytes: number; hits: number }> {
   const last = new Map((previous?.files ?? []).map((f) => [f.path, f]));
   const files: KeptFile[] = [];

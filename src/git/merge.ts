@@ -1,18 +1,20 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { GuardError } from '../core/errors.js';
 import { git } from './run.js';
 
-/** git's blob id of some content (sha1 object format), without a process. */
-export function blobId(content: Buffer): string {
-  return createHash('sha1').update(`blob ${content.length}\0`).update(content).digest('hex');
-}
-
 export interface MergeResult {
   content: Buffer;
   conflicts: number;
+}
+
+export interface MergeInput {
+  ours: Buffer;
+  base: Buffer;
+  theirs: Buffer;
+  labels: [string, string, string];
 }
 
 /**
@@ -21,7 +23,7 @@ export interface MergeResult {
  * Conflicts come back as git-style markers labelled with the three names.
  * https://git-scm.com/docs/git-merge-file: exit code = number of conflicts, negative on error.
  */
-export async function mergeFile(cwd: string, ours: Buffer, base: Buffer, theirs: Buffer, labels: [string, string, string]): Promise<MergeResult> {
+export async function mergeFile(cwd: string, { ours, base, theirs, labels }: MergeInput): Promise<MergeResult> {
   const dir = await mkdtemp(path.join(tmpdir(), `guard-merge-${randomBytes(3).toString('hex')}-`));
   try {
     const files = ['ours', 'base', 'theirs'].map((n) => path.join(dir, n));

@@ -56,7 +56,14 @@ export function decisionBatch(ctx: RecordContext, records: readonly DecisionReco
   return { ref, parent: null, message: batchMessage(ctx, [...records]), changes: [] };
 }
 
-export function rejectedCommit(ctx: RecordContext, kept: DecisionRecord | DecisionRecord[], ref: string, parent: string | null, changes: RecordCommit['changes']): RecordCommit {
+export interface RejectedCommitInput {
+  kept: DecisionRecord | DecisionRecord[];
+  ref: string;
+  parent: string | null;
+  changes: RecordCommit['changes'];
+}
+
+export function rejectedCommit(ctx: RecordContext, { kept, ref, parent, changes }: RejectedCommitInput): RecordCommit {
   return { ref, parent, message: rejectedMessage(ctx, kept), changes };
 }
 

@@ -45,7 +45,7 @@ export async function planPutBack(repo: Repo, now: Pick<Checkpoint, 'commit'>, g
  * process per pair. `existing`: only paths the first tree holds (modified,
  * deleted, type changed), never one added since.
  */
-export async function changedPaths(cwd: string, pairs: ReadonlyArray<[string, string] | [string, string, 'existing']>): Promise<string[][]> {
+export async function changedPathsOfPairs(cwd: string, pairs: ReadonlyArray<[string, string] | [string, string, 'existing']>): Promise<string[][]> {
   return Promise.all(
     pairs.map(([a, b, only]) =>
       // --diff-filter=MDT: a file added after the first tree may be a person's, not the session's

@@ -1,7 +1,7 @@
-import { createHash } from 'node:crypto';
 import { RECORD_VERSION, parseRecordMessage } from '../core/record.js';
 import { catFileBatch } from './catfile.js';
 import { REFS, newRef, type RecordCommit } from './records.js';
+import { sessionKey } from './session.js';
 import { git } from './run.js';
 
 /**
@@ -20,12 +20,6 @@ import { git } from './run.js';
  * one for-each-ref and one cat-file.
  */
 export const WRITE_HARNESS = 'cli';
-
-/** A ref-safe name for a session id: itself when it is plain, else a hash (as the hook does). */
-export function sessionKey(id: string): string {
-  if (/^[A-Za-z0-9][A-Za-z0-9_-]{0,99}$/.test(id)) return id;
-  return 'h' + createHash('sha256').update(id).digest('hex').slice(0, 32);
-}
 
 const prefix = (session: string) => `${REFS.root}sessions/${WRITE_HARNESS}/${sessionKey(session)}/`;
 

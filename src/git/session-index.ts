@@ -24,7 +24,7 @@ import { readSessionEvents, sessionKey, sessionPrefix, type SessionEvent } from 
  *
  * What reads it today: the post event of a write (`a-`, askedStep), so that
  * event starts no git process. The write path and a shell call's post event
- * read the session's refs instead (flows/hook/hook.ts readPolicy: the strictest
+ * read the session's refs instead (flows/hook/hook-common.ts readSessionPolicy: the strictest
  * policy any step saw, which the index does not record yet), so the `w-`,
  * `p-` and `s-` entries are kept complete for the reader that will take
  * their session bases from here again once it does.

@@ -45,5 +45,5 @@ export const codex: Translator = {
     const base = claudeEnvelope(p, 'codex', ['PreToolUse', 'PostToolUse'], 'Codex');
     return { ...base, canAsk: false, action: action(base.tool, obj(p, 'tool_input', 'payload')) };
   },
-  answer: (o, phase, event) => claudeShaped(o, phase, 'PreToolUse', phase === 'post' && event ? event : 'PostToolUse', false),
+  answer: (o, phase, event) => claudeShaped(o, phase, { pre: 'PreToolUse', post: phase === 'post' && event ? event : 'PostToolUse', canAsk: false }),
 };

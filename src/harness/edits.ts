@@ -10,9 +10,9 @@ import type { PatchChunk, SearchReplace, StringEdit } from './types.js';
  * guard refuses the call: it cannot be sure the harness would fail it too
  * (the harnesses match loosely, see loose-match.ts).
  */
-export type Applied = { ok: true; text: string; loose?: string[] } | { ok: false; why: string };
+export type EditResult = { ok: true; text: string; loose?: string[] } | { ok: false; why: string };
 
-const fail = (why: string): Applied => ({ ok: false, why });
+const fail = (why: string): EditResult => ({ ok: false, why });
 
 function count(text: string, needle: string): number {
   let n = 0;
@@ -21,7 +21,7 @@ function count(text: string, needle: string): number {
 }
 
 /** Claude Edit/MultiEdit, Gemini replace, Cursor StrReplace: in order, each on the result of the last. */
-export function applyStringEdits(text: string, edits: readonly StringEdit[]): Applied {
+export function applyStringEdits(text: string, edits: readonly StringEdit[]): EditResult {
   let out = text;
   const loose: string[] = [];
   for (const [i, e] of edits.entries()) {
@@ -52,7 +52,7 @@ export function applyStringEdits(text: string, edits: readonly StringEdit[]): Ap
 }
 
 /** Cline replace_in_file: each SEARCH found (first occurrence, after the previous block), replaced by REPLACE. */
-export function applySearchReplace(text: string, blocks: readonly SearchReplace[]): Applied {
+export function applySearchReplace(text: string, blocks: readonly SearchReplace[]): EditResult {
   let out = text;
   let from = 0;
   for (const [i, b] of blocks.entries()) {
@@ -82,7 +82,7 @@ export function applySearchReplace(text: string, blocks: readonly SearchReplace[
  * the text's lines spliced in before line `line` (1 to lines + 1), joined
  * with the file's own line end (CRLF when it has one).
  */
-export function applyInsertLine(text: string, line: number, insert: string): Applied {
+export function applyInsertLine(text: string, line: number, insert: string): EditResult {
   const eol = text.includes('\r\n') ? '\r\n' : '\n';
   const lines = text.split(/\r\n|\n/);
   if (line < 1 || line > lines.length + 1) return fail(`insert_line ${line} is outside 1-${lines.length + 1}`);
@@ -132,7 +132,7 @@ function joinBlock(lines: string[]): string {
  * ignoring trailing and then surrounding whitespace; `*** End of File`
  * anchors it at the end; the result always ends with a newline.
  */
-export function applyPatchChunks(text: string, chunks: readonly PatchChunk[]): Applied {
+export function applyPatchChunks(text: string, chunks: readonly PatchChunk[]): EditResult {
   const lines = text.split('\n');
   if (lines[lines.length - 1] === '') lines.pop();
   const replacements: Array<[number, number, string[]]> = [];

@@ -1,5 +1,5 @@
 import { parseCodexPatch } from './codex-patch.js';
-import { PayloadError, type Action, type HookEvent, type Outcome, type Phase, type Answer, type Translator, type StringEdit } from './types.js';
+import { PayloadError, type Action, type HookEvent, type Outcome, type Phase, type HookAnswer, type Translator, type StringEdit } from './types.js';
 import { json, parseObject, type Obj } from './payload.js';
 
 /**
@@ -362,12 +362,18 @@ export function translateRow(row: ClaudeStyleRow, text: string, env: Readonly<Re
   };
 }
 
+export interface ClaudeAnswerShape {
+  pre: string;
+  post: string;
+  canAsk: boolean;
+}
+
 /**
  * Claude's answer shape: a decision in hookSpecificOutput before the tool,
  * additionalContext (to the model) and systemMessage (to the person) after
  * it. `canAsk` false turns an ask into a deny.
  */
-export function claudeShaped(o: Outcome, phase: Phase, pre: string, post: string, canAsk: boolean): Answer {
+export function claudeShaped(o: Outcome, phase: Phase, { pre, post, canAsk }: ClaudeAnswerShape): HookAnswer {
   if (o.kind === 'none') return { stdout: '', stderr: '', exitCode: 0 };
   if (o.kind === 'inform' || phase === 'post') {
     const message = o.kind === 'inform' ? o.message : o.reason;
@@ -390,6 +396,6 @@ export function rowTranslator(row: ClaudeStyleRow): Translator {
   return {
     translate: (text, env) => translateRow(row, text, env),
     // a failure event is answered under its own name (Claude Code rejects an answer naming another event)
-    answer: (o, phase, event) => claudeShaped(o, phase, row.answerEvents.pre, phase === 'post' && event !== undefined && /Failure$/.test(event) && row.events.post.includes(event) ? event : row.answerEvents.post, row.ask !== 'never'),
+    answer: (o, phase, event) => claudeShaped(o, phase, { pre: row.answerEvents.pre, post: phase === 'post' && event !== undefined && /Failure$/.test(event) && row.events.post.includes(event) ? event : row.answerEvents.post, canAsk: row.ask !== 'never' }),
   };
 }

@@ -99,7 +99,7 @@ export type Outcome =
   | { kind: 'inform'; message: string };
 
 /** A harness's answer: what guard prints and how it exits. */
-export interface Answer {
+export interface HookAnswer {
   stdout: string;
   stderr: string;
   exitCode: number;
@@ -117,5 +117,5 @@ export interface Translator {
   /** Environment the harness set for the hook (read-only; e.g. headless markers). */
   translate(payload: string, env: Readonly<Record<string, string | undefined>>): HookEvent;
   /** The answer for an outcome; `phase` is the event's (pre when the payload could not be read). */
-  answer(outcome: Outcome, phase: Phase, event?: string): Answer;
+  answer(outcome: Outcome, phase: Phase, event?: string): HookAnswer;
 }

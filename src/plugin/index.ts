@@ -50,14 +50,14 @@ export interface ToolCall {
 }
 
 /** guard's answer: let it run, refuse it (before) with a reason for the model, or tell the model what it destroyed (after). */
-export type Verdict = { action: 'allow' } | { action: 'deny'; reason: string } | { action: 'report'; text: string };
+export type PluginVerdict = { action: 'allow' } | { action: 'deny'; reason: string } | { action: 'report'; text: string };
 
 export interface Options {
   /** Answer (refusing) after this many ms at the latest; default GUARD_HOOK_TIMEOUT seconds, else 20 s. */
   budgetMs?: number;
 }
 
-const ALLOW: Verdict = { action: 'allow' };
+const ALLOW: PluginVerdict = { action: 'allow' };
 
 /** The plugin reads a target file only when it is a regular file of sane size: a FIFO would hang the harness's own process, /dev/zero fill its memory. */
 const READ_MAX = 64 << 20;
@@ -106,7 +106,7 @@ function budgetOf(o: Options): number {
   return (Number(process.env.GUARD_HOOK_TIMEOUT) || 20) * 1000;
 }
 
-function verdictOf(o: Outcome, phase: 'before' | 'after'): Verdict {
+function verdictOf(o: Outcome, phase: 'before' | 'after'): PluginVerdict {
   if (o.kind === 'none') return ALLOW;
   if (o.kind === 'inform') return { action: 'report', text: o.message };
   // a plugin host has no person to ask: what would be put to one is refused (deny and ask carry the reason)
@@ -114,8 +114,8 @@ function verdictOf(o: Outcome, phase: 'before' | 'after'): Verdict {
 }
 
 /** The one path every plugin takes: the action (built inside the guard, so a bad payload refuses), judged like `guard hook`, within the budget. */
-async function judge(m: Meta, action: () => Action, opts: Options): Promise<Verdict> {
-  const fail = (reason: string): Verdict => (m.phase === 'before' ? { action: 'deny', reason } : { action: 'report', text: reason });
+async function judge(m: Meta, action: () => Action, opts: Options): Promise<PluginVerdict> {
+  const fail = (reason: string): PluginVerdict => (m.phase === 'before' ? { action: 'deny', reason } : { action: 'report', text: reason });
   let timer: NodeJS.Timeout | undefined;
   try {
     if (!isPluginHarness(m.harness)) throw new PayloadError(`harness ${JSON.stringify(m.harness)} is not one of cline, opencode, kilo`);
@@ -125,7 +125,7 @@ async function judge(m: Meta, action: () => Action, opts: Options): Promise<Verd
     const a = withBudget(budget / 1000, action);
     if (a.kind === 'other') return ALLOW;
     const event: HookEvent = { harness: m.harness, phase: m.phase === 'before' ? 'pre' : 'post', event: m.phase, tool: m.tool, sessionId: m.sessionId, toolCallId: m.toolCallId, cwd: m.cwd, canAsk: false, action: a };
-    const late = new Promise<Verdict>((resolve) => {
+    const late = new Promise<PluginVerdict>((resolve) => {
       timer = setTimeout(() => resolve(fail(failReason(`it ran out of time (${budget / 1000} s)`, 'a very large file or a slow disk? GUARD_HOOK_TIMEOUT sets the budget'))), budget);
       timer.unref?.();
     });
@@ -145,7 +145,7 @@ async function judge(m: Meta, action: () => Action, opts: Options): Promise<Verd
  * guard's? The running harness keeps the plugin it loaded, so nothing is
  * lost now, but its next session would run unguarded: say so, loudly.
  */
-async function netCheck(h: PluginHarnessName, root: string | undefined, v: Verdict): Promise<Verdict> {
+async function netCheck(h: PluginHarnessName, root: string | undefined, v: PluginVerdict): Promise<PluginVerdict> {
   if (!root) return v;
   const rel = PLUGIN_FILES[h];
   const text = await readFile(path.join(root, rel), 'utf8').catch(() => null);
@@ -155,7 +155,7 @@ async function netCheck(h: PluginHarnessName, root: string | undefined, v: Verdi
 }
 
 /** A normalised tool call judged by guard. Never throws: a failure inside guard is a deny (before) or a report (after). */
-export function guardToolCall(call: ToolCall, opts: Options = {}): Promise<Verdict> {
+export function guardToolCall(call: ToolCall, opts: Options = {}): Promise<PluginVerdict> {
   const c = (call ?? {}) as Partial<ToolCall>;
   return judge(
     { harness: c.harness as PluginHarnessName, phase: c.phase === 'after' ? 'after' : 'before', sessionId: c.sessionId as string, toolCallId: c.toolCallId ?? null, cwd: c.cwd as string, tool: c.tool ?? String(c.kind) },
@@ -237,7 +237,14 @@ export interface OpencodeContext {
   worktree?: string;
 }
 
-function opencodeMeta(harness: 'opencode' | 'kilo', phase: 'before' | 'after', input: OpencodeInput, args: unknown, ctx: OpencodeContext): Meta & { args: Obj } {
+/** One opencode (or Kilo) hook call: which harness, the tool call, the session's folder. */
+export interface OpencodeCall {
+  harness: 'opencode' | 'kilo';
+  input: OpencodeInput;
+  ctx: OpencodeContext;
+}
+
+function opencodeMeta(phase: 'before' | 'after', { harness, input, ctx }: OpencodeCall, args: unknown): Meta & { args: Obj } {
   const tool = input?.tool ?? '';
   const a = typeof args === 'object' && args !== null && !Array.isArray(args) ? (args as Obj) : {};
   const directory = ctx?.directory || ctx?.worktree || process.cwd();
@@ -268,18 +275,33 @@ async function looseEdit(m: Meta & { args: Obj }): Promise<string | null> {
   return `guard refused this edit: oldString is not in ${m.args.filePath} exactly as given, and ${m.harness} would then match it loosely (by trimmed lines, or by its first and last lines alone), so guard cannot tell what the edit would replace. Read the file and send oldString exactly as it is there, or write the whole file.`;
 }
 
-/** tool.execute.before: throws a GuardRefusal (the call is refused, the model reads the reason) or returns. */
-export async function opencodeBefore(harness: 'opencode' | 'kilo', input: OpencodeInput, output: { args?: unknown }, ctx: OpencodeContext, opts: Options = {}): Promise<void> {
-  const m = opencodeMeta(harness, 'before', input, output?.args, ctx);
+/**
+ * tool.execute.before: throws a GuardRefusal (the call is refused, the model
+ * reads the reason) or returns. The plugin file guard setup writes calls it
+ * with these four arguments: older plugin files do too, so they stay.
+ */
+export async function opencodeBefore(harness: 'opencode' | 'kilo', input: OpencodeInput, output: { args?: unknown }, ctx: OpencodeContext): Promise<void> {
+  return opencodeJudgeBefore({ harness, input, ctx, output });
+}
+
+/** opencodeBefore, with guard's own options (a time budget). */
+export async function opencodeJudgeBefore(call: OpencodeCall & { output: { args?: unknown } }, opts: Options = {}): Promise<void> {
+  const m = opencodeMeta('before', call, call.output?.args);
   const loose = await looseEdit(m);
   if (loose) throw new GuardRefusal(loose);
   const v = await judge(m, () => opencodeAction(m.tool, m.args), opts);
   if (v.action === 'deny') throw new GuardRefusal(v.reason);
 }
 
-/** tool.execute.after: a loss report is appended to the tool's output, which is what the model reads. */
-export async function opencodeAfter(harness: 'opencode' | 'kilo', input: OpencodeInput & { args?: unknown }, output: { output?: unknown }, ctx: OpencodeContext, opts: Options = {}): Promise<void> {
-  const m = opencodeMeta(harness, 'after', input, input?.args, ctx);
+/** tool.execute.after: a loss report is appended to the tool's output, which is what the model reads. Four arguments, as opencodeBefore. */
+export async function opencodeAfter(harness: 'opencode' | 'kilo', input: OpencodeInput & { args?: unknown }, output: { output?: unknown }, ctx: OpencodeContext): Promise<void> {
+  return opencodeJudgeAfter({ harness, input, ctx, output });
+}
+
+/** opencodeAfter, with guard's own options (a time budget). */
+export async function opencodeJudgeAfter(call: OpencodeCall & { input: { args?: unknown }; output: { output?: unknown } }, opts: Options = {}): Promise<void> {
+  const { harness, input, ctx, output } = call;
+  const m = opencodeMeta('after', call, input?.args);
   let v = await judge(m, () => opencodeAction(m.tool, m.args), opts);
   if (m.tool === 'bash') v = await netCheck(harness, ctx?.worktree || ctx?.directory, v);
   if (v.action !== 'report' || !output) return;

@@ -203,114 +203,143 @@ function answerOf(hunks: Hunk[], decided: Array<boolean | undefined>): Answer | 
   return { take: 'hunks', indices, hunks };
 }
 
+/** Where the person is in one file's hunks while it is asked: the hunks (split or edited), each one's answer, the one shown. */
+interface Walk {
+  readonly f: PromptFile;
+  hunks: Hunk[];
+  decided: Array<boolean | undefined>;
+  /** The hunk asked about; -1 when every hunk is decided. */
+  at: number;
+  /** Print the hunk before asking (it changed, or the person moved). */
+  show: boolean;
+}
+
 async function askFile(term: Terminal, opts: PromptOptions, f: PromptFile): Promise<Asked> {
   const s = makeColors(term.color);
   let used = header(term, opts, f);
   if (f.hunks.length === 0) return askWhole(term);
-  let hunks = [...f.hunks];
-  let decided: Array<boolean | undefined> = hunks.map(() => undefined);
-  let at = 0;
-  let show = true;
-  const nextUndecided = (from: number) => {
-    for (let n = from; n < hunks.length; n++) if (decided[n] === undefined) return n;
-    return decided.findIndex((d) => d === undefined);
-  };
+  const w: Walk = { f, hunks: [...f.hunks], decided: f.hunks.map(() => undefined), at: 0, show: true };
   for (;;) {
-    if (at === -1) return { answer: answerOf(hunks, decided)!, quit: false };
-    const h = hunks[at]!;
-    if (show) {
-      // The first screen fits: whatever the header took, the hunk gets the rest of 24 rows (or the terminal's).
-      const budget = Math.max(6, Math.min(term.rows, 24) - used - 3);
-      const all = hunkLines(h, s);
-      const shown = all.slice(0, budget);
-      term.write(`${shown.join('\n')}\n`);
-      if (all.length > shown.length) term.write(s.dim(`... ${plural(all.length - shown.length, 'more line')} in this hunk: v shows the whole diff\n`));
+    if (w.at === -1) return { answer: answerOf(w.hunks, w.decided)!, quit: false };
+    const h = w.hunks[w.at]!;
+    if (w.show) {
+      showHunk(term, h, used, s);
       used = 0;
     }
-    show = false;
+    w.show = false;
     const editable = f.c.status !== 'delete' && !f.c.binary && !f.c.symlink;
-    const state: HunkState = { at, decided, splittable: splitHunk(h).length > 1, editable, strategies: f.strategies };
+    const state: HunkState = { at: w.at, decided: w.decided, splittable: splitHunk(h).length > 1, editable, strategies: f.strategies };
     const keys = offeredKeys(state);
-    const a = await term.ask(s.cyan(`(${at + 1}/${hunks.length}) Take this hunk [${keys.join(',')}]? `));
-    if (a === null || a === 'q') return { ...(answerOf(hunks, decided) ? { answer: answerOf(hunks, decided)! } : {}), quit: true };
-    if (!keys.includes(a)) {
-      if (a !== '' && REFUSALS[a]) term.write(`${REFUSALS[a]}\n`);
-      else if (['r', 'b', 'i', 'x'].includes(a)) term.write(`No whole-file strategies for ${f.c.status === 'delete' ? 'a deletion' : f.c.binary ? 'a binary file' : 'this change'}\n`);
-      else term.write(helpText(keys));
-      continue;
-    }
-    switch (a) {
-      case '?':
-        term.write(helpText(keys));
-        break;
-      case 'v':
-        await page(term, opts, hunks, s);
-        break;
-      case 'y':
-      case 'n':
-        decided[at] = a === 'y';
-        at = nextUndecided(at + 1);
-        show = true;
-        break;
-      case 'a':
-      case 'd':
-        for (let n = at; n < hunks.length; n++) if (n === at || decided[n] === undefined) decided[n] = a === 'a';
-        at = nextUndecided(at + 1);
-        show = true;
-        break;
-      case 'j':
-      case 'k': {
-        const step = a === 'j' ? 1 : -1;
-        let n = at + step;
-        while (decided[n] !== undefined) n += step;
-        at = n;
-        show = true;
-        break;
-      }
-      case 'J':
-      case 'K':
-        at += a === 'J' ? 1 : -1;
-        show = true;
-        break;
-      case 'g': {
-        const to = await goTo(term, hunks);
-        if (to !== null) [at, show] = [to, true];
-        break;
-      }
-      case '/': {
-        const to = await search(term, hunks, at);
-        if (to !== null) [at, show] = [to, true];
-        break;
-      }
-      case 's': {
-        const parts = splitHunk(h);
-        term.write(`Split into ${plural(parts.length, 'hunk')}.\n`);
-        hunks = reindex([...hunks.slice(0, at), ...parts, ...hunks.slice(at + 1)]);
-        decided = [...decided.slice(0, at), ...parts.map(() => undefined), ...decided.slice(at + 1)];
-        show = true;
-        break;
-      }
-      case 'e': {
-        // As git: an edit that applies is taken for this hunk at once; one that does not is said, and the original is asked again.
-        const edited = await editHunk(term, opts, f, hunks, h);
-        if (edited) {
-          hunks = edited;
-          decided[at] = true;
-          at = nextUndecided(at + 1);
-        }
-        show = true;
-        break;
-      }
-      case 'r':
-        return { answer: { take: 'strategy', strategy: 'replace' }, quit: false };
-      case 'b':
-        return { answer: { take: 'strategy', strategy: 'append' }, quit: false };
-      case 'x':
-        return { answer: { take: 'strategy', strategy: 'extend' }, quit: false };
-      case 'i':
-        return { answer: await askInsert(term, await f.texts()), quit: false };
+    const a = await term.ask(s.cyan(`(${w.at + 1}/${w.hunks.length}) Take this hunk [${keys.join(',')}]? `));
+    if (a === null || a === 'q') return { ...(answerOf(w.hunks, w.decided) ? { answer: answerOf(w.hunks, w.decided)! } : {}), quit: true };
+    if (!keys.includes(a)) refuse(term, f, keys, a);
+    else {
+      const done = await act({ term, opts, s, keys }, w, a);
+      if (done) return done;
     }
   }
+}
+
+/** The hunk on its screen: whatever the header took (`used` rows), the hunk gets the rest of 24 rows (or the terminal's). */
+function showHunk(term: Terminal, h: Hunk, used: number, s: Colors): void {
+  const budget = Math.max(6, Math.min(term.rows, 24) - used - 3);
+  const all = hunkLines(h, s);
+  const shown = all.slice(0, budget);
+  term.write(`${shown.join('\n')}\n`);
+  if (all.length > shown.length) term.write(s.dim(`... ${plural(all.length - shown.length, 'more line')} in this hunk: v shows the whole diff\n`));
+}
+
+/** A key that is not offered here: why, as git says it, or the help. */
+function refuse(term: Terminal, f: PromptFile, keys: readonly string[], a: string): void {
+  if (a !== '' && REFUSALS[a]) term.write(`${REFUSALS[a]}\n`);
+  else if (['r', 'b', 'i', 'x'].includes(a)) term.write(`No whole-file strategies for ${f.c.status === 'delete' ? 'a deletion' : f.c.binary ? 'a binary file' : 'this change'}\n`);
+  else term.write(helpText(keys));
+}
+
+/** What an offered key is done with, besides the walk. */
+interface KeyContext {
+  term: Terminal;
+  opts: PromptOptions;
+  s: Colors;
+  keys: readonly string[];
+}
+
+/** The whole-file strategy each key takes (i asks where first). */
+const STRATEGY_OF_KEY: Record<string, StrategyName> = { r: 'replace', b: 'append', x: 'extend' };
+
+/** Do what an offered key says; the file's answer when the key ends the file, else null (ask again). */
+async function act(k: KeyContext, w: Walk, a: string): Promise<Asked | null> {
+  const { term, opts, s } = k;
+  if (a === '?') term.write(helpText(k.keys));
+  else if (a === 'v') await page(term, opts, w.hunks, s);
+  else if (a === 'i') return { answer: await askInsert(term, await w.f.texts()), quit: false };
+  else if (Object.hasOwn(STRATEGY_OF_KEY, a)) return { answer: { take: 'strategy', strategy: STRATEGY_OF_KEY[a]! }, quit: false };
+  else if (a === 's') splitAt(term, w);
+  else if (a === 'e') await editAt(term, opts, w);
+  else await move(term, w, a);
+  return null;
+}
+
+/** The next undecided hunk from `from`, wrapping to the first; -1 when none is left. */
+function nextUndecided(w: Walk, from: number): number {
+  for (let n = from; n < w.hunks.length; n++) if (w.decided[n] === undefined) return n;
+  return w.decided.findIndex((d) => d === undefined);
+}
+
+/** y n a d: answer and go on; j k J K g /: go to another hunk. */
+async function move(term: Terminal, w: Walk, a: string): Promise<void> {
+  switch (a) {
+    case 'y':
+    case 'n':
+      w.decided[w.at] = a === 'y';
+      w.at = nextUndecided(w, w.at + 1);
+      break;
+    case 'a':
+    case 'd':
+      for (let n = w.at; n < w.hunks.length; n++) if (n === w.at || w.decided[n] === undefined) w.decided[n] = a === 'a';
+      w.at = nextUndecided(w, w.at + 1);
+      break;
+    case 'j':
+    case 'k': {
+      const step = a === 'j' ? 1 : -1;
+      let n = w.at + step;
+      while (w.decided[n] !== undefined) n += step;
+      w.at = n;
+      break;
+    }
+    case 'J':
+    case 'K':
+      w.at += a === 'J' ? 1 : -1;
+      break;
+    case 'g':
+    case '/': {
+      const to = a === 'g' ? await goTo(term, w.hunks) : await search(term, w.hunks, w.at);
+      if (to === null) return;
+      w.at = to;
+      break;
+    }
+  }
+  w.show = true;
+}
+
+/** s: the hunk in its smaller hunks, each undecided. */
+function splitAt(term: Terminal, w: Walk): void {
+  const parts = splitHunk(w.hunks[w.at]!);
+  term.write(`Split into ${plural(parts.length, 'hunk')}.\n`);
+  w.hunks = reindex([...w.hunks.slice(0, w.at), ...parts, ...w.hunks.slice(w.at + 1)]);
+  w.decided = [...w.decided.slice(0, w.at), ...parts.map(() => undefined), ...w.decided.slice(w.at + 1)];
+  w.show = true;
+}
+
+/** e: as git, an edit that applies is taken for this hunk at once; one that does not is said, and the original is asked again. */
+async function editAt(term: Terminal, opts: PromptOptions, w: Walk): Promise<void> {
+  const edited = await editHunk(term, opts, { f: w.f, hunks: w.hunks, h: w.hunks[w.at]! });
+  if (edited) {
+    w.hunks = edited;
+    w.decided[w.at] = true;
+    w.at = nextUndecided(w, w.at + 1);
+  }
+  w.show = true;
 }
 
 function helpText(keys: readonly string[]): string {
@@ -324,12 +353,18 @@ async function page(term: Terminal, opts: PromptOptions, hunks: readonly Hunk[],
   else await term.page(text, command);
 }
 
+interface HunkToEdit {
+  f: PromptFile;
+  hunks: readonly Hunk[];
+  h: Hunk;
+}
+
 /**
  * `e`: the hunk, with git's guide as # lines, in a temp file; the person's
  * editor; the file read back. The file's hunks with the edited one in place
  * of `h` when it still applies to the base, else null (said why).
  */
-async function editHunk(term: Terminal, opts: PromptOptions, f: PromptFile, hunks: readonly Hunk[], h: Hunk): Promise<Hunk[] | null> {
+async function editHunk(term: Terminal, opts: PromptOptions, { f, hunks, h }: HunkToEdit): Promise<Hunk[] | null> {
   const command = opts.editor ? await opts.editor() : null;
   if (!command) {
     // Never take the hunk as if edited: it stays undecided, asked again.

@@ -47,21 +47,69 @@ const AGENT_SHELL = ['CLAUDECODE', 'GEMINI_CLI'] as const;
 /** Open the controlling terminal; null when there is none (agents, CI, cron), or when it is an agent's. */
 export function openTerminal(color: boolean): Terminal | null {
   if (AGENT_SHELL.some((v) => process.env[v] === '1')) return null;
+  const tty = openTty();
+  if (!tty) return null;
+  const { fd, input, output } = tty;
+  const reader = lineReader(input, output);
+  return {
+    color,
+    rows: output.rows > 0 ? output.rows : 24,
+    write: (text) => output.write(text),
+    ask: (question) => reader.ask(question),
+    async page(text, command) {
+      // The pager reads its keys from the terminal itself: give it a cooked terminal.
+      const restore = cook(input);
+      try {
+        await runPager(fd, text, command);
+      } finally {
+        restore();
+      }
+    },
+    async edit(file, command) {
+      // The editor owns the terminal while it runs: give it a cooked one, as for the pager.
+      const restore = cook(input);
+      try {
+        return runEditor(fd, file, command);
+      } finally {
+        restore();
+      }
+    },
+    close() {
+      reader.close();
+      input.destroy();
+      output.destroy();
+    },
+  };
+}
+
+interface Tty {
+  fd: number;
+  input: ReadStream;
+  output: WriteStream;
+}
+
+/** /dev/tty as a stream each way; null when there is no controlling terminal. */
+function openTty(): Tty | null {
   let fd: number;
   try {
     fd = openSync('/dev/tty', 'r+');
   } catch {
     return null;
   }
-  let input: ReadStream;
-  let output: WriteStream;
   try {
-    input = new ReadStream(fd);
-    output = new WriteStream(fd);
+    return { fd, input: new ReadStream(fd), output: new WriteStream(fd) };
   } catch {
     closeSync(fd);
     return null;
   }
+}
+
+/**
+ * Answer lines read from the terminal, one per question. readline is made
+ * when first asked; lines typed ahead are queued; Ctrl-C (raw mode: no
+ * signal) aborts every waiting question and each later one.
+ */
+function lineReader(input: ReadStream, output: WriteStream): { ask(question: string): Promise<string | null>; close(): void } {
   let rl: Interface | null = null;
   let closed = false;
   let interrupted = false;
@@ -88,9 +136,6 @@ export function openTerminal(color: boolean): Terminal | null {
     return rl;
   };
   return {
-    color,
-    rows: output.rows > 0 ? output.rows : 24,
-    write: (text) => output.write(text),
     async ask(question) {
       const r = getRl();
       if (interrupted) throw aborted();
@@ -104,41 +149,39 @@ export function openTerminal(color: boolean): Terminal | null {
       if (l === ABORT) throw aborted();
       return l === null ? null : l.trim();
     },
-    async page(text, command) {
-      // The pager reads its keys from the terminal itself: give it a cooked terminal.
-      const raw = input.isRaw;
-      if (raw) input.setRawMode(false);
-      try {
-        await new Promise<void>((resolve) => {
-          // As git does: LESS=FRX (quit if one screen, keep colours, no clearing) unless the user set LESS.
-          const env = { ...process.env, LESS: process.env.LESS ?? 'FRX', LV: process.env.LV ?? '-c' };
-          const child = spawn('sh', ['-c', command], { stdio: ['pipe', fd, fd], env });
-          child.on('error', () => resolve());
-          child.on('close', () => resolve());
-          child.stdin?.on('error', () => {}); // the pager may quit before reading everything
-          child.stdin?.end(text);
-        });
-      } finally {
-        if (raw) input.setRawMode(true);
-      }
-    },
-    async edit(file, command) {
-      // The editor owns the terminal while it runs: give it a cooked one, as for the pager.
-      const raw = input.isRaw;
-      if (raw) input.setRawMode(false);
-      try {
-        // Synchronously: while the event loop waits, node reads nothing from the terminal, so every key
-        // goes to the editor (a paused stream still reads the tty, and would take the person's keys).
-        const r = spawnSync('sh', ['-c', `${command} "$@"`, command, file], { stdio: [fd, fd, fd] });
-        return r.error === undefined && r.status === 0;
-      } finally {
-        if (raw) input.setRawMode(true);
-      }
-    },
-    close() {
-      rl?.close();
-      input.destroy();
-      output.destroy();
-    },
+    close: () => rl?.close(),
   };
+}
+
+/** Leave raw mode while a child owns the terminal; returns what puts it back. */
+function cook(input: ReadStream): () => void {
+  const raw = input.isRaw;
+  if (raw) input.setRawMode(false);
+  return () => {
+    if (raw) input.setRawMode(true);
+  };
+}
+
+/** The pager command, run by sh as git runs core.pager, with `text` on its stdin; resolves when it ends. */
+function runPager(fd: number, text: string, command: string): Promise<void> {
+  return new Promise<void>((resolve) => {
+    // As git does: LESS=FRX (quit if one screen, keep colours, no clearing) unless the user set LESS.
+    const env = { ...process.env, LESS: process.env.LESS ?? 'FRX', LV: process.env.LV ?? '-c' };
+    const child = spawn('sh', ['-c', command], { stdio: ['pipe', fd, fd], env });
+    child.on('error', () => resolve());
+    child.on('close', () => resolve());
+    child.stdin?.on('error', () => {}); // the pager may quit before reading everything
+    child.stdin?.end(text);
+  });
+}
+
+/**
+ * The editor on `file`, run by sh as git runs core.editor. Synchronously:
+ * while the event loop waits, node reads nothing from the terminal, so every
+ * key goes to the editor (a paused stream still reads the tty, and would take
+ * the person's keys).
+ */
+function runEditor(fd: number, file: string, command: string): boolean {
+  const r = spawnSync('sh', ['-c', `${command} "$@"`, command, file], { stdio: [fd, fd, fd] });
+  return r.error === undefined && r.status === 0;
 }

@@ -129,7 +129,7 @@ function permFor(mode: string | undefined, old: OnDisk | null): number {
 }
 
 /** A temp file (or symlink) holding the new content, ready to be renamed over the target. */
-export interface Staged {
+export interface StagedWrite {
   abs: string;
   rel: string;
   temp: string;
@@ -143,7 +143,7 @@ export interface Staged {
  * keeps what is on disk (a symlink stays a symlink, the executable bit
  * stays), and a new file gets 100644.
  */
-export async function stageWrite(root: string, relPath: string, content: Buffer, mode?: string): Promise<Staged> {
+export async function stageWrite(root: string, relPath: string, content: Buffer, mode?: string): Promise<StagedWrite> {
   const { abs, rel } = await resolveInside(root, relPath);
   const old = await statOnDisk(abs);
   const finalMode = mode ?? old?.mode ?? MODE.file;
@@ -175,14 +175,14 @@ export async function stageWrite(root: string, relPath: string, content: Buffer,
 }
 
 /** Step two: the rename that makes the write visible, then the folder's own fsync. */
-export async function commitWrite(staged: Staged): Promise<void> {
+export async function commitWrite(staged: StagedWrite): Promise<void> {
   faultPoint('atomic:before-rename'); // the temp file is complete and fsynced
   await rename(staged.temp, staged.abs);
   await syncDir(path.dirname(staged.abs));
 }
 
 /** Give up a staged write: the temp file and any folder made for it go. */
-export async function discardWrite(staged: Staged): Promise<void> {
+export async function discardWrite(staged: StagedWrite): Promise<void> {
   await unlink(staged.temp).catch(() => {});
   await removeDirs(staged.createdDirs);
 }

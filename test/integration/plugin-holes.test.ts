@@ -8,7 +8,7 @@ import { writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { clineAfterTool, clineBeforeTool, opencodeAfter, opencodeBefore } from '../../src/plugin/index.js';
+import { clineAfterTool, clineBeforeTool, opencodeAfter, opencodeBefore, opencodeJudgeBefore } from '../../src/plugin/index.js';
 import { cleanEnv, cleanupRepos, lines, makeRepo } from '../helpers.js';
 
 afterAll(cleanupRepos);
@@ -52,7 +52,7 @@ describe('a target that is no regular file', () => {
     const input = { tool: 'edit', sessionID: 'ses-f', callID: 'f1' };
     const args = { filePath: 'pipe', oldString: 'x', newString: 'y' };
     const t0 = Date.now();
-    const r = await opencodeBefore('opencode', input, { args }, { directory: repo.dir, worktree: repo.dir }, { budgetMs: 2000 }).then(
+    const r = await opencodeJudgeBefore({ harness: 'opencode', input, output: { args }, ctx: { directory: repo.dir, worktree: repo.dir } }, { budgetMs: 2000 }).then(
       () => 'allowed',
       (e: Error) => e.message,
     );

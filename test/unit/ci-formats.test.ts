@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { approvalKey, approvalTrailer, parseRangeLog, parseTrailerValue } from '../../src/git/approvals.js';
+import { trailerApprovalKey, approvalTrailer, parseRangeLog, parseTrailerValue } from '../../src/git/approvals.js';
 import { cUnquote } from '../../src/core/quote.js';
 import { firstChangedLine } from '../../src/flows/gates/ci.js';
 import {
@@ -160,8 +160,8 @@ describe('Guard-Approved trailers', () => {
     expect(parseTrailerValue(`sub ${B} 160000`)).toEqual({ paths: ['sub'], blob: B, mode: '160000' });
     // a path that ends in a mode-like word, approved as a regular file
     expect(parseTrailerValue(`odd 120000 ${B}`)).toEqual({ paths: ['odd 120000'], blob: B });
-    expect(approvalKey('f', B)).toBe(approvalKey('f', B, '100755'));
-    expect(approvalKey('f', B)).not.toBe(approvalKey('f', B, '120000'));
+    expect(trailerApprovalKey('f', B)).toBe(trailerApprovalKey('f', B, '100755'));
+    expect(trailerApprovalKey('f', B)).not.toBe(trailerApprovalKey('f', B, '120000'));
   });
 
   it('unquotes C-quoted paths as git writes them, and keeps the literal too', () => {

@@ -160,7 +160,7 @@ describe('plan: records and summaries come from the one computation', () => {
   it('the record carries decision, strategy, hunks and the refs the apply made', async () => {
     const f = file('m.txt', base5, five, { needsApproval: true });
     const p = await plan('review', [f], new Map([['m.txt', { take: 'hunks', indices: new Set([1]) } as Answer]]));
-    const [rec] = decisionRecords(p, [f.c], new Map([['m.txt', 'refs/guard/rejected/x']]), new Map([['m.txt', 'abc']]));
+    const [rec] = decisionRecords(p, [f.c], { refs: new Map([['m.txt', 'refs/guard/rejected/x']]), blobs: new Map([['m.txt', 'abc']]) });
     expect(rec).toMatchObject({ path: 'm.txt', decision: 'approved', decider: 'person', strategy: 'hunks', hunks: [f.hunks[1]!.id], ref: 'refs/guard/rejected/x', blob: 'abc' });
   });
 

@@ -15,11 +15,19 @@ import { probeHook } from './hook-probe.js';
  */
 const executable = (file: string) => promisify(access)(file, constants.X_OK).then(() => true, () => false);
 
+export interface PreCommitHook {
+  hook: string;
+  root: string;
+  env: NodeJS.ProcessEnv;
+  script: string;
+  mentionsGuard: boolean;
+}
+
 /** Why the pre-commit hook would not block a commit, or null when it would. */
-export async function preCommitBlocks(hook: string, root: string, env: NodeJS.ProcessEnv, script: string, mentionsGuard: boolean): Promise<{ message: string; hint: string } | null> {
+export async function preCommitBlocks({ hook, root, env, script, mentionsGuard }: PreCommitHook): Promise<{ message: string; hint: string } | null> {
   // HUSKY=0 is reported on its own (husky-env); here: would the hook block where husky runs
   const { HUSKY: _husky, ...rest } = env;
-  const r = await probeHook(hook, root, rest, [], '');
+  const r = await probeHook({ hook, root, env: rest, args: [], stdin: '' });
   if (r.blocks) return null;
   if (r.ran) {
     return {
@@ -45,7 +53,7 @@ export async function branchGateCheck(main: Repo, hooksDir: string, env: NodeJS.
   const head = (await resolveRev(main.root, 'HEAD')) ?? '1'.repeat(40);
   const fake = head.startsWith('2') ? '3'.repeat(head.length) : '2'.repeat(head.length);
   const { HUSKY: _husky, ...rest } = env;
-  const r = await probeHook(file, main.root, rest, ['prepared'], `${head} ${fake} refs/heads/guard-doctor-probe\n`);
+  const r = await probeHook({ hook: file, root: main.root, env: rest, args: ['prepared'], stdin: `${head} ${fake} refs/heads/guard-doctor-probe\n` });
   if (r.blocks) return { id: 'branch-gate', ok: true, severity: 'info', message: `${rel} gates every branch move (commit, amend, merge, rebase, reset, update-ref)` };
   return {
     id: 'branch-gate',

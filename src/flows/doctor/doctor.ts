@@ -10,7 +10,8 @@ import { LANE_REFS, listLanes, mainRepo, type Lane } from '../../git/lanes.js';
 import { REFS, listRefTypes, type RefType } from '../../git/records.js';
 import type { Repo } from '../../git/repo.js';
 import { readHooksPath, type HooksPath } from '../../git/config.js';
-import { configAt, type FlowOptions } from '../context.js';
+import { type FlowOptions } from '../context.js';
+import { configAt, configObject } from '../../git/policy.js';
 import { processAlive as alive } from '../../runtime/alive.js';
 import type { DoctorCheck } from './check.js';
 export type { DoctorCheck, Severity } from './check.js';
@@ -71,7 +72,7 @@ export async function doctor(opts: DoctorOptions): Promise<DoctorResult> {
     readHooksPath(main.root),
     listLanes(main),
     // HEAD first: a missing config in a repository without commits is not the same news.
-    catFileBatch(main.root, ['HEAD', `HEAD:${CONFIG_FILE}`], 1 << 20),
+    catFileBatch(main.root, ['HEAD', configObject('HEAD')], 1 << 20),
     // One for-each-ref for every ref's type: a ref may point at a blob or tree after a hand edit.
     listRefTypes(main.root, REFS.root),
   ]);
@@ -279,7 +280,7 @@ async function preCommitProblem(main: Repo, facts: HookFacts, env: NodeJS.Proces
   // integrity: the hook's text says little (guard after `exit 0`, behind `|| true`, in the background,
   // echoed, in a heredoc, under `if false`): run it and see that it blocks. HUSKY is reported apart below.
   const unresolved = runsGuard(facts.scriptText) === 'command' && !(await findGuard(main.root, env)); // guard-command says it below
-  if (!problem && !unresolved && !framework) problem = await (await import('./doctor-hooks.js')).preCommitBlocks(facts.file, main.root, env, rel(facts.script), runsGuard(facts.scriptText) !== null);
+  if (!problem && !unresolved && !framework) problem = await (await import('./doctor-hooks.js')).preCommitBlocks({ hook: facts.file, root: main.root, env, script: rel(facts.script), mentionsGuard: runsGuard(facts.scriptText) !== null });
   return { problem, framework };
 }
 

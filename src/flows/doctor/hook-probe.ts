@@ -43,6 +43,14 @@ export interface ProbeResult {
 /** A hook that runs other tools (lint, tests) gets this long before it counts as not blocking. */
 const PROBE_TIMEOUT_MS = 30_000;
 
+export interface HookProbe {
+  hook: string;
+  root: string;
+  env: NodeJS.ProcessEnv;
+  args: string[];
+  stdin: string;
+}
+
 /**
  * Run a hook as git would (from the top of the work tree, the same
  * environment) with the probe set, against a throwaway index that holds
@@ -50,7 +58,7 @@ const PROBE_TIMEOUT_MS = 30_000;
  * (lint-staged, formatters) find nothing to do, and the user's index is
  * never touched. `stdin` is what git would write to the hook.
  */
-export async function probeHook(hook: string, root: string, env: NodeJS.ProcessEnv, args: string[], stdin: string): Promise<ProbeResult> {
+export async function probeHook({ hook, root, env, args, stdin }: HookProbe): Promise<ProbeResult> {
   const { mkdtemp, readFile, rm, writeFile } = await import('node:fs/promises');
   const { tmpdir } = await import('node:os');
   const { spawn } = await import('node:child_process');

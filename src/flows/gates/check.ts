@@ -1,4 +1,4 @@
-import { classify, makePolicy, type Classification } from '../../core/classify.js';
+import { classify, type Classification } from '../../core/classify.js';
 import { withAggregateLoss } from '../../core/aggregate.js';
 import { CONFIG_FILE } from '../../core/config.js';
 import { MODE } from '../../core/modes.js';
@@ -13,7 +13,8 @@ import { leaveTrailers } from '../../git/approval-trailers.js';
 import { agentTrailers, describeOrigin, readProvenance, stagedOffDisk, trailIntact, writtenWhileAtWork, type Origin, type Provenance, type Staged } from '../../git/provenance.js';
 import { findBypass, readVerifiedTip } from './bypass.js';
 import { apply, type IndexWrite } from '../../apply/apply.js';
-import { checkProposedConfig, configAt, laneOf, type FlowOptions } from '../context.js';
+import { checkProposedConfig, laneOf, type FlowOptions } from '../context.js';
+import { readPolicy, type PolicyRead } from '../../git/policy.js';
 
 export interface CheckOptions extends FlowOptions {
   auto: boolean;
@@ -64,19 +65,17 @@ export async function check(opts: CheckOptions): Promise<CheckResult> {
   const [opened, diffed, objects] = await Promise.allSettled([
     openRepo(opts.cwd),
     diff.entries,
-    catFileBatch(opts.cwd, ['HEAD', `HEAD:${CONFIG_FILE}`, ...(approvedRecord ? [approvedRecord] : [])], READ_CAP),
+    readPolicy(opts.cwd, 'HEAD', { also: ['HEAD', ...(approvedRecord ? [approvedRecord] : [])] }),
   ]);
   for (const r of [opened, diffed, objects]) if (r.status === 'rejected') throw r.reason;
   const repo = (opened as PromiseFulfilledResult<Repo>).value;
   const entries = (diffed as PromiseFulfilledResult<DiffEntry[]>).value;
-  const [head, configBlob, approvedBy] = (objects as PromiseFulfilledResult<Awaited<ReturnType<typeof catFileBatch>>>).value;
+  const { config, policy, also: [head, approvedBy] } = (objects as PromiseFulfilledResult<PolicyRead>).value;
   const cwd = repo.root;
   const base = head && head.type === 'commit' ? head.oid : null;
   // integrity: the branch gate's last verified tip, read beside the gate (a read leaves nothing behind)
   const tip = base ? readVerifiedTip(repo) : Promise.resolve(null);
   tip.catch(() => {});
-  const config = configAt('HEAD', configBlob?.data);
-  const policy = makePolicy(config, { bootstrap: configBlob === null });
   // which agent session wrote each staged path: read beside the measuring (one for-each-ref)
   const staged = entries.flatMap((e) => [{ path: e.path, oid: e.newOid }, ...(e.oldPath !== undefined && e.oldPath !== e.path ? [{ path: e.oldPath, oid: null }] : [])]);
   const now = opts.now ?? new Date();
@@ -99,8 +98,8 @@ export async function check(opts: CheckOptions): Promise<CheckResult> {
   const pending = classified.filter((c) => c.needsApproval && !answers.has(c.path));
   // Contents and hunks are read only for the files a person is asked about (askAtCommit fills them in).
   const planFiles = classified.map((c, i): PlanFile => ({ c, hunks: [], base: null, proposed: null, baseMode: entries[i]!.oldMode, proposedMode: entries[i]!.newMode }));
-  const { own, prov } = !opts.auto ? await ownChanges(repo, config.judge, pending, await provenance, staged, now) : { own: [], prov: await provenance };
-  const asked = !opts.auto && pending.length > 0 ? await askAtCommit(repo, entries, planFiles, pending, own, prov, config.preview.contextLines, opts.color, answers, () => opts.deadline?.disarm()) : false;
+  const { own, prov } = !opts.auto ? await ownChanges(repo, { judge: config.judge, pending, recent: await provenance, staged, now }) : { own: [], prov: await provenance };
+  const asked = !opts.auto && pending.length > 0 ? await askAtCommit(repo, { entries, files: planFiles, pending, own, prov, contextLines: config.preview.contextLines, color: opts.color, answers, disarm: () => opts.deadline?.disarm() }) : false;
 
   const planned = await plan('check', planFiles, answers);
   const result = await applyCheck(opts, { repo, base, lane, entries, classified, planned, asked, prov });
@@ -123,6 +122,14 @@ interface Checked {
   prov: Provenance;
 }
 
+interface OwnChangesInput {
+  judge: 'all' | 'agents';
+  pending: readonly Classification[];
+  recent: Provenance;
+  staged: readonly Staged[];
+  now: Date;
+}
+
 /**
  * With `judge: agents`, the changes a person committing at the terminal
  * made themselves: no hooked agent session wrote the path (nor the old
@@ -135,7 +142,7 @@ interface Checked {
  * routine edit, not the gate's own files or a workflow). They pass unasked
  * once a terminal opens; without one, they are judged like everything else.
  */
-async function ownChanges(repo: Repo, judge: 'all' | 'agents', pending: readonly Classification[], recent: Provenance, staged: readonly Staged[], now: Date): Promise<{ own: Classification[]; prov: Provenance }> {
+async function ownChanges(repo: Repo, { judge, pending, recent, staged, now }: OwnChangesInput): Promise<{ own: Classification[]; prov: Provenance }> {
   const candidates = (p: Provenance) => (p.agentRunning ? [] : pending.filter((c) => !c.protected && !p.origins.has(c.path) && !(c.oldPath !== undefined && p.origins.has(c.oldPath))));
   if (judge !== 'agents' || candidates(recent).length === 0) return { own: [], prov: recent };
   // the whole trail, not only the recent days: an agent's write of a month ago may be what is staged
@@ -178,7 +185,7 @@ async function applyCheck(opts: CheckOptions, { repo, base, lane, entries, class
   const now = opts.now ?? new Date();
   const ctx: RecordContext = { command: 'check', lane, time: now.toISOString(), base };
   const byPath = new Map(entries.map((e) => [e.path, e]));
-  const { commits, records } = await recordsOf(planned, classified, files, byPath, ctx, now);
+  const { commits, records } = await recordsOf(planned, { classified, files, byPath, ctx, now });
   // the audit trail names the agent sessions that wrote each path
   const by = new Map(files.map((f) => [f.path, f.writtenBy]));
   for (const r of records) {
@@ -216,19 +223,27 @@ async function applyCheck(opts: CheckOptions, { repo, base, lane, entries, class
   return result;
 }
 
+interface CheckRecordsInput {
+  classified: Classification[];
+  files: CheckedFile[];
+  byPath: Map<string, DiffEntry>;
+  ctx: RecordContext;
+  now: Date;
+}
+
 /**
  * The decision records, and ONE rejected commit for every proposal this run
  * keeps (refused, or beside a merged or partial result): parent the base,
  * tree the base with all of them, so N refusals cost one tree, not N trees of
  * the base's size. `git diff REF^ REF -- PATH` shows one of them.
  */
-async function recordsOf(planned: Plan, classified: Classification[], files: CheckedFile[], byPath: Map<string, DiffEntry>, ctx: RecordContext, now: Date): Promise<{ commits: RecordCommit[]; records: DecisionRecord[] }> {
+async function recordsOf(planned: Plan, { classified, files, byPath, ctx, now }: CheckRecordsInput): Promise<{ commits: RecordCommit[]; records: DecisionRecord[] }> {
   const blobs = new Map<string, string>();
-  const { blobId } = planned.files.some((o) => o.action === 'write') ? await import('../../git/merge.js') : { blobId: null };
+  const { blobId } = planned.files.some((o) => o.action === 'write') ? await import('../../git/blob-id.js') : { blobId: null };
   for (const o of planned.files) {
     const e = byPath.get(o.path)!;
     if (e.newOid) blobs.set(o.path, e.newOid);
-    if (o.action === 'write' && o.content && blobId) blobs.set(o.path, blobId(o.content));
+    if (o.action === 'write' && o.content && blobId) blobs.set(o.path, blobId(o.content, 'sha1'));
   }
   const keep = planned.files.filter((o) => o.keep !== null);
   const ref = keep.length > 0 ? newRef(REFS.rejected, now) : null;
@@ -236,11 +251,11 @@ async function recordsOf(planned: Plan, classified: Classification[], files: Che
   files.forEach((f) => {
     if (refs.has(f.path)) f.ref = ref!;
   });
-  const records = decisionRecords(planned, classified, refs, blobs);
+  const records = decisionRecords(planned, classified, { refs, blobs });
   if (!ref) return { commits: [], records };
   const kept = records.filter((r) => refs.has(r.path)).map((r) => (r.decision === 'blocked' ? r : { ...r, decision: 'rejected' as const }));
   const changes = keep.flatMap((o) => proposalChanges(byPath.get(o.path)!));
-  return { commits: [rejectedCommit(ctx, kept, ref, ctx.base, changes)], records };
+  return { commits: [rejectedCommit(ctx, { kept, ref, parent: ctx.base, changes })], records };
 }
 
 /**
@@ -260,9 +275,9 @@ function staged(o: FileOutcome, e: DiffEntry): IndexWrite {
 async function approvedByPerson(planned: Plan, classified: Classification[], byPath: Map<string, DiffEntry>): Promise<Array<{ path: string; blob: string | null; mode: string | null }>> {
   const approved = planned.files.filter((o, i) => classified[i]!.needsApproval && o.decision === 'approved' && o.decider === 'person' && o.strategy !== 'review');
   if (approved.length === 0) return [];
-  const { blobId } = await import('../../git/merge.js');
+  const { blobId } = await import('../../git/blob-id.js');
   // a strategy or some hunks: what was staged is the result, not what the agent proposed
-  return approved.map((o) => ({ path: o.path, blob: (o.action === 'write' && o.content ? blobId(o.content) : byPath.get(o.path)!.newOid) ?? null, mode: o.mode ?? byPath.get(o.path)!.newMode }));
+  return approved.map((o) => ({ path: o.path, blob: (o.action === 'write' && o.content ? blobId(o.content, 'sha1') : byPath.get(o.path)!.newOid) ?? null, mode: o.mode ?? byPath.get(o.path)!.newMode }));
 }
 
 /**
@@ -304,6 +319,18 @@ function toChecked(c: Classification, o: FileOutcome, by: Origin[] | undefined):
   return f;
 }
 
+interface AskAtCommitInput {
+  entries: DiffEntry[];
+  files: PlanFile[];
+  pending: Classification[];
+  own: readonly Classification[];
+  prov: Provenance;
+  contextLines: number;
+  color: boolean;
+  answers: Map<string, Answer>;
+  disarm: () => void;
+}
+
 /**
  * Ask the person at the terminal about each change that needs approval;
  * false when there is none. Reads both sides and the hunks of only those
@@ -312,15 +339,7 @@ function toChecked(c: Classification, o: FileOutcome, by: Origin[] | undefined):
  */
 async function askAtCommit(
   repo: Repo,
-  entries: DiffEntry[],
-  files: PlanFile[],
-  pending: Classification[],
-  own: readonly Classification[],
-  prov: Provenance,
-  contextLines: number,
-  color: boolean,
-  answers: Map<string, Answer>,
-  disarm: () => void,
+  { entries, files, pending, own, prov, contextLines, color, answers, disarm }: AskAtCommitInput,
 ): Promise<boolean> {
   const { openPrompt } = await import('../../ui/prompt.js');
   const [{ pagerCommand }, { editorCommand }] = await Promise.all([import('../../git/pager.js'), import('../../git/editor.js')]);

@@ -1,15 +1,14 @@
-import { classify, makePolicy, type ChangeFacts, type Classification } from '../../core/classify.js';
+import { classify, type ChangeFacts, type Classification } from '../../core/classify.js';
 import { withAggregateLoss } from '../../core/aggregate.js';
-import { CONFIG_FILE } from '../../core/config.js';
 import { GuardError } from '../../core/errors.js';
 import { READ_CAP, catFileBatch } from '../../git/catfile.js';
 import { collectFacts } from '../../git/changes.js';
 import { treeDiff } from '../../git/diff.js';
 import { isShallow, openRepo } from '../../git/repo.js';
-import { DELETION_BLOB, approvalKey, approvalKind, pathModes, readRangeTrailers } from '../../git/approvals.js';
+import { DELETION_BLOB, approvalKind, pathModes, readRangeTrailers, trailerApprovalKey } from '../../git/approvals.js';
 import { mergeBase } from '../../git/commits.js';
 import type { AgentCommit } from '../../git/provenance.js';
-import { configAt } from '../context.js';
+import { readPolicy } from '../../git/policy.js';
 
 /**
  * `guard ci`: judge a pull request. Every file changed between
@@ -93,16 +92,13 @@ export async function ci(opts: CiOptions): Promise<CiResult> {
     { flag: '--base', name: opts.base },
     { flag: '--head', name: headName },
   ]);
-  const mergeBase = await findMergeBase(cwd, base!, head!, opts.base, headName);
+  const mergeBase = await findMergeBase(cwd, { base: base!, head: head!, baseName: opts.base, headName });
 
-  const [entries, [configBlob], { approvals, agents }] = await Promise.all([
+  const [entries, { config, policy, oid: configOid }, { approvals, agents }] = await Promise.all([
     treeDiff(cwd, mergeBase, head!),
-    catFileBatch(cwd, [`${mergeBase}:${CONFIG_FILE}`], READ_CAP),
+    readPolicy(cwd, mergeBase, { shown: mergeBase.slice(0, 10) }),
     readRangeTrailers(cwd, mergeBase, head!),
   ]);
-  const config = configAt(mergeBase.slice(0, 10), configBlob?.data);
-  const bootstrap = configBlob === null || configBlob === undefined;
-  const policy = makePolicy(config, { bootstrap });
   const { facts } = await collectFacts(cwd, entries, { maxBytes: Math.min(config.maxFileBytes, READ_CAP), whitespace: { range: [mergeBase, head!], changeRatio: config.changeRatio } });
   const classified = withAggregateLoss(facts.map((f) => classify(f, policy)), config);
 
@@ -113,20 +109,20 @@ export async function ci(opts: CiOptions): Promise<CiResult> {
     const by = [...(agents.get(c.path) ?? []), ...(c.oldPath !== undefined ? (agents.get(c.oldPath) ?? []) : [])];
     if (by.length > 0) file.writtenBy = by;
     if (c.needsApproval) {
-      const by = approvals.get(approvalKey(c.path, blob ?? DELETION_BLOB, entries[i]!.newMode));
+      const by = approvals.get(trailerApprovalKey(c.path, blob ?? DELETION_BLOB, entries[i]!.newMode));
       if (by) Object.assign(file, { decision: 'approved', approvedBy: by });
       else file.decision = 'blocked';
     }
     return file;
   });
-  const modes = new Map(entries.map((e) => [e.path, e.newMode]));
-  const reviews = files.some((f) => f.decision === 'blocked') && opts.reviewEnv !== null ? await applyReviews(cwd, base!, head!, mergeBase, files, modes, opts.reviewEnv ?? process.env) : undefined;
+  const headModes = new Map(entries.map((e) => [e.path, e.newMode]));
+  const reviews = files.some((f) => f.decision === 'blocked') && opts.reviewEnv !== null ? await applyReviews(cwd, { base: base!, head: head!, mergeBaseOfHead: mergeBase, files, headModes, env: opts.reviewEnv ?? process.env }) : undefined;
   return {
     command: 'ci',
     base: base!,
     head: head!,
     mergeBase,
-    bootstrap,
+    bootstrap: configOid === null,
     files,
     blocked: files.filter((f) => f.decision === 'blocked').length,
     approved: files.filter((f) => f.decision === 'approved').length,
@@ -160,8 +156,15 @@ async function resolveCommits(cwd: string, revs: Array<{ flag: string; name: str
   });
 }
 
+interface MergeBaseInput {
+  base: string;
+  head: string;
+  baseName: string;
+  headName: string;
+}
+
 /** merge-base(base, head); a usage error that says why when there is none. */
-async function findMergeBase(cwd: string, base: string, head: string, baseName: string, headName: string): Promise<string> {
+async function findMergeBase(cwd: string, { base, head, baseName, headName }: MergeBaseInput): Promise<string> {
   const mb = await mergeBase(cwd, base, head);
   if (mb) return mb;
   if (await isShallow(cwd)) {
@@ -189,6 +192,16 @@ export function firstChangedLine(f: Pick<ChangeFacts, 'oldText' | 'newText' | 'n
   return Math.max(1, Math.min(i + 1, count));
 }
 
+interface ReviewsInput {
+  base: string;
+  head: string;
+  mergeBaseOfHead: string;
+  files: CiFile[];
+  /** Each path's mode at head: a review clears only the kind of file it saw (approvalKind). */
+  headModes: Map<string, string | null>;
+  env: NodeJS.ProcessEnv;
+}
+
 /**
  * Clear blocked files with the pull request's approving reviews. A review of
  * commit C saw the pull request as C's diff: merge-base(base, C)..C. It clears
@@ -203,7 +216,7 @@ export function firstChangedLine(f: Pick<ChangeFacts, 'oldText' | 'newText' | 'n
  * (reviews are few; none for a review of head), then one cat-file and one
  * ls-tree per distinct reviewed commit (the modes), in parallel.
  */
-async function applyReviews(cwd: string, base: string, head: string, mergeBaseOfHead: string, files: CiFile[], headModes: Map<string, string | null>, env: NodeJS.ProcessEnv): Promise<NonNullable<CiResult['reviews']>> {
+async function applyReviews(cwd: string, { base, head, mergeBaseOfHead, files, headModes, env }: ReviewsInput): Promise<NonNullable<CiResult['reviews']>> {
   const { readReviews } = await import('../review/review-source.js');
   const pr = await readReviews(env);
   if ('unavailable' in pr) return { source: pr.source, unavailable: pr.unavailable, ...(pr.hint ? { hint: pr.hint } : {}), counted: [], ignored: [] };

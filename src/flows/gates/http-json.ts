@@ -12,6 +12,12 @@ export interface JsonAnswer {
   headers: Headers;
 }
 
+export interface ApiCall {
+  name: string;
+  shown: string;
+  follow?: boolean;
+}
+
 /**
  * GET `url` with `headers`; `name` ("GitHub API") starts every error message,
  * `shown` is the part of the URL the message names (never a token).
@@ -19,7 +25,7 @@ export interface JsonAnswer {
  * redirect to another origin, but a token in a custom header (GitLab's
  * PRIVATE-TOKEN) would go along.
  */
-export async function getJson(url: string, headers: Record<string, string>, name: string, shown: string, follow = false): Promise<JsonAnswer> {
+export async function getJson(url: string, headers: Record<string, string>, { name, shown, follow = false }: ApiCall): Promise<JsonAnswer> {
   let res: Response;
   try {
     res = await fetch(url, { headers, redirect: follow ? 'follow' : 'error', signal: AbortSignal.timeout(API_TIMEOUT_MS) });

@@ -83,11 +83,33 @@ interface RawUser {
   state?: unknown;
 }
 
+type Get = (path: string) => ReturnType<typeof getJson>;
+
 /** The approvals that count on a GitLab merge request. Throws with a one-line message when the API cannot be read. */
 export async function gitlabApprovals(t: GitlabTarget): Promise<PrReviews> {
-  const mrPath = `/projects/${t.project}/merge_requests/${t.iid}`;
   const headers = { 'private-token': t.token, accept: 'application/json', 'user-agent': 'guard-ci' };
-  const get = (path: string) => getJson(`${t.api}${path}`, headers, 'GitLab API', path.replace(/\?.*$/, ''));
+  const get: Get = (path) => getJson(`${t.api}${path}`, headers, { name: 'GitLab API', shown: path.replace(/\?.*$/, '') });
+  const mr = await readMergeRequest(t, get);
+  const out: PrReviews = { source: t.source, reviews: [], ignored: [] };
+  const candidates = approvalCandidates(mr, out);
+  if (candidates.length === 0) return out;
+  await keepMembers(t, get, candidates, out);
+  return out;
+}
+
+/** What the four parallel reads say about the merge request: its author, its approvals, its versions, who requested changes. */
+interface MergeRequestFacts {
+  author: number;
+  webUrl: unknown;
+  approvedBy: Array<{ user?: RawUser; approved_at?: unknown }>;
+  heads: MrVersion[];
+  /** GitLab has more versions than it listed. */
+  olderVersions: boolean;
+  requestedChanges: Set<number>;
+}
+
+async function readMergeRequest(t: GitlabTarget, get: Get): Promise<MergeRequestFacts> {
+  const mrPath = `/projects/${t.project}/merge_requests/${t.iid}`;
   const [mr, approvals, versions, reviewers] = await Promise.all([
     get(mrPath),
     get(`${mrPath}/approvals`),
@@ -109,10 +131,15 @@ export async function gitlabApprovals(t: GitlabTarget): Promise<PrReviews> {
   for (const r of reviewers.body as Array<{ user?: RawUser; state?: unknown }>) {
     if (typeof r?.user?.id === 'number' && r.state === 'requested_changes') requestedChanges.add(r.user.id);
   }
+  return { author, webUrl, approvedBy, heads, olderVersions, requestedChanges };
+}
 
-  const out: PrReviews = { source: t.source, reviews: [], ignored: [] };
-  const candidates: Array<PrReview & { at: number }> = [];
-  for (const a of approvedBy as Array<{ user?: RawUser; approved_at?: unknown }>) {
+type Candidate = PrReview & { at: number };
+
+/** Each approval tied to the head it saw, before roles are known; the others are in `out.ignored`, each with why. */
+function approvalCandidates(mr: MergeRequestFacts, out: PrReviews): Candidate[] {
+  const candidates: Candidate[] = [];
+  for (const a of mr.approvedBy) {
     const id = a?.user?.id;
     const user = a?.user?.username;
     if (typeof id !== 'number' || typeof user !== 'string' || user === '') {
@@ -124,11 +151,11 @@ export async function gitlabApprovals(t: GitlabTarget): Promise<PrReviews> {
       why('a bot (an access token or service account), not a person');
       continue;
     }
-    if (id === author) {
+    if (id === mr.author) {
       why("the merge request's author approving their own merge request");
       continue;
     }
-    if (requestedChanges.has(id)) {
+    if (mr.requestedChanges.has(id)) {
       why('the same person requested changes (their review state)');
       continue;
     }
@@ -137,15 +164,18 @@ export async function gitlabApprovals(t: GitlabTarget): Promise<PrReviews> {
       why('GitLab did not say when it was approved (no approved_at), so not which head it saw');
       continue;
     }
-    const seen = headSeen(heads, at, olderVersions);
+    const seen = headSeen(mr.heads, at, mr.olderVersions);
     if ('why' in seen) {
       why(seen.why);
       continue;
     }
-    candidates.push({ id, user, commit: seen.sha, kind: 'approval', at, submittedAt: new Date(at).toISOString(), ...(typeof webUrl === 'string' ? { url: webUrl } : {}) });
+    candidates.push({ id, user, commit: seen.sha, kind: 'approval', at, submittedAt: new Date(at).toISOString(), ...(typeof mr.webUrl === 'string' ? { url: mr.webUrl } : {}) });
   }
-  if (candidates.length === 0) return out;
+  return candidates;
+}
 
+/** One request for every approver's role; those with Developer access or more, active, go to `out.reviews`. */
+async function keepMembers(t: GitlabTarget, get: Get, candidates: Candidate[], out: PrReviews): Promise<void> {
   // one request for every approver's role, inherited from groups included (the highest is listed)
   const ids = [...new Set(candidates.map((c) => c.id))];
   const members = await get(`/projects/${t.project}/members/all?per_page=${PER_PAGE}&user_ids=${ids.join(',')}`);
@@ -168,7 +198,6 @@ export async function gitlabApprovals(t: GitlabTarget): Promise<PrReviews> {
     const { at: _at, ...review } = c;
     out.reviews.push(review);
   }
-  return out;
 }
 
 /** A version of the merge request: its head commit (null when GitLab lists none) and when it appeared (ms). */

@@ -81,7 +81,7 @@ export function githubTarget(env: NodeJS.ProcessEnv): { api: string; repo: strin
 export async function githubReviews(t: { api: string; repo: string; pr: number; token: string }): Promise<PrReviews> {
   const get = async (url: string): Promise<{ body: unknown; next: string | null }> => {
     const headers = { authorization: `Bearer ${t.token}`, accept: 'application/vnd.github+json', 'x-github-api-version': '2022-11-28', 'user-agent': 'guard-ci' };
-    const res = await getJson(url, headers, 'GitHub API', url.replace(t.api, ''), true);
+    const res = await getJson(url, headers, { name: 'GitHub API', shown: url.replace(t.api, ''), follow: true });
     const next = /<([^>]+)>;\s*rel="next"/.exec(res.headers.get('link') ?? '')?.[1] ?? null;
     return { body: res.body, next };
   };

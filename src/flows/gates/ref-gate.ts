@@ -1,17 +1,16 @@
 import { withAggregateLoss } from '../../core/aggregate.js';
-import { classify, makePolicy, type Classification } from '../../core/classify.js';
-import { CONFIG_FILE, DEFAULT_CONFIG, type Config } from '../../core/config.js';
-import { GuardError } from '../../core/errors.js';
+import { classify, type Classification } from '../../core/classify.js';
 import { decisionRecord, type DecisionRecord, type RecordContext } from '../../core/record.js';
 import { approvalKey, personApprovals } from '../../git/person-approvals.js';
-import { READ_CAP, catFileBatch } from '../../git/catfile.js';
+import { READ_CAP } from '../../git/catfile.js';
 import { collectFacts } from '../../git/changes.js';
 import { treeDiff, type DiffEntry } from '../../git/diff.js';
 import { anchorDay, branchTips, commitTimes, DROPPED_REFS, heldElsewhere, isZeroOid, moveBase, shallowCutsIn, type Settled } from '../../git/moves.js';
 import { commonDirOf } from '../../git/journal.js';
 import { apply, record } from '../../apply/apply.js';
 import { REFS, decisionBatch, newRef, proposalChanges, rejectedCommit, type RecordCommit } from '../../git/records.js';
-import { configAt, type FlowOptions } from '../context.js';
+import { type FlowOptions } from '../context.js';
+import { readPolicy } from '../../git/policy.js';
 
 /**
  * The gate on every move of a local branch: `guard verify-refs`, run by the
@@ -95,17 +94,12 @@ export async function measureMove(cwd: string, anchor: string, to: string, opts:
  */
 async function measureBetween(cwd: string, base: string, to: string, opts: MeasureOptions): Promise<Measured> {
   if (opts.paths && opts.paths.length === 0) return { base, entries: [], needing: [], all: [] };
-  const [diff, [configBlob]] = await Promise.all([treeDiff(cwd, base, to, opts.paths, opts.renameSimilarity === undefined ? {} : { renameSimilarity: opts.renameSimilarity }), catFileBatch(cwd, [`${base}:${CONFIG_FILE}`], READ_CAP)]);
+  const [diff, { config, policy }] = await Promise.all([
+    treeDiff(cwd, base, to, { paths: opts.paths, ...(opts.renameSimilarity === undefined ? {} : { renameSimilarity: opts.renameSimilarity }) }),
+    // an older tip's broken config must not lock the branch for good: that range is measured under the defaults
+    readPolicy(cwd, base, { broken: opts.brokenConfig === 'defaults' ? 'defaults' : 'throw' }),
+  ]);
   const entries = opts.only ? diff.filter(opts.only) : diff;
-  let config: Config;
-  try {
-    config = configAt(base, configBlob?.data);
-  } catch (err) {
-    // an older tip's broken config must not lock the branch for good: measure that range under the defaults
-    if (opts.brokenConfig !== 'defaults' || !(err instanceof GuardError)) throw err;
-    config = DEFAULT_CONFIG;
-  }
-  const policy = makePolicy(config, { bootstrap: configBlob === null });
   const { facts } = await collectFacts(cwd, entries, { maxBytes: Math.min(config.maxFileBytes, READ_CAP), whitespace: { range: [base, to], changeRatio: config.changeRatio } });
   const each = facts.map((f) => classify(f, policy));
   const all = opts.aggregate === false ? each : withAggregateLoss(each, config);
@@ -163,7 +157,7 @@ export async function gateMoves(opts: GateOptions): Promise<GateResult> {
   const repo = { root: cwd, gitDir: commonDirOf(cwd) ?? cwd, commonDir: commonDirOf(cwd) ?? cwd };
   const records = judged.flatMap((j) => j.commits);
   // Only a transaction that goes through moves the verified tips, anchors and kept tips (all or none, like git's).
-  await record('ref-gate', repo, records, now);
+  await record('ref-gate', repo, records, { now });
   if (refused > 0) return { command: 'verify-refs', moves: verdicts, refused };
   const stale = [...tips.anchors.values()].flat().filter((a) => a.day !== gate.day).map((a) => a.ref);
   const settled = judged.flatMap((j) => (j.settled ? [j.settled] : []));
@@ -341,7 +335,7 @@ function moveRecords(v: MoveVerdict, measured: Measured, byPath: ReadonlyMap<str
     v.rejectedRef = newRef(REFS.rejected, now);
     const first = records.find((r) => r.decision !== 'approved')!;
     const changes = measured.entries.flatMap((e) => proposalChanges(e));
-    commits.push(rejectedCommit(ctx, { ...first, ref: v.rejectedRef }, v.rejectedRef, measured.base, changes));
+    commits.push(rejectedCommit(ctx, { kept: { ...first, ref: v.rejectedRef }, ref: v.rejectedRef, parent: measured.base, changes }));
     for (const r of records) if (r.decision !== 'approved') r.ref = v.rejectedRef;
   }
   if (records.length > 0) commits.push(decisionBatch(ctx, records, now));

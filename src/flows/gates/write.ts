@@ -1,21 +1,20 @@
 import { readFile, readlink } from 'node:fs/promises';
 import path from 'node:path';
 import type { ChangeFacts, Classification } from '../../core/classify.js';
-import { CONFIG_FILE } from '../../core/config.js';
 import { countLines, looksBinary } from '../../core/lines.js';
 import { MODE } from '../../core/modes.js';
 import type { Hunk } from '../../core/hunks.js';
 import { decisionRecords, offeredStrategies, plan, type Answer, type FileOutcome, type PlanFile } from '../../core/plan.js';
 import type { Decision, DecisionRecord, RecordContext } from '../../core/record.js';
-import { cleanStaleTemps, discardWrite, resolveInside, stageWrite, statOnDisk, type OnDisk, type Staged } from '../../worktree/atomic.js';
-import { READ_CAP, catFileBatch } from '../../git/catfile.js';
+import { cleanStaleTemps, discardWrite, resolveInside, stageWrite, statOnDisk, type OnDisk, type StagedWrite } from '../../worktree/atomic.js';
 import { assertWritable } from '../../git/contain.js';
 import { REFS, decisionBatch, newRef, rejectedCommit, type RecordCommit } from '../../git/records.js';
 import { openRepo } from '../../git/repo.js';
 import { numstatFiles, patchFiles, whitespaceOnlyFiles, withScratchFile, type FileNumstat } from '../../git/measure.js';
 import { dayBaseStore, sessionBase, type SessionBase } from '../../git/session-base.js';
 import { apply, type FileTarget } from '../../apply/apply.js';
-import { configAt, laneOf, type FlowOptions } from '../context.js';
+import { laneOf, type FlowOptions } from '../context.js';
+import { readPolicy } from '../../git/policy.js';
 
 export interface WriteOptions extends FlowOptions {
   /** The file to write, relative to `cwd` or absolute. */
@@ -80,7 +79,7 @@ export async function write(opts: WriteOptions): Promise<WriteResult> {
   const asked = path.isAbsolute(opts.path) ? opts.path : path.relative(root, path.resolve(opts.cwd, opts.path)) || '.';
   const target = await resolveInside(root, asked);
   await assertWritable(root, target.rel);
-  const atHead = catFileBatch(root, ['HEAD', `HEAD:${CONFIG_FILE}`], READ_CAP);
+  const atHead = readPolicy(root, 'HEAD', { also: ['HEAD'] });
   atHead.catch(() => {});
   const [old] = await Promise.all([statOnDisk(target.abs), cleanStaleTemps(target.abs)]);
   const lane = laneOf(root);
@@ -98,12 +97,10 @@ export async function write(opts: WriteOptions): Promise<WriteResult> {
     // git's numstat of the write runs beside cat-file (it needs no policy)
     const numstat = oldContent !== null && !oldContent.equals(opts.content) ? numstatFiles(staged.abs, staged.temp) : null;
     numstat?.catch(() => {});
-    const [[head, configBlob], { classify, makePolicy }] = await Promise.all([atHead, judging]);
+    const [{ config, policy, also: [head] }, { classify }] = await Promise.all([atHead, judging]);
     const base = head && head.type === 'commit' ? head.oid : null;
-    const config = configAt('HEAD', configBlob?.data);
-    const policy = makePolicy(config, { bootstrap: configBlob === null });
-    const facts = await measure(staged, old?.mode ?? null, newMode, oldContent, opts.content, config, staged.rel, numstat);
-    const judgeSince = async (start: Buffer | null) => classify(await measureAgainst(staged, start, old?.mode ?? null, newMode, opts.content, config), policy);
+    const facts = await measure({ staged, oldMode: old?.mode ?? null, newMode, oldContent, newContent: opts.content, config, rel: staged.rel, numstat });
+    const judgeSince = async (start: Buffer | null) => classify(await measureAgainst({ staged, base: start, oldMode: old?.mode ?? null, newMode, newContent: opts.content, config }), policy);
     const bases = [
       { start: sessionStart, what: `the file as session ${session} first saw it` },
       { start: dayStart, what: 'the file as guard write first saw it today' },
@@ -113,7 +110,7 @@ export async function write(opts: WriteOptions): Promise<WriteResult> {
     if (oldContent !== null && oldContent.equals(opts.content)) file.unchanged = true;
     const pf: PlanFile = { c, hunks: [], base: oldContent, proposed: opts.content, baseMode: old?.mode ?? null, proposedMode: newMode };
     const answers = new Map<string, Answer>();
-    const personAsked = c.needsApproval && !opts.auto ? await askAboutWrite(staged, pf, config.preview.contextLines, opts.color, answers, root) : false;
+    const personAsked = c.needsApproval && !opts.auto ? await askAboutWrite(staged, pf, { contextLines: config.preview.contextLines, color: opts.color, answers, root }) : false;
     const o = (await plan('write', [pf], answers)).files[0]!;
     Object.assign(file, { decision: o.decision, decider: o.decider }, pick(o));
     if (o.content && !o.content.equals(opts.content)) {
@@ -124,7 +121,7 @@ export async function write(opts: WriteOptions): Promise<WriteResult> {
 
     const now = opts.now ?? new Date();
     const ctx: RecordContext = { command: 'write', lane, time: now.toISOString(), base };
-    const commits = writeRecordsOf(c, o, ctx, now, target.rel, newMode, opts.content, file);
+    const commits = writeRecordsOf({ c, o, ctx, now, rel: target.rel, mode: newMode, proposal: opts.content, file });
     const warnings: string[] = [];
     const touch = { path: target.rel, worktree: root, outcome: file.decision };
     const first = [...(session && !sessionStart ? [{ id: session, ...touch }] : []), ...(!dayStart ? [{ id: 'today', ...touch, store }] : [])];
@@ -156,7 +153,7 @@ export async function write(opts: WriteOptions): Promise<WriteResult> {
  * first touch of this path, so later writes are measured against this checkpoint.
  */
 function fileTarget(
-  w: { target: { abs: string; rel: string }; old: OnDisk | null; oldContent: Buffer | null; staged: Staged; lane: string | null; now: Date; warnings: string[] },
+  w: { target: { abs: string; rel: string }; old: OnDisk | null; oldContent: Buffer | null; staged: StagedWrite; lane: string | null; now: Date; warnings: string[] },
   first: NonNullable<FileTarget['session']>,
 ): FileTarget {
   const { rel } = w.target;
@@ -175,33 +172,49 @@ function pick(o: FileOutcome): Partial<WrittenFile> {
   return { ...(o.strategy ? { strategy: o.strategy } : {}), ...(o.warning ? { warning: o.warning } : {}), ...(o.taken ? { taken: o.taken } : {}) };
 }
 
+interface WriteRecordsInput {
+  c: Classification;
+  o: FileOutcome;
+  ctx: RecordContext;
+  now: Date;
+  rel: string;
+  mode: string;
+  proposal: Buffer;
+  file: WrittenFile;
+}
+
 /** The rejected ref the plan asks for (the proposal whole: refused, or merged into something else) and the decision record. */
-function writeRecordsOf(c: Classification, o: FileOutcome, ctx: RecordContext, now: Date, rel: string, mode: string, proposal: Buffer, file: WrittenFile): RecordCommit[] {
+function writeRecordsOf({ c, o, ctx, now, rel, mode, proposal, file }: WriteRecordsInput): RecordCommit[] {
   const commits: RecordCommit[] = [];
   const refs = new Map<string, string>();
   if (o.keep !== null) {
     file.ref = newRef(REFS.rejected, now);
     refs.set(c.path, file.ref);
-    const rec = decisionRecords({ gate: 'write', files: [o] }, [c], refs, new Map())[0]!;
+    const rec = decisionRecords({ gate: 'write', files: [o] }, [c], { refs, blobs: new Map() })[0]!;
     // parent: the base; tree: the base plus the proposal, so `git diff R^ R` shows it
     const kept = o.action === 'blocked' ? rec : { ...rec, decision: 'rejected' as const };
-    commits.push(rejectedCommit(ctx, kept, file.ref, ctx.base, [{ kind: 'inline', path: rel, mode, data: proposal }]));
+    commits.push(rejectedCommit(ctx, { kept, ref: file.ref, parent: ctx.base, changes: [{ kind: 'inline', path: rel, mode, data: proposal }] }));
   }
-  commits.push(decisionBatch(ctx, decisionRecords({ gate: 'write', files: [o] }, [c], refs, new Map()), now));
+  commits.push(decisionBatch(ctx, decisionRecords({ gate: 'write', files: [o] }, [c], { refs, blobs: new Map() }), now));
   return commits;
+}
+
+interface MeasureInput {
+  staged: StagedWrite;
+  oldMode: string | null;
+  newMode: string;
+  oldContent: Buffer | null;
+  newContent: Buffer;
+  config: { maxFileBytes: number; changeRatio: number };
+  /** The path the facts name (the staged file's own by default). */
+  rel?: string;
+  /** git's numstat of the two, when already started (else it runs here). */
+  numstat?: Promise<FileNumstat> | null;
 }
 
 /** The facts classify needs, with line counts from git's own numstat. */
 async function measure(
-  staged: Staged,
-  oldMode: string | null,
-  newMode: string,
-  oldContent: Buffer | null,
-  newContent: Buffer,
-  config: { maxFileBytes: number; changeRatio: number },
-  rel: string = staged.rel,
-  /** git's numstat of the two, when already started (else it runs here). */
-  numstat: Promise<FileNumstat> | null = null,
+  { staged, oldMode, newMode, oldContent, newContent, config, rel = staged.rel, numstat = null }: MeasureInput,
 ): Promise<ChangeFacts> {
   const maxBytes = config.maxFileBytes;
   const binary = (oldContent !== null && looksBinary(oldContent)) || looksBinary(newContent);
@@ -261,28 +274,39 @@ function sameBytes(a: Buffer | null, b: Buffer | null): boolean {
   return a === null || b === null ? a === b : a.equals(b);
 }
 
+interface MeasureAgainstInput {
+  staged: StagedWrite;
+  base: Buffer | null;
+  oldMode: string | null;
+  newMode: string;
+  newContent: Buffer;
+  config: { maxFileBytes: number; changeRatio: number };
+}
+
 /**
  * The facts of the write measured against content that is not on disk (the
  * session base): it goes to a temp file outside the work tree for git's own
  * numstat, and is removed again.
  */
 async function measureAgainst(
-  staged: Staged,
-  base: Buffer | null,
-  oldMode: string | null,
-  newMode: string,
-  newContent: Buffer,
-  config: { maxFileBytes: number; changeRatio: number },
+  { staged, base, oldMode, newMode, newContent, config }: MeasureAgainstInput,
 ): Promise<ChangeFacts> {
-  if (base === null) return measure(staged, null, newMode, null, newContent, config);
-  return withScratchFile(base, (file) => measure({ ...staged, abs: file }, oldMode ?? MODE.file, newMode, base, newContent, config, staged.rel));
+  if (base === null) return measure({ staged, oldMode: null, newMode, oldContent: null, newContent, config });
+  return withScratchFile(base, (file) => measure({ staged: { ...staged, abs: file }, oldMode: oldMode ?? MODE.file, newMode, oldContent: base, newContent, config, rel: staged.rel }));
+}
+
+interface AskWriteOptions {
+  contextLines: number;
+  color: boolean;
+  answers: Map<string, Answer>;
+  root: string;
 }
 
 /**
  * Ask the person at the terminal; false when there is none (then the plan
  * blocks the write, as in auto mode). Ctrl-C throws E_ABORTED: nothing written or recorded.
  */
-async function askAboutWrite(staged: Staged, pf: PlanFile, contextLines: number, color: boolean, answers: Map<string, Answer>, root: string): Promise<boolean> {
+async function askAboutWrite(staged: StagedWrite, pf: PlanFile, { contextLines, color, answers, root }: AskWriteOptions): Promise<boolean> {
   const { openPrompt } = await import('../../ui/prompt.js');
   const [{ pagerCommand }, { editorCommand }] = await Promise.all([import('../../git/pager.js'), import('../../git/editor.js')]);
   const prompt = openPrompt({ color, title: (name) => `guard: ${name} needs approval`, pager: () => pagerCommand(root), editor: () => editorCommand(root) });
@@ -299,7 +323,7 @@ async function askAboutWrite(staged: Staged, pf: PlanFile, contextLines: number,
 }
 
 /** The hunks of the write, from git's own diff of the file on disk and the prepared temp file (with git's function context). */
-async function previewHunks(staged: Staged, existed: boolean, contextLines: number): Promise<Hunk[]> {
+async function previewHunks(staged: StagedWrite, existed: boolean, contextLines: number): Promise<Hunk[]> {
   const from = existed ? staged.abs : '/dev/null';
   const { parseHunks } = await import('../../core/hunks.js');
   return parseHunks(await patchFiles(from, staged.temp, contextLines));

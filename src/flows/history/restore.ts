@@ -44,7 +44,7 @@ export async function restore(opts: RestoreFlowOptions): Promise<RestoreFlowResu
     rels.push((await resolveInside(repo.root, shown)).rel);
   }
   const whole = opts.paths.length === 0 || rels.length < opts.paths.length;
-  if (!whole) await namedPathsExist(repo.root, target.tree, target.id, rels, target.kept);
+  if (!whole) await namedPathsExist(repo.root, { tree: target.tree, id: target.id, rels, kept: target.kept });
   const paths = whole ? undefined : rels;
   checkRestoreHere(repo, target, paths);
   // One writer at a time: a review or write into this tree finishes first (restore is short; it waits).
@@ -54,12 +54,19 @@ export async function restore(opts: RestoreFlowOptions): Promise<RestoreFlowResu
   return { command: 'restore', checkpoint: target.id, changes: r.changes, staged: r.staged, skipped: r.skipped, notRestored: r.notRestored, undo: undo!.id, warnings };
 }
 
+interface NamedPaths {
+  tree: string;
+  id: string;
+  rels: readonly string[];
+  kept: string | null;
+}
+
 /**
  * A path named on the command line that the checkpoint does not hold and the
  * work tree has no file at is a typo, not "nothing to restore": said, with the
  * hint, before anything is written. One cat-file for all the paths.
  */
-async function namedPathsExist(root: string, tree: string, id: string, rels: readonly string[], kept: string | null): Promise<void> {
+async function namedPathsExist(root: string, { tree, id, rels, kept }: NamedPaths): Promise<void> {
   const asked = rels.filter((p) => !p.includes('\n'));
   // (and in the tree of ignored and nested files the checkpoint kept, git/kept.ts: same cat-file)
   const found = await catFileBatch(root, [...asked.map((p) => `${tree}:${p}`), ...(kept ? asked.map((p) => `${kept}:${p}`) : [])], 0, () => true);

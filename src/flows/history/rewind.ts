@@ -3,7 +3,7 @@ import { apply } from '../../apply/apply.js';
 import type { Checkpoint } from '../../git/checkpoint.js';
 import { openRepo } from '../../git/repo.js';
 import type { RestoreChange } from '../../git/restore.js';
-import { changedPaths, type PutBackGroup } from '../../git/rewind.js';
+import { changedPathsOfPairs, type PutBackGroup } from '../../git/rewind.js';
 import { SESSION_REFS, readSessionEvents, sessionKey, type SessionEvent } from '../../git/session.js';
 import { laneOf, type FlowOptions } from '../context.js';
 
@@ -73,9 +73,16 @@ export async function rewind(opts: RewindOptions): Promise<RewindResult> {
 
   const warnings: string[] = [];
   const lock = { holder: `guard rewind ${session}`, waitMs: LOCK_WAIT_MS };
-  const groups = (undo: Checkpoint) => putBackGroups(repo.root, events, harness, session, undo);
+  const groups = (undo: Checkpoint) => putBackGroups(repo.root, { events, harness, session, undo });
   const { checkpoint: undo, done } = await apply({ gate: 'rewind', repo, now: new Date(), records: [], target: { kind: 'rewind', lock, warnings, session, lane: laneOf(repo.root), groups } });
   return { command: 'rewind', harness, session, from: events[0]!.checkpoint, changes: done.changes, unchanged: done.paths - done.changes.length, undo: undo!.id, warnings };
+}
+
+interface PutBackInput {
+  events: SessionEvent[];
+  harness: string;
+  session: string;
+  undo: Checkpoint;
 }
 
 /**
@@ -86,7 +93,7 @@ export async function rewind(opts: RewindOptions): Promise<RewindResult> {
  * `undo` (now), but only files that were there before it, and none that
  * another session wrote or lost since.
  */
-async function putBackGroups(root: string, events: SessionEvent[], harness: string, session: string, undo: Checkpoint): Promise<{ groups: PutBackGroup[]; paths: number }> {
+async function putBackGroups(root: string, { events, harness, session, undo }: PutBackInput): Promise<{ groups: PutBackGroup[]; paths: number }> {
   const shells = events.flatMap((e, i) => {
     if (e.kind !== 'shell' || e.phase !== 'pre') return [];
     const post = e.background ? undefined : events.slice(i + 1).find((x) => x.kind === 'shell' && x.phase === 'post' && (e.toolCall === null || x.toolCall === e.toolCall));
@@ -100,7 +107,7 @@ async function putBackGroups(root: string, events: SessionEvent[], harness: stri
     const post = others.slice(i + 1).find((y) => y.kind === 'shell' && y.phase === 'post' && y.harness === x.harness && y.session === x.session && y.toolCall === x.toolCall);
     return post ? [{ x, pair: [x.commit, post.commit] as [string, string] }] : [];
   });
-  const changed = await changedPaths(root, [
+  const changed = await changedPathsOfPairs(root, [
     ...shells.map((s): [string, string] | [string, string, 'existing'] => (s.after ? [s.e.commit, s.after] : [s.e.commit, undo.commit, 'existing'])),
     ...theirShells.map((t) => t.pair),
   ]);

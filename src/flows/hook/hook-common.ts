@@ -1,10 +1,9 @@
 import { makePolicy, type Classification, type Policy } from '../../core/classify.js';
-import { CONFIG_FILE, type Config } from '../../core/config.js';
+import { type Config } from '../../core/config.js';
 import { type Judged, type Planned } from '../../harness/decide.js';
 import type { Outcome } from '../../harness/types.js';
-import { READ_CAP, catFileBatch } from '../../git/catfile.js';
-import { readSessionEvents as readEvents, type SessionEvent } from '../../git/session.js';
-import { configAt } from '../context.js';
+import { readSessionEvents, type SessionEvent } from '../../git/session.js';
+import { configAt, configObject, readConfig } from '../../git/policy.js';
 
 /**
  * What the hook's write and shell calls share (flows/hook/hook.ts runs them):
@@ -31,10 +30,10 @@ export const NONE: Outcome = { kind: 'none' };
  * reads.
  */
 export const eventsRead = new Map<string, Promise<SessionEvent[]>>();
-export function readSessionEvents(root: string, prefix: string): Promise<SessionEvent[]> {
+export function sessionEventsOnce(root: string, prefix: string): Promise<SessionEvent[]> {
   const key = `${root}\0${prefix}`;
   let p = eventsRead.get(key);
-  if (!p) eventsRead.set(key, (p = readEvents(root, prefix)));
+  if (!p) eventsRead.set(key, (p = readSessionEvents(root, prefix)));
   return p;
 }
 
@@ -82,16 +81,16 @@ export const PLUGIN_DIRS = /^(?:\.cline\/plugins\/|\.(?:opencode|kilo|kilocode)\
  * with an older, looser HEAD cannot loosen what the real steps hold. One
  * cat-file; each distinct config parsed once.
  */
-export async function readPolicy(root: string, events: readonly SessionEvent[]): Promise<{ head: string | null; policy: Policy; config: Config }> {
+export async function readSessionPolicy(root: string, events: readonly SessionEvent[]): Promise<{ head: string | null; policy: Policy; config: Config }> {
   const anchors = events.filter((x) => x.worktree === root);
   // a session event's parent is its checkpoint, whose parent is HEAD as it was then
-  const names = ['HEAD', `HEAD:${CONFIG_FILE}`, ...anchors.map((x) => `${x.commit}^^:${CONFIG_FILE}`)];
-  const [head, configBlob, ...then] = await catFileBatch(root, names, READ_CAP);
+  const read = await readConfig(root, 'HEAD', { also: ['HEAD', ...anchors.map((x) => configObject(`${x.commit}^^`))] });
+  const [head, ...then] = read.also;
   const headOid = head && head.type === 'commit' ? head.oid : null;
-  let config = configAt('HEAD', configBlob?.data);
-  let bootstrap = configBlob === null;
+  let config = read.config;
+  let bootstrap = read.oid === null;
   // (no config at all counts once, as the defaults)
-  const seen = new Set<string>([configBlob ? configBlob.oid : '']);
+  const seen = new Set<string>([read.oid ?? '']);
   for (const [i, blob] of then.entries()) {
     const key = blob ? blob.oid : '';
     if (seen.has(key)) continue;

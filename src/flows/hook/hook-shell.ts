@@ -16,7 +16,7 @@ import { apply } from '../../apply/apply.js';
 import { laneOf } from '../context.js';
 import { coverageLoss, coverageSentences } from './shell-coverage.js';
 import { backgroundNoted } from '../../git/journal.js';
-import { GATE_FILES, NONE, judgedOf, oneLine, readPolicy, readSessionEvents, shellWord, type HookResult } from './hook-common.js';
+import { GATE_FILES, NONE, judgedOf, oneLine, readSessionPolicy, sessionEventsOnce, shellWord, type HookResult } from './hook-common.js';
 
 /**
  * A shell tool call (flows/hook/hook.ts): a whole-tree checkpoint before it (and
@@ -24,9 +24,16 @@ import { GATE_FILES, NONE, judgedOf, oneLine, readPolicy, readSessionEvents, she
  * same for commands still running in the background at later calls.
  */
 
-export async function shellBefore(repo: Repo, e: HookEvent, command: string, background: boolean, meta: SessionMeta, now: Date): Promise<HookResult> {
+export interface ShellBeforeCall {
+  command: string;
+  background: boolean;
+  meta: SessionMeta;
+  now: Date;
+}
+
+export async function shellBefore(repo: Repo, e: HookEvent, { command, background, meta, now }: ShellBeforeCall): Promise<HookResult> {
   // the session step goes in the checkpoint's own fast-import
-  const records = (c: { id: string; commit: string }) => [sessionCommit(repo, e, c.commit, c.id, 'pre', command, now, undefined, background)];
+  const records = (c: { id: string; commit: string }) => [sessionCommit(repo, e, { commit: c.commit, id: c.id, phase: 'pre', command, now, background })];
   const { checkpoint: cp } = await apply({ gate: 'hook', repo, now, records: [], target: { kind: 'worktree', checkpoint: { reason: `before ${e.harness} shell: ${oneLine(command)}`, command: 'hook', lane: laneOf(repo.root), session: meta, now, records } } });
   // the lanes' work trees, which a command in the main tree can take (git clean -ffdx): flows/hook/lane-keep.ts
   await (await import('./lane-keep.js')).keepLanes(repo, command, now, cp!.id);
@@ -35,7 +42,19 @@ export async function shellBefore(repo: Repo, e: HookEvent, command: string, bac
   return { outcome: NONE, checkpoint: cp!.id, notes: [] };
 }
 
-function sessionCommit(repo: Repo, e: HookEvent, commit: string, id: string, phase: 'pre' | 'post', command: string, now: Date, lost?: string[], background?: boolean, toolCall?: string | null, notKept?: string[]): RecordCommit {
+interface SessionCommitInput {
+  commit: string;
+  id: string;
+  phase: 'pre' | 'post';
+  command: string;
+  now: Date;
+  lost?: string[];
+  background?: boolean;
+  toolCall?: string | null;
+  notKept?: string[];
+}
+
+function sessionCommit(repo: Repo, e: HookEvent, { commit, id, phase, command, now, lost, background, toolCall, notKept }: SessionCommitInput): RecordCommit {
   return sessionEventCommit(
     commit,
     {
@@ -58,26 +77,32 @@ function sessionCommit(repo: Repo, e: HookEvent, commit: string, id: string, pha
   );
 }
 
-export async function shellAfter(repo: Repo, e: HookEvent, command: string, meta: SessionMeta, now: Date): Promise<HookResult> {
+export interface ShellAfterCall {
+  command: string;
+  meta: SessionMeta;
+  now: Date;
+}
+
+export async function shellAfter(repo: Repo, e: HookEvent, { command, meta, now }: ShellAfterCall): Promise<HookResult> {
   const root = repo.root;
   const [events, cp] = await Promise.all([
-    readSessionEvents(root, sessionPrefix(e.harness, e.sessionId)),
+    sessionEventsOnce(root, sessionPrefix(e.harness, e.sessionId)),
     apply({ gate: 'hook', repo, now, records: [], target: { kind: 'worktree', checkpoint: { reason: `after ${e.harness} shell: ${oneLine(command)}`, command: 'hook', lane: laneOf(root), session: meta, now } } }).then((r) => r.checkpoint!),
   ]);
   const pres = events.filter((x) => x.kind === 'shell' && x.phase === 'pre' && x.worktree === root);
   const pre = (e.toolCallId ? pres.filter((x) => x.toolCall === e.toolCallId) : pres).pop() ?? null;
   if (!pre) {
-    await apply({ gate: 'hook', repo, now, records: [sessionCommit(repo, e, cp.commit, cp.id, 'post', command, now)], target: null });
+    await apply({ gate: 'hook', repo, now, records: [sessionCommit(repo, e, { commit: cp.commit, id: cp.id, phase: 'post', command, now })], target: null });
     return { outcome: NONE, checkpoint: cp.id, notes: ['no checkpoint from before this command: nothing to compare with'] };
   }
   // the checkpoint before the command (the step's parent): what it kept outside git's tree
-  const [{ config, policy }, [preCp]] = await Promise.all([readPolicy(root, events), catFileBatch(root, [`${pre.commit}^`], READ_CAP)]);
-  const { lost, gate: inTree } = await lossesBetween(root, pre.commit, cp.commit, config, policy);
+  const [{ config, policy }, [preCp]] = await Promise.all([readSessionPolicy(root, events), catFileBatch(root, [`${pre.commit}^`], READ_CAP)]);
+  const { lost, gate: inTree } = await lossesBetween(root, { from: pre.commit, to: cp.commit, config, policy });
   // what it took outside the work tree's tree (ignored files, nested repositories, lanes, files over the cap): shell-coverage.ts
   const outside = await coverageLoss(root, preCp?.type === 'commit' ? (preCp.data ?? null) : null, cp);
   const gate = [...new Set([...inTree, ...outside.kept.map((k) => k.path).filter((p) => GATE_FILES.has(p))])];
   const lostPaths = [...lost.map((c) => c.path), ...outside.kept.map((k) => k.path)];
-  const step = sessionCommit(repo, e, cp.commit, cp.id, 'post', command, now, lostPaths, undefined, undefined, outside.notKept.map((n) => n.path));
+  const step = sessionCommit(repo, e, { commit: cp.commit, id: cp.id, phase: 'post', command, now, lost: lostPaths, notKept: outside.notKept.map((n) => n.path) });
   await apply({ gate: 'hook', repo, now, records: [step], target: null, pack: true });
   const messages: string[] = [];
   const judged: Judged[] = lost.map((c) => ({ ...judgedOf(c), needsApproval: true }));
@@ -100,13 +125,21 @@ function restoreCommand(checkpointId: string, lost: Classification[]): string {
   return paths.length <= 20 ? `guard restore ${checkpointId} -- ${paths.map(shellWord).join(' ')}` : `guard restore ${checkpointId}`;
 }
 
+interface LossesInput {
+  from: string;
+  to: string;
+  config: Config;
+  policy: Policy;
+  skip?: ReadonlySet<string>;
+}
+
 /**
  * What went from one whole-tree checkpoint to another: a file deleted or
  * replaced that would need approval, or, when lineThreshold lines or more
  * went in all (a `git checkout -- .` over a day of small edits), every
  * file that lost lines.
  */
-async function lossesBetween(root: string, from: string, to: string, config: Config, policy: Policy, skip?: ReadonlySet<string>): Promise<Losses> {
+async function lossesBetween(root: string, { from, to, config, policy, skip }: LossesInput): Promise<Losses> {
   const all = (await treeDiff(root, from, to)).filter((x) => !skip?.has(x.oldPath ?? x.path));
   // the gate itself: the harness hook configs, guard.config.json, .husky/, whatever the policy protects
   const gate = [...new Set(all.flatMap((x) => [x.path, ...(x.oldPath !== undefined ? [x.oldPath] : [])]).filter((p) => GATE_FILES.has(p) || policy.isProtected(p)))];
@@ -158,7 +191,7 @@ async function backgroundOpen(repo: Repo, e: HookEvent, now: Date): Promise<bool
   const text = await readFile(backgroundMarker(repo, e.harness, e.sessionId), 'utf8').catch(() => null);
   const t = text === null ? NaN : Date.parse(text.trim());
   // unreadable or in the future: read the steps (the safe side); no marker: the journal may still say so (a marker removed)
-  if (text === null) return backgroundNoted(repo.commonDir, e.harness, path.basename(path.dirname(backgroundMarker(repo, e.harness, e.sessionId))), now, BACKGROUND_OPEN_MS);
+  if (text === null) return backgroundNoted(repo.commonDir, { harness: e.harness, sessionKey: path.basename(path.dirname(backgroundMarker(repo, e.harness, e.sessionId))), now, windowMs: BACKGROUND_OPEN_MS });
   return Number.isNaN(t) || t > now.getTime() || now.getTime() - t < BACKGROUND_OPEN_MS;
 }
 
@@ -172,14 +205,14 @@ export async function reportBackground(repos: readonly Repo[], e: HookEvent, now
   for (const repo of repos) {
     const root = repo.root;
     if (!(await backgroundOpen(repo, e, now))) continue;
-    const events = await readSessionEvents(root, sessionPrefix(e.harness, e.sessionId));
+    const events = await sessionEventsOnce(root, sessionPrefix(e.harness, e.sessionId));
     // the call's own background command is reported by its own after-event (Gemini names no tool call: the latest shell pre)
     const own = e.toolCallId !== null ? (x: SessionEvent) => x.toolCall === e.toolCallId : (x: SessionEvent) => e.phase === 'post' && e.action.kind === 'shell' && x === events.filter((y) => y.kind === 'shell' && y.phase === 'pre' && y.worktree === root).pop();
     const open = events.filter((x) => x.background && x.phase === 'pre' && x.worktree === root && now.getTime() - Date.parse(x.time) < BACKGROUND_OPEN_MS && !own(x));
     if (open.length === 0) continue;
     const session = { harness: e.harness, session: e.sessionId, toolCall: e.toolCallId };
     const cp = (await apply({ gate: 'hook', repo, now, records: [], target: { kind: 'worktree', checkpoint: { reason: `${e.harness} background commands still open`, command: 'hook', lane: laneOf(root), session, now } } })).checkpoint!;
-    const { config, policy } = await readPolicy(root, events);
+    const { config, policy } = await readSessionPolicy(root, events);
     const records: RecordCommit[] = [];
     for (const bg of open) {
       // each check is a post step of the background call: the next one compares from the last
@@ -188,8 +221,8 @@ export async function reportBackground(repos: readonly Repo[], e: HookEvent, now
       // what the session's own calls since then account for: its writes, its other commands' losses
       const later = events.filter((x) => x.time >= baseline.time && x !== baseline && x !== bg && !mine(x));
       const accounted = new Set<string>(later.flatMap((x) => (x.kind === 'write' ? (x.paths ?? []) : (x.lost ?? []))));
-      const { lost, gate } = await lossesBetween(root, baseline.commit, cp.commit, config, policy, accounted);
-      records.push(sessionCommit(repo, e, cp.commit, cp.id, 'post', bg.command ?? '', now, lost.map((c) => c.path), false, bg.toolCall));
+      const { lost, gate } = await lossesBetween(root, { from: baseline.commit, to: cp.commit, config, policy, skip: accounted });
+      records.push(sessionCommit(repo, e, { commit: cp.commit, id: cp.id, phase: 'post', command: bg.command ?? '', now, lost: lost.map((c) => c.path), background: false, toolCall: bg.toolCall }));
       const shown = `${bg.command ?? ''} (run in the background)`;
       if (lost.length > 0) {
         const judged: Judged[] = lost.map((c) => ({ ...judgedOf(c), needsApproval: true }));

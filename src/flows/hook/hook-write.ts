@@ -6,7 +6,7 @@ import { MODE, fileMode } from '../../core/modes.js';
 import { countLines, looksBinary } from '../../core/lines.js';
 import { decisionRecords, plan, type Answer, type Plan, type PlanFile } from '../../core/plan.js';
 import { parseRecordMessage, type DecisionRecord, type RecordContext } from '../../core/record.js';
-import { applyInsertLine, applyPatchChunks, applySearchReplace, applyStringEdits, type Applied } from '../../harness/edits.js';
+import { applyInsertLine, applyPatchChunks, applySearchReplace, applyStringEdits, type EditResult } from '../../harness/edits.js';
 import { unmatchedReason, verdict, writeOutcome, type Planned } from '../../harness/decide.js';
 import type { Change, FileChange, HookEvent } from '../../harness/types.js';
 import { READ_CAP, catFileBatch } from '../../git/catfile.js';
@@ -18,7 +18,7 @@ import { baseEventFor, sessionPrefix, type SessionEvent } from '../../git/sessio
 import { askedStep } from '../../git/session-index.js';
 import { apply } from '../../apply/apply.js';
 import { laneOf } from '../context.js';
-import { GATE_FILES, NONE, PLUGIN_DIRS, judgedOf, readPolicy, readSessionEvents, type HookResult } from './hook-common.js';
+import { GATE_FILES, NONE, PLUGIN_DIRS, judgedOf, readSessionPolicy, sessionEventsOnce, type HookResult } from './hook-common.js';
 import { place } from './hook-place.js';
 
 /**
@@ -71,7 +71,7 @@ async function readDisk(abs: string): Promise<{ content: Buffer | null; mode: st
   return { content: await readFile(abs), mode: fileMode(st.mode) };
 }
 
-function applyChange(change: Change, current: Buffer | null, source: Buffer | null): Applied | { ok: true; text: null } {
+function applyChange(change: Change, current: Buffer | null, source: Buffer | null): EditResult | { ok: true; text: null } {
   const text = (current ?? Buffer.alloc(0)).toString('utf8');
   switch (change.kind) {
     case 'content':
@@ -114,10 +114,16 @@ interface WriteCall {
   now: Date;
 }
 
+export interface WriteBeforeCall {
+  files: FileChange[];
+  auto: boolean;
+  now: Date;
+}
+
 /** A write tool call, before it runs: read, then plan (core/plan), then apply (records) and the harness outcome. */
-export async function writeBefore(repo: Repo, e: HookEvent, files: FileChange[], auto: boolean, now: Date): Promise<HookResult> {
+export async function writeBefore(repo: Repo, e: HookEvent, { files, auto, now }: WriteBeforeCall): Promise<HookResult> {
   const notes: string[] = [];
-  const w = await readWrite(repo, e, files, notes, now);
+  const w = await readWrite(repo, e, { files, notes, now });
   if (w === null) return { outcome: NONE, notes };
   if (w.unmatched.length > 0) {
     // what the harness would make of it is unknown: keep the files as they are, and refuse
@@ -136,9 +142,15 @@ export async function writeBefore(repo: Repo, e: HookEvent, files: FileChange[],
     return { ...writeOutcome(v, reported, { kept, sessionBased }), rejected: kept, notes };
   }
   // ask: what the post event records when the tool ran (the person said yes in the harness): every file taken as it is
-  const decisions = v === 'ask' ? await personTakesAll(planFiles, classified) : decisionRecords(planned, classified, new Map(), new Map());
+  const decisions = v === 'ask' ? await personTakesAll(planFiles, classified) : decisionRecords(planned, classified, { refs: new Map(), blobs: new Map() });
   const cp = await keepCallPaths(w, v, decisions);
   return { ...writeOutcome(v, reported, { checkpoint: cp }), checkpoint: cp, notes };
+}
+
+interface ReadWriteCall {
+  files: FileChange[];
+  notes: string[];
+  now: Date;
 }
 
 /**
@@ -147,7 +159,7 @@ export async function writeBefore(repo: Repo, e: HookEvent, files: FileChange[],
  * opinion: nothing inside the repository, or a call that changes nothing
  * on disk. An edit guard cannot reproduce is listed in `unmatched`.
  */
-async function readWrite(repo: Repo, e: HookEvent, files: FileChange[], notes: string[], now: Date): Promise<WriteCall | null> {
+async function readWrite(repo: Repo, e: HookEvent, { files, notes, now }: ReadWriteCall): Promise<WriteCall | null> {
   const root = repo.root;
   const placed: PlacedChange[] = [];
   for (const f of files) {
@@ -156,10 +168,10 @@ async function readWrite(repo: Repo, e: HookEvent, files: FileChange[], notes: s
     else placed.push({ rel: p.rel, abs: p.abs, change: f.change });
   }
   if (placed.length === 0) return null;
-  const events = await readSessionEvents(root, sessionPrefix(e.harness, e.sessionId));
-  const { head, policy } = await readPolicy(root, events);
+  const events = await sessionEventsOnce(root, sessionPrefix(e.harness, e.sessionId));
+  const { head, policy } = await readSessionPolicy(root, events);
   const unmatched: Unmatched[] = [];
-  const targets = await readTargets(root, e.cwd, placed, events, unmatched, notes);
+  const targets = await readTargets(root, e.cwd, { placed, events, unmatched, notes });
   linkMoves(targets);
   if (unmatched.length === 0 && targets.every((t) => same(t.current, t.next))) {
     notes.push('the call changes nothing on disk: no opinion');
@@ -169,8 +181,15 @@ async function readWrite(repo: Repo, e: HookEvent, files: FileChange[], notes: s
   return { repo, root, e, targets, unmatched, policy, head, ctx, now };
 }
 
+interface TargetsInput {
+  placed: PlacedChange[];
+  events: SessionEvent[];
+  unmatched: Unmatched[];
+  notes: string[];
+}
+
 /** Each placed file on disk, at its session base and after the call; an edit that cannot be reproduced goes to `unmatched` ("PATH: why"). */
-async function readTargets(root: string, cwd: string, placed: PlacedChange[], events: SessionEvent[], unmatched: Unmatched[], notes: string[]): Promise<CallFile[]> {
+async function readTargets(root: string, cwd: string, { placed, events, unmatched, notes }: TargetsInput): Promise<CallFile[]> {
   const disk = await Promise.all(placed.map((p) => readDisk(p.abs)));
   const baseEvents = placed.map((p) => baseEventFor(events, root, p.rel));
   const wanted = baseEvents.flatMap((ev, i) => (ev ? [`${ev.commit}:${placed[i]!.rel}`] : []));
@@ -251,7 +270,7 @@ function planFileOf(c: Classification, t: CallFile): PlanFile {
 /** The records of a call put to the person, as the plan makes them when the person takes every file as it is. */
 async function personTakesAll(files: PlanFile[], classified: Classification[]): Promise<DecisionRecord[]> {
   const answers = new Map<string, Answer>(files.map((f) => [f.c.path, { take: 'all' }]));
-  return decisionRecords(await plan('hook', files, answers), classified, new Map(), new Map());
+  return decisionRecords(await plan('hook', files, answers), classified, { refs: new Map(), blobs: new Map() });
 }
 
 /**
@@ -262,10 +281,10 @@ async function personTakesAll(files: PlanFile[], classified: Classification[]): 
  */
 async function keepRefused(w: WriteCall, planned: Plan, classified: Classification[]): Promise<string> {
   const rejected = newRef(REFS.rejected, w.now);
-  const decisions = decisionRecords(planned, classified, new Map(planned.files.map((o) => [o.path, rejected])), new Map());
+  const decisions = decisionRecords(planned, classified, { refs: new Map(planned.files.map((o) => [o.path, rejected])), blobs: new Map() });
   const commits: RecordCommit[] = [
     { mark: 2, parent: w.head, message: 'guard: session base of a refused hook write\n', changes: w.targets.map((t) => blobChange(t.rel, t.base, t.mode)) },
-    rejectedCommit(w.ctx, decisions, rejected, ':2', w.targets.map((t) => blobChange(t.rel, t.next, t.mode))),
+    rejectedCommit(w.ctx, { kept: decisions, ref: rejected, parent: ':2', changes: w.targets.map((t) => blobChange(t.rel, t.next, t.mode)) }),
     decisionBatch(w.ctx, decisions, w.now),
   ];
   await apply({ gate: 'hook', repo: w.repo, now: w.now, records: commits, target: null });
@@ -386,7 +405,7 @@ export async function writeAfter(repo: Repo, e: HookEvent, _meta: SessionMeta, n
 async function askedOf(repo: Repo, e: HookEvent, toolCall: string): Promise<{ asked?: unknown[] } | null> {
   const indexed = await askedStep(repo, e.harness, e.sessionId, toolCall);
   if (indexed === undefined) {
-    const events = await readSessionEvents(repo.root, sessionPrefix(e.harness, e.sessionId));
+    const events = await sessionEventsOnce(repo.root, sessionPrefix(e.harness, e.sessionId));
     return events.find((x) => x.toolCall === toolCall && x.outcome === 'ask') ?? null;
   }
   if (indexed === null) return null;

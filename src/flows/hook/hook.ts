@@ -94,13 +94,13 @@ async function judgeCall(opts: HookOptions, repos: Repo[], now: Date): Promise<H
   if (e.action.kind === 'shell') {
     if (repos.length === 0) return withLate({ outcome: NONE, notes: [`${e.cwd} is not in a git work tree: no opinion`] }, late, e.phase);
     const action = e.action;
-    const each = await Promise.all(repos.map((repo) => (e.phase === 'pre' ? shellBefore(repo, e, action.command, action.background === true, meta, now) : shellAfter(repo, e, action.command, meta, now))));
+    const each = await Promise.all(repos.map((repo) => (e.phase === 'pre' ? shellBefore(repo, e, { command: action.command, background: action.background === true, meta, now }) : shellAfter(repo, e, { command: action.command, meta, now }))));
     r = mergeResults(each);
   } else {
     const files = e.action.files;
     const repo = await repoOfWrite(repos, e.cwd, files);
     if (!repo) return withLate({ outcome: NONE, notes: [`${files.map((f) => f.path).join(', ')}: outside every git work tree: no opinion`] }, late, e.phase);
-    r = e.phase === 'pre' ? await writeBefore(repo, e, files, opts.auto, now) : await writeAfter(repo, e, meta, now);
+    r = e.phase === 'pre' ? await writeBefore(repo, e, { files, auto: opts.auto, now }) : await writeAfter(repo, e, meta, now);
   }
   return withLate(r, late, e.phase);
 }

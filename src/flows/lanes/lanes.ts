@@ -1,8 +1,8 @@
-import { classify, makePolicy, type Classification } from '../../core/classify.js';
+import { classify, type Classification } from '../../core/classify.js';
 import { withAggregateLoss } from '../../core/aggregate.js';
-import { CONFIG_FILE, type Config } from '../../core/config.js';
+import { type Config } from '../../core/config.js';
 import { GuardError } from '../../core/errors.js';
-import { READ_CAP, catFileBatch } from '../../git/catfile.js';
+import { READ_CAP } from '../../git/catfile.js';
 import { collectFacts } from '../../git/changes.js';
 import type { Checkpoint } from '../../git/checkpoint.js';
 import { treeDiff, type DiffEntry } from '../../git/diff.js';
@@ -19,8 +19,9 @@ import {
 } from '../../git/lanes.js';
 import type { KeptNested } from '../../git/nested.js';
 import type { Repo } from '../../git/repo.js';
-import { configAt, type FlowOptions } from '../context.js';
+import { type FlowOptions } from '../context.js';
 import { apply, takeCheckpoint } from '../../apply/apply.js';
+import { readPolicy } from '../../git/policy.js';
 export { notKeptOrder } from '../../apply/lane-target.js';
 
 
@@ -111,12 +112,7 @@ export async function laneChanges(
   const trusted = await laneBase(main.root, head);
   if (trusted) lane = { ...lane, base: trusted.base };
   const policyRev = trusted?.policyRev ?? lane.base;
-  const [entries, [configBlob]] = await Promise.all([
-    treeDiff(main.root, lane.base, head),
-    catFileBatch(main.root, [`${policyRev}:${CONFIG_FILE}`], READ_CAP),
-  ]);
-  const config = configAt(policyRev, configBlob?.data);
-  const policy = makePolicy(config, { bootstrap: configBlob === null });
+  const [entries, { config, policy }] = await Promise.all([treeDiff(main.root, lane.base, head), readPolicy(main.root, policyRev)]);
   const { facts } = await collectFacts(main.root, entries, { maxBytes: Math.min(config.maxFileBytes, READ_CAP), whitespace: { range: [lane.base, head], changeRatio: config.changeRatio } });
   const files = withAggregateLoss(facts.map((f) => classify(f, policy)), config);
   return {

@@ -51,14 +51,14 @@ export async function runInLane(opts: RunOptions): Promise<RunResult> {
   // A run is a session (harness "run", id = the lane): checkpointed before and after, so
   // `guard log --session NAME` lists it and `guard rewind NAME` puts back what it wrote.
   // (a lane made just now is its base commit: no checkpoint needed to know that)
-  const before = await runSessionStep(lane, 'pre', [file, ...args].join(' '), created ? { commit: lane.base, id: lane.base } : null);
+  const before = await runSessionStep(lane, { phase: 'pre', command: [file, ...args].join(' '), taken: created ? { commit: lane.base, id: lane.base } : null });
   // A lane is not a sandbox: it sits inside the main tree, and the command can
   // write anywhere. The main tree is checkpointed around it, so that whatever
   // the command did there can be named and put back.
   const mainBefore = await takeCheckpoint('run', main, { reason: `before guard run ${lane.name} -- ${file}`, command: 'run', lane: null });
   let ended: { code: number; signal: string | null };
   try {
-    ended = await spawnInLane(file, args, lane.path, path.join(main.root, 'node_modules', '.bin'), opts.stdoutToStderr ?? false);
+    ended = await spawnInLane(file, args, { cwd: lane.path, mainBin: path.join(main.root, 'node_modules', '.bin'), stdoutToStderr: opts.stdoutToStderr ?? false });
   } catch (err) {
     // The command never started: a lane made just for it holds nothing, so it goes again.
     if (created) await apply({ gate: 'run', repo: main, now: new Date(), records: [], target: { kind: 'lane-discard', lane, keep: false } }).catch(() => undefined);
@@ -68,7 +68,7 @@ export async function runInLane(opts: RunOptions): Promise<RunResult> {
     laneChanges(main, lane, { reason: `after guard run ${lane.name} -- ${file}`, command: 'run' }),
     mainTreeChanges(main, mainBefore, `after guard run ${lane.name} -- ${file}`),
   ]);
-  if (changes.checkpoint) await runSessionStep(lane, 'post', [file, ...args].join(' '), changes.checkpoint, before);
+  if (changes.checkpoint) await runSessionStep(lane, { phase: 'post', command: [file, ...args].join(' '), taken: changes.checkpoint, pre: before });
   return {
     name: lane.name,
     path: lane.path,
@@ -85,12 +85,16 @@ export async function runInLane(opts: RunOptions): Promise<RunResult> {
   };
 }
 
+interface LaneSpawn {
+  cwd: string;
+  mainBin: string;
+  stdoutToStderr: boolean;
+}
+
 function spawnInLane(
   file: string,
   args: string[],
-  cwd: string,
-  mainBin: string,
-  stdoutToStderr: boolean,
+  { cwd, mainBin, stdoutToStderr }: LaneSpawn,
 ): Promise<{ code: number; signal: string | null }> {
   // A lane has no node_modules of its own: the main tree's bin folder goes
   // LAST on PATH, so the lane's hook still finds a locally installed guard
@@ -140,7 +144,14 @@ function spawnInLane(
 /** One step of a run's session trail (git/session.ts): the checkpoint, then its event. */
 type Taken = Pick<Checkpoint, 'commit' | 'id'>;
 
-async function runSessionStep(lane: Lane, phase: 'pre' | 'post', command: string, taken: Taken | null, pre?: Taken | null): Promise<Taken | null> {
+interface SessionStep {
+  phase: 'pre' | 'post';
+  command: string;
+  taken: Taken | null;
+  pre?: Taken | null;
+}
+
+async function runSessionStep(lane: Lane, { phase, command, taken, pre }: SessionStep): Promise<Taken | null> {
   if (lane.broken) return null;
   const repo = await laneRepo(lane);
   const now = new Date();
@@ -148,7 +159,7 @@ async function runSessionStep(lane: Lane, phase: 'pre' | 'post', command: string
   const toolCall = pre ? pre.id : cp.id;
   await record('run', repo, [
     sessionEventCommit(cp.commit, { harness: 'run', session: lane.name, toolCall, tool: 'run', phase, kind: 'shell', checkpoint: cp.id, paths: null, worktree: repo.root, time: now.toISOString(), command: command.slice(0, 200) }, now),
-  ], now);
+  ], { now });
   return cp;
 }
 

@@ -41,8 +41,14 @@ export interface Applied {
 
 export const FEEDBACK_FILE = path.join('.guard', 'feedback.md');
 
+export interface ReviewApplyOptions {
+  now: Date;
+  deadline: Deadline | undefined;
+  commit: { message: string } | null;
+}
+
 /** Apply the plan to the main tree; `commit`: commit what was merged (--commit). The agent's feedback is the caller's. */
-export async function applyReview(input: ReviewInput, plan: Plan, now: Date, deadline: Deadline | undefined, commit: { message: string } | null): Promise<Applied> {
+export async function applyReview(input: ReviewInput, plan: Plan, { now, deadline, commit }: ReviewApplyOptions): Promise<Applied> {
   const { main, lane } = input;
   const ctx: RecordContext = { command: 'review', lane: lane.name, time: now.toISOString(), base: lane.base };
   const record = newRef(REFS.decisions, now);
@@ -151,7 +157,7 @@ function keptParts(t: TreeTarget, now: Date): RecordCommit[] {
     if (e.oldPath !== undefined) taken.push({ kind: 'delete', path: e.oldPath });
     const rec = decisionRecord(f.file.c, 'rejected', o.decider, { ref, ...(o.taken ? { hunks: o.taken } : {}), ...(e.newOid ? { blob: e.newOid } : {}) });
     out.push({ mark, parent: t.lane.base, message: `guard review: the part of ${o.path} that was taken\n`, changes: taken });
-    out.push(rejectedCommit(t.ctx, rec, ref, `:${mark}`, proposalChanges(e)));
+    out.push(rejectedCommit(t.ctx, { kept: rec, ref, parent: `:${mark}`, changes: proposalChanges(e) }));
   }
   return out;
 }
@@ -163,7 +169,7 @@ export async function predictConflicts(input: ReviewInput, plan: Plan): Promise<
     if (o.action === 'conflict') out.add(o.path);
     if (o.action !== 'merge') continue;
     const f = input.files[i]!;
-    const m = await mergeFile(input.main.root, f.current!.at!.content, f.base ?? Buffer.alloc(0), o.content!, ['main', 'base', `lane ${input.lane.name}`]);
+    const m = await mergeFile(input.main.root, { ours: f.current!.at!.content, base: f.base ?? Buffer.alloc(0), theirs: o.content!, labels: ['main', 'base', `lane ${input.lane.name}`] });
     if (m.conflicts > 0) out.add(o.path);
   }
   return out;

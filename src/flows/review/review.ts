@@ -116,9 +116,9 @@ export async function review(opts: ReviewOptions, prompter?: Prompter): Promise<
     }
     const planned = await plan('review', input.files, answers);
     const predicted = await predictConflicts(input, planned);
-    if (opts.dryRun) return resultOf(input, planned, null, predicted, { dryRun: true });
+    if (opts.dryRun) return resultOf(input, planned, { done: null, conflicts: predicted, extra: { dryRun: true } });
     if (person && !(await person.confirm(confirmText(planned, predicted), 'Merge now [y,n]? '))) {
-      return { ...resultOf(input, planned, null, new Set(), {}), cancelled: true, merged: 0, blocked: 0, rejected: 0, conflicts: 0 };
+      return { ...resultOf(input, planned, { done: null, conflicts: new Set(), extra: {} }), cancelled: true, merged: 0, blocked: 0, rejected: 0, conflicts: 0 };
     }
     person?.close();
     const done = await applyLane(opts, input, planned, predicted);
@@ -131,15 +131,15 @@ export async function review(opts: ReviewOptions, prompter?: Prompter): Promise<
 
 async function applyLane(opts: ReviewOptions, input: ReviewInput, planned: Plan, predicted: Set<string>): Promise<ReviewResult> {
   // A lane already merged makes nothing: no checkpoint, no ref, no record.
-  if (planned.files.length > 0 && planned.files.every((o) => o.already)) return resultOf(input, planned, null, predicted, {});
+  if (planned.files.length > 0 && planned.files.every((o) => o.already)) return resultOf(input, planned, { done: null, conflicts: predicted, extra: {} });
   const now = opts.now ?? new Date();
   const commit = opts.commit ? { message: opts.message ?? `Merge lane ${input.lane.name} (guard review)` } : null;
-  return finish(input, planned, await applyReview(input, planned, now, opts.deadline, commit), now);
+  return finish(input, planned, await applyReview(input, planned, { now, deadline: opts.deadline, commit }), now);
 }
 
 /** Past the merge and the commit (review-apply): the report and the agent's feedback. */
 async function finish(input: ReviewInput, planned: Plan, done: Applied, now: Date): Promise<ReviewResult> {
-  const result = resultOf(input, planned, done, done.conflicts, {});
+  const result = resultOf(input, planned, { done, conflicts: done.conflicts, extra: {} });
   result.feedback = await writeFeedback(input.main, input.lane, result.files, now);
   if (done.commit !== undefined) result.commit = done.commit;
   if (done.commitFailed !== undefined) result.commitFailed = done.commitFailed;
@@ -147,9 +147,15 @@ async function finish(input: ReviewInput, planned: Plan, done: Applied, now: Dat
   return result;
 }
 
+interface ResultParts {
+  done: Applied | null;
+  conflicts: Set<string>;
+  extra: { dryRun?: true };
+}
+
 /** The one report of a review: files, counts and words all from the plan (and what the apply did). */
-function resultOf(input: ReviewInput, planned: Plan, done: Applied | null, conflicts: Set<string>, extra: { dryRun?: true }): ReviewResult {
-  const files = planned.files.map((o, i) => reviewedFile(input.files[i]!.c, input.files[i]!.hunks, o, done, conflicts, input.lc.head));
+function resultOf(input: ReviewInput, planned: Plan, { done, conflicts, extra }: ResultParts): ReviewResult {
+  const files = planned.files.map((o, i) => reviewedFile({ c: input.files[i]!.c, hunks: input.files[i]!.hunks, o, done, conflicts, laneHead: input.lc.head }));
   const { lane, lc } = input;
   return {
     command: 'review',
@@ -172,7 +178,16 @@ function resultOf(input: ReviewInput, planned: Plan, done: Applied | null, confl
   };
 }
 
-function reviewedFile(c: Classification, hunks: ReviewInput['files'][number]['hunks'], o: FileOutcome, done: Applied | null, conflicts: Set<string>, laneHead: string): ReviewedFile {
+interface ReviewedFileInput {
+  c: Classification;
+  hunks: ReviewInput['files'][number]['hunks'];
+  o: FileOutcome;
+  done: Applied | null;
+  conflicts: Set<string>;
+  laneHead: string;
+}
+
+function reviewedFile({ c, hunks, o, done, conflicts, laneHead }: ReviewedFileInput): ReviewedFile {
   const f: ReviewedFile = {
     ...c,
     decision: o.decision,
