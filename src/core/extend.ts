@@ -429,15 +429,7 @@ function merge(grammar: Grammar, { oldSrc, oldRoot, newSrc, newRoot }: MergeSide
   const oldByName = new Map<string, Decl>();
   for (const { decl } of oldItems) for (const n of decl?.names ?? []) if (!oldByName.has(n)) oldByName.set(n, decl!);
 
-  // Where imports and anchor-less declarations go.
-  const lastImport = oldItems.filter((i) => i.decl?.kind === 'import').at(-1);
-  const firstCode = oldItems.find((i, idx) => i.node.type !== 'comment' && !(idx === 0 && isDirective(i.node)));
-  const importAt = lastImport
-    ? afterLine(oldSrc, lastRow(lastImport.node))
-    : firstCode
-      ? lineStart(oldSrc, leadingStart(firstCode.node).startPosition.row)
-      : oldSrc.text.length;
-  const importsGoFirst = !lastImport && firstCode !== undefined;
+  const { importAt, importsGoFirst, fallbackAt } = placesIn(oldSrc, oldItems);
 
   const insertions: Insertion[] = [];
   const added: string[] = [];
@@ -452,22 +444,11 @@ function merge(grammar: Grammar, { oldSrc, oldRoot, newSrc, newRoot }: MergeSide
     const decl = declOf(node);
     return decl ? [{ node, decl, known: decl.names.filter((n) => oldByName.has(n)) }] : [];
   });
-  const lastOldDecl = oldItems.filter((i) => i.decl && i.decl.kind !== 'import').at(-1);
-  const fallbackAt = lastOldDecl ? afterLine(oldSrc, lastRow(lastOldDecl.node)) : lastImport ? importAt : oldSrc.text.length;
 
   let anchor: number | null = null; // offset after the old declaration last seen in the new file
   for (const [idx, { node, decl, known }] of newItems.entries()) {
     if (decl.kind === 'import') {
-      let text: string[] | null = null;
-      if (known.length === 0) text = snippet(newSrc, node);
-      else if (decl.specs && known.length < decl.names.length) {
-        const missing = decl.specs.filter((s) => !oldByName.has(s.name));
-        const first = decl.specs[0]!.node;
-        const last = decl.specs.at(-1)!.node;
-        const head = newSrc.text.slice(node.startIndex, first.startIndex);
-        const tail = newSrc.text.slice(last.endIndex, node.endIndex);
-        text = [(head + missing.map((s) => s.node.text).join(', ') + tail).replace(/\s*\n\s*/g, ' ')];
-      }
+      const text = importText(newSrc, node, decl, known.length === 0 ? null : oldByName);
       if (text) {
         if (importsGoFirst && !added.some((a) => a.startsWith('import '))) add(importAt, 1.5, blank(1));
         add(importAt, 1, lines(text));
@@ -496,6 +477,35 @@ function merge(grammar: Grammar, { oldSrc, oldRoot, newSrc, newRoot }: MergeSide
   }
 
   return { content: apply(oldSrc.text, insertions, eol), added };
+}
+
+/** Where imports go (after the old file's last import, or before its first code), and declarations with no anchor (after its last declaration). */
+function placesIn(oldSrc: Source, oldItems: ReadonlyArray<{ node: Node; decl: Decl | null }>) {
+  const lastImport = oldItems.filter((i) => i.decl?.kind === 'import').at(-1);
+  const firstCode = oldItems.find((i, idx) => i.node.type !== 'comment' && !(idx === 0 && isDirective(i.node)));
+  const importAt = lastImport
+    ? afterLine(oldSrc, lastRow(lastImport.node))
+    : firstCode
+      ? lineStart(oldSrc, leadingStart(firstCode.node).startPosition.row)
+      : oldSrc.text.length;
+  const lastOldDecl = oldItems.filter((i) => i.decl && i.decl.kind !== 'import').at(-1);
+  const fallbackAt = lastOldDecl ? afterLine(oldSrc, lastRow(lastOldDecl.node)) : lastImport ? importAt : oldSrc.text.length;
+  return { importAt, importsGoFirst: !lastImport && firstCode !== undefined, fallbackAt };
+}
+
+/**
+ * The text of a new import to add: all of it when the old file imports none of its names
+ * (`oldByName` null), only the names the old file lacks when it imports some, nothing when all.
+ */
+function importText(newSrc: Source, node: Node, decl: Decl, oldByName: ReadonlyMap<string, Decl> | null): string[] | null {
+  if (!oldByName) return snippet(newSrc, node);
+  if (!decl.specs || !decl.names.some((n) => !oldByName.has(n))) return null;
+  const missing = decl.specs.filter((s) => !oldByName.has(s.name));
+  const first = decl.specs[0]!.node;
+  const last = decl.specs.at(-1)!.node;
+  const head = newSrc.text.slice(node.startIndex, first.startIndex);
+  const tail = newSrc.text.slice(last.endIndex, node.endIndex);
+  return [(head + missing.map((s) => s.node.text).join(', ') + tail).replace(/\s*\n\s*/g, ' ')];
 }
 
 /** A module docstring, a "use strict" or a shebang-like first expression. */

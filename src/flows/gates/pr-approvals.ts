@@ -78,46 +78,11 @@ export function githubTarget(env: NodeJS.ProcessEnv): { api: string; repo: strin
 }
 
 /** The approvals that count on a GitHub pull request. Throws with a one-line message when the API cannot be read. */
-export async function githubReviews(t: { api: string; repo: string; pr: number; token: string }): Promise<PrReviews> {
-  const get = async (url: string): Promise<{ body: unknown; next: string | null }> => {
-    const headers = { authorization: `Bearer ${t.token}`, accept: 'application/vnd.github+json', 'x-github-api-version': '2022-11-28', 'user-agent': 'guard-ci' };
-    const res = await getJson(url, headers, { name: 'GitHub API', shown: url.replace(t.api, ''), follow: true });
-    const next = /<([^>]+)>;\s*rel="next"/.exec(res.headers.get('link') ?? '')?.[1] ?? null;
-    return { body: res.body, next };
-  };
-  const raw: RawReview[] = [];
-  let url: string | null = `${t.api}/repos/${t.repo}/pulls/${t.pr}/reviews?per_page=100`;
-  for (let page = 0; url && page < MAX_PAGES; page++) {
-    const r: { body: unknown; next: string | null } = await get(url);
-    if (!Array.isArray(r.body)) throw new Error('GitHub API: the reviews are not a list');
-    raw.push(...(r.body as RawReview[]));
-    // only follow a next page on the same API host; one elsewhere is a page not read: fail closed
-    if (r.next && !r.next.startsWith(t.api + '/')) throw new Error(`GitHub API: the next page of reviews is not on ${t.api}: not all read`);
-    url = r.next;
-  }
-  // unread pages could hold a later "changes requested": fail closed
-  if (url) throw new Error(`more than ${MAX_PAGES * 100} reviews: not all read`);
-  // each person's latest verdict (the API lists reviews oldest first)
-  const latest = new Map<string, RawReview>();
-  for (const r of raw) if (r.user?.login && VERDICTS.has(r.state)) latest.set(r.user.login, r);
+export async function githubReviews(t: GitHubTarget): Promise<PrReviews> {
+  const get = githubGet(t);
+  const raw = await allReviews(t, get);
   const out: PrReviews = { source: `github ${t.repo}#${t.pr}`, reviews: [], ignored: [] };
-  const candidates: RawReview[] = [];
-  for (const r of raw) {
-    if (r.state !== 'APPROVED' || !r.user?.login || latest.get(r.user.login) !== r) {
-      if (r.state === 'APPROVED' && r.user?.login) out.ignored.push({ id: r.id, user: r.user.login, why: 'a later review by the same person replaces it' });
-      continue;
-    }
-    // a person's review: an app (github-actions[bot], an agent's own app) that may approve is no person
-    if (r.user.type === 'Bot' || r.user.login.endsWith('[bot]')) {
-      out.ignored.push({ id: r.id, user: r.user.login, why: 'a bot, not a person' });
-      continue;
-    }
-    if (!r.commit_id || !/^[0-9a-f]{40}([0-9a-f]{24})?$/i.test(r.commit_id)) {
-      out.ignored.push({ id: r.id, user: r.user.login, why: 'names no commit' });
-      continue;
-    }
-    candidates.push(r);
-  }
+  const candidates = approvalsByPeople(raw, out.ignored);
   // the permission of the newest MAX_PERMISSION_LOOKUPS approvers GitHub does not vouch for, in parallel
   // (one approval per person is left: at most that many requests, however many reviews)
   const ask = candidates.filter((r) => !WRITERS.has(r.author_association ?? '')).reverse().slice(0, MAX_PERMISSION_LOOKUPS);
@@ -147,4 +112,65 @@ export async function githubReviews(t: { api: string; repo: string; pr: number; 
     });
   }
   return out;
+}
+
+interface GitHubTarget {
+  api: string;
+  repo: string;
+  pr: number;
+  token: string;
+}
+
+type GitHubGet = (url: string) => Promise<{ body: unknown; next: string | null }>;
+
+/** One GET of the GitHub API, with the page after it (the Link header's rel="next"). */
+function githubGet(t: GitHubTarget): GitHubGet {
+  return async (url) => {
+    const headers = { authorization: `Bearer ${t.token}`, accept: 'application/vnd.github+json', 'x-github-api-version': '2022-11-28', 'user-agent': 'guard-ci' };
+    const res = await getJson(url, headers, { name: 'GitHub API', shown: url.replace(t.api, ''), follow: true });
+    const next = /<([^>]+)>;\s*rel="next"/.exec(res.headers.get('link') ?? '')?.[1] ?? null;
+    return { body: res.body, next };
+  };
+}
+
+/** Every review of the pull request, page by page; fails closed when a page is left unread. */
+async function allReviews(t: GitHubTarget, get: GitHubGet): Promise<RawReview[]> {
+  const raw: RawReview[] = [];
+  let url: string | null = `${t.api}/repos/${t.repo}/pulls/${t.pr}/reviews?per_page=100`;
+  for (let page = 0; url && page < MAX_PAGES; page++) {
+    const r: { body: unknown; next: string | null } = await get(url);
+    if (!Array.isArray(r.body)) throw new Error('GitHub API: the reviews are not a list');
+    raw.push(...(r.body as RawReview[]));
+    // only follow a next page on the same API host; one elsewhere is a page not read: fail closed
+    if (r.next && !r.next.startsWith(t.api + '/')) throw new Error(`GitHub API: the next page of reviews is not on ${t.api}: not all read`);
+    url = r.next;
+  }
+  // unread pages could hold a later "changes requested": fail closed
+  if (url) throw new Error(`more than ${MAX_PAGES * 100} reviews: not all read`);
+  return raw;
+}
+
+/** Each person's latest verdict if it approves a named commit; the rest goes to `ignored`, with why. */
+function approvalsByPeople(raw: RawReview[], ignored: PrReviews['ignored']): RawReview[] {
+  // each person's latest verdict (the API lists reviews oldest first)
+  const latest = new Map<string, RawReview>();
+  for (const r of raw) if (r.user?.login && VERDICTS.has(r.state)) latest.set(r.user.login, r);
+  const candidates: RawReview[] = [];
+  for (const r of raw) {
+    if (r.state !== 'APPROVED' || !r.user?.login || latest.get(r.user.login) !== r) {
+      if (r.state === 'APPROVED' && r.user?.login) ignored.push({ id: r.id, user: r.user.login, why: 'a later review by the same person replaces it' });
+      continue;
+    }
+    // a person's review: an app (github-actions[bot], an agent's own app) that may approve is no person
+    if (r.user.type === 'Bot' || r.user.login.endsWith('[bot]')) {
+      ignored.push({ id: r.id, user: r.user.login, why: 'a bot, not a person' });
+      continue;
+    }
+    if (!r.commit_id || !/^[0-9a-f]{40}([0-9a-f]{24})?$/i.test(r.commit_id)) {
+      ignored.push({ id: r.id, user: r.user.login, why: 'names no commit' });
+      continue;
+    }
+    candidates.push(r);
+  }
+  return candidates;
 }

@@ -95,23 +95,40 @@ export async function shellAfter(repo: Repo, e: HookEvent, { command, meta, now 
     await apply({ gate: 'hook', repo, now, records: [sessionCommit(repo, e, { commit: cp.commit, id: cp.id, phase: 'post', command, now })], target: null });
     return { outcome: NONE, checkpoint: cp.id, notes: ['no checkpoint from before this command: nothing to compare with'] };
   }
+  const { lost, outside, gate } = await lostSince(root, { events, pre, cp });
+  const lostPaths = [...lost.map((c) => c.path), ...outside.kept.map((k) => k.path)];
+  const step = sessionCommit(repo, e, { commit: cp.commit, id: cp.id, phase: 'post', command, now, lost: lostPaths, notKept: outside.notKept.map((n) => n.path) });
+  await apply({ gate: 'hook', repo, now, records: [step], target: null, pack: true });
+  const judged: Judged[] = lost.map((c) => ({ ...judgedOf(c), needsApproval: true }));
+  const messages = afterMessages({ command, session: e.sessionId, since: pre.checkpoint }, { lost, judged, outside, gate });
+  if (messages.length === 0) return { outcome: NONE, checkpoint: cp.id, notes: [] };
+  return { outcome: { kind: 'inform', message: messages.join('\n\n') }, checkpoint: cp.id, files: judged.map((j) => ({ ...j, decision: 'lost' })), notes: [] };
+}
+
+/** What changed between the step before the command (`pre`) and the checkpoint after it (`cp`): losses in git's tree, outside it, and of the gate's own files. */
+async function lostSince(root: string, { events, pre, cp }: { events: SessionEvent[]; pre: SessionEvent; cp: Parameters<typeof coverageLoss>[2] }) {
   // the checkpoint before the command (the step's parent): what it kept outside git's tree
   const [{ config, policy }, [preCp]] = await Promise.all([readSessionPolicy(root, events), catFileBatch(root, [`${pre.commit}^`], READ_CAP)]);
   const { lost, gate: inTree } = await lossesBetween(root, { from: pre.commit, to: cp.commit, config, policy });
   // what it took outside the work tree's tree (ignored files, nested repositories, lanes, files over the cap): shell-coverage.ts
   const outside = await coverageLoss(root, preCp?.type === 'commit' ? (preCp.data ?? null) : null, cp);
   const gate = [...new Set([...inTree, ...outside.kept.map((k) => k.path).filter((p) => GATE_FILES.has(p))])];
-  const lostPaths = [...lost.map((c) => c.path), ...outside.kept.map((k) => k.path)];
-  const step = sessionCommit(repo, e, { commit: cp.commit, id: cp.id, phase: 'post', command, now, lost: lostPaths, notKept: outside.notKept.map((n) => n.path) });
-  await apply({ gate: 'hook', repo, now, records: [step], target: null, pack: true });
+  return { lost, outside, gate };
+}
+
+/** What the model is told after a shell command: what it lost (kept by `since`), what went outside git's tree, the gate's own files. */
+function afterMessages(
+  call: { command: string; session: string; since: string },
+  found: { lost: Parameters<typeof restoreCommand>[1]; judged: Judged[]; outside: Parameters<typeof coverageSentences>[0]; gate: string[] },
+): string[] {
+  const { command, since } = call;
+  const { lost, judged, outside, gate } = found;
   const messages: string[] = [];
-  const judged: Judged[] = lost.map((c) => ({ ...judgedOf(c), needsApproval: true }));
-  if (lost.length > 0) messages.push(lossMessage(command, judged, restoreCommand(pre.checkpoint, lost), `guard rewind ${shellWord(e.sessionId)}`));
-  const extra = coverageSentences(outside, pre.checkpoint, shellWord, lost.length > 0);
+  if (lost.length > 0) messages.push(lossMessage(command, judged, restoreCommand(since, lost), `guard rewind ${shellWord(call.session)}`));
+  const extra = coverageSentences(outside, since, shellWord, lost.length > 0);
   if (extra.length > 0) messages.push((lost.length > 0 ? extra : [outsideMessage(command), ...extra]).join(' '));
-  if (gate.length > 0) messages.push(gateMessage(gate, pre.checkpoint, false));
-  if (messages.length === 0) return { outcome: NONE, checkpoint: cp.id, notes: [] };
-  return { outcome: { kind: 'inform', message: messages.join('\n\n') }, checkpoint: cp.id, files: judged.map((j) => ({ ...j, decision: 'lost' })), notes: [] };
+  if (gate.length > 0) messages.push(gateMessage(gate, since, false));
+  return messages;
 }
 
 /** The report's head when the command took only what lies outside the work tree's tree. */
@@ -215,24 +232,45 @@ export async function reportBackground(repos: readonly Repo[], e: HookEvent, now
     const { config, policy } = await readSessionPolicy(root, events);
     const records: RecordCommit[] = [];
     for (const bg of open) {
-      // each check is a post step of the background call: the next one compares from the last
-      const mine = (x: SessionEvent) => x.kind === 'shell' && x.phase === 'post' && x.toolCall === bg.toolCall && (bg.toolCall !== null || x.command === bg.command);
-      const baseline = events.filter((x) => x.time >= bg.time && mine(x)).pop() ?? bg;
-      // what the session's own calls since then account for: its writes, its other commands' losses
-      const later = events.filter((x) => x.time >= baseline.time && x !== baseline && x !== bg && !mine(x));
-      const accounted = new Set<string>(later.flatMap((x) => (x.kind === 'write' ? (x.paths ?? []) : (x.lost ?? []))));
-      const { lost, gate } = await lossesBetween(root, { from: baseline.commit, to: cp.commit, config, policy, skip: accounted });
-      records.push(sessionCommit(repo, e, { commit: cp.commit, id: cp.id, phase: 'post', command: bg.command ?? '', now, lost: lost.map((c) => c.path), background: false, toolCall: bg.toolCall }));
-      const shown = `${bg.command ?? ''} (run in the background)`;
-      if (lost.length > 0) {
-        const judged: Judged[] = lost.map((c) => ({ ...judgedOf(c), needsApproval: true }));
-        out.push({ message: lossMessage(shown, judged, restoreCommand(bg.checkpoint, lost), `guard rewind ${shellWord(e.sessionId)}`), checkpoint: cp.id });
-      }
-      if (gate.length > 0) out.push({ message: gateMessage(gate, baseline.checkpoint, true), checkpoint: cp.id });
+      const checked = await checkBackground({ repo, e, events, cp, config, policy, now }, bg);
+      records.push(checked.record);
+      out.push(...checked.late);
     }
     if (records.length) await apply({ gate: 'hook', repo, now, records, target: null });
   }
   return out;
+}
+
+interface BackgroundCheck {
+  repo: Repo;
+  e: HookEvent;
+  events: SessionEvent[];
+  /** The checkpoint taken now, that each open command is compared with. */
+  cp: { commit: string; id: string };
+  config: Awaited<ReturnType<typeof readSessionPolicy>>['config'];
+  policy: Awaited<ReturnType<typeof readSessionPolicy>>['policy'];
+  now: Date;
+}
+
+/** One open background command: what it lost since it was last compared (a post step of its own), and what to say. */
+async function checkBackground(c: BackgroundCheck, bg: SessionEvent): Promise<{ record: RecordCommit; late: Late[] }> {
+  const { repo, e, events, cp, now } = c;
+  // each check is a post step of the background call: the next one compares from the last
+  const mine = (x: SessionEvent) => x.kind === 'shell' && x.phase === 'post' && x.toolCall === bg.toolCall && (bg.toolCall !== null || x.command === bg.command);
+  const baseline = events.filter((x) => x.time >= bg.time && mine(x)).pop() ?? bg;
+  // what the session's own calls since then account for: its writes, its other commands' losses
+  const later = events.filter((x) => x.time >= baseline.time && x !== baseline && x !== bg && !mine(x));
+  const accounted = new Set<string>(later.flatMap((x) => (x.kind === 'write' ? (x.paths ?? []) : (x.lost ?? []))));
+  const { lost, gate } = await lossesBetween(repo.root, { from: baseline.commit, to: cp.commit, config: c.config, policy: c.policy, skip: accounted });
+  const record = sessionCommit(repo, e, { commit: cp.commit, id: cp.id, phase: 'post', command: bg.command ?? '', now, lost: lost.map((x) => x.path), background: false, toolCall: bg.toolCall });
+  const shown = `${bg.command ?? ''} (run in the background)`;
+  const late: Late[] = [];
+  if (lost.length > 0) {
+    const judged: Judged[] = lost.map((x) => ({ ...judgedOf(x), needsApproval: true }));
+    late.push({ message: lossMessage(shown, judged, restoreCommand(bg.checkpoint, lost), `guard rewind ${shellWord(e.sessionId)}`), checkpoint: cp.id });
+  }
+  if (gate.length > 0) late.push({ message: gateMessage(gate, baseline.checkpoint, true), checkpoint: cp.id });
+  return { record, late };
 }
 
 /** A call's own answer with what background commands destroyed: told after a tool; before one, the call is refused once so the model reads it. */

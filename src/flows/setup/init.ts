@@ -64,6 +64,26 @@ export async function init(opts: InitOptions): Promise<InitResult> {
   if (husky) throw new GuardError('E_USAGE', `husky could not install the hooks: ${husky}`, husky.includes('HUSKY=0') ? 'unset HUSKY and run guard init again' : 'run guard init from the top of the repository');
   if (before !== HOOKS_PATH) changed.push(`set core.hooksPath to ${HOOKS_PATH} (husky)`);
 
+  await huskyPreCommit(repo, detected, changed);
+  if (manager === 'yarn-pnp') {
+    warnings.push(
+      "yarn Plug'n'Play has no node_modules/.bin, so the hook starts guard through yarn, whose own start adds several hundred ms to every commit; " +
+        'nodeLinker: node-modules in .yarnrc.yml (then yarn install, guard init) lets it run guard directly',
+    );
+  }
+
+  await trailerHook(path.join(repo.root, HUSKY_DIR), HUSKY_DIR, changed);
+  // integrity: the gate on every other way a branch moves (reference-transaction, pre-merge-commit)
+  const folder = path.relative(repo.root, detected.dir).split(path.sep).join('/');
+  changed.push(...(await (await import('./branch-gate.js')).installBranchGate(repo, HUSKY_DIR, HOOKS_PATH, { folder, yarnPnp: manager === 'yarn-pnp' })));
+  await common(repo, opts, changed, warnings);
+  await recordGate(repo, path.join(repo.root, HOOKS_PATH), opts.agents);
+  return { root: repo.root, hooksPath: HOOKS_PATH, packageManager: manager, changed, warnings };
+}
+
+/** husky's pre-commit: written, or guard's line added to the person's own (and the lane fallback to an older guard's). */
+async function huskyPreCommit(repo: Repo, detected: NonNullable<Awaited<ReturnType<typeof detectPackageManager>>>, changed: string[]): Promise<void> {
+  const manager = detected.manager;
   const hook = path.join(repo.root, HUSKY_DIR, 'pre-commit');
   const workspaceRoot = manager === 'pnpm' && existsSync(path.join(detected.dir, 'pnpm-workspace.yaml'));
   const install = workspaceRoot ? 'pnpm add --save-dev --workspace-root guard-cli' : INSTALL_LINE[manager];
@@ -88,20 +108,6 @@ export async function init(opts: InitOptions): Promise<InitResult> {
     if (add) changed.push(`added guard check to ${HUSKY_DIR}/pre-commit (${runs})`);
     if (upgraded) changed.push(`added the lane fallback to ${HUSKY_DIR}/pre-commit (an agent in a lane finds the main tree's guard)`);
   }
-  if (manager === 'yarn-pnp') {
-    warnings.push(
-      "yarn Plug'n'Play has no node_modules/.bin, so the hook starts guard through yarn, whose own start adds several hundred ms to every commit; " +
-        'nodeLinker: node-modules in .yarnrc.yml (then yarn install, guard init) lets it run guard directly',
-    );
-  }
-
-  await trailerHook(path.join(repo.root, HUSKY_DIR), HUSKY_DIR, changed);
-  // integrity: the gate on every other way a branch moves (reference-transaction, pre-merge-commit)
-  const folder = path.relative(repo.root, detected.dir).split(path.sep).join('/');
-  changed.push(...(await (await import('./branch-gate.js')).installBranchGate(repo, HUSKY_DIR, HOOKS_PATH, { folder, yarnPnp: manager === 'yarn-pnp' })));
-  await common(repo, opts, changed, warnings);
-  await recordGate(repo, path.join(repo.root, HOOKS_PATH), opts.agents);
-  return { root: repo.root, hooksPath: HOOKS_PATH, packageManager: manager, changed, warnings };
 }
 
 /**
