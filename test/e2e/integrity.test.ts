@@ -140,17 +140,41 @@ describe("the harness's hook configuration changed through the shell", () => {
     expect(repo.guardJson(['doctor']).json.checks).toContainEqual(expect.objectContaining({ id: 'integrity:agent', severity: 'error' }));
   });
 
-  it('onFailure: "block" taken off guard\'s Claude hook through the shell: the next hook call and doctor say so', () => {
+  // Claude Code 2.1.330's schema: `async` runs a hook without waiting for it, `once` removes it after
+  // one run, `if` runs it only when a condition holds, onFailure "continue" runs the tool when it fails.
+  // Each edit below leaves a hook that still names `guard hook claude`, so the old check saw nothing.
+  it.each([
+    ['onFailure taken off', (h: any) => delete h.onFailure, /PreToolUse onFailure removed/],
+    ['async added', (h: any) => (h.async = true), /PreToolUse async true added/],
+    ['once added', (h: any) => (h.once = true), /PreToolUse once true added/],
+    ['an if condition added', (h: any) => (h.if = 'Bash(ls)'), /PreToolUse if "Bash\(ls\)" added/],
+    ['the timeout cut to 1 s', (h: any) => (h.timeout = 1), /PreToolUse timeout 1/],
+  ])('guard\'s Claude hook changed through the shell (%s): the next hook call and doctor say so', (_, edit, said) => {
     const repo = makeRepo({ 'app.py': lines(10) });
     repo.git(['config', '--unset', 'core.hooksPath']);
     expect(repo.guard(['init', '--global', '--agent', 'claude']).code).toBe(0);
-    // before: guard's own install is not reported
+    // before: guard's own install is not reported, however the file is formatted
+    const s = JSON.parse(repo.read('.claude/settings.json'));
+    repo.write('.claude/settings.json', JSON.stringify(s));
     expect(repo.guardJson(['doctor']).json.checks).not.toContainEqual(expect.objectContaining({ id: 'integrity:agent' }));
-    repo.write('.claude/settings.json', repo.read('.claude/settings.json').replace(/,\s*"onFailure": "block"/g, ''));
+    edit(s.hooks.PreToolUse.at(-1).hooks[0]);
+    repo.write('.claude/settings.json', JSON.stringify(s, null, 2));
     const pre = hook(repo, 'Bash', { command: 'ls' }, 'f1');
     expect(pre.json.hookSpecificOutput.permissionDecision).toBe('deny');
-    expect(pre.json.hookSpecificOutput.permissionDecisionReason).toMatch(/no longer says onFailure: "block"/);
-    expect(repo.guardJson(['doctor']).json.checks).toContainEqual(expect.objectContaining({ id: 'integrity:agent', severity: 'error' }));
+    expect(pre.json.hookSpecificOutput.permissionDecisionReason).toMatch(said);
+    expect(repo.guardJson(['doctor']).json.checks).toContainEqual(expect.objectContaining({ id: 'integrity:agent', severity: 'error', message: expect.stringMatching(said) }));
+  });
+
+  it('guard\'s Claude hook narrowed to Bash, or its PostToolUse entry removed: reported', () => {
+    const repo = makeRepo({ 'app.py': lines(10) });
+    repo.git(['config', '--unset', 'core.hooksPath']);
+    expect(repo.guard(['init', '--global', '--agent', 'claude']).code).toBe(0);
+    const s = JSON.parse(repo.read('.claude/settings.json'));
+    s.hooks.PreToolUse.at(-1).matcher = 'Bash';
+    delete s.hooks.PostToolUse;
+    repo.write('.claude/settings.json', JSON.stringify(s, null, 2));
+    const d = repo.guardJson(['doctor']).json;
+    expect(d.checks).toContainEqual(expect.objectContaining({ id: 'integrity:agent', message: expect.stringMatching(/PreToolUse matcher "Bash".*no entry for PostToolUse|no entry for PostToolUse.*PreToolUse matcher "Bash"/) }));
   });
 
   it("guard's hooks removed from .claude/settings.json: reported by doctor", () => {

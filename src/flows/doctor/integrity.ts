@@ -39,8 +39,11 @@ export interface GateManifest {
   v: 1;
   /** Absolute paths of the git hook files guard installed. */
   hooks: string[];
-  /** Harness hook configuration files that run guard (absolute), with the harness; `failClosed` when init wrote `onFailure: "block"` there. */
-  agents: Array<{ harness: string; file: string; failClosed?: true }>;
+  /**
+   * Harness hook configuration files that run guard (absolute), with the harness, and for a
+   * command-hook harness guard's entries there as init wrote them (hookEntries, canonical JSON).
+   */
+  agents: Array<{ harness: string; file: string; entries?: string }>;
   /** The hooks folder whose files guard keeps a copy of in <commonDir>/guard/hooks-copy/ (husky's .husky/_, which git clean -X removes). */
   copied?: { dir: string; files: string[] };
 }
@@ -58,7 +61,7 @@ async function readManifest(commonDir: string): Promise<GateManifest | null> {
   try {
     const m = JSON.parse(await readFile(path.join(commonDir, 'guard', MANIFEST), 'utf8')) as Partial<GateManifest>;
     const strings = (v: unknown) => (Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : []);
-    const agents = Array.isArray(m.agents) ? m.agents.filter((a): a is GateManifest['agents'][number] => typeof a?.harness === 'string' && typeof a?.file === 'string') : [];
+    const agents = Array.isArray(m.agents) ? m.agents.filter((a): a is GateManifest['agents'][number] => typeof a?.harness === 'string' && typeof a?.file === 'string' && (a.entries === undefined || typeof a.entries === 'string')) : [];
     const c = m.copied as { dir?: unknown; files?: unknown } | undefined;
     const copied = c && typeof c.dir === 'string' ? { dir: c.dir, files: strings(c.files).filter((f) => !f.includes('/') && f !== '..' && f !== '.') } : undefined;
     return { v: 1, hooks: strings(m.hooks), agents, ...(copied ? { copied } : {}) };
@@ -196,7 +199,8 @@ async function agentProblem(a: GateManifest['agents'][number]): Promise<string |
   // a command hook names `guard hook NAME`; a plugin file (Cline, opencode, Kilo) is the one init wrote, which loads guard in process
   const runsGuard = isPluginHarness(a.harness) ? text.includes(`guard init --agent ${a.harness}`) && text.includes('import(GUARD)') : new RegExp(`\\bhook\\s+${a.harness}\\b`).test(text);
   if (!runsGuard) return `${a.file} no longer runs guard ${isPluginHarness(a.harness) ? 'in process' : `hook ${a.harness}`}`;
-  if (a.failClosed && !failsClosed(text, a.harness)) return `${a.file} no longer says onFailure: "block" on guard's hook: if guard cannot answer in time, the harness runs the tool`;
+  const changed = a.entries !== undefined ? entriesChanged(a.entries, hookEntries(text, a.harness)) : null;
+  if (changed) return `guard's hook in ${a.file} was changed outside guard (${changed}): the harness may run the tool without guard's answer`;
   if (a.harness === 'claude') {
     // Claude Code reads disableAllHooks from every settings file of the project
     const dir = path.dirname(a.file);
@@ -208,20 +212,59 @@ async function agentProblem(a: GateManifest['agents'][number]): Promise<string |
   return null;
 }
 
-/** Does every guard hook entry in a Claude-shaped settings text say `onFailure: "block"`? */
-function failsClosed(text: string, harness: string): boolean {
+/**
+ * guard's entries in a harness's hook settings, as canonical JSON (keys sorted): each event's
+ * entries whose command runs `guard hook NAME`, with their group's matcher. Any change a shell
+ * can make that weakens them shows here: `async` or `once` added (Claude Code 2.1.330 runs such
+ * a hook without waiting, or once), an `if`, a shorter timeout, onFailure taken off, a narrower
+ * matcher, an event removed. null when the text is not a JSON object.
+ */
+export function hookEntries(text: string, harness: string): string | null {
   let hooks: unknown;
   try {
     hooks = (JSON.parse(text) as { hooks?: unknown }).hooks;
   } catch {
-    return false;
+    return null;
   }
   const runsGuard = new RegExp(`\\bhook\\s+${harness}\\b`);
-  const entries = Object.values(typeof hooks === 'object' && hooks !== null ? hooks : {})
-    .flatMap((groups: unknown) => (Array.isArray(groups) ? groups : []))
-    .flatMap((g: { hooks?: unknown }) => (Array.isArray(g?.hooks) ? (g.hooks as Array<{ command?: unknown; onFailure?: unknown }>) : []))
-    .filter((h) => typeof h?.command === 'string' && runsGuard.test(h.command));
-  return entries.length > 0 && entries.every((h) => h.onFailure === 'block');
+  const out: unknown[] = [];
+  for (const [event, items] of Object.entries(typeof hooks === 'object' && hooks !== null ? hooks : {}).sort(([x], [y]) => (x < y ? -1 : 1))) {
+    for (const item of Array.isArray(items) ? (items as Array<Record<string, unknown>>) : []) {
+      // a group {matcher, hooks: [...]} (Claude, Gemini, Codex) or an entry itself (Cursor, Copilot)
+      const inner = Array.isArray(item?.hooks) ? (item.hooks as Array<Record<string, unknown>>) : [item];
+      for (const h of inner) if (runsGuard.test(String(h?.command ?? h?.bash ?? ''))) out.push({ event, matcher: item.matcher ?? null, hook: h });
+    }
+  }
+  return JSON.stringify(out, (_, v: unknown) => (typeof v === 'object' && v !== null && !Array.isArray(v) ? Object.fromEntries(Object.entries(v).sort(([x], [y]) => (x < y ? -1 : 1))) : v));
+}
+
+/** What differs between guard's entries as init wrote them and as they are now, in a few words; null when the same. */
+function entriesChanged(wrote: string, now: string | null): string | null {
+  if (now === wrote) return null;
+  if (now === null) return 'it is no longer a JSON object';
+  type E = { event: string; matcher: unknown; hook: Record<string, unknown> };
+  let was: E[];
+  try {
+    was = JSON.parse(wrote) as E[];
+    if (!Array.isArray(was)) return 'its entries differ';
+  } catch {
+    return 'its entries differ';
+  }
+  const is = JSON.parse(now) as E[];
+  const said: string[] = [];
+  for (const w of was) {
+    const n = is.find((x) => x.event === w.event);
+    if (!n) {
+      said.push(`no entry for ${w.event}`);
+      continue;
+    }
+    if (JSON.stringify(n.matcher) !== JSON.stringify(w.matcher)) said.push(`${w.event} matcher ${JSON.stringify(n.matcher)}`);
+    for (const k of new Set([...Object.keys(w.hook), ...Object.keys(n.hook)])) {
+      if (JSON.stringify(w.hook[k]) === JSON.stringify(n.hook[k])) continue;
+      said.push(`${w.event} ${k} ${k in n.hook ? (k in w.hook ? `${JSON.stringify(n.hook[k])}` : `${JSON.stringify(n.hook[k])} added`) : 'removed'}`);
+    }
+  }
+  return [...new Set(said)].slice(0, 4).join(', ') || 'its entries differ';
 }
 
 /**

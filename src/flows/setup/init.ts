@@ -142,11 +142,19 @@ function inFolder(script: string, rel: string, manager: PackageManager): string 
 
 /** What guard installed, for the doors to notice its removal (flows/doctor/integrity.ts). */
 async function recordGate(repo: Repo, hooksDir: string, agents: readonly string[] | undefined): Promise<void> {
-  const [{ CONFIG_FILES, agentNames, styleRow }, { PLUGIN_FILES }, { isHarness }] = await Promise.all([import('./agents.js'), import('./plugins.js'), import('../../harness/types.js')]);
+  const [{ CONFIG_FILES, agentNames }, { PLUGIN_FILES }, { isPluginHarness }] = await Promise.all([import('./agents.js'), import('./plugins.js'), import('../../harness/types.js')]);
   // a command-hook harness's config, or a plugin harness's plugin file (Cline, opencode, Kilo)
   const where: Record<string, string> = { ...CONFIG_FILES, ...PLUGIN_FILES };
-  const files = agents?.length ? agentNames(agents).map((h) => ({ harness: h, file: path.join(repo.root, where[h]!), ...(isHarness(h) && styleRow(h)?.config.onFailureBlock ? { failClosed: true as const } : {}) })) : [];
-  await (await import('../doctor/integrity.js')).recordGate(repo.commonDir, hooksDir, files);
+  const { recordGate: record, hookEntries } = await import('../doctor/integrity.js');
+  const files = await Promise.all(
+    (agents?.length ? agentNames(agents) : []).map(async (h) => {
+      const file = path.join(repo.root, where[h]!);
+      // a command-hook harness: guard's entries as written now, for the doors to notice a change
+      const entries = isPluginHarness(h) ? null : hookEntries(await readFile(file, 'utf8').catch(() => ''), h);
+      return { harness: h, file, ...(entries !== null ? { entries } : {}) };
+    }),
+  );
+  await record(repo.commonDir, hooksDir, files);
 }
 
 /** What every route does: the default config and `.guard/` excluded. */
