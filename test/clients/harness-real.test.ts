@@ -391,6 +391,8 @@ function hangGuard(h: HarnessName, repo: TestRepo, keepOnFailure = true): void {
 /** The run played the whole script, and the model was never told a hook blocked a call: every tool ran. */
 function expectEveryToolRan(p: Played): void {
   expect(p.run.timedOut, describeRun(p)).toBe(false);
+  // The hook ran and was waited for at each of the three calls (not skipped).
+  expect(p.run.seconds, describeRun(p)).toBeGreaterThanOrEqual(3 * HUNG_TIMEOUT_S);
   expect(p.server.requestAtStep(stepIndex(p.steps, 'end')), describeRun(p)).toBeDefined();
   for (const step of p.steps.filter((s) => s.action.kind !== 'end')) {
     expect(resultOf(p, step.name), `what the model read after "${step.name}"`).not.toMatch(/blocked by PreToolUse hook|PreToolUse:\w+ hook error|Tool execution blocked/);
