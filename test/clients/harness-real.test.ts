@@ -377,7 +377,7 @@ function hangGuard(h: HarnessName, repo: TestRepo, keepOnFailure = true): void {
   const bin = path.join(repo.dir, 'node_modules', '.bin', 'guard');
   rmSync(bin);
   writeFileSync(bin, `#!/bin/sh\ncat >/dev/null\nexec sleep ${HANG_S}\n`, { mode: 0o755 });
-  const file = path.join(repo.dir, HOOK_CONFIG_FILES[h][0]);
+  const file = path.join(repo.dir, HOOK_CONFIG_FILES[h][0]!);
   const settings = JSON.parse(readFileSync(file, 'utf8'));
   for (const groups of Object.values<any[]>(settings.hooks)) {
     for (const hook of groups.flatMap((g) => g.hooks)) {
