@@ -208,3 +208,53 @@ describe.each(['copilot', 'qwen', 'droid'] as const)('guard hook inside the real
     expect(readFileSync(path.join(repo.dir, 'big_module.py'))).toEqual(Buffer.from(USER_WORK));
   }, 150_000);
 });
+
+/** Where `guard init --agent H` writes the hook, and the unit of its timeout. */
+const HOOK_FILE: Record<'copilot' | 'qwen' | 'droid', { file: string; ms: boolean }> = {
+  copilot: { file: '.github/hooks/guard.json', ms: false },
+  qwen: { file: '.qwen/settings.json', ms: true },
+  droid: { file: '.factory/settings.json', ms: false },
+};
+
+describe.each(['copilot', 'qwen', 'droid'] as const)('guard hook inside the real %s, when guard hangs past the hook timeout', (h) => {
+  // A hook the harness times out (kills) is not a crash: the `||` fallback
+  // `guard init --agent` wrote never runs. None of these harnesses has a
+  // setting that makes a timed-out hook block (docs/harnesses/), so guard's
+  // own budget (20 s, GUARD_HOOK_TIMEOUT) must answer first. This pins the
+  // harness's behaviour: if it starts failing, the harness began to block
+  // on a timeout (update docs/harnesses/ and the matrix).
+  it('a timed-out hook lets every tool run (no setting makes it block)', async () => {
+    const repo = buildProject((r) => {
+      const res = r.guard(['init', '--agent', h]);
+      if (res.code !== 0) throw new Error(res.stderr);
+      const bin = path.join(r.dir, 'node_modules', '.bin', 'guard');
+      rmSync(bin);
+      writeFileSync(bin, '#!/bin/sh\ncat >/dev/null\nexec sleep 8\n', { mode: 0o755 });
+      const file = path.join(r.dir, HOOK_FILE[h].file);
+      const settings = JSON.parse(readFileSync(file, 'utf8'));
+      for (const entries of Object.values<any[]>(settings.hooks)) {
+        for (const hook of entries.flatMap((e) => e.hooks ?? [e])) {
+          if (h === 'copilot') hook.timeoutSec = 3;
+          else hook.timeout = HOOK_FILE[h].ms ? 3000 : 3;
+        }
+      }
+      writeFileSync(file, JSON.stringify(settings, null, 2));
+    });
+    const steps = chatScriptFor(h, repo.dir);
+    const server = await startModelServer('chat', steps.map((s) => s.action), { vocab: CHAT_VOCAB[h] });
+    let run: HarnessRun;
+    try {
+      run = await runHarness(h, { bin: installed[h].bin, projectDir: repo.dir, home: freshHome(), server, timeoutMs: 130_000 });
+    } finally {
+      await server.close();
+    }
+    const p: Played = { repo, steps, server, run };
+    expect(run.timedOut, describeRun(p)).toBe(false);
+    // The hook ran and was waited for at each of the three calls (not skipped).
+    expect(run.seconds, describeRun(p)).toBeGreaterThanOrEqual(3 * 3);
+    expect(server.requestAtStep(stepIndex(steps, 'end')), describeRun(p)).toBeDefined();
+    for (const name of ['edit', 'truncate', 'checkout'] as const) expect(resultOf(p, name), name).not.toMatch(/guard hook failed without answering|denied|blocked/i);
+    // The checkout ran: the user's uncommitted work is gone from the disk.
+    expect(readFileSync(path.join(repo.dir, 'big_module.py'), 'utf8')).not.toBe(USER_WORK);
+  }, 180_000);
+});

@@ -73,13 +73,13 @@ interface Played {
 }
 
 /** Build the project with `configure`, play the whole script through harness `h`. */
-async function play(h: HarnessName, configure: (repo: TestRepo) => void): Promise<Played> {
+async function play(h: HarnessName, configure: (repo: TestRepo) => void, timeoutMs?: number): Promise<Played> {
   const repo = buildProject(configure);
   const steps = scriptFor(h, repo.dir);
   const server = await startModelServer(HARNESS_API[h], steps.map((s) => s.action));
   let run: HarnessRun;
   try {
-    run = await runHarness(h, { bin: bin(h), projectDir: repo.dir, home: freshHome(), server });
+    run = await runHarness(h, { bin: bin(h), projectDir: repo.dir, home: freshHome(), server, timeoutMs });
   } finally {
     await server.close();
   }
@@ -352,6 +352,89 @@ describe.each(HARNESSES)('guard hook %s, real binary, when guard dies without an
     expect(p.repo.read('state.py')).toBe(STATE);
     expect(readFileSync(path.join(p.repo.dir, 'big_module.py'))).toEqual(Buffer.from(USER_WORK));
   }, 120_000);
+});
+
+/** Seconds the harness gives guard's hook in the hanging-guard test: short, so three timed-out calls fit in a run. */
+const HUNG_TIMEOUT_S = 3;
+/**
+ * How long the hanging guard sleeps: past HUNG_TIMEOUT_S, and short, because
+ * Gemini CLI SIGTERMs only the shell it spawned on a timeout and then waits
+ * for the hook's pipes to close (the sleeping guard holds them): each of its
+ * calls waits out the whole hang, twice (BeforeTool and AfterTool).
+ */
+const HANG_S = 8;
+/** The harness run's own limit in the hanging-guard test (Gemini: 3 calls x 2 hooks x HANG_S, loaded). */
+const HUNG_RUN_MS = 130_000;
+
+/**
+ * After init: the project's guard replaced by one that hangs (reads its
+ * payload, then sleeps past the harness's timeout), and every guard hook
+ * entry's timeout lowered to HUNG_TIMEOUT_S. `keepOnFailure` false also drops
+ * Claude Code's onFailure (back to its default, "continue").
+ */
+function hangGuard(h: HarnessName, repo: TestRepo, keepOnFailure = true): void {
+  configureGuard(h, repo);
+  const bin = path.join(repo.dir, 'node_modules', '.bin', 'guard');
+  rmSync(bin);
+  writeFileSync(bin, `#!/bin/sh\ncat >/dev/null\nexec sleep ${HANG_S}\n`, { mode: 0o755 });
+  const file = path.join(repo.dir, HOOK_CONFIG_FILES[h][0]!);
+  const settings = JSON.parse(readFileSync(file, 'utf8'));
+  for (const groups of Object.values<any[]>(settings.hooks)) {
+    for (const hook of groups.flatMap((g) => g.hooks)) {
+      hook.timeout = h === 'gemini' ? HUNG_TIMEOUT_S * 1000 : HUNG_TIMEOUT_S;
+      if (!keepOnFailure) delete hook.onFailure;
+    }
+  }
+  writeFileSync(file, JSON.stringify(settings, null, 2));
+}
+
+/** The run played the whole script, and the model was never told a hook blocked a call: every tool ran. */
+function expectEveryToolRan(p: Played): void {
+  expect(p.run.timedOut, describeRun(p)).toBe(false);
+  // The hook ran and was waited for at each of the three calls (not skipped).
+  expect(p.run.seconds, describeRun(p)).toBeGreaterThanOrEqual(3 * HUNG_TIMEOUT_S);
+  expect(p.server.requestAtStep(stepIndex(p.steps, 'end')), describeRun(p)).toBeDefined();
+  for (const step of p.steps.filter((s) => s.action.kind !== 'end')) {
+    expect(resultOf(p, step.name), `what the model read after "${step.name}"`).not.toMatch(/blocked by PreToolUse hook|PreToolUse:\w+ hook error|Tool execution blocked/);
+  }
+  // The checkout ran: the user's uncommitted work is gone from the disk
+  // (and the edit and the truncation before it were wiped back to HEAD).
+  expect(readFileSync(path.join(p.repo.dir, 'big_module.py'), 'utf8')).not.toBe(USER_WORK);
+}
+
+describe.each(HARNESSES)('guard hook %s, real binary, when guard hangs past the harness\'s hook timeout', (h) => {
+  // A hook the harness times out (kills) is not a crash: guard's
+  // `|| exit 2` never runs, and the harness treats the timeout as a failed
+  // hook. Claude Code's default for a failed hook is "continue" (the tool
+  // runs); `guard init --agent claude` writes onFailure: "block", under which
+  // a timeout counts as exit code 2. Gemini CLI and Codex have no such
+  // setting (docs/harnesses/): there guard's own budget has to answer first.
+  if (h === 'claude') {
+    it('with the settings guard init wrote, the edit, the truncation and the checkout are blocked', async () => {
+      const p = await play(h, (repo) => hangGuard(h, repo), HUNG_RUN_MS);
+      expect(p.run.timedOut, describeRun(p)).toBe(false);
+      expect(p.server.requestAtStep(stepIndex(p.steps, 'end')), describeRun(p)).toBeDefined();
+      for (const step of p.steps.filter((s) => s.action.kind !== 'end')) {
+        expect(resultOf(p, step.name), `what the model read after "${step.name}"`).toMatch(/PreToolUse:\w+ hook error: .*timed out; blocking because onFailure is "block"/);
+      }
+      expect(p.repo.read('small.py')).toBe(SMALL);
+      expect(p.repo.read('state.py')).toBe(STATE);
+      expect(readFileSync(path.join(p.repo.dir, 'big_module.py'))).toEqual(Buffer.from(USER_WORK));
+    }, 180_000);
+
+    // The same run without onFailure pins the harness's fail-open default
+    // that the setting closes (and shows the test above can fail).
+    it('without onFailure, Claude Code runs every tool when the hook times out', async () => {
+      expectEveryToolRan(await play(h, (repo) => hangGuard(h, repo, false), HUNG_RUN_MS));
+    }, 180_000);
+  } else {
+    // Pins the hole guard cannot close from its settings: if this starts
+    // failing, the harness began to block on a timed-out hook (update
+    // docs/harnesses/ and the matrix).
+    it('a timed-out hook lets every tool run (no setting makes it block)', async () => {
+      expectEveryToolRan(await play(h, (repo) => hangGuard(h, repo), HUNG_RUN_MS));
+    }, 180_000);
+  }
 });
 
 /** The whole-tree checkpoint guard took before the checkout: the user's work and the small edit in it. */
