@@ -2,7 +2,7 @@ import { classify, type Classification } from '../../core/classify.js';
 import { withAggregateLoss } from '../../core/aggregate.js';
 import { CONFIG_FILE } from '../../core/config.js';
 import { MODE } from '../../core/modes.js';
-import { everythingRefused, decisionRecords, offeredStrategies, plan, type Answer, type FileOutcome, type Plan, type PlanFile } from '../../core/plan.js';
+import { everythingRefused, decisionRecords, plan, type Answer, type FileOutcome, type Plan, type PlanFile } from '../../core/plan.js';
 import { parseRecordMessage, type Decision, type DecisionRecord, type RecordContext } from '../../core/record.js';
 import { READ_CAP, catFileBatch } from '../../git/catfile.js';
 import { collectFacts } from '../../git/changes.js';
@@ -341,9 +341,8 @@ async function askAtCommit(
   repo: Repo,
   { entries, files, pending, own, prov, contextLines, color, answers, disarm }: AskAtCommitInput,
 ): Promise<boolean> {
-  const { openPrompt } = await import('../../ui/prompt.js');
-  const [{ pagerCommand }, { editorCommand }] = await Promise.all([import('../../git/pager.js'), import('../../git/editor.js')]);
-  const prompt = openPrompt({ color, title: (name) => `guard: ${name} needs approval`, pager: () => pagerCommand(repo.root), editor: () => editorCommand(repo.root) });
+  const { openFilePrompt, askAboutFiles } = await import('../ask.js');
+  const prompt = await openFilePrompt({ color, root: repo.root, title: (name) => `guard: ${name} needs approval` });
   if (!prompt) return false;
   disarm(); // --timeout bounds guard's work, not a person's thinking
   // a person is here: their own changes pass (config judge: agents), the rest is asked
@@ -373,14 +372,11 @@ async function askAtCommit(
         hunks: section ? parseHunks(section) : [],
       };
     });
-    for (const c of pending) {
-      const f = files[at.get(c.path)!]!;
-      const texts = async () => ({ base: f.base?.toString('utf8') ?? '', lane: f.proposed?.toString('utf8') ?? '' });
+    const asked = pending.map((c) => {
       const by = writtenBy(prov, c)?.map(describeOrigin);
-      const r = await prompt.ask({ c, hunks: f.hunks, strategies: offeredStrategies(f), texts, ...(by ? { writtenBy: by } : {}) });
-      if (r.answer) answers.set(c.path, r.answer);
-      if (r.quit) break;
-    }
+      return { f: files[at.get(c.path)!]!, c, ...(by ? { writtenBy: by } : {}) };
+    });
+    await askAboutFiles(prompt, asked, answers);
   } finally {
     prompt.close();
   }
