@@ -15,6 +15,7 @@ import { findBypass, readVerifiedTip } from './bypass.js';
 import { apply, type IndexWrite } from '../../apply/apply.js';
 import { checkProposedConfig, laneOf, type FlowOptions } from '../context.js';
 import { readPolicy, type PolicyRead } from '../../git/policy.js';
+import { blobId } from '../../git/blob-id.js';
 
 export interface CheckOptions extends FlowOptions {
   auto: boolean;
@@ -239,11 +240,10 @@ interface CheckRecordsInput {
  */
 async function recordsOf(planned: Plan, { classified, files, byPath, ctx, now }: CheckRecordsInput): Promise<{ commits: RecordCommit[]; records: DecisionRecord[] }> {
   const blobs = new Map<string, string>();
-  const { blobId } = planned.files.some((o) => o.action === 'write') ? await import('../../git/blob-id.js') : { blobId: null };
   for (const o of planned.files) {
     const e = byPath.get(o.path)!;
     if (e.newOid) blobs.set(o.path, e.newOid);
-    if (o.action === 'write' && o.content && blobId) blobs.set(o.path, blobId(o.content, 'sha1'));
+    if (o.action === 'write' && o.content) blobs.set(o.path, blobId(o.content, 'sha1'));
   }
   const keep = planned.files.filter((o) => o.keep !== null);
   const ref = keep.length > 0 ? newRef(REFS.rejected, now) : null;
@@ -275,7 +275,6 @@ function staged(o: FileOutcome, e: DiffEntry): IndexWrite {
 async function approvedByPerson(planned: Plan, classified: Classification[], byPath: Map<string, DiffEntry>): Promise<Array<{ path: string; blob: string | null }>> {
   const approved = planned.files.filter((o, i) => classified[i]!.needsApproval && o.decision === 'approved' && o.decider === 'person' && o.strategy !== 'review');
   if (approved.length === 0) return [];
-  const { blobId } = await import('../../git/blob-id.js');
   // a strategy or some hunks: what was staged is the result, not what the agent proposed
   return approved.map((o) => ({ path: o.path, blob: (o.action === 'write' && o.content ? blobId(o.content, 'sha1') : byPath.get(o.path)!.newOid) ?? null }));
 }
