@@ -1,6 +1,7 @@
 import type { CheckpointOptions } from '../git/checkpoint.js';
 import type { DiffEntry } from '../git/diff.js';
 import type { Steps } from './steps.js';
+import { blobId } from '../git/blob-id.js';
 
 /** check: the index, which holds what was staged. */
 export interface IndexTarget {
@@ -38,7 +39,7 @@ async function writeIndex(cwd: string, t: IndexTarget): Promise<undefined> {
   const { stageBlobs, unstagePaths, writeBlob } = await import('../git/staging.js');
   if (t.unstage.length > 0) await unstagePaths(cwd, t.unstage);
   if (t.stage.length === 0) return;
-  const [{ writeFileAtomic }, { blobId }, { readCurrent }] = await Promise.all([import('../worktree/atomic.js'), import('../git/blob-id.js'), import('../worktree/current.js')]);
+  const [{ writeFileAtomic }, { readCurrent }] = await Promise.all([import('../worktree/atomic.js'), import('../worktree/current.js')]);
   const index = [];
   for (const s of t.stage) {
     const oid = await writeBlob(cwd, s.content);

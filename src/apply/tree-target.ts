@@ -7,6 +7,7 @@ import type { DiffEntry } from '../git/diff.js';
 import { faultPoint } from '../runtime/faults.js';
 import { REFS, decisionBatch, newRef, proposalChanges, rejectedCommit, writeRecords, type RecordCommit } from '../git/records.js';
 import type { ApplyPlan, ApplyLockOptions, Steps, Taken } from './steps.js';
+import { blobId } from '../git/blob-id.js';
 
 /** review: files merged into a work tree (the main tree) and staged, then recorded and committed. */
 export interface TreeTarget {
@@ -160,7 +161,7 @@ async function writeTree(p: ApplyPlan<TreeTarget>, t: TreeTarget, done: TreeDone
 async function mergeOne(root: string, t: TreeTarget, { outcome: o, file: f, entry: e }: TreeFile): Promise<{ conflict: boolean; paths: string[]; blob?: string }> {
   const conflict = { conflict: true, paths: [] as string[] };
   if (o.action === 'conflict') return conflict;
-  const [{ readCurrent }, { removeFile, writeFileAtomic }, { mergeFile }, { blobId }] = await Promise.all([import('../worktree/current.js'), import('../worktree/atomic.js'), import('../git/merge.js'), import('../git/blob-id.js')]);
+  const [{ readCurrent }, { removeFile, writeFileAtomic }, { mergeFile }] = await Promise.all([import('../worktree/current.js'), import('../worktree/atomic.js'), import('../git/merge.js')]);
   // x/x -> x: the folder at x goes with its last file (refuseUnwritable saw it holds nothing else)
   const nested = e.oldPath !== undefined && (e.path.startsWith(`${e.oldPath}/`) || e.oldPath.startsWith(`${e.path}/`));
   const folderAt = (err: unknown) => (nested && err instanceof GuardError && err.code === 'E_USAGE' ? null : Promise.reject(err));

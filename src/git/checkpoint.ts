@@ -1,9 +1,7 @@
-import { spawn } from 'node:child_process';
 import { lstatSync } from 'node:fs';
-import { createHash, randomBytes } from 'node:crypto';
-import { copyFile, link, lstat, open, readFile, readdir, readlink, rename, rm, stat, utimes, writeFile } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
+import { lstat, readFile, readlink, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import type { Readable, Writable } from 'node:stream';
 import { GuardError } from '../core/errors.js';
 import { MODE, fileMode } from '../core/modes.js';
 import { RECORD_VERSION } from '../core/record.js';
@@ -11,8 +9,9 @@ import { faultPoint } from '../runtime/faults.js';
 import type { Repo } from './repo.js';
 import { REFS, importCommits, newRef, packedRefOid, type RecordCommit } from './records.js';
 import { eolConverted, storeRawBytes } from './rawbytes.js';
-import { git, gitFailure, gitSpawnArgs, splitZ } from './run.js';
-import { processAlive as alive } from '../runtime/alive.js';
+import { git, splitZ } from './run.js';
+import { KEPT_INDEX, copyIndex, dropKeptIndexes, indexKey, removeStaleIndexes } from './index-files.js';
+import { STRICT_STAT, addUntracked } from './untracked.js';
 import { keptLimits, planKept, presentLanes, submodulePaths, type KeptMemory, type KeptPlan } from './kept.js';
 
 export interface Checkpoint {
@@ -118,14 +117,6 @@ export const GUARD_IDENTITY = {
 // mid-write): a checkpoint holding one would bring it back, even staged, on restore.
 const WHOLE_TREE = [':(top)', ':(top,exclude,glob)**/.*.guard-tmp-*'];
 
-/**
- * Git's change detection at full strength for guard's own reads of the work
- * tree, whatever the user configured: ctime and inode count (a file rewritten
- * with its size and mtime put back is still seen), no assume-unchanged by
- * config, no file-system monitor daemon to trust.
- */
-const STRICT_STAT = ['-c', 'core.trustctime=true', '-c', 'core.checkStat=default', '-c', 'core.ignoreStat=false', '-c', 'core.fsmonitor=false'];
-
 function realIndex(repo: Repo): string {
   // Inside a hook git points GIT_INDEX_FILE at the index being committed.
   const env = process.env.GIT_INDEX_FILE;
@@ -143,65 +134,6 @@ function envNumber(name: string): number | undefined {
   return Number.isFinite(n) && n >= 0 ? n : undefined;
 }
 
-/**
- * A private name for an index file, keeping its mtime: git's racy-clean
- * check compares each entry's mtime with it. A hard link where the file
- * system has them (no copy of a 2 MB index; the same inode, so the same
- * mtime): git never writes an index in place (it writes `<file>.lock` and
- * renames it over the name), so the other name keeps the file as it was.
- * Else a copy with the mtime put back.
- */
-async function copyIndex(from: string, to: string): Promise<boolean> {
-  try {
-    await link(from, to);
-    return true;
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return false;
-  }
-  try {
-    await copyFile(from, to);
-    // A fresh mtime would make a file rewritten in the same second with the
-    // same size look unchanged (its change would be missing from the
-    // checkpoint). https://git-scm.com/docs/racy-git
-    const st = await stat(from);
-    await utimes(to, st.atime, st.mtime);
-    return true;
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
-    return false;
-  }
-}
-
-/**
- * guard keeps its own copy of the index for whole-tree checkpoints
- * (`<gitDir>/guard-index.<key>`), refreshed by the last checkpoint, as a
- * shadow repository keeps its own: files that did not change since then are
- * not hashed again, even when the user's index has stale or racily-smudged
- * entries for them. It is used only while the user's index is the one it was
- * seeded from (the key is that index's size, mtime, inode and checksum): any
- * `git add`, commit or checkout makes a new one from the user's index, so the
- * set of tracked files is always the user's.
- */
-async function indexKey(file: string): Promise<string | null> {
-  try {
-    const st = await stat(file);
-    let tail = '';
-    const fh = await open(file, 'r');
-    try {
-      const b = Buffer.alloc(20);
-      const { bytesRead } = await fh.read(b, 0, 20, Math.max(0, st.size - 20));
-      tail = b.subarray(0, bytesRead).toString('hex');
-    } finally {
-      await fh.close();
-    }
-    return createHash('sha1').update(`${st.size}:${st.mtimeMs}:${st.ino}:${tail}`).digest('hex').slice(0, 16);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
-    throw err;
-  }
-}
-
-const KEPT_INDEX = /^guard-index\.[0-9a-f]{16}\.[0-9a-f]{8}$/;
 /** Beyond this many untracked files, guard's own index is not kept (their list would be too long to carry). */
 const KEPT_UNTRACKED_MAX = 10_000;
 
@@ -597,155 +529,6 @@ function sameSkips(a: readonly SkippedFile[], b: readonly SkippedFile[]): boolea
 }
 
 /**
- * Remove guard's kept indexes but the one just made (older ones, or another
- * guard's that lost the race for the last-checkpoint file: a guard about to
- * copy one that is gone seeds from the user's index instead).
- */
-async function dropKeptIndexes(gitDir: string, keep: string | null): Promise<void> {
-  const names = await readdir(gitDir).catch(() => [] as string[]);
-  await Promise.all(names.filter((n) => KEPT_INDEX.test(n) && n !== keep).map((n) => rm(path.join(gitDir, n), { force: true })));
-}
-
-/**
- * Add the untracked files that are under the cap to the temporary index, one
- * `git update-index --add --stdin` process fed a few files at a time while
- * the budget lasts; everything left out is returned with why. A name git
- * refuses (`git~1`) is skipped by git ("Ignoring path") and recorded here,
- * not a failure. An unreadable file still fails (E_UNREADABLE), as before.
- */
-async function addUntracked(
-  repo: Repo,
-  /** The temporary index (GIT_INDEX_FILE) and the trusted environment. */
-  gitEnv: NodeJS.ProcessEnv,
-  names: readonly string[],
-  limits: { maxBytes: number; budgetMs: number },
-): Promise<{ skipped: SkippedFile[]; added: string[] }> {
-  const { skipped, todo } = await underTheCap(repo.root, names, limits.maxBytes);
-  if (todo.length === 0) return { skipped, added: [] };
-  const { sent, refused, removed } = await feedUpdateIndex(repo.root, gitEnv, todo, limits.budgetMs);
-  for (const f of todo.slice(0, sent)) if (refused.has(f.path)) skipped.push({ path: f.path, reason: 'name', bytes: f.bytes });
-  for (const f of todo.slice(sent)) skipped.push({ path: f.path, reason: 'time', bytes: f.bytes });
-  const added = todo.slice(0, sent).filter((f) => !refused.has(f.path) && !removed.has(f.path)).map((f) => f.path);
-  return { skipped, added };
-}
-
-/** The untracked files to add, with their sizes; the nested repositories (`dir/`) and files over the cap left out. */
-async function underTheCap(root: string, names: readonly string[], maxBytes: number): Promise<{ skipped: SkippedFile[]; todo: Array<{ path: string; bytes: number }> }> {
-  const skipped: SkippedFile[] = [];
-  const todo: Array<{ path: string; bytes: number }> = [];
-  const sizes = await Promise.all(
-    names.map((n) => (n.endsWith('/') ? Promise.resolve(null) : lstat(path.join(root, n)).then((s) => s.size, () => 0))),
-  );
-  names.forEach((n, i) => {
-    const bytes = sizes[i];
-    if (bytes === null || bytes === undefined) skipped.push({ path: n.replace(/\/$/, ''), reason: 'repository' });
-    else if (bytes > maxBytes) skipped.push({ path: n, reason: 'size', bytes });
-    else todo.push({ path: n, bytes });
-  });
-  return { skipped, todo };
-}
-
-/** Feed a window of files; more as git reports them added ("add 'P'") or refused ("Ignoring path P"). */
-const WINDOW_FILES = 256;
-const WINDOW_BYTES = 8 << 20;
-
-/**
- * One `update-index --add --stdin` fed the files a window at a time while the budget lasts: how
- * many were sent, and which git refused (a name it will not hold) or removed (gone since listed).
- */
-async function feedUpdateIndex(
-  cwd: string,
-  gitEnv: NodeJS.ProcessEnv,
-  todo: ReadonlyArray<{ path: string; bytes: number }>,
-  budgetMs: number,
-): Promise<{ sent: number; refused: Set<string>; removed: Set<string> }> {
-  const end = Date.now() + budgetMs;
-  // --remove: a file deleted since ls-files listed it is nothing to add, not an error
-  const child = spawn('git', gitSpawnArgs([...STRICT_STAT, 'update-index', '--add', '--remove', '--verbose', '-z', '--stdin']), {
-    cwd,
-    env: { ...process.env, ...gitEnv },
-    stdio: ['pipe', 'pipe', 'pipe'],
-  });
-  const feeder = windowFeeder(todo, child.stdin, end);
-  let errText = '';
-  const refused = new Set<string>();
-  const removed = new Set<string>();
-  linesOf(child.stdout, (lines) => {
-    let n = 0;
-    for (const l of lines) {
-      if (l.startsWith("add '")) n++;
-      else if (l.startsWith("remove '")) {
-        removed.add(l.slice(8, -1));
-        n++;
-      }
-    }
-    feeder.ack(n);
-  });
-  const errRest = linesOf(child.stderr, (lines) => {
-    let n = 0;
-    for (const l of lines) {
-      const m = /^Ignoring path (.*)$/.exec(l);
-      if (m) {
-        refused.add(m[1]!);
-        n++;
-      } else if (l.trim()) errText += `${l}\n`;
-    }
-    if (n) feeder.ack(n);
-  });
-  const timer = setTimeout(() => feeder.pump(), Math.max(0, budgetMs) + 1);
-  const code = await new Promise<number>((resolve, reject) => {
-    child.on('error', (e) => reject(new GuardError('E_GIT', `could not run git: ${e.message}`)));
-    child.stdin.on('error', () => {});
-    child.on('close', (c) => resolve(c ?? 128));
-    feeder.pump();
-  });
-  clearTimeout(timer);
-  if (code !== 0) throw gitFailure(['update-index'], { stderr: errText + errRest(), code });
-  return { sent: feeder.sent(), refused, removed };
-}
-
-/** Sends files while fewer than a window are unanswered and the budget lasts; ends stdin when all are sent or time is up. */
-function windowFeeder(todo: ReadonlyArray<{ path: string; bytes: number }>, stdin: Writable, end: number): { pump(): void; ack(n: number): void; sent(): number } {
-  let acked = 0;
-  let sent = 0;
-  let sentBytes = 0;
-  let ackedBytes = 0;
-  let ended = false;
-  const pump = () => {
-    if (ended) return;
-    const batch: string[] = [];
-    while (sent < todo.length && sent - acked < WINDOW_FILES && sentBytes - ackedBytes < WINDOW_BYTES) {
-      if (Date.now() >= end) break;
-      batch.push(todo[sent]!.path);
-      sentBytes += todo[sent]!.bytes;
-      sent++;
-    }
-    if (batch.length > 0) stdin.write(batch.join('\0') + '\0');
-    if (sent === todo.length || (Date.now() >= end && acked === sent)) {
-      ended = true;
-      stdin.end();
-    }
-  };
-  const ack = (n: number) => {
-    for (let k = 0; k < n && acked < sent; k++) ackedBytes += todo[acked++]!.bytes;
-    pump();
-  };
-  return { pump, ack, sent: () => sent };
-}
-
-/** Calls `each` with the whole lines of a text stream as they arrive; returns a reader of what follows the last LF. */
-function linesOf(stream: Readable, each: (lines: string[]) => void): () => string {
-  let rest = '';
-  stream.setEncoding('utf8').on('data', (s: string) => {
-    rest += s;
-    const lines = rest.split('\n');
-    rest = lines.pop()!;
-    each(lines);
-  });
-  return () => rest;
-}
-
-/**
  * HEAD's commit, read from the ref files when they are plain (a loose or
  * packed branch, or a detached HEAD): no process for the common case. Anything
  * else (an unborn branch, another ref store, a symref chain) asks git.
@@ -769,16 +552,6 @@ async function headCommit(repo: Repo, env: NodeJS.ProcessEnv): Promise<string | 
   }
   const r = await git(['rev-parse', '-q', '--verify', 'HEAD^{commit}'], { cwd: repo.root, env, okCodes: [1] });
   return r.code === 0 ? r.stdout.toString().trim() : null;
-}
-
-/** Temporary indexes left by a guard killed in the middle of a checkpoint (another live guard's stay). */
-async function removeStaleIndexes(gitDir: string): Promise<void> {
-  const names = await readdir(gitDir).catch(() => [] as string[]);
-  for (const name of names) {
-    const pid = /^guard-index-(\d+)-[0-9a-f]+(?:-staged|-kept)?$/.exec(name)?.[1];
-    if (pid === undefined || Number(pid) === process.pid || alive(Number(pid))) continue;
-    await rm(path.join(gitDir, name), { force: true });
-  }
 }
 
 /** Paths whose blobs differ between two trees (what a checkpoint's add changed). */

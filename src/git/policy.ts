@@ -1,4 +1,4 @@
-import type { Policy } from '../core/classify.js';
+import { makePolicy, type Policy } from '../core/classify.js';
 import { CONFIG_FILE, DEFAULT_CONFIG, parseConfig, type Config } from '../core/config.js';
 import { GuardError } from '../core/errors.js';
 import { READ_CAP, catFileBatch, type CatResult } from './catfile.js';
@@ -68,7 +68,6 @@ export interface PolicyRead extends ConfigRead {
 
 /** The policy at `rev`: its committed config, and what that config asks a person about. */
 export async function readPolicy(cwd: string, rev: string, opts: ReadPolicyOptions = {}): Promise<PolicyRead> {
-  // core/classify loads lazily: write reads the policy beside staging the file
-  const [read, { makePolicy }] = await Promise.all([readConfig(cwd, rev, opts), import('../core/classify.js')]);
+  const read = await readConfig(cwd, rev, opts);
   return { ...read, policy: makePolicy(read.config, { bootstrap: read.oid === null }) };
 }

@@ -2,7 +2,7 @@ import { classify, type Classification } from '../../core/classify.js';
 import { withAggregateLoss } from '../../core/aggregate.js';
 import { CONFIG_FILE } from '../../core/config.js';
 import { MODE } from '../../core/modes.js';
-import { everythingRefused, decisionRecords, offeredStrategies, plan, type Answer, type FileOutcome, type Plan, type PlanFile } from '../../core/plan.js';
+import { everythingRefused, decisionRecords, plan, type Answer, type FileOutcome, type Plan, type PlanFile } from '../../core/plan.js';
 import { parseRecordMessage, type Decision, type DecisionRecord, type RecordContext } from '../../core/record.js';
 import { READ_CAP, catFileBatch } from '../../git/catfile.js';
 import { collectFacts } from '../../git/changes.js';
@@ -15,6 +15,7 @@ import { findBypass, readVerifiedTip } from './bypass.js';
 import { apply, type IndexWrite } from '../../apply/apply.js';
 import { checkProposedConfig, laneOf, type FlowOptions } from '../context.js';
 import { readPolicy, type PolicyRead } from '../../git/policy.js';
+import { blobId } from '../../git/blob-id.js';
 
 export interface CheckOptions extends FlowOptions {
   auto: boolean;
@@ -239,11 +240,10 @@ interface CheckRecordsInput {
  */
 async function recordsOf(planned: Plan, { classified, files, byPath, ctx, now }: CheckRecordsInput): Promise<{ commits: RecordCommit[]; records: DecisionRecord[] }> {
   const blobs = new Map<string, string>();
-  const { blobId } = planned.files.some((o) => o.action === 'write') ? await import('../../git/blob-id.js') : { blobId: null };
   for (const o of planned.files) {
     const e = byPath.get(o.path)!;
     if (e.newOid) blobs.set(o.path, e.newOid);
-    if (o.action === 'write' && o.content && blobId) blobs.set(o.path, blobId(o.content, 'sha1'));
+    if (o.action === 'write' && o.content) blobs.set(o.path, blobId(o.content, 'sha1'));
   }
   const keep = planned.files.filter((o) => o.keep !== null);
   const ref = keep.length > 0 ? newRef(REFS.rejected, now) : null;
@@ -275,7 +275,6 @@ function staged(o: FileOutcome, e: DiffEntry): IndexWrite {
 async function approvedByPerson(planned: Plan, classified: Classification[], byPath: Map<string, DiffEntry>): Promise<Array<{ path: string; blob: string | null; mode: string | null }>> {
   const approved = planned.files.filter((o, i) => classified[i]!.needsApproval && o.decision === 'approved' && o.decider === 'person' && o.strategy !== 'review');
   if (approved.length === 0) return [];
-  const { blobId } = await import('../../git/blob-id.js');
   // a strategy or some hunks: what was staged is the result, not what the agent proposed
   return approved.map((o) => ({ path: o.path, blob: (o.action === 'write' && o.content ? blobId(o.content, 'sha1') : byPath.get(o.path)!.newOid) ?? null, mode: o.mode ?? byPath.get(o.path)!.newMode }));
 }
@@ -341,9 +340,8 @@ async function askAtCommit(
   repo: Repo,
   { entries, files, pending, own, prov, contextLines, color, answers, disarm }: AskAtCommitInput,
 ): Promise<boolean> {
-  const { openPrompt } = await import('../../ui/prompt.js');
-  const [{ pagerCommand }, { editorCommand }] = await Promise.all([import('../../git/pager.js'), import('../../git/editor.js')]);
-  const prompt = openPrompt({ color, title: (name) => `guard: ${name} needs approval`, pager: () => pagerCommand(repo.root), editor: () => editorCommand(repo.root) });
+  const { openFilePrompt, askAboutFiles } = await import('../ask.js');
+  const prompt = await openFilePrompt({ color, root: repo.root, title: (name) => `guard: ${name} needs approval` });
   if (!prompt) return false;
   disarm(); // --timeout bounds guard's work, not a person's thinking
   // a person is here: their own changes pass (config judge: agents), the rest is asked
@@ -373,14 +371,11 @@ async function askAtCommit(
         hunks: section ? parseHunks(section) : [],
       };
     });
-    for (const c of pending) {
-      const f = files[at.get(c.path)!]!;
-      const texts = async () => ({ base: f.base?.toString('utf8') ?? '', lane: f.proposed?.toString('utf8') ?? '' });
+    const asked = pending.map((c) => {
       const by = writtenBy(prov, c)?.map(describeOrigin);
-      const r = await prompt.ask({ c, hunks: f.hunks, strategies: offeredStrategies(f), texts, ...(by ? { writtenBy: by } : {}) });
-      if (r.answer) answers.set(c.path, r.answer);
-      if (r.quit) break;
-    }
+      return { f: files[at.get(c.path)!]!, c, ...(by ? { writtenBy: by } : {}) };
+    });
+    await askAboutFiles(prompt, asked, answers);
   } finally {
     prompt.close();
   }

@@ -359,6 +359,6 @@ async function deletedBranches(cwd: string, deletions: ReadonlyArray<{ ref: stri
 
 /** The person at the terminal (git hooks get the ref list on stdin, so /dev/tty), or null. */
 async function openPrompt(color: boolean) {
-  const [{ openPrompt: open }, { pagerCommand }, { editorCommand }] = await Promise.all([import('../../ui/prompt.js'), import('../../git/pager.js'), import('../../git/editor.js')]);
-  return open({ color, title: (name) => `guard: moving the branch brings in ${name}, which needs approval`, pager: () => pagerCommand(process.cwd()), editor: () => editorCommand(process.cwd()) });
+  const { openFilePrompt } = await import('../ask.js');
+  return openFilePrompt({ color, root: process.cwd(), title: (name) => `guard: moving the branch brings in ${name}, which needs approval` });
 }

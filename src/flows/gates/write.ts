@@ -4,7 +4,7 @@ import type { ChangeFacts, Classification } from '../../core/classify.js';
 import { countLines, looksBinary } from '../../core/lines.js';
 import { MODE } from '../../core/modes.js';
 import type { Hunk } from '../../core/hunks.js';
-import { decisionRecords, offeredStrategies, plan, type Answer, type FileOutcome, type PlanFile } from '../../core/plan.js';
+import { decisionRecords, plan, type Answer, type FileOutcome, type PlanFile } from '../../core/plan.js';
 import type { Decision, DecisionRecord, RecordContext } from '../../core/record.js';
 import { cleanStaleTemps, discardWrite, resolveInside, stageWrite, statOnDisk, type OnDisk, type StagedWrite } from '../../worktree/atomic.js';
 import { assertWritable } from '../../git/contain.js';
@@ -307,15 +307,12 @@ interface AskWriteOptions {
  * blocks the write, as in auto mode). Ctrl-C throws E_ABORTED: nothing written or recorded.
  */
 async function askAboutWrite(staged: StagedWrite, pf: PlanFile, { contextLines, color, answers, root }: AskWriteOptions): Promise<boolean> {
-  const { openPrompt } = await import('../../ui/prompt.js');
-  const [{ pagerCommand }, { editorCommand }] = await Promise.all([import('../../git/pager.js'), import('../../git/editor.js')]);
-  const prompt = openPrompt({ color, title: (name) => `guard: ${name} needs approval`, pager: () => pagerCommand(root), editor: () => editorCommand(root) });
+  const { openFilePrompt, askAboutFiles } = await import('../ask.js');
+  const prompt = await openFilePrompt({ color, root, title: (name) => `guard: ${name} needs approval` });
   if (!prompt) return false;
   try {
     if (!pf.c.binary && !pf.c.symlink) pf.hunks = await previewHunks(staged, pf.base !== null, contextLines);
-    const texts = async () => ({ base: pf.base?.toString('utf8') ?? '', lane: pf.proposed?.toString('utf8') ?? '' });
-    const r = await prompt.ask({ c: pf.c, hunks: pf.hunks, strategies: offeredStrategies(pf), texts });
-    if (r.answer) answers.set(pf.c.path, r.answer);
+    await askAboutFiles(prompt, [{ f: pf }], answers);
   } finally {
     prompt.close();
   }

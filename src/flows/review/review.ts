@@ -1,5 +1,5 @@
 import type { Classification } from '../../core/classify.js';
-import { alreadyThere, offeredStrategies, outcomeWords, plan, summarize, type Answer, type FileOutcome, type MergeAction, type Plan, type PlanSummary } from '../../core/plan.js';
+import { alreadyThere, outcomeWords, plan, summarize, type Answer, type FileOutcome, type MergeAction, type Plan, type PlanSummary } from '../../core/plan.js';
 import { displayName, plural, shellQuote } from '../../core/quote.js';
 import type { Decider, Decision } from '../../core/record.js';
 import { approvalTrailer } from '../../git/approvals.js';
@@ -7,6 +7,7 @@ import type { Prompt } from '../../ui/prompt.js';
 import type { FlowOptions } from '../context.js';
 import { FEEDBACK_FILE, applyReview, predictConflicts, writeFeedback, type Applied } from './review-apply.js';
 import { readReview, scriptedAnswers, type ReviewInput } from './review-read.js';
+import { askAboutFiles } from '../ask.js';
 
 export { FEEDBACK_FILE, approvalTrailer };
 
@@ -107,12 +108,7 @@ export async function review(opts: ReviewOptions, prompter?: Prompter): Promise<
   try {
     if (person) {
       opts.deadline?.disarm(); // --timeout bounds guard's work, not a person's thinking
-      for (const f of pending) {
-        const texts = async () => ({ base: f.base?.toString('utf8') ?? '', lane: f.proposed?.toString('utf8') ?? '' });
-        const r = await person.ask({ c: f.c, hunks: f.hunks, strategies: offeredStrategies(f), texts });
-        if (r.answer) answers.set(f.c.path, r.answer);
-        if (r.quit) break;
-      }
+      await askAboutFiles(person, pending.map((f) => ({ f })), answers);
     }
     const planned = await plan('review', input.files, answers);
     const predicted = await predictConflicts(input, planned);
@@ -227,8 +223,7 @@ function confirmText(planned: Plan, conflicts: Set<string>): string {
 
 function defaultPrompter(color: boolean, input: ReviewInput): Prompter {
   return async () => {
-    const { openPrompt } = await import('../../ui/prompt.js');
-    const [{ pagerCommand }, { editorCommand }] = await Promise.all([import('../../git/pager.js'), import('../../git/editor.js')]);
-    return openPrompt({ color, title: (name) => name, pager: () => pagerCommand(input.main.root), editor: () => editorCommand(input.main.root) });
+    const { openFilePrompt } = await import('../ask.js');
+    return openFilePrompt({ color, root: input.main.root, title: (name) => name });
   };
 }
