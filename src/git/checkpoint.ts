@@ -488,27 +488,7 @@ async function writeCheckpoint(t: Taking, x: Taken): Promise<Checkpoint> {
   const now = opts.now ?? new Date();
   const ref = newRef(REFS.checkpoints, now);
   const id = checkpointId(ref);
-  const commits: RecordCommit[] = [];
-  const merges: string[] = [];
-  if (index) {
-    // like `git stash`: the staged state is a commit of its own, the checkpoint's second parent
-    // (the last checkpoint's when it is the same tree on the same HEAD)
-    if (previous?.indexCommit && previous.index === index && previous.head === head) merges.push(previous.indexCommit);
-    else {
-      commits.push({ mark: INDEX_MARK, parent: head, tree: index, message: 'guard checkpoint: the index\n', changes: [] });
-      merges.push(`:${INDEX_MARK}`);
-    }
-  }
-  // the kept tree: a parent of its own (reachable, so gc keeps it), after HEAD and the index
-  let keptParent: number | undefined;
-  if (!keptNone) {
-    keptParent = (head ? 1 : 0) + merges.length;
-    if (keptReused) merges.push(keptReused);
-    else {
-      commits.push({ mark: KEPT_MARK, parent: null, message: 'guard checkpoint: ignored files and nested repositories\n', changes: keptPlan.changes });
-      merges.push(`:${KEPT_MARK}`);
-    }
-  }
+  const { commits, merges, keptParent } = extraParents(t, x);
   const keptBody: KeptBody = { ...(keptParent !== undefined ? { parent: keptParent } : {}), files: keptPlan.files.length, bytes: keptPlan.bytes, folders: keptPlan.folders, nested: keptPlan.nested, lanes };
   const message = checkpointMessage(repo, opts, { now, head, index, skipped, kept: keptBody });
   commits.push({ ref, mark: CHECKPOINT_MARK, parent: head, merges, tree: tree ?? previous!.tree, message, changes: tree === null ? x.onDisk! : [] });
@@ -522,6 +502,33 @@ async function writeCheckpoint(t: Taking, x: Taken): Promise<Checkpoint> {
   const cp: Checkpoint = { ref, id, commit, tree: made, index, reused: false, skipped, kept: keptCommit };
   await rememberLast(repo, { ...cp, ...x.remember, indexCommit, keptMemory: keptCommit ? { commit: keptCommit, ...x.keptFiles } : { commit: '', ...x.keptFiles }, keptCommitOf: keptCommit ?? undefined, lanes });
   return cp;
+}
+
+/**
+ * The checkpoint's parents after HEAD, and the commits to write for them: the index (like
+ * `git stash`, a commit of its own; the last checkpoint's when it is the same tree on the same
+ * HEAD), then the kept tree of ignored files and nested repositories (reachable, so gc keeps it).
+ */
+function extraParents({ previous }: Taking, { head, index, keptPlan, keptReused, keptNone }: Taken) {
+  const commits: RecordCommit[] = [];
+  const merges: string[] = [];
+  if (index) {
+    if (previous?.indexCommit && previous.index === index && previous.head === head) merges.push(previous.indexCommit);
+    else {
+      commits.push({ mark: INDEX_MARK, parent: head, tree: index, message: 'guard checkpoint: the index\n', changes: [] });
+      merges.push(`:${INDEX_MARK}`);
+    }
+  }
+  let keptParent: number | undefined;
+  if (!keptNone) {
+    keptParent = (head ? 1 : 0) + merges.length;
+    if (keptReused) merges.push(keptReused);
+    else {
+      commits.push({ mark: KEPT_MARK, parent: null, message: 'guard checkpoint: ignored files and nested repositories\n', changes: keptPlan.changes });
+      merges.push(`:${KEPT_MARK}`);
+    }
+  }
+  return { commits, merges, keptParent };
 }
 
 function sameSkips(a: readonly SkippedFile[], b: readonly SkippedFile[]): boolean {

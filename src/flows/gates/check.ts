@@ -59,43 +59,22 @@ export interface CheckResult {
  */
 export async function check(opts: CheckOptions): Promise<CheckResult> {
   const approvedRecord = process.env.GUARD_APPROVED_RECORD;
-  // Four processes at once: rev-parse, the two halves of the staged diff (raw
-  // and numstat), the config. Paths from `diff` are relative to the top of the
-  // work tree wherever it runs; a failure names the first problem.
-  const diff = stagedDiffSplit(opts.cwd);
-  const [opened, diffed, objects] = await Promise.allSettled([
-    openRepo(opts.cwd),
-    diff.entries,
-    readPolicy(opts.cwd, 'HEAD', { also: ['HEAD', ...(approvedRecord ? [approvedRecord] : [])] }),
-  ]);
-  for (const r of [opened, diffed, objects]) if (r.status === 'rejected') throw r.reason;
-  const repo = (opened as PromiseFulfilledResult<Repo>).value;
-  const entries = (diffed as PromiseFulfilledResult<DiffEntry[]>).value;
-  const { config, policy, also: [head, approvedBy] } = (objects as PromiseFulfilledResult<PolicyRead>).value;
+  const { diff, repo, entries, config, policy, head, approvedBy } = await readStaged(opts.cwd, approvedRecord);
   const cwd = repo.root;
   const base = head && head.type === 'commit' ? head.oid : null;
   // integrity: the branch gate's last verified tip, read beside the gate (a read leaves nothing behind)
   const tip = base ? readVerifiedTip(repo) : Promise.resolve(null);
   tip.catch(() => {});
   // which agent session wrote each staged path: read beside the measuring (one for-each-ref)
-  const staged = entries.flatMap((e) => [{ path: e.path, oid: e.newOid }, ...(e.oldPath !== undefined && e.oldPath !== e.path ? [{ path: e.oldPath, oid: null }] : [])]);
+  const staged = stagedPaths(entries);
   const now = opts.now ?? new Date();
   const provenance = readProvenance(repo, staged, now);
   provenance.catch(() => {});
-  const { facts } = await collectFacts(cwd, entries, { maxBytes: Math.min(config.maxFileBytes, READ_CAP), countsReady: diff.counts, whitespace: { range: ['--cached'], changeRatio: config.changeRatio } });
-  // A broken config must not get past the gate: once committed, it is the policy.
-  checkProposedConfig(facts.find((f) => f.path === CONFIG_FILE && f.newMode !== null)?.newText, 'staged');
-  const classified = withAggregateLoss(facts.map((f) => classify(f, policy)), config);
+  const classified = await classifyStaged(cwd, { entries, config, policy, counts: diff.counts });
   const lane = laneOf(cwd);
 
   // Answers: a person's approvals made in `guard review --commit`, then the person at the terminal.
-  const answers = new Map<string, Answer>();
-  // integrity: only a record guard wrote for a review, reachable from refs/guard/decisions/, made after HEAD
-  const trusted = approvedRecord ? await (await import('../../git/person-approvals.js')).trustedReviewRecord(cwd, approvedBy?.oid ?? '', commitTime(head?.data)) : null;
-  const approved = approvalsIn(trusted ? approvedBy?.data : undefined);
-  classified.forEach((c, i) => {
-    if (c.needsApproval && approved.has(`${c.path}\0${entries[i]!.newOid ?? ''}`)) answers.set(c.path, { take: 'all', via: 'review' });
-  });
+  const answers = await reviewAnswers(cwd, { record: approvedRecord ? approvedBy : undefined, head, classified, entries });
   const pending = classified.filter((c) => c.needsApproval && !answers.has(c.path));
   // Contents and hunks are read only for the files a person is asked about (askAtCommit fills them in).
   const planFiles = classified.map((c, i): PlanFile => ({ c, hunks: [], base: null, proposed: null, baseMode: entries[i]!.oldMode, proposedMode: entries[i]!.newMode }));
@@ -110,6 +89,53 @@ export async function check(opts: CheckOptions): Promise<CheckResult> {
   const bypassed = await findBypass(repo, base, await tip);
   if (bypassed) result.bypassed = bypassed;
   return result;
+}
+
+/** Each staged path with the blob staged for it; a rename's old path with none. */
+function stagedPaths(entries: DiffEntry[]): Array<{ path: string; oid: string | null }> {
+  return entries.flatMap((e) => [{ path: e.path, oid: e.newOid }, ...(e.oldPath !== undefined && e.oldPath !== e.path ? [{ path: e.oldPath, oid: null }] : [])]);
+}
+
+/** The staged changes measured and classified; a staged config that would not load is refused here. */
+async function classifyStaged(cwd: string, { entries, config, policy, counts }: { entries: DiffEntry[]; config: PolicyRead['config']; policy: PolicyRead['policy']; counts: ReturnType<typeof stagedDiffSplit>['counts'] }): Promise<Classification[]> {
+  const { facts } = await collectFacts(cwd, entries, { maxBytes: Math.min(config.maxFileBytes, READ_CAP), countsReady: counts, whitespace: { range: ['--cached'], changeRatio: config.changeRatio } });
+  // A broken config must not get past the gate: once committed, it is the policy.
+  checkProposedConfig(facts.find((f) => f.path === CONFIG_FILE && f.newMode !== null)?.newText, 'staged');
+  return withAggregateLoss(facts.map((f) => classify(f, policy)), config);
+}
+
+/**
+ * Four processes at once: rev-parse, the two halves of the staged diff (raw and numstat), the
+ * config (with HEAD and the review's record in the same cat-file). Paths from `diff` are relative
+ * to the top of the work tree wherever it runs; a failure names the first problem.
+ */
+async function readStaged(cwd: string, approvedRecord: string | undefined) {
+  const diff = stagedDiffSplit(cwd);
+  const [opened, diffed, objects] = await Promise.allSettled([
+    openRepo(cwd),
+    diff.entries,
+    readPolicy(cwd, 'HEAD', { also: ['HEAD', ...(approvedRecord ? [approvedRecord] : [])] }),
+  ]);
+  for (const r of [opened, diffed, objects]) if (r.status === 'rejected') throw r.reason;
+  const repo = (opened as PromiseFulfilledResult<Repo>).value;
+  const entries = (diffed as PromiseFulfilledResult<DiffEntry[]>).value;
+  const { config, policy, also: [head, approvedBy] } = (objects as PromiseFulfilledResult<PolicyRead>).value;
+  return { diff, repo, entries, config, policy, head, approvedBy };
+}
+
+/** The approvals a person made in `guard review --commit` (its decision record), as answers by path. */
+async function reviewAnswers(
+  cwd: string,
+  { record, head, classified, entries }: { record: PolicyRead['also'][number] | undefined; head: PolicyRead['also'][number] | undefined; classified: Classification[]; entries: DiffEntry[] },
+): Promise<Map<string, Answer>> {
+  const answers = new Map<string, Answer>();
+  // integrity: only a record guard wrote for a review, reachable from refs/guard/decisions/, made after HEAD
+  const trusted = record ? await (await import('../../git/person-approvals.js')).trustedReviewRecord(cwd, record.oid ?? '', commitTime(head?.data)) : null;
+  const approved = approvalsIn(trusted ? record?.data : undefined);
+  classified.forEach((c, i) => {
+    if (c.needsApproval && approved.has(`${c.path}\0${entries[i]!.newOid ?? ''}`)) answers.set(c.path, { take: 'all', via: 'review' });
+  });
+  return answers;
 }
 
 interface Checked {

@@ -73,6 +73,91 @@ export async function write(opts: WriteOptions): Promise<WriteResult> {
   // check's core (and its placeholder patterns) compiles while git answers the calls below
   const judging = import('../../core/classify.js');
   judging.catch(() => {});
+  const t = await openTarget(opts);
+  const session = (opts.session ?? process.env.GUARD_SESSION ?? '').trim() || null;
+  // The file as the session first saw it, and as guard write first saw it today: with a session
+  // or without (a fresh --session per call must not make every write its own base), writes add up.
+  const store = dayBaseStore(opts.now ?? new Date());
+  const [sessionStart, dayStart] = await Promise.all([session ? sessionBase(t.root, session, t.target.rel) : null, sessionBase(t.root, 'today', t.target.rel, store)]);
+  const w: Writing = { opts, t, judging, session, store, sessionStart, dayStart, staged: await stageWrite(t.root, t.target.rel, opts.content, t.newMode), committed: false };
+  try {
+    return await applyWrite(w, await decideWrite(w));
+  } finally {
+    if (!w.committed) await discardWrite(w.staged);
+  }
+}
+
+/** A write under way: what was asked, the target as read, the bases it is measured from, the prepared file (until renamed over the target). */
+interface Writing {
+  opts: WriteOptions;
+  t: Awaited<ReturnType<typeof openTarget>>;
+  judging: Promise<typeof import('../../core/classify.js')>;
+  session: string | null;
+  store: ReturnType<typeof dayBaseStore>;
+  sessionStart: SessionBase | null;
+  dayStart: SessionBase | null;
+  staged: Awaited<ReturnType<typeof stageWrite>>;
+  committed: boolean;
+}
+
+/** Measure and classify the write, ask a person when one is there and it needs approval, and plan it. */
+async function decideWrite(w: Writing) {
+  const { opts, t, staged } = w;
+  const { old, oldContent, newMode } = t;
+  // git's numstat of the write runs beside cat-file (it needs no policy)
+  const numstat = oldContent !== null && !oldContent.equals(opts.content) ? numstatFiles(staged.abs, staged.temp) : null;
+  numstat?.catch(() => {});
+  const [{ config, policy, also: [head] }, { classify }] = await Promise.all([t.atHead, w.judging]);
+  const base = head && head.type === 'commit' ? head.oid : null;
+  const sides = { staged, oldMode: old?.mode ?? null, newMode, oldContent, newContent: opts.content, config };
+  const bases = [
+    { start: w.sessionStart, what: `the file as session ${w.session} first saw it` },
+    { start: w.dayStart, what: 'the file as guard write first saw it today' },
+  ];
+  const c = await judgeWrite(sides, { classify: (f) => classify(f, policy), numstat, bases });
+  const file: WrittenFile = { ...c, decision: 'allowed', decider: 'policy', written: false };
+  if (oldContent !== null && oldContent.equals(opts.content)) file.unchanged = true;
+  const pf: PlanFile = { c, hunks: [], base: oldContent, proposed: opts.content, baseMode: old?.mode ?? null, proposedMode: newMode };
+  const answers = new Map<string, Answer>();
+  const personAsked = c.needsApproval && !opts.auto ? await askAboutWrite(staged, pf, { contextLines: config.preview.contextLines, color: opts.color, answers, root: t.root }) : false;
+  const o = (await plan('write', [pf], answers)).files[0]!;
+  Object.assign(file, { decision: o.decision, decider: o.decider }, pick(o));
+  return { c, o, file, base, personAsked };
+}
+
+/** Records, the checkpoint and the rename, through apply; what the command reports. */
+async function applyWrite(w: Writing, { c, o, file, base, personAsked }: Awaited<ReturnType<typeof decideWrite>>): Promise<WriteResult> {
+  const { opts, t } = w;
+  const { repo, root, target, old, oldContent, newMode, lane } = t;
+  if (o.content && !o.content.equals(opts.content)) {
+    // a strategy or some hunks: the result is what gets written
+    await discardWrite(w.staged);
+    w.staged = await stageWrite(root, target.rel, o.content, newMode);
+  }
+  const now = opts.now ?? new Date();
+  const ctx: RecordContext = { command: 'write', lane, time: now.toISOString(), base };
+  const commits = writeRecordsOf({ c, o, ctx, now, rel: target.rel, mode: newMode, proposal: opts.content, file });
+  const warnings: string[] = [];
+  const touch = { path: target.rel, worktree: root, outcome: file.decision };
+  const first = [...(w.session && !w.sessionStart ? [{ id: w.session, ...touch }] : []), ...(!w.dayStart ? [{ id: 'today', ...touch, store: w.store }] : [])];
+  const ft = o.action === 'write' ? fileTarget({ target, old, oldContent, staged: w.staged, lane, now, warnings }, first) : null;
+  const { checkpoint: taken } = await apply({ gate: 'write', repo, now, deadline: opts.deadline, records: commits, target: ft });
+  if (o.action === 'write') [w.committed, file.written] = [true, true];
+  return {
+    command: 'write',
+    auto: !personAsked,
+    base,
+    lane,
+    files: [file],
+    ...{ blocked: file.decision === 'blocked' ? 1 : 0, rejected: file.decision === 'rejected' ? 1 : 0 },
+    checkpoint: taken?.id ?? null,
+    record: commits.at(-1)!.ref!,
+    warnings,
+  };
+}
+
+/** The path asked for, proved inside the work tree and writable, as it is on disk now; the policy at HEAD read beside it. */
+async function openTarget(opts: WriteOptions) {
   const repo = await openRepo(opts.cwd);
   const root = repo.root;
   // relative to the root when relative to cwd, so a refusal names the path the way the person sees it
@@ -83,66 +168,21 @@ export async function write(opts: WriteOptions): Promise<WriteResult> {
   atHead.catch(() => {});
   const [old] = await Promise.all([statOnDisk(target.abs), cleanStaleTemps(target.abs)]);
   const lane = laneOf(root);
-
   const oldContent = old === null ? null : old.mode === MODE.symlink ? Buffer.from(await readlink(target.abs, { encoding: 'buffer' })) : await readFile(target.abs);
   const newMode = old?.mode ?? MODE.file;
-  const session = (opts.session ?? process.env.GUARD_SESSION ?? '').trim() || null;
-  // The file as the session first saw it, and as guard write first saw it today: with a session
-  // or without (a fresh --session per call must not make every write its own base), writes add up.
-  const store = dayBaseStore(opts.now ?? new Date());
-  const [sessionStart, dayStart] = await Promise.all([session ? sessionBase(root, session, target.rel) : null, sessionBase(root, 'today', target.rel, store)]);
-  let staged = await stageWrite(root, target.rel, opts.content, newMode);
-  let committed = false;
-  try {
-    // git's numstat of the write runs beside cat-file (it needs no policy)
-    const numstat = oldContent !== null && !oldContent.equals(opts.content) ? numstatFiles(staged.abs, staged.temp) : null;
-    numstat?.catch(() => {});
-    const [{ config, policy, also: [head] }, { classify }] = await Promise.all([atHead, judging]);
-    const base = head && head.type === 'commit' ? head.oid : null;
-    const facts = await measure({ staged, oldMode: old?.mode ?? null, newMode, oldContent, newContent: opts.content, config, rel: staged.rel, numstat });
-    const judgeSince = async (start: Buffer | null) => classify(await measureAgainst({ staged, base: start, oldMode: old?.mode ?? null, newMode, newContent: opts.content, config }), policy);
-    const bases = [
-      { start: sessionStart, what: `the file as session ${session} first saw it` },
-      { start: dayStart, what: 'the file as guard write first saw it today' },
-    ];
-    const c = await strictestSince(classify(facts, policy), oldContent, bases, judgeSince);
-    const file: WrittenFile = { ...c, decision: 'allowed', decider: 'policy', written: false };
-    if (oldContent !== null && oldContent.equals(opts.content)) file.unchanged = true;
-    const pf: PlanFile = { c, hunks: [], base: oldContent, proposed: opts.content, baseMode: old?.mode ?? null, proposedMode: newMode };
-    const answers = new Map<string, Answer>();
-    const personAsked = c.needsApproval && !opts.auto ? await askAboutWrite(staged, pf, { contextLines: config.preview.contextLines, color: opts.color, answers, root }) : false;
-    const o = (await plan('write', [pf], answers)).files[0]!;
-    Object.assign(file, { decision: o.decision, decider: o.decider }, pick(o));
-    if (o.content && !o.content.equals(opts.content)) {
-      // a strategy or some hunks: the result is what gets written
-      await discardWrite(staged);
-      staged = await stageWrite(root, target.rel, o.content, newMode);
-    }
+  return { repo, root, target, atHead, old, oldContent, newMode, lane };
+}
 
-    const now = opts.now ?? new Date();
-    const ctx: RecordContext = { command: 'write', lane, time: now.toISOString(), base };
-    const commits = writeRecordsOf({ c, o, ctx, now, rel: target.rel, mode: newMode, proposal: opts.content, file });
-    const warnings: string[] = [];
-    const touch = { path: target.rel, worktree: root, outcome: file.decision };
-    const first = [...(session && !sessionStart ? [{ id: session, ...touch }] : []), ...(!dayStart ? [{ id: 'today', ...touch, store }] : [])];
-    const ft = o.action === 'write' ? fileTarget({ target, old, oldContent, staged, lane, now, warnings }, first) : null;
-    const { checkpoint: taken } = await apply({ gate: 'write', repo, now, deadline: opts.deadline, records: commits, target: ft });
-    const cp = taken?.id ?? null;
-    if (o.action === 'write') [committed, file.written] = [true, true];
-    return {
-      command: 'write',
-      auto: !personAsked,
-      base,
-      lane,
-      files: [file],
-      ...{ blocked: file.decision === 'blocked' ? 1 : 0, rejected: file.decision === 'rejected' ? 1 : 0 },
-      checkpoint: cp,
-      record: commits.at(-1)!.ref!,
-      warnings,
-    };
-  } finally {
-    if (!committed) await discardWrite(staged);
-  }
+type WriteSides = Omit<Parameters<typeof measureAgainst>[0], 'base'> & { oldContent: Buffer | null };
+
+/** The write classified against the file now, and the strictest of that and each earlier base (the session's, today's). */
+async function judgeWrite(
+  sides: WriteSides,
+  how: { classify: (f: ChangeFacts) => Classification; numstat: Parameters<typeof measure>[0]['numstat']; bases: ReadonlyArray<{ start: SessionBase | null; what: string }> },
+): Promise<Classification> {
+  const facts = await measure({ ...sides, rel: sides.staged.rel, numstat: how.numstat });
+  const judgeSince = async (start: Buffer | null) => how.classify(await measureAgainst({ ...sides, base: start }));
+  return strictestSince(how.classify(facts), sides.oldContent, how.bases, judgeSince);
 }
 
 /**
