@@ -70,7 +70,11 @@ interface Kinds {
   rewind: { target: RewindTarget; done: RewindDone; taken: Checkpoint };
   feedback: { target: FeedbackTarget; done: { written: boolean }; taken: Taken };
   prune: { target: PruneTarget; done: undefined; taken: Taken };
-  'lane-start': { target: LaneStartTarget; done: { lane: Lane; hooks: string | null }; taken: Taken };
+  'lane-start': {
+    target: LaneStartTarget;
+    done: { lane: Lane; hooks: string | null };
+    taken: Taken;
+  };
   'lane-discard': { target: LaneDiscardTarget; done: LaneDiscardDone; taken: Checkpoint };
   tips: { target: TipsTarget; done: { adopted: string[] }; taken: Taken };
   files: { target: FilesTarget; done: undefined; taken: Taken };
@@ -85,7 +89,11 @@ type KindOf<T> = T extends { kind: infer K extends keyof Kinds } ? K : never;
  * every tool call, and a hook's write should not compile review's merge
  * (scripts/bundle.mjs keeps each in its own chunk).
  */
-type StepsOf<K extends keyof Kinds> = Steps<Kinds[K]['target'], Kinds[K]['done'], Kinds[K]['taken']>;
+type StepsOf<K extends keyof Kinds> = Steps<
+  Kinds[K]['target'],
+  Kinds[K]['done'],
+  Kinds[K]['taken']
+>;
 const STEPS: { [K in keyof Kinds]: () => Promise<StepsOf<K>> } = {
   index: async () => (await import('./index-target.js')).indexSteps,
   file: async () => (await import('./file-target.js')).fileSteps,
@@ -105,9 +113,17 @@ const STEPS: { [K in keyof Kinds]: () => Promise<StepsOf<K>> } = {
 
 type Step = 'beforeRecords' | 'afterRecords' | 'afterLock' | 'afterCheckpoint';
 const FAULTS: Partial<Record<ApplyGate, Partial<Record<Step, string>>>> = {
-  check: { beforeRecords: 'check:before-records', afterRecords: 'check:after-records', afterCheckpoint: 'check:before-unstage' },
+  check: {
+    beforeRecords: 'check:before-records',
+    afterRecords: 'check:after-records',
+    afterCheckpoint: 'check:before-unstage',
+  },
   write: { afterCheckpoint: 'write:after-checkpoint' },
-  review: { afterRecords: 'review:after-refs', afterLock: 'review:after-lock', afterCheckpoint: 'review:after-checkpoint' },
+  review: {
+    afterRecords: 'review:after-refs',
+    afterLock: 'review:after-lock',
+    afterCheckpoint: 'review:after-checkpoint',
+  },
 };
 
 export interface ApplyResult<T> {
@@ -155,9 +171,17 @@ async function pack<R>(p: ApplyPlan<unknown>, r: R): Promise<R> {
   return r;
 }
 
-async function lockFor(p: ApplyPlan<unknown>, w: { opts: { holder: string; waitMs?: number }; warnings: string[] }, afterLock: string | undefined): Promise<{ release(): Promise<void> }> {
+async function lockFor(
+  p: ApplyPlan<unknown>,
+  w: { opts: { holder: string; waitMs?: number }; warnings: string[] },
+  afterLock: string | undefined,
+): Promise<{ release(): Promise<void> }> {
   const { lockTree, staleLockNotice } = await import('../worktree/lock.js');
-  const lock = await lockTree(p.repo, w.opts.holder, w.opts.waitMs !== undefined ? { waitMs: w.opts.waitMs } : {});
+  const lock = await lockTree(
+    p.repo,
+    w.opts.holder,
+    w.opts.waitMs !== undefined ? { waitMs: w.opts.waitMs } : {},
+  );
   const stale = staleLockNotice(lock);
   if (stale) w.warnings.push(stale);
   fault(afterLock);
@@ -165,8 +189,20 @@ async function lockFor(p: ApplyPlan<unknown>, w: { opts: { holder: string; waitM
 }
 
 /** The worktree target alone: a whole-tree checkpoint of `repo` (and the records it names, in its fast-import). */
-export async function takeCheckpoint(gate: ApplyGate, repo: Repo, checkpoint: CheckpointOptions, pack = false): Promise<Checkpoint> {
-  const { checkpoint: taken } = await apply({ gate, repo, now: checkpoint.now ?? new Date(), records: [], target: { kind: 'worktree', checkpoint }, pack });
+export async function takeCheckpoint(
+  gate: ApplyGate,
+  repo: Repo,
+  checkpoint: CheckpointOptions,
+  pack = false,
+): Promise<Checkpoint> {
+  const { checkpoint: taken } = await apply({
+    gate,
+    repo,
+    now: checkpoint.now ?? new Date(),
+    records: [],
+    target: { kind: 'worktree', checkpoint },
+    pack,
+  });
   return taken!;
 }
 
@@ -176,7 +212,12 @@ export interface RecordOptions {
 }
 
 /** Records alone (session steps, decision records, rejected refs): one fast-import. */
-export async function record(gate: ApplyGate, repo: Repo, records: RecordCommit[], { now, pack = false }: RecordOptions): Promise<void> {
+export async function record(
+  gate: ApplyGate,
+  repo: Repo,
+  records: RecordCommit[],
+  { now, pack = false }: RecordOptions,
+): Promise<void> {
   await apply({ gate, repo, now, records, target: null, pack });
 }
 

@@ -42,20 +42,48 @@ export const fileSteps: Steps<FileTarget, undefined> = {
 
 /** The file on disk is still what was judged; another writer got there first otherwise. */
 async function sameOnDisk({ abs, rel, old, content }: FileTarget['judged']): Promise<void> {
-  const [{ readFile, readlink }, { statOnDisk }] = await Promise.all([import('node:fs/promises'), import('../worktree/atomic.js')]);
+  const [{ readFile, readlink }, { statOnDisk }] = await Promise.all([
+    import('node:fs/promises'),
+    import('../worktree/atomic.js'),
+  ]);
   const now = await statOnDisk(abs);
   let same = now === null ? old === null : old !== null && now.mode === old.mode;
   if (same && now !== null) {
-    const onDisk = now.mode === MODE.symlink ? Buffer.from(await readlink(abs, { encoding: 'buffer' })) : await readFile(abs);
+    const onDisk =
+      now.mode === MODE.symlink
+        ? Buffer.from(await readlink(abs, { encoding: 'buffer' }))
+        : await readFile(abs);
     same = content !== null && onDisk.equals(content);
   }
-  if (!same) throw new GuardError('E_CHANGED', `${rel} changed on disk while guard was judging the write (another writer?)`, 'nothing was written; run the command again to judge the new content');
+  if (!same)
+    throw new GuardError(
+      'E_CHANGED',
+      `${rel} changed on disk while guard was judging the write (another writer?)`,
+      'nothing was written; run the command again to judge the new content',
+    );
 }
 
 /** The file's checkpoint, with the records and the session's first touch (it names the checkpoint) in its one fast-import. */
 async function checkpointFile(p: ApplyPlan<FileTarget>, t: FileTarget): Promise<Taken> {
-  const [{ checkpoint }, { sessionEvent }] = await Promise.all([import('../git/checkpoint.js'), import('../git/session-base.js')]);
+  const [{ checkpoint }, { sessionEvent }] = await Promise.all([
+    import('../git/checkpoint.js'),
+    import('../git/session-base.js'),
+  ]);
   const s = t.session;
-  const first = (cp: Taken) => (s ?? []).map((e) => sessionEvent(cp.commit, { session: e.id, checkpoint: cp.id, path: e.path, worktree: e.worktree, outcome: e.outcome, ...(e.store ? { store: e.store } : {}) }, p.now));
+  const first = (cp: Taken) =>
+    (s ?? []).map((e) =>
+      sessionEvent(
+        cp.commit,
+        {
+          session: e.id,
+          checkpoint: cp.id,
+          path: e.path,
+          worktree: e.worktree,
+          outcome: e.outcome,
+          ...(e.store ? { store: e.store } : {}),
+        },
+        p.now,
+      ),
+    );
   return checkpoint(p.repo, { ...t.checkpoint, records: (cp) => [...first(cp), ...p.records] });
 }

@@ -45,7 +45,12 @@ export async function writeOps(ops: readonly FileOp[]): Promise<undefined> {
   return undefined;
 }
 
-async function writeWhole(file: string, content: string | Buffer, mode: number | undefined, replaceLink: boolean): Promise<void> {
+async function writeWhole(
+  file: string,
+  content: string | Buffer,
+  mode: number | undefined,
+  replaceLink: boolean,
+): Promise<void> {
   let st = await lstat(file).catch(() => null);
   if (st?.isSymbolicLink() && replaceLink) st = null;
   if (st?.isSymbolicLink()) {
@@ -54,7 +59,10 @@ async function writeWhole(file: string, content: string | Buffer, mode: number |
     return;
   }
   await mkdir(path.dirname(file), { recursive: true });
-  const tmp = path.join(path.dirname(file), `.${path.basename(file)}.guard-${process.pid}-${randomBytes(4).toString('hex')}`);
+  const tmp = path.join(
+    path.dirname(file),
+    `.${path.basename(file)}.guard-${process.pid}-${randomBytes(4).toString('hex')}`,
+  );
   try {
     await writeFile(tmp, content, { mode: mode ?? (st ? st.mode & 0o7777 : 0o644) });
     // writeFile's mode is masked by the umask: the mode asked for is the mode it gets

@@ -25,7 +25,8 @@ export const indexSteps: Steps<IndexTarget, undefined> = {
   recordsFirst: true,
   changes: (t) => t.unstage.length > 0 || t.stage.length > 0,
   // the index has its own lock (git's index.lock): no tree lock
-  checkpoint: async (p, t) => (await import('../git/checkpoint.js')).checkpoint(p.repo, t.checkpoint),
+  checkpoint: async (p, t) =>
+    (await import('../git/checkpoint.js')).checkpoint(p.repo, t.checkpoint),
   write: async (p, t) => writeIndex(p.repo.root, t),
 };
 
@@ -39,12 +40,16 @@ async function writeIndex(cwd: string, t: IndexTarget): Promise<undefined> {
   const { stageBlobs, unstagePaths, writeBlob } = await import('../git/staging.js');
   if (t.unstage.length > 0) await unstagePaths(cwd, t.unstage);
   if (t.stage.length === 0) return;
-  const [{ writeFileAtomic }, { readCurrent }] = await Promise.all([import('../worktree/atomic.js'), import('../worktree/current.js')]);
+  const [{ writeFileAtomic }, { readCurrent }] = await Promise.all([
+    import('../worktree/atomic.js'),
+    import('../worktree/current.js'),
+  ]);
   const index = [];
   for (const s of t.stage) {
     const oid = await writeBlob(cwd, s.content);
     const onDisk = s.worktreeIfHolds === null ? null : await readCurrent(cwd, s.path);
-    if (onDisk !== null && blobId(onDisk.content, 'sha1') === s.worktreeIfHolds) await writeFileAtomic(cwd, s.path, s.content, s.mode);
+    if (onDisk !== null && blobId(onDisk.content, 'sha1') === s.worktreeIfHolds)
+      await writeFileAtomic(cwd, s.path, s.content, s.mode);
     index.push({ mode: s.mode, oid, path: s.path });
   }
   await stageBlobs(cwd, index);

@@ -1,6 +1,14 @@
 import { checkpoint, ignoredPaths, type Checkpoint } from '../git/checkpoint.js';
 import { faultPoint } from '../runtime/faults.js';
-import { branchTip, checkpointCommit, createLane, ensureExcluded, laneRepo, removeLaneParts, type Lane } from '../git/lanes.js';
+import {
+  branchTip,
+  checkpointCommit,
+  createLane,
+  ensureExcluded,
+  laneRepo,
+  removeLaneParts,
+  type Lane,
+} from '../git/lanes.js';
 import { keepNested, nestedRepos, type KeptNested } from '../git/nested.js';
 import type { Repo } from '../git/repo.js';
 import type { Steps } from './steps.js';
@@ -60,9 +68,19 @@ export const laneDiscardSteps: Steps<LaneDiscardTarget, LaneDiscardDone, Checkpo
     const { lane } = t;
     if (!t.keep) return null;
     const why = { command: 'discard', lane: lane.name };
-    if (!lane.broken) return checkpoint(await laneRepoOf(t), { reason: `before guard discard ${lane.name}`, ...why });
+    if (!lane.broken)
+      return checkpoint(await laneRepoOf(t), {
+        reason: `before guard discard ${lane.name}`,
+        ...why,
+      });
     const tip = await branchTip(p.repo.root, lane.branch);
-    return tip ? checkpointCommit(p.repo, tip, { reason: `before guard discard ${lane.name} (work tree was missing: branch tip kept)`, ...why, worktree: lane.path }) : null;
+    return tip
+      ? checkpointCommit(p.repo, tip, {
+          reason: `before guard discard ${lane.name} (work tree was missing: branch tip kept)`,
+          ...why,
+          worktree: lane.path,
+        })
+      : null;
   },
   write: async (p, t, taken) => {
     const { lane } = t;
@@ -74,8 +92,14 @@ export const laneDiscardSteps: Steps<LaneDiscardTarget, LaneDiscardDone, Checkpo
       // A submodule or a clone inside the lane is only a gitlink in that checkpoint: keep its own state too, or refuse.
       const inTree = await nestedRepos(repo.root, taken.tree);
       // an untracked clone is left out of the checkpoint (skipped as a repository), a submodule is a gitlink in it
-      const skippedRepos = taken.skipped.filter((k) => k.reason === 'repository').map((k) => k.path.replace(/\/$/, ''));
-      done.nested = await keepNested(repo, [...new Set([...inTree, ...skippedRepos])], { reason: `before guard discard ${lane.name}`, command: 'discard', lane: lane.name });
+      const skippedRepos = taken.skipped
+        .filter((k) => k.reason === 'repository')
+        .map((k) => k.path.replace(/\/$/, ''));
+      done.nested = await keepNested(repo, [...new Set([...inTree, ...skippedRepos])], {
+        reason: `before guard discard ${lane.name}`,
+        command: 'discard',
+        lane: lane.name,
+      });
       faultPoint('discard:after-checkpoint');
     }
     if (t.keep) faultPoint('discard:before-remove');
@@ -91,7 +115,8 @@ export const laneDiscardSteps: Steps<LaneDiscardTarget, LaneDiscardDone, Checkpo
  * local config) come before folders (`node_modules/`, build output).
  */
 export function notKeptOrder(ignored: readonly string[]): string[] {
-  const generated = (p: string) => p === '.guard/' || p.startsWith('.guard/') || p === '.husky/_/' || p.startsWith('.husky/_/');
+  const generated = (p: string) =>
+    p === '.guard/' || p.startsWith('.guard/') || p === '.husky/_/' || p.startsWith('.husky/_/');
   const real = ignored.filter((p) => !generated(p));
   return [...real.filter((p) => !p.endsWith('/')), ...real.filter((p) => p.endsWith('/'))];
 }

@@ -50,22 +50,61 @@ async function checkpointAsRead(p: ApplyPlan<PathsTarget>, t: PathsTarget): Prom
   const paths = t.files.map((f) => f.rel);
   const cpMessage = checkpointMessage(
     { root: repo.root },
-    { reason: t.reason, command: 'hook', lane: t.lane, paths, session: { harness: s.harness, session: s.session, toolCall: s.toolCall } },
+    {
+      reason: t.reason,
+      command: 'hook',
+      lane: t.lane,
+      paths,
+      session: { harness: s.harness, session: s.session, toolCall: s.toolCall },
+    },
     { now, head: t.head, index: null, skipped: [] },
   );
-  const changes = t.files.map((f): RecordCommit['changes'][number] => (f.content === null ? { kind: 'delete', path: f.rel } : { kind: 'inline', path: f.rel, mode: f.mode, data: f.content }));
-  const commits: RecordCommit[] = [{ ref: cpRef, mark: 1, parent: t.head, message: cpMessage, changes }];
+  const changes = t.files.map((f): RecordCommit['changes'][number] =>
+    f.content === null
+      ? { kind: 'delete', path: f.rel }
+      : { kind: 'inline', path: f.rel, mode: f.mode, data: f.content },
+  );
+  const commits: RecordCommit[] = [
+    { ref: cpRef, mark: 1, parent: t.head, message: cpMessage, changes },
+  ];
   if (t.outcome !== 'deny') {
     const stepRef = newRef(sessionPrefix(s.harness, s.session), now);
     const step = sessionMessage({
-      ...{ harness: s.harness, session: s.session, toolCall: s.toolCall, tool: s.tool, phase: 'pre', kind: 'write' },
-      ...{ checkpoint: cpId, paths, worktree: repo.root, time: now.toISOString(), outcome: t.outcome },
+      ...{
+        harness: s.harness,
+        session: s.session,
+        toolCall: s.toolCall,
+        tool: s.tool,
+        phase: 'pre',
+        kind: 'write',
+      },
+      ...{
+        checkpoint: cpId,
+        paths,
+        worktree: repo.root,
+        time: now.toISOString(),
+        outcome: t.outcome,
+      },
       ...(t.outcome === 'ask' ? { asked: t.asked ?? [] } : {}),
     });
     commits.push({ ref: stepRef, parent: ':1', message: step, changes: [] });
     const { noteEvent } = await import('../git/session-index.js');
     const at = { commit: stepRef, checkpoint: cpId, time: now.toISOString(), ref: stepRef };
-    await noteEvent(repo, { harness: s.harness, session: s.session, worktree: repo.root, paths, kind: 'write', phase: 'pre', toolCall: s.toolCall, outcome: t.outcome }, at, at);
+    await noteEvent(
+      repo,
+      {
+        harness: s.harness,
+        session: s.session,
+        worktree: repo.root,
+        paths,
+        kind: 'write',
+        phase: 'pre',
+        toolCall: s.toolCall,
+        outcome: t.outcome,
+      },
+      at,
+      at,
+    );
   }
   faultPoint('hook:before-record');
   await writeRecords(repo.root, [...commits, ...p.records], now);

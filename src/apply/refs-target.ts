@@ -20,10 +20,19 @@ export const refsSteps: Steps<RefsTarget, undefined> = {
   write: async (p, t) => {
     const cwd = p.repo.root;
     // https://git-scm.com/docs/git-update-ref  --stdin -z: "create SP <ref> NUL <new-oid> NUL"
-    if (t.create.length > 0) await git(['update-ref', '--stdin', '-z'], { cwd, input: t.create.map((x) => `create ${x.ref}\0${x.oid}\0`).join('') });
+    if (t.create.length > 0)
+      await git(['update-ref', '--stdin', '-z'], {
+        cwd,
+        input: t.create.map((x) => `create ${x.ref}\0${x.oid}\0`).join(''),
+      });
     // "update SP <ref> NUL <new-oid> NUL <old-oid> NUL"
     if (t.update.length > 0) {
-      await git(['update-ref', '--no-deref', '--stdin', '-z'], { cwd, input: t.update.map((x) => `update ${x.ref}\0${x.oid}\0${x.now === 'symbolic' ? '' : x.now}\0`).join('') });
+      await git(['update-ref', '--no-deref', '--stdin', '-z'], {
+        cwd,
+        input: t.update
+          .map((x) => `update ${x.ref}\0${x.oid}\0${x.now === 'symbolic' ? '' : x.now}\0`)
+          .join(''),
+      });
     }
     return undefined;
   },

@@ -1,7 +1,13 @@
 import { checkpoint, type Checkpoint } from '../git/checkpoint.js';
 import { faultPoint } from '../runtime/faults.js';
 import { ZERO_OID } from '../git/records.js';
-import { planRestore, type CheckpointInfo, type RawEntry, type RestoreChange, type RestoreResult } from '../git/restore.js';
+import {
+  planRestore,
+  type CheckpointInfo,
+  type RawEntry,
+  type RestoreChange,
+  type RestoreResult,
+} from '../git/restore.js';
 import { git } from '../git/run.js';
 import { removeFile, writeFileAtomic } from '../worktree/atomic.js';
 import type { ApplyLockOptions, Steps } from './steps.js';
@@ -32,15 +38,27 @@ export const restoreSteps: Steps<RestoreTarget, RestoreDone, Checkpoint> = {
   changes: () => true,
   lock: (t) => ({ opts: t.lock, warnings: t.warnings }),
   checkpoint: async (p, t) => {
-    const undo = await checkpoint(p.repo, { reason: `before guard restore ${t.from.id}`, command: 'restore', lane: t.lane });
+    const undo = await checkpoint(p.repo, {
+      reason: `before guard restore ${t.from.id}`,
+      command: 'restore',
+      lane: t.lane,
+    });
     faultPoint('restore:after-undo-checkpoint');
     return undo;
   },
   write: async (p, t, undo) => {
-    const plan = await planRestore(p.repo, t.from, undo!, { ...(t.paths ? { paths: t.paths } : {}), staged: t.staged });
+    const plan = await planRestore(p.repo, t.from, undo!, {
+      ...(t.paths ? { paths: t.paths } : {}),
+      staged: t.staged,
+    });
     const changes = await writeBack(p.repo.root, plan, plan.notRestored);
     const staged = await restage(p.repo.root, plan.index, plan.notRestored);
-    return { changes: sortByPath(changes), staged, skipped: plan.skipped, notRestored: plan.notRestored };
+    return {
+      changes: sortByPath(changes),
+      staged,
+      skipped: plan.skipped,
+      notRestored: plan.notRestored,
+    };
   },
 };
 
@@ -53,9 +71,21 @@ export function sortByPath(changes: RestoreChange[]): RestoreChange[] {
  * Past this point a file that fails is reported (`notRestored`) and the rest still restored: the
  * undo checkpoint is taken, so stopping half way would only leave more to untangle.
  */
-async function writeBack(cwd: string, { toRemove, toWrite, blobs }: Pick<Awaited<ReturnType<typeof planRestore>>, 'toRemove' | 'toWrite' | 'blobs'>, notRestored: RestoreResult['notRestored']): Promise<RestoreChange[]> {
+async function writeBack(
+  cwd: string,
+  {
+    toRemove,
+    toWrite,
+    blobs,
+  }: Pick<Awaited<ReturnType<typeof planRestore>>, 'toRemove' | 'toWrite' | 'blobs'>,
+  notRestored: RestoreResult['notRestored'],
+): Promise<RestoreChange[]> {
   const changes: RestoreChange[] = [];
-  const failed = (e: RawEntry, err: unknown) => notRestored.push({ path: e.path, why: `not restored: ${err instanceof Error ? err.message : String(err)}` });
+  const failed = (e: RawEntry, err: unknown) =>
+    notRestored.push({
+      path: e.path,
+      why: `not restored: ${err instanceof Error ? err.message : String(err)}`,
+    });
   for (const e of toRemove) {
     try {
       if (await removeFile(cwd, e.path)) changes.push({ path: e.path, action: 'removed' });
@@ -77,12 +107,20 @@ async function writeBack(cwd: string, { toRemove, toWrite, blobs }: Pick<Awaited
 }
 
 /** The index entries back as they were staged; a path whose file could not be put back keeps its entry too. */
-async function restage(cwd: string, entries: RawEntry[], notRestored: RestoreResult['notRestored']): Promise<string[]> {
+async function restage(
+  cwd: string,
+  entries: RawEntry[],
+  notRestored: RestoreResult['notRestored'],
+): Promise<string[]> {
   const untouched = new Set(notRestored.map((s) => s.path));
-  const index = entries.filter((e) => !untouched.has(e.path) && !notRestored.some((s) => e.path.startsWith(s.path + '/')));
+  const index = entries.filter(
+    (e) => !untouched.has(e.path) && !notRestored.some((s) => e.path.startsWith(s.path + '/')),
+  );
   if (index.length === 0) return [];
   // https://git-scm.com/docs/git-update-index#_using_index_info  "<mode> SP <oid> TAB <path>"; mode 0 removes
-  const lines = index.map((e) => (e.letter === 'A' ? `0 ${ZERO_OID}\t${e.path}` : `${e.mode} ${e.oid}\t${e.path}`));
+  const lines = index.map((e) =>
+    e.letter === 'A' ? `0 ${ZERO_OID}\t${e.path}` : `${e.mode} ${e.oid}\t${e.path}`,
+  );
   faultPoint('restore:before-stage');
   await git(['update-index', '-z', '--index-info'], { cwd, input: lines.join('\0') + '\0' });
   return index.map((e) => e.path);

@@ -37,7 +37,12 @@ export const rewindSteps: Steps<RewindTarget, RewindDone, Checkpoint> = {
   recordsFirst: true,
   changes: () => true,
   lock: (t) => ({ opts: t.lock, warnings: t.warnings }),
-  checkpoint: (p, t) => checkpoint(p.repo, { reason: `before guard rewind ${t.session}`, command: 'rewind', lane: t.lane }),
+  checkpoint: (p, t) =>
+    checkpoint(p.repo, {
+      reason: `before guard rewind ${t.session}`,
+      command: 'rewind',
+      lane: t.lane,
+    }),
   write: async (p, t, undo) => {
     const { groups, paths } = await t.groups(undo!);
     const plan = await planPutBack(p.repo, undo!, groups);

@@ -8,7 +8,20 @@ import type { Repo } from '../git/repo.js';
  */
 
 /** Who asked: names the fault points and the records' command. */
-export type ApplyGate = 'check' | 'write' | 'review' | 'feedback' | 'hook' | 'restore' | 'rewind' | 'lanes' | 'run' | 'ref-gate' | 'setup' | 'recover' | 'log';
+export type ApplyGate =
+  | 'check'
+  | 'write'
+  | 'review'
+  | 'feedback'
+  | 'hook'
+  | 'restore'
+  | 'rewind'
+  | 'lanes'
+  | 'run'
+  | 'ref-gate'
+  | 'setup'
+  | 'recover'
+  | 'log';
 
 export interface ApplyPlan<T = unknown> {
   gate: ApplyGate;

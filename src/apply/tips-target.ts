@@ -22,11 +22,16 @@ export interface TipsTarget {
 
 export const tipsSteps: Steps<TipsTarget, { adopted: string[] }> = {
   recordsFirst: true,
-  changes: (t) => (t.settle?.moves.length ?? 0) > 0 || t.verified !== undefined || (t.dropped?.length ?? 0) > 0 || t.adopt === true,
+  changes: (t) =>
+    (t.settle?.moves.length ?? 0) > 0 ||
+    t.verified !== undefined ||
+    (t.dropped?.length ?? 0) > 0 ||
+    t.adopt === true,
   nothing: async () => ({ adopted: [] }),
   write: async (p, t) => {
     const cwd = p.repo.root;
-    if (t.settle && t.settle.moves.length > 0) await settleMoves(cwd, t.settle.moves, t.settle.day, t.settle.stale ?? []);
+    if (t.settle && t.settle.moves.length > 0)
+      await settleMoves(cwd, t.settle.moves, t.settle.day, t.settle.stale ?? []);
     if (t.verified) await markVerified(cwd, t.verified.branch, t.verified.tip);
     if (t.dropped && t.dropped.length > 0) await keepDropped(cwd, t.dropped);
     return { adopted: t.adopt ? await adoptTips(cwd) : [] };

@@ -5,7 +5,15 @@ import { decisionRecord, type RecordContext } from '../core/record.js';
 import type { CheckpointOptions } from '../git/checkpoint.js';
 import type { DiffEntry } from '../git/diff.js';
 import { faultPoint } from '../runtime/faults.js';
-import { REFS, decisionBatch, newRef, proposalChanges, rejectedCommit, writeRecords, type RecordCommit } from '../git/records.js';
+import {
+  REFS,
+  decisionBatch,
+  newRef,
+  proposalChanges,
+  rejectedCommit,
+  writeRecords,
+  type RecordCommit,
+} from '../git/records.js';
 import type { ApplyPlan, ApplyLockOptions, Steps, Taken } from './steps.js';
 import { blobId } from '../git/blob-id.js';
 
@@ -67,7 +75,8 @@ export const treeSteps: Steps<TreeTarget, TreeDone> = {
     return done;
   },
   lock: (t) => ({ opts: t.lock, warnings: t.warnings }),
-  checkpoint: async (p, t) => (await import('../git/checkpoint.js')).checkpoint(p.repo, t.checkpoint),
+  checkpoint: async (p, t) =>
+    (await import('../git/checkpoint.js')).checkpoint(p.repo, t.checkpoint),
   write: async (p, t, taken) => {
     const done = treeDone(t);
     done.late = await writeTree(p, t, done, taken!);
@@ -80,22 +89,48 @@ function treeChanges(t: TreeTarget): boolean {
   return t.files.some((f) => toWrite(f.outcome) && f.outcome.action !== 'conflict');
 }
 
-const toWrite = (o: FileOutcome) => o.action === 'write' || o.action === 'delete' || o.action === 'merge' || o.action === 'conflict';
+const toWrite = (o: FileOutcome) =>
+  o.action === 'write' || o.action === 'delete' || o.action === 'merge' || o.action === 'conflict';
 
 /** Before anything is merged: what the plan already knows cannot be (when nothing is merged, every file to write is a conflict). */
 function treeDone(t: TreeTarget): TreeDone {
-  const done: TreeDone = { merged: 0, staged: [], blobs: new Map(), conflicts: new Set(), late: [] };
-  if (!treeChanges(t)) for (const f of t.files) if (toWrite(f.outcome)) done.conflicts.add(f.outcome.path);
+  const done: TreeDone = {
+    merged: 0,
+    staged: [],
+    blobs: new Map(),
+    conflicts: new Set(),
+    late: [],
+  };
+  if (!treeChanges(t))
+    for (const f of t.files) if (toWrite(f.outcome)) done.conflicts.add(f.outcome.path);
   return done;
 }
 
 /** A refusal's rejected ref: parent the base, tree the base with the proposal (`git diff R^ R` shows it). */
-export function refusal(t: Pick<TreeTarget, 'lane' | 'ctx' | 'refs'>, f: TreeFile, now: Date): RecordCommit {
+export function refusal(
+  t: Pick<TreeTarget, 'lane' | 'ctx' | 'refs'>,
+  f: TreeFile,
+  now: Date,
+): RecordCommit {
   const { outcome: o, entry: e } = f;
   const ref = newRef(REFS.rejected, now);
   t.refs.set(o.path, ref);
-  const rec = decisionRecord(f.file.c, o.decision === 'blocked' ? 'blocked' : 'rejected', o.decider, { ref, ...(e.newOid ? { blob: e.newOid } : {}), ...(o.strategy ? { strategy: o.strategy } : {}) });
-  return rejectedCommit(t.ctx, { kept: rec, ref, parent: t.lane.base, changes: proposalChanges(e) });
+  const rec = decisionRecord(
+    f.file.c,
+    o.decision === 'blocked' ? 'blocked' : 'rejected',
+    o.decider,
+    {
+      ref,
+      ...(e.newOid ? { blob: e.newOid } : {}),
+      ...(o.strategy ? { strategy: o.strategy } : {}),
+    },
+  );
+  return rejectedCommit(t.ctx, {
+    kept: rec,
+    ref,
+    parent: t.lane.base,
+    changes: proposalChanges(e),
+  });
 }
 
 /** The tree cannot take this file without writing outside itself: it is blocked, with the reason, and said. */
@@ -103,7 +138,12 @@ export async function blockFile(f: TreeFile, why: string, warnings: string[]): P
   // classify (and its compiled patterns) loads only here: write's path imports this module and loads it late, beside git
   const { withReason } = await import('../core/classify.js');
   const o = f.outcome;
-  Object.assign(o, { decision: 'blocked', action: 'blocked', keep: 'proposal', content: undefined });
+  Object.assign(o, {
+    decision: 'blocked',
+    action: 'blocked',
+    keep: 'proposal',
+    content: undefined,
+  });
   delete o.taken;
   delete o.strategy;
   f.file.c = withReason(f.file.c, { rule: 'not-written', text: `not written: ${why}` });
@@ -111,13 +151,22 @@ export async function blockFile(f: TreeFile, why: string, warnings: string[]): P
 }
 
 /** Merge and stage; returns the refusals to keep of files the tree could not take after all. */
-async function writeTree(p: ApplyPlan<TreeTarget>, t: TreeTarget, done: TreeDone, taken: Taken): Promise<RecordCommit[]> {
+async function writeTree(
+  p: ApplyPlan<TreeTarget>,
+  t: TreeTarget,
+  done: TreeDone,
+  taken: Taken,
+): Promise<RecordCommit[]> {
   const root = p.repo.root;
   const late: RecordCommit[] = [];
   // A deletion that clears the way (a file that became a folder, or the reverse) goes before what takes its
   // place; everything else in plan order.
-  const writes = t.files.filter((f) => f.outcome.action !== 'delete' && toWrite(f.outcome)).map((f) => f.entry.path);
-  const clears = (f: TreeFile) => f.outcome.action === 'delete' && writes.some((w) => w.startsWith(`${f.entry.path}/`) || f.entry.path.startsWith(`${w}/`));
+  const writes = t.files
+    .filter((f) => f.outcome.action !== 'delete' && toWrite(f.outcome))
+    .map((f) => f.entry.path);
+  const clears = (f: TreeFile) =>
+    f.outcome.action === 'delete' &&
+    writes.some((w) => w.startsWith(`${f.entry.path}/`) || f.entry.path.startsWith(`${w}/`));
   const ordered = [...t.files.filter(clears), ...t.files.filter((f) => !clears(f))];
   try {
     for (const f of ordered) {
@@ -135,10 +184,24 @@ async function writeTree(p: ApplyPlan<TreeTarget>, t: TreeTarget, done: TreeDone
         // A folder there became a symlink leading out, or a folder stands where the file goes (or a file where
         // its folder goes): never write there.
         const fsCode = (err as NodeJS.ErrnoException).code;
-        const inTheWay = fsCode === 'ENOTDIR' || fsCode === 'EISDIR' || fsCode === 'EEXIST' || fsCode === 'ENOTEMPTY';
-        if (!inTheWay && (!(err instanceof GuardError) || (err.code !== 'E_PATH_ESCAPE' && err.code !== 'E_USAGE'))) throw err;
+        const inTheWay =
+          fsCode === 'ENOTDIR' ||
+          fsCode === 'EISDIR' ||
+          fsCode === 'EEXIST' ||
+          fsCode === 'ENOTEMPTY';
+        if (
+          !inTheWay &&
+          (!(err instanceof GuardError) || (err.code !== 'E_PATH_ESCAPE' && err.code !== 'E_USAGE'))
+        )
+          throw err;
         const kept = t.refs.has(f.outcome.path);
-        await blockFile(f, inTheWay ? 'the main tree has a file where its folder goes, or a folder where the file goes' : (err as Error).message, t.warnings);
+        await blockFile(
+          f,
+          inTheWay
+            ? 'the main tree has a file where its folder goes, or a folder where the file goes'
+            : (err as Error).message,
+          t.warnings,
+        );
         if (!kept) late.push(refusal(t, f, p.now));
       }
     }
@@ -148,7 +211,11 @@ async function writeTree(p: ApplyPlan<TreeTarget>, t: TreeTarget, done: TreeDone
     await stagePaths(root, done.staged);
   } catch (err) {
     const code = err instanceof GuardError ? err.code : 'E_INTERNAL';
-    throw new GuardError(code, `guard review stopped while merging into the main tree: ${(err as Error).message}`, `undo what was written: guard restore ${taken.id} --staged`);
+    throw new GuardError(
+      code,
+      `guard review stopped while merging into the main tree: ${(err as Error).message}`,
+      `undo what was written: guard restore ${taken.id} --staged`,
+    );
   }
   return late;
 }
@@ -158,17 +225,37 @@ async function writeTree(p: ApplyPlan<TreeTarget>, t: TreeTarget, done: TreeDone
  * the tree held when it was read; under the lock it is read again, and a
  * file that changed since is a conflict (left as it is).
  */
-async function mergeOne(root: string, t: TreeTarget, { outcome: o, file: f, entry: e }: TreeFile): Promise<{ conflict: boolean; paths: string[]; blob?: string }> {
+async function mergeOne(
+  root: string,
+  t: TreeTarget,
+  { outcome: o, file: f, entry: e }: TreeFile,
+): Promise<{ conflict: boolean; paths: string[]; blob?: string }> {
   const conflict = { conflict: true, paths: [] as string[] };
   if (o.action === 'conflict') return conflict;
-  const [{ readCurrent }, { removeFile, writeFileAtomic }, { mergeFile }] = await Promise.all([import('../worktree/current.js'), import('../worktree/atomic.js'), import('../git/merge.js')]);
+  const [{ readCurrent }, { removeFile, writeFileAtomic }, { mergeFile }] = await Promise.all([
+    import('../worktree/current.js'),
+    import('../worktree/atomic.js'),
+    import('../git/merge.js'),
+  ]);
   // x/x -> x: the folder at x goes with its last file (refuseUnwritable saw it holds nothing else)
-  const nested = e.oldPath !== undefined && (e.path.startsWith(`${e.oldPath}/`) || e.oldPath.startsWith(`${e.path}/`));
-  const folderAt = (err: unknown) => (nested && err instanceof GuardError && err.code === 'E_USAGE' ? null : Promise.reject(err));
-  const [now, nowOld] = await Promise.all([readCurrent(root, e.path).catch(folderAt), e.oldPath !== undefined ? readCurrent(root, e.oldPath) : null]);
-  const same = (a: { content: Buffer; mode: string } | null, b: { content: Buffer; mode: string } | null | undefined) =>
-    a === null || b === null || b === undefined ? a === (b ?? null) : a.content.equals(b.content) && a.mode === b.mode;
-  if (!same(now, f.current?.at) || (e.oldPath !== undefined && !same(nowOld, f.current?.atOld))) return conflict;
+  const nested =
+    e.oldPath !== undefined &&
+    (e.path.startsWith(`${e.oldPath}/`) || e.oldPath.startsWith(`${e.path}/`));
+  const folderAt = (err: unknown) =>
+    nested && err instanceof GuardError && err.code === 'E_USAGE' ? null : Promise.reject(err);
+  const [now, nowOld] = await Promise.all([
+    readCurrent(root, e.path).catch(folderAt),
+    e.oldPath !== undefined ? readCurrent(root, e.oldPath) : null,
+  ]);
+  const same = (
+    a: { content: Buffer; mode: string } | null,
+    b: { content: Buffer; mode: string } | null | undefined,
+  ) =>
+    a === null || b === null || b === undefined
+      ? a === (b ?? null)
+      : a.content.equals(b.content) && a.mode === b.mode;
+  if (!same(now, f.current?.at) || (e.oldPath !== undefined && !same(nowOld, f.current?.atOld)))
+    return conflict;
   const content = o.content ?? null;
   if (o.action === 'delete') {
     await removeFile(root, e.oldPath ?? e.path);
@@ -180,9 +267,18 @@ async function mergeOne(root: string, t: TreeTarget, { outcome: o, file: f, entr
     if (nested && nowOld !== null) await removeFile(root, e.oldPath!);
     await writeFileAtomic(root, e.path, content!, mode);
     if (e.oldPath !== undefined && nowOld !== null && !nested) await removeFile(root, e.oldPath);
-    return { conflict: false, paths: e.oldPath !== undefined ? [e.oldPath, e.path] : [e.path], blob: blobId(content!, 'sha1') };
+    return {
+      conflict: false,
+      paths: e.oldPath !== undefined ? [e.oldPath, e.path] : [e.path],
+      blob: blobId(content!, 'sha1'),
+    };
   }
-  const m = await mergeFile(root, { ours: now!.content, base: f.base ?? Buffer.alloc(0), theirs: content!, labels: ['main', 'base', `lane ${t.lane.name}`] });
+  const m = await mergeFile(root, {
+    ours: now!.content,
+    base: f.base ?? Buffer.alloc(0),
+    theirs: content!,
+    labels: ['main', 'base', `lane ${t.lane.name}`],
+  });
   await writeFileAtomic(root, e.path, m.content, mode);
   if (m.conflicts > 0) return conflict;
   return { conflict: false, paths: [e.path], blob: blobId(m.content, 'sha1') };
@@ -195,24 +291,44 @@ interface TreeRecordInput {
 }
 
 /** Once the tree holds the result (and is unlocked): late refusals, the decision record of every file, then the commit where asked. */
-async function recordTree(p: ApplyPlan<TreeTarget>, t: TreeTarget, { done, late, taken }: TreeRecordInput): Promise<void> {
+async function recordTree(
+  p: ApplyPlan<TreeTarget>,
+  t: TreeTarget,
+  { done, late, taken }: TreeRecordInput,
+): Promise<void> {
   if (late.length > 0) await writeRecords(p.repo.root, late, p.now);
   faultPoint('review:before-record');
-  const records = decisionRecords(t.plan, t.files.map((f) => f.file.c), { refs: t.refs, blobs: done.blobs, conflicts: done.conflicts });
+  const records = decisionRecords(
+    t.plan,
+    t.files.map((f) => f.file.c),
+    { refs: t.refs, blobs: done.blobs, conflicts: done.conflicts },
+  );
   await writeRecords(p.repo.root, [decisionBatch(t.ctx, records, p.now, t.record)], p.now);
   if (!t.commit || done.merged === 0) return;
   if (done.conflicts.size > 0) {
     done.commitWarning = 'not committed: resolve the conflicts, then commit';
     return;
   }
-  const [{ DELETION_BLOB, approvalTrailer }, { commitPaths }] = await Promise.all([import('../git/approvals.js'), import('../git/commits.js')]);
+  const [{ DELETION_BLOB, approvalTrailer }, { commitPaths }] = await Promise.all([
+    import('../git/approvals.js'),
+    import('../git/commits.js'),
+  ]);
   const trailers = t.files
     .filter((f) => f.file.c.needsApproval && f.outcome.decision === 'approved')
-    .map((f) => approvalTrailer(f.outcome.path, done.blobs.get(f.outcome.path) ?? DELETION_BLOB, f.outcome.mode ?? f.entry.newMode));
-  const text = t.commit.message.trimEnd() + (trailers.length ? `\n\n${trailers.join('\n')}\n` : '\n');
+    .map((f) =>
+      approvalTrailer(
+        f.outcome.path,
+        done.blobs.get(f.outcome.path) ?? DELETION_BLOB,
+        f.outcome.mode ?? f.entry.newMode,
+      ),
+    );
+  const text =
+    t.commit.message.trimEnd() + (trailers.length ? `\n\n${trailers.join('\n')}\n` : '\n');
   try {
     // the hook's check honours this review's record: the person is not asked again about what they approved
-    done.commit = await commitPaths(p.repo.root, done.staged, text, { GUARD_APPROVED_RECORD: t.record });
+    done.commit = await commitPaths(p.repo.root, done.staged, text, {
+      GUARD_APPROVED_RECORD: t.record,
+    });
   } catch (err) {
     if (!(err instanceof GuardError)) throw err;
     // the merge is done and staged; only the commit failed (identity, a hook, signing)

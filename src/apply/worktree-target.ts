@@ -15,5 +15,9 @@ export interface WorktreeTarget {
 export const worktreeSteps: Steps<WorktreeTarget, undefined, Checkpoint> = {
   recordsFirst: false,
   changes: () => true,
-  checkpoint: (p, t) => checkpoint(p.repo, { ...t.checkpoint, records: (cp) => [...(t.checkpoint.records?.(cp) ?? []), ...p.records] }),
+  checkpoint: (p, t) =>
+    checkpoint(p.repo, {
+      ...t.checkpoint,
+      records: (cp) => [...(t.checkpoint.records?.(cp) ?? []), ...p.records],
+    }),
 };

@@ -13,7 +13,12 @@ import { warnIntegrity } from './integrity-warn.js';
 export async function run(a: CheckArgs, out: Output): Promise<number> {
   if (answerProbe('check')) return EXIT.blocked; // integrity: guard doctor runs the hook to see that it blocks
   const result = await withTimeout(a.timeout, (deadline) =>
-    check({ cwd: a.cwd, auto: isAutoMode(a.auto), color: out.ttyColor, ...(deadline ? { deadline } : {}) }),
+    check({
+      cwd: a.cwd,
+      auto: isAutoMode(a.auto),
+      color: out.ttyColor,
+      ...(deadline ? { deadline } : {}),
+    }),
   );
   out.result('check', { ...result, ...boundFiles(result.files, a.limit) });
   await warnIntegrity(a.cwd, out);
@@ -44,34 +49,61 @@ function printHuman(r: CheckResult, out: Output, limit: number | undefined): voi
     const named = [...approved, ...rejected];
     const width = Math.max(...named.map((f) => displayName(f).length));
     for (const f of named) {
-      const what = f.decision === 'rejected' ? 'rejected, unstaged' : f.taken ? `approved, ${f.taken.length} ${f.taken.length === 1 ? 'hunk' : 'hunks'} staged, the rest left in the work tree` : f.strategy === 'own' ? 'approved (your own change: no agent session wrote it)' : `approved (${f.strategy ?? 'replace'})`;
+      const what =
+        f.decision === 'rejected'
+          ? 'rejected, unstaged'
+          : f.taken
+            ? `approved, ${f.taken.length} ${f.taken.length === 1 ? 'hunk' : 'hunks'} staged, the rest left in the work tree`
+            : f.strategy === 'own'
+              ? 'approved (your own change: no agent session wrote it)'
+              : `approved (${f.strategy ?? 'replace'})`;
       out.info(`  ${displayName(f).padEnd(width)}  ${what}${f.ref ? `; kept as ${f.ref}` : ''}`);
     }
     if (r.checkpoint) out.info(`  undo: guard restore ${r.checkpoint} --staged`);
-    if (r.refusedAll) out.important(c.red('guard: every staged change was refused: the commit is not made (it would be empty)'));
+    if (r.refusedAll)
+      out.important(
+        c.red('guard: every staged change was refused: the commit is not made (it would be empty)'),
+      );
     return;
   }
   const lines: string[] = [];
-  lines.push(c.red(c.bold(`guard: blocked ${blocked.length} change${blocked.length === 1 ? '' : 's'} that need${blocked.length === 1 ? 's' : ''} a person`)));
+  lines.push(
+    c.red(
+      c.bold(
+        `guard: blocked ${blocked.length} change${blocked.length === 1 ? '' : 's'} that need${blocked.length === 1 ? 's' : ''} a person`,
+      ),
+    ),
+  );
   const shown = boundFiles(blocked, limit);
   for (const f of shown.files) {
     const name = displayName(f);
     lines.push('');
     lines.push(`  ${c.bold(name)}  ${c.yellow(f.status)}  ${metricsLine(f)}`);
     for (const reason of f.reasons) lines.push(`    - ${reason}`);
-    lines.push(`    kept as ${c.cyan(f.ref!)}  (see it: ${r.base ? `git diff ${f.ref}^ ${f.ref}` : `git show ${f.ref}`})`);
+    lines.push(
+      `    kept as ${c.cyan(f.ref!)}  (see it: ${r.base ? `git diff ${f.ref}^ ${f.ref}` : `git show ${f.ref}`})`,
+    );
   }
-  if (shown.truncatedReason) lines.push('', `  ... ${shown.truncatedReason}; guard check --json lists them`);
+  if (shown.truncatedReason)
+    lines.push('', `  ... ${shown.truncatedReason}; guard check --json lists them`);
   lines.push('');
   lines.push('Nothing was changed: the index and the work tree are as they were.');
   if (r.auto) {
-    lines.push('To go on, a person decides: run the same `git commit` in a terminal to approve or reject each change,');
+    lines.push(
+      'To go on, a person decides: run the same `git commit` in a terminal to approve or reject each change,',
+    );
     lines.push('or let the agent work in a lane and review it with `guard review NAME`.');
   } else {
     // a person was asked and stopped (q): they are at the terminal already
     const it = blocked.length === 1 ? 'it' : 'them';
-    lines.push(`You stopped (q) before deciding ${it}: run the same \`git commit\` (or \`guard check\`) again to decide ${it}, or unstage ${it} (\`git restore --staged PATH\`).`);
+    lines.push(
+      `You stopped (q) before deciding ${it}: run the same \`git commit\` (or \`guard check\`) again to decide ${it}, or unstage ${it} (\`git restore --staged PATH\`).`,
+    );
   }
-  lines.push(c.dim('`git commit --no-verify` skips this hook but not the branch gate, and `guard ci` on the pull request checks it again.'));
+  lines.push(
+    c.dim(
+      '`git commit --no-verify` skips this hook but not the branch gate, and `guard ci` on the pull request checks it again.',
+    ),
+  );
   out.important(lines.join('\n'));
 }

@@ -17,7 +17,9 @@ export async function run(a: CiArgs, out: Output): Promise<number> {
   const format: Format = a.format ?? 'text';
   const o = format === 'json' && !out.json ? makeOutput({ json: true, quiet: out.quiet }) : out;
   try {
-    const result = await withTimeout(a.timeout, () => ci({ cwd: a.cwd, base: a.base, ...(a.head !== undefined ? { head: a.head } : {}) }));
+    const result = await withTimeout(a.timeout, () =>
+      ci({ cwd: a.cwd, base: a.base, ...(a.head !== undefined ? { head: a.head } : {}) }),
+    );
     report(result, format, o, a.limit);
     return result.blocked > 0 ? EXIT.blocked : EXIT.ok;
   } catch (err) {
@@ -80,7 +82,9 @@ function writeStepSummary(r: CiResult, out: Output): boolean {
 
 function toolVersion(): string | undefined {
   try {
-    const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version?: string };
+    const pkg = JSON.parse(
+      readFileSync(new URL('../../package.json', import.meta.url), 'utf8'),
+    ) as { version?: string };
     return pkg.version;
   } catch {
     return undefined;

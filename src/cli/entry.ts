@@ -39,8 +39,13 @@ const COMMANDS: { [N in CommandName]: () => Promise<CommandModule<N>> } = {
 function deniedError(err: unknown): GuardError | null {
   const e = err as { code?: unknown; path?: unknown; syscall?: unknown } | null;
   if (!e || (e.code !== 'EACCES' && e.code !== 'EPERM') || typeof e.path !== 'string') return null;
-  const what = e.syscall === 'open' || e.syscall === 'read' || e.syscall === 'scandir' ? 'read' : 'access';
-  return new GuardError('E_UNREADABLE', `cannot ${what} ${e.path}: permission denied`, 'fix its permissions (or move it away), then run guard again');
+  const what =
+    e.syscall === 'open' || e.syscall === 'read' || e.syscall === 'scandir' ? 'read' : 'access';
+  return new GuardError(
+    'E_UNREADABLE',
+    `cannot ${what} ${e.path}: permission denied`,
+    'fix its permissions (or move it away), then run guard again',
+  );
 }
 
 /** Commands that never prompt; check, review and write prompt unless in auto mode; run hands the terminal to its command. */
@@ -74,7 +79,11 @@ async function runCommand(p: Parsed, out: Output): Promise<number> {
 }
 
 export async function runCli(argv: string[]): Promise<number> {
-  let out = makeOutput({ json: argv.includes('--json'), quiet: argv.includes('--quiet'), color: argv.includes('--no-color') ? false : undefined });
+  let out = makeOutput({
+    json: argv.includes('--json'),
+    quiet: argv.includes('--quiet'),
+    color: argv.includes('--no-color') ? false : undefined,
+  });
   try {
     let parsed = parseFast(argv);
     if (!parsed) {
@@ -100,7 +109,13 @@ export async function runCli(argv: string[]): Promise<number> {
       return denied.exitCode;
     }
     const e = err instanceof Error ? err : new Error(String(err));
-    out.error(new GuardError('E_INTERNAL', `internal error: ${e.message}`, 'this is a bug in guard; GUARD_DEBUG=1 prints the stack'));
+    out.error(
+      new GuardError(
+        'E_INTERNAL',
+        `internal error: ${e.message}`,
+        'this is a bug in guard; GUARD_DEBUG=1 prints the stack',
+      ),
+    );
     if (process.env.GUARD_DEBUG === '1') process.stderr.write(`${e.stack ?? e.message}\n`);
     return EXIT.internal;
   }

@@ -24,7 +24,11 @@ const DEFAULT_BUDGET_S = 20;
 export async function run(a: HookArgs, _out: Output): Promise<number> {
   const name = a.harness ?? '';
   if (!isHarness(name)) {
-    throw new GuardError('E_USAGE', name ? `unknown harness "${name}"` : 'guard hook needs the HARNESS', `one of: ${HARNESSES.join(', ')}`);
+    throw new GuardError(
+      'E_USAGE',
+      name ? `unknown harness "${name}"` : 'guard hook needs the HARNESS',
+      `one of: ${HARNESSES.join(', ')}`,
+    );
   }
   const translator = TRANSLATORS[name];
   let phase: Phase = 'pre';
@@ -39,9 +43,22 @@ export async function run(a: HookArgs, _out: Output): Promise<number> {
     return a.exitCode;
   };
   const given = a.timeout;
-  const budget = typeof given === 'number' ? given : Number(process.env.GUARD_HOOK_TIMEOUT) || DEFAULT_BUDGET_S;
+  const budget =
+    typeof given === 'number' ? given : Number(process.env.GUARD_HOOK_TIMEOUT) || DEFAULT_BUDGET_S;
   const timer = setTimeout(() => {
-    process.exitCode = emit(translator.answer({ kind: 'deny', reason: failReason(`it ran out of time (${budget} s)`, 'a very large file or a slow disk? GUARD_HOOK_TIMEOUT sets the budget') }, phase, eventName));
+    process.exitCode = emit(
+      translator.answer(
+        {
+          kind: 'deny',
+          reason: failReason(
+            `it ran out of time (${budget} s)`,
+            'a very large file or a slow disk? GUARD_HOOK_TIMEOUT sets the budget',
+          ),
+        },
+        phase,
+        eventName,
+      ),
+    );
     // the answer is out; nothing half done stays (refs are written in one fast-import, or not at all)
     process.exit();
   }, budget * 1000);
@@ -50,7 +67,9 @@ export async function run(a: HookArgs, _out: Output): Promise<number> {
     // the timer above cannot fire while pure work runs: long loops check this budget themselves
     return await withBudget(budget, () => judgeText(text));
   } catch (err) {
-    return emit(translator.answer({ kind: 'deny', reason: reasonFor(err, name) }, phase, eventName));
+    return emit(
+      translator.answer({ kind: 'deny', reason: reasonFor(err, name) }, phase, eventName),
+    );
   } finally {
     clearTimeout(timer);
   }
@@ -62,10 +81,18 @@ export async function run(a: HookArgs, _out: Output): Promise<number> {
     const { isAutoMode } = await import('../ui/auto-mode.js');
     // the folder the harness runs the hook for: set by the harness, never by the agent (unlike cwd)
     const env = process.env;
-    const rowVar = Object.hasOwn(ROWS, name) ? ROWS[name as keyof typeof ROWS].config.projectVar : null;
-    const projectDir = (rowVar && env[rowVar]) || env.CLAUDE_PROJECT_DIR || env.GEMINI_PROJECT_DIR || env.COPILOT_PROJECT_DIR || process.cwd();
+    const rowVar = Object.hasOwn(ROWS, name)
+      ? ROWS[name as keyof typeof ROWS].config.projectVar
+      : null;
+    const projectDir =
+      (rowVar && env[rowVar]) ||
+      env.CLAUDE_PROJECT_DIR ||
+      env.GEMINI_PROJECT_DIR ||
+      env.COPILOT_PROJECT_DIR ||
+      process.cwd();
     const r = await judgeEvent(event, isAutoMode(undefined), projectDir);
-    if (process.env.GUARD_DEBUG === '1') for (const n of r.notes) process.stderr.write(`guard: ${n}\n`);
+    if (process.env.GUARD_DEBUG === '1')
+      for (const n of r.notes) process.stderr.write(`guard: ${n}\n`);
     return emit(translator.answer(r.outcome, phase, eventName));
   }
 }

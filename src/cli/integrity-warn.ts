@@ -9,5 +9,6 @@ import type { Output } from '../ui/output.js';
 export async function warnIntegrity(cwd: string, out: Output): Promise<void> {
   const common = commonDirOf(cwd);
   if (!common) return;
-  for (const p of await integrityProblems(common)) out.warn(`WARNING: ${p.message}\nhint: ${p.hint}`);
+  for (const p of await integrityProblems(common))
+    out.warn(`WARNING: ${p.message}\nhint: ${p.hint}`);
 }

@@ -20,11 +20,13 @@ export async function run(a: LanesArgs, out: Output): Promise<number> {
     shortOid(l.base),
     String(l.filesChanged),
     l.needsApproval > 0 ? String(l.needsApproval) : '0',
-    (path.relative(cwd, l.path) || '.') + (l.broken ? '  (broken: folder missing; guard discard ' + l.name + ' cleans up)' : ''),
+    (path.relative(cwd, l.path) || '.') +
+      (l.broken ? '  (broken: folder missing; guard discard ' + l.name + ' cleans up)' : ''),
   ]);
   const head = ['LANE', 'BASE', 'FILES', 'APPROVAL', 'PATH'];
   const widths = head.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i]!.length)));
-  const fmt = (row: string[]) => row.map((cell, i) => (i === row.length - 1 ? cell : cell.padEnd(widths[i]!))).join('  ');
+  const fmt = (row: string[]) =>
+    row.map((cell, i) => (i === row.length - 1 ? cell : cell.padEnd(widths[i]!))).join('  ');
   const lines = [c.dim(fmt(head))];
   for (const [i, row] of rows.entries()) {
     const l = r.lanes[i]!;

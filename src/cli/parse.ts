@@ -2,7 +2,16 @@ import { existsSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { GuardError } from '../core/errors.js';
-import { COMMANDS, COMMON_FLAGS, camel, isCommand, type ArgsOf, type CommandName, type CommandSpec, type Flag } from './spec.js';
+import {
+  COMMANDS,
+  COMMON_FLAGS,
+  camel,
+  isCommand,
+  type ArgsOf,
+  type CommandName,
+  type CommandSpec,
+  type Flag,
+} from './spec.js';
 
 /**
  * Command lines as guard's hooks and harnesses write them are parsed here
@@ -33,7 +42,13 @@ export function parseFast(args: readonly string[]): Parsed | null {
   const spec: CommandSpec = COMMANDS[name];
   let parsed: ReturnType<typeof parseArgs>;
   try {
-    parsed = parseArgs({ args: args.slice(1), options: parseOptions(spec), strict: true, allowPositionals: true, tokens: true });
+    parsed = parseArgs({
+      args: args.slice(1),
+      options: parseOptions(spec),
+      strict: true,
+      allowPositionals: true,
+      tokens: true,
+    });
   } catch {
     return null;
   }
@@ -55,7 +70,10 @@ function parseOptions(spec: CommandSpec): NonNullable<ParseArgsConfig['options']
   const out: NonNullable<ParseArgsConfig['options']> = { 'no-color': { type: 'boolean' } };
   const all: Record<string, Flag> = { ...COMMON_FLAGS, ...spec.flags };
   for (const [name, f] of Object.entries(all)) {
-    out[name] = { type: f.type === 'boolean' ? 'boolean' : 'string', ...(f.short ? { short: f.short } : {}) };
+    out[name] = {
+      type: f.type === 'boolean' ? 'boolean' : 'string',
+      ...(f.short ? { short: f.short } : {}),
+    };
   }
   return out;
 }
@@ -79,7 +97,10 @@ function fits(spec: CommandSpec, raw: RawArgs): boolean {
  * The typed arguments of a command from raw values (from parseFast, or from
  * yargs): numbers checked, cwd resolved and checked, positionals named.
  */
-export function typed<N extends CommandName>(name: N, raw: RawArgs): { command: N; args: ArgsOf<N> } {
+export function typed<N extends CommandName>(
+  name: N,
+  raw: RawArgs,
+): { command: N; args: ArgsOf<N> } {
   const spec: CommandSpec = COMMANDS[name];
   const args: Record<string, unknown> = {
     json: raw.flags.json === true,
@@ -87,7 +108,8 @@ export function typed<N extends CommandName>(name: N, raw: RawArgs): { command: 
     color: typeof raw.flags.color === 'boolean' ? raw.flags.color : undefined,
     rest: raw.rest,
   };
-  for (const [flag, f] of Object.entries(spec.flags)) args[camel(flag)] = value(flag, f, raw.flags[flag]);
+  for (const [flag, f] of Object.entries(spec.flags))
+    args[camel(flag)] = value(flag, f, raw.flags[flag]);
   let i = 0;
   for (const p of spec.positionals) {
     if (p.variadic) args[camel(p.name)] = raw.positionals.slice(i);
@@ -95,10 +117,18 @@ export function typed<N extends CommandName>(name: N, raw: RawArgs): { command: 
   }
   const cwd = raw.flags.cwd;
   if (cwd !== undefined && (typeof cwd !== 'string' || !existsSync(cwd))) {
-    throw new GuardError('E_USAGE', `--cwd ${String(cwd)}: no such folder`, 'pass --cwd a folder inside a git work tree');
+    throw new GuardError(
+      'E_USAGE',
+      `--cwd ${String(cwd)}: no such folder`,
+      'pass --cwd a folder inside a git work tree',
+    );
   }
   if (typeof cwd === 'string' && !statSync(cwd).isDirectory()) {
-    throw new GuardError('E_USAGE', `--cwd ${cwd} is a file, not a folder`, 'pass --cwd a folder inside a git work tree');
+    throw new GuardError(
+      'E_USAGE',
+      `--cwd ${cwd} is a file, not a folder`,
+      'pass --cwd a folder inside a git work tree',
+    );
   }
   args.cwd = path.resolve(typeof cwd === 'string' ? cwd : process.cwd());
   return { command: name, args: args as ArgsOf<N> };
@@ -109,7 +139,13 @@ function value(name: string, f: Flag, v: unknown): unknown {
   if (f.type === 'boolean') return Boolean(v);
   if (f.type === 'string') return String(v);
   const n = typeof v === 'number' ? v : Number(v);
-  if (!Number.isFinite(n) || (typeof v === 'string' && v.trim() === '')) throw new GuardError('E_USAGE', `--${name} takes a number`, `e.g. --${name} 50`);
-  if (name === 'timeout' && !(n > 0)) throw new GuardError('E_USAGE', '--timeout takes a number of seconds above 0', 'e.g. --timeout 30');
+  if (!Number.isFinite(n) || (typeof v === 'string' && v.trim() === ''))
+    throw new GuardError('E_USAGE', `--${name} takes a number`, `e.g. --${name} 50`);
+  if (name === 'timeout' && !(n > 0))
+    throw new GuardError(
+      'E_USAGE',
+      '--timeout takes a number of seconds above 0',
+      'e.g. --timeout 30',
+    );
   return n;
 }

@@ -9,9 +9,16 @@ export async function run(a: RecoverArgs, out: Output): Promise<number> {
   const r = await recover(await openRepo(a.cwd));
   out.result('recover', r);
   if (!out.json) {
-    if (r.restored.length === 0 && r.lost.length === 0) out.info('guard: every ref in guard\'s journal is in place');
-    if (r.restored.length > 0) out.important(`guard: put back ${r.restored.length} ref${r.restored.length === 1 ? '' : 's'} removed outside guard:\n${r.restored.map((t) => `  ${t.ref}`).join('\n')}`);
-    if (r.lost.length > 0) out.important(`guard: LOST, git no longer has their objects (pruned by gc):\n${r.lost.map((t) => `  ${t.ref} ${t.oid}`).join('\n')}`);
+    if (r.restored.length === 0 && r.lost.length === 0)
+      out.info("guard: every ref in guard's journal is in place");
+    if (r.restored.length > 0)
+      out.important(
+        `guard: put back ${r.restored.length} ref${r.restored.length === 1 ? '' : 's'} removed outside guard:\n${r.restored.map((t) => `  ${t.ref}`).join('\n')}`,
+      );
+    if (r.lost.length > 0)
+      out.important(
+        `guard: LOST, git no longer has their objects (pruned by gc):\n${r.lost.map((t) => `  ${t.ref} ${t.oid}`).join('\n')}`,
+      );
     for (const p of r.remaining) out.important(`still: ${p.message}\nhint: ${p.hint}`);
   }
   return r.lost.length > 0 || r.remaining.length > 0 ? EXIT.blocked : EXIT.ok;

@@ -24,11 +24,14 @@ export async function run(a: RestoreArgs, out: Output): Promise<number> {
     out.info(`guard: nothing to restore: the files already match checkpoint ${r.checkpoint}`);
     return EXIT.ok;
   }
-  const lines = [`guard: restored ${r.changes.length} file${r.changes.length === 1 ? '' : 's'} from checkpoint ${r.checkpoint}`];
+  const lines = [
+    `guard: restored ${r.changes.length} file${r.changes.length === 1 ? '' : 's'} from checkpoint ${r.checkpoint}`,
+  ];
   for (const ch of r.changes) lines.push(`  ${ch.action.padEnd(9)}  ${ch.path}`);
   if (r.staged.length > 0) lines.push(`  index entries put back: ${r.staged.length}`);
   lines.push(`undo: ${c.bold(`guard restore ${r.undo}`)}${r.staged.length > 0 ? ' --staged' : ''}`);
-  if (r.notRestored.length > 0) lines.push(c.yellow(`not restored: ${r.notRestored.length} (see above)`));
+  if (r.notRestored.length > 0)
+    lines.push(c.yellow(`not restored: ${r.notRestored.length} (see above)`));
   out.important(lines.join('\n'));
   return code;
 }

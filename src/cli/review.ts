@@ -43,31 +43,60 @@ function printHuman(r: ReviewResult, out: Output, limit: number | undefined): vo
   const width = Math.min(60, Math.max(0, ...shown.files.map((f) => displayName(f).length)));
   const outcomeWidth = Math.max(0, ...shown.files.map((f) => f.outcome.length));
   for (const f of shown.files) {
-    const colour = f.conflict || f.decision === 'blocked' ? c.red : f.decision === 'rejected' ? c.yellow : c.green;
-    lines.push(`  ${displayName(f).padEnd(width)}  ${colour(f.outcome.padEnd(outcomeWidth))}  ${c.dim(`${f.status}, ${metricsLine(f)}`)}`);
+    const colour =
+      f.conflict || f.decision === 'blocked'
+        ? c.red
+        : f.decision === 'rejected'
+          ? c.yellow
+          : c.green;
+    lines.push(
+      `  ${displayName(f).padEnd(width)}  ${colour(f.outcome.padEnd(outcomeWidth))}  ${c.dim(`${f.status}, ${metricsLine(f)}`)}`,
+    );
     if (f.decision === 'blocked') for (const reason of f.reasons) lines.push(`      - ${reason}`);
-    if (r.dryRun) for (const h of f.hunks) lines.push(c.dim(`      ${h.id}  #${h.index}  ${h.header}`));
+    if (r.dryRun)
+      for (const h of f.hunks) lines.push(c.dim(`      ${h.id}  #${h.index}  ${h.header}`));
     if (f.takeByHand) lines.push(`      take it by hand, once you have looked: ${f.takeByHand}`);
-    if (f.ref) lines.push(`      ${f.decision === 'approved' && !f.taken ? "the lane's version kept as" : 'kept as'} ${c.cyan(f.ref)}`);
+    if (f.ref)
+      lines.push(
+        `      ${f.decision === 'approved' && !f.taken ? "the lane's version kept as" : 'kept as'} ${c.cyan(f.ref)}`,
+      );
   }
   if (shown.truncatedReason) lines.push(`  ... ${shown.truncatedReason}`);
-  for (const n of r.notReviewed) lines.push(`  ${c.red(`${quotePath(n.path)}  not reviewed, not merged: ${n.why}`)}`);
-  if (r.notReviewed.length > 0) lines.push(`      still in the lane (${r.lanePath}): take it by hand, once you have looked`);
+  for (const n of r.notReviewed)
+    lines.push(`  ${c.red(`${quotePath(n.path)}  not reviewed, not merged: ${n.why}`)}`);
+  if (r.notReviewed.length > 0)
+    lines.push(`      still in the lane (${r.lanePath}): take it by hand, once you have looked`);
   lines.push('');
   if (r.dryRun) {
-    lines.push(`Nothing was written. ${r.summary.taken} would be merged, ${r.summary.left} left out, ${r.conflicts} would conflict.`);
+    lines.push(
+      `Nothing was written. ${r.summary.taken} would be merged, ${r.summary.left} left out, ${r.conflicts} would conflict.`,
+    );
     out.important(lines.join('\n'));
     return;
   }
   const already = r.summary.already ? `, ${r.summary.already} already in the main tree` : '';
-  lines.push(`${r.merged} merged and staged, ${r.blocked} blocked, ${r.rejected} rejected, ${r.conflicts} conflicted${already}.`);
-  if (r.files.some((f) => f.conflict && !f.unread)) lines.push('Conflicts are marked in the files like a git merge; resolve them, then git add.');
-  if (r.files.some((f) => f.unread && f.conflict)) lines.push('guard did not read what it left for you to take by hand (a submodule, or a file over 64 MiB): it never merges what it has not read.');
-  if (r.blocked > 0 && r.asked) lines.push(`You stopped (q) before deciding the blocked changes: run guard review ${r.lane} again to decide them.`);
-  else if (r.blocked > 0) lines.push(`Blocked changes need a person: run guard review ${r.lane} in a terminal, or pass --decisions.`);
+  lines.push(
+    `${r.merged} merged and staged, ${r.blocked} blocked, ${r.rejected} rejected, ${r.conflicts} conflicted${already}.`,
+  );
+  if (r.files.some((f) => f.conflict && !f.unread))
+    lines.push('Conflicts are marked in the files like a git merge; resolve them, then git add.');
+  if (r.files.some((f) => f.unread && f.conflict))
+    lines.push(
+      'guard did not read what it left for you to take by hand (a submodule, or a file over 64 MiB): it never merges what it has not read.',
+    );
+  if (r.blocked > 0 && r.asked)
+    lines.push(
+      `You stopped (q) before deciding the blocked changes: run guard review ${r.lane} again to decide them.`,
+    );
+  else if (r.blocked > 0)
+    lines.push(
+      `Blocked changes need a person: run guard review ${r.lane} in a terminal, or pass --decisions.`,
+    );
   // review stages what it merges: an undo without --staged would leave the merge staged for the next commit
-  if (r.checkpoint) lines.push(`Undo this review: guard restore ${r.checkpoint}${r.commit ? '' : ' --staged'}`);
+  if (r.checkpoint)
+    lines.push(`Undo this review: guard restore ${r.checkpoint}${r.commit ? '' : ' --staged'}`);
   if (r.commit) lines.push(`Committed ${r.commit.slice(0, 10)}.`);
-  if (r.feedback && (r.blocked || r.rejected || r.conflicts)) lines.push(`What was refused is explained to the agent in ${r.feedback}`);
+  if (r.feedback && (r.blocked || r.rejected || r.conflicts))
+    lines.push(`What was refused is explained to the agent in ${r.feedback}`);
   out.important(lines.join('\n'));
 }

@@ -17,10 +17,14 @@ export async function run(a: RewindArgs, out: Output): Promise<number> {
   if (out.json) return EXIT.ok;
   const { c } = out;
   if (r.changes.length === 0) {
-    out.info(`guard: nothing to rewind: every file ${r.harness} session ${r.session} wrote already holds its earlier content`);
+    out.info(
+      `guard: nothing to rewind: every file ${r.harness} session ${r.session} wrote already holds its earlier content`,
+    );
     return EXIT.ok;
   }
-  const lines = [`guard: rewound ${r.changes.length} file${r.changes.length === 1 ? '' : 's'} of ${r.harness} session ${r.session} (from checkpoint ${r.from})`];
+  const lines = [
+    `guard: rewound ${r.changes.length} file${r.changes.length === 1 ? '' : 's'} of ${r.harness} session ${r.session} (from checkpoint ${r.from})`,
+  ];
   for (const ch of r.changes) lines.push(`  ${ch.action.padEnd(9)}  ${ch.path}`);
   lines.push(`undo: ${c.bold(`guard restore ${r.undo}`)}`);
   out.important(lines.join('\n'));

@@ -26,22 +26,41 @@ export async function run(a: RunArgs, out: Output): Promise<number> {
 function printSummary(r: RunResult, out: Output): void {
   const { c } = out;
   const ended = r.signal ? `ended by ${r.signal}` : `exited with ${r.exitCode}`;
-  const approval = r.needsApproval > 0 ? c.yellow(`, ${r.needsApproval} need${r.needsApproval === 1 ? 's' : ''} approval`) : '';
+  const approval =
+    r.needsApproval > 0
+      ? c.yellow(`, ${r.needsApproval} need${r.needsApproval === 1 ? 's' : ''} approval`)
+      : '';
   const lines = [
     '',
-    c.bold(`guard: lane ${r.name}: the command ${ended}; ${r.filesChanged} file${r.filesChanged === 1 ? '' : 's'} changed since ${shortOid(r.base)}`) + approval,
+    c.bold(
+      `guard: lane ${r.name}: the command ${ended}; ${r.filesChanged} file${r.filesChanged === 1 ? '' : 's'} changed since ${shortOid(r.base)}`,
+    ) + approval,
   ];
-  const shown = [...r.files].sort((a, b) => Number(b.needsApproval) - Number(a.needsApproval)).slice(0, MAX_LISTED);
+  const shown = [...r.files]
+    .sort((a, b) => Number(b.needsApproval) - Number(a.needsApproval))
+    .slice(0, MAX_LISTED);
   for (const f of shown) lines.push(fileLine(f, c));
-  if (r.files.length > shown.length) lines.push(c.dim(`  ... and ${r.files.length - shown.length} more (guard review ${r.name} shows all)`));
+  if (r.files.length > shown.length)
+    lines.push(
+      c.dim(`  ... and ${r.files.length - shown.length} more (guard review ${r.name} shows all)`),
+    );
   if (r.checkpoint) lines.push(c.dim(`checkpoint ${r.checkpoint.id}`));
-  if (r.filesChanged > 0) lines.push(`next: guard review ${r.name}   (or throw it away: guard discard ${r.name})`);
+  if (r.filesChanged > 0)
+    lines.push(`next: guard review ${r.name}   (or throw it away: guard discard ${r.name})`);
   const outside = r.mainTree.changed;
   if (outside.length > 0 || r.mainTree.restore) {
-    lines.push(c.yellow(`warning: the main tree changed outside the lane while the command ran (${outside.length} file${outside.length === 1 ? '' : 's'}):`));
-    for (const ch of outside.slice(0, MAX_LISTED)) lines.push(`  ${ch.change.padEnd(8)}  ${ch.path}`);
-    if (outside.length > MAX_LISTED) lines.push(c.dim(`  ... and ${outside.length - MAX_LISTED} more`));
-    lines.push(`put it back: ${c.bold(r.mainTree.restore ?? `guard restore ${r.mainTree.checkpoint}`)}`);
+    lines.push(
+      c.yellow(
+        `warning: the main tree changed outside the lane while the command ran (${outside.length} file${outside.length === 1 ? '' : 's'}):`,
+      ),
+    );
+    for (const ch of outside.slice(0, MAX_LISTED))
+      lines.push(`  ${ch.change.padEnd(8)}  ${ch.path}`);
+    if (outside.length > MAX_LISTED)
+      lines.push(c.dim(`  ... and ${outside.length - MAX_LISTED} more`));
+    lines.push(
+      `put it back: ${c.bold(r.mainTree.restore ?? `guard restore ${r.mainTree.checkpoint}`)}`,
+    );
   }
   out.important(lines.join('\n'));
 }

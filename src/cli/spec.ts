@@ -42,21 +42,50 @@ export interface CommandSpec {
 export const COMMON_FLAGS = {
   json: { type: 'boolean', describe: 'print one JSON document on stdout (nothing else there)' },
   cwd: { type: 'string', describe: 'run as if started in DIR' },
-  color: { type: 'boolean', describe: 'colour (default: on a terminal, off with NO_COLOR); --no-color turns it off' },
+  color: {
+    type: 'boolean',
+    describe: 'colour (default: on a terminal, off with NO_COLOR); --no-color turns it off',
+  },
   quiet: { type: 'boolean', short: 'q', describe: 'print only what needs attention' },
 } as const satisfies Record<string, Flag>;
 
-const auto = { type: 'boolean', describe: 'never prompt: block what needs approval (also GUARD_AUTO=1, CI=true, no terminal)' } as const;
-const timeout = { type: 'number', describe: 'give up after SECONDS of reading (fails closed, E_TIMEOUT; never once guard has started writing)' } as const;
-const limit = { type: 'number', describe: 'list at most N files (default 1000; what needs attention first)' } as const;
+const auto = {
+  type: 'boolean',
+  describe: 'never prompt: block what needs approval (also GUARD_AUTO=1, CI=true, no terminal)',
+} as const;
+const timeout = {
+  type: 'number',
+  describe:
+    'give up after SECONDS of reading (fails closed, E_TIMEOUT; never once guard has started writing)',
+} as const;
+const limit = {
+  type: 'number',
+  describe: 'list at most N files (default 1000; what needs attention first)',
+} as const;
 
 export const COMMANDS = {
   init: {
-    describe: 'install the pre-commit hook (husky, or a plain git hook with --global), write guard.config.json, exclude .guard/',
-    positionals: [{ name: 'harnesses', describe: 'with --agent: claude gemini codex cursor cline copilot continue qwen auggie droid crush', variadic: true }],
+    describe:
+      'install the pre-commit hook (husky, or a plain git hook with --global), write guard.config.json, exclude .guard/',
+    positionals: [
+      {
+        name: 'harnesses',
+        describe:
+          'with --agent: claude gemini codex cursor cline copilot continue qwen auggie droid crush',
+        variadic: true,
+      },
+    ],
     flags: {
-      global: { type: 'boolean', describe: 'a plain git hook that runs the guard on PATH (npm install --global guard-cli): no package.json, no husky' },
-      agent: { type: 'boolean', describe: 'also write the hook config of the harnesses named after it: guard init --agent claude gemini' },
+      global: {
+        type: 'boolean',
+        describe:
+          'a plain git hook that runs the guard on PATH (npm install --global guard-cli): no package.json, no husky',
+      },
+      agent: {
+        type: 'boolean',
+        describe:
+          'also write the hook config of the harnesses named after it: guard init --agent claude gemini',
+      },
     },
   },
   check: {
@@ -65,34 +94,65 @@ export const COMMANDS = {
     flags: { auto, timeout, limit },
   },
   write: {
-    describe: 'gate one write by an agent: new content on stdin (guard write -- PATH for a name starting with -)',
+    describe:
+      'gate one write by an agent: new content on stdin (guard write -- PATH for a name starting with -)',
     positionals: [{ name: 'path', describe: 'file to write, inside the work tree' }],
     flags: {
       auto,
-      session: { type: 'string', describe: 'the agent session (also GUARD_SESSION): measure against the file as the session first saw it' },
+      session: {
+        type: 'string',
+        describe:
+          'the agent session (also GUARD_SESSION): measure against the file as the session first saw it',
+      },
     },
     rest: true,
   },
   hook: {
-    describe: 'the gate inside an agent harness: one hook payload on stdin, the answer in its protocol',
-    positionals: [{ name: 'harness', describe: 'claude, gemini, codex, cursor, cline, copilot, continue, qwen, auggie, droid or crush', required: true }],
-    flags: { timeout: { type: 'number', describe: 'answer (fail closed) after SECONDS (default 20, also GUARD_HOOK_TIMEOUT)' } },
+    describe:
+      'the gate inside an agent harness: one hook payload on stdin, the answer in its protocol',
+    positionals: [
+      {
+        name: 'harness',
+        describe:
+          'claude, gemini, codex, cursor, cline, copilot, continue, qwen, auggie, droid or crush',
+        required: true,
+      },
+    ],
+    flags: {
+      timeout: {
+        type: 'number',
+        describe: 'answer (fail closed) after SECONDS (default 20, also GUARD_HOOK_TIMEOUT)',
+      },
+    },
   },
   rewind: {
     describe: 'put back every path an agent session wrote (checkpoints first, so it can be undone)',
-    positionals: [{ name: 'session', describe: 'the session id (guard log --session); the latest session when left out' }],
-    flags: { to: { type: 'string', describe: 'only what the session wrote from this checkpoint on' } },
+    positionals: [
+      {
+        name: 'session',
+        describe: 'the session id (guard log --session); the latest session when left out',
+      },
+    ],
+    flags: {
+      to: { type: 'string', describe: 'only what the session wrote from this checkpoint on' },
+    },
   },
   log: {
     describe: 'list checkpoints and decisions, newest first',
     positionals: [],
     flags: {
       limit: { type: 'number', describe: 'show at most N entries', default: 50 },
-      session: { type: 'string', describe: 'only what one agent session did (its checkpoints and decisions)' },
+      session: {
+        type: 'string',
+        describe: 'only what one agent session did (its checkpoints and decisions)',
+      },
       prune: { type: 'boolean', describe: 'delete old checkpoints (with --older-than or --keep)' },
       'older-than': { type: 'string', describe: 'with --prune: age such as 30d, 12h' },
       keep: { type: 'number', describe: 'with --prune: keep the newest N checkpoints' },
-      'include-rejected': { type: 'boolean', describe: 'with --prune: also prune rejected refs and decision records' },
+      'include-rejected': {
+        type: 'boolean',
+        describe: 'with --prune: also prune rejected refs and decision records',
+      },
     },
   },
   restore: {
@@ -111,7 +171,9 @@ export const COMMANDS = {
   },
   run: {
     describe: 'run a command inside lane NAME: guard run NAME -- CMD...',
-    positionals: [{ name: 'name', describe: 'the lane (created if it does not exist)', required: true }],
+    positionals: [
+      { name: 'name', describe: 'the lane (created if it does not exist)', required: true },
+    ],
     flags: { from: { type: 'string', describe: 'when the lane is new: start from REV' } },
     rest: true,
   },
@@ -136,22 +198,31 @@ export const COMMANDS = {
       decisions: { type: 'string', describe: 'scripted decisions (JSON file) instead of prompts' },
       commit: { type: 'boolean', describe: 'commit the merge with Guard-Approved trailers' },
       message: { type: 'string', short: 'm', describe: 'commit message for --commit' },
-      'dry-run': { type: 'boolean', describe: 'print the plan (files, hunks with ids, what would happen) and write nothing' },
+      'dry-run': {
+        type: 'boolean',
+        describe: 'print the plan (files, hunks with ids, what would happen) and write nothing',
+      },
     },
   },
   ci: {
-    describe: 'check a pull request: every change that needs approval must carry a matching Guard-Approved trailer',
+    describe:
+      'check a pull request: every change that needs approval must carry a matching Guard-Approved trailer',
     positionals: [],
     flags: {
       timeout,
       limit,
-      base: { type: 'string', required: true, describe: 'base branch or commit (the pull request targets it)' },
+      base: {
+        type: 'string',
+        required: true,
+        describe: 'base branch or commit (the pull request targets it)',
+      },
       head: { type: 'string', describe: 'head commit (default HEAD)' },
       format: {
         type: 'string',
         choices: ['text', 'json', 'github', 'markdown', 'sarif'],
         default: 'text',
-        describe: 'text for people; json (as --json); github: workflow annotations and a job summary; markdown for a comment; sarif 2.1.0 for code scanning',
+        describe:
+          'text for people; json (as --json); github: workflow annotations and a job summary; markdown for a comment; sarif 2.1.0 for code scanning',
       },
     },
   },
@@ -161,12 +232,14 @@ export const COMMANDS = {
     flags: {},
   },
   recover: {
-    describe: "put back guard's refs that were removed outside guard, from its journal (.git/guard/journal)",
+    describe:
+      "put back guard's refs that were removed outside guard, from its journal (.git/guard/journal)",
     positionals: [],
     flags: {},
   },
   'verify-refs': {
-    describe: 'the gate on every branch move: the reference-transaction hook runs it with the ref updates on stdin',
+    describe:
+      'the gate on every branch move: the reference-transaction hook runs it with the ref updates on stdin',
     positionals: [],
     flags: { auto },
     hidden: true,
@@ -180,7 +253,9 @@ export function isCommand(name: string | undefined): name is CommandName {
 }
 
 /** `older-than` -> `olderThan` */
-type Camel<S extends string> = S extends `${infer A}-${infer B}` ? `${A}${Capitalize<Camel<B>>}` : S;
+type Camel<S extends string> = S extends `${infer A}-${infer B}`
+  ? `${A}${Capitalize<Camel<B>>}`
+  : S;
 
 type FlagValue<F> = F extends { choices: readonly (infer C)[] }
   ? C
@@ -191,11 +266,17 @@ type FlagValue<F> = F extends { choices: readonly (infer C)[] }
       : string;
 
 type FlagArgs<F> = {
-  -readonly [K in keyof F & string as Camel<K>]: F[K] extends { required: true } ? FlagValue<F[K]> : FlagValue<F[K]> | undefined;
+  -readonly [K in keyof F & string as Camel<K>]: F[K] extends { required: true }
+    ? FlagValue<F[K]>
+    : FlagValue<F[K]> | undefined;
 };
 
 type PositionalArgs<P extends readonly Positional[]> = {
-  -readonly [X in P[number] as Camel<X['name']>]: X extends { variadic: true } ? string[] : X extends { required: true } ? string : string | undefined;
+  -readonly [X in P[number] as Camel<X['name']>]: X extends { variadic: true }
+    ? string[]
+    : X extends { required: true }
+      ? string
+      : string | undefined;
 };
 
 /** What every command gets, parsed: cwd resolved to an absolute path. */

@@ -26,7 +26,9 @@ function option(f: Flag): Options {
 
 /** `write [path]`, `restore <checkpoint> [paths..]` */
 function usageLine(name: string, spec: CommandSpec): string {
-  const pos = spec.positionals.map((p) => (p.required ? `<${p.name}${p.variadic ? '..' : ''}>` : `[${p.name}${p.variadic ? '..' : ''}]`));
+  const pos = spec.positionals.map((p) =>
+    p.required ? `<${p.name}${p.variadic ? '..' : ''}>` : `[${p.name}${p.variadic ? '..' : ''}]`,
+  );
   return [name, ...pos].join(' ');
 }
 
@@ -46,8 +48,12 @@ function builder(spec: CommandSpec) {
 /** guard's own version, from the package.json shipped next to dist/ (yargs 18 cannot find it from an ES module: it printed "unknown"). */
 function packageVersion(): string {
   try {
-    const pkg: unknown = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8'));
-    return typeof (pkg as { version?: unknown }).version === 'string' ? (pkg as { version: string }).version : 'unknown';
+    const pkg: unknown = JSON.parse(
+      readFileSync(new URL('../../package.json', import.meta.url), 'utf8'),
+    );
+    return typeof (pkg as { version?: unknown }).version === 'string'
+      ? (pkg as { version: string }).version
+      : 'unknown';
   } catch {
     return 'unknown';
   }
@@ -62,9 +68,14 @@ export async function parseWithYargs(args: string[]): Promise<UsageResult> {
     .parserConfiguration({ 'populate--': true });
   for (const [name, f] of Object.entries(COMMON_FLAGS)) y = y.option(name, option(f));
   for (const [name, spec] of Object.entries(COMMANDS) as Array<[string, CommandSpec]>) {
-    y = y.command(usageLine(name, spec), (spec.hidden ? false : spec.describe) as string, builder(spec), () => {
-      command = name;
-    });
+    y = y.command(
+      usageLine(name, spec),
+      (spec.hidden ? false : spec.describe) as string,
+      builder(spec),
+      () => {
+        command = name;
+      },
+    );
   }
   const argv = (await y
     .demandCommand(1, 'name a command (guard --help lists them)')
@@ -81,14 +92,18 @@ export async function parseWithYargs(args: string[]): Promise<UsageResult> {
     .parseAsync()) as Record<string, unknown>;
   if (usageError) {
     // yargs puts the detail on the next lines ("Invalid values:\n  Argument: format, Given: ..."): one line, all of it
-    const message = String(usageError).trim().replace(/:\s*\n\s*/g, ': ').replace(/\s*\n\s*/g, '; ');
+    const message = String(usageError)
+      .trim()
+      .replace(/:\s*\n\s*/g, ': ')
+      .replace(/\s*\n\s*/g, '; ');
     throw new GuardError('E_USAGE', message, 'guard --help lists the commands and options');
   }
   if (!isCommand(command ?? undefined)) return { kind: 'done', code: 0 }; // --help or --version printed
   const name = command as unknown as keyof typeof COMMANDS;
   const spec: CommandSpec = COMMANDS[name];
   const flags: Record<string, unknown> = {};
-  for (const flag of [...Object.keys(COMMON_FLAGS), ...Object.keys(spec.flags)]) flags[flag] = argv[flag];
+  for (const flag of [...Object.keys(COMMON_FLAGS), ...Object.keys(spec.flags)])
+    flags[flag] = argv[flag];
   const positionals: string[] = [];
   for (const p of spec.positionals) {
     const v = argv[p.name];

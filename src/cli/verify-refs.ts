@@ -14,20 +14,34 @@ import type { VerifyRefsArgs } from './spec.js';
 export async function run(a: VerifyRefsArgs, out: Output): Promise<number> {
   if (answerProbe('verify-refs')) return EXIT.blocked;
   const input = await readStdin();
-  const result = await gateMoves({ cwd: a.cwd, auto: isAutoMode(a.auto), color: out.ttyColor, input });
+  const result = await gateMoves({
+    cwd: a.cwd,
+    auto: isAutoMode(a.auto),
+    color: out.ttyColor,
+    input,
+  });
   out.result('verify-refs', result);
   if (out.json) return result.refused > 0 ? EXIT.blocked : EXIT.ok;
   const { c } = out;
   for (const v of result.moves.filter((m) => m.refused)) {
     const lines = [
-      c.red(c.bold(`guard: refused to move ${v.ref.replace(/^refs\/heads\//, '')} to ${v.to.slice(0, 10)}: it brings in changes that need a person`)),
-      v.reason ? `  ${v.reason}` : `  measured against ${v.base.slice(0, 10)} (the last tip that passed the gate, or where the new tip forks from it)`,
+      c.red(
+        c.bold(
+          `guard: refused to move ${v.ref.replace(/^refs\/heads\//, '')} to ${v.to.slice(0, 10)}: it brings in changes that need a person`,
+        ),
+      ),
+      v.reason
+        ? `  ${v.reason}`
+        : `  measured against ${v.base.slice(0, 10)} (the last tip that passed the gate, or where the new tip forks from it)`,
     ];
     for (const f of v.files.filter((x) => x.decision !== 'approved')) {
       lines.push(`  ${c.bold(displayName(f))}  ${f.status}  ${metricsLine(f)}  ${f.decision}`);
       for (const r of f.reasons) lines.push(`    - ${r}`);
     }
-    if (v.rejectedRef) lines.push(`  kept as ${v.rejectedRef}  (see it: git diff ${v.rejectedRef}^ ${v.rejectedRef})`);
+    if (v.rejectedRef)
+      lines.push(
+        `  kept as ${v.rejectedRef}  (see it: git diff ${v.rejectedRef}^ ${v.rejectedRef})`,
+      );
     lines.push(
       'hint: run the same git command in a terminal so that guard can ask you, or let the agent work in a lane and use guard review; ' +
         'an amend or a squash is measured as a whole against the commit before it',
@@ -44,9 +58,15 @@ export async function run(a: VerifyRefsArgs, out: Output): Promise<number> {
       ),
     ];
     const shown = d.files.slice(0, 10);
-    for (const f of shown) lines.push(`  ${displayName(f)}  ${f.status}  ${metricsLine(f)}${f.needsApproval ? '  (needs approval by the same rules as a commit)' : ''}`);
-    if (d.files.length > shown.length) lines.push(`  ... and ${d.files.length - shown.length} more (guard log)`);
-    lines.push(`  see it: git log ${v.to.slice(0, 10)}..${d.ref}   bring it back: git reset --keep ${d.ref}`);
+    for (const f of shown)
+      lines.push(
+        `  ${displayName(f)}  ${f.status}  ${metricsLine(f)}${f.needsApproval ? '  (needs approval by the same rules as a commit)' : ''}`,
+      );
+    if (d.files.length > shown.length)
+      lines.push(`  ... and ${d.files.length - shown.length} more (guard log)`);
+    lines.push(
+      `  see it: git log ${v.to.slice(0, 10)}..${d.ref}   bring it back: git reset --keep ${d.ref}`,
+    );
     process.stderr.write(lines.join('\n') + '\n');
   }
   for (const d of result.deleted ?? []) {

@@ -10,11 +10,19 @@ export async function run(a: WriteArgs, out: Output): Promise<number> {
   // the path as a positional, or after `--` (a name that starts with "-")
   const names = [...(a.path !== undefined ? [a.path] : []), ...a.rest];
   if (names.length !== 1) {
-    throw new GuardError('E_USAGE', names.length === 0 ? 'guard write needs the PATH to write' : 'guard write takes one PATH', 'guard write PATH < new-content');
+    throw new GuardError(
+      'E_USAGE',
+      names.length === 0 ? 'guard write needs the PATH to write' : 'guard write takes one PATH',
+      'guard write PATH < new-content',
+    );
   }
   const file = names[0]!;
   if (process.stdin.isTTY) {
-    throw new GuardError('E_USAGE', 'guard write reads the new content from stdin', `pipe it in: some-command | guard write ${file || 'PATH'}`);
+    throw new GuardError(
+      'E_USAGE',
+      'guard write reads the new content from stdin',
+      `pipe it in: some-command | guard write ${file || 'PATH'}`,
+    );
   }
   const content = await readStdin();
   const result = await write({
@@ -42,7 +50,12 @@ function printHuman(r: WriteResult, out: Output): void {
   const { c } = out;
   const f = r.files[0]!;
   if (f.written) {
-    const how = f.decision !== 'approved' ? '' : f.taken ? `, approved: ${f.taken.length} ${f.taken.length === 1 ? 'hunk' : 'hunks'} taken` : `, approved (${f.strategy ?? 'replace'})`;
+    const how =
+      f.decision !== 'approved'
+        ? ''
+        : f.taken
+          ? `, approved: ${f.taken.length} ${f.taken.length === 1 ? 'hunk' : 'hunks'} taken`
+          : `, approved (${f.strategy ?? 'replace'})`;
     out.info(`guard: wrote ${displayName(f)} (${f.status}, ${metricsLine(f)}${how})`);
     out.info(`  undo: guard restore ${r.checkpoint} -- ${shellQuote(f.path)}`);
     return;
@@ -56,7 +69,11 @@ function printHuman(r: WriteResult, out: Output): void {
   lines.push(c.red(c.bold(`guard: ${verb} the write to ${displayName(f)}`)));
   lines.push(`  ${c.yellow(f.status)}  ${metricsLine(f)}`);
   for (const reason of f.reasons) lines.push(`    - ${reason}`);
-  lines.push(`  kept as ${c.cyan(f.ref!)}  (see it: ${r.base ? `git diff ${f.ref}^ ${f.ref}` : `git show ${f.ref}`})`);
-  lines.push(`The file was not changed.${f.decision === 'blocked' ? ' A person can approve the write by running the same command at a terminal.' : ''}`);
+  lines.push(
+    `  kept as ${c.cyan(f.ref!)}  (see it: ${r.base ? `git diff ${f.ref}^ ${f.ref}` : `git show ${f.ref}`})`,
+  );
+  lines.push(
+    `The file was not changed.${f.decision === 'blocked' ? ' A person can approve the write by running the same command at a terminal.' : ''}`,
+  );
   out.important(lines.join('\n'));
 }

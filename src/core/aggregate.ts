@@ -14,7 +14,11 @@ import type { Config } from './config.js';
  * whitespace-only files lose nothing here.
  * Rule id: `aggregate-loss`.
  */
-export function linesLost(c: Classification, lineThreshold = Infinity, byteThreshold = Infinity): number {
+export function linesLost(
+  c: Classification,
+  lineThreshold = Infinity,
+  byteThreshold = Infinity,
+): number {
   if (c.existingLines >= lineThreshold || isHeavy(c, { byteThreshold })) return 0;
   if (c.ignored || c.binary || c.submodule || c.symlink || c.whitespaceOnly) return 0;
   if (c.status === 'delete') return c.existingLines;
@@ -26,7 +30,11 @@ export function linesLost(c: Classification, lineThreshold = Infinity, byteThres
  * Bytes lost, the same way (`byteThreshold`): the whole file for a deletion,
  * its share by `changeRatio` for a replacement; 0 where the size is unknown.
  */
-export function bytesLost(c: Classification, lineThreshold = Infinity, byteThreshold = Infinity): number {
+export function bytesLost(
+  c: Classification,
+  lineThreshold = Infinity,
+  byteThreshold = Infinity,
+): number {
   if (linesLost(c, lineThreshold, byteThreshold) === 0 || c.existingBytes === undefined) return 0;
   return c.status === 'delete' ? c.existingBytes : Math.round(c.existingBytes * c.changeRatio);
 }
@@ -41,7 +49,10 @@ export interface AggregateLoss {
 type Thresholds = Pick<Config, 'lineThreshold'> & Partial<Pick<Config, 'byteThreshold'>>;
 
 /** What the change as a whole loses through deleted and replaced files; null when under both thresholds. */
-export function aggregateLoss(files: readonly Classification[], config: Thresholds): AggregateLoss | null {
+export function aggregateLoss(
+  files: readonly Classification[],
+  config: Thresholds,
+): AggregateLoss | null {
   const byteThreshold = config.byteThreshold ?? Infinity;
   let lines = 0;
   let bytes = 0;
@@ -62,7 +73,10 @@ export function aggregateLoss(files: readonly Classification[], config: Threshol
  * contributes to an aggregate loss at or over the threshold needs approval,
  * with a reason that says so. New objects; the input is not changed.
  */
-export function withAggregateLoss<T extends Classification>(files: readonly T[], config: Thresholds): T[] {
+export function withAggregateLoss<T extends Classification>(
+  files: readonly T[],
+  config: Thresholds,
+): T[] {
   const loss = aggregateLoss(files, config);
   if (!loss) return [...files];
   const contributing = new Set(loss.paths);

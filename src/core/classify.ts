@@ -5,7 +5,8 @@ import type Picomatch from 'picomatch';
 // picomatch is CommonJS: require() loads it in half the time of an ESM import (no
 // export scan), and this module is on the path of every commit.
 let picomatch: typeof Picomatch | undefined;
-const loadPicomatch = (): typeof Picomatch => (picomatch ??= createRequire(import.meta.url)('picomatch') as typeof Picomatch);
+const loadPicomatch = (): typeof Picomatch =>
+  (picomatch ??= createRequire(import.meta.url)('picomatch') as typeof Picomatch);
 import { CONFIG_FILE, isDefaultConfig, type Config } from './config.js';
 import { findElisions } from './elision.js';
 import { MODE } from './modes.js';
@@ -88,7 +89,10 @@ export interface Reason {
 }
 
 /** The classification with one more reason (rule and text kept together). */
-export function withReason<T extends Pick<Classification, 'reasons' | 'rules'>>(c: T, r: Reason): T {
+export function withReason<T extends Pick<Classification, 'reasons' | 'rules'>>(
+  c: T,
+  r: Reason,
+): T {
   return { ...c, reasons: [...c.reasons, r.text], rules: [...c.rules, r.rule] };
 }
 
@@ -126,7 +130,8 @@ export function makePolicy(config: Config, opts: { bootstrap?: boolean } = {}): 
     // character a name may hold must count as one, so line breaks match as `?`.
     return (p: string) => {
       const name = LINE_BREAKS.test(p) ? p.replace(LINE_BREAKS_ALL, '?') : p;
-      if (prefixes && !name.startsWith('./') && !prefixes.some((x) => name.startsWith(x))) return false; // picomatch reads a name's leading "./" as nothing too
+      if (prefixes && !name.startsWith('./') && !prefixes.some((x) => name.startsWith(x)))
+        return false; // picomatch reads a name's leading "./" as nothing too
       return (test ??= loadPicomatch()(globs, GLOB_OPTIONS))(name);
     };
   };
@@ -193,13 +198,20 @@ export function classify(f: ChangeFacts, policy: Policy): Classification {
   const symlink = f.newMode === SYMLINK || (f.newMode === null && f.oldMode === SYMLINK);
   const submodule = f.newMode === GITLINK || f.oldMode === GITLINK;
   const modeOnly =
-    existed && exists && f.oldMode !== f.newMode && f.linesAdded === 0 && f.linesDeleted === 0 && !f.oldPath;
+    existed &&
+    exists &&
+    f.oldMode !== f.newMode &&
+    f.linesAdded === 0 &&
+    f.linesDeleted === 0 &&
+    !f.oldPath;
   const status = statusOf(f, changeRatio, config);
 
   const paths = f.oldPath !== undefined ? [f.path, f.oldPath] : [f.path];
   const isProtected = paths.some((p) => policy.isProtected(p)) && !installing(f, status, policy);
   const ignored = !isProtected && paths.every((p) => policy.isIgnored(p));
-  const found = ignored ? [] : reasonsFor(f, config, { status, changeRatio, symlink, submodule, isProtected });
+  const found = ignored
+    ? []
+    : reasonsFor(f, config, { status, changeRatio, symlink, submodule, isProtected });
 
   const c: Classification = {
     path: f.path,
@@ -227,7 +239,8 @@ export function classify(f: ChangeFacts, policy: Policy): Classification {
 function statusOf(f: ChangeFacts, changeRatio: number, config: Config): Status {
   if (f.oldMode === null) return 'new';
   if (f.newMode === null) return 'delete';
-  if (f.existingLines > 0 && changeRatio >= config.changeRatio && !f.whitespaceOnly) return 'replace';
+  if (f.existingLines > 0 && changeRatio >= config.changeRatio && !f.whitespaceOnly)
+    return 'replace';
   if (f.binary && f.contentChanged) return 'replace';
   if (f.oldPath !== undefined) return 'rename';
   return 'modify';
@@ -238,7 +251,9 @@ function installing(f: ChangeFacts, status: Status, policy: Policy): boolean {
   return (
     policy.bootstrap &&
     status === 'new' &&
-    (f.path === CONFIG_FILE ? f.newText !== undefined && isDefaultConfig(f.newText) : f.path.startsWith('.husky/'))
+    (f.path === CONFIG_FILE
+      ? f.newText !== undefined && isDefaultConfig(f.newText)
+      : f.path.startsWith('.husky/'))
   );
 }
 
@@ -254,19 +269,42 @@ interface Seen {
 /** Why a change needs a person's approval, in the order they are reported; none when it does not. */
 function reasonsFor(f: ChangeFacts, config: Config, seen: Seen): Reason[] {
   const found: Reason[] = [...sizeReasons(f, config, seen)];
-  if (seen.isProtected) found.push({ rule: 'protected', text: `protected path (config "protect")` });
-  if (f.binary && f.oldMode !== null && !seen.submodule && (seen.status === 'delete' || f.contentChanged)) {
-    if (seen.status === 'delete') found.push({ rule: 'binary-delete', text: 'deletes a binary file' });
+  if (seen.isProtected)
+    found.push({ rule: 'protected', text: `protected path (config "protect")` });
+  if (
+    f.binary &&
+    f.oldMode !== null &&
+    !seen.submodule &&
+    (seen.status === 'delete' || f.contentChanged)
+  ) {
+    if (seen.status === 'delete')
+      found.push({ rule: 'binary-delete', text: 'deletes a binary file' });
     else found.push({ rule: 'binary-replace', text: 'replaces a binary file' });
   }
-  const link = seen.symlink && f.newMode !== null && f.newText !== undefined ? symlinkReason(f.path, f.newText) : null;
+  const link =
+    seen.symlink && f.newMode !== null && f.newText !== undefined
+      ? symlinkReason(f.path, f.newText)
+      : null;
   if (link) found.push(link);
   if (f.tooLarge) {
-    found.push({ rule: 'too-large', text: `larger than maxFileBytes (${f.tooLarge.bytes} bytes); not measured` });
+    found.push({
+      rule: 'too-large',
+      text: `larger than maxFileBytes (${f.tooLarge.bytes} bytes); not measured`,
+    });
   }
-  if (!seen.symlink && !f.binary && !f.whitespaceOnly && f.newText !== undefined && f.linesDeleted > 0) {
+  if (
+    !seen.symlink &&
+    !f.binary &&
+    !f.whitespaceOnly &&
+    f.newText !== undefined &&
+    f.linesDeleted > 0
+  ) {
     const elisions = findElisions(f.newText, f.oldText ?? '', 1);
-    if (elisions[0]) found.push({ rule: 'elision', text: `elision placeholder where code stood (line ${elisions[0].line}: "${elisions[0].text}")` });
+    if (elisions[0])
+      found.push({
+        rule: 'elision',
+        text: `elision placeholder where code stood (line ${elisions[0].line}: "${elisions[0].text}")`,
+      });
   }
   return found;
 }
@@ -278,8 +316,19 @@ function sizeReasons(f: ChangeFacts, config: Config, { status, changeRatio }: Se
   const heavy = !big && isHeavy(f, config);
   if (!(big || heavy) || f.binary) return [];
   if (status === 'delete') {
-    if (big) return [{ rule: 'delete-large', text: `deletes a ${f.existingLines}-line file (${config.lineThreshold}+ lines need approval)` }];
-    return [{ rule: 'delete-large', text: `deletes a file of ${f.existingBytes} bytes (${config.byteThreshold}+ bytes need approval)` }];
+    if (big)
+      return [
+        {
+          rule: 'delete-large',
+          text: `deletes a ${f.existingLines}-line file (${config.lineThreshold}+ lines need approval)`,
+        },
+      ];
+    return [
+      {
+        rule: 'delete-large',
+        text: `deletes a file of ${f.existingBytes} bytes (${config.byteThreshold}+ bytes need approval)`,
+      },
+    ];
   }
   if (status !== 'replace') return [];
   const text = big
@@ -292,19 +341,32 @@ function sizeReasons(f: ChangeFacts, config: Config, { status, changeRatio }: Se
 
 /** A new symlink target that leaves the repository, reaches into .git/, or cannot be a target at all. */
 function symlinkReason(linkPath: string, target: string): Reason | null {
-  if (symlinkEscapes(linkPath, target)) return { rule: 'symlink-outside', text: `symlink points outside the repository (-> ${target})` };
+  if (symlinkEscapes(linkPath, target))
+    return {
+      rule: 'symlink-outside',
+      text: `symlink points outside the repository (-> ${target})`,
+    };
   // A tool writing through it edits git's own config, hooks or objects.
   if (symlinkIntoGit(linkPath, target)) {
-    return { rule: 'symlink-into-git', text: `symlink points into .git/ (-> ${target}): writing through it edits git's own files` };
+    return {
+      rule: 'symlink-into-git',
+      text: `symlink points into .git/ (-> ${target}): writing through it edits git's own files`,
+    };
   }
   // `guard write` to a symlink replaces the link: content with line breaks is surely not a target
   if (/[\n\0]/.test(target)) {
-    return { rule: 'symlink-linebreak', text: 'the new symlink target holds a line break: a symlink is written as a link, never through it' };
+    return {
+      rule: 'symlink-linebreak',
+      text: 'the new symlink target holds a line break: a symlink is written as a link, never through it',
+    };
   }
   return null;
 }
 
 /** The byte threshold (`byteThreshold`): the base version has that many bytes or more. */
-export function isHeavy(f: Pick<ChangeFacts, 'existingBytes'>, config: Pick<Config, 'byteThreshold'>): boolean {
+export function isHeavy(
+  f: Pick<ChangeFacts, 'existingBytes'>,
+  config: Pick<Config, 'byteThreshold'>,
+): boolean {
   return f.existingBytes !== undefined && f.existingBytes >= config.byteThreshold;
 }

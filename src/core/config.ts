@@ -68,7 +68,9 @@ function buildSchema() {
 function onlyDefaults(raw: Record<string, unknown>): boolean {
   const defaults = DEFAULT_CONFIG as unknown as Record<string, unknown>;
   // own keys only: `"__proto__" in defaults` is true through the prototype
-  return Object.entries(raw).every(([k, val]) => Object.hasOwn(defaults, k) && JSON.stringify(val) === JSON.stringify(defaults[k]));
+  return Object.entries(raw).every(
+    ([k, val]) => Object.hasOwn(defaults, k) && JSON.stringify(val) === JSON.stringify(defaults[k]),
+  );
 }
 
 /**
@@ -88,7 +90,11 @@ export function parseConfig(text: string | undefined, source = CONFIG_FILE): Con
     );
   }
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
-    throw new GuardError('E_CONFIG', `${source} must hold a JSON object`, `start from {} to use the defaults`);
+    throw new GuardError(
+      'E_CONFIG',
+      `${source} must hold a JSON object`,
+      `start from {} to use the defaults`,
+    );
   }
   if (onlyDefaults(raw as Record<string, unknown>)) return DEFAULT_CONFIG;
   schema ??= buildSchema();
@@ -96,7 +102,10 @@ export function parseConfig(text: string | undefined, source = CONFIG_FILE): Con
   if (!result.success) {
     const issue = result.issues[0];
     const key = issue ? v.getDotPath(issue) : null;
-    const what = issue?.type === 'strict_object' && issue.input !== undefined ? 'is not a known key' : issue?.message;
+    const what =
+      issue?.type === 'strict_object' && issue.input !== undefined
+        ? 'is not a known key'
+        : issue?.message;
     throw new GuardError(
       'E_CONFIG',
       key ? `${source}: "${key}" ${what}` : `${source}: ${issue?.message ?? 'invalid config'}`,

@@ -27,8 +27,14 @@ export interface ScriptedEdit {
   lines: string[];
 }
 
-const HunkName = v.union([v.pipe(v.number(), v.integer(), v.minValue(0)), v.pipe(v.string(), v.minLength(1))]);
-const Line = v.pipe(v.string(), v.check((l) => !l.includes('\n'), 'a line holds no newline (one string per line)'));
+const HunkName = v.union([
+  v.pipe(v.number(), v.integer(), v.minValue(0)),
+  v.pipe(v.string(), v.minLength(1)),
+]);
+const Line = v.pipe(
+  v.string(),
+  v.check((l) => !l.includes('\n'), 'a line holds no newline (one string per line)'),
+);
 const EditSchema = v.strictObject({ hunk: HunkName, lines: v.array(Line) });
 
 const DecisionSchema = v.strictObject({
@@ -42,7 +48,11 @@ const DecisionSchema = v.strictObject({
 const DecisionsSchema = v.array(DecisionSchema);
 
 function usage(message: string): GuardError {
-  return new GuardError('E_USAGE', message, 'decisions are a JSON array of {"path", "action": "approve"|"reject", "strategy"?, "hunks"?, "edits"?, "insertAt"?}');
+  return new GuardError(
+    'E_USAGE',
+    message,
+    'decisions are a JSON array of {"path", "action": "approve"|"reject", "strategy"?, "hunks"?, "edits"?, "insertAt"?}',
+  );
 }
 
 /** Parse and check the shape; `source` names the file in messages. */
@@ -64,23 +74,35 @@ export function parseDecisions(text: string, source: string): ScriptedDecision[]
     if (seen.has(d.path)) throw usage(`${source}: two decisions for "${d.path}"`);
     seen.add(d.path);
     if (d.action === 'reject' && (d.strategy || d.hunks || d.edits || d.insertAt !== undefined)) {
-      throw usage(`${source}: "${d.path}": a rejection takes no strategy, hunks, edits or insertAt`);
+      throw usage(
+        `${source}: "${d.path}": a rejection takes no strategy, hunks, edits or insertAt`,
+      );
     }
-    if (d.strategy && (d.hunks || d.edits)) throw usage(`${source}: "${d.path}": give a strategy or hunks and edits, not both`);
-    if (d.strategy === 'insert' && d.insertAt === undefined) throw usage(`${source}: "${d.path}": strategy insert needs insertAt`);
-    if (d.insertAt !== undefined && d.strategy !== 'insert') throw usage(`${source}: "${d.path}": insertAt goes with strategy insert`);
+    if (d.strategy && (d.hunks || d.edits))
+      throw usage(`${source}: "${d.path}": give a strategy or hunks and edits, not both`);
+    if (d.strategy === 'insert' && d.insertAt === undefined)
+      throw usage(`${source}: "${d.path}": strategy insert needs insertAt`);
+    if (d.insertAt !== undefined && d.strategy !== 'insert')
+      throw usage(`${source}: "${d.path}": insertAt goes with strategy insert`);
   }
   return r.output as ScriptedDecision[];
 }
 
 /** Hunk names (indices or ids) to indices; unknown names are usage errors. */
-export function resolveHunks(path: string, names: ReadonlyArray<number | string>, hunks: readonly Hunk[]): Set<number> {
+export function resolveHunks(
+  path: string,
+  names: ReadonlyArray<number | string>,
+  hunks: readonly Hunk[],
+): Set<number> {
   return new Set(names.map((n) => hunkNamed(path, n, hunks).index));
 }
 
 function hunkNamed(path: string, n: number | string, hunks: readonly Hunk[]): Hunk {
   const h = typeof n === 'number' ? hunks[n] : hunks.find((x) => x.id === n);
-  if (!h) throw usage(`"${path}": no hunk ${typeof n === 'number' ? `#${n}` : `with id ${n}`} (the file has ${hunks.length}; guard review NAME --dry-run --json lists them)`);
+  if (!h)
+    throw usage(
+      `"${path}": no hunk ${typeof n === 'number' ? `#${n}` : `with id ${n}`} (the file has ${hunks.length}; guard review NAME --dry-run --json lists them)`,
+    );
   return h;
 }
 
@@ -101,10 +123,22 @@ export interface DecidedFile {
  */
 export function scriptedAnswer(d: ScriptedDecision, f: DecidedFile): Answer {
   if (d.action === 'reject') return { take: 'none' };
-  if (d.strategy) return { take: 'strategy', strategy: d.strategy, ...(d.insertAt !== undefined ? { insertAt: d.insertAt } : {}) };
+  if (d.strategy)
+    return {
+      take: 'strategy',
+      strategy: d.strategy,
+      ...(d.insertAt !== undefined ? { insertAt: d.insertAt } : {}),
+    };
   if (!d.hunks && !d.edits) return { take: 'all' };
-  if (f.hunks.length === 0) throw new GuardError('E_USAGE', `"${d.path}" has no hunks to pick or edit (binary, symlink, mode or rename only)`, 'approve or reject it whole');
-  const indices = d.hunks ? resolveHunks(d.path, d.hunks, f.hunks) : new Set(f.hunks.map((h) => h.index));
+  if (f.hunks.length === 0)
+    throw new GuardError(
+      'E_USAGE',
+      `"${d.path}" has no hunks to pick or edit (binary, symlink, mode or rename only)`,
+      'approve or reject it whole',
+    );
+  const indices = d.hunks
+    ? resolveHunks(d.path, d.hunks, f.hunks)
+    : new Set(f.hunks.map((h) => h.index));
   if (!d.edits) return { take: 'hunks', indices };
   let hunks = f.hunks;
   const done = new Set<number>();
@@ -115,11 +149,18 @@ export function scriptedAnswer(d: ScriptedDecision, f: DecidedFile): Answer {
     done.add(h.index);
     try {
       const edited = editedHunk(h, e.lines.map((l) => `${l}\n`).join(''));
-      if (!edited) throw usage(`"${d.path}": the edit of hunk ${name} removes every line (to leave the hunk out, do not name it)`);
+      if (!edited)
+        throw usage(
+          `"${d.path}": the edit of hunk ${name} removes every line (to leave the hunk out, do not name it)`,
+        );
       hunks = withEditedHunk(f.baseText, hunks, edited);
     } catch (err) {
       if (!(err instanceof HunkMismatch)) throw err;
-      throw new GuardError('E_USAGE', `"${d.path}": the edit of hunk ${name} does not apply: ${err.message}`, "keep the hunk's ' ' and '-' lines as the base has them; change or add only '+' lines");
+      throw new GuardError(
+        'E_USAGE',
+        `"${d.path}": the edit of hunk ${name} does not apply: ${err.message}`,
+        "keep the hunk's ' ' and '-' lines as the base has them; change or add only '+' lines",
+      );
     }
     indices.add(h.index);
   }

@@ -66,7 +66,11 @@ function matches(tokens: readonly PhraseToken[], words: readonly string[], t = 0
   if (t === tokens.length) return w === words.length;
   const token = tokens[t]!;
   for (const alt of token.alts) {
-    if (alt.every((word, k) => words[w + k] === word) && matches(tokens, words, t + 1, w + alt.length)) return true;
+    if (
+      alt.every((word, k) => words[w + k] === word) &&
+      matches(tokens, words, t + 1, w + alt.length)
+    )
+      return true;
   }
   return token.optional && matches(tokens, words, t + 1, w);
 }
@@ -134,7 +138,13 @@ function compileMatcher(d: PhraseData): Compiled {
     opens,
     closes: [...d.comment.close].sort((a, b) => b.length - a.length),
     general: d.general ? generalTest(d.general, d.slots.CODE ?? []) : null,
-    dotsRe: new RegExp(d.dots.map(escape).sort((a, b) => b.length - a.length).join('|'), 'g'),
+    dotsRe: new RegExp(
+      d.dots
+        .map(escape)
+        .sort((a, b) => b.length - a.length)
+        .join('|'),
+      'g',
+    ),
     maxOpen: Math.max(...opens.map((o) => o.length)),
     firstChars: new Set(opens.flatMap((o) => [o.charCodeAt(0), o.toUpperCase().charCodeAt(0)])),
   };
@@ -191,7 +201,11 @@ function screen(m: Compiled, line: string): Verdict {
 function commentBody(m: Compiled, line: string): string | null {
   // zero-width and soft characters hide nothing from a reader, so they hide nothing here
   // NFKC: fullwidth and other compatibility forms (．．． ｅｘｉｓｔｉｎｇ) read as what they look like
-  let t = line.normalize('NFKC').replace(/[\u200B-\u200D\u2060\uFEFF\u00AD]/g, '').replace(/[\u00A0\u2000-\u200A\u202F\u3000]/g, ' ').trim();
+  let t = line
+    .normalize('NFKC')
+    .replace(/[\u200B-\u200D\u2060\uFEFF\u00AD]/g, '')
+    .replace(/[\u00A0\u2000-\u200A\u202F\u3000]/g, ' ')
+    .trim();
   if (t.length < 2 || t.length > 200) return null;
   const lower = t.toLowerCase();
   const open = m.opens.find((o) => lower.startsWith(o));
@@ -202,7 +216,12 @@ function commentBody(m: Compiled, line: string): string | null {
   // a doc comment's opener: `/** ... */`
   if (open === '/*') t = t.replace(/^\*+/, '');
   // a quote that closes and code follows is a string in a list, not a comment: `'not modified' : 304,`
-  if ((open === "'" || open === '"') && /^[^']*'\s*(?:[:,)\]=+;.]|$)/.test(t) && !/^[^']*\w'\w/.test(t)) return null;
+  if (
+    (open === "'" || open === '"') &&
+    /^[^']*'\s*(?:[:,)\]=+;.]|$)/.test(t) &&
+    !/^[^']*\w'\w/.test(t)
+  )
+    return null;
   // a block comment's inner line indented past its `*` quotes code: a docs example (` *     // ...`)
   if (open === '*' && /^(?: {2,}|\t)/.test(t)) return null;
   const close = m.closes.find((c) => t.trimEnd().endsWith(c));
@@ -221,26 +240,47 @@ interface Frame {
 function frameOf(m: Compiled, bare: string): Frame {
   const starts = m.d.dots.some((x) => bare.startsWith(x)) || /^[([]\s*(?:\.\.|…)/.test(bare);
   const ends = m.d.dots.some((x) => bare.endsWith(x)) || /(?:\.\.|…)\s*[)\]]$/.test(bare);
-  return { starts, framed: starts && ends ? 'both' : starts || ends ? 'one' : 'none', wrapped: /^[([].*[)\]]$/.test(bare) };
+  return {
+    starts,
+    framed: starts && ends ? 'both' : starts || ends ? 'one' : 'none',
+    wrapped: /^[([].*[)\]]$/.test(bare),
+  };
 }
 
 /** Remarks in brackets that say it all, read before the words are normalised. */
 function bracketRemark(m: Compiled, bare: string, wrapped: boolean): Verdict {
   // a status in brackets, then dots: "(unchanged) ... all the way until:"
-  if (/^[([]\s*(?:unchanged|omitted|untouched|unmodified|snipped|same as before)\s*[)\]]\s*(?:\.{2,}|…)/i.test(bare)) return true;
+  if (
+    /^[([]\s*(?:unchanged|omitted|untouched|unmodified|snipped|same as before)\s*[)\]]\s*(?:\.{2,}|…)/i.test(
+      bare,
+    )
+  )
+    return true;
   // dots, then only a remark in brackets: "... (Image collection code)", "… (similar to Option 1)"
-  if (/^(?:\.{2,}|…|⋯)\s*\([^()]*\w[^()]*\)$/.test(bare) && bare.split(/\s+/).length <= (m.d.general?.dotsMaxWords ?? 18)) return true;
+  if (
+    /^(?:\.{2,}|…|⋯)\s*\([^()]*\w[^()]*\)$/.test(bare) &&
+    bare.split(/\s+/).length <= (m.d.general?.dotsMaxWords ?? 18)
+  )
+    return true;
   // a remark in brackets that is a placeholder itself: "TABS LOGIC (Rest of your existing code remains unchanged)"
   // (the remark begins with a mark: "(same file system)", "(left as it is)" explain the words before them)
   // (a remark inside a quotation is quoted: `// the rule takes "TABS LOGIC (Rest of ... unchanged)"`)
   const unquoted = bare.replace(/"[^"]*"|`[^`]*`|“[^”]*”/g, ' ');
-  const inner = /\((?:the |all )?(?:rest|remaining|existing|other|previous|original)\b([^()]*)\)/i.exec(unquoted)?.[0];
+  const inner =
+    /\((?:the |all )?(?:rest|remaining|existing|other|previous|original)\b([^()]*)\)/i.exec(
+      unquoted,
+    )?.[0];
   if (inner !== undefined && !wrapped && isPlaceholder(m, `// ${inner.slice(1, -1)}`)) return true;
   return undefined;
 }
 
 /** The comment as words (lower case, numbers as `n`, dots and punctuation dropped): only dots, a phrase, or the general rule. */
-function byWords(m: Compiled, body: string, bare: string, { starts, framed, wrapped }: Frame): boolean {
+function byWords(
+  m: Compiled,
+  body: string,
+  bare: string,
+  { starts, framed, wrapped }: Frame,
+): boolean {
   let dotted = false;
   // words in double quotes are quoted, not said (when two words are left): `* defaulting to 303 "See Other".`
   const unquoted = body.replace(/"[^"]+"/g, ' ');
@@ -263,7 +303,10 @@ function byWords(m: Compiled, body: string, bare: string, { starts, framed, wrap
   // "existing" and one word, nothing else: the agents' word for what it left out (`{/* existing children */}`);
   // real comments label with "original", "other" ("// original methods"), which stay to the general rule
   if (words.length === 2 && words[0] === 'existing') return true;
-  if (m.phrases.some((p) => (p.first === null || p.first.has(words[0]!)) && matches(p.tokens, words))) return true;
+  if (
+    m.phrases.some((p) => (p.first === null || p.first.has(words[0]!)) && matches(p.tokens, words))
+  )
+    return true;
   return m.general !== null && m.general(words, framed, shape);
 }
 
@@ -322,7 +365,10 @@ type Rule = (c: Classes, s: Sentence) => Verdict;
  * truncated, whatever the noun it names. The rules are tried in order; the
  * first that answers decides.
  */
-function generalTest(g: GeneralData, code: readonly string[]): (words: string[], framed: Framed, shape: Shape) => boolean {
+function generalTest(
+  g: GeneralData,
+  code: readonly string[],
+): (words: string[], framed: Framed, shape: Shape) => boolean {
   const c = compileClasses(g, code);
   return (input, framed, shape) => {
     const s = { input, framed, shape };
@@ -339,13 +385,16 @@ function compileClasses(g: GeneralData, code: readonly string[]): Classes {
   const pairs = new Map<string, Array<{ words: string[]; joined: string }>>();
   for (const p of [...g.pairs, ...g.foreign.pairs]) {
     const words = p.split(' ');
-    pairs.set(words[0]!, [...(pairs.get(words[0]!) ?? []), { words, joined: p.replace(/ /g, '_') }]);
+    pairs.set(words[0]!, [
+      ...(pairs.get(words[0]!) ?? []),
+      { words, joined: p.replace(/ /g, '_') },
+    ]);
   }
   // the longest pair first: "same as before" before "same as"
   for (const list of pairs.values()) list.sort((a, b) => b.words.length - a.words.length);
   const join = (input: readonly string[]): string[] => {
     const words: string[] = [];
-    for (let i = 0; i < input.length; ) {
+    for (let i = 0; i < input.length;) {
       const pair = pairs.get(input[i]!)?.find((p) => p.words.every((w, k) => input[i + k] === w));
       words.push(pair ? pair.joined : input[i]!);
       i += pair ? pair.words.length : 1;
@@ -366,22 +415,77 @@ function compileClasses(g: GeneralData, code: readonly string[]): Classes {
     filler: new Set(g.filler),
     verbs: new Set(g.verbs),
     stays: new Set(['remain', 'remains', 'stay', 'stays', 'kept']),
-    unchanged: new Set(['same', 'same_as_before', 'unchanged', 'untouched', 'as_before', 'as_is', 'as_they_are', 'as_it_was', 'as_they_were', 'same_as', 'intact']),
-    cut: new Set(['omitted', 'elided', 'snipped', 'truncated', 'abbreviated', 'not_shown', 'for_brevity', 'left_out']),
+    unchanged: new Set([
+      'same',
+      'same_as_before',
+      'unchanged',
+      'untouched',
+      'as_before',
+      'as_is',
+      'as_they_are',
+      'as_it_was',
+      'as_they_were',
+      'same_as',
+      'intact',
+    ]),
+    cut: new Set([
+      'omitted',
+      'elided',
+      'snipped',
+      'truncated',
+      'abbreviated',
+      'not_shown',
+      'for_brevity',
+      'left_out',
+    ]),
     earlyVeto: new Set(g.veto.filter((w) => w !== 'see' && !inPairs.has(w))),
     join,
   };
-  return { ...c, known: new Set([...c.strong, ...c.weak, ...c.pointer, ...c.mark, ...c.position, ...c.filler, ...c.nouns, ...c.verbs]) };
+  return {
+    ...c,
+    known: new Set([
+      ...c.strong,
+      ...c.weak,
+      ...c.pointer,
+      ...c.mark,
+      ...c.position,
+      ...c.filler,
+      ...c.nouns,
+      ...c.verbs,
+    ]),
+  };
 }
 
 /**
  * dots, then a strong word early, however long the sentence runs on after it:
  * "... Code continues mostly unchanged, just ensure this block is preserved if ..."
  */
-const dotsThenStrong: Rule = (c, { input, shape }) => (shape.starts && c.join(input.slice(0, 8)).slice(0, 5).some((w) => c.strong.has(w))) || undefined;
+const dotsThenStrong: Rule = (c, { input, shape }) =>
+  (shape.starts &&
+    c
+      .join(input.slice(0, 8))
+      .slice(0, 5)
+      .some((w) => c.strong.has(w))) ||
+  undefined;
 
 /** Words of degree that change nothing in "stays (largely) unchanged". */
-const DEGREE = new Set(['largely', 'mostly', 'basically', 'essentially', 'entirely', 'completely', 'fully', 'exactly', 'still', 'virtually', 'practically', 'otherwise', 'also', 'pretty', 'much']);
+const DEGREE = new Set([
+  'largely',
+  'mostly',
+  'basically',
+  'essentially',
+  'entirely',
+  'completely',
+  'fully',
+  'exactly',
+  'still',
+  'virtually',
+  'practically',
+  'otherwise',
+  'also',
+  'pretty',
+  'much',
+]);
 
 /**
  * a mark and a code noun, then at once a word that says it stays (a word of degree aside), whatever follows:
@@ -389,8 +493,17 @@ const DEGREE = new Set(['largely', 'mostly', 'basically', 'essentially', 'entire
  * "Other methods remain largely unchanged, but ..."
  */
 const markNounStays: Rule = (c, { input }) => {
-  const lead = c.join(input.slice(0, 9)).filter((w) => w !== 'the' && w !== 'all' && !DEGREE.has(w));
-  return (lead.length >= 3 && c.mark.has(lead[0]!) && c.nouns.has(lead[1]!) && (c.strong.has(lead[2]!) || (c.weak.has(lead[2]!) && (c.weak.has(lead[3]!) || c.strong.has(lead[3]!))))) || undefined;
+  const lead = c
+    .join(input.slice(0, 9))
+    .filter((w) => w !== 'the' && w !== 'all' && !DEGREE.has(w));
+  return (
+    (lead.length >= 3 &&
+      c.mark.has(lead[0]!) &&
+      c.nouns.has(lead[1]!) &&
+      (c.strong.has(lead[2]!) ||
+        (c.weak.has(lead[2]!) && (c.weak.has(lead[3]!) || c.strong.has(lead[3]!))))) ||
+    undefined
+  );
 };
 
 /**
@@ -401,28 +514,88 @@ const markNounStays: Rule = (c, { input }) => {
 const restOfCodeKept: Rule = (c, { input, shape }) => {
   const said = input[0] === 'no' && input[1] === 'changes' && input[2] === 'to';
   const at = said ? 3 : c.verbs.has(input[0]!) ? 1 : -1;
-  const tail = at < 0 ? [] : input.slice(at).filter((w) => w !== 'the' && w !== 'your' && w !== 'all');
-  if (tail[0] !== 'rest' || tail[1] !== 'of' || !c.nouns.has(tail[2]!) || tail.some((w) => CAUSE.has(w))) return undefined;
+  const tail =
+    at < 0 ? [] : input.slice(at).filter((w) => w !== 'the' && w !== 'your' && w !== 'all');
+  if (
+    tail[0] !== 'rest' ||
+    tail[1] !== 'of' ||
+    !c.nouns.has(tail[2]!) ||
+    tail.some((w) => CAUSE.has(w))
+  )
+    return undefined;
   const next = tail[3];
   // after the noun: nothing, a word saying it stays, or a list in brackets of what it holds
-  return (said || next === undefined || c.strong.has(next) || (c.weak.has(next) && !next.startsWith('change')) || next === 'exactly' || next === 'as' || /\brest of (?:the |your |all )*[\w ]+?\s*\(/i.test(shape.raw)) || undefined;
+  return (
+    said ||
+    next === undefined ||
+    c.strong.has(next) ||
+    (c.weak.has(next) && !next.startsWith('change')) ||
+    next === 'exactly' ||
+    next === 'as' ||
+    /\brest of (?:the |your |all )*[\w ]+?\s*\(/i.test(shape.raw) ||
+    undefined
+  );
 };
 
 /**
  * a word that can only mean "left out" opens a remark in brackets naming code:
  * "[omitted state variables and event definitions for brevity]", "[Omitted ... logic for brevity, keeping ...]"
  */
-const bracketedCut: Rule = (c, { input, shape }) => (shape.wrapped && c.cut.has(input[0]!) && input.some((w, k) => k > 0 && (c.nouns.has(w) || c.mark.has(w) || w === 'brevity'))) || undefined;
+const bracketedCut: Rule = (c, { input, shape }) =>
+  (shape.wrapped &&
+    c.cut.has(input[0]!) &&
+    input.some((w, k) => k > 0 && (c.nouns.has(w) || c.mark.has(w) || w === 'brevity'))) ||
+  undefined;
 
 /** a verb of keeping, a mark and at most one word more, and nothing after: "Keep existing variables:" */
-const keepMark: Rule = (c, { input }) => (input.length <= 3 && c.verbs.has(input[0]!) && c.mark.has(input[1]!) && !input.slice(2).some((w) => c.earlyVeto.has(w))) || undefined;
+const keepMark: Rule = (c, { input }) =>
+  (input.length <= 3 &&
+    c.verbs.has(input[0]!) &&
+    c.mark.has(input[1]!) &&
+    !input.slice(2).some((w) => c.earlyVeto.has(w))) ||
+  undefined;
 
 /** "rest unchanged helpers + new helper stubs", "rest same as before" */
-const restStatus: Rule = (c, { input }) => (input[0] === 'rest' && (c.strong.has(input[1]!) || c.strong.has(c.join(input.slice(1, 4))[0]!) || c.weak.has(input[1]!))) || undefined;
+const restStatus: Rule = (c, { input }) =>
+  (input[0] === 'rest' &&
+    (c.strong.has(input[1]!) ||
+      c.strong.has(c.join(input.slice(1, 4))[0]!) ||
+      c.weak.has(input[1]!))) ||
+  undefined;
 
 /** Words that end the noun of "the rest of NOUN": what comes after says where it is, or that it stays. */
-const AFTER_NOUN = new Set(['for', 'in', 'of', 'from', 'inside', 'within', 'is', 'are', 'was', 'were', 'would', 'will', 'can', 'could', 'should', 'may', 'might', 'must']);
-const MODAL = new Set(['would', 'will', 'can', 'could', 'should', 'may', 'might', 'must', 'is', 'are']);
+const AFTER_NOUN = new Set([
+  'for',
+  'in',
+  'of',
+  'from',
+  'inside',
+  'within',
+  'is',
+  'are',
+  'was',
+  'were',
+  'would',
+  'will',
+  'can',
+  'could',
+  'should',
+  'may',
+  'might',
+  'must',
+]);
+const MODAL = new Set([
+  'would',
+  'will',
+  'can',
+  'could',
+  'should',
+  'may',
+  'might',
+  'must',
+  'is',
+  'are',
+]);
 const WHERE = new Set(['for', 'in', 'of', 'from', 'inside', 'within']);
 
 /**
@@ -435,21 +608,37 @@ const restOfThing: Rule = (c, { input }) => {
   const words = c.join(input);
   const at = words[0] === 'the' ? 1 : 0;
   if (words[at] !== 'rest' || words[at + 1] !== 'of') return undefined;
-  const after = words.slice(at + 2).filter((w) => w !== 'the' && w !== 'your' && w !== 'all' && w !== 'this' && w !== 'our');
+  const after = words
+    .slice(at + 2)
+    .filter((w) => w !== 'the' && w !== 'your' && w !== 'all' && w !== 'this' && w !== 'our');
   const says = (w: string) => c.strong.has(w) || c.weak.has(w) || c.pointer.has(w);
   let n = 0;
   // a participle after the noun's first word starts what is said of it: "rest of code using the arguments"
-  const ends = (w: string, k: number) => AFTER_NOUN.has(w) || says(w) || c.veto.has(w) || CAUSE.has(w) || (k > 0 && /(?:ed|ing)$/.test(w) && !c.mark.has(w));
+  const ends = (w: string, k: number) =>
+    AFTER_NOUN.has(w) ||
+    says(w) ||
+    c.veto.has(w) ||
+    CAUSE.has(w) ||
+    (k > 0 && /(?:ed|ing)$/.test(w) && !c.mark.has(w));
   while (n < after.length && n < 4 && !ends(after[n]!, n)) n++;
   if (n === 0 || n > 3) return undefined;
   const tail = after.slice(n);
   if (tail.length === 0) return true;
   // whose: a code noun or a position in a few words ("for the player component", "in this file"; not "in reverse order")
-  if (WHERE.has(tail[0]!)) return (tail.length <= 5 && tail.some((w) => c.nouns.has(w) || c.position.has(w)) && !tail.some((w) => c.veto.has(w) || CAUSE.has(w) || MODAL.has(w))) || undefined;
+  if (WHERE.has(tail[0]!))
+    return (
+      (tail.length <= 5 &&
+        tail.some((w) => c.nouns.has(w) || c.position.has(w)) &&
+        !tail.some((w) => c.veto.has(w) || CAUSE.has(w) || MODAL.has(w))) ||
+      undefined
+    );
   const verb = MODAL.has(tail[0]!) ? tail.slice(tail[1] === 'be' ? 2 : 1) : tail;
   // (what "will go in here" is still to be written: a stub, not a cut)
-  const goes = (verb[0] === 'go' && tail[0] === 'would') || verb[0] === 'goes' || verb[0] === 'here';
-  return (verb[0] !== undefined && (c.strong.has(verb[0]) || c.weak.has(verb[0]) || goes)) || undefined;
+  const goes =
+    (verb[0] === 'go' && tail[0] === 'would') || verb[0] === 'goes' || verb[0] === 'here';
+  return (
+    (verb[0] !== undefined && (c.strong.has(verb[0]) || c.weak.has(verb[0]) || goes)) || undefined
+  );
 };
 
 /**
@@ -458,20 +647,29 @@ const restOfThing: Rule = (c, { input }) => {
  */
 const othersAlike: Rule = (c, { input }) => {
   const lead = c.join(input.slice(0, 10)).filter((w) => w !== 'the' && w !== 'all');
-  if (!c.mark.has(lead[0]!) || !c.nouns.has(lead[1]!) || lead.slice(2).some((w) => CAUSE.has(w))) return undefined;
+  if (!c.mark.has(lead[0]!) || !c.nouns.has(lead[1]!) || lead.slice(2).some((w) => CAUSE.has(w)))
+    return undefined;
   // the likeness closes the sentence (a word at most after it): not "documented similarly in the wiki"
   const rest = lead.slice(2).join(' ');
-  return /\b(?:similarly|likewise|analogously|same way|same pattern)(?: \w+)?$/.test(rest) || undefined;
+  return (
+    /\b(?:similarly|likewise|analogously|same way|same pattern)(?: \w+)?$/.test(rest) || undefined
+  );
 };
 
 /**
  * the generic code noun after a mark, then a comma, a colon, a bracket or nothing:
  * "all other code, including render with ...", "existing logic (validation, retries)"
  */
-const otherCode: Rule = (_c, { shape }) => /^(?:(?:all|the)\s+)*(?:other|remaining|existing)\s+(?:code|logic|implementation)\s*(?:[,;\u2013\u2014]|\.?$)/i.test(shape.raw) || undefined;
+const otherCode: Rule = (_c, { shape }) =>
+  /^(?:(?:all|the)\s+)*(?:other|remaining|existing)\s+(?:code|logic|implementation)\s*(?:[,;\u2013\u2014]|\.?$)/i.test(
+    shape.raw,
+  ) || undefined;
 
 /** a status, a colon, then a list of what it covers: "Unchanged: audio, indicator, appearance, history retention, etc." */
-const statusList: Rule = (_c, { shape }) => /^(?:unchanged|omitted|untouched|unmodified|elided|not shown|same as before|kept as is)\s*:\s*[\w-]+(?: [\w-]+){0,2}(?:\s*,\s*(?:and )?[\w-]+(?: [\w-]+){0,2}){2,}\.?$/i.test(shape.raw) || undefined;
+const statusList: Rule = (_c, { shape }) =>
+  /^(?:unchanged|omitted|untouched|unmodified|elided|not shown|same as before|kept as is)\s*:\s*[\w-]+(?: [\w-]+){0,2}(?:\s*,\s*(?:and )?[\w-]+(?: [\w-]+){0,2}){2,}\.?$/i.test(
+    shape.raw,
+  ) || undefined;
 
 /**
  * a verb of keeping, a mark and a code noun, then nothing or a clause joined by "but" / "and":
@@ -480,9 +678,22 @@ const statusList: Rule = (_c, { shape }) => /^(?:unchanged|omitted|untouched|unm
  */
 const keepMarkNoun: Rule = (c, { input }) => {
   const lead = input.filter((w) => w !== 'the' && w !== 'all' && w !== 'your');
-  if (!c.verbs.has(lead[0]!) || !c.mark.has(lead[1]!) || !c.nouns.has(lead[2]!) || input.some((w) => CAUSE.has(w))) return undefined;
+  if (
+    !c.verbs.has(lead[0]!) ||
+    !c.mark.has(lead[1]!) ||
+    !c.nouns.has(lead[2]!) ||
+    input.some((w) => CAUSE.has(w))
+  )
+    return undefined;
   const next = lead[3];
-  return next === undefined || next === 'but' || next === 'and' || next === 'here' || next === 'intact' || undefined;
+  return (
+    next === undefined ||
+    next === 'but' ||
+    next === 'and' ||
+    next === 'here' ||
+    next === 'intact' ||
+    undefined
+  );
 };
 
 /** Past dotsMaxWords words, none of the rules below can say yes. */
@@ -490,22 +701,41 @@ const tooLong: Rule = (c, { input }) => (input.length > c.g.dotsMaxWords ? false
 
 /** Comments after dots, in brackets, or about "the rest", at up to dotsMaxWords words whatever their other words. */
 const framedOrRest: Rule = (c, { input, framed, shape }) => {
-  if (!(shape.starts || shape.wrapped || input[0] === 'rest' || input[1] === 'rest')) return undefined;
+  if (!(shape.starts || shape.wrapped || input[0] === 'rest' || input[1] === 'rest'))
+    return undefined;
   const joined = c.join(input);
   const lead = joined.find((w) => !c.filler.has(w));
-  const strongHere = joined.some((w) => c.strong.has(w)) || c.g.foreign.substrings.some((x) => shape.text.includes(x));
+  const strongHere =
+    joined.some((w) => c.strong.has(w)) ||
+    c.g.foreign.substrings.some((x) => shape.text.includes(x));
   // "... rest of visual updates", "... existing tree-walk renderer unchanged ...", "... (hàm này giữ nguyên)"
   if (shape.starts && ((lead !== undefined && c.mark.has(lead)) || strongHere)) return true;
   // after the dots a verb of keeping, then a mark or "same": "... keep existing code (loadX function)", "... same parameters"
-  const afterVerb = lead !== undefined && c.verbs.has(lead) ? joined.slice(joined.indexOf(lead) + 1).find((w) => !c.filler.has(w)) : lead;
-  if (shape.starts && afterVerb !== undefined && (c.mark.has(afterVerb) || afterVerb === 'same' || afterVerb === 'similar')) return true;
+  const afterVerb =
+    lead !== undefined && c.verbs.has(lead)
+      ? joined.slice(joined.indexOf(lead) + 1).find((w) => !c.filler.has(w))
+      : lead;
+  if (
+    shape.starts &&
+    afterVerb !== undefined &&
+    (c.mark.has(afterVerb) || afterVerb === 'same' || afterVerb === 'similar')
+  )
+    return true;
   // "(existing interfaces)"
   if (shape.wrapped && lead !== undefined && c.mark.has(lead) && joined.length <= 12) return true;
   // "Rest of the file remains exactly the same as in the previous document" (not "the rest of the loop is the slow path")
   const at = joined.indexOf('rest');
   // ("will" is no veto before a weak word: "rest of the code will remain same")
-  const vetoedHere = joined.some((w, k) => c.veto.has(w) && !(w === 'will' && c.weak.has(joined[k + 1]!)));
-  if ((at === 0 || (at === 1 && joined[0] === 'the')) && joined[at + 1] === 'of' && !vetoedHere && (strongHere || joined.some((w) => c.weak.has(w)))) return true;
+  const vetoedHere = joined.some(
+    (w, k) => c.veto.has(w) && !(w === 'will' && c.weak.has(joined[k + 1]!)),
+  );
+  if (
+    (at === 0 || (at === 1 && joined[0] === 'the')) &&
+    joined[at + 1] === 'of' &&
+    !vetoedHere &&
+    (strongHere || joined.some((w) => c.weak.has(w)))
+  )
+    return true;
   // "... (error messages) ..."
   if (framed === 'both' && joined.length <= 4) return true;
   return undefined;
@@ -520,21 +750,36 @@ const subjectStays: Rule = (c, { input }) => {
   const joined = c.join(input);
   const k = joined.findIndex((w) => c.stays.has(w));
   const rest = k > 0 ? joined.slice(k + 1).filter((w) => w !== 'the' && w !== 'exactly') : [];
-  return (k <= 5 && rest.length > 0 && rest.length <= 2 && rest.every((w) => c.unchanged.has(w) || w === 'before') && (rest.length === 1 ? rest[0] !== 'same' : rest[1] === 'as_before' || rest[1] === 'before')) || undefined;
+  return (
+    (k <= 5 &&
+      rest.length > 0 &&
+      rest.length <= 2 &&
+      rest.every((w) => c.unchanged.has(w) || w === 'before') &&
+      (rest.length === 1 ? rest[0] !== 'same' : rest[1] === 'as_before' || rest[1] === 'before')) ||
+    undefined
+  );
 };
 
 /** "Repeat for other job cards", "same for the other handlers" */
-const repeatFor: Rule = (c, { input }) => ((input[0] === 'repeat' || input[0] === 'same' || input[0] === 'similarly') && input[1] === 'for' && input.length <= 8 && c.mark.has(input[2] === 'the' || input[2] === 'all' ? input[3]! : input[2]!)) || undefined;
+const repeatFor: Rule = (c, { input }) =>
+  ((input[0] === 'repeat' || input[0] === 'same' || input[0] === 'similarly') &&
+    input[1] === 'for' &&
+    input.length <= 8 &&
+    c.mark.has(input[2] === 'the' || input[2] === 'all' ? input[3]! : input[2]!)) ||
+  undefined;
 
 /** A pair joins two or three words into one: past twice maxWords, nothing can come under it; a veto word no pair holds vetoes before joining ("see" is judged below). */
-const vetoedEarly: Rule = (c, { input }) => (input.length > 2 * c.g.maxWords || input.some((w) => c.earlyVeto.has(w)) ? false : undefined);
+const vetoedEarly: Rule = (c, { input }) =>
+  input.length > 2 * c.g.maxWords || input.some((w) => c.earlyVeto.has(w)) ? false : undefined;
 
 /** A short comment (at most maxWords words once pairs are joined, at most maxFree words of no class) read by its word classes. */
 const shortComment: Rule = (c, { input, framed }) => {
   const words = c.join(input);
   if (words.length > c.g.maxWords) return false;
   // "see" explains, except before a mark: "see the original file for the rest"
-  const vetoed = (w: string, i: number) => c.veto.has(w) && !(w === 'see' && words.slice(i + 1, i + 3).some((x) => c.mark.has(x) || c.position.has(x)));
+  const vetoed = (w: string, i: number) =>
+    c.veto.has(w) &&
+    !(w === 'see' && words.slice(i + 1, i + 3).some((x) => c.mark.has(x) || c.position.has(x)));
   if (words.some(vetoed)) return false;
   const has = (set: Set<string>) => words.some((w) => set.has(w));
   const free = words.filter((w) => !c.known.has(w) && w !== 'see').length;
@@ -555,12 +800,33 @@ const shortComment: Rule = (c, { input, framed }) => {
   // "see the original file for the rest"
   if (words.includes('see') && has(c.listMarks)) return true;
   // only marks, numbers and code nouns: "the other 12 methods", "remaining tests"
-  const listed = free === 0 && words.every((w) => c.mark.has(w) || c.nouns.has(w) || c.filler.has(w)) && has(c.nouns);
+  const listed =
+    free === 0 &&
+    words.every((w) => c.mark.has(w) || c.nouns.has(w) || c.filler.has(w)) &&
+    has(c.nouns);
   return listed && has(c.mark) && (has(c.listMarks) || words.includes('n'));
 };
 
 /** The general rule's steps, in order. */
-const GENERAL_RULES: readonly Rule[] = [dotsThenStrong, markNounStays, restOfCodeKept, bracketedCut, keepMark, restStatus, restOfThing, othersAlike, otherCode, statusList, keepMarkNoun, tooLong, framedOrRest, subjectStays, repeatFor, vetoedEarly, shortComment];
+const GENERAL_RULES: readonly Rule[] = [
+  dotsThenStrong,
+  markNounStays,
+  restOfCodeKept,
+  bracketedCut,
+  keepMark,
+  restStatus,
+  restOfThing,
+  othersAlike,
+  otherCode,
+  statusList,
+  keepMarkNoun,
+  tooLong,
+  framedOrRest,
+  subjectStays,
+  repeatFor,
+  vetoedEarly,
+  shortComment,
+];
 
 // compiled on first use (2 ms): a change that deletes no line never asks
 let matcher: Matcher | undefined;
@@ -597,7 +863,11 @@ export function findElisions(newText: string, oldText: string, limit = 3): Elisi
   if (hunks === null) {
     // too large to diff here: a placeholder the old text did not have fails closed, unless the
     // lines around it stood side by side in the old text (it was added where nothing was removed)
-    return candidates.filter((c) => !hasLine(oldText, c.text) && !insertedBetweenNeighbours(lines, c.line - 1, oldText)).slice(0, limit);
+    return candidates
+      .filter(
+        (c) => !hasLine(oldText, c.text) && !insertedBetweenNeighbours(lines, c.line - 1, oldText),
+      )
+      .slice(0, limit);
   }
   const m = (matcher ??= makeMatcher(data as PhraseData));
   const inPlace = new Set<number>();
@@ -610,12 +880,15 @@ export function findElisions(newText: string, oldText: string, limit = 3): Elisi
       // an added line in a hunk that removes lines; or a placeholder that was already
       // there and now borders removed lines (added first, then the code cut beside it:
       // two harmless-looking steps that make one truncation)
-      const borders = l.startsWith(' ') && (h.lines[k - 1]?.startsWith('-') || h.lines[k + 1]?.startsWith('-'));
+      const borders =
+        l.startsWith(' ') && (h.lines[k - 1]?.startsWith('-') || h.lines[k + 1]?.startsWith('-'));
       if (l.startsWith('+') || borders) inPlace.add(n);
       if (!l.startsWith('-')) n++;
     });
   }
-  return candidates.filter((c) => inPlace.has(c.line) && !continuesProse(lines, c.line - 1, m)).slice(0, limit);
+  return candidates
+    .filter((c) => inPlace.has(c.line) && !continuesProse(lines, c.line - 1, m))
+    .slice(0, limit);
 }
 
 /** Does `text` hold a line that is `trimmed` with white space around it? (A string search, not a split.) */
@@ -624,7 +897,8 @@ function hasLine(text: string, trimmed: string): boolean {
     const start = text.lastIndexOf('\n', at - 1) + 1;
     let end = text.indexOf('\n', at + trimmed.length);
     if (end === -1) end = text.length;
-    if (text.slice(start, at).trim() === '' && text.slice(at + trimmed.length, end).trim() === '') return true;
+    if (text.slice(start, at).trim() === '' && text.slice(at + trimmed.length, end).trim() === '')
+      return true;
   }
   return false;
 }
@@ -658,7 +932,11 @@ function insertedBetweenNeighbours(lines: readonly string[], i: number, oldText:
   if (above === null) return below !== null && nextLine(0) === below;
   const needle = `${above}\n`;
   let tries = 0;
-  for (let at = oldText.startsWith(needle) ? 0 : oldText.indexOf(`\n${needle}`); at !== -1 && tries < 64; tries++) {
+  for (
+    let at = oldText.startsWith(needle) ? 0 : oldText.indexOf(`\n${needle}`);
+    at !== -1 && tries < 64;
+    tries++
+  ) {
     const start = at === 0 && oldText.startsWith(needle) && tries === 0 ? 0 : at + 1;
     if (nextLine(start + needle.length) === below) return true;
     at = oldText.indexOf(`\n${needle}`, start);
@@ -724,11 +1002,17 @@ function host(indent: string): string[] {
  *   comment above the new code, in the same hunk as the removed lines); flagged
  *   when the rule fires. (Added where nothing is removed it can never fire.)
  */
-export function elisionFigures(placeholders: readonly string[], comments: readonly string[]): ElisionFigures {
+export function elisionFigures(
+  placeholders: readonly string[],
+  comments: readonly string[],
+): ElisionFigures {
   const missed: string[] = [];
   for (const [i, p] of placeholders.entries()) {
     const body = host('    ');
-    const next = i % 3 === 2 ? [...body.slice(0, 10), `    ${p}`] : [...body.slice(0, 5), `    ${p}`, ...body.slice(25)];
+    const next =
+      i % 3 === 2
+        ? [...body.slice(0, 10), `    ${p}`]
+        : [...body.slice(0, 5), `    ${p}`, ...body.slice(25)];
     const old = ['def run(values):', ...body, '    return total', ''].join('\n');
     const neu = ['def run(values):', ...next, '    return total', ''].join('\n');
     if (findElisions(neu, old, 1).length === 0) missed.push(p);
@@ -736,7 +1020,12 @@ export function elisionFigures(placeholders: readonly string[], comments: readon
   const wronglyFlagged: string[] = [];
   for (const c of comments) {
     const body = host('  ');
-    const next = [...body.slice(0, 12), `  ${c}`, '  total = total + adjust(weight_12, value_12)', ...body.slice(14)];
+    const next = [
+      ...body.slice(0, 12),
+      `  ${c}`,
+      '  total = total + adjust(weight_12, value_12)',
+      ...body.slice(14),
+    ];
     const old = ['function run() {', ...body, '}', ''].join('\n');
     const neu = ['function run() {', ...next, '}', ''].join('\n');
     if (findElisions(neu, old, 1).length > 0) wronglyFlagged.push(c);

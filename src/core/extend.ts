@@ -25,7 +25,11 @@ import { createRequire } from 'node:module';
 import type { Language as TsLanguage, Node, Parser as TsParser } from '@vscode/tree-sitter-wasm';
 
 export type ExtendResult =
-  | { ok: true; content: string; /** What was added: "foo", "Cls.method", "import x". */ added: string[] }
+  | {
+      ok: true;
+      content: string;
+      /** What was added: "foo", "Cls.method", "import x". */ added: string[];
+    }
   | { ok: false; reason: string };
 
 type Grammar = 'python' | 'typescript' | 'tsx' | 'javascript';
@@ -64,7 +68,9 @@ const languages = new Map<Grammar, Promise<TsLanguage>>();
 
 async function loadRuntime(): Promise<TreeSitter> {
   // A UMD bundle: Node exposes it as the default export only.
-  const mod = (await import('@vscode/tree-sitter-wasm')) as unknown as { default?: TreeSitter } & TreeSitter;
+  const mod = (await import('@vscode/tree-sitter-wasm')) as unknown as {
+    default?: TreeSitter;
+  } & TreeSitter;
   const ts = mod.default ?? mod;
   await ts.Parser.init();
   return ts;
@@ -75,7 +81,9 @@ async function parserFor(grammar: Grammar): Promise<TsParser> {
   const ts = await runtime;
   let language = languages.get(grammar);
   if (!language) {
-    const wasm = createRequire(import.meta.url).resolve(`@vscode/tree-sitter-wasm/wasm/tree-sitter-${grammar}.wasm`);
+    const wasm = createRequire(import.meta.url).resolve(
+      `@vscode/tree-sitter-wasm/wasm/tree-sitter-${grammar}.wasm`,
+    );
     language = ts.Language.load(wasm);
     languages.set(grammar, language);
   }
@@ -129,7 +137,8 @@ function isPython(g: Grammar): boolean {
 
 /** Identifiers bound by a pattern (`a`, `[a, {b}]`, `a, b`). */
 function boundIdentifiers(pattern: Node): string[] {
-  if (/identifier$/.test(pattern.type) && !pattern.type.startsWith('property')) return [pattern.text];
+  if (/identifier$/.test(pattern.type) && !pattern.type.startsWith('property'))
+    return [pattern.text];
   if (pattern.type === 'shorthand_property_identifier_pattern') return [pattern.text];
   const out: string[] = [];
   for (const c of pattern.namedChildren) {
@@ -152,7 +161,8 @@ function named(node: Node): Node[] {
 function pyImportSpecs(node: Node): Array<{ name: string; node: Node }> {
   return node.childrenForFieldName('name').flatMap((n) => {
     if (!n) return [];
-    if (n.type === 'aliased_import') return [{ name: n.childForFieldName('alias')?.text ?? n.text, node: n }];
+    if (n.type === 'aliased_import')
+      return [{ name: n.childForFieldName('alias')?.text ?? n.text, node: n }];
     // `from m import a.b` cannot happen; `import a.b` binds "a.b" as far as we care.
     return [{ name: n.text, node: n }];
   });
@@ -171,11 +181,17 @@ function pythonDecl(node: Node): Decl | null {
     case 'function_definition':
     case 'class_definition':
     case 'decorated_definition': {
-      const def = node.type === 'decorated_definition' ? node.childForFieldName('definition') : node;
+      const def =
+        node.type === 'decorated_definition' ? node.childForFieldName('definition') : node;
       const name = def?.childForFieldName('name')?.text;
       if (!def || !name) return null;
       const isClass = def.type === 'class_definition';
-      return { names: [name], kind: isClass ? 'class' : 'function', node, ...(isClass ? { classNode: def } : {}) };
+      return {
+        names: [name],
+        kind: isClass ? 'class' : 'function',
+        node,
+        ...(isClass ? { classNode: def } : {}),
+      };
     }
     case 'expression_statement': {
       const first = named(node)[0];
@@ -204,7 +220,10 @@ function tsImportDecl(node: Node): Decl {
     else if (p.type === 'named_imports') {
       const list = named(p)
         .filter((s) => s.type === 'import_specifier')
-        .map((s) => ({ name: (s.childForFieldName('alias') ?? s.childForFieldName('name'))?.text ?? s.text, node: s }));
+        .map((s) => ({
+          name: (s.childForFieldName('alias') ?? s.childForFieldName('name'))?.text ?? s.text,
+          node: s,
+        }));
       names.push(...list.map((s) => s.name));
       if (parts.length === 1 && list.length > 0) specs = list;
     }
@@ -269,7 +288,6 @@ interface Member {
   node: Node;
   isMethod: boolean;
 }
-
 
 function members(grammar: Grammar, body: Node): Member[] {
   const out: Member[] = [];
@@ -351,8 +369,13 @@ function snippet(src: Source, node: Node, from: Node = leadingStart(node)): stri
   const rest = src.text.slice(end, lineEnd).trim();
   if (rest === '' || rest.startsWith('//') || rest.startsWith('#')) end = lineEnd;
   const indent = startsLine ? indentOfLine(src, row) : '';
-  const lines = src.text.slice(start, end).replace(/\r?\n$/, '').split('\n');
-  return lines.map((l) => l.replace(/\r$/, '')).map((l) => (l.startsWith(indent) ? l.slice(indent.length) : l));
+  const lines = src.text
+    .slice(start, end)
+    .replace(/\r?\n$/, '')
+    .split('\n');
+  return lines
+    .map((l) => l.replace(/\r$/, ''))
+    .map((l) => (l.startsWith(indent) ? l.slice(indent.length) : l));
 }
 
 // ---------------------------------------------------------------------------
@@ -366,7 +389,11 @@ interface Insertion {
   text: string;
 }
 
-export async function extend(path: string, oldText: string, newText: string): Promise<ExtendResult> {
+export async function extend(
+  path: string,
+  oldText: string,
+  newText: string,
+): Promise<ExtendResult> {
   const grammar = grammarOf(path);
   if (!grammar) return { ok: false, reason: `extend does not know the language of ${path}` };
   let parser: TsParser;
@@ -375,7 +402,10 @@ export async function extend(path: string, oldText: string, newText: string): Pr
   } catch (err) {
     runtime = undefined;
     languages.delete(grammar);
-    return { ok: false, reason: `the ${grammar} parser could not be loaded (${(err as Error).message})` };
+    return {
+      ok: false,
+      reason: `the ${grammar} parser could not be loaded (${(err as Error).message})`,
+    };
   }
   const trees = [parser.parse(oldText), parser.parse(newText)];
   try {
@@ -385,13 +415,20 @@ export async function extend(path: string, oldText: string, newText: string): Pr
       [newTree, 'new'],
     ] as const) {
       if (!tree) return { ok: false, reason: `the ${side} side could not be parsed` };
-      if (tree.rootNode.hasError) return { ok: false, reason: `the ${side} side does not parse${errorWhere(tree.rootNode)}` };
+      if (tree.rootNode.hasError)
+        return { ok: false, reason: `the ${side} side does not parse${errorWhere(tree.rootNode)}` };
     }
-    const merged = merge(grammar, { oldSrc: source(oldText), oldRoot: oldTree!.rootNode, newSrc: source(newText), newRoot: newTree!.rootNode });
+    const merged = merge(grammar, {
+      oldSrc: source(oldText),
+      oldRoot: oldTree!.rootNode,
+      newSrc: source(newText),
+      newRoot: newTree!.rootNode,
+    });
     if (merged.added.length === 0) return { ok: true, content: oldText, added: [] };
     const check = parser.parse(merged.content);
     trees.push(check);
-    if (!check || check.rootNode.hasError) return { ok: false, reason: 'the extended file would not parse' };
+    if (!check || check.rootNode.hasError)
+      return { ok: false, reason: 'the extended file would not parse' };
     return { ok: true, ...merged };
   } finally {
     for (const t of trees) t?.delete();
@@ -427,14 +464,17 @@ function merge(grammar: Grammar, { oldSrc, oldRoot, newSrc, newRoot }: MergeSide
 
   const oldItems = named(oldRoot).map((node) => ({ node, decl: declOf(node) }));
   const oldByName = new Map<string, Decl>();
-  for (const { decl } of oldItems) for (const n of decl?.names ?? []) if (!oldByName.has(n)) oldByName.set(n, decl!);
+  for (const { decl } of oldItems)
+    for (const n of decl?.names ?? []) if (!oldByName.has(n)) oldByName.set(n, decl!);
 
   const { importAt, importsGoFirst, fallbackAt } = placesIn(oldSrc, oldItems);
 
   const insertions: Insertion[] = [];
   const added: string[] = [];
-  const add = (at: number, rank: number, text: string) => insertions.push({ at, rank, seq: insertions.length, text });
-  const lines = (ls: string[], indent = '') => ls.map((l) => (l.trim() === '' ? '' : indent + l) + eol).join('');
+  const add = (at: number, rank: number, text: string) =>
+    insertions.push({ at, rank, seq: insertions.length, text });
+  const lines = (ls: string[], indent = '') =>
+    ls.map((l) => (l.trim() === '' ? '' : indent + l) + eol).join('');
   const blank = (n: number) => eol.repeat(n);
 
   // A new declaration goes after the old one that precedes it in the new
@@ -450,7 +490,8 @@ function merge(grammar: Grammar, { oldSrc, oldRoot, newSrc, newRoot }: MergeSide
     if (decl.kind === 'import') {
       const text = importText(newSrc, node, decl, known.length === 0 ? null : oldByName);
       if (text) {
-        if (importsGoFirst && !added.some((a) => a.startsWith('import '))) add(importAt, 1.5, blank(1));
+        if (importsGoFirst && !added.some((a) => a.startsWith('import ')))
+          add(importAt, 1.5, blank(1));
         add(importAt, 1, lines(text));
         added.push(`import ${decl.names.filter((n) => !oldByName.has(n)).join(', ')}`);
       }
@@ -461,17 +502,31 @@ function merge(grammar: Grammar, { oldSrc, oldRoot, newSrc, newRoot }: MergeSide
       const old = oldByName.get(known[0]!)!;
       anchor = afterLine(oldSrc, lastRow(old.node));
       if (decl.classNode && old.classNode && decl.names.length === 1) {
-        added.push(...mergeClass(grammar, { oldSrc, oldCls: old.classNode, newSrc, newCls: decl.classNode, className: decl.names[0]!, eol, add }));
+        added.push(
+          ...mergeClass(grammar, {
+            oldSrc,
+            oldCls: old.classNode,
+            newSrc,
+            newCls: decl.classNode,
+            className: decl.names[0]!,
+            eol,
+            add,
+          }),
+        );
       }
       continue;
     }
 
     const gap = py && decl.kind !== 'other' ? 2 : 1;
     const body = lines(snippet(newSrc, node));
-    const next = anchor === null ? newItems.slice(idx + 1).find((i) => i.decl.kind !== 'import' && i.known.length > 0) : undefined;
+    const next =
+      anchor === null
+        ? newItems.slice(idx + 1).find((i) => i.decl.kind !== 'import' && i.known.length > 0)
+        : undefined;
     const before = next && oldByName.get(next.known[0]!);
     if (anchor !== null) add(anchor, 2, blank(gap) + body);
-    else if (before) add(lineStart(oldSrc, leadingStart(before.node).startPosition.row), 2, body + blank(gap));
+    else if (before)
+      add(lineStart(oldSrc, leadingStart(before.node).startPosition.row), 2, body + blank(gap));
     else add(fallbackAt, 2, (oldSrc.text.trim() === '' ? '' : blank(gap)) + body);
     added.push(decl.names.join(', '));
   }
@@ -482,14 +537,20 @@ function merge(grammar: Grammar, { oldSrc, oldRoot, newSrc, newRoot }: MergeSide
 /** Where imports go (after the old file's last import, or before its first code), and declarations with no anchor (after its last declaration). */
 function placesIn(oldSrc: Source, oldItems: ReadonlyArray<{ node: Node; decl: Decl | null }>) {
   const lastImport = oldItems.filter((i) => i.decl?.kind === 'import').at(-1);
-  const firstCode = oldItems.find((i, idx) => i.node.type !== 'comment' && !(idx === 0 && isDirective(i.node)));
+  const firstCode = oldItems.find(
+    (i, idx) => i.node.type !== 'comment' && !(idx === 0 && isDirective(i.node)),
+  );
   const importAt = lastImport
     ? afterLine(oldSrc, lastRow(lastImport.node))
     : firstCode
       ? lineStart(oldSrc, leadingStart(firstCode.node).startPosition.row)
       : oldSrc.text.length;
   const lastOldDecl = oldItems.filter((i) => i.decl && i.decl.kind !== 'import').at(-1);
-  const fallbackAt = lastOldDecl ? afterLine(oldSrc, lastRow(lastOldDecl.node)) : lastImport ? importAt : oldSrc.text.length;
+  const fallbackAt = lastOldDecl
+    ? afterLine(oldSrc, lastRow(lastOldDecl.node))
+    : lastImport
+      ? importAt
+      : oldSrc.text.length;
   return { importAt, importsGoFirst: !lastImport && firstCode !== undefined, fallbackAt };
 }
 
@@ -497,7 +558,12 @@ function placesIn(oldSrc: Source, oldItems: ReadonlyArray<{ node: Node; decl: De
  * The text of a new import to add: all of it when the old file imports none of its names
  * (`oldByName` null), only the names the old file lacks when it imports some, nothing when all.
  */
-function importText(newSrc: Source, node: Node, decl: Decl, oldByName: ReadonlyMap<string, Decl> | null): string[] | null {
+function importText(
+  newSrc: Source,
+  node: Node,
+  decl: Decl,
+  oldByName: ReadonlyMap<string, Decl> | null,
+): string[] | null {
   if (!oldByName) return snippet(newSrc, node);
   if (!decl.specs || !decl.names.some((n) => !oldByName.has(n))) return null;
   const missing = decl.specs.filter((s) => !oldByName.has(s.name));
@@ -540,17 +606,25 @@ function mergeClass(
   const classIndent = indentOfLine(oldSrc, oldCls.startPosition.row);
   const newClassIndent = indentOfLine(newSrc, newCls.startPosition.row);
   const firstNew = fresh[0]!.node;
-  const unit = indentOfLine(newSrc, firstNew.startPosition.row).slice(newClassIndent.length) || (py ? '    ' : '  ');
+  const unit =
+    indentOfLine(newSrc, firstNew.startPosition.row).slice(newClassIndent.length) ||
+    (py ? '    ' : '  ');
   // Indent like the first old member that starts its own line.
   const ownLine = named(oldBody).find(
-    (m) => m.startPosition.row > oldCls.startPosition.row && oldSrc.text.slice(lineStart(oldSrc, m.startPosition.row), m.startIndex).trim() === '',
+    (m) =>
+      m.startPosition.row > oldCls.startPosition.row &&
+      oldSrc.text.slice(lineStart(oldSrc, m.startPosition.row), m.startIndex).trim() === '',
   );
   const indent = ownLine ? indentOfLine(oldSrc, ownLine.startPosition.row) : classIndent + unit;
 
   let text = '';
   for (const m of fresh) {
     const sep = oldMembers.length > 0 || text !== '' ? (m.isMethod ? eol : '') : '';
-    text += sep + snippet(newSrc, m.node).map((l) => (l.trim() === '' ? '' : indent + l) + eol).join('');
+    text +=
+      sep +
+      snippet(newSrc, m.node)
+        .map((l) => (l.trim() === '' ? '' : indent + l) + eol)
+        .join('');
   }
 
   if (py) {
@@ -561,7 +635,10 @@ function mergeClass(
     if (!close) return [];
     const closeRow = close.startPosition.row;
     const closeLine = lineStart(oldSrc, closeRow);
-    if (oldSrc.text.slice(closeLine, close.startIndex).trim() === '' && closeRow > oldBody.startPosition.row) {
+    if (
+      oldSrc.text.slice(closeLine, close.startIndex).trim() === '' &&
+      closeRow > oldBody.startPosition.row
+    ) {
       add(closeLine, 0, text);
     } else {
       add(close.startIndex, 0, eol + text + classIndent);

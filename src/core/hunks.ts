@@ -20,7 +20,8 @@ import type { StructuredPatchHunk } from 'diff';
 // shows hunks or finds a placeholder comment: loaded (its CommonJS build,
 // synchronously) on first use.
 let jsdiff: typeof JsDiff | null = null;
-const diffLib = (): typeof JsDiff => (jsdiff ??= createRequire(import.meta.url)('diff') as typeof JsDiff);
+const diffLib = (): typeof JsDiff =>
+  (jsdiff ??= createRequire(import.meta.url)('diff') as typeof JsDiff);
 
 export interface Hunk {
   /** 0-based position in diff order. */
@@ -90,7 +91,9 @@ export function parseHunks(unifiedDiffText: string): Hunk[] {
     throw new Error(`parseHunks: expected the diff of one file, got ${withHunks.length}`);
   }
   // jsdiff drops git's section heading ("@@ -1,3 +1,3 @@ def main():"); read it back, in order.
-  const headings = [...unifiedDiffText.matchAll(/^@@ -\d+(?:,\d+)? \+\d+(?:,\d+)? @@ ?(.*)$/gm)].map((m) => m[1] ?? '');
+  const headings = [
+    ...unifiedDiffText.matchAll(/^@@ -\d+(?:,\d+)? \+\d+(?:,\d+)? @@ ?(.*)$/gm),
+  ].map((m) => m[1] ?? '');
   const hunks = withHunks[0]?.hunks ?? [];
   if (headings.length !== hunks.length) return fromJsdiff(hunks);
   return fromJsdiff(hunks, headings);
@@ -167,7 +170,8 @@ export function reindex(hunks: readonly HunkBody[]): Hunk[] {
 /** What a hunk changes, and nothing about where. */
 function hunkContent(h: HunkBody): string {
   const changed = h.lines.filter((l) => l[0] === '-' || l[0] === '+');
-  const eof = (h.oldNoNewlineAtEnd ? '\0old-noeol' : '') + (h.newNoNewlineAtEnd ? '\0new-noeol' : '');
+  const eof =
+    (h.oldNoNewlineAtEnd ? '\0old-noeol' : '') + (h.newNoNewlineAtEnd ? '\0new-noeol' : '');
   return changed.join('\n') + eof;
 }
 
@@ -175,7 +179,9 @@ function sha12(s: string): string {
   return createHash('sha1').update(s, 'utf8').digest('hex').slice(0, 12);
 }
 
-function formatHeader(h: Pick<Hunk, 'oldStart' | 'oldLines' | 'newStart' | 'newLines' | 'context'>): string {
+function formatHeader(
+  h: Pick<Hunk, 'oldStart' | 'oldLines' | 'newStart' | 'newLines' | 'context'>,
+): string {
   const range = (start: number, count: number) => (count === 1 ? `${start}` : `${start},${count}`);
   return `@@ -${range(h.oldStart, h.oldLines)} +${range(h.newStart, h.newLines)} @@${h.context ? ` ${h.context}` : ''}`;
 }
@@ -193,7 +199,7 @@ function formatHeader(h: Pick<Hunk, 'oldStart' | 'oldLines' | 'newStart' | 'newL
 export function splitHunk(h: Hunk): Hunk[] {
   // Runs of change lines, as [start, end) indexes into h.lines.
   const runs: Array<[number, number]> = [];
-  for (let i = 0; i < h.lines.length; ) {
+  for (let i = 0; i < h.lines.length;) {
     if (h.lines[i]?.[0] === ' ') {
       i++;
       continue;
@@ -284,7 +290,12 @@ function core(h: Hunk): { at: number; oldCount: number; lines: string[]; addsLas
   const base = h.oldLines === 0 ? h.oldStart : h.oldStart - 1;
   // The new side's last line is in the core only if no context follows it.
   const addsLastLine = last === h.lines.length - 1;
-  return { at: base + lead, oldCount: lines.filter((l) => l[0] !== '+').length, lines, addsLastLine };
+  return {
+    at: base + lead,
+    oldCount: lines.filter((l) => l[0] !== '+').length,
+    lines,
+    addsLastLine,
+  };
 }
 
 /**
@@ -427,9 +438,17 @@ export function hunkEditText(h: Hunk): string {
   const body: string[] = [];
   h.lines.forEach((l, i) => {
     body.push(l);
-    if ((h.oldNoNewlineAtEnd && i === lastOld) || (h.newNoNewlineAtEnd && i === lastNew)) body.push('\\ No newline at end of file');
+    if ((h.oldNoNewlineAtEnd && i === lastOld) || (h.newNoNewlineAtEnd && i === lastNew))
+      body.push('\\ No newline at end of file');
   });
-  return ['# Manual hunk edit mode -- see bottom for a quick guide.', h.header, ...body, ...EDIT_GUIDE].join('\n') + '\n';
+  return (
+    [
+      '# Manual hunk edit mode -- see bottom for a quick guide.',
+      h.header,
+      ...body,
+      ...EDIT_GUIDE,
+    ].join('\n') + '\n'
+  );
 }
 
 /**
@@ -456,7 +475,10 @@ export function editedHunk(h: Hunk, text: string): Hunk | null {
       continue;
     }
     const kind = line === '' || line === '\r' ? ' ' : line[0];
-    if (kind !== ' ' && kind !== '-' && kind !== '+') throw new HunkMismatch(`a line that is not context, '-' or '+': ${JSON.stringify(line.slice(0, 40))}`);
+    if (kind !== ' ' && kind !== '-' && kind !== '+')
+      throw new HunkMismatch(
+        `a line that is not context, '-' or '+': ${JSON.stringify(line.slice(0, 40))}`,
+      );
     lines.push(line === '' ? ' ' : line === '\r' ? ' \r' : line);
   }
   if (lines.length === 0) return null;
@@ -492,7 +514,8 @@ export function withEditedHunk(baseText: string, hunks: readonly Hunk[], edited:
   let at = edited.oldLines === 0 ? edited.oldStart : edited.oldStart - 1;
   for (const l of edited.lines) {
     if (l[0] === '+') continue;
-    if (!sameLine(base[at], l.slice(1))) throw new HunkMismatch(`hunk ${edited.header} does not match the base at line ${at + 1}`);
+    if (!sameLine(base[at], l.slice(1)))
+      throw new HunkMismatch(`hunk ${edited.header} does not match the base at line ${at + 1}`);
     at++;
   }
   const next = hunks.map((h) => (h.index === edited.index ? edited : h));

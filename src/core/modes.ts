@@ -4,7 +4,13 @@
  * of a regular file's permissions it keeps the owner's execute bit alone.
  * https://git-scm.com/docs/git-fast-import#_filemodify
  */
-export const MODE = { file: '100644', executable: '100755', symlink: '120000', gitlink: '160000', tree: '040000' } as const;
+export const MODE = {
+  file: '100644',
+  executable: '100755',
+  symlink: '120000',
+  gitlink: '160000',
+  tree: '040000',
+} as const;
 
 export type GitMode = (typeof MODE)[keyof typeof MODE];
 

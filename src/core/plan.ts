@@ -123,12 +123,25 @@ function same(h: Held | null | undefined, content: Buffer | null, mode: string |
 
 function textual(f: PlanFile): boolean {
   const modes = [f.baseMode, f.proposedMode];
-  return !f.c.binary && !f.c.submodule && !f.c.symlink && !modes.includes(SYMLINK) && !modes.includes(GITLINK);
+  return (
+    !f.c.binary &&
+    !f.c.submodule &&
+    !f.c.symlink &&
+    !modes.includes(SYMLINK) &&
+    !modes.includes(GITLINK)
+  );
 }
 
 /** The whole-file strategies besides replace that can merge this file: none for a new file, a delete, binary, a symlink. */
 export function mergeStrategies(f: PlanFile): StrategyName[] {
-  if (f.base === null || f.proposed === null || f.c.status === 'delete' || f.c.status === 'new' || !textual(f)) return [];
+  if (
+    f.base === null ||
+    f.proposed === null ||
+    f.c.status === 'delete' ||
+    f.c.status === 'new' ||
+    !textual(f)
+  )
+    return [];
   return ['append', 'insert', 'extend'];
 }
 
@@ -147,22 +160,49 @@ export function alreadyThere(gate: Gate, f: PlanFile): boolean {
 
 function checkAnswer(f: PlanFile, a: Answer): void {
   const name = f.c.path;
-  if (a.take === 'strategy' && a.strategy !== 'replace' && !mergeStrategies(f).includes(a.strategy)) {
-    const what = f.c.status === 'delete' ? 'a deletion' : f.c.status === 'new' ? 'a new file' : 'a file that is not text';
-    throw new GuardError('E_USAGE', `strategy ${a.strategy} cannot merge "${name}" (${what})`, 'approve it as it is (replace), or reject it');
+  if (
+    a.take === 'strategy' &&
+    a.strategy !== 'replace' &&
+    !mergeStrategies(f).includes(a.strategy)
+  ) {
+    const what =
+      f.c.status === 'delete'
+        ? 'a deletion'
+        : f.c.status === 'new'
+          ? 'a new file'
+          : 'a file that is not text';
+    throw new GuardError(
+      'E_USAGE',
+      `strategy ${a.strategy} cannot merge "${name}" (${what})`,
+      'approve it as it is (replace), or reject it',
+    );
   }
   if (a.take === 'hunks') {
     const hunks = a.hunks ?? f.hunks;
     if (hunks.length === 0 && a.indices.size > 0) {
-      throw new GuardError('E_USAGE', `"${name}" has no hunks to pick (binary, symlink, mode or rename only)`, 'approve it or reject it whole');
+      throw new GuardError(
+        'E_USAGE',
+        `"${name}" has no hunks to pick (binary, symlink, mode or rename only)`,
+        'approve it or reject it whole',
+      );
     }
     const known = new Set(hunks.map((h) => h.index));
-    for (const i of a.indices) if (!known.has(i)) throw new GuardError('E_USAGE', `"${name}" has no hunk #${i}`, 'guard review NAME --dry-run lists the hunks');
+    for (const i of a.indices)
+      if (!known.has(i))
+        throw new GuardError(
+          'E_USAGE',
+          `"${name}" has no hunk #${i}`,
+          'guard review NAME --dry-run lists the hunks',
+        );
   }
 }
 
 /** Plan every file; `answers` by path (a rename's new path). Throws E_USAGE for an answer that does not fit its file. */
-export async function plan(gate: Gate, files: readonly PlanFile[], answers: ReadonlyMap<string, Answer>): Promise<Plan> {
+export async function plan(
+  gate: Gate,
+  files: readonly PlanFile[],
+  answers: ReadonlyMap<string, Answer>,
+): Promise<Plan> {
   const out: FileOutcome[] = [];
   for (const f of files) out.push(await planOne(gate, f, answers.get(f.c.path)));
   return { gate, files: out };
@@ -170,17 +210,53 @@ export async function plan(gate: Gate, files: readonly PlanFile[], answers: Read
 
 async function planOne(gate: Gate, f: PlanFile, answer: Answer | undefined): Promise<FileOutcome> {
   const base = { path: f.c.path, ...(f.c.oldPath !== undefined ? { oldPath: f.c.oldPath } : {}) };
-  if (alreadyThere(gate, f)) return { ...base, decision: 'allowed', decider: 'policy', mode: f.proposedMode, content: f.proposed, action: 'none', keep: null, already: true };
+  if (alreadyThere(gate, f))
+    return {
+      ...base,
+      decision: 'allowed',
+      decider: 'policy',
+      mode: f.proposedMode,
+      content: f.proposed,
+      action: 'none',
+      keep: null,
+      already: true,
+    };
   if (answer) checkAnswer(f, answer);
-  const refused = (decision: Decision, decider: Decider): FileOutcome => ({ ...base, decision, decider, mode: null, action: 'blocked', keep: 'proposal' });
+  const refused = (decision: Decision, decider: Decider): FileOutcome => ({
+    ...base,
+    decision,
+    decider,
+    mode: null,
+    action: 'blocked',
+    keep: 'proposal',
+  });
   if (!answer) {
     if (f.c.needsApproval) return refused('blocked', 'auto');
-    return target(gate, f, { ...base, decision: 'allowed', decider: 'policy', content: f.proposed, mode: f.proposedMode, action: 'none', keep: null });
+    return target(gate, f, {
+      ...base,
+      decision: 'allowed',
+      decider: 'policy',
+      content: f.proposed,
+      mode: f.proposedMode,
+      action: 'none',
+      keep: null,
+    });
   }
   if (answer.take === 'none') return refused('rejected', 'person');
-  const approved = { ...base, decision: 'approved' as const, decider: 'person' as const, action: 'none' as const, keep: null };
+  const approved = {
+    ...base,
+    decision: 'approved' as const,
+    decider: 'person' as const,
+    action: 'none' as const,
+    keep: null,
+  };
   if (answer.take === 'all' || (answer.take === 'strategy' && answer.strategy === 'replace')) {
-    return target(gate, f, { ...approved, strategy: answer.take === 'all' && answer.via ? answer.via : 'replace', content: f.proposed, mode: f.proposedMode });
+    return target(gate, f, {
+      ...approved,
+      strategy: answer.take === 'all' && answer.via ? answer.via : 'replace',
+      content: f.proposed,
+      mode: f.proposedMode,
+    });
   }
   if (answer.take === 'hunks') {
     if (answer.indices.size === 0) return refused('rejected', 'person');
@@ -200,7 +276,13 @@ async function planHunks(
 ): Promise<FileOutcome> {
   const hunks = answer.hunks ?? f.hunks;
   // Every hunk taken is the proposal, unless a person edited one by hand (`e`): then it is what they made.
-  if (answer.indices.size === hunks.length && !hunks.some((h) => h.edited)) return target(gate, f, { ...approved, strategy: 'replace', content: f.proposed, mode: f.proposedMode });
+  if (answer.indices.size === hunks.length && !hunks.some((h) => h.edited))
+    return target(gate, f, {
+      ...approved,
+      strategy: 'replace',
+      content: f.proposed,
+      mode: f.proposedMode,
+    });
   // Byte for byte: hunks were read as UTF-8, so their lines are taken again from both sides read as latin1.
   // (hunks.js, and jsdiff with it, loads only here: the commit gate's silent path never needs it.)
   const { applyHunks, relineHunks } = await import('./hunks.js');
@@ -209,16 +291,41 @@ async function planHunks(
   const taken = hunks.filter((h) => answer.indices.has(h.index));
   const edited = taken.filter((h) => h.edited).length;
   const ids = taken.map((h) => h.id);
-  return target(gate, f, { ...approved, strategy: 'hunks', taken: ids, hunkCount: hunks.length, ...(edited > 0 ? { edited } : {}), content, mode: f.proposedMode ?? f.baseMode, keep: 'rest' });
+  return target(gate, f, {
+    ...approved,
+    strategy: 'hunks',
+    taken: ids,
+    hunkCount: hunks.length,
+    ...(edited > 0 ? { edited } : {}),
+    content,
+    mode: f.proposedMode ?? f.baseMode,
+    keep: 'rest',
+  });
 }
 
 /** A merge strategy other than replace (append, insert, extend): its result, the proposal kept as a ref. */
-async function planStrategy(gate: Gate, f: PlanFile, answer: Extract<Answer, { take: 'strategy' }>, approved: Approved): Promise<FileOutcome> {
-  const r = await applyStrategy(answer.strategy, f.base?.toString('utf8') ?? '', f.proposed?.toString('utf8') ?? '', {
-    path: f.c.path,
-    ...(answer.insertAt !== undefined ? { insertAt: answer.insertAt } : {}),
-  });
-  const merged: FileOutcome = { ...approved, strategy: r.strategy, content: Buffer.from(r.content, 'utf8'), mode: f.proposedMode ?? f.baseMode, keep: 'proposal' };
+async function planStrategy(
+  gate: Gate,
+  f: PlanFile,
+  answer: Extract<Answer, { take: 'strategy' }>,
+  approved: Approved,
+): Promise<FileOutcome> {
+  const r = await applyStrategy(
+    answer.strategy,
+    f.base?.toString('utf8') ?? '',
+    f.proposed?.toString('utf8') ?? '',
+    {
+      path: f.c.path,
+      ...(answer.insertAt !== undefined ? { insertAt: answer.insertAt } : {}),
+    },
+  );
+  const merged: FileOutcome = {
+    ...approved,
+    strategy: r.strategy,
+    content: Buffer.from(r.content, 'utf8'),
+    mode: f.proposedMode ?? f.baseMode,
+    keep: 'proposal',
+  };
   if (r.warning) merged.warning = r.warning;
   return target(gate, f, merged);
 }
@@ -228,14 +335,22 @@ function target(gate: Gate, f: PlanFile, o: FileOutcome): FileOutcome {
   // what guard did not read it cannot compare, merge or write: a person takes it by hand
   if (f.unread && gate === 'review') return { ...o, action: 'conflict', unread: true };
   const content = o.content ?? null;
-  const implied = gate === 'check' ? { at: f.proposed === null ? null : { content: f.proposed, mode: f.proposedMode ?? MODE.file } } : { at: f.base === null ? null : { content: f.base, mode: f.baseMode ?? MODE.file } };
+  const implied =
+    gate === 'check'
+      ? {
+          at:
+            f.proposed === null ? null : { content: f.proposed, mode: f.proposedMode ?? MODE.file },
+        }
+      : { at: f.base === null ? null : { content: f.base, mode: f.baseMode ?? MODE.file } };
   const cur = f.current ?? implied;
   const holdsBase = (h: Held | null | undefined) => same(h, f.base, f.baseMode);
   // check's target is the index, which holds the proposal: a result is staged over it.
-  const holdsOurs = (h: Held | null | undefined) => holdsBase(h) || (gate === 'check' && same(h, f.proposed, f.proposedMode));
+  const holdsOurs = (h: Held | null | undefined) =>
+    holdsBase(h) || (gate === 'check' && same(h, f.proposed, f.proposedMode));
   if (f.c.oldPath !== undefined && f.current !== undefined) {
     const { at, atOld } = f.current;
-    if (same(at, content, o.mode) && (atOld === null || atOld === undefined)) return { ...o, action: 'none' };
+    if (same(at, content, o.mode) && (atOld === null || atOld === undefined))
+      return { ...o, action: 'none' };
     const sourceOk = atOld === null || atOld === undefined || same(atOld, f.base, f.baseMode);
     const targetOk = at === null || same(at, content, o.mode);
     return { ...o, action: sourceOk && targetOk ? 'write' : 'conflict' };
@@ -268,7 +383,11 @@ export function decisionRecords(
     if (o.strategy) extra.strategy = o.strategy;
     if (o.taken) extra.hunks = o.taken;
     const rec = decisionRecord(byPath.get(o.path)!, o.decision, o.decider, extra);
-    return { ...rec, ...(conflicts.has(o.path) ? { conflict: true } : {}), ...(o.already ? { already: true } : {}) };
+    return {
+      ...rec,
+      ...(conflicts.has(o.path) ? { conflict: true } : {}),
+      ...(o.already ? { already: true } : {}),
+    };
   });
 }
 
@@ -311,13 +430,17 @@ export function summarize(p: Plan): PlanSummary {
 
 /** Every file was refused: for check, nothing of what was staged would be committed. */
 export function everythingRefused(p: Plan): boolean {
-  return p.files.length > 0 && p.files.every((o) => o.decision === 'rejected' || o.decision === 'blocked');
+  return (
+    p.files.length > 0 &&
+    p.files.every((o) => o.decision === 'rejected' || o.decision === 'blocked')
+  );
 }
 
 /** What happens to one file, in words: "taken in part (3 of 5 hunks)", "approved (append)", "already in the main tree". */
 export function outcomeWords(o: FileOutcome): string {
   if (o.already) return 'already in the main tree';
-  if (o.unread) return `${o.decision}, not merged: guard did not read it (a submodule, or too large to read); take it by hand`;
+  if (o.unread)
+    return `${o.decision}, not merged: guard did not read it (a submodule, or too large to read); take it by hand`;
   if (o.decision === 'blocked') return 'blocked (needs a person)';
   if (o.decision === 'rejected') return 'rejected';
   const how =
@@ -326,6 +449,10 @@ export function outcomeWords(o: FileOutcome): string {
       : o.decision === 'approved'
         ? `approved (${o.strategy ?? 'replace'})`
         : 'allowed';
-  const what: Partial<Record<MergeAction, string>> = { delete: 'deleted', merge: 'merged with later changes', conflict: 'conflicts with later changes' };
+  const what: Partial<Record<MergeAction, string>> = {
+    delete: 'deleted',
+    merge: 'merged with later changes',
+    conflict: 'conflicts with later changes',
+  };
   return what[o.action] ? `${how}, ${what[o.action]}` : how;
 }

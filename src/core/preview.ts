@@ -18,7 +18,13 @@ export interface Styler {
   bold(s: string): string;
 }
 
-const plain: Styler = { red: (s) => s, green: (s) => s, cyan: (s) => s, dim: (s) => s, bold: (s) => s };
+const plain: Styler = {
+  red: (s) => s,
+  green: (s) => s,
+  cyan: (s) => s,
+  dim: (s) => s,
+  bold: (s) => s,
+};
 
 /** Longest line shown; longer ones are cut with a marker (minified code, data). */
 export const MAX_LINE_CHARS = 200;
@@ -52,7 +58,11 @@ function bound(all: Iterable<string>, maxLines: number): Bounded {
 }
 
 /** The lines that would be deleted, with their line numbers in the old file. */
-export function deletionSummary(hunks: readonly PreviewHunk[], maxLines: number, s: Styler = plain): Bounded {
+export function deletionSummary(
+  hunks: readonly PreviewHunk[],
+  maxLines: number,
+  s: Styler = plain,
+): Bounded {
   function* rows() {
     for (const h of hunks) {
       let old = h.oldStart;
@@ -66,7 +76,11 @@ export function deletionSummary(hunks: readonly PreviewHunk[], maxLines: number,
 }
 
 /** A unified-diff preview with coloured lines. */
-export function diffPreview(hunks: readonly PreviewHunk[], maxLines: number, s: Styler = plain): Bounded {
+export function diffPreview(
+  hunks: readonly PreviewHunk[],
+  maxLines: number,
+  s: Styler = plain,
+): Bounded {
   function* rows() {
     for (const h of hunks) {
       yield s.cyan(`@@ -${h.oldStart},${h.oldLines} +${h.newStart},${h.newLines} @@`);

@@ -9,7 +9,17 @@
  * rest); other characters, non-ASCII letters included, stay as they are.
  * https://git-scm.com/docs/git-config#Documentation/git-config.txt-corequotePath
  */
-const NAMED: Record<number, string> = { 7: '\\a', 8: '\\b', 9: '\\t', 10: '\\n', 11: '\\v', 12: '\\f', 13: '\\r', 34: '\\"', 92: '\\\\' };
+const NAMED: Record<number, string> = {
+  7: '\\a',
+  8: '\\b',
+  9: '\\t',
+  10: '\\n',
+  11: '\\v',
+  12: '\\f',
+  13: '\\r',
+  34: '\\"',
+  92: '\\\\',
+};
 
 // eslint-disable-next-line no-control-regex
 const NEEDS_QUOTING = /[\u0000-\u001f\u007f"\\]/;
@@ -35,7 +45,9 @@ export function cQuote(name: string): string {
 
 /** `old -> new` for a rename, each quoted. */
 export function displayName(f: { path: string; oldPath?: string }): string {
-  return f.oldPath !== undefined ? `${quotePath(f.oldPath)} -> ${quotePath(f.path)}` : quotePath(f.path);
+  return f.oldPath !== undefined
+    ? `${quotePath(f.oldPath)} -> ${quotePath(f.path)}`
+    : quotePath(f.path);
 }
 
 /** "1 line", "2 lines": the noun in the singular for exactly one. */
@@ -43,7 +55,17 @@ export function plural(n: number, one: string, many = `${one}s`): string {
   return `${n} ${n === 1 ? one : many}`;
 }
 
-const C_ESCAPES: Record<string, number> = { a: 7, b: 8, t: 9, n: 10, v: 11, f: 12, r: 13, '"': 34, '\\': 92 };
+const C_ESCAPES: Record<string, number> = {
+  a: 7,
+  b: 8,
+  t: 9,
+  n: 10,
+  v: 11,
+  f: 12,
+  r: 13,
+  '"': 34,
+  '\\': 92,
+};
 
 /**
  * Undo git's quote_c_style: "..." with \a \b \t \n \v \f \r \" \\ and \ooo

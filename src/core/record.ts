@@ -29,7 +29,15 @@ export interface DecisionRecord {
   /** The blob that was approved or refused (absent for deletions). */
   blob?: string;
   /** The agent sessions that wrote the path through guard's hooks (git/provenance Origin). */
-  writtenBy?: Array<{ harness: string; session: string; toolCall: string | null; tool: string; time: string; kind: 'write' | 'shell' | 'session'; command?: string }>;
+  writtenBy?: Array<{
+    harness: string;
+    session: string;
+    toolCall: string | null;
+    tool: string;
+    time: string;
+    kind: 'write' | 'shell' | 'session';
+    command?: string;
+  }>;
 }
 
 export interface RecordContext {
@@ -46,7 +54,12 @@ export interface RecordContext {
 
 export const RECORD_VERSION = 1;
 
-export function decisionRecord(c: Classification, decision: Decision, decider: Decider, extra: Partial<DecisionRecord> = {}): DecisionRecord {
+export function decisionRecord(
+  c: Classification,
+  decision: Decision,
+  decider: Decider,
+  extra: Partial<DecisionRecord> = {},
+): DecisionRecord {
   const r: DecisionRecord = {
     path: c.path,
     status: c.status,
@@ -79,7 +92,10 @@ export function rejectedMessage(ctx: RecordContext, d: DecisionRecord | Decision
   const decisions = Array.isArray(d) ? d : [d];
   const body = { v: RECORD_VERSION, kind: 'rejected', ...ctx, decisions };
   const first = decisions[0]!;
-  const subject = decisions.length === 1 ? `${first.decision} ${first.path} (${first.status})` : `${decisions.length} changes refused`;
+  const subject =
+    decisions.length === 1
+      ? `${first.decision} ${first.path} (${first.status})`
+      : `${decisions.length} changes refused`;
   return `guard ${ctx.command}: ${subject}\n\n${JSON.stringify(body)}\n`;
 }
 
@@ -100,7 +116,12 @@ export function parseRecordMessage(message: string): ParsedRecord | null {
   if (start === -1) return null;
   try {
     const body = JSON.parse(message.slice(start + 2)) as unknown;
-    if (typeof body !== 'object' || body === null || typeof (body as ParsedRecord).kind !== 'string') return null;
+    if (
+      typeof body !== 'object' ||
+      body === null ||
+      typeof (body as ParsedRecord).kind !== 'string'
+    )
+      return null;
     const rec = body as ParsedRecord;
     if (rec.decisions !== undefined && !Array.isArray(rec.decisions)) return null;
     return rec;
@@ -111,6 +132,9 @@ export function parseRecordMessage(message: string): ParsedRecord | null {
 
 /** A ref name part that sorts by time and is unique under concurrency. */
 export function recordId(now: Date, random: string): string {
-  const t = now.toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z');
+  const t = now
+    .toISOString()
+    .replace(/[-:]/g, '')
+    .replace(/\.\d+Z$/, 'Z');
   return `${t}-${random}`;
 }

@@ -14,10 +14,14 @@ export type StrategyName = 'replace' | 'append' | 'insert' | 'extend';
 export const STRATEGIES: ReadonlyArray<{ name: StrategyName; description: string }> = [
   { name: 'replace', description: 'take the new content as it is' },
   { name: 'append', description: 'keep the old content and add the new content after it' },
-  { name: 'insert', description: 'keep the old content and insert the new content at a line you pick' },
+  {
+    name: 'insert',
+    description: 'keep the old content and insert the new content at a line you pick',
+  },
   {
     name: 'extend',
-    description: 'keep the old code and add only the new declarations and class members (Python, TS/JS; else append)',
+    description:
+      'keep the old code and add only the new declarations and class members (Python, TS/JS; else append)',
   },
 ];
 
@@ -51,7 +55,11 @@ export interface StrategyResult {
 export class InvalidInsertionPoint extends GuardError {
   readonly lineCount: number;
   constructor(insertAt: unknown, lineCount: number) {
-    super('E_USAGE', `cannot insert at line ${String(insertAt)}: the file has ${lineCount} lines`, `pick a line from 0 to ${lineCount}`);
+    super(
+      'E_USAGE',
+      `cannot insert at line ${String(insertAt)}: the file has ${lineCount} lines`,
+      `pick a line from 0 to ${lineCount}`,
+    );
     this.name = 'InvalidInsertionPoint';
     this.lineCount = lineCount;
   }

@@ -18,9 +18,22 @@ export interface FilePromptOptions {
 }
 
 /** The prompt at the terminal; null when no person is there (agents, CI, cron). */
-export async function openFilePrompt({ color, root, title }: FilePromptOptions): Promise<Prompt | null> {
-  const [{ openPrompt }, { pagerCommand }, { editorCommand }] = await Promise.all([import('../ui/prompt.js'), import('../git/pager.js'), import('../git/editor.js')]);
-  return openPrompt({ color, title, pager: () => pagerCommand(root), editor: () => editorCommand(root) });
+export async function openFilePrompt({
+  color,
+  root,
+  title,
+}: FilePromptOptions): Promise<Prompt | null> {
+  const [{ openPrompt }, { pagerCommand }, { editorCommand }] = await Promise.all([
+    import('../ui/prompt.js'),
+    import('../git/pager.js'),
+    import('../git/editor.js'),
+  ]);
+  return openPrompt({
+    color,
+    title,
+    pager: () => pagerCommand(root),
+    editor: () => editorCommand(root),
+  });
 }
 
 /** One file to ask about: its plan file; check names the change as it classified it, and who wrote it. */
@@ -31,10 +44,23 @@ export interface FileToAsk {
 }
 
 /** Ask about each file in turn, with the keys its change allows; each answer goes in `answers`; `q` stops asking. */
-export async function askAboutFiles(prompt: Prompt, files: readonly FileToAsk[], answers: Map<string, Answer>): Promise<void> {
+export async function askAboutFiles(
+  prompt: Prompt,
+  files: readonly FileToAsk[],
+  answers: Map<string, Answer>,
+): Promise<void> {
   for (const { f, c = f.c, writtenBy } of files) {
-    const texts = async () => ({ base: f.base?.toString('utf8') ?? '', lane: f.proposed?.toString('utf8') ?? '' });
-    const r = await prompt.ask({ c, hunks: f.hunks, strategies: offeredStrategies(f), texts, ...(writtenBy ? { writtenBy } : {}) });
+    const texts = async () => ({
+      base: f.base?.toString('utf8') ?? '',
+      lane: f.proposed?.toString('utf8') ?? '',
+    });
+    const r = await prompt.ask({
+      c,
+      hunks: f.hunks,
+      strategies: offeredStrategies(f),
+      texts,
+      ...(writtenBy ? { writtenBy } : {}),
+    });
     if (r.answer) answers.set(c.path, r.answer);
     if (r.quit) break;
   }

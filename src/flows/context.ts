@@ -26,7 +26,11 @@ export function checkProposedConfig(text: string | undefined, where: string): vo
     parseConfig(text, `${CONFIG_FILE} (${where})`);
   } catch (err) {
     if (!(err instanceof GuardError)) throw err;
-    throw new GuardError(err.code, err.message, `fix ${CONFIG_FILE} before committing it: once committed it is the policy`);
+    throw new GuardError(
+      err.code,
+      err.message,
+      `fix ${CONFIG_FILE} before committing it: once committed it is the policy`,
+    );
   }
 }
 
@@ -43,7 +47,10 @@ export function relativeTo(root: string, p: string): string {
  * deadline in its options and hands it to flows/apply, which passes the point
  * of no return (and disarms it) before anything is written.
  */
-export function withTimeout<T>(seconds: number | undefined, flow: (deadline: Deadline | undefined) => Promise<T>): Promise<T> {
+export function withTimeout<T>(
+  seconds: number | undefined,
+  flow: (deadline: Deadline | undefined) => Promise<T>,
+): Promise<T> {
   if (seconds === undefined) return flow(undefined);
   const deadline = makeDeadline(seconds);
   return deadline.within(() => flow(deadline));

@@ -13,9 +13,16 @@ import { DELETION_BLOB, approvalTrailer } from './approvals.js';
  */
 export const PENDING_TRAILERS = 'guard-approved-trailers';
 
-export async function leaveTrailers(gitDir: string, approved: ReadonlyArray<{ path: string; blob: string | null; mode?: string | null }>, more: readonly string[] = []): Promise<void> {
+export async function leaveTrailers(
+  gitDir: string,
+  approved: ReadonlyArray<{ path: string; blob: string | null; mode?: string | null }>,
+  more: readonly string[] = [],
+): Promise<void> {
   const file = path.join(gitDir, PENDING_TRAILERS);
-  const lines = [...approved.map((a) => approvalTrailer(a.path, a.blob ?? DELETION_BLOB, a.mode)), ...more];
+  const lines = [
+    ...approved.map((a) => approvalTrailer(a.path, a.blob ?? DELETION_BLOB, a.mode)),
+    ...more,
+  ];
   // One file operation, no git process: a check with nothing to add clears what an aborted commit left.
   if (lines.length === 0) return rm(file, { force: true });
   await writeFile(file, lines.join('\n') + '\n');

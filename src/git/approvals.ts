@@ -36,7 +36,11 @@ export function trailerApprovalKey(path: string, blob: string, mode?: string | n
 }
 
 /** Path+blob (trailerApprovalKey) -> the newest commit in mergeBase..head that approved it, in one git log. */
-export async function readApprovals(cwd: string, mergeBase: string, head: string): Promise<Map<string, string>> {
+export async function readApprovals(
+  cwd: string,
+  mergeBase: string,
+  head: string,
+): Promise<Map<string, string>> {
   return (await readRangeTrailers(cwd, mergeBase, head)).approvals;
 }
 
@@ -45,7 +49,11 @@ export async function readApprovals(cwd: string, mergeBase: string, head: string
  * (readApprovals) and, for each path a commit changed, the agent sessions its
  * `Guard-Agent:` trailers name (git/provenance.ts; shown, never an approval).
  */
-export async function readRangeTrailers(cwd: string, from: string, to: string): Promise<{ approvals: Map<string, string>; agents: Map<string, AgentCommit[]> }> {
+export async function readRangeTrailers(
+  cwd: string,
+  from: string,
+  to: string,
+): Promise<{ approvals: Map<string, string>; agents: Map<string, AgentCommit[]> }> {
   const r = await git([...RANGE_LOG_ARGS, `${from}..${to}`, '--'], { cwd });
   const approvals = new Map<string, string>();
   const agents = new Map<string, AgentCommit[]>();
@@ -59,7 +67,11 @@ export async function readRangeTrailers(cwd: string, from: string, to: string): 
     }
     const sessions = parseAgentTrailers(c.agents);
     if (sessions.length === 0) continue;
-    for (const p of c.paths) agents.set(p, [...(agents.get(p) ?? []), ...sessions.map((s) => ({ ...s, commit: c.commit }))]);
+    for (const p of c.paths)
+      agents.set(p, [
+        ...(agents.get(p) ?? []),
+        ...sessions.map((s) => ({ ...s, commit: c.commit })),
+      ]);
   }
   return { approvals, agents };
 }
@@ -86,7 +98,9 @@ const RANGE_LOG_ARGS = [
   `--format=%H%x00%(trailers:key=${TRAILER_KEY},valueonly,unfold)%x00%(trailers:key=${AGENT_TRAILER},valueonly,unfold)`,
 ] as const;
 
-export function parseRangeLog(fields: readonly string[]): Array<{ commit: string; approved: string; agents: string; paths: string[] }> {
+export function parseRangeLog(
+  fields: readonly string[],
+): Array<{ commit: string; approved: string; agents: string; paths: string[] }> {
   const out: Array<{ commit: string; approved: string; agents: string; paths: string[] }> = [];
   let i = 0;
   while (i < fields.length) {
@@ -95,7 +109,12 @@ export function parseRangeLog(fields: readonly string[]): Array<{ commit: string
       i++;
       continue;
     }
-    const c = { commit, approved: fields[i + 1] ?? '', agents: fields[i + 2] ?? '', paths: [] as string[] };
+    const c = {
+      commit,
+      approved: fields[i + 1] ?? '',
+      agents: fields[i + 2] ?? '',
+      paths: [] as string[],
+    };
     i += 3;
     while (i < fields.length && /^\n?:/.test(fields[i]!)) {
       if (fields[i + 1] !== undefined) c.paths.push(fields[i + 1]!);
@@ -123,7 +142,9 @@ const OID = /^(?:[0-9a-f]{40}|[0-9a-f]{64})$/i;
  * matched both as written and unquoted, so a real file named `"x"` is not
  * lost either.
  */
-export function parseTrailerValue(value: string): { paths: string[]; blob: string; mode?: string } | null {
+export function parseTrailerValue(
+  value: string,
+): { paths: string[]; blob: string; mode?: string } | null {
   let v = value.replace(/\s+$/, '').replace(/^\s+/, '');
   const last = v.slice(v.lastIndexOf(' ') + 1);
   // a mode after the blob; an older guard reads the mode as the blob and skips the trailer (it blocks, never clears)
@@ -140,7 +161,6 @@ export function parseTrailerValue(value: string): { paths: string[]; blob: strin
   return { paths, blob: blob.toLowerCase(), ...(mode ? { mode } : {}) };
 }
 
-
 /** One trailer per approved change that needed approval: what `guard ci` verifies. */
 export function approvalTrailer(p: string, blob: string, mode?: string | null): string {
   // git trims a trailer's value and `guard ci` splits on the last space: a name with
@@ -155,14 +175,17 @@ export function hasApprovalTrailer(message: string): boolean {
   return new RegExp(`^${TRAILER_KEY}: `, 'm').test(message);
 }
 
-
 /**
  * The mode of each of `paths` in `commit` (absent: no such file), with one
  * ls-tree (its paths are literal, not pathspecs). For a review: what the
  * reviewer saw at a path is its blob and its mode (approvalKind).
  * https://git-scm.com/docs/git-ls-tree#_output_format  "<mode> SP <type> SP <object> TAB <path>"
  */
-export async function pathModes(cwd: string, commit: string, paths: readonly string[]): Promise<Map<string, string>> {
+export async function pathModes(
+  cwd: string,
+  commit: string,
+  paths: readonly string[],
+): Promise<Map<string, string>> {
   const out = new Map<string, string>();
   if (paths.length === 0) return out;
   const r = await git(['ls-tree', '-r', '-z', commit, '--', ...paths], { cwd });

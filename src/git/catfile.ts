@@ -44,7 +44,8 @@ export async function catFileBatch(
 ): Promise<CatResult[]> {
   if (names.length === 0) return [];
   for (const n of names) {
-    if (n.includes('\n')) throw new GuardError('E_INTERNAL', `object name with a newline: ${JSON.stringify(n)}`);
+    if (n.includes('\n'))
+      throw new GuardError('E_INTERNAL', `object name with a newline: ${JSON.stringify(n)}`);
   }
   // --batch-command (git 2.36): `contents` and `info` requests in one process.
   // Its output goes to a temp file, read back in 1 MiB chunks: git writes each
@@ -57,7 +58,11 @@ export async function catFileBatch(
   const unlinked = process.platform !== 'win32' && tryUnlink(outFile);
   let child: ReturnType<typeof spawn>;
   try {
-    child = spawn('git', gitSpawnArgs(['cat-file', '--batch-command', '--buffer']), { cwd, env: gitEnv(), stdio: ['pipe', outFd, 'pipe'] });
+    child = spawn('git', gitSpawnArgs(['cat-file', '--batch-command', '--buffer']), {
+      cwd,
+      env: gitEnv(),
+      stdio: ['pipe', outFd, 'pipe'],
+    });
   } catch (err) {
     closeSync(outFd);
     if (!unlinked) await rm(outFile, { force: true });
@@ -78,7 +83,8 @@ export async function catFileBatch(
       throw new GuardError('E_GIT', `git cat-file failed: ${msg}`);
     }
     readBack(outFd, parser.feed);
-    if (parser.results.length !== names.length) throw new GuardError('E_GIT', 'git cat-file stopped early');
+    if (parser.results.length !== names.length)
+      throw new GuardError('E_GIT', 'git cat-file stopped early');
     return parser.results;
   } finally {
     unwatch();
@@ -88,12 +94,18 @@ export async function catFileBatch(
 }
 
 /** Ask for every object at once (`contents`, or `info` for those whose size is enough) and wait for git to exit. */
-function requestAll(child: ReturnType<typeof spawn>, names: readonly string[], info: readonly boolean[]): Promise<number | null> {
+function requestAll(
+  child: ReturnType<typeof spawn>,
+  names: readonly string[],
+  info: readonly boolean[],
+): Promise<number | null> {
   return new Promise<number | null>((resolve, reject) => {
     child.on('error', (e) => reject(new GuardError('E_GIT', `could not run git: ${e.message}`)));
     child.on('close', resolve);
     child.stdin!.on('error', () => {});
-    child.stdin!.end(names.map((n, i) => `${info[i] ? 'info' : 'contents'} ${n}\n`).join('') + 'flush\n');
+    child.stdin!.end(
+      names.map((n, i) => `${info[i] ? 'info' : 'contents'} ${n}\n`).join('') + 'flush\n',
+    );
   });
 }
 
@@ -123,7 +135,10 @@ interface Body {
  * The batch output as it is read, in chunks of any size: a header line, then
  * (for `contents`) the object's bytes and an LF. `results` fills in request order.
  */
-function batchParser(info: readonly boolean[], maxBytes: number): { feed(chunk: Buffer): void; results: CatResult[] } {
+function batchParser(
+  info: readonly boolean[],
+  maxBytes: number,
+): { feed(chunk: Buffer): void; results: CatResult[] } {
   const results: CatResult[] = [];
   // Parser state: header text pending, or inside an object's body.
   let pending = Buffer.alloc(0);
@@ -155,7 +170,14 @@ function batchParser(info: readonly boolean[], maxBytes: number): { feed(chunk: 
       buf = buf.subarray(nl + 1);
       const obj = parseHeader(header);
       if (obj === null || info[results.length]) results.push(obj);
-      else body = { obj, remaining: obj.size, chunks: obj.size <= maxBytes ? [] : null, lastByte: 10, newlines: 0 };
+      else
+        body = {
+          obj,
+          remaining: obj.size,
+          chunks: obj.size <= maxBytes ? [] : null,
+          lastByte: 10,
+          newlines: 0,
+        };
     }
   };
   return { feed, results };
@@ -176,7 +198,8 @@ function parseHeader(header: string): CatObject | null {
   if (header.endsWith(' missing') || header.endsWith(' ambiguous')) return null;
   const [oid, type, sizeText] = header.split(' ');
   const size = Number(sizeText);
-  if (!oid || !type || !Number.isFinite(size)) throw new GuardError('E_GIT', `unexpected cat-file output: ${header}`);
+  if (!oid || !type || !Number.isFinite(size))
+    throw new GuardError('E_GIT', `unexpected cat-file output: ${header}`);
   return { oid, type, size, lines: 0 };
 }
 

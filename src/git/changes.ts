@@ -50,7 +50,8 @@ export async function collectFacts(
     // counts not known yet: any change to an existing file may have deleted lines
     const deleted = opts.countsReady ? e.oldOid !== null : e.deleted !== null && e.deleted > 0;
     // guard's own config is always read: the install rule and check's validation need it
-    if (n !== undefined && !deleted && e.newMode !== MODE.symlink && e.path !== CONFIG_FILE) infoOnly.add(n);
+    if (n !== undefined && !deleted && e.newMode !== MODE.symlink && e.path !== CONFIG_FILE)
+      infoOnly.add(n);
   });
   const objects = await catFileBatch(cwd, names, opts.maxBytes, (i) => infoOnly.has(i));
   await opts.countsReady;
@@ -65,7 +66,12 @@ export async function collectFacts(
   return { facts, extra: objects.slice(0, extraCount) };
 }
 
-function entryFacts(e: DiffEntry, oldObj: CatResult | undefined, newObj: CatResult | undefined, maxBytes: number): ChangeFacts {
+function entryFacts(
+  e: DiffEntry,
+  oldObj: CatResult | undefined,
+  newObj: CatResult | undefined,
+  maxBytes: number,
+): ChangeFacts {
   const binary =
     e.added === null ||
     (oldObj?.data !== undefined && looksBinary(oldObj.data)) ||
@@ -76,7 +82,7 @@ function entryFacts(e: DiffEntry, oldObj: CatResult | undefined, newObj: CatResu
     newMode: e.newMode,
     linesAdded: e.added ?? 0,
     linesDeleted: e.deleted ?? 0,
-    existingLines: binary ? 0 : oldObj?.lines ?? 0,
+    existingLines: binary ? 0 : (oldObj?.lines ?? 0),
     ...(oldObj ? { existingBytes: oldObj.size } : {}),
     binary,
     contentChanged: e.oldOid !== e.newOid,
@@ -99,8 +105,14 @@ async function markWhitespaceOnly(
   const candidates = entries.filter((e, i) => {
     const f = facts[i]!;
     return (
-      f.oldMode !== null && f.newMode !== null && f.oldMode !== GITLINK && f.newMode !== GITLINK && f.newMode !== MODE.symlink &&
-      !f.binary && f.existingLines > 0 && f.linesDeleted / f.existingLines >= ws.changeRatio
+      f.oldMode !== null &&
+      f.newMode !== null &&
+      f.oldMode !== GITLINK &&
+      f.newMode !== GITLINK &&
+      f.newMode !== MODE.symlink &&
+      !f.binary &&
+      f.existingLines > 0 &&
+      f.linesDeleted / f.existingLines >= ws.changeRatio
     );
   });
   if (candidates.length === 0) return;

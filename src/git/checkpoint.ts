@@ -10,9 +10,22 @@ import type { Repo } from './repo.js';
 import { REFS, importCommits, newRef, packedRefOid, type RecordCommit } from './records.js';
 import { eolConverted, storeRawBytes } from './rawbytes.js';
 import { git, splitZ } from './run.js';
-import { KEPT_INDEX, copyIndex, dropKeptIndexes, indexKey, removeStaleIndexes } from './index-files.js';
+import {
+  KEPT_INDEX,
+  copyIndex,
+  dropKeptIndexes,
+  indexKey,
+  removeStaleIndexes,
+} from './index-files.js';
 import { STRICT_STAT, addUntracked } from './untracked.js';
-import { keptLimits, planKept, presentLanes, submodulePaths, type KeptMemory, type KeptPlan } from './kept.js';
+import {
+  keptLimits,
+  planKept,
+  presentLanes,
+  submodulePaths,
+  type KeptMemory,
+  type KeptPlan,
+} from './kept.js';
 
 export interface Checkpoint {
   /** The ref, e.g. refs/guard/checkpoints/20261123T020512Z-9f3ab2c1; `guard restore` takes its last part. */
@@ -167,7 +180,19 @@ export async function checkpoint(repo: Repo, opts: CheckpointOptions): Promise<C
 export function checkpointMessage(
   repo: Pick<Repo, 'root'>,
   opts: CheckpointOptions,
-  { now, head, index, skipped, kept }: { now: Date; head: string | null; index: string | null; skipped: readonly SkippedFile[]; kept?: KeptBody },
+  {
+    now,
+    head,
+    index,
+    skipped,
+    kept,
+  }: {
+    now: Date;
+    head: string | null;
+    index: string | null;
+    skipped: readonly SkippedFile[];
+    kept?: KeptBody;
+  },
 ): string {
   const body = {
     v: RECORD_VERSION,
@@ -187,9 +212,24 @@ export function checkpointMessage(
     skipped: skipped.length > 0 ? skipped.slice(0, SKIP_LIST_MAX) : undefined,
     skippedCount: skipped.length > 0 ? skipped.length : undefined,
     // ignored files and nested repositories' files: which parent holds them (git/kept.ts), lanes present
-    kept: kept?.parent !== undefined ? { parent: kept.parent, files: kept.files, bytes: kept.bytes, folders: kept.folders.length ? kept.folders : undefined, nested: kept.nested.length ? kept.nested : undefined } : undefined,
+    kept:
+      kept?.parent !== undefined
+        ? {
+            parent: kept.parent,
+            files: kept.files,
+            bytes: kept.bytes,
+            folders: kept.folders.length ? kept.folders : undefined,
+            nested: kept.nested.length ? kept.nested : undefined,
+          }
+        : undefined,
     lanes: kept?.lanes.length ? kept.lanes : undefined,
-    ...(opts.session ? { harness: opts.session.harness, session: opts.session.session, toolCall: opts.session.toolCall } : {}),
+    ...(opts.session
+      ? {
+          harness: opts.session.harness,
+          session: opts.session.session,
+          toolCall: opts.session.toolCall,
+        }
+      : {}),
   };
   return `guard checkpoint: ${opts.reason}\n\n${JSON.stringify(body)}\n`;
 }
@@ -201,40 +241,70 @@ export function checkpointMessage(
  * create) is absent from it. One git process: the fast-import that also
  * writes the caller's records.
  */
-async function checkpointPaths(repo: Repo, paths: readonly string[], opts: CheckpointOptions): Promise<Checkpoint> {
+async function checkpointPaths(
+  repo: Repo,
+  paths: readonly string[],
+  opts: CheckpointOptions,
+): Promise<Checkpoint> {
   const trusted = opts.env ?? {};
   const cwd = repo.root;
-  const [head, found] = await Promise.all([headCommit(repo, trusted), Promise.all(paths.map((p) => readOnDisk(cwd, p)))]);
+  const [head, found] = await Promise.all([
+    headCommit(repo, trusted),
+    Promise.all(paths.map((p) => readOnDisk(cwd, p))),
+  ]);
   faultPoint('checkpoint:after-add');
   const now = opts.now ?? new Date();
   const ref = newRef(REFS.checkpoints, now);
   const id = checkpointId(ref);
   const changes: RecordCommit['changes'] = paths.map((p, i) => {
     const f = found[i];
-    return f ? { kind: 'inline', path: p, mode: f.mode, data: f.data } : { kind: 'delete', path: p };
+    return f
+      ? { kind: 'inline', path: p, mode: f.mode, data: f.data }
+      : { kind: 'delete', path: p };
   });
   const commits: RecordCommit[] = [
-    { ref, mark: CHECKPOINT_MARK, parent: head, message: checkpointMessage(repo, opts, { now, head, index: null, skipped: [] }), changes },
+    {
+      ref,
+      mark: CHECKPOINT_MARK,
+      parent: head,
+      message: checkpointMessage(repo, opts, { now, head, index: null, skipped: [] }),
+      changes,
+    },
     ...(opts.records?.({ id, ref, commit: `:${CHECKPOINT_MARK}` }) ?? []),
   ];
   faultPoint('checkpoint:before-update-ref');
-  const w = (await importCommits(cwd, commits, now, { env: trusted, ask: [CHECKPOINT_MARK] })).get(CHECKPOINT_MARK)!;
+  const w = (await importCommits(cwd, commits, now, { env: trusted, ask: [CHECKPOINT_MARK] })).get(
+    CHECKPOINT_MARK,
+  )!;
   return { ref, id, commit: w.commit, tree: w.tree, index: null, reused: false, skipped: [] };
 }
 
 /** A work-tree path as git would hold it: a file's bytes and mode, a symlink's target; null when there is none. */
-async function readOnDisk(root: string, rel: string): Promise<{ mode: string; data: Buffer } | null> {
+async function readOnDisk(
+  root: string,
+  rel: string,
+): Promise<{ mode: string; data: Buffer } | null> {
   const abs = path.join(root, rel);
   try {
     const st = await lstat(abs);
-    if (st.isSymbolicLink()) return { mode: MODE.symlink, data: await readlink(abs, { encoding: 'buffer' }) };
+    if (st.isSymbolicLink())
+      return { mode: MODE.symlink, data: await readlink(abs, { encoding: 'buffer' }) };
     // git's own rule: the owner's execute bit
     if (st.isFile()) return { mode: fileMode(st.mode), data: await readFile(abs) };
-    throw new GuardError('E_USAGE', `${rel} is not a file`, 'guard checkpoints files and symlinks by path');
+    throw new GuardError(
+      'E_USAGE',
+      `${rel} is not a file`,
+      'guard checkpoints files and symlinks by path',
+    );
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (code === 'ENOENT' || code === 'ENOTDIR') return null;
-    if (code === 'EACCES' || code === 'EPERM') throw new GuardError('E_UNREADABLE', `could not read ${rel}: permission denied`, 'fix its permissions (or move it away), then run guard again');
+    if (code === 'EACCES' || code === 'EPERM')
+      throw new GuardError(
+        'E_UNREADABLE',
+        `could not read ${rel}: permission denied`,
+        'fix its permissions (or move it away), then run guard again',
+      );
     throw err;
   }
 }
@@ -268,7 +338,11 @@ const INLINE_TOTAL_MAX = 8 << 20;
  * goes through git's write-tree and its raw-bytes pass, which keeps its raw
  * blob in guard's index so that a later eol-only change is still seen); null otherwise.
  */
-async function changesOnDisk(root: string, changed: readonly string[], removed: readonly string[]): Promise<RecordCommit['changes'] | null> {
+async function changesOnDisk(
+  root: string,
+  changed: readonly string[],
+  removed: readonly string[],
+): Promise<RecordCommit['changes'] | null> {
   if (changed.length > 256) return null;
   let total = 0;
   const read = await Promise.all(
@@ -276,10 +350,17 @@ async function changesOnDisk(root: string, changed: readonly string[], removed: 
       const abs = path.join(root, rel);
       const st = await lstat(abs).catch(() => null);
       if (!st || st.size > INLINE_FILE_MAX || (total += st.size) > INLINE_TOTAL_MAX) return null;
-      if (st.isSymbolicLink()) return { mode: MODE.symlink, data: await readlink(abs, { encoding: 'buffer' }).catch(() => null) };
+      if (st.isSymbolicLink())
+        return {
+          mode: MODE.symlink,
+          data: await readlink(abs, { encoding: 'buffer' }).catch(() => null),
+        };
       if (!st.isFile()) return null;
       const data = await readFile(abs).catch(() => null);
-      return { mode: fileMode(st.mode), data: data && data.length === st.size && !data.includes(13) ? data : null };
+      return {
+        mode: fileMode(st.mode),
+        data: data && data.length === st.size && !data.includes(13) ? data : null,
+      };
     }),
   );
   const changes: RecordCommit['changes'] = removed.map((p) => ({ kind: 'delete', path: p }));
@@ -291,19 +372,35 @@ async function changesOnDisk(root: string, changed: readonly string[], removed: 
 }
 
 async function checkpointTree(repo: Repo, opts: CheckpointOptions): Promise<Checkpoint> {
-  const tmpIndex = path.join(repo.gitDir, `guard-index-${process.pid}-${randomBytes(4).toString('hex')}`);
+  const tmpIndex = path.join(
+    repo.gitDir,
+    `guard-index-${process.pid}-${randomBytes(4).toString('hex')}`,
+  );
   // A second copy: its tree is the index as it is (what is staged), kept too so
   // that a staged version that differs from the file is not lost.
   const stagedIndex = `${tmpIndex}-staged`;
   const trusted = opts.env ?? {};
   const env = { ...trusted, GIT_INDEX_FILE: tmpIndex };
   const userIndex = realIndex(repo);
-  const maxBytes = opts.maxUntrackedBytes ?? envNumber('GUARD_CHECKPOINT_MAX_BYTES') ?? UNTRACKED_MAX_BYTES;
-  const budgetMs = opts.untrackedBudgetMs ?? envNumber('GUARD_CHECKPOINT_BUDGET_MS') ?? UNTRACKED_BUDGET_MS;
+  const maxBytes =
+    opts.maxUntrackedBytes ?? envNumber('GUARD_CHECKPOINT_MAX_BYTES') ?? UNTRACKED_MAX_BYTES;
+  const budgetMs =
+    opts.untrackedBudgetMs ?? envNumber('GUARD_CHECKPOINT_BUDGET_MS') ?? UNTRACKED_BUDGET_MS;
   let keptName: string | null = null;
   try {
     const [key, previous] = await Promise.all([indexKey(userIndex), lastCheckpoint(repo)]);
-    const t: Taking = { repo, opts, cwd: repo.root, trusted, env, tmpIndex, stagedIndex, userIndex, previous, key };
+    const t: Taking = {
+      repo,
+      opts,
+      cwd: repo.root,
+      trusted,
+      env,
+      tmpIndex,
+      stagedIndex,
+      userIndex,
+      previous,
+      key,
+    };
     const seed = await seedIndexes(t, maxBytes);
     const read = await addWorkTree(t, seed, { maxBytes, budgetMs });
     const { tree, onDisk } = await workTreeTree(t, seed, read);
@@ -318,7 +415,13 @@ async function checkpointTree(repo: Repo, opts: CheckpointOptions): Promise<Chec
       onDisk,
       // (a tree fast-import has yet to make differs from the last one: kept with the index beside it)
       index: read.indexTree && read.indexTree !== tree ? read.indexTree : null,
-      remember: { head: read.head, userIndexKey: key, stagedTree: read.indexTree, keptIndex: keptName, untracked: keptName ? untrackedNow : [] },
+      remember: {
+        head: read.head,
+        userIndexKey: key,
+        stagedTree: read.indexTree,
+        keptIndex: keptName,
+        untracked: keptName ? untrackedNow : [],
+      },
       keptFiles: { files: read.keptPlan.files, folders: read.keptPlan.bigFolders },
       // the kept commit: the last one when it holds exactly this, else a new one (null: nothing kept)
       keptReused: read.keptPlan.reuse ? previous!.keptMemory!.commit : null,
@@ -326,7 +429,11 @@ async function checkpointTree(repo: Repo, opts: CheckpointOptions): Promise<Chec
     };
     return (await reuseLast(t, taken)) ?? (await writeCheckpoint(t, taken));
   } finally {
-    await Promise.all([rm(tmpIndex, { force: true }), dropKeptIndexes(repo.gitDir, keptName), rm(stagedIndex, { force: true })]);
+    await Promise.all([
+      rm(tmpIndex, { force: true }),
+      dropKeptIndexes(repo.gitDir, keptName),
+      rm(stagedIndex, { force: true }),
+    ]);
   }
 }
 
@@ -369,7 +476,9 @@ async function seedIndexes(t: Taking, maxBytes: number): Promise<Seed> {
   let seeded = false;
   if (sameUserIndex && previous.keptIndex && KEPT_INDEX.test(previous.keptIndex)) {
     // (synchronously: thousands of lstat calls through the thread pool cost more than the calls)
-    const sizes = previous.untracked.map((p) => lstatSync(path.join(cwd, p), { throwIfNoEntry: false })?.size ?? -1);
+    const sizes = previous.untracked.map(
+      (p) => lstatSync(path.join(cwd, p), { throwIfNoEntry: false })?.size ?? -1,
+    );
     if (sizes.every((n) => n <= maxBytes)) {
       seeded = await copyIndex(path.join(t.repo.gitDir, previous.keptIndex), t.tmpIndex);
       if (seeded) carried = previous.untracked.filter((_, i) => sizes[i]! >= 0);
@@ -377,7 +486,8 @@ async function seedIndexes(t: Taking, maxBytes: number): Promise<Seed> {
   }
   if (!seeded) await copyIndex(t.userIndex, t.tmpIndex);
   // The staged tree only changes with the user's index: known from the last checkpoint while its key holds.
-  const stagedKnown = sameUserIndex && previous.stagedTree !== undefined ? previous.stagedTree : undefined;
+  const stagedKnown =
+    sameUserIndex && previous.stagedTree !== undefined ? previous.stagedTree : undefined;
   const stagedSeeded = stagedKnown === undefined && (await copyIndex(t.userIndex, t.stagedIndex));
   return { seeded, carried, stagedKnown, stagedSeeded };
 }
@@ -396,33 +506,78 @@ interface Read {
   indexTree: string | null;
 }
 
-async function addWorkTree(t: Taking, seed: Seed, limits: { maxBytes: number; budgetMs: number }): Promise<Read> {
+async function addWorkTree(
+  t: Taking,
+  seed: Seed,
+  limits: { maxBytes: number; budgetMs: number },
+): Promise<Read> {
   const { repo, cwd, env, trusted, previous } = t;
   // tracked files (and deletions) and the untracked ones at once; those below, under the cap and the budget
   // (--verbose: "add 'P'" for each file hashed to a new blob, "remove 'P'" (C locale) for each gone)
   const [adding, head, , staged, names, ignored] = await Promise.all([
     // (no exclude pathspec here: git matches it against every tracked path, ~5 ms at 20,000, and it
     // keeps nothing out: a temp file the user's index tracks stays in the tree with or without it)
-    git([...STRICT_STAT, 'add', '-u', '--verbose', '--ignore-errors', '--', ':(top)'], { cwd, env: { ...env, LC_ALL: 'C', LANGUAGE: 'C' } }),
+    git([...STRICT_STAT, 'add', '-u', '--verbose', '--ignore-errors', '--', ':(top)'], {
+      cwd,
+      env: { ...env, LC_ALL: 'C', LANGUAGE: 'C' },
+    }),
     headCommit(repo, trusted),
     removeStaleIndexes(repo.gitDir),
-    seed.stagedSeeded ? git(['write-tree'], { cwd, env: { ...trusted, GIT_INDEX_FILE: t.stagedIndex }, okCodes: [128] }) : null,
-    git([...STRICT_STAT, 'ls-files', '-o', '--exclude-standard', '-z', '--', ...WHOLE_TREE], { cwd, env }).then((r) => splitZ(r.stdout)),
+    seed.stagedSeeded
+      ? git(['write-tree'], {
+          cwd,
+          env: { ...trusted, GIT_INDEX_FILE: t.stagedIndex },
+          okCodes: [128],
+        })
+      : null,
+    git([...STRICT_STAT, 'ls-files', '-o', '--exclude-standard', '-z', '--', ...WHOLE_TREE], {
+      cwd,
+      env,
+    }).then((r) => splitZ(r.stdout)),
     // the ignored files (wholly ignored folders once, with a trailing /), for the kept tree (git/kept.ts)
-    git(['ls-files', '-z', '--others', '--ignored', '--exclude-standard', '--directory', '--no-empty-directory'], { cwd, env }).then((r) => splitZ(r.stdout)),
+    git(
+      [
+        'ls-files',
+        '-z',
+        '--others',
+        '--ignored',
+        '--exclude-standard',
+        '--directory',
+        '--no-empty-directory',
+      ],
+      { cwd, env },
+    ).then((r) => splitZ(r.stdout)),
   ]);
   let skipped: SkippedFile[] = [];
   let added: string[] = [];
   const nested = [...names.filter((n) => n.endsWith('/')), ...(await submodulePaths(cwd))];
-  const algo = head ? (head.length === 64 ? 'sha256' : 'sha1') : previous?.commit ? (previous.commit.length === 64 ? 'sha256' : 'sha1') : null;
+  const algo = head
+    ? head.length === 64
+      ? 'sha256'
+      : 'sha1'
+    : previous?.commit
+      ? previous.commit.length === 64
+        ? 'sha256'
+        : 'sha1'
+      : null;
   const [untracked, keptPlan, lanes] = await Promise.all([
     names.length > 0 ? addUntracked(repo, env, names, limits) : null,
-    planKept(cwd, { input: { ignored, nested }, previous: previous?.keptMemory ?? null, algo, limits: keptLimits() }),
+    planKept(cwd, {
+      input: { ignored, nested },
+      previous: previous?.keptMemory ?? null,
+      algo,
+      limits: keptLimits(),
+    }),
     repo.gitDir === repo.commonDir ? presentLanes(cwd) : Promise.resolve([] as string[]),
   ]);
   if (untracked) ({ skipped, added } = untracked);
   skipped.push(...keptPlan.skipped);
-  const indexTree = seed.stagedKnown !== undefined ? seed.stagedKnown : staged && staged.code === 0 ? staged.stdout.toString().trim() : null;
+  const indexTree =
+    seed.stagedKnown !== undefined
+      ? seed.stagedKnown
+      : staged && staged.code === 0
+        ? staged.stdout.toString().trim()
+        : null;
   faultPoint('checkpoint:after-add');
   return { head, tracked: addOutput(adding.stdout), added, skipped, keptPlan, lanes, indexTree };
 }
@@ -432,23 +587,38 @@ async function addWorkTree(t: Taking, seed: Seed, limits: { maxBytes: number; bu
  * last checkpoint, so its tree plus those files, read here as raw bytes (`onDisk`), is this one
  * (fast-import builds it: `tree` null); else git's write-tree, with the raw-bytes pass.
  */
-async function workTreeTree(t: Taking, seed: Seed, { tracked, added, indexTree }: Read): Promise<{ tree: string | null; onDisk: RecordCommit['changes'] | null }> {
+async function workTreeTree(
+  t: Taking,
+  seed: Seed,
+  { tracked, added, indexTree }: Read,
+): Promise<{ tree: string | null; onDisk: RecordCommit['changes'] | null }> {
   const { cwd, env, trusted, previous } = t;
   // (Not on Windows, where git keeps an index entry's executable bit and symlink mode when the
   // file system cannot say them: core.fileMode and core.symlinks false.)
-  const onDisk = seed.seeded && previous!.tree && tracked && process.platform !== 'win32' ? await changesOnDisk(cwd, [...tracked.added, ...added], tracked.removed) : null;
+  const onDisk =
+    seed.seeded && previous!.tree && tracked && process.platform !== 'win32'
+      ? await changesOnDisk(cwd, [...tracked.added, ...added], tracked.removed)
+      : null;
   if (onDisk) return { tree: onDisk.length === 0 ? previous!.tree : null, onDisk };
   // What add hashed anew is kept as the bytes on disk, not git's clean (eol) form. (From guard's
   // kept index, only what changed since the last checkpoint is hashed anew: the files it carries
   // were kept as raw bytes then. From the user's index, what differs from it.) Read beside write-tree.
   const anew = tracked && [...tracked.added, ...added];
-  let [tree, eol] = await Promise.all([git(['write-tree'], { cwd, env }).then((r) => r.stdout.toString().trim()), anew ? eolConverted(cwd, env, anew) : null]);
+  let [tree, eol] = await Promise.all([
+    git(['write-tree'], { cwd, env }).then((r) => r.stdout.toString().trim()),
+    anew ? eolConverted(cwd, env, anew) : null,
+  ]);
   if (!eol || !tracked!.added.every((p) => eol!.listed.has(p))) {
     // add's output could not be read with certainty (a name with a newline): what the trees say
     const before = seed.seeded ? previous!.tree : indexTree;
-    eol = await eolConverted(cwd, env, before && before !== tree ? await changedPaths(cwd, before, tree, trusted) : []);
+    eol = await eolConverted(
+      cwd,
+      env,
+      before && before !== tree ? await changedPaths(cwd, before, tree, trusted) : [],
+    );
   }
-  if (await storeRawBytes(cwd, env, eol.converted)) tree = (await git(['write-tree'], { cwd, env })).stdout.toString().trim();
+  if (await storeRawBytes(cwd, env, eol.converted))
+    tree = (await git(['write-tree'], { cwd, env })).stdout.toString().trim();
   return { tree, onDisk: null };
 }
 
@@ -460,7 +630,10 @@ interface Taken extends Read {
   /** The staged tree, when it differs from the work tree's. */
   index: string | null;
   /** What the last-checkpoint file keeps for the next one. */
-  remember: Pick<LastCheckpoint, 'head' | 'userIndexKey' | 'stagedTree' | 'keptIndex' | 'untracked'>;
+  remember: Pick<
+    LastCheckpoint,
+    'head' | 'userIndexKey' | 'stagedTree' | 'keptIndex' | 'untracked'
+  >;
   keptFiles: { files: KeptPlan['files']; folders: KeptPlan['bigFolders'] };
   keptReused: string | null;
   keptNone: boolean;
@@ -469,14 +642,46 @@ interface Taken extends Read {
 /** The last checkpoint, when it holds exactly this: no new commit (the caller's records are still written). */
 async function reuseLast(t: Taking, x: Taken): Promise<Checkpoint | null> {
   const { previous } = t;
-  const sameKept = x.keptNone ? !previous?.keptCommitOf : x.keptReused !== null && previous?.keptCommitOf === x.keptReused;
+  const sameKept = x.keptNone
+    ? !previous?.keptCommitOf
+    : x.keptReused !== null && previous?.keptCommitOf === x.keptReused;
   const sameLanes = JSON.stringify(previous?.lanes ?? []) === JSON.stringify(x.lanes);
-  if (!(previous && x.tree !== null && previous.tree === x.tree && previous.index === x.index && sameSkips(previous.skipped, x.skipped) && sameKept && sameLanes)) return null;
-  const cp = { ref: previous.ref, id: previous.id, commit: previous.commit, tree: previous.tree, index: previous.index, skipped: x.skipped, reused: true, kept: previous.keptCommitOf ?? null };
+  if (
+    !(
+      previous &&
+      x.tree !== null &&
+      previous.tree === x.tree &&
+      previous.index === x.index &&
+      sameSkips(previous.skipped, x.skipped) &&
+      sameKept &&
+      sameLanes
+    )
+  )
+    return null;
+  const cp = {
+    ref: previous.ref,
+    id: previous.id,
+    commit: previous.commit,
+    tree: previous.tree,
+    index: previous.index,
+    skipped: x.skipped,
+    reused: true,
+    kept: previous.keptCommitOf ?? null,
+  };
   const records = t.opts.records?.({ id: cp.id, ref: cp.ref, commit: cp.commit }) ?? [];
   await Promise.all([
-    rememberLast(t.repo, { ...cp, reused: false, ...x.remember, indexCommit: previous.indexCommit, keptMemory: { commit: previous.keptMemory?.commit ?? '', ...x.keptFiles }, keptCommitOf: previous.keptCommitOf, lanes: x.lanes }),
-    records.length > 0 ? importCommits(t.cwd, records, t.opts.now ?? new Date(), { env: t.trusted }) : null,
+    rememberLast(t.repo, {
+      ...cp,
+      reused: false,
+      ...x.remember,
+      indexCommit: previous.indexCommit,
+      keptMemory: { commit: previous.keptMemory?.commit ?? '', ...x.keptFiles },
+      keptCommitOf: previous.keptCommitOf,
+      lanes: x.lanes,
+    }),
+    records.length > 0
+      ? importCommits(t.cwd, records, t.opts.now ?? new Date(), { env: t.trusted })
+      : null,
   ]);
   return cp;
 }
@@ -489,18 +694,55 @@ async function writeCheckpoint(t: Taking, x: Taken): Promise<Checkpoint> {
   const ref = newRef(REFS.checkpoints, now);
   const id = checkpointId(ref);
   const { commits, merges, keptParent } = extraParents(t, x);
-  const keptBody: KeptBody = { ...(keptParent !== undefined ? { parent: keptParent } : {}), files: keptPlan.files.length, bytes: keptPlan.bytes, folders: keptPlan.folders, nested: keptPlan.nested, lanes };
+  const keptBody: KeptBody = {
+    ...(keptParent !== undefined ? { parent: keptParent } : {}),
+    files: keptPlan.files.length,
+    bytes: keptPlan.bytes,
+    folders: keptPlan.folders,
+    nested: keptPlan.nested,
+    lanes,
+  };
   const message = checkpointMessage(repo, opts, { now, head, index, skipped, kept: keptBody });
-  commits.push({ ref, mark: CHECKPOINT_MARK, parent: head, merges, tree: tree ?? previous!.tree, message, changes: tree === null ? x.onDisk! : [] });
+  commits.push({
+    ref,
+    mark: CHECKPOINT_MARK,
+    parent: head,
+    merges,
+    tree: tree ?? previous!.tree,
+    message,
+    changes: tree === null ? x.onDisk! : [],
+  });
   commits.push(...(opts.records?.({ id, ref, commit: `:${CHECKPOINT_MARK}` }) ?? []));
   faultPoint('checkpoint:before-update-ref');
-  const ask = [CHECKPOINT_MARK, ...(merges[0] === `:${INDEX_MARK}` ? [INDEX_MARK] : []), ...(merges.includes(`:${KEPT_MARK}`) ? [KEPT_MARK] : [])];
+  const ask = [
+    CHECKPOINT_MARK,
+    ...(merges[0] === `:${INDEX_MARK}` ? [INDEX_MARK] : []),
+    ...(merges.includes(`:${KEPT_MARK}`) ? [KEPT_MARK] : []),
+  ];
   const written = await importCommits(t.cwd, commits, now, { env: t.trusted, ask });
   const { commit, tree: made } = written.get(CHECKPOINT_MARK)!;
   const indexCommit = index ? (written.get(INDEX_MARK)?.commit ?? merges[0]) : undefined;
   const keptCommit = keptNone ? null : (written.get(KEPT_MARK)?.commit ?? keptReused);
-  const cp: Checkpoint = { ref, id, commit, tree: made, index, reused: false, skipped, kept: keptCommit };
-  await rememberLast(repo, { ...cp, ...x.remember, indexCommit, keptMemory: keptCommit ? { commit: keptCommit, ...x.keptFiles } : { commit: '', ...x.keptFiles }, keptCommitOf: keptCommit ?? undefined, lanes });
+  const cp: Checkpoint = {
+    ref,
+    id,
+    commit,
+    tree: made,
+    index,
+    reused: false,
+    skipped,
+    kept: keptCommit,
+  };
+  await rememberLast(repo, {
+    ...cp,
+    ...x.remember,
+    indexCommit,
+    keptMemory: keptCommit
+      ? { commit: keptCommit, ...x.keptFiles }
+      : { commit: '', ...x.keptFiles },
+    keptCommitOf: keptCommit ?? undefined,
+    lanes,
+  });
   return cp;
 }
 
@@ -509,13 +751,23 @@ async function writeCheckpoint(t: Taking, x: Taken): Promise<Checkpoint> {
  * `git stash`, a commit of its own; the last checkpoint's when it is the same tree on the same
  * HEAD), then the kept tree of ignored files and nested repositories (reachable, so gc keeps it).
  */
-function extraParents({ previous }: Taking, { head, index, keptPlan, keptReused, keptNone }: Taken) {
+function extraParents(
+  { previous }: Taking,
+  { head, index, keptPlan, keptReused, keptNone }: Taken,
+) {
   const commits: RecordCommit[] = [];
   const merges: string[] = [];
   if (index) {
-    if (previous?.indexCommit && previous.index === index && previous.head === head) merges.push(previous.indexCommit);
+    if (previous?.indexCommit && previous.index === index && previous.head === head)
+      merges.push(previous.indexCommit);
     else {
-      commits.push({ mark: INDEX_MARK, parent: head, tree: index, message: 'guard checkpoint: the index\n', changes: [] });
+      commits.push({
+        mark: INDEX_MARK,
+        parent: head,
+        tree: index,
+        message: 'guard checkpoint: the index\n',
+        changes: [],
+      });
       merges.push(`:${INDEX_MARK}`);
     }
   }
@@ -524,7 +776,12 @@ function extraParents({ previous }: Taking, { head, index, keptPlan, keptReused,
     keptParent = (head ? 1 : 0) + merges.length;
     if (keptReused) merges.push(keptReused);
     else {
-      commits.push({ mark: KEPT_MARK, parent: null, message: 'guard checkpoint: ignored files and nested repositories\n', changes: keptPlan.changes });
+      commits.push({
+        mark: KEPT_MARK,
+        parent: null,
+        message: 'guard checkpoint: ignored files and nested repositories\n',
+        changes: keptPlan.changes,
+      });
       merges.push(`:${KEPT_MARK}`);
     }
   }
@@ -532,7 +789,9 @@ function extraParents({ previous }: Taking, { head, index, keptPlan, keptReused,
 }
 
 function sameSkips(a: readonly SkippedFile[], b: readonly SkippedFile[]): boolean {
-  return a.length === b.length && a.every((s, i) => s.path === b[i]!.path && s.reason === b[i]!.reason);
+  return (
+    a.length === b.length && a.every((s, i) => s.path === b[i]!.path && s.reason === b[i]!.reason)
+  );
 }
 
 /**
@@ -557,14 +816,26 @@ async function headCommit(repo: Repo, env: NodeJS.ProcessEnv): Promise<string | 
   } catch {
     /* ask git */
   }
-  const r = await git(['rev-parse', '-q', '--verify', 'HEAD^{commit}'], { cwd: repo.root, env, okCodes: [1] });
+  const r = await git(['rev-parse', '-q', '--verify', 'HEAD^{commit}'], {
+    cwd: repo.root,
+    env,
+    okCodes: [1],
+  });
   return r.code === 0 ? r.stdout.toString().trim() : null;
 }
 
 /** Paths whose blobs differ between two trees (what a checkpoint's add changed). */
-async function changedPaths(cwd: string, from: string, to: string, env: NodeJS.ProcessEnv): Promise<string[]> {
+async function changedPaths(
+  cwd: string,
+  from: string,
+  to: string,
+  env: NodeJS.ProcessEnv,
+): Promise<string[]> {
   // -r -z --name-only --no-renames: "<path> NUL" per file that differs
-  const r = await git(['diff-tree', '-r', '-z', '--name-only', '--no-renames', '--diff-filter=AM', from, to], { cwd, env });
+  const r = await git(
+    ['diff-tree', '-r', '-z', '--name-only', '--no-renames', '--diff-filter=AM', from, to],
+    { cwd, env },
+  );
   return splitZ(r.stdout);
 }
 
@@ -602,14 +873,20 @@ async function lastCheckpoint(repo: Repo): Promise<LastCheckpoint | null> {
   } catch {
     return null;
   }
-  if (typeof last?.ref !== 'string' || !last.ref.startsWith(REFS.checkpoints) || last.ref.includes('..')) return null;
+  if (
+    typeof last?.ref !== 'string' ||
+    !last.ref.startsWith(REFS.checkpoints) ||
+    last.ref.includes('..')
+  )
+    return null;
   const loose = await readFile(path.join(repo.commonDir, last.ref), 'utf8').catch(() => null);
   let oid = loose?.trim() ?? null;
   if (oid === null) {
     oid = await packedRefOid(repo.commonDir, last.ref);
   }
   if (oid !== last.commit) return null;
-  const strings = (v: unknown) => (Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : []);
+  const strings = (v: unknown) =>
+    Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : [];
   return {
     ...last,
     skipped: Array.isArray(last.skipped) ? last.skipped : [],
@@ -622,7 +899,10 @@ async function lastCheckpoint(repo: Repo): Promise<LastCheckpoint | null> {
 const LAST_FILE = 'guard-last-checkpoint';
 
 async function rememberLast(repo: Repo, cp: LastCheckpoint): Promise<void> {
-  const tmp = path.join(repo.gitDir, `${LAST_FILE}.${process.pid}-${randomBytes(4).toString('hex')}`);
+  const tmp = path.join(
+    repo.gitDir,
+    `${LAST_FILE}.${process.pid}-${randomBytes(4).toString('hex')}`,
+  );
   try {
     await writeFile(tmp, JSON.stringify(cp));
     await rename(tmp, path.join(repo.gitDir, LAST_FILE));
@@ -637,5 +917,11 @@ async function rememberLast(repo: Repo, cp: LastCheckpoint): Promise<void> {
  * https://git-scm.com/docs/git-ls-files: --others --ignored --exclude-standard --directory, -z.
  */
 export async function ignoredPaths(root: string): Promise<string[]> {
-  return splitZ((await git(['ls-files', '-z', '--others', '--ignored', '--exclude-standard', '--directory'], { cwd: root })).stdout);
+  return splitZ(
+    (
+      await git(['ls-files', '-z', '--others', '--ignored', '--exclude-standard', '--directory'], {
+        cwd: root,
+      })
+    ).stdout,
+  );
 }

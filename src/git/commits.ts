@@ -61,8 +61,14 @@ export async function mergeBase(cwd: string, a: string, b: string): Promise<stri
  * HEAD. `env` reaches the hooks (review passes the record the pre-commit
  * hook's `guard check` honours).
  */
-export async function commitPaths(cwd: string, paths: readonly string[], message: string, env: NodeJS.ProcessEnv = {}): Promise<string> {
-  if (paths.length === 0) throw new GuardError('E_INTERNAL', 'commitPaths with no paths would commit the whole index');
+export async function commitPaths(
+  cwd: string,
+  paths: readonly string[],
+  message: string,
+  env: NodeJS.ProcessEnv = {},
+): Promise<string> {
+  if (paths.length === 0)
+    throw new GuardError('E_INTERNAL', 'commitPaths with no paths would commit the whole index');
   const { literal } = await import('./checkpoint.js'); // not on check's hot path
   await git(['commit', '-q', '-F', '-', '--', ...paths.map(literal)], { cwd, input: message, env });
   return (await git(['rev-parse', 'HEAD'], { cwd })).stdout.toString('utf8').trim();

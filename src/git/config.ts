@@ -19,5 +19,7 @@ export async function readHooksPath(cwd: string): Promise<HooksPath> {
   if (r.code !== 0) return { value: null, scope: null };
   const line = r.stdout.toString('utf8').replace(/\n$/, '');
   const tab = line.indexOf('\t');
-  return tab === -1 ? { value: line, scope: null } : { value: line.slice(tab + 1), scope: line.slice(0, tab) };
+  return tab === -1
+    ? { value: line, scope: null }
+    : { value: line.slice(tab + 1), scope: line.slice(0, tab) };
 }

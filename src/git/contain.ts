@@ -25,7 +25,11 @@ export async function assertWritable(root: string, rel: string): Promise<void> {
       throw err;
     }
     if (!st.isDirectory()) {
-      throw new GuardError('E_USAGE', `cannot write ${rel}: ${shown} is a file, not a folder`, `write ${shown} itself, or pick a path that is not under a file`);
+      throw new GuardError(
+        'E_USAGE',
+        `cannot write ${rel}: ${shown} is a file, not a folder`,
+        `write ${shown} itself, or pick a path that is not under a file`,
+      );
     }
     const git = await lstat(path.join(dir, '.git')).catch(() => null);
     if (git) {

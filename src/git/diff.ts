@@ -59,10 +59,29 @@ export function parseRawNumstat(fields: string[]): DiffEntry[] {
     const letter = (status ?? '?')[0]!;
     let entry: DiffEntry;
     if (letter === 'R' || letter === 'C') {
-      entry = { oldPath: fields[i + 1]!, path: fields[i + 2]!, letter, added: 0, deleted: 0, oldMode: null, newMode: null, oldOid: null, newOid: null };
+      entry = {
+        oldPath: fields[i + 1]!,
+        path: fields[i + 2]!,
+        letter,
+        added: 0,
+        deleted: 0,
+        oldMode: null,
+        newMode: null,
+        oldOid: null,
+        newOid: null,
+      };
       i += 3;
     } else {
-      entry = { path: fields[i + 1]!, letter, added: 0, deleted: 0, oldMode: null, newMode: null, oldOid: null, newOid: null };
+      entry = {
+        path: fields[i + 1]!,
+        letter,
+        added: 0,
+        deleted: 0,
+        oldMode: null,
+        newMode: null,
+        oldOid: null,
+        newOid: null,
+      };
       i += 2;
     }
     entry.oldMode = oldMode === '000000' ? null : oldMode!;
@@ -115,7 +134,10 @@ function applyNumstat(byPath: Map<string, DiffEntry>, fields: string[]): void {
  * while `--numstat` is still counting lines. `counts` then fills in
  * added/deleted on the same entries.
  */
-export function stagedDiffSplit(cwd: string): { entries: Promise<DiffEntry[]>; counts: Promise<void> } {
+export function stagedDiffSplit(cwd: string): {
+  entries: Promise<DiffEntry[]>;
+  counts: Promise<void>;
+} {
   const raw = git(['diff', '--cached', ...DIFF_ARGS.filter((a) => a !== '--numstat')], { cwd });
   const numstat = git(['diff', '--cached', ...DIFF_ARGS.filter((a) => a !== '--raw')], { cwd });
   const entries = raw.then((r) => parseRawNumstat(splitZ(r.stdout)));
@@ -129,11 +151,19 @@ export function stagedDiffSplit(cwd: string): { entries: Promise<DiffEntry[]>; c
 }
 
 /** Changes between two trees or commits: under `paths` when given; renames paired from `renameSimilarity`% when given. */
-export async function treeDiff(cwd: string, from: string, to: string, opts: { paths?: readonly string[]; renameSimilarity?: number } = {}): Promise<DiffEntry[]> {
+export async function treeDiff(
+  cwd: string,
+  from: string,
+  to: string,
+  opts: { paths?: readonly string[]; renameSimilarity?: number } = {},
+): Promise<DiffEntry[]> {
   // `:(literal)`: a name is a name, never a pattern (gitglossary "pathspec")
   const spec = opts.paths ? opts.paths.map((p) => `:(literal)${p}`) : [];
   // -M<n>%: pair a deleted and an added file as a rename from n% similarity (git's default is 50%)
-  const args = opts.renameSimilarity === undefined ? DIFF_ARGS : DIFF_ARGS.map((a) => (a === '-M' ? `-M${opts.renameSimilarity}%` : a));
+  const args =
+    opts.renameSimilarity === undefined
+      ? DIFF_ARGS
+      : DIFF_ARGS.map((a) => (a === '-M' ? `-M${opts.renameSimilarity}%` : a));
   const r = await git(['diff', ...args, from, to, '--', ...spec], { cwd });
   return parseRawNumstat(splitZ(r.stdout));
 }
@@ -152,17 +182,33 @@ export async function treeDiff(cwd: string, from: string, to: string, opts: { pa
  * https://git-scm.com/docs/git-diff#Documentation/git-diff.txt--b
  */
 export const WHITESPACE_ARG = '--ignore-space-change';
-export async function whitespaceOnlyPaths(cwd: string, range: readonly string[], entries: readonly DiffEntry[]): Promise<Set<string>> {
+export async function whitespaceOnlyPaths(
+  cwd: string,
+  range: readonly string[],
+  entries: readonly DiffEntry[],
+): Promise<Set<string>> {
   const out = new Set<string>();
   if (entries.length === 0) return out;
-  const spec = entries.flatMap((e) => (e.oldPath !== undefined ? [e.oldPath, e.path] : [e.path])).map((p) => `:(literal)${p}`);
-  const args = ['diff', ...range, ...DIFF_ARGS.filter((a) => a !== '--raw'), WHITESPACE_ARG, '--', ...spec];
+  const spec = entries
+    .flatMap((e) => (e.oldPath !== undefined ? [e.oldPath, e.path] : [e.path]))
+    .map((p) => `:(literal)${p}`);
+  const args = [
+    'diff',
+    ...range,
+    ...DIFF_ARGS.filter((a) => a !== '--raw'),
+    WHITESPACE_ARG,
+    '--',
+    ...spec,
+  ];
   const r = await git(args, { cwd });
-  const listed = new Map(entries.map((e) => [e.path, { ...e, added: null, deleted: null } as DiffEntry]));
+  const listed = new Map(
+    entries.map((e) => [e.path, { ...e, added: null, deleted: null } as DiffEntry]),
+  );
   applyNumstat(listed, splitZ(r.stdout));
   // left out, or listed with no line counted: git still lists a pair whose
   // name or mode changed (`0 0 old => new`), though only whitespace did in it
-  for (const [p, e] of listed) if (e.added === null || (e.added === 0 && e.deleted === 0)) out.add(p);
+  for (const [p, e] of listed)
+    if (e.added === null || (e.added === 0 && e.deleted === 0)) out.add(p);
   return out;
 }
 
@@ -170,12 +216,21 @@ export async function whitespaceOnlyPaths(cwd: string, range: readonly string[],
  * The paths that differ between two trees, and how.
  * `diff-tree -r -z --name-status --no-renames` prints "<letter> NUL <path> NUL" per file.
  */
-export async function changedPaths(cwd: string, from: string, to: string): Promise<Array<{ path: string; change: 'added' | 'modified' | 'deleted' }>> {
-  const r = await git(['diff-tree', '-r', '-z', '--name-status', '--no-renames', from, to], { cwd });
+export async function changedPaths(
+  cwd: string,
+  from: string,
+  to: string,
+): Promise<Array<{ path: string; change: 'added' | 'modified' | 'deleted' }>> {
+  const r = await git(['diff-tree', '-r', '-z', '--name-status', '--no-renames', from, to], {
+    cwd,
+  });
   const f = splitZ(r.stdout);
   const out: Array<{ path: string; change: 'added' | 'modified' | 'deleted' }> = [];
   for (let i = 0; i + 1 < f.length; i += 2) {
-    out.push({ path: f[i + 1]!, change: f[i] === 'A' ? 'added' : f[i] === 'D' ? 'deleted' : 'modified' });
+    out.push({
+      path: f[i + 1]!,
+      change: f[i] === 'A' ? 'added' : f[i] === 'D' ? 'deleted' : 'modified',
+    });
   }
   return out;
 }

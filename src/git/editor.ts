@@ -31,6 +31,7 @@ export async function editorCommand(cwd: string): Promise<string | null> {
   };
   let command = await ask();
   // spawn leaves out a variable set to undefined: git then reads core.editor, VISUAL, EDITOR
-  if (isNoOpEditor(command) && process.env.GIT_EDITOR !== undefined) command = await ask({ GIT_EDITOR: undefined });
+  if (isNoOpEditor(command) && process.env.GIT_EDITOR !== undefined)
+    command = await ask({ GIT_EDITOR: undefined });
   return command && !isNoOpEditor(command) ? command : null;
 }

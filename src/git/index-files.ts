@@ -60,7 +60,10 @@ export async function indexKey(file: string): Promise<string | null> {
     } finally {
       await fh.close();
     }
-    return createHash('sha1').update(`${st.size}:${st.mtimeMs}:${st.ino}:${tail}`).digest('hex').slice(0, 16);
+    return createHash('sha1')
+      .update(`${st.size}:${st.mtimeMs}:${st.ino}:${tail}`)
+      .digest('hex')
+      .slice(0, 16);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
     throw err;
@@ -75,7 +78,11 @@ export const KEPT_INDEX = /^guard-index\.[0-9a-f]{16}\.[0-9a-f]{8}$/;
  */
 export async function dropKeptIndexes(gitDir: string, keep: string | null): Promise<void> {
   const names = await readdir(gitDir).catch(() => [] as string[]);
-  await Promise.all(names.filter((n) => KEPT_INDEX.test(n) && n !== keep).map((n) => rm(path.join(gitDir, n), { force: true })));
+  await Promise.all(
+    names
+      .filter((n) => KEPT_INDEX.test(n) && n !== keep)
+      .map((n) => rm(path.join(gitDir, n), { force: true })),
+  );
 }
 
 /** Temporary indexes left by a guard killed in the middle of a checkpoint (another live guard's stay). */
@@ -87,4 +94,3 @@ export async function removeStaleIndexes(gitDir: string): Promise<void> {
     await rm(path.join(gitDir, name), { force: true });
   }
 }
-

@@ -56,7 +56,10 @@ export function commonDirOf(cwd: string): string | null {
   const env = process.env;
   if (env.GIT_COMMON_DIR) return path.resolve(cwd, env.GIT_COMMON_DIR);
   if (env.GIT_DIR) return commonOf(path.resolve(cwd, env.GIT_DIR));
-  const ceilings = (env.GIT_CEILING_DIRECTORIES ?? '').split(path.delimiter).filter((d) => d && path.isAbsolute(d)).map((d) => path.resolve(d));
+  const ceilings = (env.GIT_CEILING_DIRECTORIES ?? '')
+    .split(path.delimiter)
+    .filter((d) => d && path.isAbsolute(d))
+    .map((d) => path.resolve(d));
   let dir = path.resolve(cwd);
   for (;;) {
     const dotgit = path.join(dir, '.git');
@@ -96,7 +99,10 @@ function isGitDir(dir: string): boolean {
       return false;
     }
   };
-  return exists(path.join(dir, 'HEAD')) && (exists(path.join(dir, 'commondir')) || exists(path.join(dir, 'objects')));
+  return (
+    exists(path.join(dir, 'HEAD')) &&
+    (exists(path.join(dir, 'commondir')) || exists(path.join(dir, 'objects')))
+  );
 }
 
 function commonOf(gitDir: string): string {
@@ -116,7 +122,12 @@ export function noteTips(commonDir: string | null, tips: readonly Tip[]): void {
  * can delete with the same command that wipes work, so the journal says it
  * too. liveTips skips these lines (no id).
  */
-export function noteBackground(commonDir: string | null, harness: string, sessionKey: string, time: Date): void {
+export function noteBackground(
+  commonDir: string | null,
+  harness: string,
+  sessionKey: string,
+  time: Date,
+): void {
   if (!commonDir || /\s/.test(harness + sessionKey)) return;
   write(commonDir, `bg ${time.toISOString()} ${harness} ${sessionKey}\n`);
 }
@@ -129,7 +140,10 @@ export interface BackgroundQuery {
 }
 
 /** Whether the journal's tail notes a background command of this session started within `windowMs` of `now` (one read). */
-export async function backgroundNoted(commonDir: string, { harness, sessionKey, now, windowMs }: BackgroundQuery): Promise<boolean> {
+export async function backgroundNoted(
+  commonDir: string,
+  { harness, sessionKey, now, windowMs }: BackgroundQuery,
+): Promise<boolean> {
   const text = await tail(journalFile(commonDir));
   const suffix = ` ${harness} ${sessionKey}`;
   for (const line of text.split('\n').reverse()) {
@@ -193,8 +207,13 @@ async function compact(file: string): Promise<void> {
     const text = await readFile(file, 'utf8');
     const tips = liveTips(text).slice(-KEEP);
     // a session step guard removed stays noted: provenance trusts no absence while recent ones are gone
-    const gone = goneRefs(text).filter((r) => r.startsWith('refs/guard/sessions/')).slice(-KEEP);
-    await writeFile(tmp, gone.map((r) => `- ${r}\n`).join('') + tips.map((t) => `${t.oid} ${t.ref}\n`).join(''));
+    const gone = goneRefs(text)
+      .filter((r) => r.startsWith('refs/guard/sessions/'))
+      .slice(-KEEP);
+    await writeFile(
+      tmp,
+      gone.map((r) => `- ${r}\n`).join('') + tips.map((t) => `${t.oid} ${t.ref}\n`).join(''),
+    );
     await rename(tmp, file);
   } catch {
     await rm(tmp, { force: true });
@@ -207,7 +226,9 @@ export async function readJournal(commonDir: string): Promise<Tip[]> {
 }
 
 /** The live entries and the refs whose last word is "removed by guard" (`- REF`: a prune, a recover that found the objects gone), with one read. */
-export async function readJournalWithGone(commonDir: string): Promise<{ live: Tip[]; gone: string[] }> {
+export async function readJournalWithGone(
+  commonDir: string,
+): Promise<{ live: Tip[]; gone: string[] }> {
   const text = await readFile(journalFile(commonDir), 'utf8').catch(() => '');
   return { live: liveTips(text), gone: goneRefs(text) };
 }
@@ -229,8 +250,13 @@ function goneRefs(text: string): string[] {
  * tail first, the whole journal only when the tail names none of `wanted`.
  * File reads only.
  */
-export async function journaledUnder(commonDir: string, prefix: string, wanted: readonly string[] = []): Promise<Map<string, string>> {
-  const pick = (tips: Tip[]) => new Map(tips.filter((t) => t.ref.startsWith(prefix)).map((t) => [t.ref, t.oid]));
+export async function journaledUnder(
+  commonDir: string,
+  prefix: string,
+  wanted: readonly string[] = [],
+): Promise<Map<string, string>> {
+  const pick = (tips: Tip[]) =>
+    new Map(tips.filter((t) => t.ref.startsWith(prefix)).map((t) => [t.ref, t.oid]));
   const recent = pick(liveTips(await tail(journalFile(commonDir))));
   if (wanted.length > 0 && wanted.every((w) => recent.has(w))) return recent;
   return pick(await readJournal(commonDir));
@@ -256,7 +282,11 @@ async function tail(file: string): Promise<string> {
  * What `ref` points at in the ref store: a loose file's id, else its line in
  * packed-refs; `null` when it is in neither, `'symbolic'` for a symbolic ref.
  */
-async function refValue(commonDir: string, ref: string, packed: (ref: string) => Promise<string | null>): Promise<string | null> {
+async function refValue(
+  commonDir: string,
+  ref: string,
+  packed: (ref: string) => Promise<string | null>,
+): Promise<string | null> {
   if (ref.includes('..')) return null;
   const text = await readFile(path.join(commonDir, ref), 'utf8').catch(() => null);
   if (text !== null) {
@@ -281,15 +311,21 @@ export interface MovedTip extends Tip {
  * loose file), packed-refs once if needed. A repository with another ref
  * store (reftable) is not checked here: doctor's own for-each-ref sees it.
  */
-export async function journalCheck(commonDir: string, checked = CHECKED): Promise<{ gone: Tip[]; moved: MovedTip[] }> {
-  if (await stat(path.join(commonDir, 'reftable')).catch(() => null)) return { gone: [], moved: [] };
+export async function journalCheck(
+  commonDir: string,
+  checked = CHECKED,
+): Promise<{ gone: Tip[]; moved: MovedTip[] }> {
+  if (await stat(path.join(commonDir, 'reftable')).catch(() => null))
+    return { gone: [], moved: [] };
   const tips = liveTips(await tail(journalFile(commonDir))).slice(-checked);
   if (tips.length === 0) return { gone: [], moved: [] };
   // one read of packed-refs, shared by the lookups that run at once, each a binary search: a
   // Map of every line (or a read each) cost seconds a commit at 100,000 refs
   let packedBuf: Promise<Buffer | null> | null = null;
   const packed = async (ref: string) => {
-    const buf = await (packedBuf ??= readFile(path.join(commonDir, 'packed-refs')).catch(() => null));
+    const buf = await (packedBuf ??= readFile(path.join(commonDir, 'packed-refs')).catch(
+      () => null,
+    ));
     return buf ? packedLookup(buf, ref) : null;
   };
   const now = await Promise.all(tips.map((t) => refValue(commonDir, t.ref, packed)));

@@ -108,12 +108,20 @@ export function keptLimits(): KeptLimits {
 
 /** Paths guard never keeps here: its own folder (lanes), husky's generated hooks, its atomic-write temp files. */
 function leftOut(p: string): boolean {
-  return p === '.guard/' || p.startsWith('.guard/') || p === '.husky/_/' || p.startsWith('.husky/_/') || /(^|\/)\.[^/]*\.guard-tmp-[^/]*$/.test(p);
+  return (
+    p === '.guard/' ||
+    p.startsWith('.guard/') ||
+    p === '.husky/_/' ||
+    p.startsWith('.husky/_/') ||
+    /(^|\/)\.[^/]*\.guard-tmp-[^/]*$/.test(p)
+  );
 }
 
 /** A path component git refuses in a tree (`.git` in any letter case). */
 function refusedName(p: string): boolean {
-  return p.split('/').some((c) => c.toLowerCase() === '.git' || c === '' || c === '.' || c === '..');
+  return p
+    .split('/')
+    .some((c) => c.toLowerCase() === '.git' || c === '' || c === '.' || c === '..');
 }
 
 /** The files of a folder, without following links or entering `.git`; null when there are more than `max`. */
@@ -154,9 +162,28 @@ export async function planKept(
   { input, previous, algo, limits }: KeptPlanInput,
 ): Promise<KeptPlan> {
   const found = await groupsToKeep(root, input, previous, limits);
-  const { files, changes, bytes, hits } = await readGroups(root, { groups: found.groups, previous, algo, limits, skipped: found.skipped });
-  const reuse = previous !== null && hits === files.length && files.length === previous.files.length && files.length > 0;
-  return { reuse, changes, files, skipped: found.skipped, folders: found.keptFolders, nested: found.keptNested, bigFolders: found.bigFolders, bytes };
+  const { files, changes, bytes, hits } = await readGroups(root, {
+    groups: found.groups,
+    previous,
+    algo,
+    limits,
+    skipped: found.skipped,
+  });
+  const reuse =
+    previous !== null &&
+    hits === files.length &&
+    files.length === previous.files.length &&
+    files.length > 0;
+  return {
+    reuse,
+    changes,
+    files,
+    skipped: found.skipped,
+    folders: found.keptFolders,
+    nested: found.keptNested,
+    bigFolders: found.bigFolders,
+    bytes,
+  };
 }
 
 /** Files to keep together: the single ignored files (folder null), or one walked folder's. */
@@ -176,7 +203,13 @@ async function groupsToKeep(
   input: { ignored: readonly string[]; nested: readonly string[] },
   previous: KeptMemory | null,
   limits: KeptLimits,
-): Promise<{ groups: KeptGroup[]; skipped: KeptSkip[]; bigFolders: KeptPlan['bigFolders']; keptFolders: string[]; keptNested: string[] }> {
+): Promise<{
+  groups: KeptGroup[];
+  skipped: KeptSkip[];
+  bigFolders: KeptPlan['bigFolders'];
+  keptFolders: string[];
+  keptNested: string[];
+}> {
   const skipped: KeptSkip[] = [];
   const groups: KeptGroup[] = [];
   const bigFolders: KeptPlan['bigFolders'] = [];
@@ -212,9 +245,15 @@ async function groupsToKeep(
     planned += files.length;
     groups.push({ kind, folder: dir, files: files.sort() });
   };
-  const nested = [...new Set(input.nested.map((p) => p.replace(/\/$/, '')))].filter((p) => p !== '' && !leftOut(p + '/')).sort();
+  const nested = [...new Set(input.nested.map((p) => p.replace(/\/$/, '')))]
+    .filter((p) => p !== '' && !leftOut(p + '/'))
+    .sort();
   for (const n of nested) await folderOf(n, 'nested');
-  const folders = input.ignored.filter((p) => p.endsWith('/') && !leftOut(p)).map((p) => p.slice(0, -1)).filter((p) => !nested.includes(p)).sort();
+  const folders = input.ignored
+    .filter((p) => p.endsWith('/') && !leftOut(p))
+    .map((p) => p.slice(0, -1))
+    .filter((p) => !nested.includes(p))
+    .sort();
   for (const f of folders) await folderOf(f, 'ignored');
   return { groups, skipped, bigFolders, keptFolders, keptNested };
 }
@@ -246,10 +285,13 @@ async function readGroups(
       for (const p of g.files) skipped.push({ path: p, reason: 'budget', kind: g.kind });
       continue;
     }
-    const stats = await Promise.all(g.files.map((p) => lstat(path.join(root, p)).catch(() => null)));
+    const stats = await Promise.all(
+      g.files.map((p) => lstat(path.join(root, p)).catch(() => null)),
+    );
     // small files first among single ignored files: many large ones cannot push .env out of the budget
     const order = g.files.map((p, i) => ({ p, st: stats[i] ?? null }));
-    if (g.folder === null) order.sort((x, y) => (x.st?.size ?? 0) - (y.st?.size ?? 0) || (x.p < y.p ? -1 : 1));
+    if (g.folder === null)
+      order.sort((x, y) => (x.st?.size ?? 0) - (y.st?.size ?? 0) || (x.p < y.p ? -1 : 1));
     for (const { p, st } of order) {
       if (!st || refusedName(p)) continue;
       const mode = st.isSymbolicLink() ? MODE.symlink : st.isFile() ? fileMode(st.mode) : null;
@@ -262,7 +304,15 @@ async function readGroups(
         skipped.push({ path: p, reason: 'budget', bytes: st.size, kind: g.kind });
         continue;
       }
-      const f: KeptFile = { path: p, mode, size: st.size, mtimeMs: st.mtimeMs, ctimeMs: st.ctimeMs, ino: st.ino, oid: null };
+      const f: KeptFile = {
+        path: p,
+        mode,
+        size: st.size,
+        mtimeMs: st.mtimeMs,
+        ctimeMs: st.ctimeMs,
+        ino: st.ino,
+        oid: null,
+      };
       const kept = await keptChange(root, f, last.get(p), algo);
       if (kept === null) {
         skipped.push({ path: p, reason: 'unreadable', bytes: st.size, kind: g.kind });
@@ -281,13 +331,30 @@ async function readGroups(
  * One file as a tree change: the last kept blob while its lstat is the same, else its bytes read
  * now (`f` takes the size read and the blob id); null when it cannot be read.
  */
-async function keptChange(root: string, f: KeptFile, seen: KeptFile | undefined, algo: 'sha1' | 'sha256' | null): Promise<{ change: RecordCommit['changes'][number]; reused: boolean } | null> {
+async function keptChange(
+  root: string,
+  f: KeptFile,
+  seen: KeptFile | undefined,
+  algo: 'sha1' | 'sha256' | null,
+): Promise<{ change: RecordCommit['changes'][number]; reused: boolean } | null> {
   const { path: p, mode } = f;
-  if (seen && seen.oid && seen.mode === mode && seen.size === f.size && seen.mtimeMs === f.mtimeMs && seen.ctimeMs === f.ctimeMs && seen.ino === f.ino) {
+  if (
+    seen &&
+    seen.oid &&
+    seen.mode === mode &&
+    seen.size === f.size &&
+    seen.mtimeMs === f.mtimeMs &&
+    seen.ctimeMs === f.ctimeMs &&
+    seen.ino === f.ino
+  ) {
     f.oid = seen.oid;
     return { change: { kind: 'blob', path: p, mode, oid: seen.oid }, reused: true };
   }
-  const data = await (mode === MODE.symlink ? readlink(path.join(root, p), { encoding: 'buffer' }) : readFile(path.join(root, p))).catch(() => null);
+  const data = await (
+    mode === MODE.symlink
+      ? readlink(path.join(root, p), { encoding: 'buffer' })
+      : readFile(path.join(root, p))
+  ).catch(() => null);
   if (data === null) return null;
   f.size = data.length;
   f.oid = algo ? blobId(data, algo) : null;
@@ -309,7 +376,14 @@ export async function submodulePaths(root: string): Promise<string[]> {
 export async function presentLanes(root: string): Promise<string[]> {
   const dir = path.join(root, '.guard', 'lanes');
   const names = await readdir(dir).catch(() => [] as string[]);
-  const here = await Promise.all(names.map((n) => lstat(path.join(dir, n, '.git')).then(() => n, () => null)));
+  const here = await Promise.all(
+    names.map((n) =>
+      lstat(path.join(dir, n, '.git')).then(
+        () => n,
+        () => null,
+      ),
+    ),
+  );
   return here.filter((n): n is string => n !== null).sort();
 }
 
@@ -317,8 +391,15 @@ export async function presentLanes(root: string): Promise<string[]> {
 export const LANE_KEPT = path.join('guard', 'lanes-kept');
 
 /** Mark lane NAME as kept by checkpoint `id`, taken with the main tree's checkpoint `for` (written whole, by rename). */
-export async function noteLaneKept(commonDir: string, name: string, mark: { id: string; for: string }): Promise<void> {
-  const [{ mkdir, rename, rm, writeFile }, { randomBytes }] = await Promise.all([import('node:fs/promises'), import('node:crypto')]);
+export async function noteLaneKept(
+  commonDir: string,
+  name: string,
+  mark: { id: string; for: string },
+): Promise<void> {
+  const [{ mkdir, rename, rm, writeFile }, { randomBytes }] = await Promise.all([
+    import('node:fs/promises'),
+    import('node:crypto'),
+  ]);
   const file = path.join(commonDir, LANE_KEPT, encodeURIComponent(name));
   await mkdir(path.dirname(file), { recursive: true });
   const tmp = `${file}.${process.pid}-${randomBytes(4).toString('hex')}`;

@@ -117,7 +117,11 @@ export async function mainRepo(cwd: string): Promise<Repo> {
   if (here.gitDir === here.commonDir) return here;
   const [main] = await worktrees(here.root);
   if (!main || main.bare) {
-    throw new GuardError('E_NOT_A_REPO', 'the repository has no main work tree (it is bare)', 'lanes need a checkout: run guard in a non-bare clone');
+    throw new GuardError(
+      'E_NOT_A_REPO',
+      'the repository has no main work tree (it is bare)',
+      'lanes need a checkout: run guard in a non-bare clone',
+    );
   }
   return { root: main.path, gitDir: here.commonDir, commonDir: here.commonDir };
 }
@@ -138,7 +142,13 @@ export async function listLanes(main: Repo): Promise<Lane[]> {
     const name = ref.slice(LANE_REFS.length);
     const p = lanePath(main, name);
     const registered = trees.some((t) => samePath(t.path, p));
-    lanes.push({ name, path: p, branch: laneBranch(name), base, broken: !registered || !existsSync(path.join(p, '.git')) });
+    lanes.push({
+      name,
+      path: p,
+      branch: laneBranch(name),
+      base,
+      broken: !registered || !existsSync(path.join(p, '.git')),
+    });
   }
   return lanes.sort((a, b) => a.name.localeCompare(b.name));
 }
@@ -146,7 +156,8 @@ export async function listLanes(main: Repo): Promise<Lane[]> {
 export async function findLane(main: Repo, name: string): Promise<Lane> {
   validateLaneName(name);
   const lane = (await listLanes(main)).find((l) => l.name === name);
-  if (!lane) throw new GuardError('E_NO_LANE', `lane "${name}" does not exist`, 'guard lanes lists them');
+  if (!lane)
+    throw new GuardError('E_NO_LANE', `lane "${name}" does not exist`, 'guard lanes lists them');
   return lane;
 }
 
@@ -155,7 +166,11 @@ export async function laneRepo(lane: Lane): Promise<Repo> {
   const repo = await openRepo(lane.path);
   // A folder without its `.git` file would resolve to the main tree: never act on that.
   if (!samePath(repo.root, lane.path)) {
-    throw new GuardError('E_NO_LANE', `lane "${lane.name}" is broken: ${lane.path} is not its work tree`, `guard discard ${lane.name} cleans it up`);
+    throw new GuardError(
+      'E_NO_LANE',
+      `lane "${lane.name}" is broken: ${lane.path} is not its work tree`,
+      `guard discard ${lane.name} cleans it up`,
+    );
   }
   return repo;
 }
@@ -163,11 +178,23 @@ export async function laneRepo(lane: Lane): Promise<Repo> {
 /** The commit REV names, or a usage error. */
 export async function resolveCommit(cwd: string, rev: string): Promise<string> {
   // --end-of-options: a REV starting with "-" is a name, not a flag.
-  const r = await git(['rev-parse', '-q', '--verify', '--end-of-options', `${rev}^{commit}`], { cwd, okCodes: [1, 128] });
+  const r = await git(['rev-parse', '-q', '--verify', '--end-of-options', `${rev}^{commit}`], {
+    cwd,
+    okCodes: [1, 128],
+  });
   const oid = r.stdout.toString('utf8').trim();
   if (r.code !== 0 || !oid) {
-    if (rev === 'HEAD') throw new GuardError('E_USAGE', 'the repository has no commits yet', 'commit something first: a lane starts from a commit');
-    throw new GuardError('E_USAGE', `cannot start from "${rev}": not a commit`, 'pass --from a branch, tag or commit id');
+    if (rev === 'HEAD')
+      throw new GuardError(
+        'E_USAGE',
+        'the repository has no commits yet',
+        'commit something first: a lane starts from a commit',
+      );
+    throw new GuardError(
+      'E_USAGE',
+      `cannot start from "${rev}": not a commit`,
+      'pass --from a branch, tag or commit id',
+    );
   }
   return oid;
 }
@@ -194,7 +221,11 @@ export function assertLanesContained(main: Repo): void {
     }
     if (st.isSymbolicLink() || !st.isDirectory()) {
       const what = st.isSymbolicLink() ? `a symlink (-> ${readlinkSync(dir)})` : 'not a folder';
-      throw new GuardError('E_PATH_ESCAPE', `${path.relative(main.root, dir)} is ${what}: a lane must live inside the work tree`, `remove it (rm ${path.relative(main.root, dir)}) and run the command again; guard makes the folder itself`);
+      throw new GuardError(
+        'E_PATH_ESCAPE',
+        `${path.relative(main.root, dir)} is ${what}: a lane must live inside the work tree`,
+        `remove it (rm ${path.relative(main.root, dir)}) and run the command again; guard makes the folder itself`,
+      );
     }
   }
 }
@@ -205,18 +236,40 @@ export function assertLanesContained(main: Repo): void {
  * processes starting the same lane exactly one wins; if anything after it
  * fails, everything made so far is removed again.
  */
-export async function createLane(main: Repo, name: string, base: string): Promise<{ lane: Lane; hooks: string | null }> {
+export async function createLane(
+  main: Repo,
+  name: string,
+  base: string,
+): Promise<{ lane: Lane; hooks: string | null }> {
   validateLaneName(name);
-  const lane: Lane = { name, path: lanePath(main, name), branch: laneBranch(name), base, broken: false };
+  const lane: Lane = {
+    name,
+    path: lanePath(main, name),
+    branch: laneBranch(name),
+    base,
+    broken: false,
+  };
   const cwd = main.root;
-  const taken = () => new GuardError('E_LANE_EXISTS', `lane "${name}" already exists`, `guard run ${name} -- CMD reuses it; guard discard ${name} removes it`);
+  const taken = () =>
+    new GuardError(
+      'E_LANE_EXISTS',
+      `lane "${name}" already exists`,
+      `guard run ${name} -- CMD reuses it; guard discard ${name} removes it`,
+    );
   if (await refExists(cwd, laneRef(name))) throw taken();
   if (await refExists(cwd, `refs/heads/${lane.branch}`)) {
-    throw new GuardError('E_LANE_EXISTS', `branch ${lane.branch} already exists`, `pick another lane name, or delete the branch (git branch -D ${lane.branch})`);
+    throw new GuardError(
+      'E_LANE_EXISTS',
+      `branch ${lane.branch} already exists`,
+      `pick another lane name, or delete the branch (git branch -D ${lane.branch})`,
+    );
   }
   if (existsSync(lane.path)) throw taken();
   assertLanesContained(main);
-  const made = await git(['update-ref', '-m', 'guard start', laneRef(name), base, ''], { cwd, okCodes: [128] });
+  const made = await git(['update-ref', '-m', 'guard start', laneRef(name), base, ''], {
+    cwd,
+    okCodes: [128],
+  });
   if (made.code !== 0) throw taken();
   try {
     // -b: the lane's own branch; --quiet: nothing on stderr to parse.
@@ -246,7 +299,10 @@ export async function removeLaneParts(main: Repo, lane: Lane): Promise<void> {
     git(['update-ref', '-d', `refs/heads/${lane.branch}`], { cwd, okCodes: [1, 128] }),
     git(['update-ref', '-d', laneRef(lane.name)], { cwd, okCodes: [1, 128] }),
     // integrity: the branch gate's verified tip of the lane's branch, so a new lane of that name starts clean
-    git(['update-ref', '-d', `refs/guard/verified/heads/${lane.branch}`], { cwd, okCodes: [1, 128] }),
+    git(['update-ref', '-d', `refs/guard/verified/heads/${lane.branch}`], {
+      cwd,
+      okCodes: [1, 128],
+    }),
   ]);
   // guard removed it: the journal says so, or the journaled tip would come back as the lane's base
   noteGone(commonDirOf(cwd), [`refs/guard/verified/heads/${lane.branch}`]);
@@ -276,7 +332,10 @@ export async function shareHooks(main: Repo, laneRoot: string): Promise<string |
 
 /** The commit a branch points at, or null when the branch is gone. */
 export async function branchTip(cwd: string, branch: string): Promise<string | null> {
-  const r = await git(['rev-parse', '-q', '--verify', `refs/heads/${branch}^{commit}`], { cwd, okCodes: [1, 128] });
+  const r = await git(['rev-parse', '-q', '--verify', `refs/heads/${branch}^{commit}`], {
+    cwd,
+    okCodes: [1, 128],
+  });
   return r.code === 0 ? r.stdout.toString('utf8').trim() || null : null;
 }
 
@@ -293,10 +352,29 @@ export async function checkpointCommit(
 ): Promise<Checkpoint> {
   const cwd = main.root;
   const now = opts.now ?? new Date();
-  const tree = (await git(['rev-parse', '--verify', `${commit}^{tree}`], { cwd })).stdout.toString('utf8').trim();
-  const body = { v: RECORD_VERSION, kind: 'checkpoint', reason: opts.reason, command: opts.command, lane: opts.lane, worktree: opts.worktree, time: now.toISOString(), head: commit };
+  const tree = (await git(['rev-parse', '--verify', `${commit}^{tree}`], { cwd })).stdout
+    .toString('utf8')
+    .trim();
+  const body = {
+    v: RECORD_VERSION,
+    kind: 'checkpoint',
+    reason: opts.reason,
+    command: opts.command,
+    lane: opts.lane,
+    worktree: opts.worktree,
+    time: now.toISOString(),
+    head: commit,
+  };
   const message = `guard checkpoint: ${opts.reason}\n\n${JSON.stringify(body)}\n`;
-  const oid = (await git(['commit-tree', tree, '-p', commit], { cwd, input: message, env: { ...GUARD_IDENTITY } })).stdout.toString('utf8').trim();
+  const oid = (
+    await git(['commit-tree', tree, '-p', commit], {
+      cwd,
+      input: message,
+      env: { ...GUARD_IDENTITY },
+    })
+  ).stdout
+    .toString('utf8')
+    .trim();
   const ref = newRef(REFS.checkpoints, now);
   await git(['update-ref', '-m', 'guard checkpoint', ref, oid, ''], { cwd });
   // journaled as every checkpoint is: the last thing holding the lane's work, so a deletion from outside is noticed
@@ -315,6 +393,9 @@ export async function ensureExcluded(repo: Repo): Promise<boolean> {
   }
   if (/^\/?\.guard\/?$/m.test(text)) return false;
   await mkdir(path.dirname(file), { recursive: true });
-  await appendFile(file, (text === '' || text.endsWith('\n') ? '' : '\n') + '# guard lanes and feedback\n/.guard/\n');
+  await appendFile(
+    file,
+    (text === '' || text.endsWith('\n') ? '' : '\n') + '# guard lanes and feedback\n/.guard/\n',
+  );
   return true;
 }

@@ -13,7 +13,14 @@ import { git } from './run.js';
  * - --ignore-cr-at-eol: a difference in line endings alone is not a change (DESIGN metrics);
  * - --no-ext-diff --no-textconv --no-color: the user's diff drivers and colours must not change what is parsed.
  */
-const NO_INDEX_ARGS = ['diff', '--no-index', '--ignore-cr-at-eol', '--no-ext-diff', '--no-textconv', '--no-color'] as const;
+const NO_INDEX_ARGS = [
+  'diff',
+  '--no-index',
+  '--ignore-cr-at-eol',
+  '--no-ext-diff',
+  '--no-textconv',
+  '--no-color',
+] as const;
 
 export interface FileNumstat {
   added: number;
@@ -28,7 +35,10 @@ export interface FileNumstat {
  * two names), and nothing when only line endings differ.
  */
 export async function numstatFiles(from: string, to: string): Promise<FileNumstat> {
-  const r = await git([...NO_INDEX_ARGS, '-z', '--numstat', '--', from, to], { cwd: path.dirname(from), okCodes: [1] });
+  const r = await git([...NO_INDEX_ARGS, '-z', '--numstat', '--', from, to], {
+    cwd: path.dirname(from),
+    okCodes: [1],
+  });
   const [a, d] = r.stdout.toString('utf8').split('\t');
   return {
     added: a && a !== '-' ? Number(a) : 0,
@@ -42,13 +52,19 @@ export async function numstatFiles(from: string, to: string): Promise<FileNumsta
  * reindent, a formatter run)? git's `-w` numstat prints nothing then.
  */
 export async function whitespaceOnlyFiles(from: string, to: string): Promise<boolean> {
-  const r = await git([...NO_INDEX_ARGS, '--numstat', WHITESPACE_ARG, '--', from, to], { cwd: path.dirname(from), okCodes: [1] });
+  const r = await git([...NO_INDEX_ARGS, '--numstat', WHITESPACE_ARG, '--', from, to], {
+    cwd: path.dirname(from),
+    okCodes: [1],
+  });
   return r.stdout.length === 0;
 }
 
 /** The unified diff from `from` (an absolute path, or /dev/null for a new file) to `to`, with `contextLines` of context. */
 export async function patchFiles(from: string, to: string, contextLines: number): Promise<string> {
-  const r = await git([...NO_INDEX_ARGS, `-U${contextLines}`, '--', from, to], { cwd: path.dirname(to), okCodes: [1] });
+  const r = await git([...NO_INDEX_ARGS, `-U${contextLines}`, '--', from, to], {
+    cwd: path.dirname(to),
+    okCodes: [1],
+  });
   return r.stdout.toString('utf8');
 }
 
@@ -60,14 +76,28 @@ export async function patchFiles(from: string, to: string, contextLines: number)
  * --no-renames: pairs are matched by name. Output per pair:
  *   "added TAB deleted TAB NUL a/NAME NUL b/NAME NUL"   ("-" for binary)
  */
-export async function numstatFolders(dir: string, ignoreSpace = false): Promise<Map<string, { added: number | null; deleted: number | null }>> {
-  const args = [...NO_INDEX_ARGS, '-z', '--numstat', '--no-renames', ...(ignoreSpace ? ['--ignore-all-space'] : []), 'a', 'b'];
+export async function numstatFolders(
+  dir: string,
+  ignoreSpace = false,
+): Promise<Map<string, { added: number | null; deleted: number | null }>> {
+  const args = [
+    ...NO_INDEX_ARGS,
+    '-z',
+    '--numstat',
+    '--no-renames',
+    ...(ignoreSpace ? ['--ignore-all-space'] : []),
+    'a',
+    'b',
+  ];
   const r = await git(args, { cwd: dir, okCodes: [1] });
   const f = r.stdout.toString('utf8').split('\0');
   const out = new Map<string, { added: number | null; deleted: number | null }>();
   for (let x = 0; x + 2 < f.length; x += 3) {
     const [a, d] = f[x]!.split('\t');
-    out.set(f[x + 2]!.slice(2), { added: a === '-' ? null : Number(a), deleted: d === '-' ? null : Number(d) });
+    out.set(f[x + 2]!.slice(2), {
+      added: a === '-' ? null : Number(a),
+      deleted: d === '-' ? null : Number(d),
+    });
   }
   return out;
 }
@@ -95,17 +125,27 @@ export async function numstatPairs(
   const counts: PairCounts['counts'] = new Map();
   const whitespaceOnly = new Set<number>();
   if (pairs.length === 0) return { counts, whitespaceOnly };
-  const [{ mkdir, rm, writeFile }, { randomBytes }] = await Promise.all([import('node:fs/promises'), import('node:crypto')]);
+  const [{ mkdir, rm, writeFile }, { randomBytes }] = await Promise.all([
+    import('node:fs/promises'),
+    import('node:crypto'),
+  ]);
   const dir = path.join(gitDir, `guard-hook-${process.pid}-${randomBytes(4).toString('hex')}`);
   try {
     await mkdir(path.join(dir, 'a'), { recursive: true });
     await mkdir(path.join(dir, 'b'), { recursive: true });
-    await Promise.all(pairs.flatMap(({ i, base, next }) => [writeFile(path.join(dir, 'a', String(i)), base), writeFile(path.join(dir, 'b', String(i)), next)]));
+    await Promise.all(
+      pairs.flatMap(({ i, base, next }) => [
+        writeFile(path.join(dir, 'a', String(i)), base),
+        writeFile(path.join(dir, 'b', String(i)), next),
+      ]),
+    );
     for (const [name, n] of await numstatFolders(dir)) counts.set(Number(name), n);
     const ask = whitespace(counts);
     if (ask.length > 0) {
       const w = await numstatFolders(dir, true);
-      for (const i of ask) if (!w.has(String(i)) || (w.get(String(i))!.added === 0 && w.get(String(i))!.deleted === 0)) whitespaceOnly.add(i);
+      for (const i of ask)
+        if (!w.has(String(i)) || (w.get(String(i))!.added === 0 && w.get(String(i))!.deleted === 0))
+          whitespaceOnly.add(i);
     }
   } finally {
     await rm(dir, { recursive: true, force: true });
@@ -118,8 +158,14 @@ export async function numstatPairs(
  * memory, measured against a file on disk): written to a scratch folder of
  * its own under the system's temp folder, given to `use`, removed afterwards.
  */
-export async function withScratchFile<T>(content: Buffer, use: (file: string) => Promise<T>): Promise<T> {
-  const [{ mkdtemp, rm, writeFile }, { tmpdir }] = await Promise.all([import('node:fs/promises'), import('node:os')]);
+export async function withScratchFile<T>(
+  content: Buffer,
+  use: (file: string) => Promise<T>,
+): Promise<T> {
+  const [{ mkdtemp, rm, writeFile }, { tmpdir }] = await Promise.all([
+    import('node:fs/promises'),
+    import('node:os'),
+  ]);
   const dir = await mkdtemp(path.join(tmpdir(), 'guard-base-'));
   try {
     const file = path.join(dir, 'base');

@@ -23,15 +23,25 @@ export interface MergeInput {
  * Conflicts come back as git-style markers labelled with the three names.
  * https://git-scm.com/docs/git-merge-file: exit code = number of conflicts, negative on error.
  */
-export async function mergeFile(cwd: string, { ours, base, theirs, labels }: MergeInput): Promise<MergeResult> {
+export async function mergeFile(
+  cwd: string,
+  { ours, base, theirs, labels }: MergeInput,
+): Promise<MergeResult> {
   const dir = await mkdtemp(path.join(tmpdir(), `guard-merge-${randomBytes(3).toString('hex')}-`));
   try {
     const files = ['ours', 'base', 'theirs'].map((n) => path.join(dir, n));
-    await Promise.all([writeFile(files[0]!, ours), writeFile(files[1]!, base), writeFile(files[2]!, theirs)]);
-    const r = await git(['merge-file', '-p', '-L', labels[0], '-L', labels[1], '-L', labels[2], ...files], {
-      cwd,
-      okCodes: Array.from({ length: 127 }, (_, i) => i + 1),
-    });
+    await Promise.all([
+      writeFile(files[0]!, ours),
+      writeFile(files[1]!, base),
+      writeFile(files[2]!, theirs),
+    ]);
+    const r = await git(
+      ['merge-file', '-p', '-L', labels[0], '-L', labels[1], '-L', labels[2], ...files],
+      {
+        cwd,
+        okCodes: Array.from({ length: 127 }, (_, i) => i + 1),
+      },
+    );
     if (r.code >= 127) throw new GuardError('E_GIT', `git merge-file failed: ${r.stderr.trim()}`);
     return { content: r.stdout, conflicts: r.code };
   } finally {

@@ -11,7 +11,8 @@ import { git } from './run.js';
  */
 export const VERIFIED_REFS = 'refs/guard/verified/';
 
-export const verifiedRef = (branchRef: string): string => VERIFIED_REFS + branchRef.replace(/^refs\//, '');
+export const verifiedRef = (branchRef: string): string =>
+  VERIFIED_REFS + branchRef.replace(/^refs\//, '');
 
 /** git's null object id, in either hash: all zeroes. */
 export const isZeroOid = (oid: string): boolean => /^0+$/.test(oid);
@@ -37,7 +38,8 @@ export interface Anchor {
 }
 
 /** The anchor ref of `branchRef` for `day` (YYYY-MM-DD, UTC). */
-export const anchorRef = (branchRef: string, day: string): string => `${ANCHOR_REFS}${day}/${branchRef.replace(/^refs\//, '')}`;
+export const anchorRef = (branchRef: string, day: string): string =>
+  `${ANCHOR_REFS}${day}/${branchRef.replace(/^refs\//, '')}`;
 
 /** The day of `now` as anchors name it (UTC). */
 export const anchorDay = (now: Date): string => now.toISOString().slice(0, 10);
@@ -46,8 +48,23 @@ export const anchorDay = (now: Date): string => now.toISOString().slice(0, 10);
  * Every branch tip, every verified tip and every anchor, in one for-each-ref:
  *   "refs/heads/main 1f3c...\n"
  */
-export async function branchTips(cwd: string): Promise<{ heads: Map<string, string>; verified: Map<string, string>; anchors: Map<string, Anchor[]> }> {
-  const r = await git(['for-each-ref', '--format=%(refname) %(objectname)', 'refs/heads/', VERIFIED_REFS, ANCHOR_REFS], { cwd });
+export async function branchTips(
+  cwd: string,
+): Promise<{
+  heads: Map<string, string>;
+  verified: Map<string, string>;
+  anchors: Map<string, Anchor[]>;
+}> {
+  const r = await git(
+    [
+      'for-each-ref',
+      '--format=%(refname) %(objectname)',
+      'refs/heads/',
+      VERIFIED_REFS,
+      ANCHOR_REFS,
+    ],
+    { cwd },
+  );
   const heads = new Map<string, string>();
   const verified = new Map<string, string>();
   const anchors = new Map<string, Anchor[]>();
@@ -62,7 +79,10 @@ export async function branchTips(cwd: string): Promise<{ heads: Map<string, stri
       const slash = rest.indexOf('/');
       if (slash <= 0) continue;
       const branch = 'refs/' + rest.slice(slash + 1);
-      anchors.set(branch, [...(anchors.get(branch) ?? []), { day: rest.slice(0, slash), oid, ref }]);
+      anchors.set(branch, [
+        ...(anchors.get(branch) ?? []),
+        { day: rest.slice(0, slash), oid, ref },
+      ]);
     } else heads.set(ref, oid);
   }
   await Promise.all([anchorsAsJournaled(cwd, anchors), verifiedAsJournaled(cwd, verified)]);
@@ -80,7 +100,9 @@ export async function branchTips(cwd: string): Promise<{ heads: Map<string, stri
 async function verifiedAsJournaled(cwd: string, verified: Map<string, string>): Promise<void> {
   const common = commonDirOf(cwd);
   if (!common) return;
-  for (const [ref, oid] of await journaledUnder(common, VERIFIED_REFS).catch(() => new Map<string, string>())) {
+  for (const [ref, oid] of await journaledUnder(common, VERIFIED_REFS).catch(
+    () => new Map<string, string>(),
+  )) {
     verified.set('refs/' + ref.slice(VERIFIED_REFS.length), oid);
   }
 }
@@ -89,7 +111,11 @@ async function verifiedAsJournaled(cwd: string, verified: Map<string, string>): 
 export async function verifiedTip(cwd: string, branchRef: string): Promise<string | null> {
   const ref = verifiedRef(branchRef);
   const common = commonDirOf(cwd);
-  const journaled = common ? (await journaledUnder(common, VERIFIED_REFS, [ref]).catch(() => new Map<string, string>())).get(ref) : undefined;
+  const journaled = common
+    ? (
+        await journaledUnder(common, VERIFIED_REFS, [ref]).catch(() => new Map<string, string>())
+      ).get(ref)
+    : undefined;
   // the journaled commit, while git still has it (a gc two weeks after a branch was rewritten may not)
   return (journaled ? await resolveRev(cwd, journaled) : null) ?? (await resolveRev(cwd, ref));
 }
@@ -105,7 +131,9 @@ export async function verifiedTip(cwd: string, branchRef: string): Promise<strin
 async function anchorsAsJournaled(cwd: string, anchors: Map<string, Anchor[]>): Promise<void> {
   const common = commonDirOf(cwd);
   if (!common) return;
-  const journaled = (await readJournal(common).catch(() => [])).filter((t) => t.ref.startsWith(ANCHOR_REFS));
+  const journaled = (await readJournal(common).catch(() => [])).filter((t) =>
+    t.ref.startsWith(ANCHOR_REFS),
+  );
   for (const t of journaled) {
     const rest = t.ref.slice(ANCHOR_REFS.length);
     const slash = rest.indexOf('/');
@@ -134,14 +162,20 @@ export interface Settled {
  * dropped commits kept. Not a compare-and-swap (see markVerified).
  * https://git-scm.com/docs/git-update-ref#_description
  */
-export async function settleMoves(cwd: string, moves: readonly Settled[], day: string, staleAnchors: readonly string[] = []): Promise<void> {
+export async function settleMoves(
+  cwd: string,
+  moves: readonly Settled[],
+  day: string,
+  staleAnchors: readonly string[] = [],
+): Promise<void> {
   let input = '';
   for (const m of moves) {
     input += `update ${verifiedRef(m.branchRef)} ${m.to}\n`;
     if (m.anchor) input += `update ${anchorRef(m.branchRef, day)} ${m.anchor}\n`;
     for (const d of m.dropped ?? []) input += `create ${d.ref} ${d.tip}\n`;
   }
-  if (input !== '') await git(['update-ref', '-m', 'guard: passed the gate', '--stdin'], { cwd, input });
+  if (input !== '')
+    await git(['update-ref', '-m', 'guard: passed the gate', '--stdin'], { cwd, input });
   // a dropped tip is the last ref holding that work, and the verified tip and the day's anchor are what moves are
   // measured from: all journaled as guard writes them, so a deletion or a move from outside is noticed (flows/doctor/integrity.ts)
   noteTips(
@@ -156,7 +190,9 @@ export async function settleMoves(cwd: string, moves: readonly Settled[], day: s
   // best effort, so that two moves racing to delete them never fail the move itself
   if (staleAnchors.length > 0) {
     const del = staleAnchors.map((ref) => `delete ${ref}\n`).join('');
-    await git(['update-ref', '--stdin'], { cwd, input: del, okCodes: [128] }).catch(() => undefined);
+    await git(['update-ref', '--stdin'], { cwd, input: del, okCodes: [128] }).catch(
+      () => undefined,
+    );
     noteGone(commonDirOf(cwd), staleAnchors);
   }
 }
@@ -186,11 +222,17 @@ export async function markVerified(cwd: string, branchRef: string, tip: string):
 }
 
 /** Committer time (unix seconds) of each commit, in one process; 0 where unknown. */
-export async function commitTimes(cwd: string, commits: readonly string[]): Promise<Map<string, number>> {
+export async function commitTimes(
+  cwd: string,
+  commits: readonly string[],
+): Promise<Map<string, number>> {
   const out = new Map<string, number>();
   if (commits.length === 0) return out;
   // --no-walk: exactly these commits; "%H %ct"
-  const r = await git(['log', '--no-walk=unsorted', '--format=%H %ct', ...commits, '--'], { cwd, okCodes: [128] });
+  const r = await git(['log', '--no-walk=unsorted', '--format=%H %ct', ...commits, '--'], {
+    cwd,
+    okCodes: [128],
+  });
   for (const line of r.stdout.toString('utf8').split('\n')) {
     const [oid, t] = line.split(' ');
     if (oid && t) out.set(oid, Number(t) || 0);
@@ -200,7 +242,10 @@ export async function commitTimes(cwd: string, commits: readonly string[]): Prom
 
 /** The commit id of `rev`, or null. */
 export async function resolveRev(cwd: string, rev: string): Promise<string | null> {
-  const r = await git(['rev-parse', '-q', '--verify', '--end-of-options', `${rev}^{commit}`], { cwd, okCodes: [1, 128] });
+  const r = await git(['rev-parse', '-q', '--verify', '--end-of-options', `${rev}^{commit}`], {
+    cwd,
+    okCodes: [1, 128],
+  });
   const oid = r.stdout.toString('utf8').trim();
   return r.code === 0 && oid ? oid : null;
 }
@@ -217,7 +262,11 @@ export async function adoptTips(cwd: string): Promise<string[]> {
   if (missing.length === 0) return [];
   const input = missing.map(([ref, oid]) => `create ${verifiedRef(ref)} ${oid}\n`).join('');
   const r = await git(['update-ref', '--stdin'], { cwd, input, okCodes: [128] });
-  if (r.code === 0) noteTips(commonDirOf(cwd), missing.map(([ref, oid]) => ({ ref: verifiedRef(ref), oid })));
+  if (r.code === 0)
+    noteTips(
+      commonDirOf(cwd),
+      missing.map(([ref, oid]) => ({ ref: verifiedRef(ref), oid })),
+    );
   return missing.map(([ref]) => ref);
 }
 
@@ -228,7 +277,10 @@ export async function adoptTips(cwd: string): Promise<string[]> {
  * lane can move it; it is never read as the base. A lane that shares no
  * history with the main tree (an orphan) is measured against HEAD itself.
  */
-export async function laneBase(mainRoot: string, laneHead: string): Promise<{ base: string; policyRev: string } | null> {
+export async function laneBase(
+  mainRoot: string,
+  laneHead: string,
+): Promise<{ base: string; policyRev: string } | null> {
   // run in the main tree, "HEAD" is the main tree's HEAD: one process in the usual case
   const r = await git(['merge-base', laneHead, 'HEAD'], { cwd: mainRoot, okCodes: [1, 128] });
   const base = r.stdout.toString('utf8').trim().split('\n')[0];
@@ -248,12 +300,19 @@ export async function laneBase(mainRoot: string, laneHead: string): Promise<{ ba
 export async function shallowCutsIn(cwd: string, from: string, to: string): Promise<string[]> {
   const { readFile } = await import('node:fs/promises');
   const path = await import('node:path');
-  const dir = (await git(['rev-parse', '--path-format=absolute', '--git-common-dir'], { cwd })).stdout.toString('utf8').trim();
+  const dir = (
+    await git(['rev-parse', '--path-format=absolute', '--git-common-dir'], { cwd })
+  ).stdout
+    .toString('utf8')
+    .trim();
   const text = await readFile(path.join(dir, 'shallow'), 'utf8').catch(() => '');
   const cut = new Set(text.split('\n').filter(Boolean));
   if (cut.size === 0) return [];
   const r = await git(['rev-list', to, '--not', from], { cwd, okCodes: [128] });
-  return r.stdout.toString('utf8').split('\n').filter((oid) => cut.has(oid));
+  return r.stdout
+    .toString('utf8')
+    .split('\n')
+    .filter((oid) => cut.has(oid));
 }
 
 /**
@@ -263,14 +322,41 @@ export async function shallowCutsIn(cwd: string, from: string, to: string): Prom
  * twice: the first keeps the tip, the second finds it kept.)
  * https://git-scm.com/docs/git-for-each-ref#Documentation/git-for-each-ref.txt---containsltobjectgt
  */
-export async function heldElsewhere(cwd: string, tip: string, except: ReadonlySet<string>): Promise<boolean> {
-  const r = await git(['for-each-ref', '--format=%(refname)', `--contains=${tip}`, 'refs/heads/', 'refs/remotes/', 'refs/tags/', DROPPED_REFS], { cwd, okCodes: [128, 129] });
-  return r.stdout.toString('utf8').split('\n').some((ref) => ref !== '' && !except.has(ref));
+export async function heldElsewhere(
+  cwd: string,
+  tip: string,
+  except: ReadonlySet<string>,
+): Promise<boolean> {
+  const r = await git(
+    [
+      'for-each-ref',
+      '--format=%(refname)',
+      `--contains=${tip}`,
+      'refs/heads/',
+      'refs/remotes/',
+      'refs/tags/',
+      DROPPED_REFS,
+    ],
+    { cwd, okCodes: [128, 129] },
+  );
+  return r.stdout
+    .toString('utf8')
+    .split('\n')
+    .some((ref) => ref !== '' && !except.has(ref));
 }
 
 /** Keep tips as refs/guard/dropped/ refs, in one update-ref. */
-export async function keepDropped(cwd: string, kept: ReadonlyArray<{ ref: string; tip: string }>): Promise<void> {
+export async function keepDropped(
+  cwd: string,
+  kept: ReadonlyArray<{ ref: string; tip: string }>,
+): Promise<void> {
   if (kept.length === 0) return;
-  await git(['update-ref', '-m', 'guard: kept a dropped tip', '--stdin'], { cwd, input: kept.map((d) => `create ${d.ref} ${d.tip}\n`).join('') });
-  noteTips(commonDirOf(cwd), kept.map((d) => ({ ref: d.ref, oid: d.tip })));
+  await git(['update-ref', '-m', 'guard: kept a dropped tip', '--stdin'], {
+    cwd,
+    input: kept.map((d) => `create ${d.ref} ${d.tip}\n`).join(''),
+  });
+  noteTips(
+    commonDirOf(cwd),
+    kept.map((d) => ({ ref: d.ref, oid: d.tip })),
+  );
 }

@@ -59,7 +59,13 @@ export async function untrustedRepoEnv(root: string): Promise<NodeJS.ProcessEnv>
     if (m) names.add(m[1]!);
   }
   // an empty command is no filter at all
-  for (const n of names) pairs.push([`filter.${n}.clean`, ''], [`filter.${n}.smudge`, ''], [`filter.${n}.process`, ''], [`filter.${n}.required`, 'false']);
+  for (const n of names)
+    pairs.push(
+      [`filter.${n}.clean`, ''],
+      [`filter.${n}.smudge`, ''],
+      [`filter.${n}.process`, ''],
+      [`filter.${n}.required`, 'false'],
+    );
   const env: NodeJS.ProcessEnv = { GIT_CONFIG_COUNT: String(pairs.length) };
   pairs.forEach(([k, v], i) => {
     env[`GIT_CONFIG_KEY_${i}`] = k;
@@ -77,21 +83,33 @@ export async function untrustedRepoEnv(root: string): Promise<NodeJS.ProcessEnv>
  * Throws, naming the repository, when one cannot be kept: the caller must
  * not remove anything then.
  */
-export async function keepNested(outer: Repo, paths: readonly string[], opts: { reason: string; command: string; lane: string | null }): Promise<KeptNested[]> {
+export async function keepNested(
+  outer: Repo,
+  paths: readonly string[],
+  opts: { reason: string; command: string; lane: string | null },
+): Promise<KeptNested[]> {
   const kept: KeptNested[] = [];
   for (const rel of paths) {
     const dir = path.join(outer.root, rel);
     try {
       const inner = await openRepo(dir);
       const env = await untrustedRepoEnv(inner.root);
-      const cp = await checkpoint(inner, { reason: `${opts.reason} (nested repository ${rel})`, command: opts.command, lane: opts.lane, env });
+      const cp = await checkpoint(inner, {
+        reason: `${opts.reason} (nested repository ${rel})`,
+        command: opts.command,
+        lane: opts.lane,
+        env,
+      });
       // A ref to fetch by (fetching a bare commit id needs uploadpack.allowAnySHA1InWant).
       const exportRef = `refs/guard/export/${randomBytes(6).toString('hex')}`;
       await git(['update-ref', exportRef, cp.commit], { cwd: inner.root, env });
       const ref = newRef(REFS.checkpoints);
       try {
         // --no-write-fetch-head: FETCH_HEAD is the user's; --no-tags: only the checkpoint and its history
-        await git(['fetch', '--quiet', '--no-tags', '--no-write-fetch-head', dir, `${exportRef}:${ref}`], { cwd: outer.root });
+        await git(
+          ['fetch', '--quiet', '--no-tags', '--no-write-fetch-head', dir, `${exportRef}:${ref}`],
+          { cwd: outer.root },
+        );
       } finally {
         await git(['update-ref', '-d', exportRef], { cwd: inner.root, env, okCodes: [1, 128] });
       }

@@ -8,7 +8,9 @@ const OID = /^[0-9a-f]{40}(?:[0-9a-f]{24})?$/;
  */
 export function packedLookup(buf: Buffer, ref: string): string | null {
   const want = Buffer.from(ref, 'utf8');
-  const sorted = buf[0] === 0x23 && / sorted( |$)/m.test(buf.subarray(0, Math.max(0, buf.indexOf(10))).toString('latin1'));
+  const sorted =
+    buf[0] === 0x23 &&
+    / sorted( |$)/m.test(buf.subarray(0, Math.max(0, buf.indexOf(10))).toString('latin1'));
   if (!sorted) {
     const at = buf.indexOf(Buffer.concat([Buffer.from(' '), want, Buffer.from('\n')]));
     if (at < 0) return null;

@@ -26,7 +26,10 @@ export async function readPatches(
   const out = new Map<string, PreviewHunk[]>();
   for (const [name, section] of await readFileDiffs(cwd, range, paths, contextLines)) {
     const [patch] = parsePatch(section);
-    out.set(name, (patch?.hunks ?? []).map((h) => ({ ...h, lines: [...h.lines] })));
+    out.set(
+      name,
+      (patch?.hunks ?? []).map((h) => ({ ...h, lines: [...h.lines] })),
+    );
   }
   return out;
 }

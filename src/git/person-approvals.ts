@@ -20,7 +20,8 @@ import { git } from './run.js';
 const GUARD_COMMITTER = 'guard <guard@localhost>';
 
 /** `path NUL blob` (blob empty for a deletion). */
-export const approvalKey = (path: string, blob: string | null | undefined): string => `${path}\0${blob ?? ''}`;
+export const approvalKey = (path: string, blob: string | null | undefined): string =>
+  `${path}\0${blob ?? ''}`;
 
 export interface TrustedRecord {
   ref: string;
@@ -33,17 +34,27 @@ export interface TrustedRecord {
 /**
  * "refs/guard/decisions/X\0<oid>\0guard <guard@localhost>\0<unix>\0<message>\0\x01\n"
  */
-const FORMAT = '%(refname)%00%(objectname)%00%(committername) %(committeremail)%00%(committerdate:unix)%00%(contents)%00%01';
+const FORMAT =
+  '%(refname)%00%(objectname)%00%(committername) %(committeremail)%00%(committerdate:unix)%00%(contents)%00%01';
 
 async function trustedRecords(cwd: string, extra: string[] = []): Promise<TrustedRecord[]> {
-  const r = await git(['for-each-ref', `--format=${FORMAT}`, ...extra, REFS.decisions], { cwd, okCodes: [129] });
+  const r = await git(['for-each-ref', `--format=${FORMAT}`, ...extra, REFS.decisions], {
+    cwd,
+    okCodes: [129],
+  });
   const out: TrustedRecord[] = [];
   for (const rec of r.stdout.toString('utf8').split('\0\x01\n')) {
     const [ref, oid, committer, time, ...rest] = rec.split('\0');
     if (!ref || !oid || committer !== GUARD_COMMITTER) continue;
     const parsed = parseRecordMessage(rest.join('\0').replace(/\n$/, ''));
     if (parsed?.kind !== 'decisions' || !parsed.decisions) continue;
-    out.push({ ref, oid, time: Number(time) || 0, command: parsed.command, decisions: parsed.decisions });
+    out.push({
+      ref,
+      oid,
+      time: Number(time) || 0,
+      command: parsed.command,
+      decisions: parsed.decisions,
+    });
   }
   return out;
 }
@@ -53,7 +64,8 @@ export async function personApprovals(cwd: string, notBefore: number): Promise<S
   const out = new Set<string>();
   for (const rec of await trustedRecords(cwd)) {
     if (rec.time < notBefore) continue;
-    for (const d of rec.decisions) if (d.decision === 'approved' && d.decider === 'person') out.add(approvalKey(d.path, d.blob));
+    for (const d of rec.decisions)
+      if (d.decision === 'approved' && d.decider === 'person') out.add(approvalKey(d.path, d.blob));
   }
   return out;
 }
@@ -65,7 +77,11 @@ export async function personApprovals(cwd: string, notBefore: number): Promise<S
  * made at or after `notBefore`); otherwise null, and the hook asks or blocks
  * as if nothing had been handed in.
  */
-export async function trustedReviewRecord(cwd: string, oid: string, notBefore: number): Promise<TrustedRecord | null> {
+export async function trustedReviewRecord(
+  cwd: string,
+  oid: string,
+  notBefore: number,
+): Promise<TrustedRecord | null> {
   if (!/^[0-9a-f]{40}([0-9a-f]{24})?$/.test(oid)) return null;
   const [rec] = await trustedRecords(cwd, [`--points-at=${oid}`]);
   if (!rec || rec.oid !== oid || rec.command !== 'review' || rec.time < notBefore) return null;

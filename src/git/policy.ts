@@ -50,8 +50,16 @@ export interface ConfigRead {
 }
 
 /** The committed config at `rev` (the defaults when there is none), and the objects asked `also`: one cat-file. */
-export async function readConfig(cwd: string, rev: string, opts: ReadPolicyOptions = {}): Promise<ConfigRead> {
-  const [blob, ...also] = await catFileBatch(cwd, [configObject(rev), ...(opts.also ?? [])], READ_CAP);
+export async function readConfig(
+  cwd: string,
+  rev: string,
+  opts: ReadPolicyOptions = {},
+): Promise<ConfigRead> {
+  const [blob, ...also] = await catFileBatch(
+    cwd,
+    [configObject(rev), ...(opts.also ?? [])],
+    READ_CAP,
+  );
   const oid = blob ? blob.oid : null;
   try {
     return { config: configAt(opts.shown ?? rev, blob?.data), oid, also };
@@ -67,7 +75,11 @@ export interface PolicyRead extends ConfigRead {
 }
 
 /** The policy at `rev`: its committed config, and what that config asks a person about. */
-export async function readPolicy(cwd: string, rev: string, opts: ReadPolicyOptions = {}): Promise<PolicyRead> {
+export async function readPolicy(
+  cwd: string,
+  rev: string,
+  opts: ReadPolicyOptions = {},
+): Promise<PolicyRead> {
   const read = await readConfig(cwd, rev, opts);
   return { ...read, policy: makePolicy(read.config, { bootstrap: read.oid === null }) };
 }

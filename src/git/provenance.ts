@@ -1,7 +1,13 @@
 import { READ_CAP, catFileBatch } from './catfile.js';
 import { git } from './run.js';
 import { journalFile, readJournal, readJournalWithGone } from './journal.js';
-import { SESSION_REFS, parseSessionEvent, readSessionEvents, sortEvents, type SessionEvent } from './session.js';
+import {
+  SESSION_REFS,
+  parseSessionEvent,
+  readSessionEvents,
+  sortEvents,
+  type SessionEvent,
+} from './session.js';
 
 /**
  * Provenance: which agent session wrote a path, read from the sessions' own
@@ -79,22 +85,38 @@ const RECENT_MAX = 4000;
  * past its newest few thousand refs) is read by date globs, or not named:
  * the prompt and the trailers only show, and judge: agents reads everything.
  */
-async function recentEvents(repo: { root: string; commonDir: string }, now: Date, days: number): Promise<SessionEvent[]> {
+async function recentEvents(
+  repo: { root: string; commonDir: string },
+  now: Date,
+  days: number,
+): Promise<SessionEvent[]> {
   const since = new Date(now.getTime() - days * 86_400_000).toISOString();
   const day = since.slice(0, 10).replace(/-/g, '');
   const { stat } = await import('node:fs/promises');
   if (!(await stat(journalFile(repo.commonDir)).catch(() => null))) {
-    return (await readSessionEvents(repo.root, recentPatterns(now, days))).filter((e) => e.time >= since);
+    return (await readSessionEvents(repo.root, recentPatterns(now, days))).filter(
+      (e) => e.time >= since,
+    );
   }
-  const tips = (await readJournal(repo.commonDir)).filter((t) => t.ref.startsWith(SESSION_REFS) && stepDay(t.ref) >= day).slice(-RECENT_MAX);
+  const tips = (await readJournal(repo.commonDir))
+    .filter((t) => t.ref.startsWith(SESSION_REFS) && stepDay(t.ref) >= day)
+    .slice(-RECENT_MAX);
   if (tips.length === 0) return [];
-  const objects = await catFileBatch(repo.root, tips.map((t) => t.oid), READ_CAP);
+  const objects = await catFileBatch(
+    repo.root,
+    tips.map((t) => t.oid),
+    READ_CAP,
+  );
   const out: SessionEvent[] = [];
   tips.forEach((t, i) => {
     const o = objects[i];
     if (o?.type !== 'commit' || !o.data) return;
     const text = o.data.toString('utf8');
-    const e = parseSessionEvent(t.ref, t.oid, text.slice(text.indexOf('\n\n') + 2).replace(/\n$/, ''));
+    const e = parseSessionEvent(
+      t.ref,
+      t.oid,
+      text.slice(text.indexOf('\n\n') + 2).replace(/\n$/, ''),
+    );
     if (e && e.time >= since) out.push(e);
   });
   return sortEvents(out);
@@ -104,7 +126,10 @@ async function recentEvents(repo: { root: string; commonDir: string }, now: Date
 export function recentPatterns(now: Date, days: number): string[] {
   const out: string[] = [];
   for (let d = -days; d <= 1; d++) {
-    const day = new Date(now.getTime() + d * 86_400_000).toISOString().slice(0, 10).replace(/-/g, '');
+    const day = new Date(now.getTime() + d * 86_400_000)
+      .toISOString()
+      .slice(0, 10)
+      .replace(/-/g, '');
     out.push(`${SESSION_REFS}*/*/${day}*`);
   }
   return out;
@@ -120,27 +145,50 @@ export const RECENT_DAYS = 14;
  * `days`: read only the steps of the last `days` days that guard's journal
  * names (recentEvents); null: every step of every session.
  */
-export async function readProvenance(repo: { root: string; commonDir: string }, staged: readonly Staged[], now: Date, days: number | null = RECENT_DAYS): Promise<Provenance> {
+export async function readProvenance(
+  repo: { root: string; commonDir: string },
+  staged: readonly Staged[],
+  now: Date,
+  days: number | null = RECENT_DAYS,
+): Promise<Provenance> {
   const origins = new Map<string, Origin[]>();
-  if (staged.length === 0) return { origins, agentRunning: false, refs: new Map(), whole: days === null, spans: [] };
+  if (staged.length === 0)
+    return { origins, agentRunning: false, refs: new Map(), whole: days === null, spans: [] };
   const root = repo.root;
   // every work tree's sessions, not only this one's: a lane's agent wrote the same paths that a
   // merge, a `git checkout lane -- f` or a copy brings here (careful: more is the agent's, never less)
-  const events = days === null ? await readSessionEvents(root, SESSION_REFS) : await recentEvents(repo, now, days);
+  const events =
+    days === null
+      ? await readSessionEvents(root, SESSION_REFS)
+      : await recentEvents(repo, now, days);
   const refs = new Map(events.map((e) => [e.ref, e.commit]));
   const wanted = new Set(staged.map((s) => s.path));
   const add = (path: string, o: Origin) => {
     const list = origins.get(path) ?? [];
-    if (!list.some((x) => x.session === o.session && x.harness === o.harness && x.toolCall === o.toolCall && x.time === o.time && x.kind === o.kind)) list.push(o);
+    if (
+      !list.some(
+        (x) =>
+          x.session === o.session &&
+          x.harness === o.harness &&
+          x.toolCall === o.toolCall &&
+          x.time === o.time &&
+          x.kind === o.kind,
+      )
+    )
+      list.push(o);
     origins.set(path, list);
   };
   for (const e of events) {
-    if (e.kind === 'write' && e.paths) for (const p of e.paths) if (wanted.has(p)) add(p, originOf(e));
+    if (e.kind === 'write' && e.paths)
+      for (const p of e.paths) if (wanted.has(p)) add(p, originOf(e));
   }
   const windows = shellWindows(events);
-  const agentRunning = windows.some((w) => w.shell && w.end === null && now.getTime() - Date.parse(w.start.time) < OPEN_WINDOW_MS);
+  const agentRunning = windows.some(
+    (w) => w.shell && w.end === null && now.getTime() - Date.parse(w.start.time) < OPEN_WINDOW_MS,
+  );
   await attributeWindows(root, staged, windows, add);
-  for (const list of origins.values()) list.sort((a, b) => (a.time < b.time ? -1 : a.time > b.time ? 1 : 0));
+  for (const list of origins.values())
+    list.sort((a, b) => (a.time < b.time ? -1 : a.time > b.time ? 1 : 0));
   return { origins, agentRunning, refs, whole: days === null, spans: sessionSpans(events) };
 }
 
@@ -149,7 +197,13 @@ function sessionSpans(events: readonly SessionEvent[]): Span[] {
   for (const e of events) {
     const key = `${e.harness}\0${e.session}\0${e.worktree}`;
     const s = spans.get(key);
-    if (!s) spans.set(key, { worktree: e.worktree, from: e.time, to: e.time, origin: originOf(e, 'session') });
+    if (!s)
+      spans.set(key, {
+        worktree: e.worktree,
+        from: e.time,
+        to: e.time,
+        origin: originOf(e, 'session'),
+      });
     else if (e.time > s.to) s.to = e.time; // (events come oldest first)
   }
   return [...spans.values()];
@@ -164,7 +218,11 @@ function sessionSpans(events: readonly SessionEvent[]): Span[] {
  * file changed after the session's last step is not found (a person's edit
  * after a session ends is theirs), nor a deletion (no file, no time).
  */
-export async function writtenWhileAtWork(root: string, paths: readonly string[], spans: readonly Span[]): Promise<Map<string, Origin>> {
+export async function writtenWhileAtWork(
+  root: string,
+  paths: readonly string[],
+  spans: readonly Span[],
+): Promise<Map<string, Origin>> {
   const found = new Map<string, Origin>();
   const here = spans.filter((s) => s.worktree === root);
   if (here.length === 0) return found;
@@ -191,13 +249,20 @@ export async function writtenWhileAtWork(root: string, paths: readonly string[],
  * (`guard log --prune --keep 0`, a command an agent can run as well as a
  * person: the journal then notes them as removed, not as gone).
  */
-export async function trailIntact(commonDir: string, prov: Provenance, now: Date): Promise<boolean> {
+export async function trailIntact(
+  commonDir: string,
+  prov: Provenance,
+  now: Date,
+): Promise<boolean> {
   if (!prov.whole) return false; // a partial read cannot vouch for the refs it did not read
   const { live, gone } = await readJournalWithGone(commonDir);
   for (const t of live) {
     if (t.ref.startsWith(SESSION_REFS) && prov.refs.get(t.ref) !== t.oid) return false;
   }
-  const since = new Date(now.getTime() - RECENT_DAYS * 86_400_000).toISOString().slice(0, 10).replace(/-/g, '');
+  const since = new Date(now.getTime() - RECENT_DAYS * 86_400_000)
+    .toISOString()
+    .slice(0, 10)
+    .replace(/-/g, '');
   return !gone.some((ref) => ref.startsWith(SESSION_REFS) && stepDay(ref) >= since);
 }
 
@@ -217,7 +282,10 @@ function stepDay(ref: string): string {
  * for as nobody's. Read with one `git hash-object` (not `git diff`, which an
  * agent can blind with `--assume-unchanged` or `--skip-worktree`).
  */
-export async function stagedOffDisk(root: string, wanted: ReadonlyArray<{ path: string; oid: string | null }>): Promise<Set<string>> {
+export async function stagedOffDisk(
+  root: string,
+  wanted: ReadonlyArray<{ path: string; oid: string | null }>,
+): Promise<Set<string>> {
   const { lstat } = await import('node:fs/promises');
   const path = await import('node:path');
   const off = new Set<string>();
@@ -232,7 +300,11 @@ export async function stagedOffDisk(root: string, wanted: ReadonlyArray<{ path: 
     }),
   );
   if (files.length === 0) return off;
-  const r = await git(['hash-object', '--stdin-paths'], { cwd: root, input: files.map((f) => f.path).join('\n') + '\n', okCodes: [128] });
+  const r = await git(['hash-object', '--stdin-paths'], {
+    cwd: root,
+    input: files.map((f) => f.path).join('\n') + '\n',
+    okCodes: [128],
+  });
   const oids = r.code === 0 ? r.stdout.toString('utf8').split('\n') : [];
   files.forEach((f, i) => {
     if (oids[i] !== f.oid) off.add(f.path);
@@ -241,7 +313,15 @@ export async function stagedOffDisk(root: string, wanted: ReadonlyArray<{ path: 
 }
 
 function originOf(e: SessionEvent, kind: Origin['kind'] = e.kind): Origin {
-  return { harness: e.harness, session: e.session, toolCall: kind === 'session' ? null : e.toolCall, tool: kind === 'session' ? '' : e.tool, time: e.time, kind, ...(e.command && kind === 'shell' ? { command: e.command } : {}) };
+  return {
+    harness: e.harness,
+    session: e.session,
+    toolCall: kind === 'session' ? null : e.toolCall,
+    tool: kind === 'session' ? '' : e.tool,
+    time: e.time,
+    kind,
+    ...(e.command && kind === 'shell' ? { command: e.command } : {}),
+  };
 }
 
 /** A window of a session: from a whole-tree step to the session's next one (null: none yet, up to the staged content). */
@@ -288,7 +368,12 @@ const LABEL_NAMES_MAX = 20_000;
  * window. A name cat-file cannot take (a newline in the path) counts as
  * changed: the careful answer.
  */
-async function attributeWindows(root: string, staged: readonly Staged[], windows: readonly Window[], add: (path: string, o: Origin) => void): Promise<void> {
+async function attributeWindows(
+  root: string,
+  staged: readonly Staged[],
+  windows: readonly Window[],
+  add: (path: string, o: Origin) => void,
+): Promise<void> {
   if (windows.length === 0) return;
   const chains = new Map<string, Window[]>();
   for (const w of windows) {
@@ -302,23 +387,41 @@ async function attributeWindows(root: string, staged: readonly Staged[], windows
   for (const chain of chains.values()) {
     const first = chain[0]!.start;
     const open = chain.some((w) => w.end === null);
-    const last = chain.reduce<SessionEvent>((at, w) => (w.end && w.end.time > at.time ? w.end : at), first);
+    const last = chain.reduce<SessionEvent>(
+      (at, w) => (w.end && w.end.time > at.time ? w.end : at),
+      first,
+    );
     for (const s of staged) {
       if (s.path.includes('\n')) {
         add(s.path, label(chain[0]!));
         continue;
       }
-      firstPass.push({ chain, s, before: ids.of(`${first.commit}:${s.path}`), after: open ? null : ids.of(`${last.commit}:${s.path}`) });
+      firstPass.push({
+        chain,
+        s,
+        before: ids.of(`${first.commit}:${s.path}`),
+        after: open ? null : ids.of(`${last.commit}:${s.path}`),
+      });
     }
   }
   const seen = await ids.read(root);
-  const changed = firstPass.filter((x) => seen[x.before] !== (x.after === null ? x.s.oid : seen[x.after]));
+  const changed = firstPass.filter(
+    (x) => seen[x.before] !== (x.after === null ? x.s.oid : seen[x.after]),
+  );
   if (changed.length === 0) return;
   // pass 2: in which of its windows
   const windowIds = new NameIds();
-  const asks = changed.flatMap(({ chain, s }) => chain.map((w) => ({ w, s, before: windowIds.of(`${w.start.commit}:${s.path}`), after: w.end ? windowIds.of(`${w.end.commit}:${s.path}`) : null })));
+  const asks = changed.flatMap(({ chain, s }) =>
+    chain.map((w) => ({
+      w,
+      s,
+      before: windowIds.of(`${w.start.commit}:${s.path}`),
+      after: w.end ? windowIds.of(`${w.end.commit}:${s.path}`) : null,
+    })),
+  );
   if (windowIds.size > LABEL_NAMES_MAX) {
-    for (const { chain, s } of changed) add(s.path, { ...label(chain[0]!), kind: 'session', toolCall: null, tool: '' });
+    for (const { chain, s } of changed)
+      add(s.path, { ...label(chain[0]!), kind: 'session', toolCall: null, tool: '' });
     return;
   }
   const objects = await windowIds.read(root);
@@ -352,7 +455,12 @@ class NameIds {
 /** "claude session 3f2a1b9c, 12:03, tool call Write" for the prompt. */
 export function describeOrigin(o: Origin): string {
   const time = o.time.slice(11, 16);
-  const what = o.kind === 'write' ? `tool call ${o.tool || 'write'}` : o.kind === 'shell' ? `shell ${JSON.stringify(clip(o.command ?? '', 60))}` : 'between or beside its tool calls';
+  const what =
+    o.kind === 'write'
+      ? `tool call ${o.tool || 'write'}`
+      : o.kind === 'shell'
+        ? `shell ${JSON.stringify(clip(o.command ?? '', 60))}`
+        : 'between or beside its tool calls';
   return `${o.harness} session ${shortSession(o.session)}, ${o.time.slice(0, 10)} ${time} UTC, ${what}`;
 }
 
@@ -369,7 +477,9 @@ function clip(s: string, n: number): string {
 export function agentTrailers(origins: ReadonlyMap<string, readonly Origin[]>): string[] {
   const seen = new Set<string>();
   // one line each, printable: a session id is the harness's, not guard's
-  for (const list of origins.values()) for (const o of list) seen.add(`${o.harness} ${o.session.replace(/\s+/g, ' ').replace(/[\x00-\x1f\x7f]/g, '?')}`);
+  for (const list of origins.values())
+    for (const o of list)
+      seen.add(`${o.harness} ${o.session.replace(/\s+/g, ' ').replace(/[\x00-\x1f\x7f]/g, '?')}`);
   return [...seen].sort().map((s) => `Guard-Agent: ${s}`);
 }
 
@@ -384,9 +494,13 @@ export const AGENT_TRAILER = 'Guard-Agent';
 
 /** The sessions a commit's `Guard-Agent:` trailer values name ("<harness> <session>" per line), printable only. */
 export function parseAgentTrailers(block: string): Array<{ harness: string; session: string }> {
-  return block.split('\n').map((l) => l.trim()).filter(Boolean).flatMap((l) => {
-    // printable only: a trailer is whatever a commit message says, and this is shown in CI logs
-    const m = /^(\S+) (.+)$/.exec(l.replace(/[\x00-\x1f\x7f]/g, '?'));
-    return m ? [{ harness: m[1]!, session: m[2]! }] : [];
-  });
+  return block
+    .split('\n')
+    .map((l) => l.trim())
+    .filter(Boolean)
+    .flatMap((l) => {
+      // printable only: a trailer is whatever a commit message says, and this is shown in CI logs
+      const m = /^(\S+) (.+)$/.exec(l.replace(/[\x00-\x1f\x7f]/g, '?'));
+      return m ? [{ harness: m[1]!, session: m[2]! }] : [];
+    });
 }

@@ -5,7 +5,13 @@ import { readFile, readdir } from 'node:fs/promises';
 import { spawn } from 'node:child_process';
 import { GuardError } from '../core/errors.js';
 import { MODE } from '../core/modes.js';
-import { batchMessage, recordId, rejectedMessage, type DecisionRecord, type RecordContext } from '../core/record.js';
+import {
+  batchMessage,
+  recordId,
+  rejectedMessage,
+  type DecisionRecord,
+  type RecordContext,
+} from '../core/record.js';
 import type { DiffEntry } from './diff.js';
 import { git, gitEnv, gitSpawnArgs } from './run.js';
 import { commonDirOf, noteGone, noteTips } from './journal.js';
@@ -52,7 +58,12 @@ export interface RecordCommit {
  *   take), under refs/guard/rejected/, with the base (or a mark) as parent
  *   and the base plus the proposal as tree, so `git diff R^ R` shows it.
  */
-export function decisionBatch(ctx: RecordContext, records: readonly DecisionRecord[], now: Date, ref = newRef(REFS.decisions, now)): RecordCommit {
+export function decisionBatch(
+  ctx: RecordContext,
+  records: readonly DecisionRecord[],
+  now: Date,
+  ref = newRef(REFS.decisions, now),
+): RecordCommit {
   return { ref, parent: null, message: batchMessage(ctx, [...records]), changes: [] };
 }
 
@@ -63,7 +74,10 @@ export interface RejectedCommitInput {
   changes: RecordCommit['changes'];
 }
 
-export function rejectedCommit(ctx: RecordContext, { kept, ref, parent, changes }: RejectedCommitInput): RecordCommit {
+export function rejectedCommit(
+  ctx: RecordContext,
+  { kept, ref, parent, changes }: RejectedCommitInput,
+): RecordCommit {
   return { ref, parent, message: rejectedMessage(ctx, kept), changes };
 }
 
@@ -98,12 +112,21 @@ export interface Written {
  * together at the end or (if fast-import fails) not at all.
  * https://git-scm.com/docs/git-fast-import
  */
-export async function writeRecords(cwd: string, commits: readonly RecordCommit[], now = new Date()): Promise<void> {
+export async function writeRecords(
+  cwd: string,
+  commits: readonly RecordCommit[],
+  now = new Date(),
+): Promise<void> {
   await importCommits(cwd, commits, now);
 }
 
 /** writeRecords, and the ids of the marks asked for (`opts.ask`). */
-export async function importCommits(cwd: string, commits: readonly RecordCommit[], now = new Date(), opts: WriteRecordsOptions = {}): Promise<Map<number, Written>> {
+export async function importCommits(
+  cwd: string,
+  commits: readonly RecordCommit[],
+  now = new Date(),
+  opts: WriteRecordsOptions = {},
+): Promise<Map<number, Written>> {
   const written = new Map<number, Written>();
   if (commits.length === 0) return written;
   const when = `${Math.floor(now.getTime() / 1000)} +0000`;
@@ -131,7 +154,8 @@ export async function importCommits(cwd: string, commits: readonly RecordCommit[
     for (const ch of c.changes) {
       // fast-import's paths are always C-quoted, so spaces, quotes and newlines survive
       if (ch.kind === 'delete') parts.push(Buffer.from(`D ${cQuote(ch.path)}\n`));
-      else if (ch.kind === 'blob') parts.push(Buffer.from(`M ${ch.mode} ${ch.oid} ${cQuote(ch.path)}\n`));
+      else if (ch.kind === 'blob')
+        parts.push(Buffer.from(`M ${ch.mode} ${ch.oid} ${cQuote(ch.path)}\n`));
       else parts.push(Buffer.from(`M ${ch.mode} inline ${cQuote(ch.path)}\n`), ...data(ch.data));
     }
     parts.push(Buffer.from('\n'));
@@ -145,19 +169,36 @@ export async function importCommits(cwd: string, commits: readonly RecordCommit[
   let out: string;
   try {
     // --quiet: no statistics on stderr; refs are new and unique, so no --force.
-    out = (await git(['fast-import', '--quiet'], { cwd, input: Buffer.concat(parts), ...(opts.env ? { env: opts.env } : {}) })).stdout.toString('utf8');
+    out = (
+      await git(['fast-import', '--quiet'], {
+        cwd,
+        input: Buffer.concat(parts),
+        ...(opts.env ? { env: opts.env } : {}),
+      })
+    ).stdout.toString('utf8');
   } catch (err) {
     const why = err instanceof Error ? err.message : String(err);
-    throw new GuardError('E_RECORD', `could not record guard's decision under refs/guard/: ${why}`, 'check that .git is writable and has space; guard fails closed');
+    throw new GuardError(
+      'E_RECORD',
+      `could not record guard's decision under refs/guard/: ${why}`,
+      'check that .git is writable and has space; guard fails closed',
+    );
   }
   const lines = out.split('\n');
   ask.forEach((m, i) => {
     const commit = lines[2 * i]?.trim() ?? '';
     const tree = ROOT_TREE_LINE.exec(lines[2 * i + 1] ?? '')?.[1] ?? '';
-    if (!OID.test(commit) || !OID.test(tree)) throw new GuardError('E_RECORD', `git fast-import did not say what it wrote for mark :${m}`, 'run guard again; GUARD_DEBUG=1 shows more');
+    if (!OID.test(commit) || !OID.test(tree))
+      throw new GuardError(
+        'E_RECORD',
+        `git fast-import did not say what it wrote for mark :${m}`,
+        'run guard again; GUARD_DEBUG=1 shows more',
+      );
     written.set(m, { commit, tree });
   });
-  const tips = noted.map((n, i) => ({ ref: n.ref, oid: lines[2 * ask.length + i]?.trim() ?? '' })).filter((t) => OID.test(t.oid));
+  const tips = noted
+    .map((n, i) => ({ ref: n.ref, oid: lines[2 * ask.length + i]?.trim() ?? '' }))
+    .filter((t) => OID.test(t.oid));
   noteTips(commonDirOf(cwd), tips);
   return written;
 }
@@ -189,7 +230,13 @@ export async function listRecords(cwd: string, prefix: string = REFS.root): Prom
     if (!rec) continue;
     const [ref, oid, time, parent, ...rest] = rec.split('\0');
     if (!ref || !oid) continue;
-    out.push({ ref, oid, time: Number(time) || 0, parent: parent ? parent.split(' ')[0]! : null, message: rest.join('\0') });
+    out.push({
+      ref,
+      oid,
+      time: Number(time) || 0,
+      parent: parent ? parent.split(' ')[0]! : null,
+      message: rest.join('\0'),
+    });
   }
   return out;
 }
@@ -201,7 +248,8 @@ export async function listRecords(cwd: string, prefix: string = REFS.root): Prom
 export function proposalChanges(e: DiffEntry): RecordCommit['changes'] {
   const changes: RecordCommit['changes'] = [];
   if (e.oldPath !== undefined) changes.push({ kind: 'delete', path: e.oldPath });
-  if (e.newOid && e.newMode) changes.push({ kind: 'blob', path: e.path, mode: e.newMode, oid: e.newOid });
+  if (e.newOid && e.newMode)
+    changes.push({ kind: 'blob', path: e.path, mode: e.newMode, oid: e.newOid });
   else changes.push({ kind: 'delete', path: e.path });
   return changes;
 }
@@ -211,11 +259,17 @@ export function proposalChanges(e: DiffEntry): RecordCommit['changes'] {
  * seen (a ref moved meanwhile fails the whole deletion, nothing is lost).
  * https://git-scm.com/docs/git-update-ref  --stdin -z: "delete SP <ref> NUL <old-oid> NUL"
  */
-export async function deleteRefs(cwd: string, refs: ReadonlyArray<{ ref: string; oid: string }>): Promise<void> {
+export async function deleteRefs(
+  cwd: string,
+  refs: ReadonlyArray<{ ref: string; oid: string }>,
+): Promise<void> {
   if (refs.length === 0) return;
   const input = refs.map((r) => `delete ${r.ref}\0${r.oid}\0`).join('');
   await git(['update-ref', '--stdin', '-z'], { cwd, input });
-  noteGone(commonDirOf(cwd), refs.map((r) => r.ref));
+  noteGone(
+    commonDirOf(cwd),
+    refs.map((r) => r.ref),
+  );
 }
 
 export interface RefType {
@@ -228,7 +282,9 @@ export interface RefType {
 /** Every ref under `prefix` with the type of the object it points at, in one for-each-ref. */
 export async function listRefTypes(cwd: string, prefix: string = REFS.root): Promise<RefType[]> {
   // "refs/guard/checkpoints/20250101T000000Z-ab12cd34 commit <oid>" (ref names hold no spaces: git check-ref-format)
-  const r = await git(['for-each-ref', '--format=%(refname) %(objecttype) %(objectname)', prefix], { cwd });
+  const r = await git(['for-each-ref', '--format=%(refname) %(objecttype) %(objectname)', prefix], {
+    cwd,
+  });
   const out: RefType[] = [];
   for (const line of r.stdout.toString('utf8').split('\n')) {
     const [ref, type, oid] = line.split(' ');
@@ -251,7 +307,6 @@ export async function packedRefOid(commonDir: string, ref: string): Promise<stri
   const buf = await readFile(`${commonDir}/packed-refs`).catch(() => null);
   return buf ? packedLookup(buf, ref) : null;
 }
-
 
 /** Loose objects before guard asks git to pack (git's own gc.auto is 6,700). */
 const LOOSE_OBJECTS_MAX = 2048;
@@ -286,7 +341,11 @@ export async function packWhenLoose(commonDir: string, cwd: string): Promise<boo
   const sample = await readdir(`${commonDir}/objects/17`).catch(() => [] as string[]);
   if (sample.length * 256 <= LOOSE_OBJECTS_MAX) return false;
   try {
-    const child = spawn('git', gitSpawnArgs([...GC_CONFIG, '-c', `gc.auto=${LOOSE_OBJECTS_MAX}`, 'gc', '--auto', '--quiet']), { cwd, env: gitEnv(), detached: true, stdio: 'ignore' });
+    const child = spawn(
+      'git',
+      gitSpawnArgs([...GC_CONFIG, '-c', `gc.auto=${LOOSE_OBJECTS_MAX}`, 'gc', '--auto', '--quiet']),
+      { cwd, env: gitEnv(), detached: true, stdio: 'ignore' },
+    );
     child.on('error', () => undefined);
     child.unref();
     return true;

@@ -18,25 +18,48 @@ export interface Repo {
 export async function openRepo(cwd: string): Promise<Repo> {
   let out: string;
   try {
-    const r = await git(['rev-parse', '--show-toplevel', '--absolute-git-dir', '--git-common-dir'], { cwd });
+    const r = await git(
+      ['rev-parse', '--show-toplevel', '--absolute-git-dir', '--git-common-dir'],
+      { cwd },
+    );
     out = r.stdout.toString('utf8');
   } catch (err) {
     if (err instanceof GuardError && err.code === 'E_GIT' && /work tree|bare/i.test(err.message)) {
-      throw new GuardError('E_NOT_A_REPO', `${cwd} is not inside a git work tree`, 'run guard in a checkout, not in .git or a bare repository');
+      throw new GuardError(
+        'E_NOT_A_REPO',
+        `${cwd} is not inside a git work tree`,
+        'run guard in a checkout, not in .git or a bare repository',
+      );
     }
-    if (err instanceof GuardError && err.code === 'E_GIT' && /ENOENT|cwd|directory/i.test(err.message)) {
-      throw new GuardError('E_NOT_A_REPO', `${cwd} is not a git repository`, 'pass --cwd a folder inside a git work tree');
+    if (
+      err instanceof GuardError &&
+      err.code === 'E_GIT' &&
+      /ENOENT|cwd|directory/i.test(err.message)
+    ) {
+      throw new GuardError(
+        'E_NOT_A_REPO',
+        `${cwd} is not a git repository`,
+        'pass --cwd a folder inside a git work tree',
+      );
     }
     throw err;
   }
   const [root, gitDir, common] = out.replace(/\n$/, '').split('\n');
   if (!root || !gitDir || !common) {
-    throw new GuardError('E_NOT_A_REPO', `${cwd} is not inside a git work tree`, 'run guard in a checkout, not in .git');
+    throw new GuardError(
+      'E_NOT_A_REPO',
+      `${cwd} is not inside a git work tree`,
+      'run guard in a checkout, not in .git',
+    );
   }
   return { root, gitDir, commonDir: path.resolve(root, common) };
 }
 
 /** Is this a shallow clone (history cut off by --depth)? https://git-scm.com/docs/git-rev-parse#_options_for_files */
 export async function isShallow(cwd: string): Promise<boolean> {
-  return (await git(['rev-parse', '--is-shallow-repository'], { cwd })).stdout.toString('utf8').trim() === 'true';
+  return (
+    (await git(['rev-parse', '--is-shallow-repository'], { cwd })).stdout
+      .toString('utf8')
+      .trim() === 'true'
+  );
 }

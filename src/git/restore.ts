@@ -32,7 +32,11 @@ export interface CheckpointInfo {
 const ID = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
 
 function noCheckpoint(name: string): GuardError {
-  return new GuardError('E_NO_CHECKPOINT', `no checkpoint "${name}"`, 'guard log lists the checkpoints; pass an id from there');
+  return new GuardError(
+    'E_NO_CHECKPOINT',
+    `no checkpoint "${name}"`,
+    'guard log lists the checkpoints; pass an id from there',
+  );
 }
 
 /** Find a checkpoint by its id (`guard log`) or full ref name, with one for-each-ref. */
@@ -44,22 +48,36 @@ export async function findCheckpoint(cwd: string, name: string): Promise<Checkpo
   const r = await git(['for-each-ref', `--format=${fmt}`, ref], { cwd });
   const [refname, commit, tree, parents, ...rest] = r.stdout.toString('utf8').split('\0');
   if (refname !== ref || !commit || !tree) throw noCheckpoint(name);
-  const body = parseRecordMessage(rest.join('\0').replace(/\n$/, '')) as
-    | { worktree?: unknown; paths?: unknown; partial?: unknown; time?: unknown; reason?: unknown; index?: unknown; skipped?: unknown; kept?: { parent?: unknown } }
-    | null;
-  const paths = Array.isArray(body?.paths) ? body.paths.filter((p): p is string => typeof p === 'string') : null;
+  const body = parseRecordMessage(rest.join('\0').replace(/\n$/, '')) as {
+    worktree?: unknown;
+    paths?: unknown;
+    partial?: unknown;
+    time?: unknown;
+    reason?: unknown;
+    index?: unknown;
+    skipped?: unknown;
+    kept?: { parent?: unknown };
+  } | null;
+  const paths = Array.isArray(body?.paths)
+    ? body.paths.filter((p): p is string => typeof p === 'string')
+    : null;
   return {
     ref,
     id: checkpointId(ref),
     commit,
     tree,
-    index: typeof body?.index === 'string' && /^[0-9a-f]{40,64}$/.test(body.index) ? body.index : null,
+    index:
+      typeof body?.index === 'string' && /^[0-9a-f]{40,64}$/.test(body.index) ? body.index : null,
     worktree: typeof body?.worktree === 'string' ? body.worktree : null,
     // a partial checkpoint whose paths are unknown vouches for nothing
     paths: body?.partial ? (paths ?? []) : null,
     time: typeof body?.time === 'string' ? body.time : null,
     reason: typeof body?.reason === 'string' ? body.reason : null,
-    skipped: Array.isArray(body?.skipped) ? body.skipped.map((s: { path?: unknown }) => s?.path).filter((p): p is string => typeof p === 'string') : [],
+    skipped: Array.isArray(body?.skipped)
+      ? body.skipped
+          .map((s: { path?: unknown }) => s?.path)
+          .filter((p): p is string => typeof p === 'string')
+      : [],
     kept: keptParent(parents ?? '', body?.kept?.parent),
   };
 }
@@ -73,7 +91,9 @@ export function keptParent(parents: string, place: unknown): string | null {
 
 /** git's empty tree, in each hash: what a checkpoint with nothing kept is compared against. */
 export function emptyTree(oid: string): string {
-  return oid.length === 64 ? '6ef19b41225c5369f1c104d45d8d85efa9b057b53b14b4b9b939dd74decc5321' : '4b825dc642cb6eb9a060e54bf8d69288fbee4904';
+  return oid.length === 64
+    ? '6ef19b41225c5369f1c104d45d8d85efa9b057b53b14b4b9b939dd74decc5321'
+    : '4b825dc642cb6eb9a060e54bf8d69288fbee4904';
 }
 
 export type RestoreAction = 'rewritten' | 'recreated' | 'removed';
@@ -101,7 +121,6 @@ export interface RestoreOptions {
   staged: boolean;
   lane: string | null;
 }
-
 
 /**
  * Flags for the tree diffs below:
@@ -143,7 +162,11 @@ export function parseRaw(buf: Buffer): RawEntry[] {
 async function planAroundObstacles(
   root: string,
   plan: { write: RawEntry[]; remove: RawEntry[] },
-): Promise<{ write: RawEntry[]; remove: RawEntry[]; blocked: Array<{ path: string; why: string }> }> {
+): Promise<{
+  write: RawEntry[];
+  remove: RawEntry[];
+  blocked: Array<{ path: string; why: string }>;
+}> {
   const removing = new Set(plan.remove.map((e) => e.path));
   const blocked: Array<{ path: string; why: string }> = [];
   const standing: string[] = [];
@@ -166,12 +189,15 @@ async function obstacle(root: string, rel: string, removing: Set<string>): Promi
     const dir = parts.slice(0, i).join('/');
     const st = await lstat(path.join(root, dir)).catch(() => null);
     if (st === null) return null;
-    if (!st.isDirectory() && !removing.has(dir)) return `${dir} is a file guard does not know about; a folder is needed there`;
+    if (!st.isDirectory() && !removing.has(dir))
+      return `${dir} is a file guard does not know about; a folder is needed there`;
   }
   const st = await lstat(path.join(root, rel)).catch(() => null);
   if (!st?.isDirectory()) return null;
   const left = await filesLeft(root, rel, removing);
-  return left === null ? null : `a folder stands there holding files the checkpoint does not know (${left}); move them away and restore again`;
+  return left === null
+    ? null
+    : `a folder stands there holding files the checkpoint does not know (${left}); move them away and restore again`;
 }
 
 /** The first file under `dir` that the restore would not remove, or null. */
@@ -192,12 +218,19 @@ async function filesLeft(root: string, dir: string, removing: Set<string>): Prom
  * the budget: its current version is in no checkpoint) is left alone.
  * Never a removal: a file the checkpoint did not keep is not guard's.
  */
-async function keptToWrite(root: string, entries: RawEntry[], skipped: RestoreResult['skipped']): Promise<RawEntry[]> {
+async function keptToWrite(
+  root: string,
+  entries: RawEntry[],
+  skipped: RestoreResult['skipped'],
+): Promise<RawEntry[]> {
   const out: RawEntry[] = [];
   for (const e of entries) {
     if (e.letter === 'A') continue;
     if (e.letter === 'D' && (await lstat(path.join(root, e.path)).catch(() => null))) {
-      skipped.push({ path: e.path, why: 'it is there now and guard could not keep its current version (over the budget for ignored files): left as it is' });
+      skipped.push({
+        path: e.path,
+        why: 'it is there now and guard could not keep its current version (over the budget for ignored files): left as it is',
+      });
       continue;
     }
     out.push(e);
@@ -221,7 +254,11 @@ export interface RestorePlan {
  * A checkpoint taken of another work tree is restored there, or by naming
  * paths: said before anything is written (the undo checkpoint included).
  */
-export function checkRestoreHere(repo: Repo, target: CheckpointInfo, paths: readonly string[] | undefined): void {
+export function checkRestoreHere(
+  repo: Repo,
+  target: CheckpointInfo,
+  paths: readonly string[] | undefined,
+): void {
   if (target.worktree && target.worktree !== repo.root && !paths) {
     throw new GuardError(
       'E_USAGE',
@@ -240,9 +277,21 @@ export function checkRestoreHere(repo: Repo, target: CheckpointInfo, paths: read
  * or untracked and not ignored) and absent from the checkpoint is removed. A
  * partial checkpoint (guard write's) restores only its paths. Reads only.
  */
-export async function planRestore(repo: Repo, target: CheckpointInfo, undo: Pick<Checkpoint, 'tree' | 'kept'>, opts: Omit<RestoreOptions, 'lane'>): Promise<RestorePlan> {
+export async function planRestore(
+  repo: Repo,
+  target: CheckpointInfo,
+  undo: Pick<Checkpoint, 'tree' | 'kept'>,
+  opts: Omit<RestoreOptions, 'lane'>,
+): Promise<RestorePlan> {
   const cwd = repo.root;
-  const none: RestorePlan = { toWrite: [], toRemove: [], blobs: [], index: [], skipped: [], notRestored: [] };
+  const none: RestorePlan = {
+    toWrite: [],
+    toRemove: [],
+    blobs: [],
+    index: [],
+    skipped: [],
+    notRestored: [],
+  };
   // A partial checkpoint vouches only for its own paths: without a request, those are all that is compared.
   const wanted = opts.paths ?? target.paths;
   if (wanted && wanted.length === 0) return none;
@@ -250,9 +299,15 @@ export async function planRestore(repo: Repo, target: CheckpointInfo, undo: Pick
   const [wt, idx, keptDiff] = await Promise.all([
     git(['diff-tree', ...RAW, target.tree, undo.tree, ...spec], { cwd }),
     // the index goes back to what was staged then (its own tree when it differed from the files)
-    opts.staged ? git(['diff-index', '--cached', ...RAW, target.index ?? target.tree, ...spec], { cwd }) : null,
+    opts.staged
+      ? git(['diff-index', '--cached', ...RAW, target.index ?? target.tree, ...spec], { cwd })
+      : null,
     // the ignored files and nested repositories' files it kept: only ever written back, never removed
-    target.kept ? git(['diff-tree', ...RAW, target.kept, undo.kept ?? emptyTree(target.kept), ...spec], { cwd }) : null,
+    target.kept
+      ? git(['diff-tree', ...RAW, target.kept, undo.kept ?? emptyTree(target.kept), ...spec], {
+          cwd,
+        })
+      : null,
   ]);
 
   const skipped: RestoreResult['skipped'] = [];
@@ -261,27 +316,49 @@ export async function planRestore(repo: Repo, target: CheckpointInfo, undo: Pick
   const index = idx ? parseRaw(idx.stdout).filter((e) => !vouched || vouched.has(e.path)) : [];
 
   const keptWrites = keptDiff ? await keptToWrite(cwd, parseRaw(keptDiff.stdout), skipped) : [];
-  const planned = { write: [...work.filter((e) => e.letter !== 'A'), ...keptWrites], remove: work.filter((e) => e.letter === 'A') };
+  const planned = {
+    write: [...work.filter((e) => e.letter !== 'A'), ...keptWrites],
+    remove: work.filter((e) => e.letter === 'A'),
+  };
   // Checked before anything changes: a write that cannot finish is left out with its why,
   // together with the removals below it, so the restore finishes and reports.
   const { write: toWrite, remove: toRemove, blocked } = await planAroundObstacles(cwd, planned);
-  const blobs = await catFileBatch(cwd, toWrite.map((e) => e.oid), Number.MAX_SAFE_INTEGER);
+  const blobs = await catFileBatch(
+    cwd,
+    toWrite.map((e) => e.oid),
+    Number.MAX_SAFE_INTEGER,
+  );
   for (const [i, e] of toWrite.entries()) {
-    if (!blobs[i]?.data) throw new GuardError('E_GIT', `checkpoint ${target.id} lacks the content of ${e.path}`, 'the object store may be damaged: git fsck');
+    if (!blobs[i]?.data)
+      throw new GuardError(
+        'E_GIT',
+        `checkpoint ${target.id} lacks the content of ${e.path}`,
+        'the object store may be damaged: git fsck',
+      );
   }
   return { toWrite, toRemove, blobs, index, skipped, notRestored: [...blocked] };
 }
 
 /** Which differences the checkpoint can put back; each one it cannot goes to `skipped` with why. */
-function restorable(target: CheckpointInfo, vouched: Set<string> | null, skipped: RestoreResult['skipped']): (e: RawEntry) => boolean {
+function restorable(
+  target: CheckpointInfo,
+  vouched: Set<string> | null,
+  skipped: RestoreResult['skipped'],
+): (e: RawEntry) => boolean {
   const leftOut = new Set(target.skipped ?? []);
   return (e) => {
     if (vouched && !vouched.has(e.path)) {
-      skipped.push({ path: e.path, why: `checkpoint ${target.id} recorded only ${target.paths!.join(', ')}` });
+      skipped.push({
+        path: e.path,
+        why: `checkpoint ${target.id} recorded only ${target.paths!.join(', ')}`,
+      });
       return false;
     }
     if (e.letter === 'A' && leftOut.has(e.path)) {
-      skipped.push({ path: e.path, why: `checkpoint ${target.id} did not keep it (see guard log)` });
+      skipped.push({
+        path: e.path,
+        why: `checkpoint ${target.id} did not keep it (see guard log)`,
+      });
       return false;
     }
     if (e.mode === MODE.gitlink || e.nowMode === MODE.gitlink) {

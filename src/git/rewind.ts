@@ -26,16 +26,35 @@ export interface PutBackPlan {
  * for every blob. Paths are disjoint across groups (the caller picks, per
  * path, the earliest state). Reads only (apply's rewind target writes).
  */
-export async function planPutBack(repo: Repo, now: Pick<Checkpoint, 'commit'>, groups: readonly PutBackGroup[]): Promise<PutBackPlan> {
+export async function planPutBack(
+  repo: Repo,
+  now: Pick<Checkpoint, 'commit'>,
+  groups: readonly PutBackGroup[],
+): Promise<PutBackPlan> {
   const cwd = repo.root;
   const diffs = await Promise.all(
-    groups.filter((g) => g.paths.length > 0).map((g) => git(['diff-tree', ...RAW, g.commit, now.commit, '--', ...g.paths.map(literal)], { cwd }).then((r) => parseRaw(r.stdout))),
+    groups
+      .filter((g) => g.paths.length > 0)
+      .map((g) =>
+        git(['diff-tree', ...RAW, g.commit, now.commit, '--', ...g.paths.map(literal)], {
+          cwd,
+        }).then((r) => parseRaw(r.stdout)),
+      ),
   );
   const entries = diffs.flat().filter((e) => e.mode !== MODE.gitlink && e.nowMode !== MODE.gitlink);
   const toWrite = entries.filter((e) => e.letter !== 'A');
-  const blobs = await catFileBatch(cwd, toWrite.map((e) => e.oid), Number.MAX_SAFE_INTEGER);
+  const blobs = await catFileBatch(
+    cwd,
+    toWrite.map((e) => e.oid),
+    Number.MAX_SAFE_INTEGER,
+  );
   for (const [i, e] of toWrite.entries()) {
-    if (!blobs[i]?.data) throw new GuardError('E_GIT', `the session's checkpoint lacks the content of ${e.path}`, 'the object store may be damaged: git fsck');
+    if (!blobs[i]?.data)
+      throw new GuardError(
+        'E_GIT',
+        `the session's checkpoint lacks the content of ${e.path}`,
+        'the object store may be damaged: git fsck',
+      );
   }
   return { toWrite, blobs, toRemove: entries.filter((e) => e.letter === 'A') };
 }
@@ -45,11 +64,26 @@ export async function planPutBack(repo: Repo, now: Pick<Checkpoint, 'commit'>, g
  * process per pair. `existing`: only paths the first tree holds (modified,
  * deleted, type changed), never one added since.
  */
-export async function changedPathsOfPairs(cwd: string, pairs: ReadonlyArray<[string, string] | [string, string, 'existing']>): Promise<string[][]> {
+export async function changedPathsOfPairs(
+  cwd: string,
+  pairs: ReadonlyArray<[string, string] | [string, string, 'existing']>,
+): Promise<string[][]> {
   return Promise.all(
     pairs.map(([a, b, only]) =>
       // --diff-filter=MDT: a file added after the first tree may be a person's, not the session's
-      git(['diff-tree', '-r', '-z', '--name-only', '--no-renames', ...(only ? ['--diff-filter=MDT'] : []), a, b], { cwd }).then((r) => r.stdout.toString('utf8').split('\0').filter(Boolean)),
+      git(
+        [
+          'diff-tree',
+          '-r',
+          '-z',
+          '--name-only',
+          '--no-renames',
+          ...(only ? ['--diff-filter=MDT'] : []),
+          a,
+          b,
+        ],
+        { cwd },
+      ).then((r) => r.stdout.toString('utf8').split('\0').filter(Boolean)),
     ),
   );
 }

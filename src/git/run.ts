@@ -95,7 +95,13 @@ export function git(args: readonly string[], opts: GitOptions): Promise<GitResul
     child.stdout.on('data', (b: Buffer) => out.push(b));
     child.stderr.on('data', (b: Buffer) => err.push(b));
     child.on('error', (e) =>
-      reject(new GuardError('E_GIT', `could not run git: ${e.message}`, 'install git 2.25 or newer and put it on PATH')),
+      reject(
+        new GuardError(
+          'E_GIT',
+          `could not run git: ${e.message}`,
+          'install git 2.25 or newer and put it on PATH',
+        ),
+      ),
     );
     child.stdin.on('error', () => {
       /* git may exit before reading all input; its exit code tells */
@@ -103,7 +109,11 @@ export function git(args: readonly string[], opts: GitOptions): Promise<GitResul
     child.on('close', (code) => {
       unwatch();
       if (timedOut) return reject(timeoutError());
-      const result = { stdout: Buffer.concat(out), stderr: Buffer.concat(err).toString('utf8'), code: code ?? 128 };
+      const result = {
+        stdout: Buffer.concat(out),
+        stderr: Buffer.concat(err).toString('utf8'),
+        code: code ?? 128,
+      };
       if (result.code === 0 || opts.okCodes?.includes(result.code)) resolve(result);
       else reject(gitFailure(args, result));
     });
@@ -111,16 +121,31 @@ export function git(args: readonly string[], opts: GitOptions): Promise<GitResul
   });
 }
 
-export function gitFailure(args: readonly string[], r: { stderr: string; code: number }): GuardError {
+export function gitFailure(
+  args: readonly string[],
+  r: { stderr: string; code: number },
+): GuardError {
   const first = r.stderr.split('\n').find((l) => l.trim()) ?? `exit code ${r.code}`;
   if (/not a git repository/i.test(first)) {
-    return new GuardError('E_NOT_A_REPO', 'not a git repository', 'run guard inside a git work tree, or pass --cwd DIR');
+    return new GuardError(
+      'E_NOT_A_REPO',
+      'not a git repository',
+      'run guard inside a git work tree, or pass --cwd DIR',
+    );
   }
   // e.g. `git add` in a checkpoint: "error: open("secret.txt"): Permission denied"
   if (/permission denied/i.test(first)) {
-    return new GuardError('E_UNREADABLE', `git ${args[0]} could not read a file: ${first.replace(/^(fatal|error): /, '')}`, 'fix its permissions (or move it away), then run guard again');
+    return new GuardError(
+      'E_UNREADABLE',
+      `git ${args[0]} could not read a file: ${first.replace(/^(fatal|error): /, '')}`,
+      'fix its permissions (or move it away), then run guard again',
+    );
   }
-  return new GuardError('E_GIT', `git ${args[0]} failed: ${first.replace(/^(fatal|error): /, '')}`, 'run the same git command by hand to see why; GUARD_DEBUG=1 shows more');
+  return new GuardError(
+    'E_GIT',
+    `git ${args[0]} failed: ${first.replace(/^(fatal|error): /, '')}`,
+    'run the same git command by hand to see why; GUARD_DEBUG=1 shows more',
+  );
 }
 
 /** Split NUL-terminated output (`-z`) into fields, dropping the trailing empty one. */

@@ -31,7 +31,8 @@ const prefix = (session: string) => `${REFS.root}sessions/${WRITE_HARNESS}/${ses
  *
  *   refs/guard/write-base/<YYYY-MM-DD>/<time>-<random>
  */
-export const dayBaseStore = (now: Date): string => `${REFS.root}write-base/${now.toISOString().slice(0, 10)}/`;
+export const dayBaseStore = (now: Date): string =>
+  `${REFS.root}write-base/${now.toISOString().slice(0, 10)}/`;
 
 export interface SessionBase {
   /** The checkpoint that holds the base. */
@@ -41,17 +42,29 @@ export interface SessionBase {
 }
 
 /** The earliest checkpoint of this session, in this work tree, that holds `rel`; null when the session has not touched it. */
-export async function sessionBase(root: string, session: string, rel: string, store?: string): Promise<SessionBase | null> {
+export async function sessionBase(
+  root: string,
+  session: string,
+  rel: string,
+  store?: string,
+): Promise<SessionBase | null> {
   const fmt = '%(refname)%00%(objectname)%00%(contents)%00%01';
   const r = await git(['for-each-ref', `--format=${fmt}`, store ?? prefix(session)], { cwd: root });
   let best: { commit: string; time: string; ref: string; checkpoint: string } | null = null;
   for (const rec of r.stdout.toString('utf8').split('\0\x01\n')) {
     const [ref, commit, ...rest] = rec.split('\0');
     if (!ref || !commit) continue;
-    const b = parseRecordMessage(rest.join('\0').replace(/\n$/, '')) as { worktree?: unknown; paths?: unknown; time?: unknown; checkpoint?: unknown } | null;
-    if (!b || b.worktree !== root || typeof b.time !== 'string' || typeof b.checkpoint !== 'string') continue;
+    const b = parseRecordMessage(rest.join('\0').replace(/\n$/, '')) as {
+      worktree?: unknown;
+      paths?: unknown;
+      time?: unknown;
+      checkpoint?: unknown;
+    } | null;
+    if (!b || b.worktree !== root || typeof b.time !== 'string' || typeof b.checkpoint !== 'string')
+      continue;
     if (b.paths !== null && !(Array.isArray(b.paths) && b.paths.includes(rel))) continue;
-    if (!best || b.time < best.time || (b.time === best.time && ref < best.ref)) best = { commit, time: b.time, ref, checkpoint: b.checkpoint };
+    if (!best || b.time < best.time || (b.time === best.time && ref < best.ref))
+      best = { commit, time: b.time, ref, checkpoint: b.checkpoint };
   }
   if (!best) return null;
   // "<commit>:<path>" is missing when the file did not exist at the session's first touch
@@ -63,7 +76,14 @@ export async function sessionBase(root: string, session: string, rel: string, st
 /** The record of a write's checkpoint in its session (for writeRecords). */
 export function sessionEvent(
   checkpointCommit: string,
-  e: { session: string; checkpoint: string; path: string; worktree: string; outcome: string; store?: string },
+  e: {
+    session: string;
+    checkpoint: string;
+    path: string;
+    worktree: string;
+    outcome: string;
+    store?: string;
+  },
   now: Date,
 ): RecordCommit {
   const body = {
@@ -81,5 +101,10 @@ export function sessionEvent(
     outcome: e.outcome,
   };
   const message = `guard session ${WRITE_HARNESS} ${e.session}: write ${e.path}\n\n${JSON.stringify(body)}\n`;
-  return { ref: newRef(e.store ?? prefix(e.session), now), parent: checkpointCommit, message, changes: [] };
+  return {
+    ref: newRef(e.store ?? prefix(e.session), now),
+    parent: checkpointCommit,
+    message,
+    changes: [],
+  };
 }

@@ -49,7 +49,8 @@ export interface Indexed {
 const ROOT_DIR = 'guard-sessions';
 const READY = 'ready';
 
-const h = (...parts: string[]) => createHash('sha256').update(parts.join('\0')).digest('hex').slice(0, 32);
+const h = (...parts: string[]) =>
+  createHash('sha256').update(parts.join('\0')).digest('hex').slice(0, 32);
 
 export function indexDir(repo: Pick<Repo, 'commonDir'>, harness: string, session: string): string {
   return path.join(repo.commonDir, ROOT_DIR, harness, sessionKey(session));
@@ -63,7 +64,8 @@ export function indexRoot(repo: Pick<Repo, 'commonDir'>): string {
 export const names = {
   whole: (worktree: string) => `w-${h(worktree)}`,
   path: (worktree: string, rel: string) => `p-${h(worktree, rel)}`,
-  shell: (worktree: string, toolCall: string | null) => (toolCall === null ? `s-${h(worktree)}` : `s-${h(worktree, toolCall)}`),
+  shell: (worktree: string, toolCall: string | null) =>
+    toolCall === null ? `s-${h(worktree)}` : `s-${h(worktree, toolCall)}`,
   asked: (toolCall: string) => `a-${h(toolCall)}`,
 };
 
@@ -74,7 +76,14 @@ async function readEntry(dir: string, name: string): Promise<Indexed | null> {
   if (text === null) return null;
   try {
     const v = JSON.parse(text) as Partial<Indexed>;
-    if (typeof v.commit === 'string' && (OID.test(v.commit) || /^refs\/guard\/sessions\/[^\s:]+$/.test(v.commit)) && !v.commit.includes('..') && typeof v.checkpoint === 'string' && typeof v.time === 'string' && typeof v.ref === 'string') {
+    if (
+      typeof v.commit === 'string' &&
+      (OID.test(v.commit) || /^refs\/guard\/sessions\/[^\s:]+$/.test(v.commit)) &&
+      !v.commit.includes('..') &&
+      typeof v.checkpoint === 'string' &&
+      typeof v.time === 'string' &&
+      typeof v.ref === 'string'
+    ) {
       return { commit: v.commit, checkpoint: v.checkpoint, time: v.time, ref: v.ref };
     }
   } catch {
@@ -89,17 +98,25 @@ export async function isReady(dir: string): Promise<boolean> {
 }
 
 /** Entries by name; null when the index is not ready (read the refs instead). */
-export async function readEntries(dir: string, wanted: readonly string[]): Promise<Map<string, Indexed | null> | null> {
-  const [ready, ...found] = await Promise.all([isReady(dir), ...wanted.map((n) => readEntry(dir, n))]);
+export async function readEntries(
+  dir: string,
+  wanted: readonly string[],
+): Promise<Map<string, Indexed | null> | null> {
+  const [ready, ...found] = await Promise.all([
+    isReady(dir),
+    ...wanted.map((n) => readEntry(dir, n)),
+  ]);
   if (!ready) return null;
   return new Map(wanted.map((n, i) => [n, found[i]!]));
 }
 
 async function writeFirst(dir: string, name: string, e: Indexed): Promise<void> {
   // 'wx': O_CREAT|O_EXCL, so the first of two racing calls stays
-  await writeFile(path.join(dir, name), JSON.stringify(e), { flag: 'wx' }).catch((err: NodeJS.ErrnoException) => {
-    if (err.code !== 'EEXIST') throw err;
-  });
+  await writeFile(path.join(dir, name), JSON.stringify(e), { flag: 'wx' }).catch(
+    (err: NodeJS.ErrnoException) => {
+      if (err.code !== 'EEXIST') throw err;
+    },
+  );
 }
 
 async function writeLast(dir: string, name: string, e: Indexed): Promise<void> {
@@ -109,21 +126,28 @@ async function writeLast(dir: string, name: string, e: Indexed): Promise<void> {
 }
 
 /** What one event adds to the index. */
-function entriesOf(e: Pick<SessionEvent, 'worktree' | 'paths' | 'kind' | 'phase' | 'toolCall' | 'outcome'>, at: Indexed, step: Indexed | null): Array<{ name: string; e: Indexed; last?: true }> {
+function entriesOf(
+  e: Pick<SessionEvent, 'worktree' | 'paths' | 'kind' | 'phase' | 'toolCall' | 'outcome'>,
+  at: Indexed,
+  step: Indexed | null,
+): Array<{ name: string; e: Indexed; last?: true }> {
   const out: Array<{ name: string; e: Indexed; last?: true }> = [];
   if (e.paths === null) out.push({ name: names.whole(e.worktree), e: at });
   else for (const p of e.paths) out.push({ name: names.path(e.worktree, p), e: at });
   if (e.kind === 'shell' && e.phase === 'pre') {
     out.push({ name: names.shell(e.worktree, null), e: at, last: true });
-    if (e.toolCall !== null) out.push({ name: names.shell(e.worktree, e.toolCall), e: at, last: true });
+    if (e.toolCall !== null)
+      out.push({ name: names.shell(e.worktree, e.toolCall), e: at, last: true });
   }
-  if (e.outcome === 'ask' && e.toolCall !== null && step) out.push({ name: names.asked(e.toolCall), e: step });
+  if (e.outcome === 'ask' && e.toolCall !== null && step)
+    out.push({ name: names.asked(e.toolCall), e: step });
   return out;
 }
 
 async function writeEntries(dir: string, entries: ReturnType<typeof entriesOf>): Promise<void> {
   // first-writer entries in order (the earliest event of a path wins), the "latest" ones by rename
-  for (const x of entries) await (x.last ? writeLast(dir, x.name, x.e) : writeFirst(dir, x.name, x.e));
+  for (const x of entries)
+    await (x.last ? writeLast(dir, x.name, x.e) : writeFirst(dir, x.name, x.e));
 }
 
 /**
@@ -131,7 +155,12 @@ async function writeEntries(dir: string, entries: ReturnType<typeof entriesOf>):
  * own, then put it in place with one rename: a reader sees all of it or none.
  * False when another call put one in place first.
  */
-async function build(repo: Pick<Repo, 'root' | 'commonDir'>, harness: string, session: string, read?: SessionEvent[]): Promise<boolean> {
+async function build(
+  repo: Pick<Repo, 'root' | 'commonDir'>,
+  harness: string,
+  session: string,
+  read?: SessionEvent[],
+): Promise<boolean> {
   const dir = indexDir(repo, harness, session);
   const events = read ?? (await readSessionEvents(repo.root, sessionPrefix(harness, session)));
   const tmp = `${dir}.${process.pid}-${randomBytes(4).toString('hex')}`;
@@ -161,7 +190,10 @@ async function build(repo: Pick<Repo, 'root' | 'commonDir'>, harness: string, se
  */
 export async function noteEvent(
   repo: Pick<Repo, 'root' | 'commonDir'>,
-  e: Pick<SessionEvent, 'harness' | 'session' | 'worktree' | 'paths' | 'kind' | 'phase' | 'toolCall' | 'outcome'>,
+  e: Pick<
+    SessionEvent,
+    'harness' | 'session' | 'worktree' | 'paths' | 'kind' | 'phase' | 'toolCall' | 'outcome'
+  >,
   at: Indexed,
   step: Indexed | null = null,
 ): Promise<void> {
@@ -181,19 +213,33 @@ export async function dropIndex(dir: string): Promise<void> {
 }
 
 /** The step of a write this tool call put to the person; null: none; undefined: ask the refs. */
-export async function askedStep(repo: Pick<Repo, 'commonDir'>, harness: string, session: string, toolCall: string): Promise<Indexed | null | undefined> {
+export async function askedStep(
+  repo: Pick<Repo, 'commonDir'>,
+  harness: string,
+  session: string,
+  toolCall: string,
+): Promise<Indexed | null | undefined> {
   const name = names.asked(toolCall);
   const found = await readEntries(indexDir(repo, harness, session), [name]);
   return found ? found.get(name)! : undefined;
 }
 
 /** The session's marker that a background command may still be open (the time it started): without it, no call reads the session's steps for background reports (flows/hook/hook.ts). */
-export function backgroundMarker(repo: Pick<Repo, 'commonDir'>, harness: string, session: string): string {
+export function backgroundMarker(
+  repo: Pick<Repo, 'commonDir'>,
+  harness: string,
+  session: string,
+): string {
   return path.join(indexDir(repo, harness, session), 'background-open');
 }
 
 /** A command of the session runs in the background from `now`: the marker, and the journal's note (the marker alone is one rm away, git/journal.ts). */
-export async function markBackgroundOpen(repo: Pick<Repo, 'commonDir'>, harness: string, session: string, now: Date): Promise<void> {
+export async function markBackgroundOpen(
+  repo: Pick<Repo, 'commonDir'>,
+  harness: string,
+  session: string,
+  now: Date,
+): Promise<void> {
   const file = backgroundMarker(repo, harness, session);
   await mkdir(path.dirname(file), { recursive: true });
   await writeFile(file, now.toISOString() + '\n');

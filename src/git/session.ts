@@ -66,9 +66,15 @@ export function sessionMessage(e: Omit<SessionEvent, 'ref' | 'commit'>): string 
  * Every event of the sessions matching `pattern` (a ref prefix, or a glob, or several
  * such as refs/guard/sessions/x/KEY/x), oldest first, with one for-each-ref.
  */
-export async function readSessionEvents(cwd: string, pattern: string | readonly string[]): Promise<SessionEvent[]> {
+export async function readSessionEvents(
+  cwd: string,
+  pattern: string | readonly string[],
+): Promise<SessionEvent[]> {
   const fmt = '%(refname)%00%(objectname)%00%(contents)%00%01';
-  const r = await git(['for-each-ref', `--format=${fmt}`, ...(typeof pattern === 'string' ? [pattern] : pattern)], { cwd });
+  const r = await git(
+    ['for-each-ref', `--format=${fmt}`, ...(typeof pattern === 'string' ? [pattern] : pattern)],
+    { cwd },
+  );
   const out: SessionEvent[] = [];
   for (const rec of r.stdout.toString('utf8').split('\0\x01\n')) {
     const [ref, commit, ...rest] = rec.split('\0');
@@ -81,13 +87,25 @@ export async function readSessionEvents(cwd: string, pattern: string | readonly 
 
 /** Oldest first; time has milliseconds, the ref name (time + random) breaks ties. */
 export function sortEvents(events: SessionEvent[]): SessionEvent[] {
-  return events.sort((a, b) => (a.time !== b.time ? (a.time < b.time ? -1 : 1) : a.ref < b.ref ? -1 : 1));
+  return events.sort((a, b) =>
+    a.time !== b.time ? (a.time < b.time ? -1 : 1) : a.ref < b.ref ? -1 : 1,
+  );
 }
 
 /** One event from its step commit's message; null when the message is not one. */
-export function parseSessionEvent(ref: string, commit: string, message: string): SessionEvent | null {
+export function parseSessionEvent(
+  ref: string,
+  commit: string,
+  message: string,
+): SessionEvent | null {
   const b = parseRecordMessage(message) as unknown as Partial<SessionEvent> | null;
-  if (!b || typeof b.checkpoint !== 'string' || typeof b.time !== 'string' || typeof b.session !== 'string') return null;
+  if (
+    !b ||
+    typeof b.checkpoint !== 'string' ||
+    typeof b.time !== 'string' ||
+    typeof b.session !== 'string'
+  )
+    return null;
   return {
     ref,
     commit,
@@ -98,12 +116,18 @@ export function parseSessionEvent(ref: string, commit: string, message: string):
     phase: b.phase === 'post' ? 'post' : 'pre',
     kind: b.kind === 'shell' ? 'shell' : 'write',
     checkpoint: b.checkpoint,
-    paths: Array.isArray(b.paths) ? b.paths.filter((p): p is string => typeof p === 'string') : null,
+    paths: Array.isArray(b.paths)
+      ? b.paths.filter((p): p is string => typeof p === 'string')
+      : null,
     worktree: String(b.worktree ?? ''),
     time: b.time,
     ...(typeof b.outcome === 'string' ? { outcome: b.outcome } : {}),
-    ...(Array.isArray(b.lost) ? { lost: b.lost.filter((p): p is string => typeof p === 'string') } : {}),
-    ...(Array.isArray(b.notKept) ? { notKept: b.notKept.filter((p): p is string => typeof p === 'string') } : {}),
+    ...(Array.isArray(b.lost)
+      ? { lost: b.lost.filter((p): p is string => typeof p === 'string') }
+      : {}),
+    ...(Array.isArray(b.notKept)
+      ? { notKept: b.notKept.filter((p): p is string => typeof p === 'string') }
+      : {}),
     ...(typeof b.command === 'string' ? { command: b.command } : {}),
     ...(Array.isArray(b.asked) ? { asked: b.asked } : {}),
     ...(b.background === true ? { background: true } : {}),
@@ -111,7 +135,11 @@ export function parseSessionEvent(ref: string, commit: string, message: string):
 }
 
 /** The earliest event of a session that holds `path` (a write of it, or a whole-tree checkpoint). */
-export function baseEventFor(events: readonly SessionEvent[], worktree: string, path: string): SessionEvent | null {
+export function baseEventFor(
+  events: readonly SessionEvent[],
+  worktree: string,
+  path: string,
+): SessionEvent | null {
   for (const e of events) {
     if (e.worktree !== worktree) continue;
     if (e.paths === null || e.paths.includes(path)) return e;
@@ -122,6 +150,15 @@ export function baseEventFor(events: readonly SessionEvent[], worktree: string, 
 export type { SessionMeta };
 
 /** The commit (and ref) of one session event, for writeRecords: parent = the checkpoint, same tree. */
-export function sessionEventCommit(checkpointCommit: string, e: Omit<SessionEvent, 'ref' | 'commit'>, now: Date): RecordCommit {
-  return { ref: newRef(sessionPrefix(e.harness, e.session), now), parent: checkpointCommit, message: sessionMessage(e), changes: [] };
+export function sessionEventCommit(
+  checkpointCommit: string,
+  e: Omit<SessionEvent, 'ref' | 'commit'>,
+  now: Date,
+): RecordCommit {
+  return {
+    ref: newRef(sessionPrefix(e.harness, e.session), now),
+    parent: checkpointCommit,
+    message: sessionMessage(e),
+    changes: [],
+  };
 }

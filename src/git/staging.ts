@@ -20,7 +20,10 @@ export interface IndexEntry {
  */
 export async function stagePaths(cwd: string, paths: readonly string[]): Promise<void> {
   if (paths.length === 0) return;
-  await git(['update-index', '--add', '--remove', '-z', '--stdin'], { cwd, input: paths.join('\0') + '\0' });
+  await git(['update-index', '--add', '--remove', '-z', '--stdin'], {
+    cwd,
+    input: paths.join('\0') + '\0',
+  });
 }
 
 /**
@@ -56,7 +59,9 @@ export async function unstagePaths(cwd: string, entries: readonly DiffEntry[]): 
  * https://git-scm.com/docs/git-hash-object: -w writes, --stdin reads the content.
  */
 export async function writeBlob(cwd: string, content: Buffer): Promise<string> {
-  return (await git(['hash-object', '-w', '--stdin'], { cwd, input: content })).stdout.toString('utf8').trim();
+  return (await git(['hash-object', '-w', '--stdin'], { cwd, input: content })).stdout
+    .toString('utf8')
+    .trim();
 }
 
 /**

@@ -19,7 +19,16 @@ import { gitFailure, gitSpawnArgs } from './run.js';
  * with its size and mtime put back is still seen), no assume-unchanged by
  * config, no file-system monitor daemon to trust.
  */
-export const STRICT_STAT = ['-c', 'core.trustctime=true', '-c', 'core.checkStat=default', '-c', 'core.ignoreStat=false', '-c', 'core.fsmonitor=false'];
+export const STRICT_STAT = [
+  '-c',
+  'core.trustctime=true',
+  '-c',
+  'core.checkStat=default',
+  '-c',
+  'core.ignoreStat=false',
+  '-c',
+  'core.fsmonitor=false',
+];
 
 /**
  * Add the untracked files that are under the cap to the temporary index, one
@@ -37,23 +46,44 @@ export async function addUntracked(
 ): Promise<{ skipped: SkippedFile[]; added: string[] }> {
   const { skipped, todo } = await underTheCap(repo.root, names, limits.maxBytes);
   if (todo.length === 0) return { skipped, added: [] };
-  const { sent, refused, removed } = await feedUpdateIndex(repo.root, gitEnv, todo, limits.budgetMs);
-  for (const f of todo.slice(0, sent)) if (refused.has(f.path)) skipped.push({ path: f.path, reason: 'name', bytes: f.bytes });
+  const { sent, refused, removed } = await feedUpdateIndex(
+    repo.root,
+    gitEnv,
+    todo,
+    limits.budgetMs,
+  );
+  for (const f of todo.slice(0, sent))
+    if (refused.has(f.path)) skipped.push({ path: f.path, reason: 'name', bytes: f.bytes });
   for (const f of todo.slice(sent)) skipped.push({ path: f.path, reason: 'time', bytes: f.bytes });
-  const added = todo.slice(0, sent).filter((f) => !refused.has(f.path) && !removed.has(f.path)).map((f) => f.path);
+  const added = todo
+    .slice(0, sent)
+    .filter((f) => !refused.has(f.path) && !removed.has(f.path))
+    .map((f) => f.path);
   return { skipped, added };
 }
 
 /** The untracked files to add, with their sizes; the nested repositories (`dir/`) and files over the cap left out. */
-async function underTheCap(root: string, names: readonly string[], maxBytes: number): Promise<{ skipped: SkippedFile[]; todo: Array<{ path: string; bytes: number }> }> {
+async function underTheCap(
+  root: string,
+  names: readonly string[],
+  maxBytes: number,
+): Promise<{ skipped: SkippedFile[]; todo: Array<{ path: string; bytes: number }> }> {
   const skipped: SkippedFile[] = [];
   const todo: Array<{ path: string; bytes: number }> = [];
   const sizes = await Promise.all(
-    names.map((n) => (n.endsWith('/') ? Promise.resolve(null) : lstat(path.join(root, n)).then((s) => s.size, () => 0))),
+    names.map((n) =>
+      n.endsWith('/')
+        ? Promise.resolve(null)
+        : lstat(path.join(root, n)).then(
+            (s) => s.size,
+            () => 0,
+          ),
+    ),
   );
   names.forEach((n, i) => {
     const bytes = sizes[i];
-    if (bytes === null || bytes === undefined) skipped.push({ path: n.replace(/\/$/, ''), reason: 'repository' });
+    if (bytes === null || bytes === undefined)
+      skipped.push({ path: n.replace(/\/$/, ''), reason: 'repository' });
     else if (bytes > maxBytes) skipped.push({ path: n, reason: 'size', bytes });
     else todo.push({ path: n, bytes });
   });
@@ -76,11 +106,23 @@ async function feedUpdateIndex(
 ): Promise<{ sent: number; refused: Set<string>; removed: Set<string> }> {
   const end = Date.now() + budgetMs;
   // --remove: a file deleted since ls-files listed it is nothing to add, not an error
-  const child = spawn('git', gitSpawnArgs([...STRICT_STAT, 'update-index', '--add', '--remove', '--verbose', '-z', '--stdin']), {
-    cwd,
-    env: { ...process.env, ...gitEnv },
-    stdio: ['pipe', 'pipe', 'pipe'],
-  });
+  const child = spawn(
+    'git',
+    gitSpawnArgs([
+      ...STRICT_STAT,
+      'update-index',
+      '--add',
+      '--remove',
+      '--verbose',
+      '-z',
+      '--stdin',
+    ]),
+    {
+      cwd,
+      env: { ...process.env, ...gitEnv },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    },
+  );
   const feeder = windowFeeder(todo, child.stdin, end);
   let errText = '';
   const refused = new Set<string>();
@@ -120,7 +162,11 @@ async function feedUpdateIndex(
 }
 
 /** Sends files while fewer than a window are unanswered and the budget lasts; ends stdin when all are sent or time is up. */
-function windowFeeder(todo: ReadonlyArray<{ path: string; bytes: number }>, stdin: Writable, end: number): { pump(): void; ack(n: number): void; sent(): number } {
+function windowFeeder(
+  todo: ReadonlyArray<{ path: string; bytes: number }>,
+  stdin: Writable,
+  end: number,
+): { pump(): void; ack(n: number): void; sent(): number } {
   let acked = 0;
   let sent = 0;
   let sentBytes = 0;
@@ -129,7 +175,11 @@ function windowFeeder(todo: ReadonlyArray<{ path: string; bytes: number }>, stdi
   const pump = () => {
     if (ended) return;
     const batch: string[] = [];
-    while (sent < todo.length && sent - acked < WINDOW_FILES && sentBytes - ackedBytes < WINDOW_BYTES) {
+    while (
+      sent < todo.length &&
+      sent - acked < WINDOW_FILES &&
+      sentBytes - ackedBytes < WINDOW_BYTES
+    ) {
       if (Date.now() >= end) break;
       batch.push(todo[sent]!.path);
       sentBytes += todo[sent]!.bytes;
@@ -159,4 +209,3 @@ function linesOf(stream: Readable, each: (lines: string[]) => void): () => strin
   });
   return () => rest;
 }
-

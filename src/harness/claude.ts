@@ -16,10 +16,16 @@ export { claudeShaped };
  * tool call and folder, with the event checked against the harness's own
  * pre and post names. Each translator adds who can answer and the action.
  */
-export function claudeEnvelope(p: Obj, harness: HookEvent['harness'], [pre, post]: readonly [string, string], what: string): Omit<HookEvent, 'canAsk' | 'action'> {
+export function claudeEnvelope(
+  p: Obj,
+  harness: HookEvent['harness'],
+  [pre, post]: readonly [string, string],
+  what: string,
+): Omit<HookEvent, 'canAsk' | 'action'> {
   const event = str(p, 'hook_event_name', 'payload');
   // the failure event Claude Code sends after a command that exits non-zero is a post event too
-  if (event !== pre && event !== post && event !== `${post}Failure`) throw new PayloadError(`${what}: hook_event_name "${event}" is neither ${pre} nor ${post}`);
+  if (event !== pre && event !== post && event !== `${post}Failure`)
+    throw new PayloadError(`${what}: hook_event_name "${event}" is neither ${pre} nor ${post}`);
   return {
     harness,
     phase: event === pre ? 'pre' : 'post',

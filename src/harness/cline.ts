@@ -32,23 +32,55 @@ export function clineAction(tool: string, input: Obj, eol: '\n' | '\r\n' = '\n')
       const next = str(input, 'new_text', 'input');
       const line = input.insert_line;
       if (line !== undefined && line !== null) {
-        if (typeof line !== 'number' || !Number.isInteger(line)) throw new PayloadError('input.insert_line is not a whole number');
-        return { kind: 'write', files: [{ path: p, change: { kind: 'insert', line, text: next } }] };
+        if (typeof line !== 'number' || !Number.isInteger(line))
+          throw new PayloadError('input.insert_line is not a whole number');
+        return {
+          kind: 'write',
+          files: [{ path: p, change: { kind: 'insert', line, text: next } }],
+        };
       }
       const old = input.old_text;
       // no old_text: Cline creates the file, or fails the call when it exists (an empty old string does the same in applyStringEdits)
-      if (old === undefined || old === null) return { kind: 'write', files: [{ path: p, change: { kind: 'edits', edits: [{ oldString: '', newString: next, replaceAll: false }] } }] };
+      if (old === undefined || old === null)
+        return {
+          kind: 'write',
+          files: [
+            {
+              path: p,
+              change: {
+                kind: 'edits',
+                edits: [{ oldString: '', newString: next, replaceAll: false }],
+              },
+            },
+          ],
+        };
       if (typeof old !== 'string') throw new PayloadError('input.old_text is not a string');
       // Cline puts both texts into the file's own line ends before it looks (CRLF files: eol), so must guard:
       // an old_text sent with CRLF over an LF file still matches there
       const ends = (t: string) => t.split(/\r\n|\n/).join(eol);
-      return { kind: 'write', files: [{ path: p, change: { kind: 'edits', edits: [{ oldString: ends(old), newString: ends(next), replaceAll: false }] } }] };
+      return {
+        kind: 'write',
+        files: [
+          {
+            path: p,
+            change: {
+              kind: 'edits',
+              edits: [{ oldString: ends(old), newString: ends(next), replaceAll: false }],
+            },
+          },
+        ],
+      };
     }
     case 'apply_patch':
       return { kind: 'write', files: parseCodexPatch(str(input, 'input', 'input')) };
     case 'run_commands': {
       const c = input.commands;
-      const list = typeof c === 'string' ? [c] : Array.isArray(c) && c.every((x) => typeof x === 'string') ? (c as string[]) : null;
+      const list =
+        typeof c === 'string'
+          ? [c]
+          : Array.isArray(c) && c.every((x) => typeof x === 'string')
+            ? (c as string[])
+            : null;
       if (!list) throw new PayloadError('input.commands is not a list of strings');
       // one checkpoint before all of them, one report after: they run one after another in the same call
       return { kind: 'shell', command: list.join('\n') };
@@ -63,12 +95,18 @@ export const cline: Translator = {
     const p = parseObject(text, 'Cline');
     const event = str(p, 'hookName', 'payload');
     const phase = event === 'tool_call' ? 'pre' : event === 'tool_result' ? 'post' : null;
-    if (!phase) throw new PayloadError(`Cline: hookName "${event}" is neither tool_call nor tool_result`);
+    if (!phase)
+      throw new PayloadError(`Cline: hookName "${event}" is neither tool_call nor tool_result`);
     const call = obj(p, phase === 'pre' ? 'tool_call' : 'tool_result', 'payload');
-    const roots = Array.isArray(p.workspaceRoots) ? p.workspaceRoots.filter((r): r is string => typeof r === 'string') : [];
+    const roots = Array.isArray(p.workspaceRoots)
+      ? p.workspaceRoots.filter((r): r is string => typeof r === 'string')
+      : [];
     if (!roots[0]) throw new PayloadError('Cline payload has no workspaceRoots');
     const tool = str(call, 'name', 'tool_call');
-    const input = typeof call.input === 'object' && call.input !== null && !Array.isArray(call.input) ? (call.input as Obj) : {};
+    const input =
+      typeof call.input === 'object' && call.input !== null && !Array.isArray(call.input)
+        ? (call.input as Obj)
+        : {};
     const e: HookEvent = {
       harness: 'cline',
       phase,
@@ -86,9 +124,17 @@ export const cline: Translator = {
     if (o.kind === 'none') return { stdout: json({ cancel: false }), stderr: '', exitCode: 0 };
     if (o.kind === 'inform' || phase === 'post') {
       const message = o.kind === 'inform' ? o.message : o.reason;
-      return { stdout: json({ cancel: false, contextModification: message }), stderr: message + '\n', exitCode: 0 };
+      return {
+        stdout: json({ cancel: false, contextModification: message }),
+        stderr: message + '\n',
+        exitCode: 0,
+      };
     }
     // (aborts Cline's whole run: the plugin is the route that refuses one call)
-    return { stdout: json({ cancel: true, errorMessage: o.reason, contextModification: o.reason }), stderr: o.reason + '\n', exitCode: 0 };
+    return {
+      stdout: json({ cancel: true, errorMessage: o.reason, contextModification: o.reason }),
+      stderr: o.reason + '\n',
+      exitCode: 0,
+    };
   },
 };

@@ -21,8 +21,10 @@ export function parseCodexPatch(text: string): FileChange[] {
   // the tool's input may be wrapped in blank lines; a heredoc body has none
   while (lines.length && lines[lines.length - 1]!.trim() === '') lines.pop();
   while (lines.length && lines[0]!.trim() === '') lines.shift();
-  if (lines[0]?.trim() !== '*** Begin Patch') throw new PayloadError('the patch does not start with "*** Begin Patch"');
-  if (lines[lines.length - 1]?.trim() !== '*** End Patch') throw new PayloadError('the patch does not end with "*** End Patch"');
+  if (lines[0]?.trim() !== '*** Begin Patch')
+    throw new PayloadError('the patch does not start with "*** Begin Patch"');
+  if (lines[lines.length - 1]?.trim() !== '*** End Patch')
+    throw new PayloadError('the patch does not end with "*** End Patch"');
   const at: Cursor = { body: lines.slice(1, -1), i: 0 };
   const files: FileChange[] = [];
   while (at.i < at.body.length) {
@@ -31,8 +33,12 @@ export function parseCodexPatch(text: string): FileChange[] {
     if ((p = header(line, 'Add File')) !== null) {
       at.i++;
       const added: string[] = [];
-      while (at.i < at.body.length && at.body[at.i]!.startsWith('+')) added.push(at.body[at.i++]!.slice(1));
-      files.push({ path: p, change: { kind: 'content', content: added.length ? added.join('\n') + '\n' : '' } });
+      while (at.i < at.body.length && at.body[at.i]!.startsWith('+'))
+        added.push(at.body[at.i++]!.slice(1));
+      files.push({
+        path: p,
+        change: { kind: 'content', content: added.length ? added.join('\n') + '\n' : '' },
+      });
     } else if ((p = header(line, 'Delete File')) !== null) {
       at.i++;
       files.push({ path: p, change: { kind: 'delete' } });
@@ -42,7 +48,9 @@ export function parseCodexPatch(text: string): FileChange[] {
     } else if (line.trim() === '') {
       at.i++;
     } else {
-      throw new PayloadError(`patch line ${at.i + 2}: expected "*** Add File:", "*** Delete File:" or "*** Update File:", got ${JSON.stringify(line.slice(0, 60))}`);
+      throw new PayloadError(
+        `patch line ${at.i + 2}: expected "*** Add File:", "*** Delete File:" or "*** Update File:", got ${JSON.stringify(line.slice(0, 60))}`,
+      );
     }
   }
   if (files.length === 0) throw new PayloadError('the patch changes no file');
@@ -66,10 +74,12 @@ function readUpdate(at: Cursor, p: string): FileChange[] {
   const chunks: PatchChunk[] = [];
   while (at.i < at.body.length && !at.body[at.i]!.startsWith('*** ')) {
     const chunk = readChunk(at, chunks.length === 0);
-    if (chunk.oldLines.length === 0 && chunk.newLines.length === 0 && chunk.context === null) continue;
+    if (chunk.oldLines.length === 0 && chunk.newLines.length === 0 && chunk.context === null)
+      continue;
     chunks.push(chunk);
   }
-  if (chunks.length === 0 && moveTo === null) throw new PayloadError(`patch: Update File ${p} has no changes`);
+  if (chunks.length === 0 && moveTo === null)
+    throw new PayloadError(`patch: Update File ${p} has no changes`);
   if (moveTo !== null && moveTo !== p) {
     return [
       { path: moveTo, change: { kind: 'chunks', chunks, from: p } },
@@ -88,7 +98,9 @@ function readChunk(at: Cursor, first: boolean): PatchChunk {
     at.i++;
   } else if (!first || start.startsWith('@@')) {
     // ("@@x" is no chunk header, and taken as a line it would never be read: the loop would not move on)
-    throw new PayloadError(`patch line ${at.i + 2}: expected "@@" to start a chunk, got ${JSON.stringify(start.slice(0, 60))}`);
+    throw new PayloadError(
+      `patch line ${at.i + 2}: expected "@@" to start a chunk, got ${JSON.stringify(start.slice(0, 60))}`,
+    );
   }
   // (the first chunk may start without "@@", as codex accepts)
   while (at.i < at.body.length) {
@@ -104,7 +116,10 @@ function readChunk(at: Cursor, first: boolean): PatchChunk {
       chunk.newLines.push(l.slice(1));
     } else if (l.startsWith('-')) chunk.oldLines.push(l.slice(1));
     else if (l.startsWith('+')) chunk.newLines.push(l.slice(1));
-    else throw new PayloadError(`patch line ${at.i + 2}: a chunk line must start with " ", "-" or "+", got ${JSON.stringify(l.slice(0, 60))}`);
+    else
+      throw new PayloadError(
+        `patch line ${at.i + 2}: a chunk line must start with " ", "-" or "+", got ${JSON.stringify(l.slice(0, 60))}`,
+      );
     at.i++;
   }
   return chunk;
@@ -117,7 +132,10 @@ function readChunk(at: Cursor, first: boolean): PatchChunk {
  * says so; null when the command is not such a heredoc.
  */
 export function patchInShell(command: string): { patch: string; cd: string | null } | null {
-  const m = /^\s*(?:cd\s+("[^"]*"|'[^']*'|\S+)\s*&&\s*)?(?:apply_patch|applypatch)\s*<<-?\s*(['"]?)([A-Za-z_][A-Za-z0-9_]*)\2[ \t]*\n/.exec(command);
+  const m =
+    /^\s*(?:cd\s+("[^"]*"|'[^']*'|\S+)\s*&&\s*)?(?:apply_patch|applypatch)\s*<<-?\s*(['"]?)([A-Za-z_][A-Za-z0-9_]*)\2[ \t]*\n/.exec(
+      command,
+    );
   if (m) {
     const tag = m[3]!;
     const rest = command.slice(m[0].length);
@@ -127,6 +145,9 @@ export function patchInShell(command: string): { patch: string; cd: string | nul
     return { patch, cd };
   }
   // `apply_patch '*** Begin Patch ...'` as one argument
-  const arg = /^\s*(?:apply_patch|applypatch)\s+(['"])(\*\*\* Begin Patch[\s\S]*\*\*\* End Patch\s*)\1\s*$/.exec(command);
+  const arg =
+    /^\s*(?:apply_patch|applypatch)\s+(['"])(\*\*\* Begin Patch[\s\S]*\*\*\* End Patch\s*)\1\s*$/.exec(
+      command,
+    );
   return arg ? { patch: arg[2]!, cd: null } : null;
 }

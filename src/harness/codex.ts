@@ -16,19 +16,34 @@ function shellText(input: Obj): string {
   // older builds: ["bash", "-lc", "SCRIPT"]
   if (Array.isArray(c) && c.every((x) => typeof x === 'string')) {
     const a = c as string[];
-    return a.length === 3 && /(^|\/)(ba|z)?sh$/.test(a[0]!) && /^-l?c$/.test(a[1]!) ? a[2]! : a.join(' ');
+    return a.length === 3 && /(^|\/)(ba|z)?sh$/.test(a[0]!) && /^-l?c$/.test(a[1]!)
+      ? a[2]!
+      : a.join(' ');
   }
   throw new PayloadError(`tool_input.command is ${c === undefined ? 'missing' : 'not a string'}`);
 }
 
 function action(tool: string, input: Obj): Action {
-  if (tool === 'apply_patch') return { kind: 'write', files: parseCodexPatch(str(input, 'command', 'tool_input')) };
+  if (tool === 'apply_patch')
+    return { kind: 'write', files: parseCodexPatch(str(input, 'command', 'tool_input')) };
   if (tool === 'Bash' || tool === 'shell' || tool === 'exec_command' || tool === 'local_shell') {
     const command = shellText(input);
     const inShell = patchInShell(command);
     if (inShell) {
       const files = parseCodexPatch(inShell.patch);
-      return { kind: 'write', files: inShell.cd ? files.map((f) => ({ ...f, path: joinPath(inShell.cd!, f.path), change: f.change.kind === 'chunks' && f.change.from ? { ...f.change, from: joinPath(inShell.cd!, f.change.from) } : f.change })) : files };
+      return {
+        kind: 'write',
+        files: inShell.cd
+          ? files.map((f) => ({
+              ...f,
+              path: joinPath(inShell.cd!, f.path),
+              change:
+                f.change.kind === 'chunks' && f.change.from
+                  ? { ...f.change, from: joinPath(inShell.cd!, f.change.from) }
+                  : f.change,
+            }))
+          : files,
+      };
     }
     return { kind: 'shell', command };
   }
@@ -45,5 +60,10 @@ export const codex: Translator = {
     const base = claudeEnvelope(p, 'codex', ['PreToolUse', 'PostToolUse'], 'Codex');
     return { ...base, canAsk: false, action: action(base.tool, obj(p, 'tool_input', 'payload')) };
   },
-  answer: (o, phase, event) => claudeShaped(o, phase, { pre: 'PreToolUse', post: phase === 'post' && event ? event : 'PostToolUse', canAsk: false }),
+  answer: (o, phase, event) =>
+    claudeShaped(o, phase, {
+      pre: 'PreToolUse',
+      post: phase === 'post' && event ? event : 'PostToolUse',
+      canAsk: false,
+    }),
 };

@@ -26,7 +26,10 @@ const PATH = ['path', 'file_path', 'filePath'];
 /** The one value of a field with several spellings; two that differ are refused (the model writes toolArgs). */
 function anyStr(o: Obj, keys: readonly string[], where: string): string {
   const found = keys.filter((k) => o[k] !== undefined);
-  if (found.length > 1 && new Set(found.map((k) => o[k])).size > 1) throw new PayloadError(`${where} has both ${found.join(' and ')} with different values: guard cannot tell which one Copilot uses`);
+  if (found.length > 1 && new Set(found.map((k) => o[k])).size > 1)
+    throw new PayloadError(
+      `${where} has both ${found.join(' and ')} with different values: guard cannot tell which one Copilot uses`,
+    );
   for (const k of keys) if (typeof o[k] === 'string') return o[k] as string;
   throw new PayloadError(`${where} has none of ${keys.join(', ')} as a string`);
 }
@@ -34,7 +37,8 @@ function anyStr(o: Obj, keys: readonly string[], where: string): string {
 function action(tool: string, args: Obj | string): Action {
   if (typeof args === 'string') {
     // apply_patch's input is the patch itself; any other tool's a JSON object in a string (older builds)
-    if (tool === 'apply_patch' || /^\s*\*\*\* Begin Patch/.test(args)) return { kind: 'write', files: parseCodexPatch(args) };
+    if (tool === 'apply_patch' || /^\s*\*\*\* Begin Patch/.test(args))
+      return { kind: 'write', files: parseCodexPatch(args) };
     throw new PayloadError(`toolArgs of ${tool} is text, not an object`);
   }
   switch (tool) {
@@ -42,17 +46,45 @@ function action(tool: string, args: Obj | string): Action {
     case 'write':
     case 'Write':
     case 'Create':
-      return { kind: 'write', files: [{ path: anyStr(args, PATH, 'toolArgs'), change: { kind: 'content', content: anyStr(args, ['file_text', 'content', 'contents'], 'toolArgs') } }] };
+      return {
+        kind: 'write',
+        files: [
+          {
+            path: anyStr(args, PATH, 'toolArgs'),
+            change: {
+              kind: 'content',
+              content: anyStr(args, ['file_text', 'content', 'contents'], 'toolArgs'),
+            },
+          },
+        ],
+      };
     case 'edit':
     case 'Edit':
     case 'str_replace':
     case 'str_replace_editor':
       return {
         kind: 'write',
-        files: [{ path: anyStr(args, PATH, 'toolArgs'), change: { kind: 'edits', edits: [{ oldString: anyStr(args, ['old_str', 'old_string'], 'toolArgs'), newString: anyStr(args, ['new_str', 'new_string'], 'toolArgs'), replaceAll: false }] } }],
+        files: [
+          {
+            path: anyStr(args, PATH, 'toolArgs'),
+            change: {
+              kind: 'edits',
+              edits: [
+                {
+                  oldString: anyStr(args, ['old_str', 'old_string'], 'toolArgs'),
+                  newString: anyStr(args, ['new_str', 'new_string'], 'toolArgs'),
+                  replaceAll: false,
+                },
+              ],
+            },
+          },
+        ],
       };
     case 'apply_patch':
-      return { kind: 'write', files: parseCodexPatch(anyStr(args, ['input', 'patch', 'command'], 'toolArgs')) };
+      return {
+        kind: 'write',
+        files: parseCodexPatch(anyStr(args, ['input', 'patch', 'command'], 'toolArgs')),
+      };
     case 'bash':
     case 'Bash':
     case 'shell':
@@ -82,12 +114,23 @@ export const copilot: Translator = {
   translate(text) {
     const p = parseObject(text, 'Copilot');
     const snake = typeof p.hook_event_name === 'string';
-    const tool = anyStr(p, snake ? ['tool_name', 'toolName'] : ['toolName', 'tool_name'], 'payload');
+    const tool = anyStr(
+      p,
+      snake ? ['tool_name', 'toolName'] : ['toolName', 'tool_name'],
+      'payload',
+    );
     const args = argsOf(snake ? (p.tool_input ?? p.toolArgs) : (p.toolArgs ?? p.tool_input), tool);
     const cwd = optStr(p, 'cwd');
     if (!cwd) throw new PayloadError('payload.cwd is missing');
-    const post = snake ? /^post/i.test(p.hook_event_name as string) : p.toolResult !== undefined || p.tool_result !== undefined;
-    const ts = typeof p.timestamp === 'number' ? new Date(p.timestamp) : typeof p.timestamp === 'string' ? new Date(p.timestamp) : new Date();
+    const post = snake
+      ? /^post/i.test(p.hook_event_name as string)
+      : p.toolResult !== undefined || p.tool_result !== undefined;
+    const ts =
+      typeof p.timestamp === 'number'
+        ? new Date(p.timestamp)
+        : typeof p.timestamp === 'string'
+          ? new Date(p.timestamp)
+          : new Date();
     const day = Number.isNaN(ts.getTime()) ? 'unknown' : ts.toISOString().slice(0, 10);
     const e: HookEvent = {
       harness: 'copilot',
@@ -110,6 +153,10 @@ export const copilot: Translator = {
       return { stdout: json({ additionalContext: message }), stderr: message + '\n', exitCode: 0 };
     }
     // never `ask`: see canAsk above
-    return { stdout: json({ permissionDecision: 'deny', permissionDecisionReason: o.reason }), stderr: o.reason + '\n', exitCode: 0 };
+    return {
+      stdout: json({ permissionDecision: 'deny', permissionDecisionReason: o.reason }),
+      stderr: o.reason + '\n',
+      exitCode: 0,
+    };
   },
 };

@@ -18,7 +18,18 @@ function action(tool: string, input: Obj): Action {
   switch (tool) {
     case 'Write':
     case 'write':
-      return { kind: 'write', files: [{ path: anyStr(input, pathKeys, 'tool_input'), change: { kind: 'content', content: anyStr(input, ['contents', 'content', 'file_text'], 'tool_input') } }] };
+      return {
+        kind: 'write',
+        files: [
+          {
+            path: anyStr(input, pathKeys, 'tool_input'),
+            change: {
+              kind: 'content',
+              content: anyStr(input, ['contents', 'content', 'file_text'], 'tool_input'),
+            },
+          },
+        ],
+      };
     case 'StrReplace':
     case 'Edit':
     case 'search_replace':
@@ -27,13 +38,25 @@ function action(tool: string, input: Obj): Action {
         files: [
           {
             path: anyStr(input, pathKeys, 'tool_input'),
-            change: { kind: 'edits', edits: [{ oldString: anyStr(input, ['old_string', 'old_str'], 'tool_input'), newString: anyStr(input, ['new_string', 'new_str'], 'tool_input'), replaceAll: bool(input, 'replace_all') }] },
+            change: {
+              kind: 'edits',
+              edits: [
+                {
+                  oldString: anyStr(input, ['old_string', 'old_str'], 'tool_input'),
+                  newString: anyStr(input, ['new_string', 'new_str'], 'tool_input'),
+                  replaceAll: bool(input, 'replace_all'),
+                },
+              ],
+            },
           },
         ],
       };
     case 'Delete':
     case 'delete_file':
-      return { kind: 'write', files: [{ path: anyStr(input, pathKeys, 'tool_input'), change: { kind: 'delete' } }] };
+      return {
+        kind: 'write',
+        files: [{ path: anyStr(input, pathKeys, 'tool_input'), change: { kind: 'delete' } }],
+      };
     case 'Shell':
     case 'run_terminal_cmd':
       return { kind: 'shell', command: anyStr(input, ['command'], 'tool_input') };
@@ -45,15 +68,27 @@ function action(tool: string, input: Obj): Action {
 export const cursor: Translator = {
   translate(text) {
     const p = parseObject(text, 'Cursor');
-    const event = optStr(p, 'hook_event_name') ?? (typeof p.tool_name === 'string' ? 'preToolUse' : typeof p.command === 'string' ? 'beforeShellExecution' : '');
+    const event =
+      optStr(p, 'hook_event_name') ??
+      (typeof p.tool_name === 'string'
+        ? 'preToolUse'
+        : typeof p.command === 'string'
+          ? 'beforeShellExecution'
+          : '');
     const phase = PRE.has(event) ? 'pre' : POST.has(event) ? 'post' : null;
-    if (!phase) throw new PayloadError(`Cursor: hook_event_name "${event}" is not a tool event guard handles`);
-    const roots = Array.isArray(p.workspace_roots) ? p.workspace_roots.filter((r): r is string => typeof r === 'string') : [];
+    if (!phase)
+      throw new PayloadError(
+        `Cursor: hook_event_name "${event}" is not a tool event guard handles`,
+      );
+    const roots = Array.isArray(p.workspace_roots)
+      ? p.workspace_roots.filter((r): r is string => typeof r === 'string')
+      : [];
     const cwd = optStr(p, 'cwd') ?? roots[0];
     if (!cwd) throw new PayloadError('Cursor payload has neither cwd nor workspace_roots');
     const shellEvent = event === 'beforeShellExecution' || event === 'afterShellExecution';
     const tool = shellEvent ? 'Shell' : (optStr(p, 'tool_name') ?? '');
-    const input = typeof p.tool_input === 'object' && p.tool_input !== null ? (p.tool_input as Obj) : {};
+    const input =
+      typeof p.tool_input === 'object' && p.tool_input !== null ? (p.tool_input as Obj) : {};
     const e: HookEvent = {
       harness: 'cursor',
       phase,
@@ -64,7 +99,11 @@ export const cursor: Translator = {
       cwd,
       // nothing marks the headless cursor-agent -p: what needs a person is denied, the proposal kept
       canAsk: false,
-      action: shellEvent ? { kind: 'shell', command: anyStr(p, ['command'], 'payload') } : event === 'afterFileEdit' ? { kind: 'other' } : action(tool, input),
+      action: shellEvent
+        ? { kind: 'shell', command: anyStr(p, ['command'], 'payload') }
+        : event === 'afterFileEdit'
+          ? { kind: 'other' }
+          : action(tool, input),
     };
     return e;
   },
@@ -72,8 +111,24 @@ export const cursor: Translator = {
     if (o.kind === 'none') return { stdout: json({}), stderr: '', exitCode: 0 };
     if (o.kind === 'inform' || phase === 'post') {
       const message = o.kind === 'inform' ? o.message : o.reason;
-      return { stdout: json({ user_message: message, agent_message: message, additional_context: message }), stderr: message + '\n', exitCode: 0 };
+      return {
+        stdout: json({
+          user_message: message,
+          agent_message: message,
+          additional_context: message,
+        }),
+        stderr: message + '\n',
+        exitCode: 0,
+      };
     }
-    return { stdout: json({ permission: o.kind === 'ask' ? 'ask' : 'deny', user_message: o.reason, agent_message: o.reason }), stderr: o.reason + '\n', exitCode: 0 };
+    return {
+      stdout: json({
+        permission: o.kind === 'ask' ? 'ask' : 'deny',
+        user_message: o.reason,
+        agent_message: o.reason,
+      }),
+      stderr: o.reason + '\n',
+      exitCode: 0,
+    };
   },
 };

@@ -50,8 +50,19 @@ export function writeOutcome(
   files: readonly Planned[],
   at: { kept?: string | null; checkpoint?: string; sessionBased?: boolean },
 ): { outcome: Outcome; files: Planned[] } {
-  if (v === 'deny') return { outcome: { kind: 'deny', reason: denyReason(files, at.kept ?? null, at.sessionBased ?? false) }, files: [...files] };
-  if (v === 'ask') return { outcome: { kind: 'ask', reason: askReason(files, at.checkpoint ?? '') }, files: files.map((f) => ({ ...f, decision: 'asked' })) };
+  if (v === 'deny')
+    return {
+      outcome: {
+        kind: 'deny',
+        reason: denyReason(files, at.kept ?? null, at.sessionBased ?? false),
+      },
+      files: [...files],
+    };
+  if (v === 'ask')
+    return {
+      outcome: { kind: 'ask', reason: askReason(files, at.checkpoint ?? '') },
+      files: files.map((f) => ({ ...f, decision: 'asked' })),
+    };
   return { outcome: { kind: 'none' }, files: [...files] };
 }
 
@@ -64,27 +75,50 @@ export function whatHappens(f: Judged, tense: 'would' | 'did'): string {
   const verb = tense === 'would' ? 'would' : '';
   const lose = tense === 'would' ? 'lose' : 'lost';
   let head: string;
-  if (f.status === 'delete') head = `${f.path} ${tense === 'would' ? 'would be deleted' : 'was deleted'} (${f.existingLines} line${f.existingLines === 1 ? '' : 's'})`;
-  else if (f.linesDeleted > 0 && f.existingLines > 0) head = `${f.path} ${verb ? verb + ' ' : ''}${lose} ${f.linesDeleted} of ${f.existingLines} lines (${pct(f.changeRatio)})`;
+  if (f.status === 'delete')
+    head = `${f.path} ${tense === 'would' ? 'would be deleted' : 'was deleted'} (${f.existingLines} line${f.existingLines === 1 ? '' : 's'})`;
+  else if (f.linesDeleted > 0 && f.existingLines > 0)
+    head = `${f.path} ${verb ? verb + ' ' : ''}${lose} ${f.linesDeleted} of ${f.existingLines} lines (${pct(f.changeRatio)})`;
   else head = `${f.path} ${tense === 'would' ? 'would change' : 'changed'}`;
   // the size rules are what the head already says
-  const why = f.reasons.filter((_, i) => f.rules[i] !== 'replace-large' && f.rules[i] !== 'delete-large');
+  const why = f.reasons.filter(
+    (_, i) => f.rules[i] !== 'replace-large' && f.rules[i] !== 'delete-large',
+  );
   return why.length ? `${head}; ${why.join('; ')}` : head;
 }
 
 /** For the model: what was refused, why, where it is kept, what to do instead (HARNESSES.md). */
-export function denyReason(files: readonly Judged[], kept: string | null, sessionBased: boolean): string {
+export function denyReason(
+  files: readonly Judged[],
+  kept: string | null,
+  sessionBased: boolean,
+): string {
   const flagged = files.filter((f) => f.needsApproval);
-  const parts = [`guard refused this write: ${flagged.map((f) => whatHappens(f, 'would')).join('. ')}.`];
-  if (sessionBased) parts.push('(Measured against the file as it was when this session first touched it.)');
+  const parts = [
+    `guard refused this write: ${flagged.map((f) => whatHappens(f, 'would')).join('. ')}.`,
+  ];
+  if (sessionBased)
+    parts.push('(Measured against the file as it was when this session first touched it.)');
   if (kept) parts.push(`Your version is kept as ${kept}.`);
   const deletes = flagged.some((f) => f.status === 'delete');
   const placeholder = flagged.some((f) => f.rules.includes('elision'));
   const protectedPath = flagged.some((f) => f.rules.includes('protected'));
-  if (protectedPath) parts.push('That path is protected: only a person can change it; tell the user what you wanted to change and why.');
-  else if (deletes) parts.push('Do not delete it: change only the lines you mean to change, or ask the user to delete it.');
-  else if (placeholder) parts.push('Write the whole file with every line that stays, never a placeholder comment, or change only the lines you mean to change with an edit.');
-  else parts.push('Write the whole file, or change only the lines you mean to change with an edit; if you really mean to rewrite it, ask the user to approve it.');
+  if (protectedPath)
+    parts.push(
+      'That path is protected: only a person can change it; tell the user what you wanted to change and why.',
+    );
+  else if (deletes)
+    parts.push(
+      'Do not delete it: change only the lines you mean to change, or ask the user to delete it.',
+    );
+  else if (placeholder)
+    parts.push(
+      'Write the whole file with every line that stays, never a placeholder comment, or change only the lines you mean to change with an edit.',
+    );
+  else
+    parts.push(
+      'Write the whole file, or change only the lines you mean to change with an edit; if you really mean to rewrite it, ask the user to approve it.',
+    );
   return parts.join(' ');
 }
 
@@ -95,9 +129,17 @@ export function askReason(files: readonly Judged[], checkpoint: string): string 
 }
 
 /** After a shell command: what it destroyed and the one command that brings it back. */
-export function lossMessage(command: string, lost: readonly Judged[], restore: string, rewind: string): string {
+export function lossMessage(
+  command: string,
+  lost: readonly Judged[],
+  restore: string,
+  rewind: string,
+): string {
   const shown = command.length > 80 ? command.slice(0, 77) + '...' : command;
-  const what = lost.slice(0, 10).map((f) => whatHappens(f, 'did')).join('. ');
+  const what = lost
+    .slice(0, 10)
+    .map((f) => whatHappens(f, 'did'))
+    .join('. ');
   const more = lost.length > 10 ? ` (and ${lost.length - 10} more files)` : '';
   return (
     `guard: the command \`${shown}\` deleted or replaced work: ${what}${more}. ` +

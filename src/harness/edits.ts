@@ -16,7 +16,8 @@ const fail = (why: string): EditResult => ({ ok: false, why });
 
 function count(text: string, needle: string): number {
   let n = 0;
-  for (let i = text.indexOf(needle); i !== -1; i = text.indexOf(needle, i + needle.length)) if ((++n & 0xfff) === 0) checkBudget();
+  for (let i = text.indexOf(needle); i !== -1; i = text.indexOf(needle, i + needle.length))
+    if ((++n & 0xfff) === 0) checkBudget();
   return n;
 }
 
@@ -44,9 +45,12 @@ export function applyStringEdits(text: string, edits: readonly StringEdit[]): Ed
       loose.push(`${which}matched after normalising ${r.level}`);
       continue;
     }
-    if (n > 1 && !e.replaceAll) return fail(`${which}old_string found ${n} times (and replace_all is not set)`);
+    if (n > 1 && !e.replaceAll)
+      return fail(`${which}old_string found ${n} times (and replace_all is not set)`);
     // split/join: no `$` patterns, unlike String.replace
-    out = e.replaceAll ? out.split(e.oldString).join(e.newString) : out.replace(e.oldString, () => e.newString);
+    out = e.replaceAll
+      ? out.split(e.oldString).join(e.newString)
+      : out.replace(e.oldString, () => e.newString);
   }
   return loose.length ? { ok: true, text: out, loose } : { ok: true, text: out };
 }
@@ -85,7 +89,8 @@ export function applySearchReplace(text: string, blocks: readonly SearchReplace[
 export function applyInsertLine(text: string, line: number, insert: string): EditResult {
   const eol = text.includes('\r\n') ? '\r\n' : '\n';
   const lines = text.split(/\r\n|\n/);
-  if (line < 1 || line > lines.length + 1) return fail(`insert_line ${line} is outside 1-${lines.length + 1}`);
+  if (line < 1 || line > lines.length + 1)
+    return fail(`insert_line ${line} is outside 1-${lines.length + 1}`);
   lines.splice(line - 1, 0, ...insert.split(/\r\n|\n/));
   return { ok: true, text: lines.join(eol) };
 }
@@ -141,7 +146,8 @@ export function applyPatchChunks(text: string, chunks: readonly PatchChunk[]): E
     checkBudget();
     if (c.context !== null) {
       const found = seek(lines, [c.context], at, false);
-      if (found === -1) return fail(`chunk ${i + 1}: context line ${JSON.stringify(c.context)} not found`);
+      if (found === -1)
+        return fail(`chunk ${i + 1}: context line ${JSON.stringify(c.context)} not found`);
       at = found + 1;
     }
     if (c.oldLines.length === 0) {
@@ -182,7 +188,12 @@ const ASCII = (s: string) =>
     .replace(/[\u201c-\u201f]/g, '"')
     .replace(/[\u00a0\u2002-\u200a\u202f\u205f\u3000]/g, ' ');
 
-function seek(lines: readonly string[], pattern: readonly string[], start: number, eof: boolean): number {
+function seek(
+  lines: readonly string[],
+  pattern: readonly string[],
+  start: number,
+  eof: boolean,
+): number {
   if (pattern.length === 0) return start;
   if (pattern.length > lines.length) return -1;
   const first = eof ? lines.length - pattern.length : start;

@@ -13,7 +13,15 @@ import { claudeEnvelope } from './claude.js';
 function action(tool: string, input: Obj): Action {
   switch (tool) {
     case 'write_file':
-      return { kind: 'write', files: [{ path: str(input, 'file_path', 'tool_input'), change: { kind: 'content', content: str(input, 'content', 'tool_input') } }] };
+      return {
+        kind: 'write',
+        files: [
+          {
+            path: str(input, 'file_path', 'tool_input'),
+            change: { kind: 'content', content: str(input, 'content', 'tool_input') },
+          },
+        ],
+      };
     case 'replace':
       return {
         kind: 'write',
@@ -22,13 +30,24 @@ function action(tool: string, input: Obj): Action {
             path: str(input, 'file_path', 'tool_input'),
             change: {
               kind: 'edits',
-              edits: [{ oldString: str(input, 'old_string', 'tool_input'), newString: str(input, 'new_string', 'tool_input'), replaceAll: bool(input, 'allow_multiple') || bool(input, 'expected_replacements_all') }],
+              edits: [
+                {
+                  oldString: str(input, 'old_string', 'tool_input'),
+                  newString: str(input, 'new_string', 'tool_input'),
+                  replaceAll:
+                    bool(input, 'allow_multiple') || bool(input, 'expected_replacements_all'),
+                },
+              ],
             },
           },
         ],
       };
     case 'run_shell_command':
-      return { kind: 'shell', command: str(input, 'command', 'tool_input'), ...(bool(input, 'is_background') ? { background: true } : {}) };
+      return {
+        kind: 'shell',
+        command: str(input, 'command', 'tool_input'),
+        ...(bool(input, 'is_background') ? { background: true } : {}),
+      };
     default:
       return { kind: 'other' };
   }
@@ -39,15 +58,31 @@ export const gemini: Translator = {
     const p = parseObject(text, 'Gemini CLI');
     const base = claudeEnvelope(p, 'gemini', ['BeforeTool', 'AfterTool'], 'Gemini CLI');
     // Gemini's payload names no tool call
-    return { ...base, toolCallId: null, canAsk: false, action: action(base.tool, obj(p, 'tool_input', 'payload')) };
+    return {
+      ...base,
+      toolCallId: null,
+      canAsk: false,
+      action: action(base.tool, obj(p, 'tool_input', 'payload')),
+    };
   },
   answer(o, phase) {
     if (o.kind === 'none') return { stdout: '', stderr: '', exitCode: 0 };
     if (o.kind === 'inform' || phase === 'post') {
       const message = o.kind === 'inform' ? o.message : o.reason;
-      return { stdout: json({ systemMessage: message, hookSpecificOutput: { hookEventName: 'AfterTool', additionalContext: message } }), stderr: message + '\n', exitCode: 0 };
+      return {
+        stdout: json({
+          systemMessage: message,
+          hookSpecificOutput: { hookEventName: 'AfterTool', additionalContext: message },
+        }),
+        stderr: message + '\n',
+        exitCode: 0,
+      };
     }
     if (!o.reason) throw new PayloadError('a deny needs a reason');
-    return { stdout: json({ decision: o.kind === 'ask' ? 'ask' : 'deny', reason: o.reason }), stderr: o.reason + '\n', exitCode: 0 };
+    return {
+      stdout: json({ decision: o.kind === 'ask' ? 'ask' : 'deny', reason: o.reason }),
+      stderr: o.reason + '\n',
+      exitCode: 0,
+    };
   },
 };

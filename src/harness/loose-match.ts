@@ -27,14 +27,20 @@ import { checkBudget } from '../runtime/deadline.js';
  */
 
 export type Level = 'line ends' | 'quotes and dashes' | 'trailing whitespace' | 'indentation';
-export const LEVELS: readonly Level[] = ['line ends', 'quotes and dashes', 'trailing whitespace', 'indentation'];
+export const LEVELS: readonly Level[] = [
+  'line ends',
+  'quotes and dashes',
+  'trailing whitespace',
+  'indentation',
+];
 
 /** Typographic characters the harnesses read as their ASCII form (Codex's list, Claude's quotes among it). */
 const PUNCT: Record<string, string> = {};
 for (const c of '\u2010\u2011\u2012\u2013\u2014\u2015\u2212') PUNCT[c] = '-';
 for (const c of '\u2018\u2019\u201a\u201b') PUNCT[c] = "'";
 for (const c of '\u201c\u201d\u201e\u201f') PUNCT[c] = '"';
-for (const c of '\u00a0\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u202f\u205f\u3000') PUNCT[c] = ' ';
+for (const c of '\u00a0\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u202f\u205f\u3000')
+  PUNCT[c] = ' ';
 
 const SPACE = /[^\S\n]/;
 const PUNCT_RE = new RegExp(`[${Object.keys(PUNCT).join('')}]`, 'g');
@@ -84,8 +90,17 @@ export type LooseResult =
  * Replace `oldText` by `newText` in `file` the way the harnesses do when
  * the text is not there exactly. The exact case is the caller's.
  */
-export function looseReplace(file: string, oldText: string, newText: string, replaceAll: boolean): LooseResult {
-  if (file.length > LOOSE_MAX_CHARS) return { ok: false, why: 'old_string is not in the file as sent, and the file is too large for guard to match it loosely' };
+export function looseReplace(
+  file: string,
+  oldText: string,
+  newText: string,
+  replaceAll: boolean,
+): LooseResult {
+  if (file.length > LOOSE_MAX_CHARS)
+    return {
+      ok: false,
+      why: 'old_string is not in the file as sent, and the file is too large for guard to match it loosely',
+    };
   const crlf = file.includes('\r\n');
   const replacement = crlf ? newText.replace(/\r?\n/g, '\r\n') : newText;
   for (const [level, name] of LEVELS.entries()) {
@@ -96,11 +111,20 @@ export function looseReplace(file: string, oldText: string, newText: string, rep
     for (let i = f.text.indexOf(o); i !== -1; i = f.text.indexOf(o, i + o.length)) {
       const e = i + o.length;
       // a find that starts a line takes the line's own indentation with it (Gemini's whole-line match)
-      const from = level >= 3 && (i === 0 || f.text[i - 1] === '\n') ? (i === 0 ? 0 : f.at[i - 1]! + 1) : f.at[i]!;
+      const from =
+        level >= 3 && (i === 0 || f.text[i - 1] === '\n')
+          ? i === 0
+            ? 0
+            : f.at[i - 1]! + 1
+          : f.at[i]!;
       if ((spans.push([from, f.at[e - 1]! + 1]) & 0xfff) === 0) checkBudget();
     }
     if (spans.length === 0) continue;
-    if (spans.length > 1 && !replaceAll) return { ok: false, why: `old_string is not in the file as sent; after normalising ${name} it is found ${spans.length} times` };
+    if (spans.length > 1 && !replaceAll)
+      return {
+        ok: false,
+        why: `old_string is not in the file as sent; after normalising ${name} it is found ${spans.length} times`,
+      };
     // one pass, in order (slicing the whole file once per find was quadratic: a replace-all of a line of a large file)
     const parts: string[] = [];
     let done = 0;
@@ -111,5 +135,8 @@ export function looseReplace(file: string, oldText: string, newText: string, rep
     parts.push(file.slice(done));
     return { ok: true, text: parts.join(''), level: name };
   }
-  return { ok: false, why: 'old_string is not in the file, not even after normalising line ends, quotes, dashes and whitespace' };
+  return {
+    ok: false,
+    why: 'old_string is not in the file, not even after normalising line ends, quotes, dashes and whitespace',
+  };
 }

@@ -23,17 +23,43 @@ import { str, type Obj } from './payload.js';
 export function opencodeAction(tool: string, args: Obj): Action {
   switch (tool) {
     case 'write':
-      return { kind: 'write', files: [{ path: str(args, 'filePath', 'args'), change: { kind: 'content', content: str(args, 'content', 'args') } }] };
+      return {
+        kind: 'write',
+        files: [
+          {
+            path: str(args, 'filePath', 'args'),
+            change: { kind: 'content', content: str(args, 'content', 'args') },
+          },
+        ],
+      };
     case 'edit': {
       const replaceAll = args.replaceAll === true;
-      return { kind: 'write', files: [{ path: str(args, 'filePath', 'args'), change: { kind: 'edits', edits: [{ oldString: str(args, 'oldString', 'args'), newString: str(args, 'newString', 'args'), replaceAll }] } }] };
+      return {
+        kind: 'write',
+        files: [
+          {
+            path: str(args, 'filePath', 'args'),
+            change: {
+              kind: 'edits',
+              edits: [
+                {
+                  oldString: str(args, 'oldString', 'args'),
+                  newString: str(args, 'newString', 'args'),
+                  replaceAll,
+                },
+              ],
+            },
+          },
+        ],
+      };
     }
     case 'apply_patch':
       return { kind: 'write', files: parseCodexPatch(str(args, 'patchText', 'args')) };
     case 'bash': {
       const command = str(args, 'command', 'args');
       const workdir = args.workdir;
-      if (workdir !== undefined && typeof workdir !== 'string') throw new PayloadError('args.workdir is not a string');
+      if (workdir !== undefined && typeof workdir !== 'string')
+        throw new PayloadError('args.workdir is not a string');
       return { kind: 'shell', command };
     }
     default:
@@ -43,7 +69,10 @@ export function opencodeAction(tool: string, args: Obj): Action {
 
 /** The folder a bash call runs in: its workdir (relative to the session's folder), else that folder. */
 export function opencodeCwd(tool: string, args: Obj, directory: string): string {
-  const w = tool === 'bash' && typeof args.workdir === 'string' && args.workdir !== '' ? args.workdir : null;
+  const w =
+    tool === 'bash' && typeof args.workdir === 'string' && args.workdir !== ''
+      ? args.workdir
+      : null;
   if (w === null) return directory;
   return w.startsWith('/') ? w : `${directory.replace(/\/+$/, '')}/${w}`;
 }

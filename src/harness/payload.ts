@@ -11,13 +11,17 @@ export function parseObject(text: string, what: string): Obj {
     const snippet = text.trim() === '' ? 'stdin was empty' : `not JSON (${(err as Error).message})`;
     throw new PayloadError(`the ${what} hook payload is ${snippet}`);
   }
-  if (typeof v !== 'object' || v === null || Array.isArray(v)) throw new PayloadError(`the ${what} hook payload is not a JSON object`);
+  if (typeof v !== 'object' || v === null || Array.isArray(v))
+    throw new PayloadError(`the ${what} hook payload is not a JSON object`);
   return v as Obj;
 }
 
 export function str(o: Obj, key: string, where: string): string {
   const v = o[key];
-  if (typeof v !== 'string') throw new PayloadError(`${where}.${key} is ${v === undefined ? 'missing' : `a ${typeof v}, not a string`}`);
+  if (typeof v !== 'string')
+    throw new PayloadError(
+      `${where}.${key} is ${v === undefined ? 'missing' : `a ${typeof v}, not a string`}`,
+    );
   return v;
 }
 
@@ -34,7 +38,8 @@ export function anyStr(o: Obj, keys: readonly string[], where: string): string {
 
 export function obj(o: Obj, key: string, where: string): Obj {
   const v = o[key];
-  if (typeof v !== 'object' || v === null || Array.isArray(v)) throw new PayloadError(`${where}.${key} is ${v === undefined ? 'missing' : 'not an object'}`);
+  if (typeof v !== 'object' || v === null || Array.isArray(v))
+    throw new PayloadError(`${where}.${key} is ${v === undefined ? 'missing' : 'not an object'}`);
   return v as Obj;
 }
 

@@ -1,5 +1,14 @@
 import { parseCodexPatch } from './codex-patch.js';
-import { PayloadError, type Action, type HookEvent, type Outcome, type Phase, type HookAnswer, type Translator, type StringEdit } from './types.js';
+import {
+  PayloadError,
+  type Action,
+  type HookEvent,
+  type Outcome,
+  type Phase,
+  type HookAnswer,
+  type Translator,
+  type StringEdit,
+} from './types.js';
 import { json, parseObject, type Obj } from './payload.js';
 
 /**
@@ -22,9 +31,23 @@ export type ToolSpec =
   /** Whole new content of one file. */
   | { kind: 'write'; path: readonly string[]; content: readonly string[]; addFinalNewline?: string }
   /** One exact-string replacement (or several: `numbered` reads old_str_1/new_str_1, old_str_2, ...). */
-  | { kind: 'edit'; path: readonly string[]; old: readonly string[]; new: readonly string[]; all?: readonly string[]; numbered?: boolean }
+  | {
+      kind: 'edit';
+      path: readonly string[];
+      old: readonly string[];
+      new: readonly string[];
+      all?: readonly string[];
+      numbered?: boolean;
+    }
   /** A list of exact-string edits applied in order. */
-  | { kind: 'multiedit'; path: readonly string[]; edits: string; old: readonly string[]; new: readonly string[]; all?: readonly string[] }
+  | {
+      kind: 'multiedit';
+      path: readonly string[];
+      edits: string;
+      old: readonly string[];
+      new: readonly string[];
+      all?: readonly string[];
+    }
   /** A V4A / Codex patch (codex-patch.ts) in one field. */
   | { kind: 'patch'; patch: readonly string[] }
   /** Files removed (a list field, or one path). */
@@ -41,7 +64,12 @@ export interface ClaudeStyleRow {
   /** Pre and post event names (aliases allowed: a harness's failure event is a post event). */
   events: { pre: readonly string[]; post: readonly string[] };
   /** Payload fields: session id, folder (a string, or the first of a list), tool-call id, event name (default hook_event_name). */
-  fields: { session: readonly string[]; cwd: readonly string[]; toolCall: readonly string[]; event?: readonly string[] };
+  fields: {
+    session: readonly string[];
+    cwd: readonly string[];
+    toolCall: readonly string[];
+    event?: readonly string[];
+  };
   tools: Readonly<Record<string, ToolSpec>>;
   /**
    * Who can answer an `ask`: `claude` reads Claude Code's permission_mode
@@ -77,19 +105,31 @@ const CLAUDE_EDIT = { old: ['old_string'], new: ['new_string'], all: ['replace_a
 export const CLAUDE: ClaudeStyleRow = {
   name: 'claude',
   label: 'Claude Code',
-  source: 'real binary @anthropic-ai/claude-code 2.1.330; Continue CLI @continuedev/cli 1.5.47 package source (Write {filepath})',
+  source:
+    'real binary @anthropic-ai/claude-code 2.1.330; Continue CLI @continuedev/cli 1.5.47 package source (Write {filepath})',
   // PostToolUseFailure: what 2.1.330 sends instead of PostToolUse after a command that exits non-zero
   events: { pre: ['PreToolUse'], post: ['PostToolUse', 'PostToolUseFailure'] },
   fields: { session: ['session_id'], cwd: ['cwd'], toolCall: ['tool_use_id'] },
   tools: {
     Write: { kind: 'write', path: ['file_path', 'filepath'], content: ['content'] },
     Edit: { kind: 'edit', path: ['file_path', 'filepath'], ...CLAUDE_EDIT },
-    MultiEdit: { kind: 'multiedit', path: ['file_path', 'filepath'], edits: 'edits', ...CLAUDE_EDIT },
+    MultiEdit: {
+      kind: 'multiedit',
+      path: ['file_path', 'filepath'],
+      edits: 'edits',
+      ...CLAUDE_EDIT,
+    },
     Bash: { kind: 'shell', command: ['command'], background: ['run_in_background'] },
   },
   ask: 'claude',
   answerEvents: { pre: 'PreToolUse', post: 'PostToolUse' },
-  config: { file: '.claude/settings.json', events: ['PreToolUse', 'PostToolUse', 'PostToolUseFailure'], projectVar: 'CLAUDE_PROJECT_DIR', timeoutUnit: 's', onFailureBlock: true },
+  config: {
+    file: '.claude/settings.json',
+    events: ['PreToolUse', 'PostToolUse', 'PostToolUseFailure'],
+    projectVar: 'CLAUDE_PROJECT_DIR',
+    timeoutUnit: 's',
+    onFailureBlock: true,
+  },
 };
 
 /**
@@ -105,7 +145,12 @@ export const CONTINUE: ClaudeStyleRow = {
   label: 'Continue CLI',
   source: 'package source @continuedev/cli 1.5.47 (hook engine, tool schemas)',
   ask: 'never',
-  config: { file: '.continue/settings.json', events: ['PreToolUse', 'PostToolUse'], projectVar: 'CONTINUE_PROJECT_DIR', timeoutUnit: 's' },
+  config: {
+    file: '.continue/settings.json',
+    events: ['PreToolUse', 'PostToolUse'],
+    projectVar: 'CONTINUE_PROJECT_DIR',
+    timeoutUnit: 's',
+  },
 };
 
 /**
@@ -128,7 +173,12 @@ export const QWEN: ClaudeStyleRow = {
   },
   ask: 'never',
   answerEvents: { pre: 'PreToolUse', post: 'PostToolUse' },
-  config: { file: '.qwen/settings.json', events: ['PreToolUse', 'PostToolUse'], projectVar: 'QWEN_PROJECT_DIR', timeoutUnit: 'ms' },
+  config: {
+    file: '.qwen/settings.json',
+    events: ['PreToolUse', 'PostToolUse'],
+    projectVar: 'QWEN_PROJECT_DIR',
+    timeoutUnit: 'ms',
+  },
 };
 
 /**
@@ -143,19 +193,40 @@ export const QWEN: ClaudeStyleRow = {
 export const AUGGIE: ClaudeStyleRow = {
   name: 'auggie',
   label: 'Auggie',
-  source: 'package source @augmentcode/auggie 0.36.0 (hook payload builder, tool schemas); not run: needs an Augment login',
+  source:
+    'package source @augmentcode/auggie 0.36.0 (hook payload builder, tool schemas); not run: needs an Augment login',
   events: { pre: ['PreToolUse'], post: ['PostToolUse'] },
-  fields: { session: ['conversation_id', 'session_id'], cwd: ['cwd', 'workspace_roots'], toolCall: ['tool_use_id'] },
+  fields: {
+    session: ['conversation_id', 'session_id'],
+    cwd: ['cwd', 'workspace_roots'],
+    toolCall: ['tool_use_id'],
+  },
   tools: {
-    'save-file': { kind: 'write', path: ['path'], content: ['file_content'], addFinalNewline: 'add_last_line_newline' },
-    'str-replace-editor': { kind: 'edit', path: ['path'], old: ['old_str'], new: ['new_str'], numbered: true },
+    'save-file': {
+      kind: 'write',
+      path: ['path'],
+      content: ['file_content'],
+      addFinalNewline: 'add_last_line_newline',
+    },
+    'str-replace-editor': {
+      kind: 'edit',
+      path: ['path'],
+      old: ['old_str'],
+      new: ['new_str'],
+      numbered: true,
+    },
     apply_patch: { kind: 'patch', patch: ['input'] },
     'remove-files': { kind: 'delete', paths: ['file_paths'] },
     'launch-process': { kind: 'shell', command: ['command'] },
   },
   ask: 'never',
   answerEvents: { pre: 'PreToolUse', post: 'PostToolUse' },
-  config: { file: '.augment/settings.json', events: ['PreToolUse', 'PostToolUse'], projectVar: null, timeoutUnit: 's' },
+  config: {
+    file: '.augment/settings.json',
+    events: ['PreToolUse', 'PostToolUse'],
+    projectVar: null,
+    timeoutUnit: 's',
+  },
 };
 
 /**
@@ -169,19 +240,38 @@ export const AUGGIE: ClaudeStyleRow = {
 export const DROID: ClaudeStyleRow = {
   name: 'droid',
   label: 'Factory Droid',
-  source: 'real binary @factory/cli-linux-x64 0.225.2 (Create, Edit, Execute); ApplyPatch and MultiEdit from its docs',
+  source:
+    'real binary @factory/cli-linux-x64 0.225.2 (Create, Edit, Execute); ApplyPatch and MultiEdit from its docs',
   events: { pre: ['PreToolUse'], post: ['PostToolUse'] },
   fields: { session: ['session_id'], cwd: ['cwd'], toolCall: ['tool_use_id'] },
   tools: {
     Create: { kind: 'write', path: ['file_path'], content: ['content'] },
-    Edit: { kind: 'edit', path: ['file_path'], old: ['old_str', 'old_string'], new: ['new_str', 'new_string'], all: ['change_all', 'replace_all'] },
-    MultiEdit: { kind: 'multiedit', path: ['file_path'], edits: 'edits', old: ['old_str', 'old_string'], new: ['new_str', 'new_string'], all: ['change_all', 'replace_all'] },
+    Edit: {
+      kind: 'edit',
+      path: ['file_path'],
+      old: ['old_str', 'old_string'],
+      new: ['new_str', 'new_string'],
+      all: ['change_all', 'replace_all'],
+    },
+    MultiEdit: {
+      kind: 'multiedit',
+      path: ['file_path'],
+      edits: 'edits',
+      old: ['old_str', 'old_string'],
+      new: ['new_str', 'new_string'],
+      all: ['change_all', 'replace_all'],
+    },
     ApplyPatch: { kind: 'patch', patch: ['input', 'patch'] },
     Execute: { kind: 'shell', command: ['command'] },
   },
   ask: 'never',
   answerEvents: { pre: 'PreToolUse', post: 'PostToolUse' },
-  config: { file: '.factory/settings.json', events: ['PreToolUse', 'PostToolUse'], projectVar: 'FACTORY_PROJECT_DIR', timeoutUnit: 's' },
+  config: {
+    file: '.factory/settings.json',
+    events: ['PreToolUse', 'PostToolUse'],
+    projectVar: 'FACTORY_PROJECT_DIR',
+    timeoutUnit: 's',
+  },
 };
 
 /**
@@ -196,9 +286,15 @@ export const DROID: ClaudeStyleRow = {
 export const CRUSH: ClaudeStyleRow = {
   name: 'crush',
   label: 'Crush',
-  source: "Crush's source tree (charmbracelet/crush internal/hooks, several shapes) and docs; not run: @charmland/crush downloads its binary from GitHub at install",
+  source:
+    "Crush's source tree (charmbracelet/crush internal/hooks, several shapes) and docs; not run: @charmland/crush downloads its binary from GitHub at install",
   events: { pre: ['PreToolUse', 'pre_tool_use'], post: ['PostToolUse', 'post_tool_use'] },
-  fields: { session: ['session_id'], cwd: ['cwd', 'working_dir'], toolCall: ['tool_use_id'], event: ['hook_event_name', 'event', 'event_type'] },
+  fields: {
+    session: ['session_id'],
+    cwd: ['cwd', 'working_dir'],
+    toolCall: ['tool_use_id'],
+    event: ['hook_event_name', 'event', 'event_type'],
+  },
   tools: {
     write: { kind: 'write', path: PATH, content: ['content'] },
     edit: { kind: 'edit', path: PATH, ...CLAUDE_EDIT },
@@ -207,11 +303,23 @@ export const CRUSH: ClaudeStyleRow = {
   },
   ask: 'never',
   answerEvents: { pre: 'PreToolUse', post: 'PostToolUse' },
-  config: { file: 'crush.json', events: ['PreToolUse', 'PostToolUse'], projectVar: 'CRUSH_PROJECT_DIR', timeoutUnit: 's' },
+  config: {
+    file: 'crush.json',
+    events: ['PreToolUse', 'PostToolUse'],
+    projectVar: 'CRUSH_PROJECT_DIR',
+    timeoutUnit: 's',
+  },
 };
 
 /** The rows, by `guard hook` name. */
-export const ROWS = { claude: CLAUDE, continue: CONTINUE, qwen: QWEN, auggie: AUGGIE, droid: DROID, crush: CRUSH } as const satisfies Record<string, ClaudeStyleRow>;
+export const ROWS = {
+  claude: CLAUDE,
+  continue: CONTINUE,
+  qwen: QWEN,
+  auggie: AUGGIE,
+  droid: DROID,
+  crush: CRUSH,
+} as const satisfies Record<string, ClaudeStyleRow>;
 export type RowName = keyof typeof ROWS;
 
 /** Tools of a row that write or run commands: what its matcher must cover. */
@@ -235,7 +343,10 @@ export function matcherOf(row: ClaudeStyleRow): string {
 function pick(o: Obj, keys: readonly string[], where: string): string {
   const found = keys.filter((k) => o[k] !== undefined);
   const strings = [...new Set(found.map((k) => o[k]))];
-  if (found.length > 1 && strings.length > 1) throw new PayloadError(`${where} has both ${found.join(' and ')} with different values: guard cannot tell which one the harness uses`);
+  if (found.length > 1 && strings.length > 1)
+    throw new PayloadError(
+      `${where} has both ${found.join(' and ')} with different values: guard cannot tell which one the harness uses`,
+    );
   for (const k of keys) if (typeof o[k] === 'string') return o[k] as string;
   throw new PayloadError(`${where}.${keys[0]} is ${found.length ? 'not a string' : 'missing'}`);
 }
@@ -266,8 +377,12 @@ export function toolAction(spec: ToolSpec | undefined, input: Obj, where: string
     case 'write': {
       let content = pick(input, spec.content, where);
       // Auggie adds a final newline unless told not to
-      if (spec.addFinalNewline && input[spec.addFinalNewline] !== false && !content.endsWith('\n')) content += '\n';
-      return { kind: 'write', files: [{ path: pick(input, spec.path, where), change: { kind: 'content', content } }] };
+      if (spec.addFinalNewline && input[spec.addFinalNewline] !== false && !content.endsWith('\n'))
+        content += '\n';
+      return {
+        kind: 'write',
+        files: [{ path: pick(input, spec.path, where), change: { kind: 'content', content } }],
+      };
     }
     case 'edit':
       return editAction(spec, input, where);
@@ -278,50 +393,114 @@ export function toolAction(spec: ToolSpec | undefined, input: Obj, where: string
     case 'delete': {
       for (const k of spec.paths) {
         const v = input[k];
-        if (typeof v === 'string') return { kind: 'write', files: [{ path: v, change: { kind: 'delete' } }] };
-        if (Array.isArray(v) && v.length > 0 && v.every((x) => typeof x === 'string')) return { kind: 'write', files: (v as string[]).map((p) => ({ path: p, change: { kind: 'delete' as const } })) };
+        if (typeof v === 'string')
+          return { kind: 'write', files: [{ path: v, change: { kind: 'delete' } }] };
+        if (Array.isArray(v) && v.length > 0 && v.every((x) => typeof x === 'string'))
+          return {
+            kind: 'write',
+            files: (v as string[]).map((p) => ({ path: p, change: { kind: 'delete' as const } })),
+          };
       }
       throw new PayloadError(`${where}.${spec.paths[0]} is not a list of paths`);
     }
     case 'shell':
-      return { kind: 'shell', command: pick(input, spec.command, where), ...(flag(input, spec.background) ? { background: true } : {}) };
+      return {
+        kind: 'shell',
+        command: pick(input, spec.command, where),
+        ...(flag(input, spec.background) ? { background: true } : {}),
+      };
   }
 }
 
 /** An exact-string edit; Auggie's numbered pairs (`old_str_1`, `new_str_1`, ...) read in number order, gaps refused. */
 function editAction(spec: Extract<ToolSpec, { kind: 'edit' }>, input: Obj, where: string): Action {
   const path = pick(input, spec.path, where);
-  if (spec.numbered && pickOpt(input, spec.old) !== null && input[`${spec.old[0]}_1`] !== undefined) {
-    throw new PayloadError(`${where} has both ${spec.old[0]} and ${spec.old[0]}_1: guard cannot tell which the harness applies`);
+  if (
+    spec.numbered &&
+    pickOpt(input, spec.old) !== null &&
+    input[`${spec.old[0]}_1`] !== undefined
+  ) {
+    throw new PayloadError(
+      `${where} has both ${spec.old[0]} and ${spec.old[0]}_1: guard cannot tell which the harness applies`,
+    );
   }
   // insert, view: nothing removed
-  if (spec.numbered && typeof input.command === 'string' && input.command !== 'str_replace') return { kind: 'other' };
-  const edits = spec.numbered && pickOpt(input, spec.old) === null ? numberedEdits(spec, input, where) : [{ oldString: pick(input, spec.old, where), newString: pick(input, spec.new, where), replaceAll: flag(input, spec.all) }];
+  if (spec.numbered && typeof input.command === 'string' && input.command !== 'str_replace')
+    return { kind: 'other' };
+  const edits =
+    spec.numbered && pickOpt(input, spec.old) === null
+      ? numberedEdits(spec, input, where)
+      : [
+          {
+            oldString: pick(input, spec.old, where),
+            newString: pick(input, spec.new, where),
+            replaceAll: flag(input, spec.all),
+          },
+        ];
   return { kind: 'write', files: [{ path, change: { kind: 'edits', edits } }] };
 }
 
 /** every numbered pair, in number order; a gap or a lone new_str_N could hide an edit from guard: refused */
-function numberedEdits(spec: Extract<ToolSpec, { kind: 'edit' }>, input: Obj, where: string): StringEdit[] {
-  const nums = (prefix: string) => Object.keys(input).flatMap((k) => (k.startsWith(`${prefix}_`) && /^\d+$/.test(k.slice(prefix.length + 1)) ? [Number(k.slice(prefix.length + 1))] : [])).sort((a, b) => a - b);
+function numberedEdits(
+  spec: Extract<ToolSpec, { kind: 'edit' }>,
+  input: Obj,
+  where: string,
+): StringEdit[] {
+  const nums = (prefix: string) =>
+    Object.keys(input)
+      .flatMap((k) =>
+        k.startsWith(`${prefix}_`) && /^\d+$/.test(k.slice(prefix.length + 1))
+          ? [Number(k.slice(prefix.length + 1))]
+          : [],
+      )
+      .sort((a, b) => a - b);
   const olds = nums(spec.old[0]!);
   const news = nums(spec.new[0]!);
-  if (olds.length === 0) throw new PayloadError(`${where} has neither ${spec.old[0]} nor ${spec.old[0]}_1`);
-  if (olds.some((n, i) => n !== i + 1) || news.length !== olds.length || news.some((n, i) => n !== olds[i])) {
-    throw new PayloadError(`${where}: the numbered ${spec.old[0]}_N / ${spec.new[0]}_N are not pairs 1..${olds.length}: guard cannot tell which edits the harness applies`);
+  if (olds.length === 0)
+    throw new PayloadError(`${where} has neither ${spec.old[0]} nor ${spec.old[0]}_1`);
+  if (
+    olds.some((n, i) => n !== i + 1) ||
+    news.length !== olds.length ||
+    news.some((n, i) => n !== olds[i])
+  ) {
+    throw new PayloadError(
+      `${where}: the numbered ${spec.old[0]}_N / ${spec.new[0]}_N are not pairs 1..${olds.length}: guard cannot tell which edits the harness applies`,
+    );
   }
-  return olds.map((i) => ({ oldString: pick(input, [`${spec.old[0]}_${i}`], where), newString: pick(input, spec.new.map((n) => `${n}_${i}`), where), replaceAll: false }));
+  return olds.map((i) => ({
+    oldString: pick(input, [`${spec.old[0]}_${i}`], where),
+    newString: pick(
+      input,
+      spec.new.map((n) => `${n}_${i}`),
+      where,
+    ),
+    replaceAll: false,
+  }));
 }
 
-function multiEditAction(spec: Extract<ToolSpec, { kind: 'multiedit' }>, input: Obj, where: string): Action {
+function multiEditAction(
+  spec: Extract<ToolSpec, { kind: 'multiedit' }>,
+  input: Obj,
+  where: string,
+): Action {
   const list = input[spec.edits];
-  if (!Array.isArray(list) || list.length === 0) throw new PayloadError(`${where}.${spec.edits} is not a list of edits`);
+  if (!Array.isArray(list) || list.length === 0)
+    throw new PayloadError(`${where}.${spec.edits} is not a list of edits`);
   const edits = list.map((e, i) => {
-    if (typeof e !== 'object' || e === null) throw new PayloadError(`${where}.${spec.edits}[${i}] is not an object`);
+    if (typeof e !== 'object' || e === null)
+      throw new PayloadError(`${where}.${spec.edits}[${i}] is not an object`);
     const o = e as Obj;
     const at = `${where}.${spec.edits}[${i}]`;
-    return { oldString: pick(o, spec.old, at), newString: pick(o, spec.new, at), replaceAll: flag(o, spec.all) };
+    return {
+      oldString: pick(o, spec.old, at),
+      newString: pick(o, spec.new, at),
+      replaceAll: flag(o, spec.all),
+    };
   });
-  return { kind: 'write', files: [{ path: pick(input, spec.path, where), change: { kind: 'edits', edits } }] };
+  return {
+    kind: 'write',
+    files: [{ path: pick(input, spec.path, where), change: { kind: 'edits', edits } }],
+  };
 }
 
 /** Claude Code's modes in which nobody is asked. */
@@ -331,16 +510,32 @@ const NO_PERSON = new Set(['bypassPermissions', 'dontAsk']);
 const PERSON_ENTRYPOINTS = new Set(['cli', 'claude-vscode', 'claude-desktop']);
 
 /** A row's payload as guard's event. */
-export function translateRow(row: ClaudeStyleRow, text: string, env: Readonly<Record<string, string | undefined>>): HookEvent {
+export function translateRow(
+  row: ClaudeStyleRow,
+  text: string,
+  env: Readonly<Record<string, string | undefined>>,
+): HookEvent {
   const p = parseObject(text, row.label);
-  const event = pickOpt(p, row.fields.event ?? ['hook_event_name']) ?? pick(p, (row.fields.event ?? ['hook_event_name']).slice(0, 1), 'payload');
-  const phase: Phase | null = row.events.pre.includes(event) ? 'pre' : row.events.post.includes(event) ? 'post' : null;
-  if (!phase) throw new PayloadError(`${row.label}: hook_event_name "${event}" is neither ${[...row.events.pre, ...row.events.post].join(' nor ')}`);
+  const event =
+    pickOpt(p, row.fields.event ?? ['hook_event_name']) ??
+    pick(p, (row.fields.event ?? ['hook_event_name']).slice(0, 1), 'payload');
+  const phase: Phase | null = row.events.pre.includes(event)
+    ? 'pre'
+    : row.events.post.includes(event)
+      ? 'post'
+      : null;
+  if (!phase)
+    throw new PayloadError(
+      `${row.label}: hook_event_name "${event}" is neither ${[...row.events.pre, ...row.events.post].join(' nor ')}`,
+    );
   const cwd = folder(p, row.fields.cwd);
   if (!cwd) throw new PayloadError(`payload.${row.fields.cwd[0]} is missing`);
   const tool = pick(p, ['tool_name'], 'payload');
   const input = p.tool_input;
-  if (typeof input !== 'object' || input === null || Array.isArray(input)) throw new PayloadError(`payload.tool_input is ${input === undefined ? 'missing' : 'not an object'}`);
+  if (typeof input !== 'object' || input === null || Array.isArray(input))
+    throw new PayloadError(
+      `payload.tool_input is ${input === undefined ? 'missing' : 'not an object'}`,
+    );
   let canAsk = false;
   if (row.ask === 'claude') {
     const mode = pickOpt(p, ['permission_mode']) ?? 'default';
@@ -358,7 +553,11 @@ export function translateRow(row: ClaudeStyleRow, text: string, env: Readonly<Re
     toolCallId: pickOpt(p, row.fields.toolCall),
     cwd,
     canAsk,
-    action: toolAction(Object.hasOwn(row.tools, tool) ? row.tools[tool] : undefined, input as Obj, 'tool_input'),
+    action: toolAction(
+      Object.hasOwn(row.tools, tool) ? row.tools[tool] : undefined,
+      input as Obj,
+      'tool_input',
+    ),
   };
 }
 
@@ -373,19 +572,32 @@ export interface ClaudeAnswerShape {
  * additionalContext (to the model) and systemMessage (to the person) after
  * it. `canAsk` false turns an ask into a deny.
  */
-export function claudeShaped(o: Outcome, phase: Phase, { pre, post, canAsk }: ClaudeAnswerShape): HookAnswer {
+export function claudeShaped(
+  o: Outcome,
+  phase: Phase,
+  { pre, post, canAsk }: ClaudeAnswerShape,
+): HookAnswer {
   if (o.kind === 'none') return { stdout: '', stderr: '', exitCode: 0 };
   if (o.kind === 'inform' || phase === 'post') {
     const message = o.kind === 'inform' ? o.message : o.reason;
     return {
-      stdout: json({ systemMessage: message, hookSpecificOutput: { hookEventName: post, additionalContext: message } }),
+      stdout: json({
+        systemMessage: message,
+        hookSpecificOutput: { hookEventName: post, additionalContext: message },
+      }),
       stderr: message + '\n',
       exitCode: 0,
     };
   }
   const decision = o.kind === 'ask' && canAsk ? 'ask' : 'deny';
   return {
-    stdout: json({ hookSpecificOutput: { hookEventName: pre, permissionDecision: decision, permissionDecisionReason: o.reason } }),
+    stdout: json({
+      hookSpecificOutput: {
+        hookEventName: pre,
+        permissionDecision: decision,
+        permissionDecisionReason: o.reason,
+      },
+    }),
     stderr: o.reason + '\n',
     exitCode: 0,
   };
@@ -396,6 +608,17 @@ export function rowTranslator(row: ClaudeStyleRow): Translator {
   return {
     translate: (text, env) => translateRow(row, text, env),
     // a failure event is answered under its own name (Claude Code rejects an answer naming another event)
-    answer: (o, phase, event) => claudeShaped(o, phase, { pre: row.answerEvents.pre, post: phase === 'post' && event !== undefined && /Failure$/.test(event) && row.events.post.includes(event) ? event : row.answerEvents.post, canAsk: row.ask !== 'never' }),
+    answer: (o, phase, event) =>
+      claudeShaped(o, phase, {
+        pre: row.answerEvents.pre,
+        post:
+          phase === 'post' &&
+          event !== undefined &&
+          /Failure$/.test(event) &&
+          row.events.post.includes(event)
+            ? event
+            : row.answerEvents.post,
+        canAsk: row.ask !== 'never',
+      }),
   };
 }

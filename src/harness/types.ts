@@ -4,7 +4,19 @@
  * the rest of guard (DESIGN.md "Layout"), so each translator is tested on
  * payload text alone.
  */
-export const HARNESSES = ['claude', 'gemini', 'codex', 'cursor', 'cline', 'copilot', 'continue', 'qwen', 'auggie', 'droid', 'crush'] as const;
+export const HARNESSES = [
+  'claude',
+  'gemini',
+  'codex',
+  'cursor',
+  'cline',
+  'copilot',
+  'continue',
+  'qwen',
+  'auggie',
+  'droid',
+  'crush',
+] as const;
 export type HarnessName = (typeof HARNESSES)[number];
 
 export function isHarness(name: string): name is HarnessName {

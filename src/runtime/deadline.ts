@@ -29,7 +29,11 @@ export interface Deadline {
 }
 
 export function timeoutError(): GuardError {
-  return new GuardError('E_TIMEOUT', 'guard ran out of time (--timeout) and stopped before it changed anything', 'give it more time, or look at the largest files in the change');
+  return new GuardError(
+    'E_TIMEOUT',
+    'guard ran out of time (--timeout) and stopped before it changed anything',
+    'give it more time, or look at the largest files in the change',
+  );
 }
 
 const running = new AsyncLocalStorage<Deadline>();
@@ -69,7 +73,10 @@ export function checkDeadline(): void {
  * Kill `child` when the running command's deadline passes; returns a
  * function that stops watching. Nothing to watch without an armed deadline.
  */
-export function watchDeadline(child: { kill(signal?: NodeJS.Signals): boolean }, onTimeout: () => void): () => void {
+export function watchDeadline(
+  child: { kill(signal?: NodeJS.Signals): boolean },
+  onTimeout: () => void,
+): () => void {
   const d = running.getStore();
   if (!d) return () => {};
   const fire = () => {
@@ -126,6 +133,10 @@ export function checkBudget(): void {
   let b: { at: number; seconds: number } | undefined;
   for (const x of budgets.values()) if (!b || x.at > b.at) b = x;
   if (Date.now() > b!.at) {
-    throw new GuardError('E_TIMEOUT', `guard ran out of time (${b!.seconds} s) matching the call's edits to the files`, 'a very large file or patch? GUARD_HOOK_TIMEOUT sets the budget');
+    throw new GuardError(
+      'E_TIMEOUT',
+      `guard ran out of time (${b!.seconds} s) matching the call's edits to the files`,
+      'a very large file or patch? GUARD_HOOK_TIMEOUT sets the budget',
+    );
   }
 }

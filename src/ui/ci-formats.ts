@@ -40,7 +40,12 @@ export interface CiReport {
   bootstrap: boolean;
   files: CiReportFile[];
   blocked: number;
-  reviews?: { source: string | null; unavailable?: string; hint?: string; ignored: Array<{ id: number; user: string; why: string }> };
+  reviews?: {
+    source: string | null;
+    unavailable?: string;
+    hint?: string;
+    ignored: Array<{ id: number; user: string; why: string }>;
+  };
 }
 
 /** GitHub shows 10 error annotations per step and 50 per job; the summary has all files. */
@@ -52,7 +57,16 @@ const short = (oid: string) => oid.slice(0, 10);
 
 // ---------------------------------------------------------------- severity
 
-export type RuleId = 'guard/delete' | 'guard/replace' | 'guard/protected' | 'guard/binary' | 'guard/symlink' | 'guard/aggregate-loss' | 'guard/elision' | 'guard/too-large' | 'guard/needs-approval';
+export type RuleId =
+  | 'guard/delete'
+  | 'guard/replace'
+  | 'guard/protected'
+  | 'guard/binary'
+  | 'guard/symlink'
+  | 'guard/aggregate-loss'
+  | 'guard/elision'
+  | 'guard/too-large'
+  | 'guard/needs-approval';
 
 /** The SARIF rule each classification rule reports under (a few share one). */
 const SARIF_RULE: Record<Rule, RuleId> = {
@@ -99,14 +113,23 @@ const loss = (f: CiReportFile) => (f.status === 'delete' ? f.existingLines : f.l
 
 /** Most severe first: delete > replace > protected > others; then the larger loss; then path. */
 export function bySeverity(a: CiReportFile, b: CiReportFile): number {
-  return RANK[ruleOf(a)] - RANK[ruleOf(b)] || loss(b) - loss(a) || (a.path < b.path ? -1 : a.path > b.path ? 1 : 0);
+  return (
+    RANK[ruleOf(a)] - RANK[ruleOf(b)] ||
+    loss(b) - loss(a) ||
+    (a.path < b.path ? -1 : a.path > b.path ? 1 : 0)
+  );
 }
 
 /** Blocked (most severe first), then approved, then allowed (by path). */
 export function reportOrder(files: readonly CiReportFile[]): CiReportFile[] {
   const group = (d: CiReportFile['decision']) => files.filter((f) => f.decision === d);
-  const byPath = (a: CiReportFile, b: CiReportFile) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0);
-  return [...group('blocked').sort(bySeverity), ...group('approved').sort(bySeverity), ...group('allowed').sort(byPath)];
+  const byPath = (a: CiReportFile, b: CiReportFile) =>
+    a.path < b.path ? -1 : a.path > b.path ? 1 : 0;
+  return [
+    ...group('blocked').sort(bySeverity),
+    ...group('approved').sort(bySeverity),
+    ...group('allowed').sort(byPath),
+  ];
 }
 
 function metrics(f: CiReportFile): string {
@@ -116,7 +139,8 @@ function metrics(f: CiReportFile): string {
   return `${f.existingLines} lines, ${f.linesDeleted} deleted (${Math.round(f.changeRatio * 100)}%), ${f.linesAdded} added`;
 }
 
-const displayName = (f: CiReportFile) => (f.oldPath !== undefined ? `${f.oldPath} -> ${f.path}` : f.path);
+const displayName = (f: CiReportFile) =>
+  f.oldPath !== undefined ? `${f.oldPath} -> ${f.path}` : f.path;
 
 const HOW_TO_PASS =
   'A person reviews the change with `guard review` and commits it with `guard review --commit`, ' +
@@ -127,8 +151,10 @@ const HOW_TO_PASS =
 
 /** "approved in <commit>" (a trailer), "approved by review 123 of alice (of <commit>)" or "approved by the approval of alice (of <commit>)" (GitLab). */
 function approvedHow(f: CiReportFile): string {
-  if (f.review?.kind === 'approval') return `approved by the approval of ${f.review.user} (of ${short(f.review.commit)})`;
-  if (f.review) return `approved by review ${f.review.id} of ${f.review.user} (of ${short(f.review.commit)})`;
+  if (f.review?.kind === 'approval')
+    return `approved by the approval of ${f.review.user} (of ${short(f.review.commit)})`;
+  if (f.review)
+    return `approved by review ${f.review.id} of ${f.review.user} (of ${short(f.review.commit)})`;
   return `approved in ${short(f.approvedBy ?? '')}`;
 }
 
@@ -145,10 +171,17 @@ function reviewNotes(r: CiReport): string[] {
   const gitlab = r.reviews?.source?.startsWith('gitlab ') ?? false;
   const notes: string[] = [];
   if (r.reviews?.unavailable && r.reviews.source) {
-    notes.push(`${gitlab ? 'Merge request approvals' : 'Pull request reviews'} not read: ${r.reviews.unavailable}.`);
+    notes.push(
+      `${gitlab ? 'Merge request approvals' : 'Pull request reviews'} not read: ${r.reviews.unavailable}.`,
+    );
     if (r.reviews.hint) notes.push(`hint: ${r.reviews.hint}`);
   }
-  for (const i of r.reviews?.ignored ?? []) notes.push(gitlab ? `The approval of ${i.user} does not count: ${i.why}.` : `Review ${i.id} of ${i.user} does not count: ${i.why}.`);
+  for (const i of r.reviews?.ignored ?? [])
+    notes.push(
+      gitlab
+        ? `The approval of ${i.user} does not count: ${i.why}.`
+        : `Review ${i.id} of ${i.user} does not count: ${i.why}.`,
+    );
   return notes;
 }
 
@@ -158,9 +191,19 @@ export function renderText(r: CiReport, c: Colors): string {
   const range = `merge-base ${short(r.mergeBase)}..${short(r.head)}`;
   const lines: string[] = [];
   if (r.blocked === 0) {
-    lines.push(c.green(`guard ci: passed: ${n} changed file${n === 1 ? '' : 's'}, ${approved.length} approved, 0 blocked (${range})`));
+    lines.push(
+      c.green(
+        `guard ci: passed: ${n} changed file${n === 1 ? '' : 's'}, ${approved.length} approved, 0 blocked (${range})`,
+      ),
+    );
   } else {
-    lines.push(c.red(c.bold(`guard ci: ${r.blocked} of ${n} changed file${n === 1 ? '' : 's'} blocked: they need a person's approval (${range})`)));
+    lines.push(
+      c.red(
+        c.bold(
+          `guard ci: ${r.blocked} of ${n} changed file${n === 1 ? '' : 's'} blocked: they need a person's approval (${range})`,
+        ),
+      ),
+    );
   }
   if (r.bootstrap) lines.push(c.dim('No guard.config.json at the merge-base: default policy.'));
   for (const note of reviewNotes(r)) lines.push(c.dim(note));
@@ -170,8 +213,15 @@ export function renderText(r: CiReport, c: Colors): string {
     const tag = f.decision === 'blocked' ? c.red('blocked') : c.green(approvedHow(f));
     lines.push(`  ${c.bold(displayName(f))}  ${c.yellow(f.status)}  ${metrics(f)}  ${tag}`);
     for (const reason of f.reasons) lines.push(`    - ${reason}`);
-    const by = [...new Map((f.writtenBy ?? []).map((w) => [`${w.harness} ${w.session}`, w])).values()];
-    for (const w of by.slice(0, 3)) lines.push(c.dim(`    written by ${w.harness} session ${w.session.length > 16 ? w.session.slice(0, 8) : w.session} (commit ${short(w.commit)} says so)`));
+    const by = [
+      ...new Map((f.writtenBy ?? []).map((w) => [`${w.harness} ${w.session}`, w])).values(),
+    ];
+    for (const w of by.slice(0, 3))
+      lines.push(
+        c.dim(
+          `    written by ${w.harness} session ${w.session.length > 16 ? w.session.slice(0, 8) : w.session} (commit ${short(w.commit)} says so)`,
+        ),
+      );
   }
   if (r.blocked > 0) {
     lines.push('');
@@ -204,11 +254,17 @@ export function renderAnnotations(r: CiReport, opts: { summary?: boolean } = {})
   for (const f of blocked.slice(0, MAX_ANNOTATIONS)) {
     const title = `guard: ${f.status} of ${f.path} needs approval`;
     const message = `${displayName(f)}: ${metrics(f)}.\n${f.reasons.map((x) => `- ${x}`).join('\n')}\n${HOW_TO_PASS}`;
-    out.push(`::error file=${escapeProperty(f.path)},line=${Math.max(1, f.line)},title=${escapeProperty(title)}::${escapeData(message)}`);
+    out.push(
+      `::error file=${escapeProperty(f.path)},line=${Math.max(1, f.line)},title=${escapeProperty(title)}::${escapeData(message)}`,
+    );
   }
   if (blocked.length > MAX_ANNOTATIONS) {
-    const where = summary ? 'are listed in the job summary' : 'are not shown (run `guard ci` locally, or set GITHUB_STEP_SUMMARY, to list them)';
-    out.push(`::warning title=guard::${escapeData(`${blocked.length - MAX_ANNOTATIONS} more blocked files ${where}`)}`);
+    const where = summary
+      ? 'are listed in the job summary'
+      : 'are not shown (run `guard ci` locally, or set GITHUB_STEP_SUMMARY, to list them)';
+    out.push(
+      `::warning title=guard::${escapeData(`${blocked.length - MAX_ANNOTATIONS} more blocked files ${where}`)}`,
+    );
   }
   const n = r.files.length;
   out.push(
@@ -238,12 +294,18 @@ export function renderMarkdown(r: CiReport): string {
   const n = r.files.length;
   const approved = r.files.filter((f) => f.decision === 'approved').length;
   const out: string[] = [];
-  out.push(r.blocked === 0 ? `## guard ci: passed` : `## guard ci: ${r.blocked} change${r.blocked === 1 ? '' : 's'} blocked`);
+  out.push(
+    r.blocked === 0
+      ? `## guard ci: passed`
+      : `## guard ci: ${r.blocked} change${r.blocked === 1 ? '' : 's'} blocked`,
+  );
   out.push('');
   out.push(
     `${n} file${n === 1 ? '' : 's'} changed between the merge-base \`${short(r.mergeBase)}\` and \`${short(r.head)}\`: ` +
       `${n - approved - r.blocked} allowed, ${approved} approved, ${r.blocked} blocked. ` +
-      (r.bootstrap ? 'No `guard.config.json` at the merge-base: default policy.' : 'Policy: `guard.config.json` as committed at the merge-base.'),
+      (r.bootstrap
+        ? 'No `guard.config.json` at the merge-base: default policy.'
+        : 'Policy: `guard.config.json` as committed at the merge-base.'),
   );
   const notes = reviewNotes(r);
   if (notes.length) {
@@ -256,7 +318,10 @@ export function renderMarkdown(r: CiReport): string {
     out.push('| --- | --- | ---: | ---: | ---: | ---: | --- | --- |');
     const rows = reportOrder(r.files);
     for (const f of rows.slice(0, MAX_SUMMARY_ROWS)) {
-      const decision = f.decision === 'approved' && (f.approvedBy || f.review) ? `${DECISION_MD.approved} ${mdCell(approvedHow(f).replace(/^approved /, ''))}` : DECISION_MD[f.decision];
+      const decision =
+        f.decision === 'approved' && (f.approvedBy || f.review)
+          ? `${DECISION_MD.approved} ${mdCell(approvedHow(f).replace(/^approved /, ''))}`
+          : DECISION_MD[f.decision];
       const cells = [
         mdCell(displayName(f)),
         f.status + (f.binary ? ' (binary)' : ''),
@@ -271,7 +336,9 @@ export function renderMarkdown(r: CiReport): string {
     }
     if (rows.length > MAX_SUMMARY_ROWS) {
       out.push('');
-      out.push(`… ${rows.length - MAX_SUMMARY_ROWS} more files not shown (all of them allowed or listed above first); \`guard ci --format json\` lists every file.`);
+      out.push(
+        `… ${rows.length - MAX_SUMMARY_ROWS} more files not shown (all of them allowed or listed above first); \`guard ci --format json\` lists every file.`,
+      );
     }
   }
   if (r.blocked > 0) {
@@ -285,15 +352,51 @@ export function renderMarkdown(r: CiReport): string {
 // ---------------------------------------------------------------- SARIF
 
 const RULES: Array<{ id: RuleId; name: string; text: string }> = [
-  { id: 'guard/delete', name: 'LargeDeletion', text: 'Deletes a large file without a recorded approval.' },
-  { id: 'guard/replace', name: 'DestructiveRewrite', text: 'Replaces most of a large file without a recorded approval.' },
-  { id: 'guard/protected', name: 'ProtectedPath', text: 'Changes a protected path without a recorded approval.' },
-  { id: 'guard/binary', name: 'BinaryReplaced', text: 'Replaces or deletes a binary file without a recorded approval.' },
-  { id: 'guard/symlink', name: 'SymlinkEscapes', text: 'Adds a symlink that points outside the repository or into .git/.' },
-  { id: 'guard/aggregate-loss', name: 'AggregateLoss', text: 'Loses many lines in all through several deleted or replaced files, each under the threshold.' },
-  { id: 'guard/elision', name: 'ElisionPlaceholder', text: 'Leaves an elision placeholder ("... existing code ...") where code stood.' },
-  { id: 'guard/too-large', name: 'TooLargeToMeasure', text: 'Changes a file larger than maxFileBytes, which guard cannot measure.' },
-  { id: 'guard/needs-approval', name: 'NeedsApproval', text: 'A change that needs a person\'s approval.' },
+  {
+    id: 'guard/delete',
+    name: 'LargeDeletion',
+    text: 'Deletes a large file without a recorded approval.',
+  },
+  {
+    id: 'guard/replace',
+    name: 'DestructiveRewrite',
+    text: 'Replaces most of a large file without a recorded approval.',
+  },
+  {
+    id: 'guard/protected',
+    name: 'ProtectedPath',
+    text: 'Changes a protected path without a recorded approval.',
+  },
+  {
+    id: 'guard/binary',
+    name: 'BinaryReplaced',
+    text: 'Replaces or deletes a binary file without a recorded approval.',
+  },
+  {
+    id: 'guard/symlink',
+    name: 'SymlinkEscapes',
+    text: 'Adds a symlink that points outside the repository or into .git/.',
+  },
+  {
+    id: 'guard/aggregate-loss',
+    name: 'AggregateLoss',
+    text: 'Loses many lines in all through several deleted or replaced files, each under the threshold.',
+  },
+  {
+    id: 'guard/elision',
+    name: 'ElisionPlaceholder',
+    text: 'Leaves an elision placeholder ("... existing code ...") where code stood.',
+  },
+  {
+    id: 'guard/too-large',
+    name: 'TooLargeToMeasure',
+    text: 'Changes a file larger than maxFileBytes, which guard cannot measure.',
+  },
+  {
+    id: 'guard/needs-approval',
+    name: 'NeedsApproval',
+    text: "A change that needs a person's approval.",
+  },
 ];
 
 /** A relative path as a URI reference: each segment percent-encoded. */

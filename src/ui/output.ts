@@ -78,10 +78,14 @@ export interface BoundedFiles<T> {
  * Cap a report's file list. Files that need attention (blocked, rejected,
  * conflicted) come first so a cut never hides them; the JSON says what was cut.
  */
-export function boundFiles<T extends { decision?: string; conflict?: boolean }>(files: T[], limit: number | undefined): BoundedFiles<T> {
+export function boundFiles<T extends { decision?: string; conflict?: boolean }>(
+  files: T[],
+  limit: number | undefined,
+): BoundedFiles<T> {
   const max = limit !== undefined && limit >= 0 ? Math.floor(limit) : DEFAULT_FILE_LIMIT;
   if (files.length <= max) return { files };
-  const urgent = (f: T) => f.conflict === true || f.decision === 'blocked' || f.decision === 'rejected';
+  const urgent = (f: T) =>
+    f.conflict === true || f.decision === 'blocked' || f.decision === 'rejected';
   const ordered = [...files.filter(urgent), ...files.filter((f) => !urgent(f))];
   return {
     files: ordered.slice(0, max),

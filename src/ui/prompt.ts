@@ -2,7 +2,15 @@ import type { Classification } from '../core/classify.js';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { HunkMismatch, editedHunk, hunkEditText, reindex, splitHunk, withEditedHunk, type Hunk } from '../core/hunks.js';
+import {
+  HunkMismatch,
+  editedHunk,
+  hunkEditText,
+  reindex,
+  splitHunk,
+  withEditedHunk,
+  type Hunk,
+} from '../core/hunks.js';
 import type { Answer } from '../core/plan.js';
 import { metricsLine } from '../core/preview.js';
 import { displayName, plural } from '../core/quote.js';
@@ -66,7 +74,12 @@ export interface Prompt {
 }
 
 /** The key of each whole-file strategy: none collides with a hunk key by case. */
-export const STRATEGY_KEYS: Record<StrategyName, string> = { replace: 'r', append: 'b', insert: 'i', extend: 'x' };
+export const STRATEGY_KEYS: Record<StrategyName, string> = {
+  replace: 'r',
+  append: 'b',
+  insert: 'i',
+  extend: 'x',
+};
 
 const HELP: Record<string, string> = {
   y: 'take this hunk',
@@ -82,15 +95,20 @@ const HELP: Record<string, string> = {
   '/': 'search for a hunk matching the given regex',
   s: 'split the current hunk into smaller hunks',
   e: 'manually edit the current hunk',
-  v: "view the whole diff of this file in your pager (core.pager, $PAGER or less)",
-  r: "replace: take the new version of the whole file",
+  v: 'view the whole diff of this file in your pager (core.pager, $PAGER or less)',
+  r: 'replace: take the new version of the whole file',
   b: 'both: keep the old content and append the new content after it',
   i: 'insert: put the new content into the old file at a line you choose',
   x: 'extend: add the new definitions and class members to the old file',
   '?': 'print help',
 };
 
-const WHOLE_HELP: Record<string, string> = { y: 'take this change', n: 'leave it out', q: HELP.q!, '?': HELP['?']! };
+const WHOLE_HELP: Record<string, string> = {
+  y: 'take this change',
+  n: 'leave it out',
+  q: HELP.q!,
+  '?': HELP['?']!,
+};
 
 /** Where the person is in a file's hunks. */
 export interface HunkState {
@@ -106,7 +124,8 @@ export interface HunkState {
 /** The keys offered on a hunk, in git's order: only those that do something here. */
 export function offeredKeys(s: HunkState): string[] {
   const n = s.decided.length;
-  const undecided = (from: number, to: number) => s.decided.slice(from, to).some((d) => d === undefined);
+  const undecided = (from: number, to: number) =>
+    s.decided.slice(from, to).some((d) => d === undefined);
   const keys = ['y', 'n', 'q', 'a', 'd'];
   if (undecided(0, s.at)) keys.push('k');
   if (s.at > 0) keys.push('K');
@@ -116,7 +135,8 @@ export function offeredKeys(s: HunkState): string[] {
   if (s.splittable) keys.push('s');
   if (s.editable) keys.push('e');
   keys.push('v');
-  if (s.strategies.length > 0) keys.push('r', ...s.strategies.filter((x) => x !== 'replace').map((x) => STRATEGY_KEYS[x]));
+  if (s.strategies.length > 0)
+    keys.push('r', ...s.strategies.filter((x) => x !== 'replace').map((x) => STRATEGY_KEYS[x]));
   keys.push('?');
   return keys;
 }
@@ -166,19 +186,26 @@ function hunkLines(h: Hunk, s: Colors, cut = Number.POSITIVE_INFINITY): string[]
 function header(term: Terminal, opts: PromptOptions, f: PromptFile): number {
   const s = makeColors(term.color);
   const { c } = f;
-  const rows: string[] = [s.bold(opts.title(displayName(c))), `  ${s.yellow(c.status)}  ${metricsLine(c)}`];
+  const rows: string[] = [
+    s.bold(opts.title(displayName(c))),
+    `  ${s.yellow(c.status)}  ${metricsLine(c)}`,
+  ];
   const reasons = c.reasons.slice(0, 4);
   for (const r of reasons) rows.push(`  - ${clip(r)}`);
-  if (c.reasons.length > reasons.length) rows.push(s.dim(`  - and ${plural(c.reasons.length - reasons.length, 'more reason')}`));
+  if (c.reasons.length > reasons.length)
+    rows.push(s.dim(`  - and ${plural(c.reasons.length - reasons.length, 'more reason')}`));
   if (c.binary) rows.push(s.dim('  (binary content is not shown)'));
   const by = f.writtenBy ?? [];
   for (const w of by.slice(0, 3)) rows.push(`  written by ${clip(w)}`);
-  if (by.length > 3) rows.push(s.dim(`  written by ${plural(by.length - 3, 'more agent call')} (guard log)`));
+  if (by.length > 3)
+    rows.push(s.dim(`  written by ${plural(by.length - 3, 'more agent call')} (guard log)`));
   const lost = f.hunks.reduce((n, h) => n + h.lines.filter((l) => l[0] === '-').length, 0);
   if (lost > 0 && (c.status === 'replace' || c.status === 'delete' || c.needsApproval)) {
     const where = f.hunks.length > 1 ? `, in ${plural(f.hunks.length, 'hunk')}` : '';
     const of = c.existingLines > 0 ? ` of ${c.existingLines}` : '';
-    rows.push(`  Would be lost: ${lost}${of} ${lost === 1 && !of ? 'line' : 'lines'}${where}. v shows the whole diff.`);
+    rows.push(
+      `  Would be lost: ${lost}${of} ${lost === 1 && !of ? 'line' : 'lines'}${where}. v shows the whole diff.`,
+    );
   }
   term.write(`\n${rows.join('\n')}\n`);
   return rows.length + 1;
@@ -190,7 +217,11 @@ async function askWhole(term: Terminal): Promise<Asked> {
     if (a === null || a === 'q') return { quit: true };
     if (a === 'y') return { answer: { take: 'all' }, quit: false };
     if (a === 'n') return { answer: { take: 'none' }, quit: false };
-    term.write(Object.entries(WHOLE_HELP).map(([k, v]) => `${k} - ${v}`).join('\n') + '\n');
+    term.write(
+      Object.entries(WHOLE_HELP)
+        .map(([k, v]) => `${k} - ${v}`)
+        .join('\n') + '\n',
+    );
   }
 }
 
@@ -218,7 +249,13 @@ async function askFile(term: Terminal, opts: PromptOptions, f: PromptFile): Prom
   const s = makeColors(term.color);
   let used = header(term, opts, f);
   if (f.hunks.length === 0) return askWhole(term);
-  const w: Walk = { f, hunks: [...f.hunks], decided: f.hunks.map(() => undefined), at: 0, show: true };
+  const w: Walk = {
+    f,
+    hunks: [...f.hunks],
+    decided: f.hunks.map(() => undefined),
+    at: 0,
+    show: true,
+  };
   for (;;) {
     if (w.at === -1) return { answer: answerOf(w.hunks, w.decided)!, quit: false };
     const h = w.hunks[w.at]!;
@@ -228,10 +265,22 @@ async function askFile(term: Terminal, opts: PromptOptions, f: PromptFile): Prom
     }
     w.show = false;
     const editable = f.c.status !== 'delete' && !f.c.binary && !f.c.symlink;
-    const state: HunkState = { at: w.at, decided: w.decided, splittable: splitHunk(h).length > 1, editable, strategies: f.strategies };
+    const state: HunkState = {
+      at: w.at,
+      decided: w.decided,
+      splittable: splitHunk(h).length > 1,
+      editable,
+      strategies: f.strategies,
+    };
     const keys = offeredKeys(state);
-    const a = await term.ask(s.cyan(`(${w.at + 1}/${w.hunks.length}) Take this hunk [${keys.join(',')}]? `));
-    if (a === null || a === 'q') return { ...(answerOf(w.hunks, w.decided) ? { answer: answerOf(w.hunks, w.decided)! } : {}), quit: true };
+    const a = await term.ask(
+      s.cyan(`(${w.at + 1}/${w.hunks.length}) Take this hunk [${keys.join(',')}]? `),
+    );
+    if (a === null || a === 'q')
+      return {
+        ...(answerOf(w.hunks, w.decided) ? { answer: answerOf(w.hunks, w.decided)! } : {}),
+        quit: true,
+      };
     if (!keys.includes(a)) refuse(term, f, keys, a);
     else {
       const done = await act({ term, opts, s, keys }, w, a);
@@ -246,13 +295,21 @@ function showHunk(term: Terminal, h: Hunk, used: number, s: Colors): void {
   const all = hunkLines(h, s);
   const shown = all.slice(0, budget);
   term.write(`${shown.join('\n')}\n`);
-  if (all.length > shown.length) term.write(s.dim(`... ${plural(all.length - shown.length, 'more line')} in this hunk: v shows the whole diff\n`));
+  if (all.length > shown.length)
+    term.write(
+      s.dim(
+        `... ${plural(all.length - shown.length, 'more line')} in this hunk: v shows the whole diff\n`,
+      ),
+    );
 }
 
 /** A key that is not offered here: why, as git says it, or the help. */
 function refuse(term: Terminal, f: PromptFile, keys: readonly string[], a: string): void {
   if (a !== '' && REFUSALS[a]) term.write(`${REFUSALS[a]}\n`);
-  else if (['r', 'b', 'i', 'x'].includes(a)) term.write(`No whole-file strategies for ${f.c.status === 'delete' ? 'a deletion' : f.c.binary ? 'a binary file' : 'this change'}\n`);
+  else if (['r', 'b', 'i', 'x'].includes(a))
+    term.write(
+      `No whole-file strategies for ${f.c.status === 'delete' ? 'a deletion' : f.c.binary ? 'a binary file' : 'this change'}\n`,
+    );
   else term.write(helpText(keys));
 }
 
@@ -273,7 +330,8 @@ async function act(k: KeyContext, w: Walk, a: string): Promise<Asked | null> {
   if (a === '?') term.write(helpText(k.keys));
   else if (a === 'v') await page(term, opts, w.hunks, s);
   else if (a === 'i') return { answer: await askInsert(term, await w.f.texts()), quit: false };
-  else if (Object.hasOwn(STRATEGY_OF_KEY, a)) return { answer: { take: 'strategy', strategy: STRATEGY_OF_KEY[a]! }, quit: false };
+  else if (Object.hasOwn(STRATEGY_OF_KEY, a))
+    return { answer: { take: 'strategy', strategy: STRATEGY_OF_KEY[a]! }, quit: false };
   else if (a === 's') splitAt(term, w);
   else if (a === 'e') await editAt(term, opts, w);
   else await move(term, w, a);
@@ -296,7 +354,8 @@ async function move(term: Terminal, w: Walk, a: string): Promise<void> {
       break;
     case 'a':
     case 'd':
-      for (let n = w.at; n < w.hunks.length; n++) if (n === w.at || w.decided[n] === undefined) w.decided[n] = a === 'a';
+      for (let n = w.at; n < w.hunks.length; n++)
+        if (n === w.at || w.decided[n] === undefined) w.decided[n] = a === 'a';
       w.at = nextUndecided(w, w.at + 1);
       break;
     case 'j':
@@ -327,7 +386,11 @@ function splitAt(term: Terminal, w: Walk): void {
   const parts = splitHunk(w.hunks[w.at]!);
   term.write(`Split into ${plural(parts.length, 'hunk')}.\n`);
   w.hunks = reindex([...w.hunks.slice(0, w.at), ...parts, ...w.hunks.slice(w.at + 1)]);
-  w.decided = [...w.decided.slice(0, w.at), ...parts.map(() => undefined), ...w.decided.slice(w.at + 1)];
+  w.decided = [
+    ...w.decided.slice(0, w.at),
+    ...parts.map(() => undefined),
+    ...w.decided.slice(w.at + 1),
+  ];
   w.show = true;
 }
 
@@ -346,7 +409,12 @@ function helpText(keys: readonly string[]): string {
   return keys.map((k) => `${k} - ${HELP[k]}`).join('\n') + '\n';
 }
 
-async function page(term: Terminal, opts: PromptOptions, hunks: readonly Hunk[], s: Colors): Promise<void> {
+async function page(
+  term: Terminal,
+  opts: PromptOptions,
+  hunks: readonly Hunk[],
+  s: Colors,
+): Promise<void> {
   const text = hunks.flatMap((h) => hunkLines(h, s)).join('\n') + '\n';
   const command = await opts.pager();
   if (command === 'cat' || command === '') term.write(text);
@@ -364,11 +432,17 @@ interface HunkToEdit {
  * editor; the file read back. The file's hunks with the edited one in place
  * of `h` when it still applies to the base, else null (said why).
  */
-async function editHunk(term: Terminal, opts: PromptOptions, { f, hunks, h }: HunkToEdit): Promise<Hunk[] | null> {
+async function editHunk(
+  term: Terminal,
+  opts: PromptOptions,
+  { f, hunks, h }: HunkToEdit,
+): Promise<Hunk[] | null> {
   const command = opts.editor ? await opts.editor() : null;
   if (!command) {
     // Never take the hunk as if edited: it stays undecided, asked again.
-    term.write('Editing is not possible here: git names no editor (`git commit -m` runs its hooks with GIT_EDITOR=:); set core.editor, VISUAL or EDITOR. The hunk is left undecided\n');
+    term.write(
+      'Editing is not possible here: git names no editor (`git commit -m` runs its hooks with GIT_EDITOR=:); set core.editor, VISUAL or EDITOR. The hunk is left undecided\n',
+    );
     return null;
   }
   const dir = await mkdtemp(path.join(tmpdir(), 'guard-edit-'));
@@ -438,7 +512,8 @@ export async function askInsert(term: Terminal, texts: FileTexts): Promise<Answe
   const shown = oldLines.slice(0, INSERT_LISTING_MAX);
   term.write('\n');
   shown.forEach((l, k) => term.write(`${s.dim(String(k + 1).padStart(6))}  ${clip(l)}\n`));
-  if (oldLines.length > shown.length) term.write(s.dim(`  ... ${plural(oldLines.length - shown.length, 'more line')} not shown\n`));
+  if (oldLines.length > shown.length)
+    term.write(s.dim(`  ... ${plural(oldLines.length - shown.length, 'more line')} not shown\n`));
   for (let t = 1; t <= INSERT_TRIES; t++) {
     const a = await term.ask(`Insert the new content after which line (0-${n}; empty cancels)? `);
     if (a === null || a === '') {
@@ -446,8 +521,11 @@ export async function askInsert(term: Terminal, texts: FileTexts): Promise<Answe
       return { take: 'none' };
     }
     const line = /^\d+$/.test(a) ? Number(a) : NaN;
-    if (Number.isInteger(line) && line >= 0 && line <= n) return { take: 'strategy', strategy: 'insert', insertAt: line };
-    term.write(`"${a}" is not a line between 0 and ${n}${t < INSERT_TRIES ? ', try again' : ''}.\n`);
+    if (Number.isInteger(line) && line >= 0 && line <= n)
+      return { take: 'strategy', strategy: 'insert', insertAt: line };
+    term.write(
+      `"${a}" is not a line between 0 and ${n}${t < INSERT_TRIES ? ', try again' : ''}.\n`,
+    );
   }
   term.write(`No valid line after ${INSERT_TRIES} tries: the change is rejected.\n`);
   return { take: 'none' };

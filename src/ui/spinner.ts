@@ -22,7 +22,12 @@ export function delayedSpinner(text: string, color: boolean): Spinner {
   const timer = setTimeout(() => {
     void import('ora').then(({ default: ora }) => {
       if (stopped) return;
-      spinner = ora({ text, stream: process.stderr, color: color ? 'cyan' : false, discardStdin: false }).start();
+      spinner = ora({
+        text,
+        stream: process.stderr,
+        color: color ? 'cyan' : false,
+        discardStdin: false,
+      }).start();
     });
   }, DELAY_MS);
   timer.unref();

@@ -32,7 +32,11 @@ export interface Terminal {
 
 /** Ctrl-C at a prompt: the command stops and changes nothing (exit 1). */
 export function aborted(): GuardError {
-  return new GuardError('E_ABORTED', 'stopped at the prompt (Ctrl-C): nothing was changed and no decision was recorded', 'run the command again to decide');
+  return new GuardError(
+    'E_ABORTED',
+    'stopped at the prompt (Ctrl-C): nothing was changed and no decision was recorded',
+    'run the command again to decide',
+  );
 }
 
 const ABORT = Symbol('abort');
@@ -109,7 +113,10 @@ function openTty(): Tty | null {
  * when first asked; lines typed ahead are queued; Ctrl-C (raw mode: no
  * signal) aborts every waiting question and each later one.
  */
-function lineReader(input: ReadStream, output: WriteStream): { ask(question: string): Promise<string | null>; close(): void } {
+function lineReader(
+  input: ReadStream,
+  output: WriteStream,
+): { ask(question: string): Promise<string | null>; close(): void } {
   let rl: Interface | null = null;
   let closed = false;
   let interrupted = false;

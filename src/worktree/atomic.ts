@@ -1,6 +1,16 @@
 import { randomBytes } from 'node:crypto';
 import { constants } from 'node:fs';
-import { lstat, mkdir, open, readdir, realpath, rename, rmdir, symlink, unlink } from 'node:fs/promises';
+import {
+  lstat,
+  mkdir,
+  open,
+  readdir,
+  realpath,
+  rename,
+  rmdir,
+  symlink,
+  unlink,
+} from 'node:fs/promises';
 import path from 'node:path';
 import { GuardError } from '../core/errors.js';
 import { MODE, fileMode } from '../core/modes.js';
@@ -27,7 +37,11 @@ export interface InsidePath {
 }
 
 function escape(relPath: string, why: string): GuardError {
-  return new GuardError('E_PATH_ESCAPE', `${JSON.stringify(relPath)} ${why}`, 'guard only writes files inside the work tree, outside .git/');
+  return new GuardError(
+    'E_PATH_ESCAPE',
+    `${JSON.stringify(relPath)} ${why}`,
+    'guard only writes files inside the work tree, outside .git/',
+  );
 }
 
 function isGitDirName(part: string): boolean {
@@ -71,9 +85,11 @@ export async function resolveInside(root: string, relPath: string): Promise<Insi
   for (;;) {
     try {
       const real = await realpath(dir);
-      if (!inside(realRoot, real)) throw escape(relPath, 'is under a symlinked folder that leads outside the work tree');
+      if (!inside(realRoot, real))
+        throw escape(relPath, 'is under a symlinked folder that leads outside the work tree');
       const within = path.relative(realRoot, real);
-      if (within.split(path.sep).some(isGitDirName)) throw escape(relPath, 'is under a symlinked folder that leads into .git/');
+      if (within.split(path.sep).some(isGitDirName))
+        throw escape(relPath, 'is under a symlinked folder that leads into .git/');
       const below = path.relative(dir, path.join(root, rel));
       const canonical = path.join(within, below);
       return { abs: path.join(root, canonical), rel: canonical.split(path.sep).join('/') };
@@ -101,8 +117,13 @@ export async function statOnDisk(abs: string): Promise<OnDisk | null> {
     const st = await lstat(abs);
     if (st.isSymbolicLink()) return { mode: MODE.symlink, perm: 0o777 };
     if (st.isFile()) return { mode: fileMode(st.mode), perm: st.mode & 0o7777 };
-    if (st.isDirectory()) throw new GuardError('E_USAGE', `${abs} is a folder, not a file`, 'name a file');
-    throw new GuardError('E_USAGE', `${abs} is not a regular file`, 'guard writes regular files and symlinks only');
+    if (st.isDirectory())
+      throw new GuardError('E_USAGE', `${abs} is a folder, not a file`, 'name a file');
+    throw new GuardError(
+      'E_USAGE',
+      `${abs} is not a regular file`,
+      'guard writes regular files and symlinks only',
+    );
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
     throw err;
@@ -112,7 +133,10 @@ export async function statOnDisk(abs: string): Promise<OnDisk | null> {
 const TEMP_MARK = '.guard-tmp-';
 
 export function tempName(abs: string): string {
-  return path.join(path.dirname(abs), `.${path.basename(abs)}${TEMP_MARK}${process.pid}-${randomBytes(4).toString('hex')}`);
+  return path.join(
+    path.dirname(abs),
+    `.${path.basename(abs)}${TEMP_MARK}${process.pid}-${randomBytes(4).toString('hex')}`,
+  );
 }
 
 function umask(): number {
@@ -143,11 +167,17 @@ export interface StagedWrite {
  * keeps what is on disk (a symlink stays a symlink, the executable bit
  * stays), and a new file gets 100644.
  */
-export async function stageWrite(root: string, relPath: string, content: Buffer, mode?: string): Promise<StagedWrite> {
+export async function stageWrite(
+  root: string,
+  relPath: string,
+  content: Buffer,
+  mode?: string,
+): Promise<StagedWrite> {
   const { abs, rel } = await resolveInside(root, relPath);
   const old = await statOnDisk(abs);
   const finalMode = mode ?? old?.mode ?? MODE.file;
-  if (finalMode === MODE.gitlink) throw new GuardError('E_USAGE', `${rel} is a submodule`, 'guard does not write submodules');
+  if (finalMode === MODE.gitlink)
+    throw new GuardError('E_USAGE', `${rel} is a submodule`, 'guard does not write submodules');
   await cleanFolderOnce(path.dirname(abs));
   const createdDirs = await makeDirs(path.dirname(abs));
   const temp = tempName(abs);
@@ -188,7 +218,12 @@ export async function discardWrite(staged: StagedWrite): Promise<void> {
 }
 
 /** Write `content` to `relPath` atomically (see the module comment). */
-export async function writeFileAtomic(root: string, relPath: string, content: Buffer, mode?: string): Promise<string> {
+export async function writeFileAtomic(
+  root: string,
+  relPath: string,
+  content: Buffer,
+  mode?: string,
+): Promise<string> {
   const staged = await stageWrite(root, relPath, content, mode);
   try {
     await commitWrite(staged);

@@ -12,8 +12,11 @@ export interface Current {
 export async function readCurrent(root: string, relPath: string): Promise<Current | null> {
   const { abs } = await resolveInside(root, relPath);
   // a path under a file (a folder that became a file) holds nothing
-  const st = await statOnDisk(abs).catch((err: NodeJS.ErrnoException) => (err.code === 'ENOTDIR' ? null : Promise.reject(err)));
+  const st = await statOnDisk(abs).catch((err: NodeJS.ErrnoException) =>
+    err.code === 'ENOTDIR' ? null : Promise.reject(err),
+  );
   if (!st) return null;
-  if (st.mode === MODE.symlink) return { content: Buffer.from(await readlink(abs), 'utf8'), mode: st.mode };
+  if (st.mode === MODE.symlink)
+    return { content: Buffer.from(await readlink(abs), 'utf8'), mode: st.mode };
   return { content: await readFile(abs), mode: st.mode };
 }

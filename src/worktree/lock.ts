@@ -62,7 +62,11 @@ export async function lockTree(repo: Repo, what: string, opts: LockOptions = {})
           await sleep(POLL_MS);
           continue;
         }
-        throw new GuardError('E_LOCKED', `another guard (pid ${pid}) is writing into ${repo.root}${doing ? `: ${doing}` : ''}`, 'wait for it to finish, then run the command again');
+        throw new GuardError(
+          'E_LOCKED',
+          `another guard (pid ${pid}) is writing into ${repo.root}${doing ? `: ${doing}` : ''}`,
+          'wait for it to finish, then run the command again',
+        );
       }
       if (await takeOver(file, held)) tookOverFrom = Number.isInteger(pid) ? pid : 0;
       else await sleep(POLL_MS);
@@ -79,7 +83,8 @@ export async function lockTree(repo: Repo, what: string, opts: LockOptions = {})
       if (released) return;
       released = true;
       // only our own lock: a guard that found us dead may have taken it over
-      if ((await readFile(file, 'utf8').catch(() => null)) === text) await unlink(file).catch(() => {});
+      if ((await readFile(file, 'utf8').catch(() => null)) === text)
+        await unlink(file).catch(() => {});
     },
   };
 }
@@ -88,7 +93,8 @@ export async function lockTree(repo: Repo, what: string, opts: LockOptions = {})
 async function removeStaleTemps(file: string): Promise<void> {
   for (const name of await readdir(path.dirname(file)).catch(() => [] as string[])) {
     const pid = /^guard\.lock\.(\d+)-[0-9a-f]+$/.exec(name)?.[1];
-    if (pid !== undefined && Number(pid) !== process.pid && !alive(Number(pid))) await unlink(path.join(path.dirname(file), name)).catch(() => {});
+    if (pid !== undefined && Number(pid) !== process.pid && !alive(Number(pid)))
+      await unlink(path.join(path.dirname(file), name)).catch(() => {});
   }
 }
 

@@ -13,15 +13,27 @@ import path from 'node:path';
  * runs guard through yarn and needs no fallback. File reads only. Null when
  * nothing is missing.
  */
-export async function oldHookProblem(script: string, scriptText: string | null, shown: string): Promise<{ message: string; hint: string } | null> {
+export async function oldHookProblem(
+  script: string,
+  scriptText: string | null,
+  shown: string,
+): Promise<{ message: string; hint: string } | null> {
   if (scriptText === null || !scriptText.includes('# guard: the commit gate')) return null;
   const husky = scriptText.includes('husky puts node_modules/.bin first on PATH');
   const missing: string[] = [];
-  if (husky && !scriptText.includes('--git-common-dir')) missing.push("the lane fallback (an agent's commit in a lane finds no guard and is refused)");
-  const commitMsg = await readFile(path.join(path.dirname(script), 'commit-msg'), 'utf8').catch(() => '');
+  if (husky && !scriptText.includes('--git-common-dir'))
+    missing.push("the lane fallback (an agent's commit in a lane finds no guard and is refused)");
+  const commitMsg = await readFile(path.join(path.dirname(script), 'commit-msg'), 'utf8').catch(
+    () => '',
+  );
   if (!commitMsg.includes('guard-approved-trailers')) {
-    missing.push('the commit-msg hook (what a person approves at the commit prompt gets no Guard-Approved: trailer, so guard ci refuses it)');
+    missing.push(
+      'the commit-msg hook (what a person approves at the commit prompt gets no Guard-Approved: trailer, so guard ci refuses it)',
+    );
   }
   if (missing.length === 0) return null;
-  return { message: `${shown} was set up by an older guard init: it lacks ${missing.join(' and ')}`, hint: 'run guard init (it adds what is missing and keeps the rest of the hook)' };
+  return {
+    message: `${shown} was set up by an older guard init: it lacks ${missing.join(' and ')}`,
+    hint: 'run guard init (it adds what is missing and keeps the rest of the hook)',
+  };
 }

@@ -11,7 +11,9 @@ import path from 'node:path';
  * remotes live there: a remote set in an included or the global file is not
  * seen).
  */
-export async function secretPushProblems(commonDir: string): Promise<Array<{ message: string; hint: string }>> {
+export async function secretPushProblems(
+  commonDir: string,
+): Promise<Array<{ message: string; hint: string }>> {
   const text = await readFile(path.join(commonDir, 'config'), 'utf8').catch(() => '');
   const out: Array<{ message: string; hint: string }> = [];
   let remote: string | null = null;
@@ -19,7 +21,10 @@ export async function secretPushProblems(commonDir: string): Promise<Array<{ mes
     const line = raw.replace(/\s[#;].*$/, '').trim();
     const section = /^\[\s*([^\s\]"]+)(?:\s+"((?:[^"\\]|\\.)*)")?\s*\]$/.exec(line);
     if (section) {
-      remote = section[1]!.toLowerCase() === 'remote' && section[2] !== undefined ? section[2].replace(/\\(.)/g, '$1') : null;
+      remote =
+        section[1]!.toLowerCase() === 'remote' && section[2] !== undefined
+          ? section[2].replace(/\\(.)/g, '$1')
+          : null;
       continue;
     }
     if (remote === null) continue;
@@ -29,7 +34,10 @@ export async function secretPushProblems(commonDir: string): Promise<Array<{ mes
     const value = (kv[2] ?? 'true').replace(/^"(.*)"$/, '$1');
     if (key !== 'mirror' && key !== 'push') continue;
     const src = value.replace(/^\+/, '').split(':')[0]!;
-    const covers = key === 'mirror' ? /^(true|yes|on|1)$/i.test(value) : src === 'refs/*' || src === '*' || src.startsWith('refs/guard');
+    const covers =
+      key === 'mirror'
+        ? /^(true|yes|on|1)$/i.test(value)
+        : src === 'refs/*' || src === '*' || src.startsWith('refs/guard');
     if (!covers) continue;
     out.push({
       message: `remote ${remote} pushes refs/guard/* (${key} = ${value}): guard's checkpoints keep ignored files such as .env there, so every push to ${remote} publishes them`,

@@ -61,8 +61,16 @@ const PRE_COMMIT_GUARD = /^\s*-?\s*id:\s*['"]?guard['"]?\s*$/m;
 /** How many bad refs a message names before "and N more". */
 const NAMED = 5;
 
-const ok = (id: string, message: string, hint?: string): DoctorCheck => (hint ? { id, ok: true, severity: 'info', message, hint } : { id, ok: true, severity: 'info', message });
-const bad = (id: string, severity: 'error' | 'warning', message: string, hint?: string): DoctorCheck =>
+const ok = (id: string, message: string, hint?: string): DoctorCheck =>
+  hint
+    ? { id, ok: true, severity: 'info', message, hint }
+    : { id, ok: true, severity: 'info', message };
+const bad = (
+  id: string,
+  severity: 'error' | 'warning',
+  message: string,
+  hint?: string,
+): DoctorCheck =>
   hint ? { id, ok: false, severity, message, hint } : { id, ok: false, severity, message };
 
 export async function doctor(opts: DoctorOptions): Promise<DoctorResult> {
@@ -93,18 +101,37 @@ export async function doctor(opts: DoctorOptions): Promise<DoctorResult> {
   }
   // harnesses not set up here: one line, not one each
   const absent = agents.filter((a) => a.state === 'absent').map((a) => a.harness);
-  if (absent.length) checks.push(ok('agent:absent', `no agent harness set up here (${absent.join(', ')}): guard init --agent NAME adds guard's hook`));
+  if (absent.length)
+    checks.push(
+      ok(
+        'agent:absent',
+        `no agent harness set up here (${absent.join(', ')}): guard init --agent NAME adds guard's hook`,
+      ),
+    );
   // the net itself: refs removed outside guard, hooks or harness configuration gone (flows/doctor/integrity.ts)
   // (the hooks only when the checks above found them in order: they say more about a hook that is there)
-  const hookFailed = checks.some((c) => !c.ok && c.severity === 'error' && (c.id === 'hook' || c.id === 'hooks-path'));
+  const hookFailed = checks.some(
+    (c) => !c.ok && c.severity === 'error' && (c.id === 'hook' || c.id === 'hooks-path'),
+  );
   for (const p of await (await import('./integrity.js')).integrityProblems(main.commonDir)) {
-    if (p.id !== 'hooks' || !hookFailed) checks.push(bad(`integrity:${p.id}`, 'error', p.message, p.hint));
+    if (p.id !== 'hooks' || !hookFailed)
+      checks.push(bad(`integrity:${p.id}`, 'error', p.message, p.hint));
   }
   // secrets: a remote that pushes refs/guard/* publishes the ignored files checkpoints keep
-  for (const p of await (await import('./doctor-secrets.js')).secretPushProblems(main.commonDir)) checks.push(bad('secrets-push', 'warning', p.message, p.hint));
+  for (const p of await (await import('./doctor-secrets.js')).secretPushProblems(main.commonDir))
+    checks.push(bad('secrets-push', 'warning', p.message, p.hint));
   // integrity: a branch that moved past the gate (hooks off, a ref file written by hand)
-  checks.push(...(await (await import('./doctor-hooks.js')).bypassChecks(main, objects[0]?.type === 'commit' ? objects[0].oid : null)));
-  return { root: main.root, active: !checks.some((c) => c.severity === 'error'), checks, refs: refs.counts };
+  checks.push(
+    ...(await (
+      await import('./doctor-hooks.js')
+    ).bypassChecks(main, objects[0]?.type === 'commit' ? objects[0].oid : null)),
+  );
+  return {
+    root: main.root,
+    active: !checks.some((c) => c.severity === 'error'),
+    checks,
+    refs: refs.counts,
+  };
 }
 
 /* ------------------------------------------------------------------ hooks */
@@ -142,7 +169,14 @@ async function inspectHook(dir: string): Promise<HookFacts> {
   const file = path.join(dir, HOOK);
   const st = await stat(file).catch(() => null);
   // git runs a hook only when access(X_OK) says so, and warns (hint) otherwise.
-  const executable = st !== null && st.isFile() && (st.mode & 0o111) !== 0 && (await access(file, constants.X_OK).then(() => true, () => false));
+  const executable =
+    st !== null &&
+    st.isFile() &&
+    (st.mode & 0o111) !== 0 &&
+    (await access(file, constants.X_OK).then(
+      () => true,
+      () => false,
+    ));
   const text = st?.isFile() ? await readText(file) : null;
   const husky = text !== null && HUSKY_STUB.test(text);
   const script = husky ? path.join(path.dirname(dir), HOOK) : file;
@@ -153,7 +187,9 @@ async function inspectHook(dir: string): Promise<HookFacts> {
     isFile: st?.isFile() ?? false,
     executable,
     husky,
-    runnerExists: husky ? (await stat(path.join(dir, HUSKY_RUNNER)).catch(() => null))?.isFile() === true : false,
+    runnerExists: husky
+      ? (await stat(path.join(dir, HUSKY_RUNNER)).catch(() => null))?.isFile() === true
+      : false,
     script,
     scriptText: husky ? await readText(script) : text,
   };
@@ -176,16 +212,34 @@ function runsGuard(text: string | null): 'command' | 'script' | null {
 }
 
 /** Why the hook in `facts` would not run guard check, or null when it would. */
-function hookProblem(facts: HookFacts, rel: (p: string) => string): { message: string; hint: string } | null {
-  if (!facts.exists) return { message: `${rel(facts.file)} does not exist: git runs no pre-commit hook`, hint: 'run guard init' };
-  if (!facts.isFile) return { message: `${rel(facts.file)} is not a file`, hint: `remove it and run guard init` };
-  if (!facts.executable) return { message: `${rel(facts.file)} is not executable: git skips it`, hint: `chmod +x ${rel(facts.file)}` };
+function hookProblem(
+  facts: HookFacts,
+  rel: (p: string) => string,
+): { message: string; hint: string } | null {
+  if (!facts.exists)
+    return {
+      message: `${rel(facts.file)} does not exist: git runs no pre-commit hook`,
+      hint: 'run guard init',
+    };
+  if (!facts.isFile)
+    return { message: `${rel(facts.file)} is not a file`, hint: `remove it and run guard init` };
+  if (!facts.executable)
+    return {
+      message: `${rel(facts.file)} is not executable: git skips it`,
+      hint: `chmod +x ${rel(facts.file)}`,
+    };
   if (facts.husky && !facts.runnerExists) {
-    return { message: `husky's runner ${rel(path.join(facts.dir, HUSKY_RUNNER))} is missing: the stub fails`, hint: 'run guard init (or npx husky) to reinstall husky' };
+    return {
+      message: `husky's runner ${rel(path.join(facts.dir, HUSKY_RUNNER))} is missing: the stub fails`,
+      hint: 'run guard init (or npx husky) to reinstall husky',
+    };
   }
   if (facts.scriptText === null) {
     // husky's runner exits 0 when the script is missing: the commit passes unchecked.
-    return { message: `${rel(facts.script)} does not exist: husky skips the hook silently`, hint: 'run guard init' };
+    return {
+      message: `${rel(facts.script)} does not exist: husky skips the hook silently`,
+      hint: 'run guard init',
+    };
   }
   // whether it runs guard is decided by running it (doctor-hooks.ts), not by this text
   return null;
@@ -206,10 +260,20 @@ async function findOnPath(name: string, env: NodeJS.ProcessEnv): Promise<string 
 }
 
 /** Where the hook's shell finds `guard`: PATH, plus node_modules/.bin that husky puts first. */
-async function findGuard(root: string, env: NodeJS.ProcessEnv, script: string | null = null): Promise<string | null> {
+async function findGuard(
+  root: string,
+  env: NodeJS.ProcessEnv,
+  script: string | null = null,
+): Promise<string | null> {
   // guard init puts a subfolder project's bin on PATH: export PATH='web'/node_modules/.bin:"$PATH"
-  const exported = [...(script ?? '').matchAll(/^export PATH='?([^'\n]+?)'?\/node_modules\/\.bin:/gm)].map((m) => path.join(root, m[1]!, 'node_modules', '.bin'));
-  const dirs = [...exported, path.join(root, 'node_modules', '.bin'), ...(env.PATH ?? '').split(path.delimiter).filter(Boolean)];
+  const exported = [
+    ...(script ?? '').matchAll(/^export PATH='?([^'\n]+?)'?\/node_modules\/\.bin:/gm),
+  ].map((m) => path.join(root, m[1]!, 'node_modules', '.bin'));
+  const dirs = [
+    ...exported,
+    path.join(root, 'node_modules', '.bin'),
+    ...(env.PATH ?? '').split(path.delimiter).filter(Boolean),
+  ];
   for (const d of dirs) {
     const candidate = path.resolve(root, d, 'guard');
     if (await executableOn(candidate)) return candidate;
@@ -217,13 +281,24 @@ async function findGuard(root: string, env: NodeJS.ProcessEnv, script: string | 
   return null;
 }
 
-async function hookChecks(main: Repo, hp: HooksPath, env: NodeJS.ProcessEnv): Promise<DoctorCheck[]> {
+async function hookChecks(
+  main: Repo,
+  hp: HooksPath,
+  env: NodeJS.ProcessEnv,
+): Promise<DoctorCheck[]> {
   const rel = (p: string) => {
     const r = path.relative(main.root, p);
     return r && !r.startsWith('..') && !path.isAbsolute(r) ? r : p;
   };
   if (hp.value === '/dev/null' || hp.value === 'nul') {
-    return [bad('hooks-path', 'error', `core.hooksPath=${hp.value}${whereSet(hp)}: git runs no hooks at all`, `${unsetHooksPath(hp)}, then guard init`)];
+    return [
+      bad(
+        'hooks-path',
+        'error',
+        `core.hooksPath=${hp.value}${whereSet(hp)}: git runs no hooks at all`,
+        `${unsetHooksPath(hp)}, then guard init`,
+      ),
+    ];
   }
   const dir = hooksDir(main.root, main.commonDir, hp);
   const facts = await inspectHook(dir);
@@ -233,17 +308,37 @@ async function hookChecks(main: Repo, hp: HooksPath, env: NodeJS.ProcessEnv): Pr
 
   const { problem, framework } = await preCommitProblem(main, facts, env, rel);
   if (problem) checks.push(bad('hook', 'error', problem.message, problem.hint));
-  else if (framework) checks.push(ok('hook', `${rel(facts.file)} is the pre-commit framework's hook, and .pre-commit-config.yaml runs guard (id: guard)`));
-  else checks.push(ok('hook', `${rel(facts.file)} is executable${facts.husky ? ` and runs ${rel(facts.script)} through husky` : ''}, which runs guard check`));
+  else if (framework)
+    checks.push(
+      ok(
+        'hook',
+        `${rel(facts.file)} is the pre-commit framework's hook, and .pre-commit-config.yaml runs guard (id: guard)`,
+      ),
+    );
+  else
+    checks.push(
+      ok(
+        'hook',
+        `${rel(facts.file)} is executable${facts.husky ? ` and runs ${rel(facts.script)} through husky` : ''}, which runs guard check`,
+      ),
+    );
   if (!facts.husky && facts.scriptText !== null && PRE_COMMIT_FRAMEWORK.test(facts.scriptText)) {
     // beside the framework: what writes the trailer of a person's approval at the commit prompt
-    const trailer = await (await import('./doctor-trailer.js')).frameworkTrailerProblem(path.dirname(facts.file), main.root);
+    const trailer = await (
+      await import('./doctor-trailer.js')
+    ).frameworkTrailerProblem(path.dirname(facts.file), main.root);
     if (trailer) checks.push(bad('trailer', 'warning', trailer.message, trailer.hint));
   }
-  const old = problem || framework ? null : await (await import('./doctor-old-hooks.js')).oldHookProblem(facts.script, facts.scriptText, rel(facts.script));
+  const old =
+    problem || framework
+      ? null
+      : await (
+          await import('./doctor-old-hooks.js')
+        ).oldHookProblem(facts.script, facts.scriptText, rel(facts.script));
   if (old) checks.push(bad('hook-old', 'warning', old.message, old.hint));
   checks.push(...(await branchMoveChecks(main, dir, facts, env)));
-  if (!problem && runsGuard(facts.scriptText) === 'command') checks.push(await guardCommandCheck(main, facts, env, rel));
+  if (!problem && runsGuard(facts.scriptText) === 'command')
+    checks.push(await guardCommandCheck(main, facts, env, rel));
   return checks;
 }
 
@@ -252,40 +347,87 @@ function whereSet(hp: HooksPath): string {
 }
 
 function unsetHooksPath(hp: HooksPath): string {
-  return hp.scope ? `git config --${hp.scope === 'local' ? 'local' : hp.scope} --unset core.hooksPath` : 'git config --unset core.hooksPath';
+  return hp.scope
+    ? `git config --${hp.scope === 'local' ? 'local' : hp.scope} --unset core.hooksPath`
+    : 'git config --unset core.hooksPath';
 }
 
 /** Does core.hooksPath (or .git/hooks when it is unset) hold a pre-commit hook git can run? */
-async function hooksPathCheck(hp: HooksPath, dir: string, facts: HookFacts, rel: (p: string) => string): Promise<DoctorCheck> {
+async function hooksPathCheck(
+  hp: HooksPath,
+  dir: string,
+  facts: HookFacts,
+  rel: (p: string) => string,
+): Promise<DoctorCheck> {
   if (!hp.value) return ok('hooks-path', `core.hooksPath is not set: git runs ${rel(dir)}`);
   const where = whereSet(hp);
   const dirStat = await stat(dir).catch(() => null);
-  if (!dirStat?.isDirectory()) return bad('hooks-path', 'error', `core.hooksPath=${hp.value}${where} is not a folder: git runs no hooks`, `${unsetHooksPath(hp)}, then guard init`);
-  if (!facts.exists) return bad('hooks-path', 'error', `core.hooksPath=${hp.value}${where} has no ${HOOK} hook: the gate is skipped`, `guard init points it at .husky/_ and installs the hook`);
+  if (!dirStat?.isDirectory())
+    return bad(
+      'hooks-path',
+      'error',
+      `core.hooksPath=${hp.value}${where} is not a folder: git runs no hooks`,
+      `${unsetHooksPath(hp)}, then guard init`,
+    );
+  if (!facts.exists)
+    return bad(
+      'hooks-path',
+      'error',
+      `core.hooksPath=${hp.value}${where} has no ${HOOK} hook: the gate is skipped`,
+      `guard init points it at .husky/_ and installs the hook`,
+    );
   return ok('hooks-path', `core.hooksPath=${hp.value}${where}`);
 }
 
 /** What keeps the pre-commit hook from running guard, if anything; `framework` when it is the pre-commit framework's. */
-async function preCommitProblem(main: Repo, facts: HookFacts, env: NodeJS.ProcessEnv, rel: (p: string) => string): Promise<{ problem: { message: string; hint: string } | null; framework: boolean }> {
+async function preCommitProblem(
+  main: Repo,
+  facts: HookFacts,
+  env: NodeJS.ProcessEnv,
+  rel: (p: string) => string,
+): Promise<{ problem: { message: string; hint: string } | null; framework: boolean }> {
   let problem = hookProblem(facts, rel);
   // The pre-commit framework's hook runs what .pre-commit-config.yaml lists (docs/install.md).
-  const framework = problem !== null && facts.executable && !facts.husky && facts.scriptText !== null && PRE_COMMIT_FRAMEWORK.test(facts.scriptText);
+  const framework =
+    problem !== null &&
+    facts.executable &&
+    !facts.husky &&
+    facts.scriptText !== null &&
+    PRE_COMMIT_FRAMEWORK.test(facts.scriptText);
   if (framework) {
     const config = await readText(path.join(main.root, '.pre-commit-config.yaml'));
     problem =
       config !== null && PRE_COMMIT_GUARD.test(config)
         ? null
-        : { message: `${rel(facts.file)} is the pre-commit framework's hook, and .pre-commit-config.yaml has no guard hook`, hint: 'add the guard hook (id: guard) to .pre-commit-config.yaml: see docs/install.md' };
+        : {
+            message: `${rel(facts.file)} is the pre-commit framework's hook, and .pre-commit-config.yaml has no guard hook`,
+            hint: 'add the guard hook (id: guard) to .pre-commit-config.yaml: see docs/install.md',
+          };
   }
   // integrity: the hook's text says little (guard after `exit 0`, behind `|| true`, in the background,
   // echoed, in a heredoc, under `if false`): run it and see that it blocks. HUSKY is reported apart below.
-  const unresolved = runsGuard(facts.scriptText) === 'command' && !(await findGuard(main.root, env)); // guard-command says it below
-  if (!problem && !unresolved && !framework) problem = await (await import('./doctor-hooks.js')).preCommitBlocks({ hook: facts.file, root: main.root, env, script: rel(facts.script), mentionsGuard: runsGuard(facts.scriptText) !== null });
+  const unresolved =
+    runsGuard(facts.scriptText) === 'command' && !(await findGuard(main.root, env)); // guard-command says it below
+  if (!problem && !unresolved && !framework)
+    problem = await (
+      await import('./doctor-hooks.js')
+    ).preCommitBlocks({
+      hook: facts.file,
+      root: main.root,
+      env,
+      script: rel(facts.script),
+      mentionsGuard: runsGuard(facts.scriptText) !== null,
+    });
   return { problem, framework };
 }
 
 /** integrity: the gate on every branch move (reference-transaction); without it HUSKY=0 leaves no gate at all. */
-async function branchMoveChecks(main: Repo, dir: string, facts: HookFacts, env: NodeJS.ProcessEnv): Promise<DoctorCheck[]> {
+async function branchMoveChecks(
+  main: Repo,
+  dir: string,
+  facts: HookFacts,
+  env: NodeJS.ProcessEnv,
+): Promise<DoctorCheck[]> {
   const branchGate = await (await import('./doctor-hooks.js')).branchGateCheck(main, dir, env);
   if (!(facts.husky && env.HUSKY === '0')) return [branchGate];
   const gated = branchGate.ok;
@@ -301,36 +443,85 @@ async function branchMoveChecks(main: Repo, dir: string, facts: HookFacts, env: 
 }
 
 /** The hook runs a `guard` command: can it find one? */
-async function guardCommandCheck(main: Repo, facts: HookFacts, env: NodeJS.ProcessEnv, rel: (p: string) => string): Promise<DoctorCheck> {
+async function guardCommandCheck(
+  main: Repo,
+  facts: HookFacts,
+  env: NodeJS.ProcessEnv,
+  rel: (p: string) => string,
+): Promise<DoctorCheck> {
   if (/^[^#\n]*\byarn\s+guard\s+check\b/m.test(facts.scriptText ?? '')) {
     // yarn Plug'n'Play: no node_modules/.bin; yarn resolves guard from .pnp.cjs.
     const yarn = await findOnPath('yarn', env);
-    if (!yarn) return bad('guard-command', 'error', "the hook runs yarn guard check, and yarn is not on PATH: the hook would fail every commit", 'install yarn (corepack enable, or npm install --global yarn)');
-    if (!existsSync(path.join(main.root, '.pnp.cjs')) && !(facts.scriptText ?? '').includes('cd ')) {
-      return bad('guard-command', 'warning', 'the hook runs yarn guard check, and there is no .pnp.cjs: run yarn install', 'yarn install');
+    if (!yarn)
+      return bad(
+        'guard-command',
+        'error',
+        'the hook runs yarn guard check, and yarn is not on PATH: the hook would fail every commit',
+        'install yarn (corepack enable, or npm install --global yarn)',
+      );
+    if (
+      !existsSync(path.join(main.root, '.pnp.cjs')) &&
+      !(facts.scriptText ?? '').includes('cd ')
+    ) {
+      return bad(
+        'guard-command',
+        'warning',
+        'the hook runs yarn guard check, and there is no .pnp.cjs: run yarn install',
+        'yarn install',
+      );
     }
     return ok('guard-command', `the hook runs guard through yarn (${yarn})`);
   }
   const found = await findGuard(main.root, env, facts.scriptText);
   if (found) return ok('guard-command', `the hook finds guard at ${rel(found)}`);
-  return bad('guard-command', 'error', 'the guard command is not on PATH or in node_modules/.bin: the hook would fail every commit', 'npm install --save-dev guard-cli (or npm install --global guard-cli)');
+  return bad(
+    'guard-command',
+    'error',
+    'the guard command is not on PATH or in node_modules/.bin: the hook would fail every commit',
+    'npm install --save-dev guard-cli (or npm install --global guard-cli)',
+  );
 }
 
 /** Each lane runs the hooks of its own work tree (relative hooksPath) or the shared ones. */
 async function laneChecks(main: Repo, hp: HooksPath, lanes: Lane[]): Promise<DoctorCheck[]> {
   if (lanes.length === 0) return [ok('lanes', 'no lanes')];
-  if (hp.value === '/dev/null' || hp.value === 'nul') return [bad('lanes', 'warning', `${lanes.length} lane${lanes.length === 1 ? '' : 's'}: no hooks run (core.hooksPath=${hp.value})`)];
+  if (hp.value === '/dev/null' || hp.value === 'nul')
+    return [
+      bad(
+        'lanes',
+        'warning',
+        `${lanes.length} lane${lanes.length === 1 ? '' : 's'}: no hooks run (core.hooksPath=${hp.value})`,
+      ),
+    ];
   return Promise.all(
     lanes.map(async (lane): Promise<DoctorCheck> => {
       const id = `lane:${lane.name}`;
-      if (lane.broken) return bad(id, 'warning', `lane ${lane.name} is broken: its work tree is missing`, `guard discard ${lane.name} cleans it up`);
+      if (lane.broken)
+        return bad(
+          id,
+          'warning',
+          `lane ${lane.name} is broken: its work tree is missing`,
+          `guard discard ${lane.name} cleans it up`,
+        );
       const dir = hooksDir(lane.path, main.commonDir, hp);
       const rel = (p: string) => path.relative(lane.path, p) || p;
       const laneFacts = await inspectHook(dir);
-      const problem = hookProblem(laneFacts, rel) ?? (runsGuard(laneFacts.scriptText) ? null : { message: `${rel(laneFacts.script)} does not run guard check` });
+      const problem =
+        hookProblem(laneFacts, rel) ??
+        (runsGuard(laneFacts.scriptText)
+          ? null
+          : { message: `${rel(laneFacts.script)} does not run guard check` });
       if (problem) {
-        const copy = hp.value && !path.isAbsolute(hp.value) ? `cp -R ${path.join(main.root, hp.value)} ${dir}` : 'guard init in the main tree';
-        return bad(id, 'warning', `lane ${lane.name} would not run the hook: ${problem.message}`, copy);
+        const copy =
+          hp.value && !path.isAbsolute(hp.value)
+            ? `cp -R ${path.join(main.root, hp.value)} ${dir}`
+            : 'guard init in the main tree';
+        return bad(
+          id,
+          'warning',
+          `lane ${lane.name} would not run the hook: ${problem.message}`,
+          copy,
+        );
       }
       return ok(id, `lane ${lane.name} runs the pre-commit hook`);
     }),
@@ -339,18 +530,47 @@ async function laneChecks(main: Repo, hp: HooksPath, lanes: Lane[]): Promise<Doc
 
 /* ----------------------------------------------------------------- config */
 
-function configCheck(head: { type: string } | null, blob: { type: string; data?: Buffer } | null): DoctorCheck {
-  if (head === null) return ok('config', `no commits yet: guard uses the defaults until ${CONFIG_FILE} is committed`);
-  if (blob === null) return ok('config', `no ${CONFIG_FILE} at HEAD: defaults in use`, `commit a ${CONFIG_FILE} (guard init writes one)`);
-  if (blob.type !== 'blob') return bad('config', 'error', `HEAD:${CONFIG_FILE} is a ${blob.type}, not a file`, `commit ${CONFIG_FILE} as a JSON file`);
-  if (blob.data === undefined) return bad('config', 'error', `HEAD:${CONFIG_FILE} is too large to be a config`, `commit a valid ${CONFIG_FILE}`);
+function configCheck(
+  head: { type: string } | null,
+  blob: { type: string; data?: Buffer } | null,
+): DoctorCheck {
+  if (head === null)
+    return ok(
+      'config',
+      `no commits yet: guard uses the defaults until ${CONFIG_FILE} is committed`,
+    );
+  if (blob === null)
+    return ok(
+      'config',
+      `no ${CONFIG_FILE} at HEAD: defaults in use`,
+      `commit a ${CONFIG_FILE} (guard init writes one)`,
+    );
+  if (blob.type !== 'blob')
+    return bad(
+      'config',
+      'error',
+      `HEAD:${CONFIG_FILE} is a ${blob.type}, not a file`,
+      `commit ${CONFIG_FILE} as a JSON file`,
+    );
+  if (blob.data === undefined)
+    return bad(
+      'config',
+      'error',
+      `HEAD:${CONFIG_FILE} is too large to be a config`,
+      `commit a valid ${CONFIG_FILE}`,
+    );
   try {
     configAt('HEAD', blob.data);
     return ok('config', `HEAD:${CONFIG_FILE} is valid`);
   } catch (err) {
     if (!(err instanceof GuardError)) throw err;
     // check fails closed on this config: every commit would be refused with this message
-    return bad('config', 'error', err.message, err.hint ?? `fix ${CONFIG_FILE} and commit it with --no-verify`);
+    return bad(
+      'config',
+      'error',
+      err.message,
+      err.hint ?? `fix ${CONFIG_FILE} and commit it with --no-verify`,
+    );
   }
 }
 
@@ -364,12 +584,15 @@ const KINDS = [
 const TMP_REFS = `${REFS.root}tmp/`;
 
 function named(refs: string[]): string {
-  return refs.length <= NAMED ? refs.join(', ') : `${refs.slice(0, NAMED).join(', ')} and ${refs.length - NAMED} more`;
+  return refs.length <= NAMED
+    ? refs.join(', ')
+    : `${refs.slice(0, NAMED).join(', ')} and ${refs.length - NAMED} more`;
 }
 
 /** How to delete bad refs with plain git. */
 function deleteHint(refs: string[]): string {
-  if (refs.length === 1) return `look at it with git show ${refs[0]}; delete it with git update-ref -d ${refs[0]}`;
+  if (refs.length === 1)
+    return `look at it with git show ${refs[0]}; delete it with git update-ref -d ${refs[0]}`;
   return `look at each with git show REF; delete each with git update-ref -d REF (e.g. git update-ref -d ${refs[0]})`;
 }
 
@@ -391,9 +614,20 @@ interface ReadRecords {
  * cannot read. Types (a ref at a blob or a tree) are still checked for all.
  */
 async function newestRecords(cwd: string, types: RefType[]): Promise<ReadRecords> {
-  const records = types.filter((t) => t.type === 'commit' && KINDS.some(([, prefix]) => t.ref.startsWith(prefix)));
-  const newest = records.length <= DOCTOR_READS ? records : [...records].sort((a, b) => (recordName(a.ref) < recordName(b.ref) ? 1 : -1)).slice(0, DOCTOR_READS);
-  const objects = await catFileBatch(cwd, newest.map((r) => r.oid), 1 << 20);
+  const records = types.filter(
+    (t) => t.type === 'commit' && KINDS.some(([, prefix]) => t.ref.startsWith(prefix)),
+  );
+  const newest =
+    records.length <= DOCTOR_READS
+      ? records
+      : [...records]
+          .sort((a, b) => (recordName(a.ref) < recordName(b.ref) ? 1 : -1))
+          .slice(0, DOCTOR_READS);
+  const objects = await catFileBatch(
+    cwd,
+    newest.map((r) => r.oid),
+    1 << 20,
+  );
   const read = newest.map((r, i) => {
     const data = objects[i]?.data;
     const text = data ? data.toString('utf8') : '';
@@ -409,8 +643,18 @@ function recordName(ref: string): string {
   return kind ? ref.slice(kind[1].length) : ref;
 }
 
-function refChecks(types: RefType[], { read, unread }: ReadRecords): { checks: DoctorCheck[]; counts: RefCounts } {
-  const counts: RefCounts = { checkpoints: 0, decisions: 0, rejected: 0, lanes: 0, tmp: 0, other: 0 };
+function refChecks(
+  types: RefType[],
+  { read, unread }: ReadRecords,
+): { checks: DoctorCheck[]; counts: RefCounts } {
+  const counts: RefCounts = {
+    checkpoints: 0,
+    decisions: 0,
+    rejected: 0,
+    lanes: 0,
+    tmp: 0,
+    other: 0,
+  };
   const notCommits: string[] = [];
   const tmp: string[] = [];
   for (const { ref, type } of types) {
@@ -430,15 +674,30 @@ function refChecks(types: RefType[], { read, unread }: ReadRecords): { checks: D
   for (const rec of read) {
     const kind = KINDS.find(([, prefix]) => rec.ref.startsWith(prefix))!;
     const parsed = parseRecordMessage(rec.message.replace(/\n$/, ''));
-    const readable = parsed !== null && (kind[0] === 'checkpoints' || Array.isArray(parsed.decisions));
+    const readable =
+      parsed !== null && (kind[0] === 'checkpoints' || Array.isArray(parsed.decisions));
     if (!readable) corrupt.push(rec.ref);
   }
 
   const checks: DoctorCheck[] = [];
   const summary = `refs/guard/: ${counts.checkpoints} checkpoint${counts.checkpoints === 1 ? '' : 's'}, ${counts.decisions} decision record${counts.decisions === 1 ? '' : 's'}, ${counts.rejected} rejected, ${counts.lanes} lane${counts.lanes === 1 ? '' : 's'}`;
-  checks.push(ok('refs', unread ? `${summary} (the newest ${DOCTOR_READS.toLocaleString('en')} records read in full)` : summary));
+  checks.push(
+    ok(
+      'refs',
+      unread
+        ? `${summary} (the newest ${DOCTOR_READS.toLocaleString('en')} records read in full)`
+        : summary,
+    ),
+  );
   if (notCommits.length) {
-    checks.push(bad('refs-type', 'warning', `${notCommits.length} ref${notCommits.length === 1 ? '' : 's'} under refs/guard/ not pointing at a commit: ${named(notCommits)}`, deleteHint(notCommits)));
+    checks.push(
+      bad(
+        'refs-type',
+        'warning',
+        `${notCommits.length} ref${notCommits.length === 1 ? '' : 's'} under refs/guard/ not pointing at a commit: ${named(notCommits)}`,
+        deleteHint(notCommits),
+      ),
+    );
   }
   if (corrupt.length) {
     checks.push(
@@ -452,7 +711,12 @@ function refChecks(types: RefType[], { read, unread }: ReadRecords): { checks: D
   }
   if (tmp.length) {
     checks.push(
-      bad('refs-tmp', 'warning', `${tmp.length} leftover temporary ref${tmp.length === 1 ? '' : 's'} (an interrupted guard, unless one is writing right now): ${named(tmp)}`, `git for-each-ref --format='delete %(refname)' ${TMP_REFS} | git update-ref --stdin`),
+      bad(
+        'refs-tmp',
+        'warning',
+        `${tmp.length} leftover temporary ref${tmp.length === 1 ? '' : 's'} (an interrupted guard, unless one is writing right now): ${named(tmp)}`,
+        `git for-each-ref --format='delete %(refname)' ${TMP_REFS} | git update-ref --stdin`,
+      ),
     );
   }
   return { checks, counts };
@@ -462,8 +726,13 @@ function refChecks(types: RefType[], { read, unread }: ReadRecords): { checks: D
 
 /** guard.lock lives in each work tree's git dir: `.git/` and `.git/worktrees/<name>/`. */
 async function lockChecks(main: Repo): Promise<DoctorCheck[]> {
-  const worktrees = await readdir(path.join(main.commonDir, 'worktrees')).catch(() => [] as string[]);
-  const files = [path.join(main.commonDir, LOCK_FILE), ...worktrees.map((w) => path.join(main.commonDir, 'worktrees', w, LOCK_FILE))];
+  const worktrees = await readdir(path.join(main.commonDir, 'worktrees')).catch(
+    () => [] as string[],
+  );
+  const files = [
+    path.join(main.commonDir, LOCK_FILE),
+    ...worktrees.map((w) => path.join(main.commonDir, 'worktrees', w, LOCK_FILE)),
+  ];
   const checks: DoctorCheck[] = [];
   for (const file of files) {
     const text = await readText(file);
@@ -473,7 +742,14 @@ async function lockChecks(main: Repo): Promise<DoctorCheck[]> {
     if (Number.isInteger(pid) && pid > 0 && alive(pid)) {
       checks.push(ok('lock', `guard (pid ${pid}) is working: ${file}${what ? ` (${what})` : ''}`));
     } else {
-      checks.push(bad('lock', 'warning', `stale lock ${file} (pid ${pidText || '?'} is not running): a guard was interrupted`, `the next guard command takes it over; or remove it: rm ${file}`));
+      checks.push(
+        bad(
+          'lock',
+          'warning',
+          `stale lock ${file} (pid ${pidText || '?'} is not running): a guard was interrupted`,
+          `the next guard command takes it over; or remove it: rm ${file}`,
+        ),
+      );
     }
   }
   return checks;

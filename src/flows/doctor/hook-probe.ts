@@ -24,7 +24,8 @@ export function answerProbe(command: string): boolean {
   if (!file) return false;
   try {
     const st = lstatSync(file);
-    if (st.isFile() && st.size === 0 && path.basename(file).startsWith(PROBE_PREFIX)) writeFileSync(file, `${command}\n`, { flag: 'a' });
+    if (st.isFile() && st.size === 0 && path.basename(file).startsWith(PROBE_PREFIX))
+      writeFileSync(file, `${command}\n`, { flag: 'a' });
   } catch {
     /* not doctor's file: block all the same */
   }
@@ -72,7 +73,12 @@ export async function probeHook({ hook, root, env, args, stdin }: HookProbe): Pr
     await git(['read-tree', 'HEAD'], { cwd: root, env: { GIT_INDEX_FILE: index }, okCodes: [128] });
     const childEnv: NodeJS.ProcessEnv = { ...env, [PROBE_ENV]: file, GIT_INDEX_FILE: index };
     const code = await new Promise<number | null>((resolve) => {
-      const child = spawn(hook, args, { cwd: root, env: childEnv, stdio: ['pipe', 'ignore', 'ignore'], timeout: PROBE_TIMEOUT_MS });
+      const child = spawn(hook, args, {
+        cwd: root,
+        env: childEnv,
+        stdio: ['pipe', 'ignore', 'ignore'],
+        timeout: PROBE_TIMEOUT_MS,
+      });
       child.on('error', () => resolve(null));
       child.on('close', (c) => resolve(c));
       child.stdin.on('error', () => {});

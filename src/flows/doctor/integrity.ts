@@ -1,9 +1,27 @@
-import { copyFile, lstat, mkdir, readdir, readFile, stat, writeFile, rename, rm } from 'node:fs/promises';
+import {
+  copyFile,
+  lstat,
+  mkdir,
+  readdir,
+  readFile,
+  stat,
+  writeFile,
+  rename,
+  rm,
+} from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { packedLookup } from '../../git/packed-refs.js';
 import { catFileBatch } from '../../git/catfile.js';
-import { ensureGuardDir, journalCheck, journalFile, noteGone, readJournal, type MovedTip, type Tip } from '../../git/journal.js';
+import {
+  ensureGuardDir,
+  journalCheck,
+  journalFile,
+  noteGone,
+  readJournal,
+  type MovedTip,
+  type Tip,
+} from '../../git/journal.js';
 import { git } from '../../git/run.js';
 import type { Repo } from '../../git/repo.js';
 import { isPluginHarness } from '../../harness/types.js';
@@ -59,11 +77,27 @@ const HOOK_FILES = ['pre-commit', 'pre-merge-commit', 'reference-transaction', '
 
 async function readManifest(commonDir: string): Promise<GateManifest | null> {
   try {
-    const m = JSON.parse(await readFile(path.join(commonDir, 'guard', MANIFEST), 'utf8')) as Partial<GateManifest>;
-    const strings = (v: unknown) => (Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : []);
-    const agents = Array.isArray(m.agents) ? m.agents.filter((a): a is GateManifest['agents'][number] => typeof a?.harness === 'string' && typeof a?.file === 'string' && (a.entries === undefined || typeof a.entries === 'string')) : [];
+    const m = JSON.parse(
+      await readFile(path.join(commonDir, 'guard', MANIFEST), 'utf8'),
+    ) as Partial<GateManifest>;
+    const strings = (v: unknown) =>
+      Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : [];
+    const agents = Array.isArray(m.agents)
+      ? m.agents.filter(
+          (a): a is GateManifest['agents'][number] =>
+            typeof a?.harness === 'string' &&
+            typeof a?.file === 'string' &&
+            (a.entries === undefined || typeof a.entries === 'string'),
+        )
+      : [];
     const c = m.copied as { dir?: unknown; files?: unknown } | undefined;
-    const copied = c && typeof c.dir === 'string' ? { dir: c.dir, files: strings(c.files).filter((f) => !f.includes('/') && f !== '..' && f !== '.') } : undefined;
+    const copied =
+      c && typeof c.dir === 'string'
+        ? {
+            dir: c.dir,
+            files: strings(c.files).filter((f) => !f.includes('/') && f !== '..' && f !== '.'),
+          }
+        : undefined;
     return { v: 1, hooks: strings(m.hooks), agents, ...(copied ? { copied } : {}) };
   } catch {
     return null;
@@ -75,13 +109,29 @@ async function readManifest(commonDir: string): Promise<GateManifest | null> {
  * in `hooksDir` now, and the harness files given (merged with those already
  * listed). Called by `guard init` at the end of every route.
  */
-export async function recordGate(commonDir: string, hooksDir: string, agents: GateManifest['agents'] = []): Promise<void> {
+export async function recordGate(
+  commonDir: string,
+  hooksDir: string,
+  agents: GateManifest['agents'] = [],
+): Promise<void> {
   const dir = await ensureGuardDir(commonDir);
-  const present = await Promise.all(HOOK_FILES.map((f) => stat(path.join(hooksDir, f)).then((s) => (s.isFile() ? path.join(hooksDir, f) : null), () => null)));
+  const present = await Promise.all(
+    HOOK_FILES.map((f) =>
+      stat(path.join(hooksDir, f)).then(
+        (s) => (s.isFile() ? path.join(hooksDir, f) : null),
+        () => null,
+      ),
+    ),
+  );
   const old = await readManifest(commonDir);
   const byFile = new Map([...(old?.agents ?? []), ...agents].map((a) => [a.file, a]));
   const copied = await copyHooks(dir, hooksDir);
-  const m: GateManifest = { v: 1, hooks: present.filter((p): p is string => p !== null), agents: [...byFile.values()], ...(copied ? { copied } : {}) };
+  const m: GateManifest = {
+    v: 1,
+    hooks: present.filter((p): p is string => p !== null),
+    agents: [...byFile.values()],
+    ...(copied ? { copied } : {}),
+  };
   const tmp = path.join(dir, `${MANIFEST}.${process.pid}-${randomBytes(4).toString('hex')}`);
   try {
     await writeFile(tmp, JSON.stringify(m, null, 2) + '\n');
@@ -99,11 +149,24 @@ export async function recordGate(commonDir: string, hooksDir: string, agents: Ga
  * `.husky/_` on every install), so the hooks stay where husky puts them and
  * guard puts the folder back from this copy at its next door (healHooks).
  */
-async function copyHooks(guardDir: string, hooksDir: string): Promise<{ dir: string; files: string[] } | null> {
+async function copyHooks(
+  guardDir: string,
+  hooksDir: string,
+): Promise<{ dir: string; files: string[] } | null> {
   const ents = await readdir(hooksDir, { withFileTypes: true }).catch(() => []);
-  const files = ents.filter((e) => e.isFile()).map((e) => e.name).sort();
+  const files = ents
+    .filter((e) => e.isFile())
+    .map((e) => e.name)
+    .sort();
   if (files.length === 0 || files.length > COPY_FILES_MAX) return null;
-  const sizes = await Promise.all(files.map((f) => stat(path.join(hooksDir, f)).then((s) => s.size, () => Infinity)));
+  const sizes = await Promise.all(
+    files.map((f) =>
+      stat(path.join(hooksDir, f)).then(
+        (s) => s.size,
+        () => Infinity,
+      ),
+    ),
+  );
   if (sizes.reduce((a, b) => a + b, 0) > COPY_BYTES_MAX) return null;
   const to = path.join(guardDir, COPY);
   await rm(to, { recursive: true, force: true });
@@ -118,10 +181,19 @@ async function copyHooks(guardDir: string, hooksDir: string): Promise<{ dir: str
  * and runner too, each with its mode). Files that are there are never
  * touched. The paths put back; none when there is no copy.
  */
-async function healHooks(commonDir: string, manifest: GateManifest, missing: readonly string[]): Promise<string[]> {
+async function healHooks(
+  commonDir: string,
+  manifest: GateManifest,
+  missing: readonly string[],
+): Promise<string[]> {
   const c = manifest.copied;
   // husky's generated folder only (git clean -X takes it); a plain hooks folder is in .git/, where a missing hook was removed on purpose
-  if (!c || path.basename(path.dirname(c.dir)) !== '.husky' || !missing.every((m) => path.dirname(m) === c.dir)) return [];
+  if (
+    !c ||
+    path.basename(path.dirname(c.dir)) !== '.husky' ||
+    !missing.every((m) => path.dirname(m) === c.dir)
+  )
+    return [];
   const from = path.join(commonDir, 'guard', COPY);
   const put: string[] = [];
   for (const f of c.files) {
@@ -133,7 +205,15 @@ async function healHooks(commonDir: string, manifest: GateManifest, missing: rea
     const st = await stat(src).catch(() => null);
     if (!st) return put;
     const { installFiles } = await import('../../apply/apply.js');
-    await installFiles([{ op: 'write', path: dest, content: await readFile(src), mode: st.mode & 0o777, replaceLink: true }]);
+    await installFiles([
+      {
+        op: 'write',
+        path: dest,
+        content: await readFile(src),
+        mode: st.mode & 0o777,
+        replaceLink: true,
+      },
+    ]);
     put.push(dest);
   }
   return put;
@@ -148,7 +228,11 @@ async function healHooks(commonDir: string, manifest: GateManifest, missing: rea
  * framework's, which `pre-commit install` rewrites) are the user's to edit
  * and are left to doctor's probe. File reads only.
  */
-async function changedHooks(commonDir: string, manifest: GateManifest, present: readonly string[]): Promise<string[]> {
+async function changedHooks(
+  commonDir: string,
+  manifest: GateManifest,
+  present: readonly string[],
+): Promise<string[]> {
   const c = manifest.copied;
   if (!c) return [];
   const from = path.join(commonDir, 'guard', COPY);
@@ -156,7 +240,10 @@ async function changedHooks(commonDir: string, manifest: GateManifest, present: 
   await Promise.all(
     present.map(async (h) => {
       if (path.dirname(h) !== c.dir || !c.files.includes(path.basename(h))) return;
-      const [now, copy] = await Promise.all([readFile(h, 'utf8').catch(() => null), readFile(path.join(from, path.basename(h)), 'utf8').catch(() => null)]);
+      const [now, copy] = await Promise.all([
+        readFile(h, 'utf8').catch(() => null),
+        readFile(path.join(from, path.basename(h)), 'utf8').catch(() => null),
+      ]);
       if (now === null || copy === null || now === copy) return;
       const name = path.basename(h);
       // guard's branch gate: exactly what init wrote
@@ -166,11 +253,18 @@ async function changedHooks(commonDir: string, manifest: GateManifest, present: 
       }
       // husky's runner and stubs: still husky's? (a newer husky's are left alone)
       if (name === 'h' && /\$HUSKY\b/.test(copy)) {
-        if (!/\$HUSKY\b/.test(now) || /^\s*exit\b/m.test(now.split('\n').slice(0, 2).join('\n'))) out.push(h);
+        if (!/\$HUSKY\b/.test(now) || /^\s*exit\b/m.test(now.split('\n').slice(0, 2).join('\n')))
+          out.push(h);
         return;
       }
       if (/^\.\s+"[^"]*\/h"\s*$/m.test(copy)) {
-        if (!(/^\.\s+"[^"]*\/h"\s*$/m.test(now) && now.split('\n').filter((l) => l.trim() && !l.startsWith('#')).length === 1)) out.push(h);
+        if (
+          !(
+            /^\.\s+"[^"]*\/h"\s*$/m.test(now) &&
+            now.split('\n').filter((l) => l.trim() && !l.startsWith('#')).length === 1
+          )
+        )
+          out.push(h);
         return;
       }
       // anything else (the plain route's pre-commit, the pre-commit framework's, a user's own) is the user's to edit: doctor probes it
@@ -180,14 +274,26 @@ async function changedHooks(commonDir: string, manifest: GateManifest, present: 
 }
 
 /** Overwrite rewritten hook files with guard's copy (mode kept). True when all were put back. */
-async function putBack(commonDir: string, manifest: GateManifest, files: readonly string[]): Promise<boolean> {
+async function putBack(
+  commonDir: string,
+  manifest: GateManifest,
+  files: readonly string[],
+): Promise<boolean> {
   const from = path.join(commonDir, 'guard', COPY);
   const { installFiles } = await import('../../apply/apply.js');
   for (const f of files) {
     const src = path.join(from, path.basename(f));
     const st = await stat(src);
     // (a link planted where the hook was is replaced, never written through)
-    await installFiles([{ op: 'write', path: f, content: await readFile(src), mode: st.mode & 0o777, replaceLink: true }]);
+    await installFiles([
+      {
+        op: 'write',
+        path: f,
+        content: await readFile(src),
+        mode: st.mode & 0o777,
+        replaceLink: true,
+      },
+    ]);
   }
   return manifest.copied !== undefined;
 }
@@ -195,18 +301,25 @@ async function putBack(commonDir: string, manifest: GateManifest, files: readonl
 /** Does a harness's hook configuration still run guard (and not switch every hook off)? */
 async function agentProblem(a: GateManifest['agents'][number]): Promise<string | null> {
   const text = await readFile(a.file, 'utf8').catch(() => null);
-  if (text === null) return `${a.file} (the ${a.harness} hook configuration that runs guard) is gone`;
+  if (text === null)
+    return `${a.file} (the ${a.harness} hook configuration that runs guard) is gone`;
   // a command hook names `guard hook NAME`; a plugin file (Cline, opencode, Kilo) is the one init wrote, which loads guard in process
-  const runsGuard = isPluginHarness(a.harness) ? text.includes(`guard init --agent ${a.harness}`) && text.includes('import(GUARD)') : new RegExp(`\\bhook\\s+${a.harness}\\b`).test(text);
-  if (!runsGuard) return `${a.file} no longer runs guard ${isPluginHarness(a.harness) ? 'in process' : `hook ${a.harness}`}`;
-  const changed = a.entries !== undefined ? entriesChanged(a.entries, hookEntries(text, a.harness)) : null;
-  if (changed) return `guard's hook in ${a.file} was changed outside guard (${changed}): the harness may run the tool without guard's answer`;
+  const runsGuard = isPluginHarness(a.harness)
+    ? text.includes(`guard init --agent ${a.harness}`) && text.includes('import(GUARD)')
+    : new RegExp(`\\bhook\\s+${a.harness}\\b`).test(text);
+  if (!runsGuard)
+    return `${a.file} no longer runs guard ${isPluginHarness(a.harness) ? 'in process' : `hook ${a.harness}`}`;
+  const changed =
+    a.entries !== undefined ? entriesChanged(a.entries, hookEntries(text, a.harness)) : null;
+  if (changed)
+    return `guard's hook in ${a.file} was changed outside guard (${changed}): the harness may run the tool without guard's answer`;
   if (a.harness === 'claude') {
     // Claude Code reads disableAllHooks from every settings file of the project
     const dir = path.dirname(a.file);
     for (const f of [a.file, path.join(dir, 'settings.local.json')]) {
       const t = f === a.file ? text : await readFile(f, 'utf8').catch(() => '');
-      if (/"disableAllHooks"\s*:\s*true/.test(t)) return `${f} sets disableAllHooks: Claude Code runs no hook, guard's included`;
+      if (/"disableAllHooks"\s*:\s*true/.test(t))
+        return `${f} sets disableAllHooks: Claude Code runs no hook, guard's included`;
     }
   }
   return null;
@@ -228,14 +341,24 @@ export function hookEntries(text: string, harness: string): string | null {
   }
   const runsGuard = new RegExp(`\\bhook\\s+${harness}\\b`);
   const out: unknown[] = [];
-  for (const [event, items] of Object.entries(typeof hooks === 'object' && hooks !== null ? hooks : {}).sort(([x], [y]) => (x < y ? -1 : 1))) {
+  for (const [event, items] of Object.entries(
+    typeof hooks === 'object' && hooks !== null ? hooks : {},
+  ).sort(([x], [y]) => (x < y ? -1 : 1))) {
     for (const item of Array.isArray(items) ? (items as Array<Record<string, unknown>>) : []) {
       // a group {matcher, hooks: [...]} (Claude, Gemini, Codex) or an entry itself (Cursor, Copilot)
-      const inner = Array.isArray(item?.hooks) ? (item.hooks as Array<Record<string, unknown>>) : [item];
-      for (const h of inner) if (runsGuard.test(String(h?.command ?? h?.bash ?? ''))) out.push({ event, matcher: item.matcher ?? null, hook: h });
+      const inner = Array.isArray(item?.hooks)
+        ? (item.hooks as Array<Record<string, unknown>>)
+        : [item];
+      for (const h of inner)
+        if (runsGuard.test(String(h?.command ?? h?.bash ?? '')))
+          out.push({ event, matcher: item.matcher ?? null, hook: h });
     }
   }
-  return JSON.stringify(out, (_, v: unknown) => (typeof v === 'object' && v !== null && !Array.isArray(v) ? Object.fromEntries(Object.entries(v).sort(([x], [y]) => (x < y ? -1 : 1))) : v));
+  return JSON.stringify(out, (_, v: unknown) =>
+    typeof v === 'object' && v !== null && !Array.isArray(v)
+      ? Object.fromEntries(Object.entries(v).sort(([x], [y]) => (x < y ? -1 : 1)))
+      : v,
+  );
 }
 
 /** What differs between guard's entries as init wrote them and as they are now, in a few words; null when the same. */
@@ -258,10 +381,13 @@ function entriesChanged(wrote: string, now: string | null): string | null {
       said.push(`no entry for ${w.event}`);
       continue;
     }
-    if (JSON.stringify(n.matcher) !== JSON.stringify(w.matcher)) said.push(`${w.event} matcher ${JSON.stringify(n.matcher)}`);
+    if (JSON.stringify(n.matcher) !== JSON.stringify(w.matcher))
+      said.push(`${w.event} matcher ${JSON.stringify(n.matcher)}`);
     for (const k of new Set([...Object.keys(w.hook), ...Object.keys(n.hook)])) {
       if (JSON.stringify(w.hook[k]) === JSON.stringify(n.hook[k])) continue;
-      said.push(`${w.event} ${k} ${k in n.hook ? (k in w.hook ? `${JSON.stringify(n.hook[k])}` : `${JSON.stringify(n.hook[k])} added`) : 'removed'}`);
+      said.push(
+        `${w.event} ${k} ${k in n.hook ? (k in w.hook ? `${JSON.stringify(n.hook[k])}` : `${JSON.stringify(n.hook[k])} added`) : 'removed'}`,
+      );
     }
   }
   return [...new Set(said)].slice(0, 4).join(', ') || 'its entries differ';
@@ -272,16 +398,28 @@ function entriesChanged(wrote: string, now: string | null): string | null {
  * `commonDir`. File reads only, unless `heal`: then hooks that are gone are
  * put back from guard's copy first (the hook door does; doctor only says).
  */
-export async function integrityProblems(commonDir: string, opts: { heal?: boolean } = {}): Promise<IntegrityProblem[]> {
-  const [{ gone, moved }, manifest] = await Promise.all([journalCheck(commonDir).catch(() => ({ gone: [] as Tip[], moved: [] as MovedTip[] })), readManifest(commonDir)]);
+export async function integrityProblems(
+  commonDir: string,
+  opts: { heal?: boolean } = {},
+): Promise<IntegrityProblem[]> {
+  const [{ gone, moved }, manifest] = await Promise.all([
+    journalCheck(commonDir).catch(() => ({ gone: [] as Tip[], moved: [] as MovedTip[] })),
+    readManifest(commonDir),
+  ]);
   // the journal itself removed with the refs: the last checkpoint this work tree remembers is a second witness
-  if (gone.length === 0 && !(await stat(journalFile(commonDir)).catch(() => null))) gone.push(...(await lastCheckpointGone(commonDir)));
+  if (gone.length === 0 && !(await stat(journalFile(commonDir)).catch(() => null)))
+    gone.push(...(await lastCheckpointGone(commonDir)));
   const problems = refProblems(gone, moved);
   if (manifest) {
     problems.push(...(await hookProblems(commonDir, manifest, opts)));
     for (const a of manifest.agents) {
       const why = await agentProblem(a);
-      if (why) problems.push({ id: 'agent', message: why, hint: `guard init --agent ${a.harness} puts guard's hook back; a person should check what changed it` });
+      if (why)
+        problems.push({
+          id: 'agent',
+          message: why,
+          hint: `guard init --agent ${a.harness} puts guard's hook back; a person should check what changed it`,
+        });
     }
   }
   return problems;
@@ -291,15 +429,21 @@ export async function integrityProblems(commonDir: string, opts: { heal?: boolea
 function refProblems(gone: Tip[], moved: MovedTip[]): IntegrityProblem[] {
   const problems: IntegrityProblem[] = [];
   if (gone.length > 0) {
-    const named = gone.slice(-3).map((t) => t.ref).join(', ');
+    const named = gone
+      .slice(-3)
+      .map((t) => t.ref)
+      .join(', ');
     problems.push({
       id: 'refs',
       message: `${gone.length} of guard's refs were removed outside guard (${named}${gone.length > 3 ? ', ...' : ''}): checkpoints and records are missing from guard log, restore and rewind`,
-      hint: 'guard recover puts them back from guard\'s journal (.git/guard/journal) while git still has their objects',
+      hint: "guard recover puts them back from guard's journal (.git/guard/journal) while git still has their objects",
     });
   }
   if (moved.length > 0) {
-    const named = moved.slice(-3).map((t) => `${t.ref} -> ${t.now.slice(0, 10)}`).join(', ');
+    const named = moved
+      .slice(-3)
+      .map((t) => `${t.ref} -> ${t.now.slice(0, 10)}`)
+      .join(', ');
     problems.push({
       id: 'refs',
       message: `${moved.length} of guard's refs were moved to another commit outside guard (${named}${moved.length > 3 ? ', ...' : ''}): what guard log, restore, rewind and the gate read from them is not what guard kept`,
@@ -310,24 +454,63 @@ function refProblems(gone: Tip[], moved: MovedTip[]): IntegrityProblem[] {
 }
 
 /** guard's git hooks rewritten or removed outside guard; with `heal`, put back from guard's copy. */
-async function hookProblems(commonDir: string, manifest: GateManifest, opts: { heal?: boolean }): Promise<IntegrityProblem[]> {
+async function hookProblems(
+  commonDir: string,
+  manifest: GateManifest,
+  opts: { heal?: boolean },
+): Promise<IntegrityProblem[]> {
   const problems: IntegrityProblem[] = [];
   // (husky's runner `h` is sourced, not run: it need not be executable)
-  const hooks = await Promise.all(manifest.hooks.map((h) => stat(h).then((s) => s.isFile() && (path.basename(h) === 'h' || (s.mode & 0o111) !== 0), () => false)));
+  const hooks = await Promise.all(
+    manifest.hooks.map((h) =>
+      stat(h).then(
+        (s) => s.isFile() && (path.basename(h) === 'h' || (s.mode & 0o111) !== 0),
+        () => false,
+      ),
+    ),
+  );
   const missing = manifest.hooks.filter((_, i) => !hooks[i]);
   // there but rewritten (`echo 'exit 0' > .husky/_/reference-transaction` from the shell): compared with guard's copy
-  const changed = await changedHooks(commonDir, manifest, manifest.hooks.filter((_, i) => hooks[i]));
+  const changed = await changedHooks(
+    commonDir,
+    manifest,
+    manifest.hooks.filter((_, i) => hooks[i]),
+  );
   if (changed.length > 0) {
     const back = opts.heal ? await putBack(commonDir, manifest, changed).catch(() => false) : false;
     const named = changed.map(hookName).join(', ');
     problems.push(
       back
-        ? { id: 'hooks', message: `guard's git hooks were rewritten outside guard (${named}) and guard has put its own back from its copy in .git/guard/: a commit or branch move made meanwhile may have passed ungated, and the branch gate measures it again at the branch's next move`, hint: 'nothing to run; a person may want to know what changed them', healed: true }
-        : { id: 'hooks', message: `guard's git hooks were rewritten outside guard (${named}): commits and branch moves may pass ungated`, hint: 'guard init puts them back' },
+        ? {
+            id: 'hooks',
+            message: `guard's git hooks were rewritten outside guard (${named}) and guard has put its own back from its copy in .git/guard/: a commit or branch move made meanwhile may have passed ungated, and the branch gate measures it again at the branch's next move`,
+            hint: 'nothing to run; a person may want to know what changed them',
+            healed: true,
+          }
+        : {
+            id: 'hooks',
+            message: `guard's git hooks were rewritten outside guard (${named}): commits and branch moves may pass ungated`,
+            hint: 'guard init puts them back',
+          },
     );
   }
-  const healed = missing.length > 0 && opts.heal ? await healHooks(commonDir, manifest, missing).catch(() => []) : [];
-  const still = healed.length > 0 ? (await Promise.all(missing.map((h) => stat(h).then(() => null, () => h)))).filter((h): h is string => h !== null) : missing;
+  const healed =
+    missing.length > 0 && opts.heal
+      ? await healHooks(commonDir, manifest, missing).catch(() => [])
+      : [];
+  const still =
+    healed.length > 0
+      ? (
+          await Promise.all(
+            missing.map((h) =>
+              stat(h).then(
+                () => null,
+                () => h,
+              ),
+            ),
+          )
+        ).filter((h): h is string => h !== null)
+      : missing;
   if (missing.length > 0 && still.length === 0) {
     problems.push({
       id: 'hooks',
@@ -356,8 +539,16 @@ function hookName(file: string): string {
  */
 async function lastCheckpointGone(commonDir: string): Promise<Tip[]> {
   try {
-    const last = JSON.parse(await readFile(path.join(commonDir, 'guard-last-checkpoint'), 'utf8')) as { ref?: unknown; commit?: unknown };
-    if (typeof last.ref !== 'string' || typeof last.commit !== 'string' || !last.ref.startsWith('refs/guard/') || last.ref.includes('..')) return [];
+    const last = JSON.parse(
+      await readFile(path.join(commonDir, 'guard-last-checkpoint'), 'utf8'),
+    ) as { ref?: unknown; commit?: unknown };
+    if (
+      typeof last.ref !== 'string' ||
+      typeof last.commit !== 'string' ||
+      !last.ref.startsWith('refs/guard/') ||
+      last.ref.includes('..')
+    )
+      return [];
     if (await stat(path.join(commonDir, last.ref)).catch(() => null)) return [];
     const packed = await readFile(path.join(commonDir, 'packed-refs')).catch(() => null);
     if (packed && packedLookup(packed, last.ref) !== null) return [];
@@ -375,7 +566,8 @@ export function integritySentence(problems: readonly IntegrityProblem[]): string
 /** The reason a tool call is refused before it runs while the net is down, or once after guard put it back itself. */
 export function integrityDenial(problems: readonly IntegrityProblem[]): string {
   const said = integritySentence(problems);
-  if (problems.every((p) => p.healed)) return `${said} guard refused this one call so that this is read: tell the user, then carry on.`;
+  if (problems.every((p) => p.healed))
+    return `${said} guard refused this one call so that this is read: tell the user, then carry on.`;
   return `${said} guard blocks tool calls until a person has looked: tell the user to run guard doctor, then guard recover (or guard init).`;
 }
 
@@ -408,15 +600,48 @@ export async function recover(repo: Repo): Promise<RecoverResult> {
   );
   const missing = tips.filter((t) => !have.has(t.ref));
   // refs moved to another commit outside guard: pointed back, each only if it still holds what the check saw
-  const moved = journal.length > 0 ? (await journalCheck(repo.commonDir, Number.MAX_SAFE_INTEGER)).moved.filter((t) => have.has(t.ref)) : [];
-  const objects = missing.length ? await catFileBatch(repo.root, missing.map((t) => t.oid), 0, () => true) : [];
+  const moved =
+    journal.length > 0
+      ? (await journalCheck(repo.commonDir, Number.MAX_SAFE_INTEGER)).moved.filter((t) =>
+          have.has(t.ref),
+        )
+      : [];
+  const objects = missing.length
+    ? await catFileBatch(
+        repo.root,
+        missing.map((t) => t.oid),
+        0,
+        () => true,
+      )
+    : [];
   const restored = missing.filter((_, i) => objects[i]?.type === 'commit');
   const lost = missing.filter((_, i) => objects[i]?.type !== 'commit');
-  const movedBack = moved.length ? await catFileBatch(repo.root, moved.map((t) => t.oid), 0, () => true) : [];
+  const movedBack = moved.length
+    ? await catFileBatch(
+        repo.root,
+        moved.map((t) => t.oid),
+        0,
+        () => true,
+      )
+    : [];
   const back = moved.filter((_, i) => movedBack[i]?.type === 'commit');
   const { apply } = await import('../../apply/apply.js');
-  await apply({ gate: 'recover', repo, now: new Date(), records: [], target: { kind: 'refs', create: restored, update: back } });
+  await apply({
+    gate: 'recover',
+    repo,
+    now: new Date(),
+    records: [],
+    target: { kind: 'refs', create: restored, update: back },
+  });
   const movedLost = moved.filter((_, i) => movedBack[i]?.type !== 'commit');
-  noteGone(repo.commonDir, [...lost, ...movedLost].map((t) => t.ref));
-  return { command: 'recover', restored: [...restored, ...back.map(({ ref, oid }) => ({ ref, oid }))], lost: [...lost, ...movedLost.map(({ ref, oid }) => ({ ref, oid }))], remaining: (await integrityProblems(repo.commonDir)).filter((p) => p.id !== 'refs') };
+  noteGone(
+    repo.commonDir,
+    [...lost, ...movedLost].map((t) => t.ref),
+  );
+  return {
+    command: 'recover',
+    restored: [...restored, ...back.map(({ ref, oid }) => ({ ref, oid }))],
+    lost: [...lost, ...movedLost.map(({ ref, oid }) => ({ ref, oid }))],
+    remaining: (await integrityProblems(repo.commonDir)).filter((p) => p.id !== 'refs'),
+  };
 }

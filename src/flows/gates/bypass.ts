@@ -49,11 +49,18 @@ export async function readVerifiedTip(repo: Repo): Promise<VerifiedTip | null> {
  * five more). Runs after the gate: it may record a verified tip, and a check
  * that stops (a timeout, Ctrl-C) must leave no ref behind.
  */
-export async function findBypass(repo: Repo, head: string | null, tip: VerifiedTip | null): Promise<Bypass | undefined> {
+export async function findBypass(
+  repo: Repo,
+  head: string | null,
+  tip: VerifiedTip | null,
+): Promise<Bypass | undefined> {
   if (!head || !tip) return undefined;
   const { branch, verified } = tip;
   if (verified === head) return undefined;
-  const [{ measureMove }, { approvalKey, personApprovals }] = await Promise.all([import('./ref-gate.js'), import('../../git/person-approvals.js')]);
+  const [{ measureMove }, { approvalKey, personApprovals }] = await Promise.all([
+    import('./ref-gate.js'),
+    import('../../git/person-approvals.js'),
+  ]);
   // No verified tip yet (guard installed before the hook existed): the last commit alone.
   const anchor = verified ?? (await resolveRev(repo.root, `${head}^`));
   if (!anchor) {
@@ -66,16 +73,23 @@ export async function findBypass(repo: Repo, head: string | null, tip: VerifiedT
     const byPath = new Map(m.entries.map((e) => [e.path, e]));
     const since = (await commitTimes(repo.root, [m.base])).get(m.base) ?? 0;
     const approved = await personApprovals(repo.root, since);
-    open = open.filter((c) => !approved.has(approvalKey(c.path, byPath.get(c.path)?.newOid ?? null)));
+    open = open.filter(
+      (c) => !approved.has(approvalKey(c.path, byPath.get(c.path)?.newOid ?? null)),
+    );
   }
   if (open.length === 0) {
     // nothing in it needed a person: catch up, so the next command is one process again
     if (verified && m.base !== verified) {
       // it moved back past every hook (a reset with hooks off, a ref file written by hand): the
       // verified tip is all that still held what it dropped, so it is kept as the branch gate keeps it
-      const [{ DROPPED_REFS, anchorDay }, { newRef }] = await Promise.all([import('../../git/moves.js'), import('../../git/records.js')]);
+      const [{ DROPPED_REFS, anchorDay }, { newRef }] = await Promise.all([
+        import('../../git/moves.js'),
+        import('../../git/records.js'),
+      ]);
       const dropped = [{ ref: newRef(DROPPED_REFS, new Date()), tip: verified }];
-      await verify(repo, { settle: { moves: [{ branchRef: branch, to: head, dropped }], day: anchorDay(new Date()) } });
+      await verify(repo, {
+        settle: { moves: [{ branchRef: branch, to: head, dropped }], day: anchorDay(new Date()) },
+      });
     } else await verify(repo, { verified: { branch, tip: head } });
     return undefined;
   }
@@ -85,5 +99,11 @@ export async function findBypass(repo: Repo, head: string | null, tip: VerifiedT
 /** Catch the branch gate up (apply's tips target); a tip it cannot write is only a later, longer check. */
 async function verify(repo: Repo, tips: Omit<TipsTarget, 'kind'>): Promise<void> {
   const { apply } = await import('../../apply/apply.js');
-  await apply({ gate: 'ref-gate', repo, now: new Date(), records: [], target: { kind: 'tips', ...tips } }).catch(() => undefined);
+  await apply({
+    gate: 'ref-gate',
+    repo,
+    now: new Date(),
+    records: [],
+    target: { kind: 'tips', ...tips },
+  }).catch(() => undefined);
 }

@@ -2,15 +2,45 @@ import { classify, type Classification } from '../../core/classify.js';
 import { withAggregateLoss } from '../../core/aggregate.js';
 import { CONFIG_FILE } from '../../core/config.js';
 import { MODE } from '../../core/modes.js';
-import { everythingRefused, decisionRecords, plan, type Answer, type FileOutcome, type Plan, type PlanFile } from '../../core/plan.js';
-import { parseRecordMessage, type Decision, type DecisionRecord, type RecordContext } from '../../core/record.js';
+import {
+  everythingRefused,
+  decisionRecords,
+  plan,
+  type Answer,
+  type FileOutcome,
+  type Plan,
+  type PlanFile,
+} from '../../core/plan.js';
+import {
+  parseRecordMessage,
+  type Decision,
+  type DecisionRecord,
+  type RecordContext,
+} from '../../core/record.js';
 import { READ_CAP, catFileBatch } from '../../git/catfile.js';
 import { collectFacts } from '../../git/changes.js';
 import { stagedDiffSplit, type DiffEntry } from '../../git/diff.js';
-import { REFS, decisionBatch, newRef, proposalChanges, rejectedCommit, type RecordCommit } from '../../git/records.js';
+import {
+  REFS,
+  decisionBatch,
+  newRef,
+  proposalChanges,
+  rejectedCommit,
+  type RecordCommit,
+} from '../../git/records.js';
 import { openRepo, type Repo } from '../../git/repo.js';
 import { leaveTrailers } from '../../git/approval-trailers.js';
-import { agentTrailers, describeOrigin, readProvenance, stagedOffDisk, trailIntact, writtenWhileAtWork, type Origin, type Provenance, type Staged } from '../../git/provenance.js';
+import {
+  agentTrailers,
+  describeOrigin,
+  readProvenance,
+  stagedOffDisk,
+  trailIntact,
+  writtenWhileAtWork,
+  type Origin,
+  type Provenance,
+  type Staged,
+} from '../../git/provenance.js';
 import { findBypass, readVerifiedTip } from './bypass.js';
 import { apply, type IndexWrite } from '../../apply/apply.js';
 import { checkProposedConfig, laneOf, type FlowOptions } from '../context.js';
@@ -59,7 +89,10 @@ export interface CheckResult {
  */
 export async function check(opts: CheckOptions): Promise<CheckResult> {
   const approvedRecord = process.env.GUARD_APPROVED_RECORD;
-  const { diff, repo, entries, config, policy, head, approvedBy } = await readStaged(opts.cwd, approvedRecord);
+  const { diff, repo, entries, config, policy, head, approvedBy } = await readStaged(
+    opts.cwd,
+    approvedRecord,
+  );
   const cwd = repo.root;
   const base = head && head.type === 'commit' ? head.oid : null;
   // integrity: the branch gate's last verified tip, read beside the gate (a read leaves nothing behind)
@@ -74,15 +107,57 @@ export async function check(opts: CheckOptions): Promise<CheckResult> {
   const lane = laneOf(cwd);
 
   // Answers: a person's approvals made in `guard review --commit`, then the person at the terminal.
-  const answers = await reviewAnswers(cwd, { record: approvedRecord ? approvedBy : undefined, head, classified, entries });
+  const answers = await reviewAnswers(cwd, {
+    record: approvedRecord ? approvedBy : undefined,
+    head,
+    classified,
+    entries,
+  });
   const pending = classified.filter((c) => c.needsApproval && !answers.has(c.path));
   // Contents and hunks are read only for the files a person is asked about (askAtCommit fills them in).
-  const planFiles = classified.map((c, i): PlanFile => ({ c, hunks: [], base: null, proposed: null, baseMode: entries[i]!.oldMode, proposedMode: entries[i]!.newMode }));
-  const { own, prov } = !opts.auto ? await ownChanges(repo, { judge: config.judge, pending, recent: await provenance, staged, now }) : { own: [], prov: await provenance };
-  const asked = !opts.auto && pending.length > 0 ? await askAtCommit(repo, { entries, files: planFiles, pending, own, prov, contextLines: config.preview.contextLines, color: opts.color, answers, disarm: () => opts.deadline?.disarm() }) : false;
+  const planFiles = classified.map((c, i): PlanFile => ({
+    c,
+    hunks: [],
+    base: null,
+    proposed: null,
+    baseMode: entries[i]!.oldMode,
+    proposedMode: entries[i]!.newMode,
+  }));
+  const { own, prov } = !opts.auto
+    ? await ownChanges(repo, {
+        judge: config.judge,
+        pending,
+        recent: await provenance,
+        staged,
+        now,
+      })
+    : { own: [], prov: await provenance };
+  const asked =
+    !opts.auto && pending.length > 0
+      ? await askAtCommit(repo, {
+          entries,
+          files: planFiles,
+          pending,
+          own,
+          prov,
+          contextLines: config.preview.contextLines,
+          color: opts.color,
+          answers,
+          disarm: () => opts.deadline?.disarm(),
+        })
+      : false;
 
   const planned = await plan('check', planFiles, answers);
-  const result = await applyCheck(opts, { repo, base, lane, entries, classified, planned, asked, prov });
+  const result = await applyCheck(opts, {
+    repo,
+    base,
+    lane,
+    entries,
+    classified,
+    planned,
+    asked,
+    prov,
+  });
   // integrity: measured from the last tip the branch gate verified (refs/guard/verified/), not from a
   // file or a message. Judged after the gate, never beside it: it may record a verified tip, and a
   // check that stops (a timeout, Ctrl-C) must leave no ref behind.
@@ -93,15 +168,41 @@ export async function check(opts: CheckOptions): Promise<CheckResult> {
 
 /** Each staged path with the blob staged for it; a rename's old path with none. */
 function stagedPaths(entries: DiffEntry[]): Array<{ path: string; oid: string | null }> {
-  return entries.flatMap((e) => [{ path: e.path, oid: e.newOid }, ...(e.oldPath !== undefined && e.oldPath !== e.path ? [{ path: e.oldPath, oid: null }] : [])]);
+  return entries.flatMap((e) => [
+    { path: e.path, oid: e.newOid },
+    ...(e.oldPath !== undefined && e.oldPath !== e.path ? [{ path: e.oldPath, oid: null }] : []),
+  ]);
 }
 
 /** The staged changes measured and classified; a staged config that would not load is refused here. */
-async function classifyStaged(cwd: string, { entries, config, policy, counts }: { entries: DiffEntry[]; config: PolicyRead['config']; policy: PolicyRead['policy']; counts: ReturnType<typeof stagedDiffSplit>['counts'] }): Promise<Classification[]> {
-  const { facts } = await collectFacts(cwd, entries, { maxBytes: Math.min(config.maxFileBytes, READ_CAP), countsReady: counts, whitespace: { range: ['--cached'], changeRatio: config.changeRatio } });
+async function classifyStaged(
+  cwd: string,
+  {
+    entries,
+    config,
+    policy,
+    counts,
+  }: {
+    entries: DiffEntry[];
+    config: PolicyRead['config'];
+    policy: PolicyRead['policy'];
+    counts: ReturnType<typeof stagedDiffSplit>['counts'];
+  },
+): Promise<Classification[]> {
+  const { facts } = await collectFacts(cwd, entries, {
+    maxBytes: Math.min(config.maxFileBytes, READ_CAP),
+    countsReady: counts,
+    whitespace: { range: ['--cached'], changeRatio: config.changeRatio },
+  });
   // A broken config must not get past the gate: once committed, it is the policy.
-  checkProposedConfig(facts.find((f) => f.path === CONFIG_FILE && f.newMode !== null)?.newText, 'staged');
-  return withAggregateLoss(facts.map((f) => classify(f, policy)), config);
+  checkProposedConfig(
+    facts.find((f) => f.path === CONFIG_FILE && f.newMode !== null)?.newText,
+    'staged',
+  );
+  return withAggregateLoss(
+    facts.map((f) => classify(f, policy)),
+    config,
+  );
 }
 
 /**
@@ -119,21 +220,40 @@ async function readStaged(cwd: string, approvedRecord: string | undefined) {
   for (const r of [opened, diffed, objects]) if (r.status === 'rejected') throw r.reason;
   const repo = (opened as PromiseFulfilledResult<Repo>).value;
   const entries = (diffed as PromiseFulfilledResult<DiffEntry[]>).value;
-  const { config, policy, also: [head, approvedBy] } = (objects as PromiseFulfilledResult<PolicyRead>).value;
+  const {
+    config,
+    policy,
+    also: [head, approvedBy],
+  } = (objects as PromiseFulfilledResult<PolicyRead>).value;
   return { diff, repo, entries, config, policy, head, approvedBy };
 }
 
 /** The approvals a person made in `guard review --commit` (its decision record), as answers by path. */
 async function reviewAnswers(
   cwd: string,
-  { record, head, classified, entries }: { record: PolicyRead['also'][number] | undefined; head: PolicyRead['also'][number] | undefined; classified: Classification[]; entries: DiffEntry[] },
+  {
+    record,
+    head,
+    classified,
+    entries,
+  }: {
+    record: PolicyRead['also'][number] | undefined;
+    head: PolicyRead['also'][number] | undefined;
+    classified: Classification[];
+    entries: DiffEntry[];
+  },
 ): Promise<Map<string, Answer>> {
   const answers = new Map<string, Answer>();
   // integrity: only a record guard wrote for a review, reachable from refs/guard/decisions/, made after HEAD
-  const trusted = record ? await (await import('../../git/person-approvals.js')).trustedReviewRecord(cwd, record.oid ?? '', commitTime(head?.data)) : null;
+  const trusted = record
+    ? await (
+        await import('../../git/person-approvals.js')
+      ).trustedReviewRecord(cwd, record.oid ?? '', commitTime(head?.data))
+    : null;
   const approved = approvalsIn(trusted ? record?.data : undefined);
   classified.forEach((c, i) => {
-    if (c.needsApproval && approved.has(`${c.path}\0${entries[i]!.newOid ?? ''}`)) answers.set(c.path, { take: 'all', via: 'review' });
+    if (c.needsApproval && approved.has(`${c.path}\0${entries[i]!.newOid ?? ''}`))
+      answers.set(c.path, { take: 'all', via: 'review' });
   });
   return answers;
 }
@@ -169,8 +289,19 @@ interface OwnChangesInput {
  * routine edit, not the gate's own files or a workflow). They pass unasked
  * once a terminal opens; without one, they are judged like everything else.
  */
-async function ownChanges(repo: Repo, { judge, pending, recent, staged, now }: OwnChangesInput): Promise<{ own: Classification[]; prov: Provenance }> {
-  const candidates = (p: Provenance) => (p.agentRunning ? [] : pending.filter((c) => !c.protected && !p.origins.has(c.path) && !(c.oldPath !== undefined && p.origins.has(c.oldPath))));
+async function ownChanges(
+  repo: Repo,
+  { judge, pending, recent, staged, now }: OwnChangesInput,
+): Promise<{ own: Classification[]; prov: Provenance }> {
+  const candidates = (p: Provenance) =>
+    p.agentRunning
+      ? []
+      : pending.filter(
+          (c) =>
+            !c.protected &&
+            !p.origins.has(c.path) &&
+            !(c.oldPath !== undefined && p.origins.has(c.oldPath)),
+        );
   if (judge !== 'agents' || candidates(recent).length === 0) return { own: [], prov: recent };
   // the whole trail, not only the recent days: an agent's write of a month ago may be what is staged
   const prov = await readProvenance(repo, staged, now, null);
@@ -178,27 +309,54 @@ async function ownChanges(repo: Repo, { judge, pending, recent, staged, now }: O
   if (own.length === 0) return { own, prov };
   const { integrityProblems } = await import('../doctor/integrity.js');
   const stagedOid = new Map(staged.map((s) => [s.path, s.oid]));
-  const onDisk = own.flatMap((c) => [{ path: c.path, oid: stagedOid.get(c.path) ?? null }, ...(c.oldPath !== undefined && c.oldPath !== c.path ? [{ path: c.oldPath, oid: null }] : [])]);
+  const onDisk = own.flatMap((c) => [
+    { path: c.path, oid: stagedOid.get(c.path) ?? null },
+    ...(c.oldPath !== undefined && c.oldPath !== c.path ? [{ path: c.oldPath, oid: null }] : []),
+  ]);
   const [intact, problems, bringing, off, atWork] = await Promise.all([
     trailIntact(repo.commonDir, prov, now),
     integrityProblems(repo.commonDir),
     bringsCommits(repo.gitDir),
     stagedOffDisk(repo.root, onDisk),
-    writtenWhileAtWork(repo.root, own.map((c) => c.path), prov.spans),
+    writtenWhileAtWork(
+      repo.root,
+      own.map((c) => c.path),
+      prov.spans,
+    ),
   ]);
   // guard's net changed outside guard (refs, hooks, an agent's hook settings): an agent may have written unseen
   if (!intact || problems.length > 0 || bringing) return { own: [], prov };
   // written while a session was at work (between two of its write calls, by a tool guard does not see): the prompt says whose
   for (const [p, o] of atWork) prov.origins.set(p, [...(prov.origins.get(p) ?? []), o]);
   // staged but not on disk: made in the index, where no shell call's window looks (git apply --cached)
-  return { own: own.filter((c) => !atWork.has(c.path) && !off.has(c.path) && !(c.oldPath !== undefined && off.has(c.oldPath))), prov };
+  return {
+    own: own.filter(
+      (c) =>
+        !atWork.has(c.path) && !off.has(c.path) && !(c.oldPath !== undefined && off.has(c.oldPath)),
+    ),
+    prov,
+  };
 }
 
 /** A merge, cherry-pick, revert or rebase in progress, or a squash merge's message: the index holds commits from elsewhere, not the person's own edits. */
 async function bringsCommits(gitDir: string): Promise<boolean> {
   const { stat } = await import('node:fs/promises');
-  const names = ['MERGE_HEAD', 'CHERRY_PICK_HEAD', 'REVERT_HEAD', 'SQUASH_MSG', 'rebase-merge', 'rebase-apply'];
-  const found = await Promise.all(names.map((n) => stat(`${gitDir}/${n}`).then(() => true, () => false)));
+  const names = [
+    'MERGE_HEAD',
+    'CHERRY_PICK_HEAD',
+    'REVERT_HEAD',
+    'SQUASH_MSG',
+    'rebase-merge',
+    'rebase-apply',
+  ];
+  const found = await Promise.all(
+    names.map((n) =>
+      stat(`${gitDir}/${n}`).then(
+        () => true,
+        () => false,
+      ),
+    ),
+  );
   return found.some(Boolean);
 }
 
@@ -207,8 +365,13 @@ async function bringsCommits(gitDir: string): Promise<boolean> {
  * rejected or merged something) checkpoint and change the index. All of it
  * through apply, the one place that passes the point of no return.
  */
-async function applyCheck(opts: CheckOptions, { repo, base, lane, entries, classified, planned, asked, prov }: Checked): Promise<CheckResult> {
-  const files: CheckedFile[] = planned.files.map((o, i) => toChecked(classified[i]!, o, writtenBy(prov, classified[i]!)));
+async function applyCheck(
+  opts: CheckOptions,
+  { repo, base, lane, entries, classified, planned, asked, prov }: Checked,
+): Promise<CheckResult> {
+  const files: CheckedFile[] = planned.files.map((o, i) =>
+    toChecked(classified[i]!, o, writtenBy(prov, classified[i]!)),
+  );
   const now = opts.now ?? new Date();
   const ctx: RecordContext = { command: 'check', lane, time: now.toISOString(), base };
   const byPath = new Map(entries.map((e) => [e.path, e]));
@@ -223,7 +386,9 @@ async function applyCheck(opts: CheckOptions, { repo, base, lane, entries, class
   const record = batch.ref!;
   commits.push(batch);
   const unstage = files.filter((f) => f.decision === 'rejected').map((f) => byPath.get(f.path)!);
-  const stage = planned.files.filter((o) => o.action === 'write').map((o) => staged(o, byPath.get(o.path)!));
+  const stage = planned.files
+    .filter((o) => o.action === 'write')
+    .map((o) => staged(o, byPath.get(o.path)!));
   const { checkpoint: taken } = await apply({
     gate: 'check',
     repo,
@@ -231,7 +396,12 @@ async function applyCheck(opts: CheckOptions, { repo, base, lane, entries, class
     deadline: opts.deadline,
     // Nothing staged, nothing decided: no record (an empty one per run would only grow refs/guard/).
     records: files.length > 0 ? commits : [],
-    target: { kind: 'index', checkpoint: { reason: 'before guard check changes the index', command: 'check', lane }, unstage, stage },
+    target: {
+      kind: 'index',
+      checkpoint: { reason: 'before guard check changes the index', command: 'check', lane },
+      unstage,
+      stage,
+    },
   });
 
   const result: CheckResult = {
@@ -246,7 +416,11 @@ async function applyCheck(opts: CheckOptions, { repo, base, lane, entries, class
     refusedAll: asked && everythingRefused(planned),
   };
   if (taken) result.checkpoint = taken.id;
-  await leaveTrailers(repo.gitDir, await approvedByPerson(planned, classified, byPath), agentTrailers(prov.origins));
+  await leaveTrailers(
+    repo.gitDir,
+    await approvedByPerson(planned, classified, byPath),
+    agentTrailers(prov.origins),
+  );
   return result;
 }
 
@@ -264,7 +438,10 @@ interface CheckRecordsInput {
  * tree the base with all of them, so N refusals cost one tree, not N trees of
  * the base's size. `git diff REF^ REF -- PATH` shows one of them.
  */
-async function recordsOf(planned: Plan, { classified, files, byPath, ctx, now }: CheckRecordsInput): Promise<{ commits: RecordCommit[]; records: DecisionRecord[] }> {
+async function recordsOf(
+  planned: Plan,
+  { classified, files, byPath, ctx, now }: CheckRecordsInput,
+): Promise<{ commits: RecordCommit[]; records: DecisionRecord[] }> {
   const blobs = new Map<string, string>();
   for (const o of planned.files) {
     const e = byPath.get(o.path)!;
@@ -279,7 +456,9 @@ async function recordsOf(planned: Plan, { classified, files, byPath, ctx, now }:
   });
   const records = decisionRecords(planned, classified, { refs, blobs });
   if (!ref) return { commits: [], records };
-  const kept = records.filter((r) => refs.has(r.path)).map((r) => (r.decision === 'blocked' ? r : { ...r, decision: 'rejected' as const }));
+  const kept = records
+    .filter((r) => refs.has(r.path))
+    .map((r) => (r.decision === 'blocked' ? r : { ...r, decision: 'rejected' as const }));
   const changes = keep.flatMap((o) => proposalChanges(byPath.get(o.path)!));
   return { commits: [rejectedCommit(ctx, { kept, ref, parent: ctx.base, changes })], records };
 }
@@ -291,18 +470,40 @@ async function recordsOf(planned: Plan, { classified, files, byPath, ctx, now }:
  * staged; for some hunks the work tree keeps the whole change (as with `git add -p`).
  */
 function staged(o: FileOutcome, e: DiffEntry): IndexWrite {
-  return { path: o.path, mode: o.mode ?? e.newMode ?? MODE.file, content: o.content!, worktreeIfHolds: o.strategy === 'hunks' ? null : e.newOid };
+  return {
+    path: o.path,
+    mode: o.mode ?? e.newMode ?? MODE.file,
+    content: o.content!,
+    worktreeIfHolds: o.strategy === 'hunks' ? null : e.newOid,
+  };
 }
 
 /**
  * What a person approved at this prompt (not what review --commit handed in, which wrote its own
  * trailers): path, the blob staged for it and its mode, for the commit's Guard-Approved: trailers.
  */
-async function approvedByPerson(planned: Plan, classified: Classification[], byPath: Map<string, DiffEntry>): Promise<Array<{ path: string; blob: string | null; mode: string | null }>> {
-  const approved = planned.files.filter((o, i) => classified[i]!.needsApproval && o.decision === 'approved' && o.decider === 'person' && o.strategy !== 'review');
+async function approvedByPerson(
+  planned: Plan,
+  classified: Classification[],
+  byPath: Map<string, DiffEntry>,
+): Promise<Array<{ path: string; blob: string | null; mode: string | null }>> {
+  const approved = planned.files.filter(
+    (o, i) =>
+      classified[i]!.needsApproval &&
+      o.decision === 'approved' &&
+      o.decider === 'person' &&
+      o.strategy !== 'review',
+  );
   if (approved.length === 0) return [];
   // a strategy or some hunks: what was staged is the result, not what the agent proposed
-  return approved.map((o) => ({ path: o.path, blob: (o.action === 'write' && o.content ? blobId(o.content, 'sha1') : byPath.get(o.path)!.newOid) ?? null, mode: o.mode ?? byPath.get(o.path)!.newMode }));
+  return approved.map((o) => ({
+    path: o.path,
+    blob:
+      (o.action === 'write' && o.content
+        ? blobId(o.content, 'sha1')
+        : byPath.get(o.path)!.newOid) ?? null,
+    mode: o.mode ?? byPath.get(o.path)!.newMode,
+  }));
 }
 
 /**
@@ -329,9 +530,11 @@ function approvalsIn(commit: Buffer | undefined): Set<string> {
   return out;
 }
 
-
 function writtenBy(prov: Provenance, c: Classification): Origin[] | undefined {
-  const list = [...(prov.origins.get(c.path) ?? []), ...(c.oldPath !== undefined && c.oldPath !== c.path ? (prov.origins.get(c.oldPath) ?? []) : [])];
+  const list = [
+    ...(prov.origins.get(c.path) ?? []),
+    ...(c.oldPath !== undefined && c.oldPath !== c.path ? (prov.origins.get(c.oldPath) ?? []) : []),
+  ];
   return list.length > 0 ? list : undefined;
 }
 
@@ -367,7 +570,11 @@ async function askAtCommit(
   { entries, files, pending, own, prov, contextLines, color, answers, disarm }: AskAtCommitInput,
 ): Promise<boolean> {
   const { openFilePrompt, askAboutFiles } = await import('../ask.js');
-  const prompt = await openFilePrompt({ color, root: repo.root, title: (name) => `guard: ${name} needs approval` });
+  const prompt = await openFilePrompt({
+    color,
+    root: repo.root,
+    title: (name) => `guard: ${name} needs approval`,
+  });
   if (!prompt) return false;
   disarm(); // --timeout bounds guard's work, not a person's thinking
   // a person is here: their own changes pass (config judge: agents), the rest is asked
@@ -383,7 +590,12 @@ async function askAtCommit(
     });
     const [objects, sections] = await Promise.all([
       catFileBatch(repo.root, names, READ_CAP),
-      readFileDiffs(repo.root, 'staged', pending.flatMap((c) => (c.oldPath !== undefined ? [c.oldPath, c.path] : [c.path])), contextLines),
+      readFileDiffs(
+        repo.root,
+        'staged',
+        pending.flatMap((c) => (c.oldPath !== undefined ? [c.oldPath, c.path] : [c.path])),
+        contextLines,
+      ),
     ]);
     pending.forEach((c, n) => {
       const i = at.get(c.path)!;
@@ -392,8 +604,8 @@ async function askAtCommit(
       const section = text ? sections.get(c.path) : undefined;
       files[i] = {
         ...files[i]!,
-        base: e.oldOid ? objects[2 * n]?.data ?? null : null,
-        proposed: e.newOid ? objects[2 * n + 1]?.data ?? null : null,
+        base: e.oldOid ? (objects[2 * n]?.data ?? null) : null,
+        proposed: e.newOid ? (objects[2 * n + 1]?.data ?? null) : null,
         hunks: section ? parseHunks(section) : [],
       };
     });

@@ -5,7 +5,13 @@ import { READ_CAP, catFileBatch } from '../../git/catfile.js';
 import { collectFacts } from '../../git/changes.js';
 import { treeDiff } from '../../git/diff.js';
 import { isShallow, openRepo } from '../../git/repo.js';
-import { DELETION_BLOB, approvalKind, pathModes, readRangeTrailers, trailerApprovalKey } from '../../git/approvals.js';
+import {
+  DELETION_BLOB,
+  approvalKind,
+  pathModes,
+  readRangeTrailers,
+  trailerApprovalKey,
+} from '../../git/approvals.js';
 import { mergeBase } from '../../git/commits.js';
 import type { AgentCommit } from '../../git/provenance.js';
 import { readPolicy } from '../../git/policy.js';
@@ -79,7 +85,14 @@ export interface CiResult {
     /** What to do about `unavailable`. */
     hint?: string;
     /** `kind: 'approval'`: a GitLab merge request approval (`id` is the approver's user id). */
-    counted: Array<{ id: number; user: string; commit: string; url?: string; kind?: 'approval'; cleared: string[] }>;
+    counted: Array<{
+      id: number;
+      user: string;
+      commit: string;
+      url?: string;
+      kind?: 'approval';
+      cleared: string[];
+    }>;
     ignored: Array<{ id: number; user: string; why: string }>;
   };
 }
@@ -92,31 +105,57 @@ export async function ci(opts: CiOptions): Promise<CiResult> {
     { flag: '--base', name: opts.base },
     { flag: '--head', name: headName },
   ]);
-  const mergeBase = await findMergeBase(cwd, { base: base!, head: head!, baseName: opts.base, headName });
+  const mergeBase = await findMergeBase(cwd, {
+    base: base!,
+    head: head!,
+    baseName: opts.base,
+    headName,
+  });
 
   const [entries, { config, policy, oid: configOid }, { approvals, agents }] = await Promise.all([
     treeDiff(cwd, mergeBase, head!),
     readPolicy(cwd, mergeBase, { shown: mergeBase.slice(0, 10) }),
     readRangeTrailers(cwd, mergeBase, head!),
   ]);
-  const { facts } = await collectFacts(cwd, entries, { maxBytes: Math.min(config.maxFileBytes, READ_CAP), whitespace: { range: [mergeBase, head!], changeRatio: config.changeRatio } });
-  const classified = withAggregateLoss(facts.map((f) => classify(f, policy)), config);
+  const { facts } = await collectFacts(cwd, entries, {
+    maxBytes: Math.min(config.maxFileBytes, READ_CAP),
+    whitespace: { range: [mergeBase, head!], changeRatio: config.changeRatio },
+  });
+  const classified = withAggregateLoss(
+    facts.map((f) => classify(f, policy)),
+    config,
+  );
 
   const files = facts.map((f, i): CiFile => {
     const c = classified[i]!;
     const blob = entries[i]!.newOid;
     const file: CiFile = { ...c, decision: 'allowed', blob, line: firstChangedLine(f) };
-    const by = [...(agents.get(c.path) ?? []), ...(c.oldPath !== undefined ? (agents.get(c.oldPath) ?? []) : [])];
+    const by = [
+      ...(agents.get(c.path) ?? []),
+      ...(c.oldPath !== undefined ? (agents.get(c.oldPath) ?? []) : []),
+    ];
     if (by.length > 0) file.writtenBy = by;
     if (c.needsApproval) {
-      const by = approvals.get(trailerApprovalKey(c.path, blob ?? DELETION_BLOB, entries[i]!.newMode));
+      const by = approvals.get(
+        trailerApprovalKey(c.path, blob ?? DELETION_BLOB, entries[i]!.newMode),
+      );
       if (by) Object.assign(file, { decision: 'approved', approvedBy: by });
       else file.decision = 'blocked';
     }
     return file;
   });
   const headModes = new Map(entries.map((e) => [e.path, e.newMode]));
-  const reviews = files.some((f) => f.decision === 'blocked') && opts.reviewEnv !== null ? await applyReviews(cwd, { base: base!, head: head!, mergeBaseOfHead: mergeBase, files, headModes, env: opts.reviewEnv ?? process.env }) : undefined;
+  const reviews =
+    files.some((f) => f.decision === 'blocked') && opts.reviewEnv !== null
+      ? await applyReviews(cwd, {
+          base: base!,
+          head: head!,
+          mergeBaseOfHead: mergeBase,
+          files,
+          headModes,
+          env: opts.reviewEnv ?? process.env,
+        })
+      : undefined;
   return {
     command: 'ci',
     base: base!,
@@ -134,13 +173,24 @@ export async function ci(opts: CiOptions): Promise<CiResult> {
  * Resolve revisions to commit ids with one cat-file process: `<rev>^{commit}`
  * peels tags and reports "missing" for anything that is not a commit.
  */
-async function resolveCommits(cwd: string, revs: Array<{ flag: string; name: string }>): Promise<string[]> {
+async function resolveCommits(
+  cwd: string,
+  revs: Array<{ flag: string; name: string }>,
+): Promise<string[]> {
   for (const r of revs) {
     if (r.name.trim() === '' || /[\n\0]/.test(r.name)) {
-      throw new GuardError('E_USAGE', `${r.flag} ${JSON.stringify(r.name)} is not a revision`, 'pass a branch, tag or commit id');
+      throw new GuardError(
+        'E_USAGE',
+        `${r.flag} ${JSON.stringify(r.name)} is not a revision`,
+        'pass a branch, tag or commit id',
+      );
     }
   }
-  const found = await catFileBatch(cwd, revs.map((r) => `${r.name}^{commit}`), 0);
+  const found = await catFileBatch(
+    cwd,
+    revs.map((r) => `${r.name}^{commit}`),
+    0,
+  );
   return revs.map((r, i) => {
     const obj = found[i];
     if (!obj || obj.type !== 'commit') {
@@ -164,7 +214,10 @@ interface MergeBaseInput {
 }
 
 /** merge-base(base, head); a usage error that says why when there is none. */
-async function findMergeBase(cwd: string, { base, head, baseName, headName }: MergeBaseInput): Promise<string> {
+async function findMergeBase(
+  cwd: string,
+  { base, head, baseName, headName }: MergeBaseInput,
+): Promise<string> {
   const mb = await mergeBase(cwd, base, head);
   if (mb) return mb;
   if (await isShallow(cwd)) {
@@ -216,20 +269,37 @@ interface ReviewsInput {
  * (reviews are few; none for a review of head), then one cat-file and one
  * ls-tree per distinct reviewed commit (the modes), in parallel.
  */
-async function applyReviews(cwd: string, { base, head, mergeBaseOfHead, files, headModes, env }: ReviewsInput): Promise<NonNullable<CiResult['reviews']>> {
+async function applyReviews(
+  cwd: string,
+  { base, head, mergeBaseOfHead, files, headModes, env }: ReviewsInput,
+): Promise<NonNullable<CiResult['reviews']>> {
   const { readReviews } = await import('../review/review-source.js');
   const pr = await readReviews(env);
-  if ('unavailable' in pr) return { source: pr.source, unavailable: pr.unavailable, ...(pr.hint ? { hint: pr.hint } : {}), counted: [], ignored: [] };
+  if ('unavailable' in pr)
+    return {
+      source: pr.source,
+      unavailable: pr.unavailable,
+      ...(pr.hint ? { hint: pr.hint } : {}),
+      counted: [],
+      ignored: [],
+    };
   const blocked = files.filter((f) => f.decision === 'blocked' && !f.path.includes('\n'));
   const commits = [...new Set(pr.reviews.map((r) => r.commit))];
   // an unknown commit makes merge-base fail: that review is "not in this clone"
-  const bases = await Promise.all(commits.map((c) => (c === head ? mergeBaseOfHead : mergeBase(cwd, base, c).catch(() => null))));
-  const names = commits.flatMap((c, i) => [`${c}^{commit}`, ...blocked.flatMap((f) => [`${c}:${f.path}`, `${bases[i] ?? c}:${f.path}`])]);
+  const bases = await Promise.all(
+    commits.map((c) => (c === head ? mergeBaseOfHead : mergeBase(cwd, base, c).catch(() => null))),
+  );
+  const names = commits.flatMap((c, i) => [
+    `${c}^{commit}`,
+    ...blocked.flatMap((f) => [`${c}:${f.path}`, `${bases[i] ?? c}:${f.path}`]),
+  ]);
   const paths = blocked.filter((f) => f.blob !== null).map((f) => f.path);
   const [found, modes] = await Promise.all([
     names.length ? catFileBatch(cwd, names, 0) : [],
     // an unknown commit: no modes (the cat-file above already says the review is not in this clone)
-    Promise.all(commits.map((c, i) => (bases[i] ? pathModes(cwd, c, paths) : new Map<string, string>()))),
+    Promise.all(
+      commits.map((c, i) => (bases[i] ? pathModes(cwd, c, paths) : new Map<string, string>())),
+    ),
   ]);
   const stride = 1 + 2 * blocked.length;
   const counted: NonNullable<CiResult['reviews']>['counted'] = [];
@@ -239,7 +309,11 @@ async function applyReviews(cwd: string, { base, head, mergeBaseOfHead, files, h
     const i = commits.indexOf(r.commit);
     const k = i * stride;
     if (found[k]?.type !== 'commit' || !bases[i]) {
-      ignored.push({ id: r.id, user: r.user, why: `the reviewed commit ${r.commit.slice(0, 10)} is not in this clone` });
+      ignored.push({
+        id: r.id,
+        user: r.user,
+        why: `the reviewed commit ${r.commit.slice(0, 10)} is not in this clone`,
+      });
       continue;
     }
     const cleared: string[] = [];
@@ -248,13 +322,29 @@ async function applyReviews(cwd: string, { base, head, mergeBaseOfHead, files, h
       const at = found[k + 1 + 2 * j];
       const before = found[k + 2 + 2 * j];
       const sameKind = approvalKind(modes[i]!.get(f.path)) === approvalKind(headModes.get(f.path));
-      const seen = f.blob === null ? !at && !!before : at?.type === 'blob' && at.oid === f.blob && sameKind && before?.oid !== f.blob;
+      const seen =
+        f.blob === null
+          ? !at && !!before
+          : at?.type === 'blob' && at.oid === f.blob && sameKind && before?.oid !== f.blob;
       if (!seen) return;
       f.decision = 'approved';
-      f.review = { id: r.id, user: r.user, commit: r.commit, ...(r.url ? { url: r.url } : {}), ...(r.kind ? { kind: r.kind } : {}) };
+      f.review = {
+        id: r.id,
+        user: r.user,
+        commit: r.commit,
+        ...(r.url ? { url: r.url } : {}),
+        ...(r.kind ? { kind: r.kind } : {}),
+      };
       cleared.push(f.path);
     });
-    counted.push({ id: r.id, user: r.user, commit: r.commit, ...(r.url ? { url: r.url } : {}), ...(r.kind ? { kind: r.kind } : {}), cleared });
+    counted.push({
+      id: r.id,
+      user: r.user,
+      commit: r.commit,
+      ...(r.url ? { url: r.url } : {}),
+      ...(r.kind ? { kind: r.kind } : {}),
+      cleared,
+    });
   }
   return { source: pr.source, counted, ignored };
 }

@@ -25,10 +25,18 @@ export interface ApiCall {
  * redirect to another origin, but a token in a custom header (GitLab's
  * PRIVATE-TOKEN) would go along.
  */
-export async function getJson(url: string, headers: Record<string, string>, { name, shown, follow = false }: ApiCall): Promise<JsonAnswer> {
+export async function getJson(
+  url: string,
+  headers: Record<string, string>,
+  { name, shown, follow = false }: ApiCall,
+): Promise<JsonAnswer> {
   let res: Response;
   try {
-    res = await fetch(url, { headers, redirect: follow ? 'follow' : 'error', signal: AbortSignal.timeout(API_TIMEOUT_MS) });
+    res = await fetch(url, {
+      headers,
+      redirect: follow ? 'follow' : 'error',
+      signal: AbortSignal.timeout(API_TIMEOUT_MS),
+    });
   } catch (err) {
     throw new Error(`${name} did not answer for ${shown}: ${networkCause(err)}`);
   }
@@ -44,7 +52,8 @@ export async function getJson(url: string, headers: Record<string, string>, { na
 /** ECONNREFUSED, a timeout, a refused redirect: what fetch's "fetch failed" hides in its cause. */
 function networkCause(err: unknown): string {
   const e = err as { name?: string; message?: string; cause?: { code?: string; message?: string } };
-  if (e?.name === 'TimeoutError' || e?.name === 'AbortError') return `no answer within ${API_TIMEOUT_MS / 1000} s`;
+  if (e?.name === 'TimeoutError' || e?.name === 'AbortError')
+    return `no answer within ${API_TIMEOUT_MS / 1000} s`;
   if (e?.cause?.code) return e.cause.code;
   return e?.cause?.message ?? e?.message ?? String(err);
 }

@@ -25,7 +25,16 @@ import type { PrReview, PrReviews } from './pr-approvals.js';
 
 /** Developer (30) or higher may push and merge: the GitLab counterpart of GitHub's write access. */
 const DEVELOPER = 30;
-const ROLES: Record<number, string> = { 0: 'no access', 5: 'Minimal Access', 10: 'Guest', 15: 'Planner', 20: 'Reporter', 30: 'Developer', 40: 'Maintainer', 50: 'Owner' };
+const ROLES: Record<number, string> = {
+  0: 'no access',
+  5: 'Minimal Access',
+  10: 'Guest',
+  15: 'Planner',
+  20: 'Reporter',
+  30: 'Developer',
+  40: 'Maintainer',
+  50: 'Owner',
+};
 /**
  * How long a version must have existed for an approval to be tied to it.
  * GitLab's web approve button (as its widget code reads) sends no head: a page
@@ -62,14 +71,17 @@ export function gitlabTarget(env: NodeJS.ProcessEnv): GitlabTarget | GitlabMissi
   const project = env.CI_MERGE_REQUEST_PROJECT_ID || env.CI_PROJECT_ID;
   const iid = Number(env.CI_MERGE_REQUEST_IID ?? NaN);
   const api = env.CI_API_V4_URL;
-  if (!Number.isInteger(iid) || iid <= 0) return { missing: 'no CI_MERGE_REQUEST_IID (not a merge request pipeline)', source: null };
+  if (!Number.isInteger(iid) || iid <= 0)
+    return { missing: 'no CI_MERGE_REQUEST_IID (not a merge request pipeline)', source: null };
   if (!project || !/^\d+$/.test(project)) return { missing: 'no CI_PROJECT_ID', source: null };
-  if (!api || !/^https?:\/\/[^\s]+$/.test(api)) return { missing: 'no CI_API_V4_URL', source: null };
+  if (!api || !/^https?:\/\/[^\s]+$/.test(api))
+    return { missing: 'no CI_API_V4_URL', source: null };
   const source = `gitlab ${env.CI_MERGE_REQUEST_PROJECT_PATH || env.CI_PROJECT_PATH || project}!${iid}`;
   const token = env.GUARD_GITLAB_TOKEN || env.GITLAB_TOKEN;
   if (!token) {
     return {
-      missing: 'no GUARD_GITLAB_TOKEN or GITLAB_TOKEN (CI_JOB_TOKEN may not read merge request approvals)',
+      missing:
+        'no GUARD_GITLAB_TOKEN or GITLAB_TOKEN (CI_JOB_TOKEN may not read merge request approvals)',
       source,
       hint: 'add a masked CI/CD variable GUARD_GITLAB_TOKEN: a project access token with the Reporter role and the read_api scope',
     };
@@ -87,8 +99,13 @@ type Get = (path: string) => ReturnType<typeof getJson>;
 
 /** The approvals that count on a GitLab merge request. Throws with a one-line message when the API cannot be read. */
 export async function gitlabApprovals(t: GitlabTarget): Promise<PrReviews> {
-  const headers = { 'private-token': t.token, accept: 'application/json', 'user-agent': 'guard-ci' };
-  const get: Get = (path) => getJson(`${t.api}${path}`, headers, { name: 'GitLab API', shown: path.replace(/\?.*$/, '') });
+  const headers = {
+    'private-token': t.token,
+    accept: 'application/json',
+    'user-agent': 'guard-ci',
+  };
+  const get: Get = (path) =>
+    getJson(`${t.api}${path}`, headers, { name: 'GitLab API', shown: path.replace(/\?.*$/, '') });
   const mr = await readMergeRequest(t, get);
   const out: PrReviews = { source: t.source, reviews: [], ignored: [] };
   const candidates = approvalCandidates(mr, out);
@@ -121,15 +138,18 @@ async function readMergeRequest(t: GitlabTarget, get: Get): Promise<MergeRequest
   if (typeof author !== 'number') throw new Error('GitLab API: the merge request names no author');
   const webUrl = (mr.body as { web_url?: unknown }).web_url;
   const approvedBy = (approvals.body as { approved_by?: unknown } | null)?.approved_by;
-  if (!Array.isArray(approvedBy)) throw new Error('GitLab API: the approvals are not a list (approved_by)');
+  if (!Array.isArray(approvedBy))
+    throw new Error('GitLab API: the approvals are not a list (approved_by)');
   const heads = readVersions(versions.body);
   const olderVersions = hasNextPage(versions.headers);
   if (!Array.isArray(reviewers.body)) throw new Error('GitLab API: the reviewers are not a list');
   // an unread page could hold a "requested changes": fail closed
-  if (hasNextPage(reviewers.headers)) throw new Error(`GitLab API: more than ${PER_PAGE} reviewers: not all read`);
+  if (hasNextPage(reviewers.headers))
+    throw new Error(`GitLab API: more than ${PER_PAGE} reviewers: not all read`);
   const requestedChanges = new Set<number>();
   for (const r of reviewers.body as Array<{ user?: RawUser; state?: unknown }>) {
-    if (typeof r?.user?.id === 'number' && r.state === 'requested_changes') requestedChanges.add(r.user.id);
+    if (typeof r?.user?.id === 'number' && r.state === 'requested_changes')
+      requestedChanges.add(r.user.id);
   }
   return { author, webUrl, approvedBy, heads, olderVersions, requestedChanges };
 }
@@ -143,7 +163,11 @@ function approvalCandidates(mr: MergeRequestFacts, out: PrReviews): Candidate[] 
     const id = a?.user?.id;
     const user = a?.user?.username;
     if (typeof id !== 'number' || typeof user !== 'string' || user === '') {
-      out.ignored.push({ id: typeof id === 'number' ? id : 0, user: typeof user === 'string' ? user : '?', why: 'the approval names no user' });
+      out.ignored.push({
+        id: typeof id === 'number' ? id : 0,
+        user: typeof user === 'string' ? user : '?',
+        why: 'the approval names no user',
+      });
       continue;
     }
     const why = (m: string) => out.ignored.push({ id, user, why: m });
@@ -169,26 +193,49 @@ function approvalCandidates(mr: MergeRequestFacts, out: PrReviews): Candidate[] 
       why(seen.why);
       continue;
     }
-    candidates.push({ id, user, commit: seen.sha, kind: 'approval', at, submittedAt: new Date(at).toISOString(), ...(typeof mr.webUrl === 'string' ? { url: mr.webUrl } : {}) });
+    candidates.push({
+      id,
+      user,
+      commit: seen.sha,
+      kind: 'approval',
+      at,
+      submittedAt: new Date(at).toISOString(),
+      ...(typeof mr.webUrl === 'string' ? { url: mr.webUrl } : {}),
+    });
   }
   return candidates;
 }
 
 /** One request for every approver's role; those with Developer access or more, active, go to `out.reviews`. */
-async function keepMembers(t: GitlabTarget, get: Get, candidates: Candidate[], out: PrReviews): Promise<void> {
+async function keepMembers(
+  t: GitlabTarget,
+  get: Get,
+  candidates: Candidate[],
+  out: PrReviews,
+): Promise<void> {
   // one request for every approver's role, inherited from groups included (the highest is listed)
   const ids = [...new Set(candidates.map((c) => c.id))];
-  const members = await get(`/projects/${t.project}/members/all?per_page=${PER_PAGE}&user_ids=${ids.join(',')}`);
+  const members = await get(
+    `/projects/${t.project}/members/all?per_page=${PER_PAGE}&user_ids=${ids.join(',')}`,
+  );
   if (!Array.isArray(members.body)) throw new Error('GitLab API: the members are not a list');
   const role = new Map<number, { level: number; state: unknown }>();
   for (const m of members.body as Array<RawUser & { access_level?: unknown }>) {
-    if (typeof m?.id === 'number' && typeof m.access_level === 'number') role.set(m.id, { level: Math.max(m.access_level, role.get(m.id)?.level ?? 0), state: m.state });
+    if (typeof m?.id === 'number' && typeof m.access_level === 'number')
+      role.set(m.id, {
+        level: Math.max(m.access_level, role.get(m.id)?.level ?? 0),
+        state: m.state,
+      });
   }
   // oldest first, as GitHub lists reviews: the caller tries the newest first
   for (const c of candidates.sort((x, y) => x.at - y.at)) {
     const r = role.get(c.id);
     if (!r || r.level < DEVELOPER) {
-      out.ignored.push({ id: c.id, user: c.user, why: `no Developer access or more (${r ? (ROLES[r.level] ?? `access level ${r.level}`) : 'not a member'})` });
+      out.ignored.push({
+        id: c.id,
+        user: c.user,
+        why: `no Developer access or more (${r ? (ROLES[r.level] ?? `access level ${r.level}`) : 'not a member'})`,
+      });
       continue;
     }
     if (r.state !== undefined && r.state !== 'active') {
@@ -211,13 +258,21 @@ export interface MrVersion {
  * SETTLE_MS before it; or why none can be named. `olderUnlisted`: GitLab has
  * more versions than it listed (all older than the listed ones).
  */
-export function headSeen(versions: readonly MrVersion[], at: number, olderUnlisted: boolean): { sha: string } | { why: string } {
+export function headSeen(
+  versions: readonly MrVersion[],
+  at: number,
+  olderUnlisted: boolean,
+): { sha: string } | { why: string } {
   let seen: MrVersion | undefined;
   for (const v of versions) if (v.at + SETTLE_MS <= at && (!seen || v.at > seen.at)) seen = v;
   if (seen?.sha) return { sha: seen.sha };
   if (seen) return { why: 'approved a version GitLab lists without its head commit' };
-  if (versions.some((v) => v.at < at)) return { why: `given less than ${SETTLE_MS / 1000} s after the merge request's first version GitLab lists: approve again` };
-  if (olderUnlisted) return { why: `approved a version older than the ${PER_PAGE} newest GitLab lists` };
+  if (versions.some((v) => v.at < at))
+    return {
+      why: `given less than ${SETTLE_MS / 1000} s after the merge request's first version GitLab lists: approve again`,
+    };
+  if (olderUnlisted)
+    return { why: `approved a version older than the ${PER_PAGE} newest GitLab lists` };
   return { why: 'approved before any version of the merge request GitLab lists' };
 }
 
@@ -228,11 +283,13 @@ export function headSeen(versions: readonly MrVersion[], at: number, olderUnlist
  * to nothing rather than to the version before it, which it did not see.
  */
 function readVersions(body: unknown): MrVersion[] {
-  if (!Array.isArray(body)) throw new Error('GitLab API: the merge request versions are not a list');
+  if (!Array.isArray(body))
+    throw new Error('GitLab API: the merge request versions are not a list');
   return body.map((v: { head_commit_sha?: unknown; created_at?: unknown } | null) => {
     const sha = v?.head_commit_sha;
     const at = typeof v?.created_at === 'string' ? Date.parse(v.created_at) : NaN;
-    if (!Number.isFinite(at)) throw new Error('GitLab API: a merge request version has no created_at');
+    if (!Number.isFinite(at))
+      throw new Error('GitLab API: a merge request version has no created_at');
     return { sha: typeof sha === 'string' && SHA.test(sha) ? sha.toLowerCase() : null, at };
   });
 }

@@ -59,7 +59,9 @@ interface RawReview {
 }
 
 /** Is there a GitHub pull request and a token to ask about it with? What to ask, or why not. */
-export function githubTarget(env: NodeJS.ProcessEnv): { api: string; repo: string; pr: number; token: string } | { missing: string } {
+export function githubTarget(
+  env: NodeJS.ProcessEnv,
+): { api: string; repo: string; pr: number; token: string } | { missing: string } {
   const token = env.GITHUB_TOKEN ?? env.GH_TOKEN;
   const repo = env.GITHUB_REPOSITORY;
   if (!token) return { missing: 'no GITHUB_TOKEN' };
@@ -67,14 +69,23 @@ export function githubTarget(env: NodeJS.ProcessEnv): { api: string; repo: strin
   let pr = Number(env.GUARD_PR_NUMBER ?? NaN);
   if (!Number.isInteger(pr) && env.GITHUB_EVENT_PATH) {
     try {
-      const event = JSON.parse(readFileSync(env.GITHUB_EVENT_PATH, 'utf8')) as { pull_request?: { number?: number }; number?: number };
+      const event = JSON.parse(readFileSync(env.GITHUB_EVENT_PATH, 'utf8')) as {
+        pull_request?: { number?: number };
+        number?: number;
+      };
       pr = Number(event.pull_request?.number ?? NaN);
     } catch {
       return { missing: `GITHUB_EVENT_PATH ${env.GITHUB_EVENT_PATH} is not readable JSON` };
     }
   }
-  if (!Number.isInteger(pr) || pr <= 0) return { missing: 'no pull request number (not a pull_request or pull_request_review event)' };
-  return { api: (env.GITHUB_API_URL ?? 'https://api.github.com').replace(/\/+$/, ''), repo, pr, token };
+  if (!Number.isInteger(pr) || pr <= 0)
+    return { missing: 'no pull request number (not a pull_request or pull_request_review event)' };
+  return {
+    api: (env.GITHUB_API_URL ?? 'https://api.github.com').replace(/\/+$/, ''),
+    repo,
+    pr,
+    token,
+  };
 }
 
 /** The approvals that count on a GitHub pull request. Throws with a one-line message when the API cannot be read. */
@@ -85,22 +96,41 @@ export async function githubReviews(t: GitHubTarget): Promise<PrReviews> {
   const candidates = approvalsByPeople(raw, out.ignored);
   // the permission of the newest MAX_PERMISSION_LOOKUPS approvers GitHub does not vouch for, in parallel
   // (one approval per person is left: at most that many requests, however many reviews)
-  const ask = candidates.filter((r) => !WRITERS.has(r.author_association ?? '')).reverse().slice(0, MAX_PERMISSION_LOOKUPS);
+  const ask = candidates
+    .filter((r) => !WRITERS.has(r.author_association ?? ''))
+    .reverse()
+    .slice(0, MAX_PERMISSION_LOOKUPS);
   const permission = new Map<string, string>();
   await Promise.all(
     ask.map(async (r) => {
-      const p = await get(`${t.api}/repos/${t.repo}/collaborators/${encodeURIComponent(r.user!.login)}/permission`).catch(() => null);
-      permission.set(r.user!.login, String((p?.body as { permission?: string } | undefined)?.permission ?? ''));
+      const p = await get(
+        `${t.api}/repos/${t.repo}/collaborators/${encodeURIComponent(r.user!.login)}/permission`,
+      ).catch(() => null);
+      permission.set(
+        r.user!.login,
+        String((p?.body as { permission?: string } | undefined)?.permission ?? ''),
+      );
     }),
   );
   for (const r of candidates) {
     const login = r.user!.login;
     if (!WRITERS.has(r.author_association ?? '') && !permission.has(login)) {
-      out.ignored.push({ id: r.id, user: login, why: `not checked: more than ${MAX_PERMISSION_LOOKUPS} approvers need a permission lookup` });
+      out.ignored.push({
+        id: r.id,
+        user: login,
+        why: `not checked: more than ${MAX_PERMISSION_LOOKUPS} approvers need a permission lookup`,
+      });
       continue;
     }
-    if (!WRITERS.has(r.author_association ?? '') && !WRITE_PERMISSIONS.has(permission.get(login)!)) {
-      out.ignored.push({ id: r.id, user: login, why: `no write access (${r.author_association ?? 'unknown'})` });
+    if (
+      !WRITERS.has(r.author_association ?? '') &&
+      !WRITE_PERMISSIONS.has(permission.get(login)!)
+    ) {
+      out.ignored.push({
+        id: r.id,
+        user: login,
+        why: `no write access (${r.author_association ?? 'unknown'})`,
+      });
       continue;
     }
     out.reviews.push({
@@ -126,8 +156,17 @@ type GitHubGet = (url: string) => Promise<{ body: unknown; next: string | null }
 /** One GET of the GitHub API, with the page after it (the Link header's rel="next"). */
 function githubGet(t: GitHubTarget): GitHubGet {
   return async (url) => {
-    const headers = { authorization: `Bearer ${t.token}`, accept: 'application/vnd.github+json', 'x-github-api-version': '2022-11-28', 'user-agent': 'guard-ci' };
-    const res = await getJson(url, headers, { name: 'GitHub API', shown: url.replace(t.api, ''), follow: true });
+    const headers = {
+      authorization: `Bearer ${t.token}`,
+      accept: 'application/vnd.github+json',
+      'x-github-api-version': '2022-11-28',
+      'user-agent': 'guard-ci',
+    };
+    const res = await getJson(url, headers, {
+      name: 'GitHub API',
+      shown: url.replace(t.api, ''),
+      follow: true,
+    });
     const next = /<([^>]+)>;\s*rel="next"/.exec(res.headers.get('link') ?? '')?.[1] ?? null;
     return { body: res.body, next };
   };
@@ -142,7 +181,8 @@ async function allReviews(t: GitHubTarget, get: GitHubGet): Promise<RawReview[]>
     if (!Array.isArray(r.body)) throw new Error('GitHub API: the reviews are not a list');
     raw.push(...(r.body as RawReview[]));
     // only follow a next page on the same API host; one elsewhere is a page not read: fail closed
-    if (r.next && !r.next.startsWith(t.api + '/')) throw new Error(`GitHub API: the next page of reviews is not on ${t.api}: not all read`);
+    if (r.next && !r.next.startsWith(t.api + '/'))
+      throw new Error(`GitHub API: the next page of reviews is not on ${t.api}: not all read`);
     url = r.next;
   }
   // unread pages could hold a later "changes requested": fail closed
@@ -158,7 +198,12 @@ function approvalsByPeople(raw: RawReview[], ignored: PrReviews['ignored']): Raw
   const candidates: RawReview[] = [];
   for (const r of raw) {
     if (r.state !== 'APPROVED' || !r.user?.login || latest.get(r.user.login) !== r) {
-      if (r.state === 'APPROVED' && r.user?.login) ignored.push({ id: r.id, user: r.user.login, why: 'a later review by the same person replaces it' });
+      if (r.state === 'APPROVED' && r.user?.login)
+        ignored.push({
+          id: r.id,
+          user: r.user.login,
+          why: 'a later review by the same person replaces it',
+        });
       continue;
     }
     // a person's review: an app (github-actions[bot], an agent's own app) that may approve is no person

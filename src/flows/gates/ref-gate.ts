@@ -5,10 +5,27 @@ import { approvalKey, personApprovals } from '../../git/person-approvals.js';
 import { READ_CAP } from '../../git/catfile.js';
 import { collectFacts } from '../../git/changes.js';
 import { treeDiff, type DiffEntry } from '../../git/diff.js';
-import { anchorDay, branchTips, commitTimes, DROPPED_REFS, heldElsewhere, isZeroOid, moveBase, shallowCutsIn, type Settled } from '../../git/moves.js';
+import {
+  anchorDay,
+  branchTips,
+  commitTimes,
+  DROPPED_REFS,
+  heldElsewhere,
+  isZeroOid,
+  moveBase,
+  shallowCutsIn,
+  type Settled,
+} from '../../git/moves.js';
 import { commonDirOf } from '../../git/journal.js';
 import { apply, record } from '../../apply/apply.js';
-import { REFS, decisionBatch, newRef, proposalChanges, rejectedCommit, type RecordCommit } from '../../git/records.js';
+import {
+  REFS,
+  decisionBatch,
+  newRef,
+  proposalChanges,
+  rejectedCommit,
+  type RecordCommit,
+} from '../../git/records.js';
 import { type FlowOptions } from '../context.js';
 import { readPolicy } from '../../git/policy.js';
 
@@ -35,7 +52,13 @@ export interface MoveVerdict extends RefMove {
   /** What the move was measured against. */
   base: string;
   /** Changes that need a person, with what was decided. */
-  files: Array<Classification & { decision: 'approved' | 'rejected' | 'blocked'; decider: 'person' | 'auto'; approvedBy?: 'record' | 'prompt' }>;
+  files: Array<
+    Classification & {
+      decision: 'approved' | 'rejected' | 'blocked';
+      decider: 'person' | 'auto';
+      approvedBy?: 'record' | 'prompt';
+    }
+  >;
   refused: boolean;
   /** Why the move was refused when no file says it (history cut by .git/shallow). */
   reason?: string;
@@ -83,7 +106,12 @@ interface MeasureOptions {
 }
 
 /** What moving to `to` from the last verified tip brings in, under the policy committed at the base. */
-export async function measureMove(cwd: string, anchor: string, to: string, opts: MeasureOptions = {}): Promise<Measured> {
+export async function measureMove(
+  cwd: string,
+  anchor: string,
+  to: string,
+  opts: MeasureOptions = {},
+): Promise<Measured> {
   return measureBetween(cwd, await moveBase(cwd, anchor, to), to, opts);
 }
 
@@ -92,15 +120,26 @@ export async function measureMove(cwd: string, anchor: string, to: string, opts:
  * change as a whole (core/aggregate), bytes as well as lines, reindents
  * measured by git's `diff -b` as check does.
  */
-async function measureBetween(cwd: string, base: string, to: string, opts: MeasureOptions): Promise<Measured> {
+async function measureBetween(
+  cwd: string,
+  base: string,
+  to: string,
+  opts: MeasureOptions,
+): Promise<Measured> {
   if (opts.paths && opts.paths.length === 0) return { base, entries: [], needing: [], all: [] };
   const [diff, { config, policy }] = await Promise.all([
-    treeDiff(cwd, base, to, { paths: opts.paths, ...(opts.renameSimilarity === undefined ? {} : { renameSimilarity: opts.renameSimilarity }) }),
+    treeDiff(cwd, base, to, {
+      paths: opts.paths,
+      ...(opts.renameSimilarity === undefined ? {} : { renameSimilarity: opts.renameSimilarity }),
+    }),
     // an older tip's broken config must not lock the branch for good: that range is measured under the defaults
     readPolicy(cwd, base, { broken: opts.brokenConfig === 'defaults' ? 'defaults' : 'throw' }),
   ]);
   const entries = opts.only ? diff.filter(opts.only) : diff;
-  const { facts } = await collectFacts(cwd, entries, { maxBytes: Math.min(config.maxFileBytes, READ_CAP), whitespace: { range: [base, to], changeRatio: config.changeRatio } });
+  const { facts } = await collectFacts(cwd, entries, {
+    maxBytes: Math.min(config.maxFileBytes, READ_CAP),
+    whitespace: { range: [base, to], changeRatio: config.changeRatio },
+  });
   const each = facts.map((f) => classify(f, policy));
   const all = opts.aggregate === false ? each : withAggregateLoss(each, config);
   return { base, entries, needing: all.filter((c) => c.needsApproval), all };
@@ -110,7 +149,9 @@ async function measureBetween(cwd: string, base: string, to: string, opts: Measu
 const STEP_RENAME_SIMILARITY = 20;
 
 /** Both names of every entry: the paths a measure restricted to these changes looks at. */
-const namesOf = (entries: readonly DiffEntry[]): string[] => [...new Set(entries.flatMap((e) => (e.oldPath !== undefined ? [e.oldPath, e.path] : [e.path])))];
+const namesOf = (entries: readonly DiffEntry[]): string[] => [
+  ...new Set(entries.flatMap((e) => (e.oldPath !== undefined ? [e.oldPath, e.path] : [e.path]))),
+];
 
 /**
  * What a move from `from` to `to` drops: the commits reachable from `from`
@@ -120,12 +161,22 @@ const namesOf = (entries: readonly DiffEntry[]): string[] => [...new Set(entries
  * rebase that replays every commit loses nothing, and an amend that only
  * adds to the commit it replaces loses nothing. Null when nothing is lost.
  */
-async function measureDrop(cwd: string, from: string, to: string, base: string): Promise<Classification[] | null> {
+async function measureDrop(
+  cwd: string,
+  from: string,
+  to: string,
+  base: string,
+): Promise<Classification[] | null> {
   const changed = namesOf(await treeDiff(cwd, base, from));
   if (changed.length === 0) return null;
   // a huge range: measure it whole rather than pass thousands of names on a command line
-  const m = await measureBetween(cwd, from, to, { brokenConfig: 'defaults', ...(changed.length <= 1000 ? { paths: changed } : {}) });
-  const lost = m.all.filter((c) => c.status === 'delete' || c.status === 'replace' || c.linesDeleted > 0);
+  const m = await measureBetween(cwd, from, to, {
+    brokenConfig: 'defaults',
+    ...(changed.length <= 1000 ? { paths: changed } : {}),
+  });
+  const lost = m.all.filter(
+    (c) => c.status === 'delete' || c.status === 'replace' || c.linesDeleted > 0,
+  );
   return lost.length > 0 ? lost : null;
 }
 
@@ -140,10 +191,18 @@ export async function gateMoves(opts: GateOptions): Promise<GateResult> {
   const all = parseRefLines(opts.input).filter((l) => l.ref.startsWith('refs/heads/'));
   const lines = all.filter((l) => !isZeroOid(l.new));
   const deletions = all.filter((l) => isZeroOid(l.new) && !l.ref.startsWith('refs/heads/guard/'));
-  if (lines.length === 0 && deletions.length === 0) return { command: 'verify-refs', moves: [], refused: 0 };
+  if (lines.length === 0 && deletions.length === 0)
+    return { command: 'verify-refs', moves: [], refused: 0 };
   const tips = await branchTips(cwd);
   const now = opts.now ?? new Date();
-  const gate: MoveGate = { cwd, opts, tips, now, day: anchorDay(now), person: personAsked(opts.color) };
+  const gate: MoveGate = {
+    cwd,
+    opts,
+    tips,
+    now,
+    day: anchorDay(now),
+    person: personAsked(opts.color),
+  };
   const judged: JudgedMove[] = [];
   try {
     for (const m of movesOf(lines, tips)) judged.push(await judgeMove(gate, m));
@@ -159,13 +218,33 @@ export async function gateMoves(opts: GateOptions): Promise<GateResult> {
   // Only a transaction that goes through moves the verified tips, anchors and kept tips (all or none, like git's).
   await record('ref-gate', repo, records, { now });
   if (refused > 0) return { command: 'verify-refs', moves: verdicts, refused };
-  const stale = [...tips.anchors.values()].flat().filter((a) => a.day !== gate.day).map((a) => a.ref);
+  const stale = [...tips.anchors.values()]
+    .flat()
+    .filter((a) => a.day !== gate.day)
+    .map((a) => a.ref);
   const settled = judged.flatMap((j) => (j.settled ? [j.settled] : []));
-  await apply({ gate: 'ref-gate', repo, now, records: [], target: { kind: 'tips', settle: { moves: settled, day: gate.day, stale } } });
+  await apply({
+    gate: 'ref-gate',
+    repo,
+    now,
+    records: [],
+    target: { kind: 'tips', settle: { moves: settled, day: gate.day, stale } },
+  });
   // (after the settling, as before: a tip a move just kept as dropped is held elsewhere now)
   const deleted = await deletedBranches(cwd, deletions, tips.heads, now);
-  await apply({ gate: 'ref-gate', repo, now, records: [], target: { kind: 'tips', dropped: deleted.map((d) => ({ ref: d.kept, tip: d.tip })) } });
-  return { command: 'verify-refs', moves: verdicts, refused, ...(deleted.length > 0 ? { deleted } : {}) };
+  await apply({
+    gate: 'ref-gate',
+    repo,
+    now,
+    records: [],
+    target: { kind: 'tips', dropped: deleted.map((d) => ({ ref: d.kept, tip: d.tip })) },
+  });
+  return {
+    command: 'verify-refs',
+    moves: verdicts,
+    refused,
+    ...(deleted.length > 0 ? { deleted } : {}),
+  };
 }
 
 type Tips = Awaited<ReturnType<typeof branchTips>>;
@@ -190,7 +269,10 @@ interface JudgedMove {
 }
 
 /** The moves of existing branches, from the tip each has now (or its last verified tip). */
-function movesOf(lines: ReadonlyArray<{ new: string; ref: string }>, { heads, verified }: Tips): RefMove[] {
+function movesOf(
+  lines: ReadonlyArray<{ new: string; ref: string }>,
+  { heads, verified }: Tips,
+): RefMove[] {
   const moves: RefMove[] = [];
   for (const l of lines) {
     // A new branch brings nothing in by itself: what it holds is measured when it moves into another.
@@ -224,16 +306,30 @@ async function judgeMove(gate: MoveGate, m: RefMove): Promise<JudgedMove> {
     const reason = `.git/shallow cuts ${cuts[0]!.slice(0, 10)}, which this move brings in, off from its parents: what it changes cannot be measured`;
     return { verdict: { ...m, base: m.from, files: [], refused: true, reason }, commits: [] };
   }
-  const { measured, droppedPastGate } = await measureSinceVerified(cwd, m, gate.tips.verified.get(m.ref));
+  const { measured, droppedPastGate } = await measureSinceVerified(
+    cwd,
+    m,
+    gate.tips.verified.get(m.ref),
+  );
   const today = (gate.tips.anchors.get(m.ref) ?? []).find((a) => a.day === gate.day);
-  if (today && today.oid !== m.from && today.oid !== m.to && measured.entries.length > 0) await addStepByStep(cwd, m, measured, today.oid);
+  if (today && today.oid !== m.from && today.oid !== m.to && measured.entries.length > 0)
+    await addStepByStep(cwd, m, measured, today.oid);
   const v: MoveVerdict = { ...m, base: measured.base, files: [], refused: false };
   const byPath = new Map(measured.entries.map((e) => [e.path, e]));
   if (measured.needing.length > 0) await decideFiles(gate, v, measured, byPath);
   // Moves that drop commits (reset, a rebase that drops one, branch -f, update-ref back):
   // never refused (the dropped tip is kept, so one command brings it back), always reported.
-  const lost = v.refused || measured.base === m.from ? null : await measureDrop(cwd, m.from, m.to, measured.base);
-  if (lost) v.dropped = { tip: m.from, ref: newRef(DROPPED_REFS, now), files: lost, needsApproval: lost.some((c) => c.needsApproval) };
+  const lost =
+    v.refused || measured.base === m.from
+      ? null
+      : await measureDrop(cwd, m.from, m.to, measured.base);
+  if (lost)
+    v.dropped = {
+      tip: m.from,
+      ref: newRef(DROPPED_REFS, now),
+      files: lost,
+      needsApproval: lost.some((c) => c.needsApproval),
+    };
   const commits = moveRecords(v, measured, byPath, now);
   // the last approved state: a move a person approved starts today's steps afresh
   const personApproved = v.files.length > 0 && v.files.every((f) => f.decision === 'approved');
@@ -246,7 +342,9 @@ async function judgeMove(gate: MoveGate, m: RefMove): Promise<JudgedMove> {
     ...(anchor ? { anchor } : {}),
     dropped: [
       ...(v.dropped ? [{ ref: v.dropped.ref, tip: v.dropped.tip }] : []),
-      ...(droppedPastGate && droppedPastGate !== v.dropped?.tip ? [{ ref: newRef(DROPPED_REFS, now), tip: droppedPastGate }] : []),
+      ...(droppedPastGate && droppedPastGate !== v.dropped?.tip
+        ? [{ ref: newRef(DROPPED_REFS, now), tip: droppedPastGate }]
+        : []),
     ],
   };
   return { verdict: v, commits, settled };
@@ -256,7 +354,11 @@ async function judgeMove(gate: MoveGate, m: RefMove): Promise<JudgedMove> {
  * From the tip the branch has now (a forged verified ref cannot shrink this), and from the last
  * verified tip when that differs (what an earlier move past the gate brought in).
  */
-async function measureSinceVerified(cwd: string, m: RefMove, v0: string | undefined): Promise<{ measured: Measured; droppedPastGate?: string }> {
+async function measureSinceVerified(
+  cwd: string,
+  m: RefMove,
+  v0: string | undefined,
+): Promise<{ measured: Measured; droppedPastGate?: string }> {
   const measured = await measureMove(cwd, m.from, m.to);
   if (!v0 || v0 === m.from || v0 === m.to) return { measured };
   const seen = new Set(measured.needing.map((c) => c.path));
@@ -272,7 +374,12 @@ async function measureSinceVerified(cwd: string, m: RefMove, v0: string | undefi
  * Step by step: the paths this move changes, measured from the branch as it was at its
  * first move today (or the last tip a person approved), so small steps add up.
  */
-async function addStepByStep(cwd: string, m: RefMove, measured: Measured, todayOid: string): Promise<void> {
+async function addStepByStep(
+  cwd: string,
+  m: RefMove,
+  measured: Measured,
+  todayOid: string,
+): Promise<void> {
   // the whole range, not a pathspec: a rename earlier in the day (big.txt -> b.txt, then b.txt
   // trimmed) is followed only when git sees both names, and from 20% similarity rather than
   // git's 50%: a renamed file trimmed by half is still that file. A step that is not a replace
@@ -280,14 +387,23 @@ async function addStepByStep(cwd: string, m: RefMove, measured: Measured, todayO
   // it cannot fall under 25%. (Padding the renamed file with new lines lowers git's score
   // too: docs/reliability/backdoors.md, still open.)
   const touched = new Set(namesOf(measured.entries));
-  const only = (e: DiffEntry) => touched.has(e.path) || (e.oldPath !== undefined && touched.has(e.oldPath));
+  const only = (e: DiffEntry) =>
+    touched.has(e.path) || (e.oldPath !== undefined && touched.has(e.oldPath));
   // what the day changed elsewhere is not read: only the files this move touches
-  const steps = await measureMove(cwd, todayOid, m.to, { brokenConfig: 'defaults', aggregate: false, renameSimilarity: STEP_RENAME_SIMILARITY, only });
+  const steps = await measureMove(cwd, todayOid, m.to, {
+    brokenConfig: 'defaults',
+    aggregate: false,
+    renameSimilarity: STEP_RENAME_SIMILARITY,
+    only,
+  });
   for (const c of steps.needing) {
     if (measured.needing.some((n) => n.path === c.path)) continue;
     measured.needing.push({
       ...c,
-      reasons: [...c.reasons, `measured against ${todayOid.slice(0, 10)}, the branch at its first move today or the last move a person approved: step by step, the commits since add up to this`],
+      reasons: [
+        ...c.reasons,
+        `measured against ${todayOid.slice(0, 10)}, the branch at its first move today or the last move a person approved: step by step, the commits since add up to this`,
+      ],
       rules: [...c.rules, 'step-by-step'],
     });
   }
@@ -296,12 +412,18 @@ async function addStepByStep(cwd: string, m: RefMove, measured: Measured, todayO
 }
 
 /** Each change that needs a person: approved by a person's record since the base, else asked at the terminal, else blocked. */
-async function decideFiles(gate: MoveGate, v: MoveVerdict, measured: Measured, byPath: ReadonlyMap<string, DiffEntry>): Promise<void> {
+async function decideFiles(
+  gate: MoveGate,
+  v: MoveVerdict,
+  measured: Measured,
+  byPath: ReadonlyMap<string, DiffEntry>,
+): Promise<void> {
   const since = (await commitTimes(gate.cwd, [measured.base])).get(measured.base) ?? 0;
   const approved = await personApprovals(gate.cwd, since);
   for (const c of measured.needing) {
     const blob = byPath.get(c.path)?.newOid ?? null;
-    if (approved.has(approvalKey(c.path, blob))) v.files.push({ ...c, decision: 'approved', decider: 'person', approvedBy: 'record' });
+    if (approved.has(approvalKey(c.path, blob)))
+      v.files.push({ ...c, decision: 'approved', decider: 'person', approvedBy: 'record' });
     else v.files.push({ ...c, decision: 'blocked', decider: 'auto' });
   }
   const open = v.files.filter((f) => f.decision === 'blocked');
@@ -309,8 +431,14 @@ async function decideFiles(gate: MoveGate, v: MoveVerdict, measured: Measured, b
   if (prompt) {
     // The move is taken whole or not at all: no hunks, no strategies. `q` leaves the rest blocked.
     for (const f of open) {
-      const asked = await prompt.ask({ c: f, hunks: [], strategies: [], texts: async () => ({ base: '', lane: '' }) });
-      if (asked.answer?.take === 'all') Object.assign(f, { decision: 'approved', decider: 'person', approvedBy: 'prompt' });
+      const asked = await prompt.ask({
+        c: f,
+        hunks: [],
+        strategies: [],
+        texts: async () => ({ base: '', lane: '' }),
+      });
+      if (asked.answer?.take === 'all')
+        Object.assign(f, { decision: 'approved', decider: 'person', approvedBy: 'prompt' });
       else if (asked.answer) Object.assign(f, { decision: 'rejected', decider: 'person' });
       if (asked.quit) break;
     }
@@ -319,23 +447,51 @@ async function decideFiles(gate: MoveGate, v: MoveVerdict, measured: Measured, b
 }
 
 /** The move's decisions (and what it drops) as one batch; a refused move's content kept whole under refs/guard/rejected/. */
-function moveRecords(v: MoveVerdict, measured: Measured, byPath: ReadonlyMap<string, DiffEntry>, now: Date): RecordCommit[] {
+function moveRecords(
+  v: MoveVerdict,
+  measured: Measured,
+  byPath: ReadonlyMap<string, DiffEntry>,
+  now: Date,
+): RecordCommit[] {
   const commits: RecordCommit[] = [];
-  const ctx: RecordContext = { command: 'verify-refs', lane: null, time: now.toISOString(), base: measured.base };
+  const ctx: RecordContext = {
+    command: 'verify-refs',
+    lane: null,
+    time: now.toISOString(),
+    base: measured.base,
+  };
   const records: DecisionRecord[] = v.files.map((f) => {
     const blob = byPath.get(f.path)?.newOid;
-    return decisionRecord(f, f.decision, f.decider, { ...(blob ? { blob } : {}), ...(f.approvedBy === 'record' ? { strategy: 'record' } : {}) });
+    return decisionRecord(f, f.decision, f.decider, {
+      ...(blob ? { blob } : {}),
+      ...(f.approvedBy === 'record' ? { strategy: 'record' } : {}),
+    });
   });
   if (v.dropped) {
     const note = `dropped by moving ${v.ref.replace(/^refs\/heads\//, '')} from ${v.from.slice(0, 10)} to ${v.to.slice(0, 10)}; the dropped tip is kept as ${v.dropped.ref}`;
-    for (const c of v.dropped.files) records.push(decisionRecord({ ...c, reasons: [...c.reasons, note], rules: [...c.rules, 'dropped'] }, 'allowed', 'policy', { ref: v.dropped.ref }));
+    for (const c of v.dropped.files)
+      records.push(
+        decisionRecord(
+          { ...c, reasons: [...c.reasons, note], rules: [...c.rules, 'dropped'] },
+          'allowed',
+          'policy',
+          { ref: v.dropped.ref },
+        ),
+      );
   }
   if (v.refused) {
     // the whole move, kept: parent the base, tree the refused tip's
     v.rejectedRef = newRef(REFS.rejected, now);
     const first = records.find((r) => r.decision !== 'approved')!;
     const changes = measured.entries.flatMap((e) => proposalChanges(e));
-    commits.push(rejectedCommit(ctx, { kept: { ...first, ref: v.rejectedRef }, ref: v.rejectedRef, parent: measured.base, changes }));
+    commits.push(
+      rejectedCommit(ctx, {
+        kept: { ...first, ref: v.rejectedRef },
+        ref: v.rejectedRef,
+        parent: measured.base,
+        changes,
+      }),
+    );
     for (const r of records) if (r.decision !== 'approved') r.ref = v.rejectedRef;
   }
   if (records.length > 0) commits.push(decisionBatch(ctx, records, now));
@@ -346,12 +502,18 @@ function moveRecords(v: MoveVerdict, measured: Measured, byPath: ReadonlyMap<str
  * A deleted branch drops its commits unless another ref holds them (a rename shows git's hook
  * only the deletion, so a renamed branch's tip is kept too: harmless, and said as "went away").
  */
-async function deletedBranches(cwd: string, deletions: ReadonlyArray<{ ref: string }>, heads: ReadonlyMap<string, string>, now: Date): Promise<NonNullable<GateResult['deleted']>> {
+async function deletedBranches(
+  cwd: string,
+  deletions: ReadonlyArray<{ ref: string }>,
+  heads: ReadonlyMap<string, string>,
+  now: Date,
+): Promise<NonNullable<GateResult['deleted']>> {
   const deleted: NonNullable<GateResult['deleted']> = [];
   const gone = new Set(deletions.map((d) => d.ref));
   for (const d of deletions) {
     const tip = heads.get(d.ref);
-    if (!tip || deleted.some((x) => x.ref === d.ref) || (await heldElsewhere(cwd, tip, gone))) continue;
+    if (!tip || deleted.some((x) => x.ref === d.ref) || (await heldElsewhere(cwd, tip, gone)))
+      continue;
     deleted.push({ ref: d.ref, tip, kept: newRef(DROPPED_REFS, now) });
   }
   return deleted;
@@ -360,5 +522,9 @@ async function deletedBranches(cwd: string, deletions: ReadonlyArray<{ ref: stri
 /** The person at the terminal (git hooks get the ref list on stdin, so /dev/tty), or null. */
 async function openPrompt(color: boolean) {
   const { openFilePrompt } = await import('../ask.js');
-  return openFilePrompt({ color, root: process.cwd(), title: (name) => `guard: moving the branch brings in ${name}, which needs approval` });
+  return openFilePrompt({
+    color,
+    root: process.cwd(),
+    title: (name) => `guard: moving the branch brings in ${name}, which needs approval`,
+  });
 }

@@ -4,13 +4,39 @@ import type { ChangeFacts, Classification } from '../../core/classify.js';
 import { countLines, looksBinary } from '../../core/lines.js';
 import { MODE } from '../../core/modes.js';
 import type { Hunk } from '../../core/hunks.js';
-import { decisionRecords, plan, type Answer, type FileOutcome, type PlanFile } from '../../core/plan.js';
+import {
+  decisionRecords,
+  plan,
+  type Answer,
+  type FileOutcome,
+  type PlanFile,
+} from '../../core/plan.js';
 import type { Decision, DecisionRecord, RecordContext } from '../../core/record.js';
-import { cleanStaleTemps, discardWrite, resolveInside, stageWrite, statOnDisk, type OnDisk, type StagedWrite } from '../../worktree/atomic.js';
+import {
+  cleanStaleTemps,
+  discardWrite,
+  resolveInside,
+  stageWrite,
+  statOnDisk,
+  type OnDisk,
+  type StagedWrite,
+} from '../../worktree/atomic.js';
 import { assertWritable } from '../../git/contain.js';
-import { REFS, decisionBatch, newRef, rejectedCommit, type RecordCommit } from '../../git/records.js';
+import {
+  REFS,
+  decisionBatch,
+  newRef,
+  rejectedCommit,
+  type RecordCommit,
+} from '../../git/records.js';
 import { openRepo } from '../../git/repo.js';
-import { numstatFiles, patchFiles, whitespaceOnlyFiles, withScratchFile, type FileNumstat } from '../../git/measure.js';
+import {
+  numstatFiles,
+  patchFiles,
+  whitespaceOnlyFiles,
+  withScratchFile,
+  type FileNumstat,
+} from '../../git/measure.js';
 import { dayBaseStore, sessionBase, type SessionBase } from '../../git/session-base.js';
 import { apply, type FileTarget } from '../../apply/apply.js';
 import { laneOf, type FlowOptions } from '../context.js';
@@ -78,8 +104,21 @@ export async function write(opts: WriteOptions): Promise<WriteResult> {
   // The file as the session first saw it, and as guard write first saw it today: with a session
   // or without (a fresh --session per call must not make every write its own base), writes add up.
   const store = dayBaseStore(opts.now ?? new Date());
-  const [sessionStart, dayStart] = await Promise.all([session ? sessionBase(t.root, session, t.target.rel) : null, sessionBase(t.root, 'today', t.target.rel, store)]);
-  const w: Writing = { opts, t, judging, session, store, sessionStart, dayStart, staged: await stageWrite(t.root, t.target.rel, opts.content, t.newMode), committed: false };
+  const [sessionStart, dayStart] = await Promise.all([
+    session ? sessionBase(t.root, session, t.target.rel) : null,
+    sessionBase(t.root, 'today', t.target.rel, store),
+  ]);
+  const w: Writing = {
+    opts,
+    t,
+    judging,
+    session,
+    store,
+    sessionStart,
+    dayStart,
+    staged: await stageWrite(t.root, t.target.rel, opts.content, t.newMode),
+    committed: false,
+  };
   try {
     return await applyWrite(w, await decideWrite(w));
   } finally {
@@ -105,11 +144,28 @@ async function decideWrite(w: Writing) {
   const { opts, t, staged } = w;
   const { old, oldContent, newMode } = t;
   // git's numstat of the write runs beside cat-file (it needs no policy)
-  const numstat = oldContent !== null && !oldContent.equals(opts.content) ? numstatFiles(staged.abs, staged.temp) : null;
+  const numstat =
+    oldContent !== null && !oldContent.equals(opts.content)
+      ? numstatFiles(staged.abs, staged.temp)
+      : null;
   numstat?.catch(() => {});
-  const [{ config, policy, also: [head] }, { classify }] = await Promise.all([t.atHead, w.judging]);
+  const [
+    {
+      config,
+      policy,
+      also: [head],
+    },
+    { classify },
+  ] = await Promise.all([t.atHead, w.judging]);
   const base = head && head.type === 'commit' ? head.oid : null;
-  const sides = { staged, oldMode: old?.mode ?? null, newMode, oldContent, newContent: opts.content, config };
+  const sides = {
+    staged,
+    oldMode: old?.mode ?? null,
+    newMode,
+    oldContent,
+    newContent: opts.content,
+    config,
+  };
   const bases = [
     { start: w.sessionStart, what: `the file as session ${w.session} first saw it` },
     { start: w.dayStart, what: 'the file as guard write first saw it today' },
@@ -117,16 +173,34 @@ async function decideWrite(w: Writing) {
   const c = await judgeWrite(sides, { classify: (f) => classify(f, policy), numstat, bases });
   const file: WrittenFile = { ...c, decision: 'allowed', decider: 'policy', written: false };
   if (oldContent !== null && oldContent.equals(opts.content)) file.unchanged = true;
-  const pf: PlanFile = { c, hunks: [], base: oldContent, proposed: opts.content, baseMode: old?.mode ?? null, proposedMode: newMode };
+  const pf: PlanFile = {
+    c,
+    hunks: [],
+    base: oldContent,
+    proposed: opts.content,
+    baseMode: old?.mode ?? null,
+    proposedMode: newMode,
+  };
   const answers = new Map<string, Answer>();
-  const personAsked = c.needsApproval && !opts.auto ? await askAboutWrite(staged, pf, { contextLines: config.preview.contextLines, color: opts.color, answers, root: t.root }) : false;
+  const personAsked =
+    c.needsApproval && !opts.auto
+      ? await askAboutWrite(staged, pf, {
+          contextLines: config.preview.contextLines,
+          color: opts.color,
+          answers,
+          root: t.root,
+        })
+      : false;
   const o = (await plan('write', [pf], answers)).files[0]!;
   Object.assign(file, { decision: o.decision, decider: o.decider }, pick(o));
   return { c, o, file, base, personAsked };
 }
 
 /** Records, the checkpoint and the rename, through apply; what the command reports. */
-async function applyWrite(w: Writing, { c, o, file, base, personAsked }: Awaited<ReturnType<typeof decideWrite>>): Promise<WriteResult> {
+async function applyWrite(
+  w: Writing,
+  { c, o, file, base, personAsked }: Awaited<ReturnType<typeof decideWrite>>,
+): Promise<WriteResult> {
   const { opts, t } = w;
   const { repo, root, target, old, oldContent, newMode, lane } = t;
   if (o.content && !o.content.equals(opts.content)) {
@@ -136,12 +210,34 @@ async function applyWrite(w: Writing, { c, o, file, base, personAsked }: Awaited
   }
   const now = opts.now ?? new Date();
   const ctx: RecordContext = { command: 'write', lane, time: now.toISOString(), base };
-  const commits = writeRecordsOf({ c, o, ctx, now, rel: target.rel, mode: newMode, proposal: opts.content, file });
+  const commits = writeRecordsOf({
+    c,
+    o,
+    ctx,
+    now,
+    rel: target.rel,
+    mode: newMode,
+    proposal: opts.content,
+    file,
+  });
   const warnings: string[] = [];
   const touch = { path: target.rel, worktree: root, outcome: file.decision };
-  const first = [...(w.session && !w.sessionStart ? [{ id: w.session, ...touch }] : []), ...(!w.dayStart ? [{ id: 'today', ...touch, store: w.store }] : [])];
-  const ft = o.action === 'write' ? fileTarget({ target, old, oldContent, staged: w.staged, lane, now, warnings }, first) : null;
-  const { checkpoint: taken } = await apply({ gate: 'write', repo, now, deadline: opts.deadline, records: commits, target: ft });
+  const first = [
+    ...(w.session && !w.sessionStart ? [{ id: w.session, ...touch }] : []),
+    ...(!w.dayStart ? [{ id: 'today', ...touch, store: w.store }] : []),
+  ];
+  const ft =
+    o.action === 'write'
+      ? fileTarget({ target, old, oldContent, staged: w.staged, lane, now, warnings }, first)
+      : null;
+  const { checkpoint: taken } = await apply({
+    gate: 'write',
+    repo,
+    now,
+    deadline: opts.deadline,
+    records: commits,
+    target: ft,
+  });
   if (o.action === 'write') [w.committed, file.written] = [true, true];
   return {
     command: 'write',
@@ -149,7 +245,10 @@ async function applyWrite(w: Writing, { c, o, file, base, personAsked }: Awaited
     base,
     lane,
     files: [file],
-    ...{ blocked: file.decision === 'blocked' ? 1 : 0, rejected: file.decision === 'rejected' ? 1 : 0 },
+    ...{
+      blocked: file.decision === 'blocked' ? 1 : 0,
+      rejected: file.decision === 'rejected' ? 1 : 0,
+    },
     checkpoint: taken?.id ?? null,
     record: commits.at(-1)!.ref!,
     warnings,
@@ -161,27 +260,41 @@ async function openTarget(opts: WriteOptions) {
   const repo = await openRepo(opts.cwd);
   const root = repo.root;
   // relative to the root when relative to cwd, so a refusal names the path the way the person sees it
-  const asked = path.isAbsolute(opts.path) ? opts.path : path.relative(root, path.resolve(opts.cwd, opts.path)) || '.';
+  const asked = path.isAbsolute(opts.path)
+    ? opts.path
+    : path.relative(root, path.resolve(opts.cwd, opts.path)) || '.';
   const target = await resolveInside(root, asked);
   await assertWritable(root, target.rel);
   const atHead = readPolicy(root, 'HEAD', { also: ['HEAD'] });
   atHead.catch(() => {});
   const [old] = await Promise.all([statOnDisk(target.abs), cleanStaleTemps(target.abs)]);
   const lane = laneOf(root);
-  const oldContent = old === null ? null : old.mode === MODE.symlink ? Buffer.from(await readlink(target.abs, { encoding: 'buffer' })) : await readFile(target.abs);
+  const oldContent =
+    old === null
+      ? null
+      : old.mode === MODE.symlink
+        ? Buffer.from(await readlink(target.abs, { encoding: 'buffer' }))
+        : await readFile(target.abs);
   const newMode = old?.mode ?? MODE.file;
   return { repo, root, target, atHead, old, oldContent, newMode, lane };
 }
 
-type WriteSides = Omit<Parameters<typeof measureAgainst>[0], 'base'> & { oldContent: Buffer | null };
+type WriteSides = Omit<Parameters<typeof measureAgainst>[0], 'base'> & {
+  oldContent: Buffer | null;
+};
 
 /** The write classified against the file now, and the strictest of that and each earlier base (the session's, today's). */
 async function judgeWrite(
   sides: WriteSides,
-  how: { classify: (f: ChangeFacts) => Classification; numstat: Parameters<typeof measure>[0]['numstat']; bases: ReadonlyArray<{ start: SessionBase | null; what: string }> },
+  how: {
+    classify: (f: ChangeFacts) => Classification;
+    numstat: Parameters<typeof measure>[0]['numstat'];
+    bases: ReadonlyArray<{ start: SessionBase | null; what: string }>;
+  },
 ): Promise<Classification> {
   const facts = await measure({ ...sides, rel: sides.staged.rel, numstat: how.numstat });
-  const judgeSince = async (start: Buffer | null) => how.classify(await measureAgainst({ ...sides, base: start }));
+  const judgeSince = async (start: Buffer | null) =>
+    how.classify(await measureAgainst({ ...sides, base: start }));
   return strictestSince(how.classify(facts), sides.oldContent, how.bases, judgeSince);
 }
 
@@ -193,13 +306,27 @@ async function judgeWrite(
  * first touch of this path, so later writes are measured against this checkpoint.
  */
 function fileTarget(
-  w: { target: { abs: string; rel: string }; old: OnDisk | null; oldContent: Buffer | null; staged: StagedWrite; lane: string | null; now: Date; warnings: string[] },
+  w: {
+    target: { abs: string; rel: string };
+    old: OnDisk | null;
+    oldContent: Buffer | null;
+    staged: StagedWrite;
+    lane: string | null;
+    now: Date;
+    warnings: string[];
+  },
   first: NonNullable<FileTarget['session']>,
 ): FileTarget {
   const { rel } = w.target;
   return {
     kind: 'file',
-    checkpoint: { reason: `before guard write ${rel}`, command: 'write', lane: w.lane, paths: [rel], now: w.now },
+    checkpoint: {
+      reason: `before guard write ${rel}`,
+      command: 'write',
+      lane: w.lane,
+      paths: [rel],
+      now: w.now,
+    },
     lock: { holder: `guard write ${rel}`, waitMs: LOCK_WAIT_MS },
     warnings: w.warnings,
     staged: w.staged,
@@ -209,7 +336,11 @@ function fileTarget(
 }
 
 function pick(o: FileOutcome): Partial<WrittenFile> {
-  return { ...(o.strategy ? { strategy: o.strategy } : {}), ...(o.warning ? { warning: o.warning } : {}), ...(o.taken ? { taken: o.taken } : {}) };
+  return {
+    ...(o.strategy ? { strategy: o.strategy } : {}),
+    ...(o.warning ? { warning: o.warning } : {}),
+    ...(o.taken ? { taken: o.taken } : {}),
+  };
 }
 
 interface WriteRecordsInput {
@@ -224,7 +355,16 @@ interface WriteRecordsInput {
 }
 
 /** The rejected ref the plan asks for (the proposal whole: refused, or merged into something else) and the decision record. */
-function writeRecordsOf({ c, o, ctx, now, rel, mode, proposal, file }: WriteRecordsInput): RecordCommit[] {
+function writeRecordsOf({
+  c,
+  o,
+  ctx,
+  now,
+  rel,
+  mode,
+  proposal,
+  file,
+}: WriteRecordsInput): RecordCommit[] {
   const commits: RecordCommit[] = [];
   const refs = new Map<string, string>();
   if (o.keep !== null) {
@@ -233,9 +373,22 @@ function writeRecordsOf({ c, o, ctx, now, rel, mode, proposal, file }: WriteReco
     const rec = decisionRecords({ gate: 'write', files: [o] }, [c], { refs, blobs: new Map() })[0]!;
     // parent: the base; tree: the base plus the proposal, so `git diff R^ R` shows it
     const kept = o.action === 'blocked' ? rec : { ...rec, decision: 'rejected' as const };
-    commits.push(rejectedCommit(ctx, { kept, ref: file.ref, parent: ctx.base, changes: [{ kind: 'inline', path: rel, mode, data: proposal }] }));
+    commits.push(
+      rejectedCommit(ctx, {
+        kept,
+        ref: file.ref,
+        parent: ctx.base,
+        changes: [{ kind: 'inline', path: rel, mode, data: proposal }],
+      }),
+    );
   }
-  commits.push(decisionBatch(ctx, decisionRecords({ gate: 'write', files: [o] }, [c], { refs, blobs: new Map() }), now));
+  commits.push(
+    decisionBatch(
+      ctx,
+      decisionRecords({ gate: 'write', files: [o] }, [c], { refs, blobs: new Map() }),
+      now,
+    ),
+  );
   return commits;
 }
 
@@ -253,9 +406,16 @@ interface MeasureInput {
 }
 
 /** The facts classify needs, with line counts from git's own numstat. */
-async function measure(
-  { staged, oldMode, newMode, oldContent, newContent, config, rel = staged.rel, numstat = null }: MeasureInput,
-): Promise<ChangeFacts> {
+async function measure({
+  staged,
+  oldMode,
+  newMode,
+  oldContent,
+  newContent,
+  config,
+  rel = staged.rel,
+  numstat = null,
+}: MeasureInput): Promise<ChangeFacts> {
   const maxBytes = config.maxFileBytes;
   const binary = (oldContent !== null && looksBinary(oldContent)) || looksBinary(newContent);
   let added = binary ? 0 : countLines(newContent);
@@ -283,11 +443,18 @@ async function measure(
   };
   const big = [oldContent, newContent].find((b) => b !== null && b.length > maxBytes);
   if (big) facts.tooLarge = { bytes: big.length };
-  if (!isBinary && oldContent !== null && facts.existingLines > 0 && deleted / facts.existingLines >= config.changeRatio && newMode !== MODE.symlink) {
+  if (
+    !isBinary &&
+    oldContent !== null &&
+    facts.existingLines > 0 &&
+    deleted / facts.existingLines >= config.changeRatio &&
+    newMode !== MODE.symlink
+  ) {
     // A would-be replacement: is it only a reindent?
     if (await whitespaceOnlyFiles(staged.abs, staged.temp)) facts.whitespaceOnly = true;
   }
-  if (!isBinary && oldContent !== null && oldContent.length <= maxBytes) facts.oldText = oldContent.toString('utf8');
+  if (!isBinary && oldContent !== null && oldContent.length <= maxBytes)
+    facts.oldText = oldContent.toString('utf8');
   if (!isBinary && newContent.length <= maxBytes) facts.newText = newContent.toString('utf8');
   return facts;
 }
@@ -305,7 +472,11 @@ async function strictestSince(
   for (const { start, what } of bases) {
     if (!start || sameBytes(start.content, oldContent) || c.needsApproval) continue;
     const cs = await judgeSince(start.content);
-    if (cs.needsApproval) c = { ...cs, reasons: [...cs.reasons, `measured against ${what} (checkpoint ${start.checkpoint})`] };
+    if (cs.needsApproval)
+      c = {
+        ...cs,
+        reasons: [...cs.reasons, `measured against ${what} (checkpoint ${start.checkpoint})`],
+      };
   }
   return c;
 }
@@ -328,11 +499,27 @@ interface MeasureAgainstInput {
  * session base): it goes to a temp file outside the work tree for git's own
  * numstat, and is removed again.
  */
-async function measureAgainst(
-  { staged, base, oldMode, newMode, newContent, config }: MeasureAgainstInput,
-): Promise<ChangeFacts> {
-  if (base === null) return measure({ staged, oldMode: null, newMode, oldContent: null, newContent, config });
-  return withScratchFile(base, (file) => measure({ staged: { ...staged, abs: file }, oldMode: oldMode ?? MODE.file, newMode, oldContent: base, newContent, config, rel: staged.rel }));
+async function measureAgainst({
+  staged,
+  base,
+  oldMode,
+  newMode,
+  newContent,
+  config,
+}: MeasureAgainstInput): Promise<ChangeFacts> {
+  if (base === null)
+    return measure({ staged, oldMode: null, newMode, oldContent: null, newContent, config });
+  return withScratchFile(base, (file) =>
+    measure({
+      staged: { ...staged, abs: file },
+      oldMode: oldMode ?? MODE.file,
+      newMode,
+      oldContent: base,
+      newContent,
+      config,
+      rel: staged.rel,
+    }),
+  );
 }
 
 interface AskWriteOptions {
@@ -346,12 +533,21 @@ interface AskWriteOptions {
  * Ask the person at the terminal; false when there is none (then the plan
  * blocks the write, as in auto mode). Ctrl-C throws E_ABORTED: nothing written or recorded.
  */
-async function askAboutWrite(staged: StagedWrite, pf: PlanFile, { contextLines, color, answers, root }: AskWriteOptions): Promise<boolean> {
+async function askAboutWrite(
+  staged: StagedWrite,
+  pf: PlanFile,
+  { contextLines, color, answers, root }: AskWriteOptions,
+): Promise<boolean> {
   const { openFilePrompt, askAboutFiles } = await import('../ask.js');
-  const prompt = await openFilePrompt({ color, root, title: (name) => `guard: ${name} needs approval` });
+  const prompt = await openFilePrompt({
+    color,
+    root,
+    title: (name) => `guard: ${name} needs approval`,
+  });
   if (!prompt) return false;
   try {
-    if (!pf.c.binary && !pf.c.symlink) pf.hunks = await previewHunks(staged, pf.base !== null, contextLines);
+    if (!pf.c.binary && !pf.c.symlink)
+      pf.hunks = await previewHunks(staged, pf.base !== null, contextLines);
     await askAboutFiles(prompt, [{ f: pf }], answers);
   } finally {
     prompt.close();
@@ -360,9 +556,12 @@ async function askAboutWrite(staged: StagedWrite, pf: PlanFile, { contextLines, 
 }
 
 /** The hunks of the write, from git's own diff of the file on disk and the prepared temp file (with git's function context). */
-async function previewHunks(staged: StagedWrite, existed: boolean, contextLines: number): Promise<Hunk[]> {
+async function previewHunks(
+  staged: StagedWrite,
+  existed: boolean,
+  contextLines: number,
+): Promise<Hunk[]> {
   const from = existed ? staged.abs : '/dev/null';
   const { parseHunks } = await import('../../core/hunks.js');
   return parseHunks(await patchFiles(from, staged.temp, contextLines));
 }
-

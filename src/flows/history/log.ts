@@ -71,7 +71,8 @@ export interface LogResult {
 }
 
 function isoOf(rec: RefRecord, parsed: { time?: unknown }): string {
-  if (typeof parsed.time === 'string' && !Number.isNaN(Date.parse(parsed.time))) return new Date(parsed.time).toISOString();
+  if (typeof parsed.time === 'string' && !Number.isNaN(Date.parse(parsed.time)))
+    return new Date(parsed.time).toISOString();
   return new Date(rec.time * 1000).toISOString();
 }
 
@@ -94,8 +95,14 @@ const READ_ALL_MAX = 2000;
  * records (names start with their time; each record holds one decision or
  * more), and `total` counts each record not read as one entry (`atLeast`).
  */
-async function readLogNewest(cwd: string, limit: number): Promise<{ entries: LogEntry[]; skipped: string[]; atLeast: boolean; total: number }> {
-  const r = await git(['for-each-ref', '--format=%(refname) %(objectname)', REFS.checkpoints, REFS.decisions], { cwd });
+async function readLogNewest(
+  cwd: string,
+  limit: number,
+): Promise<{ entries: LogEntry[]; skipped: string[]; atLeast: boolean; total: number }> {
+  const r = await git(
+    ['for-each-ref', '--format=%(refname) %(objectname)', REFS.checkpoints, REFS.decisions],
+    { cwd },
+  );
   const refs = r.stdout
     .toString('utf8')
     .split('\n')
@@ -113,7 +120,11 @@ async function readLogNewest(cwd: string, limit: number): Promise<{ entries: Log
         .slice(0, limit);
     chosen = [...newest(REFS.checkpoints), ...newest(REFS.decisions)];
   }
-  const objs = await catFileBatch(cwd, chosen.map((x) => x.oid), READ_CAP);
+  const objs = await catFileBatch(
+    cwd,
+    chosen.map((x) => x.oid),
+    READ_CAP,
+  );
   const records: RefRecord[] = chosen.map((x, i) => {
     const raw = objs[i]?.type === 'commit' && objs[i]!.data ? objs[i]!.data!.toString('utf8') : '';
     // "tree <oid>\nparent <oid>\n...committer <name> <email> <unix> <tz>\n\n<message>"
@@ -134,20 +145,35 @@ function entriesOf(records: RefRecord[]): { entries: LogEntry[]; skipped: string
     // rejected refs are reached from their decision; other prefixes (lanes) are not records
     if (!isCheckpoint && !rec.ref.startsWith(REFS.decisions)) continue;
     const parsed = parseRecordMessage(rec.message.replace(/\n$/, ''));
-    const read = parsed ? (isCheckpoint ? [checkpointEntry(rec, parsed)] : decisionEntries(rec, parsed)) : null;
+    const read = parsed
+      ? isCheckpoint
+        ? [checkpointEntry(rec, parsed)]
+        : decisionEntries(rec, parsed)
+      : null;
     if (read) entries.push(...read);
     else skipped.push(rec.ref);
   }
   // Newest first; ref names sort by time too (ids start with a timestamp), decisions of a batch in their order.
   const order = new Map(entries.map((e, i) => [e, i]));
-  entries.sort((a, b) => (a.time !== b.time ? (a.time < b.time ? 1 : -1) : refOf(b).localeCompare(refOf(a)) || order.get(a)! - order.get(b)!));
+  entries.sort((a, b) =>
+    a.time !== b.time
+      ? a.time < b.time
+        ? 1
+        : -1
+      : refOf(b).localeCompare(refOf(a)) || order.get(a)! - order.get(b)!,
+  );
   return { entries, skipped };
 }
 
 type Parsed = NonNullable<ReturnType<typeof parseRecordMessage>>;
 
 function checkpointEntry(rec: RefRecord, parsed: Parsed): CheckpointEntry {
-  const p = parsed as typeof parsed & { paths?: unknown; partial?: unknown; skipped?: unknown; skippedCount?: unknown };
+  const p = parsed as typeof parsed & {
+    paths?: unknown;
+    partial?: unknown;
+    skipped?: unknown;
+    skippedCount?: unknown;
+  };
   const e: CheckpointEntry = {
     id: checkpointId(rec.ref),
     kind: 'checkpoint',
@@ -158,9 +184,13 @@ function checkpointEntry(rec: RefRecord, parsed: Parsed): CheckpointEntry {
     command: parsed.command ?? null,
     lane: parsed.lane ?? null,
   };
-  if (p.partial && Array.isArray(p.paths)) e.paths = p.paths.filter((x): x is string => typeof x === 'string');
+  if (p.partial && Array.isArray(p.paths))
+    e.paths = p.paths.filter((x): x is string => typeof x === 'string');
   if (Array.isArray(p.skipped)) {
-    e.skipped = p.skipped.filter((x): x is { path: string; reason: string; bytes?: number } => typeof x?.path === 'string' && typeof x?.reason === 'string');
+    e.skipped = p.skipped.filter(
+      (x): x is { path: string; reason: string; bytes?: number } =>
+        typeof x?.path === 'string' && typeof x?.reason === 'string',
+    );
     e.skippedCount = typeof p.skippedCount === 'number' ? p.skippedCount : e.skipped.length;
   }
   return e;
@@ -171,10 +201,27 @@ function decisionEntries(rec: RefRecord, parsed: Parsed): LogEntry[] | null {
   if (!Array.isArray(parsed.decisions)) return null;
   const recordId = rec.ref.slice(REFS.decisions.length);
   // A hand-edited record with wrong types is reported, not dropped in silence.
-  const wellTyped = parsed.decisions.every((d) => typeof d === 'object' && d !== null && typeof d.path === 'string' && typeof d.decision === 'string');
+  const wellTyped = parsed.decisions.every(
+    (d) =>
+      typeof d === 'object' &&
+      d !== null &&
+      typeof d.path === 'string' &&
+      typeof d.decision === 'string',
+  );
   if (!wellTyped || !optionalString(parsed.command) || !optionalString(parsed.lane)) return null;
-  const who = parsed as typeof parsed & { harness?: unknown; session?: unknown; toolCall?: unknown };
-  const sessionOf = typeof who.session === 'string' ? { harness: String(who.harness ?? ''), session: who.session, toolCall: typeof who.toolCall === 'string' ? who.toolCall : null } : {};
+  const who = parsed as typeof parsed & {
+    harness?: unknown;
+    session?: unknown;
+    toolCall?: unknown;
+  };
+  const sessionOf =
+    typeof who.session === 'string'
+      ? {
+          harness: String(who.harness ?? ''),
+          session: who.session,
+          toolCall: typeof who.toolCall === 'string' ? who.toolCall : null,
+        }
+      : {};
   return parsed.decisions.map((d, n) => ({
     ...d,
     ...sessionOf,
@@ -191,15 +238,30 @@ function refOf(e: LogEntry): string {
   return e.kind === 'checkpoint' ? e.ref : e.record;
 }
 
-export async function log(opts: FlowOptions & { limit: number; session?: string }): Promise<LogResult> {
+export async function log(
+  opts: FlowOptions & { limit: number; session?: string },
+): Promise<LogResult> {
   const repo = await openRepo(opts.cwd);
   const limit = Math.max(0, Math.floor(opts.limit));
   if (opts.session === undefined) {
     const r = await readLogNewest(repo.root, limit);
-    return { command: 'log', entries: r.entries.slice(0, limit), truncated: r.total > limit, total: r.total, skipped: r.skipped, ...(r.atLeast ? { totalAtLeast: true } : {}) };
+    return {
+      command: 'log',
+      entries: r.entries.slice(0, limit),
+      truncated: r.total > limit,
+      total: r.total,
+      skipped: r.skipped,
+      ...(r.atLeast ? { totalAtLeast: true } : {}),
+    };
   }
   const { entries, skipped } = await readSessionLog(repo.root, opts.session);
-  return { command: 'log', entries: entries.slice(0, limit), truncated: entries.length > limit, total: entries.length, skipped };
+  return {
+    command: 'log',
+    entries: entries.slice(0, limit),
+    truncated: entries.length > limit,
+    total: entries.length,
+    skipped,
+  };
 }
 
 export interface PruneOptions extends FlowOptions {
@@ -221,7 +283,12 @@ const UNITS: Record<string, number> = { s: 1e3, m: 60e3, h: 3600e3, d: 86400e3, 
 /** "30d", "12h", "90m", "2w" -> milliseconds. */
 export function parseAge(text: string): number {
   const m = /^(\d+)\s*([smhdw])$/.exec(text.trim());
-  if (!m) throw new GuardError('E_USAGE', `--older-than "${text}" is not an age`, 'write a number and a unit: 30d, 12h, 90m, 2w');
+  if (!m)
+    throw new GuardError(
+      'E_USAGE',
+      `--older-than "${text}" is not an age`,
+      'write a number and a unit: 30d, 12h, 90m, 2w',
+    );
   return Number(m[1]) * UNITS[m[2]!]!;
 }
 
@@ -232,19 +299,32 @@ export function parseAge(text: string): number {
  */
 export async function prune(opts: PruneOptions): Promise<PruneResult> {
   if (opts.olderThanMs === undefined && opts.keep === undefined) {
-    throw new GuardError('E_USAGE', '--prune needs --older-than AGE or --keep N', 'for example: guard log --prune --older-than 30d');
+    throw new GuardError(
+      'E_USAGE',
+      '--prune needs --older-than AGE or --keep N',
+      'for example: guard log --prune --older-than 30d',
+    );
   }
   if (opts.keep !== undefined && (!Number.isInteger(opts.keep) || opts.keep < 0)) {
-    throw new GuardError('E_USAGE', `--keep ${opts.keep} is not a count`, 'give a whole number, 0 or more');
+    throw new GuardError(
+      'E_USAGE',
+      `--keep ${opts.keep} is not a count`,
+      'give a whole number, 0 or more',
+    );
   }
   const repo = await openRepo(opts.cwd);
   const all = await listRecords(repo.root, REFS.root);
-  const kinds = [REFS.checkpoints, ...(opts.includeRejected ? [REFS.rejected, REFS.decisions] : [])];
+  const kinds = [
+    REFS.checkpoints,
+    ...(opts.includeRejected ? [REFS.rejected, REFS.decisions] : []),
+  ];
   const now = (opts.now ?? new Date()).getTime();
   const doomed: RefRecord[] = [];
   for (const prefix of kinds) {
     // newest first: by committer time, then by name (which starts with the time)
-    const mine = all.filter((r) => r.ref.startsWith(prefix)).sort((a, b) => b.time - a.time || b.ref.localeCompare(a.ref));
+    const mine = all
+      .filter((r) => r.ref.startsWith(prefix))
+      .sort((a, b) => b.time - a.time || b.ref.localeCompare(a.ref));
     mine.forEach((r, i) => {
       const tooMany = opts.keep !== undefined && i >= opts.keep;
       const tooOld = opts.olderThanMs !== undefined && now - r.time * 1000 > opts.olderThanMs;
@@ -253,18 +333,33 @@ export async function prune(opts: PruneOptions): Promise<PruneResult> {
   }
   // A session's step (refs/guard/sessions/, guard hook) goes with its checkpoint, or with age:
   // left behind, it would keep the pruned checkpoint's objects alive.
-  const gone = new Set(doomed.filter((r) => r.ref.startsWith(REFS.checkpoints)).map((r) => checkpointId(r.ref)));
+  const gone = new Set(
+    doomed.filter((r) => r.ref.startsWith(REFS.checkpoints)).map((r) => checkpointId(r.ref)),
+  );
   for (const r of all) {
     if (!r.ref.startsWith(`${REFS.root}sessions/`)) continue;
-    const step = parseRecordMessage(r.message.replace(/\n$/, '')) as { checkpoint?: unknown } | null;
+    const step = parseRecordMessage(r.message.replace(/\n$/, '')) as {
+      checkpoint?: unknown;
+    } | null;
     const tooOld = opts.olderThanMs !== undefined && now - r.time * 1000 > opts.olderThanMs;
-    if (tooOld || (typeof step?.checkpoint === 'string' && gone.has(step.checkpoint))) doomed.push(r);
+    if (tooOld || (typeof step?.checkpoint === 'string' && gone.has(step.checkpoint)))
+      doomed.push(r);
   }
-  await apply({ gate: 'log', repo, now: new Date(now), records: [], target: { kind: 'prune', refs: doomed } });
+  await apply({
+    gate: 'log',
+    repo,
+    now: new Date(now),
+    records: [],
+    target: { kind: 'prune', refs: doomed },
+  });
   const count = (prefix: string) => doomed.filter((r) => r.ref.startsWith(prefix)).length;
   return {
     command: 'log',
-    pruned: { checkpoints: count(REFS.checkpoints), rejected: count(REFS.rejected), decisions: count(REFS.decisions) },
+    pruned: {
+      checkpoints: count(REFS.checkpoints),
+      rejected: count(REFS.rejected),
+      decisions: count(REFS.decisions),
+    },
     refs: doomed.map((r) => r.ref),
   };
 }
@@ -274,11 +369,24 @@ export async function prune(opts: PruneOptions): Promise<PruneResult> {
  * events under refs/guard/sessions/, whichever checkpoint they reused) and
  * the decisions recorded for it, newest first.
  */
-export async function readSessionLog(root: string, session: string): Promise<{ entries: LogEntry[]; skipped: string[] }> {
+export async function readSessionLog(
+  root: string,
+  session: string,
+): Promise<{ entries: LogEntry[]; skipped: string[] }> {
   const { readSessionEvents, SESSION_REFS, sessionKey } = await import('../../git/session.js');
-  const [events, all] = await Promise.all([readSessionEvents(root, `${SESSION_REFS}*/${sessionKey(session)}/*`), readLog(root)]);
-  if (events.length === 0 && !all.entries.some((e) => e.kind === 'decision' && e.session === session)) {
-    throw new GuardError('E_USAGE', `no session "${session}"`, 'guard log lists every decision with its session');
+  const [events, all] = await Promise.all([
+    readSessionEvents(root, `${SESSION_REFS}*/${sessionKey(session)}/*`),
+    readLog(root),
+  ]);
+  if (
+    events.length === 0 &&
+    !all.entries.some((e) => e.kind === 'decision' && e.session === session)
+  ) {
+    throw new GuardError(
+      'E_USAGE',
+      `no session "${session}"`,
+      'guard log lists every decision with its session',
+    );
   }
   const steps: SessionCheckpointEntry[] = events.map((e) => ({
     id: e.checkpoint,
@@ -286,7 +394,10 @@ export async function readSessionLog(root: string, session: string): Promise<{ e
     time: e.time,
     ref: REFS.checkpoints + e.checkpoint,
     commit: e.commit,
-    reason: e.kind === 'shell' ? `${e.phase === 'pre' ? 'before' : 'after'} shell: ${e.command ?? ''}` : `before ${e.tool} (${e.outcome ?? 'allow'})`,
+    reason:
+      e.kind === 'shell'
+        ? `${e.phase === 'pre' ? 'before' : 'after'} shell: ${e.command ?? ''}`
+        : `before ${e.tool} (${e.outcome ?? 'allow'})`,
     command: 'hook',
     lane: null,
     ...(e.paths ? { paths: e.paths } : {}),

@@ -5,7 +5,12 @@ import { quotePath } from '../../core/quote.js';
 import { catFileBatch } from '../../git/catfile.js';
 import { REFS } from '../../git/records.js';
 import { resolveInside } from '../../worktree/atomic.js';
-import { checkRestoreHere, findCheckpoint, type RestoreChange, type RestoreResult } from '../../git/restore.js';
+import {
+  checkRestoreHere,
+  findCheckpoint,
+  type RestoreChange,
+  type RestoreResult,
+} from '../../git/restore.js';
 import { apply } from '../../apply/apply.js';
 import { openRepo } from '../../git/repo.js';
 import { laneOf, type FlowOptions } from '../context.js';
@@ -44,14 +49,38 @@ export async function restore(opts: RestoreFlowOptions): Promise<RestoreFlowResu
     rels.push((await resolveInside(repo.root, shown)).rel);
   }
   const whole = opts.paths.length === 0 || rels.length < opts.paths.length;
-  if (!whole) await namedPathsExist(repo.root, { tree: target.tree, id: target.id, rels, kept: target.kept });
+  if (!whole)
+    await namedPathsExist(repo.root, { tree: target.tree, id: target.id, rels, kept: target.kept });
   const paths = whole ? undefined : rels;
   checkRestoreHere(repo, target, paths);
   // One writer at a time: a review or write into this tree finishes first (restore is short; it waits).
   const warnings: string[] = [];
   const lock = { holder: `guard restore ${target.id}`, waitMs: LOCK_WAIT_MS };
-  const { checkpoint: undo, done: r } = await apply({ gate: 'restore', repo, now: new Date(), records: [], target: { kind: 'restore', lock, warnings, from: target, ...(paths ? { paths } : {}), staged: opts.staged, lane: laneOf(repo.root) } });
-  return { command: 'restore', checkpoint: target.id, changes: r.changes, staged: r.staged, skipped: r.skipped, notRestored: r.notRestored, undo: undo!.id, warnings };
+  const { checkpoint: undo, done: r } = await apply({
+    gate: 'restore',
+    repo,
+    now: new Date(),
+    records: [],
+    target: {
+      kind: 'restore',
+      lock,
+      warnings,
+      from: target,
+      ...(paths ? { paths } : {}),
+      staged: opts.staged,
+      lane: laneOf(repo.root),
+    },
+  });
+  return {
+    command: 'restore',
+    checkpoint: target.id,
+    changes: r.changes,
+    staged: r.staged,
+    skipped: r.skipped,
+    notRestored: r.notRestored,
+    undo: undo!.id,
+    warnings,
+  };
 }
 
 interface NamedPaths {
@@ -69,10 +98,25 @@ interface NamedPaths {
 async function namedPathsExist(root: string, { tree, id, rels, kept }: NamedPaths): Promise<void> {
   const asked = rels.filter((p) => !p.includes('\n'));
   // (and in the tree of ignored and nested files the checkpoint kept, git/kept.ts: same cat-file)
-  const found = await catFileBatch(root, [...asked.map((p) => `${tree}:${p}`), ...(kept ? asked.map((p) => `${kept}:${p}`) : [])], 0, () => true);
+  const found = await catFileBatch(
+    root,
+    [...asked.map((p) => `${tree}:${p}`), ...(kept ? asked.map((p) => `${kept}:${p}`) : [])],
+    0,
+    () => true,
+  );
   for (const [i, p] of asked.entries()) {
     if (found[i] || found[asked.length + i]) continue;
-    if (await lstat(path.join(root, p)).then(() => true, () => false)) continue;
-    throw new GuardError('E_USAGE', `checkpoint ${id} has no ${quotePath(p)}, and neither has the work tree`, `git ls-tree -r --name-only ${REFS.checkpoints}${id} lists what it holds`);
+    if (
+      await lstat(path.join(root, p)).then(
+        () => true,
+        () => false,
+      )
+    )
+      continue;
+    throw new GuardError(
+      'E_USAGE',
+      `checkpoint ${id} has no ${quotePath(p)}, and neither has the work tree`,
+      `git ls-tree -r --name-only ${REFS.checkpoints}${id} lists what it holds`,
+    );
   }
 }

@@ -4,7 +4,12 @@ import type { Checkpoint } from '../../git/checkpoint.js';
 import { openRepo } from '../../git/repo.js';
 import type { RestoreChange } from '../../git/restore.js';
 import { changedPathsOfPairs, type PutBackGroup } from '../../git/rewind.js';
-import { SESSION_REFS, readSessionEvents, sessionKey, type SessionEvent } from '../../git/session.js';
+import {
+  SESSION_REFS,
+  readSessionEvents,
+  sessionKey,
+  type SessionEvent,
+} from '../../git/session.js';
 import { laneOf, type FlowOptions } from '../context.js';
 
 export interface RewindOptions extends FlowOptions {
@@ -35,15 +40,24 @@ const LOCK_WAIT_MS = 10_000;
  * work tree it wrote: this one when it wrote here, else its own (a lane's
  * `guard run` session rewound from the main tree).
  */
-export async function sessionEvents(root: string, session: string | undefined): Promise<SessionEvent[]> {
-  const pattern = session === undefined ? SESSION_REFS : `${SESSION_REFS}*/${sessionKey(session)}/*`;
+export async function sessionEvents(
+  root: string,
+  session: string | undefined,
+): Promise<SessionEvent[]> {
+  const pattern =
+    session === undefined ? SESSION_REFS : `${SESSION_REFS}*/${sessionKey(session)}/*`;
   const found = await readSessionEvents(root, pattern);
   const here = found.filter((e) => e.worktree === root);
-  const all = here.length > 0 || session === undefined ? here : found.filter((e) => e.worktree === found[found.length - 1]!.worktree);
+  const all =
+    here.length > 0 || session === undefined
+      ? here
+      : found.filter((e) => e.worktree === found[found.length - 1]!.worktree);
   if (all.length === 0) {
     throw new GuardError(
       'E_USAGE',
-      session === undefined ? 'no agent session has written here yet' : `no session "${session}" in ${root}`,
+      session === undefined
+        ? 'no agent session has written here yet'
+        : `no session "${session}" in ${root}`,
       'guard log --session ID lists what a session did; the ids are in guard log',
     );
   }
@@ -66,7 +80,12 @@ export async function rewind(opts: RewindOptions): Promise<RewindResult> {
   if (opts.to !== undefined) {
     const id = opts.to.replace(/^refs\/guard\/checkpoints\//, '');
     start = all.findIndex((e) => e.checkpoint === id);
-    if (start === -1) throw new GuardError('E_NO_CHECKPOINT', `checkpoint "${opts.to}" is not one of session ${all[0]!.session}'s`, `guard log --session ${all[0]!.session} lists them`);
+    if (start === -1)
+      throw new GuardError(
+        'E_NO_CHECKPOINT',
+        `checkpoint "${opts.to}" is not one of session ${all[0]!.session}'s`,
+        `guard log --session ${all[0]!.session} lists them`,
+      );
   }
   const events = all.slice(start);
   const { harness, session } = events[0]!;
@@ -74,8 +93,23 @@ export async function rewind(opts: RewindOptions): Promise<RewindResult> {
   const warnings: string[] = [];
   const lock = { holder: `guard rewind ${session}`, waitMs: LOCK_WAIT_MS };
   const groups = (undo: Checkpoint) => putBackGroups(repo.root, { events, harness, session, undo });
-  const { checkpoint: undo, done } = await apply({ gate: 'rewind', repo, now: new Date(), records: [], target: { kind: 'rewind', lock, warnings, session, lane: laneOf(repo.root), groups } });
-  return { command: 'rewind', harness, session, from: events[0]!.checkpoint, changes: done.changes, unchanged: done.paths - done.changes.length, undo: undo!.id, warnings };
+  const { checkpoint: undo, done } = await apply({
+    gate: 'rewind',
+    repo,
+    now: new Date(),
+    records: [],
+    target: { kind: 'rewind', lock, warnings, session, lane: laneOf(repo.root), groups },
+  });
+  return {
+    command: 'rewind',
+    harness,
+    session,
+    from: events[0]!.checkpoint,
+    changes: done.changes,
+    unchanged: done.paths - done.changes.length,
+    undo: undo!.id,
+    warnings,
+  };
 }
 
 interface PutBackInput {
@@ -93,30 +127,62 @@ interface PutBackInput {
  * `undo` (now), but only files that were there before it, and none that
  * another session wrote or lost since.
  */
-async function putBackGroups(root: string, { events, harness, session, undo }: PutBackInput): Promise<{ groups: PutBackGroup[]; paths: number }> {
+async function putBackGroups(
+  root: string,
+  { events, harness, session, undo }: PutBackInput,
+): Promise<{ groups: PutBackGroup[]; paths: number }> {
   const shells = events.flatMap((e, i) => {
     if (e.kind !== 'shell' || e.phase !== 'pre') return [];
-    const post = e.background ? undefined : events.slice(i + 1).find((x) => x.kind === 'shell' && x.phase === 'post' && (e.toolCall === null || x.toolCall === e.toolCall));
+    const post = e.background
+      ? undefined
+      : events
+          .slice(i + 1)
+          .find(
+            (x) =>
+              x.kind === 'shell' &&
+              x.phase === 'post' &&
+              (e.toolCall === null || x.toolCall === e.toolCall),
+          );
     return [{ e, after: post?.commit ?? null }];
   });
   const unpaired = shells.some((s) => s.after === null);
-  const others = unpaired ? (await readSessionEvents(root, SESSION_REFS)).filter((x) => x.worktree === root && !(x.harness === harness && x.session === session)) : [];
+  const others = unpaired
+    ? (await readSessionEvents(root, SESSION_REFS)).filter(
+        (x) => x.worktree === root && !(x.harness === harness && x.session === session),
+      )
+    : [];
   // what the other sessions' shell calls changed (before vs their after-event), in the same batch
   const theirShells = others.flatMap((x, i) => {
     if (x.kind !== 'shell' || x.phase !== 'pre') return [];
-    const post = others.slice(i + 1).find((y) => y.kind === 'shell' && y.phase === 'post' && y.harness === x.harness && y.session === x.session && y.toolCall === x.toolCall);
+    const post = others
+      .slice(i + 1)
+      .find(
+        (y) =>
+          y.kind === 'shell' &&
+          y.phase === 'post' &&
+          y.harness === x.harness &&
+          y.session === x.session &&
+          y.toolCall === x.toolCall,
+      );
     return post ? [{ x, pair: [x.commit, post.commit] as [string, string] }] : [];
   });
   const changed = await changedPathsOfPairs(root, [
-    ...shells.map((s): [string, string] | [string, string, 'existing'] => (s.after ? [s.e.commit, s.after] : [s.e.commit, undo.commit, 'existing'])),
+    ...shells.map((s): [string, string] | [string, string, 'existing'] =>
+      s.after ? [s.e.commit, s.after] : [s.e.commit, undo.commit, 'existing'],
+    ),
     ...theirShells.map((t) => t.pair),
   ]);
-  const theirChanges = theirShells.map((t, i) => ({ time: t.x.time, paths: changed[shells.length + i]! }));
+  const theirChanges = theirShells.map((t, i) => ({
+    time: t.x.time,
+    paths: changed[shells.length + i]!,
+  }));
   const byEvent = new Map(
     shells.map((s, i) => {
       if (s.after) return [s.e, changed[i]!];
       const theirs = new Set([
-        ...others.filter((x) => x.time >= s.e.time).flatMap((x) => (x.kind === 'write' ? (x.paths ?? []) : (x.lost ?? []))),
+        ...others
+          .filter((x) => x.time >= s.e.time)
+          .flatMap((x) => (x.kind === 'write' ? (x.paths ?? []) : (x.lost ?? []))),
         ...theirChanges.filter((t) => t.time >= s.e.time).flatMap((t) => t.paths),
       ]);
       return [s.e, changed[i]!.filter((p) => !theirs.has(p))];

@@ -10,8 +10,13 @@ import type { HookResult } from './hook.js';
  * failure is the caller's to answer in its blocking form, with the words of
  * reasonFor.
  */
-export async function judgeEvent(event: HookEvent, auto: boolean, projectDir?: string): Promise<HookResult> {
-  if (event.cwd === '' || !event.cwd.startsWith('/')) throw new PayloadError(`cwd ${JSON.stringify(event.cwd)} is not an absolute path`);
+export async function judgeEvent(
+  event: HookEvent,
+  auto: boolean,
+  projectDir?: string,
+): Promise<HookResult> {
+  if (event.cwd === '' || !event.cwd.startsWith('/'))
+    throw new PayloadError(`cwd ${JSON.stringify(event.cwd)} is not an absolute path`);
   // a tool guard does not gate (Read, Grep, ...): answered before git or the flow is loaded
   if (event.action.kind === 'other') return { outcome: { kind: 'none' }, notes: [] };
   const { runHook } = await import('./hook.js');
@@ -21,9 +26,14 @@ export async function judgeEvent(event: HookEvent, auto: boolean, projectDir?: s
 
 /** The reason a refused call gives the model when guard itself failed (fail closed). */
 export function reasonFor(err: unknown, harness: string): string {
-  if (err instanceof PayloadError) return failReason(`the ${harness} payload is not what guard expects: ${err.message}`, 'guard may be older than the harness: update guard');
+  if (err instanceof PayloadError)
+    return failReason(
+      `the ${harness} payload is not what guard expects: ${err.message}`,
+      'guard may be older than the harness: update guard',
+    );
   if (err instanceof GuardError) {
-    if (err.code === 'E_PATH_ESCAPE') return `guard refused this write: ${err.message}. Write files inside the repository, never into .git/ or through a link that leads out of it.`;
+    if (err.code === 'E_PATH_ESCAPE')
+      return `guard refused this write: ${err.message}. Write files inside the repository, never into .git/ or through a link that leads out of it.`;
     return failReason(err.message, err.hint);
   }
   const e = err instanceof Error ? err : new Error(String(err));

@@ -71,7 +71,8 @@ export const GATE_FILES = new Set([
  * it (Cline's beforeTool `input`, opencode's output.args), so an agent may
  * not add or change one.
  */
-export const PLUGIN_DIRS = /^(?:\.cline\/plugins\/|\.(?:opencode|kilo|kilocode)\/plugins?\/|(?:\.(?:opencode|kilo|kilocode)\/)?(?:opencode|kilo)\.jsonc?$)/;
+export const PLUGIN_DIRS =
+  /^(?:\.cline\/plugins\/|\.(?:opencode|kilo|kilocode)\/plugins?\/|(?:\.(?:opencode|kilo|kilocode)\/)?(?:opencode|kilo)\.jsonc?$)/;
 
 /**
  * The policy a hook call is judged by, and HEAD. HEAD is the agent's to
@@ -81,10 +82,15 @@ export const PLUGIN_DIRS = /^(?:\.cline\/plugins\/|\.(?:opencode|kilo|kilocode)\
  * with an older, looser HEAD cannot loosen what the real steps hold. One
  * cat-file; each distinct config parsed once.
  */
-export async function readSessionPolicy(root: string, events: readonly SessionEvent[]): Promise<{ head: string | null; policy: Policy; config: Config }> {
+export async function readSessionPolicy(
+  root: string,
+  events: readonly SessionEvent[],
+): Promise<{ head: string | null; policy: Policy; config: Config }> {
   const anchors = events.filter((x) => x.worktree === root);
   // a session event's parent is its checkpoint, whose parent is HEAD as it was then
-  const read = await readConfig(root, 'HEAD', { also: ['HEAD', ...anchors.map((x) => configObject(`${x.commit}^^`))] });
+  const read = await readConfig(root, 'HEAD', {
+    also: ['HEAD', ...anchors.map((x) => configObject(`${x.commit}^^`))],
+  });
   const [head, ...then] = read.also;
   const headOid = head && head.type === 'commit' ? head.oid : null;
   let config = read.config;
@@ -116,7 +122,16 @@ function stricter(a: Config, b: Config): Config {
 }
 
 export function judgedOf(c: Classification): Judged {
-  return { path: c.path, status: c.status, existingLines: c.existingLines, linesDeleted: c.linesDeleted, changeRatio: c.changeRatio, needsApproval: c.needsApproval, reasons: c.reasons, rules: c.rules };
+  return {
+    path: c.path,
+    status: c.status,
+    existingLines: c.existingLines,
+    linesDeleted: c.linesDeleted,
+    changeRatio: c.changeRatio,
+    needsApproval: c.needsApproval,
+    reasons: c.reasons,
+    rules: c.rules,
+  };
 }
 
 export function oneLine(s: string): string {
@@ -128,4 +143,3 @@ export function oneLine(s: string): string {
 export function shellWord(p: string): string {
   return /^[A-Za-z0-9_./@%+=:,-]+$/.test(p) ? p : `'${p.replace(/'/g, `'\\''`)}'`;
 }
-

@@ -26,7 +26,12 @@ export async function place(root: string, cwd: string, p: string): Promise<Place
     const realRoot = await realpath(root);
     const real = await realAbs(abs);
     if (!within(realRoot, real)) {
-      if (p.split(/[\\/]/).includes('..')) throw new GuardError('E_PATH_ESCAPE', `${JSON.stringify(p)} leaves the repository through ".."`, 'name files inside the repository');
+      if (p.split(/[\\/]/).includes('..'))
+        throw new GuardError(
+          'E_PATH_ESCAPE',
+          `${JSON.stringify(p)} leaves the repository through ".."`,
+          'name files inside the repository',
+        );
       return { kind: 'outside' };
     }
     abs = path.join(root, path.relative(realRoot, real));
@@ -35,10 +40,20 @@ export async function place(root: string, cwd: string, p: string): Promise<Place
   const st = await lstat(inside.abs).catch(() => null);
   if (st?.isSymbolicLink()) {
     const target = await realpath(inside.abs).catch(() => null);
-    if (target === null) throw new GuardError('E_PATH_ESCAPE', `${inside.rel} is a symlink to nothing guard can follow`, 'write the file the link points to by its own name');
+    if (target === null)
+      throw new GuardError(
+        'E_PATH_ESCAPE',
+        `${inside.rel} is a symlink to nothing guard can follow`,
+        'write the file the link points to by its own name',
+      );
     const realRoot = await realpath(root);
     const inRoot = path.relative(realRoot, target);
-    if (inRoot.startsWith('..') || path.isAbsolute(inRoot)) throw new GuardError('E_PATH_ESCAPE', `${inside.rel} is a symlink that leads outside the repository`, 'write files inside the repository only');
+    if (inRoot.startsWith('..') || path.isAbsolute(inRoot))
+      throw new GuardError(
+        'E_PATH_ESCAPE',
+        `${inside.rel} is a symlink that leads outside the repository`,
+        'write files inside the repository only',
+      );
     inside = await resolveInside(root, inRoot);
   }
   return { kind: 'inside', rel: inside.rel, abs: inside.abs };
@@ -72,4 +87,3 @@ export async function nearestFolder(abs: string): Promise<string> {
   }
   return dir;
 }
-

@@ -16,7 +16,16 @@ import { apply } from '../../apply/apply.js';
 import { laneOf } from '../context.js';
 import { coverageLoss, coverageSentences } from './shell-coverage.js';
 import { backgroundNoted } from '../../git/journal.js';
-import { GATE_FILES, NONE, judgedOf, oneLine, readSessionPolicy, sessionEventsOnce, shellWord, type HookResult } from './hook-common.js';
+import {
+  GATE_FILES,
+  NONE,
+  judgedOf,
+  oneLine,
+  readSessionPolicy,
+  sessionEventsOnce,
+  shellWord,
+  type HookResult,
+} from './hook-common.js';
 
 /**
  * A shell tool call (flows/hook/hook.ts): a whole-tree checkpoint before it (and
@@ -31,10 +40,32 @@ export interface ShellBeforeCall {
   now: Date;
 }
 
-export async function shellBefore(repo: Repo, e: HookEvent, { command, background, meta, now }: ShellBeforeCall): Promise<HookResult> {
+export async function shellBefore(
+  repo: Repo,
+  e: HookEvent,
+  { command, background, meta, now }: ShellBeforeCall,
+): Promise<HookResult> {
   // the session step goes in the checkpoint's own fast-import
-  const records = (c: { id: string; commit: string }) => [sessionCommit(repo, e, { commit: c.commit, id: c.id, phase: 'pre', command, now, background })];
-  const { checkpoint: cp } = await apply({ gate: 'hook', repo, now, records: [], target: { kind: 'worktree', checkpoint: { reason: `before ${e.harness} shell: ${oneLine(command)}`, command: 'hook', lane: laneOf(repo.root), session: meta, now, records } } });
+  const records = (c: { id: string; commit: string }) => [
+    sessionCommit(repo, e, { commit: c.commit, id: c.id, phase: 'pre', command, now, background }),
+  ];
+  const { checkpoint: cp } = await apply({
+    gate: 'hook',
+    repo,
+    now,
+    records: [],
+    target: {
+      kind: 'worktree',
+      checkpoint: {
+        reason: `before ${e.harness} shell: ${oneLine(command)}`,
+        command: 'hook',
+        lane: laneOf(repo.root),
+        session: meta,
+        now,
+        records,
+      },
+    },
+  });
   // the lanes' work trees, which a command in the main tree can take (git clean -ffdx): flows/hook/lane-keep.ts
   await (await import('./lane-keep.js')).keepLanes(repo, command, now, cp!.id);
   if (background) await markBackgroundOpen(repo, e.harness, e.sessionId, now);
@@ -54,7 +85,11 @@ interface SessionCommitInput {
   notKept?: string[];
 }
 
-function sessionCommit(repo: Repo, e: HookEvent, { commit, id, phase, command, now, lost, background, toolCall, notKept }: SessionCommitInput): RecordCommit {
+function sessionCommit(
+  repo: Repo,
+  e: HookEvent,
+  { commit, id, phase, command, now, lost, background, toolCall, notKept }: SessionCommitInput,
+): RecordCommit {
   return sessionEventCommit(
     commit,
     {
@@ -83,50 +118,132 @@ export interface ShellAfterCall {
   now: Date;
 }
 
-export async function shellAfter(repo: Repo, e: HookEvent, { command, meta, now }: ShellAfterCall): Promise<HookResult> {
+export async function shellAfter(
+  repo: Repo,
+  e: HookEvent,
+  { command, meta, now }: ShellAfterCall,
+): Promise<HookResult> {
   const root = repo.root;
   const [events, cp] = await Promise.all([
     sessionEventsOnce(root, sessionPrefix(e.harness, e.sessionId)),
-    apply({ gate: 'hook', repo, now, records: [], target: { kind: 'worktree', checkpoint: { reason: `after ${e.harness} shell: ${oneLine(command)}`, command: 'hook', lane: laneOf(root), session: meta, now } } }).then((r) => r.checkpoint!),
+    apply({
+      gate: 'hook',
+      repo,
+      now,
+      records: [],
+      target: {
+        kind: 'worktree',
+        checkpoint: {
+          reason: `after ${e.harness} shell: ${oneLine(command)}`,
+          command: 'hook',
+          lane: laneOf(root),
+          session: meta,
+          now,
+        },
+      },
+    }).then((r) => r.checkpoint!),
   ]);
   const pres = events.filter((x) => x.kind === 'shell' && x.phase === 'pre' && x.worktree === root);
   const pre = (e.toolCallId ? pres.filter((x) => x.toolCall === e.toolCallId) : pres).pop() ?? null;
   if (!pre) {
-    await apply({ gate: 'hook', repo, now, records: [sessionCommit(repo, e, { commit: cp.commit, id: cp.id, phase: 'post', command, now })], target: null });
-    return { outcome: NONE, checkpoint: cp.id, notes: ['no checkpoint from before this command: nothing to compare with'] };
+    await apply({
+      gate: 'hook',
+      repo,
+      now,
+      records: [
+        sessionCommit(repo, e, { commit: cp.commit, id: cp.id, phase: 'post', command, now }),
+      ],
+      target: null,
+    });
+    return {
+      outcome: NONE,
+      checkpoint: cp.id,
+      notes: ['no checkpoint from before this command: nothing to compare with'],
+    };
   }
   const { lost, outside, gate } = await lostSince(root, { events, pre, cp });
   const lostPaths = [...lost.map((c) => c.path), ...outside.kept.map((k) => k.path)];
-  const step = sessionCommit(repo, e, { commit: cp.commit, id: cp.id, phase: 'post', command, now, lost: lostPaths, notKept: outside.notKept.map((n) => n.path) });
+  const step = sessionCommit(repo, e, {
+    commit: cp.commit,
+    id: cp.id,
+    phase: 'post',
+    command,
+    now,
+    lost: lostPaths,
+    notKept: outside.notKept.map((n) => n.path),
+  });
   await apply({ gate: 'hook', repo, now, records: [step], target: null, pack: true });
   const judged: Judged[] = lost.map((c) => ({ ...judgedOf(c), needsApproval: true }));
-  const messages = afterMessages({ command, session: e.sessionId, since: pre.checkpoint }, { lost, judged, outside, gate });
+  const messages = afterMessages(
+    { command, session: e.sessionId, since: pre.checkpoint },
+    { lost, judged, outside, gate },
+  );
   if (messages.length === 0) return { outcome: NONE, checkpoint: cp.id, notes: [] };
-  return { outcome: { kind: 'inform', message: messages.join('\n\n') }, checkpoint: cp.id, files: judged.map((j) => ({ ...j, decision: 'lost' })), notes: [] };
+  return {
+    outcome: { kind: 'inform', message: messages.join('\n\n') },
+    checkpoint: cp.id,
+    files: judged.map((j) => ({ ...j, decision: 'lost' })),
+    notes: [],
+  };
 }
 
 /** What changed between the step before the command (`pre`) and the checkpoint after it (`cp`): losses in git's tree, outside it, and of the gate's own files. */
-async function lostSince(root: string, { events, pre, cp }: { events: SessionEvent[]; pre: SessionEvent; cp: Parameters<typeof coverageLoss>[2] }) {
+async function lostSince(
+  root: string,
+  {
+    events,
+    pre,
+    cp,
+  }: { events: SessionEvent[]; pre: SessionEvent; cp: Parameters<typeof coverageLoss>[2] },
+) {
   // the checkpoint before the command (the step's parent): what it kept outside git's tree
-  const [{ config, policy }, [preCp]] = await Promise.all([readSessionPolicy(root, events), catFileBatch(root, [`${pre.commit}^`], READ_CAP)]);
-  const { lost, gate: inTree } = await lossesBetween(root, { from: pre.commit, to: cp.commit, config, policy });
+  const [{ config, policy }, [preCp]] = await Promise.all([
+    readSessionPolicy(root, events),
+    catFileBatch(root, [`${pre.commit}^`], READ_CAP),
+  ]);
+  const { lost, gate: inTree } = await lossesBetween(root, {
+    from: pre.commit,
+    to: cp.commit,
+    config,
+    policy,
+  });
   // what it took outside the work tree's tree (ignored files, nested repositories, lanes, files over the cap): shell-coverage.ts
-  const outside = await coverageLoss(root, preCp?.type === 'commit' ? (preCp.data ?? null) : null, cp);
-  const gate = [...new Set([...inTree, ...outside.kept.map((k) => k.path).filter((p) => GATE_FILES.has(p))])];
+  const outside = await coverageLoss(
+    root,
+    preCp?.type === 'commit' ? (preCp.data ?? null) : null,
+    cp,
+  );
+  const gate = [
+    ...new Set([...inTree, ...outside.kept.map((k) => k.path).filter((p) => GATE_FILES.has(p))]),
+  ];
   return { lost, outside, gate };
 }
 
 /** What the model is told after a shell command: what it lost (kept by `since`), what went outside git's tree, the gate's own files. */
 function afterMessages(
   call: { command: string; session: string; since: string },
-  found: { lost: Parameters<typeof restoreCommand>[1]; judged: Judged[]; outside: Parameters<typeof coverageSentences>[0]; gate: string[] },
+  found: {
+    lost: Parameters<typeof restoreCommand>[1];
+    judged: Judged[];
+    outside: Parameters<typeof coverageSentences>[0];
+    gate: string[];
+  },
 ): string[] {
   const { command, since } = call;
   const { lost, judged, outside, gate } = found;
   const messages: string[] = [];
-  if (lost.length > 0) messages.push(lossMessage(command, judged, restoreCommand(since, lost), `guard rewind ${shellWord(call.session)}`));
+  if (lost.length > 0)
+    messages.push(
+      lossMessage(
+        command,
+        judged,
+        restoreCommand(since, lost),
+        `guard rewind ${shellWord(call.session)}`,
+      ),
+    );
   const extra = coverageSentences(outside, since, shellWord, lost.length > 0);
-  if (extra.length > 0) messages.push((lost.length > 0 ? extra : [outsideMessage(command), ...extra]).join(' '));
+  if (extra.length > 0)
+    messages.push((lost.length > 0 ? extra : [outsideMessage(command), ...extra]).join(' '));
   if (gate.length > 0) messages.push(gateMessage(gate, since, false));
   return messages;
 }
@@ -139,7 +256,9 @@ function outsideMessage(command: string): string {
 
 function restoreCommand(checkpointId: string, lost: Classification[]): string {
   const paths = lost.map((c) => c.oldPath ?? c.path);
-  return paths.length <= 20 ? `guard restore ${checkpointId} -- ${paths.map(shellWord).join(' ')}` : `guard restore ${checkpointId}`;
+  return paths.length <= 20
+    ? `guard restore ${checkpointId} -- ${paths.map(shellWord).join(' ')}`
+    : `guard restore ${checkpointId}`;
 }
 
 interface LossesInput {
@@ -156,15 +275,33 @@ interface LossesInput {
  * went in all (a `git checkout -- .` over a day of small edits), every
  * file that lost lines.
  */
-async function lossesBetween(root: string, { from, to, config, policy, skip }: LossesInput): Promise<Losses> {
+async function lossesBetween(
+  root: string,
+  { from, to, config, policy, skip }: LossesInput,
+): Promise<Losses> {
   const all = (await treeDiff(root, from, to)).filter((x) => !skip?.has(x.oldPath ?? x.path));
   // the gate itself: the harness hook configs, guard.config.json, .husky/, whatever the policy protects
-  const gate = [...new Set(all.flatMap((x) => [x.path, ...(x.oldPath !== undefined ? [x.oldPath] : [])]).filter((p) => GATE_FILES.has(p) || policy.isProtected(p)))];
+  const gate = [
+    ...new Set(
+      all
+        .flatMap((x) => [x.path, ...(x.oldPath !== undefined ? [x.oldPath] : [])])
+        .filter((p) => GATE_FILES.has(p) || policy.isProtected(p)),
+    ),
+  ];
   const entries = all.filter((x) => x.oldOid !== null);
-  const { facts } = entries.length ? await collectFacts(root, entries, { maxBytes: Math.min(config.maxFileBytes, READ_CAP) }) : { facts: [] };
+  const { facts } = entries.length
+    ? await collectFacts(root, entries, { maxBytes: Math.min(config.maxFileBytes, READ_CAP) })
+    : { facts: [] };
   const classified = facts.map((f) => classify(f, policy));
   const total = classified.reduce((n, c) => n + c.linesDeleted, 0);
-  return { lost: classified.filter((c) => ((c.status === 'delete' || c.status === 'replace') && c.needsApproval) || (total >= config.lineThreshold && c.linesDeleted > 0)), gate };
+  return {
+    lost: classified.filter(
+      (c) =>
+        ((c.status === 'delete' || c.status === 'replace') && c.needsApproval) ||
+        (total >= config.lineThreshold && c.linesDeleted > 0),
+    ),
+    gate,
+  };
 }
 
 interface Losses {
@@ -205,10 +342,18 @@ const BACKGROUND_OPEN_MS = 30 * 60_000;
 
 /** Whether a background command of the session started within BACKGROUND_OPEN_MS (one file read). */
 async function backgroundOpen(repo: Repo, e: HookEvent, now: Date): Promise<boolean> {
-  const text = await readFile(backgroundMarker(repo, e.harness, e.sessionId), 'utf8').catch(() => null);
+  const text = await readFile(backgroundMarker(repo, e.harness, e.sessionId), 'utf8').catch(
+    () => null,
+  );
   const t = text === null ? NaN : Date.parse(text.trim());
   // unreadable or in the future: read the steps (the safe side); no marker: the journal may still say so (a marker removed)
-  if (text === null) return backgroundNoted(repo.commonDir, { harness: e.harness, sessionKey: path.basename(path.dirname(backgroundMarker(repo, e.harness, e.sessionId))), now, windowMs: BACKGROUND_OPEN_MS });
+  if (text === null)
+    return backgroundNoted(repo.commonDir, {
+      harness: e.harness,
+      sessionKey: path.basename(path.dirname(backgroundMarker(repo, e.harness, e.sessionId))),
+      now,
+      windowMs: BACKGROUND_OPEN_MS,
+    });
   return Number.isNaN(t) || t > now.getTime() || now.getTime() - t < BACKGROUND_OPEN_MS;
 }
 
@@ -217,18 +362,55 @@ interface Late {
   checkpoint: string;
 }
 
-export async function reportBackground(repos: readonly Repo[], e: HookEvent, now: Date): Promise<Late[]> {
+export async function reportBackground(
+  repos: readonly Repo[],
+  e: HookEvent,
+  now: Date,
+): Promise<Late[]> {
   const out: Late[] = [];
   for (const repo of repos) {
     const root = repo.root;
     if (!(await backgroundOpen(repo, e, now))) continue;
     const events = await sessionEventsOnce(root, sessionPrefix(e.harness, e.sessionId));
     // the call's own background command is reported by its own after-event (Gemini names no tool call: the latest shell pre)
-    const own = e.toolCallId !== null ? (x: SessionEvent) => x.toolCall === e.toolCallId : (x: SessionEvent) => e.phase === 'post' && e.action.kind === 'shell' && x === events.filter((y) => y.kind === 'shell' && y.phase === 'pre' && y.worktree === root).pop();
-    const open = events.filter((x) => x.background && x.phase === 'pre' && x.worktree === root && now.getTime() - Date.parse(x.time) < BACKGROUND_OPEN_MS && !own(x));
+    const own =
+      e.toolCallId !== null
+        ? (x: SessionEvent) => x.toolCall === e.toolCallId
+        : (x: SessionEvent) =>
+            e.phase === 'post' &&
+            e.action.kind === 'shell' &&
+            x ===
+              events
+                .filter((y) => y.kind === 'shell' && y.phase === 'pre' && y.worktree === root)
+                .pop();
+    const open = events.filter(
+      (x) =>
+        x.background &&
+        x.phase === 'pre' &&
+        x.worktree === root &&
+        now.getTime() - Date.parse(x.time) < BACKGROUND_OPEN_MS &&
+        !own(x),
+    );
     if (open.length === 0) continue;
     const session = { harness: e.harness, session: e.sessionId, toolCall: e.toolCallId };
-    const cp = (await apply({ gate: 'hook', repo, now, records: [], target: { kind: 'worktree', checkpoint: { reason: `${e.harness} background commands still open`, command: 'hook', lane: laneOf(root), session, now } } })).checkpoint!;
+    const cp = (
+      await apply({
+        gate: 'hook',
+        repo,
+        now,
+        records: [],
+        target: {
+          kind: 'worktree',
+          checkpoint: {
+            reason: `${e.harness} background commands still open`,
+            command: 'hook',
+            lane: laneOf(root),
+            session,
+            now,
+          },
+        },
+      })
+    ).checkpoint!;
     const { config, policy } = await readSessionPolicy(root, events);
     const records: RecordCommit[] = [];
     for (const bg of open) {
@@ -253,23 +435,58 @@ interface BackgroundCheck {
 }
 
 /** One open background command: what it lost since it was last compared (a post step of its own), and what to say. */
-async function checkBackground(c: BackgroundCheck, bg: SessionEvent): Promise<{ record: RecordCommit; late: Late[] }> {
+async function checkBackground(
+  c: BackgroundCheck,
+  bg: SessionEvent,
+): Promise<{ record: RecordCommit; late: Late[] }> {
   const { repo, e, events, cp, now } = c;
   // each check is a post step of the background call: the next one compares from the last
-  const mine = (x: SessionEvent) => x.kind === 'shell' && x.phase === 'post' && x.toolCall === bg.toolCall && (bg.toolCall !== null || x.command === bg.command);
+  const mine = (x: SessionEvent) =>
+    x.kind === 'shell' &&
+    x.phase === 'post' &&
+    x.toolCall === bg.toolCall &&
+    (bg.toolCall !== null || x.command === bg.command);
   const baseline = events.filter((x) => x.time >= bg.time && mine(x)).pop() ?? bg;
   // what the session's own calls since then account for: its writes, its other commands' losses
-  const later = events.filter((x) => x.time >= baseline.time && x !== baseline && x !== bg && !mine(x));
-  const accounted = new Set<string>(later.flatMap((x) => (x.kind === 'write' ? (x.paths ?? []) : (x.lost ?? []))));
-  const { lost, gate } = await lossesBetween(repo.root, { from: baseline.commit, to: cp.commit, config: c.config, policy: c.policy, skip: accounted });
-  const record = sessionCommit(repo, e, { commit: cp.commit, id: cp.id, phase: 'post', command: bg.command ?? '', now, lost: lost.map((x) => x.path), background: false, toolCall: bg.toolCall });
+  const later = events.filter(
+    (x) => x.time >= baseline.time && x !== baseline && x !== bg && !mine(x),
+  );
+  const accounted = new Set<string>(
+    later.flatMap((x) => (x.kind === 'write' ? (x.paths ?? []) : (x.lost ?? []))),
+  );
+  const { lost, gate } = await lossesBetween(repo.root, {
+    from: baseline.commit,
+    to: cp.commit,
+    config: c.config,
+    policy: c.policy,
+    skip: accounted,
+  });
+  const record = sessionCommit(repo, e, {
+    commit: cp.commit,
+    id: cp.id,
+    phase: 'post',
+    command: bg.command ?? '',
+    now,
+    lost: lost.map((x) => x.path),
+    background: false,
+    toolCall: bg.toolCall,
+  });
   const shown = `${bg.command ?? ''} (run in the background)`;
   const late: Late[] = [];
   if (lost.length > 0) {
     const judged: Judged[] = lost.map((x) => ({ ...judgedOf(x), needsApproval: true }));
-    late.push({ message: lossMessage(shown, judged, restoreCommand(bg.checkpoint, lost), `guard rewind ${shellWord(e.sessionId)}`), checkpoint: cp.id });
+    late.push({
+      message: lossMessage(
+        shown,
+        judged,
+        restoreCommand(bg.checkpoint, lost),
+        `guard rewind ${shellWord(e.sessionId)}`,
+      ),
+      checkpoint: cp.id,
+    });
   }
-  if (gate.length > 0) late.push({ message: gateMessage(gate, baseline.checkpoint, true), checkpoint: cp.id });
+  if (gate.length > 0)
+    late.push({ message: gateMessage(gate, baseline.checkpoint, true), checkpoint: cp.id });
   return { record, late };
 }
 
@@ -279,8 +496,21 @@ export function withLate(r: HookResult, late: Late[], phase: 'pre' | 'post'): Ho
   const message = late.map((l) => l.message).join('\n\n');
   const o = r.outcome;
   let outcome: Outcome;
-  if (phase === 'post' || o.kind === 'inform') outcome = { kind: 'inform', message: o.kind === 'inform' ? `${o.message}\n\n${message}` : message };
-  else if (o.kind === 'deny' || o.kind === 'ask') outcome = { ...o, reason: `${o.reason}\n\n${message}` };
-  else outcome = { kind: 'deny', reason: `guard stopped this call to tell you first: ${message} This call did not run; run it again once you have told the user.` };
-  return { ...r, outcome, notes: [...r.notes, 'a background command of this session lost work since the last call'] };
+  if (phase === 'post' || o.kind === 'inform')
+    outcome = {
+      kind: 'inform',
+      message: o.kind === 'inform' ? `${o.message}\n\n${message}` : message,
+    };
+  else if (o.kind === 'deny' || o.kind === 'ask')
+    outcome = { ...o, reason: `${o.reason}\n\n${message}` };
+  else
+    outcome = {
+      kind: 'deny',
+      reason: `guard stopped this call to tell you first: ${message} This call did not run; run it again once you have told the user.`,
+    };
+  return {
+    ...r,
+    outcome,
+    notes: [...r.notes, 'a background command of this session lost work since the last call'],
+  };
 }

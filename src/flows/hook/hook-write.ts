@@ -1,24 +1,50 @@
 import { lstat, readFile, stat } from 'node:fs/promises';
 import { withAggregateLoss } from '../../core/aggregate.js';
-import { classify, withReason, type ChangeFacts, type Classification, type Policy } from '../../core/classify.js';
+import {
+  classify,
+  withReason,
+  type ChangeFacts,
+  type Classification,
+  type Policy,
+} from '../../core/classify.js';
 import { GuardError } from '../../core/errors.js';
 import { MODE, fileMode } from '../../core/modes.js';
 import { countLines, looksBinary } from '../../core/lines.js';
 import { decisionRecords, plan, type Answer, type Plan, type PlanFile } from '../../core/plan.js';
 import { parseRecordMessage, type DecisionRecord, type RecordContext } from '../../core/record.js';
-import { applyInsertLine, applyPatchChunks, applySearchReplace, applyStringEdits, type EditResult } from '../../harness/edits.js';
+import {
+  applyInsertLine,
+  applyPatchChunks,
+  applySearchReplace,
+  applyStringEdits,
+  type EditResult,
+} from '../../harness/edits.js';
 import { unmatchedReason, verdict, writeOutcome, type Planned } from '../../harness/decide.js';
 import type { Change, FileChange, HookEvent } from '../../harness/types.js';
 import { READ_CAP, catFileBatch } from '../../git/catfile.js';
 import type { SessionMeta } from '../../git/checkpoint.js';
-import { REFS, decisionBatch, newRef, rejectedCommit, type RecordCommit } from '../../git/records.js';
+import {
+  REFS,
+  decisionBatch,
+  newRef,
+  rejectedCommit,
+  type RecordCommit,
+} from '../../git/records.js';
 import { type Repo } from '../../git/repo.js';
 import { numstatPairs } from '../../git/measure.js';
 import { baseEventFor, sessionPrefix, type SessionEvent } from '../../git/session.js';
 import { askedStep } from '../../git/session-index.js';
 import { apply } from '../../apply/apply.js';
 import { laneOf } from '../context.js';
-import { GATE_FILES, NONE, PLUGIN_DIRS, judgedOf, readSessionPolicy, sessionEventsOnce, type HookResult } from './hook-common.js';
+import {
+  GATE_FILES,
+  NONE,
+  PLUGIN_DIRS,
+  judgedOf,
+  readSessionPolicy,
+  sessionEventsOnce,
+  type HookResult,
+} from './hook-common.js';
 import { place } from './hook-place.js';
 
 /**
@@ -64,27 +90,42 @@ interface CallFile {
 async function readDisk(abs: string): Promise<{ content: Buffer | null; mode: string }> {
   const st = await lstat(abs).catch(() => null);
   if (!st) return { content: null, mode: MODE.file };
-  if (st.isDirectory()) throw new GuardError('E_USAGE', `${abs} is a folder`, 'a tool call writes files');
+  if (st.isDirectory())
+    throw new GuardError('E_USAGE', `${abs} is a folder`, 'a tool call writes files');
   // a FIFO or a device: reading would block (node then cannot even exit) or never end
   const target = st.isSymbolicLink() ? await stat(abs).catch(() => null) : st;
-  if (target && !target.isFile() && !target.isDirectory()) throw new GuardError('E_USAGE', `${abs} is not a regular file (a pipe or a device)`, 'a tool call writes files');
+  if (target && !target.isFile() && !target.isDirectory())
+    throw new GuardError(
+      'E_USAGE',
+      `${abs} is not a regular file (a pipe or a device)`,
+      'a tool call writes files',
+    );
   return { content: await readFile(abs), mode: fileMode(st.mode) };
 }
 
-function applyChange(change: Change, current: Buffer | null, source: Buffer | null): EditResult | { ok: true; text: null } {
+function applyChange(
+  change: Change,
+  current: Buffer | null,
+  source: Buffer | null,
+): EditResult | { ok: true; text: null } {
   const text = (current ?? Buffer.alloc(0)).toString('utf8');
   switch (change.kind) {
     case 'content':
       return { ok: true, text: change.content };
     case 'delete':
-      return current === null ? { ok: false, why: 'the file to delete does not exist' } : { ok: true, text: null };
+      return current === null
+        ? { ok: false, why: 'the file to delete does not exist' }
+        : { ok: true, text: null };
     case 'edits':
-      if (current === null && change.edits.some((e) => e.oldString !== '')) return { ok: false, why: 'the file does not exist' };
+      if (current === null && change.edits.some((e) => e.oldString !== ''))
+        return { ok: false, why: 'the file does not exist' };
       return applyStringEdits(text, change.edits);
     case 'blocks':
       return applySearchReplace(text, change.blocks);
     case 'insert':
-      return current === null ? { ok: false, why: 'the file to insert into does not exist' } : applyInsertLine(text, change.line, change.text);
+      return current === null
+        ? { ok: false, why: 'the file to insert into does not exist' }
+        : applyInsertLine(text, change.line, change.text);
     case 'chunks': {
       const from = change.from !== undefined ? source : current;
       if (from === null) return { ok: false, why: 'the file to update does not exist' };
@@ -121,28 +162,52 @@ export interface WriteBeforeCall {
 }
 
 /** A write tool call, before it runs: read, then plan (core/plan), then apply (records) and the harness outcome. */
-export async function writeBefore(repo: Repo, e: HookEvent, { files, auto, now }: WriteBeforeCall): Promise<HookResult> {
+export async function writeBefore(
+  repo: Repo,
+  e: HookEvent,
+  { files, auto, now }: WriteBeforeCall,
+): Promise<HookResult> {
   const notes: string[] = [];
   const w = await readWrite(repo, e, { files, notes, now });
   if (w === null) return { outcome: NONE, notes };
   if (w.unmatched.length > 0) {
     // what the harness would make of it is unknown: keep the files as they are, and refuse
     const cp = await keepCallPaths(w, 'deny', unmatchedRecords(w));
-    return { outcome: { kind: 'deny', reason: unmatchedReason(w.unmatched.map((u) => `${u.rel}: ${u.why}`), cp) }, checkpoint: cp, notes };
+    return {
+      outcome: {
+        kind: 'deny',
+        reason: unmatchedReason(
+          w.unmatched.map((u) => `${u.rel}: ${u.why}`),
+          cp,
+        ),
+      },
+      checkpoint: cp,
+      notes,
+    };
   }
   // the source of a move is judged with its destination (a rename), not as a deletion of its own
-  const { judged, classified } = await judgeTargets(repo, w.targets.filter((t) => !t.movedAway), w.policy);
+  const { judged, classified } = await judgeTargets(
+    repo,
+    w.targets.filter((t) => !t.movedAway),
+    w.policy,
+  );
   const planFiles = classified.map((c, i) => planFileOf(c, judged[i]!));
   const planned = await plan('hook', planFiles, NO_ANSWERS);
   const v = verdict(planned.files, e.canAsk && !auto);
-  const reported: Planned[] = planned.files.map((o, i) => ({ ...judgedOf(classified[i]!), decision: o.decision }));
+  const reported: Planned[] = planned.files.map((o, i) => ({
+    ...judgedOf(classified[i]!),
+    decision: o.decision,
+  }));
   if (v === 'deny') {
     const kept = await keepRefused(w, planned, classified);
     const sessionBased = judged.some((t) => t.fromSession && !same(t.base, t.current));
     return { ...writeOutcome(v, reported, { kept, sessionBased }), rejected: kept, notes };
   }
   // ask: what the post event records when the tool ran (the person said yes in the harness): every file taken as it is
-  const decisions = v === 'ask' ? await personTakesAll(planFiles, classified) : decisionRecords(planned, classified, { refs: new Map(), blobs: new Map() });
+  const decisions =
+    v === 'ask'
+      ? await personTakesAll(planFiles, classified)
+      : decisionRecords(planned, classified, { refs: new Map(), blobs: new Map() });
   const cp = await keepCallPaths(w, v, decisions);
   return { ...writeOutcome(v, reported, { checkpoint: cp }), checkpoint: cp, notes };
 }
@@ -159,7 +224,11 @@ interface ReadWriteCall {
  * opinion: nothing inside the repository, or a call that changes nothing
  * on disk. An edit guard cannot reproduce is listed in `unmatched`.
  */
-async function readWrite(repo: Repo, e: HookEvent, { files, notes, now }: ReadWriteCall): Promise<WriteCall | null> {
+async function readWrite(
+  repo: Repo,
+  e: HookEvent,
+  { files, notes, now }: ReadWriteCall,
+): Promise<WriteCall | null> {
   const root = repo.root;
   const placed: PlacedChange[] = [];
   for (const f of files) {
@@ -177,7 +246,15 @@ async function readWrite(repo: Repo, e: HookEvent, { files, notes, now }: ReadWr
     notes.push('the call changes nothing on disk: no opinion');
     return null;
   }
-  const ctx: RecordContext = { command: 'hook', lane: laneOf(root), time: now.toISOString(), base: head, harness: e.harness, session: e.sessionId, toolCall: e.toolCallId };
+  const ctx: RecordContext = {
+    command: 'hook',
+    lane: laneOf(root),
+    time: now.toISOString(),
+    base: head,
+    harness: e.harness,
+    session: e.sessionId,
+    toolCall: e.toolCallId,
+  };
   return { repo, root, e, targets, unmatched, policy, head, ctx, now };
 }
 
@@ -189,7 +266,11 @@ interface TargetsInput {
 }
 
 /** Each placed file on disk, at its session base and after the call; an edit that cannot be reproduced goes to `unmatched` ("PATH: why"). */
-async function readTargets(root: string, cwd: string, { placed, events, unmatched, notes }: TargetsInput): Promise<CallFile[]> {
+async function readTargets(
+  root: string,
+  cwd: string,
+  { placed, events, unmatched, notes }: TargetsInput,
+): Promise<CallFile[]> {
   const disk = await Promise.all(placed.map((p) => readDisk(p.abs)));
   const baseEvents = placed.map((p) => baseEventFor(events, root, p.rel));
   const wanted = baseEvents.flatMap((ev, i) => (ev ? [`${ev.commit}:${placed[i]!.rel}`] : []));
@@ -217,7 +298,17 @@ async function readTargets(root: string, cwd: string, { placed, events, unmatche
       fromSession = true;
     }
     const next = !r.ok ? current : r.text === null ? null : Buffer.from(r.text, 'utf8');
-    targets.push({ rel: p.rel, abs: p.abs, change: p.change, current, mode, next, base, fromSession, ...(movedFrom ? { movedFrom } : {}) });
+    targets.push({
+      rel: p.rel,
+      abs: p.abs,
+      change: p.change,
+      current,
+      mode,
+      next,
+      base,
+      fromSession,
+      ...(movedFrom ? { movedFrom } : {}),
+    });
   }
   return targets;
 }
@@ -229,7 +320,10 @@ async function readTargets(root: string, cwd: string, { placed, events, unmatche
  */
 function linkMoves(targets: CallFile[]): void {
   for (const t of targets) {
-    const src = t.movedFrom !== undefined ? targets.find((x) => x.rel === t.movedFrom && x.change.kind === 'delete') : undefined;
+    const src =
+      t.movedFrom !== undefined
+        ? targets.find((x) => x.rel === t.movedFrom && x.change.kind === 'delete')
+        : undefined;
     if (!src) continue;
     src.movedAway = true;
     if (t.current === null && !t.fromSession) t.base = src.base;
@@ -244,14 +338,23 @@ function linkMoves(targets: CallFile[]): void {
  * step whose tree holds a 10-line "base"), so it may only ever make the
  * gate stricter, never looser. One more diff --no-index, only then.
  */
-async function judgeTargets(repo: Repo, targets: CallFile[], policy: Policy): Promise<{ judged: CallFile[]; classified: Classification[] }> {
+async function judgeTargets(
+  repo: Repo,
+  targets: CallFile[],
+  policy: Policy,
+): Promise<{ judged: CallFile[]; classified: Classification[] }> {
   const classified = await measureAll(repo, targets, policy);
   const drift = targets.map((t) => t.fromSession && !same(t.base, t.current));
   if (!drift.some(Boolean)) return { judged: targets, classified };
   const onDisk = targets.map((t) => ({ ...t, base: t.current, fromSession: false }));
   const againstDisk = await measureAll(repo, onDisk, policy);
-  const stricter = targets.map((_, i) => drift[i]! && againstDisk[i]!.needsApproval && !classified[i]!.needsApproval);
-  return { judged: targets.map((t, i) => (stricter[i] ? onDisk[i]! : t)), classified: classified.map((c, i) => (stricter[i] ? againstDisk[i]! : c)) };
+  const stricter = targets.map(
+    (_, i) => drift[i]! && againstDisk[i]!.needsApproval && !classified[i]!.needsApproval,
+  );
+  return {
+    judged: targets.map((t, i) => (stricter[i] ? onDisk[i]! : t)),
+    classified: classified.map((c, i) => (stricter[i] ? againstDisk[i]! : c)),
+  };
 }
 
 /** One file for the plan: measured against its session base; the disk holds what is there now. */
@@ -268,9 +371,15 @@ function planFileOf(c: Classification, t: CallFile): PlanFile {
 }
 
 /** The records of a call put to the person, as the plan makes them when the person takes every file as it is. */
-async function personTakesAll(files: PlanFile[], classified: Classification[]): Promise<DecisionRecord[]> {
+async function personTakesAll(
+  files: PlanFile[],
+  classified: Classification[],
+): Promise<DecisionRecord[]> {
   const answers = new Map<string, Answer>(files.map((f) => [f.c.path, { take: 'all' }]));
-  return decisionRecords(await plan('hook', files, answers), classified, { refs: new Map(), blobs: new Map() });
+  return decisionRecords(await plan('hook', files, answers), classified, {
+    refs: new Map(),
+    blobs: new Map(),
+  });
 }
 
 /**
@@ -279,12 +388,29 @@ async function personTakesAll(files: PlanFile[], classified: Classification[]): 
  * names it. Its parent holds the session bases on top of HEAD and its tree
  * the proposal, so `git diff R^ R` shows what was refused. Returns the ref.
  */
-async function keepRefused(w: WriteCall, planned: Plan, classified: Classification[]): Promise<string> {
+async function keepRefused(
+  w: WriteCall,
+  planned: Plan,
+  classified: Classification[],
+): Promise<string> {
   const rejected = newRef(REFS.rejected, w.now);
-  const decisions = decisionRecords(planned, classified, { refs: new Map(planned.files.map((o) => [o.path, rejected])), blobs: new Map() });
+  const decisions = decisionRecords(planned, classified, {
+    refs: new Map(planned.files.map((o) => [o.path, rejected])),
+    blobs: new Map(),
+  });
   const commits: RecordCommit[] = [
-    { mark: 2, parent: w.head, message: 'guard: session base of a refused hook write\n', changes: w.targets.map((t) => blobChange(t.rel, t.base, t.mode)) },
-    rejectedCommit(w.ctx, { kept: decisions, ref: rejected, parent: ':2', changes: w.targets.map((t) => blobChange(t.rel, t.next, t.mode)) }),
+    {
+      mark: 2,
+      parent: w.head,
+      message: 'guard: session base of a refused hook write\n',
+      changes: w.targets.map((t) => blobChange(t.rel, t.base, t.mode)),
+    },
+    rejectedCommit(w.ctx, {
+      kept: decisions,
+      ref: rejected,
+      parent: ':2',
+      changes: w.targets.map((t) => blobChange(t.rel, t.next, t.mode)),
+    }),
     decisionBatch(w.ctx, decisions, w.now),
   ];
   await apply({ gate: 'hook', repo: w.repo, now: w.now, records: commits, target: null });
@@ -298,7 +424,11 @@ async function keepRefused(w: WriteCall, planned: Plan, classified: Classificati
  * (`asked`) for the post event, which runs only when the person said yes.
  * Returns the checkpoint id.
  */
-async function keepCallPaths(w: WriteCall, v: 'allow' | 'ask' | 'deny', decisions: DecisionRecord[]): Promise<string> {
+async function keepCallPaths(
+  w: WriteCall,
+  v: 'allow' | 'ask' | 'deny',
+  decisions: DecisionRecord[],
+): Promise<string> {
   const { e, now } = w;
   const paths = w.targets.map((t) => t.rel);
   const { checkpoint } = await apply({
@@ -327,8 +457,21 @@ function unmatchedRecords(w: WriteCall): DecisionRecord[] {
     const t = w.targets.find((x) => x.rel === rel);
     const lines = t?.current ? countLines(t.current) : 0;
     return {
-      ...{ path: rel, status: 'modify' as const, existingLines: lines, linesAdded: 0, linesDeleted: 0, changeRatio: 0, needsApproval: true },
-      ...{ reasons: [`an edit guard cannot reproduce (${why})`], rules: ['unmatched-edit'], decision: 'blocked' as const, decider: 'auto' as const },
+      ...{
+        path: rel,
+        status: 'modify' as const,
+        existingLines: lines,
+        linesAdded: 0,
+        linesDeleted: 0,
+        changeRatio: 0,
+        needsApproval: true,
+      },
+      ...{
+        reasons: [`an edit guard cannot reproduce (${why})`],
+        rules: ['unmatched-edit'],
+        decision: 'blocked' as const,
+        decider: 'auto' as const,
+      },
     };
   });
 }
@@ -337,22 +480,39 @@ function same(a: Buffer | null, b: Buffer | null): boolean {
   return a === null ? b === null : b !== null && a.equals(b);
 }
 
-function blobChange(rel: string, content: Buffer | null, mode: string): RecordCommit['changes'][number] {
-  return content === null ? { kind: 'delete', path: rel } : { kind: 'inline', path: rel, mode, data: content };
+function blobChange(
+  rel: string,
+  content: Buffer | null,
+  mode: string,
+): RecordCommit['changes'][number] {
+  return content === null
+    ? { kind: 'delete', path: rel }
+    : { kind: 'inline', path: rel, mode, data: content };
 }
 
 /** Each target classified against its session base with HEAD's policy: one diff --no-index for all of them. */
-async function measureAll(repo: Repo, targets: CallFile[], policy: Policy): Promise<Classification[]> {
-  const pairs = targets.flatMap((t, i) => (t.base !== null && t.next !== null && !t.base.equals(t.next) ? [{ i, base: t.base, next: t.next }] : []));
+async function measureAll(
+  repo: Repo,
+  targets: CallFile[],
+  policy: Policy,
+): Promise<Classification[]> {
+  const pairs = targets.flatMap((t, i) =>
+    t.base !== null && t.next !== null && !t.base.equals(t.next)
+      ? [{ i, base: t.base, next: t.next }]
+      : [],
+  );
   // a would-be replacement that is empty when whitespace is ignored is a reindent (DESIGN whitespaceOnly)
   const wouldReplace = (counts: Map<number, { deleted: number | null }>) =>
-    pairs.filter(({ i, base }) => {
-      const lines = countLines(base);
-      return lines > 0 && (counts.get(i)?.deleted ?? 0) / lines >= policy.config.changeRatio;
-    }).map((x) => x.i);
+    pairs
+      .filter(({ i, base }) => {
+        const lines = countLines(base);
+        return lines > 0 && (counts.get(i)?.deleted ?? 0) / lines >= policy.config.changeRatio;
+      })
+      .map((x) => x.i);
   const { counts, whitespaceOnly } = await numstatPairs(repo.gitDir, pairs, wouldReplace);
   const classified = targets.map((t, i) => {
-    const binary = (t.base !== null && looksBinary(t.base)) || (t.next !== null && looksBinary(t.next));
+    const binary =
+      (t.base !== null && looksBinary(t.base)) || (t.next !== null && looksBinary(t.next));
     let added = 0;
     let deleted = 0;
     if (t.base === null) added = t.next ? countLines(t.next) : 0;
@@ -383,7 +543,13 @@ async function measureAll(repo: Repo, targets: CallFile[], policy: Policy): Prom
     let c = classify(facts, policy);
     if ((GATE_FILES.has(t.rel) || PLUGIN_DIRS.test(t.rel)) && !c.rules.includes('protected')) {
       // the agent may not switch off its own gate
-      c = { ...withReason(c, { rule: 'protected', text: 'the hook configuration that runs guard (an agent may not change its own gate)' }), needsApproval: true };
+      c = {
+        ...withReason(c, {
+          rule: 'protected',
+          text: 'the hook configuration that runs guard (an agent may not change its own gate)',
+        }),
+        needsApproval: true,
+      };
     }
     return c;
   });
@@ -392,17 +558,40 @@ async function measureAll(repo: Repo, targets: CallFile[], policy: Policy): Prom
 }
 
 /** After a write tool ran: a write guard put to the person ran, so the person approved it. */
-export async function writeAfter(repo: Repo, e: HookEvent, _meta: SessionMeta, now: Date): Promise<HookResult> {
+export async function writeAfter(
+  repo: Repo,
+  e: HookEvent,
+  _meta: SessionMeta,
+  now: Date,
+): Promise<HookResult> {
   if (!e.toolCallId) return { outcome: NONE, notes: [] };
   const asked = await askedOf(repo, e, e.toolCallId);
   if (!asked?.asked) return { outcome: NONE, notes: [] };
-  const ctx: RecordContext = { command: 'hook', lane: laneOf(repo.root), time: now.toISOString(), base: null, harness: e.harness, session: e.sessionId, toolCall: e.toolCallId };
-  await apply({ gate: 'hook', repo, now, records: [decisionBatch(ctx, asked.asked as DecisionRecord[], now)], target: null });
+  const ctx: RecordContext = {
+    command: 'hook',
+    lane: laneOf(repo.root),
+    time: now.toISOString(),
+    base: null,
+    harness: e.harness,
+    session: e.sessionId,
+    toolCall: e.toolCallId,
+  };
+  await apply({
+    gate: 'hook',
+    repo,
+    now,
+    records: [decisionBatch(ctx, asked.asked as DecisionRecord[], now)],
+    target: null,
+  });
   return { outcome: NONE, notes: [] };
 }
 
 /** The step of the write this tool call put to the person: from the session index (no git process when there is none), else the refs. */
-async function askedOf(repo: Repo, e: HookEvent, toolCall: string): Promise<{ asked?: unknown[] } | null> {
+async function askedOf(
+  repo: Repo,
+  e: HookEvent,
+  toolCall: string,
+): Promise<{ asked?: unknown[] } | null> {
   const indexed = await askedStep(repo, e.harness, e.sessionId, toolCall);
   if (indexed === undefined) {
     const events = await sessionEventsOnce(repo.root, sessionPrefix(e.harness, e.sessionId));
@@ -411,7 +600,12 @@ async function askedOf(repo: Repo, e: HookEvent, toolCall: string): Promise<{ as
   if (indexed === null) return null;
   const [obj] = await catFileBatch(repo.root, [indexed.commit], READ_CAP);
   const text = obj?.type === 'commit' && obj.data ? obj.data.toString('utf8') : '';
-  const body = parseRecordMessage(text.slice(text.indexOf('\n\n') + 2).replace(/\n$/, '')) as { toolCall?: unknown; outcome?: unknown; asked?: unknown } | null;
-  return body && body.toolCall === toolCall && body.outcome === 'ask' && Array.isArray(body.asked) ? { asked: body.asked } : null;
+  const body = parseRecordMessage(text.slice(text.indexOf('\n\n') + 2).replace(/\n$/, '')) as {
+    toolCall?: unknown;
+    outcome?: unknown;
+    asked?: unknown;
+  } | null;
+  return body && body.toolCall === toolCall && body.outcome === 'ask' && Array.isArray(body.asked)
+    ? { asked: body.asked }
+    : null;
 }
-

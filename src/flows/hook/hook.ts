@@ -4,7 +4,12 @@ import { GuardError } from '../../core/errors.js';
 import type { FileChange, HookEvent, Outcome } from '../../harness/types.js';
 import type { SessionMeta } from '../../git/checkpoint.js';
 import { openRepo, type Repo } from '../../git/repo.js';
-import { integrityDenial, integrityProblems, integritySentence, type IntegrityProblem } from '../doctor/integrity.js';
+import {
+  integrityDenial,
+  integrityProblems,
+  integritySentence,
+  type IntegrityProblem,
+} from '../doctor/integrity.js';
 import { NONE, eventsRead, type HookResult } from './hook-common.js';
 import { nearestFolder, realAbs, within } from './hook-place.js';
 import { reportBackground, shellAfter, shellBefore, withLate } from './hook-shell.js';
@@ -53,16 +58,29 @@ export async function runHook(opts: HookOptions): Promise<HookResult> {
   // judged as well, so a command or a write aimed at it from outside is still seen.
   const here = await repoAt(e.cwd);
   // (usually the same tree: no second rev-parse then)
-  const project = opts.projectDir && !(here && within(here.root, opts.projectDir)) ? await repoAt(opts.projectDir) : null;
-  const repos = [here, project].filter((r, i, all): r is Repo => r !== null && all.findIndex((x) => x?.root === r.root) === i);
+  const project =
+    opts.projectDir && !(here && within(here.root, opts.projectDir))
+      ? await repoAt(opts.projectDir)
+      : null;
+  const repos = [here, project].filter(
+    (r, i, all): r is Repo => r !== null && all.findIndex((x) => x?.root === r.root) === i,
+  );
   // the net itself first (file reads only): removed outside guard, it is said before anything runs
   // (hooks that git clean -X took are put back from guard's copy here, and said once)
   const net = repos.length > 0 ? await integrityProblems(repos[0]!.commonDir, { heal: true }) : [];
-  if (net.length > 0 && e.phase === 'pre') return { outcome: { kind: 'deny', reason: integrityDenial(net) }, notes: [] };
+  if (net.length > 0 && e.phase === 'pre')
+    return { outcome: { kind: 'deny', reason: integrityDenial(net) }, notes: [] };
   const r = await judgeCall(opts, repos, now);
   if (net.length === 0) return r;
-  const said = integritySentence(net) + (e.phase === 'post' ? await movedWhileGone(repos[0]!, net) : '');
-  const outcome: Outcome = r.outcome.kind === 'inform' ? { kind: 'inform', message: `${r.outcome.message} ${said}` } : { kind: 'inform', message: `guard: ${said} ${net.every((p) => p.healed) ? 'Tell the user.' : 'Tell the user: the safety net is down until guard recover (or guard init) is run.'}` };
+  const said =
+    integritySentence(net) + (e.phase === 'post' ? await movedWhileGone(repos[0]!, net) : '');
+  const outcome: Outcome =
+    r.outcome.kind === 'inform'
+      ? { kind: 'inform', message: `${r.outcome.message} ${said}` }
+      : {
+          kind: 'inform',
+          message: `guard: ${said} ${net.every((p) => p.healed) ? 'Tell the user.' : 'Tell the user: the safety net is down until guard recover (or guard init) is run.'}`,
+        };
   return { ...r, outcome };
 }
 
@@ -76,7 +94,10 @@ export async function runHook(opts: HookOptions): Promise<HookResult> {
  */
 async function movedWhileGone(repo: Repo, net: readonly IntegrityProblem[]): Promise<string> {
   if (!net.some((p) => p.id === 'hooks' && p.healed)) return '';
-  const [{ resolveRev }, { bypassChecks }] = await Promise.all([import('../../git/moves.js'), import('../doctor/doctor-hooks.js')]);
+  const [{ resolveRev }, { bypassChecks }] = await Promise.all([
+    import('../../git/moves.js'),
+    import('../doctor/doctor-hooks.js'),
+  ]);
   const moved = await bypassChecks(repo, await resolveRev(repo.root, 'HEAD')).catch(() => []);
   return moved.map((m) => ` While they were gone, ${m.message} (${m.hint}).`).join('');
 }
@@ -89,18 +110,48 @@ async function judgeCall(opts: HookOptions, repos: Repo[], now: Date): Promise<H
   // what a command still running in the background destroyed since the last call (reportBackground)
   const late = await reportBackground(repos, e, now);
   // before a tool: refused once, untouched, so the model reads the report first (no checkpoint, no step)
-  if (late.length > 0 && e.phase === 'pre') return withLate({ outcome: NONE, notes: [] }, late, 'pre');
+  if (late.length > 0 && e.phase === 'pre')
+    return withLate({ outcome: NONE, notes: [] }, late, 'pre');
   let r: HookResult;
   if (e.action.kind === 'shell') {
-    if (repos.length === 0) return withLate({ outcome: NONE, notes: [`${e.cwd} is not in a git work tree: no opinion`] }, late, e.phase);
+    if (repos.length === 0)
+      return withLate(
+        { outcome: NONE, notes: [`${e.cwd} is not in a git work tree: no opinion`] },
+        late,
+        e.phase,
+      );
     const action = e.action;
-    const each = await Promise.all(repos.map((repo) => (e.phase === 'pre' ? shellBefore(repo, e, { command: action.command, background: action.background === true, meta, now }) : shellAfter(repo, e, { command: action.command, meta, now }))));
+    const each = await Promise.all(
+      repos.map((repo) =>
+        e.phase === 'pre'
+          ? shellBefore(repo, e, {
+              command: action.command,
+              background: action.background === true,
+              meta,
+              now,
+            })
+          : shellAfter(repo, e, { command: action.command, meta, now }),
+      ),
+    );
     r = mergeResults(each);
   } else {
     const files = e.action.files;
     const repo = await repoOfWrite(repos, e.cwd, files);
-    if (!repo) return withLate({ outcome: NONE, notes: [`${files.map((f) => f.path).join(', ')}: outside every git work tree: no opinion`] }, late, e.phase);
-    r = e.phase === 'pre' ? await writeBefore(repo, e, { files, auto: opts.auto, now }) : await writeAfter(repo, e, meta, now);
+    if (!repo)
+      return withLate(
+        {
+          outcome: NONE,
+          notes: [
+            `${files.map((f) => f.path).join(', ')}: outside every git work tree: no opinion`,
+          ],
+        },
+        late,
+        e.phase,
+      );
+    r =
+      e.phase === 'pre'
+        ? await writeBefore(repo, e, { files, auto: opts.auto, now })
+        : await writeAfter(repo, e, meta, now);
   }
   return withLate(r, late, e.phase);
 }
@@ -128,13 +179,24 @@ async function repoOfWrite(known: Repo[], cwd: string, files: FileChange[]): Pro
     const abs = await realAbs(lexical);
     let repo: Repo | null = null;
     // the innermost tree that holds it (a nested checkout inside the project is its own)
-    for (const k of known) if ((within(k.root, lexical) || within(await realpath(k.root), abs)) && (!repo || k.root.length > repo.root.length)) repo = k;
+    for (const k of known)
+      if (
+        (within(k.root, lexical) || within(await realpath(k.root), abs)) &&
+        (!repo || k.root.length > repo.root.length)
+      )
+        repo = k;
     // leaving the cwd's tree through "..": judged there, where place() refuses it
-    if (!repo && f.path.split(/[\\/]/).includes('..')) repo = known.find((k) => within(k.root, cwd)) ?? null;
+    if (!repo && f.path.split(/[\\/]/).includes('..'))
+      repo = known.find((k) => within(k.root, cwd)) ?? null;
     if (!repo) repo = await repoAt(await nearestFolder(abs));
     if (repo) found.set(repo.root, repo);
   }
-  if (found.size > 1) throw new GuardError('E_PATH_ESCAPE', `this call writes into ${found.size} work trees (${[...found.keys()].join(', ')})`, 'write the files of one checkout per call');
+  if (found.size > 1)
+    throw new GuardError(
+      'E_PATH_ESCAPE',
+      `this call writes into ${found.size} work trees (${[...found.keys()].join(', ')})`,
+      'write the files of one checkout per call',
+    );
   return [...found.values()][0] ?? null;
 }
 
@@ -144,9 +206,11 @@ function mergeResults(rs: HookResult[]): HookResult {
   const informs = rs.flatMap((r) => (r.outcome.kind === 'inform' ? [r.outcome.message] : []));
   return {
     outcome: informs.length ? { kind: 'inform', message: informs.join('\n\n') } : NONE,
-    checkpoint: rs.map((r) => r.checkpoint).filter(Boolean).join(' '),
+    checkpoint: rs
+      .map((r) => r.checkpoint)
+      .filter(Boolean)
+      .join(' '),
     files: rs.flatMap((r) => r.files ?? []),
     notes: rs.flatMap((r) => r.notes),
   };
 }
-

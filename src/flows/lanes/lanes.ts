@@ -24,7 +24,6 @@ import { apply, takeCheckpoint } from '../../apply/apply.js';
 import { readPolicy } from '../../git/policy.js';
 export { notKeptOrder } from '../../apply/lane-target.js';
 
-
 export interface StartOptions extends FlowOptions {
   name: string;
   /** Start from this revision (default HEAD of the main tree). */
@@ -48,24 +47,40 @@ export async function start(opts: StartOptions): Promise<StartResult> {
   validateLaneName(opts.name);
   const main = await mainRepo(opts.cwd);
   const base = await resolveCommit(main.root, opts.from ?? 'HEAD');
-  const { done } = await apply({ gate: 'lanes', repo: main, now: new Date(), records: [], target: { kind: 'lane-start', name: opts.name, base } });
+  const { done } = await apply({
+    gate: 'lanes',
+    repo: main,
+    now: new Date(),
+    records: [],
+    target: { kind: 'lane-start', name: opts.name, base },
+  });
   const { lane, hooks } = done;
   return { name: lane.name, path: lane.path, branch: lane.branch, base: lane.base, hooks };
 }
 
 /** Lane NAME, created from `from` (default HEAD) when it does not exist yet. */
-export async function startOrReuse(opts: StartOptions): Promise<{ main: Repo; lane: Lane; created: boolean }> {
+export async function startOrReuse(
+  opts: StartOptions,
+): Promise<{ main: Repo; lane: Lane; created: boolean }> {
   validateLaneName(opts.name);
   const main = await mainRepo(opts.cwd);
   const existing = (await listLanes(main)).find((l) => l.name === opts.name);
   if (existing) {
     if (existing.broken) {
-      throw new GuardError('E_NO_LANE', `lane "${existing.name}" is broken: its folder ${existing.path} is missing`, `guard discard ${existing.name} cleans it up (its branch is checkpointed first)`);
+      throw new GuardError(
+        'E_NO_LANE',
+        `lane "${existing.name}" is broken: its folder ${existing.path} is missing`,
+        `guard discard ${existing.name} cleans it up (its branch is checkpointed first)`,
+      );
     }
     return { main, lane: existing, created: false };
   }
   const r = await start(opts);
-  return { main, lane: { name: r.name, path: r.path, branch: r.branch, base: r.base, broken: false }, created: true };
+  return {
+    main,
+    lane: { name: r.name, path: r.path, branch: r.branch, base: r.base, broken: false },
+    created: true,
+  };
 }
 
 export interface LaneChanges {
@@ -112,9 +127,18 @@ export async function laneChanges(
   const trusted = await laneBase(main.root, head);
   if (trusted) lane = { ...lane, base: trusted.base };
   const policyRev = trusted?.policyRev ?? lane.base;
-  const [entries, { config, policy }] = await Promise.all([treeDiff(main.root, lane.base, head), readPolicy(main.root, policyRev)]);
-  const { facts } = await collectFacts(main.root, entries, { maxBytes: Math.min(config.maxFileBytes, READ_CAP), whitespace: { range: [lane.base, head], changeRatio: config.changeRatio } });
-  const files = withAggregateLoss(facts.map((f) => classify(f, policy)), config);
+  const [entries, { config, policy }] = await Promise.all([
+    treeDiff(main.root, lane.base, head),
+    readPolicy(main.root, policyRev),
+  ]);
+  const { facts } = await collectFacts(main.root, entries, {
+    maxBytes: Math.min(config.maxFileBytes, READ_CAP),
+    whitespace: { range: [lane.base, head], changeRatio: config.changeRatio },
+  });
+  const files = withAggregateLoss(
+    facts.map((f) => classify(f, policy)),
+    config,
+  );
   return {
     lane,
     checkpoint: cp,
@@ -178,7 +202,13 @@ export interface DiscardResult {
 export async function discard(opts: FlowOptions & { name: string }): Promise<DiscardResult> {
   const main = await mainRepo(opts.cwd);
   const lane = await findLane(main, opts.name);
-  const { checkpoint: cp, done } = await apply({ gate: 'lanes', repo: main, now: new Date(), records: [], target: { kind: 'lane-discard', lane, keep: true } });
+  const { checkpoint: cp, done } = await apply({
+    gate: 'lanes',
+    repo: main,
+    now: new Date(),
+    records: [],
+    target: { kind: 'lane-discard', lane, keep: true },
+  });
   const { notKept, nested } = done;
   return {
     name: lane.name,

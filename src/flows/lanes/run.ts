@@ -46,29 +46,59 @@ const FORWARDED = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
  */
 export async function runInLane(opts: RunOptions): Promise<RunResult> {
   const [file, ...args] = opts.command;
-  if (!file) throw new GuardError('E_USAGE', 'no command to run', `name it after --: guard run ${opts.name} -- CMD ARGS...`);
+  if (!file)
+    throw new GuardError(
+      'E_USAGE',
+      'no command to run',
+      `name it after --: guard run ${opts.name} -- CMD ARGS...`,
+    );
   const { main, lane, created } = await startOrReuse(opts);
   // A run is a session (harness "run", id = the lane): checkpointed before and after, so
   // `guard log --session NAME` lists it and `guard rewind NAME` puts back what it wrote.
   // (a lane made just now is its base commit: no checkpoint needed to know that)
-  const before = await runSessionStep(lane, { phase: 'pre', command: [file, ...args].join(' '), taken: created ? { commit: lane.base, id: lane.base } : null });
+  const before = await runSessionStep(lane, {
+    phase: 'pre',
+    command: [file, ...args].join(' '),
+    taken: created ? { commit: lane.base, id: lane.base } : null,
+  });
   // A lane is not a sandbox: it sits inside the main tree, and the command can
   // write anywhere. The main tree is checkpointed around it, so that whatever
   // the command did there can be named and put back.
-  const mainBefore = await takeCheckpoint('run', main, { reason: `before guard run ${lane.name} -- ${file}`, command: 'run', lane: null });
+  const mainBefore = await takeCheckpoint('run', main, {
+    reason: `before guard run ${lane.name} -- ${file}`,
+    command: 'run',
+    lane: null,
+  });
   let ended: { code: number; signal: string | null };
   try {
-    ended = await spawnInLane(file, args, { cwd: lane.path, mainBin: path.join(main.root, 'node_modules', '.bin'), stdoutToStderr: opts.stdoutToStderr ?? false });
+    ended = await spawnInLane(file, args, {
+      cwd: lane.path,
+      mainBin: path.join(main.root, 'node_modules', '.bin'),
+      stdoutToStderr: opts.stdoutToStderr ?? false,
+    });
   } catch (err) {
     // The command never started: a lane made just for it holds nothing, so it goes again.
-    if (created) await apply({ gate: 'run', repo: main, now: new Date(), records: [], target: { kind: 'lane-discard', lane, keep: false } }).catch(() => undefined);
+    if (created)
+      await apply({
+        gate: 'run',
+        repo: main,
+        now: new Date(),
+        records: [],
+        target: { kind: 'lane-discard', lane, keep: false },
+      }).catch(() => undefined);
     throw err;
   }
   const [changes, outside] = await Promise.all([
     laneChanges(main, lane, { reason: `after guard run ${lane.name} -- ${file}`, command: 'run' }),
     mainTreeChanges(main, mainBefore, `after guard run ${lane.name} -- ${file}`),
   ]);
-  if (changes.checkpoint) await runSessionStep(lane, { phase: 'post', command: [file, ...args].join(' '), taken: changes.checkpoint, pre: before });
+  if (changes.checkpoint)
+    await runSessionStep(lane, {
+      phase: 'post',
+      command: [file, ...args].join(' '),
+      taken: changes.checkpoint,
+      pre: before,
+    });
   return {
     name: lane.name,
     path: lane.path,
@@ -77,7 +107,13 @@ export async function runInLane(opts: RunOptions): Promise<RunResult> {
     created,
     exitCode: ended.code,
     signal: ended.signal,
-    checkpoint: changes.checkpoint ? { id: changes.checkpoint.id, ref: changes.checkpoint.ref, commit: changes.checkpoint.commit } : null,
+    checkpoint: changes.checkpoint
+      ? {
+          id: changes.checkpoint.id,
+          ref: changes.checkpoint.ref,
+          commit: changes.checkpoint.commit,
+        }
+      : null,
     filesChanged: changes.filesChanged,
     needsApproval: changes.needsApproval,
     files: changes.files,
@@ -101,7 +137,11 @@ function spawnInLane(
   // without shadowing anything the command would otherwise run.
   // One `guard run` is one session (DESIGN): each `guard write` the command makes is
   // measured against the file as this run first saw it, unless a harness named its own.
-  const env: NodeJS.ProcessEnv = { ...process.env, GUARD_SESSION: process.env.GUARD_SESSION || `run-${path.basename(cwd)}-${Date.now().toString(36)}` };
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    GUARD_SESSION:
+      process.env.GUARD_SESSION || `run-${path.basename(cwd)}-${Date.now().toString(36)}`,
+  };
   if (existsSync(mainBin)) env.PATH = [env.PATH, mainBin].filter(Boolean).join(path.delimiter);
   return new Promise((resolve, reject) => {
     // The handlers go in before the spawn: the command can start, print and be
@@ -123,15 +163,30 @@ function spawnInLane(
     };
     const handlers = FORWARDED.map((s) => [s, forward(s)] as const);
     for (const [s, h] of handlers) process.on(s, h);
-    child = spawn(file, args, { cwd, env, stdio: ['inherit', stdoutToStderr ? 2 : 'inherit', 'inherit'] });
+    child = spawn(file, args, {
+      cwd,
+      env,
+      stdio: ['inherit', stdoutToStderr ? 2 : 'inherit', 'inherit'],
+    });
     if (pending) child.kill(pending);
     const done = () => {
       exited = true;
     };
     child.once('error', (err: NodeJS.ErrnoException) => {
       done();
-      const why = err.code === 'ENOENT' ? 'not found' : err.code === 'EACCES' ? 'not executable' : err.message;
-      reject(new GuardError('E_USAGE', `cannot run "${file}": ${why}`, 'the command runs without a shell: for shell syntax use -- sh -c "..."'));
+      const why =
+        err.code === 'ENOENT'
+          ? 'not found'
+          : err.code === 'EACCES'
+            ? 'not executable'
+            : err.message;
+      reject(
+        new GuardError(
+          'E_USAGE',
+          `cannot run "${file}": ${why}`,
+          'the command runs without a shell: for shell syntax use -- sh -c "..."',
+        ),
+      );
     });
     child.once('exit', (code, signal) => {
       done();
@@ -151,15 +206,47 @@ interface SessionStep {
   pre?: Taken | null;
 }
 
-async function runSessionStep(lane: Lane, { phase, command, taken, pre }: SessionStep): Promise<Taken | null> {
+async function runSessionStep(
+  lane: Lane,
+  { phase, command, taken, pre }: SessionStep,
+): Promise<Taken | null> {
   if (lane.broken) return null;
   const repo = await laneRepo(lane);
   const now = new Date();
-  const cp = taken ?? (await takeCheckpoint('run', repo, { reason: `before guard run ${lane.name} -- ${command}`, command: 'run', lane: lane.name, session: { harness: 'run', session: lane.name, toolCall: null }, now }));
+  const cp =
+    taken ??
+    (await takeCheckpoint('run', repo, {
+      reason: `before guard run ${lane.name} -- ${command}`,
+      command: 'run',
+      lane: lane.name,
+      session: { harness: 'run', session: lane.name, toolCall: null },
+      now,
+    }));
   const toolCall = pre ? pre.id : cp.id;
-  await record('run', repo, [
-    sessionEventCommit(cp.commit, { harness: 'run', session: lane.name, toolCall, tool: 'run', phase, kind: 'shell', checkpoint: cp.id, paths: null, worktree: repo.root, time: now.toISOString(), command: command.slice(0, 200) }, now),
-  ], { now });
+  await record(
+    'run',
+    repo,
+    [
+      sessionEventCommit(
+        cp.commit,
+        {
+          harness: 'run',
+          session: lane.name,
+          toolCall,
+          tool: 'run',
+          phase,
+          kind: 'shell',
+          checkpoint: cp.id,
+          paths: null,
+          worktree: repo.root,
+          time: now.toISOString(),
+          command: command.slice(0, 200),
+        },
+        now,
+      ),
+    ],
+    { now },
+  );
   return cp;
 }
 
@@ -180,7 +267,11 @@ const MAX_NAMED = 20;
  * and what is staged) between the checkpoint before the command and one
  * after it: one checkpoint, and one diff-tree only when the trees differ.
  */
-async function mainTreeChanges(main: Repo, before: Checkpoint, reason: string): Promise<MainTreeChanges> {
+async function mainTreeChanges(
+  main: Repo,
+  before: Checkpoint,
+  reason: string,
+): Promise<MainTreeChanges> {
   const after = await takeCheckpoint('run', main, { reason, command: 'run', lane: null });
   const result: MainTreeChanges = { checkpoint: before.id, changed: [], restore: null };
   if (after.tree === before.tree && after.index === before.index) return result;

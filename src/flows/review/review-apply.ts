@@ -7,7 +7,13 @@ import type { Plan } from '../../core/plan.js';
 import type { Deadline } from '../../runtime/deadline.js';
 import type { Lane } from '../../git/lanes.js';
 import { mergeFile } from '../../git/merge.js';
-import { REFS, newRef, proposalChanges, rejectedCommit, type RecordCommit } from '../../git/records.js';
+import {
+  REFS,
+  newRef,
+  proposalChanges,
+  rejectedCommit,
+  type RecordCommit,
+} from '../../git/records.js';
 import { decisionRecord, type RecordContext } from '../../core/record.js';
 import { resolveInside } from '../../worktree/atomic.js';
 import type { Repo } from '../../git/repo.js';
@@ -48,17 +54,34 @@ export interface ReviewApplyOptions {
 }
 
 /** Apply the plan to the main tree; `commit`: commit what was merged (--commit). The agent's feedback is the caller's. */
-export async function applyReview(input: ReviewInput, plan: Plan, { now, deadline, commit }: ReviewApplyOptions): Promise<Applied> {
+export async function applyReview(
+  input: ReviewInput,
+  plan: Plan,
+  { now, deadline, commit }: ReviewApplyOptions,
+): Promise<Applied> {
   const { main, lane } = input;
-  const ctx: RecordContext = { command: 'review', lane: lane.name, time: now.toISOString(), base: lane.base };
+  const ctx: RecordContext = {
+    command: 'review',
+    lane: lane.name,
+    time: now.toISOString(),
+    base: lane.base,
+  };
   const record = newRef(REFS.decisions, now);
   const warnings: string[] = [];
-  const files: TreeFile[] = plan.files.map((o, i) => ({ outcome: o, file: input.files[i]!, entry: input.lc.entries[i]! }));
+  const files: TreeFile[] = plan.files.map((o, i) => ({
+    outcome: o,
+    file: input.files[i]!,
+    entry: input.lc.entries[i]!,
+  }));
   // It only reads: before the point of no return, so a refusal here is kept as a ref like any other.
   await refuseUnwritable(main.root, files, warnings);
   const target: TreeTarget = {
     kind: 'tree',
-    checkpoint: { reason: `before guard review merges lane ${lane.name}`, command: 'review', lane: lane.name },
+    checkpoint: {
+      reason: `before guard review merges lane ${lane.name}`,
+      command: 'review',
+      lane: lane.name,
+    },
     lock: { holder: `guard review ${lane.name}` },
     warnings,
     lane: { name: lane.name, base: lane.base },
@@ -69,9 +92,25 @@ export async function applyReview(input: ReviewInput, plan: Plan, { now, deadlin
     plan,
     ...(commit ? { commit } : {}),
   };
-  const r = await apply({ gate: 'review', repo: main, now, deadline, records: keptParts(target, now), target });
+  const r = await apply({
+    gate: 'review',
+    repo: main,
+    now,
+    deadline,
+    records: keptParts(target, now),
+    target,
+  });
   const t = r.done;
-  const done: Applied = { checkpoint: r.checkpoint?.id ?? null, record, refs: target.refs, blobs: t.blobs, conflicts: t.conflicts, merged: t.merged, staged: t.staged, warnings };
+  const done: Applied = {
+    checkpoint: r.checkpoint?.id ?? null,
+    record,
+    refs: target.refs,
+    blobs: t.blobs,
+    conflicts: t.conflicts,
+    merged: t.merged,
+    staged: t.staged,
+    warnings,
+  };
   if (t.commit !== undefined) done.commit = t.commit;
   if (t.commitFailed !== undefined) done.commitFailed = t.commitFailed;
   if (t.commitWarning !== undefined) done.commitWarning = t.commitWarning;
@@ -79,12 +118,29 @@ export async function applyReview(input: ReviewInput, plan: Plan, { now, deadlin
 }
 
 /** Block a file the main tree cannot take without writing outside itself, before refs are made (so it is kept too). */
-async function refuseUnwritable(root: string, files: TreeFile[], warnings: string[]): Promise<void> {
+async function refuseUnwritable(
+  root: string,
+  files: TreeFile[],
+  warnings: string[],
+): Promise<void> {
   // A symlink this review deletes first (the lane made it a folder) is no reason to block what goes under it.
-  const deleted = new Set(files.filter((f) => f.outcome.action === 'delete' && f.entry.oldMode === MODE.symlink).map((f) => f.outcome.path));
-  const underDeleted = (p: string) => p.split('/').some((_, i, parts) => i > 0 && deleted.has(parts.slice(0, i).join('/')));
+  const deleted = new Set(
+    files
+      .filter((f) => f.outcome.action === 'delete' && f.entry.oldMode === MODE.symlink)
+      .map((f) => f.outcome.path),
+  );
+  const underDeleted = (p: string) =>
+    p.split('/').some((_, i, parts) => i > 0 && deleted.has(parts.slice(0, i).join('/')));
   // What this review removes from the main tree: deletions and the old paths of renames.
-  const removing = new Set(files.filter((f) => f.outcome.action === 'delete' || (f.outcome.action === 'write' && f.entry.oldPath !== undefined)).map((f) => f.entry.oldPath ?? f.entry.path));
+  const removing = new Set(
+    files
+      .filter(
+        (f) =>
+          f.outcome.action === 'delete' ||
+          (f.outcome.action === 'write' && f.entry.oldPath !== undefined),
+      )
+      .map((f) => f.entry.oldPath ?? f.entry.path),
+  );
   for (const f of files) {
     const o = f.outcome;
     if (o.action === 'blocked' || o.action === 'none' || underDeleted(o.path)) continue;
@@ -92,7 +148,10 @@ async function refuseUnwritable(root: string, files: TreeFile[], warnings: strin
     for (const p of e.oldPath !== undefined ? [e.oldPath, e.path] : [e.path]) {
       const why = await resolveInside(root, p).then(
         () => null,
-        (err: unknown) => (err instanceof GuardError && err.code === 'E_PATH_ESCAPE' ? err.message : Promise.reject(err)),
+        (err: unknown) =>
+          err instanceof GuardError && err.code === 'E_PATH_ESCAPE'
+            ? err.message
+            : Promise.reject(err),
       );
       if (why) {
         await blockFile(f, why, warnings);
@@ -114,22 +173,33 @@ async function refuseUnwritable(root: string, files: TreeFile[], warnings: strin
  * is merged whole or not at all. A few lstat/readdir calls, only where a
  * path meets something.
  */
-async function obstacle(root: string, rel: string, removing: ReadonlySet<string>): Promise<string | null> {
+async function obstacle(
+  root: string,
+  rel: string,
+  removing: ReadonlySet<string>,
+): Promise<string | null> {
   const parts = rel.split('/');
   for (let i = 1; i < parts.length; i++) {
     const dir = parts.slice(0, i).join('/');
     const st = await lstat(path.join(root, dir)).catch(() => null);
     if (st === null) return null;
-    if (!st.isDirectory() && !removing.has(dir)) return `the main tree has a file at ${quotePath(dir)}, where a folder of ${quotePath(rel)} goes`;
+    if (!st.isDirectory() && !removing.has(dir))
+      return `the main tree has a file at ${quotePath(dir)}, where a folder of ${quotePath(rel)} goes`;
   }
   const st = await lstat(path.join(root, rel)).catch(() => null);
   if (!st?.isDirectory()) return null;
   const left = await fileLeft(root, rel, removing);
-  return left === null ? null : `a folder stands at ${quotePath(rel)} holding ${quotePath(left)}, which this review does not remove; move it away and review again`;
+  return left === null
+    ? null
+    : `a folder stands at ${quotePath(rel)} holding ${quotePath(left)}, which this review does not remove; move it away and review again`;
 }
 
 /** The first file under `dir` that the review would not remove, or null. */
-async function fileLeft(root: string, dir: string, removing: ReadonlySet<string>): Promise<string | null> {
+async function fileLeft(
+  root: string,
+  dir: string,
+  removing: ReadonlySet<string>,
+): Promise<string | null> {
   for (const ent of await readdir(path.join(root, dir), { withFileTypes: true })) {
     const rel = `${dir}/${ent.name}`;
     if (ent.isDirectory()) {
@@ -153,11 +223,24 @@ function keptParts(t: TreeTarget, now: Date): RecordCommit[] {
     t.refs.set(o.path, ref);
     mark += 1;
     // parent: the base with what was taken; the ref: the lane's version. `git diff R^ R` = what was left.
-    const taken: RecordCommit['changes'] = [{ kind: 'inline', path: e.path, mode: e.newMode ?? e.oldMode ?? MODE.file, data: o.content }];
+    const taken: RecordCommit['changes'] = [
+      { kind: 'inline', path: e.path, mode: e.newMode ?? e.oldMode ?? MODE.file, data: o.content },
+    ];
     if (e.oldPath !== undefined) taken.push({ kind: 'delete', path: e.oldPath });
-    const rec = decisionRecord(f.file.c, 'rejected', o.decider, { ref, ...(o.taken ? { hunks: o.taken } : {}), ...(e.newOid ? { blob: e.newOid } : {}) });
-    out.push({ mark, parent: t.lane.base, message: `guard review: the part of ${o.path} that was taken\n`, changes: taken });
-    out.push(rejectedCommit(t.ctx, { kept: rec, ref, parent: `:${mark}`, changes: proposalChanges(e) }));
+    const rec = decisionRecord(f.file.c, 'rejected', o.decider, {
+      ref,
+      ...(o.taken ? { hunks: o.taken } : {}),
+      ...(e.newOid ? { blob: e.newOid } : {}),
+    });
+    out.push({
+      mark,
+      parent: t.lane.base,
+      message: `guard review: the part of ${o.path} that was taken\n`,
+      changes: taken,
+    });
+    out.push(
+      rejectedCommit(t.ctx, { kept: rec, ref, parent: `:${mark}`, changes: proposalChanges(e) }),
+    );
   }
   return out;
 }
@@ -169,19 +252,40 @@ export async function predictConflicts(input: ReviewInput, plan: Plan): Promise<
     if (o.action === 'conflict') out.add(o.path);
     if (o.action !== 'merge') continue;
     const f = input.files[i]!;
-    const m = await mergeFile(input.main.root, { ours: f.current!.at!.content, base: f.base ?? Buffer.alloc(0), theirs: o.content!, labels: ['main', 'base', `lane ${input.lane.name}`] });
+    const m = await mergeFile(input.main.root, {
+      ours: f.current!.at!.content,
+      base: f.base ?? Buffer.alloc(0),
+      theirs: o.content!,
+      labels: ['main', 'base', `lane ${input.lane.name}`],
+    });
     if (m.conflicts > 0) out.add(o.path);
   }
   return out;
 }
 
 /** Tell the agent, inside its lane, what was refused and why. */
-export async function writeFeedback(main: Repo, lane: Lane, files: Array<{ path: string; status: string; decision: string; reasons: string[]; ref?: string; conflict?: boolean; taken?: string[] }>, now: Date): Promise<string | null> {
+export async function writeFeedback(
+  main: Repo,
+  lane: Lane,
+  files: Array<{
+    path: string;
+    status: string;
+    decision: string;
+    reasons: string[];
+    ref?: string;
+    conflict?: boolean;
+    taken?: string[];
+  }>,
+  now: Date,
+): Promise<string | null> {
   const refused = files.filter((f) => f.ref !== undefined || f.conflict);
   const lines = [`# guard review of lane ${lane.name}`, '', `${now.toISOString()}`, ''];
   if (refused.length === 0) lines.push('Everything in this lane was taken into the main tree.');
   else {
-    lines.push('These changes were not taken into the main tree. The refused content is kept; `git diff REF^ REF` shows it.', '');
+    lines.push(
+      'These changes were not taken into the main tree. The refused content is kept; `git diff REF^ REF` shows it.',
+      '',
+    );
     for (const f of refused) {
       const what = f.conflict
         ? 'approved, but it conflicts with changes made in the main tree since this lane started'
@@ -196,9 +300,23 @@ export async function writeFeedback(main: Repo, lane: Lane, files: Array<{ path:
       for (const r of f.reasons) lines.push(`  - ${r}`);
       if (f.ref) lines.push(`  - kept as \`${f.ref}\``);
     }
-    lines.push('', 'Keep the code that stood there; make smaller, additive changes; never replace code with placeholders like "... existing code ...".');
+    lines.push(
+      '',
+      'Keep the code that stood there; make smaller, additive changes; never replace code with placeholders like "... existing code ...".',
+    );
   }
-  const { done } = await apply({ gate: 'feedback', repo: main, now, records: [], target: { kind: 'feedback', dir: lane.path, rel: FEEDBACK_FILE, content: Buffer.from(lines.join('\n') + '\n') } });
+  const { done } = await apply({
+    gate: 'feedback',
+    repo: main,
+    now,
+    records: [],
+    target: {
+      kind: 'feedback',
+      dir: lane.path,
+      rel: FEEDBACK_FILE,
+      content: Buffer.from(lines.join('\n') + '\n'),
+    },
+  });
   if (!done.written) return null;
   return path.join(lane.path, FEEDBACK_FILE);
 }

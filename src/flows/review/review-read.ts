@@ -29,13 +29,28 @@ async function pickLane(main: Repo, name: string | undefined): Promise<Lane> {
   if (name) return findLane(main, name);
   const lanes = await listLanes(main);
   if (lanes.length === 1) return lanes[0]!;
-  if (lanes.length === 0) throw new GuardError('E_NO_LANE', 'there are no lanes to review', 'guard start NAME creates one');
-  throw new GuardError('E_USAGE', `name the lane to review (${lanes.map((l) => l.name).join(', ')})`, 'guard review NAME');
+  if (lanes.length === 0)
+    throw new GuardError(
+      'E_NO_LANE',
+      'there are no lanes to review',
+      'guard start NAME creates one',
+    );
+  throw new GuardError(
+    'E_USAGE',
+    `name the lane to review (${lanes.map((l) => l.name).join(', ')})`,
+    'guard review NAME',
+  );
 }
 
 function textual(f: PlanFile, e: DiffEntry): boolean {
   const c = f.c;
-  return !c.binary && !c.submodule && e.newMode !== SYMLINK && e.oldMode !== SYMLINK && !c.rules.includes('too-large');
+  return (
+    !c.binary &&
+    !c.submodule &&
+    e.newMode !== SYMLINK &&
+    e.oldMode !== SYMLINK &&
+    !c.rules.includes('too-large')
+  );
 }
 
 /** The main tree's file now; a path it cannot hold (it leads out through a symlink) reads as absent (apply refuses it). */
@@ -51,8 +66,16 @@ async function held(root: string, p: string): Promise<Held | null> {
 export async function readReview(cwd: string, name: string | undefined): Promise<ReviewInput> {
   const main = await mainRepo(cwd);
   const picked = await pickLane(main, name);
-  if (picked.broken) throw new GuardError('E_NO_LANE', `lane "${picked.name}" is broken: its folder is missing`, `guard discard ${picked.name} cleans it up`);
-  const lc = await laneChanges(main, picked, { command: 'review', reason: `before guard review of lane ${picked.name}` });
+  if (picked.broken)
+    throw new GuardError(
+      'E_NO_LANE',
+      `lane "${picked.name}" is broken: its folder is missing`,
+      `guard discard ${picked.name} cleans it up`,
+    );
+  const lc = await laneChanges(main, picked, {
+    command: 'review',
+    reason: `before guard review of lane ${picked.name}`,
+  });
   // The base is the merge-base of the lane with the main tree's HEAD (lc.lane.base), never the lane's own ref.
   const lane = lc.lane;
   const names: string[] = [];
@@ -72,8 +95,19 @@ export async function readReview(cwd: string, name: string | undefined): Promise
       };
       // A submodule's commit is not read here (nor is its checkout in the main tree): like a blob over the cap, unknown.
       if (e.oldMode === GITLINK || e.newMode === GITLINK) unread.add(c.path);
-      const current = { at: await held(main.root, e.path), ...(e.oldPath !== undefined ? { atOld: await held(main.root, e.oldPath) } : {}) };
-      const f: PlanFile = { c, hunks: [], base: data(at[i]!.base), proposed: data(at[i]!.lane), baseMode: e.oldMode, proposedMode: e.newMode, current };
+      const current = {
+        at: await held(main.root, e.path),
+        ...(e.oldPath !== undefined ? { atOld: await held(main.root, e.oldPath) } : {}),
+      };
+      const f: PlanFile = {
+        c,
+        hunks: [],
+        base: data(at[i]!.base),
+        proposed: data(at[i]!.lane),
+        baseMode: e.oldMode,
+        proposedMode: e.newMode,
+        current,
+      };
       if (unread.has(c.path)) f.unread = true;
       return f;
     }),
@@ -83,7 +117,12 @@ export async function readReview(cwd: string, name: string | undefined): Promise
     return textual(f, e) ? (e.oldPath !== undefined ? [e.oldPath, e.path] : [e.path]) : [];
   });
   const { parseHunks } = await import('../../core/hunks.js');
-  const sections = await readFileDiffs(main.root, [lane.base, lc.head], textPaths, lc.config.preview.contextLines);
+  const sections = await readFileDiffs(
+    main.root,
+    [lane.base, lc.head],
+    textPaths,
+    lc.config.preview.contextLines,
+  );
   for (const f of files) {
     const section = sections.get(f.c.path);
     if (section) f.hunks = parseHunks(section);
@@ -92,22 +131,39 @@ export async function readReview(cwd: string, name: string | undefined): Promise
 }
 
 /** The answers a decisions file gives, by path; a path the lane did not change, or a hunk it lacks, is a usage error. */
-export async function scriptedAnswers(file: string, cwd: string, input: ReviewInput): Promise<Map<string, Answer>> {
+export async function scriptedAnswers(
+  file: string,
+  cwd: string,
+  input: ReviewInput,
+): Promise<Map<string, Answer>> {
   const { parseDecisions, scriptedAnswer } = await import('../../core/decisions.js');
   let text: string;
   try {
     text = await readFile(path.resolve(cwd, file), 'utf8');
   } catch (err) {
-    throw new GuardError('E_USAGE', `cannot read the decisions file ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`, 'pass --decisions a JSON file');
+    throw new GuardError(
+      'E_USAGE',
+      `cannot read the decisions file ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`,
+      'pass --decisions a JSON file',
+    );
   }
   const answers = new Map<string, Answer>();
   for (const d of parseDecisions(text, file)) {
-    const f = input.files.find((x) => x.c.path === d.path) ?? input.files.find((x) => x.c.oldPath === d.path);
+    const f =
+      input.files.find((x) => x.c.path === d.path) ??
+      input.files.find((x) => x.c.oldPath === d.path);
     if (!f) {
       const n = input.lane.name;
-      throw new GuardError('E_USAGE', `the decisions name "${d.path}", which lane ${n} did not change`, `guard review ${n} --dry-run lists the changed paths and their hunks`);
+      throw new GuardError(
+        'E_USAGE',
+        `the decisions name "${d.path}", which lane ${n} did not change`,
+        `guard review ${n} --dry-run lists the changed paths and their hunks`,
+      );
     }
-    answers.set(f.c.path, scriptedAnswer(d, { path: d.path, hunks: f.hunks, baseText: f.base?.toString('utf8') ?? '' }));
+    answers.set(
+      f.c.path,
+      scriptedAnswer(d, { path: d.path, hunks: f.hunks, baseText: f.base?.toString('utf8') ?? '' }),
+    );
   }
   return answers;
 }

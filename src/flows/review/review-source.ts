@@ -13,7 +13,12 @@ export async function readReviews(env: NodeJS.ProcessEnv): Promise<ReviewsRead> 
   if (env.GITLAB_CI === 'true') {
     const { gitlabTarget, gitlabApprovals } = await import('../gates/mr-approvals.js');
     const target = gitlabTarget(env);
-    if ('missing' in target) return { source: target.source, unavailable: target.missing, ...(target.hint ? { hint: target.hint } : {}) };
+    if ('missing' in target)
+      return {
+        source: target.source,
+        unavailable: target.missing,
+        ...(target.hint ? { hint: target.hint } : {}),
+      };
     try {
       return await gitlabApprovals(target);
     } catch (err) {
@@ -26,9 +31,15 @@ export async function readReviews(env: NodeJS.ProcessEnv): Promise<ReviewsRead> 
   try {
     return await githubReviews(target);
   } catch (err) {
-    return { source: `github ${target.repo}#${target.pr}`, unavailable: (err as Error).message, hint: GITHUB_HINT };
+    return {
+      source: `github ${target.repo}#${target.pr}`,
+      unavailable: (err as Error).message,
+      hint: GITHUB_HINT,
+    };
   }
 }
 
-const GITLAB_HINT = 'nothing was cleared by an approval: retry the job once GitLab answers; the token needs the read_api scope and the Reporter role';
-const GITHUB_HINT = 'nothing was cleared by a review: re-run the job once GitHub answers; the token needs pull-requests: read';
+const GITLAB_HINT =
+  'nothing was cleared by an approval: retry the job once GitLab answers; the token needs the read_api scope and the Reporter role';
+const GITHUB_HINT =
+  'nothing was cleared by a review: re-run the job once GitHub answers; the token needs pull-requests: read';

@@ -1,11 +1,27 @@
 import type { Classification } from '../../core/classify.js';
-import { alreadyThere, outcomeWords, plan, summarize, type Answer, type FileOutcome, type MergeAction, type Plan, type PlanSummary } from '../../core/plan.js';
+import {
+  alreadyThere,
+  outcomeWords,
+  plan,
+  summarize,
+  type Answer,
+  type FileOutcome,
+  type MergeAction,
+  type Plan,
+  type PlanSummary,
+} from '../../core/plan.js';
 import { displayName, plural, shellQuote } from '../../core/quote.js';
 import type { Decider, Decision } from '../../core/record.js';
 import { approvalTrailer } from '../../git/approvals.js';
 import type { Prompt } from '../../ui/prompt.js';
 import type { FlowOptions } from '../context.js';
-import { FEEDBACK_FILE, applyReview, predictConflicts, writeFeedback, type Applied } from './review-apply.js';
+import {
+  FEEDBACK_FILE,
+  applyReview,
+  predictConflicts,
+  writeFeedback,
+  type Applied,
+} from './review-apply.js';
 import { readReview, scriptedAnswers, type ReviewInput } from './review-read.js';
 import { askAboutFiles } from '../ask.js';
 
@@ -101,20 +117,43 @@ export type Prompter = () => Promise<Prompt | null>;
  */
 export async function review(opts: ReviewOptions, prompter?: Prompter): Promise<ReviewResult> {
   const input = await readReview(opts.cwd, opts.name);
-  const answers = opts.decisionsFile ? await scriptedAnswers(opts.decisionsFile, opts.cwd, input) : new Map<string, Answer>();
-  const pending = input.files.filter((f) => !answers.has(f.c.path) && !alreadyThere('review', f) && (f.c.needsApproval || (opts.all && !opts.decisionsFile)));
+  const answers = opts.decisionsFile
+    ? await scriptedAnswers(opts.decisionsFile, opts.cwd, input)
+    : new Map<string, Answer>();
+  const pending = input.files.filter(
+    (f) =>
+      !answers.has(f.c.path) &&
+      !alreadyThere('review', f) &&
+      (f.c.needsApproval || (opts.all && !opts.decisionsFile)),
+  );
   const asking = !opts.auto && !opts.decisionsFile && !opts.dryRun && pending.length > 0;
   const person = asking ? await (prompter ?? defaultPrompter(opts.color, input))() : null;
   try {
     if (person) {
       opts.deadline?.disarm(); // --timeout bounds guard's work, not a person's thinking
-      await askAboutFiles(person, pending.map((f) => ({ f })), answers);
+      await askAboutFiles(
+        person,
+        pending.map((f) => ({ f })),
+        answers,
+      );
     }
     const planned = await plan('review', input.files, answers);
     const predicted = await predictConflicts(input, planned);
-    if (opts.dryRun) return resultOf(input, planned, { done: null, conflicts: predicted, extra: { dryRun: true } });
+    if (opts.dryRun)
+      return resultOf(input, planned, {
+        done: null,
+        conflicts: predicted,
+        extra: { dryRun: true },
+      });
     if (person && !(await person.confirm(confirmText(planned, predicted), 'Merge now [y,n]? '))) {
-      return { ...resultOf(input, planned, { done: null, conflicts: new Set(), extra: {} }), cancelled: true, merged: 0, blocked: 0, rejected: 0, conflicts: 0 };
+      return {
+        ...resultOf(input, planned, { done: null, conflicts: new Set(), extra: {} }),
+        cancelled: true,
+        merged: 0,
+        blocked: 0,
+        rejected: 0,
+        conflicts: 0,
+      };
     }
     person?.close();
     const done = await applyLane(opts, input, planned, predicted);
@@ -125,16 +164,34 @@ export async function review(opts: ReviewOptions, prompter?: Prompter): Promise<
   }
 }
 
-async function applyLane(opts: ReviewOptions, input: ReviewInput, planned: Plan, predicted: Set<string>): Promise<ReviewResult> {
+async function applyLane(
+  opts: ReviewOptions,
+  input: ReviewInput,
+  planned: Plan,
+  predicted: Set<string>,
+): Promise<ReviewResult> {
   // A lane already merged makes nothing: no checkpoint, no ref, no record.
-  if (planned.files.length > 0 && planned.files.every((o) => o.already)) return resultOf(input, planned, { done: null, conflicts: predicted, extra: {} });
+  if (planned.files.length > 0 && planned.files.every((o) => o.already))
+    return resultOf(input, planned, { done: null, conflicts: predicted, extra: {} });
   const now = opts.now ?? new Date();
-  const commit = opts.commit ? { message: opts.message ?? `Merge lane ${input.lane.name} (guard review)` } : null;
-  return finish(input, planned, await applyReview(input, planned, { now, deadline: opts.deadline, commit }), now);
+  const commit = opts.commit
+    ? { message: opts.message ?? `Merge lane ${input.lane.name} (guard review)` }
+    : null;
+  return finish(
+    input,
+    planned,
+    await applyReview(input, planned, { now, deadline: opts.deadline, commit }),
+    now,
+  );
 }
 
 /** Past the merge and the commit (review-apply): the report and the agent's feedback. */
-async function finish(input: ReviewInput, planned: Plan, done: Applied, now: Date): Promise<ReviewResult> {
+async function finish(
+  input: ReviewInput,
+  planned: Plan,
+  done: Applied,
+  now: Date,
+): Promise<ReviewResult> {
   const result = resultOf(input, planned, { done, conflicts: done.conflicts, extra: {} });
   result.feedback = await writeFeedback(input.main, input.lane, result.files, now);
   if (done.commit !== undefined) result.commit = done.commit;
@@ -150,8 +207,21 @@ interface ResultParts {
 }
 
 /** The one report of a review: files, counts and words all from the plan (and what the apply did). */
-function resultOf(input: ReviewInput, planned: Plan, { done, conflicts, extra }: ResultParts): ReviewResult {
-  const files = planned.files.map((o, i) => reviewedFile({ c: input.files[i]!.c, hunks: input.files[i]!.hunks, o, done, conflicts, laneHead: input.lc.head }));
+function resultOf(
+  input: ReviewInput,
+  planned: Plan,
+  { done, conflicts, extra }: ResultParts,
+): ReviewResult {
+  const files = planned.files.map((o, i) =>
+    reviewedFile({
+      c: input.files[i]!.c,
+      hunks: input.files[i]!.hunks,
+      o,
+      done,
+      conflicts,
+      laneHead: input.lc.head,
+    }),
+  );
   const { lane, lc } = input;
   return {
     command: 'review',
@@ -169,7 +239,10 @@ function resultOf(input: ReviewInput, planned: Plan, { done, conflicts, extra }:
     record: done?.record ?? null,
     feedback: null,
     warnings: done?.warnings ?? [],
-    notReviewed: (lc.checkpoint?.skipped ?? []).map((k) => ({ path: k.path, why: SKIP_WHY[k.reason] ?? k.reason })),
+    notReviewed: (lc.checkpoint?.skipped ?? []).map((k) => ({
+      path: k.path,
+      why: SKIP_WHY[k.reason] ?? k.reason,
+    })),
     ...extra,
   };
 }
@@ -190,7 +263,10 @@ function reviewedFile({ c, hunks, o, done, conflicts, laneHead }: ReviewedFileIn
     decider: o.decider,
     hunks: hunks.map((h) => ({ id: h.id, index: h.index, header: h.header })),
     action: o.action,
-    outcome: conflicts.has(o.path) && !o.unread ? 'conflicts with later changes in the main tree' : outcomeWords(o),
+    outcome:
+      conflicts.has(o.path) && !o.unread
+        ? 'conflicts with later changes in the main tree'
+        : outcomeWords(o),
   };
   if (o.strategy) f.strategy = o.strategy;
   if (o.taken) [f.taken, f.hunkCount] = [o.taken, o.hunkCount!];
@@ -200,7 +276,12 @@ function reviewedFile({ c, hunks, o, done, conflicts, laneHead }: ReviewedFileIn
     f.unread = true;
     // checkout of a gitlink sets the index entry only; of a blob, writes it (git streams what guard would not hold)
     const p = shellQuote(o.path);
-    f.takeByHand = c.status !== 'delete' ? `git checkout ${laneHead} -- ${p}` : c.submodule ? `git rm --cached -- ${p}` : `git rm -- ${p}`;
+    f.takeByHand =
+      c.status !== 'delete'
+        ? `git checkout ${laneHead} -- ${p}`
+        : c.submodule
+          ? `git rm --cached -- ${p}`
+          : `git rm -- ${p}`;
   }
   if (conflicts.has(o.path)) f.conflict = true;
   const ref = done?.refs.get(o.path);
@@ -216,7 +297,10 @@ function confirmText(planned: Plan, conflicts: Set<string>): string {
   const s = summarize(planned);
   const names = planned.files.map((o) => displayName(o));
   const width = Math.min(60, Math.max(...names.map((n) => n.length)));
-  const rows = planned.files.map((o, i) => `  ${names[i]!.padEnd(width)}  ${conflicts.has(o.path) && !o.unread ? 'conflicts with later changes (conflict markers; exit 1)' : outcomeWords(o)}`);
+  const rows = planned.files.map(
+    (o, i) =>
+      `  ${names[i]!.padEnd(width)}  ${conflicts.has(o.path) && !o.unread ? 'conflicts with later changes (conflict markers; exit 1)' : outcomeWords(o)}`,
+  );
   const head = `${plural(s.files, 'file')}: ${s.taken} to merge into the main tree, ${s.left} left out (kept as refs)${s.already ? `, ${s.already} already there` : ''}.`;
   return `\n${head}\n${rows.join('\n')}\n`;
 }

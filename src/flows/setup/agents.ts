@@ -3,7 +3,13 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { builtPath } from '../../runtime/package.js';
 import { GuardError } from '../../core/errors.js';
-import { HARNESSES, isHarness, isPluginHarness, type HarnessName, type PluginHarnessName } from '../../harness/types.js';
+import {
+  HARNESSES,
+  isHarness,
+  isPluginHarness,
+  type HarnessName,
+  type PluginHarnessName,
+} from '../../harness/types.js';
 import { ROWS, matcherOf, type ClaudeStyleRow, type RowName } from '../../harness/table.js';
 import { installPlugin, pluginChecks } from './plugins.js';
 
@@ -18,8 +24,10 @@ import { installPlugin, pluginChecks } from './plugins.js';
 
 /** The Claude-style harnesses (harness/table.ts): config, matcher and events come from their row. */
 const STYLE = ROWS as Readonly<Record<RowName, ClaudeStyleRow>>;
-export const styleRow = (h: HarnessName): ClaudeStyleRow | null => (Object.hasOwn(STYLE, h) ? STYLE[h as RowName] : null);
-const fromRows = <T>(f: (r: ClaudeStyleRow) => T) => Object.fromEntries(Object.entries(STYLE).map(([k, r]) => [k, f(r)])) as Record<RowName, T>;
+export const styleRow = (h: HarnessName): ClaudeStyleRow | null =>
+  Object.hasOwn(STYLE, h) ? STYLE[h as RowName] : null;
+const fromRows = <T>(f: (r: ClaudeStyleRow) => T) =>
+  Object.fromEntries(Object.entries(STYLE).map(([k, r]) => [k, f(r)])) as Record<RowName, T>;
 
 /** Tools guard gates, per harness (the matchers it installs; Copilot's hook has none: every tool). */
 export const MATCHERS: Record<HarnessName, string> = {
@@ -46,7 +54,9 @@ const TIMEOUT_S = 60;
 /** guard's own budget must fit inside the harness's timeout. */
 export const MIN_TIMEOUT_S = 25;
 
-const MARK = new RegExp(`\\bguard(?:\\.js|/dist/cli/main\\.js|['"]?)?\\s+hook\\s+(${HARNESSES.join('|')})\\b|main\\.js['"]?\\s+hook\\s+`);
+const MARK = new RegExp(
+  `\\bguard(?:\\.js|/dist/cli/main\\.js|['"]?)?\\s+hook\\s+(${HARNESSES.join('|')})\\b|main\\.js['"]?\\s+hook\\s+`,
+);
 
 function quote(s: string): string {
   return /^[A-Za-z0-9_./@%+=:,-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`;
@@ -59,10 +69,13 @@ function quote(s: string): string {
  */
 export function guardCommand(root: string, projectVar: string | null): string {
   if (existsSync(path.join(root, 'node_modules', '.bin', 'guard'))) {
-    return projectVar ? `"$${projectVar}"/node_modules/.bin/guard` : quote(path.join(root, 'node_modules', '.bin', 'guard'));
+    return projectVar
+      ? `"$${projectVar}"/node_modules/.bin/guard`
+      : quote(path.join(root, 'node_modules', '.bin', 'guard'));
   }
   // yarn Plug'n'Play: no node_modules/.bin; yarn starts the project's guard from its zip cache
-  if (existsSync(path.join(root, '.pnp.cjs'))) return `cd ${projectVar ? `"$${projectVar}"` : quote(root)} && yarn guard`;
+  if (existsSync(path.join(root, '.pnp.cjs')))
+    return `cd ${projectVar ? `"$${projectVar}"` : quote(root)} && yarn guard`;
   const main = realpathSync(builtPath('cli/main.js'));
   return `${quote(process.execPath)} ${quote(main)}`;
 }
@@ -104,16 +117,28 @@ async function readJson(file: string): Promise<Json> {
   } catch {
     /* below */
   }
-  throw new GuardError('E_CONFIG', `${file} is not a JSON object`, 'fix it (or move it away), then run guard init --agent again');
+  throw new GuardError(
+    'E_CONFIG',
+    `${file} is not a JSON object`,
+    'fix it (or move it away), then run guard init --agent again',
+  );
 }
 
 function isGuardEntry(h: unknown): boolean {
-  return typeof h === 'object' && h !== null && MARK.test(String((h as Json).command ?? (h as Json).bash ?? ''));
+  return (
+    typeof h === 'object' &&
+    h !== null &&
+    MARK.test(String((h as Json).command ?? (h as Json).bash ?? ''))
+  );
 }
 
 /** Put guard's matcher group into hooks[event], replacing guard's earlier one and keeping everything else. */
 function mergeGroup(settings: Json, event: string, group: Json): void {
-  const hooks = (typeof settings.hooks === 'object' && settings.hooks !== null && !Array.isArray(settings.hooks) ? settings.hooks : {}) as Json;
+  const hooks = (
+    typeof settings.hooks === 'object' && settings.hooks !== null && !Array.isArray(settings.hooks)
+      ? settings.hooks
+      : {}
+  ) as Json;
   settings.hooks = hooks;
   const list = Array.isArray(hooks[event]) ? (hooks[event] as unknown[]) : [];
   const kept = list
@@ -136,7 +161,9 @@ async function writeIfChanged(file: string, text: string, mode?: number): Promis
     if (mode !== undefined) await installFiles([{ op: 'mode', path: file, mode }]);
     return false;
   }
-  await installFiles([{ op: 'write', path: file, content: text, ...(mode !== undefined ? { mode } : {}) }]);
+  await installFiles([
+    { op: 'write', path: file, content: text, ...(mode !== undefined ? { mode } : {}) },
+  ]);
   return true;
 }
 
@@ -150,12 +177,17 @@ const EXTRA_FILES: Partial<Record<HarnessName, string[]>> = { droid: ['.factory/
 
 /** What `guard init --agent` says after writing a harness's config. */
 const INIT_WARNINGS: Partial<Record<HarnessName, string>> = {
-  continue: 'Continue CLI 1.5.47 loads these hooks but was not seen running them for its tools: guard doctor, and docs/harnesses/continue.md',
-  crush: 'Crush: written from its docs, not verified against the real binary (docs/harnesses/crush.md)',
+  continue:
+    'Continue CLI 1.5.47 loads these hooks but was not seen running them for its tools: guard doctor, and docs/harnesses/continue.md',
+  crush:
+    'Crush: written from its docs, not verified against the real binary (docs/harnesses/crush.md)',
 };
 
 /** Write one harness's config; the files changed (relative to root). */
-export async function installAgent(root: string, harness: HarnessName): Promise<{ changed: string[]; warnings: string[] }> {
+export async function installAgent(
+  root: string,
+  harness: HarnessName,
+): Promise<{ changed: string[]; warnings: string[] }> {
   const row = styleRow(harness);
   // a plugin, not a shell hook (a hook's cancel aborts Cline's whole run): flows/setup/plugins.ts
   if (!row && harness === 'cline') return installPlugin(root, 'cline');
@@ -167,7 +199,9 @@ export async function installAgent(root: string, harness: HarnessName): Promise<
     build(s);
     if (await writeIfChanged(f, JSON.stringify(s, null, 2) + '\n')) changed.push(r);
   };
-  const warning = row ? await installStyled(root, harness, row, json) : await installOwn(root, harness, json);
+  const warning = row
+    ? await installStyled(root, harness, row, json)
+    : await installOwn(root, harness, json);
   return { changed, warnings: warning ? [warning] : [] };
 }
 
@@ -175,12 +209,23 @@ export async function installAgent(root: string, harness: HarnessName): Promise<
 type EditJson = (build: (s: Json) => void, f?: string, r?: string) => Promise<void>;
 
 /** A Claude-style harness: its row says where, which events, which tools. Returns what to tell the person, if anything. */
-async function installStyled(root: string, harness: HarnessName, row: NonNullable<ReturnType<typeof styleRow>>, json: EditJson): Promise<string | undefined> {
+async function installStyled(
+  root: string,
+  harness: HarnessName,
+  row: NonNullable<ReturnType<typeof styleRow>>,
+  json: EditJson,
+): Promise<string | undefined> {
   const command = wrapped(guardCommand(root, row.config.projectVar), harness);
   const timeout = row.config.timeoutUnit === 'ms' ? TIMEOUT_S * 1000 : TIMEOUT_S;
   const install = (s: Json) => {
-    const hook = { type: 'command', command, timeout, ...(row.config.onFailureBlock ? { onFailure: 'block' } : {}) };
-    for (const ev of row.config.events) mergeGroup(s, ev, { matcher: matcherOf(row), hooks: [hook] });
+    const hook = {
+      type: 'command',
+      command,
+      timeout,
+      ...(row.config.onFailureBlock ? { onFailure: 'block' } : {}),
+    };
+    for (const ev of row.config.events)
+      mergeGroup(s, ev, { matcher: matcherOf(row), hooks: [hook] });
   };
   await json(install);
   for (const extra of EXTRA_FILES[harness] ?? []) {
@@ -191,19 +236,31 @@ async function installStyled(root: string, harness: HarnessName, row: NonNullabl
 }
 
 /** A harness with settings of its own shape (Gemini, Codex, Cursor, Copilot). Returns what to tell the person, if anything. */
-async function installOwn(root: string, harness: HarnessName, json: EditJson): Promise<string | undefined> {
+async function installOwn(
+  root: string,
+  harness: HarnessName,
+  json: EditJson,
+): Promise<string | undefined> {
   switch (harness) {
     case 'gemini': {
       const command = wrapped(guardCommand(root, 'GEMINI_PROJECT_DIR'), 'gemini');
       await json((s) => {
-        for (const ev of ['BeforeTool', 'AfterTool']) mergeGroup(s, ev, { matcher: MATCHERS.gemini, hooks: [{ name: 'guard', type: 'command', command, timeout: TIMEOUT_S * 1000 }] });
+        for (const ev of ['BeforeTool', 'AfterTool'])
+          mergeGroup(s, ev, {
+            matcher: MATCHERS.gemini,
+            hooks: [{ name: 'guard', type: 'command', command, timeout: TIMEOUT_S * 1000 }],
+          });
       });
       return undefined;
     }
     case 'codex': {
       const command = wrapped(guardCommand(root, null), 'codex');
       await json((s) => {
-        for (const ev of ['PreToolUse', 'PostToolUse']) mergeGroup(s, ev, { matcher: MATCHERS.codex, hooks: [{ type: 'command', command, timeout: TIMEOUT_S }] });
+        for (const ev of ['PreToolUse', 'PostToolUse'])
+          mergeGroup(s, ev, {
+            matcher: MATCHERS.codex,
+            hooks: [{ type: 'command', command, timeout: TIMEOUT_S }],
+          });
       });
       return 'Codex runs a new or changed hook only after you trust it: open /hooks in codex (and trust the project), then guard doctor';
     }
@@ -211,11 +268,18 @@ async function installOwn(root: string, harness: HarnessName, json: EditJson): P
       const command = wrapped(guardCommand(root, null), 'cursor');
       await json((s) => {
         if (s.version === undefined) s.version = 1;
-        const hooks = (typeof s.hooks === 'object' && s.hooks !== null && !Array.isArray(s.hooks) ? s.hooks : {}) as Json;
+        const hooks = (
+          typeof s.hooks === 'object' && s.hooks !== null && !Array.isArray(s.hooks) ? s.hooks : {}
+        ) as Json;
         s.hooks = hooks;
         for (const ev of ['preToolUse', 'postToolUse']) {
-          const list = (Array.isArray(hooks[ev]) ? (hooks[ev] as unknown[]) : []).filter((h) => !isGuardEntry(h));
-          hooks[ev] = [...list, { command, matcher: MATCHERS.cursor, failClosed: true, timeout: TIMEOUT_S }];
+          const list = (Array.isArray(hooks[ev]) ? (hooks[ev] as unknown[]) : []).filter(
+            (h) => !isGuardEntry(h),
+          );
+          hooks[ev] = [
+            ...list,
+            { command, matcher: MATCHERS.cursor, failClosed: true, timeout: TIMEOUT_S },
+          ];
         }
       });
       return undefined;
@@ -235,20 +299,35 @@ async function installOwn(root: string, harness: HarnessName, json: EditJson): P
 
 /** The harness names of `--agent` (space- or comma-separated); a usage error before anything is written. */
 export function agentNames(names: readonly string[]): (HarnessName | PluginHarnessName)[] {
-  const list = names.flatMap((n) => n.split(',')).map((n) => n.trim().toLowerCase()).filter(Boolean);
+  const list = names
+    .flatMap((n) => n.split(','))
+    .map((n) => n.trim().toLowerCase())
+    .filter(Boolean);
   const all = [...HARNESSES, 'opencode', 'kilo'].join(' ');
-  for (const n of list) if (!isHarness(n) && !isPluginHarness(n)) throw new GuardError('E_USAGE', `unknown agent harness "${n}"`, `one or more of: ${all}`);
-  if (list.length === 0) throw new GuardError('E_USAGE', '--agent needs a harness', `one or more of: ${all}`);
+  for (const n of list)
+    if (!isHarness(n) && !isPluginHarness(n))
+      throw new GuardError('E_USAGE', `unknown agent harness "${n}"`, `one or more of: ${all}`);
+  if (list.length === 0)
+    throw new GuardError('E_USAGE', '--agent needs a harness', `one or more of: ${all}`);
   return [...new Set(list)] as (HarnessName | PluginHarnessName)[];
 }
 
-export async function installAgents(root: string, names: readonly string[]): Promise<{ changed: string[]; warnings: string[] }> {
+export async function installAgents(
+  root: string,
+  names: readonly string[],
+): Promise<{ changed: string[]; warnings: string[] }> {
   const list = agentNames(names);
   const changed: string[] = [];
   const warnings: string[] = [];
   for (const n of list) {
     const r = isHarness(n) ? await installAgent(root, n) : await installPlugin(root, n);
-    changed.push(...r.changed.map((f) => (isPluginHarness(n) ? `wrote ${f} (${n} runs guard in process, as a plugin)` : `wrote ${f} (${n} hooks run guard hook ${n})`)));
+    changed.push(
+      ...r.changed.map((f) =>
+        isPluginHarness(n)
+          ? `wrote ${f} (${n} runs guard in process, as a plugin)`
+          : `wrote ${f} (${n} hooks run guard hook ${n})`,
+      ),
+    );
     warnings.push(...r.warnings);
   }
   return { changed, warnings };
@@ -258,7 +337,15 @@ export async function installAgents(root: string, names: readonly string[]): Pro
 
 export interface AgentCheck {
   harness: HarnessName | PluginHarnessName;
-  state: 'ok' | 'missing' | 'disabled' | 'untrusted' | 'timeout' | 'matcher' | 'shadowed' | 'absent';
+  state:
+    | 'ok'
+    | 'missing'
+    | 'disabled'
+    | 'untrusted'
+    | 'timeout'
+    | 'matcher'
+    | 'shadowed'
+    | 'absent';
   message: string;
   hint?: string;
 }
@@ -270,7 +357,9 @@ function groupsOf(s: Json, event: string): Json[] {
 }
 
 function guardHooks(s: Json, event: string): Json[] {
-  return groupsOf(s, event).flatMap((g) => (Array.isArray(g.hooks) ? (g.hooks as unknown[]) : [g]).filter(isGuardEntry) as Json[]);
+  return groupsOf(s, event).flatMap(
+    (g) => (Array.isArray(g.hooks) ? (g.hooks as unknown[]) : [g]).filter(isGuardEntry) as Json[],
+  );
 }
 
 /**
@@ -278,7 +367,14 @@ function guardHooks(s: Json, event: string): Json[] {
  * name or a regex over the whole name; empty or `*` is every tool.
  */
 export function missedTools(matcher: unknown, tools: readonly string[]): string[] {
-  if (matcher === undefined || matcher === null || matcher === '' || matcher === '*' || matcher === '.*') return [];
+  if (
+    matcher === undefined ||
+    matcher === null ||
+    matcher === '' ||
+    matcher === '*' ||
+    matcher === '.*'
+  )
+    return [];
   if (typeof matcher !== 'string') return [...tools];
   let re: RegExp;
   try {
@@ -302,22 +398,45 @@ function disableFiles(h: HarnessName, root: string, home: string | undefined): s
   const inHome = (f: string) => (home ? [path.join(home, f)] : []);
   switch (h) {
     case 'claude':
-      return ['/etc/claude-code/managed-settings.json', ...inHome('.claude/settings.json'), path.join(root, '.claude/settings.json'), path.join(root, '.claude/settings.local.json')];
+      return [
+        '/etc/claude-code/managed-settings.json',
+        ...inHome('.claude/settings.json'),
+        path.join(root, '.claude/settings.json'),
+        path.join(root, '.claude/settings.local.json'),
+      ];
     case 'continue':
       // its hook engine reads these six (package source, 1.5.47)
-      return [...inHome('.claude/settings.json'), ...inHome('.continue/settings.json'), ...['.claude/settings.json', '.continue/settings.json', '.claude/settings.local.json', '.continue/settings.local.json'].map((f) => path.join(root, f))];
+      return [
+        ...inHome('.claude/settings.json'),
+        ...inHome('.continue/settings.json'),
+        ...[
+          '.claude/settings.json',
+          '.continue/settings.json',
+          '.claude/settings.local.json',
+          '.continue/settings.local.json',
+        ].map((f) => path.join(root, f)),
+      ];
     case 'qwen':
       return [...inHome('.qwen/settings.json'), path.join(root, '.qwen/settings.json')];
     case 'droid':
-      return [...inHome('.factory/settings.json'), path.join(root, '.factory/settings.json'), path.join(root, '.factory/settings.local.json')];
+      return [
+        ...inHome('.factory/settings.json'),
+        path.join(root, '.factory/settings.json'),
+        path.join(root, '.factory/settings.local.json'),
+      ];
     default:
       return [];
   }
 }
 
 /** Is `root` a folder Copilot CLI trusts (repository hooks load in `copilot -p` only then; `trusted_folders` or `trustedFolders` in ~/.copilot/config.json, both seen to work in 1.0.102)? */
-async function copilotTrusts(root: string, home: string | undefined, env: NodeJS.ProcessEnv): Promise<boolean> {
-  if (env.COPILOT_ALLOW_ALL === 'true' || env.GITHUB_COPILOT_PROMPT_MODE_REPO_HOOKS === 'true') return true;
+async function copilotTrusts(
+  root: string,
+  home: string | undefined,
+  env: NodeJS.ProcessEnv,
+): Promise<boolean> {
+  if (env.COPILOT_ALLOW_ALL === 'true' || env.GITHUB_COPILOT_PROMPT_MODE_REPO_HOOKS === 'true')
+    return true;
   const dir = env.COPILOT_HOME || (home ? path.join(home, '.copilot') : null);
   if (!dir) return false;
   // config.json starts with `//` comment lines (Copilot writes it so): JSON with comments
@@ -328,7 +447,9 @@ async function copilotTrusts(root: string, home: string | undefined, env: NodeJS
   } catch {
     /* unreadable: not trusted */
   }
-  const list = [c.trusted_folders, c.trustedFolders].flatMap((v) => (Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : []));
+  const list = [c.trusted_folders, c.trustedFolders].flatMap((v) =>
+    Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : [],
+  );
   return list.some((f) => {
     const rel = path.relative(path.resolve(f), root);
     return rel === '' || (!rel.startsWith('..') && !path.isAbsolute(rel));
@@ -340,7 +461,11 @@ async function copilotTrusts(root: string, home: string | undefined, env: NodeJS
  * folder does not exist and that have no guard hook are `absent` (not
  * used here), reported only as info.
  */
-export async function agentChecks(root: string, home: string | undefined, env: NodeJS.ProcessEnv = process.env): Promise<AgentCheck[]> {
+export async function agentChecks(
+  root: string,
+  home: string | undefined,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<AgentCheck[]> {
   const out: AgentCheck[] = [];
   for (const h of HARNESSES) {
     if (h === 'cline') out.push(...(await pluginChecks(root, env, ['cline'])));
@@ -364,20 +489,39 @@ interface Hooked {
 }
 
 /** The first thing that stops guard's hook from running for this harness, or `ok`. */
-async function harnessCheck(h: HarnessName, root: string, home: string | undefined, env: NodeJS.ProcessEnv): Promise<AgentCheck> {
+async function harnessCheck(
+  h: HarnessName,
+  root: string,
+  home: string | undefined,
+  env: NodeJS.ProcessEnv,
+): Promise<AgentCheck> {
   const rel = CONFIG_FILES[h];
   let settings: Json;
   try {
     settings = await readJson(path.join(root, rel));
   } catch {
-    return { harness: h, state: 'missing', message: `${h}: ${rel} is not valid JSON: the harness runs no hook from it`, hint: `fix it, then guard init --agent ${h}` };
+    return {
+      harness: h,
+      state: 'missing',
+      message: `${h}: ${rel} is not valid JSON: the harness runs no hook from it`,
+      hint: `fix it, then guard init --agent ${h}`,
+    };
   }
   const row = styleRow(h);
-  const preEvent = row ? row.config.events[0]! : { gemini: 'BeforeTool', codex: 'PreToolUse', cursor: 'preToolUse', copilot: 'preToolUse' }[h as 'gemini' | 'codex' | 'cursor' | 'copilot'];
+  const preEvent = row
+    ? row.config.events[0]!
+    : { gemini: 'BeforeTool', codex: 'PreToolUse', cursor: 'preToolUse', copilot: 'preToolUse' }[
+        h as 'gemini' | 'codex' | 'cursor' | 'copilot'
+      ];
   const found = guardHooks(settings, preEvent);
   if (found.length === 0) {
     const used = existsSync(path.join(root, rel.split('/')[0]!));
-    return { harness: h, state: used ? 'missing' : 'absent', message: `${h}: no guard hook in ${rel} (${preEvent})`, hint: `guard init --agent ${h}` };
+    return {
+      harness: h,
+      state: used ? 'missing' : 'absent',
+      message: `${h}: no guard hook in ${rel} (${preEvent})`,
+      hint: `guard init --agent ${h}`,
+    };
   }
   const hooked: Hooked = { h, rel, settings, row, preEvent, found };
   return (
@@ -394,14 +538,29 @@ async function harnessCheck(h: HarnessName, root: string, home: string | undefin
   );
 }
 
-async function hooksDisabled({ h, rel, settings, row }: Hooked, root: string, home: string | undefined): Promise<AgentCheck | null> {
+async function hooksDisabled(
+  { h, rel, settings, row }: Hooked,
+  root: string,
+  home: string | undefined,
+): Promise<AgentCheck | null> {
   const disabledIn = [];
-  for (const f of disableFiles(h, root, home)) if ((await readJson(f).catch(() => ({}) as Json)).disableAllHooks === true) disabledIn.push(f);
+  for (const f of disableFiles(h, root, home))
+    if ((await readJson(f).catch(() => ({}) as Json)).disableAllHooks === true) disabledIn.push(f);
   if (disabledIn.length) {
-    return { harness: h, state: 'disabled', message: `${h}: disableAllHooks is true in ${disabledIn.join(', ')}: ${row?.label ?? h} runs no hook, guard's neither`, hint: `remove disableAllHooks from ${disabledIn.join(', ')}` };
+    return {
+      harness: h,
+      state: 'disabled',
+      message: `${h}: disableAllHooks is true in ${disabledIn.join(', ')}: ${row?.label ?? h} runs no hook, guard's neither`,
+      hint: `remove disableAllHooks from ${disabledIn.join(', ')}`,
+    };
   }
   if (h === 'gemini' && (settings.hooksConfig as Json | undefined)?.enabled === false) {
-    return { harness: h, state: 'disabled', message: `gemini: hooksConfig.enabled is false in ${rel}`, hint: 'remove it' };
+    return {
+      harness: h,
+      state: 'disabled',
+      message: `gemini: hooksConfig.enabled is false in ${rel}`,
+      hint: 'remove it',
+    };
   }
   return null;
 }
@@ -410,40 +569,79 @@ async function hooksDisabled({ h, rel, settings, row }: Hooked, root: string, ho
 function matcherGap({ h, rel, settings, preEvent }: Hooked): AgentCheck | null {
   const tools = gatedTools(h);
   if (!tools) return null;
-  const groups = groupsOf(settings, preEvent).filter((g) => (Array.isArray(g.hooks) ? (g.hooks as unknown[]) : [g]).some(isGuardEntry));
+  const groups = groupsOf(settings, preEvent).filter((g) =>
+    (Array.isArray(g.hooks) ? (g.hooks as unknown[]) : [g]).some(isGuardEntry),
+  );
   const seen = new Set(tools);
-  for (const g of groups) for (const t of [...seen]) if (!missedTools(g.matcher, [t]).length) seen.delete(t);
+  for (const g of groups)
+    for (const t of [...seen]) if (!missedTools(g.matcher, [t]).length) seen.delete(t);
   if (!seen.size) return null;
-  return { harness: h, state: 'matcher', message: `${h}: guard's hook in ${rel} does not run for ${[...seen].join(', ')}: those calls write or run commands unchecked`, hint: `guard init --agent ${h} (its matcher is ${MATCHERS[h]})` };
+  return {
+    harness: h,
+    state: 'matcher',
+    message: `${h}: guard's hook in ${rel} does not run for ${[...seen].join(', ')}: those calls write or run commands unchecked`,
+    hint: `guard init --agent ${h} (its matcher is ${MATCHERS[h]})`,
+  };
 }
 
 function shortTimeout({ h, row, found }: Hooked): AgentCheck | null {
-  const t = found.map((x) => Number(h === 'copilot' ? x.timeoutSec : x.timeout)).find((n) => Number.isFinite(n));
+  const t = found
+    .map((x) => Number(h === 'copilot' ? x.timeoutSec : x.timeout))
+    .find((n) => Number.isFinite(n));
   const ms = h === 'gemini' || row?.config.timeoutUnit === 'ms';
   const seconds = t === undefined ? null : ms ? t / 1000 : t;
   if (seconds === null || seconds >= MIN_TIMEOUT_S) return null;
-  return { harness: h, state: 'timeout', message: `${h}: guard's hook timeout is ${seconds} s: a slow call would be cut short and the harness would let the tool run`, hint: `give it ${TIMEOUT_S} s (guard init --agent ${h} writes that)` };
+  return {
+    harness: h,
+    state: 'timeout',
+    message: `${h}: guard's hook timeout is ${seconds} s: a slow call would be cut short and the harness would let the tool run`,
+    hint: `give it ${TIMEOUT_S} s (guard init --agent ${h} writes that)`,
+  };
 }
 
 /** A harness that runs the tool when its hook fails unless the hook says `onFailure: "block"` (Claude Code). */
 function failsOpen({ h, rel, row, found }: Hooked): AgentCheck | null {
   if (!row?.config.onFailureBlock || found.every((x) => x.onFailure === 'block')) return null;
-  return { harness: h, state: 'timeout', message: `${h}: guard's hook in ${rel} has no onFailure: "block": if guard cannot start or answer in time, ${row.label} runs the tool`, hint: `guard init --agent ${h} (it writes onFailure: "block")` };
+  return {
+    harness: h,
+    state: 'timeout',
+    message: `${h}: guard's hook in ${rel} has no onFailure: "block": if guard cannot start or answer in time, ${row.label} runs the tool`,
+    hint: `guard init --agent ${h} (it writes onFailure: "block")`,
+  };
 }
 
-async function shadowedByHooksJson({ h, preEvent }: Hooked, root: string): Promise<AgentCheck | null> {
+async function shadowedByHooksJson(
+  { h, preEvent }: Hooked,
+  root: string,
+): Promise<AgentCheck | null> {
   if (h !== 'droid') return null;
   const shadow = path.join(root, '.factory/hooks.json');
   if (!existsSync(shadow)) return null;
   const hs = await readJson(shadow).catch(() => ({}) as Json);
   if (guardHooks(hs, preEvent).length !== 0) return null;
-  return { harness: h, state: 'shadowed', message: 'droid: .factory/hooks.json exists without guard\'s hook: Droid builds that read it (its newer docs) run it instead of the hooks in .factory/settings.json, without guard (0.225.2 ignores it)', hint: 'guard init --agent droid (it writes guard\'s hook into both)' };
+  return {
+    harness: h,
+    state: 'shadowed',
+    message:
+      "droid: .factory/hooks.json exists without guard's hook: Droid builds that read it (its newer docs) run it instead of the hooks in .factory/settings.json, without guard (0.225.2 ignores it)",
+    hint: "guard init --agent droid (it writes guard's hook into both)",
+  };
 }
 
 /** Harnesses that skip a repository's hooks, silently, until a person trusts them. */
-async function notTrusted({ h, rel }: Hooked, root: string, home: string | undefined, env: NodeJS.ProcessEnv): Promise<AgentCheck | null> {
+async function notTrusted(
+  { h, rel }: Hooked,
+  root: string,
+  home: string | undefined,
+  env: NodeJS.ProcessEnv,
+): Promise<AgentCheck | null> {
   if (h === 'codex') {
-    return { harness: h, state: 'untrusted', message: `codex: ${rel} has guard's hook, but Codex skips a new or changed hook until it is trusted, silently`, hint: 'in codex, open /hooks and trust it (and trust the project: trust_level = "trusted")' };
+    return {
+      harness: h,
+      state: 'untrusted',
+      message: `codex: ${rel} has guard's hook, but Codex skips a new or changed hook until it is trusted, silently`,
+      hint: 'in codex, open /hooks and trust it (and trust the project: trust_level = "trusted")',
+    };
   }
   if (h === 'copilot' && !(await copilotTrusts(root, home, env))) {
     return {

@@ -9,7 +9,12 @@ import { openRepo, type Repo } from '../../git/repo.js';
 import { readHooksPath } from '../../git/config.js';
 import { ensureExcluded } from '../../git/lanes.js';
 import type { FlowOptions } from '../context.js';
-import { detectPackageManager, HOOK_COMMAND, INSTALL_LINE, type PackageManager } from './package-manager.js';
+import {
+  detectPackageManager,
+  HOOK_COMMAND,
+  INSTALL_LINE,
+  type PackageManager,
+} from './package-manager.js';
 
 export interface InitOptions extends FlowOptions {
   /** A plain git hook that runs the guard on PATH (a global install): no package.json, no husky. */
@@ -58,10 +63,19 @@ export async function init(opts: InitOptions): Promise<InitResult> {
 
   const before = await hooksPath(repo);
   if (before !== null && before !== HOOKS_PATH && before !== `${HOOKS_PATH}/`) {
-    warnings.push(`core.hooksPath was "${before}", which would skip guard's hook; it now points at ${HOOKS_PATH}`);
+    warnings.push(
+      `core.hooksPath was "${before}", which would skip guard's hook; it now points at ${HOOKS_PATH}`,
+    );
   }
   const husky = await installHusky(repo.root);
-  if (husky) throw new GuardError('E_USAGE', `husky could not install the hooks: ${husky}`, husky.includes('HUSKY=0') ? 'unset HUSKY and run guard init again' : 'run guard init from the top of the repository');
+  if (husky)
+    throw new GuardError(
+      'E_USAGE',
+      `husky could not install the hooks: ${husky}`,
+      husky.includes('HUSKY=0')
+        ? 'unset HUSKY and run guard init again'
+        : 'run guard init from the top of the repository',
+    );
   if (before !== HOOKS_PATH) changed.push(`set core.hooksPath to ${HOOKS_PATH} (husky)`);
 
   await huskyPreCommit(repo, detected, changed);
@@ -75,20 +89,36 @@ export async function init(opts: InitOptions): Promise<InitResult> {
   await trailerHook(path.join(repo.root, HUSKY_DIR), HUSKY_DIR, changed);
   // integrity: the gate on every other way a branch moves (reference-transaction, pre-merge-commit)
   const folder = path.relative(repo.root, detected.dir).split(path.sep).join('/');
-  changed.push(...(await (await import('./branch-gate.js')).installBranchGate(repo, HUSKY_DIR, HOOKS_PATH, { folder, yarnPnp: manager === 'yarn-pnp' })));
+  changed.push(
+    ...(await (
+      await import('./branch-gate.js')
+    ).installBranchGate(repo, HUSKY_DIR, HOOKS_PATH, { folder, yarnPnp: manager === 'yarn-pnp' })),
+  );
   await common(repo, opts, changed, warnings);
   await recordGate(repo, path.join(repo.root, HOOKS_PATH), opts.agents);
   return { root: repo.root, hooksPath: HOOKS_PATH, packageManager: manager, changed, warnings };
 }
 
 /** husky's pre-commit: written, or guard's line added to the person's own (and the lane fallback to an older guard's). */
-async function huskyPreCommit(repo: Repo, detected: NonNullable<Awaited<ReturnType<typeof detectPackageManager>>>, changed: string[]): Promise<void> {
+async function huskyPreCommit(
+  repo: Repo,
+  detected: NonNullable<Awaited<ReturnType<typeof detectPackageManager>>>,
+  changed: string[],
+): Promise<void> {
   const manager = detected.manager;
   const hook = path.join(repo.root, HUSKY_DIR, 'pre-commit');
-  const workspaceRoot = manager === 'pnpm' && existsSync(path.join(detected.dir, 'pnpm-workspace.yaml'));
-  const install = workspaceRoot ? 'pnpm add --save-dev --workspace-root guard-cli' : INSTALL_LINE[manager];
+  const workspaceRoot =
+    manager === 'pnpm' && existsSync(path.join(detected.dir, 'pnpm-workspace.yaml'));
+  const install = workspaceRoot
+    ? 'pnpm add --save-dev --workspace-root guard-cli'
+    : INSTALL_LINE[manager];
   const script = inFolder(
-    (await readFile(template(manager === 'yarn-pnp' ? 'pre-commit-yarn-pnp' : 'pre-commit'), 'utf8')).replace(TEMPLATE_INSTALL, install),
+    (
+      await readFile(
+        template(manager === 'yarn-pnp' ? 'pre-commit-yarn-pnp' : 'pre-commit'),
+        'utf8',
+      )
+    ).replace(TEMPLATE_INSTALL, install),
     path.relative(repo.root, detected.dir).split(path.sep).join('/'),
     manager,
   );
@@ -101,12 +131,23 @@ async function huskyPreCommit(repo: Repo, detected: NonNullable<Awaited<ReturnTy
     const add = !GUARD_LINE.test(text);
     const upgraded = add ? null : withLaneFallback(text, script);
     await installFiles([
-      ...(add ? [{ op: 'append' as const, path: hook, text: (text.endsWith('\n') || text === '' ? '' : '\n') + '\n' + script }] : []),
+      ...(add
+        ? [
+            {
+              op: 'append' as const,
+              path: hook,
+              text: (text.endsWith('\n') || text === '' ? '' : '\n') + '\n' + script,
+            },
+          ]
+        : []),
       ...(upgraded ? [{ op: 'write' as const, path: hook, content: upgraded, mode: 0o755 }] : []),
       { op: 'mode', path: hook, mode: 0o755 },
     ]);
     if (add) changed.push(`added guard check to ${HUSKY_DIR}/pre-commit (${runs})`);
-    if (upgraded) changed.push(`added the lane fallback to ${HUSKY_DIR}/pre-commit (an agent in a lane finds the main tree's guard)`);
+    if (upgraded)
+      changed.push(
+        `added the lane fallback to ${HUSKY_DIR}/pre-commit (an agent in a lane finds the main tree's guard)`,
+      );
   }
 }
 
@@ -118,12 +159,21 @@ async function huskyPreCommit(repo: Repo, detected: NonNullable<Awaited<ReturnTy
  * already has it. The rest of the hook is kept as it is.
  */
 function withLaneFallback(text: string, script: string): string | null {
-  if (!text.includes('husky puts node_modules/.bin first on PATH') || text.includes('--git-common-dir')) return null;
+  if (
+    !text.includes('husky puts node_modules/.bin first on PATH') ||
+    text.includes('--git-common-dir')
+  )
+    return null;
   const lines = script.split('\n');
   const at = lines.findIndex((l) => l.includes('--git-common-dir'));
   const where = /^command -v guard\b/m.exec(text);
   if (at < 1 || !where) return null;
-  return text.slice(0, where.index) + lines.slice(at - 1, at + 1).join('\n') + '\n' + text.slice(where.index);
+  return (
+    text.slice(0, where.index) +
+    lines.slice(at - 1, at + 1).join('\n') +
+    '\n' +
+    text.slice(where.index)
+  );
 }
 
 /**
@@ -133,16 +183,30 @@ function withLaneFallback(text: string, script: string): string | null {
 function inFolder(script: string, rel: string, manager: PackageManager): string {
   if (rel === '') return script;
   const quoted = `'${rel.replace(/'/g, `'\\''`)}'`;
-  if (manager === 'yarn-pnp') return script.replace(/^yarn guard check$/m, `(cd ${quoted} && yarn guard check)`);
-  return script
-    .replace(/^command -v guard/m, `export PATH=${quoted}/node_modules/.bin:"$PATH"\ncommand -v guard`)
-    // a lane's fallback to the main tree's guard: that line is inside double quotes
-    .replace(')")/node_modules/.bin', `)")/${rel.replace(/["$`\\]/g, '\\$&')}/node_modules/.bin`);
+  if (manager === 'yarn-pnp')
+    return script.replace(/^yarn guard check$/m, `(cd ${quoted} && yarn guard check)`);
+  return (
+    script
+      .replace(
+        /^command -v guard/m,
+        `export PATH=${quoted}/node_modules/.bin:"$PATH"\ncommand -v guard`,
+      )
+      // a lane's fallback to the main tree's guard: that line is inside double quotes
+      .replace(')")/node_modules/.bin', `)")/${rel.replace(/["$`\\]/g, '\\$&')}/node_modules/.bin`)
+  );
 }
 
 /** What guard installed, for the doors to notice its removal (flows/doctor/integrity.ts). */
-async function recordGate(repo: Repo, hooksDir: string, agents: readonly string[] | undefined): Promise<void> {
-  const [{ CONFIG_FILES, agentNames }, { PLUGIN_FILES }, { isPluginHarness }] = await Promise.all([import('./agents.js'), import('./plugins.js'), import('../../harness/types.js')]);
+async function recordGate(
+  repo: Repo,
+  hooksDir: string,
+  agents: readonly string[] | undefined,
+): Promise<void> {
+  const [{ CONFIG_FILES, agentNames }, { PLUGIN_FILES }, { isPluginHarness }] = await Promise.all([
+    import('./agents.js'),
+    import('./plugins.js'),
+    import('../../harness/types.js'),
+  ]);
   // a command-hook harness's config, or a plugin harness's plugin file (Cline, opencode, Kilo)
   const where: Record<string, string> = { ...CONFIG_FILES, ...PLUGIN_FILES };
   const { recordGate: record, hookEntries } = await import('../doctor/integrity.js');
@@ -150,7 +214,9 @@ async function recordGate(repo: Repo, hooksDir: string, agents: readonly string[
     (agents?.length ? agentNames(agents) : []).map(async (h) => {
       const file = path.join(repo.root, where[h]!);
       // a command-hook harness: guard's entries as written now, for the doors to notice a change
-      const entries = isPluginHarness(h) ? null : hookEntries(await readFile(file, 'utf8').catch(() => ''), h);
+      const entries = isPluginHarness(h)
+        ? null
+        : hookEntries(await readFile(file, 'utf8').catch(() => ''), h);
       return { harness: h, file, ...(entries !== null ? { entries } : {}) };
     }),
   );
@@ -158,11 +224,18 @@ async function recordGate(repo: Repo, hooksDir: string, agents: readonly string[
 }
 
 /** What every route does: the default config and `.guard/` excluded. */
-async function common(repo: Repo, opts: InitOptions, changed: string[], warnings: string[]): Promise<void> {
+async function common(
+  repo: Repo,
+  opts: InitOptions,
+  changed: string[],
+  warnings: string[],
+): Promise<void> {
   const config = path.join(repo.root, CONFIG_FILE);
   if (!existsSync(config)) {
     await installFiles([{ op: 'write', path: config, content: renderDefaultConfig() }]);
-    changed.push(`wrote ${CONFIG_FILE} with the defaults (commit it: guard reads the policy from HEAD)`);
+    changed.push(
+      `wrote ${CONFIG_FILE} with the defaults (commit it: guard reads the policy from HEAD)`,
+    );
   }
 
   if (await ensureExcluded(repo)) changed.push('added .guard/ to .git/info/exclude');
@@ -178,7 +251,12 @@ async function common(repo: Repo, opts: InitOptions, changed: string[], warnings
  * git hook in the folder git runs hooks from, calling the guard on PATH.
  * Shared by every worktree, lanes included. Returns that folder.
  */
-async function installPlainHook(repo: Repo, changed: string[], warnings: string[], explicit: boolean): Promise<string> {
+async function installPlainHook(
+  repo: Repo,
+  changed: string[],
+  warnings: string[],
+  explicit: boolean,
+): Promise<string> {
   const configured = await hooksPath(repo);
   if (configured === HOOKS_PATH || configured === `${HOOKS_PATH}/`) {
     throw new GuardError(
@@ -189,7 +267,11 @@ async function installPlainHook(repo: Repo, changed: string[], warnings: string[
   }
   const dir = configured ? path.resolve(repo.root, configured) : path.join(repo.commonDir, 'hooks');
   if (configured && existsSync(dir) && !statSync(dir).isDirectory()) {
-    throw new GuardError('E_USAGE', `core.hooksPath is ${configured}, which is not a folder: git runs no hooks from it`, 'unset core.hooksPath (git config --unset core.hooksPath), then run guard init again');
+    throw new GuardError(
+      'E_USAGE',
+      `core.hooksPath is ${configured}, which is not a folder: git runs no hooks from it`,
+      'unset core.hooksPath (git config --unset core.hooksPath), then run guard init again',
+    );
   }
   const hook = path.join(dir, 'pre-commit');
   const shown = path.relative(repo.root, hook) || hook;
@@ -197,31 +279,49 @@ async function installPlainHook(repo: Repo, changed: string[], warnings: string[
   const text = await readFile(hook, 'utf8').catch(() => null);
   let framework = false;
   if (text === null) {
-    await installFiles([{ op: 'write', path: hook, content: await readFile(template('pre-commit-global'), 'utf8'), mode: 0o755 }]);
+    await installFiles([
+      {
+        op: 'write',
+        path: hook,
+        content: await readFile(template('pre-commit-global'), 'utf8'),
+        mode: 0o755,
+      },
+    ]);
     changed.push(`wrote ${shown}, a plain git hook that runs the guard on PATH${why}`);
   } else if (GUARD_LINE.test(text)) {
     await installFiles([{ op: 'mode', path: hook, mode: 0o755 }]);
   } else if (PRE_COMMIT_FRAMEWORK.test(text)) {
-    const config = await readFile(path.join(repo.root, '.pre-commit-config.yaml'), 'utf8').catch(() => '');
+    const config = await readFile(path.join(repo.root, '.pre-commit-config.yaml'), 'utf8').catch(
+      () => '',
+    );
     if (!PRE_COMMIT_GUARD.test(config)) {
-      throw new GuardError('E_USAGE', `${shown} is the pre-commit framework's hook`, 'add guard to .pre-commit-config.yaml instead (see docs/install.md, "pre-commit framework")');
+      throw new GuardError(
+        'E_USAGE',
+        `${shown} is the pre-commit framework's hook`,
+        'add guard to .pre-commit-config.yaml instead (see docs/install.md, "pre-commit framework")',
+      );
     }
     framework = true;
   } else {
-    throw new GuardError('E_USAGE', `${shown} already exists and does not run guard`, `add the line \`guard check\` to it (before any exit), then run guard doctor`);
+    throw new GuardError(
+      'E_USAGE',
+      `${shown} already exists and does not run guard`,
+      `add the line \`guard check\` to it (before any exit), then run guard doctor`,
+    );
   }
   // integrity: the gate on every other way a branch moves (--no-verify, amend, reset, update-ref, merge).
   // The pre-commit framework runs guard from its own environment: the branch gate needs a guard on PATH.
   if (framework && !(await onPath('guard'))) {
     warnings.push(
-      "the pre-commit framework runs guard check from its own environment, and there is no guard on PATH for the branch gate: --no-verify, amend, reset and update-ref move branches unchecked; npm install --global guard-cli, then guard init again",
+      'the pre-commit framework runs guard check from its own environment, and there is no guard on PATH for the branch gate: --no-verify, amend, reset and update-ref move branches unchecked; npm install --global guard-cli, then guard init again',
     );
     return dir;
   }
   const shownDir = path.relative(repo.root, dir) || dir;
   const dirs = [{ dir, shown: shownDir }];
   // a relative core.hooksPath: receive-pack (`git push . evil:main`) runs hooks in the git dir
-  if (configured && !path.isAbsolute(configured) && !configured.startsWith('~')) dirs.push({ dir: path.join(repo.commonDir, configured), shown: `.git/${configured}` });
+  if (configured && !path.isAbsolute(configured) && !configured.startsWith('~'))
+    dirs.push({ dir: path.join(repo.commonDir, configured), shown: `.git/${configured}` });
   const gate = await (await import('./branch-gate.js')).installPlainBranchGate(repo, dirs);
   changed.push(...gate.changed);
   warnings.push(...gate.warnings);
@@ -232,7 +332,14 @@ async function installPlainHook(repo: Repo, changed: string[], warnings: string[
 async function onPath(name: string): Promise<boolean> {
   const { access, constants } = await import('node:fs/promises');
   for (const d of (process.env.PATH ?? '').split(path.delimiter)) {
-    if (d && (await access(path.join(d, name), constants.X_OK).then(() => true, () => false))) return true;
+    if (
+      d &&
+      (await access(path.join(d, name), constants.X_OK).then(
+        () => true,
+        () => false,
+      ))
+    )
+      return true;
   }
   return false;
 }
@@ -258,4 +365,3 @@ async function installHusky(root: string): Promise<string> {
     process.chdir(prev);
   }
 }
-

@@ -65,18 +65,29 @@ async function detectIn(dir: string): Promise<Detected | null> {
   const has = (f: string) => existsSync(path.join(dir, f));
   const pkg = await readJson(path.join(dir, 'package.json'));
   // "packageManager": "pnpm@9.1.0" (corepack's field); yarn 1.x is classic, 2+ is berry.
-  const [field, version] = typeof pkg?.packageManager === 'string' ? pkg.packageManager.split('@') : [];
+  const [field, version] =
+    typeof pkg?.packageManager === 'string' ? pkg.packageManager.split('@') : [];
   const at = (manager: PackageManager, evidence: string): Detected => ({ manager, dir, evidence });
-  if (has('pnpm-lock.yaml') || has('pnpm-workspace.yaml')) return at('pnpm', has('pnpm-lock.yaml') ? 'pnpm-lock.yaml' : 'pnpm-workspace.yaml');
+  if (has('pnpm-lock.yaml') || has('pnpm-workspace.yaml'))
+    return at('pnpm', has('pnpm-lock.yaml') ? 'pnpm-lock.yaml' : 'pnpm-workspace.yaml');
   if (has('yarn.lock') || has('.yarnrc.yml') || has('.pnp.cjs')) {
     // Yarn classic (1.x) has no .yarnrc.yml and always links node_modules.
     const manager = has('.yarnrc.yml') || has('.pnp.cjs') ? await yarnManager(dir) : 'yarn';
-    return at(manager, has('yarn.lock') ? 'yarn.lock' : has('.pnp.cjs') ? '.pnp.cjs' : '.yarnrc.yml');
+    return at(
+      manager,
+      has('yarn.lock') ? 'yarn.lock' : has('.pnp.cjs') ? '.pnp.cjs' : '.yarnrc.yml',
+    );
   }
-  if (has('bun.lockb') || has('bun.lock')) return at('bun', has('bun.lock') ? 'bun.lock' : 'bun.lockb');
+  if (has('bun.lockb') || has('bun.lock'))
+    return at('bun', has('bun.lock') ? 'bun.lock' : 'bun.lockb');
   if (has('package-lock.json') || has('npm-shrinkwrap.json')) return at('npm', 'package-lock.json');
-  if (field === 'pnpm' || field === 'bun' || field === 'npm') return at(field, `"packageManager" in package.json`);
-  if (field === 'yarn') return at(version?.startsWith('1.') ? 'yarn' : await yarnManager(dir), `"packageManager" in package.json`);
+  if (field === 'pnpm' || field === 'bun' || field === 'npm')
+    return at(field, `"packageManager" in package.json`);
+  if (field === 'yarn')
+    return at(
+      version?.startsWith('1.') ? 'yarn' : await yarnManager(dir),
+      `"packageManager" in package.json`,
+    );
   if (pkg) return at('npm', 'package.json without a lockfile');
   if (has('node_modules')) return at('npm', 'node_modules');
   return null;

@@ -36,11 +36,13 @@ const MARK = 'guard init --agent';
 
 /** The module the plugin imports: the project's guard-cli when installed there, else the running guard, by file URL. */
 export function pluginModule(root: string): string {
-  if (existsSync(path.join(root, 'node_modules', 'guard-cli', 'package.json'))) return 'guard-cli/plugin';
+  if (existsSync(path.join(root, 'node_modules', 'guard-cli', 'package.json')))
+    return 'guard-cli/plugin';
   return pathToFileURL(realpathSync(builtPath('plugin/index.js'))).href;
 }
 
-const FAILED = "guard could not be loaded and refused this call (fail closed): ' + String(err && err.message || err) + '. Tell the user; guard doctor shows what is wrong.";
+const FAILED =
+  "guard could not be loaded and refused this call (fail closed): ' + String(err && err.message || err) + '. Tell the user; guard doctor shows what is wrong.";
 
 function source(h: PluginHarnessName, spec: string): string {
   const head = `// guard: checks every edit and shell command of ${h === 'cline' ? 'Cline' : h === 'kilo' ? 'Kilo Code' : 'opencode'} before it runs, inside the
@@ -110,16 +112,30 @@ export const GuardPlugin = async (ctx) => ({
 }
 
 /** Write the harness's plugin file; the files changed (relative to root). */
-export async function installPlugin(root: string, h: PluginHarnessName): Promise<{ changed: string[]; warnings: string[] }> {
+export async function installPlugin(
+  root: string,
+  h: PluginHarnessName,
+): Promise<{ changed: string[]; warnings: string[] }> {
   const rel = PLUGIN_FILES[h];
   const file = path.join(root, rel);
   const text = source(h, pluginModule(root));
   const old = await readFile(file, 'utf8').catch(() => null);
-  if (old !== null && !old.includes(MARK)) return { changed: [], warnings: [`${rel} exists and is not guard's: left alone; move it away and run guard init --agent ${h} again`] };
+  if (old !== null && !old.includes(MARK))
+    return {
+      changed: [],
+      warnings: [
+        `${rel} exists and is not guard's: left alone; move it away and run guard init --agent ${h} again`,
+      ],
+    };
   if (old === text) return { changed: [], warnings: [] };
   const { installFiles } = await import('../../apply/apply.js');
   await installFiles([{ op: 'write', path: file, content: text }]);
-  const warnings = h === 'cline' ? [] : [`${h} reads project plugins unless ${h === 'kilo' ? 'KILO' : 'OPENCODE'}_DISABLE_PROJECT_CONFIG is set; guard doctor says when it is`];
+  const warnings =
+    h === 'cline'
+      ? []
+      : [
+          `${h} reads project plugins unless ${h === 'kilo' ? 'KILO' : 'OPENCODE'}_DISABLE_PROJECT_CONFIG is set; guard doctor says when it is`,
+        ];
   return { changed: [rel], warnings };
 }
 
@@ -145,7 +161,10 @@ function specOf(text: string): string | null {
 function loadError(dir: string, spec: string): Promise<string | null> {
   const script = `const m = await import(process.argv[1]); for (const f of ['clineBeforeTool', 'clineAfterTool', 'opencodeBefore', 'opencodeAfter']) if (typeof m[f] !== 'function') throw new Error(f + ' is missing: guard is older than the plugin file');`;
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--input-type=module', '-e', script, spec], { cwd: dir, stdio: ['ignore', 'ignore', 'pipe'] });
+    const child = spawn(process.execPath, ['--input-type=module', '-e', script, spec], {
+      cwd: dir,
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
     let err = '';
     child.stderr.on('data', (d) => (err += d));
     const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
@@ -162,7 +181,11 @@ function loadError(dir: string, spec: string): Promise<string | null> {
 }
 
 /** Per plugin harness: the file is there, is guard's, and the guard it names loads. */
-export async function pluginChecks(root: string, env: NodeJS.ProcessEnv, harnesses: readonly PluginHarnessName[]): Promise<PluginCheck[]> {
+export async function pluginChecks(
+  root: string,
+  env: NodeJS.ProcessEnv,
+  harnesses: readonly PluginHarnessName[],
+): Promise<PluginCheck[]> {
   const out: PluginCheck[] = [];
   for (const h of harnesses) {
     const rel = PLUGIN_FILES[h];
@@ -171,30 +194,64 @@ export async function pluginChecks(root: string, env: NodeJS.ProcessEnv, harness
     const text = await readFile(file, 'utf8').catch(() => null);
     const used = existsSync(path.join(root, rel.split('/')[0]!));
     if (text === null) {
-      out.push({ harness: h, state: used ? 'missing' : 'absent', message: `${h}: no guard plugin in ${rel}`, hint });
+      out.push({
+        harness: h,
+        state: used ? 'missing' : 'absent',
+        message: `${h}: no guard plugin in ${rel}`,
+        hint,
+      });
       continue;
     }
     const spec = specOf(text);
     if (!text.includes(MARK) || spec === null) {
-      out.push({ harness: h, state: 'missing', message: `${h}: ${rel} is not guard's plugin (or was changed by hand)`, hint: `move it away, then ${hint}` });
+      out.push({
+        harness: h,
+        state: 'missing',
+        message: `${h}: ${rel} is not guard's plugin (or was changed by hand)`,
+        hint: `move it away, then ${hint}`,
+      });
       continue;
     }
     const err = await loadError(path.dirname(file), spec);
     if (err !== null) {
-      out.push({ harness: h, state: 'missing', message: `${h}: ${rel} cannot load guard (${spec}): ${err}; every edit and command is refused until it can`, hint: `install guard in the project (npm i -D guard-cli), then ${hint}` });
+      out.push({
+        harness: h,
+        state: 'missing',
+        message: `${h}: ${rel} cannot load guard (${spec}): ${err}; every edit and command is refused until it can`,
+        hint: `install guard in the project (npm i -D guard-cli), then ${hint}`,
+      });
       continue;
     }
-    const off = h === 'kilo' ? 'KILO_DISABLE_PROJECT_CONFIG' : h === 'opencode' ? 'OPENCODE_DISABLE_PROJECT_CONFIG' : null;
+    const off =
+      h === 'kilo'
+        ? 'KILO_DISABLE_PROJECT_CONFIG'
+        : h === 'opencode'
+          ? 'OPENCODE_DISABLE_PROJECT_CONFIG'
+          : null;
     if (off && env[off]) {
-      out.push({ harness: h, state: 'disabled', message: `${h}: ${off} is set: ${h} loads no project plugin, guard's neither`, hint: `unset ${off}` });
+      out.push({
+        harness: h,
+        state: 'disabled',
+        message: `${h}: ${off} is set: ${h} loads no project plugin, guard's neither`,
+        hint: `unset ${off}`,
+      });
       continue;
     }
     if (h === 'cline' && !(Number(env.CLINE_PLUGIN_IMPORT_TIMEOUT_MS) >= 15_000)) {
       // Cline 3.0.65 gives a plugin 4 s to load in its sandbox and runs WITHOUT it when that fails, silently
-      out.push({ harness: h, state: 'ok', message: `${h}: ${rel} runs guard in process before and after ${PLUGIN_TOOLS[h].join(', ')}; but Cline runs without a plugin that takes over 4 s to load (a busy machine), saying nothing`, hint: 'export CLINE_PLUGIN_IMPORT_TIMEOUT_MS=30000 where you start cline' });
+      out.push({
+        harness: h,
+        state: 'ok',
+        message: `${h}: ${rel} runs guard in process before and after ${PLUGIN_TOOLS[h].join(', ')}; but Cline runs without a plugin that takes over 4 s to load (a busy machine), saying nothing`,
+        hint: 'export CLINE_PLUGIN_IMPORT_TIMEOUT_MS=30000 where you start cline',
+      });
       continue;
     }
-    out.push({ harness: h, state: 'ok', message: `${h}: ${rel} runs guard in process before and after ${PLUGIN_TOOLS[h].join(', ')}` });
+    out.push({
+      harness: h,
+      state: 'ok',
+      message: `${h}: ${rel} runs guard in process before and after ${PLUGIN_TOOLS[h].join(', ')}`,
+    });
   }
   return out;
 }

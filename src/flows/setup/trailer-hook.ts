@@ -37,12 +37,18 @@ export async function installTrailerHook(dir: string, shownDir: string): Promise
   if (shebang !== '' && !SHELL.test(shebang)) {
     if (MARK.test(text)) return null;
     await installFiles([
-      { op: 'append', path: hook, text: (text.endsWith('\n') || text === '' ? '' : '\n') + '\n' + body },
+      {
+        op: 'append',
+        path: hook,
+        text: (text.endsWith('\n') || text === '' ? '' : '\n') + '\n' + body,
+      },
       { op: 'mode', path: hook, mode: 0o755 },
     ]);
     return `added the Guard-Approved: trailer to ${shownDir}/commit-msg`;
   }
   const first = `${shebang}(\n${body.replace(/\n$/, '')}\n) || exit 1\n# guard's lines end here\n`;
-  await installFiles([{ op: 'write', path: hook, content: first + user.slice(shebang.length), mode: 0o755 }]);
+  await installFiles([
+    { op: 'write', path: hook, content: first + user.slice(shebang.length), mode: 0o755 },
+  ]);
   return `added the Guard-Approved: trailer to ${shownDir}/commit-msg (before the hook's own lines, so an exit in them cannot skip it)`;
 }
