@@ -1,6 +1,9 @@
+import path from 'node:path';
 import { Readable } from 'node:stream';
+import { pathToFileURL } from 'node:url';
+import { MessageChannel, type MessagePort, receiveMessageOnPort, Worker } from 'node:worker_threads';
 import { vi } from 'vitest';
-import { cleanEnv, type Run } from './helpers.js';
+import { cleanEnv, ROOT, type Run } from './helpers.js';
 
 /**
  * The CLI run in this test process instead of a `node dist/cli/main.js`
@@ -83,4 +86,73 @@ async function once(args: string[], opts: { cwd: string; env?: Record<string, st
     process.exitCode = saved.exitCode;
   }
   return { code, stdout: Buffer.concat(out).toString('utf8'), stderr: Buffer.concat(err).toString('utf8') };
+}
+
+/**
+ * The CLI in process, synchronously: what TestRepo.guard uses (a drop-in for
+ * spawnSync of the built CLI). runCli (dist/cli/entry.js, the built src/)
+ * runs in a worker thread of this test process, loaded once per test file;
+ * this thread sets the cwd, hands over args, env and stdin, and blocks until
+ * the answer (Atomics.wait). Each call empties the module state that would
+ * outlive a command (test/inproc-worker.mjs; the inventory is in
+ * docs/development.md), waits for the git processes it started, and leaves
+ * this thread's env and cwd as they were.
+ *
+ * A node process costs ~55 ms of CPU to start and ~45 ms to load guard,
+ * before any git: here that is paid once per file instead of once per call.
+ */
+let worker: { w: Worker; flag: Int32Array; port: MessagePort; next: number } | undefined;
+
+function startWorker() {
+  const flag = new Int32Array(new SharedArrayBuffer(4));
+  const { port1, port2 } = new MessageChannel();
+  const w = new Worker(new URL('./inproc-worker.mjs', import.meta.url), {
+    workerData: { dist: pathToFileURL(path.join(ROOT, 'dist')).href, flag: flag.buffer, port: port2 },
+    transferList: [port2],
+    stdout: false,
+    stderr: false,
+  });
+  w.unref();
+  port1.unref();
+  const ready = wait(flag, port1, 0, 30_000);
+  if (!ready.ready) throw new Error(`the in-process CLI did not start: ${ready.error}`);
+  return { w, flag, port: port1, next: 1 };
+}
+
+function wait(flag: Int32Array, port: MessagePort, id: number, ms: number): Record<string, any> {
+  const until = Date.now() + ms;
+  for (;;) {
+    const left = until - Date.now();
+    if (left <= 0 || Atomics.wait(flag, 0, 0, left) === 'timed-out') throw new Error(`the in-process CLI gave no answer in ${ms / 1000} s`);
+    Atomics.store(flag, 0, 0);
+    for (let m = receiveMessageOnPort(port); m; m = receiveMessageOnPort(port)) if (m.message.id === id) return m.message;
+  }
+}
+
+export function guardSync(args: string[], opts: { cwd: string; env?: Record<string, string | undefined>; input?: string | Buffer }): Run {
+  const env = cleanEnv({ CI: 'true', ...opts.env });
+  for (const k of Object.keys(env)) if (k.startsWith('GUARD_FAULT')) throw new Error('guardSync: GUARD_FAULT* kills the process; spawn the CLI for fault tests');
+  worker ??= startWorker();
+  const w = worker;
+  const id = w.next++;
+  const saved = process.cwd();
+  process.chdir(opts.cwd);
+  let r: Record<string, any>;
+  try {
+    Atomics.store(w.flag, 0, 0);
+    w.w.postMessage({ id, args, env, input: opts.input === undefined ? undefined : Buffer.from(opts.input) });
+    r = wait(w.flag, w.port, id, 120_000);
+  } catch (e) {
+    void w.w.terminate();
+    worker = undefined;
+    throw e;
+  } finally {
+    process.chdir(saved);
+  }
+  if (r.error !== undefined) {
+    void w.w.terminate();
+    worker = undefined;
+    throw new Error(r.error);
+  }
+  return { code: r.code, stdout: r.stdout, stderr: r.stderr };
 }
