@@ -129,6 +129,56 @@ function wait(flag: Int32Array, port: MessagePort, id: number, ms: number): Reco
   }
 }
 
+/**
+ * guardSync without blocking this thread: for tests whose command talks to a
+ * server in this test process (guard ci and a fake GitHub or GitLab API).
+ * This thread's cwd is the command's until it answers (nothing else in those
+ * tests reads it); calls are queued, never two at once.
+ */
+export function guardAsync(args: string[], opts: { cwd: string; env?: Record<string, string | undefined>; input?: string | Buffer }): Promise<Run> {
+  const next = asyncQueue.then(() => asyncOnce(args, opts));
+  asyncQueue = next.catch(() => {});
+  return next;
+}
+let asyncQueue: Promise<unknown> = Promise.resolve();
+// node 16+; not in this TypeScript lib (es2024)
+const waitAsync = (Atomics as unknown as { waitAsync(a: Int32Array, i: number, v: number, ms: number): { async: boolean; value: string | Promise<string> } }).waitAsync;
+
+async function asyncOnce(args: string[], opts: { cwd: string; env?: Record<string, string | undefined>; input?: string | Buffer }): Promise<Run> {
+  const env = cleanEnv({ CI: 'true', ...opts.env });
+  for (const k of Object.keys(env)) if (k.startsWith('GUARD_FAULT')) throw new Error('guardAsync: GUARD_FAULT* kills the process; spawn the CLI for fault tests');
+  worker ??= startWorker();
+  const w = worker;
+  const id = w.next++;
+  const saved = process.cwd();
+  process.chdir(opts.cwd);
+  let r: Record<string, any> | undefined;
+  try {
+    Atomics.store(w.flag, 0, 0);
+    w.w.postMessage({ id, args, env, input: opts.input === undefined ? undefined : Buffer.from(opts.input) });
+    const until = Date.now() + 120_000;
+    while (r === undefined) {
+      const left = until - Date.now();
+      const waited = left > 0 ? waitAsync(w.flag, 0, 0, left) : { async: false, value: 'timed-out' };
+      if ((waited.async ? await waited.value : waited.value) === 'timed-out') throw new Error('the in-process CLI gave no answer in 120 s');
+      Atomics.store(w.flag, 0, 0);
+      for (let m = receiveMessageOnPort(w.port); m; m = receiveMessageOnPort(w.port)) if (m.message.id === id) r = m.message;
+    }
+  } catch (e) {
+    void w.w.terminate();
+    worker = undefined;
+    throw e;
+  } finally {
+    process.chdir(saved);
+  }
+  if (r.error !== undefined) {
+    void w.w.terminate();
+    worker = undefined;
+    throw new Error(r.error);
+  }
+  return { code: r.code, stdout: r.stdout, stderr: r.stderr };
+}
+
 export function guardSync(args: string[], opts: { cwd: string; env?: Record<string, string | undefined>; input?: string | Buffer }): Run {
   const env = cleanEnv({ CI: 'true', ...opts.env });
   for (const k of Object.keys(env)) if (k.startsWith('GUARD_FAULT')) throw new Error('guardSync: GUARD_FAULT* kills the process; spawn the CLI for fault tests');

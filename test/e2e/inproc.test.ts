@@ -1,6 +1,6 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { cleanupRepos, fixture, laneWrite, makeRepo, startLane, type Run, type TestRepo } from '../helpers.js';
-import { guardInProcess, guardSync } from '../inproc.js';
+import { guardAsync, guardInProcess, guardSync } from '../inproc.js';
 
 afterAll(cleanupRepos);
 
@@ -84,6 +84,16 @@ describe('the CLI in process answers as the spawned CLI does', () => {
     const plain = guardSync(['check', '--nope'], { cwd: repo.dir });
     expect(plain).toEqual(repo.guardSpawned(['check', '--nope']));
     void debug;
+  });
+
+  it('guardAsync (for tests with a server in this process) answers as the spawned CLI does', async () => {
+    const spawned = setup();
+    const inproc = setup();
+    for (const [what, args] of [calls[1]!, calls[2]!, calls[10]!]) {
+      const a = spawned.guardSpawned(args);
+      const b = await guardAsync(args, { cwd: inproc.dir });
+      expect(same(inproc, b), what).toEqual(same(spawned, a));
+    }
   });
 
   it('guardSync refuses what needs a process: GUARD_FAULT', () => {
