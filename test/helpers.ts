@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll } from 'vitest';
+import { guardSync } from './inproc.js';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 export const CLI = path.join(ROOT, 'dist', 'cli', 'main.js');
@@ -87,8 +88,18 @@ export class TestRepo {
     return this.git(['rev-parse', 'HEAD']).trim();
   }
 
-  /** The built CLI, in auto mode unless env says otherwise. */
+  /**
+   * The CLI, in auto mode unless env says otherwise: in this test process
+   * (test/inproc.ts guardSync) unless the call needs a process of its own
+   * (needsProcess), when it is the built CLI spawned, as guardSpawned.
+   */
   guard(args: string[], opts: { env?: Record<string, string | undefined>; input?: string | Buffer; cwd?: string } = {}): Run {
+    if (needsProcess(args, opts.env)) return this.guardSpawned(args, opts);
+    return guardSync(args, { cwd: opts.cwd ?? this.dir, env: opts.env, input: opts.input ?? '' });
+  }
+
+  /** The built CLI (dist/cli/main.js, the bundle) in a process of its own. */
+  guardSpawned(args: string[], opts: { env?: Record<string, string | undefined>; input?: string | Buffer; cwd?: string } = {}): Run {
     const env = cleanEnv({ CI: 'true', ...opts.env });
     return toRun(spawnSync(process.execPath, [CLI, ...args], { cwd: opts.cwd ?? this.dir, env, input: opts.input ?? '' }));
   }
@@ -111,6 +122,28 @@ export class TestRepo {
   cleanup(): void {
     rmSync(this.dir, { recursive: true, force: true });
   }
+}
+
+let spawnAll = process.env.GUARD_TEST_SPAWN === '1';
+/**
+ * Every TestRepo.guard of this test file spawns the built CLI. For files
+ * whose subject is the process: signals, kills, locks between processes.
+ * GUARD_TEST_SPAWN=1 does it for every file (to compare the two ways).
+ */
+export function spawnEveryCall(): void {
+  spawnAll = true;
+}
+
+/**
+ * What a call in process cannot be: GUARD_FAULT* (the fault points kill the
+ * process), the hook's own time budget (it ends the process), `init` (husky
+ * changes the process's cwd, which a worker thread may not) and `run` (it
+ * hands its terminal and signals to a command).
+ */
+function needsProcess(args: string[], env: Record<string, string | undefined> = {}): boolean {
+  if (spawnAll || args[0] === 'init' || args[0] === 'run') return true;
+  if (args[0] === 'hook' && args.includes('--timeout')) return true;
+  return Object.keys(env).some((k) => k.startsWith('GUARD_FAULT') || k === 'GUARD_HOOK_TIMEOUT');
 }
 
 const repos: TestRepo[] = [];

@@ -1,6 +1,9 @@
+import path from 'node:path';
 import { Readable } from 'node:stream';
+import { pathToFileURL } from 'node:url';
+import { MessageChannel, type MessagePort, receiveMessageOnPort, Worker } from 'node:worker_threads';
 import { vi } from 'vitest';
-import { cleanEnv, type Run } from './helpers.js';
+import { cleanEnv, ROOT, type Run } from './helpers.js';
 
 /**
  * The CLI run in this test process instead of a `node dist/cli/main.js`
@@ -83,4 +86,123 @@ async function once(args: string[], opts: { cwd: string; env?: Record<string, st
     process.exitCode = saved.exitCode;
   }
   return { code, stdout: Buffer.concat(out).toString('utf8'), stderr: Buffer.concat(err).toString('utf8') };
+}
+
+/**
+ * The CLI in process, synchronously: what TestRepo.guard uses (a drop-in for
+ * spawnSync of the built CLI). runCli (dist/cli/entry.js, the built src/)
+ * runs in a worker thread of this test process, loaded once per test file;
+ * this thread sets the cwd, hands over args, env and stdin, and blocks until
+ * the answer (Atomics.wait). Each call empties the module state that would
+ * outlive a command (test/inproc-worker.mjs; the inventory is in
+ * docs/development.md), waits for the git processes it started, and leaves
+ * this thread's env and cwd as they were.
+ *
+ * A node process costs ~55 ms of CPU to start and ~45 ms to load guard,
+ * before any git: here that is paid once per file instead of once per call.
+ */
+let worker: { w: Worker; flag: Int32Array; port: MessagePort; next: number } | undefined;
+
+function startWorker() {
+  const flag = new Int32Array(new SharedArrayBuffer(4));
+  const { port1, port2 } = new MessageChannel();
+  const w = new Worker(new URL('./inproc-worker.mjs', import.meta.url), {
+    workerData: { dist: pathToFileURL(path.join(ROOT, 'dist')).href, flag: flag.buffer, port: port2 },
+    transferList: [port2],
+    stdout: false,
+    stderr: false,
+  });
+  w.unref();
+  port1.unref();
+  const ready = wait(flag, port1, 0, 30_000);
+  if (!ready.ready) throw new Error(`the in-process CLI did not start: ${ready.error}`);
+  return { w, flag, port: port1, next: 1 };
+}
+
+function wait(flag: Int32Array, port: MessagePort, id: number, ms: number): Record<string, any> {
+  const until = Date.now() + ms;
+  for (;;) {
+    const left = until - Date.now();
+    if (left <= 0 || Atomics.wait(flag, 0, 0, left) === 'timed-out') throw new Error(`the in-process CLI gave no answer in ${ms / 1000} s`);
+    Atomics.store(flag, 0, 0);
+    for (let m = receiveMessageOnPort(port); m; m = receiveMessageOnPort(port)) if (m.message.id === id) return m.message;
+  }
+}
+
+/**
+ * guardSync without blocking this thread: for tests whose command talks to a
+ * server in this test process (guard ci and a fake GitHub or GitLab API).
+ * This thread's cwd is the command's until it answers (nothing else in those
+ * tests reads it); calls are queued, never two at once.
+ */
+export function guardAsync(args: string[], opts: { cwd: string; env?: Record<string, string | undefined>; input?: string | Buffer }): Promise<Run> {
+  const next = asyncQueue.then(() => asyncOnce(args, opts));
+  asyncQueue = next.catch(() => {});
+  return next;
+}
+let asyncQueue: Promise<unknown> = Promise.resolve();
+// node 16+; not in this TypeScript lib (es2024)
+const waitAsync = (Atomics as unknown as { waitAsync(a: Int32Array, i: number, v: number, ms: number): { async: boolean; value: string | Promise<string> } }).waitAsync;
+
+async function asyncOnce(args: string[], opts: { cwd: string; env?: Record<string, string | undefined>; input?: string | Buffer }): Promise<Run> {
+  const env = cleanEnv({ CI: 'true', ...opts.env });
+  for (const k of Object.keys(env)) if (k.startsWith('GUARD_FAULT')) throw new Error('guardAsync: GUARD_FAULT* kills the process; spawn the CLI for fault tests');
+  worker ??= startWorker();
+  const w = worker;
+  const id = w.next++;
+  const saved = process.cwd();
+  process.chdir(opts.cwd);
+  let r: Record<string, any> | undefined;
+  try {
+    Atomics.store(w.flag, 0, 0);
+    w.w.postMessage({ id, args, env, input: opts.input === undefined ? undefined : Buffer.from(opts.input) });
+    const until = Date.now() + 120_000;
+    while (r === undefined) {
+      const left = until - Date.now();
+      const waited = left > 0 ? waitAsync(w.flag, 0, 0, left) : { async: false, value: 'timed-out' };
+      if ((waited.async ? await waited.value : waited.value) === 'timed-out') throw new Error('the in-process CLI gave no answer in 120 s');
+      Atomics.store(w.flag, 0, 0);
+      for (let m = receiveMessageOnPort(w.port); m; m = receiveMessageOnPort(w.port)) if (m.message.id === id) r = m.message;
+    }
+  } catch (e) {
+    void w.w.terminate();
+    worker = undefined;
+    throw e;
+  } finally {
+    process.chdir(saved);
+  }
+  if (r.error !== undefined) {
+    void w.w.terminate();
+    worker = undefined;
+    throw new Error(r.error);
+  }
+  return { code: r.code, stdout: r.stdout, stderr: r.stderr };
+}
+
+export function guardSync(args: string[], opts: { cwd: string; env?: Record<string, string | undefined>; input?: string | Buffer }): Run {
+  const env = cleanEnv({ CI: 'true', ...opts.env });
+  for (const k of Object.keys(env)) if (k.startsWith('GUARD_FAULT')) throw new Error('guardSync: GUARD_FAULT* kills the process; spawn the CLI for fault tests');
+  worker ??= startWorker();
+  const w = worker;
+  const id = w.next++;
+  const saved = process.cwd();
+  process.chdir(opts.cwd);
+  let r: Record<string, any>;
+  try {
+    Atomics.store(w.flag, 0, 0);
+    w.w.postMessage({ id, args, env, input: opts.input === undefined ? undefined : Buffer.from(opts.input) });
+    r = wait(w.flag, w.port, id, 120_000);
+  } catch (e) {
+    void w.w.terminate();
+    worker = undefined;
+    throw e;
+  } finally {
+    process.chdir(saved);
+  }
+  if (r.error !== undefined) {
+    void w.w.terminate();
+    worker = undefined;
+    throw new Error(r.error);
+  }
+  return { code: r.code, stdout: r.stdout, stderr: r.stderr };
 }

@@ -286,8 +286,11 @@ export async function cleanStaleTemps(abs: string): Promise<number> {
   return removed;
 }
 
-/** Folders whose stale temp files this process already removed: one readdir per folder, not per file. */
-const cleaned = new Set<string>();
+/**
+ * Folders whose stale temp files this process already removed: one readdir per folder, not per file.
+ * Exported for the tests that run many commands in one process (test/inproc-worker.mjs empties it between them).
+ */
+export const cleaned = new Set<string>();
 
 /**
  * Every temp file of a killed guard in `dir`, whatever file it was for (a

@@ -1,13 +1,13 @@
 /**
  * issue 23 item 1, the GitLab half: a person's merge request approval is an
  * approval in `guard ci`. GitLab's API is a fake server on 127.0.0.1
- * (CI_API_V4_URL points at it), the repositories are real; the built CLI runs
- * asynchronously so the server in this process can answer.
+ * (CI_API_V4_URL points at it), the repositories are real; the CLI runs in process
+ * without blocking this thread (test/inproc.ts guardAsync) so the server can answer.
  */
-import { execFile } from 'node:child_process';
 import { createServer, type Server } from 'node:http';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { CLI, cleanEnv, cleanupRepos, makeRepo, type TestRepo } from '../helpers.js';
+import { guardAsync } from '../inproc.js';
+import { cleanEnv, cleanupRepos, makeRepo, type TestRepo } from '../helpers.js';
 
 afterAll(cleanupRepos);
 
@@ -109,17 +109,15 @@ const gitlabEnv = (extra: Record<string, string | undefined> = {}) => ({
 
 function ciRun(repo: TestRepo, env: Record<string, string | undefined> = {}, format = 'json'): Promise<{ code: number; stdout: string; stderr: string; json: any }> {
   const e = cleanEnv(gitlabEnv(env));
-  return new Promise((resolve) => {
-    execFile(process.execPath, [CLI, 'ci', '--base', 'main', '--format', format], { cwd: repo.dir, env: e }, (err, stdout, stderr) => {
-      const code = err ? Number((err as { code?: number }).code ?? 3) : 0;
-      let json: any;
-      try {
-        json = JSON.parse(stdout);
-      } catch {
-        json = undefined;
-      }
-      resolve({ code, stdout, stderr, json });
-    });
+  // in process (test/inproc.ts), not blocking this thread: the fake API answers from it
+  return guardAsync(['ci', '--base', 'main', '--format', format], { cwd: repo.dir, env: { ...e, CI: e.CI } }).then(({ code, stdout, stderr }) => {
+    let json: any;
+    try {
+      json = JSON.parse(stdout);
+    } catch {
+      json = undefined;
+    }
+    return { code, stdout, stderr, json };
   });
 }
 
@@ -372,9 +370,7 @@ describe('guard ci on GitHub: bounded requests, and the API down said in one lin
     const { repo, head } = botMr();
     ghReviews = Array.from({ length: 23 }, (_, i) => ({ id: 500 + i, user: { login: `dev${i}` }, state: 'APPROVED', commit_id: head, author_association: 'CONTRIBUTOR' }));
     const e = cleanEnv({ CI: 'true', GITHUB_TOKEN: 'tok', GITHUB_REPOSITORY: 'acme/app', GITHUB_API_URL: api.replace(/\/api\/v4$/, ''), GUARD_PR_NUMBER: '7' });
-    const out = await new Promise<{ code: number; stdout: string }>((resolve) =>
-      execFile(process.execPath, [CLI, 'ci', '--base', 'main', '--json'], { cwd: repo.dir, env: e }, (err, stdout) => resolve({ code: err ? Number((err as { code?: number }).code) : 0, stdout })),
-    );
+    const out = await guardAsync(['ci', '--base', 'main', '--json'], { cwd: repo.dir, env: { ...e, CI: e.CI } });
     ghReviews = [];
     expect(out.code).toBe(0);
     const json = JSON.parse(out.stdout);
@@ -387,9 +383,7 @@ describe('guard ci on GitHub: bounded requests, and the API down said in one lin
   it('names the host problem instead of "fetch failed"', async () => {
     const { repo } = botMr();
     const e = cleanEnv({ CI: 'true', GITHUB_TOKEN: 'tok', GITHUB_REPOSITORY: 'acme/app', GITHUB_API_URL: `http://127.0.0.1:${closedPort}`, GUARD_PR_NUMBER: '7' });
-    const out = await new Promise<{ code: number; stdout: string }>((resolve) =>
-      execFile(process.execPath, [CLI, 'ci', '--base', 'main'], { cwd: repo.dir, env: e }, (err, stdout) => resolve({ code: err ? Number((err as { code?: number }).code) : 0, stdout })),
-    );
+    const out = await guardAsync(['ci', '--base', 'main'], { cwd: repo.dir, env: { ...e, CI: e.CI } });
     expect(out.code).toBe(1);
     expect(out.stdout).toMatch(/Pull request reviews not read: GitHub API did not answer for \/repos\/acme\/app\/pulls\/7\/reviews\S*: ECONNREFUSED\./);
     expect(out.stdout).toMatch(/\nhint: .*re-run the job/);

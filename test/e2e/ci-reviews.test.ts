@@ -1,15 +1,15 @@
 /**
  * issue 23 item 1: a person's pull request review is an approval in `guard ci`.
  * GitHub's API is a mock server on 127.0.0.1 (GITHUB_API_URL points at it); the
- * built CLI is run asynchronously so the server in this process can answer.
+ * CLI runs in process without blocking this thread (test/inproc.ts guardAsync) so the server can answer.
  */
-import { execFile } from 'node:child_process';
+import { guardAsync } from '../inproc.js';
 import { createServer, type Server } from 'node:http';
 import { mkdtempSync, realpathSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CLI, cleanEnv, cleanupRepos, makeRepo, type TestRepo } from '../helpers.js';
+import { cleanEnv, cleanupRepos, makeRepo, type TestRepo } from '../helpers.js';
 
 afterAll(cleanupRepos);
 
@@ -62,17 +62,15 @@ function eventFile(): string {
 
 function ciRun(repo: TestRepo, env: Record<string, string | undefined> = {}, format = 'json'): Promise<{ code: number; stdout: string; json: any }> {
   const e = cleanEnv({ CI: 'true', GITHUB_TOKEN: 'tok-123', GITHUB_REPOSITORY: 'acme/app', GITHUB_API_URL: api, GITHUB_EVENT_PATH: eventFile(), ...env });
-  return new Promise((resolve) => {
-    execFile(process.execPath, [CLI, 'ci', '--base', 'main', '--format', format], { cwd: repo.dir, env: e }, (err, stdout) => {
-      const code = err ? Number((err as { code?: number }).code ?? 3) : 0;
-      let json: any;
-      try {
-        json = JSON.parse(stdout);
-      } catch {
-        json = undefined;
-      }
-      resolve({ code, stdout, json });
-    });
+  // in process (test/inproc.ts), not blocking this thread: the fake API answers from it
+  return guardAsync(['ci', '--base', 'main', '--format', format], { cwd: repo.dir, env: { ...e, CI: e.CI } }).then(({ code, stdout }) => {
+    let json: any;
+    try {
+      json = JSON.parse(stdout);
+    } catch {
+      json = undefined;
+    }
+    return { code, stdout, json };
   });
 }
 

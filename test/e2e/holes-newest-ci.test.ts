@@ -1,15 +1,15 @@
 /**
  * Issue 20, the adversary on the newest doors: `guard ci`'s pull request
  * approvals (src/flows/gates/pr-approvals.ts). GitHub's API is a mock server on
- * 127.0.0.1; the built CLI runs asynchronously so this process can answer.
+ * 127.0.0.1; the CLI runs in process without blocking this thread (guardAsync) so the server can answer.
  */
-import { execFile } from 'node:child_process';
+import { guardAsync } from '../inproc.js';
 import { createServer, type Server } from 'node:http';
 import { mkdtempSync, realpathSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CLI, cleanEnv, cleanupRepos, makeRepo, type TestRepo } from '../helpers.js';
+import { cleanEnv, cleanupRepos, makeRepo, type TestRepo } from '../helpers.js';
 
 afterAll(cleanupRepos);
 
@@ -44,11 +44,8 @@ function ciRun(repo: TestRepo): Promise<{ code: number; json: any }> {
   const ev = path.join(dir, 'event.json');
   writeFileSync(ev, JSON.stringify({ action: 'submitted', pull_request: { number: 7 } }));
   const env = cleanEnv({ CI: 'true', GITHUB_TOKEN: 'tok', GITHUB_REPOSITORY: 'acme/app', GITHUB_API_URL: api, GITHUB_EVENT_PATH: ev });
-  return new Promise((resolve) => {
-    execFile(process.execPath, [CLI, 'ci', '--base', 'main', '--format', 'json'], { cwd: repo.dir, env }, (err, stdout) => {
-      resolve({ code: err ? Number((err as { code?: number }).code ?? 3) : 0, json: JSON.parse(stdout) });
-    });
-  });
+  // in process (test/inproc.ts), not blocking this thread: the fake API answers from it
+  return guardAsync(['ci', '--base', 'main', '--format', 'json'], { cwd: repo.dir, env: { ...env, CI: env.CI } }).then(({ code, stdout }) => ({ code, json: JSON.parse(stdout) }));
 }
 
 function pr(): { repo: TestRepo; head: string } {

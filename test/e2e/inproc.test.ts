@@ -1,6 +1,6 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { cleanupRepos, fixture, laneWrite, makeRepo, startLane, type Run, type TestRepo } from '../helpers.js';
-import { guardInProcess } from '../inproc.js';
+import { guardAsync, guardInProcess, guardSync } from '../inproc.js';
 
 afterAll(cleanupRepos);
 
@@ -50,11 +50,55 @@ describe('the CLI in process answers as the spawned CLI does', () => {
     const spawned = setup();
     const inproc = setup();
     for (const [what, args, input] of calls) {
-      const a = spawned.guard(args, { input: input?.(spawned) ?? '' });
+      const a = spawned.guardSpawned(args, { input: input?.(spawned) ?? '' });
       const b = await guardInProcess(args, { cwd: inproc.dir, input: input?.(inproc) ?? '' });
       expect(same(inproc, b), what).toEqual(same(spawned, a));
       expect(inproc.refs().length, what).toBe(spawned.refs().length);
     }
+  });
+
+  // TestRepo.guard's runner: dist/ loaded once in a worker thread, every call in it
+  it('each command, in order, through guardSync (TestRepo.guard), in two repositories', () => {
+    const spawned = setup();
+    const inproc = setup();
+    for (const [what, args, input] of calls) {
+      const a = spawned.guardSpawned(args, { input: input?.(spawned) ?? '' });
+      const b = guardSync(args, { cwd: inproc.dir, input: input?.(inproc) ?? '' });
+      expect(same(inproc, b), what).toEqual(same(spawned, a));
+      expect(inproc.refs().length, what).toBe(spawned.refs().length);
+      expect(inproc.git(['status', '--porcelain', '--untracked-files=all']), what).toBe(spawned.git(['status', '--porcelain', '--untracked-files=all']));
+    }
+  });
+
+  it('guardSync: env and cwd reach the command and do not stay, in this thread or the next call', () => {
+    const repo = makeRepo({ 'a.txt': 'a\n' });
+    const before = { ...process.env };
+    const cwd = process.cwd();
+    const r = guardSync(['check', '--json'], { cwd: '/', env: { GUARD_AUTO: '1' } });
+    expect(r.code).toBe(2);
+    expect(JSON.parse(r.stdout).error.code).toBe('E_NOT_A_REPO');
+    expect(process.env).toEqual(before);
+    expect(process.cwd()).toBe(cwd);
+    // GUARD_DEBUG of the call before is gone: the env is the call's, whole
+    const debug = guardSync(['check', '--nope'], { cwd: repo.dir, env: { GUARD_DEBUG: '1' } });
+    const plain = guardSync(['check', '--nope'], { cwd: repo.dir });
+    expect(plain).toEqual(repo.guardSpawned(['check', '--nope']));
+    void debug;
+  });
+
+  it('guardAsync (for tests with a server in this process) answers as the spawned CLI does', async () => {
+    const spawned = setup();
+    const inproc = setup();
+    for (const [what, args] of [calls[1]!, calls[2]!, calls[10]!]) {
+      const a = spawned.guardSpawned(args);
+      const b = await guardAsync(args, { cwd: inproc.dir });
+      expect(same(inproc, b), what).toEqual(same(spawned, a));
+    }
+  });
+
+  it('guardSync refuses what needs a process: GUARD_FAULT', () => {
+    const repo = makeRepo({ 'a.txt': 'a\n' });
+    expect(() => guardSync(['check'], { cwd: repo.dir, env: { GUARD_FAULT: 'x' } })).toThrow(/GUARD_FAULT/);
   });
 
   it('outside a repository; env reaches the command and does not stay', async () => {

@@ -52,6 +52,7 @@ describe('provenance: which agent session wrote each staged path', () => {
     agentSession(repo);
     repo.write('mine.txt', 'my own rewrite\n');
     repo.git(['add', '-A']);
+    const hooks = new Set(repo.refs('refs/guard/decisions/'));
     const r = repo.guardJson(['check']);
     const by = Object.fromEntries(r.json.files.map((f: any) => [f.path, f]));
     expect(by['agent.txt'].writtenBy).toEqual([expect.objectContaining({ harness: 'claude', session: 'sess-7f3a', toolCall: 'tu-write', tool: 'Write', kind: 'write' })]);
@@ -61,7 +62,8 @@ describe('provenance: which agent session wrote each staged path', () => {
     expect(by['agent.txt'].decision).toBe('blocked');
     expect(by['mine.txt'].decision).toBe('blocked');
     // the decision record keeps the provenance
-    const record = repo.refs('refs/guard/decisions/').at(-1); // the newest: check's, after the hook's own
+    // check's own, not the hook's: ref names order by the second, so within one second "the newest" is by chance
+    const record = repo.refs('refs/guard/decisions/').filter((ref) => !hooks.has(ref)).at(-1);
     expect(repo.git(['log', '-1', '--format=%B', record!])).toContain('"writtenBy":[{"harness":"claude","session":"sess-7f3a","toolCall":"tu-write"');
     expect(repo.read('.git/guard-approved-trailers')).toContain('Guard-Agent: claude sess-7f3a\n');
   });
