@@ -22,23 +22,39 @@ import * as lib from './lib.mjs';
 import { median, ROOT } from './lib.mjs';
 
 // GUARD_CLI: run another build of the CLI (e.g. a stub while dist/ is not built)
-const CLI = process.env.GUARD_CLI ? path.resolve(process.env.GUARD_CLI) : path.join(ROOT, 'dist', 'cli', 'main.js');
+const CLI = process.env.GUARD_CLI
+  ? path.resolve(process.env.GUARD_CLI)
+  : path.join(ROOT, 'dist', 'cli', 'main.js');
 const NODE = process.execPath;
 
 const argv = process.argv.slice(2);
 // npm run bench -- --friction REPO [N]: the friction benchmark (scripts/friction.mjs), and nothing else
-if (argv.includes('--friction')) await (await import('./friction.mjs')).done.then(() => process.exit());
+if (argv.includes('--friction'))
+  await (await import('./friction.mjs')).done.then(() => process.exit());
 const KEEP = argv.includes('--keep');
 const SCALE = argv.includes('--scale');
 const MARKDOWN = argv.includes('--markdown');
 const runsIdx = argv.indexOf('--runs');
 const onlyIdx = argv.indexOf('--only');
 // --only P1,P4: just those rows (node's start always; P5 reuses P4's repository)
-const ONLY = onlyIdx >= 0 ? new Set(String(argv[onlyIdx + 1] ?? '').split(',').map((s) => s.trim()).filter(Boolean)) : null;
+const ONLY =
+  onlyIdx >= 0
+    ? new Set(
+        String(argv[onlyIdx + 1] ?? '')
+          .split(',')
+          .map((s) => s.trim())
+          .filter(Boolean),
+      )
+    : null;
 if (ONLY?.has('P5') || ONLY?.has('scale')) ONLY.add('P4');
-const N = Math.max(1, Number(runsIdx >= 0 ? argv[runsIdx + 1] : process.env.BENCH_RUNS ?? 7) || 7);
+const N = Math.max(
+  1,
+  Number(runsIdx >= 0 ? argv[runsIdx + 1] : (process.env.BENCH_RUNS ?? 7)) || 7,
+);
 if (argv.includes('--help') || argv.includes('-h')) {
-  console.log('usage: node scripts/bench.mjs [--runs N] [--keep] [--scale] [--markdown] [--only IDS] [--node PATH]\n  --node PATH one Node binary only (default: this node and every line scripts/node-lines.mjs installed)\n  --runs N    runs per measurement (median; default 7)\n  --keep      keep the generated repositories\n  --scale     also a 200,000-file repository (minutes)\n  --markdown  print the table as Markdown (docs/performance.md)\n  --only IDS  only these rows, comma-separated (P1,P1b,P2,P3,P4,P5,P6,S1,S2,scale)');
+  console.log(
+    'usage: node scripts/bench.mjs [--runs N] [--keep] [--scale] [--markdown] [--only IDS] [--node PATH]\n  --node PATH one Node binary only (default: this node and every line scripts/node-lines.mjs installed)\n  --runs N    runs per measurement (median; default 7)\n  --keep      keep the generated repositories\n  --scale     also a 200,000-file repository (minutes)\n  --markdown  print the table as Markdown (docs/performance.md)\n  --only IDS  only these rows, comma-separated (P1,P1b,P2,P3,P4,P5,P6,S1,S2,scale)',
+  );
   process.exit(0);
 }
 // Every row on every Node line available (issue 22): this node, and each line
@@ -47,13 +63,18 @@ if (argv.includes('--help') || argv.includes('-h')) {
 const nodeIdx = argv.indexOf('--node');
 if (!argv.includes('--this-node')) {
   const { nodeLines } = await import('./node-lines.mjs');
-  const lines = nodeIdx >= 0 ? [{ bin: path.resolve(argv[nodeIdx + 1]), version: '' }] : nodeLines();
+  const lines =
+    nodeIdx >= 0 ? [{ bin: path.resolve(argv[nodeIdx + 1]), version: '' }] : nodeLines();
   const rest = nodeIdx >= 0 ? argv.filter((_, i) => i !== nodeIdx && i !== nodeIdx + 1) : argv;
   if (lines.length > 1 || nodeIdx >= 0) {
     let code = 0;
-    console.log(`guard bench on ${lines.length} Node line${lines.length === 1 ? '' : 's'}: ${lines.map((l) => l.version || l.bin).join(', ')}${lines.length === 1 ? '' : ' (node scripts/node-lines.mjs install 24 22 adds lines)'}\n`);
+    console.log(
+      `guard bench on ${lines.length} Node line${lines.length === 1 ? '' : 's'}: ${lines.map((l) => l.version || l.bin).join(', ')}${lines.length === 1 ? '' : ' (node scripts/node-lines.mjs install 24 22 adds lines)'}\n`,
+    );
     for (const l of lines) {
-      const r = spawnSync(l.bin, [fileURLToPath(import.meta.url), ...rest, '--this-node'], { stdio: 'inherit' });
+      const r = spawnSync(l.bin, [fileURLToPath(import.meta.url), ...rest, '--this-node'], {
+        stdio: 'inherit',
+      });
       code = Math.max(code, r.status ?? 1);
       console.log('');
     }
@@ -61,7 +82,9 @@ if (!argv.includes('--this-node')) {
   }
 }
 if (!fs.existsSync(CLI)) {
-  console.error(`bench: the built CLI is missing (${CLI}); run \`npm run build\` first (or \`npm run bench\`).`);
+  console.error(
+    `bench: the built CLI is missing (${CLI}); run \`npm run build\` first (or \`npm run bench\`).`,
+  );
   process.exit(2);
 }
 
@@ -79,7 +102,13 @@ const git = (cwd, args, opts = {}) => sh('git', args, { cwd, ...opts });
 
 function timed(cmd, args, opts) {
   const t = process.hrtime.bigint();
-  const r = spawnSync(cmd, args, { encoding: 'utf8', maxBuffer: 256 << 20, timeout: 300_000, env: ENV, ...opts });
+  const r = spawnSync(cmd, args, {
+    encoding: 'utf8',
+    maxBuffer: 256 << 20,
+    timeout: 300_000,
+    env: ENV,
+    ...opts,
+  });
   const ms = Number(process.hrtime.bigint() - t) / 1e6;
   if (r.error) throw new Error(`${cmd}: ${r.error.message}`);
   return { ms, status: r.status, stdout: r.stdout ?? '', stderr: r.stderr ?? '' };
@@ -113,7 +142,9 @@ function guardProblem(r) {
   try {
     const doc = JSON.parse(r.stdout);
     if (doc?.error?.message) msg = `${doc.error.code}: ${doc.error.message}`;
-  } catch { /* not JSON */ }
+  } catch {
+    /* not JSON */
+  }
   return `guard exited ${r.status}${msg ? ` (${msg})` : ''}`;
 }
 
@@ -138,14 +169,26 @@ const HAVE_TIME = (() => {
 
 function peakRssMb(cmd, args, opts) {
   if (!HAVE_TIME) return null;
-  const r = spawnSync(TIME_BIN, ['-f', 'BENCH_MAXRSS_KB=%M', cmd, ...args], { encoding: 'utf8', maxBuffer: 256 << 20, env: ENV, timeout: 300_000, ...opts });
+  const r = spawnSync(TIME_BIN, ['-f', 'BENCH_MAXRSS_KB=%M', cmd, ...args], {
+    encoding: 'utf8',
+    maxBuffer: 256 << 20,
+    env: ENV,
+    timeout: 300_000,
+    ...opts,
+  });
   const m = /BENCH_MAXRSS_KB=(\d+)/.exec(r.stderr ?? '');
   return m ? Number(m[1]) / 1024 : null;
 }
 
 function traceCount(cwd, args, input) {
   const file = path.join(TMP, `trace-${process.hrtime.bigint()}.log`);
-  const r = spawnSync(NODE, args, { cwd, env: { ...ENV, GUARD_TRACE_GIT: file }, input, encoding: 'utf8', maxBuffer: 256 << 20 });
+  const r = spawnSync(NODE, args, {
+    cwd,
+    env: { ...ENV, GUARD_TRACE_GIT: file },
+    input,
+    encoding: 'utf8',
+    maxBuffer: 256 << 20,
+  });
   if (!fs.existsSync(file)) return { count: null, status: r.status };
   const count = fs.readFileSync(file, 'utf8').split('\n').filter(Boolean).length;
   fs.rmSync(file, { force: true });
@@ -159,7 +202,10 @@ function objectStoreKiB(gitArgs, cwd) {
 }
 
 function makeRepo(name) {
-  return lib.makeRepo(path.join(TMP, name), { env: ENV, config: { user: { name: 'Guard Bench', email: 'bench@guard.invalid' } } });
+  return lib.makeRepo(path.join(TMP, name), {
+    env: ENV,
+    config: { user: { name: 'Guard Bench', email: 'bench@guard.invalid' } },
+  });
 }
 
 const write = lib.writeFile;
@@ -183,7 +229,15 @@ const fmtX = (x) => (x == null || !Number.isFinite(x) ? 'n/a' : `${x.toFixed(2)}
 
 /** One row: id (P1...), what, guard's figure, the baseline's, the ratio, the goal, and whether it is met (null: n/a). */
 function row(id, what, guard, baseline, ratio, goal, ok) {
-  table.push({ id, what, guard, baseline, ratio, goal, result: ok === null ? 'n/a' : ok === 'ERR' ? 'ERR' : ok ? 'PASS' : 'OVER' });
+  table.push({
+    id,
+    what,
+    guard,
+    baseline,
+    ratio,
+    goal,
+    result: ok === null ? 'n/a' : ok === 'ERR' ? 'ERR' : ok ? 'PASS' : 'OVER',
+  });
 }
 
 function section(title) {
@@ -192,14 +246,29 @@ function section(title) {
 }
 
 function printTable(rows) {
-  lib.printTable({ id: '', what: 'measurement', guard: 'guard', baseline: 'baseline', ratio: 'ratio', goal: 'goal', result: 'result' }, rows, ['guard', 'baseline', 'ratio']);
+  lib.printTable(
+    {
+      id: '',
+      what: 'measurement',
+      guard: 'guard',
+      baseline: 'baseline',
+      ratio: 'ratio',
+      goal: 'goal',
+      result: 'result',
+    },
+    rows,
+    ['guard', 'baseline', 'ratio'],
+  );
 }
 
 /** The same table as Markdown (docs/performance.md), with --markdown. */
 function printMarkdown(rows) {
   console.log('| | measurement | guard | baseline | ratio | goal | result |');
   console.log('| --- | --- | ---: | ---: | ---: | --- | --- |');
-  for (const r of rows) console.log(`| ${r.id} | ${r.what} | ${r.guard} | ${r.baseline} | ${r.ratio} | ${r.goal} | ${r.result} |`);
+  for (const r of rows)
+    console.log(
+      `| ${r.id} | ${r.what} | ${r.guard} | ${r.baseline} | ${r.ratio} | ${r.goal} | ${r.result} |`,
+    );
 }
 
 // ---------------------------------------------------------------------------
@@ -218,15 +287,22 @@ function benchNode() {
 function benchCommit() {
   section('P1: git commit through the hook vs --no-verify');
   const repo = makeRepo('commit');
-  for (const f of ['state.py', 'small.py', 'big_module.py']) fs.copyFileSync(path.join(ROOT, 'fixtures', f), path.join(repo, f));
+  for (const f of ['state.py', 'small.py', 'big_module.py'])
+    fs.copyFileSync(path.join(ROOT, 'fixtures', f), path.join(repo, f));
   git(repo, ['add', '-A']);
   git(repo, ['commit', '-q', '-m', 'base']);
   const hooks = path.join(TMP, 'commit-hooks');
   const bin = path.join(TMP, 'commit-bin');
   fs.mkdirSync(hooks, { recursive: true });
   fs.mkdirSync(bin, { recursive: true });
-  fs.writeFileSync(path.join(hooks, 'pre-commit'), `#!/bin/sh\n${fs.readFileSync(path.join(ROOT, 'hooks', 'pre-commit'), 'utf8')}`, { mode: 0o755 });
-  fs.writeFileSync(path.join(bin, 'guard'), `#!/bin/sh\nexec "${NODE}" "${CLI}" "$@"\n`, { mode: 0o755 });
+  fs.writeFileSync(
+    path.join(hooks, 'pre-commit'),
+    `#!/bin/sh\n${fs.readFileSync(path.join(ROOT, 'hooks', 'pre-commit'), 'utf8')}`,
+    { mode: 0o755 },
+  );
+  fs.writeFileSync(path.join(bin, 'guard'), `#!/bin/sh\nexec "${NODE}" "${CLI}" "$@"\n`, {
+    mode: 0o755,
+  });
   git(repo, ['config', 'core.hooksPath', hooks]);
   const env = { ...ENV, PATH: `${bin}${path.delimiter}${ENV.PATH}` };
   let k = 0;
@@ -235,16 +311,44 @@ function benchCommit() {
     git(repo, ['add', 'small.py']);
   };
   const [hook, plain] = measure([
-    { cmd: 'git', args: ['commit', '-q', '-m', 'through the hook'], opts: { cwd: repo, env }, before: stage },
-    { cmd: 'git', args: ['commit', '-q', '--no-verify', '-m', 'no hook'], opts: { cwd: repo, env }, before: stage },
+    {
+      cmd: 'git',
+      args: ['commit', '-q', '-m', 'through the hook'],
+      opts: { cwd: repo, env },
+      before: stage,
+    },
+    {
+      cmd: 'git',
+      args: ['commit', '-q', '--no-verify', '-m', 'no hook'],
+      opts: { cwd: repo, env },
+      before: stage,
+    },
   ]);
   if (hook.last.status !== 0) {
-    row('P1', 'commit of 1 file through the hook, minus --no-verify, / node -e 0', 'ERR', '', '', '<= 2.0x', 'ERR');
-    notes.push(`P1: the commit through the hook failed: ${(hook.last.stderr || '').trim().split('\n')[0]}`);
+    row(
+      'P1',
+      'commit of 1 file through the hook, minus --no-verify, / node -e 0',
+      'ERR',
+      '',
+      '',
+      '<= 2.0x',
+      'ERR',
+    );
+    notes.push(
+      `P1: the commit through the hook failed: ${(hook.last.stderr || '').trim().split('\n')[0]}`,
+    );
     return;
   }
   const extra = hook.ms - plain.ms;
-  row('P1', 'commit of 1 file through the hook, minus --no-verify, / node -e 0', `+${fmtMs(extra)}`, fmtMs(nodeMs), fmtX(extra / nodeMs), '<= 2.0x', extra / nodeMs <= 2.0);
+  row(
+    'P1',
+    'commit of 1 file through the hook, minus --no-verify, / node -e 0',
+    `+${fmtMs(extra)}`,
+    fmtMs(nodeMs),
+    fmtX(extra / nodeMs),
+    '<= 2.0x',
+    extra / nodeMs <= 2.0,
+  );
   notes.push(`P1: commit with the hook ${fmtMs(hook.ms)}, with --no-verify ${fmtMs(plain.ms)}`);
 }
 
@@ -255,10 +359,14 @@ let trace1 = null;
 function benchOneFile() {
   section('P1b: 1 staged file vs node -e 0');
   const repo = makeRepo('one-file');
-  for (const f of ['state.py', 'small.py', 'big_module.py']) fs.copyFileSync(path.join(ROOT, 'fixtures', f), path.join(repo, f));
+  for (const f of ['state.py', 'small.py', 'big_module.py'])
+    fs.copyFileSync(path.join(ROOT, 'fixtures', f), path.join(repo, f));
   git(repo, ['add', '-A']);
   git(repo, ['commit', '-q', '-m', 'base']);
-  fs.copyFileSync(path.join(ROOT, 'fixtures', 'big_module_modified.py'), path.join(repo, 'big_module.py'));
+  fs.copyFileSync(
+    path.join(ROOT, 'fixtures', 'big_module_modified.py'),
+    path.join(repo, 'big_module.py'),
+  );
   git(repo, ['add', 'big_module.py']);
   const [node, guard] = measure([
     { cmd: NODE, args: ['-e', '0'], opts: { cwd: repo } },
@@ -266,7 +374,15 @@ function benchOneFile() {
   ]);
   const problem = guardProblem(guard.last);
   notes.push(`P1b: ${problem ?? summarizeCheck(guard.last)}`);
-  row('P1b', 'guard check, 1 staged file / node -e 0', fmtMs(guard.ms), fmtMs(node.ms), fmtX(guard.ms / node.ms), '<= 2.0x', problem ? 'ERR' : guard.ms / node.ms <= 2.0);
+  row(
+    'P1b',
+    'guard check, 1 staged file / node -e 0',
+    fmtMs(guard.ms),
+    fmtMs(node.ms),
+    fmtX(guard.ms / node.ms),
+    '<= 2.0x',
+    problem ? 'ERR' : guard.ms / node.ms <= 2.0,
+  );
   trace1 = traceCount(repo, guardArgs('check', '--json'));
 }
 
@@ -276,7 +392,11 @@ function benchOneFile() {
 function benchManyFiles() {
   section('P2: 2,000 staged files vs git diff --cached --numstat');
   const repo = makeRepo('many-files');
-  for (let i = 0; i < 1000; i++) write(path.join(repo, 'src', `pkg_${String(i % 20).padStart(2, '0')}`, `mod_${i}.py`), pyModule(i, 40));
+  for (let i = 0; i < 1000; i++)
+    write(
+      path.join(repo, 'src', `pkg_${String(i % 20).padStart(2, '0')}`, `mod_${i}.py`),
+      pyModule(i, 40),
+    );
   git(repo, ['add', '-A']);
   git(repo, ['commit', '-q', '-m', 'base: 1,000 modules']);
   for (let i = 0; i < 1000; i++) {
@@ -285,19 +405,38 @@ function benchManyFiles() {
     lines[5] = `    return value * ${i + 7} - 1  # tuned`;
     lines[20] = `    return value + ${i}  # tuned`;
     fs.writeFileSync(f, lines.join('\n'));
-    write(path.join(repo, 'feature', `pkg_${String(i % 20).padStart(2, '0')}`, `new_${i}.py`), pyModule(i, 25, ' (new)'));
+    write(
+      path.join(repo, 'feature', `pkg_${String(i % 20).padStart(2, '0')}`, `new_${i}.py`),
+      pyModule(i, 25, ' (new)'),
+    );
   }
   git(repo, ['add', '-A']);
-  const staged = git(repo, ['diff', '--cached', '--name-only', '-z']).stdout.split('\0').filter(Boolean).length;
+  const staged = git(repo, ['diff', '--cached', '--name-only', '-z'])
+    .stdout.split('\0')
+    .filter(Boolean).length;
   const { gitDiff, guard, n, problem } = checkVsGitDiff(repo);
   notes.push(`P2: ${staged} staged; ${n} runs; ${problem ?? summarizeCheck(guard.last)}`);
-  row('P2', `guard check, ${staged.toLocaleString('en')} staged files / git diff --cached --numstat`, fmtMs(guard.ms), fmtMs(gitDiff.ms), fmtX(guard.ms / gitDiff.ms),
-    '<= 3.0x', problem ? 'ERR' : guard.ms / gitDiff.ms <= 3.0);
+  row(
+    'P2',
+    `guard check, ${staged.toLocaleString('en')} staged files / git diff --cached --numstat`,
+    fmtMs(guard.ms),
+    fmtMs(gitDiff.ms),
+    fmtX(guard.ms / gitDiff.ms),
+    '<= 3.0x',
+    problem ? 'ERR' : guard.ms / gitDiff.ms <= 3.0,
+  );
   const t = traceCount(repo, guardArgs('check', '--json'));
   const c1 = trace1?.count ?? null;
   const c2 = t.count;
-  row('P2', 'git processes: 2,000 files / 1 file', c2 == null ? 'n/a' : `${c2}`, c1 == null ? 'n/a' : `${c1}`, c1 && c2 != null ? fmtX(c2 / c1) : 'n/a', 'equal (<= 1.0x)',
-    c1 == null || c2 == null ? null : c2 <= c1);
+  row(
+    'P2',
+    'git processes: 2,000 files / 1 file',
+    c2 == null ? 'n/a' : `${c2}`,
+    c1 == null ? 'n/a' : `${c1}`,
+    c1 && c2 != null ? fmtX(c2 / c1) : 'n/a',
+    'equal (<= 1.0x)',
+    c1 == null || c2 == null ? null : c2 <= c1,
+  );
 }
 
 // ---------------------------------------------------------------------------
@@ -317,29 +456,50 @@ function benchHugeFile() {
   fs.writeFileSync(file, lines.join('\n') + '\n');
   git(repo, ['add', '-A']);
   git(repo, ['commit', '-q', '-m', 'base: 15 MB table']);
-  for (let i = 50; i < lines.length; i += 100) lines[i] = lines[i].replace('"qty": ', '"qty": 1 + ');
+  for (let i = 50; i < lines.length; i += 100)
+    lines[i] = lines[i].replace('"qty": ', '"qty": 1 + ');
   fs.writeFileSync(file, lines.join('\n') + '\n');
   git(repo, ['add', '-A']);
   const mb = fs.statSync(file).size / (1024 * 1024);
   const { gitDiff, guard, n, problem } = checkVsGitDiff(repo);
-  notes.push(`P3: ${mb.toFixed(1)} MB, ${lines.length} lines; ${n} runs; ${problem ?? summarizeCheck(guard.last)}`);
+  notes.push(
+    `P3: ${mb.toFixed(1)} MB, ${lines.length} lines; ${n} runs; ${problem ?? summarizeCheck(guard.last)}`,
+  );
   // goal: guard <= 2 x git + node's start, i.e. (guard - node) / git <= 2
   const r = (guard.ms - nodeMs) / gitDiff.ms;
-  row('P3', `guard check, ${mb.toFixed(0)} MB file, 1% changed: (guard - node) / git numstat`, fmtMs(guard.ms), fmtMs(gitDiff.ms), fmtX(r), '<= 2.0x', problem ? 'ERR' : r <= 2.0);
+  row(
+    'P3',
+    `guard check, ${mb.toFixed(0)} MB file, 1% changed: (guard - node) / git numstat`,
+    fmtMs(guard.ms),
+    fmtMs(gitDiff.ms),
+    fmtX(r),
+    '<= 2.0x',
+    problem ? 'ERR' : r <= 2.0,
+  );
   const guardRss = peakRssMb(NODE, guardArgs('check', '--json'), { cwd: repo });
   const gitRss = peakRssMb('git', ['diff', '--cached', '--numstat'], { cwd: repo });
-  row('P3', `guard check, ${mb.toFixed(0)} MB file: peak RSS (guard and its git children) / git's`, fmtMb(guardRss), fmtMb(gitRss), guardRss && gitRss ? fmtX(guardRss / gitRss) : 'n/a',
-    '<= 150 MB', guardRss == null ? null : problem ? 'ERR' : guardRss <= 150);
+  row(
+    'P3',
+    `guard check, ${mb.toFixed(0)} MB file: peak RSS (guard and its git children) / git's`,
+    fmtMb(guardRss),
+    fmtMb(gitRss),
+    guardRss && gitRss ? fmtX(guardRss / gitRss) : 'n/a',
+    '<= 150 MB',
+    guardRss == null ? null : problem ? 'ERR' : guardRss <= 150,
+  );
 }
 
 /** `guard check` against `git diff --cached --numstat` in one repo; a slow guard is probed first so the bench never takes minutes. */
 function checkVsGitDiff(repo) {
   const probe = timed(NODE, guardArgs('check', '--json'), { cwd: repo });
   const n = probe.ms > 4000 ? 3 : N;
-  const [gitDiff, guard] = measure([
-    { cmd: 'git', args: ['diff', '--cached', '--numstat'], opts: { cwd: repo } },
-    { cmd: NODE, args: guardArgs('check', '--json'), opts: { cwd: repo } },
-  ], n);
+  const [gitDiff, guard] = measure(
+    [
+      { cmd: 'git', args: ['diff', '--cached', '--numstat'], opts: { cwd: repo } },
+      { cmd: NODE, args: guardArgs('check', '--json'), opts: { cwd: repo } },
+    ],
+    n,
+  );
   return { gitDiff, guard, n, problem: guardProblem(guard.last) };
 }
 
@@ -351,18 +511,37 @@ function checkVsGitDiff(repo) {
 function makeWideRepo(name, files) {
   const repo = makeRepo(name);
   const dirs = Math.max(1, Math.round(files / 100));
-  for (let i = 0; i < files; i++) write(path.join(repo, 'lib', `d${String(i % dirs).padStart(4, '0')}`, `f${i}.txt`), `file ${i}\nline two of ${i}\nend\n`);
+  for (let i = 0; i < files; i++)
+    write(
+      path.join(repo, 'lib', `d${String(i % dirs).padStart(4, '0')}`, `f${i}.txt`),
+      `file ${i}\nline two of ${i}\nend\n`,
+    );
   write(path.join(repo, 'notes', 'bench.txt'), 'bench note\nround 0\n');
   git(repo, ['add', '-A']);
   git(repo, ['commit', '-q', '-m', `base: ${files} files`]);
   // ten modified files, not staged: what an agent's session looks like
-  for (let i = 0; i < 10; i++) fs.appendFileSync(path.join(repo, 'lib', `d${String(i % dirs).padStart(4, '0')}`, `f${i}.txt`), `modified ${i}\n`);
+  for (let i = 0; i < 10; i++)
+    fs.appendFileSync(
+      path.join(repo, 'lib', `d${String(i % dirs).padStart(4, '0')}`, `f${i}.txt`),
+      `modified ${i}\n`,
+    );
   return repo;
 }
 
 function makeShadow(repo, name) {
   const shadow = path.join(TMP, `${name}-shadow.git`);
-  const args = ['-c', 'user.name=Shadow', '-c', 'user.email=shadow@guard.invalid', '-c', 'commit.gpgsign=false', '-c', 'gc.auto=0', `--git-dir=${shadow}`, `--work-tree=${repo}`];
+  const args = [
+    '-c',
+    'user.name=Shadow',
+    '-c',
+    'user.email=shadow@guard.invalid',
+    '-c',
+    'commit.gpgsign=false',
+    '-c',
+    'gc.auto=0',
+    `--git-dir=${shadow}`,
+    `--work-tree=${repo}`,
+  ];
   git(repo, ['init', '-q', '--bare', shadow]);
   git(repo, [...args, 'add', '-A']);
   git(repo, [...args, 'commit', '-q', '-m', 'initial']);
@@ -377,7 +556,10 @@ function shadowOnce(repo, shadowGit) {
 }
 
 function checkpointOnce(repo, paths = []) {
-  const r = spawnSync(NODE, [path.join(ROOT, 'scripts', 'checkpoint-once.mjs'), repo, ...paths], { encoding: 'utf8', env: ENV });
+  const r = spawnSync(NODE, [path.join(ROOT, 'scripts', 'checkpoint-once.mjs'), repo, ...paths], {
+    encoding: 'utf8',
+    env: ENV,
+  });
   try {
     return JSON.parse(r.stdout);
   } catch {
@@ -410,10 +592,17 @@ function checkpointRounds(repo, shadowGit, touch, n = N) {
     shadow.push(s);
     status.push(st);
   }
-  return { whole: median(whole), known: median(known), shadow: median(shadow), status: median(status), skipped };
+  return {
+    whole: median(whole),
+    known: median(known),
+    shadow: median(shadow),
+    status: median(status),
+    skipped,
+  };
 }
 
-const note = (repo) => (i, who) => fs.writeFileSync(path.join(repo, 'notes', 'bench.txt'), `bench note\n${who} round ${i}\n`);
+const note = (repo) => (i, who) =>
+  fs.writeFileSync(path.join(repo, 'notes', 'bench.txt'), `bench note\n${who} round ${i}\n`);
 
 let wideRepo = null;
 let wideShadow = null;
@@ -426,16 +615,30 @@ function benchCheckpoint() {
   wideShadow = shadowGit;
 
   // P4: guard write of one file, node's start and classification included
-  const probe = timed(NODE, guardArgs('write', 'notes/bench.txt', '--auto', '--json'), { cwd: repo, input: 'bench note\nprobe\n' });
+  const probe = timed(NODE, guardArgs('write', 'notes/bench.txt', '--auto', '--json'), {
+    cwd: repo,
+    input: 'bench note\nprobe\n',
+  });
   if (probe.status !== 0) {
-    row('P4', 'guard write, 1 file, 20,000-file repo / shadow checkpoint', 'ERR', '', '', '<= 1.0x', 'ERR');
+    row(
+      'P4',
+      'guard write, 1 file, 20,000-file repo / shadow checkpoint',
+      'ERR',
+      '',
+      '',
+      '<= 1.0x',
+      'ERR',
+    );
     notes.push(`P4: guard write failed: ${guardProblem(probe) ?? probe.status}`);
   } else {
     let round = 0;
     const writes = [];
     const shadows = [];
     for (let i = -1; i < N; i++) {
-      const w = timed(NODE, guardArgs('write', 'notes/bench.txt', '--auto', '--json'), { cwd: repo, input: `bench note\nguard round ${round++}\n` });
+      const w = timed(NODE, guardArgs('write', 'notes/bench.txt', '--auto', '--json'), {
+        cwd: repo,
+        input: `bench note\nguard round ${round++}\n`,
+      });
       fs.writeFileSync(path.join(repo, 'notes', 'bench.txt'), `bench note\nshadow round ${i}\n`);
       const s = shadowOnce(repo, shadowGit);
       if (i >= 0) {
@@ -445,15 +648,51 @@ function benchCheckpoint() {
     }
     const w = median(writes);
     const s = median(shadows);
-    row('P4', 'guard write, 1 file, 20,000-file repo (node start incl.) / shadow checkpoint', fmtMs(w), fmtMs(s), fmtX(w / s), '<= 1.0x', w / s <= 1.0);
-    const t = traceCount(repo, guardArgs('write', 'notes/bench.txt', '--auto', '--json'), 'bench note\ntraced\n');
+    row(
+      'P4',
+      'guard write, 1 file, 20,000-file repo (node start incl.) / shadow checkpoint',
+      fmtMs(w),
+      fmtMs(s),
+      fmtX(w / s),
+      '<= 1.0x',
+      w / s <= 1.0,
+    );
+    const t = traceCount(
+      repo,
+      guardArgs('write', 'notes/bench.txt', '--auto', '--json'),
+      'bench note\ntraced\n',
+    );
     notes.push(`P4: guard write runs ${t.count ?? '?'} git processes`);
   }
 
   const r = checkpointRounds(repo, shadowGit, note(repo));
-  row('P4b', 'whole-tree checkpoint, 20,000 files (in-process) / shadow checkpoint', fmtMs(r.whole), fmtMs(r.shadow), fmtX(r.whole / r.shadow), '<= 0.8x', r.whole / r.shadow <= 0.8);
-  row('P4b', 'whole-tree checkpoint, 20,000 files (in-process) / git status', fmtMs(r.whole), fmtMs(r.status), fmtX(r.whole / r.status), '<= 2.0x', r.whole / r.status <= 2.0);
-  row('P4b', 'known-path checkpoint, 20,000 files (in-process) / shadow checkpoint', fmtMs(r.known), fmtMs(r.shadow), fmtX(r.known / r.shadow), '-', null);
+  row(
+    'P4b',
+    'whole-tree checkpoint, 20,000 files (in-process) / shadow checkpoint',
+    fmtMs(r.whole),
+    fmtMs(r.shadow),
+    fmtX(r.whole / r.shadow),
+    '<= 0.8x',
+    r.whole / r.shadow <= 0.8,
+  );
+  row(
+    'P4b',
+    'whole-tree checkpoint, 20,000 files (in-process) / git status',
+    fmtMs(r.whole),
+    fmtMs(r.status),
+    fmtX(r.whole / r.status),
+    '<= 2.0x',
+    r.whole / r.status <= 2.0,
+  );
+  row(
+    'P4b',
+    'known-path checkpoint, 20,000 files (in-process) / shadow checkpoint',
+    fmtMs(r.known),
+    fmtMs(r.shadow),
+    fmtX(r.known / r.shadow),
+    '-',
+    null,
+  );
 }
 
 /** Checkpoints with many untracked files, and with a large one appearing, on the same 20,000-file repo. */
@@ -461,33 +700,89 @@ function benchCheckpointScale() {
   if (!wideRepo) return;
   const repo = wideRepo;
   section('checkpoint: + 2,000 untracked files');
-  for (let i = 0; i < 2000; i++) write(path.join(repo, 'untracked', `u${i % 20}`, `n${i}.txt`), `untracked ${i}\n`);
+  for (let i = 0; i < 2000; i++)
+    write(path.join(repo, 'untracked', `u${i % 20}`, `n${i}.txt`), `untracked ${i}\n`);
   let r = checkpointRounds(repo, wideShadow, note(repo));
-  row('scale', 'whole-tree checkpoint, 20k files + 2,000 untracked / shadow', fmtMs(r.whole), fmtMs(r.shadow), fmtX(r.whole / r.shadow), '<= 0.8x', r.whole / r.shadow <= 0.8);
-  row('scale', 'whole-tree checkpoint, 20k files + 2,000 untracked / git status', fmtMs(r.whole), fmtMs(r.status), fmtX(r.whole / r.status), '<= 2.0x', r.whole / r.status <= 2.0);
+  row(
+    'scale',
+    'whole-tree checkpoint, 20k files + 2,000 untracked / shadow',
+    fmtMs(r.whole),
+    fmtMs(r.shadow),
+    fmtX(r.whole / r.shadow),
+    '<= 0.8x',
+    r.whole / r.shadow <= 0.8,
+  );
+  row(
+    'scale',
+    'whole-tree checkpoint, 20k files + 2,000 untracked / git status',
+    fmtMs(r.whole),
+    fmtMs(r.status),
+    fmtX(r.whole / r.status),
+    '<= 2.0x',
+    r.whole / r.status <= 2.0,
+  );
   fs.rmSync(path.join(repo, 'untracked'), { recursive: true, force: true });
 
   section('checkpoint: a new 80 MB untracked file each round');
   const big = path.join(repo, 'model.bin');
   const chunk = Buffer.alloc(1 << 20);
-  r = checkpointRounds(repo, wideShadow, (i, who) => {
-    // a different file each time, as a fresh build output or download would be
-    chunk.fill(`${who}${i}`);
-    const fd = fs.openSync(big, 'w');
-    for (let k = 0; k < 80; k++) fs.writeSync(fd, chunk);
-    fs.closeSync(fd);
-  }, Math.min(N, 3));
-  row('scale', 'whole-tree checkpoint, 20k files + a new 80 MB untracked file / shadow', fmtMs(r.whole), fmtMs(r.shadow), fmtX(r.whole / r.shadow), '<= 0.8x', r.whole / r.shadow <= 0.8);
-  notes.push(`scale: the 80 MB file is over the untracked cap (50 MB): guard skipped ${r.skipped} file(s) and recorded it; the shadow repository hashed and stored it each round`);
+  r = checkpointRounds(
+    repo,
+    wideShadow,
+    (i, who) => {
+      // a different file each time, as a fresh build output or download would be
+      chunk.fill(`${who}${i}`);
+      const fd = fs.openSync(big, 'w');
+      for (let k = 0; k < 80; k++) fs.writeSync(fd, chunk);
+      fs.closeSync(fd);
+    },
+    Math.min(N, 3),
+  );
+  row(
+    'scale',
+    'whole-tree checkpoint, 20k files + a new 80 MB untracked file / shadow',
+    fmtMs(r.whole),
+    fmtMs(r.shadow),
+    fmtX(r.whole / r.shadow),
+    '<= 0.8x',
+    r.whole / r.shadow <= 0.8,
+  );
+  notes.push(
+    `scale: the 80 MB file is over the untracked cap (50 MB): guard skipped ${r.skipped} file(s) and recorded it; the shadow repository hashed and stored it each round`,
+  );
   fs.rmSync(big, { force: true });
   if (SCALE) {
     section('checkpoint: 200,000-file repo (--scale)');
     const huge = makeWideRepo('wide200k', 200_000);
     const hugeShadow = makeShadow(huge, 'wide200k');
     const h = checkpointRounds(huge, hugeShadow, note(huge), Math.min(N, 5));
-    row('scale', 'whole-tree checkpoint, 200,000 files / shadow', fmtMs(h.whole), fmtMs(h.shadow), fmtX(h.whole / h.shadow), '<= 0.8x', h.whole / h.shadow <= 0.8);
-    row('scale', 'whole-tree checkpoint, 200,000 files / git status', fmtMs(h.whole), fmtMs(h.status), fmtX(h.whole / h.status), '<= 2.0x', h.whole / h.status <= 2.0);
-    row('scale', 'known-path checkpoint, 200,000 files / shadow', fmtMs(h.known), fmtMs(h.shadow), fmtX(h.known / h.shadow), '-', null);
+    row(
+      'scale',
+      'whole-tree checkpoint, 200,000 files / shadow',
+      fmtMs(h.whole),
+      fmtMs(h.shadow),
+      fmtX(h.whole / h.shadow),
+      '<= 0.8x',
+      h.whole / h.shadow <= 0.8,
+    );
+    row(
+      'scale',
+      'whole-tree checkpoint, 200,000 files / git status',
+      fmtMs(h.whole),
+      fmtMs(h.status),
+      fmtX(h.whole / h.status),
+      '<= 2.0x',
+      h.whole / h.status <= 2.0,
+    );
+    row(
+      'scale',
+      'known-path checkpoint, 200,000 files / shadow',
+      fmtMs(h.known),
+      fmtMs(h.shadow),
+      fmtX(h.known / h.shadow),
+      '-',
+      null,
+    );
   }
 }
 
@@ -502,27 +797,62 @@ function hookBuilt() {
 
 function benchHook() {
   if (!hookBuilt() || !wideRepo) {
-    row('P5', 'guard hook claude, Write / shadow checkpoint', 'n/a (guard hook not built)', '', '', '<= 1.0x', null);
-    row('P5', 'guard hook claude, before Bash / shadow checkpoint', 'n/a (guard hook not built)', '', '', '<= 1.0x', null);
+    row(
+      'P5',
+      'guard hook claude, Write / shadow checkpoint',
+      'n/a (guard hook not built)',
+      '',
+      '',
+      '<= 1.0x',
+      null,
+    );
+    row(
+      'P5',
+      'guard hook claude, before Bash / shadow checkpoint',
+      'n/a (guard hook not built)',
+      '',
+      '',
+      '<= 1.0x',
+      null,
+    );
     return;
   }
   section('P5: guard hook claude');
   const repo = wideRepo;
-  const payload = (tool, input) => JSON.stringify({
-    session_id: 'bench-session', transcript_path: path.join(TMP, 'transcript.jsonl'), cwd: repo, hook_event_name: 'PreToolUse',
-    tool_name: tool, tool_input: input, tool_use_id: `toolu_bench_${Math.random().toString(36).slice(2)}`,
-  });
-  for (const [tool, what] of [['Write', 'Write'], ['Bash', 'before Bash']]) {
+  const payload = (tool, input) =>
+    JSON.stringify({
+      session_id: 'bench-session',
+      transcript_path: path.join(TMP, 'transcript.jsonl'),
+      cwd: repo,
+      hook_event_name: 'PreToolUse',
+      tool_name: tool,
+      tool_input: input,
+      tool_use_id: `toolu_bench_${Math.random().toString(36).slice(2)}`,
+    });
+  for (const [tool, what] of [
+    ['Write', 'Write'],
+    ['Bash', 'before Bash'],
+  ]) {
     const hooks = [];
     const shadows = [];
     let last = null;
     for (let i = -1; i < N; i++) {
-      fs.writeFileSync(path.join(repo, 'notes', 'bench.txt'), `bench note\nhook ${tool} round ${i}\n`);
-      const input = tool === 'Write'
-        ? payload('Write', { file_path: path.join(repo, 'notes', 'bench.txt'), content: `bench note\nwritten ${i}\n` })
-        : payload('Bash', { command: 'ls', description: 'list' });
+      fs.writeFileSync(
+        path.join(repo, 'notes', 'bench.txt'),
+        `bench note\nhook ${tool} round ${i}\n`,
+      );
+      const input =
+        tool === 'Write'
+          ? payload('Write', {
+              file_path: path.join(repo, 'notes', 'bench.txt'),
+              content: `bench note\nwritten ${i}\n`,
+            })
+          : payload('Bash', { command: 'ls', description: 'list' });
       last = timed(NODE, guardArgs('hook', 'claude'), { cwd: repo, input });
-      fs.writeFileSync(path.join(repo, 'notes', 'bench.txt'), `bench note\nshadow ${tool} round ${i}\n`);
+      fs.writeFileSync(
+        path.join(repo, 'notes', 'bench.txt'),
+        `bench note\nshadow ${tool} round ${i}\n`,
+      );
       const s = shadowOnce(repo, wideShadow);
       if (i >= 0) {
         hooks.push(last.ms);
@@ -532,8 +862,19 @@ function benchHook() {
     const h = median(hooks);
     const s = median(shadows);
     const failed = last && last.status !== 0 && last.status !== 2;
-    row('P5', `guard hook claude, ${what}, 20,000 files / shadow checkpoint`, fmtMs(h), fmtMs(s), fmtX(h / s), '<= 1.0x', failed ? 'ERR' : h / s <= 1.0);
-    if (failed) notes.push(`P5 ${what}: guard hook exited ${last.status}: ${(last.stderr || last.stdout).trim().split('\n')[0]}`);
+    row(
+      'P5',
+      `guard hook claude, ${what}, 20,000 files / shadow checkpoint`,
+      fmtMs(h),
+      fmtMs(s),
+      fmtX(h / s),
+      '<= 1.0x',
+      failed ? 'ERR' : h / s <= 1.0,
+    );
+    if (failed)
+      notes.push(
+        `P5 ${what}: guard hook exited ${last.status}: ${(last.stderr || last.stdout).trim().split('\n')[0]}`,
+      );
   }
 }
 
@@ -559,12 +900,24 @@ async function benchPlugin() {
     const line = text.split('\n')[4];
     return { path: file, old_text: `${line}\n`, new_text: `${line} # ${i}\n` };
   };
-  const applyEdit = (input) => fs.writeFileSync(file, fs.readFileSync(file, 'utf8').replace(input.old_text, input.new_text));
-  const payload = (input, i) => JSON.stringify({ hookName: 'tool_call', taskId: 'bench-proc', workspaceRoots: [repo], tool_call: { id: `p${i}`, name: 'editor', input } });
+  const applyEdit = (input) =>
+    fs.writeFileSync(file, fs.readFileSync(file, 'utf8').replace(input.old_text, input.new_text));
+  const payload = (input, i) =>
+    JSON.stringify({
+      hookName: 'tool_call',
+      taskId: 'bench-proc',
+      workspaceRoots: [repo],
+      tool_call: { id: `p${i}`, name: 'editor', input },
+    });
   const t0 = process.hrtime.bigint();
   const plugin = await import(pathToFileURL(path.join(ROOT, 'dist', 'plugin', 'index.js')).href);
   const setup = { session: { sessionId: 'bench-plugin' }, workspaceInfo: { rootPath: repo } };
-  const call = (input, i) => plugin.clineBeforeTool({ toolCall: { toolCallId: `c${i}`, toolName: 'editor', input }, input }, setup, { budgetMs: 60_000 });
+  const call = (input, i) =>
+    plugin.clineBeforeTool(
+      { toolCall: { toolCallId: `c${i}`, toolName: 'editor', input }, input },
+      setup,
+      { budgetMs: 60_000 },
+    );
   const firstInput = edit(-1);
   const first = await call(firstInput, -1);
   const firstMs = Number(process.hrtime.bigint() - t0) / 1e6;
@@ -582,12 +935,21 @@ async function benchPlugin() {
     input = edit(`p${i}`);
     const r = timed(NODE, guardArgs('hook', 'cline'), { cwd: repo, input: payload(input, i) });
     proc.push(r.ms);
-    if (r.status !== 0 || !/"cancel":false/.test(r.stdout)) failed = `process: ${r.stdout.trim() || r.stderr.trim()}`;
+    if (r.status !== 0 || !/"cancel":false/.test(r.stdout))
+      failed = `process: ${r.stdout.trim() || r.stderr.trim()}`;
     applyEdit(input);
   }
   const a = median(inproc);
   const b = median(proc);
-  row('P6', 'a Cline editor call, 2,000 files: in process (guard-cli/plugin) / guard hook cline', fmtMs(a), fmtMs(b), fmtX(a / b), '<= 0.5x', failed ? 'ERR' : a / b <= 0.5);
+  row(
+    'P6',
+    'a Cline editor call, 2,000 files: in process (guard-cli/plugin) / guard hook cline',
+    fmtMs(a),
+    fmtMs(b),
+    fmtX(a / b),
+    '<= 0.5x',
+    failed ? 'ERR' : a / b <= 0.5,
+  );
   notes.push(`P6: first in-process call (import of guard-cli/plugin included) ${fmtMs(firstMs)}`);
   if (failed) notes.push(`P6: ${failed.slice(0, 200)}`);
 }
@@ -609,16 +971,51 @@ async function benchSession() {
   const fresh = path.join(TMP, 'session-fresh');
   git(TMP, ['clone', '-q', withHooks, fresh]);
   const before = sim.gitDirBytes(withHooks);
-  const plain = sim.runSession({ node: NODE, cli: CLI, repo: without, env: ENV, to: CALLS, hooks: false, session: 's2' });
-  const hooked = sim.runSession({ node: NODE, cli: CLI, repo: withHooks, env: ENV, to: CALLS, hooks: true, session: 's2' });
+  const plain = sim.runSession({
+    node: NODE,
+    cli: CLI,
+    repo: without,
+    env: ENV,
+    to: CALLS,
+    hooks: false,
+    session: 's2',
+  });
+  const hooked = sim.runSession({
+    node: NODE,
+    cli: CLI,
+    repo: withHooks,
+    env: ENV,
+    to: CALLS,
+    hooks: true,
+    session: 's2',
+  });
   const extra = (hooked.ms - plain.ms) / 1000;
   const shells = Math.floor((CALLS + 1) / 5);
-  row('S2', `session of ${CALLS} tool calls (${shells} shell), pre+post hooks: extra wall time / 30 s goal`, `+${extra.toFixed(1)} s`, `${(plain.ms / 1000).toFixed(1)} s`, fmtX(extra / 30), '<= 30 s (Node 24)', extra <= 30);
-  row('S2', `  per hook process (${2 * CALLS} of them) / node -e 0`, fmtMs((hooked.ms - plain.ms) / (2 * CALLS)), fmtMs(nodeMs), fmtX((hooked.ms - plain.ms) / (2 * CALLS) / nodeMs), '-', null);
+  row(
+    'S2',
+    `session of ${CALLS} tool calls (${shells} shell), pre+post hooks: extra wall time / 30 s goal`,
+    `+${extra.toFixed(1)} s`,
+    `${(plain.ms / 1000).toFixed(1)} s`,
+    fmtX(extra / 30),
+    '<= 30 s (Node 24)',
+    extra <= 30,
+  );
+  row(
+    'S2',
+    `  per hook process (${2 * CALLS} of them) / node -e 0`,
+    fmtMs((hooked.ms - plain.ms) / (2 * CALLS)),
+    fmtMs(nodeMs),
+    fmtX((hooked.ms - plain.ms) / (2 * CALLS) / nodeMs),
+    '-',
+    null,
+  );
   const inLong = [];
   const inFresh = [];
   for (let i = 0; i < Math.max(N, 9); i++) {
-    for (const [repo, out, session] of [[withHooks, inLong, 's2'], [fresh, inFresh, 's1-fresh']]) {
+    for (const [repo, out, session] of [
+      [withHooks, inLong, 's2'],
+      [fresh, inFresh, 's1-fresh'],
+    ]) {
       const c = sim.sessionCall(repo, CALLS + 2 * i * 5, session);
       out.push(sim.hookOnce(NODE, CLI, repo, c.pre, ENV));
       c.run(ENV);
@@ -626,14 +1023,32 @@ async function benchSession() {
   }
   const l = median(inLong);
   const f = median(inFresh);
-  row('S1', `PreToolUse Write after ${CALLS} calls of the session / the same in a fresh clone`, fmtMs(l), fmtMs(f), fmtX(l / f), '<= 1.05x (10,000 calls: npm run soak)', l / f <= 1.05);
+  row(
+    'S1',
+    `PreToolUse Write after ${CALLS} calls of the session / the same in a fresh clone`,
+    fmtMs(l),
+    fmtMs(f),
+    fmtX(l / f),
+    '<= 1.05x (10,000 calls: npm run soak)',
+    l / f <= 1.05,
+  );
   const grown = sim.gitDirBytes(withHooks) - before;
   // what the agent changed: each write rewrites one ~1.7 kB file
   const written = (CALLS - shells) * fs.statSync(path.join(withHooks, 'src', 'm0.py')).size;
-  const per1000 = (x) => `${((x / CALLS) * 1000 / 1024).toFixed(0)} kB`;
-  row('scale', '.git growth per 1,000 tool calls / bytes the agent wrote', per1000(grown), per1000(written), fmtX(grown / written), 'reported', null);
+  const per1000 = (x) => `${(((x / CALLS) * 1000) / 1024).toFixed(0)} kB`;
+  row(
+    'scale',
+    '.git growth per 1,000 tool calls / bytes the agent wrote',
+    per1000(grown),
+    per1000(written),
+    fmtX(grown / written),
+    'reported',
+    null,
+  );
   const c = sim.looseCounts(withHooks);
-  notes.push(`S1/S2: after ${CALLS} calls ${c.refs} loose refs under refs/guard/ and ${c.objects} loose objects (git gc --auto packs past ~2,000)`);
+  notes.push(
+    `S1/S2: after ${CALLS} calls ${c.refs} loose refs under refs/guard/ and ${c.objects} loose objects (git gc --auto packs past ~2,000)`,
+  );
 }
 
 // ---------------------------------------------------------------------------
@@ -650,24 +1065,39 @@ async function benchElision() {
     const read = (f) => JSON.parse(fs.readFileSync(path.join(dir, f), 'utf8'));
     const placeholders = read('placeholders.json').placeholders.map((p) => p.text);
     const comments = read('real-comments.json').comments.map((c) => c.text);
-    const { elisionFigures } = await import(pathToFileURL(path.join(ROOT, 'dist', 'core', 'elision.js')).href);
+    const { elisionFigures } = await import(
+      pathToFileURL(path.join(ROOT, 'dist', 'core', 'elision.js')).href
+    );
     const f = elisionFigures(placeholders, comments);
     const pct = (x) => `${(x * 100).toFixed(2)}%`;
     console.log('\nelision placeholders (corpus in test/corpus/elision/)');
-    console.log(`  truncations caught     ${f.caught}/${f.placeholders} = ${pct(f.recall)}  (floor 98%)  ${f.recall >= 0.98 ? 'ok' : 'FAIL'}`);
-    console.log(`  real comments flagged  ${f.flagged}/${f.comments} = ${pct(f.falsePositiveRate)}  (ceiling 0.5%)  ${f.falsePositiveRate <= 0.005 ? 'ok' : 'FAIL'}`);
+    console.log(
+      `  truncations caught     ${f.caught}/${f.placeholders} = ${pct(f.recall)}  (floor 98%)  ${f.recall >= 0.98 ? 'ok' : 'FAIL'}`,
+    );
+    console.log(
+      `  real comments flagged  ${f.flagged}/${f.comments} = ${pct(f.falsePositiveRate)}  (ceiling 0.5%)  ${f.falsePositiveRate <= 0.005 ? 'ok' : 'FAIL'}`,
+    );
   } catch (e) {
     console.log(`\nelision placeholders: skipped (${e.message})`);
   }
 }
 
 const gitVersion = spawnSync('git', ['--version'], { encoding: 'utf8' }).stdout?.trim() ?? 'git ?';
-console.log(`guard bench: node ${process.version}, ${gitVersion}, ${os.cpus().length} CPUs, load ${os.loadavg()[0].toFixed(1)}, ${N} runs per measurement (median), peak RSS via ${HAVE_TIME ? TIME_BIN : 'n/a'}`);
+console.log(
+  `guard bench: node ${process.version}, ${gitVersion}, ${os.cpus().length} CPUs, load ${os.loadavg()[0].toFixed(1)}, ${N} runs per measurement (median), peak RSS via ${HAVE_TIME ? TIME_BIN : 'n/a'}`,
+);
 console.log(`temp folder: ${TMP}\n`);
 
 for (const [id, fn] of [
-  ['node', benchNode], ['P1', benchCommit], ['P1b', benchOneFile], ['P2', benchManyFiles], ['P3', benchHugeFile],
-  ['P4', benchCheckpoint], ['P5', benchHook], ['S2', benchSession], ['scale', benchCheckpointScale],
+  ['node', benchNode],
+  ['P1', benchCommit],
+  ['P1b', benchOneFile],
+  ['P2', benchManyFiles],
+  ['P3', benchHugeFile],
+  ['P4', benchCheckpoint],
+  ['P5', benchHook],
+  ['S2', benchSession],
+  ['scale', benchCheckpointScale],
 ]) {
   if (ONLY && id !== 'node' && !ONLY.has(id) && !(id === 'S2' && ONLY.has('S1'))) continue;
   try {

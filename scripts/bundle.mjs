@@ -33,7 +33,20 @@ const DIST = path.join(ROOT, 'dist');
 const CLI = path.join(DIST, 'cli');
 // apply's targets load with the call that needs them (src/apply/apply.ts); check's and write's are
 // on the hot path (and the branch gate's tips, which check catches up), so they are in the bundle itself
-const HOT = ['cli/main.js', 'cli/check.js', 'cli/write.js', 'cli/hook.js', 'cli/verify-refs.js', 'ui/spinner.js', 'apply/index-target.js', 'apply/file-target.js', 'apply/tips-target.js', 'apply/paths-target.js', 'apply/worktree-target.js', 'git/blob-id.js'];
+const HOT = [
+  'cli/main.js',
+  'cli/check.js',
+  'cli/write.js',
+  'cli/hook.js',
+  'cli/verify-refs.js',
+  'ui/spinner.js',
+  'apply/index-target.js',
+  'apply/file-target.js',
+  'apply/tips-target.js',
+  'apply/paths-target.js',
+  'apply/worktree-target.js',
+  'git/blob-id.js',
+];
 
 /** Every module reachable from `entries` through static imports (tsc output: `import ... from './x.js'`). */
 function staticClosure(entries) {
@@ -45,7 +58,8 @@ function staticClosure(entries) {
     if (seen.has(file)) continue;
     seen.add(file);
     if (!file.endsWith('.js')) continue;
-    for (const m of fs.readFileSync(file, 'utf8').matchAll(IMPORT)) todo.push(path.resolve(path.dirname(file), m[1]));
+    for (const m of fs.readFileSync(file, 'utf8').matchAll(IMPORT))
+      todo.push(path.resolve(path.dirname(file), m[1]));
   }
   return seen;
 }

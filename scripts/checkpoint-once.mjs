@@ -13,6 +13,11 @@ const { checkpoint } = await import(pathToFileURL(path.join(dist, 'checkpoint.js
 const repo = await openRepo(process.argv[2]);
 const paths = process.argv.slice(3);
 const t0 = process.hrtime.bigint();
-const cp = await checkpoint(repo, { reason: 'bench', command: 'bench', lane: null, ...(paths.length ? { paths } : {}) });
+const cp = await checkpoint(repo, {
+  reason: 'bench',
+  command: 'bench',
+  lane: null,
+  ...(paths.length ? { paths } : {}),
+});
 const ms = Number(process.hrtime.bigint() - t0) / 1e6;
 console.log(JSON.stringify({ ms, reused: cp.reused, skipped: cp.skipped?.length ?? 0 }));

@@ -16,20 +16,29 @@ import { fileURLToPath } from 'node:url';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 // GUARD_CLI: run another build of the CLI (e.g. a stub while dist/ is not built)
-const CLI = process.env.GUARD_CLI ? path.resolve(process.env.GUARD_CLI) : path.join(ROOT, 'dist', 'cli', 'main.js');
+const CLI = process.env.GUARD_CLI
+  ? path.resolve(process.env.GUARD_CLI)
+  : path.join(ROOT, 'dist', 'cli', 'main.js');
 const FIXTURES = path.join(ROOT, 'fixtures');
 const HUSKY = path.join(ROOT, 'node_modules', 'husky');
 
 const args = process.argv.slice(2);
 const KEEP = args.includes('--keep');
 if (args.includes('--help') || args.includes('-h')) {
-  console.log('usage: node scripts/demo.mjs [--keep]\n  --keep  keep the temporary repository for inspection');
+  console.log(
+    'usage: node scripts/demo.mjs [--keep]\n  --keep  keep the temporary repository for inspection',
+  );
   process.exit(0);
 }
 
-for (const [what, p] of [['the built CLI', CLI], ['the fixtures', FIXTURES]]) {
+for (const [what, p] of [
+  ['the built CLI', CLI],
+  ['the fixtures', FIXTURES],
+]) {
   if (!fs.existsSync(p)) {
-    console.error(`demo: ${what} not found at ${p}; run \`npm run build\` first (or \`npm run demo\`).`);
+    console.error(
+      `demo: ${what} not found at ${p}; run \`npm run build\` first (or \`npm run demo\`).`,
+    );
     process.exit(2);
   }
 }
@@ -40,9 +49,20 @@ for (const [what, p] of [['the built CLI', CLI], ['the fixtures', FIXTURES]]) {
 
 const baseEnv = { ...process.env };
 for (const k of [
-  'GIT_DIR', 'GIT_WORK_TREE', 'GIT_INDEX_FILE', 'GIT_OBJECT_DIRECTORY', 'GIT_ALTERNATE_OBJECT_DIRECTORIES',
-  'GIT_CEILING_DIRECTORIES', 'GIT_PREFIX', 'HUSKY', 'CI', 'GUARD_AUTO', 'GUARD_TRACE_GIT', 'FORCE_COLOR',
-]) delete baseEnv[k];
+  'GIT_DIR',
+  'GIT_WORK_TREE',
+  'GIT_INDEX_FILE',
+  'GIT_OBJECT_DIRECTORY',
+  'GIT_ALTERNATE_OBJECT_DIRECTORIES',
+  'GIT_CEILING_DIRECTORIES',
+  'GIT_PREFIX',
+  'HUSKY',
+  'CI',
+  'GUARD_AUTO',
+  'GUARD_TRACE_GIT',
+  'FORCE_COLOR',
+])
+  delete baseEnv[k];
 Object.assign(baseEnv, {
   GIT_CONFIG_GLOBAL: os.devNull,
   GIT_CONFIG_NOSYSTEM: '1',
@@ -74,7 +94,11 @@ function quote(a) {
 }
 
 function indent(text) {
-  return text.replace(/\s+$/, '').split('\n').map((l) => `   | ${l}`).join('\n');
+  return text
+    .replace(/\s+$/, '')
+    .split('\n')
+    .map((l) => `   | ${l}`)
+    .join('\n');
 }
 
 /**
@@ -84,19 +108,31 @@ function indent(text) {
 function run(cmd, argv, { env = baseEnv, shown, quiet = false, input } = {}) {
   const display = shown ?? [cmd, ...argv].map(quote).join(' ');
   if (!quiet) console.log(`\n$ ${display}${env.CI ? '        # as the agent: CI=true' : ''}`);
-  const r = spawnSync(cmd, argv, { cwd: repo, env, encoding: 'utf8', input, timeout: 120_000, maxBuffer: 64 << 20 });
+  const r = spawnSync(cmd, argv, {
+    cwd: repo,
+    env,
+    encoding: 'utf8',
+    input,
+    timeout: 120_000,
+    maxBuffer: 64 << 20,
+  });
   if (r.error) {
     console.log(`   (could not run ${cmd}: ${r.error.message})`);
     return { status: 127, stdout: '', stderr: String(r.error.message) };
   }
   const out = `${r.stdout ?? ''}${r.stderr ? (r.stdout ? '\n' : '') + r.stderr : ''}`;
   if (!quiet && out.trim()) console.log(indent(out));
-  if (!quiet && (r.status !== 0 || argv[0] === 'commit' || cmd !== 'git')) console.log(`   (exit ${r.status ?? `signal ${r.signal}`})`);
+  if (!quiet && (r.status !== 0 || argv[0] === 'commit' || cmd !== 'git'))
+    console.log(`   (exit ${r.status ?? `signal ${r.signal}`})`);
   return { status: r.status ?? 128, stdout: r.stdout ?? '', stderr: r.stderr ?? '' };
 }
 
 const git = (argv, opts) => run('git', argv, opts);
-const guard = (argv, opts = {}) => run(process.execPath, [CLI, ...argv], { shown: ['guard', ...argv].map(quote).join(' '), ...opts });
+const guard = (argv, opts = {}) =>
+  run(process.execPath, [CLI, ...argv], {
+    shown: ['guard', ...argv].map(quote).join(' '),
+    ...opts,
+  });
 
 function must(ok, what) {
   if (ok) {
@@ -118,7 +154,9 @@ function copyFixture(name, dest = name) {
 }
 
 function rejectedRefs() {
-  const r = run('git', ['for-each-ref', '--format=%(refname)', 'refs/guard/rejected'], { quiet: true });
+  const r = run('git', ['for-each-ref', '--format=%(refname)', 'refs/guard/rejected'], {
+    quiet: true,
+  });
   return r.status === 0 ? r.stdout.split('\n').filter(Boolean) : [];
 }
 
@@ -153,7 +191,9 @@ function finish() {
     for (const f of failures) console.log(`  - ${f}`);
     process.exit(1);
   }
-  console.log('\nDemo OK: the destructive change was blocked and kept, the small one went through.');
+  console.log(
+    '\nDemo OK: the destructive change was blocked and kept, the small one went through.',
+  );
   process.exit(0);
 }
 
@@ -162,10 +202,15 @@ try {
   note(`temporary repository: ${repo}`);
 
   git(['init', '-q', '-b', 'main']);
-  for (const [k, v] of [['user.name', 'Guard Demo'], ['user.email', 'demo@guard.invalid'], ['commit.gpgsign', 'false'], ['core.autocrlf', 'false']]) {
+  for (const [k, v] of [
+    ['user.name', 'Guard Demo'],
+    ['user.email', 'demo@guard.invalid'],
+    ['commit.gpgsign', 'false'],
+    ['core.autocrlf', 'false'],
+  ]) {
     if (run('git', ['config', k, v], { quiet: true }).status !== 0) must(false, `git config ${k}`);
   }
-  note('set user.name/user.email and commit.gpgsign=false in the repo\'s own config');
+  note("set user.name/user.email and commit.gpgsign=false in the repo's own config");
   note('(your global git config is not read: GIT_CONFIG_GLOBAL=/dev/null, GIT_CONFIG_NOSYSTEM=1)');
 
   // what `npm install --save-dev guard-cli` would leave behind: node_modules/.bin/guard
@@ -175,15 +220,27 @@ try {
   fs.symlinkSync(CLI, path.join(bin, 'guard'));
   if (fs.existsSync(HUSKY)) {
     fs.symlinkSync(HUSKY, path.join(repo, 'node_modules', 'husky'), 'dir');
-    if (fs.existsSync(path.join(HUSKY, 'bin.js'))) fs.symlinkSync(path.join('..', 'husky', 'bin.js'), path.join(bin, 'husky'));
+    if (fs.existsSync(path.join(HUSKY, 'bin.js')))
+      fs.symlinkSync(path.join('..', 'husky', 'bin.js'), path.join(bin, 'husky'));
   } else {
     note(`(husky not found at ${HUSKY}; guard init may not be able to install the hook)`);
   }
-  note('created node_modules/.bin/guard -> dist/cli/main.js and node_modules/husky (as npm install would)');
+  note(
+    'created node_modules/.bin/guard -> dist/cli/main.js and node_modules/husky (as npm install would)',
+  );
 
   fs.writeFileSync(
     path.join(repo, 'package.json'),
-    JSON.stringify({ name: 'guard-demo', private: true, scripts: { prepare: 'husky' }, devDependencies: { 'guard-cli': '*', husky: '^9' } }, null, 2) + '\n',
+    JSON.stringify(
+      {
+        name: 'guard-demo',
+        private: true,
+        scripts: { prepare: 'husky' },
+        devDependencies: { 'guard-cli': '*', husky: '^9' },
+      },
+      null,
+      2,
+    ) + '\n',
   );
   fs.writeFileSync(path.join(repo, '.gitignore'), 'node_modules/\n');
   for (const f of ['state.py', 'small.py', 'big_module.py']) copyFixture(f);
@@ -223,7 +280,7 @@ try {
     facts.aRef = refs[refs.length - 1];
     git(['diff', '--stat', `${facts.aRef}^`, facts.aRef]);
   }
-  note('undo the agent\'s edit in the work tree (a copy stays in the rejected ref):');
+  note("undo the agent's edit in the work tree (a copy stays in the rejected ref):");
   git(['checkout', 'HEAD', '--', 'state.py']);
 
   // -------------------------------------------------------------------------
@@ -249,7 +306,9 @@ try {
   header('3. The agent makes a small edit: 10 of 200 lines in big_module.py');
   copyFixture('big_module_modified.py', 'big_module.py');
   git(['diff', '--stat']);
-  const b = git(['commit', '-am', 'Accept thousands separators in inventory CSV'], { env: agentEnv });
+  const b = git(['commit', '-am', 'Accept thousands separators in inventory CSV'], {
+    env: agentEnv,
+  });
   facts.bStatus = b.status;
   must(b.status === 0, 'the small commit goes through');
   facts.bCommit = run('git', ['log', '-1', '--format=%h %s'], { quiet: true }).stdout.trim();

@@ -49,8 +49,10 @@ const HASH_LANGS = /\.(py|sh|gyp|gypi|rb|ya?ml|toml)$|^husky$/;
 /** The comment text of one line, or null: `//`, `/*`, ` * ` and (in hash languages) `#`. */
 function commentOf(line, file) {
   const t = line.trim();
-  if (t.startsWith('//') || t.startsWith('/*') || (t.startsWith('*') && !t.startsWith('*/'))) return t;
-  if (HASH_LANGS.test(file) && t.startsWith('#') && !t.startsWith('#!') && !/^#\s*-\*-/.test(t)) return t;
+  if (t.startsWith('//') || t.startsWith('/*') || (t.startsWith('*') && !t.startsWith('*/')))
+    return t;
+  if (HASH_LANGS.test(file) && t.startsWith('#') && !t.startsWith('#!') && !/^#\s*-\*-/.test(t))
+    return t;
   return null;
 }
 
@@ -92,21 +94,38 @@ for (const [pkg, files, take] of FRESH ? [] : PACKAGES) {
   const dir = path.join(NM, pkg);
   const version = JSON.parse(readFileSync(path.join(dir, 'package.json'), 'utf8')).version;
   const found = new Map();
-  for (const f of walk(dir)) if (files.test(f)) collect(readFileSync(path.join(dir, f), 'utf8'), f, `npm:${pkg}@${version}`, found);
+  for (const f of walk(dir))
+    if (files.test(f))
+      collect(readFileSync(path.join(dir, f), 'utf8'), f, `npm:${pkg}@${version}`, found);
   comments.push(...sample(found, take, seen));
 }
 if (process.env.CLICK && !FRESH) {
   const gitDir = process.env.CLICK;
-  const g = (...args) => execFileSync('git', ['--git-dir', gitDir, ...args], { maxBuffer: 1 << 28 }).toString('utf8');
+  const g = (...args) =>
+    execFileSync('git', ['--git-dir', gitDir, ...args], { maxBuffer: 1 << 28 }).toString('utf8');
   const commit = g('rev-parse', 'HEAD').trim();
   const found = new Map();
-  for (const f of g('ls-tree', '-r', '--name-only', 'HEAD').split('\n').filter((p) => p.endsWith('.py'))) {
+  for (const f of g('ls-tree', '-r', '--name-only', 'HEAD')
+    .split('\n')
+    .filter((p) => p.endsWith('.py'))) {
     collect(g('show', `HEAD:${f}`), f, `github:pallets/click@${commit.slice(0, 12)}`, found);
   }
   comments.push(...sample(found, CLICK_TAKE, seen));
 }
 if (FRESH) fresh();
-else writeFileSync(OUT, JSON.stringify({ about: 'Real comment lines from third-party open-source code (not written by guard authors), for measuring the elision rule. Rebuilt by scripts/elision-corpus.mjs.', comments }, null, 1) + '\n');
+else
+  writeFileSync(
+    OUT,
+    JSON.stringify(
+      {
+        about:
+          'Real comment lines from third-party open-source code (not written by guard authors), for measuring the elision rule. Rebuilt by scripts/elision-corpus.mjs.',
+        comments,
+      },
+      null,
+      1,
+    ) + '\n',
+  );
 if (!FRESH) console.log(`${comments.length} comments -> ${path.relative(ROOT, OUT)}`);
 
 /**
@@ -119,8 +138,16 @@ if (!FRESH) console.log(`${comments.length} comments -> ${path.relative(ROOT, OU
  */
 function fresh() {
   const earlier = new Set(
-    ['real-comments.json', 'heldout-comments.json', 'heldout-2-comments.json', 'heldout-3-comments.json', ...(ROUND6 ? ['heldout-5-comments.json'] : [])].flatMap((n) =>
-      JSON.parse(readFileSync(path.join(ROOT, 'test', 'corpus', 'elision', n), 'utf8')).comments.map((c) => c.text),
+    [
+      'real-comments.json',
+      'heldout-comments.json',
+      'heldout-2-comments.json',
+      'heldout-3-comments.json',
+      ...(ROUND6 ? ['heldout-5-comments.json'] : []),
+    ].flatMap((n) =>
+      JSON.parse(
+        readFileSync(path.join(ROOT, 'test', 'corpus', 'elision', n), 'utf8'),
+      ).comments.map((c) => c.text),
     ),
   );
   const taken = new Set(earlier);
@@ -142,30 +169,30 @@ function fresh() {
         ['stackback', /\.js$/, 10],
       ]
     : [
-    ['@vitest/mocker', /^dist\/.*\.js$/, 60],
-    ['@vitest/spy', /^dist\/.*\.js$/, 40],
-    ['@vitest/utils', /^dist\/.*\.js$/, 80],
-    ['@jridgewell/sourcemap-codec', /^dist\/.*\.mjs$/, 30],
-    ['@rolldown/pluginutils', /^dist\/.*\.js$/, 40],
-    ['ora', /^index\.(js|d\.ts)$/, 60],
-    ['wrap-ansi', /^index\.(js|d\.ts)$/, 20],
-    ['fdir', /^dist\/.*\.(js|cjs|d\.ts)$/, 40],
-    ['std-env', /^dist\/.*\.(mjs|d\.mts)$/, 40],
-    ['tinyexec', /^dist\/.*\.(js|mjs|d\.ts)$/, 40],
-    ['pathe', /^dist\/.*\.(mjs|d\.mts)$/, 30],
-    ['signal-exit', /^dist\/mjs\/.*\.js$/, 40],
-    ['nanoid', /\.(js|d\.ts)$/, 30],
-    ['expect-type', /^dist\/.*\.d\.ts$/, 80],
-    ['why-is-node-running', /\.js$/, 20],
-    ['yargs', /^(build\/lib|lib)\/.*\.(js|ts)$/, 80],
-    ['restore-cursor', /\.(js|d\.ts)$/, 10],
-    ['stdin-discarder', /\.(js|d\.ts)$/, 10],
-    ['log-symbols', /\.(js|d\.ts)$/, 10],
-    ['is-unicode-supported', /\.(js|d\.ts)$/, 10],
-    ['onetime', /\.(js|d\.ts)$/, 10],
-    ['mimic-function', /\.(js|d\.ts)$/, 10],
-    ['convert-source-map', /\.js$/, 20],
-    ['get-east-asian-width', /\.(js|d\.ts)$/, 10],
+        ['@vitest/mocker', /^dist\/.*\.js$/, 60],
+        ['@vitest/spy', /^dist\/.*\.js$/, 40],
+        ['@vitest/utils', /^dist\/.*\.js$/, 80],
+        ['@jridgewell/sourcemap-codec', /^dist\/.*\.mjs$/, 30],
+        ['@rolldown/pluginutils', /^dist\/.*\.js$/, 40],
+        ['ora', /^index\.(js|d\.ts)$/, 60],
+        ['wrap-ansi', /^index\.(js|d\.ts)$/, 20],
+        ['fdir', /^dist\/.*\.(js|cjs|d\.ts)$/, 40],
+        ['std-env', /^dist\/.*\.(mjs|d\.mts)$/, 40],
+        ['tinyexec', /^dist\/.*\.(js|mjs|d\.ts)$/, 40],
+        ['pathe', /^dist\/.*\.(mjs|d\.mts)$/, 30],
+        ['signal-exit', /^dist\/mjs\/.*\.js$/, 40],
+        ['nanoid', /\.(js|d\.ts)$/, 30],
+        ['expect-type', /^dist\/.*\.d\.ts$/, 80],
+        ['why-is-node-running', /\.js$/, 20],
+        ['yargs', /^(build\/lib|lib)\/.*\.(js|ts)$/, 80],
+        ['restore-cursor', /\.(js|d\.ts)$/, 10],
+        ['stdin-discarder', /\.(js|d\.ts)$/, 10],
+        ['log-symbols', /\.(js|d\.ts)$/, 10],
+        ['is-unicode-supported', /\.(js|d\.ts)$/, 10],
+        ['onetime', /\.(js|d\.ts)$/, 10],
+        ['mimic-function', /\.(js|d\.ts)$/, 10],
+        ['convert-source-map', /\.js$/, 20],
+        ['get-east-asian-width', /\.(js|d\.ts)$/, 10],
       ];
   for (const [pkg, files, take] of FRESH_PACKAGES) {
     const dir = path.join(NM, pkg);
@@ -176,12 +203,18 @@ function fresh() {
       continue; // not in this checkout
     }
     const found = new Map();
-    for (const f of walk(dir)) if (files.test(f)) collect(readFileSync(path.join(dir, f), 'utf8'), f, `npm:${pkg}@${version}`, found);
+    for (const f of walk(dir))
+      if (files.test(f))
+        collect(readFileSync(path.join(dir, f), 'utf8'), f, `npm:${pkg}@${version}`, found);
     out.push(...sample(found, take, taken));
   }
   if (process.env.EXPRESS) {
     const gitDir = process.env.EXPRESS;
-    const log = execFileSync('git', ['--git-dir', gitDir, 'log', '--no-merges', '-p', '-U0', '--format=C %H', '--', '*.js'], { maxBuffer: 1 << 30 }).toString('utf8');
+    const log = execFileSync(
+      'git',
+      ['--git-dir', gitDir, 'log', '--no-merges', '-p', '-U0', '--format=C %H', '--', '*.js'],
+      { maxBuffer: 1 << 30 },
+    ).toString('utf8');
     const found = new Map();
     let commit = '';
     let file = '';
@@ -190,16 +223,22 @@ function fresh() {
       else if (line.startsWith('+++ b/')) file = line.slice(6);
       else if (line.startsWith('+') && !line.startsWith('+++')) {
         const c = commentOf(line.slice(1), file);
-        if (c !== null && /[A-Za-z]{2}/.test(c) && c.length <= 200 && !found.has(c)) found.set(c, { text: c, source: `github:expressjs/express@${commit}/${file}:added` });
+        if (c !== null && /[A-Za-z]{2}/.test(c) && c.length <= 200 && !found.has(c))
+          found.set(c, { text: c, source: `github:expressjs/express@${commit}/${file}:added` });
       }
     }
     out.push(...sample(found, 1500, taken));
   }
-  const file = path.join(ROOT, 'test', 'corpus', 'elision', ROUND6 ? 'heldout-6-comments.json' : 'heldout-5-comments.json');
+  const file = path.join(
+    ROOT,
+    'test',
+    'corpus',
+    'elision',
+    ROUND6 ? 'heldout-6-comments.json' : 'heldout-5-comments.json',
+  );
   const about = ROUND6
     ? 'Real comment lines no earlier set (heldout-5-comments.json included) holds, for the sixth held-out false-positive figure: the node_modules packages left unsampled, and more comment lines that commits of express added or changed. Built 2026-11-25 by `node scripts/elision-corpus.mjs --fresh6` after the rules tuned on set 5 were written but before any figure on these comments was taken; measured once, never tuned on.'
-    :
-    'Real comment lines no earlier set holds, for the fifth held-out false-positive figure (issue 23 item 3): packages of node_modules no earlier set sampled, and comment lines that commits of express added or changed (a sample of 1,500 by hash). Built 2026-11-25 by `node scripts/elision-corpus.mjs --fresh` after the rules of that round were written, measured once, never tuned on.';
+    : 'Real comment lines no earlier set holds, for the fifth held-out false-positive figure (issue 23 item 3): packages of node_modules no earlier set sampled, and comment lines that commits of express added or changed (a sample of 1,500 by hash). Built 2026-11-25 by `node scripts/elision-corpus.mjs --fresh` after the rules of that round were written, measured once, never tuned on.';
   writeFileSync(file, JSON.stringify({ about, comments: out }, null, 1) + '\n');
   console.log(`${out.length} fresh comments -> ${path.relative(ROOT, file)}`);
 }

@@ -24,7 +24,9 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 // ELISION_DIST=/other/checkout/dist measures another build (for before/after figures)
 const DIST = process.env.ELISION_DIST ?? path.join(ROOT, 'dist');
-const { elisionFigures, findElisions, isElisionLine } = await import(pathToFileURL(path.join(DIST, 'core', 'elision.js')).href);
+const { elisionFigures, findElisions, isElisionLine } = await import(
+  pathToFileURL(path.join(DIST, 'core', 'elision.js')).href
+);
 const args = new Set(process.argv.slice(2));
 const dir = path.join(ROOT, 'test', 'corpus', 'elision');
 const corpus = (name) => JSON.parse(readFileSync(path.join(dir, name), 'utf8'));
@@ -32,8 +34,29 @@ const texts = (name) => corpus(name).placeholders.map((p) => (typeof p === 'stri
 const pct = (n, d) => `${n} / ${d} = ${d ? ((100 * n) / d).toFixed(1) : '0.0'}%`;
 const pct2 = (n, d) => `${n} / ${d} = ${d ? ((100 * n) / d).toFixed(2) : '0.00'}%`;
 
-const TUNING = ['heldout-9-real.json', 'heldout-8-real.json', 'heldout-7-real.json', 'heldout-6-real.json', 'heldout-5-real.json', 'tuning-5.json', 'heldout-4-real.json', 'heldout-3-real.json', 'heldout-placeholders.json', 'heldout-2-placeholders.json', 'placeholders.json', 'tuning-issue20.json', 'held-out.json'];
-const REAL = ['heldout-6-comments.json', 'heldout-5-comments.json', 'real-comments.json', 'heldout-comments.json', 'heldout-2-comments.json', 'heldout-3-comments.json'];
+const TUNING = [
+  'heldout-9-real.json',
+  'heldout-8-real.json',
+  'heldout-7-real.json',
+  'heldout-6-real.json',
+  'heldout-5-real.json',
+  'tuning-5.json',
+  'heldout-4-real.json',
+  'heldout-3-real.json',
+  'heldout-placeholders.json',
+  'heldout-2-placeholders.json',
+  'placeholders.json',
+  'tuning-issue20.json',
+  'held-out.json',
+];
+const REAL = [
+  'heldout-6-comments.json',
+  'heldout-5-comments.json',
+  'real-comments.json',
+  'heldout-comments.json',
+  'heldout-2-comments.json',
+  'heldout-3-comments.json',
+];
 
 const realComments = [...new Set(REAL.flatMap((n) => corpus(n).comments.map((c) => c.text)))];
 
@@ -45,28 +68,53 @@ if (!args.has('--timing')) {
     for (const m of f.missed) console.log(`      missed: ${m}`);
   }
   const hard = elisionFigures([], realComments);
-  console.log(`real comments, added in a hunk that rewrites code beside them: flagged ${pct2(hard.flagged, hard.comments)}`);
+  console.log(
+    `real comments, added in a hunk that rewrites code beside them: flagged ${pct2(hard.flagged, hard.comments)}`,
+  );
   for (const m of hard.wronglyFlagged) console.log(`      flagged: ${m}`);
   const own = inTheirFiles();
-  console.log(`real comments in their own files (${own.sources}), each added where nothing was removed: flagged ${pct2(own.flagged.length, own.comments)}`);
+  console.log(
+    `real comments in their own files (${own.sources}), each added where nothing was removed: flagged ${pct2(own.flagged.length, own.comments)}`,
+  );
   for (const m of own.flagged) console.log(`      flagged: ${m}`);
 }
 
 if (args.has('--heldout')) {
   // the figures only: which items they miss is not printed, so nobody tunes on them by accident
   const set10 = corpus('heldout-10.json');
-  const held = elisionFigures(set10.placeholders.map((p) => p.text), []);
+  const held = elisionFigures(
+    set10.placeholders.map((p) => p.text),
+    [],
+  );
   console.log(`HELD-OUT heldout-10.json: caught ${pct(held.caught, held.placeholders)}`);
-  const near10 = elisionFigures([], set10.nearMisses.map((x) => x.text));
-  console.log(`HELD-OUT heldout-10.json near misses, each added beside rewritten code: flagged ${near10.flagged} / ${near10.comments}`);
+  const near10 = elisionFigures(
+    [],
+    set10.nearMisses.map((x) => x.text),
+  );
+  console.log(
+    `HELD-OUT heldout-10.json near misses, each added beside rewritten code: flagged ${near10.flagged} / ${near10.comments}`,
+  );
   const set11 = corpus('heldout-11-real.json');
-  const held11 = elisionFigures(set11.placeholders.map((p) => p.text), []);
+  const held11 = elisionFigures(
+    set11.placeholders.map((p) => p.text),
+    [],
+  );
   console.log(`HELD-OUT heldout-11-real.json: caught ${pct(held11.caught, held11.placeholders)}`);
-  const near11 = elisionFigures([], set11.nearMisses.map((x) => x.text));
-  console.log(`HELD-OUT heldout-11-real.json near misses, each added beside rewritten code: flagged ${near11.flagged} / ${near11.comments}`);
+  const near11 = elisionFigures(
+    [],
+    set11.nearMisses.map((x) => x.text),
+  );
+  console.log(
+    `HELD-OUT heldout-11-real.json near misses, each added beside rewritten code: flagged ${near11.flagged} / ${near11.comments}`,
+  );
   for (const n of ['heldout-9-real.json', 'heldout-8-real.json', 'heldout-7-real.json']) {
-    const near = elisionFigures([], corpus(n).nearMisses.map((x) => x.text));
-    console.log(`${n} near misses (real prose about the code beside it), each added beside rewritten code: flagged ${near.flagged} / ${near.comments}`);
+    const near = elisionFigures(
+      [],
+      corpus(n).nearMisses.map((x) => x.text),
+    );
+    console.log(
+      `${n} near misses (real prose about the code beside it), each added beside rewritten code: flagged ${near.flagged} / ${near.comments}`,
+    );
   }
 }
 
@@ -86,11 +134,19 @@ function inTheirFiles() {
       if (name === 'node_modules' || name.startsWith('.')) continue;
       const st = statSync(path.join(base, r));
       if (st.isDirectory()) walk(base, r, keep);
-      else if (keep.test(r) && st.size < 2_000_000) files.push({ label: r, text: readFileSync(path.join(base, r), 'utf8') });
+      else if (keep.test(r) && st.size < 2_000_000)
+        files.push({ label: r, text: readFileSync(path.join(base, r), 'utf8') });
     }
   };
   walk(path.join(ROOT, 'src'), '', /\.ts$/);
-  for (const pkg of ['vitest', 'vite', 'typescript/lib', 'fast-check/lib', 'postcss/lib', 'diff/libesm']) {
+  for (const pkg of [
+    'vitest',
+    'vite',
+    'typescript/lib',
+    'fast-check/lib',
+    'postcss/lib',
+    'diff/libesm',
+  ]) {
     try {
       walk(path.join(ROOT, 'node_modules', pkg), '', /\.(js|mjs|ts)$/);
     } catch {
@@ -99,8 +155,13 @@ function inTheirFiles() {
   }
   let sources = 'guard src, node_modules: vitest vite typescript fast-check postcss diff';
   if (process.env.EXPRESS) {
-    const g = (...a) => execFileSync('git', ['--git-dir', process.env.EXPRESS, ...a], { maxBuffer: 1 << 28 }).toString('utf8');
-    for (const f of g('ls-tree', '-r', '--name-only', 'HEAD').split('\n').filter((p) => /\.(js|md|json|yml)$/.test(p))) {
+    const g = (...a) =>
+      execFileSync('git', ['--git-dir', process.env.EXPRESS, ...a], {
+        maxBuffer: 1 << 28,
+      }).toString('utf8');
+    for (const f of g('ls-tree', '-r', '--name-only', 'HEAD')
+      .split('\n')
+      .filter((p) => /\.(js|md|json|yml)$/.test(p))) {
       files.push({ label: f, text: g('show', `HEAD:${f}`) });
     }
     sources = `${path.basename(path.dirname(process.env.EXPRESS))} (EXPRESS), ${sources}`;
@@ -128,19 +189,21 @@ function history(gitDir) {
     console.log('--history needs EXPRESS=/path/to/a/git/dir');
     return;
   }
-  const git = (a, input) => execFileSync('git', ['--git-dir', gitDir, ...a], { maxBuffer: 1 << 30, input });
+  const git = (a, input) =>
+    execFileSync('git', ['--git-dir', gitDir, ...a], { maxBuffer: 1 << 30, input });
   const raw = git(['log', '--no-merges', '--raw', '--no-abbrev', '--format=C %H']).toString('utf8');
   const pairs = [];
   let commit = '';
   for (const line of raw.split('\n')) {
     if (line.startsWith('C ')) commit = line.slice(2, 14);
     const m = /^:\d+ \d+ ([0-9a-f]{40}) ([0-9a-f]{40}) M\t(.+)$/.exec(line);
-    if (m && /\.(js|mjs|cjs|ts|md|json|yml|ya?ml|html|css|sh)$/.test(m[3])) pairs.push({ commit, old: m[1], neu: m[2], file: m[3] });
+    if (m && /\.(js|mjs|cjs|ts|md|json|yml|ya?ml|html|css|sh)$/.test(m[3]))
+      pairs.push({ commit, old: m[1], neu: m[2], file: m[3] });
   }
   const ids = [...new Set(pairs.flatMap((p) => [p.old, p.neu]))];
   const out = git(['cat-file', '--batch'], ids.join('\n') + '\n');
   const blobs = new Map();
-  for (let at = 0; at < out.length; ) {
+  for (let at = 0; at < out.length;) {
     const nl = out.indexOf(10, at);
     const [id, , size] = out.subarray(at, nl).toString().split(' ');
     blobs.set(id, out.subarray(nl + 1, nl + 1 + Number(size)).toString('utf8'));
@@ -154,36 +217,71 @@ function history(gitDir) {
     const neu = blobs.get(p.neu);
     commits.add(p.commit);
     const before = new Set(old.split('\n'));
-    for (const l of neu.split('\n')) if (!before.has(l) && /^\s*(\/\/|\/\*|\*|#|<!--)/.test(l) && /[A-Za-z]{2}/.test(l)) commentsTouched++;
-    for (const e of findElisions(neu, old, 3)) flagged.push(`${p.commit} ${p.file}:${e.line}: ${e.text}`);
+    for (const l of neu.split('\n'))
+      if (!before.has(l) && /^\s*(\/\/|\/\*|\*|#|<!--)/.test(l) && /[A-Za-z]{2}/.test(l))
+        commentsTouched++;
+    for (const e of findElisions(neu, old, 3))
+      flagged.push(`${p.commit} ${p.file}:${e.line}: ${e.text}`);
   }
-  console.log(`history ${gitDir}: ${commits.size} commits, ${pairs.length} file changes, ${commentsTouched} comment lines added or changed; flagged ${flagged.length}`);
+  console.log(
+    `history ${gitDir}: ${commits.size} commits, ${pairs.length} file changes, ${commentsTouched} comment lines added or changed; flagged ${flagged.length}`,
+  );
   for (const f of flagged) console.log(`      flagged: ${f}`);
 }
 
 /** The rule's cost: findElisions on a 15 MB file with 1% of its lines changed, and on a typical edit. */
 function timing() {
-  const line = (i) => `    const value_${i} = compute(input_${i}, options) // step ${i} of the pipeline`;
+  const line = (i) =>
+    `    const value_${i} = compute(input_${i}, options) // step ${i} of the pipeline`;
   const big = [];
   let size = 0;
   for (let i = 0; size < 15 * 1024 * 1024; i++) {
-    const l = i % 50 === 0 ? `    // ${i % 100 === 0 ? 'the next block' : 'see above'} handles case ${i}` : line(i);
+    const l =
+      i % 50 === 0
+        ? `    // ${i % 100 === 0 ? 'the next block' : 'see above'} handles case ${i}`
+        : line(i);
     big.push(l);
     size += l.length + 1;
   }
   const bigNew = big.map((l, i) => (i % 100 === 7 ? `${l} + 1` : l));
   bigNew[5000] = '    // ... rest of the pipeline unchanged ...';
   const small = Array.from({ length: 300 }, (_, i) => line(i));
-  const smallNew = [...small.slice(0, 120), '    // keep the cache warm', '    const warm = prime(cache)', ...small.slice(123)];
+  const smallNew = [
+    ...small.slice(0, 120),
+    '    // keep the cache warm',
+    '    const warm = prime(cache)',
+    ...small.slice(123),
+  ];
   const time = (label, neu, old, runs) => {
     findElisions(neu, old);
     const t0 = performance.now();
     for (let i = 0; i < runs; i++) findElisions(neu, old);
-    console.log(`  ${label}: ${((performance.now() - t0) / runs).toFixed(2)} ms per call (${runs} runs)`);
+    console.log(
+      `  ${label}: ${((performance.now() - t0) / runs).toFixed(2)} ms per call (${runs} runs)`,
+    );
   };
   console.log('findElisions cost (noisy on a shared machine):');
-  time(`15 MB file (${big.length} lines, 1% changed, one placeholder)`, bigNew.join('\n'), big.join('\n'), 3);
-  time('typical edit (300-line file, 3 lines rewritten)', smallNew.join('\n'), small.join('\n'), 500);
-  const truncated = [...small.slice(0, 100), '    // ... rest of the pipeline unchanged ...', ...small.slice(120)];
-  time('typical truncation (300-line file, 20 lines replaced by a placeholder)', truncated.join('\n'), small.join('\n'), 200);
+  time(
+    `15 MB file (${big.length} lines, 1% changed, one placeholder)`,
+    bigNew.join('\n'),
+    big.join('\n'),
+    3,
+  );
+  time(
+    'typical edit (300-line file, 3 lines rewritten)',
+    smallNew.join('\n'),
+    small.join('\n'),
+    500,
+  );
+  const truncated = [
+    ...small.slice(0, 100),
+    '    // ... rest of the pipeline unchanged ...',
+    ...small.slice(120),
+  ];
+  time(
+    'typical truncation (300-line file, 20 lines replaced by a placeholder)',
+    truncated.join('\n'),
+    small.join('\n'),
+    200,
+  );
 }

@@ -28,26 +28,33 @@ import { fileURLToPath } from 'node:url';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 // GUARD_DIST: replay with another build (e.g. main's dist/, to compare a rule change)
-const DIST = process.env.GUARD_DIST ? path.resolve(process.env.GUARD_DIST) : path.join(ROOT, 'dist');
+const DIST = process.env.GUARD_DIST
+  ? path.resolve(process.env.GUARD_DIST)
+  : path.join(ROOT, 'dist');
 
 const argv = process.argv.slice(2).filter((a) => a !== '--friction');
 const JSON_OUT = argv.includes('--json');
 const EXACT = argv.includes('--exact');
 const positional = argv.filter((a) => !a.startsWith('--'));
 if (positional.length === 0 || argv.includes('--help')) {
-  process.stderr.write('usage: node scripts/friction.mjs REPO [N] [--json] [--exact]\n  REPO: a repository folder or a git bundle; N: how many non-merge commits (default 300)\n');
+  process.stderr.write(
+    'usage: node scripts/friction.mjs REPO [N] [--json] [--exact]\n  REPO: a repository folder or a git bundle; N: how many non-merge commits (default 300)\n',
+  );
   process.exit(positional.length === 0 ? 2 : 0);
 }
 const source = path.resolve(positional[0]);
 const N = Number(positional[1] ?? 300);
 if (!Number.isInteger(N) || N < 1) {
-  process.stderr.write(`friction: N must be a positive whole number, not ${JSON.stringify(positional[1])}\n`);
+  process.stderr.write(
+    `friction: N must be a positive whole number, not ${JSON.stringify(positional[1])}\n`,
+  );
   process.exit(2);
 }
 
 const ENV = { ...process.env, GIT_CONFIG_NOSYSTEM: '1', GIT_TERMINAL_PROMPT: '0', LC_ALL: 'C' };
 delete ENV.GUARD_AUTO;
-const git = (cwd, args) => execFileSync('git', args, { cwd, env: ENV, encoding: 'utf8', maxBuffer: 1 << 28 });
+const git = (cwd, args) =>
+  execFileSync('git', args, { cwd, env: ENV, encoding: 'utf8', maxBuffer: 1 << 28 });
 
 /** A bundle is cloned (bare: nothing is checked out); a folder is read where it is. */
 function openSource() {
@@ -62,7 +69,11 @@ function openSource() {
   const tmp = mkdtempSync(path.join(os.tmpdir(), 'guard-friction-'));
   const repo = path.join(tmp, 'repo');
   // --no-checkout: the replay reads objects only; --exact stages into the index
-  execFileSync('git', ['clone', '--quiet', '--no-checkout', ...(isBundle ? [] : ['--no-local']), source, repo], { env: ENV, stdio: ['ignore', 'ignore', 'inherit'] });
+  execFileSync(
+    'git',
+    ['clone', '--quiet', '--no-checkout', ...(isBundle ? [] : ['--no-local']), source, repo],
+    { env: ENV, stdio: ['ignore', 'ignore', 'inherit'] },
+  );
   return { repo, cleanup: () => rmSync(tmp, { recursive: true, force: true }) };
 }
 
@@ -105,10 +116,23 @@ async function inProcess(repo, list) {
           maxBytes: Math.min(config.maxFileBytes, READ_CAP),
           whitespace: { range: [base, c.sha], changeRatio: config.changeRatio },
         });
-        const files = withAggregateLoss(facts.map((f) => classify(f, policy)), config);
+        const files = withAggregateLoss(
+          facts.map((f) => classify(f, policy)),
+          config,
+        );
         // lines the file lost, beside each file that asks: a placeholder alarm where nothing was removed is a false one
         const deleted = new Map(facts.map((f) => [f.path, f.linesDeleted]));
-        return { ...c, files: files.filter((f) => f.needsApproval).map((f) => ({ path: f.path, rules: f.rules, reasons: f.reasons, linesDeleted: deleted.get(f.path) })) };
+        return {
+          ...c,
+          files: files
+            .filter((f) => f.needsApproval)
+            .map((f) => ({
+              path: f.path,
+              rules: f.rules,
+              reasons: f.reasons,
+              linesDeleted: deleted.get(f.path),
+            })),
+        };
       }),
     );
     out.push(...judged);
@@ -118,7 +142,12 @@ async function inProcess(repo, list) {
 
 /** The parents (of `parents`) whose tree holds `file`: one cat-file --batch-check. */
 function batchHasConfig(repo, parents, file) {
-  const r = spawnSync('git', ['cat-file', '--batch-check=%(objecttype)'], { cwd: repo, env: ENV, input: parents.map((p) => `${p}:${file}`).join('\n') + '\n', encoding: 'utf8' });
+  const r = spawnSync('git', ['cat-file', '--batch-check=%(objecttype)'], {
+    cwd: repo,
+    env: ENV,
+    input: parents.map((p) => `${p}:${file}`).join('\n') + '\n',
+    encoding: 'utf8',
+  });
   const lines = r.stdout.split('\n');
   return parents.filter((_, i) => lines[i] === 'blob');
 }
@@ -131,7 +160,10 @@ function exact(repo, list) {
     if (!c.parent) continue; // a root commit: check would judge against the empty tree; skipped here
     git(repo, ['update-ref', 'HEAD', c.parent]);
     git(repo, ['read-tree', c.sha]);
-    const r = spawnSync(process.execPath, [bin, 'check', '--auto', '--json', '--cwd', repo], { env: { ...ENV, GUARD_AUTO: '1' }, encoding: 'utf8' });
+    const r = spawnSync(process.execPath, [bin, 'check', '--auto', '--json', '--cwd', repo], {
+      env: { ...ENV, GUARD_AUTO: '1' },
+      encoding: 'utf8',
+    });
     let doc;
     try {
       doc = JSON.parse(r.stdout);
@@ -142,28 +174,60 @@ function exact(repo, list) {
       out.push({ ...c, error: doc.error?.message ?? 'failed', files: [] });
       continue;
     }
-    out.push({ ...c, files: doc.files.filter((f) => f.needsApproval).map((f) => ({ path: f.path, rules: f.rules ?? [], reasons: f.reasons })) });
+    out.push({
+      ...c,
+      files: doc.files
+        .filter((f) => f.needsApproval)
+        .map((f) => ({ path: f.path, rules: f.rules ?? [], reasons: f.reasons })),
+    });
   }
   return out;
 }
 
 function summarize(judged) {
   const asks = judged.filter((c) => c.files.length > 0 || c.error);
-  const onlyProtected = asks.filter((c) => !c.error && c.files.every((f) => f.rules.length > 0 && f.rules.every((r) => r === 'protected')));
+  const onlyProtected = asks.filter(
+    (c) =>
+      !c.error &&
+      c.files.every((f) => f.rules.length > 0 && f.rules.every((r) => r === 'protected')),
+  );
   const other = asks.filter((c) => !onlyProtected.includes(c));
   const byRule = {};
-  for (const c of asks) for (const r of new Set(c.files.flatMap((f) => f.rules))) byRule[r] = (byRule[r] ?? 0) + 1;
+  for (const c of asks)
+    for (const r of new Set(c.files.flatMap((f) => f.rules))) byRule[r] = (byRule[r] ?? 0) + 1;
   const protectedPaths = {};
-  for (const c of onlyProtected) for (const f of c.files) {
-    const top = f.path.split('/').slice(0, 2).join('/');
-    protectedPaths[top] = (protectedPaths[top] ?? 0) + 1;
-  }
-  const asking = asks.map((c) => ({ sha: c.sha, subject: c.subject, rules: [...new Set(c.files.flatMap((f) => f.rules))] }));
+  for (const c of onlyProtected)
+    for (const f of c.files) {
+      const top = f.path.split('/').slice(0, 2).join('/');
+      protectedPaths[top] = (protectedPaths[top] ?? 0) + 1;
+    }
+  const asking = asks.map((c) => ({
+    sha: c.sha,
+    subject: c.subject,
+    rules: [...new Set(c.files.flatMap((f) => f.rules))],
+  }));
   // every placeholder alarm (rule `elision`), with the lines its file lost: issue 23 asks for none where no code was removed
   const placeholders = asks.flatMap((c) =>
-    c.files.filter((f) => f.rules.includes('elision')).map((f) => ({ sha: c.sha, subject: c.subject, path: f.path, reason: f.reasons.find((r) => r.startsWith('elision')) ?? '', linesDeleted: f.linesDeleted ?? null })),
+    c.files
+      .filter((f) => f.rules.includes('elision'))
+      .map((f) => ({
+        sha: c.sha,
+        subject: c.subject,
+        path: f.path,
+        reason: f.reasons.find((r) => r.startsWith('elision')) ?? '',
+        linesDeleted: f.linesDeleted ?? null,
+      })),
   );
-  return { commits: judged.length, asks: asks.length, onlyProtected: onlyProtected.length, other, byRule, protectedPaths, asking, placeholders };
+  return {
+    commits: judged.length,
+    asks: asks.length,
+    onlyProtected: onlyProtected.length,
+    other,
+    byRule,
+    protectedPaths,
+    asking,
+    placeholders,
+  };
 }
 
 const pct = (a, b) => `${b ? ((100 * a) / b).toFixed(1) : '0.0'}%`;
@@ -177,19 +241,43 @@ async function main() {
     const s = summarize(judged);
     const seconds = (Date.now() - started) / 1000;
     if (JSON_OUT) {
-      process.stdout.write(JSON.stringify({ source, mode: EXACT ? 'exact' : 'in-process', seconds, ...s }, null, 2) + '\n');
+      process.stdout.write(
+        JSON.stringify({ source, mode: EXACT ? 'exact' : 'in-process', seconds, ...s }, null, 2) +
+          '\n',
+      );
       return;
     }
     const p = (l = '') => process.stdout.write(l + '\n');
     process.stdout.on('error', () => process.exit(0)); // a closed pipe (| head) ends the report
-    p(`friction: ${path.basename(source)}, last ${s.commits} non-merge commits, default config (${EXACT ? 'guard check --auto per commit' : 'in process'}, ${seconds.toFixed(1)} s)`);
+    p(
+      `friction: ${path.basename(source)}, last ${s.commits} non-merge commits, default config (${EXACT ? 'guard check --auto per commit' : 'in process'}, ${seconds.toFixed(1)} s)`,
+    );
     p(`  would ask a person:        ${s.asks} (${pct(s.asks, s.commits)})`);
-    p(`  only for a protected path: ${s.onlyProtected} (${pct(s.onlyProtected, s.commits)})${Object.keys(s.protectedPaths).length ? '  ' + Object.entries(s.protectedPaths).map(([k, v]) => `${k}: ${v} files`).join(', ') : ''}`);
+    p(
+      `  only for a protected path: ${s.onlyProtected} (${pct(s.onlyProtected, s.commits)})${
+        Object.keys(s.protectedPaths).length
+          ? '  ' +
+            Object.entries(s.protectedPaths)
+              .map(([k, v]) => `${k}: ${v} files`)
+              .join(', ')
+          : ''
+      }`,
+    );
     p(`  for anything else:         ${s.other.length} (${pct(s.other.length, s.commits)})`);
-    p(`  commits by rule:           ${Object.entries(s.byRule).sort((a, b) => b[1] - a[1]).map(([k, v]) => `${k} ${v}`).join(', ') || 'none'}`);
+    p(
+      `  commits by rule:           ${
+        Object.entries(s.byRule)
+          .sort((a, b) => b[1] - a[1])
+          .map(([k, v]) => `${k} ${v}`)
+          .join(', ') || 'none'
+      }`,
+    );
     p(`  placeholder alarms:        ${s.placeholders.length}`);
     for (const e of s.placeholders) {
-      const lost = e.linesDeleted === null ? 'lines lost: not known in --exact' : `the file lost ${e.linesDeleted} line${e.linesDeleted === 1 ? '' : 's'}`;
+      const lost =
+        e.linesDeleted === null
+          ? 'lines lost: not known in --exact'
+          : `the file lost ${e.linesDeleted} line${e.linesDeleted === 1 ? '' : 's'}`;
       p(`      ${e.sha.slice(0, 10)} ${e.path}: ${e.reason} (${lost})`);
     }
     if (s.other.length) {

@@ -19,7 +19,8 @@ export const DEFAULT_CLI = path.join(ROOT, 'dist', 'cli', 'main.js');
  */
 export function cleanEnv(extra = {}) {
   const env = { ...process.env };
-  for (const k of Object.keys(env)) if (k.startsWith('GIT_') || k.startsWith('GUARD_')) delete env[k];
+  for (const k of Object.keys(env))
+    if (k.startsWith('GIT_') || k.startsWith('GUARD_')) delete env[k];
   delete env.FORCE_COLOR;
   return Object.assign(env, {
     CI: 'true',
@@ -35,11 +36,24 @@ export function cleanEnv(extra = {}) {
  * Run a process to its end: { status, signal, stdout, stderr } (text). Throws
  * if it cannot start, and on a non-zero exit unless `allowFail`.
  */
-export function sh(cmd, args, { cwd, env = process.env, input, allowFail = false, timeout = 300_000 } = {}) {
-  const r = spawnSync(cmd, args, { cwd, env, input, encoding: 'utf8', maxBuffer: 256 << 20, timeout });
+export function sh(
+  cmd,
+  args,
+  { cwd, env = process.env, input, allowFail = false, timeout = 300_000 } = {},
+) {
+  const r = spawnSync(cmd, args, {
+    cwd,
+    env,
+    input,
+    encoding: 'utf8',
+    maxBuffer: 256 << 20,
+    timeout,
+  });
   if (r.error) throw new Error(`${cmd} ${args.slice(0, 4).join(' ')}: ${r.error.message}`);
   if (r.status !== 0 && !allowFail) {
-    throw new Error(`${cmd} ${args.slice(0, 4).join(' ')} exited ${r.status} in ${cwd ?? process.cwd()}: ${(r.stderr || r.stdout || '').trim().split('\n')[0]}`);
+    throw new Error(
+      `${cmd} ${args.slice(0, 4).join(' ')} exited ${r.status} in ${cwd ?? process.cwd()}: ${(r.stderr || r.stdout || '').trim().split('\n')[0]}`,
+    );
   }
   return { status: r.status, signal: r.signal, stdout: r.stdout ?? '', stderr: r.stderr ?? '' };
 }
@@ -67,7 +81,14 @@ export function makeRepo(dir, { env, files, config = {} } = {}) {
     maintenance: { auto: 'false' },
     ...config,
   };
-  const text = Object.entries(sections).map(([s, kv]) => `[${s}]\n${Object.entries(kv).map(([k, v]) => `\t${k} = ${v}\n`).join('')}`).join('');
+  const text = Object.entries(sections)
+    .map(
+      ([s, kv]) =>
+        `[${s}]\n${Object.entries(kv)
+          .map(([k, v]) => `\t${k} = ${v}\n`)
+          .join('')}`,
+    )
+    .join('');
   fs.appendFileSync(path.join(dir, '.git', 'config'), text);
   if (files) {
     for (const [f, c] of Object.entries(files)) writeFile(path.join(dir, f), c);
@@ -103,8 +124,14 @@ export function median(xs) {
 export function printTable(head, rows, right = []) {
   const all = [head, ...rows];
   const keys = Object.keys(head);
-  const w = Object.fromEntries(keys.map((k) => [k, Math.max(...all.map((r) => String(r[k]).length))]));
-  const line = (r) => keys.map((k) => (right.includes(k) ? String(r[k]).padStart(w[k]) : String(r[k]).padEnd(w[k]))).join('  ').trimEnd();
+  const w = Object.fromEntries(
+    keys.map((k) => [k, Math.max(...all.map((r) => String(r[k]).length))]),
+  );
+  const line = (r) =>
+    keys
+      .map((k) => (right.includes(k) ? String(r[k]).padStart(w[k]) : String(r[k]).padEnd(w[k])))
+      .join('  ')
+      .trimEnd();
   console.log(line(head));
   console.log(keys.map((k) => '-'.repeat(w[k])).join('  '));
   for (const r of rows) console.log(line(r));
@@ -118,19 +145,41 @@ export function printTable(head, rows, right = []) {
  */
 export function vitestJson(files, { env = process.env, testNamePattern, tmp = os.tmpdir() } = {}) {
   const out = path.join(tmp, `vitest-${Date.now()}-${Math.random().toString(36).slice(2)}.json`);
-  const args = [path.join(ROOT, 'node_modules', 'vitest', 'vitest.mjs'), 'run', ...files, '--reporter=json', `--outputFile=${out}`];
+  const args = [
+    path.join(ROOT, 'node_modules', 'vitest', 'vitest.mjs'),
+    'run',
+    ...files,
+    '--reporter=json',
+    `--outputFile=${out}`,
+  ];
   if (testNamePattern) args.push('-t', testNamePattern);
   const r = sh(process.execPath, args, { cwd: ROOT, env, allowFail: true, timeout: 0 });
   let report;
   try {
     report = JSON.parse(fs.readFileSync(out, 'utf8'));
   } catch {
-    return { ok: false, tests: [], failures: [`vitest wrote no report (exit ${r.status}): ${(r.stderr || r.stdout).trim().split('\n').slice(-3).join(' | ')}`] };
+    return {
+      ok: false,
+      tests: [],
+      failures: [
+        `vitest wrote no report (exit ${r.status}): ${(r.stderr || r.stdout).trim().split('\n').slice(-3).join(' | ')}`,
+      ],
+    };
   } finally {
     fs.rmSync(out, { force: true });
   }
-  const tests = report.testResults.flatMap((f) => f.assertionResults.map((t) => ({ ...t, file: path.relative(ROOT, f.name) })));
-  const failures = tests.filter((t) => t.status === 'failed').map((t) => `${t.title}: ${(t.failureMessages[0] ?? '').split('\n')[0]}`);
-  for (const f of report.testResults) if (f.status === 'failed' && f.assertionResults.length === 0) failures.push(`${path.relative(ROOT, f.name)}: ${(f.message ?? '').split('\n')[0]}`);
-  return { ok: r.status === 0 && report.numFailedTests === 0 && report.numTotalTests > 0, tests, failures };
+  const tests = report.testResults.flatMap((f) =>
+    f.assertionResults.map((t) => ({ ...t, file: path.relative(ROOT, f.name) })),
+  );
+  const failures = tests
+    .filter((t) => t.status === 'failed')
+    .map((t) => `${t.title}: ${(t.failureMessages[0] ?? '').split('\n')[0]}`);
+  for (const f of report.testResults)
+    if (f.status === 'failed' && f.assertionResults.length === 0)
+      failures.push(`${path.relative(ROOT, f.name)}: ${(f.message ?? '').split('\n')[0]}`);
+  return {
+    ok: r.status === 0 && report.numFailedTests === 0 && report.numTotalTests > 0,
+    tests,
+    failures,
+  };
 }

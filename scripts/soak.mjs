@@ -62,7 +62,9 @@ const rand = () => {
 const PARALLEL = Number(arg('--jobs') ?? Math.max(1, Math.min(4, os.cpus().length)));
 
 if (argv.includes('--help')) {
-  console.log('usage: node scripts/soak.mjs [--short] [--seed N] [--kills N] [--only kills,properties,concurrency,suite,history] [--jobs N] [--keep]\n  --short    60 kills, 1,000 property pairs, 8 x 8 hook calls (a few minutes)\n  --kills N  SIGKILLs to land (default 1,000)');
+  console.log(
+    'usage: node scripts/soak.mjs [--short] [--seed N] [--kills N] [--only kills,properties,concurrency,suite,history] [--jobs N] [--keep]\n  --short    60 kills, 1,000 property pairs, 8 x 8 hook calls (a few minutes)\n  --kills N  SIGKILLs to land (default 1,000)',
+  );
   process.exit(0);
 }
 if (!fs.existsSync(CLI)) {
@@ -71,7 +73,10 @@ if (!fs.existsSync(CLI)) {
 }
 
 const ENV = lib.cleanEnv({
-  GIT_AUTHOR_NAME: 'Soak', GIT_AUTHOR_EMAIL: 'soak@guard.invalid', GIT_COMMITTER_NAME: 'Soak', GIT_COMMITTER_EMAIL: 'soak@guard.invalid',
+  GIT_AUTHOR_NAME: 'Soak',
+  GIT_AUTHOR_EMAIL: 'soak@guard.invalid',
+  GIT_COMMITTER_NAME: 'Soak',
+  GIT_COMMITTER_EMAIL: 'soak@guard.invalid',
 });
 const TMP = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'guard-soak-')));
 const T0 = Date.now();
@@ -98,18 +103,29 @@ function guard(cwd, args, { input = '', env = {}, killAfter } = {}) {
     child.on('error', reject);
     child.on('close', (code, signal) => {
       if (t) clearTimeout(t);
-      resolve({ code, signal, stdout: Buffer.concat(out).toString('utf8'), stderr: Buffer.concat(err).toString('utf8') });
+      resolve({
+        code,
+        signal,
+        stdout: Buffer.concat(out).toString('utf8'),
+        stderr: Buffer.concat(err).toString('utf8'),
+      });
     });
   });
 }
 
 let repoCount = 0;
-const makeRepo = (files = {}) => lib.makeRepo(path.join(TMP, `r${repoCount++}`), { env: ENV, files });
+const makeRepo = (files = {}) =>
+  lib.makeRepo(path.join(TMP, `r${repoCount++}`), { env: ENV, files });
 const write = (dir, f, c) => lib.writeFile(path.join(dir, f), c);
 
 /** Bytes of each file (null: absent). */
 function snap(dir, files) {
-  return new Map(files.map((f) => [f, fs.existsSync(path.join(dir, f)) ? fs.readFileSync(path.join(dir, f)) : null]));
+  return new Map(
+    files.map((f) => [
+      f,
+      fs.existsSync(path.join(dir, f)) ? fs.readFileSync(path.join(dir, f)) : null,
+    ]),
+  );
 }
 const same = (a, b) => a === b || (a != null && b != null && a.equals(b));
 const eqSnap = (a, b) => [...a].every(([f, v]) => same(v, b.get(f)));
@@ -125,11 +141,24 @@ function oldOrNew(now, before, after) {
 }
 /** Checkpoints whose reason starts with `prefix`, newest first: their ids are what `guard log` lists and `guard restore` takes. */
 async function checkpointsByReason(dir, prefix) {
-  const out = git(dir, ['for-each-ref', '--sort=-creatordate', '--sort=-refname', '--format=%(refname)%09%(contents:subject)', 'refs/guard/checkpoints/']);
-  return out.split('\n').filter(Boolean).map((l) => {
-    const [ref, subject] = l.split('\t');
-    return { id: ref.slice('refs/guard/checkpoints/'.length), reason: subject.replace(/^guard checkpoint: /, '') };
-  }).filter((c) => c.reason.startsWith(prefix));
+  const out = git(dir, [
+    'for-each-ref',
+    '--sort=-creatordate',
+    '--sort=-refname',
+    '--format=%(refname)%09%(contents:subject)',
+    'refs/guard/checkpoints/',
+  ]);
+  return out
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => {
+      const [ref, subject] = l.split('\t');
+      return {
+        id: ref.slice('refs/guard/checkpoints/'.length),
+        reason: subject.replace(/^guard checkpoint: /, ''),
+      };
+    })
+    .filter((c) => c.reason.startsWith(prefix));
 }
 const indexOf = (dir) => git(dir, ['ls-files', '-s']);
 
@@ -140,7 +169,13 @@ const indexOf = (dir) => git(dir, ['ls-files', '-s']);
 
 function laneSetup() {
   const files = ['a.txt', 'b.txt', 'c.txt', 'd.txt', 'gone.txt', 'new.txt'];
-  const dir = makeRepo({ 'a.txt': lines(30, 'a'), 'b.txt': lines(30, 'b'), 'c.txt': lines(30, 'c'), 'd.txt': lines(2000, 'd'), 'gone.txt': lines(20, 'gone') });
+  const dir = makeRepo({
+    'a.txt': lines(30, 'a'),
+    'b.txt': lines(30, 'b'),
+    'c.txt': lines(30, 'c'),
+    'd.txt': lines(2000, 'd'),
+    'gone.txt': lines(20, 'gone'),
+  });
   return { dir, files };
 }
 async function startLane(dir) {
@@ -156,49 +191,112 @@ function editLane(lane) {
   write(lane, 'new.txt', 'brand new\n');
   fs.rmSync(path.join(lane, 'gone.txt'));
 }
-const hookPayload = (dir, tool, input, id) => JSON.stringify({
-  session_id: 'soak-session', transcript_path: path.join(TMP, 't.jsonl'), cwd: dir, hook_event_name: 'PreToolUse', tool_name: tool, tool_input: input, tool_use_id: id,
-});
+const hookPayload = (dir, tool, input, id) =>
+  JSON.stringify({
+    session_id: 'soak-session',
+    transcript_path: path.join(TMP, 't.jsonl'),
+    cwd: dir,
+    hook_event_name: 'PreToolUse',
+    tool_name: tool,
+    tool_input: input,
+    tool_use_id: id,
+  });
 
 const SCENARIOS = [
   {
     name: 'write',
-    points: ['write:after-checkpoint', 'write:before-rename', 'write:after-rename', 'atomic:before-rename', 'checkpoint:after-add', 'checkpoint:before-update-ref'],
+    points: [
+      'write:after-checkpoint',
+      'write:before-rename',
+      'write:after-rename',
+      'atomic:before-rename',
+      'checkpoint:after-add',
+      'checkpoint:before-update-ref',
+    ],
     async setup() {
       const old = lines(20_000, 'row');
       const dir = makeRepo({ 'big.txt': old, 'other.txt': 'o\n' });
       const next = old + lines(2_000, 'more');
-      return { dir, files: ['big.txt', 'other.txt'], args: ['write', 'big.txt', '--auto'], input: next,
-        after: new Map([['big.txt', Buffer.from(next)], ['other.txt', Buffer.from('o\n')]]), reason: 'before guard write', ok: [0] };
+      return {
+        dir,
+        files: ['big.txt', 'other.txt'],
+        args: ['write', 'big.txt', '--auto'],
+        input: next,
+        after: new Map([
+          ['big.txt', Buffer.from(next)],
+          ['other.txt', Buffer.from('o\n')],
+        ]),
+        reason: 'before guard write',
+        ok: [0],
+      };
     },
   },
   {
     name: 'review',
-    points: ['review:after-refs', 'review:after-lock', 'checkpoint:after-add@2', 'review:after-checkpoint', 'atomic:before-rename', 'review:between-files@1', 'review:between-files@3', 'review:before-stage', 'review:before-record'],
+    points: [
+      'review:after-refs',
+      'review:after-lock',
+      'checkpoint:after-add@2',
+      'review:after-checkpoint',
+      'atomic:before-rename',
+      'review:between-files@1',
+      'review:between-files@3',
+      'review:before-stage',
+      'review:before-record',
+    ],
     async setup() {
       const { dir, files } = laneSetup();
       const lane = await startLane(dir);
       editLane(lane);
-      return { dir, files, args: ['review', 'agent', '--auto'], after: snap(lane, files), reason: 'before guard review merges', staged: true, ok: [0] };
+      return {
+        dir,
+        files,
+        args: ['review', 'agent', '--auto'],
+        after: snap(lane, files),
+        reason: 'before guard review merges',
+        staged: true,
+        ok: [0],
+      };
     },
   },
   {
     name: 'restore',
-    points: ['restore:after-undo-checkpoint', 'restore:between-files@1', 'restore:between-files@2', 'restore:before-stage', 'atomic:before-rename', 'checkpoint:after-add', 'checkpoint:before-update-ref'],
+    points: [
+      'restore:after-undo-checkpoint',
+      'restore:between-files@1',
+      'restore:between-files@2',
+      'restore:before-stage',
+      'atomic:before-rename',
+      'checkpoint:after-add',
+      'checkpoint:before-update-ref',
+    ],
     async setup() {
       const files = ['a.txt', 'b.txt', 'c.txt', 'd.txt'];
-      const dir = makeRepo({ 'a.txt': lines(40, 'a'), 'b.txt': lines(40, 'b'), 'c.txt': lines(40, 'c') });
+      const dir = makeRepo({
+        'a.txt': lines(40, 'a'),
+        'b.txt': lines(40, 'b'),
+        'c.txt': lines(40, 'c'),
+      });
       write(dir, 'c.txt', lines(41, 'c'));
       const s0 = snap(dir, files);
       // a whole-tree checkpoint of this state, as guard hook takes before a shell command
-      const h = await guard(dir, ['hook', 'claude'], { input: hookPayload(dir, 'Bash', { command: 'true' }, 'toolu_restore') });
+      const h = await guard(dir, ['hook', 'claude'], {
+        input: hookPayload(dir, 'Bash', { command: 'true' }, 'toolu_restore'),
+      });
       if (h.code !== 0) throw new Error(`guard hook failed: ${h.stderr}`);
       const [cp] = await checkpointsByReason(dir, '');
       write(dir, 'a.txt', lines(10, 'A'));
       fs.rmSync(path.join(dir, 'b.txt'));
       write(dir, 'd.txt', 'new file\n');
       git(dir, ['add', 'a.txt']);
-      return { dir, files, args: ['restore', cp.id, '--staged'], after: s0, reason: 'before guard restore', ok: [0] };
+      return {
+        dir,
+        files,
+        args: ['restore', cp.id, '--staged'],
+        after: s0,
+        reason: 'before guard restore',
+        ok: [0],
+      };
     },
   },
   {
@@ -210,19 +308,40 @@ const SCENARIOS = [
       git(dir, ['add', 'mod.py']);
       const files = ['mod.py'];
       // check never writes the work tree in auto mode: before and after are the same
-      return { dir, files, args: ['check', '--auto'], after: snap(dir, files), reason: null, ok: [1] };
+      return {
+        dir,
+        files,
+        args: ['check', '--auto'],
+        after: snap(dir, files),
+        reason: null,
+        ok: [1],
+      };
     },
   },
   {
     name: 'discard',
-    points: ['discard:after-checkpoint', 'discard:before-remove', 'checkpoint:after-add', 'checkpoint:before-update-ref'],
+    points: [
+      'discard:after-checkpoint',
+      'discard:before-remove',
+      'checkpoint:after-add',
+      'checkpoint:before-update-ref',
+    ],
     async setup() {
       const { dir } = laneSetup();
       const lane = await startLane(dir);
       editLane(lane);
       write(lane, 'scratch/untracked.txt', 'only here\n');
       const files = ['a.txt', 'b.txt', 'new.txt', 'scratch/untracked.txt'];
-      return { dir, lane, laneFiles: snap(lane, files), files: ['a.txt', 'b.txt'], args: ['discard', 'agent'], after: snap(dir, ['a.txt', 'b.txt']), reason: 'before guard discard', ok: [0] };
+      return {
+        dir,
+        lane,
+        laneFiles: snap(lane, files),
+        files: ['a.txt', 'b.txt'],
+        args: ['discard', 'agent'],
+        after: snap(dir, ['a.txt', 'b.txt']),
+        reason: 'before guard discard',
+        ok: [0],
+      };
     },
   },
   {
@@ -236,7 +355,15 @@ const SCENARIOS = [
       const files = ['a.txt', 'b.txt', 'untracked.txt'];
       // before a shell command: a whole-tree checkpoint, then the record; no file is written
       const input = hookPayload(dir, 'Bash', { command: 'rm -rf build' }, 'toolu_hook');
-      return { dir, files, args: ['hook', 'claude'], input, after: snap(dir, files), reason: '', ok: [0] };
+      return {
+        dir,
+        files,
+        args: ['hook', 'claude'],
+        input,
+        after: snap(dir, files),
+        reason: '',
+        ok: [0],
+      };
     },
   },
   {
@@ -246,13 +373,31 @@ const SCENARIOS = [
       const dir = makeRepo({ 'a.txt': lines(50, 'a'), 'b.txt': 'b\n' });
       const files = ['a.txt', 'b.txt'];
       // a Write: measured, recorded (its checkpoint too), allowed; the harness writes, not guard
-      const input = hookPayload(dir, 'Write', { file_path: path.join(dir, 'b.txt'), content: 'b2\n' }, 'toolu_hook');
-      return { dir, files, args: ['hook', 'claude'], input, after: snap(dir, files), reason: '', ok: [0] };
+      const input = hookPayload(
+        dir,
+        'Write',
+        { file_path: path.join(dir, 'b.txt'), content: 'b2\n' },
+        'toolu_hook',
+      );
+      return {
+        dir,
+        files,
+        args: ['hook', 'claude'],
+        input,
+        after: snap(dir, files),
+        reason: '',
+        ok: [0],
+      };
     },
   },
   {
     name: 'rewind',
-    points: ['rewind:between-files', 'atomic:before-rename', 'checkpoint:after-add', 'checkpoint:before-update-ref'],
+    points: [
+      'rewind:between-files',
+      'atomic:before-rename',
+      'checkpoint:after-add',
+      'checkpoint:before-update-ref',
+    ],
     async setup() {
       const dir = makeRepo({ 'a.txt': lines(30, 'a'), 'b.txt': lines(30, 'b') });
       const files = ['a.txt', 'b.txt'];
@@ -260,16 +405,39 @@ const SCENARIOS = [
       // the session writes both files through the hook (the harness writes after guard allows)
       for (const [i, f] of files.entries()) {
         const content = lines(31, f);
-        const h = await guard(dir, ['hook', 'claude'], { input: hookPayload(dir, 'Write', { file_path: path.join(dir, f), content }, `toolu_w${i}`) });
+        const h = await guard(dir, ['hook', 'claude'], {
+          input: hookPayload(
+            dir,
+            'Write',
+            { file_path: path.join(dir, f), content },
+            `toolu_w${i}`,
+          ),
+        });
         if (h.code !== 0) throw new Error(`guard hook failed: ${h.stderr}`);
         write(dir, f, content);
       }
-      return { dir, files, args: ['rewind', 'soak-session'], after: original, reason: 'before guard rewind', ok: [0] };
+      return {
+        dir,
+        files,
+        args: ['rewind', 'soak-session'],
+        after: original,
+        reason: 'before guard rewind',
+        ok: [0],
+      };
     },
   },
 ];
 
-const kills = { runs: 0, killed: 0, finished: 0, half: 0, restorable: 0, needRestore: 0, nextOk: 0, failures: [] };
+const kills = {
+  runs: 0,
+  killed: 0,
+  finished: 0,
+  half: 0,
+  restorable: 0,
+  needRestore: 0,
+  nextOk: 0,
+  failures: [],
+};
 const perScenario = Object.fromEntries(SCENARIOS.map((s) => [s.name, 0]));
 
 async function oneKill(sc, how) {
@@ -281,11 +449,16 @@ async function oneKill(sc, how) {
     kills.failures.push(f);
     log(`FAILURE ${f}${KEEP ? ` (${ctx.dir})` : ''}`);
   };
-  const r = await guard(ctx.dir, ctx.args, { input: ctx.input ?? '', env: how.point ? { GUARD_FAULT: how.point } : {}, killAfter: how.delay });
+  const r = await guard(ctx.dir, ctx.args, {
+    input: ctx.input ?? '',
+    env: how.point ? { GUARD_FAULT: how.point } : {},
+    killAfter: how.delay,
+  });
   kills.runs++;
   if (r.signal !== 'SIGKILL') {
     kills.finished++;
-    if (how.point) return fail(`not killed (exit ${r.code}): ${r.stderr.trim().split('\n').slice(-1)[0]}`);
+    if (how.point)
+      return fail(`not killed (exit ${r.code}): ${r.stderr.trim().split('\n').slice(-1)[0]}`);
   } else {
     kills.killed++;
     perScenario[sc.name]++;
@@ -298,7 +471,11 @@ async function oneKill(sc, how) {
     return fail(`${on.half} is neither old nor new`);
   }
   if (sc.name === 'discard' && fs.existsSync(ctx.lane)) {
-    const laneOn = oldOrNew(snap(ctx.lane, [...ctx.laneFiles.keys()]), ctx.laneFiles, ctx.laneFiles);
+    const laneOn = oldOrNew(
+      snap(ctx.lane, [...ctx.laneFiles.keys()]),
+      ctx.laneFiles,
+      ctx.laneFiles,
+    );
     if (laneOn.half) {
       kills.half++;
       return fail(`lane file ${laneOn.half} changed`);
@@ -308,7 +485,10 @@ async function oneKill(sc, how) {
   const changed = !eqSnap(now, before) || indexOf(ctx.dir) !== indexBefore;
   if (ctx.reason !== null) {
     const cps = await checkpointsByReason(ctx.dir, ctx.reason);
-    const mine = sc.name === 'restore' || sc.name === 'rewind' ? cps.filter((c) => c.reason.startsWith(ctx.reason)) : cps;
+    const mine =
+      sc.name === 'restore' || sc.name === 'rewind'
+        ? cps.filter((c) => c.reason.startsWith(ctx.reason))
+        : cps;
     if (sc.name === 'discard') {
       // the lane's last state is in the checkpoint, byte for byte
       if (mine.length > 0) {
@@ -324,19 +504,33 @@ async function oneKill(sc, how) {
     } else if (changed) {
       kills.needRestore++;
       if (mine.length === 0) return fail('files changed but no checkpoint');
-      const rr = await guard(ctx.dir, ['restore', mine[0].id, ...(ctx.staged || sc.name !== 'write' ? ['--staged'] : [])]);
+      const rr = await guard(ctx.dir, [
+        'restore',
+        mine[0].id,
+        ...(ctx.staged || sc.name !== 'write' ? ['--staged'] : []),
+      ]);
       const back = snap(ctx.dir, ctx.files);
       if (rr.code === 0 && eqSnap(back, before)) kills.restorable++;
-      else return fail(`restore ${mine[0].id} exited ${rr.code}, state ${eqSnap(back, before) ? 'equal' : 'differs'}: ${rr.stderr.trim().split('\n')[0]}`);
+      else
+        return fail(
+          `restore ${mine[0].id} exited ${rr.code}, state ${eqSnap(back, before) ? 'equal' : 'differs'}: ${rr.stderr.trim().split('\n')[0]}`,
+        );
     }
   }
   // 3. the next command takes over cleanly
   const next = await guard(ctx.dir, ctx.args, { input: ctx.input ?? '' });
   const gone = sc.name === 'discard' && !fs.existsSync(ctx.lane);
   if (ctx.ok.includes(next.code) || (gone && next.code === 2)) {
-    if (sc.name !== 'check' && sc.name !== 'discard' && !sc.name.startsWith('hook') && !eqSnap(snap(ctx.dir, ctx.files), ctx.after)) return fail('the next run did not finish the work');
+    if (
+      sc.name !== 'check' &&
+      sc.name !== 'discard' &&
+      !sc.name.startsWith('hook') &&
+      !eqSnap(snap(ctx.dir, ctx.files), ctx.after)
+    )
+      return fail('the next run did not finish the work');
     kills.nextOk++;
-  } else return fail(`the next run exited ${next.code}: ${next.stderr.trim().split('\n').slice(-1)[0]}`);
+  } else
+    return fail(`the next run exited ${next.code}: ${next.stderr.trim().split('\n').slice(-1)[0]}`);
   if (!KEEP) fs.rmSync(ctx.dir, { recursive: true, force: true });
 }
 
@@ -369,7 +563,8 @@ async function soakKills() {
   const named = SCENARIOS.flatMap((sc) => sc.points.map((point) => ({ sc, point })));
   const tasks = [];
   const rounds = Math.max(1, Math.round(target / 200));
-  for (let r = 0; r < rounds; r++) for (const { sc, point } of named) tasks.push(() => oneKill(sc, { point }));
+  for (let r = 0; r < rounds; r++)
+    for (const { sc, point } of named) tasks.push(() => oneKill(sc, { point }));
   // random moments: 20% to 110% of the command's own run time (a kill that comes late finds it done)
   const randomCount = Math.max(0, Math.ceil((target - tasks.length) * 1.15));
   for (let k = 0; k < randomCount; k++) {
@@ -380,11 +575,14 @@ async function soakKills() {
   let done = 0;
   const wrapped = tasks.map((t) => async () => {
     await t();
-    if (++done % 50 === 0) log(`kills: ${done}/${tasks.length} runs, ${kills.killed} killed, ${kills.failures.length} failures`);
+    if (++done % 50 === 0)
+      log(
+        `kills: ${done}/${tasks.length} runs, ${kills.killed} killed, ${kills.failures.length} failures`,
+      );
   });
   await pool(wrapped, PARALLEL);
   // random delays that came after the command had finished landed no kill: top up until the target is met
-  for (let extra = 0; kills.killed < target && extra < target; ) {
+  for (let extra = 0; kills.killed < target && extra < target;) {
     const more = Array.from({ length: Math.min(PARALLEL * 4, target - kills.killed) }, () => {
       const sc = SCENARIOS[extra++ % SCENARIOS.length];
       return () => oneKill(sc, { delay: Math.round(duration[sc.name] * (0.2 + 0.7 * rand())) });
@@ -392,11 +590,43 @@ async function soakKills() {
     await pool(more, PARALLEL);
   }
   const restorePct = kills.needRestore ? (100 * kills.restorable) / kills.needRestore : 100;
-  row('kills', `SIGKILLs landed (named points x${rounds} + random delays) across ${SCENARIOS.map((s) => s.name).join(', ')}`, `${kills.killed}`, `${kills.runs} runs`, `>= ${target}`, kills.killed >= target);
-  row('kills', 'half-written files after a kill', `${kills.half}`, `${kills.killed} kills`, '0', kills.half === 0);
-  row('kills', 'restorable from the checkpoint the run made', `${restorePct.toFixed(1)}%`, `${kills.restorable}/${kills.needRestore}`, '100%', restorePct === 100);
-  row('kills', 'the next command takes over cleanly', `${kills.nextOk}`, `${kills.runs} runs`, 'all', kills.nextOk === kills.runs);
-  notes.push(`kills per command: ${Object.entries(perScenario).map(([k, v]) => `${k} ${v}`).join(', ')}`);
+  row(
+    'kills',
+    `SIGKILLs landed (named points x${rounds} + random delays) across ${SCENARIOS.map((s) => s.name).join(', ')}`,
+    `${kills.killed}`,
+    `${kills.runs} runs`,
+    `>= ${target}`,
+    kills.killed >= target,
+  );
+  row(
+    'kills',
+    'half-written files after a kill',
+    `${kills.half}`,
+    `${kills.killed} kills`,
+    '0',
+    kills.half === 0,
+  );
+  row(
+    'kills',
+    'restorable from the checkpoint the run made',
+    `${restorePct.toFixed(1)}%`,
+    `${kills.restorable}/${kills.needRestore}`,
+    '100%',
+    restorePct === 100,
+  );
+  row(
+    'kills',
+    'the next command takes over cleanly',
+    `${kills.nextOk}`,
+    `${kills.runs} runs`,
+    'all',
+    kills.nextOk === kills.runs,
+  );
+  notes.push(
+    `kills per command: ${Object.entries(perScenario)
+      .map(([k, v]) => `${k} ${v}`)
+      .join(', ')}`,
+  );
   for (const f of kills.failures.slice(0, 20)) notes.push(`kill failure: ${f}`);
 }
 
@@ -408,7 +638,13 @@ function soakProperties() {
   // (each batch is one repository; a rename, a mode change, a NUL byte or a reindent is one pair in it)
   const t = Date.now();
   const countsFile = path.join(TMP, 'property-counts.jsonl');
-  const r = vitestJson(['test/unit/numstat-property.test.ts'], { env: { GUARD_PROPERTY_RUNS: String(batches), GUARD_PROPERTY_SEED: String(SEED), GUARD_PROPERTY_COUNTS: countsFile } });
+  const r = vitestJson(['test/unit/numstat-property.test.ts'], {
+    env: {
+      GUARD_PROPERTY_RUNS: String(batches),
+      GUARD_PROPERTY_SEED: String(SEED),
+      GUARD_PROPERTY_COUNTS: countsFile,
+    },
+  });
   const ok = r.ok;
   // the test appends what each kind of pair came to (git's own view: its -M pairing, its binary, its -b)
   let k = {};
@@ -420,8 +656,23 @@ function soakProperties() {
   }
   const pairs = k.pairs ?? 0;
   const goal = SHORT ? 1000 : 10_000;
-  row('properties', 'generated base/new pairs agreeing with git diff --numstat (and hunks)', `${ok ? pairs : 0}`, `${batches * 50} pairs`, `>= ${goal.toLocaleString('en')}`, ok && pairs >= goal);
-  const kind = (what, n, min) => row('properties', `  of which ${what}`, `${ok ? n ?? 0 : 0}`, `${pairs} pairs`, `>= ${min}`, ok && (n ?? 0) >= min);
+  row(
+    'properties',
+    'generated base/new pairs agreeing with git diff --numstat (and hunks)',
+    `${ok ? pairs : 0}`,
+    `${batches * 50} pairs`,
+    `>= ${goal.toLocaleString('en')}`,
+    ok && pairs >= goal,
+  );
+  const kind = (what, n, min) =>
+    row(
+      'properties',
+      `  of which ${what}`,
+      `${ok ? (n ?? 0) : 0}`,
+      `${pairs} pairs`,
+      `>= ${min}`,
+      ok && (n ?? 0) >= min,
+    );
   const share = (f) => Math.floor((goal * f) / 100);
   kind('NUL bytes (binary to git and to guard)', k.nul, share(5));
   kind('whitespace-only changes (git -b: no change)', k.whitespaceOnly, share(1));
@@ -429,22 +680,46 @@ function soakProperties() {
   kind('renames with edits (git diff --cached -M: R < 100)', k.renameEdited, share(2));
   kind('renames without edits (R100)', k.renameExact, share(5));
   kind('moves git splits into delete + add', k.renameSplit, share(1));
-  notes.push(`properties: ${batches} batches of 50 pairs (NUL bytes, mode changes, renames, whitespace-only edits, CRLF, invalid UTF-8, long lines), seed ${SEED}, ${((Date.now() - t) / 1000).toFixed(0)} s`);
+  notes.push(
+    `properties: ${batches} batches of 50 pairs (NUL bytes, mode changes, renames, whitespace-only edits, CRLF, invalid UTF-8, long lines), seed ${SEED}, ${((Date.now() - t) / 1000).toFixed(0)} s`,
+  );
   if (!ok) notes.push(`properties failed: ${r.failures.slice(0, 3).join(' | ')}`);
   // renames: 20 moves per batch, with and without edits, against git diff --numstat -M
   const moves = SHORT ? 1000 : 10_000;
   const t3 = Date.now();
-  const m = vitestJson(['test/unit/rename-property.test.ts'], { env: { GUARD_PROPERTY_RUNS: String(moves / 20) } });
+  const m = vitestJson(['test/unit/rename-property.test.ts'], {
+    env: { GUARD_PROPERTY_RUNS: String(moves / 20) },
+  });
   const seenMoves = m.tests.find((x) => x.meta?.renames)?.meta.renames;
-  row('properties', 'moved files (renames, with and without edits) agreeing with git diff --numstat -M', `${m.ok ? moves : 0}`, `${moves} moves`, SHORT ? '>= 1,000' : '>= 10,000', m.ok);
-  notes.push(`renames: ${seenMoves ? JSON.stringify(seenMoves) : '?'} (renamed: git paired them; split: git saw a delete and an add), ${((Date.now() - t3) / 1000).toFixed(0)} s`);
+  row(
+    'properties',
+    'moved files (renames, with and without edits) agreeing with git diff --numstat -M',
+    `${m.ok ? moves : 0}`,
+    `${moves} moves`,
+    SHORT ? '>= 1,000' : '>= 10,000',
+    m.ok,
+  );
+  notes.push(
+    `renames: ${seenMoves ? JSON.stringify(seenMoves) : '?'} (renamed: git paired them; split: git saw a delete and an add), ${((Date.now() - t3) / 1000).toFixed(0)} s`,
+  );
   if (!m.ok) notes.push(`rename property failed: ${m.failures.slice(0, 3).join(' | ')}`);
   // the hunk and strategy properties (test/unit/hunks.test.ts: 4, strategies.test.ts: 1) at the same scale
   const cases = SHORT ? 1000 : 10_000;
   const t2 = Date.now();
-  const h = vitestJson(['test/unit/hunks.test.ts', 'test/unit/strategies.test.ts'], { env: { GUARD_PROPERTY_CASES: String(cases) } });
-  row('properties', 'hunk (4) and strategy (1) properties, generated cases each', `${h.ok ? cases : 0}`, `5 x ${cases}`, SHORT ? '>= 1,000 each' : '>= 10,000 each', h.ok);
-  notes.push(`hunk and strategy properties: 5 properties x ${cases} cases, ${((Date.now() - t2) / 1000).toFixed(0)} s`);
+  const h = vitestJson(['test/unit/hunks.test.ts', 'test/unit/strategies.test.ts'], {
+    env: { GUARD_PROPERTY_CASES: String(cases) },
+  });
+  row(
+    'properties',
+    'hunk (4) and strategy (1) properties, generated cases each',
+    `${h.ok ? cases : 0}`,
+    `5 x ${cases}`,
+    SHORT ? '>= 1,000 each' : '>= 10,000 each',
+    h.ok,
+  );
+  notes.push(
+    `hunk and strategy properties: 5 properties x ${cases} cases, ${((Date.now() - t2) / 1000).toFixed(0)} s`,
+  );
   if (!h.ok) notes.push(`hunk/strategy properties failed: ${h.failures.slice(0, 3).join(' | ')}`);
 }
 
@@ -452,49 +727,88 @@ function soakProperties() {
 // concurrency
 
 function soakCommits() {
-  const r = vitestJson(['test/e2e/concurrency.test.ts'], { env: { GUARD_SOAK: '1' }, testNamePattern: 'processes x' });
+  const r = vitestJson(['test/e2e/concurrency.test.ts'], {
+    env: { GUARD_SOAK: '1' },
+    testNamePattern: 'processes x',
+  });
   const t = r.tests.find((x) => /processes x \d+ commits/.test(x.title));
   const m = t?.meta ?? {};
   const ok = r.ok && t?.status === 'passed';
-  row('concurrency', `${m.lanes ?? 8} agents x ${m.commits ?? 20} commits through the pre-commit hook at once`, ok ? 'pass' : 'FAIL', `${m.attempts ?? '?'} attempts`, 'nothing lost, a ref per refusal', ok && m.refs === m.blocked);
+  row(
+    'concurrency',
+    `${m.lanes ?? 8} agents x ${m.commits ?? 20} commits through the pre-commit hook at once`,
+    ok ? 'pass' : 'FAIL',
+    `${m.attempts ?? '?'} attempts`,
+    'nothing lost, a ref per refusal',
+    ok && m.refs === m.blocked,
+  );
   if (!ok) notes.push(`commits: ${r.failures.slice(0, 4).join(' | ')}`);
 }
 
 async function soakHookCalls() {
   const AGENTS = 8;
   const CALLS = SHORT ? 8 : 20;
-  const files = Object.fromEntries(Array.from({ length: AGENTS }, (_, a) => [`agent${a}/big.py`, lines(200, `def a${a}`)]));
+  const files = Object.fromEntries(
+    Array.from({ length: AGENTS }, (_, a) => [`agent${a}/big.py`, lines(200, `def a${a}`)]),
+  );
   const dir = makeRepo(files);
-  const results = await Promise.all(Array.from({ length: AGENTS }, async (_, a) => {
-    const out = { allowed: 0, denied: 0, errors: [] };
-    for (let c = 0; c < CALLS; c++) {
-      const file = path.join(dir, `agent${a}`, c % 4 === 3 ? 'big.py' : `new${c}.py`);
-      // every fourth call replaces the 200-line module with a stub: needs a person, so it is denied in auto mode
-      const content = c % 4 === 3 ? `# stub ${a}.${c}\n` : lines(5, `agent ${a} call ${c}`);
-      const r = await guard(dir, ['hook', 'claude'], { input: hookPayload(dir, 'Write', { file_path: file, content }, `toolu_${a}_${c}`), env: { GUARD_SESSION: `agent-${a}` } });
-      let decision = 'allow';
-      try {
-        decision = r.stdout.trim() ? JSON.parse(r.stdout).hookSpecificOutput?.permissionDecision ?? 'allow' : 'allow';
-      } catch {
-        out.errors.push(`bad answer: ${r.stdout.slice(0, 80)}`);
+  const results = await Promise.all(
+    Array.from({ length: AGENTS }, async (_, a) => {
+      const out = { allowed: 0, denied: 0, errors: [] };
+      for (let c = 0; c < CALLS; c++) {
+        const file = path.join(dir, `agent${a}`, c % 4 === 3 ? 'big.py' : `new${c}.py`);
+        // every fourth call replaces the 200-line module with a stub: needs a person, so it is denied in auto mode
+        const content = c % 4 === 3 ? `# stub ${a}.${c}\n` : lines(5, `agent ${a} call ${c}`);
+        const r = await guard(dir, ['hook', 'claude'], {
+          input: hookPayload(dir, 'Write', { file_path: file, content }, `toolu_${a}_${c}`),
+          env: { GUARD_SESSION: `agent-${a}` },
+        });
+        let decision = 'allow';
+        try {
+          decision = r.stdout.trim()
+            ? (JSON.parse(r.stdout).hookSpecificOutput?.permissionDecision ?? 'allow')
+            : 'allow';
+        } catch {
+          out.errors.push(`bad answer: ${r.stdout.slice(0, 80)}`);
+        }
+        if (r.code !== 0)
+          out.errors.push(`exit ${r.code}: ${r.stderr.trim().split('\n').slice(-1)[0]}`);
+        if (decision === 'allow') {
+          out.allowed++;
+          write(dir, path.relative(dir, file), content); // the harness writes what guard allowed
+        } else out.denied++;
       }
-      if (r.code !== 0) out.errors.push(`exit ${r.code}: ${r.stderr.trim().split('\n').slice(-1)[0]}`);
-      if (decision === 'allow') {
-        out.allowed++;
-        write(dir, path.relative(dir, file), content); // the harness writes what guard allowed
-      } else out.denied++;
-    }
-    return out;
-  }));
+      return out;
+    }),
+  );
   const allowed = results.reduce((s, r) => s + r.allowed, 0);
   const denied = results.reduce((s, r) => s + r.denied, 0);
   const errors = results.flatMap((r) => r.errors);
-  const rejected = git(dir, ['for-each-ref', '--format=%(refname)', 'refs/guard/rejected/']).split('\n').filter(Boolean);
-  const bigIntact = Array.from({ length: AGENTS }, (_, a) => fs.readFileSync(path.join(dir, `agent${a}`, 'big.py'), 'utf8') === files[`agent${a}/big.py`]).every(Boolean);
-  const ok = errors.length === 0 && denied === AGENTS * Math.floor(CALLS / 4) && rejected.length === denied && bigIntact;
-  row('concurrency', `${AGENTS} agents x ${CALLS} tool calls through guard hook claude at once`, `${allowed} allowed, ${denied} denied`, `${rejected.length} rejected refs`,
-    'a ref per refusal, no errors', ok);
-  if (!ok) notes.push(`hook calls: ${errors.length} errors (${errors.slice(0, 3).join(' | ')}); denied ${denied}, expected ${AGENTS * Math.floor(CALLS / 4)}; refs ${rejected.length}; modules intact ${bigIntact}`);
+  const rejected = git(dir, ['for-each-ref', '--format=%(refname)', 'refs/guard/rejected/'])
+    .split('\n')
+    .filter(Boolean);
+  const bigIntact = Array.from(
+    { length: AGENTS },
+    (_, a) =>
+      fs.readFileSync(path.join(dir, `agent${a}`, 'big.py'), 'utf8') === files[`agent${a}/big.py`],
+  ).every(Boolean);
+  const ok =
+    errors.length === 0 &&
+    denied === AGENTS * Math.floor(CALLS / 4) &&
+    rejected.length === denied &&
+    bigIntact;
+  row(
+    'concurrency',
+    `${AGENTS} agents x ${CALLS} tool calls through guard hook claude at once`,
+    `${allowed} allowed, ${denied} denied`,
+    `${rejected.length} rejected refs`,
+    'a ref per refusal, no errors',
+    ok,
+  );
+  if (!ok)
+    notes.push(
+      `hook calls: ${errors.length} errors (${errors.slice(0, 3).join(' | ')}); denied ${denied}, expected ${AGENTS * Math.floor(CALLS / 4)}; refs ${rejected.length}; modules intact ${bigIntact}`,
+    );
 }
 
 // ---------------------------------------------------------------------------
@@ -514,7 +828,16 @@ async function soakHistory() {
   const firsts = [];
   let lasts = [];
   for (let from = 0; from < calls; from += chunk) {
-    const r = sim.runSession({ node: NODE, cli: CLI, repo: long, env: ENV, from, to: Math.min(calls, from + chunk), hooks: true, session: 'soak-long' });
+    const r = sim.runSession({
+      node: NODE,
+      cli: CLI,
+      repo: long,
+      env: ENV,
+      from,
+      to: Math.min(calls, from + chunk),
+      hooks: true,
+      session: 'soak-long',
+    });
     if (firsts.length < 200) firsts.push(...r.writePre.slice(0, 200 - firsts.length));
     lasts = [...lasts, ...r.writePre].slice(-200);
     log(`history: ${Math.min(calls, from + chunk)} calls`);
@@ -525,7 +848,10 @@ async function soakHistory() {
   const inLong = [];
   const inFresh = [];
   for (let i = 0; i < 21; i++) {
-    for (const [repo, out, session] of [[long, inLong, 'soak-long'], [fresh, inFresh, 'soak-fresh']]) {
+    for (const [repo, out, session] of [
+      [long, inLong, 'soak-long'],
+      [fresh, inFresh, 'soak-fresh'],
+    ]) {
       const c = sim.sessionCall(repo, calls + 2 * i * 5, session);
       out.push(sim.hookOnce(NODE, CLI, repo, c.pre, ENV));
       c.run(ENV);
@@ -533,12 +859,47 @@ async function soakHistory() {
   }
   const med = (xs) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
   const ratio = med(inLong) / med(inFresh);
-  row('history', `PreToolUse Write after ${calls.toLocaleString('en')} calls of one session / the same in a fresh clone (same run)`, `${ratio.toFixed(2)}x`, `${med(inLong).toFixed(0)} vs ${med(inFresh).toFixed(0)} ms`, '<= 1.05x', ratio <= 1.05);
-  row('history', `  write pre-hook, last 200 / first 200 of the ${calls.toLocaleString('en')} (load moves this one)`, `${(med(lasts) / med(firsts)).toFixed(2)}x`, `${med(lasts).toFixed(0)} vs ${med(firsts).toFixed(0)} ms`, 'flat', true);
+  row(
+    'history',
+    `PreToolUse Write after ${calls.toLocaleString('en')} calls of one session / the same in a fresh clone (same run)`,
+    `${ratio.toFixed(2)}x`,
+    `${med(inLong).toFixed(0)} vs ${med(inFresh).toFixed(0)} ms`,
+    '<= 1.05x',
+    ratio <= 1.05,
+  );
+  row(
+    'history',
+    `  write pre-hook, last 200 / first 200 of the ${calls.toLocaleString('en')} (load moves this one)`,
+    `${(med(lasts) / med(firsts)).toFixed(2)}x`,
+    `${med(lasts).toFixed(0)} vs ${med(firsts).toFixed(0)} ms`,
+    'flat',
+    true,
+  );
   // left loose at the end (git gc --auto, started by guard past ~2,000 loose objects, packs both): bounded, not growing with the calls
-  row('history', '  loose refs under refs/guard/ left at the end', String(counts.refs), `${calls} calls`, '<= 1,000', counts.refs <= 1000);
-  row('history', '  loose objects left at the end', String(counts.objects), `${calls} calls`, '<= 3,000', counts.objects <= 3000);
-  row('history', '  .git per 1,000 calls', `${((bytes / calls) * 1000 / 1024).toFixed(0)} kB`, `${(bytes / 1048576).toFixed(1)} MB in all`, 'reported', true);
+  row(
+    'history',
+    '  loose refs under refs/guard/ left at the end',
+    String(counts.refs),
+    `${calls} calls`,
+    '<= 1,000',
+    counts.refs <= 1000,
+  );
+  row(
+    'history',
+    '  loose objects left at the end',
+    String(counts.objects),
+    `${calls} calls`,
+    '<= 3,000',
+    counts.objects <= 3000,
+  );
+  row(
+    'history',
+    '  .git per 1,000 calls',
+    `${(((bytes / calls) * 1000) / 1024).toFixed(0)} kB`,
+    `${(bytes / 1048576).toFixed(1)} MB in all`,
+    'reported',
+    true,
+  );
 }
 
 // ---------------------------------------------------------------------------
@@ -546,7 +907,8 @@ async function soakHistory() {
 // with GUARD_SOAK=1 (test/scale.ts), read from vitest's JSON report
 
 /** vitest on `files` in ENV plus `env`, read from its JSON report (scripts/lib.mjs). */
-const vitestJson = (files, { env = {}, testNamePattern } = {}) => lib.vitestJson(files, { env: { ...ENV, ...env }, testNamePattern, tmp: TMP });
+const vitestJson = (files, { env = {}, testNamePattern } = {}) =>
+  lib.vitestJson(files, { env: { ...ENV, ...env }, testNamePattern, tmp: TMP });
 
 /**
  * The load tests `npm test` runs small (docs/development.md, "Soak-sized
@@ -555,18 +917,50 @@ const vitestJson = (files, { env = {}, testNamePattern } = {}) => lib.vitestJson
  */
 function soakSuiteLoads() {
   const runs = [
-    ['faults', 'test/e2e/faults.test.ts', 'SIGKILL after random delays', 'random SIGKILLs (30 runs each): every file old or new, the checkpoint restores'],
-    ['large files', 'test/e2e/hostile.test.ts', 'large files', 'files over maxFileBytes (20 and 100 MB): blocked, never held in memory'],
-    ['concurrency', 'test/e2e/concurrency.test.ts', 'started at the same moment', 'two reviews started at once (10 rounds): none sees the other half written'],
-    ['checkpoints', 'test/integration/checkpoint.test.ts', 'rounds of random edits', 'random edits, modes, symlinks, untracked files (30 rounds): every checkpoint the tree git add -A makes'],
-    ['doctor', 'test/e2e/doctor.test.ts', 'constant number of git processes', 'doctor after 10 refused commits and two lanes: the same git processes as before'],
+    [
+      'faults',
+      'test/e2e/faults.test.ts',
+      'SIGKILL after random delays',
+      'random SIGKILLs (30 runs each): every file old or new, the checkpoint restores',
+    ],
+    [
+      'large files',
+      'test/e2e/hostile.test.ts',
+      'large files',
+      'files over maxFileBytes (20 and 100 MB): blocked, never held in memory',
+    ],
+    [
+      'concurrency',
+      'test/e2e/concurrency.test.ts',
+      'started at the same moment',
+      'two reviews started at once (10 rounds): none sees the other half written',
+    ],
+    [
+      'checkpoints',
+      'test/integration/checkpoint.test.ts',
+      'rounds of random edits',
+      'random edits, modes, symlinks, untracked files (30 rounds): every checkpoint the tree git add -A makes',
+    ],
+    [
+      'doctor',
+      'test/e2e/doctor.test.ts',
+      'constant number of git processes',
+      'doctor after 10 refused commits and two lanes: the same git processes as before',
+    ],
   ];
   for (const [id, file, pattern, what] of runs) {
     log(`suite at soak size: ${file} (${pattern})`);
     const r = vitestJson([file], { env: { GUARD_SOAK: '1' }, testNamePattern: pattern });
     const ran = r.tests.filter((t) => t.status !== 'skipped' && t.status !== 'pending');
     const secs = ran.reduce((s, t) => s + (t.duration ?? 0), 0) / 1000;
-    row(id, what, r.ok ? 'pass' : 'FAIL', `${ran.length} tests, ${secs.toFixed(0)} s`, 'all pass', r.ok);
+    row(
+      id,
+      what,
+      r.ok ? 'pass' : 'FAIL',
+      `${ran.length} tests, ${secs.toFixed(0)} s`,
+      'all pass',
+      r.ok,
+    );
     for (const f of r.failures.slice(0, 3)) notes.push(`${file}: ${f}`);
   }
 }
@@ -577,7 +971,9 @@ function row(id, what, value, of, goal, ok) {
   table.push({ id, what, value, of, goal, result: ok ? 'PASS' : 'FAIL' });
 }
 
-console.log(`guard soak${SHORT ? ' --short' : ''}: node ${process.version}, ${sh('git', ['--version']).stdout.trim()}, ${os.cpus().length} CPUs, load ${os.loadavg()[0].toFixed(1)}, ${PARALLEL} at once, seed ${SEED}`);
+console.log(
+  `guard soak${SHORT ? ' --short' : ''}: node ${process.version}, ${sh('git', ['--version']).stdout.trim()}, ${os.cpus().length} CPUs, load ${os.loadavg()[0].toFixed(1)}, ${PARALLEL} at once, seed ${SEED}`,
+);
 try {
   if (ONLY.has('properties')) {
     log('properties');
@@ -606,7 +1002,11 @@ try {
   notes.push(String(e?.stack ?? e));
 }
 console.log('');
-printTable({ id: '', what: 'figure', value: 'value', of: 'of', goal: 'goal', result: 'result' }, table, ['value', 'of']);
+printTable(
+  { id: '', what: 'figure', value: 'value', of: 'of', goal: 'goal', result: 'result' },
+  table,
+  ['value', 'of'],
+);
 if (notes.length) {
   console.log('\nnotes:');
   for (const n of notes) console.log(`  - ${n}`);

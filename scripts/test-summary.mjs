@@ -6,5 +6,7 @@ import { readFileSync } from 'node:fs';
 const file = process.argv[2] ?? '.vitest-results.json';
 const r = JSON.parse(readFileSync(file, 'utf8'));
 const skipped = (r.numPendingTests ?? 0) + (r.numTodoTests ?? 0);
-console.log(`tests: ${r.numPassedTests} passed, ${r.numFailedTests} failed${skipped ? `, ${skipped} skipped` : ''}`);
+console.log(
+  `tests: ${r.numPassedTests} passed, ${r.numFailedTests} failed${skipped ? `, ${skipped} skipped` : ''}`,
+);
 process.exit(r.numFailedTests > 0 || r.numTotalTests === 0 ? 1 : 0);

@@ -1,5 +1,19 @@
 import { spawnSync, type SpawnSyncReturns } from 'node:child_process';
-import { appendFileSync, chmodSync, cpSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, symlinkSync, writeFileSync, realpathSync } from 'node:fs';
+import {
+  appendFileSync,
+  chmodSync,
+  cpSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+  realpathSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -17,7 +31,8 @@ export function fixture(name: string): string {
 /** Env for child processes: no user git config, no signing, no terminal answers. */
 export function cleanEnv(extra: Record<string, string | undefined> = {}): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { ...process.env };
-  for (const k of Object.keys(env)) if (k.startsWith('GIT_') || k.startsWith('GUARD_')) delete env[k];
+  for (const k of Object.keys(env))
+    if (k.startsWith('GIT_') || k.startsWith('GUARD_')) delete env[k];
   delete env.NO_COLOR;
   // guard ci reads pull request reviews through these: never from the environment a test runs in
   delete env.GITHUB_TOKEN;
@@ -51,7 +66,11 @@ export interface Run {
 }
 
 function toRun(r: SpawnSyncReturns<Buffer>): Run {
-  return { code: r.status ?? 128, stdout: r.stdout.toString('utf8'), stderr: r.stderr.toString('utf8') };
+  return {
+    code: r.status ?? 128,
+    stdout: r.stdout.toString('utf8'),
+    stderr: r.stderr.toString('utf8'),
+  };
 }
 
 export class TestRepo {
@@ -60,7 +79,14 @@ export class TestRepo {
     this.dir = dir;
   }
 
-  git(args: string[], opts: { input?: string | Buffer; env?: Record<string, string | undefined>; allowFail?: boolean } = {}): string {
+  git(
+    args: string[],
+    opts: {
+      input?: string | Buffer;
+      env?: Record<string, string | undefined>;
+      allowFail?: boolean;
+    } = {},
+  ): string {
     const r = spawnSync('git', args, { cwd: this.dir, env: cleanEnv(opts.env), input: opts.input });
     if (r.status !== 0 && !opts.allowFail) {
       throw new Error(`git ${args.join(' ')} failed (${r.status}): ${r.stderr.toString()}`);
@@ -93,24 +119,41 @@ export class TestRepo {
    * (test/inproc.ts guardSync) unless the call needs a process of its own
    * (needsProcess), when it is the built CLI spawned, as guardSpawned.
    */
-  guard(args: string[], opts: { env?: Record<string, string | undefined>; input?: string | Buffer; cwd?: string } = {}): Run {
+  guard(
+    args: string[],
+    opts: { env?: Record<string, string | undefined>; input?: string | Buffer; cwd?: string } = {},
+  ): Run {
     if (needsProcess(args, opts.env)) return this.guardSpawned(args, opts);
     return guardSync(args, { cwd: opts.cwd ?? this.dir, env: opts.env, input: opts.input ?? '' });
   }
 
   /** The built CLI (dist/cli/main.js, the bundle) in a process of its own. */
-  guardSpawned(args: string[], opts: { env?: Record<string, string | undefined>; input?: string | Buffer; cwd?: string } = {}): Run {
+  guardSpawned(
+    args: string[],
+    opts: { env?: Record<string, string | undefined>; input?: string | Buffer; cwd?: string } = {},
+  ): Run {
     const env = cleanEnv({ CI: 'true', ...opts.env });
-    return toRun(spawnSync(process.execPath, [CLI, ...args], { cwd: opts.cwd ?? this.dir, env, input: opts.input ?? '' }));
+    return toRun(
+      spawnSync(process.execPath, [CLI, ...args], {
+        cwd: opts.cwd ?? this.dir,
+        env,
+        input: opts.input ?? '',
+      }),
+    );
   }
 
-  guardJson(args: string[], opts: { env?: Record<string, string | undefined>; input?: string | Buffer } = {}): { code: number; json: any; stderr: string } {
+  guardJson(
+    args: string[],
+    opts: { env?: Record<string, string | undefined>; input?: string | Buffer } = {},
+  ): { code: number; json: any; stderr: string } {
     const r = this.guard([...args, '--json'], opts);
     let json: any;
     try {
       json = JSON.parse(r.stdout);
     } catch {
-      throw new Error(`stdout is not one JSON document (exit ${r.code}):\n${r.stdout}\nstderr:\n${r.stderr}`);
+      throw new Error(
+        `stdout is not one JSON document (exit ${r.code}):\n${r.stdout}\nstderr:\n${r.stderr}`,
+      );
     }
     return { code: r.code, json, stderr: r.stderr };
   }
@@ -164,10 +207,14 @@ afterAll(() => {
   initDir = undefined;
 });
 
-const REPO_CONFIG = '[commit]\n\tgpgsign = false\n[core]\n\thooksPath = /dev/null\n[maintenance]\n\tauto = false\n[gc]\n\tauto = 0\n';
+const REPO_CONFIG =
+  '[commit]\n\tgpgsign = false\n[core]\n\thooksPath = /dev/null\n[maintenance]\n\tauto = false\n[gc]\n\tauto = 0\n';
 
 /** A fresh repository in a temp folder, with hooks, signing and automatic maintenance off. */
-export function makeRepo(files: Record<string, string | Buffer> = {}, opts: { commit?: boolean } = {}): TestRepo {
+export function makeRepo(
+  files: Record<string, string | Buffer> = {},
+  opts: { commit?: boolean } = {},
+): TestRepo {
   const dir = realpathSync(mkdtempSync(path.join(tmpdir(), 'guard-test-')));
   const repo = new TestRepo(dir);
   // what `git init -q -b main` makes, copied from the one this test file ran (~25 ms less a repository here)
@@ -235,7 +282,12 @@ export function lines(n: number, prefix = 'line'): string {
  * (`.git/guard/gate.json`), rewritten for the copy's folder.
  */
 export function installGuard(files: Record<string, string | Buffer>): TestRepo {
-  const key = JSON.stringify(Object.entries(files).map(([f, c]) => [f, typeof c === 'string' ? c : `base64:${c.toString('base64')}`]));
+  const key = JSON.stringify(
+    Object.entries(files).map(([f, c]) => [
+      f,
+      typeof c === 'string' ? c : `base64:${c.toString('base64')}`,
+    ]),
+  );
   let template = installTemplates.get(key);
   if (template === undefined) {
     template = freshInstall(files);
@@ -285,7 +337,9 @@ export function snapshotTree(dir: string): Record<string, string> {
       const st = lstatSync(path.join(dir, r));
       if (st.isSymbolicLink()) out[r] = `link:${readlinkSync(path.join(dir, r))}`;
       else if (st.isDirectory()) walk(r);
-      else out[r] = `${(st.mode & 0o777).toString(8)}:${readFileSync(path.join(dir, r)).toString('base64')}`;
+      else
+        out[r] =
+          `${(st.mode & 0o777).toString(8)}:${readFileSync(path.join(dir, r)).toString('base64')}`;
     }
   };
   walk('');
@@ -293,7 +347,14 @@ export function snapshotTree(dir: string): Record<string, string> {
 }
 
 /** A Claude Code tool call's payload (PreToolUse, or PostToolUse with `post`) for session `session`. */
-export function claudePayload(repo: TestRepo, session: string, tool: string, input: object, id: string, post = false): string {
+export function claudePayload(
+  repo: TestRepo,
+  session: string,
+  tool: string,
+  input: object,
+  id: string,
+  post = false,
+): string {
   return JSON.stringify({
     session_id: session,
     transcript_path: '/tmp/t.jsonl',
@@ -308,7 +369,16 @@ export function claudePayload(repo: TestRepo, session: string, tool: string, inp
 }
 
 /** `guard hook claude` on that payload: its exit code, output and parsed answer. */
-export function claudeHook(repo: TestRepo, session: string, tool: string, input: object, id: string, post = false) {
-  const r = repo.guard(['hook', 'claude'], { input: claudePayload(repo, session, tool, input, id, post) });
+export function claudeHook(
+  repo: TestRepo,
+  session: string,
+  tool: string,
+  input: object,
+  id: string,
+  post = false,
+) {
+  const r = repo.guard(['hook', 'claude'], {
+    input: claudePayload(repo, session, tool, input, id, post),
+  });
   return { ...r, json: r.stdout.trim() ? JSON.parse(r.stdout) : null };
 }

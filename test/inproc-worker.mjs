@@ -28,15 +28,25 @@ function answer(result) {
 
 // a command that ends the process ends this thread: say so instead of leaving the test blocked
 process.exit = (code) => {
-  answer({ error: `process.exit(${code ?? ''}) in process: spawn the CLI for this test (TestRepo.guardSpawned)` });
+  answer({
+    error: `process.exit(${code ?? ''}) in process: spawn the CLI for this test (TestRepo.guardSpawned)`,
+  });
   throw new Error('process.exit in process');
 };
-process.on('uncaughtException', (err) => answer({ error: `uncaught in process: ${err?.stack ?? err}` }));
-process.on('unhandledRejection', (err) => answer({ error: `unhandled rejection in process: ${err?.stack ?? err}` }));
+process.on('uncaughtException', (err) =>
+  answer({ error: `uncaught in process: ${err?.stack ?? err}` }),
+);
+process.on('unhandledRejection', (err) =>
+  answer({ error: `unhandled rejection in process: ${err?.stack ?? err}` }),
+);
 
 function capture(into) {
   return function write(chunk, encoding, cb) {
-    into.push(typeof chunk === 'string' ? Buffer.from(chunk, typeof encoding === 'string' ? encoding : 'utf8') : Buffer.from(chunk));
+    into.push(
+      typeof chunk === 'string'
+        ? Buffer.from(chunk, typeof encoding === 'string' ? encoding : 'utf8')
+        : Buffer.from(chunk),
+    );
     const done = typeof encoding === 'function' ? encoding : cb;
     if (typeof done === 'function') queueMicrotask(() => done());
     return true;
@@ -57,13 +67,16 @@ parentPort.on('message', async ({ id, args, env, input }) => {
   try {
     process.env = env;
     process.exitCode = undefined;
-    const stdin = Readable.from(input === undefined || input.length === 0 ? [] : [Buffer.from(input)]);
+    const stdin = Readable.from(
+      input === undefined || input.length === 0 ? [] : [Buffer.from(input)],
+    );
     Object.defineProperty(process, 'stdin', { value: stdin, configurable: true, writable: true });
     process.stdout.write = capture(out);
     process.stderr.write = capture(err);
     code = await runCli(args);
     // a process exits when its work is done: wait for what the command left running
-    for (let i = 0; i < 2500 && pendingWork() > baseline; i++) await new Promise((r) => setTimeout(r, 2));
+    for (let i = 0; i < 2500 && pendingWork() > baseline; i++)
+      await new Promise((r) => setTimeout(r, 2));
   } catch (e) {
     process.stdout.write = writes.out;
     process.stderr.write = writes.err;
@@ -74,6 +87,10 @@ parentPort.on('message', async ({ id, args, env, input }) => {
     process.stderr.write = writes.err;
     if (stdinDescriptor) Object.defineProperty(process, 'stdin', stdinDescriptor);
   }
-  answer({ code, stdout: Buffer.concat(out).toString('utf8'), stderr: Buffer.concat(err).toString('utf8') });
+  answer({
+    code,
+    stdout: Buffer.concat(out).toString('utf8'),
+    stderr: Buffer.concat(err).toString('utf8'),
+  });
 });
 answer({ ready: true });

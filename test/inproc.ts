@@ -1,7 +1,12 @@
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { pathToFileURL } from 'node:url';
-import { MessageChannel, type MessagePort, receiveMessageOnPort, Worker } from 'node:worker_threads';
+import {
+  MessageChannel,
+  type MessagePort,
+  receiveMessageOnPort,
+  Worker,
+} from 'node:worker_threads';
 import { vi } from 'vitest';
 import { cleanEnv, ROOT, type Run } from './helpers.js';
 
@@ -31,7 +36,10 @@ import { cleanEnv, ROOT, type Run } from './helpers.js';
 
 let queue: Promise<unknown> = Promise.resolve();
 
-export function guardInProcess(args: string[], opts: { cwd: string; env?: Record<string, string | undefined>; input?: string | Buffer }): Promise<Run> {
+export function guardInProcess(
+  args: string[],
+  opts: { cwd: string; env?: Record<string, string | undefined>; input?: string | Buffer },
+): Promise<Run> {
   const next = queue.then(() => once(args, opts));
   queue = next.catch(() => {});
   return next;
@@ -43,9 +51,16 @@ function pendingWork(): number {
   return process.getActiveResourcesInfo().filter((r) => WORK.test(r)).length;
 }
 
-async function once(args: string[], opts: { cwd: string; env?: Record<string, string | undefined>; input?: string | Buffer }): Promise<Run> {
+async function once(
+  args: string[],
+  opts: { cwd: string; env?: Record<string, string | undefined>; input?: string | Buffer },
+): Promise<Run> {
   const env = cleanEnv({ CI: 'true', ...opts.env });
-  for (const k of Object.keys(env)) if (k.startsWith('GUARD_FAULT')) throw new Error('guardInProcess: GUARD_FAULT* kills the process; spawn the CLI for fault tests');
+  for (const k of Object.keys(env))
+    if (k.startsWith('GUARD_FAULT'))
+      throw new Error(
+        'guardInProcess: GUARD_FAULT* kills the process; spawn the CLI for fault tests',
+      );
   const saved = {
     env: process.env,
     cwd: process.cwd(),
@@ -59,12 +74,18 @@ async function once(args: string[], opts: { cwd: string; env?: Record<string, st
   const err: Buffer[] = [];
   const capture = (into: Buffer[]) =>
     function write(chunk: string | Uint8Array, encoding?: unknown, cb?: unknown): boolean {
-      into.push(typeof chunk === 'string' ? Buffer.from(chunk, typeof encoding === 'string' ? (encoding as BufferEncoding) : 'utf8') : Buffer.from(chunk));
+      into.push(
+        typeof chunk === 'string'
+          ? Buffer.from(chunk, typeof encoding === 'string' ? (encoding as BufferEncoding) : 'utf8')
+          : Buffer.from(chunk),
+      );
       const done = typeof encoding === 'function' ? encoding : cb;
       if (typeof done === 'function') queueMicrotask(() => (done as () => void)());
       return true;
     } as typeof process.stdout.write;
-  const input = Readable.from(opts.input === undefined || opts.input === '' ? [] : [Buffer.from(opts.input)]);
+  const input = Readable.from(
+    opts.input === undefined || opts.input === '' ? [] : [Buffer.from(opts.input)],
+  );
   let code: number;
   try {
     process.env = env;
@@ -73,10 +94,12 @@ async function once(args: string[], opts: { cwd: string; env?: Record<string, st
     process.stdout.write = capture(out);
     process.stderr.write = capture(err);
     vi.resetModules();
-    const { runCli } = (await import('../src/cli/entry.js')) as typeof import('../src/cli/entry.js');
+    const { runCli } =
+      (await import('../src/cli/entry.js')) as typeof import('../src/cli/entry.js');
     code = await runCli(args);
     // a process exits when its work is done: wait for what the command left running
-    for (let i = 0; i < 500 && pendingWork() > baseline; i++) await new Promise((r) => setTimeout(r, 2));
+    for (let i = 0; i < 500 && pendingWork() > baseline; i++)
+      await new Promise((r) => setTimeout(r, 2));
   } finally {
     process.stdout.write = saved.out;
     process.stderr.write = saved.err;
@@ -85,7 +108,11 @@ async function once(args: string[], opts: { cwd: string; env?: Record<string, st
     process.env = saved.env;
     process.exitCode = saved.exitCode;
   }
-  return { code, stdout: Buffer.concat(out).toString('utf8'), stderr: Buffer.concat(err).toString('utf8') };
+  return {
+    code,
+    stdout: Buffer.concat(out).toString('utf8'),
+    stderr: Buffer.concat(err).toString('utf8'),
+  };
 }
 
 /**
@@ -107,7 +134,11 @@ function startWorker() {
   const flag = new Int32Array(new SharedArrayBuffer(4));
   const { port1, port2 } = new MessageChannel();
   const w = new Worker(new URL('./inproc-worker.mjs', import.meta.url), {
-    workerData: { dist: pathToFileURL(path.join(ROOT, 'dist')).href, flag: flag.buffer, port: port2 },
+    workerData: {
+      dist: pathToFileURL(path.join(ROOT, 'dist')).href,
+      flag: flag.buffer,
+      port: port2,
+    },
     transferList: [port2],
     stdout: false,
     stderr: false,
@@ -123,9 +154,11 @@ function wait(flag: Int32Array, port: MessagePort, id: number, ms: number): Reco
   const until = Date.now() + ms;
   for (;;) {
     const left = until - Date.now();
-    if (left <= 0 || Atomics.wait(flag, 0, 0, left) === 'timed-out') throw new Error(`the in-process CLI gave no answer in ${ms / 1000} s`);
+    if (left <= 0 || Atomics.wait(flag, 0, 0, left) === 'timed-out')
+      throw new Error(`the in-process CLI gave no answer in ${ms / 1000} s`);
     Atomics.store(flag, 0, 0);
-    for (let m = receiveMessageOnPort(port); m; m = receiveMessageOnPort(port)) if (m.message.id === id) return m.message;
+    for (let m = receiveMessageOnPort(port); m; m = receiveMessageOnPort(port))
+      if (m.message.id === id) return m.message;
   }
 }
 
@@ -135,18 +168,35 @@ function wait(flag: Int32Array, port: MessagePort, id: number, ms: number): Reco
  * This thread's cwd is the command's until it answers (nothing else in those
  * tests reads it); calls are queued, never two at once.
  */
-export function guardAsync(args: string[], opts: { cwd: string; env?: Record<string, string | undefined>; input?: string | Buffer }): Promise<Run> {
+export function guardAsync(
+  args: string[],
+  opts: { cwd: string; env?: Record<string, string | undefined>; input?: string | Buffer },
+): Promise<Run> {
   const next = asyncQueue.then(() => asyncOnce(args, opts));
   asyncQueue = next.catch(() => {});
   return next;
 }
 let asyncQueue: Promise<unknown> = Promise.resolve();
 // node 16+; not in this TypeScript lib (es2024)
-const waitAsync = (Atomics as unknown as { waitAsync(a: Int32Array, i: number, v: number, ms: number): { async: boolean; value: string | Promise<string> } }).waitAsync;
+const waitAsync = (
+  Atomics as unknown as {
+    waitAsync(
+      a: Int32Array,
+      i: number,
+      v: number,
+      ms: number,
+    ): { async: boolean; value: string | Promise<string> };
+  }
+).waitAsync;
 
-async function asyncOnce(args: string[], opts: { cwd: string; env?: Record<string, string | undefined>; input?: string | Buffer }): Promise<Run> {
+async function asyncOnce(
+  args: string[],
+  opts: { cwd: string; env?: Record<string, string | undefined>; input?: string | Buffer },
+): Promise<Run> {
   const env = cleanEnv({ CI: 'true', ...opts.env });
-  for (const k of Object.keys(env)) if (k.startsWith('GUARD_FAULT')) throw new Error('guardAsync: GUARD_FAULT* kills the process; spawn the CLI for fault tests');
+  for (const k of Object.keys(env))
+    if (k.startsWith('GUARD_FAULT'))
+      throw new Error('guardAsync: GUARD_FAULT* kills the process; spawn the CLI for fault tests');
   worker ??= startWorker();
   const w = worker;
   const id = w.next++;
@@ -155,14 +205,22 @@ async function asyncOnce(args: string[], opts: { cwd: string; env?: Record<strin
   let r: Record<string, any> | undefined;
   try {
     Atomics.store(w.flag, 0, 0);
-    w.w.postMessage({ id, args, env, input: opts.input === undefined ? undefined : Buffer.from(opts.input) });
+    w.w.postMessage({
+      id,
+      args,
+      env,
+      input: opts.input === undefined ? undefined : Buffer.from(opts.input),
+    });
     const until = Date.now() + 120_000;
     while (r === undefined) {
       const left = until - Date.now();
-      const waited = left > 0 ? waitAsync(w.flag, 0, 0, left) : { async: false, value: 'timed-out' };
-      if ((waited.async ? await waited.value : waited.value) === 'timed-out') throw new Error('the in-process CLI gave no answer in 120 s');
+      const waited =
+        left > 0 ? waitAsync(w.flag, 0, 0, left) : { async: false, value: 'timed-out' };
+      if ((waited.async ? await waited.value : waited.value) === 'timed-out')
+        throw new Error('the in-process CLI gave no answer in 120 s');
       Atomics.store(w.flag, 0, 0);
-      for (let m = receiveMessageOnPort(w.port); m; m = receiveMessageOnPort(w.port)) if (m.message.id === id) r = m.message;
+      for (let m = receiveMessageOnPort(w.port); m; m = receiveMessageOnPort(w.port))
+        if (m.message.id === id) r = m.message;
     }
   } catch (e) {
     void w.w.terminate();
@@ -179,9 +237,14 @@ async function asyncOnce(args: string[], opts: { cwd: string; env?: Record<strin
   return { code: r.code, stdout: r.stdout, stderr: r.stderr };
 }
 
-export function guardSync(args: string[], opts: { cwd: string; env?: Record<string, string | undefined>; input?: string | Buffer }): Run {
+export function guardSync(
+  args: string[],
+  opts: { cwd: string; env?: Record<string, string | undefined>; input?: string | Buffer },
+): Run {
   const env = cleanEnv({ CI: 'true', ...opts.env });
-  for (const k of Object.keys(env)) if (k.startsWith('GUARD_FAULT')) throw new Error('guardSync: GUARD_FAULT* kills the process; spawn the CLI for fault tests');
+  for (const k of Object.keys(env))
+    if (k.startsWith('GUARD_FAULT'))
+      throw new Error('guardSync: GUARD_FAULT* kills the process; spawn the CLI for fault tests');
   worker ??= startWorker();
   const w = worker;
   const id = w.next++;
@@ -190,7 +253,12 @@ export function guardSync(args: string[], opts: { cwd: string; env?: Record<stri
   let r: Record<string, any>;
   try {
     Atomics.store(w.flag, 0, 0);
-    w.w.postMessage({ id, args, env, input: opts.input === undefined ? undefined : Buffer.from(opts.input) });
+    w.w.postMessage({
+      id,
+      args,
+      env,
+      input: opts.input === undefined ? undefined : Buffer.from(opts.input),
+    });
     r = wait(w.flag, w.port, id, 120_000);
   } catch (e) {
     void w.w.terminate();

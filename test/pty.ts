@@ -13,8 +13,18 @@ export interface Session {
   exit: Promise<number>;
 }
 
-export function spawnGuard(args: string[], cwd: string, env: Record<string, string | undefined> = {}): Session {
-  const childEnv = cleanEnv({ CI: undefined, GUARD_AUTO: undefined, TERM: 'xterm', NO_COLOR: '1', ...env });
+export function spawnGuard(
+  args: string[],
+  cwd: string,
+  env: Record<string, string | undefined> = {},
+): Session {
+  const childEnv = cleanEnv({
+    CI: undefined,
+    GUARD_AUTO: undefined,
+    TERM: 'xterm',
+    NO_COLOR: '1',
+    ...env,
+  });
   const p = pty.spawn(process.execPath, [CLI, ...args], {
     cwd,
     env: childEnv as Record<string, string>,
@@ -38,7 +48,12 @@ export function spawnGuard(args: string[], cwd: string, env: Record<string, stri
       return new Promise((resolve, reject) => {
         const check = () => {
           const rest = buf.slice(seen);
-          const m = typeof pattern === 'string' ? (rest.includes(pattern) ? pattern : null) : pattern.exec(rest)?.[0];
+          const m =
+            typeof pattern === 'string'
+              ? rest.includes(pattern)
+                ? pattern
+                : null
+              : pattern.exec(rest)?.[0];
           if (m) {
             seen = buf.length;
             listeners.delete(check);

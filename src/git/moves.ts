@@ -48,9 +48,7 @@ export const anchorDay = (now: Date): string => now.toISOString().slice(0, 10);
  * Every branch tip, every verified tip and every anchor, in one for-each-ref:
  *   "refs/heads/main 1f3c...\n"
  */
-export async function branchTips(
-  cwd: string,
-): Promise<{
+export async function branchTips(cwd: string): Promise<{
   heads: Map<string, string>;
   verified: Map<string, string>;
   anchors: Map<string, Anchor[]>;

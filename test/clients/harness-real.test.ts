@@ -23,8 +23,27 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cleanupRepos, outsideDir, ROOT } from '../helpers.js';
 import { ensureHarnesses, type HarnessName, type Installed } from '../harness/install.js';
 import { startModelServer, type ModelServer } from '../harness/model-server.js';
-import { HARNESS_API, HOOK_EVENTS, runHarness, writeHookConfig, type HarnessRun } from '../harness/run.js';
-import { BIG, buildProject, CHECKOUT, freshHome, scriptFor, SMALL, SMALL_EDITED, STATE, stepIndex, TRUNCATED, USER_WORK, type Step } from '../harness/scenario.js';
+import {
+  HARNESS_API,
+  HOOK_EVENTS,
+  runHarness,
+  writeHookConfig,
+  type HarnessRun,
+} from '../harness/run.js';
+import {
+  BIG,
+  buildProject,
+  CHECKOUT,
+  freshHome,
+  scriptFor,
+  SMALL,
+  SMALL_EDITED,
+  STATE,
+  stepIndex,
+  TRUNCATED,
+  USER_WORK,
+  type Step,
+} from '../harness/scenario.js';
 import type { TestRepo } from '../helpers.js';
 
 const HARNESSES: HarnessName[] = ['claude', 'gemini', 'codex'];
@@ -50,7 +69,9 @@ const timings: string[] = [];
 beforeAll(async () => {
   for (const i of await ensureHarnesses(HARNESSES)) {
     installed[i.name] = i;
-    timings.push(`install ${i.name}: ${i.installSeconds ? `${i.installSeconds.toFixed(1)} s` : 'cached'}`);
+    timings.push(
+      `install ${i.name}: ${i.installSeconds ? `${i.installSeconds.toFixed(1)} s` : 'cached'}`,
+    );
   }
 }, 300_000);
 
@@ -73,13 +94,26 @@ interface Played {
 }
 
 /** Build the project with `configure`, play the whole script through harness `h`. */
-async function play(h: HarnessName, configure: (repo: TestRepo) => void, timeoutMs?: number): Promise<Played> {
+async function play(
+  h: HarnessName,
+  configure: (repo: TestRepo) => void,
+  timeoutMs?: number,
+): Promise<Played> {
   const repo = buildProject(configure);
   const steps = scriptFor(h, repo.dir);
-  const server = await startModelServer(HARNESS_API[h], steps.map((s) => s.action));
+  const server = await startModelServer(
+    HARNESS_API[h],
+    steps.map((s) => s.action),
+  );
   let run: HarnessRun;
   try {
-    run = await runHarness(h, { bin: bin(h), projectDir: repo.dir, home: freshHome(), server, timeoutMs });
+    run = await runHarness(h, {
+      bin: bin(h),
+      projectDir: repo.dir,
+      home: freshHome(),
+      server,
+      timeoutMs,
+    });
   } finally {
     await server.close();
   }
@@ -88,7 +122,9 @@ async function play(h: HarnessName, configure: (repo: TestRepo) => void, timeout
 }
 
 function describeRun(p: Played): string {
-  const reqs = p.server.requests.map((r) => `${r.method} ${r.url} loop=${r.agentLoop} step=${r.step ?? '-'}`).join('\n');
+  const reqs = p.server.requests
+    .map((r) => `${r.method} ${r.url} loop=${r.agentLoop} step=${r.step ?? '-'}`)
+    .join('\n');
   return `exit ${p.run.code} signal ${p.run.signal} timedOut ${p.run.timedOut}\nrequests:\n${reqs}\nstderr:\n${p.run.stderr.slice(-3000)}\nstdout:\n${p.run.stdout.slice(-3000)}`;
 }
 
@@ -110,7 +146,13 @@ function readLog(file: string): { status: string; payload: any }[] {
 describe.each(HARNESSES)('the loop: %s with a logging hook', (h) => {
   it('runs every scripted tool call through the hook; a deny stops the write and its reason reaches the model', async () => {
     const log = path.join(outsideDir(), 'hook.log');
-    const p = await play(h, (repo) => writeHookConfig(h, repo.dir, `node ${JSON.stringify(LOGGING_HOOK)} ${h} ${JSON.stringify(log)}`));
+    const p = await play(h, (repo) =>
+      writeHookConfig(
+        h,
+        repo.dir,
+        `node ${JSON.stringify(LOGGING_HOOK)} ${h} ${JSON.stringify(log)}`,
+      ),
+    );
     expect(p.run.timedOut, describeRun(p)).toBe(false);
     expect(p.run.code, describeRun(p)).toBe(0);
     // The whole script was played: the model was asked after its last tool call.
@@ -122,15 +164,25 @@ describe.each(HARNESSES)('the loop: %s with a logging hook', (h) => {
     const post = payloads.filter((x) => x.hook_event_name === HOOK_EVENTS[h].post);
     // One pre-tool call per scripted tool call, in order.
     const toolSteps = p.steps.filter((s) => s.action.kind !== 'end');
-    expect(pre.map((x) => x.tool_name), JSON.stringify(payloads, null, 1).slice(0, 4000)).toEqual(PRE_TOOLS[h]);
+    expect(
+      pre.map((x) => x.tool_name),
+      JSON.stringify(payloads, null, 1).slice(0, 4000),
+    ).toEqual(PRE_TOOLS[h]);
     expect(toolSteps).toHaveLength(PRE_TOOLS[h].length);
     for (const x of payloads) expect(x.cwd).toBe(p.repo.dir);
 
     // The work tree just before the checkout (the checkout wipes the end
     // state): the small edit is there, the truncation is not.
-    const beforeCheckout = lines.find((l) => l.payload.hook_event_name === HOOK_EVENTS[h].pre && JSON.stringify(l.payload.tool_input).includes(CHECKOUT));
+    const beforeCheckout = lines.find(
+      (l) =>
+        l.payload.hook_event_name === HOOK_EVENTS[h].pre &&
+        JSON.stringify(l.payload.tool_input).includes(CHECKOUT),
+    );
     expect(beforeCheckout, JSON.stringify(payloads, null, 1).slice(0, 4000)).toBeDefined();
-    expect(beforeCheckout!.status.split('\n').filter(Boolean).sort()).toEqual([' M big_module.py', ' M small.py']);
+    expect(beforeCheckout!.status.split('\n').filter(Boolean).sort()).toEqual([
+      ' M big_module.py',
+      ' M small.py',
+    ]);
     // The model read why the truncation was refused.
     expect(resultOf(p, 'truncate')).toContain('LOGHOOK-DENY');
     if (h === 'codex') expect(resultOf(p, 'truncate-heredoc')).toContain('LOGHOOK-DENY');
@@ -159,8 +211,15 @@ const HOOK_CONFIG_FILES: Record<HarnessName, string[]> = {
 function configureGuard(h: HarnessName, repo: TestRepo): void {
   const r = repo.guard(['init', '--agent', h]);
   if (r.code !== 0) throw new Error(`guard init --agent ${h} failed (${r.code}): ${r.stderr}`);
-  const written = HOOK_CONFIG_FILES[h].filter((f) => existsSync(path.join(repo.dir, f)) && readFileSync(path.join(repo.dir, f), 'utf8').includes(`hook ${h}`));
-  if (written.length === 0) throw new Error(`guard init --agent ${h} wrote no hook calling "guard hook ${h}" into ${HOOK_CONFIG_FILES[h].join(' or ')}:\n${r.stdout}${r.stderr}`);
+  const written = HOOK_CONFIG_FILES[h].filter(
+    (f) =>
+      existsSync(path.join(repo.dir, f)) &&
+      readFileSync(path.join(repo.dir, f), 'utf8').includes(`hook ${h}`),
+  );
+  if (written.length === 0)
+    throw new Error(
+      `guard init --agent ${h} wrote no hook calling "guard hook ${h}" into ${HOOK_CONFIG_FILES[h].join(' or ')}:\n${r.stdout}${r.stderr}`,
+    );
 }
 
 /** The conversation text of a model request (what the model reads), without the tool schemas and system prompt. */
@@ -221,7 +280,10 @@ describe.each(HARNESSES)('guard hook %s, real binary', (h) => {
     // The checkout wipes the end state; the whole-tree checkpoint taken just
     // before it shows the tree as the first two turns left it.
     const before = preCheckoutCheckpoint(p.repo);
-    expect(before, `checkpoints: ${p.repo.refs('refs/guard/checkpoints/').join(', ')}`).toBeDefined();
+    expect(
+      before,
+      `checkpoints: ${p.repo.refs('refs/guard/checkpoints/').join(', ')}`,
+    ).toBeDefined();
     expect(showBlob(p.repo, before!, 'small.py')).toBe(SMALL_EDITED);
     expect(showBlob(p.repo, before!, 'state.py')).toBe(STATE);
   });
@@ -248,7 +310,11 @@ describe.each(HARNESSES)('guard hook %s, real binary', (h) => {
       expect(p.repo.refs('refs/guard/rejected/')).toContain(e.ref);
     }
     const before = preCheckoutCheckpoint(p.repo)!;
-    expect(entries.filter((e) => e.kind === 'checkpoint').map((e) => e.ref ?? `refs/guard/checkpoints/${e.id}`)).toContain(before);
+    expect(
+      entries
+        .filter((e) => e.kind === 'checkpoint')
+        .map((e) => e.ref ?? `refs/guard/checkpoints/${e.id}`),
+    ).toContain(before);
   });
 
   it('guard rewind brings back what the checkout wiped, byte for byte, and leaves other files alone', () => {
@@ -259,7 +325,12 @@ describe.each(HARNESSES)('guard hook %s, real binary', (h) => {
     const refsBefore = new Set(p.repo.refs('refs/guard/checkpoints/'));
 
     // To the point just before the checkout: the user's work and the small edit.
-    const to = p.repo.guard(['rewind', sid, '--to', before.slice('refs/guard/checkpoints/'.length)]);
+    const to = p.repo.guard([
+      'rewind',
+      sid,
+      '--to',
+      before.slice('refs/guard/checkpoints/'.length),
+    ]);
     expect(to.code, to.stderr).toBe(0);
     expect(readFileSync(path.join(p.repo.dir, 'big_module.py'))).toEqual(Buffer.from(USER_WORK));
     expect(p.repo.read('small.py')).toBe(SMALL_EDITED);
@@ -285,8 +356,12 @@ describe.each(HARNESSES)('guard hook %s, real binary', (h) => {
     // just before the checkout, small edit included.
     const after = p.server.requestAtStep(stepIndex(p.steps, 'checkout') + 1)!;
     const text = conversation(p.server.api, after.body);
-    const told = JSON.parse(`"${text.slice(text.lastIndexOf(CHECKOUT)).match(/guard (?:restore|rewind) [^"()]*?(?=\s*\(|\.\s|\.?\\n|\.?"|\.$|$)/)?.[0] ?? ''}"`) as string;
-    expect(told, text.slice(text.lastIndexOf(CHECKOUT), text.lastIndexOf(CHECKOUT) + 1500)).toMatch(/^guard (restore|rewind) /);
+    const told = JSON.parse(
+      `"${text.slice(text.lastIndexOf(CHECKOUT)).match(/guard (?:restore|rewind) [^"()]*?(?=\s*\(|\.\s|\.?\\n|\.?"|\.$|$)/)?.[0] ?? ''}"`,
+    ) as string;
+    expect(told, text.slice(text.lastIndexOf(CHECKOUT), text.lastIndexOf(CHECKOUT) + 1500)).toMatch(
+      /^guard (restore|rewind) /,
+    );
     const r = p.repo.guard(told.split(/\s+/).slice(1));
     expect(r.code, `${told}\n${r.stderr}`).toBe(0);
     expect(readFileSync(path.join(p.repo.dir, 'big_module.py'))).toEqual(Buffer.from(USER_WORK));
@@ -301,17 +376,22 @@ describe.each(HARNESSES)('guard hook %s, real binary, when guard itself fails', 
   // The failure here: a committed guard.config.json with a wrong type, so no
   // write can be measured. A shell call needs no policy (only its
   // checkpoint): it may run, but then nothing it wipes may be lost.
-  it('refuses every write in the harness\'s blocking form and says why; nothing is lost', async () => {
+  it("refuses every write in the harness's blocking form and says why; nothing is lost", async () => {
     const p = await play(h, (repo) => {
       configureGuard(h, repo);
       repo.write('guard.config.json', '{ "lineThreshold": "many" }\n');
     });
     expect(p.run.timedOut, describeRun(p)).toBe(false);
     expect(p.server.requestAtStep(stepIndex(p.steps, 'end')), describeRun(p)).toBeDefined();
-    const writes: Step['name'][] = h === 'codex' ? ['edit', 'truncate', 'truncate-heredoc'] : ['edit', 'truncate'];
+    const writes: Step['name'][] =
+      h === 'codex' ? ['edit', 'truncate', 'truncate-heredoc'] : ['edit', 'truncate'];
     for (const name of writes) {
       const told = resultOf(p, name);
-      expect(told, `what the model read after "${name}"`).toMatch(h === 'gemini' ? /Tool execution blocked: / : /blocked by PreToolUse hook: |PreToolUse:\w+ hook error: /);
+      expect(told, `what the model read after "${name}"`).toMatch(
+        h === 'gemini'
+          ? /Tool execution blocked: /
+          : /blocked by PreToolUse hook: |PreToolUse:\w+ hook error: /,
+      );
       expect(told).toMatch(/guard\.config\.json|lineThreshold/);
     }
     // Neither the edit nor the truncation ran (the checkout would not bring
@@ -325,8 +405,13 @@ describe.each(HARNESSES)('guard hook %s, real binary, when guard itself fails', 
     }
     // The user's work: still on disk (the checkout was refused), or in a checkpoint.
     const onDisk = readFileSync(path.join(p.repo.dir, 'big_module.py'), 'utf8') === USER_WORK;
-    const kept = p.repo.refs('refs/guard/checkpoints/').some((r) => showBlob(p.repo, r, 'big_module.py') === USER_WORK);
-    expect(onDisk || kept, `checkpoints: ${p.repo.refs('refs/guard/checkpoints/').join(', ')}`).toBe(true);
+    const kept = p.repo
+      .refs('refs/guard/checkpoints/')
+      .some((r) => showBlob(p.repo, r, 'big_module.py') === USER_WORK);
+    expect(
+      onDisk || kept,
+      `checkpoints: ${p.repo.refs('refs/guard/checkpoints/').join(', ')}`,
+    ).toBe(true);
   }, 120_000);
 });
 
@@ -346,7 +431,11 @@ describe.each(HARNESSES)('guard hook %s, real binary, when guard dies without an
     expect(p.run.timedOut, describeRun(p)).toBe(false);
     expect(p.server.requestAtStep(stepIndex(p.steps, 'end')), describeRun(p)).toBeDefined();
     for (const step of p.steps.filter((s) => s.action.kind !== 'end')) {
-      expect(resultOf(p, step.name), `what the model read after "${step.name}"`).toMatch(h === 'gemini' ? /Tool execution blocked: / : /blocked by PreToolUse hook: |PreToolUse:\w+ hook error: /);
+      expect(resultOf(p, step.name), `what the model read after "${step.name}"`).toMatch(
+        h === 'gemini'
+          ? /Tool execution blocked: /
+          : /blocked by PreToolUse hook: |PreToolUse:\w+ hook error: /,
+      );
     }
     expect(p.repo.read('small.py')).toBe(SMALL);
     expect(p.repo.read('state.py')).toBe(STATE);
@@ -395,51 +484,64 @@ function expectEveryToolRan(p: Played): void {
   expect(p.run.seconds, describeRun(p)).toBeGreaterThanOrEqual(3 * HUNG_TIMEOUT_S);
   expect(p.server.requestAtStep(stepIndex(p.steps, 'end')), describeRun(p)).toBeDefined();
   for (const step of p.steps.filter((s) => s.action.kind !== 'end')) {
-    expect(resultOf(p, step.name), `what the model read after "${step.name}"`).not.toMatch(/blocked by PreToolUse hook|PreToolUse:\w+ hook error|Tool execution blocked/);
+    expect(resultOf(p, step.name), `what the model read after "${step.name}"`).not.toMatch(
+      /blocked by PreToolUse hook|PreToolUse:\w+ hook error|Tool execution blocked/,
+    );
   }
   // The checkout ran: the user's uncommitted work is gone from the disk
   // (and the edit and the truncation before it were wiped back to HEAD).
   expect(readFileSync(path.join(p.repo.dir, 'big_module.py'), 'utf8')).not.toBe(USER_WORK);
 }
 
-describe.each(HARNESSES)('guard hook %s, real binary, when guard hangs past the harness\'s hook timeout', (h) => {
-  // A hook the harness times out (kills) is not a crash: guard's
-  // `|| exit 2` never runs, and the harness treats the timeout as a failed
-  // hook. Claude Code's default for a failed hook is "continue" (the tool
-  // runs); `guard init --agent claude` writes onFailure: "block", under which
-  // a timeout counts as exit code 2. Gemini CLI and Codex have no such
-  // setting (docs/harnesses/): there guard's own budget has to answer first.
-  if (h === 'claude') {
-    it('with the settings guard init wrote, the edit, the truncation and the checkout are blocked', async () => {
-      const p = await play(h, (repo) => hangGuard(h, repo), HUNG_RUN_MS);
-      expect(p.run.timedOut, describeRun(p)).toBe(false);
-      expect(p.server.requestAtStep(stepIndex(p.steps, 'end')), describeRun(p)).toBeDefined();
-      for (const step of p.steps.filter((s) => s.action.kind !== 'end')) {
-        expect(resultOf(p, step.name), `what the model read after "${step.name}"`).toMatch(/PreToolUse:\w+ hook error: .*timed out; blocking because onFailure is "block"/);
-      }
-      expect(p.repo.read('small.py')).toBe(SMALL);
-      expect(p.repo.read('state.py')).toBe(STATE);
-      expect(readFileSync(path.join(p.repo.dir, 'big_module.py'))).toEqual(Buffer.from(USER_WORK));
-    }, 180_000);
+describe.each(HARNESSES)(
+  "guard hook %s, real binary, when guard hangs past the harness's hook timeout",
+  (h) => {
+    // A hook the harness times out (kills) is not a crash: guard's
+    // `|| exit 2` never runs, and the harness treats the timeout as a failed
+    // hook. Claude Code's default for a failed hook is "continue" (the tool
+    // runs); `guard init --agent claude` writes onFailure: "block", under which
+    // a timeout counts as exit code 2. Gemini CLI and Codex have no such
+    // setting (docs/harnesses/): there guard's own budget has to answer first.
+    if (h === 'claude') {
+      it('with the settings guard init wrote, the edit, the truncation and the checkout are blocked', async () => {
+        const p = await play(h, (repo) => hangGuard(h, repo), HUNG_RUN_MS);
+        expect(p.run.timedOut, describeRun(p)).toBe(false);
+        expect(p.server.requestAtStep(stepIndex(p.steps, 'end')), describeRun(p)).toBeDefined();
+        for (const step of p.steps.filter((s) => s.action.kind !== 'end')) {
+          expect(resultOf(p, step.name), `what the model read after "${step.name}"`).toMatch(
+            /PreToolUse:\w+ hook error: .*timed out; blocking because onFailure is "block"/,
+          );
+        }
+        expect(p.repo.read('small.py')).toBe(SMALL);
+        expect(p.repo.read('state.py')).toBe(STATE);
+        expect(readFileSync(path.join(p.repo.dir, 'big_module.py'))).toEqual(
+          Buffer.from(USER_WORK),
+        );
+      }, 180_000);
 
-    // The same run without onFailure pins the harness's fail-open default
-    // that the setting closes (and shows the test above can fail).
-    it('without onFailure, Claude Code runs every tool when the hook times out', async () => {
-      expectEveryToolRan(await play(h, (repo) => hangGuard(h, repo, false), HUNG_RUN_MS));
-    }, 180_000);
-  } else {
-    // Pins the hole guard cannot close from its settings: if this starts
-    // failing, the harness began to block on a timed-out hook (update
-    // docs/harnesses/ and the matrix).
-    it('a timed-out hook lets every tool run (no setting makes it block)', async () => {
-      expectEveryToolRan(await play(h, (repo) => hangGuard(h, repo), HUNG_RUN_MS));
-    }, 180_000);
-  }
-});
+      // The same run without onFailure pins the harness's fail-open default
+      // that the setting closes (and shows the test above can fail).
+      it('without onFailure, Claude Code runs every tool when the hook times out', async () => {
+        expectEveryToolRan(await play(h, (repo) => hangGuard(h, repo, false), HUNG_RUN_MS));
+      }, 180_000);
+    } else {
+      // Pins the hole guard cannot close from its settings: if this starts
+      // failing, the harness began to block on a timed-out hook (update
+      // docs/harnesses/ and the matrix).
+      it('a timed-out hook lets every tool run (no setting makes it block)', async () => {
+        expectEveryToolRan(await play(h, (repo) => hangGuard(h, repo), HUNG_RUN_MS));
+      }, 180_000);
+    }
+  },
+);
 
 /** The whole-tree checkpoint guard took before the checkout: the user's work and the small edit in it. */
 function preCheckoutCheckpoint(repo: TestRepo): string | undefined {
   return repo
     .refs('refs/guard/checkpoints/')
-    .find((r) => showBlob(repo, r, 'big_module.py') === USER_WORK && showBlob(repo, r, 'small.py') === SMALL_EDITED);
+    .find(
+      (r) =>
+        showBlob(repo, r, 'big_module.py') === USER_WORK &&
+        showBlob(repo, r, 'small.py') === SMALL_EDITED,
+    );
 }

@@ -37,12 +37,22 @@ beforeAll(async () => {
   repo.git(['-c', 'core.hooksPath=/dev/null', 'commit', '-q', '--no-verify', '-m', 'hooks']);
   repo.write('big.py', WORK);
   server = await startModelServer('anthropic', [
-    { kind: 'edit', file: path.join(repo.dir, 'data.txt'), old: CRLF_FILE.replace(/\r\n/g, '\n'), new: 'row 0\n' },
+    {
+      kind: 'edit',
+      file: path.join(repo.dir, 'data.txt'),
+      old: CRLF_FILE.replace(/\r\n/g, '\n'),
+      new: 'row 0\n',
+    },
     { kind: 'shell', command: FAILING },
     { kind: 'end', text: 'Done.' },
   ]);
   try {
-    run = await runHarness('claude', { bin: installed.bin, projectDir: repo.dir, home: freshHome(), server });
+    run = await runHarness('claude', {
+      bin: installed.bin,
+      projectDir: repo.dir,
+      home: freshHome(),
+      server,
+    });
   } finally {
     await server.close();
   }
@@ -81,7 +91,8 @@ describe('guard hook in the real Claude Code: a background command', () => {
     bgRepo = makeRepo({ 'big.py': lines(200), '.gitignore': 'node_modules/\n' });
     mkdirSync(path.join(bgRepo.dir, 'node_modules', '.bin'), { recursive: true });
     symlinkSync(CLI, path.join(bgRepo.dir, 'node_modules', '.bin', 'guard'));
-    if (bgRepo.guard(['init', '--agent', 'claude']).code !== 0) throw new Error('guard init failed');
+    if (bgRepo.guard(['init', '--agent', 'claude']).code !== 0)
+      throw new Error('guard init failed');
     bgRepo.git(['add', '-A']);
     bgRepo.git(['-c', 'core.hooksPath=/dev/null', 'commit', '-q', '--no-verify', '-m', 'hooks']);
     bgRepo.write('big.py', WORK);
@@ -92,7 +103,12 @@ describe('guard hook in the real Claude Code: a background command', () => {
       { kind: 'end', text: 'Done.' },
     ]);
     try {
-      bgRun = await runHarness('claude', { bin: installed.bin, projectDir: bgRepo.dir, home: freshHome(), server: bgServer });
+      bgRun = await runHarness('claude', {
+        bin: installed.bin,
+        projectDir: bgRepo.dir,
+        home: freshHome(),
+        server: bgServer,
+      });
     } finally {
       await bgServer.close();
     }

@@ -1,5 +1,13 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  realpathSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -62,7 +70,12 @@ function env(extra: Record<string, string | undefined> = {}): NodeJS.ProcessEnv 
   });
 }
 
-function sh(cwd: string, cmd: string, extra: Record<string, string | undefined> = {}, timeout = 180_000): Result {
+function sh(
+  cwd: string,
+  cmd: string,
+  extra: Record<string, string | undefined> = {},
+  timeout = 180_000,
+): Result {
   const r = spawnSync('bash', ['-c', cmd], { cwd, env: env(extra), timeout });
   const stdout = r.stdout?.toString() ?? '';
   return { code: r.status ?? 128, out: `${stdout}${r.stderr?.toString() ?? ''}`, stdout };
@@ -81,11 +94,17 @@ function project(name: string, files: Record<string, string>): string {
     mkdirSync(path.dirname(path.join(dir, f)), { recursive: true });
     writeFileSync(path.join(dir, f), c);
   }
-  must(dir, 'git init -q -b main && git config commit.gpgsign false && git add -A && git commit -q -m "the project"');
+  must(
+    dir,
+    'git init -q -b main && git config commit.gpgsign false && git add -A && git commit -q -m "the project"',
+  );
   return dir;
 }
 
-const rejected = (dir: string) => must(dir, 'git for-each-ref --format="%(refname)" refs/guard/rejected/').split('\n').filter(Boolean);
+const rejected = (dir: string) =>
+  must(dir, 'git for-each-ref --format="%(refname)" refs/guard/rejected/')
+    .split('\n')
+    .filter(Boolean);
 
 /**
  * Through the real hook, as an agent (CI=true): deleting a 300-line module
@@ -114,7 +133,9 @@ function commitsThroughTheHook(dir: string, run: string, big = 'src/state.py'): 
   expect(must(dir, 'git rev-parse HEAD~1').trim()).toBe(head);
 
   const version = sh(dir, `${run} --version`);
-  expect(version.stdout.trim(), version.out).toBe(JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')).version);
+  expect(version.stdout.trim(), version.out).toBe(
+    JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')).version,
+  );
 
   const doctor = sh(dir, `${run} doctor --json`, { CI: undefined });
   expect(doctor.code, doctor.out).toBe(0);
@@ -133,7 +154,8 @@ function readme(route: string): { install: string; init: string } {
   const code = (cell: string | undefined) => /`([^`]+)`/.exec(cell ?? '')?.[1];
   const install = code(cells[1]);
   const init = code(cells[2]);
-  if (!install || !init || !install.includes('guard-cli')) throw new Error(`README.md has no install row for ${route}: ${row}`);
+  if (!install || !init || !install.includes('guard-cli'))
+    throw new Error(`README.md has no install row for ${route}: ${row}`);
   return { install, init };
 }
 const q = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
@@ -149,7 +171,10 @@ beforeAll(() => {
   // The package as it would be published. Its prepack builds dist/; here dist/
   // is already built (npm test builds first) and other test files are running
   // it, so the scripts are skipped rather than rewriting dist/ under them.
-  const packed = must(ROOT, `npm pack --ignore-scripts --pack-destination "${work}"`).trim().split('\n').pop()!;
+  const packed = must(ROOT, `npm pack --ignore-scripts --pack-destination "${work}"`)
+    .trim()
+    .split('\n')
+    .pop()!;
   tarball = path.join(work, packed);
   expect(existsSync(tarball)).toBe(true);
 }, 240_000);
@@ -161,7 +186,13 @@ afterAll(() => {
 describe('guard-cli installed from its tarball', () => {
   it('holds what the command needs: bin, hooks, the tree-sitter wasm as a dependency', () => {
     const files = must(work, `tar -tzf "${tarball}"`);
-    for (const f of ['package/dist/cli/main.js', 'package/hooks/pre-commit', 'package/hooks/pre-commit-global', 'package/hooks/pre-commit-yarn-pnp', 'package/package.json']) {
+    for (const f of [
+      'package/dist/cli/main.js',
+      'package/hooks/pre-commit',
+      'package/hooks/pre-commit-global',
+      'package/hooks/pre-commit-yarn-pnp',
+      'package/package.json',
+    ]) {
       expect(files).toContain(f);
     }
     expect(files).not.toMatch(/package\/(src|test)\//);
@@ -172,16 +203,27 @@ describe('guard-cli installed from its tarball', () => {
   });
 
   it('npm: npm install --save-dev, npx guard init, the hook runs guard directly', () => {
-    const dir = project('npm', { ...PY, 'package.json': '{ "name": "app", "private": true }\n', '.gitignore': 'node_modules/\n' });
+    const dir = project('npm', {
+      ...PY,
+      'package.json': '{ "name": "app", "private": true }\n',
+      '.gitignore': 'node_modules/\n',
+    });
     const { install, init: initLine } = readme('npm');
     must(dir, install.replace('guard-cli', q(tarball)));
     const init = must(dir, initLine);
     expect(init).toContain('runs guard check, for npm');
     expect(readFileSync(path.join(dir, '.husky/pre-commit'), 'utf8')).not.toMatch(/\bnpx\b/);
-    must(dir, 'git add .husky guard.config.json package.json package-lock.json && git commit -q -m "Gate commits with guard"');
+    must(
+      dir,
+      'git add .husky guard.config.json package.json package-lock.json && git commit -q -m "Gate commits with guard"',
+    );
     commitsThroughTheHook(dir, 'npx guard');
     // extend loads the tree-sitter grammar from the installed dependency
-    expect(existsSync(path.join(dir, 'node_modules/@vscode/tree-sitter-wasm/wasm/tree-sitter-python.wasm'))).toBe(true);
+    expect(
+      existsSync(
+        path.join(dir, 'node_modules/@vscode/tree-sitter-wasm/wasm/tree-sitter-python.wasm'),
+      ),
+    ).toBe(true);
   }, 180_000); // a real install: slow on a loaded machine or a cold cache
 
   it('pnpm, at a workspace root: pnpm add --save-dev --workspace-root', () => {
@@ -189,7 +231,8 @@ describe('guard-cli installed from its tarball', () => {
       ...PY,
       'package.json': '{ "name": "monorepo", "private": true }\n',
       'pnpm-workspace.yaml': 'packages:\n  - "packages/*"\n',
-      'packages/a/package.json': '{ "name": "a", "version": "1.0.0", "dependencies": { "b": "workspace:*" } }\n',
+      'packages/a/package.json':
+        '{ "name": "a", "version": "1.0.0", "dependencies": { "b": "workspace:*" } }\n',
       'packages/b/package.json': '{ "name": "b", "version": "1.0.0" }\n',
       '.gitignore': 'node_modules/\n',
     });
@@ -198,13 +241,19 @@ describe('guard-cli installed from its tarball', () => {
     must(dir, install.replace('guard-cli', `--workspace-root ${q(tarball)}`));
     const init = must(dir, initLine);
     expect(init).toContain('runs guard check, for pnpm (pnpm-lock.yaml)');
-    expect(readFileSync(path.join(dir, '.husky/pre-commit'), 'utf8')).toContain('pnpm add --save-dev --workspace-root guard-cli');
+    expect(readFileSync(path.join(dir, '.husky/pre-commit'), 'utf8')).toContain(
+      'pnpm add --save-dev --workspace-root guard-cli',
+    );
     must(dir, 'git add -A && git commit -q -m "Gate commits with guard"');
     commitsThroughTheHook(dir, 'pnpm exec guard');
   }, 180_000); // a real install: slow on a loaded machine or a cold cache
 
   it("yarn berry with Plug'n'Play (its default): the hook runs yarn guard check", () => {
-    const dir = project('yarn', { ...PY, 'package.json': '{ "name": "app", "private": true }\n', '.gitignore': '.yarn/\n.pnp.*\n' });
+    const dir = project('yarn', {
+      ...PY,
+      'package.json': '{ "name": "app", "private": true }\n',
+      '.gitignore': '.yarn/\n.pnp.*\n',
+    });
     const { install, init: initLine } = readme('yarn');
     must(dir, install.replace('guard-cli', q(`guard-cli@file:${tarball}`)));
     expect(existsSync(path.join(dir, '.pnp.cjs'))).toBe(true);
@@ -216,7 +265,12 @@ describe('guard-cli installed from its tarball', () => {
   }, 180_000); // a real install: slow on a loaded machine or a cold cache
 
   it('yarn berry with the node-modules linker: the hook runs guard directly', () => {
-    const dir = project('yarn-nm', { ...PY, 'package.json': '{ "name": "app", "private": true }\n', '.yarnrc.yml': 'nodeLinker: node-modules\n', '.gitignore': '.yarn/\nnode_modules/\n' });
+    const dir = project('yarn-nm', {
+      ...PY,
+      'package.json': '{ "name": "app", "private": true }\n',
+      '.yarnrc.yml': 'nodeLinker: node-modules\n',
+      '.gitignore': '.yarn/\nnode_modules/\n',
+    });
     const { install, init: initLine } = readme('yarn');
     must(dir, install.replace('guard-cli', q(`guard-cli@file:${tarball}`)));
     const init = must(dir, initLine);
@@ -232,9 +286,12 @@ describe('guard-cli installed from its tarball', () => {
     const PATH = `${path.join(prefix, 'bin')}${path.delimiter}${env().PATH}`;
     const dir = project('python', { ...PY, 'pyproject.toml': '[project]\nname = "app"\n' });
     const init = must(dir, initLine, { PATH });
-    expect(init).toContain('wrote .git/hooks/pre-commit, a plain git hook that runs the guard on PATH');
+    expect(init).toContain(
+      'wrote .git/hooks/pre-commit, a plain git hook that runs the guard on PATH',
+    );
     // nothing JavaScript left in the repository
-    for (const f of ['package.json', 'package-lock.json', 'node_modules', '.husky']) expect(existsSync(path.join(dir, f))).toBe(false);
+    for (const f of ['package.json', 'package-lock.json', 'node_modules', '.husky'])
+      expect(existsSync(path.join(dir, f))).toBe(false);
     must(dir, 'git add guard.config.json && git commit -q -m "Gate commits with guard"', { PATH });
     const saved = process.env.PATH;
     process.env.PATH = PATH; // commitsThroughTheHook's children see the global bin
@@ -251,53 +308,95 @@ describe('guard-cli installed from its tarball', () => {
   }, 180_000); // a real install: slow on a loaded machine or a cold cache
 
   const preCommit = spawnSync('pre-commit', ['--version']).status === 0;
-  it.skipIf(!preCommit && process.env.CI !== 'true')('pre-commit framework: try-repo against a clone of this repository, then installed from it', () => {
-    const clone = path.join(work, 'guard-clone');
-    must(work, `git clone -q "${ROOT}" "${clone}"`);
-    const dir = project('pre-commit', { ...PY, 'setup.py': 'from setuptools import setup\nsetup()\n' });
-    must(dir, 'git rm -q src/state.py');
-    const tried = sh(dir, `pre-commit try-repo "${clone}" guard`, {}, 300_000);
-    expect(tried.code, tried.out).toBe(1);
-    expect(tried.out).toContain('blocked 1 change that needs a person');
-    expect(rejected(dir)).toHaveLength(1);
-    must(dir, 'git reset -q HEAD -- src/state.py && git checkout -- src/state.py');
+  it.skipIf(!preCommit && process.env.CI !== 'true')(
+    'pre-commit framework: try-repo against a clone of this repository, then installed from it',
+    () => {
+      const clone = path.join(work, 'guard-clone');
+      must(work, `git clone -q "${ROOT}" "${clone}"`);
+      const dir = project('pre-commit', {
+        ...PY,
+        'setup.py': 'from setuptools import setup\nsetup()\n',
+      });
+      must(dir, 'git rm -q src/state.py');
+      const tried = sh(dir, `pre-commit try-repo "${clone}" guard`, {}, 300_000);
+      expect(tried.code, tried.out).toBe(1);
+      expect(tried.out).toContain('blocked 1 change that needs a person');
+      expect(rejected(dir)).toHaveLength(1);
+      must(dir, 'git reset -q HEAD -- src/state.py && git checkout -- src/state.py');
 
-    // As a user wires it: .pre-commit-config.yaml naming this repository, pre-commit install.
-    const rev = must(clone, 'git rev-parse HEAD').trim();
-    writeFileSync(path.join(dir, '.pre-commit-config.yaml'), `repos:\n  - repo: ${clone}\n    rev: ${rev}\n    hooks:\n      - id: guard\n`);
-    must(dir, 'pre-commit install');
-    must(dir, 'git add .pre-commit-config.yaml && git commit -q -m "Gate commits with guard (pre-commit)"');
-    // doctor from outside: guard is not on this project's PATH, pre-commit holds it
-    commitsThroughTheHook(dir, `node "${path.join(ROOT, 'dist/cli/main.js')}"`);
+      // As a user wires it: .pre-commit-config.yaml naming this repository, pre-commit install.
+      const rev = must(clone, 'git rev-parse HEAD').trim();
+      writeFileSync(
+        path.join(dir, '.pre-commit-config.yaml'),
+        `repos:\n  - repo: ${clone}\n    rev: ${rev}\n    hooks:\n      - id: guard\n`,
+      );
+      must(dir, 'pre-commit install');
+      must(
+        dir,
+        'git add .pre-commit-config.yaml && git commit -q -m "Gate commits with guard (pre-commit)"',
+      );
+      // doctor from outside: guard is not on this project's PATH, pre-commit holds it
+      commitsThroughTheHook(dir, `node "${path.join(ROOT, 'dist/cli/main.js')}"`);
 
-    // The commit-msg stage (guard-trailer) under the real framework: what guard check leaves in
-    // the git dir reaches the commit's message. Here a Guard-Agent: trailer, from an agent
-    // session's shell call that wrote the file (guard hook claude: before, the write, after).
-    writeFileSync(path.join(dir, '.pre-commit-config.yaml'), `repos:\n  - repo: ${clone}\n    rev: ${rev}\n    hooks:\n      - id: guard\n      - id: guard-trailer\n`);
-    must(dir, 'pre-commit install --hook-type pre-commit --hook-type commit-msg');
-    must(dir, 'git add .pre-commit-config.yaml && git commit -q -m "and its trailers"');
-    const guard = `node "${path.join(ROOT, 'dist/cli/main.js')}"`;
-    const payload = (event: string) => JSON.stringify({ session_id: 'sess-pc', cwd: dir, hook_event_name: event, tool_name: 'Bash', tool_input: { command: 'echo hi > notes.md' }, tool_use_id: 'tu-pc', ...(event === 'PostToolUse' ? { tool_response: {} } : {}) });
-    writeFileSync(path.join(work, 'pre.json'), payload('PreToolUse'));
-    writeFileSync(path.join(work, 'post.json'), payload('PostToolUse'));
-    must(dir, `${guard} hook claude < "${path.join(work, 'pre.json')}"`);
-    writeFileSync(path.join(dir, 'notes.md'), 'hi\n');
-    must(dir, `${guard} hook claude < "${path.join(work, 'post.json')}"`);
-    const committed = sh(dir, 'git add notes.md && git commit -q -m "notes"');
-    expect(committed.code, committed.out).toBe(0);
-    expect(must(dir, 'git log -1 --format=%B')).toContain('Guard-Agent: claude sess-pc');
-  }, 400_000);
+      // The commit-msg stage (guard-trailer) under the real framework: what guard check leaves in
+      // the git dir reaches the commit's message. Here a Guard-Agent: trailer, from an agent
+      // session's shell call that wrote the file (guard hook claude: before, the write, after).
+      writeFileSync(
+        path.join(dir, '.pre-commit-config.yaml'),
+        `repos:\n  - repo: ${clone}\n    rev: ${rev}\n    hooks:\n      - id: guard\n      - id: guard-trailer\n`,
+      );
+      must(dir, 'pre-commit install --hook-type pre-commit --hook-type commit-msg');
+      must(dir, 'git add .pre-commit-config.yaml && git commit -q -m "and its trailers"');
+      const guard = `node "${path.join(ROOT, 'dist/cli/main.js')}"`;
+      const payload = (event: string) =>
+        JSON.stringify({
+          session_id: 'sess-pc',
+          cwd: dir,
+          hook_event_name: event,
+          tool_name: 'Bash',
+          tool_input: { command: 'echo hi > notes.md' },
+          tool_use_id: 'tu-pc',
+          ...(event === 'PostToolUse' ? { tool_response: {} } : {}),
+        });
+      writeFileSync(path.join(work, 'pre.json'), payload('PreToolUse'));
+      writeFileSync(path.join(work, 'post.json'), payload('PostToolUse'));
+      must(dir, `${guard} hook claude < "${path.join(work, 'pre.json')}"`);
+      writeFileSync(path.join(dir, 'notes.md'), 'hi\n');
+      must(dir, `${guard} hook claude < "${path.join(work, 'post.json')}"`);
+      const committed = sh(dir, 'git add notes.md && git commit -q -m "notes"');
+      expect(committed.code, committed.out).toBe(0);
+      expect(must(dir, 'git log -1 --format=%B')).toContain('Guard-Agent: claude sess-pc');
+    },
+    400_000,
+  );
 });
 
 /* ------------------------------------------------------------- the Action */
 
-type Step = { name?: string; id?: string; if?: string; shell?: string; run?: string; uses?: string; env?: Record<string, string>; 'working-directory'?: string };
-type Ctx = { inputs: Record<string, string>; steps: Record<string, { outputs: Record<string, string> }>; github: Record<string, unknown> };
+type Step = {
+  name?: string;
+  id?: string;
+  if?: string;
+  shell?: string;
+  run?: string;
+  uses?: string;
+  env?: Record<string, string>;
+  'working-directory'?: string;
+};
+type Ctx = {
+  inputs: Record<string, string>;
+  steps: Record<string, { outputs: Record<string, string> }>;
+  github: Record<string, unknown>;
+};
 
 /** action.yml as data (python3's yaml: the pre-commit package brings it). */
 function readAction(): { inputs: Record<string, { default?: string }>; runs: { steps: Step[] } } {
   const py = existsSync('/usr/bin/python3') ? '/usr/bin/python3' : 'python3';
-  const r = spawnSync(py, ['-c', 'import json,sys,yaml; print(json.dumps(yaml.safe_load(open(sys.argv[1]))))', path.join(ROOT, 'action.yml')]);
+  const r = spawnSync(py, [
+    '-c',
+    'import json,sys,yaml; print(json.dumps(yaml.safe_load(open(sys.argv[1]))))',
+    path.join(ROOT, 'action.yml'),
+  ]);
   if (r.status !== 0) throw new Error(`cannot read action.yml: ${r.stderr}`);
   return JSON.parse(r.stdout.toString());
 }
@@ -305,10 +404,12 @@ function readAction(): { inputs: Record<string, { default?: string }>; runs: { s
 /** The few expressions action.yml uses: `${{ a.b.c }}` lookups and `X != ''`. */
 function lookup(expr: string, ctx: Ctx): string {
   let v: unknown = ctx;
-  for (const k of expr.trim().split('.')) v = v && typeof v === 'object' ? (v as Record<string, unknown>)[k] : undefined;
+  for (const k of expr.trim().split('.'))
+    v = v && typeof v === 'object' ? (v as Record<string, unknown>)[k] : undefined;
   return v === undefined || v === null ? '' : String(v);
 }
-const expand = (s: string, ctx: Ctx) => s.replace(/\$\{\{([^}]*)\}\}/g, (_, e: string) => lookup(e, ctx));
+const expand = (s: string, ctx: Ctx) =>
+  s.replace(/\$\{\{([^}]*)\}\}/g, (_, e: string) => lookup(e, ctx));
 function condition(s: string | undefined, ctx: Ctx): boolean {
   if (s === undefined) return true;
   const m = /^\s*([\w.-]+)\s*(!=|==)\s*''\s*$/.exec(s.replace(/^\$\{\{|\}\}$/g, ''));
@@ -317,7 +418,11 @@ function condition(s: string | undefined, ctx: Ctx): boolean {
 }
 
 /** Run the action's `run:` steps as the runner does: bash -e -o pipefail on a script file, GITHUB_* set, outputs read back. */
-function runAction(workspace: string, withInputs: Record<string, string>, event: Record<string, unknown>): { steps: { name: string; code: number; out: string }[]; summary: string } {
+function runAction(
+  workspace: string,
+  withInputs: Record<string, string>,
+  event: Record<string, unknown>,
+): { steps: { name: string; code: number; out: string }[]; summary: string } {
   const action = readAction();
   const temp = path.join(work, 'runner-temp');
   mkdirSync(temp, { recursive: true });
@@ -326,7 +431,8 @@ function runAction(workspace: string, withInputs: Record<string, string>, event:
   const summary = path.join(temp, 'step-summary.md');
   writeFileSync(summary, '');
   const ctx: Ctx = { inputs: {}, steps: {}, github: { event, workspace } };
-  for (const [k, spec] of Object.entries(action.inputs)) ctx.inputs[k] = withInputs[k] ?? expand(spec.default ?? '', ctx);
+  for (const [k, spec] of Object.entries(action.inputs))
+    ctx.inputs[k] = withInputs[k] ?? expand(spec.default ?? '', ctx);
   const results: { name: string; code: number; out: string }[] = [];
   for (const [i, step] of action.runs.steps.entries()) {
     if (step.uses || !step.run) continue; // actions/setup-node, upload-sarif: not this test's business
@@ -354,7 +460,11 @@ function runAction(workspace: string, withInputs: Record<string, string>, event:
     };
     for (const [k, v] of Object.entries(step.env ?? {})) stepEnv[k] = expand(v, ctx);
     const cwd = path.resolve(workspace, expand(step['working-directory'] ?? '.', ctx));
-    const r = spawnSync('bash', ['--noprofile', '--norc', '-eo', 'pipefail', script], { cwd, env: env(stepEnv), timeout: 180_000 });
+    const r = spawnSync('bash', ['--noprofile', '--norc', '-eo', 'pipefail', script], {
+      cwd,
+      env: env(stepEnv),
+      timeout: 180_000,
+    });
     const out = `${r.stdout}${r.stderr}`;
     results.push({ name: step.name ?? step.id ?? String(i), code: r.status ?? 128, out });
     const outputs: Record<string, string> = {};
@@ -372,10 +482,23 @@ describe('the Action (action.yml) on a pull request', () => {
   it('blocks a destructive pull request: annotations, job summary, SARIF', () => {
     const repo = project('action', PY);
     const base = must(repo, 'git rev-parse HEAD').trim();
-    must(repo, 'git checkout -q -b agent && git rm -q src/state.py && echo "small" > new.py && git add -A && git commit -q --no-verify -m "agent: rewrite"');
+    must(
+      repo,
+      'git checkout -q -b agent && git rm -q src/state.py && echo "small" > new.py && git add -A && git commit -q --no-verify -m "agent: rewrite"',
+    );
     const head = must(repo, 'git rev-parse HEAD').trim();
-    const event = { pull_request: { number: 1, base: { sha: base, ref: 'main' }, head: { sha: head, ref: 'agent' } } };
-    const { steps, summary } = runAction(repo, { package: tarball, sarif: 'reports/guard.sarif' }, event);
+    const event = {
+      pull_request: {
+        number: 1,
+        base: { sha: base, ref: 'main' },
+        head: { sha: head, ref: 'agent' },
+      },
+    };
+    const { steps, summary } = runAction(
+      repo,
+      { package: tarball, sarif: 'reports/guard.sarif' },
+      event,
+    );
 
     expect(steps.map((s) => s.name)).toEqual(['Install guard', 'guard ci (SARIF)', 'guard ci']);
     const [install, sarifStep, check] = steps;
@@ -386,17 +509,28 @@ describe('the Action (action.yml) on a pull request', () => {
     expect(summary).toContain('src/state.py');
     const sarif = JSON.parse(readFileSync(path.join(repo, 'reports/guard.sarif'), 'utf8'));
     expect(sarif.version).toBe('2.1.0');
-    expect(sarif.runs[0].results.map((r: { ruleId: string }) => r.ruleId)).toContain('guard/delete');
+    expect(sarif.runs[0].results.map((r: { ruleId: string }) => r.ruleId)).toContain(
+      'guard/delete',
+    );
     // it wrote nothing into the repository under check but the report
-    expect(must(repo, 'git status --porcelain --untracked-files=all').trim()).toBe('?? reports/guard.sarif');
+    expect(must(repo, 'git status --porcelain --untracked-files=all').trim()).toBe(
+      '?? reports/guard.sarif',
+    );
   });
 
   it('passes a small pull request', () => {
     const repo = project('action-ok', PY);
     const base = must(repo, 'git rev-parse HEAD').trim();
-    must(repo, 'git checkout -q -b agent && echo "# note" >> src/state.py && git commit -qam "agent: a note"');
+    must(
+      repo,
+      'git checkout -q -b agent && echo "# note" >> src/state.py && git commit -qam "agent: a note"',
+    );
     const head = must(repo, 'git rev-parse HEAD').trim();
-    const { steps } = runAction(repo, { package: tarball }, { pull_request: { base: { sha: base }, head: { sha: head } } });
+    const { steps } = runAction(
+      repo,
+      { package: tarball },
+      { pull_request: { base: { sha: base }, head: { sha: head } } },
+    );
     expect(steps.map((s) => [s.name, s.code])).toEqual([
       ['Install guard', 0],
       ['guard ci', 0],

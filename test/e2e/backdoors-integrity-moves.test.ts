@@ -11,16 +11,33 @@ import { spawnSync } from 'node:child_process';
 import { appendFileSync, chmodSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { cleanEnv, cleanupRepos, installGuard, laneWrite, lines, startLane, type TestRepo } from '../helpers.js';
+import {
+  cleanEnv,
+  cleanupRepos,
+  installGuard,
+  laneWrite,
+  lines,
+  startLane,
+  type TestRepo,
+} from '../helpers.js';
 
 import { AUTO, BIG, bigAt, drop, head, laneGit, repoWithBig } from './backdoors-shared.js';
 
 afterAll(cleanupRepos);
 
-
 describe('more ways to move a branch', () => {
   function evilCommit(repo: TestRepo): string {
-    const tree = repo.git(['mktree'], { input: repo.git(['ls-tree', 'HEAD']).replace(/\tbig\.txt\n/, '\tbig.txt\n').split('\n').filter((l) => l && !l.endsWith('\tbig.txt')).join('\n') + '\n' }).trim();
+    const tree = repo
+      .git(['mktree'], {
+        input:
+          repo
+            .git(['ls-tree', 'HEAD'])
+            .replace(/\tbig\.txt\n/, '\tbig.txt\n')
+            .split('\n')
+            .filter((l) => l && !l.endsWith('\tbig.txt'))
+            .join('\n') + '\n',
+      })
+      .trim();
     return repo.git(['commit-tree', tree, '-p', 'HEAD', '-m', 'evil'], { input: '' }).trim();
   }
 
@@ -38,7 +55,8 @@ describe('more ways to move a branch', () => {
 
   it('a ref file written by hand, a rename over the branch, a symbolic ref, a worktree without hooks: no hook runs, so the next check and doctor report it', () => {
     const attacks: Array<(repo: TestRepo, evil: string) => void> = [
-      (repo, evil) => writeFileSync(path.join(repo.dir, '.git', 'refs', 'heads', 'main'), evil + '\n'),
+      (repo, evil) =>
+        writeFileSync(path.join(repo.dir, '.git', 'refs', 'heads', 'main'), evil + '\n'),
       (repo, evil) => {
         repo.git(['-c', 'core.hooksPath=/dev/null', 'branch', 'evil', evil]);
         repo.git(['checkout', '-q', '--detach']);
@@ -56,7 +74,12 @@ describe('more ways to move a branch', () => {
         // a worktree made by hand: relative core.hooksPath finds no .husky/_ there
         const wt = path.join(repo.dir, '..', path.basename(repo.dir) + '-wt');
         repo.git(['worktree', 'add', '-q', '--detach', wt]);
-        expect(spawnSync('git', ['update-ref', 'refs/heads/main', evil], { cwd: wt, env: cleanEnv(AUTO) }).status).toBe(0);
+        expect(
+          spawnSync('git', ['update-ref', 'refs/heads/main', evil], {
+            cwd: wt,
+            env: cleanEnv(AUTO),
+          }).status,
+        ).toBe(0);
         repo.git(['worktree', 'remove', '--force', wt]);
       },
     ];
@@ -69,14 +92,18 @@ describe('more ways to move a branch', () => {
       const check = repo.guardJson(['check']).json;
       expect(check.bypassed?.paths).toEqual(['big.txt']);
       const doctor = repo.guardJson(['doctor']).json;
-      expect(doctor.checks.find((c: any) => c.id === 'branch-bypass')?.message).toContain('big.txt');
+      expect(doctor.checks.find((c: any) => c.id === 'branch-bypass')?.message).toContain(
+        'big.txt',
+      );
     }
   });
 
   it('a config loosened past every hook does not become the policy for the next move', () => {
     const repo = repoWithBig();
     repo.write('guard.config.json', JSON.stringify({ lineThreshold: 1000000 }) + '\n');
-    expect(repo.gitRun(['-c', 'core.hooksPath=/dev/null', 'commit', '-q', '-am', 'tune'], AUTO).code).toBe(0);
+    expect(
+      repo.gitRun(['-c', 'core.hooksPath=/dev/null', 'commit', '-q', '-am', 'tune'], AUTO).code,
+    ).toBe(0);
     const loose = head(repo);
     repo.git(['rm', '-q', 'big.txt']);
     const r = repo.gitRun(['commit', '-q', '-m', 'drop it'], AUTO);
@@ -86,7 +113,7 @@ describe('more ways to move a branch', () => {
     expect(bigAt(repo)).toBe(BIG);
   });
 
-  it("a forged verified tip does not let the move itself through", () => {
+  it('a forged verified tip does not let the move itself through', () => {
     const repo = repoWithBig();
     const before = head(repo);
     const evil = evilCommit(repo);
@@ -123,7 +150,10 @@ describe('more ways to move a branch', () => {
     const tree = repo.git(['rev-parse', `${evil}^{tree}`]).trim();
     const orphan = repo.git(['commit-tree', tree, '-m', 'orphan'], { input: '' }).trim();
     // both the tip and the evil commit "descend" from a commit that never had big.txt
-    writeFileSync(path.join(repo.dir, '.git', 'info', 'grafts'), `${before} ${orphan}\n${evil} ${orphan}\n`);
+    writeFileSync(
+      path.join(repo.dir, '.git', 'info', 'grafts'),
+      `${before} ${orphan}\n${evil} ${orphan}\n`,
+    );
     expect(repo.gitRun(['update-ref', 'refs/heads/main', evil], AUTO).code).not.toBe(0);
     expect(head(repo)).toBe(before);
   });
@@ -138,7 +168,9 @@ describe('more ways to move a branch', () => {
     repo.write('big.txt', drop(BIG, 118));
     repo.git(['add', 'big.txt']);
     const tree = repo.git(['write-tree']).trim();
-    const amended = repo.git(['commit-tree', tree, '-p', parent, '-m', 'trim'], { input: '' }).trim();
+    const amended = repo
+      .git(['commit-tree', tree, '-p', parent, '-m', 'trim'], { input: '' })
+      .trim();
     writeFileSync(path.join(repo.dir, '.git', 'shallow'), amended + '\n');
     const r = repo.gitRun(['update-ref', 'refs/heads/main', amended], AUTO);
     expect(r.code).not.toBe(0);
@@ -164,7 +196,9 @@ describe('lanes live with the branch gate', () => {
     laneWrite(lane, 'a.txt', 'a\nlane\n');
     // (--no-verify: the lane's pre-commit finds no guard on PATH; the branch gate finds the main tree's)
     expect(laneGit(lane, ['commit', '-q', '--no-verify', '-am', 'lane work']).code).toBe(0);
-    expect(repo.refs('refs/guard/verified/heads/guard/')).toEqual(['refs/guard/verified/heads/guard/agent']);
+    expect(repo.refs('refs/guard/verified/heads/guard/')).toEqual([
+      'refs/guard/verified/heads/guard/agent',
+    ]);
     expect(repo.guard(['discard', 'agent']).code).toBe(0);
     // main moves on with an approved-looking deletion made past the hooks, then adopted by a person
     repo.git(['-c', 'core.hooksPath=/dev/null', 'rm', '-q', 'big.txt']);
@@ -198,13 +232,19 @@ describe('from inside a lane, and with a fake guard', () => {
     writeFileSync(fake, '#!/bin/sh\nexit 0\n', { mode: 0o755 });
     const { code, json } = repo.guardJson(['doctor']);
     expect(code).toBe(1);
-    expect(json.checks.find((c: any) => c.id === 'hook')).toMatchObject({ ok: false, severity: 'error' });
+    expect(json.checks.find((c: any) => c.id === 'hook')).toMatchObject({
+      ok: false,
+      severity: 'error',
+    });
     expect(json.checks.find((c: any) => c.id === 'branch-gate')).toMatchObject({ ok: false });
   });
 });
 
 describe('a person at a terminal is asked instead of refused', () => {
-  async function amendInPty(repo: TestRepo, answer: string): Promise<{ code: number; out: string }> {
+  async function amendInPty(
+    repo: TestRepo,
+    answer: string,
+  ): Promise<{ code: number; out: string }> {
     const pty = await import('node-pty');
     const p = pty.spawn('git', ['commit', '-q', '--amend', '-am', 'trim more'], {
       cwd: repo.dir,
@@ -220,7 +260,12 @@ describe('a person at a terminal is asked instead of refused', () => {
         p.write(`${answer}\r`);
       }
     });
-    const code = await Promise.race([exit, new Promise<number>((_, rej) => setTimeout(() => rej(new Error(`no answer:\n${out}`)), 30_000))]);
+    const code = await Promise.race([
+      exit,
+      new Promise<number>((_, rej) =>
+        setTimeout(() => rej(new Error(`no answer:\n${out}`)), 30_000),
+      ),
+    ]);
     return { code, out };
   }
 
@@ -241,8 +286,15 @@ describe('a person at a terminal is asked instead of refused', () => {
     expect(yes.code).toBe(0);
     expect(head(repo, 'HEAD^')).toBe(parent);
     expect(bigAt(repo)).toBe(drop(BIG, 118));
-    const records = repo.git(['log', '--no-walk', '--format=%B', ...repo.refs('refs/guard/decisions/')]);
-    expect(records).toMatch(/"command":"verify-refs".*"path":"big.txt".*"decision":"approved","decider":"person"/);
+    const records = repo.git([
+      'log',
+      '--no-walk',
+      '--format=%B',
+      ...repo.refs('refs/guard/decisions/'),
+    ]);
+    expect(records).toMatch(
+      /"command":"verify-refs".*"path":"big.txt".*"decision":"approved","decider":"person"/,
+    );
     // the person's yes starts the day's count afresh (issue 20, step by step): the next small
     // step is measured from what was approved, not from the 200 lines of the morning
     repo.write('big.txt', drop(BIG, 119));

@@ -9,12 +9,19 @@ import { spawnSync } from 'node:child_process';
 import { appendFileSync, chmodSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { cleanEnv, cleanupRepos, installGuard, laneWrite, lines, startLane, type TestRepo } from '../helpers.js';
+import {
+  cleanEnv,
+  cleanupRepos,
+  installGuard,
+  laneWrite,
+  lines,
+  startLane,
+  type TestRepo,
+} from '../helpers.js';
 
 import { AUTO, BIG, bigAt, drop, head, laneGit, repoWithBig } from './backdoors-shared.js';
 
 afterAll(cleanupRepos);
-
 
 describe('1. the lane cannot move its own base or policy', () => {
   it('refs/guard/lanes/NAME pointed at a commit with a loose config: review still measures against main and blocks the deletion', () => {
@@ -24,7 +31,11 @@ describe('1. the lane cannot move its own base or policy', () => {
     laneWrite(lane, 'guard.config.json', JSON.stringify({ lineThreshold: 1000000 }) + '\n');
     laneGit(lane, ['add', 'guard.config.json']);
     const tree = laneGit(lane, ['write-tree']).stdout.trim();
-    const forged = laneGit(lane, ['commit-tree', tree, '-p', 'HEAD', '-m', 'base'], {}).stdout.trim();
+    const forged = laneGit(
+      lane,
+      ['commit-tree', tree, '-p', 'HEAD', '-m', 'base'],
+      {},
+    ).stdout.trim();
     laneGit(lane, ['reset', '-q', 'HEAD', '--', 'guard.config.json']);
     laneGit(lane, ['checkout', '--', 'guard.config.json']);
     expect(laneGit(lane, ['update-ref', 'refs/guard/lanes/agent', forged]).code).toBe(0);
@@ -35,7 +46,10 @@ describe('1. the lane cannot move its own base or policy', () => {
     const { code, json } = repo.guardJson(['review', 'agent', '--auto']);
     expect(code).toBe(1);
     expect(json.base).toBe(head(repo));
-    expect(json.files.find((f: any) => f.path === 'big.txt')).toMatchObject({ status: 'delete', decision: 'blocked' });
+    expect(json.files.find((f: any) => f.path === 'big.txt')).toMatchObject({
+      status: 'delete',
+      decision: 'blocked',
+    });
     expect(repo.read('big.txt')).toBe(BIG);
     expect(repo.git(['diff', '--cached', '--name-only'])).toBe('');
     // guard lanes shows the base from main's history too
@@ -51,7 +65,14 @@ describe('1. interactively too', () => {
     const lane = startLane(repo, 'agent');
     laneWrite(lane, 'guard.config.json', JSON.stringify({ lineThreshold: 1000000 }) + '\n');
     laneGit(lane, ['add', 'guard.config.json']);
-    const forged = laneGit(lane, ['commit-tree', laneGit(lane, ['write-tree']).stdout.trim(), '-p', 'HEAD', '-m', 'base']).stdout.trim();
+    const forged = laneGit(lane, [
+      'commit-tree',
+      laneGit(lane, ['write-tree']).stdout.trim(),
+      '-p',
+      'HEAD',
+      '-m',
+      'base',
+    ]).stdout.trim();
     laneGit(lane, ['rm', '-q', '--cached', 'guard.config.json']);
     spawnSync('rm', [path.join(lane, 'guard.config.json')]);
     laneGit(lane, ['update-ref', 'refs/guard/lanes/agent', forged]);
@@ -90,8 +111,27 @@ describe('4. no approval through the environment', () => {
   }
   const recordMessage = (blob: string | null) =>
     `guard review: 1 approved\n\n${JSON.stringify({
-      v: 1, kind: 'decisions', command: 'review', lane: 'agent', time: new Date().toISOString(), base: null,
-      decisions: [{ path: 'big.txt', status: 'delete', existingLines: 200, linesAdded: 0, linesDeleted: 200, changeRatio: 1, needsApproval: true, reasons: [], decision: 'approved', decider: 'person', ...(blob ? { blob } : {}) }],
+      v: 1,
+      kind: 'decisions',
+      command: 'review',
+      lane: 'agent',
+      time: new Date().toISOString(),
+      base: null,
+      decisions: [
+        {
+          path: 'big.txt',
+          status: 'delete',
+          existingLines: 200,
+          linesAdded: 0,
+          linesDeleted: 200,
+          changeRatio: 1,
+          needsApproval: true,
+          reasons: [],
+          decision: 'approved',
+          decider: 'person',
+          ...(blob ? { blob } : {}),
+        },
+      ],
     })}\n`;
 
   it('a hand-made record named in GUARD_APPROVED_RECORD does not approve anything', () => {
@@ -100,26 +140,48 @@ describe('4. no approval through the environment', () => {
     const empty = repo.git(['hash-object', '-t', 'tree', '--stdin', '-w'], { input: '' }).trim();
     const record = repo.git(['commit-tree', empty], { input: recordMessage(null) }).trim();
     const before = head(repo);
-    const r = repo.gitRun(['commit', '-q', '-m', 'approved, honest'], { ...AUTO, GUARD_APPROVED_RECORD: record });
+    const r = repo.gitRun(['commit', '-q', '-m', 'approved, honest'], {
+      ...AUTO,
+      GUARD_APPROVED_RECORD: record,
+    });
     expect(r.code).not.toBe(0);
     expect(head(repo)).toBe(before);
     expect(bigAt(repo)).toBe(BIG);
     // nor one hung under refs/guard/decisions/ by hand with another identity
     repo.git(['update-ref', 'refs/guard/decisions/20990101T000000Z-00000000', record]);
-    expect(repo.gitRun(['commit', '-q', '-m', 'approved, honest'], { ...AUTO, GUARD_APPROVED_RECORD: record }).code).not.toBe(0);
+    expect(
+      repo.gitRun(['commit', '-q', '-m', 'approved, honest'], {
+        ...AUTO,
+        GUARD_APPROVED_RECORD: record,
+      }).code,
+    ).not.toBe(0);
     expect(head(repo)).toBe(before);
     const log = repo.guardJson(['log']).json.entries.filter((e: any) => e.kind === 'decision');
-    expect(log.flatMap((e: any) => e.decisions ?? e.files ?? []).filter((d: any) => d.path === 'big.txt' && d.decision === 'approved' && d.decider === 'person')).toEqual([]);
+    expect(
+      log
+        .flatMap((e: any) => e.decisions ?? e.files ?? [])
+        .filter(
+          (d: any) => d.path === 'big.txt' && d.decision === 'approved' && d.decider === 'person',
+        ),
+    ).toEqual([]);
   });
 
-  it("guard review --commit still commits what the person approved (through both hooks)", () => {
+  it('guard review --commit still commits what the person approved (through both hooks)', () => {
     const repo = repoWithBig();
     const lane = startLane(repo, 'agent');
     laneGit(lane, ['rm', '-q', 'big.txt']);
     const decisions = path.join(repo.dir, '.git', 'decisions.json');
     writeFileSync(decisions, JSON.stringify([{ path: 'big.txt', action: 'approve' }]));
     const before = head(repo);
-    const { code, json } = repo.guardJson(['review', 'agent', '--decisions', decisions, '--commit', '-m', 'drop big.txt']);
+    const { code, json } = repo.guardJson([
+      'review',
+      'agent',
+      '--decisions',
+      decisions,
+      '--commit',
+      '-m',
+      'drop big.txt',
+    ]);
     expect(json.commitFailed).toBeUndefined();
     expect(code).toBe(0);
     expect(head(repo, 'HEAD^')).toBe(before);
@@ -136,7 +198,8 @@ describe('5. amend and squash are measured against the commit before them', () =
     for (let i = 0; i < 3; i++) {
       text = drop(text, 59);
       repo.write('big.txt', text);
-      const args = i === 0 ? ['commit', '-q', '-am', 'trim'] : ['commit', '-q', '--amend', '-am', 'trim'];
+      const args =
+        i === 0 ? ['commit', '-q', '-am', 'trim'] : ['commit', '-q', '--amend', '-am', 'trim'];
       codes.push(repo.gitRun(args, AUTO).code);
     }
     expect(codes[0]).toBe(0);
@@ -189,7 +252,17 @@ describe('6. every way a branch moves is checked', () => {
     // in the lane the same gate refuses it; with every hook off it gets onto the lane's branch
     laneWrite(lane, 'big.txt', 'gone\n');
     expect(laneGit(lane, ['commit', '-q', '--no-verify', '-am', 'agent']).code).not.toBe(0);
-    expect(laneGit(lane, ['-c', 'core.hooksPath=/dev/null', 'commit', '-q', '--no-verify', '-am', 'agent']).code).toBe(0);
+    expect(
+      laneGit(lane, [
+        '-c',
+        'core.hooksPath=/dev/null',
+        'commit',
+        '-q',
+        '--no-verify',
+        '-am',
+        'agent',
+      ]).code,
+    ).toBe(0);
     const before = head(repo);
     expect(repo.gitRun(['merge', '-q', '--ff-only', 'guard/agent'], AUTO).code).not.toBe(0);
     expect(head(repo)).toBe(before);
@@ -243,12 +316,16 @@ describe('6. every way a branch moves is checked', () => {
   it('moving past every hook is reported by the next guard command and by doctor, and the next move is refused', () => {
     const repo = repoWithBig();
     destructive(repo);
-    expect(repo.gitRun(['-c', 'core.hooksPath=/dev/null', 'commit', '-q', '-m', 'past it'], AUTO).code).toBe(0);
+    expect(
+      repo.gitRun(['-c', 'core.hooksPath=/dev/null', 'commit', '-q', '-m', 'past it'], AUTO).code,
+    ).toBe(0);
     const bypassed = head(repo);
     const check = repo.guard(['check']);
     expect(check.stderr).toMatch(/past this gate .* big\.txt/);
     const doctor = repo.guardJson(['doctor']).json;
-    expect(doctor.checks.find((c: any) => c.id === 'branch-bypass')).toMatchObject({ severity: 'warning' });
+    expect(doctor.checks.find((c: any) => c.id === 'branch-bypass')).toMatchObject({
+      severity: 'warning',
+    });
     expect(doctor.checks.find((c: any) => c.id === 'branch-bypass').message).toContain('big.txt');
     repo.write('a.txt', 'a\nnext\n');
     expect(repo.gitRun(['commit', '-q', '-am', 'next'], AUTO).code).not.toBe(0);
@@ -262,11 +339,20 @@ describe('7. the warning cannot be silenced', () => {
     destructive(repo);
     const blob = repo.git(['hash-object', 'big.txt']).trim();
     const off = ['-c', 'core.hooksPath=/dev/null'];
-    expect(repo.gitRun([...off, 'commit', '-q', '-m', `x\n\nGuard-Approved: big.txt ${blob}`], AUTO).code).toBe(0);
+    expect(
+      repo.gitRun([...off, 'commit', '-q', '-m', `x\n\nGuard-Approved: big.txt ${blob}`], AUTO)
+        .code,
+    ).toBe(0);
     repo.write('a.txt', 'a\non top\n');
     expect(repo.gitRun([...off, 'commit', '-q', '-am', 'on top'], AUTO).code).toBe(0);
-    appendFileSync(path.join(repo.dir, '.git', 'guard-checked-trees'), repo.git(['rev-parse', 'HEAD^{tree}']));
-    appendFileSync(path.join(repo.dir, '.git', 'guard-checked-trees'), repo.git(['rev-parse', 'HEAD^^{tree}']));
+    appendFileSync(
+      path.join(repo.dir, '.git', 'guard-checked-trees'),
+      repo.git(['rev-parse', 'HEAD^{tree}']),
+    );
+    appendFileSync(
+      path.join(repo.dir, '.git', 'guard-checked-trees'),
+      repo.git(['rev-parse', 'HEAD^^{tree}']),
+    );
     for (let i = 0; i < 2; i++) {
       const json = repo.guardJson(['check']).json;
       expect(json.bypassed?.paths).toEqual(['big.txt']);
@@ -284,7 +370,7 @@ describe('8. doctor says "active" only when the hook really blocks', () => {
     'an early exit 0': 'exit 0\nguard check\n',
     '|| true': 'guard check || true\n',
     'in the background': 'guard check &\n',
-    'echoed': 'echo guard check\n',
+    echoed: 'echo guard check\n',
     'inside a heredoc': 'cat <<EOF >/dev/null\nguard check\nEOF\n',
     'under if false': 'if false; then\n  guard check\nfi\n',
     'piped (the pipeline ends with the status of cat)': 'guard check | cat\n',
@@ -296,13 +382,19 @@ describe('8. doctor says "active" only when the hook really blocks', () => {
       const { code, json } = repo.guardJson(['doctor']);
       expect(code).toBe(1);
       expect(json.active).toBe(false);
-      expect(json.checks.find((c: any) => c.id === 'hook')).toMatchObject({ ok: false, severity: 'error' });
+      expect(json.checks.find((c: any) => c.id === 'hook')).toMatchObject({
+        ok: false,
+        severity: 'error',
+      });
     });
   }
 
   it('a hook that does block, written oddly, is active; the probe leaves the index alone', () => {
     const repo = repoWithBig();
-    writeFileSync(path.join(repo.dir, '.husky', 'pre-commit'), 'G=guard\nset -e\n"$G" check --quiet\n');
+    writeFileSync(
+      path.join(repo.dir, '.husky', 'pre-commit'),
+      'G=guard\nset -e\n"$G" check --quiet\n',
+    );
     repo.write('a.txt', 'staged\n');
     repo.git(['add', 'a.txt']);
     const index = readFileSync(path.join(repo.dir, '.git', 'index'));

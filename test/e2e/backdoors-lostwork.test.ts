@@ -5,16 +5,38 @@
  * destructive got in and nothing was lost.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, lstatSync, mkdirSync, readFileSync, readlinkSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  readFileSync,
+  readlinkSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { CLI, cleanEnv, cleanupRepos, lanePath, laneWrite, lines, makeRepo, outsideDir, snapshotTree, startLane, type TestRepo } from '../helpers.js';
+import {
+  CLI,
+  cleanEnv,
+  cleanupRepos,
+  lanePath,
+  laneWrite,
+  lines,
+  makeRepo,
+  outsideDir,
+  snapshotTree,
+  startLane,
+  type TestRepo,
+} from '../helpers.js';
 
 afterAll(cleanupRepos);
 
 function laneGit(lane: string, args: string[]): string {
   const r = spawnSync('git', args, { cwd: lane, env: cleanEnv() });
-  if (r.status !== 0) throw new Error(`git ${args.join(' ')} in lane failed: ${r.stderr.toString()}`);
+  if (r.status !== 0)
+    throw new Error(`git ${args.join(' ')} in lane failed: ${r.stderr.toString()}`);
   return r.stdout.toString();
 }
 
@@ -40,7 +62,10 @@ describe('9: symlinks into .git/ need approval (check, ci)', () => {
     symlinkSync('.git/hooks', path.join(repo.dir, 'hooks'));
     const { code, json } = stageAndCheck(repo);
     expect(code).toBe(1);
-    expect(json.files.map((f: any) => [f.path, f.decision])).toEqual([['cfg', 'blocked'], ['hooks', 'blocked']]);
+    expect(json.files.map((f: any) => [f.path, f.decision])).toEqual([
+      ['cfg', 'blocked'],
+      ['hooks', 'blocked'],
+    ]);
     expect(json.files[0].reasons.join()).toMatch(/into \.git\//);
     // the hook's refusal stops the commit: HEAD holds no link into .git
     expect(repo.git(['ls-tree', '--name-only', 'HEAD'])).toBe('a.txt\n');
@@ -64,7 +89,10 @@ describe('10: placeholders where code stood', () => {
 
   it('a truncation behind a zero-width space is blocked by check, and the file stays whole in HEAD', () => {
     const repo = makeRepo({ 'calc.py': file });
-    repo.write('calc.py', 'def run(x):\n    total = 0\n    # ... rest\u200b of the code ...\n    return total\n');
+    repo.write(
+      'calc.py',
+      'def run(x):\n    total = 0\n    # ... rest\u200b of the code ...\n    return total\n',
+    );
     const { code, json } = stageAndCheck(repo);
     expect(code).toBe(1);
     expect(json.files[0].reasons.join()).toMatch(/elision placeholder/);
@@ -73,7 +101,13 @@ describe('10: placeholders where code stood', () => {
 
   it('the same words where nothing was removed are allowed (a comment, not a truncation)', () => {
     const repo = makeRepo({ 'calc.py': file });
-    repo.write('calc.py', file.replace('    total = 0\n', '    total = 0\n    # Keep the existing behaviour: ...\n    # ... rest of the code ...\n'));
+    repo.write(
+      'calc.py',
+      file.replace(
+        '    total = 0\n',
+        '    total = 0\n    # Keep the existing behaviour: ...\n    # ... rest of the code ...\n',
+      ),
+    );
     const { code, json } = stageAndCheck(repo);
     expect(code).toBe(0);
     expect(json.files[0]).toMatchObject({ decision: 'allowed', needsApproval: false });
@@ -82,7 +116,9 @@ describe('10: placeholders where code stood', () => {
 
 describe('11: many small losses add up', () => {
   it('twelve 40-line files deleted in one commit need a person: check blocks, ci blocks', () => {
-    const files = Object.fromEntries(Array.from({ length: 12 }, (_, i) => [`mod${i}.py`, lines(40, `m${i}`)]));
+    const files = Object.fromEntries(
+      Array.from({ length: 12 }, (_, i) => [`mod${i}.py`, lines(40, `m${i}`)]),
+    );
     const repo = makeRepo({ ...files, 'keep.txt': 'k\n' });
     for (const f of Object.keys(files)) rmSync(path.join(repo.dir, f));
     const { code, json } = stageAndCheck(repo);
@@ -90,7 +126,9 @@ describe('11: many small losses add up', () => {
     expect(json.blocked).toBe(12);
     expect(json.files[0].reasons.join()).toMatch(/as a whole loses 480 lines through 12/);
     // nothing left HEAD: every file still there
-    expect(repo.git(['ls-tree', '--name-only', 'HEAD']).split('\n').filter(Boolean)).toHaveLength(13);
+    expect(repo.git(['ls-tree', '--name-only', 'HEAD']).split('\n').filter(Boolean)).toHaveLength(
+      13,
+    );
     repo.git(['reset', '-q', '--hard']);
     const head = prHead(repo, () => {
       for (const f of Object.keys(files)) rmSync(path.join(repo.dir, f));
@@ -103,7 +141,9 @@ describe('11: many small losses add up', () => {
 
 describe('11: many small losses through a lane', () => {
   it('review --auto of a lane that deleted twelve 40-line files merges none of the deletions', () => {
-    const files = Object.fromEntries(Array.from({ length: 12 }, (_, i) => [`mod${i}.py`, lines(40, `m${i}`)]));
+    const files = Object.fromEntries(
+      Array.from({ length: 12 }, (_, i) => [`mod${i}.py`, lines(40, `m${i}`)]),
+    );
     const repo = makeRepo({ ...files, 'keep.txt': 'k\n' });
     const lane = startLane(repo);
     for (const f of Object.keys(files)) rmSync(path.join(lane, f));
@@ -123,7 +163,12 @@ describe('12: a reindent is not a loss', () => {
     repo.write('app.js', src.replace(/^ {2}/gm, '    '));
     const { code, json } = stageAndCheck(repo);
     expect(code).toBe(0);
-    expect(json.files[0]).toMatchObject({ status: 'modify', whitespaceOnly: true, needsApproval: false, decision: 'allowed' });
+    expect(json.files[0]).toMatchObject({
+      status: 'modify',
+      whitespaceOnly: true,
+      needsApproval: false,
+      decision: 'allowed',
+    });
     repo.git(['reset', '-q', '--hard']);
     const head = prHead(repo, () => repo.write('app.js', src.replace(/^ {2}/gm, '\t')));
     const ci = repo.guardJson(['ci', '--base', 'main', '--head', head]);
@@ -134,7 +179,10 @@ describe('12: a reindent is not a loss', () => {
   it('a reindent that also deletes code is still a replace', () => {
     const src = Array.from({ length: 300 }, (_, i) => `  call${i}(a, b);`).join('\n') + '\n';
     const repo = makeRepo({ 'app.js': src });
-    repo.write('app.js', src.replace(/^ {2}/gm, '    ').split('\n').slice(0, 200).join('\n') + '\n');
+    repo.write(
+      'app.js',
+      src.replace(/^ {2}/gm, '    ').split('\n').slice(0, 200).join('\n') + '\n',
+    );
     const { code, json } = stageAndCheck(repo);
     expect(code).toBe(1);
     expect(json.files[0]).toMatchObject({ status: 'replace', whitespaceOnly: false });
@@ -173,7 +221,9 @@ describe('15: guard start does not follow a planted .guard symlink', () => {
     rmSync(path.join(repo.dir, '.guard'));
     mkdirSync(path.join(repo.dir, '.guard'));
     symlinkSync(elsewhere, path.join(repo.dir, '.guard', 'lanes'));
-    expect(repo.guardJson(['start', 'agent']).json.error.message).toMatch(/\.guard\/lanes is a symlink/);
+    expect(repo.guardJson(['start', 'agent']).json.error.message).toMatch(
+      /\.guard\/lanes is a symlink/,
+    );
     expect(existsSync(path.join(elsewhere, 'agent'))).toBe(false);
   });
 });
@@ -231,7 +281,15 @@ describe('25: an approval for a name ending in a space round-trips to ci', () =>
     const repo = makeRepo({ [name]: lines(150, 'old'), 'keep.txt': 'k\n' });
     const lane = startLane(repo);
     laneWrite(lane, name, lines(150, 'new'));
-    const r = repo.guardJson(['review', 'agent', '--decisions', decisionsFile([{ path: name, action: 'approve' }]), '--commit', '-m', 'take the rewrite']);
+    const r = repo.guardJson([
+      'review',
+      'agent',
+      '--decisions',
+      decisionsFile([{ path: name, action: 'approve' }]),
+      '--commit',
+      '-m',
+      'take the rewrite',
+    ]);
     expect(r.code).toBe(0);
     expect(repo.git(['log', '-1', '--format=%B'])).toContain(`Guard-Approved: "notes.txt " `);
     const ci = repo.guardJson(['ci', '--base', 'HEAD~1', '--head', 'HEAD']);
@@ -279,11 +337,15 @@ describe('26: small contract slips', () => {
   it('ci --format github mentions a job summary only when GITHUB_STEP_SUMMARY is set', () => {
     const repo = makeRepo({ 'big.txt': lines(150) });
     const head = prHead(repo, () => rmSync(path.join(repo.dir, 'big.txt')));
-    const without = repo.guard(['ci', '--base', 'main', '--head', head, '--format', 'github'], { env: { GITHUB_STEP_SUMMARY: undefined } });
+    const without = repo.guard(['ci', '--base', 'main', '--head', head, '--format', 'github'], {
+      env: { GITHUB_STEP_SUMMARY: undefined },
+    });
     expect(without.code).toBe(1);
     expect(without.stdout).not.toMatch(/job summary/);
     const file = path.join(outsideDir(), 'summary.md');
-    const withIt = repo.guard(['ci', '--base', 'main', '--head', head, '--format', 'github'], { env: { GITHUB_STEP_SUMMARY: file } });
+    const withIt = repo.guard(['ci', '--base', 'main', '--head', head, '--format', 'github'], {
+      env: { GITHUB_STEP_SUMMARY: file },
+    });
     expect(withIt.stdout).toMatch(/job summary/);
     expect(readFileSync(file, 'utf8')).toContain('big.txt');
   });
@@ -292,13 +354,20 @@ describe('26: small contract slips', () => {
     const repo = makeRepo({ 'a.txt': 'a\n' });
     const r = repo.guard(['ci', '--base', 'HEAD', '--format', 'bogus']);
     expect(r.code).toBe(2);
-    expect(r.stderr.split('\n')[0]).toMatch(/^guard: Invalid values: Argument: format, Given: "bogus", Choices: "text", .*"sarif"$/);
+    expect(r.stderr.split('\n')[0]).toMatch(
+      /^guard: Invalid values: Argument: format, Given: "bogus", Choices: "text", .*"sarif"$/,
+    );
   });
 });
 
 describe('23: blocking N deletions costs one tree, not N', () => {
   it('60 blocked deletions: one rejected commit holding all of them, a constant number of new objects', () => {
-    const files = Object.fromEntries(Array.from({ length: 60 }, (_, i) => [`f${String(i).padStart(2, '0')}.txt`, lines(120, `f${i}`)]));
+    const files = Object.fromEntries(
+      Array.from({ length: 60 }, (_, i) => [
+        `f${String(i).padStart(2, '0')}.txt`,
+        lines(120, `f${i}`),
+      ]),
+    );
     const repo = makeRepo(files);
     repo.git(['gc', '-q']);
     const objects = () => Number(/^count: (\d+)/m.exec(repo.git(['count-objects', '-v']))![1]);
@@ -311,12 +380,21 @@ describe('23: blocking N deletions costs one tree, not N', () => {
     expect(refs.size).toBe(1);
     const ref = [...refs][0] as string;
     expect(repo.git(['rev-parse', `${ref}^`]).trim()).toBe(repo.git(['rev-parse', 'HEAD']).trim());
-    expect(repo.git(['diff', '--name-only', `${ref}^`, ref]).split('\n').filter(Boolean)).toHaveLength(60);
-    expect(repo.git(['diff', '--numstat', `${ref}^`, ref, '--', 'f07.txt']).trim()).toBe('0\t120\tf07.txt');
+    expect(
+      repo
+        .git(['diff', '--name-only', `${ref}^`, ref])
+        .split('\n')
+        .filter(Boolean),
+    ).toHaveLength(60);
+    expect(repo.git(['diff', '--numstat', `${ref}^`, ref, '--', 'f07.txt']).trim()).toBe(
+      '0\t120\tf07.txt',
+    );
     // the rejected commit, its tree, the decision record (and its empty tree): not 60 commits and 60 trees
     expect(objects() - before).toBeLessThanOrEqual(6);
     // and nothing was lost: every deleted file is still in HEAD
-    expect(repo.git(['ls-tree', '--name-only', 'HEAD']).split('\n').filter(Boolean)).toHaveLength(60);
+    expect(repo.git(['ls-tree', '--name-only', 'HEAD']).split('\n').filter(Boolean)).toHaveLength(
+      60,
+    );
   });
 });
 
@@ -341,12 +419,19 @@ describe('13: discard keeps repositories nested in the lane', () => {
     expect(repo.git(['show', `${kept}:v.txt`])).toBe('committed\nuncommitted\n');
     expect(repo.git(['show', `${kept}:untracked.txt`])).toBe('untracked\n');
     expect(repo.git(['log', '--format=%s', `${kept}^`])).toBe('only here\n');
-    expect(repo.refs('refs/guard/checkpoints/')).toContain(`refs/guard/checkpoints/${r.json.nested[0].checkpoint}`);
+    expect(repo.refs('refs/guard/checkpoints/')).toContain(
+      `refs/guard/checkpoints/${r.json.nested[0].checkpoint}`,
+    );
   });
 
-  it('uncommitted work inside a lane\'s submodule is kept', () => {
+  it("uncommitted work inside a lane's submodule is kept", () => {
     const sub = outsideDir();
-    for (const args of [['init', '-q', sub], ['-C', sub, 'add', '.'], ['-C', sub, 'commit', '-qm', 's', '--allow-empty']]) spawnSync('git', args, { env: cleanEnv() });
+    for (const args of [
+      ['init', '-q', sub],
+      ['-C', sub, 'add', '.'],
+      ['-C', sub, 'commit', '-qm', 's', '--allow-empty'],
+    ])
+      spawnSync('git', args, { env: cleanEnv() });
     writeFileSync(path.join(sub, 's.txt'), 's\n');
     spawnSync('git', ['-C', sub, 'add', '.'], { env: cleanEnv() });
     spawnSync('git', ['-C', sub, 'commit', '-qm', 'file'], { env: cleanEnv() });
@@ -393,14 +478,20 @@ describe('14: a lane is not a sandbox: guard run watches the main tree', () => {
     const repo = makeRepo({ 'a.txt': 'a\n' });
     repo.write('notes.txt', 'my untracked notes\n');
     const before = snapshotTree(repo.dir);
-    const r = runJson(repo, ['sh', '-c', 'rm ../../../notes.txt && echo agent >> ../../../a.txt && echo lane > in-lane.txt']);
+    const r = runJson(repo, [
+      'sh',
+      '-c',
+      'rm ../../../notes.txt && echo agent >> ../../../a.txt && echo lane > in-lane.txt',
+    ]);
     expect(r.code).toBe(0);
     expect(existsSync(path.join(repo.dir, 'notes.txt'))).toBe(false);
     expect(r.json.mainTree.changed).toEqual([
       { path: 'a.txt', change: 'modified' },
       { path: 'notes.txt', change: 'deleted' },
     ]);
-    expect(r.json.mainTree.restore).toBe(`guard restore ${r.json.mainTree.checkpoint} -- a.txt notes.txt`);
+    expect(r.json.mainTree.restore).toBe(
+      `guard restore ${r.json.mainTree.checkpoint} -- a.txt notes.txt`,
+    );
     // the lane's own work is not reported as outside
     expect(r.json.files.map((f: any) => f.path)).toEqual(['in-lane.txt']);
     const back = repo.guard(r.json.mainTree.restore.split(' ').slice(1));
@@ -408,7 +499,9 @@ describe('14: a lane is not a sandbox: guard run watches the main tree', () => {
     expect(snapshotTree(repo.dir)).toEqual(before);
     // and the human summary says it, with the same command
     const again = repo.guard(['run', 'agent', '--', 'sh', '-c', 'rm ../../../notes.txt']);
-    expect(again.stdout).toMatch(/the main tree changed outside the lane while the command ran \(1 file\)/);
+    expect(again.stdout).toMatch(
+      /the main tree changed outside the lane while the command ran \(1 file\)/,
+    );
     expect(again.stdout).toMatch(/put it back: guard restore \S+ -- notes\.txt/);
   });
 
@@ -430,7 +523,7 @@ describe('17: restore is byte exact under * text=auto', () => {
     expect(readFileSync(path.join(repo.dir, 'notes.txt'))).toEqual(crlf);
   });
 
-  it('a whole-tree checkpoint keeps an agent\'s CRLF file raw too, and its restore undoes byte for byte', () => {
+  it("a whole-tree checkpoint keeps an agent's CRLF file raw too, and its restore undoes byte for byte", () => {
     const repo = makeRepo({ '.gitattributes': '* text=auto\n', 'a.txt': 'a\n' });
     const crlf = Buffer.from('x\r\ny\r\n');
     writeFileSync(path.join(repo.dir, 'win.txt'), crlf);
@@ -445,8 +538,9 @@ describe('17: restore is byte exact under * text=auto', () => {
 
 describe('18: a whole-tree restore that meets a folder', () => {
   it('finishes what it can, leaves the blocked path whole, reports it, exits 1, and prints the undo', () => {
-    const repo = makeRepo({ 'x': 'file x\n', 'y.txt': 'y\n', '.gitignore': '*.log\n' });
-    const cp = repo.guardJson(['write', 'y.txt', '--auto'], { input: 'y2\n' }).json.checkpoint as string;
+    const repo = makeRepo({ x: 'file x\n', 'y.txt': 'y\n', '.gitignore': '*.log\n' });
+    const cp = repo.guardJson(['write', 'y.txt', '--auto'], { input: 'y2\n' }).json
+      .checkpoint as string;
     // take a whole-tree checkpoint of the original state to restore to
     const whole = repo.guardJson(['restore', cp]).json.undo as string; // state: x file, y2
     // the agent turns x into a folder with a tracked-to-be file and an ignored log, and edits y.txt
@@ -457,7 +551,9 @@ describe('18: a whole-tree restore that meets a folder', () => {
     writeFileSync(path.join(repo.dir, 'y.txt'), 'agent\n');
     const r = repo.guard(['restore', whole]);
     expect(r.code).toBe(1);
-    expect(r.stderr).toMatch(/did not restore x: a folder stands there holding files the checkpoint does not know \(x\/debug\.log\)/);
+    expect(r.stderr).toMatch(
+      /did not restore x: a folder stands there holding files the checkpoint does not know \(x\/debug\.log\)/,
+    );
     expect(r.stdout).toMatch(/undo: guard restore \S+/);
     // y.txt was restored; x is left whole, nothing under it removed
     expect(repo.read('y.txt')).toBe('y2\n');
@@ -473,7 +569,8 @@ describe('18: a whole-tree restore that meets a folder', () => {
 describe('18: a restore that meets a file where a folder is needed', () => {
   it('an ignored file named like the folder blocks only that path, and is left alone', () => {
     const repo = makeRepo({ 'd/f.txt': 'f\n', 'e.txt': 'e\n', '.gitignore': '/d\n!/d/\n' });
-    const cp = repo.guardJson(['write', 'e.txt', '--auto'], { input: 'e2\n' }).json.checkpoint as string;
+    const cp = repo.guardJson(['write', 'e.txt', '--auto'], { input: 'e2\n' }).json
+      .checkpoint as string;
     const whole = repo.guardJson(['restore', cp]).json.undo as string; // d/f.txt, e2
     rmSync(path.join(repo.dir, 'd'), { recursive: true });
     writeFileSync(path.join(repo.dir, 'd'), 'an ignored file the agent made\n');
@@ -490,10 +587,14 @@ describe('18: a restore that meets a file where a folder is needed', () => {
 describe('new: a reader that goes away', () => {
   it('guard write | head -c0 writes the file and prints no stack trace', () => {
     const repo = makeRepo({ 'a.txt': 'a\n' });
-    const r = spawnSync('sh', ['-c', `printf 'new\\n' | "$NODE" "$CLI" write b.txt --json | head -c 0`], {
-      cwd: repo.dir,
-      env: cleanEnv({ CI: 'true', NODE: process.execPath, CLI }),
-    });
+    const r = spawnSync(
+      'sh',
+      ['-c', `printf 'new\\n' | "$NODE" "$CLI" write b.txt --json | head -c 0`],
+      {
+        cwd: repo.dir,
+        env: cleanEnv({ CI: 'true', NODE: process.execPath, CLI }),
+      },
+    );
     expect(r.stderr.toString()).not.toMatch(/EPIPE|at .*\.js/);
     expect(repo.read('b.txt')).toBe('new\n');
   });
@@ -510,7 +611,11 @@ describe('11: the session base of guard write', () => {
     expect(w1.json.files[0]).toMatchObject({ decision: 'allowed', written: true });
     const w2 = repo.guardJson(['write', 'mod.py', '--auto'], { input: cut(file, 210), env });
     expect(w2.code).toBe(1);
-    expect(w2.json.files[0]).toMatchObject({ decision: 'blocked', status: 'replace', existingLines: 300 });
+    expect(w2.json.files[0]).toMatchObject({
+      decision: 'blocked',
+      status: 'replace',
+      existingLines: 300,
+    });
     expect(w2.json.files[0].reasons.join()).toMatch(/as session agent-session-1 first saw it/);
     expect(repo.read('mod.py')).toBe(cut(file, 140));
     // the refused write is kept, and the first checkpoint still has the whole file
@@ -519,14 +624,18 @@ describe('11: the session base of guard write', () => {
     // another session does not inherit agent-session-1's base, but the same day it is still measured
     // against the file as guard write first saw it today (refs/guard/write-base/, since the branch gate:
     // a fresh --session per write must not make each write its own base; branch-gate-steps.test.ts, 5.)
-    const other = repo.guardJson(['write', 'mod.py', '--auto', '--session', 'another'], { input: cut(file, 210) });
+    const other = repo.guardJson(['write', 'mod.py', '--auto', '--session', 'another'], {
+      input: cut(file, 210),
+    });
     expect(other.json.files[0].decision).toBe('blocked');
     expect(other.json.files[0].reasons.join()).toMatch(/as guard write first saw it today/);
     expect(other.json.files[0].reasons.join()).not.toMatch(/agent-session-1/);
     expect(repo.read('mod.py')).toBe(cut(file, 140));
     // on another day (no day's base yet), --session names the session: another one starts from the disk
     for (const ref of repo.refs('refs/guard/write-base/')) repo.git(['update-ref', '-d', ref]);
-    const nextDay = repo.guardJson(['write', 'mod.py', '--auto', '--session', 'another'], { input: cut(file, 210) });
+    const nextDay = repo.guardJson(['write', 'mod.py', '--auto', '--session', 'another'], {
+      input: cut(file, 210),
+    });
     expect(nextDay.json.files[0].decision).toBe('allowed');
     expect(repo.read('mod.py')).toBe(cut(file, 210));
   });
@@ -537,8 +646,20 @@ describe('11: the session base of guard write', () => {
     // the agent forges a "session start" whose tree already holds its rewrite
     const blob = repo.git(['hash-object', '-w', '--stdin'], { input: next }).trim();
     const tree = repo.git(['mktree'], { input: `100644 blob ${blob}\tbig.py\n` }).trim();
-    const body = JSON.stringify({ v: 1, harness: 'cli', session: 's', kind: 'write', phase: 'pre', checkpoint: 'x', paths: ['big.py'], worktree: repo.dir, time: '2000-01-01T00:00:00.000Z' });
-    const commit = repo.git(['commit-tree', tree, '-m', `guard session cli s: write big.py\n\n${body}`]).trim();
+    const body = JSON.stringify({
+      v: 1,
+      harness: 'cli',
+      session: 's',
+      kind: 'write',
+      phase: 'pre',
+      checkpoint: 'x',
+      paths: ['big.py'],
+      worktree: repo.dir,
+      time: '2000-01-01T00:00:00.000Z',
+    });
+    const commit = repo
+      .git(['commit-tree', tree, '-m', `guard session cli s: write big.py\n\n${body}`])
+      .trim();
     repo.git(['update-ref', 'refs/guard/sessions/cli/s/20000101T000000Z-forged', commit]);
     const r = repo.guardJson(['write', 'big.py', '--auto', '--session', 's'], { input: next });
     expect(r.code).toBe(1);
@@ -549,18 +670,30 @@ describe('11: the session base of guard write', () => {
 
 describe('new: attacks on the new rules', () => {
   it('a space slipped inside a line of a reindent (rm -rf /tmp/x -> rm -rf / tmp/x) is not "whitespace only"', () => {
-    const src = Array.from({ length: 200 }, (_, i) => `  step${i} --flag`).join('\n') + '\n  rm -rf /tmp/build\n';
+    const src =
+      Array.from({ length: 200 }, (_, i) => `  step${i} --flag`).join('\n') +
+      '\n  rm -rf /tmp/build\n';
     const repo = makeRepo({ 'deploy.sh': src });
-    repo.write('deploy.sh', src.replace(/^ {2}/gm, '    ').replace('rm -rf /tmp/build', 'rm -rf / tmp/build'));
+    repo.write(
+      'deploy.sh',
+      src.replace(/^ {2}/gm, '    ').replace('rm -rf /tmp/build', 'rm -rf / tmp/build'),
+    );
     const { code, json } = stageAndCheck(repo);
     expect(code).toBe(1);
-    expect(json.files[0]).toMatchObject({ status: 'replace', whitespaceOnly: false, decision: 'blocked' });
+    expect(json.files[0]).toMatchObject({
+      status: 'replace',
+      whitespaceOnly: false,
+      decision: 'blocked',
+    });
     expect(repo.git(['show', 'HEAD:deploy.sh'])).toBe(src);
   });
 
   it('a placeholder added in one commit, the code beside it cut in the next: the second is caught', () => {
     const body = Array.from({ length: 30 }, (_, i) => `    total += part_${i}(x)`).join('\n');
-    const file = `def run(x):\n    total = 0\n${body}\n    return total\n` + Array.from({ length: 200 }, (_, i) => `# note ${i}`).join('\n') + '\n';
+    const file =
+      `def run(x):\n    total = 0\n${body}\n    return total\n` +
+      Array.from({ length: 200 }, (_, i) => `# note ${i}`).join('\n') +
+      '\n';
     const repo = makeRepo({ 'calc.py': file });
     const step1 = file.replace('    total = 0\n', '    total = 0\n    # ... existing code ...\n');
     repo.write('calc.py', step1);
@@ -574,7 +707,7 @@ describe('new: attacks on the new rules', () => {
   });
 });
 
-describe('new: a nested repository cannot make guard run the agent\'s commands', () => {
+describe("new: a nested repository cannot make guard run the agent's commands", () => {
   it('discard keeps a clone whose config plants an fsmonitor, hooks, a clean filter and a signing program, and runs none of them', () => {
     const repo = makeRepo({ 'a.txt': 'a\n' });
     const lane = startLane(repo);
@@ -585,13 +718,20 @@ describe('new: a nested repository cannot make guard run the agent\'s commands',
     laneGit(inner, ['add', '.']);
     laneGit(inner, ['commit', '-qm', 'w']);
     const marker = (what: string) => path.join(outsideDir(), `ran-${what}`);
-    const marks = { fsmonitor: marker('fsmonitor'), hook: marker('hook'), filter: marker('filter'), gpg: marker('gpg') };
+    const marks = {
+      fsmonitor: marker('fsmonitor'),
+      hook: marker('hook'),
+      filter: marker('filter'),
+      gpg: marker('gpg'),
+    };
     laneGit(inner, ['config', 'core.fsmonitor', `touch ${marks.fsmonitor}; false`]);
     laneGit(inner, ['config', 'filter.x.clean', `touch ${marks.filter}; cat`]);
     laneGit(inner, ['config', 'commit.gpgSign', 'true']);
     laneGit(inner, ['config', 'gpg.program', `sh -c 'touch ${marks.gpg}'`]);
     for (const hook of ['reference-transaction', 'post-index-change']) {
-      writeFileSync(path.join(inner, '.git', 'hooks', hook), `#!/bin/sh\ntouch ${marks.hook}\n`, { mode: 0o755 });
+      writeFileSync(path.join(inner, '.git', 'hooks', hook), `#!/bin/sh\ntouch ${marks.hook}\n`, {
+        mode: 0o755,
+      });
     }
     writeFileSync(path.join(inner, '.gitattributes'), '* filter=x\n');
     writeFileSync(path.join(inner, 'w.txt'), 'work\nuncommitted\n');
@@ -608,7 +748,9 @@ describe('11: one guard run is one session', () => {
     const repo = makeRepo({ 'mod.py': file });
     const cut = (n: number) => file.split('\n').slice(n).join('\n');
     const w = (n: number) => `printf '%s' '${cut(n)}' | "$NODE" "$CLI" write mod.py --auto`;
-    const r = repo.guard(['run', 'agent', '--', 'sh', '-c', `${w(140)} && ${w(210)}`], { env: { NODE: process.execPath, CLI } });
+    const r = repo.guard(['run', 'agent', '--', 'sh', '-c', `${w(140)} && ${w(210)}`], {
+      env: { NODE: process.execPath, CLI },
+    });
     expect(r.code).toBe(1);
     expect(r.stderr + r.stdout).toMatch(/first saw it/);
     expect(readFileSync(path.join(lanePath(repo, 'agent'), 'mod.py'), 'utf8')).toBe(cut(140));

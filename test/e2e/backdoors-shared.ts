@@ -11,7 +11,8 @@ export function repoWithBig(): TestRepo {
 
 export const head = (repo: TestRepo, rev = 'HEAD') => repo.git(['rev-parse', rev]).trim();
 /** big.txt as committed at REV: what got in. */
-export const bigAt = (repo: TestRepo, rev = 'HEAD') => repo.git(['cat-file', 'blob', `${rev}:big.txt`]);
+export const bigAt = (repo: TestRepo, rev = 'HEAD') =>
+  repo.git(['cat-file', 'blob', `${rev}:big.txt`]);
 export const drop = (text: string, n: number) => text.split('\n').slice(n).join('\n');
 
 export function laneGit(lane: string, args: string[], env: Record<string, string> = {}) {

@@ -7,12 +7,19 @@
 import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { CLI, cleanupRepos, installGuard, lines, makeRepo, outsideDir, type TestRepo } from '../helpers.js';
+import {
+  CLI,
+  cleanupRepos,
+  installGuard,
+  lines,
+  makeRepo,
+  outsideDir,
+  type TestRepo,
+} from '../helpers.js';
 
 import { AUTO, BIG, globalBin, has, head, withPath } from './branch-gate-shared.js';
 
 afterAll(cleanupRepos);
-
 
 describe('2. moves that drop commits: kept under refs/guard/dropped/ and reported', () => {
   function withWork(): { repo: TestRepo; base: string; tip: string } {
@@ -26,19 +33,27 @@ describe('2. moves that drop commits: kept under refs/guard/dropped/ and reporte
     expect(repo.gitRun(['commit', '-q', '-m', 'work 2'], AUTO).code).toBe(0);
     return { repo, base, tip: head(repo) };
   }
-  const dropped = (repo: TestRepo) => repo.git(['for-each-ref', '--format=%(objectname)', 'refs/guard/dropped/']).split('\n').filter(Boolean);
+  const dropped = (repo: TestRepo) =>
+    repo
+      .git(['for-each-ref', '--format=%(objectname)', 'refs/guard/dropped/'])
+      .split('\n')
+      .filter(Boolean);
 
   it('reset --hard HEAD~2: goes through (a person resets on purpose), says what it drops, keeps the tip', () => {
     const { repo, base, tip } = withWork();
     const r = repo.gitRun(['reset', '-q', '--hard', 'HEAD~2'], AUTO);
     expect(r.code).toBe(0);
     expect(head(repo)).toBe(base);
-    expect(r.stderr).toMatch(/drops committed work; the dropped tip is kept as refs\/guard\/dropped\//);
+    expect(r.stderr).toMatch(
+      /drops committed work; the dropped tip is kept as refs\/guard\/dropped\//,
+    );
     expect(r.stderr).toMatch(/work\.txt\s+delete\s+150 lines/);
     expect(r.stderr).toContain('(needs approval by the same rules as a commit)');
     expect(dropped(repo)).toEqual([tip]);
     // in the audit trail too
-    const log = repo.guardJson(['log']).json.entries.filter((e: any) => e.kind === 'decision' && e.command === 'verify-refs');
+    const log = repo
+      .guardJson(['log'])
+      .json.entries.filter((e: any) => e.kind === 'decision' && e.command === 'verify-refs');
     expect(JSON.stringify(log)).toContain('refs/guard/dropped/');
     // and one command brings it back
     const ref = repo.git(['for-each-ref', '--format=%(refname)', 'refs/guard/dropped/']).trim();
@@ -65,13 +80,17 @@ describe('2. moves that drop commits: kept under refs/guard/dropped/ and reporte
 
   it('a reset past every hook: the dropped tip is kept by the next guard check, or by the next move through the gate', () => {
     const { repo, tip } = withWork();
-    expect(repo.gitRun(['-c', 'core.hooksPath=/dev/null', 'reset', '-q', '--hard', 'HEAD~2']).code).toBe(0);
+    expect(
+      repo.gitRun(['-c', 'core.hooksPath=/dev/null', 'reset', '-q', '--hard', 'HEAD~2']).code,
+    ).toBe(0);
     expect(dropped(repo)).toEqual([]);
     expect(repo.guard(['check']).code).toBe(0);
     expect(dropped(repo)).toEqual([tip]);
 
     const w = withWork();
-    expect(w.repo.gitRun(['-c', 'core.hooksPath=/dev/null', 'reset', '-q', '--hard', 'HEAD~2']).code).toBe(0);
+    expect(
+      w.repo.gitRun(['-c', 'core.hooksPath=/dev/null', 'reset', '-q', '--hard', 'HEAD~2']).code,
+    ).toBe(0);
     w.repo.write('small.txt', 's\n');
     w.repo.git(['add', 'small.txt']);
     expect(w.repo.gitRun(['commit', '-q', '--no-verify', '-m', 'small'], AUTO).code).toBe(0);
@@ -103,7 +122,9 @@ describe('2. moves that drop commits: kept under refs/guard/dropped/ and reporte
     const a = side('topic');
     const r = repo.gitRun(['branch', '-q', '-D', 'topic'], AUTO);
     expect(r.code).toBe(0);
-    expect(r.stderr).toMatch(/branch topic went away \(deleted or renamed\).*kept as refs\/guard\/dropped\//);
+    expect(r.stderr).toMatch(
+      /branch topic went away \(deleted or renamed\).*kept as refs\/guard\/dropped\//,
+    );
     expect(dropped(repo)).toEqual([a]);
     const b = side('other');
     expect(repo.gitRun(['update-ref', '-d', 'refs/heads/other'], AUTO).code).toBe(0);

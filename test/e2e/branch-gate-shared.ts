@@ -6,7 +6,8 @@ import { CLI, lines, outsideDir, type TestRepo } from '../helpers.js';
 export const AUTO = { CI: 'true' };
 export const BIG = lines(200);
 export const head = (repo: TestRepo, rev = 'HEAD') => repo.git(['rev-parse', rev]).trim();
-export const has = (repo: TestRepo, rev: string, file: string) => repo.gitRun(['cat-file', '-e', `${rev}:${file}`]).code === 0;
+export const has = (repo: TestRepo, rev: string, file: string) =>
+  repo.gitRun(['cat-file', '-e', `${rev}:${file}`]).code === 0;
 
 /** A folder with a `guard` program (the built CLI): the global install, for PATH. */
 export function globalBin(): string {
@@ -14,4 +15,7 @@ export function globalBin(): string {
   symlinkSync(CLI, path.join(bin, 'guard'));
   return bin;
 }
-export const withPath = (bin: string, extra: Record<string, string> = {}) => ({ PATH: `${bin}${path.delimiter}${process.env.PATH}`, ...extra });
+export const withPath = (bin: string, extra: Record<string, string> = {}) => ({
+  PATH: `${bin}${path.delimiter}${process.env.PATH}`,
+  ...extra,
+});

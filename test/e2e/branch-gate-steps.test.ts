@@ -4,15 +4,29 @@
  * the hooks `guard init` installs) and asserts through git that the work is
  * still there, refused or kept. docs/reliability/backdoors.md lists them.
  */
-import { appendFileSync, existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  appendFileSync,
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { CLI, cleanupRepos, installGuard, lines, makeRepo, outsideDir, type TestRepo } from '../helpers.js';
+import {
+  CLI,
+  cleanupRepos,
+  installGuard,
+  lines,
+  makeRepo,
+  outsideDir,
+  type TestRepo,
+} from '../helpers.js';
 
 import { AUTO, BIG, globalBin, has, head, withPath } from './branch-gate-shared.js';
 
 afterAll(cleanupRepos);
-
 
 describe('5. step by step', () => {
   const keep = (n: number) => BIG.split('\n').slice(0, n).join('\n') + '\n';
@@ -32,7 +46,9 @@ describe('5. step by step', () => {
     }
     expect(results).toContain(1);
     // never fewer than 80 of the 200 lines on the branch (the first step alone is allowed)
-    expect(repo.git(['cat-file', 'blob', 'HEAD:big.txt']).split('\n').length).toBeGreaterThanOrEqual(80);
+    expect(
+      repo.git(['cat-file', 'blob', 'HEAD:big.txt']).split('\n').length,
+    ).toBeGreaterThanOrEqual(80);
   });
 
   it('a rename first does not hide the steps: git mv, then trims of the renamed file', () => {
@@ -107,7 +123,11 @@ describe('5. step by step', () => {
 
   it('a fresh --session for every write does not make each write its own base', () => {
     const repo = installGuard({ 'big.txt': BIG, 'a.txt': 'a\n' });
-    const codes = [140, 80].map((n, i) => repo.guardJson(['write', 'big.txt', '--auto', '--session', `s${i}`], { input: keep(n) }).code);
+    const codes = [140, 80].map(
+      (n, i) =>
+        repo.guardJson(['write', 'big.txt', '--auto', '--session', `s${i}`], { input: keep(n) })
+          .code,
+    );
     expect(codes).toEqual([0, 1]);
     expect(repo.read('big.txt')).toBe(keep(140));
   });

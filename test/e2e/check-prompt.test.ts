@@ -48,7 +48,9 @@ describe('guard check at a terminal', () => {
     const [cp] = repo.refs('refs/guard/checkpoints/');
     expect(repo.git(['show', `${cp}:state.py`])).toBe(fixture('state_replacement.py'));
     expect(s.output()).toContain('rejected and unstaged');
-    expect(s.output()).toMatch(/^  state\.py  rejected, unstaged; kept as refs\/guard\/rejected\//m); // the summary names the file
+    expect(s.output()).toMatch(
+      /^  state\.py  rejected, unstaged; kept as refs\/guard\/rejected\//m,
+    ); // the summary names the file
   });
 
   it('offers the strategies: b (both) appends the new content to the old and stages the result', async () => {
@@ -72,7 +74,9 @@ describe('guard check at a terminal', () => {
     await s.waitFor(/Take this hunk \[.*\]\? $/);
     s.type('b\r');
     expect(await s.exit).toBe(0);
-    expect(repo.git(['show', ':state.py'])).toBe(fixture('state.py') + fixture('state_replacement.py'));
+    expect(repo.git(['show', ':state.py'])).toBe(
+      fixture('state.py') + fixture('state_replacement.py'),
+    );
     expect(repo.read('state.py')).toBe(edited);
   });
 
@@ -87,14 +91,18 @@ describe('guard check at a terminal', () => {
     s.type('2\r');
     expect(await s.exit).toBe(0);
     const old = fixture('state.py').split('\n');
-    const expected = old.slice(0, 2).join('\n') + '\n' + fixture('state_replacement.py') + old.slice(2).join('\n');
+    const expected =
+      old.slice(0, 2).join('\n') + '\n' + fixture('state_replacement.py') + old.slice(2).join('\n');
     expect(repo.git(['show', ':state.py'])).toBe(expected);
   });
 
   it('a commit through the hook can be approved at the terminal', async () => {
     const repo = destructiveRepo();
     // the hook: git runs it with stdin not a terminal; guard opens /dev/tty
-    repo.write('.git/hooks/pre-commit', `#!/bin/sh\nexec "${process.execPath}" "${(await import('../helpers.js')).CLI}" check\n`);
+    repo.write(
+      '.git/hooks/pre-commit',
+      `#!/bin/sh\nexec "${process.execPath}" "${(await import('../helpers.js')).CLI}" check\n`,
+    );
     repo.git(['config', 'core.hooksPath', '.git/hooks']);
     const { chmodSync } = await import('node:fs');
     chmodSync(`${repo.dir}/.git/hooks/pre-commit`, 0o755);

@@ -13,7 +13,13 @@ describe('guard check', () => {
     const { code, json } = repo.guardJson(['check']);
     expect(code).toBe(0);
     expect(json.files).toHaveLength(1);
-    expect(json.files[0]).toMatchObject({ path: 'new.txt', status: 'new', linesAdded: 500, decision: 'allowed', needsApproval: false });
+    expect(json.files[0]).toMatchObject({
+      path: 'new.txt',
+      status: 'new',
+      linesAdded: 500,
+      decision: 'allowed',
+      needsApproval: false,
+    });
     expect(json.blocked).toBe(0);
   });
 
@@ -43,7 +49,13 @@ describe('guard check', () => {
     const { code, json } = repo.guardJson(['check']);
     expect(code).toBe(1);
     const f = json.files[0];
-    expect(f).toMatchObject({ path: 'state.py', status: 'replace', existingLines: 270, decision: 'blocked', needsApproval: true });
+    expect(f).toMatchObject({
+      path: 'state.py',
+      status: 'replace',
+      existingLines: 270,
+      decision: 'blocked',
+      needsApproval: true,
+    });
     expect(f.changeRatio).toBeGreaterThanOrEqual(0.8);
     expect(json.blocked).toBe(1);
     // the ref: parent is HEAD, tree is HEAD plus the proposal
@@ -77,7 +89,14 @@ describe('guard check', () => {
     repo.git(['add', '-A']);
     const { code, json } = repo.guardJson(['check']);
     expect(code).toBe(0);
-    expect(json.files[0]).toMatchObject({ status: 'replace', existingLines: 50, linesDeleted: 50, changeRatio: 1, needsApproval: false, decision: 'allowed' });
+    expect(json.files[0]).toMatchObject({
+      status: 'replace',
+      existingLines: 50,
+      linesDeleted: 50,
+      changeRatio: 1,
+      needsApproval: false,
+      decision: 'allowed',
+    });
   });
 
   it('blocks deleting a 200-line file', () => {
@@ -85,7 +104,13 @@ describe('guard check', () => {
     repo.git(['rm', '-q', 'big.txt']);
     const { code, json } = repo.guardJson(['check']);
     expect(code).toBe(1);
-    expect(json.files[0]).toMatchObject({ path: 'big.txt', status: 'delete', existingLines: 200, linesDeleted: 200, decision: 'blocked' });
+    expect(json.files[0]).toMatchObject({
+      path: 'big.txt',
+      status: 'delete',
+      existingLines: 200,
+      linesDeleted: 200,
+      decision: 'blocked',
+    });
     const ref = json.files[0].ref;
     expect(repo.git(['ls-tree', '--name-only', ref])).not.toContain('big.txt');
     expect(repo.git(['ls-tree', '--name-only', `${ref}^`])).toContain('big.txt');
@@ -111,7 +136,13 @@ describe('guard check', () => {
   });
 
   it('keeps odd file names intact: spaces, unicode, quotes, a leading dash, a tab', () => {
-    const names = ['with space.txt', 'ünïcødé-日本.txt', 'quote"d\'.txt', '-leading-dash.txt', 'tab\there.txt'];
+    const names = [
+      'with space.txt',
+      'ünïcødé-日本.txt',
+      'quote"d\'.txt',
+      '-leading-dash.txt',
+      'tab\there.txt',
+    ];
     const files = Object.fromEntries(names.map((n) => [n, lines(150)]));
     const repo = makeRepo(files);
     for (const n of names) repo.write(n, lines(150, 'rewritten'));
@@ -131,7 +162,12 @@ describe('guard check', () => {
     repo.git(['add', '-A']);
     const { code, json } = repo.guardJson(['check']);
     expect(code).toBe(0);
-    expect(json.files[0]).toMatchObject({ status: 'modify', linesAdded: 0, linesDeleted: 0, needsApproval: false });
+    expect(json.files[0]).toMatchObject({
+      status: 'modify',
+      linesAdded: 0,
+      linesDeleted: 0,
+      needsApproval: false,
+    });
   });
 
   it('detects a binary file and never prints it', () => {
@@ -170,7 +206,11 @@ describe('guard check', () => {
     repo.git(['add', '-A']);
     const { code, json } = repo.guardJson(['check']);
     expect(code).toBe(1);
-    expect(json.files[0]).toMatchObject({ path: '.husky/pre-commit', protected: true, decision: 'blocked' });
+    expect(json.files[0]).toMatchObject({
+      path: '.husky/pre-commit',
+      protected: true,
+      decision: 'blocked',
+    });
   });
 
   it('before guard is installed, a loosened config or a new workflow still needs a person', () => {
@@ -193,7 +233,9 @@ describe('guard check', () => {
     const { code, json } = repo.guardJson(['check']);
     expect(code).toBe(2);
     expect(json.error.code).toBe('E_CONFIG');
-    expect(json.error.message).toContain('guard.config.json (staged): "lineTreshold" is not a known key');
+    expect(json.error.message).toContain(
+      'guard.config.json (staged): "lineTreshold" is not a known key',
+    );
     expect(json.error.hint).toMatch(/before committing/);
   });
 
@@ -220,7 +262,10 @@ describe('guard check', () => {
     rmSync(path.join(repo.dir, '.git'), { recursive: true, force: true });
     const { code, json } = repo.guardJson(['check', '--cwd', outside]);
     expect(code).toBe(2);
-    expect(json).toEqual({ ok: false, error: { code: 'E_NOT_A_REPO', message: expect.any(String), hint: expect.any(String) } });
+    expect(json).toEqual({
+      ok: false,
+      error: { code: 'E_NOT_A_REPO', message: expect.any(String), hint: expect.any(String) },
+    });
   });
 
   it('fails closed when the rejected ref cannot be written', () => {
@@ -260,7 +305,18 @@ describe('guard check', () => {
     expect(r.stdout.trim().split('\n')).toHaveLength(1);
     expect(doc).toMatchObject({ ok: true, command: 'check', blocked: 1 });
     for (const f of doc.files) {
-      for (const key of ['path', 'status', 'existingLines', 'linesAdded', 'linesDeleted', 'changeRatio', 'binary', 'needsApproval', 'reasons', 'decision']) {
+      for (const key of [
+        'path',
+        'status',
+        'existingLines',
+        'linesAdded',
+        'linesDeleted',
+        'changeRatio',
+        'binary',
+        'needsApproval',
+        'reasons',
+        'decision',
+      ]) {
         expect(f).toHaveProperty(key);
       }
     }
@@ -290,7 +346,9 @@ describe('guard check', () => {
     const [record] = repo.refs('refs/guard/decisions/');
     const message = repo.git(['log', '-1', '--format=%B', record!]);
     const body = JSON.parse(message.slice(message.indexOf('\n\n') + 2));
-    expect(body.decisions).toEqual([expect.objectContaining({ path: 'a.txt', decision: 'allowed', decider: 'policy' })]);
+    expect(body.decisions).toEqual([
+      expect.objectContaining({ path: 'a.txt', decision: 'allowed', decider: 'policy' }),
+    ]);
   });
 
   it('flags a symlink that points outside the repository', () => {
@@ -327,17 +385,29 @@ describe('the installed hook', () => {
 
     // --no-verify skips pre-commit, not the branch gate (reference-transaction)
     repo.write('state.py', fixture('state_replacement.py'));
-    expect(repo.gitRun(['commit', '-q', '--no-verify', '-am', 'skip the gate'], { CI: 'true' }).code).not.toBe(0);
+    expect(
+      repo.gitRun(['commit', '-q', '--no-verify', '-am', 'skip the gate'], { CI: 'true' }).code,
+    ).not.toBe(0);
     expect(repo.git(['log', '-1', '--format=%s']).trim()).toBe('small change');
     // every hook off: the next check says so
-    const past = repo.gitRun(['-c', 'core.hooksPath=/dev/null', 'commit', '-q', '--no-verify', '-am', 'skip the gate'], { CI: 'true' });
+    const past = repo.gitRun(
+      ['-c', 'core.hooksPath=/dev/null', 'commit', '-q', '--no-verify', '-am', 'skip the gate'],
+      { CI: 'true' },
+    );
     expect(past.code).toBe(0);
     repo.write('small.py', fixture('small.py'));
     repo.git(['add', '-A']);
     const next = repo.guard(['check']);
     expect(next.code).toBe(0);
-    expect(next.stderr).toMatch(/moved to [0-9a-f]{10} past this gate .* state\.py; .* guard ci will block them/);
+    expect(next.stderr).toMatch(
+      /moved to [0-9a-f]{10} past this gate .* state\.py; .* guard ci will block them/,
+    );
     const head = repo.git(['rev-parse', 'HEAD']).trim();
-    expect(repo.guardJson(['check']).json.bypassed).toEqual({ commit: head, base: repo.git(['rev-parse', 'HEAD^']).trim(), branch: 'refs/heads/main', paths: ['state.py'] });
+    expect(repo.guardJson(['check']).json.bypassed).toEqual({
+      commit: head,
+      base: repo.git(['rev-parse', 'HEAD^']).trim(),
+      branch: 'refs/heads/main',
+      paths: ['state.py'],
+    });
   });
 });

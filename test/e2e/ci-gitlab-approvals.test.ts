@@ -42,26 +42,49 @@ let closedPort = 0;
 beforeAll(async () => {
   server = createServer((req, res) => {
     const url = req.url ?? '';
-    seen.push({ url, token: req.headers['private-token'] as string | undefined, job: req.headers['job-token'] as string | undefined });
+    seen.push({
+      url,
+      token: req.headers['private-token'] as string | undefined,
+      job: req.headers['job-token'] as string | undefined,
+    });
     const send = (code: number, body: unknown, headers: Record<string, string> = {}) => {
       res.writeHead(code, { 'content-type': 'application/json', ...headers });
       res.end(typeof body === 'string' ? body : JSON.stringify(body));
     };
     // GitHub's two endpoints, for the GitHub path's own test below
     if (url === '/repos/acme/app/pulls/7/reviews?per_page=100') return send(200, ghReviews);
-    if (/^\/repos\/acme\/app\/collaborators\/[^/]+\/permission$/.test(url)) return send(200, { permission: 'write' });
-    if (req.headers['private-token'] !== 'glpat-123' && req.headers['private-token'] !== 'glpat-guard') return send(401, { message: '401 Unauthorized' });
+    if (/^\/repos\/acme\/app\/collaborators\/[^/]+\/permission$/.test(url))
+      return send(200, { permission: 'write' });
+    if (
+      req.headers['private-token'] !== 'glpat-123' &&
+      req.headers['private-token'] !== 'glpat-guard'
+    )
+      return send(401, { message: '401 Unauthorized' });
     if (status !== 200) return send(status, { message: 'down' });
     const mr = '/api/v4/projects/12/merge_requests/7';
-    for (const [suffix, body] of Object.entries(broken)) if (url.startsWith(mr + suffix)) return send(200, body);
-    if (url === mr) return send(200, { id: 1007, iid: 7, project_id: 12, author: { id: AUTHOR, username: 'renovate' }, sha: versions[0]?.head_commit_sha, web_url: 'https://gitlab.example/acme/app/-/merge_requests/7' });
-    if (url === `${mr}/approvals`) return send(200, { approved: approvals.length > 0, approved_by: approvals });
-    if (url === `${mr}/versions?per_page=100`) return send(200, versions, { 'x-next-page': moreVersions ? '2' : '' });
+    for (const [suffix, body] of Object.entries(broken))
+      if (url.startsWith(mr + suffix)) return send(200, body);
+    if (url === mr)
+      return send(200, {
+        id: 1007,
+        iid: 7,
+        project_id: 12,
+        author: { id: AUTHOR, username: 'renovate' },
+        sha: versions[0]?.head_commit_sha,
+        web_url: 'https://gitlab.example/acme/app/-/merge_requests/7',
+      });
+    if (url === `${mr}/approvals`)
+      return send(200, { approved: approvals.length > 0, approved_by: approvals });
+    if (url === `${mr}/versions?per_page=100`)
+      return send(200, versions, { 'x-next-page': moreVersions ? '2' : '' });
     if (url === `${mr}/reviewers?per_page=100`) return send(200, reviewers, { 'x-next-page': '' });
     const m = /^\/api\/v4\/projects\/12\/members\/all\?per_page=100&user_ids=([\d,]+)$/.exec(url);
     if (m) {
       const ids = m[1]!.split(',').map(Number);
-      return send(200, members.filter((x) => ids.includes(x.id)));
+      return send(
+        200,
+        members.filter((x) => ids.includes(x.id)),
+      );
     }
     send(404, { message: '404 Not Found' });
   });
@@ -107,10 +130,17 @@ const gitlabEnv = (extra: Record<string, string | undefined> = {}) => ({
   ...extra,
 });
 
-function ciRun(repo: TestRepo, env: Record<string, string | undefined> = {}, format = 'json'): Promise<{ code: number; stdout: string; stderr: string; json: any }> {
+function ciRun(
+  repo: TestRepo,
+  env: Record<string, string | undefined> = {},
+  format = 'json',
+): Promise<{ code: number; stdout: string; stderr: string; json: any }> {
   const e = cleanEnv(gitlabEnv(env));
   // in process (test/inproc.ts), not blocking this thread: the fake API answers from it
-  return guardAsync(['ci', '--base', 'main', '--format', format], { cwd: repo.dir, env: { ...e, CI: e.CI } }).then(({ code, stdout, stderr }) => {
+  return guardAsync(['ci', '--base', 'main', '--format', format], {
+    cwd: repo.dir,
+    env: { ...e, CI: e.CI },
+  }).then(({ code, stdout, stderr }) => {
     let json: any;
     try {
       json = JSON.parse(stdout);
@@ -123,15 +153,26 @@ function ciRun(repo: TestRepo, env: Record<string, string | undefined> = {}, for
 
 /** main with a workflow; the merge request bumps a pin in it (a protected path). */
 function botMr(): { repo: TestRepo; head: string } {
-  const repo = makeRepo({ '.github/workflows/ci.yml': 'steps:\n  - uses: actions/checkout@v3\n', '.gitlab-ci.yml': 'test:\n  script: npm test\n', 'app.js': 'one\n' });
+  const repo = makeRepo({
+    '.github/workflows/ci.yml': 'steps:\n  - uses: actions/checkout@v3\n',
+    '.gitlab-ci.yml': 'test:\n  script: npm test\n',
+    'app.js': 'one\n',
+  });
   repo.git(['checkout', '-q', '-b', 'mr']);
   repo.write('.github/workflows/ci.yml', 'steps:\n  - uses: actions/checkout@v4\n');
   const head = repo.commitAll('bump actions/checkout to v4');
   return { repo, head };
 }
 
-const approval = (id: number, username: string, minutes: number | undefined): Approval => ({ user: { id, username, state: 'active' }, ...(minutes === undefined ? {} : { approved_at: at(minutes) }) });
-const version = (id: number, sha: string, minutes: number): Version => ({ id, head_commit_sha: sha, created_at: at(minutes) });
+const approval = (id: number, username: string, minutes: number | undefined): Approval => ({
+  user: { id, username, state: 'active' },
+  ...(minutes === undefined ? {} : { approved_at: at(minutes) }),
+});
+const version = (id: number, sha: string, minutes: number): Version => ({
+  id,
+  head_commit_sha: sha,
+  created_at: at(minutes),
+});
 const byPath = (json: any) => Object.fromEntries(json.files.map((f: any) => [f.path, f.decision]));
 
 describe('guard ci on GitLab: a merge request approval is an approval', () => {
@@ -140,18 +181,46 @@ describe('guard ci on GitLab: a merge request approval is an approval', () => {
     versions = [version(1, head, 0)];
     const before = await ciRun(repo);
     expect(before.code).toBe(1);
-    expect(before.json.files[0]).toMatchObject({ path: '.github/workflows/ci.yml', decision: 'blocked', rules: ['protected'] });
-    expect(before.json.reviews).toMatchObject({ source: 'gitlab acme/app!7', counted: [], ignored: [] });
+    expect(before.json.files[0]).toMatchObject({
+      path: '.github/workflows/ci.yml',
+      decision: 'blocked',
+      rules: ['protected'],
+    });
+    expect(before.json.reviews).toMatchObject({
+      source: 'gitlab acme/app!7',
+      counted: [],
+      ignored: [],
+    });
 
     approvals = [approval(1, 'alice', 5)];
     seen.length = 0;
     const after = await ciRun(repo);
     expect(after.code).toBe(0);
-    expect(after.json.files[0]).toMatchObject({ decision: 'approved', review: { id: 1, user: 'alice', commit: head, kind: 'approval', url: 'https://gitlab.example/acme/app/-/merge_requests/7' } });
-    expect(after.json.reviews.counted).toEqual([expect.objectContaining({ id: 1, user: 'alice', commit: head, kind: 'approval', cleared: ['.github/workflows/ci.yml'] })]);
+    expect(after.json.files[0]).toMatchObject({
+      decision: 'approved',
+      review: {
+        id: 1,
+        user: 'alice',
+        commit: head,
+        kind: 'approval',
+        url: 'https://gitlab.example/acme/app/-/merge_requests/7',
+      },
+    });
+    expect(after.json.reviews.counted).toEqual([
+      expect.objectContaining({
+        id: 1,
+        user: 'alice',
+        commit: head,
+        kind: 'approval',
+        cleared: ['.github/workflows/ci.yml'],
+      }),
+    ]);
     // the MR, its approvals, versions, reviewers, then one members lookup; the token as PRIVATE-TOKEN, never the job token
     expect(seen.map((s) => s.url.replace(/\?.*$/, '')).sort()).toEqual(
-      ['', '/approvals', '/reviewers', '/versions'].map((p) => `/api/v4/projects/12/merge_requests/7${p}`).concat('/api/v4/projects/12/members/all').sort(),
+      ['', '/approvals', '/reviewers', '/versions']
+        .map((p) => `/api/v4/projects/12/merge_requests/7${p}`)
+        .concat('/api/v4/projects/12/members/all')
+        .sort(),
     );
     expect(new Set(seen.map((s) => s.token))).toEqual(new Set(['glpat-123']));
     expect(seen.every((s) => s.job === undefined)).toBe(true);
@@ -166,11 +235,18 @@ describe('guard ci on GitLab: a merge request approval is an approval', () => {
   it('the number of requests does not grow with the number of approvers', async () => {
     const { repo, head } = botMr();
     versions = [version(1, head, 0)];
-    approvals = [approval(1, 'alice', 5), approval(3, 'mona', 6), approval(2, 'rita', 7), approval(4, 'bob', 8)];
+    approvals = [
+      approval(1, 'alice', 5),
+      approval(3, 'mona', 6),
+      approval(2, 'rita', 7),
+      approval(4, 'bob', 8),
+    ];
     const r = await ciRun(repo);
     expect(r.code).toBe(0);
     expect(seen).toHaveLength(5);
-    expect(seen.filter((s) => s.url.includes('/members/all'))[0]!.url).toContain('user_ids=1,3,2,4');
+    expect(seen.filter((s) => s.url.includes('/members/all'))[0]!.url).toContain(
+      'user_ids=1,3,2,4',
+    );
     // the newest approval that saw the content clears it; mona (Maintainer) counts too
     expect(r.json.reviews.counted.map((c: any) => c.user)).toEqual(['mona', 'alice']);
   });
@@ -193,8 +269,15 @@ describe('guard ci on GitLab: a merge request approval is an approval', () => {
     approvals = [approval(1, 'alice', 5)];
     const r1 = await ciRun(repo);
     expect(r1.code).toBe(1);
-    expect(byPath(r1.json)).toEqual({ '.github/workflows/ci.yml': 'approved', '.github/workflows/release.yml': 'blocked' });
-    expect(r1.json.reviews.counted[0]).toMatchObject({ user: 'alice', commit: reviewed, cleared: ['.github/workflows/ci.yml'] });
+    expect(byPath(r1.json)).toEqual({
+      '.github/workflows/ci.yml': 'approved',
+      '.github/workflows/release.yml': 'blocked',
+    });
+    expect(r1.json.reviews.counted[0]).toMatchObject({
+      user: 'alice',
+      commit: reviewed,
+      cleared: ['.github/workflows/ci.yml'],
+    });
 
     // the approved path changes again after the approval: blocked again (GitLab kept the approval: no reset on push)
     repo.write('.github/workflows/ci.yml', 'steps:\n  - uses: evil/checkout@v1\n');
@@ -226,7 +309,9 @@ describe('guard ci on GitLab: a merge request approval is an approval', () => {
     versions = [version(1, first, 0)];
     approvals = [approval(1, 'alice', 0.5)];
     const r = await ciRun(repo);
-    expect(r.json.reviews.ignored[0].why).toMatch(/less than 60 s after the merge request's first version/);
+    expect(r.json.reviews.ignored[0].why).toMatch(
+      /less than 60 s after the merge request's first version/,
+    );
   });
 
   it('does not count: a Reporter, a non-member, the author, a bot, a reviewer who requested changes, a blocked account, an approval without a time', async () => {
@@ -238,7 +323,13 @@ describe('guard ci on GitLab: a merge request approval is an approval', () => {
       expect(r.code).toBe(1);
       expect(r.json.files[0].decision).toBe('blocked');
       expect(r.json.reviews.counted).toEqual([]);
-      expect(r.json.reviews.ignored).toEqual([expect.objectContaining({ id: a[0]!.user.id, user: a[0]!.user.username, why: expect.stringMatching(why) })]);
+      expect(r.json.reviews.ignored).toEqual([
+        expect.objectContaining({
+          id: a[0]!.user.id,
+          user: a[0]!.user.username,
+          why: expect.stringMatching(why),
+        }),
+      ]);
       return r;
     };
     await expectIgnored([approval(2, 'rita', 5)], /no Developer access or more \(Reporter\)/);
@@ -251,8 +342,12 @@ describe('guard ci on GitLab: a merge request approval is an approval', () => {
     reviewers = [{ user: { id: 1, username: 'alice' }, state: 'requested_changes' }];
     const r = await expectIgnored([approval(1, 'alice', 5)], /requested changes/);
     const text = await ciRun(repo, {}, 'text');
-    expect(text.stdout).toContain('The approval of alice does not count: the same person requested changes');
-    expect(text.stdout).toContain('Or a member with the Developer role or higher approves the merge request (not its author); then retry this job.');
+    expect(text.stdout).toContain(
+      'The approval of alice does not count: the same person requested changes',
+    );
+    expect(text.stdout).toContain(
+      'Or a member with the Developer role or higher approves the merge request (not its author); then retry this job.',
+    );
     expect(r.json.reviews.unavailable).toBeUndefined();
   });
 
@@ -270,11 +365,19 @@ describe('guard ci on GitLab: a merge request approval is an approval', () => {
     const { repo, head: first } = botMr();
     repo.write('.github/workflows/ci.yml', 'steps:\n  - uses: evil/checkout@v1\n');
     repo.commitAll('swap the action');
-    versions = [{ id: 2, head_commit_sha: null as unknown as string, created_at: at(10) }, version(1, first, 0)];
+    versions = [
+      { id: 2, head_commit_sha: null as unknown as string, created_at: at(10) },
+      version(1, first, 0),
+    ];
     approvals = [approval(1, 'alice', 15)];
     const r = await ciRun(repo);
     expect(r.code).toBe(1);
-    expect(r.json.reviews.ignored).toEqual([expect.objectContaining({ user: 'alice', why: expect.stringMatching(/without its head commit/) })]);
+    expect(r.json.reviews.ignored).toEqual([
+      expect.objectContaining({
+        user: 'alice',
+        why: expect.stringMatching(/without its head commit/),
+      }),
+    ]);
   });
 
   it('an approved head that is not in the clone does not count', async () => {
@@ -291,9 +394,20 @@ describe('guard ci on GitLab: a merge request approval is an approval', () => {
     versions = [version(1, head, 0)];
     approvals = [approval(1, 'alice', 5)];
     const cases: Array<[Record<string, string>, RegExp]> = [
-      [{ '/approvals': JSON.stringify({ approved_by: { user: 1 } }) }, /the approvals are not a list/],
-      [{ '/versions': '<html>oops</html>' }, /GitLab API: the answer for \/projects\/12\/merge_requests\/7\/versions is not JSON/],
-      [{ '/versions': JSON.stringify([{ id: 1, head_commit_sha: head, created_at: 'yesterday' }]) }, /version has no created_at/],
+      [
+        { '/approvals': JSON.stringify({ approved_by: { user: 1 } }) },
+        /the approvals are not a list/,
+      ],
+      [
+        { '/versions': '<html>oops</html>' },
+        /GitLab API: the answer for \/projects\/12\/merge_requests\/7\/versions is not JSON/,
+      ],
+      [
+        {
+          '/versions': JSON.stringify([{ id: 1, head_commit_sha: head, created_at: 'yesterday' }]),
+        },
+        /version has no created_at/,
+      ],
       [{ '/reviewers': JSON.stringify({}) }, /reviewers are not a list/],
     ];
     for (const [answer, message] of cases) {
@@ -314,16 +428,24 @@ describe('guard ci on GitLab: a merge request approval is an approval', () => {
     const { repo, head } = botMr();
     versions = [version(1, head, 0)];
     approvals = [approval(1, 'alice', 5)];
-    const down = await ciRun(repo, { CI_API_V4_URL: `http://127.0.0.1:${closedPort}/api/v4` }, 'text');
+    const down = await ciRun(
+      repo,
+      { CI_API_V4_URL: `http://127.0.0.1:${closedPort}/api/v4` },
+      'text',
+    );
     expect(down.code).toBe(1);
-    expect(down.stdout).toMatch(/Merge request approvals not read: GitLab API did not answer for \/projects\/12\/merge_requests\/7\S*: ECONNREFUSED\./);
+    expect(down.stdout).toMatch(
+      /Merge request approvals not read: GitLab API did not answer for \/projects\/12\/merge_requests\/7\S*: ECONNREFUSED\./,
+    );
     expect(down.stdout).toMatch(/\nhint: .*retry the job/);
     expect(down.stdout + down.stderr).not.toMatch(/\n\s+at /);
 
     status = 503;
     const r = await ciRun(repo);
     expect(r.code).toBe(1);
-    expect(r.json.reviews.unavailable).toMatch(/^GitLab API 503 for \/projects\/12\/merge_requests\/7/);
+    expect(r.json.reviews.unavailable).toMatch(
+      /^GitLab API 503 for \/projects\/12\/merge_requests\/7/,
+    );
 
     status = 200;
     const bad = await ciRun(repo, { GITLAB_TOKEN: 'wrong' });
@@ -337,12 +459,20 @@ describe('guard ci on GitLab: a merge request approval is an approval', () => {
     approvals = [approval(1, 'alice', 5)];
     const r = await ciRun(repo, { GITLAB_TOKEN: undefined });
     expect(r.code).toBe(1);
-    expect(r.json.reviews).toMatchObject({ source: 'gitlab acme/app!7', unavailable: expect.stringContaining('no GUARD_GITLAB_TOKEN or GITLAB_TOKEN'), hint: expect.stringContaining('read_api') });
+    expect(r.json.reviews).toMatchObject({
+      source: 'gitlab acme/app!7',
+      unavailable: expect.stringContaining('no GUARD_GITLAB_TOKEN or GITLAB_TOKEN'),
+      hint: expect.stringContaining('read_api'),
+    });
     expect(seen).toEqual([]);
     const text = await ciRun(repo, { GITLAB_TOKEN: undefined }, 'text');
-    expect(text.stdout).toContain('Merge request approvals not read: no GUARD_GITLAB_TOKEN or GITLAB_TOKEN');
+    expect(text.stdout).toContain(
+      'Merge request approvals not read: no GUARD_GITLAB_TOKEN or GITLAB_TOKEN',
+    );
     const md = await ciRun(repo, { GITLAB_TOKEN: undefined }, 'markdown');
-    expect(md.stdout).toContain('- Merge request approvals not read: no GUARD\\_GITLAB\\_TOKEN or GITLAB\\_TOKEN');
+    expect(md.stdout).toContain(
+      '- Merge request approvals not read: no GUARD\\_GITLAB\\_TOKEN or GITLAB\\_TOKEN',
+    );
   });
 
   it('not a merge request pipeline: nothing is asked and nothing is said', async () => {
@@ -356,7 +486,14 @@ describe('guard ci on GitLab: a merge request approval is an approval', () => {
   it('the Guard-Approved trailer still works offline: nothing blocked, nothing asked', async () => {
     const { repo } = botMr();
     const blob = repo.git(['rev-parse', 'HEAD:.github/workflows/ci.yml']).trim();
-    repo.git(['commit', '-q', '--no-verify', '--allow-empty', '-m', `approve\n\nGuard-Approved: .github/workflows/ci.yml ${blob}`]);
+    repo.git([
+      'commit',
+      '-q',
+      '--no-verify',
+      '--allow-empty',
+      '-m',
+      `approve\n\nGuard-Approved: .github/workflows/ci.yml ${blob}`,
+    ]);
     const r = await ciRun(repo, { CI_API_V4_URL: `http://127.0.0.1:${closedPort}/api/v4` });
     expect(r.code).toBe(0);
     expect(r.json.files[0]).toMatchObject({ decision: 'approved' });
@@ -368,24 +505,55 @@ describe('guard ci on GitLab: a merge request approval is an approval', () => {
 describe('guard ci on GitHub: bounded requests, and the API down said in one line with a hint', () => {
   it('looks up the permission of at most 20 approvers, newest first, whatever the number of reviews', async () => {
     const { repo, head } = botMr();
-    ghReviews = Array.from({ length: 23 }, (_, i) => ({ id: 500 + i, user: { login: `dev${i}` }, state: 'APPROVED', commit_id: head, author_association: 'CONTRIBUTOR' }));
-    const e = cleanEnv({ CI: 'true', GITHUB_TOKEN: 'tok', GITHUB_REPOSITORY: 'acme/app', GITHUB_API_URL: api.replace(/\/api\/v4$/, ''), GUARD_PR_NUMBER: '7' });
-    const out = await guardAsync(['ci', '--base', 'main', '--json'], { cwd: repo.dir, env: { ...e, CI: e.CI } });
+    ghReviews = Array.from({ length: 23 }, (_, i) => ({
+      id: 500 + i,
+      user: { login: `dev${i}` },
+      state: 'APPROVED',
+      commit_id: head,
+      author_association: 'CONTRIBUTOR',
+    }));
+    const e = cleanEnv({
+      CI: 'true',
+      GITHUB_TOKEN: 'tok',
+      GITHUB_REPOSITORY: 'acme/app',
+      GITHUB_API_URL: api.replace(/\/api\/v4$/, ''),
+      GUARD_PR_NUMBER: '7',
+    });
+    const out = await guardAsync(['ci', '--base', 'main', '--json'], {
+      cwd: repo.dir,
+      env: { ...e, CI: e.CI },
+    });
     ghReviews = [];
     expect(out.code).toBe(0);
     const json = JSON.parse(out.stdout);
     expect(seen.filter((x) => x.url.endsWith('/permission'))).toHaveLength(20);
-    expect(json.reviews.ignored).toEqual([0, 1, 2].map((i) => ({ id: 500 + i, user: `dev${i}`, why: 'not checked: more than 20 approvers need a permission lookup' })));
+    expect(json.reviews.ignored).toEqual(
+      [0, 1, 2].map((i) => ({
+        id: 500 + i,
+        user: `dev${i}`,
+        why: 'not checked: more than 20 approvers need a permission lookup',
+      })),
+    );
     expect(json.reviews.counted[0]).toMatchObject({ id: 522, user: 'dev22' });
   });
 
-
   it('names the host problem instead of "fetch failed"', async () => {
     const { repo } = botMr();
-    const e = cleanEnv({ CI: 'true', GITHUB_TOKEN: 'tok', GITHUB_REPOSITORY: 'acme/app', GITHUB_API_URL: `http://127.0.0.1:${closedPort}`, GUARD_PR_NUMBER: '7' });
-    const out = await guardAsync(['ci', '--base', 'main'], { cwd: repo.dir, env: { ...e, CI: e.CI } });
+    const e = cleanEnv({
+      CI: 'true',
+      GITHUB_TOKEN: 'tok',
+      GITHUB_REPOSITORY: 'acme/app',
+      GITHUB_API_URL: `http://127.0.0.1:${closedPort}`,
+      GUARD_PR_NUMBER: '7',
+    });
+    const out = await guardAsync(['ci', '--base', 'main'], {
+      cwd: repo.dir,
+      env: { ...e, CI: e.CI },
+    });
     expect(out.code).toBe(1);
-    expect(out.stdout).toMatch(/Pull request reviews not read: GitHub API did not answer for \/repos\/acme\/app\/pulls\/7\/reviews\S*: ECONNREFUSED\./);
+    expect(out.stdout).toMatch(
+      /Pull request reviews not read: GitHub API did not answer for \/repos\/acme\/app\/pulls\/7\/reviews\S*: ECONNREFUSED\./,
+    );
     expect(out.stdout).toMatch(/\nhint: .*re-run the job/);
   });
 });

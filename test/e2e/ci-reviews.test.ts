@@ -40,7 +40,11 @@ beforeAll(async () => {
     let m = /^\/repos\/acme\/app\/pulls\/7\/reviews\?per_page=100(&page=2)?$/.exec(req.url ?? '');
     if (m && m[1]) return send(200, page2);
     if (m) {
-      if (page2.length) res.setHeader('link', `<${api}/repos/acme/app/pulls/7/reviews?per_page=100&page=2>; rel="next"`);
+      if (page2.length)
+        res.setHeader(
+          'link',
+          `<${api}/repos/acme/app/pulls/7/reviews?per_page=100&page=2>; rel="next"`,
+        );
       return send(200, reviews);
     }
     m = /^\/repos\/acme\/app\/collaborators\/([^/]+)\/permission$/.exec(req.url ?? '');
@@ -60,10 +64,24 @@ function eventFile(): string {
   return f;
 }
 
-function ciRun(repo: TestRepo, env: Record<string, string | undefined> = {}, format = 'json'): Promise<{ code: number; stdout: string; json: any }> {
-  const e = cleanEnv({ CI: 'true', GITHUB_TOKEN: 'tok-123', GITHUB_REPOSITORY: 'acme/app', GITHUB_API_URL: api, GITHUB_EVENT_PATH: eventFile(), ...env });
+function ciRun(
+  repo: TestRepo,
+  env: Record<string, string | undefined> = {},
+  format = 'json',
+): Promise<{ code: number; stdout: string; json: any }> {
+  const e = cleanEnv({
+    CI: 'true',
+    GITHUB_TOKEN: 'tok-123',
+    GITHUB_REPOSITORY: 'acme/app',
+    GITHUB_API_URL: api,
+    GITHUB_EVENT_PATH: eventFile(),
+    ...env,
+  });
   // in process (test/inproc.ts), not blocking this thread: the fake API answers from it
-  return guardAsync(['ci', '--base', 'main', '--format', format], { cwd: repo.dir, env: { ...e, CI: e.CI } }).then(({ code, stdout }) => {
+  return guardAsync(['ci', '--base', 'main', '--format', format], {
+    cwd: repo.dir,
+    env: { ...e, CI: e.CI },
+  }).then(({ code, stdout }) => {
     let json: any;
     try {
       json = JSON.parse(stdout);
@@ -76,14 +94,23 @@ function ciRun(repo: TestRepo, env: Record<string, string | undefined> = {}, for
 
 /** main with a workflow; the PR bumps a pin in it (protected), then more commits on top. */
 function botPr(): { repo: TestRepo; head: string } {
-  const repo = makeRepo({ '.github/workflows/ci.yml': 'steps:\n  - uses: actions/checkout@v3\n', 'app.js': 'one\n' });
+  const repo = makeRepo({
+    '.github/workflows/ci.yml': 'steps:\n  - uses: actions/checkout@v3\n',
+    'app.js': 'one\n',
+  });
   repo.git(['checkout', '-q', '-b', 'pr']);
   repo.write('.github/workflows/ci.yml', 'steps:\n  - uses: actions/checkout@v4\n');
   const head = repo.commitAll('bump actions/checkout to v4');
   return { repo, head };
 }
 
-const review = (id: number, login: string, commit: string, state = 'APPROVED', association = 'OWNER'): Review => ({
+const review = (
+  id: number,
+  login: string,
+  commit: string,
+  state = 'APPROVED',
+  association = 'OWNER',
+): Review => ({
   id,
   user: { login },
   state,
@@ -98,14 +125,28 @@ describe('guard ci: a pull request review is an approval', () => {
     reviews = [];
     const before = await ciRun(repo);
     expect(before.code).toBe(1);
-    expect(before.json.files[0]).toMatchObject({ path: '.github/workflows/ci.yml', decision: 'blocked', rules: ['protected'] });
+    expect(before.json.files[0]).toMatchObject({
+      path: '.github/workflows/ci.yml',
+      decision: 'blocked',
+      rules: ['protected'],
+    });
 
     reviews = [review(11, 'alice', head)];
     seen.length = 0;
     const after = await ciRun(repo);
     expect(after.code).toBe(0);
-    expect(after.json.files[0]).toMatchObject({ decision: 'approved', review: { id: 11, user: 'alice', commit: head } });
-    expect(after.json.reviews.counted).toEqual([expect.objectContaining({ id: 11, user: 'alice', commit: head, cleared: ['.github/workflows/ci.yml'] })]);
+    expect(after.json.files[0]).toMatchObject({
+      decision: 'approved',
+      review: { id: 11, user: 'alice', commit: head },
+    });
+    expect(after.json.reviews.counted).toEqual([
+      expect.objectContaining({
+        id: 11,
+        user: 'alice',
+        commit: head,
+        cleared: ['.github/workflows/ci.yml'],
+      }),
+    ]);
     expect(seen[0]!.auth).toBe('Bearer tok-123');
 
     const text = await ciRun(repo, {}, 'text');
@@ -121,17 +162,26 @@ describe('guard ci: a pull request review is an approval', () => {
     const r1 = await ciRun(repo);
     expect(r1.code).toBe(1);
     const byPath = Object.fromEntries(r1.json.files.map((f: any) => [f.path, f.decision]));
-    expect(byPath).toEqual({ '.github/workflows/ci.yml': 'approved', '.github/workflows/release.yml': 'blocked' });
+    expect(byPath).toEqual({
+      '.github/workflows/ci.yml': 'approved',
+      '.github/workflows/release.yml': 'blocked',
+    });
 
     // the reviewed path changed again after the review: blocked again
     repo.write('.github/workflows/ci.yml', 'steps:\n  - uses: evil/checkout@v1\n');
     repo.commitAll('swap the action');
     const r2 = await ciRun(repo);
-    expect(r2.json.files.find((f: any) => f.path === '.github/workflows/ci.yml').decision).toBe('blocked');
+    expect(r2.json.files.find((f: any) => f.path === '.github/workflows/ci.yml').decision).toBe(
+      'blocked',
+    );
   });
 
-  it('a review of an older head never covers what it saw only as unchanged content: a revert of main\'s later change, a deletion of a file main added later', async () => {
-    const repo = makeRepo({ '.github/workflows/ci.yml': 'steps:\n  - uses: actions/checkout@v3\n', '.github/workflows/lint.yml': 'on: push\n', 'app.js': 'one\n' });
+  it("a review of an older head never covers what it saw only as unchanged content: a revert of main's later change, a deletion of a file main added later", async () => {
+    const repo = makeRepo({
+      '.github/workflows/ci.yml': 'steps:\n  - uses: actions/checkout@v3\n',
+      '.github/workflows/lint.yml': 'on: push\n',
+      'app.js': 'one\n',
+    });
     repo.git(['checkout', '-q', '-b', 'pr']);
     repo.write('.github/workflows/ci.yml', 'steps:\n  - uses: actions/checkout@v4\n');
     const reviewed = repo.commitAll('bump actions/checkout to v4'); // lint.yml untouched: the reviewer saw no change to it
@@ -145,13 +195,17 @@ describe('guard ci: a pull request review is an approval', () => {
     // the PR puts lint.yml back as the reviewer saw it at C, and deletes main's new workflow
     repo.write('.github/workflows/lint.yml', 'on: push\n');
     repo.git(['rm', '-q', '.github/workflows/audit.yml']);
-    repo.commitAll('undo main\'s hardening');
+    repo.commitAll("undo main's hardening");
     reviews = [review(30, 'alice', reviewed)];
     const r = await ciRun(repo);
     expect(r.code).toBe(1);
     const byPath = Object.fromEntries(r.json.files.map((f: any) => [f.path, f.decision]));
     // ci.yml: the reviewer saw exactly this change; the other two they never saw
-    expect(byPath).toEqual({ '.github/workflows/ci.yml': 'approved', '.github/workflows/lint.yml': 'blocked', '.github/workflows/audit.yml': 'blocked' });
+    expect(byPath).toEqual({
+      '.github/workflows/ci.yml': 'approved',
+      '.github/workflows/lint.yml': 'blocked',
+      '.github/workflows/audit.yml': 'blocked',
+    });
   });
 
   it('a deletion the reviewer saw in an older head stays approved while it stays deleted', async () => {
@@ -164,7 +218,11 @@ describe('guard ci: a pull request review is an approval', () => {
     reviews = [review(31, 'alice', reviewed)];
     const r = await ciRun(repo);
     expect(r.code).toBe(0);
-    expect(r.json.files.find((f: any) => f.path === '.github/workflows/old.yml')).toMatchObject({ status: 'delete', decision: 'approved', review: { id: 31 } });
+    expect(r.json.files.find((f: any) => f.path === '.github/workflows/old.yml')).toMatchObject({
+      status: 'delete',
+      decision: 'approved',
+      review: { id: 31 },
+    });
   });
 
   it('does not count: no write access, a later "changes requested", a review not approving, a reviewed commit missing here, a failing API', async () => {
@@ -173,7 +231,9 @@ describe('guard ci: a pull request review is an approval', () => {
     reviews = [review(20, 'mallory', head, 'APPROVED', 'CONTRIBUTOR')];
     let r = await ciRun(repo);
     expect(r.code).toBe(1);
-    expect(r.json.reviews.ignored).toEqual([{ id: 20, user: 'mallory', why: 'no write access (CONTRIBUTOR)' }]);
+    expect(r.json.reviews.ignored).toEqual([
+      { id: 20, user: 'mallory', why: 'no write access (CONTRIBUTOR)' },
+    ]);
 
     // the permission endpoint can vouch for an account GitHub lists as CONTRIBUTOR
     permissions = { mallory: 'write' };
@@ -182,10 +242,22 @@ describe('guard ci: a pull request review is an approval', () => {
     permissions = {};
 
     // an app with write access (github-actions may approve pull requests when a repository allows it) is no person
-    reviews = [{ ...review(26, 'github-actions[bot]', head), user: { login: 'github-actions[bot]', type: 'Bot' } as Review['user'] }, { ...review(27, 'agent-app', head, 'APPROVED', 'OWNER'), user: { login: 'agent-app', type: 'Bot' } as Review['user'] }];
+    reviews = [
+      {
+        ...review(26, 'github-actions[bot]', head),
+        user: { login: 'github-actions[bot]', type: 'Bot' } as Review['user'],
+      },
+      {
+        ...review(27, 'agent-app', head, 'APPROVED', 'OWNER'),
+        user: { login: 'agent-app', type: 'Bot' } as Review['user'],
+      },
+    ];
     r = await ciRun(repo);
     expect(r.code).toBe(1);
-    expect(r.json.reviews.ignored.map((i: any) => i.why)).toEqual(['a bot, not a person', 'a bot, not a person']);
+    expect(r.json.reviews.ignored.map((i: any) => i.why)).toEqual([
+      'a bot, not a person',
+      'a bot, not a person',
+    ]);
 
     reviews = [review(21, 'alice', head), review(22, 'alice', head, 'CHANGES_REQUESTED')];
     r = await ciRun(repo);
@@ -221,7 +293,9 @@ describe('guard ci: a pull request review is an approval', () => {
     const r = await ciRun(repo);
     page2 = [];
     expect(r.code).toBe(1);
-    expect(r.json.reviews.ignored).toEqual([{ id: 40, user: 'alice', why: 'a later review by the same person replaces it' }]);
+    expect(r.json.reviews.ignored).toEqual([
+      { id: 40, user: 'alice', why: 'a later review by the same person replaces it' },
+    ]);
   });
 
   it('asks nothing when nothing is blocked', async () => {

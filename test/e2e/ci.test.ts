@@ -3,7 +3,16 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { spawnSync } from 'node:child_process';
-import { CLI, cleanEnv, cleanupRepos, fixture, lines, makeRepo, ROOT, TestRepo } from '../helpers.js';
+import {
+  CLI,
+  cleanEnv,
+  cleanupRepos,
+  fixture,
+  lines,
+  makeRepo,
+  ROOT,
+  TestRepo,
+} from '../helpers.js';
 
 afterAll(cleanupRepos);
 
@@ -31,16 +40,22 @@ describe('guard ci', () => {
     repo.commitAll('agent rewrites state.py');
     const summary = tmpFile('summary.md', '# earlier step\n');
 
-    const r = repo.guard(['ci', '--base', 'main', '--format', 'github'], { env: { GITHUB_STEP_SUMMARY: summary } });
+    const r = repo.guard(['ci', '--base', 'main', '--format', 'github'], {
+      env: { GITHUB_STEP_SUMMARY: summary },
+    });
     expect(r.code).toBe(1);
     const out = r.stdout.split('\n');
-    expect(out[0]).toMatch(/^::error file=state\.py,line=\d+,title=guard%3A replace of state\.py needs approval::state\.py: 270 lines, \d+ deleted \(\d+%25\), \d+ added\.%0A- replaces \d+%25 of a 270-line file/);
+    expect(out[0]).toMatch(
+      /^::error file=state\.py,line=\d+,title=guard%3A replace of state\.py needs approval::state\.py: 270 lines, \d+ deleted \(\d+%25\), \d+ added\.%0A- replaces \d+%25 of a 270-line file/,
+    );
     expect(out.filter((l) => l.startsWith('::error'))).toHaveLength(1);
     expect(r.stdout).toContain('guard ci: 1 of 2 changed files blocked');
 
     const md = readFileSync(summary, 'utf8');
     expect(md.startsWith('# earlier step\n## guard ci: 1 change blocked\n')).toBe(true);
-    expect(md).toMatch(/\| state\.py \| replace \| 270 \| \d+ \| \d+ \| \d+% \| ❌ blocked \| replaces \d+% of a 270-line file/);
+    expect(md).toMatch(
+      /\| state\.py \| replace \| 270 \| \d+ \| \d+ \| \d+% \| ❌ blocked \| replaces \d+% of a 270-line file/,
+    );
     expect(md).toContain('| notes.txt | modify | 20 | 0 | 1 | 0% | allowed |  |');
   });
 
@@ -51,7 +66,9 @@ describe('guard ci', () => {
     repo.commitAll('small edits');
     const text = repo.guard(['ci', '--base', 'main']);
     expect(text.code).toBe(0);
-    expect(text.stdout).toMatch(/^guard ci: passed: 2 changed files, 0 approved, 0 blocked \(merge-base [0-9a-f]{10}\.\.[0-9a-f]{10}\)\n/);
+    expect(text.stdout).toMatch(
+      /^guard ci: passed: 2 changed files, 0 approved, 0 blocked \(merge-base [0-9a-f]{10}\.\.[0-9a-f]{10}\)\n/,
+    );
     const { code, json } = repo.guardJson(['ci', '--base', 'main']);
     expect(code).toBe(0);
     expect(json).toMatchObject({ ok: true, command: 'ci', blocked: 0 });
@@ -78,8 +95,17 @@ describe('guard ci', () => {
     const ok = repo.guardJson(['ci', '--base', 'main']);
     expect(ok.code).toBe(0);
     expect(ok.json.files).toHaveLength(1);
-    expect(ok.json.files[0]).toMatchObject({ path: 'state.py', status: 'replace', needsApproval: true, decision: 'approved', approvedBy: merge, blob });
-    expect(repo.guard(['ci', '--base', 'main']).stdout).toContain(`approved in ${merge.slice(0, 10)}`);
+    expect(ok.json.files[0]).toMatchObject({
+      path: 'state.py',
+      status: 'replace',
+      needsApproval: true,
+      decision: 'approved',
+      approvedBy: merge,
+      blob,
+    });
+    expect(repo.guard(['ci', '--base', 'main']).stdout).toContain(
+      `approved in ${merge.slice(0, 10)}`,
+    );
 
     // an unreviewed edit after the approval: the blob at head no longer matches
     repo.write('state.py', fixture('state_replacement.py') + 'import os\n');
@@ -93,8 +119,18 @@ describe('guard ci', () => {
   it('ignores trailers outside merge-base..head and trailers for another path', () => {
     const repo = makeRepo({ 'state.py': fixture('state.py'), 'other.py': lines(10) });
     // the approval sits in main's history, before the merge-base: it does not count
-    const blob = repo.git(['hash-object', '-w', '--stdin'], { input: fixture('state_replacement.py') }).trim();
-    repo.git(['commit', '-q', '--allow-empty', '-m', 'old', '-m', `Guard-Approved: state.py ${blob}`]);
+    const blob = repo
+      .git(['hash-object', '-w', '--stdin'], { input: fixture('state_replacement.py') })
+      .trim();
+    repo.git([
+      'commit',
+      '-q',
+      '--allow-empty',
+      '-m',
+      'old',
+      '-m',
+      `Guard-Approved: state.py ${blob}`,
+    ]);
     repo.git(['checkout', '-q', '-b', 'pr']);
     repo.write('state.py', fixture('state_replacement.py'));
     repo.git(['add', '-A']);
@@ -110,21 +146,45 @@ describe('guard ci', () => {
     repo.git(['commit', '-q', '-m', 'drop big.py']);
     const blocked = repo.guardJson(['ci', '--base', 'main']);
     expect(blocked.code).toBe(1);
-    expect(blocked.json.files[0]).toMatchObject({ path: 'big.py', status: 'delete', existingLines: 300, decision: 'blocked', blob: null });
+    expect(blocked.json.files[0]).toMatchObject({
+      path: 'big.py',
+      status: 'delete',
+      existingLines: 300,
+      decision: 'blocked',
+      blob: null,
+    });
 
-    repo.git(['commit', '-q', '--allow-empty', '-m', 'approve', '-m', `Guard-Approved: big.py ${ZERO}`]);
+    repo.git([
+      'commit',
+      '-q',
+      '--allow-empty',
+      '-m',
+      'approve',
+      '-m',
+      `Guard-Approved: big.py ${ZERO}`,
+    ]);
     const ok = repo.guardJson(['ci', '--base', 'main']);
     expect(ok.code).toBe(0);
     expect(ok.json.files[0]).toMatchObject({ path: 'big.py', decision: 'approved' });
   });
 
   it('matches paths with spaces as written and paths with a newline C-quoted', () => {
-    const repo = prRepo({ 'my state.py': fixture('state.py'), 'odd\nname.py': fixture('state.py') });
+    const repo = prRepo({
+      'my state.py': fixture('state.py'),
+      'odd\nname.py': fixture('state.py'),
+    });
     repo.write('my state.py', fixture('state_replacement.py'));
     repo.write('odd\nname.py', fixture('state_replacement.py'));
     repo.git(['add', '-A']);
     const blob = repo.git(['rev-parse', ':my state.py']).trim();
-    repo.git(['commit', '-q', '-m', 'rewrite both', '-m', `Guard-Approved: my state.py ${blob}\nGuard-Approved: "odd\\nname.py" ${blob}`]);
+    repo.git([
+      'commit',
+      '-q',
+      '-m',
+      'rewrite both',
+      '-m',
+      `Guard-Approved: my state.py ${blob}\nGuard-Approved: "odd\\nname.py" ${blob}`,
+    ]);
     const r = repo.guardJson(['ci', '--base', 'main']);
     expect(r.json.files.map((f: any) => [f.path, f.decision])).toEqual([
       ['my state.py', 'approved'],
@@ -159,7 +219,9 @@ describe('guard ci', () => {
     const md = repo.guard(['ci', '--base', 'main', '--format', 'markdown']);
     expect(md.code).toBe(1);
     expect(md.stdout).toMatch(/^## guard ci: 1 change blocked\n/);
-    expect(md.stdout).toContain('| File | Status | Existing lines | Deleted | Added | Change | Decision | Why |');
+    expect(md.stdout).toContain(
+      '| File | Status | Existing lines | Deleted | Added | Change | Decision | Why |',
+    );
   });
 
   it('a bad base ref is a usage error with a hint (exit 2)', () => {
@@ -226,7 +288,9 @@ describe('guard ci', () => {
       expect(typeof loc.artifactLocation.uri).toBe('string');
       expect(Number.isInteger(loc.region.startLine) && loc.region.startLine >= 1).toBe(true);
     }
-    expect(run.results.map((x: any) => x.locations[0].physicalLocation.artifactLocation.uri)).toEqual(['big.py', 'state.py']);
+    expect(
+      run.results.map((x: any) => x.locations[0].physicalLocation.artifactLocation.uri),
+    ).toEqual(['big.py', 'state.py']);
   });
 
   it('checks 1,000 changed files with the same number of git processes as 10', () => {
@@ -235,7 +299,8 @@ describe('guard ci', () => {
       for (let i = 0; i < n; i++) files[`pkg/m${i}.py`] = lines(120, `v${i}`);
       const repo = makeRepo(files);
       repo.git(['checkout', '-q', '-b', 'pr']);
-      for (let i = 0; i < n; i++) repo.write(`pkg/m${i}.py`, i % 2 ? lines(10, `w${i}`) : lines(121, `v${i}`));
+      for (let i = 0; i < n; i++)
+        repo.write(`pkg/m${i}.py`, i % 2 ? lines(10, `w${i}`) : lines(121, `v${i}`));
       repo.commitAll('many');
       const trace = tmpFile('trace.txt');
       const r = repo.guardJson(['ci', '--base', 'main'], { env: { GUARD_TRACE_GIT: trace } });
@@ -286,7 +351,11 @@ function actionScripts(): Map<string, string> {
   return scripts;
 }
 
-function runStep(script: string, cwd: string, env: Record<string, string>): { code: number; stdout: string } {
+function runStep(
+  script: string,
+  cwd: string,
+  env: Record<string, string>,
+): { code: number; stdout: string } {
   const r = spawnSync('bash', ['-c', script], { cwd, env: cleanEnv({ CI: 'true', ...env }) });
   return { code: r.status ?? 128, stdout: r.stdout.toString('utf8') + r.stderr.toString('utf8') };
 }
@@ -323,7 +392,10 @@ describe('action.yml', () => {
     expect(noBase.code).toBe(2);
     expect(noBase.stdout).toContain('::error title=guard::no base commit');
 
-    const clean = runStep(steps.get('guard ci')!, workspace, { ...env, GUARD_HEAD: env.GUARD_BASE });
+    const clean = runStep(steps.get('guard ci')!, workspace, {
+      ...env,
+      GUARD_HEAD: env.GUARD_BASE,
+    });
     expect(clean.code).toBe(0);
   });
 });

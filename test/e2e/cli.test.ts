@@ -2,7 +2,18 @@ import { spawnSync } from 'node:child_process';
 import { readFileSync, existsSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { CLI, cleanEnv, cleanupRepos, fixture, lines, makeRepo, outsideDir, startLane, laneWrite, type TestRepo } from '../helpers.js';
+import {
+  CLI,
+  cleanEnv,
+  cleanupRepos,
+  fixture,
+  lines,
+  makeRepo,
+  outsideDir,
+  startLane,
+  laneWrite,
+  type TestRepo,
+} from '../helpers.js';
 import { COMMANDS, COMMON_FLAGS } from '../../src/cli/spec.js';
 
 afterAll(cleanupRepos);
@@ -20,8 +31,15 @@ function loaded(repo: TestRepo, args: string[], input = ''): { code: number; mod
     `import { appendFileSync } from 'node:fs';\n` +
       `export async function resolve(spec, ctx, next) { const r = await next(spec, ctx); appendFileSync(${JSON.stringify(log)}, r.url + '\\n'); return r; }\n`,
   );
-  writeFileSync(path.join(dir, 'register.mjs'), `import { register } from 'node:module';\nregister(${JSON.stringify(`file://${dir}/hooks.mjs`)});\n`);
-  const r = spawnSync(process.execPath, ['--import', `file://${dir}/register.mjs`, CLI, ...args], { cwd: repo.dir, env: cleanEnv({ CI: 'true' }), input });
+  writeFileSync(
+    path.join(dir, 'register.mjs'),
+    `import { register } from 'node:module';\nregister(${JSON.stringify(`file://${dir}/hooks.mjs`)});\n`,
+  );
+  const r = spawnSync(process.execPath, ['--import', `file://${dir}/register.mjs`, CLI, ...args], {
+    cwd: repo.dir,
+    env: cleanEnv({ CI: 'true' }),
+    input,
+  });
   const modules = existsSync(log) ? readFileSync(log, 'utf8').split('\n').filter(Boolean) : [];
   return { code: r.status ?? 128, modules };
 }
@@ -37,7 +55,10 @@ describe('the command line', () => {
     expect(check.code).toBe(0);
     // the hot path is bundled (scripts/bundle.mjs): one file of guard's own, not forty, behind the
     // few lines of main.js that turn on node's compile cache first
-    expect(check.modules.filter((m) => m.includes('/dist/'))).toEqual([expect.stringMatching(/\/dist\/cli\/main\.js$/), expect.stringMatching(/\/dist\/cli\/guard\.js$/)]);
+    expect(check.modules.filter((m) => m.includes('/dist/'))).toEqual([
+      expect.stringMatching(/\/dist\/cli\/main\.js$/),
+      expect.stringMatching(/\/dist\/cli\/guard\.js$/),
+    ]);
     expect(yargsIn(check.modules)).toEqual([]);
     const write = loaded(repo, ['write', '--auto', '--json', 'b.txt'], 'new\n');
     expect(write.code).toBe(0);
@@ -57,7 +78,9 @@ describe('the command line', () => {
       expect(r.code, name).toBe(0);
       for (const [flag, f] of Object.entries({ ...COMMON_FLAGS, ...spec.flags })) {
         expect(f.describe.length, `${name} --${flag}`).toBeGreaterThan(10);
-        const line = r.stdout.split('\n').find((l) => new RegExp(`^\\s*(-\\w, )?--${flag}\\s`).test(l));
+        const line = r.stdout
+          .split('\n')
+          .find((l) => new RegExp(`^\\s*(-\\w, )?--${flag}\\s`).test(l));
         expect(line, `${name} --${flag}`).toBeDefined();
         expect(line, `${name} --${flag}`).toContain(f.describe.slice(0, 15));
       }
@@ -78,12 +101,19 @@ describe('the command line', () => {
     expect(usage.json.error.message).toMatch(/base/);
     const format = repo.guardJson(['ci', '--base', 'main', '--format', 'yaml']);
     expect([format.code, format.json.error.code]).toEqual([2, 'E_USAGE']);
-    for (const [flag, value] of [['--limit', 'many'], ['--timeout', '0'], ['--timeout', 'soon']]) {
+    for (const [flag, value] of [
+      ['--limit', 'many'],
+      ['--timeout', '0'],
+      ['--timeout', 'soon'],
+    ]) {
       const r = repo.guardJson(['check', flag!, value!]);
       expect([r.code, r.json.error.code], `${flag} ${value}`).toEqual([2, 'E_USAGE']);
     }
     const cwd = repo.guardJson(['check', '--cwd', path.join(repo.dir, 'nope')]);
-    expect(cwd.json.error).toMatchObject({ code: 'E_USAGE', message: expect.stringContaining('no such folder') });
+    expect(cwd.json.error).toMatchObject({
+      code: 'E_USAGE',
+      message: expect.stringContaining('no such folder'),
+    });
   });
 
   it('--quiet is honoured by discard: nothing printed when nothing was lost', () => {

@@ -2,7 +2,15 @@ import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { CLI, TestRepo, cleanEnv, cleanupRepos, lines, makeRepo, installGuard } from '../helpers.js';
+import {
+  CLI,
+  TestRepo,
+  cleanEnv,
+  cleanupRepos,
+  lines,
+  makeRepo,
+  installGuard,
+} from '../helpers.js';
 import { scale } from '../scale.js';
 
 /**
@@ -19,7 +27,13 @@ interface Done {
   stderr: string;
 }
 
-function start(cmd: string, args: string[], cwd: string, env: Record<string, string | undefined> = {}, input = ''): Promise<Done> {
+function start(
+  cmd: string,
+  args: string[],
+  cwd: string,
+  env: Record<string, string | undefined> = {},
+  input = '',
+): Promise<Done> {
   return new Promise((resolve) => {
     const child = spawn(cmd, args, { cwd, env: cleanEnv({ CI: 'true', ...env }) });
     let stdout = '';
@@ -32,7 +46,12 @@ function start(cmd: string, args: string[], cwd: string, env: Record<string, str
   });
 }
 
-const guard = (repo: TestRepo, args: string[], env: Record<string, string | undefined> = {}, input = '') => start(process.execPath, [CLI, ...args], repo.dir, env, input);
+const guard = (
+  repo: TestRepo,
+  args: string[],
+  env: Record<string, string | undefined> = {},
+  input = '',
+) => start(process.execPath, [CLI, ...args], repo.dir, env, input);
 
 async function until(what: () => boolean, ms = 10_000): Promise<void> {
   const end = Date.now() + ms;
@@ -75,7 +94,9 @@ const LANES = scale(2, 8);
 const COMMITS = scale(4, 20);
 
 describe('agents committing in their lanes at once, through the hook', () => {
-  it(`${LANES} processes x ${COMMITS} commits: every blocked proposal has its own ref, none lost or overwritten, guard log lists them all`, async ({ task }) => {
+  it(`${LANES} processes x ${COMMITS} commits: every blocked proposal has its own ref, none lost or overwritten, guard log lists them all`, async ({
+    task,
+  }) => {
     const repo = installGuard({ 'big.py': lines(150, 'original') });
     // the lanes find guard on PATH (they have no node_modules)
     const bin = path.join(repo.dir, '.git', 'test-bin');
@@ -91,13 +112,18 @@ describe('agents committing in their lanes at once, through the hook', () => {
 
     const env = { PATH: `${bin}${path.delimiter}${process.env.PATH}` };
     const t0 = Date.now();
-    const results = await Promise.all(names.map((name) => start(process.execPath, [agent, paths.get(name)!, name, String(COMMITS)], repo.dir, env)));
+    const results = await Promise.all(
+      names.map((name) =>
+        start(process.execPath, [agent, paths.get(name)!, name, String(COMMITS)], repo.dir, env),
+      ),
+    );
     const took = Date.now() - t0;
 
     const blockedAttempts = new Map<string, string>(); // proposal content -> "name i"
     for (const [k, r] of results.entries()) {
       expect(r.code).toBe(0);
-      const attempts: Array<{ i: number; destructive: boolean; code: number; said: string }> = JSON.parse(r.stdout);
+      const attempts: Array<{ i: number; destructive: boolean; code: number; said: string }> =
+        JSON.parse(r.stdout);
       for (const a of attempts) {
         if (a.destructive) {
           expect(a.code, a.said).not.toBe(0);
@@ -106,8 +132,14 @@ describe('agents committing in their lanes at once, through the hook', () => {
         } else expect(a.code, a.said).toBe(0);
       }
       // every allowed commit is on the lane's branch, in order
-      const subjects = repo.git(['log', '--format=%s', `${base}..guard/${names[k]}`]).trim().split('\n').reverse();
-      expect(subjects).toEqual(attempts.filter((a) => !a.destructive).map((a) => `${names[k]} ${a.i}`));
+      const subjects = repo
+        .git(['log', '--format=%s', `${base}..guard/${names[k]}`])
+        .trim()
+        .split('\n')
+        .reverse();
+      expect(subjects).toEqual(
+        attempts.filter((a) => !a.destructive).map((a) => `${names[k]} ${a.i}`),
+      );
     }
     const blockedCount = LANES * Math.floor(COMMITS / 4);
     expect(blockedAttempts.size).toBe(blockedCount);
@@ -124,7 +156,11 @@ describe('agents committing in their lanes at once, through the hook', () => {
       const body = repo.git(['log', '-1', '--format=%B', ref]);
       const record = JSON.parse(body.slice(body.indexOf('{')));
       // the decision record inside: this lane, this path, blocked, naming this very ref; parent = the lane's HEAD then
-      expect(record).toMatchObject({ kind: 'rejected', command: 'check', lane: attempt!.split(' ')[0] });
+      expect(record).toMatchObject({
+        kind: 'rejected',
+        command: 'check',
+        lane: attempt!.split(' ')[0],
+      });
       expect(record.decisions).toHaveLength(1);
       expect(record.decisions[0]).toMatchObject({ path: 'big.py', decision: 'blocked', ref });
       expect(repo.git(['rev-parse', `${ref}^`]).trim()).toBe(record.base);
@@ -134,12 +170,26 @@ describe('agents committing in their lanes at once, through the hook', () => {
     // guard log lists every one of them, and every decision of every lane
     const { json } = repo.guardJson(['log', '--limit', '100000']);
     const decisions = json.entries.filter((e: { kind: string }) => e.kind === 'decision');
-    const loggedRefs = new Set(decisions.filter((e: { decision: string }) => e.decision === 'blocked').map((e: { ref: string }) => e.ref));
+    const loggedRefs = new Set(
+      decisions
+        .filter((e: { decision: string }) => e.decision === 'blocked')
+        .map((e: { ref: string }) => e.ref),
+    );
     expect([...loggedRefs].sort()).toEqual([...refs].sort());
-    for (const name of names) expect(decisions.filter((e: { lane: string }) => e.lane === name).length).toBe(COMMITS);
+    for (const name of names)
+      expect(decisions.filter((e: { lane: string }) => e.lane === name).length).toBe(COMMITS);
     // (npm run soak reads these from vitest's JSON report)
-    Object.assign(task.meta, { lanes: LANES, commits: COMMITS, attempts: LANES * COMMITS, blocked: blockedCount, refs: refs.length, took });
-    console.log(`${LANES} lanes x ${COMMITS} commits through the hook in ${took} ms: ${blockedCount} blocked refs, ${LANES * COMMITS - blockedCount} commits`);
+    Object.assign(task.meta, {
+      lanes: LANES,
+      commits: COMMITS,
+      attempts: LANES * COMMITS,
+      blocked: blockedCount,
+      refs: refs.length,
+      took,
+    });
+    console.log(
+      `${LANES} lanes x ${COMMITS} commits through the hook in ${took} ms: ${blockedCount} blocked refs, ${LANES * COMMITS - blockedCount} commits`,
+    );
   }, 180_000);
 });
 
@@ -147,7 +197,11 @@ describe('agents committing in their lanes at once, through the hook', () => {
 const ROUNDS = scale(1, 10);
 
 /** A main tree and two lanes, each changing its own five files. */
-function twoLanes(): { repo: TestRepo; files: Record<string, string[]>; laneContent: (f: string) => Buffer } {
+function twoLanes(): {
+  repo: TestRepo;
+  files: Record<string, string[]>;
+  laneContent: (f: string) => Buffer;
+} {
   const seed: Record<string, string> = {};
   const files: Record<string, string[]> = { one: [], two: [] };
   for (const lane of ['one', 'two']) {
@@ -160,9 +214,14 @@ function twoLanes(): { repo: TestRepo; files: Record<string, string[]>; laneCont
   const repo = makeRepo(seed);
   for (const lane of ['one', 'two']) {
     const p: string = repo.guardJson(['start', lane]).json.path;
-    for (const f of files[lane]!) writeFileSync(path.join(p, f), lines(40, f) + `${lane} was here\n`);
+    for (const f of files[lane]!)
+      writeFileSync(path.join(p, f), lines(40, f) + `${lane} was here\n`);
   }
-  return { repo, files, laneContent: (f) => Buffer.from(lines(40, f) + `${f.split('-')[0]} was here\n`) };
+  return {
+    repo,
+    files,
+    laneContent: (f) => Buffer.from(lines(40, f) + `${f.split('-')[0]} was here\n`),
+  };
 }
 
 function read(repo: TestRepo, f: string): Buffer {
@@ -174,7 +233,10 @@ describe('two reviews merging into the same main tree', () => {
     const { repo, files, laneContent } = twoLanes();
     const lock = path.join(repo.dir, '.git', 'guard.lock');
     const indexBefore = repo.git(['ls-files', '-s']);
-    const first = guard(repo, ['review', 'one', '--auto'], { GUARD_FAULT_PAUSE: 'review:after-lock', GUARD_FAULT_PAUSE_MS: '4000' });
+    const first = guard(repo, ['review', 'one', '--auto'], {
+      GUARD_FAULT_PAUSE: 'review:after-lock',
+      GUARD_FAULT_PAUSE_MS: '4000',
+    });
     await until(() => existsSync(lock));
     const second = await guard(repo, ['review', 'two', '--auto']);
     const untouched = files.two!.every((f) => read(repo, f).equals(Buffer.from(lines(40, f))));
@@ -191,15 +253,22 @@ describe('two reviews merging into the same main tree', () => {
     expect(existsSync(lock)).toBe(false);
     const retry = await guard(repo, ['review', 'two', '--auto']);
     expect(retry.code).toBe(0);
-    for (const f of [...files.one!, ...files.two!]) expect(read(repo, f).equals(laneContent(f))).toBe(true);
+    for (const f of [...files.one!, ...files.two!])
+      expect(read(repo, f).equals(laneContent(f))).toBe(true);
   });
 
   it(`started at the same moment (${ROUNDS} rounds): each waits for or refuses the other; none sees the other half written`, async () => {
     let refused = 0;
     for (let round = 0; round < ROUNDS; round++) {
       const { repo, files, laneContent } = twoLanes();
-      const [a, b] = await Promise.all([guard(repo, ['review', 'one', '--auto', '--json']), guard(repo, ['review', 'two', '--auto', '--json'])]);
-      for (const [r, lane, other] of [[a, 'one', 'two'], [b, 'two', 'one']] as const) {
+      const [a, b] = await Promise.all([
+        guard(repo, ['review', 'one', '--auto', '--json']),
+        guard(repo, ['review', 'two', '--auto', '--json']),
+      ]);
+      for (const [r, lane, other] of [
+        [a, 'one', 'two'],
+        [b, 'two', 'one'],
+      ] as const) {
         if (r.code !== 0) {
           expect(JSON.parse(r.stdout).error.code).toBe('E_LOCKED');
           refused++;
@@ -208,10 +277,17 @@ describe('two reviews merging into the same main tree', () => {
         }
         // the main tree as this review found it under its lock: the other lane's files all merged or none
         const cp = JSON.parse(r.stdout).checkpoint as string;
-        const seen = files[other]!.map((f) => repo.git(['show', `refs/guard/checkpoints/${cp}:${f}`]) === laneContent(f).toString());
-        expect(seen.every((x) => x) || seen.every((x) => !x), `review ${lane} saw ${other} half merged: ${seen}`).toBe(true);
+        const seen = files[other]!.map(
+          (f) =>
+            repo.git(['show', `refs/guard/checkpoints/${cp}:${f}`]) === laneContent(f).toString(),
+        );
+        expect(
+          seen.every((x) => x) || seen.every((x) => !x),
+          `review ${lane} saw ${other} half merged: ${seen}`,
+        ).toBe(true);
       }
-      for (const f of [...files.one!, ...files.two!]) expect(read(repo, f).equals(laneContent(f))).toBe(true);
+      for (const f of [...files.one!, ...files.two!])
+        expect(read(repo, f).equals(laneContent(f))).toBe(true);
     }
     console.log(`simultaneous reviews: ${refused} of ${2 * ROUNDS} refused with E_LOCKED`);
   });
@@ -219,10 +295,18 @@ describe('two reviews merging into the same main tree', () => {
 
 describe('guard write racing another writer on one tree', () => {
   it('a write that finds the tree locked waits, then refuses (E_CHANGED) because the file moved; nothing is lost', async () => {
-    const repo = makeRepo({ 'f.txt': lines(50, 'old'), 'guard.config.json': JSON.stringify({ lineThreshold: 1_000_000 }) });
+    const repo = makeRepo({
+      'f.txt': lines(50, 'old'),
+      'guard.config.json': JSON.stringify({ lineThreshold: 1_000_000 }),
+    });
     const lock = path.join(repo.dir, '.git', 'guard.lock');
     // A holds the lock between its checkpoint and its rename
-    const a = guard(repo, ['write', 'f.txt'], { GUARD_FAULT_PAUSE: 'write:before-rename', GUARD_FAULT_PAUSE_MS: '1500' }, lines(50, 'from A'));
+    const a = guard(
+      repo,
+      ['write', 'f.txt'],
+      { GUARD_FAULT_PAUSE: 'write:before-rename', GUARD_FAULT_PAUSE_MS: '1500' },
+      lines(50, 'from A'),
+    );
     await until(() => existsSync(lock));
     const b = await guard(repo, ['write', 'f.txt', '--json'], {}, lines(50, 'from B'));
     expect((await a).code).toBe(0);
@@ -238,7 +322,9 @@ describe('guard write racing another writer on one tree', () => {
     // B again: judged against A's content, written after its own checkpoint of it
     const again = repo.guardJson(['write', 'f.txt'], { input: lines(50, 'from B') });
     expect(again.code).toBe(0);
-    expect(repo.git(['show', `refs/guard/checkpoints/${again.json.checkpoint}:f.txt`])).toBe(lines(50, 'from A'));
+    expect(repo.git(['show', `refs/guard/checkpoints/${again.json.checkpoint}:f.txt`])).toBe(
+      lines(50, 'from A'),
+    );
   });
 
   it('eight writes of different files at once, with a stale lock of a dead guard: all written, the takeover said once', async () => {
@@ -248,12 +334,17 @@ describe('guard write racing another writer on one tree', () => {
     const runs = await Promise.all(files.map((f) => guard(repo, ['write', f], {}, `${f} new\n`)));
     for (const r of runs) expect(r.code, r.stderr).toBe(0);
     for (const f of files) expect(repo.read(f)).toBe(`${f} new\n`);
-    expect(runs.filter((r) => r.stderr.includes('took over the lock of an interrupted guard (pid 999999999)')).length).toBe(1);
+    expect(
+      runs.filter((r) =>
+        r.stderr.includes('took over the lock of an interrupted guard (pid 999999999)'),
+      ).length,
+    ).toBe(1);
     expect(existsSync(path.join(repo.dir, '.git', 'guard.lock'))).toBe(false);
     // each write's checkpoint holds the old content of its file
     const { json } = repo.guardJson(['log']);
     const cps = json.entries.filter((e: { kind: string }) => e.kind === 'checkpoint');
     expect(cps.length).toBe(8);
-    for (const cp of cps) expect(repo.git(['show', `${cp.ref}:${cp.paths[0]}`])).toBe(`${cp.paths[0]} old\n`);
+    for (const cp of cps)
+      expect(repo.git(['show', `${cp.ref}:${cp.paths[0]}`])).toBe(`${cp.paths[0]} old\n`);
   });
 });

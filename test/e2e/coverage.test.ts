@@ -35,14 +35,20 @@ function shell(repo: TestRepo, command: string, act: () => void, env: Env = {}):
   act();
   const post = repo.guard(['hook', 'claude'], { input: payload(repo, command, id, true), env });
   expect(post.code).toBe(0);
-  return post.stdout.trim() ? (JSON.parse(post.stdout).hookSpecificOutput.additionalContext as string) : '';
+  return post.stdout.trim()
+    ? (JSON.parse(post.stdout).hookSpecificOutput.additionalContext as string)
+    : '';
 }
 
 const restoreCommand = (msg: string) => /run: (guard restore \S+ -- .+?)\.(?: |$)/.exec(msg)?.[1];
 
 describe('ignored files: git clean -fdX and rm', () => {
   it('keeps .env and config/local.json, reports them, and brings them back byte for byte', () => {
-    const repo = makeRepo({ '.gitignore': '.env\nconfig/local.json\n', 'config/app.json': '{}\n', 'a.txt': 'a\n' });
+    const repo = makeRepo({
+      '.gitignore': '.env\nconfig/local.json\n',
+      'config/app.json': '{}\n',
+      'a.txt': 'a\n',
+    });
     repo.write('.env', 'SECRET=1\nTOKEN=abc\n');
     repo.write('config/local.json', '{"db":"local"}\n');
     const msg = shell(repo, 'git clean -fdX', () => repo.git(['clean', '-fdXq']));
@@ -50,7 +56,9 @@ describe('ignored files: git clean -fdX and rm', () => {
     expect(msg).toContain('.env (ignored, removed)');
     expect(msg).toContain('config/local.json (ignored, removed)');
     const cmd = restoreCommand(msg)!;
-    expect(cmd).toMatch(/^guard restore \S+ -- (\.env config\/local\.json|config\/local\.json \.env)$/);
+    expect(cmd).toMatch(
+      /^guard restore \S+ -- (\.env config\/local\.json|config\/local\.json \.env)$/,
+    );
     const r = repo.guard(cmd.split(' ').slice(1));
     expect(r.code).toBe(0);
     expect(repo.read('.env')).toBe('SECRET=1\nTOKEN=abc\n');
@@ -71,18 +79,26 @@ describe('ignored files: git clean -fdX and rm', () => {
     repo.write('.env', 'SECRET=1\n');
     expect(shell(repo, 'ls', () => {})).toBe('');
     expect(shell(repo, 'ls -la', () => {})).toBe('');
-    expect(repo.git(['for-each-ref', 'refs/guard/checkpoints/']).trim().split('\n')).toHaveLength(1);
+    expect(repo.git(['for-each-ref', 'refs/guard/checkpoints/']).trim().split('\n')).toHaveLength(
+      1,
+    );
     // the kept tree is a parent of the checkpoint: git holds .env, reachable (gc keeps it)
-    const cp = repo.git(['for-each-ref', '--format=%(objectname)', 'refs/guard/checkpoints/']).trim();
+    const cp = repo
+      .git(['for-each-ref', '--format=%(objectname)', 'refs/guard/checkpoints/'])
+      .trim();
     const parents = repo.git(['rev-list', '--parents', '-n1', cp]).trim().split(' ').slice(1);
-    expect(parents.some((p) => repo.git(['ls-tree', '--name-only', p]).includes('.env'))).toBe(true);
+    expect(parents.some((p) => repo.git(['ls-tree', '--name-only', p]).includes('.env'))).toBe(
+      true,
+    );
   });
 
   it('a whole-tree restore puts kept ignored files back and never touches one it did not keep', () => {
     const repo = makeRepo({ '.gitignore': '.env\n*.local\n', 'a.txt': 'a\n' });
     repo.write('.env', 'OLD=1\n');
     shell(repo, 'true', () => {});
-    const id = repo.git(['for-each-ref', '--format=%(refname:lstrip=3)', 'refs/guard/checkpoints/']).trim();
+    const id = repo
+      .git(['for-each-ref', '--format=%(refname:lstrip=3)', 'refs/guard/checkpoints/'])
+      .trim();
     rmSync(path.join(repo.dir, '.env'));
     repo.write('new.local', 'made after the checkpoint\n');
     const r = repo.guard(['restore', id]);
@@ -94,7 +110,8 @@ describe('ignored files: git clean -fdX and rm', () => {
   it('does not descend into an ignored folder larger than the walk limit: names it, and says it is gone for good', () => {
     const repo = makeRepo({ '.gitignore': 'node_modules/\n.env\n', 'a.txt': 'a\n' });
     repo.write('.env', 'K=1\n');
-    for (let i = 0; i < 8; i++) repo.write(`node_modules/p${i}/index.js`, `module.exports = ${i}\n`);
+    for (let i = 0; i < 8; i++)
+      repo.write(`node_modules/p${i}/index.js`, `module.exports = ${i}\n`);
     const env = { GUARD_KEPT_WALK_MAX: '5' };
     const msg = shell(repo, 'git clean -fdX', () => repo.git(['clean', '-fdXq']), env);
     expect(msg).toContain('.env (ignored, removed)');
@@ -102,17 +119,24 @@ describe('ignored files: git clean -fdX and rm', () => {
     // the checkpoint before names it as not kept (guard log --json)
     const log = repo.guardJson(['log']).json;
     const pre = log.entries.find((e: any) => e.kind === 'checkpoint' && /^before/.test(e.reason));
-    expect(pre.skipped).toContainEqual(expect.objectContaining({ path: 'node_modules', reason: 'folder', kind: 'ignored' }));
+    expect(pre.skipped).toContainEqual(
+      expect.objectContaining({ path: 'node_modules', reason: 'folder', kind: 'ignored' }),
+    );
   });
 
   it('past the budget, ignored files are named, not kept; the report says they are gone for good', () => {
     const repo = makeRepo({ '.gitignore': '*.key\n', 'a.txt': 'a\n' });
     repo.write('a.key', 'A'.repeat(100));
     repo.write('b.key', 'B'.repeat(100));
-    const msg = shell(repo, 'rm *.key', () => {
-      rmSync(path.join(repo.dir, 'a.key'));
-      rmSync(path.join(repo.dir, 'b.key'));
-    }, { GUARD_KEPT_TOTAL_MAX: '150' });
+    const msg = shell(
+      repo,
+      'rm *.key',
+      () => {
+        rmSync(path.join(repo.dir, 'a.key'));
+        rmSync(path.join(repo.dir, 'b.key'));
+      },
+      { GUARD_KEPT_TOTAL_MAX: '150' },
+    );
     expect(msg).toContain('a.key (ignored, removed)');
     expect(msg).toMatch(/GONE FOR GOOD[^.]*b\.key \(an ignored file, past the checkpoint's budget/);
   });
@@ -135,7 +159,9 @@ describe('ignored files: odd names and a crowded budget', () => {
     const repo = makeRepo({ '.gitignore': '*.bin\n.env\n', 'a.txt': 'a\n' });
     for (let i = 0; i < 4; i++) repo.write(`${i}.bin`, 'x'.repeat(100));
     repo.write('.env', 'K=1\n');
-    const msg = shell(repo, 'rm .env', () => rmSync(path.join(repo.dir, '.env')), { GUARD_KEPT_TOTAL_MAX: '250' });
+    const msg = shell(repo, 'rm .env', () => rmSync(path.join(repo.dir, '.env')), {
+      GUARD_KEPT_TOTAL_MAX: '250',
+    });
     expect(msg).toContain('.env (ignored, removed)');
   });
 });
@@ -144,8 +170,12 @@ describe('untracked files over the size cap', () => {
   it('an rm-ed file over the cap is named in the report, not only in the checkpoint message', () => {
     const repo = makeRepo({ 'a.txt': 'a\n' });
     repo.write('model.bin', Buffer.alloc(4096, 1));
-    const msg = shell(repo, 'rm model.bin', () => rmSync(path.join(repo.dir, 'model.bin')), { GUARD_CHECKPOINT_MAX_BYTES: '1024' });
-    expect(msg).toMatch(/GONE FOR GOOD, guard could not keep them: model\.bin \(an untracked file of 0\.0 MB, over the checkpoint's size cap\)/);
+    const msg = shell(repo, 'rm model.bin', () => rmSync(path.join(repo.dir, 'model.bin')), {
+      GUARD_CHECKPOINT_MAX_BYTES: '1024',
+    });
+    expect(msg).toMatch(
+      /GONE FOR GOOD, guard could not keep them: model\.bin \(an untracked file of 0\.0 MB, over the checkpoint's size cap\)/,
+    );
     const log = repo.guard(['log', '--session', 'cov-1']);
     expect(log.stdout).toContain('GONE, NOT KEPT: model.bin');
   });
@@ -162,7 +192,9 @@ describe('nested repositories and submodules', () => {
     g(['add', '.']);
     g(['-c', 'user.name=t', '-c', 'user.email=t@t', 'commit', '-qm', 'x']);
     writeFileSync(path.join(sub, 'lib.py'), lines(10) + lines(30, 'mine'));
-    const msg = shell(repo, 'cd vendor/lib && git reset --hard', () => g(['reset', '-q', '--hard']));
+    const msg = shell(repo, 'cd vendor/lib && git reset --hard', () =>
+      g(['reset', '-q', '--hard']),
+    );
     expect(readFileSync(path.join(sub, 'lib.py'), 'utf8')).toBe(lines(10));
     expect(msg).toContain('vendor/lib/lib.py (in a nested repository, overwritten)');
     expect(repo.guard(restoreCommand(msg)!.split(' ').slice(1)).code).toBe(0);
@@ -194,13 +226,17 @@ describe('lanes', () => {
     const lane = startLane(repo, 'agent-1');
     writeFileSync(path.join(lane, 'wip.txt'), 'lane work\n');
     // the lane's own agent ran a command there: its checkpoint holds the lane's work
-    const inLane = JSON.parse(payload(repo, 'ls', 'l1').replace(JSON.stringify(repo.dir), JSON.stringify(lane)));
+    const inLane = JSON.parse(
+      payload(repo, 'ls', 'l1').replace(JSON.stringify(repo.dir), JSON.stringify(lane)),
+    );
     expect(repo.guard(['hook', 'claude'], { input: JSON.stringify(inLane) }).code).toBe(0);
     // (issue 20) more work after the lane's own last checkpoint: kept too, by the main tree's hook before the command
     writeFileSync(path.join(lane, 'wip2.txt'), 'later lane work\n');
     const msg = shell(repo, 'git clean -ffdx', () => repo.git(['clean', '-ffdxq']));
     expect(existsSync(path.join(repo.dir, '.guard', 'lanes', 'agent-1'))).toBe(false);
-    expect(msg).toMatch(/removed the work tree of guard lane agent-1\. guard kept it, uncommitted work included, just before the command/);
+    expect(msg).toMatch(
+      /removed the work tree of guard lane agent-1\. guard kept it, uncommitted work included, just before the command/,
+    );
     const id = /guard restore (\S+)\./.exec(msg)![1]!;
     expect(repo.git(['show', `refs/guard/checkpoints/${id}:wip.txt`])).toBe('lane work\n');
     expect(repo.git(['show', `refs/guard/checkpoints/${id}:wip2.txt`])).toBe('later lane work\n');
@@ -210,15 +246,21 @@ describe('lanes', () => {
 describe('the harness hook configuration changed through the shell', () => {
   it('disableAllHooks added to .claude/settings.json by a shell command is reported loudly', () => {
     const repo = makeRepo({ '.claude/settings.json': '{"hooks":{}}\n', 'a.txt': 'a\n' });
-    const msg = shell(repo, `echo '{"disableAllHooks":true}' > .claude/settings.json`, () => repo.write('.claude/settings.json', '{"disableAllHooks":true}\n'));
+    const msg = shell(repo, `echo '{"disableAllHooks":true}' > .claude/settings.json`, () =>
+      repo.write('.claude/settings.json', '{"disableAllHooks":true}\n'),
+    );
     expect(msg).toMatch(/also changed what guards this repository: \.claude\/settings\.json/);
   });
 
   it('the local settings (git-ignored) deleted through the shell are reported and kept', () => {
     const repo = makeRepo({ '.gitignore': '.claude/settings.local.json\n', 'a.txt': 'a\n' });
     repo.write('.claude/settings.local.json', '{"hooks":{"PreToolUse":[]}}\n');
-    const msg = shell(repo, 'rm .claude/settings.local.json', () => rmSync(path.join(repo.dir, '.claude/settings.local.json')));
-    expect(msg).toMatch(/also changed what guards this repository: [^.]*\.claude\/settings\.local\.json/);
+    const msg = shell(repo, 'rm .claude/settings.local.json', () =>
+      rmSync(path.join(repo.dir, '.claude/settings.local.json')),
+    );
+    expect(msg).toMatch(
+      /also changed what guards this repository: [^.]*\.claude\/settings\.local\.json/,
+    );
     expect(msg).toContain('.claude/settings.local.json (ignored, removed)');
   });
 });

@@ -39,7 +39,9 @@ describe('--timeout and the point of no return', () => {
     expect(json.error).toBeUndefined();
     expect(code).toBe(1);
     expect(json).toMatchObject({ ok: true, blocked: 1 });
-    expect(repo.git(['cat-file', 'blob', `${json.files[0].ref}:state.py`])).toBe(fixture('state_replacement.py'));
+    expect(repo.git(['cat-file', 'blob', `${json.files[0].ref}:state.py`])).toBe(
+      fixture('state_replacement.py'),
+    );
   });
 
   it('review: a deadline that passes after the rejected refs are written does not stop the merge', () => {
@@ -56,6 +58,8 @@ describe('--timeout and the point of no return', () => {
     expect(repo.read('notes.txt')).toBe(lines(12));
     expect(repo.git(['diff', '--cached', '--name-only']).trim()).toBe('notes.txt');
     const blocked = json.files.find((f: any) => f.path === 'state.py');
-    expect(repo.git(['cat-file', 'blob', `${blocked.ref}:state.py`])).toBe(fixture('state_replacement.py'));
+    expect(repo.git(['cat-file', 'blob', `${blocked.ref}:state.py`])).toBe(
+      fixture('state_replacement.py'),
+    );
   });
 });

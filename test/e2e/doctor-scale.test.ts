@@ -18,15 +18,24 @@ describe('guard doctor with more records than it reads', () => {
     const good = `guard: checkpoint\n\n${JSON.stringify({ kind: 'checkpoint' })}\n`;
     const stream: string[] = [];
     const record = (ref: string, msg: string, t: number) =>
-      stream.push(`commit ${ref}\ncommitter g <g@example.com> ${t} +0000\ndata ${Buffer.byteLength(msg)}\n${msg}from ${head}\n`);
+      stream.push(
+        `commit ${ref}\ncommitter g <g@example.com> ${t} +0000\ndata ${Buffer.byteLength(msg)}\n${msg}from ${head}\n`,
+      );
     // names start with the time: 2,100 records, the oldest corrupt, one of the newest corrupt
     for (let i = 0; i < 2_100; i++) {
       const stamp = `20260101T${String(Math.floor(i / 60) % 24).padStart(2, '0')}${String(i % 60).padStart(2, '0')}00Z-${i.toString(16).padStart(8, '0')}`;
       const day = i < 1440 ? '20260101' : '20260102';
       const name = `${day}${stamp.slice(8)}`;
-      record(`refs/guard/checkpoints/${name}`, i === 0 ? 'not a record\n' : i === 2_099 ? 'edited by hand\n' : good, 1_767_225_600 + i);
+      record(
+        `refs/guard/checkpoints/${name}`,
+        i === 0 ? 'not a record\n' : i === 2_099 ? 'edited by hand\n' : good,
+        1_767_225_600 + i,
+      );
     }
-    const r = spawnSync('git', ['-c', 'core.hooksPath=/dev/null', 'fast-import', '--quiet'], { cwd: repo.dir, input: stream.join('\n') });
+    const r = spawnSync('git', ['-c', 'core.hooksPath=/dev/null', 'fast-import', '--quiet'], {
+      cwd: repo.dir,
+      input: stream.join('\n'),
+    });
     expect(r.status, r.stderr.toString()).toBe(0);
     // a ref at a blob among the old ones: types are checked for every ref
     const blob = repo.git(['hash-object', '-w', 'a.txt']).trim();

@@ -57,8 +57,13 @@ describe('guard doctor', () => {
     expect(d.byId('hooks-path')!.message).toContain('core.hooksPath=.husky/_');
     expect(d.byId('hook')).toMatchObject({ ok: true });
     expect(d.byId('guard-command')!.message).toContain('node_modules/.bin/guard');
-    expect(d.byId('config')).toMatchObject({ ok: true, message: 'HEAD:guard.config.json is valid' });
-    expect(d.byId('refs')!.message).toMatch(/0 checkpoints, 1 decision record, 0 rejected, 0 lanes/);
+    expect(d.byId('config')).toMatchObject({
+      ok: true,
+      message: 'HEAD:guard.config.json is valid',
+    });
+    expect(d.byId('refs')!.message).toMatch(
+      /0 checkpoints, 1 decision record, 0 rejected, 0 lanes/,
+    );
     expect(gateStops(repo)).toBe(true);
 
     const human = repo.guard(['doctor']);
@@ -81,7 +86,9 @@ describe('guard doctor', () => {
     const human = repo.guard(['doctor']);
     expect(human.code).toBe(1);
     expect(human.stdout).toMatch(/^FAIL {2}core\.hooksPath=\/dev\/null/m);
-    expect(human.stdout.trim().split('\n').at(-1)).toMatch(/^guard: the gate would NOT run: core\.hooksPath=\/dev\/null/);
+    expect(human.stdout.trim().split('\n').at(-1)).toMatch(
+      /^guard: the gate would NOT run: core\.hooksPath=\/dev\/null/,
+    );
   });
 
   it('core.hooksPath at a folder without pre-commit, set globally: exit 1', () => {
@@ -103,16 +110,25 @@ describe('guard doctor', () => {
     const d = doctor(repo);
     expect(d.code).toBe(1);
     expect(d.errors).toHaveLength(1);
-    expect(d.errors[0]).toMatchObject({ id: 'hook', message: '.git/hooks/pre-commit does not exist: git runs no pre-commit hook' });
+    expect(d.errors[0]).toMatchObject({
+      id: 'hook',
+      message: '.git/hooks/pre-commit does not exist: git runs no pre-commit hook',
+    });
   });
 
   it('a plain .git/hooks/pre-commit that runs guard check is active', () => {
     const repo = installed();
     repo.git(['config', '--unset', 'core.hooksPath']);
-    writeFileSync(path.join(repo.dir, '.git', 'hooks', 'pre-commit'), '#!/bin/sh\nexport PATH="node_modules/.bin:$PATH"\nguard check\n', { mode: 0o755 });
+    writeFileSync(
+      path.join(repo.dir, '.git', 'hooks', 'pre-commit'),
+      '#!/bin/sh\nexport PATH="node_modules/.bin:$PATH"\nguard check\n',
+      { mode: 0o755 },
+    );
     const d = doctor(repo);
     expect(d.code).toBe(0);
-    expect(d.byId('hook')!.message).toBe('.git/hooks/pre-commit is executable, which runs guard check');
+    expect(d.byId('hook')!.message).toBe(
+      '.git/hooks/pre-commit is executable, which runs guard check',
+    );
     expect(gateStops(repo)).toBe(true);
   });
 
@@ -122,25 +138,37 @@ describe('guard doctor', () => {
     const d = doctor(repo);
     expect(d.code).toBe(1);
     expect(d.errors).toHaveLength(1);
-    expect(d.errors[0]).toMatchObject({ id: 'hook', message: '.husky/_/pre-commit is not executable: git skips it', hint: 'chmod +x .husky/_/pre-commit' });
+    expect(d.errors[0]).toMatchObject({
+      id: 'hook',
+      message: '.husky/_/pre-commit is not executable: git skips it',
+      hint: 'chmod +x .husky/_/pre-commit',
+    });
     // git skips the pre-commit hook, but the branch gate (reference-transaction) still refuses the move
     expect(gateStops(repo)).toBe(true);
   });
 
   it('.husky/pre-commit without guard check (a comment does not count): exit 1', () => {
     const repo = installed();
-    writeFileSync(path.join(repo.dir, '.husky', 'pre-commit'), '# guard check used to be here\necho lint ok\n');
+    writeFileSync(
+      path.join(repo.dir, '.husky', 'pre-commit'),
+      '# guard check used to be here\necho lint ok\n',
+    );
     const d = doctor(repo);
     expect(d.code).toBe(1);
     expect(d.errors).toHaveLength(1);
-    expect(d.errors[0]).toMatchObject({ id: 'hook', message: '.husky/pre-commit does not run guard check' });
+    expect(d.errors[0]).toMatchObject({
+      id: 'hook',
+      message: '.husky/pre-commit does not run guard check',
+    });
     expect(gateStops(repo)).toBe(true); // the branch gate still refuses
   });
 
   it("husky's runner .husky/_/h or the script .husky/pre-commit missing: exit 1", () => {
     const repo = installed();
     rmSync(path.join(repo.dir, '.husky', 'pre-commit'));
-    expect(doctor(repo).errors[0]!.message).toBe('.husky/pre-commit does not exist: husky skips the hook silently');
+    expect(doctor(repo).errors[0]!.message).toBe(
+      '.husky/pre-commit does not exist: husky skips the hook silently',
+    );
     rmSync(path.join(repo.dir, '.husky', '_', 'h'));
     const d = doctor(repo);
     expect(d.code).toBe(1);
@@ -150,7 +178,9 @@ describe('guard doctor', () => {
   it('guard not resolvable from the hook: exit 1', () => {
     const repo = installed();
     rmSync(path.join(repo.dir, 'node_modules'), { recursive: true });
-    const d = doctor(repo, { PATH: path.dirname(process.execPath) + path.delimiter + '/usr/bin:/bin' });
+    const d = doctor(repo, {
+      PATH: path.dirname(process.execPath) + path.delimiter + '/usr/bin:/bin',
+    });
     expect(d.code).toBe(1);
     expect(d.errors.map((e) => e.id)).toEqual(['guard-command']);
   });
@@ -167,7 +197,15 @@ describe('guard doctor', () => {
     const repo = installed();
     repo.write('guard.config.json', '{ "lineThreshold": "many" }\n');
     // past every hook (--no-verify alone no longer gets past the branch gate)
-    repo.git(['-c', 'core.hooksPath=/dev/null', 'commit', '-q', '--no-verify', '-am', 'bad config']);
+    repo.git([
+      '-c',
+      'core.hooksPath=/dev/null',
+      'commit',
+      '-q',
+      '--no-verify',
+      '-am',
+      'bad config',
+    ]);
     const d = doctor(repo);
     expect(d.code).toBe(1);
     expect(d.errors.map((e) => e.id)).toEqual(['config']);
@@ -183,7 +221,11 @@ describe('guard doctor', () => {
     repo.git(['-c', 'core.hooksPath=/dev/null', 'commit', '-q', '--no-verify', '-m', 'no config']);
     const none = doctor(repo);
     expect(none.code).toBe(0);
-    expect(none.byId('config')).toMatchObject({ ok: true, severity: 'info', message: 'no guard.config.json at HEAD: defaults in use' });
+    expect(none.byId('config')).toMatchObject({
+      ok: true,
+      severity: 'info',
+      message: 'no guard.config.json at HEAD: defaults in use',
+    });
   });
 
   it('a hand-written rejected ref with a garbage message, a ref at a blob, a tmp ref, a stale lock: warnings, the rest works', () => {
@@ -191,7 +233,9 @@ describe('guard doctor', () => {
     // one real rejected record, from a blocked commit
     expect(gateStops(repo)).toBe(true);
     const tree = repo.git(['rev-parse', 'HEAD^{tree}']).trim();
-    const garbage = repo.git(['commit-tree', tree, '-m', 'not a guard record\n\n{oops'], { env: {} }).trim();
+    const garbage = repo
+      .git(['commit-tree', tree, '-m', 'not a guard record\n\n{oops'], { env: {} })
+      .trim();
     repo.git(['update-ref', 'refs/guard/rejected/hand-made', garbage]);
     const blob = repo.git(['hash-object', '-w', '--stdin'], { input: 'x\n' }).trim();
     repo.git(['update-ref', 'refs/guard/checkpoints/a-blob', blob]);
@@ -209,7 +253,9 @@ describe('guard doctor', () => {
     expect(corrupt.hint).toContain('git update-ref -d refs/guard/rejected/hand-made');
     expect(d.byId('refs-type')!.message).toContain('refs/guard/checkpoints/a-blob');
     expect(d.byId('refs-tmp')!.message).toContain('refs/guard/tmp/leftover');
-    expect(d.byId('lock')!.message).toMatch(/stale lock .*guard\.lock \(pid 999999999 is not running\)/);
+    expect(d.byId('lock')!.message).toMatch(
+      /stale lock .*guard\.lock \(pid 999999999 is not running\)/,
+    );
     expect(d.json.refs).toMatchObject({ rejected: 2, checkpoints: 1, tmp: 1 });
 
     // the hint works: after it, the warning is gone
@@ -223,7 +269,10 @@ describe('guard doctor', () => {
     expect(repo.guard(['start', 'other']).code).toBe(0);
     const d = doctor(repo);
     expect(d.code).toBe(0);
-    expect(d.byId('lane:agent')).toMatchObject({ ok: true, message: 'lane agent runs the pre-commit hook' });
+    expect(d.byId('lane:agent')).toMatchObject({
+      ok: true,
+      message: 'lane agent runs the pre-commit hook',
+    });
     expect(d.json.refs.lanes).toBe(2);
 
     const other = path.join(repo.dir, '.guard', 'lanes', 'other');
@@ -231,8 +280,14 @@ describe('guard doctor', () => {
     const after = doctor(repo);
     expect(after.code).toBe(0);
     expect(after.warnings).toHaveLength(1);
-    expect(after.warnings[0]).toMatchObject({ id: 'lane:other', message: 'lane other would not run the hook: .husky/_/pre-commit does not exist: git runs no pre-commit hook' });
-    expect(after.warnings[0]!.hint).toBe(`cp -R ${path.join(repo.dir, '.husky/_')} ${path.join(other, '.husky', '_')}`);
+    expect(after.warnings[0]).toMatchObject({
+      id: 'lane:other',
+      message:
+        'lane other would not run the hook: .husky/_/pre-commit does not exist: git runs no pre-commit hook',
+    });
+    expect(after.warnings[0]!.hint).toBe(
+      `cp -R ${path.join(repo.dir, '.husky/_')} ${path.join(other, '.husky', '_')}`,
+    );
     // the hint repairs it
     const cp = spawnSync('sh', ['-c', after.warnings[0]!.hint!]);
     expect(cp.status).toBe(0);
@@ -261,7 +316,12 @@ describe('guard doctor', () => {
     const repo = installed();
     repo.guard(['start', 'agent']);
     const r = repo.guardJson(['doctor'], {});
-    const inLane = repo.guard(['doctor', '--json', '--cwd', path.join(repo.dir, '.guard', 'lanes', 'agent')]);
+    const inLane = repo.guard([
+      'doctor',
+      '--json',
+      '--cwd',
+      path.join(repo.dir, '.guard', 'lanes', 'agent'),
+    ]);
     expect(inLane.code).toBe(0);
     expect(JSON.parse(inLane.stdout).root).toBe(r.json.root);
   });

@@ -2,7 +2,16 @@ import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { CLI, TestRepo, cleanEnv, cleanupRepos, fixture, lines, makeRepo, outsideDir } from '../helpers.js';
+import {
+  CLI,
+  TestRepo,
+  cleanEnv,
+  cleanupRepos,
+  fixture,
+  lines,
+  makeRepo,
+  outsideDir,
+} from '../helpers.js';
 import { scale } from '../scale.js';
 
 /**
@@ -27,8 +36,18 @@ interface Killed {
 }
 
 /** Run the built CLI with GUARD_FAULT set; it must die by SIGKILL at that point. */
-function killedAt(repo: TestRepo, point: string, args: string[], input: string | Buffer = '', cwd = repo.dir): Killed {
-  const r = spawnSync(process.execPath, [CLI, ...args], { cwd, env: cleanEnv({ CI: 'true', GUARD_FAULT: point }), input });
+function killedAt(
+  repo: TestRepo,
+  point: string,
+  args: string[],
+  input: string | Buffer = '',
+  cwd = repo.dir,
+): Killed {
+  const r = spawnSync(process.execPath, [CLI, ...args], {
+    cwd,
+    env: cleanEnv({ CI: 'true', GUARD_FAULT: point }),
+    input,
+  });
   return { signal: r.signal, code: r.status, stderr: r.stderr.toString() };
 }
 
@@ -38,7 +57,10 @@ describe('temp files', () => {
     repo.write('a.txt', 'b\n'.repeat(50));
     repo.git(['add', '-A']);
     const tmp = outsideDir();
-    const r = spawnSync(process.execPath, [CLI, 'check'], { cwd: repo.dir, env: cleanEnv({ CI: 'true', GUARD_FAULT: 'catfile:reading', TMPDIR: tmp }) });
+    const r = spawnSync(process.execPath, [CLI, 'check'], {
+      cwd: repo.dir,
+      env: cleanEnv({ CI: 'true', GUARD_FAULT: 'catfile:reading', TMPDIR: tmp }),
+    });
     expect(r.signal).toBe('SIGKILL');
     expect(readdirSync(tmp).filter((f) => f.startsWith('guard-cat-'))).toEqual([]);
   });
@@ -47,7 +69,12 @@ describe('temp files', () => {
 type Snapshot = Map<string, Buffer | null>;
 
 function snapshot(repo: TestRepo, files: readonly string[]): Snapshot {
-  return new Map(files.map((f) => [f, existsSync(path.join(repo.dir, f)) ? readFileSync(path.join(repo.dir, f)) : null]));
+  return new Map(
+    files.map((f) => [
+      f,
+      existsSync(path.join(repo.dir, f)) ? readFileSync(path.join(repo.dir, f)) : null,
+    ]),
+  );
 }
 
 function same(a: Buffer | null | undefined, b: Buffer | null | undefined): boolean {
@@ -60,7 +87,10 @@ function oldOrNew(now: Snapshot, before: Snapshot, after: Snapshot): Record<stri
   for (const [f, b] of now) {
     if (same(b, before.get(f))) out[f] = 'old';
     else if (same(b, after.get(f))) out[f] = 'new';
-    else throw new Error(`${f} is neither its old nor its new content (${b?.length ?? 'absent'} bytes)`);
+    else
+      throw new Error(
+        `${f} is neither its old nor its new content (${b?.length ?? 'absent'} bytes)`,
+      );
   }
   return out;
 }
@@ -85,7 +115,8 @@ function leftovers(dir: string): string[] {
     }
   };
   walk(dir);
-  for (const e of readdirSync(path.join(dir, '.git'))) if (/^guard-index-|^guard\.lock/.test(e)) out.push(`.git/${e}`);
+  for (const e of readdirSync(path.join(dir, '.git')))
+    if (/^guard-index-|^guard\.lock/.test(e)) out.push(`.git/${e}`);
   return out;
 }
 
@@ -103,31 +134,34 @@ describe('SIGKILL at each fault point of guard write', () => {
     ['atomic:before-rename', 'old', true],
     ['write:after-rename', 'new', true],
   ];
-  it.each(points)('%s: the file is %s; restorable; the next write takes over the lock', (point, expected, checkpointed) => {
-    const repo = makeRepo({ 'big.txt': BIG_OLD, 'guard.config.json': LOOSE });
-    const before = snapshot(repo, ['big.txt']);
-    const after = new Map([['big.txt', BIG_NEW]]);
-    const k = killedAt(repo, point, ['write', 'big.txt'], BIG_NEW);
-    expect(k.signal).toBe('SIGKILL');
-    expect(oldOrNew(snapshot(repo, ['big.txt']), before, after)).toEqual({ 'big.txt': expected });
-    expect(leftovers(repo.dir).some((f) => f.endsWith('guard.lock'))).toBe(true); // it died holding the lock
+  it.each(points)(
+    '%s: the file is %s; restorable; the next write takes over the lock',
+    (point, expected, checkpointed) => {
+      const repo = makeRepo({ 'big.txt': BIG_OLD, 'guard.config.json': LOOSE });
+      const before = snapshot(repo, ['big.txt']);
+      const after = new Map([['big.txt', BIG_NEW]]);
+      const k = killedAt(repo, point, ['write', 'big.txt'], BIG_NEW);
+      expect(k.signal).toBe('SIGKILL');
+      expect(oldOrNew(snapshot(repo, ['big.txt']), before, after)).toEqual({ 'big.txt': expected });
+      expect(leftovers(repo.dir).some((f) => f.endsWith('guard.lock'))).toBe(true); // it died holding the lock
 
-    const cps = checkpoints(repo);
-    expect(cps.length).toBe(checkpointed ? 1 : 0);
-    if (expected === 'new') {
-      const r = repo.guard(['restore', cps[0]!.id]);
-      expect(r.code).toBe(0);
-      expect(r.stderr).toContain(TAKEOVER);
-      expect(eqSnap(snapshot(repo, ['big.txt']), before)).toBe(true);
-    }
-    repo.git(['update-ref', 'refs/guard/tmp/leftover', 'HEAD']); // as a killed fast-import would leave
-    const next = repo.guard(['write', 'big.txt'], { input: BIG_NEW });
-    expect(next.code).toBe(0);
-    if (expected === 'old') expect(next.stderr).toContain(TAKEOVER);
-    expect(eqSnap(snapshot(repo, ['big.txt']), after)).toBe(true);
-    expect(leftovers(repo.dir)).toEqual([]);
-    expect(repo.guardJson(['log']).code).toBe(0);
-  });
+      const cps = checkpoints(repo);
+      expect(cps.length).toBe(checkpointed ? 1 : 0);
+      if (expected === 'new') {
+        const r = repo.guard(['restore', cps[0]!.id]);
+        expect(r.code).toBe(0);
+        expect(r.stderr).toContain(TAKEOVER);
+        expect(eqSnap(snapshot(repo, ['big.txt']), before)).toBe(true);
+      }
+      repo.git(['update-ref', 'refs/guard/tmp/leftover', 'HEAD']); // as a killed fast-import would leave
+      const next = repo.guard(['write', 'big.txt'], { input: BIG_NEW });
+      expect(next.code).toBe(0);
+      if (expected === 'old') expect(next.stderr).toContain(TAKEOVER);
+      expect(eqSnap(snapshot(repo, ['big.txt']), after)).toBe(true);
+      expect(leftovers(repo.dir)).toEqual([]);
+      expect(repo.guardJson(['log']).code).toBe(0);
+    },
+  );
 });
 
 /** A main tree and a lane that changes four files, adds one and deletes one. */
@@ -154,7 +188,9 @@ function laneRepo(): { repo: TestRepo; files: string[]; lane: string; laneState:
   w('d.txt', lines(2000, 'd').replace('d 1000\n', 'd thousand\n'));
   w('new.txt', 'brand new\n');
   w('gone.txt', null);
-  const laneState = new Map(files.map((f) => [f, existsSync(path.join(lane, f)) ? readFileSync(path.join(lane, f)) : null]));
+  const laneState = new Map(
+    files.map((f) => [f, existsSync(path.join(lane, f)) ? readFileSync(path.join(lane, f)) : null]),
+  );
   return { repo, files, lane, laneState };
 }
 
@@ -179,37 +215,44 @@ describe('SIGKILL at each fault point of guard review (merge-back into the main 
     'review:before-stage',
     'review:before-record',
   ];
-  it.each(points)('%s: each file old or new; the checkpoint undoes it; the next review works', (point) => {
-    const { repo, files, laneState } = laneRepo();
-    const before = snapshot(repo, files);
-    const indexBefore = index(repo);
-    const k = killedAt(repo, point, ['review', 'agent', '--auto']);
-    expect(k.signal).toBe('SIGKILL');
-    const now = snapshot(repo, files);
-    const which = oldOrNew(now, before, laneState);
-    const changed = Object.values(which).includes('new');
-    if (point === 'review:between-files@3') expect(Object.values(which).filter((x) => x === 'new').length).toBeGreaterThanOrEqual(3);
+  it.each(points)(
+    '%s: each file old or new; the checkpoint undoes it; the next review works',
+    (point) => {
+      const { repo, files, laneState } = laneRepo();
+      const before = snapshot(repo, files);
+      const indexBefore = index(repo);
+      const k = killedAt(repo, point, ['review', 'agent', '--auto']);
+      expect(k.signal).toBe('SIGKILL');
+      const now = snapshot(repo, files);
+      const which = oldOrNew(now, before, laneState);
+      const changed = Object.values(which).includes('new');
+      if (point === 'review:between-files@3')
+        expect(Object.values(which).filter((x) => x === 'new').length).toBeGreaterThanOrEqual(3);
 
-    let stderr = '';
-    const cp = mergeCheckpoint(repo);
-    if (changed || index(repo) !== indexBefore) {
-      expect(cp).toBeDefined();
-      const r = repo.guard(['restore', cp!, '--staged']);
-      expect(r.code).toBe(0);
-      stderr += r.stderr;
-      expect(eqSnap(snapshot(repo, files), before)).toBe(true);
-      expect(index(repo)).toBe(indexBefore);
-    }
-    const next = repo.guard(['review', 'agent', '--auto']);
-    stderr += next.stderr;
-    expect(next.code).toBe(0);
-    // killed while holding the lock (not before it is taken, and not after it is released)
-    if (point !== 'review:after-refs' && point !== 'review:before-record') expect(stderr).toContain(TAKEOVER);
-    else expect(stderr).not.toContain(TAKEOVER);
-    expect(eqSnap(snapshot(repo, files), laneState)).toBe(true);
-    expect(repo.git(['diff', '--cached', '--name-only']).split('\n').filter(Boolean).sort()).toEqual(['a.txt', 'b.txt', 'c.txt', 'd.txt', 'gone.txt', 'new.txt']);
-    expect(leftovers(repo.dir)).toEqual([]);
-  });
+      let stderr = '';
+      const cp = mergeCheckpoint(repo);
+      if (changed || index(repo) !== indexBefore) {
+        expect(cp).toBeDefined();
+        const r = repo.guard(['restore', cp!, '--staged']);
+        expect(r.code).toBe(0);
+        stderr += r.stderr;
+        expect(eqSnap(snapshot(repo, files), before)).toBe(true);
+        expect(index(repo)).toBe(indexBefore);
+      }
+      const next = repo.guard(['review', 'agent', '--auto']);
+      stderr += next.stderr;
+      expect(next.code).toBe(0);
+      // killed while holding the lock (not before it is taken, and not after it is released)
+      if (point !== 'review:after-refs' && point !== 'review:before-record')
+        expect(stderr).toContain(TAKEOVER);
+      else expect(stderr).not.toContain(TAKEOVER);
+      expect(eqSnap(snapshot(repo, files), laneState)).toBe(true);
+      expect(
+        repo.git(['diff', '--cached', '--name-only']).split('\n').filter(Boolean).sort(),
+      ).toEqual(['a.txt', 'b.txt', 'c.txt', 'd.txt', 'gone.txt', 'new.txt']);
+      expect(leftovers(repo.dir)).toEqual([]);
+    },
+  );
 });
 
 describe('a temp file of a killed guard never gets into a checkpoint', () => {
@@ -217,12 +260,18 @@ describe('a temp file of a killed guard never gets into a checkpoint', () => {
     const { repo, files } = laneRepo();
     const before = snapshot(repo, files);
     const indexBefore = index(repo);
-    expect(killedAt(repo, 'atomic:before-rename', ['review', 'agent', '--auto']).signal).toBe('SIGKILL');
+    expect(killedAt(repo, 'atomic:before-rename', ['review', 'agent', '--auto']).signal).toBe(
+      'SIGKILL',
+    );
     expect(leftovers(repo.dir).filter((f) => f.includes('.guard-tmp-')).length).toBe(1);
     // the next review checkpoints the main tree with that temp file still there, then dies too
-    expect(killedAt(repo, 'review:after-checkpoint', ['review', 'agent', '--auto']).signal).toBe('SIGKILL');
+    expect(killedAt(repo, 'review:after-checkpoint', ['review', 'agent', '--auto']).signal).toBe(
+      'SIGKILL',
+    );
     const cp = mergeCheckpoint(repo)!;
-    expect(repo.git(['ls-tree', '-r', '--name-only', `refs/guard/checkpoints/${cp}`])).not.toContain('guard-tmp');
+    expect(
+      repo.git(['ls-tree', '-r', '--name-only', `refs/guard/checkpoints/${cp}`]),
+    ).not.toContain('guard-tmp');
     expect(repo.guard(['restore', cp, '--staged']).code).toBe(0);
     expect(eqSnap(snapshot(repo, files), before)).toBe(true);
     expect(index(repo)).toBe(indexBefore);
@@ -232,62 +281,75 @@ describe('a temp file of a killed guard never gets into a checkpoint', () => {
 });
 
 describe('SIGKILL at each fault point of guard restore', () => {
-  const points = ['restore:after-undo-checkpoint', 'atomic:before-rename', 'restore:between-files@1', 'restore:between-files@2', 'restore:before-stage'];
-  it.each(points)('%s: each file old or new; the undo checkpoint puts it back; the next restore works', (point) => {
-    const files = ['x.txt', 'y.txt', 'z.txt', 'w.txt'];
-    const repo = makeRepo({ 'x.txt': lines(300, 'x'), 'y.txt': lines(10, 'y'), 'z.txt': 'z\n' });
-    // a whole-tree checkpoint of this state, made by hand as plain git would
-    const id = '20250101T000000Z-0000beef';
-    repo.git(['update-ref', `refs/guard/checkpoints/${id}`, 'HEAD']);
-    const target = snapshot(repo, files);
-    repo.write('x.txt', lines(5, 'x'));
-    repo.write('y.txt', lines(12, 'y'));
-    repo.git(['rm', '-q', 'z.txt']);
-    repo.write('w.txt', 'w\n');
-    repo.git(['add', '-A']);
-    const before = snapshot(repo, files);
-    const indexBefore = index(repo);
+  const points = [
+    'restore:after-undo-checkpoint',
+    'atomic:before-rename',
+    'restore:between-files@1',
+    'restore:between-files@2',
+    'restore:before-stage',
+  ];
+  it.each(points)(
+    '%s: each file old or new; the undo checkpoint puts it back; the next restore works',
+    (point) => {
+      const files = ['x.txt', 'y.txt', 'z.txt', 'w.txt'];
+      const repo = makeRepo({ 'x.txt': lines(300, 'x'), 'y.txt': lines(10, 'y'), 'z.txt': 'z\n' });
+      // a whole-tree checkpoint of this state, made by hand as plain git would
+      const id = '20250101T000000Z-0000beef';
+      repo.git(['update-ref', `refs/guard/checkpoints/${id}`, 'HEAD']);
+      const target = snapshot(repo, files);
+      repo.write('x.txt', lines(5, 'x'));
+      repo.write('y.txt', lines(12, 'y'));
+      repo.git(['rm', '-q', 'z.txt']);
+      repo.write('w.txt', 'w\n');
+      repo.git(['add', '-A']);
+      const before = snapshot(repo, files);
+      const indexBefore = index(repo);
 
-    const k = killedAt(repo, point, ['restore', id, '--staged']);
-    expect(k.signal).toBe('SIGKILL');
-    const which = oldOrNew(snapshot(repo, files), before, target);
-    const undo = checkpoints(repo).find((c) => c.reason === `before guard restore ${id}`)?.id;
-    expect(undo).toBeDefined(); // every point is past the undo checkpoint
-    let stderr = '';
-    if (Object.values(which).includes('new') || index(repo) !== indexBefore) {
-      const r = repo.guard(['restore', undo!, '--staged']);
-      expect(r.code).toBe(0);
-      stderr += r.stderr;
-      expect(eqSnap(snapshot(repo, files), before)).toBe(true);
-      expect(index(repo)).toBe(indexBefore);
-    }
-    const next = repo.guard(['restore', id, '--staged']);
-    expect(next.code).toBe(0);
-    expect(stderr + next.stderr).toContain(TAKEOVER); // it died holding the lock
-    expect(eqSnap(snapshot(repo, files), target)).toBe(true);
-    expect(repo.git(['status', '--porcelain'])).toBe('');
-    expect(leftovers(repo.dir)).toEqual([]);
-  });
+      const k = killedAt(repo, point, ['restore', id, '--staged']);
+      expect(k.signal).toBe('SIGKILL');
+      const which = oldOrNew(snapshot(repo, files), before, target);
+      const undo = checkpoints(repo).find((c) => c.reason === `before guard restore ${id}`)?.id;
+      expect(undo).toBeDefined(); // every point is past the undo checkpoint
+      let stderr = '';
+      if (Object.values(which).includes('new') || index(repo) !== indexBefore) {
+        const r = repo.guard(['restore', undo!, '--staged']);
+        expect(r.code).toBe(0);
+        stderr += r.stderr;
+        expect(eqSnap(snapshot(repo, files), before)).toBe(true);
+        expect(index(repo)).toBe(indexBefore);
+      }
+      const next = repo.guard(['restore', id, '--staged']);
+      expect(next.code).toBe(0);
+      expect(stderr + next.stderr).toContain(TAKEOVER); // it died holding the lock
+      expect(eqSnap(snapshot(repo, files), target)).toBe(true);
+      expect(repo.git(['status', '--porcelain'])).toBe('');
+      expect(leftovers(repo.dir)).toEqual([]);
+    },
+  );
 });
 
 describe('SIGKILL at each fault point of guard check', () => {
-  it.each(['check:before-records', 'check:after-records'])('%s (auto mode): the index is untouched; the next check blocks again with its own ref', (point) => {
-    const repo = makeRepo({ 'state.py': fixture('state.py') });
-    repo.write('state.py', fixture('state_replacement.py'));
-    repo.git(['add', '-A']);
-    const indexBefore = index(repo);
-    const k = killedAt(repo, point, ['check']);
-    expect(k.signal).toBe('SIGKILL');
-    expect(index(repo)).toBe(indexBefore);
-    expect(repo.read('state.py')).toBe(fixture('state_replacement.py'));
-    const refs = repo.refs('refs/guard/rejected/');
-    expect(refs.length).toBe(point === 'check:after-records' ? 1 : 0);
-    for (const r of refs) expect(repo.git(['show', `${r}:state.py`])).toBe(fixture('state_replacement.py'));
-    const next = repo.guardJson(['check']);
-    expect(next.code).toBe(1);
-    expect(next.json.files[0].decision).toBe('blocked');
-    expect(repo.refs('refs/guard/rejected/').length).toBe(refs.length + 1);
-  });
+  it.each(['check:before-records', 'check:after-records'])(
+    '%s (auto mode): the index is untouched; the next check blocks again with its own ref',
+    (point) => {
+      const repo = makeRepo({ 'state.py': fixture('state.py') });
+      repo.write('state.py', fixture('state_replacement.py'));
+      repo.git(['add', '-A']);
+      const indexBefore = index(repo);
+      const k = killedAt(repo, point, ['check']);
+      expect(k.signal).toBe('SIGKILL');
+      expect(index(repo)).toBe(indexBefore);
+      expect(repo.read('state.py')).toBe(fixture('state_replacement.py'));
+      const refs = repo.refs('refs/guard/rejected/');
+      expect(refs.length).toBe(point === 'check:after-records' ? 1 : 0);
+      for (const r of refs)
+        expect(repo.git(['show', `${r}:state.py`])).toBe(fixture('state_replacement.py'));
+      const next = repo.guardJson(['check']);
+      expect(next.code).toBe(1);
+      expect(next.json.files[0].decision).toBe('blocked');
+      expect(repo.refs('refs/guard/rejected/').length).toBe(refs.length + 1);
+    },
+  );
 
   it('check:before-unstage (a person rejects at a terminal): index unchanged, checkpoint made, the next check works', async () => {
     const { spawnGuard } = await import('../pty.js');
@@ -303,7 +365,9 @@ describe('SIGKILL at each fault point of guard check', () => {
     expect(index(repo)).toBe(indexBefore);
     const cp = checkpoints(repo).find((c) => c.reason === 'before guard check changes the index');
     expect(cp).toBeDefined();
-    expect(repo.git(['show', `refs/guard/checkpoints/${cp!.id}:state.py`])).toBe(fixture('state_replacement.py'));
+    expect(repo.git(['show', `refs/guard/checkpoints/${cp!.id}:state.py`])).toBe(
+      fixture('state_replacement.py'),
+    );
     const [ref] = repo.refs('refs/guard/rejected/');
     expect(repo.git(['show', `${ref}:state.py`])).toBe(fixture('state_replacement.py'));
     const next = repo.guard(['check']);
@@ -312,30 +376,45 @@ describe('SIGKILL at each fault point of guard check', () => {
 });
 
 describe('SIGKILL at each fault point of guard discard', () => {
-  it.each(['checkpoint:before-update-ref', 'discard:after-checkpoint', 'discard:before-remove'])('%s: the lane is intact or checkpointed; the next discard works', (point) => {
-    const repo = makeRepo({ 'a.txt': 'a\n' });
-    const lane: string = repo.guardJson(['start', 'agent']).json.path;
-    const l = new TestRepo(lane);
-    l.write('a.txt', 'a\nfrom the agent\n');
-    l.write('untracked.txt', 'only here\n');
-    const k = killedAt(repo, point, ['discard', 'agent']);
-    expect(k.signal).toBe('SIGKILL');
-    expect(readFileSync(path.join(lane, 'untracked.txt'), 'utf8')).toBe('only here\n');
-    const cp = checkpoints(repo).find((c) => c.reason === 'before guard discard agent');
-    if (point === 'checkpoint:before-update-ref') expect(cp).toBeUndefined();
-    else expect(repo.git(['show', `refs/guard/checkpoints/${cp!.id}:untracked.txt`])).toBe('only here\n');
-    const next = repo.guardJson(['discard', 'agent']);
-    expect(next.code).toBe(0);
-    expect(existsSync(lane)).toBe(false);
-    expect(repo.git(['show', `${next.json.checkpoint.ref}:a.txt`])).toBe('a\nfrom the agent\n');
-  });
+  it.each(['checkpoint:before-update-ref', 'discard:after-checkpoint', 'discard:before-remove'])(
+    '%s: the lane is intact or checkpointed; the next discard works',
+    (point) => {
+      const repo = makeRepo({ 'a.txt': 'a\n' });
+      const lane: string = repo.guardJson(['start', 'agent']).json.path;
+      const l = new TestRepo(lane);
+      l.write('a.txt', 'a\nfrom the agent\n');
+      l.write('untracked.txt', 'only here\n');
+      const k = killedAt(repo, point, ['discard', 'agent']);
+      expect(k.signal).toBe('SIGKILL');
+      expect(readFileSync(path.join(lane, 'untracked.txt'), 'utf8')).toBe('only here\n');
+      const cp = checkpoints(repo).find((c) => c.reason === 'before guard discard agent');
+      if (point === 'checkpoint:before-update-ref') expect(cp).toBeUndefined();
+      else
+        expect(repo.git(['show', `refs/guard/checkpoints/${cp!.id}:untracked.txt`])).toBe(
+          'only here\n',
+        );
+      const next = repo.guardJson(['discard', 'agent']);
+      expect(next.code).toBe(0);
+      expect(existsSync(lane)).toBe(false);
+      expect(repo.git(['show', `${next.json.checkpoint.ref}:a.txt`])).toBe('a\nfrom the agent\n');
+    },
+  );
 });
 
 /** Start the CLI and SIGKILL it after `ms`; resolves when it is gone. */
-function killAfter(repo: TestRepo, args: string[], input: Buffer | string, ms: number): Promise<{ killed: boolean; code: number | null; took: number }> {
+function killAfter(
+  repo: TestRepo,
+  args: string[],
+  input: Buffer | string,
+  ms: number,
+): Promise<{ killed: boolean; code: number | null; took: number }> {
   const t0 = Date.now();
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [CLI, ...args], { cwd: repo.dir, env: cleanEnv({ CI: 'true' }), stdio: ['pipe', 'ignore', 'ignore'] });
+    const child = spawn(process.execPath, [CLI, ...args], {
+      cwd: repo.dir,
+      env: cleanEnv({ CI: 'true' }),
+      stdio: ['pipe', 'ignore', 'ignore'],
+    });
     child.stdin.on('error', () => {});
     child.stdin.end(input);
     const t = setTimeout(() => child.kill('SIGKILL'), ms);
@@ -384,7 +463,12 @@ describe('SIGKILL after random delays', () => {
     expect(repo.guard(['restore', namedCp!.id]).code).toBe(0);
     expect(eqSnap(snapshot(repo, ['big.txt']), before)).toBe(true);
     for (let i = 0; i < RANDOM_RUNS; i++) {
-      const r = await killAfter(repo, ['write', 'big.txt'], BIG_NEW, Math.floor(full.took * (0.4 + 0.7 * random())));
+      const r = await killAfter(
+        repo,
+        ['write', 'big.txt'],
+        BIG_NEW,
+        Math.floor(full.took * (0.4 + 0.7 * random())),
+      );
       if (r.killed) seen.killed++;
       const which = oldOrNew(snapshot(repo, ['big.txt']), before, after)['big.txt']!;
       seen[which]++;
@@ -422,13 +506,23 @@ describe('SIGKILL after random delays', () => {
     expect(named.signal).toBe('SIGKILL');
     seen.killed++;
     seen.partial++;
-    expect(Object.values(oldOrNew(snapshot(repo, files), before, laneState)).filter((x) => x === 'new').length).toBeGreaterThan(0);
-    const namedCp = checkpoints(repo).find((c) => c.reason.startsWith('before guard review merges'));
+    expect(
+      Object.values(oldOrNew(snapshot(repo, files), before, laneState)).filter((x) => x === 'new')
+        .length,
+    ).toBeGreaterThan(0);
+    const namedCp = checkpoints(repo).find((c) =>
+      c.reason.startsWith('before guard review merges'),
+    );
     expect(repo.guard(['restore', namedCp!.id, '--staged']).code).toBe(0);
     expect(eqSnap(snapshot(repo, files), before)).toBe(true);
     expect(index(repo)).toBe(indexBefore);
     for (let i = 0; i < RANDOM_RUNS; i++) {
-      const r = await killAfter(repo, ['review', 'agent', '--auto'], '', Math.floor(full.took * (0.4 + 0.7 * random())));
+      const r = await killAfter(
+        repo,
+        ['review', 'agent', '--auto'],
+        '',
+        Math.floor(full.took * (0.4 + 0.7 * random())),
+      );
       if (r.killed) seen.killed++;
       const which = Object.values(oldOrNew(snapshot(repo, files), before, laneState));
       const n = which.filter((x) => x === 'new').length;

@@ -43,38 +43,68 @@ function ciRun(repo: TestRepo): Promise<{ code: number; json: any }> {
   const dir = realpathSync(mkdtempSync(path.join(tmpdir(), 'guard-ev-')));
   const ev = path.join(dir, 'event.json');
   writeFileSync(ev, JSON.stringify({ action: 'submitted', pull_request: { number: 7 } }));
-  const env = cleanEnv({ CI: 'true', GITHUB_TOKEN: 'tok', GITHUB_REPOSITORY: 'acme/app', GITHUB_API_URL: api, GITHUB_EVENT_PATH: ev });
+  const env = cleanEnv({
+    CI: 'true',
+    GITHUB_TOKEN: 'tok',
+    GITHUB_REPOSITORY: 'acme/app',
+    GITHUB_API_URL: api,
+    GITHUB_EVENT_PATH: ev,
+  });
   // in process (test/inproc.ts), not blocking this thread: the fake API answers from it
-  return guardAsync(['ci', '--base', 'main', '--format', 'json'], { cwd: repo.dir, env: { ...env, CI: env.CI } }).then(({ code, stdout }) => ({ code, json: JSON.parse(stdout) }));
+  return guardAsync(['ci', '--base', 'main', '--format', 'json'], {
+    cwd: repo.dir,
+    env: { ...env, CI: env.CI },
+  }).then(({ code, stdout }) => ({ code, json: JSON.parse(stdout) }));
 }
 
 function pr(): { repo: TestRepo; head: string } {
-  const repo = makeRepo({ '.github/workflows/ci.yml': 'steps:\n  - uses: actions/checkout@v3\n', 'app.js': 'one\n' });
+  const repo = makeRepo({
+    '.github/workflows/ci.yml': 'steps:\n  - uses: actions/checkout@v3\n',
+    'app.js': 'one\n',
+  });
   repo.git(['checkout', '-q', '-b', 'pr']);
   repo.write('.github/workflows/ci.yml', 'steps:\n  - uses: evil/checkout@v1\n');
   return { repo, head: repo.commitAll('swap the checkout action') };
 }
 
-const approval = (id: number, login: string, commit: string, association: string) => ({ id, user: { login }, state: 'APPROVED', commit_id: commit, author_association: association });
+const approval = (id: number, login: string, commit: string, association: string) => ({
+  id,
+  user: { login },
+  state: 'APPROVED',
+  commit_id: commit,
+  author_association: association,
+});
 
 describe('guard ci: who may approve a pull request', () => {
   it('an organization MEMBER or a COLLABORATOR with read or triage access only does not approve: the permission endpoint decides', async () => {
     const { repo, head } = pr();
     nextLink = null;
     // GitHub lists an org member with the org's base permission "read" as MEMBER, an invited triager as COLLABORATOR
-    reviews = [approval(31, 'reader', head, 'MEMBER'), approval(32, 'triager', head, 'COLLABORATOR')];
+    reviews = [
+      approval(31, 'reader', head, 'MEMBER'),
+      approval(32, 'triager', head, 'COLLABORATOR'),
+    ];
     permissions = { reader: 'read', triager: 'read' };
     const r = await ciRun(repo);
     expect(r.code).toBe(1);
-    expect(r.json.files[0]).toMatchObject({ path: '.github/workflows/ci.yml', decision: 'blocked' });
+    expect(r.json.files[0]).toMatchObject({
+      path: '.github/workflows/ci.yml',
+      decision: 'blocked',
+    });
     expect(r.json.reviews.ignored).toEqual(
-      expect.arrayContaining([expect.objectContaining({ id: 31, why: 'no write access (MEMBER)' }), expect.objectContaining({ id: 32, why: 'no write access (COLLABORATOR)' })]),
+      expect.arrayContaining([
+        expect.objectContaining({ id: 31, why: 'no write access (MEMBER)' }),
+        expect.objectContaining({ id: 32, why: 'no write access (COLLABORATOR)' }),
+      ]),
     );
     // the same member with write access does approve
     permissions = { reader: 'write' };
     const ok = await ciRun(repo);
     expect(ok.code).toBe(0);
-    expect(ok.json.files[0]).toMatchObject({ decision: 'approved', review: { id: 31, user: 'reader' } });
+    expect(ok.json.files[0]).toMatchObject({
+      decision: 'approved',
+      review: { id: 31, user: 'reader' },
+    });
   });
 
   it('a next page of reviews on another host is a page not read: nothing approves (fail closed)', async () => {
@@ -110,7 +140,15 @@ describe('guard ci: an approval covers the mode as well as the blob', () => {
     const { repo } = pr();
     const file = '.github/workflows/ci.yml';
     const blob = repo.git(['rev-parse', `HEAD:${file}`]).trim();
-    repo.git(['commit', '-q', '--allow-empty', '-m', 'approve', '-m', `Guard-Approved: ${file} ${blob}`]);
+    repo.git([
+      'commit',
+      '-q',
+      '--allow-empty',
+      '-m',
+      'approve',
+      '-m',
+      `Guard-Approved: ${file} ${blob}`,
+    ]);
     nextLink = null;
     reviews = [];
     expect((await ciRun(repo)).json.files[0]).toMatchObject({ path: file, decision: 'approved' });
@@ -119,7 +157,15 @@ describe('guard ci: an approval covers the mode as well as the blob', () => {
     expect(r.code).toBe(1);
     expect(r.json.files[0]).toMatchObject({ path: file, decision: 'blocked' });
     // a trailer that names the symlink's mode does clear it
-    repo.git(['commit', '-q', '--allow-empty', '-m', 'approve the link', '-m', `Guard-Approved: ${file} ${blob} 120000`]);
+    repo.git([
+      'commit',
+      '-q',
+      '--allow-empty',
+      '-m',
+      'approve the link',
+      '-m',
+      `Guard-Approved: ${file} ${blob} 120000`,
+    ]);
     const ok = await ciRun(repo);
     expect(ok.code).toBe(0);
     expect(ok.json.files[0]).toMatchObject({ path: file, decision: 'approved' });
@@ -131,7 +177,11 @@ describe('guard ci: an approval covers the mode as well as the blob', () => {
     nextLink = null;
     permissions = { owner: 'admin' };
     reviews = [approval(51, 'owner', head, 'OWNER')];
-    expect((await ciRun(repo)).json.files[0]).toMatchObject({ path: file, decision: 'approved', review: { id: 51 } });
+    expect((await ciRun(repo)).json.files[0]).toMatchObject({
+      path: file,
+      decision: 'approved',
+      review: { id: 51 },
+    });
     toSymlink(repo, file);
     const r = await ciRun(repo);
     expect(r.code).toBe(1);

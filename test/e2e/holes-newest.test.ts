@@ -4,15 +4,41 @@
  * through plain git, in real temporary repositories (the built CLI).
  */
 import { execFileSync, spawnSync } from 'node:child_process';
-import { appendFileSync, chmodSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  appendFileSync,
+  chmodSync,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { CLI, ROOT, cleanEnv, cleanupRepos, installGuard, lines, makeRepo, startLane, type TestRepo, claudeHook, claudePayload } from '../helpers.js';
+import {
+  CLI,
+  ROOT,
+  cleanEnv,
+  cleanupRepos,
+  installGuard,
+  lines,
+  makeRepo,
+  startLane,
+  type TestRepo,
+  claudeHook,
+  claudePayload,
+} from '../helpers.js';
 
 afterAll(cleanupRepos);
 
-const payload = (repo: TestRepo, tool: string, input: object, id: string, post = false) => claudePayload(repo, 'holes-1', tool, input, id, post);
-const hook = (repo: TestRepo, tool: string, input: object, id: string, post = false) => claudeHook(repo, 'holes-1', tool, input, id, post);
+const payload = (repo: TestRepo, tool: string, input: object, id: string, post = false) =>
+  claudePayload(repo, 'holes-1', tool, input, id, post);
+const hook = (repo: TestRepo, tool: string, input: object, id: string, post = false) =>
+  claudeHook(repo, 'holes-1', tool, input, id, post);
 
 /** A shell command run between its two hook calls, as Claude Code runs it. */
 function shell(repo: TestRepo, command: string, id: string, run: () => void) {
@@ -25,33 +51,61 @@ describe('refs/guard/* moved (not deleted) through the shell', () => {
   it('a checkpoint ref pointed at another commit: the hook refuses, doctor fails, guard recover points it back', () => {
     const repo = makeRepo({ 'app.py': lines(120) });
     shell(repo, 'ls', 's1', () => undefined);
-    const refs = repo.git(['for-each-ref', '--format=%(refname) %(objectname)', 'refs/guard/checkpoints/']).trim().split('\n');
+    const refs = repo
+      .git(['for-each-ref', '--format=%(refname) %(objectname)', 'refs/guard/checkpoints/'])
+      .trim()
+      .split('\n');
     expect(refs.length).toBeGreaterThan(0);
     const [ref, oid] = refs[0]!.split(' ') as [string, string];
     // an agent forges a checkpoint holding a 1-line app.py and moves guard's ref to it
-    const forged = repo.git(['commit-tree', '-m', 'forged', repo.git(['mktree'], { input: `100644 blob ${repo.git(['hash-object', '-w', '--stdin'], { input: 'x\n' }).trim()}\tapp.py\n` }).trim()]).trim();
+    const forged = repo
+      .git([
+        'commit-tree',
+        '-m',
+        'forged',
+        repo
+          .git(['mktree'], {
+            input: `100644 blob ${repo.git(['hash-object', '-w', '--stdin'], { input: 'x\n' }).trim()}\tapp.py\n`,
+          })
+          .trim(),
+      ])
+      .trim();
     repo.git(['update-ref', ref, forged]);
 
-    const pre = hook(repo, 'Write', { file_path: path.join(repo.dir, 'app.py'), content: 'y\n' }, 'w1');
+    const pre = hook(
+      repo,
+      'Write',
+      { file_path: path.join(repo.dir, 'app.py'), content: 'y\n' },
+      'w1',
+    );
     expect(pre.json.hookSpecificOutput.permissionDecision).toBe('deny');
-    expect(pre.json.hookSpecificOutput.permissionDecisionReason).toMatch(/moved to another commit outside guard/);
+    expect(pre.json.hookSpecificOutput.permissionDecisionReason).toMatch(
+      /moved to another commit outside guard/,
+    );
     expect(pre.json.hookSpecificOutput.permissionDecisionReason).toContain(ref);
     const doctor = repo.guardJson(['doctor']);
     expect(doctor.code).toBe(1);
-    expect(doctor.json.checks).toContainEqual(expect.objectContaining({ id: 'integrity:refs', ok: false }));
+    expect(doctor.json.checks).toContainEqual(
+      expect.objectContaining({ id: 'integrity:refs', ok: false }),
+    );
 
     const rec = repo.guardJson(['recover']);
     expect(rec.code).toBe(0);
     expect(rec.json.restored).toContainEqual({ ref, oid });
     expect(repo.git(['rev-parse', ref]).trim()).toBe(oid);
-    expect(repo.guardJson(['doctor']).json.checks.some((c: any) => c.id === 'integrity:refs')).toBe(false);
+    expect(repo.guardJson(['doctor']).json.checks.some((c: any) => c.id === 'integrity:refs')).toBe(
+      false,
+    );
   });
 
   it('the same ref packed by git gc, then moved: still noticed', () => {
     const repo = makeRepo({ 'app.py': lines(120) });
     shell(repo, 'ls', 's1', () => undefined);
     repo.git(['pack-refs', '--all']);
-    const [ref] = repo.git(['for-each-ref', '--format=%(refname)', 'refs/guard/checkpoints/']).trim().split('\n') as [string];
+    const [ref] = repo
+      .git(['for-each-ref', '--format=%(refname)', 'refs/guard/checkpoints/'])
+      .trim()
+      .split('\n') as [string];
     repo.git(['update-ref', ref, 'HEAD']);
     repo.git(['pack-refs', '--all']);
     const pre = hook(repo, 'Bash', { command: 'ls' }, 's2');
@@ -60,28 +114,41 @@ describe('refs/guard/* moved (not deleted) through the shell', () => {
   });
 });
 
-describe('the pre-commit framework route: a person\'s approval at the prompt becomes the trailer', () => {
-  const FRAMEWORK = (runs: string) => `#!/usr/bin/env bash\n# File generated by pre-commit: https://pre-commit.com\n${runs}\nexit 0\n`;
+describe("the pre-commit framework route: a person's approval at the prompt becomes the trailer", () => {
+  const FRAMEWORK = (runs: string) =>
+    `#!/usr/bin/env bash\n# File generated by pre-commit: https://pre-commit.com\n${runs}\nexit 0\n`;
 
   it('.pre-commit-hooks.yaml offers guard-trailer at the commit-msg stage; its script writes the trailer guard check left; doctor warns until something does', () => {
     const hooksYaml = readFileSync(path.join(ROOT, '.pre-commit-hooks.yaml'), 'utf8');
     const entry = /- id: guard-trailer\n(?:\s+.*\n)*?\s+entry: (\S+)\n/.exec(hooksYaml);
     expect(entry).not.toBeNull();
-    expect(hooksYaml).toMatch(/- id: guard-trailer\n(?:\s+.*\n)*?\s+language: script\n(?:\s+.*\n)*?\s+stages: \[commit-msg\]/);
+    expect(hooksYaml).toMatch(
+      /- id: guard-trailer\n(?:\s+.*\n)*?\s+language: script\n(?:\s+.*\n)*?\s+stages: \[commit-msg\]/,
+    );
     const script = path.join(ROOT, entry![1]!);
     // pre-commit runs a `script` entry directly: it must be executable, in git too (the npm package and the clone)
     expect(statSync(script).mode & 0o111).not.toBe(0);
-    expect(execFileSync('git', ['ls-files', '-s', entry![1]!], { cwd: ROOT, encoding: 'utf8' })).toMatch(/^100755 /);
+    expect(
+      execFileSync('git', ['ls-files', '-s', entry![1]!], { cwd: ROOT, encoding: 'utf8' }),
+    ).toMatch(/^100755 /);
 
-    const repo = makeRepo({ 'state.py': lines(120), '.pre-commit-config.yaml': 'repos:\n  - repo: local\n    hooks:\n      - id: guard\n' });
+    const repo = makeRepo({
+      'state.py': lines(120),
+      '.pre-commit-config.yaml': 'repos:\n  - repo: local\n    hooks:\n      - id: guard\n',
+    });
     repo.git(['config', '--unset', 'core.hooksPath']);
     repo.write('.git/hooks/pre-commit', FRAMEWORK(''));
     chmodSync(path.join(repo.dir, '.git/hooks/pre-commit'), 0o755);
     const warned = repo.guardJson(['doctor']);
-    expect(warned.json.checks).toContainEqual(expect.objectContaining({ id: 'trailer', ok: false, severity: 'warning' }));
+    expect(warned.json.checks).toContainEqual(
+      expect.objectContaining({ id: 'trailer', ok: false, severity: 'warning' }),
+    );
 
     // as `pre-commit install --hook-type commit-msg` with guard-trailer listed: the framework runs the entry with the message file
-    repo.write('.pre-commit-config.yaml', 'repos:\n  - repo: local\n    hooks:\n      - id: guard\n      - id: guard-trailer\n');
+    repo.write(
+      '.pre-commit-config.yaml',
+      'repos:\n  - repo: local\n    hooks:\n      - id: guard\n      - id: guard-trailer\n',
+    );
     repo.write('.git/hooks/commit-msg', FRAMEWORK(`${JSON.stringify(script)} "$1" || exit 1`));
     chmodSync(path.join(repo.dir, '.git/hooks/commit-msg'), 0o755);
     expect(repo.guardJson(['doctor']).json.checks.some((c: any) => c.id === 'trailer')).toBe(false);
@@ -102,7 +169,9 @@ describe('kept ignored files (.env) in refs/guard/ and pushes', () => {
     // a shell command: the checkpoint before it keeps .env
     shell(repo, 'ls', 's1', () => undefined);
     const kept = repo.git(['log', '--format=%H', '--glob=refs/guard/*']).trim().split('\n');
-    expect(kept.some((c) => repo.git(['ls-tree', '-r', '--name-only', c]).split('\n').includes('.env'))).toBe(true);
+    expect(
+      kept.some((c) => repo.git(['ls-tree', '-r', '--name-only', c]).split('\n').includes('.env')),
+    ).toBe(true);
 
     const remote = makeRepo();
     remote.git(['config', 'receive.denyCurrentBranch', 'ignore']);
@@ -110,10 +179,14 @@ describe('kept ignored files (.env) in refs/guard/ and pushes', () => {
     repo.git(['push', '-q', '--all', 'origin']);
     repo.git(['push', '-q', 'origin', 'main']);
     expect(remote.git(['for-each-ref', 'refs/guard/'])).toBe('');
-    expect(repo.guardJson(['doctor']).json.checks.some((c: any) => c.id === 'secrets-push')).toBe(false);
+    expect(repo.guardJson(['doctor']).json.checks.some((c: any) => c.id === 'secrets-push')).toBe(
+      false,
+    );
 
     repo.git(['config', 'remote.origin.push', 'refs/heads/*:refs/heads/*']);
-    expect(repo.guardJson(['doctor']).json.checks.some((c: any) => c.id === 'secrets-push')).toBe(false);
+    expect(repo.guardJson(['doctor']).json.checks.some((c: any) => c.id === 'secrets-push')).toBe(
+      false,
+    );
     for (const [key, value] of [
       ['push', '+refs/*:refs/*'],
       ['push', 'refs/guard/*:refs/guard/*'],
@@ -122,20 +195,33 @@ describe('kept ignored files (.env) in refs/guard/ and pushes', () => {
       repo.git(['config', '--unset-all', 'remote.origin.push'], { allowFail: true });
       repo.git(['config', `remote.origin.${key}`, value]);
       const d = repo.guardJson(['doctor']);
-      expect(d.json.checks).toContainEqual(expect.objectContaining({ id: 'secrets-push', ok: false, severity: 'warning' }));
+      expect(d.json.checks).toContainEqual(
+        expect.objectContaining({ id: 'secrets-push', ok: false, severity: 'warning' }),
+      );
       expect(d.json.checks.find((c: any) => c.id === 'secrets-push').message).toContain('.env');
       repo.git(['config', '--unset-all', `remote.origin.${key}`]);
     }
     // and what doctor warns about is real: a mirror push publishes the kept .env
     repo.git(['push', '-q', '--mirror', 'origin']);
-    const published = remote.git(['log', '--format=%H', '--glob=refs/guard/*']).trim().split('\n').filter(Boolean);
-    expect(published.some((c) => remote.git(['ls-tree', '-r', '--name-only', c]).split('\n').includes('.env'))).toBe(true);
+    const published = remote
+      .git(['log', '--format=%H', '--glob=refs/guard/*'])
+      .trim()
+      .split('\n')
+      .filter(Boolean);
+    expect(
+      published.some((c) =>
+        remote.git(['ls-tree', '-r', '--name-only', c]).split('\n').includes('.env'),
+      ),
+    ).toBe(true);
   });
 });
 
 describe('.husky/_ (every hook guard installs, git-ignored) removed by git clean -fdX', () => {
-  it('the command\'s own post event puts the hooks back and says so; the destructive commit after it is gated again', () => {
-    const repo = installGuard({ 'package.json': '{ "name": "app", "private": true }\n', 'app.py': lines(200) });
+  it("the command's own post event puts the hooks back and says so; the destructive commit after it is gated again", () => {
+    const repo = installGuard({
+      'package.json': '{ "name": "app", "private": true }\n',
+      'app.py': lines(200),
+    });
     expect(repo.guardJson(['doctor']).json.active).toBe(true);
     const stubs = readdirSync(path.join(repo.dir, '.husky', '_')).sort();
     const runner = readFileSync(path.join(repo.dir, '.husky', '_', 'h'));
@@ -147,26 +233,35 @@ describe('.husky/_ (every hook guard installs, git-ignored) removed by git clean
     expect(readFileSync(path.join(repo.dir, '.husky', '_', 'h'))).toEqual(runner);
     expect(statSync(path.join(repo.dir, '.husky', '_', 'pre-commit')).mode & 0o111).not.toBe(0);
     // the next call is quiet, and a commit deleting the 200-line file is refused by the gate again
-    expect(hook(repo, 'Bash', { command: 'git rm -q app.py && git commit -qm drop' }, 'x2').stdout).toBe('');
+    expect(
+      hook(repo, 'Bash', { command: 'git rm -q app.py && git commit -qm drop' }, 'x2').stdout,
+    ).toBe('');
     const head = repo.git(['rev-parse', 'HEAD']);
     repo.git(['rm', '-q', 'app.py']);
     // git clean -fdX took node_modules/ too: the hooks put back find no guard and fail closed
     expect(existsSync(path.join(repo.dir, 'node_modules'))).toBe(false);
     expect(repo.gitRun(['commit', '-q', '-m', 'drop'], { CI: 'true' }).code).not.toBe(0);
-    expect(repo.gitRun(['commit', '-q', '--no-verify', '-m', 'drop'], { CI: 'true' }).code).not.toBe(0);
+    expect(
+      repo.gitRun(['commit', '-q', '--no-verify', '-m', 'drop'], { CI: 'true' }).code,
+    ).not.toBe(0);
     expect(repo.git(['rev-parse', 'HEAD'])).toBe(head);
     // guard installed again (what npm install does): doctor is content and the gate refuses the deletion
     mkdirSync(path.join(repo.dir, 'node_modules', '.bin'), { recursive: true });
     symlinkSync(CLI, path.join(repo.dir, 'node_modules', '.bin', 'guard'));
     expect(repo.guardJson(['doctor']).json.active).toBe(true);
-    expect(repo.gitRun(['commit', '-q', '--no-verify', '-m', 'drop'], { CI: 'true' }).code).not.toBe(0);
+    expect(
+      repo.gitRun(['commit', '-q', '--no-verify', '-m', 'drop'], { CI: 'true' }).code,
+    ).not.toBe(0);
     expect(repo.git(['rev-parse', 'HEAD'])).toBe(head);
   });
 });
 
 describe('git clean -fdX && git commit in ONE shell command: the commit runs while .husky/_ is gone', () => {
   it('the commit lands ungated (no hook is there); the post event names it, measured as the branch gate would, and the branch keeps what it had', () => {
-    const repo = installGuard({ 'package.json': '{ "name": "app", "private": true }\n', 'app.py': lines(200) });
+    const repo = installGuard({
+      'package.json': '{ "name": "app", "private": true }\n',
+      'app.py': lines(200),
+    });
     const before = repo.git(['rev-parse', 'HEAD']).trim();
     const command = 'git clean -fdX && git rm -q app.py && git commit -qm drop';
     const { pre, post } = shell(repo, command, 'y1', () => {
@@ -184,15 +279,21 @@ describe('git clean -fdX && git commit in ONE shell command: the commit runs whi
     expect(msg).toMatch(/app\.py was deleted \(200 lines\)/);
     expect(msg).toMatch(/guard has put them back/);
     // and the commit itself, by name: the branch, the range, the path
-    expect(msg).toContain(`While they were gone, main moved to ${after.slice(0, 10)} past the gate; since ${before.slice(0, 10)} it has changes that need approval: app.py`);
+    expect(msg).toContain(
+      `While they were gone, main moved to ${after.slice(0, 10)} past the gate; since ${before.slice(0, 10)} it has changes that need approval: app.py`,
+    );
     expect(msg).toContain(`git diff ${before.slice(0, 10)} ${after.slice(0, 10)}`);
     // kept: the verified tip still holds app.py, and the branch's next move is refused
-    expect(repo.git(['cat-file', '-t', `refs/guard/verified/heads/main:app.py`]).trim()).toBe('blob');
+    expect(repo.git(['cat-file', '-t', `refs/guard/verified/heads/main:app.py`]).trim()).toBe(
+      'blob',
+    );
     mkdirSync(path.join(repo.dir, 'node_modules', '.bin'), { recursive: true });
     symlinkSync(CLI, path.join(repo.dir, 'node_modules', '.bin', 'guard'));
     repo.write('notes.txt', 'x\n');
     repo.git(['add', 'notes.txt']);
-    expect(repo.gitRun(['commit', '-q', '--no-verify', '-m', 'on top'], { CI: 'true' }).code).not.toBe(0);
+    expect(
+      repo.gitRun(['commit', '-q', '--no-verify', '-m', 'on top'], { CI: 'true' }).code,
+    ).not.toBe(0);
     expect(repo.git(['rev-parse', 'HEAD']).trim()).toBe(after);
   });
 });
@@ -200,7 +301,11 @@ describe('git clean -fdX && git commit in ONE shell command: the commit runs whi
 describe("a lane's uncommitted work, wiped from the main tree", () => {
   for (const [what, command, run] of [
     ['git clean -ffdx', 'git clean -ffdx', (repo: TestRepo) => repo.git(['clean', '-ffdxq'])],
-    ['git worktree remove --force', 'git worktree remove --force .guard/lanes/agent-1', (repo: TestRepo) => repo.git(['worktree', 'remove', '--force', '.guard/lanes/agent-1'])],
+    [
+      'git worktree remove --force',
+      'git worktree remove --force .guard/lanes/agent-1',
+      (repo: TestRepo) => repo.git(['worktree', 'remove', '--force', '.guard/lanes/agent-1']),
+    ],
   ] as const) {
     it(`${what}: kept just before the command; the printed command brings back its edits and its untracked files`, () => {
       const repo = makeRepo({ 'a.txt': 'a\n', 'src/app.py': lines(50) });
@@ -217,14 +322,19 @@ describe("a lane's uncommitted work, wiped from the main tree", () => {
       const bin = path.join(repo.dir, '.git', 'test-bin');
       mkdirSync(bin, { recursive: true });
       symlinkSync(CLI, path.join(bin, 'guard'));
-      const r = spawnSync('sh', ['-c', cmd], { cwd: repo.dir, env: cleanEnv({ PATH: `${bin}:${path.dirname(process.execPath)}:${process.env.PATH}` }), encoding: 'utf8', input: '' });
+      const r = spawnSync('sh', ['-c', cmd], {
+        cwd: repo.dir,
+        env: cleanEnv({ PATH: `${bin}:${path.dirname(process.execPath)}:${process.env.PATH}` }),
+        encoding: 'utf8',
+        input: '',
+      });
       expect(r.status, r.stderr).toBe(0);
       expect(readFileSync(path.join(lane, 'wip.txt'), 'utf8')).toBe('lane work\n');
       expect(readFileSync(path.join(lane, 'src/app.py'), 'utf8')).toBe(lines(60));
     });
   }
 
-  it("the checkpoint guard discard keeps of a lane whose work tree was gone, deleted by the agent (git update-ref -d): noticed by the doors like every ref guard keeps", () => {
+  it('the checkpoint guard discard keeps of a lane whose work tree was gone, deleted by the agent (git update-ref -d): noticed by the doors like every ref guard keeps', () => {
     const repo = makeRepo({ 'a.txt': 'a\n' });
     const lane = startLane(repo, 'agent-1');
     writeFileSync(path.join(lane, 'a.txt'), 'committed in the lane\n');
@@ -246,7 +356,11 @@ describe("a lane's uncommitted work, wiped from the main tree", () => {
     const repo = makeRepo({ 'a.txt': 'a\n' });
     const lane = startLane(repo, 'agent-1');
     writeFileSync(path.join(lane, 'wip.txt'), 'lane work\n');
-    const lanes = () => repo.git(['log', '--format=%s', '--glob=refs/guard/checkpoints/*']).split('\n').filter((s) => s.includes('lane agent-1, before a shell command')).length;
+    const lanes = () =>
+      repo
+        .git(['log', '--format=%s', '--glob=refs/guard/checkpoints/*'])
+        .split('\n')
+        .filter((s) => s.includes('lane agent-1, before a shell command')).length;
     // (the command is not run: only its words decide)
     expect(shell(repo, 'python3 build.py', 'l1', () => undefined).post.stdout).toBe('');
     expect(lanes()).toBe(1);
@@ -260,28 +374,47 @@ describe("a lane's uncommitted work, wiped from the main tree", () => {
   });
 });
 
-describe('a background command that also removes guard\'s marker of it', () => {
+describe("a background command that also removes guard's marker of it", () => {
   it('the wipe is still reported at the next call: the journal notes the background command too', () => {
     const repo = makeRepo({ 'keep.py': lines(200) });
     const work = lines(200) + lines(120, 'mine');
     repo.write('keep.py', work);
-    const bg = { command: 'sleep 1; git checkout -- .; rm -f .git/guard-sessions/*/*/background-open', run_in_background: true };
+    const bg = {
+      command: 'sleep 1; git checkout -- .; rm -f .git/guard-sessions/*/*/background-open',
+      run_in_background: true,
+    };
     const payloadBg = (post: boolean) => JSON.parse(payload(repo, 'Bash', bg, 'bg1', post));
-    expect(repo.guard(['hook', 'claude'], { input: JSON.stringify(payloadBg(false)) }).stdout).toBe('');
-    expect(repo.guard(['hook', 'claude'], { input: JSON.stringify(payloadBg(true)) }).stdout).toBe('');
+    expect(repo.guard(['hook', 'claude'], { input: JSON.stringify(payloadBg(false)) }).stdout).toBe(
+      '',
+    );
+    expect(repo.guard(['hook', 'claude'], { input: JSON.stringify(payloadBg(true)) }).stdout).toBe(
+      '',
+    );
     // what the background command does after its post event
     repo.git(['checkout', '--', '.']);
-    const markers = spawnSync('sh', ['-c', 'ls .git/guard-sessions/*/*/background-open && rm -f .git/guard-sessions/*/*/background-open'], { cwd: repo.dir, encoding: 'utf8' });
+    const markers = spawnSync(
+      'sh',
+      [
+        '-c',
+        'ls .git/guard-sessions/*/*/background-open && rm -f .git/guard-sessions/*/*/background-open',
+      ],
+      { cwd: repo.dir, encoding: 'utf8' },
+    );
     expect(markers.stdout).toContain('background-open');
     const next = hook(repo, 'Bash', { command: 'ls' }, 'n1');
     expect(next.json?.hookSpecificOutput?.permissionDecision).toBe('deny');
-    expect(next.json.hookSpecificOutput.permissionDecisionReason).toContain('keep.py lost 120 of 320 lines');
+    expect(next.json.hookSpecificOutput.permissionDecisionReason).toContain(
+      'keep.py lost 120 of 320 lines',
+    );
   });
 });
 
 describe('refs/guard/dropped/ (the last ref holding work a reset dropped) deleted through the shell', () => {
   it('reset --hard HEAD~1 keeps the tip; deleting that ref is noticed by the next door, and guard recover puts it back', () => {
-    const repo = installGuard({ 'package.json': '{ "name": "app", "private": true }\n', 'app.py': lines(20) });
+    const repo = installGuard({
+      'package.json': '{ "name": "app", "private": true }\n',
+      'app.py': lines(20),
+    });
     repo.write('work.py', lines(150));
     repo.git(['add', 'work.py']);
     expect(repo.gitRun(['commit', '-q', '-m', 'work'], { CI: 'true' }).code).toBe(0);
@@ -294,7 +427,9 @@ describe('refs/guard/dropped/ (the last ref holding work a reset dropped) delete
     const pre = hook(repo, 'Bash', { command: 'ls' }, 'd1');
     expect(pre.json.hookSpecificOutput.permissionDecision).toBe('deny');
     expect(pre.json.hookSpecificOutput.permissionDecisionReason).toContain(dropped!);
-    expect(repo.guardJson(['doctor']).json.checks).toContainEqual(expect.objectContaining({ id: 'integrity:refs', ok: false }));
+    expect(repo.guardJson(['doctor']).json.checks).toContainEqual(
+      expect.objectContaining({ id: 'integrity:refs', ok: false }),
+    );
     const rec = repo.guardJson(['recover']);
     expect(rec.json.restored).toContainEqual({ ref: dropped, oid: tip });
     expect(repo.git(['show', `${dropped}:work.py`])).toBe(lines(150));
@@ -306,8 +441,13 @@ describe("guard's journal forged to name a ref outside refs/guard/", () => {
     const repo = makeRepo({ 'app.py': lines(120) });
     shell(repo, 'ls', 's1', () => undefined);
     const main = repo.git(['rev-parse', 'HEAD']).trim();
-    const evil = repo.git(['commit-tree', '-m', 'evil', repo.git(['mktree'], { input: '' }).trim()]).trim();
-    appendFileSync(path.join(repo.dir, '.git', 'guard', 'journal'), `${evil} refs/heads/main\n${evil} refs/heads/other\n`);
+    const evil = repo
+      .git(['commit-tree', '-m', 'evil', repo.git(['mktree'], { input: '' }).trim()])
+      .trim();
+    appendFileSync(
+      path.join(repo.dir, '.git', 'guard', 'journal'),
+      `${evil} refs/heads/main\n${evil} refs/heads/other\n`,
+    );
     expect(hook(repo, 'Bash', { command: 'ls' }, 's2').stdout).toBe('');
     const rec = repo.guardJson(['recover']);
     expect(rec.code).toBe(0);
@@ -335,8 +475,12 @@ describe("the day's anchor moved or deleted between small trims", () => {
         if (r.code !== 0) break;
       }
       expect(codes).toContain(1);
-      expect(repo.git(['cat-file', 'blob', 'HEAD:big.txt']).split('\n').length).toBeGreaterThanOrEqual(80);
-      expect(repo.guardJson(['doctor']).json.checks).toContainEqual(expect.objectContaining({ id: 'integrity:refs', ok: false }));
+      expect(
+        repo.git(['cat-file', 'blob', 'HEAD:big.txt']).split('\n').length,
+      ).toBeGreaterThanOrEqual(80);
+      expect(repo.guardJson(['doctor']).json.checks).toContainEqual(
+        expect.objectContaining({ id: 'integrity:refs', ok: false }),
+      );
     });
   }
 });
@@ -350,7 +494,13 @@ describe('a write whose target is a FIFO in the repository', () => {
       ['Write', { file_path: path.join(repo.dir, 'pipe'), content: 'x\n' }],
     ] as const) {
       const t0 = Date.now();
-      const r = spawnSync(process.execPath, [CLI, 'hook', 'claude'], { cwd: repo.dir, env: cleanEnv(), input: payload(repo, tool, input, `p-${tool}`), encoding: 'utf8', timeout: 30_000 });
+      const r = spawnSync(process.execPath, [CLI, 'hook', 'claude'], {
+        cwd: repo.dir,
+        env: cleanEnv(),
+        input: payload(repo, tool, input, `p-${tool}`),
+        encoding: 'utf8',
+        timeout: 30_000,
+      });
       expect(r.signal, tool).toBeNull();
       expect(Date.now() - t0).toBeLessThan(15_000);
       const out = JSON.parse(r.stdout);
@@ -362,39 +512,65 @@ describe('a write whose target is a FIFO in the repository', () => {
 
 describe("guard's hooks rewritten (not removed) through the shell", () => {
   it("`echo 'exit 0' >` husky's runner and the branch gate: reported after the command, put back, and the --no-verify deletion is refused", () => {
-    const repo = installGuard({ 'package.json': '{ "name": "app", "private": true }\n', 'big.py': lines(200) });
-    const gate = readFileSync(path.join(repo.dir, '.husky/_/reference-transaction'), 'utf8');
-    const { post } = shell(repo, "echo 'exit 0' > .husky/_/reference-transaction; echo 'exit 0' > .husky/_/h", 'r1', () => {
-      writeFileSync(path.join(repo.dir, '.husky/_/reference-transaction'), 'exit 0\n');
-      writeFileSync(path.join(repo.dir, '.husky/_/h'), 'exit 0\n');
+    const repo = installGuard({
+      'package.json': '{ "name": "app", "private": true }\n',
+      'big.py': lines(200),
     });
-    expect(JSON.stringify(post.json)).toMatch(/hooks were rewritten outside guard \(_\/h, _\/reference-transaction\) and guard has put its own back/);
+    const gate = readFileSync(path.join(repo.dir, '.husky/_/reference-transaction'), 'utf8');
+    const { post } = shell(
+      repo,
+      "echo 'exit 0' > .husky/_/reference-transaction; echo 'exit 0' > .husky/_/h",
+      'r1',
+      () => {
+        writeFileSync(path.join(repo.dir, '.husky/_/reference-transaction'), 'exit 0\n');
+        writeFileSync(path.join(repo.dir, '.husky/_/h'), 'exit 0\n');
+      },
+    );
+    expect(JSON.stringify(post.json)).toMatch(
+      /hooks were rewritten outside guard \(_\/h, _\/reference-transaction\) and guard has put its own back/,
+    );
     expect(readFileSync(path.join(repo.dir, '.husky/_/reference-transaction'), 'utf8')).toBe(gate);
     const head = repo.git(['rev-parse', 'HEAD']);
     repo.git(['rm', '-q', 'big.py']);
-    expect(repo.gitRun(['commit', '-q', '--no-verify', '-m', 'drop'], { CI: 'true' }).code).not.toBe(0);
+    expect(
+      repo.gitRun(['commit', '-q', '--no-verify', '-m', 'drop'], { CI: 'true' }).code,
+    ).not.toBe(0);
     expect(repo.git(['rev-parse', 'HEAD'])).toBe(head);
     // a newer husky's own runner is not an attack: left alone, nothing said
     repo.git(['reset', '-q', '--hard']);
     const h = readFileSync(path.join(repo.dir, '.husky/_/h'), 'utf8');
-    writeFileSync(path.join(repo.dir, '.husky/_/h'), h.replace('n=$(basename "$0")', 'n="$(basename "$0")"'));
+    writeFileSync(
+      path.join(repo.dir, '.husky/_/h'),
+      h.replace('n=$(basename "$0")', 'n="$(basename "$0")"'),
+    );
     expect(hook(repo, 'Bash', { command: 'ls' }, 'r2').stdout).toBe('');
   });
 
   it('a symlink planted in place of a hook is replaced, never written through (the file it points at is untouched)', () => {
-    const repo = installGuard({ 'package.json': '{ "name": "app", "private": true }\n', 'src/app.ts': lines(150) });
+    const repo = installGuard({
+      'package.json': '{ "name": "app", "private": true }\n',
+      'src/app.ts': lines(150),
+    });
     const app = readFileSync(path.join(repo.dir, 'src/app.ts'), 'utf8');
     const gate = readFileSync(path.join(repo.dir, '.husky/_/reference-transaction'), 'utf8');
     const runner = readFileSync(path.join(repo.dir, '.husky/_/h'), 'utf8');
-    shell(repo, 'ln -sf ../../src/app.ts .husky/_/h; ln -sf ../../src/app.ts .husky/_/reference-transaction', 'l1', () => {
-      for (const f of ['h', 'reference-transaction']) {
-        rmSync(path.join(repo.dir, '.husky/_', f));
-        symlinkSync('../../src/app.ts', path.join(repo.dir, '.husky/_', f));
-      }
-    });
+    shell(
+      repo,
+      'ln -sf ../../src/app.ts .husky/_/h; ln -sf ../../src/app.ts .husky/_/reference-transaction',
+      'l1',
+      () => {
+        for (const f of ['h', 'reference-transaction']) {
+          rmSync(path.join(repo.dir, '.husky/_', f));
+          symlinkSync('../../src/app.ts', path.join(repo.dir, '.husky/_', f));
+        }
+      },
+    );
     // the agent's source file still holds what it held, and the hooks are guard's own files again
     expect(readFileSync(path.join(repo.dir, 'src/app.ts'), 'utf8')).toBe(app);
-    for (const [f, text] of [['h', runner], ['reference-transaction', gate]] as const) {
+    for (const [f, text] of [
+      ['h', runner],
+      ['reference-transaction', gate],
+    ] as const) {
       expect(lstatSync(path.join(repo.dir, '.husky/_', f)).isSymbolicLink(), f).toBe(false);
       expect(readFileSync(path.join(repo.dir, '.husky/_', f), 'utf8'), f).toBe(text);
     }

@@ -15,7 +15,12 @@ afterAll(cleanupRepos);
  * one of the session's is open.
  */
 
-function claude(repo: TestRepo, tool: string, input: object, o: { post?: boolean; session?: string; id?: string } = {}): string {
+function claude(
+  repo: TestRepo,
+  tool: string,
+  input: object,
+  o: { post?: boolean; session?: string; id?: string } = {},
+): string {
   return JSON.stringify({
     session_id: o.session ?? 'long-1',
     transcript_path: '/tmp/t.jsonl',
@@ -30,7 +35,10 @@ function claude(repo: TestRepo, tool: string, input: object, o: { post?: boolean
 }
 
 /** One hook call with every git process it starts traced (GUARD_TRACE_GIT). */
-function traced(repo: TestRepo, payload: string): { decision: string | null; stdout: string; git: string[] } {
+function traced(
+  repo: TestRepo,
+  payload: string,
+): { decision: string | null; stdout: string; git: string[] } {
   const trace = path.join(outsideDir(), 'trace');
   const r = repo.guard(['hook', 'claude'], { input: payload, env: { GUARD_TRACE_GIT: trace } });
   expect(r.code).toBe(0);
@@ -42,18 +50,48 @@ function traced(repo: TestRepo, payload: string): { decision: string | null; std
 const forEachRef = (git: string[]) => git.filter((l) => l.includes('for-each-ref'));
 
 /** 200 lines cut to 140, then to 80: each step alone is allowed, the two against the session base are a replacement. */
-function twoCuts(repo: TestRepo, session: string): { first: ReturnType<typeof traced>; second: ReturnType<typeof traced> } {
+function twoCuts(
+  repo: TestRepo,
+  session: string,
+): { first: ReturnType<typeof traced>; second: ReturnType<typeof traced> } {
   const file = path.join(repo.dir, 'state.py');
-  const first = traced(repo, claude(repo, 'Write', { file_path: file, content: lines(140) }, { session, id: `${session}-w1` }));
+  const first = traced(
+    repo,
+    claude(
+      repo,
+      'Write',
+      { file_path: file, content: lines(140) },
+      { session, id: `${session}-w1` },
+    ),
+  );
   writeFileSync(file, lines(140));
   // other calls of the session in between: other files, a shell call
   for (let i = 0; i < 4; i++) {
-    traced(repo, claude(repo, 'Write', { file_path: path.join(repo.dir, `n${i}.txt`), content: `${i}\n` }, { session, id: `${session}-n${i}` }));
+    traced(
+      repo,
+      claude(
+        repo,
+        'Write',
+        { file_path: path.join(repo.dir, `n${i}.txt`), content: `${i}\n` },
+        { session, id: `${session}-n${i}` },
+      ),
+    );
     writeFileSync(path.join(repo.dir, `n${i}.txt`), `${i}\n`);
   }
   traced(repo, claude(repo, 'Bash', { command: 'ls' }, { session, id: `${session}-b1` }));
-  traced(repo, claude(repo, 'Bash', { command: 'ls' }, { session, id: `${session}-b1`, post: true }));
-  const second = traced(repo, claude(repo, 'Write', { file_path: file, content: lines(80) }, { session, id: `${session}-w2` }));
+  traced(
+    repo,
+    claude(repo, 'Bash', { command: 'ls' }, { session, id: `${session}-b1`, post: true }),
+  );
+  const second = traced(
+    repo,
+    claude(
+      repo,
+      'Write',
+      { file_path: file, content: lines(80) },
+      { session, id: `${session}-w2` },
+    ),
+  );
   return { first, second };
 }
 
@@ -73,10 +111,26 @@ describe('a hook call reads none of its session history', () => {
   it('a write indexes its step before writing it: killed right after its records, the index still has it', () => {
     const repo = makeRepo({ 'state.py': lines(200), 'other.txt': 'o\n' });
     // an index that is there already (the session's first call)
-    traced(repo, claude(repo, 'Write', { file_path: path.join(repo.dir, 'other.txt'), content: 'p\n' }, { session: 'k', id: 'k0' }));
+    traced(
+      repo,
+      claude(
+        repo,
+        'Write',
+        { file_path: path.join(repo.dir, 'other.txt'), content: 'p\n' },
+        { session: 'k', id: 'k0' },
+      ),
+    );
     const dir = path.join(repo.dir, '.git', 'guard-sessions', 'claude', 'k');
     const before = new Set(readdirSync(dir));
-    const r = repo.guard(['hook', 'claude'], { input: claude(repo, 'Write', { file_path: path.join(repo.dir, 'state.py'), content: lines(140) }, { session: 'k', id: 'k1' }), env: { GUARD_FAULT: 'hook:after-record' } });
+    const r = repo.guard(['hook', 'claude'], {
+      input: claude(
+        repo,
+        'Write',
+        { file_path: path.join(repo.dir, 'state.py'), content: lines(140) },
+        { session: 'k', id: 'k1' },
+      ),
+      env: { GUARD_FAULT: 'hook:after-record' },
+    });
     expect(r.code).not.toBe(0);
     const added = readdirSync(dir).filter((n) => n.startsWith('p-') && !before.has(n));
     expect(added).toHaveLength(1);
@@ -91,15 +145,23 @@ describe('a hook call reads none of its session history', () => {
     writeFileSync(path.join(repo.dir, 'a.txt'), 'b\n');
     const post = traced(repo, claude(repo, 'Write', p, { id: 'w1', post: true }));
     expect(post.stdout).toBe('');
-    expect(post.git.map((l) => l.split(' ').find((w) => !w.startsWith('-') && w !== 'git' && !w.includes('=')))).toEqual(['rev-parse']);
+    expect(
+      post.git.map((l) =>
+        l.split(' ').find((w) => !w.startsWith('-') && w !== 'git' && !w.includes('=')),
+      ),
+    ).toEqual(['rev-parse']);
   });
 
   it("a shell call's post event finds its checkpoint with one for-each-ref, however many calls came before, and reports the loss", () => {
     const repo = makeRepo({ 'big.py': lines(270) });
-    for (let i = 0; i < 3; i++) traced(repo, claude(repo, 'Bash', { command: 'true' }, { id: `t${i}` }));
+    for (let i = 0; i < 3; i++)
+      traced(repo, claude(repo, 'Bash', { command: 'true' }, { id: `t${i}` }));
     traced(repo, claude(repo, 'Bash', { command: 'rm big.py' }, { id: 'rm1' }));
     rmSync(path.join(repo.dir, 'big.py'));
-    const post = traced(repo, claude(repo, 'Bash', { command: 'rm big.py' }, { id: 'rm1', post: true }));
+    const post = traced(
+      repo,
+      claude(repo, 'Bash', { command: 'rm big.py' }, { id: 'rm1', post: true }),
+    );
     expect(forEachRef(post.git)).toHaveLength(1);
     expect(post.stdout).toContain('big.py was deleted');
   });
@@ -109,17 +171,26 @@ describe('loose objects are packed off the hot path', () => {
   it('past the threshold a hook call starts git gc --auto in the background: loose objects and refs get packed', async () => {
     const repo = makeRepo({ 'a.txt': 'a\n' });
     // ~3,000 loose objects, reachable (a branch of 3,000 files), in one process (fast-import unpacks below fastimport.unpackLimit)
-    const files = Array.from({ length: 3000 }, (_, i) => `M 100644 inline f${i}\ndata ${String(i).length + 1}\n${i}\n`).join('');
+    const files = Array.from(
+      { length: 3000 },
+      (_, i) => `M 100644 inline f${i}\ndata ${String(i).length + 1}\n${i}\n`,
+    ).join('');
     const stream = `commit refs/heads/bulk\ncommitter t <t@t> 0 +0000\ndata 5\nbulk\n${files}\n`;
     repo.git(['-c', 'fastimport.unpackLimit=100000', 'fast-import', '--quiet'], { input: stream });
     const loose = () => Number(/^count: (\d+)$/m.exec(repo.git(['count-objects', '-v']))![1]);
     expect(loose()).toBeGreaterThan(2500);
-    traced(repo, claude(repo, 'Write', { file_path: path.join(repo.dir, 'a.txt'), content: 'b\n' }));
+    traced(
+      repo,
+      claude(repo, 'Write', { file_path: path.join(repo.dir, 'a.txt'), content: 'b\n' }),
+    );
     const deadline = Date.now() + 60_000;
     while (loose() > 100 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200));
     expect(loose()).toBeLessThan(100);
-    while (!existsSync(path.join(repo.dir, '.git', 'packed-refs')) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200));
-    expect(readFileSync(path.join(repo.dir, '.git', 'packed-refs'), 'utf8')).toContain('refs/guard/checkpoints/');
+    while (!existsSync(path.join(repo.dir, '.git', 'packed-refs')) && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 200));
+    expect(readFileSync(path.join(repo.dir, '.git', 'packed-refs'), 'utf8')).toContain(
+      'refs/guard/checkpoints/',
+    );
     // and guard still reads what it wrote from packed refs
     expect(repo.guardJson(['log']).json.entries.length).toBeGreaterThan(0);
   }, 120_000);

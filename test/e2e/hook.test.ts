@@ -2,14 +2,27 @@ import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { CLI, cleanEnv, cleanupRepos, lines, makeRepo, outsideDir, type TestRepo } from '../helpers.js';
+import {
+  CLI,
+  cleanEnv,
+  cleanupRepos,
+  lines,
+  makeRepo,
+  outsideDir,
+  type TestRepo,
+} from '../helpers.js';
 
 afterAll(cleanupRepos);
 
 type Env = Record<string, string | undefined>;
 
 /** A Claude Code PreToolUse/PostToolUse payload, shaped as claude 2.1.330 sends it. */
-function claude(repo: TestRepo, tool: string, input: object, o: { post?: boolean; session?: string; id?: string; mode?: string } = {}): string {
+function claude(
+  repo: TestRepo,
+  tool: string,
+  input: object,
+  o: { post?: boolean; session?: string; id?: string; mode?: string } = {},
+): string {
   return JSON.stringify({
     session_id: o.session ?? 'sess-1',
     transcript_path: '/tmp/t.jsonl',
@@ -35,7 +48,11 @@ describe('guard hook claude: writes', () => {
     const big = lines(270);
     const repo = makeRepo({ 'state.py': big });
     const proposal = 'line 1\n# ... rest of the code unchanged ...\n';
-    const r = hook(repo, 'claude', claude(repo, 'Write', { file_path: path.join(repo.dir, 'state.py'), content: proposal }));
+    const r = hook(
+      repo,
+      'claude',
+      claude(repo, 'Write', { file_path: path.join(repo.dir, 'state.py'), content: proposal }),
+    );
     expect(r.code).toBe(0);
     expect(decision(r)).toBe('deny');
     const reason: string = r.json.hookSpecificOutput.permissionDecisionReason;
@@ -53,40 +70,94 @@ describe('guard hook claude: writes', () => {
 
   it('asks when a person can answer (default mode, not auto); the checkpoint comes first', () => {
     const repo = makeRepo({ 'state.py': lines(200) });
-    const r = hook(repo, 'claude', claude(repo, 'Write', { file_path: path.join(repo.dir, 'state.py'), content: lines(10) }, { mode: 'default' }), { CI: undefined, CLAUDE_CODE_ENTRYPOINT: 'cli' });
+    const r = hook(
+      repo,
+      'claude',
+      claude(
+        repo,
+        'Write',
+        { file_path: path.join(repo.dir, 'state.py'), content: lines(10) },
+        { mode: 'default' },
+      ),
+      { CI: undefined, CLAUDE_CODE_ENTRYPOINT: 'cli' },
+    );
     expect(decision(r)).toBe('ask');
     const cp = /checkpoint (\S+) /.exec(r.json.hookSpecificOutput.permissionDecisionReason)![1]!;
     expect(repo.git(['show', `refs/guard/checkpoints/${cp}:state.py`])).toBe(lines(200));
     // the harness then runs the write; its post event records the person's approval
     writeFileSync(path.join(repo.dir, 'state.py'), lines(10));
-    const post = hook(repo, 'claude', claude(repo, 'Write', { file_path: path.join(repo.dir, 'state.py'), content: lines(10) }, { mode: 'default', post: true }), { CI: undefined, CLAUDE_CODE_ENTRYPOINT: 'cli' });
+    const post = hook(
+      repo,
+      'claude',
+      claude(
+        repo,
+        'Write',
+        { file_path: path.join(repo.dir, 'state.py'), content: lines(10) },
+        { mode: 'default', post: true },
+      ),
+      { CI: undefined, CLAUDE_CODE_ENTRYPOINT: 'cli' },
+    );
     expect(post.stdout).toBe('');
     const log = repo.guardJson(['log', '--session', 'sess-1']).json;
-    expect(log.entries.find((e: any) => e.kind === 'decision')).toMatchObject({ path: 'state.py', decision: 'approved', decider: 'person', session: 'sess-1' });
+    expect(log.entries.find((e: any) => e.kind === 'decision')).toMatchObject({
+      path: 'state.py',
+      decision: 'approved',
+      decider: 'person',
+      session: 'sess-1',
+    });
   });
 
   it('the same call in auto mode (CI) or print mode is denied', () => {
     const repo = makeRepo({ 'state.py': lines(200) });
-    const p = claude(repo, 'Write', { file_path: path.join(repo.dir, 'state.py'), content: lines(10) }, { mode: 'default' });
+    const p = claude(
+      repo,
+      'Write',
+      { file_path: path.join(repo.dir, 'state.py'), content: lines(10) },
+      { mode: 'default' },
+    );
     expect(decision(hook(repo, 'claude', p, { CI: 'true' }))).toBe('deny');
-    expect(decision(hook(repo, 'claude', p, { CI: undefined, CLAUDE_CODE_ENTRYPOINT: 'sdk-cli' }))).toBe('deny');
+    expect(
+      decision(hook(repo, 'claude', p, { CI: undefined, CLAUDE_CODE_ENTRYPOINT: 'sdk-cli' })),
+    ).toBe('deny');
   });
 
   it('allows a small edit with no opinion, after checkpointing the path', () => {
     const repo = makeRepo({ 'seed.txt': 'alpha\nbeta\ngamma\n' });
-    const r = hook(repo, 'claude', claude(repo, 'Edit', { file_path: path.join(repo.dir, 'seed.txt'), old_string: 'beta', new_string: 'BETA' }));
+    const r = hook(
+      repo,
+      'claude',
+      claude(repo, 'Edit', {
+        file_path: path.join(repo.dir, 'seed.txt'),
+        old_string: 'beta',
+        new_string: 'BETA',
+      }),
+    );
     expect(r).toMatchObject({ code: 0, stdout: '' });
     const [cp] = repo.refs('refs/guard/checkpoints/');
     expect(repo.git(['show', `${cp}:seed.txt`])).toBe('alpha\nbeta\ngamma\n');
-    expect(repo.git(['log', '-1', '--format=%B', cp!])).toContain('"session":"sess-1","toolCall":"toolu_1"');
-    expect(repo.git(['log', '-1', '--format=%B', repo.refs('refs/guard/decisions/')[0]!])).toContain('"decision":"allowed"');
+    expect(repo.git(['log', '-1', '--format=%B', cp!])).toContain(
+      '"session":"sess-1","toolCall":"toolu_1"',
+    );
+    expect(
+      repo.git(['log', '-1', '--format=%B', repo.refs('refs/guard/decisions/')[0]!]),
+    ).toContain('"decision":"allowed"');
   });
 
   it('an edit guard cannot reproduce (old_string not found, even loosely) is refused, the file checkpointed', () => {
     const repo = makeRepo({ 'seed.txt': 'alpha\n' });
-    const r = hook(repo, 'claude', claude(repo, 'Edit', { file_path: path.join(repo.dir, 'seed.txt'), old_string: 'zzz', new_string: 'y' }));
+    const r = hook(
+      repo,
+      'claude',
+      claude(repo, 'Edit', {
+        file_path: path.join(repo.dir, 'seed.txt'),
+        old_string: 'zzz',
+        new_string: 'y',
+      }),
+    );
     expect(decision(r)).toBe('deny');
-    expect(r.json.hookSpecificOutput.permissionDecisionReason).toMatch(/Read the file again and send old_string exactly/);
+    expect(r.json.hookSpecificOutput.permissionDecisionReason).toMatch(
+      /Read the file again and send old_string exactly/,
+    );
     const [cp] = repo.refs('refs/guard/checkpoints/');
     expect(repo.git(['show', `${cp}:seed.txt`])).toBe('alpha\n');
     // a refused call wrote nothing: it is no session step (rewind would otherwise put the path back)
@@ -100,7 +171,11 @@ describe('guard hook claude: writes', () => {
     for (let i = 1; i <= 10; i++) {
       const now = readFileSync(file, 'utf8').split('\n');
       const next = now.slice(20).join('\n'); // drop 20 lines: 10% of the base each time
-      const r = hook(repo, 'claude', claude(repo, 'Write', { file_path: file, content: next }, { id: `t${i}` }));
+      const r = hook(
+        repo,
+        'claude',
+        claude(repo, 'Write', { file_path: file, content: next }, { id: `t${i}` }),
+      );
       answers.push(decision(r) ?? 'none');
       if (decision(r) === null) writeFileSync(file, next); // the harness writes what guard let through
     }
@@ -109,24 +184,59 @@ describe('guard hook claude: writes', () => {
     expect(answers.slice(5).every((a) => a === 'deny')).toBe(true);
     expect(readFileSync(file, 'utf8').split('\n').length - 1).toBe(120);
     // another session starts from what is there now
-    expect(decision(hook(repo, 'claude', claude(repo, 'Write', { file_path: file, content: readFileSync(file, 'utf8').split('\n').slice(20).join('\n') }, { session: 'sess-2' })))).toBeNull();
+    expect(
+      decision(
+        hook(
+          repo,
+          'claude',
+          claude(
+            repo,
+            'Write',
+            {
+              file_path: file,
+              content: readFileSync(file, 'utf8').split('\n').slice(20).join('\n'),
+            },
+            { session: 'sess-2' },
+          ),
+        ),
+      ),
+    ).toBeNull();
   });
 
   it('writes into .git/ or out through a symlinked folder or ".." are denied; outside the repository: no opinion', () => {
     const repo = makeRepo({ 'a.txt': 'a\n' });
     const out = outsideDir();
     symlinkSync(out, path.join(repo.dir, 'linked'));
-    for (const p of [path.join(repo.dir, '.git', 'config'), path.join(repo.dir, 'linked', 'x.txt'), 'sub/../../escape.txt']) {
+    for (const p of [
+      path.join(repo.dir, '.git', 'config'),
+      path.join(repo.dir, 'linked', 'x.txt'),
+      'sub/../../escape.txt',
+    ]) {
       const r = hook(repo, 'claude', claude(repo, 'Write', { file_path: p, content: 'x' }));
       expect(decision(r), p).toBe('deny');
-      expect(r.json.hookSpecificOutput.permissionDecisionReason).toMatch(/guard refused this write/);
+      expect(r.json.hookSpecificOutput.permissionDecisionReason).toMatch(
+        /guard refused this write/,
+      );
     }
-    expect(hook(repo, 'claude', claude(repo, 'Write', { file_path: path.join(out, 'y.txt'), content: 'x' })).stdout).toBe('');
+    expect(
+      hook(
+        repo,
+        'claude',
+        claude(repo, 'Write', { file_path: path.join(out, 'y.txt'), content: 'x' }),
+      ).stdout,
+    ).toBe('');
   });
 
   it('an agent may not rewrite the hook config that runs guard', () => {
     const repo = makeRepo({ 'a.txt': 'a\n' });
-    const r = hook(repo, 'claude', claude(repo, 'Write', { file_path: path.join(repo.dir, '.claude', 'settings.json'), content: '{"disableAllHooks":true}' }));
+    const r = hook(
+      repo,
+      'claude',
+      claude(repo, 'Write', {
+        file_path: path.join(repo.dir, '.claude', 'settings.json'),
+        content: '{"disableAllHooks":true}',
+      }),
+    );
     expect(decision(r)).toBe('deny');
     expect(r.json.hookSpecificOutput.permissionDecisionReason).toContain('own gate');
   });
@@ -138,11 +248,24 @@ describe('guard hook: shell calls', () => {
     const work = lines(270) + lines(150, 'new');
     repo.write('big.py', work);
     repo.write('notes.md', 'untracked work\n');
-    const pre = hook(repo, 'claude', claude(repo, 'Bash', { command: 'git checkout -- . && git clean -fdq' }, { id: 'b1' }));
+    const pre = hook(
+      repo,
+      'claude',
+      claude(repo, 'Bash', { command: 'git checkout -- . && git clean -fdq' }, { id: 'b1' }),
+    );
     expect(pre).toMatchObject({ code: 0, stdout: '' });
     repo.git(['checkout', '--', '.']);
     repo.git(['clean', '-fdq']);
-    const post = hook(repo, 'claude', claude(repo, 'Bash', { command: 'git checkout -- . && git clean -fdq' }, { id: 'b1', post: true }));
+    const post = hook(
+      repo,
+      'claude',
+      claude(
+        repo,
+        'Bash',
+        { command: 'git checkout -- . && git clean -fdq' },
+        { id: 'b1', post: true },
+      ),
+    );
     const msg: string = post.json.hookSpecificOutput.additionalContext;
     expect(post.json.systemMessage).toBe(msg);
     expect(post.stderr).toContain(msg);
@@ -160,7 +283,11 @@ describe('guard hook: shell calls', () => {
   it('a harmless command is told nothing; its checkpoint is reused when nothing changed', () => {
     const repo = makeRepo({ 'a.txt': 'a\n' });
     hook(repo, 'claude', claude(repo, 'Bash', { command: 'ls' }, { id: 's1' }));
-    const post = hook(repo, 'claude', claude(repo, 'Bash', { command: 'ls' }, { id: 's1', post: true }));
+    const post = hook(
+      repo,
+      'claude',
+      claude(repo, 'Bash', { command: 'ls' }, { id: 's1', post: true }),
+    );
     expect(post.stdout).toBe('');
     expect(repo.refs('refs/guard/checkpoints/')).toHaveLength(1);
   });
@@ -171,11 +298,35 @@ describe('guard rewind', () => {
     const orig = 'one\r\ntwo\n\u00e9\n';
     const repo = makeRepo({ 'a.txt': orig, 'b.txt': lines(50), 'c.txt': 'person\n' });
     const a = path.join(repo.dir, 'a.txt');
-    expect(hook(repo, 'claude', claude(repo, 'Edit', { file_path: a, old_string: 'two', new_string: 'TWO' }, { session: 'S', id: 'e1' })).stdout).toBe('');
+    expect(
+      hook(
+        repo,
+        'claude',
+        claude(
+          repo,
+          'Edit',
+          { file_path: a, old_string: 'two', new_string: 'TWO' },
+          { session: 'S', id: 'e1' },
+        ),
+      ).stdout,
+    ).toBe('');
     writeFileSync(a, orig.replace('two', 'TWO'));
-    hook(repo, 'claude', claude(repo, 'Bash', { command: 'rm b.txt && echo new > d.txt' }, { session: 'S', id: 'b1' }));
+    hook(
+      repo,
+      'claude',
+      claude(repo, 'Bash', { command: 'rm b.txt && echo new > d.txt' }, { session: 'S', id: 'b1' }),
+    );
     spawnSync('sh', ['-c', 'rm b.txt && echo new > d.txt'], { cwd: repo.dir });
-    hook(repo, 'claude', claude(repo, 'Bash', { command: 'rm b.txt && echo new > d.txt' }, { session: 'S', id: 'b1', post: true }));
+    hook(
+      repo,
+      'claude',
+      claude(
+        repo,
+        'Bash',
+        { command: 'rm b.txt && echo new > d.txt' },
+        { session: 'S', id: 'b1', post: true },
+      ),
+    );
     repo.write('c.txt', 'the person edited this meanwhile\n');
     const r = repo.guardJson(['rewind', 'S']);
     expect(r.code).toBe(0);
@@ -196,11 +347,22 @@ describe('guard rewind', () => {
   it('--to CHECKPOINT puts back only what the session wrote from there on', () => {
     const repo = makeRepo({ 'a.txt': 'a\n', 'b.txt': 'b\n' });
     for (const f of ['a', 'b']) {
-      hook(repo, 'claude', claude(repo, 'Write', { file_path: path.join(repo.dir, `${f}.txt`), content: `${f}2\n` }, { session: 'T', id: f }));
+      hook(
+        repo,
+        'claude',
+        claude(
+          repo,
+          'Write',
+          { file_path: path.join(repo.dir, `${f}.txt`), content: `${f}2\n` },
+          { session: 'T', id: f },
+        ),
+      );
       repo.write(`${f}.txt`, `${f}2\n`);
     }
     const log = repo.guardJson(['log', '--session', 'T']).json;
-    const second = log.entries.find((e: any) => e.kind === 'checkpoint' && e.paths?.[0] === 'b.txt').id;
+    const second = log.entries.find(
+      (e: any) => e.kind === 'checkpoint' && e.paths?.[0] === 'b.txt',
+    ).id;
     const r = repo.guardJson(['rewind', 'T', '--to', second]);
     expect(r.json.changes).toEqual([{ path: 'b.txt', action: 'rewritten' }]);
     expect(repo.read('a.txt')).toBe('a2\n');
@@ -217,13 +379,62 @@ describe('guard rewind', () => {
 
 /** Payloads for a write into .git/ and a malformed one, per harness, and how each blocks. */
 const GIT_WRITE: Record<string, (dir: string) => string> = {
-  claude: (d) => JSON.stringify({ session_id: 's', cwd: d, permission_mode: 'default', hook_event_name: 'PreToolUse', tool_name: 'Write', tool_input: { file_path: `${d}/.git/hooks/pre-commit`, content: 'exit 0' }, tool_use_id: 't' }),
-  gemini: (d) => JSON.stringify({ session_id: 's', cwd: d, hook_event_name: 'BeforeTool', tool_name: 'write_file', tool_input: { file_path: `${d}/.git/hooks/pre-commit`, content: 'exit 0' } }),
-  codex: (d) => JSON.stringify({ session_id: 's', cwd: d, hook_event_name: 'PreToolUse', tool_name: 'apply_patch', tool_input: { command: '*** Begin Patch\n*** Add File: .git/hooks/pre-commit\n+exit 0\n*** End Patch\n' }, tool_use_id: 't' }),
-  cursor: (d) => JSON.stringify({ hook_event_name: 'preToolUse', conversation_id: 's', workspace_roots: [d], tool_name: 'Write', tool_input: { file_path: `${d}/.git/hooks/pre-commit`, contents: 'exit 0' } }),
+  claude: (d) =>
+    JSON.stringify({
+      session_id: 's',
+      cwd: d,
+      permission_mode: 'default',
+      hook_event_name: 'PreToolUse',
+      tool_name: 'Write',
+      tool_input: { file_path: `${d}/.git/hooks/pre-commit`, content: 'exit 0' },
+      tool_use_id: 't',
+    }),
+  gemini: (d) =>
+    JSON.stringify({
+      session_id: 's',
+      cwd: d,
+      hook_event_name: 'BeforeTool',
+      tool_name: 'write_file',
+      tool_input: { file_path: `${d}/.git/hooks/pre-commit`, content: 'exit 0' },
+    }),
+  codex: (d) =>
+    JSON.stringify({
+      session_id: 's',
+      cwd: d,
+      hook_event_name: 'PreToolUse',
+      tool_name: 'apply_patch',
+      tool_input: {
+        command: '*** Begin Patch\n*** Add File: .git/hooks/pre-commit\n+exit 0\n*** End Patch\n',
+      },
+      tool_use_id: 't',
+    }),
+  cursor: (d) =>
+    JSON.stringify({
+      hook_event_name: 'preToolUse',
+      conversation_id: 's',
+      workspace_roots: [d],
+      tool_name: 'Write',
+      tool_input: { file_path: `${d}/.git/hooks/pre-commit`, contents: 'exit 0' },
+    }),
   // Cline CLI's shell-hook payload (guard installs its plugin instead; src/plugin, test/e2e/plugin-file.test.ts)
-  cline: (d) => JSON.stringify({ hookName: 'tool_call', taskId: 's', workspaceRoots: [d], tool_call: { id: 't', name: 'editor', input: { path: '.git/hooks/pre-commit', new_text: 'exit 0' } } }),
-  copilot: (d) => JSON.stringify({ timestamp: 1, cwd: d, toolName: 'create', toolArgs: JSON.stringify({ path: `${d}/.git/hooks/pre-commit`, file_text: 'exit 0' }) }),
+  cline: (d) =>
+    JSON.stringify({
+      hookName: 'tool_call',
+      taskId: 's',
+      workspaceRoots: [d],
+      tool_call: {
+        id: 't',
+        name: 'editor',
+        input: { path: '.git/hooks/pre-commit', new_text: 'exit 0' },
+      },
+    }),
+  copilot: (d) =>
+    JSON.stringify({
+      timestamp: 1,
+      cwd: d,
+      toolName: 'create',
+      toolArgs: JSON.stringify({ path: `${d}/.git/hooks/pre-commit`, file_text: 'exit 0' }),
+    }),
 };
 
 function blocked(harness: string, stdout: string): string | null {
@@ -231,7 +442,9 @@ function blocked(harness: string, stdout: string): string | null {
   switch (harness) {
     case 'claude':
     case 'codex':
-      return j.hookSpecificOutput?.permissionDecision === 'deny' ? j.hookSpecificOutput.permissionDecisionReason : null;
+      return j.hookSpecificOutput?.permissionDecision === 'deny'
+        ? j.hookSpecificOutput.permissionDecisionReason
+        : null;
     case 'gemini':
       return j.decision === 'deny' ? j.reason : null;
     case 'cursor':
@@ -266,9 +479,16 @@ describe('fail closed, per harness', () => {
     const repo = makeRepo({ 'a.txt': 'a\n' });
     repo.git(['config', '--unset', 'core.hooksPath']);
     expect(repo.guard(['init', '--agent', ...Object.keys(GIT_WRITE)]).code).toBe(0);
-    const env = cleanEnv({ CI: 'true', GUARD_FAULT: 'hook:before-record', CLAUDE_PROJECT_DIR: repo.dir, GEMINI_PROJECT_DIR: repo.dir });
-    const payload = (h: string) => GIT_WRITE[h]!(repo.dir).replace(/\.git\/hooks\/pre-commit/g, 'new.txt');
-    const sh = (command: string, h: string) => spawnSync('sh', ['-c', command], { cwd: repo.dir, env, input: payload(h) });
+    const env = cleanEnv({
+      CI: 'true',
+      GUARD_FAULT: 'hook:before-record',
+      CLAUDE_PROJECT_DIR: repo.dir,
+      GEMINI_PROJECT_DIR: repo.dir,
+    });
+    const payload = (h: string) =>
+      GIT_WRITE[h]!(repo.dir).replace(/\.git\/hooks\/pre-commit/g, 'new.txt');
+    const sh = (command: string, h: string) =>
+      spawnSync('sh', ['-c', command], { cwd: repo.dir, env, input: payload(h) });
     // Claude, Gemini, Codex: exit 2 with the reason on stderr is their block
     const commands = {
       claude: JSON.parse(repo.read('.claude/settings.json')).hooks.PreToolUse[0].hooks[0].command,
@@ -281,11 +501,29 @@ describe('fail closed, per harness', () => {
       expect(r.stderr.toString(), h).toMatch(/fail closed/);
     }
     // Cursor, Copilot: the deny JSON (Cline runs guard in process, as a plugin: no command to kill)
-    expect(JSON.parse(sh(JSON.parse(repo.read('.cursor/hooks.json')).hooks.preToolUse[0].command, 'cursor').stdout.toString())).toMatchObject({ permission: 'deny' });
-    expect(JSON.parse(sh(JSON.parse(repo.read('.github/hooks/guard.json')).hooks.preToolUse[0].bash, 'copilot').stdout.toString())).toMatchObject({ permissionDecision: 'deny' });
+    expect(
+      JSON.parse(
+        sh(
+          JSON.parse(repo.read('.cursor/hooks.json')).hooks.preToolUse[0].command,
+          'cursor',
+        ).stdout.toString(),
+      ),
+    ).toMatchObject({ permission: 'deny' });
+    expect(
+      JSON.parse(
+        sh(
+          JSON.parse(repo.read('.github/hooks/guard.json')).hooks.preToolUse[0].bash,
+          'copilot',
+        ).stdout.toString(),
+      ),
+    ).toMatchObject({ permissionDecision: 'deny' });
     // and without the fault the same commands answer no opinion (a write guard allows)
     const calm = cleanEnv({ CI: 'true', CLAUDE_PROJECT_DIR: repo.dir });
-    const ok = spawnSync('sh', ['-c', commands.claude], { cwd: repo.dir, env: calm, input: payload('claude') });
+    const ok = spawnSync('sh', ['-c', commands.claude], {
+      cwd: repo.dir,
+      env: calm,
+      input: payload('claude'),
+    });
     expect({ status: ok.status, stdout: ok.stdout.toString() }).toEqual({ status: 0, stdout: '' });
   });
 });
@@ -296,20 +534,36 @@ describe('concurrency', () => {
     for (let i = 0; i < 8; i++) files[`f${i}.txt`] = lines(20, `f${i}`);
     const repo = makeRepo(files);
     const env = cleanEnv({ CI: 'true' });
-    const runs = Array.from({ length: 8 }, (_, i) =>
-      new Promise<{ code: number; out: string }>((resolve) => {
-        const child = spawn(process.execPath, [CLI, 'hook', 'claude'], { cwd: repo.dir, env });
-        let out = '';
-        child.stdout.on('data', (b) => (out += b));
-        child.on('close', (code) => resolve({ code: code ?? 99, out }));
-        child.stdin.end(claude(repo, 'Edit', { file_path: path.join(repo.dir, `f${i}.txt`), old_string: `f${i} 3\n`, new_string: `F${i} 3\n` }, { id: `c${i}` }));
-      }),
+    const runs = Array.from(
+      { length: 8 },
+      (_, i) =>
+        new Promise<{ code: number; out: string }>((resolve) => {
+          const child = spawn(process.execPath, [CLI, 'hook', 'claude'], { cwd: repo.dir, env });
+          let out = '';
+          child.stdout.on('data', (b) => (out += b));
+          child.on('close', (code) => resolve({ code: code ?? 99, out }));
+          child.stdin.end(
+            claude(
+              repo,
+              'Edit',
+              {
+                file_path: path.join(repo.dir, `f${i}.txt`),
+                old_string: `f${i} 3\n`,
+                new_string: `F${i} 3\n`,
+              },
+              { id: `c${i}` },
+            ),
+          );
+        }),
     );
     const results = await Promise.all(runs);
     expect(results).toEqual(Array.from({ length: 8 }, () => ({ code: 0, out: '' })));
     const cps = repo.refs('refs/guard/checkpoints/');
     expect(cps).toHaveLength(8);
-    const held = cps.map((cp) => repo.git(['log', '-1', '--format=%B', cp])).map((m) => /"paths":\["(f\d)\.txt"\]/.exec(m)![1]).sort();
+    const held = cps
+      .map((cp) => repo.git(['log', '-1', '--format=%B', cp]))
+      .map((m) => /"paths":\["(f\d)\.txt"\]/.exec(m)![1])
+      .sort();
     expect(held).toEqual(['f0', 'f1', 'f2', 'f3', 'f4', 'f5', 'f6', 'f7']);
     expect(repo.refs('refs/guard/sessions/')).toHaveLength(8);
     expect(repo.git(['for-each-ref', '--format=%(refname)', 'refs/guard/tmp/'])).toBe('');
@@ -319,7 +573,14 @@ describe('concurrency', () => {
 describe('guard run lanes are sessions too', () => {
   it('guard log --session LANE lists the run; guard rewind LANE (from the main tree) puts its files back', () => {
     const repo = makeRepo({ 'keep.txt': lines(30), 'gone.txt': lines(5) });
-    const r = repo.guard(['run', 'agent', '--', 'sh', '-c', 'rm gone.txt; echo changed > keep.txt; echo new > made.txt']);
+    const r = repo.guard([
+      'run',
+      'agent',
+      '--',
+      'sh',
+      '-c',
+      'rm gone.txt; echo changed > keep.txt; echo new > made.txt',
+    ]);
     expect(r.code).toBe(0);
     const lane = path.join(repo.dir, '.guard', 'lanes', 'agent');
     expect(readFileSync(path.join(lane, 'keep.txt'), 'utf8')).toBe('changed\n');
@@ -340,13 +601,21 @@ describe('guard run lanes are sessions too', () => {
 describe('guard hook: its own time budget', () => {
   it('answers in the blocking form when it runs out of time', () => {
     const repo = makeRepo({ 'a.txt': 'a\n' });
-    const r = hook(repo, 'gemini', GIT_WRITE.gemini!(repo.dir).replace('.git/hooks/pre-commit', 'b.txt'), {
-      GUARD_HOOK_TIMEOUT: '1',
-      GUARD_FAULT_PAUSE: 'hook:before-record',
-      GUARD_FAULT_PAUSE_MS: '2500',
-    });
+    const r = hook(
+      repo,
+      'gemini',
+      GIT_WRITE.gemini!(repo.dir).replace('.git/hooks/pre-commit', 'b.txt'),
+      {
+        GUARD_HOOK_TIMEOUT: '1',
+        GUARD_FAULT_PAUSE: 'hook:before-record',
+        GUARD_FAULT_PAUSE_MS: '2500',
+      },
+    );
     expect(r.code).toBe(0);
-    expect(r.json).toMatchObject({ decision: 'deny', reason: expect.stringContaining('ran out of time (1 s)') });
+    expect(r.json).toMatchObject({
+      decision: 'deny',
+      reason: expect.stringContaining('ran out of time (1 s)'),
+    });
   });
 
   it('usage: an unknown harness', () => {
@@ -360,7 +629,11 @@ describe('guard hook: its own time budget', () => {
 describe('pruning', () => {
   it('guard log --prune takes a session step along with its checkpoint', () => {
     const repo = makeRepo({ 'a.txt': 'a\n' });
-    hook(repo, 'claude', claude(repo, 'Write', { file_path: path.join(repo.dir, 'a.txt'), content: 'b\n' }));
+    hook(
+      repo,
+      'claude',
+      claude(repo, 'Write', { file_path: path.join(repo.dir, 'a.txt'), content: 'b\n' }),
+    );
     expect(repo.refs('refs/guard/sessions/')).toHaveLength(1);
     const r = repo.guardJson(['log', '--prune', '--keep', '0']);
     expect(r.json.pruned.checkpoints).toBe(1);
@@ -384,13 +657,22 @@ describe('guard hook codex: patches', () => {
 
   it('a move of a big file is a rename, allowed; deleting it is refused', () => {
     const repo = makeRepo({ 'src/app.py': lines(300) });
-    const move = '*** Begin Patch\n*** Update File: src/app.py\n*** Move to: src/main.py\n@@\n-line 3\n+LINE 3\n*** End Patch\n';
+    const move =
+      '*** Begin Patch\n*** Update File: src/app.py\n*** Move to: src/main.py\n@@\n-line 3\n+LINE 3\n*** End Patch\n';
     const r = hook(repo, 'codex', codex(repo, move));
     expect(r.stdout).toBe('');
     const [cp] = repo.refs('refs/guard/checkpoints/');
-    expect(repo.git(['log', '-1', '--format=%B', cp!])).toContain('"paths":["src/main.py","src/app.py"]');
-    const del = hook(repo, 'codex', codex(repo, '*** Begin Patch\n*** Delete File: src/app.py\n*** End Patch\n', true));
+    expect(repo.git(['log', '-1', '--format=%B', cp!])).toContain(
+      '"paths":["src/main.py","src/app.py"]',
+    );
+    const del = hook(
+      repo,
+      'codex',
+      codex(repo, '*** Begin Patch\n*** Delete File: src/app.py\n*** End Patch\n', true),
+    );
     expect(decision(del)).toBe('deny');
-    expect(del.json.hookSpecificOutput.permissionDecisionReason).toContain('src/app.py would be deleted (300 lines)');
+    expect(del.json.hookSpecificOutput.permissionDecisionReason).toContain(
+      'src/app.py would be deleted (300 lines)',
+    );
   });
 });

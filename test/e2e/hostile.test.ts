@@ -5,10 +5,30 @@
  * corrupt records, binary files, CRLF, and the first commit.
  */
 import { spawnSync } from 'node:child_process';
-import { chmodSync, chownSync, existsSync, lstatSync, mkdirSync, readFileSync, readlinkSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  chownSync,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  readFileSync,
+  readlinkSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { CLI, cleanEnv, cleanupRepos, lanePath, lines, makeRepo, outsideDir, type Run, type TestRepo } from '../helpers.js';
+import {
+  CLI,
+  cleanEnv,
+  cleanupRepos,
+  lanePath,
+  lines,
+  makeRepo,
+  outsideDir,
+  type Run,
+  type TestRepo,
+} from '../helpers.js';
 import { scale } from '../scale.js';
 
 afterAll(cleanupRepos);
@@ -33,16 +53,17 @@ const NAMES = [
 /** Each name's base: 150 lines unlike every other file's (no rename is detected). */
 const baseOf = (i: number) => lines(150, `base${i}`);
 /** Even names are rewritten (needs approval); odd names get a one-line edit (allowed). */
-const nextOf = (i: number) => (i % 2 === 0 ? lines(150, `rewrite${i}`) : baseOf(i) + `added ${i}\n`);
+const nextOf = (i: number) =>
+  i % 2 === 0 ? lines(150, `rewrite${i}`) : baseOf(i) + `added ${i}\n`;
 
 function namedRepo(): TestRepo {
   return makeRepo(Object.fromEntries(NAMES.map((n, i) => [n, baseOf(i)])));
 }
 
-
 function laneGit(lane: string, args: string[]): string {
   const r = spawnSync('git', args, { cwd: lane, env: cleanEnv() });
-  if (r.status !== 0) throw new Error(`git ${args.join(' ')} in lane failed: ${r.stderr.toString()}`);
+  if (r.status !== 0)
+    throw new Error(`git ${args.join(' ')} in lane failed: ${r.stderr.toString()}`);
   return r.stdout.toString();
 }
 
@@ -58,7 +79,8 @@ function laneCommit(lane: string): void {
 }
 
 /** The content of PATH in REV, through git. */
-const show = (repo: TestRepo, rev: string, p: string) => repo.git(['cat-file', 'blob', `${rev}:${p}`]);
+const show = (repo: TestRepo, rev: string, p: string) =>
+  repo.git(['cat-file', 'blob', `${rev}:${p}`]);
 
 /** No stack trace and no internal error on either stream. */
 function noCrash(r: Run): void {
@@ -79,7 +101,9 @@ describe('odd file names keep their exact bytes', () => {
       const i = NAMES.indexOf(f.path);
       expect(f.decision, f.path).toBe(i % 2 === 0 ? 'blocked' : 'allowed');
       if (i % 2 === 0) expect(show(repo, f.ref, f.path)).toBe(nextOf(i));
-      const [added, deleted] = repo.git(['diff', '--cached', '--numstat', '-z', '--', f.path]).split('\t');
+      const [added, deleted] = repo
+        .git(['diff', '--cached', '--numstat', '-z', '--', f.path])
+        .split('\t');
       expect([f.linesAdded, f.linesDeleted]).toEqual([Number(added), Number(deleted)]);
     }
     noCrash(repo.guard(['check']));
@@ -141,8 +165,10 @@ describe('odd file names keep their exact bytes', () => {
     const { code, json } = repo.guardJson(['ci', '--base', 'main']);
     expect(code).toBe(1);
     expect(json.files.map((f: any) => f.path).sort()).toEqual([...NAMES].sort());
-    for (const f of json.files) expect(f.needsApproval, f.path).toBe(NAMES.indexOf(f.path) % 2 === 0);
-    for (const format of ['text', 'github', 'markdown', 'sarif']) noCrash(repo.guard(['ci', '--base', 'main', '--format', format]));
+    for (const f of json.files)
+      expect(f.needsApproval, f.path).toBe(NAMES.indexOf(f.path) % 2 === 0);
+    for (const format of ['text', 'github', 'markdown', 'sarif'])
+      noCrash(repo.guard(['ci', '--base', 'main', '--format', format]));
   });
 });
 
@@ -174,7 +200,10 @@ describe('symlinks', () => {
       expect(byPath[l].needsApproval, l).toBe(l.startsWith('outside'));
     }
     expect(readFileSync(path.join(out, 'secret.txt'), 'utf8')).toBe('secret\n');
-    for (const l of ['outside-abs', 'outside-rel']) expect(repo.git(['cat-file', '-p', `${byPath[l].ref}:${l}`])).toBe(readlinkSync(path.join(repo.dir, l)));
+    for (const l of ['outside-abs', 'outside-rel'])
+      expect(repo.git(['cat-file', '-p', `${byPath[l].ref}:${l}`])).toBe(
+        readlinkSync(path.join(repo.dir, l)),
+      );
   });
 
   it('write: a symlink path gets a new link, never a write through it, whatever it points at', () => {
@@ -252,7 +281,12 @@ describe('submodules', () => {
     const { code, json } = repo.guardJson(['check']);
     expect(code).toBe(0);
     expect(json.files).toHaveLength(1);
-    expect(json.files[0]).toMatchObject({ path: 'sub', submodule: true, decision: 'allowed', binary: false });
+    expect(json.files[0]).toMatchObject({
+      path: 'sub',
+      submodule: true,
+      decision: 'allowed',
+      binary: false,
+    });
     repo.git(['commit', '-q', '--no-verify', '-m', 'bump']);
     const ci = repo.guardJson(['ci', '--base', 'HEAD~1']);
     expect(ci.code).toBe(0);
@@ -282,12 +316,20 @@ describe('unreadable files', () => {
   const root = process.getuid?.() === 0;
   const setpriv = spawnSync('setpriv', ['--version']).status === 0;
   const canTest = !root || setpriv;
-  const SAFE = { GIT_CONFIG_COUNT: '1', GIT_CONFIG_KEY_0: 'safe.directory', GIT_CONFIG_VALUE_0: '*' };
+  const SAFE = {
+    GIT_CONFIG_COUNT: '1',
+    GIT_CONFIG_KEY_0: 'safe.directory',
+    GIT_CONFIG_VALUE_0: '*',
+  };
 
   function asOwner(repo: TestRepo, args: string[], input = ''): Run {
     const env = cleanEnv({ CI: 'true', HOME: repo.dir });
     if (!root) return repo.guard(args, { input });
-    const r = spawnSync('setpriv', ['--reuid=65534', '--regid=65534', '--clear-groups', process.execPath, CLI, ...args], { cwd: repo.dir, env, input });
+    const r = spawnSync(
+      'setpriv',
+      ['--reuid=65534', '--regid=65534', '--clear-groups', process.execPath, CLI, ...args],
+      { cwd: repo.dir, env, input },
+    );
     return { code: r.status ?? 128, stdout: r.stdout.toString(), stderr: r.stderr.toString() };
   }
   function giveAway(repo: TestRepo): void {
@@ -313,27 +355,36 @@ describe('unreadable files', () => {
     expect(repo.read('locked.txt')).toBe('old\n');
   });
 
-  it.skipIf(!canTest)('an unreadable untracked file elsewhere: write of another path works; a full checkpoint reports it', () => {
-    const repo = makeRepo({ 'a.txt': 'a\n' });
-    repo.write('secret.txt', 'hidden\n');
-    chmodSync(path.join(repo.dir, 'secret.txt'), 0o000);
-    const lane = startLane(repo);
-    writeFileSync(path.join(lane, 'b.txt'), 'b\n');
-    laneCommit(lane);
-    giveAway(repo);
-    const w = asOwner(repo, ['write', 'a.txt', '--json'], 'a2\n');
-    noCrash(w);
-    expect(w.code).toBe(0);
-    expect(readFileSync(path.join(repo.dir, 'a.txt'), 'utf8')).toBe('a2\n');
-    // review checkpoints the whole main tree first: it must say it cannot read secret.txt
-    const rv = asOwner(repo, ['review', 'agent', '--auto', '--json']);
-    noCrash(rv);
-    expect(rv.code).toBe(1);
-    expect(JSON.parse(rv.stdout).error).toMatchObject({ code: "E_UNREADABLE", message: expect.stringContaining("secret.txt") });
-    chmodSync(path.join(repo.dir, 'secret.txt'), 0o644);
-    expect(repo.read('secret.txt')).toBe('hidden\n');
-  });
-  it.skipIf(canTest)('skipped: running as root without setpriv, chmod 000 cannot make a file unreadable', () => {});
+  it.skipIf(!canTest)(
+    'an unreadable untracked file elsewhere: write of another path works; a full checkpoint reports it',
+    () => {
+      const repo = makeRepo({ 'a.txt': 'a\n' });
+      repo.write('secret.txt', 'hidden\n');
+      chmodSync(path.join(repo.dir, 'secret.txt'), 0o000);
+      const lane = startLane(repo);
+      writeFileSync(path.join(lane, 'b.txt'), 'b\n');
+      laneCommit(lane);
+      giveAway(repo);
+      const w = asOwner(repo, ['write', 'a.txt', '--json'], 'a2\n');
+      noCrash(w);
+      expect(w.code).toBe(0);
+      expect(readFileSync(path.join(repo.dir, 'a.txt'), 'utf8')).toBe('a2\n');
+      // review checkpoints the whole main tree first: it must say it cannot read secret.txt
+      const rv = asOwner(repo, ['review', 'agent', '--auto', '--json']);
+      noCrash(rv);
+      expect(rv.code).toBe(1);
+      expect(JSON.parse(rv.stdout).error).toMatchObject({
+        code: 'E_UNREADABLE',
+        message: expect.stringContaining('secret.txt'),
+      });
+      chmodSync(path.join(repo.dir, 'secret.txt'), 0o644);
+      expect(repo.read('secret.txt')).toBe('hidden\n');
+    },
+  );
+  it.skipIf(canTest)(
+    'skipped: running as root without setpriv, chmod 000 cannot make a file unreadable',
+    () => {},
+  );
   void SAFE;
 });
 
@@ -352,9 +403,19 @@ function guardPeak(repo: TestRepo, args: string[]): { run: Run; kb: number } {
   const dir = outsideDir();
   const hook = path.join(dir, 'peak.mjs');
   const file = path.join(dir, 'peak.txt');
-  writeFileSync(hook, `import { writeFileSync } from 'node:fs';\nprocess.on('exit', () => writeFileSync(${JSON.stringify(file)}, String(process.resourceUsage().maxRSS)));\n`);
-  const r = spawnSync(process.execPath, ['--import', hook, CLI, ...args], { cwd: repo.dir, env, input: '' });
-  return { run: { code: r.status ?? 128, stdout: r.stdout.toString(), stderr: r.stderr.toString() }, kb: Number(readFileSync(file, 'utf8')) };
+  writeFileSync(
+    hook,
+    `import { writeFileSync } from 'node:fs';\nprocess.on('exit', () => writeFileSync(${JSON.stringify(file)}, String(process.resourceUsage().maxRSS)));\n`,
+  );
+  const r = spawnSync(process.execPath, ['--import', hook, CLI, ...args], {
+    cwd: repo.dir,
+    env,
+    input: '',
+  });
+  return {
+    run: { code: r.status ?? 128, stdout: r.stdout.toString(), stderr: r.stderr.toString() },
+    kb: Number(readFileSync(file, 'utf8')),
+  };
 }
 
 /** What guard may grow by, whatever the file size: 1 MiB read chunks and the GC's slack. */
@@ -363,23 +424,38 @@ const GROWTH_CAP = 48 * 1024 * 1024;
 describe('large files', () => {
   it('a 15 MB file with 1% of its lines changed: exact metrics, quickly', () => {
     const n = 300_000; // 50-byte lines: 15 MB
-    const row = (i: number, tag: string) => `${tag} ${String(i).padStart(8, '0')} ${'x'.repeat(30)}\n`;
+    const row = (i: number, tag: string) =>
+      `${tag} ${String(i).padStart(8, '0')} ${'x'.repeat(30)}\n`;
     const base = Array.from({ length: n }, (_, i) => row(i, 'keep')).join('');
     const repo = makeRepo({ 'big.txt': base, 'guard.config.json': '{}\n' });
-    repo.write('big.txt', Array.from({ length: n }, (_, i) => row(i, i % 100 === 0 ? 'edit' : 'keep')).join(''));
+    repo.write(
+      'big.txt',
+      Array.from({ length: n }, (_, i) => row(i, i % 100 === 0 ? 'edit' : 'keep')).join(''),
+    );
     repo.git(['add', '-A']);
     const t0 = Date.now();
     const { code, json } = repo.guardJson(['check']);
     const ms = Date.now() - t0;
     expect(code).toBe(0);
-    const [added, deleted] = repo.git(['diff', '--cached', '--numstat', '--', 'big.txt']).split('\t');
-    expect(json.files[0]).toMatchObject({ path: 'big.txt', status: 'modify', existingLines: n, linesAdded: Number(added), linesDeleted: Number(deleted), changeRatio: 0.01 });
+    const [added, deleted] = repo
+      .git(['diff', '--cached', '--numstat', '--', 'big.txt'])
+      .split('\t');
+    expect(json.files[0]).toMatchObject({
+      path: 'big.txt',
+      status: 'modify',
+      existingLines: n,
+      linesAdded: Number(added),
+      linesDeleted: Number(deleted),
+      changeRatio: 0.01,
+    });
     expect(ms).toBeLessThan(10_000);
   });
 
   /** A file of `mb` megabytes of text lines, written in chunks. */
   function bigText(file: string, mb: number, tag: string): void {
-    const chunk = Buffer.from(Array.from({ length: 16_384 }, (_, i) => `${tag} ${i} ${'y'.repeat(50)}\n`).join(''));
+    const chunk = Buffer.from(
+      Array.from({ length: 16_384 }, (_, i) => `${tag} ${i} ${'y'.repeat(50)}\n`).join(''),
+    );
     const parts: Buffer[] = [];
     for (let size = 0; size < mb * 1024 * 1024; size += chunk.length) parts.push(chunk);
     writeFileSync(file, Buffer.concat(parts));
@@ -388,7 +464,10 @@ describe('large files', () => {
   // 20 MB in npm test (held whole, old and new would pass the 48 MB cap); 100 MB in npm run soak too
   for (const mb of scale([20], [20, 100])) {
     it(`a ${mb} MB file over maxFileBytes (1 MB): reported, needs approval, never held in memory`, () => {
-      const repo = makeRepo({ 'guard.config.json': JSON.stringify({ maxFileBytes: 1024 * 1024 }) + '\n', 'small.txt': 's\n' });
+      const repo = makeRepo({
+        'guard.config.json': JSON.stringify({ maxFileBytes: 1024 * 1024 }) + '\n',
+        'small.txt': 's\n',
+      });
       const small = guardPeak(repo, ['check', '--json']); // the baseline: nothing staged
       bigText(path.join(repo.dir, 'huge.txt'), mb, 'base');
       repo.commitAll('huge');
@@ -403,15 +482,22 @@ describe('large files', () => {
       expect(f).toMatchObject({ path: 'huge.txt', needsApproval: true, decision: 'blocked' });
       expect(f.reasons.join(' ')).toContain('larger than maxFileBytes');
       // the rejected ref holds the proposal by blob id
-      expect(repo.git(['rev-parse', `${f.ref}:huge.txt`]).trim()).toBe(repo.git(['rev-parse', ':huge.txt']).trim());
+      expect(repo.git(['rev-parse', `${f.ref}:huge.txt`]).trim()).toBe(
+        repo.git(['rev-parse', ':huge.txt']).trim(),
+      );
       const grownKb = kb - small.kb;
-      console.log(`maxFileBytes ${mb} MB: peak RSS ${Math.round(kb / 1024)} MB (baseline ${Math.round(small.kb / 1024)} MB), ${ms} ms`);
+      console.log(
+        `maxFileBytes ${mb} MB: peak RSS ${Math.round(kb / 1024)} MB (baseline ${Math.round(small.kb / 1024)} MB), ${ms} ms`,
+      );
       expect(grownKb * 1024).toBeLessThan(GROWTH_CAP);
       // ci over the same change
       repo.git(['commit', '-q', '--no-verify', '-m', 'next']);
       const ci = guardPeak(repo, ['ci', '--base', 'HEAD~1', '--json']);
       expect(ci.run.code).toBe(1);
-      expect(JSON.parse(ci.run.stdout).files[0]).toMatchObject({ path: 'huge.txt', needsApproval: true });
+      expect(JSON.parse(ci.run.stdout).files[0]).toMatchObject({
+        path: 'huge.txt',
+        needsApproval: true,
+      });
       expect((ci.kb - small.kb) * 1024).toBeLessThan(GROWTH_CAP);
       void bytes;
     }, 120_000);
@@ -419,8 +505,15 @@ describe('large files', () => {
 });
 
 describe('invalid UTF-8', () => {
-  const BAD = Buffer.concat([Buffer.from('ok line\n'), Buffer.from([0xff, 0xfe, 0x80, 0x0a]), Buffer.from('caf'), Buffer.from([0xe9, 0x0a]), Buffer.from([0xc3, 0x0a])]);
-  const content = (extra: string) => Buffer.concat([BAD, Buffer.from(lines(20)), BAD, Buffer.from(extra)]);
+  const BAD = Buffer.concat([
+    Buffer.from('ok line\n'),
+    Buffer.from([0xff, 0xfe, 0x80, 0x0a]),
+    Buffer.from('caf'),
+    Buffer.from([0xe9, 0x0a]),
+    Buffer.from([0xc3, 0x0a]),
+  ]);
+  const content = (extra: string) =>
+    Buffer.concat([BAD, Buffer.from(lines(20)), BAD, Buffer.from(extra)]);
 
   it('check: metrics as git counts them, no crash', () => {
     const repo = makeRepo({ 'bad.txt': content('') });
@@ -428,9 +521,26 @@ describe('invalid UTF-8', () => {
     repo.git(['add', '-A']);
     const { code, json } = repo.guardJson(['check']);
     expect(code).toBe(0);
-    const [added, deleted] = repo.git(['diff', '--cached', '--numstat', '--', 'bad.txt']).split('\t');
-    const [existing] = repo.git(['diff', '--numstat', '4b825dc642cb6eb9a060e54bf8d69288fbee4904', 'HEAD', '--', 'bad.txt']).split('\t');
-    expect(json.files[0]).toMatchObject({ path: 'bad.txt', binary: false, existingLines: Number(existing), linesAdded: Number(added), linesDeleted: Number(deleted) });
+    const [added, deleted] = repo
+      .git(['diff', '--cached', '--numstat', '--', 'bad.txt'])
+      .split('\t');
+    const [existing] = repo
+      .git([
+        'diff',
+        '--numstat',
+        '4b825dc642cb6eb9a060e54bf8d69288fbee4904',
+        'HEAD',
+        '--',
+        'bad.txt',
+      ])
+      .split('\t');
+    expect(json.files[0]).toMatchObject({
+      path: 'bad.txt',
+      binary: false,
+      existingLines: Number(existing),
+      linesAdded: Number(added),
+      linesDeleted: Number(deleted),
+    });
     noCrash(repo.guard(['check']));
   });
 
@@ -445,7 +555,13 @@ describe('invalid UTF-8', () => {
     const base = Buffer.concat([BAD, Buffer.from(lines(40)), BAD]);
     const repo = makeRepo({ 'bad.txt': base });
     const lane = startLane(repo);
-    const next = Buffer.concat([Buffer.from('first\n'), BAD, Buffer.from(lines(40)), BAD, Buffer.from('last\n')]);
+    const next = Buffer.concat([
+      Buffer.from('first\n'),
+      BAD,
+      Buffer.from(lines(40)),
+      BAD,
+      Buffer.from('last\n'),
+    ]);
     writeFileSync(path.join(lane, 'bad.txt'), next);
     laneCommit(lane);
     const dir = outsideDir();
@@ -453,9 +569,14 @@ describe('invalid UTF-8', () => {
     writeFileSync(file, JSON.stringify([{ path: 'bad.txt', action: 'approve', hunks: [1] }]));
     const r = repo.guardJson(['review', 'agent', '--decisions', file]);
     expect(r.code, JSON.stringify(r.json)).toBe(1); // hunk 0 was left
-    expect(r.json.files[0]).toMatchObject({ decision: 'approved', taken: [r.json.files[0].hunks[1].id] });
+    expect(r.json.files[0]).toMatchObject({
+      decision: 'approved',
+      taken: [r.json.files[0].hunks[1].id],
+    });
     expect(r.json.files[0].conflict).toBeUndefined();
-    expect(readFileSync(path.join(repo.dir, "bad.txt")).toString("latin1")).toBe(Buffer.concat([base, Buffer.from("last\n")]).toString("latin1"));
+    expect(readFileSync(path.join(repo.dir, 'bad.txt')).toString('latin1')).toBe(
+      Buffer.concat([base, Buffer.from('last\n')]).toString('latin1'),
+    );
   });
 });
 
@@ -469,8 +590,12 @@ describe('corrupt or hand-edited refs/guard/ records', () => {
     const bad = {
       'refs/guard/decisions/20990101T000000Z-00000001': commit('\x01\x02 garbage \xff\n'),
       'refs/guard/decisions/20990101T000000Z-00000002': blob,
-      'refs/guard/decisions/20990101T000000Z-00000003': commit('guard check: edited\n\n{"kind":"decisions","decisions":"not a list","time":42}\n'),
-      'refs/guard/decisions/20990101T000000Z-00000004': commit('guard check: edited\n\n{"kind":"decisions","time":"2099-01-01T00:00:00Z","command":7,"decisions":[{"path":5,"decision":null}]}\n'),
+      'refs/guard/decisions/20990101T000000Z-00000003': commit(
+        'guard check: edited\n\n{"kind":"decisions","decisions":"not a list","time":42}\n',
+      ),
+      'refs/guard/decisions/20990101T000000Z-00000004': commit(
+        'guard check: edited\n\n{"kind":"decisions","time":"2099-01-01T00:00:00Z","command":7,"decisions":[{"path":5,"decision":null}]}\n',
+      ),
       'refs/guard/checkpoints/20990101T000000Z-00000005': blob,
       'refs/guard/rejected/20990101T000000Z-00000006': tree,
     };
@@ -479,10 +604,14 @@ describe('corrupt or hand-edited refs/guard/ records', () => {
     expect(r.code).toBe(0);
     // a rejected ref is reached from its decision record, so log does not list it (guard doctor checks them)
     for (const ref of Object.keys(bad).filter((r) => !r.includes('/rejected/'))) {
-      const listed = r.json.skipped.includes(ref) || r.json.entries.some((e: any) => JSON.stringify(e).includes(ref.split('/').pop()!));
+      const listed =
+        r.json.skipped.includes(ref) ||
+        r.json.entries.some((e: any) => JSON.stringify(e).includes(ref.split('/').pop()!));
       expect(listed, ref).toBe(true);
     }
-    expect(r.json.entries.filter((e: any) => e.kind === 'decision' && e.path === 'b.txt')).toHaveLength(1);
+    expect(
+      r.json.entries.filter((e: any) => e.kind === 'decision' && e.path === 'b.txt'),
+    ).toHaveLength(1);
     expect(r.json.entries.some((e: any) => e.kind === 'checkpoint')).toBe(true);
     noCrash(repo.guard(['log']));
     repo.write('c.txt', 'c\n');
@@ -495,7 +624,12 @@ describe('corrupt or hand-edited refs/guard/ records', () => {
 
 describe('binary files are never printed', () => {
   const MARK = 'SECRET-MARKER-7f3a';
-  const bin = (n: number) => Buffer.concat([Buffer.from([0, 1, 2, 0]), Buffer.from(`${MARK}\n`.repeat(n)), Buffer.from([0])]);
+  const bin = (n: number) =>
+    Buffer.concat([
+      Buffer.from([0, 1, 2, 0]),
+      Buffer.from(`${MARK}\n`.repeat(n)),
+      Buffer.from([0]),
+    ]);
 
   it('check, write, review and ci say "binary" and never show the bytes', () => {
     const repo = makeRepo({ 'img.bin': bin(5) });
@@ -515,7 +649,8 @@ describe('binary files are never printed', () => {
     repo.git(['checkout', '-q', '-b', 'pr']);
     repo.write('img.bin', bin(6));
     repo.commitAll('pr');
-    for (const format of ['text', 'json', 'github', 'markdown', 'sarif']) runs.push(repo.guard(['ci', '--base', 'main', '--format', format]));
+    for (const format of ['text', 'json', 'github', 'markdown', 'sarif'])
+      runs.push(repo.guard(['ci', '--base', 'main', '--format', format]));
     for (const r of runs) {
       noCrash(r);
       expect(r.stdout + r.stderr).not.toContain(MARK);
@@ -539,17 +674,29 @@ describe('CRLF files', () => {
     repo.write('win.txt', crlf(200));
     const w = repo.guardJson(['write', 'win.txt'], { input: lines(200) });
     expect(w.code).toBe(0);
-    expect(w.json.files[0]).toMatchObject({ linesAdded: 0, linesDeleted: 0, needsApproval: false, written: true });
+    expect(w.json.files[0]).toMatchObject({
+      linesAdded: 0,
+      linesDeleted: 0,
+      needsApproval: false,
+      written: true,
+    });
     repo.git(['checkout', '-q', '-b', 'pr']);
     repo.commitAll('lf');
     const ci = repo.guardJson(['ci', '--base', 'main']);
     expect(ci.code).toBe(0);
-    expect(ci.json.files[0]).toMatchObject({ linesAdded: 0, linesDeleted: 0, needsApproval: false });
+    expect(ci.json.files[0]).toMatchObject({
+      linesAdded: 0,
+      linesDeleted: 0,
+      needsApproval: false,
+    });
   });
 
   it('a real change in a CRLF file is counted as git counts it', () => {
     const repo = makeRepo({ 'win.txt': crlf(200) });
-    repo.write('win.txt', crlf(200).replace('line 7\r\n', 'changed 7\r\n').replace('line 90\r\n', ''));
+    repo.write(
+      'win.txt',
+      crlf(200).replace('line 7\r\n', 'changed 7\r\n').replace('line 90\r\n', ''),
+    );
     repo.git(['add', '-A']);
     const { code, json } = repo.guardJson(['check']);
     expect(code).toBe(0);
@@ -559,7 +706,10 @@ describe('CRLF files', () => {
   it('review: taking one hunk of a CRLF file the lane turned to LF keeps the other lines as they were', () => {
     const repo = makeRepo({ 'win.txt': crlf(60) });
     const lane = startLane(repo);
-    writeFileSync(path.join(lane, 'win.txt'), lines(60).replace('line 5\n', 'five\n').replace('line 50\n', 'fifty\n'));
+    writeFileSync(
+      path.join(lane, 'win.txt'),
+      lines(60).replace('line 5\n', 'five\n').replace('line 50\n', 'fifty\n'),
+    );
     laneCommit(lane);
     const dir = outsideDir();
     const file = path.join(dir, 'd.json');
@@ -581,12 +731,23 @@ describe('the first commit of an empty repository', () => {
     repo.git(['add', '-A']);
     const c = repo.guardJson(['check']);
     expect(c.code).toBe(0);
-    expect(c.json).toMatchObject({ base: null, files: [expect.objectContaining({ path: 'a.txt', status: 'new', existingLines: 0 })] });
+    expect(c.json).toMatchObject({
+      base: null,
+      files: [expect.objectContaining({ path: 'a.txt', status: 'new', existingLines: 0 })],
+    });
     const w = repo.guardJson(['write', 'b.txt'], { input: 'b\n' });
     expect(w.code).toBe(0);
     expect(repo.read('b.txt')).toBe('b\n');
     const log = repo.guardJson(['log']);
     expect(log.code).toBe(0);
-    for (const args of [['log'], ['lanes'], ['start', 'agent'], ['review', '--auto'], ['ci', '--base', 'HEAD'], ['doctor']]) noCrash(repo.guard(args));
+    for (const args of [
+      ['log'],
+      ['lanes'],
+      ['start', 'agent'],
+      ['review', '--auto'],
+      ['ci', '--base', 'HEAD'],
+      ['doctor'],
+    ])
+      noCrash(repo.guard(args));
   });
 });

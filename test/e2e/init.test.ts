@@ -20,22 +20,75 @@ function fresh(files: Record<string, string>): TestRepo {
 function initJson(repo: TestRepo, args: string[] = [], cwd?: string) {
   const r = repo.guard(['init', ...args, '--json'], cwd ? { cwd } : {});
   expect(r.code, r.stderr).toBe(0);
-  return JSON.parse(r.stdout) as { packageManager: string; hooksPath: string; changed: string[]; warnings: string[] };
+  return JSON.parse(r.stdout) as {
+    packageManager: string;
+    hooksPath: string;
+    changed: string[];
+    warnings: string[];
+  };
 }
 
 const PKG = '{ "name": "app", "private": true }\n';
 
 describe('guard init: the package manager, from the project', () => {
   const cases: [string, Record<string, string>, string, string][] = [
-    ['package-lock.json', { 'package.json': PKG, 'package-lock.json': '{}\n' }, 'npm', 'npm install --save-dev guard-cli'],
+    [
+      'package-lock.json',
+      { 'package.json': PKG, 'package-lock.json': '{}\n' },
+      'npm',
+      'npm install --save-dev guard-cli',
+    ],
     ['package.json alone', { 'package.json': PKG }, 'npm', 'npm install --save-dev guard-cli'],
-    ['pnpm-lock.yaml', { 'package.json': PKG, 'pnpm-lock.yaml': "lockfileVersion: '9.0'\n" }, 'pnpm', 'pnpm add --save-dev guard-cli'],
-    ['a pnpm workspace root', { 'package.json': PKG, 'pnpm-workspace.yaml': 'packages: ["p/*"]\n' }, 'pnpm', 'pnpm add --save-dev --workspace-root guard-cli'],
-    ['yarn classic (yarn.lock, no .yarnrc.yml)', { 'package.json': PKG, 'yarn.lock': '# yarn lockfile v1\n' }, 'yarn', 'yarn add --dev guard-cli'],
-    ['yarn berry, node-modules linker', { 'package.json': PKG, 'yarn.lock': '__metadata:\n', '.yarnrc.yml': 'nodeLinker: node-modules\n' }, 'yarn', 'yarn add --dev guard-cli'],
-    ['yarn berry, default linker', { 'package.json': PKG, 'yarn.lock': '__metadata:\n', '.yarnrc.yml': 'enableTelemetry: false\n' }, 'yarn-pnp', 'yarn add --dev guard-cli'],
-    ['packageManager: yarn@4', { 'package.json': '{ "name": "app", "packageManager": "yarn@4.5.0" }\n' }, 'yarn-pnp', 'yarn add --dev guard-cli'],
-    ['packageManager: pnpm', { 'package.json': '{ "name": "app", "packageManager": "pnpm@9.1.0" }\n' }, 'pnpm', 'pnpm add --save-dev guard-cli'],
+    [
+      'pnpm-lock.yaml',
+      { 'package.json': PKG, 'pnpm-lock.yaml': "lockfileVersion: '9.0'\n" },
+      'pnpm',
+      'pnpm add --save-dev guard-cli',
+    ],
+    [
+      'a pnpm workspace root',
+      { 'package.json': PKG, 'pnpm-workspace.yaml': 'packages: ["p/*"]\n' },
+      'pnpm',
+      'pnpm add --save-dev --workspace-root guard-cli',
+    ],
+    [
+      'yarn classic (yarn.lock, no .yarnrc.yml)',
+      { 'package.json': PKG, 'yarn.lock': '# yarn lockfile v1\n' },
+      'yarn',
+      'yarn add --dev guard-cli',
+    ],
+    [
+      'yarn berry, node-modules linker',
+      {
+        'package.json': PKG,
+        'yarn.lock': '__metadata:\n',
+        '.yarnrc.yml': 'nodeLinker: node-modules\n',
+      },
+      'yarn',
+      'yarn add --dev guard-cli',
+    ],
+    [
+      'yarn berry, default linker',
+      {
+        'package.json': PKG,
+        'yarn.lock': '__metadata:\n',
+        '.yarnrc.yml': 'enableTelemetry: false\n',
+      },
+      'yarn-pnp',
+      'yarn add --dev guard-cli',
+    ],
+    [
+      'packageManager: yarn@4',
+      { 'package.json': '{ "name": "app", "packageManager": "yarn@4.5.0" }\n' },
+      'yarn-pnp',
+      'yarn add --dev guard-cli',
+    ],
+    [
+      'packageManager: pnpm',
+      { 'package.json': '{ "name": "app", "packageManager": "pnpm@9.1.0" }\n' },
+      'pnpm',
+      'pnpm add --save-dev guard-cli',
+    ],
     ['bun.lock', { 'package.json': PKG, 'bun.lock': '{}\n' }, 'bun', 'bun add --dev guard-cli'],
   ];
   for (const [name, files, manager, install] of cases) {
@@ -55,9 +108,20 @@ describe('guard init: the package manager, from the project', () => {
   }
 
   it("doctor on a yarn Plug'n'Play hook looks for yarn, not for node_modules/.bin", () => {
-    const repo = fresh({ 'package.json': PKG, 'yarn.lock': '__metadata:\n', '.pnp.cjs': '// pnp\n' });
+    const repo = fresh({
+      'package.json': PKG,
+      'yarn.lock': '__metadata:\n',
+      '.pnp.cjs': '// pnp\n',
+    });
     expect(initJson(repo).packageManager).toBe('yarn-pnp');
-    const check = (PATH: string) => (JSON.parse(repo.guard(['doctor', '--json'], { env: { PATH } }).stdout).checks as { id: string; ok: boolean; message: string }[]).find((c) => c.id === 'guard-command');
+    const check = (PATH: string) =>
+      (
+        JSON.parse(repo.guard(['doctor', '--json'], { env: { PATH } }).stdout).checks as {
+          id: string;
+          ok: boolean;
+          message: string;
+        }[]
+      ).find((c) => c.id === 'guard-command');
     const without = check('/usr/bin:/bin');
     expect(without?.ok).toBe(false);
     expect(without?.message).toContain('yarn is not on PATH');
@@ -69,7 +133,12 @@ describe('guard init: the package manager, from the project', () => {
   });
 
   it('the nearest project folder between cwd and the top decides, and the hook finds its node_modules/.bin', () => {
-    const repo = fresh({ 'big.txt': lines(300), 'web/package.json': PKG, 'web/pnpm-lock.yaml': "lockfileVersion: '9.0'\n", '.gitignore': 'node_modules/\n' });
+    const repo = fresh({
+      'big.txt': lines(300),
+      'web/package.json': PKG,
+      'web/pnpm-lock.yaml': "lockfileVersion: '9.0'\n",
+      '.gitignore': 'node_modules/\n',
+    });
     mkdirSync(path.join(repo.dir, 'web/node_modules/.bin'), { recursive: true });
     symlinkSync(CLI, path.join(repo.dir, 'web/node_modules/.bin/guard'));
     expect(initJson(repo, [], path.join(repo.dir, 'web')).packageManager).toBe('pnpm');
@@ -96,7 +165,8 @@ describe('guard init: the global route', () => {
     expect(readFileSync(hook, 'utf8')).toMatch(/^#!\/bin\/sh$[\s\S]*^\s*exec guard check$/m);
     expect(statSync(hook).mode & 0o111).not.toBe(0);
     expect(repo.git(['config', '--get', 'core.hooksPath'], { allowFail: true })).toBe('');
-    for (const f of ['.husky', 'package.json', 'node_modules']) expect(existsSync(path.join(repo.dir, f))).toBe(false);
+    for (const f of ['.husky', 'package.json', 'node_modules'])
+      expect(existsSync(path.join(repo.dir, f))).toBe(false);
     expect(initJson(repo).changed).toEqual([]);
   });
 
@@ -105,7 +175,9 @@ describe('guard init: the global route', () => {
     repo.git(['config', 'core.hooksPath', 'githooks']);
     const r = initJson(repo, ['--global']);
     expect(r.packageManager).toBe('global');
-    expect(readFileSync(path.join(repo.dir, 'githooks/pre-commit'), 'utf8')).toContain('exec guard check');
+    expect(readFileSync(path.join(repo.dir, 'githooks/pre-commit'), 'utf8')).toContain(
+      'exec guard check',
+    );
     expect(existsSync(path.join(repo.dir, '.husky'))).toBe(false);
   });
 
@@ -119,7 +191,10 @@ describe('guard init: the global route', () => {
     expect(r.stderr).not.toMatch(/\n\s+at /);
     expect(repo.read('.git/hooks/pre-commit')).toBe('#!/bin/sh\nflake8\n');
 
-    repo.write('.git/hooks/pre-commit', '#!/usr/bin/env bash\n# File generated by pre-commit: https://pre-commit.com\n');
+    repo.write(
+      '.git/hooks/pre-commit',
+      '#!/usr/bin/env bash\n# File generated by pre-commit: https://pre-commit.com\n',
+    );
     const framework = repo.guard(['init', '--global']);
     expect(framework.code).toBe(2);
     expect(framework.stderr).toContain("the pre-commit framework's hook");

@@ -1,5 +1,13 @@
 import { afterAll, describe, expect, it } from 'vitest';
-import { cleanupRepos, fixture, laneWrite, makeRepo, startLane, type Run, type TestRepo } from '../helpers.js';
+import {
+  cleanupRepos,
+  fixture,
+  laneWrite,
+  makeRepo,
+  startLane,
+  type Run,
+  type TestRepo,
+} from '../helpers.js';
 import { guardAsync, guardInProcess, guardSync } from '../inproc.js';
 
 afterAll(cleanupRepos);
@@ -32,7 +40,14 @@ describe('the CLI in process answers as the spawned CLI does', () => {
     return repo;
   };
   const hook = (repo: TestRepo) =>
-    JSON.stringify({ session_id: 's1', cwd: repo.dir, hook_event_name: 'PreToolUse', tool_name: 'Write', tool_input: { file_path: `${repo.dir}/a.txt`, content: 'x\n' }, tool_use_id: 't1' });
+    JSON.stringify({
+      session_id: 's1',
+      cwd: repo.dir,
+      hook_event_name: 'PreToolUse',
+      tool_name: 'Write',
+      tool_input: { file_path: `${repo.dir}/a.txt`, content: 'x\n' },
+      tool_use_id: 't1',
+    });
   const calls: Array<[string, string[], ((r: TestRepo) => string)?]> = [
     ['check, blocked', ['check']],
     ['check --json', ['check', '--json']],
@@ -66,7 +81,9 @@ describe('the CLI in process answers as the spawned CLI does', () => {
       const b = guardSync(args, { cwd: inproc.dir, input: input?.(inproc) ?? '' });
       expect(same(inproc, b), what).toEqual(same(spawned, a));
       expect(inproc.refs().length, what).toBe(spawned.refs().length);
-      expect(inproc.git(['status', '--porcelain', '--untracked-files=all']), what).toBe(spawned.git(['status', '--porcelain', '--untracked-files=all']));
+      expect(inproc.git(['status', '--porcelain', '--untracked-files=all']), what).toBe(
+        spawned.git(['status', '--porcelain', '--untracked-files=all']),
+      );
     }
   });
 
@@ -98,7 +115,9 @@ describe('the CLI in process answers as the spawned CLI does', () => {
 
   it('guardSync refuses what needs a process: GUARD_FAULT', () => {
     const repo = makeRepo({ 'a.txt': 'a\n' });
-    expect(() => guardSync(['check'], { cwd: repo.dir, env: { GUARD_FAULT: 'x' } })).toThrow(/GUARD_FAULT/);
+    expect(() => guardSync(['check'], { cwd: repo.dir, env: { GUARD_FAULT: 'x' } })).toThrow(
+      /GUARD_FAULT/,
+    );
   });
 
   it('outside a repository; env reaches the command and does not stay', async () => {

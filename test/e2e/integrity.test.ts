@@ -12,12 +12,16 @@ import { cleanupRepos, lines, makeRepo, type TestRepo, claudeHook } from '../hel
 
 afterAll(cleanupRepos);
 
-const hook = (repo: TestRepo, tool: string, input: object, id: string, post = false) => claudeHook(repo, 'net-1', tool, input, id, post);
+const hook = (repo: TestRepo, tool: string, input: object, id: string, post = false) =>
+  claudeHook(repo, 'net-1', tool, input, id, post);
 
 /** A session that wrote a file through the hook and ran one shell command: refs under refs/guard/sessions and checkpoints. */
 function session(repo: TestRepo): void {
   const file = path.join(repo.dir, 'app.py');
-  expect(hook(repo, 'Edit', { file_path: file, old_string: 'line 1\n', new_string: 'LINE 1\n' }, 'w1').stdout).toBe('');
+  expect(
+    hook(repo, 'Edit', { file_path: file, old_string: 'line 1\n', new_string: 'LINE 1\n' }, 'w1')
+      .stdout,
+  ).toBe('');
   repo.write('app.py', repo.read('app.py').replace('line 1\n', 'LINE 1\n'));
   hook(repo, 'Bash', { command: 'ls' }, 's1');
   hook(repo, 'Bash', { command: 'ls' }, 's1', true);
@@ -39,17 +43,30 @@ describe('refs/guard/* deleted and gc run through the shell', () => {
     expect(repo.git(['for-each-ref', 'refs/guard/'])).toBe('');
 
     // the hook (pre): the tool call is refused with why, in Claude's protocol
-    const pre = hook(repo, 'Write', { file_path: path.join(repo.dir, 'app.py'), content: 'x\n' }, 'w2');
+    const pre = hook(
+      repo,
+      'Write',
+      { file_path: path.join(repo.dir, 'app.py'), content: 'x\n' },
+      'w2',
+    );
     expect(pre.json.hookSpecificOutput.permissionDecision).toBe('deny');
-    expect(pre.json.hookSpecificOutput.permissionDecisionReason).toMatch(/of guard's refs were removed outside guard/);
+    expect(pre.json.hookSpecificOutput.permissionDecisionReason).toMatch(
+      /of guard's refs were removed outside guard/,
+    );
     expect(repo.read('app.py')).toContain('LINE 1');
     // doctor fails (exit 1) and names it
     const doctor = repo.guardJson(['doctor']);
     expect(doctor.code).toBe(1);
-    expect(doctor.json.checks).toContainEqual(expect.objectContaining({ id: 'integrity:refs', ok: false, severity: 'error' }));
+    expect(doctor.json.checks).toContainEqual(
+      expect.objectContaining({ id: 'integrity:refs', ok: false, severity: 'error' }),
+    );
     // log and rewind warn on stderr
-    expect(repo.guard(['log']).stderr).toMatch(/WARNING: \d+ of guard's refs were removed outside guard/);
-    expect(repo.guard(['rewind', 'net-1']).stderr).toMatch(/WARNING: \d+ of guard's refs were removed/);
+    expect(repo.guard(['log']).stderr).toMatch(
+      /WARNING: \d+ of guard's refs were removed outside guard/,
+    );
+    expect(repo.guard(['rewind', 'net-1']).stderr).toMatch(
+      /WARNING: \d+ of guard's refs were removed/,
+    );
 
     const rec = repo.guardJson(['recover']);
     expect(rec.code).toBe(0);
@@ -57,7 +74,9 @@ describe('refs/guard/* deleted and gc run through the shell', () => {
     const after = repo.git(['for-each-ref', '--format=%(refname) %(objectname)', 'refs/guard/']);
     for (const line of before.trim().split('\n')) expect(after).toContain(line);
     // quiet again, and the session can be rewound
-    expect(repo.guardJson(['doctor']).json.checks.some((c: any) => c.id.startsWith('integrity'))).toBe(false);
+    expect(
+      repo.guardJson(['doctor']).json.checks.some((c: any) => c.id.startsWith('integrity')),
+    ).toBe(false);
     const rw = repo.guard(['rewind', 'net-1']);
     expect(rw.code).toBe(0);
     expect(rw.stderr).toBe('');
@@ -98,8 +117,11 @@ describe('refs/guard/* deleted and gc run through the shell', () => {
 });
 
 describe('.husky/_ removed by git clean -fdX', () => {
-  it('doctor and log say the hooks are gone; the next hook call puts them back from guard\'s copy and says so once; guard init also does', () => {
-    const repo = makeRepo({ 'package.json': '{ "name": "app", "private": true }\n', 'app.py': lines(200) });
+  it("doctor and log say the hooks are gone; the next hook call puts them back from guard's copy and says so once; guard init also does", () => {
+    const repo = makeRepo({
+      'package.json': '{ "name": "app", "private": true }\n',
+      'app.py': lines(200),
+    });
     repo.git(['config', '--unset', 'core.hooksPath']);
     expect(repo.guard(['init']).code).toBe(0);
     expect(existsSync(path.join(repo.dir, '.husky', '_', 'pre-commit'))).toBe(true);
@@ -115,10 +137,14 @@ describe('.husky/_ removed by git clean -fdX', () => {
     // (issue 20 b) the hook door puts the folder back from .git/guard/hooks-copy and refuses this one call so the model reads it
     const pre = hook(repo, 'Bash', { command: 'git rm -q app.py && git commit -qm x' }, 'c1');
     expect(pre.json.hookSpecificOutput.permissionDecision).toBe('deny');
-    expect(pre.json.hookSpecificOutput.permissionDecisionReason).toMatch(/guard's git hooks were removed outside guard \(_\/pre-commit.*guard has put them back/);
+    expect(pre.json.hookSpecificOutput.permissionDecisionReason).toMatch(
+      /guard's git hooks were removed outside guard \(_\/pre-commit.*guard has put them back/,
+    );
     expect(existsSync(path.join(repo.dir, '.husky', '_', 'pre-commit'))).toBe(true);
     expect(repo.guard(['log']).stderr).toBe('');
-    expect(repo.guardJson(['doctor']).json.checks.some((c: any) => c.id === 'integrity:hooks')).toBe(false);
+    expect(
+      repo.guardJson(['doctor']).json.checks.some((c: any) => c.id === 'integrity:hooks'),
+    ).toBe(false);
     expect(hook(repo, 'Bash', { command: 'ls' }, 'c2').stdout).toBe('');
 
     repo.git(['clean', '-fdXq']);
@@ -136,8 +162,12 @@ describe("the harness's hook configuration changed through the shell", () => {
     repo.write('.claude/settings.local.json', '{ "disableAllHooks": true }\n');
     const pre = hook(repo, 'Bash', { command: 'ls' }, 'd1');
     expect(pre.json.hookSpecificOutput.permissionDecision).toBe('deny');
-    expect(pre.json.hookSpecificOutput.permissionDecisionReason).toMatch(/settings\.local\.json sets disableAllHooks/);
-    expect(repo.guardJson(['doctor']).json.checks).toContainEqual(expect.objectContaining({ id: 'integrity:agent', severity: 'error' }));
+    expect(pre.json.hookSpecificOutput.permissionDecisionReason).toMatch(
+      /settings\.local\.json sets disableAllHooks/,
+    );
+    expect(repo.guardJson(['doctor']).json.checks).toContainEqual(
+      expect.objectContaining({ id: 'integrity:agent', severity: 'error' }),
+    );
   });
 
   // Claude Code 2.1.330's schema: `async` runs a hook without waiting for it, `once` removes it after
@@ -149,23 +179,34 @@ describe("the harness's hook configuration changed through the shell", () => {
     ['once added', (h: any) => (h.once = true), /PreToolUse once true added/],
     ['an if condition added', (h: any) => (h.if = 'Bash(ls)'), /PreToolUse if "Bash\(ls\)" added/],
     ['the timeout cut to 1 s', (h: any) => (h.timeout = 1), /PreToolUse timeout 1/],
-  ])('guard\'s Claude hook changed through the shell (%s): the next hook call and doctor say so', (_, edit, said) => {
-    const repo = makeRepo({ 'app.py': lines(10) });
-    repo.git(['config', '--unset', 'core.hooksPath']);
-    expect(repo.guard(['init', '--global', '--agent', 'claude']).code).toBe(0);
-    // before: guard's own install is not reported, however the file is formatted
-    const s = JSON.parse(repo.read('.claude/settings.json'));
-    repo.write('.claude/settings.json', JSON.stringify(s));
-    expect(repo.guardJson(['doctor']).json.checks).not.toContainEqual(expect.objectContaining({ id: 'integrity:agent' }));
-    edit(s.hooks.PreToolUse.at(-1).hooks[0]);
-    repo.write('.claude/settings.json', JSON.stringify(s, null, 2));
-    const pre = hook(repo, 'Bash', { command: 'ls' }, 'f1');
-    expect(pre.json.hookSpecificOutput.permissionDecision).toBe('deny');
-    expect(pre.json.hookSpecificOutput.permissionDecisionReason).toMatch(said);
-    expect(repo.guardJson(['doctor']).json.checks).toContainEqual(expect.objectContaining({ id: 'integrity:agent', severity: 'error', message: expect.stringMatching(said) }));
-  });
+  ])(
+    "guard's Claude hook changed through the shell (%s): the next hook call and doctor say so",
+    (_, edit, said) => {
+      const repo = makeRepo({ 'app.py': lines(10) });
+      repo.git(['config', '--unset', 'core.hooksPath']);
+      expect(repo.guard(['init', '--global', '--agent', 'claude']).code).toBe(0);
+      // before: guard's own install is not reported, however the file is formatted
+      const s = JSON.parse(repo.read('.claude/settings.json'));
+      repo.write('.claude/settings.json', JSON.stringify(s));
+      expect(repo.guardJson(['doctor']).json.checks).not.toContainEqual(
+        expect.objectContaining({ id: 'integrity:agent' }),
+      );
+      edit(s.hooks.PreToolUse.at(-1).hooks[0]);
+      repo.write('.claude/settings.json', JSON.stringify(s, null, 2));
+      const pre = hook(repo, 'Bash', { command: 'ls' }, 'f1');
+      expect(pre.json.hookSpecificOutput.permissionDecision).toBe('deny');
+      expect(pre.json.hookSpecificOutput.permissionDecisionReason).toMatch(said);
+      expect(repo.guardJson(['doctor']).json.checks).toContainEqual(
+        expect.objectContaining({
+          id: 'integrity:agent',
+          severity: 'error',
+          message: expect.stringMatching(said),
+        }),
+      );
+    },
+  );
 
-  it('guard\'s Claude hook narrowed to Bash, or its PostToolUse entry removed: reported', () => {
+  it("guard's Claude hook narrowed to Bash, or its PostToolUse entry removed: reported", () => {
     const repo = makeRepo({ 'app.py': lines(10) });
     repo.git(['config', '--unset', 'core.hooksPath']);
     expect(repo.guard(['init', '--global', '--agent', 'claude']).code).toBe(0);
@@ -174,7 +215,14 @@ describe("the harness's hook configuration changed through the shell", () => {
     delete s.hooks.PostToolUse;
     repo.write('.claude/settings.json', JSON.stringify(s, null, 2));
     const d = repo.guardJson(['doctor']).json;
-    expect(d.checks).toContainEqual(expect.objectContaining({ id: 'integrity:agent', message: expect.stringMatching(/PreToolUse matcher "Bash".*no entry for PostToolUse|no entry for PostToolUse.*PreToolUse matcher "Bash"/) }));
+    expect(d.checks).toContainEqual(
+      expect.objectContaining({
+        id: 'integrity:agent',
+        message: expect.stringMatching(
+          /PreToolUse matcher "Bash".*no entry for PostToolUse|no entry for PostToolUse.*PreToolUse matcher "Bash"/,
+        ),
+      }),
+    );
   });
 
   it("guard's hooks removed from .claude/settings.json: reported by doctor", () => {
@@ -184,9 +232,16 @@ describe("the harness's hook configuration changed through the shell", () => {
     repo.write('.claude/settings.json', '{ "hooks": {} }\n');
     const d = repo.guardJson(['doctor']);
     expect(d.code).toBe(1);
-    expect(d.json.checks).toContainEqual(expect.objectContaining({ id: 'integrity:agent', message: expect.stringMatching(/no longer runs guard hook claude/) }));
+    expect(d.json.checks).toContainEqual(
+      expect.objectContaining({
+        id: 'integrity:agent',
+        message: expect.stringMatching(/no longer runs guard hook claude/),
+      }),
+    );
     rmSync(path.join(repo.dir, '.claude'), { recursive: true });
-    expect(repo.guardJson(['doctor']).json.checks).toContainEqual(expect.objectContaining({ id: 'integrity:agent', message: expect.stringMatching(/is gone/) }));
+    expect(repo.guardJson(['doctor']).json.checks).toContainEqual(
+      expect.objectContaining({ id: 'integrity:agent', message: expect.stringMatching(/is gone/) }),
+    );
   });
 });
 

@@ -2,13 +2,32 @@ import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { CLI, cleanEnv, cleanupRepos, fixture, installGuard, lanePath, lines, makeRepo, type TestRepo } from '../helpers.js';
+import {
+  CLI,
+  cleanEnv,
+  cleanupRepos,
+  fixture,
+  installGuard,
+  lanePath,
+  lines,
+  makeRepo,
+  type TestRepo,
+} from '../helpers.js';
 
 afterAll(cleanupRepos);
 
 /** git in a lane, as an agent would run it. */
-function laneGit(repo: TestRepo, name: string, args: string[], env: Record<string, string | undefined> = {}) {
-  const r = spawnSync('git', args, { cwd: lanePath(repo, name), env: cleanEnv(env), detached: true } as Parameters<typeof spawnSync>[2]); // detached: no controlling terminal, as an agent runs
+function laneGit(
+  repo: TestRepo,
+  name: string,
+  args: string[],
+  env: Record<string, string | undefined> = {},
+) {
+  const r = spawnSync('git', args, {
+    cwd: lanePath(repo, name),
+    env: cleanEnv(env),
+    detached: true,
+  } as Parameters<typeof spawnSync>[2]); // detached: no controlling terminal, as an agent runs
   return { code: r.status ?? 128, out: r.stdout.toString() + r.stderr.toString() };
 }
 
@@ -28,7 +47,14 @@ describe('guard start', () => {
     const { code, json } = repo.guardJson(['start', 'agent-1']);
     expect(code).toBe(0);
     const p = lanePath(repo, 'agent-1');
-    expect(json).toMatchObject({ ok: true, command: 'start', name: 'agent-1', path: p, branch: 'guard/agent-1', base: head });
+    expect(json).toMatchObject({
+      ok: true,
+      command: 'start',
+      name: 'agent-1',
+      path: p,
+      branch: 'guard/agent-1',
+      base: head,
+    });
     expect(repo.git(['worktree', 'list', '--porcelain'])).toContain(`worktree ${p}\n`);
     expect(repo.git(['rev-parse', 'refs/heads/guard/agent-1']).trim()).toBe(head);
     expect(repo.git(['rev-parse', 'refs/guard/lanes/agent-1']).trim()).toBe(head);
@@ -57,7 +83,15 @@ describe('guard start', () => {
     repo.write('c.txt', 'c\n');
     repo.commitAll('main moves on');
     const { json } = repo.guardJson(['lanes']);
-    expect(json.lanes).toEqual([expect.objectContaining({ name: 'old', base: first, filesChanged: 0, needsApproval: 0, broken: false })]);
+    expect(json.lanes).toEqual([
+      expect.objectContaining({
+        name: 'old',
+        base: first,
+        filesChanged: 0,
+        needsApproval: 0,
+        broken: false,
+      }),
+    ]);
   });
 
   it('refuses a taken name with exit 1 and changes nothing', () => {
@@ -67,12 +101,19 @@ describe('guard start', () => {
     const before = laneState(repo);
     const { code, json } = repo.guardJson(['start', 'dup']);
     expect(code).toBe(1);
-    expect(json).toEqual({ ok: false, error: { code: 'E_LANE_EXISTS', message: 'lane "dup" already exists', hint: expect.stringContaining('guard discard dup') } });
+    expect(json).toEqual({
+      ok: false,
+      error: {
+        code: 'E_LANE_EXISTS',
+        message: 'lane "dup" already exists',
+        hint: expect.stringContaining('guard discard dup'),
+      },
+    });
     expect(laneState(repo)).toEqual(before);
     expect(repo.read('.guard/lanes/dup/work.txt')).toBe('agent work\n');
   });
 
-  it('refuses a name whose branch guard/NAME is already someone else\'s', () => {
+  it("refuses a name whose branch guard/NAME is already someone else's", () => {
     const repo = makeRepo({ 'a.txt': 'a\n' });
     repo.git(['branch', 'guard/mine']);
     const before = laneState(repo);
@@ -82,25 +123,31 @@ describe('guard start', () => {
     expect(laneState(repo)).toEqual(before);
   });
 
-  it.each(['../x', 'a/b', '.hidden', 'a..b', 'x.lock', 'sp ace', 'x:y', 'trailing.'])('refuses the invalid name %j with exit 2 and creates nothing', (name) => {
-    const repo = makeRepo({ 'a.txt': 'a\n' });
-    const before = laneState(repo);
-    const { code, json } = repo.guardJson(['start', name]);
-    expect(code).toBe(2);
-    expect(json.ok).toBe(false);
-    expect(json.error.code).toBe('E_USAGE');
-    expect(json.error.message).toContain('invalid lane name');
-    expect(laneState(repo)).toEqual(before);
-    expect(existsSync(path.join(repo.dir, '.guard'))).toBe(false);
-    expect(repo.refs()).toEqual([]);
-  });
+  it.each(['../x', 'a/b', '.hidden', 'a..b', 'x.lock', 'sp ace', 'x:y', 'trailing.'])(
+    'refuses the invalid name %j with exit 2 and creates nothing',
+    (name) => {
+      const repo = makeRepo({ 'a.txt': 'a\n' });
+      const before = laneState(repo);
+      const { code, json } = repo.guardJson(['start', name]);
+      expect(code).toBe(2);
+      expect(json.ok).toBe(false);
+      expect(json.error.code).toBe('E_USAGE');
+      expect(json.error.message).toContain('invalid lane name');
+      expect(laneState(repo)).toEqual(before);
+      expect(existsSync(path.join(repo.dir, '.guard'))).toBe(false);
+      expect(repo.refs()).toEqual([]);
+    },
+  );
 
   it('refuses a --from that is not a commit, creating nothing', () => {
     const repo = makeRepo({ 'a.txt': 'a\n' });
     const before = laneState(repo);
     const { code, json } = repo.guardJson(['start', 'x', '--from', 'no-such-branch']);
     expect(code).toBe(2);
-    expect(json.error).toMatchObject({ code: 'E_USAGE', message: 'cannot start from "no-such-branch": not a commit' });
+    expect(json.error).toMatchObject({
+      code: 'E_USAGE',
+      message: 'cannot start from "no-such-branch": not a commit',
+    });
     expect(laneState(repo)).toEqual(before);
     expect(repo.refs()).toEqual([]);
   });
@@ -108,7 +155,10 @@ describe('guard start', () => {
   it('leaves nothing half created when git cannot make the worktree', () => {
     const repo = makeRepo({ 'a.txt': 'a\n' });
     mkdirSync(path.join(repo.dir, '.guard'));
-    writeFileSync(path.join(repo.dir, '.guard', 'lanes'), 'a file where the lanes folder should be\n');
+    writeFileSync(
+      path.join(repo.dir, '.guard', 'lanes'),
+      'a file where the lanes folder should be\n',
+    );
     const r = repo.guardJson(['start', 'x']);
     expect(r.code).not.toBe(0);
     expect(r.json.ok).toBe(false);
@@ -122,7 +172,9 @@ describe('guard start', () => {
     expect(repo.guard(['start', 'one']).code).toBe(0);
     const r = repo.guard(['start', 'two', '--json'], { cwd: lanePath(repo, 'one') });
     expect(JSON.parse(r.stdout).path).toBe(lanePath(repo, 'two'));
-    const listed = JSON.parse(repo.guard(['lanes', '--json'], { cwd: lanePath(repo, 'two') }).stdout);
+    const listed = JSON.parse(
+      repo.guard(['lanes', '--json'], { cwd: lanePath(repo, 'two') }).stdout,
+    );
     expect(listed.lanes.map((l: { name: string }) => l.name)).toEqual(['one', 'two']);
   });
 });
@@ -130,7 +182,14 @@ describe('guard start', () => {
 describe('guard run', () => {
   it('runs the command in the lane, passes its exit code on and checkpoints the lane although it failed', () => {
     const repo = makeRepo({ 'a.txt': 'a\n', 'big.txt': lines(300) });
-    const r = repo.guard(['run', 'agent', '--', 'sh', '-c', 'pwd; seq 1 10 > big.txt; echo made > new.txt; exit 7']);
+    const r = repo.guard([
+      'run',
+      'agent',
+      '--',
+      'sh',
+      '-c',
+      'pwd; seq 1 10 > big.txt; echo made > new.txt; exit 7',
+    ]);
     expect(r.code).toBe(7);
     const p = lanePath(repo, 'agent');
     expect(r.stdout.split('\n')[0]).toBe(p);
@@ -139,12 +198,16 @@ describe('guard run', () => {
     expect(existsSync(path.join(repo.dir, 'new.txt'))).toBe(false);
     expect(repo.read('big.txt')).toBe(lines(300));
     // the lane's checkpoint holds the untracked file and the rewrite (the other one is the main tree's, taken before)
-    const refs = repo.refs('refs/guard/checkpoints/').filter((ref) => repo.git(['log', '-1', '--format=%s', ref]).includes('after guard run'));
+    const refs = repo
+      .refs('refs/guard/checkpoints/')
+      .filter((ref) => repo.git(['log', '-1', '--format=%s', ref]).includes('after guard run'));
     expect(refs).toHaveLength(1);
     expect(repo.git(['show', `${refs[0]}:new.txt`])).toBe('made\n');
     expect(repo.git(['show', `${refs[0]}:big.txt`]).split('\n')).toHaveLength(11);
     // the summary
-    expect(r.stdout).toContain('guard: lane agent: the command exited with 7; 2 files changed since');
+    expect(r.stdout).toContain(
+      'guard: lane agent: the command exited with 7; 2 files changed since',
+    );
     expect(r.stdout).toContain('1 needs approval');
     expect(r.stdout).toMatch(/replace\s+big\.txt\s+needs approval: replaces/);
     expect(r.stdout).toMatch(/new\s+new\.txt/);
@@ -158,15 +221,29 @@ describe('guard run', () => {
     expect(r.code).toBe(0);
     const json = JSON.parse(r.stdout);
     expect(r.stderr).toContain('noise');
-    expect(json).toMatchObject({ ok: true, command: 'run', name: 'l', created: false, base: start.base, exitCode: 0, signal: null, filesChanged: 1, needsApproval: 0 });
+    expect(json).toMatchObject({
+      ok: true,
+      command: 'run',
+      name: 'l',
+      created: false,
+      base: start.base,
+      exitCode: 0,
+      signal: null,
+      filesChanged: 1,
+      needsApproval: 0,
+    });
     expect(json.files[0]).toMatchObject({ path: 'a.txt', status: 'modify', linesAdded: 1 });
     expect(repo.git(['show', `${json.checkpoint.ref}:a.txt`])).toBe('a\nb\n');
   });
 
   it('passes a signal on to the command and still checkpoints', async () => {
     const repo = makeRepo({ 'a.txt': 'a\n' });
-    const script = 'trap "echo interrupted > after.txt; exit 5" TERM; echo started > before.txt; echo ready; while :; do sleep 0.05; done';
-    const child = spawn(process.execPath, [CLI, 'run', 'sig', '--', 'sh', '-c', script], { cwd: repo.dir, env: cleanEnv({ CI: 'true' }) });
+    const script =
+      'trap "echo interrupted > after.txt; exit 5" TERM; echo started > before.txt; echo ready; while :; do sleep 0.05; done';
+    const child = spawn(process.execPath, [CLI, 'run', 'sig', '--', 'sh', '-c', script], {
+      cwd: repo.dir,
+      env: cleanEnv({ CI: 'true' }),
+    });
     let stdout = '';
     const ready = new Promise<void>((resolve) => {
       child.stdout.on('data', (b: Buffer) => {
@@ -174,26 +251,40 @@ describe('guard run', () => {
         if (stdout.includes('ready')) resolve();
       });
     });
-    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    const exited = new Promise<number | null>((resolve) =>
+      child.on('exit', (code) => resolve(code)),
+    );
     await ready;
     child.kill('SIGTERM');
     expect(await exited).toBe(5);
     expect(stdout).toContain('the command exited with 5');
-    const [ref] = repo.refs('refs/guard/checkpoints/').filter((r) => repo.git(['log', '-1', '--format=%s', r]).includes('after guard run')); // not the main tree's
+    const [ref] = repo
+      .refs('refs/guard/checkpoints/')
+      .filter((r) => repo.git(['log', '-1', '--format=%s', r]).includes('after guard run')); // not the main tree's
     expect(repo.git(['show', `${ref}:after.txt`])).toBe('interrupted\n');
     expect(repo.git(['show', `${ref}:before.txt`])).toBe('started\n');
   });
 
   it('passes SIGINT on when there is no terminal to have sent it', async () => {
     const repo = makeRepo({ 'a.txt': 'a\n' });
-    const script = 'trap "echo int > after.txt; exit 130" INT; echo ready; while :; do sleep 0.05; done';
-    const child = spawn(process.execPath, [CLI, 'run', 'int', '--', 'sh', '-c', script], { cwd: repo.dir, env: cleanEnv({ CI: 'true' }) });
-    const ready = new Promise<void>((resolve) => child.stdout.on('data', (b: Buffer) => b.toString().includes('ready') && resolve()));
-    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    const script =
+      'trap "echo int > after.txt; exit 130" INT; echo ready; while :; do sleep 0.05; done';
+    const child = spawn(process.execPath, [CLI, 'run', 'int', '--', 'sh', '-c', script], {
+      cwd: repo.dir,
+      env: cleanEnv({ CI: 'true' }),
+    });
+    const ready = new Promise<void>((resolve) =>
+      child.stdout.on('data', (b: Buffer) => b.toString().includes('ready') && resolve()),
+    );
+    const exited = new Promise<number | null>((resolve) =>
+      child.on('exit', (code) => resolve(code)),
+    );
     await ready;
     child.kill('SIGINT');
     expect(await exited).toBe(130);
-    const [ref] = repo.refs('refs/guard/checkpoints/').filter((r) => repo.git(['log', '-1', '--format=%s', r]).includes('after guard run')); // not the main tree's
+    const [ref] = repo
+      .refs('refs/guard/checkpoints/')
+      .filter((r) => repo.git(['log', '-1', '--format=%s', r]).includes('after guard run')); // not the main tree's
     expect(repo.git(['show', `${ref}:after.txt`])).toBe('int\n');
   });
 
@@ -201,7 +292,10 @@ describe('guard run', () => {
     const repo = makeRepo({ 'a.txt': 'a\n' });
     const r = repo.guard(['run', 'x', '--json', '--', 'no-such-command-here']);
     expect(r.code).toBe(2);
-    expect(JSON.parse(r.stdout).error).toMatchObject({ code: 'E_USAGE', message: 'cannot run "no-such-command-here": not found' });
+    expect(JSON.parse(r.stdout).error).toMatchObject({
+      code: 'E_USAGE',
+      message: 'cannot run "no-such-command-here": not found',
+    });
     expect(repo.guardJson(['run', 'y']).json.error.message).toBe('no command to run');
     // a lane made for a command that never started is removed again (issue 13 item 26)
     expect(repo.refs('refs/guard/lanes/')).toEqual([]);
@@ -216,7 +310,9 @@ describe('guard lanes', () => {
     repo.guard(['start', 'idle']);
     const p = lanePath(repo, 'busy');
     writeFileSync(path.join(p, 'a.txt'), 'a changed\n');
-    expect(laneGit(repo, 'busy', ['commit', '-q', '--no-verify', '-am', 'agent commit']).code).toBe(0);
+    expect(laneGit(repo, 'busy', ['commit', '-q', '--no-verify', '-am', 'agent commit']).code).toBe(
+      0,
+    );
     writeFileSync(path.join(p, 'b.txt'), 'b changed\n');
     writeFileSync(path.join(p, 'untracked.txt'), 'new\n');
     writeFileSync(path.join(p, 'state.py'), fixture('state_replacement.py'));
@@ -224,8 +320,24 @@ describe('guard lanes', () => {
     expect(code).toBe(0);
     const base = repo.git(['rev-parse', 'HEAD']).trim();
     expect(json.lanes).toEqual([
-      { name: 'busy', path: p, branch: 'guard/busy', base, filesChanged: 4, needsApproval: 1, broken: false },
-      { name: 'idle', path: lanePath(repo, 'idle'), branch: 'guard/idle', base, filesChanged: 0, needsApproval: 0, broken: false },
+      {
+        name: 'busy',
+        path: p,
+        branch: 'guard/busy',
+        base,
+        filesChanged: 4,
+        needsApproval: 1,
+        broken: false,
+      },
+      {
+        name: 'idle',
+        path: lanePath(repo, 'idle'),
+        branch: 'guard/idle',
+        base,
+        filesChanged: 0,
+        needsApproval: 0,
+        broken: false,
+      },
     ]);
     // measuring again with nothing changed reuses the checkpoint
     const count = repo.refs('refs/guard/checkpoints/').length;
@@ -242,7 +354,8 @@ describe('guard lanes', () => {
       for (let i = 0; i < n; i++) {
         const name = `l${repo.refs('refs/guard/lanes/').length}`;
         repo.guard(['start', name]);
-        for (let f = 0; f < 20; f++) writeFileSync(path.join(lanePath(repo, name), `f${f}.txt`), `${f}\n`);
+        for (let f = 0; f < 20; f++)
+          writeFileSync(path.join(lanePath(repo, name), `f${f}.txt`), `${f}\n`);
       }
       const trace = path.join(repo.dir, '.git', `trace-${n}`);
       repo.guard(['lanes'], { env: { GUARD_TRACE_GIT: trace } });
@@ -292,13 +405,25 @@ describe('hooks in a lane', () => {
     const ok = laneGit(repo, 'agent', ['commit', '-q', '-am', 'agent: small change'], env);
     expect(ok.out).toBe('');
     expect(ok.code).toBe(0);
-    expect(repo.git(['log', '-1', '--format=%s', 'guard/agent']).trim()).toBe('agent: small change');
+    expect(repo.git(['log', '-1', '--format=%s', 'guard/agent']).trim()).toBe(
+      'agent: small change',
+    );
   });
 
   it('under guard run the hook finds the guard installed in the main tree', () => {
     const repo = installed();
     // node_modules/.bin/guard exists only in the main tree (the lane has no node_modules)
-    const r = repo.guard(['run', 'agent', '--', 'sh', '-c', 'echo short > state.py && git commit -q -am "agent: rewrite"'], { env: { CI: 'true' } });
+    const r = repo.guard(
+      [
+        'run',
+        'agent',
+        '--',
+        'sh',
+        '-c',
+        'echo short > state.py && git commit -q -am "agent: rewrite"',
+      ],
+      { env: { CI: 'true' } },
+    );
     expect(r.code).toBe(1);
     expect(r.stdout + r.stderr).toContain('guard: blocked 1 change');
     expect(repo.git(['log', '--format=%s', 'guard/agent'])).not.toContain('agent: rewrite');
@@ -314,7 +439,7 @@ describe('hooks in a lane', () => {
 });
 
 describe('guard discard', () => {
-  it('removes worktree, branch and base ref; the lane\'s commits and files (untracked too) stay in a checkpoint', () => {
+  it("removes worktree, branch and base ref; the lane's commits and files (untracked too) stay in a checkpoint", () => {
     const repo = makeRepo({ 'a.txt': 'a\n', 'b.txt': 'b\n' });
     repo.guard(['start', 'gone']);
     const p = lanePath(repo, 'gone');
@@ -326,7 +451,14 @@ describe('guard discard', () => {
 
     const { code, json } = repo.guardJson(['discard', 'gone']);
     expect(code).toBe(0);
-    expect(json).toMatchObject({ ok: true, command: 'discard', name: 'gone', path: p, branch: 'guard/gone', broken: false });
+    expect(json).toMatchObject({
+      ok: true,
+      command: 'discard',
+      name: 'gone',
+      path: p,
+      branch: 'guard/gone',
+      broken: false,
+    });
     expect(existsSync(p)).toBe(false);
     expect(repo.git(['worktree', 'list', '--porcelain'])).not.toContain(p);
     expect(repo.git(['branch', '--list', 'guard/*'])).toBe('');
@@ -375,7 +507,14 @@ describe('guard discard', () => {
     const repo = makeRepo({ 'a.txt': 'a\n' });
     const { code, json } = repo.guardJson(['discard', 'nope']);
     expect(code).toBe(2);
-    expect(json).toEqual({ ok: false, error: { code: 'E_NO_LANE', message: 'lane "nope" does not exist', hint: 'guard lanes lists them' } });
+    expect(json).toEqual({
+      ok: false,
+      error: {
+        code: 'E_NO_LANE',
+        message: 'lane "nope" does not exist',
+        hint: 'guard lanes lists them',
+      },
+    });
     const human = repo.guard(['discard', 'nope']);
     expect(human.stderr).toBe('guard: lane "nope" does not exist\nhint: guard lanes lists them\n');
   });
@@ -398,7 +537,10 @@ describe('guard discard', () => {
     expect(repo.guard(['lanes']).stdout).toMatch(/^lost .*broken.*guard discard lost/m);
     const run = repo.guard(['run', 'lost', '--json', '--', 'true']);
     expect(run.code).toBe(2);
-    expect(JSON.parse(run.stdout).error).toMatchObject({ code: 'E_NO_LANE', hint: expect.stringContaining('guard discard lost') });
+    expect(JSON.parse(run.stdout).error).toMatchObject({
+      code: 'E_NO_LANE',
+      hint: expect.stringContaining('guard discard lost'),
+    });
 
     const { code, json } = repo.guardJson(['discard', 'lost']);
     expect(code).toBe(0);

@@ -10,7 +10,12 @@ function oldCheckpoint(repo: TestRepo, id: string, daysAgo: number): string {
   const tree = repo.git(['write-tree']).trim();
   const time = new Date(Date.now() - daysAgo * 86400_000).toISOString();
   const msg = `guard checkpoint: old\n\n${JSON.stringify({ v: 1, kind: 'checkpoint', reason: `old ${daysAgo}d`, command: 'test', lane: null, worktree: repo.dir, time })}\n`;
-  const commit = repo.git(['commit-tree', tree], { input: msg, env: { GIT_COMMITTER_DATE: when, GIT_AUTHOR_DATE: when } }).trim();
+  const commit = repo
+    .git(['commit-tree', tree], {
+      input: msg,
+      env: { GIT_COMMITTER_DATE: when, GIT_AUTHOR_DATE: when },
+    })
+    .trim();
   const ref = `refs/guard/checkpoints/${id}`;
   repo.git(['update-ref', ref, commit]);
   return ref;
@@ -21,11 +26,16 @@ describe('guard log', () => {
     const repo = makeRepo({ 'state.py': fixture('state.py') });
     oldCheckpoint(repo, '20200101T000000Z-00000000', 400);
     expect(repo.guard(['write', 'notes.txt'], { input: 'n\n' }).code).toBe(0);
-    expect(repo.guard(['write', 'state.py'], { input: fixture('state_replacement.py') }).code).toBe(1);
+    expect(repo.guard(['write', 'state.py'], { input: fixture('state_replacement.py') }).code).toBe(
+      1,
+    );
 
     const { code, json } = repo.guardJson(['log']);
     expect(code).toBe(0);
-    const kinds = json.entries.map((e: any) => [e.kind, e.kind === 'checkpoint' ? e.reason : `${e.path} ${e.decision}`]);
+    const kinds = json.entries.map((e: any) => [
+      e.kind,
+      e.kind === 'checkpoint' ? e.reason : `${e.path} ${e.decision}`,
+    ]);
     expect(kinds).toEqual([
       ['decision', 'state.py blocked'],
       ['decision', 'notes.txt allowed'],
@@ -35,7 +45,12 @@ describe('guard log', () => {
     const times = json.entries.map((e: any) => e.time);
     expect([...times].sort().reverse()).toEqual(times);
     const blocked = json.entries[0];
-    expect(blocked).toMatchObject({ status: 'replace', existingLines: 270, decider: 'auto', command: 'write' });
+    expect(blocked).toMatchObject({
+      status: 'replace',
+      existingLines: 270,
+      decider: 'auto',
+      command: 'write',
+    });
     expect(blocked.ref).toMatch(/^refs\/guard\/rejected\//);
     expect(repo.git(['show', `${blocked.ref}:state.py`])).toBe(fixture('state_replacement.py'));
     // a checkpoint's id is what restore takes
@@ -44,7 +59,9 @@ describe('guard log', () => {
     expect(repo.guard(['restore', cp.id]).code).toBe(0);
 
     const human = repo.guard(['log', '--limit', '3']);
-    const text = human.stdout.replace(/\d{4}-\d\d-\d\d \d\d:\d\d:\d\dZ/g, 'TIME').replace(/\d{8}T\d{6}Z-[0-9a-f]{8}/g, 'ID');
+    const text = human.stdout
+      .replace(/\d{4}-\d\d-\d\d \d\d:\d\d:\d\dZ/g, 'TIME')
+      .replace(/\d{8}T\d{6}Z-[0-9a-f]{8}/g, 'ID');
     expect(text).toBe(
       [
         'TIME  checkpoint  before guard restore ID  ID',
@@ -60,7 +77,9 @@ describe('guard log', () => {
     const repo = makeRepo({ 'a.txt': 'a\n' });
     expect(repo.guard(['write', 'b.txt'], { input: 'b\n' }).code).toBe(0);
     const tree = repo.git(['write-tree']).trim();
-    const junk = repo.git(['commit-tree', tree], { input: 'guard check: edited\n\n{not json\n' }).trim();
+    const junk = repo
+      .git(['commit-tree', tree], { input: 'guard check: edited\n\n{not json\n' })
+      .trim();
     repo.git(['update-ref', 'refs/guard/decisions/20990101T000000Z-deadbeef', junk]);
     const r = repo.guardJson(['log']);
     expect(r.code).toBe(0);
@@ -97,7 +116,9 @@ describe('guard log', () => {
     const { code, json } = repo.guardJson(['log', '--prune', '--keep', '1', '--include-rejected']);
     expect(code).toBe(0);
     expect(json.pruned).toEqual({ checkpoints: 3, rejected: 0, decisions: 0 });
-    expect(repo.refs('refs/guard/checkpoints/')).toEqual(['refs/guard/checkpoints/20200101T000004Z-00000004']);
+    expect(repo.refs('refs/guard/checkpoints/')).toEqual([
+      'refs/guard/checkpoints/20200101T000004Z-00000004',
+    ]);
     const all = repo.guardJson(['log', '--prune', '--keep', '0', '--include-rejected']);
     expect(all.json.pruned).toEqual({ checkpoints: 1, rejected: 1, decisions: 1 });
     expect(repo.refs()).toEqual([]);
@@ -106,7 +127,10 @@ describe('guard log', () => {
   it('--prune without an age or a count is a usage error that deletes nothing', () => {
     const repo = makeRepo({ 'a.txt': 'a\n' });
     oldCheckpoint(repo, '20200101T000000Z-00000001', 100);
-    for (const args of [['log', '--prune'], ['log', '--prune', '--older-than', 'soon']]) {
+    for (const args of [
+      ['log', '--prune'],
+      ['log', '--prune', '--older-than', 'soon'],
+    ]) {
       const r = repo.guardJson(args);
       expect(r.code).toBe(2);
       expect(r.json.error.code).toBe('E_USAGE');
@@ -116,7 +140,8 @@ describe('guard log', () => {
 
   it('reads every ref with one git for-each-ref (names) and one cat-file (messages), however many there are', () => {
     const repo = makeRepo({ 'a.txt': 'a\n' });
-    for (let i = 0; i < 30; i++) oldCheckpoint(repo, `20200101T000000Z-${String(i).padStart(8, '0')}`, 1);
+    for (let i = 0; i < 30; i++)
+      oldCheckpoint(repo, `20200101T000000Z-${String(i).padStart(8, '0')}`, 1);
     const trace = `${repo.dir}/.git/trace-git`;
     const r = repo.guardJson(['log'], { env: { GUARD_TRACE_GIT: trace } });
     expect(r.json.entries).toHaveLength(30);
@@ -133,7 +158,8 @@ describe('guard log', () => {
     for (let i = 0; i < 2100; i++) {
       const time = new Date(Date.UTC(2025, 0, 1) + i * 1000).toISOString();
       const msg = `guard checkpoint: n${i}\n\n${JSON.stringify({ v: 1, kind: 'checkpoint', reason: `n${i}`, command: 'test', lane: null, worktree: repo.dir, time })}\n`;
-      const id = time.replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z') + '-' + String(i).padStart(8, '0');
+      const id =
+        time.replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z') + '-' + String(i).padStart(8, '0');
       stream += `commit refs/guard/checkpoints/${id}\ncommitter g <g@l> ${1735689600 + i} +0000\ndata ${Buffer.byteLength(msg)}\n${msg}from ${head}\n\n`;
     }
     repo.git(['fast-import', '--quiet'], { input: stream });

@@ -10,7 +10,20 @@ import path from 'node:path';
 import { spawnSync } from 'node:child_process';
 import * as pty from 'node-pty';
 import { afterAll, describe, expect, it } from 'vitest';
-import { CLI, cleanEnv, cleanupRepos, fixture, installGuard, lanePath, laneWrite, lines, makeRepo, outsideDir, startLane, type TestRepo } from '../helpers.js';
+import {
+  CLI,
+  cleanEnv,
+  cleanupRepos,
+  fixture,
+  installGuard,
+  lanePath,
+  laneWrite,
+  lines,
+  makeRepo,
+  outsideDir,
+  startLane,
+  type TestRepo,
+} from '../helpers.js';
 import { spawnGuard } from '../pty.js';
 
 afterAll(cleanupRepos);
@@ -18,8 +31,24 @@ afterAll(cleanupRepos);
 const PROMPT = /Take this hunk \[[^\]]*\]\? $/;
 
 /** `git commit ARGS` on a pseudo-terminal; `answer(screen)` returns what to type at each prompt (null: nothing). */
-function commitAtTerminal(repo: TestRepo, args: string[], answer: (screen: string) => string | null, env: Record<string, string | undefined> = {}): Promise<{ code: number; out: string }> {
-  const p = pty.spawn('git', ['commit', ...args], { cwd: repo.dir, env: cleanEnv({ CI: undefined, GUARD_AUTO: undefined, NO_COLOR: '1', TERM: 'xterm', ...env }) as Record<string, string>, cols: 160, rows: 50 });
+function commitAtTerminal(
+  repo: TestRepo,
+  args: string[],
+  answer: (screen: string) => string | null,
+  env: Record<string, string | undefined> = {},
+): Promise<{ code: number; out: string }> {
+  const p = pty.spawn('git', ['commit', ...args], {
+    cwd: repo.dir,
+    env: cleanEnv({
+      CI: undefined,
+      GUARD_AUTO: undefined,
+      NO_COLOR: '1',
+      TERM: 'xterm',
+      ...env,
+    }) as Record<string, string>,
+    cols: 160,
+    rows: 50,
+  });
   let out = '';
   let seen = 0;
   p.onData((d) => {
@@ -32,7 +61,9 @@ function commitAtTerminal(repo: TestRepo, args: string[], answer: (screen: strin
     }
   });
   const timer = setTimeout(() => p.kill(), 30_000);
-  return new Promise((resolve) => p.onExit(({ exitCode }) => (clearTimeout(timer), resolve({ code: exitCode, out }))));
+  return new Promise((resolve) =>
+    p.onExit(({ exitCode }) => (clearTimeout(timer), resolve({ code: exitCode, out }))),
+  );
 }
 
 /** A plain pre-commit hook running the built guard (git sets GIT_EDITOR=: for it under `commit -m`). */
@@ -58,7 +89,12 @@ describe('e at the prompt of git commit -m', () => {
     plainHook(repo);
     repo.git(['config', 'core.editor', markingEditor()]);
     const keys = ['e\r', 'a\r'];
-    const r = await commitAtTerminal(repo, ['-q', '-m', 'agent rewrite'], () => keys.shift() ?? 'q\r', { EDITOR: undefined, VISUAL: undefined });
+    const r = await commitAtTerminal(
+      repo,
+      ['-q', '-m', 'agent rewrite'],
+      () => keys.shift() ?? 'q\r',
+      { EDITOR: undefined, VISUAL: undefined },
+    );
     expect(r.code).toBe(0);
     // what was committed carries the person's edit: the editor ran
     expect(repo.git(['show', 'HEAD:state.py'])).toContain('# edited by hand');
@@ -73,7 +109,12 @@ describe('e at the prompt of git commit -m', () => {
     repo.git(['config', 'core.editor', 'true']);
     const screens: string[] = [];
     const keys = ['e\r', 'q\r'];
-    const r = await commitAtTerminal(repo, ['-q', '-m', 'agent rewrite'], (s) => (screens.push(s), keys.shift() ?? 'q\r'), { EDITOR: undefined, VISUAL: undefined });
+    const r = await commitAtTerminal(
+      repo,
+      ['-q', '-m', 'agent rewrite'],
+      (s) => (screens.push(s), keys.shift() ?? 'q\r'),
+      { EDITOR: undefined, VISUAL: undefined },
+    );
     expect(screens.join('')).toContain('Editing is not possible here');
     expect(screens).toHaveLength(2); // the same hunk asked again after `e`
     // q left it undecided: blocked, nothing committed, the index as it was
@@ -92,7 +133,9 @@ describe('q at the commit prompt', () => {
     await s.waitFor(PROMPT);
     s.type('q\r');
     expect(await s.exit).toBe(1);
-    expect(s.output()).toContain('You stopped (q) before deciding it: run the same `git commit` (or `guard check`) again');
+    expect(s.output()).toContain(
+      'You stopped (q) before deciding it: run the same `git commit` (or `guard check`) again',
+    );
     expect(s.output()).not.toContain('in a terminal');
   });
 
@@ -108,7 +151,10 @@ describe('q at the commit prompt', () => {
 
 describe('q at the review prompt', () => {
   it('tells the person to run the review again, not to find a terminal', async () => {
-    const repo = makeRepo({ 'doc.txt': 'a\n', 'guard.config.json': JSON.stringify({ protect: ['doc.txt'] }) });
+    const repo = makeRepo({
+      'doc.txt': 'a\n',
+      'guard.config.json': JSON.stringify({ protect: ['doc.txt'] }),
+    });
     const lane = startLane(repo);
     laneWrite(lane, 'doc.txt', 'b\n');
     const s = spawnGuard(['review', 'agent'], repo.dir);
@@ -117,7 +163,9 @@ describe('q at the review prompt', () => {
     await s.waitFor(/Merge now \[y,n\]\? $/);
     s.type('y\r');
     expect(await s.exit).toBe(1);
-    expect(s.output()).toContain('You stopped (q) before deciding the blocked changes: run guard review agent again to decide them.');
+    expect(s.output()).toContain(
+      'You stopped (q) before deciding the blocked changes: run guard review agent again to decide them.',
+    );
     expect(s.output()).not.toContain('in a terminal');
   });
 });
@@ -131,7 +179,9 @@ describe('an approval at the commit prompt', () => {
     const r = await commitAtTerminal(repo, ['-q', '-m', 'agent rewrite'], () => 'y\r');
     expect(r.code).toBe(0);
     const blob = repo.git(['rev-parse', 'HEAD:state.py']).trim();
-    expect(repo.git(['log', '-1', '--format=%B'])).toBe(`agent rewrite\n\nGuard-Approved: state.py ${blob}\n\n`);
+    expect(repo.git(['log', '-1', '--format=%B'])).toBe(
+      `agent rewrite\n\nGuard-Approved: state.py ${blob}\n\n`,
+    );
     const ci = repo.guard(['ci', '--base', base, '--head', 'HEAD']);
     expect(ci.stdout + ci.stderr).toContain('1 approved');
     expect(ci.code).toBe(0);
@@ -142,14 +192,15 @@ describe('an approval at the commit prompt', () => {
   });
 
   it("the user's own commit-msg hook that ends in exit still gets the trailer (guard's lines run first), and the user's hook still runs", async () => {
-    const userHook = '# the team\'s hook\necho ran >> "$(git rev-parse --git-dir)/user-hook-ran"\nexit 0\n';
+    const userHook =
+      '# the team\'s hook\necho ran >> "$(git rev-parse --git-dir)/user-hook-ran"\nexit 0\n';
     const repo = makeRepo({ 'state.py': fixture('state.py'), '.gitignore': 'node_modules/\n' });
     repo.write('.husky/commit-msg', userHook);
     repo.git(['config', '--unset', 'core.hooksPath']);
     mkdirSync(path.join(repo.dir, 'node_modules', '.bin'), { recursive: true });
     symlinkSync(CLI, path.join(repo.dir, 'node_modules', '.bin', 'guard'));
     expect(repo.guard(['init']).code).toBe(0);
-    expect(repo.read('.husky/commit-msg')).toContain("echo ran >>");
+    expect(repo.read('.husky/commit-msg')).toContain('echo ran >>');
     repo.git(['add', '-A']);
     expect(repo.gitRun(['commit', '-q', '-m', 'install guard'], { CI: 'true' }).code).toBe(0);
     const base = repo.git(['rev-parse', 'HEAD']).trim();
@@ -158,7 +209,9 @@ describe('an approval at the commit prompt', () => {
     const r = await commitAtTerminal(repo, ['-q', '-m', 'agent rewrite'], () => 'y\r');
     expect(r.code).toBe(0);
     const blob = repo.git(['rev-parse', 'HEAD:state.py']).trim();
-    expect(repo.git(['log', '-1', '--format=%(trailers:key=Guard-Approved,valueonly)']).trim()).toBe(`state.py ${blob}`);
+    expect(
+      repo.git(['log', '-1', '--format=%(trailers:key=Guard-Approved,valueonly)']).trim(),
+    ).toBe(`state.py ${blob}`);
     expect(repo.guard(['ci', '--base', base, '--head', 'HEAD']).code).toBe(0);
     expect(repo.read('.git/user-hook-ran')).toBe('ran\nran\n');
     // a second guard init changes nothing
@@ -173,9 +226,13 @@ describe('an approval at the commit prompt', () => {
     repo.git(['add', 'state.py']);
     const r = await commitAtTerminal(repo, ['-q', '-m', 'agent rewrite'], () => 'b\r');
     expect(r.code).toBe(0);
-    expect(repo.git(['show', 'HEAD:state.py'])).toBe(fixture('state.py') + fixture('state_replacement.py'));
+    expect(repo.git(['show', 'HEAD:state.py'])).toBe(
+      fixture('state.py') + fixture('state_replacement.py'),
+    );
     const blob = repo.git(['rev-parse', 'HEAD:state.py']).trim();
-    expect(repo.git(['log', '-1', '--format=%(trailers:key=Guard-Approved,valueonly)']).trim()).toBe(`state.py ${blob}`);
+    expect(
+      repo.git(['log', '-1', '--format=%(trailers:key=Guard-Approved,valueonly)']).trim(),
+    ).toBe(`state.py ${blob}`);
     expect(repo.guard(['ci', '--base', base]).code).toBe(0);
   });
 
@@ -211,9 +268,14 @@ describe('an agent committing in a lane', () => {
     expect(big.stdout + big.stderr).toContain('guard: blocked 1 change');
   });
 
-  it('a project in a subfolder with a name that needs quoting: the lane finds the main tree\'s guard there', () => {
+  it("a project in a subfolder with a name that needs quoting: the lane finds the main tree's guard there", () => {
     const web = 'we b$x';
-    const repo = makeRepo({ [`${web}/package.json`]: '{"name":"x"}\n', 'notes.txt': 'a\n', 'big.txt': lines(200), '.gitignore': 'node_modules/\n' });
+    const repo = makeRepo({
+      [`${web}/package.json`]: '{"name":"x"}\n',
+      'notes.txt': 'a\n',
+      'big.txt': lines(200),
+      '.gitignore': 'node_modules/\n',
+    });
     repo.git(['config', '--unset', 'core.hooksPath']);
     mkdirSync(path.join(repo.dir, web, 'node_modules', '.bin'), { recursive: true });
     symlinkSync(CLI, path.join(repo.dir, web, 'node_modules', '.bin', 'guard'));
@@ -225,7 +287,10 @@ describe('an agent committing in a lane', () => {
     writeFileSync(path.join(lane, 'notes.txt'), 'a\nb\n');
     repo.gitRun(['-C', lane, 'add', 'notes.txt']);
     // the pre-commit hook itself, as husky runs it
-    const r = spawnSync('sh', ['-e', '.husky/pre-commit'], { cwd: lane, env: cleanEnv({ CI: 'true', PATH: `node_modules/.bin:${process.env.PATH}` }) });
+    const r = spawnSync('sh', ['-e', '.husky/pre-commit'], {
+      cwd: lane,
+      env: cleanEnv({ CI: 'true', PATH: `node_modules/.bin:${process.env.PATH}` }),
+    });
     expect(r.stderr.toString()).not.toContain('not installed');
     expect(r.status).toBe(0);
     // and a real commit, through the branch gate's reference-transaction hook too: it finds guard in the subfolder
@@ -236,7 +301,9 @@ describe('an agent committing in a lane', () => {
     // a destructive commit there is still refused by guard itself
     writeFileSync(path.join(lane, 'big.txt'), '');
     repo.gitRun(['-C', lane, 'add', 'big.txt']);
-    const big = repo.gitRun(['-C', lane, 'commit', '-q', '--no-verify', '-m', 'empty it'], { CI: 'true' });
+    const big = repo.gitRun(['-C', lane, 'commit', '-q', '--no-verify', '-m', 'empty it'], {
+      CI: 'true',
+    });
     expect(big.code).not.toBe(0);
     expect(big.stderr).not.toContain('not installed');
     expect(big.stderr).toContain('big.txt');
@@ -271,7 +338,9 @@ describe('hooks set up by an older guard init', () => {
     expect(init.code).toBe(0);
     expect(repo.read('.husky/pre-commit')).toContain('--git-common-dir');
     expect(repo.read('.husky/commit-msg')).toContain('guard-approved-trailers');
-    expect(repo.guardJson(['doctor']).json.checks.find((c: any) => c.id === 'hook-old')).toBeUndefined();
+    expect(
+      repo.guardJson(['doctor']).json.checks.find((c: any) => c.id === 'hook-old'),
+    ).toBeUndefined();
     // exactly what a fresh guard init writes (the lane commits this allows: "an agent committing in a lane" above)
     expect(repo.read('.husky/pre-commit')).toBe(repo.git(['show', 'HEAD:.husky/pre-commit']));
     repo.git(['add', '-A', '.husky']);

@@ -24,7 +24,10 @@ function init(repo: TestRepo, ...agents: string[]) {
 /** Import PLUGIN in a node child and run BODY (plugin in `p`); prints one JSON line. */
 function drive(dir: string, plugin: string, body: string) {
   const script = `import(${JSON.stringify(path.join(dir, plugin))}).then(async (p) => { const out = await (async () => { ${body} })(); console.log(JSON.stringify(out ?? null)); }).catch((e) => { console.log(JSON.stringify({ threw: String(e && e.message || e) })); });`;
-  const r = spawnSync(process.execPath, ['--input-type=module', '-e', script], { cwd: dir, env: cleanEnv() });
+  const r = spawnSync(process.execPath, ['--input-type=module', '-e', script], {
+    cwd: dir,
+    env: cleanEnv(),
+  });
   const last = r.stdout.toString().trim().split('\n').pop() ?? '';
   return JSON.parse(last || 'null');
 }
@@ -45,7 +48,9 @@ describe('plugin files written by guard init --agent', () => {
     init(repo, 'cline', 'opencode', 'kilo');
     for (const file of ['.opencode/plugins/guard.js', '.kilo/plugins/guard.js']) {
       const refused = drive(repo.dir, file, OPENCODE_WRITE(repo.dir, 'x\n'));
-      expect(refused.threw, file).toMatch(/guard refused this write: state\.py would lose 270 of 270 lines[\s\S]*refs\/guard\/rejected\//);
+      expect(refused.threw, file).toMatch(
+        /guard refused this write: state\.py would lose 270 of 270 lines[\s\S]*refs\/guard\/rejected\//,
+      );
       expect(drive(repo.dir, file, OPENCODE_READ(repo.dir))).toEqual({ ran: true });
     }
     const cline = drive(
@@ -56,7 +61,11 @@ describe('plugin files written by guard init --agent', () => {
        const read = await x.hooks.beforeTool({ toolCall: { toolCallId: 't2', toolName: 'read_files', input: {} }, input: {} });
        return { name: x.name, manifest: x.manifest, skip, read: read ?? 'none' };`,
     );
-    expect(cline).toMatchObject({ name: 'guard', manifest: { capabilities: ['hooks'] }, read: 'none' });
+    expect(cline).toMatchObject({
+      name: 'guard',
+      manifest: { capabilities: ['hooks'] },
+      read: 'none',
+    });
     // a one-line edit is no loss: allowed (undefined), so skip is absent
     expect(cline.skip ?? null).toBeNull();
     expect(repo.read('state.py')).toBe(lines(270));
@@ -68,12 +77,30 @@ describe('plugin files written by guard init --agent', () => {
     init(repo, 'opencode', 'cline');
     for (const file of ['.opencode/plugins/guard.js', '.cline/plugins/guard.js']) {
       const f = path.join(repo.dir, file);
-      writeFileSync(f, readFileSync(f, 'utf8').replace(/^const GUARD = .*$/m, 'const GUARD = "file:///nonexistent/guard/plugin/index.js";'));
+      writeFileSync(
+        f,
+        readFileSync(f, 'utf8').replace(
+          /^const GUARD = .*$/m,
+          'const GUARD = "file:///nonexistent/guard/plugin/index.js";',
+        ),
+      );
     }
-    const refused = drive(repo.dir, '.opencode/plugins/guard.js', OPENCODE_WRITE(repo.dir, 'small\n'));
-    expect(refused.threw).toMatch(/guard could not be loaded and refused this call \(fail closed\)/);
-    expect(drive(repo.dir, '.opencode/plugins/guard.js', OPENCODE_READ(repo.dir))).toEqual({ ran: true });
-    const cline = drive(repo.dir, '.cline/plugins/guard.js', `return p.default.hooks.beforeTool({ toolCall: { toolName: 'run_commands', input: { commands: ['ls'] } }, input: { commands: ['ls'] } });`);
+    const refused = drive(
+      repo.dir,
+      '.opencode/plugins/guard.js',
+      OPENCODE_WRITE(repo.dir, 'small\n'),
+    );
+    expect(refused.threw).toMatch(
+      /guard could not be loaded and refused this call \(fail closed\)/,
+    );
+    expect(drive(repo.dir, '.opencode/plugins/guard.js', OPENCODE_READ(repo.dir))).toEqual({
+      ran: true,
+    });
+    const cline = drive(
+      repo.dir,
+      '.cline/plugins/guard.js',
+      `return p.default.hooks.beforeTool({ toolCall: { toolName: 'run_commands', input: { commands: ['ls'] } }, input: { commands: ['ls'] } });`,
+    );
     expect(cline).toMatchObject({ skip: true, reason: expect.stringContaining('fail closed') });
     const doctor = repo.guard(['doctor']);
     expect(doctor.stdout).toMatch(/opencode: \.opencode\/plugins\/guard\.js cannot load guard/);
@@ -83,16 +110,25 @@ describe('plugin files written by guard init --agent', () => {
   it("doctor: a plugin file changed by hand is not guard's; OPENCODE_DISABLE_PROJECT_CONFIG turns it off", () => {
     const repo = makeRepo({ 'a.txt': 'a\n' });
     init(repo, 'opencode', 'kilo');
-    writeFileSync(path.join(repo.dir, '.kilo/plugins/guard.js'), 'export const GuardPlugin = async () => ({});\n');
+    writeFileSync(
+      path.join(repo.dir, '.kilo/plugins/guard.js'),
+      'export const GuardPlugin = async () => ({});\n',
+    );
     const d = repo.guard(['doctor'], { env: { OPENCODE_DISABLE_PROJECT_CONFIG: '1' } });
     expect(d.stdout).toMatch(/kilo: \.kilo\/plugins\/guard\.js is not guard's plugin/);
     expect(d.stdout).toMatch(/opencode: OPENCODE_DISABLE_PROJECT_CONFIG is set/);
     // Cline runs without a plugin that is slow to load: doctor says how to give it time
     init(repo, 'cline');
-    expect(repo.guard(['doctor']).stdout).toMatch(/cline: [\s\S]*over 4 s to load[\s\S]*CLINE_PLUGIN_IMPORT_TIMEOUT_MS=30000/);
-    expect(repo.guard(['doctor'], { env: { CLINE_PLUGIN_IMPORT_TIMEOUT_MS: '30000' } }).stdout).not.toMatch(/over 4 s to load/);
+    expect(repo.guard(['doctor']).stdout).toMatch(
+      /cline: [\s\S]*over 4 s to load[\s\S]*CLINE_PLUGIN_IMPORT_TIMEOUT_MS=30000/,
+    );
+    expect(
+      repo.guard(['doctor'], { env: { CLINE_PLUGIN_IMPORT_TIMEOUT_MS: '30000' } }).stdout,
+    ).not.toMatch(/over 4 s to load/);
     // and init leaves a file that is not guard's alone
     const again = repo.guard(['init', '--agent', 'kilo']);
-    expect(again.stderr + again.stdout).toMatch(/\.kilo\/plugins\/guard\.js exists and is not guard's: left alone/);
+    expect(again.stderr + again.stdout).toMatch(
+      /\.kilo\/plugins\/guard\.js exists and is not guard's: left alone/,
+    );
   });
 });

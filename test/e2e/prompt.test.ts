@@ -1,7 +1,15 @@
 import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { CLI, cleanEnv, cleanupRepos, fixture, lines, makeRepo, type TestRepo } from '../helpers.js';
+import {
+  CLI,
+  cleanEnv,
+  cleanupRepos,
+  fixture,
+  lines,
+  makeRepo,
+  type TestRepo,
+} from '../helpers.js';
 import { spawnGuard } from '../pty.js';
 
 afterAll(cleanupRepos);
@@ -19,7 +27,13 @@ function destructiveRepo(): TestRepo {
 function threeHunks(): TestRepo {
   const base = lines(40);
   const repo = makeRepo({ '.github/workflows/ci.yml': base });
-  repo.write('.github/workflows/ci.yml', base.replace('line 2\n', 'two\n').replace('line 20\n', 'twenty\n').replace('line 38\n', 'thirty-eight\n'));
+  repo.write(
+    '.github/workflows/ci.yml',
+    base
+      .replace('line 2\n', 'two\n')
+      .replace('line 20\n', 'twenty\n')
+      .replace('line 38\n', 'thirty-eight\n'),
+  );
   repo.git(['add', '-A']);
   return repo;
 }
@@ -31,11 +45,39 @@ describe('the prompt: keys offered per hunk', () => {
   it('first hunk: no k or K; middle: all four moves; last: no j or J, and j there says "No next hunk"', async () => {
     const repo = threeHunks();
     const s = spawnGuard(['check'], repo.dir);
-    expect(keysOf(await s.waitFor(PROMPT))).toEqual(['y', 'n', 'q', 'a', 'd', 'j', 'J', 'g', '/', 'e', 'v', '?']);
+    expect(keysOf(await s.waitFor(PROMPT))).toEqual([
+      'y',
+      'n',
+      'q',
+      'a',
+      'd',
+      'j',
+      'J',
+      'g',
+      '/',
+      'e',
+      'v',
+      '?',
+    ]);
     s.type('J\r');
     const middle = await s.waitFor(PROMPT);
     expect(middle).toContain('(2/3)');
-    expect(keysOf(middle)).toEqual(['y', 'n', 'q', 'a', 'd', 'k', 'K', 'j', 'J', 'g', '/', 'e', 'v', '?']);
+    expect(keysOf(middle)).toEqual([
+      'y',
+      'n',
+      'q',
+      'a',
+      'd',
+      'k',
+      'K',
+      'j',
+      'J',
+      'g',
+      '/',
+      'e',
+      'v',
+      '?',
+    ]);
     s.type('J\r');
     const last = await s.waitFor(PROMPT);
     expect(keysOf(last)).toEqual(['y', 'n', 'q', 'a', 'd', 'k', 'K', 'g', '/', 'e', 'v', '?']);
@@ -47,7 +89,7 @@ describe('the prompt: keys offered per hunk', () => {
     expect(await s.exit).toBe(1);
   });
 
-  it('hunk headers carry git\'s function context', async () => {
+  it("hunk headers carry git's function context", async () => {
     const base = 'def first():\n' + lines(20, '    a') + 'def second():\n' + lines(20, '    b');
     const repo = makeRepo({ '.github/workflows/x.py': base });
     repo.write('.github/workflows/x.py', base.replace('    b 15\n', '    B15\n'));
@@ -72,7 +114,10 @@ describe('the prompt: keys offered per hunk', () => {
 
     const base = lines(10);
     const repo2 = makeRepo({ '.github/workflows/s.yml': base });
-    repo2.write('.github/workflows/s.yml', base.replace('line 4\n', 'four\n').replace('line 6\n', 'six\n'));
+    repo2.write(
+      '.github/workflows/s.yml',
+      base.replace('line 4\n', 'four\n').replace('line 6\n', 'six\n'),
+    );
     repo2.git(['add', '-A']);
     const t = spawnGuard(['check'], repo2.dir);
     expect(keysOf(await t.waitFor(PROMPT))).toContain('s');
@@ -87,7 +132,7 @@ describe('the prompt: keys offered per hunk', () => {
   });
 });
 
-describe('the prompt: the person\'s side', () => {
+describe("the prompt: the person's side", () => {
   it('? prints the help and nothing else', async () => {
     const repo = destructiveRepo();
     const s = spawnGuard(['check'], repo.dir);
@@ -111,7 +156,10 @@ describe('the prompt: the person\'s side', () => {
     chmodSync(pager, 0o755);
     const s = spawnGuard(['check'], repo.dir, { PAGER: pager });
     const first = await s.waitFor(PROMPT);
-    const rows = first.replace(/\r/g, '').split('\n').filter((l, i) => i > 0 || l !== '');
+    const rows = first
+      .replace(/\r/g, '')
+      .split('\n')
+      .filter((l, i) => i > 0 || l !== '');
     expect(rows.length).toBeLessThanOrEqual(24);
     expect(first).toContain('guard: state.py needs approval');
     expect(first).toMatch(/more lines? in this hunk: v shows the whole diff/);
@@ -143,7 +191,10 @@ describe('the prompt: the person\'s side', () => {
     chmodSync(path.join(repo.dir, '.git/hooks/pre-commit'), 0o755);
     repo.git(['config', 'core.hooksPath', '.git/hooks']);
     const pty = await import('node-pty');
-    const p = pty.spawn('git', ['commit', '-q', '-m', 'agent rewrite'], { cwd: repo.dir, env: cleanEnv({ CI: undefined, NO_COLOR: '1' }) as Record<string, string> });
+    const p = pty.spawn('git', ['commit', '-q', '-m', 'agent rewrite'], {
+      cwd: repo.dir,
+      env: cleanEnv({ CI: undefined, NO_COLOR: '1' }) as Record<string, string>,
+    });
     let out = '';
     let sent = false;
     p.onData((d) => {
@@ -173,7 +224,13 @@ describe('the prompt: the person\'s side', () => {
     expect(await s.exit).toBe(1);
     const out = s.output();
     const json = JSON.parse(out.slice(out.lastIndexOf('{"ok"')).replace(/\r/g, ''));
-    expect(json.files.map((f: { path: string; decision: string; decider: string }) => [f.path, f.decision, f.decider])).toEqual([
+    expect(
+      json.files.map((f: { path: string; decision: string; decider: string }) => [
+        f.path,
+        f.decision,
+        f.decider,
+      ]),
+    ).toEqual([
       ['.github/workflows/a.yml', 'approved', 'person'],
       ['.github/workflows/b.yml', 'blocked', 'auto'],
     ]);
@@ -189,7 +246,10 @@ describe('the prompt: the person\'s side', () => {
     chmodSync(path.join(repo.dir, '.git/hooks/pre-commit'), 0o755);
     repo.git(['config', 'core.hooksPath', '.git/hooks']);
     const pty = await import('node-pty');
-    const p = pty.spawn('git', ['commit', '-q', '--allow-empty', '-m', 'agent rewrite'], { cwd: repo.dir, env: cleanEnv({ CI: undefined, NO_COLOR: '1' }) as Record<string, string> });
+    const p = pty.spawn('git', ['commit', '-q', '--allow-empty', '-m', 'agent rewrite'], {
+      cwd: repo.dir,
+      env: cleanEnv({ CI: undefined, NO_COLOR: '1' }) as Record<string, string>,
+    });
     let out = '';
     let sent = false;
     p.onData((d) => {
@@ -240,28 +300,41 @@ describe('the prompt: e edits the hunk by hand, as git add -p', () => {
   function editor(repo: TestRepo, body: string): Record<string, string | undefined> {
     const script = path.join(repo.dir, '.git', 'edit.cjs');
     const given = path.join(repo.dir, '.git', 'given.diff');
-    writeFileSync(script, `const fs = require('fs'); const f = process.argv[2]; fs.copyFileSync(f, ${JSON.stringify(given)}); ${body}\n`);
+    writeFileSync(
+      script,
+      `const fs = require('fs'); const f = process.argv[2]; fs.copyFileSync(f, ${JSON.stringify(given)}); ${body}\n`,
+    );
     return { EDITOR: `'${process.execPath}' '${script}'`, VISUAL: undefined, TERM: 'xterm' };
   }
 
   it('an editor that removes a + line: that edited hunk is what is taken (staged), the work tree keeps the whole change', async () => {
     const repo = adding();
-    const env = editor(repo, `fs.writeFileSync(f, fs.readFileSync(f, 'utf8').replace('+added two\\n', ''));`);
+    const env = editor(
+      repo,
+      `fs.writeFileSync(f, fs.readFileSync(f, 'utf8').replace('+added two\\n', ''));`,
+    );
     const s = spawnGuard(['check'], repo.dir, env);
     const screen = await s.waitFor(PROMPT);
     expect(keysOf(screen)).toEqual(['y', 'n', 'q', 'a', 'd', 'e', 'v', '?']);
     s.type('e\r');
     expect(await s.exit).toBe(0);
     const given = readFileSync(path.join(repo.dir, '.git', 'given.diff'), 'utf8');
-    expect(given).toMatch(/^@@ -3,6 \+3,8 @@.*\n line 3\n line 4\n line 5\n\+added one\n\+added two\n line 6\n/m);
-    expect(given).toContain("# To remove '-' lines, make them ' ' lines (context).\n# To remove '+' lines, delete them.\n# Lines starting with # will be removed.\n");
+    expect(given).toMatch(
+      /^@@ -3,6 \+3,8 @@.*\n line 3\n line 4\n line 5\n\+added one\n\+added two\n line 6\n/m,
+    );
+    expect(given).toContain(
+      "# To remove '-' lines, make them ' ' lines (context).\n# To remove '+' lines, delete them.\n# Lines starting with # will be removed.\n",
+    );
     expect(repo.git(['show', `:${FILE}`])).toBe(base.replace('line 5\n', 'line 5\nadded one\n'));
     expect(repo.read(FILE)).toBe(proposal);
   });
 
   it('an editor that breaks the hunk: "Your edited hunk does not apply", and the original hunk is asked about again', async () => {
     const repo = adding();
-    const env = editor(repo, `fs.writeFileSync(f, fs.readFileSync(f, 'utf8').replace(' line 4\\n', ' line four\\n'));`);
+    const env = editor(
+      repo,
+      `fs.writeFileSync(f, fs.readFileSync(f, 'utf8').replace(' line 4\\n', ' line four\\n'));`,
+    );
     const s = spawnGuard(['check'], repo.dir, env);
     await s.waitFor(PROMPT);
     s.type('e\r');
@@ -279,7 +352,10 @@ describe('the prompt: e edits the hunk by hand, as git add -p', () => {
     const repo = adding();
     const script = path.join(repo.dir, '.git', 'typed.sh');
     // reads a line from the terminal, as an interactive editor does, and writes it in place of a + line
-    writeFileSync(script, '#!/bin/sh\nprintf "EDITOR-READY\\n"\nread line\nsed -i "s/^+added one$/+$line/" "$1"\n');
+    writeFileSync(
+      script,
+      '#!/bin/sh\nprintf "EDITOR-READY\\n"\nread line\nsed -i "s/^+added one$/+$line/" "$1"\n',
+    );
     chmodSync(script, 0o755);
     const s = spawnGuard(['check'], repo.dir, { EDITOR: script, VISUAL: undefined });
     await s.waitFor(PROMPT);
@@ -288,7 +364,9 @@ describe('the prompt: e edits the hunk by hand, as git add -p', () => {
     await new Promise((r) => setTimeout(r, 200));
     s.type('typed in the editor\r');
     expect(await s.exit).toBe(0);
-    expect(repo.git(['show', `:${FILE}`])).toBe(base.replace('line 5\n', 'line 5\ntyped in the editor\nadded two\n'));
+    expect(repo.git(['show', `:${FILE}`])).toBe(
+      base.replace('line 5\n', 'line 5\ntyped in the editor\nadded two\n'),
+    );
   });
 
   it('not on a deletion: e there says it cannot edit', async () => {

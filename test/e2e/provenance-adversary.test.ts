@@ -14,7 +14,14 @@ afterAll(cleanupRepos);
  */
 
 /** A Claude Code hook call of session sess-adv (or `session`). */
-function hook(repo: TestRepo, event: 'PreToolUse' | 'PostToolUse', tool: string, input: object, id: string, session = 'sess-adv') {
+function hook(
+  repo: TestRepo,
+  event: 'PreToolUse' | 'PostToolUse',
+  tool: string,
+  input: object,
+  id: string,
+  session = 'sess-adv',
+) {
   return claudeCall(repo, event, tool, input, id, session);
 }
 
@@ -26,7 +33,11 @@ function shell(repo: TestRepo, command: string, id: string, run: () => void) {
 }
 
 function setup(): TestRepo {
-  return makeRepo({ 'guard.config.json': JSON.stringify({ judge: 'agents' }), 'big.ts': big('code'), 'mine.txt': big('mine') });
+  return makeRepo({
+    'guard.config.json': JSON.stringify({ judge: 'agents' }),
+    'big.ts': big('code'),
+    'mine.txt': big('mine'),
+  });
 }
 
 /** The person commits at a terminal: big.ts must be asked about (refused here), never passed as their own. */
@@ -39,8 +50,8 @@ async function bigIsAsked(repo: TestRepo): Promise<void> {
   await s.exit;
 }
 
-describe('judge: agents — an agent cannot pass its change off as the person\'s', () => {
-  it('a change the agent\'s shell call staged without touching the work tree (git apply --cached, update-index) is the agent\'s', async () => {
+describe("judge: agents — an agent cannot pass its change off as the person's", () => {
+  it("a change the agent's shell call staged without touching the work tree (git apply --cached, update-index) is the agent's", async () => {
     const repo = setup();
     // the work tree keeps big.ts as it was: only the index holds the one-line rewrite
     shell(repo, 'git apply --cached fix.patch', 'tu-cached', () => {
@@ -53,7 +64,7 @@ describe('judge: agents — an agent cannot pass its change off as the person\'s
     await bigIsAsked(repo);
   });
 
-  it('...and blinding git diff to it (--assume-unchanged), or staging a deletion of a file left on disk (git rm --cached): still the agent\'s', async () => {
+  it("...and blinding git diff to it (--assume-unchanged), or staging a deletion of a file left on disk (git rm --cached): still the agent's", async () => {
     const repo = setup();
     repo.write('gone.ts', big('gone'));
     repo.commitAll('gone.ts');
@@ -76,7 +87,7 @@ describe('judge: agents — an agent cannot pass its change off as the person\'s
     expect(s.output()).toContain('gone.ts needs approval');
   });
 
-  it('the agent erasing its trail with guard\'s own `guard log --prune` makes the trail not whole: everything is asked', async () => {
+  it("the agent erasing its trail with guard's own `guard log --prune` makes the trail not whole: everything is asked", async () => {
     const repo = setup();
     shell(repo, "sed -i '2,$d' big.ts", 'tu-sed', () => repo.write('big.ts', 'code line 1\n'));
     // the agent "tidies up" guard's refs with guard's own command: every step goes, the journal notes each as removed
@@ -93,9 +104,26 @@ describe('judge: agents — an agent cannot pass its change off as the person\'s
     shell(repo, "sed -i '2,$d' big.ts", 'tu-sed', () => repo.write('big.ts', 'code line 1\n'));
     const tree = repo.git(['rev-parse', 'HEAD^{tree}']).trim();
     const day = new Date().toISOString().slice(0, 10).replace(/-/g, '');
-    const bodies = ['not json at all', JSON.stringify({ v: 1, session: {}, time: 5, checkpoint: [] }), JSON.stringify({ v: 1, session: 'x', time: 'soon', checkpoint: 'c', kind: 'shell', phase: 'pre', paths: 'big.ts' }), '{' + 'x'.repeat(3_000_000)];
+    const bodies = [
+      'not json at all',
+      JSON.stringify({ v: 1, session: {}, time: 5, checkpoint: [] }),
+      JSON.stringify({
+        v: 1,
+        session: 'x',
+        time: 'soon',
+        checkpoint: 'c',
+        kind: 'shell',
+        phase: 'pre',
+        paths: 'big.ts',
+      }),
+      '{' + 'x'.repeat(3_000_000),
+    ];
     bodies.forEach((b, i) => {
-      const oid = repo.git(['commit-tree', tree, '-F', '-'], { input: `guard session claude x: pre shell\n\n${b}\n` }).trim();
+      const oid = repo
+        .git(['commit-tree', tree, '-F', '-'], {
+          input: `guard session claude x: pre shell\n\n${b}\n`,
+        })
+        .trim();
       repo.git(['update-ref', `refs/guard/sessions/claude/odd/${day}T000000.000Z-${i}`, oid]);
     });
     repo.git(['update-ref', `refs/guard/sessions/claude/odd/${day}T000000.000Z-tree`, tree]);
@@ -129,12 +157,18 @@ describe('judge: agents — an agent cannot pass its change off as the person\'s
     }
   });
 
-  it('a file changed between two of a session\'s write calls by a tool guard does not see (an MCP server\'s write) is not the person\'s own', async () => {
+  it("a file changed between two of a session's write calls by a tool guard does not see (an MCP server's write) is not the person's own", async () => {
     const repo = setup();
     const write = (file: string, id: string) => {
       hook(repo, 'PreToolUse', 'Write', { file_path: `${repo.dir}/${file}`, content: 'new\n' }, id);
       repo.write(file, 'new\n');
-      hook(repo, 'PostToolUse', 'Write', { file_path: `${repo.dir}/${file}`, content: 'new\n' }, id);
+      hook(
+        repo,
+        'PostToolUse',
+        'Write',
+        { file_path: `${repo.dir}/${file}`, content: 'new\n' },
+        id,
+      );
     };
     write('a.txt', 'tu-a');
     repo.write('big.ts', 'export {};\n'); // mcp__fs__write_file: no hook fires

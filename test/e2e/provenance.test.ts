@@ -16,19 +16,39 @@ afterAll(cleanupRepos);
  */
 
 /** A Claude Code hook call of session sess-7f3a (or `session`). */
-function hook(repo: TestRepo, event: 'PreToolUse' | 'PostToolUse', tool: string, input: object, id: string, session = 'sess-7f3a') {
+function hook(
+  repo: TestRepo,
+  event: 'PreToolUse' | 'PostToolUse',
+  tool: string,
+  input: object,
+  id: string,
+  session = 'sess-7f3a',
+) {
   return claudeCall(repo, event, tool, input, id, session);
 }
 
 /** The agent rewrites agent.txt through its Write tool (the person approves it in the harness), and creates made.txt from the shell. */
 function agentSession(repo: TestRepo, opts: { shellPost?: boolean } = {}) {
-  const pre = hook(repo, 'PreToolUse', 'Write', { file_path: `${repo.dir}/agent.txt`, content: 'rewritten\n' }, 'tu-write');
+  const pre = hook(
+    repo,
+    'PreToolUse',
+    'Write',
+    { file_path: `${repo.dir}/agent.txt`, content: 'rewritten\n' },
+    'tu-write',
+  );
   expect(pre.stdout).toContain('"ask"');
   repo.write('agent.txt', 'rewritten\n');
-  hook(repo, 'PostToolUse', 'Write', { file_path: `${repo.dir}/agent.txt`, content: 'rewritten\n' }, 'tu-write');
+  hook(
+    repo,
+    'PostToolUse',
+    'Write',
+    { file_path: `${repo.dir}/agent.txt`, content: 'rewritten\n' },
+    'tu-write',
+  );
   hook(repo, 'PreToolUse', 'Bash', { command: 'node gen.js > made.txt' }, 'tu-shell');
   repo.write('made.txt', big('made'));
-  if (opts.shellPost !== false) hook(repo, 'PostToolUse', 'Bash', { command: 'node gen.js > made.txt' }, 'tu-shell');
+  if (opts.shellPost !== false)
+    hook(repo, 'PostToolUse', 'Bash', { command: 'node gen.js > made.txt' }, 'tu-shell');
 }
 
 /** At the prompt, agent.txt is asked about with the session that wrote it; the person refuses. */
@@ -42,7 +62,11 @@ async function refusesAgentsRewrite(repo: TestRepo): Promise<void> {
 }
 
 function setup(config: object | null) {
-  const repo = makeRepo({ 'agent.txt': big('agent'), 'mine.txt': big('mine'), ...(config ? { 'guard.config.json': JSON.stringify(config) } : {}) });
+  const repo = makeRepo({
+    'agent.txt': big('agent'),
+    'mine.txt': big('mine'),
+    ...(config ? { 'guard.config.json': JSON.stringify(config) } : {}),
+  });
   return repo;
 }
 
@@ -55,16 +79,36 @@ describe('provenance: which agent session wrote each staged path', () => {
     const hooks = new Set(repo.refs('refs/guard/decisions/'));
     const r = repo.guardJson(['check']);
     const by = Object.fromEntries(r.json.files.map((f: any) => [f.path, f]));
-    expect(by['agent.txt'].writtenBy).toEqual([expect.objectContaining({ harness: 'claude', session: 'sess-7f3a', toolCall: 'tu-write', tool: 'Write', kind: 'write' })]);
-    expect(by['made.txt'].writtenBy).toEqual([expect.objectContaining({ toolCall: 'tu-shell', tool: 'Bash', kind: 'shell', command: 'node gen.js > made.txt' })]);
+    expect(by['agent.txt'].writtenBy).toEqual([
+      expect.objectContaining({
+        harness: 'claude',
+        session: 'sess-7f3a',
+        toolCall: 'tu-write',
+        tool: 'Write',
+        kind: 'write',
+      }),
+    ]);
+    expect(by['made.txt'].writtenBy).toEqual([
+      expect.objectContaining({
+        toolCall: 'tu-shell',
+        tool: 'Bash',
+        kind: 'shell',
+        command: 'node gen.js > made.txt',
+      }),
+    ]);
     expect(by['mine.txt'].writtenBy).toBeUndefined();
     // no person (auto mode): both big rewrites are blocked, whoever wrote them
     expect(by['agent.txt'].decision).toBe('blocked');
     expect(by['mine.txt'].decision).toBe('blocked');
     // the decision record keeps the provenance
     // check's own, not the hook's: ref names order by the second, so within one second "the newest" is by chance
-    const record = repo.refs('refs/guard/decisions/').filter((ref) => !hooks.has(ref)).at(-1);
-    expect(repo.git(['log', '-1', '--format=%B', record!])).toContain('"writtenBy":[{"harness":"claude","session":"sess-7f3a","toolCall":"tu-write"');
+    const record = repo
+      .refs('refs/guard/decisions/')
+      .filter((ref) => !hooks.has(ref))
+      .at(-1);
+    expect(repo.git(['log', '-1', '--format=%B', record!])).toContain(
+      '"writtenBy":[{"harness":"claude","session":"sess-7f3a","toolCall":"tu-write"',
+    );
     expect(repo.read('.git/guard-approved-trailers')).toContain('Guard-Agent: claude sess-7f3a\n');
   });
 
@@ -72,21 +116,37 @@ describe('provenance: which agent session wrote each staged path', () => {
     const repo = setup(null);
     agentSession(repo, { shellPost: false });
     repo.git(['add', '-A']);
-    const by = Object.fromEntries(repo.guardJson(['check']).json.files.map((f: any) => [f.path, f]));
+    const by = Object.fromEntries(
+      repo.guardJson(['check']).json.files.map((f: any) => [f.path, f]),
+    );
     expect(by['made.txt'].writtenBy?.[0]?.toolCall).toBe('tu-shell');
   });
 
   it('a background shell call owns what changes after its post event too', () => {
     const repo = setup(null);
-    hook(repo, 'PreToolUse', 'Bash', { command: 'npm run watch', run_in_background: true }, 'tu-bg');
-    hook(repo, 'PostToolUse', 'Bash', { command: 'npm run watch', run_in_background: true }, 'tu-bg');
+    hook(
+      repo,
+      'PreToolUse',
+      'Bash',
+      { command: 'npm run watch', run_in_background: true },
+      'tu-bg',
+    );
+    hook(
+      repo,
+      'PostToolUse',
+      'Bash',
+      { command: 'npm run watch', run_in_background: true },
+      'tu-bg',
+    );
     repo.write('late.txt', 'written by the watcher after the post event\n');
     repo.git(['add', '-A']);
-    const by = Object.fromEntries(repo.guardJson(['check']).json.files.map((f: any) => [f.path, f]));
+    const by = Object.fromEntries(
+      repo.guardJson(['check']).json.files.map((f: any) => [f.path, f]),
+    );
     expect(by['late.txt'].writtenBy?.[0]?.toolCall).toBe('tu-bg');
   });
 
-  it('a path changed between two of a session\'s tool calls (a tool guard does not see, such as an MCP server\'s write) is the session\'s', () => {
+  it("a path changed between two of a session's tool calls (a tool guard does not see, such as an MCP server's write) is the session's", () => {
     const repo = setup(null);
     hook(repo, 'PreToolUse', 'Bash', { command: 'ls' }, 'tu-1');
     hook(repo, 'PostToolUse', 'Bash', { command: 'ls' }, 'tu-1');
@@ -95,35 +155,49 @@ describe('provenance: which agent session wrote each staged path', () => {
     hook(repo, 'PreToolUse', 'Bash', { command: 'npm test' }, 'tu-2');
     hook(repo, 'PostToolUse', 'Bash', { command: 'npm test' }, 'tu-2');
     repo.git(['add', '-A']);
-    const by = Object.fromEntries(repo.guardJson(['check']).json.files.map((f: any) => [f.path, f]));
-    expect(by['unseen.txt'].writtenBy).toEqual([expect.objectContaining({ session: 'sess-7f3a', kind: 'session', toolCall: null })]);
+    const by = Object.fromEntries(
+      repo.guardJson(['check']).json.files.map((f: any) => [f.path, f]),
+    );
+    expect(by['unseen.txt'].writtenBy).toEqual([
+      expect.objectContaining({ session: 'sess-7f3a', kind: 'session', toolCall: null }),
+    ]);
     // a name cat-file cannot be asked about counts as the session's: the careful answer
     expect(by['odd\nname.txt'].writtenBy?.length).toBeGreaterThan(0);
   });
 
-  it('without guard\'s journal (an older guard) the recent sessions are found by a scan of the date-named refs', () => {
+  it("without guard's journal (an older guard) the recent sessions are found by a scan of the date-named refs", () => {
     const repo = setup(null);
     agentSession(repo);
     rmSync(`${repo.dir}/.git/guard/journal`);
     repo.git(['add', '-A']);
-    const by = Object.fromEntries(repo.guardJson(['check']).json.files.map((f: any) => [f.path, f]));
+    const by = Object.fromEntries(
+      repo.guardJson(['check']).json.files.map((f: any) => [f.path, f]),
+    );
     expect(by['agent.txt'].writtenBy?.[0]?.toolCall).toBe('tu-write');
     expect(by['made.txt'].writtenBy?.[0]?.toolCall).toBe('tu-shell');
   });
 
-  it('a session of another repository does not claim this one\'s paths', () => {
+  it("a session of another repository does not claim this one's paths", () => {
     const repo = setup(null);
     const other = makeRepo({ 'agent.txt': big('agent') });
-    hook(other, 'PreToolUse', 'Write', { file_path: `${other.dir}/agent.txt`, content: 'x\n' }, 'tu-other');
+    hook(
+      other,
+      'PreToolUse',
+      'Write',
+      { file_path: `${other.dir}/agent.txt`, content: 'x\n' },
+      'tu-other',
+    );
     repo.write('agent.txt', 'x\n');
     repo.git(['add', '-A']);
-    const by = Object.fromEntries(repo.guardJson(['check']).json.files.map((f: any) => [f.path, f]));
+    const by = Object.fromEntries(
+      repo.guardJson(['check']).json.files.map((f: any) => [f.path, f]),
+    );
     expect(by['agent.txt'].writtenBy).toBeUndefined();
   });
 });
 
 describe('provenance at the prompt (a person at a terminal)', () => {
-  it('judge: agents — the agent\'s rewrite is asked with who wrote it; the person\'s own rewrite passes unasked; the commit carries the trailers', async () => {
+  it("judge: agents — the agent's rewrite is asked with who wrote it; the person's own rewrite passes unasked; the commit carries the trailers", async () => {
     const repo = setup({ judge: 'agents' });
     agentSession(repo);
     repo.write('mine.txt', 'my own rewrite\n');
@@ -131,18 +205,22 @@ describe('provenance at the prompt (a person at a terminal)', () => {
     const s = spawnGuard(['check'], repo.dir);
     const screen = await s.waitFor(/Take this hunk \[.*\]\? $/);
     expect(screen).toContain('agent.txt needs approval');
-    expect(screen).toMatch(/written by claude session sess-7f3a, \d{4}-\d\d-\d\d \d\d:\d\d UTC, tool call Write/);
+    expect(screen).toMatch(
+      /written by claude session sess-7f3a, \d{4}-\d\d-\d\d \d\d:\d\d UTC, tool call Write/,
+    );
     s.type('y\r');
     await s.waitFor(/made\.txt|approved/);
     expect(await s.exit).toBe(0);
     expect(s.output()).not.toContain('mine.txt needs approval');
-    expect(s.output()).toMatch(/mine\.txt\s+approved \(your own change: no agent session wrote it\)/);
+    expect(s.output()).toMatch(
+      /mine\.txt\s+approved \(your own change: no agent session wrote it\)/,
+    );
     const trailers = repo.read('.git/guard-approved-trailers');
     expect(trailers).toMatch(/^Guard-Approved: mine\.txt [0-9a-f]{40}$/m);
     expect(trailers).toContain('Guard-Agent: claude sess-7f3a');
   });
 
-  it('judge: all (the default) — the person is asked about their own rewrite too, and still sees who wrote the agent\'s', async () => {
+  it("judge: all (the default) — the person is asked about their own rewrite too, and still sees who wrote the agent's", async () => {
     const repo = setup(null);
     agentSession(repo);
     repo.write('mine.txt', 'my own rewrite\n');
@@ -157,7 +235,7 @@ describe('provenance at the prompt (a person at a terminal)', () => {
     expect(repo.git(['diff', '--cached', '--name-only'])).not.toContain('mine.txt');
   });
 
-  it('judge: agents, while an agent\'s shell call is running (the agent is the one committing): the person\'s rule does not apply', async () => {
+  it("judge: agents, while an agent's shell call is running (the agent is the one committing): the person's rule does not apply", async () => {
     const repo = setup({ judge: 'agents' });
     repo.write('mine.txt', 'rewritten while an agent shell runs\n');
     repo.git(['add', '-A']);
@@ -169,7 +247,7 @@ describe('provenance at the prompt (a person at a terminal)', () => {
     expect(await s.exit).toBe(1); // every staged change refused: no commit
   });
 
-  it('judge: agents when the sessions\' trail was pruned behind guard\'s back: no absence of an agent is trusted, the person is asked about everything', async () => {
+  it("judge: agents when the sessions' trail was pruned behind guard's back: no absence of an agent is trusted, the person is asked about everything", async () => {
     const repo = setup({ judge: 'agents' });
     agentSession(repo);
     repo.write('mine.txt', 'my own rewrite\n');
@@ -187,12 +265,20 @@ describe('provenance at the prompt (a person at a terminal)', () => {
     expect(s.output()).not.toContain('your own change');
   });
 
-  it('judge: agents — an agent\'s content brought from another work tree (git checkout BRANCH -- PATH) is still the agent\'s', async () => {
+  it("judge: agents — an agent's content brought from another work tree (git checkout BRANCH -- PATH) is still the agent's", async () => {
     const repo = setup({ judge: 'agents' });
     const wt = repo.dir + '-wt';
     repo.git(['worktree', 'add', '-q', '-b', 'agent-branch', wt]);
-    const lane = Object.assign(Object.create(Object.getPrototypeOf(repo)), repo, { dir: wt }) as TestRepo; // the same helpers, run in the other work tree
-    const pre = hook(lane, 'PreToolUse', 'Write', { file_path: `${wt}/agent.txt`, content: 'rewritten in the lane\n' }, 'tu-wt');
+    const lane = Object.assign(Object.create(Object.getPrototypeOf(repo)), repo, {
+      dir: wt,
+    }) as TestRepo; // the same helpers, run in the other work tree
+    const pre = hook(
+      lane,
+      'PreToolUse',
+      'Write',
+      { file_path: `${wt}/agent.txt`, content: 'rewritten in the lane\n' },
+      'tu-wt',
+    );
     expect(pre.stdout).toContain('"ask"');
     writeFileSync(`${wt}/agent.txt`, 'rewritten in the lane\n');
     repo.git(['-C', wt, 'commit', '-q', '--no-verify', '-am', 'agent']);
@@ -201,7 +287,7 @@ describe('provenance at the prompt (a person at a terminal)', () => {
     rmSync(wt, { recursive: true, force: true });
   });
 
-  it('judge: agents during a merge: what it brings is not the person\'s own edit, it is asked', async () => {
+  it("judge: agents during a merge: what it brings is not the person's own edit, it is asked", async () => {
     const repo = setup({ judge: 'agents' });
     repo.git(['checkout', '-q', '-b', 'other']);
     repo.write('mine.txt', 'rewritten on another branch\n');
@@ -217,15 +303,25 @@ describe('provenance at the prompt (a person at a terminal)', () => {
     await s.exit;
   });
 
-  it('an agent\'s write of a month ago: not named in --json (recent days only), but judge: agents reads the whole trail and asks', async () => {
+  it("an agent's write of a month ago: not named in --json (recent days only), but judge: agents reads the whole trail and asks", async () => {
     const repo = setup({ judge: 'agents' });
-    hook(repo, 'PreToolUse', 'Write', { file_path: `${repo.dir}/agent.txt`, content: 'old rewrite\n' }, 'tu-old');
+    hook(
+      repo,
+      'PreToolUse',
+      'Write',
+      { file_path: `${repo.dir}/agent.txt`, content: 'old rewrite\n' },
+      'tu-old',
+    );
     repo.write('agent.txt', 'old rewrite\n');
     // the step as guard would have written it 30 days ago: ref name and journal line
     const [ref] = repo.refs('refs/guard/sessions/');
     const then = new Date(Date.now() - 30 * 86_400_000).toISOString();
-    const message = repo.git(['log', '-1', '--format=%B', ref!]).replace(/"time":"[^"]+"/, `"time":"${then}"`);
-    const oid = repo.git(['commit-tree', `${ref}^{tree}`, '-p', `${ref}^`, '-F', '-'], { input: message }).trim();
+    const message = repo
+      .git(['log', '-1', '--format=%B', ref!])
+      .replace(/"time":"[^"]+"/, `"time":"${then}"`);
+    const oid = repo
+      .git(['commit-tree', `${ref}^{tree}`, '-p', `${ref}^`, '-F', '-'], { input: message })
+      .trim();
     const old = ref!.replace(/\/\d{8}T/, `/${then.slice(0, 10).replace(/-/g, '')}T`);
     repo.git(['update-ref', old, oid]);
     repo.git(['update-ref', '-d', ref!]);
@@ -235,8 +331,11 @@ describe('provenance at the prompt (a person at a terminal)', () => {
     await refusesAgentsRewrite(repo);
   });
 
-  it('judge: agents never waves through a protected path, even the person\'s own', async () => {
-    const repo = makeRepo({ 'guard.config.json': JSON.stringify({ judge: 'agents' }), '.github/workflows/ci.yml': 'on: push\n' });
+  it("judge: agents never waves through a protected path, even the person's own", async () => {
+    const repo = makeRepo({
+      'guard.config.json': JSON.stringify({ judge: 'agents' }),
+      '.github/workflows/ci.yml': 'on: push\n',
+    });
     repo.write('.github/workflows/ci.yml', 'on: pull_request\n');
     repo.git(['add', '-A']);
     const s = spawnGuard(['check'], repo.dir);
@@ -246,7 +345,7 @@ describe('provenance at the prompt (a person at a terminal)', () => {
     expect(await s.exit).toBe(1); // every staged change refused: no commit
   });
 
-  it('judge: agents without a terminal (auto mode): the person\'s rule does not apply, nothing passes unjudged', () => {
+  it("judge: agents without a terminal (auto mode): the person's rule does not apply, nothing passes unjudged", () => {
     const repo = setup({ judge: 'agents' });
     repo.write('mine.txt', 'x\n');
     repo.git(['add', '-A']);
@@ -272,7 +371,13 @@ describe('provenance in guard ci: what the commits say', () => {
     repo.git(['checkout', '-q', '-b', 'feature']);
     repo.write('agent.txt', 'rewritten\n');
     repo.git(['add', '-A']);
-    repo.git(['commit', '-q', '--no-verify', '-m', 'agent work\n\nGuard-Agent: claude 3f2a1b9c-0000-4000-8000-000000000000\nGuard-Agent: codex evil\x1b[31mred']);
+    repo.git([
+      'commit',
+      '-q',
+      '--no-verify',
+      '-m',
+      'agent work\n\nGuard-Agent: claude 3f2a1b9c-0000-4000-8000-000000000000\nGuard-Agent: codex evil\x1b[31mred',
+    ]);
     const agentCommit = repo.git(['rev-parse', 'HEAD']).trim();
     repo.write('mine.txt', 'mine, rewritten\n');
     repo.commitAll('my work');
@@ -285,15 +390,19 @@ describe('provenance in guard ci: what the commits say', () => {
     expect(by['agent.txt'].decision).toBe('blocked');
     expect(by['mine.txt'].writtenBy).toBeUndefined();
     const text = repo.guard(['ci', '--base', 'main']).stdout;
-    expect(text).toContain(`written by claude session 3f2a1b9c (commit ${agentCommit.slice(0, 10)} says so)`);
+    expect(text).toContain(
+      `written by claude session 3f2a1b9c (commit ${agentCommit.slice(0, 10)} says so)`,
+    );
     expect(text).not.toContain('\x1b[31m');
   });
 
-  it('end to end: what the commit gate wrote (Guard-Agent: from a real git commit through guard init\'s hooks) is what guard ci reads', async () => {
+  it("end to end: what the commit gate wrote (Guard-Agent: from a real git commit through guard init's hooks) is what guard ci reads", async () => {
     const repo = setup({ judge: 'agents' });
     repo.git(['config', '--unset', 'core.hooksPath']);
     const bin = outsideDir();
-    writeFileSync(`${bin}/guard`, `#!/bin/sh\nexec "${process.execPath}" "${CLI}" "$@"\n`, { mode: 0o755 });
+    writeFileSync(`${bin}/guard`, `#!/bin/sh\nexec "${process.execPath}" "${CLI}" "$@"\n`, {
+      mode: 0o755,
+    });
     const env = { PATH: `${bin}:${process.env.PATH}` };
     expect(repo.guard(['init'], { env }).code).toBe(0);
     repo.git(['checkout', '-q', '-b', 'feature']);
@@ -301,7 +410,19 @@ describe('provenance in guard ci: what the commits say', () => {
     repo.write('mine.txt', 'my own rewrite\n');
     repo.git(['add', '-A']);
     const { spawn } = await import('node-pty');
-    const p = spawn('git', ['commit', '-m', 'both'], { cwd: repo.dir, env: { ...process.env, ...env, CI: '', GUARD_AUTO: '', TERM: 'xterm', NO_COLOR: '1' } as Record<string, string>, cols: 120, rows: 40 });
+    const p = spawn('git', ['commit', '-m', 'both'], {
+      cwd: repo.dir,
+      env: {
+        ...process.env,
+        ...env,
+        CI: '',
+        GUARD_AUTO: '',
+        TERM: 'xterm',
+        NO_COLOR: '1',
+      } as Record<string, string>,
+      cols: 120,
+      rows: 40,
+    });
     let out = '';
     p.onData((d) => {
       out += d;
@@ -310,16 +431,21 @@ describe('provenance in guard ci: what the commits say', () => {
         p.write('y\r');
       }
     });
-    let all = "";
+    let all = '';
     p.onData((d) => (all += d));
-    const code = await new Promise<number>((resolve) => p.onExit(({ exitCode }) => resolve(exitCode)));
+    const code = await new Promise<number>((resolve) =>
+      p.onExit(({ exitCode }) => resolve(exitCode)),
+    );
     expect(code, all).toBe(0);
     const message = repo.git(['log', '-1', '--format=%B']);
     expect(message).toContain('Guard-Agent: claude sess-7f3a');
     expect(message).toMatch(/Guard-Approved: mine\.txt [0-9a-f]{40}/);
     const r = repo.guardJson(['ci', '--base', 'main']);
     const by = Object.fromEntries(r.json.files.map((f: any) => [f.path, f]));
-    expect(by['agent.txt'].writtenBy?.[0]).toMatchObject({ harness: 'claude', session: 'sess-7f3a' });
+    expect(by['agent.txt'].writtenBy?.[0]).toMatchObject({
+      harness: 'claude',
+      session: 'sess-7f3a',
+    });
     // both approved at the prompt: the person's own by judge: agents, the agent's by y
     expect(by['mine.txt'].decision).toBe('approved');
     expect(by['agent.txt'].decision).toBe('approved');
@@ -333,18 +459,37 @@ describe('provenance at scale', () => {
     const { sessionMessage } = await import('../../src/git/session.js');
     const tree = repo.git(['rev-parse', 'HEAD^{tree}']).trim();
     const head = repo.git(['rev-parse', 'HEAD']).trim();
-    const day = new Date().toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z');
+    const day = new Date()
+      .toISOString()
+      .replace(/[-:]/g, '')
+      .replace(/\.\d+Z$/, 'Z');
     let input = '';
     const journal: string[] = [];
     for (let i = 0; i < 2 * n; i++) {
       const time = new Date(Date.now() - (2 * n - i) * 1000).toISOString();
-      const message = sessionMessage({ harness: 'claude', session: 'sess-long', toolCall: `tu-${i >> 1}`, tool: 'Bash', phase: i % 2 ? 'post' : 'pre', kind: 'shell', checkpoint: 'x', paths: null, worktree: repo.dir, time, command: 'make' });
+      const message = sessionMessage({
+        harness: 'claude',
+        session: 'sess-long',
+        toolCall: `tu-${i >> 1}`,
+        tool: 'Bash',
+        phase: i % 2 ? 'post' : 'pre',
+        kind: 'shell',
+        checkpoint: 'x',
+        paths: null,
+        worktree: repo.dir,
+        time,
+        command: 'make',
+      });
       const ref = `refs/guard/sessions/claude/sess-long/${day}-${String(i).padStart(8, '0')}`;
       input += `commit ${ref}\nmark :${i + 1}\ncommitter g <g> 1700000000 +0000\ndata ${Buffer.byteLength(message)}\n${message}\nfrom ${head}\nM 040000 ${tree} ""\n\n`;
       journal.push(ref);
     }
     repo.git(['fast-import', '--quiet'], { input });
-    const oids = repo.git(['for-each-ref', '--format=%(objectname) %(refname)', 'refs/guard/sessions/claude/sess-long/']);
+    const oids = repo.git([
+      'for-each-ref',
+      '--format=%(objectname) %(refname)',
+      'refs/guard/sessions/claude/sess-long/',
+    ]);
     appendFileSync(`${repo.dir}/.git/guard/journal`, oids);
   }
 

@@ -21,7 +21,9 @@ describe('guard restore CP -- PATH', () => {
     const refs = repo.refs();
     const r = repo.guard(['restore', cp, '--', 'no/such/path']);
     expect(r.code).toBe(2);
-    expect(r.stderr).toBe(`guard: checkpoint ${cp} has no no/such/path, and neither has the work tree\nhint: git ls-tree -r --name-only refs/guard/checkpoints/${cp} lists what it holds\n`);
+    expect(r.stderr).toBe(
+      `guard: checkpoint ${cp} has no no/such/path, and neither has the work tree\nhint: git ls-tree -r --name-only refs/guard/checkpoints/${cp} lists what it holds\n`,
+    );
     expect(r.stdout).toBe('');
     expect(repo.refs()).toEqual(refs); // not even an undo checkpoint
     expect(repo.read('a.txt')).toBe('again\n');
@@ -33,7 +35,9 @@ describe('guard restore CP -- PATH', () => {
     const repo = makeRepo({ 'a.txt': 'a\n' });
     const w = repo.guardJson(['write', 'a.txt'], { input: 'b\n' });
     // a whole-tree checkpoint without new.txt: the undo checkpoint of a restore
-    const u = JSON.parse(repo.guard(['restore', w.json.checkpoint, '--json', '--', 'a.txt']).stdout);
+    const u = JSON.parse(
+      repo.guard(['restore', w.json.checkpoint, '--json', '--', 'a.txt']).stdout,
+    );
     repo.write('new.txt', 'new\n');
     const r = repo.guard(['restore', u.undo, '--', 'new.txt']);
     expect(r.code).toBe(0);
@@ -48,8 +52,19 @@ describe('printed undo commands', () => {
     expect(r.code).toBe(0);
     const undo = /undo: (guard restore .*)$/m.exec(r.stdout)?.[1];
     expect(undo).toMatch(/^guard restore \S+ -- 'my notes\.txt'$/);
-    const cli = path.join(path.dirname(new URL(import.meta.url).pathname), '..', '..', 'dist', 'cli', 'main.js');
-    const sh = spawnSync('sh', ['-c', undo!.replace(/^guard /, `"${process.execPath}" "${cli}" `)], { cwd: repo.dir, env: cleanEnv({ CI: 'true' }) });
+    const cli = path.join(
+      path.dirname(new URL(import.meta.url).pathname),
+      '..',
+      '..',
+      'dist',
+      'cli',
+      'main.js',
+    );
+    const sh = spawnSync(
+      'sh',
+      ['-c', undo!.replace(/^guard /, `"${process.execPath}" "${cli}" `)],
+      { cwd: repo.dir, env: cleanEnv({ CI: 'true' }) },
+    );
     expect(sh.stderr.toString()).toBe('');
     expect(repo.read('my notes.txt')).toBe(lines(5));
   });

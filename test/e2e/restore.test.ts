@@ -13,7 +13,9 @@ function files(repo: TestRepo): Record<string, string> {
       const p = rel ? `${rel}/${e.name}` : e.name;
       if (p === '.git') continue;
       if (e.isDirectory()) walk(p);
-      else out[p] = `${(statSync(path.join(repo.dir, p)).mode & 0o777).toString(8)} ${readFileSync(path.join(repo.dir, p)).toString('base64')}`;
+      else
+        out[p] =
+          `${(statSync(path.join(repo.dir, p)).mode & 0o777).toString(8)} ${readFileSync(path.join(repo.dir, p)).toString('base64')}`;
     }
   };
   walk('');
@@ -24,7 +26,9 @@ describe('guard restore', () => {
   it('round trip: write, restore (bytes identical), then restore the restore', () => {
     const repo = makeRepo({ 'big_module.py': fixture('big_module.py'), 'b.txt': 'b\n' });
     const original = readFileSync(path.join(repo.dir, 'big_module.py'));
-    const w = repo.guardJson(['write', 'big_module.py'], { input: fixture('big_module_modified.py') });
+    const w = repo.guardJson(['write', 'big_module.py'], {
+      input: fixture('big_module_modified.py'),
+    });
     expect(w.code).toBe(0);
     const r = repo.guardJson(['restore', w.json.checkpoint]);
     expect(r.code).toBe(0);
@@ -32,14 +36,21 @@ describe('guard restore', () => {
     expect(readFileSync(path.join(repo.dir, 'big_module.py')).equals(original)).toBe(true);
     expect(repo.git(['status', '--porcelain'])).toBe('');
     // the undo checkpoint holds what the restore replaced
-    expect(repo.git(['show', `refs/guard/checkpoints/${r.json.undo}:big_module.py`])).toBe(fixture('big_module_modified.py'));
+    expect(repo.git(['show', `refs/guard/checkpoints/${r.json.undo}:big_module.py`])).toBe(
+      fixture('big_module_modified.py'),
+    );
     const back = repo.guardJson(['restore', `refs/guard/checkpoints/${r.json.undo}`]);
     expect(back.code).toBe(0);
     expect(repo.read('big_module.py')).toBe(fixture('big_module_modified.py'));
   });
 
   it('restores a whole work tree: modified rewritten, deleted recreated, created removed; index untouched', () => {
-    const repo = makeRepo({ 'a.txt': 'a\n', 'b.txt': 'b\n', 'keep/c.txt': 'c\n', '.gitignore': '*.log\n' });
+    const repo = makeRepo({
+      'a.txt': 'a\n',
+      'b.txt': 'b\n',
+      'keep/c.txt': 'c\n',
+      '.gitignore': '*.log\n',
+    });
     repo.write('untracked-then.txt', 'was here\n');
     chmodSync(path.join(repo.dir, 'a.txt'), 0o755);
     // a whole-tree checkpoint, through a restore that changes nothing
@@ -114,7 +125,7 @@ describe('guard restore', () => {
 
   it("restoring guard write's checkpoint touches only the written path, and removes a file it created", () => {
     const repo = makeRepo({ 'a.txt': 'a\n' });
-    repo.write('mine.txt', 'untracked, not guard\'s\n');
+    repo.write('mine.txt', "untracked, not guard's\n");
     const w = repo.guardJson(['write', 'gen/new.txt'], { input: lines(5) });
     expect(w.code).toBe(0);
     repo.write('a.txt', 'edited later by a person\n');
@@ -132,13 +143,20 @@ describe('guard restore', () => {
     const r = repo.guard(['restore', w.json.checkpoint]);
     expect(r.code).toBe(0);
     const out = r.stdout.replace(/\d{8}T\d{6}Z-[0-9a-f]{8}/g, 'ID');
-    expect(out).toBe('guard: restored 1 file from checkpoint ID\n  rewritten  a.txt\nundo: guard restore ID\n');
+    expect(out).toBe(
+      'guard: restored 1 file from checkpoint ID\n  rewritten  a.txt\nundo: guard restore ID\n',
+    );
     expect(r.stderr).toBe('');
   });
 
   it('an unknown checkpoint is a usage error that changes nothing', () => {
     const repo = makeRepo({ 'a.txt': 'a\n' });
-    for (const name of ['nope', 'refs/guard/checkpoints/nope', '../../heads/main', 'refs/heads/main']) {
+    for (const name of [
+      'nope',
+      'refs/guard/checkpoints/nope',
+      '../../heads/main',
+      'refs/heads/main',
+    ]) {
       const r = repo.guardJson(['restore', name]);
       expect(r.code).toBe(2);
       expect(r.json.error.code).toBe('E_NO_CHECKPOINT');

@@ -1,17 +1,30 @@
 import { writeFileSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
-import { cleanupRepos, fixture, laneWrite, lines, makeRepo, snapshotTree as snapshot, startLane, type TestRepo } from '../helpers.js';
+import {
+  cleanupRepos,
+  fixture,
+  laneWrite,
+  lines,
+  makeRepo,
+  snapshotTree as snapshot,
+  startLane,
+  type TestRepo,
+} from '../helpers.js';
 import { spawnGuard, type Session } from '../pty.js';
 
 afterAll(cleanupRepos);
 
 /** A repo with `files` committed (small rewrites need approval: lineThreshold 3) and lane "agent". */
-function withLane(files: Record<string, string>, config: object = { lineThreshold: 3 }): { repo: TestRepo; lane: string } {
+function withLane(
+  files: Record<string, string>,
+  config: object = { lineThreshold: 3 },
+): { repo: TestRepo; lane: string } {
   const repo = makeRepo({ ...files, 'guard.config.json': JSON.stringify(config) });
   return { repo, lane: startLane(repo) };
 }
 
-const staged = (repo: TestRepo) => repo.git(['diff', '--cached', '--name-only']).split('\n').filter(Boolean).sort();
+const staged = (repo: TestRepo) =>
+  repo.git(['diff', '--cached', '--name-only']).split('\n').filter(Boolean).sort();
 
 /** Added and removed lines of `git diff REF^ REF`, without headers. */
 function changedLines(repo: TestRepo, ref: string): string[] {
@@ -53,7 +66,11 @@ describe('guard review at a terminal: strategies for a whole-file rewrite', () =
     expect(await s.exit).toBe(0);
     expect(repo.read('cfg.txt')).toBe(FOUR + 'NEW\n');
     expect(staged(repo)).toEqual(['cfg.txt']);
-    expect(recorded(repo)['cfg.txt']).toMatchObject({ decision: 'approved', decider: 'person', strategy: 'append' });
+    expect(recorded(repo)['cfg.txt']).toMatchObject({
+      decision: 'approved',
+      decider: 'person',
+      strategy: 'append',
+    });
   });
 
   it('i inserts at the chosen line after an invalid answer, showing the old file numbered', async () => {
@@ -64,8 +81,12 @@ describe('guard review at a terminal: strategies for a whole-file rewrite', () =
     const listing = await answer(s, /after which line \(0-4; empty cancels\)\? $/, 'abc');
     expect(listing).toMatch(/^\s+1  one\r?$/m);
     expect(listing).toMatch(/^\s+4  four\r?$/m);
-    expect(await answer(s, /after which line \(0-4; empty cancels\)\? $/, '9')).toContain('"abc" is not a line between 0 and 4, try again');
-    expect(await answer(s, /after which line \(0-4; empty cancels\)\? $/, '2')).toContain('"9" is not a line between 0 and 4, try again');
+    expect(await answer(s, /after which line \(0-4; empty cancels\)\? $/, '9')).toContain(
+      '"abc" is not a line between 0 and 4, try again',
+    );
+    expect(await answer(s, /after which line \(0-4; empty cancels\)\? $/, '2')).toContain(
+      '"9" is not a line between 0 and 4, try again',
+    );
     await answer(s, CONFIRM, 'y');
     expect(await s.exit).toBe(0);
     expect(repo.read('cfg.txt')).toBe('one\ntwo\nNEW\nthree\nfour\n');
@@ -93,13 +114,16 @@ describe('guard review at a terminal: strategies for a whole-file rewrite', () =
     const s = spawnGuard(['review', 'agent'], repo.dir);
     await answer(s, HUNK, 'i');
     for (const a of ['5', '-1', 'x']) await answer(s, /empty cancels\)\? $/, a);
-    expect(await answer(s, CONFIRM, 'y')).toContain('No valid line after 3 tries: the change is rejected.');
+    expect(await answer(s, CONFIRM, 'y')).toContain(
+      'No valid line after 3 tries: the change is rejected.',
+    );
     expect(await s.exit).toBe(1);
     expect(repo.read('cfg.txt')).toBe(FOUR);
   });
 
   it('x extends a Python class with the new methods', async () => {
-    const old = 'class Store:\n    def get(self, key):\n        return self.items.get(key)\n\n    def size(self):\n        return len(self.items)\n';
+    const old =
+      'class Store:\n    def get(self, key):\n        return self.items.get(key)\n\n    def size(self):\n        return len(self.items)\n';
     const neu = 'class Store:\n    def put(self, key, value):\n        self.items[key] = value\n';
     const { repo, lane } = withLane({ 'store.py': old });
     laneWrite(lane, 'store.py', neu);
@@ -108,27 +132,35 @@ describe('guard review at a terminal: strategies for a whole-file rewrite', () =
     await answer(s, CONFIRM, 'y');
     expect(await s.exit).toBe(0);
     const out = repo.read('store.py');
-    for (const def of ['def get(self, key):', 'def size(self):', 'def put(self, key, value):']) expect(out).toContain(def);
+    for (const def of ['def get(self, key):', 'def size(self):', 'def put(self, key, value):'])
+      expect(out).toContain(def);
     expect(out.match(/^class Store:/gm)).toHaveLength(1);
     expect(recorded(repo)['store.py']).toMatchObject({ decision: 'approved', strategy: 'extend' });
   });
 
   it('x on a file that does not parse falls back to append and says so', async () => {
-    const { repo, lane } = withLane({ 'retry.py': 'def a():\n    return 1\n\ndef b():\n    return 2\n' });
+    const { repo, lane } = withLane({
+      'retry.py': 'def a():\n    return 1\n\ndef b():\n    return 2\n',
+    });
     laneWrite(lane, 'retry.py', fixture('syntax_error.py'));
     const s = spawnGuard(['review', 'agent'], repo.dir);
     await answer(s, HUNK, 'x');
     await answer(s, CONFIRM, 'y');
     expect(await s.exit).toBe(0);
     expect(s.output()).toMatch(/retry\.py: extend fell back to append/);
-    expect(repo.read('retry.py')).toBe('def a():\n    return 1\n\ndef b():\n    return 2\n' + fixture('syntax_error.py'));
+    expect(repo.read('retry.py')).toBe(
+      'def a():\n    return 1\n\ndef b():\n    return 2\n' + fixture('syntax_error.py'),
+    );
     expect(recorded(repo)['retry.py']).toMatchObject({ decision: 'approved', strategy: 'append' });
   });
 });
 
 describe('guard review at a terminal: the keys of git add -p', () => {
   const base = lines(40);
-  const three = base.replace('line 2\n', 'two\n').replace('line 20\n', 'twenty\n').replace('line 38\n', 'thirty-eight\n');
+  const three = base
+    .replace('line 2\n', 'two\n')
+    .replace('line 20\n', 'twenty\n')
+    .replace('line 38\n', 'thirty-eight\n');
   /** A protected file with three hunks (a modify: no strategy keys). */
   const threeHunks = () => {
     const { repo, lane } = withLane({ 'doc.txt': base }, { protect: ['doc.txt'] });
@@ -144,7 +176,19 @@ describe('guard review at a terminal: the keys of git add -p', () => {
     expect(first).toMatch(/\(1\/3\) Take this hunk \[y,n,q,a,d,j,J,g,\/,e,v,\?\]\? $/);
     expect(first).toContain('+two');
     const help = await answer(s, /\(1\/3\) Take this hunk/, 'j');
-    for (const k of ['y - take this hunk', 'n - leave this hunk out', 'a - take this hunk and all later', 'd - leave out this hunk and all later', 'j - ', 'J - ', 'g - ', '/ - ', 'v - ', 'q - quit', '? - print help']) {
+    for (const k of [
+      'y - take this hunk',
+      'n - leave this hunk out',
+      'a - take this hunk and all later',
+      'd - leave out this hunk and all later',
+      'j - ',
+      'J - ',
+      'g - ',
+      '/ - ',
+      'v - ',
+      'q - quit',
+      '? - print help',
+    ]) {
       expect(help).toContain(k);
     }
     expect(await answer(s, /\(2\/3\) Take this hunk/, 'k')).toContain('+twenty');
@@ -179,10 +223,15 @@ describe('guard review at a terminal: the keys of git add -p', () => {
     await answer(s, CONFIRM, 'y');
     expect(await s.exit).toBe(1);
     expect(repo.read('doc.txt')).toBe(base.replace('line 2\n', 'two\n'));
-    expect(changedLines(repo, recorded(repo)['doc.txt'].ref)).toEqual(['-line 20', '+twenty', '-line 38', '+thirty-eight']);
+    expect(changedLines(repo, recorded(repo)['doc.txt'].ref)).toEqual([
+      '-line 20',
+      '+twenty',
+      '-line 38',
+      '+thirty-eight',
+    ]);
   });
 
-  it('y on every hunk takes the lane\'s version whole; exit 0', async () => {
+  it("y on every hunk takes the lane's version whole; exit 0", async () => {
     const { repo } = threeHunks();
     const s = spawnGuard(['review', 'agent'], repo.dir);
     for (const n of [1, 2, 3]) await answer(s, new RegExp(`\\(${n}/3\\) Take this hunk`), 'y');
@@ -197,7 +246,9 @@ describe('guard review at a terminal: the keys of git add -p', () => {
     const two = base.replace('line 10\n', 'ten\n').replace('line 13\n', 'thirteen\n');
     laneWrite(lane, 'doc.txt', two);
     const s = spawnGuard(['review', 'agent'], repo.dir);
-    expect(await answer(s, /\(1\/1\) Take this hunk \[y,n,q,a,d,s,e,v,\?\]/, 's')).toMatch(/\+ten[\s\S]*\+thirteen/);
+    expect(await answer(s, /\(1\/1\) Take this hunk \[y,n,q,a,d,s,e,v,\?\]/, 's')).toMatch(
+      /\+ten[\s\S]*\+thirteen/,
+    );
     const split = await answer(s, /\(1\/2\) Take this hunk/, 'n');
     expect(split).toContain('Split into 2 hunks.');
     expect(split).toContain('+ten');
@@ -209,14 +260,22 @@ describe('guard review at a terminal: the keys of git add -p', () => {
     expect(changedLines(repo, recorded(repo)['doc.txt'].ref)).toEqual(['-line 10', '+ten']);
   });
 
-  it('e takes the hunk as the person edited it: that is what is merged, the lane\'s own change is kept as a ref', async () => {
+  it("e takes the hunk as the person edited it: that is what is merged, the lane's own change is kept as a ref", async () => {
     const { repo, lane } = withLane({ 'doc.txt': base }, { protect: ['doc.txt'] });
     const proposal = base.replace('line 5\n', 'line 5\nadded one\nadded two\n');
     laneWrite(lane, 'doc.txt', proposal);
     const script = `${repo.dir}/.git/edit.cjs`;
-    writeFileSync(script, "const fs = require('fs'); const f = process.argv[2]; fs.writeFileSync(f, fs.readFileSync(f, 'utf8').replace('+added one\\n', ''));\n");
-    const s = spawnGuard(['review', 'agent'], repo.dir, { EDITOR: `'${process.execPath}' '${script}'`, VISUAL: undefined });
-    expect(await answer(s, /\(1\/1\) Take this hunk \[y,n,q,a,d,e,v,\?\]\? $/, 'e')).toContain('+added two');
+    writeFileSync(
+      script,
+      "const fs = require('fs'); const f = process.argv[2]; fs.writeFileSync(f, fs.readFileSync(f, 'utf8').replace('+added one\\n', ''));\n",
+    );
+    const s = spawnGuard(['review', 'agent'], repo.dir, {
+      EDITOR: `'${process.execPath}' '${script}'`,
+      VISUAL: undefined,
+    });
+    expect(await answer(s, /\(1\/1\) Take this hunk \[y,n,q,a,d,e,v,\?\]\? $/, 'e')).toContain(
+      '+added two',
+    );
     const summary = await answer(s, CONFIRM, 'y');
     expect(summary).toMatch(/doc\.txt\s+taken in part \(1 of 1 hunk, 1 edited by hand\)/);
     await s.exit;
@@ -227,7 +286,10 @@ describe('guard review at a terminal: the keys of git add -p', () => {
   });
 
   it('q keeps what was decided in this file and asks about nothing more: the rest is blocked as in auto mode', async () => {
-    const { repo, lane } = withLane({ 'doc.txt': base, 'z.txt': base }, { protect: ['doc.txt', 'z.txt'] });
+    const { repo, lane } = withLane(
+      { 'doc.txt': base, 'z.txt': base },
+      { protect: ['doc.txt', 'z.txt'] },
+    );
     laneWrite(lane, 'doc.txt', three);
     laneWrite(lane, 'z.txt', base.replace('line 5\n', 'five\n'));
     const s = spawnGuard(['review', 'agent'], repo.dir);
@@ -264,7 +326,10 @@ describe('guard review at a terminal: the keys of git add -p', () => {
 describe('guard review at a terminal: the summary', () => {
   it('names the files taken in part and the conflicts to come before anything is written', async () => {
     const base = lines(40);
-    const { repo, lane } = withLane({ 'doc.txt': base, 'b.txt': base }, { protect: ['doc.txt', 'b.txt'] });
+    const { repo, lane } = withLane(
+      { 'doc.txt': base, 'b.txt': base },
+      { protect: ['doc.txt', 'b.txt'] },
+    );
     laneWrite(lane, 'doc.txt', base.replace('line 2\n', 'two\n').replace('line 30\n', 'thirty\n'));
     laneWrite(lane, 'b.txt', base.replace('line 7\n', 'lane 7\n'));
     repo.write('b.txt', base.replace('line 7\n', 'main 7\n'));

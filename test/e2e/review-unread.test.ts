@@ -8,13 +8,22 @@ import { spawnSync } from 'node:child_process';
 import { lstatSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { cleanEnv, cleanupRepos, laneWrite, lines, makeRepo, startLane, type TestRepo } from '../helpers.js';
+import {
+  cleanEnv,
+  cleanupRepos,
+  laneWrite,
+  lines,
+  makeRepo,
+  startLane,
+  type TestRepo,
+} from '../helpers.js';
 
 afterAll(cleanupRepos);
 
 function laneGit(lane: string, args: string[]): string {
   const r = spawnSync('git', args, { cwd: lane, env: cleanEnv() });
-  if (r.status !== 0) throw new Error(`git ${args.join(' ')} in lane failed: ${r.stderr.toString()}`);
+  if (r.status !== 0)
+    throw new Error(`git ${args.join(' ')} in lane failed: ${r.stderr.toString()}`);
   return r.stdout.toString();
 }
 
@@ -71,12 +80,16 @@ describe('a version guard did not read is unknown', () => {
     const env = { GUARD_CHECKPOINT_MAX_BYTES: '1024' };
     const { code, json } = repo.guardJson(['review', 'agent'], { env });
     expect(code).toBe(1);
-    expect(json.notReviewed).toEqual([{ path: 'huge.bin', why: expect.stringContaining("larger than the checkpoint's size cap") }]);
+    expect(json.notReviewed).toEqual([
+      { path: 'huge.bin', why: expect.stringContaining("larger than the checkpoint's size cap") },
+    ]);
     expect(repo.read('small.txt')).toBe('small\n');
     expect(() => lstatSync(path.join(repo.dir, 'huge.bin'))).toThrow();
 
     const human = repo.guard(['review', 'agent'], { env });
-    expect(human.stdout).toMatch(/huge\.bin {2}not reviewed, not merged: larger than the checkpoint's size cap/);
+    expect(human.stdout).toMatch(
+      /huge\.bin {2}not reviewed, not merged: larger than the checkpoint's size cap/,
+    );
   });
 });
 
@@ -108,7 +121,7 @@ describe('a file that becomes a folder, and the reverse', () => {
     expect(repo.read('x')).toBe(lines(20));
   });
 
-  it('a folder replaced by a file (uncommitted in the lane): the folder\'s files go first, then the file is written', () => {
+  it("a folder replaced by a file (uncommitted in the lane): the folder's files go first, then the file is written", () => {
     const repo = makeRepo({ 'x/y': 'a\n', 'x/z': 'b\n' });
     const lane = startLane(repo);
     rmSync(path.join(lane, 'x'), { recursive: true });
@@ -125,10 +138,10 @@ describe('a file that becomes a folder, and the reverse', () => {
     const lane = startLane(repo);
     rmSync(path.join(lane, 'x'), { recursive: true });
     writeFileSync(path.join(lane, 'x'), 'file\n');
-    repo.write('x/mine.txt', 'the person\'s\n');
+    repo.write('x/mine.txt', "the person's\n");
     const { code, json } = repo.guardJson(['review', 'agent']);
     expect(code).toBe(1);
-    expect(repo.read('x/mine.txt')).toBe('the person\'s\n');
+    expect(repo.read('x/mine.txt')).toBe("the person's\n");
     const x = file(json, 'x');
     expect(x.decision).toBe('blocked');
     expect(repo.git(['show', `${x.ref}:x`])).toBe('file\n');
@@ -142,10 +155,14 @@ describe('a file that becomes a folder, and the reverse', () => {
     repo.write('x', lines(5) + 'changed by the person\n');
     const { code, json } = repo.guardJson(['review', 'agent']);
     expect(code).toBe(1);
-    expect(readFileSync(path.join(repo.dir, 'x'), 'utf8')).toBe(lines(5) + 'changed by the person\n');
+    expect(readFileSync(path.join(repo.dir, 'x'), 'utf8')).toBe(
+      lines(5) + 'changed by the person\n',
+    );
     const y = file(json, 'x/y');
     expect(y.decision).toBe('blocked');
-    expect(y.reasons.join(' ')).toContain('the main tree has a file at x, where a folder of x/y goes');
+    expect(y.reasons.join(' ')).toContain(
+      'the main tree has a file at x, where a folder of x/y goes',
+    );
     expect(repo.git(['show', `${y.ref}:x/y`])).toBe('q\n');
   });
 });

@@ -1,8 +1,30 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { cleanEnv, cleanupRepos, fixture, laneWrite, lanePath, lines, makeRepo, outsideDir, snapshotTree as snapshot, startLane, type TestRepo } from '../helpers.js';
+import {
+  cleanEnv,
+  cleanupRepos,
+  fixture,
+  laneWrite,
+  lanePath,
+  lines,
+  makeRepo,
+  outsideDir,
+  snapshotTree as snapshot,
+  startLane,
+  type TestRepo,
+} from '../helpers.js';
 
 afterAll(cleanupRepos);
 
@@ -14,7 +36,8 @@ function withLane(files: Record<string, string>, name = 'agent'): { repo: TestRe
 
 function laneGit(lane: string, args: string[]): string {
   const r = spawnSync('git', args, { cwd: lane, env: cleanEnv() });
-  if (r.status !== 0) throw new Error(`git ${args.join(' ')} in lane failed: ${r.stderr.toString()}`);
+  if (r.status !== 0)
+    throw new Error(`git ${args.join(' ')} in lane failed: ${r.stderr.toString()}`);
   return r.stdout.toString();
 }
 
@@ -44,7 +67,8 @@ function changedLines(repo: TestRepo, ref: string): string[] {
     .filter((l) => /^[-+]/.test(l) && !/^(---|\+\+\+) /.test(l));
 }
 
-const staged = (repo: TestRepo) => repo.git(['diff', '--cached', '--name-only']).split('\n').filter(Boolean).sort();
+const staged = (repo: TestRepo) =>
+  repo.git(['diff', '--cached', '--name-only']).split('\n').filter(Boolean).sort();
 
 const PY_OLD = `class Store:
     def __init__(self):
@@ -88,7 +112,12 @@ describe('guard review --auto', () => {
 
     const { code, json } = repo.guardJson(['review', 'agent', '--auto']);
     expect(code).toBe(1);
-    expect(file(json, 'state.py')).toMatchObject({ status: 'replace', needsApproval: true, decision: 'blocked', decider: 'auto' });
+    expect(file(json, 'state.py')).toMatchObject({
+      status: 'replace',
+      needsApproval: true,
+      decision: 'blocked',
+      decider: 'auto',
+    });
     expect(file(json, 'new.txt')).toMatchObject({ status: 'new', decision: 'allowed' });
     expect(file(json, 'small.txt')).toMatchObject({ status: 'modify', decision: 'allowed' });
     expect(json.blocked).toBe(1);
@@ -109,7 +138,9 @@ describe('guard review --auto', () => {
 
     // the lane is untouched, the main tree was checkpointed before the merge
     expect(readFileSync(path.join(lane, 'state.py'), 'utf8')).toBe(fixture('state_replacement.py'));
-    expect(repo.git(['show', `refs/guard/checkpoints/${json.checkpoint}:small.txt`])).toBe(lines(10));
+    expect(repo.git(['show', `refs/guard/checkpoints/${json.checkpoint}:small.txt`])).toBe(
+      lines(10),
+    );
   });
 
   it('human output names the blocked file, its ref and the undo command', () => {
@@ -135,7 +166,9 @@ describe('guard review --auto', () => {
     expect(file(json, 'a.txt').conflict).toBeUndefined();
     expect(snapshot(repo.dir)).toEqual(after);
     expect(staged(repo)).toEqual(['a.txt']);
-    expect(repo.git(['show', `${file(json, 'state.py').ref}:state.py`])).toBe(fixture('state_replacement.py'));
+    expect(repo.git(['show', `${file(json, 'state.py').ref}:state.py`])).toBe(
+      fixture('state_replacement.py'),
+    );
   });
 
   it('sees a same-size rewrite made in the same second the lane started (racy git)', () => {
@@ -157,9 +190,17 @@ describe('guard review --decisions: strategies', () => {
 
   it('append keeps the old content and adds the new after it', () => {
     const { repo } = rewrite();
-    const { code, json } = repo.guardJson(['review', '--decisions', decisions([{ path: 'state.py', action: 'approve', strategy: 'append' }])]);
+    const { code, json } = repo.guardJson([
+      'review',
+      '--decisions',
+      decisions([{ path: 'state.py', action: 'approve', strategy: 'append' }]),
+    ]);
     expect(code).toBe(0);
-    expect(file(json, 'state.py')).toMatchObject({ decision: 'approved', decider: 'person', strategy: 'append' });
+    expect(file(json, 'state.py')).toMatchObject({
+      decision: 'approved',
+      decider: 'person',
+      strategy: 'append',
+    });
     expect(repo.read('state.py')).toBe(fixture('state.py') + fixture('state_replacement.py'));
     expect(staged(repo)).toEqual(['state.py']);
     expect(repo.git(['rev-parse', ':state.py']).trim()).toBe(file(json, 'state.py').blob);
@@ -168,7 +209,11 @@ describe('guard review --decisions: strategies', () => {
   it('insert puts the new content after the chosen line', () => {
     const { repo, lane } = withLane({ 'cfg.txt': 'one\ntwo\nthree\nfour\n' });
     laneWrite(lane, 'cfg.txt', 'NEW\n');
-    const { code } = repo.guardJson(['review', '--decisions', decisions([{ path: 'cfg.txt', action: 'approve', strategy: 'insert', insertAt: 2 }])]);
+    const { code } = repo.guardJson([
+      'review',
+      '--decisions',
+      decisions([{ path: 'cfg.txt', action: 'approve', strategy: 'insert', insertAt: 2 }]),
+    ]);
     expect(code).toBe(0);
     expect(repo.read('cfg.txt')).toBe('one\ntwo\nNEW\nthree\nfour\n');
   });
@@ -178,7 +223,11 @@ describe('guard review --decisions: strategies', () => {
     laneWrite(lane, 'cfg.txt', 'NEW\n');
     laneWrite(lane, 'other.txt', 'other\n');
     const before = snapshot(repo.dir);
-    const bad = repo.guardJson(['review', '--decisions', decisions([{ path: 'cfg.txt', action: 'approve', strategy: 'insert', insertAt: 9 }])]);
+    const bad = repo.guardJson([
+      'review',
+      '--decisions',
+      decisions([{ path: 'cfg.txt', action: 'approve', strategy: 'insert', insertAt: 9 }]),
+    ]);
     expect(bad.code).toBe(2);
     expect(bad.json.error.code).toBe('E_USAGE');
     expect(bad.json.error.message).toMatch(/line 9/);
@@ -187,7 +236,11 @@ describe('guard review --decisions: strategies', () => {
     expect(repo.refs('refs/guard/rejected/')).toEqual([]);
     expect(repo.refs('refs/guard/decisions/')).toEqual([]);
 
-    const good = repo.guardJson(['review', '--decisions', decisions([{ path: 'cfg.txt', action: 'approve', strategy: 'insert', insertAt: 0 }])]);
+    const good = repo.guardJson([
+      'review',
+      '--decisions',
+      decisions([{ path: 'cfg.txt', action: 'approve', strategy: 'insert', insertAt: 0 }]),
+    ]);
     expect(good.code).toBe(0);
     expect(repo.read('cfg.txt')).toBe('NEW\none\ntwo\n');
     expect(repo.read('other.txt')).toBe('other\n');
@@ -196,7 +249,11 @@ describe('guard review --decisions: strategies', () => {
   it('a rejection (what a cancelled insert becomes) writes nothing for the file and keeps it in a ref', () => {
     const { repo, lane } = withLane({ 'cfg.txt': 'one\ntwo\n' });
     laneWrite(lane, 'cfg.txt', 'NEW\n');
-    const { code, json } = repo.guardJson(['review', '--decisions', decisions([{ path: 'cfg.txt', action: 'reject' }])]);
+    const { code, json } = repo.guardJson([
+      'review',
+      '--decisions',
+      decisions([{ path: 'cfg.txt', action: 'reject' }]),
+    ]);
     expect(code).toBe(1);
     expect(file(json, 'cfg.txt')).toMatchObject({ decision: 'rejected', decider: 'person' });
     expect(repo.read('cfg.txt')).toBe('one\ntwo\n');
@@ -206,32 +263,64 @@ describe('guard review --decisions: strategies', () => {
   it('extend: a Python class gains methods and keeps its old ones', () => {
     const { repo, lane } = withLane({ 'store.py': PY_OLD });
     laneWrite(lane, 'store.py', PY_NEW);
-    const { code, json } = repo.guardJson(['review', '--decisions', decisions([{ path: 'store.py', action: 'approve', strategy: 'extend' }])]);
+    const { code, json } = repo.guardJson([
+      'review',
+      '--decisions',
+      decisions([{ path: 'store.py', action: 'approve', strategy: 'extend' }]),
+    ]);
     expect(code).toBe(0);
     expect(file(json, 'store.py')).toMatchObject({ decision: 'approved', strategy: 'extend' });
     const out = repo.read('store.py');
-    for (const def of ['def __init__(self):', 'def get(self, key):', 'def put(self, key, value):', 'def clear(self):']) expect(out).toContain(def);
+    for (const def of [
+      'def __init__(self):',
+      'def get(self, key):',
+      'def put(self, key, value):',
+      'def clear(self):',
+    ])
+      expect(out).toContain(def);
     expect(out.match(/^class Store:/gm)).toHaveLength(1);
     // it still parses as Python with all four methods inside the class
-    const py = spawnSync('python3', ['-c', 'import sys; ns={}; exec(sys.stdin.read(), ns); print(sorted(k for k in vars(ns["Store"]) if not k.startswith("__") or k=="__init__"))'], { input: out });
-    if (py.status === 0) expect(py.stdout.toString().trim()).toBe("['__init__', 'clear', 'get', 'put']");
+    const py = spawnSync(
+      'python3',
+      [
+        '-c',
+        'import sys; ns={}; exec(sys.stdin.read(), ns); print(sorted(k for k in vars(ns["Store"]) if not k.startswith("__") or k=="__init__"))',
+      ],
+      { input: out },
+    );
+    if (py.status === 0)
+      expect(py.stdout.toString().trim()).toBe("['__init__', 'clear', 'get', 'put']");
   });
 
   it('extend: a TypeScript class gains members and keeps its old ones', () => {
     const { repo, lane } = withLane({ 'box.ts': TS_OLD });
     laneWrite(lane, 'box.ts', TS_NEW);
-    const { code, json } = repo.guardJson(['review', '--decisions', decisions([{ path: 'box.ts', action: 'approve', strategy: 'extend' }])]);
+    const { code, json } = repo.guardJson([
+      'review',
+      '--decisions',
+      decisions([{ path: 'box.ts', action: 'approve', strategy: 'extend' }]),
+    ]);
     expect(code, JSON.stringify(json)).toBe(0);
     expect(file(json, 'box.ts').strategy).toBe('extend');
     const out = repo.read('box.ts');
-    for (const m of ['private value = 0;', 'get(): number', "label = 'box';", 'set(v: number): void']) expect(out).toContain(m);
+    for (const m of [
+      'private value = 0;',
+      'get(): number',
+      "label = 'box';",
+      'set(v: number): void',
+    ])
+      expect(out).toContain(m);
     expect(out.match(/class Box/g)).toHaveLength(1);
   });
 
   it('extend with a syntax error falls back to append and warns', () => {
     const { repo, lane } = withLane({ 'retry.py': PY_OLD });
     laneWrite(lane, 'retry.py', fixture('syntax_error.py'));
-    const { code, json, stderr } = repo.guardJson(['review', '--decisions', decisions([{ path: 'retry.py', action: 'approve', strategy: 'extend' }])]);
+    const { code, json, stderr } = repo.guardJson([
+      'review',
+      '--decisions',
+      decisions([{ path: 'retry.py', action: 'approve', strategy: 'extend' }]),
+    ]);
     expect(code).toBe(0);
     expect(file(json, 'retry.py')).toMatchObject({ decision: 'approved', strategy: 'append' });
     expect(file(json, 'retry.py').warning).toMatch(/fell back to append/);
@@ -245,7 +334,10 @@ describe('guard review: hunks', () => {
   const lane2 = base.replace('line 2\n', 'line TWO\n').replace('line 28\n', 'line TWENTY-EIGHT\n');
   /** A protected file, so that auto review blocks it and lists its hunks without merging. */
   const twoHunks = () => {
-    const { repo, lane } = withLane({ 'doc.txt': base, 'guard.config.json': JSON.stringify({ protect: ['doc.txt'] }) });
+    const { repo, lane } = withLane({
+      'doc.txt': base,
+      'guard.config.json': JSON.stringify({ protect: ['doc.txt'] }),
+    });
     laneWrite(lane, 'doc.txt', lane2);
     laneCommit(lane);
     return { repo, lane };
@@ -258,8 +350,16 @@ describe('guard review: hunks', () => {
     const f = file(json, 'doc.txt');
     expect(f).toMatchObject({ needsApproval: true, decision: 'blocked', status: 'modify' });
     expect(f.hunks).toEqual([
-      { id: expect.stringMatching(/^[0-9a-f]{6,}$/), index: 0, header: expect.stringMatching(/^@@ -1,5 \+1,5 @@/) },
-      { id: expect.stringMatching(/^[0-9a-f]{6,}$/), index: 1, header: expect.stringMatching(/^@@ -25,6 \+25,6 @@/) },
+      {
+        id: expect.stringMatching(/^[0-9a-f]{6,}$/),
+        index: 0,
+        header: expect.stringMatching(/^@@ -1,5 \+1,5 @@/),
+      },
+      {
+        id: expect.stringMatching(/^[0-9a-f]{6,}$/),
+        index: 1,
+        header: expect.stringMatching(/^@@ -25,6 \+25,6 @@/),
+      },
     ]);
     expect(f.hunks[0].id).not.toBe(f.hunks[1].id);
     expect(repo.read('doc.txt')).toBe(base);
@@ -267,7 +367,11 @@ describe('guard review: hunks', () => {
 
   it('takes one of two hunks by index; the other is kept in a ref', () => {
     const { repo } = twoHunks();
-    const { code, json } = repo.guardJson(['review', '--decisions', decisions([{ path: 'doc.txt', action: 'approve', hunks: [0] }])]);
+    const { code, json } = repo.guardJson([
+      'review',
+      '--decisions',
+      decisions([{ path: 'doc.txt', action: 'approve', hunks: [0] }]),
+    ]);
     expect(repo.read('doc.txt')).toBe(base.replace('line 2\n', 'line TWO\n'));
     expect(staged(repo)).toEqual(['doc.txt']);
     const f = file(json, 'doc.txt');
@@ -287,34 +391,77 @@ describe('guard review: hunks', () => {
     expect(listed[1].id).toBe(first[1].id);
     expect(listed[0].id).not.toBe(first[0].id);
 
-    const { json } = repo.guardJson(['review', '--decisions', decisions([{ path: 'doc.txt', action: 'approve', hunks: [first[1].id] }])]);
+    const { json } = repo.guardJson([
+      'review',
+      '--decisions',
+      decisions([{ path: 'doc.txt', action: 'approve', hunks: [first[1].id] }]),
+    ]);
     expect(repo.read('doc.txt')).toBe(base.replace('line 28\n', 'line TWENTY-EIGHT\n'));
     const f = file(json, 'doc.txt');
     expect(changedLines(repo, f.ref)).toEqual(['-line 2', '+line 2 (again)']);
   });
 
-  it('takes a hunk edited by hand (as `e` does), by id; the lane\'s version is kept in a ref', () => {
+  it("takes a hunk edited by hand (as `e` does), by id; the lane's version is kept in a ref", () => {
     const { repo } = twoHunks();
-    const id = file(repo.guardJson(['review', 'agent', '--dry-run', '--json']).json, 'doc.txt').hunks[1].id;
-    const edit = [{ path: 'doc.txt', action: 'approve', hunks: [], edits: [{ hunk: id, lines: [' line 25', ' line 26', ' line 27', '-line 28', '+line 28, checked by hand', ' line 29', ' line 30'] }] }];
+    const id = file(repo.guardJson(['review', 'agent', '--dry-run', '--json']).json, 'doc.txt')
+      .hunks[1].id;
+    const edit = [
+      {
+        path: 'doc.txt',
+        action: 'approve',
+        hunks: [],
+        edits: [
+          {
+            hunk: id,
+            lines: [
+              ' line 25',
+              ' line 26',
+              ' line 27',
+              '-line 28',
+              '+line 28, checked by hand',
+              ' line 29',
+              ' line 30',
+            ],
+          },
+        ],
+      },
+    ];
     const { code, json } = repo.guardJson(['review', 'agent', '--decisions', decisions(edit)]);
     const result = base.replace('line 28\n', 'line 28, checked by hand\n');
     expect(repo.read('doc.txt')).toBe(result);
     expect(repo.git(['show', ':doc.txt'])).toBe(result); // staged as written
     const f = file(json, 'doc.txt');
-    expect(f).toMatchObject({ decision: 'approved', strategy: 'hunks', taken: [expect.any(String)] });
+    expect(f).toMatchObject({
+      decision: 'approved',
+      strategy: 'hunks',
+      taken: [expect.any(String)],
+    });
     expect(repo.git(['show', `${f.ref}:doc.txt`])).toBe(lane2); // the proposal whole, beside what was taken
-    expect(changedLines(repo, f.ref)).toEqual(['-line 2', '+line TWO', '-line 28, checked by hand', '+line TWENTY-EIGHT']);
+    expect(changedLines(repo, f.ref)).toEqual([
+      '-line 2',
+      '+line TWO',
+      '-line 28, checked by hand',
+      '+line TWENTY-EIGHT',
+    ]);
     expect(code).toBe(1); // the first hunk was left out
   });
 
   it('an edited hunk that does not apply is one usage error with a hint, and changes nothing', () => {
     const { repo } = twoHunks();
     const before = { files: snapshot(repo.dir), index: repo.git(['ls-files', '-s']) };
-    const edit = [{ path: 'doc.txt', action: 'approve', edits: [{ hunk: 0, lines: [' line 1', '-line 7', '+line seven'] }] }];
+    const edit = [
+      {
+        path: 'doc.txt',
+        action: 'approve',
+        edits: [{ hunk: 0, lines: [' line 1', '-line 7', '+line seven'] }],
+      },
+    ];
     const r = repo.guard(['review', 'agent', '--decisions', decisions(edit)]);
     expect(r.code).toBe(2);
-    expect(r.stderr.trim().split('\n')).toEqual([expect.stringMatching(/"doc.txt": the edit of hunk #0 does not apply: /), expect.stringMatching(/' ' and '-' lines/)]);
+    expect(r.stderr.trim().split('\n')).toEqual([
+      expect.stringMatching(/"doc.txt": the edit of hunk #0 does not apply: /),
+      expect.stringMatching(/' ' and '-' lines/),
+    ]);
     expect({ files: snapshot(repo.dir), index: repo.git(['ls-files', '-s']) }).toEqual(before);
     expect(repo.refs('refs/guard/rejected/')).toEqual([]);
     expect(repo.refs('refs/guard/decisions/')).toEqual([]);
@@ -336,7 +483,11 @@ describe('guard review: hunks', () => {
       expect(r.code, JSON.stringify(d)).toBe(2);
       expect(r.json.error.code).toBe('E_USAGE');
     }
-    const missing = repo.guardJson(['review', '--decisions', path.join(outsideDir(), 'absent.json')]);
+    const missing = repo.guardJson([
+      'review',
+      '--decisions',
+      path.join(outsideDir(), 'absent.json'),
+    ]);
     expect(missing.code).toBe(2);
     expect({ files: snapshot(repo.dir), index: repo.git(['ls-files', '-s']) }).toEqual(before);
     expect(repo.refs('refs/guard/rejected/')).toEqual([]);
@@ -356,7 +507,9 @@ describe('guard review: three-way merge onto a main tree that moved on', () => {
     const { code, json } = repo.guardJson(['review', '--auto']);
     expect(code).toBe(0);
     expect(file(json, 'doc.txt').conflict).toBeUndefined();
-    expect(repo.read('doc.txt')).toBe(base.replace('line 2\n', 'lane 2\n').replace('line 28\n', 'main 28\n'));
+    expect(repo.read('doc.txt')).toBe(
+      base.replace('line 2\n', 'lane 2\n').replace('line 28\n', 'main 28\n'),
+    );
     expect(staged(repo)).toEqual(['doc.txt']);
     expect(file(json, 'doc.txt').blob).toBe(repo.git(['rev-parse', ':doc.txt']).trim());
   });
@@ -429,7 +582,11 @@ describe('guard review: containment', () => {
     writeFileSync(path.join(out, 'secret.txt'), 'outside secret\n');
     const { repo, lane } = withLane({ 'a.txt': 'a\n' });
     symlinkSync(path.join(out, 'secret.txt'), path.join(lane, 'link'));
-    const { code } = repo.guardJson(['review', '--decisions', decisions([{ path: 'link', action: 'approve' }])]);
+    const { code } = repo.guardJson([
+      'review',
+      '--decisions',
+      decisions([{ path: 'link', action: 'approve' }]),
+    ]);
     expect(code).toBe(0);
     expect(lstatSync(path.join(repo.dir, 'link')).isSymbolicLink()).toBe(true);
     expect(readlinkSync(path.join(repo.dir, 'link'))).toBe(path.join(out, 'secret.txt'));
@@ -437,7 +594,7 @@ describe('guard review: containment', () => {
     expect(repo.git(['ls-files', '-s', 'link'])).toMatch(/^120000 /);
   });
 
-  it('a main-tree symlink over the lane\'s folder (uncommitted) is never written through', () => {
+  it("a main-tree symlink over the lane's folder (uncommitted) is never written through", () => {
     const out = outsideDir();
     const { repo, lane } = withLane({ 'dir/a.txt': 'a\n', 'top.txt': 't\n' });
     laneWrite(lane, 'dir/b.txt', 'lane b\n');
@@ -501,7 +658,7 @@ describe('guard review: containment', () => {
 });
 
 describe('guard review: the main tree cannot take a file', () => {
-  it('a folder of the user\'s where the lane adds a file: that file is blocked and kept, the rest is merged and staged', () => {
+  it("a folder of the user's where the lane adds a file: that file is blocked and kept, the rest is merged and staged", () => {
     const { repo, lane } = withLane({ 'a.txt': 'a\n' });
     laneWrite(lane, 'a.txt', 'a\nmore\n');
     laneWrite(lane, 'd', 'lane d\n');
@@ -528,15 +685,23 @@ describe('guard review --commit', () => {
       'guard.config.json': JSON.stringify({ protect: ['doc.txt'] }),
     });
     laneWrite(lane, 'state.py', fixture('state_replacement.py'));
-    laneWrite(lane, 'doc.txt', lines(30).replace('line 2\n', 'two\n').replace('line 28\n', 'twenty-eight\n'));
+    laneWrite(
+      lane,
+      'doc.txt',
+      lines(30).replace('line 2\n', 'two\n').replace('line 28\n', 'twenty-eight\n'),
+    );
     laneWrite(lane, 'small.txt', 'small\nmore\n'); // allowed: no trailer
     repo.write('mine.txt', 'my own staged work\n');
     repo.git(['add', 'mine.txt']);
     const head = repo.git(['rev-parse', 'HEAD']).trim();
 
     const { code, json } = repo.guardJson([
-      'review', '--commit', '-m', 'Merge the agent',
-      '--decisions', decisions([
+      'review',
+      '--commit',
+      '-m',
+      'Merge the agent',
+      '--decisions',
+      decisions([
         { path: 'state.py', action: 'approve', strategy: 'append' },
         { path: 'doc.txt', action: 'approve', hunks: [1] },
       ]),
@@ -545,37 +710,71 @@ describe('guard review --commit', () => {
     expect(json.commit).toBe(repo.git(['rev-parse', 'HEAD']).trim());
     expect(repo.git(['rev-parse', 'HEAD^']).trim()).toBe(head);
     expect(repo.git(['log', '-1', '--format=%s']).trim()).toBe('Merge the agent');
-    const trailers = repo.git(['log', '-1', '--format=%(trailers)']).split('\n').filter(Boolean).sort();
+    const trailers = repo
+      .git(['log', '-1', '--format=%(trailers)'])
+      .split('\n')
+      .filter(Boolean)
+      .sort();
     expect(trailers).toEqual([
       `Guard-Approved: doc.txt ${repo.git(['rev-parse', 'HEAD:doc.txt']).trim()}`,
       `Guard-Approved: state.py ${repo.git(['rev-parse', 'HEAD:state.py']).trim()}`,
     ]);
-    expect(repo.git(['show', 'HEAD:state.py'])).toBe(fixture('state.py') + fixture('state_replacement.py'));
-    expect(repo.git(['diff-tree', '--no-commit-id', '--name-only', '-r', 'HEAD']).split('\n').filter(Boolean).sort()).toEqual(['doc.txt', 'small.txt', 'state.py']);
+    expect(repo.git(['show', 'HEAD:state.py'])).toBe(
+      fixture('state.py') + fixture('state_replacement.py'),
+    );
+    expect(
+      repo
+        .git(['diff-tree', '--no-commit-id', '--name-only', '-r', 'HEAD'])
+        .split('\n')
+        .filter(Boolean)
+        .sort(),
+    ).toEqual(['doc.txt', 'small.txt', 'state.py']);
     // the user's own staged file is still staged, not committed
     expect(staged(repo)).toEqual(['mine.txt']);
   });
 
   it('commits the merged blob when main moved on in the same file', () => {
     const base = lines(30);
-    const { repo, lane } = withLane({ 'doc.txt': base, 'guard.config.json': JSON.stringify({ protect: ['doc.txt'] }) });
+    const { repo, lane } = withLane({
+      'doc.txt': base,
+      'guard.config.json': JSON.stringify({ protect: ['doc.txt'] }),
+    });
     laneWrite(lane, 'doc.txt', base.replace('line 2\n', 'lane 2\n'));
     repo.write('doc.txt', base.replace('line 28\n', 'main 28\n'));
     repo.commitAll('main moves on');
-    const { code } = repo.guardJson(['review', '--commit', '-m', 'm', '--decisions', decisions([{ path: 'doc.txt', action: 'approve' }])]);
+    const { code } = repo.guardJson([
+      'review',
+      '--commit',
+      '-m',
+      'm',
+      '--decisions',
+      decisions([{ path: 'doc.txt', action: 'approve' }]),
+    ]);
     expect(code).toBe(0);
-    expect(repo.git(['show', 'HEAD:doc.txt'])).toBe(base.replace('line 2\n', 'lane 2\n').replace('line 28\n', 'main 28\n'));
-    expect(repo.git(['log', '-1', '--format=%(trailers)']).trim()).toBe(`Guard-Approved: doc.txt ${repo.git(['rev-parse', 'HEAD:doc.txt']).trim()}`);
+    expect(repo.git(['show', 'HEAD:doc.txt'])).toBe(
+      base.replace('line 2\n', 'lane 2\n').replace('line 28\n', 'main 28\n'),
+    );
+    expect(repo.git(['log', '-1', '--format=%(trailers)']).trim()).toBe(
+      `Guard-Approved: doc.txt ${repo.git(['rev-parse', 'HEAD:doc.txt']).trim()}`,
+    );
   });
 });
 
 describe('guard review: feedback to the agent', () => {
   it('.guard/feedback.md in the lane says what was refused, why, and where it is kept', () => {
-    const { repo, lane } = withLane({ 'state.py': fixture('state.py'), 'cfg.txt': 'one\ntwo\n', 'ok.txt': 'ok\n' });
+    const { repo, lane } = withLane({
+      'state.py': fixture('state.py'),
+      'cfg.txt': 'one\ntwo\n',
+      'ok.txt': 'ok\n',
+    });
     laneWrite(lane, 'state.py', fixture('state_replacement.py'));
     laneWrite(lane, 'cfg.txt', 'NEW\n');
     laneWrite(lane, 'ok.txt', 'ok\nfine\n');
-    const { code, json } = repo.guardJson(['review', '--decisions', decisions([{ path: 'cfg.txt', action: 'reject' }])]);
+    const { code, json } = repo.guardJson([
+      'review',
+      '--decisions',
+      decisions([{ path: 'cfg.txt', action: 'reject' }]),
+    ]);
     expect(code, JSON.stringify(json)).toBe(1);
     const fb = readFileSync(path.join(lane, '.guard', 'feedback.md'), 'utf8');
     expect(json.feedback).toBe(path.join(lane, '.guard', 'feedback.md'));
@@ -586,7 +785,9 @@ describe('guard review: feedback to the agent', () => {
     expect(fb).toContain(file(json, 'cfg.txt').ref);
     expect(fb).not.toContain('ok.txt');
     // ignored in the lane, like all of .guard/: the agent's git status stays clean of it
-    expect(laneGit(lane, ['status', '--porcelain', '--untracked-files=all'])).not.toContain('feedback');
+    expect(laneGit(lane, ['status', '--porcelain', '--untracked-files=all'])).not.toContain(
+      'feedback',
+    );
   });
 
   it('never writes through a symlink the agent planted at .guard/feedback.md', () => {

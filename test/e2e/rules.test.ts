@@ -3,9 +3,13 @@ import { cleanupRepos, fixture, lines, makeRepo } from '../helpers.js';
 
 afterAll(cleanupRepos);
 
-describe('reasons as data: JSON gives each reason\'s rule id beside its text', () => {
+describe("reasons as data: JSON gives each reason's rule id beside its text", () => {
   it('check, ci and the decision record carry `rules` aligned with `reasons`', () => {
-    const repo = makeRepo({ 'state.py': fixture('state.py'), 'old.txt': lines(150), 'small.txt': lines(5) });
+    const repo = makeRepo({
+      'state.py': fixture('state.py'),
+      'old.txt': lines(150),
+      'small.txt': lines(5),
+    });
     repo.git(['checkout', '-q', '-b', 'pr']);
     repo.write('state.py', fixture('state_replacement.py'));
     repo.git(['rm', '-q', 'old.txt']);
@@ -25,6 +29,10 @@ describe('reasons as data: JSON gives each reason\'s rule id beside its text', (
     repo.git(['commit', '-q', '--no-verify', '-m', 'agent']);
     const ci = repo.guardJson(['ci', '--base', 'main']);
     expect(ci.code).toBe(1);
-    expect(Object.fromEntries(ci.json.files.map((f: any) => [f.path, f.rules]))).toEqual({ 'old.txt': ['delete-large'], 'small.txt': [], 'state.py': ['replace-large'] });
+    expect(Object.fromEntries(ci.json.files.map((f: any) => [f.path, f.rules]))).toEqual({
+      'old.txt': ['delete-large'],
+      'small.txt': [],
+      'state.py': ['replace-large'],
+    });
   });
 });

@@ -23,7 +23,9 @@ describe('a verified tip moved outside guard', () => {
     expect(repo.git(['rev-parse', 'refs/guard/verified/heads/main']).trim()).toBe(verified);
     // past every hook: big.txt gone
     repo.git(['rm', '-q', 'big.txt']);
-    expect(repo.gitRun(['-c', 'core.hooksPath=/dev/null', 'commit', '-q', '-m', 'gone'], AUTO).code).toBe(0);
+    expect(
+      repo.gitRun(['-c', 'core.hooksPath=/dev/null', 'commit', '-q', '-m', 'gone'], AUTO).code,
+    ).toBe(0);
     const evil = head(repo);
     // the forgery: the verified tip moved onto the ungated commit, and today's anchor too
     repo.git(['update-ref', 'refs/guard/verified/heads/main', evil]);
@@ -45,7 +47,9 @@ describe('a verified tip moved outside guard', () => {
     repo.write('a.txt', 'a\nb\n');
     expect(repo.gitRun(['commit', '-q', '-am', 'small'], AUTO).code).toBe(0);
     repo.git(['rm', '-q', 'big.txt']);
-    expect(repo.gitRun(['-c', 'core.hooksPath=/dev/null', 'commit', '-q', '-m', 'gone'], AUTO).code).toBe(0);
+    expect(
+      repo.gitRun(['-c', 'core.hooksPath=/dev/null', 'commit', '-q', '-m', 'gone'], AUTO).code,
+    ).toBe(0);
     repo.git(['update-ref', '-d', 'refs/guard/verified/heads/main']);
     repo.write('a.txt', 'x\n');
     repo.git(['add', 'a.txt']);

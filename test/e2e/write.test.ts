@@ -1,9 +1,20 @@
 import { spawn } from 'node:child_process';
-import { chmodSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { CLI, cleanEnv, cleanupRepos, fixture, lines, makeRepo} from '../helpers.js';
+import { CLI, cleanEnv, cleanupRepos, fixture, lines, makeRepo } from '../helpers.js';
 
 afterAll(cleanupRepos);
 
@@ -31,7 +42,15 @@ describe('guard write', () => {
     const { code, json } = repo.guardJson(['write', 'src/new.ts'], { input: lines(40) });
     expect(code).toBe(0);
     expect(json.files).toHaveLength(1);
-    expect(json.files[0]).toMatchObject({ path: 'src/new.ts', status: 'new', linesAdded: 40, linesDeleted: 0, existingLines: 0, decision: 'allowed', written: true });
+    expect(json.files[0]).toMatchObject({
+      path: 'src/new.ts',
+      status: 'new',
+      linesAdded: 40,
+      linesDeleted: 0,
+      existingLines: 0,
+      decision: 'allowed',
+      written: true,
+    });
     expect(json.checkpoint).toMatch(/^\d{8}T\d{6}Z-[0-9a-f]{8}$/);
     expect(repo.read('src/new.ts')).toBe(lines(40));
     // the checkpoint is of the state before: no such file yet
@@ -44,29 +63,51 @@ describe('guard write', () => {
 
   it('writes a small edit; the checkpoint holds the old content; metrics match git diff --numstat', () => {
     const repo = makeRepo({ 'big_module.py': fixture('big_module.py') });
-    const { code, json } = repo.guardJson(['write', 'big_module.py'], { input: fixture('big_module_modified.py') });
+    const { code, json } = repo.guardJson(['write', 'big_module.py'], {
+      input: fixture('big_module_modified.py'),
+    });
     expect(code).toBe(0);
     expect(repo.read('big_module.py')).toBe(fixture('big_module_modified.py'));
-    expect(repo.git(['show', `${checkpointRef(json)}:big_module.py`])).toBe(fixture('big_module.py'));
+    expect(repo.git(['show', `${checkpointRef(json)}:big_module.py`])).toBe(
+      fixture('big_module.py'),
+    );
     const [added, deleted] = repo.git(['diff', '--numstat', '--', 'big_module.py']).split('\t');
-    expect(json.files[0]).toMatchObject({ status: 'modify', existingLines: 200, linesAdded: Number(added), linesDeleted: Number(deleted), decision: 'allowed' });
+    expect(json.files[0]).toMatchObject({
+      status: 'modify',
+      existingLines: 200,
+      linesAdded: Number(added),
+      linesDeleted: Number(deleted),
+      decision: 'allowed',
+    });
   });
 
   it('blocks a destructive rewrite in auto mode: file untouched, exit 1, the ref holds the proposal', () => {
     const repo = makeRepo({ 'state.py': fixture('state.py') });
     const head = repo.git(['rev-parse', 'HEAD']).trim();
     const refsBefore = repo.refs('refs/guard/checkpoints/');
-    const { code, json } = repo.guardJson(['write', 'state.py', '--auto'], { input: fixture('state_replacement.py'), env: { CI: undefined } });
+    const { code, json } = repo.guardJson(['write', 'state.py', '--auto'], {
+      input: fixture('state_replacement.py'),
+      env: { CI: undefined },
+    });
     expect(code).toBe(1);
     const f = json.files[0];
-    expect(f).toMatchObject({ path: 'state.py', status: 'replace', existingLines: 270, decision: 'blocked', needsApproval: true, written: false });
+    expect(f).toMatchObject({
+      path: 'state.py',
+      status: 'replace',
+      existingLines: 270,
+      decision: 'blocked',
+      needsApproval: true,
+      written: false,
+    });
     expect(json.blocked).toBe(1);
     expect(json.checkpoint).toBeNull();
     expect(repo.read('state.py')).toBe(fixture('state.py'));
     expect(repo.git(['status', '--porcelain'])).toBe('');
     expect(repo.git(['rev-parse', `${f.ref}^`]).trim()).toBe(head);
     expect(repo.git(['show', `${f.ref}:state.py`])).toBe(fixture('state_replacement.py'));
-    expect(repo.git(['diff', '--numstat', `${f.ref}^`, f.ref]).trim()).toBe(`${f.linesAdded}\t${f.linesDeleted}\tstate.py`);
+    expect(repo.git(['diff', '--numstat', `${f.ref}^`, f.ref]).trim()).toBe(
+      `${f.linesAdded}\t${f.linesDeleted}\tstate.py`,
+    );
     expect(repo.refs('refs/guard/checkpoints/')).toEqual(refsBefore);
     expect(temps(repo.dir)).toEqual([]);
   });
@@ -123,7 +164,9 @@ describe('guard write', () => {
     expect(repo.git(['status', '--porcelain', '--ignored', '-uall'])).toBe(before);
     expect(repo.refs()).toEqual([]);
     const human = repo.guard(['write', '../escaped.txt'], { input: 'x' });
-    expect(human.stderr).toBe('guard: "../escaped.txt" is outside the work tree\nhint: guard only writes files inside the work tree, outside .git/\n');
+    expect(human.stderr).toBe(
+      'guard: "../escaped.txt" is outside the work tree\nhint: guard only writes files inside the work tree, outside .git/\n',
+    );
   });
 
   it('writes through a symlinked folder that stays inside the work tree, and from a subfolder', () => {
@@ -175,18 +218,34 @@ describe('guard write', () => {
 
   it('measures a large rewrite exactly as git diff --numstat does', () => {
     const old = Array.from({ length: 20_000 }, (_, i) => `row ${i} ${i % 7}`).join('\n') + '\n';
-    const repo = makeRepo({ 'data.txt': old, 'guard.config.json': JSON.stringify({ lineThreshold: 1_000_000 }) });
-    const next = Array.from({ length: 21_000 }, (_, i) => (i % 3 === 0 ? `changed ${i}` : `row ${i} ${i % 7}`)).join('\n') + '\n';
+    const repo = makeRepo({
+      'data.txt': old,
+      'guard.config.json': JSON.stringify({ lineThreshold: 1_000_000 }),
+    });
+    const next =
+      Array.from({ length: 21_000 }, (_, i) =>
+        i % 3 === 0 ? `changed ${i}` : `row ${i} ${i % 7}`,
+      ).join('\n') + '\n';
     const { code, json } = repo.guardJson(['write', 'data.txt'], { input: next });
     expect(code).toBe(0);
     const [added, deleted] = repo.git(['diff', '--numstat', '--', 'data.txt']).split('\t');
-    expect(json.files[0]).toMatchObject({ existingLines: 20_000, linesAdded: Number(added), linesDeleted: Number(deleted) });
+    expect(json.files[0]).toMatchObject({
+      existingLines: 20_000,
+      linesAdded: Number(added),
+      linesDeleted: Number(deleted),
+    });
   });
 
   it('leaves a file either old or new when killed (SIGKILL) in the middle of a write', async () => {
     const oldContent = Buffer.from(lines(50_000, 'old'));
     const newContent = Buffer.from(lines(60_000, 'new'));
-    const repo = makeRepo({ 'big.txt': oldContent, 'guard.config.json': JSON.stringify({ lineThreshold: 1_000_000, byteThreshold: 1_000_000_000 }) });
+    const repo = makeRepo({
+      'big.txt': oldContent,
+      'guard.config.json': JSON.stringify({
+        lineThreshold: 1_000_000,
+        byteThreshold: 1_000_000_000,
+      }),
+    });
     const file = path.join(repo.dir, 'big.txt');
     const seen = new Set<string>();
     for (let i = 0; i < 12; i++) {
@@ -195,12 +254,19 @@ describe('guard write', () => {
       await new Promise<void>((resolve) => {
         const child = spawn(process.execPath, [CLI, 'write', 'big.txt'], {
           cwd: repo.dir,
-          env: cleanEnv({ CI: 'true', GUARD_FAULT_PAUSE: pause ? 'atomic:before-rename' : undefined, GUARD_FAULT_PAUSE_MS: '200' }),
+          env: cleanEnv({
+            CI: 'true',
+            GUARD_FAULT_PAUSE: pause ? 'atomic:before-rename' : undefined,
+            GUARD_FAULT_PAUSE_MS: '200',
+          }),
           stdio: ['pipe', 'ignore', 'ignore'],
         });
         child.stdin.on('error', () => {});
         child.stdin.end(newContent);
-        setTimeout(() => child.kill('SIGKILL'), pause ? 150 + i * 10 : 20 + Math.floor(Math.random() * 250));
+        setTimeout(
+          () => child.kill('SIGKILL'),
+          pause ? 150 + i * 10 : 20 + Math.floor(Math.random() * 250),
+        );
         child.on('close', () => resolve());
       });
       const now = readFileSync(file);
@@ -253,12 +319,16 @@ describe('guard write at a terminal', () => {
     const drive = (answer: string) =>
       new Promise<{ code: number; screen: string }>((resolve) => {
         // content on a pipe, the person on the terminal (/dev/tty), as a harness run by hand would be
-        const p = pty.spawn('/bin/sh', ['-c', `"${process.execPath}" "${CLI}" write --json state.py < "${proposal}"`], {
-          cwd: repo.dir,
-          env: cleanEnv({ CI: undefined, TERM: 'dumb' }) as Record<string, string>,
-          cols: 120,
-          rows: 40,
-        });
+        const p = pty.spawn(
+          '/bin/sh',
+          ['-c', `"${process.execPath}" "${CLI}" write --json state.py < "${proposal}"`],
+          {
+            cwd: repo.dir,
+            env: cleanEnv({ CI: undefined, TERM: 'dumb' }) as Record<string, string>,
+            cols: 120,
+            rows: 40,
+          },
+        );
         let screen = '';
         let answered = false;
         p.onData((d) => {
@@ -284,7 +354,9 @@ describe('guard write at a terminal', () => {
     expect(repo.read('state.py')).toBe(fixture('state_replacement.py'));
     const json = JSON.parse(yes.screen.slice(yes.screen.lastIndexOf('{"ok"')).trim());
     expect(json.files[0]).toMatchObject({ decision: 'approved', decider: 'person', written: true });
-    expect(repo.git(['show', `refs/guard/checkpoints/${json.checkpoint}:state.py`])).toBe(fixture('state.py'));
+    expect(repo.git(['show', `refs/guard/checkpoints/${json.checkpoint}:state.py`])).toBe(
+      fixture('state.py'),
+    );
 
     // "b" (both): append the proposal to what is there; the proposal itself is kept whole as a ref
     repo.write('state.py', fixture('state.py'));
@@ -293,7 +365,11 @@ describe('guard write at a terminal', () => {
     expect(append.code).toBe(0);
     expect(repo.read('state.py')).toBe(fixture('state.py') + fixture('state_replacement.py'));
     const appended = JSON.parse(append.screen.slice(append.screen.lastIndexOf('{"ok"')).trim());
-    expect(appended.files[0]).toMatchObject({ decision: 'approved', strategy: 'append', written: true });
+    expect(appended.files[0]).toMatchObject({
+      decision: 'approved',
+      strategy: 'append',
+      written: true,
+    });
     expect(repo.refs('refs/guard/rejected/')).toHaveLength(refsBefore + 1);
   });
 });

@@ -40,18 +40,35 @@ const WRITE_TOOLS = ['editor', 'apply_patch', 'write', 'edit'];
 
 function textOf(content: unknown): string {
   if (typeof content === 'string') return content;
-  if (Array.isArray(content)) return content.map((c: any) => (typeof c === 'string' ? c : (c?.text ?? JSON.stringify(c)))).join('\n');
+  if (Array.isArray(content))
+    return content
+      .map((c: any) => (typeof c === 'string' ? c : (c?.text ?? JSON.stringify(c))))
+      .join('\n');
   return JSON.stringify(content ?? '');
 }
 
-function read(body: any): { agentLoop: boolean; calls: number; results: ChatRequest['toolResults']; tools: string[] } {
-  const tools: string[] = (Array.isArray(body?.tools) ? body.tools : []).map((t: any) => t?.function?.name ?? t?.name).filter(Boolean);
+function read(body: any): {
+  agentLoop: boolean;
+  calls: number;
+  results: ChatRequest['toolResults'];
+  tools: string[];
+} {
+  const tools: string[] = (Array.isArray(body?.tools) ? body.tools : [])
+    .map((t: any) => t?.function?.name ?? t?.name)
+    .filter(Boolean);
   const agentLoop = tools.some((t) => WRITE_TOOLS.includes(t));
   const messages: any[] = Array.isArray(body?.messages) ? body.messages : [];
   let calls = 0;
-  for (const m of messages) if (m.role === 'assistant' && Array.isArray(m.tool_calls)) calls += m.tool_calls.length;
+  for (const m of messages)
+    if (m.role === 'assistant' && Array.isArray(m.tool_calls)) calls += m.tool_calls.length;
   const last = messages.map((m) => m.role).lastIndexOf('assistant');
-  const results = last < 0 ? [] : messages.slice(last + 1).filter((m) => m.role === 'tool' || m.role === 'user').map((m) => ({ text: textOf(m.content) }));
+  const results =
+    last < 0
+      ? []
+      : messages
+          .slice(last + 1)
+          .filter((m) => m.role === 'tool' || m.role === 'user')
+          .map((m) => ({ text: textOf(m.content) }));
   return { agentLoop, calls, results, tools };
 }
 
@@ -63,18 +80,33 @@ function toolCall(action: ChatAction, tools: string[]): { name: string; args: ob
   const has = (t: string) => tools.includes(t);
   switch (action.kind) {
     case 'edit':
-      if (has('editor')) return { name: 'editor', args: { path: action.file, old_text: action.old, new_text: action.new } };
-      if (has('edit')) return { name: 'edit', args: { filePath: action.file, oldString: action.old, newString: action.new } };
+      if (has('editor'))
+        return {
+          name: 'editor',
+          args: { path: action.file, old_text: action.old, new_text: action.new },
+        };
+      if (has('edit'))
+        return {
+          name: 'edit',
+          args: { filePath: action.file, oldString: action.old, newString: action.new },
+        };
       return null;
     case 'write':
-      if (has('write')) return { name: 'write', args: { filePath: action.file, content: action.content } };
+      if (has('write'))
+        return { name: 'write', args: { filePath: action.file, content: action.content } };
       return null;
     case 'shell':
-      if (has('run_commands')) return { name: 'run_commands', args: { commands: [action.command] } };
-      if (has('bash')) return { name: 'bash', args: { command: action.command, description: 'Scripted command' } };
+      if (has('run_commands'))
+        return { name: 'run_commands', args: { commands: [action.command] } };
+      if (has('bash'))
+        return { name: 'bash', args: { command: action.command, description: 'Scripted command' } };
       return null;
     case 'patch':
-      if (has('apply_patch')) return { name: 'apply_patch', args: has('editor') ? { input: action.patch } : { patchText: action.patch } };
+      if (has('apply_patch'))
+        return {
+          name: 'apply_patch',
+          args: has('editor') ? { input: action.patch } : { patchText: action.patch },
+        };
       return null;
     case 'read':
       if (has('read_files')) return { name: 'read_files', args: { file_paths: [action.file] } };
@@ -88,20 +120,71 @@ function toolCall(action: ChatAction, tools: string[]): { name: string; args: ob
 function answer(res: http.ServerResponse, body: any, action: ChatAction, tools: string[]): void {
   const id = nextId('chatcmpl');
   const model = body?.model ?? 'scripted';
-  const chunk = (delta: object, finish: string | null, extra: object = {}) => ({ id, object: 'chat.completion.chunk', created: Math.floor(Date.now() / 1000), model, choices: [{ index: 0, delta, finish_reason: finish }], ...extra });
+  const chunk = (delta: object, finish: string | null, extra: object = {}) => ({
+    id,
+    object: 'chat.completion.chunk',
+    created: Math.floor(Date.now() / 1000),
+    model,
+    choices: [{ index: 0, delta, finish_reason: finish }],
+    ...extra,
+  });
   const call = toolCall(action, tools);
   const usage = { usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 } };
   const events: object[] = call
     ? [
-        chunk({ role: 'assistant', content: null, tool_calls: [{ index: 0, id: nextId('call'), type: 'function', function: { name: call.name, arguments: '' } }] }, null),
-        chunk({ tool_calls: [{ index: 0, function: { arguments: JSON.stringify(call.args) } }] }, null),
+        chunk(
+          {
+            role: 'assistant',
+            content: null,
+            tool_calls: [
+              {
+                index: 0,
+                id: nextId('call'),
+                type: 'function',
+                function: { name: call.name, arguments: '' },
+              },
+            ],
+          },
+          null,
+        ),
+        chunk(
+          { tool_calls: [{ index: 0, function: { arguments: JSON.stringify(call.args) } }] },
+          null,
+        ),
         chunk({}, 'tool_calls', usage),
       ]
-    : [chunk({ role: 'assistant', content: action.kind === 'end' ? action.text : 'no such tool here' }, null), chunk({}, 'stop', usage)];
+    : [
+        chunk(
+          { role: 'assistant', content: action.kind === 'end' ? action.text : 'no such tool here' },
+          null,
+        ),
+        chunk({}, 'stop', usage),
+      ];
   if (body?.stream === false) {
-    const message = call ? { role: 'assistant', content: null, tool_calls: [{ id: nextId('call'), type: 'function', function: { name: call.name, arguments: JSON.stringify(call.args) } }] } : { role: 'assistant', content: action.kind === 'end' ? action.text : 'ok' };
+    const message = call
+      ? {
+          role: 'assistant',
+          content: null,
+          tool_calls: [
+            {
+              id: nextId('call'),
+              type: 'function',
+              function: { name: call.name, arguments: JSON.stringify(call.args) },
+            },
+          ],
+        }
+      : { role: 'assistant', content: action.kind === 'end' ? action.text : 'ok' };
     res.writeHead(200, { 'content-type': 'application/json' });
-    res.end(JSON.stringify({ id, object: 'chat.completion', created: 1, model, choices: [{ index: 0, message, finish_reason: call ? 'tool_calls' : 'stop' }], ...usage }));
+    res.end(
+      JSON.stringify({
+        id,
+        object: 'chat.completion',
+        created: 1,
+        model,
+        choices: [{ index: 0, message, finish_reason: call ? 'tool_calls' : 'stop' }],
+        ...usage,
+      }),
+    );
     return;
   }
   res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
@@ -110,7 +193,10 @@ function answer(res: http.ServerResponse, body: any, action: ChatAction, tools: 
   res.end();
 }
 
-export async function startChatServer(script: ChatAction[], opts: { maxRequests?: number; lifetimeMs?: number } = {}): Promise<ChatServer> {
+export async function startChatServer(
+  script: ChatAction[],
+  opts: { maxRequests?: number; lifetimeMs?: number } = {},
+): Promise<ChatServer> {
   const maxRequests = opts.maxRequests ?? 60;
   const requests: ChatRequest[] = [];
   const server = http.createServer((req, res) => {
@@ -130,12 +216,19 @@ export async function startChatServer(script: ChatAction[], opts: { maxRequests?
         res.writeHead(status, { 'content-type': 'application/json' });
         res.end(JSON.stringify({ error: { message } }));
       };
-      if (requests.length > maxRequests) return fail(500, `scripted model: more than ${maxRequests} requests`);
+      if (requests.length > maxRequests)
+        return fail(500, `scripted model: more than ${maxRequests} requests`);
       if (req.method === 'GET' && url.endsWith('/models')) {
         res.writeHead(200, { 'content-type': 'application/json' });
-        return res.end(JSON.stringify({ object: 'list', data: [{ id: 'scripted-model', object: 'model', owned_by: 'guard-test' }] }));
+        return res.end(
+          JSON.stringify({
+            object: 'list',
+            data: [{ id: 'scripted-model', object: 'model', owned_by: 'guard-test' }],
+          }),
+        );
       }
-      if (req.method !== 'POST' || !url.includes('/chat/completions')) return fail(404, 'scripted model: not found');
+      if (req.method !== 'POST' || !url.includes('/chat/completions'))
+        return fail(404, 'scripted model: not found');
       const r = read(body);
       entry.agentLoop = r.agentLoop;
       entry.toolResults = r.results;

@@ -19,7 +19,10 @@ export type HarnessName = 'claude' | 'gemini' | 'codex';
 export type RealHarness = HarnessName | 'copilot' | 'qwen' | 'continue' | 'droid';
 
 /** The versions HARNESSES.md describes ("Seen in the real binaries"), and the ones docs/harnesses/ verified. */
-export const HARNESS_PACKAGES: Record<RealHarness, { pkg: string; version: string; bin: string; binPath?: string }> = {
+export const HARNESS_PACKAGES: Record<
+  RealHarness,
+  { pkg: string; version: string; bin: string; binPath?: string }
+> = {
   claude: { pkg: '@anthropic-ai/claude-code', version: '2.1.330', bin: 'claude' },
   gemini: { pkg: '@google/gemini-cli', version: '0.61.0', bin: 'gemini' },
   codex: { pkg: '@openai/codex', version: '0.169.0', bin: 'codex' },
@@ -28,17 +31,26 @@ export const HARNESS_PACKAGES: Record<RealHarness, { pkg: string; version: strin
   qwen: { pkg: '@qwen-code/qwen-code', version: '0.24.4', bin: 'qwen' },
   continue: { pkg: '@continuedev/cli', version: '1.5.47', bin: 'cn' },
   // the platform binary itself: @factory/cli 0.225.1 wants cli-linux-x64 0.225.1, which is not published
-  droid: { pkg: '@factory/cli-linux-x64', version: '0.225.2', bin: 'droid', binPath: '@factory/cli-linux-x64/bin/droid' },
+  droid: {
+    pkg: '@factory/cli-linux-x64',
+    version: '0.225.2',
+    bin: 'droid',
+    binPath: '@factory/cli-linux-x64/bin/droid',
+  },
 };
 
 /** Where a harness's binary sits inside an install folder. */
 function binIn(prefix: string, name: RealHarness): string {
   const { bin, binPath } = HARNESS_PACKAGES[name];
-  return binPath ? path.join(prefix, 'node_modules', binPath) : path.join(prefix, 'node_modules', '.bin', bin);
+  return binPath
+    ? path.join(prefix, 'node_modules', binPath)
+    : path.join(prefix, 'node_modules', '.bin', bin);
 }
 
 export function harnessCache(): string {
-  return process.env.GUARD_HARNESS_CACHE || path.join(ROOT, 'node_modules', '.cache', 'guard-harnesses');
+  return (
+    process.env.GUARD_HARNESS_CACHE || path.join(ROOT, 'node_modules', '.cache', 'guard-harnesses')
+  );
 }
 
 function folder(name: RealHarness): string {
@@ -59,17 +71,25 @@ export interface Installed {
   error?: string;
 }
 
-function npmInstall(prefix: string, spec: string, timeoutMs: number): Promise<{ code: number; output: string }> {
+function npmInstall(
+  prefix: string,
+  spec: string,
+  timeoutMs: number,
+): Promise<{ code: number; output: string }> {
   return new Promise((resolve) => {
     // --no-save etc.: the cache folder gets its own package.json; nothing of
     // guard's lockfile is read or written. Scripts run: the harnesses'
     // platform binaries come as optional dependencies, not postinstall
     // downloads, but a future version may need them.
-    const child = spawn('npm', ['install', '--prefix', prefix, '--no-audit', '--no-fund', '--loglevel=error', spec], {
-      cwd: prefix,
-      env: { ...process.env, npm_config_update_notifier: 'false' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const child = spawn(
+      'npm',
+      ['install', '--prefix', prefix, '--no-audit', '--no-fund', '--loglevel=error', spec],
+      {
+        cwd: prefix,
+        env: { ...process.env, npm_config_update_notifier: 'false' },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
     let output = '';
     child.stdout.on('data', (d) => (output += d));
     child.stderr.on('data', (d) => (output += d));
@@ -101,7 +121,12 @@ export async function ensureHarness(name: RealHarness, timeoutMs = 240_000): Pro
   const installSeconds = (Date.now() - started) / 1000;
   if (r.code !== 0 || !existsSync(binIn(tmp, name))) {
     rmSync(tmp, { recursive: true, force: true });
-    return { name, bin, installSeconds, error: `npm install ${pkg}@${version} failed (${r.code}): ${r.output.trim().slice(-2000)}` };
+    return {
+      name,
+      bin,
+      installSeconds,
+      error: `npm install ${pkg}@${version} failed (${r.code}): ${r.output.trim().slice(-2000)}`,
+    };
   }
   try {
     renameSync(tmp, final);
@@ -113,7 +138,9 @@ export async function ensureHarness(name: RealHarness, timeoutMs = 240_000): Pro
 }
 
 /** All three at once (the installs are network-bound, not CPU-bound). */
-export function ensureHarnesses<N extends RealHarness = HarnessName>(names: N[] = ['claude', 'gemini', 'codex'] as N[]): Promise<(Installed & { name: N })[]> {
+export function ensureHarnesses<N extends RealHarness = HarnessName>(
+  names: N[] = ['claude', 'gemini', 'codex'] as N[],
+): Promise<(Installed & { name: N })[]> {
   return Promise.all(names.map((n) => ensureHarness(n) as Promise<Installed & { name: N }>));
 }
 
@@ -122,7 +149,10 @@ export function ensureHarnesses<N extends RealHarness = HarnessName>(names: N[] 
  * plugin-run.ts PLUGIN_PACKAGES): one cache folder per package and version,
  * renamed into place only when the install succeeded. Never throws.
  */
-export async function ensurePackage(spec: { pkg: string; version: string; bin: string }, timeoutMs = 300_000): Promise<{ bin: string; installSeconds: number; error?: string }> {
+export async function ensurePackage(
+  spec: { pkg: string; version: string; bin: string },
+  timeoutMs = 300_000,
+): Promise<{ bin: string; installSeconds: number; error?: string }> {
   const final = path.join(harnessCache(), `${spec.pkg.replace(/[@/]/g, '_')}@${spec.version}`);
   const bin = path.join(final, 'node_modules', '.bin', spec.bin);
   if (existsSync(bin)) return { bin, installSeconds: 0 };
@@ -135,7 +165,11 @@ export async function ensurePackage(spec: { pkg: string; version: string; bin: s
   const installSeconds = (Date.now() - started) / 1000;
   if (r.code !== 0 || !existsSync(path.join(tmp, 'node_modules', '.bin', spec.bin))) {
     rmSync(tmp, { recursive: true, force: true });
-    return { bin, installSeconds, error: `npm install ${spec.pkg}@${spec.version} failed (${r.code}): ${r.output.trim().slice(-2000)}` };
+    return {
+      bin,
+      installSeconds,
+      error: `npm install ${spec.pkg}@${spec.version} failed (${r.code}): ${r.output.trim().slice(-2000)}`,
+    };
   }
   try {
     renameSync(tmp, final);

@@ -20,19 +20,30 @@ try {
 } catch {
   payload = { unparsed: raw };
 }
-const status = spawnSync('git', ['status', '--porcelain'], { cwd: payload.cwd ?? process.cwd(), encoding: 'utf8' }).stdout;
+const status = spawnSync('git', ['status', '--porcelain'], {
+  cwd: payload.cwd ?? process.cwd(),
+  encoding: 'utf8',
+}).stdout;
 appendFileSync(logFile, `${JSON.stringify({ harness, status, payload })}\n`);
 
 const MARKER = 'rest of the code unchanged';
 const REASON = 'LOGHOOK-DENY: this write would truncate the file; write the whole file instead.';
 const event = payload.hook_event_name;
 const input = payload.tool_input ?? {};
-const proposed = [input.content, input.new_string, input.command].filter((v) => typeof v === 'string').join('\n');
+const proposed = [input.content, input.new_string, input.command]
+  .filter((v) => typeof v === 'string')
+  .join('\n');
 if ((event === 'PreToolUse' || event === 'BeforeTool') && proposed.includes(MARKER)) {
   const answer =
     harness === 'gemini'
       ? { decision: 'deny', reason: REASON }
-      : { hookSpecificOutput: { hookEventName: 'PreToolUse', permissionDecision: 'deny', permissionDecisionReason: REASON } };
+      : {
+          hookSpecificOutput: {
+            hookEventName: 'PreToolUse',
+            permissionDecision: 'deny',
+            permissionDecisionReason: REASON,
+          },
+        };
   process.stdout.write(JSON.stringify(answer));
 }
 process.exit(0);

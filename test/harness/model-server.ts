@@ -87,17 +87,27 @@ export interface ServerOptions {
 
 function textOf(content: unknown): string {
   if (typeof content === 'string') return content;
-  if (Array.isArray(content)) return content.map((c: any) => (typeof c === 'string' ? c : c?.text ?? JSON.stringify(c))).join('\n');
+  if (Array.isArray(content))
+    return content
+      .map((c: any) => (typeof c === 'string' ? c : (c?.text ?? JSON.stringify(c))))
+      .join('\n');
   return JSON.stringify(content ?? '');
 }
 
 /** Claude: tool_use blocks so far; the tool_result blocks of the last user message. */
-function readAnthropic(body: any): { agentLoop: boolean; calls: number; results: LoggedRequest['toolResults'] } {
+function readAnthropic(body: any): {
+  agentLoop: boolean;
+  calls: number;
+  results: LoggedRequest['toolResults'];
+} {
   const tools: any[] = Array.isArray(body?.tools) ? body.tools : [];
-  const agentLoop = body?.stream === true && tools.some((t) => t?.name === 'Write' || t?.name === 'Bash');
+  const agentLoop =
+    body?.stream === true && tools.some((t) => t?.name === 'Write' || t?.name === 'Bash');
   const messages: any[] = Array.isArray(body?.messages) ? body.messages : [];
   let calls = 0;
-  for (const m of messages) if (m.role === 'assistant' && Array.isArray(m.content)) calls += m.content.filter((c: any) => c?.type === 'tool_use').length;
+  for (const m of messages)
+    if (m.role === 'assistant' && Array.isArray(m.content))
+      calls += m.content.filter((c: any) => c?.type === 'tool_use').length;
   // After the last assistant turn: the user message with the tool results,
   // and whatever the harness adds (2.1.330 appends `system` messages, e.g. a
   // post-tool hook's additional context).
@@ -111,25 +121,41 @@ function readAnthropic(body: any): { agentLoop: boolean; calls: number; results:
 }
 
 /** Gemini: functionCall parts so far; the functionResponse parts of the last content. */
-function readGemini(body: any): { agentLoop: boolean; calls: number; results: LoggedRequest['toolResults'] } {
-  const decls: any[] = (Array.isArray(body?.tools) ? body.tools : []).flatMap((t: any) => t?.functionDeclarations ?? []);
+function readGemini(body: any): {
+  agentLoop: boolean;
+  calls: number;
+  results: LoggedRequest['toolResults'];
+} {
+  const decls: any[] = (Array.isArray(body?.tools) ? body.tools : []).flatMap(
+    (t: any) => t?.functionDeclarations ?? [],
+  );
   const agentLoop = decls.some((d) => d?.name === 'write_file' || d?.name === 'run_shell_command');
   const contents: any[] = Array.isArray(body?.contents) ? body.contents : [];
   let calls = 0;
-  for (const c of contents) if (c.role === 'model') calls += (c.parts ?? []).filter((p: any) => p?.functionCall).length;
+  for (const c of contents)
+    if (c.role === 'model') calls += (c.parts ?? []).filter((p: any) => p?.functionCall).length;
   const lastModel = contents.map((c) => c.role).lastIndexOf('model');
   const results = contents
     .slice(lastModel + 1)
     .flatMap((c) => c.parts ?? [])
     .filter((p: any) => p?.functionResponse)
-    .map((p: any) => ({ text: JSON.stringify(p.functionResponse.response), isError: p.functionResponse.response?.error !== undefined }));
+    .map((p: any) => ({
+      text: JSON.stringify(p.functionResponse.response),
+      isError: p.functionResponse.response?.error !== undefined,
+    }));
   return { agentLoop, calls, results };
 }
 
 /** Codex (Responses API): call items so far; the outputs after the last call. */
-function readOpenAI(body: any): { agentLoop: boolean; calls: number; results: LoggedRequest['toolResults'] } {
+function readOpenAI(body: any): {
+  agentLoop: boolean;
+  calls: number;
+  results: LoggedRequest['toolResults'];
+} {
   const tools: any[] = Array.isArray(body?.tools) ? body.tools : [];
-  const agentLoop = tools.some((t) => t?.name === 'apply_patch' || t?.name === 'exec_command' || t?.name === 'shell');
+  const agentLoop = tools.some(
+    (t) => t?.name === 'apply_patch' || t?.name === 'exec_command' || t?.name === 'shell',
+  );
   const input: any[] = Array.isArray(body?.input) ? body.input : [];
   const isCall = (i: any) => i?.type === 'function_call' || i?.type === 'custom_tool_call';
   const calls = input.filter(isCall).length;
@@ -145,13 +171,17 @@ function readOpenAI(body: any): { agentLoop: boolean; calls: number; results: Lo
 }
 
 /** Chat Completions: assistant tool_calls so far; the tool messages after the last assistant message. */
-function readChat(body: any, vocab: ChatVocab): { agentLoop: boolean; calls: number; results: LoggedRequest['toolResults'] } {
+function readChat(
+  body: any,
+  vocab: ChatVocab,
+): { agentLoop: boolean; calls: number; results: LoggedRequest['toolResults'] } {
   const tools: any[] = Array.isArray(body?.tools) ? body.tools : [];
   const names = new Set(tools.map((t) => t?.function?.name ?? t?.name));
   const agentLoop = vocab.loopTools.some((n) => names.has(n));
   const messages: any[] = Array.isArray(body?.messages) ? body.messages : [];
   let calls = 0;
-  for (const m of messages) if (m.role === 'assistant' && Array.isArray(m.tool_calls)) calls += m.tool_calls.length;
+  for (const m of messages)
+    if (m.role === 'assistant' && Array.isArray(m.tool_calls)) calls += m.tool_calls.length;
   const lastAssistant = messages.map((m) => m.role).lastIndexOf('assistant');
   const results = messages
     .slice(lastAssistant + 1)
@@ -167,7 +197,8 @@ const nextId = (prefix: string) => `${prefix}_${Date.now().toString(36)}${(++ids
 
 function sse(res: http.ServerResponse, events: { event?: string; data: unknown }[]): void {
   res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
-  for (const e of events) res.write(`${e.event ? `event: ${e.event}\n` : ''}data: ${JSON.stringify(e.data)}\n\n`);
+  for (const e of events)
+    res.write(`${e.event ? `event: ${e.event}\n` : ''}data: ${JSON.stringify(e.data)}\n\n`);
   res.end();
 }
 
@@ -187,7 +218,10 @@ function answerAnthropic(res: http.ServerResponse, body: any, action: Action): v
   let stop: string;
   if (action.kind === 'end' || action.kind === 'patch') {
     block = { type: 'text', text: '' };
-    delta = { type: 'text_delta', text: action.kind === 'end' ? action.text : 'no patch tool here' };
+    delta = {
+      type: 'text_delta',
+      text: action.kind === 'end' ? action.text : 'no patch tool here',
+    };
     stop = 'end_turn';
   } else {
     const input =
@@ -197,17 +231,35 @@ function answerAnthropic(res: http.ServerResponse, body: any, action: Action): v
           ? { file_path: action.file, content: action.content }
           : action.kind === 'read'
             ? { file_path: action.file }
-            : { command: action.command, description: 'Scripted command', ...(action.background ? { run_in_background: true } : {}) };
+            : {
+                command: action.command,
+                description: 'Scripted command',
+                ...(action.background ? { run_in_background: true } : {}),
+              };
     block = { type: 'tool_use', id: nextId('toolu'), name: CLAUDE_TOOL[action.kind], input: {} };
     delta = { type: 'input_json_delta', partial_json: JSON.stringify(input) };
     stop = 'tool_use';
   }
   sse(res, [
-    ev('message_start', { message: { id: nextId('msg'), type: 'message', role: 'assistant', model, content: [], stop_reason: null, stop_sequence: null, usage } }),
+    ev('message_start', {
+      message: {
+        id: nextId('msg'),
+        type: 'message',
+        role: 'assistant',
+        model,
+        content: [],
+        stop_reason: null,
+        stop_sequence: null,
+        usage,
+      },
+    }),
     ev('content_block_start', { index: 0, content_block: block }),
     ev('content_block_delta', { index: 0, delta }),
     ev('content_block_stop', { index: 0 }),
-    ev('message_delta', { delta: { stop_reason: stop, stop_sequence: null }, usage: { output_tokens: 1 } }),
+    ev('message_delta', {
+      delta: { stop_reason: stop, stop_sequence: null },
+      usage: { output_tokens: 1 },
+    }),
     ev('message_stop', {}),
   ]);
 }
@@ -222,9 +274,32 @@ function geminiChunk(parts: object[]): object {
 
 function answerGemini(res: http.ServerResponse, url: string, action: Action): void {
   let part: object;
-  if (action.kind === 'edit') part = { functionCall: { name: 'replace', args: { file_path: action.file, old_string: action.old, new_string: action.new, instruction: 'Scripted edit' } } };
-  else if (action.kind === 'write') part = { functionCall: { name: 'write_file', args: { file_path: action.file, content: action.content } } };
-  else if (action.kind === 'shell') part = { functionCall: { name: 'run_shell_command', args: { command: action.command, description: 'Scripted command' } } };
+  if (action.kind === 'edit')
+    part = {
+      functionCall: {
+        name: 'replace',
+        args: {
+          file_path: action.file,
+          old_string: action.old,
+          new_string: action.new,
+          instruction: 'Scripted edit',
+        },
+      },
+    };
+  else if (action.kind === 'write')
+    part = {
+      functionCall: {
+        name: 'write_file',
+        args: { file_path: action.file, content: action.content },
+      },
+    };
+  else if (action.kind === 'shell')
+    part = {
+      functionCall: {
+        name: 'run_shell_command',
+        args: { command: action.command, description: 'Scripted command' },
+      },
+    };
   else part = { text: action.kind === 'end' ? action.text : 'no patch tool here' };
   if (url.includes(':streamGenerateContent')) sse(res, [{ data: geminiChunk([part]) }]);
   else json(res, 200, geminiChunk([part]));
@@ -236,7 +311,8 @@ function answerGemini(res: http.ServerResponse, url: string, action: Action): vo
  * question at once: the user speaks next, no loop, the default model.
  */
 function answerGeminiSide(res: http.ServerResponse, url: string, body: any): void {
-  const schema = body?.generationConfig?.responseJsonSchema ?? body?.generationConfig?.responseSchema;
+  const schema =
+    body?.generationConfig?.responseJsonSchema ?? body?.generationConfig?.responseSchema;
   const props = Object.keys(schema?.properties ?? {});
   const out: Record<string, unknown> = {};
   for (const p of props) {
@@ -255,27 +331,69 @@ function answerGeminiSide(res: http.ServerResponse, url: string, body: any): voi
 function answerOpenAI(res: http.ServerResponse, action: Action): void {
   const id = nextId('resp');
   let item: object;
-  if (action.kind === 'patch') item = { type: 'custom_tool_call', id: nextId('ctc'), call_id: nextId('call'), name: 'apply_patch', input: action.patch, status: 'completed' };
-  else if (action.kind === 'shell') item = { type: 'function_call', id: nextId('fc'), call_id: nextId('call'), name: 'exec_command', arguments: JSON.stringify({ cmd: action.command }), status: 'completed' };
+  if (action.kind === 'patch')
+    item = {
+      type: 'custom_tool_call',
+      id: nextId('ctc'),
+      call_id: nextId('call'),
+      name: 'apply_patch',
+      input: action.patch,
+      status: 'completed',
+    };
+  else if (action.kind === 'shell')
+    item = {
+      type: 'function_call',
+      id: nextId('fc'),
+      call_id: nextId('call'),
+      name: 'exec_command',
+      arguments: JSON.stringify({ cmd: action.command }),
+      status: 'completed',
+    };
   else {
     const text = action.kind === 'end' ? action.text : 'no such tool here';
-    item = { type: 'message', role: 'assistant', id: nextId('msg'), status: 'completed', content: [{ type: 'output_text', text, annotations: [] }] };
+    item = {
+      type: 'message',
+      role: 'assistant',
+      id: nextId('msg'),
+      status: 'completed',
+      content: [{ type: 'output_text', text, annotations: [] }],
+    };
   }
   const ev = (type: string, data: object) => ({ event: type, data: { type, ...data } });
   sse(res, [
     ev('response.created', { response: { id } }),
     ev('response.output_item.done', { output_index: 0, item }),
     ev('response.completed', {
-      response: { id, usage: { input_tokens: 1, input_tokens_details: null, output_tokens: 1, output_tokens_details: null, total_tokens: 2 } },
+      response: {
+        id,
+        usage: {
+          input_tokens: 1,
+          input_tokens_details: null,
+          output_tokens: 1,
+          output_tokens_details: null,
+          total_tokens: 2,
+        },
+      },
     }),
   ]);
 }
 
-function answerChat(res: http.ServerResponse, body: any, action: Action, vocab: ChatVocab | undefined): void {
+function answerChat(
+  res: http.ServerResponse,
+  body: any,
+  action: Action,
+  vocab: ChatVocab | undefined,
+): void {
   const id = nextId('chatcmpl');
   const model = body?.model ?? 'scripted';
   const created = Math.floor(Date.now() / 1000);
-  const chunk = (delta: object, finish: string | null) => ({ id, object: 'chat.completion.chunk', created, model, choices: [{ index: 0, delta, finish_reason: finish }] });
+  const chunk = (delta: object, finish: string | null) => ({
+    id,
+    object: 'chat.completion.chunk',
+    created,
+    model,
+    choices: [{ index: 0, delta, finish_reason: finish }],
+  });
   let call: { name: string; args: object | string } | null = null;
   if (vocab && action.kind === 'edit') call = vocab.edit(action.file, action.old, action.new);
   else if (vocab && action.kind === 'write') call = vocab.write(action.file, action.content);
@@ -286,15 +404,51 @@ function answerChat(res: http.ServerResponse, body: any, action: Action, vocab: 
   const usage = { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 };
   if (body?.stream === false) {
     const message = call
-      ? { role: 'assistant', content: null, tool_calls: [{ id: nextId('call'), type: 'function', function: { name: call.name, arguments: typeof call.args === 'string' ? call.args : JSON.stringify(call.args) } }] }
+      ? {
+          role: 'assistant',
+          content: null,
+          tool_calls: [
+            {
+              id: nextId('call'),
+              type: 'function',
+              function: {
+                name: call.name,
+                arguments: typeof call.args === 'string' ? call.args : JSON.stringify(call.args),
+              },
+            },
+          ],
+        }
       : { role: 'assistant', content: text };
-    return json(res, 200, { id, object: 'chat.completion', created, model, choices: [{ index: 0, message, finish_reason: call ? 'tool_calls' : 'stop' }], usage });
+    return json(res, 200, {
+      id,
+      object: 'chat.completion',
+      created,
+      model,
+      choices: [{ index: 0, message, finish_reason: call ? 'tool_calls' : 'stop' }],
+      usage,
+    });
   }
   const events: { data: unknown }[] = [{ data: chunk({ role: 'assistant', content: '' }, null) }];
   if (call) {
     const args = typeof call.args === 'string' ? call.args : JSON.stringify(call.args);
-    events.push({ data: chunk({ tool_calls: [{ index: 0, id: nextId('call'), type: 'function', function: { name: call.name, arguments: '' } }] }, null) });
-    events.push({ data: chunk({ tool_calls: [{ index: 0, function: { arguments: args } }] }, null) });
+    events.push({
+      data: chunk(
+        {
+          tool_calls: [
+            {
+              index: 0,
+              id: nextId('call'),
+              type: 'function',
+              function: { name: call.name, arguments: '' },
+            },
+          ],
+        },
+        null,
+      ),
+    });
+    events.push({
+      data: chunk({ tool_calls: [{ index: 0, function: { arguments: args } }] }, null),
+    });
     events.push({ data: { ...chunk({}, 'tool_calls'), usage } });
   } else {
     events.push({ data: chunk({ content: text }, null) });
@@ -308,7 +462,11 @@ function answerChat(res: http.ServerResponse, body: any, action: Action, vocab: 
 
 // ---------------------------------------------------------------- server
 
-export async function startModelServer(api: ModelApi, script: Action[], opts: ServerOptions = {}): Promise<ModelServer> {
+export async function startModelServer(
+  api: ModelApi,
+  script: Action[],
+  opts: ServerOptions = {},
+): Promise<ModelServer> {
   const maxRequests = opts.maxRequests ?? 60;
   const requests: LoggedRequest[] = [];
   const server = http.createServer((req, res) => {
@@ -323,9 +481,19 @@ export async function startModelServer(api: ModelApi, script: Action[], opts: Se
       } catch {
         body = raw;
       }
-      const entry: LoggedRequest = { time: Date.now(), method: req.method ?? 'GET', url, body, agentLoop: false, toolResults: [] };
+      const entry: LoggedRequest = {
+        time: Date.now(),
+        method: req.method ?? 'GET',
+        url,
+        body,
+        agentLoop: false,
+        toolResults: [],
+      };
       requests.push(entry);
-      if (requests.length > maxRequests) return json(res, 500, { error: { message: `scripted model: more than ${maxRequests} requests` } });
+      if (requests.length > maxRequests)
+        return json(res, 500, {
+          error: { message: `scripted model: more than ${maxRequests} requests` },
+        });
       try {
         route(entry, res);
       } catch (e) {
@@ -338,11 +506,17 @@ export async function startModelServer(api: ModelApi, script: Action[], opts: Se
 
   function route(entry: LoggedRequest, res: http.ServerResponse): void {
     const { url, body } = entry;
-    if (api === 'chat' && url.includes('/models')) return json(res, 200, { object: 'list', data: [{ id: 'scripted', object: 'model', owned_by: 'scripted', created: 0 }] });
-    if (entry.method !== 'POST') return json(res, 404, { error: { message: 'scripted model: not found' } });
+    if (api === 'chat' && url.includes('/models'))
+      return json(res, 200, {
+        object: 'list',
+        data: [{ id: 'scripted', object: 'model', owned_by: 'scripted', created: 0 }],
+      });
+    if (entry.method !== 'POST')
+      return json(res, 404, { error: { message: 'scripted model: not found' } });
     if (api === 'anthropic') {
       if (url.startsWith('/v1/messages/count_tokens')) return json(res, 200, { input_tokens: 1 });
-      if (!url.startsWith('/v1/messages')) return json(res, 404, { error: { message: 'not found' } });
+      if (!url.startsWith('/v1/messages'))
+        return json(res, 404, { error: { message: 'not found' } });
       const r = readAnthropic(body);
       entry.agentLoop = r.agentLoop;
       entry.toolResults = r.results;
@@ -350,16 +524,27 @@ export async function startModelServer(api: ModelApi, script: Action[], opts: Se
         // Side requests (titles, quota probes), streaming or not: plain text.
         if (body?.stream) return answerAnthropic(res, body, { kind: 'end', text: 'ok' });
         return json(res, 200, {
-          id: nextId('msg'), type: 'message', role: 'assistant', model: body?.model, content: [{ type: 'text', text: 'ok' }],
-          stop_reason: 'end_turn', stop_sequence: null, usage: { input_tokens: 1, output_tokens: 1 },
+          id: nextId('msg'),
+          type: 'message',
+          role: 'assistant',
+          model: body?.model,
+          content: [{ type: 'text', text: 'ok' }],
+          stop_reason: 'end_turn',
+          stop_sequence: null,
+          usage: { input_tokens: 1, output_tokens: 1 },
         });
       }
       entry.step = r.calls;
       return answerAnthropic(res, body, stepAction(r.calls));
     }
     if (api === 'chat') {
-      if (url.includes('/models')) return json(res, 200, { object: 'list', data: [{ id: 'scripted', object: 'model', owned_by: 'scripted' }] });
-      if (!url.includes('/chat/completions')) return json(res, 404, { error: { message: 'not found' } });
+      if (url.includes('/models'))
+        return json(res, 200, {
+          object: 'list',
+          data: [{ id: 'scripted', object: 'model', owned_by: 'scripted' }],
+        });
+      if (!url.includes('/chat/completions'))
+        return json(res, 404, { error: { message: 'not found' } });
       const r = readChat(body, opts.vocab!);
       entry.agentLoop = r.agentLoop;
       entry.toolResults = r.results;
@@ -377,7 +562,8 @@ export async function startModelServer(api: ModelApi, script: Action[], opts: Se
       entry.step = r.calls;
       return answerGemini(res, url, stepAction(r.calls));
     }
-    if (!url.startsWith('/v1/responses')) return json(res, 404, { error: { message: 'not found' } });
+    if (!url.startsWith('/v1/responses'))
+      return json(res, 404, { error: { message: 'not found' } });
     const r = readOpenAI(body);
     entry.agentLoop = r.agentLoop;
     entry.toolResults = r.results;

@@ -5,7 +5,20 @@ import { ROOT, cleanupRepos, type TestRepo } from '../helpers.js';
 import { startChatServer } from './chat-server.js';
 import { ensurePackage } from './install.js';
 import { PLUGIN_PACKAGES, runPluginHarness, type PluginHarness } from './plugin-run.js';
-import { BIG, CHECKOUT, ELISION, SMALL, SMALL_EDITED, SMALL_NEW, SMALL_OLD, STATE, TRUNCATED, USER_WORK, buildProject, freshHome } from './scenario.js';
+import {
+  BIG,
+  CHECKOUT,
+  ELISION,
+  SMALL,
+  SMALL_EDITED,
+  SMALL_NEW,
+  SMALL_OLD,
+  STATE,
+  TRUNCATED,
+  USER_WORK,
+  buildProject,
+  freshHome,
+} from './scenario.js';
 
 /**
  * The plugin harnesses for real (Cline CLI 3.0.65, opencode 1.18.33, Kilo
@@ -35,7 +48,9 @@ export function pluginSuite(HARNESSES: PluginHarness[]): void {
   beforeAll(async () => {
     const got = await Promise.all(HARNESSES.map((h) => ensurePackage(PLUGIN_PACKAGES[h])));
     got.forEach((g, i) => bins.set(HARNESSES[i]!, g));
-    if (process.env.GUARD_HARNESS_TIMINGS) for (const [h, g] of bins) console.log(`${h}: install ${(g as { installSeconds?: number }).installSeconds ?? 0}s`);
+    if (process.env.GUARD_HARNESS_TIMINGS)
+      for (const [h, g] of bins)
+        console.log(`${h}: install ${(g as { installSeconds?: number }).installSeconds ?? 0}s`);
   }, 600_000);
 
   function project(h: PluginHarness): TestRepo {
@@ -54,24 +69,58 @@ export function pluginSuite(HARNESSES: PluginHarness[]): void {
         const b = bins.get(h)!;
         expect(b.error ?? null).toBeNull();
         const repo = project(h);
-        expect(existsSync(path.join(repo.dir, { cline: '.cline', opencode: '.opencode', kilo: '.kilo' }[h], 'plugins', 'guard.js'))).toBe(true);
+        expect(
+          existsSync(
+            path.join(
+              repo.dir,
+              { cline: '.cline', opencode: '.opencode', kilo: '.kilo' }[h],
+              'plugins',
+              'guard.js',
+            ),
+          ),
+        ).toBe(true);
         const abs = (f: string) => path.join(repo.dir, f);
         // Cline has no whole-file write for an existing file: its truncation is an editor call replacing all of it
-        const truncate = h === 'cline' ? { kind: 'edit' as const, file: abs('state.py'), old: STATE, new: TRUNCATED } : { kind: 'write' as const, file: abs('state.py'), content: TRUNCATED };
-        const server = await startChatServer([{ kind: 'read', file: abs('state.py') }, { kind: 'edit', file: abs('small.py'), old: SMALL_OLD, new: SMALL_NEW }, truncate, { kind: 'shell', command: CHECKOUT }, { kind: 'end', text: 'Done.' }]);
+        const truncate =
+          h === 'cline'
+            ? { kind: 'edit' as const, file: abs('state.py'), old: STATE, new: TRUNCATED }
+            : { kind: 'write' as const, file: abs('state.py'), content: TRUNCATED };
+        const server = await startChatServer([
+          { kind: 'read', file: abs('state.py') },
+          { kind: 'edit', file: abs('small.py'), old: SMALL_OLD, new: SMALL_NEW },
+          truncate,
+          { kind: 'shell', command: CHECKOUT },
+          { kind: 'end', text: 'Done.' },
+        ]);
         const home = freshHome();
         try {
           const r = await runPluginHarness(h, b.bin, repo.dir, home, server.baseUrl, 240_000);
           const debug = `exit ${r.code} in ${r.seconds}s\nstdout: ${r.stdout.slice(-3000)}\nstderr: ${r.stderr.slice(-3000)}\nrequests: ${server.requests.map((q) => `${q.url} step=${q.step} ${JSON.stringify(q.toolResults).slice(0, 400)}`).join('\n')}`;
           if (process.env.GUARD_HARNESS_TIMINGS) console.log(`${h}: run ${r.seconds}s`);
-          if (process.env.GUARD_HARNESS_DEBUG) writeFileSync(path.join(process.env.GUARD_HARNESS_DEBUG, `${h}.log`), `${debug}\n\nFULL STDOUT:\n${r.stdout}\nFULL STDERR:\n${r.stderr}\n\nFULL REQUESTS:\n${JSON.stringify(server.requests, null, 1).slice(0, 400_000)}`);
+          if (process.env.GUARD_HARNESS_DEBUG)
+            writeFileSync(
+              path.join(process.env.GUARD_HARNESS_DEBUG, `${h}.log`),
+              `${debug}\n\nFULL STDOUT:\n${r.stdout}\nFULL STDERR:\n${r.stderr}\n\nFULL REQUESTS:\n${JSON.stringify(server.requests, null, 1).slice(0, 400_000)}`,
+            );
           // the read passed untouched: the model got the file, and guard was never asked
-          const afterRead = server.requestAtStep(1)?.toolResults.map((t) => t.text).join('\n') ?? '';
+          const afterRead =
+            server
+              .requestAtStep(1)
+              ?.toolResults.map((t) => t.text)
+              .join('\n') ?? '';
           expect(afterRead, debug).toContain(STATE.split('\n')[5]!);
           expect(afterRead).not.toMatch(/guard (refused|could not)|guard:/);
           // the small edit passed (the model read its success; the checkout later took it back with the rest)
-          expect(server.requestAtStep(2)?.toolResults.map((t) => t.text).join('\n') ?? '', debug).not.toMatch(/guard (refused|could not)|guard:/);
-          expect(repo.git(['show', `${repo.refs('refs/guard/checkpoints/')[0]}:small.py`])).toBe(SMALL);
+          expect(
+            server
+              .requestAtStep(2)
+              ?.toolResults.map((t) => t.text)
+              .join('\n') ?? '',
+            debug,
+          ).not.toMatch(/guard (refused|could not)|guard:/);
+          expect(repo.git(['show', `${repo.refs('refs/guard/checkpoints/')[0]}:small.py`])).toBe(
+            SMALL,
+          );
           // the truncation was refused: the file is whole, the proposal kept, the reason in the next request
           expect(repo.read('state.py'), debug).toBe(STATE);
           const rejected = repo.refs('refs/guard/rejected/');
@@ -88,7 +137,9 @@ export function pluginSuite(HARNESSES: PluginHarness[]): void {
           const afterCheckout = server.requestAtStep(4);
           expect(afterCheckout, debug).toBeDefined();
           const report = afterCheckout!.toolResults.map((t) => t.text).join('\n');
-          expect(report, debug).toMatch(/guard: the command `git checkout -- \.` deleted or replaced work: big_module\.py/);
+          expect(report, debug).toMatch(
+            /guard: the command `git checkout -- \.` deleted or replaced work: big_module\.py/,
+          );
           const cp = /guard restore (\S+) -- big_module\.py/.exec(report)![1]!;
           // rewind to the checkpoint before the checkout: the user's work byte for byte
           const rw = repo.guard(['rewind', '--to', cp]);

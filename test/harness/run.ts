@@ -10,7 +10,15 @@ import { cleanEnv } from '../helpers.js';
 import type { HarnessName, RealHarness } from './install.js';
 import type { ChatVocab, ModelApi, ModelServer } from './model-server.js';
 
-export const HARNESS_API: Record<RealHarness, ModelApi> = { claude: 'anthropic', gemini: 'gemini', codex: 'openai', copilot: 'chat', qwen: 'chat', continue: 'chat', droid: 'chat' };
+export const HARNESS_API: Record<RealHarness, ModelApi> = {
+  claude: 'anthropic',
+  gemini: 'gemini',
+  codex: 'openai',
+  copilot: 'chat',
+  qwen: 'chat',
+  continue: 'chat',
+  droid: 'chat',
+};
 
 /** What each harness calls its pre- and post-tool events. */
 export const HOOK_EVENTS: Record<RealHarness, { pre: string; post: string }> = {
@@ -31,21 +39,33 @@ export const CHAT_VOCAB: Record<'copilot' | 'qwen' | 'continue' | 'droid', ChatV
     read: (file) => ({ name: 'view', args: { path: file } }),
     edit: (file, old, now) => ({ name: 'edit', args: { path: file, old_str: old, new_str: now } }),
     write: (file, content) => ({ name: 'create', args: { path: file, file_text: content } }),
-    shell: (command) => ({ name: 'bash', args: { command, description: 'Scripted command', mode: 'sync' } }),
+    shell: (command) => ({
+      name: 'bash',
+      args: { command, description: 'Scripted command', mode: 'sync' },
+    }),
     patch: (patch) => ({ name: 'apply_patch', args: patch }),
   },
   qwen: {
     loopTools: ['write_file', 'run_shell_command'],
     read: (file) => ({ name: 'read_file', args: { file_path: file } }),
-    edit: (file, old, now) => ({ name: 'edit', args: { file_path: file, old_string: old, new_string: now } }),
+    edit: (file, old, now) => ({
+      name: 'edit',
+      args: { file_path: file, old_string: old, new_string: now },
+    }),
     write: (file, content) => ({ name: 'write_file', args: { file_path: file, content } }),
-    shell: (command) => ({ name: 'run_shell_command', args: { command, description: 'Scripted command' } }),
+    shell: (command) => ({
+      name: 'run_shell_command',
+      args: { command, description: 'Scripted command' },
+    }),
   },
   // Factory Droid 0.225.2 with a custom Chat Completions model
   droid: {
     loopTools: ['Create', 'Execute'],
     read: (file) => ({ name: 'Read', args: { file_path: file } }),
-    edit: (file, old, now) => ({ name: 'Edit', args: { file_path: file, old_str: old, new_str: now } }),
+    edit: (file, old, now) => ({
+      name: 'Edit',
+      args: { file_path: file, old_str: old, new_str: now },
+    }),
     write: (file, content) => ({ name: 'Create', args: { file_path: file, content } }),
     shell: (command) => ({ name: 'Execute', args: { command, summary: 'Scripted command' } }),
   },
@@ -53,7 +73,10 @@ export const CHAT_VOCAB: Record<'copilot' | 'qwen' | 'continue' | 'droid', ChatV
   continue: {
     loopTools: ['Write', 'Bash'],
     read: (file) => ({ name: 'Read', args: { filepath: file } }),
-    edit: (file, old, now) => ({ name: 'Edit', args: { file_path: file, old_string: old, new_string: now } }),
+    edit: (file, old, now) => ({
+      name: 'Edit',
+      args: { file_path: file, old_string: old, new_string: now },
+    }),
     write: (file, content) => ({ name: 'Write', args: { filepath: file, content } }),
     shell: (command) => ({ name: 'Bash', args: { command } }),
   },
@@ -69,15 +92,24 @@ export function writeHookConfig(harness: HarnessName, projectDir: string, comman
   let config: object;
   if (harness === 'claude') {
     file = '.claude/settings.json';
-    const entry = [{ matcher: 'Write|Edit|MultiEdit|Bash', hooks: [{ type: 'command', command, timeout: 60 }] }];
+    const entry = [
+      { matcher: 'Write|Edit|MultiEdit|Bash', hooks: [{ type: 'command', command, timeout: 60 }] },
+    ];
     config = { hooks: { PreToolUse: entry, PostToolUse: entry } };
   } else if (harness === 'gemini') {
     file = '.gemini/settings.json';
-    const entry = [{ matcher: 'write_file|replace|run_shell_command', hooks: [{ name: 'guard', type: 'command', command, timeout: 60000 }] }];
+    const entry = [
+      {
+        matcher: 'write_file|replace|run_shell_command',
+        hooks: [{ name: 'guard', type: 'command', command, timeout: 60000 }],
+      },
+    ];
     config = { hooks: { BeforeTool: entry, AfterTool: entry } };
   } else {
     file = '.codex/hooks.json';
-    const entry = [{ matcher: 'apply_patch|Bash', hooks: [{ type: 'command', command, timeout: 60 }] }];
+    const entry = [
+      { matcher: 'apply_patch|Bash', hooks: [{ type: 'command', command, timeout: 60 }] },
+    ];
     config = { hooks: { PreToolUse: entry, PostToolUse: entry } };
   }
   const p = path.join(projectDir, file);
@@ -87,22 +119,56 @@ export function writeHookConfig(harness: HarnessName, projectDir: string, comman
 }
 
 /** The user-level configuration a fresh HOME needs to run offline against `server`. */
-function prepareHome(harness: RealHarness, home: string, server: ModelServer, projectDir: string): void {
+function prepareHome(
+  harness: RealHarness,
+  home: string,
+  server: ModelServer,
+  projectDir: string,
+): void {
   mkdirSync(home, { recursive: true });
   if (harness === 'qwen') {
     mkdirSync(path.join(home, '.qwen'), { recursive: true });
-    const settings = { security: { auth: { selectedType: 'openai' } }, privacy: { usageStatisticsEnabled: false }, telemetry: { enabled: false }, general: { disableAutoUpdate: true } };
+    const settings = {
+      security: { auth: { selectedType: 'openai' } },
+      privacy: { usageStatisticsEnabled: false },
+      telemetry: { enabled: false },
+      general: { disableAutoUpdate: true },
+    };
     writeFileSync(path.join(home, '.qwen', 'settings.json'), JSON.stringify(settings, null, 2));
   }
   if (harness === 'droid') {
     // a custom model (BYOK) needs no Factory login
     mkdirSync(path.join(home, '.factory'), { recursive: true });
-    const settings = { customModels: [{ model: 'scripted', displayName: 'scripted', baseUrl: `${server.origin}/v1`, apiKey: 'dummy', provider: 'generic-chat-completion-api', maxOutputTokens: 4096 }] };
+    const settings = {
+      customModels: [
+        {
+          model: 'scripted',
+          displayName: 'scripted',
+          baseUrl: `${server.origin}/v1`,
+          apiKey: 'dummy',
+          provider: 'generic-chat-completion-api',
+          maxOutputTokens: 4096,
+        },
+      ],
+    };
     writeFileSync(path.join(home, '.factory', 'settings.json'), JSON.stringify(settings, null, 2));
   }
   if (harness === 'continue') {
     mkdirSync(path.join(home, '.continue'), { recursive: true });
-    const yaml = ['name: scripted', 'version: 0.0.1', 'schema: v1', 'models:', '  - name: scripted', '    provider: openai', '    model: scripted', `    apiBase: ${server.origin}/v1`, '    apiKey: dummy', '    roles: [chat, edit, apply]', '    capabilities: [tool_use]', ''];
+    const yaml = [
+      'name: scripted',
+      'version: 0.0.1',
+      'schema: v1',
+      'models:',
+      '  - name: scripted',
+      '    provider: openai',
+      '    model: scripted',
+      `    apiBase: ${server.origin}/v1`,
+      '    apiKey: dummy',
+      '    roles: [chat, edit, apply]',
+      '    capabilities: [tool_use]',
+      '',
+    ];
     writeFileSync(path.join(home, '.continue', 'config.yaml'), yaml.join('\n'));
   }
   if (harness === 'gemini') {
@@ -166,22 +232,72 @@ export interface HarnessRun {
 
 function argsFor(harness: RealHarness, prompt: string, home: string): string[] {
   // Copilot: repository hooks load in -p only for a trusted folder (HARNESSES.md)
-  if (harness === 'copilot') return ['-p', prompt, '--allow-all', '--no-ask-user', '--no-auto-update', '--output-format', 'json', '--trust-folder'];
+  if (harness === 'copilot')
+    return [
+      '-p',
+      prompt,
+      '--allow-all',
+      '--no-ask-user',
+      '--no-auto-update',
+      '--output-format',
+      'json',
+      '--trust-folder',
+    ];
   if (harness === 'qwen') return ['-p', prompt, '--yolo', '--output-format', 'stream-json'];
-  if (harness === 'droid') return ['exec', '-m', 'custom:scripted', '--skip-permissions-unsafe', '-o', 'stream-json', prompt];
-  if (harness === 'continue') return ['-p', prompt, '--config', path.join(home, '.continue', 'config.yaml'), '--auto'];
-  if (harness === 'claude') return ['-p', prompt, '--output-format', 'stream-json', '--verbose', '--permission-mode', 'bypassPermissions'];
+  if (harness === 'droid')
+    return [
+      'exec',
+      '-m',
+      'custom:scripted',
+      '--skip-permissions-unsafe',
+      '-o',
+      'stream-json',
+      prompt,
+    ];
+  if (harness === 'continue')
+    return ['-p', prompt, '--config', path.join(home, '.continue', 'config.yaml'), '--auto'];
+  if (harness === 'claude')
+    return [
+      '-p',
+      prompt,
+      '--output-format',
+      'stream-json',
+      '--verbose',
+      '--permission-mode',
+      'bypassPermissions',
+    ];
   // -m: with the default "auto" model, 0.61.0 first asks a classifier model
   // to route the prompt, and retries it for over a minute when the answer is
   // not what it expects.
-  if (harness === 'gemini') return ['-m', 'gemini-2.5-flash', '-p', prompt, '--approval-mode', 'yolo', '--output-format', 'stream-json'];
+  if (harness === 'gemini')
+    return [
+      '-m',
+      'gemini-2.5-flash',
+      '-p',
+      prompt,
+      '--approval-mode',
+      'yolo',
+      '--output-format',
+      'stream-json',
+    ];
   // Bypass: the workspace-write sandbox keeps .git read-only, and the
   // scripted `git checkout -- .` must really run. Hook trust: an untrusted
   // project hook is skipped silently (HARNESSES.md).
-  return ['exec', '--json', '--dangerously-bypass-approvals-and-sandbox', '--dangerously-bypass-hook-trust', prompt];
+  return [
+    'exec',
+    '--json',
+    '--dangerously-bypass-approvals-and-sandbox',
+    '--dangerously-bypass-hook-trust',
+    prompt,
+  ];
 }
 
-function envFor(harness: RealHarness, home: string, server: ModelServer, model?: string): NodeJS.ProcessEnv {
+function envFor(
+  harness: RealHarness,
+  home: string,
+  server: ModelServer,
+  model?: string,
+): NodeJS.ProcessEnv {
   // Only what the harness needs, built from nothing: the runner's CI
   // variables (CI, GITHUB_ACTIONS, ...) would change how the harnesses
   // behave, and guard would read CI=true as auto mode by itself (the test
@@ -191,7 +307,14 @@ function envFor(harness: RealHarness, home: string, server: ModelServer, model?:
   // writes error reports there) goes when HOME goes.
   mkdirSync(path.join(home, 'tmp'), { recursive: true });
   const git = Object.fromEntries(Object.entries(cleanEnv()).filter(([k]) => k.startsWith('GIT_')));
-  const env: NodeJS.ProcessEnv = { ...git, PATH: process.env.PATH, HOME: home, TMPDIR: path.join(home, 'tmp'), LANG: 'C.UTF-8', TERM: 'dumb' };
+  const env: NodeJS.ProcessEnv = {
+    ...git,
+    PATH: process.env.PATH,
+    HOME: home,
+    TMPDIR: path.join(home, 'tmp'),
+    LANG: 'C.UTF-8',
+    TERM: 'dumb',
+  };
   if (harness === 'claude') {
     Object.assign(env, {
       ANTHROPIC_BASE_URL: server.origin,
@@ -221,11 +344,19 @@ function envFor(harness: RealHarness, home: string, server: ModelServer, model?:
       COPILOT_AUTO_UPDATE: 'false',
     });
   } else if (harness === 'qwen') {
-    Object.assign(env, { OPENAI_API_KEY: 'dummy', OPENAI_BASE_URL: `${server.origin}/v1`, OPENAI_MODEL: model ?? 'scripted' });
+    Object.assign(env, {
+      OPENAI_API_KEY: 'dummy',
+      OPENAI_BASE_URL: `${server.origin}/v1`,
+      OPENAI_MODEL: model ?? 'scripted',
+    });
   } else if (harness === 'continue') {
     Object.assign(env, { CONTINUE_GLOBAL_DIR: path.join(home, '.continue') });
   } else {
-    Object.assign(env, { CODEX_HOME: path.join(home, '.codex'), SCRIPTED_API_KEY: 'dummy', RUST_LOG: 'error' });
+    Object.assign(env, {
+      CODEX_HOME: path.join(home, '.codex'),
+      SCRIPTED_API_KEY: 'dummy',
+      RUST_LOG: 'error',
+    });
   }
   return env;
 }
@@ -290,7 +421,17 @@ export function runHarness(harness: RealHarness, opts: RunOptions): Promise<Harn
           // not one of the JSON lines
         }
       }
-      resolve({ harness, code, signal, timedOut, seconds: (Date.now() - started) / 1000, stdout, stderr, events, sessionId: sessionOf(harness, events) });
+      resolve({
+        harness,
+        code,
+        signal,
+        timedOut,
+        seconds: (Date.now() - started) / 1000,
+        stdout,
+        stderr,
+        events,
+        sessionId: sessionOf(harness, events),
+      });
     };
     child.on('close', done);
     child.on('error', (e) => {

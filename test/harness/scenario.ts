@@ -43,11 +43,27 @@ export const CHECKOUT = 'git checkout -- .';
 /** The truncation as a Codex patch: every line after the first 40 removed, the comment added. */
 export function truncationPatch(): string {
   const gone = STATE.split('\n').slice(KEPT_LINES, -1); // the file ends in \n
-  return ['*** Begin Patch', '*** Update File: state.py', '@@', ...gone.map((l) => `-${l}`), `+${ELISION}`, '*** End Patch', ''].join('\n');
+  return [
+    '*** Begin Patch',
+    '*** Update File: state.py',
+    '@@',
+    ...gone.map((l) => `-${l}`),
+    `+${ELISION}`,
+    '*** End Patch',
+    '',
+  ].join('\n');
 }
 
 export function smallEditPatch(): string {
-  return ['*** Begin Patch', '*** Update File: small.py', '@@', `-${SMALL_OLD}`, `+${SMALL_NEW}`, '*** End Patch', ''].join('\n');
+  return [
+    '*** Begin Patch',
+    '*** Update File: small.py',
+    '@@',
+    `-${SMALL_OLD}`,
+    `+${SMALL_NEW}`,
+    '*** End Patch',
+    '',
+  ].join('\n');
 }
 
 /** Named steps, so assertions can find "the request after the truncation". */
@@ -62,13 +78,19 @@ export function scriptFor(harness: HarnessName, dir: string): Step[] {
     return [
       { name: 'edit', action: { kind: 'patch', patch: smallEditPatch() } },
       { name: 'truncate', action: { kind: 'patch', patch: truncationPatch() } },
-      { name: 'truncate-heredoc', action: { kind: 'shell', command: `apply_patch <<'EOF'\n${truncationPatch()}EOF\n` } },
+      {
+        name: 'truncate-heredoc',
+        action: { kind: 'shell', command: `apply_patch <<'EOF'\n${truncationPatch()}EOF\n` },
+      },
       { name: 'checkout', action: { kind: 'shell', command: CHECKOUT } },
       { name: 'end', action: { kind: 'end', text: 'Done.' } },
     ];
   }
   return [
-    { name: 'edit', action: { kind: 'edit', file: abs('small.py'), old: SMALL_OLD, new: SMALL_NEW } },
+    {
+      name: 'edit',
+      action: { kind: 'edit', file: abs('small.py'), old: SMALL_OLD, new: SMALL_NEW },
+    },
     { name: 'truncate', action: { kind: 'write', file: abs('state.py'), content: TRUNCATED } },
     { name: 'checkout', action: { kind: 'shell', command: CHECKOUT } },
     { name: 'end', action: { kind: 'end', text: 'Done.' } },
@@ -83,14 +105,25 @@ export function scriptFor(harness: HarnessName, dir: string): Step[] {
  * files); with `patch` set (a GPT-5 model) both changes are apply_patch
  * calls carrying the raw patch.
  */
-export function chatScriptFor(harness: Exclude<RealHarness, HarnessName>, dir: string, patch = false): Step[] {
+export function chatScriptFor(
+  harness: Exclude<RealHarness, HarnessName>,
+  dir: string,
+  patch = false,
+): Step[] {
   const abs = (f: string) => path.join(dir, f);
   // Copilot's create and Droid's Create are for new files: the truncation is an edit of the whole text
   const truncate: Action =
-    harness === 'copilot' || harness === 'droid' ? { kind: 'edit', file: abs('state.py'), old: STATE, new: TRUNCATED } : { kind: 'write', file: abs('state.py'), content: TRUNCATED };
+    harness === 'copilot' || harness === 'droid'
+      ? { kind: 'edit', file: abs('state.py'), old: STATE, new: TRUNCATED }
+      : { kind: 'write', file: abs('state.py'), content: TRUNCATED };
   return [
     { name: 'read', action: { kind: 'read', file: abs('small.py') } },
-    { name: 'edit', action: patch ? { kind: 'patch', patch: smallEditPatch() } : { kind: 'edit', file: abs('small.py'), old: SMALL_OLD, new: SMALL_NEW } },
+    {
+      name: 'edit',
+      action: patch
+        ? { kind: 'patch', patch: smallEditPatch() }
+        : { kind: 'edit', file: abs('small.py'), old: SMALL_OLD, new: SMALL_NEW },
+    },
     { name: 'read-state', action: { kind: 'read', file: abs('state.py') } },
     { name: 'truncate', action: patch ? { kind: 'patch', patch: truncationPatch() } : truncate },
     { name: 'checkout', action: { kind: 'shell', command: CHECKOUT } },
@@ -110,14 +143,27 @@ export function stepIndex(steps: Step[], name: Step['name']): number {
  * written by `configure` and committed, then the user's uncommitted work.
  */
 export function buildProject(configure: (repo: TestRepo) => void): TestRepo {
-  const repo = makeRepo({ 'state.py': STATE, 'small.py': SMALL, 'big_module.py': BIG, '.gitignore': 'node_modules/\n' });
+  const repo = makeRepo({
+    'state.py': STATE,
+    'small.py': SMALL,
+    'big_module.py': BIG,
+    '.gitignore': 'node_modules/\n',
+  });
   mkdirSync(path.join(repo.dir, 'node_modules', '.bin'), { recursive: true });
   symlinkSync(CLI, path.join(repo.dir, 'node_modules', '.bin', 'guard'));
   configure(repo);
   // The project as its user committed it, before the session (a broken config
   // included): past every hook, the branch gate too, which is not under test here.
   repo.git(['add', '-A']);
-  repo.git(['-c', 'core.hooksPath=/dev/null', 'commit', '-q', '--no-verify', '-m', 'hook configuration']);
+  repo.git([
+    '-c',
+    'core.hooksPath=/dev/null',
+    'commit',
+    '-q',
+    '--no-verify',
+    '-m',
+    'hook configuration',
+  ]);
   repo.write('big_module.py', USER_WORK);
   return repo;
 }

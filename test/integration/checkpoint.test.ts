@@ -1,5 +1,18 @@
 import { spawn } from 'node:child_process';
-import { appendFileSync, chmodSync, existsSync, lstatSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
+import {
+  appendFileSync,
+  chmodSync,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  readFileSync,
+  readdirSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -22,7 +35,9 @@ function snapshot(repo: TestRepo) {
     lsFiles: repo.git(['ls-files', '-s', '--debug']),
     status: repo.git(['status', '--porcelain=v1', '-z', '--untracked-files=all', '--ignored']),
     stash: repo.git(['stash', 'list']),
-    files: Object.fromEntries(['a.txt', 'b.txt', 'new.txt', 'build.log', 'sub/c.txt'].map((f) => [f, safeRead(repo, f)])),
+    files: Object.fromEntries(
+      ['a.txt', 'b.txt', 'new.txt', 'build.log', 'sub/c.txt'].map((f) => [f, safeRead(repo, f)]),
+    ),
   };
 }
 
@@ -40,7 +55,12 @@ function tree(repo: TestRepo, ref: string): string[] {
 
 describe('checkpoint', () => {
   it('captures tracked, modified and untracked-not-ignored files, and touches nothing of the user', async () => {
-    const repo = makeRepo({ 'a.txt': lines(10), 'b.txt': 'b\n', 'sub/c.txt': 'c\n', '.gitignore': '*.log\n' });
+    const repo = makeRepo({
+      'a.txt': lines(10),
+      'b.txt': 'b\n',
+      'sub/c.txt': 'c\n',
+      '.gitignore': '*.log\n',
+    });
     repo.write('a.txt', lines(12));
     repo.write('b.txt', 'b staged\n');
     repo.git(['add', 'b.txt']);
@@ -51,18 +71,32 @@ describe('checkpoint', () => {
     repo.git(['stash', 'push', '-u', '-q', '--', 'stash-me.txt']);
     const before = snapshot(repo);
 
-    const cp = await checkpoint(await openRepo(repo.dir), { reason: 'test', command: 'test', lane: null });
+    const cp = await checkpoint(await openRepo(repo.dir), {
+      reason: 'test',
+      command: 'test',
+      lane: null,
+    });
 
     expect(snapshot(repo)).toEqual(before);
     expect(cp.ref).toMatch(/^refs\/guard\/checkpoints\/\d{8}T\d{6}Z-[0-9a-f]{8}$/);
     expect(repo.git(['rev-parse', cp.ref]).trim()).toBe(cp.commit);
-    expect(repo.git(['rev-parse', `${cp.ref}^`]).trim()).toBe(repo.git(['rev-parse', 'HEAD']).trim());
-    expect(tree(repo, cp.ref).sort()).toEqual(['.gitignore', 'a.txt', 'b.txt', 'new.txt', 'sub/c.txt']);
+    expect(repo.git(['rev-parse', `${cp.ref}^`]).trim()).toBe(
+      repo.git(['rev-parse', 'HEAD']).trim(),
+    );
+    expect(tree(repo, cp.ref).sort()).toEqual([
+      '.gitignore',
+      'a.txt',
+      'b.txt',
+      'new.txt',
+      'sub/c.txt',
+    ]);
     expect(repo.git(['show', `${cp.ref}:a.txt`])).toBe(lines(12));
     expect(repo.git(['show', `${cp.ref}:b.txt`])).toBe('b staged then edited\n');
     expect(repo.git(['show', `${cp.ref}:new.txt`])).toBe('untracked\n');
     expect(repo.git(['log', '-1', '--format=%B', cp.ref])).toContain('"reason":"test"');
-    expect(repo.git(['log', '-1', '--format=%an <%ae>', cp.ref]).trim()).toBe('guard <guard@localhost>');
+    expect(repo.git(['log', '-1', '--format=%an <%ae>', cp.ref]).trim()).toBe(
+      'guard <guard@localhost>',
+    );
     // what was staged (and differs from the file) is kept too: the second parent, like git stash
     expect(cp.index).not.toBeNull();
     expect(repo.git(['show', `${cp.ref}^2:b.txt`])).toBe('b staged\n');
@@ -89,7 +123,12 @@ describe('checkpoint', () => {
     repo.write('a.txt', 'a edited\n');
     repo.write('b.txt', 'b edited\n');
     repo.write('new.txt', 'n\n');
-    const cp = await checkpoint(await openRepo(repo.dir), { reason: 'w', command: 'write', lane: null, paths: ['a.txt', 'not-yet.txt'] });
+    const cp = await checkpoint(await openRepo(repo.dir), {
+      reason: 'w',
+      command: 'write',
+      lane: null,
+      paths: ['a.txt', 'not-yet.txt'],
+    });
     expect(repo.git(['show', `${cp.ref}:a.txt`])).toBe('a edited\n');
     expect(repo.git(['show', `${cp.ref}:b.txt`])).toBe('b\n');
     expect(tree(repo, cp.ref).sort()).toEqual(['a.txt', 'b.txt']);
@@ -98,8 +137,14 @@ describe('checkpoint', () => {
 
   it('works before the first commit (a root commit)', async () => {
     const repo = makeRepo({ 'a.txt': 'a\n' }, { commit: false });
-    const cp = await checkpoint(await openRepo(repo.dir), { reason: 'unborn', command: 'test', lane: null });
-    expect(repo.git(['rev-list', '--parents', '-n', '1', cp.ref]).trim().split(' ')).toHaveLength(1);
+    const cp = await checkpoint(await openRepo(repo.dir), {
+      reason: 'unborn',
+      command: 'test',
+      lane: null,
+    });
+    expect(repo.git(['rev-list', '--parents', '-n', '1', cp.ref]).trim().split(' ')).toHaveLength(
+      1,
+    );
     expect(repo.git(['show', `${cp.ref}:a.txt`])).toBe('a\n');
     expect(repo.git(['ls-files', '--stage'])).toBe('');
   });
@@ -118,12 +163,17 @@ describe('checkpoint', () => {
       process.stdout.write(JSON.stringify(cp));`;
     const run = (n: number) =>
       new Promise<{ ref: string; commit: string }>((resolve, reject) => {
-        const child = spawn(process.execPath, ['--input-type=module', '-e', script, String(n)], { cwd: repo.dir, env: cleanEnv() });
+        const child = spawn(process.execPath, ['--input-type=module', '-e', script, String(n)], {
+          cwd: repo.dir,
+          env: cleanEnv(),
+        });
         let out = '';
         let err = '';
         child.stdout.on('data', (b) => (out += b));
         child.stderr.on('data', (b) => (err += b));
-        child.on('close', (code) => (code === 0 ? resolve(JSON.parse(out)) : reject(new Error(err))));
+        child.on('close', (code) =>
+          code === 0 ? resolve(JSON.parse(out)) : reject(new Error(err)),
+        );
       });
     const results = await Promise.all([1, 2, 3, 4, 5, 6].map(run));
     const refs = new Set(results.map((r) => r.ref));
@@ -147,7 +197,8 @@ describe('checkpoint', () => {
       if (i % 2 === 0) repo.write('new.txt', `n${i % 10}\n`); // an untracked file rewritten the same way
       const cp = await checkpoint(r, { reason: `racy ${i}`, command: 'test', lane: null });
       expect(repo.git(['show', `${cp.ref}:a.txt`]), `round ${i}`).toBe(content);
-      if (i % 2 === 0) expect(repo.git(['show', `${cp.ref}:new.txt`]), `round ${i}`).toBe(`n${i % 10}\n`);
+      if (i % 2 === 0)
+        expect(repo.git(['show', `${cp.ref}:new.txt`]), `round ${i}`).toBe(`n${i % 10}\n`);
     }
   });
 
@@ -191,7 +242,8 @@ describe('checkpoint', () => {
   });
 
   /** Wait until the wall clock's second changes (and a little more). */
-  const nextSecond = () => new Promise((resolve) => setTimeout(resolve, 1050 - (Date.now() % 1000)));
+  const nextSecond = () =>
+    new Promise((resolve) => setTimeout(resolve, 1050 - (Date.now() % 1000)));
 
   it('untracked files over the cap, past the budget, refused by git, or nested repositories are left out and recorded', async () => {
     const repo = makeRepo({ 'a.txt': 'a\n', 'tracked-big.bin': Buffer.alloc(4096, 1) });
@@ -203,7 +255,12 @@ describe('checkpoint', () => {
     repo.write('nested/inner.txt', 'inner\n');
     repo.write('tracked-big.bin', Buffer.alloc(4096, 2));
     const r = await openRepo(repo.dir);
-    const cp = await checkpoint(r, { reason: 'cap', command: 'test', lane: null, maxUntrackedBytes: 1000 });
+    const cp = await checkpoint(r, {
+      reason: 'cap',
+      command: 'test',
+      lane: null,
+      maxUntrackedBytes: 1000,
+    });
     expect(tree(repo, cp.ref).sort()).toEqual(['a.txt', 'small.txt', 'tracked-big.bin']);
     // tracked files are kept whatever their size
     expect(repo.git(['show', `${cp.ref}:tracked-big.bin`])).toBe(Buffer.alloc(4096, 2).toString());
@@ -216,14 +273,28 @@ describe('checkpoint', () => {
     // recorded in the checkpoint itself, and listed by guard log
     const body = JSON.parse(repo.git(['log', '-1', '--format=%b', cp.ref]).trim());
     expect(body.skippedCount).toBe(3);
-    expect(body.skipped.map((s: { path: string }) => s.path).sort()).toEqual(['big.bin', 'git~1', 'nested']);
+    expect(body.skipped.map((s: { path: string }) => s.path).sort()).toEqual([
+      'big.bin',
+      'git~1',
+      'nested',
+    ]);
     const log = repo.guardJson(['log']).json;
     expect(log.entries.find((e: { id: string }) => e.id === cp.id).skipped).toHaveLength(3);
 
     // a budget of 0 ms: every untracked file is left out, and says why
     repo.write('small2.txt', 'small\n');
-    const none = await checkpoint(r, { reason: 'budget', command: 'test', lane: null, untrackedBudgetMs: 0 });
-    expect(none.skipped.filter((s) => s.reason === 'time').map((s) => s.path).sort()).toEqual(['big.bin', 'git~1', 'small2.txt']);
+    const none = await checkpoint(r, {
+      reason: 'budget',
+      command: 'test',
+      lane: null,
+      untrackedBudgetMs: 0,
+    });
+    expect(
+      none.skipped
+        .filter((s) => s.reason === 'time')
+        .map((s) => s.path)
+        .sort(),
+    ).toEqual(['big.bin', 'git~1', 'small2.txt']);
     // (small.txt was taken by the checkpoint before: guard's own index carries it)
     expect(tree(repo, none.ref).sort()).toEqual(['a.txt', 'small.txt', 'tracked-big.bin']);
   });
@@ -232,19 +303,33 @@ describe('checkpoint', () => {
     const repo = makeRepo({ 'a.txt': 'a\n' });
     repo.write('grows.bin', Buffer.alloc(100, 1));
     const r = await openRepo(repo.dir);
-    const first = await checkpoint(r, { reason: 'small', command: 'test', lane: null, maxUntrackedBytes: 1000 });
+    const first = await checkpoint(r, {
+      reason: 'small',
+      command: 'test',
+      lane: null,
+      maxUntrackedBytes: 1000,
+    });
     expect(tree(repo, first.ref).sort()).toEqual(['a.txt', 'grows.bin']);
     const big = Buffer.alloc(5000, 2);
     repo.write('grows.bin', big);
     repo.write('a.txt', 'a2\n');
-    const second = await checkpoint(r, { reason: 'grown', command: 'test', lane: null, maxUntrackedBytes: 1000 });
+    const second = await checkpoint(r, {
+      reason: 'grown',
+      command: 'test',
+      lane: null,
+      maxUntrackedBytes: 1000,
+    });
     expect(tree(repo, second.ref).sort()).toEqual(['a.txt']);
     expect(repo.git(['show', `${second.ref}:a.txt`])).toBe('a2\n');
     expect(second.skipped).toEqual([{ path: 'grows.bin', reason: 'size', bytes: 5000 }]);
     // git never stored the grown content
-    const oid = spawnSync('git', ['hash-object', '--stdin'], { cwd: repo.dir, input: big }).stdout.toString().trim();
+    const oid = spawnSync('git', ['hash-object', '--stdin'], { cwd: repo.dir, input: big })
+      .stdout.toString()
+      .trim();
     expect(spawnSync('git', ['cat-file', '-e', oid], { cwd: repo.dir }).status).not.toBe(0);
-    expect(readdirSync(path.join(repo.dir, '.git')).filter((n) => n.startsWith('guard-index-'))).toEqual([]);
+    expect(
+      readdirSync(path.join(repo.dir, '.git')).filter((n) => n.startsWith('guard-index-')),
+    ).toEqual([]);
   });
 
   it(`${FUZZ_ROUNDS} rounds of random edits, deletions, mode flips, symlinks, new and vanished untracked files, stages and commits: every checkpoint is the tree \`git add -A\` would make`, async () => {
@@ -262,7 +347,11 @@ describe('checkpoint', () => {
       seed >>>= 0;
       return seed % n;
     };
-    const names = () => repo.git(['ls-files', '-z', '--cached', '--others', '--exclude-standard']).split('\0').filter((f) => f && existsSync(path.join(repo.dir, f)));
+    const names = () =>
+      repo
+        .git(['ls-files', '-z', '--cached', '--others', '--exclude-standard'])
+        .split('\0')
+        .filter((f) => f && existsSync(path.join(repo.dir, f)));
     for (let round = 0; round < FUZZ_ROUNDS; round++) {
       for (let k = 1 + rnd(3); k > 0; k--) {
         const all = names();
@@ -320,13 +409,18 @@ describe('checkpoint', () => {
     expect([0, 1], rv.stdout + rv.stderr).toContain(rv.code);
     const d = repo.guard(['discard', 'agent', '--json']);
     expect(d.code, d.stdout + d.stderr).toBe(0);
-    const skipped = (repo.guardJson(['log']).json.entries as Array<{ kind: string; skipped?: Array<{ path: string }> }>)
+    const skipped = (
+      repo.guardJson(['log']).json.entries as Array<{
+        kind: string;
+        skipped?: Array<{ path: string }>;
+      }>
+    )
       .filter((e) => e.kind === 'checkpoint' && e.skipped)
       .flatMap((e) => e.skipped!.map((s) => s.path));
     expect(skipped).toContain('git~1');
   });
 
-  it('guard\'s own index follows the user\'s: a file force-added past .gitignore is captured', async () => {
+  it("guard's own index follows the user's: a file force-added past .gitignore is captured", async () => {
     const repo = makeRepo({ 'a.txt': 'a\n', '.gitignore': '*.log\n' });
     const r = await openRepo(repo.dir);
     await checkpoint(r, { reason: 'one', command: 'test', lane: null });
@@ -344,7 +438,12 @@ describe('checkpoint', () => {
   it('a restore never removes an untracked file its checkpoint left out', async () => {
     const repo = makeRepo({ 'a.txt': 'a\n' });
     repo.write('big.bin', Buffer.alloc(4096, 3));
-    const cp = await checkpoint(await openRepo(repo.dir), { reason: 'capped', command: 'test', lane: null, maxUntrackedBytes: 1000 });
+    const cp = await checkpoint(await openRepo(repo.dir), {
+      reason: 'capped',
+      command: 'test',
+      lane: null,
+      maxUntrackedBytes: 1000,
+    });
     expect(cp.skipped.map((s) => s.path)).toEqual(['big.bin']);
     repo.write('a.txt', 'a changed\n');
     // the restore's own undo checkpoint (default cap) does hold big.bin: only the record keeps it from being "extra"
@@ -355,4 +454,3 @@ describe('checkpoint', () => {
     expect(r.json.skipped.map((s: { path: string }) => s.path)).toContain('big.bin');
   });
 });
-

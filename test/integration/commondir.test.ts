@@ -37,10 +37,23 @@ describe('commonDirOf', () => {
     const repo = path.join(top, 'repo');
     mkdirSync(path.join(repo, 'sub'), { recursive: true });
     git(repo, 'init', '-q');
-    git(repo, '-c', 'user.name=t', '-c', 'user.email=t@t', 'commit', '-q', '--allow-empty', '-m', 'a');
+    git(
+      repo,
+      '-c',
+      'user.name=t',
+      '-c',
+      'user.email=t@t',
+      'commit',
+      '-q',
+      '--allow-empty',
+      '-m',
+      'a',
+    );
     expect(commonDirOf(path.join(repo, 'sub'))).toBe(path.join(repo, '.git'));
     git(repo, 'worktree', 'add', '-q', path.join(top, 'wt'));
-    expect(commonDirOf(path.join(top, 'wt'))).toBe(path.resolve(repo, git(path.join(top, 'wt'), 'rev-parse', '--git-common-dir')));
+    expect(commonDirOf(path.join(top, 'wt'))).toBe(
+      path.resolve(repo, git(path.join(top, 'wt'), 'rev-parse', '--git-common-dir')),
+    );
   });
 
   it('stops at GIT_CEILING_DIRECTORIES as git does', () => {
@@ -50,6 +63,8 @@ describe('commonDirOf', () => {
     expect(commonDirOf(path.join(top, 'a', 'b'))).toBe(path.join(top, '.git'));
     process.env.GIT_CEILING_DIRECTORIES = path.join(top, 'a');
     expect(commonDirOf(path.join(top, 'a', 'b'))).toBeNull();
-    expect(spawnSync('git', ['rev-parse', '--git-dir'], { cwd: path.join(top, 'a', 'b') }).status).not.toBe(0);
+    expect(
+      spawnSync('git', ['rev-parse', '--git-dir'], { cwd: path.join(top, 'a', 'b') }).status,
+    ).not.toBe(0);
   });
 });

@@ -9,16 +9,24 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { ROOT, cleanEnv, makeRepo } from '../helpers.js';
 
 const SCRIPT = path.join(ROOT, 'scripts', 'friction.mjs');
-const lines = (n: number, salt = '') => Array.from({ length: n }, (_, i) => `line ${i} ${salt}`).join('\n') + '\n';
+const lines = (n: number, salt = '') =>
+  Array.from({ length: n }, (_, i) => `line ${i} ${salt}`).join('\n') + '\n';
 
 function friction(dir: string, extra: string[] = []): any {
-  const r = spawnSync(process.execPath, [SCRIPT, dir, '10', '--json', ...extra], { env: cleanEnv(), encoding: 'utf8' });
+  const r = spawnSync(process.execPath, [SCRIPT, dir, '10', '--json', ...extra], {
+    env: cleanEnv(),
+    encoding: 'utf8',
+  });
   expect(r.status, r.stderr).toBe(0);
   return JSON.parse(r.stdout);
 }
 
 describe('friction benchmark', () => {
-  const repo = makeRepo({ 'big.txt': lines(150), 'small.txt': lines(5), 'src/a.js': 'function a() {\n  one();\n  two();\n  three();\n}\n' });
+  const repo = makeRepo({
+    'big.txt': lines(150),
+    'small.txt': lines(5),
+    'src/a.js': 'function a() {\n  one();\n  two();\n  three();\n}\n',
+  });
   repo.write('.github/workflows/ci.yml', 'on: push\n');
   repo.commitAll('a workflow pin bump'); // protected only
   repo.write('small.txt', lines(6));
@@ -47,7 +55,11 @@ describe('friction benchmark', () => {
     const exact = friction(repo.dir, ['--exact']);
     const inProcess = friction(repo.dir);
     // --exact skips the root commit (check would judge it against the empty tree): it asked for nothing here
-    expect({ asks: exact.asks, onlyProtected: exact.onlyProtected, other: exact.other.map((c: any) => c.sha) }).toEqual({
+    expect({
+      asks: exact.asks,
+      onlyProtected: exact.onlyProtected,
+      other: exact.other.map((c: any) => c.sha),
+    }).toEqual({
       asks: inProcess.asks,
       onlyProtected: inProcess.onlyProtected,
       other: inProcess.other.map((c: any) => c.sha),
@@ -55,7 +67,10 @@ describe('friction benchmark', () => {
   });
 
   it('a missing repository is one line and exit 2', () => {
-    const r = spawnSync(process.execPath, [SCRIPT, path.join(repo.dir, 'no-such')], { env: cleanEnv(), encoding: 'utf8' });
+    const r = spawnSync(process.execPath, [SCRIPT, path.join(repo.dir, 'no-such')], {
+      env: cleanEnv(),
+      encoding: 'utf8',
+    });
     expect(r.status).toBe(2);
     expect(r.stderr.trim().split('\n')).toHaveLength(1);
   });

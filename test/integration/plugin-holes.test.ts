@@ -8,7 +8,13 @@ import { writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { clineAfterTool, clineBeforeTool, opencodeAfter, opencodeBefore, opencodeJudgeBefore } from '../../src/plugin/index.js';
+import {
+  clineAfterTool,
+  clineBeforeTool,
+  opencodeAfter,
+  opencodeBefore,
+  opencodeJudgeBefore,
+} from '../../src/plugin/index.js';
 import { cleanEnv, cleanupRepos, lines, makeRepo } from '../helpers.js';
 
 afterAll(cleanupRepos);
@@ -36,8 +42,15 @@ describe('a shell call whose folder is outside the project', () => {
     const repo = makeRepo({ 'app.py': lines(100) });
     writeFileSync(path.join(repo.dir, 'app.py'), lines(100, 'mine'));
     const command = `git -C ${repo.dir} checkout -- .`;
-    const c = { toolCall: { toolCallId: 't1', toolName: 'run_commands', input: { commands: [command] } }, snapshot: { conversationId: 'cl-1' } };
-    const setup = { session: { sessionId: 'cl-1' }, workspaceInfo: { rootPath: repo.dir }, cwd: tmpdir() };
+    const c = {
+      toolCall: { toolCallId: 't1', toolName: 'run_commands', input: { commands: [command] } },
+      snapshot: { conversationId: 'cl-1' },
+    };
+    const setup = {
+      session: { sessionId: 'cl-1' },
+      workspaceInfo: { rootPath: repo.dir },
+      cwd: tmpdir(),
+    };
     expect(await clineBeforeTool(c, setup, { budgetMs: 30_000 })).toBeUndefined();
     spawnSync('sh', ['-c', command], { env: cleanEnv() });
     const after = await clineAfterTool(c, setup, { budgetMs: 30_000 });
@@ -52,7 +65,15 @@ describe('a target that is no regular file', () => {
     const input = { tool: 'edit', sessionID: 'ses-f', callID: 'f1' };
     const args = { filePath: 'pipe', oldString: 'x', newString: 'y' };
     const t0 = Date.now();
-    const r = await opencodeJudgeBefore({ harness: 'opencode', input, output: { args }, ctx: { directory: repo.dir, worktree: repo.dir } }, { budgetMs: 2000 }).then(
+    const r = await opencodeJudgeBefore(
+      {
+        harness: 'opencode',
+        input,
+        output: { args },
+        ctx: { directory: repo.dir, worktree: repo.dir },
+      },
+      { budgetMs: 2000 },
+    ).then(
       () => 'allowed',
       (e: Error) => e.message,
     );
@@ -62,9 +83,20 @@ describe('a target that is no regular file', () => {
 
   it('cline: an editor call on /dev/zero answers without reading it', async () => {
     const repo = makeRepo({ 'a.txt': 'a\n' });
-    const c = { toolCall: { toolCallId: 'z1', toolName: 'editor', input: { command: 'str_replace', path: '/dev/zero', old_text: 'x', new_text: 'y' } }, snapshot: { conversationId: 'cl-z' } };
+    const c = {
+      toolCall: {
+        toolCallId: 'z1',
+        toolName: 'editor',
+        input: { command: 'str_replace', path: '/dev/zero', old_text: 'x', new_text: 'y' },
+      },
+      snapshot: { conversationId: 'cl-z' },
+    };
     const t0 = Date.now();
-    await clineBeforeTool(c, { session: { sessionId: 'cl-z' }, workspaceInfo: { rootPath: repo.dir } }, { budgetMs: 2000 });
+    await clineBeforeTool(
+      c,
+      { session: { sessionId: 'cl-z' }, workspaceInfo: { rootPath: repo.dir } },
+      { budgetMs: 2000 },
+    );
     expect(Date.now() - t0).toBeLessThan(10_000);
   }, 20_000);
 });

@@ -23,11 +23,19 @@ describe('parseCommit', () => {
       `tree ${'d'.repeat(40)}`,
       '',
     ].join('\n');
-    expect(parseCommit(Buffer.from(raw))).toEqual({ tree: T, parents: [P1, P2], message: `Merge\n\nparent ${'e'.repeat(40)}\ntree ${'d'.repeat(40)}\n` });
+    expect(parseCommit(Buffer.from(raw))).toEqual({
+      tree: T,
+      parents: [P1, P2],
+      message: `Merge\n\nparent ${'e'.repeat(40)}\ntree ${'d'.repeat(40)}\n`,
+    });
   });
 
   it('a root commit has no parents; text without a tree is not a commit', () => {
-    expect(parseCommit(`tree ${T}\nauthor A <a@example.com> 1 +0000\n\nfirst\n`)).toEqual({ tree: T, parents: [], message: 'first\n' });
+    expect(parseCommit(`tree ${T}\nauthor A <a@example.com> 1 +0000\n\nfirst\n`)).toEqual({
+      tree: T,
+      parents: [],
+      message: 'first\n',
+    });
     expect(parseCommit('not a commit\n')).toBeNull();
   });
 });

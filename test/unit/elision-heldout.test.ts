@@ -15,14 +15,24 @@ import { elisionFigures, findElisions, isElisionLine } from '../../src/core/elis
 import { MAX_JSDIFF_LINES } from '../../src/core/hunks.js';
 import { ROOT } from '../helpers.js';
 
-const corpus = (name: string) => JSON.parse(readFileSync(path.join(ROOT, 'test', 'corpus', 'elision', name), 'utf8'));
-const texts = (name: string): string[] => corpus(name).placeholders.map((p: string | { text: string }) => (typeof p === 'string' ? p : p.text));
-const comments = (name: string): string[] => corpus(name).comments.map((c: { text: string }) => c.text);
+const corpus = (name: string) =>
+  JSON.parse(readFileSync(path.join(ROOT, 'test', 'corpus', 'elision', name), 'utf8'));
+const texts = (name: string): string[] =>
+  corpus(name).placeholders.map((p: string | { text: string }) =>
+    typeof p === 'string' ? p : p.text,
+  );
+const comments = (name: string): string[] =>
+  corpus(name).comments.map((c: { text: string }) => c.text);
 
 const heldOut = texts('heldout-5-real.json');
 const freshComments = comments('heldout-5-comments.json');
 const tuning = [...texts('tuning-5.json'), ...texts('heldout-4-real.json')];
-const realComments = ['real-comments.json', 'heldout-comments.json', 'heldout-2-comments.json', 'heldout-3-comments.json'].flatMap(comments);
+const realComments = [
+  'real-comments.json',
+  'heldout-comments.json',
+  'heldout-2-comments.json',
+  'heldout-3-comments.json',
+].flatMap(comments);
 
 /** A code line no placeholder or comment can equal. */
 const code = (i: number) => `    total_${i} = weigh(value_${i}, ${i});`;
@@ -43,7 +53,7 @@ describe('placeholders: held-out figures (measured once, 2026-11-25)', () => {
     expect(elisionFigures([], realComments).falsePositiveRate).toBeLessThanOrEqual(0.005);
   });
 
-  it('catches every phrasing of this round\'s tuning sets (tuning-5.json, heldout-4-real.json)', () => {
+  it("catches every phrasing of this round's tuning sets (tuning-5.json, heldout-4-real.json)", () => {
     expect(elisionFigures(tuning, []).missed).toEqual([]);
   });
 
@@ -57,7 +67,14 @@ describe('placeholders: held-out figures (measured once, 2026-11-25)', () => {
     const near: string[] = set7.nearMisses.map((p: { text: string }) => p.text);
     expect(elisionFigures([], near).flagged).toBeLessThanOrEqual(4);
     const old = file(40);
-    for (const c of near) expect(findElisions([...old.slice(0, 20), `    ${c}`, ...old.slice(20)].join('\n'), old.join('\n')), c).toEqual([]);
+    for (const c of near)
+      expect(
+        findElisions(
+          [...old.slice(0, 20), `    ${c}`, ...old.slice(20)].join('\n'),
+          old.join('\n'),
+        ),
+        c,
+      ).toEqual([]);
   });
 
   it('on set 6 (frozen before tuning on set 5) catches at least 42 of 46 (91.3% when measured; 45 since it became tuning data) and flags none of 1,308 fresh real comments', () => {
@@ -72,26 +89,46 @@ describe('placeholders: held-out figures (measured once, 2026-11-25)', () => {
 });
 
 describe('placeholders: only where code was removed', () => {
-  const everything = [...tuning, ...heldOut, ...realComments.slice(0, 400), ...freshComments.slice(0, 200)];
+  const everything = [
+    ...tuning,
+    ...heldOut,
+    ...realComments.slice(0, 400),
+    ...freshComments.slice(0, 200),
+  ];
 
   it('a comment added where no line was removed is never a placeholder, in a small file or one too large to diff', () => {
     fc.assert(
-      fc.property(fc.constantFrom(...everything), fc.integer({ min: 0, max: 40 }), fc.constantFrom(60, MAX_JSDIFF_LINES), fc.constantFrom('', '    ', '\t'), (comment, at, n, indent) => {
-        const old = file(n);
-        const neu = [...old.slice(0, at), `${indent}${comment}`, ...old.slice(at)];
-        expect(findElisions(neu.join('\n'), old.join('\n'))).toEqual([]);
-      }),
+      fc.property(
+        fc.constantFrom(...everything),
+        fc.integer({ min: 0, max: 40 }),
+        fc.constantFrom(60, MAX_JSDIFF_LINES),
+        fc.constantFrom('', '    ', '\t'),
+        (comment, at, n, indent) => {
+          const old = file(n);
+          const neu = [...old.slice(0, at), `${indent}${comment}`, ...old.slice(at)];
+          expect(findElisions(neu.join('\n'), old.join('\n'))).toEqual([]);
+        },
+      ),
       { numRuns: 300 },
     );
   });
 
   it('a placeholder that replaces code is caught, in a small file or one too large to diff, mid-file or at its end', () => {
     fc.assert(
-      fc.property(fc.constantFrom(...tuning), fc.integer({ min: 1, max: 30 }), fc.integer({ min: 1, max: 25 }), fc.constantFrom(60, MAX_JSDIFF_LINES), fc.boolean(), (placeholder, at, cut, n, atEnd) => {
-        const old = file(n);
-        const neu = atEnd ? [...old.slice(0, n - cut), `    ${placeholder}`] : [...old.slice(0, at), `    ${placeholder}`, ...old.slice(at + cut)];
-        expect(findElisions(neu.join('\n'), old.join('\n'))).toHaveLength(1);
-      }),
+      fc.property(
+        fc.constantFrom(...tuning),
+        fc.integer({ min: 1, max: 30 }),
+        fc.integer({ min: 1, max: 25 }),
+        fc.constantFrom(60, MAX_JSDIFF_LINES),
+        fc.boolean(),
+        (placeholder, at, cut, n, atEnd) => {
+          const old = file(n);
+          const neu = atEnd
+            ? [...old.slice(0, n - cut), `    ${placeholder}`]
+            : [...old.slice(0, at), `    ${placeholder}`, ...old.slice(at + cut)];
+          expect(findElisions(neu.join('\n'), old.join('\n'))).toHaveLength(1);
+        },
+      ),
       { numRuns: 300 },
     );
   });
@@ -103,16 +140,33 @@ describe('placeholders: only where code was removed', () => {
     const cut = [...old.slice(0, 3000), '  // All the rest stays unchanged.', ...old.slice(3001)];
     expect(findElisions(cut.join('\n'), old.join('\n'))).toHaveLength(1);
     // at the very start and the very end
-    expect(findElisions(['// ... rest unchanged ...', ...old].join('\n'), old.join('\n'))).toEqual([]);
-    expect(findElisions([...old, '// ... rest unchanged ...'].join('\n'), old.join('\n'))).toEqual([]);
-    expect(findElisions([...old.slice(0, -5), '// ... rest unchanged ...'].join('\n'), old.join('\n'))).toHaveLength(1);
+    expect(findElisions(['// ... rest unchanged ...', ...old].join('\n'), old.join('\n'))).toEqual(
+      [],
+    );
+    expect(findElisions([...old, '// ... rest unchanged ...'].join('\n'), old.join('\n'))).toEqual(
+      [],
+    );
+    expect(
+      findElisions([...old.slice(0, -5), '// ... rest unchanged ...'].join('\n'), old.join('\n')),
+    ).toHaveLength(1);
   });
 });
 
 describe('placeholders: what is not a comment, and what quotes one', () => {
   it("a string in a list that starts with a quote (express's `'not modified' : 304,`) is no VB comment", () => {
-    for (const line of ["'not modified'       : 304,", "'see other'          : 303,", "'rest of the code',", "'unchanged')"]) expect(isElisionLine(line)).toBe(false);
-    for (const line of ["' ... rest of the function ...", "' rest of method unchanged", "' ... rest of the user's handlers unchanged ..."]) expect(isElisionLine(line)).toBe(true);
+    for (const line of [
+      "'not modified'       : 304,",
+      "'see other'          : 303,",
+      "'rest of the code',",
+      "'unchanged')",
+    ])
+      expect(isElisionLine(line)).toBe(false);
+    for (const line of [
+      "' ... rest of the function ...",
+      "' rest of method unchanged",
+      "' ... rest of the user's handlers unchanged ...",
+    ])
+      expect(isElisionLine(line)).toBe(true);
   });
 
   it('a comment that is a quotation talks about a placeholder', () => {
@@ -130,12 +184,14 @@ describe('placeholders: what is not a comment, and what quotes one', () => {
       '// remaining getters and setters are not shown for brevity', // a word that only means "left out"
       '<!-- Products, Rentals, Payments tabs remain the same as before -->', // a subject, then "stays as it was"
       '{/* Repeat for other job cards */}',
-    ]) expect(isElisionLine(line), line).toBe(true);
+    ])
+      expect(isElisionLine(line), line).toBe(true);
     for (const line of [
       '// sizes are the same.',
       '// Assert that the hosts are the same',
       '/** `@@ -a,b +c,d @@ context`, formatted as git does (",1" is left out). */',
       '* the same folder (same file system), is fsynced and renamed over the',
-    ]) expect(isElisionLine(line), line).toBe(false);
+    ])
+      expect(isElisionLine(line), line).toBe(false);
   });
 });

@@ -17,7 +17,9 @@ import { elisionFigures, findElisions, isElisionLine } from '../../src/core/elis
 import { MAX_JSDIFF_LINES } from '../../src/core/hunks.js';
 import { ROOT } from '../helpers.js';
 
-const set8 = JSON.parse(readFileSync(path.join(ROOT, 'test', 'corpus', 'elision', 'heldout-8-real.json'), 'utf8')) as {
+const set8 = JSON.parse(
+  readFileSync(path.join(ROOT, 'test', 'corpus', 'elision', 'heldout-8-real.json'), 'utf8'),
+) as {
   placeholders: Array<{ text: string }>;
   nearMisses: Array<{ text: string }>;
 };
@@ -40,28 +42,46 @@ describe('placeholders: set 8 (held out until measured once at 90.5%, tuning dat
   it('flags no near miss added where nothing was removed, and at most 12 of 39 beside rewritten code (as measured)', () => {
     expect(elisionFigures([], nearMisses).flagged).toBeLessThanOrEqual(12);
     const old = file(40);
-    for (const c of nearMisses) expect(findElisions([...old.slice(0, 20), `    ${c}`, ...old.slice(20)].join('\n'), old.join('\n')), c).toEqual([]);
+    for (const c of nearMisses)
+      expect(
+        findElisions(
+          [...old.slice(0, 20), `    ${c}`, ...old.slice(20)].join('\n'),
+          old.join('\n'),
+        ),
+        c,
+      ).toEqual([]);
   });
 
   it('a set-8 truncation that replaces code is caught, in a small file or one too large to diff', () => {
     const caught = placeholders.filter((p) => isElisionLine(p));
     fc.assert(
-      fc.property(fc.constantFrom(...caught), fc.integer({ min: 1, max: 30 }), fc.integer({ min: 1, max: 25 }), fc.constantFrom(60, MAX_JSDIFF_LINES), (placeholder, at, cut, n) => {
-        const old = file(n);
-        const neu = [...old.slice(0, at), `    ${placeholder}`, ...old.slice(at + cut)];
-        expect(findElisions(neu.join('\n'), old.join('\n'))).toHaveLength(1);
-      }),
+      fc.property(
+        fc.constantFrom(...caught),
+        fc.integer({ min: 1, max: 30 }),
+        fc.integer({ min: 1, max: 25 }),
+        fc.constantFrom(60, MAX_JSDIFF_LINES),
+        (placeholder, at, cut, n) => {
+          const old = file(n);
+          const neu = [...old.slice(0, at), `    ${placeholder}`, ...old.slice(at + cut)];
+          expect(findElisions(neu.join('\n'), old.join('\n'))).toHaveLength(1);
+        },
+      ),
       { numRuns: 150 },
     );
   });
 
   it('a set-8 truncation or near miss added where no line was removed is never a placeholder', () => {
     fc.assert(
-      fc.property(fc.constantFrom(...placeholders, ...nearMisses), fc.integer({ min: 0, max: 40 }), fc.constantFrom(60, MAX_JSDIFF_LINES), (comment, at, n) => {
-        const old = file(n);
-        const neu = [...old.slice(0, at), `    ${comment}`, ...old.slice(at)];
-        expect(findElisions(neu.join('\n'), old.join('\n'))).toEqual([]);
-      }),
+      fc.property(
+        fc.constantFrom(...placeholders, ...nearMisses),
+        fc.integer({ min: 0, max: 40 }),
+        fc.constantFrom(60, MAX_JSDIFF_LINES),
+        (comment, at, n) => {
+          const old = file(n);
+          const neu = [...old.slice(0, at), `    ${comment}`, ...old.slice(at)];
+          expect(findElisions(neu.join('\n'), old.join('\n'))).toEqual([]);
+        },
+      ),
       { numRuns: 150 },
     );
   });
@@ -105,7 +125,9 @@ describe('placeholders: the rules tuned on set 8, each with what it must not tak
 
   it('a remark in brackets opened by a word that only means "left out", naming code', () => {
     yes('// [omitted state variables and event definitions for brevity]');
-    yes('// [Omitted standard invoice creation logic for brevity, keeping existing implementation]');
+    yes(
+      '// [Omitted standard invoice creation logic for brevity, keeping existing implementation]',
+    );
     no('// (omitted when empty)');
     no('// (omitted if the value is the default)');
   });
@@ -117,7 +139,9 @@ describe('placeholders: the rules tuned on set 8, each with what it must not tak
 });
 
 describe('placeholders: set 9 (collected after tuning on set 8, measured once at 94.3%; tuning data since the round of set 10)', () => {
-  const set9 = JSON.parse(readFileSync(path.join(ROOT, 'test', 'corpus', 'elision', 'heldout-9-real.json'), 'utf8')) as typeof set8;
+  const set9 = JSON.parse(
+    readFileSync(path.join(ROOT, 'test', 'corpus', 'elision', 'heldout-9-real.json'), 'utf8'),
+  ) as typeof set8;
   const held9 = set9.placeholders.map((p) => p.text);
   const near9 = set9.nearMisses.map((p) => p.text);
 
@@ -130,7 +154,11 @@ describe('placeholders: set 9 (collected after tuning on set 8, measured once at
     expect(near9).toHaveLength(16);
     expect(elisionFigures([], near9).flagged).toBeLessThanOrEqual(4);
     const old = file(40);
-    const flagged = near9.filter((c) => findElisions([...old.slice(0, 20), `    ${c}`, ...old.slice(20)].join('\n'), old.join('\n')).length > 0);
+    const flagged = near9.filter(
+      (c) =>
+        findElisions([...old.slice(0, 20), `    ${c}`, ...old.slice(20)].join('\n'), old.join('\n'))
+          .length > 0,
+    );
     expect(flagged.length).toBe(0);
   });
 });

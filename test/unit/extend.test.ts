@@ -125,7 +125,11 @@ describe('extend: Python', () => {
   });
 
   it('adds only the missing names of an import list', async () => {
-    const out = await extended('m.py', lines('from a import x', '', 'y = x'), lines('from a import x, z as w', '', 'y = x'));
+    const out = await extended(
+      'm.py',
+      lines('from a import x', '', 'y = x'),
+      lines('from a import x, z as w', '', 'y = x'),
+    );
     expect(out).toBe(lines('from a import x', 'from a import z as w', '', 'y = x'));
   });
 
@@ -135,8 +139,14 @@ describe('extend: Python', () => {
   });
 
   it('puts a declaration that comes first in the new file before the old one that follows it', async () => {
-    const out = await extended('o.py', lines('"""Docs."""', '', 'def b():', '    pass'), lines('def a():', '    pass', '', '', 'def b():', '    pass'));
-    expect(out).toBe(lines('"""Docs."""', '', 'def a():', '    pass', '', '', 'def b():', '    pass'));
+    const out = await extended(
+      'o.py',
+      lines('"""Docs."""', '', 'def b():', '    pass'),
+      lines('def a():', '    pass', '', '', 'def b():', '    pass'),
+    );
+    expect(out).toBe(
+      lines('"""Docs."""', '', 'def a():', '    pass', '', '', 'def b():', '    pass'),
+    );
   });
 
   it('returns the old text unchanged when the new side adds nothing', async () => {
@@ -248,13 +258,21 @@ describe('extend: TypeScript and JavaScript', () => {
   });
 
   it('handles a one-line class and a JavaScript file', async () => {
-    expect(await extended('a.js', 'class A {}\n', 'class A { x = 1; m() { return 2; } }\nconst B = 3;\n')).toBe(
-      'class A {\n  x = 1;\n\n  m() { return 2; }\n}\n\nconst B = 3;\n',
-    );
+    expect(
+      await extended(
+        'a.js',
+        'class A {}\n',
+        'class A { x = 1; m() { return 2; } }\nconst B = 3;\n',
+      ),
+    ).toBe('class A {\n  x = 1;\n\n  m() { return 2; }\n}\n\nconst B = 3;\n');
   });
 
   it('keeps the old definition on a name clash of different kinds', async () => {
-    const out = await extended('x.tsx', 'export const A = 1;\n', 'export function A() { return <div />; }\nexport const B = <b />;\n');
+    const out = await extended(
+      'x.tsx',
+      'export const A = 1;\n',
+      'export function A() { return <div />; }\nexport const B = <b />;\n',
+    );
     expect(out).toBe('export const A = 1;\n\nexport const B = <b />;\n');
   });
 });
@@ -272,12 +290,19 @@ describe('extend: fallbacks', () => {
   });
 
   it('refuses an unknown language', async () => {
-    expect(await extend('notes.txt', 'a\n', 'b\n')).toEqual({ ok: false, reason: expect.stringMatching(/notes\.txt/) });
-    expect(EXTEND_EXTENSIONS).toEqual(expect.arrayContaining(['.py', '.ts', '.tsx', '.js', '.jsx', '.mjs', '.cjs']));
+    expect(await extend('notes.txt', 'a\n', 'b\n')).toEqual({
+      ok: false,
+      reason: expect.stringMatching(/notes\.txt/),
+    });
+    expect(EXTEND_EXTENSIONS).toEqual(
+      expect.arrayContaining(['.py', '.ts', '.tsx', '.js', '.jsx', '.mjs', '.cjs']),
+    );
   });
 
   it('through applyStrategy: a syntax error falls back to append with a warning', async () => {
-    const r = await applyStrategy('extend', 'def f():\n    pass\n', 'def g(:\n', { path: 'src/a.py' });
+    const r = await applyStrategy('extend', 'def f():\n    pass\n', 'def g(:\n', {
+      path: 'src/a.py',
+    });
     expect(r).toEqual({
       content: 'def f():\n    pass\ndef g(:\n',
       strategy: 'append',
@@ -293,7 +318,13 @@ describe('extend: fallbacks', () => {
   });
 
   it('through applyStrategy: a good extend says what it added', async () => {
-    const r = await applyStrategy('extend', 'def f():\n    pass\n', 'def g():\n    pass\n', { path: 'a.py' });
-    expect(r).toEqual({ content: 'def f():\n    pass\n\n\ndef g():\n    pass\n', strategy: 'extend', added: ['g'] });
+    const r = await applyStrategy('extend', 'def f():\n    pass\n', 'def g():\n    pass\n', {
+      path: 'a.py',
+    });
+    expect(r).toEqual({
+      content: 'def f():\n    pass\n\n\ndef g():\n    pass\n',
+      strategy: 'extend',
+      added: ['g'],
+    });
   });
 });

@@ -21,7 +21,8 @@ import {
 const cases = (n: number): number => Number(process.env.GUARD_PROPERTY_CASES) || n;
 
 // Produced by `git diff --no-index -U2 old.py new.py` (git 2.x), kept verbatim.
-const OLD_PY = 'import os\n\ndef a():\n    return 1\n\ndef b():\n    return 2\n\n\n\n\n\ndef c():\n    return 3\nlast';
+const OLD_PY =
+  'import os\n\ndef a():\n    return 1\n\ndef b():\n    return 2\n\n\n\n\n\ndef c():\n    return 3\nlast';
 const NEW_PY =
   'import os\nimport sys\n\ndef a():\n    return 1\n\ndef b():\n    return 20\n\n\n\n\n\ndef c():\n    return 3\nlast line\n';
 const GIT_DIFF = [
@@ -58,10 +59,21 @@ describe('parseHunks on git output', () => {
 
   it('reads every hunk with git-style headers and numbers', () => {
     // with git's function context, as git add -p shows it
-    expect(hunks.map((h) => h.header)).toEqual(['@@ -1,3 +1,4 @@', '@@ -5,5 +6,5 @@ def a():', '@@ -13,3 +14,3 @@ def b():']);
+    expect(hunks.map((h) => h.header)).toEqual([
+      '@@ -1,3 +1,4 @@',
+      '@@ -5,5 +6,5 @@ def a():',
+      '@@ -13,3 +14,3 @@ def b():',
+    ]);
     expect(hunks.map((h) => h.index)).toEqual([0, 1, 2]);
     expect(hunks[1]).toMatchObject({ oldStart: 5, oldLines: 5, newStart: 6, newLines: 5 });
-    expect(hunks[1]?.lines).toEqual([' ', ' def b():', '-    return 2', '+    return 20', ' ', ' ']);
+    expect(hunks[1]?.lines).toEqual([
+      ' ',
+      ' def b():',
+      '-    return 2',
+      '+    return 20',
+      ' ',
+      ' ',
+    ]);
   });
 
   it('turns the no-newline marker into a flag, not a line', () => {
@@ -89,17 +101,31 @@ describe('parseHunks on git output', () => {
     const ours = diffHunks(OLD_PY, NEW_PY, 2);
     expect(ours?.map((h) => h.id)).toEqual(hunks.map((h) => h.id));
     // jsdiff knows no function context: the ranges agree
-    expect(ours?.map((h) => h.header)).toEqual(hunks.map((h) => h.header.replace(/ @@ .*$/, ' @@')));
+    expect(ours?.map((h) => h.header)).toEqual(
+      hunks.map((h) => h.header.replace(/ @@ .*$/, ' @@')),
+    );
   });
 
   it('reads a new file and a deleted file (count 0 ranges)', () => {
     const created = parseHunks(
       'diff --git a/x b/x\nnew file mode 100644\n--- /dev/null\n+++ b/x\n@@ -0,0 +1,2 @@\n+one\n+two\n',
     );
-    expect(created[0]).toMatchObject({ header: '@@ -0,0 +1,2 @@', oldStart: 0, oldLines: 0, newStart: 1 });
+    expect(created[0]).toMatchObject({
+      header: '@@ -0,0 +1,2 @@',
+      oldStart: 0,
+      oldLines: 0,
+      newStart: 1,
+    });
     expect(applyHunks('', created, all)).toBe('one\ntwo\n');
-    const deleted = parseHunks('--- a/x\n+++ /dev/null\n@@ -1 +0,0 @@\n-one\n\\ No newline at end of file\n');
-    expect(deleted[0]).toMatchObject({ header: '@@ -1 +0,0 @@', newStart: 0, newLines: 0, oldNoNewlineAtEnd: true });
+    const deleted = parseHunks(
+      '--- a/x\n+++ /dev/null\n@@ -1 +0,0 @@\n-one\n\\ No newline at end of file\n',
+    );
+    expect(deleted[0]).toMatchObject({
+      header: '@@ -1 +0,0 @@',
+      newStart: 0,
+      newLines: 0,
+      oldNoNewlineAtEnd: true,
+    });
     expect(applyHunks('one', deleted, all)).toBe('');
   });
 
@@ -111,22 +137,26 @@ describe('parseHunks on git output', () => {
 
   it('no change gives no hunks; two files are refused', () => {
     expect(parseHunks('')).toEqual([]);
-    expect(() => parseHunks(GIT_DIFF + GIT_DIFF.replaceAll('old.py', 'o2').replaceAll('new.py', 'n2'))).toThrow(
-      /one file/,
-    );
+    expect(() =>
+      parseHunks(GIT_DIFF + GIT_DIFF.replaceAll('old.py', 'o2').replaceAll('new.py', 'n2')),
+    ).toThrow(/one file/);
   });
 });
 
 describe('applyHunks', () => {
   it('refuses a hunk that does not match the base', () => {
     const hunks = parseHunks(GIT_DIFF);
-    expect(() => applyHunks(OLD_PY.replace('return 2', 'return 3'), hunks, all)).toThrow(HunkMismatch);
+    expect(() => applyHunks(OLD_PY.replace('return 2', 'return 3'), hunks, all)).toThrow(
+      HunkMismatch,
+    );
   });
 
   it('takes a set of indexes', () => {
     const hunks = diffHunks('a\nb\nc\nd\ne\nf\ng\nh\n', 'A\nb\nc\nd\ne\nf\ng\nH\n', 1) ?? [];
     expect(hunks).toHaveLength(2);
-    expect(applyHunks('a\nb\nc\nd\ne\nf\ng\nh\n', hunks, new Set([1]))).toBe('a\nb\nc\nd\ne\nf\ng\nH\n');
+    expect(applyHunks('a\nb\nc\nd\ne\nf\ng\nh\n', hunks, new Set([1]))).toBe(
+      'a\nb\nc\nd\ne\nf\ng\nH\n',
+    );
   });
 });
 
@@ -165,7 +195,20 @@ describe('splitHunk', () => {
 // ---------------------------------------------------------------------------
 // Properties
 
-const LINE = fc.constantFrom('a', 'b', 'c', 'a', '', 'x\r', 'ü', '😀 ok', '  indent', '\\ not a marker', '+plus', '-minus');
+const LINE = fc.constantFrom(
+  'a',
+  'b',
+  'c',
+  'a',
+  '',
+  'x\r',
+  'ü',
+  '😀 ok',
+  '  indent',
+  '\\ not a marker',
+  '+plus',
+  '-minus',
+);
 const lineList = fc.array(LINE, { maxLength: 14 });
 const text = fc.oneof(
   fc.constant(''),
@@ -212,46 +255,57 @@ describe('hunk properties', () => {
 
   it('any subset keeps or removes each base line and adds only taken lines', () => {
     fc.assert(
-      fc.property(pair, context, fc.array(fc.boolean(), { maxLength: 12 }), ([base, next], ctx, picks) => {
-        const hunks = diffHunks(base, next, ctx) ?? [];
-        const taken = new Set(hunks.filter((h) => picks[h.index] === true).map((h) => h.index));
-        const result = applyHunks(base, hunks, taken);
+      fc.property(
+        pair,
+        context,
+        fc.array(fc.boolean(), { maxLength: 12 }),
+        ([base, next], ctx, picks) => {
+          const hunks = diffHunks(base, next, ctx) ?? [];
+          const taken = new Set(hunks.filter((h) => picks[h.index] === true).map((h) => h.index));
+          const result = applyHunks(base, hunks, taken);
 
-        // Line accounting, by content: result = base - removed(taken) + added(taken).
-        const expected = counts(splitText(base).lines);
-        for (const h of hunks.filter((x) => taken.has(x.index))) {
-          for (const l of h.lines) {
-            const v = l.slice(1);
-            if (l[0] === '-') expected.set(v, (expected.get(v) ?? 0) - 1);
-            if (l[0] === '+') expected.set(v, (expected.get(v) ?? 0) + 1);
+          // Line accounting, by content: result = base - removed(taken) + added(taken).
+          const expected = counts(splitText(base).lines);
+          for (const h of hunks.filter((x) => taken.has(x.index))) {
+            for (const l of h.lines) {
+              const v = l.slice(1);
+              if (l[0] === '-') expected.set(v, (expected.get(v) ?? 0) - 1);
+              if (l[0] === '+') expected.set(v, (expected.get(v) ?? 0) + 1);
+            }
           }
-        }
-        const got = counts(splitText(result).lines);
-        for (const [k, n] of expected) expect(got.get(k) ?? 0, `line ${JSON.stringify(k)}`).toBe(n);
-        for (const [k, n] of got) expect(n).toBe(expected.get(k) ?? 0);
+          const got = counts(splitText(result).lines);
+          for (const [k, n] of expected)
+            expect(got.get(k) ?? 0, `line ${JSON.stringify(k)}`).toBe(n);
+          for (const [k, n] of got) expect(n).toBe(expected.get(k) ?? 0);
 
-        // Taken + left account for the whole change: applying what is left gives new.
-        const left = leftHunks(hunks, taken);
-        expect(left.length + taken.size).toBe(hunks.length);
-        expect(applyHunks(result, left, all)).toBe(next);
-        expect(applyHunks(result, left, none)).toBe(result);
-      }),
+          // Taken + left account for the whole change: applying what is left gives new.
+          const left = leftHunks(hunks, taken);
+          expect(left.length + taken.size).toBe(hunks.length);
+          expect(applyHunks(result, left, all)).toBe(next);
+          expect(applyHunks(result, left, none)).toBe(result);
+        },
+      ),
       { numRuns: cases(400) },
     );
   });
 
   it('split hunks apply like the unsplit ones, in any subset', () => {
     fc.assert(
-      fc.property(pair, context, fc.array(fc.boolean(), { maxLength: 20 }), ([base, next], ctx, picks) => {
-        const hunks = diffHunks(base, next, ctx) ?? [];
-        const pieces = reindex(hunks.flatMap(splitHunk));
-        expect(pieces.length).toBeGreaterThanOrEqual(hunks.length);
-        expect(applyHunks(base, pieces, all)).toBe(next);
-        expect(applyHunks(base, pieces, none)).toBe(base);
-        const taken = new Set(pieces.filter((p) => picks[p.index] === true).map((p) => p.index));
-        const partial = applyHunks(base, pieces, taken);
-        expect(applyHunks(partial, leftHunks(pieces, taken), all)).toBe(next);
-      }),
+      fc.property(
+        pair,
+        context,
+        fc.array(fc.boolean(), { maxLength: 20 }),
+        ([base, next], ctx, picks) => {
+          const hunks = diffHunks(base, next, ctx) ?? [];
+          const pieces = reindex(hunks.flatMap(splitHunk));
+          expect(pieces.length).toBeGreaterThanOrEqual(hunks.length);
+          expect(applyHunks(base, pieces, all)).toBe(next);
+          expect(applyHunks(base, pieces, none)).toBe(base);
+          const taken = new Set(pieces.filter((p) => picks[p.index] === true).map((p) => p.index));
+          const partial = applyHunks(base, pieces, taken);
+          expect(applyHunks(partial, leftHunks(pieces, taken), all)).toBe(next);
+        },
+      ),
       { numRuns: cases(400) },
     );
   });
@@ -288,7 +342,9 @@ describe('hunk properties', () => {
     const next = base.replaceAll('x', 'y');
     const hunks = diffHunks(base, next, 1) ?? [];
     expect(hunks).toHaveLength(2);
-    expect(hunks[0]?.lines.filter((l) => l[0] !== ' ')).toEqual(hunks[1]?.lines.filter((l) => l[0] !== ' '));
+    expect(hunks[0]?.lines.filter((l) => l[0] !== ' ')).toEqual(
+      hunks[1]?.lines.filter((l) => l[0] !== ' '),
+    );
     expect(hunks[0]?.id).not.toBe(hunks[1]?.id);
     expect(diffHunks(base, next, 1)?.map((h) => h.id)).toEqual(hunks.map((h) => h.id));
   });
@@ -312,22 +368,39 @@ describe('function context', () => {
     ].join('\n');
     const [h] = parseHunks(text);
     expect(h).toMatchObject({ context: 'def main():', header: '@@ -10,5 +10,5 @@ def main():' });
-    expect(splitHunk(h!).map((p) => p.header)).toEqual(['@@ -10,3 +10,3 @@ def main():', '@@ -12,3 +12,3 @@ def main():']);
+    expect(splitHunk(h!).map((p) => p.header)).toEqual([
+      '@@ -10,3 +10,3 @@ def main():',
+      '@@ -12,3 +12,3 @@ def main():',
+    ]);
   });
 });
 
 describe('editing a hunk by hand (e)', () => {
   const hunks = parseHunks(GIT_DIFF);
-  const editOf = (h: Hunk, f: (lines: string[]) => string[]) => f(hunkEditText(h).split('\n')).join('\n');
+  const editOf = (h: Hunk, f: (lines: string[]) => string[]) =>
+    f(hunkEditText(h).split('\n')).join('\n');
 
-  it('writes the hunk with git\'s guide as # lines, and reads an untouched file back as the same hunk', () => {
+  it("writes the hunk with git's guide as # lines, and reads an untouched file back as the same hunk", () => {
     const text = hunkEditText(hunks[2]!);
-    expect(text).toContain("# To remove '-' lines, make them ' ' lines (context).\n# To remove '+' lines, delete them.\n# Lines starting with # will be removed.\n");
-    expect(text).toContain('@@ -13,3 +14,3 @@ def b():\n def c():\n     return 3\n-last\n\\ No newline at end of file\n+last line\n');
+    expect(text).toContain(
+      "# To remove '-' lines, make them ' ' lines (context).\n# To remove '+' lines, delete them.\n# Lines starting with # will be removed.\n",
+    );
+    expect(text).toContain(
+      '@@ -13,3 +14,3 @@ def b():\n def c():\n     return 3\n-last\n\\ No newline at end of file\n+last line\n',
+    );
     for (const h of hunks) {
       const back = editedHunk(h, hunkEditText(h))!;
-      expect(back).toMatchObject({ header: h.header, lines: h.lines, id: h.id, index: h.index, edited: true });
-      expect([back.oldNoNewlineAtEnd, back.newNoNewlineAtEnd]).toEqual([h.oldNoNewlineAtEnd, h.newNoNewlineAtEnd]);
+      expect(back).toMatchObject({
+        header: h.header,
+        lines: h.lines,
+        id: h.id,
+        index: h.index,
+        edited: true,
+      });
+      expect([back.oldNoNewlineAtEnd, back.newNoNewlineAtEnd]).toEqual([
+        h.oldNoNewlineAtEnd,
+        h.newNoNewlineAtEnd,
+      ]);
     }
   });
 
@@ -335,34 +408,74 @@ describe('editing a hunk by hand (e)', () => {
     const base = 'a\nb\nc\nd\n';
     const [h] = diffHunks(base, 'a\nB\nnew\nc\n', 1)!;
     expect(h!.header).toBe('@@ -1,4 +1,4 @@');
-    const noAdd = editedHunk(h!, editOf(h!, (ls) => ls.filter((l) => l !== '+new')))!;
+    const noAdd = editedHunk(
+      h!,
+      editOf(h!, (ls) => ls.filter((l) => l !== '+new')),
+    )!;
     expect(noAdd.header).toBe('@@ -1,4 +1,3 @@');
     expect(applyHunks(base, [noAdd], all)).toBe('a\nB\nc\n');
-    const keepD = editedHunk(h!, editOf(h!, (ls) => ls.map((l) => (l === '-d' ? ' d' : l))))!;
+    const keepD = editedHunk(
+      h!,
+      editOf(h!, (ls) => ls.map((l) => (l === '-d' ? ' d' : l))),
+    )!;
     expect(keepD.header).toBe('@@ -1,4 +1,5 @@');
     expect(applyHunks(base, [keepD], all)).toBe('a\nB\nnew\nc\nd\n');
     // an empty line is empty context, as editors strip the space
     const [e] = diffHunks('x\n\ny\n', 'x\n\nY\n', 1)!;
-    expect(applyHunks('x\n\ny\n', [editedHunk(e!, editOf(e!, (ls) => ls.map((l) => (l === ' ' ? '' : l))))!], all)).toBe('x\n\nY\n');
+    expect(
+      applyHunks(
+        'x\n\ny\n',
+        [
+          editedHunk(
+            e!,
+            editOf(e!, (ls) => ls.map((l) => (l === ' ' ? '' : l))),
+          )!,
+        ],
+        all,
+      ),
+    ).toBe('x\n\nY\n');
   });
 
   it('a broken hunk does not apply; a line of no kind is refused; nothing left aborts the edit', () => {
     const base = 'a\nb\nc\n';
     const [h] = diffHunks(base, 'a\nB\nc\n', 1)!;
-    const broken = editedHunk(h!, editOf(h!, (ls) => ls.map((l) => (l === ' a' ? ' zzz' : l))))!;
+    const broken = editedHunk(
+      h!,
+      editOf(h!, (ls) => ls.map((l) => (l === ' a' ? ' zzz' : l))),
+    )!;
     expect(() => withEditedHunk(base, [h!], broken)).toThrow(HunkMismatch);
-    const fine = editedHunk(h!, editOf(h!, (ls) => ls.map((l) => (l === '+B' ? '+b2' : l))))!;
+    const fine = editedHunk(
+      h!,
+      editOf(h!, (ls) => ls.map((l) => (l === '+B' ? '+b2' : l))),
+    )!;
     expect(applyHunks(base, withEditedHunk(base, [h!], fine), all)).toBe('a\nb2\nc\n');
-    expect(() => editedHunk(h!, editOf(h!, (ls) => ls.map((l) => (l === '+B' ? '*B' : l))))).toThrow(HunkMismatch);
-    expect(editedHunk(h!, editOf(h!, (ls) => ls.filter((l) => l.startsWith('#') || l.startsWith('@@'))))).toBeNull();
+    expect(() =>
+      editedHunk(
+        h!,
+        editOf(h!, (ls) => ls.map((l) => (l === '+B' ? '*B' : l))),
+      ),
+    ).toThrow(HunkMismatch);
+    expect(
+      editedHunk(
+        h!,
+        editOf(h!, (ls) => ls.filter((l) => l.startsWith('#') || l.startsWith('@@'))),
+      ),
+    ).toBeNull();
   });
 
-  it('relineHunks keeps a person\'s added lines (as their UTF-8 bytes), and takes the rest from the base', () => {
+  it("relineHunks keeps a person's added lines (as their UTF-8 bytes), and takes the rest from the base", () => {
     const base = 'a\nb\n';
     const [h] = diffHunks(base, 'a\nb\nc\n', 1)!;
-    const mine = editedHunk(h!, editOf(h!, (ls) => ls.map((l) => (l === '+c' ? '+café' : l))))!;
+    const mine = editedHunk(
+      h!,
+      editOf(h!, (ls) => ls.map((l) => (l === '+c' ? '+café' : l))),
+    )!;
     const b = Buffer.from(base).toString('latin1');
-    const out = applyHunks(b, relineHunks([mine], b, Buffer.from('a\nb\nc\n').toString('latin1')), all);
+    const out = applyHunks(
+      b,
+      relineHunks([mine], b, Buffer.from('a\nb\nc\n').toString('latin1')),
+      all,
+    );
     expect(Buffer.from(out, 'latin1').toString('utf8')).toBe('a\nb\ncafé\n');
   });
 });

@@ -28,10 +28,18 @@ describe('headSeen', () => {
   });
 
   it('names no head: within SETTLE_MS of the first version, before every version, older than the listed ones, a version without a head', () => {
-    expect(headSeen(versions, T + 1, false)).toEqual({ why: expect.stringMatching(/less than 60 s after the merge request's first version/) });
-    expect(headSeen(versions, T - 1, false)).toEqual({ why: expect.stringMatching(/before any version/) });
-    expect(headSeen(versions, T - 1, true)).toEqual({ why: expect.stringMatching(/older than the 100 newest/) });
-    expect(headSeen([{ sha: null, at: T + 10 * 60_000 }, versions[1]!], T + 20 * 60_000, false)).toEqual({ why: expect.stringMatching(/without its head commit/) });
+    expect(headSeen(versions, T + 1, false)).toEqual({
+      why: expect.stringMatching(/less than 60 s after the merge request's first version/),
+    });
+    expect(headSeen(versions, T - 1, false)).toEqual({
+      why: expect.stringMatching(/before any version/),
+    });
+    expect(headSeen(versions, T - 1, true)).toEqual({
+      why: expect.stringMatching(/older than the 100 newest/),
+    });
+    expect(
+      headSeen([{ sha: null, at: T + 10 * 60_000 }, versions[1]!], T + 20 * 60_000, false),
+    ).toEqual({ why: expect.stringMatching(/without its head commit/) });
     expect(headSeen([], T, false)).toEqual({ why: expect.stringMatching(/before any version/) });
   });
 });

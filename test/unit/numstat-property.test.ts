@@ -50,15 +50,31 @@ const noBreaks = (s: string) => s.replace(/[\n\r\0]/g, '');
 const lineText: fc.Arbitrary<Buffer> = fc.oneof(
   { weight: 4, arbitrary: fc.string({ maxLength: 12 }).map((s) => Buffer.from(noBreaks(s))) },
   // any code point, astral planes included
-  { weight: 2, arbitrary: fc.string({ unit: 'binary', maxLength: 8 }).map((s) => Buffer.from(noBreaks(s))) },
+  {
+    weight: 2,
+    arbitrary: fc.string({ unit: 'binary', maxLength: 8 }).map((s) => Buffer.from(noBreaks(s))),
+  },
   // repeats are what makes diffs ambiguous
-  { weight: 4, arbitrary: fc.constantFrom('', '}', '  return x;', 'é', 'e\u0301', '\t', ' ').map((s) => Buffer.from(s)) },
+  {
+    weight: 4,
+    arbitrary: fc
+      .constantFrom('', '}', '  return x;', 'é', 'e\u0301', '\t', ' ')
+      .map((s) => Buffer.from(s)),
+  },
   // invalid UTF-8: stray continuation bytes, truncated sequences, overlongs
-  { weight: 1, arbitrary: fc.uint8Array({ min: 0x80, max: 0xff, minLength: 1, maxLength: 4 }).map((a) => Buffer.from(a)) },
+  {
+    weight: 1,
+    arbitrary: fc
+      .uint8Array({ min: 0x80, max: 0xff, minLength: 1, maxLength: 4 })
+      .map((a) => Buffer.from(a)),
+  },
   // a lone CR inside a line is part of the line for git
   { weight: 1, arbitrary: fc.constant(Buffer.from('a\rb')) },
   // very long lines
-  { weight: 1, arbitrary: fc.integer({ min: 2_000, max: 40_000 }).map((n) => Buffer.from('L'.repeat(n))) },
+  {
+    weight: 1,
+    arbitrary: fc.integer({ min: 2_000, max: 40_000 }).map((n) => Buffer.from('L'.repeat(n))),
+  },
   // NUL bytes: the file is binary for git's numstat, and must be for guard
   { weight: 1, arbitrary: fc.constantFrom('a\0b', '\0', 'x\0\0y').map((s) => Buffer.from(s)) },
 );
@@ -74,11 +90,29 @@ type Edit =
   | { op: 'indent'; at: number; ws: string }
   | { op: 'eof' };
 
-const indented = fc.array(fc.record({ text: fc.string({ maxLength: 12 }).map((t) => Buffer.from(`  ${noBreaks(t)}`)), end: ending }), { minLength: 1, maxLength: 20 });
-const reindent: fc.Arbitrary<Edit> = fc.record({ op: fc.constant('indent' as const), at: fc.nat(), ws: fc.constantFrom('', ' ', '  ', '    ', '\t', '\t  ') });
+const indented = fc.array(
+  fc.record({
+    text: fc.string({ maxLength: 12 }).map((t) => Buffer.from(`  ${noBreaks(t)}`)),
+    end: ending,
+  }),
+  { minLength: 1, maxLength: 20 },
+);
+const reindent: fc.Arbitrary<Edit> = fc.record({
+  op: fc.constant('indent' as const),
+  at: fc.nat(),
+  ws: fc.constantFrom('', ' ', '  ', '    ', '\t', '\t  '),
+});
 const edit: fc.Arbitrary<Edit> = fc.oneof(
-  fc.record({ op: fc.constant('delete' as const), at: fc.nat(), n: fc.integer({ min: 1, max: 5 }) }),
-  fc.record({ op: fc.constant('insert' as const), at: fc.nat(), lines: fc.array(line, { minLength: 1, maxLength: 5 }) }),
+  fc.record({
+    op: fc.constant('delete' as const),
+    at: fc.nat(),
+    n: fc.integer({ min: 1, max: 5 }),
+  }),
+  fc.record({
+    op: fc.constant('insert' as const),
+    at: fc.nat(),
+    lines: fc.array(line, { minLength: 1, maxLength: 5 }),
+  }),
   fc.record({ op: fc.constant('replace' as const), at: fc.nat(), line }),
   fc.record({ op: fc.constant('crlf' as const), at: fc.nat() }),
   // a reindent: only the leading whitespace of a line changes
@@ -112,7 +146,9 @@ function makePair(base: Buffer, next: Buffer): Pair {
 }
 
 function render(ls: readonly Line[], lastNewline: boolean): Buffer {
-  return Buffer.concat(ls.flatMap((l, i) => [l.text, Buffer.from(i === ls.length - 1 && !lastNewline ? '' : l.end)]));
+  return Buffer.concat(
+    ls.flatMap((l, i) => [l.text, Buffer.from(i === ls.length - 1 && !lastNewline ? '' : l.end)]),
+  );
 }
 
 function applyEdits(base: readonly Line[], edits: readonly Edit[], lastNewline: boolean): Buffer {
@@ -123,8 +159,16 @@ function applyEdits(base: readonly Line[], edits: readonly Edit[], lastNewline: 
     if (e.op === 'delete') ls.splice(at, e.n);
     else if (e.op === 'insert') ls.splice(at, 0, ...e.lines);
     else if (e.op === 'replace') ls.splice(at, 1, e.line);
-    else if (e.op === 'crlf' && ls[at]) ls[at] = { ...ls[at]!, end: ls[at]!.end === '\n' ? '\r\n' : '\n' };
-    else if (e.op === 'indent' && ls[at]) ls[at] = { ...ls[at]!, text: Buffer.concat([Buffer.from(e.ws), Buffer.from(ls[at]!.text.toString('latin1').replace(/^[ \t]+/, ''), 'latin1')]) };
+    else if (e.op === 'crlf' && ls[at])
+      ls[at] = { ...ls[at]!, end: ls[at]!.end === '\n' ? '\r\n' : '\n' };
+    else if (e.op === 'indent' && ls[at])
+      ls[at] = {
+        ...ls[at]!,
+        text: Buffer.concat([
+          Buffer.from(e.ws),
+          Buffer.from(ls[at]!.text.toString('latin1').replace(/^[ \t]+/, ''), 'latin1'),
+        ]),
+      };
     else if (e.op === 'eof') nl = !nl;
   }
   return render(ls, nl);
@@ -136,20 +180,56 @@ function applyEdits(base: readonly Line[], edits: readonly Edit[], lastNewline: 
  * in 4 moves to another directory: half with the edit, half unchanged (one of
  * those also turning executable).
  */
-const pair: fc.Arbitrary<Pair> = fc.tuple(fc.oneof(
-  { weight: 8, arbitrary: fc.tuple(lines, fc.boolean(), fc.array(edit, { maxLength: 6 })).map(([b, nl, es]) => makePair(render(b, nl), applyEdits(b, es, nl))) },
-  // whitespace-only: indented lines reindented (to -b: whitespace changed, not added where there was none)
-  { weight: 1, arbitrary: fc.tuple(indented, fc.boolean(), fc.array(reindent.map((e) => ({ ...e, ws: (e as { ws: string }).ws || '\t' })), { minLength: 1, maxLength: 4 })).map(([b, nl, es]) => makePair(render(b, nl), applyEdits(b, es, nl))) },
-  { weight: 1, arbitrary: fc.tuple(lines, fc.boolean(), lines, fc.boolean()).map(([b, bn, n, nn]) => makePair(render(b, bn), render(n, nn))) },
-  { weight: 1, arbitrary: fc.tuple(lines, fc.boolean(), fc.boolean()).map(([b, nl, empty]) => (empty ? makePair(render(b, nl), Buffer.alloc(0)) : makePair(Buffer.alloc(0), render(b, nl)))) },
-), fc.integer({ min: 0, max: 11 })).map(([p, k]) => {
-  if (k === 0) return Object.assign(p, { mode: 'up' as const });
-  if (k === 1) return Object.assign(p, { mode: 'down' as const });
-  if (k === 2 || k === 3) return Object.assign(p, { rename: true });
-  if (k === 4) return Object.assign(p, { rename: true, next: p.base });
-  if (k === 5) return Object.assign(p, { rename: true, next: p.base, mode: 'up' as const });
-  return p;
-});
+const pair: fc.Arbitrary<Pair> = fc
+  .tuple(
+    fc.oneof(
+      {
+        weight: 8,
+        arbitrary: fc
+          .tuple(lines, fc.boolean(), fc.array(edit, { maxLength: 6 }))
+          .map(([b, nl, es]) => makePair(render(b, nl), applyEdits(b, es, nl))),
+      },
+      // whitespace-only: indented lines reindented (to -b: whitespace changed, not added where there was none)
+      {
+        weight: 1,
+        arbitrary: fc
+          .tuple(
+            indented,
+            fc.boolean(),
+            fc.array(
+              reindent.map((e) => ({ ...e, ws: (e as { ws: string }).ws || '\t' })),
+              { minLength: 1, maxLength: 4 },
+            ),
+          )
+          .map(([b, nl, es]) => makePair(render(b, nl), applyEdits(b, es, nl))),
+      },
+      {
+        weight: 1,
+        arbitrary: fc
+          .tuple(lines, fc.boolean(), lines, fc.boolean())
+          .map(([b, bn, n, nn]) => makePair(render(b, bn), render(n, nn))),
+      },
+      {
+        weight: 1,
+        arbitrary: fc
+          .tuple(lines, fc.boolean(), fc.boolean())
+          .map(([b, nl, empty]) =>
+            empty
+              ? makePair(render(b, nl), Buffer.alloc(0))
+              : makePair(Buffer.alloc(0), render(b, nl)),
+          ),
+      },
+    ),
+    fc.integer({ min: 0, max: 11 }),
+  )
+  .map(([p, k]) => {
+    if (k === 0) return Object.assign(p, { mode: 'up' as const });
+    if (k === 1) return Object.assign(p, { mode: 'down' as const });
+    if (k === 2 || k === 3) return Object.assign(p, { rename: true });
+    if (k === 4) return Object.assign(p, { rename: true, next: p.base });
+    if (k === 5) return Object.assign(p, { rename: true, next: p.base, mode: 'up' as const });
+    return p;
+  });
 
 // ---------------------------------------------------------------------------
 // The batch: all pairs in one repository, base commit then new commit
@@ -185,13 +265,21 @@ function writeBatch(pairs: readonly Pair[]): Batch {
 }
 
 /** `git diff --numstat -z` text: "added TAB deleted TAB path NUL" for each path with a line change. */
-function numstat(repo: TestRepo, args: string[]): Map<string, { added: number; deleted: number; binary: boolean }> {
+function numstat(
+  repo: TestRepo,
+  args: string[],
+): Map<string, { added: number; deleted: number; binary: boolean }> {
   const out = new Map<string, { added: number; deleted: number; binary: boolean }>();
   for (const rec of repo.git(['diff', '--numstat', '-z', '--no-renames', ...args]).split('\0')) {
     if (!rec) continue;
     const [a, d, p] = rec.split('\t');
     // "-\t-" : git counts no lines in a binary file
-    out.set(p!, a === '-' ? { added: 0, deleted: 0, binary: true } : { added: Number(a), deleted: Number(d), binary: false });
+    out.set(
+      p!,
+      a === '-'
+        ? { added: 0, deleted: 0, binary: true }
+        : { added: Number(a), deleted: Number(d), binary: false },
+    );
   }
   return out;
 }
@@ -209,12 +297,23 @@ async function checkMetrics(pairs: readonly Pair[]): Promise<void> {
   const split = stagedDiffSplit(repo.dir);
   const staged = await split.entries;
   // (whitespace: as check asks git's -b, with every would-be replacement a candidate)
-  const rawFacts = (await collectFacts(repo.dir, staged, { maxBytes: 50 * 1024 * 1024, countsReady: split.counts, whitespace: { range: ['--cached'], changeRatio: 0 } })).facts;
+  const rawFacts = (
+    await collectFacts(repo.dir, staged, {
+      maxBytes: 50 * 1024 * 1024,
+      countsReady: split.counts,
+      whitespace: { range: ['--cached'], changeRatio: 0 },
+    })
+  ).facts;
   const stagedFacts = rawFacts.map((f) => classify(f, policy));
   b.newCommit = repo.commitAll('new');
   // ...and the one `guard review` and `guard ci` use, between two commits.
   const tree = await treeDiff(repo.dir, b.baseCommit, b.newCommit);
-  const treeFacts = (await collectFacts(repo.dir, tree, { maxBytes: 50 * 1024 * 1024, whitespace: { range: [b.baseCommit, b.newCommit], changeRatio: 0 } })).facts.map((f) => classify(f, policy));
+  const treeFacts = (
+    await collectFacts(repo.dir, tree, {
+      maxBytes: 50 * 1024 * 1024,
+      whitespace: { range: [b.baseCommit, b.newCommit], changeRatio: 0 },
+    })
+  ).facts.map((f) => classify(f, policy));
   expect(treeFacts).toEqual(stagedFacts);
 
   // The reference: git's own counts.
@@ -234,14 +333,26 @@ async function checkMetrics(pairs: readonly Pair[]): Promise<void> {
     expect(c, `changed pair missing: ${JSON.stringify(ctx)}`).toBeDefined();
     if (binaryPaths.has(name(i))) {
       // binary to git (a NUL byte on either side): binary to guard, and never measured in lines
-      expect({ ...ctx, binary: c!.binary, linesAdded: c!.linesAdded, linesDeleted: c!.linesDeleted }).toEqual({ ...ctx, binary: true, linesAdded: 0, linesDeleted: 0 });
+      expect({
+        ...ctx,
+        binary: c!.binary,
+        linesAdded: c!.linesAdded,
+        linesDeleted: c!.linesDeleted,
+      }).toEqual({ ...ctx, binary: true, linesAdded: 0, linesDeleted: 0 });
       return;
     }
     // a mode change alone is reported as one, with no lines
     if (p.mode && p.base.equals(p.next)) expect(c!.modeOnly, JSON.stringify(ctx)).toBe(true);
     const existing = baseLines.get(name(i))?.added ?? 0;
     const { added, deleted } = changes.get(name(i)) ?? { added: 0, deleted: 0 };
-    expect({ ...ctx, existingLines: c!.existingLines, linesAdded: c!.linesAdded, linesDeleted: c!.linesDeleted, changeRatio: c!.changeRatio, binary: c!.binary }).toEqual({
+    expect({
+      ...ctx,
+      existingLines: c!.existingLines,
+      linesAdded: c!.linesAdded,
+      linesDeleted: c!.linesDeleted,
+      changeRatio: c!.changeRatio,
+      binary: c!.binary,
+    }).toEqual({
       ...ctx,
       existingLines: existing,
       linesAdded: added,
@@ -257,15 +368,43 @@ async function checkMetrics(pairs: readonly Pair[]): Promise<void> {
 }
 
 /** git's raw -M records: new path -> its letter, old path and modes. */
-function rawRenames(repo: TestRepo, from: string, to: string): Map<string, { letter: string; score: number; oldPath?: string; oldMode: string | null; newMode: string | null }> {
-  const out = new Map<string, { letter: string; score: number; oldPath?: string; oldMode: string | null; newMode: string | null }>();
+function rawRenames(
+  repo: TestRepo,
+  from: string,
+  to: string,
+): Map<
+  string,
+  {
+    letter: string;
+    score: number;
+    oldPath?: string;
+    oldMode: string | null;
+    newMode: string | null;
+  }
+> {
+  const out = new Map<
+    string,
+    {
+      letter: string;
+      score: number;
+      oldPath?: string;
+      oldMode: string | null;
+      newMode: string | null;
+    }
+  >();
   const f = repo.git(['diff', '--raw', '-z', '-M', '--no-abbrev', from, to]).split('\0');
-  for (let i = 0; i + 1 < f.length; ) {
+  for (let i = 0; i + 1 < f.length;) {
     const [om, nm, , , st] = f[i]!.slice(1).split(' ');
     const letter = st![0]!;
     const mode = (m: string) => (m === '000000' ? null : m);
     if (letter === 'R') {
-      out.set(f[i + 2]!, { letter, score: Number(st!.slice(1)), oldPath: f[i + 1]!, oldMode: mode(om!), newMode: mode(nm!) });
+      out.set(f[i + 2]!, {
+        letter,
+        score: Number(st!.slice(1)),
+        oldPath: f[i + 1]!,
+        oldMode: mode(om!),
+        newMode: mode(nm!),
+      });
       i += 3;
     } else {
       out.set(f[i + 1]!, { letter, score: 0, oldMode: mode(om!), newMode: mode(nm!) });
@@ -280,7 +419,12 @@ function rawRenames(repo: TestRepo, from: string, to: string): Map<string, { let
  * same pairing (old name -> new name), the same modes, and the same line
  * counts (`git diff --numstat -M --ignore-cr-at-eol`, keyed by the new name).
  */
-function checkRenames(b: Batch, pairs: readonly Pair[], facts: readonly ChangeFacts[], baseLines: Map<string, { added: number; binary: boolean }>): void {
+function checkRenames(
+  b: Batch,
+  pairs: readonly Pair[],
+  facts: readonly ChangeFacts[],
+  baseLines: Map<string, { added: number; binary: boolean }>,
+): void {
   const { repo } = b;
   const raw = rawRenames(repo, b.baseCommit, b.newCommit);
   const counts = numstatM(repo, [b.baseCommit, b.newCommit]);
@@ -290,28 +434,62 @@ function checkRenames(b: Batch, pairs: readonly Pair[], facts: readonly ChangeFa
   expect([...seen.keys()].sort()).toEqual([...raw.keys()].sort());
   for (const [p, g] of raw) {
     const c = seen.get(p)!;
-    const ctx = { path: p, git: g, pairs: pairs.flatMap((q, i) => (nextPath(q, i) === p || basePath(q, i) === p || (g.oldPath && basePath(q, i) === g.oldPath) ? [`${show(q.base)} -> ${show(q.next)} ${q.mode ?? ''}`] : [])) };
-    expect({ ...ctx, oldPath: c.oldPath, oldMode: c.oldMode, newMode: c.newMode }).toEqual({ ...ctx, oldPath: g.oldPath, oldMode: g.oldMode, newMode: g.newMode });
+    const ctx = {
+      path: p,
+      git: g,
+      pairs: pairs.flatMap((q, i) =>
+        nextPath(q, i) === p || basePath(q, i) === p || (g.oldPath && basePath(q, i) === g.oldPath)
+          ? [`${show(q.base)} -> ${show(q.next)} ${q.mode ?? ''}`]
+          : [],
+      ),
+    };
+    expect({ ...ctx, oldPath: c.oldPath, oldMode: c.oldMode, newMode: c.newMode }).toEqual({
+      ...ctx,
+      oldPath: g.oldPath,
+      oldMode: g.oldMode,
+      newMode: g.newMode,
+    });
     const n = counts.get(p) ?? { added: 0, deleted: 0, binary: false };
     const base = g.oldMode === null ? undefined : baseLines.get(g.oldPath ?? p);
     if (c.binary || n.binary || base?.binary) {
-      expect({ ...ctx, binary: c.binary, linesAdded: c.linesAdded, linesDeleted: c.linesDeleted }).toEqual({ ...ctx, binary: true, linesAdded: 0, linesDeleted: 0 });
+      expect({
+        ...ctx,
+        binary: c.binary,
+        linesAdded: c.linesAdded,
+        linesDeleted: c.linesDeleted,
+      }).toEqual({ ...ctx, binary: true, linesAdded: 0, linesDeleted: 0 });
       continue;
     }
-    expect({ ...ctx, linesAdded: c.linesAdded, linesDeleted: c.linesDeleted, existingLines: c.existingLines }).toEqual({ ...ctx, linesAdded: n.added, linesDeleted: n.deleted, existingLines: base?.added ?? 0 });
+    expect({
+      ...ctx,
+      linesAdded: c.linesAdded,
+      linesDeleted: c.linesDeleted,
+      existingLines: c.existingLines,
+    }).toEqual({
+      ...ctx,
+      linesAdded: n.added,
+      linesDeleted: n.deleted,
+      existingLines: base?.added ?? 0,
+    });
     const candidate = g.oldMode !== null && g.newMode !== null && (base?.added ?? 0) > 0;
     // -b leaves the path out, or (a rename, a mode change: git still lists the pair) counts no line
     const sp = spaced.get(p);
     const wsOnly = sp === undefined || (!sp.binary && sp.added === 0 && sp.deleted === 0);
-    expect({ ...ctx, whitespaceOnly: c.whitespaceOnly }).toEqual({ ...ctx, whitespaceOnly: candidate && wsOnly ? true : undefined });
+    expect({ ...ctx, whitespaceOnly: c.whitespaceOnly }).toEqual({
+      ...ctx,
+      whitespaceOnly: candidate && wsOnly ? true : undefined,
+    });
   }
 }
 
 /** `git diff --numstat -M --ignore-cr-at-eol` (as guard reads it), keyed by the new name of a rename. */
-function numstatM(repo: TestRepo, args: string[]): Map<string, { added: number; deleted: number; binary: boolean }> {
+function numstatM(
+  repo: TestRepo,
+  args: string[],
+): Map<string, { added: number; deleted: number; binary: boolean }> {
   const out = new Map<string, { added: number; deleted: number; binary: boolean }>();
   const f = repo.git(['diff', '--numstat', '-z', '-M', '--ignore-cr-at-eol', ...args]).split('\0');
-  for (let i = 0; i < f.length; ) {
+  for (let i = 0; i < f.length;) {
     if (!f[i]) {
       i++;
       continue;
@@ -319,32 +497,52 @@ function numstatM(repo: TestRepo, args: string[]): Map<string, { added: number; 
     const [a, d, p] = f[i]!.split('\t');
     const target = p === '' ? f[i + 2]! : p!;
     i += p === '' ? 3 : 1;
-    out.set(target, a === '-' ? { added: 0, deleted: 0, binary: true } : { added: Number(a), deleted: Number(d), binary: false });
+    out.set(
+      target,
+      a === '-'
+        ? { added: 0, deleted: 0, binary: true }
+        : { added: Number(a), deleted: Number(d), binary: false },
+    );
   }
   return out;
 }
 
 /** How many pairs of each kind a run tried (GUARD_PROPERTY_COUNTS: a file the soak reads). */
-const kinds: Record<string, number> = { pairs: 0, nul: 0, whitespaceOnly: 0, modeChange: 0, renameEdited: 0, renameExact: 0, renameSplit: 0 };
-function count(b: Batch, pairs: readonly Pair[], all: Map<string, { added: number; deleted: number; binary: boolean }>): void {
+const kinds: Record<string, number> = {
+  pairs: 0,
+  nul: 0,
+  whitespaceOnly: 0,
+  modeChange: 0,
+  renameEdited: 0,
+  renameExact: 0,
+  renameSplit: 0,
+};
+function count(
+  b: Batch,
+  pairs: readonly Pair[],
+  all: Map<string, { added: number; deleted: number; binary: boolean }>,
+): void {
   const raw = rawRenames(b.repo, b.baseCommit, b.newCommit);
   const ignoringSpace = numstat(b.repo, ['-b', b.baseCommit, b.newCommit]);
   kinds.pairs! += pairs.length;
   pairs.forEach((p, i) => {
     const g = raw.get(nextPath(p, i));
     if (p.base.includes(0) || p.next.includes(0)) kinds.nul!++;
-    if (g && g.oldMode !== null && g.newMode !== null && g.oldMode !== g.newMode) kinds.modeChange!++;
+    if (g && g.oldMode !== null && g.newMode !== null && g.oldMode !== g.newMode)
+      kinds.modeChange!++;
     if (p.rename) {
       if (g?.letter === 'R') kinds[g.score === 100 ? 'renameExact' : 'renameEdited']!++;
       else kinds.renameSplit!++;
     } else {
       const n = all.get(name(i));
-      if (n && !n.binary && n.added + n.deleted > 0 && !ignoringSpace.has(name(i))) kinds.whitespaceOnly!++;
+      if (n && !n.binary && n.added + n.deleted > 0 && !ignoringSpace.has(name(i)))
+        kinds.whitespaceOnly!++;
     }
   });
 }
 afterAll(() => {
-  if (process.env.GUARD_PROPERTY_COUNTS) appendFileSync(process.env.GUARD_PROPERTY_COUNTS, `${JSON.stringify(kinds)}\n`);
+  if (process.env.GUARD_PROPERTY_COUNTS)
+    appendFileSync(process.env.GUARD_PROPERTY_COUNTS, `${JSON.stringify(kinds)}\n`);
 });
 
 /** Sections of one `git diff` over many files, keyed by path ("diff --git a/P b/P"). */
@@ -362,14 +560,22 @@ function sections(text: string): Map<string, string> {
  * ignored, and so (git's xdiff compares lines without their end) is a
  * missing newline at the end of the file.
  */
-const crInsensitive = (s: string) => (s === '' ? '' : s.replace(/\r?\n|\r$/g, '\n').replace(/([^\n])$/, '$1\n'));
+const crInsensitive = (s: string) =>
+  s === '' ? '' : s.replace(/\r?\n|\r$/g, '\n').replace(/([^\n])$/, '$1\n');
 
 async function checkHunks(b: Batch, pairs: readonly Pair[]): Promise<void> {
   const { repo } = b;
   // git's exact diff: every line accounted for, byte for byte (as decoded text).
-  const exact = sections(repo.git(['diff', '-U3', '--no-renames', '--no-color', b.baseCommit, b.newCommit]));
+  const exact = sections(
+    repo.git(['diff', '-U3', '--no-renames', '--no-color', b.baseCommit, b.newCommit]),
+  );
   // what `guard review` reads: line ending changes alone are not changes.
-  const review = await readFileDiffs(repo.dir, [b.baseCommit, b.newCommit], pairs.map((_, i) => name(i)), 3);
+  const review = await readFileDiffs(
+    repo.dir,
+    [b.baseCommit, b.newCommit],
+    pairs.map((_, i) => name(i)),
+    3,
+  );
   pairs.forEach((p, i) => {
     if (p.rename) return; // the metrics of a move are checked against -M; its hunks are an edit's hunks
     if (binaryPaths.has(name(i))) return; // git prints no hunks for a binary file
@@ -377,25 +583,46 @@ async function checkHunks(b: Batch, pairs: readonly Pair[]): Promise<void> {
     const next = p.next.toString('utf8');
     const hunks = parseHunks(exact.get(name(i)) ?? '');
     const ctx = `pair ${i}: ${show(p.base)} -> ${show(p.next)}`;
-    expect(applyHunks(base, hunks, () => false), ctx).toBe(base);
-    expect(applyHunks(base, hunks, () => true), ctx).toBe(next);
+    expect(
+      applyHunks(base, hunks, () => false),
+      ctx,
+    ).toBe(base);
+    expect(
+      applyHunks(base, hunks, () => true),
+      ctx,
+    ).toBe(next);
     for (const subset of subsets(hunks, i)) {
       const mid = applyHunks(base, hunks, subset);
       const left = leftHunks(hunks, subset);
       expect(left.length + subset.size, ctx).toBe(hunks.length);
-      expect(applyHunks(mid, left, () => true), `${ctx} taking ${[...subset]}`).toBe(next);
+      expect(
+        applyHunks(mid, left, () => true),
+        `${ctx} taking ${[...subset]}`,
+      ).toBe(next);
     }
 
     // byte for byte, whatever the encoding: lines taken again from both sides read as latin1 (what review does)
     const [b1, n1] = [p.base.toString('latin1'), p.next.toString('latin1')];
-    expect(Buffer.from(applyHunks(b1, relineHunks(hunks, b1, n1), () => true), 'latin1').equals(p.next), ctx).toBe(true);
+    expect(
+      Buffer.from(
+        applyHunks(b1, relineHunks(hunks, b1, n1), () => true),
+        'latin1',
+      ).equals(p.next),
+      ctx,
+    ).toBe(true);
 
     const rh = parseHunks(review.get(name(i)) ?? '');
-    expect(applyHunks(base, rh, () => false), ctx).toBe(base);
+    expect(
+      applyHunks(base, rh, () => false),
+      ctx,
+    ).toBe(base);
     expect(crInsensitive(applyHunks(base, rh, () => true)), ctx).toBe(crInsensitive(next));
     for (const subset of subsets(rh, i)) {
       const mid = applyHunks(base, rh, subset);
-      expect(crInsensitive(applyHunks(mid, leftHunks(rh, subset), () => true)), `${ctx} taking ${[...subset]}`).toBe(crInsensitive(next));
+      expect(
+        crInsensitive(applyHunks(mid, leftHunks(rh, subset), () => true)),
+        `${ctx} taking ${[...subset]}`,
+      ).toBe(crInsensitive(next));
     }
   });
 }
@@ -410,26 +637,49 @@ function subsets(hunks: readonly Hunk[], seed: number): Array<Set<number>> {
 }
 
 describe('metrics and hunks agree with git on random contents', () => {
-  it(`${RUNS} batches of ${BATCH} pairs`, async () => {
-    await fc.assert(
-      fc.asyncProperty(fc.array(pair, { minLength: BATCH, maxLength: BATCH }), async (pairs) => {
-        await checkMetrics(pairs);
-      }),
-      { numRuns: RUNS, endOnFailure: true, ...(SEED !== undefined ? { seed: SEED } : {}) },
-    );
-  }, Math.max(300_000, RUNS * 6_000)); // the soak runs 200 batches
+  it(
+    `${RUNS} batches of ${BATCH} pairs`,
+    async () => {
+      await fc.assert(
+        fc.asyncProperty(fc.array(pair, { minLength: BATCH, maxLength: BATCH }), async (pairs) => {
+          await checkMetrics(pairs);
+        }),
+        { numRuns: RUNS, endOnFailure: true, ...(SEED !== undefined ? { seed: SEED } : {}) },
+      );
+    },
+    Math.max(300_000, RUNS * 6_000),
+  ); // the soak runs 200 batches
 });
 
 describe('hunks read with --ignore-cr-at-eol', () => {
   it('apply to a CRLF base whose lines the new side ends with LF (git prints context from the new side)', () => {
     const base = 'a\r\nb\r\nc\r\nd\r\ne\r\nf\r\ng\r\nh\r\ni\r\nj\r\n';
     // as `git diff --ignore-cr-at-eol` prints it for base -> "a b C d e f g h I j" with LF endings
-    const diff = ['@@ -1,6 +1,6 @@', ' a', ' b', '-c\r', '+C', ' d', ' e', ' f', '@@ -6,5 +6,5 @@', ' f', ' g', ' h', '-i\r', '+I', ' j', ''].join('\n');
+    const diff = [
+      '@@ -1,6 +1,6 @@',
+      ' a',
+      ' b',
+      '-c\r',
+      '+C',
+      ' d',
+      ' e',
+      ' f',
+      '@@ -6,5 +6,5 @@',
+      ' f',
+      ' g',
+      ' h',
+      '-i\r',
+      '+I',
+      ' j',
+      '',
+    ].join('\n');
     const hunks = parseHunks(diff);
     expect(hunks).toHaveLength(2);
     const first = applyHunks(base, hunks, new Set([0]));
     expect(first).toBe('a\r\nb\r\nC\nd\r\ne\r\nf\r\ng\r\nh\r\ni\r\nj\r\n');
-    expect(applyHunks(first, leftHunks(hunks, new Set([0])), () => true)).toBe('a\r\nb\r\nC\nd\r\ne\r\nf\r\ng\r\nh\r\nI\nj\r\n');
+    expect(applyHunks(first, leftHunks(hunks, new Set([0])), () => true)).toBe(
+      'a\r\nb\r\nC\nd\r\ne\r\nf\r\ng\r\nh\r\nI\nj\r\n',
+    );
   });
 });
 

@@ -10,19 +10,33 @@ import { packedLookup } from '../../src/git/packed-refs.js';
  */
 const hex = fc.stringMatching(/^[0-9a-f]{40}$/);
 const component = fc.stringMatching(/^[A-Za-z0-9._\u00e9\u4e2d-]{1,8}$/);
-const refName = fc.array(component, { minLength: 1, maxLength: 4 }).map((parts) => `refs/${parts.join('/')}`);
+const refName = fc
+  .array(component, { minLength: 1, maxLength: 4 })
+  .map((parts) => `refs/${parts.join('/')}`);
 
-function packed(entries: Array<{ ref: string; oid: string; peeled: string | null }>, sorted: boolean): Buffer {
-  const list = sorted ? [...entries].sort((a, b) => Buffer.compare(Buffer.from(a.ref), Buffer.from(b.ref))) : entries;
-  const header = sorted ? '# pack-refs with: peeled fully-peeled sorted \n' : '# pack-refs with: peeled \n';
-  return Buffer.from(header + list.map((e) => `${e.oid} ${e.ref}\n${e.peeled ? `^${e.peeled}\n` : ''}`).join(''));
+function packed(
+  entries: Array<{ ref: string; oid: string; peeled: string | null }>,
+  sorted: boolean,
+): Buffer {
+  const list = sorted
+    ? [...entries].sort((a, b) => Buffer.compare(Buffer.from(a.ref), Buffer.from(b.ref)))
+    : entries;
+  const header = sorted
+    ? '# pack-refs with: peeled fully-peeled sorted \n'
+    : '# pack-refs with: peeled \n';
+  return Buffer.from(
+    header + list.map((e) => `${e.oid} ${e.ref}\n${e.peeled ? `^${e.peeled}\n` : ''}`).join(''),
+  );
 }
 
 describe('packedLookup', () => {
   it('finds every ref a sorted or unsorted packed-refs holds, and nothing it does not (property)', () => {
     fc.assert(
       fc.property(
-        fc.uniqueArray(fc.record({ ref: refName, oid: hex, peeled: fc.option(hex) }), { selector: (e) => e.ref, maxLength: 60 }),
+        fc.uniqueArray(fc.record({ ref: refName, oid: hex, peeled: fc.option(hex) }), {
+          selector: (e) => e.ref,
+          maxLength: 60,
+        }),
         refName,
         fc.boolean(),
         (entries, absent, sorted) => {
@@ -37,8 +51,13 @@ describe('packedLookup', () => {
 
   it('an empty file, a header alone, and a prefix of a name are not found', () => {
     expect(packedLookup(Buffer.alloc(0), 'refs/a')).toBeNull();
-    expect(packedLookup(Buffer.from('# pack-refs with: peeled fully-peeled sorted \n'), 'refs/a')).toBeNull();
-    const buf = packed([{ ref: 'refs/guard/sessions/x/y', oid: 'a'.repeat(40), peeled: null }], true);
+    expect(
+      packedLookup(Buffer.from('# pack-refs with: peeled fully-peeled sorted \n'), 'refs/a'),
+    ).toBeNull();
+    const buf = packed(
+      [{ ref: 'refs/guard/sessions/x/y', oid: 'a'.repeat(40), peeled: null }],
+      true,
+    );
     expect(packedLookup(buf, 'refs/guard/sessions/x')).toBeNull();
     expect(packedLookup(buf, 'refs/guard/sessions/x/y')).toBe('a'.repeat(40));
   });

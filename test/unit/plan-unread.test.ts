@@ -6,13 +6,38 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { Classification, Status } from '../../src/core/classify.js';
-import { alreadyThere, outcomeWords, plan, type Answer, type PlanFile } from '../../src/core/plan.js';
+import {
+  alreadyThere,
+  outcomeWords,
+  plan,
+  type Answer,
+  type PlanFile,
+} from '../../src/core/plan.js';
 
-function cls(path: string, status: Status, needsApproval: boolean, extra: Partial<Classification> = {}): Classification {
+function cls(
+  path: string,
+  status: Status,
+  needsApproval: boolean,
+  extra: Partial<Classification> = {},
+): Classification {
   return {
-    path, status, needsApproval, existingLines: 0, linesAdded: 1, linesDeleted: 0, changeRatio: 0,
-    binary: false, symlink: false, modeOnly: false, protected: false, submodule: false, ignored: false, whitespaceOnly: false,
-    reasons: needsApproval ? ['larger than maxFileBytes'] : [], rules: needsApproval ? ['too-large'] : [], ...extra,
+    path,
+    status,
+    needsApproval,
+    existingLines: 0,
+    linesAdded: 1,
+    linesDeleted: 0,
+    changeRatio: 0,
+    binary: false,
+    symlink: false,
+    modeOnly: false,
+    protected: false,
+    submodule: false,
+    ignored: false,
+    whitespaceOnly: false,
+    reasons: needsApproval ? ['larger than maxFileBytes'] : [],
+    rules: needsApproval ? ['too-large'] : [],
+    ...extra,
   };
 }
 
@@ -52,19 +77,30 @@ describe('plan: an unread version', () => {
       ['huge.bin', 'allowed', 'conflict', true, undefined],
       ['sub', 'allowed', 'conflict', true, undefined],
     ]);
-    expect(outcomeWords(p.files[0]!)).toBe('allowed, not merged: guard did not read it (a submodule, or too large to read); take it by hand');
+    expect(outcomeWords(p.files[0]!)).toBe(
+      'allowed, not merged: guard did not read it (a submodule, or too large to read); take it by hand',
+    );
   });
 
   it('whatever the answer, nothing unread is written, deleted or merged', async () => {
-    const answers: Answer[] = [{ take: 'all' }, { take: 'none' }, { take: 'strategy', strategy: 'replace' }, { take: 'hunks', indices: new Set() }];
+    const answers: Answer[] = [
+      { take: 'all' },
+      { take: 'none' },
+      { take: 'strategy', strategy: 'replace' },
+      { take: 'hunks', indices: new Set() },
+    ];
     await fc.assert(
-      fc.asyncProperty(fc.boolean(), fc.option(fc.constantFrom(...answers), { nil: undefined }), async (needs, a) => {
-        const f = huge(needs);
-        const p = await plan('review', [f], a ? new Map([[f.c.path, a]]) : new Map());
-        const o = p.files[0]!;
-        expect(['write', 'delete', 'merge', 'none']).not.toContain(o.action);
-        expect(o.already).toBeUndefined();
-      }),
+      fc.asyncProperty(
+        fc.boolean(),
+        fc.option(fc.constantFrom(...answers), { nil: undefined }),
+        async (needs, a) => {
+          const f = huge(needs);
+          const p = await plan('review', [f], a ? new Map([[f.c.path, a]]) : new Map());
+          const o = p.files[0]!;
+          expect(['write', 'delete', 'merge', 'none']).not.toContain(o.action);
+          expect(o.already).toBeUndefined();
+        },
+      ),
       { numRuns: 40 },
     );
   });

@@ -18,7 +18,10 @@ const RUNS = Number(process.env.GUARD_PROPERTY_RUNS ?? 4);
 afterAll(() => cleanupRepos());
 
 const line = fc.constantFrom('a', 'b', 'alpha beta', '  indented', 'x = 1', '', 'return y');
-const move = fc.record({ lines: fc.array(line, { minLength: 1, maxLength: 30 }), edits: fc.array(fc.tuple(fc.nat(), line), { maxLength: 8 }) });
+const move = fc.record({
+  lines: fc.array(line, { minLength: 1, maxLength: 30 }),
+  edits: fc.array(fc.tuple(fc.nat(), line), { maxLength: 8 }),
+});
 
 describe('renames agree with git diff --numstat -M', () => {
   it(`${RUNS} batches of 20 moves, with and without edits`, async ({ task }) => {
@@ -26,7 +29,9 @@ describe('renames agree with git diff --numstat -M', () => {
     await fc.assert(
       fc.asyncProperty(fc.array(move, { minLength: 20, maxLength: 20 }), async (moves) => {
         const repo = makeRepo();
-        moves.forEach((m, i) => repo.write(`old${i}.txt`, m.lines.map((l, k) => `${l} ${i}.${k}\n`).join('')));
+        moves.forEach((m, i) =>
+          repo.write(`old${i}.txt`, m.lines.map((l, k) => `${l} ${i}.${k}\n`).join('')),
+        );
         repo.commitAll('base');
         moves.forEach((m, i) => {
           const ls = m.lines.map((l, k) => `${l} ${i}.${k}`);
@@ -40,12 +45,28 @@ describe('renames agree with git diff --numstat -M', () => {
         for (let i = 0; i < out.length; i++) {
           if (!out[i]) continue;
           const [a, d, p] = out[i]!.split('\t');
-          if (p === '') want.set(out[i + 2]!, { oldPath: out[i + 1]!, added: Number(a), deleted: Number(d) }), (i += 2);
+          if (p === '')
+            (want.set(out[i + 2]!, { oldPath: out[i + 1]!, added: Number(a), deleted: Number(d) }),
+              (i += 2));
           else want.set(p!, { added: Number(a), deleted: Number(d) });
         }
         const split = stagedDiffSplit(repo.dir);
-        const facts = (await collectFacts(repo.dir, await split.entries, { maxBytes: 50 * 1024 * 1024, countsReady: split.counts })).facts;
-        const got = new Map(facts.map((f) => [f.path, { ...(f.oldPath !== undefined ? { oldPath: f.oldPath } : {}), added: f.linesAdded, deleted: f.linesDeleted }]));
+        const facts = (
+          await collectFacts(repo.dir, await split.entries, {
+            maxBytes: 50 * 1024 * 1024,
+            countsReady: split.counts,
+          })
+        ).facts;
+        const got = new Map(
+          facts.map((f) => [
+            f.path,
+            {
+              ...(f.oldPath !== undefined ? { oldPath: f.oldPath } : {}),
+              added: f.linesAdded,
+              deleted: f.linesDeleted,
+            },
+          ]),
+        );
         expect(got).toEqual(want);
         for (const w of want.values()) if (w.oldPath !== undefined) seen.renamed++;
         seen.split += 20 - [...want.values()].filter((w) => w.oldPath !== undefined).length;

@@ -80,7 +80,8 @@ function nameFor(parent: Node | null, node: Node, className: string | null): str
   const own = isNode(node.id) ? String(node.id.name) : null;
   if (own) return own;
   if (!parent) return null;
-  if (parent.type === 'VariableDeclarator') return isNode(parent.id) ? String(parent.id.name) : null;
+  if (parent.type === 'VariableDeclarator')
+    return isNode(parent.id) ? String(parent.id.name) : null;
   if (parent.type === 'MethodDefinition' || parent.type === 'PropertyDefinition') {
     const key = keyName(parent.key);
     return key && className ? `${className}.${key}` : key;
@@ -103,16 +104,28 @@ function functionsIn(file: string, text: string): Found[] {
   const line = lineOf(text);
   const found: Found[] = [];
   const visit = (node: Node, parent: Node | null, className: string | null): void => {
-    const isFunction = node.type === 'FunctionDeclaration' || node.type === 'FunctionExpression' || node.type === 'ArrowFunctionExpression';
+    const isFunction =
+      node.type === 'FunctionDeclaration' ||
+      node.type === 'FunctionExpression' ||
+      node.type === 'ArrowFunctionExpression';
     if (isFunction && isNode(node.body)) {
       const name = nameFor(parent, node, className) ?? `<anonymous at line ${line(node.start)}>`;
-      const params = (Array.isArray(node.params) ? node.params : []).filter((p) => !(isNode(p) && p.type === 'Identifier' && p.name === 'this'));
-      found.push({ file, line: line(node.start), name, lines: line(node.body.end) - line(node.body.start) + 1, params: params.length });
+      const params = (Array.isArray(node.params) ? node.params : []).filter(
+        (p) => !(isNode(p) && p.type === 'Identifier' && p.name === 'this'),
+      );
+      found.push({
+        file,
+        line: line(node.start),
+        name,
+        lines: line(node.body.end) - line(node.body.start) + 1,
+        params: params.length,
+      });
     }
     const inClass = node.type === 'ClassDeclaration' || node.type === 'ClassExpression';
     const nextClass = inClass && isNode(node.id) ? String(node.id.name) : className;
     for (const value of Object.values(node)) {
-      for (const child of Array.isArray(value) ? value : [value]) if (isNode(child)) visit(child, node, nextClass);
+      for (const child of Array.isArray(value) ? value : [value])
+        if (isNode(child)) visit(child, node, nextClass);
     }
   };
   visit(parse(file, text), null, null);
@@ -126,9 +139,12 @@ function modeLiteralsIn(file: string, text: string): string[] {
   const hits: string[] = [];
   const visit = (node: Node): void => {
     // numbers are left alone: a mode is a string in git's output and in guard
-    const raw = node.type === 'Literal' && (typeof node.value === 'string' || node.regex) ? String(node.raw)
-      : node.type === 'TemplateElement' ? (node.value as { raw: string }).raw
-        : null;
+    const raw =
+      node.type === 'Literal' && (typeof node.value === 'string' || node.regex)
+        ? String(node.raw)
+        : node.type === 'TemplateElement'
+          ? (node.value as { raw: string }).raw
+          : null;
     if (raw !== null && spelled.test(raw)) hits.push(`${file}:${line(node.start)} ${raw}`);
     for (const value of Object.values(node)) {
       for (const child of Array.isArray(value) ? value : [value]) if (isNode(child)) visit(child);
@@ -144,7 +160,8 @@ function exportedNames(file: string, text: string): string[] {
   for (const node of (parse(file, text).body as Node[]) ?? []) {
     if (node.type !== 'ExportNamedDeclaration' || !isNode(node.declaration)) continue;
     const d = node.declaration;
-    const ids = d.type === 'VariableDeclaration' ? (d.declarations as Node[]).map((x) => x.id) : [d.id];
+    const ids =
+      d.type === 'VariableDeclaration' ? (d.declarations as Node[]).map((x) => x.id) : [d.id];
     for (const id of ids) if (isNode(id) && id.type === 'Identifier') names.push(String(id.name));
   }
   return names;
@@ -153,7 +170,10 @@ function exportedNames(file: string, text: string): string[] {
 /** Every command module exports its `run`: one role, one name, by design. */
 const SAME_ROLE = (file: string, name: string) => name === 'run' && file.startsWith('src/cli/');
 
-const files = sourceFiles().map((file) => ({ file, text: readFileSync(path.join(ROOT, file), 'utf8') }));
+const files = sourceFiles().map((file) => ({
+  file,
+  text: readFileSync(path.join(ROOT, file), 'utf8'),
+}));
 
 describe('the shape of src/', () => {
   it('finds the functions it measures (the parser sees every kind)', () => {
@@ -163,15 +183,30 @@ describe('the shape of src/', () => {
       'class C { m() {\n} }',
       'export default { k: function () {\n} };',
     ].join('\n');
-    expect(functionsIn('sample.ts', sample).map((f) => `${f.name} ${f.lines}`)).toEqual(['a 2', 'b 2', 'C.m 2', 'k 2']);
-    const params = 'function p(this: X, a: number, b = 1, { c }: O, ...rest: string[]) {}\nconst q = (a, b, c, d, e) => a;';
-    expect(functionsIn('sample.ts', params).map((f) => `${f.name} ${f.params}`)).toEqual(['p 4', 'q 5']);
-    expect(exportedNames('sample.ts', 'export function f() {}\nexport const g = 1, h = 2;\nexport interface T {}\nexport { x } from "./y.js";\nfunction local() {}')).toEqual(['f', 'g', 'h', 'T']);
-    expect(modeLiteralsIn('sample.ts', "const m = '100644'; const r = /^040000 tree/; const t = `${x} 120000`; // 160000")).toEqual([
-      "sample.ts:1 '100644'",
-      'sample.ts:1 /^040000 tree/',
-      'sample.ts:1  120000',
+    expect(functionsIn('sample.ts', sample).map((f) => `${f.name} ${f.lines}`)).toEqual([
+      'a 2',
+      'b 2',
+      'C.m 2',
+      'k 2',
     ]);
+    const params =
+      'function p(this: X, a: number, b = 1, { c }: O, ...rest: string[]) {}\nconst q = (a, b, c, d, e) => a;';
+    expect(functionsIn('sample.ts', params).map((f) => `${f.name} ${f.params}`)).toEqual([
+      'p 4',
+      'q 5',
+    ]);
+    expect(
+      exportedNames(
+        'sample.ts',
+        'export function f() {}\nexport const g = 1, h = 2;\nexport interface T {}\nexport { x } from "./y.js";\nfunction local() {}',
+      ),
+    ).toEqual(['f', 'g', 'h', 'T']);
+    expect(
+      modeLiteralsIn(
+        'sample.ts',
+        "const m = '100644'; const r = /^040000 tree/; const t = `${x} 120000`; // 160000",
+      ),
+    ).toEqual(["sample.ts:1 '100644'", 'sample.ts:1 /^040000 tree/', 'sample.ts:1  120000']);
   });
 
   it(`has no function whose body spans more than ${MAX_BODY_LINES} lines`, () => {
@@ -194,9 +229,12 @@ describe('the shape of src/', () => {
   it('exports each name from one module only (two things of one name read as one)', () => {
     const where = new Map<string, string[]>();
     for (const { file, text } of files) {
-      for (const name of exportedNames(file, text)) if (!SAME_ROLE(file, name)) where.set(name, [...(where.get(name) ?? []), file]);
+      for (const name of exportedNames(file, text))
+        if (!SAME_ROLE(file, name)) where.set(name, [...(where.get(name) ?? []), file]);
     }
-    const clashes = [...where].filter(([, at]) => at.length > 1).map(([name, at]) => `${name}: ${at.join(', ')}`);
+    const clashes = [...where]
+      .filter(([, at]) => at.length > 1)
+      .map(([name, at]) => `${name}: ${at.join(', ')}`);
     expect(clashes).toEqual([]);
   });
 
@@ -207,4 +245,3 @@ describe('the shape of src/', () => {
     expect(spelled).toEqual([]);
   });
 });
-

@@ -26,14 +26,20 @@ describe('strategy list', () => {
 
 describe('replace', () => {
   it('takes the new text, including an empty one (delete)', async () => {
-    expect(await applyStrategy('replace', 'old\n', 'new\n')).toEqual({ content: 'new\n', strategy: 'replace' });
+    expect(await applyStrategy('replace', 'old\n', 'new\n')).toEqual({
+      content: 'new\n',
+      strategy: 'replace',
+    });
     expect((await applyStrategy('replace', 'old\n', '')).content).toBe('');
   });
 });
 
 describe('append', () => {
   it('puts new after old without blank lines', async () => {
-    expect(await applyStrategy('append', 'a\nb\n', 'c\n')).toEqual({ content: 'a\nb\nc\n', strategy: 'append' });
+    expect(await applyStrategy('append', 'a\nb\n', 'c\n')).toEqual({
+      content: 'a\nb\nc\n',
+      strategy: 'append',
+    });
   });
   it('adds one line break when old lacks its final one, in the old line ending', () => {
     expect(appendText('a\nb', 'c')).toBe('a\nb\nc');
@@ -76,7 +82,11 @@ describe('insert', () => {
       }
     })();
     expect(err).toBeInstanceOf(GuardError);
-    expect(err).toMatchObject({ code: 'E_USAGE', lineCount: 3, message: expect.stringContaining('3 lines') });
+    expect(err).toMatchObject({
+      code: 'E_USAGE',
+      lineCount: 3,
+      message: expect.stringContaining('3 lines'),
+    });
     await expect(applyStrategy('insert', OLD, 'X\n')).rejects.toBeInstanceOf(InvalidInsertionPoint);
     expect(await applyStrategy('insert', OLD, 'X\n', { insertAt: 1 })).toEqual({
       content: 'one\nX\ntwo\nthree\n',
@@ -85,9 +95,11 @@ describe('insert', () => {
   });
 
   it('property: old lines stay in order around the new content', () => {
-    const text = fc.array(fc.constantFrom('a', 'b', '', 'ü', '😀'), { maxLength: 6 }).chain((ls) =>
-      fc.boolean().map((eol) => (ls.length === 0 ? '' : ls.join('\n') + (eol ? '\n' : ''))),
-    );
+    const text = fc
+      .array(fc.constantFrom('a', 'b', '', 'ü', '😀'), { maxLength: 6 })
+      .chain((ls) =>
+        fc.boolean().map((eol) => (ls.length === 0 ? '' : ls.join('\n') + (eol ? '\n' : ''))),
+      );
     fc.assert(
       fc.property(text, text, fc.nat(), (oldText, newText, k) => {
         const at = k % (lineCount(oldText) + 1);

@@ -6,7 +6,10 @@ import { installTrailerHook } from '../../src/flows/setup/trailer-hook.js';
 
 const dirs: string[] = [];
 afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
-const body = readFileSync(path.join(import.meta.dirname, '..', '..', 'hooks', 'commit-msg'), 'utf8').replace(/^#!.*\n/, '');
+const body = readFileSync(
+  path.join(import.meta.dirname, '..', '..', 'hooks', 'commit-msg'),
+  'utf8',
+).replace(/^#!.*\n/, '');
 
 async function install(existing: string): Promise<string> {
   const dir = mkdtempSync(path.join(tmpdir(), 'guard-trailer-'));
@@ -28,7 +31,9 @@ describe("guard's commit-msg lines beside the user's", () => {
   it('a hook an older guard init appended to is reordered: guard first, once', async () => {
     const out = await install(`#!/bin/sh\nexit 0\n\n${body}`);
     expect(out.startsWith('#!/bin/sh\n(\n')).toBe(true);
-    expect(out.split('guard-approved-trailers').length).toBe(body.split('guard-approved-trailers').length);
+    expect(out.split('guard-approved-trailers').length).toBe(
+      body.split('guard-approved-trailers').length,
+    );
     expect(out.endsWith('exit 0\n')).toBe(true);
   });
 
@@ -40,7 +45,10 @@ describe("guard's commit-msg lines beside the user's", () => {
 
 describe("guard's own commit-msg hook", () => {
   it('is left as it is', async () => {
-    const script = readFileSync(path.join(import.meta.dirname, '..', '..', 'hooks', 'commit-msg'), 'utf8');
+    const script = readFileSync(
+      path.join(import.meta.dirname, '..', '..', 'hooks', 'commit-msg'),
+      'utf8',
+    );
     expect(await install(script)).toBe(script);
   });
 });
