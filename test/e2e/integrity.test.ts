@@ -4,11 +4,19 @@
  * the next call of every door (hook, doctor, log, rewind, check) says so, and
  * `guard recover` puts back what git still has.
  */
-import { existsSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { liveTips } from '../../src/git/journal.js';
-import { cleanupRepos, lines, makeRepo, type TestRepo, claudeHook } from '../helpers.js';
+import {
+  claudeHook,
+  claudePayload,
+  cleanupRepos,
+  lines,
+  makeRepo,
+  outsideDir,
+  type TestRepo,
+} from '../helpers.js';
 
 afterAll(cleanupRepos);
 
@@ -222,6 +230,32 @@ describe("the harness's hook configuration changed through the shell", () => {
           /PreToolUse matcher "Bash".*no entry for PostToolUse|no entry for PostToolUse.*PreToolUse matcher "Bash"/,
         ),
       }),
+    );
+  });
+
+  it("disableAllHooks written into the person's own ~/.claude/settings.json through the shell: the next door says so", () => {
+    const repo = makeRepo({ 'app.py': lines(10) });
+    repo.git(['config', '--unset', 'core.hooksPath']);
+    expect(repo.guard(['init', '--global', '--agent', 'claude']).code).toBe(0);
+    const home = outsideDir();
+    mkdirSync(path.join(home, '.claude'), { recursive: true });
+    writeFileSync(path.join(home, '.claude', 'settings.json'), '{ "disableAllHooks": true }\n');
+    // Claude Code then runs no hook: the next door guard still has (a commit, doctor, a hook of a
+    // session that started before) names the file
+    const d = repo.guardJson(['doctor'], { env: { HOME: home } });
+    expect(d.json.checks).toContainEqual(
+      expect.objectContaining({
+        id: 'integrity:agent',
+        severity: 'error',
+        message: expect.stringContaining(path.join(home, '.claude', 'settings.json')),
+      }),
+    );
+    const pre = repo.guard(['hook', 'claude'], {
+      input: claudePayload(repo, 'h1', 'Bash', { command: 'ls' }, 'h1'),
+      env: { HOME: home },
+    });
+    expect(JSON.parse(pre.stdout).hookSpecificOutput.permissionDecisionReason).toMatch(
+      /disableAllHooks/,
     );
   });
 

@@ -314,9 +314,16 @@ async function agentProblem(a: GateManifest['agents'][number]): Promise<string |
   if (changed)
     return `guard's hook in ${a.file} was changed outside guard (${changed}): the harness may run the tool without guard's answer`;
   if (a.harness === 'claude') {
-    // Claude Code reads disableAllHooks from every settings file of the project
+    // Claude Code reads disableAllHooks from every settings file of the project, and from the
+    // person's own and the managed ones, which a shell command can write as well
     const dir = path.dirname(a.file);
-    for (const f of [a.file, path.join(dir, 'settings.local.json')]) {
+    const home = process.env.HOME ? [path.join(process.env.HOME, '.claude', 'settings.json')] : [];
+    for (const f of [
+      a.file,
+      path.join(dir, 'settings.local.json'),
+      ...home,
+      '/etc/claude-code/managed-settings.json',
+    ]) {
       const t = f === a.file ? text : await readFile(f, 'utf8').catch(() => '');
       if (/"disableAllHooks"\s*:\s*true/.test(t))
         return `${f} sets disableAllHooks: Claude Code runs no hook, guard's included`;
