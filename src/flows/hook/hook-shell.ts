@@ -5,14 +5,14 @@ import { type Config } from '../../core/config.js';
 import { lossMessage, type Judged } from '../../harness/decide.js';
 import type { HookEvent, Outcome } from '../../harness/types.js';
 import { READ_CAP, catFileBatch } from '../../git/catfile.js';
-import type { SessionMeta } from '../../git/checkpoint.js';
+import type { CheckpointOptions, SessionMeta } from '../../git/checkpoint.js';
 import { collectFacts } from '../../git/changes.js';
 import { treeDiff } from '../../git/diff.js';
 import { type RecordCommit } from '../../git/records.js';
 import { type Repo } from '../../git/repo.js';
 import { sessionEventCommit, sessionPrefix, type SessionEvent } from '../../git/session.js';
 import { backgroundMarker, markBackgroundOpen } from '../../git/session-index.js';
-import { apply } from '../../apply/apply.js';
+import { apply, takeCheckpoint } from '../../apply/apply.js';
 import { laneOf } from '../context.js';
 import { coverageLoss, coverageSentences } from './shell-coverage.js';
 import { backgroundNoted } from '../../git/journal.js';
@@ -40,6 +40,14 @@ export interface ShellBeforeCall {
   now: Date;
 }
 
+/** The whole-tree checkpoint a shell call takes before and after it ran (with the records it names). */
+function shellCheckpoint(
+  repo: Repo,
+  c: Pick<CheckpointOptions, 'reason' | 'session' | 'now' | 'records'>,
+) {
+  return takeCheckpoint('hook', repo, { ...c, command: 'hook', lane: laneOf(repo.root) });
+}
+
 export async function shellBefore(
   repo: Repo,
   e: HookEvent,
@@ -49,28 +57,17 @@ export async function shellBefore(
   const records = (c: { id: string; commit: string }) => [
     sessionCommit(repo, e, { commit: c.commit, id: c.id, phase: 'pre', command, now, background }),
   ];
-  const { checkpoint: cp } = await apply({
-    gate: 'hook',
-    repo,
+  const cp = await shellCheckpoint(repo, {
+    reason: `before ${e.harness} shell: ${oneLine(command)}`,
+    session: meta,
     now,
-    records: [],
-    target: {
-      kind: 'worktree',
-      checkpoint: {
-        reason: `before ${e.harness} shell: ${oneLine(command)}`,
-        command: 'hook',
-        lane: laneOf(repo.root),
-        session: meta,
-        now,
-        records,
-      },
-    },
+    records,
   });
   // the lanes' work trees, which a command in the main tree can take (git clean -ffdx): flows/hook/lane-keep.ts
-  await (await import('./lane-keep.js')).keepLanes(repo, command, now, cp!.id);
+  await (await import('./lane-keep.js')).keepLanes(repo, command, now, cp.id);
   if (background) await markBackgroundOpen(repo, e.harness, e.sessionId, now);
   await apply({ gate: 'hook', repo, now, records: [], target: null, pack: true });
-  return { outcome: NONE, checkpoint: cp!.id, notes: [] };
+  return { outcome: NONE, checkpoint: cp.id, notes: [] };
 }
 
 interface SessionCommitInput {
@@ -126,22 +123,11 @@ export async function shellAfter(
   const root = repo.root;
   const [events, cp] = await Promise.all([
     sessionEventsOnce(root, sessionPrefix(e.harness, e.sessionId)),
-    apply({
-      gate: 'hook',
-      repo,
+    shellCheckpoint(repo, {
+      reason: `after ${e.harness} shell: ${oneLine(command)}`,
+      session: meta,
       now,
-      records: [],
-      target: {
-        kind: 'worktree',
-        checkpoint: {
-          reason: `after ${e.harness} shell: ${oneLine(command)}`,
-          command: 'hook',
-          lane: laneOf(root),
-          session: meta,
-          now,
-        },
-      },
-    }).then((r) => r.checkpoint!),
+    }),
   ]);
   const pres = events.filter((x) => x.kind === 'shell' && x.phase === 'pre' && x.worktree === root);
   const pre = (e.toolCallId ? pres.filter((x) => x.toolCall === e.toolCallId) : pres).pop() ?? null;
@@ -393,24 +379,11 @@ export async function reportBackground(
     );
     if (open.length === 0) continue;
     const session = { harness: e.harness, session: e.sessionId, toolCall: e.toolCallId };
-    const cp = (
-      await apply({
-        gate: 'hook',
-        repo,
-        now,
-        records: [],
-        target: {
-          kind: 'worktree',
-          checkpoint: {
-            reason: `${e.harness} background commands still open`,
-            command: 'hook',
-            lane: laneOf(root),
-            session,
-            now,
-          },
-        },
-      })
-    ).checkpoint!;
+    const cp = await shellCheckpoint(repo, {
+      reason: `${e.harness} background commands still open`,
+      session,
+      now,
+    });
     const { config, policy } = await readSessionPolicy(root, events);
     const records: RecordCommit[] = [];
     for (const bg of open) {
