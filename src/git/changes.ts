@@ -1,6 +1,6 @@
 import type { ChangeFacts } from '../core/classify.js';
 import { CONFIG_FILE } from '../core/config.js';
-import { looksBinary } from '../core/lines.js';
+import { changeFacts, type Side } from '../core/facts.js';
 import { MODE } from '../core/modes.js';
 import { catFileBatch, type CatResult } from './catfile.js';
 import { whitespaceOnlyPaths, type DiffEntry } from './diff.js';
@@ -72,27 +72,24 @@ function entryFacts(
   newObj: CatResult | undefined,
   maxBytes: number,
 ): ChangeFacts {
-  const binary =
-    e.added === null ||
-    (oldObj?.data !== undefined && looksBinary(oldObj.data)) ||
-    (newObj?.data !== undefined && looksBinary(newObj.data));
-  const f: ChangeFacts = {
+  // cat-file holds an object's data only within maxBytes, and always counts its lines
+  const side = (o: CatResult | undefined): Side | null =>
+    o ? { bytes: o.size, lines: o.lines, ...(o.data !== undefined ? { data: o.data } : {}) } : null;
+  return changeFacts({
     path: e.path,
+    oldPath: e.oldPath,
     oldMode: e.oldMode,
     newMode: e.newMode,
-    linesAdded: e.added ?? 0,
-    linesDeleted: e.deleted ?? 0,
-    existingLines: binary ? 0 : (oldObj?.lines ?? 0),
-    ...(oldObj ? { existingBytes: oldObj.size } : {}),
-    binary,
+    old: side(oldObj),
+    new: side(newObj),
+    added: e.added ?? 0,
+    deleted: e.deleted ?? 0,
+    gitBinary: e.added === null,
+    // git's counts stand even where the sniff says binary (a `diff` attribute)
+    zeroBinaryCounts: false,
     contentChanged: e.oldOid !== e.newOid,
-  };
-  if (e.oldPath !== undefined) f.oldPath = e.oldPath;
-  if (oldObj?.data && !binary) f.oldText = oldObj.data.toString('utf8');
-  if (newObj?.data && !binary) f.newText = newObj.data.toString('utf8');
-  const big = [oldObj, newObj].find((o) => o && o.size > maxBytes);
-  if (big) f.tooLarge = { bytes: big.size };
-  return f;
+    maxBytes,
+  });
 }
 
 /** Would-be replacements that are a reindent: `whitespaceOnly`, measured by git (-b). */

@@ -1,7 +1,8 @@
 import { readFile, readlink } from 'node:fs/promises';
 import path from 'node:path';
 import type { ChangeFacts, Classification } from '../../core/classify.js';
-import { countLines, looksBinary } from '../../core/lines.js';
+import { changeFacts, heldSide } from '../../core/facts.js';
+import { countLines } from '../../core/lines.js';
 import { MODE } from '../../core/modes.js';
 import type { Hunk } from '../../core/hunks.js';
 import {
@@ -416,46 +417,35 @@ async function measure({
   rel = staged.rel,
   numstat = null,
 }: MeasureInput): Promise<ChangeFacts> {
-  const maxBytes = config.maxFileBytes;
-  const binary = (oldContent !== null && looksBinary(oldContent)) || looksBinary(newContent);
-  let added = binary ? 0 : countLines(newContent);
-  let deleted = 0;
-  let numstatBinary = false;
-  if (oldContent !== null && !oldContent.equals(newContent)) {
-    const n = await (numstat ?? numstatFiles(staged.abs, staged.temp));
-    numstatBinary = n.binary;
-    added = n.added;
-    deleted = n.deleted;
-  } else if (oldContent !== null) {
-    added = 0;
-  }
-  const isBinary = binary || numstatBinary;
-  const facts: ChangeFacts = {
+  const changed = oldContent === null || !oldContent.equals(newContent);
+  // git's numstat where both sides exist and differ; a new file's lines are its own
+  const n =
+    oldContent !== null && changed
+      ? await (numstat ?? numstatFiles(staged.abs, staged.temp))
+      : null;
+  const facts = changeFacts({
     path: rel,
     oldMode,
     newMode,
-    linesAdded: isBinary ? 0 : added,
-    linesDeleted: isBinary ? 0 : deleted,
-    existingLines: isBinary || oldContent === null ? 0 : countLines(oldContent),
-    ...(oldContent !== null ? { existingBytes: oldContent.length } : {}),
-    binary: isBinary,
-    contentChanged: oldContent === null || !oldContent.equals(newContent),
-  };
-  const big = [oldContent, newContent].find((b) => b !== null && b.length > maxBytes);
-  if (big) facts.tooLarge = { bytes: big.length };
+    old: heldSide(oldContent),
+    new: heldSide(newContent),
+    added: n !== null ? n.added : oldContent === null ? countLines(newContent) : 0,
+    deleted: n?.deleted ?? 0,
+    gitBinary: n?.binary ?? false,
+    zeroBinaryCounts: true,
+    contentChanged: changed,
+    maxBytes: config.maxFileBytes,
+  });
   if (
-    !isBinary &&
+    !facts.binary &&
     oldContent !== null &&
     facts.existingLines > 0 &&
-    deleted / facts.existingLines >= config.changeRatio &&
+    facts.linesDeleted / facts.existingLines >= config.changeRatio &&
     newMode !== MODE.symlink
   ) {
     // A would-be replacement: is it only a reindent?
     if (await whitespaceOnlyFiles(staged.abs, staged.temp)) facts.whitespaceOnly = true;
   }
-  if (!isBinary && oldContent !== null && oldContent.length <= maxBytes)
-    facts.oldText = oldContent.toString('utf8');
-  if (!isBinary && newContent.length <= maxBytes) facts.newText = newContent.toString('utf8');
   return facts;
 }
 

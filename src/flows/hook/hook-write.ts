@@ -1,15 +1,10 @@
 import { lstat, readFile, stat } from 'node:fs/promises';
 import { withAggregateLoss } from '../../core/aggregate.js';
-import {
-  classify,
-  withReason,
-  type ChangeFacts,
-  type Classification,
-  type Policy,
-} from '../../core/classify.js';
+import { classify, withReason, type Classification, type Policy } from '../../core/classify.js';
 import { GuardError } from '../../core/errors.js';
 import { MODE, fileMode } from '../../core/modes.js';
-import { countLines, looksBinary } from '../../core/lines.js';
+import { countLines } from '../../core/lines.js';
+import { changeFacts, heldSide } from '../../core/facts.js';
 import { decisionRecords, plan, type Answer, type Plan, type PlanFile } from '../../core/plan.js';
 import { parseRecordMessage, type DecisionRecord, type RecordContext } from '../../core/record.js';
 import {
@@ -511,8 +506,6 @@ async function measureAll(
       .map((x) => x.i);
   const { counts, whitespaceOnly } = await numstatPairs(repo.gitDir, pairs, wouldReplace);
   const classified = targets.map((t, i) => {
-    const binary =
-      (t.base !== null && looksBinary(t.base)) || (t.next !== null && looksBinary(t.next));
     let added = 0;
     let deleted = 0;
     if (t.base === null) added = t.next ? countLines(t.next) : 0;
@@ -522,24 +515,22 @@ async function measureAll(
       added = n?.added ?? 0;
       deleted = n?.deleted ?? 0;
     }
-    const facts: ChangeFacts = {
-      ...(t.movedFrom !== undefined ? { oldPath: t.movedFrom } : {}),
+    const facts = changeFacts({
       path: t.rel,
+      oldPath: t.movedFrom,
       oldMode: t.base === null ? null : t.mode,
       newMode: t.next === null ? null : t.mode,
-      linesAdded: binary ? 0 : added,
-      linesDeleted: binary ? 0 : deleted,
-      existingLines: binary || t.base === null ? 0 : countLines(t.base),
-      ...(t.base !== null ? { existingBytes: t.base.length } : {}),
-      binary,
+      old: heldSide(t.base),
+      new: heldSide(t.next),
+      added,
+      deleted,
+      // binary by the sniff of the two sides alone, as the hook always judged it
+      gitBinary: false,
+      zeroBinaryCounts: true,
       contentChanged: !same(t.base, t.next),
-      ...(whitespaceOnly.has(i) ? { whitespaceOnly: true } : {}),
-    };
-    const max = policy.config.maxFileBytes;
-    const big = [t.base, t.next].find((b) => b !== null && b.length > max);
-    if (big) facts.tooLarge = { bytes: big.length };
-    if (!binary && t.base !== null && t.base.length <= max) facts.oldText = t.base.toString('utf8');
-    if (!binary && t.next !== null && t.next.length <= max) facts.newText = t.next.toString('utf8');
+      whitespaceOnly: whitespaceOnly.has(i),
+      maxBytes: policy.config.maxFileBytes,
+    });
     let c = classify(facts, policy);
     if ((GATE_FILES.has(t.rel) || PLUGIN_DIRS.test(t.rel)) && !c.rules.includes('protected')) {
       // the agent may not switch off its own gate

@@ -1,0 +1,86 @@
+import type { ChangeFacts } from './classify.js';
+import { countLines, looksBinary } from './lines.js';
+
+/** One side of a change as it was measured; null where that side does not exist (or was not read). */
+export interface Side {
+  /** Its size in bytes. */
+  bytes: number;
+  /**
+   * Its content as guard holds it, if it does: sniffed for binary (git's NUL test) whatever
+   * its size, and the side's text only when within maxBytes. Absent when it was not read.
+   */
+  data?: Buffer;
+  /** Its lines as git's numstat counts them; counted from `data` when absent (then 0 without data). */
+  lines?: number;
+}
+
+/** The already-measured values a change's facts are assembled from (see `changeFacts`). */
+export interface FactsInput {
+  path: string;
+  /** Set for a rename: where the content came from. */
+  oldPath?: string | undefined;
+  oldMode: string | null;
+  newMode: string | null;
+  old: Side | null;
+  new: Side | null;
+  /** Lines added and deleted as measured (git's numstat, or the lines of a side that alone exists). */
+  added: number;
+  deleted: number;
+  /** git itself called the change binary (numstat's "-"), whatever the sniff of the sides says. */
+  gitBinary: boolean;
+  /**
+   * Whether a binary change's line counts are reported as 0. guard write and the hook zero them;
+   * the diff-based gates (git/changes) keep git's counts, which are non-zero only where a
+   * `diff` attribute made git count lines of a file with NULs in it. Kept as each caller had it.
+   */
+  zeroBinaryCounts: boolean;
+  /** The blobs differ (false for a pure mode change). */
+  contentChanged: boolean;
+  /** Already known to differ only in whitespace (the hook measures it first; the others mark it after). */
+  whitespaceOnly?: boolean;
+  /** maxFileBytes: a side larger than this is `tooLarge`, and is never text. */
+  maxBytes: number;
+}
+
+/**
+ * The facts classify needs, assembled from values already measured: no I/O. The one place a
+ * ChangeFacts is built (git/changes from a diff and cat-file, guard write and the hook from buffers).
+ * Binary: git said so, or either side's held content has a NUL in its first 8000 bytes. A binary
+ * change has no existing lines and no text; the first side over maxBytes makes it `tooLarge`.
+ */
+export function changeFacts(input: FactsInput): ChangeFacts {
+  const { old, new: next, maxBytes } = input;
+  const sniff = (s: Side | null) => s?.data !== undefined && looksBinary(s.data);
+  const binary = input.gitBinary || sniff(old) || sniff(next);
+  const zero = binary && input.zeroBinaryCounts;
+  const f: ChangeFacts = {
+    path: input.path,
+    oldMode: input.oldMode,
+    newMode: input.newMode,
+    linesAdded: zero ? 0 : input.added,
+    linesDeleted: zero ? 0 : input.deleted,
+    existingLines:
+      binary || old === null ? 0 : (old.lines ?? (old.data ? countLines(old.data) : 0)),
+    ...(old !== null ? { existingBytes: old.bytes } : {}),
+    binary,
+    contentChanged: input.contentChanged,
+  };
+  if (input.oldPath !== undefined) f.oldPath = input.oldPath;
+  if (input.whitespaceOnly) f.whitespaceOnly = true;
+  const big = [old, next].find((s) => s !== null && s.bytes > maxBytes);
+  if (big) f.tooLarge = { bytes: big.bytes };
+  const text = (s: Side | null) =>
+    !binary && s?.data !== undefined && s.data.length <= maxBytes
+      ? s.data.toString('utf8')
+      : undefined;
+  const oldText = text(old);
+  const newText = text(next);
+  if (oldText !== undefined) f.oldText = oldText;
+  if (newText !== undefined) f.newText = newText;
+  return f;
+}
+
+/** A side held whole in memory (guard write, the hook): its lines are counted only when needed. */
+export function heldSide(content: Buffer | null): Side | null {
+  return content === null ? null : { bytes: content.length, data: content };
+}
