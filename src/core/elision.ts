@@ -7,6 +7,7 @@
  * test/unit/elision-corpus.test.ts, npm run bench). Rule id: `elision`.
  */
 import data from './elision-phrases.json' with { type: 'json' };
+import { checkBudget } from '../runtime/deadline.js';
 import { diffHunks } from './hunks.js';
 
 export interface PhraseData {
@@ -856,19 +857,12 @@ export function findElisions(newText: string, oldText: string, limit = 3): Elisi
   const lines = newText.split('\n');
   for (let i = 0; i < lines.length; i++) {
     const line = lines[i]!;
+    if ((i & 0xfff) === 0) checkBudget();
     if (isElisionLine(line)) candidates.push({ line: i + 1, text: line.trim() });
   }
   if (candidates.length === 0) return [];
   const hunks = diffHunks(oldText, newText, NEAR);
-  if (hunks === null) {
-    // too large to diff here: a placeholder the old text did not have fails closed, unless the
-    // lines around it stood side by side in the old text (it was added where nothing was removed)
-    return candidates
-      .filter(
-        (c) => !hasLine(oldText, c.text) && !insertedBetweenNeighbours(lines, c.line - 1, oldText),
-      )
-      .slice(0, limit);
-  }
+  if (hunks === null) return undiffable(candidates, lines, oldText, limit);
   const m = (matcher ??= makeMatcher(data as PhraseData));
   const inPlace = new Set<number>();
   for (const h of hunks) {
@@ -889,6 +883,31 @@ export function findElisions(newText: string, oldText: string, limit = 3): Elisi
   return candidates
     .filter((c) => inPlace.has(c.line) && !continuesProse(lines, c.line - 1, m))
     .slice(0, limit);
+}
+
+/**
+ * Texts too large to diff here: a placeholder the old text did not have fails closed, unless the
+ * lines around it stood side by side in the old text (it was added where nothing was removed).
+ * Each look-up scans the old text, so a text of a million placeholder lines would scan it a
+ * million times: a placeholder's text is looked up once, the search stops at `limit`, and each
+ * candidate checks the call's budget.
+ */
+function undiffable(
+  candidates: readonly Elision[],
+  lines: readonly string[],
+  oldText: string,
+  limit: number,
+): Elision[] {
+  const known = new Map<string, boolean>();
+  const out: Elision[] = [];
+  for (const c of candidates) {
+    if (out.length >= limit) break;
+    checkBudget();
+    let had = known.get(c.text);
+    if (had === undefined) known.set(c.text, (had = hasLine(oldText, c.text)));
+    if (!had && !insertedBetweenNeighbours(lines, c.line - 1, oldText)) out.push(c);
+  }
+  return out;
 }
 
 /** Does `text` hold a line that is `trimmed` with white space around it? (A string search, not a split.) */

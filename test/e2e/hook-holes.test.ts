@@ -520,4 +520,22 @@ describe("pure work on the main thread stays inside the hook's budget", () => {
     expect(Date.now() - started).toBeLessThan(45_000);
     expect(repo.read('big.txt')).toBe(file);
   }, 90_000);
+
+  it('a Write of a million placeholder lines over a large file is answered at the budget (the placeholder search scanned the old file once per line)', () => {
+    const file = Array.from({ length: 30_000 }, (_, i) => `line ${i}`).join('\n') + '\n';
+    const repo = makeRepo({ 'big.txt': file });
+    const started = Date.now();
+    const r = hook(
+      repo,
+      claude(repo, 'Write', {
+        file_path: path.join(repo.dir, 'big.txt'),
+        content: '// ...\n'.repeat(1_000_000),
+      }),
+      { GUARD_HOOK_TIMEOUT: '2' },
+    );
+    expect(decision(r), r.stderr).toBe('deny');
+    // (loose on purpose: before, the hook ran for many minutes)
+    expect(Date.now() - started).toBeLessThan(45_000);
+    expect(repo.read('big.txt')).toBe(file);
+  }, 90_000);
 });

@@ -178,6 +178,29 @@ describe("the harness's hook configuration changed through the shell", () => {
     );
   });
 
+  // Claude Code reads its settings as JSON: an escaped key is the same key; and `env` reaches the
+  // hooks it runs (the schema: "Environment variables to set for Claude Code sessions")
+  it.each([
+    [
+      'disableAllHooks spelled with a JSON escape',
+      '{ "disable\\u0041llHooks": true }\n',
+      /settings\.local\.json sets disableAllHooks/,
+    ],
+    [
+      "guard's checkpoint cap set to 0 through env",
+      '{ "env": { "GUARD_CHECKPOINT_MAX_BYTES": "0" } }\n',
+      /settings\.local\.json sets GUARD_CHECKPOINT_MAX_BYTES in env/,
+    ],
+  ])('%s in .claude/settings.local.json: the next hook call says so', (_, text, said) => {
+    const repo = makeRepo({ 'app.py': lines(10) });
+    repo.git(['config', '--unset', 'core.hooksPath']);
+    expect(repo.guard(['init', '--global', '--agent', 'claude']).code).toBe(0);
+    repo.write('.claude/settings.local.json', text);
+    const pre = hook(repo, 'Bash', { command: 'ls' }, 'e1');
+    expect(pre.json.hookSpecificOutput.permissionDecision).toBe('deny');
+    expect(pre.json.hookSpecificOutput.permissionDecisionReason).toMatch(said);
+  });
+
   // Claude Code 2.1.330's schema: `async` runs a hook without waiting for it, `once` removes it after
   // one run, `if` runs it only when a condition holds, onFailure "continue" runs the tool when it fails.
   // Each edit below leaves a hook that still names `guard hook claude`, so the old check saw nothing.

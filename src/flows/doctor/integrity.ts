@@ -324,11 +324,38 @@ async function agentProblem(a: GateManifest['agents'][number]): Promise<string |
       ...home,
       '/etc/claude-code/managed-settings.json',
     ]) {
-      const t = f === a.file ? text : await readFile(f, 'utf8').catch(() => '');
-      if (/"disableAllHooks"\s*:\s*true/.test(t))
-        return `${f} sets disableAllHooks: Claude Code runs no hook, guard's included`;
+      const said = claudeSettingsProblem(
+        f,
+        f === a.file ? text : await readFile(f, 'utf8').catch(() => ''),
+      );
+      if (said) return said;
     }
   }
+  return null;
+}
+
+/**
+ * A Claude Code settings file that switches hooks off or sets guard's own variables for the
+ * hooks it runs (`env`: GUARD_HOOK_TIMEOUT, the checkpoint's size cap, a fault to inject).
+ * Read as JSON, as Claude Code reads it: `"disable\u0041llHooks": true` is the same key.
+ */
+function claudeSettingsProblem(f: string, text: string): string | null {
+  let s: unknown = null;
+  try {
+    s = JSON.parse(text);
+  } catch {
+    // not JSON (a comment, a stray comma): the text as it stands
+    if (/"disableAllHooks"\s*:\s*true/.test(text))
+      return `${f} sets disableAllHooks: Claude Code runs no hook, guard's included`;
+  }
+  if (typeof s !== 'object' || s === null) return null;
+  const { disableAllHooks, env: e } = s as { disableAllHooks?: unknown; env?: unknown };
+  if (disableAllHooks === true)
+    return `${f} sets disableAllHooks: Claude Code runs no hook, guard's included`;
+  const env = typeof e === 'object' && e !== null ? Object.keys(e) : [];
+  const ours = env.filter((k) => k.toUpperCase().startsWith('GUARD_'));
+  if (ours.length)
+    return `${f} sets ${ours.slice(0, 3).join(', ')} in env: Claude Code hands it to guard's hook, which it would change`;
   return null;
 }
 
