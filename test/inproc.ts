@@ -168,10 +168,7 @@ function wait(flag: Int32Array, port: MessagePort, id: number, ms: number): Reco
  * This thread's cwd is the command's until it answers (nothing else in those
  * tests reads it); calls are queued, never two at once.
  */
-export function guardAsync(
-  args: string[],
-  opts: { cwd: string; env?: Record<string, string | undefined>; input?: string | Buffer },
-): Promise<Run> {
+export function guardAsync(args: string[], opts: CallOptions): Promise<Run> {
   const next = asyncQueue.then(() => asyncOnce(args, opts));
   asyncQueue = next.catch(() => {});
   return next;
@@ -189,28 +186,52 @@ const waitAsync = (
   }
 ).waitAsync;
 
-async function asyncOnce(
-  args: string[],
-  opts: { cwd: string; env?: Record<string, string | undefined>; input?: string | Buffer },
-): Promise<Run> {
+type CallOptions = {
+  cwd: string;
+  env?: Record<string, string | undefined>;
+  input?: string | Buffer;
+};
+
+/** The message for the worker: the env as a spawned CLI would get it; a fault kill is refused here. */
+function messageOf(name: string, args: string[], opts: CallOptions) {
   const env = cleanEnv({ CI: 'true', ...opts.env });
   for (const k of Object.keys(env))
     if (k.startsWith('GUARD_FAULT'))
-      throw new Error('guardAsync: GUARD_FAULT* kills the process; spawn the CLI for fault tests');
+      throw new Error(`${name}: GUARD_FAULT* kills the process; spawn the CLI for fault tests`);
+  return { args, env, input: opts.input === undefined ? undefined : Buffer.from(opts.input) };
+}
+
+/** Post a call to the worker (started on first use); this thread's cwd must be the call's already. */
+function post(message: ReturnType<typeof messageOf>) {
   worker ??= startWorker();
   const w = worker;
   const id = w.next++;
+  Atomics.store(w.flag, 0, 0);
+  w.w.postMessage({ id, ...message });
+  return { w, id };
+}
+
+/** A worker that failed or gave no answer is not used again. */
+function dropWorker(): void {
+  void worker?.w.terminate();
+  worker = undefined;
+}
+
+function runOf(r: Record<string, any>): Run {
+  if (r.error !== undefined) {
+    dropWorker();
+    throw new Error(r.error);
+  }
+  return { code: r.code, stdout: r.stdout, stderr: r.stderr };
+}
+
+async function asyncOnce(args: string[], opts: CallOptions): Promise<Run> {
+  const message = messageOf('guardAsync', args, opts);
   const saved = process.cwd();
   process.chdir(opts.cwd);
   let r: Record<string, any> | undefined;
   try {
-    Atomics.store(w.flag, 0, 0);
-    w.w.postMessage({
-      id,
-      args,
-      env,
-      input: opts.input === undefined ? undefined : Buffer.from(opts.input),
-    });
+    const { w, id } = post(message);
     const until = Date.now() + 120_000;
     while (r === undefined) {
       const left = until - Date.now();
@@ -223,54 +244,27 @@ async function asyncOnce(
         if (m.message.id === id) r = m.message;
     }
   } catch (e) {
-    void w.w.terminate();
-    worker = undefined;
+    dropWorker();
     throw e;
   } finally {
     process.chdir(saved);
   }
-  if (r.error !== undefined) {
-    void w.w.terminate();
-    worker = undefined;
-    throw new Error(r.error);
-  }
-  return { code: r.code, stdout: r.stdout, stderr: r.stderr };
+  return runOf(r);
 }
 
-export function guardSync(
-  args: string[],
-  opts: { cwd: string; env?: Record<string, string | undefined>; input?: string | Buffer },
-): Run {
-  const env = cleanEnv({ CI: 'true', ...opts.env });
-  for (const k of Object.keys(env))
-    if (k.startsWith('GUARD_FAULT'))
-      throw new Error('guardSync: GUARD_FAULT* kills the process; spawn the CLI for fault tests');
-  worker ??= startWorker();
-  const w = worker;
-  const id = w.next++;
+export function guardSync(args: string[], opts: CallOptions): Run {
+  const message = messageOf('guardSync', args, opts);
   const saved = process.cwd();
   process.chdir(opts.cwd);
   let r: Record<string, any>;
   try {
-    Atomics.store(w.flag, 0, 0);
-    w.w.postMessage({
-      id,
-      args,
-      env,
-      input: opts.input === undefined ? undefined : Buffer.from(opts.input),
-    });
+    const { w, id } = post(message);
     r = wait(w.flag, w.port, id, 120_000);
   } catch (e) {
-    void w.w.terminate();
-    worker = undefined;
+    dropWorker();
     throw e;
   } finally {
     process.chdir(saved);
   }
-  if (r.error !== undefined) {
-    void w.w.terminate();
-    worker = undefined;
-    throw new Error(r.error);
-  }
-  return { code: r.code, stdout: r.stdout, stderr: r.stderr };
+  return runOf(r);
 }
