@@ -298,6 +298,11 @@ async function putBack(
   return manifest.copied !== undefined;
 }
 
+/** A command that runs `guard hook NAME` (however guard is found: npx, node_modules/.bin, a path). */
+function runsGuardHook(harness: string): RegExp {
+  return new RegExp(`\\bhook\\s+${harness}\\b`);
+}
+
 /** Does a harness's hook configuration still run guard (and not switch every hook off)? */
 async function agentProblem(a: GateManifest['agents'][number]): Promise<string | null> {
   const text = await readFile(a.file, 'utf8').catch(() => null);
@@ -306,7 +311,7 @@ async function agentProblem(a: GateManifest['agents'][number]): Promise<string |
   // a command hook names `guard hook NAME`; a plugin file (Cline, opencode, Kilo) is the one init wrote, which loads guard in process
   const runsGuard = isPluginHarness(a.harness)
     ? text.includes(`guard init --agent ${a.harness}`) && text.includes('import(GUARD)')
-    : new RegExp(`\\bhook\\s+${a.harness}\\b`).test(text);
+    : runsGuardHook(a.harness).test(text);
   if (!runsGuard)
     return `${a.file} no longer runs guard ${isPluginHarness(a.harness) ? 'in process' : `hook ${a.harness}`}`;
   const changed =
@@ -373,7 +378,7 @@ export function hookEntries(text: string, harness: string): string | null {
   } catch {
     return null;
   }
-  const runsGuard = new RegExp(`\\bhook\\s+${harness}\\b`);
+  const runsGuard = runsGuardHook(harness);
   const out: unknown[] = [];
   for (const [event, items] of Object.entries(
     typeof hooks === 'object' && hooks !== null ? hooks : {},
