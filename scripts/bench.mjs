@@ -954,6 +954,74 @@ async function benchPlugin() {
   if (failed) notes.push(`P6: ${failed.slice(0, 200)}`);
 }
 
+/**
+ * S2 in process: the same scripted session of 423 tool calls (scripts/session-sim.mjs)
+ * through guard-cli/plugin as Cline runs it (beforeTool and afterTool of every
+ * call, inside the harness's own process: no node start), against the same
+ * session with no plugin. A write becomes Cline's `editor` call (the changed
+ * line, or the whole text for a Write), a shell call `run_commands`.
+ */
+async function benchSessionPlugin() {
+  section('S2 in process: the same session through guard-cli/plugin (Cline)');
+  const sim = await import('./session-sim.mjs');
+  const CALLS = Number(process.env.BENCH_SESSION_CALLS) || 423;
+  Object.assign(process.env, ENV);
+  const plugin = await import(pathToFileURL(path.join(ROOT, 'dist', 'plugin', 'index.js')).href);
+  const clineCall = (repo, c, i) => {
+    const p = JSON.parse(c.pre).tool_input;
+    let toolName = 'run_commands';
+    let input = { commands: [p.command] };
+    if (c.kind === 'write') {
+      toolName = 'editor';
+      input =
+        p.content !== undefined
+          ? {
+              path: p.file_path,
+              old_text: fs.readFileSync(p.file_path, 'utf8'),
+              new_text: p.content,
+            }
+          : { path: p.file_path, old_text: p.old_string, new_text: p.new_string };
+    }
+    return { toolCall: { toolCallId: `s2p-${i}`, toolName, input }, input };
+  };
+  const run = async (repo, hooks) => {
+    const setup = { session: { sessionId: 's2-plugin' }, workspaceInfo: { rootPath: repo } };
+    const t0 = process.hrtime.bigint();
+    for (let i = 0; i < CALLS; i++) {
+      const c = sim.sessionCall(repo, i, 's2-plugin');
+      const call = hooks ? clineCall(repo, c, i) : null;
+      if (call) {
+        const v = await plugin.clineBeforeTool(call, setup, { budgetMs: 60_000 });
+        if (v !== undefined) throw new Error(`call ${i} refused: ${v.reason}`);
+      }
+      c.run(ENV);
+      if (call) await plugin.clineAfterTool(call, setup, { budgetMs: 60_000 });
+    }
+    return Number(process.hrtime.bigint() - t0) / 1e6;
+  };
+  const plain = await run(sim.makeSessionRepo(path.join(TMP, 'session-plugin-plain'), ENV), false);
+  const hooked = await run(sim.makeSessionRepo(path.join(TMP, 'session-plugin'), ENV), true);
+  const extra = (hooked - plain) / 1000;
+  row(
+    'S2',
+    `the same ${CALLS} calls in process (guard-cli/plugin, Cline): extra wall time / 10 s goal`,
+    `+${extra.toFixed(1)} s`,
+    `${(plain / 1000).toFixed(1)} s`,
+    fmtX(extra / 10),
+    '<= 10 s (plugins)',
+    extra <= 10,
+  );
+  row(
+    'S2',
+    `  per call, before and after (${CALLS} of them) / node -e 0`,
+    fmtMs((hooked - plain) / CALLS),
+    fmtMs(nodeMs),
+    fmtX((hooked - plain) / CALLS / nodeMs),
+    '-',
+    null,
+  );
+}
+
 // ---------------------------------------------------------------------------
 // S2: a scripted session of 423 tool calls (the 90th percentile of published
 // agent sessions; a shell call in five) through the real hook commands, pre
@@ -1113,6 +1181,14 @@ if (!ONLY || ONLY.has('P6')) {
   } catch (e) {
     row('P6', 'P6: could not be measured', 'ERR', '', '', '-', 'ERR');
     notes.push(`P6: ${e.message}`);
+  }
+}
+if (!ONLY || ONLY.has('S2')) {
+  try {
+    await benchSessionPlugin();
+  } catch (e) {
+    row('S2', 'S2 in process: could not be measured', 'ERR', '', '', '-', 'ERR');
+    notes.push(`S2 in process: ${e.message}`);
   }
 }
 if (MARKDOWN) printMarkdown(table);
