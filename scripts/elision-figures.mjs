@@ -4,9 +4,8 @@
  * the built rule (dist/core/elision.js: run `npm run build` first):
  *
  *   node scripts/elision-figures.mjs              tuning sets and real comments, with the misses
- *   node scripts/elision-figures.mjs --heldout    adds the held-out sets (heldout-10.json, heldout-11-real.json, with near misses):
- *                                                 its figures only, never which items it misses; and the near
- *                                                 misses of sets 7, 8 and 9 (tuning data)
+ *   node scripts/elision-figures.mjs --heldout    adds the held-out set (HELDOUT below, with its near misses):
+ *                                                 its figures only, never which items it misses
  *   EXPRESS=/path/to/express/.git node scripts/elision-figures.mjs --history
  *                                                 adds every non-merge commit of a real history: each
  *                                                 changed file's old and new text through findElisions
@@ -34,7 +33,11 @@ const texts = (name) => corpus(name).placeholders.map((p) => (typeof p === 'stri
 const pct = (n, d) => `${n} / ${d} = ${d ? ((100 * n) / d).toFixed(1) : '0.0'}%`;
 const pct2 = (n, d) => `${n} / ${d} = ${d ? ((100 * n) / d).toFixed(2) : '0.00'}%`;
 
+/** This round's held-out set: measured once at the end of a round, never tuned on in it. */
+const HELDOUT = 'heldout-11-real.json';
+/** Sets measured once in their round and tuned on after (their near misses are listed with the real comments). */
 const TUNING = [
+  'heldout-10.json',
   'heldout-9-real.json',
   'heldout-8-real.json',
   'heldout-7-real.json',
@@ -72,6 +75,23 @@ if (!args.has('--timing')) {
     `real comments, added in a hunk that rewrites code beside them: flagged ${pct2(hard.flagged, hard.comments)}`,
   );
   for (const m of hard.wronglyFlagged) console.log(`      flagged: ${m}`);
+  const alone = aloneFigures(realComments);
+  console.log(
+    `real comments, each alone where 20 lines of code were removed (the ALONE rule's case): flagged ${pct2(alone.length, realComments.length)}`,
+  );
+  for (const m of alone) console.log(`      flagged: ${m}`);
+  for (const n of [
+    'heldout-10.json',
+    'heldout-9-real.json',
+    'heldout-8-real.json',
+    'heldout-7-real.json',
+  ]) {
+    const near = corpus(n).nearMisses.map((x) => x.text);
+    const beside = elisionFigures([], near);
+    console.log(
+      `${n} near misses (tuning data): beside rewritten code ${beside.flagged} / ${near.length}; alone where 20 lines went ${aloneFigures(near).length} / ${near.length}`,
+    );
+  }
   const own = inTheirFiles();
   console.log(
     `real comments in their own files (${own.sources}), each added where nothing was removed: flagged ${pct2(own.flagged.length, own.comments)}`,
@@ -81,45 +101,41 @@ if (!args.has('--timing')) {
 
 if (args.has('--heldout')) {
   // the figures only: which items they miss is not printed, so nobody tunes on them by accident
-  const set10 = corpus('heldout-10.json');
+  const set = corpus(HELDOUT);
   const held = elisionFigures(
-    set10.placeholders.map((p) => p.text),
+    set.placeholders.map((p) => p.text),
     [],
   );
-  console.log(`HELD-OUT heldout-10.json: caught ${pct(held.caught, held.placeholders)}`);
-  const near10 = elisionFigures(
-    [],
-    set10.nearMisses.map((x) => x.text),
-  );
+  console.log(`HELD-OUT ${HELDOUT}: caught ${pct(held.caught, held.placeholders)}`);
+  const near = set.nearMisses.map((x) => x.text);
   console.log(
-    `HELD-OUT heldout-10.json near misses, each added beside rewritten code: flagged ${near10.flagged} / ${near10.comments}`,
+    `HELD-OUT ${HELDOUT} near misses: flagged beside rewritten code ${elisionFigures([], near).flagged} / ${near.length}, alone where 20 lines went ${aloneFigures(near).length} / ${near.length}`,
   );
-  const set11 = corpus('heldout-11-real.json');
-  const held11 = elisionFigures(
-    set11.placeholders.map((p) => p.text),
-    [],
-  );
-  console.log(`HELD-OUT heldout-11-real.json: caught ${pct(held11.caught, held11.placeholders)}`);
-  const near11 = elisionFigures(
-    [],
-    set11.nearMisses.map((x) => x.text),
-  );
-  console.log(
-    `HELD-OUT heldout-11-real.json near misses, each added beside rewritten code: flagged ${near11.flagged} / ${near11.comments}`,
-  );
-  for (const n of ['heldout-9-real.json', 'heldout-8-real.json', 'heldout-7-real.json']) {
-    const near = elisionFigures(
-      [],
-      corpus(n).nearMisses.map((x) => x.text),
-    );
-    console.log(
-      `${n} near misses (real prose about the code beside it), each added beside rewritten code: flagged ${near.flagged} / ${near.comments}`,
-    );
-  }
 }
 
 if (args.has('--history')) history(process.env.EXPRESS);
 if (args.has('--timing')) timing();
+
+/** The comments flagged when each is all an edit adds in place of 20 lines of code (findElisions' ALONE rule). */
+function aloneFigures(comments) {
+  const body = Array.from({ length: 30 }, (_, i) => `    total = total + weight_${i} * value_${i}`);
+  const old = ['def run(values):', ...body, '    return total', ''].join('\n');
+  return comments.filter(
+    (c) =>
+      findElisions(
+        [
+          'def run(values):',
+          ...body.slice(0, 5),
+          `    ${c}`,
+          ...body.slice(25),
+          '    return total',
+          '',
+        ].join('\n'),
+        old,
+        1,
+      ).length > 0,
+  );
+}
 
 /**
  * Every comment line of express's tree (EXPRESS), guard's own src and a few

@@ -8,7 +8,7 @@
  */
 import data from './elision-phrases.json' with { type: 'json' };
 import { checkBudget } from '../runtime/deadline.js';
-import { diffHunks } from './hunks.js';
+import { diffHunks, type Hunk } from './hunks.js';
 
 export interface PhraseData {
   comment: { open: string[]; close: string[] };
@@ -93,6 +93,14 @@ export interface Matcher {
   isPlaceholder(line: string): boolean;
   /** Is the line a comment line (after white space, a comment opener)? */
   isComment(line: string): boolean;
+  /**
+   * A comment line (or a bare `...` line) no phrase takes that still says "the rest", "other",
+   * "same", "unchanged" or the like: a placeholder only where it stands alone in place of a
+   * run of removed code (findElisions' ALONE rule).
+   */
+  isLoose(line: string): boolean;
+  /** The comment after code on the same line when it is a placeholder (`pass  # rest unchanged`), else null. */
+  trailing(line: string): string | null;
 }
 
 const ASCII = /^[\x00-\x7f]*$/;
@@ -119,13 +127,186 @@ interface Compiled {
 
 export function makeMatcher(d: PhraseData): Matcher {
   const m = compileMatcher(d);
+  const isComment = (line: string): boolean => {
+    // most lines are code: answered on their first character, as in screen()
+    let i = 0;
+    let c = line.charCodeAt(0);
+    for (; c === 32 || c === 9; c = line.charCodeAt(++i));
+    if (c < 128 && !m.firstChars.has(c)) return false;
+    const t = line.trim().toLowerCase();
+    return t.length > 0 && m.opens.some((o) => t.startsWith(o));
+  };
+  let loose: Set<string> | undefined;
   return {
     isPlaceholder: (line) => isPlaceholder(m, line),
-    isComment(line: string): boolean {
-      const t = line.trim().toLowerCase();
-      return t.length > 0 && m.opens.some((o) => t.startsWith(o));
-    },
+    isComment,
+    isLoose: (line) =>
+      BARE_DOTS.test(line) || (isComment(line) && saysLeftOut(m, line, (loose ??= looseWords(d)))),
+    trailing: (line) => trailingPlaceholder(m, line),
   };
+}
+
+/** A line of dots and nothing else: `...`, `…`, `⋮`. */
+const BARE_DOTS = /^\s*(?:\.{3,}|…+|⋮|⋯)\s*$/;
+
+/**
+ * Words that say, in a comment that stands alone where code went, that the code is elsewhere or
+ * left out: the marks that name what is left ("rest", "other", "existing"; not "all", "more",
+ * "additional", "prior": a licence's "prior written permission"), the strong words, the weak words
+ * that say it stays, and words of likeness ("similar", "ditto").
+ */
+function looseWords(d: PhraseData): Set<string> {
+  const g = d.general;
+  const marks = ['rest', 'remainder', 'remaining', 'existing', 'previous', 'original', 'old'];
+  const weak = ['same', 'kept', 'remains', 'remain', 'stays', 'stay', 'preserved', 'intact'];
+  return new Set([
+    ...marks,
+    ...['other', 'others', ...weak, 'similar', 'similarly', 'likewise', 'ditto', 'repeat'],
+    ...['unchanged', 'omitted', 'truncated', 'elided', 'snipped', 'skipped'],
+    ...(g ? [...g.foreign.mark, ...g.foreign.strong, ...g.strong] : []).filter(
+      (w) => !w.includes('_'),
+    ),
+  ]);
+}
+
+/**
+ * Words that say why code went rather than that it is left out, or explain rather than stand for
+ * code: a developer who deletes a block and leaves `// moved to utils.ts` or `// removed: no
+ * longer needed` truncated nothing; with the general rule's vetoes ("if", "because", "we", ...).
+ */
+const WHY_GONE = new Set([
+  'moved',
+  'move',
+  'removed',
+  'remove',
+  'deleted',
+  'delete',
+  'deprecated',
+  'replaced',
+  'refactored',
+  'extracted',
+  'obsolete',
+  'unused',
+  'dead',
+  'disabled',
+  'longer',
+  'instead',
+  'now',
+  'migrated',
+  'inlined',
+  'copyright',
+  'license',
+  'param',
+  'returns',
+]);
+
+/** A sentence that runs on to the next line: it ends on a word that needs one after it. */
+const CONTINUES = /\b(?:the|a|an|and|or|of|to|that|in|with|from|as|by|at|its|their)$/i;
+
+/** At most this many words in a comment the ALONE rule reads. */
+const LOOSE_MAX_WORDS = 12;
+
+/**
+ * Does a comment line that no phrase takes say that code is left out: dots before or after its
+ * words, or one of the loose words, in at most LOOSE_MAX_WORDS words, none a veto? (Not an inner
+ * line of a block comment: ` * Same as hook() however ...` is prose of a doc comment.)
+ */
+function saysLeftOut(m: Compiled, line: string, loose: Set<string>): boolean {
+  // doc comments (` * ...`, `/** ... */`, `/// ...`) are prose about code, not a stand-in for it
+  if (/^\s*(?:\*|\/\*\*|\/\/\/)/.test(line)) return false;
+  const body = commentBody(m, line);
+  if (body === null) return false;
+  const bare = body.trim();
+  // a line of a longer sentence (`// within a view, and it remains specific to that request,`), or
+  // one that names code by its calls and paths (`// same as app.listen(0, done)`), explains
+  if (/[,(]$|\w\(|\w\.\w|`/.test(bare) || CONTINUES.test(bare)) return false;
+  if (bare.split('(').length > bare.split(')').length) return false;
+  const framed = frameOf(m, bare).starts || BARE_DOTS.test(bare);
+  const words = bare
+    .toLowerCase()
+    .replace(m.dotsRe, ' ')
+    .replace(/[^\p{L}\p{M}\p{N}\s]/gu, ' ')
+    .split(/\s+/)
+    .filter((w) => w !== '');
+  const veto = m.d.general?.veto ?? [];
+  if (words.length > LOOSE_MAX_WORDS) return false;
+  if (words.some((w) => WHY_GONE.has(w) || (w !== 'see' && veto.includes(w)))) return false;
+  return framed || words.some((w) => loose.has(w));
+}
+
+/**
+ * Openers of a comment after code, each found by a string search (a regex over every line of a
+ * 15 MB file costs 200 ms): what the search finds, and the opener it may be.
+ */
+const TRAIL_OPENERS: ReadonlyArray<readonly [string, readonly string[]]> = [
+  ['/', ['/*', '//']],
+  ['#', ['#']],
+  ['<!--', ['<!--']],
+  ['--', ['--']],
+];
+/** Before a block opener or `//`: white space, a bracket or a separator (`http://` is no comment); before `#`, `--`: white space. */
+const BEFORE_OPENER = /[\s;,{}()[\]>]/;
+/** Words without which no trailing comment is tried (the cost of a 15 MB file of commented code lines). */
+const TRAIL_WORDS =
+  /\.\.|…|rest|remain|unchang|existing|same|other|omit|previous|original|before|keep|etc|elide|truncat|snip|brevity|untouched|identical|more|prior|similar|ditto|preserv|intact|as is/i;
+
+/** The first comment opener after code on a line: where it is and what it is, or null. */
+function trailingOpener(line: string): { at: number; opener: string } | null {
+  let best: { at: number; opener: string } | null = null;
+  for (const [find, openers] of TRAIL_OPENERS) {
+    for (let at = line.indexOf(find, 1), tries = 0; at !== -1 && tries < 4; tries++) {
+      const opener = openers.find((o) => line.startsWith(o, at));
+      const next = opener === undefined ? '' : line.charAt(at + opener.length);
+      const prev = line.charAt(at - 1);
+      const ok =
+        opener !== undefined &&
+        (next === '' || next === ' ' || next === '\t' || next === '.' || next === '…') &&
+        (opener === '#' || opener === '--'
+          ? prev === ' ' || prev === '\t'
+          : BEFORE_OPENER.test(prev));
+      if (ok) {
+        if (best === null || at < best.at) best = { at, opener };
+        break;
+      }
+      at = line.indexOf(find, at + find.length);
+    }
+  }
+  // `{/*` of JSX: the brace belongs to the comment
+  if (best?.opener === '/*' && line.charAt(best.at - 1) === '{')
+    best = { at: best.at - 1, opener: '{/*' };
+  return best;
+}
+
+/**
+ * The placeholder comment after code on the same line: `const routes = [ /* ... other routes ... * / ];`,
+ * `pass  # rest of the method unchanged`. An opener inside a string (an odd number of quotes
+ * before it: `x = '  // ... rest unchanged'`) or after a backtick (a Markdown code span) is no
+ * comment; `#` and `--` need words (`cmd -- ...` passes arguments on).
+ */
+function trailingPlaceholder(m: Compiled, line: string): string | null {
+  if (line.length > 400) return null;
+  const hit = trailingOpener(line);
+  if (hit === null) return null;
+  const { at, opener } = hit;
+  let comment = line.slice(at);
+  const closer = opener === '<!--' ? '-->' : opener.endsWith('/*') ? '*/' : null;
+  if (closer !== null) {
+    const end = comment.indexOf(closer);
+    if (end !== -1) comment = comment.slice(0, end + closer.length + (opener === '{/*' ? 1 : 0));
+  }
+  if (!TRAIL_WORDS.test(comment)) return null;
+  if ((opener === '#' || opener === '--') && !/\p{L}{2}/u.test(comment)) return null;
+  const before = line.slice(0, at);
+  if (before.trim() === '' || before.includes('`')) return null;
+  let single = 0;
+  let double = 0;
+  for (let k = 0; k < at; k++) {
+    const c = line.charCodeAt(k);
+    if (c === 39) single++;
+    else if (c === 34) double++;
+  }
+  if (single % 2 === 1 || double % 2 === 1) return null;
+  return isPlaceholder(m, comment) ? comment.trim() : null;
 }
 
 function compileMatcher(d: PhraseData): Compiled {
@@ -212,17 +393,16 @@ function commentBody(m: Compiled, line: string): string | null {
   const open = m.opens.find((o) => lower.startsWith(o));
   if (open === undefined) return null; // not a comment line
   t = t.slice(open.length);
+  // openers that code starts with too (`! function () {...}`, `::std::x = y;`, `" a string" +`): a comment only without code's punctuation
+  if ((open === '! ' || open === '" ' || open === '::') && /[;{}=+]/.test(t)) return null;
   // a doubled one-character opener: `;; ... rest of input handling`, `%% ...`, `## ...`
   while (open.length === 1 && t.startsWith(open)) t = t.slice(1);
   // a doc comment's opener: `/** ... */`
   if (open === '/*') t = t.replace(/^\*+/, '');
   // a quote that closes and code follows is a string in a list, not a comment: `'not modified' : 304,`
-  if (
-    (open === "'" || open === '"') &&
-    /^[^']*'\s*(?:[:,)\]=+;.]|$)/.test(t) &&
-    !/^[^']*\w'\w/.test(t)
-  )
-    return null;
+  // (vim's `" ` the same: `" world",` is a string)
+  if (open === "'" && /^[^']*'\s*(?:[:,)\]=+;.]|$)/.test(t) && !/^[^']*\w'\w/.test(t)) return null;
+  if (open === '" ' && /"\s*(?:[:,)\]=+;.]|$)/.test(t)) return null;
   // a block comment's inner line indented past its `*` quotes code: a docs example (` *     // ...`)
   if (open === '*' && /^(?: {2,}|\t)/.test(t)) return null;
   const close = m.closes.find((c) => t.trimEnd().endsWith(c));
@@ -845,30 +1025,58 @@ export interface Elision {
 const NEAR = 1;
 
 /**
+ * The ALONE rule: a comment on weaker words (Matcher.isLoose) is a placeholder where it is all a
+ * hunk adds (with at most ALONE_MAX_ADDED comment lines, blanks and brackets) in place of at least
+ * ALONE_MIN removed lines of code. A developer who rewrites code adds code; one who deletes a block
+ * and explains it says why (`// moved to utils.ts`); an agent that truncates leaves one line.
+ */
+const ALONE_MIN = 5;
+const ALONE_MAX_ADDED = 3;
+
+/** How a candidate line was found: a whole comment line, a comment after code, or weaker words (ALONE). */
+type Kind = 'line' | 'trailing' | 'alone';
+
+interface Candidate extends Elision {
+  kind: Kind;
+}
+
+/**
  * Placeholder lines in `newText` that stand where code of `oldText` was
  * removed: added in a hunk (at NEAR lines of context) that also removes
  * lines. A placeholder the file already had, or one added where nothing was
  * removed (`// keep the existing behaviour`, a `// ...` in a docs example),
- * is not a truncation. Texts too large to diff in memory fall back to "the
- * file lost lines", which fails closed. Stops at `limit`.
+ * is not a truncation. A placeholder after code on the same line counts only
+ * when its comment is new (not a line rewritten with its comment kept); a
+ * comment on weaker words only where it stands alone (ALONE_MIN). Texts too
+ * large to diff in memory fall back to "the file lost lines", which fails
+ * closed. Stops at `limit`.
  */
 export function findElisions(newText: string, oldText: string, limit = 3): Elision[] {
-  const candidates: Elision[] = [];
+  const m = (matcher ??= makeMatcher(data as PhraseData));
   const lines = newText.split('\n');
-  for (let i = 0; i < lines.length; i++) {
-    const line = lines[i]!;
-    if ((i & 0xfff) === 0) checkBudget();
-    if (isElisionLine(line)) candidates.push({ line: i + 1, text: line.trim() });
-  }
+  const candidates = scan(lines, m);
   if (candidates.length === 0) return [];
   const hunks = diffHunks(oldText, newText, NEAR);
-  if (hunks === null) return undiffable(candidates, lines, oldText, limit);
-  const m = (matcher ??= makeMatcher(data as PhraseData));
-  const inPlace = new Set<number>();
+  if (hunks === null)
+    return undiffable(
+      candidates.filter((c) => c.kind !== 'alone'),
+      lines,
+      oldText,
+      limit,
+    );
+  const inPlace = new Map<number, Hunk>();
+  const added = new Set<number>();
+  const alone = new Set<number>();
   for (const h of hunks) {
     // code removed: a removed line that is neither blank nor a comment (a comment
     // rewritten around a docs example's `...` removes no code)
-    if (!h.lines.some((l) => l.startsWith('-') && !onlyComment(l.slice(1)))) continue;
+    const removedCode = h.lines.filter((l) => l.startsWith('-') && !onlyComment(l.slice(1)));
+    if (removedCode.length === 0) continue;
+    const adds = h.lines.filter((l) => l.startsWith('+') && !TRIVIAL.test(l.slice(1)));
+    const standsAlone =
+      removedCode.filter((l) => !TRIVIAL.test(l.slice(1))).length >= ALONE_MIN &&
+      adds.length <= ALONE_MAX_ADDED &&
+      adds.every((l) => m.isComment(l.slice(1)) || BARE_DOTS.test(l.slice(1)));
     let n = h.newStart;
     h.lines.forEach((l, k) => {
       // an added line in a hunk that removes lines; or a placeholder that was already
@@ -876,13 +1084,47 @@ export function findElisions(newText: string, oldText: string, limit = 3): Elisi
       // two harmless-looking steps that make one truncation)
       const borders =
         l.startsWith(' ') && (h.lines[k - 1]?.startsWith('-') || h.lines[k + 1]?.startsWith('-'));
-      if (l.startsWith('+') || borders) inPlace.add(n);
+      if (l.startsWith('+') || borders) inPlace.set(n, h);
+      if (l.startsWith('+')) added.add(n);
+      if (l.startsWith('+') && standsAlone) alone.add(n);
       if (!l.startsWith('-')) n++;
     });
   }
   return candidates
-    .filter((c) => inPlace.has(c.line) && !continuesProse(lines, c.line - 1, m))
-    .slice(0, limit);
+    .filter((c) => {
+      const h = inPlace.get(c.line);
+      if (h === undefined || continuesProse(lines, c.line - 1, m)) return false;
+      if (c.kind === 'alone') return alone.has(c.line);
+      // after code: a new comment, not one the removed lines had (`f(1) // same as before` -> `f(2) // ...`)
+      if (c.kind === 'trailing')
+        return added.has(c.line) && !h.lines.some((l) => l.startsWith('-') && l.includes(c.text));
+      return true;
+    })
+    .slice(0, limit)
+    .map(({ line, text }) => ({ line, text }));
+}
+
+/** A line of brackets and punctuation only (`}`, `});`, `]`), or blank: no code of its own. */
+const TRIVIAL = /^[\s{}()[\];,]*$/;
+
+/** Every line's look: a whole placeholder line, a placeholder after code, or weaker words (checked by the hunk). */
+function scan(lines: readonly string[], m: Matcher): Candidate[] {
+  const out: Candidate[] = [];
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i]!;
+    if ((i & 0xfff) === 0) checkBudget();
+    if (m.isPlaceholder(line)) {
+      out.push({ line: i + 1, text: line.trim(), kind: 'line' });
+      continue;
+    }
+    // (a comment line's own `//` is no comment after code: ` *     // ...` quotes code in a doc comment)
+    const comment = m.isComment(line);
+    const after = comment ? null : m.trailing(line);
+    if (after !== null) out.push({ line: i + 1, text: after, kind: 'trailing' });
+    else if ((comment || BARE_DOTS.test(line)) && m.isLoose(line))
+      out.push({ line: i + 1, text: line.trim(), kind: 'alone' });
+  }
+  return out;
 }
 
 /**
@@ -893,7 +1135,7 @@ export function findElisions(newText: string, oldText: string, limit = 3): Elisi
  * candidate checks the call's budget.
  */
 function undiffable(
-  candidates: readonly Elision[],
+  candidates: readonly Candidate[],
   lines: readonly string[],
   oldText: string,
   limit: number,
@@ -903,9 +1145,16 @@ function undiffable(
   for (const c of candidates) {
     if (out.length >= limit) break;
     checkBudget();
-    let had = known.get(c.text);
-    if (had === undefined) known.set(c.text, (had = hasLine(oldText, c.text)));
-    if (!had && !insertedBetweenNeighbours(lines, c.line - 1, oldText)) out.push(c);
+    // a comment after code is new when the old text has it nowhere (a line rewritten keeps it)
+    const key = `${c.kind}\n${c.text}`;
+    let had = known.get(key);
+    if (had === undefined)
+      known.set(
+        key,
+        (had = c.kind === 'trailing' ? oldText.includes(c.text) : hasLine(oldText, c.text)),
+      );
+    if (!had && !insertedBetweenNeighbours(lines, c.line - 1, oldText))
+      out.push({ line: c.line, text: c.text });
   }
   return out;
 }
