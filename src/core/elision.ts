@@ -1057,13 +1057,7 @@ export function findElisions(newText: string, oldText: string, limit = 3): Elisi
   const candidates = scan(lines, m);
   if (candidates.length === 0) return [];
   const hunks = diffHunks(oldText, newText, NEAR);
-  if (hunks === null)
-    return undiffable(
-      candidates.filter((c) => c.kind !== 'alone'),
-      lines,
-      oldText,
-      limit,
-    );
+  if (hunks === null) return undiffable(candidates, lines, oldText, limit);
   const inPlace = new Map<number, Hunk>();
   const added = new Set<number>();
   const alone = new Set<number>();
@@ -1153,8 +1147,12 @@ function undiffable(
         key,
         (had = c.kind === 'trailing' ? oldText.includes(c.text) : hasLine(oldText, c.text)),
       );
-    if (!had && !insertedBetweenNeighbours(lines, c.line - 1, oldText))
-      out.push({ line: c.line, text: c.text });
+    if (had) continue;
+    const placed =
+      c.kind === 'alone'
+        ? aloneInOld(lines, c.line - 1, oldText)
+        : !insertedBetweenNeighbours(lines, c.line - 1, oldText);
+    if (placed) out.push({ line: c.line, text: c.text });
   }
   return out;
 }
@@ -1167,6 +1165,41 @@ function hasLine(text: string, trimmed: string): boolean {
     if (end === -1) end = text.length;
     if (text.slice(start, at).trim() === '' && text.slice(at + trimmed.length, end).trim() === '')
       return true;
+  }
+  return false;
+}
+
+/**
+ * The ALONE rule without hunks (a text too large to diff): line `i`'s nearest non-blank
+ * neighbours stood in `oldText` with at least ALONE_MIN lines of code between them and nothing
+ * else new beside it (the neighbours are old lines). Looked up by string search: at most 64 places
+ * where the line above occurs, 2,000 lines after each; past that it answers no (the whole-line
+ * rules still apply).
+ */
+function aloneInOld(lines: readonly string[], i: number, oldText: string): boolean {
+  let a = i - 1;
+  while (a >= 0 && lines[a]!.trim() === '') a--;
+  let b = i + 1;
+  while (b < lines.length && lines[b]!.trim() === '') b++;
+  if (a < 0 || b >= lines.length) return false;
+  const needle = `${lines[a]!}\n`;
+  const below = lines[b]!;
+  let at = oldText.startsWith(needle) ? 0 : oldText.indexOf(`\n${needle}`);
+  for (let tries = 0; at !== -1 && tries < 64; tries++) {
+    let from =
+      at === 0 && tries === 0 && oldText.startsWith(needle)
+        ? needle.length
+        : at + 1 + needle.length;
+    let code = 0;
+    for (let k = 0; k < 2000 && from < oldText.length; k++) {
+      let end = oldText.indexOf('\n', from);
+      if (end === -1) end = oldText.length;
+      const l = oldText.slice(from, end);
+      if (l === below) return code >= ALONE_MIN;
+      if (!onlyComment(l) && !TRIVIAL.test(l)) code++;
+      from = end + 1;
+    }
+    at = oldText.indexOf(`\n${needle}`, at + 1);
   }
   return false;
 }

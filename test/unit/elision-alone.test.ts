@@ -192,9 +192,14 @@ describe('placeholders: the ALONE rule (what was removed, beside what the commen
       expect(replacing(`    ${line}`, 20), line).toBe(false);
   });
 
-  it('not in a file too large to diff (no hunks to read): the whole-line rules only', () => {
+  it('in a file too large to diff: caught where its neighbours stood five or more code lines apart, not fewer, not beside new code', () => {
     const big = file(6000);
-    const cut = [...big.slice(0, 100), '    // similar for the other fields', ...big.slice(140)];
-    expect(findElisions(cut.join('\n'), big.join('\n'))).toEqual([]);
+    const at = (neu: string[]) => findElisions(neu.join('\n'), big.join('\n'));
+    const alone = '    // similar for the other fields';
+    expect(at([...big.slice(0, 100), alone, ...big.slice(140)])).toHaveLength(1);
+    expect(at([...big.slice(0, 100), alone, ...big.slice(105)])).toHaveLength(1);
+    expect(at([...big.slice(0, 100), alone, ...big.slice(104)])).toEqual([]);
+    expect(at([...big.slice(0, 100), alone, '    fresh(1);', ...big.slice(140)])).toEqual([]);
+    expect(at([...big.slice(0, 100), alone, ...big.slice(100)])).toEqual([]);
   });
 });
