@@ -10,6 +10,12 @@
  *                                                 adds every non-merge commit of a real history: each
  *                                                 changed file's old and new text through findElisions
  *   node scripts/elision-figures.mjs --timing     the rule's cost on a 15 MB file and on a typical edit
+ *   EXPRESS=... node scripts/elision-figures.mjs --alone
+ *                                                 adds the ALONE case on comments it was not tuned on: every
+ *                                                 comment line of the files inTheirFiles reads that the real
+ *                                                 comment sets do not hold, each alone where 20 lines went;
+ *                                                 and the code lines with a comment after the code read as a
+ *                                                 placeholder there
  *
  * Real comments are measured twice: as the developer wrote them (added to
  * their own file where nothing was removed: must never fire), and in the
@@ -92,11 +98,22 @@ if (!args.has('--timing')) {
       `${n} near misses (tuning data): beside rewritten code ${beside.flagged} / ${near.length}; alone where 20 lines went ${aloneFigures(near).length} / ${near.length}`,
     );
   }
-  const own = inTheirFiles();
+  const own = inTheirFiles(args.has('--alone') ? new Set(realComments.map((c) => c.trim())) : null);
   console.log(
     `real comments in their own files (${own.sources}), each added where nothing was removed: flagged ${pct2(own.flagged.length, own.comments)}`,
   );
   for (const m of own.flagged) console.log(`      flagged: ${m}`);
+  if (own.fresh) {
+    const f = aloneFigures(own.fresh);
+    console.log(
+      `comments of those files no real comment set holds, each alone where 20 lines went: flagged ${pct2(f.length, own.fresh.length)}`,
+    );
+    for (const m of f) console.log(`      flagged: ${m}`);
+    console.log(
+      `code lines with a comment after the code (${own.trailing.lines}) read as a placeholder there: ${own.trailing.flagged.length}`,
+    );
+    for (const m of own.trailing.flagged) console.log(`      flagged: ${m}`);
+  }
 }
 
 if (args.has('--heldout')) {
@@ -142,7 +159,7 @@ function aloneFigures(comments) {
  * node_modules packages' sources, each in its file as an edit that adds it
  * and removes nothing: the file without the line becomes the file with it.
  */
-function inTheirFiles() {
+function inTheirFiles(known) {
   const files = [];
   const walk = (base, rel, keep) => {
     for (const name of readdirSync(path.join(base, rel)).sort()) {
@@ -184,8 +201,22 @@ function inTheirFiles() {
   }
   let comments = 0;
   const flagged = [];
+  const fresh = new Set();
+  const trailing = { lines: 0, flagged: [] };
   for (const { label, text } of files) {
     const lines = text.split('\n');
+    if (known)
+      for (const line of lines) {
+        const t = line.trim();
+        if (/^(\/\/|\/\*|\*|#|<!--|--)/.test(t) && /[A-Za-z]{2}/.test(t) && !known.has(t))
+          fresh.add(t);
+        else if (/\S\s*(?:\/\/|\/\*|#|<!--|--)\s/.test(t) && t.length <= 400) {
+          trailing.lines++;
+          const alone = ['x = 1', '  ' + t, 'y = 2'].join('\n');
+          if (findElisions(alone, ['x = 1', 'a = 1', 'b = 2', 'y = 2'].join('\n'), 1).length > 0)
+            trailing.flagged.push(`${label}: ${t}`);
+        }
+      }
     // only the comment lines the rule looks at as candidates cost a diff: the others cannot fire
     lines.forEach((line, i) => {
       const t = line.trim();
@@ -196,7 +227,7 @@ function inTheirFiles() {
       if (findElisions(text, old, 1).length > 0) flagged.push(`${label}:${i + 1}: ${t}`);
     });
   }
-  return { comments, flagged, sources };
+  return { comments, flagged, sources, fresh: known ? [...fresh] : null, trailing };
 }
 
 /** Every non-merge commit of a history: each modified text file's old and new text through the rule. */
