@@ -12,8 +12,11 @@
  *   placeholder where it is all a hunk adds in place of at least five removed
  *   lines of code; beside rewritten code, or where few lines went, it is not.
  */
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { findElisions, isElisionLine } from '../../src/core/elision.js';
+import { ROOT } from '../helpers.js';
 
 const code = (i: number) => `    total_${i} = weigh(value_${i}, ${i});`;
 const file = (n: number) => Array.from({ length: n }, (_, i) => code(i));
@@ -201,5 +204,21 @@ describe('placeholders: the ALONE rule (what was removed, beside what the commen
     expect(at([...big.slice(0, 100), alone, ...big.slice(104)])).toEqual([]);
     expect(at([...big.slice(0, 100), alone, '    fresh(1);', ...big.slice(140)])).toEqual([]);
     expect(at([...big.slice(0, 100), alone, ...big.slice(100)])).toEqual([]);
+  });
+});
+
+describe('placeholders: set 12 (real, collected after set 11 was measured; held out for the next round)', () => {
+  it('is the frozen set: 68 placeholders and 45 near misses, each with its search word (no rule is run on it here)', () => {
+    const set12 = JSON.parse(
+      readFileSync(path.join(ROOT, 'test', 'corpus', 'elision', 'heldout-12-real.json'), 'utf8'),
+    ) as {
+      placeholders: Array<{ text: string; search: string }>;
+      nearMisses: Array<{ text: string; search: string }>;
+    };
+    expect(set12.placeholders).toHaveLength(68);
+    expect(set12.nearMisses).toHaveLength(45);
+    expect(new Set([...set12.placeholders, ...set12.nearMisses].map((p) => p.search)).size).toBe(
+      23,
+    );
   });
 });
