@@ -99,8 +99,12 @@ export interface Matcher {
    * run of removed code (findElisions' ALONE rule).
    */
   isLoose(line: string): boolean;
-  /** The comment after code on the same line when it is a placeholder (`pass  # rest unchanged`), else null. */
-  trailing(line: string): string | null;
+  /**
+   * The comment after code on the same line when it is a placeholder (`pass  # rest unchanged`),
+   * or (`loose`) when it is all a bracket pair holds and says weaker words (`<td>{/* existing
+   * cells * /}</td>`): a placeholder by the ALONE rule; else null.
+   */
+  trailing(line: string): { text: string; loose: boolean } | null;
 }
 
 const ASCII = /^[\x00-\x7f]*$/;
@@ -142,7 +146,14 @@ export function makeMatcher(d: PhraseData): Matcher {
     isComment,
     isLoose: (line) =>
       BARE_DOTS.test(line) || (isComment(line) && saysLeftOut(m, line, (loose ??= looseWords(d)))),
-    trailing: (line) => trailingPlaceholder(m, line),
+    trailing(line) {
+      const found = trailingComment(line);
+      if (found === null) return null;
+      if (isPlaceholder(m, found.comment)) return { text: found.comment.trim(), loose: false };
+      return found.enclosed && saysLeftOut(m, found.comment, (loose ??= looseWords(d)))
+        ? { text: found.comment.trim(), loose: true }
+        : null;
+    },
   };
 }
 
@@ -283,16 +294,27 @@ function trailingOpener(line: string): { at: number; opener: string } | null {
  * before it: `x = '  // ... rest unchanged'`) or after a backtick (a Markdown code span) is no
  * comment; `#` and `--` need words (`cmd -- ...` passes arguments on).
  */
-function trailingPlaceholder(m: Compiled, line: string): string | null {
+/**
+ * The comment after code, when it could be a placeholder: a word of TRAIL_WORDS in it, words
+ * after `#` and `--`, and no string or Markdown code span open where it starts. `enclosed`: it is
+ * all a bracket pair holds (`[ /* ... * / ]`, `>{/* existing rows * /}<`): the container's
+ * content stands there.
+ */
+function trailingComment(line: string): { comment: string; enclosed: boolean } | null {
   if (line.length > 400) return null;
   const hit = trailingOpener(line);
   if (hit === null) return null;
   const { at, opener } = hit;
   let comment = line.slice(at);
   const closer = opener === '<!--' ? '-->' : opener.endsWith('/*') ? '*/' : null;
+  let after = '';
   if (closer !== null) {
     const end = comment.indexOf(closer);
-    if (end !== -1) comment = comment.slice(0, end + closer.length + (opener === '{/*' ? 1 : 0));
+    if (end !== -1) {
+      const stop = end + closer.length + (opener === '{/*' ? 1 : 0);
+      after = comment.slice(stop);
+      comment = comment.slice(0, stop);
+    }
   }
   if (!TRAIL_WORDS.test(comment)) return null;
   if ((opener === '#' || opener === '--') && !/\p{L}{2}/u.test(comment)) return null;
@@ -306,7 +328,8 @@ function trailingPlaceholder(m: Compiled, line: string): string | null {
     else if (c === 34) double++;
   }
   if (single % 2 === 1 || double % 2 === 1) return null;
-  return isPlaceholder(m, comment) ? comment.trim() : null;
+  const enclosed = closer !== null && /[[{(>]\s*$/.test(before) && /^\s*[\]})<]/.test(after);
+  return { comment, enclosed };
 }
 
 function compileMatcher(d: PhraseData): Compiled {
@@ -407,8 +430,16 @@ function commentBody(m: Compiled, line: string): string | null {
   if (open === '*' && /^(?: {2,}|\t)/.test(t)) return null;
   const close = m.closes.find((c) => t.trimEnd().endsWith(c));
   // runs of white space read as one: `//    Keep  the  rest  of  the  functions  (...)`
-  return (close === undefined ? t : t.trimEnd().slice(0, -close.length)).replace(/\s+/g, ' ');
+  // a ruler around the words is decoration: `# --- (Rest of your code ...) ---`, `#-- ... more subclasses`
+  return (close === undefined ? t : t.trimEnd().slice(0, -close.length))
+    .replace(/\s+/g, ' ')
+    .replace(RULER_BEFORE, ' ')
+    .replace(RULER_AFTER, ' ');
 }
+
+/** A run of rule characters before the words or after them (not a lone `-` or `*`: a list's bullet). */
+const RULER_BEFORE = /^\s*[-=~_#*]{2,}(?=\s|\.|…|\(|\[|$)/;
+const RULER_AFTER = /(?<=\s|\.|…|\)|\])[-=~_#*]{2,}\s*$/;
 
 interface Frame {
   /** Dots before the first word. */
@@ -718,13 +749,16 @@ const restOfCodeKept: Rule = (c, { input, shape }) => {
   );
 };
 
+/** Status words that open a remark in brackets as "omitted" does: "[UNCHANGED functions from the provided snippet, ...]" */
+const BRACKET_STATUS = new Set(['unchanged', 'untouched', 'unmodified']);
+
 /**
- * a word that can only mean "left out" opens a remark in brackets naming code:
+ * a word that can only mean "left out" (or a status word) opens a remark in brackets naming code:
  * "[omitted state variables and event definitions for brevity]", "[Omitted ... logic for brevity, keeping ...]"
  */
 const bracketedCut: Rule = (c, { input, shape }) =>
   (shape.wrapped &&
-    c.cut.has(input[0]!) &&
+    (c.cut.has(input[0]!) || BRACKET_STATUS.has(input[0]!)) &&
     input.some((w, k) => k > 0 && (c.nouns.has(w) || c.mark.has(w) || w === 'brevity'))) ||
   undefined;
 
@@ -1038,6 +1072,8 @@ type Kind = 'line' | 'trailing' | 'alone';
 
 interface Candidate extends Elision {
   kind: Kind;
+  /** The placeholder is a comment after code (its text is the comment, not the line). */
+  after?: boolean;
 }
 
 /**
@@ -1058,6 +1094,35 @@ export function findElisions(newText: string, oldText: string, limit = 3): Elisi
   if (candidates.length === 0) return [];
   const hunks = diffHunks(oldText, newText, NEAR);
   if (hunks === null) return undiffable(candidates, lines, oldText, limit);
+  const afterCode = new Set(candidates.filter((c) => c.after).map((c) => c.line));
+  const { inPlace, added, alone } = readHunks(hunks, m, afterCode);
+  return candidates
+    .filter((c) => {
+      const h = inPlace.get(c.line);
+      if (h === undefined || continuesProse(lines, c.line - 1, m)) return false;
+      // after code: a new comment, not one the removed lines had (`f(1) // same as before` -> `f(2) // ...`)
+      if (
+        c.after &&
+        (!added.has(c.line) || h.lines.some((l) => l[0] === '-' && l.includes(c.text)))
+      )
+        return false;
+      return c.kind === 'alone' ? alone.has(c.line) : true;
+    })
+    .slice(0, limit)
+    .map(({ line, text }) => ({ line, text }));
+}
+
+/**
+ * What each hunk that removes code says about its new lines: in place (added, or an old line
+ * bordering removed ones), added, and added ALONE (all its hunk adds, with at most
+ * ALONE_MAX_ADDED comment lines or lines whose comment after code is a candidate, in place of
+ * ALONE_MIN or more lines of code).
+ */
+function readHunks(
+  hunks: readonly Hunk[],
+  m: Matcher,
+  afterCode: ReadonlySet<number>,
+): { inPlace: Map<number, Hunk>; added: Set<number>; alone: Set<number> } {
   const inPlace = new Map<number, Hunk>();
   const added = new Set<number>();
   const alone = new Set<number>();
@@ -1066,11 +1131,9 @@ export function findElisions(newText: string, oldText: string, limit = 3): Elisi
     // rewritten around a docs example's `...` removes no code)
     const removedCode = h.lines.filter((l) => l.startsWith('-') && !onlyComment(l.slice(1)));
     if (removedCode.length === 0) continue;
-    const adds = h.lines.filter((l) => l.startsWith('+') && !TRIVIAL.test(l.slice(1)));
-    const standsAlone =
-      removedCode.filter((l) => !TRIVIAL.test(l.slice(1))).length >= ALONE_MIN &&
-      adds.length <= ALONE_MAX_ADDED &&
-      adds.every((l) => m.isComment(l.slice(1)) || BARE_DOTS.test(l.slice(1)));
+    const mine: number[] = [];
+    let standsAlone = removedCode.filter((l) => !TRIVIAL.test(l.slice(1))).length >= ALONE_MIN;
+    let adds = 0;
     let n = h.newStart;
     h.lines.forEach((l, k) => {
       // an added line in a hunk that removes lines; or a placeholder that was already
@@ -1079,23 +1142,20 @@ export function findElisions(newText: string, oldText: string, limit = 3): Elisi
       const borders =
         l.startsWith(' ') && (h.lines[k - 1]?.startsWith('-') || h.lines[k + 1]?.startsWith('-'));
       if (l.startsWith('+') || borders) inPlace.set(n, h);
-      if (l.startsWith('+')) added.add(n);
-      if (l.startsWith('+') && standsAlone) alone.add(n);
+      if (l.startsWith('+')) {
+        added.add(n);
+        mine.push(n);
+        const text = l.slice(1);
+        if (!TRIVIAL.test(text)) {
+          adds++;
+          if (!m.isComment(text) && !BARE_DOTS.test(text) && !afterCode.has(n)) standsAlone = false;
+        }
+      }
       if (!l.startsWith('-')) n++;
     });
+    if (standsAlone && adds <= ALONE_MAX_ADDED) for (const a of mine) alone.add(a);
   }
-  return candidates
-    .filter((c) => {
-      const h = inPlace.get(c.line);
-      if (h === undefined || continuesProse(lines, c.line - 1, m)) return false;
-      if (c.kind === 'alone') return alone.has(c.line);
-      // after code: a new comment, not one the removed lines had (`f(1) // same as before` -> `f(2) // ...`)
-      if (c.kind === 'trailing')
-        return added.has(c.line) && !h.lines.some((l) => l.startsWith('-') && l.includes(c.text));
-      return true;
-    })
-    .slice(0, limit)
-    .map(({ line, text }) => ({ line, text }));
+  return { inPlace, added, alone };
 }
 
 /** A line of brackets and punctuation only (`}`, `});`, `]`), or blank: no code of its own. */
@@ -1114,7 +1174,13 @@ function scan(lines: readonly string[], m: Matcher): Candidate[] {
     // (a comment line's own `//` is no comment after code: ` *     // ...` quotes code in a doc comment)
     const comment = m.isComment(line);
     const after = comment ? null : m.trailing(line);
-    if (after !== null) out.push({ line: i + 1, text: after, kind: 'trailing' });
+    if (after !== null)
+      out.push({
+        line: i + 1,
+        text: after.text,
+        kind: after.loose ? 'alone' : 'trailing',
+        after: true,
+      });
     else if ((comment || BARE_DOTS.test(line)) && m.isLoose(line))
       out.push({ line: i + 1, text: line.trim(), kind: 'alone' });
   }
@@ -1143,10 +1209,7 @@ function undiffable(
     const key = `${c.kind}\n${c.text}`;
     let had = known.get(key);
     if (had === undefined)
-      known.set(
-        key,
-        (had = c.kind === 'trailing' ? oldText.includes(c.text) : hasLine(oldText, c.text)),
-      );
+      known.set(key, (had = c.after ? oldText.includes(c.text) : hasLine(oldText, c.text)));
     if (had) continue;
     const placed =
       c.kind === 'alone'

@@ -207,6 +207,50 @@ describe('placeholders: the ALONE rule (what was removed, beside what the commen
   });
 });
 
+describe("placeholders: tuned on set 11's misses after its one measurement", () => {
+  it('a ruler around the words is decoration: `# --- (...) ---`, `#-- ... more X`', () => {
+    expect(isElisionLine('# --- (Rest of your main.py code - Parser, Lexer, etc.) ---')).toBe(true);
+    expect(isElisionLine('#-- ... more concrete handler subclasses')).toBe(true);
+    expect(isElisionLine('// === ... remaining helpers ... ===')).toBe(true);
+    // a section ruler, a bare ruler, a list's dash: not
+    for (const line of [
+      '// --- Original XMLHttpRequest',
+      '// ---',
+      '// ===== Helpers =====',
+      '# - rest of the args are forwarded',
+    ])
+      expect(isElisionLine(line), line).toBe(false);
+  });
+
+  it('a remark in brackets opened by a status word names code: `[UNCHANGED functions ...]`', () => {
+    expect(
+      isElisionLine('// [UNCHANGED helpers from the earlier answer, paste them back in]'),
+    ).toBe(true);
+    expect(isElisionLine('// (untouched methods of the base class)')).toBe(true);
+    for (const line of [
+      '// (unchanged since v2)',
+      '// [unchanged if the cache is warm]',
+      '// (unmodified by the parser)',
+    ])
+      expect(isElisionLine(line), line).toBe(false);
+  });
+
+  it('a comment after code that is all its bracket pair holds, on weaker words, counts by the ALONE rule', () => {
+    const line = '    <Cell kind="total">{/* existing amount expression */}</Cell>';
+    expect(replacing(line, 20)).toBe(true);
+    expect(replacing(line, 5)).toBe(true);
+    expect(replacing(line, 4)).toBe(false);
+    expect(besideRewrite(line)).toBe(false);
+    expect(addedOnly(line)).toBe(false);
+    // not outside a bracket pair, not with another line of code added, not saying why code went
+    expect(replacing('    render(cell); /* existing amount expression */', 20)).toBe(false);
+    expect(replacing('    const xs = [ /* moved to utils.ts */ ];', 20)).toBe(false);
+    const old = file(40);
+    const neu = [...old.slice(0, 10), line, '    total = sum(cells);', ...old.slice(30)];
+    expect(findElisions(neu.join('\n'), old.join('\n'))).toEqual([]);
+  });
+});
+
 describe('placeholders: set 12 (real, collected after set 11 was measured; held out for the next round)', () => {
   it('is the frozen set: 68 placeholders and 45 near misses, each with its search word (no rule is run on it here)', () => {
     const set12 = JSON.parse(
