@@ -77,6 +77,11 @@ if (!args.has('--timing')) {
     console.log(`  ${n.padEnd(28)} ${pct(f.caught, f.placeholders)}`);
     for (const m of f.missed) console.log(`      missed: ${m}`);
   }
+  const all = TUNING.flatMap((n) => texts(n));
+  const mixed = besideNewCode(all);
+  console.log(
+    `all tuning sets, each placeholder with a new line of code in the same hunk (no ALONE rule): caught ${pct(all.length - mixed.length, all.length)}`,
+  );
   const hard = elisionFigures([], realComments);
   console.log(
     `real comments, added in a hunk that rewrites code beside them: flagged ${pct2(hard.flagged, hard.comments)}`,
@@ -126,6 +131,10 @@ if (args.has('--heldout')) {
     [],
   );
   console.log(`HELD-OUT ${HELDOUT}: caught ${pct(held.caught, held.placeholders)}`);
+  const mixed = besideNewCode(set.placeholders.map((p) => p.text));
+  console.log(
+    `HELD-OUT ${HELDOUT}, each with a new line of code in the same hunk (the phrasing rules' share): caught ${pct(set.placeholders.length - mixed.length, set.placeholders.length)}`,
+  );
   const near = set.nearMisses.map((x) => x.text);
   console.log(
     `HELD-OUT ${HELDOUT} near misses: flagged beside rewritten code ${elisionFigures([], near).flagged} / ${near.length}, alone where 20 lines went ${aloneFigures(near).length} / ${near.length}`,
@@ -134,6 +143,31 @@ if (args.has('--heldout')) {
 
 if (args.has('--history')) history(process.env.EXPRESS);
 if (args.has('--timing')) timing();
+
+/**
+ * The placeholders missed when each replaces 20 lines of code together with one new line of code
+ * (a call the agent rewrote beside it): the ALONE rule cannot apply, only the phrasing rules.
+ */
+function besideNewCode(placeholders) {
+  const body = Array.from({ length: 30 }, (_, i) => `    total = total + weight_${i} * value_${i}`);
+  const old = ['def run(values):', ...body, '    return total', ''].join('\n');
+  return placeholders.filter(
+    (p) =>
+      findElisions(
+        [
+          'def run(values):',
+          ...body.slice(0, 5),
+          `    ${p}`,
+          '    total = rescale(total)',
+          ...body.slice(25),
+          '    return total',
+          '',
+        ].join('\n'),
+        old,
+        1,
+      ).length === 0,
+  );
+}
 
 /** The comments flagged when each is all an edit adds in place of 20 lines of code (findElisions' ALONE rule). */
 function aloneFigures(comments) {
