@@ -289,16 +289,12 @@ function trailingOpener(line: string): { at: number; opener: string } | null {
 }
 
 /**
- * The placeholder comment after code on the same line: `const routes = [ /* ... other routes ... * / ];`,
- * `pass  # rest of the method unchanged`. An opener inside a string (an odd number of quotes
- * before it: `x = '  // ... rest unchanged'`) or after a backtick (a Markdown code span) is no
- * comment; `#` and `--` need words (`cmd -- ...` passes arguments on).
- */
-/**
- * The comment after code, when it could be a placeholder: a word of TRAIL_WORDS in it, words
- * after `#` and `--`, and no string or Markdown code span open where it starts. `enclosed`: it is
- * all a bracket pair holds (`[ /* ... * / ]`, `>{/* existing rows * /}<`): the container's
- * content stands there.
+ * The comment after code on the same line, when it could be a placeholder
+ * (`const routes = [ /* ... other routes ... * / ];`, `pass  # rest of the method unchanged`):
+ * a word of TRAIL_WORDS in it. An opener inside a string (an odd number of quotes before it:
+ * `x = '  // ... rest unchanged'`) or after a backtick (a Markdown code span) is no comment; `#`
+ * and `--` need words (`cmd -- ...` passes arguments on). `enclosed`: it is all a bracket pair
+ * holds (`[ /* ... * / ]`, `>{/* existing rows * /}<`): the container's content stands there.
  */
 function trailingComment(line: string): { comment: string; enclosed: boolean } | null {
   if (line.length > 400) return null;
