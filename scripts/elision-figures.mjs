@@ -280,7 +280,12 @@ function history(gitDir) {
   for (const line of raw.split('\n')) {
     if (line.startsWith('C ')) commit = line.slice(2, 14);
     const m = /^:\d+ \d+ ([0-9a-f]{40}) ([0-9a-f]{40}) M\t(.+)$/.exec(line);
-    if (m && /\.(js|mjs|cjs|ts|md|json|yml|ya?ml|html|css|sh)$/.test(m[3]))
+    if (
+      m &&
+      /\.(js|mjs|cjs|ts|tsx|jsx|md|rst|json|ya?ml|toml|cfg|ini|html|css|sh|py|rb|go|rs|java|kt|c|h|cc|cpp|lua|sql)$/.test(
+        m[3],
+      )
+    )
       pairs.push({ commit, old: m[1], neu: m[2], file: m[3] });
   }
   const ids = [...new Set(pairs.flatMap((p) => [p.old, p.neu]))];

@@ -1091,15 +1091,18 @@ export function findElisions(newText: string, oldText: string, limit = 3): Elisi
   const hunks = diffHunks(oldText, newText, NEAR);
   if (hunks === null) return undiffable(candidates, lines, oldText, limit);
   const afterCode = new Set(candidates.filter((c) => c.after).map((c) => c.line));
-  const { inPlace, added, alone } = readHunks(hunks, m, afterCode);
+  const { inPlace, added, alone, shrinks } = readHunks(hunks, m, afterCode);
   return candidates
     .filter((c) => {
       const h = inPlace.get(c.line);
       if (h === undefined || continuesProse(lines, c.line - 1, m)) return false;
-      // after code: a new comment, not one the removed lines had (`f(1) // same as before` -> `f(2) // ...`)
+      // after code: a new comment, not one the removed lines had (`f(1) // same as before` -> `f(2) // ...`),
+      // in a hunk that loses lines (not a docs example's `pool.request(...)  # Etc, etc` in 200 new lines)
       if (
         c.after &&
-        (!added.has(c.line) || h.lines.some((l) => l[0] === '-' && l.includes(c.text)))
+        (!added.has(c.line) ||
+          !shrinks.has(c.line) ||
+          h.lines.some((l) => l[0] === '-' && l.includes(c.text)))
       )
         return false;
       return c.kind === 'alone' ? alone.has(c.line) : true;
@@ -1112,16 +1115,18 @@ export function findElisions(newText: string, oldText: string, limit = 3): Elisi
  * What each hunk that removes code says about its new lines: in place (added, or an old line
  * bordering removed ones), added, and added ALONE (all its hunk adds, with at most
  * ALONE_MAX_ADDED comment lines or lines whose comment after code is a candidate, in place of
- * ALONE_MIN or more lines of code).
+ * ALONE_MIN or more lines of code), and added in a hunk that loses lines (removes at least as
+ * many lines of code as it adds).
  */
 function readHunks(
   hunks: readonly Hunk[],
   m: Matcher,
   afterCode: ReadonlySet<number>,
-): { inPlace: Map<number, Hunk>; added: Set<number>; alone: Set<number> } {
+): { inPlace: Map<number, Hunk>; added: Set<number>; alone: Set<number>; shrinks: Set<number> } {
   const inPlace = new Map<number, Hunk>();
   const added = new Set<number>();
   const alone = new Set<number>();
+  const shrinks = new Set<number>();
   for (const h of hunks) {
     // code removed: a removed line that is neither blank nor a comment (a comment
     // rewritten around a docs example's `...` removes no code)
@@ -1150,8 +1155,10 @@ function readHunks(
       if (!l.startsWith('-')) n++;
     });
     if (standsAlone && adds <= ALONE_MAX_ADDED) for (const a of mine) alone.add(a);
+    const lost = removedCode.filter((l) => !TRIVIAL.test(l.slice(1))).length;
+    if (lost >= adds) for (const a of mine) shrinks.add(a);
   }
-  return { inPlace, added, alone };
+  return { inPlace, added, alone, shrinks };
 }
 
 /** A line of brackets and punctuation only (`}`, `});`, `]`), or blank: no code of its own. */

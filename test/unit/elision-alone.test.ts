@@ -113,6 +113,20 @@ describe('placeholders: after code on the same line', () => {
       expect(replacing(line, 20), line).toBe(false);
   });
 
+  it('not in a hunk that adds more lines than it removes: a docs example among new lines, one old line rewritten', () => {
+    const old = file(40);
+    const added = Array.from({ length: 12 }, (_, i) => `    example_${i}(options);`);
+    const neu = [
+      ...old.slice(0, 10),
+      '    total_10 = weigh(value_10, 10, strict);',
+      ...added.slice(0, 6),
+      '    pool.request(...)  # ... rest of the calls unchanged',
+      ...added.slice(6),
+      ...old.slice(11),
+    ];
+    expect(findElisions(neu.join('\n'), old.join('\n'))).toEqual([]);
+  });
+
   it('a comment line is no code line: a doc comment quoting `// ...` stays to the whole-line rules', () => {
     expect(besideRewrite('   *      // ...')).toBe(false);
     expect(besideRewrite('   *    // same as above')).toBe(false);
