@@ -160,6 +160,14 @@ export function makeMatcher(d: PhraseData): Matcher {
 /** A line of dots and nothing else: `...`, `…`, `⋮`. */
 const BARE_DOTS = /^\s*(?:\.{3,}|…+|⋮|⋯)\s*$/;
 
+/** Could the line be only dots? Its first character after spaces and tabs is `.` or past ASCII. */
+function mayBeDots(line: string): boolean {
+  let i = 0;
+  let c = line.charCodeAt(0);
+  for (; c === 32 || c === 9; c = line.charCodeAt(++i));
+  return c === 46 || c > 127;
+}
+
 /**
  * Words that say, in a comment that stands alone where code went, that the code is elsewhere or
  * left out: the marks that name what is left ("rest", "other", "existing"; not "all", "more",
@@ -245,38 +253,37 @@ function saysLeftOut(m: Compiled, line: string, loose: Set<string>): boolean {
   return framed || words.some((w) => loose.has(w));
 }
 
-/**
- * Openers of a comment after code, each found by a string search (a regex over every line of a
- * 15 MB file costs 200 ms): what the search finds, and the opener it may be.
- */
-const TRAIL_OPENERS: ReadonlyArray<readonly [string, readonly string[]]> = [
-  ['/', ['/*', '//']],
-  ['#', ['#']],
-  ['<!--', ['<!--']],
-  ['--', ['--']],
-];
 /** Before a block opener or `//`: white space, a bracket or a separator (`http://` is no comment); before `#`, `--`: white space. */
 const BEFORE_OPENER = /[\s;,{}()[\]>]/;
 /** Words without which no trailing comment is tried (the cost of a 15 MB file of commented code lines). */
 const TRAIL_WORDS =
   /\.\.|…|rest|remain|unchang|existing|same|other|omit|previous|original|before|keep|etc|elide|truncat|snip|brevity|untouched|identical|more|prior|similar|ditto|preserv|intact|as is/i;
 
-/** The first comment opener after code on a line: where it is and what it is, or null. */
+/** What may follow an opener: the end, white space, or dots. */
+const afterOpener = (c: number) =>
+  Number.isNaN(c) || c === 32 || c === 9 || c === 46 || c === 0x2026;
+
+/**
+ * The first comment opener after code on a line: where it is and what it is, or null. Each opener
+ * is found by a string search (a regex over every line of a 15 MB file costs 200 ms), at most four
+ * places each.
+ */
 function trailingOpener(line: string): { at: number; opener: string } | null {
   let best: { at: number; opener: string } | null = null;
-  for (const [find, openers] of TRAIL_OPENERS) {
+  for (const find of ['/', '#', '<!--', '--']) {
     for (let at = line.indexOf(find, 1), tries = 0; at !== -1 && tries < 4; tries++) {
-      const opener = openers.find((o) => line.startsWith(o, at));
-      const next = opener === undefined ? '' : line.charAt(at + opener.length);
+      if (best !== null && at > best.at) break;
+      const c1 = line.charCodeAt(at + 1);
+      const opener = find !== '/' ? find : c1 === 42 ? '/*' : c1 === 47 ? '//' : undefined;
       const prev = line.charAt(at - 1);
       const ok =
         opener !== undefined &&
-        (next === '' || next === ' ' || next === '\t' || next === '.' || next === '…') &&
+        afterOpener(line.charCodeAt(at + opener.length)) &&
         (opener === '#' || opener === '--'
           ? prev === ' ' || prev === '\t'
           : BEFORE_OPENER.test(prev));
       if (ok) {
-        if (best === null || at < best.at) best = { at, opener };
+        best = { at, opener: opener! };
         break;
       }
       at = line.indexOf(find, at + find.length);
@@ -302,6 +309,7 @@ function trailingComment(line: string): { comment: string; enclosed: boolean } |
   if (hit === null) return null;
   const { at, opener } = hit;
   let comment = line.slice(at);
+  if (!TRAIL_WORDS.test(comment)) return null;
   const closer = opener === '<!--' ? '-->' : opener.endsWith('/*') ? '*/' : null;
   let after = '';
   if (closer !== null) {
@@ -312,7 +320,6 @@ function trailingComment(line: string): { comment: string; enclosed: boolean } |
       comment = comment.slice(0, stop);
     }
   }
-  if (!TRAIL_WORDS.test(comment)) return null;
   if ((opener === '#' || opener === '--') && !/\p{L}{2}/u.test(comment)) return null;
   const before = line.slice(0, at);
   if (before.trim() === '' || before.includes('`')) return null;
@@ -1184,7 +1191,7 @@ function scan(lines: readonly string[], m: Matcher): Candidate[] {
         kind: after.loose ? 'alone' : 'trailing',
         after: true,
       });
-    else if ((comment || BARE_DOTS.test(line)) && m.isLoose(line))
+    else if ((comment || (mayBeDots(line) && BARE_DOTS.test(line))) && m.isLoose(line))
       out.push({ line: i + 1, text: line.trim(), kind: 'alone' });
   }
   return out;
