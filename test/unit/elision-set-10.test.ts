@@ -57,11 +57,12 @@ describe("placeholders: set 11 (real, collected after this round's tuning, measu
   const held = set11.placeholders.map((p) => p.text);
   const near = set11.nearMisses.map((p) => p.text);
 
-  // measured once in set 10's round (47, main's rules of then too) and once at the end of its own round (49)
-  it('catches at least 49 of its 55 (its one measurement, a74b68f), flags at most 16 of its 42 near misses beside rewritten code and none where nothing was removed', () => {
+  // measured once in set 10's round (47, main's rules of then too) and once at the end of its own round
+  // (49, a74b68f); tuned on after that (53, 89ad87e: a tuning figure)
+  it('catches at least 53 of its 55 (held out: 49 at a74b68f), flags at most 16 of its 42 near misses beside rewritten code and none where nothing was removed', () => {
     expect(held).toHaveLength(55);
     expect(near).toHaveLength(42);
-    expect(elisionFigures(held, []).caught).toBeGreaterThanOrEqual(49);
+    expect(elisionFigures(held, []).caught).toBeGreaterThanOrEqual(53);
     expect(elisionFigures([], near).flagged).toBeLessThanOrEqual(16);
     const old = file(40);
     expect(
