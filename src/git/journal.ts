@@ -24,6 +24,16 @@ import { packedLookup } from './packed-refs.js';
  */
 const DIR = 'guard';
 const FILE = 'journal';
+/**
+ * The refs guard writes once and keeps for as long as a thing lives (a lane's
+ * base, `refs/guard/lanes/NAME`, from `guard start` to `guard discard`) are
+ * noted in the journal and again in this small file, read whole by every door:
+ * the door checks only the journal's newest CHECKED tips, which a lane's
+ * start, long past, is not among.
+ */
+const PINNED_FILE = 'journal-pinned';
+const PINNED = ['refs/guard/lanes/'];
+const pinned = (ref: string) => PINNED.some((p) => ref.startsWith(p));
 /** How many of the latest live refs a door checks (each a stat). */
 const CHECKED = 64;
 /** The tail read by a door. */
@@ -114,6 +124,9 @@ function commonOf(gitDir: string): string {
 export function noteTips(commonDir: string | null, tips: readonly Tip[]): void {
   if (!commonDir || tips.length === 0) return;
   write(commonDir, tips.map((t) => `${t.oid} ${t.ref}\n`).join(''));
+  const kept = tips.filter((t) => pinned(t.ref));
+  if (kept.length > 0)
+    write(commonDir, kept.map((t) => `${t.oid} ${t.ref}\n`).join(''), PINNED_FILE);
 }
 
 /**
@@ -159,10 +172,12 @@ export async function backgroundNoted(
 export function noteGone(commonDir: string | null, refs: readonly string[]): void {
   if (!commonDir || refs.length === 0) return;
   write(commonDir, refs.map((r) => `- ${r}\n`).join(''));
+  const kept = refs.filter(pinned);
+  if (kept.length > 0) write(commonDir, kept.map((r) => `- ${r}\n`).join(''), PINNED_FILE);
 }
 
-function write(commonDir: string, text: string): void {
-  const file = journalFile(commonDir);
+function write(commonDir: string, text: string, name = FILE): void {
+  const file = path.join(commonDir, DIR, name);
   try {
     appendFileSync(file, text);
   } catch (err) {
@@ -205,7 +220,8 @@ async function compact(file: string): Promise<void> {
   const tmp = `${file}.${process.pid}-${randomBytes(4).toString('hex')}`;
   try {
     const text = await readFile(file, 'utf8');
-    const tips = liveTips(text).slice(-KEEP);
+    // the pinned file keeps every live entry (a lane a person has not discarded is never forgotten)
+    const tips = path.basename(file) === PINNED_FILE ? liveTips(text) : liveTips(text).slice(-KEEP);
     // a session step guard removed stays noted: provenance trusts no absence while recent ones are gone
     const gone = goneRefs(text)
       .filter((r) => r.startsWith('refs/guard/sessions/'))
@@ -222,7 +238,17 @@ async function compact(file: string): Promise<void> {
 
 /** Every live entry of the journal (guard recover), oldest first. */
 export async function readJournal(commonDir: string): Promise<Tip[]> {
-  return liveTips(await readFile(journalFile(commonDir), 'utf8').catch(() => ''));
+  const [pins, text] = await Promise.all([
+    readPinned(commonDir),
+    readFile(journalFile(commonDir), 'utf8').catch(() => ''),
+  ]);
+  // the journal's word wins where it has one (it is written first); a compacted journal may have dropped a lane's
+  return liveTips(pins + text);
+}
+
+/** The pinned file's text (refs guard keeps for long: lane bases); '' when there is none. */
+function readPinned(commonDir: string): Promise<string> {
+  return readFile(path.join(commonDir, DIR, PINNED_FILE), 'utf8').catch(() => '');
 }
 
 /** The live entries and the refs whose last word is "removed by guard" (`- REF`: a prune, a recover that found the objects gone), with one read. */
@@ -317,7 +343,11 @@ export async function journalCheck(
 ): Promise<{ gone: Tip[]; moved: MovedTip[] }> {
   if (await stat(path.join(commonDir, 'reftable')).catch(() => null))
     return { gone: [], moved: [] };
-  const tips = liveTips(await tail(journalFile(commonDir))).slice(-checked);
+  const [recent, pins] = await Promise.all([tail(journalFile(commonDir)), readPinned(commonDir)]);
+  const newest = liveTips(recent).slice(-checked);
+  const seen = new Set(newest.map((t) => t.ref));
+  // the pinned refs (lane bases) always, whatever their age: their last word is the pinned file's
+  const tips = [...liveTips(pins).filter((t) => !seen.has(t.ref)), ...newest];
   if (tips.length === 0) return { gone: [], moved: [] };
   // one read of packed-refs, shared by the lookups that run at once, each a binary search: a
   // Map of every line (or a read each) cost seconds a commit at 100,000 refs
