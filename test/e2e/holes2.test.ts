@@ -142,3 +142,66 @@ describe("a lane's base ref is journaled", () => {
     ).toBe(false);
   });
 });
+
+describe("guard's hook entry in .claude/settings.json", () => {
+  function claudeRepo(): TestRepo {
+    const repo = makeRepo({ 'app.py': lines(10) });
+    repo.git(['config', '--unset', 'core.hooksPath']);
+    expect(repo.guard(['init', '--global', '--agent', 'claude']).code).toBe(0);
+    return repo;
+  }
+  const pre = (repo: TestRepo, id: string) =>
+    claudeHook(repo, 'entry', 'Bash', { command: 'ls' }, id).json?.hookSpecificOutput ?? {};
+  const edit = (repo: TestRepo, f: (h: any) => void) => {
+    const s = JSON.parse(repo.read('.claude/settings.json'));
+    for (const ev of Object.keys(s.hooks))
+      for (const g of s.hooks[ev]) for (const h of g.hooks) f(h);
+    repo.write('.claude/settings.json', JSON.stringify(s, null, 2));
+  };
+
+  it('a raised timeout is not reported (guard still answers first); a lowered one is, and says so', () => {
+    const repo = claudeRepo();
+    edit(repo, (h) => (h.timeout = 120));
+    expect(pre(repo, 't1').permissionDecision).not.toBe('deny');
+    expect(
+      repo.guardJson(['doctor']).json.checks.some((c: any) => c.id === 'integrity:agent'),
+    ).toBe(false);
+    edit(repo, (h) => (h.timeout = 30));
+    const low = pre(repo, 't2');
+    expect(low.permissionDecision).toBe('deny');
+    expect(low.permissionDecisionReason).toMatch(/PreToolUse timeout 30 \(lowered from 60\)/);
+    // a timeout that is not a number is not read as raised
+    edit(repo, (h) => (h.timeout = '600'));
+    expect(pre(repo, 't3').permissionDecision).toBe('deny');
+  });
+
+  // an install from before init recorded its entries (gate.json without `entries`): only "does the file
+  // still run guard" is checked, and that looked for the words `hook claude` anywhere in the file
+  it.each([
+    ['a mention', () => 'echo guard hook claude; true'],
+    [
+      'its refusal and crash turned into success',
+      (c: string) => c.replace(/ \|\| \{.*$/, ' || true'),
+    ],
+    ['run in the background', (c: string) => `${c.replace(/ \|\| \{.*$/, '')} & `],
+    ['a variable set for it', (c: string) => `GUARD_HOOK_TIMEOUT=1 ${c}`],
+    [
+      'another program named guard',
+      (c: string) => c.replace(/^.*?node_modules\/\.bin\/guard|^.*?main\.js'?/, '/tmp/evil/guard'),
+    ],
+  ])(
+    "an older install's entry replaced by a look-alike (%s): the next door says guard's hook is gone",
+    (_, swap) => {
+      const repo = claudeRepo();
+      const gate = path.join(repo.dir, '.git', 'guard', 'gate.json');
+      const m = JSON.parse(repo.read('.git/guard/gate.json'));
+      for (const a of m.agents) delete a.entries;
+      writeFileSync(gate, JSON.stringify(m));
+      expect(pre(repo, 'a0').permissionDecision).not.toBe('deny');
+      edit(repo, (h) => (h.command = swap(h.command)));
+      const said = pre(repo, 'a1');
+      expect(said.permissionDecision).toBe('deny');
+      expect(said.permissionDecisionReason).toMatch(/no longer runs guard hook claude/);
+    },
+  );
+});

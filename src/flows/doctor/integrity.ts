@@ -25,6 +25,7 @@ import {
 import { git } from '../../git/run.js';
 import type { Repo } from '../../git/repo.js';
 import { isPluginHarness } from '../../harness/types.js';
+import { isGuardHookCommand } from '../setup/hook-command.js';
 
 /**
  * A net that notices its own removal (DESIGN): on each call of a door (hook,
@@ -298,24 +299,24 @@ async function putBack(
   return manifest.copied !== undefined;
 }
 
-/** A command that runs `guard hook NAME` (however guard is found: npx, node_modules/.bin, a path). */
-function runsGuardHook(harness: string): RegExp {
-  return new RegExp(`\\bhook\\s+${harness}\\b`);
-}
+/** A hook entry's command (Copilot's `bash`). */
+const commandOf = (h: Record<string, unknown> | undefined): string =>
+  String(h?.command ?? h?.bash ?? '');
 
 /** Does a harness's hook configuration still run guard (and not switch every hook off)? */
 async function agentProblem(a: GateManifest['agents'][number]): Promise<string | null> {
   const text = await readFile(a.file, 'utf8').catch(() => null);
   if (text === null)
     return `${a.file} (the ${a.harness} hook configuration that runs guard) is gone`;
-  // a command hook names `guard hook NAME`; a plugin file (Cline, opencode, Kilo) is the one init wrote, which loads guard in process
+  // a command hook is guard's exactly as init writes it (setup/hook-command.ts), not a mention of it; a
+  // plugin file (Cline, opencode, Kilo) is the one init wrote, which loads guard in process
+  const entries = isPluginHarness(a.harness) ? null : hookEntries(text, a.harness, a.file);
   const runsGuard = isPluginHarness(a.harness)
     ? text.includes(`guard init --agent ${a.harness}`) && text.includes('import(GUARD)')
-    : runsGuardHook(a.harness).test(text);
+    : (JSON.parse(entries ?? '[]') as unknown[]).length > 0;
   if (!runsGuard)
     return `${a.file} no longer runs guard ${isPluginHarness(a.harness) ? 'in process' : `hook ${a.harness}`}`;
-  const changed =
-    a.entries !== undefined ? entriesChanged(a.entries, hookEntries(text, a.harness)) : null;
+  const changed = a.entries !== undefined ? entriesChanged(a.entries, entries) : null;
   if (changed)
     return `guard's hook in ${a.file} was changed outside guard (${changed}): the harness may run the tool without guard's answer`;
   if (a.harness === 'claude') {
@@ -371,14 +372,13 @@ function claudeSettingsProblem(f: string, text: string): string | null {
  * a hook without waiting, or once), an `if`, a shorter timeout, onFailure taken off, a narrower
  * matcher, an event removed. null when the text is not a JSON object.
  */
-export function hookEntries(text: string, harness: string): string | null {
+export function hookEntries(text: string, harness: string, file?: string): string | null {
   let hooks: unknown;
   try {
     hooks = (JSON.parse(text) as { hooks?: unknown }).hooks;
   } catch {
     return null;
   }
-  const runsGuard = runsGuardHook(harness);
   const out: unknown[] = [];
   for (const [event, items] of Object.entries(
     typeof hooks === 'object' && hooks !== null ? hooks : {},
@@ -389,30 +389,58 @@ export function hookEntries(text: string, harness: string): string | null {
         ? (item.hooks as Array<Record<string, unknown>>)
         : [item];
       for (const h of inner)
-        if (runsGuard.test(String(h?.command ?? h?.bash ?? '')))
+        if (isGuardHookCommand(commandOf(h), harness, file))
           out.push({ event, matcher: item.matcher ?? null, hook: h });
     }
   }
-  return JSON.stringify(out, (_, v: unknown) =>
-    typeof v === 'object' && v !== null && !Array.isArray(v)
-      ? Object.fromEntries(Object.entries(v).sort(([x], [y]) => (x < y ? -1 : 1)))
-      : v,
+  return canonical(out);
+}
+
+/** JSON with every object's keys sorted: reformatting or reordering a settings file is not a change. */
+function canonical(v: unknown): string {
+  return JSON.stringify(v, (_, x: unknown) =>
+    typeof x === 'object' && x !== null && !Array.isArray(x)
+      ? Object.fromEntries(Object.entries(x).sort(([a], [b]) => (a < b ? -1 : 1)))
+      : x,
   );
 }
 
-/** What differs between guard's entries as init wrote them and as they are now, in a few words; null when the same. */
+/** The keys a harness reads guard's hook timeout from (Copilot: timeoutSec). */
+const TIMEOUT_KEYS = ['timeout', 'timeoutSec'];
+type HookEntry = { event: string; matcher: unknown; hook: Record<string, unknown> };
+
+/**
+ * A timeout raised above what init wrote is not a weakening: the harness waits
+ * longer, and guard's own budget (20 s) still answers first. Such entries are
+ * read as init wrote them; a lowered one (or one that is not a number) stays a change.
+ */
+function withRaisedTimeouts(was: HookEntry[], is: HookEntry[]): HookEntry[] {
+  return is.map((n) => {
+    const w = was.find((x) => x.event === n.event);
+    if (!w) return n;
+    const hook = { ...n.hook };
+    for (const k of TIMEOUT_KEYS) {
+      const [before, after] = [w.hook[k], hook[k]];
+      if (typeof before === 'number' && typeof after === 'number' && after >= before)
+        hook[k] = before;
+    }
+    return { ...n, hook };
+  });
+}
+
+/** What differs between guard's entries as init wrote them and as they are now, in a few words; null when the same (or only a timeout raised). */
 function entriesChanged(wrote: string, now: string | null): string | null {
   if (now === wrote) return null;
   if (now === null) return 'it is no longer a JSON object';
-  type E = { event: string; matcher: unknown; hook: Record<string, unknown> };
-  let was: E[];
+  let was: HookEntry[];
   try {
-    was = JSON.parse(wrote) as E[];
+    was = JSON.parse(wrote) as HookEntry[];
     if (!Array.isArray(was)) return 'its entries differ';
   } catch {
     return 'its entries differ';
   }
-  const is = JSON.parse(now) as E[];
+  const is = withRaisedTimeouts(was, JSON.parse(now) as HookEntry[]);
+  if (canonical(is) === wrote) return null;
   const said: string[] = [];
   for (const w of was) {
     const n = is.find((x) => x.event === w.event);
@@ -424,8 +452,12 @@ function entriesChanged(wrote: string, now: string | null): string | null {
       said.push(`${w.event} matcher ${JSON.stringify(n.matcher)}`);
     for (const k of new Set([...Object.keys(w.hook), ...Object.keys(n.hook)])) {
       if (JSON.stringify(w.hook[k]) === JSON.stringify(n.hook[k])) continue;
+      const lowered =
+        TIMEOUT_KEYS.includes(k) && typeof n.hook[k] === 'number' && k in w.hook
+          ? ` (lowered from ${JSON.stringify(w.hook[k])})`
+          : '';
       said.push(
-        `${w.event} ${k} ${k in n.hook ? (k in w.hook ? `${JSON.stringify(n.hook[k])}` : `${JSON.stringify(n.hook[k])} added`) : 'removed'}`,
+        `${w.event} ${k} ${k in n.hook ? (k in w.hook ? `${JSON.stringify(n.hook[k])}${lowered}` : `${JSON.stringify(n.hook[k])} added`) : 'removed'}`,
       );
     }
   }

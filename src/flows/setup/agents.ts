@@ -12,6 +12,7 @@ import {
 } from '../../harness/types.js';
 import { ROWS, matcherOf, type ClaudeStyleRow, type RowName } from '../../harness/table.js';
 import { installPlugin, pluginChecks } from './plugins.js';
+import { fallback, isGuardHookCommand } from './hook-command.js';
 
 /**
  * `guard init --agent HARNESS...`: each harness's project-level hook
@@ -54,10 +55,6 @@ const TIMEOUT_S = 60;
 /** guard's own budget must fit inside the harness's timeout. */
 export const MIN_TIMEOUT_S = 25;
 
-const MARK = new RegExp(
-  `\\bguard(?:\\.js|/dist/cli/main\\.js|['"]?)?\\s+hook\\s+(${HARNESSES.join('|')})\\b|main\\.js['"]?\\s+hook\\s+`,
-);
-
 function quote(s: string): string {
   return /^[A-Za-z0-9_./@%+=:,-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`;
 }
@@ -80,24 +77,9 @@ export function guardCommand(root: string, projectVar: string | null): string {
   return `${quote(process.execPath)} ${quote(main)}`;
 }
 
-const FAILED = 'guard hook failed without answering: blocked (fail closed); run guard doctor';
-
-/** `CMD`, or on any non-zero exit the harness's block (exit 2 + stderr for the Claude-shaped three). */
+/** `CMD hook HARNESS`, then on any non-zero exit the harness's block (hook-command.ts fallback). */
 function wrapped(cmd: string, harness: HarnessName): string {
-  const call = `${cmd} hook ${harness}`;
-  // every Claude-style harness blocks on exit 2 with the reason on stderr
-  if (styleRow(harness)) return `${call} || { echo '${FAILED}' >&2; exit 2; }`;
-  switch (harness) {
-    case 'gemini':
-    case 'codex':
-      return `${call} || { echo '${FAILED}' >&2; exit 2; }`;
-    case 'cursor':
-      return `${call} || { echo '{"permission":"deny","user_message":"${FAILED}","agent_message":"${FAILED}"}'; exit 2; }`;
-    case 'copilot':
-      return `${call} || echo '{"permissionDecision":"deny","permissionDecisionReason":"${FAILED}"}'`;
-    default:
-      return call;
-  }
+  return `${cmd} hook ${harness}${fallback(harness)}`;
 }
 
 type Json = Record<string, unknown>;
@@ -128,7 +110,7 @@ function isGuardEntry(h: unknown): boolean {
   return (
     typeof h === 'object' &&
     h !== null &&
-    MARK.test(String((h as Json).command ?? (h as Json).bash ?? ''))
+    isGuardHookCommand(String((h as Json).command ?? (h as Json).bash ?? ''))
   );
 }
 

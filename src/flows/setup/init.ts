@@ -216,7 +216,7 @@ async function recordGate(
       // a command-hook harness: guard's entries as written now, for the doors to notice a change
       const entries = isPluginHarness(h)
         ? null
-        : hookEntries(await readFile(file, 'utf8').catch(() => ''), h);
+        : hookEntries(await readFile(file, 'utf8').catch(() => ''), h, file);
       return { harness: h, file, ...(entries !== null ? { entries } : {}) };
     }),
   );
