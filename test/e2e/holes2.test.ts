@@ -5,13 +5,15 @@
  * with Claude Code's payload shapes, and fails on the main it was written
  * against (2d09c03). docs/reliability/hook-holes.md lists them.
  */
-import { writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { journalCheck, noteTips } from '../../src/git/journal.js';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import {
+  CLI,
   claudeHook,
   cleanupRepos,
+  installGuard,
   laneWrite,
   lines,
   makeRepo,
@@ -204,4 +206,55 @@ describe("guard's hook entry in .claude/settings.json", () => {
       expect(said.permissionDecisionReason).toMatch(/no longer runs guard hook claude/);
     },
   );
+});
+
+describe('git clean -fdX && git commit in ONE shell command (the commit runs while .husky/_ is gone)', () => {
+  const shell = (repo: TestRepo, command: string, id: string, run: () => void) => {
+    const pre = claudeHook(repo, 'clean', 'Bash', { command }, id);
+    run();
+    return { pre, post: claudeHook(repo, 'clean', 'Bash', { command }, id, true) };
+  };
+
+  it('the commit lands and is named; every later move is measured from the last verified tip, so nothing destructive follows it in unasked, even with the verified tip moved in the same command', () => {
+    const repo = installGuard({
+      'package.json': '{ "name": "app", "private": true }\n',
+      'app.py': lines(200),
+      'lib.py': lines(150),
+    });
+    const before = head(repo);
+    const command =
+      'git clean -fdX && git rm -q app.py && git commit -qm drop && git update-ref refs/guard/verified/heads/main HEAD';
+    const { post } = shell(repo, command, 'c1', () => {
+      repo.git(['clean', '-fdXq']);
+      expect(existsSync(path.join(repo.dir, '.husky', '_'))).toBe(false);
+      repo.git(['rm', '-q', 'app.py']);
+      expect(repo.gitRun(['commit', '-q', '-m', 'drop'], AUTO).code).toBe(0);
+      repo.git(['update-ref', 'refs/guard/verified/heads/main', 'HEAD']);
+    });
+    const after = head(repo);
+    expect(after).not.toBe(before);
+    const msg: string = post.json.hookSpecificOutput.additionalContext;
+    expect(msg).toMatch(/app\.py was deleted/);
+    expect(msg).toMatch(
+      /moved to another commit outside guard \(refs\/guard\/verified\/heads\/main/,
+    );
+    expect(existsSync(path.join(repo.dir, '.husky', '_', 'reference-transaction'))).toBe(true);
+    // (the clean took node_modules as well: the project's guard is installed again)
+    mkdirSync(path.join(repo.dir, 'node_modules', '.bin'), { recursive: true });
+    symlinkSync(CLI, path.join(repo.dir, 'node_modules', '.bin', 'guard'));
+    // the next commit, with every hook (pre-commit and the branch gate), of an innocent file: refused,
+    // and so is a second destructive one through the same trick's hooks-on half
+    repo.write('notes.txt', 'x\n');
+    repo.git(['add', 'notes.txt']);
+    expect(repo.gitRun(['commit', '-q', '-m', 'on top'], AUTO).code).not.toBe(0);
+    expect(head(repo)).toBe(after);
+    repo.git(['rm', '-q', 'lib.py']);
+    expect(repo.gitRun(['commit', '-q', '--no-verify', '-m', 'drop lib'], AUTO).code).not.toBe(0);
+    expect(head(repo)).toBe(after);
+    // what was dropped is still held by the verified tip guard journaled
+    expect(repo.guardJson(['recover']).code).toBe(0);
+    expect(repo.git(['cat-file', '-t', 'refs/guard/verified/heads/main:app.py']).trim()).toBe(
+      'blob',
+    );
+  });
 });
