@@ -17,6 +17,7 @@ import {
   laneWrite,
   lines,
   makeRepo,
+  outsideDir,
   startLane,
   type TestRepo,
 } from '../helpers.js';
@@ -255,6 +256,127 @@ describe('git clean -fdX && git commit in ONE shell command (the commit runs whi
     expect(repo.guardJson(['recover']).code).toBe(0);
     expect(repo.git(['cat-file', '-t', 'refs/guard/verified/heads/main:app.py']).trim()).toBe(
       'blob',
+    );
+  });
+});
+
+describe("Claude Code's settings besides guard's entries", () => {
+  function claudeRepo(): TestRepo {
+    const repo = makeRepo({ 'app.py': lines(10) });
+    repo.git(['config', '--unset', 'core.hooksPath']);
+    expect(repo.guard(['init', '--global', '--agent', 'claude']).code).toBe(0);
+    return repo;
+  }
+  const pre = (repo: TestRepo, id: string, env: Record<string, string> = {}) => {
+    const r = repo.guard(['hook', 'claude'], {
+      input: JSON.stringify({
+        session_id: 'settings',
+        transcript_path: '/tmp/t.jsonl',
+        cwd: repo.dir,
+        permission_mode: 'bypassPermissions',
+        hook_event_name: 'PreToolUse',
+        tool_name: 'Bash',
+        tool_input: { command: 'ls' },
+        tool_use_id: id,
+      }),
+      env,
+    });
+    return r.stdout.trim() ? JSON.parse(r.stdout).hookSpecificOutput : {};
+  };
+  const settings = (repo: TestRepo, f: (s: any) => void) => {
+    const s = JSON.parse(repo.read('.claude/settings.json'));
+    f(s);
+    repo.write('.claude/settings.json', JSON.stringify(s, null, 2));
+  };
+  const rewriter = {
+    matcher: 'Write',
+    hooks: [{ type: 'command', command: 'echo \'{"hookSpecificOutput":{"updatedInput":{}}}\'' }],
+  };
+
+  // Claude Code 2.1.330 skips the whole file then, guard's hook with it (test/clients/hook-entry-real.test.ts)
+  it.each([
+    ['"permissions": 5', (s: any) => (s.permissions = 5)],
+    ['"cleanupPeriodDays": "x"', (s: any) => (s.cleanupPeriodDays = 'x')],
+    ['"statusLine": 5', (s: any) => (s.statusLine = 5)],
+    [
+      'a malformed group of another hook',
+      (s: any) => s.hooks.PreToolUse.push({ matcher: 5, hooks: [] }),
+    ],
+  ])(
+    'a setting of the wrong type added to the project settings (%s): the next door says so',
+    (_, edit) => {
+      const repo = claudeRepo();
+      settings(repo, edit);
+      const said = pre(repo, 'w1');
+      expect(said.permissionDecision).toBe('deny');
+      expect(said.permissionDecisionReason).toMatch(
+        /in a way guard cannot vouch Claude Code still reads/,
+      );
+      expect(repo.guardJson(['doctor']).json.checks).toContainEqual(
+        expect.objectContaining({ id: 'integrity:agent', severity: 'error' }),
+      );
+    },
+  );
+
+  it('the settings people edit, edited well, are not reported', () => {
+    const repo = claudeRepo();
+    settings(repo, (s) => {
+      s.permissions = {
+        allow: ['Bash(npm test)'],
+        deny: ['Read(.env)'],
+        defaultMode: 'acceptEdits',
+      };
+      s.model = 'opus';
+      s.env = { FOO: '1' };
+      s.$schema = 'https://json.schemastore.org/claude-code-settings.json';
+    });
+    expect(pre(repo, 'k1').permissionDecision).not.toBe('deny');
+    // and removing a setting never is
+    settings(repo, (s) => delete s.permissions);
+    expect(pre(repo, 'k2').permissionDecision).not.toBe('deny');
+  });
+
+  it("a PreToolUse hook that is not guard's, added to settings.local.json, settings.json or ~/.claude/settings.json after init: refused until a person runs guard init --agent claude", () => {
+    const repo = claudeRepo();
+    repo.write(
+      '.claude/settings.local.json',
+      JSON.stringify({ hooks: { PreToolUse: [rewriter] } }),
+    );
+    const local = pre(repo, 'f1');
+    expect(local.permissionDecision).toBe('deny');
+    expect(local.permissionDecisionReason).toMatch(
+      /settings\.local\.json has a PreToolUse hook that is not guard's and was not there at guard init/,
+    );
+    // a person who wants it records it
+    expect(repo.guard(['init', '--global', '--agent', 'claude']).code).toBe(0);
+    expect(pre(repo, 'f2').permissionDecision).not.toBe('deny');
+    // in the project's settings (a PermissionRequest hook may change the input too)
+    settings(repo, (s) => (s.hooks.PermissionRequest = [rewriter]));
+    expect(pre(repo, 'f3').permissionDecisionReason).toMatch(
+      /has a PermissionRequest hook that is not guard's/,
+    );
+    expect(repo.guard(['init', '--global', '--agent', 'claude']).code).toBe(0);
+    // in the person's own settings
+    const home = outsideDir();
+    mkdirSync(path.join(home, '.claude'), { recursive: true });
+    writeFileSync(
+      path.join(home, '.claude', 'settings.json'),
+      JSON.stringify({ hooks: { PreToolUse: [rewriter] } }),
+    );
+    expect(pre(repo, 'f4', { HOME: home }).permissionDecisionReason).toMatch(
+      /\.claude\/settings\.json has a PreToolUse hook that is not guard's/,
+    );
+  });
+
+  it('a byte order mark: read as JSON, as Claude Code reads it', () => {
+    const repo = claudeRepo();
+    // guard's own file with a BOM still runs guard (Claude Code reads it): no false alarm
+    repo.write('.claude/settings.json', '\uFEFF' + repo.read('.claude/settings.json'));
+    expect(pre(repo, 'b1').permissionDecision).not.toBe('deny');
+    // and an escaped disableAllHooks behind a BOM switches every hook off in Claude Code 2.1.330
+    repo.write('.claude/settings.local.json', '\uFEFF{"disable\\u0041llHooks": true}');
+    expect(pre(repo, 'b2').permissionDecisionReason).toMatch(
+      /settings\.local\.json sets disableAllHooks/,
     );
   });
 });

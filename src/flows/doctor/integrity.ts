@@ -26,6 +26,7 @@ import { git } from '../../git/run.js';
 import type { Repo } from '../../git/repo.js';
 import { isPluginHarness } from '../../harness/types.js';
 import { isGuardHookCommand } from '../setup/hook-command.js';
+import { canonical } from './claude-settings.js';
 
 /**
  * A net that notices its own removal (DESIGN): on each call of a door (hook,
@@ -62,7 +63,14 @@ export interface GateManifest {
    * Harness hook configuration files that run guard (absolute), with the harness, and for a
    * command-hook harness guard's entries there as init wrote them (hookEntries, canonical JSON).
    */
-  agents: Array<{ harness: string; file: string; entries?: string }>;
+  agents: Array<{
+    harness: string;
+    file: string;
+    entries?: string;
+    /** Claude Code: its project settings file whole, and the input-changing hooks that are not guard's (claude-settings.ts). */
+    settings?: string;
+    foreign?: string[];
+  }>;
   /** The hooks folder whose files guard keeps a copy of in <commonDir>/guard/hooks-copy/ (husky's .husky/_, which git clean -X removes). */
   copied?: { dir: string; files: string[] };
 }
@@ -88,7 +96,10 @@ async function readManifest(commonDir: string): Promise<GateManifest | null> {
           (a): a is GateManifest['agents'][number] =>
             typeof a?.harness === 'string' &&
             typeof a?.file === 'string' &&
-            (a.entries === undefined || typeof a.entries === 'string'),
+            (a.entries === undefined || typeof a.entries === 'string') &&
+            (a.settings === undefined || typeof a.settings === 'string') &&
+            (a.foreign === undefined ||
+              (Array.isArray(a.foreign) && a.foreign.every((x) => typeof x === 'string'))),
         )
       : [];
     const c = m.copied as { dir?: unknown; files?: unknown } | undefined;
@@ -319,25 +330,39 @@ async function agentProblem(a: GateManifest['agents'][number]): Promise<string |
   const changed = a.entries !== undefined ? entriesChanged(a.entries, entries) : null;
   if (changed)
     return `guard's hook in ${a.file} was changed outside guard (${changed}): the harness may run the tool without guard's answer`;
-  if (a.harness === 'claude') {
-    // Claude Code reads disableAllHooks from every settings file of the project, and from the
-    // person's own and the managed ones, which a shell command can write as well
-    const dir = path.dirname(a.file);
-    const home = process.env.HOME ? [path.join(process.env.HOME, '.claude', 'settings.json')] : [];
-    for (const f of [
-      a.file,
-      path.join(dir, 'settings.local.json'),
-      ...home,
-      '/etc/claude-code/managed-settings.json',
-    ]) {
-      const said = claudeSettingsProblem(
-        f,
-        f === a.file ? text : await readFile(f, 'utf8').catch(() => ''),
-      );
-      if (said) return said;
-    }
+  return a.harness === 'claude' ? claudeProblem(a, text) : null;
+}
+
+/**
+ * Claude Code reads disableAllHooks, env and hooks from every settings file of the project, and
+ * from the person's own and the managed ones, which a shell command can write as well; and it
+ * skips a project settings file with a setting of the wrong type, guard's hook with it
+ * (claude-settings.ts).
+ */
+async function claudeProblem(
+  a: GateManifest['agents'][number],
+  text: string,
+): Promise<string | null> {
+  const { claudeFiles, newForeignHook, parseSettings, unvouchedSettings } =
+    await import('./claude-settings.js');
+  const files = claudeFiles(a.file);
+  const texts = await Promise.all(
+    files.map((f) => (f === a.file ? text : readFile(f, 'utf8').catch(() => ''))),
+  );
+  for (const [i, f] of files.entries()) {
+    const said = claudeSettingsProblem(f, texts[i]!);
+    if (said) return said;
   }
-  return null;
+  const now = parseSettings(text);
+  const off = a.settings !== undefined && now ? unvouchedSettings(a.settings, now) : [];
+  if (off.length > 0)
+    return `${a.file} changed outside guard in ${off
+      .slice(0, 3)
+      .map((k) => JSON.stringify(k))
+      .join(
+        ', ',
+      )}, in a way guard cannot vouch Claude Code still reads: it skips a whole settings file in which one setting has the wrong type, guard's hook with it`;
+  return a.foreign !== undefined ? newForeignHook(files, texts, a.foreign) : null;
 }
 
 /**
@@ -348,7 +373,8 @@ async function agentProblem(a: GateManifest['agents'][number]): Promise<string |
 function claudeSettingsProblem(f: string, text: string): string | null {
   let s: unknown = null;
   try {
-    s = JSON.parse(text);
+    // Claude Code reads a file that starts with a byte order mark as JSON
+    s = JSON.parse(text.replace(/^\uFEFF/, ''));
   } catch {
     // not JSON (a comment, a stray comma): the text as it stands
     if (/"disableAllHooks"\s*:\s*true/.test(text))
@@ -375,7 +401,8 @@ function claudeSettingsProblem(f: string, text: string): string | null {
 export function hookEntries(text: string, harness: string, file?: string): string | null {
   let hooks: unknown;
   try {
-    hooks = (JSON.parse(text) as { hooks?: unknown }).hooks;
+    // (a byte order mark first: Claude Code reads such a file as JSON, so guard does)
+    hooks = (JSON.parse(text.replace(/^\uFEFF/, '')) as { hooks?: unknown }).hooks;
   } catch {
     return null;
   }
@@ -394,15 +421,6 @@ export function hookEntries(text: string, harness: string, file?: string): strin
     }
   }
   return canonical(out);
-}
-
-/** JSON with every object's keys sorted: reformatting or reordering a settings file is not a change. */
-function canonical(v: unknown): string {
-  return JSON.stringify(v, (_, x: unknown) =>
-    typeof x === 'object' && x !== null && !Array.isArray(x)
-      ? Object.fromEntries(Object.entries(x).sort(([a], [b]) => (a < b ? -1 : 1)))
-      : x,
-  );
 }
 
 /** The keys a harness reads guard's hook timeout from (Copilot: timeoutSec). */

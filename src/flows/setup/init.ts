@@ -217,7 +217,12 @@ async function recordGate(
       const entries = isPluginHarness(h)
         ? null
         : hookEntries(await readFile(file, 'utf8').catch(() => ''), h, file);
-      return { harness: h, file, ...(entries !== null ? { entries } : {}) };
+      // Claude Code: its settings file whole and the other hooks that may change a tool's input
+      const claude =
+        h === 'claude'
+          ? await (await import('../doctor/claude-settings.js')).claudeSnapshot(file)
+          : {};
+      return { harness: h, file, ...(entries !== null ? { entries } : {}), ...claude };
     }),
   );
   await record(repo.commonDir, hooksDir, files);

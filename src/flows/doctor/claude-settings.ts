@@ -1,0 +1,181 @@
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { isGuardHookCommand } from '../setup/hook-command.js';
+
+/**
+ * What the net checks in Claude Code's settings besides guard's own entries
+ * (flows/doctor/integrity.ts), each found by running Claude Code 2.1.330
+ * (test/clients/hook-entry-real.test.ts):
+ *
+ * - Claude Code skips a whole settings file in which one known setting has
+ *   the wrong type (`"permissions": 5`, `"cleanupPeriodDays": "x"`,
+ *   `"statusLine": 5`, a malformed group of another hook), and guard's hook
+ *   goes with it, though guard's entries are untouched. So the project's
+ *   settings file is kept whole at init (`settings`, canonical JSON), and a
+ *   setting changed since is accepted only when guard can vouch that Claude
+ *   Code still reads it (SETTINGS below: the few settings people edit, checked
+ *   as strictly as Claude Code checks them or more); any other change is
+ *   reported. Removing a setting is never a problem.
+ * - A PreToolUse or PermissionRequest hook that is not guard's can answer
+ *   `updatedInput`: Claude Code then runs the tool with an input guard never
+ *   judged (a Write of a new file turned into one over uncommitted work). Those
+ *   present at init in any settings file Claude Code reads (the project's,
+ *   its local one, the person's own, the managed one) are kept (`foreign`);
+ *   one added since is reported until a person runs `guard init --agent claude`.
+ * - A byte order mark: Claude Code reads such a file as JSON, so guard does.
+ */
+
+/** Events whose hooks may change a tool's input (Claude Code: `updatedInput`). */
+const INPUT_EVENTS = ['PreToolUse', 'PermissionRequest'];
+
+/** Every settings file Claude Code reads for a project whose settings file is `file`. */
+export function claudeFiles(file: string): string[] {
+  const home = process.env.HOME ? [path.join(process.env.HOME, '.claude', 'settings.json')] : [];
+  return [
+    file,
+    path.join(path.dirname(file), 'settings.local.json'),
+    ...home,
+    '/etc/claude-code/managed-settings.json',
+  ];
+}
+
+/** Parsed as Claude Code parses a settings file: JSON, after a byte order mark. null when it is not an object. */
+export function parseSettings(text: string): Record<string, unknown> | null {
+  try {
+    const v = JSON.parse(text.replace(/^\uFEFF/, '')) as unknown;
+    return typeof v === 'object' && v !== null && !Array.isArray(v)
+      ? (v as Record<string, unknown>)
+      : null;
+  } catch {
+    return null;
+  }
+}
+
+/** JSON with every object's keys sorted: reformatting or reordering a settings file is not a change. */
+export function canonical(v: unknown): string {
+  return JSON.stringify(v, (_, x: unknown) =>
+    typeof x === 'object' && x !== null && !Array.isArray(x)
+      ? Object.fromEntries(Object.entries(x).sort(([a], [b]) => (a < b ? -1 : 1)))
+      : x,
+  );
+}
+
+type Json = Record<string, unknown>;
+const isObj = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
+const optional = (v: unknown, t: string) => v === undefined || typeof v === t;
+const strings = (v: unknown) => Array.isArray(v) && v.every((x) => typeof x === 'string');
+
+/** A command hook of the shape Claude Code 2.1.330 reads (other kinds of hook are not vouched for). */
+function commandHookOk(h: unknown): boolean {
+  if (!isObj(h) || h.type !== 'command' || typeof h.command !== 'string') return false;
+  const known: Record<string, string> = {
+    timeout: 'number',
+    async: 'boolean',
+    once: 'boolean',
+    if: 'string',
+    statusMessage: 'string',
+    onFailure: 'string',
+  };
+  return Object.entries(h).every(
+    ([k, v]) => k === 'type' || k === 'command' || (k in known && typeof v === known[k]),
+  );
+}
+
+/** The settings guard can vouch for, each with a check at least as strict as Claude Code's. */
+const SETTINGS: Record<string, (v: unknown) => boolean> = {
+  $schema: (v) => typeof v === 'string',
+  model: (v) => typeof v === 'string',
+  env: (v) => isObj(v) && Object.values(v).every((x) => typeof x === 'string'),
+  disableAllHooks: (v) => v === false,
+  permissions: (v) =>
+    isObj(v) &&
+    ['allow', 'deny', 'ask', 'additionalDirectories'].every(
+      (k) => v[k] === undefined || strings(v[k]),
+    ) &&
+    optional(v.defaultMode, 'string') &&
+    Object.keys(v).every((k) =>
+      ['allow', 'deny', 'ask', 'additionalDirectories', 'defaultMode'].includes(k),
+    ),
+  hooks: (v) =>
+    isObj(v) &&
+    Object.values(v).every(
+      (groups) =>
+        Array.isArray(groups) &&
+        groups.every(
+          (g) =>
+            isObj(g) &&
+            optional(g.matcher, 'string') &&
+            Array.isArray(g.hooks) &&
+            g.hooks.every(commandHookOk) &&
+            Object.keys(g).every((k) => k === 'matcher' || k === 'hooks'),
+        ),
+    ),
+};
+
+/** The settings changed since init that guard cannot vouch Claude Code still reads; [] when none. */
+export function unvouchedSettings(wrote: string, now: Json): string[] {
+  let was: Json;
+  try {
+    was = JSON.parse(wrote) as Json;
+  } catch {
+    return [];
+  }
+  const out: string[] = [];
+  for (const [k, v] of Object.entries(now)) {
+    if (canonical(v) === canonical(was[k])) continue;
+    const ok = Object.hasOwn(SETTINGS, k) && SETTINGS[k]!(v);
+    if (!ok) out.push(k);
+  }
+  return out;
+}
+
+/** Each hook that is not guard's, of an event that may change a tool's input, in `file` (canonical JSON). */
+export function foreignHooks(file: string, s: Json | null): string[] {
+  const hooks = isObj(s?.hooks) ? s.hooks : {};
+  const out: string[] = [];
+  for (const event of INPUT_EVENTS) {
+    const groups = hooks[event];
+    for (const g of Array.isArray(groups) ? groups : []) {
+      for (const h of isObj(g) && Array.isArray(g.hooks) ? g.hooks : [g]) {
+        const command = isObj(h) ? String(h.command ?? '') : '';
+        if (isGuardHookCommand(command, 'claude', file)) continue;
+        out.push(
+          canonical({ file, event, matcher: isObj(g) ? (g.matcher ?? null) : null, hook: h }),
+        );
+      }
+    }
+  }
+  return out;
+}
+
+/** What init keeps of Claude Code's settings: the project's file whole, and every foreign input hook. */
+export async function claudeSnapshot(
+  file: string,
+): Promise<{ settings?: string; foreign: string[] }> {
+  const texts = await Promise.all(
+    claudeFiles(file).map((f) => readFile(f, 'utf8').catch(() => '')),
+  );
+  const parsed = texts.map(parseSettings);
+  const foreign = claudeFiles(file).flatMap((f, i) => foreignHooks(f, parsed[i]!));
+  return { ...(parsed[0] ? { settings: canonical(parsed[0]) } : {}), foreign };
+}
+
+/** The first foreign input hook in `texts` (by file, as claudeFiles) that init did not see; null when none. */
+export function newForeignHook(
+  files: readonly string[],
+  texts: readonly string[],
+  known: readonly string[],
+): string | null {
+  const seen = new Set(known);
+  for (let i = 0; i < files.length; i++)
+    for (const h of foreignHooks(files[i]!, parseSettings(texts[i]!)))
+      if (!seen.has(h)) {
+        const { event, hook } = JSON.parse(h) as { event: string; hook: Json };
+        const what =
+          typeof hook?.command === 'string'
+            ? hook.command.slice(0, 60)
+            : JSON.stringify(hook).slice(0, 60);
+        return `${files[i]} has a ${event} hook that is not guard's and was not there at guard init (${what}): Claude Code lets such a hook change a tool's input after guard judged it`;
+      }
+  return null;
+}
