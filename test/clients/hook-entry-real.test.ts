@@ -92,6 +92,30 @@ describe("a second PreToolUse hook that rewrites the tool's input", () => {
   }, 120_000);
 });
 
+describe("a copy of guard's own hook, made async, in .claude/settings.local.json", () => {
+  // Claude Code runs one hook per command: guard's answer then comes after the tool ran, in every
+  // session that starts with the copy there. This pins that (it fails if Claude Code ever runs
+  // guard's blocking entry too); guard's part is to say so at its other doors.
+  it('the truncation lands (guard cannot block from an async hook); doctor names the copy', async () => {
+    const repo = project();
+    const s = JSON.parse(repo.read('.claude/settings.json'));
+    const group = structuredClone(s.hooks.PreToolUse.at(-1));
+    group.hooks[0].async = true;
+    repo.write('.claude/settings.local.json', JSON.stringify({ hooks: { PreToolUse: [group] } }));
+    const { run, server } = await play(repo, 'big.py', 'x\n');
+    expect(server.requestAtStep(1), run.stdout.slice(-3000)).toBeDefined();
+    expect(repo.read('big.py')).toBe('x\n');
+    expect(repo.guardJson(['doctor']).json.checks).toContainEqual(
+      expect.objectContaining({
+        id: 'integrity:agent',
+        message: expect.stringMatching(
+          /settings\.local\.json has a PreToolUse hook that runs guard and that guard init did not write/,
+        ),
+      }),
+    );
+  }, 120_000);
+});
+
 describe('Claude Code skips a settings file with one setting of the wrong type', () => {
   // what guard's net stands on (claude-settings.ts): guard's entries are untouched, yet no hook
   // runs. This test fails if Claude Code ever stops skipping the file; guard's part (the next door

@@ -368,6 +368,19 @@ describe("Claude Code's settings besides guard's entries", () => {
     );
   });
 
+  it("a copy of guard's own entry, made async, in settings.local.json (Claude Code runs one hook per command): every door names it", () => {
+    const repo = claudeRepo();
+    const group = structuredClone(
+      JSON.parse(repo.read('.claude/settings.json')).hooks.PreToolUse.at(-1),
+    );
+    group.hooks[0].async = true;
+    repo.write('.claude/settings.local.json', JSON.stringify({ hooks: { PreToolUse: [group] } }));
+    expect(pre(repo, 'c1').permissionDecisionReason).toMatch(
+      /settings\.local\.json has a PreToolUse hook that runs guard and that guard init did not write/,
+    );
+    expect(repo.guard(['log']).stderr).toMatch(/runs guard and that guard init did not write/);
+  });
+
   it('a byte order mark: read as JSON, as Claude Code reads it', () => {
     const repo = claudeRepo();
     // guard's own file with a BOM still runs guard (Claude Code reads it): no false alarm

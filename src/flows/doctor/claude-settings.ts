@@ -129,16 +129,29 @@ export function unvouchedSettings(wrote: string, now: Json): string[] {
   return out;
 }
 
-/** Each hook that is not guard's, of an event that may change a tool's input, in `file` (canonical JSON). */
-export function foreignHooks(file: string, s: Json | null): string[] {
+/**
+ * The hooks of `file` (canonical JSON) the net watches: each hook that is not guard's, of an event
+ * that may change a tool's input; and, in a file other than the project's (`project`), any hook
+ * that runs one of guard's own commands (`guards`): Claude Code 2.1.330 runs one hook per command,
+ * so a copy with `"async": true` in settings.local.json made guard's answer come too late
+ * (test/clients/hook-entry-real.test.ts).
+ */
+export function foreignHooks(
+  file: string,
+  s: Json | null,
+  project: string,
+  guards: ReadonlySet<string>,
+): string[] {
   const hooks = isObj(s?.hooks) ? s.hooks : {};
   const out: string[] = [];
-  for (const event of INPUT_EVENTS) {
-    const groups = hooks[event];
+  for (const [event, groups] of Object.entries(hooks)) {
     for (const g of Array.isArray(groups) ? groups : []) {
       for (const h of isObj(g) && Array.isArray(g.hooks) ? g.hooks : [g]) {
         const command = isObj(h) ? String(h.command ?? '') : '';
-        if (isGuardHookCommand(command, 'claude', file)) continue;
+        const copy = file !== project && guards.has(command);
+        const input =
+          INPUT_EVENTS.includes(event) && !isGuardHookCommand(command, 'claude', project);
+        if (!copy && !input) continue;
         out.push(
           canonical({ file, event, matcher: isObj(g) ? (g.matcher ?? null) : null, hook: h }),
         );
@@ -148,34 +161,65 @@ export function foreignHooks(file: string, s: Json | null): string[] {
   return out;
 }
 
-/** What init keeps of Claude Code's settings: the project's file whole, and every foreign input hook. */
+/** The commands of guard's own entries in the project's settings. */
+function guardCommands(project: string, s: Json | null): Set<string> {
+  const out = new Set<string>();
+  const hooks = isObj(s?.hooks) ? s.hooks : {};
+  for (const groups of Object.values(hooks))
+    for (const g of Array.isArray(groups) ? groups : [])
+      for (const h of isObj(g) && Array.isArray(g.hooks) ? g.hooks : [])
+        if (
+          isObj(h) &&
+          typeof h.command === 'string' &&
+          isGuardHookCommand(h.command, 'claude', project)
+        )
+          out.add(h.command);
+  return out;
+}
+
+/** Every watched hook (foreignHooks) of Claude Code's settings files for the project file `file`. */
+function watchedHooks(file: string, texts: readonly string[]): string[] {
+  const files = claudeFiles(file);
+  const parsed = texts.map(parseSettings);
+  const guards = guardCommands(file, parsed[0] ?? null);
+  return files.flatMap((f, i) => foreignHooks(f, parsed[i] ?? null, file, guards));
+}
+
+/** What init keeps of Claude Code's settings: the project's file whole, and every watched hook. */
 export async function claudeSnapshot(
   file: string,
 ): Promise<{ settings?: string; foreign: string[] }> {
   const texts = await Promise.all(
     claudeFiles(file).map((f) => readFile(f, 'utf8').catch(() => '')),
   );
-  const parsed = texts.map(parseSettings);
-  const foreign = claudeFiles(file).flatMap((f, i) => foreignHooks(f, parsed[i]!));
-  return { ...(parsed[0] ? { settings: canonical(parsed[0]) } : {}), foreign };
+  const project = parseSettings(texts[0]!);
+  return {
+    ...(project ? { settings: canonical(project) } : {}),
+    foreign: watchedHooks(file, texts),
+  };
 }
 
-/** The first foreign input hook in `texts` (by file, as claudeFiles) that init did not see; null when none. */
+/** The first watched hook in `texts` (the files of claudeFiles(file)) that init did not see; null when none. */
 export function newForeignHook(
-  files: readonly string[],
+  file: string,
   texts: readonly string[],
   known: readonly string[],
 ): string | null {
   const seen = new Set(known);
-  for (let i = 0; i < files.length; i++)
-    for (const h of foreignHooks(files[i]!, parseSettings(texts[i]!)))
-      if (!seen.has(h)) {
-        const { event, hook } = JSON.parse(h) as { event: string; hook: Json };
-        const what =
-          typeof hook?.command === 'string'
-            ? hook.command.slice(0, 60)
-            : JSON.stringify(hook).slice(0, 60);
-        return `${files[i]} has a ${event} hook that is not guard's and was not there at guard init (${what}): Claude Code lets such a hook change a tool's input after guard judged it`;
-      }
+  for (const h of watchedHooks(file, texts)) {
+    if (seen.has(h)) continue;
+    const {
+      file: where,
+      event,
+      hook,
+    } = JSON.parse(h) as { file: string; event: string; hook: Json };
+    const what = (typeof hook?.command === 'string' ? hook.command : JSON.stringify(hook)).slice(
+      0,
+      60,
+    );
+    return isGuardHookCommand(String(hook?.command ?? ''), 'claude', file)
+      ? `${where} has a ${event} hook that runs guard and that guard init did not write (${JSON.stringify(hook).slice(0, 80)}): Claude Code runs one hook per command, so its settings may replace guard's own`
+      : `${where} has a ${event} hook that is not guard's and was not there at guard init (${what}): Claude Code lets such a hook change a tool's input after guard judged it`;
+  }
   return null;
 }
