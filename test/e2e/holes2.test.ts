@@ -5,6 +5,7 @@
  * with Claude Code's payload shapes, and fails on the main it was written
  * against (2d09c03). docs/reliability/hook-holes.md lists them.
  */
+import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { journalCheck, noteTips } from '../../src/git/journal.js';
 import path from 'node:path';
@@ -12,6 +13,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import {
   CLI,
   claudeHook,
+  cleanEnv,
   cleanupRepos,
   installGuard,
   laneWrite,
@@ -380,6 +382,42 @@ describe("Claude Code's settings besides guard's entries", () => {
     );
     expect(repo.guard(['log']).stderr).toMatch(/runs guard and that guard init did not write/);
   });
+
+  it.each([
+    ['a FIFO', (f: string) => execFileSync('mkfifo', [f])],
+    ['a link to /dev/zero', (f: string) => symlinkSync('/dev/zero', f)],
+  ])(
+    '.claude/settings.local.json made %s: every door answers at once and says so (it hung until killed, or crashed without an answer)',
+    (_, plant) => {
+      const repo = claudeRepo();
+      plant(path.join(repo.dir, '.claude', 'settings.local.json'));
+      const run = (args: string[], input = '') =>
+        spawnSync(process.execPath, [CLI, ...args], {
+          cwd: repo.dir,
+          env: cleanEnv({ CI: 'true' }),
+          input,
+          timeout: 15_000,
+        });
+      const payload = JSON.stringify({
+        session_id: 'fifo',
+        transcript_path: '/tmp/t.jsonl',
+        cwd: repo.dir,
+        permission_mode: 'bypassPermissions',
+        hook_event_name: 'PreToolUse',
+        tool_name: 'Bash',
+        tool_input: { command: 'ls' },
+        tool_use_id: 'p1',
+      });
+      const h = run(['hook', 'claude'], payload);
+      expect(h.signal).toBeNull();
+      expect(JSON.parse(h.stdout.toString()).hookSpecificOutput.permissionDecisionReason).toMatch(
+        /settings\.local\.json is not a regular file/,
+      );
+      const d = run(['doctor', '--json']);
+      expect(d.signal).toBeNull();
+      expect(d.status).toBe(1);
+    },
+  );
 
   it('a byte order mark: read as JSON, as Claude Code reads it', () => {
     const repo = claudeRepo();

@@ -1,4 +1,5 @@
-import { readFile } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { open } from 'node:fs/promises';
 import path from 'node:path';
 import { isGuardHookCommand } from '../setup/hook-command.js';
 
@@ -27,6 +28,31 @@ import { isGuardHookCommand } from '../setup/hook-command.js';
 
 /** Events whose hooks may change a tool's input (Claude Code: `updatedInput`). */
 const INPUT_EVENTS = ['PreToolUse', 'PermissionRequest'];
+
+/** Past this a settings file is not read (Claude Code's are a few KB). */
+const SETTINGS_MAX = 4 << 20;
+
+/**
+ * A settings file's text, '' when there is none, or null when it is not a regular file of
+ * a sane size: a FIFO planted there (`mkfifo .claude/settings.local.json`) would block the
+ * read, and with it every door (node cannot exit while a read is blocked), and a link to
+ * /dev/zero would never end. Opened without blocking, then checked on the open file.
+ */
+export async function readSettingsFile(file: string): Promise<string | null> {
+  const fh = await open(file, constants.O_RDONLY | constants.O_NONBLOCK).catch(
+    (err: NodeJS.ErrnoException) => (err.code === 'ENOENT' || err.code === 'ENOTDIR' ? '' : null),
+  );
+  if (fh === '' || fh === null) return fh;
+  try {
+    const st = await fh.stat();
+    if (!st.isFile() || st.size > SETTINGS_MAX) return null;
+    return await fh.readFile('utf8');
+  } catch {
+    return null;
+  } finally {
+    await fh.close();
+  }
+}
 
 /** Every settings file Claude Code reads for a project whose settings file is `file`. */
 export function claudeFiles(file: string): string[] {
@@ -189,9 +215,7 @@ function watchedHooks(file: string, texts: readonly string[]): string[] {
 export async function claudeSnapshot(
   file: string,
 ): Promise<{ settings?: string; foreign: string[] }> {
-  const texts = await Promise.all(
-    claudeFiles(file).map((f) => readFile(f, 'utf8').catch(() => '')),
-  );
+  const texts = (await Promise.all(claudeFiles(file).map(readSettingsFile))).map((t) => t ?? '');
   const project = parseSettings(texts[0]!);
   return {
     ...(project ? { settings: canonical(project) } : {}),

@@ -316,8 +316,10 @@ const commandOf = (h: Record<string, unknown> | undefined): string =>
 
 /** Does a harness's hook configuration still run guard (and not switch every hook off)? */
 async function agentProblem(a: GateManifest['agents'][number]): Promise<string | null> {
-  const text = await readFile(a.file, 'utf8').catch(() => null);
-  if (text === null)
+  const { readSettingsFile } = await import('./claude-settings.js');
+  const text = await readSettingsFile(a.file);
+  if (text === null) return `${a.file} is not a regular file (a pipe, a device, or over 4 MB)`;
+  if (text === '' && !(await stat(a.file).catch(() => null)))
     return `${a.file} (the ${a.harness} hook configuration that runs guard) is gone`;
   // a command hook is guard's exactly as init writes it (setup/hook-command.ts), not a mention of it; a
   // plugin file (Cline, opencode, Kilo) is the one init wrote, which loads guard in process
@@ -343,12 +345,14 @@ async function claudeProblem(
   a: GateManifest['agents'][number],
   text: string,
 ): Promise<string | null> {
-  const { claudeFiles, newForeignHook, parseSettings, unvouchedSettings } =
+  const { claudeFiles, newForeignHook, parseSettings, readSettingsFile, unvouchedSettings } =
     await import('./claude-settings.js');
   const files = claudeFiles(a.file);
-  const texts = await Promise.all(
-    files.map((f) => (f === a.file ? text : readFile(f, 'utf8').catch(() => ''))),
-  );
+  const read = await Promise.all(files.map((f) => (f === a.file ? text : readSettingsFile(f))));
+  const odd = files.find((_, i) => read[i] === null);
+  if (odd)
+    return `${odd} is not a regular file (a pipe, a device, or over 4 MB): Claude Code reads it`;
+  const texts = read.map((t) => t ?? '');
   for (const [i, f] of files.entries()) {
     const said = claudeSettingsProblem(f, texts[i]!);
     if (said) return said;

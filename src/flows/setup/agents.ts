@@ -13,6 +13,7 @@ import {
 import { ROWS, matcherOf, type ClaudeStyleRow, type RowName } from '../../harness/table.js';
 import { installPlugin, pluginChecks } from './plugins.js';
 import { fallback, isGuardHookCommand } from './hook-command.js';
+import { readSettingsFile } from '../doctor/claude-settings.js';
 
 /**
  * `guard init --agent HARNESS...`: each harness's project-level hook
@@ -85,16 +86,18 @@ function wrapped(cmd: string, harness: HarnessName): string {
 type Json = Record<string, unknown>;
 
 async function readJson(file: string): Promise<Json> {
-  let text: string;
-  try {
-    text = await readFile(file, 'utf8');
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return {};
-    throw err;
-  }
+  // a FIFO or a device planted there would block or never end (claude-settings.ts)
+  const text = await readSettingsFile(file);
+  if (text === null)
+    throw new GuardError(
+      'E_CONFIG',
+      `${file} is not a regular file (a pipe, a device, or over 4 MB)`,
+      'move it away, then run guard init --agent again',
+    );
   if (text.trim() === '') return {};
   try {
-    const v = JSON.parse(text) as unknown;
+    // (a byte order mark first: the harnesses read such a file as JSON)
+    const v = JSON.parse(text.replace(/^\uFEFF/, '')) as unknown;
     if (typeof v === 'object' && v !== null && !Array.isArray(v)) return v as Json;
   } catch {
     /* below */
