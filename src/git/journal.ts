@@ -1,4 +1,13 @@
-import { appendFileSync, mkdirSync, readFileSync, statSync } from 'node:fs';
+import {
+  closeSync,
+  constants,
+  fstatSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  statSync,
+  writeSync,
+} from 'node:fs';
 import { mkdir, open, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
@@ -120,6 +129,27 @@ function commonOf(gitDir: string): string {
   return common === null ? gitDir : path.resolve(gitDir, common.trim());
 }
 
+/**
+ * A file's bytes; null when it is absent, unreadable, or not a regular file. Opened without
+ * blocking and checked on the open file: a FIFO planted where guard reads
+ * (`mkfifo .git/guard/journal`) would block the read, and node cannot exit while a
+ * thread-pool read is blocked, so every door would hang.
+ */
+export async function readRegular(file: string): Promise<Buffer | null> {
+  const fh = await open(file, constants.O_RDONLY | constants.O_NONBLOCK).catch(() => null);
+  if (!fh) return null;
+  try {
+    return (await fh.stat()).isFile() ? await fh.readFile() : null;
+  } catch {
+    return null;
+  } finally {
+    await fh.close();
+  }
+}
+
+const readRegularText = async (file: string): Promise<string> =>
+  (await readRegular(file))?.toString('utf8') ?? '';
+
 /** Note refs guard just wrote. Never fails the caller: a journal that cannot be written only weakens the check. */
 export function noteTips(commonDir: string | null, tips: readonly Tip[]): void {
   if (!commonDir || tips.length === 0) return;
@@ -176,16 +206,34 @@ export function noteGone(commonDir: string | null, refs: readonly string[]): voi
   if (kept.length > 0) write(commonDir, kept.map((r) => `- ${r}\n`).join(''), PINNED_FILE);
 }
 
+/**
+ * Append to a regular file only: opened without blocking (a FIFO planted as the journal would
+ * block this synchronous open, and the whole process with it, before any answer), and left
+ * alone when it is anything else (the doors then say the journal is not a regular file).
+ */
+function append(file: string, text: string): void {
+  const fd = openSync(
+    file,
+    constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_NONBLOCK,
+    0o644,
+  );
+  try {
+    if (fstatSync(fd).isFile()) writeSync(fd, text);
+  } finally {
+    closeSync(fd);
+  }
+}
+
 function write(commonDir: string, text: string, name = FILE): void {
   const file = path.join(commonDir, DIR, name);
   try {
-    appendFileSync(file, text);
+    append(file, text);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'ENOENT') return;
     try {
       // (synchronous: a note is a few bytes and must be on disk before the caller answers)
       mkdirSync(path.dirname(file), { recursive: true });
-      appendFileSync(file, text);
+      append(file, text);
     } catch {
       return;
     }
@@ -219,7 +267,7 @@ export function liveTips(text: string): Tip[] {
 async function compact(file: string): Promise<void> {
   const tmp = `${file}.${process.pid}-${randomBytes(4).toString('hex')}`;
   try {
-    const text = await readFile(file, 'utf8');
+    const text = await readRegularText(file);
     // the pinned file keeps every live entry (a lane a person has not discarded is never forgotten)
     const tips = path.basename(file) === PINNED_FILE ? liveTips(text) : liveTips(text).slice(-KEEP);
     // a session step guard removed stays noted: provenance trusts no absence while recent ones are gone
@@ -240,7 +288,7 @@ async function compact(file: string): Promise<void> {
 export async function readJournal(commonDir: string): Promise<Tip[]> {
   const [pins, text] = await Promise.all([
     readPinned(commonDir),
-    readFile(journalFile(commonDir), 'utf8').catch(() => ''),
+    readRegularText(journalFile(commonDir)),
   ]);
   // the journal's word wins where it has one (it is written first); a compacted journal may have dropped a lane's
   return liveTips(pins + text);
@@ -248,14 +296,14 @@ export async function readJournal(commonDir: string): Promise<Tip[]> {
 
 /** The pinned file's text (refs guard keeps for long: lane bases); '' when there is none. */
 function readPinned(commonDir: string): Promise<string> {
-  return readFile(path.join(commonDir, DIR, PINNED_FILE), 'utf8').catch(() => '');
+  return readRegularText(path.join(commonDir, DIR, PINNED_FILE));
 }
 
 /** The live entries and the refs whose last word is "removed by guard" (`- REF`: a prune, a recover that found the objects gone), with one read. */
 export async function readJournalWithGone(
   commonDir: string,
 ): Promise<{ live: Tip[]; gone: string[] }> {
-  const text = await readFile(journalFile(commonDir), 'utf8').catch(() => '');
+  const text = await readRegularText(journalFile(commonDir));
   return { live: liveTips(text), gone: goneRefs(text) };
 }
 
@@ -290,10 +338,13 @@ export async function journaledUnder(
 
 /** The journal's tail (the newest entries), without reading a large file whole. */
 async function tail(file: string): Promise<string> {
-  const fh = await open(file, 'r').catch(() => null);
+  const fh = await open(file, constants.O_RDONLY | constants.O_NONBLOCK).catch(() => null);
   if (!fh) return '';
   try {
-    const { size } = await fh.stat();
+    const st = await fh.stat();
+    // (not a regular file: journalCheck says so)
+    if (!st.isFile()) return '';
+    const { size } = st;
     const from = Math.max(0, size - TAIL_BYTES);
     const buf = Buffer.alloc(size - from);
     await fh.read(buf, 0, buf.length, from);
@@ -314,7 +365,7 @@ async function refValue(
   packed: (ref: string) => Promise<string | null>,
 ): Promise<string | null> {
   if (ref.includes('..')) return null;
-  const text = await readFile(path.join(commonDir, ref), 'utf8').catch(() => null);
+  const text = (await readRegular(path.join(commonDir, ref)))?.toString('utf8') ?? null;
   if (text !== null) {
     const v = text.trim();
     return OID.test(v) ? v : 'symbolic';
@@ -340,9 +391,19 @@ export interface MovedTip extends Tip {
 export async function journalCheck(
   commonDir: string,
   checked = CHECKED,
-): Promise<{ gone: Tip[]; moved: MovedTip[] }> {
+): Promise<{ gone: Tip[]; moved: MovedTip[]; odd?: string[] }> {
   if (await stat(path.join(commonDir, 'reftable')).catch(() => null))
     return { gone: [], moved: [] };
+  // a journal that is there but not a regular file (a FIFO, a device) reads as empty: said, not trusted
+  const odd = (
+    await Promise.all(
+      [journalFile(commonDir), path.join(commonDir, DIR, PINNED_FILE)].map(async (f) => {
+        const st = await stat(f).catch(() => null);
+        return st && !st.isFile() ? f : null;
+      }),
+    )
+  ).filter((f): f is string => f !== null);
+  if (odd.length > 0) return { gone: [], moved: [], odd };
   const [recent, pins] = await Promise.all([tail(journalFile(commonDir)), readPinned(commonDir)]);
   const newest = liveTips(recent).slice(-checked);
   const seen = new Set(newest.map((t) => t.ref));
@@ -353,9 +414,7 @@ export async function journalCheck(
   // Map of every line (or a read each) cost seconds a commit at 100,000 refs
   let packedBuf: Promise<Buffer | null> | null = null;
   const packed = async (ref: string) => {
-    const buf = await (packedBuf ??= readFile(path.join(commonDir, 'packed-refs')).catch(
-      () => null,
-    ));
+    const buf = await (packedBuf ??= readRegular(path.join(commonDir, 'packed-refs')));
     return buf ? packedLookup(buf, ref) : null;
   };
   const now = await Promise.all(tips.map((t) => refValue(commonDir, t.ref, packed)));

@@ -6,7 +6,7 @@
  * against (2d09c03). docs/reliability/hook-holes.md lists them.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { journalCheck, noteTips } from '../../src/git/journal.js';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -429,5 +429,71 @@ describe("Claude Code's settings besides guard's entries", () => {
     expect(pre(repo, 'b2').permissionDecisionReason).toMatch(
       /settings\.local\.json sets disableAllHooks/,
     );
+  });
+});
+
+describe('a FIFO planted where guard reads or writes its own state', () => {
+  function claudeRepo(): TestRepo {
+    const repo = makeRepo({ 'app.py': lines(10) });
+    repo.git(['config', '--unset', 'core.hooksPath']);
+    expect(repo.guard(['init', '--global', '--agent', 'claude']).code).toBe(0);
+    return repo;
+  }
+  const payload = (repo: TestRepo, event = 'PreToolUse') =>
+    JSON.stringify({
+      session_id: 'fifo',
+      transcript_path: '/tmp/t.jsonl',
+      cwd: repo.dir,
+      permission_mode: 'bypassPermissions',
+      hook_event_name: event,
+      tool_name: 'Write',
+      tool_input: { file_path: path.join(repo.dir, 'app.py'), content: lines(11) },
+      tool_use_id: 'w1',
+      ...(event === 'PostToolUse' ? { tool_response: {} } : {}),
+    });
+  /** The command guard init wrote, run as Claude Code runs it (sh -c), with a short budget. */
+  const asHarness = (repo: TestRepo, input: string) => {
+    const s = JSON.parse(repo.read('.claude/settings.json'));
+    return spawnSync('sh', ['-c', s.hooks.PreToolUse.at(-1).hooks[0].command], {
+      cwd: repo.dir,
+      env: cleanEnv({ CI: 'true', GUARD_HOOK_TIMEOUT: '2', CLAUDE_PROJECT_DIR: repo.dir }),
+      input,
+      timeout: 20_000,
+    });
+  };
+
+  it('.git/guard/journal made a FIFO: the hook and doctor answer at once and say so (they hung in open(); a write that journals hung with no answer at all)', () => {
+    const repo = claudeRepo();
+    const journal = path.join(repo.dir, '.git', 'guard', 'journal');
+    rmSync(journal, { force: true });
+    execFileSync('mkfifo', [journal]);
+    for (const event of ['PreToolUse', 'PostToolUse']) {
+      const r = asHarness(repo, payload(repo, event));
+      expect(r.signal, event).toBeNull();
+      expect(r.stdout.toString() + r.stderr.toString()).toMatch(
+        /guard's journal is not a regular file/,
+      );
+    }
+    const d = spawnSync(process.execPath, [CLI, 'doctor'], {
+      cwd: repo.dir,
+      env: cleanEnv({ CI: 'true' }),
+      timeout: 20_000,
+    });
+    expect(d.signal).toBeNull();
+    expect(d.status).toBe(1);
+  });
+
+  it("a FIFO anywhere else the hook reads (a session's index file): the budget's answer is followed by an exit, so the harness blocks (exit 2) instead of waiting out its own timeout", () => {
+    const repo = claudeRepo();
+    expect(asHarness(repo, payload(repo)).status).toBe(0);
+    const dir = path.join(repo.dir, '.git', 'guard-sessions', 'claude', 'fifo');
+    rmSync(path.join(dir, 'ready'));
+    execFileSync('mkfifo', [path.join(dir, 'ready')]);
+    const started = Date.now();
+    const r = asHarness(repo, payload(repo));
+    expect(r.signal).toBeNull();
+    expect(r.status).toBe(2);
+    expect(r.stderr.toString()).toMatch(/blocked \(fail closed\)/);
+    expect(Date.now() - started).toBeLessThan(10_000);
   });
 });

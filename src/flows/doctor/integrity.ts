@@ -1,14 +1,4 @@
-import {
-  copyFile,
-  lstat,
-  mkdir,
-  readdir,
-  readFile,
-  stat,
-  writeFile,
-  rename,
-  rm,
-} from 'node:fs/promises';
+import { copyFile, lstat, mkdir, readdir, stat, writeFile, rename, rm } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { packedLookup } from '../../git/packed-refs.js';
@@ -18,6 +8,7 @@ import {
   journalCheck,
   journalFile,
   noteGone,
+  readRegular,
   readJournal,
   type MovedTip,
   type Tip,
@@ -87,7 +78,7 @@ const HOOK_FILES = ['pre-commit', 'pre-merge-commit', 'reference-transaction', '
 async function readManifest(commonDir: string): Promise<GateManifest | null> {
   try {
     const m = JSON.parse(
-      await readFile(path.join(commonDir, 'guard', MANIFEST), 'utf8'),
+      (await readRegular(path.join(commonDir, 'guard', MANIFEST)))?.toString('utf8') ?? '',
     ) as Partial<GateManifest>;
     const strings = (v: unknown) =>
       Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : [];
@@ -215,13 +206,15 @@ async function healHooks(
     if (there && !there.isSymbolicLink()) continue;
     const src = path.join(from, f);
     const st = await stat(src).catch(() => null);
-    if (!st) return put;
+    // (guard's copy itself replaced by a pipe: nothing is put back, never an empty hook)
+    const content = st?.isFile() ? await readRegular(src) : null;
+    if (!st || !content) return put;
     const { installFiles } = await import('../../apply/apply.js');
     await installFiles([
       {
         op: 'write',
         path: dest,
-        content: await readFile(src),
+        content,
         mode: st.mode & 0o777,
         replaceLink: true,
       },
@@ -253,8 +246,8 @@ async function changedHooks(
     present.map(async (h) => {
       if (path.dirname(h) !== c.dir || !c.files.includes(path.basename(h))) return;
       const [now, copy] = await Promise.all([
-        readFile(h, 'utf8').catch(() => null),
-        readFile(path.join(from, path.basename(h)), 'utf8').catch(() => null),
+        readRegular(h).then((b) => b?.toString('utf8') ?? null),
+        readRegular(path.join(from, path.basename(h))).then((b) => b?.toString('utf8') ?? null),
       ]);
       if (now === null || copy === null || now === copy) return;
       const name = path.basename(h);
@@ -296,12 +289,14 @@ async function putBack(
   for (const f of files) {
     const src = path.join(from, path.basename(f));
     const st = await stat(src);
+    const content = await readRegular(src);
+    if (!content) return false;
     // (a link planted where the hook was is replaced, never written through)
     await installFiles([
       {
         op: 'write',
         path: f,
-        content: await readFile(src),
+        content,
         mode: st.mode & 0o777,
         replaceLink: true,
       },
@@ -495,14 +490,24 @@ export async function integrityProblems(
   commonDir: string,
   opts: { heal?: boolean } = {},
 ): Promise<IntegrityProblem[]> {
-  const [{ gone, moved }, manifest] = await Promise.all([
-    journalCheck(commonDir).catch(() => ({ gone: [] as Tip[], moved: [] as MovedTip[] })),
+  const [{ gone, moved, odd }, manifest] = await Promise.all([
+    journalCheck(commonDir).catch(() => ({
+      gone: [] as Tip[],
+      moved: [] as MovedTip[],
+      odd: undefined,
+    })),
     readManifest(commonDir),
   ]);
   // the journal itself removed with the refs: the last checkpoint this work tree remembers is a second witness
   if (gone.length === 0 && !(await stat(journalFile(commonDir)).catch(() => null)))
     gone.push(...(await lastCheckpointGone(commonDir)));
   const problems = refProblems(gone, moved);
+  if (odd?.length)
+    problems.push({
+      id: 'refs',
+      message: `guard's journal is not a regular file (${odd.map((f) => path.basename(f)).join(', ')}: a pipe or a device put in its place): guard cannot tell whether its refs were removed or moved`,
+      hint: 'remove it; guard starts a new journal with its next write (guard doctor lists the refs there are)',
+    });
   if (manifest) {
     problems.push(...(await hookProblems(commonDir, manifest, opts)));
     for (const a of manifest.agents) {
@@ -633,7 +638,7 @@ function hookName(file: string): string {
 async function lastCheckpointGone(commonDir: string): Promise<Tip[]> {
   try {
     const last = JSON.parse(
-      await readFile(path.join(commonDir, 'guard-last-checkpoint'), 'utf8'),
+      (await readRegular(path.join(commonDir, 'guard-last-checkpoint')))?.toString('utf8') ?? '',
     ) as { ref?: unknown; commit?: unknown };
     if (
       typeof last.ref !== 'string' ||
@@ -643,7 +648,7 @@ async function lastCheckpointGone(commonDir: string): Promise<Tip[]> {
     )
       return [];
     if (await stat(path.join(commonDir, last.ref)).catch(() => null)) return [];
-    const packed = await readFile(path.join(commonDir, 'packed-refs')).catch(() => null);
+    const packed = await readRegular(path.join(commonDir, 'packed-refs'));
     if (packed && packedLookup(packed, last.ref) !== null) return [];
     return [{ ref: last.ref, oid: last.commit }];
   } catch {
