@@ -274,14 +274,40 @@ async function compact(file: string): Promise<void> {
     const gone = goneRefs(text)
       .filter((r) => r.startsWith('refs/guard/sessions/'))
       .slice(-KEEP);
+    const gate = lastGate(text);
     await writeFile(
       tmp,
-      gone.map((r) => `- ${r}\n`).join('') + tips.map((t) => `${t.oid} ${t.ref}\n`).join(''),
+      gone.map((r) => `- ${r}\n`).join('') +
+        tips.map((t) => `${t.oid} ${t.ref}\n`).join('') +
+        (gate ? `gate ${gate}\n` : ''),
     );
     await rename(tmp, file);
   } catch {
     await rm(tmp, { force: true });
   }
+}
+
+/**
+ * Note the digest of the gate record `guard init` just wrote (`<commonDir>/guard/gate.json`), in
+ * the journal and the pinned file: the record lists what the net checks, so removing or editing
+ * it by hand would switch those checks off without a word. liveTips skips these lines.
+ */
+export function noteGate(commonDir: string, digest: string): void {
+  write(commonDir, `gate ${digest}\n`);
+  write(commonDir, `gate ${digest}\n`, PINNED_FILE);
+}
+
+/** The newest gate digest in a journal text; null when there is none. */
+function lastGate(text: string): string | null {
+  const at = text.lastIndexOf('\ngate ');
+  const line = at >= 0 ? text.slice(at + 1) : text.startsWith('gate ') ? text : '';
+  const m = /^gate ([0-9a-f]{64})$/m.exec(line);
+  return m ? m[1]! : null;
+}
+
+/** The digest of the gate record guard last wrote (noteGate), from the pinned file, else the journal's tail. */
+export async function journaledGate(commonDir: string): Promise<string | null> {
+  return lastGate(await readPinned(commonDir)) ?? lastGate(await tail(journalFile(commonDir)));
 }
 
 /** Every live entry of the journal (guard recover), oldest first. */

@@ -202,6 +202,12 @@ describe("guard's hook entry in .claude/settings.json", () => {
       const m = JSON.parse(repo.read('.git/guard/gate.json'));
       for (const a of m.agents) delete a.entries;
       writeFileSync(gate, JSON.stringify(m));
+      // (and no word on the record in the journal: an older init noted none)
+      for (const f of ['journal', 'journal-pinned']) {
+        const j = path.join(repo.dir, '.git', 'guard', f);
+        if (existsSync(j))
+          writeFileSync(j, repo.read(`.git/guard/${f}`).replace(/^gate .*\n/gm, ''));
+      }
       expect(pre(repo, 'a0').permissionDecision).not.toBe('deny');
       edit(repo, (h) => (h.command = swap(h.command)));
       const said = pre(repo, 'a1');
@@ -370,6 +376,15 @@ describe("Claude Code's settings besides guard's entries", () => {
     );
   });
 
+  it("the person's own settings in $CLAUDE_CONFIG_DIR (Claude Code reads them there instead of ~/.claude)", () => {
+    const repo = claudeRepo();
+    const dir = outsideDir();
+    writeFileSync(path.join(dir, 'settings.json'), '{ "disableAllHooks": true }\n');
+    expect(pre(repo, 'cd1', { CLAUDE_CONFIG_DIR: dir }).permissionDecisionReason).toMatch(
+      new RegExp(`${dir}/settings\\.json sets disableAllHooks`),
+    );
+  });
+
   it("a copy of guard's own entry, made async, in settings.local.json (Claude Code runs one hook per command): every door names it", () => {
     const repo = claudeRepo();
     const group = structuredClone(
@@ -495,5 +510,55 @@ describe('a FIFO planted where guard reads or writes its own state', () => {
     expect(r.status).toBe(2);
     expect(r.stderr.toString()).toMatch(/blocked \(fail closed\)/);
     expect(Date.now() - started).toBeLessThan(10_000);
+  });
+});
+
+describe("guard's record of what it installed (.git/guard/gate.json)", () => {
+  function claudeRepo(): TestRepo {
+    const repo = makeRepo({ 'app.py': lines(10) });
+    repo.git(['config', '--unset', 'core.hooksPath']);
+    expect(repo.guard(['init', '--global', '--agent', 'claude']).code).toBe(0);
+    return repo;
+  }
+  const pre = (repo: TestRepo, id: string) =>
+    claudeHook(repo, 'gate', 'Bash', { command: 'ls' }, id).json?.hookSpecificOutput ?? {};
+
+  it('removed through the shell, then disableAllHooks set: every door says so (the net checked nothing without it)', () => {
+    const repo = claudeRepo();
+    rmSync(path.join(repo.dir, '.git', 'guard', 'gate.json'));
+    repo.write('.claude/settings.local.json', '{ "disableAllHooks": true }\n');
+    const said = pre(repo, 'g1');
+    expect(said.permissionDecision).toBe('deny');
+    expect(said.permissionDecisionReason).toMatch(/gate\.json\) was removed outside guard/);
+    expect(repo.guardJson(['doctor']).code).toBe(1);
+    // guard init writes it again (a person's step), and then the setting is named as before
+    expect(repo.guard(['init', '--global', '--agent', 'claude']).code).toBe(0);
+    expect(pre(repo, 'g2').permissionDecisionReason).toMatch(/sets disableAllHooks/);
+  });
+
+  it("edited by hand to accept a rewriting hook: reported; guard's own rewrite (init) is not", () => {
+    const repo = claudeRepo();
+    const rewriter = { matcher: 'Write', hooks: [{ type: 'command', command: 'echo rewrite' }] };
+    repo.write(
+      '.claude/settings.local.json',
+      JSON.stringify({ hooks: { PreToolUse: [rewriter] } }),
+    );
+    const m = JSON.parse(repo.read('.git/guard/gate.json'));
+    const local = path.join(repo.dir, '.claude', 'settings.local.json');
+    m.agents[0].foreign = [
+      JSON.stringify({
+        event: 'PreToolUse',
+        file: local,
+        hook: rewriter.hooks[0],
+        matcher: 'Write',
+      }),
+    ];
+    writeFileSync(
+      path.join(repo.dir, '.git', 'guard', 'gate.json'),
+      JSON.stringify(m, null, 2) + '\n',
+    );
+    expect(pre(repo, 'e1').permissionDecisionReason).toMatch(
+      /gate\.json\) was edited outside guard/,
+    );
   });
 });

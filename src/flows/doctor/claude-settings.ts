@@ -1,4 +1,4 @@
-import { constants } from 'node:fs';
+import { constants, readdirSync } from 'node:fs';
 import { open } from 'node:fs/promises';
 import path from 'node:path';
 import { isGuardHookCommand } from '../setup/hook-command.js';
@@ -54,14 +54,32 @@ export async function readSettingsFile(file: string): Promise<string | null> {
   }
 }
 
-/** Every settings file Claude Code reads for a project whose settings file is `file`. */
+const MANAGED = '/etc/claude-code';
+
+/**
+ * Every settings file Claude Code reads for a project whose settings file is `file`: the
+ * project's and its local one, the person's own (in `$CLAUDE_CONFIG_DIR`, else `~/.claude`), and
+ * the managed ones (`managed-settings.json` and the drop-in folder `managed-settings.d/`, both
+ * named in Claude Code 2.1.330's own strings).
+ */
 export function claudeFiles(file: string): string[] {
-  const home = process.env.HOME ? [path.join(process.env.HOME, '.claude', 'settings.json')] : [];
+  const env = process.env;
+  const own = env.CLAUDE_CONFIG_DIR || (env.HOME ? path.join(env.HOME, '.claude') : null);
+  let dropIns: string[] = [];
+  try {
+    dropIns = readdirSync(path.join(MANAGED, 'managed-settings.d'))
+      .filter((f) => f.endsWith('.json'))
+      .sort()
+      .map((f) => path.join(MANAGED, 'managed-settings.d', f));
+  } catch {
+    /* none */
+  }
   return [
     file,
     path.join(path.dirname(file), 'settings.local.json'),
-    ...home,
-    '/etc/claude-code/managed-settings.json',
+    ...(own ? [path.join(own, 'settings.json')] : []),
+    path.join(MANAGED, 'managed-settings.json'),
+    ...dropIns,
   ];
 }
 

@@ -1,5 +1,5 @@
 import { copyFile, lstat, mkdir, readdir, stat, writeFile, rename, rm } from 'node:fs/promises';
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { packedLookup } from '../../git/packed-refs.js';
 import { catFileBatch } from '../../git/catfile.js';
@@ -7,6 +7,8 @@ import {
   ensureGuardDir,
   journalCheck,
   journalFile,
+  journaledGate,
+  noteGate,
   noteGone,
   readRegular,
   readJournal,
@@ -76,10 +78,54 @@ const MANIFEST = 'gate.json';
 const HOOK_FILES = ['pre-commit', 'pre-merge-commit', 'reference-transaction', 'h'];
 
 async function readManifest(commonDir: string): Promise<GateManifest | null> {
+  return parseManifest(
+    (await readRegular(path.join(commonDir, 'guard', MANIFEST)))?.toString('utf8') ?? '',
+  );
+}
+
+const digest = (text: string) => createHash('sha256').update(text).digest('hex');
+
+/**
+ * The gate record as guard wrote it, or what is wrong with it: gone or edited since guard's
+ * last `noteGate` (the journal's word), or gone while guard's copy of the hooks says init ran.
+ */
+async function gateRecord(
+  commonDir: string,
+): Promise<{ manifest: GateManifest | null; problem?: IntegrityProblem }> {
+  const file = path.join(commonDir, 'guard', MANIFEST);
+  const [buf, noted, copy] = await Promise.all([
+    readRegular(file),
+    journaledGate(commonDir),
+    stat(path.join(commonDir, 'guard', COPY)).catch(() => null),
+  ]);
+  const text = buf?.toString('utf8') ?? null;
+  const manifest = text === null ? null : parseManifest(text);
+  const hint =
+    "guard init writes it again; a person should check what changed it and guard's hooks and harness settings";
+  if (text === null && (noted || copy))
+    return {
+      manifest,
+      problem: {
+        id: 'hooks',
+        message: `guard's record of what it installed (.git/guard/${MANIFEST}) was removed outside guard: its git hooks and harness settings are not checked`,
+        hint,
+      },
+    };
+  if (text !== null && noted && digest(text) !== noted)
+    return {
+      manifest,
+      problem: {
+        id: 'hooks',
+        message: `guard's record of what it installed (.git/guard/${MANIFEST}) was edited outside guard: what the net checks against is not what guard init wrote`,
+        hint,
+      },
+    };
+  return { manifest };
+}
+
+function parseManifest(text: string): GateManifest | null {
   try {
-    const m = JSON.parse(
-      (await readRegular(path.join(commonDir, 'guard', MANIFEST)))?.toString('utf8') ?? '',
-    ) as Partial<GateManifest>;
+    const m = JSON.parse(text) as Partial<GateManifest>;
     const strings = (v: unknown) =>
       Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : [];
     const agents = Array.isArray(m.agents)
@@ -137,8 +183,11 @@ export async function recordGate(
   };
   const tmp = path.join(dir, `${MANIFEST}.${process.pid}-${randomBytes(4).toString('hex')}`);
   try {
-    await writeFile(tmp, JSON.stringify(m, null, 2) + '\n');
+    const text = JSON.stringify(m, null, 2) + '\n';
+    await writeFile(tmp, text);
     await rename(tmp, path.join(dir, MANIFEST));
+    // the journal's word on it: a record removed or edited by hand is noticed (gateRecord)
+    noteGate(commonDir, digest(text));
   } catch {
     await rm(tmp, { force: true });
   }
@@ -490,18 +539,19 @@ export async function integrityProblems(
   commonDir: string,
   opts: { heal?: boolean } = {},
 ): Promise<IntegrityProblem[]> {
-  const [{ gone, moved, odd }, manifest] = await Promise.all([
+  const [{ gone, moved, odd }, { manifest, problem: record }] = await Promise.all([
     journalCheck(commonDir).catch(() => ({
       gone: [] as Tip[],
       moved: [] as MovedTip[],
       odd: undefined,
     })),
-    readManifest(commonDir),
+    gateRecord(commonDir),
   ]);
   // the journal itself removed with the refs: the last checkpoint this work tree remembers is a second witness
   if (gone.length === 0 && !(await stat(journalFile(commonDir)).catch(() => null)))
     gone.push(...(await lastCheckpointGone(commonDir)));
   const problems = refProblems(gone, moved);
+  if (record) problems.push(record);
   if (odd?.length)
     problems.push({
       id: 'refs',
