@@ -344,7 +344,33 @@ describe("Claude Code's settings besides guard's entries", () => {
     expect(pre(repo, 'k2').permissionDecision).not.toBe('deny');
   });
 
-  it("a PreToolUse hook that is not guard's, added to settings.local.json, settings.json or ~/.claude/settings.json after init: refused until a person runs guard init --agent claude", () => {
+  /** guard init --agent claude as a person runs it: at a terminal. */
+  const personInit = async (repo: TestRepo) => {
+    const { spawnGuard } = await import('../pty.js');
+    expect(await spawnGuard(['init', '--global', '--agent', 'claude'], repo.dir).exit).toBe(0);
+  };
+
+  it("the agent runs guard init itself, in the same command that adds the hook (no terminal): the hook is not taken as the person's", () => {
+    const repo = claudeRepo();
+    repo.write(
+      '.claude/settings.local.json',
+      JSON.stringify({ hooks: { PreToolUse: [rewriter] } }),
+    );
+    settings(repo, (s) => (s.statusLine = 5));
+    const init = repo.guardJson(['init', '--global', '--agent', 'claude']);
+    expect(init.code).toBe(0);
+    expect(JSON.stringify(init.json.warnings)).toMatch(/not recorded: 1 hook/);
+    expect(JSON.stringify(init.json.warnings)).toMatch(/not recorded: .*statusLine/);
+    const said = pre(repo, 'i1').permissionDecisionReason;
+    expect(said).toMatch(/"statusLine"/);
+    // once the setting is gone, the hook is still named
+    settings(repo, (s) => delete s.statusLine);
+    expect(pre(repo, 'i2').permissionDecisionReason).toMatch(
+      /has a PreToolUse hook that is not guard's/,
+    );
+  });
+
+  it("a PreToolUse hook that is not guard's, added to settings.local.json, settings.json or ~/.claude/settings.json after init: refused until a person runs guard init --agent claude", async () => {
     const repo = claudeRepo();
     repo.write(
       '.claude/settings.local.json',
@@ -355,15 +381,15 @@ describe("Claude Code's settings besides guard's entries", () => {
     expect(local.permissionDecisionReason).toMatch(
       /settings\.local\.json has a PreToolUse hook that is not guard's and was not there at guard init/,
     );
-    // a person who wants it records it
-    expect(repo.guard(['init', '--global', '--agent', 'claude']).code).toBe(0);
+    // a person who wants it records it, at a terminal
+    await personInit(repo);
     expect(pre(repo, 'f2').permissionDecision).not.toBe('deny');
     // in the project's settings (a PermissionRequest hook may change the input too)
     settings(repo, (s) => (s.hooks.PermissionRequest = [rewriter]));
     expect(pre(repo, 'f3').permissionDecisionReason).toMatch(
       /has a PermissionRequest hook that is not guard's/,
     );
-    expect(repo.guard(['init', '--global', '--agent', 'claude']).code).toBe(0);
+    await personInit(repo);
     // in the person's own settings
     const home = outsideDir();
     mkdirSync(path.join(home, '.claude'), { recursive: true });

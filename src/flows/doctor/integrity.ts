@@ -162,7 +162,9 @@ export async function recordGate(
   commonDir: string,
   hooksDir: string,
   agents: GateManifest['agents'] = [],
-): Promise<void> {
+  opts: { person?: boolean } = {},
+): Promise<string[]> {
+  const warnings = opts.person ? [] : await withoutPerson(commonDir, agents);
   const dir = await ensureGuardDir(commonDir);
   const present = await Promise.all(
     HOOK_FILES.map((f) =>
@@ -191,6 +193,49 @@ export async function recordGate(
   } catch {
     await rm(tmp, { force: true });
   }
+  return warnings;
+}
+
+/**
+ * `guard init --agent claude` with no person at a terminal (an agent's shell, a script) keeps the
+ * net's baseline for what a person must accept: a hook that is not guard's and may change a tool's
+ * input, or a copy of guard's own, and a setting guard cannot vouch for. Otherwise an agent could
+ * add a rewriting hook and run init in the same command, and the net would take it as the
+ * person's. The baseline is the last record guard wrote, or nothing when that record was removed
+ * or edited by hand; a first init takes what is there. Changes `agents` in place; what it kept
+ * out, as warnings.
+ */
+async function withoutPerson(commonDir: string, agents: GateManifest['agents']): Promise<string[]> {
+  const { manifest, problem } = await gateRecord(commonDir);
+  const noted = await journaledGate(commonDir);
+  const { unvouchedSettings } = await import('./claude-settings.js');
+  const warnings: string[] = [];
+  for (const a of agents) {
+    if (a.foreign === undefined) continue;
+    const old = problem ? undefined : manifest?.agents.find((x) => x.file === a.file);
+    // a first init (guard never recorded a gate here, or a record from before these were kept) takes what is there
+    if (!problem && (old ? old.foreign === undefined : !noted)) continue;
+    const known = new Set(old?.foreign ?? []);
+    const added = a.foreign.filter((h) => !known.has(h));
+    if (added.length > 0) {
+      a.foreign = a.foreign.filter((h) => known.has(h));
+      warnings.push(
+        `not recorded: ${added.length} hook(s) that are not guard's (or copies of guard's) in Claude Code's settings, which may change a tool's input after guard judged it; the net keeps reporting them until a person runs guard init --agent claude at a terminal`,
+      );
+    }
+    const was = old?.settings ?? '{}';
+    const off =
+      a.settings && (problem || old?.settings !== undefined)
+        ? unvouchedSettings(was, JSON.parse(a.settings) as Record<string, unknown>)
+        : [];
+    if (off.length > 0) {
+      a.settings = was;
+      warnings.push(
+        `not recorded: ${a.file} settings guard cannot vouch Claude Code still reads (${off.slice(0, 3).join(', ')}); the net keeps reporting them until a person runs guard init --agent claude at a terminal`,
+      );
+    }
+  }
+  return warnings;
 }
 
 /**
