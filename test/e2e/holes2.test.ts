@@ -411,6 +411,30 @@ describe("Claude Code's settings besides guard's entries", () => {
     );
   });
 
+  // NODE_OPTIONS in settings.local.json made the real Claude Code 2.1.330 start guard's hook with a
+  // module that answered nothing: the truncation landed (checked by hand, like the GUARD_ ones before)
+  it.each([
+    ['NODE_OPTIONS', '--require /tmp/evil.cjs'],
+    ['LD_PRELOAD', '/tmp/evil.so'],
+    ['GIT_DIR', '/tmp/other/.git'],
+    ['GIT_CONFIG_GLOBAL', '/tmp/evil.gitconfig'],
+  ])(
+    'env %s set for Claude Code sessions in settings.local.json: every door says so',
+    (key, value) => {
+      const repo = claudeRepo();
+      repo.write('.claude/settings.local.json', JSON.stringify({ env: { [key]: value } }));
+      expect(pre(repo, 'n1').permissionDecisionReason).toMatch(new RegExp(`sets ${key} in env`));
+    },
+  );
+
+  it('env GIT_EDITOR (a setting people make) is not reported; a PATH added to the project settings is', () => {
+    const repo = claudeRepo();
+    repo.write('.claude/settings.local.json', JSON.stringify({ env: { GIT_EDITOR: 'true' } }));
+    expect(pre(repo, 'n2').permissionDecision).not.toBe('deny');
+    settings(repo, (s) => (s.env = { PATH: '/tmp/evil:/usr/bin:/bin' }));
+    expect(pre(repo, 'n3').permissionDecisionReason).toMatch(/changed outside guard in "env"/);
+  });
+
   it("a copy of guard's own entry, made async, in settings.local.json (Claude Code runs one hook per command): every door names it", () => {
     const repo = claudeRepo();
     const group = structuredClone(

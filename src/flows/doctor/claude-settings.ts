@@ -129,7 +129,11 @@ function commandHookOk(h: unknown): boolean {
 const SETTINGS: Record<string, (v: unknown) => boolean> = {
   $schema: (v) => typeof v === 'string',
   model: (v) => typeof v === 'string',
-  env: (v) => isObj(v) && Object.values(v).every((x) => typeof x === 'string'),
+  // (a PATH that puts another git or node before guard's is not vouched for; the variables that
+  // run code in guard's hook are reported in every file: integrity.ts RUNS_GUARD)
+  env: (v) =>
+    isObj(v) &&
+    Object.entries(v).every(([k, x]) => typeof x === 'string' && k.toUpperCase() !== 'PATH'),
   disableAllHooks: (v) => v === false,
   permissions: (v) =>
     isObj(v) &&

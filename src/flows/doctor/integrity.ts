@@ -459,6 +459,16 @@ async function claudeProblem(
 }
 
 /**
+ * Variables that change what guard's hook runs, besides guard's own: node's (`NODE_OPTIONS:
+ * --require x.js` ran code inside guard's hook in the real Claude Code 2.1.330, which then
+ * answered nothing and the truncation landed), the loader's, the shell's start file, and git's
+ * that choose the repository, index, objects or config guard reads (`GIT_DIR`, `GIT_INDEX_FILE`,
+ * `GIT_CONFIG_*`: guard would judge another repository); `GIT_EDITOR` and the like are left alone.
+ */
+const RUNS_GUARD =
+  /^(?:NODE_OPTIONS|NODE_PATH|NODE_REPL_EXTERNAL_MODULE|LD_PRELOAD|LD_LIBRARY_PATH|LD_AUDIT|DYLD_\w+|BASH_ENV|ENV|GIT_(?:DIR|WORK_TREE|INDEX_FILE|OBJECT_DIRECTORY|ALTERNATE_OBJECT_DIRECTORIES|COMMON_DIR|CONFIG\w*|EXEC_PATH|NAMESPACE|CEILING_DIRECTORIES|REPLACE_REF_BASE|GRAFT_FILE|SHALLOW_FILE|EXTERNAL_DIFF|DIFF_OPTS|ATTR_\w+))$/i;
+
+/**
  * A Claude Code settings file that switches hooks off or sets guard's own variables for the
  * hooks it runs (`env`: GUARD_HOOK_TIMEOUT, the checkpoint's size cap, a fault to inject).
  * Read as JSON, as Claude Code reads it: `"disable\u0041llHooks": true` is the same key.
@@ -478,7 +488,7 @@ function claudeSettingsProblem(f: string, text: string): string | null {
   if (disableAllHooks === true)
     return `${f} sets disableAllHooks: Claude Code runs no hook, guard's included`;
   const env = typeof e === 'object' && e !== null ? Object.keys(e) : [];
-  const ours = env.filter((k) => k.toUpperCase().startsWith('GUARD_'));
+  const ours = env.filter((k) => k.toUpperCase().startsWith('GUARD_') || RUNS_GUARD.test(k));
   if (ours.length)
     return `${f} sets ${ours.slice(0, 3).join(', ')} in env: Claude Code hands it to guard's hook, which it would change`;
   return null;
