@@ -21,8 +21,11 @@ import { isGuardHookCommand } from '../setup/hook-command.js';
  *   `updatedInput`: Claude Code then runs the tool with an input guard never
  *   judged (a Write of a new file turned into one over uncommitted work). Those
  *   present at init in any settings file Claude Code reads (the project's,
- *   its local one, the person's own, the managed one) are kept (`foreign`);
- *   one added since is reported until a person runs `guard init --agent claude`.
+ *   its local one, the person's own, the managed ones) are kept (`foreign`),
+ *   with any copy of guard's own command outside the project's file (Claude
+ *   Code runs one hook per command, so an async copy replaces guard's); one
+ *   added since is reported until a person runs `guard init --agent claude`
+ *   at a terminal (integrity.ts withoutPerson).
  * - A byte order mark: Claude Code reads such a file as JSON, so guard does.
  */
 
