@@ -1,4 +1,5 @@
 import { spawnSync, type SpawnSyncReturns } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import {
   appendFileSync,
   chmodSync,
@@ -297,7 +298,12 @@ export function installGuard(files: Record<string, string | Buffer>): TestRepo {
   cpSync(template, dir, { recursive: true, verbatimSymlinks: true });
   const manifest = path.join(dir, '.git', 'guard', 'gate.json');
   // the paths are JSON strings: the folder's name holds no character JSON escapes
-  writeFileSync(manifest, readFileSync(manifest, 'utf8').split(template).join(dir));
+  const text = readFileSync(manifest, 'utf8').split(template).join(dir);
+  writeFileSync(manifest, text);
+  // the journal's word on the record (git/journal.ts noteGate), as guard init would have noted it here
+  const gate = `gate ${createHash('sha256').update(text).digest('hex')}\n`;
+  for (const f of ['journal', 'journal-pinned'])
+    appendFileSync(path.join(dir, '.git', 'guard', f), gate);
   const repo = new TestRepo(dir);
   repos.push(repo);
   return repo;

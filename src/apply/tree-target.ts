@@ -1,5 +1,5 @@
 import { GuardError } from '../core/errors.js';
-import { MODE } from '../core/modes.js';
+import { MODE, approvalKind } from '../core/modes.js';
 import { decisionRecords, type FileOutcome, type Plan, type PlanFile } from '../core/plan.js';
 import { decisionRecord, type RecordContext } from '../core/record.js';
 import type { CheckpointOptions } from '../git/checkpoint.js';
@@ -122,6 +122,7 @@ export function refusal(
     {
       ref,
       ...(e.newOid ? { blob: e.newOid } : {}),
+      ...(e.newOid && approvalKind(e.newMode) !== 'file' ? { mode: e.newMode! } : {}),
       ...(o.strategy ? { strategy: o.strategy } : {}),
     },
   );
@@ -301,7 +302,12 @@ async function recordTree(
   const records = decisionRecords(
     t.plan,
     t.files.map((f) => f.file.c),
-    { refs: t.refs, blobs: done.blobs, conflicts: done.conflicts },
+    {
+      refs: t.refs,
+      blobs: done.blobs,
+      modes: new Map(t.files.map((f) => [f.outcome.path, f.entry.newMode])),
+      conflicts: done.conflicts,
+    },
   );
   await writeRecords(p.repo.root, [decisionBatch(t.ctx, records, p.now, t.record)], p.now);
   if (!t.commit || done.merged === 0) return;

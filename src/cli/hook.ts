@@ -60,7 +60,7 @@ export async function run(a: HookArgs, _out: Output): Promise<number> {
       ),
     );
     // the answer is out; nothing half done stays (refs are written in one fast-import, or not at all)
-    process.exit();
+    exitOrKill();
   }, budget * 1000);
   try {
     const text = await readStdin();
@@ -95,6 +95,20 @@ export async function run(a: HookArgs, _out: Output): Promise<number> {
       for (const n of r.notes) process.stderr.write(`guard: ${n}\n`);
     return emit(translator.answer(r.outcome, phase, eventName));
   }
+}
+
+/**
+ * Exit after the budget's answer. A file read still pending then may never end (a FIFO planted
+ * where guard reads, `mkfifo .git/guard/journal`): node cannot exit while a thread-pool read is
+ * blocked, so the harness would wait for its own timeout, and all but Claude Code (onFailure)
+ * then run the tool. Pending reads get a second to finish; after that guard kills itself: the
+ * command `guard init --agent` installs turns that into the harness's block (exit 2).
+ */
+function exitOrKill(): void {
+  const reading = () =>
+    process.getActiveResourcesInfo().some((r) => r === 'FSReqCallback' || r === 'FSReqPromise');
+  if (!reading()) process.exit();
+  setTimeout(() => (reading() ? process.kill(process.pid, 'SIGKILL') : process.exit()), 1000);
 }
 
 async function readStdin(): Promise<string> {

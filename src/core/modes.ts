@@ -18,3 +18,15 @@ export type GitMode = (typeof MODE)[keyof typeof MODE];
 export function fileMode(perm: number): typeof MODE.file | typeof MODE.executable {
   return perm & 0o100 ? MODE.executable : MODE.file;
 }
+
+/**
+ * What an approval names besides the blob: git stores a symlink as a blob of
+ * its target text and a submodule as a commit id, so the same id can be a
+ * regular file, a link or a gitlink. A `Guard-Approved:` trailer and a
+ * decision record name the mode of a symlink or a gitlink; one without a mode
+ * (every trailer and record before the mode was added) approves a regular
+ * file only, executable or not (the execute bit loses no content), or a deletion.
+ */
+export function approvalKind(mode: string | null | undefined): string {
+  return mode === MODE.symlink || mode === MODE.gitlink ? mode : 'file';
+}

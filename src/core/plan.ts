@@ -19,7 +19,7 @@
  */
 import type { Classification } from './classify.js';
 import { GuardError } from './errors.js';
-import { MODE } from './modes.js';
+import { MODE, approvalKind } from './modes.js';
 import { plural } from './quote.js';
 import type { Hunk } from './hunks.js';
 import { decisionRecord, type Decider, type Decision, type DecisionRecord } from './record.js';
@@ -364,6 +364,8 @@ function target(gate: Gate, f: PlanFile, o: FileOutcome): FileOutcome {
 export interface RecordedObjects {
   refs: ReadonlyMap<string, string>;
   blobs: ReadonlyMap<string, string>;
+  /** The mode of each blob in `blobs`, where the outcome has none (a refusal keeps the proposal's). */
+  modes?: ReadonlyMap<string, string | null>;
   conflicts?: ReadonlySet<string>;
 }
 
@@ -371,7 +373,7 @@ export interface RecordedObjects {
 export function decisionRecords(
   p: Plan,
   classifications: readonly Classification[],
-  { refs, blobs, conflicts = new Set() }: RecordedObjects,
+  { refs, blobs, modes, conflicts = new Set() }: RecordedObjects,
 ): DecisionRecord[] {
   const byPath = new Map(classifications.map((c) => [c.path, c]));
   return p.files.map((o) => {
@@ -379,6 +381,9 @@ export function decisionRecords(
     const blob = blobs.get(o.path);
     const ref = refs.get(o.path);
     if (blob) extra.blob = blob;
+    // the kind of thing approved, as a trailer names it: the same blob as a symlink is not the file a person saw
+    const mode = o.mode ?? modes?.get(o.path) ?? null;
+    if (blob && approvalKind(mode) !== 'file') extra.mode = mode!;
     if (ref) extra.ref = ref;
     if (o.strategy) extra.strategy = o.strategy;
     if (o.taken) extra.hunks = o.taken;

@@ -1,4 +1,5 @@
 import type { Classification } from './classify.js';
+import { approvalKind } from './modes.js';
 
 /**
  * The audit trail. Every decision is a JSON object; guard stores them in
@@ -28,6 +29,13 @@ export interface DecisionRecord {
   ref?: string;
   /** The blob that was approved or refused (absent for deletions). */
   blob?: string;
+  /**
+   * The mode of `blob` when it is not a regular file: a symlink (120000) or a
+   * gitlink (160000), as a `Guard-Approved:` trailer names it (core/modes.ts
+   * approvalKind). Absent: a regular file, executable or not, or a deletion;
+   * so a record made before the mode was kept approves a regular file only.
+   */
+  mode?: string;
   /** The agent sessions that wrote the path through guard's hooks (git/provenance Origin). */
   writtenBy?: Array<{
     harness: string;
@@ -53,6 +61,18 @@ export interface RecordContext {
 }
 
 export const RECORD_VERSION = 1;
+
+/**
+ * The key of a person's approval in a decision record, or of what a gate
+ * measured: kind (approvalKind of the mode: a regular file, a symlink or a
+ * gitlink), path and blob (empty for a deletion). A record without a mode
+ * approves a regular file only, as a `Guard-Approved:` trailer without one does.
+ */
+export const approvalKey = (
+  path: string,
+  blob: string | null | undefined,
+  mode?: string | null,
+): string => `${approvalKind(blob ? mode : null)}\0${path}\0${blob ?? ''}`;
 
 export function decisionRecord(
   c: Classification,

@@ -1,4 +1,4 @@
-import { MODE } from '../core/modes.js';
+import { MODE, approvalKind } from '../core/modes.js';
 import { cQuote, cUnquote } from '../core/quote.js';
 import { AGENT_TRAILER, parseAgentTrailers, type AgentCommit } from './provenance.js';
 import { git, splitZ } from './run.js';
@@ -18,17 +18,8 @@ export const DELETION_BLOB = '0000000000000000000000000000000000000000';
 
 export const TRAILER_KEY = 'Guard-Approved';
 
-/**
- * What an approval names besides the blob: git stores a symlink as a blob of
- * its target text and a submodule as a commit id, so the same id can be a
- * regular file, a link or a gitlink. A trailer names the mode of a symlink or
- * a gitlink (`<path> <blob> 120000`); one without a mode (every trailer
- * before the mode was added) approves a regular file only, executable or
- * not (the execute bit loses no content), or a deletion.
- */
-export function approvalKind(mode: string | null | undefined): string {
-  return mode === MODE.symlink || mode === MODE.gitlink ? mode : 'file';
-}
+/** What an approval names besides the blob (core/modes.ts). */
+export { approvalKind };
 
 /** The key of a trailer's approval: kind (approvalKind of the mode), blob and path. */
 export function trailerApprovalKey(path: string, blob: string, mode?: string | null): string {

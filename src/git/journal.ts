@@ -1,4 +1,13 @@
-import { appendFileSync, mkdirSync, readFileSync, statSync } from 'node:fs';
+import {
+  closeSync,
+  constants,
+  fstatSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  statSync,
+  writeSync,
+} from 'node:fs';
 import { mkdir, open, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
@@ -24,6 +33,16 @@ import { packedLookup } from './packed-refs.js';
  */
 const DIR = 'guard';
 const FILE = 'journal';
+/**
+ * The refs guard writes once and keeps for as long as a thing lives (a lane's
+ * base, `refs/guard/lanes/NAME`, from `guard start` to `guard discard`) are
+ * noted in the journal and again in this small file, read whole by every door:
+ * the door checks only the journal's newest CHECKED tips, which a lane's
+ * start, long past, is not among.
+ */
+const PINNED_FILE = 'journal-pinned';
+const PINNED = ['refs/guard/lanes/'];
+const pinned = (ref: string) => PINNED.some((p) => ref.startsWith(p));
 /** How many of the latest live refs a door checks (each a stat). */
 const CHECKED = 64;
 /** The tail read by a door. */
@@ -110,10 +129,34 @@ function commonOf(gitDir: string): string {
   return common === null ? gitDir : path.resolve(gitDir, common.trim());
 }
 
+/**
+ * A file's bytes; null when it is absent, unreadable, or not a regular file. Opened without
+ * blocking and checked on the open file: a FIFO planted where guard reads
+ * (`mkfifo .git/guard/journal`) would block the read, and node cannot exit while a
+ * thread-pool read is blocked, so every door would hang.
+ */
+export async function readRegular(file: string): Promise<Buffer | null> {
+  const fh = await open(file, constants.O_RDONLY | constants.O_NONBLOCK).catch(() => null);
+  if (!fh) return null;
+  try {
+    return (await fh.stat()).isFile() ? await fh.readFile() : null;
+  } catch {
+    return null;
+  } finally {
+    await fh.close();
+  }
+}
+
+const readRegularText = async (file: string): Promise<string> =>
+  (await readRegular(file))?.toString('utf8') ?? '';
+
 /** Note refs guard just wrote. Never fails the caller: a journal that cannot be written only weakens the check. */
 export function noteTips(commonDir: string | null, tips: readonly Tip[]): void {
   if (!commonDir || tips.length === 0) return;
   write(commonDir, tips.map((t) => `${t.oid} ${t.ref}\n`).join(''));
+  const kept = tips.filter((t) => pinned(t.ref));
+  if (kept.length > 0)
+    write(commonDir, kept.map((t) => `${t.oid} ${t.ref}\n`).join(''), PINNED_FILE);
 }
 
 /**
@@ -159,18 +202,38 @@ export async function backgroundNoted(
 export function noteGone(commonDir: string | null, refs: readonly string[]): void {
   if (!commonDir || refs.length === 0) return;
   write(commonDir, refs.map((r) => `- ${r}\n`).join(''));
+  const kept = refs.filter(pinned);
+  if (kept.length > 0) write(commonDir, kept.map((r) => `- ${r}\n`).join(''), PINNED_FILE);
 }
 
-function write(commonDir: string, text: string): void {
-  const file = journalFile(commonDir);
+/**
+ * Append to a regular file only: opened without blocking (a FIFO planted as the journal would
+ * block this synchronous open, and the whole process with it, before any answer), and left
+ * alone when it is anything else (the doors then say the journal is not a regular file).
+ */
+function append(file: string, text: string): void {
+  const fd = openSync(
+    file,
+    constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_NONBLOCK,
+    0o644,
+  );
   try {
-    appendFileSync(file, text);
+    if (fstatSync(fd).isFile()) writeSync(fd, text);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+function write(commonDir: string, text: string, name = FILE): void {
+  const file = path.join(commonDir, DIR, name);
+  try {
+    append(file, text);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'ENOENT') return;
     try {
       // (synchronous: a note is a few bytes and must be on disk before the caller answers)
       mkdirSync(path.dirname(file), { recursive: true });
-      appendFileSync(file, text);
+      append(file, text);
     } catch {
       return;
     }
@@ -204,15 +267,19 @@ export function liveTips(text: string): Tip[] {
 async function compact(file: string): Promise<void> {
   const tmp = `${file}.${process.pid}-${randomBytes(4).toString('hex')}`;
   try {
-    const text = await readFile(file, 'utf8');
-    const tips = liveTips(text).slice(-KEEP);
+    const text = await readRegularText(file);
+    // the pinned file keeps every live entry (a lane a person has not discarded is never forgotten)
+    const tips = path.basename(file) === PINNED_FILE ? liveTips(text) : liveTips(text).slice(-KEEP);
     // a session step guard removed stays noted: provenance trusts no absence while recent ones are gone
     const gone = goneRefs(text)
       .filter((r) => r.startsWith('refs/guard/sessions/'))
       .slice(-KEEP);
+    const gate = lastGate(text);
     await writeFile(
       tmp,
-      gone.map((r) => `- ${r}\n`).join('') + tips.map((t) => `${t.oid} ${t.ref}\n`).join(''),
+      gone.map((r) => `- ${r}\n`).join('') +
+        tips.map((t) => `${t.oid} ${t.ref}\n`).join('') +
+        (gate ? `gate ${gate}\n` : ''),
     );
     await rename(tmp, file);
   } catch {
@@ -220,16 +287,49 @@ async function compact(file: string): Promise<void> {
   }
 }
 
+/**
+ * Note the digest of the gate record `guard init` just wrote (`<commonDir>/guard/gate.json`), in
+ * the journal and the pinned file: the record lists what the net checks, so removing or editing
+ * it by hand would switch those checks off without a word. liveTips skips these lines.
+ */
+export function noteGate(commonDir: string, digest: string): void {
+  write(commonDir, `gate ${digest}\n`);
+  write(commonDir, `gate ${digest}\n`, PINNED_FILE);
+}
+
+/** The newest gate digest in a journal text; null when there is none. */
+function lastGate(text: string): string | null {
+  const at = text.lastIndexOf('\ngate ');
+  const line = at >= 0 ? text.slice(at + 1) : text.startsWith('gate ') ? text : '';
+  const m = /^gate ([0-9a-f]{64})$/m.exec(line);
+  return m ? m[1]! : null;
+}
+
+/** The digest of the gate record guard last wrote (noteGate), from the pinned file, else the journal's tail. */
+export async function journaledGate(commonDir: string): Promise<string | null> {
+  return lastGate(await readPinned(commonDir)) ?? lastGate(await tail(journalFile(commonDir)));
+}
+
 /** Every live entry of the journal (guard recover), oldest first. */
 export async function readJournal(commonDir: string): Promise<Tip[]> {
-  return liveTips(await readFile(journalFile(commonDir), 'utf8').catch(() => ''));
+  const [pins, text] = await Promise.all([
+    readPinned(commonDir),
+    readRegularText(journalFile(commonDir)),
+  ]);
+  // the journal's word wins where it has one (it is written first); a compacted journal may have dropped a lane's
+  return liveTips(pins + text);
+}
+
+/** The pinned file's text (refs guard keeps for long: lane bases); '' when there is none. */
+function readPinned(commonDir: string): Promise<string> {
+  return readRegularText(path.join(commonDir, DIR, PINNED_FILE));
 }
 
 /** The live entries and the refs whose last word is "removed by guard" (`- REF`: a prune, a recover that found the objects gone), with one read. */
 export async function readJournalWithGone(
   commonDir: string,
 ): Promise<{ live: Tip[]; gone: string[] }> {
-  const text = await readFile(journalFile(commonDir), 'utf8').catch(() => '');
+  const text = await readRegularText(journalFile(commonDir));
   return { live: liveTips(text), gone: goneRefs(text) };
 }
 
@@ -264,10 +364,13 @@ export async function journaledUnder(
 
 /** The journal's tail (the newest entries), without reading a large file whole. */
 async function tail(file: string): Promise<string> {
-  const fh = await open(file, 'r').catch(() => null);
+  const fh = await open(file, constants.O_RDONLY | constants.O_NONBLOCK).catch(() => null);
   if (!fh) return '';
   try {
-    const { size } = await fh.stat();
+    const st = await fh.stat();
+    // (not a regular file: journalCheck says so)
+    if (!st.isFile()) return '';
+    const { size } = st;
     const from = Math.max(0, size - TAIL_BYTES);
     const buf = Buffer.alloc(size - from);
     await fh.read(buf, 0, buf.length, from);
@@ -288,7 +391,7 @@ async function refValue(
   packed: (ref: string) => Promise<string | null>,
 ): Promise<string | null> {
   if (ref.includes('..')) return null;
-  const text = await readFile(path.join(commonDir, ref), 'utf8').catch(() => null);
+  const text = (await readRegular(path.join(commonDir, ref)))?.toString('utf8') ?? null;
   if (text !== null) {
     const v = text.trim();
     return OID.test(v) ? v : 'symbolic';
@@ -314,18 +417,30 @@ export interface MovedTip extends Tip {
 export async function journalCheck(
   commonDir: string,
   checked = CHECKED,
-): Promise<{ gone: Tip[]; moved: MovedTip[] }> {
+): Promise<{ gone: Tip[]; moved: MovedTip[]; odd?: string[] }> {
   if (await stat(path.join(commonDir, 'reftable')).catch(() => null))
     return { gone: [], moved: [] };
-  const tips = liveTips(await tail(journalFile(commonDir))).slice(-checked);
+  // a journal that is there but not a regular file (a FIFO, a device) reads as empty: said, not trusted
+  const odd = (
+    await Promise.all(
+      [journalFile(commonDir), path.join(commonDir, DIR, PINNED_FILE)].map(async (f) => {
+        const st = await stat(f).catch(() => null);
+        return st && !st.isFile() ? f : null;
+      }),
+    )
+  ).filter((f): f is string => f !== null);
+  if (odd.length > 0) return { gone: [], moved: [], odd };
+  const [recent, pins] = await Promise.all([tail(journalFile(commonDir)), readPinned(commonDir)]);
+  const newest = liveTips(recent).slice(-checked);
+  const seen = new Set(newest.map((t) => t.ref));
+  // the pinned refs (lane bases) always, whatever their age: their last word is the pinned file's
+  const tips = [...liveTips(pins).filter((t) => !seen.has(t.ref)), ...newest];
   if (tips.length === 0) return { gone: [], moved: [] };
   // one read of packed-refs, shared by the lookups that run at once, each a binary search: a
   // Map of every line (or a read each) cost seconds a commit at 100,000 refs
   let packedBuf: Promise<Buffer | null> | null = null;
   const packed = async (ref: string) => {
-    const buf = await (packedBuf ??= readFile(path.join(commonDir, 'packed-refs')).catch(
-      () => null,
-    ));
+    const buf = await (packedBuf ??= readRegular(path.join(commonDir, 'packed-refs')));
     return buf ? packedLookup(buf, ref) : null;
   };
   const now = await Promise.all(tips.map((t) => refValue(commonDir, t.ref, packed)));

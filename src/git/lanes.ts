@@ -271,6 +271,8 @@ export async function createLane(
     okCodes: [128],
   });
   if (made.code !== 0) throw taken();
+  // journaled (and pinned: journal.ts), so a base ref deleted or moved from the shell is noticed and `guard recover` puts it back
+  noteTips(commonDirOf(cwd), [{ ref: laneRef(name), oid: base }]);
   try {
     // -b: the lane's own branch; --quiet: nothing on stderr to parse.
     await git(['worktree', 'add', '--quiet', '-b', lane.branch, lane.path, base], { cwd });
@@ -304,8 +306,8 @@ export async function removeLaneParts(main: Repo, lane: Lane): Promise<void> {
       okCodes: [1, 128],
     }),
   ]);
-  // guard removed it: the journal says so, or the journaled tip would come back as the lane's base
-  noteGone(commonDirOf(cwd), [`refs/guard/verified/heads/${lane.branch}`]);
+  // guard removed them: the journal says so, or the journaled tips would come back (recover) or be reported as removed
+  noteGone(commonDirOf(cwd), [`refs/guard/verified/heads/${lane.branch}`, laneRef(lane.name)]);
   // `worktree remove` leaves the lanes folder; drop it when it is empty.
   await rmdir(path.dirname(lane.path)).catch(() => undefined);
 }

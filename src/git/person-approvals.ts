@@ -1,4 +1,4 @@
-import { parseRecordMessage, type DecisionRecord } from '../core/record.js';
+import { approvalKey, parseRecordMessage, type DecisionRecord } from '../core/record.js';
 import { REFS } from './records.js';
 import { git } from './run.js';
 
@@ -8,8 +8,9 @@ import { git } from './run.js';
  * - it is the tip of a ref under refs/guard/decisions/ (not any object name
  *   handed in: an object anyone can hash is not an approval),
  * - guard committed it (guard's own committer identity),
- * - the person approved exactly that path with exactly that blob (or, for a
- *   deletion, no blob),
+ * - the person approved exactly that path with exactly that blob of the same
+ *   kind (a regular file, a symlink, a gitlink: core/record.ts approvalKey),
+ *   or, for a deletion, no blob,
  * - it was made at or after `notBefore` (the committer time of the base the
  *   change is measured against), so an approval cannot outlive the content it
  *   was about: a file deleted with approval, then written again, needs a new one.
@@ -19,9 +20,7 @@ import { git } from './run.js';
  */
 const GUARD_COMMITTER = 'guard <guard@localhost>';
 
-/** `path NUL blob` (blob empty for a deletion). */
-export const approvalKey = (path: string, blob: string | null | undefined): string =>
-  `${path}\0${blob ?? ''}`;
+export { approvalKey };
 
 export interface TrustedRecord {
   ref: string;
@@ -59,13 +58,14 @@ async function trustedRecords(cwd: string, extra: string[] = []): Promise<Truste
   return out;
 }
 
-/** Every path+blob a person approved in a trusted record made at or after `notBefore`. One git process. */
+/** Every path+blob+kind a person approved in a trusted record made at or after `notBefore`. One git process. */
 export async function personApprovals(cwd: string, notBefore: number): Promise<Set<string>> {
   const out = new Set<string>();
   for (const rec of await trustedRecords(cwd)) {
     if (rec.time < notBefore) continue;
     for (const d of rec.decisions)
-      if (d.decision === 'approved' && d.decider === 'person') out.add(approvalKey(d.path, d.blob));
+      if (d.decision === 'approved' && d.decider === 'person')
+        out.add(approvalKey(d.path, d.blob, d.mode));
   }
   return out;
 }

@@ -1,15 +1,5 @@
-import {
-  copyFile,
-  lstat,
-  mkdir,
-  readdir,
-  readFile,
-  stat,
-  writeFile,
-  rename,
-  rm,
-} from 'node:fs/promises';
-import { randomBytes } from 'node:crypto';
+import { copyFile, lstat, mkdir, readdir, stat, writeFile, rename, rm } from 'node:fs/promises';
+import { createHash, randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { packedLookup } from '../../git/packed-refs.js';
 import { catFileBatch } from '../../git/catfile.js';
@@ -17,7 +7,10 @@ import {
   ensureGuardDir,
   journalCheck,
   journalFile,
+  journaledGate,
+  noteGate,
   noteGone,
+  readRegular,
   readJournal,
   type MovedTip,
   type Tip,
@@ -25,6 +18,8 @@ import {
 import { git } from '../../git/run.js';
 import type { Repo } from '../../git/repo.js';
 import { isPluginHarness } from '../../harness/types.js';
+import { isGuardHookCommand } from '../setup/hook-command.js';
+import { canonical } from './claude-settings.js';
 
 /**
  * A net that notices its own removal (DESIGN): on each call of a door (hook,
@@ -61,7 +56,14 @@ export interface GateManifest {
    * Harness hook configuration files that run guard (absolute), with the harness, and for a
    * command-hook harness guard's entries there as init wrote them (hookEntries, canonical JSON).
    */
-  agents: Array<{ harness: string; file: string; entries?: string }>;
+  agents: Array<{
+    harness: string;
+    file: string;
+    entries?: string;
+    /** Claude Code: its project settings file whole, and the input-changing hooks that are not guard's (claude-settings.ts). */
+    settings?: string;
+    foreign?: string[];
+  }>;
   /** The hooks folder whose files guard keeps a copy of in <commonDir>/guard/hooks-copy/ (husky's .husky/_, which git clean -X removes). */
   copied?: { dir: string; files: string[] };
 }
@@ -76,10 +78,54 @@ const MANIFEST = 'gate.json';
 const HOOK_FILES = ['pre-commit', 'pre-merge-commit', 'reference-transaction', 'h'];
 
 async function readManifest(commonDir: string): Promise<GateManifest | null> {
+  return parseManifest(
+    (await readRegular(path.join(commonDir, 'guard', MANIFEST)))?.toString('utf8') ?? '',
+  );
+}
+
+const digest = (text: string) => createHash('sha256').update(text).digest('hex');
+
+/**
+ * The gate record as guard wrote it, or what is wrong with it: gone or edited since guard's
+ * last `noteGate` (the journal's word), or gone while guard's copy of the hooks says init ran.
+ */
+async function gateRecord(
+  commonDir: string,
+): Promise<{ manifest: GateManifest | null; problem?: IntegrityProblem }> {
+  const file = path.join(commonDir, 'guard', MANIFEST);
+  const [buf, noted, copy] = await Promise.all([
+    readRegular(file),
+    journaledGate(commonDir),
+    stat(path.join(commonDir, 'guard', COPY)).catch(() => null),
+  ]);
+  const text = buf?.toString('utf8') ?? null;
+  const manifest = text === null ? null : parseManifest(text);
+  const hint =
+    "guard init writes it again; a person should check what changed it and guard's hooks and harness settings";
+  if (text === null && (noted || copy))
+    return {
+      manifest,
+      problem: {
+        id: 'hooks',
+        message: `guard's record of what it installed (.git/guard/${MANIFEST}) was removed outside guard: its git hooks and harness settings are not checked`,
+        hint,
+      },
+    };
+  if (text !== null && noted && digest(text) !== noted)
+    return {
+      manifest,
+      problem: {
+        id: 'hooks',
+        message: `guard's record of what it installed (.git/guard/${MANIFEST}) was edited outside guard: what the net checks against is not what guard init wrote`,
+        hint,
+      },
+    };
+  return { manifest };
+}
+
+function parseManifest(text: string): GateManifest | null {
   try {
-    const m = JSON.parse(
-      await readFile(path.join(commonDir, 'guard', MANIFEST), 'utf8'),
-    ) as Partial<GateManifest>;
+    const m = JSON.parse(text) as Partial<GateManifest>;
     const strings = (v: unknown) =>
       Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : [];
     const agents = Array.isArray(m.agents)
@@ -87,7 +133,10 @@ async function readManifest(commonDir: string): Promise<GateManifest | null> {
           (a): a is GateManifest['agents'][number] =>
             typeof a?.harness === 'string' &&
             typeof a?.file === 'string' &&
-            (a.entries === undefined || typeof a.entries === 'string'),
+            (a.entries === undefined || typeof a.entries === 'string') &&
+            (a.settings === undefined || typeof a.settings === 'string') &&
+            (a.foreign === undefined ||
+              (Array.isArray(a.foreign) && a.foreign.every((x) => typeof x === 'string'))),
         )
       : [];
     const c = m.copied as { dir?: unknown; files?: unknown } | undefined;
@@ -113,7 +162,9 @@ export async function recordGate(
   commonDir: string,
   hooksDir: string,
   agents: GateManifest['agents'] = [],
-): Promise<void> {
+  opts: { person?: boolean } = {},
+): Promise<string[]> {
+  const warnings = opts.person ? [] : await withoutPerson(commonDir, agents);
   const dir = await ensureGuardDir(commonDir);
   const present = await Promise.all(
     HOOK_FILES.map((f) =>
@@ -134,11 +185,57 @@ export async function recordGate(
   };
   const tmp = path.join(dir, `${MANIFEST}.${process.pid}-${randomBytes(4).toString('hex')}`);
   try {
-    await writeFile(tmp, JSON.stringify(m, null, 2) + '\n');
+    const text = JSON.stringify(m, null, 2) + '\n';
+    await writeFile(tmp, text);
     await rename(tmp, path.join(dir, MANIFEST));
+    // the journal's word on it: a record removed or edited by hand is noticed (gateRecord)
+    noteGate(commonDir, digest(text));
   } catch {
     await rm(tmp, { force: true });
   }
+  return warnings;
+}
+
+/**
+ * `guard init --agent claude` with no person at a terminal (an agent's shell, a script) keeps the
+ * net's baseline for what a person must accept: a hook that is not guard's and may change a tool's
+ * input, or a copy of guard's own, and a setting guard cannot vouch for. Otherwise an agent could
+ * add a rewriting hook and run init in the same command, and the net would take it as the
+ * person's. The baseline is the last record guard wrote, or nothing when that record was removed
+ * or edited by hand; a first init takes what is there. Changes `agents` in place; what it kept
+ * out, as warnings.
+ */
+async function withoutPerson(commonDir: string, agents: GateManifest['agents']): Promise<string[]> {
+  const { manifest, problem } = await gateRecord(commonDir);
+  const noted = await journaledGate(commonDir);
+  const { unvouchedSettings } = await import('./claude-settings.js');
+  const warnings: string[] = [];
+  for (const a of agents) {
+    if (a.foreign === undefined) continue;
+    const old = problem ? undefined : manifest?.agents.find((x) => x.file === a.file);
+    // a first init (guard never recorded a gate here, or a record from before these were kept) takes what is there
+    if (!problem && (old ? old.foreign === undefined : !noted)) continue;
+    const known = new Set(old?.foreign ?? []);
+    const added = a.foreign.filter((h) => !known.has(h));
+    if (added.length > 0) {
+      a.foreign = a.foreign.filter((h) => known.has(h));
+      warnings.push(
+        `not recorded: ${added.length} hook(s) that are not guard's (or copies of guard's) in Claude Code's settings, which may change a tool's input after guard judged it; the net keeps reporting them until a person runs guard init --agent claude at a terminal`,
+      );
+    }
+    const was = old?.settings ?? '{}';
+    const off =
+      a.settings && (problem || old?.settings !== undefined)
+        ? unvouchedSettings(was, JSON.parse(a.settings) as Record<string, unknown>)
+        : [];
+    if (off.length > 0) {
+      a.settings = was;
+      warnings.push(
+        `not recorded: ${a.file} settings guard cannot vouch Claude Code still reads (${off.slice(0, 3).join(', ')}); the net keeps reporting them until a person runs guard init --agent claude at a terminal`,
+      );
+    }
+  }
+  return warnings;
 }
 
 /**
@@ -203,13 +300,15 @@ async function healHooks(
     if (there && !there.isSymbolicLink()) continue;
     const src = path.join(from, f);
     const st = await stat(src).catch(() => null);
-    if (!st) return put;
+    // (guard's copy itself replaced by a pipe: nothing is put back, never an empty hook)
+    const content = st?.isFile() ? await readRegular(src) : null;
+    if (!st || !content) return put;
     const { installFiles } = await import('../../apply/apply.js');
     await installFiles([
       {
         op: 'write',
         path: dest,
-        content: await readFile(src),
+        content,
         mode: st.mode & 0o777,
         replaceLink: true,
       },
@@ -241,8 +340,8 @@ async function changedHooks(
     present.map(async (h) => {
       if (path.dirname(h) !== c.dir || !c.files.includes(path.basename(h))) return;
       const [now, copy] = await Promise.all([
-        readFile(h, 'utf8').catch(() => null),
-        readFile(path.join(from, path.basename(h)), 'utf8').catch(() => null),
+        readRegular(h).then((b) => b?.toString('utf8') ?? null),
+        readRegular(path.join(from, path.basename(h))).then((b) => b?.toString('utf8') ?? null),
       ]);
       if (now === null || copy === null || now === copy) return;
       const name = path.basename(h);
@@ -284,12 +383,14 @@ async function putBack(
   for (const f of files) {
     const src = path.join(from, path.basename(f));
     const st = await stat(src);
+    const content = await readRegular(src);
+    if (!content) return false;
     // (a link planted where the hook was is replaced, never written through)
     await installFiles([
       {
         op: 'write',
         path: f,
-        content: await readFile(src),
+        content,
         mode: st.mode & 0o777,
         replaceLink: true,
       },
@@ -298,46 +399,74 @@ async function putBack(
   return manifest.copied !== undefined;
 }
 
-/** A command that runs `guard hook NAME` (however guard is found: npx, node_modules/.bin, a path). */
-function runsGuardHook(harness: string): RegExp {
-  return new RegExp(`\\bhook\\s+${harness}\\b`);
-}
+/** A hook entry's command (Copilot's `bash`). */
+const commandOf = (h: Record<string, unknown> | undefined): string =>
+  String(h?.command ?? h?.bash ?? '');
 
 /** Does a harness's hook configuration still run guard (and not switch every hook off)? */
 async function agentProblem(a: GateManifest['agents'][number]): Promise<string | null> {
-  const text = await readFile(a.file, 'utf8').catch(() => null);
-  if (text === null)
+  const { readSettingsFile } = await import('./claude-settings.js');
+  const text = await readSettingsFile(a.file);
+  if (text === null) return `${a.file} is not a regular file (a pipe, a device, or over 4 MB)`;
+  if (text === '' && !(await stat(a.file).catch(() => null)))
     return `${a.file} (the ${a.harness} hook configuration that runs guard) is gone`;
-  // a command hook names `guard hook NAME`; a plugin file (Cline, opencode, Kilo) is the one init wrote, which loads guard in process
+  // a command hook is guard's exactly as init writes it (setup/hook-command.ts), not a mention of it; a
+  // plugin file (Cline, opencode, Kilo) is the one init wrote, which loads guard in process
+  const entries = isPluginHarness(a.harness) ? null : hookEntries(text, a.harness, a.file);
   const runsGuard = isPluginHarness(a.harness)
     ? text.includes(`guard init --agent ${a.harness}`) && text.includes('import(GUARD)')
-    : runsGuardHook(a.harness).test(text);
+    : (JSON.parse(entries ?? '[]') as unknown[]).length > 0;
   if (!runsGuard)
     return `${a.file} no longer runs guard ${isPluginHarness(a.harness) ? 'in process' : `hook ${a.harness}`}`;
-  const changed =
-    a.entries !== undefined ? entriesChanged(a.entries, hookEntries(text, a.harness)) : null;
+  const changed = a.entries !== undefined ? entriesChanged(a.entries, entries) : null;
   if (changed)
     return `guard's hook in ${a.file} was changed outside guard (${changed}): the harness may run the tool without guard's answer`;
-  if (a.harness === 'claude') {
-    // Claude Code reads disableAllHooks from every settings file of the project, and from the
-    // person's own and the managed ones, which a shell command can write as well
-    const dir = path.dirname(a.file);
-    const home = process.env.HOME ? [path.join(process.env.HOME, '.claude', 'settings.json')] : [];
-    for (const f of [
-      a.file,
-      path.join(dir, 'settings.local.json'),
-      ...home,
-      '/etc/claude-code/managed-settings.json',
-    ]) {
-      const said = claudeSettingsProblem(
-        f,
-        f === a.file ? text : await readFile(f, 'utf8').catch(() => ''),
-      );
-      if (said) return said;
-    }
-  }
-  return null;
+  return a.harness === 'claude' ? claudeProblem(a, text) : null;
 }
+
+/**
+ * Claude Code reads disableAllHooks, env and hooks from every settings file of the project, and
+ * from the person's own and the managed ones, which a shell command can write as well; and it
+ * skips a project settings file with a setting of the wrong type, guard's hook with it
+ * (claude-settings.ts).
+ */
+async function claudeProblem(
+  a: GateManifest['agents'][number],
+  text: string,
+): Promise<string | null> {
+  const { claudeFiles, newForeignHook, parseSettings, readSettingsFile, unvouchedSettings } =
+    await import('./claude-settings.js');
+  const files = claudeFiles(a.file);
+  const read = await Promise.all(files.map((f) => (f === a.file ? text : readSettingsFile(f))));
+  const odd = files.find((_, i) => read[i] === null);
+  if (odd)
+    return `${odd} is not a regular file (a pipe, a device, or over 4 MB): Claude Code reads it`;
+  const texts = read.map((t) => t ?? '');
+  for (const [i, f] of files.entries()) {
+    const said = claudeSettingsProblem(f, texts[i]!);
+    if (said) return said;
+  }
+  const now = parseSettings(text);
+  const off = a.settings !== undefined && now ? unvouchedSettings(a.settings, now) : [];
+  if (off.length > 0)
+    return `${a.file} changed outside guard in ${off
+      .slice(0, 3)
+      .map((k) => JSON.stringify(k))
+      .join(
+        ', ',
+      )}, in a way guard cannot vouch Claude Code still reads: it skips a whole settings file in which one setting has the wrong type, guard's hook with it`;
+  return a.foreign !== undefined ? newForeignHook(a.file, texts, a.foreign) : null;
+}
+
+/**
+ * Variables that change what guard's hook runs, besides guard's own: node's (`NODE_OPTIONS:
+ * --require x.js` ran code inside guard's hook in the real Claude Code 2.1.330, which then
+ * answered nothing and the truncation landed), the loader's, the shell's start file, and git's
+ * that choose the repository, index, objects or config guard reads (`GIT_DIR`, `GIT_INDEX_FILE`,
+ * `GIT_CONFIG_*`: guard would judge another repository); `GIT_EDITOR` and the like are left alone.
+ */
+const RUNS_GUARD =
+  /^(?:NODE_OPTIONS|NODE_PATH|NODE_REPL_EXTERNAL_MODULE|LD_PRELOAD|LD_LIBRARY_PATH|LD_AUDIT|DYLD_\w+|BASH_ENV|ENV|GIT_(?:DIR|WORK_TREE|INDEX_FILE|OBJECT_DIRECTORY|ALTERNATE_OBJECT_DIRECTORIES|COMMON_DIR|CONFIG\w*|EXEC_PATH|NAMESPACE|CEILING_DIRECTORIES|REPLACE_REF_BASE|GRAFT_FILE|SHALLOW_FILE|EXTERNAL_DIFF|DIFF_OPTS|ATTR_\w+))$/i;
 
 /**
  * A Claude Code settings file that switches hooks off or sets guard's own variables for the
@@ -347,7 +476,8 @@ async function agentProblem(a: GateManifest['agents'][number]): Promise<string |
 function claudeSettingsProblem(f: string, text: string): string | null {
   let s: unknown = null;
   try {
-    s = JSON.parse(text);
+    // Claude Code reads a file that starts with a byte order mark as JSON
+    s = JSON.parse(text.replace(/^\uFEFF/, ''));
   } catch {
     // not JSON (a comment, a stray comma): the text as it stands
     if (/"disableAllHooks"\s*:\s*true/.test(text))
@@ -358,7 +488,7 @@ function claudeSettingsProblem(f: string, text: string): string | null {
   if (disableAllHooks === true)
     return `${f} sets disableAllHooks: Claude Code runs no hook, guard's included`;
   const env = typeof e === 'object' && e !== null ? Object.keys(e) : [];
-  const ours = env.filter((k) => k.toUpperCase().startsWith('GUARD_'));
+  const ours = env.filter((k) => k.toUpperCase().startsWith('GUARD_') || RUNS_GUARD.test(k));
   if (ours.length)
     return `${f} sets ${ours.slice(0, 3).join(', ')} in env: Claude Code hands it to guard's hook, which it would change`;
   return null;
@@ -371,14 +501,14 @@ function claudeSettingsProblem(f: string, text: string): string | null {
  * a hook without waiting, or once), an `if`, a shorter timeout, onFailure taken off, a narrower
  * matcher, an event removed. null when the text is not a JSON object.
  */
-export function hookEntries(text: string, harness: string): string | null {
+export function hookEntries(text: string, harness: string, file?: string): string | null {
   let hooks: unknown;
   try {
-    hooks = (JSON.parse(text) as { hooks?: unknown }).hooks;
+    // (a byte order mark first: Claude Code reads such a file as JSON, so guard does)
+    hooks = (JSON.parse(text.replace(/^\uFEFF/, '')) as { hooks?: unknown }).hooks;
   } catch {
     return null;
   }
-  const runsGuard = runsGuardHook(harness);
   const out: unknown[] = [];
   for (const [event, items] of Object.entries(
     typeof hooks === 'object' && hooks !== null ? hooks : {},
@@ -389,30 +519,49 @@ export function hookEntries(text: string, harness: string): string | null {
         ? (item.hooks as Array<Record<string, unknown>>)
         : [item];
       for (const h of inner)
-        if (runsGuard.test(String(h?.command ?? h?.bash ?? '')))
+        if (isGuardHookCommand(commandOf(h), harness, file))
           out.push({ event, matcher: item.matcher ?? null, hook: h });
     }
   }
-  return JSON.stringify(out, (_, v: unknown) =>
-    typeof v === 'object' && v !== null && !Array.isArray(v)
-      ? Object.fromEntries(Object.entries(v).sort(([x], [y]) => (x < y ? -1 : 1)))
-      : v,
-  );
+  return canonical(out);
 }
 
-/** What differs between guard's entries as init wrote them and as they are now, in a few words; null when the same. */
+/** The keys a harness reads guard's hook timeout from (Copilot: timeoutSec). */
+const TIMEOUT_KEYS = ['timeout', 'timeoutSec'];
+type HookEntry = { event: string; matcher: unknown; hook: Record<string, unknown> };
+
+/**
+ * A timeout raised above what init wrote is not a weakening: the harness waits
+ * longer, and guard's own budget (20 s) still answers first. Such entries are
+ * read as init wrote them; a lowered one (or one that is not a number) stays a change.
+ */
+function withRaisedTimeouts(was: HookEntry[], is: HookEntry[]): HookEntry[] {
+  return is.map((n) => {
+    const w = was.find((x) => x.event === n.event);
+    if (!w) return n;
+    const hook = { ...n.hook };
+    for (const k of TIMEOUT_KEYS) {
+      const [before, after] = [w.hook[k], hook[k]];
+      if (typeof before === 'number' && typeof after === 'number' && after >= before)
+        hook[k] = before;
+    }
+    return { ...n, hook };
+  });
+}
+
+/** What differs between guard's entries as init wrote them and as they are now, in a few words; null when the same (or only a timeout raised). */
 function entriesChanged(wrote: string, now: string | null): string | null {
   if (now === wrote) return null;
   if (now === null) return 'it is no longer a JSON object';
-  type E = { event: string; matcher: unknown; hook: Record<string, unknown> };
-  let was: E[];
+  let was: HookEntry[];
   try {
-    was = JSON.parse(wrote) as E[];
+    was = JSON.parse(wrote) as HookEntry[];
     if (!Array.isArray(was)) return 'its entries differ';
   } catch {
     return 'its entries differ';
   }
-  const is = JSON.parse(now) as E[];
+  const is = withRaisedTimeouts(was, JSON.parse(now) as HookEntry[]);
+  if (canonical(is) === wrote) return null;
   const said: string[] = [];
   for (const w of was) {
     const n = is.find((x) => x.event === w.event);
@@ -424,8 +573,12 @@ function entriesChanged(wrote: string, now: string | null): string | null {
       said.push(`${w.event} matcher ${JSON.stringify(n.matcher)}`);
     for (const k of new Set([...Object.keys(w.hook), ...Object.keys(n.hook)])) {
       if (JSON.stringify(w.hook[k]) === JSON.stringify(n.hook[k])) continue;
+      const lowered =
+        TIMEOUT_KEYS.includes(k) && typeof n.hook[k] === 'number' && k in w.hook
+          ? ` (lowered from ${JSON.stringify(w.hook[k])})`
+          : '';
       said.push(
-        `${w.event} ${k} ${k in n.hook ? (k in w.hook ? `${JSON.stringify(n.hook[k])}` : `${JSON.stringify(n.hook[k])} added`) : 'removed'}`,
+        `${w.event} ${k} ${k in n.hook ? (k in w.hook ? `${JSON.stringify(n.hook[k])}${lowered}` : `${JSON.stringify(n.hook[k])} added`) : 'removed'}`,
       );
     }
   }
@@ -441,14 +594,25 @@ export async function integrityProblems(
   commonDir: string,
   opts: { heal?: boolean } = {},
 ): Promise<IntegrityProblem[]> {
-  const [{ gone, moved }, manifest] = await Promise.all([
-    journalCheck(commonDir).catch(() => ({ gone: [] as Tip[], moved: [] as MovedTip[] })),
-    readManifest(commonDir),
+  const [{ gone, moved, odd }, { manifest, problem: record }] = await Promise.all([
+    journalCheck(commonDir).catch(() => ({
+      gone: [] as Tip[],
+      moved: [] as MovedTip[],
+      odd: undefined,
+    })),
+    gateRecord(commonDir),
   ]);
   // the journal itself removed with the refs: the last checkpoint this work tree remembers is a second witness
   if (gone.length === 0 && !(await stat(journalFile(commonDir)).catch(() => null)))
     gone.push(...(await lastCheckpointGone(commonDir)));
   const problems = refProblems(gone, moved);
+  if (record) problems.push(record);
+  if (odd?.length)
+    problems.push({
+      id: 'refs',
+      message: `guard's journal is not a regular file (${odd.map((f) => path.basename(f)).join(', ')}: a pipe or a device put in its place): guard cannot tell whether its refs were removed or moved`,
+      hint: 'remove it; guard starts a new journal with its next write (guard doctor lists the refs there are)',
+    });
   if (manifest) {
     problems.push(...(await hookProblems(commonDir, manifest, opts)));
     for (const a of manifest.agents) {
@@ -579,7 +743,7 @@ function hookName(file: string): string {
 async function lastCheckpointGone(commonDir: string): Promise<Tip[]> {
   try {
     const last = JSON.parse(
-      await readFile(path.join(commonDir, 'guard-last-checkpoint'), 'utf8'),
+      (await readRegular(path.join(commonDir, 'guard-last-checkpoint')))?.toString('utf8') ?? '',
     ) as { ref?: unknown; commit?: unknown };
     if (
       typeof last.ref !== 'string' ||
@@ -589,7 +753,7 @@ async function lastCheckpointGone(commonDir: string): Promise<Tip[]> {
     )
       return [];
     if (await stat(path.join(commonDir, last.ref)).catch(() => null)) return [];
-    const packed = await readFile(path.join(commonDir, 'packed-refs')).catch(() => null);
+    const packed = await readRegular(path.join(commonDir, 'packed-refs'));
     if (packed && packedLookup(packed, last.ref) !== null) return [];
     return [{ ref: last.ref, oid: last.commit }];
   } catch {

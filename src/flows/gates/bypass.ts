@@ -74,7 +74,10 @@ export async function findBypass(
     const since = (await commitTimes(repo.root, [m.base])).get(m.base) ?? 0;
     const approved = await personApprovals(repo.root, since);
     open = open.filter(
-      (c) => !approved.has(approvalKey(c.path, byPath.get(c.path)?.newOid ?? null)),
+      (c) =>
+        !approved.has(
+          approvalKey(c.path, byPath.get(c.path)?.newOid ?? null, byPath.get(c.path)?.newMode),
+        ),
     );
   }
   if (open.length === 0) {

@@ -12,6 +12,7 @@ import {
   type PlanFile,
 } from '../../core/plan.js';
 import {
+  approvalKey,
   parseRecordMessage,
   type Decision,
   type DecisionRecord,
@@ -252,7 +253,10 @@ async function reviewAnswers(
     : null;
   const approved = approvalsIn(trusted ? record?.data : undefined);
   classified.forEach((c, i) => {
-    if (c.needsApproval && approved.has(`${c.path}\0${entries[i]!.newOid ?? ''}`))
+    if (
+      c.needsApproval &&
+      approved.has(approvalKey(c.path, entries[i]!.newOid, entries[i]!.newMode))
+    )
       answers.set(c.path, { take: 'all', via: 'review' });
   });
   return answers;
@@ -443,10 +447,12 @@ async function recordsOf(
   { classified, files, byPath, ctx, now }: CheckRecordsInput,
 ): Promise<{ commits: RecordCommit[]; records: DecisionRecord[] }> {
   const blobs = new Map<string, string>();
+  const modes = new Map<string, string | null>();
   for (const o of planned.files) {
     const e = byPath.get(o.path)!;
     if (e.newOid) blobs.set(o.path, e.newOid);
     if (o.action === 'write' && o.content) blobs.set(o.path, blobId(o.content, 'sha1'));
+    modes.set(o.path, e.newMode);
   }
   const keep = planned.files.filter((o) => o.keep !== null);
   const ref = keep.length > 0 ? newRef(REFS.rejected, now) : null;
@@ -454,7 +460,7 @@ async function recordsOf(
   files.forEach((f) => {
     if (refs.has(f.path)) f.ref = ref!;
   });
-  const records = decisionRecords(planned, classified, { refs, blobs });
+  const records = decisionRecords(planned, classified, { refs, blobs, modes });
   if (!ref) return { commits: [], records };
   const kept = records
     .filter((r) => refs.has(r.path))
@@ -525,7 +531,8 @@ function approvalsIn(commit: Buffer | undefined): Set<string> {
   const rec = parseRecordMessage(text.slice(text.indexOf('\n\n') + 2));
   if (rec?.kind !== 'decisions' || rec.command !== 'review') return out;
   for (const d of rec.decisions ?? []) {
-    if (d.decision === 'approved' && d.decider === 'person') out.add(`${d.path}\0${d.blob ?? ''}`);
+    if (d.decision === 'approved' && d.decider === 'person')
+      out.add(approvalKey(d.path, d.blob, d.mode));
   }
   return out;
 }

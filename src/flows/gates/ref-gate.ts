@@ -1,6 +1,7 @@
 import { withAggregateLoss } from '../../core/aggregate.js';
 import { classify, type Classification } from '../../core/classify.js';
 import { decisionRecord, type DecisionRecord, type RecordContext } from '../../core/record.js';
+import { approvalKind } from '../../core/modes.js';
 import { approvalKey, personApprovals } from '../../git/person-approvals.js';
 import { READ_CAP } from '../../git/catfile.js';
 import { collectFacts } from '../../git/changes.js';
@@ -421,8 +422,8 @@ async function decideFiles(
   const since = (await commitTimes(gate.cwd, [measured.base])).get(measured.base) ?? 0;
   const approved = await personApprovals(gate.cwd, since);
   for (const c of measured.needing) {
-    const blob = byPath.get(c.path)?.newOid ?? null;
-    if (approved.has(approvalKey(c.path, blob)))
+    const e = byPath.get(c.path);
+    if (approved.has(approvalKey(c.path, e?.newOid ?? null, e?.newMode)))
       v.files.push({ ...c, decision: 'approved', decider: 'person', approvedBy: 'record' });
     else v.files.push({ ...c, decision: 'blocked', decider: 'auto' });
   }
@@ -461,9 +462,12 @@ function moveRecords(
     base: measured.base,
   };
   const records: DecisionRecord[] = v.files.map((f) => {
-    const blob = byPath.get(f.path)?.newOid;
+    const e = byPath.get(f.path);
+    const blob = e?.newOid;
     return decisionRecord(f, f.decision, f.decider, {
       ...(blob ? { blob } : {}),
+      // the kind as well (core/record.ts approvalKey): a person's yes to a file is not one to a symlink
+      ...(blob && approvalKind(e?.newMode) !== 'file' ? { mode: e!.newMode! } : {}),
       ...(f.approvedBy === 'record' ? { strategy: 'record' } : {}),
     });
   });

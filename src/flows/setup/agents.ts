@@ -12,6 +12,8 @@ import {
 } from '../../harness/types.js';
 import { ROWS, matcherOf, type ClaudeStyleRow, type RowName } from '../../harness/table.js';
 import { installPlugin, pluginChecks } from './plugins.js';
+import { fallback, isGuardHookCommand } from './hook-command.js';
+import { readSettingsFile } from '../doctor/claude-settings.js';
 
 /**
  * `guard init --agent HARNESS...`: each harness's project-level hook
@@ -54,10 +56,6 @@ const TIMEOUT_S = 60;
 /** guard's own budget must fit inside the harness's timeout. */
 export const MIN_TIMEOUT_S = 25;
 
-const MARK = new RegExp(
-  `\\bguard(?:\\.js|/dist/cli/main\\.js|['"]?)?\\s+hook\\s+(${HARNESSES.join('|')})\\b|main\\.js['"]?\\s+hook\\s+`,
-);
-
 function quote(s: string): string {
   return /^[A-Za-z0-9_./@%+=:,-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`;
 }
@@ -80,39 +78,26 @@ export function guardCommand(root: string, projectVar: string | null): string {
   return `${quote(process.execPath)} ${quote(main)}`;
 }
 
-const FAILED = 'guard hook failed without answering: blocked (fail closed); run guard doctor';
-
-/** `CMD`, or on any non-zero exit the harness's block (exit 2 + stderr for the Claude-shaped three). */
+/** `CMD hook HARNESS`, then on any non-zero exit the harness's block (hook-command.ts fallback). */
 function wrapped(cmd: string, harness: HarnessName): string {
-  const call = `${cmd} hook ${harness}`;
-  // every Claude-style harness blocks on exit 2 with the reason on stderr
-  if (styleRow(harness)) return `${call} || { echo '${FAILED}' >&2; exit 2; }`;
-  switch (harness) {
-    case 'gemini':
-    case 'codex':
-      return `${call} || { echo '${FAILED}' >&2; exit 2; }`;
-    case 'cursor':
-      return `${call} || { echo '{"permission":"deny","user_message":"${FAILED}","agent_message":"${FAILED}"}'; exit 2; }`;
-    case 'copilot':
-      return `${call} || echo '{"permissionDecision":"deny","permissionDecisionReason":"${FAILED}"}'`;
-    default:
-      return call;
-  }
+  return `${cmd} hook ${harness}${fallback(harness)}`;
 }
 
 type Json = Record<string, unknown>;
 
 async function readJson(file: string): Promise<Json> {
-  let text: string;
-  try {
-    text = await readFile(file, 'utf8');
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return {};
-    throw err;
-  }
+  // a FIFO or a device planted there would block or never end (claude-settings.ts)
+  const text = await readSettingsFile(file);
+  if (text === null)
+    throw new GuardError(
+      'E_CONFIG',
+      `${file} is not a regular file (a pipe, a device, or over 4 MB)`,
+      'move it away, then run guard init --agent again',
+    );
   if (text.trim() === '') return {};
   try {
-    const v = JSON.parse(text) as unknown;
+    // (a byte order mark first: the harnesses read such a file as JSON)
+    const v = JSON.parse(text.replace(/^\uFEFF/, '')) as unknown;
     if (typeof v === 'object' && v !== null && !Array.isArray(v)) return v as Json;
   } catch {
     /* below */
@@ -128,7 +113,7 @@ function isGuardEntry(h: unknown): boolean {
   return (
     typeof h === 'object' &&
     h !== null &&
-    MARK.test(String((h as Json).command ?? (h as Json).bash ?? ''))
+    isGuardHookCommand(String((h as Json).command ?? (h as Json).bash ?? ''))
   );
 }
 

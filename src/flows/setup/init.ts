@@ -56,7 +56,7 @@ export async function init(opts: InitOptions): Promise<InitResult> {
     const hooksDir = await installPlainHook(repo, changed, warnings, opts.global === true);
     await trailerHook(hooksDir, path.relative(repo.root, hooksDir) || hooksDir, changed);
     await common(repo, opts, changed, warnings);
-    await recordGate(repo, hooksDir, opts.agents);
+    warnings.push(...(await recordGate(repo, hooksDir, opts.agents)));
     return { root: repo.root, hooksPath: hooksDir, packageManager: 'global', changed, warnings };
   }
   const manager = detected.manager;
@@ -95,7 +95,7 @@ export async function init(opts: InitOptions): Promise<InitResult> {
     ).installBranchGate(repo, HUSKY_DIR, HOOKS_PATH, { folder, yarnPnp: manager === 'yarn-pnp' })),
   );
   await common(repo, opts, changed, warnings);
-  await recordGate(repo, path.join(repo.root, HOOKS_PATH), opts.agents);
+  warnings.push(...(await recordGate(repo, path.join(repo.root, HOOKS_PATH), opts.agents)));
   return { root: repo.root, hooksPath: HOOKS_PATH, packageManager: manager, changed, warnings };
 }
 
@@ -201,7 +201,7 @@ async function recordGate(
   repo: Repo,
   hooksDir: string,
   agents: readonly string[] | undefined,
-): Promise<void> {
+): Promise<string[]> {
   const [{ CONFIG_FILES, agentNames }, { PLUGIN_FILES }, { isPluginHarness }] = await Promise.all([
     import('./agents.js'),
     import('./plugins.js'),
@@ -216,11 +216,20 @@ async function recordGate(
       // a command-hook harness: guard's entries as written now, for the doors to notice a change
       const entries = isPluginHarness(h)
         ? null
-        : hookEntries(await readFile(file, 'utf8').catch(() => ''), h);
-      return { harness: h, file, ...(entries !== null ? { entries } : {}) };
+        : hookEntries(await readFile(file, 'utf8').catch(() => ''), h, file);
+      // Claude Code: its settings file whole and the other hooks that may change a tool's input
+      const claude =
+        h === 'claude'
+          ? await (await import('../doctor/claude-settings.js')).claudeSnapshot(file)
+          : {};
+      return { harness: h, file, ...(entries !== null ? { entries } : {}), ...claude };
     }),
   );
-  await record(repo.commonDir, hooksDir, files);
+  // a person at a terminal may accept new hooks and settings; an agent's shell may not (integrity.ts)
+  const { isAutoMode } = await import('../../ui/auto-mode.js');
+  return record(repo.commonDir, hooksDir, files, {
+    person: process.stdin.isTTY === true && !isAutoMode(undefined),
+  });
 }
 
 /** What every route does: the default config and `.guard/` excluded. */

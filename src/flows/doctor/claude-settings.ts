@@ -1,0 +1,274 @@
+import { constants, readdirSync } from 'node:fs';
+import { open } from 'node:fs/promises';
+import path from 'node:path';
+import { isGuardHookCommand } from '../setup/hook-command.js';
+
+/**
+ * What the net checks in Claude Code's settings besides guard's own entries
+ * (flows/doctor/integrity.ts), each found by running Claude Code 2.1.330
+ * (test/clients/hook-entry-real.test.ts):
+ *
+ * - Claude Code skips a whole settings file in which one known setting has
+ *   the wrong type (`"permissions": 5`, `"cleanupPeriodDays": "x"`,
+ *   `"statusLine": 5`, a malformed group of another hook), and guard's hook
+ *   goes with it, though guard's entries are untouched. So the project's
+ *   settings file is kept whole at init (`settings`, canonical JSON), and a
+ *   setting changed since is accepted only when guard can vouch that Claude
+ *   Code still reads it (SETTINGS below: the few settings people edit, checked
+ *   as strictly as Claude Code checks them or more); any other change is
+ *   reported. Removing a setting is never a problem.
+ * - A PreToolUse or PermissionRequest hook that is not guard's can answer
+ *   `updatedInput`: Claude Code then runs the tool with an input guard never
+ *   judged (a Write of a new file turned into one over uncommitted work). Those
+ *   present at init in any settings file Claude Code reads (the project's,
+ *   its local one, the person's own, the managed ones) are kept (`foreign`),
+ *   with any copy of guard's own command outside the project's file (Claude
+ *   Code runs one hook per command, so an async copy replaces guard's); one
+ *   added since is reported until a person runs `guard init --agent claude`
+ *   at a terminal (integrity.ts withoutPerson).
+ * - A byte order mark: Claude Code reads such a file as JSON, so guard does.
+ */
+
+/** Events whose hooks may change a tool's input (Claude Code: `updatedInput`). */
+const INPUT_EVENTS = ['PreToolUse', 'PermissionRequest'];
+
+/** Past this a settings file is not read (Claude Code's are a few KB). */
+const SETTINGS_MAX = 4 << 20;
+
+/**
+ * A settings file's text, '' when there is none, or null when it is not a regular file of
+ * a sane size: a FIFO planted there (`mkfifo .claude/settings.local.json`) would block the
+ * read, and with it every door (node cannot exit while a read is blocked), and a link to
+ * /dev/zero would never end. Opened without blocking, then checked on the open file.
+ */
+export async function readSettingsFile(file: string): Promise<string | null> {
+  const fh = await open(file, constants.O_RDONLY | constants.O_NONBLOCK).catch(
+    (err: NodeJS.ErrnoException) => (err.code === 'ENOENT' || err.code === 'ENOTDIR' ? '' : null),
+  );
+  if (fh === '' || fh === null) return fh;
+  try {
+    const st = await fh.stat();
+    if (!st.isFile() || st.size > SETTINGS_MAX) return null;
+    return await fh.readFile('utf8');
+  } catch {
+    return null;
+  } finally {
+    await fh.close();
+  }
+}
+
+const MANAGED = '/etc/claude-code';
+
+/**
+ * Every settings file Claude Code reads for a project whose settings file is `file`: the
+ * project's and its local one, the person's own (in `$CLAUDE_CONFIG_DIR`, else `~/.claude`), and
+ * the managed ones (`managed-settings.json` and the drop-in folder `managed-settings.d/`, both
+ * named in Claude Code 2.1.330's own strings).
+ */
+export function claudeFiles(file: string): string[] {
+  const env = process.env;
+  const own = env.CLAUDE_CONFIG_DIR || (env.HOME ? path.join(env.HOME, '.claude') : null);
+  let dropIns: string[] = [];
+  try {
+    dropIns = readdirSync(path.join(MANAGED, 'managed-settings.d'))
+      .filter((f) => f.endsWith('.json'))
+      .sort()
+      .map((f) => path.join(MANAGED, 'managed-settings.d', f));
+  } catch {
+    /* none */
+  }
+  return [
+    file,
+    path.join(path.dirname(file), 'settings.local.json'),
+    ...(own ? [path.join(own, 'settings.json')] : []),
+    path.join(MANAGED, 'managed-settings.json'),
+    ...dropIns,
+  ];
+}
+
+/** Parsed as Claude Code parses a settings file: JSON, after a byte order mark. null when it is not an object. */
+export function parseSettings(text: string): Record<string, unknown> | null {
+  try {
+    const v = JSON.parse(text.replace(/^\uFEFF/, '')) as unknown;
+    return typeof v === 'object' && v !== null && !Array.isArray(v)
+      ? (v as Record<string, unknown>)
+      : null;
+  } catch {
+    return null;
+  }
+}
+
+/** JSON with every object's keys sorted: reformatting or reordering a settings file is not a change. */
+export function canonical(v: unknown): string {
+  return JSON.stringify(v, (_, x: unknown) =>
+    typeof x === 'object' && x !== null && !Array.isArray(x)
+      ? Object.fromEntries(Object.entries(x).sort(([a], [b]) => (a < b ? -1 : 1)))
+      : x,
+  );
+}
+
+type Json = Record<string, unknown>;
+const isObj = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
+const optional = (v: unknown, t: string) => v === undefined || typeof v === t;
+const strings = (v: unknown) => Array.isArray(v) && v.every((x) => typeof x === 'string');
+
+/** A command hook of the shape Claude Code 2.1.330 reads (other kinds of hook are not vouched for). */
+function commandHookOk(h: unknown): boolean {
+  if (!isObj(h) || h.type !== 'command' || typeof h.command !== 'string') return false;
+  const known: Record<string, string> = {
+    timeout: 'number',
+    async: 'boolean',
+    once: 'boolean',
+    if: 'string',
+    statusMessage: 'string',
+    onFailure: 'string',
+  };
+  return Object.entries(h).every(
+    ([k, v]) => k === 'type' || k === 'command' || (k in known && typeof v === known[k]),
+  );
+}
+
+/** The settings guard can vouch for, each with a check at least as strict as Claude Code's. */
+const SETTINGS: Record<string, (v: unknown) => boolean> = {
+  $schema: (v) => typeof v === 'string',
+  model: (v) => typeof v === 'string',
+  // (a PATH that puts another git or node before guard's is not vouched for; the variables that
+  // run code in guard's hook are reported in every file: integrity.ts RUNS_GUARD)
+  env: (v) =>
+    isObj(v) &&
+    Object.entries(v).every(([k, x]) => typeof x === 'string' && k.toUpperCase() !== 'PATH'),
+  disableAllHooks: (v) => v === false,
+  permissions: (v) =>
+    isObj(v) &&
+    ['allow', 'deny', 'ask', 'additionalDirectories'].every(
+      (k) => v[k] === undefined || strings(v[k]),
+    ) &&
+    optional(v.defaultMode, 'string') &&
+    Object.keys(v).every((k) =>
+      ['allow', 'deny', 'ask', 'additionalDirectories', 'defaultMode'].includes(k),
+    ),
+  hooks: (v) =>
+    isObj(v) &&
+    Object.values(v).every(
+      (groups) =>
+        Array.isArray(groups) &&
+        groups.every(
+          (g) =>
+            isObj(g) &&
+            optional(g.matcher, 'string') &&
+            Array.isArray(g.hooks) &&
+            g.hooks.every(commandHookOk) &&
+            Object.keys(g).every((k) => k === 'matcher' || k === 'hooks'),
+        ),
+    ),
+};
+
+/** The settings changed since init that guard cannot vouch Claude Code still reads; [] when none. */
+export function unvouchedSettings(wrote: string, now: Json): string[] {
+  let was: Json;
+  try {
+    was = JSON.parse(wrote) as Json;
+  } catch {
+    return [];
+  }
+  const out: string[] = [];
+  for (const [k, v] of Object.entries(now)) {
+    if (canonical(v) === canonical(was[k])) continue;
+    const ok = Object.hasOwn(SETTINGS, k) && SETTINGS[k]!(v);
+    if (!ok) out.push(k);
+  }
+  return out;
+}
+
+/**
+ * The hooks of `file` (canonical JSON) the net watches: each hook that is not guard's, of an event
+ * that may change a tool's input; and, in a file other than the project's (`project`), any hook
+ * that runs one of guard's own commands (`guards`): Claude Code 2.1.330 runs one hook per command,
+ * so a copy with `"async": true` in settings.local.json made guard's answer come too late
+ * (test/clients/hook-entry-real.test.ts).
+ */
+export function foreignHooks(
+  file: string,
+  s: Json | null,
+  project: string,
+  guards: ReadonlySet<string>,
+): string[] {
+  const hooks = isObj(s?.hooks) ? s.hooks : {};
+  const out: string[] = [];
+  for (const [event, groups] of Object.entries(hooks)) {
+    for (const g of Array.isArray(groups) ? groups : []) {
+      for (const h of isObj(g) && Array.isArray(g.hooks) ? g.hooks : [g]) {
+        const command = isObj(h) ? String(h.command ?? '') : '';
+        const copy = file !== project && guards.has(command);
+        const input =
+          INPUT_EVENTS.includes(event) && !isGuardHookCommand(command, 'claude', project);
+        if (!copy && !input) continue;
+        out.push(
+          canonical({ file, event, matcher: isObj(g) ? (g.matcher ?? null) : null, hook: h }),
+        );
+      }
+    }
+  }
+  return out;
+}
+
+/** The commands of guard's own entries in the project's settings. */
+function guardCommands(project: string, s: Json | null): Set<string> {
+  const out = new Set<string>();
+  const hooks = isObj(s?.hooks) ? s.hooks : {};
+  for (const groups of Object.values(hooks))
+    for (const g of Array.isArray(groups) ? groups : [])
+      for (const h of isObj(g) && Array.isArray(g.hooks) ? g.hooks : [])
+        if (
+          isObj(h) &&
+          typeof h.command === 'string' &&
+          isGuardHookCommand(h.command, 'claude', project)
+        )
+          out.add(h.command);
+  return out;
+}
+
+/** Every watched hook (foreignHooks) of Claude Code's settings files for the project file `file`. */
+function watchedHooks(file: string, texts: readonly string[]): string[] {
+  const files = claudeFiles(file);
+  const parsed = texts.map(parseSettings);
+  const guards = guardCommands(file, parsed[0] ?? null);
+  return files.flatMap((f, i) => foreignHooks(f, parsed[i] ?? null, file, guards));
+}
+
+/** What init keeps of Claude Code's settings: the project's file whole, and every watched hook. */
+export async function claudeSnapshot(
+  file: string,
+): Promise<{ settings?: string; foreign: string[] }> {
+  const texts = (await Promise.all(claudeFiles(file).map(readSettingsFile))).map((t) => t ?? '');
+  const project = parseSettings(texts[0]!);
+  return {
+    ...(project ? { settings: canonical(project) } : {}),
+    foreign: watchedHooks(file, texts),
+  };
+}
+
+/** The first watched hook in `texts` (the files of claudeFiles(file)) that init did not see; null when none. */
+export function newForeignHook(
+  file: string,
+  texts: readonly string[],
+  known: readonly string[],
+): string | null {
+  const seen = new Set(known);
+  for (const h of watchedHooks(file, texts)) {
+    if (seen.has(h)) continue;
+    const {
+      file: where,
+      event,
+      hook,
+    } = JSON.parse(h) as { file: string; event: string; hook: Json };
+    const what = (typeof hook?.command === 'string' ? hook.command : JSON.stringify(hook)).slice(
+      0,
+      60,
+    );
+    return isGuardHookCommand(String(hook?.command ?? ''), 'claude', file)
+      ? `${where} has a ${event} hook that runs guard and that guard init did not write (${JSON.stringify(hook).slice(0, 80)}): Claude Code runs one hook per command, so its settings may replace guard's own`
+      : `${where} has a ${event} hook that is not guard's and was not there at guard init (${what}): Claude Code lets such a hook change a tool's input after guard judged it`;
+  }
+  return null;
+}
