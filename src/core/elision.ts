@@ -841,6 +841,87 @@ export interface Elision {
   text: string;
 }
 
+/**
+ * The placeholder lines of a text, numbered as `text.split('\n')` numbers them, read
+ * in place: a string, or the UTF-8 bytes it would be decoded from (a blob as read;
+ * "\n" is never part of a longer UTF-8 sequence, so a line decoded alone is the same
+ * line). Only a line that `mayOpenComment` lets through is made a string and asked.
+ */
+export function placeholderLines(src: string | Buffer): Elision[] {
+  const screen = (lineScreen ??= compileLineScreen(data as PhraseData));
+  const out: Elision[] = [];
+  const str = typeof src === 'string';
+  for (let start = 0, n = 0; ; n++) {
+    if ((n & 0xfff) === 0) checkBudget();
+    let end = str ? src.indexOf('\n', start) : src.indexOf(10, start);
+    if (end === -1) end = src.length;
+    if (mayOpenComment(src, start, end, screen)) {
+      const line = str ? src.slice(start, end) : src.toString('utf8', start, end);
+      if (isElisionLine(line)) out.push({ line: n + 1, text: line.trim() });
+    }
+    if (end === src.length) return out;
+    start = end + 1;
+  }
+}
+
+/** What `mayOpenComment` needs of the phrase data's comment openers. */
+interface LineScreen {
+  /** The longest opener's length: the head of a line screen() looks at. */
+  maxOpen: number;
+  /** The openers by their first character, either case (screen()'s firstChars). */
+  byFirst: Map<number, string[]>;
+}
+
+let lineScreen: LineScreen | undefined;
+
+function compileLineScreen(d: PhraseData): LineScreen {
+  const byFirst = new Map<number, string[]>();
+  for (const o of d.comment.open)
+    for (const c of new Set([o.charCodeAt(0), o.toUpperCase().charCodeAt(0)]))
+      byFirst.set(c, [...(byFirst.get(c) ?? []), o]);
+  return { maxOpen: Math.max(...d.comment.open.map((o) => o.length)), byFirst };
+}
+
+/**
+ * screen()'s "no", read from character codes (of a string) or bytes (of its
+ * UTF-8) between `start` and `end` without making the line a string: false
+ * only where screen() answers false (a blank line, or one whose first
+ * characters after white space are ASCII and open no comment); true where the
+ * line must be asked. The two readings agree: they differ only past the first
+ * non-ASCII character, and one of those in the head is a yes either way.
+ */
+function mayOpenComment(
+  src: string | Uint8Array,
+  start: number,
+  end: number,
+  { maxOpen, byFirst }: LineScreen,
+): boolean {
+  const str = typeof src === 'string';
+  const at = (k: number) => (str ? src.charCodeAt(k) : src[k]!);
+  let i = start;
+  let c = 0;
+  for (; i < end; i++) {
+    c = at(i);
+    if (!(c === 32 || (c >= 9 && c <= 13))) break;
+  }
+  if (i === end) return false;
+  // a digit (a numbered BASIC line), dots, or a character screen() hands on
+  if ((c >= 48 && c <= 57) || c === 46 || c >= 128) return true;
+  const opens = byFirst.get(c);
+  if (opens === undefined) return false;
+  const head = Math.min(end, i + maxOpen);
+  for (let k = i; k < head; k++) if (at(k) >= 128) return true;
+  // the head in lower case starts with an opener (ASCII: only A-Z change)
+  return opens.some((o) => {
+    if (o.length > head - i) return false;
+    for (let j = 0; j < o.length; j++) {
+      const x = at(i + j);
+      if ((x >= 65 && x <= 90 ? x + 32 : x) !== o.charCodeAt(j)) return false;
+    }
+    return true;
+  });
+}
+
 /** Lines of context that may stand between a placeholder and the lines it replaced (a kept `}` or blank). */
 const NEAR = 1;
 
@@ -852,15 +933,16 @@ const NEAR = 1;
  * is not a truncation. Texts too large to diff in memory fall back to "the
  * file lost lines", which fails closed. Stops at `limit`.
  */
-export function findElisions(newText: string, oldText: string, limit = 3): Elision[] {
-  const candidates: Elision[] = [];
-  const lines = newText.split('\n');
-  for (let i = 0; i < lines.length; i++) {
-    const line = lines[i]!;
-    if ((i & 0xfff) === 0) checkBudget();
-    if (isElisionLine(line)) candidates.push({ line: i + 1, text: line.trim() });
-  }
+export function findElisions(
+  newSide: string | Buffer,
+  oldSide: string | (() => string),
+  limit = 3,
+): Elision[] {
+  const candidates = placeholderLines(newSide);
   if (candidates.length === 0) return [];
+  const newText = typeof newSide === 'string' ? newSide : newSide.toString('utf8');
+  const oldText = typeof oldSide === 'string' ? oldSide : oldSide();
+  const lines = newText.split('\n');
   const hunks = diffHunks(oldText, newText, NEAR);
   if (hunks === null) return undiffable(candidates, lines, oldText, limit);
   const m = (matcher ??= makeMatcher(data as PhraseData));

@@ -1,0 +1,137 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { findElisions, isElisionLine, placeholderLines } from '../../src/core/elision.js';
+import { changeFacts, heldSide, heldText } from '../../src/core/facts.js';
+
+/** What the scan replaced: split into lines, ask every one (findElisions before it read bytes in place). */
+const everyLine = (text: string) =>
+  text.split('\n').flatMap((l, i) => (isElisionLine(l) ? [{ line: i + 1, text: l.trim() }] : []));
+
+// pieces a line is made of: openers in either case, white space, digits, dots, non-ASCII, code, placeholder words
+const piece = fc.constantFrom(
+  '//',
+  '#',
+  '--',
+  ';',
+  "'",
+  '/*',
+  '*/',
+  '<!--',
+  '-->',
+  '{/*',
+  '(*',
+  '*',
+  'rem ',
+  'REM ',
+  'Rem',
+  '@rem ',
+  '"""',
+  "'''",
+  '{#',
+  '{{!--',
+  '<%--',
+  '=begin',
+  '=BEGIN',
+  ' ',
+  '  ',
+  '\t',
+  '\r',
+  '\v',
+  '\f',
+  '...',
+  '…',
+  '．．．',
+  '\u00a0',
+  '\u200b',
+  'é',
+  '😀',
+  '0',
+  '10 ',
+  'return x',
+  'ROW_1 = 2',
+  'rest of the code',
+  'existing code',
+  'unchanged',
+  'omitted',
+  '(other methods)',
+  'x',
+  '"',
+  '`',
+);
+const line = fc.array(piece, { maxLength: 6 }).map((p) => p.join(''));
+const text = fc.array(line, { maxLength: 30 }).map((l) => l.join('\n'));
+
+describe('the placeholder scan reads a text in place', () => {
+  it('finds the lines that asking every line of the split text finds, in a string or its UTF-8', () => {
+    fc.assert(
+      fc.property(text, (t) => {
+        const want = everyLine(t);
+        expect(placeholderLines(t)).toEqual(want);
+        expect(placeholderLines(Buffer.from(t, 'utf8'))).toEqual(want);
+      }),
+      { numRuns: 3000 },
+    );
+  });
+
+  it('bytes that are not UTF-8 read as the text decoded from them (U+FFFD), line by line', () => {
+    const bytes = fc.array(
+      fc.oneof(
+        fc.constantFrom(10, 13, 32, 9, 35, 47, 46, 0xe2, 0x80, 0xa6, 0xc3, 0xff, 0xf0, 0x9f),
+        fc.integer({ min: 0, max: 255 }),
+      ),
+      { maxLength: 200 },
+    );
+    fc.assert(
+      fc.property(bytes, (b) => {
+        const buf = Buffer.from(b);
+        expect(placeholderLines(buf)).toEqual(everyLine(buf.toString('utf8')));
+      }),
+      { numRuns: 3000 },
+    );
+  });
+
+  it('findElisions answers the same for the bytes as for the text, and reads the old text only when it must', () => {
+    const old = [
+      'def run(values):',
+      ...Array.from({ length: 20 }, (_, i) => `    x${i} = ${i}`),
+      '',
+    ];
+    const cut = ['def run(values):', '    x0 = 0', '    # ... rest of the code ...', ''].join('\n');
+    let reads = 0;
+    const readOld = () => (reads++, old.join('\n'));
+    expect(findElisions(Buffer.from(cut), readOld, 1)).toEqual(
+      findElisions(cut, old.join('\n'), 1),
+    );
+    expect(findElisions(Buffer.from(cut), readOld, 1)).toEqual([
+      { line: 3, text: '# ... rest of the code ...' },
+    ]);
+    expect(reads).toBe(2);
+    expect(findElisions(Buffer.from('def run(values):\n    x0 = 0\n'), readOld, 1)).toEqual([]);
+    expect(reads).toBe(2);
+  });
+});
+
+describe('changeFacts holds a side as bytes until its text is read', () => {
+  it('heldText gives the bytes, then the text once read; the text is the decoded bytes', () => {
+    const f = changeFacts({
+      path: 'a.py',
+      oldMode: '100644',
+      newMode: '100644',
+      old: heldSide(Buffer.from('a\nb\n')),
+      new: heldSide(Buffer.from('a\nc\u00e9\n')),
+      added: 1,
+      deleted: 1,
+      gitBinary: false,
+      zeroBinaryCounts: false,
+      contentChanged: true,
+      maxBytes: 100,
+    });
+    expect(Buffer.isBuffer(heldText(f, 'new'))).toBe(true);
+    expect(f.newText).toBe('a\nc\u00e9\n');
+    expect(heldText(f, 'new')).toBe('a\nc\u00e9\n');
+    expect(Buffer.isBuffer(heldText(f, 'old'))).toBe(true);
+    f.oldText = 'replaced';
+    expect(heldText(f, 'old')).toBe('replaced');
+    expect(Object.keys(f)).toContain('newText');
+  });
+});
