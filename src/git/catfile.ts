@@ -41,6 +41,12 @@ export async function catFileBatch(
   maxBytes: number,
   /** Objects whose type and size are enough: `info` instead of `contents` (no data, no line count). */
   infoOnly?: (index: number) => boolean,
+  /**
+   * Called with the results so far (in request order) as git's output is read while it runs:
+   * the caller works on the first objects while git still reads the rest. Without it, the
+   * output is read once git has exited.
+   */
+  onProgress?: (results: readonly CatResult[]) => void,
 ): Promise<CatResult[]> {
   if (names.length === 0) return [];
   for (const n of names) {
@@ -75,14 +81,20 @@ export async function catFileBatch(
   let timedOut = false;
   const unwatch = watchDeadline(child, () => (timedOut = true));
   try {
-    const code = await requestAll(child, names, info);
+    const exited = requestAll(child, names, info);
+    exited.catch(() => {}); // awaited below, unless reading stops first (the deadline)
+    const unparsed = onProgress
+      ? await readWhileRunning(outFd, exited, parser.feed, () => onProgress(parser.results))
+      : undefined;
+    const code = await exited;
     unwatch();
     if (timedOut) throw timeoutError();
     if (code !== 0) {
       const msg = Buffer.concat(errors).toString('utf8').split('\n')[0] || `exit code ${code}`;
       throw new GuardError('E_GIT', `git cat-file failed: ${msg}`);
     }
-    readBack(outFd, parser.feed);
+    if (unparsed !== undefined) throw unparsed;
+    if (!onProgress) readBack(outFd, parser.feed);
     if (parser.results.length !== names.length)
       throw new GuardError('E_GIT', 'git cat-file stopped early');
     return parser.results;
@@ -119,6 +131,45 @@ function readBack(outFd: number, feed: (chunk: Buffer) => void): void {
     faultPoint('catfile:reading');
     feed(chunk.subarray(0, n));
     checkDeadline();
+  }
+}
+
+/**
+ * git's output, read from the temp file while git writes it and then to its end once git
+ * exited, each chunk into `feed`, then `progress`. Output that does not parse is returned, not
+ * thrown, so that a git that failed is reported as such (its exit code is read after).
+ */
+async function readWhileRunning(
+  outFd: number,
+  exited: Promise<number | null>,
+  feed: (chunk: Buffer) => void,
+  progress: () => void,
+): Promise<unknown> {
+  let done = false;
+  exited.then(
+    () => (done = true),
+    () => (done = true),
+  );
+  let unparsed: unknown;
+  const chunk = Buffer.allocUnsafe(1 << 20);
+  for (let pos = 0; ;) {
+    // exited before this read: everything git wrote is in the file
+    const last = done;
+    const n = readSync(outFd, chunk, 0, chunk.length, pos);
+    if (n > 0) {
+      pos += n;
+      faultPoint('catfile:reading');
+      if (unparsed === undefined) {
+        try {
+          feed(chunk.subarray(0, n));
+        } catch (err) {
+          unparsed = err;
+        }
+        if (unparsed === undefined) progress();
+      }
+      checkDeadline();
+    } else if (last) return unparsed;
+    else await Promise.race([exited.catch(() => {}), new Promise((r) => setTimeout(r, 1))]);
   }
 }
 

@@ -189,10 +189,13 @@ async function classifyStaged(
     counts: ReturnType<typeof stagedDiffSplit>['counts'];
   },
 ): Promise<Classification[]> {
+  // classified as each file's blobs are read, while cat-file still reads the others
+  const early: Classification[] = [];
   const { facts } = await collectFacts(cwd, entries, {
     maxBytes: Math.min(config.maxFileBytes, READ_CAP),
     countsReady: counts,
     whitespace: { range: ['--cached'], changeRatio: config.changeRatio },
+    early: (f, i) => (early[i] = classify(f, policy)),
   });
   // A broken config must not get past the gate: once committed, it is the policy.
   checkProposedConfig(
@@ -200,7 +203,7 @@ async function classifyStaged(
     'staged',
   );
   return withAggregateLoss(
-    facts.map((f) => classify(f, policy)),
+    facts.map((f, i) => early[i] ?? classify(f, policy)),
     config,
   );
 }
