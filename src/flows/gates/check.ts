@@ -95,6 +95,8 @@ export async function check(opts: CheckOptions): Promise<CheckResult> {
   );
   const cwd = repo.root;
   const base = head && head.type === 'commit' ? head.oid : null;
+  // the blobs first: cat-file is the longest step, the reads below run while it works
+  const classifying = classifyStaged(cwd, { entries, config, policy, counts: diff.counts });
   // integrity: the branch gate's last verified tip, read beside the gate (a read leaves nothing behind)
   const tip = base ? readVerifiedTip(repo) : Promise.resolve(null);
   tip.catch(() => {});
@@ -103,7 +105,7 @@ export async function check(opts: CheckOptions): Promise<CheckResult> {
   const now = opts.now ?? new Date();
   const provenance = readProvenance(repo, staged, now);
   provenance.catch(() => {});
-  const classified = await classifyStaged(cwd, { entries, config, policy, counts: diff.counts });
+  const classified = await classifying;
   const lane = laneOf(cwd);
 
   // Answers: a person's approvals made in `guard review --commit`, then the person at the terminal.
