@@ -35,18 +35,33 @@ export interface CatObject {
 
 export type CatResult = CatObject | null;
 
-export async function catFileBatch(
+export function catFileBatch(
   cwd: string,
   names: readonly string[],
   maxBytes: number,
   /** Objects whose type and size are enough: `info` instead of `contents` (no data, no line count). */
   infoOnly?: (index: number) => boolean,
+): Promise<CatResult[]> {
+  return catFileRead(cwd, names, { maxBytes, infoOnly });
+}
+
+export interface CatFileOptions {
+  maxBytes: number;
+  /** Objects whose type and size are enough: `info` instead of `contents` (no data, no line count). */
+  infoOnly?: ((index: number) => boolean) | undefined;
   /**
    * Called with the results so far (in request order) as git's output is read while it runs:
    * the caller works on the first objects while git still reads the rest. Without it, the
    * output is read once git has exited.
    */
-  onProgress?: (results: readonly CatResult[]) => void,
+  onProgress?: ((results: readonly CatResult[]) => void) | undefined;
+}
+
+/** catFileBatch with its options in one object (and `onProgress`). */
+export async function catFileRead(
+  cwd: string,
+  names: readonly string[],
+  { maxBytes, infoOnly, onProgress }: CatFileOptions,
 ): Promise<CatResult[]> {
   if (names.length === 0) return [];
   for (const n of names) {

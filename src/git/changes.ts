@@ -2,7 +2,7 @@ import type { ChangeFacts } from '../core/classify.js';
 import { CONFIG_FILE } from '../core/config.js';
 import { changeFacts, type Side } from '../core/facts.js';
 import { MODE } from '../core/modes.js';
-import { catFileBatch, type CatResult } from './catfile.js';
+import { catFileRead, type CatResult } from './catfile.js';
 import { whitespaceOnlyPaths, type DiffEntry } from './diff.js';
 
 const GITLINK = MODE.gitlink;
@@ -77,13 +77,11 @@ export async function collectFacts(
         opts.early(f, i);
     }
   };
-  const objects = await catFileBatch(
-    cwd,
-    names,
-    opts.maxBytes,
-    (i) => infoOnly.has(i),
-    opts.early ? build : undefined,
-  );
+  const objects = await catFileRead(cwd, names, {
+    maxBytes: opts.maxBytes,
+    infoOnly: (i) => infoOnly.has(i),
+    onProgress: opts.early ? build : undefined,
+  });
   await opts.countsReady;
   counted = true;
   build(objects);

@@ -5,7 +5,7 @@
  * in request order, and progress only ever sees a growing prefix of them.
  */
 import { describe, expect, it } from 'vitest';
-import { catFileBatch, type CatResult } from '../../src/git/catfile.js';
+import { catFileBatch, catFileRead, type CatResult } from '../../src/git/catfile.js';
 import { makeRepo } from '../helpers.js';
 
 describe('catFileBatch read while git runs', () => {
@@ -31,16 +31,14 @@ describe('catFileBatch read while git runs', () => {
     const after = await catFileBatch(repo.dir, names, 2_000_000, (i) => i === 6);
     const seen: number[] = [];
     let prefixes = true;
-    const streamed = await catFileBatch(
-      repo.dir,
-      names,
-      2_000_000,
-      (i) => i === 6,
-      (so) => {
+    const streamed = await catFileRead(repo.dir, names, {
+      maxBytes: 2_000_000,
+      infoOnly: (i) => i === 6,
+      onProgress: (so) => {
         seen.push(so.length);
         prefixes &&= so.every((r: CatResult, i) => r === null || r.oid === after[i]?.oid);
       },
-    );
+    });
     expect(streamed).toEqual(after);
     expect(
       after.map((r) => r && { size: r.size, lines: r.lines, held: r.data !== undefined }),
@@ -66,7 +64,7 @@ describe('catFileBatch read while git runs', () => {
     try {
       for (const progress of [undefined, () => {}])
         await expect(
-          catFileBatch(repo.dir, ['HEAD:a.txt'], 100, undefined, progress),
+          catFileRead(repo.dir, ['HEAD:a.txt'], { maxBytes: 100, onProgress: progress }),
         ).rejects.toThrow(/git cat-file failed/);
     } finally {
       if (saved === undefined) delete process.env.GIT_DIR;
