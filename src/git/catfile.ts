@@ -149,6 +149,9 @@ function readBack(outFd: number, feed: (chunk: Buffer) => void): void {
   }
 }
 
+/** How often the temp file is looked at while git writes it (each look is a read and a timer). */
+const POLL_MS = 4;
+
 /**
  * git's output, read from the temp file while git writes it and then to its end once git
  * exited, each chunk into `feed`, then `progress`. Output that does not parse is returned, not
@@ -164,6 +167,10 @@ async function readWhileRunning(
   exited.then(
     () => (done = true),
     () => (done = true),
+  );
+  const ended = exited.then(
+    () => {},
+    () => {},
   );
   let unparsed: unknown;
   const chunk = Buffer.allocUnsafe(1 << 20);
@@ -184,7 +191,8 @@ async function readWhileRunning(
       }
       checkDeadline();
     } else if (last) return unparsed;
-    else await Promise.race([exited.catch(() => {}), new Promise((r) => setTimeout(r, 1))]);
+    // nothing new yet: look again in a few ms, or at once when git exits
+    else await Promise.race([ended, new Promise((r) => setTimeout(r, POLL_MS))]);
   }
 }
 
