@@ -896,12 +896,10 @@ function mayOpenComment(
   end: number,
   { maxOpen, byFirst }: LineScreen,
 ): boolean {
-  const str = typeof src === 'string';
-  const at = (k: number) => (str ? src.charCodeAt(k) : src[k]!);
   let i = start;
   let c = 0;
   for (; i < end; i++) {
-    c = at(i);
+    c = codeAt(src, i);
     if (!(c === 32 || (c >= 9 && c <= 13))) break;
   }
   if (i === end) return false;
@@ -910,16 +908,22 @@ function mayOpenComment(
   const opens = byFirst.get(c);
   if (opens === undefined) return false;
   const head = Math.min(end, i + maxOpen);
-  for (let k = i; k < head; k++) if (at(k) >= 128) return true;
+  for (let k = i; k < head; k++) if (codeAt(src, k) >= 128) return true;
   // the head in lower case starts with an opener (ASCII: only A-Z change)
-  return opens.some((o) => {
-    if (o.length > head - i) return false;
-    for (let j = 0; j < o.length; j++) {
-      const x = at(i + j);
-      if ((x >= 65 && x <= 90 ? x + 32 : x) !== o.charCodeAt(j)) return false;
+  for (const o of opens) {
+    let j = 0;
+    for (; j < o.length && i + j < head; j++) {
+      const x = codeAt(src, i + j);
+      if ((x >= 65 && x <= 90 ? x + 32 : x) !== o.charCodeAt(j)) break;
     }
-    return true;
-  });
+    if (j === o.length) return true;
+  }
+  return false;
+}
+
+/** A string's character code or a byte (no closure per line: every line of a file comes through here). */
+function codeAt(src: string | Uint8Array, k: number): number {
+  return typeof src === 'string' ? src.charCodeAt(k) : src[k]!;
 }
 
 /** Lines of context that may stand between a placeholder and the lines it replaced (a kept `}` or blank). */

@@ -71,13 +71,26 @@ export function changeFacts(input: FactsInput): ChangeFacts {
   if (big) f.tooLarge = { bytes: big.bytes };
   const held = (s: Side | null) =>
     !binary && s?.data !== undefined && s.data.length <= maxBytes ? s.data : undefined;
-  const oldData = held(old);
-  const newData = held(next);
-  if (oldData !== undefined) textOnRead(f, 'oldText', oldData);
-  if (newData !== undefined) textOnRead(f, 'newText', newData);
-  if (oldData !== undefined || newData !== undefined) HELD.set(f, { old: oldData, new: newData });
+  sideText(f, 'oldText', held(old));
+  sideText(f, 'newText', held(next));
   return f;
 }
+
+/** A small side's text at once (a plain property); a large one's only when it is read. */
+function sideText(f: ChangeFacts, key: 'oldText' | 'newText', data: Buffer | undefined): void {
+  if (data === undefined) return;
+  if (data.length <= LAZY_TEXT_BYTES) {
+    f[key] = data.toString('utf8');
+    return;
+  }
+  textOnRead(f, key, data);
+  const held = HELD.get(f) ?? { old: undefined, new: undefined };
+  held[key === 'oldText' ? 'old' : 'new'] = data;
+  HELD.set(f, held);
+}
+
+/** From this size a side's text is decoded only when read (below it, decoding costs less than deferring). */
+const LAZY_TEXT_BYTES = 1 << 20;
 
 /** The bytes each side's text is decoded from, until it is (classify's placeholder scan reads them in place). */
 const HELD = new WeakMap<ChangeFacts, { old: Buffer | undefined; new: Buffer | undefined }>();

@@ -111,27 +111,42 @@ describe('the placeholder scan reads a text in place', () => {
   });
 });
 
-describe('changeFacts holds a side as bytes until its text is read', () => {
-  it('heldText gives the bytes, then the text once read; the text is the decoded bytes', () => {
+describe('changeFacts holds a large side as bytes until its text is read', () => {
+  it('heldText gives the bytes, then the text once read; the text is the decoded bytes; small sides are text at once', () => {
+    const big = (s: string) => Buffer.from(s.repeat(300_000)); // over 1 MiB
     const f = changeFacts({
       path: 'a.py',
       oldMode: '100644',
       newMode: '100644',
-      old: heldSide(Buffer.from('a\nb\n')),
-      new: heldSide(Buffer.from('a\nc\u00e9\n')),
+      old: heldSide(big('a\nb\n')),
+      new: heldSide(big('a\nc\u00e9\n')),
       added: 1,
       deleted: 1,
       gitBinary: false,
       zeroBinaryCounts: false,
       contentChanged: true,
-      maxBytes: 100,
+      maxBytes: 10_000_000,
     });
     expect(Buffer.isBuffer(heldText(f, 'new'))).toBe(true);
-    expect(f.newText).toBe('a\nc\u00e9\n');
-    expect(heldText(f, 'new')).toBe('a\nc\u00e9\n');
+    expect(f.newText).toBe('a\nc\u00e9\n'.repeat(300_000));
+    expect(heldText(f, 'new')).toBe(f.newText);
     expect(Buffer.isBuffer(heldText(f, 'old'))).toBe(true);
     f.oldText = 'replaced';
     expect(heldText(f, 'old')).toBe('replaced');
-    expect(Object.keys(f)).toContain('newText');
+    expect(Object.keys(f)).toEqual(expect.arrayContaining(['oldText', 'newText']));
+    const small = changeFacts({
+      path: 'b.py',
+      oldMode: null,
+      newMode: '100644',
+      old: null,
+      new: heldSide(Buffer.from('x\n')),
+      added: 1,
+      deleted: 0,
+      gitBinary: false,
+      zeroBinaryCounts: false,
+      contentChanged: true,
+      maxBytes: 100,
+    });
+    expect(heldText(small, 'new')).toBe('x\n');
   });
 });
