@@ -217,20 +217,21 @@ function batchParser(
   maxBytes: number,
 ): { feed(chunk: Buffer): void; results: CatResult[] } {
   const results: CatResult[] = [];
-  // Parser state: header text pending, or inside an object's body.
-  let pending = Buffer.alloc(0);
+  // Parser state: header text pending, or inside an object's body. Read by offset into the
+  // chunk: a subarray per step was ~6 Buffer objects per blob for the GC (18,000 on 2,000 files).
+  let pending: Buffer | null = null;
   let body: Body | null = null;
   const feed = (chunk: Buffer) => {
-    let buf = pending.length ? Buffer.concat([pending, chunk]) : chunk;
-    pending = Buffer.alloc(0);
-    while (buf.length > 0) {
+    const buf = pending ? Buffer.concat([pending, chunk]) : chunk;
+    pending = null;
+    for (let at = 0; at < buf.length;) {
       if (body && body.remaining > 0) {
-        buf = buf.subarray(takeBody(body, buf));
+        at += takeBody(body, buf, at);
         continue;
       }
       if (body) {
         // the LF git writes after every object's contents
-        buf = buf.subarray(1);
+        at += 1;
         const { obj } = body;
         if (body.data) obj.data = body.data;
         obj.lines = body.newlines + (obj.size > 0 && body.lastByte !== 10 ? 1 : 0);
@@ -238,14 +239,13 @@ function batchParser(
         body = null;
         continue;
       }
-      const nl = buf.indexOf(10);
+      const nl = buf.indexOf(10, at);
       if (nl === -1) {
-        pending = Buffer.from(buf);
+        pending = Buffer.from(buf.subarray(at));
         return;
       }
-      const header = buf.subarray(0, nl).toString('utf8');
-      buf = buf.subarray(nl + 1);
-      const obj = parseHeader(header);
+      const obj = parseHeader(buf.toString('utf8', at, nl));
+      at = nl + 1;
       if (obj === null || info[results.length]) results.push(obj);
       else
         body = {
@@ -261,14 +261,16 @@ function batchParser(
   return { feed, results };
 }
 
-/** Count (and keep, when kept) the part of `buf` that belongs to the body; how many bytes that was. */
-function takeBody(body: Body, buf: Buffer): number {
-  const part = buf.subarray(0, Math.min(body.remaining, buf.length));
-  if (body.data) part.copy(body.data, body.data.length - body.remaining);
-  for (let i = part.indexOf(10); i !== -1; i = part.indexOf(10, i + 1)) body.newlines++;
-  body.lastByte = part[part.length - 1]!;
-  body.remaining -= part.length;
-  return part.length;
+/** Count (and keep, when kept) the bytes of `buf` from `at` that belong to the body; how many that was. */
+function takeBody(body: Body, buf: Buffer, at: number): number {
+  const end = at + Math.min(body.remaining, buf.length - at);
+  if (body.data) buf.copy(body.data, body.data.length - body.remaining, at, end);
+  // (the search past `end` stops at once: git writes an LF right after an object's contents)
+  for (let i = buf.indexOf(10, at); i !== -1 && i < end; i = buf.indexOf(10, i + 1))
+    body.newlines++;
+  body.lastByte = buf[end - 1]!;
+  body.remaining -= end - at;
+  return end - at;
 }
 
 /** "<oid> SP <type> SP <size>", or null for "<object> SP missing" (and ambiguous). */
