@@ -4,13 +4,18 @@
  * the built rule (dist/core/elision.js: run `npm run build` first):
  *
  *   node scripts/elision-figures.mjs              tuning sets and real comments, with the misses
- *   node scripts/elision-figures.mjs --heldout    adds the held-out sets (heldout-10.json, heldout-11-real.json, with near misses):
- *                                                 its figures only, never which items it misses; and the near
- *                                                 misses of sets 7, 8 and 9 (tuning data)
+ *   node scripts/elision-figures.mjs --heldout    adds the held-out set (HELDOUT below, with its near misses):
+ *                                                 its figures only, never which items it misses
  *   EXPRESS=/path/to/express/.git node scripts/elision-figures.mjs --history
  *                                                 adds every non-merge commit of a real history: each
  *                                                 changed file's old and new text through findElisions
  *   node scripts/elision-figures.mjs --timing     the rule's cost on a 15 MB file and on a typical edit
+ *   EXPRESS=... node scripts/elision-figures.mjs --alone
+ *                                                 adds the ALONE case on comments it was not tuned on: every
+ *                                                 comment line of the files inTheirFiles reads that the real
+ *                                                 comment sets do not hold, each alone where 20 lines went;
+ *                                                 and the code lines with a comment after the code read as a
+ *                                                 placeholder there
  *
  * Real comments are measured twice: as the developer wrote them (added to
  * their own file where nothing was removed: must never fire), and in the
@@ -34,7 +39,12 @@ const texts = (name) => corpus(name).placeholders.map((p) => (typeof p === 'stri
 const pct = (n, d) => `${n} / ${d} = ${d ? ((100 * n) / d).toFixed(1) : '0.0'}%`;
 const pct2 = (n, d) => `${n} / ${d} = ${d ? ((100 * n) / d).toFixed(2) : '0.00'}%`;
 
+/** This round's held-out set: measured once at the end of a round, never tuned on in it. */
+const HELDOUT = 'heldout-12-real.json';
+/** Sets measured once in their round and tuned on after (their near misses are listed with the real comments). */
 const TUNING = [
+  'heldout-11-real.json',
+  'heldout-10.json',
   'heldout-9-real.json',
   'heldout-8-real.json',
   'heldout-7-real.json',
@@ -67,66 +77,125 @@ if (!args.has('--timing')) {
     console.log(`  ${n.padEnd(28)} ${pct(f.caught, f.placeholders)}`);
     for (const m of f.missed) console.log(`      missed: ${m}`);
   }
+  const all = TUNING.flatMap((n) => texts(n));
+  const mixed = besideNewCode(all);
+  console.log(
+    `all tuning sets, each placeholder with a new line of code in the same hunk (no ALONE rule): caught ${pct(all.length - mixed.length, all.length)}`,
+  );
   const hard = elisionFigures([], realComments);
   console.log(
     `real comments, added in a hunk that rewrites code beside them: flagged ${pct2(hard.flagged, hard.comments)}`,
   );
   for (const m of hard.wronglyFlagged) console.log(`      flagged: ${m}`);
-  const own = inTheirFiles();
+  const alone = aloneFigures(realComments);
+  console.log(
+    `real comments, each alone where 20 lines of code were removed (the ALONE rule's case): flagged ${pct2(alone.length, realComments.length)}`,
+  );
+  for (const m of alone) console.log(`      flagged: ${m}`);
+  for (const n of [
+    'heldout-11-real.json',
+    'heldout-10.json',
+    'heldout-9-real.json',
+    'heldout-8-real.json',
+    'heldout-7-real.json',
+  ]) {
+    const near = corpus(n).nearMisses.map((x) => x.text);
+    const beside = elisionFigures([], near);
+    console.log(
+      `${n} near misses (tuning data): beside rewritten code ${beside.flagged} / ${near.length}; alone where 20 lines went ${aloneFigures(near).length} / ${near.length}`,
+    );
+  }
+  const own = inTheirFiles(args.has('--alone') ? new Set(realComments.map((c) => c.trim())) : null);
   console.log(
     `real comments in their own files (${own.sources}), each added where nothing was removed: flagged ${pct2(own.flagged.length, own.comments)}`,
   );
   for (const m of own.flagged) console.log(`      flagged: ${m}`);
+  if (own.fresh) {
+    const f = aloneFigures(own.fresh);
+    console.log(
+      `comments of those files no real comment set holds, each alone where 20 lines went: flagged ${pct2(f.length, own.fresh.length)}`,
+    );
+    for (const m of f) console.log(`      flagged: ${m}`);
+    console.log(
+      `code lines with a comment after the code (${own.trailing.lines}) read as a placeholder there: ${own.trailing.flagged.length}`,
+    );
+    for (const m of own.trailing.flagged) console.log(`      flagged: ${m}`);
+  }
 }
 
 if (args.has('--heldout')) {
   // the figures only: which items they miss is not printed, so nobody tunes on them by accident
-  const set10 = corpus('heldout-10.json');
+  const set = corpus(HELDOUT);
   const held = elisionFigures(
-    set10.placeholders.map((p) => p.text),
+    set.placeholders.map((p) => p.text),
     [],
   );
-  console.log(`HELD-OUT heldout-10.json: caught ${pct(held.caught, held.placeholders)}`);
-  const near10 = elisionFigures(
-    [],
-    set10.nearMisses.map((x) => x.text),
-  );
+  console.log(`HELD-OUT ${HELDOUT}: caught ${pct(held.caught, held.placeholders)}`);
+  const mixed = besideNewCode(set.placeholders.map((p) => p.text));
   console.log(
-    `HELD-OUT heldout-10.json near misses, each added beside rewritten code: flagged ${near10.flagged} / ${near10.comments}`,
+    `HELD-OUT ${HELDOUT}, each with a new line of code in the same hunk (the phrasing rules' share): caught ${pct(set.placeholders.length - mixed.length, set.placeholders.length)}`,
   );
-  const set11 = corpus('heldout-11-real.json');
-  const held11 = elisionFigures(
-    set11.placeholders.map((p) => p.text),
-    [],
-  );
-  console.log(`HELD-OUT heldout-11-real.json: caught ${pct(held11.caught, held11.placeholders)}`);
-  const near11 = elisionFigures(
-    [],
-    set11.nearMisses.map((x) => x.text),
-  );
+  const near = set.nearMisses.map((x) => x.text);
   console.log(
-    `HELD-OUT heldout-11-real.json near misses, each added beside rewritten code: flagged ${near11.flagged} / ${near11.comments}`,
+    `HELD-OUT ${HELDOUT} near misses: flagged beside rewritten code ${elisionFigures([], near).flagged} / ${near.length}, alone where 20 lines went ${aloneFigures(near).length} / ${near.length}`,
   );
-  for (const n of ['heldout-9-real.json', 'heldout-8-real.json', 'heldout-7-real.json']) {
-    const near = elisionFigures(
-      [],
-      corpus(n).nearMisses.map((x) => x.text),
-    );
-    console.log(
-      `${n} near misses (real prose about the code beside it), each added beside rewritten code: flagged ${near.flagged} / ${near.comments}`,
-    );
-  }
 }
 
 if (args.has('--history')) history(process.env.EXPRESS);
 if (args.has('--timing')) timing();
 
 /**
+ * The placeholders missed when each replaces 20 lines of code together with one new line of code
+ * (a call the agent rewrote beside it): the ALONE rule cannot apply, only the phrasing rules.
+ */
+function besideNewCode(placeholders) {
+  const body = Array.from({ length: 30 }, (_, i) => `    total = total + weight_${i} * value_${i}`);
+  const old = ['def run(values):', ...body, '    return total', ''].join('\n');
+  return placeholders.filter(
+    (p) =>
+      findElisions(
+        [
+          'def run(values):',
+          ...body.slice(0, 5),
+          `    ${p}`,
+          '    total = rescale(total)',
+          ...body.slice(25),
+          '    return total',
+          '',
+        ].join('\n'),
+        old,
+        1,
+      ).length === 0,
+  );
+}
+
+/** The comments flagged when each is all an edit adds in place of 20 lines of code (findElisions' ALONE rule). */
+function aloneFigures(comments) {
+  const body = Array.from({ length: 30 }, (_, i) => `    total = total + weight_${i} * value_${i}`);
+  const old = ['def run(values):', ...body, '    return total', ''].join('\n');
+  return comments.filter(
+    (c) =>
+      findElisions(
+        [
+          'def run(values):',
+          ...body.slice(0, 5),
+          `    ${c}`,
+          ...body.slice(25),
+          '    return total',
+          '',
+        ].join('\n'),
+        old,
+        1,
+      ).length > 0,
+  );
+}
+
+/**
  * Every comment line of express's tree (EXPRESS), guard's own src and a few
  * node_modules packages' sources, each in its file as an edit that adds it
  * and removes nothing: the file without the line becomes the file with it.
  */
-function inTheirFiles() {
+function inTheirFiles(known) {
   const files = [];
   const walk = (base, rel, keep) => {
     for (const name of readdirSync(path.join(base, rel)).sort()) {
@@ -168,8 +237,22 @@ function inTheirFiles() {
   }
   let comments = 0;
   const flagged = [];
+  const fresh = new Set();
+  const trailing = { lines: 0, flagged: [] };
   for (const { label, text } of files) {
     const lines = text.split('\n');
+    if (known)
+      for (const line of lines) {
+        const t = line.trim();
+        if (/^(\/\/|\/\*|\*|#|<!--|--)/.test(t) && /[A-Za-z]{2}/.test(t) && !known.has(t))
+          fresh.add(t);
+        else if (/\S\s*(?:\/\/|\/\*|#|<!--|--)\s/.test(t) && t.length <= 400) {
+          trailing.lines++;
+          const alone = ['x = 1', '  ' + t, 'y = 2'].join('\n');
+          if (findElisions(alone, ['x = 1', 'a = 1', 'b = 2', 'y = 2'].join('\n'), 1).length > 0)
+            trailing.flagged.push(`${label}: ${t}`);
+        }
+      }
     // only the comment lines the rule looks at as candidates cost a diff: the others cannot fire
     lines.forEach((line, i) => {
       const t = line.trim();
@@ -180,7 +263,7 @@ function inTheirFiles() {
       if (findElisions(text, old, 1).length > 0) flagged.push(`${label}:${i + 1}: ${t}`);
     });
   }
-  return { comments, flagged, sources };
+  return { comments, flagged, sources, fresh: known ? [...fresh] : null, trailing };
 }
 
 /** Every non-merge commit of a history: each modified text file's old and new text through the rule. */
@@ -197,7 +280,12 @@ function history(gitDir) {
   for (const line of raw.split('\n')) {
     if (line.startsWith('C ')) commit = line.slice(2, 14);
     const m = /^:\d+ \d+ ([0-9a-f]{40}) ([0-9a-f]{40}) M\t(.+)$/.exec(line);
-    if (m && /\.(js|mjs|cjs|ts|md|json|yml|ya?ml|html|css|sh)$/.test(m[3]))
+    if (
+      m &&
+      /\.(js|mjs|cjs|ts|tsx|jsx|md|rst|json|ya?ml|toml|cfg|ini|html|css|sh|py|rb|go|rs|java|kt|c|h|cc|cpp|lua|sql)$/.test(
+        m[3],
+      )
+    )
       pairs.push({ commit, old: m[1], neu: m[2], file: m[3] });
   }
   const ids = [...new Set(pairs.flatMap((p) => [p.old, p.neu]))];

@@ -8,7 +8,7 @@
  */
 import data from './elision-phrases.json' with { type: 'json' };
 import { checkBudget } from '../runtime/deadline.js';
-import { diffHunks } from './hunks.js';
+import { diffHunks, type Hunk } from './hunks.js';
 
 export interface PhraseData {
   comment: { open: string[]; close: string[] };
@@ -93,6 +93,18 @@ export interface Matcher {
   isPlaceholder(line: string): boolean;
   /** Is the line a comment line (after white space, a comment opener)? */
   isComment(line: string): boolean;
+  /**
+   * A comment line (or a bare `...` line) no phrase takes that still says "the rest", "other",
+   * "same", "unchanged" or the like: a placeholder only where it stands alone in place of a
+   * run of removed code (findElisions' ALONE rule).
+   */
+  isLoose(line: string): boolean;
+  /**
+   * The comment after code on the same line when it is a placeholder (`pass  # rest unchanged`),
+   * or (`loose`) when it is all a bracket pair holds and says weaker words (`<td>{/* existing
+   * cells * /}</td>`): a placeholder by the ALONE rule; else null.
+   */
+  trailing(line: string): { text: string; loose: boolean } | null;
 }
 
 const ASCII = /^[\x00-\x7f]*$/;
@@ -119,13 +131,208 @@ interface Compiled {
 
 export function makeMatcher(d: PhraseData): Matcher {
   const m = compileMatcher(d);
+  const isComment = (line: string): boolean => {
+    // most lines are code: answered on their first character, as in screen()
+    let i = 0;
+    let c = line.charCodeAt(0);
+    for (; c === 32 || c === 9; c = line.charCodeAt(++i));
+    if (c < 128 && !m.firstChars.has(c)) return false;
+    const t = line.trim().toLowerCase();
+    return t.length > 0 && m.opens.some((o) => t.startsWith(o));
+  };
+  let loose: Set<string> | undefined;
   return {
     isPlaceholder: (line) => isPlaceholder(m, line),
-    isComment(line: string): boolean {
-      const t = line.trim().toLowerCase();
-      return t.length > 0 && m.opens.some((o) => t.startsWith(o));
+    isComment,
+    isLoose: (line) =>
+      BARE_DOTS.test(line) || (isComment(line) && saysLeftOut(m, line, (loose ??= looseWords(d)))),
+    trailing(line) {
+      const found = trailingComment(line);
+      if (found === null) return null;
+      if (isPlaceholder(m, found.comment)) return { text: found.comment.trim(), loose: false };
+      return found.enclosed && saysLeftOut(m, found.comment, (loose ??= looseWords(d)))
+        ? { text: found.comment.trim(), loose: true }
+        : null;
     },
   };
+}
+
+/** A line of dots and nothing else: `...`, `…`, `⋮`. */
+const BARE_DOTS = /^\s*(?:\.{3,}|…+|⋮|⋯)\s*$/;
+
+/** Could the line be only dots? Its first character after spaces and tabs is `.` or past ASCII. */
+function mayBeDots(line: string): boolean {
+  let i = 0;
+  let c = line.charCodeAt(0);
+  for (; c === 32 || c === 9; c = line.charCodeAt(++i));
+  return c === 46 || c > 127;
+}
+
+/**
+ * Words that say, in a comment that stands alone where code went, that the code is elsewhere or
+ * left out: the marks that name what is left ("rest", "other", "existing"; not "all", "more",
+ * "additional", "prior": a licence's "prior written permission"), the strong words, the weak words
+ * that say it stays, and words of likeness ("similar", "ditto").
+ */
+function looseWords(d: PhraseData): Set<string> {
+  const g = d.general;
+  const marks = ['rest', 'remainder', 'remaining', 'existing', 'previous', 'original', 'old'];
+  const weak = ['same', 'kept', 'remains', 'remain', 'stays', 'stay', 'preserved', 'intact'];
+  return new Set([
+    ...marks,
+    ...['other', 'others', ...weak, 'similar', 'similarly', 'likewise', 'ditto', 'repeat'],
+    ...['unchanged', 'omitted', 'truncated', 'elided', 'snipped', 'skipped'],
+    ...(g ? [...g.foreign.mark, ...g.foreign.strong, ...g.strong] : []).filter(
+      (w) => !w.includes('_'),
+    ),
+  ]);
+}
+
+/**
+ * Words that say why code went rather than that it is left out, or explain rather than stand for
+ * code: a developer who deletes a block and leaves `// moved to utils.ts` or `// removed: no
+ * longer needed` truncated nothing; with the general rule's vetoes ("if", "because", "we", ...).
+ */
+const WHY_GONE = new Set([
+  'moved',
+  'move',
+  'removed',
+  'remove',
+  'deleted',
+  'delete',
+  'deprecated',
+  'replaced',
+  'refactored',
+  'extracted',
+  'obsolete',
+  'unused',
+  'dead',
+  'disabled',
+  'longer',
+  'instead',
+  'now',
+  'migrated',
+  'inlined',
+  'copyright',
+  'license',
+  'param',
+  'returns',
+]);
+
+/** A sentence that runs on to the next line: it ends on a word that needs one after it. */
+const CONTINUES = /\b(?:the|a|an|and|or|of|to|that|in|with|from|as|by|at|its|their)$/i;
+
+/** At most this many words in a comment the ALONE rule reads. */
+const LOOSE_MAX_WORDS = 12;
+
+/**
+ * Does a comment line that no phrase takes say that code is left out: dots before or after its
+ * words, or one of the loose words, in at most LOOSE_MAX_WORDS words, none a veto? (Not an inner
+ * line of a block comment: ` * Same as hook() however ...` is prose of a doc comment.)
+ */
+function saysLeftOut(m: Compiled, line: string, loose: Set<string>): boolean {
+  // doc comments (` * ...`, `/** ... */`, `/// ...`) are prose about code, not a stand-in for it
+  if (/^\s*(?:\*|\/\*\*|\/\/\/)/.test(line)) return false;
+  const body = commentBody(m, line);
+  if (body === null) return false;
+  const bare = body.trim();
+  // a line of a longer sentence (`// within a view, and it remains specific to that request,`), or
+  // one that names code by its calls and paths (`// same as app.listen(0, done)`), explains
+  if (/[,(]$|\w\(|\w\.\w|`/.test(bare) || CONTINUES.test(bare)) return false;
+  if (bare.split('(').length > bare.split(')').length) return false;
+  const framed = frameOf(m, bare).starts || BARE_DOTS.test(bare);
+  const words = bare
+    .toLowerCase()
+    .replace(m.dotsRe, ' ')
+    .replace(/[^\p{L}\p{M}\p{N}\s]/gu, ' ')
+    .split(/\s+/)
+    .filter((w) => w !== '');
+  const veto = m.d.general?.veto ?? [];
+  if (words.length > LOOSE_MAX_WORDS) return false;
+  if (words.some((w) => WHY_GONE.has(w) || (w !== 'see' && veto.includes(w)))) return false;
+  return framed || words.some((w) => loose.has(w));
+}
+
+/** Before a block opener or `//`: white space, a bracket or a separator (`http://` is no comment); before `#`, `--`: white space. */
+const BEFORE_OPENER = /[\s;,{}()[\]>]/;
+/** Words without which no trailing comment is tried (the cost of a 15 MB file of commented code lines). */
+const TRAIL_WORDS =
+  /\.\.|…|rest|remain|unchang|existing|same|other|omit|previous|original|before|keep|etc|elide|truncat|snip|brevity|untouched|identical|more|prior|similar|ditto|preserv|intact|as is/i;
+
+/** What may follow an opener: the end, white space, or dots. */
+const afterOpener = (c: number) =>
+  Number.isNaN(c) || c === 32 || c === 9 || c === 46 || c === 0x2026;
+
+/**
+ * The first comment opener after code on a line: where it is and what it is, or null. Each opener
+ * is found by a string search (a regex over every line of a 15 MB file costs 200 ms), at most four
+ * places each.
+ */
+function trailingOpener(line: string): { at: number; opener: string } | null {
+  let best: { at: number; opener: string } | null = null;
+  for (const find of ['/', '#', '<!--', '--']) {
+    for (let at = line.indexOf(find, 1), tries = 0; at !== -1 && tries < 4; tries++) {
+      if (best !== null && at > best.at) break;
+      const c1 = line.charCodeAt(at + 1);
+      const opener = find !== '/' ? find : c1 === 42 ? '/*' : c1 === 47 ? '//' : undefined;
+      const prev = line.charAt(at - 1);
+      const ok =
+        opener !== undefined &&
+        afterOpener(line.charCodeAt(at + opener.length)) &&
+        (opener === '#' || opener === '--'
+          ? prev === ' ' || prev === '\t'
+          : BEFORE_OPENER.test(prev));
+      if (ok) {
+        best = { at, opener: opener! };
+        break;
+      }
+      at = line.indexOf(find, at + find.length);
+    }
+  }
+  // `{/*` of JSX: the brace belongs to the comment
+  if (best?.opener === '/*' && line.charAt(best.at - 1) === '{')
+    best = { at: best.at - 1, opener: '{/*' };
+  return best;
+}
+
+/**
+ * The comment after code on the same line, when it could be a placeholder
+ * (`const routes = [ /* ... other routes ... * / ];`, `pass  # rest of the method unchanged`):
+ * a word of TRAIL_WORDS in it. An opener inside a string (an odd number of quotes before it:
+ * `x = '  // ... rest unchanged'`) or after a backtick (a Markdown code span) is no comment; `#`
+ * and `--` need words (`cmd -- ...` passes arguments on). `enclosed`: it is all a bracket pair
+ * holds (`[ /* ... * / ]`, `>{/* existing rows * /}<`): the container's content stands there.
+ */
+function trailingComment(line: string): { comment: string; enclosed: boolean } | null {
+  if (line.length > 400) return null;
+  const hit = trailingOpener(line);
+  if (hit === null) return null;
+  const { at, opener } = hit;
+  let comment = line.slice(at);
+  if (!TRAIL_WORDS.test(comment)) return null;
+  const closer = opener === '<!--' ? '-->' : opener.endsWith('/*') ? '*/' : null;
+  let after = '';
+  if (closer !== null) {
+    const end = comment.indexOf(closer);
+    if (end !== -1) {
+      const stop = end + closer.length + (opener === '{/*' ? 1 : 0);
+      after = comment.slice(stop);
+      comment = comment.slice(0, stop);
+    }
+  }
+  if ((opener === '#' || opener === '--') && !/\p{L}{2}/u.test(comment)) return null;
+  const before = line.slice(0, at);
+  if (before.trim() === '' || before.includes('`')) return null;
+  let single = 0;
+  let double = 0;
+  for (let k = 0; k < at; k++) {
+    const c = line.charCodeAt(k);
+    if (c === 39) single++;
+    else if (c === 34) double++;
+  }
+  if (single % 2 === 1 || double % 2 === 1) return null;
+  const enclosed = closer !== null && /[[{(>]\s*$/.test(before) && /^\s*[\]})<]/.test(after);
+  return { comment, enclosed };
 }
 
 function compileMatcher(d: PhraseData): Compiled {
@@ -212,23 +419,30 @@ function commentBody(m: Compiled, line: string): string | null {
   const open = m.opens.find((o) => lower.startsWith(o));
   if (open === undefined) return null; // not a comment line
   t = t.slice(open.length);
+  // openers that code starts with too (`! function () {...}`, `::std::x = y;`, `" a string" +`): a comment only without code's punctuation
+  if ((open === '! ' || open === '" ' || open === '::') && /[;{}=+]/.test(t)) return null;
   // a doubled one-character opener: `;; ... rest of input handling`, `%% ...`, `## ...`
   while (open.length === 1 && t.startsWith(open)) t = t.slice(1);
   // a doc comment's opener: `/** ... */`
   if (open === '/*') t = t.replace(/^\*+/, '');
   // a quote that closes and code follows is a string in a list, not a comment: `'not modified' : 304,`
-  if (
-    (open === "'" || open === '"') &&
-    /^[^']*'\s*(?:[:,)\]=+;.]|$)/.test(t) &&
-    !/^[^']*\w'\w/.test(t)
-  )
-    return null;
+  // (vim's `" ` the same: `" world",` is a string)
+  if (open === "'" && /^[^']*'\s*(?:[:,)\]=+;.]|$)/.test(t) && !/^[^']*\w'\w/.test(t)) return null;
+  if (open === '" ' && /"\s*(?:[:,)\]=+;.]|$)/.test(t)) return null;
   // a block comment's inner line indented past its `*` quotes code: a docs example (` *     // ...`)
   if (open === '*' && /^(?: {2,}|\t)/.test(t)) return null;
   const close = m.closes.find((c) => t.trimEnd().endsWith(c));
   // runs of white space read as one: `//    Keep  the  rest  of  the  functions  (...)`
-  return (close === undefined ? t : t.trimEnd().slice(0, -close.length)).replace(/\s+/g, ' ');
+  // a ruler around the words is decoration: `# --- (Rest of your code ...) ---`, `#-- ... more subclasses`
+  return (close === undefined ? t : t.trimEnd().slice(0, -close.length))
+    .replace(/\s+/g, ' ')
+    .replace(RULER_BEFORE, ' ')
+    .replace(RULER_AFTER, ' ');
 }
+
+/** A run of rule characters before the words or after them (not a lone `-` or `*`: a list's bullet). */
+const RULER_BEFORE = /^\s*[-=~_#*]{2,}(?=\s|\.|…|\(|\[|$)/;
+const RULER_AFTER = /(?<=\s|\.|…|\)|\])[-=~_#*]{2,}\s*$/;
 
 interface Frame {
   /** Dots before the first word. */
@@ -538,13 +752,16 @@ const restOfCodeKept: Rule = (c, { input, shape }) => {
   );
 };
 
+/** Status words that open a remark in brackets as "omitted" does: "[UNCHANGED functions from the provided snippet, ...]" */
+const BRACKET_STATUS = new Set(['unchanged', 'untouched', 'unmodified']);
+
 /**
- * a word that can only mean "left out" opens a remark in brackets naming code:
+ * a word that can only mean "left out" (or a status word) opens a remark in brackets naming code:
  * "[omitted state variables and event definitions for brevity]", "[Omitted ... logic for brevity, keeping ...]"
  */
 const bracketedCut: Rule = (c, { input, shape }) =>
   (shape.wrapped &&
-    c.cut.has(input[0]!) &&
+    (c.cut.has(input[0]!) || BRACKET_STATUS.has(input[0]!)) &&
     input.some((w, k) => k > 0 && (c.nouns.has(w) || c.mark.has(w) || w === 'brevity'))) ||
   undefined;
 
@@ -841,120 +1058,97 @@ export interface Elision {
   text: string;
 }
 
-/**
- * The placeholder lines of a text, numbered as `text.split('\n')` numbers them, read
- * in place: a string, or the UTF-8 bytes it would be decoded from (a blob as read;
- * "\n" is never part of a longer UTF-8 sequence, so a line decoded alone is the same
- * line). Only a line that `mayOpenComment` lets through is made a string and asked.
- */
-export function placeholderLines(src: string | Buffer): Elision[] {
-  const screen = (lineScreen ??= compileLineScreen(data as PhraseData));
-  const out: Elision[] = [];
-  const str = typeof src === 'string';
-  for (let start = 0, n = 0; ; n++) {
-    if ((n & 0xfff) === 0) checkBudget();
-    let end = str ? src.indexOf('\n', start) : src.indexOf(10, start);
-    if (end === -1) end = src.length;
-    if (mayOpenComment(src, start, end, screen)) {
-      const line = str ? src.slice(start, end) : src.toString('utf8', start, end);
-      if (isElisionLine(line)) out.push({ line: n + 1, text: line.trim() });
-    }
-    if (end === src.length) return out;
-    start = end + 1;
-  }
-}
-
-/** What `mayOpenComment` needs of the phrase data's comment openers. */
-interface LineScreen {
-  /** The longest opener's length: the head of a line screen() looks at. */
-  maxOpen: number;
-  /** The openers by their first character, either case (screen()'s firstChars). */
-  byFirst: Map<number, string[]>;
-}
-
-let lineScreen: LineScreen | undefined;
-
-function compileLineScreen(d: PhraseData): LineScreen {
-  const byFirst = new Map<number, string[]>();
-  for (const o of d.comment.open)
-    for (const c of new Set([o.charCodeAt(0), o.toUpperCase().charCodeAt(0)]))
-      byFirst.set(c, [...(byFirst.get(c) ?? []), o]);
-  return { maxOpen: Math.max(...d.comment.open.map((o) => o.length)), byFirst };
-}
-
-/**
- * screen()'s "no", read from character codes (of a string) or bytes (of its
- * UTF-8) between `start` and `end` without making the line a string: false
- * only where screen() answers false (a blank line, or one whose first
- * characters after white space are ASCII and open no comment); true where the
- * line must be asked. The two readings agree: they differ only past the first
- * non-ASCII character, and one of those in the head is a yes either way.
- */
-function mayOpenComment(
-  src: string | Uint8Array,
-  start: number,
-  end: number,
-  { maxOpen, byFirst }: LineScreen,
-): boolean {
-  let i = start;
-  let c = 0;
-  for (; i < end; i++) {
-    c = codeAt(src, i);
-    if (!(c === 32 || (c >= 9 && c <= 13))) break;
-  }
-  if (i === end) return false;
-  // a digit (a numbered BASIC line), dots, or a character screen() hands on
-  if ((c >= 48 && c <= 57) || c === 46 || c >= 128) return true;
-  const opens = byFirst.get(c);
-  if (opens === undefined) return false;
-  const head = Math.min(end, i + maxOpen);
-  for (let k = i; k < head; k++) if (codeAt(src, k) >= 128) return true;
-  // the head in lower case starts with an opener (ASCII: only A-Z change)
-  for (const o of opens) {
-    let j = 0;
-    for (; j < o.length && i + j < head; j++) {
-      const x = codeAt(src, i + j);
-      if ((x >= 65 && x <= 90 ? x + 32 : x) !== o.charCodeAt(j)) break;
-    }
-    if (j === o.length) return true;
-  }
-  return false;
-}
-
-/** A string's character code or a byte (no closure per line: every line of a file comes through here). */
-function codeAt(src: string | Uint8Array, k: number): number {
-  return typeof src === 'string' ? src.charCodeAt(k) : src[k]!;
-}
-
 /** Lines of context that may stand between a placeholder and the lines it replaced (a kept `}` or blank). */
 const NEAR = 1;
+
+/**
+ * The ALONE rule: a comment on weaker words (Matcher.isLoose) is a placeholder where it is all a
+ * hunk adds (with at most ALONE_MAX_ADDED comment lines, blanks and brackets) in place of at least
+ * ALONE_MIN removed lines of code. A developer who rewrites code adds code; one who deletes a block
+ * and explains it says why (`// moved to utils.ts`); an agent that truncates leaves one line.
+ */
+const ALONE_MIN = 5;
+const ALONE_MAX_ADDED = 3;
+
+/** How a candidate line was found: a whole comment line, a comment after code, or weaker words (ALONE). */
+type Kind = 'line' | 'trailing' | 'alone';
+
+interface Candidate extends Elision {
+  kind: Kind;
+  /** The placeholder is a comment after code (its text is the comment, not the line). */
+  after?: boolean;
+}
 
 /**
  * Placeholder lines in `newText` that stand where code of `oldText` was
  * removed: added in a hunk (at NEAR lines of context) that also removes
  * lines. A placeholder the file already had, or one added where nothing was
  * removed (`// keep the existing behaviour`, a `// ...` in a docs example),
- * is not a truncation. Texts too large to diff in memory fall back to "the
- * file lost lines", which fails closed. Stops at `limit`.
+ * is not a truncation. A placeholder after code on the same line counts only
+ * when its comment is new (not a line rewritten with its comment kept); a
+ * comment on weaker words only where it stands alone (ALONE_MIN). Texts too
+ * large to diff in memory fall back to "the file lost lines", which fails
+ * closed. Stops at `limit`.
  */
 export function findElisions(
   newSide: string | Buffer,
   oldSide: string | (() => string),
   limit = 3,
 ): Elision[] {
-  const candidates = placeholderLines(newSide);
-  if (candidates.length === 0) return [];
+  const m = (matcher ??= makeMatcher(data as PhraseData));
   const newText = typeof newSide === 'string' ? newSide : newSide.toString('utf8');
-  const oldText = typeof oldSide === 'string' ? oldSide : oldSide();
   const lines = newText.split('\n');
+  const candidates = scan(lines, m);
+  if (candidates.length === 0) return [];
+  // the old text only now: most changes have no candidate, and a large one is decoded on reading
+  const oldText = typeof oldSide === 'string' ? oldSide : oldSide();
   const hunks = diffHunks(oldText, newText, NEAR);
   if (hunks === null) return undiffable(candidates, lines, oldText, limit);
-  const m = (matcher ??= makeMatcher(data as PhraseData));
-  const inPlace = new Set<number>();
+  const afterCode = new Set(candidates.filter((c) => c.after).map((c) => c.line));
+  const { inPlace, added, alone, shrinks } = readHunks(hunks, m, afterCode);
+  return candidates
+    .filter((c) => {
+      const h = inPlace.get(c.line);
+      if (h === undefined || continuesProse(lines, c.line - 1, m)) return false;
+      // after code: a new comment, not one the removed lines had (`f(1) // same as before` -> `f(2) // ...`),
+      // in a hunk that loses lines (not a docs example's `pool.request(...)  # Etc, etc` in 200 new lines)
+      if (
+        c.after &&
+        (!added.has(c.line) ||
+          !shrinks.has(c.line) ||
+          h.lines.some((l) => l[0] === '-' && l.includes(c.text)))
+      )
+        return false;
+      return c.kind === 'alone' ? alone.has(c.line) : true;
+    })
+    .slice(0, limit)
+    .map(({ line, text }) => ({ line, text }));
+}
+
+/**
+ * What each hunk that removes code says about its new lines: in place (added, or an old line
+ * bordering removed ones), added, and added ALONE (all its hunk adds, with at most
+ * ALONE_MAX_ADDED comment lines or lines whose comment after code is a candidate, in place of
+ * ALONE_MIN or more lines of code), and added in a hunk that loses lines (removes at least as
+ * many lines of code as it adds).
+ */
+function readHunks(
+  hunks: readonly Hunk[],
+  m: Matcher,
+  afterCode: ReadonlySet<number>,
+): { inPlace: Map<number, Hunk>; added: Set<number>; alone: Set<number>; shrinks: Set<number> } {
+  const inPlace = new Map<number, Hunk>();
+  const added = new Set<number>();
+  const alone = new Set<number>();
+  const shrinks = new Set<number>();
   for (const h of hunks) {
     // code removed: a removed line that is neither blank nor a comment (a comment
     // rewritten around a docs example's `...` removes no code)
-    if (!h.lines.some((l) => l.startsWith('-') && !onlyComment(l.slice(1)))) continue;
+    const removedCode = h.lines.filter((l) => l.startsWith('-') && !onlyComment(l.slice(1)));
+    if (removedCode.length === 0) continue;
+    const mine: number[] = [];
+    let standsAlone = removedCode.filter((l) => !TRIVIAL.test(l.slice(1))).length >= ALONE_MIN;
+    let adds = 0;
     let n = h.newStart;
     h.lines.forEach((l, k) => {
       // an added line in a hunk that removes lines; or a placeholder that was already
@@ -962,13 +1156,52 @@ export function findElisions(
       // two harmless-looking steps that make one truncation)
       const borders =
         l.startsWith(' ') && (h.lines[k - 1]?.startsWith('-') || h.lines[k + 1]?.startsWith('-'));
-      if (l.startsWith('+') || borders) inPlace.add(n);
+      if (l.startsWith('+') || borders) inPlace.set(n, h);
+      if (l.startsWith('+')) {
+        added.add(n);
+        mine.push(n);
+        const text = l.slice(1);
+        if (!TRIVIAL.test(text)) {
+          adds++;
+          if (!m.isComment(text) && !BARE_DOTS.test(text) && !afterCode.has(n)) standsAlone = false;
+        }
+      }
       if (!l.startsWith('-')) n++;
     });
+    if (standsAlone && adds <= ALONE_MAX_ADDED) for (const a of mine) alone.add(a);
+    const lost = removedCode.filter((l) => !TRIVIAL.test(l.slice(1))).length;
+    if (lost >= adds) for (const a of mine) shrinks.add(a);
   }
-  return candidates
-    .filter((c) => inPlace.has(c.line) && !continuesProse(lines, c.line - 1, m))
-    .slice(0, limit);
+  return { inPlace, added, alone, shrinks };
+}
+
+/** A line of brackets and punctuation only (`}`, `});`, `]`), or blank: no code of its own. */
+const TRIVIAL = /^[\s{}()[\];,]*$/;
+
+/** Every line's look: a whole placeholder line, a placeholder after code, or weaker words (checked by the hunk). */
+function scan(lines: readonly string[], m: Matcher): Candidate[] {
+  const out: Candidate[] = [];
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i]!;
+    if ((i & 0xfff) === 0) checkBudget();
+    if (m.isPlaceholder(line)) {
+      out.push({ line: i + 1, text: line.trim(), kind: 'line' });
+      continue;
+    }
+    // (a comment line's own `//` is no comment after code: ` *     // ...` quotes code in a doc comment)
+    const comment = m.isComment(line);
+    const after = comment ? null : m.trailing(line);
+    if (after !== null)
+      out.push({
+        line: i + 1,
+        text: after.text,
+        kind: after.loose ? 'alone' : 'trailing',
+        after: true,
+      });
+    else if ((comment || (mayBeDots(line) && BARE_DOTS.test(line))) && m.isLoose(line))
+      out.push({ line: i + 1, text: line.trim(), kind: 'alone' });
+  }
+  return out;
 }
 
 /**
@@ -979,7 +1212,7 @@ export function findElisions(
  * candidate checks the call's budget.
  */
 function undiffable(
-  candidates: readonly Elision[],
+  candidates: readonly Candidate[],
   lines: readonly string[],
   oldText: string,
   limit: number,
@@ -989,9 +1222,17 @@ function undiffable(
   for (const c of candidates) {
     if (out.length >= limit) break;
     checkBudget();
-    let had = known.get(c.text);
-    if (had === undefined) known.set(c.text, (had = hasLine(oldText, c.text)));
-    if (!had && !insertedBetweenNeighbours(lines, c.line - 1, oldText)) out.push(c);
+    // a comment after code is new when the old text has it nowhere (a line rewritten keeps it)
+    const key = `${c.kind}\n${c.text}`;
+    let had = known.get(key);
+    if (had === undefined)
+      known.set(key, (had = c.after ? oldText.includes(c.text) : hasLine(oldText, c.text)));
+    if (had) continue;
+    const placed =
+      c.kind === 'alone'
+        ? aloneInOld(lines, c.line - 1, oldText)
+        : !insertedBetweenNeighbours(lines, c.line - 1, oldText);
+    if (placed) out.push({ line: c.line, text: c.text });
   }
   return out;
 }
@@ -1004,6 +1245,41 @@ function hasLine(text: string, trimmed: string): boolean {
     if (end === -1) end = text.length;
     if (text.slice(start, at).trim() === '' && text.slice(at + trimmed.length, end).trim() === '')
       return true;
+  }
+  return false;
+}
+
+/**
+ * The ALONE rule without hunks (a text too large to diff): line `i`'s nearest non-blank
+ * neighbours stood in `oldText` with at least ALONE_MIN lines of code between them and nothing
+ * else new beside it (the neighbours are old lines). Looked up by string search: at most 64 places
+ * where the line above occurs, 2,000 lines after each; past that it answers no (the whole-line
+ * rules still apply).
+ */
+function aloneInOld(lines: readonly string[], i: number, oldText: string): boolean {
+  let a = i - 1;
+  while (a >= 0 && lines[a]!.trim() === '') a--;
+  let b = i + 1;
+  while (b < lines.length && lines[b]!.trim() === '') b++;
+  if (a < 0 || b >= lines.length) return false;
+  const needle = `${lines[a]!}\n`;
+  const below = lines[b]!;
+  let at = oldText.startsWith(needle) ? 0 : oldText.indexOf(`\n${needle}`);
+  for (let tries = 0; at !== -1 && tries < 64; tries++) {
+    let from =
+      at === 0 && tries === 0 && oldText.startsWith(needle)
+        ? needle.length
+        : at + 1 + needle.length;
+    let code = 0;
+    for (let k = 0; k < 2000 && from < oldText.length; k++) {
+      let end = oldText.indexOf('\n', from);
+      if (end === -1) end = oldText.length;
+      const l = oldText.slice(from, end);
+      if (l === below) return code >= ALONE_MIN;
+      if (!onlyComment(l) && !TRIVIAL.test(l)) code++;
+      from = end + 1;
+    }
+    at = oldText.indexOf(`\n${needle}`, at + 1);
   }
   return false;
 }

@@ -5,7 +5,9 @@
  * tuned on sets 1-9 and once after: the floors below hold those figures. The
  * assertions on it name no item, so nobody tunes on it. Each rule of this
  * round has the misses of sets 5-9 it was made for and cases it must not take
- * (written for this test, none from set 10).
+ * (written for this test, none from set 10). From set 11's round on, set 10 is
+ * tuning data (its floor is that round's figure); set 11 was measured once at
+ * the end of that round (test/unit/elision-alone.test.ts has its rules).
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -55,10 +57,12 @@ describe("placeholders: set 11 (real, collected after this round's tuning, measu
   const held = set11.placeholders.map((p) => p.text);
   const near = set11.nearMisses.map((p) => p.text);
 
-  it("catches at least 47 of its 55 (as measured, main's rules too), flags at most 16 of its 42 near misses beside rewritten code (main: 9) and none where nothing was removed", () => {
+  // measured once in set 10's round (47, main's rules of then too) and once at the end of its own round
+  // (49, a74b68f); tuned on after that (53, 89ad87e: a tuning figure)
+  it('catches at least 53 of its 55 (held out: 49 at a74b68f), flags at most 16 of its 42 near misses beside rewritten code and none where nothing was removed', () => {
     expect(held).toHaveLength(55);
     expect(near).toHaveLength(42);
-    expect(elisionFigures(held, []).caught).toBeGreaterThanOrEqual(47);
+    expect(elisionFigures(held, []).caught).toBeGreaterThanOrEqual(53);
     expect(elisionFigures([], near).flagged).toBeLessThanOrEqual(16);
     const old = file(40);
     expect(
@@ -204,5 +208,7 @@ describe('placeholders: a tuning placeholder caught in one comment syntax is cau
 });
 
 // the figures measured after this round (docs/reliability.md); set before the test ran on them
-const SET10_CAUGHT = 234; // 233 / 270 before this round's rules (feb8024), 234 / 270 after (86.7%)
+// held out in its round: 233 / 270 before that round's rules (feb8024), 234 / 270 after (86.7%);
+// tuning data in set 11's round, whose rules (after code, five syntaxes, ALONE) take all 270
+const SET10_CAUGHT = 270;
 const SET10_NEAR_FLAGGED = 3; // 3 / 55 before and after
