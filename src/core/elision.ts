@@ -1097,9 +1097,9 @@ export function findElisions(
 ): Elision[] {
   const m = (matcher ??= makeMatcher(data as PhraseData));
   const newText = typeof newSide === 'string' ? newSide : newSide.toString('utf8');
-  const lines = newText.split('\n');
-  const candidates = scan(lines, m);
+  const candidates = scan(newText, m);
   if (candidates.length === 0) return [];
+  const lines = newText.split('\n');
   // the old text only now: most changes have no candidate, and a large one is decoded on reading
   const oldText = typeof oldSide === 'string' ? oldSide : oldSide();
   const hunks = diffHunks(oldText, newText, NEAR);
@@ -1179,10 +1179,14 @@ function readHunks(
 const TRIVIAL = /^[\s{}()[\];,]*$/;
 
 /** Every line's look: a whole placeholder line, a placeholder after code, or weaker words (checked by the hunk). */
-function scan(lines: readonly string[], m: Matcher): Candidate[] {
+function scan(text: string, m: Matcher): Candidate[] {
   const out: Candidate[] = [];
-  for (let i = 0; i < lines.length; i++) {
-    const line = lines[i]!;
+  // line by line as `text.split('\n')` cuts it, one at a time: a 15 MB text's 255,000 lines
+  // were an array held for the whole scan though most files have no candidate
+  for (let i = 0, start = 0, end = 0; end < text.length; i++, start = end + 1) {
+    end = text.indexOf('\n', start);
+    if (end === -1) end = text.length;
+    const line = text.slice(start, end);
     if ((i & 0xfff) === 0) checkBudget();
     if (m.isPlaceholder(line)) {
       out.push({ line: i + 1, text: line.trim(), kind: 'line' });
