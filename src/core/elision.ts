@@ -1058,6 +1058,62 @@ export interface Elision {
   text: string;
 }
 
+/** What `mayOpenComment` needs of the phrase data's comment openers. */
+interface LineScreen {
+  /** The longest opener's length: the head of a line screen() looks at. */
+  maxOpen: number;
+  /** The openers by their first character, either case (screen()'s firstChars). */
+  byFirst: Map<number, string[]>;
+}
+
+let lineScreen: LineScreen | undefined;
+
+function compileLineScreen(d: PhraseData): LineScreen {
+  const byFirst = new Map<number, string[]>();
+  for (const o of d.comment.open)
+    for (const c of new Set([o.charCodeAt(0), o.toUpperCase().charCodeAt(0)]))
+      byFirst.set(c, [...(byFirst.get(c) ?? []), o]);
+  return { maxOpen: Math.max(...d.comment.open.map((o) => o.length)), byFirst };
+}
+
+/**
+ * screen()'s "no", read from the character codes between `start` and `end`
+ * without making the line a string: false only where screen() answers false (a
+ * blank line, or one whose first characters after white space are ASCII and
+ * open no comment), and then isComment and mayBeDots answer false too; true
+ * where the line must be asked.
+ */
+function mayOpenComment(
+  src: string,
+  start: number,
+  end: number,
+  { maxOpen, byFirst }: LineScreen,
+): boolean {
+  let i = start;
+  let c = 0;
+  for (; i < end; i++) {
+    c = src.charCodeAt(i);
+    if (!(c === 32 || (c >= 9 && c <= 13))) break;
+  }
+  if (i === end) return false;
+  // a digit (a numbered BASIC line), dots, or a character screen() hands on
+  if ((c >= 48 && c <= 57) || c === 46 || c >= 128) return true;
+  const opens = byFirst.get(c);
+  if (opens === undefined) return false;
+  const head = Math.min(end, i + maxOpen);
+  for (let k = i; k < head; k++) if (src.charCodeAt(k) >= 128) return true;
+  // the head in lower case starts with an opener (ASCII: only A-Z change)
+  for (const o of opens) {
+    let j = 0;
+    for (; j < o.length && i + j < head; j++) {
+      const x = src.charCodeAt(i + j);
+      if ((x >= 65 && x <= 90 ? x + 32 : x) !== o.charCodeAt(j)) break;
+    }
+    if (j === o.length) return true;
+  }
+  return false;
+}
+
 /** Lines of context that may stand between a placeholder and the lines it replaced (a kept `}` or blank). */
 const NEAR = 1;
 
@@ -1073,7 +1129,7 @@ const ALONE_MAX_ADDED = 3;
 /** How a candidate line was found: a whole comment line, a comment after code, or weaker words (ALONE). */
 type Kind = 'line' | 'trailing' | 'alone';
 
-interface Candidate extends Elision {
+export interface Candidate extends Elision {
   kind: Kind;
   /** The placeholder is a comment after code (its text is the comment, not the line). */
   after?: boolean;
@@ -1179,15 +1235,29 @@ function readHunks(
 const TRIVIAL = /^[\s{}()[\];,]*$/;
 
 /** Every line's look: a whole placeholder line, a placeholder after code, or weaker words (checked by the hunk). */
-function scan(text: string, m: Matcher): Candidate[] {
+/** The candidate lines of `text` (exported for its test: `screened` false asks every line). */
+export function scan(text: string, m: Matcher, screened = true): Candidate[] {
+  const screen = (lineScreen ??= compileLineScreen(data as PhraseData));
   const out: Candidate[] = [];
+  // where the next `/`, `#` and `--` stand (-1: none is left); a line with none of them past its
+  // first character holds no comment after code (trailingOpener looks for nothing else)
+  const next = { slash: 0, hash: 0, dashes: 0 };
   // line by line as `text.split('\n')` cuts it, one at a time: a 15 MB text's 255,000 lines
   // were an array held for the whole scan though most files have no candidate
   for (let i = 0, start = 0, end = 0; end < text.length; i++, start = end + 1) {
     end = text.indexOf('\n', start);
     if (end === -1) end = text.length;
-    const line = text.slice(start, end);
     if ((i & 0xfff) === 0) checkBudget();
+    if (next.slash !== -1 && next.slash <= start) next.slash = text.indexOf('/', start + 1);
+    if (next.hash !== -1 && next.hash <= start) next.hash = text.indexOf('#', start + 1);
+    if (next.dashes !== -1 && next.dashes <= start) next.dashes = text.indexOf('--', start + 1);
+    const trails =
+      (next.slash !== -1 && next.slash < end) ||
+      (next.hash !== -1 && next.hash < end) ||
+      (next.dashes !== -1 && next.dashes < end);
+    // no comment after code, and its start opens none: no placeholder, comment or dots either
+    if (screened && !trails && !mayOpenComment(text, start, end, screen)) continue;
+    const line = text.slice(start, end);
     if (m.isPlaceholder(line)) {
       out.push({ line: i + 1, text: line.trim(), kind: 'line' });
       continue;

@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { findElisions } from '../../src/core/elision.js';
+import data from '../../src/core/elision-phrases.json' with { type: 'json' };
+import { findElisions, makeMatcher, scan, type PhraseData } from '../../src/core/elision.js';
 import { changeFacts, heldSide, heldText } from '../../src/core/facts.js';
 
 // pieces a line is made of: openers in either case, white space, digits, dots, non-ASCII, code, placeholder words
@@ -42,6 +43,40 @@ const piece = fc.constantFrom(
 );
 const line = fc.array(piece, { maxLength: 6 }).map((p) => p.join(''));
 const lines = fc.array(line, { maxLength: 20 });
+
+// comments after code and their look-alikes: what the screen of a line's start must not hide
+const trailing = fc.constantFrom(
+  '30 REM ... rest of program ...',
+  '... // the rest of the code is unchanged',
+
+  ' // ',
+  ' # ',
+  ' -- ',
+  '<!-- x -->',
+  'x--y',
+  '/',
+  '#',
+  '-',
+  ' /* a */ ',
+  'a/b',
+  '\v',
+  '\u2028',
+  '\ufeff',
+);
+const mixed = fc.array(fc.oneof(piece, trailing), { maxLength: 8 }).map((p) => p.join(''));
+
+describe('the placeholder scan answers a line from its start only where asking it would say no', () => {
+  it('finds the candidates asking every line finds', () => {
+    const m = makeMatcher(data as PhraseData);
+    fc.assert(
+      fc.property(fc.array(mixed, { maxLength: 25 }), (l) => {
+        const text = l.join('\n');
+        expect(scan(text, m)).toEqual(scan(text, m, false));
+      }),
+      { numRuns: 3000 },
+    );
+  });
+});
 
 describe('findElisions reads a side held as bytes', () => {
   it('answers for the UTF-8 bytes what it answers for the text', () => {
