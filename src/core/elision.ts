@@ -1077,14 +1077,14 @@ function compileLineScreen(d: PhraseData): LineScreen {
 }
 
 /**
- * screen()'s "no", read from the character codes between `start` and `end`
- * without making the line a string: false only where screen() answers false (a
+ * screen()'s "no", read from the character codes (of a string) or bytes (of its
+ * UTF-8) between `start` and `end` without making the line a string: false only where screen() answers false (a
  * blank line, or one whose first characters after white space are ASCII and
  * open no comment), and then isComment and mayBeDots answer false too; true
  * where the line must be asked.
  */
 function mayOpenComment(
-  src: string,
+  src: string | Uint8Array,
   start: number,
   end: number,
   { maxOpen, byFirst }: LineScreen,
@@ -1092,7 +1092,7 @@ function mayOpenComment(
   let i = start;
   let c = 0;
   for (; i < end; i++) {
-    c = src.charCodeAt(i);
+    c = codeAt(src, i);
     if (!(c === 32 || (c >= 9 && c <= 13))) break;
   }
   if (i === end) return false;
@@ -1101,17 +1101,22 @@ function mayOpenComment(
   const opens = byFirst.get(c);
   if (opens === undefined) return false;
   const head = Math.min(end, i + maxOpen);
-  for (let k = i; k < head; k++) if (src.charCodeAt(k) >= 128) return true;
+  for (let k = i; k < head; k++) if (codeAt(src, k) >= 128) return true;
   // the head in lower case starts with an opener (ASCII: only A-Z change)
   for (const o of opens) {
     let j = 0;
     for (; j < o.length && i + j < head; j++) {
-      const x = src.charCodeAt(i + j);
+      const x = codeAt(src, i + j);
       if ((x >= 65 && x <= 90 ? x + 32 : x) !== o.charCodeAt(j)) break;
     }
     if (j === o.length) return true;
   }
   return false;
+}
+
+/** A string's character code or a byte of its UTF-8 (they agree wherever mayOpenComment says no: ASCII). */
+function codeAt(src: string | Uint8Array, k: number): number {
+  return typeof src === 'string' ? src.charCodeAt(k) : src[k]!;
 }
 
 /** Lines of context that may stand between a placeholder and the lines it replaced (a kept `}` or blank). */
@@ -1152,9 +1157,9 @@ export function findElisions(
   limit = 3,
 ): Elision[] {
   const m = (matcher ??= makeMatcher(data as PhraseData));
-  const newText = typeof newSide === 'string' ? newSide : newSide.toString('utf8');
-  const candidates = scan(newText, m);
+  const candidates = scan(newSide, m);
   if (candidates.length === 0) return [];
+  const newText = typeof newSide === 'string' ? newSide : newSide.toString('utf8');
   const lines = newText.split('\n');
   // the old text only now: most changes have no candidate, and a large one is decoded on reading
   const oldText = typeof oldSide === 'string' ? oldSide : oldSide();
@@ -1236,28 +1241,33 @@ const TRIVIAL = /^[\s{}()[\];,]*$/;
 
 /** Every line's look: a whole placeholder line, a placeholder after code, or weaker words (checked by the hunk). */
 /** The candidate lines of `text` (exported for its test: `screened` false asks every line). */
-export function scan(text: string, m: Matcher, screened = true): Candidate[] {
+export function scan(text: string | Buffer, m: Matcher, screened = true): Candidate[] {
   const screen = (lineScreen ??= compileLineScreen(data as PhraseData));
   const out: Candidate[] = [];
+  // a string, or the UTF-8 bytes it is decoded from (a blob as read): "\n", `/`, `#` and `-` are
+  // bytes never part of a longer UTF-8 sequence, so a line decoded alone is the same line
+  const find = (s: string, from: number) =>
+    typeof text === 'string' ? text.indexOf(s, from) : text.indexOf(s, from);
   // where the next `/`, `#` and `--` stand (-1: none is left); a line with none of them past its
   // first character holds no comment after code (trailingOpener looks for nothing else)
   const next = { slash: 0, hash: 0, dashes: 0 };
   // line by line as `text.split('\n')` cuts it, one at a time: a 15 MB text's 255,000 lines
   // were an array held for the whole scan though most files have no candidate
   for (let i = 0, start = 0, end = 0; end < text.length; i++, start = end + 1) {
-    end = text.indexOf('\n', start);
+    end = find('\n', start);
     if (end === -1) end = text.length;
     if ((i & 0xfff) === 0) checkBudget();
-    if (next.slash !== -1 && next.slash <= start) next.slash = text.indexOf('/', start + 1);
-    if (next.hash !== -1 && next.hash <= start) next.hash = text.indexOf('#', start + 1);
-    if (next.dashes !== -1 && next.dashes <= start) next.dashes = text.indexOf('--', start + 1);
+    if (next.slash !== -1 && next.slash <= start) next.slash = find('/', start + 1);
+    if (next.hash !== -1 && next.hash <= start) next.hash = find('#', start + 1);
+    if (next.dashes !== -1 && next.dashes <= start) next.dashes = find('--', start + 1);
     const trails =
       (next.slash !== -1 && next.slash < end) ||
       (next.hash !== -1 && next.hash < end) ||
       (next.dashes !== -1 && next.dashes < end);
     // no comment after code, and its start opens none: no placeholder, comment or dots either
     if (screened && !trails && !mayOpenComment(text, start, end, screen)) continue;
-    const line = text.slice(start, end);
+    const line =
+      typeof text === 'string' ? text.slice(start, end) : text.toString('utf8', start, end);
     if (m.isPlaceholder(line)) {
       out.push({ line: i + 1, text: line.trim(), kind: 'line' });
       continue;

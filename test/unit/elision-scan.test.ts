@@ -71,7 +71,29 @@ describe('the placeholder scan answers a line from its start only where asking i
     fc.assert(
       fc.property(fc.array(mixed, { maxLength: 25 }), (l) => {
         const text = l.join('\n');
-        expect(scan(text, m)).toEqual(scan(text, m, false));
+        const asked = scan(text, m, false);
+        expect(scan(text, m)).toEqual(asked);
+        expect(scan(Buffer.from(text, 'utf8'), m)).toEqual(asked);
+      }),
+      { numRuns: 3000 },
+    );
+  });
+});
+
+describe('the scan of bytes that are not UTF-8', () => {
+  it('reads each line as the text decoded from them (U+FFFD) reads it', () => {
+    const m = makeMatcher(data as PhraseData);
+    const bytes = fc.array(
+      fc.oneof(
+        fc.constantFrom(10, 13, 32, 9, 35, 47, 45, 46, 0xe2, 0x80, 0xa6, 0xc3, 0xff, 0xf0, 0x9f),
+        fc.integer({ min: 0, max: 255 }),
+      ),
+      { maxLength: 200 },
+    );
+    fc.assert(
+      fc.property(bytes, (b) => {
+        const buf = Buffer.from(b);
+        expect(scan(buf, m)).toEqual(scan(buf.toString('utf8'), m, false));
       }),
       { numRuns: 3000 },
     );
