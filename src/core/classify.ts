@@ -9,6 +9,7 @@ const loadPicomatch = (): typeof Picomatch =>
   (picomatch ??= createRequire(import.meta.url)('picomatch') as typeof Picomatch);
 import { CONFIG_FILE, isDefaultConfig, type Config } from './config.js';
 import { findElisions } from './elision.js';
+import { heldText } from './facts.js';
 import { MODE } from './modes.js';
 
 /** What git (or guard write) knows about one changed path; no I/O here. */
@@ -292,14 +293,10 @@ function reasonsFor(f: ChangeFacts, config: Config, seen: Seen): Reason[] {
       text: `larger than maxFileBytes (${f.tooLarge.bytes} bytes); not measured`,
     });
   }
-  if (
-    !seen.symlink &&
-    !f.binary &&
-    !f.whitespaceOnly &&
-    f.newText !== undefined &&
-    f.linesDeleted > 0
-  ) {
-    const elisions = findElisions(f.newText, f.oldText ?? '', 1);
+  // the new side as held (its bytes, unless its text was read); the old text only where a placeholder is found
+  const held = seen.symlink || f.binary || f.whitespaceOnly ? undefined : heldText(f, 'new');
+  if (held !== undefined && f.linesDeleted > 0) {
+    const elisions = findElisions(held, () => f.oldText ?? '', 1);
     if (elisions[0])
       found.push({
         rule: 'elision',

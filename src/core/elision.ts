@@ -1058,6 +1058,67 @@ export interface Elision {
   text: string;
 }
 
+/** What `mayOpenComment` needs of the phrase data's comment openers. */
+interface LineScreen {
+  /** The longest opener's length: the head of a line screen() looks at. */
+  maxOpen: number;
+  /** The openers by their first character, either case (screen()'s firstChars). */
+  byFirst: Map<number, string[]>;
+}
+
+let lineScreen: LineScreen | undefined;
+
+function compileLineScreen(d: PhraseData): LineScreen {
+  const byFirst = new Map<number, string[]>();
+  for (const o of d.comment.open)
+    for (const c of new Set([o.charCodeAt(0), o.toUpperCase().charCodeAt(0)]))
+      byFirst.set(c, [...(byFirst.get(c) ?? []), o]);
+  return { maxOpen: Math.max(...d.comment.open.map((o) => o.length)), byFirst };
+}
+
+/**
+ * screen()'s "no", read from the character codes (of a string) or bytes (of its
+ * UTF-8) between `start` and `end` without making the line a string: false only where screen() answers false (a
+ * blank line, or one whose first characters after white space are ASCII and
+ * open no comment), and then isComment and mayBeDots answer false too; true
+ * where the line must be asked.
+ */
+function mayOpenComment(
+  src: string | Uint8Array,
+  start: number,
+  end: number,
+  { maxOpen, byFirst }: LineScreen,
+): boolean {
+  let i = start;
+  let c = 0;
+  for (; i < end; i++) {
+    c = codeAt(src, i);
+    if (!(c === 32 || (c >= 9 && c <= 13))) break;
+  }
+  if (i === end) return false;
+  // a digit (a numbered BASIC line), dots, or a character screen() hands on
+  if ((c >= 48 && c <= 57) || c === 46 || c >= 128) return true;
+  const opens = byFirst.get(c);
+  if (opens === undefined) return false;
+  const head = Math.min(end, i + maxOpen);
+  for (let k = i; k < head; k++) if (codeAt(src, k) >= 128) return true;
+  // the head in lower case starts with an opener (ASCII: only A-Z change)
+  for (const o of opens) {
+    let j = 0;
+    for (; j < o.length && i + j < head; j++) {
+      const x = codeAt(src, i + j);
+      if ((x >= 65 && x <= 90 ? x + 32 : x) !== o.charCodeAt(j)) break;
+    }
+    if (j === o.length) return true;
+  }
+  return false;
+}
+
+/** A string's character code or a byte of its UTF-8 (they agree wherever mayOpenComment says no: ASCII). */
+function codeAt(src: string | Uint8Array, k: number): number {
+  return typeof src === 'string' ? src.charCodeAt(k) : src[k]!;
+}
+
 /** Lines of context that may stand between a placeholder and the lines it replaced (a kept `}` or blank). */
 const NEAR = 1;
 
@@ -1073,7 +1134,7 @@ const ALONE_MAX_ADDED = 3;
 /** How a candidate line was found: a whole comment line, a comment after code, or weaker words (ALONE). */
 type Kind = 'line' | 'trailing' | 'alone';
 
-interface Candidate extends Elision {
+export interface Candidate extends Elision {
   kind: Kind;
   /** The placeholder is a comment after code (its text is the comment, not the line). */
   after?: boolean;
@@ -1090,11 +1151,18 @@ interface Candidate extends Elision {
  * large to diff in memory fall back to "the file lost lines", which fails
  * closed. Stops at `limit`.
  */
-export function findElisions(newText: string, oldText: string, limit = 3): Elision[] {
+export function findElisions(
+  newSide: string | Buffer,
+  oldSide: string | (() => string),
+  limit = 3,
+): Elision[] {
   const m = (matcher ??= makeMatcher(data as PhraseData));
-  const lines = newText.split('\n');
-  const candidates = scan(lines, m);
+  const candidates = scan(newSide, m);
   if (candidates.length === 0) return [];
+  const newText = typeof newSide === 'string' ? newSide : newSide.toString('utf8');
+  const lines = newText.split('\n');
+  // the old text only now: most changes have no candidate, and a large one is decoded on reading
+  const oldText = typeof oldSide === 'string' ? oldSide : oldSide();
   const hunks = diffHunks(oldText, newText, NEAR);
   if (hunks === null) return undiffable(candidates, lines, oldText, limit);
   const afterCode = new Set(candidates.filter((c) => c.after).map((c) => c.line));
@@ -1172,11 +1240,34 @@ function readHunks(
 const TRIVIAL = /^[\s{}()[\];,]*$/;
 
 /** Every line's look: a whole placeholder line, a placeholder after code, or weaker words (checked by the hunk). */
-function scan(lines: readonly string[], m: Matcher): Candidate[] {
+/** The candidate lines of `text` (exported for its test: `screened` false asks every line). */
+export function scan(text: string | Buffer, m: Matcher, screened = true): Candidate[] {
+  const screen = (lineScreen ??= compileLineScreen(data as PhraseData));
   const out: Candidate[] = [];
-  for (let i = 0; i < lines.length; i++) {
-    const line = lines[i]!;
+  // a string, or the UTF-8 bytes it is decoded from (a blob as read): "\n", `/`, `#` and `-` are
+  // bytes never part of a longer UTF-8 sequence, so a line decoded alone is the same line
+  const find = (s: string, from: number) =>
+    typeof text === 'string' ? text.indexOf(s, from) : text.indexOf(s, from);
+  // where the next `/`, `#` and `--` stand (-1: none is left); a line with none of them past its
+  // first character holds no comment after code (trailingOpener looks for nothing else)
+  const next = { slash: 0, hash: 0, dashes: 0 };
+  // line by line as `text.split('\n')` cuts it, one at a time: a 15 MB text's 255,000 lines
+  // were an array held for the whole scan though most files have no candidate
+  for (let i = 0, start = 0, end = 0; end < text.length; i++, start = end + 1) {
+    end = find('\n', start);
+    if (end === -1) end = text.length;
     if ((i & 0xfff) === 0) checkBudget();
+    if (next.slash !== -1 && next.slash <= start) next.slash = find('/', start + 1);
+    if (next.hash !== -1 && next.hash <= start) next.hash = find('#', start + 1);
+    if (next.dashes !== -1 && next.dashes <= start) next.dashes = find('--', start + 1);
+    const trails =
+      (next.slash !== -1 && next.slash < end) ||
+      (next.hash !== -1 && next.hash < end) ||
+      (next.dashes !== -1 && next.dashes < end);
+    // no comment after code, and its start opens none: no placeholder, comment or dots either
+    if (screened && !trails && !mayOpenComment(text, start, end, screen)) continue;
+    const line =
+      typeof text === 'string' ? text.slice(start, end) : text.toString('utf8', start, end);
     if (m.isPlaceholder(line)) {
       out.push({ line: i + 1, text: line.trim(), kind: 'line' });
       continue;

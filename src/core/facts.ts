@@ -69,15 +69,59 @@ export function changeFacts(input: FactsInput): ChangeFacts {
   if (input.whitespaceOnly) f.whitespaceOnly = true;
   const big = [old, next].find((s) => s !== null && s.bytes > maxBytes);
   if (big) f.tooLarge = { bytes: big.bytes };
-  const text = (s: Side | null) =>
-    !binary && s?.data !== undefined && s.data.length <= maxBytes
-      ? s.data.toString('utf8')
-      : undefined;
-  const oldText = text(old);
-  const newText = text(next);
-  if (oldText !== undefined) f.oldText = oldText;
-  if (newText !== undefined) f.newText = newText;
+  const held = (s: Side | null) =>
+    !binary && s?.data !== undefined && s.data.length <= maxBytes ? s.data : undefined;
+  sideText(f, 'oldText', held(old));
+  sideText(f, 'newText', held(next));
   return f;
+}
+
+/** A small side's text at once (a plain property); a large one's only when it is read. */
+function sideText(f: ChangeFacts, key: 'oldText' | 'newText', data: Buffer | undefined): void {
+  if (data === undefined) return;
+  if (data.length <= LAZY_TEXT_BYTES) {
+    f[key] = data.toString('utf8');
+    return;
+  }
+  textOnRead(f, key, data);
+  const held = HELD.get(f) ?? { old: undefined, new: undefined };
+  held[key === 'oldText' ? 'old' : 'new'] = data;
+  HELD.set(f, held);
+}
+
+/** From this size a side's text is decoded only when read (below it, decoding costs less than deferring). */
+const LAZY_TEXT_BYTES = 1 << 20;
+
+/** The bytes each side's text is decoded from, until it is (classify's placeholder scan reads them in place). */
+const HELD = new WeakMap<ChangeFacts, { old: Buffer | undefined; new: Buffer | undefined }>();
+
+/**
+ * `oldText` or `newText` as an ordinary property whose value is decoded from
+ * `data` the first time it is read, then kept: a 15 MB blob was held as bytes
+ * and as a string though most changes never read the string (the placeholder
+ * scan reads the bytes; the old side only when the new one has a placeholder).
+ */
+function textOnRead(f: ChangeFacts, key: 'oldText' | 'newText', data: Buffer): void {
+  const settle = (value: string) => {
+    Object.defineProperty(f, key, { value, writable: true, enumerable: true, configurable: true });
+    const held = HELD.get(f);
+    if (held) held[key === 'oldText' ? 'old' : 'new'] = undefined;
+    return value;
+  };
+  Object.defineProperty(f, key, {
+    get: () => settle(data.toString('utf8')),
+    set: settle,
+    enumerable: true,
+    configurable: true,
+  });
+}
+
+/**
+ * A side's text as held: its bytes while its text was never read (UTF-8, as the
+ * text would be decoded from), else the text; undefined where `oldText` or `newText` is.
+ */
+export function heldText(f: ChangeFacts, side: 'old' | 'new'): string | Buffer | undefined {
+  return HELD.get(f)?.[side] ?? (side === 'old' ? f.oldText : f.newText);
 }
 
 /** A side held whole in memory (guard write, the hook): its lines are counted only when needed. */

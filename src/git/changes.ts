@@ -2,7 +2,7 @@ import type { ChangeFacts } from '../core/classify.js';
 import { CONFIG_FILE } from '../core/config.js';
 import { changeFacts, type Side } from '../core/facts.js';
 import { MODE } from '../core/modes.js';
-import { catFileBatch, type CatResult } from './catfile.js';
+import { catFileRead, type CatResult } from './catfile.js';
 import { whitespaceOnlyPaths, type DiffEntry } from './diff.js';
 
 const GITLINK = MODE.gitlink;
@@ -31,6 +31,11 @@ export async function collectFacts(
      * in whitespace (one more git process, only when there are such files).
      */
     whitespace?: { range: readonly string[]; changeRatio: number };
+    /**
+     * Handed each entry's facts (by index) as soon as its objects are read and the counts are
+     * in, while git still reads the rest; never those whose whitespace is still to be measured.
+     */
+    early?: (f: ChangeFacts, index: number) => void;
   },
 ): Promise<FactsAndExtras> {
   const names: string[] = [...(opts.extra ?? [])];
@@ -53,15 +58,34 @@ export async function collectFacts(
     if (n !== undefined && !deleted && e.newMode !== MODE.symlink && e.path !== CONFIG_FILE)
       infoOnly.add(n);
   });
-  const objects = await catFileBatch(cwd, names, opts.maxBytes, (i) => infoOnly.has(i));
-  await opts.countsReady;
-  const extraCount = opts.extra?.length ?? 0;
-  const facts = entries.map((e, i) => {
-    const w = want[i]!;
-    const oldObj = w.old !== undefined ? objects[w.old] : undefined;
-    const newObj = w.new !== undefined ? objects[w.new] : undefined;
-    return entryFacts(e, oldObj ?? undefined, newObj ?? undefined, opts.maxBytes);
+  // entries in order, each once its objects are read (the counts must be in first)
+  const facts: ChangeFacts[] = [];
+  let counted = opts.countsReady === undefined;
+  opts.countsReady?.then(
+    () => (counted = true),
+    () => {},
+  );
+  const build = (objects: readonly CatResult[]) => {
+    for (let i = facts.length; counted && i < entries.length; i = facts.length) {
+      const w = want[i]!;
+      if (Math.max(w.old ?? -1, w.new ?? -1) >= objects.length) return;
+      const oldObj = w.old !== undefined ? objects[w.old] : undefined;
+      const newObj = w.new !== undefined ? objects[w.new] : undefined;
+      const f = entryFacts(entries[i]!, oldObj ?? undefined, newObj ?? undefined, opts.maxBytes);
+      facts.push(f);
+      if (opts.early && !(opts.whitespace && mayBeWhitespaceOnly(f, opts.whitespace.changeRatio)))
+        opts.early(f, i);
+    }
+  };
+  const objects = await catFileRead(cwd, names, {
+    maxBytes: opts.maxBytes,
+    infoOnly: (i) => infoOnly.has(i),
+    onProgress: opts.early ? build : undefined,
   });
+  await opts.countsReady;
+  counted = true;
+  build(objects);
+  const extraCount = opts.extra?.length ?? 0;
   if (opts.whitespace) await markWhitespaceOnly(cwd, entries, facts, opts.whitespace);
   return { facts, extra: objects.slice(0, extraCount) };
 }
@@ -99,20 +123,22 @@ async function markWhitespaceOnly(
   facts: ChangeFacts[],
   ws: { range: readonly string[]; changeRatio: number },
 ): Promise<void> {
-  const candidates = entries.filter((e, i) => {
-    const f = facts[i]!;
-    return (
-      f.oldMode !== null &&
-      f.newMode !== null &&
-      f.oldMode !== GITLINK &&
-      f.newMode !== GITLINK &&
-      f.newMode !== MODE.symlink &&
-      !f.binary &&
-      f.existingLines > 0 &&
-      f.linesDeleted / f.existingLines >= ws.changeRatio
-    );
-  });
+  const candidates = entries.filter((e, i) => mayBeWhitespaceOnly(facts[i]!, ws.changeRatio));
   if (candidates.length === 0) return;
   const only = await whitespaceOnlyPaths(cwd, ws.range, candidates);
   for (const f of facts) if (only.has(f.path)) f.whitespaceOnly = true;
+}
+
+/** A would-be replacement of text (changeRatio or more of its lines deleted): git is asked whether only whitespace changed. */
+function mayBeWhitespaceOnly(f: ChangeFacts, changeRatio: number): boolean {
+  return (
+    f.oldMode !== null &&
+    f.newMode !== null &&
+    f.oldMode !== GITLINK &&
+    f.newMode !== GITLINK &&
+    f.newMode !== MODE.symlink &&
+    !f.binary &&
+    f.existingLines > 0 &&
+    f.linesDeleted / f.existingLines >= changeRatio
+  );
 }

@@ -69,6 +69,19 @@ describe('changeFacts: the facts of a change from measured values', () => {
     expect(f).toMatchObject({ binary: false, existingLines: 7, tooLarge: { bytes: 9000 } });
   });
 
+  it("the binary sniff is git's: a NUL in the first 8000 bytes, not after", () => {
+    const at = (i: number) => {
+      const b = Buffer.alloc(9000, 0x61);
+      b[i] = 0;
+      return b;
+    };
+    expect(looksBinary(at(0))).toBe(true);
+    expect(looksBinary(at(7999))).toBe(true);
+    expect(looksBinary(at(8000))).toBe(false);
+    expect(looksBinary(Buffer.alloc(0))).toBe(false);
+    expect(looksBinary(new Uint8Array([97, 0]))).toBe(true);
+  });
+
   it('oldPath and whitespaceOnly only when given', () => {
     const f = changeFacts(base({ oldPath: 'b.txt', whitespaceOnly: true }));
     expect(f).toMatchObject({ oldPath: 'b.txt', whitespaceOnly: true });

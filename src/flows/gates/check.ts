@@ -96,6 +96,8 @@ export async function check(opts: CheckOptions): Promise<CheckResult> {
   );
   const cwd = repo.root;
   const base = head && head.type === 'commit' ? head.oid : null;
+  // the blobs first: cat-file is the longest step, the reads below run while it works
+  const classifying = classifyStaged(cwd, { entries, config, policy, counts: diff.counts });
   // integrity: the branch gate's last verified tip, read beside the gate (a read leaves nothing behind)
   const tip = base ? readVerifiedTip(repo) : Promise.resolve(null);
   tip.catch(() => {});
@@ -104,7 +106,7 @@ export async function check(opts: CheckOptions): Promise<CheckResult> {
   const now = opts.now ?? new Date();
   const provenance = readProvenance(repo, staged, now);
   provenance.catch(() => {});
-  const classified = await classifyStaged(cwd, { entries, config, policy, counts: diff.counts });
+  const classified = await classifying;
   const lane = laneOf(cwd);
 
   // Answers: a person's approvals made in `guard review --commit`, then the person at the terminal.
@@ -190,10 +192,13 @@ async function classifyStaged(
     counts: ReturnType<typeof stagedDiffSplit>['counts'];
   },
 ): Promise<Classification[]> {
+  // classified as each file's blobs are read, while cat-file still reads the others
+  const early: Classification[] = [];
   const { facts } = await collectFacts(cwd, entries, {
     maxBytes: Math.min(config.maxFileBytes, READ_CAP),
     countsReady: counts,
     whitespace: { range: ['--cached'], changeRatio: config.changeRatio },
+    early: (f, i) => (early[i] = classify(f, policy)),
   });
   // A broken config must not get past the gate: once committed, it is the policy.
   checkProposedConfig(
@@ -201,7 +206,7 @@ async function classifyStaged(
     'staged',
   );
   return withAggregateLoss(
-    facts.map((f) => classify(f, policy)),
+    facts.map((f, i) => early[i] ?? classify(f, policy)),
     config,
   );
 }

@@ -1,0 +1,74 @@
+/**
+ * cat-file's output read while git writes it (`onProgress`, which check uses to
+ * classify each file as its blobs come in) must give what reading it after git
+ * exited gives: objects across chunk boundaries, empty, missing and over-cap ones,
+ * in request order, and progress only ever sees a growing prefix of them.
+ */
+import { describe, expect, it } from 'vitest';
+import { catFileBatch, catFileRead, type CatResult } from '../../src/git/catfile.js';
+import { makeRepo } from '../helpers.js';
+
+describe('catFileBatch read while git runs', () => {
+  it('gives the same results as reading after git exited, and progress sees growing prefixes', async () => {
+    const big = Buffer.from('x'.repeat(99) + '\n')
+      .toString()
+      .repeat(30_000); // 3 MB: several chunks
+    const repo = makeRepo({
+      'big.txt': big,
+      'empty.txt': '',
+      'small.txt': 'a\nb',
+      'bin.dat': Buffer.from([0, 1, 2, 10, 255]),
+    });
+    const names = [
+      'HEAD:big.txt',
+      'HEAD:empty.txt',
+      'HEAD:nothing-here',
+      'HEAD:small.txt',
+      'HEAD:bin.dat',
+      'HEAD:big.txt',
+      'HEAD',
+    ];
+    const after = await catFileBatch(repo.dir, names, 2_000_000, (i) => i === 6);
+    const seen: number[] = [];
+    let prefixes = true;
+    const streamed = await catFileRead(repo.dir, names, {
+      maxBytes: 2_000_000,
+      infoOnly: (i) => i === 6,
+      onProgress: (so) => {
+        seen.push(so.length);
+        prefixes &&= so.every((r: CatResult, i) => r === null || r.oid === after[i]?.oid);
+      },
+    });
+    expect(streamed).toEqual(after);
+    expect(
+      after.map((r) => r && { size: r.size, lines: r.lines, held: r.data !== undefined }),
+    ).toEqual([
+      { size: big.length, lines: 30_000, held: false },
+      { size: 0, lines: 0, held: true },
+      null,
+      { size: 3, lines: 2, held: true },
+      { size: 5, lines: 2, held: true },
+      { size: big.length, lines: 30_000, held: false },
+      expect.objectContaining({ held: false }),
+    ]);
+    expect(after[3]!.data!.toString()).toBe('a\nb');
+    expect(seen.length).toBeGreaterThan(0);
+    expect(seen).toEqual([...seen].sort((a, b) => a - b));
+    expect(prefixes).toBe(true);
+  });
+
+  it('a git that fails is reported as git failing, read while it runs or after', async () => {
+    const repo = makeRepo({ 'a.txt': 'a\n' });
+    const saved = process.env.GIT_DIR;
+    process.env.GIT_DIR = `${repo.dir}/no-such-git-dir`;
+    try {
+      for (const progress of [undefined, () => {}])
+        await expect(
+          catFileRead(repo.dir, ['HEAD:a.txt'], { maxBytes: 100, onProgress: progress }),
+        ).rejects.toThrow(/git cat-file failed/);
+    } finally {
+      if (saved === undefined) delete process.env.GIT_DIR;
+      else process.env.GIT_DIR = saved;
+    }
+  });
+});
