@@ -32,13 +32,13 @@ export function policyPrefix(harness: string, session: string, worktree: string)
   return `${sessionPrefix(harness, session)}policy/${h}/`;
 }
 
-export interface Anchor {
+export interface PolicyAnchor {
   ref: string;
   oid: string;
 }
 
 /** The anchors of a session in a work tree: one for-each-ref of their names. */
-export async function readAnchors(cwd: string, prefix: string): Promise<Anchor[]> {
+export async function readAnchors(cwd: string, prefix: string): Promise<PolicyAnchor[]> {
   const r = await git(['for-each-ref', '--format=%(refname) %(objectname)', prefix], { cwd });
   return r.stdout
     .toString('utf8')
