@@ -19,31 +19,47 @@ import {
  * call does not grow with the session's history (issue 22, S1):
  *
  *   <common git dir>/guard-sessions/<harness>/<session key>/
- *     ready                       the index holds every event written before it appeared
+ *     ready.2                     the index holds every event written before it appeared
  *     w-<h(worktree)>             the session's first whole-tree checkpoint there  } first writer wins
  *     p-<h(worktree, path)>       the first checkpoint there that holds the path   } (O_EXCL)
- *     s-<h(worktree, tool call)>  the checkpoint before that shell call
- *     s-<h(worktree)>             the checkpoint before the latest shell call (a call without an id)
+ *     s-<h(worktree, tool call)>  the step of that shell call's pre event
+ *     s-<h(worktree)>             the step of the latest shell call's pre event (a call without an id)
  *     a-<h(tool call)>            the step of a write put to the person (read by its post event)
+ *     c-<h(worktree)>             the session's policy anchors there, as last read: [{"ref", "oid"}]
+ *     hd-<h(worktree)>            the HEAD a shell call last anchored (a hint: git/session-policy.ts)
+ *     background-open             the time the session last started a background command
  *
- * each a line of JSON: `{"commit", "checkpoint", "time", "ref"}`, where commit's
- * tree is the checkpoint's. A session base is the earlier of `w-` and `p-`.
+ * each of w-, p-, s-, a- a line of JSON: `{"commit", "checkpoint", "time",
+ * "ref"}`, where commit's tree is the checkpoint's (commit may be the step's
+ * ref name: a write indexes its step before writing it, a shell call right
+ * after). A session base is the earlier of `w-` and `p-`.
  *
- * What reads it today: the post event of a write (`a-`, askedStep), so that
- * event starts no git process. The write path and a shell call's post event
- * read the session's refs instead (flows/hook/hook-common.ts readSessionPolicy: the strictest
- * policy any step saw, which the index does not record yet), so the `w-`,
- * `p-` and `s-` entries are kept complete for the reader that will take
- * their session bases from here again once it does.
+ * What reads it: a write's pre event (its session bases: `w-`, `p-`, one
+ * cat-file), a shell call's post event (the step before it: `s-`), the post
+ * event of a write (`a-`, askedStep: no git process), and both of the first
+ * (`c-`: whether the session's policy anchors are all still there;
+ * flows/hook/hook-common.ts readSessionPolicy).
  *
- * It is a cache of the refs and is treated as one: no `ready` file (a session
- * of an older guard, an index removed by `guard log --prune`) or a commit that
- * is gone means one full read of the session's refs, which builds it again.
- * Whoever builds it (from one read of the refs, put in place with one
- * rename) and every call that writes an event after finding it there add
- * their own events; a call that wrote its event before an index appeared
- * (a race at a session's start) builds its own, and when another was put in
- * place first adds its event to that one: no event is left out.
+ * The agent can write all of it. So it may only ever make the gate
+ * stricter or send a call back to the refs: a session base is measured
+ * beside the disk, the stricter counts (flows/hook/hook-write.ts
+ * judgeTargets); the policy is never read from here, only from the
+ * anchors (refs: a forged one only adds a config) and, when `c-` is
+ * missing or names an anchor that is gone or moved, from every step of the
+ * session as well. What is left: an agent that removes an anchor AND its
+ * line in `c-` AND hides the removal from guard's journal (the net that
+ * notices guard's refs going, flows/doctor/integrity.ts) drops that config
+ * from the policy, as removing the steps themselves did before.
+ *
+ * It is a cache of the refs and is treated as one: no `ready.2` file (a
+ * session of an older guard, an index removed by `guard log --prune`) or a
+ * commit that is gone means one full read of the session's refs, which
+ * builds it again (an older guard's index is replaced). Whoever builds it
+ * (from one read of the refs, put in place with one rename) and every call
+ * that writes an event after finding it there add their own events; a call
+ * that wrote its event before an index appeared (a race at a session's
+ * start) builds its own, and when another was put in place first adds its
+ * event to that one: no event is left out.
  */
 export interface Indexed {
   /** What cat-file reads the checkpoint's tree from: the step's ref name (a write's, indexed before its records are written), or a commit id. */
