@@ -81,9 +81,15 @@ export interface CheckpointOptions {
    * process instead of two; nothing of either is written before the input is
    * complete). Given the checkpoint: its ref, id and commit, the commit as a
    * fast-import mark (`:N`, usable as a parent) when it is new, its id when
-   * the last one was reused. Their own marks must stay below 1,000,000.
+   * the last one was reused; and HEAD as this checkpoint read it (a reused
+   * one's parent may be an older HEAD). Their own marks must stay below 1,000,000.
    */
-  records?: (cp: { ref: string; id: string; commit: string }) => RecordCommit[];
+  records?: (cp: {
+    ref: string;
+    id: string;
+    commit: string;
+    head: string | null;
+  }) => RecordCommit[];
 }
 
 /** What a checkpoint's message says of its kept tree (git/kept.ts) and of the lanes present. */
@@ -270,7 +276,7 @@ async function checkpointPaths(
       message: checkpointMessage(repo, opts, { now, head, index: null, skipped: [] }),
       changes,
     },
-    ...(opts.records?.({ id, ref, commit: `:${CHECKPOINT_MARK}` }) ?? []),
+    ...(opts.records?.({ id, ref, commit: `:${CHECKPOINT_MARK}`, head }) ?? []),
   ];
   faultPoint('checkpoint:before-update-ref');
   const w = (await importCommits(cwd, commits, now, { env: trusted, ask: [CHECKPOINT_MARK] })).get(
@@ -668,7 +674,8 @@ async function reuseLast(t: Taking, x: Taken): Promise<Checkpoint | null> {
     reused: true,
     kept: previous.keptCommitOf ?? null,
   };
-  const records = t.opts.records?.({ id: cp.id, ref: cp.ref, commit: cp.commit }) ?? [];
+  const records =
+    t.opts.records?.({ id: cp.id, ref: cp.ref, commit: cp.commit, head: x.head }) ?? [];
   await Promise.all([
     rememberLast(t.repo, {
       ...cp,
@@ -712,7 +719,7 @@ async function writeCheckpoint(t: Taking, x: Taken): Promise<Checkpoint> {
     message,
     changes: tree === null ? x.onDisk! : [],
   });
-  commits.push(...(opts.records?.({ id, ref, commit: `:${CHECKPOINT_MARK}` }) ?? []));
+  commits.push(...(opts.records?.({ id, ref, commit: `:${CHECKPOINT_MARK}`, head }) ?? []));
   faultPoint('checkpoint:before-update-ref');
   const ask = [
     CHECKPOINT_MARK,

@@ -3,6 +3,7 @@ import { git } from './run.js';
 import { journalFile, readJournal, readJournalWithGone } from './journal.js';
 import {
   SESSION_REFS,
+  isStepRef,
   parseSessionEvent,
   readSessionEvents,
   sortEvents,
@@ -99,7 +100,7 @@ async function recentEvents(
     );
   }
   const tips = (await readJournal(repo.commonDir))
-    .filter((t) => t.ref.startsWith(SESSION_REFS) && stepDay(t.ref) >= day)
+    .filter((t) => isStepRef(t.ref) && stepDay(t.ref) >= day)
     .slice(-RECENT_MAX);
   if (tips.length === 0) return [];
   const objects = await catFileBatch(
@@ -257,13 +258,13 @@ export async function trailIntact(
   if (!prov.whole) return false; // a partial read cannot vouch for the refs it did not read
   const { live, gone } = await readJournalWithGone(commonDir);
   for (const t of live) {
-    if (t.ref.startsWith(SESSION_REFS) && prov.refs.get(t.ref) !== t.oid) return false;
+    if (isStepRef(t.ref) && prov.refs.get(t.ref) !== t.oid) return false;
   }
   const since = new Date(now.getTime() - RECENT_DAYS * 86_400_000)
     .toISOString()
     .slice(0, 10)
     .replace(/-/g, '');
-  return !gone.some((ref) => ref.startsWith(SESSION_REFS) && stepDay(ref) >= since);
+  return !gone.some((ref) => isStepRef(ref) && stepDay(ref) >= since);
 }
 
 /** The YYYYMMDD a session step's ref name starts its last part with (refs/guard/sessions/<harness>/<key>/<YYYYMMDD>T...). */

@@ -310,6 +310,13 @@ export async function packedRefOid(commonDir: string, ref: string): Promise<stri
 
 /** Loose objects before guard asks git to pack (git's own gc.auto is 6,700). */
 const LOOSE_OBJECTS_MAX = 2048;
+/**
+ * Loose refs in refs/guard/'s flat folders (checkpoints, decisions,
+ * rejected) before guard packs refs: the session steps grow about as fast
+ * as the checkpoints, so refs/guard/ holds about twice this many loose refs
+ * at most (issue 22: <= 1,000), each a file every ref read of git lists.
+ */
+const LOOSE_REFS_MAX = 400;
 
 /**
  * Every hook call leaves ~10 loose objects (fast-import unpacks a small
@@ -323,7 +330,10 @@ const LOOSE_OBJECTS_MAX = 2048;
  * that race start nothing twice. No hook of the repository runs
  * (core.hooksPath: pre-auto-gc is the agent's to write), and unreachable
  * objects keep git's two weeks of grace. GUARD_NO_AUTO_PACK=1 turns it off. Amortised: about
- * one start per 200 tool calls, none on the hot path's answer.
+ * one start per 200 tool calls, none on the hot path's answer. Past
+ * LOOSE_REFS_MAX loose refs (three readdirs) with few loose objects (fast-import
+ * writes a pack past its unpackLimit), `git pack-refs --all --prune` alone,
+ * the same way: gc.auto counts objects, never refs.
  * https://git-scm.com/docs/git-gc#Documentation/git-gc.txt---auto
  */
 const GC_CONFIG = [
@@ -338,14 +348,26 @@ const GC_CONFIG = [
 
 export async function packWhenLoose(commonDir: string, cwd: string): Promise<boolean> {
   if (process.env.GUARD_NO_AUTO_PACK === '1') return false;
-  const sample = await readdir(`${commonDir}/objects/17`).catch(() => [] as string[]);
-  if (sample.length * 256 <= LOOSE_OBJECTS_MAX) return false;
+  const [sample, ...flat] = await Promise.all(
+    [`objects/17`, REFS.checkpoints, REFS.decisions, REFS.rejected].map((d) =>
+      readdir(`${commonDir}/${d}`).catch(() => [] as string[]),
+    ),
+  );
+  const looseRefs = flat.reduce((n, names) => n + names.length, 0);
+  const args =
+    sample!.length * 256 > LOOSE_OBJECTS_MAX
+      ? [...GC_CONFIG, '-c', `gc.auto=${LOOSE_OBJECTS_MAX}`, 'gc', '--auto', '--quiet']
+      : looseRefs > LOOSE_REFS_MAX
+        ? ['pack-refs', '--all', '--prune']
+        : null;
+  if (!args) return false;
   try {
-    const child = spawn(
-      'git',
-      gitSpawnArgs([...GC_CONFIG, '-c', `gc.auto=${LOOSE_OBJECTS_MAX}`, 'gc', '--auto', '--quiet']),
-      { cwd, env: gitEnv(), detached: true, stdio: 'ignore' },
-    );
+    const child = spawn('git', gitSpawnArgs(args), {
+      cwd,
+      env: gitEnv(),
+      detached: true,
+      stdio: 'ignore',
+    });
     child.on('error', () => undefined);
     child.unref();
     return true;

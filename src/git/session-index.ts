@@ -1,8 +1,15 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { catFileBatch } from './catfile.js';
 import type { Repo } from './repo.js';
-import { readSessionEvents, sessionKey, sessionPrefix, type SessionEvent } from './session.js';
+import {
+  baseEventFor,
+  readSessionEvents,
+  sessionKey,
+  sessionPrefix,
+  type SessionEvent,
+} from './session.js';
 
 /**
  * The session index: what a hook call needs to know about the earlier calls
@@ -12,31 +19,47 @@ import { readSessionEvents, sessionKey, sessionPrefix, type SessionEvent } from 
  * call does not grow with the session's history (issue 22, S1):
  *
  *   <common git dir>/guard-sessions/<harness>/<session key>/
- *     ready                       the index holds every event written before it appeared
+ *     ready.2                     the index holds every event written before it appeared
  *     w-<h(worktree)>             the session's first whole-tree checkpoint there  } first writer wins
  *     p-<h(worktree, path)>       the first checkpoint there that holds the path   } (O_EXCL)
- *     s-<h(worktree, tool call)>  the checkpoint before that shell call
- *     s-<h(worktree)>             the checkpoint before the latest shell call (a call without an id)
+ *     s-<h(worktree, tool call)>  the step of that shell call's pre event
+ *     s-<h(worktree)>             the step of the latest shell call's pre event (a call without an id)
  *     a-<h(tool call)>            the step of a write put to the person (read by its post event)
+ *     c-<h(worktree)>             the session's policy anchors there, as last read: [{"ref", "oid"}]
+ *     hd-<h(worktree)>            the HEAD a shell call last anchored (a hint: git/session-policy.ts)
+ *     background-open             the time the session last started a background command
  *
- * each a line of JSON: `{"commit", "checkpoint", "time", "ref"}`, where commit's
- * tree is the checkpoint's. A session base is the earlier of `w-` and `p-`.
+ * each of w-, p-, s-, a- a line of JSON: `{"commit", "checkpoint", "time",
+ * "ref"}`, where commit's tree is the checkpoint's (commit may be the step's
+ * ref name: a write indexes its step before writing it, a shell call right
+ * after). A session base is the earlier of `w-` and `p-`.
  *
- * What reads it today: the post event of a write (`a-`, askedStep), so that
- * event starts no git process. The write path and a shell call's post event
- * read the session's refs instead (flows/hook/hook-common.ts readSessionPolicy: the strictest
- * policy any step saw, which the index does not record yet), so the `w-`,
- * `p-` and `s-` entries are kept complete for the reader that will take
- * their session bases from here again once it does.
+ * What reads it: a write's pre event (its session bases: `w-`, `p-`, one
+ * cat-file), a shell call's post event (the step before it: `s-`), the post
+ * event of a write (`a-`, askedStep: no git process), and both of the first
+ * (`c-`: whether the session's policy anchors are all still there;
+ * flows/hook/hook-common.ts readSessionPolicy).
  *
- * It is a cache of the refs and is treated as one: no `ready` file (a session
- * of an older guard, an index removed by `guard log --prune`) or a commit that
- * is gone means one full read of the session's refs, which builds it again.
- * Whoever builds it (from one read of the refs, put in place with one
- * rename) and every call that writes an event after finding it there add
- * their own events; a call that wrote its event before an index appeared
- * (a race at a session's start) builds its own, and when another was put in
- * place first adds its event to that one: no event is left out.
+ * The agent can write all of it. So it may only ever make the gate
+ * stricter or send a call back to the refs: a session base is measured
+ * beside the disk, the stricter counts (flows/hook/hook-write.ts
+ * judgeTargets); the policy is never read from here, only from the
+ * anchors (refs: a forged one only adds a config) and, when `c-` is
+ * missing or names an anchor that is gone or moved, from every step of the
+ * session as well. What is left: an agent that removes an anchor AND its
+ * line in `c-` AND hides the removal from guard's journal (the net that
+ * notices guard's refs going, flows/doctor/integrity.ts) drops that config
+ * from the policy, as removing the steps themselves did before.
+ *
+ * It is a cache of the refs and is treated as one: no `ready.2` file (a
+ * session of an older guard, an index removed by `guard log --prune`) or a
+ * commit that is gone means one full read of the session's refs, which
+ * builds it again (an older guard's index is replaced). Whoever builds it
+ * (from one read of the refs, put in place with one rename) and every call
+ * that writes an event after finding it there add their own events; a call
+ * that wrote its event before an index appeared (a race at a session's
+ * start) builds its own, and when another was put in place first adds its
+ * event to that one: no event is left out.
  */
 export interface Indexed {
   /** What cat-file reads the checkpoint's tree from: the step's ref name (a write's, indexed before its records are written), or a commit id. */
@@ -47,7 +70,8 @@ export interface Indexed {
 }
 
 const ROOT_DIR = 'guard-sessions';
-const READY = 'ready';
+/** Versioned: an index an older guard built (no `c-` entries, shell steps not added) is built again. */
+const READY = 'ready.2';
 
 const h = (...parts: string[]) =>
   createHash('sha256').update(parts.join('\0')).digest('hex').slice(0, 32);
@@ -67,6 +91,8 @@ export const names = {
   shell: (worktree: string, toolCall: string | null) =>
     toolCall === null ? `s-${h(worktree)}` : `s-${h(worktree, toolCall)}`,
   asked: (toolCall: string) => `a-${h(toolCall)}`,
+  policy: (worktree: string) => `c-${h(worktree)}`,
+  anchoredHead: (worktree: string) => `hd-${h(worktree)}`,
 };
 
 const OID = /^[0-9a-f]{40}(?:[0-9a-f]{24})?$/;
@@ -119,9 +145,9 @@ async function writeFirst(dir: string, name: string, e: Indexed): Promise<void> 
   );
 }
 
-async function writeLast(dir: string, name: string, e: Indexed): Promise<void> {
+async function writeLast(dir: string, name: string, e: Indexed | string): Promise<void> {
   const tmp = path.join(dir, `.${name}.${randomBytes(4).toString('hex')}`);
-  await writeFile(tmp, JSON.stringify(e));
+  await writeFile(tmp, typeof e === 'string' ? e : JSON.stringify(e));
   await rename(tmp, path.join(dir, name));
 }
 
@@ -155,7 +181,7 @@ async function writeEntries(dir: string, entries: ReturnType<typeof entriesOf>):
  * own, then put it in place with one rename: a reader sees all of it or none.
  * False when another call put one in place first.
  */
-async function build(
+export async function build(
   repo: Pick<Repo, 'root' | 'commonDir'>,
   harness: string,
   session: string,
@@ -171,14 +197,24 @@ async function build(
       await writeEntries(tmp, entriesOf(ev, at, at));
     }
     await writeFile(path.join(tmp, READY), '');
-    await rename(tmp, dir);
-    return true;
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    if (code === 'ENOTEMPTY' || code === 'EEXIST') return false;
-    throw err;
+    return await putInPlace(tmp, dir);
   } finally {
     await rm(tmp, { recursive: true, force: true });
+  }
+}
+
+/** Rename a built index into place; an older guard's index there (no READY of this version) is replaced once. */
+async function putInPlace(tmp: string, dir: string): Promise<boolean> {
+  for (let tries = 0; ; tries++) {
+    try {
+      await rename(tmp, dir);
+      return true;
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code !== 'ENOTEMPTY' && code !== 'EEXIST') throw err;
+      if (tries > 0 || (await isReady(dir))) return false;
+      await rm(dir, { recursive: true, force: true });
+    }
   }
 }
 
@@ -210,6 +246,179 @@ export async function noteEvent(
 /** Forget a session's index (a commit it names is gone): the next call reads the refs. */
 export async function dropIndex(dir: string): Promise<void> {
   await rm(dir, { recursive: true, force: true }).catch(() => undefined);
+}
+
+/** Longer than any hook call runs (its budget is 20 s): an entry this young whose step is missing is still being written. */
+const IN_FLIGHT_MS = 60_000;
+
+function earlier(a: Indexed | null, b: Indexed | null): Indexed | null {
+  if (!a || !b) return a ?? b;
+  return a.time !== b.time ? (a.time < b.time ? a : b) : a.ref < b.ref ? a : b;
+}
+
+/** A path's session base: the commit of the session's earliest event that holds it, and the file there (null: absent then). */
+export interface SessionBaseOf {
+  at: Indexed;
+  data: Buffer | null;
+}
+
+export interface BasesQuery {
+  harness: string;
+  session: string;
+  rels: readonly string[];
+  maxBytes: number;
+  /** The session's events, read once per call (flows/hook/hook-common.ts): only when the index cannot answer. */
+  events: () => Promise<SessionEvent[]>;
+}
+
+/**
+ * The session base of each path (null: the session has not touched it in
+ * this work tree), from the index and ONE cat-file, whatever the length of
+ * the session; from the refs when the index is not there or names a commit
+ * that is gone (then it is dropped, and the next call builds it again).
+ * What the index names may be forged (the agent can write it): a session
+ * base only ever makes the gate stricter (flows/hook/hook-write.ts
+ * judgeTargets measures against the disk too).
+ */
+export async function sessionBases(
+  repo: Pick<Repo, 'root' | 'commonDir'>,
+  q: BasesQuery,
+  useIndex = true,
+): Promise<Array<SessionBaseOf | null>> {
+  const dir = indexDir(repo, q.harness, q.session);
+  const whole = names.whole(repo.root);
+  const found = useIndex
+    ? await readEntries(dir, [whole, ...q.rels.map((r) => names.path(repo.root, r))])
+    : null;
+  let ats: Array<Indexed | null>;
+  if (found)
+    ats = q.rels.map((r) => earlier(found.get(whole)!, found.get(names.path(repo.root, r))!));
+  else {
+    const events = await q.events();
+    // built here too (a call that is denied writes no event to build it), so the next call reads no refs
+    if (useIndex) await build(repo, q.harness, q.session, events).catch(() => false);
+    ats = q.rels.map((r) => {
+      const ev = baseEventFor(events, repo.root, r);
+      return ev
+        ? { commit: ev.commit, checkpoint: ev.checkpoint, time: ev.time, ref: ev.ref }
+        : null;
+    });
+  }
+  const commits = [...new Set(ats.flatMap((a) => (a ? [a.commit] : [])))];
+  if (commits.length === 0) return q.rels.map(() => null);
+  // "<commit>:<path>" is missing when the file did not exist then, and when the commit is gone: the commits themselves say which
+  const wanted = [...commits, ...ats.flatMap((a, i) => (a ? [`${a.commit}:${q.rels[i]}`] : []))];
+  const objs = await catFileBatch(repo.root, wanted, q.maxBytes, (i) => i < commits.length);
+  const gone = new Set(commits.filter((_, i) => objs[i]?.type !== 'commit'));
+  if (found && gone.size > 0) {
+    // a write indexes its step before writing it: a recent entry whose ref is not there yet is a
+    // call in flight (this call reads the refs); an old one is stale (dropped, rebuilt from the refs)
+    const stale = ats.some(
+      (a) => a && gone.has(a.commit) && !(Date.now() - Date.parse(a.time) < IN_FLIGHT_MS),
+    );
+    if (stale) await dropIndex(dir);
+    return sessionBases(repo, q, stale);
+  }
+  let k = commits.length;
+  return ats.map((a) => {
+    if (!a) return null;
+    const b = objs[k++];
+    return { at: a, data: b && b.type === 'blob' ? (b.data ?? null) : null };
+  });
+}
+
+/** The step before a shell call (this tool call's, or the latest one's when the call has no id); undefined: ask the refs. */
+export async function shellPre(
+  repo: Pick<Repo, 'root' | 'commonDir'>,
+  harness: string,
+  session: string,
+  toolCall: string | null,
+): Promise<Indexed | null | undefined> {
+  const name = names.shell(repo.root, toolCall);
+  const found = await readEntries(indexDir(repo, harness, session), [name]);
+  return found ? found.get(name)! : undefined;
+}
+
+/* ------------------------------------------- the policy the session saw */
+
+/** An anchor as the note holds it. */
+export interface NotedAnchor {
+  ref: string;
+  oid: string;
+}
+
+/**
+ * `c-<h(worktree)>`: the session's policy anchors in this work tree
+ * (git/session-policy.ts), each ref with its commit, as the last call that
+ * read them found them (flows/hook/hook-common.ts readSessionPolicy). Not
+ * the policy: a check on the anchors, so that one removed or moved is
+ * noticed and the session's steps are read again. Null when the index is
+ * not ready or holds no such entry (read the steps).
+ */
+export async function readPolicyNote(
+  repo: Pick<Repo, 'commonDir'>,
+  q: { harness: string; session: string; worktree: string },
+): Promise<NotedAnchor[] | null> {
+  const dir = indexDir(repo, q.harness, q.session);
+  const [ready, text] = await Promise.all([
+    isReady(dir),
+    readFile(path.join(dir, names.policy(q.worktree)), 'utf8').catch(() => null),
+  ]);
+  if (!ready || text === null) return null;
+  try {
+    const v = JSON.parse(text) as unknown;
+    const ok = (x: unknown): x is NotedAnchor =>
+      typeof x === 'object' &&
+      x !== null &&
+      typeof (x as NotedAnchor).ref === 'string' &&
+      typeof (x as NotedAnchor).oid === 'string' &&
+      OID.test((x as NotedAnchor).oid);
+    if (Array.isArray(v) && v.every(ok)) return v.map((x) => ({ ref: x.ref, oid: x.oid }));
+  } catch {
+    // torn or edited: as if absent
+  }
+  return null;
+}
+
+/** Note the anchors as this call found them (the ones it adds are noted by the next call that reads them). */
+export async function notePolicy(
+  repo: Pick<Repo, 'root' | 'commonDir'>,
+  q: { harness: string; session: string; worktree: string; events?: SessionEvent[] },
+  anchors: readonly NotedAnchor[],
+): Promise<void> {
+  const dir = indexDir(repo, q.harness, q.session);
+  try {
+    if (!(await isReady(dir))) await build(repo, q.harness, q.session, q.events);
+    const text = JSON.stringify(anchors.map((a) => ({ ref: a.ref, oid: a.oid })));
+    const tmp = path.join(dir, `.c.${randomBytes(4).toString('hex')}`);
+    await writeFile(tmp, text);
+    await rename(tmp, path.join(dir, names.policy(q.worktree)));
+  } catch {
+    // a read-only or full git dir: the next call reads the steps
+  }
+}
+
+/** The HEAD a shell call's step last anchored in this work tree (a hint: a wrong one costs an anchor, or one is left to the next call that reads the policy). */
+export async function anchoredHead(
+  repo: Pick<Repo, 'commonDir'>,
+  q: { harness: string; session: string; worktree: string },
+): Promise<string | null> {
+  const file = path.join(indexDir(repo, q.harness, q.session), names.anchoredHead(q.worktree));
+  return (await readFile(file, 'utf8').catch(() => null))?.trim() ?? null;
+}
+
+export async function noteAnchoredHead(
+  repo: Pick<Repo, 'commonDir'>,
+  q: { harness: string; session: string; worktree: string },
+  head: string,
+): Promise<void> {
+  const dir = indexDir(repo, q.harness, q.session);
+  try {
+    if (!(await isReady(dir))) return;
+    await writeLast(dir, names.anchoredHead(q.worktree), head);
+  } catch {
+    // the next shell call anchors again
+  }
 }
 
 /** The step of a write this tool call put to the person; null: none; undefined: ask the refs. */

@@ -18,6 +18,11 @@ import { git } from './run.js';
  */
 export const SESSION_REFS = `${REFS.root}sessions/`;
 
+/** A session step's ref (<harness>/<session key>/<name>), not a policy anchor beside the steps (git/session-policy.ts). */
+export function isStepRef(ref: string): boolean {
+  return ref.startsWith(SESSION_REFS) && ref.slice(SESSION_REFS.length).split('/').length === 3;
+}
+
 /** A ref-safe name for a session id: itself when it is plain, else a hash. */
 export function sessionKey(id: string): string {
   if (/^[A-Za-z0-9][A-Za-z0-9_-]{0,99}$/.test(id)) return id;

@@ -8,11 +8,12 @@ afterAll(cleanupRepos);
 /**
  * Issue 22, S1: the cost of a hook call does not grow with its session's
  * history in git processes. A write or a shell post event reads the
- * session's steps with ONE for-each-ref (the strictest policy they saw and
- * the session bases, flows/hook/hook.ts readPolicy: a forged step must not
- * loosen the gate); the post event of a write is answered by the session
- * index alone, and no call reads the steps for background commands unless
- * one of the session's is open.
+ * session's policy anchors with ONE for-each-ref of a few refs (the
+ * strictest policy the session saw: flows/hook/hook-common.ts
+ * readSessionPolicy, test/e2e/hook-policy-anchors.test.ts) and its session
+ * bases and the step before a shell call from the session index; the post
+ * event of a write is answered by the index alone, and no call reads the
+ * steps for background commands unless one of the session's is open.
  */
 
 function claude(
@@ -152,8 +153,14 @@ describe('a hook call reads none of its session history', () => {
     ).toEqual(['rev-parse']);
   });
 
-  it("a shell call's post event finds its checkpoint with one for-each-ref, however many calls came before, and reports the loss", () => {
+  it("a shell call's post event finds its checkpoint with one for-each-ref (the policy anchors), however many calls came before, and reports the loss", () => {
     const repo = makeRepo({ 'big.py': lines(270) });
+    // the session's first calls that read the policy read its steps, until its anchors hold what they saw
+    for (const id of ['w0', 'w1']) {
+      const p = { file_path: path.join(repo.dir, 'small.txt'), content: `${id}\n` };
+      traced(repo, claude(repo, 'Write', p, { id }));
+      writeFileSync(path.join(repo.dir, 'small.txt'), `${id}\n`);
+    }
     for (let i = 0; i < 3; i++)
       traced(repo, claude(repo, 'Bash', { command: 'true' }, { id: `t${i}` }));
     traced(repo, claude(repo, 'Bash', { command: 'rm big.py' }, { id: 'rm1' }));
@@ -163,8 +170,38 @@ describe('a hook call reads none of its session history', () => {
       claude(repo, 'Bash', { command: 'rm big.py' }, { id: 'rm1', post: true }),
     );
     expect(forEachRef(post.git)).toHaveLength(1);
+    expect(forEachRef(post.git)[0]).toContain('refs/guard/sessions/claude/long-1/policy/');
     expect(post.stdout).toContain('big.py was deleted');
   });
+
+  it("no call lists the session's steps: the 40th write and shell call start the same git processes as the 4th", () => {
+    const repo = makeRepo({ 'a.txt': 'a\n', 'b.txt': 'b\n' });
+    const kinds = (git: string[]) =>
+      git.map((l) => l.split(' ').find((w) => !w.startsWith('-') && !w.includes('=')));
+    const round = (i: number) => {
+      const file = path.join(repo.dir, i % 2 ? 'a.txt' : 'b.txt');
+      const w = traced(
+        repo,
+        claude(repo, 'Write', { file_path: file, content: `${i}\n` }, { id: `w${i}` }),
+      );
+      writeFileSync(file, `${i}\n`);
+      const pre = traced(repo, claude(repo, 'Bash', { command: 'true' }, { id: `b${i}` }));
+      const post = traced(
+        repo,
+        claude(repo, 'Bash', { command: 'true' }, { id: `b${i}`, post: true }),
+      );
+      return { w, pre, post };
+    };
+    const early = [0, 1, 2, 3].map(round)[3]!;
+    for (let i = 4; i < 39; i++) round(i);
+    const late = round(39);
+    for (const k of ['w', 'pre', 'post'] as const) {
+      expect(kinds(late[k].git)).toEqual(kinds(early[k].git));
+      // a for-each-ref reads the session's policy anchors (a few refs), never its steps
+      for (const l of forEachRef(late[k].git))
+        expect(l).toMatch(/refs\/guard\/sessions\/claude\/long-1\/policy\/[0-9a-f]{16}\/$/);
+    }
+  }, 120_000);
 });
 
 describe('loose objects are packed off the hot path', () => {
@@ -193,5 +230,33 @@ describe('loose objects are packed off the hot path', () => {
     );
     // and guard still reads what it wrote from packed refs
     expect(repo.guardJson(['log']).json.entries.length).toBeGreaterThan(0);
+  }, 120_000);
+
+  it('past ~400 loose records, with few loose objects, a hook call packs the refs in the background (git gc --auto counts objects only)', async () => {
+    const repo = makeRepo({ 'a.txt': 'a\n' });
+    const head = repo.git(['rev-parse', 'HEAD']).trim();
+    // 600 loose refs under refs/guard/checkpoints/ (the loose objects stay few: all name HEAD)
+    const input = Array.from(
+      { length: 600 },
+      (_, i) =>
+        `create refs/guard/checkpoints/20260101T000000Z-${String(i).padStart(8, '0')} ${head}\n`,
+    ).join('');
+    repo.git(['update-ref', '--stdin'], { input });
+    const loose = () => {
+      // (pack-refs --prune removes the folder it emptied)
+      const dir = path.join(repo.dir, '.git', 'refs', 'guard', 'checkpoints');
+      return existsSync(dir) ? readdirSync(dir).length : 0;
+    };
+    expect(loose()).toBeGreaterThanOrEqual(600);
+    traced(
+      repo,
+      claude(repo, 'Write', { file_path: path.join(repo.dir, 'a.txt'), content: 'b\n' }),
+    );
+    const deadline = Date.now() + 60_000;
+    while (loose() > 100 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200));
+    expect(loose()).toBeLessThan(100);
+    expect(readFileSync(path.join(repo.dir, '.git', 'packed-refs'), 'utf8')).toContain(
+      'refs/guard/checkpoints/20260101T000000Z-00000599',
+    );
   }, 120_000);
 });

@@ -14,6 +14,10 @@ import {
 
 afterAll(cleanupRepos);
 
+/** The session steps under refs/guard/sessions/, without the policy anchors beside them (git/session-policy.ts). */
+const steps = (repo: TestRepo) =>
+  repo.refs('refs/guard/sessions/').filter((r) => !r.includes('/policy/'));
+
 type Env = Record<string, string | undefined>;
 
 /** A Claude Code PreToolUse/PostToolUse payload, shaped as claude 2.1.330 sends it. */
@@ -161,7 +165,7 @@ describe('guard hook claude: writes', () => {
     const [cp] = repo.refs('refs/guard/checkpoints/');
     expect(repo.git(['show', `${cp}:seed.txt`])).toBe('alpha\n');
     // a refused call wrote nothing: it is no session step (rewind would otherwise put the path back)
-    expect(repo.refs('refs/guard/sessions/')).toEqual([]);
+    expect(steps(repo)).toEqual([]);
   });
 
   it('session base: ten small edits cannot add up to a rewrite', () => {
@@ -565,7 +569,7 @@ describe('concurrency', () => {
       .map((m) => /"paths":\["(f\d)\.txt"\]/.exec(m)![1])
       .sort();
     expect(held).toEqual(['f0', 'f1', 'f2', 'f3', 'f4', 'f5', 'f6', 'f7']);
-    expect(repo.refs('refs/guard/sessions/')).toHaveLength(8);
+    expect(steps(repo)).toHaveLength(8);
     expect(repo.git(['for-each-ref', '--format=%(refname)', 'refs/guard/tmp/'])).toBe('');
   });
 });
@@ -634,9 +638,10 @@ describe('pruning', () => {
       'claude',
       claude(repo, 'Write', { file_path: path.join(repo.dir, 'a.txt'), content: 'b\n' }),
     );
-    expect(repo.refs('refs/guard/sessions/')).toHaveLength(1);
+    expect(steps(repo)).toHaveLength(1);
     const r = repo.guardJson(['log', '--prune', '--keep', '0']);
     expect(r.json.pruned.checkpoints).toBe(1);
+    // the session's policy anchors (git/session-policy.ts) go with its last step
     expect(repo.refs('refs/guard/sessions/')).toEqual([]);
   });
 });

@@ -336,8 +336,8 @@ export async function prune(opts: PruneOptions): Promise<PruneResult> {
   const gone = new Set(
     doomed.filter((r) => r.ref.startsWith(REFS.checkpoints)).map((r) => checkpointId(r.ref)),
   );
-  for (const r of all) {
-    if (!r.ref.startsWith(`${REFS.root}sessions/`)) continue;
+  const sessions = all.filter((r) => r.ref.startsWith(`${REFS.root}sessions/`));
+  for (const r of sessions) {
     const step = parseRecordMessage(r.message.replace(/\n$/, '')) as {
       checkpoint?: unknown;
     } | null;
@@ -345,6 +345,7 @@ export async function prune(opts: PruneOptions): Promise<PruneResult> {
     if (tooOld || (typeof step?.checkpoint === 'string' && gone.has(step.checkpoint)))
       doomed.push(r);
   }
+  doomed.push(...orphanAnchors(sessions, new Set(doomed.map((r) => r.ref))));
   await apply({
     gate: 'log',
     repo,
@@ -413,4 +414,18 @@ export async function readSessionLog(
   const entries: LogEntry[] = [...steps, ...decisions];
   entries.sort((a, b) => (a.time !== b.time ? (a.time < b.time ? 1 : -1) : 0));
   return { entries, skipped: all.skipped };
+}
+
+/** A session's policy anchors (git/session-policy.ts) go with the last of its steps. */
+function orphanAnchors(sessions: readonly RefRecord[], doomed: ReadonlySet<string>): RefRecord[] {
+  const anchor = /^(refs\/guard\/sessions\/[^/]+\/[^/]+\/)policy\//;
+  const live = new Set(
+    sessions
+      .filter((r) => !anchor.test(r.ref) && !doomed.has(r.ref))
+      .map((r) => r.ref.slice(0, r.ref.lastIndexOf('/') + 1)),
+  );
+  return sessions.filter((r) => {
+    const m = anchor.exec(r.ref);
+    return m !== null && !doomed.has(r.ref) && !live.has(m[1]!);
+  });
 }

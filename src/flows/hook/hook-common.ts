@@ -2,8 +2,13 @@ import { makePolicy, type Classification, type Policy } from '../../core/classif
 import { type Config } from '../../core/config.js';
 import { type Judged, type Planned } from '../../harness/decide.js';
 import type { Outcome } from '../../harness/types.js';
-import { readSessionEvents, type SessionEvent } from '../../git/session.js';
-import { configAt, configObject, readConfig } from '../../git/policy.js';
+import type { CatResult } from '../../git/catfile.js';
+import type { RecordCommit } from '../../git/records.js';
+import type { Repo } from '../../git/repo.js';
+import { readSessionEvents, sessionPrefix, type SessionEvent } from '../../git/session.js';
+import { notePolicy, readPolicyNote } from '../../git/session-index.js';
+import { anchorCommit, policyPrefix, readAnchors } from '../../git/session-policy.js';
+import { configAt, configObject, readConfig, type ConfigRead } from '../../git/policy.js';
 
 /**
  * What the hook's write and shell calls share (flows/hook/hook.ts runs them):
@@ -77,34 +82,95 @@ export const PLUGIN_DIRS =
 /**
  * The policy a hook call is judged by, and HEAD. HEAD is the agent's to
  * move (a `git commit --no-verify` of a looser guard.config.json before
- * the write), so the committed config of HEAD as each of the session's
- * calls found it counts as well, and the strictest applies: a step forged
- * with an older, looser HEAD cannot loosen what the real steps hold. One
- * cat-file; each distinct config parsed once.
+ * the write), so every config the session's calls found at HEAD counts as
+ * well, and the strictest applies. They are read from the session's policy
+ * anchors (git/session-policy.ts: one ref per config, one for-each-ref of
+ * a few refs, whatever the length of the session), and from its steps
+ * (HEAD as each call found it: a step's parent is its checkpoint, whose
+ * parent is HEAD then) only when the session index's note of the anchors
+ * is missing or does not match them (an anchor removed, an index deleted
+ * or edited: the index is the agent's to write, so it only ever decides
+ * whether the steps are read too, never what counts). A forged anchor or
+ * step adds a config: it cannot loosen what the real ones hold. The configs
+ * that no anchor holds yet come back as `anchors`, for the call to write
+ * with its own records. One cat-file; each distinct config parsed once.
  */
-export async function readSessionPolicy(
-  root: string,
-  events: readonly SessionEvent[],
-): Promise<{ head: string | null; policy: Policy; config: Config }> {
-  const anchors = events.filter((x) => x.worktree === root);
-  // a session event's parent is its checkpoint, whose parent is HEAD as it was then
+export interface PolicyQuery {
+  harness: string;
+  session: string;
+  now: Date;
+  /** Further revisions whose committed config counts (a shell call's post event: HEAD as its pre step found it). */
+  also?: readonly string[];
+  /** The session's events, when the call read them already (background commands): the steps count as well. */
+  events?: SessionEvent[];
+}
+
+export interface SessionPolicyRead {
+  head: string | null;
+  policy: Policy;
+  config: Config;
+  /** Anchors of the configs this call saw that none held: written with the call's records. */
+  anchors: RecordCommit[];
+}
+
+export async function readSessionPolicy(repo: Repo, q: PolicyQuery): Promise<SessionPolicyRead> {
+  const root = repo.root;
+  const who = { harness: q.harness, session: q.session, worktree: root };
+  const [held, note] = await Promise.all([
+    readAnchors(root, policyPrefix(q.harness, q.session, root)),
+    readPolicyNote(repo, who),
+  ]);
+  const noted =
+    note !== null && note.every((n) => held.some((a) => a.ref === n.ref && a.oid === n.oid));
+  const events =
+    q.events ??
+    (noted ? undefined : await sessionEventsOnce(root, sessionPrefix(q.harness, q.session)));
+  const steps = (events ?? []).filter((x) => x.worktree === root);
+  const also = q.also ?? [];
   const read = await readConfig(root, 'HEAD', {
-    also: ['HEAD', ...anchors.map((x) => configObject(`${x.commit}^^`))],
+    also: [
+      'HEAD',
+      ...[...also, ...held.map((a) => a.oid), ...steps.map((x) => `${x.commit}^^`)].map(
+        configObject,
+      ),
+    ],
   });
   const [head, ...then] = read.also;
-  const headOid = head && head.type === 'commit' ? head.oid : null;
+  const revs = [...also, ...held.map((a) => a.ref), ...steps.map((x) => `${x.checkpoint}^`)];
+  const seen = strictest(read, then, revs);
+  const anchored = new Set(then.slice(also.length, also.length + held.length).map(blobKey));
+  const missing = [...seen.blobs].filter((b) => !anchored.has(b));
+  // noted only when the anchors hold every config seen: else the steps are read again until a call has written them
+  if (missing.length === 0 && (!noted || note.length !== held.length))
+    await notePolicy(repo, { ...who, events }, held);
+  return {
+    head: head && head.type === 'commit' ? head.oid : null,
+    policy: makePolicy(seen.config, { bootstrap: seen.bootstrap }),
+    config: seen.config,
+    anchors: missing.map((blob) => anchorCommit(who, { blob }, q.now)),
+  };
+}
+
+const blobKey = (b: CatResult | null | undefined) => (b && b.type === 'blob' ? b.oid : '');
+
+/** HEAD's config and every other one read (`revs` name them in errors): the strictest, the distinct blobs ("" none), and whether none is committed anywhere. */
+function strictest(
+  read: ConfigRead,
+  then: ReadonlyArray<CatResult | null | undefined>,
+  revs: readonly string[],
+): { config: Config; blobs: Set<string>; bootstrap: boolean } {
   let config = read.config;
   let bootstrap = read.oid === null;
   // (no config at all counts once, as the defaults)
-  const seen = new Set<string>([read.oid ?? '']);
+  const blobs = new Set<string>([read.oid ?? '']);
   for (const [i, blob] of then.entries()) {
-    const key = blob ? blob.oid : '';
-    if (seen.has(key)) continue;
-    seen.add(key);
-    config = stricter(config, configAt(`${anchors[i]!.checkpoint}^`, blob?.data));
-    bootstrap &&= blob === null;
+    const key = blobKey(blob);
+    if (blobs.has(key)) continue;
+    blobs.add(key);
+    config = stricter(config, configAt(revs[i]!, key ? blob!.data : undefined));
+    bootstrap &&= key === '';
   }
-  return { head: headOid, policy: makePolicy(config, { bootstrap }), config };
+  return { config, blobs, bootstrap };
 }
 
 /** Of two policies, what each would ask a person about. */

@@ -11,7 +11,16 @@ import { treeDiff } from '../../git/diff.js';
 import { type RecordCommit } from '../../git/records.js';
 import { type Repo } from '../../git/repo.js';
 import { sessionEventCommit, sessionPrefix, type SessionEvent } from '../../git/session.js';
-import { backgroundMarker, markBackgroundOpen } from '../../git/session-index.js';
+import {
+  anchoredHead,
+  backgroundMarker,
+  markBackgroundOpen,
+  noteAnchoredHead,
+  noteEvent,
+  shellPre,
+  type Indexed,
+} from '../../git/session-index.js';
+import { anchorCommit } from '../../git/session-policy.js';
 import { apply, takeCheckpoint } from '../../apply/apply.js';
 import { laneOf } from '../context.js';
 import { coverageLoss, coverageSentences } from './shell-coverage.js';
@@ -53,21 +62,52 @@ export async function shellBefore(
   e: HookEvent,
   { command, background, meta, now }: ShellBeforeCall,
 ): Promise<HookResult> {
-  // the session step goes in the checkpoint's own fast-import
-  const records = (c: { id: string; commit: string }) => [
-    sessionCommit(repo, e, { commit: c.commit, id: c.id, phase: 'pre', command, now, background }),
-  ];
+  const who = { harness: e.harness, session: e.sessionId, worktree: repo.root };
+  const anchored = await anchoredHead(repo, who);
+  let stepRef = '';
+  let head: string | null = null;
+  // the session step goes in the checkpoint's own fast-import, and HEAD's anchor when it moved (git/session-policy.ts)
+  const records = (c: { id: string; commit: string; head: string | null }) => {
+    const step = sessionCommit(repo, e, {
+      ...{ commit: c.commit, id: c.id, phase: 'pre', command, now, background },
+    });
+    stepRef = step.ref!;
+    head = c.head;
+    return [
+      step,
+      ...(c.head && c.head !== anchored ? [anchorCommit(who, { head: c.head }, now)] : []),
+    ];
+  };
   const cp = await shellCheckpoint(repo, {
     reason: `before ${e.harness} shell: ${oneLine(command)}`,
     session: meta,
     now,
     records,
   });
+  await noteShell(repo, e, 'pre', {
+    commit: stepRef,
+    checkpoint: cp.id,
+    time: now.toISOString(),
+    ref: stepRef,
+  });
+  if (head && head !== anchored) await noteAnchoredHead(repo, who, head);
   // the lanes' work trees, which a command in the main tree can take (git clean -ffdx): flows/hook/lane-keep.ts
   await (await import('./lane-keep.js')).keepLanes(repo, command, now, cp.id);
   if (background) await markBackgroundOpen(repo, e.harness, e.sessionId, now);
   await apply({ gate: 'hook', repo, now, records: [], target: null, pack: true });
   return { outcome: NONE, checkpoint: cp.id, notes: [] };
+}
+
+/** A shell step in the session index: its checkpoint (`s-`) and, the session's first whole-tree one, every path's base (`w-`). */
+function noteShell(repo: Repo, e: HookEvent, phase: 'pre' | 'post', at: Indexed): Promise<void> {
+  return noteEvent(
+    repo,
+    {
+      ...{ harness: e.harness, session: e.sessionId, worktree: repo.root, paths: null },
+      ...{ kind: 'shell', phase, toolCall: e.toolCallId },
+    },
+    at,
+  );
 }
 
 interface SessionCommitInput {
@@ -121,25 +161,24 @@ export async function shellAfter(
   { command, meta, now }: ShellAfterCall,
 ): Promise<HookResult> {
   const root = repo.root;
-  const [events, cp] = await Promise.all([
-    sessionEventsOnce(root, sessionPrefix(e.harness, e.sessionId)),
+  const [pre, cp] = await Promise.all([
+    preShellOf(repo, e),
     shellCheckpoint(repo, {
       reason: `after ${e.harness} shell: ${oneLine(command)}`,
       session: meta,
       now,
     }),
   ]);
-  const pres = events.filter((x) => x.kind === 'shell' && x.phase === 'pre' && x.worktree === root);
-  const pre = (e.toolCallId ? pres.filter((x) => x.toolCall === e.toolCallId) : pres).pop() ?? null;
+  const post = (x: Partial<SessionCommitInput> = {}) =>
+    sessionCommit(repo, e, { commit: cp.commit, id: cp.id, phase: 'post', command, now, ...x });
   if (!pre) {
-    await apply({
-      gate: 'hook',
-      repo,
-      now,
-      records: [
-        sessionCommit(repo, e, { commit: cp.commit, id: cp.id, phase: 'post', command, now }),
-      ],
-      target: null,
+    const step = post();
+    await apply({ gate: 'hook', repo, now, records: [step], target: null });
+    await noteShell(repo, e, 'post', {
+      commit: step.ref!,
+      checkpoint: cp.id,
+      time: now.toISOString(),
+      ref: step.ref!,
     });
     return {
       outcome: NONE,
@@ -147,18 +186,16 @@ export async function shellAfter(
       notes: ['no checkpoint from before this command: nothing to compare with'],
     };
   }
-  const { lost, outside, gate } = await lostSince(root, { events, pre, cp });
+  const { lost, outside, gate, anchors } = await lostSince(repo, e, { pre, cp, now });
   const lostPaths = [...lost.map((c) => c.path), ...outside.kept.map((k) => k.path)];
-  const step = sessionCommit(repo, e, {
-    commit: cp.commit,
-    id: cp.id,
-    phase: 'post',
-    command,
-    now,
-    lost: lostPaths,
-    notKept: outside.notKept.map((n) => n.path),
+  const step = post({ lost: lostPaths, notKept: outside.notKept.map((n) => n.path) });
+  await apply({ gate: 'hook', repo, now, records: [step, ...anchors], target: null, pack: true });
+  await noteShell(repo, e, 'post', {
+    commit: step.ref!,
+    checkpoint: cp.id,
+    time: now.toISOString(),
+    ref: step.ref!,
   });
-  await apply({ gate: 'hook', repo, now, records: [step], target: null, pack: true });
   const judged: Judged[] = lost.map((c) => ({ ...judgedOf(c), needsApproval: true }));
   const messages = afterMessages(
     { command, session: e.sessionId, since: pre.checkpoint },
@@ -173,18 +210,42 @@ export async function shellAfter(
   };
 }
 
+/** The step before this shell call (this tool call's, or the latest one's): from the session index, else the refs. */
+async function preShellOf(
+  repo: Repo,
+  e: HookEvent,
+): Promise<{ commit: string; checkpoint: string } | null> {
+  const indexed = await shellPre(repo, e.harness, e.sessionId, e.toolCallId);
+  if (indexed !== undefined) return indexed;
+  const events = await sessionEventsOnce(repo.root, sessionPrefix(e.harness, e.sessionId));
+  const pres = events.filter(
+    (x) => x.kind === 'shell' && x.phase === 'pre' && x.worktree === repo.root,
+  );
+  return (e.toolCallId ? pres.filter((x) => x.toolCall === e.toolCallId) : pres).pop() ?? null;
+}
+
 /** What changed between the step before the command (`pre`) and the checkpoint after it (`cp`): losses in git's tree, outside it, and of the gate's own files. */
 async function lostSince(
-  root: string,
+  repo: Repo,
+  e: HookEvent,
   {
-    events,
     pre,
     cp,
-  }: { events: SessionEvent[]; pre: SessionEvent; cp: Parameters<typeof coverageLoss>[2] },
+    now,
+  }: {
+    pre: { commit: string };
+    cp: Parameters<typeof coverageLoss>[2];
+    now: Date;
+  },
 ) {
-  // the checkpoint before the command (the step's parent): what it kept outside git's tree
-  const [{ config, policy }, [preCp]] = await Promise.all([
-    readSessionPolicy(root, events),
+  const root = repo.root;
+  // the checkpoint before the command (the step's parent): what it kept outside git's tree;
+  // and HEAD as the step found it (its checkpoint's parent) counts for the policy too
+  const [{ config, policy, anchors }, [preCp]] = await Promise.all([
+    readSessionPolicy(repo, {
+      ...{ harness: e.harness, session: e.sessionId, now },
+      also: [`${pre.commit}^^`],
+    }),
     catFileBatch(root, [`${pre.commit}^`], READ_CAP),
   ]);
   const { lost, gate: inTree } = await lossesBetween(root, {
@@ -202,7 +263,7 @@ async function lostSince(
   const gate = [
     ...new Set([...inTree, ...outside.kept.map((k) => k.path).filter((p) => GATE_FILES.has(p))]),
   ];
-  return { lost, outside, gate };
+  return { lost, outside, gate, anchors };
 }
 
 /** What the model is told after a shell command: what it lost (kept by `since`), what went outside git's tree, the gate's own files. */
@@ -384,8 +445,11 @@ export async function reportBackground(
       session,
       now,
     });
-    const { config, policy } = await readSessionPolicy(root, events);
-    const records: RecordCommit[] = [];
+    const { config, policy, anchors } = await readSessionPolicy(repo, {
+      ...{ harness: e.harness, session: e.sessionId, now },
+      events,
+    });
+    const records: RecordCommit[] = [...anchors];
     for (const bg of open) {
       const checked = await checkBackground({ repo, e, events, cp, config, policy, now }, bg);
       records.push(checked.record);

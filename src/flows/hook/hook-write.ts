@@ -27,8 +27,8 @@ import {
 } from '../../git/records.js';
 import { type Repo } from '../../git/repo.js';
 import { numstatPairs } from '../../git/measure.js';
-import { baseEventFor, sessionPrefix, type SessionEvent } from '../../git/session.js';
-import { askedStep } from '../../git/session-index.js';
+import { sessionPrefix } from '../../git/session.js';
+import { askedStep, sessionBases, type SessionBaseOf } from '../../git/session-index.js';
 import { apply } from '../../apply/apply.js';
 import { laneOf } from '../context.js';
 import {
@@ -146,6 +146,8 @@ interface WriteCall {
   unmatched: Unmatched[];
   policy: Policy;
   head: string | null;
+  /** Policy anchors this call adds (hook-common.ts readSessionPolicy), written with its records. */
+  anchors: RecordCommit[];
   ctx: RecordContext;
   now: Date;
 }
@@ -232,10 +234,18 @@ async function readWrite(
     else placed.push({ rel: p.rel, abs: p.abs, change: f.change });
   }
   if (placed.length === 0) return null;
-  const events = await sessionEventsOnce(root, sessionPrefix(e.harness, e.sessionId));
-  const { head, policy } = await readSessionPolicy(root, events);
+  const [{ head, policy, anchors }, bases] = await Promise.all([
+    readSessionPolicy(repo, { harness: e.harness, session: e.sessionId, now }),
+    sessionBases(repo, {
+      harness: e.harness,
+      session: e.sessionId,
+      rels: placed.map((p) => p.rel),
+      maxBytes: READ_CAP,
+      events: () => sessionEventsOnce(root, sessionPrefix(e.harness, e.sessionId)),
+    }),
+  ]);
   const unmatched: Unmatched[] = [];
-  const targets = await readTargets(root, e.cwd, { placed, events, unmatched, notes });
+  const targets = await readTargets(root, e.cwd, { placed, bases, unmatched, notes });
   linkMoves(targets);
   if (unmatched.length === 0 && targets.every((t) => same(t.current, t.next))) {
     notes.push('the call changes nothing on disk: no opinion');
@@ -250,12 +260,13 @@ async function readWrite(
     session: e.sessionId,
     toolCall: e.toolCallId,
   };
-  return { repo, root, e, targets, unmatched, policy, head, ctx, now };
+  return { repo, root, e, targets, unmatched, policy, head, anchors, ctx, now };
 }
 
 interface TargetsInput {
   placed: PlacedChange[];
-  events: SessionEvent[];
+  /** Each placed file's session base (null: the session has not touched it here). */
+  bases: Array<SessionBaseOf | null>;
   unmatched: Unmatched[];
   notes: string[];
 }
@@ -264,14 +275,10 @@ interface TargetsInput {
 async function readTargets(
   root: string,
   cwd: string,
-  { placed, events, unmatched, notes }: TargetsInput,
+  { placed, bases, unmatched, notes }: TargetsInput,
 ): Promise<CallFile[]> {
   const disk = await Promise.all(placed.map((p) => readDisk(p.abs)));
-  const baseEvents = placed.map((p) => baseEventFor(events, root, p.rel));
-  const wanted = baseEvents.flatMap((ev, i) => (ev ? [`${ev.commit}:${placed[i]!.rel}`] : []));
-  const blobs = wanted.length ? await catFileBatch(root, wanted, READ_CAP) : [];
   const targets: CallFile[] = [];
-  let k = 0;
   for (const [i, p] of placed.entries()) {
     const { content: current, mode } = disk[i]!;
     let source: Buffer | null = null;
@@ -287,9 +294,8 @@ async function readTargets(
     else if ('loose' in r && r.loose) notes.push(`${p.rel}: ${r.loose.join('; ')}`);
     let base = current;
     let fromSession = false;
-    if (baseEvents[i]) {
-      const b = blobs[k++];
-      base = b && b.type === 'blob' ? (b.data ?? null) : null;
+    if (bases[i]) {
+      base = bases[i]!.data;
       fromSession = true;
     }
     const next = !r.ok ? current : r.text === null ? null : Buffer.from(r.text, 'utf8');
@@ -407,6 +413,7 @@ async function keepRefused(
       changes: w.targets.map((t) => blobChange(t.rel, t.next, t.mode)),
     }),
     decisionBatch(w.ctx, decisions, w.now),
+    ...w.anchors,
   ];
   await apply({ gate: 'hook', repo: w.repo, now: w.now, records: commits, target: null });
   return rejected;
@@ -430,7 +437,10 @@ async function keepCallPaths(
     gate: 'hook',
     repo: w.repo,
     now,
-    records: v !== 'ask' && decisions.length > 0 ? [decisionBatch(w.ctx, decisions, now)] : [],
+    records: [
+      ...(v !== 'ask' && decisions.length > 0 ? [decisionBatch(w.ctx, decisions, now)] : []),
+      ...w.anchors,
+    ],
     pack: true,
     target: {
       kind: 'paths',

@@ -28,11 +28,13 @@ import { writeAfter, writeBefore } from './hook-write.js';
  * does, or does not.
  *
  * Git processes for a write: rev-parse, for-each-ref (the session's
- * steps: the strictest policy they saw, the session bases, background
- * commands still open), cat-file of HEAD, the configs and the session
- * bases, one diff --no-index (when a base differs), one fast-import.
- * Nothing scans the work tree. The session index (git/session-index.ts)
- * answers the post event of a write without reading the steps.
+ * policy anchors: a few refs, git/session-policy.ts), cat-file of HEAD and
+ * the configs, cat-file of the session bases (named by the session index,
+ * git/session-index.ts), one diff --no-index (when a base differs), one
+ * fast-import: the same at the 10,000th call as at the 10th. Nothing scans
+ * the work tree, and no call lists the session's steps unless the index is
+ * missing or does not match the anchors, or a background command of the
+ * session is open. The index answers the post event of a write alone.
  */
 export interface HookOptions {
   event: HookEvent;
