@@ -4,6 +4,7 @@ import {
   appendFileSync,
   chmodSync,
   cpSync,
+  existsSync,
   lstatSync,
   mkdirSync,
   mkdtempSync,
@@ -372,6 +373,19 @@ export function claudePayload(
     tool_use_id: id,
     ...(post ? { tool_response: {} } : {}),
   });
+}
+
+/** `guard hook claude` on a payload with every git process it starts traced (GUARD_TRACE_GIT): its decision, output and the git command lines. */
+export function tracedHook(
+  repo: TestRepo,
+  payload: string,
+): { decision: string | null; stdout: string; git: string[] } {
+  const trace = path.join(outsideDir(), 'trace');
+  const r = repo.guard(['hook', 'claude'], { input: payload, env: { GUARD_TRACE_GIT: trace } });
+  if (r.code !== 0) throw new Error(`guard hook claude exited ${r.code}: ${r.stderr}`);
+  const json = r.stdout.trim() ? JSON.parse(r.stdout) : null;
+  const git = existsSync(trace) ? readFileSync(trace, 'utf8').split('\n').filter(Boolean) : [];
+  return { decision: json?.hookSpecificOutput?.permissionDecision ?? null, stdout: r.stdout, git };
 }
 
 /** `guard hook claude` on that payload: its exit code, output and parsed answer. */

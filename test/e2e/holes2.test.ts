@@ -27,6 +27,14 @@ import { AUTO, BIG, bigAt, head, laneGit, repoWithBig } from './backdoors-shared
 
 afterAll(cleanupRepos);
 
+/** A repository with guard's global hooks and its Claude Code entry, as `guard init --global --agent claude` writes them. */
+function claudeRepo(): TestRepo {
+  const repo = makeRepo({ 'app.py': lines(10) });
+  repo.git(['config', '--unset', 'core.hooksPath']);
+  expect(repo.guard(['init', '--global', '--agent', 'claude']).code).toBe(0);
+  return repo;
+}
+
 describe('a person approval in a decision record names the kind of thing approved', () => {
   it('a review approval of a regular file does not let the same blob in as a symlink past the branch gate', () => {
     const repo = repoWithBig();
@@ -149,12 +157,6 @@ describe("a lane's base ref is journaled", () => {
 });
 
 describe("guard's hook entry in .claude/settings.json", () => {
-  function claudeRepo(): TestRepo {
-    const repo = makeRepo({ 'app.py': lines(10) });
-    repo.git(['config', '--unset', 'core.hooksPath']);
-    expect(repo.guard(['init', '--global', '--agent', 'claude']).code).toBe(0);
-    return repo;
-  }
   const pre = (repo: TestRepo, id: string) =>
     claudeHook(repo, 'entry', 'Bash', { command: 'ls' }, id).json?.hookSpecificOutput ?? {};
   const edit = (repo: TestRepo, f: (h: any) => void) => {
@@ -269,12 +271,6 @@ describe('git clean -fdX && git commit in ONE shell command (the commit runs whi
 });
 
 describe("Claude Code's settings besides guard's entries", () => {
-  function claudeRepo(): TestRepo {
-    const repo = makeRepo({ 'app.py': lines(10) });
-    repo.git(['config', '--unset', 'core.hooksPath']);
-    expect(repo.guard(['init', '--global', '--agent', 'claude']).code).toBe(0);
-    return repo;
-  }
   const pre = (repo: TestRepo, id: string, env: Record<string, string> = {}) => {
     const r = repo.guard(['hook', 'claude'], {
       input: JSON.stringify({
@@ -498,12 +494,6 @@ describe("Claude Code's settings besides guard's entries", () => {
 });
 
 describe('a FIFO planted where guard reads or writes its own state', () => {
-  function claudeRepo(): TestRepo {
-    const repo = makeRepo({ 'app.py': lines(10) });
-    repo.git(['config', '--unset', 'core.hooksPath']);
-    expect(repo.guard(['init', '--global', '--agent', 'claude']).code).toBe(0);
-    return repo;
-  }
   const payload = (repo: TestRepo, event = 'PreToolUse') =>
     JSON.stringify({
       session_id: 'fifo',
@@ -564,12 +554,6 @@ describe('a FIFO planted where guard reads or writes its own state', () => {
 });
 
 describe("guard's record of what it installed (.git/guard/gate.json)", () => {
-  function claudeRepo(): TestRepo {
-    const repo = makeRepo({ 'app.py': lines(10) });
-    repo.git(['config', '--unset', 'core.hooksPath']);
-    expect(repo.guard(['init', '--global', '--agent', 'claude']).code).toBe(0);
-    return repo;
-  }
   const pre = (repo: TestRepo, id: string) =>
     claudeHook(repo, 'gate', 'Bash', { command: 'ls' }, id).json?.hookSpecificOutput ?? {};
 

@@ -1,7 +1,14 @@
 import { existsSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { cleanupRepos, lines, makeRepo, outsideDir, type TestRepo } from '../helpers.js';
+import {
+  claudePayload,
+  cleanupRepos,
+  lines,
+  makeRepo,
+  tracedHook,
+  type TestRepo,
+} from '../helpers.js';
 
 afterAll(cleanupRepos);
 
@@ -16,37 +23,14 @@ afterAll(cleanupRepos);
  * steps for background commands unless one of the session's is open.
  */
 
-function claude(
+const claude = (
   repo: TestRepo,
   tool: string,
   input: object,
   o: { post?: boolean; session?: string; id?: string } = {},
-): string {
-  return JSON.stringify({
-    session_id: o.session ?? 'long-1',
-    transcript_path: '/tmp/t.jsonl',
-    cwd: repo.dir,
-    permission_mode: 'bypassPermissions',
-    hook_event_name: o.post ? 'PostToolUse' : 'PreToolUse',
-    tool_name: tool,
-    tool_input: input,
-    tool_use_id: o.id ?? 'toolu_1',
-    ...(o.post ? { tool_response: {} } : {}),
-  });
-}
+) => claudePayload(repo, o.session ?? 'long-1', tool, input, o.id ?? 'toolu_1', o.post);
 
-/** One hook call with every git process it starts traced (GUARD_TRACE_GIT). */
-function traced(
-  repo: TestRepo,
-  payload: string,
-): { decision: string | null; stdout: string; git: string[] } {
-  const trace = path.join(outsideDir(), 'trace');
-  const r = repo.guard(['hook', 'claude'], { input: payload, env: { GUARD_TRACE_GIT: trace } });
-  expect(r.code).toBe(0);
-  const json = r.stdout.trim() ? JSON.parse(r.stdout) : null;
-  const git = existsSync(trace) ? readFileSync(trace, 'utf8').split('\n').filter(Boolean) : [];
-  return { decision: json?.hookSpecificOutput?.permissionDecision ?? null, stdout: r.stdout, git };
-}
+const traced = tracedHook;
 
 const forEachRef = (git: string[]) => git.filter((l) => l.includes('for-each-ref'));
 

@@ -1,7 +1,14 @@
 import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { cleanupRepos, lines, makeRepo, outsideDir, type TestRepo } from '../helpers.js';
+import {
+  claudePayload,
+  cleanupRepos,
+  lines,
+  makeRepo,
+  tracedHook,
+  type TestRepo,
+} from '../helpers.js';
 
 afterAll(cleanupRepos);
 
@@ -17,33 +24,14 @@ afterAll(cleanupRepos);
  * to one.
  */
 
-function claude(
+const claude = (
   repo: TestRepo,
   tool: string,
   input: object,
   o: { post?: boolean; id?: string } = {},
-): string {
-  return JSON.stringify({
-    session_id: 'pol-1',
-    transcript_path: '/tmp/t.jsonl',
-    cwd: repo.dir,
-    permission_mode: 'bypassPermissions',
-    hook_event_name: o.post ? 'PostToolUse' : 'PreToolUse',
-    tool_name: tool,
-    tool_input: input,
-    tool_use_id: o.id ?? 'toolu_1',
-    ...(o.post ? { tool_response: {} } : {}),
-  });
-}
+) => claudePayload(repo, 'pol-1', tool, input, o.id ?? 'toolu_1', o.post);
 
-function traced(repo: TestRepo, payload: string): { decision: string | null; git: string[] } {
-  const trace = path.join(outsideDir(), 'trace');
-  const r = repo.guard(['hook', 'claude'], { input: payload, env: { GUARD_TRACE_GIT: trace } });
-  expect(r.code).toBe(0);
-  const json = r.stdout.trim() ? JSON.parse(r.stdout) : null;
-  const git = existsSync(trace) ? readFileSync(trace, 'utf8').split('\n').filter(Boolean) : [];
-  return { decision: json?.hookSpecificOutput?.permissionDecision ?? null, git };
-}
+const traced = tracedHook;
 
 const forEachRef = (git: string[]) => git.filter((l) => l.includes('for-each-ref'));
 /** A for-each-ref that lists the session's steps (all of refs/guard/sessions/<harness>/<key>/), not its anchors. */
