@@ -1077,31 +1077,17 @@ async function benchSession() {
     '-',
     null,
   );
-  // the fresh clone's session makes the same 40 calls first, so the measured Write has the same
-  // shape in both (a session base older than the disk; not the session's first policy read)
-  sim.runSession({
+  const s1 = sim.measureS1({
     node: NODE,
     cli: CLI,
-    repo: fresh,
     env: ENV,
-    to: 40,
-    hooks: true,
-    session: 's1-fresh',
+    long: { repo: withHooks, session: 's2' },
+    fresh: { repo: fresh, session: 's1-fresh' },
+    after: CALLS,
+    rounds: Math.max(N, 9),
   });
-  const inLong = [];
-  const inFresh = [];
-  for (let i = 0; i < Math.max(N, 9); i++) {
-    for (const [repo, out, session] of [
-      [withHooks, inLong, 's2'],
-      [fresh, inFresh, 's1-fresh'],
-    ]) {
-      const c = sim.sessionCall(repo, CALLS + 2 * i * 5, session);
-      out.push(sim.hookOnce(NODE, CLI, repo, c.pre, ENV));
-      c.run(ENV);
-    }
-  }
-  const l = median(inLong);
-  const f = median(inFresh);
+  const l = median(s1.long);
+  const f = median(s1.fresh);
   row(
     'S1',
     `PreToolUse Write after ${CALLS} calls of the session / the same in a fresh clone after 40 calls`,

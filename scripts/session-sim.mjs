@@ -177,3 +177,28 @@ export function looseCounts(repo) {
   walk(path.join(repo, '.git', 'refs', 'guard'));
   return { objects, refs };
 }
+
+/**
+ * S1's measurement, shared by the bench and the soak: the same Write in the
+ * long session and in a fresh clone of its start, interleaved (same load).
+ * The fresh clone's session first makes the same 40 calls, so the measured
+ * Write has the same shape in both (a session base older than the file on
+ * disk: two diffs; not the session's first policy read, which lists its
+ * steps once): what differs is the history, not the call. Each list holds
+ * the pre-hook's wall times in ms.
+ */
+export function measureS1({ node, cli, env, long, fresh, after, rounds }) {
+  runSession({ node, cli, repo: fresh.repo, env, to: 40, hooks: true, session: fresh.session });
+  const times = { long: [], fresh: [] };
+  for (let i = 0; i < rounds; i++) {
+    for (const [side, r] of [
+      ['long', long],
+      ['fresh', fresh],
+    ]) {
+      const c = sessionCall(r.repo, after + 2 * i * 5, r.session);
+      times[side].push(hookOnce(node, cli, r.repo, c.pre, env));
+      c.run(env);
+    }
+  }
+  return times;
+}

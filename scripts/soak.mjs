@@ -853,38 +853,23 @@ async function soakHistory() {
   }
   const counts = sim.looseCounts(long);
   const bytes = sim.gitDirBytes(long);
-  // the same kind of call in both, interleaved: a Write of a file the long session wrote many times.
-  // The fresh clone's session first makes the same 40 calls, so the measured Write has the same
-  // shape there (a session base older than the file on disk: two diffs; not the session's first
-  // policy read, which lists its steps once): what differs is the history, not the call.
-  sim.runSession({
+  // a Write of a file the long session wrote many times, in both (sim.measureS1)
+  const s1 = sim.measureS1({
     node: NODE,
     cli: CLI,
-    repo: fresh,
     env: ENV,
-    to: 40,
-    hooks: true,
-    session: 'soak-fresh',
+    long: { repo: long, session: 'soak-long' },
+    fresh: { repo: fresh, session: 'soak-fresh' },
+    after: calls,
+    rounds: 21,
   });
-  const inLong = [];
-  const inFresh = [];
-  for (let i = 0; i < 21; i++) {
-    for (const [repo, out, session] of [
-      [long, inLong, 'soak-long'],
-      [fresh, inFresh, 'soak-fresh'],
-    ]) {
-      const c = sim.sessionCall(repo, calls + 2 * i * 5, session);
-      out.push(sim.hookOnce(NODE, CLI, repo, c.pre, ENV));
-      c.run(ENV);
-    }
-  }
   const med = (xs) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
-  const ratio = med(inLong) / med(inFresh);
+  const ratio = med(s1.long) / med(s1.fresh);
   row(
     'history',
     `PreToolUse Write after ${calls.toLocaleString('en')} calls of one session / the same in a fresh clone after 40 calls (same run)`,
     `${ratio.toFixed(2)}x`,
-    `${med(inLong).toFixed(0)} vs ${med(inFresh).toFixed(0)} ms`,
+    `${med(s1.long).toFixed(0)} vs ${med(s1.fresh).toFixed(0)} ms`,
     '<= 1.05x',
     ratio <= 1.05,
   );
