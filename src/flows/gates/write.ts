@@ -2,7 +2,7 @@ import { readFile, readlink } from 'node:fs/promises';
 import path from 'node:path';
 import type { ChangeFacts, Classification } from '../../core/classify.js';
 import { changeFacts, heldSide } from '../../core/facts.js';
-import { countLines } from '../../core/lines.js';
+import { countLines, leastDeletedLines, looksBinary } from '../../core/lines.js';
 import { MODE } from '../../core/modes.js';
 import type { Hunk } from '../../core/hunks.js';
 import {
@@ -100,15 +100,10 @@ export async function write(opts: WriteOptions): Promise<WriteResult> {
   // check's core (and its placeholder patterns) compiles while git answers the calls below
   const judging = import('../../core/classify.js');
   judging.catch(() => {});
-  const t = await openTarget(opts);
   const session = (opts.session ?? process.env.GUARD_SESSION ?? '').trim() || null;
-  // The file as the session first saw it, and as guard write first saw it today: with a session
-  // or without (a fresh --session per call must not make every write its own base), writes add up.
   const store = dayBaseStore(opts.now ?? new Date());
-  const [sessionStart, dayStart] = await Promise.all([
-    session ? sessionBase(t.root, session, t.target.rel) : null,
-    sessionBase(t.root, 'today', t.target.rel, store),
-  ]);
+  const t = await openTarget(opts, { session, store });
+  const [sessionStart, dayStart] = await t.bases;
   const w: Writing = {
     opts,
     t,
@@ -257,7 +252,10 @@ async function applyWrite(
 }
 
 /** The path asked for, proved inside the work tree and writable, as it is on disk now; the policy at HEAD read beside it. */
-async function openTarget(opts: WriteOptions) {
+async function openTarget(
+  opts: WriteOptions,
+  { session, store }: { session: string | null; store: string },
+) {
   const repo = await openRepo(opts.cwd);
   const root = repo.root;
   // relative to the root when relative to cwd, so a refusal names the path the way the person sees it
@@ -268,6 +266,14 @@ async function openTarget(opts: WriteOptions) {
   await assertWritable(root, target.rel);
   const atHead = readPolicy(root, 'HEAD', { also: ['HEAD'] });
   atHead.catch(() => {});
+  // The file as the session first saw it, and as guard write first saw it today: with a session
+  // or without (a fresh --session per call must not make every write its own base), writes add up.
+  // Read beside the policy (they need only the path), not after the file is read.
+  const bases = Promise.all([
+    session ? sessionBase(root, session, target.rel) : null,
+    sessionBase(root, 'today', target.rel, store),
+  ]);
+  bases.catch(() => {});
   const [old] = await Promise.all([statOnDisk(target.abs), cleanStaleTemps(target.abs)]);
   const lane = laneOf(root);
   const oldContent =
@@ -277,7 +283,7 @@ async function openTarget(opts: WriteOptions) {
         ? Buffer.from(await readlink(target.abs, { encoding: 'buffer' }))
         : await readFile(target.abs);
   const newMode = old?.mode ?? MODE.file;
-  return { repo, root, target, atHead, old, oldContent, newMode, lane };
+  return { repo, root, target, atHead, bases, old, oldContent, newMode, lane };
 }
 
 type WriteSides = Omit<Parameters<typeof measureAgainst>[0], 'base'> & {
@@ -293,10 +299,23 @@ async function judgeWrite(
     bases: ReadonlyArray<{ start: SessionBase | null; what: string }>;
   },
 ): Promise<Classification> {
-  const facts = await measure({ ...sides, rel: sides.staged.rel, numstat: how.numstat });
-  const judgeSince = async (start: Buffer | null) =>
-    how.classify(await measureAgainst({ ...sides, base: start }));
-  return strictestSince(how.classify(facts), sides.oldContent, how.bases, judgeSince);
+  const measuring = measure({ ...sides, rel: sides.staged.rel, numstat: how.numstat });
+  // each earlier base that differs from the disk is measured beside it (its own git processes, at
+  // once rather than after); its answer is read only where the disk's does not need approval
+  const since = new Map<Buffer, Promise<Classification>>();
+  for (const { start } of how.bases) {
+    const content = start?.content;
+    if (!start || !content || sameBytes(content, sides.oldContent)) continue;
+    if ([...since.keys()].some((b) => b.equals(content))) continue;
+    const judged = measureAgainst({ ...sides, base: content }).then(how.classify);
+    judged.catch(() => {});
+    since.set(content, judged);
+  }
+  const judgeSince = async (start: Buffer | null) => {
+    const ready = start && [...since].find(([b]) => b.equals(start))?.[1];
+    return ready ?? how.classify(await measureAgainst({ ...sides, base: start }));
+  };
+  return strictestSince(how.classify(await measuring), sides.oldContent, how.bases, judgeSince);
 }
 
 /**
@@ -419,10 +438,18 @@ async function measure({
 }: MeasureInput): Promise<ChangeFacts> {
   const changed = oldContent === null || !oldContent.equals(newContent);
   // git's numstat where both sides exist and differ; a new file's lines are its own
-  const n =
-    oldContent !== null && changed
-      ? await (numstat ?? numstatFiles(staged.abs, staged.temp))
+  const counting =
+    oldContent !== null && changed ? (numstat ?? numstatFiles(staged.abs, staged.temp)) : null;
+  // certain to be a would-be replacement whatever git pairs up: its `-b` count runs beside the numstat
+  const early =
+    oldContent !== null &&
+    changed &&
+    newMode !== MODE.symlink &&
+    surelyReplaces(oldContent, newContent, config.changeRatio)
+      ? whitespaceOnlyFiles(staged.abs, staged.temp)
       : null;
+  early?.catch(() => {});
+  const n = counting !== null ? await counting : null;
   const facts = changeFacts({
     path: rel,
     oldMode,
@@ -444,9 +471,24 @@ async function measure({
     newMode !== MODE.symlink
   ) {
     // A would-be replacement: is it only a reindent?
-    if (await whitespaceOnlyFiles(staged.abs, staged.temp)) facts.whitespaceOnly = true;
+    if (await (early ?? whitespaceOnlyFiles(staged.abs, staged.temp))) facts.whitespaceOnly = true;
   }
   return facts;
+}
+
+/** Sides at most this large are compared line by line before git answers (a few ms at most). */
+const EARLY_BYTES = 256 * 1024;
+
+/**
+ * Will git's numstat put this change at `changeRatio` or more of the old side's lines? Only said
+ * where no line diff could do otherwise (leastDeletedLines) and neither side looks binary; false
+ * leaves the question to git's answer, as before.
+ */
+function surelyReplaces(old: Buffer, next: Buffer, changeRatio: number): boolean {
+  if (old.length > EARLY_BYTES || next.length > EARLY_BYTES) return false;
+  if (looksBinary(old) || looksBinary(next)) return false;
+  const existing = countLines(old);
+  return existing > 0 && leastDeletedLines(old, next) / existing >= changeRatio;
 }
 
 /**
