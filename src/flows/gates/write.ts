@@ -34,6 +34,7 @@ import { openRepo } from '../../git/repo.js';
 import {
   numstatFiles,
   patchFiles,
+  scratchFile,
   whitespaceOnlyFiles,
   withScratchFile,
   type FileNumstat,
@@ -137,14 +138,27 @@ interface Writing {
 
 /** Measure and classify the write, ask a person when one is there and it needs approval, and plan it. */
 async function decideWrite(w: Writing) {
-  const { opts, t, staged } = w;
-  const { old, oldContent, newMode } = t;
+  const { opts, staged } = w;
+  const { oldContent } = w.t;
   // git's numstat of the write runs beside cat-file (it needs no policy)
   const numstat =
     oldContent !== null && !oldContent.equals(opts.content)
       ? numstatFiles(staged.abs, staged.temp)
       : null;
   numstat?.catch(() => {});
+  // and so does its numstat against each earlier base that differs from the disk
+  const against = startAgainst(staged, oldContent, [w.sessionStart, w.dayStart]);
+  try {
+    return await judgeAndPlan(w, numstat, against.list);
+  } finally {
+    against.remove();
+  }
+}
+
+/** decideWrite once git's counts are under way. */
+async function judgeAndPlan(w: Writing, numstat: Promise<FileNumstat> | null, against: Against[]) {
+  const { opts, t, staged } = w;
+  const { old, oldContent, newMode } = t;
   const [
     {
       config,
@@ -166,7 +180,12 @@ async function decideWrite(w: Writing) {
     { start: w.sessionStart, what: `the file as session ${w.session} first saw it` },
     { start: w.dayStart, what: 'the file as guard write first saw it today' },
   ];
-  const c = await judgeWrite(sides, { classify: (f) => classify(f, policy), numstat, bases });
+  const c = await judgeWrite(sides, {
+    classify: (f) => classify(f, policy),
+    numstat,
+    bases,
+    against,
+  });
   const file: WrittenFile = { ...c, decision: 'allowed', decider: 'policy', written: false };
   if (oldContent !== null && oldContent.equals(opts.content)) file.unchanged = true;
   const pf: PlanFile = {
@@ -297,22 +316,26 @@ async function judgeWrite(
     classify: (f: ChangeFacts) => Classification;
     numstat: Parameters<typeof measure>[0]['numstat'];
     bases: ReadonlyArray<{ start: SessionBase | null; what: string }>;
+    against: readonly Against[];
   },
 ): Promise<Classification> {
   const measuring = measure({ ...sides, rel: sides.staged.rel, numstat: how.numstat });
-  // each earlier base that differs from the disk is measured beside it (its own git processes, at
-  // once rather than after); its answer is read only where the disk's does not need approval
-  const since = new Map<Buffer, Promise<Classification>>();
-  for (const { start } of how.bases) {
-    const content = start?.content;
-    if (!start || !content || sameBytes(content, sides.oldContent)) continue;
-    if ([...since.keys()].some((b) => b.equals(content))) continue;
-    const judged = measureAgainst({ ...sides, base: content }).then(how.classify);
+  // each earlier base that differs from the disk is measured beside it (its numstat already
+  // running); its answer is read only where the disk's does not need approval
+  const since = how.against.map((a) => {
+    const judged = measure({
+      ...sides,
+      staged: { ...sides.staged, abs: a.file },
+      oldMode: sides.oldMode ?? MODE.file,
+      oldContent: a.content,
+      rel: sides.staged.rel,
+      numstat: a.numstat,
+    }).then(how.classify);
     judged.catch(() => {});
-    since.set(content, judged);
-  }
+    return { content: a.content, judged };
+  });
   const judgeSince = async (start: Buffer | null) => {
-    const ready = start && [...since].find(([b]) => b.equals(start))?.[1];
+    const ready = start && since.find((x) => x.content.equals(start))?.judged;
     return ready ?? how.classify(await measureAgainst({ ...sides, base: start }));
   };
   return strictestSince(how.classify(await measuring), sides.oldContent, how.bases, judgeSince);
@@ -474,6 +497,42 @@ async function measure({
     if (await (early ?? whitespaceOnlyFiles(staged.abs, staged.temp))) facts.whitespaceOnly = true;
   }
   return facts;
+}
+
+/** An earlier base that differs from the disk: in a scratch file, git's numstat against the write under way. */
+interface Against {
+  content: Buffer;
+  file: string;
+  numstat: Promise<FileNumstat>;
+}
+
+/** Each distinct earlier base that differs from the disk, counted by git at once; `remove` takes the scratch files away. */
+function startAgainst(
+  staged: StagedWrite,
+  oldContent: Buffer | null,
+  starts: ReadonlyArray<SessionBase | null>,
+): { list: Against[]; remove: () => void } {
+  const list: Against[] = [];
+  const removers: Array<() => void> = [];
+  const remove = () => {
+    for (const r of removers) r();
+  };
+  try {
+    for (const start of starts) {
+      const content = start?.content;
+      if (!content || sameBytes(content, oldContent) || list.some((a) => a.content.equals(content)))
+        continue;
+      const s = scratchFile(content);
+      removers.push(s.remove);
+      const numstat = numstatFiles(s.file, staged.temp);
+      numstat.catch(() => {});
+      list.push({ content, file: s.file, numstat });
+    }
+  } catch (err) {
+    remove();
+    throw err;
+  }
+  return { list, remove };
 }
 
 /** Sides at most this large are compared line by line before git answers (a few ms at most). */
