@@ -92,10 +92,13 @@ const LOCK_WAIT_MS = 10_000;
  * against the file on disk with check's core and HEAD's committed policy;
  * if it may be written (by policy or by a person), checkpoint the path,
  * then rename the prepared temp file over it. Otherwise nothing is written
- * and the proposal is kept as a rejected ref. Git processes: rev-parse,
- * cat-file and git's numstat (at once), the `-w` numstat when the change
- * would replace most of the file, and one fast-import (the checkpoint, the
- * records, the session step).
+ * and the proposal is kept as a rejected ref. Git processes, in five steps:
+ * rev-parse; the policy's cat-file beside each earlier base's for-each-ref
+ * (the session's, the day's); that base's cat-file; git's numstat of the
+ * write against the disk and against each base that differs from it, all at
+ * once, each with its `-b` count when the change would replace most of the
+ * file (beside the numstat when no line diff could say otherwise); and one
+ * fast-import (the checkpoint, the records, the session step).
  */
 export async function write(opts: WriteOptions): Promise<WriteResult> {
   // check's core (and its placeholder patterns) compiles while git answers the calls below
