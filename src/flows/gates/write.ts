@@ -107,20 +107,26 @@ export async function write(opts: WriteOptions): Promise<WriteResult> {
   const session = (opts.session ?? process.env.GUARD_SESSION ?? '').trim() || null;
   const store = dayBaseStore(opts.now ?? new Date());
   const t = await openTarget(opts, { session, store });
-  const [sessionStart, dayStart] = await t.bases;
   const w: Writing = {
     opts,
     t,
     judging,
     session,
     store,
-    sessionStart,
-    dayStart,
-    staged: await stageWrite(t.root, t.target.rel, opts.content, t.newMode),
+    sessionStart: null,
+    dayStart: null,
+    staged: await t.staging,
     committed: false,
   };
   try {
-    return await applyWrite(w, await decideWrite(w));
+    // git's numstat of the write against the disk needs neither the policy nor the bases: it runs beside their reads
+    const numstat =
+      t.oldContent !== null && !t.oldContent.equals(opts.content)
+        ? numstatFiles(w.staged.abs, w.staged.temp)
+        : null;
+    numstat?.catch(() => {});
+    [w.sessionStart, w.dayStart] = await t.bases;
+    return await applyWrite(w, await decideWrite(w, numstat));
   } finally {
     if (!w.committed) await discardWrite(w.staged);
   }
@@ -140,16 +146,10 @@ interface Writing {
 }
 
 /** Measure and classify the write, ask a person when one is there and it needs approval, and plan it. */
-async function decideWrite(w: Writing) {
-  const { opts, staged } = w;
+async function decideWrite(w: Writing, numstat: Promise<FileNumstat> | null) {
+  const { staged } = w;
   const { oldContent } = w.t;
-  // git's numstat of the write runs beside cat-file (it needs no policy)
-  const numstat =
-    oldContent !== null && !oldContent.equals(opts.content)
-      ? numstatFiles(staged.abs, staged.temp)
-      : null;
-  numstat?.catch(() => {});
-  // and so does its numstat against each earlier base that differs from the disk
+  // the numstat against each earlier base that differs from the disk runs beside the disk's
   const against = startAgainst(staged, oldContent, [w.sessionStart, w.dayStart]);
   try {
     return await judgeAndPlan(w, numstat, against.list);
@@ -296,16 +296,24 @@ async function openTarget(
     sessionBase(root, 'today', target.rel, store),
   ]);
   bases.catch(() => {});
-  const [old] = await Promise.all([statOnDisk(target.abs), cleanStaleTemps(target.abs)]);
-  const lane = laneOf(root);
-  const oldContent =
-    old === null
-      ? null
-      : old.mode === MODE.symlink
-        ? Buffer.from(await readlink(target.abs, { encoding: 'buffer' }))
-        : await readFile(target.abs);
-  const newMode = old?.mode ?? MODE.file;
-  return { repo, root, target, atHead, bases, old, oldContent, newMode, lane };
+  // the prepared file too (its mode is the file's, as newMode below), so git can measure it once the file is read
+  const staging = stageWrite(root, target.rel, opts.content);
+  staging.catch(() => {});
+  try {
+    const [old] = await Promise.all([statOnDisk(target.abs), cleanStaleTemps(target.abs)]);
+    const lane = laneOf(root);
+    const oldContent =
+      old === null
+        ? null
+        : old.mode === MODE.symlink
+          ? Buffer.from(await readlink(target.abs, { encoding: 'buffer' }))
+          : await readFile(target.abs);
+    const newMode = old?.mode ?? MODE.file;
+    return { repo, root, target, atHead, bases, staging, old, oldContent, newMode, lane };
+  } catch (err) {
+    await staging.then(discardWrite, () => {});
+    throw err;
+  }
 }
 
 type WriteSides = Omit<Parameters<typeof measureAgainst>[0], 'base'> & {
