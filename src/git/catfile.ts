@@ -46,7 +46,8 @@ export function catFileBatch(
 }
 
 export interface CatFileOptions {
-  maxBytes: number;
+  /** Objects larger are not held; a function is asked at each object's header (its answer may grow smaller once a config is read). */
+  maxBytes: number | (() => number);
   /** Objects whose type and size are enough: `info` instead of `contents` (no data, no line count). */
   infoOnly?: ((index: number) => boolean) | undefined;
   /**
@@ -214,7 +215,7 @@ interface Body {
  */
 function batchParser(
   info: readonly boolean[],
-  maxBytes: number,
+  maxBytes: number | (() => number),
 ): { feed(chunk: Buffer): void; results: CatResult[] } {
   const results: CatResult[] = [];
   // Parser state: header text pending, or inside an object's body. Read by offset into the
@@ -252,7 +253,10 @@ function batchParser(
           obj,
           remaining: obj.size,
           // one buffer of the announced size, filled as the bytes pass: no chunk list to concatenate (a 15 MB blob was held twice)
-          data: obj.size <= maxBytes ? Buffer.allocUnsafe(obj.size) : null,
+          data:
+            obj.size <= (typeof maxBytes === 'number' ? maxBytes : maxBytes())
+              ? Buffer.allocUnsafe(obj.size)
+              : null,
           lastByte: 10,
           newlines: 0,
         };
