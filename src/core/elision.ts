@@ -236,21 +236,102 @@ function saysLeftOut(m: Compiled, line: string, loose: Set<string>): boolean {
   const body = commentBody(m, line);
   if (body === null) return false;
   const bare = body.trim();
-  // a line of a longer sentence (`// within a view, and it remains specific to that request,`), or
-  // one that names code by its calls and paths (`// same as app.listen(0, done)`), explains
-  if (/[,(]$|\w\(|\w\.\w|`/.test(bare) || CONTINUES.test(bare)) return false;
-  if (bare.split('(').length > bare.split(')').length) return false;
-  const framed = frameOf(m, bare).starts || BARE_DOTS.test(bare);
-  const words = bare
+  return shortLeftOut(m, bare, loose) || leadLeftOut(m, bare, loose) || pointsAtKept(m, bare);
+}
+
+/**
+ * Code the reader already has (`# the loaders you already wrote`, `// keep your current model
+ * definition`, `[keep the constructor you have]`) or code that goes here from elsewhere (`// code
+ * from step 2 goes here`, `(the useEffect hooks from before)`): words that point at code not shown.
+ */
+const POINTS_AT_KEPT =
+  /\b(?:you(?:'ve| have| had| already| wrote| got)|your (?:current|own)|yours|from before|as before|goes here|go here)\b/i;
+
+/**
+ * That the rest needs no change: a negation, a verb of changing and what is left around it
+ * (`// nothing else in this file needs to change`, `// Don't change anything below this line`).
+ */
+const NO_CHANGE =
+  /\b(?:nothing|no|not|don'?t|doesn'?t|never|needn'?t)\b.*\b(?:change|changes|changed|touch|touched|modify|modified|edit|edited)\b/i;
+const KEPT_AROUND = /\b(?:below|above|else|anything|everything|rest|other|others|remaining)\b/i;
+
+/** A short comment that points at code kept elsewhere, and says nothing of why or when. */
+function pointsAtKept(m: Compiled, bare: string): boolean {
+  if (/[,(?]$/.test(bare) || CONTINUES.test(bare)) return false;
+  const noChange = NO_CHANGE.test(bare) && KEPT_AROUND.test(bare);
+  if (!noChange && !POINTS_AT_KEPT.test(bare)) return false;
+  const words = wordsOf(m, bare);
+  if (words.length > LOOSE_MAX_WORDS || words[0] === 'or') return false;
+  if (words.some((w) => WHY_GONE.has(w) || CAUSE.has(w))) return false;
+  // (the general rule's vetoes but the ones a sentence of no change is made of: "don't", "needs")
+  const veto = m.d.general?.veto ?? [];
+  return !words.some(
+    (w) => veto.includes(w) && !LEAD_ASIDE.has(w) && !(noChange && NO_CHANGE_WORDS.has(w)),
+  );
+}
+
+const NO_CHANGE_WORDS = new Set(['don', 'doesn', 'need', 'needs']);
+
+/** The comment as lower-case words, dots and punctuation dropped. */
+const wordsOf = (m: Compiled, bare: string): string[] =>
+  bare
     .toLowerCase()
     .replace(m.dotsRe, ' ')
     .replace(/[^\p{L}\p{M}\p{N}\s]/gu, ' ')
     .split(/\s+/)
     .filter((w) => w !== '');
+
+/**
+ * The short form: dots before or after its words, or one of the loose words, in at most
+ * LOOSE_MAX_WORDS words, none a veto, none naming code by a call or a path.
+ */
+function shortLeftOut(m: Compiled, bare: string, loose: Set<string>): boolean {
+  // a line of a longer sentence (`// within a view, and it remains specific to that request,`), or
+  // one that names code by its calls and paths (`// same as app.listen(0, done)`), explains
+  if (/[,(]$|\w\(|\w\.\w|`/.test(bare) || CONTINUES.test(bare)) return false;
+  if (bare.split('(').length > bare.split(')').length) return false;
+  const framed = frameOf(m, bare).starts || BARE_DOTS.test(bare);
+  const words = wordsOf(m, bare);
   const veto = m.d.general?.veto ?? [];
   if (words.length > LOOSE_MAX_WORDS) return false;
   if (words.some((w) => WHY_GONE.has(w) || (w !== 'see' && veto.includes(w)))) return false;
   return framed || words.some((w) => loose.has(w));
+}
+
+/** At most this many words in a comment the lead of which says code is left out. */
+const LEAD_MAX_WORDS = 24;
+/** Veto words that open an aside, not an explanation. */
+const LEAD_ASIDE = new Set(['but', 'see', 'e', 'g', 'i', 'ie', 'eg']);
+/** Where the claim of a comment ends and what it goes on to say begins. */
+const CLAUSE_BREAK = /\s*(?:[,;:(\u2013\u2014]|\s-\s|\b(?:but|except|with|using|ensure|and then)\b)/i;
+
+/**
+ * The long form: the comment's first words make the claim, whatever it goes on to say. Dots before
+ * its words (`// ... code that might skip initialization`, `// ... helpers \`run\` omitted`), or a
+ * lead of two to six words up to the first clause break that is a placeholder by itself (`Same as
+ * above but for port 5173`, `Code continues, using myX ...`, `[UNCHANGED functions from the
+ * provided snippet, ensure ...]`). Not when it says why code went or under what condition
+ * (WHY_GONE, CAUSE anywhere), nor past LEAD_MAX_WORDS words.
+ */
+function leadLeftOut(m: Compiled, bare: string, loose: Set<string>): boolean {
+  // a line of a longer sentence, or a quotation, is not one
+  if (/[,(]$/.test(bare) || CONTINUES.test(bare) || /^["“‘]/.test(bare)) return false;
+  const words = wordsOf(m, bare);
+  if (words.length === 0 || words.length > LEAD_MAX_WORDS) return false;
+  if (words.some((w) => WHY_GONE.has(w) || CAUSE.has(w))) return false;
+  // dots, then words (not a path: `../lib/x.js`, `.../tests/a.spec.ts`): what the code left out did,
+  // in its own words (`# ... code that might skip initialization`)
+  if (/^(?:\.{2,}|…)\s*[^\s./\\]/u.test(bare) && !/\S\/\S/.test(bare)) return true;
+  // (the general rule's vetoes: a person explaining, a condition, an instruction; not the words
+  // that open what it goes on to say: "but for port 5173", "see", "e.g.")
+  const veto = m.d.general?.veto ?? [];
+  if (words.some((w) => veto.includes(w) && !LEAD_ASIDE.has(w))) return false;
+  const inner = /^[[(](.*)[\])]$/.exec(bare)?.[1] ?? bare;
+  const cut = CLAUSE_BREAK.exec(inner);
+  if (cut === null || cut.index === 0) return false;
+  const lead = inner.slice(0, cut.index).trim();
+  const n = wordsOf(m, lead).length;
+  return n >= 2 && n <= 6 && isPlaceholder(m, `// ${lead}`);
 }
 
 /** Before a block opener or `//`: white space, a bracket or a separator (`http://` is no comment); before `#`, `--`: white space. */
