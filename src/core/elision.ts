@@ -180,7 +180,7 @@ function looseWords(d: PhraseData): Set<string> {
   const weak = ['same', 'kept', 'remains', 'remain', 'stays', 'stay', 'preserved', 'intact'];
   return new Set([
     ...marks,
-    ...['other', 'others', ...weak, 'similar', 'similarly', 'likewise', 'ditto', 'repeat'],
+    ...['other', 'others', ...weak, 'similar', 'similarly', 'likewise', 'ditto', 'idem', 'repeat'],
     ...['unchanged', 'omitted', 'truncated', 'elided', 'snipped', 'skipped'],
     ...(g ? [...g.foreign.mark, ...g.foreign.strong, ...g.strong] : []).filter(
       (w) => !w.includes('_'),
@@ -245,7 +245,7 @@ function saysLeftOut(m: Compiled, line: string, loose: Set<string>): boolean {
  * from step 2 goes here`, `(the useEffect hooks from before)`): words that point at code not shown.
  */
 const POINTS_AT_KEPT =
-  /\b(?:you(?:'ve| have| had| already| wrote| got)|your (?:current|own)|yours|from before|as before|goes here|go here)\b/i;
+  /\b(?:you(?:'ve| have| had| already| wrote| got| sent| provided| posted| shared| pasted| gave)|your (?:current|own)|yours|from before|as before|goes here|go here|here goes)\b/i;
 
 /**
  * That the rest needs no change: a negation, a verb of changing and what is left around it
@@ -295,7 +295,14 @@ function shortLeftOut(m: Compiled, bare: string, loose: Set<string>): boolean {
   const veto = m.d.general?.veto ?? [];
   if (words.length > LOOSE_MAX_WORDS) return false;
   if (words.some((w) => WHY_GONE.has(w) || (w !== 'see' && veto.includes(w)))) return false;
-  return framed || words.some((w) => loose.has(w));
+  return (
+    framed ||
+    words.some((w) => loose.has(w)) ||
+    // other languages' words of two: `// các hàm còn lại giữ nguyên`
+    (m.d.general?.foreign.pairs ?? []).some((p) => ` ${words.join(' ')} `.includes(` ${p} `)) ||
+    // scripts written without spaces: `// 其余代码不变`, `// 기존 코드 유지`
+    (!ASCII.test(bare) && (m.d.general?.foreign.substrings ?? []).some((x) => bare.includes(x)))
+  );
 }
 
 /** At most this many words in a comment the lead of which says code is left out. */
