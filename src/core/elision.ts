@@ -181,6 +181,8 @@ function looseWords(d: PhraseData): Set<string> {
   return new Set([
     ...marks,
     ...['other', 'others', ...weak, 'similar', 'similarly', 'likewise', 'ditto', 'idem', 'repeat'],
+    // what the reader knows without seeing it: "the usual getters and setters", "boilerplate omitted"
+    ...['usual', 'boilerplate'],
     ...['unchanged', 'omitted', 'truncated', 'elided', 'snipped', 'skipped'],
     ...(g ? [...g.foreign.mark, ...g.foreign.strong, ...g.strong] : []).filter(
       (w) => !w.includes('_'),
@@ -245,7 +247,7 @@ function saysLeftOut(m: Compiled, line: string, loose: Set<string>): boolean {
  * from step 2 goes here`, `(the useEffect hooks from before)`): words that point at code not shown.
  */
 const POINTS_AT_KEPT =
-  /\b(?:you(?:'ve| have| had| already| wrote| got| sent| provided| posted| shared| pasted| gave)|your (?:current|own)|yours|from before|as before|goes here|go here|here goes)\b/i;
+  /\b(?:you(?:'ve| have| had| already| wrote| got| sent| provided| posted| shared| pasted| gave)|your (?:current|own|code|snippet|version|file|example)|from your|yours|from before|as before|goes here|go here|here goes)\b/i;
 
 /**
  * That the rest needs no change: a negation, a verb of changing and what is left around it
@@ -255,18 +257,41 @@ const NO_CHANGE =
   /\b(?:nothing|no|not|don'?t|doesn'?t|never|needn'?t)\b.*\b(?:change|changes|changed|touch|touched|modify|modified|edit|edited)\b/i;
 const KEPT_AROUND = /\b(?:below|above|else|anything|everything|rest|other|others|remaining)\b/i;
 
+/**
+ * The agent telling what it did to the file: "I" and a verb of leaving out, keeping or showing only
+ * part (`// I kept everything else the same`, `// (I omitted the CSS since it didn't change)`,
+ * `# I'm only showing the changed function; ...`, `// I didn't change anything in this section`).
+ */
+const I_LEFT_OUT =
+  /^\W*(?:note:?\s*)?i(?:'ve|'m|'ll| have| am| will)?\s+(?:\w+\s+)?(?:left|omitted|omit|kept|keep|skipped|skip|trimmed|cut|shortened|abbreviated|only|didn'?t|did not|haven'?t|have not|showing|show|included only)\b/i;
+
+/** That only the changed part is shown: `// Only showing the relevant changes`, `// only the changed part is shown`. */
+const ONLY_CHANGED = [
+  /\bonly\b/i,
+  /\b(?:changed|changes|modified|relevant|updated)\b/i,
+  /\b(?:show|shows|shown|showing|part|parts|section|sections|bits?|lines)\b/i,
+];
+
 /** A short comment that points at code kept elsewhere, and says nothing of why or when. */
 function pointsAtKept(m: Compiled, bare: string): boolean {
-  if (/[,(?]$/.test(bare) || CONTINUES.test(bare)) return false;
+  if (/[,(?]$/.test(bare) || CONTINUES.test(bare) || /^["“‘]/.test(bare)) return false;
   const noChange = NO_CHANGE.test(bare) && KEPT_AROUND.test(bare);
-  if (!noChange && !POINTS_AT_KEPT.test(bare)) return false;
   const words = wordsOf(m, bare);
+  if (words.length > LEAD_MAX_WORDS || words.some((w) => WHY_GONE.has(w))) return false;
+  // (the agent's own words: the reason it gives is about the edit, "since it didn't change")
+  if (I_LEFT_OUT.test(bare) || ONLY_CHANGED.every((r) => r.test(bare))) return true;
+  if (!noChange && !POINTS_AT_KEPT.test(bare)) return false;
   if (words.length > LOOSE_MAX_WORDS || words[0] === 'or') return false;
-  if (words.some((w) => WHY_GONE.has(w) || CAUSE.has(w))) return false;
+  if (words.some((w) => CAUSE.has(w))) return false;
   // (the general rule's vetoes but the ones a sentence of no change is made of: "don't", "needs")
   const veto = m.d.general?.veto ?? [];
   return !words.some(
-    (w) => veto.includes(w) && !LEAD_ASIDE.has(w) && !(noChange && NO_CHANGE_WORDS.has(w)),
+    (w, k) =>
+      veto.includes(w) &&
+      !LEAD_ASIDE.has(w) &&
+      !(noChange && NO_CHANGE_WORDS.has(w)) &&
+      // "identical to what you had before"
+      !(w === 'what' && words[k + 1] === 'you'),
   );
 }
 
@@ -281,6 +306,9 @@ const wordsOf = (m: Compiled, bare: string): string[] =>
     .split(/\s+/)
     .filter((w) => w !== '');
 
+/** A list of words, then dots: `constructor, getters, setters...` (not code: `unwrap (0, ...)`). */
+const LIST_THEN_DOTS = /^[\p{L}\s/&-]+(?:,[\p{L}\s/&-]+)+,?\s*(?:\.{2,}|…)$/u;
+
 /**
  * The short form: dots before or after its words, or one of the loose words, in at most
  * LOOSE_MAX_WORDS words, none a veto, none naming code by a call or a path.
@@ -290,8 +318,10 @@ function shortLeftOut(m: Compiled, bare: string, loose: Set<string>): boolean {
   // one that names code by its calls and paths (`// same as app.listen(0, done)`), explains
   if (/[,(]$|\w\(|\w\.\w|`/.test(bare) || CONTINUES.test(bare)) return false;
   if (bare.split('(').length > bare.split(')').length) return false;
-  const framed = frameOf(m, bare).starts || BARE_DOTS.test(bare);
+  const frame = frameOf(m, bare);
   const words = wordsOf(m, bare);
+  // dots before its words, or after a list of what is left out (`// constructor, getters, setters...`)
+  const framed = frame.starts || BARE_DOTS.test(bare) || LIST_THEN_DOTS.test(bare);
   const veto = m.d.general?.veto ?? [];
   if (words.length > LOOSE_MAX_WORDS) return false;
   if (words.some((w) => WHY_GONE.has(w) || (w !== 'see' && veto.includes(w)))) return false;
