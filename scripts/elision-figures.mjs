@@ -308,7 +308,7 @@ function history(gitDir) {
     for (const l of neu.split('\n'))
       if (!before.has(l) && /^\s*(\/\/|\/\*|\*|#|<!--)/.test(l) && /[A-Za-z]{2}/.test(l))
         commentsTouched++;
-    for (const e of findElisions(neu, old, 3))
+    for (const e of findElisions(neu, old, 3, p.file))
       flagged.push(`${p.commit} ${p.file}:${e.line}: ${e.text}`);
   }
   console.log(

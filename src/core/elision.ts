@@ -340,7 +340,8 @@ const LEAD_MAX_WORDS = 24;
 /** Veto words that open an aside, not an explanation. */
 const LEAD_ASIDE = new Set(['but', 'see', 'e', 'g', 'i', 'ie', 'eg']);
 /** Where the claim of a comment ends and what it goes on to say begins. */
-const CLAUSE_BREAK = /\s*(?:[,;:(\u2013\u2014]|\s-\s|\b(?:but|except|with|using|ensure|and then)\b)/i;
+const CLAUSE_BREAK =
+  /\s*(?:[,;:(\u2013\u2014]|\s-\s|\b(?:but|except|with|using|ensure|and then)\b)/i;
 
 /**
  * The long form: the comment's first words make the claim, whatever it goes on to say. Dots before
@@ -1273,12 +1274,15 @@ export function findElisions(
   newSide: string | Buffer,
   oldSide: string | (() => string),
   limit = 3,
+  path?: string,
 ): Elision[] {
   const m = (matcher ??= makeMatcher(data as PhraseData));
-  const candidates = scan(newSide, m);
+  let candidates = scan(newSide, m);
   if (candidates.length === 0) return [];
   const newText = typeof newSide === 'string' ? newSide : newSide.toString('utf8');
   const lines = newText.split('\n');
+  if (path !== undefined && MARKDOWN.test(path)) candidates = inMarkdown(candidates, lines);
+  if (candidates.length === 0) return [];
   // the old text only now: most changes have no candidate, and a large one is decoded on reading
   const oldText = typeof oldSide === 'string' ? oldSide : oldSide();
   const hunks = diffHunks(oldText, newText, NEAR);
@@ -1302,6 +1306,29 @@ export function findElisions(
     })
     .slice(0, limit)
     .map(({ line, text }) => ({ line, text }));
+}
+
+/** Markdown and MDX, read by their own syntax (inMarkdown). */
+const MARKDOWN = /\.(?:md|markdown|mdx)$/i;
+
+/**
+ * The candidates of a Markdown file that can be comments: outside its code fences a `#` line is a
+ * heading (`#### Choosing Your Own Session Middleware`) and a `*` line a bullet, so there only an
+ * HTML or MDX comment (`<!-- rest of the page unchanged -->`) can be a placeholder; inside a fence
+ * the lines are code, read as any file's.
+ */
+function inMarkdown(candidates: readonly Candidate[], lines: readonly string[]): Candidate[] {
+  const fenced = new Set<number>();
+  let open: string | null = null;
+  lines.forEach((l, i) => {
+    const f = /^ {0,3}(`{3,}|~{3,})/.exec(l)?.[1];
+    if (f !== undefined && (open === null || (f[0] === open[0] && f.length >= open.length))) {
+      open = open === null ? f : null;
+      return;
+    }
+    if (open !== null) fenced.add(i + 1);
+  });
+  return candidates.filter((c) => fenced.has(c.line) || /^(?:<!--|\{\/\*)/.test(c.text));
 }
 
 /**
