@@ -80,7 +80,7 @@ if (!args.has('--timing')) {
   const all = TUNING.flatMap((n) => texts(n));
   const mixed = besideNewCode(all);
   console.log(
-    `all tuning sets, each placeholder with a new line of code in the same hunk (no ALONE rule): caught ${pct(all.length - mixed.length, all.length)}`,
+    `all tuning sets, each placeholder with a new line of code in the same hunk (the ALONE rule only where the hunk lost four lines of code for each it added): caught ${pct(all.length - mixed.length, all.length)}`,
   );
   const hard = elisionFigures([], realComments);
   console.log(
@@ -133,7 +133,7 @@ if (args.has('--heldout')) {
   console.log(`HELD-OUT ${HELDOUT}: caught ${pct(held.caught, held.placeholders)}`);
   const mixed = besideNewCode(set.placeholders.map((p) => p.text));
   console.log(
-    `HELD-OUT ${HELDOUT}, each with a new line of code in the same hunk (the phrasing rules' share): caught ${pct(set.placeholders.length - mixed.length, set.placeholders.length)}`,
+    `HELD-OUT ${HELDOUT}, each with a new line of code in the same hunk (the ALONE rule only where the hunk lost four lines of code for each it added): caught ${pct(set.placeholders.length - mixed.length, set.placeholders.length)}`,
   );
   const near = set.nearMisses.map((x) => x.text);
   console.log(

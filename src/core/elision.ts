@@ -1249,6 +1249,8 @@ const NEAR = 1;
  */
 const ALONE_MIN = 5;
 const ALONE_MAX_ADDED = 3;
+/** The ALONE rule allows a line of new code in its hunk for every ALONE_KEEPS lines of code lost. */
+const ALONE_KEEPS = 4;
 
 /** How a candidate line was found: a whole comment line, a comment after code, or weaker words (ALONE). */
 type Kind = 'line' | 'trailing' | 'alone';
@@ -1288,7 +1290,7 @@ export function findElisions(
   const hunks = diffHunks(oldText, newText, NEAR);
   if (hunks === null) return undiffable(candidates, lines, oldText, limit);
   const afterCode = new Set(candidates.filter((c) => c.after).map((c) => c.line));
-  const { inPlace, added, alone, shrinks } = readHunks(hunks, m, afterCode);
+  const { inPlace, added, alone, mostly, shrinks } = readHunks(hunks, m, afterCode);
   return candidates
     .filter((c) => {
       const h = inPlace.get(c.line);
@@ -1302,7 +1304,9 @@ export function findElisions(
           h.lines.some((l) => l[0] === '-' && l.includes(c.text)))
       )
         return false;
-      return c.kind === 'alone' ? alone.has(c.line) : true;
+      return c.kind === 'alone'
+        ? alone.has(c.line) || (mostly.has(c.line) && !c.after && !BARE_DOTS.test(c.text))
+        : true;
     })
     .slice(0, limit)
     .map(({ line, text }) => ({ line, text }));
@@ -1342,10 +1346,17 @@ function readHunks(
   hunks: readonly Hunk[],
   m: Matcher,
   afterCode: ReadonlySet<number>,
-): { inPlace: Map<number, Hunk>; added: Set<number>; alone: Set<number>; shrinks: Set<number> } {
+): {
+  inPlace: Map<number, Hunk>;
+  added: Set<number>;
+  alone: Set<number>;
+  mostly: Set<number>;
+  shrinks: Set<number>;
+} {
   const inPlace = new Map<number, Hunk>();
   const added = new Set<number>();
   const alone = new Set<number>();
+  const mostly = new Set<number>();
   const shrinks = new Set<number>();
   for (const h of hunks) {
     // code removed: a removed line that is neither blank nor a comment (a comment
@@ -1353,7 +1364,9 @@ function readHunks(
     const removedCode = h.lines.filter((l) => l.startsWith('-') && !onlyComment(l.slice(1)));
     if (removedCode.length === 0) continue;
     const mine: number[] = [];
-    let standsAlone = removedCode.filter((l) => !TRIVIAL.test(l.slice(1))).length >= ALONE_MIN;
+    const lost = removedCode.filter((l) => !TRIVIAL.test(l.slice(1))).length;
+    // lines of code and of comment the hunk adds (blanks and brackets aside)
+    let code = 0;
     let adds = 0;
     let n = h.newStart;
     h.lines.forEach((l, k) => {
@@ -1369,16 +1382,20 @@ function readHunks(
         const text = l.slice(1);
         if (!TRIVIAL.test(text)) {
           adds++;
-          if (!m.isComment(text) && !BARE_DOTS.test(text) && !afterCode.has(n)) standsAlone = false;
+          if (!m.isComment(text) && !BARE_DOTS.test(text) && !afterCode.has(n)) code++;
         }
       }
       if (!l.startsWith('-')) n++;
     });
-    if (standsAlone && adds <= ALONE_MAX_ADDED) for (const a of mine) alone.add(a);
-    const lost = removedCode.filter((l) => !TRIVIAL.test(l.slice(1))).length;
+    // ALONE: a few comment lines in place of a run of code; or (`mostly`) beside a line of new code
+    // for every ALONE_KEEPS lines of code lost (an agent that rewrites one call beside the cut, not
+    // a refactor): there a comment of words counts, not a bare `...` (a stub's body) nor a comment
+    // after code
+    if (lost >= ALONE_MIN && adds - code <= ALONE_MAX_ADDED && code * ALONE_KEEPS <= lost)
+      for (const a of mine) (code === 0 ? alone : mostly).add(a);
     if (lost >= adds) for (const a of mine) shrinks.add(a);
   }
-  return { inPlace, added, alone, shrinks };
+  return { inPlace, added, alone, mostly, shrinks };
 }
 
 /** A line of brackets and punctuation only (`}`, `});`, `]`), or blank: no code of its own. */
