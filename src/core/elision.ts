@@ -238,7 +238,14 @@ function saysLeftOut(m: Compiled, line: string, loose: Set<string>): boolean {
   const body = commentBody(m, line);
   if (body === null) return false;
   const bare = body.trim();
-  return shortLeftOut(m, bare, loose) || leadLeftOut(m, bare, loose) || pointsAtKept(m, bare);
+  // its words, split once and only when a step gets past its look at the text
+  let split: string[] | undefined;
+  const words = () => (split ??= wordsOf(m, bare));
+  return (
+    shortLeftOut(m, bare, words, loose) ||
+    leadLeftOut(m, bare, words) ||
+    pointsAtKept(m, bare, words)
+  );
 }
 
 /**
@@ -272,15 +279,21 @@ const ONLY_CHANGED = [
   /\b(?:show|shows|shown|showing|part|parts|section|sections|bits?|lines)\b/i,
 ];
 
+/** A word every comment pointsAtKept takes holds (one look at most comments, not four). */
+const KEPT_SCREEN =
+  /\b(?:i|you|yours?|before|here|goes|only|nothing|no|not|don|doesn|never|needn)\b/i;
+
 /** A short comment that points at code kept elsewhere, and says nothing of why or when. */
-function pointsAtKept(m: Compiled, bare: string): boolean {
+function pointsAtKept(m: Compiled, bare: string, all: () => readonly string[]): boolean {
+  if (!KEPT_SCREEN.test(bare)) return false;
+  const told = I_LEFT_OUT.test(bare) || ONLY_CHANGED.every((r) => r.test(bare));
+  const noChange = !told && NO_CHANGE.test(bare) && KEPT_AROUND.test(bare);
+  if (!told && !noChange && !POINTS_AT_KEPT.test(bare)) return false;
   if (/[,(?]$/.test(bare) || CONTINUES.test(bare) || /^["“‘]/.test(bare)) return false;
-  const noChange = NO_CHANGE.test(bare) && KEPT_AROUND.test(bare);
-  const words = wordsOf(m, bare);
+  const words = all();
   if (words.length > LEAD_MAX_WORDS || words.some((w) => WHY_GONE.has(w))) return false;
   // (the agent's own words: the reason it gives is about the edit, "since it didn't change")
-  if (I_LEFT_OUT.test(bare) || ONLY_CHANGED.every((r) => r.test(bare))) return true;
-  if (!noChange && !POINTS_AT_KEPT.test(bare)) return false;
+  if (told) return true;
   if (words.length > LOOSE_MAX_WORDS || words[0] === 'or') return false;
   if (words.some((w) => CAUSE.has(w))) return false;
   // (the general rule's vetoes but the ones a sentence of no change is made of: "don't", "needs")
@@ -306,6 +319,20 @@ const wordsOf = (m: Compiled, bare: string): string[] =>
     .split(/\s+/)
     .filter((w) => w !== '');
 
+/** Does one of the pairs (`còn lại`, `tetap sama`) stand among the words? */
+function hasPair(words: readonly string[], pairs: readonly string[]): boolean {
+  let first = PAIR_FIRST.get(pairs);
+  if (first === undefined)
+    PAIR_FIRST.set(pairs, (first = new Set(pairs.map((p) => p.split(' ')[0]!))));
+  // (most comments hold no pair's first word: answered without joining them)
+  if (!words.some((w) => first.has(w))) return false;
+  const text = ` ${words.join(' ')} `;
+  return pairs.some((p) => text.includes(` ${p} `));
+}
+
+/** The first words of each list of pairs hasPair is asked about. */
+const PAIR_FIRST = new WeakMap<readonly string[], Set<string>>();
+
 /** A list of words, then dots: `constructor, getters, setters...` (not code: `unwrap (0, ...)`). */
 const LIST_THEN_DOTS = /^[\p{L}\s/&-]+(?:,[\p{L}\s/&-]+)+,?\s*(?:\.{2,}|…)$/u;
 
@@ -313,15 +340,21 @@ const LIST_THEN_DOTS = /^[\p{L}\s/&-]+(?:,[\p{L}\s/&-]+)+,?\s*(?:\.{2,}|…)$/u;
  * The short form: dots before or after its words, or one of the loose words, in at most
  * LOOSE_MAX_WORDS words, none a veto, none naming code by a call or a path.
  */
-function shortLeftOut(m: Compiled, bare: string, loose: Set<string>): boolean {
+function shortLeftOut(
+  m: Compiled,
+  bare: string,
+  all: () => readonly string[],
+  loose: Set<string>,
+): boolean {
   // a line of a longer sentence (`// within a view, and it remains specific to that request,`), or
   // one that names code by its calls and paths (`// same as app.listen(0, done)`), explains
   if (/[,(]$|\w\(|\w\.\w|`/.test(bare) || CONTINUES.test(bare)) return false;
   if (bare.split('(').length > bare.split(')').length) return false;
   const frame = frameOf(m, bare);
-  const words = wordsOf(m, bare);
+  const words = all();
   // dots before its words, or after a list of what is left out (`// constructor, getters, setters...`)
-  const framed = frame.starts || BARE_DOTS.test(bare) || LIST_THEN_DOTS.test(bare);
+  const framed =
+    frame.starts || BARE_DOTS.test(bare) || (frame.framed === 'one' && LIST_THEN_DOTS.test(bare));
   const veto = m.d.general?.veto ?? [];
   if (words.length > LOOSE_MAX_WORDS) return false;
   if (words.some((w) => WHY_GONE.has(w) || (w !== 'see' && veto.includes(w)))) return false;
@@ -329,7 +362,7 @@ function shortLeftOut(m: Compiled, bare: string, loose: Set<string>): boolean {
     framed ||
     words.some((w) => loose.has(w)) ||
     // other languages' words of two: `// các hàm còn lại giữ nguyên`
-    (m.d.general?.foreign.pairs ?? []).some((p) => ` ${words.join(' ')} `.includes(` ${p} `)) ||
+    (words.length > 1 && hasPair(words, m.d.general?.foreign.pairs ?? [])) ||
     // scripts written without spaces: `// 其余代码不变`, `// 기존 코드 유지`
     (!ASCII.test(bare) && (m.d.general?.foreign.substrings ?? []).some((x) => bare.includes(x)))
   );
@@ -340,8 +373,7 @@ const LEAD_MAX_WORDS = 24;
 /** Veto words that open an aside, not an explanation. */
 const LEAD_ASIDE = new Set(['but', 'see', 'e', 'g', 'i', 'ie', 'eg']);
 /** Where the claim of a comment ends and what it goes on to say begins. */
-const CLAUSE_BREAK =
-  /\s*(?:[,;:(\u2013\u2014]|\s-\s|\b(?:but|except|with|using|ensure|and then)\b)/i;
+const CLAUSE_BREAK = /[,;:(\u2013\u2014]|\s-\s|\b(?:but|except|with|using|ensure|and then)\b/i;
 
 /**
  * The long form: the comment's first words make the claim, whatever it goes on to say. Dots before
@@ -351,15 +383,17 @@ const CLAUSE_BREAK =
  * provided snippet, ensure ...]`). Not when it says why code went or under what condition
  * (WHY_GONE, CAUSE anywhere), nor past LEAD_MAX_WORDS words.
  */
-function leadLeftOut(m: Compiled, bare: string, loose: Set<string>): boolean {
+function leadLeftOut(m: Compiled, bare: string, all: () => readonly string[]): boolean {
+  // dots, then words (not a path: `../lib/x.js`, `.../tests/a.spec.ts`), or a clause break
+  const dotted = /^(?:\.{2,}|…)\s*[^\s./\\]/u.test(bare) && !/\S\/\S/.test(bare);
+  if (!dotted && !CLAUSE_BREAK.test(bare)) return false;
   // a line of a longer sentence, or a quotation, is not one
   if (/[,(]$/.test(bare) || CONTINUES.test(bare) || /^["“‘]/.test(bare)) return false;
-  const words = wordsOf(m, bare);
+  const words = all();
   if (words.length === 0 || words.length > LEAD_MAX_WORDS) return false;
   if (words.some((w) => WHY_GONE.has(w) || CAUSE.has(w))) return false;
-  // dots, then words (not a path: `../lib/x.js`, `.../tests/a.spec.ts`): what the code left out did,
-  // in its own words (`# ... code that might skip initialization`)
-  if (/^(?:\.{2,}|…)\s*[^\s./\\]/u.test(bare) && !/\S\/\S/.test(bare)) return true;
+  // dots: what the code left out did, in its own words (`# ... code that might skip initialization`)
+  if (dotted) return true;
   // (the general rule's vetoes: a person explaining, a condition, an instruction; not the words
   // that open what it goes on to say: "but for port 5173", "see", "e.g.")
   const veto = m.d.general?.veto ?? [];
