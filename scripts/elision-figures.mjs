@@ -40,9 +40,10 @@ const pct = (n, d) => `${n} / ${d} = ${d ? ((100 * n) / d).toFixed(1) : '0.0'}%`
 const pct2 = (n, d) => `${n} / ${d} = ${d ? ((100 * n) / d).toFixed(2) : '0.00'}%`;
 
 /** This round's held-out set: measured once at the end of a round, never tuned on in it. */
-const HELDOUT = 'heldout-12-real.json';
+const HELDOUT = 'heldout-13-real.json';
 /** Sets measured once in their round and tuned on after (their near misses are listed with the real comments). */
 const TUNING = [
+  'heldout-12-real.json',
   'heldout-11-real.json',
   'heldout-10.json',
   'heldout-9-real.json',
@@ -93,6 +94,7 @@ if (!args.has('--timing')) {
   );
   for (const m of alone) console.log(`      flagged: ${m}`);
   for (const n of [
+    'heldout-12-real.json',
     'heldout-11-real.json',
     'heldout-10.json',
     'heldout-9-real.json',
