@@ -97,9 +97,11 @@ async function openKept(cwd: string): Promise<Repo> {
     return kept.repo;
   }
   folders.delete(key);
-  // a process started for what was there before ends now, not when it is next asked
-  cats.get(cwd)?.close();
-  cats.delete(cwd);
+  // what was there changed: a process started for it ends now, not when it is next asked
+  if (kept) {
+    cats.get(cwd)?.close();
+    cats.delete(cwd);
+  }
   // the print before the rev-parse: whatever changes from here on is seen by the next call
   const before = await repoPrint(cwd, null).catch(() => null);
   const repo = await discoverRepo(cwd);
@@ -184,6 +186,8 @@ class ResidentCat {
   packSig = '';
   packs = new Set<string>();
   private tail: Promise<unknown> = Promise.resolve();
+  /** Reads asked and not yet answered. */
+  private waiting = 0;
   private pending: Pending | null = null;
   private stderr = '';
   private idle: NodeJS.Timeout | undefined;
@@ -218,8 +222,13 @@ class ResidentCat {
   read(names: readonly string[], o: CatFileOptions): Promise<CatResult[]> {
     const run = () => this.request(names, o);
     const p = this.tail.then(run, run);
-    this.tail = p.catch(() => {});
+    this.waiting++;
+    this.tail = p.catch(() => {}).finally(() => this.waiting--);
     return p;
+  }
+
+  get busy(): boolean {
+    return this.waiting > 0;
   }
 
   private request(names: readonly string[], o: CatFileOptions): Promise<CatResult[]> {
@@ -344,10 +353,11 @@ function catFor(cwd: string): Promise<ResidentCat> {
       cat = new ResidentCat(cwd, repo, print);
       // the packs it may open: listed before it reads anything
       await packGone(cat);
-      if (cats.size >= MAX_CATS) {
-        const [oldest, c] = cats.entries().next().value!;
-        c.close();
-        cats.delete(oldest);
+      // the least recently used idle one ends (one reading now is left to finish)
+      const idle = [...cats].find(([, c]) => !c.busy);
+      if (cats.size >= MAX_CATS && idle) {
+        idle[1].close();
+        cats.delete(idle[0]);
       }
     }
     cats.delete(cwd);
