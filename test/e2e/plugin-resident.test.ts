@@ -248,10 +248,14 @@ describe('a resident process that dies, hangs, or outlives its harness', () => {
     const repo = makeRepo({ 'a.txt': lines(20), 'guard.config.json': STRICT });
     denied(await write(repo.dir, 'kill2'));
     const [pid] = resident.residentPids();
-    // killed as the next call starts its read: a fresh process answers it
+    // stopped, so the next call's read waits on it; then killed under that read: a fresh process answers it
+    process.kill(pid!, 'SIGSTOP');
     const p = write(repo.dir, 'kill2');
+    await new Promise((r) => setTimeout(r, 1000));
     process.kill(pid!, 'SIGKILL');
     denied(await p);
+    expect(resident.residentPids()).toHaveLength(1);
+    expect(resident.residentPids()).not.toContain(pid);
   });
 
   it('hung: refused once the budget is spent, then a new process answers', async () => {
