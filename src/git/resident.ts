@@ -23,15 +23,17 @@ import { gitEnv, gitSpawnArgs } from './run.js';
  *   or folder, and what a `.git` file says), the git dir and the common dir
  *   are the same inodes; the repository's config files unchanged. Else one
  *   rev-parse again (a repository moved, deleted, re-inited, a nested one
- *   made, a worktree's link rewritten).
+ *   made, a worktree's link rewritten, a GIT_* variable of the process
+ *   changed).
  * - a cat-file: git resolves every name afresh (refs, HEAD, packed-refs,
  *   which git re-reads when it changes) and finds objects written after it
  *   started (loose objects are looked up each time; a pack it does not know
  *   makes it look at the pack folder again). What it would keep that a new
  *   git would not see: a pack that was deleted (repack -ad, gc: it may still
  *   read the objects pruned with it), the config, alternates, shallow and
- *   grafts it read once. So it is started again when the repository's
- *   answer changed, one of its packs is gone, or one of those files changed;
+ *   grafts it read once, and its environment. So it is started again when
+ *   the repository's answer changed, one of its packs is gone, one of those
+ *   files or a GIT_* variable changed;
  *   when it died or did not answer in time (killed, then started with the
  *   next read); names of the index (`:path`) never go to it.
  * The processes never keep the harness alive (unref'd while idle), end with
@@ -76,20 +78,18 @@ interface KeptRepo {
 
 const folders = new Map<string, KeptRepo>();
 
-/** The variables that move git's discovery: a change makes every folder's answer a new one. */
-const DISCOVERY_ENV = [
-  'GIT_DIR',
-  'GIT_WORK_TREE',
-  'GIT_COMMON_DIR',
-  'GIT_CEILING_DIRECTORIES',
-  'GIT_DISCOVERY_ACROSS_FILESYSTEM',
-  'GIT_CONFIG_GLOBAL',
-  'GIT_CONFIG_NOSYSTEM',
-];
+/** The process's GIT_* variables (GIT_DIR, GIT_OBJECT_DIRECTORY, GIT_CONFIG_*, ...): any change is a new answer and a new process. */
+function gitVars(): string {
+  return Object.keys(process.env)
+    .filter((k) => k.startsWith('GIT_'))
+    .sort()
+    .map((k) => `${k}=${process.env[k]}`)
+    .join('\0');
+}
 
 /** openRepo, kept per folder while its print holds. */
 async function openKept(cwd: string): Promise<Repo> {
-  const key = DISCOVERY_ENV.map((k) => process.env[k] ?? '').join('\0') + '\0' + cwd;
+  const key = gitVars() + '\0' + cwd;
   const kept = folders.get(key);
   if (kept && (await repoPrint(cwd, kept.repo).catch(() => null)) === kept.print) {
     folders.delete(key);
@@ -310,17 +310,17 @@ class ResidentCat {
 
 const cats = new Map<string, ResidentCat>();
 
-/** What a cat-file reads once and a fresh one would read again: objects, alternates, shallow, grafts. */
+/** What a cat-file reads once and a fresh one would read again: objects, alternates, shallow, grafts, its GIT_* environment. */
 async function storePrint(repo: Repo): Promise<string> {
   const objects = path.join(repo.commonDir, 'objects');
-  return (
-    await Promise.all([
-      sig(objects),
-      sig(path.join(objects, 'info', 'alternates')),
-      sig(path.join(repo.commonDir, 'shallow')),
-      sig(path.join(repo.commonDir, 'info', 'grafts')),
-    ])
-  ).join('|');
+  const files = await Promise.all([
+    sig(objects),
+    sig(path.join(objects, 'info', 'alternates')),
+    sig(path.join(repo.commonDir, 'shallow')),
+    sig(path.join(repo.commonDir, 'info', 'grafts')),
+  ]);
+  // (and the environment it was started with)
+  return [...files, gitVars()].join('|');
 }
 
 /** Has a pack the process may have opened been deleted since? (new packs it finds by itself) */

@@ -230,6 +230,25 @@ describe('what the agent did between two calls is what the next call sees', () =
       spawnSync('git', args, { cwd: sub, env: cleanEnv() });
     denied(await write(sub, 'nested'));
   });
+
+  it("a GIT_* variable of the harness's process changed: discovered again, a new cat-file", async () => {
+    const repo = makeRepo({ 'a.txt': lines(20) });
+    allowed(await write(repo.dir, 'env'));
+    started();
+    process.env.GIT_CONFIG_COUNT = '1';
+    process.env.GIT_CONFIG_KEY_0 = 'core.abbrev';
+    process.env.GIT_CONFIG_VALUE_0 = '12';
+    try {
+      allowed(await write(repo.dir, 'env'));
+      const s = started();
+      expect(s['rev-parse']).toBe(1);
+      expect(s['cat-file']).toBe(1);
+    } finally {
+      delete process.env.GIT_CONFIG_COUNT;
+      delete process.env.GIT_CONFIG_KEY_0;
+      delete process.env.GIT_CONFIG_VALUE_0;
+    }
+  });
 });
 
 describe('a resident process that dies, hangs, or outlives its harness', () => {
