@@ -143,14 +143,17 @@ async function repoPrint(cwd: string, repo: Repo | null): Promise<string> {
   const parts = [real];
   let d = real;
   for (;;) {
-    const dotGit = await sig(path.join(d, '.git'));
-    parts.push(dotGit, await sig(path.join(d, 'HEAD')));
+    const [dotGit, head] = await Promise.all([
+      sig(path.join(d, '.git')),
+      sig(path.join(d, 'HEAD')),
+    ]);
+    parts.push(dotGit, head);
     if (!dotGit.startsWith('-') || d === path.dirname(d)) break;
     d = path.dirname(d);
   }
   if (!repo) return parts.join('|');
-  if (d !== (await realpath(repo.root))) throw new Error('the walk does not end at the work tree');
-  const more = await Promise.all([
+  const [root, ...more] = await Promise.all([
+    realpath(repo.root),
     sig(repo.root),
     readFile(path.join(repo.root, '.git'), 'utf8').catch(() => ''),
     sig(repo.gitDir),
@@ -159,6 +162,7 @@ async function repoPrint(cwd: string, repo: Repo | null): Promise<string> {
     sig(path.join(repo.commonDir, 'config')),
     sig(path.join(repo.gitDir, 'config.worktree')),
   ]);
+  if (d !== root) throw new Error('the walk does not end at the work tree');
   return [...parts, '#', ...more].join('|');
 }
 
