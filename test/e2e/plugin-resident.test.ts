@@ -327,8 +327,9 @@ describe('a resident process that dies, hangs, or outlives its harness', () => {
       const v2 = await p.guardToolCall({ ...call, phase: 'after' });
       console.log(JSON.stringify({ v1, v2, pids: r.residentPids() }));`;
     const t = Date.now();
+    const tracedOn = path.join(path.dirname(trace), 'on');
     const r = spawnSync(process.execPath, ['--input-type=module', '-e', script], {
-      env: cleanEnv({ CI: 'true' }),
+      env: cleanEnv({ CI: 'true', GUARD_TRACE_GIT: tracedOn }),
       timeout: 30_000,
     });
     expect(r.signal, r.stderr.toString()).toBeNull();
@@ -336,7 +337,24 @@ describe('a resident process that dies, hangs, or outlives its harness', () => {
     const out = JSON.parse(r.stdout.toString().trim().split('\n').pop()!);
     expect(out.v1.action).toBe('allow');
     expect(out.pids).toHaveLength(1);
+    // one rev-parse for the two events (the after event's repository is the kept one)
+    const count = (file: string, sub: string) =>
+      readFileSync(file, 'utf8')
+        .split('\n')
+        .filter((l) => l.startsWith(sub)).length;
+    expect(count(tracedOn, 'rev-parse')).toBe(1);
     // gone with the harness (not running, not a zombie): killed at its exit, reaped by init
     expect(await goneSoon(out.pids[0])).toBe(true);
+
+    // GUARD_PLUGIN_RESIDENT=0: nothing kept, every read its own process (as guard hook)
+    const traced = path.join(path.dirname(trace), 'off');
+    const off = spawnSync(process.execPath, ['--input-type=module', '-e', script], {
+      env: cleanEnv({ CI: 'true', GUARD_PLUGIN_RESIDENT: '0', GUARD_TRACE_GIT: traced }),
+      timeout: 30_000,
+    });
+    const offOut = JSON.parse(off.stdout.toString().trim().split('\n').pop()!);
+    expect(offOut.v1.action).toBe('allow');
+    expect(offOut.pids).toHaveLength(0);
+    expect(count(traced, 'rev-parse')).toBe(2);
   });
 });
