@@ -304,7 +304,7 @@ describe('a resident process that dies, hangs, or outlives its harness', () => {
     denied(await write(repo.dir, 'hang'));
   });
 
-  it('several repositories in one harness: each its own answer, one cat-file each', async () => {
+  it('several repositories in one harness: each its own answer, one cat-file each, at most 8', async () => {
     const loose = makeRepo({ 'a.txt': lines(20) });
     const strict = makeRepo({ 'a.txt': lines(20), 'guard.config.json': STRICT });
     for (let i = 0; i < 3; i++) {
@@ -313,6 +313,13 @@ describe('a resident process that dies, hangs, or outlives its harness', () => {
     }
     expect(started()['cat-file']).toBe(2);
     expect(resident.residentPids()).toHaveLength(2);
+    // past 8 work trees the least recently used one's process ends
+    const pids = new Set(resident.residentPids());
+    for (let i = 0; i < 7; i++) allowed(await write(makeRepo({ 'a.txt': lines(20) }).dir, 'many'));
+    expect(resident.residentPids()).toHaveLength(8);
+    const [first] = pids;
+    expect(resident.residentPids()).not.toContain(first);
+    expect(await goneSoon(first!)).toBe(true);
   });
 
   it('the harness exits by itself after its calls, and leaves no git behind', async () => {
