@@ -7,6 +7,7 @@ import path from 'node:path';
 import { GuardError } from '../core/errors.js';
 import { checkDeadline, timeoutError, watchDeadline } from '../runtime/deadline.js';
 import { faultPoint } from '../runtime/faults.js';
+import { residentGit } from './resident-switch.js';
 import { gitEnv, gitSpawnArgs } from './run.js';
 
 /**
@@ -69,6 +70,9 @@ export async function catFileRead(
     if (n.includes('\n'))
       throw new GuardError('E_INTERNAL', `object name with a newline: ${JSON.stringify(n)}`);
   }
+  // in the plugin: the repository's resident cat-file (names of the index, `:path`, start their own: it would keep the index it read first)
+  if (residentGit.catFile && !names.some((n) => n.startsWith(':')))
+    return residentGit.catFile(cwd, names, { maxBytes, infoOnly, onProgress });
   // --batch-command (git 2.36): `contents` and `info` requests in one process.
   // Its output goes to a temp file, read back in 1 MiB chunks: git writes each
   // object's contents unbuffered, and reading thousands of tiny pipe chunks
@@ -213,7 +217,7 @@ interface Body {
  * The batch output as it is read, in chunks of any size: a header line, then
  * (for `contents`) the object's bytes and an LF. `results` fills in request order.
  */
-function batchParser(
+export function batchParser(
   info: readonly boolean[],
   maxBytes: number | (() => number),
 ): { feed(chunk: Buffer): void; results: CatResult[] } {

@@ -1,5 +1,6 @@
 import path from 'node:path';
 import { GuardError } from '../core/errors.js';
+import { residentGit } from './resident-switch.js';
 import { git } from './run.js';
 
 export interface Repo {
@@ -12,10 +13,15 @@ export interface Repo {
 }
 
 /**
- * Find the work tree around `cwd` with one rev-parse.
- * https://git-scm.com/docs/git-rev-parse#_options_for_files
+ * Find the work tree around `cwd` with one rev-parse (in the plugin, kept
+ * per folder while it still holds: git/resident.ts).
  */
-export async function openRepo(cwd: string): Promise<Repo> {
+export function openRepo(cwd: string): Promise<Repo> {
+  return residentGit.openRepo ? residentGit.openRepo(cwd) : discoverRepo(cwd);
+}
+
+/** openRepo's one rev-parse. https://git-scm.com/docs/git-rev-parse#_options_for_files */
+export async function discoverRepo(cwd: string): Promise<Repo> {
   let out: string;
   try {
     const r = await git(

@@ -15,6 +15,7 @@ import {
   type Outcome,
   type PluginHarnessName,
 } from '../harness/types.js';
+import { activateResident } from '../git/resident.js';
 import { withBudget } from '../runtime/deadline.js';
 
 /**
@@ -28,7 +29,13 @@ import { withBudget } from '../runtime/deadline.js';
  *
  * The plugin files `guard init --agent cline|opencode|kilo` writes import
  * this module lazily and refuse the gated tools when it cannot be loaded.
+ *
+ * Living as long as the harness, it keeps what can safely outlive a call
+ * (git/resident.ts): each folder's repository, looked at again with a few
+ * stats instead of a rev-parse, and one `git cat-file` per work tree,
+ * started again whenever what it read once no longer holds.
  */
+activateResident();
 
 /** One tool call, normalised: what any plugin host can hand guard. */
 export interface ToolCall {
