@@ -1,0 +1,177 @@
+/**
+ * Issue 20, the third round of holes (docs/reliability/holes3.md): tools
+ * that wrote outside guard's matcher (Claude Code's NotebookEdit, MCP
+ * tools), and the net wiped whole (`rm -r .git/guard`). Each test performs
+ * the attack through `guard hook claude` with Claude Code's payload shapes
+ * (2.1.330) or plain git, and fails on the main it was written against
+ * (de3edbb).
+ */
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { claudeHook, cleanupRepos, lines, makeRepo, type TestRepo } from '../helpers.js';
+
+afterAll(cleanupRepos);
+
+/** A repository with guard's global hooks and its Claude Code entry, as `guard init --global --agent claude` writes them. */
+function claudeRepo(files: Record<string, string> = { 'app.py': lines(10) }): TestRepo {
+  const repo = makeRepo(files);
+  repo.git(['config', '--unset', 'core.hooksPath']);
+  expect(repo.guard(['init', '--global', '--agent', 'claude']).code).toBe(0);
+  return repo;
+}
+
+/** A notebook as Jupyter saves it: sources as lists of lines, indent 1, outputs kept. */
+function notebook(cells: { id: string; source: string; outputs?: number }[]): string {
+  return (
+    JSON.stringify(
+      {
+        cells: cells.map((c) => ({
+          cell_type: 'code',
+          execution_count: 1,
+          id: c.id,
+          metadata: {},
+          outputs: Array.from({ length: c.outputs ?? 0 }, (_, i) => ({
+            name: 'stdout',
+            output_type: 'stream',
+            text: [`out ${i}\n`],
+          })),
+          source: c.source.split(/(?<=\n)/),
+        })),
+        metadata: { language_info: { name: 'python' } },
+        nbformat: 4,
+        nbformat_minor: 5,
+      },
+      null,
+      1,
+    ) + '\n'
+  );
+}
+
+const CELLS = [
+  { id: 'intro', source: 'import os\n' },
+  { id: 'model', source: lines(120, 'weights = weights + 1  # step') , outputs: 40 },
+  { id: 'plot', source: lines(6, 'plot(x)  # panel') },
+];
+const NB = notebook(CELLS);
+
+const decision = (r: ReturnType<typeof claudeHook>) =>
+  r.json?.hookSpecificOutput?.permissionDecision ?? null;
+
+describe("Claude Code's NotebookEdit goes through guard (it wrote outside the matcher)", () => {
+  it('guard init --agent claude gates NotebookEdit and MCP tools; doctor flags an older matcher', () => {
+    const repo = claudeRepo();
+    const s = JSON.parse(repo.read('.claude/settings.json'));
+    expect(s.hooks.PreToolUse.at(-1).matcher).toBe(
+      '^(Write|Edit|MultiEdit|NotebookEdit|Bash|mcp__.*)$',
+    );
+    expect(s.hooks.PostToolUse.at(-1).matcher).toBe(s.hooks.PreToolUse.at(-1).matcher);
+    // an install made before: still runs for the four tools, doctor says what it lets past
+    for (const ev of ['PreToolUse', 'PostToolUse', 'PostToolUseFailure'])
+      s.hooks[ev].at(-1).matcher = 'Write|Edit|MultiEdit|Bash';
+    repo.write('.claude/settings.json', JSON.stringify(s, null, 2));
+    const checks = repo.guardJson(['doctor']).json.checks;
+    expect(checks).toContainEqual(
+      expect.objectContaining({
+        id: 'agent:claude',
+        message: expect.stringMatching(/does not run for NotebookEdit, mcp__\* \(MCP tools\)/),
+      }),
+    );
+  });
+
+  it('a NotebookEdit that deletes a 120-line cell is refused, its notebook kept; the JSON is never measured as the loss', () => {
+    const repo = claudeRepo({ 'nb.ipynb': NB });
+    const abs = path.join(repo.dir, 'nb.ipynb');
+    const del = claudeHook(
+      repo,
+      'nb',
+      'NotebookEdit',
+      { notebook_path: abs, cell_id: 'model', new_source: '', edit_mode: 'delete' },
+      'n1',
+    );
+    // on de3edbb: no opinion (the tool was not guard's), nothing kept
+    expect(decision(del)).toBe('deny');
+    expect(del.json.hookSpecificOutput.permissionDecisionReason).toMatch(/nb\.ipynb/);
+    expect(repo.refs('refs/guard/rejected/').length).toBe(1);
+    // a placeholder in place of the cell's code (by index, as Claude also finds cells): refused
+    const elided = claudeHook(
+      repo,
+      'nb',
+      'NotebookEdit',
+      {
+        notebook_path: abs,
+        cell_id: 'cell-1',
+        new_source: 'weights = weights + 2\n# ... rest of the training loop unchanged ...\n',
+      },
+      'n2',
+    );
+    expect(decision(elided)).toBe('deny');
+    expect(repo.read('nb.ipynb')).toBe(NB);
+  });
+
+  it('a small NotebookEdit is allowed and checkpointed first, though Claude rewrites the cell as one string and clears 40 outputs', () => {
+    const repo = claudeRepo({ 'nb.ipynb': NB });
+    const abs = path.join(repo.dir, 'nb.ipynb');
+    const source = lines(120, 'weights = weights + 1  # step').replace(
+      'step 7\n',
+      'step 7 (tuned)\n',
+    );
+    const before = repo.refs('refs/guard/').length;
+    const r = claudeHook(
+      repo,
+      'nb',
+      'NotebookEdit',
+      { notebook_path: abs, cell_id: 'model', new_source: source },
+      'n3',
+    );
+    expect(decision(r), r.stdout + r.stderr).toBe(null);
+    expect(r.code).toBe(0);
+    // the session step holds the notebook as it was: guard rewind can bring it back
+    expect(repo.refs('refs/guard/').length).toBeGreaterThan(before);
+    const insert = claudeHook(
+      repo,
+      'nb',
+      'NotebookEdit',
+      { notebook_path: abs, new_source: 'print(1)\n', cell_type: 'code', edit_mode: 'insert' },
+      'n4',
+    );
+    expect(decision(insert)).toBe(null);
+  });
+
+  it('payload fields of the wrong kind are refused, not guessed', () => {
+    const repo = claudeRepo({ 'nb.ipynb': NB });
+    const abs = path.join(repo.dir, 'nb.ipynb');
+    for (const input of [
+      { notebook_path: abs, cell_id: 'model', new_source: 'x', edit_mode: 'remove' },
+      { notebook_path: abs, cell_id: 5, new_source: 'x' },
+      { notebook_path: abs, cell_id: 'model', new_source: 5 },
+      { notebook_path: abs, cell_id: 'nosuch', new_source: 'x' },
+      { notebook_path: 5, cell_id: 'model', new_source: 'x' },
+    ]) {
+      const r = claudeHook(repo, 'nb', 'NotebookEdit', input, 'n5');
+      expect(decision(r), JSON.stringify(input)).toBe('deny');
+    }
+    expect(repo.read('nb.ipynb')).toBe(NB);
+  });
+});
+
+describe('an MCP tool (mcp__SERVER__TOOL) is judged as a shell command: checkpoint before, report after', () => {
+  it("a filesystem server's write_file over uncommitted work: the loss is reported and restorable", () => {
+    const repo = claudeRepo();
+    const work = lines(150, 'uncommitted');
+    repo.write('app.py', work);
+    const input = { path: path.join(repo.dir, 'app.py'), content: 'x\n' };
+    const pre = claudeHook(repo, 'mcp', 'mcp__filesystem__write_file', input, 'm1');
+    expect(pre.code).toBe(0);
+    expect(decision(pre)).toBe(null);
+    // the server writes the file (guard cannot know what an MCP tool does)
+    repo.write('app.py', 'x\n');
+    const post = claudeHook(repo, 'mcp', 'mcp__filesystem__write_file', input, 'm1', true);
+    const told = post.json?.hookSpecificOutput?.additionalContext ?? '';
+    // on de3edbb: nothing kept, nothing told
+    expect(told, JSON.stringify([pre, post])).toMatch(/app\.py/);
+    const restore = /guard restore (\S+)/.exec(told)?.[1];
+    expect(restore).toBeDefined();
+    expect(repo.guard(['restore', restore!, '--', 'app.py']).code).toBe(0);
+    expect(repo.read('app.py')).toBe(work);
+  });
+});
