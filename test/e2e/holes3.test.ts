@@ -6,6 +6,7 @@
  * (2.1.330) or plain git, and fails on the main it was written against
  * (de3edbb).
  */
+import { existsSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { claudeHook, cleanupRepos, lines, makeRepo, type TestRepo } from '../helpers.js';
@@ -173,5 +174,59 @@ describe('an MCP tool (mcp__SERVER__TOOL) is judged as a shell command: checkpoi
     expect(restore).toBeDefined();
     expect(repo.guard(['restore', restore!, '--', 'app.py']).code).toBe(0);
     expect(repo.read('app.py')).toBe(work);
+  });
+});
+
+describe('the net wiped whole: rm -r .git/guard', () => {
+  const wipe = (repo: TestRepo) => rmSync(path.join(repo.dir, '.git', 'guard'), { recursive: true });
+
+  it('what survives it (the refs, the last checkpoint note) is noticed by every door; guard recover starts a new journal', () => {
+    const repo = claudeRepo();
+    claudeHook(repo, 's', 'Bash', { command: 'ls' }, 'b1');
+    claudeHook(repo, 's', 'Bash', { command: 'ls' }, 'b1', true);
+    expect(existsSync(path.join(repo.dir, '.git', 'guard', 'journal'))).toBe(true);
+    wipe(repo);
+    // on de3edbb: allowed, doctor content, nothing said
+    const pre = claudeHook(repo, 's', 'Bash', { command: 'ls' }, 'b2');
+    expect(decision(pre)).toBe('deny');
+    expect(pre.json.hookSpecificOutput.permissionDecisionReason).toMatch(
+      /records in \.git\/guard\/ .* were removed outside guard/,
+    );
+    const doctor = repo.guardJson(['doctor']);
+    expect(doctor.code).toBe(1);
+    expect(doctor.json.checks).toContainEqual(
+      expect.objectContaining({ id: 'integrity:refs', ok: false }),
+    );
+    expect(repo.guard(['log']).stderr).toMatch(/removed outside guard/);
+    // a person looks, then recovers: a new journal from the refs there are, and the doors are quiet
+    expect(repo.guard(['recover']).code).toBe(0);
+    expect(decision(claudeHook(repo, 's', 'Bash', { command: 'ls' }, 'b3'))).toBe(null);
+  });
+
+  it("with the session's policy anchors and its index: a looser config committed mid-session does not pass unseen", () => {
+    const repo = claudeRepo({ 'state.py': lines(270) });
+    claudeHook(repo, 's', 'Bash', { command: 'ls' }, 'l1');
+    claudeHook(repo, 's', 'Bash', { command: 'ls' }, 'l1', true);
+    repo.write('guard.config.json', JSON.stringify({ lineThreshold: 100000, changeRatio: 1 }));
+    repo.git(['add', '-A']);
+    repo.git(['-c', 'core.hooksPath=/dev/null', 'commit', '-qm', 'loosen', '--no-verify']);
+    // everything that remembered the session's stricter config, in one shell command
+    const anchors = repo.refs('refs/guard/sessions/').filter((r) => r.includes('/policy/'));
+    expect(anchors.length).toBeGreaterThan(0);
+    repo.git(['update-ref', '--stdin'], {
+      input: anchors.map((r) => `delete ${r}\n`).join(''),
+    });
+    wipe(repo);
+    rmSync(path.join(repo.dir, '.git', 'guard-sessions'), { recursive: true, force: true });
+    const w = claudeHook(
+      repo,
+      's',
+      'Write',
+      { file_path: path.join(repo.dir, 'state.py'), content: 'x\n' },
+      'w1',
+    );
+    // on de3edbb: allowed (HEAD's looser config was the only one left)
+    expect(decision(w)).toBe('deny');
+    expect(repo.read('state.py')).toBe(lines(270));
   });
 });
