@@ -456,7 +456,7 @@ async function claudeProblem(
       .join(
         ', ',
       )}, in a way guard cannot vouch Claude Code still reads: it skips a whole settings file in which one setting has the wrong type, guard's hook with it`;
-  return a.foreign !== undefined ? newForeignHook(a.file, texts, a.foreign) : null;
+  return a.foreign !== undefined ? await newForeignHook(a.file, texts, a.foreign) : null;
 }
 
 /**
