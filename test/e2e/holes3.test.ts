@@ -211,18 +211,19 @@ describe('the net wiped whole: rm -r .git/guard', () => {
     expect(decision(claudeHook(repo, 's', 'Bash', { command: 'ls' }, 'b3'))).toBe(null);
   });
 
-  it("with the session's policy anchors and its index: a looser config committed mid-session does not pass unseen", () => {
+  it("with the session's steps, policy anchors and index: a looser config committed mid-session does not pass unseen", () => {
     const repo = claudeRepo({ 'state.py': lines(270) });
     claudeHook(repo, 's', 'Bash', { command: 'ls' }, 'l1');
     claudeHook(repo, 's', 'Bash', { command: 'ls' }, 'l1', true);
     repo.write('guard.config.json', JSON.stringify({ lineThreshold: 100000, changeRatio: 1 }));
     repo.git(['add', '-A']);
     repo.git(['-c', 'core.hooksPath=/dev/null', 'commit', '-qm', 'loosen', '--no-verify']);
-    // everything that remembered the session's stricter config, in one shell command
-    const anchors = repo.refs('refs/guard/sessions/').filter((r) => r.includes('/policy/'));
-    expect(anchors.length).toBeGreaterThan(0);
+    // everything that remembered the session's stricter config, in one shell command: its policy
+    // anchors and its steps (each step's HEAD counts too), the session index, the journal
+    const session = repo.refs('refs/guard/sessions/');
+    expect(session.filter((r) => r.includes('/policy/')).length).toBeGreaterThan(0);
     repo.git(['update-ref', '--stdin'], {
-      input: anchors.map((r) => `delete ${r}\n`).join(''),
+      input: session.map((r) => `delete ${r}\n`).join(''),
     });
     wipe(repo);
     rmSync(path.join(repo.dir, '.git', 'guard-sessions'), { recursive: true, force: true });
