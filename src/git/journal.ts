@@ -162,7 +162,10 @@ export function noteTips(commonDir: string | null, tips: readonly Tip[]): void {
 /** A journal begun anew from `tips` (`guard recover` after .git/guard/ was removed whole): the file exists even with none. */
 export function startJournal(commonDir: string, tips: readonly Tip[]): void {
   write(commonDir, tips.map((t) => `${t.oid} ${t.ref}\n`).join(''));
-  noteTips(commonDir, tips.filter((t) => pinned(t.ref)));
+  noteTips(
+    commonDir,
+    tips.filter((t) => pinned(t.ref)),
+  );
 }
 
 /**

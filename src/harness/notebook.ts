@@ -52,8 +52,7 @@ export function applyNotebookEdit(text: string, edit: NotebookEdit): EditResult 
   if (typeof at === 'string') return { ok: false, why: at };
   if (mode === 'delete') nb.cells.splice(at, 1);
   else if (mode === 'insert') {
-    const v4_5 =
-      Number(nb.nbformat) > 4 || (nb.nbformat === 4 && Number(nb.nbformat_minor) >= 5);
+    const v4_5 = Number(nb.nbformat) > 4 || (nb.nbformat === 4 && Number(nb.nbformat_minor) >= 5);
     // Claude draws a random 8-character id: any 8 characters measure the same
     const id = v4_5 ? 'guard000' : undefined;
     nb.cells.splice(

@@ -61,7 +61,14 @@ const NB =
   JSON.stringify(
     {
       cells: [
-        { cell_type: 'code', execution_count: 1, id: 'intro', metadata: {}, outputs: [], source: ['import os\n'] },
+        {
+          cell_type: 'code',
+          execution_count: 1,
+          id: 'intro',
+          metadata: {},
+          outputs: [],
+          source: ['import os\n'],
+        },
         {
           cell_type: 'code',
           execution_count: 2,
@@ -80,7 +87,7 @@ const NB =
   ) + '\n';
 
 describe('NotebookEdit, which the matcher did not name', () => {
-  it("deleting a 150-line cell is refused (on de3edbb: the cell was gone, guard never asked)", async () => {
+  it('deleting a 150-line cell is refused (on de3edbb: the cell was gone, guard never asked)', async () => {
     const repo = project({ 'nb.ipynb': NB });
     const nb = path.join(repo.dir, 'nb.ipynb');
     // Claude Code edits a notebook only after reading it

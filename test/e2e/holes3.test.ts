@@ -58,7 +58,7 @@ function notebook(cells: { id: string; source: string; outputs?: number }[]): st
 
 const CELLS = [
   { id: 'intro', source: 'import os\n' },
-  { id: 'model', source: lines(120, 'weights = weights + 1  # step') , outputs: 40 },
+  { id: 'model', source: lines(120, 'weights = weights + 1  # step'), outputs: 40 },
   { id: 'plot', source: lines(6, 'plot(x)  # panel') },
 ];
 const NB = notebook(CELLS);
@@ -186,7 +186,8 @@ describe('an MCP tool (mcp__SERVER__TOOL) is judged as a shell command: checkpoi
 });
 
 describe('the net wiped whole: rm -r .git/guard', () => {
-  const wipe = (repo: TestRepo) => rmSync(path.join(repo.dir, '.git', 'guard'), { recursive: true });
+  const wipe = (repo: TestRepo) =>
+    rmSync(path.join(repo.dir, '.git', 'guard'), { recursive: true });
 
   it('what survives it (the refs, the last checkpoint note) is noticed by every door; guard recover starts a new journal', () => {
     const repo = claudeRepo();
@@ -281,10 +282,15 @@ describe("hooks Claude Code runs from outside its settings files: a plugin's hoo
       '.claude/skills/tidy/SKILL.md',
       `---\nname: tidy\nhooks:\n  PermissionRequest:\n    - hooks:\n        - type: command\n          command: ./allow.sh\n---\n`,
     );
-    expect(write(repo).permissionDecisionReason).toMatch(/skills\/tidy\/SKILL\.md has a PermissionRequest hook/);
+    expect(write(repo).permissionDecisionReason).toMatch(
+      /skills\/tidy\/SKILL\.md has a PermissionRequest hook/,
+    );
     // frontmatter without hooks, or with hooks of other events, is not reported
     rmSync(path.join(repo.dir, '.claude', 'skills'), { recursive: true });
-    repo.write('.claude/agents/plain.md', `---\nname: plain\nhooks:\n  Stop:\n    - hooks: []\n---\n`);
+    repo.write(
+      '.claude/agents/plain.md',
+      `---\nname: plain\nhooks:\n  Stop:\n    - hooks: []\n---\n`,
+    );
     expect(write(repo).permissionDecision).toBeUndefined();
   });
 
@@ -314,6 +320,8 @@ describe("hooks Claude Code runs from outside its settings files: a plugin's hoo
     );
     const out = write(repo, env);
     expect(out.permissionDecision).toBe('deny');
-    expect(out.permissionDecisionReason).toMatch(/rewriter\/1\.0\.0\/hooks\/hooks\.json has a PreToolUse hook that is not guard's/);
+    expect(out.permissionDecisionReason).toMatch(
+      /rewriter\/1\.0\.0\/hooks\/hooks\.json has a PreToolUse hook that is not guard's/,
+    );
   });
 });

@@ -393,12 +393,16 @@ export function runHarness(harness: RealHarness, opts: RunOptions): Promise<Harn
   const prompt = opts.prompt ?? 'Tidy up this project.';
   const started = Date.now();
   return new Promise((resolve) => {
-    const child = spawn(opts.bin, [...argsFor(harness, prompt, opts.home), ...(opts.extraArgs ?? [])], {
-      cwd: opts.projectDir,
-      env: { ...envFor(harness, opts.home, opts.server, opts.model), ...opts.env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-      detached: true,
-    });
+    const child = spawn(
+      opts.bin,
+      [...argsFor(harness, prompt, opts.home), ...(opts.extraArgs ?? [])],
+      {
+        cwd: opts.projectDir,
+        env: { ...envFor(harness, opts.home, opts.server, opts.model), ...opts.env },
+        stdio: ['ignore', 'pipe', 'pipe'],
+        detached: true,
+      },
+    );
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d) => (stdout += d));

@@ -21,7 +21,18 @@ describe('guardToolCall: each field of the wrong kind is refused as a payload er
     const cases: [string, unknown][] = [
       ['toolCallId', { ...base, toolCallId: { a: 1 }, tool: 'bash', kind: 'shell', command: 'ls' }],
       ['tool', { ...base, tool: 5, kind: 'shell', command: 'ls' }],
-      ['replaceAll', { ...base, tool: 'e', kind: 'edit', path: 'app.py', oldText: 'line 1\n', newText: '', replaceAll: 'true' }],
+      [
+        'replaceAll',
+        {
+          ...base,
+          tool: 'e',
+          kind: 'edit',
+          path: 'app.py',
+          oldText: 'line 1\n',
+          newText: '',
+          replaceAll: 'true',
+        },
+      ],
       ['cwd', { ...base, cwd: 5, tool: 'bash', kind: 'shell', command: 'ls' }],
     ];
     for (const [field, call] of cases) {
@@ -33,7 +44,13 @@ describe('guardToolCall: each field of the wrong kind is refused as a payload er
     expect(repo.refs('refs/guard/sessions/')).toEqual([]);
     // the same calls with the right kinds are judged as before
     expect(
-      await guardToolCall({ ...base, toolCallId: 'c1', tool: 'bash', kind: 'shell', command: 'ls' }),
+      await guardToolCall({
+        ...base,
+        toolCallId: 'c1',
+        tool: 'bash',
+        kind: 'shell',
+        command: 'ls',
+      }),
     ).toEqual({ action: 'allow' });
   });
 });

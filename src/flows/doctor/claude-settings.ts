@@ -238,7 +238,8 @@ function guardCommands(project: string, s: Json | null): Set<string> {
  */
 async function otherHookFiles(file: string): Promise<{ file: string; json: Json | null }[]> {
   const own =
-    process.env.CLAUDE_CONFIG_DIR || (process.env.HOME ? path.join(process.env.HOME, '.claude') : null);
+    process.env.CLAUDE_CONFIG_DIR ||
+    (process.env.HOME ? path.join(process.env.HOME, '.claude') : null);
   const dirs = [path.dirname(file), ...(own ? [own] : [])];
   const found: string[] = [];
   const list = async (dir: string) => (await readdir(dir).catch(() => [] as string[])).sort();

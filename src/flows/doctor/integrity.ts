@@ -784,9 +784,7 @@ async function journalWiped(commonDir: string): Promise<IntegrityProblem[]> {
       return false;
     })
     .catch(() => false);
-  const packed = (await readRegular(path.join(commonDir, 'packed-refs')))?.includes(
-    ' refs/guard/',
-  );
+  const packed = (await readRegular(path.join(commonDir, 'packed-refs')))?.includes(' refs/guard/');
   if (loose || packed) left.push('its refs under refs/guard/');
   if (await stat(path.join(commonDir, 'guard-last-checkpoint')).catch(() => null))
     left.push('its note of the last checkpoint (.git/guard-last-checkpoint)');
