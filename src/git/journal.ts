@@ -159,6 +159,23 @@ export function noteTips(commonDir: string | null, tips: readonly Tip[]): void {
     write(commonDir, kept.map((t) => `${t.oid} ${t.ref}\n`).join(''), PINNED_FILE);
 }
 
+/**
+ * The journal made, empty, before guard writes its first ref: a door that
+ * finds refs under refs/guard/ and no journal reads that as `.git/guard`
+ * removed whole (flows/doctor/integrity.ts journalWiped), so a ref must never
+ * exist before the journal, even for the moment between a first call's
+ * fast-import and its note (eight first calls at once: one read another's
+ * new ref that way). One stat when it is there.
+ */
+export function ensureJournal(commonDir: string | null): void {
+  if (!commonDir) return;
+  try {
+    statSync(journalFile(commonDir));
+  } catch {
+    write(commonDir, '');
+  }
+}
+
 /** A journal begun anew from `tips` (`guard recover` after .git/guard/ was removed whole): the file exists even with none. */
 export function startJournal(commonDir: string, tips: readonly Tip[]): void {
   write(commonDir, tips.map((t) => `${t.oid} ${t.ref}\n`).join(''));

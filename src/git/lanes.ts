@@ -1,7 +1,7 @@
 import { existsSync, lstatSync, readlinkSync, realpathSync } from 'node:fs';
 import { appendFile, cp, mkdir, readFile, rmdir } from 'node:fs/promises';
 import path from 'node:path';
-import { commonDirOf, noteGone, noteTips } from './journal.js';
+import { commonDirOf, ensureJournal, noteGone, noteTips } from './journal.js';
 import { GuardError } from '../core/errors.js';
 import { RECORD_VERSION } from '../core/record.js';
 import { GUARD_IDENTITY, checkpointId, type Checkpoint } from './checkpoint.js';
@@ -266,6 +266,7 @@ export async function createLane(
   }
   if (existsSync(lane.path)) throw taken();
   assertLanesContained(main);
+  ensureJournal(commonDirOf(cwd));
   const made = await git(['update-ref', '-m', 'guard start', laneRef(name), base, ''], {
     cwd,
     okCodes: [128],
@@ -378,6 +379,7 @@ export async function checkpointCommit(
     .toString('utf8')
     .trim();
   const ref = newRef(REFS.checkpoints, now);
+  ensureJournal(commonDirOf(cwd));
   await git(['update-ref', '-m', 'guard checkpoint', ref, oid, ''], { cwd });
   // journaled as every checkpoint is: the last thing holding the lane's work, so a deletion from outside is noticed
   noteTips(commonDirOf(cwd), [{ ref, oid }]);

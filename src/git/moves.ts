@@ -1,4 +1,11 @@
-import { commonDirOf, journaledUnder, noteGone, noteTips, readJournal } from './journal.js';
+import {
+  commonDirOf,
+  ensureJournal,
+  journaledUnder,
+  noteGone,
+  noteTips,
+  readJournal,
+} from './journal.js';
 import { git } from './run.js';
 
 /**
@@ -172,8 +179,10 @@ export async function settleMoves(
     if (m.anchor) input += `update ${anchorRef(m.branchRef, day)} ${m.anchor}\n`;
     for (const d of m.dropped ?? []) input += `create ${d.ref} ${d.tip}\n`;
   }
-  if (input !== '')
+  if (input !== '') {
+    ensureJournal(commonDirOf(cwd));
     await git(['update-ref', '-m', 'guard: passed the gate', '--stdin'], { cwd, input });
+  }
   // a dropped tip is the last ref holding that work, and the verified tip and the day's anchor are what moves are
   // measured from: all journaled as guard writes them, so a deletion or a move from outside is noticed (flows/doctor/integrity.ts)
   noteTips(
@@ -215,6 +224,7 @@ export async function moveBase(cwd: string, from: string, to: string): Promise<s
  * already serialised, and the newest measured tip is the one to keep.
  */
 export async function markVerified(cwd: string, branchRef: string, tip: string): Promise<void> {
+  ensureJournal(commonDirOf(cwd));
   await git(['update-ref', '-m', 'guard: passed the gate', verifiedRef(branchRef), tip], { cwd });
   noteTips(commonDirOf(cwd), [{ ref: verifiedRef(branchRef), oid: tip }]);
 }
@@ -259,6 +269,7 @@ export async function adoptTips(cwd: string): Promise<string[]> {
   const missing = [...heads].filter(([ref]) => !verified.has(ref));
   if (missing.length === 0) return [];
   const input = missing.map(([ref, oid]) => `create ${verifiedRef(ref)} ${oid}\n`).join('');
+  ensureJournal(commonDirOf(cwd));
   const r = await git(['update-ref', '--stdin'], { cwd, input, okCodes: [128] });
   if (r.code === 0)
     noteTips(
@@ -349,6 +360,7 @@ export async function keepDropped(
   kept: ReadonlyArray<{ ref: string; tip: string }>,
 ): Promise<void> {
   if (kept.length === 0) return;
+  ensureJournal(commonDirOf(cwd));
   await git(['update-ref', '-m', 'guard: kept a dropped tip', '--stdin'], {
     cwd,
     input: kept.map((d) => `create ${d.ref} ${d.tip}\n`).join(''),

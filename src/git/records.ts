@@ -14,7 +14,8 @@ import {
 } from '../core/record.js';
 import type { DiffEntry } from './diff.js';
 import { git, gitEnv, gitSpawnArgs } from './run.js';
-import { commonDirOf, noteGone, noteTips } from './journal.js';
+import { commonDirOf, ensureJournal, noteGone, noteTips } from './journal.js';
+import { faultPoint } from '../runtime/faults.js';
 
 export const REFS = {
   root: 'refs/guard/',
@@ -166,6 +167,7 @@ export async function importCommits(
   for (const m of ask) parts.push(Buffer.from(`get-mark :${m}\nls :${m} ""\n`));
   for (const n of noted) parts.push(Buffer.from(`get-mark :${n.mark}\n`));
   parts.push(Buffer.from('done\n'));
+  if (noted.length > 0) ensureJournal(commonDirOf(cwd));
   let out: string;
   try {
     // --quiet: no statistics on stderr; refs are new and unique, so no --force.
@@ -199,6 +201,7 @@ export async function importCommits(
   const tips = noted
     .map((n, i) => ({ ref: n.ref, oid: lines[2 * ask.length + i]?.trim() ?? '' }))
     .filter((t) => OID.test(t.oid));
+  faultPoint('records:before-note');
   noteTips(commonDirOf(cwd), tips);
   return written;
 }

@@ -186,6 +186,22 @@ describe('an MCP tool (mcp__SERVER__TOOL) is judged as a shell command: checkpoi
 });
 
 describe('the net wiped whole: rm -r .git/guard', () => {
+  it("a first guard killed between its refs and its journal's note is not a wipe (nor are eight first calls at once)", () => {
+    // no guard init: the first refs guard ever writes are this call's
+    const repo = makeRepo({ 'app.py': lines(10) });
+    const env = { GUARD_FAULT: 'records:before-note' };
+    const first = repo.guard(['hook', 'claude'], {
+      input: claudePayload(repo, 's', 'Write', { file_path: 'app.py', content: lines(11) }, 'k1'),
+      env,
+    });
+    expect(first.code).not.toBe(0);
+    expect(repo.refs('refs/guard/').length).toBeGreaterThan(0);
+    // the journal was made before the refs: the next call finds it (empty of them), not a wiped net
+    expect(existsSync(path.join(repo.dir, '.git', 'guard', 'journal'))).toBe(true);
+    const next = claudeHook(repo, 's', 'Write', { file_path: 'app.py', content: lines(11) }, 'k2');
+    expect(decision(next)).toBe(null);
+  });
+
   const wipe = (repo: TestRepo) =>
     rmSync(path.join(repo.dir, '.git', 'guard'), { recursive: true });
 
