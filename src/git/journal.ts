@@ -9,9 +9,9 @@ import {
   writeSync,
 } from 'node:fs';
 import { mkdir, open, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
-import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { packedLookup } from './packed-refs.js';
+import { randomHex } from '../core/digest.js';
 
 /**
  * guard's journal of its own ref tips, outside refs/ (DESIGN "A net that
@@ -265,7 +265,7 @@ export function liveTips(text: string): Tip[] {
 }
 
 async function compact(file: string): Promise<void> {
-  const tmp = `${file}.${process.pid}-${randomBytes(4).toString('hex')}`;
+  const tmp = `${file}.${process.pid}-${randomHex(4)}`;
   try {
     const text = await readRegularText(file);
     // the pinned file keeps every live entry (a lane a person has not discarded is never forgotten)
