@@ -1,5 +1,7 @@
+import { realpath } from 'node:fs/promises';
 import path from 'node:path';
 import { GuardError } from '../core/errors.js';
+import { discoverRepo } from './discover.js';
 import { git } from './run.js';
 
 export interface Repo {
@@ -12,10 +14,16 @@ export interface Repo {
 }
 
 /**
- * Find the work tree around `cwd` with one rev-parse.
+ * Find the work tree around `cwd`: from the file system in the plain case
+ * (git/discover.ts), else with one rev-parse.
  * https://git-scm.com/docs/git-rev-parse#_options_for_files
  */
 export async function openRepo(cwd: string): Promise<Repo> {
+  return discoverRepo(cwd) ?? revParseRepo(cwd);
+}
+
+/** What rev-parse says; also what test/integration/discover.test.ts holds the file system's answer to. */
+export async function revParseRepo(cwd: string): Promise<Repo> {
   let out: string;
   try {
     const r = await git(
@@ -52,7 +60,9 @@ export async function openRepo(cwd: string): Promise<Repo> {
       'run guard in a checkout, not in .git',
     );
   }
-  return { root, gitDir, commonDir: path.resolve(root, common) };
+  // --git-common-dir is relative to the folder git ran in (its physical path), not the work tree
+  const commonDir = path.isAbsolute(common) ? common : path.resolve(await realpath(cwd), common);
+  return { root, gitDir, commonDir };
 }
 
 /** Is this a shallow clone (history cut off by --depth)? https://git-scm.com/docs/git-rev-parse#_options_for_files */
