@@ -115,6 +115,10 @@ describe('openRepo: the file system where it is plain, rev-parse otherwise', () 
       delete process.env[k];
     }
     await found(path.join(repo, 'a', 'b'));
+    // and the ones that only change how git talks or logs are plain
+    process.env.GIT_SSL_CAINFO = '/etc/ssl/certs/ca-certificates.crt';
+    process.env.GIT_PS1_SHOWDIRTYSTATE = '1';
+    await found(path.join(repo, 'a', 'b'));
   });
 
   it('inside .git, a bare repository, no repository at all: left to git', async () => {
