@@ -33,9 +33,12 @@ export function discoverRepo(cwd: string): Repo | null {
   }
 }
 
-/** Variables that change what git writes, how it talks or what it logs, never where the repository is. */
+/**
+ * Variables that change what git writes, how it talks or what it logs, never where the repository
+ * is (GIT_INDEX_FILE and GIT_PREFIX: what git sets for its hooks, so a commit's hook finds it too).
+ */
 const SAFE_ENV =
-  /^GIT_(CONFIG_GLOBAL|CONFIG_NOSYSTEM|TERMINAL_PROMPT|AUTHOR_(NAME|EMAIL|DATE)|COMMITTER_(NAME|EMAIL|DATE)|EDITOR|SEQUENCE_EDITOR|PAGER|ASKPASS|SSH|SSH_COMMAND|SSH_VARIANT|NO_REPLACE_OBJECTS|OPTIONAL_LOCKS|MERGE_AUTOEDIT|MERGE_VERBOSITY|PROTOCOL_FROM_USER|ALLOW_PROTOCOL|EXEC_PATH|SSL_\w+|HTTP_\w+|PROXY_\w+|CURL_VERBOSE|LFS_\w+|PS1_\w+|TRACE\w*)$/;
+  /^GIT_(CONFIG_GLOBAL|CONFIG_NOSYSTEM|TERMINAL_PROMPT|INDEX_FILE|PREFIX|REFLOG_ACTION|AUTHOR_(NAME|EMAIL|DATE)|COMMITTER_(NAME|EMAIL|DATE)|EDITOR|SEQUENCE_EDITOR|PAGER|ASKPASS|SSH|SSH_COMMAND|SSH_VARIANT|NO_REPLACE_OBJECTS|OPTIONAL_LOCKS|MERGE_AUTOEDIT|MERGE_VERBOSITY|PROTOCOL_FROM_USER|ALLOW_PROTOCOL|EXEC_PATH|SSL_\w+|HTTP_\w+|PROXY_\w+|CURL_VERBOSE|LFS_\w+|PS1_\w+|TRACE\w*)$/;
 
 function walk(start: string, uid: number): Repo | null {
   const dev = statSync(start).dev;

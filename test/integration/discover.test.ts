@@ -118,6 +118,9 @@ describe('openRepo: the file system where it is plain, rev-parse otherwise', () 
     // and the ones that only change how git talks or logs are plain
     process.env.GIT_SSL_CAINFO = '/etc/ssl/certs/ca-certificates.crt';
     process.env.GIT_PS1_SHOWDIRTYSTATE = '1';
+    // what git sets for a commit's hooks
+    process.env.GIT_INDEX_FILE = path.join(repo, '.git', 'index');
+    process.env.GIT_PREFIX = 'a/';
     await found(path.join(repo, 'a', 'b'));
   });
 
