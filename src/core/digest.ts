@@ -115,6 +115,9 @@ export function sha1Hex(text: string | Uint8Array): string {
 /**
  * `bytes` random bytes as hex, for the names of temporary files and records
  * (unique beside the process id or the time they go with; never a secret).
+ * V8 seeds each process's Math.random from the OS, so another process cannot
+ * guess a name before guard makes it; the work tree's own temp file is opened
+ * with O_EXCL besides (worktree/atomic.ts).
  */
 export function randomHex(bytes: number): string {
   let s = '';
