@@ -296,7 +296,7 @@ function reasonsFor(f: ChangeFacts, config: Config, seen: Seen): Reason[] {
   // the new side as held (its bytes, unless its text was read); the old text only where a placeholder is found
   const held = seen.symlink || f.binary || f.whitespaceOnly ? undefined : heldText(f, 'new');
   if (held !== undefined && f.linesDeleted > 0) {
-    const elisions = findElisions(held, () => f.oldText ?? '', 1);
+    const elisions = findElisions(held, () => f.oldText ?? '', 1, f.path);
     if (elisions[0])
       found.push({
         rule: 'elision',

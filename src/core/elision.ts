@@ -180,7 +180,9 @@ function looseWords(d: PhraseData): Set<string> {
   const weak = ['same', 'kept', 'remains', 'remain', 'stays', 'stay', 'preserved', 'intact'];
   return new Set([
     ...marks,
-    ...['other', 'others', ...weak, 'similar', 'similarly', 'likewise', 'ditto', 'repeat'],
+    ...['other', 'others', ...weak, 'similar', 'similarly', 'likewise', 'ditto', 'idem', 'repeat'],
+    // what the reader knows without seeing it: "the usual getters and setters", "boilerplate omitted"
+    ...['usual', 'boilerplate'],
     ...['unchanged', 'omitted', 'truncated', 'elided', 'snipped', 'skipped'],
     ...(g ? [...g.foreign.mark, ...g.foreign.strong, ...g.strong] : []).filter(
       (w) => !w.includes('_'),
@@ -236,21 +238,172 @@ function saysLeftOut(m: Compiled, line: string, loose: Set<string>): boolean {
   const body = commentBody(m, line);
   if (body === null) return false;
   const bare = body.trim();
-  // a line of a longer sentence (`// within a view, and it remains specific to that request,`), or
-  // one that names code by its calls and paths (`// same as app.listen(0, done)`), explains
-  if (/[,(]$|\w\(|\w\.\w|`/.test(bare) || CONTINUES.test(bare)) return false;
-  if (bare.split('(').length > bare.split(')').length) return false;
-  const framed = frameOf(m, bare).starts || BARE_DOTS.test(bare);
-  const words = bare
+  // its words, split once and only when a step gets past its look at the text
+  let split: string[] | undefined;
+  const words = () => (split ??= wordsOf(m, bare));
+  return (
+    shortLeftOut(m, bare, words, loose) ||
+    leadLeftOut(m, bare, words) ||
+    pointsAtKept(m, bare, words)
+  );
+}
+
+/**
+ * Code the reader already has (`# the loaders you already wrote`, `// keep your current model
+ * definition`, `[keep the constructor you have]`) or code that goes here from elsewhere (`// code
+ * from step 2 goes here`, `(the useEffect hooks from before)`): words that point at code not shown.
+ */
+const POINTS_AT_KEPT =
+  /\b(?:you(?:'ve| have| had| already| wrote| got| sent| provided| posted| shared| pasted| gave)|your (?:current|own|code|snippet|version|file|example)|from your|yours|from before|as before|goes here|go here|here goes)\b/i;
+
+/**
+ * That the rest needs no change: a negation, a verb of changing and what is left around it
+ * (`// nothing else in this file needs to change`, `// Don't change anything below this line`).
+ */
+const NO_CHANGE =
+  /\b(?:nothing|no|not|don'?t|doesn'?t|never|needn'?t)\b.*\b(?:change|changes|changed|touch|touched|modify|modified|edit|edited)\b/i;
+const KEPT_AROUND = /\b(?:below|above|else|anything|everything|rest|other|others|remaining)\b/i;
+
+/**
+ * The agent telling what it did to the file: "I" and a verb of leaving out, keeping or showing only
+ * part (`// I kept everything else the same`, `// (I omitted the CSS since it didn't change)`,
+ * `# I'm only showing the changed function; ...`, `// I didn't change anything in this section`).
+ */
+const I_LEFT_OUT =
+  /^\W*(?:note:?\s*)?i(?:'ve|'m|'ll| have| am| will)?\s+(?:\w+\s+)?(?:left|omitted|omit|kept|keep|skipped|skip|trimmed|cut|shortened|abbreviated|only|didn'?t|did not|haven'?t|have not|showing|show|included only)\b/i;
+
+/** That only the changed part is shown: `// Only showing the relevant changes`, `// only the changed part is shown`. */
+const ONLY_CHANGED = [
+  /\bonly\b/i,
+  /\b(?:changed|changes|modified|relevant|updated)\b/i,
+  /\b(?:show|shows|shown|showing|part|parts|section|sections|bits?|lines)\b/i,
+];
+
+/** A word every comment pointsAtKept takes holds (one look at most comments, not four). */
+const KEPT_SCREEN =
+  /\b(?:i|you|yours?|before|here|goes|only|nothing|no|not|don|doesn|never|needn)\b/i;
+
+/** A short comment that points at code kept elsewhere, and says nothing of why or when. */
+function pointsAtKept(m: Compiled, bare: string, all: () => readonly string[]): boolean {
+  if (!KEPT_SCREEN.test(bare)) return false;
+  const told = I_LEFT_OUT.test(bare) || ONLY_CHANGED.every((r) => r.test(bare));
+  const noChange = !told && NO_CHANGE.test(bare) && KEPT_AROUND.test(bare);
+  if (!told && !noChange && !POINTS_AT_KEPT.test(bare)) return false;
+  if (/[,(?]$/.test(bare) || CONTINUES.test(bare) || /^["“‘]/.test(bare)) return false;
+  const words = all();
+  if (words.length > LEAD_MAX_WORDS || words.some((w) => WHY_GONE.has(w))) return false;
+  // (the agent's own words: the reason it gives is about the edit, "since it didn't change")
+  if (told) return true;
+  if (words.length > LOOSE_MAX_WORDS || words[0] === 'or') return false;
+  if (words.some((w) => CAUSE.has(w))) return false;
+  // (the general rule's vetoes but the ones a sentence of no change is made of: "don't", "needs")
+  const veto = m.d.general?.veto ?? [];
+  return !words.some(
+    (w, k) =>
+      veto.includes(w) &&
+      !LEAD_ASIDE.has(w) &&
+      !(noChange && NO_CHANGE_WORDS.has(w)) &&
+      // "identical to what you had before"
+      !(w === 'what' && words[k + 1] === 'you'),
+  );
+}
+
+const NO_CHANGE_WORDS = new Set(['don', 'doesn', 'need', 'needs']);
+
+/** The comment as lower-case words, dots and punctuation dropped. */
+const wordsOf = (m: Compiled, bare: string): string[] =>
+  bare
     .toLowerCase()
     .replace(m.dotsRe, ' ')
     .replace(/[^\p{L}\p{M}\p{N}\s]/gu, ' ')
     .split(/\s+/)
     .filter((w) => w !== '');
+
+/** Does one of the pairs (`còn lại`, `tetap sama`) stand among the words? */
+function hasPair(words: readonly string[], pairs: readonly string[]): boolean {
+  let first = PAIR_FIRST.get(pairs);
+  if (first === undefined)
+    PAIR_FIRST.set(pairs, (first = new Set(pairs.map((p) => p.split(' ')[0]!))));
+  // (most comments hold no pair's first word: answered without joining them)
+  if (!words.some((w) => first.has(w))) return false;
+  const text = ` ${words.join(' ')} `;
+  return pairs.some((p) => text.includes(` ${p} `));
+}
+
+/** The first words of each list of pairs hasPair is asked about. */
+const PAIR_FIRST = new WeakMap<readonly string[], Set<string>>();
+
+/** A list of words, then dots: `constructor, getters, setters...` (not code: `unwrap (0, ...)`). */
+const LIST_THEN_DOTS = /^[\p{L}\s/&-]+(?:,[\p{L}\s/&-]+)+,?\s*(?:\.{2,}|…)$/u;
+
+/**
+ * The short form: dots before or after its words, or one of the loose words, in at most
+ * LOOSE_MAX_WORDS words, none a veto, none naming code by a call or a path.
+ */
+function shortLeftOut(
+  m: Compiled,
+  bare: string,
+  all: () => readonly string[],
+  loose: Set<string>,
+): boolean {
+  // a line of a longer sentence (`// within a view, and it remains specific to that request,`), or
+  // one that names code by its calls and paths (`// same as app.listen(0, done)`), explains
+  if (/[,(]$|\w\(|\w\.\w|`/.test(bare) || CONTINUES.test(bare)) return false;
+  if (bare.split('(').length > bare.split(')').length) return false;
+  const frame = frameOf(m, bare);
+  const words = all();
+  // dots before its words, or after a list of what is left out (`// constructor, getters, setters...`)
+  const framed =
+    frame.starts || BARE_DOTS.test(bare) || (frame.framed === 'one' && LIST_THEN_DOTS.test(bare));
   const veto = m.d.general?.veto ?? [];
   if (words.length > LOOSE_MAX_WORDS) return false;
   if (words.some((w) => WHY_GONE.has(w) || (w !== 'see' && veto.includes(w)))) return false;
-  return framed || words.some((w) => loose.has(w));
+  return (
+    framed ||
+    words.some((w) => loose.has(w)) ||
+    // other languages' words of two: `// các hàm còn lại giữ nguyên`
+    (words.length > 1 && hasPair(words, m.d.general?.foreign.pairs ?? [])) ||
+    // scripts written without spaces: `// 其余代码不变`, `// 기존 코드 유지`
+    (!ASCII.test(bare) && (m.d.general?.foreign.substrings ?? []).some((x) => bare.includes(x)))
+  );
+}
+
+/** At most this many words in a comment the lead of which says code is left out. */
+const LEAD_MAX_WORDS = 24;
+/** Veto words that open an aside, not an explanation. */
+const LEAD_ASIDE = new Set(['but', 'see', 'e', 'g', 'i', 'ie', 'eg']);
+/** Where the claim of a comment ends and what it goes on to say begins. */
+const CLAUSE_BREAK = /[,;:(\u2013\u2014]|\s-\s|\b(?:but|except|with|using|ensure|and then)\b/i;
+
+/**
+ * The long form: the comment's first words make the claim, whatever it goes on to say. Dots before
+ * its words (`// ... code that might skip initialization`, `// ... helpers \`run\` omitted`), or a
+ * lead of two to six words up to the first clause break that is a placeholder by itself (`Same as
+ * above but for port 5173`, `Code continues, using myX ...`, `[UNCHANGED functions from the
+ * provided snippet, ensure ...]`). Not when it says why code went or under what condition
+ * (WHY_GONE, CAUSE anywhere), nor past LEAD_MAX_WORDS words.
+ */
+function leadLeftOut(m: Compiled, bare: string, all: () => readonly string[]): boolean {
+  // dots, then words (not a path: `../lib/x.js`, `.../tests/a.spec.ts`), or a clause break
+  const dotted = /^(?:\.{2,}|…)\s*[^\s./\\]/u.test(bare) && !/\S\/\S/.test(bare);
+  if (!dotted && !CLAUSE_BREAK.test(bare)) return false;
+  // a line of a longer sentence, or a quotation, is not one
+  if (/[,(]$/.test(bare) || CONTINUES.test(bare) || /^["“‘]/.test(bare)) return false;
+  const words = all();
+  if (words.length === 0 || words.length > LEAD_MAX_WORDS) return false;
+  if (words.some((w) => WHY_GONE.has(w) || CAUSE.has(w))) return false;
+  // dots: what the code left out did, in its own words (`# ... code that might skip initialization`)
+  if (dotted) return true;
+  // (the general rule's vetoes: a person explaining, a condition, an instruction; not the words
+  // that open what it goes on to say: "but for port 5173", "see", "e.g.")
+  const veto = m.d.general?.veto ?? [];
+  if (words.some((w) => veto.includes(w) && !LEAD_ASIDE.has(w))) return false;
+  const inner = /^[[(](.*)[\])]$/.exec(bare)?.[1] ?? bare;
+  const cut = CLAUSE_BREAK.exec(inner);
+  if (cut === null || cut.index === 0) return false;
+  const lead = inner.slice(0, cut.index).trim();
+  const n = wordsOf(m, lead).length;
+  return n >= 2 && n <= 6 && isPlaceholder(m, `// ${lead}`);
 }
 
 /** Before a block opener or `//`: white space, a bracket or a separator (`http://` is no comment); before `#`, `--`: white space. */
@@ -1140,6 +1293,8 @@ const NEAR = 1;
  */
 const ALONE_MIN = 5;
 const ALONE_MAX_ADDED = 3;
+/** The ALONE rule allows a line of new code in its hunk for every ALONE_KEEPS lines of code lost. */
+const ALONE_KEEPS = 4;
 
 /** How a candidate line was found: a whole comment line, a comment after code, or weaker words (ALONE). */
 type Kind = 'line' | 'trailing' | 'alone';
@@ -1165,18 +1320,21 @@ export function findElisions(
   newSide: string | Buffer,
   oldSide: string | (() => string),
   limit = 3,
+  path?: string,
 ): Elision[] {
   const m = (matcher ??= makeMatcher(data as PhraseData));
-  const candidates = scan(newSide, m);
+  let candidates = scan(newSide, m);
   if (candidates.length === 0) return [];
   const newText = typeof newSide === 'string' ? newSide : newSide.toString('utf8');
   const lines = newText.split('\n');
+  if (path !== undefined && MARKDOWN.test(path)) candidates = inMarkdown(candidates, lines);
+  if (candidates.length === 0) return [];
   // the old text only now: most changes have no candidate, and a large one is decoded on reading
   const oldText = typeof oldSide === 'string' ? oldSide : oldSide();
   const hunks = diffHunks(oldText, newText, NEAR);
   if (hunks === null) return undiffable(candidates, lines, oldText, limit);
   const afterCode = new Set(candidates.filter((c) => c.after).map((c) => c.line));
-  const { inPlace, added, alone, shrinks } = readHunks(hunks, m, afterCode);
+  const { inPlace, added, alone, mostly, shrinks } = readHunks(hunks, m, afterCode);
   return candidates
     .filter((c) => {
       const h = inPlace.get(c.line);
@@ -1190,10 +1348,35 @@ export function findElisions(
           h.lines.some((l) => l[0] === '-' && l.includes(c.text)))
       )
         return false;
-      return c.kind === 'alone' ? alone.has(c.line) : true;
+      return c.kind === 'alone'
+        ? alone.has(c.line) || (mostly.has(c.line) && !c.after && !BARE_DOTS.test(c.text))
+        : true;
     })
     .slice(0, limit)
     .map(({ line, text }) => ({ line, text }));
+}
+
+/** Markdown and MDX, read by their own syntax (inMarkdown). */
+const MARKDOWN = /\.(?:md|markdown|mdx)$/i;
+
+/**
+ * The candidates of a Markdown file that can be comments: outside its code fences a `#` line is a
+ * heading (`#### Choosing Your Own Session Middleware`) and a `*` line a bullet, so there only an
+ * HTML or MDX comment (`<!-- rest of the page unchanged -->`) can be a placeholder; inside a fence
+ * the lines are code, read as any file's.
+ */
+function inMarkdown(candidates: readonly Candidate[], lines: readonly string[]): Candidate[] {
+  const fenced = new Set<number>();
+  let open: string | null = null;
+  lines.forEach((l, i) => {
+    const f = /^ {0,3}(`{3,}|~{3,})/.exec(l)?.[1];
+    if (f !== undefined && (open === null || (f[0] === open[0] && f.length >= open.length))) {
+      open = open === null ? f : null;
+      return;
+    }
+    if (open !== null) fenced.add(i + 1);
+  });
+  return candidates.filter((c) => fenced.has(c.line) || /^(?:<!--|\{\/\*)/.test(c.text));
 }
 
 /**
@@ -1207,10 +1390,17 @@ function readHunks(
   hunks: readonly Hunk[],
   m: Matcher,
   afterCode: ReadonlySet<number>,
-): { inPlace: Map<number, Hunk>; added: Set<number>; alone: Set<number>; shrinks: Set<number> } {
+): {
+  inPlace: Map<number, Hunk>;
+  added: Set<number>;
+  alone: Set<number>;
+  mostly: Set<number>;
+  shrinks: Set<number>;
+} {
   const inPlace = new Map<number, Hunk>();
   const added = new Set<number>();
   const alone = new Set<number>();
+  const mostly = new Set<number>();
   const shrinks = new Set<number>();
   for (const h of hunks) {
     // code removed: a removed line that is neither blank nor a comment (a comment
@@ -1218,7 +1408,9 @@ function readHunks(
     const removedCode = h.lines.filter((l) => l.startsWith('-') && !onlyComment(l.slice(1)));
     if (removedCode.length === 0) continue;
     const mine: number[] = [];
-    let standsAlone = removedCode.filter((l) => !TRIVIAL.test(l.slice(1))).length >= ALONE_MIN;
+    const lost = removedCode.filter((l) => !TRIVIAL.test(l.slice(1))).length;
+    // lines of code and of comment the hunk adds (blanks and brackets aside)
+    let code = 0;
     let adds = 0;
     let n = h.newStart;
     h.lines.forEach((l, k) => {
@@ -1234,16 +1426,20 @@ function readHunks(
         const text = l.slice(1);
         if (!TRIVIAL.test(text)) {
           adds++;
-          if (!m.isComment(text) && !BARE_DOTS.test(text) && !afterCode.has(n)) standsAlone = false;
+          if (!m.isComment(text) && !BARE_DOTS.test(text) && !afterCode.has(n)) code++;
         }
       }
       if (!l.startsWith('-')) n++;
     });
-    if (standsAlone && adds <= ALONE_MAX_ADDED) for (const a of mine) alone.add(a);
-    const lost = removedCode.filter((l) => !TRIVIAL.test(l.slice(1))).length;
+    // ALONE: a few comment lines in place of a run of code; or (`mostly`) beside a line of new code
+    // for every ALONE_KEEPS lines of code lost (an agent that rewrites one call beside the cut, not
+    // a refactor): there a comment of words counts, not a bare `...` (a stub's body) nor a comment
+    // after code
+    if (lost >= ALONE_MIN && adds - code <= ALONE_MAX_ADDED && code * ALONE_KEEPS <= lost)
+      for (const a of mine) (code === 0 ? alone : mostly).add(a);
     if (lost >= adds) for (const a of mine) shrinks.add(a);
   }
-  return { inPlace, added, alone, shrinks };
+  return { inPlace, added, alone, mostly, shrinks };
 }
 
 /** A line of brackets and punctuation only (`}`, `});`, `]`), or blank: no code of its own. */

@@ -6,6 +6,7 @@ import path from 'node:path';
 import { GuardError } from '../core/errors.js';
 import { checkDeadline, timeoutError, watchDeadline } from '../runtime/deadline.js';
 import { faultPoint } from '../runtime/faults.js';
+import { residentGit } from './resident-switch.js';
 import { gitEnv, gitSpawnArgs } from './run.js';
 import { randomHex } from '../core/digest.js';
 
@@ -46,7 +47,8 @@ export function catFileBatch(
 }
 
 export interface CatFileOptions {
-  maxBytes: number;
+  /** Objects larger are not held; a function is asked at each object's header (its answer may grow smaller once a config is read). */
+  maxBytes: number | (() => number);
   /** Objects whose type and size are enough: `info` instead of `contents` (no data, no line count). */
   infoOnly?: ((index: number) => boolean) | undefined;
   /**
@@ -68,6 +70,9 @@ export async function catFileRead(
     if (n.includes('\n'))
       throw new GuardError('E_INTERNAL', `object name with a newline: ${JSON.stringify(n)}`);
   }
+  // in the plugin: the repository's resident cat-file (names of the index, `:path`, start their own: it would keep the index it read first)
+  if (residentGit.catFile && !names.some((n) => n.startsWith(':')))
+    return residentGit.catFile(cwd, names, { maxBytes, infoOnly, onProgress });
   // --batch-command (git 2.36): `contents` and `info` requests in one process.
   // Its output goes to a temp file, read back in 1 MiB chunks: git writes each
   // object's contents unbuffered, and reading thousands of tiny pipe chunks
@@ -212,9 +217,9 @@ interface Body {
  * The batch output as it is read, in chunks of any size: a header line, then
  * (for `contents`) the object's bytes and an LF. `results` fills in request order.
  */
-function batchParser(
+export function batchParser(
   info: readonly boolean[],
-  maxBytes: number,
+  maxBytes: number | (() => number),
 ): { feed(chunk: Buffer): void; results: CatResult[] } {
   const results: CatResult[] = [];
   // Parser state: header text pending, or inside an object's body. Read by offset into the
@@ -252,7 +257,10 @@ function batchParser(
           obj,
           remaining: obj.size,
           // one buffer of the announced size, filled as the bytes pass: no chunk list to concatenate (a 15 MB blob was held twice)
-          data: obj.size <= maxBytes ? Buffer.allocUnsafe(obj.size) : null,
+          data:
+            obj.size <= (typeof maxBytes === 'number' ? maxBytes : maxBytes())
+              ? Buffer.allocUnsafe(obj.size)
+              : null,
           lastByte: 10,
           newlines: 0,
         };

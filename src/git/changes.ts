@@ -13,6 +13,25 @@ export interface FactsAndExtras {
   extra: CatResult[];
 }
 
+/** What collectFacts reads and how (see collectFacts). */
+export interface FactOptions {
+  maxBytes: number;
+  extra?: readonly string[];
+  /** The entries' line counts are still being computed (stagedDiffSplit): read speculatively, then wait. */
+  countsReady?: Promise<void>;
+  /**
+   * The two sides for `git diff` (`['--cached']`, or two commits): files whose
+   * deleted lines reach `changeRatio` are then asked whether they changed only
+   * in whitespace (one more git process, only when there are such files).
+   */
+  whitespace?: { range: readonly string[]; changeRatio: number };
+  /**
+   * Handed each entry's facts (by index) as soon as its objects are read and the counts are
+   * in, while git still reads the rest; never those whose whitespace is still to be measured.
+   */
+  early?: (f: ChangeFacts, index: number) => void;
+}
+
 /**
  * Turn diff entries into the facts core/classify needs, reading every blob it
  * needs (and any extra objects) through ONE cat-file process.
@@ -20,24 +39,61 @@ export interface FactsAndExtras {
 export async function collectFacts(
   cwd: string,
   entries: readonly DiffEntry[],
-  opts: {
-    maxBytes: number;
-    extra?: readonly string[];
-    /** The entries' line counts are still being computed (stagedDiffSplit): read speculatively, then wait. */
-    countsReady?: Promise<void>;
-    /**
-     * The two sides for `git diff` (`['--cached']`, or two commits): files whose
-     * deleted lines reach `changeRatio` are then asked whether they changed only
-     * in whitespace (one more git process, only when there are such files).
-     */
-    whitespace?: { range: readonly string[]; changeRatio: number };
-    /**
-     * Handed each entry's facts (by index) as soon as its objects are read and the counts are
-     * in, while git still reads the rest; never those whose whitespace is still to be measured.
-     */
-    early?: (f: ChangeFacts, index: number) => void;
-  },
+  given: FactOptions,
+  /**
+   * maxBytes, whitespace and early, when they come later than the entries (guard check reads
+   * the policy beside the blobs): until then objects are held up to `given.maxBytes` (READ_CAP)
+   * and no entry's facts are built.
+   */
+  later?: Promise<Pick<FactOptions, 'maxBytes' | 'whitespace' | 'early'>>,
 ): Promise<FactsAndExtras> {
+  let opts = given;
+  let settled = later === undefined;
+  later?.then(
+    (l) => {
+      opts = { ...given, ...l };
+      settled = true;
+    },
+    () => {},
+  );
+  const { names, want, infoOnly } = requests(entries, given);
+  // entries in order, each once its objects are read (the counts and the options must be in first)
+  const facts: ChangeFacts[] = [];
+  let counted = given.countsReady === undefined;
+  given.countsReady?.then(
+    () => (counted = true),
+    () => {},
+  );
+  const build = (objects: readonly CatResult[]) => {
+    for (let i = facts.length; counted && settled && i < entries.length; i = facts.length) {
+      const w = want[i]!;
+      if (Math.max(w.old ?? -1, w.new ?? -1) >= objects.length) return;
+      const oldObj = w.old !== undefined ? objects[w.old] : undefined;
+      const newObj = w.new !== undefined ? objects[w.new] : undefined;
+      const f = entryFacts(entries[i]!, oldObj ?? undefined, newObj ?? undefined, opts.maxBytes);
+      facts.push(f);
+      if (opts.early && !(opts.whitespace && mayBeWhitespaceOnly(f, opts.whitespace.changeRatio)))
+        opts.early(f, i);
+    }
+  };
+  const objects = await catFileRead(cwd, names, {
+    maxBytes: () => opts.maxBytes,
+    infoOnly: (i) => infoOnly.has(i),
+    onProgress: given.early || later ? build : undefined,
+  });
+  await Promise.all([given.countsReady, later]);
+  [counted, settled] = [true, true];
+  build(objects);
+  const extraCount = given.extra?.length ?? 0;
+  if (opts.whitespace) await markWhitespaceOnly(cwd, entries, facts, opts.whitespace);
+  return { facts, extra: objects.slice(0, extraCount) };
+}
+
+/** The object names cat-file is asked for (the extras first), where each entry's sides are among them, and which need only their size. */
+function requests(
+  entries: readonly DiffEntry[],
+  opts: FactOptions,
+): { names: string[]; want: Array<{ old?: number; new?: number }>; infoOnly: Set<number> } {
   const names: string[] = [...(opts.extra ?? [])];
   const want: Array<{ old?: number; new?: number }> = [];
   for (const e of entries) {
@@ -58,36 +114,7 @@ export async function collectFacts(
     if (n !== undefined && !deleted && e.newMode !== MODE.symlink && e.path !== CONFIG_FILE)
       infoOnly.add(n);
   });
-  // entries in order, each once its objects are read (the counts must be in first)
-  const facts: ChangeFacts[] = [];
-  let counted = opts.countsReady === undefined;
-  opts.countsReady?.then(
-    () => (counted = true),
-    () => {},
-  );
-  const build = (objects: readonly CatResult[]) => {
-    for (let i = facts.length; counted && i < entries.length; i = facts.length) {
-      const w = want[i]!;
-      if (Math.max(w.old ?? -1, w.new ?? -1) >= objects.length) return;
-      const oldObj = w.old !== undefined ? objects[w.old] : undefined;
-      const newObj = w.new !== undefined ? objects[w.new] : undefined;
-      const f = entryFacts(entries[i]!, oldObj ?? undefined, newObj ?? undefined, opts.maxBytes);
-      facts.push(f);
-      if (opts.early && !(opts.whitespace && mayBeWhitespaceOnly(f, opts.whitespace.changeRatio)))
-        opts.early(f, i);
-    }
-  };
-  const objects = await catFileRead(cwd, names, {
-    maxBytes: opts.maxBytes,
-    infoOnly: (i) => infoOnly.has(i),
-    onProgress: opts.early ? build : undefined,
-  });
-  await opts.countsReady;
-  counted = true;
-  build(objects);
-  const extraCount = opts.extra?.length ?? 0;
-  if (opts.whitespace) await markWhitespaceOnly(cwd, entries, facts, opts.whitespace);
-  return { facts, extra: objects.slice(0, extraCount) };
+  return { names, want, infoOnly };
 }
 
 function entryFacts(
@@ -97,8 +124,15 @@ function entryFacts(
   maxBytes: number,
 ): ChangeFacts {
   // cat-file holds an object's data only within maxBytes, and always counts its lines
+  // (an object read before maxBytes was known may be held though larger: it is not data then)
   const side = (o: CatResult | undefined): Side | null =>
-    o ? { bytes: o.size, lines: o.lines, ...(o.data !== undefined ? { data: o.data } : {}) } : null;
+    o
+      ? {
+          bytes: o.size,
+          lines: o.lines,
+          ...(o.data !== undefined && o.size <= maxBytes ? { data: o.data } : {}),
+        }
+      : null;
   return changeFacts({
     path: e.path,
     oldPath: e.oldPath,

@@ -22,7 +22,7 @@ import type { Repo } from './repo.js';
  * check, which only such an owner can fail); on Windows.
  * test/integration/discover.test.ts holds each case to rev-parse's answer.
  */
-export function discoverRepo(cwd: string): Repo | null {
+export function repoFromFiles(cwd: string): Repo | null {
   if (typeof process.geteuid !== 'function') return null;
   for (const k of Object.keys(process.env))
     if (k.startsWith('GIT_') && !SAFE_ENV.test(k)) return null;

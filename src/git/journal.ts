@@ -174,6 +174,15 @@ export function noteTips(commonDir: string | null, tips: readonly Tip[]): void {
     write(commonDir, kept.map((t) => `${t.oid} ${t.ref}\n`).join(''), PINNED_FILE);
 }
 
+/** A journal begun anew from `tips` (`guard recover` after .git/guard/ was removed whole): the file exists even with none. */
+export function startJournal(commonDir: string, tips: readonly Tip[]): void {
+  write(commonDir, tips.map((t) => `${t.oid} ${t.ref}\n`).join(''));
+  noteTips(
+    commonDir,
+    tips.filter((t) => pinned(t.ref)),
+  );
+}
+
 /**
  * Note that a session started a background command (`bg <time> <harness>
  * <session key>`): the marker file the hook keeps for it is a cache an agent

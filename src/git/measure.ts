@@ -1,3 +1,5 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { WHITESPACE_ARG } from './diff.js';
 import { git } from './run.js';
@@ -172,4 +174,20 @@ export async function withScratchFile<T>(
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
+}
+
+/**
+ * withScratchFile's file, written at once (synchronously: a few small writes, no turn of the
+ * event loop between reading a base and git's first look at it); `remove` takes it away again.
+ */
+export function scratchFile(content: Buffer): { file: string; remove: () => void } {
+  const dir = mkdtempSync(path.join(tmpdir(), 'guard-base-'));
+  const file = path.join(dir, 'base');
+  try {
+    writeFileSync(file, content);
+  } catch (err) {
+    rmSync(dir, { recursive: true, force: true });
+    throw err;
+  }
+  return { file, remove: () => rmSync(dir, { recursive: true, force: true }) };
 }

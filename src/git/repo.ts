@@ -1,7 +1,8 @@
 import { realpath } from 'node:fs/promises';
 import path from 'node:path';
 import { GuardError } from '../core/errors.js';
-import { discoverRepo } from './discover.js';
+import { repoFromFiles } from './discover.js';
+import { residentGit } from './resident-switch.js';
 import { git } from './run.js';
 
 export interface Repo {
@@ -15,15 +16,20 @@ export interface Repo {
 
 /**
  * Find the work tree around `cwd`: from the file system in the plain case
- * (git/discover.ts), else with one rev-parse.
- * https://git-scm.com/docs/git-rev-parse#_options_for_files
+ * (git/discover.ts), else with one rev-parse; in the plugin, kept per folder
+ * while it still holds (git/resident.ts, which rediscovers with rev-parse).
  */
-export async function openRepo(cwd: string): Promise<Repo> {
-  return discoverRepo(cwd) ?? revParseRepo(cwd);
+export function openRepo(cwd: string): Promise<Repo> {
+  if (residentGit.openRepo) return residentGit.openRepo(cwd);
+  const found = repoFromFiles(cwd);
+  return found ? Promise.resolve(found) : discoverRepo(cwd);
 }
 
-/** What rev-parse says; also what test/integration/discover.test.ts holds the file system's answer to. */
-export async function revParseRepo(cwd: string): Promise<Repo> {
+/**
+ * openRepo's one rev-parse; also what test/integration/discover.test.ts holds the file system's
+ * answer to. https://git-scm.com/docs/git-rev-parse#_options_for_files
+ */
+export async function discoverRepo(cwd: string): Promise<Repo> {
   let out: string;
   try {
     const r = await git(

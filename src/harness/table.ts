@@ -52,6 +52,8 @@ export type ToolSpec =
   | { kind: 'patch'; patch: readonly string[] }
   /** Files removed (a list field, or one path). */
   | { kind: 'delete'; paths: readonly string[] }
+  /** One cell of a Jupyter notebook (Claude NotebookEdit: notebook.ts). */
+  | { kind: 'notebook'; path: readonly string[] }
   /** `background`: flags that run it detached (its post event comes while it still runs, flows/hook/hook.ts). */
   | { kind: 'shell'; command: readonly string[]; background?: readonly string[] };
 
@@ -71,6 +73,13 @@ export interface ClaudeStyleRow {
     event?: readonly string[];
   };
   tools: Readonly<Record<string, ToolSpec>>;
+  /**
+   * Tools whose names start with `prefix` (Claude Code's MCP tools,
+   * `mcp__SERVER__TOOL`): guard cannot know what each does, so each call is
+   * judged as a shell command is: a whole-tree checkpoint before it, a
+   * report of what it destroyed after it.
+   */
+  opaque?: { prefix: string };
   /**
    * Who can answer an `ask`: `claude` reads Claude Code's permission_mode
    * and headless marker; `never` is deny whenever a person would be needed
@@ -119,8 +128,10 @@ export const CLAUDE: ClaudeStyleRow = {
       edits: 'edits',
       ...CLAUDE_EDIT,
     },
+    NotebookEdit: { kind: 'notebook', path: ['notebook_path'] },
     Bash: { kind: 'shell', command: ['command'], background: ['run_in_background'] },
   },
+  opaque: { prefix: 'mcp__' },
   ask: 'claude',
   answerEvents: { pre: 'PreToolUse', post: 'PostToolUse' },
   config: {
@@ -141,6 +152,14 @@ export const CLAUDE: ClaudeStyleRow = {
  */
 export const CONTINUE: ClaudeStyleRow = {
   ...CLAUDE,
+  // no notebook tool, and its MCP tools are not named mcp__ (package source)
+  tools: {
+    Write: CLAUDE.tools.Write!,
+    Edit: CLAUDE.tools.Edit!,
+    MultiEdit: CLAUDE.tools.MultiEdit!,
+    Bash: CLAUDE.tools.Bash!,
+  },
+  opaque: undefined,
   name: 'continue',
   label: 'Continue CLI',
   source: 'package source @continuedev/cli 1.5.47 (hook engine, tool schemas)',
@@ -327,9 +346,31 @@ export function gatedTools(row: ClaudeStyleRow): string[] {
   return Object.keys(row.tools);
 }
 
-/** The matcher guard installs: every gated tool, anchored (Claude-style matchers are regexes). */
+/**
+ * The matcher guard installs: every gated tool. A list of names is matched
+ * name by name; with a prefix it is a regex, which Claude Code and Continue
+ * test unanchored (`new RegExp(m).test(tool)`, both binaries), so it is
+ * anchored here: `Write` must not match `TodoWrite`.
+ */
 export function matcherOf(row: ClaudeStyleRow): string {
-  return gatedTools(row).join('|');
+  const names = gatedTools(row).join('|');
+  return row.opaque ? `^(${names}|${row.opaque.prefix}.*)$` : names;
+}
+
+/** The gated tools as people read them (doctor): `mcp__*` for the prefix. */
+export function toolsLabel(row: ClaudeStyleRow): string {
+  return [...gatedTools(row), ...(row.opaque ? [`${row.opaque.prefix}* (MCP tools)`] : [])].join(
+    ', ',
+  );
+}
+
+/** A call of an opaque tool (MCP) as guard's shell action: its name and the start of its input. */
+function opaqueAction(tool: string, input: Obj): Action {
+  const args = JSON.stringify(input);
+  return {
+    kind: 'shell',
+    command: `${tool} ${args.length > 300 ? args.slice(0, 297) + '...' : args}`,
+  };
 }
 
 /* ------------------------------------------------------------ reading */
@@ -403,6 +444,8 @@ export function toolAction(spec: ToolSpec | undefined, input: Obj, where: string
       }
       throw new PayloadError(`${where}.${spec.paths[0]} is not a list of paths`);
     }
+    case 'notebook':
+      return notebookAction(spec, input, where);
     case 'shell':
       return {
         kind: 'shell',
@@ -410,6 +453,33 @@ export function toolAction(spec: ToolSpec | undefined, input: Obj, where: string
         ...(flag(input, spec.background) ? { background: true } : {}),
       };
   }
+}
+
+/** NotebookEdit: every field checked as Claude Code's own schema checks it (a wrong kind is refused). */
+function notebookAction(
+  spec: Extract<ToolSpec, { kind: 'notebook' }>,
+  input: Obj,
+  where: string,
+): Action {
+  const mode = input.edit_mode ?? 'replace';
+  if (mode !== 'replace' && mode !== 'insert' && mode !== 'delete')
+    throw new PayloadError(`${where}.edit_mode is not replace, insert or delete`);
+  const cellType = input.cell_type ?? null;
+  if (cellType !== null && cellType !== 'code' && cellType !== 'markdown')
+    throw new PayloadError(`${where}.cell_type is not code or markdown`);
+  const cellId = input.cell_id ?? null;
+  if (cellId !== null && typeof cellId !== 'string')
+    throw new PayloadError(`${where}.cell_id is not a string`);
+  const source = pick(input, ['new_source'], where);
+  return {
+    kind: 'write',
+    files: [
+      {
+        path: pick(input, spec.path, where),
+        change: { kind: 'notebook', cellId, source, cellType, mode },
+      },
+    ],
+  };
 }
 
 /** An exact-string edit; Auggie's numbered pairs (`old_str_1`, `new_str_1`, ...) read in number order, gaps refused. */
@@ -553,11 +623,14 @@ export function translateRow(
     toolCallId: pickOpt(p, row.fields.toolCall),
     cwd,
     canAsk,
-    action: toolAction(
-      Object.hasOwn(row.tools, tool) ? row.tools[tool] : undefined,
-      input as Obj,
-      'tool_input',
-    ),
+    action:
+      !Object.hasOwn(row.tools, tool) && row.opaque && tool.startsWith(row.opaque.prefix)
+        ? opaqueAction(tool, input as Obj)
+        : toolAction(
+            Object.hasOwn(row.tools, tool) ? row.tools[tool] : undefined,
+            input as Obj,
+            'tool_input',
+          ),
   };
 }
 

@@ -71,7 +71,17 @@ export type Change =
   | { kind: 'blocks'; blocks: SearchReplace[] }
   /** Cline editor insert_line: `text` inserted before line `line` (1-based) of an existing file. */
   | { kind: 'insert'; line: number; text: string }
+  /** Claude NotebookEdit: one cell of an `.ipynb` replaced, inserted or deleted (notebook.ts). */
+  | ({ kind: 'notebook' } & NotebookEdit)
   | { kind: 'delete' };
+
+/** One NotebookEdit call's input (Claude Code: cell_id, new_source, cell_type, edit_mode). */
+export interface NotebookEdit {
+  cellId: string | null;
+  source: string;
+  cellType: string | null;
+  mode: 'replace' | 'insert' | 'delete';
+}
 
 export interface FileChange {
   /** As the payload names it: absolute, or relative to the event's cwd. */

@@ -15,6 +15,7 @@ import {
   type Outcome,
   type PluginHarnessName,
 } from '../harness/types.js';
+import { activateResident } from '../git/resident.js';
 import { withBudget } from '../runtime/deadline.js';
 
 /**
@@ -28,7 +29,13 @@ import { withBudget } from '../runtime/deadline.js';
  *
  * The plugin files `guard init --agent cline|opencode|kilo` writes import
  * this module lazily and refuse the gated tools when it cannot be loaded.
+ *
+ * Living as long as the harness, it keeps what can safely outlive a call
+ * (git/resident.ts): each folder's repository, looked at again with a few
+ * stats instead of a rev-parse, and one `git cat-file` per work tree,
+ * started again whenever what it read once no longer holds.
  */
+activateResident();
 
 /** One tool call, normalised: what any plugin host can hand guard. */
 export interface ToolCall {
@@ -231,16 +238,28 @@ async function netCheck(
 /** A normalised tool call judged by guard. Never throws: a failure inside guard is a deny (before) or a report (after). */
 export function guardToolCall(call: ToolCall, opts: Options = {}): Promise<PluginVerdict> {
   const c = (call ?? {}) as Partial<ToolCall>;
+  // (a tool-call id of another kind would pair one call's after-event with another's before: holes3)
+  const odd =
+    c.toolCallId != null && typeof c.toolCallId !== 'string'
+      ? 'toolCallId is not a string'
+      : c.tool !== undefined && typeof c.tool !== 'string'
+        ? 'tool is not a string'
+        : c.replaceAll !== undefined && typeof c.replaceAll !== 'boolean'
+          ? 'replaceAll is not true or false'
+          : null;
   return judge(
     {
       harness: c.harness as PluginHarnessName,
       phase: c.phase === 'after' ? 'after' : 'before',
       sessionId: c.sessionId as string,
-      toolCallId: c.toolCallId ?? null,
+      toolCallId: typeof c.toolCallId === 'string' ? c.toolCallId : null,
       cwd: c.cwd as string,
-      tool: c.tool ?? String(c.kind),
+      tool: typeof c.tool === 'string' ? c.tool : String(c.kind),
     },
-    () => actionOf(call),
+    () => {
+      if (odd) throw new PayloadError(odd);
+      return actionOf(call);
+    },
     opts,
   );
 }

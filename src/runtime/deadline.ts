@@ -140,3 +140,10 @@ export function checkBudget(): void {
     );
   }
 }
+
+/** When the budget of the running calls (withBudget) ends, in ms since the epoch (the latest of them); null without one. */
+export function budgetEnd(): number | null {
+  let at: number | null = null;
+  for (const x of budgets.values()) if (at === null || x.at > at) at = x.at;
+  return at;
+}

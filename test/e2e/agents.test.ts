@@ -34,7 +34,8 @@ describe('guard init --agent', () => {
     expect(claude.hooks.PreToolUse[0].hooks[0].command).toBe('echo mine');
     // Claude Code runs the tool when a hook times out unless the hook says onFailure: "block" (its 2.1.330 schema)
     expect(claude.hooks.PreToolUse[1]).toMatchObject({
-      matcher: 'Write|Edit|MultiEdit|Bash',
+      // NotebookEdit and MCP tools write files too (holes3): anchored, as Claude tests a regex unanchored
+      matcher: '^(Write|Edit|MultiEdit|NotebookEdit|Bash|mcp__.*)$',
       hooks: [{ type: 'command', timeout: 60, onFailure: 'block' }],
     });
     expect(claude.hooks.PostToolUse[0].hooks[0].onFailure).toBe('block');
@@ -231,7 +232,10 @@ describe('guard doctor: when the harness would not run guard', () => {
       message: expect.stringMatching(/does not run for edit, replace/),
     });
     // a second group of guard's whose matcher covers the rest makes it whole again
-    c.hooks.PreToolUse.push({ matcher: 'Edit|MultiEdit', hooks: c.hooks.PreToolUse[0].hooks });
+    c.hooks.PreToolUse.push({
+      matcher: 'Edit|MultiEdit|NotebookEdit|mcp__.*',
+      hooks: c.hooks.PreToolUse[0].hooks,
+    });
     repo.write('.claude/settings.json', JSON.stringify(c));
     expect(agent(repo, 'claude')).toMatchObject({ ok: true });
   });

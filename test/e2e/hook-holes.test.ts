@@ -319,6 +319,9 @@ describe('inputs the agent can move first', () => {
 describe('the session base, read from refs the agent can write', () => {
   it('a forged session step holding a 10-line "base" does not let a truncation through', () => {
     const repo = makeRepo({ 'state.py': lines(270) });
+    // guard has run here (its journal exists): otherwise a ref under refs/guard/ with no journal is
+    // refused by the net before anything is measured (holes3, "rm -r .git/guard")
+    hook(repo, claude(repo, 'Bash', { command: 'ls' }, { session: 'warm' }));
     // what an agent can do from the shell: a commit whose tree holds the file it wants to write, and a step naming it
     const blob = repo.git(['hash-object', '-w', '--stdin'], { input: lines(10) }).trim();
     const tree = repo.git(['mktree'], { input: `100644 blob ${blob}\tstate.py\n` }).trim();

@@ -112,6 +112,8 @@ function toolCall(action: ChatAction, tools: string[]): { name: string; args: ob
       if (has('read_files')) return { name: 'read_files', args: { file_paths: [action.file] } };
       if (has('read')) return { name: 'read', args: { filePath: action.file } };
       return null;
+    case 'tool':
+      return has(action.name) ? { name: action.name, args: action.input } : null;
     case 'end':
       return null;
   }

@@ -44,6 +44,8 @@ export type Action =
   | { kind: 'patch'; patch: string }
   /** A read of one file (absolute path; Chat Completions harnesses only). */
   | { kind: 'read'; file: string }
+  /** Any other tool by its own name and input (Claude only: NotebookEdit, mcp__SERVER__TOOL). */
+  | { kind: 'tool'; name: string; input: object }
   | { kind: 'end'; text: string };
 
 export interface LoggedRequest {
@@ -216,7 +218,11 @@ function answerAnthropic(res: http.ServerResponse, body: any, action: Action): v
   let block: object;
   let delta: object;
   let stop: string;
-  if (action.kind === 'end' || action.kind === 'patch') {
+  if (action.kind === 'tool') {
+    block = { type: 'tool_use', id: nextId('toolu'), name: action.name, input: {} };
+    delta = { type: 'input_json_delta', partial_json: JSON.stringify(action.input) };
+    stop = 'tool_use';
+  } else if (action.kind === 'end' || action.kind === 'patch') {
     block = { type: 'text', text: '' };
     delta = {
       type: 'text_delta',

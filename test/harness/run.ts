@@ -383,6 +383,8 @@ export interface RunOptions {
   env?: Record<string, string>;
   /** The model name the harness is told to use (Copilot: gpt-5.x offers apply_patch). */
   model?: string;
+  /** Arguments added after the harness's own (Claude: --mcp-config FILE). */
+  extraArgs?: string[];
 }
 
 /** Run one harness to the end of the script (or the timeout, which kills its whole process group). */
@@ -391,12 +393,16 @@ export function runHarness(harness: RealHarness, opts: RunOptions): Promise<Harn
   const prompt = opts.prompt ?? 'Tidy up this project.';
   const started = Date.now();
   return new Promise((resolve) => {
-    const child = spawn(opts.bin, argsFor(harness, prompt, opts.home), {
-      cwd: opts.projectDir,
-      env: { ...envFor(harness, opts.home, opts.server, opts.model), ...opts.env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-      detached: true,
-    });
+    const child = spawn(
+      opts.bin,
+      [...argsFor(harness, prompt, opts.home), ...(opts.extraArgs ?? [])],
+      {
+        cwd: opts.projectDir,
+        env: { ...envFor(harness, opts.home, opts.server, opts.model), ...opts.env },
+        stdio: ['ignore', 'pipe', 'pipe'],
+        detached: true,
+      },
+    );
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d) => (stdout += d));

@@ -5,7 +5,9 @@
  * in request order, and progress only ever sees a growing prefix of them.
  */
 import { describe, expect, it } from 'vitest';
-import { catFileBatch, catFileRead, type CatResult } from '../../src/git/catfile.js';
+import { READ_CAP, catFileBatch, catFileRead, type CatResult } from '../../src/git/catfile.js';
+import { collectFacts } from '../../src/git/changes.js';
+import { stagedDiffSplit } from '../../src/git/diff.js';
 import { makeRepo } from '../helpers.js';
 
 describe('catFileBatch read while git runs', () => {
@@ -70,5 +72,47 @@ describe('catFileBatch read while git runs', () => {
       if (saved === undefined) delete process.env.GIT_DIR;
       else process.env.GIT_DIR = saved;
     }
+  });
+});
+
+describe('collectFacts with maxBytes known only later (guard check reads the policy beside the blobs)', () => {
+  it('an object read before maxBytes was known and larger than it is not data: not sniffed, not text, too large', async () => {
+    // git counts lines of a file with a NUL (a `diff` attribute): only guard's own sniff calls it binary
+    const nul = (tail: string) =>
+      Buffer.concat([Buffer.from([0]), Buffer.from(`${'x'.repeat(150)}\n${tail}\n`)]);
+    const repo = makeRepo({
+      '.gitattributes': '*.dat diff\n',
+      'a.dat': nul('one'),
+      'b.dat': nul('two'),
+    });
+    repo.write('a.dat', nul('three'));
+    repo.write('b.dat', 'short\n');
+    repo.git(['add', '-A']);
+    const diff = stagedDiffSplit(repo.dir);
+    const entries = await diff.entries;
+    const factsWith = async (later?: boolean) => {
+      const settings = { maxBytes: 100 };
+      const { facts } = later
+        ? await collectFacts(
+            repo.dir,
+            entries,
+            { maxBytes: READ_CAP, countsReady: diff.counts },
+            // settles once cat-file has read everything: every object was read under READ_CAP
+            new Promise((r) => setTimeout(() => r(settings), 400)),
+          )
+        : await collectFacts(repo.dir, entries, { ...settings, countsReady: diff.counts });
+      return facts.map((f) => ({
+        path: f.path,
+        binary: f.binary,
+        tooLarge: f.tooLarge,
+        text: f.newText !== undefined || f.oldText !== undefined,
+      }));
+    };
+    const direct = await factsWith(false);
+    expect(direct).toEqual([
+      { path: 'a.dat', binary: false, tooLarge: { bytes: 156 }, text: false },
+      { path: 'b.dat', binary: false, tooLarge: { bytes: 156 }, text: true },
+    ]);
+    expect(await factsWith(true)).toEqual(direct);
   });
 });

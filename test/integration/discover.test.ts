@@ -22,8 +22,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { GuardError } from '../../src/core/errors.js';
-import { discoverRepo } from '../../src/git/discover.js';
-import { openRepo, revParseRepo } from '../../src/git/repo.js';
+import { repoFromFiles } from '../../src/git/discover.js';
+import { discoverRepo as revParseRepo, openRepo } from '../../src/git/repo.js';
 
 const saved = { ...process.env };
 beforeEach(() => {
@@ -61,7 +61,7 @@ async function gitSays(cwd: string): Promise<unknown> {
 
 /** The file system's answer is given, and is git's. */
 async function found(cwd: string): Promise<void> {
-  const fast = discoverRepo(cwd);
+  const fast = repoFromFiles(cwd);
   expect(fast, cwd).not.toBeNull();
   expect(fast).toEqual(await gitSays(cwd));
   expect(await openRepo(cwd)).toEqual(fast);
@@ -69,7 +69,7 @@ async function found(cwd: string): Promise<void> {
 
 /** Left to git (and openRepo then answers what git says). */
 async function leftToGit(cwd: string): Promise<void> {
-  expect(discoverRepo(cwd), cwd).toBeNull();
+  expect(repoFromFiles(cwd), cwd).toBeNull();
   expect(
     await openRepo(cwd).catch((e: unknown) => (e instanceof GuardError ? e.code : String(e))),
   ).toEqual(await gitSays(cwd));
@@ -88,7 +88,7 @@ describe('openRepo: the file system where it is plain, rev-parse otherwise', () 
     mkdirSync(path.join(top, 'wt', 'sub'));
     await found(path.join(top, 'wt'));
     await found(path.join(top, 'wt', 'sub'));
-    expect(discoverRepo(path.join(top, 'wt'))?.commonDir).toBe(path.join(repo, '.git'));
+    expect(repoFromFiles(path.join(top, 'wt'))?.commonDir).toBe(path.join(repo, '.git'));
     symlinkSync(top, path.join(top, '..', path.basename(top) + '-link'));
     await found(path.join(top + '-link', 'repo', 'a'));
     await found(path.join(top + '-link', 'wt', 'sub'));

@@ -265,7 +265,7 @@ describe("placeholders: tuned on set 11's misses after its one measurement", () 
   });
 });
 
-describe('placeholders: set 12 (real, collected after set 11 was measured; held out for the next round)', () => {
+describe('placeholders: set 12 (real, collected after set 11 was measured; the held-out set of the next round, measured once at its end)', () => {
   it('is the frozen set: 68 placeholders and 45 near misses, each with its search word (no rule is run on it here)', () => {
     const set12 = JSON.parse(
       readFileSync(path.join(ROOT, 'test', 'corpus', 'elision', 'heldout-12-real.json'), 'utf8'),

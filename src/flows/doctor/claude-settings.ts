@@ -1,5 +1,5 @@
 import { constants, readdirSync } from 'node:fs';
-import { open } from 'node:fs/promises';
+import { open, readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { isGuardHookCommand } from '../setup/hook-command.js';
 
@@ -228,12 +228,68 @@ function guardCommands(project: string, s: Json | null): Set<string> {
   return out;
 }
 
-/** Every watched hook (foreignHooks) of Claude Code's settings files for the project file `file`. */
-function watchedHooks(file: string, texts: readonly string[]): string[] {
+/**
+ * Hooks Claude Code 2.1.330 runs from outside its settings files (its own strings: "Plugin hooks
+ * (~/.claude/plugins/*\/hooks/hooks.json)"; agents' and skills' frontmatter `hooks:`), each as
+ * settings-shaped JSON: a plugin's hooks.json is already; a frontmatter's `hooks:` block with a
+ * PreToolUse or PermissionRequest entry becomes one hook whose command is the block's text (guard
+ * reads no YAML: the block as written is what init records). Every installed plugin counts,
+ * enabled or not (the safe side). Bounded: at most 200 files, each read without blocking.
+ */
+async function otherHookFiles(file: string): Promise<{ file: string; json: Json | null }[]> {
+  const own =
+    process.env.CLAUDE_CONFIG_DIR ||
+    (process.env.HOME ? path.join(process.env.HOME, '.claude') : null);
+  const dirs = [path.dirname(file), ...(own ? [own] : [])];
+  const found: string[] = [];
+  const list = async (dir: string) => (await readdir(dir).catch(() => [] as string[])).sort();
+  for (const d of dirs) {
+    for (const a of await list(path.join(d, 'agents')))
+      if (a.endsWith('.md')) found.push(path.join(d, 'agents', a));
+    for (const k of await list(path.join(d, 'skills')))
+      found.push(path.join(d, 'skills', k, 'SKILL.md'));
+  }
+  if (own) {
+    const installed = parseSettings(
+      (await readSettingsFile(path.join(own, 'plugins', 'installed_plugins.json'))) ?? '',
+    );
+    const plugins = isObj(installed?.plugins) ? Object.values(installed.plugins) : [];
+    for (const entries of plugins)
+      for (const e of Array.isArray(entries) ? entries : [entries])
+        if (isObj(e) && typeof e.installPath === 'string')
+          found.push(path.join(e.installPath, 'hooks', 'hooks.json'));
+  }
+  const texts = await Promise.all(found.slice(0, 200).map(readSettingsFile));
+  return found.slice(0, 200).map((f, i) => ({
+    file: f,
+    json: f.endsWith('.md') ? frontmatterHooks(texts[i] ?? '') : parseSettings(texts[i] ?? ''),
+  }));
+}
+
+/** A markdown file's frontmatter `hooks:` block, when it names an event that may change a tool's input. */
+export function frontmatterHooks(text: string): Json | null {
+  const m = /^\uFEFF?---\r?\n([\s\S]*?)\r?\n---/.exec(text);
+  if (!m) return null;
+  const lines = m[1]!.split(/\r?\n/);
+  const at = lines.findIndex((l) => /^hooks\s*:/.test(l));
+  if (at === -1) return null;
+  const end = lines.findIndex((l, i) => i > at && /^\S/.test(l));
+  const block = lines.slice(at, end === -1 ? undefined : end).join('\n');
+  const events = INPUT_EVENTS.filter((e) => block.includes(e));
+  if (events.length === 0) return null;
+  return { hooks: { [events[0]!]: [{ hooks: [{ type: 'frontmatter', command: block }] }] } };
+}
+
+/** Every watched hook (foreignHooks) of Claude Code's settings files for the project file `file`, and of its other hook sources. */
+async function watchedHooks(file: string, texts: readonly string[]): Promise<string[]> {
   const files = claudeFiles(file);
   const parsed = texts.map(parseSettings);
   const guards = guardCommands(file, parsed[0] ?? null);
-  return files.flatMap((f, i) => foreignHooks(f, parsed[i] ?? null, file, guards));
+  const other = await otherHookFiles(file);
+  return [
+    ...files.flatMap((f, i) => foreignHooks(f, parsed[i] ?? null, file, guards)),
+    ...other.flatMap((o) => foreignHooks(o.file, o.json, file, guards)),
+  ];
 }
 
 /** What init keeps of Claude Code's settings: the project's file whole, and every watched hook. */
@@ -244,18 +300,18 @@ export async function claudeSnapshot(
   const project = parseSettings(texts[0]!);
   return {
     ...(project ? { settings: canonical(project) } : {}),
-    foreign: watchedHooks(file, texts),
+    foreign: await watchedHooks(file, texts),
   };
 }
 
 /** The first watched hook in `texts` (the files of claudeFiles(file)) that init did not see; null when none. */
-export function newForeignHook(
+export async function newForeignHook(
   file: string,
   texts: readonly string[],
   known: readonly string[],
-): string | null {
+): Promise<string | null> {
   const seen = new Set(known);
-  for (const h of watchedHooks(file, texts)) {
+  for (const h of await watchedHooks(file, texts)) {
     if (seen.has(h)) continue;
     const {
       file: where,

@@ -9,6 +9,7 @@ import {
   journaledGate,
   noteGate,
   noteGone,
+  startJournal,
   readRegular,
   readJournal,
   type MovedTip,
@@ -455,7 +456,7 @@ async function claudeProblem(
       .join(
         ', ',
       )}, in a way guard cannot vouch Claude Code still reads: it skips a whole settings file in which one setting has the wrong type, guard's hook with it`;
-  return a.foreign !== undefined ? newForeignHook(a.file, texts, a.foreign) : null;
+  return a.foreign !== undefined ? await newForeignHook(a.file, texts, a.foreign) : null;
 }
 
 /**
@@ -603,9 +604,10 @@ export async function integrityProblems(
     gateRecord(commonDir),
   ]);
   // the journal itself removed with the refs: the last checkpoint this work tree remembers is a second witness
-  if (gone.length === 0 && !(await stat(journalFile(commonDir)).catch(() => null)))
-    gone.push(...(await lastCheckpointGone(commonDir)));
+  const noJournal = !(await stat(journalFile(commonDir)).catch(() => null));
+  if (gone.length === 0 && noJournal) gone.push(...(await lastCheckpointGone(commonDir)));
   const problems = refProblems(gone, moved);
+  if (noJournal) problems.push(...(await journalWiped(commonDir)));
   if (record) problems.push(record);
   if (odd?.length)
     problems.push({
@@ -761,6 +763,41 @@ async function lastCheckpointGone(commonDir: string): Promise<Tip[]> {
   }
 }
 
+/**
+ * `.git/guard/` removed whole (`rm -r .git/guard`: the journal, the record of
+ * what init installed, guard's copy of the hooks), while what guard keeps
+ * outside it survives: its refs (loose under refs/guard/ or in packed-refs),
+ * the last checkpoint's note (not the session index: a call that writes no
+ * ref, a refused one, makes it too). guard journals every ref it
+ * writes, so refs without a journal mean the journal went; without it no
+ * door could tell a moved or deleted ref (a session's policy anchors among
+ * them: a looser config committed mid-session would then pass) nor a changed
+ * hook. File reads only, and only when the journal is missing.
+ */
+async function journalWiped(commonDir: string): Promise<IntegrityProblem[]> {
+  const left: string[] = [];
+  const loose = await readdir(path.join(commonDir, 'refs', 'guard'), { recursive: true })
+    .then(async (names) => {
+      for (const n of names.slice(0, 10_000))
+        if ((await lstat(path.join(commonDir, 'refs', 'guard', n)).catch(() => null))?.isFile())
+          return true;
+      return false;
+    })
+    .catch(() => false);
+  const packed = (await readRegular(path.join(commonDir, 'packed-refs')))?.includes(' refs/guard/');
+  if (loose || packed) left.push('its refs under refs/guard/');
+  if (await stat(path.join(commonDir, 'guard-last-checkpoint')).catch(() => null))
+    left.push('its note of the last checkpoint (.git/guard-last-checkpoint)');
+  if (left.length === 0) return [];
+  return [
+    {
+      id: 'refs',
+      message: `guard's own records in .git/guard/ (the journal of its refs, the record of what guard init installed, its copy of the hooks) were removed outside guard, while ${left.join(', ')} remain: guard can no longer tell whether its refs (checkpoints, a session's policy anchors) were moved or removed, nor whether its hooks were changed`,
+      hint: 'a person: look at guard log, then guard recover (it starts a new journal from the refs there are) and guard init (it records the hooks again)',
+    },
+  ];
+}
+
 /** One paragraph for a hook's answer or a warning line. */
 export function integritySentence(problems: readonly IntegrityProblem[]): string {
   return `guard's safety net was changed outside guard: ${problems.map((p) => `${p.message} (${p.hint})`).join('; ')}.`;
@@ -784,6 +821,19 @@ export interface RecoverResult {
   remaining: IntegrityProblem[];
 }
 
+/** Every ref under refs/guard/ and its commit, as the ref store has them now (one for-each-ref). */
+async function guardTips(repo: Repo): Promise<Tip[]> {
+  return (
+    await git(['for-each-ref', '--format=%(objectname) %(refname)', 'refs/guard/'], {
+      cwd: repo.root,
+    })
+  ).stdout
+    .toString('utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => ({ oid: l.slice(0, l.indexOf(' ')), ref: l.slice(l.indexOf(' ') + 1) }));
+}
+
 /**
  * `guard recover`: every ref in guard's journal that is missing from the ref
  * store is created again where git still has its commit (one for-each-ref,
@@ -793,6 +843,7 @@ export interface RecoverResult {
  */
 export async function recover(repo: Repo): Promise<RecoverResult> {
   const journal = await readJournal(repo.commonDir);
+  const hadJournal = (await stat(journalFile(repo.commonDir)).catch(() => null)) !== null;
   // (no journal at all: the last checkpoint's ref is what can be put back)
   const tips = journal.length > 0 ? journal : await lastCheckpointGone(repo.commonDir);
   const have = new Set(
@@ -837,6 +888,8 @@ export async function recover(repo: Repo): Promise<RecoverResult> {
     target: { kind: 'refs', create: restored, update: back },
   });
   const movedLost = moved.filter((_, i) => movedBack[i]?.type !== 'commit');
+  // no journal (.git/guard removed whole): a new one from the refs there are, a person's call (journalWiped)
+  if (!hadJournal) startJournal(repo.commonDir, await guardTips(repo));
   noteGone(
     repo.commonDir,
     [...lost, ...movedLost].map((t) => t.ref),

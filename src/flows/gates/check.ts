@@ -1,4 +1,4 @@
-import { classify, type Classification } from '../../core/classify.js';
+import { classify, type ChangeFacts, type Classification } from '../../core/classify.js';
 import { withAggregateLoss } from '../../core/aggregate.js';
 import { CONFIG_FILE } from '../../core/config.js';
 import { MODE } from '../../core/modes.js';
@@ -90,14 +90,12 @@ export interface CheckResult {
  */
 export async function check(opts: CheckOptions): Promise<CheckResult> {
   const approvedRecord = process.env.GUARD_APPROVED_RECORD;
-  const { diff, repo, entries, config, policy, head, approvedBy } = await readStaged(
-    opts.cwd,
-    approvedRecord,
-  );
+  const reading = readStaged(opts.cwd, approvedRecord);
+  // the blobs first: cat-file is the longest step, the reads below run while it works
+  const classifying = startClassifying(reading);
+  const { repo, entries, config, head, approvedBy } = await reading.all;
   const cwd = repo.root;
   const base = head && head.type === 'commit' ? head.oid : null;
-  // the blobs first: cat-file is the longest step, the reads below run while it works
-  const classifying = classifyStaged(cwd, { entries, config, policy, counts: diff.counts });
   // integrity: the branch gate's last verified tip, read beside the gate (a read leaves nothing behind)
   const tip = base ? readVerifiedTip(repo) : Promise.resolve(null);
   tip.catch(() => {});
@@ -169,6 +167,23 @@ export async function check(opts: CheckOptions): Promise<CheckResult> {
   return result;
 }
 
+/**
+ * The staged changes classified, started once the staged list and the top of the work tree are
+ * known: cat-file reads the blobs while the policy is still being read.
+ */
+function startClassifying(reading: ReturnType<typeof readStaged>): Promise<Classification[]> {
+  const classifying = Promise.all([reading.entries, reading.repo]).then(([entries, repo]) =>
+    classifyStaged(repo.root, {
+      entries,
+      counts: reading.diff.counts,
+      policy: reading.all.then(({ config, policy }) => ({ config, policy })),
+    }),
+  );
+  // a failure is reported by `reading.all`, awaited first
+  classifying.catch(() => {});
+  return classifying;
+}
+
 /** Each staged path with the blob staged for it; a rename's old path with none. */
 function stagedPaths(entries: DiffEntry[]): Array<{ path: string; oid: string | null }> {
   return entries.flatMap((e) => [
@@ -182,24 +197,30 @@ async function classifyStaged(
   cwd: string,
   {
     entries,
-    config,
-    policy,
     counts,
+    policy: reading,
   }: {
     entries: DiffEntry[];
-    config: PolicyRead['config'];
-    policy: PolicyRead['policy'];
     counts: ReturnType<typeof stagedDiffSplit>['counts'];
+    /** The policy at HEAD, read while cat-file already reads the blobs. */
+    policy: Promise<Pick<PolicyRead, 'config' | 'policy'>>;
   },
 ): Promise<Classification[]> {
   // classified as each file's blobs are read, while cat-file still reads the others
   const early: Classification[] = [];
-  const { facts } = await collectFacts(cwd, entries, {
+  const settings = reading.then(({ config, policy }) => ({
     maxBytes: Math.min(config.maxFileBytes, READ_CAP),
-    countsReady: counts,
     whitespace: { range: ['--cached'], changeRatio: config.changeRatio },
-    early: (f, i) => (early[i] = classify(f, policy)),
-  });
+    early: (f: ChangeFacts, i: number) => (early[i] = classify(f, policy)),
+  }));
+  // (until the config is read, objects are held up to READ_CAP: the most guard holds before it knows maxFileBytes)
+  const { facts } = await collectFacts(
+    cwd,
+    entries,
+    { maxBytes: READ_CAP, countsReady: counts },
+    settings,
+  );
+  const { config, policy } = await reading;
   // A broken config must not get past the gate: once committed, it is the policy.
   checkProposedConfig(
     facts.find((f) => f.path === CONFIG_FILE && f.newMode !== null)?.newText,
@@ -214,24 +235,32 @@ async function classifyStaged(
 /**
  * Four processes at once: rev-parse, the two halves of the staged diff (raw and numstat), the
  * config (with HEAD and the review's record in the same cat-file). Paths from `diff` are relative
- * to the top of the work tree wherever it runs; a failure names the first problem.
+ * to the top of the work tree wherever it runs; a failure names the first problem (`all`).
  */
-async function readStaged(cwd: string, approvedRecord: string | undefined) {
+function readStaged(cwd: string, approvedRecord: string | undefined) {
   const diff = stagedDiffSplit(cwd);
-  const [opened, diffed, objects] = await Promise.allSettled([
-    openRepo(cwd),
-    diff.entries,
-    readPolicy(cwd, 'HEAD', { also: ['HEAD', ...(approvedRecord ? [approvedRecord] : [])] }),
-  ]);
-  for (const r of [opened, diffed, objects]) if (r.status === 'rejected') throw r.reason;
-  const repo = (opened as PromiseFulfilledResult<Repo>).value;
-  const entries = (diffed as PromiseFulfilledResult<DiffEntry[]>).value;
-  const {
-    config,
-    policy,
-    also: [head, approvedBy],
-  } = (objects as PromiseFulfilledResult<PolicyRead>).value;
-  return { diff, repo, entries, config, policy, head, approvedBy };
+  const repo = openRepo(cwd);
+  const policy = readPolicy(cwd, 'HEAD', {
+    also: ['HEAD', ...(approvedRecord ? [approvedRecord] : [])],
+  });
+  for (const p of [repo, diff.entries, policy]) p.catch(() => {});
+  const all = Promise.allSettled([repo, diff.entries, policy]).then(([opened, diffed, objects]) => {
+    for (const r of [opened, diffed, objects]) if (r.status === 'rejected') throw r.reason;
+    const {
+      config,
+      policy,
+      also: [head, approvedBy],
+    } = (objects as PromiseFulfilledResult<PolicyRead>).value;
+    return {
+      repo: (opened as PromiseFulfilledResult<Repo>).value,
+      entries: (diffed as PromiseFulfilledResult<DiffEntry[]>).value,
+      config,
+      policy,
+      head,
+      approvedBy,
+    };
+  });
+  return { diff, repo, entries: diff.entries, all };
 }
 
 /** The approvals a person made in `guard review --commit` (its decision record), as answers by path. */

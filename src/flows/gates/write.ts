@@ -2,7 +2,7 @@ import { readFile, readlink } from 'node:fs/promises';
 import path from 'node:path';
 import type { ChangeFacts, Classification } from '../../core/classify.js';
 import { changeFacts, heldSide } from '../../core/facts.js';
-import { countLines } from '../../core/lines.js';
+import { countLines, leastDeletedLines, looksBinary } from '../../core/lines.js';
 import { MODE } from '../../core/modes.js';
 import type { Hunk } from '../../core/hunks.js';
 import {
@@ -34,6 +34,7 @@ import { openRepo } from '../../git/repo.js';
 import {
   numstatFiles,
   patchFiles,
+  scratchFile,
   whitespaceOnlyFiles,
   withScratchFile,
   type FileNumstat,
@@ -91,37 +92,41 @@ const LOCK_WAIT_MS = 10_000;
  * against the file on disk with check's core and HEAD's committed policy;
  * if it may be written (by policy or by a person), checkpoint the path,
  * then rename the prepared temp file over it. Otherwise nothing is written
- * and the proposal is kept as a rejected ref. Git processes: rev-parse,
- * cat-file and git's numstat (at once), the `-w` numstat when the change
- * would replace most of the file, and one fast-import (the checkpoint, the
- * records, the session step).
+ * and the proposal is kept as a rejected ref. Git processes, in five steps:
+ * rev-parse; the policy's cat-file beside each earlier base's for-each-ref
+ * (the session's, the day's); that base's cat-file; git's numstat of the
+ * write against the disk and against each base that differs from it, all at
+ * once, each with its `-b` count when the change would replace most of the
+ * file (beside the numstat when no line diff could say otherwise); and one
+ * fast-import (the checkpoint, the records, the session step).
  */
 export async function write(opts: WriteOptions): Promise<WriteResult> {
   // check's core (and its placeholder patterns) compiles while git answers the calls below
   const judging = import('../../core/classify.js');
   judging.catch(() => {});
-  const t = await openTarget(opts);
   const session = (opts.session ?? process.env.GUARD_SESSION ?? '').trim() || null;
-  // The file as the session first saw it, and as guard write first saw it today: with a session
-  // or without (a fresh --session per call must not make every write its own base), writes add up.
   const store = dayBaseStore(opts.now ?? new Date());
-  const [sessionStart, dayStart] = await Promise.all([
-    session ? sessionBase(t.root, session, t.target.rel) : null,
-    sessionBase(t.root, 'today', t.target.rel, store),
-  ]);
+  const t = await openTarget(opts, { session, store });
   const w: Writing = {
     opts,
     t,
     judging,
     session,
     store,
-    sessionStart,
-    dayStart,
-    staged: await stageWrite(t.root, t.target.rel, opts.content, t.newMode),
+    sessionStart: null,
+    dayStart: null,
+    staged: await t.staging,
     committed: false,
   };
   try {
-    return await applyWrite(w, await decideWrite(w));
+    // git's numstat of the write against the disk needs neither the policy nor the bases: it runs beside their reads
+    const numstat =
+      t.oldContent !== null && !t.oldContent.equals(opts.content)
+        ? numstatFiles(w.staged.abs, w.staged.temp)
+        : null;
+    numstat?.catch(() => {});
+    [w.sessionStart, w.dayStart] = await t.bases;
+    return await applyWrite(w, await decideWrite(w, numstat));
   } finally {
     if (!w.committed) await discardWrite(w.staged);
   }
@@ -141,15 +146,22 @@ interface Writing {
 }
 
 /** Measure and classify the write, ask a person when one is there and it needs approval, and plan it. */
-async function decideWrite(w: Writing) {
+async function decideWrite(w: Writing, numstat: Promise<FileNumstat> | null) {
+  const { staged } = w;
+  const { oldContent } = w.t;
+  // the numstat against each earlier base that differs from the disk runs beside the disk's
+  const against = startAgainst(staged, oldContent, [w.sessionStart, w.dayStart]);
+  try {
+    return await judgeAndPlan(w, numstat, against.list);
+  } finally {
+    against.remove();
+  }
+}
+
+/** decideWrite once git's counts are under way. */
+async function judgeAndPlan(w: Writing, numstat: Promise<FileNumstat> | null, against: Against[]) {
   const { opts, t, staged } = w;
   const { old, oldContent, newMode } = t;
-  // git's numstat of the write runs beside cat-file (it needs no policy)
-  const numstat =
-    oldContent !== null && !oldContent.equals(opts.content)
-      ? numstatFiles(staged.abs, staged.temp)
-      : null;
-  numstat?.catch(() => {});
   const [
     {
       config,
@@ -171,7 +183,12 @@ async function decideWrite(w: Writing) {
     { start: w.sessionStart, what: `the file as session ${w.session} first saw it` },
     { start: w.dayStart, what: 'the file as guard write first saw it today' },
   ];
-  const c = await judgeWrite(sides, { classify: (f) => classify(f, policy), numstat, bases });
+  const c = await judgeWrite(sides, {
+    classify: (f) => classify(f, policy),
+    numstat,
+    bases,
+    against,
+  });
   const file: WrittenFile = { ...c, decision: 'allowed', decider: 'policy', written: false };
   if (oldContent !== null && oldContent.equals(opts.content)) file.unchanged = true;
   const pf: PlanFile = {
@@ -257,7 +274,10 @@ async function applyWrite(
 }
 
 /** The path asked for, proved inside the work tree and writable, as it is on disk now; the policy at HEAD read beside it. */
-async function openTarget(opts: WriteOptions) {
+async function openTarget(
+  opts: WriteOptions,
+  { session, store }: { session: string | null; store: string },
+) {
   const repo = await openRepo(opts.cwd);
   const root = repo.root;
   // relative to the root when relative to cwd, so a refusal names the path the way the person sees it
@@ -268,16 +288,32 @@ async function openTarget(opts: WriteOptions) {
   await assertWritable(root, target.rel);
   const atHead = readPolicy(root, 'HEAD', { also: ['HEAD'] });
   atHead.catch(() => {});
-  const [old] = await Promise.all([statOnDisk(target.abs), cleanStaleTemps(target.abs)]);
-  const lane = laneOf(root);
-  const oldContent =
-    old === null
-      ? null
-      : old.mode === MODE.symlink
-        ? Buffer.from(await readlink(target.abs, { encoding: 'buffer' }))
-        : await readFile(target.abs);
-  const newMode = old?.mode ?? MODE.file;
-  return { repo, root, target, atHead, old, oldContent, newMode, lane };
+  // The file as the session first saw it, and as guard write first saw it today: with a session
+  // or without (a fresh --session per call must not make every write its own base), writes add up.
+  // Read beside the policy (they need only the path), not after the file is read.
+  const bases = Promise.all([
+    session ? sessionBase(root, session, target.rel) : null,
+    sessionBase(root, 'today', target.rel, store),
+  ]);
+  bases.catch(() => {});
+  // the prepared file too (its mode is the file's, as newMode below), so git can measure it once the file is read
+  const staging = stageWrite(root, target.rel, opts.content);
+  staging.catch(() => {});
+  try {
+    const [old] = await Promise.all([statOnDisk(target.abs), cleanStaleTemps(target.abs)]);
+    const lane = laneOf(root);
+    const oldContent =
+      old === null
+        ? null
+        : old.mode === MODE.symlink
+          ? Buffer.from(await readlink(target.abs, { encoding: 'buffer' }))
+          : await readFile(target.abs);
+    const newMode = old?.mode ?? MODE.file;
+    return { repo, root, target, atHead, bases, staging, old, oldContent, newMode, lane };
+  } catch (err) {
+    await staging.then(discardWrite, () => {});
+    throw err;
+  }
 }
 
 type WriteSides = Omit<Parameters<typeof measureAgainst>[0], 'base'> & {
@@ -291,12 +327,29 @@ async function judgeWrite(
     classify: (f: ChangeFacts) => Classification;
     numstat: Parameters<typeof measure>[0]['numstat'];
     bases: ReadonlyArray<{ start: SessionBase | null; what: string }>;
+    against: readonly Against[];
   },
 ): Promise<Classification> {
-  const facts = await measure({ ...sides, rel: sides.staged.rel, numstat: how.numstat });
-  const judgeSince = async (start: Buffer | null) =>
-    how.classify(await measureAgainst({ ...sides, base: start }));
-  return strictestSince(how.classify(facts), sides.oldContent, how.bases, judgeSince);
+  const measuring = measure({ ...sides, rel: sides.staged.rel, numstat: how.numstat });
+  // each earlier base that differs from the disk is measured beside it (its numstat already
+  // running); its answer is read only where the disk's does not need approval
+  const since = how.against.map((a) => {
+    const judged = measure({
+      ...sides,
+      staged: { ...sides.staged, abs: a.file },
+      oldMode: sides.oldMode ?? MODE.file,
+      oldContent: a.content,
+      rel: sides.staged.rel,
+      numstat: a.numstat,
+    }).then(how.classify);
+    judged.catch(() => {});
+    return { content: a.content, judged };
+  });
+  const judgeSince = async (start: Buffer | null) => {
+    const ready = start && since.find((x) => x.content.equals(start))?.judged;
+    return ready ?? how.classify(await measureAgainst({ ...sides, base: start }));
+  };
+  return strictestSince(how.classify(await measuring), sides.oldContent, how.bases, judgeSince);
 }
 
 /**
@@ -419,10 +472,18 @@ async function measure({
 }: MeasureInput): Promise<ChangeFacts> {
   const changed = oldContent === null || !oldContent.equals(newContent);
   // git's numstat where both sides exist and differ; a new file's lines are its own
-  const n =
-    oldContent !== null && changed
-      ? await (numstat ?? numstatFiles(staged.abs, staged.temp))
+  const counting =
+    oldContent !== null && changed ? (numstat ?? numstatFiles(staged.abs, staged.temp)) : null;
+  // certain to be a would-be replacement whatever git pairs up: its `-b` count runs beside the numstat
+  const early =
+    oldContent !== null &&
+    changed &&
+    newMode !== MODE.symlink &&
+    surelyReplaces(oldContent, newContent, config.changeRatio)
+      ? whitespaceOnlyFiles(staged.abs, staged.temp)
       : null;
+  early?.catch(() => {});
+  const n = counting !== null ? await counting : null;
   const facts = changeFacts({
     path: rel,
     oldMode,
@@ -444,9 +505,60 @@ async function measure({
     newMode !== MODE.symlink
   ) {
     // A would-be replacement: is it only a reindent?
-    if (await whitespaceOnlyFiles(staged.abs, staged.temp)) facts.whitespaceOnly = true;
+    if (await (early ?? whitespaceOnlyFiles(staged.abs, staged.temp))) facts.whitespaceOnly = true;
   }
   return facts;
+}
+
+/** An earlier base that differs from the disk: in a scratch file, git's numstat against the write under way. */
+interface Against {
+  content: Buffer;
+  file: string;
+  numstat: Promise<FileNumstat>;
+}
+
+/** Each distinct earlier base that differs from the disk, counted by git at once; `remove` takes the scratch files away. */
+function startAgainst(
+  staged: StagedWrite,
+  oldContent: Buffer | null,
+  starts: ReadonlyArray<SessionBase | null>,
+): { list: Against[]; remove: () => void } {
+  const list: Against[] = [];
+  const removers: Array<() => void> = [];
+  const remove = () => {
+    for (const r of removers) r();
+  };
+  try {
+    for (const start of starts) {
+      const content = start?.content;
+      if (!content || sameBytes(content, oldContent) || list.some((a) => a.content.equals(content)))
+        continue;
+      const s = scratchFile(content);
+      removers.push(s.remove);
+      const numstat = numstatFiles(s.file, staged.temp);
+      numstat.catch(() => {});
+      list.push({ content, file: s.file, numstat });
+    }
+  } catch (err) {
+    remove();
+    throw err;
+  }
+  return { list, remove };
+}
+
+/** Sides at most this large are compared line by line before git answers (a few ms at most). */
+const EARLY_BYTES = 256 * 1024;
+
+/**
+ * Will git's numstat put this change at `changeRatio` or more of the old side's lines? Only said
+ * where no line diff could do otherwise (leastDeletedLines) and neither side looks binary; false
+ * leaves the question to git's answer, as before.
+ */
+function surelyReplaces(old: Buffer, next: Buffer, changeRatio: number): boolean {
+  if (old.length > EARLY_BYTES || next.length > EARLY_BYTES) return false;
+  if (looksBinary(old) || looksBinary(next)) return false;
+  const existing = countLines(old);
+  return existing > 0 && leastDeletedLines(old, next) / existing >= changeRatio;
 }
 
 /**

@@ -15,7 +15,7 @@ export async function judgeEvent(
   auto: boolean,
   projectDir?: string,
 ): Promise<HookResult> {
-  if (event.cwd === '' || !event.cwd.startsWith('/'))
+  if (typeof event.cwd !== 'string' || !event.cwd.startsWith('/'))
     throw new PayloadError(`cwd ${JSON.stringify(event.cwd)} is not an absolute path`);
   // a tool guard does not gate (Read, Grep, ...): answered before git or the flow is loaded
   if (event.action.kind === 'other') return { outcome: { kind: 'none' }, notes: [] };

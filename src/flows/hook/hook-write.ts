@@ -15,6 +15,7 @@ import {
   type EditResult,
 } from '../../harness/edits.js';
 import { unmatchedReason, verdict, writeOutcome, type Planned } from '../../harness/decide.js';
+import { applyNotebookEdit, notebookSources } from '../../harness/notebook.js';
 import type { Change, FileChange, HookEvent } from '../../harness/types.js';
 import { READ_CAP, catFileBatch } from '../../git/catfile.js';
 import type { SessionMeta } from '../../git/checkpoint.js';
@@ -121,6 +122,10 @@ function applyChange(
       return current === null
         ? { ok: false, why: 'the file to insert into does not exist' }
         : applyInsertLine(text, change.line, change.text);
+    case 'notebook':
+      return current === null
+        ? { ok: false, why: 'the notebook does not exist' }
+        : applyNotebookEdit(text, change);
     case 'chunks': {
       const from = change.from !== undefined ? source : current;
       if (from === null) return { ok: false, why: 'the file to update does not exist' };
@@ -499,6 +504,16 @@ function blobChange(
     : { kind: 'inline', path: rel, mode, data: content };
 }
 
+/** A NotebookEdit's two sides as their cells' sources, when both are notebooks; any other target as it is. */
+function measuredSides(t: CallFile): CallFile {
+  if (t.change.kind !== 'notebook' || t.base === null || t.next === null) return t;
+  const base = notebookSources(t.base.toString('utf8'));
+  const next = notebookSources(t.next.toString('utf8'));
+  return base === null || next === null
+    ? t
+    : { ...t, base: Buffer.from(base), next: Buffer.from(next) };
+}
+
 /**
  * Each list of targets classified against its bases with HEAD's policy, every list in the one
  * diff --no-index; each list's aggregate loss is its own.
@@ -508,7 +523,8 @@ async function measureAll(
   lists: CallFile[][],
   policy: Policy,
 ): Promise<Classification[][]> {
-  const targets = lists.flat();
+  // a notebook edit is measured on its cells' sources (harness/notebook.ts), not its JSON
+  const targets = lists.flat().map(measuredSides);
   const pairs = targets.flatMap((t, i) =>
     t.base !== null && t.next !== null && !t.base.equals(t.next)
       ? [{ i, base: t.base, next: t.next }]

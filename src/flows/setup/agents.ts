@@ -10,7 +10,13 @@ import {
   type HarnessName,
   type PluginHarnessName,
 } from '../../harness/types.js';
-import { ROWS, matcherOf, type ClaudeStyleRow, type RowName } from '../../harness/table.js';
+import {
+  ROWS,
+  matcherOf,
+  toolsLabel,
+  type ClaudeStyleRow,
+  type RowName,
+} from '../../harness/table.js';
 import { installPlugin, pluginChecks } from './plugins.js';
 import { fallback, isGuardHookCommand } from './hook-command.js';
 import { readSettingsFile } from '../doctor/claude-settings.js';
@@ -373,7 +379,9 @@ export function missedTools(matcher: unknown, tools: readonly string[]): string[
 /** The tools guard must see, per harness whose hooks have matchers. */
 function gatedTools(h: HarnessName): string[] | null {
   const row = styleRow(h);
-  if (row) return Object.keys(row.tools);
+  // an MCP tool stands for its prefix (any mcp__SERVER__TOOL)
+  if (row)
+    return [...Object.keys(row.tools), ...(row.opaque ? [`${row.opaque.prefix}server__tool`] : [])];
   if (h === 'copilot' || h === 'cline') return null;
   return MATCHERS[h].split('|');
 }
@@ -518,7 +526,7 @@ async function harnessCheck(
     (await notTrusted(hooked, root, home, env)) ?? {
       harness: h,
       state: 'ok',
-      message: `${h}: ${rel} runs guard hook ${h} before and after ${MATCHERS[h].split('|').join(', ')}`,
+      message: `${h}: ${rel} runs guard hook ${h} before and after ${row ? toolsLabel(row) : MATCHERS[h].split('|').join(', ')}`,
     }
   );
 }
@@ -564,7 +572,7 @@ function matcherGap({ h, rel, settings, preEvent }: Hooked): AgentCheck | null {
   return {
     harness: h,
     state: 'matcher',
-    message: `${h}: guard's hook in ${rel} does not run for ${[...seen].join(', ')}: those calls write or run commands unchecked`,
+    message: `${h}: guard's hook in ${rel} does not run for ${[...seen].map((t) => t.replace(/^mcp__server__tool$/, 'mcp__* (MCP tools)')).join(', ')}: those calls write or run commands unchecked`,
     hint: `guard init --agent ${h} (its matcher is ${MATCHERS[h]})`,
   };
 }
