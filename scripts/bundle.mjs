@@ -75,6 +75,36 @@ try {
 await import('./guard.js');
 `;
 
+/**
+ * node's own modules through require, not import: an ES import of a built-in
+ * builds its module namespace, which reads every export and so runs every lazy
+ * getter behind them (node:fs loads fs/promises, the streams and readline;
+ * node:util parseArgs' neighbours, worker_threads and the assert diff;
+ * node:child_process net and dgram's observers). required, a built-in loads only
+ * what it uses itself: about 5 ms of CPU time off every guard process on Node 24
+ * (docs/performance.md, "One hook process"). Static imports only, at the top of
+ * the file, where rolldown puts them; the dynamic ones load what they name when
+ * their call runs.
+ */
+function requireBuiltins(code) {
+  const IMPORT = /^import (?:(\w[\w$]*)|\* as (\w[\w$]*)|\{([^}]*)\}) from "(node:[^"]+)";$/gm;
+  let n = 0;
+  const out = code.replace(IMPORT, (_, def, ns, named, id) => {
+    n++;
+    const req = `__guardRequire(${JSON.stringify(id)})`;
+    if (def || ns) return `const ${def || ns} = ${req};`;
+    const names = named
+      .split(',')
+      .map((x) => x.trim())
+      .filter(Boolean)
+      .map((x) => x.replace(/^([\w$]+) as ([\w$]+)$/, '$1: $2'));
+    return `const { ${names.join(', ')} } = ${req};`;
+  });
+  if (n === 0) return out;
+  const head = `import { createRequire as __guardCreateRequire } from "node:module";\nconst __guardRequire = __guardCreateRequire(import.meta.url);\n`;
+  return out.startsWith('#!') ? out.replace(/^(#![^\n]*\n)/, `$1${head}`) : head + out;
+}
+
 const hot = staticClosure(HOT);
 for (const f of fs.readdirSync(CLI)) if (f.startsWith('chunk-')) fs.rmSync(path.join(CLI, f));
 
@@ -88,7 +118,7 @@ const bundle = await rolldown({
     if (log.code !== 'INEFFECTIVE_DYNAMIC_IMPORT') handler(level, log);
   },
 });
-await bundle.write({
+const { output } = await bundle.write({
   dir: CLI,
   format: 'esm',
   entryFileNames: 'guard.js',
@@ -96,5 +126,10 @@ await bundle.write({
   codeSplitting: { groups: [{ name: 'main', test: (id) => hot.has(id) }] },
 });
 await bundle.close();
+for (const o of output)
+  if (o.type === 'chunk') {
+    const file = path.join(CLI, o.fileName);
+    fs.writeFileSync(file, requireBuiltins(fs.readFileSync(file, 'utf8')));
+  }
 fs.writeFileSync(path.join(CLI, 'main.js'), LAUNCHER);
 fs.chmodSync(path.join(CLI, 'main.js'), 0o755);

@@ -1,7 +1,7 @@
-import { randomBytes } from 'node:crypto';
 import { appendFile, chmod, lstat, mkdir, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Steps } from './steps.js';
+import { randomHex } from '../core/digest.js';
 
 /**
  * Setup: the files guard installs itself by (git hooks, its config, a
@@ -61,7 +61,7 @@ async function writeWhole(
   await mkdir(path.dirname(file), { recursive: true });
   const tmp = path.join(
     path.dirname(file),
-    `.${path.basename(file)}.guard-${process.pid}-${randomBytes(4).toString('hex')}`,
+    `.${path.basename(file)}.guard-${process.pid}-${randomHex(4)}`,
   );
   try {
     await writeFile(tmp, content, { mode: mode ?? (st ? st.mode & 0o7777 : 0o644) });

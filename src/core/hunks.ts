@@ -11,10 +11,10 @@
  * is what git's "\ No newline at end of file" marker says. The empty text has
  * no lines.
  */
-import { createHash } from 'node:crypto';
 import { createRequire } from 'node:module';
 import type * as JsDiff from 'diff';
 import type { StructuredPatchHunk } from 'diff';
+import { sha1Hex } from './digest.js';
 
 // jsdiff takes ~11 ms to load, and the commit gate needs it only when it
 // shows hunks or finds a placeholder comment: loaded (its CommonJS build,
@@ -176,7 +176,7 @@ function hunkContent(h: HunkBody): string {
 }
 
 function sha12(s: string): string {
-  return createHash('sha1').update(s, 'utf8').digest('hex').slice(0, 12);
+  return sha1Hex(s).slice(0, 12);
 }
 
 function formatHeader(

@@ -1,5 +1,4 @@
 import { spawn } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { closeSync, openSync, readSync, unlinkSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -9,6 +8,7 @@ import { checkDeadline, timeoutError, watchDeadline } from '../runtime/deadline.
 import { faultPoint } from '../runtime/faults.js';
 import { residentGit } from './resident-switch.js';
 import { gitEnv, gitSpawnArgs } from './run.js';
+import { randomHex } from '../core/digest.js';
 
 /**
  * One `git cat-file --batch-command` process for any number of objects: reading 2,000
@@ -77,7 +77,7 @@ export async function catFileRead(
   // Its output goes to a temp file, read back in 1 MiB chunks: git writes each
   // object's contents unbuffered, and reading thousands of tiny pipe chunks
   // cost node more than git's whole work (250 ms vs 100 ms for 2,000 blobs).
-  const outFile = path.join(tmpdir(), `guard-cat-${process.pid}-${randomBytes(4).toString('hex')}`);
+  const outFile = path.join(tmpdir(), `guard-cat-${process.pid}-${randomHex(4)}`);
   const outFd = openSync(outFile, 'wx+', 0o600);
   // Read through the descriptor only: unlinked at once, a guard killed mid-read leaves no file in /tmp
   // (Windows cannot unlink an open file: there the finally below removes it).

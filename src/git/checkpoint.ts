@@ -1,5 +1,4 @@
 import { lstatSync } from 'node:fs';
-import { randomBytes } from 'node:crypto';
 import { lstat, readFile, readlink, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { GuardError } from '../core/errors.js';
@@ -26,6 +25,7 @@ import {
   type KeptMemory,
   type KeptPlan,
 } from './kept.js';
+import { randomHex } from '../core/digest.js';
 
 export interface Checkpoint {
   /** The ref, e.g. refs/guard/checkpoints/20261123T020512Z-9f3ab2c1; `guard restore` takes its last part. */
@@ -378,10 +378,7 @@ async function changesOnDisk(
 }
 
 async function checkpointTree(repo: Repo, opts: CheckpointOptions): Promise<Checkpoint> {
-  const tmpIndex = path.join(
-    repo.gitDir,
-    `guard-index-${process.pid}-${randomBytes(4).toString('hex')}`,
-  );
+  const tmpIndex = path.join(repo.gitDir, `guard-index-${process.pid}-${randomHex(4)}`);
   // A second copy: its tree is the index as it is (what is staged), kept too so
   // that a staged version that differs from the file is not lost.
   const stagedIndex = `${tmpIndex}-staged`;
@@ -412,7 +409,7 @@ async function checkpointTree(repo: Repo, opts: CheckpointOptions): Promise<Chec
     const { tree, onDisk } = await workTreeTree(t, seed, read);
     const untrackedNow = [...seed.carried, ...read.added];
     if (key && untrackedNow.length <= KEPT_UNTRACKED_MAX) {
-      keptName = `guard-index.${key}.${randomBytes(4).toString('hex')}`;
+      keptName = `guard-index.${key}.${randomHex(4)}`;
       await rename(tmpIndex, path.join(repo.gitDir, keptName)).catch(() => (keptName = null));
     }
     const taken: Taken = {
@@ -906,10 +903,7 @@ async function lastCheckpoint(repo: Repo): Promise<LastCheckpoint | null> {
 const LAST_FILE = 'guard-last-checkpoint';
 
 async function rememberLast(repo: Repo, cp: LastCheckpoint): Promise<void> {
-  const tmp = path.join(
-    repo.gitDir,
-    `${LAST_FILE}.${process.pid}-${randomBytes(4).toString('hex')}`,
-  );
+  const tmp = path.join(repo.gitDir, `${LAST_FILE}.${process.pid}-${randomHex(4)}`);
   try {
     await writeFile(tmp, JSON.stringify(cp));
     await rename(tmp, path.join(repo.gitDir, LAST_FILE));

@@ -1,7 +1,7 @@
-import { createHash } from 'node:crypto';
 import { copyFile, link, open, readdir, rm, stat, utimes } from 'node:fs/promises';
 import path from 'node:path';
 import { processAlive as alive } from '../runtime/alive.js';
+import { sha1Hex } from '../core/digest.js';
 
 /*
  * The index files of whole-tree checkpoints (git/checkpoint.ts): guard's
@@ -60,10 +60,7 @@ export async function indexKey(file: string): Promise<string | null> {
     } finally {
       await fh.close();
     }
-    return createHash('sha1')
-      .update(`${st.size}:${st.mtimeMs}:${st.ino}:${tail}`)
-      .digest('hex')
-      .slice(0, 16);
+    return sha1Hex(`${st.size}:${st.mtimeMs}:${st.ino}:${tail}`).slice(0, 16);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
     throw err;

@@ -5,13 +5,14 @@ import {
   mkdirSync,
   openSync,
   readFileSync,
+  readSync,
   statSync,
   writeSync,
 } from 'node:fs';
-import { mkdir, open, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
-import { randomBytes } from 'node:crypto';
+import { mkdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { packedLookup } from './packed-refs.js';
+import { randomHex } from '../core/digest.js';
 
 /**
  * guard's journal of its own ref tips, outside refs/ (DESIGN "A net that
@@ -136,14 +137,28 @@ function commonOf(gitDir: string): string {
  * thread-pool read is blocked, so every door would hang.
  */
 export async function readRegular(file: string): Promise<Buffer | null> {
-  const fh = await open(file, constants.O_RDONLY | constants.O_NONBLOCK).catch(() => null);
-  if (!fh) return null;
+  return readRegularSync(file);
+}
+
+/**
+ * readRegular without the thread pool: these are small files (a ref, the journal's tail, a hook),
+ * and a hook call reads up to ~70 of them; four thread-pool round trips each cost more than the
+ * reads (docs/performance.md, "One hook process"). Safe the same way: the open does not block, and
+ * only a regular file is read.
+ */
+function readRegularSync(file: string): Buffer | null {
+  let fd: number;
   try {
-    return (await fh.stat()).isFile() ? await fh.readFile() : null;
+    fd = openSync(file, constants.O_RDONLY | constants.O_NONBLOCK);
+  } catch {
+    return null;
+  }
+  try {
+    return fstatSync(fd).isFile() ? readFileSync(fd) : null;
   } catch {
     return null;
   } finally {
-    await fh.close();
+    closeSync(fd);
   }
 }
 
@@ -291,7 +306,7 @@ export function liveTips(text: string): Tip[] {
 }
 
 async function compact(file: string): Promise<void> {
-  const tmp = `${file}.${process.pid}-${randomBytes(4).toString('hex')}`;
+  const tmp = `${file}.${process.pid}-${randomHex(4)}`;
   try {
     const text = await readRegularText(file);
     // the pinned file keeps every live entry (a lane a person has not discarded is never forgotten)
@@ -390,20 +405,24 @@ export async function journaledUnder(
 
 /** The journal's tail (the newest entries), without reading a large file whole. */
 async function tail(file: string): Promise<string> {
-  const fh = await open(file, constants.O_RDONLY | constants.O_NONBLOCK).catch(() => null);
-  if (!fh) return '';
+  let fd: number;
   try {
-    const st = await fh.stat();
+    fd = openSync(file, constants.O_RDONLY | constants.O_NONBLOCK);
+  } catch {
+    return '';
+  }
+  try {
+    const st = fstatSync(fd);
     // (not a regular file: journalCheck says so)
     if (!st.isFile()) return '';
     const { size } = st;
     const from = Math.max(0, size - TAIL_BYTES);
     const buf = Buffer.alloc(size - from);
-    await fh.read(buf, 0, buf.length, from);
+    readSync(fd, buf, 0, buf.length, from);
     const text = buf.toString('utf8');
     return from === 0 ? text : text.slice(text.indexOf('\n') + 1);
   } finally {
-    await fh.close();
+    closeSync(fd);
   }
 }
 

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { MODE, fileMode } from '../core/modes.js';
 import type { RecordCommit } from './records.js';
 import { blobId } from './blob-id.js';
+import { randomHex } from '../core/digest.js';
 
 /**
  * What a whole-tree checkpoint keeps beside the work tree's own tree: the
@@ -396,13 +397,10 @@ export async function noteLaneKept(
   name: string,
   mark: { id: string; for: string },
 ): Promise<void> {
-  const [{ mkdir, rename, rm, writeFile }, { randomBytes }] = await Promise.all([
-    import('node:fs/promises'),
-    import('node:crypto'),
-  ]);
+  const { mkdir, rename, rm, writeFile } = await import('node:fs/promises');
   const file = path.join(commonDir, LANE_KEPT, encodeURIComponent(name));
   await mkdir(path.dirname(file), { recursive: true });
-  const tmp = `${file}.${process.pid}-${randomBytes(4).toString('hex')}`;
+  const tmp = `${file}.${process.pid}-${randomHex(4)}`;
   await writeFile(tmp, JSON.stringify(mark));
   await rename(tmp, file).catch(() => rm(tmp, { force: true }));
 }

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { WHITESPACE_ARG } from './diff.js';
 import { git } from './run.js';
+import { randomHex } from '../core/digest.js';
 
 /*
  * Measuring two files on disk with git's own diff (`diff --no-index`), so
@@ -127,11 +128,8 @@ export async function numstatPairs(
   const counts: PairCounts['counts'] = new Map();
   const whitespaceOnly = new Set<number>();
   if (pairs.length === 0) return { counts, whitespaceOnly };
-  const [{ mkdir, rm, writeFile }, { randomBytes }] = await Promise.all([
-    import('node:fs/promises'),
-    import('node:crypto'),
-  ]);
-  const dir = path.join(gitDir, `guard-hook-${process.pid}-${randomBytes(4).toString('hex')}`);
+  const { mkdir, rm, writeFile } = await import('node:fs/promises');
+  const dir = path.join(gitDir, `guard-hook-${process.pid}-${randomHex(4)}`);
   try {
     await mkdir(path.join(dir, 'a'), { recursive: true });
     await mkdir(path.join(dir, 'b'), { recursive: true });

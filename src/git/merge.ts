@@ -1,9 +1,9 @@
-import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { GuardError } from '../core/errors.js';
 import { git } from './run.js';
+import { randomHex } from '../core/digest.js';
 
 export interface MergeResult {
   content: Buffer;
@@ -27,7 +27,7 @@ export async function mergeFile(
   cwd: string,
   { ours, base, theirs, labels }: MergeInput,
 ): Promise<MergeResult> {
-  const dir = await mkdtemp(path.join(tmpdir(), `guard-merge-${randomBytes(3).toString('hex')}-`));
+  const dir = await mkdtemp(path.join(tmpdir(), `guard-merge-${randomHex(3)}-`));
   try {
     const files = ['ours', 'base', 'theirs'].map((n) => path.join(dir, n));
     await Promise.all([

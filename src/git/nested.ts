@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { GuardError } from '../core/errors.js';
@@ -7,6 +6,7 @@ import { checkpoint, checkpointId } from './checkpoint.js';
 import { REFS, newRef } from './records.js';
 import { openRepo, type Repo } from './repo.js';
 import { git, splitZ } from './run.js';
+import { randomHex } from '../core/digest.js';
 
 export interface KeptNested {
   /** The nested repository's folder, relative to the work tree. */
@@ -101,7 +101,7 @@ export async function keepNested(
         env,
       });
       // A ref to fetch by (fetching a bare commit id needs uploadpack.allowAnySHA1InWant).
-      const exportRef = `refs/guard/export/${randomBytes(6).toString('hex')}`;
+      const exportRef = `refs/guard/export/${randomHex(6)}`;
       await git(['update-ref', exportRef, cp.commit], { cwd: inner.root, env });
       const ref = newRef(REFS.checkpoints);
       try {

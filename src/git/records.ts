@@ -1,5 +1,4 @@
 import { cQuote } from '../core/quote.js';
-import { randomBytes } from 'node:crypto';
 import { packedLookup } from './packed-refs.js';
 import { readFile, readdir } from 'node:fs/promises';
 import { spawn } from 'node:child_process';
@@ -16,6 +15,7 @@ import type { DiffEntry } from './diff.js';
 import { git, gitEnv, gitSpawnArgs } from './run.js';
 import { commonDirOf, ensureJournal, noteGone, noteTips } from './journal.js';
 import { faultPoint } from '../runtime/faults.js';
+import { randomHex } from '../core/digest.js';
 
 export const REFS = {
   root: 'refs/guard/',
@@ -25,7 +25,7 @@ export const REFS = {
 } as const;
 
 export function newRef(prefix: string, now = new Date()): string {
-  return prefix + recordId(now, randomBytes(4).toString('hex'));
+  return prefix + recordId(now, randomHex(4));
 }
 
 /** What a commit under refs/guard/ should hold. */
@@ -132,7 +132,7 @@ export async function importCommits(
   if (commits.length === 0) return written;
   const when = `${Math.floor(now.getTime() / 1000)} +0000`;
   const parts: Buffer[] = [Buffer.from('feature done\n')];
-  const SCRATCH = SCRATCH_PREFIX + randomBytes(6).toString('hex');
+  const SCRATCH = SCRATCH_PREFIX + randomHex(6);
   const scratch: string[] = [];
   // each ref's commit is noted in guard's journal (journal.ts): a mark to ask its id by
   const noted: Array<{ ref: string; mark: number }> = [];

@@ -1,5 +1,7 @@
+import { realpath } from 'node:fs/promises';
 import path from 'node:path';
 import { GuardError } from '../core/errors.js';
+import { repoFromFiles } from './discover.js';
 import { residentGit } from './resident-switch.js';
 import { git } from './run.js';
 
@@ -13,14 +15,20 @@ export interface Repo {
 }
 
 /**
- * Find the work tree around `cwd` with one rev-parse (in the plugin, kept
- * per folder while it still holds: git/resident.ts).
+ * Find the work tree around `cwd`: from the file system in the plain case
+ * (git/discover.ts), else with one rev-parse; in the plugin, kept per folder
+ * while it still holds (git/resident.ts, which rediscovers with rev-parse).
  */
 export function openRepo(cwd: string): Promise<Repo> {
-  return residentGit.openRepo ? residentGit.openRepo(cwd) : discoverRepo(cwd);
+  if (residentGit.openRepo) return residentGit.openRepo(cwd);
+  const found = repoFromFiles(cwd);
+  return found ? Promise.resolve(found) : discoverRepo(cwd);
 }
 
-/** openRepo's one rev-parse. https://git-scm.com/docs/git-rev-parse#_options_for_files */
+/**
+ * openRepo's one rev-parse; also what test/integration/discover.test.ts holds the file system's
+ * answer to. https://git-scm.com/docs/git-rev-parse#_options_for_files
+ */
 export async function discoverRepo(cwd: string): Promise<Repo> {
   let out: string;
   try {
@@ -58,7 +66,9 @@ export async function discoverRepo(cwd: string): Promise<Repo> {
       'run guard in a checkout, not in .git',
     );
   }
-  return { root, gitDir, commonDir: path.resolve(root, common) };
+  // --git-common-dir is relative to the folder git ran in (its physical path), not the work tree
+  const commonDir = path.isAbsolute(common) ? common : path.resolve(await realpath(cwd), common);
+  return { root, gitDir, commonDir };
 }
 
 /** Is this a shallow clone (history cut off by --depth)? https://git-scm.com/docs/git-rev-parse#_options_for_files */

@@ -1,4 +1,3 @@
-import { createHash, randomBytes } from 'node:crypto';
 import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { catFileBatch } from './catfile.js';
@@ -10,6 +9,7 @@ import {
   sessionPrefix,
   type SessionEvent,
 } from './session.js';
+import { randomHex, sha256Hex } from '../core/digest.js';
 
 /**
  * The session index: what a hook call needs to know about the earlier calls
@@ -73,8 +73,7 @@ const ROOT_DIR = 'guard-sessions';
 /** Versioned: an index an older guard built (no `c-` entries, shell steps not added) is built again. */
 const READY = 'ready.2';
 
-const h = (...parts: string[]) =>
-  createHash('sha256').update(parts.join('\0')).digest('hex').slice(0, 32);
+const h = (...parts: string[]) => sha256Hex(parts.join('\0')).slice(0, 32);
 
 export function indexDir(repo: Pick<Repo, 'commonDir'>, harness: string, session: string): string {
   return path.join(repo.commonDir, ROOT_DIR, harness, sessionKey(session));
@@ -146,7 +145,7 @@ async function writeFirst(dir: string, name: string, e: Indexed): Promise<void> 
 }
 
 async function writeLast(dir: string, name: string, e: Indexed | string): Promise<void> {
-  const tmp = path.join(dir, `.${name}.${randomBytes(4).toString('hex')}`);
+  const tmp = path.join(dir, `.${name}.${randomHex(4)}`);
   await writeFile(tmp, typeof e === 'string' ? e : JSON.stringify(e));
   await rename(tmp, path.join(dir, name));
 }
@@ -189,7 +188,7 @@ export async function build(
 ): Promise<boolean> {
   const dir = indexDir(repo, harness, session);
   const events = read ?? (await readSessionEvents(repo.root, sessionPrefix(harness, session)));
-  const tmp = `${dir}.${process.pid}-${randomBytes(4).toString('hex')}`;
+  const tmp = `${dir}.${process.pid}-${randomHex(4)}`;
   await mkdir(tmp, { recursive: true });
   try {
     for (const ev of events) {
@@ -390,7 +389,7 @@ export async function notePolicy(
   try {
     if (!(await isReady(dir))) await build(repo, q.harness, q.session, q.events);
     const text = JSON.stringify(anchors.map((a) => ({ ref: a.ref, oid: a.oid })));
-    const tmp = path.join(dir, `.c.${randomBytes(4).toString('hex')}`);
+    const tmp = path.join(dir, `.c.${randomHex(4)}`);
     await writeFile(tmp, text);
     await rename(tmp, path.join(dir, names.policy(q.worktree)));
   } catch {

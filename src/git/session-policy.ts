@@ -1,10 +1,10 @@
-import { createHash } from 'node:crypto';
 import { RECORD_VERSION } from '../core/record.js';
 import { CONFIG_FILE } from '../core/config.js';
 import { MODE } from '../core/modes.js';
 import { newRef, type RecordCommit } from './records.js';
 import { git } from './run.js';
 import { sessionPrefix } from './session.js';
+import { sha256Hex } from '../core/digest.js';
 
 /**
  * A session's policy anchors: which committed guard.config.json the calls
@@ -28,7 +28,7 @@ import { sessionPrefix } from './session.js';
  * and the steps are read again.
  */
 export function policyPrefix(harness: string, session: string, worktree: string): string {
-  const h = createHash('sha256').update(worktree).digest('hex').slice(0, 16);
+  const h = sha256Hex(worktree).slice(0, 16);
   return `${sessionPrefix(harness, session)}policy/${h}/`;
 }
 

@@ -1,8 +1,8 @@
-import { createHash } from 'node:crypto';
 import { RECORD_VERSION, parseRecordMessage } from '../core/record.js';
 import type { SessionMeta } from './checkpoint.js';
 import { REFS, newRef, type RecordCommit } from './records.js';
 import { git } from './run.js';
+import { sha256Hex } from '../core/digest.js';
 
 /**
  * An agent session's trail: one ref per hook event that took a checkpoint,
@@ -26,7 +26,7 @@ export function isStepRef(ref: string): boolean {
 /** A ref-safe name for a session id: itself when it is plain, else a hash. */
 export function sessionKey(id: string): string {
   if (/^[A-Za-z0-9][A-Za-z0-9_-]{0,99}$/.test(id)) return id;
-  return 'h' + createHash('sha256').update(id).digest('hex').slice(0, 32);
+  return 'h' + sha256Hex(id).slice(0, 32);
 }
 
 export function sessionPrefix(harness: string, id: string): string {

@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import { constants } from 'node:fs';
 import {
   lstat,
@@ -16,6 +15,7 @@ import { GuardError } from '../core/errors.js';
 import { MODE, fileMode } from '../core/modes.js';
 import { faultPoint } from '../runtime/faults.js';
 import { processAlive as alive } from '../runtime/alive.js';
+import { randomHex } from '../core/digest.js';
 
 /**
  * Every file guard writes into a work tree goes through here: the path is
@@ -135,7 +135,7 @@ const TEMP_MARK = '.guard-tmp-';
 export function tempName(abs: string): string {
   return path.join(
     path.dirname(abs),
-    `.${path.basename(abs)}${TEMP_MARK}${process.pid}-${randomBytes(4).toString('hex')}`,
+    `.${path.basename(abs)}${TEMP_MARK}${process.pid}-${randomHex(4)}`,
   );
 }
 

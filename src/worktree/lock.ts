@@ -1,9 +1,9 @@
-import { randomBytes } from 'node:crypto';
 import { link, readFile, readdir, stat, unlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { GuardError } from '../core/errors.js';
 import type { Repo } from '../git/repo.js';
 import { processAlive as alive } from '../runtime/alive.js';
+import { randomHex } from '../core/digest.js';
 
 /**
  * One guard at a time writes into a work tree. The lock is `guard.lock` in
@@ -41,7 +41,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 export async function lockTree(repo: Repo, what: string, opts: LockOptions = {}): Promise<Lock> {
   const file = path.join(repo.gitDir, 'guard.lock');
   const text = `${process.pid}\n${what}\n`;
-  const temp = `${file}.${process.pid}-${randomBytes(4).toString('hex')}`;
+  const temp = `${file}.${process.pid}-${randomHex(4)}`;
   await writeFile(temp, text, { flag: 'wx' });
   const deadline = Date.now() + (opts.waitMs ?? 0);
   let tookOverFrom: number | null = null;

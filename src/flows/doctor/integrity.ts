@@ -1,5 +1,4 @@
 import { copyFile, lstat, mkdir, readdir, stat, writeFile, rename, rm } from 'node:fs/promises';
-import { createHash, randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { packedLookup } from '../../git/packed-refs.js';
 import { catFileBatch } from '../../git/catfile.js';
@@ -21,6 +20,7 @@ import type { Repo } from '../../git/repo.js';
 import { isPluginHarness } from '../../harness/types.js';
 import { isGuardHookCommand } from '../setup/hook-command.js';
 import { canonical } from './claude-settings.js';
+import { randomHex, sha256Hex } from '../../core/digest.js';
 
 /**
  * A net that notices its own removal (DESIGN): on each call of a door (hook,
@@ -84,7 +84,7 @@ async function readManifest(commonDir: string): Promise<GateManifest | null> {
   );
 }
 
-const digest = (text: string) => createHash('sha256').update(text).digest('hex');
+const digest = (text: string) => sha256Hex(text);
 
 /**
  * The gate record as guard wrote it, or what is wrong with it: gone or edited since guard's
@@ -184,7 +184,7 @@ export async function recordGate(
     agents: [...byFile.values()],
     ...(copied ? { copied } : {}),
   };
-  const tmp = path.join(dir, `${MANIFEST}.${process.pid}-${randomBytes(4).toString('hex')}`);
+  const tmp = path.join(dir, `${MANIFEST}.${process.pid}-${randomHex(4)}`);
   try {
     const text = JSON.stringify(m, null, 2) + '\n';
     await writeFile(tmp, text);

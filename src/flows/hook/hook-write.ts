@@ -342,18 +342,22 @@ function linkMoves(targets: CallFile[]): void {
  * from the disk, against the disk too: the stricter counts. The session
  * base is read from refs the agent can write (`git update-ref` of a forged
  * step whose tree holds a 10-line "base"), so it may only ever make the
- * gate stricter, never looser. One more diff --no-index, only then.
+ * gate stricter, never looser. Measured in the same diff --no-index.
  */
 async function judgeTargets(
   repo: Repo,
   targets: CallFile[],
   policy: Policy,
 ): Promise<{ judged: CallFile[]; classified: Classification[] }> {
-  const classified = await measureAll(repo, targets, policy);
   const drift = targets.map((t) => t.fromSession && !same(t.base, t.current));
-  if (!drift.some(Boolean)) return { judged: targets, classified };
+  if (!drift.some(Boolean))
+    return { judged: targets, classified: (await measureAll(repo, [targets], policy))[0]! };
   const onDisk = targets.map((t) => ({ ...t, base: t.current, fromSession: false }));
-  const againstDisk = await measureAll(repo, onDisk, policy);
+  // both measures in the one diff --no-index
+  const [classified, againstDisk] = (await measureAll(repo, [targets, onDisk], policy)) as [
+    Classification[],
+    Classification[],
+  ];
   const stricter = targets.map(
     (_, i) => drift[i]! && againstDisk[i]!.needsApproval && !classified[i]!.needsApproval,
   );
@@ -510,14 +514,17 @@ function measuredSides(t: CallFile): CallFile {
     : { ...t, base: Buffer.from(base), next: Buffer.from(next) };
 }
 
-/** Each target classified against its session base with HEAD's policy: one diff --no-index for all of them. */
+/**
+ * Each list of targets classified against its bases with HEAD's policy, every list in the one
+ * diff --no-index; each list's aggregate loss is its own.
+ */
 async function measureAll(
   repo: Repo,
-  targets: CallFile[],
+  lists: CallFile[][],
   policy: Policy,
-): Promise<Classification[]> {
+): Promise<Classification[][]> {
   // a notebook edit is measured on its cells' sources (harness/notebook.ts), not its JSON
-  targets = targets.map(measuredSides);
+  const targets = lists.flat().map(measuredSides);
   const pairs = targets.flatMap((t, i) =>
     t.base !== null && t.next !== null && !t.base.equals(t.next)
       ? [{ i, base: t.base, next: t.next }]
@@ -532,47 +539,60 @@ async function measureAll(
       })
       .map((x) => x.i);
   const { counts, whitespaceOnly } = await numstatPairs(repo.gitDir, pairs, wouldReplace);
-  const classified = targets.map((t, i) => {
-    let added = 0;
-    let deleted = 0;
-    if (t.base === null) added = t.next ? countLines(t.next) : 0;
-    else if (t.next === null) deleted = countLines(t.base);
-    else if (!t.base.equals(t.next)) {
-      const n = counts.get(i);
-      added = n?.added ?? 0;
-      deleted = n?.deleted ?? 0;
-    }
-    const facts = changeFacts({
-      path: t.rel,
-      oldPath: t.movedFrom,
-      oldMode: t.base === null ? null : t.mode,
-      newMode: t.next === null ? null : t.mode,
-      old: heldSide(t.base),
-      new: heldSide(t.next),
-      added,
-      deleted,
-      // binary by the sniff of the two sides alone, as the hook always judged it
-      gitBinary: false,
-      zeroBinaryCounts: true,
-      contentChanged: !same(t.base, t.next),
-      whitespaceOnly: whitespaceOnly.has(i),
-      maxBytes: policy.config.maxFileBytes,
-    });
-    let c = classify(facts, policy);
-    if ((GATE_FILES.has(t.rel) || PLUGIN_DIRS.test(t.rel)) && !c.rules.includes('protected')) {
-      // the agent may not switch off its own gate
-      c = {
-        ...withReason(c, {
-          rule: 'protected',
-          text: 'the hook configuration that runs guard (an agent may not change its own gate)',
-        }),
-        needsApproval: true,
-      };
-    }
-    return c;
+  const classified = targets.map((t, i) =>
+    classifyTarget(t, counts.get(i), whitespaceOnly.has(i), policy),
+  );
+  let at = 0;
+  return lists.map((l) => {
+    at += l.length;
+    // the call as a whole (a patch deleting twelve 40-line files) is one change
+    return withAggregateLoss(classified.slice(at - l.length, at), policy.config);
   });
-  // the call as a whole (a patch deleting twelve 40-line files) is one change
-  return withAggregateLoss(classified, policy.config);
+}
+
+/** One target's facts and classification, from its counts. */
+function classifyTarget(
+  t: CallFile,
+  n: { added: number | null; deleted: number | null } | undefined,
+  whitespaceOnly: boolean,
+  policy: Policy,
+): Classification {
+  let added = 0;
+  let deleted = 0;
+  if (t.base === null) added = t.next ? countLines(t.next) : 0;
+  else if (t.next === null) deleted = countLines(t.base);
+  else if (!t.base.equals(t.next)) {
+    added = n?.added ?? 0;
+    deleted = n?.deleted ?? 0;
+  }
+  const facts = changeFacts({
+    path: t.rel,
+    oldPath: t.movedFrom,
+    oldMode: t.base === null ? null : t.mode,
+    newMode: t.next === null ? null : t.mode,
+    old: heldSide(t.base),
+    new: heldSide(t.next),
+    added,
+    deleted,
+    // binary by the sniff of the two sides alone, as the hook always judged it
+    gitBinary: false,
+    zeroBinaryCounts: true,
+    contentChanged: !same(t.base, t.next),
+    whitespaceOnly,
+    maxBytes: policy.config.maxFileBytes,
+  });
+  let c = classify(facts, policy);
+  if ((GATE_FILES.has(t.rel) || PLUGIN_DIRS.test(t.rel)) && !c.rules.includes('protected')) {
+    // the agent may not switch off its own gate
+    c = {
+      ...withReason(c, {
+        rule: 'protected',
+        text: 'the hook configuration that runs guard (an agent may not change its own gate)',
+      }),
+      needsApproval: true,
+    };
+  }
+  return c;
 }
 
 /** After a write tool ran: a write guard put to the person ran, so the person approved it. */

@@ -27,10 +27,11 @@ import { writeAfter, writeBefore } from './hook-write.js';
  * (flows/hook/hook-shell.ts). The flow never writes the work tree: the harness
  * does, or does not.
  *
- * Git processes for a write: rev-parse, for-each-ref (the session's
+ * Git processes for a write (the repository found from the file system,
+ * git/discover.ts; rev-parse when anything about it is unusual): for-each-ref (the session's
  * policy anchors: a few refs, git/session-policy.ts), cat-file of HEAD and
  * the configs, cat-file of the session bases (named by the session index,
- * git/session-index.ts), one diff --no-index (when a base differs), one
+ * git/session-index.ts), one diff --no-index (when a base differs: against it and the disk), one
  * fast-import: the same at the 10,000th call as at the 10th. Nothing scans
  * the work tree, and no call lists the session's steps unless the index is
  * missing or does not match the anchors, or a background command of the
@@ -59,7 +60,7 @@ export async function runHook(opts: HookOptions): Promise<HookResult> {
   // The payload's cwd is the agent's to move (a `cd /tmp` first): the project the harness named is
   // judged as well, so a command or a write aimed at it from outside is still seen.
   const here = await repoAt(e.cwd);
-  // (usually the same tree: no second rev-parse then)
+  // (usually the same tree: not looked up twice then)
   const project =
     opts.projectDir && !(here && within(here.root, opts.projectDir))
       ? await repoAt(opts.projectDir)

@@ -1,0 +1,112 @@
+import { lstatSync, readFileSync, realpathSync, statSync, type Stats } from 'node:fs';
+import path from 'node:path';
+import type { Repo } from './repo.js';
+
+/**
+ * The work tree around `cwd` read from the file system, as `git rev-parse
+ * --show-toplevel --absolute-git-dir --git-common-dir` would find it, for
+ * the plain case only: null for anything unusual, and openRepo then asks
+ * git. A hook process spent a `git rev-parse` (~4 ms of its ~100) on this at
+ * every tool call (docs/performance.md, "One hook process").
+ *
+ * Null (ask git) when: a GIT_* variable other than the harmless ones below is
+ * set (GIT_DIR, GIT_WORK_TREE, GIT_COMMON_DIR, GIT_CEILING_DIRECTORIES,
+ * GIT_DISCOVERY_ACROSS_FILESYSTEM, GIT_CONFIG_PARAMETERS... and any git may
+ * add); the walk up crosses a file system or meets a folder that is itself a
+ * git dir (inside .git, a bare repository); `.git` is a symlink, or a gitfile
+ * that is not one `gitdir:` line, or its paths are not already real; the git
+ * dir is not plainly valid (HEAD a ref or an id, objects/ and refs/, or a
+ * commondir); the shared config sets core.worktree or core.bare, includes
+ * other files, has extensions or a format version above 1; the work tree,
+ * the gitfile or the git dir is owned by another user (git's safe.directory
+ * check, which only such an owner can fail); on Windows.
+ * test/integration/discover.test.ts holds each case to rev-parse's answer.
+ */
+export function repoFromFiles(cwd: string): Repo | null {
+  if (typeof process.geteuid !== 'function') return null;
+  for (const k of Object.keys(process.env))
+    if (k.startsWith('GIT_') && !SAFE_ENV.test(k)) return null;
+  try {
+    return walk(realpathSync(cwd), process.geteuid());
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Variables that change what git writes, how it talks or what it logs, never where the repository
+ * is (GIT_INDEX_FILE and GIT_PREFIX: what git sets for its hooks, so a commit's hook finds it too).
+ */
+const SAFE_ENV =
+  /^GIT_(CONFIG_GLOBAL|CONFIG_NOSYSTEM|TERMINAL_PROMPT|INDEX_FILE|PREFIX|REFLOG_ACTION|AUTHOR_(NAME|EMAIL|DATE)|COMMITTER_(NAME|EMAIL|DATE)|EDITOR|SEQUENCE_EDITOR|PAGER|ASKPASS|SSH|SSH_COMMAND|SSH_VARIANT|NO_REPLACE_OBJECTS|OPTIONAL_LOCKS|MERGE_AUTOEDIT|MERGE_VERBOSITY|PROTOCOL_FROM_USER|ALLOW_PROTOCOL|EXEC_PATH|SSL_\w+|HTTP_\w+|PROXY_\w+|CURL_VERBOSE|LFS_\w+|PS1_\w+|TRACE\w*)$/;
+
+function walk(start: string, uid: number): Repo | null {
+  const dev = statSync(start).dev;
+  let dir = start;
+  for (;;) {
+    if (path.basename(dir) === '.git' || looksLikeGitDir(dir)) return null;
+    const dotgit = path.join(dir, '.git');
+    const st = lstatSync(dotgit, { throwIfNoEntry: false });
+    if (st) return fromDotGit(dir, dotgit, st, uid);
+    const up = path.dirname(dir);
+    if (up === dir || statSync(up).dev !== dev) return null;
+    dir = up;
+  }
+}
+
+function looksLikeGitDir(dir: string): boolean {
+  return ['HEAD', 'objects', 'commondir', 'gitdir'].some((f) =>
+    lstatSync(path.join(dir, f), { throwIfNoEntry: false }),
+  );
+}
+
+function fromDotGit(root: string, dotgit: string, st: Stats, uid: number): Repo | null {
+  if (statSync(root).uid !== uid || st.uid !== uid) return null;
+  let gitDir: string;
+  if (st.isDirectory()) gitDir = dotgit;
+  else if (st.isFile() && st.size < 4096) {
+    const m = /^gitdir: ([^\n]+)\n?$/.exec(readFileSync(dotgit, 'utf8'));
+    if (!m) return null;
+    gitDir = path.resolve(root, m[1]!);
+  } else return null;
+  if (realpathSync(gitDir) !== gitDir || statSync(gitDir).uid !== uid || !validGitDir(gitDir))
+    return null;
+  const common = lstatSync(path.join(gitDir, 'commondir'), { throwIfNoEntry: false });
+  let commonDir = gitDir;
+  if (common) {
+    if (gitDir === dotgit || !common.isFile()) return null;
+    commonDir = path.resolve(gitDir, readFileSync(path.join(gitDir, 'commondir'), 'utf8').trim());
+    if (realpathSync(commonDir) !== commonDir || !validGitDir(commonDir)) return null;
+  } else if (gitDir !== dotgit) return null; // a submodule's or a separate git dir: git's to say
+  return plainConfig(commonDir) ? { root, gitDir, commonDir } : null;
+}
+
+/** git's is_git_directory, strictly: HEAD a symbolic ref or an id, objects/ and refs/ folders. */
+function validGitDir(dir: string): boolean {
+  const head = lstatSync(path.join(dir, 'HEAD'), { throwIfNoEntry: false });
+  if (!head?.isFile() || head.size > 4096) return false;
+  const text = readFileSync(path.join(dir, 'HEAD'), 'utf8');
+  if (!/^(ref: refs\/[^\n]+|[0-9a-f]{40}|[0-9a-f]{64})\n?$/.test(text)) return false;
+  const isDir = (f: string) =>
+    statSync(path.join(dir, f), { throwIfNoEntry: false })?.isDirectory();
+  return (
+    (isDir('objects') && isDir('refs')) ||
+    lstatSync(path.join(dir, 'commondir'), { throwIfNoEntry: false }) !== undefined
+  );
+}
+
+/** The shared config says nothing that moves the work tree or the repository's format. */
+function plainConfig(commonDir: string): boolean {
+  const st = lstatSync(path.join(commonDir, 'config'), { throwIfNoEntry: false });
+  if (!st?.isFile() || st.size > 1 << 20) return false;
+  const text = readFileSync(path.join(commonDir, 'config'), 'utf8');
+  if (/^\s*worktree\s*(=|$)/im.test(text)) return false;
+  // core.bare set any way but a plain false (true, yes, 1, "true", a bare key)
+  for (const b of text.matchAll(/^\s*bare\s*(?:=\s*(.*?))?\s*$/gim))
+    if (!/^(false|no|off|0)$/i.test(b[1] ?? '')) return false;
+  if (/^\s*\[\s*(include|extensions)/im.test(text)) return false;
+  // (the last one counts, so every one must be 0 or 1)
+  for (const v of text.matchAll(/^\s*repositoryformatversion\s*=\s*(\S*)/gim))
+    if (v[1] !== '0' && v[1] !== '1') return false;
+  return true;
+}
