@@ -157,6 +157,27 @@ describe('openRepo: the file system where it is plain, rev-parse otherwise', () 
     await found(path.join(repoIn(path.join(top, 'plain')), 'a'));
   });
 
+  it("a key on its section's header line ([core] worktree = ...): left to git (adv2)", async () => {
+    // git reads the rest of a header's line as a variable; main's file check read keys only at a
+    // line's start and answered the cwd's tree while git's commands used the other one
+    const top = scratch();
+    mkdirSync(path.join(top, 'elsewhere'));
+    const cases: [string, string][] = [
+      ['worktree', `[core] worktree = ${path.join(top, 'elsewhere')}\n`],
+      ['worktree-tight', `[core]worktree=${path.join(top, 'elsewhere')}\n`],
+      ['bare', '[core] bare = true\n'],
+      ['format', '[core] repositoryformatversion = 2\n'],
+    ];
+    for (const [name, config] of cases) {
+      const repo = repoIn(path.join(top, name));
+      appendFileSync(path.join(repo, '.git', 'config'), config);
+      await leftToGit(path.join(repo, 'a'));
+    }
+    expect(await gitSays(path.join(top, 'worktree', 'a'))).toMatchObject({
+      root: path.join(top, 'elsewhere'),
+    });
+  });
+
   it('a submodule-like gitfile, a separate git dir, a symlinked .git, a broken HEAD: left to git', async () => {
     const top = scratch();
     const sep = path.join(top, 'sep');
