@@ -178,6 +178,22 @@ describe('openRepo: the file system where it is plain, rev-parse otherwise', () 
     });
   });
 
+  it('a folder whose name has line breaks that spell another repository: refused, not that repository (adv2)', async () => {
+    // rev-parse prints one path a line; main read "x", "victim", "victim/.git" from one folder's
+    // name and would keep its records in the victim's git dir (the plugin always asks rev-parse)
+    const top = scratch();
+    const victim = repoIn(path.join(top, 'victim'));
+    const evil = path.join(top, `x\n${victim}\n${path.join(victim, '.git')}\n`);
+    repoIn(evil);
+    expect(await gitSays(path.join(evil, 'a'))).toBe('E_NOT_A_REPO');
+    // the file system's answer has the real paths
+    expect(repoFromFiles(path.join(evil, 'a'))).toEqual({
+      root: evil,
+      gitDir: path.join(evil, '.git'),
+      commonDir: path.join(evil, '.git'),
+    });
+  });
+
   it('a submodule-like gitfile, a separate git dir, a symlinked .git, a broken HEAD: left to git', async () => {
     const top = scratch();
     const sep = path.join(top, 'sep');
