@@ -4,7 +4,7 @@
  * MCP handling. Each test performs the attack through `guard hook claude`
  * with Claude Code's payload shapes or plain git.
  */
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { claudeHook, cleanupRepos, lines, makeRepo, type TestRepo } from '../helpers.js';
@@ -69,6 +69,27 @@ describe('the wiped journal, silenced', () => {
     expect(decision(w)).toBe('deny');
     expect(repo.read('state.py')).toBe(lines(270));
   });
+});
+
+describe('the wiped journal, put back as something else', () => {
+  for (const [what, put] of [
+    ['a folder', (j: string) => mkdirSync(j)],
+    ['a symlink to /dev/null', (j: string) => symlinkSync('/dev/null', j)],
+    [
+      'a symlink to a file of no refs',
+      (j: string) => (writeFileSync(j + '.x', ''), symlinkSync(j + '.x', j)),
+    ],
+  ] as const) {
+    it(`rm -r .git/guard, then the journal as ${what}: still refused`, () => {
+      const repo = claudeRepo();
+      claudeHook(repo, 's', 'Bash', { command: 'ls' }, 'b1');
+      claudeHook(repo, 's', 'Bash', { command: 'ls' }, 'b1', true);
+      rmSync(path.join(repo.dir, '.git', 'guard'), { recursive: true });
+      mkdirSync(path.join(repo.dir, '.git', 'guard'));
+      put(path.join(repo.dir, '.git', 'guard', 'journal'));
+      expect(decision(claudeHook(repo, 's', 'Bash', { command: 'ls' }, 'b2'))).toBe('deny');
+    });
+  }
 });
 
 describe('the wiped journal, false alarms', () => {
