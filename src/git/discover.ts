@@ -99,7 +99,11 @@ function validGitDir(dir: string): boolean {
 function plainConfig(commonDir: string): boolean {
   const st = lstatSync(path.join(commonDir, 'config'), { throwIfNoEntry: false });
   if (!st?.isFile() || st.size > 1 << 20) return false;
-  const text = readFileSync(path.join(commonDir, 'config'), 'utf8');
+  // a key may follow its section's header on the same line ("[core] worktree = ../x"): split it off
+  const text = readFileSync(path.join(commonDir, 'config'), 'utf8').replace(
+    /^(\s*\[[^\]\n]*\])/gm,
+    '$1\n',
+  );
   if (/^\s*worktree\s*(=|$)/im.test(text)) return false;
   // core.bare set any way but a plain false (true, yes, 1, "true", a bare key)
   for (const b of text.matchAll(/^\s*bare\s*(?:=\s*(.*?))?\s*$/gim))

@@ -58,7 +58,16 @@ export async function discoverRepo(cwd: string): Promise<Repo> {
     }
     throw err;
   }
-  const [root, gitDir, common] = out.replace(/\n$/, '').split('\n');
+  const lines = out.replace(/\n$/, '').split('\n');
+  const [root, gitDir, common] = lines;
+  if (lines.length > 3) {
+    // one path per line: a folder named "x\n/elsewhere\n/elsewhere/.git" would answer another repository
+    throw new GuardError(
+      'E_NOT_A_REPO',
+      `${JSON.stringify(cwd)}: a path of this repository has a line break`,
+      'rename the folder; guard cannot tell its git folders from what git answers',
+    );
+  }
   if (!root || !gitDir || !common) {
     throw new GuardError(
       'E_NOT_A_REPO',

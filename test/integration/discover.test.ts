@@ -157,6 +157,43 @@ describe('openRepo: the file system where it is plain, rev-parse otherwise', () 
     await found(path.join(repoIn(path.join(top, 'plain')), 'a'));
   });
 
+  it("a key on its section's header line ([core] worktree = ...): left to git (adv2)", async () => {
+    // git reads the rest of a header's line as a variable; main's file check read keys only at a
+    // line's start and answered the cwd's tree while git's commands used the other one
+    const top = scratch();
+    mkdirSync(path.join(top, 'elsewhere'));
+    const cases: [string, string][] = [
+      ['worktree', `[core] worktree = ${path.join(top, 'elsewhere')}\n`],
+      ['worktree-tight', `[core]worktree=${path.join(top, 'elsewhere')}\n`],
+      ['bare', '[core] bare = true\n'],
+      ['format', '[core] repositoryformatversion = 2\n'],
+    ];
+    for (const [name, config] of cases) {
+      const repo = repoIn(path.join(top, name));
+      appendFileSync(path.join(repo, '.git', 'config'), config);
+      await leftToGit(path.join(repo, 'a'));
+    }
+    expect(await gitSays(path.join(top, 'worktree', 'a'))).toMatchObject({
+      root: path.join(top, 'elsewhere'),
+    });
+  });
+
+  it('a folder whose name has line breaks that spell another repository: refused, not that repository (adv2)', async () => {
+    // rev-parse prints one path a line; main read "x", "victim", "victim/.git" from one folder's
+    // name and would keep its records in the victim's git dir (the plugin always asks rev-parse)
+    const top = scratch();
+    const victim = repoIn(path.join(top, 'victim'));
+    const evil = path.join(top, `x\n${victim}\n${path.join(victim, '.git')}\n`);
+    repoIn(evil);
+    expect(await gitSays(path.join(evil, 'a'))).toBe('E_NOT_A_REPO');
+    // the file system's answer has the real paths
+    expect(repoFromFiles(path.join(evil, 'a'))).toEqual({
+      root: evil,
+      gitDir: path.join(evil, '.git'),
+      commonDir: path.join(evil, '.git'),
+    });
+  });
+
   it('a submodule-like gitfile, a separate git dir, a symlinked .git, a broken HEAD: left to git', async () => {
     const top = scratch();
     const sep = path.join(top, 'sep');

@@ -504,9 +504,14 @@ function blobChange(
     : { kind: 'inline', path: rel, mode, data: content };
 }
 
-/** A NotebookEdit's two sides as their cells' sources, when both are notebooks; any other target as it is. */
+/**
+ * A notebook's two sides as their cells' sources, when both are notebooks: a NotebookEdit's, and a
+ * Write's or Edit's of an .ipynb (a cell's source held as one JSON string, as NotebookEdit leaves
+ * it, lost whole in one JSON line otherwise); any other target as it is.
+ */
 function measuredSides(t: CallFile): CallFile {
-  if (t.change.kind !== 'notebook' || t.base === null || t.next === null) return t;
+  if (t.change.kind !== 'notebook' && !/\.ipynb$/i.test(t.rel)) return t;
+  if (t.base === null || t.next === null) return t;
   const base = notebookSources(t.base.toString('utf8'));
   const next = notebookSources(t.next.toString('utf8'));
   return base === null || next === null
