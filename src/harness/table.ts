@@ -54,8 +54,18 @@ export type ToolSpec =
   | { kind: 'delete'; paths: readonly string[] }
   /** One cell of a Jupyter notebook (Claude NotebookEdit: notebook.ts). */
   | { kind: 'notebook'; path: readonly string[] }
-  /** `background`: flags that run it detached (its post event comes while it still runs, flows/hook/hook.ts). */
-  | { kind: 'shell'; command: readonly string[]; background?: readonly string[] };
+  /**
+   * `background`: flags that run it detached (its post event comes while it still runs, flows/hook/hook.ts);
+   * `detached`: it always runs so (Claude's Monitor); `orNone`: a call without the command field is not a
+   * command at all (Monitor's `ws`, a WebSocket to watch), any other kind in it is still refused.
+   */
+  | {
+      kind: 'shell';
+      command: readonly string[];
+      background?: readonly string[];
+      detached?: true;
+      orNone?: readonly string[];
+    };
 
 export interface ClaudeStyleRow {
   /** `guard hook NAME`. */
@@ -130,6 +140,11 @@ export const CLAUDE: ClaudeStyleRow = {
     },
     NotebookEdit: { kind: 'notebook', path: ['notebook_path'] },
     Bash: { kind: 'shell', command: ['command'], background: ['run_in_background'] },
+    // Windows' shell, the same fields as Bash (2.1.330's tool list, read from the binary)
+    PowerShell: { kind: 'shell', command: ['command'], background: ['run_in_background'] },
+    // a command whose output lines come back as events, always in the background; or `ws`, a WebSocket
+    // to watch, which runs nothing (its schema in the 2.1.330 binary; docs/reliability/adv2.md)
+    Monitor: { kind: 'shell', command: ['command'], detached: true, orNone: ['ws'] },
   },
   opaque: { prefix: 'mcp__' },
   ask: 'claude',
@@ -447,10 +462,16 @@ export function toolAction(spec: ToolSpec | undefined, input: Obj, where: string
     case 'notebook':
       return notebookAction(spec, input, where);
     case 'shell':
+      if (spec.orNone && spec.command.every((k) => input[k] === undefined)) {
+        if (spec.orNone.some((k) => typeof input[k] === 'string')) return { kind: 'other' };
+        throw new PayloadError(
+          `${where} has neither ${[...spec.command, ...spec.orNone].join(' nor ')}`,
+        );
+      }
       return {
         kind: 'shell',
         command: pick(input, spec.command, where),
-        ...(flag(input, spec.background) ? { background: true } : {}),
+        ...(spec.detached || flag(input, spec.background) ? { background: true } : {}),
       };
   }
 }

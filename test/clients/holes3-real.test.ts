@@ -136,3 +136,36 @@ describe("an MCP server's write_file, which the matcher did not name", () => {
     expect(repo.read('big.py')).toBe(WORK);
   }, 120_000);
 });
+
+describe("Monitor, Claude Code's background command (adv2), which the matcher did not name", () => {
+  it('a Monitor command that removes uncommitted work: checkpointed before it runs and after, restorable', async () => {
+    const repo = project({ 'big.py': lines(200) });
+    repo.write('big.py', WORK);
+    const before = repo.refs('refs/guard/checkpoints/').length;
+    const { run, last } = await play(repo, [
+      {
+        kind: 'tool',
+        name: 'Monitor',
+        input: { command: 'rm big.py', description: 'watch', timeout_ms: 5000 },
+      },
+    ]);
+    expect(last, run.stdout.slice(-3000)).toBeDefined();
+    const after = repo.refs('refs/guard/checkpoints/');
+    expect(after.length, run.stdout.slice(-3000)).toBeGreaterThan(before);
+    const id = repo
+      .guardJson(['log', '--json'])
+      .json.entries.find(
+        (e: { kind: string; reason?: string }) =>
+          e.kind === 'checkpoint' && /^before claude shell: rm big\.py/.test(e.reason ?? ''),
+      )?.id;
+    const entries = repo.guardJson(['log', '--json']).json.entries;
+    expect(id, JSON.stringify(entries)).toBeDefined();
+    // its after event too: with Monitor outside the matcher Claude Code 2.1.330 runs only Bash's
+    // PreToolUse for the command, so nothing reported what it destroyed
+    expect(entries.map((e: { reason?: string }) => e.reason)).toContain(
+      'after claude shell: rm big.py',
+    );
+    expect(repo.guard(['restore', id, '--', 'big.py']).code).toBe(0);
+    expect(repo.read('big.py')).toBe(WORK);
+  }, 120_000);
+});

@@ -35,7 +35,7 @@ describe('guard init --agent', () => {
     // Claude Code runs the tool when a hook times out unless the hook says onFailure: "block" (its 2.1.330 schema)
     expect(claude.hooks.PreToolUse[1]).toMatchObject({
       // NotebookEdit and MCP tools write files too (holes3): anchored, as Claude tests a regex unanchored
-      matcher: '^(Write|Edit|MultiEdit|NotebookEdit|Bash|mcp__.*)$',
+      matcher: '^(Write|Edit|MultiEdit|NotebookEdit|Bash|PowerShell|Monitor|mcp__.*)$',
       hooks: [{ type: 'command', timeout: 60, onFailure: 'block' }],
     });
     expect(claude.hooks.PostToolUse[0].hooks[0].onFailure).toBe('block');
@@ -233,7 +233,7 @@ describe('guard doctor: when the harness would not run guard', () => {
     });
     // a second group of guard's whose matcher covers the rest makes it whole again
     c.hooks.PreToolUse.push({
-      matcher: 'Edit|MultiEdit|NotebookEdit|mcp__.*',
+      matcher: 'Edit|MultiEdit|NotebookEdit|PowerShell|Monitor|mcp__.*',
       hooks: c.hooks.PreToolUse[0].hooks,
     });
     repo.write('.claude/settings.json', JSON.stringify(c));

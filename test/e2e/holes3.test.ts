@@ -71,7 +71,7 @@ describe("Claude Code's NotebookEdit goes through guard (it wrote outside the ma
     const repo = claudeRepo();
     const s = JSON.parse(repo.read('.claude/settings.json'));
     expect(s.hooks.PreToolUse.at(-1).matcher).toBe(
-      '^(Write|Edit|MultiEdit|NotebookEdit|Bash|mcp__.*)$',
+      '^(Write|Edit|MultiEdit|NotebookEdit|Bash|PowerShell|Monitor|mcp__.*)$',
     );
     expect(s.hooks.PostToolUse.at(-1).matcher).toBe(s.hooks.PreToolUse.at(-1).matcher);
     // an install made before: still runs for the four tools, doctor says what it lets past
@@ -82,7 +82,9 @@ describe("Claude Code's NotebookEdit goes through guard (it wrote outside the ma
     expect(checks).toContainEqual(
       expect.objectContaining({
         id: 'agent:claude',
-        message: expect.stringMatching(/does not run for NotebookEdit, mcp__\* \(MCP tools\)/),
+        message: expect.stringMatching(
+          /does not run for NotebookEdit, PowerShell, Monitor, mcp__\* \(MCP tools\)/,
+        ),
       }),
     );
   });

@@ -673,11 +673,8 @@ describe('the table itself', () => {
 describe("Claude Code 2.1.330's other tools that run a command (adv2, docs/reliability/adv2.md)", () => {
   // its tool list (read from the binary) has Monitor ("enablesCodeExecution": a shell command whose
   // stdout lines come back as events, checked with Bash's permission rules) and PowerShell (the
-  // shell on Windows); neither is in guard's matcher, so Claude Code never asks guard about them
-  it.fails.each(['Monitor', 'PowerShell'])(
-    '%s is gated by the matcher guard init installs (open)',
-    (tool) => {
-      expect(new RegExp(matcherOf(ROWS.claude)).test(tool)).toBe(true);
-    },
-  );
+  // shell on Windows); neither was in guard's matcher, so Claude Code never asked guard about them
+  it.each(['Monitor', 'PowerShell'])('%s is gated by the matcher guard init installs', (tool) => {
+    expect(new RegExp(matcherOf(ROWS.claude)).test(tool)).toBe(true);
+  });
 });

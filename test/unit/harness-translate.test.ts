@@ -90,6 +90,28 @@ describe('Claude Code payloads (recorded from claude 2.1.330)', () => {
       background: true,
     });
   });
+  it('Monitor (always in the background) and PowerShell are shell calls; a Monitor of a WebSocket runs nothing (adv2)', () => {
+    const as = (tool: string, input: object) => {
+      const p = JSON.parse(sample('claude-Bash-PreToolUse'));
+      p.tool_name = tool;
+      p.tool_input = input;
+      return JSON.stringify(p);
+    };
+    expect(
+      TRANSLATORS.claude.translate(as('Monitor', { command: 'rm -r src', timeout_ms: 5 }), env)
+        .action,
+    ).toEqual({ kind: 'shell', command: 'rm -r src', background: true });
+    expect(
+      TRANSLATORS.claude.translate(as('PowerShell', { command: 'Remove-Item -Recurse src' }), env)
+        .action,
+    ).toEqual({ kind: 'shell', command: 'Remove-Item -Recurse src' });
+    expect(
+      TRANSLATORS.claude.translate(as('Monitor', { ws: 'ws://127.0.0.1:9/x' }), env).action,
+    ).toEqual({ kind: 'other' });
+    // neither field, or a command of another kind (beside a ws or not): refused as a payload error
+    for (const input of [{}, { command: 5 }, { command: ['rm'], ws: 'ws://x' }, { ws: 5 }])
+      expect(() => TRANSLATORS.claude.translate(as('Monitor', input), env)).toThrow(PayloadError);
+  });
   it('Bash before and after', () => {
     expect(TRANSLATORS.claude.translate(sample('claude-Bash-PreToolUse'), env)).toMatchObject({
       phase: 'pre',
