@@ -389,6 +389,19 @@ export function tracedHook(
 }
 
 /** `guard hook claude` on that payload: its exit code, output and parsed answer. */
+/** A repository with guard's global hooks and its Claude Code entry, as `guard init --global --agent claude` writes them. */
+export function claudeRepo(files: Record<string, string> = { 'app.py': lines(10) }): TestRepo {
+  const repo = makeRepo(files);
+  repo.git(['config', '--unset', 'core.hooksPath']);
+  const init = repo.guard(['init', '--global', '--agent', 'claude']);
+  if (init.code !== 0) throw new Error(`guard init failed: ${init.stderr}`);
+  return repo;
+}
+
+/** A Claude hook answer's permission decision (deny, ask, allow), or null when it said none. */
+export const claudeDecision = (r: { json: any }): string | null =>
+  r.json?.hookSpecificOutput?.permissionDecision ?? null;
+
 export function claudeHook(
   repo: TestRepo,
   session: string,

@@ -7,7 +7,15 @@
 import { mkdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { claudeHook, cleanupRepos, lines, makeRepo, type TestRepo } from '../helpers.js';
+import {
+  claudeDecision as decision,
+  claudeHook,
+  claudeRepo,
+  cleanupRepos,
+  lines,
+  makeRepo,
+  type TestRepo,
+} from '../helpers.js';
 
 /** A notebook as Claude Code's NotebookEdit leaves it (and nbformat allows): each cell's source one JSON string. */
 function notebook(cells: { id: string; source: string }[]): string {
@@ -34,16 +42,6 @@ const NB = notebook([
 ]);
 
 afterAll(cleanupRepos);
-
-function claudeRepo(files: Record<string, string> = { 'app.py': lines(10) }): TestRepo {
-  const repo = makeRepo(files);
-  repo.git(['config', '--unset', 'core.hooksPath']);
-  expect(repo.guard(['init', '--global', '--agent', 'claude']).code).toBe(0);
-  return repo;
-}
-
-const decision = (r: ReturnType<typeof claudeHook>) =>
-  r.json?.hookSpecificOutput?.permissionDecision ?? null;
 
 describe('the wiped journal, silenced', () => {
   it.fails('rm -r .git/guard then an empty journal put back, with the anchors deleted: a looser config does not pass (open: adv2.md)', () => {

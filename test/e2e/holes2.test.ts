@@ -13,6 +13,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import {
   CLI,
   claudeHook,
+  claudeRepo,
   cleanEnv,
   cleanupRepos,
   installGuard,
@@ -28,12 +29,6 @@ import { AUTO, BIG, bigAt, head, laneGit, repoWithBig } from './backdoors-shared
 afterAll(cleanupRepos);
 
 /** A repository with guard's global hooks and its Claude Code entry, as `guard init --global --agent claude` writes them. */
-function claudeRepo(): TestRepo {
-  const repo = makeRepo({ 'app.py': lines(10) });
-  repo.git(['config', '--unset', 'core.hooksPath']);
-  expect(repo.guard(['init', '--global', '--agent', 'claude']).code).toBe(0);
-  return repo;
-}
 
 describe('a person approval in a decision record names the kind of thing approved', () => {
   it('a review approval of a regular file does not let the same blob in as a symlink past the branch gate', () => {

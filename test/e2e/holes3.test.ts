@@ -10,7 +10,9 @@ import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import {
+  claudeDecision as decision,
   claudeHook,
+  claudeRepo,
   claudePayload,
   cleanupRepos,
   lines,
@@ -22,12 +24,6 @@ import {
 afterAll(cleanupRepos);
 
 /** A repository with guard's global hooks and its Claude Code entry, as `guard init --global --agent claude` writes them. */
-function claudeRepo(files: Record<string, string> = { 'app.py': lines(10) }): TestRepo {
-  const repo = makeRepo(files);
-  repo.git(['config', '--unset', 'core.hooksPath']);
-  expect(repo.guard(['init', '--global', '--agent', 'claude']).code).toBe(0);
-  return repo;
-}
 
 /** A notebook as Jupyter saves it: sources as lists of lines, indent 1, outputs kept. */
 function notebook(cells: { id: string; source: string; outputs?: number }[]): string {
@@ -62,9 +58,6 @@ const CELLS = [
   { id: 'plot', source: lines(6, 'plot(x)  # panel') },
 ];
 const NB = notebook(CELLS);
-
-const decision = (r: ReturnType<typeof claudeHook>) =>
-  r.json?.hookSpecificOutput?.permissionDecision ?? null;
 
 describe("Claude Code's NotebookEdit goes through guard (it wrote outside the matcher)", () => {
   it('guard init --agent claude gates NotebookEdit and MCP tools; doctor flags an older matcher', () => {

@@ -2,7 +2,14 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { cleanupRepos, lines, makeRepo, outsideDir, type TestRepo } from '../helpers.js';
+import {
+  claudeDecision as decision,
+  cleanupRepos,
+  lines,
+  makeRepo,
+  outsideDir,
+  type TestRepo,
+} from '../helpers.js';
 
 /**
  * Holes in `guard hook` found by driving it as an agent would (issue 19,
@@ -43,7 +50,6 @@ function hook(repo: TestRepo, payload: string, env: Env = {}, harness = 'claude'
   });
   return { ...r, json: r.stdout.trim() ? JSON.parse(r.stdout) : null };
 }
-const decision = (r: { json: any }) => r.json?.hookSpecificOutput?.permissionDecision ?? null;
 const reason = (r: { json: any }): string =>
   r.json?.hookSpecificOutput?.permissionDecisionReason ?? '';
 const sh = (repo: TestRepo, command: string) => spawnSync('sh', ['-c', command], { cwd: repo.dir });

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import {
   CLI,
+  claudeDecision as decision,
   cleanEnv,
   cleanupRepos,
   lines,
@@ -44,8 +45,6 @@ function hook(repo: TestRepo, harness: string, payload: string, env: Env = {}) {
   const r = repo.guard(['hook', harness], { input: payload, env });
   return { ...r, json: r.stdout.trim() ? JSON.parse(r.stdout) : null };
 }
-
-const decision = (r: { json: any }) => r.json?.hookSpecificOutput?.permissionDecision ?? null;
 
 describe('guard hook claude: writes', () => {
   it('denies a truncation: file untouched, the proposal kept as a rejected ref, a reason the model can act on', () => {
