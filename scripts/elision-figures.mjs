@@ -51,6 +51,7 @@ const TUNING = [
   'heldout-7-real.json',
   'heldout-6-real.json',
   'heldout-5-real.json',
+  'tuning-13-written.json',
   'tuning-12-written.json',
   'tuning-5.json',
   'heldout-4-real.json',

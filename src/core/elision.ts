@@ -244,9 +244,104 @@ function saysLeftOut(m: Compiled, line: string, loose: Set<string>): boolean {
   return (
     shortLeftOut(m, bare, words, loose) ||
     leadLeftOut(m, bare, words) ||
-    pointsAtKept(m, bare, words)
+    pointsAtKept(m, bare, words) ||
+    likeLeftOut(m, bare, words)
   );
 }
+
+/**
+ * Code like other code, said in the comment's first words: a word of likeness and, within its
+ * next three words, what it is like or where it goes again (`// same logic for the PUT handler`,
+ * `# ditto for delete_user and update_user`, `// mirror of the block above for the left wall`,
+ * `// copy of the x-axis code with y in place of x`); one per each of the others (`// one of these
+ * per endpoint`); the members every class has (`// getters/setters`, `// standard CRUD views`);
+ * code to be put back (`// TODO: paste your validation back in`). Whatever follows, as the lead
+ * rule; not a condition or a person explaining (`// mirror the x axis when the screen is
+ * flipped`, `// Similar to the old parser, we skip blank lines`), nor a call it is like (`// same
+ * as validateUser(input) but throws`).
+ */
+function likeLeftOut(m: Compiled, bare: string, all: () => readonly string[]): boolean {
+  if (!LIKE_SCREEN.test(bare)) return false;
+  // (`back in` ends on a word that needs one after it only elsewhere)
+  const ends = CONTINUES.test(bare) && !/\bback in$/i.test(bare);
+  // (code named by a call, a member or in backticks explains: `// same as validateUser(input) but
+  // throws`, `// same assignment as VitestPlugin.configResolved`; a file is elsewhere: `as util.ts`)
+  if (/[,(]$|\w\(|`/.test(bare) || ends || /^["“‘]/.test(bare)) return false;
+  if (/\w\.\w/.test(bare.replace(FILE_NAME, ' '))) return false;
+  const words = all();
+  if (words.length === 0 || words.length > LEAD_MAX_WORDS) return false;
+  if (words.some((w) => CAUSE.has(w) || LIKE_VETO.has(w))) return false;
+  const start = words[0] === 'and' || words[0] === 'the' ? 1 : 0;
+  const first = words[start];
+  if (first === undefined) return false;
+  if (LIKE.has(first)) {
+    // (a verb of likeness names what it is of: `copy of the block above`, not `copy reference to target`)
+    const to = VERB_OF_LIKENESS.has(first) ? OF : LIKE_TO;
+    return words.slice(start + 1, start + 4).some((w) => to.has(w)) && !words.some(isWhyGone);
+  }
+  if (/^(?:one|a|an)$/.test(first))
+    return (
+      /\b(?:of these|of those|like this|like that|like these|such)\b.*\bper\b|\bper (?:remaining|other)\b/.test(
+        words.join(' '),
+      ) && !words.some(isWhyGone)
+    );
+  // accessors as a list: `getters/setters`, `equals/hashCode/toString`
+  if (/^\p{L}+(?:\/\p{L}+)+$/u.test(bare) && words.length <= 4)
+    return words.some((w) => ACCESSORS.has(w));
+  if (USUAL.has(first))
+    return words.length <= 5 && LIKE_NOUNS.test(words.slice(start + 1).join(' '));
+  const lower = bare.toLowerCase();
+  return (
+    /^(?:todo\s*:?\s*)?(?:paste|put|copy|re ?add|restore|reinsert|bring)\b.*\bback\b/.test(lower) ||
+    // a claim on what comes after: `keep everything from here to the end of the file`
+    /^keep (?:everything|all of it|it all|the rest)\b/.test(lower) ||
+    // a count of the lines left out: `[200 lines of generated bindings]`, `<about 80 lines of plotting code>`
+    /^[[(<{]?\s*(?:about |around |roughly |some |another |~)?\d+ (?:more |other )?lines\b/.test(lower) ||
+    // scissors: `---- cut ----`, `8<----`, `✂`
+    /^(?:cut|8<|✂)$/.test(lower.replace(/-+/g, '').trim()) ||
+    // what was done to the text shown, as all the comment says: `// trimmed`, `// (excerpt)`,
+    // `// shortened for the answer`, `// cut for length` (not `// the trimmed index`)
+    /^[[(]?(?:trimmed|shortened|abridged|excerpt|et cetera|cut)(?: for (?:the )?(?:\w+))?[)\]]?\.?$/.test(lower)
+  );
+}
+
+/** A word every comment likeLeftOut takes holds (one look at most comments). */
+const LIKE_SCREEN =
+  /\b(?:same|similar|similarly|likewise|ditto|idem|analogous|analogously|mirror|mirrored|copy|repeat|identical|one|an?|standard|typical|usual|back|keep|lines|cut|trimmed|shortened|abridged|excerpt|cetera)\b|\/\p{L}|8<|✂/iu;
+/** Words of likeness that open a claim. */
+const LIKE = new Set([
+  'same',
+  'similar',
+  'similarly',
+  'likewise',
+  'ditto',
+  'idem',
+  'analogous',
+  'analogously',
+  'mirror',
+  'mirrored',
+  'copy',
+  'repeat',
+  'identical',
+]);
+/** What follows a word of likeness in a claim: what it is like, or where it goes again. */
+const LIKE_TO = new Set(['as', 'for', 'of', 'to', 'with', 'again']);
+const OF = new Set(['of']);
+/** A file's name: `related-plans.ts`, `water.ts`, `main.py`. */
+const FILE_NAME = /[\w-]+\.[a-z]{1,4}\b/g;
+/** Words of likeness that are verbs too: a claim only with what they are of. */
+const VERB_OF_LIKENESS = new Set(['copy', 'mirror', 'mirrored']);
+/** A person explaining or instructing (the general rule's vetoes that open no aside). */
+const LIKE_VETO = new Set(['we', 'us', 'our', 'should', 'must', 'need', 'needs', 'why', 'how', 'don', 'doesn']);
+/** The words of WHY_GONE that name a thing as well as an act: `ditto for the delete button`. */
+const isWhyGone = (w: string) => WHY_GONE.has(w) && !/^(?:delete|remove|move|instead)$/.test(w);
+/** Members every class has. */
+const ACCESSORS = new Set(['getters', 'setters', 'equals', 'hashcode', 'tostring', 'constructors']);
+/** What everyone writes the same way. */
+const USUAL = new Set(['standard', 'typical', 'usual']);
+/** What the usual code is: a plural of code (`standard CRUD views`, `typical Express boilerplate`). */
+const LIKE_NOUNS =
+  /\b(?:methods|views|handlers|routes|getters|setters|accessors|boilerplate|imports|helpers|endpoints|hooks|fields|props|tests|checks|steps|operations|functions)$/;
 
 /**
  * Code the reader already has (`# the loaders you already wrote`, `// keep your current model
@@ -254,7 +349,7 @@ function saysLeftOut(m: Compiled, line: string, loose: Set<string>): boolean {
  * from step 2 goes here`, `(the useEffect hooks from before)`): words that point at code not shown.
  */
 const POINTS_AT_KEPT =
-  /\b(?:you(?:'ve| have| had| already| wrote| got| sent| provided| posted| shared| pasted| gave)|your (?:current|own|code|snippet|version|file|example)|from your|yours|from before|as before|goes here|go here|here goes)\b/i;
+  /\b(?:you(?:'ve| have| had| already| wrote| got| sent| provided| posted| shared| pasted| gave)|your (?:current|own|code|snippet|version|file|example)|from your|yours|from before|as before|goes here|go here|here goes|(?:as in|from) the (?:question|tutorial|original|answer|previous answer|post|docs|example|guide|book))\b/i;
 
 /**
  * That the rest needs no change: a negation, a verb of changing and what is left around it
@@ -281,7 +376,7 @@ const ONLY_CHANGED = [
 
 /** A word every comment pointsAtKept takes holds (one look at most comments, not four). */
 const KEPT_SCREEN =
-  /\b(?:i|you|yours?|before|here|goes|only|nothing|no|not|don|doesn|never|needn)\b/i;
+  /\b(?:i|you|yours?|before|here|goes|only|nothing|no|not|don|doesn|never|needn|the)\b/i;
 
 /** A short comment that points at code kept elsewhere, and says nothing of why or when. */
 function pointsAtKept(m: Compiled, bare: string, all: () => readonly string[]): boolean {
@@ -403,8 +498,21 @@ function leadLeftOut(m: Compiled, bare: string, all: () => readonly string[]): b
   if (cut === null || cut.index === 0) return false;
   const lead = inner.slice(0, cut.index).trim();
   const n = wordsOf(m, lead).length;
+  // a longer claim before the names of what it is about: `// The following handlers stay exactly
+  // as they were in the previous version: onOpen, onClose`
+  // as a short comment of its own reads (the loose words: `these three functions are unchanged`)
+  if (inner[cut.index] === ':' && NAME_LIST.test(inner.slice(cut.index + 1)) && n >= 2) {
+    const leadWords = wordsOf(m, lead);
+    return shortLeftOut(m, lead, () => leadWords, (loose ??= looseWords(m.d)));
+  }
   return n >= 2 && n <= 6 && isPlaceholder(m, `// ${lead}`);
 }
+
+/** The loose words (looseWords), made once. */
+let loose: Set<string> | undefined;
+
+/** Names of code and nothing else: ` getUser, setUser`, ` parse, lex and emit.` */
+const NAME_LIST = /^\s*[\w$.]+(?:\(\))?(?:\s*,\s*(?:and\s+)?[\w$.]+(?:\(\))?|\s+and\s+[\w$.]+(?:\(\))?)*\.?$/;
 
 /** Before a block opener or `//`: white space, a bracket or a separator (`http://` is no comment); before `#`, `--`: white space. */
 const BEFORE_OPENER = /[\s;,{}()[\]>]/;
