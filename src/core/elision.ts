@@ -245,9 +245,44 @@ function saysLeftOut(m: Compiled, line: string, loose: Set<string>): boolean {
     shortLeftOut(m, bare, words, loose) ||
     leadLeftOut(m, bare, words) ||
     pointsAtKept(m, bare, words) ||
-    likeLeftOut(m, bare, words)
+    likeLeftOut(m, bare, words) ||
+    sentenceLeftOut(bare, words)
   );
 }
+
+/**
+ * A whole sentence that says the code around it stays as it was, however long and with no clause
+ * break (`// All of the other methods in this class stay exactly as they were in the original
+ * version of the file`, `-- The other three tables are created in exactly the same way as the
+ * users table above`): a word of no change and a word that points at code kept (before, original,
+ * your, other, rest, ...), longer than the short form reads; not a condition, a reason or a person
+ * explaining, nor code named by a call or in backticks.
+ */
+function sentenceLeftOut(bare: string, all: () => readonly string[]): boolean {
+  if (!SENTENCE_SCREEN.test(bare)) return false;
+  // (a quotation inside talks about placeholders: `the remark "(same file system)" explains`)
+  if (/[,(]$|\w\(|[`"“]/.test(bare) || CONTINUES.test(bare) || /^‘/.test(bare)) return false;
+  // (a bracket left open: the sentence goes on on the next line)
+  if (bare.split('(').length > bare.split(')').length) return false;
+  const words = all();
+  if (words.length <= LOOSE_MAX_WORDS || words.length > LEAD_MAX_WORDS) return false;
+  if (words.some((w) => CAUSE.has(w) || LIKE_VETO.has(w) || isWhyGone(w))) return false;
+  const text = ` ${words.join(' ')} `;
+  return NO_CHANGE_SAID.test(text) && KEPT_POINTED.test(text);
+}
+
+/** A word every comment sentenceLeftOut takes holds. */
+const SENTENCE_SCREEN = /unchanged|untouched|unmodified|identical|same|intact|as (?:before|they|it)|not (?:been )?(?:modified|changed|touched)|stays?|remains?/i;
+/**
+ * That it did not change, said of the code (`stay exactly as they were`, `are the same as in`,
+ * `is identical to`, `have not been modified`), not of a thing it names (`trim any unmodified
+ * context lines`).
+ */
+const NO_CHANGE_SAID =
+  / (?:(?:is|are|was|were|be|been|stays?|remains?|kept|left|looks?) (?:exactly |all |just |still |completely )?(?:unchanged|untouched|unmodified|identical|intact|the same)|same (?:as|way)|as (?:before|they (?:are|were)|it (?:is|was))|not (?:been )?(?:modified|changed|touched)|(?:stays?|remains?) (?:exactly )?as) /;
+/** What it points at: the code kept elsewhere or around it. */
+const KEPT_POINTED =
+  / (?:(?:as|from) before|original|previous|existing|your|yours|above|earlier|other|others|remaining|rest|everything|current) /;
 
 /**
  * Code like other code, said in the comment's first words: a word of likeness and, within its
@@ -268,6 +303,7 @@ function likeLeftOut(m: Compiled, bare: string, all: () => readonly string[]): b
   // throws`, `// same assignment as VitestPlugin.configResolved`; a file is elsewhere: `as util.ts`)
   if (/[,(]$|\w\(|`/.test(bare) || ends || /^["“‘]/.test(bare)) return false;
   if (/\w\.\w/.test(bare.replace(FILE_NAME, ' '))) return false;
+  if (bare.split('(').length > bare.split(')').length) return false;
   const words = all();
   if (words.length === 0 || words.length > LEAD_MAX_WORDS) return false;
   if (words.some((w) => CAUSE.has(w) || LIKE_VETO.has(w))) return false;
@@ -295,8 +331,13 @@ function likeLeftOut(m: Compiled, bare: string, all: () => readonly string[]): b
     /^(?:todo\s*:?\s*)?(?:paste|put|copy|re ?add|restore|reinsert|bring)\b.*\bback\b/.test(lower) ||
     // a claim on what comes after: `keep everything from here to the end of the file`
     /^keep (?:everything|all of it|it all|the rest)\b/.test(lower) ||
-    // a count of the lines left out: `[200 lines of generated bindings]`, `<about 80 lines of plotting code>`
-    /^[[(<{]?\s*(?:about |around |roughly |some |another |~)?\d+ (?:more |other )?lines\b/.test(lower) ||
+    // a count of the lines left out: `[200 lines of generated bindings]`, `<about 80 lines of plotting code>`,
+    // or of the things: `// 40 more entries like the above`
+    /^[[(<{]?\s*(?:about |around |roughly |some |another |~)?\d+ (?:(?:more |other )?lines\b|more \w+ (?:like|as) )/.test(
+      lower,
+    ) ||
+    // a template's slot for the reader's code: `# <your model definition>`, `// {{ your routes }}`
+    /^(?:<|\[|\{\{?)\s*your\b[^<>[\]{}]*(?:>|\]|\}\}?)$/.test(lower) ||
     // scissors: `---- cut ----`, `8<----`, `✂`
     /^(?:cut|8<|✂)$/.test(lower.replace(/-+/g, '').trim()) ||
     // what was done to the text shown, as all the comment says: `// trimmed`, `// (excerpt)`,
@@ -307,7 +348,7 @@ function likeLeftOut(m: Compiled, bare: string, all: () => readonly string[]): b
 
 /** A word every comment likeLeftOut takes holds (one look at most comments). */
 const LIKE_SCREEN =
-  /\b(?:same|similar|similarly|likewise|ditto|idem|analogous|analogously|mirror|mirrored|copy|repeat|identical|one|an?|standard|typical|usual|back|keep|lines|cut|trimmed|shortened|abridged|excerpt|cetera)\b|\/\p{L}|8<|✂/iu;
+  /\b(?:same|similar|similarly|likewise|ditto|idem|analogous|analogously|mirror|mirrored|copy|repeat|identical|one|an?|standard|typical|usual|back|keep|lines|more|your|cut|trimmed|shortened|abridged|excerpt|cetera)\b|\/\p{L}|8<|✂/iu;
 /** Words of likeness that open a claim. */
 const LIKE = new Set([
   'same',
