@@ -493,7 +493,10 @@ function shortLeftOut(
     frame.starts || BARE_DOTS.test(bare) || (frame.framed === 'one' && LIST_THEN_DOTS.test(bare));
   const veto = m.d.general?.veto ?? [];
   if (words.length > LOOSE_MAX_WORDS) return false;
-  if (words.some((w) => WHY_GONE.has(w) || (w !== 'see' && veto.includes(w)))) return false;
+  // (in a comment with another language's mark, `do` and `e` are its words: `resto do código igual`)
+  const other = (m.d.general?.foreign.mark ?? []).some((x) => words.includes(x));
+  const vetoes = (w: string) => veto.includes(w) && w !== 'see' && !(other && FOREIGN_SMALL.has(w));
+  if (words.some((w) => WHY_GONE.has(w) || vetoes(w))) return false;
   return (
     framed ||
     words.some((w) => loose.has(w)) ||
@@ -503,6 +506,9 @@ function shortLeftOut(
     (!ASCII.test(bare) && (m.d.general?.foreign.substrings ?? []).some((x) => bare.includes(x)))
   );
 }
+
+/** English veto words that are other languages' small words (Portuguese `do`, `e`). */
+const FOREIGN_SMALL = new Set(['do', 'e']);
 
 /** At most this many words in a comment the lead of which says code is left out. */
 const LEAD_MAX_WORDS = 24;
