@@ -527,7 +527,8 @@ const CLAUSE_BREAK = /[,;:(\u2013\u2014]|\s-\s|\b(?:but|except|with|using|ensure
  */
 function leadLeftOut(m: Compiled, bare: string, all: () => readonly string[]): boolean {
   // dots, then words (not a path: `../lib/x.js`, `.../tests/a.spec.ts`), or a clause break
-  const dotted = /^(?:\.{2,}|…)\s*[^\s./\\]/u.test(bare) && !/\S\/\S/.test(bare);
+  // (a path later names where the rest is: `# ... see scripts/build.sh for the rest`)
+  const dotted = /^(?:\.{2,}|…)\s*[^\s./\\]/u.test(bare) && !/^(?:\.{2,}|…)\s*\S*\//.test(bare);
   if (!dotted && !CLAUSE_BREAK.test(bare)) return false;
   // a line of a longer sentence, or a quotation, is not one
   if (/[,(]$/.test(bare) || CONTINUES.test(bare) || /^["“‘]/.test(bare)) return false;
