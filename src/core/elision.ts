@@ -268,7 +268,7 @@ function sentenceLeftOut(bare: string, all: () => readonly string[]): boolean {
   if (words.length <= LOOSE_MAX_WORDS || words.length > LEAD_MAX_WORDS) return false;
   if (words.some((w) => CAUSE.has(w) || LIKE_VETO.has(w) || isWhyGone(w))) return false;
   const text = ` ${words.join(' ')} `;
-  return NO_CHANGE_SAID.test(text) && KEPT_POINTED.test(text);
+  return NO_CHANGE_SAID.test(text) && KEPT_POINTED.test(text.replace(/ each other /g, ' '));
 }
 
 /** A word every comment sentenceLeftOut takes holds. */
