@@ -272,7 +272,8 @@ function sentenceLeftOut(bare: string, all: () => readonly string[]): boolean {
 }
 
 /** A word every comment sentenceLeftOut takes holds. */
-const SENTENCE_SCREEN = /unchanged|untouched|unmodified|identical|same|intact|as (?:before|they|it)|not (?:been )?(?:modified|changed|touched)|stays?|remains?/i;
+const SENTENCE_SCREEN =
+  /unchanged|untouched|unmodified|identical|same|intact|as (?:before|they|it)|not (?:been )?(?:modified|changed|touched)|stays?|remains?/i;
 /**
  * That it did not change, said of the code (`stay exactly as they were`, `are the same as in`,
  * `is identical to`, `have not been modified`), not of a thing it names (`trim any unmodified
@@ -342,7 +343,9 @@ function likeLeftOut(m: Compiled, bare: string, all: () => readonly string[]): b
     /^(?:cut|8<|✂)$/.test(lower.replace(/-+/g, '').trim()) ||
     // what was done to the text shown, as all the comment says: `// trimmed`, `// (excerpt)`,
     // `// shortened for the answer`, `// cut for length` (not `// the trimmed index`)
-    /^[[(]?(?:trimmed|shortened|abridged|excerpt|et cetera|cut)(?: for (?:the )?(?:\w+))?[)\]]?\.?$/.test(lower)
+    /^[[(]?(?:trimmed|shortened|abridged|excerpt|et cetera|cut)(?: for (?:the )?(?:\w+))?[)\]]?\.?$/.test(
+      lower,
+    )
   );
 }
 
@@ -373,7 +376,19 @@ const FILE_NAME = /[\w-]+\.[a-z]{1,4}\b/g;
 /** Words of likeness that are verbs too: a claim only with what they are of. */
 const VERB_OF_LIKENESS = new Set(['copy', 'mirror', 'mirrored']);
 /** A person explaining or instructing (the general rule's vetoes that open no aside). */
-const LIKE_VETO = new Set(['we', 'us', 'our', 'should', 'must', 'need', 'needs', 'why', 'how', 'don', 'doesn']);
+const LIKE_VETO = new Set([
+  'we',
+  'us',
+  'our',
+  'should',
+  'must',
+  'need',
+  'needs',
+  'why',
+  'how',
+  'don',
+  'doesn',
+]);
 /** The words of WHY_GONE that name a thing as well as an act: `ditto for the delete button`. */
 const isWhyGone = (w: string) => WHY_GONE.has(w) && !/^(?:delete|remove|move|instead)$/.test(w);
 /** Members every class has. */
@@ -512,6 +527,9 @@ const FOREIGN_SMALL = new Set(['do', 'e']);
 
 /** At most this many words in a comment the lead of which says code is left out. */
 const LEAD_MAX_WORDS = 24;
+/** Words of WHY_GONE that, past a dotted comment's first words, describe what the code did. */
+const DESCRIBES = new Set(['returns', 'param']);
+
 /** Veto words that open an aside, not an explanation. */
 const LEAD_ASIDE = new Set(['but', 'see', 'e', 'g', 'i', 'ie', 'eg']);
 /** Where the claim of a comment ends and what it goes on to say begins. */
@@ -534,9 +552,18 @@ function leadLeftOut(m: Compiled, bare: string, all: () => readonly string[]): b
   if (/[,(]$/.test(bare) || CONTINUES.test(bare) || /^["“‘]/.test(bare)) return false;
   const words = all();
   if (words.length === 0 || words.length > LEAD_MAX_WORDS) return false;
+  // dots: what the code left out did, in its own words (`# ... code that might skip initialization`),
+  // its conditions and results too (`// ... code that runs when the button is clicked`, `// ...
+  // helper that returns the rows`); not a condition or a reason first (`// ... only if the cache
+  // is cold` goes on from the line above), nor why the code went (`// ... moved to utils.ts`)
+  if (dotted)
+    return !words.some(
+      (w, k) =>
+        (WHY_GONE.has(w) && !DESCRIBES.has(w)) ||
+        (CAUSE.has(w) && k < 2) ||
+        (DESCRIBES.has(w) && k < 2),
+    );
   if (words.some((w) => WHY_GONE.has(w) || CAUSE.has(w))) return false;
-  // dots: what the code left out did, in its own words (`# ... code that might skip initialization`)
-  if (dotted) return true;
   // (the general rule's vetoes: a person explaining, a condition, an instruction; not the words
   // that open what it goes on to say: "but for port 5173", "see", "e.g.")
   const veto = m.d.general?.veto ?? [];
@@ -560,7 +587,8 @@ function leadLeftOut(m: Compiled, bare: string, all: () => readonly string[]): b
 let loose: Set<string> | undefined;
 
 /** Names of code and nothing else: ` getUser, setUser`, ` parse, lex and emit.` */
-const NAME_LIST = /^\s*[\w$.]+(?:\(\))?(?:\s*,\s*(?:and\s+)?[\w$.]+(?:\(\))?|\s+and\s+[\w$.]+(?:\(\))?)*\.?$/;
+const NAME_LIST =
+  /^\s*[\w$.]+(?:\(\))?(?:\s*,\s*(?:and\s+)?[\w$.]+(?:\(\))?|\s+and\s+[\w$.]+(?:\(\))?)*\.?$/;
 
 /** Before a block opener or `//`: white space, a bracket or a separator (`http://` is no comment); before `#`, `--`: white space. */
 const BEFORE_OPENER = /[\s;,{}()[\]>]/;

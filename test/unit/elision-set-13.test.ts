@@ -180,6 +180,19 @@ describe('placeholders: code elsewhere, other languages, paths', () => {
     ]);
   });
 
+  it('dots, then what the code did with its conditions and results past the first words', () => {
+    onlyAlone([
+      '    // ... code that runs when the button is clicked',
+      '    // ... helper that returns the parsed rows',
+      '    // ... validation: throw if the email is empty',
+    ]);
+    never([
+      '    // ... only if the cache is cold',
+      '    // ... when the user is not logged in',
+      '    // ... the old retry loop, removed in v2',
+    ]);
+  });
+
   it('a path after dotted words names where the rest is; a path first is a listing', () => {
     onlyAlone(['    # ... see scripts/build.sh for the rest']);
     never(['    // ../../node_modules/.pnpm/ws@8.22.2/node_modules/ws/lib/sender.js']);
@@ -187,23 +200,26 @@ describe('placeholders: code elsewhere, other languages, paths', () => {
 });
 
 describe('placeholders: the sets of this round', () => {
-  it('the probes written this round (tuning data): at least 151 of 154, near misses never where nothing was removed', () => {
+  it('the probes written this round (tuning data): at least 157 of 160, near misses never where nothing was removed', () => {
     const probes = corpus('tuning-13-written.json');
     const f = elisionFigures(
       probes.placeholders.map((p) => p.text),
       [],
     );
-    expect(f.placeholders).toBe(154);
-    expect(f.caught).toBeGreaterThanOrEqual(151);
+    expect(f.placeholders).toBe(160);
+    expect(f.caught).toBeGreaterThanOrEqual(157);
     for (const near of probes.nearMisses)
       expect(addedOnly(`    ${near.text}`), near.text).toBe(false);
   });
 
   it('set 12 (tuning data) keeps its figure with this round’s rules: at least 67 / 68', () => {
     const set12 = corpus('heldout-12-real.json');
-    expect(elisionFigures(set12.placeholders.map((p) => p.text), []).caught).toBeGreaterThanOrEqual(
-      67,
-    );
+    expect(
+      elisionFigures(
+        set12.placeholders.map((p) => p.text),
+        [],
+      ).caught,
+    ).toBeGreaterThanOrEqual(67);
   });
 
   it('set 14 is the frozen held-out set of the next round: 120 placeholders and 38 near misses from 32 search words and 12 bug reports (no rule is run on it here)', () => {
