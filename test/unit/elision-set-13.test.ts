@@ -189,7 +189,7 @@ describe('placeholders: code elsewhere, other languages, paths', () => {
     never([
       '    // ... only if the cache is cold',
       '    // ... when the user is not logged in',
-      '    // ... the old retry loop, removed in v2',
+      '    // ... moved to utils.ts with the helpers that return rows',
     ]);
   });
 
