@@ -323,7 +323,7 @@ function likeLeftOut(m: Compiled, bare: string, all: () => readonly string[]): b
       ) && !words.some(isWhyGone)
     );
   // accessors as a list: `getters/setters`, `equals/hashCode/toString`
-  if (/^\p{L}+(?:\/\p{L}+)+$/u.test(bare) && words.length <= 4)
+  if (/^[a-z]+(?:\/[a-z]+)+$/i.test(bare) && words.length <= 4)
     return words.some((w) => ACCESSORS.has(w));
   if (USUAL.has(first))
     return words.length <= 5 && LIKE_NOUNS.test(words.slice(start + 1).join(' '));
@@ -351,7 +351,7 @@ function likeLeftOut(m: Compiled, bare: string, all: () => readonly string[]): b
 
 /** A word every comment likeLeftOut takes holds (one look at most comments). */
 const LIKE_SCREEN =
-  /\b(?:same|similar|similarly|likewise|ditto|idem|analogous|analogously|mirror|mirrored|copy|repeat|identical|one|an?|standard|typical|usual|back|keep|lines|more|your|cut|trimmed|shortened|abridged|excerpt|cetera)\b|\/\p{L}|8<|✂/iu;
+  /\b(?:same|similar|similarly|likewise|ditto|idem|analogous|analogously|mirror|mirrored|copy|repeat|identical|per|standard|typical|usual|back|keep|lines|more|your|cut|trimmed|shortened|abridged|excerpt|cetera)\b|\w\/[a-z]|8<|✂/i;
 /** Words of likeness that open a claim. */
 const LIKE = new Set([
   'same',
@@ -432,7 +432,7 @@ const ONLY_CHANGED = [
 
 /** A word every comment pointsAtKept takes holds (one look at most comments, not four). */
 const KEPT_SCREEN =
-  /\b(?:i|you|yours?|before|here|goes|only|nothing|no|not|don|doesn|never|needn|the)\b/i;
+  /\b(?:i|you|yours?|before|here|goes|only|nothing|no|not|don|doesn|never|needn|as in|from the)\b/i;
 
 /** A short comment that points at code kept elsewhere, and says nothing of why or when. */
 function pointsAtKept(m: Compiled, bare: string, all: () => readonly string[]): boolean {
@@ -509,8 +509,10 @@ function shortLeftOut(
   const veto = m.d.general?.veto ?? [];
   if (words.length > LOOSE_MAX_WORDS) return false;
   // (in a comment with another language's mark, `do` and `e` are its words: `resto do código igual`)
-  const other = (m.d.general?.foreign.mark ?? []).some((x) => words.includes(x));
-  const vetoes = (w: string) => veto.includes(w) && w !== 'see' && !(other && FOREIGN_SMALL.has(w));
+  // (the marks looked up only for a comment with such a word)
+  const other = () => (m.d.general?.foreign.mark ?? []).some((x) => words.includes(x));
+  const vetoes = (w: string) =>
+    veto.includes(w) && w !== 'see' && !(FOREIGN_SMALL.has(w) && other());
   if (words.some((w) => WHY_GONE.has(w) || vetoes(w))) return false;
   return (
     framed ||
