@@ -32,7 +32,7 @@ const opt = (name, dflt) => {
 const repo = opt('--repo', null);
 const runs = Number(opt('--runs', '16'));
 const node = opt('--node', process.execPath);
-const unescape = (t) => t?.replace(/\\n/g, '\n');
+const unescape = (t) => (t == null ? null : t.replace(/\\n/g, '\n'));
 const stdin = unescape(opt('--stdin', null));
 const reset = opt('--reset', null);
 const builds = own.map((s) => {
