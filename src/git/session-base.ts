@@ -63,34 +63,34 @@ export function dayBaseRefs(
 ): PackedRef[] | 'list' {
   const day = dayBaseStore(now);
   const store = dayBaseFileStore(now, worktree, rel);
-  const names = (dir: string) => {
-    try {
-      return readdirSync(path.join(commonDir, dir));
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
-      throw err;
+  try {
+    if (looseNames(commonDir, day).some((n) => n !== 'f')) return 'list';
+    const loose: PackedRef[] = [];
+    // (a `.lock` is a ref being written: git does not read it either)
+    for (const n of looseNames(commonDir, store).filter((n) => !n.endsWith('.lock'))) {
+      const oid = readFileSync(path.join(commonDir, store, n), 'latin1').trim();
+      if (!/^[0-9a-f]{40}(?:[0-9a-f]{24})?$/.test(oid)) return 'list';
+      loose.push({ ref: store + n, oid });
     }
-  };
-  if (names(day).some((n) => n !== 'f')) return 'list';
-  const loose: PackedRef[] = [];
-  for (const n of names(store)) {
-    const oid = readLoose(path.join(commonDir, store, n));
-    if (oid) loose.push({ ref: store + n, oid });
+    const packedFile = path.join(commonDir, 'packed-refs');
+    // the older names start with the time (a digit), so they sort before f/
+    const [first] = packedUnder(packedFile, day, 1);
+    if (first && !first.ref.startsWith(`${day}f/`)) return 'list';
+    const packed = packedUnder(packedFile, store).filter(
+      (p) => !loose.some((l) => l.ref === p.ref),
+    );
+    return [...loose, ...packed].sort((a, b) => (a.ref < b.ref ? -1 : a.ref > b.ref ? 1 : 0));
+  } catch {
+    // anything unusual (a ref removed while read, a folder where a file was, no permission): git lists them
+    return 'list';
   }
-  const packedFile = path.join(commonDir, 'packed-refs');
-  // the older names start with the time (a digit), so they sort before f/
-  const [first] = packedUnder(packedFile, day, 1);
-  if (first && !first.ref.startsWith(`${day}f/`)) return 'list';
-  const packed = packedUnder(packedFile, store).filter((p) => !loose.some((l) => l.ref === p.ref));
-  return [...loose, ...packed].sort((a, b) => (a.ref < b.ref ? -1 : a.ref > b.ref ? 1 : 0));
 }
 
-function readLoose(file: string): string | null {
+function looseNames(commonDir: string, dir: string): string[] {
   try {
-    const oid = readFileSync(file, 'latin1').trim();
-    return /^[0-9a-f]{40}(?:[0-9a-f]{24})?$/.test(oid) ? oid : null;
+    return readdirSync(path.join(commonDir, dir));
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
     throw err;
   }
 }
