@@ -2,7 +2,7 @@ import { readFile, readlink } from 'node:fs/promises';
 import path from 'node:path';
 import type { ChangeFacts, Classification } from '../../core/classify.js';
 import { changeFacts, heldSide } from '../../core/facts.js';
-import { countLines, leastDeletedLines, looksBinary } from '../../core/lines.js';
+import { countLines, looksBinary, surelyReplaces } from '../../core/lines.js';
 import { MODE } from '../../core/modes.js';
 import type { Hunk } from '../../core/hunks.js';
 import {
@@ -560,21 +560,6 @@ function startAgainst(
     throw err;
   }
   return { list, remove };
-}
-
-/** Sides at most this large are compared line by line before git answers (a few ms at most). */
-const EARLY_BYTES = 256 * 1024;
-
-/**
- * Will git's numstat put this change at `changeRatio` or more of the old side's lines? Only said
- * where no line diff could do otherwise (leastDeletedLines) and neither side looks binary; false
- * leaves the question to git's answer, as before.
- */
-function surelyReplaces(old: Buffer, next: Buffer, changeRatio: number): boolean {
-  if (old.length > EARLY_BYTES || next.length > EARLY_BYTES) return false;
-  if (looksBinary(old) || looksBinary(next)) return false;
-  const existing = countLines(old);
-  return existing > 0 && leastDeletedLines(old, next) / existing >= changeRatio;
 }
 
 /**
