@@ -1,4 +1,4 @@
-import { readFileSync, readdirSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { sha1Hex } from '../core/digest.js';
 import { RECORD_VERSION, parseRecordMessage } from '../core/record.js';
@@ -51,7 +51,8 @@ export const dayBaseFileStore = (now: Date, worktree: string, rel: string): stri
 /**
  * The refs that may hold a file's base today, from the ref files (no
  * process): its own folder's, loose and packed; or 'list' when the day also
- * holds refs under the older names (read with for-each-ref, sessionBase).
+ * holds refs under the older names, or the refs are not files (reftable): read
+ * with for-each-ref, sessionBase.
  * Loose before packed, as git reads them, so a concurrent `pack-refs
  * --prune` cannot hide a ref from both reads.
  */
@@ -64,6 +65,8 @@ export function dayBaseRefs(
   const day = dayBaseStore(now);
   const store = dayBaseFileStore(now, worktree, rel);
   try {
+    // another ref store (reftable: git 2.45 and later) has no ref files: git lists them
+    if (existsSync(path.join(commonDir, 'reftable'))) return 'list';
     if (looseNames(commonDir, day).some((n) => n !== 'f')) return 'list';
     const loose: PackedRef[] = [];
     // (a `.lock` is a ref being written: git does not read it either)

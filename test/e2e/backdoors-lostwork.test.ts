@@ -9,12 +9,14 @@ import {
   existsSync,
   lstatSync,
   mkdirSync,
+  mkdtempSync,
   readFileSync,
   readlinkSync,
   rmSync,
   symlinkSync,
   writeFileSync,
 } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import {
@@ -672,6 +674,28 @@ describe('11: the session base of guard write', () => {
     blocked(repo.guardJson(['write', 'mod.py', '--auto'], { input: cut(file, 210) }));
     // (the base was found: no new ref for mod.py)
     expect(repo.refs('refs/guard/write-base/').filter((r) => r !== old)).toEqual([]);
+  });
+
+  it("the day's base by name is read from the ref files with no listing; where refs are not files (reftable), listed", () => {
+    const repo = makeRepo({ 'mod.py': file });
+    const traced = (input: string) => {
+      const trace = path.join(mkdtempSync(path.join(tmpdir(), 'guard-trace-')), 'trace');
+      const r = repo.guardJson(['write', 'mod.py', '--auto'], {
+        input,
+        env: { GUARD_TRACE_GIT: trace },
+      });
+      const git = readFileSync(trace, 'utf8').split('\n').filter(Boolean);
+      return { r, listed: git.some((l) => l.startsWith('for-each-ref')) };
+    };
+    expect(traced(cut(file, 140)).r.json.files[0].decision).toBe('allowed');
+    const byName = traced(cut(file, 210));
+    expect(byName.r.json.files[0].reasons.join()).toMatch(/as guard write first saw it today/);
+    expect(byName.listed).toBe(false);
+    // (git 2.39 ignores the folder; git 2.45 and later keep every ref there when the repository says so)
+    mkdirSync(path.join(repo.dir, '.git', 'reftable'));
+    const listed = traced(cut(file, 210));
+    expect(listed.r.json.files[0].reasons.join()).toMatch(/as guard write first saw it today/);
+    expect(listed.listed).toBe(true);
   });
 
   it('a forged session record that makes the base equal the new content does not let a rewrite through', () => {
