@@ -1,4 +1,13 @@
-import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
+import {
+  closeSync,
+  existsSync,
+  fstatSync,
+  openSync,
+  readFileSync,
+  readSync,
+  readdirSync,
+} from 'node:fs';
+import path from 'node:path';
 
 const OID = /^[0-9a-f]{40}(?:[0-9a-f]{24})?$/;
 
@@ -184,4 +193,39 @@ function scanFrom(
     s = e + 1;
   }
   return { refs: out, past: past || out.length >= max };
+}
+
+/**
+ * The refs in one flat folder of refs (`prefix` ends in `/`), from the ref files alone: its loose
+ * refs, then packed-refs (a loose ref wins, as in git), sorted by name as for-each-ref sorts them.
+ * Null where the files cannot say it for certain (a folder inside it, a loose file that is not an
+ * object id, another ref store, any error): the caller asks git. Loose before packed, as git
+ * reads them, so a concurrent `pack-refs --prune` cannot hide a ref from both reads.
+ */
+export function refsInFolder(commonDir: string, prefix: string): PackedRef[] | null {
+  try {
+    if (existsSync(path.join(commonDir, 'reftable'))) return null;
+    let names: string[] = [];
+    try {
+      names = readdirSync(path.join(commonDir, prefix));
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') return null;
+    }
+    const loose: PackedRef[] = [];
+    // (a `.lock` is a ref being written: git does not read it either)
+    for (const n of names.filter((n) => !n.endsWith('.lock'))) {
+      const oid = readFileSync(path.join(commonDir, prefix, n), 'latin1').trim();
+      if (!OID.test(oid)) return null;
+      loose.push({ ref: prefix + n, oid });
+    }
+    const packed = packedUnder(path.join(commonDir, 'packed-refs'), prefix).filter(
+      (p) => !loose.some((l) => l.ref === p.ref),
+    );
+    if (packed.some((p) => p.ref.slice(prefix.length).includes('/'))) return null;
+    return [...loose, ...packed].sort((a, b) =>
+      Buffer.compare(Buffer.from(a.ref), Buffer.from(b.ref)),
+    );
+  } catch {
+    return null;
+  }
 }
