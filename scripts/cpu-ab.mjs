@@ -5,7 +5,11 @@
 // with everyone's load; CPU time moves much less, and alternating puts both builds
 // under the same load (docs/performance.md).
 //
-//   node scripts/cpu-ab.mjs --repo DIR [--runs 16] [--node PATH] base=DIST new=DIST [-- check --json]
+//   node scripts/cpu-ab.mjs --repo DIR [--runs 16] [--node PATH] [--stdin TEXT] [--reset FILE=TEXT] base=DIST new=DIST [-- check --json]
+//
+// --stdin TEXT is guard's input on each run, --reset FILE=TEXT written into the repository
+// before each run (a `{n}` in either: the run's number), e.g. P4's write:
+//   --reset notes/bench.txt='bench note\nshadow {n}\n' --stdin 'bench note\nguard {n}\n' ... -- write notes/bench.txt --auto --json
 //
 // DIST is a build's dist folder (copy one aside before rebuilding: `cp -r dist /tmp/base`;
 // it must sit where node_modules is found above it, e.g. node_modules/.base). The
@@ -28,6 +32,9 @@ const opt = (name, dflt) => {
 const repo = opt('--repo', null);
 const runs = Number(opt('--runs', '16'));
 const node = opt('--node', process.execPath);
+const unescape = (t) => (t == null ? null : t.replace(/\\n/g, '\n'));
+const stdin = unescape(opt('--stdin', null));
+const reset = opt('--reset', null);
 const builds = own.map((s) => {
   const [label, dist] = s.split('=');
   return {
@@ -50,9 +57,18 @@ const out = path.join(os.tmpdir(), `guard-cpu-ab-${process.pid}`);
 console.log(
   `${runs} rounds, node ${spawnSync(node, ['--version'], { encoding: 'utf8' }).stdout.trim()}, load ${os.loadavg()[0].toFixed(1)} at the start`,
 );
+let n = 0;
 for (let i = 0; i < runs; i++) {
   // alternate the order too: whichever runs first in a round meets a colder cache
   for (const b of i % 2 ? [...builds].reverse() : builds) {
+    n++;
+    if (reset) {
+      const at = reset.indexOf('=');
+      fs.writeFileSync(
+        path.join(repo, reset.slice(0, at)),
+        unescape(reset.slice(at + 1)).replaceAll('{n}', String(n)),
+      );
+    }
     const r = spawnSync(
       '/usr/bin/time',
       ['-f', '%U %S %M %e', '-o', out, node, b.main, ...guardArgs],
@@ -60,6 +76,7 @@ for (let i = 0; i < runs; i++) {
         cwd: repo,
         env,
         maxBuffer: 1 << 28,
+        ...(stdin !== null ? { input: stdin.replaceAll('{n}', String(n)) } : {}),
       },
     );
     if (r.status !== 0) b.failed++;

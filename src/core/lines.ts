@@ -41,3 +41,18 @@ export function leastDeletedLines(old: Buffer, next: Buffer): number {
   }
   return deleted;
 }
+
+/** Sides at most this large are compared line by line before git answers (a few ms at most). */
+const EARLY_BYTES = 256 * 1024;
+
+/**
+ * Will git's numstat put this change at `changeRatio` or more of the old side's lines? Only said
+ * where no line diff could do otherwise (leastDeletedLines) and neither side looks binary; false
+ * leaves the question to git's answer, as before.
+ */
+export function surelyReplaces(old: Buffer, next: Buffer, changeRatio: number): boolean {
+  if (old.length > EARLY_BYTES || next.length > EARLY_BYTES) return false;
+  if (looksBinary(old) || looksBinary(next)) return false;
+  const existing = countLines(old);
+  return existing > 0 && leastDeletedLines(old, next) / existing >= changeRatio;
+}

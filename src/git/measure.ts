@@ -124,6 +124,8 @@ export async function numstatPairs(
   gitDir: string,
   pairs: ReadonlyArray<{ i: number; base: Buffer; next: Buffer }>,
   whitespace: (counts: PairCounts['counts']) => number[],
+  /** A pair `whitespace` is certain to pick (core/lines.ts surelyReplaces): the `-w` count then runs beside the first. */
+  surely: (pair: { base: Buffer; next: Buffer }) => boolean = () => false,
 ): Promise<PairCounts> {
   const counts: PairCounts['counts'] = new Map();
   const whitespaceOnly = new Set<number>();
@@ -139,10 +141,15 @@ export async function numstatPairs(
         writeFile(path.join(dir, 'b', String(i)), next),
       ]),
     );
-    for (const [name, n] of await numstatFolders(dir)) counts.set(Number(name), n);
+    const early = pairs.some(surely) ? numstatFolders(dir, true) : null;
+    early?.catch(() => {});
+    // (the early count is awaited before the folder goes, whatever happens)
+    const plain = await numstatFolders(dir).finally(() => early?.catch(() => {}));
+    for (const [name, n] of plain) counts.set(Number(name), n);
     const ask = whitespace(counts);
+    if (early && ask.length === 0) await early.catch(() => {});
     if (ask.length > 0) {
-      const w = await numstatFolders(dir, true);
+      const w = await (early ?? numstatFolders(dir, true));
       for (const i of ask)
         if (!w.has(String(i)) || (w.get(String(i))!.added === 0 && w.get(String(i))!.deleted === 0))
           whitespaceOnly.add(i);

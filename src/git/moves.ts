@@ -112,8 +112,16 @@ async function verifiedAsJournaled(cwd: string, verified: Map<string, string>): 
   }
 }
 
-/** The verified tip of one branch: the journaled one when guard journaled it, else the ref store's. */
-export async function verifiedTip(cwd: string, branchRef: string): Promise<string | null> {
+/**
+ * The verified tip of one branch: the journaled one when guard journaled it, else the ref store's.
+ * `present`: a commit the caller knows git has (HEAD, read beside): when the journaled tip is it,
+ * no process asks git whether it still has it (the usual case: the branch is where the gate left it).
+ */
+export async function verifiedTip(
+  cwd: string,
+  branchRef: string,
+  present?: string,
+): Promise<string | null> {
   const ref = verifiedRef(branchRef);
   const common = commonDirOf(cwd);
   const journaled = common
@@ -121,6 +129,7 @@ export async function verifiedTip(cwd: string, branchRef: string): Promise<strin
         await journaledUnder(common, VERIFIED_REFS, [ref]).catch(() => new Map<string, string>())
       ).get(ref)
     : undefined;
+  if (journaled !== undefined && journaled === present) return journaled;
   // the journaled commit, while git still has it (a gc two weeks after a branch was rewritten may not)
   return (journaled ? await resolveRev(cwd, journaled) : null) ?? (await resolveRev(cwd, ref));
 }

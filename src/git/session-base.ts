@@ -1,5 +1,9 @@
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import path from 'node:path';
+import { sha1Hex } from '../core/digest.js';
 import { RECORD_VERSION, parseRecordMessage } from '../core/record.js';
-import { catFileBatch } from './catfile.js';
+import { catFileBatch, type CatResult } from './catfile.js';
+import { packedUnder, type PackedRef } from './packed-refs.js';
 import { REFS, newRef, type RecordCommit } from './records.js';
 import { sessionKey } from './session.js';
 import { git } from './run.js';
@@ -29,10 +33,99 @@ const prefix = (session: string) => `${REFS.root}sessions/${WRITE_HARNESS}/${ses
  * `guard rewind` and `guard log --session` never see it), so three writes
  * that each take a little cannot empty a file step by step:
  *
- *   refs/guard/write-base/<YYYY-MM-DD>/<time>-<random>
+ *   refs/guard/write-base/<YYYY-MM-DD>/f/<key of the work tree and path>/<time>-<random>
+ *
+ * (named by the file, so that a write finds its file's base from the ref
+ * files alone and reads it in the policy's cat-file: no listing of the
+ * day's refs and no second cat-file. Before 2026-11-28 the names were
+ * `<YYYY-MM-DD>/<time>-<random>`; a day that holds such a ref, which only
+ * an older guard writes, is still read by listing it, as it was then.)
  */
 export const dayBaseStore = (now: Date): string =>
   `${REFS.root}write-base/${now.toISOString().slice(0, 10)}/`;
+
+/** The folder of the day's refs for one file of one work tree. */
+export const dayBaseFileStore = (now: Date, worktree: string, rel: string): string =>
+  `${dayBaseStore(now)}f/${sha1Hex(`${worktree}\0${rel}`).slice(0, 16)}/`;
+
+/**
+ * The refs that may hold a file's base today, from the ref files (no
+ * process): its own folder's, loose and packed; or 'list' when the day also
+ * holds refs under the older names, or the refs are not files (reftable): read
+ * with for-each-ref, sessionBase.
+ * Loose before packed, as git reads them, so a concurrent `pack-refs
+ * --prune` cannot hide a ref from both reads.
+ */
+export function dayBaseRefs(
+  commonDir: string,
+  now: Date,
+  worktree: string,
+  rel: string,
+): PackedRef[] | 'list' {
+  const day = dayBaseStore(now);
+  const store = dayBaseFileStore(now, worktree, rel);
+  try {
+    // another ref store (reftable: git 2.45 and later) has no ref files: git lists them
+    if (existsSync(path.join(commonDir, 'reftable'))) return 'list';
+    if (looseNames(commonDir, day).some((n) => n !== 'f')) return 'list';
+    const loose: PackedRef[] = [];
+    // (a `.lock` is a ref being written: git does not read it either)
+    for (const n of looseNames(commonDir, store).filter((n) => !n.endsWith('.lock'))) {
+      const oid = readFileSync(path.join(commonDir, store, n), 'latin1').trim();
+      if (!/^[0-9a-f]{40}(?:[0-9a-f]{24})?$/.test(oid)) return 'list';
+      loose.push({ ref: store + n, oid });
+    }
+    const packedFile = path.join(commonDir, 'packed-refs');
+    // the older names start with the time (a digit), so they sort before f/
+    const [first] = packedUnder(packedFile, day, 1);
+    if (first && !first.ref.startsWith(`${day}f/`)) return 'list';
+    const packed = packedUnder(packedFile, store).filter(
+      (p) => !loose.some((l) => l.ref === p.ref),
+    );
+    return [...loose, ...packed].sort((a, b) => (a.ref < b.ref ? -1 : a.ref > b.ref ? 1 : 0));
+  } catch {
+    // anything unusual (a ref removed while read, a folder where a file was, no permission): git lists them
+    return 'list';
+  }
+}
+
+function looseNames(commonDir: string, dir: string): string[] {
+  try {
+    return readdirSync(path.join(commonDir, dir));
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
+    throw err;
+  }
+}
+
+/** What cat-file reads of `refs` for dayBaseOf: each commit, then the file in it. */
+export const dayBaseObjects = (refs: readonly PackedRef[], rel: string): string[] =>
+  refs.flatMap((r) => [r.oid, `${r.oid}:${rel}`]);
+
+/** The day's base of `rel` from dayBaseObjects' answers (the earliest that holds it in this work tree). */
+export async function dayBaseOf(
+  root: string,
+  rel: string,
+  refs: readonly PackedRef[],
+  read: readonly CatResult[],
+): Promise<SessionBase | null> {
+  const best = earliest(
+    root,
+    rel,
+    refs.map((r, i) => {
+      const commit = read[2 * i];
+      const raw = commit?.type === 'commit' ? (commit.data?.toString('utf8') ?? '') : '';
+      const at = raw.indexOf('\n\n');
+      return { ref: r.ref, commit: r.oid, message: at < 0 ? '' : raw.slice(at + 2) };
+    }),
+  );
+  if (!best) return null;
+  const blob = read[2 * refs.findIndex((r) => r.ref === best.ref) + 1];
+  if (!blob) return { checkpoint: best.checkpoint, content: null };
+  // (larger than the policy read holds: read alone)
+  if (!blob.data) return readBase(root, rel, best);
+  return { checkpoint: best.checkpoint, content: blob.data };
+}
 
 export interface SessionBase {
   /** The checkpoint that holds the base. */
@@ -50,11 +143,36 @@ export async function sessionBase(
 ): Promise<SessionBase | null> {
   const fmt = '%(refname)%00%(objectname)%00%(contents)%00%01';
   const r = await git(['for-each-ref', `--format=${fmt}`, store ?? prefix(session)], { cwd: root });
+  const best = earliest(
+    root,
+    rel,
+    r.stdout
+      .toString('utf8')
+      .split('\0\x01\n')
+      .map((rec) => {
+        const [ref, commit, ...rest] = rec.split('\0');
+        return { ref: ref ?? '', commit: commit ?? '', message: rest.join('\0') };
+      }),
+  );
+  return best ? readBase(root, rel, best) : null;
+}
+
+interface Candidate {
+  ref: string;
+  commit: string;
+  message: string;
+}
+
+/** The earliest record (by its time, then its ref) of a checkpoint in this work tree that holds `rel`. */
+function earliest(
+  root: string,
+  rel: string,
+  records: readonly Candidate[],
+): { commit: string; time: string; ref: string; checkpoint: string } | null {
   let best: { commit: string; time: string; ref: string; checkpoint: string } | null = null;
-  for (const rec of r.stdout.toString('utf8').split('\0\x01\n')) {
-    const [ref, commit, ...rest] = rec.split('\0');
+  for (const { ref, commit, message } of records) {
     if (!ref || !commit) continue;
-    const b = parseRecordMessage(rest.join('\0').replace(/\n$/, '')) as {
+    const b = parseRecordMessage(message.replace(/\n$/, '')) as {
       worktree?: unknown;
       paths?: unknown;
       time?: unknown;
@@ -66,7 +184,14 @@ export async function sessionBase(
     if (!best || b.time < best.time || (b.time === best.time && ref < best.ref))
       best = { commit, time: b.time, ref, checkpoint: b.checkpoint };
   }
-  if (!best) return null;
+  return best;
+}
+
+async function readBase(
+  root: string,
+  rel: string,
+  best: { commit: string; checkpoint: string },
+): Promise<SessionBase> {
   // "<commit>:<path>" is missing when the file did not exist at the session's first touch
   const [blob] = await catFileBatch(root, [`${best.commit}:${rel}`], Number.MAX_SAFE_INTEGER);
   if (!blob?.data) return { checkpoint: best.checkpoint, content: null };

@@ -1,6 +1,7 @@
 import { RECORD_VERSION } from '../core/record.js';
 import { CONFIG_FILE } from '../core/config.js';
 import { MODE } from '../core/modes.js';
+import { refsInFolder } from './packed-refs.js';
 import { newRef, type RecordCommit } from './records.js';
 import { git } from './run.js';
 import { sessionPrefix } from './session.js';
@@ -9,8 +10,9 @@ import { sha256Hex } from '../core/digest.js';
 /**
  * A session's policy anchors: which committed guard.config.json the calls
  * of a session found at HEAD, one ref per config (not per call), so a hook
- * call reads the strictest policy its session saw with ONE for-each-ref of
- * a few refs, however long the session (issue 22, S1):
+ * call reads the strictest policy its session saw from the ref files of a
+ * few refs (or ONE for-each-ref where they cannot say), however long the
+ * session (issue 22, S1):
  *
  *   refs/guard/sessions/<harness>/<session key>/policy/<h(worktree)>/<time>-<random>
  *
@@ -37,9 +39,19 @@ export interface PolicyAnchor {
   oid: string;
 }
 
-/** The anchors of a session in a work tree: one for-each-ref of their names. */
-export async function readAnchors(cwd: string, prefix: string): Promise<PolicyAnchor[]> {
-  const r = await git(['for-each-ref', '--format=%(refname) %(objectname)', prefix], { cwd });
+/**
+ * The anchors of a session in a work tree: from the ref files (no process; packed-refs.ts
+ * refsInFolder), else one for-each-ref of their names.
+ */
+export async function readAnchors(
+  repo: { root: string; commonDir: string },
+  prefix: string,
+): Promise<PolicyAnchor[]> {
+  const files = refsInFolder(repo.commonDir, prefix);
+  if (files) return files;
+  const r = await git(['for-each-ref', '--format=%(refname) %(objectname)', prefix], {
+    cwd: repo.root,
+  });
   return r.stdout
     .toString('utf8')
     .split('\n')

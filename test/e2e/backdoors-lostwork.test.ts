@@ -9,12 +9,14 @@ import {
   existsSync,
   lstatSync,
   mkdirSync,
+  mkdtempSync,
   readFileSync,
   readlinkSync,
   rmSync,
   symlinkSync,
   writeFileSync,
 } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import {
@@ -638,6 +640,62 @@ describe('11: the session base of guard write', () => {
     });
     expect(nextDay.json.files[0].decision).toBe('allowed');
     expect(repo.read('mod.py')).toBe(cut(file, 210));
+  });
+
+  it("the day's base is found by the file's name, after guard packs its refs, and under the older names", () => {
+    const repo = makeRepo({ 'mod.py': file, 'other.py': file });
+    const w1 = repo.guardJson(['write', 'mod.py', '--auto'], { input: cut(file, 140) });
+    expect(w1.json.files[0]).toMatchObject({ decision: 'allowed', written: true });
+    // one ref, in the folder named by the work tree and the path (git/session-base.ts)
+    const [ref, ...more] = repo.refs('refs/guard/write-base/');
+    expect(more).toEqual([]);
+    expect(ref).toMatch(
+      /^refs\/guard\/write-base\/\d{4}-\d\d-\d\d\/f\/[0-9a-f]{16}\/\d{8}T\d{6}Z-[0-9a-f]{8}$/,
+    );
+    const blocked = (r: ReturnType<typeof repo.guardJson>) => {
+      expect(r.code).toBe(1);
+      expect(r.json.files[0].decision).toBe('blocked');
+      expect(r.json.files[0].reasons.join()).toMatch(/as guard write first saw it today/);
+      expect(repo.read('mod.py')).toBe(cut(file, 140));
+    };
+    // packed (guard packs its refs every few hundred calls): read from packed-refs
+    repo.git(['pack-refs', '--all', '--prune']);
+    expect(existsSync(path.join(repo.dir, '.git', ref!))).toBe(false);
+    blocked(repo.guardJson(['write', 'mod.py', '--auto'], { input: cut(file, 210) }));
+    // another file of the same day has its own base: the disk
+    const w2 = repo.guardJson(['write', 'other.py', '--auto'], { input: cut(file, 140) });
+    expect(w2.json.files[0].decision).toBe('allowed');
+    // a day that an older guard wrote (refs/guard/write-base/<day>/<time>-<id>): listed and read as then
+    const old = ref!.replace(/\/f\/[0-9a-f]{16}\//, '/');
+    for (const r of repo.refs('refs/guard/write-base/')) {
+      if (r === ref) repo.git(['update-ref', old, r]);
+      repo.git(['update-ref', '-d', r]);
+    }
+    blocked(repo.guardJson(['write', 'mod.py', '--auto'], { input: cut(file, 210) }));
+    // (the base was found: no new ref for mod.py)
+    expect(repo.refs('refs/guard/write-base/').filter((r) => r !== old)).toEqual([]);
+  });
+
+  it("the day's base by name is read from the ref files with no listing; where refs are not files (reftable), listed", () => {
+    const repo = makeRepo({ 'mod.py': file });
+    const traced = (input: string) => {
+      const trace = path.join(mkdtempSync(path.join(tmpdir(), 'guard-trace-')), 'trace');
+      const r = repo.guardJson(['write', 'mod.py', '--auto'], {
+        input,
+        env: { GUARD_TRACE_GIT: trace },
+      });
+      const git = readFileSync(trace, 'utf8').split('\n').filter(Boolean);
+      return { r, listed: git.some((l) => l.startsWith('for-each-ref')) };
+    };
+    expect(traced(cut(file, 140)).r.json.files[0].decision).toBe('allowed');
+    const byName = traced(cut(file, 210));
+    expect(byName.r.json.files[0].reasons.join()).toMatch(/as guard write first saw it today/);
+    expect(byName.listed).toBe(false);
+    // (git 2.39 ignores the folder; git 2.45 and later keep every ref there when the repository says so)
+    mkdirSync(path.join(repo.dir, '.git', 'reftable'));
+    const listed = traced(cut(file, 210));
+    expect(listed.r.json.files[0].reasons.join()).toMatch(/as guard write first saw it today/);
+    expect(listed.listed).toBe(true);
   });
 
   it('a forged session record that makes the base equal the new content does not let a rewrite through', () => {

@@ -94,14 +94,25 @@ const cut = (repo: TestRepo, id = 'w1') =>
   );
 
 describe('the strictest policy of a session, read from its anchors', () => {
-  it('loosened at HEAD mid-session: denied, with one for-each-ref of the anchors and no read of the steps', () => {
+  it('loosened at HEAD mid-session: denied, the anchors read from the ref files (no for-each-ref) and no read of the steps', () => {
     const repo = makeRepo({ 'state.py': lines(270) });
     startSession(repo);
     loosen(repo);
     const r = cut(repo);
     expect(r.decision).toBe('deny');
-    expect(forEachRef(r.git)).toHaveLength(1);
-    expect(forEachRef(r.git)[0]).toContain('refs/guard/sessions/claude/pol-1/policy/');
+    expect(forEachRef(r.git)).toEqual([]);
+    expect(readsSteps(r.git)).toBe(false);
+  });
+
+  it('the anchors packed (git pack-refs --all --prune, as guard packs its refs): read from packed-refs, still denied', () => {
+    const repo = makeRepo({ 'state.py': lines(270) });
+    startSession(repo);
+    loosen(repo);
+    repo.git(['pack-refs', '--all', '--prune']);
+    expect(existsSync(path.join(repo.dir, '.git', 'refs', 'guard', 'sessions'))).toBe(false);
+    const r = cut(repo);
+    expect(r.decision).toBe('deny');
+    expect(forEachRef(r.git)).toEqual([]);
     expect(readsSteps(r.git)).toBe(false);
   });
 

@@ -6,6 +6,9 @@
  * (git/journal.ts), and the journaled tip wins over the ref store, as for
  * the day's anchors.
  */
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { cleanupRepos } from '../helpers.js';
 import { AUTO, BIG, bigAt, head, repoWithBig } from './backdoors-shared.js';
@@ -54,5 +57,33 @@ describe('a verified tip moved outside guard', () => {
     repo.write('a.txt', 'x\n');
     repo.git(['add', 'a.txt']);
     expect(repo.guardJson(['check']).json.bypassed?.paths).toEqual(['big.txt']);
+  });
+});
+
+describe('the verified tip where the gate left it', () => {
+  it('a check on a branch at its journaled verified tip starts no process to resolve it; one with a tip elsewhere does', () => {
+    const repo = repoWithBig();
+    repo.write('a.txt', 'a\nb\n');
+    expect(repo.gitRun(['commit', '-q', '-am', 'small'], AUTO).code).toBe(0);
+    expect(repo.git(['rev-parse', 'refs/guard/verified/heads/main']).trim()).toBe(head(repo));
+    const traced = () => {
+      const trace = path.join(mkdtempSync(path.join(tmpdir(), 'guard-trace-')), 'trace');
+      repo.write('a.txt', `a\nb\n${Math.random()}\n`);
+      repo.git(['add', 'a.txt']);
+      const r = repo.guardJson(['check'], { env: { GUARD_TRACE_GIT: trace } });
+      return { r, git: readFileSync(trace, 'utf8').split('\n').filter(Boolean) };
+    };
+    // HEAD is the journaled tip: HEAD's commit, read with the policy, is the answer
+    const at = traced();
+    expect(at.r.json.bypassed).toBeUndefined();
+    expect(at.git.filter((l) => l.startsWith('rev-parse'))).toEqual([]);
+    // past every hook: the tip is resolved (and the move reported) as before
+    repo.git(['rm', '-q', 'big.txt']);
+    expect(
+      repo.gitRun(['-c', 'core.hooksPath=/dev/null', 'commit', '-q', '-m', 'gone'], AUTO).code,
+    ).toBe(0);
+    const moved = traced();
+    expect(moved.r.json.bypassed?.paths).toEqual(['big.txt']);
+    expect(moved.git.some((l) => /^rev-parse .*\^\{commit\}$/.test(l))).toBe(true);
   });
 });

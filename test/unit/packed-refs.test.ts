@@ -1,6 +1,9 @@
 import fc from 'fast-check';
-import { describe, expect, it } from 'vitest';
-import { packedLookup } from '../../src/git/packed-refs.js';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { packedLookup, packedUnder } from '../../src/git/packed-refs.js';
 
 /*
  * packed-refs as git writes it: a header naming its traits, then
@@ -60,5 +63,64 @@ describe('packedLookup', () => {
     );
     expect(packedLookup(buf, 'refs/guard/sessions/x')).toBeNull();
     expect(packedLookup(buf, 'refs/guard/sessions/x/y')).toBe('a'.repeat(40));
+  });
+});
+
+// names from a few folders, so that a prefix holds several refs
+const shared = fc
+  .array(fc.constantFrom('a', 'b', 'guard', 'write-base', 'f', '2026', 'x.y'), {
+    minLength: 1,
+    maxLength: 4,
+  })
+  .chain((parts) => component.map((leaf) => `refs/${[...parts, leaf].join('/')}`));
+
+describe('packedUnder', () => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'guard-packed-under-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  const file = path.join(dir, 'packed-refs');
+  const under = (buf: Buffer, prefix: string, window?: number) => {
+    writeFileSync(file, buf);
+    return packedUnder(file, prefix, 1000, window);
+  };
+
+  it('lists exactly the refs under a prefix, by binary search or by a scan, as a plain filter does (property)', () => {
+    fc.assert(
+      fc.property(
+        fc.uniqueArray(fc.record({ ref: shared, oid: hex, peeled: fc.option(hex) }), {
+          selector: (e) => e.ref,
+          maxLength: 80,
+          minLength: 0,
+        }),
+        // a prefix of one of the refs (a folder of several, often), or one that holds none
+        fc.nat(),
+        fc.nat({ max: 12 }),
+        refName,
+        fc.boolean(),
+        fc.constantFrom(64, 200, 1 << 16),
+        (entries, pick, cut, other, sorted, window) => {
+          const from =
+            entries.length > 0 && pick % 4 !== 0 ? entries[pick % entries.length]!.ref : other;
+          const prefix = from.slice(0, Math.max(5, from.length - cut));
+          const buf = packed(entries, sorted);
+          const want = entries
+            .filter((e) =>
+              Buffer.from(e.ref).subarray(0, Buffer.byteLength(prefix)).equals(Buffer.from(prefix)),
+            )
+            .map((e) => `${e.oid} ${e.ref}`)
+            .sort();
+          const got = under(buf, prefix, window).map((r) => `${r.oid} ${r.ref}`);
+          expect([...got].sort()).toEqual(want);
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+
+  it('no file, an empty one, a header alone: nothing', () => {
+    expect(packedUnder(path.join(dir, 'none'), 'refs/')).toEqual([]);
+    expect(under(Buffer.alloc(0), 'refs/')).toEqual([]);
+    expect(
+      under(Buffer.from('# pack-refs with: peeled fully-peeled sorted \n'), 'refs/', 8),
+    ).toEqual([]);
   });
 });

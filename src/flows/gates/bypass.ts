@@ -35,12 +35,15 @@ export interface VerifiedTip {
   verified: string | null;
 }
 
-/** One git process (none when detached): the verified tip of the current branch. */
-export async function readVerifiedTip(repo: Repo): Promise<VerifiedTip | null> {
+/**
+ * One git process (none when detached, or when the journaled tip is `head`, a commit git has):
+ * the verified tip of the current branch.
+ */
+export async function readVerifiedTip(repo: Repo, head?: string): Promise<VerifiedTip | null> {
   const branch = await currentBranch(repo);
   if (!branch) return null;
   // the journaled tip wins over one moved outside guard (git/moves.ts verifiedTip)
-  return { branch, verified: await verifiedTip(repo.root, branch) };
+  return { branch, verified: await verifiedTip(repo.root, branch, head) };
 }
 
 /**

@@ -85,7 +85,8 @@ export interface CheckResult {
 /**
  * Gate the staged changes against HEAD. A constant number of git processes
  * however many files are staged: rev-parse, diff --raw and diff --numstat,
- * two cat-file batches, fast-import and the branch gate's verified tip (plus update-index and a
+ * two cat-file batches, fast-import and the branch gate's verified tip (none when the journaled
+ * tip is HEAD, the usual case; plus update-index and a
  * checkpoint only when a person rejects or merges).
  */
 export async function check(opts: CheckOptions): Promise<CheckResult> {
@@ -97,7 +98,8 @@ export async function check(opts: CheckOptions): Promise<CheckResult> {
   const cwd = repo.root;
   const base = head && head.type === 'commit' ? head.oid : null;
   // integrity: the branch gate's last verified tip, read beside the gate (a read leaves nothing behind)
-  const tip = base ? readVerifiedTip(repo) : Promise.resolve(null);
+  // (HEAD's commit was read: no process when the journaled tip is HEAD)
+  const tip = base ? readVerifiedTip(repo, base) : Promise.resolve(null);
   tip.catch(() => {});
   // which agent session wrote each staged path: read beside the measuring (one for-each-ref)
   const staged = stagedPaths(entries);

@@ -2,7 +2,7 @@ import { readFile, readlink } from 'node:fs/promises';
 import path from 'node:path';
 import type { ChangeFacts, Classification } from '../../core/classify.js';
 import { changeFacts, heldSide } from '../../core/facts.js';
-import { countLines, leastDeletedLines, looksBinary } from '../../core/lines.js';
+import { countLines, looksBinary, surelyReplaces } from '../../core/lines.js';
 import { MODE } from '../../core/modes.js';
 import type { Hunk } from '../../core/hunks.js';
 import {
@@ -39,7 +39,15 @@ import {
   withScratchFile,
   type FileNumstat,
 } from '../../git/measure.js';
-import { dayBaseStore, sessionBase, type SessionBase } from '../../git/session-base.js';
+import {
+  dayBaseFileStore,
+  dayBaseObjects,
+  dayBaseOf,
+  dayBaseRefs,
+  dayBaseStore,
+  sessionBase,
+  type SessionBase,
+} from '../../git/session-base.js';
 import { apply, type FileTarget } from '../../apply/apply.js';
 import { laneOf, type FlowOptions } from '../context.js';
 import { readPolicy } from '../../git/policy.js';
@@ -92,9 +100,10 @@ const LOCK_WAIT_MS = 10_000;
  * against the file on disk with check's core and HEAD's committed policy;
  * if it may be written (by policy or by a person), checkpoint the path,
  * then rename the prepared temp file over it. Otherwise nothing is written
- * and the proposal is kept as a rejected ref. Git processes, in five steps:
- * rev-parse; the policy's cat-file beside each earlier base's for-each-ref
- * (the session's, the day's); that base's cat-file; git's numstat of the
+ * and the proposal is kept as a rejected ref. Git processes, in three steps
+ * (rev-parse only where discovery needs it): the policy's cat-file, which
+ * also reads today's base of the file by its name, beside the session's
+ * base's for-each-ref and then that base's cat-file (with --session); git's numstat of the
  * write against the disk and against each base that differs from it, all at
  * once, each with its `-b` count when the change would replace most of the
  * file (beside the numstat when no line diff could say otherwise); and one
@@ -105,14 +114,13 @@ export async function write(opts: WriteOptions): Promise<WriteResult> {
   const judging = import('../../core/classify.js');
   judging.catch(() => {});
   const session = (opts.session ?? process.env.GUARD_SESSION ?? '').trim() || null;
-  const store = dayBaseStore(opts.now ?? new Date());
-  const t = await openTarget(opts, { session, store });
+  const t = await openTarget(opts, { session, now: opts.now ?? new Date() });
   const w: Writing = {
     opts,
     t,
     judging,
     session,
-    store,
+    store: dayBaseFileStore(opts.now ?? new Date(), t.root, t.target.rel),
     sessionStart: null,
     dayStart: null,
     staged: await t.staging,
@@ -138,7 +146,8 @@ interface Writing {
   t: Awaited<ReturnType<typeof openTarget>>;
   judging: Promise<typeof import('../../core/classify.js')>;
   session: string | null;
-  store: ReturnType<typeof dayBaseStore>;
+  /** Where today's first write of this file records its base (dayBaseFileStore). */
+  store: string;
   sessionStart: SessionBase | null;
   dayStart: SessionBase | null;
   staged: Awaited<ReturnType<typeof stageWrite>>;
@@ -276,7 +285,7 @@ async function applyWrite(
 /** The path asked for, proved inside the work tree and writable, as it is on disk now; the policy at HEAD read beside it. */
 async function openTarget(
   opts: WriteOptions,
-  { session, store }: { session: string | null; store: string },
+  { session, now }: { session: string | null; now: Date },
 ) {
   const repo = await openRepo(opts.cwd);
   const root = repo.root;
@@ -286,14 +295,21 @@ async function openTarget(
     : path.relative(root, path.resolve(opts.cwd, opts.path)) || '.';
   const target = await resolveInside(root, asked);
   await assertWritable(root, target.rel);
-  const atHead = readPolicy(root, 'HEAD', { also: ['HEAD'] });
-  atHead.catch(() => {});
   // The file as the session first saw it, and as guard write first saw it today: with a session
   // or without (a fresh --session per call must not make every write its own base), writes add up.
-  // Read beside the policy (they need only the path), not after the file is read.
+  // Read beside the policy (they need only the path), not after the file is read; today's, named
+  // by the file, in the policy's own cat-file (git/session-base.ts).
+  const day = dayBaseRefs(repo.commonDir, now, root, target.rel);
+  const dayObjects = day === 'list' ? [] : dayBaseObjects(day, target.rel);
+  const atHead = readPolicy(root, 'HEAD', { also: ['HEAD', ...dayObjects] });
+  atHead.catch(() => {});
   const bases = Promise.all([
     session ? sessionBase(root, session, target.rel) : null,
-    sessionBase(root, 'today', target.rel, store),
+    day === 'list'
+      ? sessionBase(root, 'today', target.rel, dayBaseStore(now))
+      : day.length === 0
+        ? null
+        : atHead.then((p) => dayBaseOf(root, target.rel, day, p.also.slice(1))),
   ]);
   bases.catch(() => {});
   // the prepared file too (its mode is the file's, as newMode below), so git can measure it once the file is read
@@ -544,21 +560,6 @@ function startAgainst(
     throw err;
   }
   return { list, remove };
-}
-
-/** Sides at most this large are compared line by line before git answers (a few ms at most). */
-const EARLY_BYTES = 256 * 1024;
-
-/**
- * Will git's numstat put this change at `changeRatio` or more of the old side's lines? Only said
- * where no line diff could do otherwise (leastDeletedLines) and neither side looks binary; false
- * leaves the question to git's answer, as before.
- */
-function surelyReplaces(old: Buffer, next: Buffer, changeRatio: number): boolean {
-  if (old.length > EARLY_BYTES || next.length > EARLY_BYTES) return false;
-  if (looksBinary(old) || looksBinary(next)) return false;
-  const existing = countLines(old);
-  return existing > 0 && leastDeletedLines(old, next) / existing >= changeRatio;
 }
 
 /**

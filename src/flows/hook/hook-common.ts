@@ -117,7 +117,7 @@ export async function readSessionPolicy(repo: Repo, q: PolicyQuery): Promise<Ses
   const root = repo.root;
   const who = { harness: q.harness, session: q.session, worktree: root };
   const [held, note] = await Promise.all([
-    readAnchors(root, policyPrefix(q.harness, q.session, root)),
+    readAnchors(repo, policyPrefix(q.harness, q.session, root)),
     readPolicyNote(repo, who),
   ]);
   const noted =

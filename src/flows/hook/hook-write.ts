@@ -3,7 +3,7 @@ import { withAggregateLoss } from '../../core/aggregate.js';
 import { classify, withReason, type Classification, type Policy } from '../../core/classify.js';
 import { GuardError } from '../../core/errors.js';
 import { MODE, fileMode } from '../../core/modes.js';
-import { countLines } from '../../core/lines.js';
+import { countLines, surelyReplaces } from '../../core/lines.js';
 import { changeFacts, heldSide } from '../../core/facts.js';
 import { decisionRecords, plan, type Answer, type Plan, type PlanFile } from '../../core/plan.js';
 import { parseRecordMessage, type DecisionRecord, type RecordContext } from '../../core/record.js';
@@ -543,7 +543,10 @@ async function measureAll(
         return lines > 0 && (counts.get(i)?.deleted ?? 0) / lines >= policy.config.changeRatio;
       })
       .map((x) => x.i);
-  const { counts, whitespaceOnly } = await numstatPairs(repo.gitDir, pairs, wouldReplace);
+  // (one that surely is: its `-w` count runs beside the first, as guard write's does)
+  const { counts, whitespaceOnly } = await numstatPairs(repo.gitDir, pairs, wouldReplace, (x) =>
+    surelyReplaces(x.base, x.next, policy.config.changeRatio),
+  );
   const classified = targets.map((t, i) =>
     classifyTarget(t, counts.get(i), whitespaceOnly.has(i), policy),
   );
