@@ -45,7 +45,7 @@ const NB = notebook([
 afterAll(cleanupRepos);
 
 describe('the wiped journal, silenced', () => {
-  it.fails('rm -r .git/guard then an empty journal put back, with the anchors deleted: a looser config does not pass (open: adv2.md)', () => {
+  it('rm -r .git/guard then an empty journal put back, with the anchors deleted: a looser config does not pass (holes4)', () => {
     const repo = claudeRepo({ 'state.py': lines(270) });
     claudeHook(repo, 's', 'Bash', { command: 'ls' }, 'l1');
     claudeHook(repo, 's', 'Bash', { command: 'ls' }, 'l1', true);
