@@ -93,7 +93,8 @@ export async function collectFacts(
   build(objects);
   const extraCount = given.extra?.length ?? 0;
   const cells = await measureNotebooks({ entries, objects, want, facts }, opts);
-  if (opts.whitespace) await markWhitespaceOnly(cwd, entries, facts, { ...opts.whitespace, done: cells });
+  if (opts.whitespace)
+    await markWhitespaceOnly(cwd, entries, facts, { ...opts.whitespace, done: cells });
   return { facts, extra: objects.slice(0, extraCount) };
 }
 
@@ -206,7 +207,10 @@ async function measureNotebooks(
     };
     const [oldData, newData] = [held(want[i]!.old), held(want[i]!.new)];
     if (oldData === null || newData === null) return;
-    const [base, next] = [notebookSources(oldData.toString('utf8')), notebookSources(newData.toString('utf8'))];
+    const [base, next] = [
+      notebookSources(oldData.toString('utf8')),
+      notebookSources(newData.toString('utf8')),
+    ];
     if (base !== null && next !== null)
       pairs.push({ i, base: Buffer.from(base), next: Buffer.from(next) });
   });

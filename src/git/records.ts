@@ -169,26 +169,30 @@ export async function importCommits(
   parts.push(Buffer.from('done\n'));
   // every ref named as coming in guard's journal before fast-import can write it, each tip noted
   // after (the scratch refs are reset to nothing in the same run: fast-import never writes them)
-  await journaledRefWrite(cwd, noted.map((n) => n.ref), async () => {
-    const out = await runFastImport(cwd, Buffer.concat(parts), opts.env);
-    const lines = out.split('\n');
-    ask.forEach((m, i) => {
-      const commit = lines[2 * i]?.trim() ?? '';
-      const tree = ROOT_TREE_LINE.exec(lines[2 * i + 1] ?? '')?.[1] ?? '';
-      if (!OID.test(commit) || !OID.test(tree))
-        throw new GuardError(
-          'E_RECORD',
-          `git fast-import did not say what it wrote for mark :${m}`,
-          'run guard again; GUARD_DEBUG=1 shows more',
-        );
-      written.set(m, { commit, tree });
-    });
-    const tips = noted
-      .map((n, i) => ({ ref: n.ref, oid: lines[2 * ask.length + i]?.trim() ?? '' }))
-      .filter((t) => OID.test(t.oid));
-    faultPoint('records:before-note');
-    return tips;
-  });
+  await journaledRefWrite(
+    cwd,
+    noted.map((n) => n.ref),
+    async () => {
+      const out = await runFastImport(cwd, Buffer.concat(parts), opts.env);
+      const lines = out.split('\n');
+      ask.forEach((m, i) => {
+        const commit = lines[2 * i]?.trim() ?? '';
+        const tree = ROOT_TREE_LINE.exec(lines[2 * i + 1] ?? '')?.[1] ?? '';
+        if (!OID.test(commit) || !OID.test(tree))
+          throw new GuardError(
+            'E_RECORD',
+            `git fast-import did not say what it wrote for mark :${m}`,
+            'run guard again; GUARD_DEBUG=1 shows more',
+          );
+        written.set(m, { commit, tree });
+      });
+      const tips = noted
+        .map((n, i) => ({ ref: n.ref, oid: lines[2 * ask.length + i]?.trim() ?? '' }))
+        .filter((t) => OID.test(t.oid));
+      faultPoint('records:before-note');
+      return tips;
+    },
+  );
   return written;
 }
 

@@ -148,7 +148,11 @@ describe('a notebook at the commit gate, ci and the branch gate (holes4: measure
     const r = repo.guardJson(['check']);
     expect(r.code).not.toBe(0);
     // the cell's 150 lines and its marker line (core/notebook.ts)
-    expect(r.json.files[0]).toMatchObject({ path: 'nb.ipynb', decision: 'blocked', linesDeleted: 151 });
+    expect(r.json.files[0]).toMatchObject({
+      path: 'nb.ipynb',
+      decision: 'blocked',
+      linesDeleted: 151,
+    });
   });
 
   it('guard ci refuses the same drop between two commits', () => {
@@ -159,7 +163,11 @@ describe('a notebook at the commit gate, ci and the branch gate (holes4: measure
     const head = repo.git(['rev-parse', 'HEAD']).trim();
     const ci = repo.guardJson(['ci', '--base', 'main', '--head', head]);
     expect(ci.code).toBe(1);
-    expect(ci.json.files[0]).toMatchObject({ path: 'nb.ipynb', decision: 'blocked', linesDeleted: 151 });
+    expect(ci.json.files[0]).toMatchObject({
+      path: 'nb.ipynb',
+      decision: 'blocked',
+      linesDeleted: 151,
+    });
   });
 
   it('the branch gate refuses the drop committed with --no-verify', () => {
@@ -181,11 +189,19 @@ describe('a notebook at the commit gate, ci and the branch gate (holes4: measure
       execution_count: 4,
       id: 'train',
       metadata: {},
-      outputs: Array.from({ length: 40 }, (_, i) => ({ name: 'stdout', output_type: 'stream', text: [`epoch ${i}\n`] })),
+      outputs: Array.from({ length: 40 }, (_, i) => ({
+        name: 'stdout',
+        output_type: 'stream',
+        text: [`epoch ${i}\n`],
+      })),
       source: src.split(/(?<=\n)/),
     });
     const jupyter = (src: string) =>
-      JSON.stringify({ cells: [cell(src)], metadata: {}, nbformat: 4, nbformat_minor: 5 }, null, 1) + '\n';
+      JSON.stringify(
+        { cells: [cell(src)], metadata: {}, nbformat: 4, nbformat_minor: 5 },
+        null,
+        1,
+      ) + '\n';
     const body = lines(120, 'loss = loss * 0.9  # epoch');
     const repo = claudeRepo({ 'train.ipynb': jupyter(body) });
     // as NotebookEdit leaves it: the source one string, the outputs cleared (the JSON's lines read as 160 lost)

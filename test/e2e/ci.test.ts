@@ -318,7 +318,12 @@ describe('guard ci', () => {
   it('measures 100 changed notebooks on their cells with the same number of git processes as 2 (holes4)', () => {
     const nb = (src: string) =>
       JSON.stringify(
-        { cells: [{ cell_type: 'code', id: 'c', metadata: {}, outputs: [], source: src }], metadata: {}, nbformat: 4, nbformat_minor: 5 },
+        {
+          cells: [{ cell_type: 'code', id: 'c', metadata: {}, outputs: [], source: src }],
+          metadata: {},
+          nbformat: 4,
+          nbformat_minor: 5,
+        },
         null,
         1,
       ) + '\n';

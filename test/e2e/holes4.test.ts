@@ -54,9 +54,7 @@ describe('rm -r .git/guard, then a journal put back in its place', () => {
       // on main: allowed, doctor content
       const pre = claudeHook(repo, 's', 'Bash', { command: 'ls' }, 'b2');
       expect(decision(pre)).toBe('deny');
-      expect(pre.json.hookSpecificOutput.permissionDecisionReason).toMatch(
-        /outside guard/,
-      );
+      expect(pre.json.hookSpecificOutput.permissionDecisionReason).toMatch(/outside guard/);
       expect(refsProblem(repo)).toBeTruthy();
       expect(repo.guard(['log']).stderr).toMatch(/outside guard/);
       // a person looks, then recovers (the journal begins again from the refs there are; a ref it
@@ -78,7 +76,7 @@ describe('rm -r .git/guard, then a journal put back in its place', () => {
 });
 
 describe('a lane written through the one journaled write', () => {
-  it("its base ref is named in the journal before it is written; the journal put back empty is noticed", () => {
+  it('its base ref is named in the journal before it is written; the journal put back empty is noticed', () => {
     const repo = claudeRepo({ 'app.py': lines(20) });
     startLane(repo, 'agent');
     const text = readFileSync(journal(repo), 'utf8');
@@ -107,7 +105,9 @@ describe('the branch gate written through the one journaled write', () => {
     withGuardBin(repo);
     repo.write('notes.txt', 'x\n');
     repo.git(['add', 'notes.txt']);
-    expect(repo.gitRun(['commit', '-q', '--no-verify', '-m', 'notes'], { CI: 'true' }).code).toBe(0);
+    expect(repo.gitRun(['commit', '-q', '--no-verify', '-m', 'notes'], { CI: 'true' }).code).toBe(
+      0,
+    );
     const text = readFileSync(journal(repo), 'utf8');
     const head = repo.git(['rev-parse', 'HEAD']).trim();
     const coming = text.lastIndexOf('+ refs/guard/verified/heads/main\n');
@@ -169,7 +169,7 @@ describe('plugin hooks Claude Code loads from outside installed_plugins.json hoo
     writeFileSync(path.join(root, '.claude-plugin', 'plugin.json'), JSON.stringify(manifest));
   };
 
-  it("an installed plugin whose manifest (.claude-plugin/plugin.json) holds the hook inline, added after init: refused", () => {
+  it('an installed plugin whose manifest (.claude-plugin/plugin.json) holds the hook inline, added after init: refused', () => {
     const repo = claudeRepo();
     const own = path.join(outsideDir(), 'claude-home');
     const install = path.join(own, 'plugins', 'cache', 'mkt', 'inline', '1.0.0');
@@ -186,7 +186,9 @@ describe('plugin hooks Claude Code loads from outside installed_plugins.json hoo
     plugin(install, { name: 'inline', hooks });
     const out = write(repo, env);
     expect(out.permissionDecision).toBe('deny');
-    expect(out.permissionDecisionReason).toMatch(/plugin\.json has a PreToolUse hook that is not guard's/);
+    expect(out.permissionDecisionReason).toMatch(
+      /plugin\.json has a PreToolUse hook that is not guard's/,
+    );
   });
 
   it('a manifest naming a hooks file elsewhere in the plugin: refused', () => {
@@ -227,9 +229,14 @@ describe('plugin hooks Claude Code loads from outside installed_plugins.json hoo
     const env = { CLAUDE_CONFIG_DIR: own };
     expect(write(repo, env).permissionDecision).toBeUndefined();
     mkdirSync(path.join(own, 'dev-mods', 'tidy', 'hooks'), { recursive: true });
-    writeFileSync(path.join(own, 'dev-mods', 'tidy', 'hooks', 'hooks.json'), JSON.stringify({ hooks }));
+    writeFileSync(
+      path.join(own, 'dev-mods', 'tidy', 'hooks', 'hooks.json'),
+      JSON.stringify({ hooks }),
+    );
     const out = write(repo, env);
     expect(out.permissionDecision).toBe('deny');
-    expect(out.permissionDecisionReason).toMatch(/dev-mods\/tidy\/hooks\/hooks\.json has a PreToolUse hook/);
+    expect(out.permissionDecisionReason).toMatch(
+      /dev-mods\/tidy\/hooks\/hooks\.json has a PreToolUse hook/,
+    );
   });
 });

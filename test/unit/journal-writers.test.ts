@@ -20,7 +20,8 @@ const files = (readdirSync(SRC, { recursive: true }) as string[])
 
 /** Sites that only delete refs, or put back refs the journal already names (guard recover). */
 const NOT_WRITES: Record<string, string> = {
-  'apply/refs-target.ts': "guard recover: creates only refs the journal names (they are its word), journaled by recover's startJournal",
+  'apply/refs-target.ts':
+    "guard recover: creates only refs the journal names (they are its word), journaled by recover's startJournal",
 };
 
 describe('refs are written the one journaled way', () => {
@@ -35,16 +36,24 @@ describe('refs are written the one journaled way', () => {
         if (!m) return;
         const call = lines.slice(i, i + 4).join('\n');
         // deletions: `-d`, or a transaction of `delete` lines (built as `del` / deleteRefs' input)
-        if (/'-d'/.test(call) || /input: del\b/.test(call) || /delete \$\{/.test(lines.slice(i - 3, i).join('\n')))
+        if (
+          /'-d'/.test(call) ||
+          /input: del\b/.test(call) ||
+          /delete \$\{/.test(lines.slice(i - 3, i).join('\n'))
+        )
           return;
         const above = lines.slice(Math.max(0, i - 8), i).join('\n');
         // records' fast-import is its own function: it counts if its only call is inside journaledRefWrite
-        const fn = /async function (\w+)\(/.exec(lines.slice(Math.max(0, i - 8), i).join('\n'))?.[1];
+        const fn = /async function (\w+)\(/.exec(
+          lines.slice(Math.max(0, i - 8), i).join('\n'),
+        )?.[1];
         const text = lines.join('\n');
         const callers = fn ? [...text.matchAll(new RegExp(`(?<!function )\\b${fn}\\(`, 'g'))] : [];
         const inside =
           callers.length === 1 &&
-          /journaledRefWrite\([^]*$/.test(text.slice(Math.max(0, callers[0]!.index! - 200), callers[0]!.index!));
+          /journaledRefWrite\([^]*$/.test(
+            text.slice(Math.max(0, callers[0]!.index! - 200), callers[0]!.index!),
+          );
         if (!/journaledRefWrite\(/.test(above) && !inside) outside.push(`${rel}:${i + 1} ${m[1]}`);
       });
     }
