@@ -2,6 +2,8 @@ import type { ChangeFacts } from '../core/classify.js';
 import { CONFIG_FILE } from '../core/config.js';
 import { changeFacts, type Side } from '../core/facts.js';
 import { MODE } from '../core/modes.js';
+import { countLines } from '../core/lines.js';
+import { NOTEBOOK_PATH, notebookSources } from '../core/notebook.js';
 import { catFileRead, type CatResult } from './catfile.js';
 import { whitespaceOnlyPaths, type DiffEntry } from './diff.js';
 
@@ -72,7 +74,12 @@ export async function collectFacts(
       const newObj = w.new !== undefined ? objects[w.new] : undefined;
       const f = entryFacts(entries[i]!, oldObj ?? undefined, newObj ?? undefined, opts.maxBytes);
       facts.push(f);
-      if (opts.early && !(opts.whitespace && mayBeWhitespaceOnly(f, opts.whitespace.changeRatio)))
+      // (a notebook is measured again on its cells below: never handed on early)
+      if (
+        opts.early &&
+        !NOTEBOOK_PATH.test(entries[i]!.path) &&
+        !(opts.whitespace && mayBeWhitespaceOnly(f, opts.whitespace.changeRatio))
+      )
         opts.early(f, i);
     }
   };
@@ -85,7 +92,9 @@ export async function collectFacts(
   [counted, settled] = [true, true];
   build(objects);
   const extraCount = given.extra?.length ?? 0;
-  if (opts.whitespace) await markWhitespaceOnly(cwd, entries, facts, opts.whitespace);
+  const cells = await measureNotebooks({ entries, objects, want, facts }, opts);
+  if (opts.whitespace)
+    await markWhitespaceOnly(cwd, entries, facts, { ...opts.whitespace, done: cells });
   return { facts, extra: objects.slice(0, extraCount) };
 }
 
@@ -111,7 +120,14 @@ function requests(
     // counts not known yet: any change to an existing file may have deleted lines
     const deleted = opts.countsReady ? e.oldOid !== null : e.deleted !== null && e.deleted > 0;
     // guard's own config is always read: the install rule and check's validation need it
-    if (n !== undefined && !deleted && e.newMode !== MODE.symlink && e.path !== CONFIG_FILE)
+    // (a notebook's new side is read whole: its cells are measured, not its JSON's lines)
+    if (
+      n !== undefined &&
+      !deleted &&
+      e.newMode !== MODE.symlink &&
+      e.path !== CONFIG_FILE &&
+      !NOTEBOOK_PATH.test(e.path)
+    )
       infoOnly.add(n);
   });
   return { names, want, infoOnly };
@@ -133,16 +149,27 @@ function entryFacts(
           ...(o.data !== undefined && o.size <= maxBytes ? { data: o.data } : {}),
         }
       : null;
+  return factsOf(e, [side(oldObj), side(newObj)], maxBytes);
+}
+
+/** An entry's facts from its two sides as measured, with git's counts unless `counts` are given. */
+function factsOf(
+  e: DiffEntry,
+  [old, next]: [Side | null, Side | null],
+  maxBytes: number,
+  counts?: { added: number; deleted: number; whitespaceOnly: boolean },
+): ChangeFacts {
   return changeFacts({
     path: e.path,
     oldPath: e.oldPath,
     oldMode: e.oldMode,
     newMode: e.newMode,
-    old: side(oldObj),
-    new: side(newObj),
-    added: e.added ?? 0,
-    deleted: e.deleted ?? 0,
-    gitBinary: e.added === null,
+    old,
+    new: next,
+    added: counts ? counts.added : (e.added ?? 0),
+    deleted: counts ? counts.deleted : (e.deleted ?? 0),
+    ...(counts?.whitespaceOnly ? { whitespaceOnly: true } : {}),
+    gitBinary: counts ? false : e.added === null,
     // git's counts stand even where the sniff says binary (a `diff` attribute)
     zeroBinaryCounts: false,
     contentChanged: e.oldOid !== e.newOid,
@@ -150,14 +177,81 @@ function entryFacts(
   });
 }
 
+interface Read {
+  entries: readonly DiffEntry[];
+  objects: readonly CatResult[];
+  want: ReadonlyArray<{ old?: number; new?: number }>;
+  facts: ChangeFacts[];
+}
+
+/**
+ * A notebook whose two sides are both notebooks (and held) is measured on its cells' sources, as
+ * the hook measures a Write, Edit or NotebookEdit of it (core/notebook.ts): its JSON's lines say
+ * nothing of the work in it (a 150-line cell held as one JSON string is one line; a one-line
+ * change to a cell saved as a list of lines rewrites them all). Its facts are replaced here. One
+ * more `diff --no-index` (two with a would-be replacement: -w) for all of them, only when a
+ * notebook is among the entries; the indexes measured this way are returned.
+ */
+async function measureNotebooks(
+  { entries, objects, want, facts }: Read,
+  opts: Pick<FactOptions, 'maxBytes' | 'whitespace'>,
+): Promise<Set<number>> {
+  const measured = new Set<number>();
+  const pairs: Array<{ i: number; base: Buffer; next: Buffer }> = [];
+  entries.forEach((e, i) => {
+    if (!NOTEBOOK_PATH.test(e.path) || facts[i]!.binary) return;
+    if (e.oldMode === GITLINK || e.newMode === GITLINK || e.newMode === MODE.symlink) return;
+    const held = (at: number | undefined) => {
+      const o = at === undefined ? null : objects[at];
+      return o?.data !== undefined && o.size <= opts.maxBytes ? o.data : null;
+    };
+    const [oldData, newData] = [held(want[i]!.old), held(want[i]!.new)];
+    if (oldData === null || newData === null) return;
+    const [base, next] = [
+      notebookSources(oldData.toString('utf8')),
+      notebookSources(newData.toString('utf8')),
+    ];
+    if (base !== null && next !== null)
+      pairs.push({ i, base: Buffer.from(base), next: Buffer.from(next) });
+  });
+  if (pairs.length === 0) return measured;
+  const { numstatPairs } = await import('./measure.js');
+  const { tmpdir } = await import('node:os');
+  const ratio = opts.whitespace?.changeRatio;
+  const { counts, whitespaceOnly } = await numstatPairs(tmpdir(), pairs, (c) =>
+    ratio === undefined
+      ? []
+      : pairs
+          .filter(({ i, base }) => {
+            const lines = countLines(base);
+            return lines > 0 && (c.get(i)?.deleted ?? 0) / lines >= ratio;
+          })
+          .map((p) => p.i),
+  );
+  for (const { i, base, next } of pairs) {
+    const c = counts.get(i);
+    const side = (b: Buffer): Side => ({ bytes: b.length, data: b });
+    facts[i] = factsOf(entries[i]!, [side(base), side(next)], opts.maxBytes, {
+      added: c?.added ?? 0,
+      deleted: c?.deleted ?? 0,
+      whitespaceOnly: whitespaceOnly.has(i),
+    });
+    measured.add(i);
+  }
+  return measured;
+}
+
 /** Would-be replacements that are a reindent: `whitespaceOnly`, measured by git (-b). */
 async function markWhitespaceOnly(
   cwd: string,
   entries: readonly DiffEntry[],
   facts: ChangeFacts[],
-  ws: { range: readonly string[]; changeRatio: number },
+  /** `done`: entries already measured another way (notebooks, on their cells). */
+  { done, ...ws }: { range: readonly string[]; changeRatio: number; done: ReadonlySet<number> },
 ): Promise<void> {
-  const candidates = entries.filter((e, i) => mayBeWhitespaceOnly(facts[i]!, ws.changeRatio));
+  const candidates = entries.filter(
+    (e, i) => !done.has(i) && mayBeWhitespaceOnly(facts[i]!, ws.changeRatio),
+  );
   if (candidates.length === 0) return;
   const only = await whitespaceOnlyPaths(cwd, ws.range, candidates);
   for (const f of facts) if (only.has(f.path)) f.whitespaceOnly = true;

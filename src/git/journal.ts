@@ -6,6 +6,7 @@ import {
   openSync,
   readFileSync,
   readSync,
+  readdirSync,
   statSync,
   writeSync,
 } from 'node:fs';
@@ -13,6 +14,7 @@ import { mkdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { packedLookup } from './packed-refs.js';
 import { randomHex } from '../core/digest.js';
+import { faultPoint } from '../runtime/faults.js';
 
 /**
  * guard's journal of its own ref tips, outside refs/ (DESIGN "A net that
@@ -166,34 +168,39 @@ const readRegularText = async (file: string): Promise<string> =>
   (await readRegular(file))?.toString('utf8') ?? '';
 
 /** Note refs guard just wrote. Never fails the caller: a journal that cannot be written only weakens the check. */
-export function noteTips(commonDir: string | null, tips: readonly Tip[]): void {
+function noteTips(commonDir: string | null, tips: readonly Tip[]): void {
   if (!commonDir || tips.length === 0) return;
-  write(commonDir, tips.map((t) => `${t.oid} ${t.ref}\n`).join(''));
+  note(commonDir, tips.map((t) => `${t.oid} ${t.ref}\n`).join(''));
   const kept = tips.filter((t) => pinned(t.ref));
   if (kept.length > 0)
-    write(commonDir, kept.map((t) => `${t.oid} ${t.ref}\n`).join(''), PINNED_FILE);
+    note(commonDir, kept.map((t) => `${t.oid} ${t.ref}\n`).join(''), PINNED_FILE);
 }
 
 /**
- * The journal made, empty, before guard writes its first ref: a door that
- * finds refs under refs/guard/ and no journal reads that as `.git/guard`
- * removed whole (flows/doctor/integrity.ts journalWiped), so a ref must never
- * exist before the journal, even for the moment between a first call's
- * fast-import and its note (eight first calls at once: one read another's
- * new ref that way). One stat when it is there.
+ * The one way guard writes refs under refs/guard/ (records' fast-import, lanes, the branch gate's
+ * tips; DESIGN "A net that notices its own removal"): every ref's name is noted as coming
+ * (`+ REF`) before it can exist, `write` writes the refs and answers what it wrote, and each tip is
+ * noted. So a ref under refs/guard/ that the journal has no word on was never written by guard
+ * through this journal (unjournaledRefs: the journal was replaced), even for the moment between a
+ * first call's fast-import and its note (eight first calls at once: one read another's new ref that
+ * way), and a writer cannot forget a step. The journal is made by the first note.
  */
-export function ensureJournal(commonDir: string | null): void {
-  if (!commonDir) return;
-  try {
-    statSync(journalFile(commonDir));
-  } catch {
-    write(commonDir, '');
-  }
+export async function journaledRefWrite(
+  cwd: string,
+  refs: readonly string[],
+  write: () => Promise<readonly Tip[]>,
+): Promise<readonly Tip[]> {
+  const commonDir = commonDirOf(cwd);
+  if (commonDir && refs.length > 0) note(commonDir, refs.map((r) => `+ ${r}\n`).join(''));
+  const tips = await write();
+  faultPoint('journal:before-note');
+  noteTips(commonDir, tips);
+  return tips;
 }
 
 /** A journal begun anew from `tips` (`guard recover` after .git/guard/ was removed whole): the file exists even with none. */
 export function startJournal(commonDir: string, tips: readonly Tip[]): void {
-  write(commonDir, tips.map((t) => `${t.oid} ${t.ref}\n`).join(''));
+  note(commonDir, tips.map((t) => `${t.oid} ${t.ref}\n`).join(''));
   noteTips(
     commonDir,
     tips.filter((t) => pinned(t.ref)),
@@ -213,7 +220,7 @@ export function noteBackground(
   time: Date,
 ): void {
   if (!commonDir || /\s/.test(harness + sessionKey)) return;
-  write(commonDir, `bg ${time.toISOString()} ${harness} ${sessionKey}\n`);
+  note(commonDir, `bg ${time.toISOString()} ${harness} ${sessionKey}\n`);
 }
 
 export interface BackgroundQuery {
@@ -242,9 +249,9 @@ export async function backgroundNoted(
 /** Note refs guard removed itself (pruning), so their absence is not news. */
 export function noteGone(commonDir: string | null, refs: readonly string[]): void {
   if (!commonDir || refs.length === 0) return;
-  write(commonDir, refs.map((r) => `- ${r}\n`).join(''));
+  note(commonDir, refs.map((r) => `- ${r}\n`).join(''));
   const kept = refs.filter(pinned);
-  if (kept.length > 0) write(commonDir, kept.map((r) => `- ${r}\n`).join(''), PINNED_FILE);
+  if (kept.length > 0) note(commonDir, kept.map((r) => `- ${r}\n`).join(''), PINNED_FILE);
 }
 
 /**
@@ -265,7 +272,7 @@ function append(file: string, text: string): void {
   }
 }
 
-function write(commonDir: string, text: string, name = FILE): void {
+function note(commonDir: string, text: string, name = FILE): void {
   const file = path.join(commonDir, DIR, name);
   try {
     append(file, text);
@@ -334,8 +341,8 @@ async function compact(file: string): Promise<void> {
  * it by hand would switch those checks off without a word. liveTips skips these lines.
  */
 export function noteGate(commonDir: string, digest: string): void {
-  write(commonDir, `gate ${digest}\n`);
-  write(commonDir, `gate ${digest}\n`, PINNED_FILE);
+  note(commonDir, `gate ${digest}\n`);
+  note(commonDir, `gate ${digest}\n`, PINNED_FILE);
 }
 
 /** The newest gate digest in a journal text; null when there is none. */
@@ -480,6 +487,7 @@ export async function journalCheck(
   const seen = new Set(newest.map((t) => t.ref));
   // the pinned refs (lane bases) always, whatever their age: their last word is the pinned file's
   const tips = [...liveTips(pins).filter((t) => !seen.has(t.ref)), ...newest];
+  const coming = comingRefs(recent);
   if (tips.length === 0) return { gone: [], moved: [] };
   // one read of packed-refs, shared by the lookups that run at once, each a binary search: a
   // Map of every line (or a read each) cost seconds a commit at 100,000 refs
@@ -494,9 +502,98 @@ export async function journalCheck(
   tips.forEach((t, i) => {
     const v = now[i];
     if (v === null || v === undefined) gone.push(t);
-    else if (v !== t.oid) moved.push({ ...t, now: v });
+    // (a ref whose last word is "coming": guard is writing it now, or was killed before its note)
+    else if (v !== t.oid && !coming.has(t.ref)) moved.push({ ...t, now: v });
   });
   return { gone, moved };
+}
+
+/** How many entries of refs/guard/ unjournaledRefs walks at most (a small journal names fewer refs). */
+const WALK_MAX = 20_000;
+
+/**
+ * Refs under refs/guard/ that the journal has no word on (no tip, no `+` before it was written, no
+ * `-` after guard removed it), when they are most of the refs there and the journal is small enough
+ * to be read whole (TAIL_BYTES, as a door reads its tail anyway): every ref guard writes is noted as
+ * coming before it exists (journaledRefWrite), so a journal that knows fewer of the refs than it
+ * does not is not the one guard kept: removed and put back (empty, or with other lines), and with
+ * it every word on the refs deleted beside it. (A few hand-made refs beside guard's many are not
+ * this: doctor warns about the odd ones.)
+ * The refs are walked before the journal is read, so a ref written meanwhile is always found noted.
+ * A journal larger than the tail is not compared (reading it and every ref at each door costs
+ * seconds at 100,000 refs; docs/reliability/holes4.md). File reads only; [] with another ref store.
+ */
+export function unjournaledRefs(commonDir: string): string[] {
+  const file = journalFile(commonDir);
+  let size: number;
+  try {
+    const st = statSync(file);
+    if (!st.isFile()) return [];
+    size = st.size;
+  } catch {
+    return [];
+  }
+  if (size > TAIL_BYTES) return [];
+  const refs = guardRefNames(commonDir);
+  if (refs.length === 0) return [];
+  const text =
+    (readRegularSync(file)?.toString('utf8') ?? '') +
+    (readRegularSync(path.join(commonDir, DIR, PINNED_FILE))?.toString('utf8') ?? '');
+  if (text.length > 2 * TAIL_BYTES) return [];
+  const known = new Set<string>();
+  for (const line of text.split('\n')) {
+    const sp = line.indexOf(' ');
+    if (sp > 0) known.add(line.slice(sp + 1));
+  }
+  const unknown = refs.filter((r) => !known.has(r));
+  // a few refs it has no word on are hand-made ones (doctor names the odd ones); most of them, its own journal's loss
+  return unknown.length > refs.length - unknown.length ? unknown : [];
+}
+
+/** The names of the refs under refs/guard/ (loose files, then packed-refs' lines), up to WALK_MAX entries walked. */
+function guardRefNames(commonDir: string): string[] {
+  try {
+    if (statSync(path.join(commonDir, 'reftable'))) return [];
+  } catch {
+    /* the files backend */
+  }
+  const names: string[] = [];
+  let walked = 0;
+  const walk = (rel: string) => {
+    let entries: import('node:fs').Dirent[];
+    try {
+      entries = readdirSync(path.join(commonDir, rel), { withFileTypes: true });
+    } catch {
+      return;
+    }
+    for (const e of entries) {
+      if (++walked > WALK_MAX) return;
+      // (git's lock files are not refs)
+      if (e.isDirectory()) walk(`${rel}/${e.name}`);
+      else if (e.isFile() && !e.name.endsWith('.lock')) names.push(`${rel}/${e.name}`);
+    }
+  };
+  walk('refs/guard');
+  const packed = readRegularSync(path.join(commonDir, 'packed-refs'));
+  if (packed?.includes(' refs/guard/'))
+    for (const line of packed.toString('utf8').split('\n')) {
+      const ref = line.slice(line.indexOf(' ') + 1);
+      if (!line.startsWith('^') && !line.startsWith('#') && ref.startsWith('refs/guard/'))
+        names.push(ref);
+    }
+  return names;
+}
+
+/** The refs whose last word in a journal text is "coming" (`+ REF`, journaledRefWrite): being written, or the writer died before its note. */
+function comingRefs(text: string): Set<string> {
+  const coming = new Set<string>();
+  for (const line of text.split('\n')) {
+    const sp = line.indexOf(' ');
+    if (sp <= 0) continue;
+    if (line.startsWith('+ ')) coming.add(line.slice(2));
+    else coming.delete(line.slice(sp + 1));
+  }
+  return coming;
 }
 
 /** The journaled refs gone from the ref store (see journalCheck). */

@@ -1,7 +1,7 @@
 import { existsSync, lstatSync, readlinkSync, realpathSync } from 'node:fs';
 import { appendFile, cp, mkdir, readFile, rmdir } from 'node:fs/promises';
 import path from 'node:path';
-import { commonDirOf, ensureJournal, noteGone, noteTips } from './journal.js';
+import { commonDirOf, journaledRefWrite, noteGone } from './journal.js';
 import { GuardError } from '../core/errors.js';
 import { RECORD_VERSION } from '../core/record.js';
 import { GUARD_IDENTITY, checkpointId, type Checkpoint } from './checkpoint.js';
@@ -266,14 +266,15 @@ export async function createLane(
   }
   if (existsSync(lane.path)) throw taken();
   assertLanesContained(main);
-  ensureJournal(commonDirOf(cwd));
-  const made = await git(['update-ref', '-m', 'guard start', laneRef(name), base, ''], {
-    cwd,
-    okCodes: [128],
-  });
-  if (made.code !== 0) throw taken();
   // journaled (and pinned: journal.ts), so a base ref deleted or moved from the shell is noticed and `guard recover` puts it back
-  noteTips(commonDirOf(cwd), [{ ref: laneRef(name), oid: base }]);
+  const made = await journaledRefWrite(cwd, [laneRef(name)], async () => {
+    const r = await git(['update-ref', '-m', 'guard start', laneRef(name), base, ''], {
+      cwd,
+      okCodes: [128],
+    });
+    return r.code === 0 ? [{ ref: laneRef(name), oid: base }] : [];
+  });
+  if (made.length === 0) throw taken();
   try {
     // -b: the lane's own branch; --quiet: nothing on stderr to parse.
     await git(['worktree', 'add', '--quiet', '-b', lane.branch, lane.path, base], { cwd });
@@ -379,10 +380,11 @@ export async function checkpointCommit(
     .toString('utf8')
     .trim();
   const ref = newRef(REFS.checkpoints, now);
-  ensureJournal(commonDirOf(cwd));
-  await git(['update-ref', '-m', 'guard checkpoint', ref, oid, ''], { cwd });
   // journaled as every checkpoint is: the last thing holding the lane's work, so a deletion from outside is noticed
-  noteTips(commonDirOf(cwd), [{ ref, oid }]);
+  await journaledRefWrite(cwd, [ref], async () => {
+    await git(['update-ref', '-m', 'guard checkpoint', ref, oid, ''], { cwd });
+    return [{ ref, oid }];
+  });
   return { ref, id: checkpointId(ref), commit: oid, tree, index: null, reused: false, skipped: [] };
 }
 

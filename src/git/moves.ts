@@ -1,9 +1,8 @@
 import {
   commonDirOf,
-  ensureJournal,
+  journaledRefWrite,
   journaledUnder,
   noteGone,
-  noteTips,
   readJournal,
 } from './journal.js';
 import { git } from './run.js';
@@ -188,20 +187,22 @@ export async function settleMoves(
     if (m.anchor) input += `update ${anchorRef(m.branchRef, day)} ${m.anchor}\n`;
     for (const d of m.dropped ?? []) input += `create ${d.ref} ${d.tip}\n`;
   }
-  if (input !== '') {
-    ensureJournal(commonDirOf(cwd));
-    await git(['update-ref', '-m', 'guard: passed the gate', '--stdin'], { cwd, input });
-  }
   // a dropped tip is the last ref holding that work, and the verified tip and the day's anchor are what moves are
   // measured from: all journaled as guard writes them, so a deletion or a move from outside is noticed (flows/doctor/integrity.ts)
-  noteTips(
-    commonDirOf(cwd),
-    moves.flatMap((m) => [
-      { ref: verifiedRef(m.branchRef), oid: m.to },
-      ...(m.anchor ? [{ ref: anchorRef(m.branchRef, day), oid: m.anchor }] : []),
-      ...(m.dropped ?? []).map((d) => ({ ref: d.ref, oid: d.tip })),
-    ]),
-  );
+  const tips = moves.flatMap((m) => [
+    { ref: verifiedRef(m.branchRef), oid: m.to },
+    ...(m.anchor ? [{ ref: anchorRef(m.branchRef, day), oid: m.anchor }] : []),
+    ...(m.dropped ?? []).map((d) => ({ ref: d.ref, oid: d.tip })),
+  ]);
+  if (input !== '')
+    await journaledRefWrite(
+      cwd,
+      tips.map((t) => t.ref),
+      async () => {
+        await git(['update-ref', '-m', 'guard: passed the gate', '--stdin'], { cwd, input });
+        return tips;
+      },
+    );
   // Other days' anchors (of every branch, discarded lanes too), once a day: on their own and
   // best effort, so that two moves racing to delete them never fail the move itself
   if (staleAnchors.length > 0) {
@@ -233,9 +234,12 @@ export async function moveBase(cwd: string, from: string, to: string): Promise<s
  * already serialised, and the newest measured tip is the one to keep.
  */
 export async function markVerified(cwd: string, branchRef: string, tip: string): Promise<void> {
-  ensureJournal(commonDirOf(cwd));
-  await git(['update-ref', '-m', 'guard: passed the gate', verifiedRef(branchRef), tip], { cwd });
-  noteTips(commonDirOf(cwd), [{ ref: verifiedRef(branchRef), oid: tip }]);
+  await journaledRefWrite(cwd, [verifiedRef(branchRef)], async () => {
+    await git(['update-ref', '-m', 'guard: passed the gate', verifiedRef(branchRef), tip], {
+      cwd,
+    });
+    return [{ ref: verifiedRef(branchRef), oid: tip }];
+  });
 }
 
 /** Committer time (unix seconds) of each commit, in one process; 0 where unknown. */
@@ -278,13 +282,15 @@ export async function adoptTips(cwd: string): Promise<string[]> {
   const missing = [...heads].filter(([ref]) => !verified.has(ref));
   if (missing.length === 0) return [];
   const input = missing.map(([ref, oid]) => `create ${verifiedRef(ref)} ${oid}\n`).join('');
-  ensureJournal(commonDirOf(cwd));
-  const r = await git(['update-ref', '--stdin'], { cwd, input, okCodes: [128] });
-  if (r.code === 0)
-    noteTips(
-      commonDirOf(cwd),
-      missing.map(([ref, oid]) => ({ ref: verifiedRef(ref), oid })),
-    );
+  const tips = missing.map(([ref, oid]) => ({ ref: verifiedRef(ref), oid }));
+  await journaledRefWrite(
+    cwd,
+    tips.map((t) => t.ref),
+    async () => {
+      const r = await git(['update-ref', '--stdin'], { cwd, input, okCodes: [128] });
+      return r.code === 0 ? tips : [];
+    },
+  );
   return missing.map(([ref]) => ref);
 }
 
@@ -369,13 +375,15 @@ export async function keepDropped(
   kept: ReadonlyArray<{ ref: string; tip: string }>,
 ): Promise<void> {
   if (kept.length === 0) return;
-  ensureJournal(commonDirOf(cwd));
-  await git(['update-ref', '-m', 'guard: kept a dropped tip', '--stdin'], {
+  await journaledRefWrite(
     cwd,
-    input: kept.map((d) => `create ${d.ref} ${d.tip}\n`).join(''),
-  });
-  noteTips(
-    commonDirOf(cwd),
-    kept.map((d) => ({ ref: d.ref, oid: d.tip })),
+    kept.map((d) => d.ref),
+    async () => {
+      await git(['update-ref', '-m', 'guard: kept a dropped tip', '--stdin'], {
+        cwd,
+        input: kept.map((d) => `create ${d.ref} ${d.tip}\n`).join(''),
+      });
+      return kept.map((d) => ({ ref: d.ref, oid: d.tip }));
+    },
   );
 }

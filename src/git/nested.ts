@@ -6,6 +6,7 @@ import { checkpoint, checkpointId } from './checkpoint.js';
 import { REFS, newRef } from './records.js';
 import { openRepo, type Repo } from './repo.js';
 import { git, splitZ } from './run.js';
+import { commonDirOf, journaledRefWrite, noteGone } from './journal.js';
 import { randomHex } from '../core/digest.js';
 
 export interface KeptNested {
@@ -101,17 +102,25 @@ export async function keepNested(
         env,
       });
       // A ref to fetch by (fetching a bare commit id needs uploadpack.allowAnySHA1InWant).
+      // (both refs written the one way guard writes refs: named in each repository's journal first)
       const exportRef = `refs/guard/export/${randomHex(6)}`;
-      await git(['update-ref', exportRef, cp.commit], { cwd: inner.root, env });
+      await journaledRefWrite(inner.root, [exportRef], async () => {
+        await git(['update-ref', exportRef, cp.commit], { cwd: inner.root, env });
+        return [{ ref: exportRef, oid: cp.commit }];
+      });
       const ref = newRef(REFS.checkpoints);
       try {
         // --no-write-fetch-head: FETCH_HEAD is the user's; --no-tags: only the checkpoint and its history
-        await git(
-          ['fetch', '--quiet', '--no-tags', '--no-write-fetch-head', dir, `${exportRef}:${ref}`],
-          { cwd: outer.root },
-        );
+        await journaledRefWrite(outer.root, [ref], async () => {
+          await git(
+            ['fetch', '--quiet', '--no-tags', '--no-write-fetch-head', dir, `${exportRef}:${ref}`],
+            { cwd: outer.root },
+          );
+          return [{ ref, oid: cp.commit }];
+        });
       } finally {
         await git(['update-ref', '-d', exportRef], { cwd: inner.root, env, okCodes: [1, 128] });
+        noteGone(commonDirOf(inner.root), [exportRef]);
       }
       kept.push({ path: rel, checkpoint: checkpointId(ref), commit: cp.commit });
     } catch (err) {

@@ -13,7 +13,7 @@ import {
 } from '../core/record.js';
 import type { DiffEntry } from './diff.js';
 import { git, gitEnv, gitSpawnArgs } from './run.js';
-import { commonDirOf, ensureJournal, noteGone, noteTips } from './journal.js';
+import { commonDirOf, journaledRefWrite, noteGone } from './journal.js';
 import { faultPoint } from '../runtime/faults.js';
 import { randomHex } from '../core/digest.js';
 
@@ -167,16 +167,45 @@ export async function importCommits(
   for (const m of ask) parts.push(Buffer.from(`get-mark :${m}\nls :${m} ""\n`));
   for (const n of noted) parts.push(Buffer.from(`get-mark :${n.mark}\n`));
   parts.push(Buffer.from('done\n'));
-  if (noted.length > 0) ensureJournal(commonDirOf(cwd));
-  let out: string;
+  // every ref named as coming in guard's journal before fast-import can write it, each tip noted
+  // after (the scratch refs are reset to nothing in the same run: fast-import never writes them)
+  await journaledRefWrite(
+    cwd,
+    noted.map((n) => n.ref),
+    async () => {
+      const out = await runFastImport(cwd, Buffer.concat(parts), opts.env);
+      const lines = out.split('\n');
+      ask.forEach((m, i) => {
+        const commit = lines[2 * i]?.trim() ?? '';
+        const tree = ROOT_TREE_LINE.exec(lines[2 * i + 1] ?? '')?.[1] ?? '';
+        if (!OID.test(commit) || !OID.test(tree))
+          throw new GuardError(
+            'E_RECORD',
+            `git fast-import did not say what it wrote for mark :${m}`,
+            'run guard again; GUARD_DEBUG=1 shows more',
+          );
+        written.set(m, { commit, tree });
+      });
+      const tips = noted
+        .map((n, i) => ({ ref: n.ref, oid: lines[2 * ask.length + i]?.trim() ?? '' }))
+        .filter((t) => OID.test(t.oid));
+      faultPoint('records:before-note');
+      return tips;
+    },
+  );
+  return written;
+}
+
+/** One `git fast-import --quiet` of `input`; its stdout (the get-mark and ls answers). */
+async function runFastImport(
+  cwd: string,
+  input: Buffer,
+  env: WriteRecordsOptions['env'],
+): Promise<string> {
   try {
     // --quiet: no statistics on stderr; refs are new and unique, so no --force.
-    out = (
-      await git(['fast-import', '--quiet'], {
-        cwd,
-        input: Buffer.concat(parts),
-        ...(opts.env ? { env: opts.env } : {}),
-      })
+    return (
+      await git(['fast-import', '--quiet'], { cwd, input, ...(env ? { env } : {}) })
     ).stdout.toString('utf8');
   } catch (err) {
     const why = err instanceof Error ? err.message : String(err);
@@ -186,24 +215,6 @@ export async function importCommits(
       'check that .git is writable and has space; guard fails closed',
     );
   }
-  const lines = out.split('\n');
-  ask.forEach((m, i) => {
-    const commit = lines[2 * i]?.trim() ?? '';
-    const tree = ROOT_TREE_LINE.exec(lines[2 * i + 1] ?? '')?.[1] ?? '';
-    if (!OID.test(commit) || !OID.test(tree))
-      throw new GuardError(
-        'E_RECORD',
-        `git fast-import did not say what it wrote for mark :${m}`,
-        'run guard again; GUARD_DEBUG=1 shows more',
-      );
-    written.set(m, { commit, tree });
-  });
-  const tips = noted
-    .map((n, i) => ({ ref: n.ref, oid: lines[2 * ask.length + i]?.trim() ?? '' }))
-    .filter((t) => OID.test(t.oid));
-  faultPoint('records:before-note');
-  noteTips(commonDirOf(cwd), tips);
-  return written;
 }
 
 const OID = /^[0-9a-f]{40}(?:[0-9a-f]{24})?$/;

@@ -1,32 +1,6 @@
 import type { EditResult } from './edits.js';
 import type { NotebookEdit } from './types.js';
-
-/**
- * Claude Code's NotebookEdit (2.1.330, read from its binary): the notebook is
- * parsed as JSON, one cell found by its `id` (or `cell-N`, its index), and
- * replaced (its `source` becomes the new text as one string; a code cell's
- * outputs and execution count are cleared; `cell_type` changes it),
- * inserted after it (at the start without a cell id), or deleted; then
- * written as `JSON.stringify(notebook, null, 1)`, keeping a byte order mark,
- * a final newline and CRLF line ends. Reproduced here so guard measures the
- * call as a write of that file.
- */
-type Cell = { cell_type?: unknown; id?: unknown; source?: unknown; [k: string]: unknown };
-type Notebook = { cells: Cell[]; nbformat?: unknown; nbformat_minor?: unknown };
-
-function parseNotebook(text: string): Notebook | null {
-  let nb: unknown;
-  try {
-    nb = JSON.parse(text.replace(/^\uFEFF/, ''));
-  } catch {
-    return null;
-  }
-  if (typeof nb !== 'object' || nb === null || Array.isArray(nb)) return null;
-  const cells = (nb as { cells?: unknown }).cells;
-  if (!Array.isArray(cells) || !cells.every((c) => typeof c === 'object' && c !== null))
-    return null;
-  return nb as Notebook;
-}
+import { parseNotebook, type Cell } from '../core/notebook.js';
 
 /** The index Claude edits (or inserts at), as its own lookup finds it. */
 function cellIndex(cells: Cell[], id: string | null, insert: boolean): number | string {
@@ -41,9 +15,16 @@ function cellIndex(cells: Cell[], id: string | null, insert: boolean): number | 
   return insert ? i + 1 : i;
 }
 
-const sourceText = (s: unknown): string =>
-  Array.isArray(s) ? s.map((x) => (typeof x === 'string' ? x : '')).join('') : String(s ?? '');
-
+/**
+ * Claude Code's NotebookEdit (2.1.330, read from its binary): the notebook is
+ * parsed as JSON, one cell found by its `id` (or `cell-N`, its index), and
+ * replaced (its `source` becomes the new text as one string; a code cell's
+ * outputs and execution count are cleared; `cell_type` changes it),
+ * inserted after it (at the start without a cell id), or deleted; then
+ * written as `JSON.stringify(notebook, null, 1)`, keeping a byte order mark,
+ * a final newline and CRLF line ends. Reproduced here so guard measures the
+ * call as a write of that file.
+ */
 export function applyNotebookEdit(text: string, edit: NotebookEdit): EditResult {
   const nb = parseNotebook(text);
   if (!nb) return { ok: false, why: 'the notebook is not valid notebook JSON' };
@@ -82,19 +63,4 @@ export function applyNotebookEdit(text: string, edit: NotebookEdit): EditResult 
   return { ok: true, text: out };
 }
 
-/**
- * What guard measures of a notebook: its cells' sources, each after a
- * marker line, not the JSON (a replaced cell's source becomes one JSON
- * string, and its outputs are cleared: neither is work lost). null when the
- * text is not a notebook.
- */
-export function notebookSources(text: string): string | null {
-  const nb = parseNotebook(text);
-  if (!nb) return null;
-  return nb.cells
-    .map((c) => {
-      const s = sourceText(c.source);
-      return `# %% [${String(c.cell_type ?? 'code')}]\n${s}${s === '' || s.endsWith('\n') ? '' : '\n'}`;
-    })
-    .join('');
-}
+export { notebookSources } from '../core/notebook.js';

@@ -8,6 +8,7 @@ import { mkdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import {
+  CLI,
   claudeDecision as decision,
   claudeHook,
   claudeRepo,
@@ -44,7 +45,7 @@ const NB = notebook([
 afterAll(cleanupRepos);
 
 describe('the wiped journal, silenced', () => {
-  it.fails('rm -r .git/guard then an empty journal put back, with the anchors deleted: a looser config does not pass (open: adv2.md)', () => {
+  it('rm -r .git/guard then an empty journal put back, with the anchors deleted: a looser config does not pass (holes4)', () => {
     const repo = claudeRepo({ 'state.py': lines(270) });
     claudeHook(repo, 's', 'Bash', { command: 'ls' }, 'l1');
     claudeHook(repo, 's', 'Bash', { command: 'ls' }, 'l1', true);
@@ -133,16 +134,85 @@ describe('a notebook written as JSON (Write, Edit), not through NotebookEdit', (
   });
 });
 
-describe('a notebook at the commit gate', () => {
-  it.fails('a commit that drops a 150-line cell held as one JSON string is refused (open: adv2.md)', () => {
+describe('a notebook at the commit gate, ci and the branch gate (holes4: measured on its cells)', () => {
+  const without = notebook([
+    { id: 'intro', source: 'import os\n' },
+    { id: 'plot', source: 'plot(x)\n' },
+  ]);
+
+  it('a commit that drops a 150-line cell held as one JSON string is refused by check', () => {
     const repo = claudeRepo({ 'nb.ipynb': NB });
-    const without = notebook([
-      { id: 'intro', source: 'import os\n' },
-      { id: 'plot', source: 'plot(x)\n' },
-    ]);
     repo.write('nb.ipynb', without);
     repo.git(['add', 'nb.ipynb']);
-    const r = repo.guard(['check']);
+    // on main (the JSON's lines): ~8 lines lost, allowed
+    const r = repo.guardJson(['check']);
     expect(r.code).not.toBe(0);
+    // the cell's 150 lines and its marker line (core/notebook.ts)
+    expect(r.json.files[0]).toMatchObject({
+      path: 'nb.ipynb',
+      decision: 'blocked',
+      linesDeleted: 151,
+    });
+  });
+
+  it('guard ci refuses the same drop between two commits', () => {
+    const repo = claudeRepo({ 'nb.ipynb': NB });
+    repo.git(['checkout', '-q', '-b', 'work']);
+    repo.write('nb.ipynb', without);
+    repo.git(['-c', 'core.hooksPath=/dev/null', 'commit', '-qam', 'drop', '--no-verify']);
+    const head = repo.git(['rev-parse', 'HEAD']).trim();
+    const ci = repo.guardJson(['ci', '--base', 'main', '--head', head]);
+    expect(ci.code).toBe(1);
+    expect(ci.json.files[0]).toMatchObject({
+      path: 'nb.ipynb',
+      decision: 'blocked',
+      linesDeleted: 151,
+    });
+  });
+
+  it('the branch gate refuses the drop committed with --no-verify', () => {
+    const repo = claudeRepo({ 'nb.ipynb': NB });
+    mkdirSync(path.join(repo.dir, 'node_modules', '.bin'), { recursive: true });
+    symlinkSync(CLI, path.join(repo.dir, 'node_modules', '.bin', 'guard'));
+    const head = repo.git(['rev-parse', 'HEAD']).trim();
+    repo.write('nb.ipynb', without);
+    repo.git(['add', 'nb.ipynb']);
+    const r = repo.gitRun(['commit', '-q', '--no-verify', '-m', 'drop'], { CI: 'true' });
+    expect(r.code).not.toBe(0);
+    expect(r.stderr).toContain('nb.ipynb');
+    expect(repo.git(['rev-parse', 'HEAD']).trim()).toBe(head);
+  });
+
+  it('a one-line change to a 120-line cell of a notebook Jupyter saved (a list of lines, outputs) passes check', () => {
+    const cell = (src: string) => ({
+      cell_type: 'code',
+      execution_count: 4,
+      id: 'train',
+      metadata: {},
+      outputs: Array.from({ length: 40 }, (_, i) => ({
+        name: 'stdout',
+        output_type: 'stream',
+        text: [`epoch ${i}\n`],
+      })),
+      source: src.split(/(?<=\n)/),
+    });
+    const jupyter = (src: string) =>
+      JSON.stringify(
+        { cells: [cell(src)], metadata: {}, nbformat: 4, nbformat_minor: 5 },
+        null,
+        1,
+      ) + '\n';
+    const body = lines(120, 'loss = loss * 0.9  # epoch');
+    const repo = claudeRepo({ 'train.ipynb': jupyter(body) });
+    // as NotebookEdit leaves it: the source one string, the outputs cleared (the JSON's lines read as 160 lost)
+    const edited = JSON.parse(jupyter(body));
+    edited.cells[0].source = body.replace('epoch 7\n', 'epoch 7 (tuned)\n');
+    edited.cells[0].outputs = [];
+    edited.cells[0].execution_count = null;
+    repo.write('train.ipynb', JSON.stringify(edited, null, 1) + '\n');
+    repo.git(['add', 'train.ipynb']);
+    const r = repo.guardJson(['check']);
+    expect(r.code).toBe(0);
+    expect(r.json.files[0]).toMatchObject({ linesDeleted: 1, linesAdded: 1 });
   });
 });

@@ -314,6 +314,40 @@ describe('guard ci', () => {
     expect(large.length).toBe(small.length);
     expect(large.length).toBeLessThanOrEqual(8);
   });
+
+  it('measures 100 changed notebooks on their cells with the same number of git processes as 2 (holes4)', () => {
+    const nb = (src: string) =>
+      JSON.stringify(
+        {
+          cells: [{ cell_type: 'code', id: 'c', metadata: {}, outputs: [], source: src }],
+          metadata: {},
+          nbformat: 4,
+          nbformat_minor: 5,
+        },
+        null,
+        1,
+      ) + '\n';
+    const count = (n: number, ext: string) => {
+      const files: Record<string, string> = {};
+      for (let i = 0; i < n; i++) files[`nb/m${i}.${ext}`] = nb(lines(120, `v${i}`));
+      const repo = makeRepo(files);
+      repo.git(['checkout', '-q', '-b', 'pr']);
+      // half lose their 120-line cell's work (one JSON line to git), half change one line of it
+      for (let i = 0; i < n; i++)
+        repo.write(`nb/m${i}.${ext}`, nb(i % 2 ? lines(2, `w${i}`) : lines(120, `v${i}`) + 'x\n'));
+      repo.commitAll('many');
+      const trace = tmpFile('trace.txt');
+      const r = repo.guardJson(['ci', '--base', 'main'], { env: { GUARD_TRACE_GIT: trace } });
+      expect(r.json.files).toHaveLength(n);
+      return { r, git: readFileSync(trace, 'utf8').split('\n').filter(Boolean) };
+    };
+    const small = count(2, 'ipynb');
+    const large = count(100, 'ipynb');
+    expect(large.r.json.blocked).toBe(50);
+    expect(large.git.length).toBe(small.git.length);
+    // only notebooks pay: the cells' diff (and its -w pass for would-be replacements)
+    expect(large.git.length).toBeLessThanOrEqual(count(2, 'json').git.length + 2);
+  });
 });
 
 /**

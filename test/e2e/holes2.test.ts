@@ -7,7 +7,7 @@
  */
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
-import { journalCheck, noteTips } from '../../src/git/journal.js';
+import { journalCheck, journaledRefWrite } from '../../src/git/journal.js';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import {
@@ -110,14 +110,14 @@ describe("a lane's base ref is journaled", () => {
     startLane(repo, 'agent');
     const commit = head(repo);
     const refs = Array.from({ length: 200 }, (_, i) => `refs/guard/checkpoints/t-${i}`);
-    repo.git(['update-ref', '--stdin'], {
-      input: refs.map((r) => `create ${r} ${commit}\n`).join(''),
-    });
     const common = path.join(repo.dir, '.git');
-    noteTips(
-      common,
-      refs.map((ref) => ({ ref, oid: commit })),
-    );
+    // written as guard writes refs (journal.ts: named as coming, written, noted)
+    await journaledRefWrite(repo.dir, refs, async () => {
+      repo.git(['update-ref', '--stdin'], {
+        input: refs.map((r) => `create ${r} ${commit}\n`).join(''),
+      });
+      return refs.map((ref) => ({ ref, oid: commit }));
+    });
     expect((await journalCheck(common)).gone).toEqual([]);
     repo.git(['update-ref', '-d', 'refs/guard/lanes/agent']);
     expect((await journalCheck(common)).gone.map((t) => t.ref)).toEqual(['refs/guard/lanes/agent']);

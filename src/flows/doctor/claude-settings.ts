@@ -234,7 +234,9 @@ function guardCommands(project: string, s: Json | null): Set<string> {
  * settings-shaped JSON: a plugin's hooks.json is already; a frontmatter's `hooks:` block with a
  * PreToolUse or PermissionRequest entry becomes one hook whose command is the block's text (guard
  * reads no YAML: the block as written is what init records). Every installed plugin counts,
- * enabled or not (the safe side). Bounded: at most 200 files, each read without blocking.
+ * enabled or not (the safe side), and so does every plugin Claude Code loads from elsewhere (see
+ * pluginRoots), with the hooks its manifest holds inline or names. Bounded: at most 200 files,
+ * each read without blocking.
  */
 async function otherHookFiles(file: string): Promise<{ file: string; json: Json | null }[]> {
   const own =
@@ -242,13 +244,51 @@ async function otherHookFiles(file: string): Promise<{ file: string; json: Json 
     (process.env.HOME ? path.join(process.env.HOME, '.claude') : null);
   const dirs = [path.dirname(file), ...(own ? [own] : [])];
   const found: string[] = [];
-  const list = async (dir: string) => (await readdir(dir).catch(() => [] as string[])).sort();
   for (const d of dirs) {
-    for (const a of await list(path.join(d, 'agents')))
+    for (const a of await listDir(path.join(d, 'agents')))
       if (a.endsWith('.md')) found.push(path.join(d, 'agents', a));
-    for (const k of await list(path.join(d, 'skills')))
+    for (const k of await listDir(path.join(d, 'skills')))
       found.push(path.join(d, 'skills', k, 'SKILL.md'));
   }
+  for (const root of await pluginRoots(own))
+    found.push(path.join(root, 'hooks', 'hooks.json'), path.join(root, MANIFEST));
+  const read = async (f: string) => {
+    const text = (await readSettingsFile(f)) ?? '';
+    if (f.endsWith('.md')) return [{ file: f, json: frontmatterHooks(text) }];
+    if (!f.endsWith(MANIFEST)) return [{ file: f, json: parseSettings(text) }];
+    // a plugin's manifest: `hooks` inline (an object), or the path(s) of hooks files in the plugin
+    const hooks = parseSettings(text)?.hooks;
+    if (isObj(hooks)) return [{ file: f, json: { hooks } }];
+    const root = path.dirname(path.dirname(f));
+    const named = (Array.isArray(hooks) ? hooks : [hooks]).filter(
+      (h): h is string => typeof h === 'string',
+    );
+    return Promise.all(
+      named.slice(0, 8).map(async (h) => {
+        const at = path.resolve(root, h);
+        return { file: at, json: parseSettings((await readSettingsFile(at)) ?? '') };
+      }),
+    );
+  };
+  return (await Promise.all(found.slice(0, 200).map(read))).flat();
+}
+
+/** A plugin's manifest, in its folder. */
+const MANIFEST = path.join('.claude-plugin', 'plugin.json');
+
+const listDir = async (dir: string) => (await readdir(dir).catch(() => [] as string[])).sort();
+
+/**
+ * The folders Claude Code 2.1.330 loads plugins from, as read from its binary: every installed
+ * plugin (`plugins/installed_plugins.json`'s installPath), the folders named in
+ * `CLAUDE_CODE_PLUGIN_DIRS` (set in the environment or in a settings file's `env` block; Claude
+ * Code passes its environment to hooks, so the hook door sees it: each a plugin, or a folder of
+ * plugins whose every child loads), and the mods under `dev-mods/` in the person's Claude folder
+ * (hot-loaded in a session). `--plugin-dir` on Claude Code's command line is not seen
+ * (docs/reliability/holes4.md).
+ */
+async function pluginRoots(own: string | null): Promise<string[]> {
+  const roots: string[] = [];
   if (own) {
     const installed = parseSettings(
       (await readSettingsFile(path.join(own, 'plugins', 'installed_plugins.json'))) ?? '',
@@ -256,14 +296,18 @@ async function otherHookFiles(file: string): Promise<{ file: string; json: Json 
     const plugins = isObj(installed?.plugins) ? Object.values(installed.plugins) : [];
     for (const entries of plugins)
       for (const e of Array.isArray(entries) ? entries : [entries])
-        if (isObj(e) && typeof e.installPath === 'string')
-          found.push(path.join(e.installPath, 'hooks', 'hooks.json'));
+        if (isObj(e) && typeof e.installPath === 'string') roots.push(e.installPath);
+    for (const m of await listDir(path.join(own, 'dev-mods')))
+      roots.push(path.join(own, 'dev-mods', m));
   }
-  const texts = await Promise.all(found.slice(0, 200).map(readSettingsFile));
-  return found.slice(0, 200).map((f, i) => ({
-    file: f,
-    json: f.endsWith('.md') ? frontmatterHooks(texts[i] ?? '') : parseSettings(texts[i] ?? ''),
-  }));
+  for (const dir of (process.env.CLAUDE_CODE_PLUGIN_DIRS ?? '')
+    .split(new RegExp(`[${path.delimiter},]`))
+    .filter((d) => d && path.isAbsolute(d))
+    .slice(0, 20)) {
+    roots.push(dir);
+    for (const c of (await listDir(dir)).slice(0, 50)) roots.push(path.join(dir, c));
+  }
+  return roots;
 }
 
 /** A markdown file's frontmatter `hooks:` block, when it names an event that may change a tool's input. */

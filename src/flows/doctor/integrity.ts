@@ -12,6 +12,7 @@ import {
   startJournal,
   readRegular,
   readJournal,
+  unjournaledRefs,
   type MovedTip,
   type Tip,
 } from '../../git/journal.js';
@@ -166,6 +167,11 @@ export async function recordGate(
   opts: { person?: boolean } = {},
 ): Promise<string[]> {
   const warnings = opts.person ? [] : await withoutPerson(commonDir, agents);
+  const none = async (f: string) => !(await stat(path.join(commonDir, f)).catch(() => null));
+  // guard never ran here (no journal, no checkpoint note) yet refs/guard/* are there (fetched from
+  // another clone): the journal begins with them, or every door would read it as replaced
+  if ((await none('guard/journal')) && (await none('guard-last-checkpoint')))
+    startJournal(commonDir, await guardTips(commonDir));
   const dir = await ensureGuardDir(commonDir);
   const present = await Promise.all(
     HOOK_FILES.map((f) =>
@@ -608,6 +614,7 @@ export async function integrityProblems(
   if (gone.length === 0 && noJournal) gone.push(...(await lastCheckpointGone(commonDir)));
   const problems = refProblems(gone, moved);
   if (noJournal) problems.push(...(await journalWiped(commonDir)));
+  else if (!odd?.length) problems.push(...journalReplaced(commonDir));
   if (record) problems.push(record);
   if (odd?.length)
     problems.push({
@@ -798,6 +805,25 @@ async function journalWiped(commonDir: string): Promise<IntegrityProblem[]> {
   ];
 }
 
+/**
+ * The journal there, but not the one guard kept: refs under refs/guard/ it has no word on
+ * (git/journal.ts unjournaledRefs; every ref guard writes is named in it before it exists). What
+ * `rm -r .git/guard` then `: > .git/guard/journal` leaves (adv2): the refs deleted beside it are
+ * then in no journal, and no door could tell. File reads only; a journal past 64 KB is not compared.
+ */
+function journalReplaced(commonDir: string): IntegrityProblem[] {
+  const unknown = unjournaledRefs(commonDir);
+  if (unknown.length === 0) return [];
+  const named = unknown.slice(0, 3).join(', ');
+  return [
+    {
+      id: 'refs',
+      message: `guard's journal of its refs (.git/guard/journal) was replaced outside guard: it has no word on ${unknown.length} of guard's refs (${named}${unknown.length > 3 ? ', ...' : ''}), though guard notes every ref before writing it; guard can no longer tell whether its refs (checkpoints, a session's policy anchors) were moved or removed, nor whether its hooks were changed`,
+      hint: 'a person: look at guard log, then guard recover (it starts the journal again from the refs there are) and guard init (it records the hooks again)',
+    },
+  ];
+}
+
 /** One paragraph for a hook's answer or a warning line. */
 export function integritySentence(problems: readonly IntegrityProblem[]): string {
   return `guard's safety net was changed outside guard: ${problems.map((p) => `${p.message} (${p.hint})`).join('; ')}.`;
@@ -822,11 +848,9 @@ export interface RecoverResult {
 }
 
 /** Every ref under refs/guard/ and its commit, as the ref store has them now (one for-each-ref). */
-async function guardTips(repo: Repo): Promise<Tip[]> {
+async function guardTips(cwd: string): Promise<Tip[]> {
   return (
-    await git(['for-each-ref', '--format=%(objectname) %(refname)', 'refs/guard/'], {
-      cwd: repo.root,
-    })
+    await git(['for-each-ref', '--format=%(objectname) %(refname)', 'refs/guard/'], { cwd })
   ).stdout
     .toString('utf8')
     .split('\n')
@@ -889,7 +913,9 @@ export async function recover(repo: Repo): Promise<RecoverResult> {
   });
   const movedLost = moved.filter((_, i) => movedBack[i]?.type !== 'commit');
   // no journal (.git/guard removed whole): a new one from the refs there are, a person's call (journalWiped)
-  if (!hadJournal) startJournal(repo.commonDir, await guardTips(repo));
+  // or one put back in its place (journalReplaced): the same, from the refs there are
+  if (!hadJournal || unjournaledRefs(repo.commonDir).length > 0)
+    startJournal(repo.commonDir, await guardTips(repo.root));
   noteGone(
     repo.commonDir,
     [...lost, ...movedLost].map((t) => t.ref),

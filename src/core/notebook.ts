@@ -1,0 +1,45 @@
+/**
+ * A Jupyter notebook as guard measures it: its cells' sources, not its JSON.
+ * Pure (no I/O): the hook (harness/notebook.ts, flows/hook/hook-write.ts) and
+ * the gates that measure git's blobs (git/changes.ts: check, ci, the branch
+ * gate, review, the shell report) read a notebook the same way.
+ */
+export type Cell = { cell_type?: unknown; id?: unknown; source?: unknown; [k: string]: unknown };
+export type Notebook = { cells: Cell[]; nbformat?: unknown; nbformat_minor?: unknown };
+
+/** The paths measured as notebooks (when both sides parse as one). */
+export const NOTEBOOK_PATH = /\.ipynb$/i;
+
+export function parseNotebook(text: string): Notebook | null {
+  let nb: unknown;
+  try {
+    nb = JSON.parse(text.replace(/^\uFEFF/, ''));
+  } catch {
+    return null;
+  }
+  if (typeof nb !== 'object' || nb === null || Array.isArray(nb)) return null;
+  const cells = (nb as { cells?: unknown }).cells;
+  if (!Array.isArray(cells) || !cells.every((c) => typeof c === 'object' && c !== null))
+    return null;
+  return nb as Notebook;
+}
+
+const sourceText = (s: unknown): string =>
+  Array.isArray(s) ? s.map((x) => (typeof x === 'string' ? x : '')).join('') : String(s ?? '');
+
+/**
+ * What guard measures of a notebook: its cells' sources, each after a
+ * marker line, not the JSON (a replaced cell's source becomes one JSON
+ * string, and its outputs are cleared: neither is work lost). null when the
+ * text is not a notebook.
+ */
+export function notebookSources(text: string): string | null {
+  const nb = parseNotebook(text);
+  if (!nb) return null;
+  return nb.cells
+    .map((c) => {
+      const s = sourceText(c.source);
+      return `# %% [${String(c.cell_type ?? 'code')}]\n${s}${s === '' || s.endsWith('\n') ? '' : '\n'}`;
+    })
+    .join('');
+}
