@@ -38,7 +38,7 @@ const tty: typeof Tty = require('node:tty');
 const START_MS = 1500;
 
 type Reply =
-  | { t: 'done'; code: number; out: string; err: string }
+  | { t: 'done'; code: number; killed?: boolean; out: string; err: string }
   | { t: 'busy' | 'late' | 'mismatch' | 'refused' };
 
 /**
@@ -95,6 +95,9 @@ function notForServer(): string | null {
 
 /** Ask the server at `sock`; null when it cannot be reached at all (none there, or a dead one). */
 function ask(sock: string, request: string, budgetMs: number): Promise<Reply | null> {
+  // only a socket of this uid's (in a folder of its own): anything else there a server replaces
+  const st = fs.lstatSync(sock, { throwIfNoEntry: false });
+  if (!st || !st.isSocket() || st.uid !== process.getuid!()) return Promise.resolve(null);
   return new Promise((resolve) => {
     let buf = '';
     let started = false;
@@ -210,7 +213,10 @@ async function main(): Promise<void> {
     writeAll(1, Buffer.from(reply.out, 'base64'));
     writeAll(2, Buffer.from(reply.err, 'base64'));
     process.exitCode = reply.code;
-    return trace('served');
+    trace('served');
+    // the hook process would have killed itself here (a read that never ends): so does this one
+    if (reply.killed === true) process.kill(process.pid, 'SIGKILL');
+    return;
   }
   trace(`here ${reply?.t ?? 'no server'}`);
   if (reply === null) startServer(dir);

@@ -112,10 +112,15 @@ export const hookProcess = { exit: exitOrKill };
  * command `guard init --agent` installs turns that into the harness's block (exit 2).
  */
 export function exitOrKill(): void {
-  const reading = () =>
-    process.getActiveResourcesInfo().some((r) => r === 'FSReqCallback' || r === 'FSReqPromise');
-  if (!reading()) process.exit();
-  setTimeout(() => (reading() ? process.kill(process.pid, 'SIGKILL') : process.exit()), 1000);
+  if (!pendingRead()) process.exit();
+  setTimeout(() => (pendingRead() ? process.kill(process.pid, 'SIGKILL') : process.exit()), 1000);
+}
+
+/** A file read of this process still waiting (node cannot exit while a thread-pool read is blocked). */
+export function pendingRead(): boolean {
+  return process
+    .getActiveResourcesInfo()
+    .some((r) => r === 'FSReqCallback' || r === 'FSReqPromise');
 }
 
 /**

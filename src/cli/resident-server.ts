@@ -10,7 +10,7 @@ import {
 } from '../runtime/resident-place.js';
 import { cleaned } from '../worktree/atomic.js';
 import { runCli } from './entry.js';
-import { exitOrKill, hookProcess } from './hook.js';
+import { exitOrKill, hookProcess, pendingRead } from './hook.js';
 
 /**
  * The resident hook server: one node process per user and build that runs
@@ -99,12 +99,13 @@ async function serve(c: net.Socket, q: Request): Promise<void> {
     };
   const saved = { out: process.stdout.write, err: process.stderr.write };
   let replied = false;
-  const reply = (code: number) => {
+  const reply = (code: number, killed = false) => {
     if (replied) return;
     replied = true;
     send(c, {
       t: 'done',
       code,
+      killed,
       out: Buffer.concat(out).toString('base64'),
       err: Buffer.concat(err).toString('base64'),
     });
@@ -120,11 +121,17 @@ async function serve(c: net.Socket, q: Request): Promise<void> {
   (globalThis as Record<symbol, unknown>)[Symbol.for('guard.hook.stdin')] = q.stdin;
   process.stdout.write = cap(out) as typeof process.stdout.write;
   process.stderr.write = cap(err) as typeof process.stderr.write;
-  // the budget's answer: send it, then end as the hook process ends (nothing half done goes on)
+  // the budget's answer: send it, then end as the hook process ends (nothing half done goes on):
+  // exit, or, with a read still blocked a second later (a FIFO), SIGKILL, which the client repeats
   hookProcess.exit = () => {
-    reply(Number(process.exitCode ?? 0));
-    c.end(() => exitOrKill());
-    setTimeout(() => exitOrKill(), 1000).unref();
+    const finish = (killed: boolean) => {
+      reply(Number(process.exitCode ?? 0), killed);
+      const die = () => (killed ? process.kill(process.pid, 'SIGKILL') : exitOrKill());
+      c.end(die);
+      setTimeout(die, 1000).unref();
+    };
+    if (!pendingRead()) return finish(false);
+    setTimeout(() => finish(pendingRead()), 1000);
   };
   try {
     const code = await runCli(q.argv);

@@ -89,9 +89,9 @@ function hookAsync(repo: TestRepo, payload: string, env: Record<string, string>)
 /** A served call: the first call starts the server, so wait until it listens. */
 async function warm(repo: TestRepo, r: ReturnType<typeof residentEnv>): Promise<void> {
   hook(repo, claudePayload(repo, 'warm', 'Bash', { command: 'true' }, 'w0'), r.env);
-  expect(await until(() => servers(r.dir).length === 1 && fs.readdirSync(r.dir).length > 0)).toBe(
-    true,
-  );
+  const listening = () =>
+    fs.existsSync(r.dir) && fs.readdirSync(r.dir).some((f) => f.endsWith('.sock'));
+  expect(await until(() => servers(r.dir).length === 1 && listening())).toBe(true);
 }
 
 const DESTROY = (repo: TestRepo) =>
