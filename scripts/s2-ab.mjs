@@ -69,7 +69,7 @@ console.log(
   `S2, ${CALLS} calls, Node ${version}, load ${load0} -> ${load()}, node -e 0 ${median(nodeMs).toFixed(1)} ms`,
 );
 console.log(`no hooks: ${(ms.none / 1000).toFixed(1)} s`);
-const servers = residentServers();
+const servers = sim.residentServers(sockDir);
 for (const k of ['A', 'B'])
   console.log(
     `${k} (${sides[k]}): +${((ms[k] - ms.none) / 1000).toFixed(1)} s, ${((ms[k] - ms.none) / (2 * CALLS)).toFixed(1)} ms per hook process`,
@@ -80,22 +80,3 @@ if (servers.length > 0)
   );
 for (const x of servers) process.kill(x.pid);
 fs.rmSync(tmp, { recursive: true, force: true });
-
-/** The resident servers this run started (their environment names its socket folder), with their CPU so far. */
-function residentServers() {
-  const out = [];
-  for (const pid of fs.readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
-    try {
-      if (
-        !fs.readFileSync(`/proc/${pid}/environ`, 'utf8').includes(`GUARD_RESIDENT_DIR=${sockDir}\0`)
-      )
-        continue;
-      const f = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-      // utime, stime, and the reaped children's (its git processes), in clock ticks of 10 ms
-      out.push({ pid: Number(pid), cpuMs: (+f[11] + +f[12] + +f[13] + +f[14]) * 10 });
-    } catch {
-      // gone, or not ours
-    }
-  }
-  return out;
-}

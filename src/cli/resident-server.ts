@@ -1,13 +1,12 @@
-import fs from 'node:fs';
 import net from 'node:net';
 import { activateResident, closeResident } from '../git/resident.js';
+import { PROTOCOL, buildKey, residentDir, socketPath } from '../runtime/resident-place.js';
 import {
-  PROTOCOL,
-  buildKey,
-  privateDir,
-  residentDir,
-  socketPath,
-} from '../runtime/resident-place.js';
+  bindSocket,
+  ensurePrivateDir,
+  ownsSocket,
+  releaseSocket,
+} from '../runtime/resident-socket.js';
 import { cleaned } from '../worktree/atomic.js';
 import { runCli } from './entry.js';
 import { exitOrKill, hookProcess, pendingRead } from './hook.js';
@@ -179,12 +178,7 @@ function sameBuild(): boolean {
 }
 
 function quit(): never {
-  try {
-    if (sockIno !== null && fs.lstatSync(sock, { bigint: true }).ino === sockIno)
-      fs.unlinkSync(sock);
-  } catch {
-    // gone already
-  }
+  releaseSocket(sock, sockIno);
   closeResident();
   process.exit(0);
 }
@@ -212,6 +206,8 @@ function onConnection(c: net.Socket): void {
       if (!sameBuild()) quit();
       return;
     }
+    // a name no longer its own: whoever is connected did not find this server by it
+    if (!ownsSocket(sock, sockIno)) return void (c.destroy(), quit());
     if (busy) return void (send(c, { t: 'busy' }), c.end());
     if (Date.now() > q.startBy || c.destroyed) return void (send(c, { t: 'late' }), c.end());
     busy = true;
@@ -227,68 +223,18 @@ function onConnection(c: net.Socket): void {
   });
 }
 
-/** Bind under a temporary name, then link it into place: fails when another server holds the name. */
-async function listen(server: net.Server): Promise<void> {
-  const tmp = `${sock}.${process.pid}.tmp`;
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(tmp, () => resolve());
-  });
-  try {
-    fs.chmodSync(tmp, 0o600);
-    try {
-      fs.linkSync(tmp, sock);
-    } catch (e) {
-      if ((e as NodeJS.ErrnoException).code !== 'EEXIST' || !(await staleSocket())) throw e;
-      fs.linkSync(tmp, sock);
-    }
-    sockIno = fs.lstatSync(sock, { bigint: true }).ino;
-  } finally {
-    fs.rmSync(tmp, { force: true });
-  }
-}
-
-/** A socket nobody listens on (its server was killed) is removed, and true; a live one is left. */
-async function staleSocket(): Promise<boolean> {
-  const ino = fs.lstatSync(sock, { bigint: true }).ino;
-  const refused = await new Promise<boolean>((resolve) => {
-    const c = net.createConnection(sock);
-    c.on('connect', () => (c.destroy(), resolve(false)));
-    c.on('error', (e: NodeJS.ErrnoException) => resolve(e.code === 'ECONNREFUSED'));
-  });
-  if (!refused || fs.lstatSync(sock, { bigint: true }).ino !== ino) return false;
-  fs.unlinkSync(sock);
-  return true;
-}
-
 async function start(): Promise<void> {
-  try {
-    fs.mkdirSync(dir!, { recursive: true, mode: 0o700 });
-  } catch {
-    // looked at below
-  }
-  if (!privateDir(dir!)) process.exit(0);
+  if (!ensurePrivateDir(dir!)) process.exit(0);
   activateResident();
   const server = net.createServer(onConnection);
   try {
-    await listen(server);
+    sockIno = await bindSocket(server, sock);
   } catch {
     process.exit(0);
   }
   armIdle();
   setInterval(() => {
-    if (busy) return;
-    let mine = false;
-    try {
-      mine = fs.lstatSync(sock, { bigint: true }).ino === sockIno;
-    } catch {
-      mine = false;
-    }
-    if (!mine) {
-      sockIno = null;
-      quit();
-    }
-    if (!sameBuild()) quit();
+    if (!busy && (!ownsSocket(sock, sockIno) || !sameBuild())) quit();
   }, WATCH_MS).unref();
   process.chdir('/');
 }
