@@ -1147,7 +1147,7 @@ function benchResidentSession(sim, CALLS, plainMs) {
   );
   const servers = sim.residentServers(sockDir);
   notes.push(
-    `S2 resident: ${servers.length} server(s), CPU with their git processes ${servers.reduce((t, x) => t + x.cpuMs, 0)} ms (in the wall time above: the clients wait for it)`,
+    `S2 resident: ${servers.filter((x) => x.server).length} server(s), CPU with their git processes ${servers.reduce((t, x) => t + x.cpuMs, 0)} ms (in the wall time above: the clients wait for it)`,
   );
   for (const x of servers) process.kill(x.pid);
 }

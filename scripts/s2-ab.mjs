@@ -76,7 +76,7 @@ for (const k of ['A', 'B'])
   );
 if (servers.length > 0)
   console.log(
-    `resident servers: ${servers.length}, their CPU (with their git processes) ${servers.reduce((t, x) => t + x.cpuMs, 0).toFixed(0)} ms`,
+    `resident servers: ${servers.filter((x) => x.server).length}, their CPU and their git processes' ${servers.reduce((t, x) => t + x.cpuMs, 0).toFixed(0)} ms`,
   );
 for (const x of servers) process.kill(x.pid);
 fs.rmSync(tmp, { recursive: true, force: true });

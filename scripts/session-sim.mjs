@@ -203,7 +203,10 @@ export function measureS1({ node, cli, env, long, fresh, after, rounds }) {
   return times;
 }
 
-/** The resident hook servers whose socket folder is `sockDir` (their environment names it), with their CPU so far. */
+/**
+ * The resident hook servers whose socket folder is `sockDir` (their environment names it), and
+ * their git processes (which inherit it: a kept cat-file), each with its CPU so far.
+ */
 export function residentServers(sockDir) {
   const out = [];
   for (const pid of fs.readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
@@ -214,7 +217,8 @@ export function residentServers(sockDir) {
         continue;
       const f = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
       // utime, stime, and the reaped children's (its git processes), in clock ticks of 10 ms
-      out.push({ pid: Number(pid), cpuMs: (+f[11] + +f[12] + +f[13] + +f[14]) * 10 });
+      const server = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('resident-server');
+      out.push({ pid: Number(pid), server, cpuMs: (+f[11] + +f[12] + +f[13] + +f[14]) * 10 });
     } catch {
       // gone, or not ours
     }

@@ -26,12 +26,15 @@ import {
 const SERVER = path.join(ROOT, 'dist', 'cli', 'resident-server.js');
 const dirs: string[] = [];
 
-/** The pids of the resident servers whose socket folder is `dir`. */
+/** The pids of the resident servers whose socket folder is `dir` (not their git processes, which inherit it). */
 function servers(dir: string): number[] {
   const out: number[] = [];
   for (const pid of fs.readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
     try {
-      if (fs.readFileSync(`/proc/${pid}/environ`, 'utf8').includes(`GUARD_RESIDENT_DIR=${dir}\0`))
+      if (
+        fs.readFileSync(`/proc/${pid}/environ`, 'utf8').includes(`GUARD_RESIDENT_DIR=${dir}\0`) &&
+        fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('resident-server')
+      )
         out.push(Number(pid));
     } catch {
       // gone, or another user's
