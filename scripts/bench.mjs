@@ -1145,6 +1145,15 @@ function benchResidentSession(sim, CALLS, plainMs) {
     '<= 30 s (Node 24)',
     extra <= 30,
   );
+  row(
+    'S2',
+    `  per hook process through the resident hook (${2 * CALLS}) / node -e 0`,
+    fmtMs((hooked.ms - plainMs) / (2 * CALLS)),
+    fmtMs(nodeMs),
+    fmtX((hooked.ms - plainMs) / (2 * CALLS) / nodeMs),
+    '-',
+    null,
+  );
   const servers = sim.residentServers(sockDir);
   notes.push(
     `S2 resident: ${servers.filter((x) => x.server).length} server(s), CPU with their git processes ${servers.reduce((t, x) => t + x.cpuMs, 0)} ms (in the wall time above: the clients wait for it)`,

@@ -109,12 +109,13 @@ async function serve(c: net.Socket, q: Request): Promise<void> {
       err: Buffer.concat(err).toString('base64'),
     });
   };
+  // first what can fail (a folder gone since the client ran in it): then nothing was changed
+  process.chdir(q.cwd);
   const print = envPrint(q.env);
   if (print !== lastEnv) closeResident();
   lastEnv = print;
   setEnv(q.env);
   process.umask(q.umask);
-  process.chdir(q.cwd);
   process.exitCode = undefined;
   cleaned.clear();
   (globalThis as Record<symbol, unknown>)[Symbol.for('guard.hook.stdin')] = q.stdin;
