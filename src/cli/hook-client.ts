@@ -191,9 +191,10 @@ async function main(): Promise<void> {
     return (trace('here no build'), runHere(text));
   }
   if (!privateDir(dir)) {
-    trace('here not a private folder');
     // a folder that is not the user's own is never used; a missing one the server makes
-    if (!require('node:fs').existsSync(dir)) startServer(dir);
+    const missing = !fs.existsSync(dir);
+    trace(missing ? 'here no server' : 'here not a private folder');
+    if (missing) startServer(dir);
     return runHere(text);
   }
   const budgetMs = budgetSeconds(argv) * 1000;
