@@ -1114,6 +1114,51 @@ async function benchSession() {
   notes.push(
     `S1/S2: after ${CALLS} calls ${c.refs} loose refs under refs/guard/ and ${c.objects} loose objects (git gc --auto packs past ~2,000)`,
   );
+  benchResidentSession(sim, CALLS, plain.ms);
+}
+
+/**
+ * S2 through the resident hook (GUARD_RESIDENT=1, docs/harnesses/README.md): the same session,
+ * each hook process a small client of one server kept for the session (its socket in a folder of
+ * the bench's; the first call starts it). The server is ended at the end; its CPU is noted.
+ */
+function benchResidentSession(sim, CALLS, plainMs) {
+  const repo = sim.makeSessionRepo(path.join(TMP, 'session-resident'), ENV);
+  const sockDir = path.join(TMP, 'resident-sock');
+  const env = { ...ENV, GUARD_RESIDENT: '1', GUARD_RESIDENT_DIR: sockDir };
+  const hooked = sim.runSession({
+    node: NODE,
+    cli: CLI,
+    repo,
+    env,
+    to: CALLS,
+    hooks: true,
+    session: 's2',
+  });
+  const extra = (hooked.ms - plainMs) / 1000;
+  row(
+    'S2',
+    `the same session through the resident hook (GUARD_RESIDENT=1): extra wall time / 30 s goal`,
+    `+${extra.toFixed(1)} s`,
+    `${(plainMs / 1000).toFixed(1)} s`,
+    fmtX(extra / 30),
+    '<= 30 s (Node 24)',
+    extra <= 30,
+  );
+  row(
+    'S2',
+    `  per hook process through the resident hook (${2 * CALLS}) / node -e 0`,
+    fmtMs((hooked.ms - plainMs) / (2 * CALLS)),
+    fmtMs(nodeMs),
+    fmtX((hooked.ms - plainMs) / (2 * CALLS) / nodeMs),
+    '-',
+    null,
+  );
+  const servers = sim.residentServers(sockDir);
+  notes.push(
+    `S2 resident: ${servers.filter((x) => x.server).length} server(s), CPU with their git processes ${servers.reduce((t, x) => t + x.cpuMs, 0)} ms (in the wall time above: the clients wait for it)`,
+  );
+  for (const x of servers) process.kill(x.pid);
 }
 
 // ---------------------------------------------------------------------------

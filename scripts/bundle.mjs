@@ -72,7 +72,9 @@ try {
 } catch {
   // a cache folder that cannot be made costs only the cache
 }
-await import('./guard.js');
+// the resident hook (GUARD_RESIDENT=1): a small client of a server that keeps guard loaded (cli/hook-client.ts)
+if (process.argv[2] === 'hook' && process.env.GUARD_RESIDENT === '1') await import('./hook-client.js');
+else await import('./guard.js');
 `;
 
 /**

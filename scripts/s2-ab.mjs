@@ -6,6 +6,12 @@
 //
 //   node scripts/s2-ab.mjs NODE A/cli/main.js B/cli/main.js [calls=423]
 //
+// A build written `resident:B/cli/main.js` runs its hooks through the resident server
+// (GUARD_RESIDENT=1, its socket in a folder of this run's, the server ended at the end):
+// `node scripts/s2-ab.mjs NODE dist/cli/main.js resident:dist/cli/main.js` is S2 of the
+// two paths of one build. The server's CPU is printed beside it (it is not in the wall
+// time of the hook processes alone, but it is in the session's).
+//
 // A build other than dist/ must sit where node_modules is found above it (e.g. a copy of
 // dist/ in node_modules/.base), as for scripts/cpu-ab.mjs.
 import { spawnSync } from 'node:child_process';
@@ -23,7 +29,19 @@ if (!node || !a || !b) {
 const CALLS = Number(n) || 423;
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'guard-s2ab-'));
 const env = cleanEnv();
-const sides = { none: null, A: path.resolve(a), B: path.resolve(b) };
+const resident = (x) => x.startsWith('resident:');
+const sockDir = path.join(tmp, 'resident');
+const envOf = { none: env, A: env, B: env };
+for (const [k, x] of [
+  ['A', a],
+  ['B', b],
+])
+  if (resident(x)) envOf[k] = { ...env, GUARD_RESIDENT: '1', GUARD_RESIDENT_DIR: sockDir };
+const sides = {
+  none: null,
+  A: path.resolve(a.replace(/^resident:/, '')),
+  B: path.resolve(b.replace(/^resident:/, '')),
+};
 const repos = {};
 const ms = { none: 0, A: 0, B: 0 };
 for (const k of Object.keys(sides)) repos[k] = sim.makeSessionRepo(path.join(tmp, k), env);
@@ -39,9 +57,9 @@ for (let i = 0; i < CALLS; i++) {
   for (const k of i % 2 ? ['none', 'A', 'B'] : ['B', 'A', 'none']) {
     const c = sim.sessionCall(repos[k], i, 's2');
     const t = process.hrtime.bigint();
-    if (sides[k]) sim.hookOnce(node, sides[k], repos[k], c.pre, env);
+    if (sides[k]) sim.hookOnce(node, sides[k], repos[k], c.pre, envOf[k]);
     c.run(env);
-    if (sides[k]) sim.hookOnce(node, sides[k], repos[k], c.post, env);
+    if (sides[k]) sim.hookOnce(node, sides[k], repos[k], c.post, envOf[k]);
     ms[k] += Number(process.hrtime.bigint() - t) / 1e6;
   }
 }
@@ -51,8 +69,14 @@ console.log(
   `S2, ${CALLS} calls, Node ${version}, load ${load0} -> ${load()}, node -e 0 ${median(nodeMs).toFixed(1)} ms`,
 );
 console.log(`no hooks: ${(ms.none / 1000).toFixed(1)} s`);
+const servers = sim.residentServers(sockDir);
 for (const k of ['A', 'B'])
   console.log(
     `${k} (${sides[k]}): +${((ms[k] - ms.none) / 1000).toFixed(1)} s, ${((ms[k] - ms.none) / (2 * CALLS)).toFixed(1)} ms per hook process`,
   );
+if (servers.length > 0)
+  console.log(
+    `resident servers: ${servers.filter((x) => x.server).length}, their CPU and their git processes' ${servers.reduce((t, x) => t + x.cpuMs, 0).toFixed(0)} ms`,
+  );
+for (const x of servers) process.kill(x.pid);
 fs.rmSync(tmp, { recursive: true, force: true });

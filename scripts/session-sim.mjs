@@ -202,3 +202,26 @@ export function measureS1({ node, cli, env, long, fresh, after, rounds }) {
   }
   return times;
 }
+
+/**
+ * The resident hook servers whose socket folder is `sockDir` (their environment names it), and
+ * their git processes (which inherit it: a kept cat-file), each with its CPU so far.
+ */
+export function residentServers(sockDir) {
+  const out = [];
+  for (const pid of fs.readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
+    try {
+      if (
+        !fs.readFileSync(`/proc/${pid}/environ`, 'utf8').includes(`GUARD_RESIDENT_DIR=${sockDir}\0`)
+      )
+        continue;
+      const f = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+      // utime, stime, and the reaped children's (its git processes), in clock ticks of 10 ms
+      const server = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('resident-server');
+      out.push({ pid: Number(pid), server, cpuMs: (+f[11] + +f[12] + +f[13] + +f[14]) * 10 });
+    } catch {
+      // gone, or not ours
+    }
+  }
+  return out;
+}

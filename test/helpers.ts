@@ -54,12 +54,28 @@ export function cleanEnv(extra: Record<string, string | undefined> = {}): NodeJS
     GIT_COMMITTER_NAME: 'Test',
     GIT_COMMITTER_EMAIL: 'test@example.com',
   });
+  if (RESIDENT_DIR) Object.assign(env, { GUARD_RESIDENT: '1', GUARD_RESIDENT_DIR: RESIDENT_DIR });
   for (const [k, v] of Object.entries(extra)) {
     if (v === undefined) delete env[k];
     else env[k] = v;
   }
   return env;
 }
+
+/**
+ * GUARD_TEST_RESIDENT=1: every CLI call of the test file is a process of its own (as
+ * GUARD_TEST_SPAWN=1) and every `guard hook` goes through the resident server
+ * (GUARD_RESIDENT=1), one per test file, its socket in a folder of the file's own. The folder
+ * is removed after the file, and a server whose socket is gone ends within seconds
+ * (src/cli/resident-server.ts): the run of the hook tests with the resident hook on
+ * (docs/performance.md, "The resident hook").
+ */
+const RESIDENT_DIR =
+  process.env.GUARD_TEST_RESIDENT === '1'
+    ? path.join(mkdtempSync(path.join(tmpdir(), 'guard-resident-test-')), 'sock')
+    : null;
+if (RESIDENT_DIR)
+  afterAll(() => rmSync(path.dirname(RESIDENT_DIR), { recursive: true, force: true }));
 
 export interface Run {
   code: number;
@@ -169,7 +185,7 @@ export class TestRepo {
   }
 }
 
-let spawnAll = process.env.GUARD_TEST_SPAWN === '1';
+let spawnAll = process.env.GUARD_TEST_SPAWN === '1' || process.env.GUARD_TEST_RESIDENT === '1';
 /**
  * Every TestRepo.guard of this test file spawns the built CLI. For files
  * whose subject is the process: signals, kills, locks between processes.

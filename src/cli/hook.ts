@@ -60,7 +60,7 @@ export async function run(a: HookArgs, _out: Output): Promise<number> {
       ),
     );
     // the answer is out; nothing half done stays (refs are written in one fast-import, or not at all)
-    exitOrKill();
+    hookProcess.exit();
   }, budget * 1000);
   try {
     const text = await readStdin();
@@ -98,20 +98,44 @@ export async function run(a: HookArgs, _out: Output): Promise<number> {
 }
 
 /**
+ * What the hook does once the budget's answer is out: end the process (exitOrKill). The resident
+ * server (cli/resident-server.ts) runs the hook inside its own process and puts its own end here:
+ * send that answer to the waiting client, then end itself the same way.
+ */
+export const hookProcess = { exit: exitOrKill };
+
+/**
  * Exit after the budget's answer. A file read still pending then may never end (a FIFO planted
  * where guard reads, `mkfifo .git/guard/journal`): node cannot exit while a thread-pool read is
  * blocked, so the harness would wait for its own timeout, and all but Claude Code (onFailure)
  * then run the tool. Pending reads get a second to finish; after that guard kills itself: the
  * command `guard init --agent` installs turns that into the harness's block (exit 2).
  */
-function exitOrKill(): void {
-  const reading = () =>
-    process.getActiveResourcesInfo().some((r) => r === 'FSReqCallback' || r === 'FSReqPromise');
-  if (!reading()) process.exit();
-  setTimeout(() => (reading() ? process.kill(process.pid, 'SIGKILL') : process.exit()), 1000);
+export function exitOrKill(): void {
+  if (!pendingRead()) process.exit();
+  setTimeout(() => (pendingRead() ? process.kill(process.pid, 'SIGKILL') : process.exit()), 1000);
 }
 
+/** A file read of this process still waiting (node cannot exit while a thread-pool read is blocked). */
+export function pendingRead(): boolean {
+  return process
+    .getActiveResourcesInfo()
+    .some((r) => r === 'FSReqCallback' || r === 'FSReqPromise');
+}
+
+/**
+ * The payload a resident client already read from stdin (cli/hook-client.ts), when it runs the
+ * hook itself because no server answered: stdin is then at its end.
+ */
+export const HANDED_STDIN = Symbol.for('guard.hook.stdin');
+
 async function readStdin(): Promise<string> {
+  const g = globalThis as { [HANDED_STDIN]?: unknown };
+  const handed = g[HANDED_STDIN];
+  if (typeof handed === 'string') {
+    delete g[HANDED_STDIN];
+    return handed;
+  }
   if (process.stdin.isTTY) return '';
   const chunks: Buffer[] = [];
   for await (const chunk of process.stdin) chunks.push(chunk as Buffer);

@@ -5,10 +5,18 @@
  * a harmless Write into one over uncommitted work. guard is installed by
  * `guard init --agent claude`, as a user does. docs/reliability/hook-holes.md.
  */
-import { writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cleanupRepos, lines, outsideDir, type TestRepo } from '../helpers.js';
+import {
+  claudePayload,
+  cleanEnv,
+  cleanupRepos,
+  lines,
+  outsideDir,
+  type TestRepo,
+} from '../helpers.js';
 import { claudeProject, installClaude, playClaude } from '../harness/claude-project.js';
 import type { Installed } from '../harness/install.js';
 
@@ -44,9 +52,15 @@ function rewriter(repo: TestRepo): object {
   };
 }
 
-/** One session whose model writes `content` to `file`. */
-function play(repo: TestRepo, file: string, content: string) {
-  return playClaude(installed, repo, [{ kind: 'write', file: path.join(repo.dir, file), content }]);
+/** One session whose model writes `content` to `file`; `env` for the harness and its hooks. */
+function play(repo: TestRepo, file: string, content: string, env: Record<string, string> = {}) {
+  return playClaude(
+    installed,
+    repo,
+    [{ kind: 'write', file: path.join(repo.dir, file), content }],
+    [],
+    env,
+  );
 }
 
 describe("a second PreToolUse hook that rewrites the tool's input", () => {
@@ -132,5 +146,47 @@ describe('env NODE_OPTIONS set for the session in .claude/settings.local.json', 
         message: expect.stringMatching(/sets NODE_OPTIONS in env/),
       }),
     );
+  }, 120_000);
+});
+
+describe('the resident hook (GUARD_RESIDENT=1) in the real Claude Code', () => {
+  it("a Write over 150 lines of uncommitted work is refused by the server's answer; the work is kept", async () => {
+    const repo = project();
+    const base = outsideDir();
+    const sockDir = path.join(base, 'sock');
+    const trace = path.join(base, 'trace');
+    const env = { GUARD_RESIDENT: '1', GUARD_RESIDENT_DIR: sockDir, GUARD_RESIDENT_TRACE: trace };
+    // the first call starts the server (and is judged in its own process): one before the session
+    const warm = claudePayload(repo, 'warm', 'Bash', { command: 'true' }, 'w0');
+    // (through node_modules/.bin/guard, as Claude Code runs it: the node on PATH, whose server it is)
+    spawnSync(path.join(repo.dir, 'node_modules', '.bin', 'guard'), ['hook', 'claude'], {
+      cwd: repo.dir,
+      env: cleanEnv({ CI: 'true', ...env }),
+      input: warm,
+    });
+    const servers = () =>
+      readdirSync('/proc').filter((pid) => {
+        try {
+          return readFileSync(`/proc/${pid}/environ`, 'utf8').includes(
+            `GUARD_RESIDENT_DIR=${sockDir}\0`,
+          );
+        } catch {
+          return false;
+        }
+      });
+    for (let i = 0; i < 100 && servers().length === 0; i++)
+      await new Promise((r) => setTimeout(r, 100));
+    await new Promise((r) => setTimeout(r, 500));
+    writeFileSync(trace, '');
+    try {
+      const { run, server } = await play(repo, 'big.py', 'x\n', env);
+      expect(server.requestAtStep(1), run.stdout.slice(-3000)).toBeDefined();
+      expect(repo.read('big.py')).toBe(WORK);
+      const told = JSON.stringify(server.requestAtStep(1)?.body?.messages?.at(-1) ?? '');
+      expect(told).toMatch(/guard refused this write: big\.py would lose/);
+      expect(readFileSync(trace, 'utf8')).toMatch(/^served\n/);
+    } finally {
+      for (const pid of servers()) process.kill(Number(pid), 'SIGKILL');
+    }
   }, 120_000);
 });

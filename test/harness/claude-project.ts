@@ -48,6 +48,7 @@ export async function playClaude(
   repo: TestRepo,
   actions: Action[],
   extraArgs: string[] = [],
+  env: Record<string, string> = {},
 ): Promise<ClaudePlay> {
   const server = await startModelServer('anthropic', [...actions, { kind: 'end', text: 'Done.' }]);
   try {
@@ -57,6 +58,7 @@ export async function playClaude(
       home: freshHome(),
       server,
       extraArgs,
+      env,
     });
     const last = server.requestAtStep(actions.length);
     return { run, server, told: JSON.stringify(last?.body?.messages?.at(-1) ?? '') };
