@@ -114,3 +114,58 @@ function plainConfig(commonDir: string): boolean {
     if (v[1] !== '0' && v[1] !== '1') return false;
   return true;
 }
+
+/**
+ * The folder whose `.git` git's own walk up from `dir` meets first and that
+ * holds a repository (a folder with objects/ and refs/, or a `gitdir:` file
+ * naming a folder), or null when the walk meets none (or a git dir itself:
+ * inside `.git`, a bare repository). What git answers for `dir` must be that
+ * folder's work tree: `git config core.bare true`, `core.worktree
+ * /elsewhere` or a broken `HEAD` make git answer "not a repository" or
+ * another tree while the repository, guard's records with it, is still
+ * there (the hook then refuses: flows/hook/hook.ts). Stops where git does:
+ * at a file system boundary; not asked with GIT_DIR, GIT_WORK_TREE or
+ * GIT_CEILING_DIRECTORIES set (then git's answer is the harness's).
+ */
+export function repositoryFolder(dir: string): string | null {
+  if (['GIT_DIR', 'GIT_WORK_TREE', 'GIT_CEILING_DIRECTORIES'].some((k) => process.env[k]))
+    return null;
+  let d: string;
+  try {
+    d = realpathSync(dir);
+  } catch {
+    return null;
+  }
+  const dev = statSync(d).dev;
+  for (;;) {
+    const dotgit = path.join(d, '.git');
+    const st = lstatSync(dotgit, { throwIfNoEntry: false });
+    if (st && holdsRepository(dotgit, st)) return d;
+    if (path.basename(d) === '.git' || isGitDirShape(d)) return null;
+    const up = path.dirname(d);
+    if (up === d || statSync(up).dev !== dev) return null;
+    d = up;
+  }
+}
+
+function isGitDirShape(dir: string): boolean {
+  const isDir = (f: string) =>
+    statSync(path.join(dir, f), { throwIfNoEntry: false })?.isDirectory() === true;
+  return isDir('objects') && isDir('refs');
+}
+
+function holdsRepository(dotgit: string, st: Stats): boolean {
+  if (
+    st.isDirectory() ||
+    (st.isSymbolicLink() && statSync(dotgit, { throwIfNoEntry: false })?.isDirectory())
+  )
+    return isGitDirShape(dotgit);
+  if (!st.isFile() || st.size > 4096) return false;
+  const m = /^gitdir: *([^\n\r]+)/.exec(readFileSync(dotgit, 'utf8'));
+  return (
+    m !== null &&
+    statSync(path.resolve(path.dirname(dotgit), m[1]!), {
+      throwIfNoEntry: false,
+    })?.isDirectory() === true
+  );
+}

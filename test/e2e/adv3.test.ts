@@ -1,0 +1,111 @@
+/**
+ * Issue 20, the fourth adversary round (docs/reliability/adv3.md): the
+ * repository made invisible to git's discovery while it is still there.
+ * Each test performs the attack through `guard hook claude` with Claude
+ * Code's payload shapes and plain git.
+ */
+import { mkdirSync, mkdtempSync, realpathSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import {
+  claudeDecision as decision,
+  claudeHook,
+  claudeRepo,
+  cleanupRepos,
+  lines,
+  makeRepo,
+  type TestRepo,
+} from '../helpers.js';
+
+afterAll(cleanupRepos);
+
+const elsewhere = () => realpathSync(mkdtempSync(path.join(tmpdir(), 'guard-adv3-else-')));
+
+/** One command of the agent's that leaves `.git` where it is and git no longer taking the folder as its work tree. */
+const HIDE: Array<[string, (r: TestRepo) => void]> = [
+  ['git config core.worktree /elsewhere', (r) => r.git(['config', 'core.worktree', elsewhere()])],
+  ['git config core.bare true', (r) => r.git(['config', 'core.bare', 'true'])],
+  ['a broken .git/HEAD', (r) => writeFileSync(path.join(r.dir, '.git', 'HEAD'), 'junk\n')],
+];
+
+/** `guard hook claude` for a call whose cwd is `cwd` (the hook's own folder too). */
+function hookAt(repo: TestRepo, cwd: string, tool: string, input: object) {
+  const r = repo.guard(['hook', 'claude'], {
+    input: JSON.stringify({
+      session_id: 's',
+      transcript_path: '/tmp/t.jsonl',
+      cwd,
+      hook_event_name: 'PreToolUse',
+      tool_name: tool,
+      tool_input: input,
+      tool_use_id: `t${Math.random()}`,
+    }),
+    cwd,
+  });
+  return { ...r, json: r.stdout.trim() ? JSON.parse(r.stdout) : null };
+}
+
+describe('the repository hidden from git, still there', () => {
+  for (const [what, hide] of HIDE) {
+    it(`${what}: a Write truncating 270 lines and a Bash rm are refused, not "no opinion"`, () => {
+      const repo = claudeRepo({ 'state.py': lines(270) });
+      claudeHook(repo, 's', 'Bash', { command: 'ls' }, 'l1');
+      claudeHook(repo, 's', 'Bash', { command: 'ls' }, 'l1', true);
+      hide(repo);
+      const w = claudeHook(
+        repo,
+        's',
+        'Write',
+        { file_path: path.join(repo.dir, 'state.py'), content: 'x\n' },
+        'w1',
+      );
+      expect(decision(w), w.stdout).toBe('deny');
+      expect(w.stdout).toMatch(/holds a repository/);
+      const b = claudeHook(repo, 's', 'Bash', { command: 'rm state.py' }, 'b1');
+      expect(decision(b), b.stdout).toBe('deny');
+    });
+  }
+
+  it('a nested project whose HEAD is broken is not judged in the repository around it', () => {
+    // the project is a checkout inside another one's folder (as ~/.git and ~/src/proj)
+    const outer = makeRepo({ 'README.md': 'outer\n' });
+    const inner = path.join(outer.dir, 'proj');
+    mkdirSync(inner);
+    const git = (args: string[]) => outer.git(['-C', inner, ...args]);
+    git(['init', '-q', '-b', 'main']);
+    writeFileSync(path.join(inner, 'state.py'), lines(270));
+    git(['add', '-A']);
+    git(['-c', 'core.hooksPath=/dev/null', 'commit', '-qm', 'init']);
+    expect(outer.guard(['init', '--global', '--agent', 'claude'], { cwd: inner }).code).toBe(0);
+    writeFileSync(path.join(inner, '.git', 'HEAD'), 'junk\n');
+    const r = hookAt(outer, inner, 'Write', {
+      file_path: path.join(inner, 'state.py'),
+      content: 'x\n',
+    });
+    expect(decision(r), r.stdout).toBe('deny');
+    expect(r.stdout).toMatch(/holds a repository/);
+  });
+
+  it('held: a folder with no repository at all is still "no opinion", and a bare repository holds no work tree', () => {
+    const plain = elsewhere();
+    writeFileSync(path.join(plain, 'notes.txt'), lines(50));
+    const repo = claudeRepo();
+    const r = hookAt(repo, plain, 'Write', {
+      file_path: path.join(plain, 'notes.txt'),
+      content: 'x\n',
+    });
+    expect(r.code).toBe(0);
+    expect(decision(r)).toBe(null);
+    // a bare repository's own folder (git's walk stops there: no work tree to keep)
+    const bare = elsewhere();
+    repo.git(['init', '-q', '--bare', bare]);
+    writeFileSync(path.join(bare, 'notes.txt'), lines(50));
+    const b = hookAt(repo, bare, 'Write', {
+      file_path: path.join(bare, 'notes.txt'),
+      content: 'x\n',
+    });
+    expect(b.code).toBe(0);
+    expect(decision(b)).toBe(null);
+  });
+});
