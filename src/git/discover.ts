@@ -65,7 +65,8 @@ function fromDotGit(root: string, dotgit: string, st: Stats, uid: number): Repo 
   let gitDir: string;
   if (st.isDirectory()) gitDir = dotgit;
   else if (st.isFile() && st.size < 4096) {
-    const m = /^gitdir: ([^\n]+)\n?$/.exec(readFileSync(dotgit, 'utf8'));
+    // git strips every line end at the end (CR too: a folder 'wt\r' beside 'wt' is another one: adv3)
+    const m = /^gitdir: ([^\r\n]+)[\r\n]*$/.exec(readFileSync(dotgit, 'utf8'));
     if (!m) return null;
     gitDir = path.resolve(root, m[1]!);
   } else return null;
@@ -75,7 +76,9 @@ function fromDotGit(root: string, dotgit: string, st: Stats, uid: number): Repo 
   let commonDir = gitDir;
   if (common) {
     if (gitDir === dotgit || !common.isFile()) return null;
-    commonDir = path.resolve(gitDir, readFileSync(path.join(gitDir, 'commondir'), 'utf8').trim());
+    // as git reads it: only line ends stripped ("../.. " is a folder ".. ", not "../..": adv3)
+    const to = readFileSync(path.join(gitDir, 'commondir'), 'utf8').replace(/[\r\n]+$/, '');
+    commonDir = path.resolve(gitDir, to);
     if (realpathSync(commonDir) !== commonDir || !validGitDir(commonDir)) return null;
   } else if (gitDir !== dotgit) return null; // a submodule's or a separate git dir: git's to say
   return plainConfig(commonDir) ? { root, gitDir, commonDir } : null;
