@@ -109,3 +109,61 @@ describe('the repository hidden from git, still there', () => {
     expect(decision(b)).toBe(null);
   });
 });
+
+describe('the ALONE placeholder rule', () => {
+  const body = Array.from(
+    { length: 12 },
+    (_, i) => `        total = total + weights[${i}] * values[${i}]`,
+  ).join('\n');
+  // (a file long enough that 14 lines are well under the change ratio: only the placeholder rule speaks)
+  const OLD = `import math\n\n\nclass Shape:\n    def area(self, weights, values) -> float:\n        total = 0\n${body}\n        return total\n\n    def name(self):\n        return "shape"\n${lines(40, '# note')}`;
+  const edit = (comment: string) =>
+    [
+      `        # ${comment}`,
+      '        w = np.asarray(weights)',
+      '        v = np.asarray(values)',
+      '        return float(w @ v)',
+    ].join('\n');
+  const rewrite = (repo: TestRepo, comment: string) =>
+    claudeHook(
+      repo,
+      's',
+      'Edit',
+      {
+        file_path: path.join(repo.dir, 'shape.py'),
+        old_string: `        total = 0\n${body}\n        return total`,
+        new_string: edit(comment),
+      },
+      `e-${comment.length}`,
+    );
+
+  it('held: the same rewrite under a comment that says what it does is allowed', () => {
+    const repo = claudeRepo({ 'shape.py': OLD });
+    const r = rewrite(repo, 'vectorised with numpy');
+    expect(decision(r), r.stdout).toBe(null);
+  });
+
+  // open (adv3.md; elision4's rules): a loop rewritten as three lines of real code, its comment saying
+  // what stays the same, reads as a placeholder standing alone in place of 14 lines, and is refused
+  it.fails('a loop rewritten in 3 lines under "# same result as before, vectorised" is allowed', () => {
+    const repo = claudeRepo({ 'shape.py': OLD });
+    const r = rewrite(repo, 'same result as before, vectorised');
+    expect(decision(r), r.stdout).toBe(null);
+  });
+
+  it('held: the same rewrite under "# rest of the method unchanged", code cut in its place, is refused', () => {
+    const repo = claudeRepo({ 'shape.py': OLD });
+    const r = claudeHook(
+      repo,
+      's',
+      'Edit',
+      {
+        file_path: path.join(repo.dir, 'shape.py'),
+        old_string: `        total = 0\n${body}\n        return total`,
+        new_string: '        # rest of the method unchanged\n        return 0',
+      },
+      'e1',
+    );
+    expect(decision(r), r.stdout).not.toBe(null);
+  });
+});
