@@ -4,12 +4,27 @@
  * through the built guard-cli/plugin in this process, with the agent's own
  * git and file system moves between two calls.
  */
-import { appendFileSync, mkdtempSync, realpathSync, renameSync, symlinkSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import {
+  appendFileSync,
+  closeSync,
+  mkdtempSync,
+  openSync,
+  readFileSync,
+  realpathSync,
+  renameSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+  writeSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ROOT, cleanEnv, cleanupRepos, lines, makeRepo } from '../helpers.js';
+
+const STRICT = '{"protect": ["a.txt"]}\n';
 
 type Plugin = typeof import('../../src/plugin/index.js');
 type Resident = typeof import('../../src/git/resident.js');
@@ -60,5 +75,52 @@ describe('a kept repository made stale between two calls', () => {
     const fresh = await call(repo.dir, 'shell', 'rm a.txt');
     expect(fresh.action).toBe('deny');
     expect(kept).toEqual(fresh);
+  });
+
+  it("a linked worktree's commondir a symlink whose target is rewritten to a decoy with a strict policy: seen", async () => {
+    const repo = makeRepo({ 'a.txt': lines(20) });
+    const wt = `${repo.dir}-wt`;
+    repo.git(['worktree', 'add', '-q', wt]);
+    const wtGit = path.join(repo.dir, '.git', 'worktrees', path.basename(wt));
+    const target = outside('commondir');
+    writeFileSync(target, `${path.join(repo.dir, '.git')}\n`);
+    renameSync(path.join(wtGit, 'commondir'), `${target}.old`);
+    symlinkSync(target, path.join(wtGit, 'commondir'));
+    expect(await call(wt, 'write', `b\n${lines(20)}`)).toEqual({ action: 'allow' });
+    // a decoy common dir whose HEAD (the worktree's branch) holds a policy protecting a.txt
+    const decoy = makeRepo({ 'a.txt': lines(20), 'guard.config.json': STRICT });
+    decoy.git(['branch', '-f', path.basename(wt)]);
+    decoy.git(['update-ref', `refs/heads/${path.basename(wt)}`, 'HEAD']);
+    writeFileSync(target, `${path.join(decoy.dir, '.git')}\n`);
+    const kept = await call(wt, 'write', `c\n${lines(20)}`);
+    resident.closeResident();
+    const fresh = await call(wt, 'write', `c\n${lines(20)}`);
+    expect(fresh.action).toBe('deny');
+    // (kept from before, the call failed closed on git's refusing the kept common dir's commits)
+    expect(kept).toMatchObject({ action: 'deny', reason: expect.stringMatching(/protected path/) });
+  });
+
+  it('held: .git/config rewritten in place (same inode, same size) with its times put back', async () => {
+    const repo = makeRepo({ 'a.txt': lines(20) });
+    const cfg = path.join(repo.dir, '.git', 'config');
+    const away = path.dirname(outside('x'));
+    const line = `[core]\n\tworktree = ${away}\n`;
+    // a line of the same length now, to be overwritten byte for byte
+    appendFileSync(cfg, `[user]\n\tname = ${'x'.repeat(line.length - 16)}\n`);
+    expect(await call(repo.dir, 'write', `b\n${lines(20)}`)).toEqual({ action: 'allow' });
+    const st = statSync(cfg, { bigint: true });
+    const times = outside('times');
+    spawnSync('touch', ['-r', cfg, times]);
+    const size = readFileSync(cfg).length;
+    const fd = openSync(cfg, 'r+');
+    writeSync(fd, line, size - line.length);
+    closeSync(fd);
+    spawnSync('touch', ['-r', times, cfg]);
+    const now = statSync(cfg, { bigint: true });
+    expect([now.ino, now.size, now.mtimeNs]).toEqual([st.ino, st.size, st.mtimeNs]);
+    // the change time cannot be put back: the next call asks git again, which names another tree
+    const v = await call(repo.dir, 'shell', 'rm a.txt');
+    expect(v.action).toBe('deny');
+    expect((v as { reason: string }).reason).toMatch(/holds a repository/);
   });
 });
