@@ -87,6 +87,21 @@ describe('the repository hidden from git, still there', () => {
     expect(r.stdout).toMatch(/holds a repository/);
   });
 
+  it('held: a submodule (its .git a gitfile into the superproject, core.worktree set there) is judged, not refused', () => {
+    const lib = makeRepo({ 'lib.py': lines(120) });
+    const repo = claudeRepo({ 'app.py': lines(10) });
+    repo.git(['-c', 'protocol.file.allow=always', 'submodule', 'add', '-q', lib.dir, 'lib']);
+    const sub = path.join(repo.dir, 'lib');
+    const cut = hookAt(repo, sub, 'Write', { file_path: path.join(sub, 'lib.py'), content: 'x\n' });
+    expect(decision(cut), cut.stdout).toBe('deny');
+    expect(cut.stdout).toMatch(/would lose 120/);
+    const small = hookAt(repo, sub, 'Write', {
+      file_path: path.join(sub, 'lib.py'),
+      content: lines(120) + 'more\n',
+    });
+    expect(decision(small), small.stdout).toBe(null);
+  });
+
   it('held: a folder with no repository at all is still "no opinion", and a bare repository holds no work tree', () => {
     const plain = elsewhere();
     writeFileSync(path.join(plain, 'notes.txt'), lines(50));
