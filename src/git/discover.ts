@@ -124,21 +124,29 @@ function plainConfig(commonDir: string): boolean {
  * naming a folder), or null when the walk meets none (or a git dir itself:
  * inside `.git`, a bare repository). What git answers for `dir` must be that
  * folder's work tree: `git config core.bare true`, `core.worktree
- * /elsewhere` or a broken `HEAD` make git answer "not a repository" or
- * another tree while the repository, guard's records with it, is still
- * there (the hook then refuses: flows/hook/hook.ts). Stops where git does:
- * at a file system boundary; not asked with GIT_DIR, GIT_WORK_TREE or
- * GIT_CEILING_DIRECTORIES set (then git's answer is the harness's).
+ * /elsewhere`, a broken `HEAD`, or `GIT_DIR` and `GIT_WORK_TREE` naming a
+ * decoy (a Claude Code settings file's `env` reaches the hook) make git
+ * answer "not a repository" or another tree while the repository, guard's
+ * records with it, is still there (the hook then refuses:
+ * flows/hook/hook.ts). Stops where git's walk does: at a file system
+ * boundary and at GIT_CEILING_DIRECTORIES.
  */
 export function repositoryFolder(dir: string): string | null {
-  if (['GIT_DIR', 'GIT_WORK_TREE', 'GIT_CEILING_DIRECTORIES'].some((k) => process.env[k]))
-    return null;
   let d: string;
   try {
     d = realpathSync(dir);
   } catch {
     return null;
   }
+  const ceilings = new Set(
+    (process.env.GIT_CEILING_DIRECTORIES ?? '').split(':').flatMap((c) => {
+      try {
+        return c ? [realpathSync(c)] : [];
+      } catch {
+        return [];
+      }
+    }),
+  );
   const dev = statSync(d).dev;
   for (;;) {
     const dotgit = path.join(d, '.git');
@@ -146,7 +154,7 @@ export function repositoryFolder(dir: string): string | null {
     if (st && holdsRepository(dotgit, st)) return d;
     if (path.basename(d) === '.git' || isGitDirShape(d)) return null;
     const up = path.dirname(d);
-    if (up === d || statSync(up).dev !== dev) return null;
+    if (up === d || ceilings.has(up) || statSync(up).dev !== dev) return null;
     d = up;
   }
 }

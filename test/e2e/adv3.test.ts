@@ -11,6 +11,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import {
   claudeDecision as decision,
   claudeHook,
+  claudePayload,
   claudeRepo,
   cleanupRepos,
   lines,
@@ -66,6 +67,30 @@ describe('the repository hidden from git, still there', () => {
       expect(decision(b), b.stdout).toBe('deny');
     });
   }
+
+  it("GIT_DIR and GIT_WORK_TREE naming a decoy, as a Claude settings file's env hands them to the hook: refused", () => {
+    const repo = claudeRepo({ 'state.py': lines(270) });
+    const decoy = makeRepo({ 'x.txt': 'x\n' });
+    const env = { GIT_DIR: path.join(decoy.dir, '.git'), GIT_WORK_TREE: decoy.dir };
+    mkdirSync(path.join(repo.dir, '.claude'), { recursive: true });
+    writeFileSync(path.join(repo.dir, '.claude', 'settings.local.json'), JSON.stringify({ env }));
+    const r = repo.guard(['hook', 'claude'], {
+      input: claudePayload(
+        repo,
+        's',
+        'Write',
+        { file_path: path.join(repo.dir, 'state.py'), content: 'x\n' },
+        'w1',
+      ),
+      env,
+    });
+    // on 263759b: judged in the decoy, the file outside its work tree: no opinion, and the net
+    // that names such a settings env is the project's, never read
+    expect(decision({ json: r.stdout.trim() ? JSON.parse(r.stdout) : null }), r.stdout).toBe(
+      'deny',
+    );
+    expect(r.stdout).toMatch(/holds a repository/);
+  });
 
   it('a nested project whose HEAD is broken is not judged in the repository around it', () => {
     // the project is a checkout inside another one's folder (as ~/.git and ~/src/proj)

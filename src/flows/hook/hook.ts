@@ -171,8 +171,8 @@ async function repoAt(dir: string): Promise<Repo | null> {
   if (held !== null && (!repo || (await realpath(repo.root).catch(() => repo.root)) !== held))
     throw new GuardError(
       'E_UNREADABLE',
-      `${path.join(held, '.git')} holds a repository, but git ${repo ? `takes ${repo.root} as its work tree` : 'does not take this folder as a work tree'} (core.worktree, core.bare or a broken HEAD)`,
-      'put the repository back as it was (git config --unset core.worktree, core.bare false, HEAD); guard keeps nothing of this folder until then',
+      `${path.join(held, '.git')} holds a repository, but git ${repo ? `takes ${repo.root} as its work tree` : 'does not take this folder as a work tree'} (core.worktree, core.bare, a broken HEAD, or GIT_DIR and GIT_WORK_TREE in the environment)`,
+      "put the repository back as it was (git config --unset core.worktree, core.bare false, HEAD; no GIT_DIR in a harness setting's env); guard keeps nothing of this folder until then",
     );
   return repo;
 }
