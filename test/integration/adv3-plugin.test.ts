@@ -16,9 +16,9 @@ afterAll(cleanupRepos);
 
 describe('an MCP server tool in opencode and Kilo', () => {
   for (const harness of ['opencode', 'kilo'] as const) {
-    // open (adv3.md): Claude Code's mcp__* calls are checkpointed and reported since holes3; the
-    // plugin harnesses' MCP tools have no prefix to tell them from a built-in read-only tool
-    it.fails(`${harness}: fs_write_file over 150 lines of uncommitted work is kept and reported`, async () => {
+    // on 263759b nothing kept, nothing said: every tool name guard did not know read as one that
+    // changes nothing (Claude Code's mcp__* calls are checkpointed and reported since holes3)
+    it(`${harness}: fs_write_file over 150 lines of uncommitted work is kept and reported`, async () => {
       const repo = makeRepo({ 'big.py': lines(200) });
       writeFileSync(path.join(repo.dir, 'big.py'), lines(200) + lines(150, 'work'));
       const input = { tool: 'fs_write_file', sessionID: 'ses-mcp', callID: 'm1' };
@@ -32,4 +32,19 @@ describe('an MCP server tool in opencode and Kilo', () => {
       expect(out.output).toMatch(/big\.py lost/);
     });
   }
+
+  it("held: opencode's own read-only tools start no git (todowrite, read, task)", async () => {
+    const repo = makeRepo({ 'big.py': lines(200) });
+    const ctx = { directory: repo.dir, worktree: repo.dir };
+    for (const tool of ['todowrite', 'read', 'task', 'grep']) {
+      const before = repo.refs('refs/guard/');
+      await opencodeBefore(
+        'opencode',
+        { tool, sessionID: 'ses-r', callID: tool },
+        { args: {} },
+        ctx,
+      );
+      expect(repo.refs('refs/guard/')).toEqual(before);
+    }
+  });
 });
