@@ -78,9 +78,10 @@ function opaqueAction(tool: string, args: Obj): Action {
 
 /**
  * opencode's own tools that change no file (1.18.33's binary: its tool ids, its agents' default
- * list): a subagent's `task` runs its own tool calls through the same hooks.
+ * list): a subagent's `task` runs its own tool calls through the same hooks. The plugin file
+ * (flows/setup/plugins.ts) hands guard every other tool.
  */
-const READS = new Set([
+export const OPENCODE_READS: readonly string[] = [
   'read',
   'glob',
   'grep',
@@ -97,7 +98,8 @@ const READS = new Set([
   'plan_enter',
   'plan_exit',
   'invalid',
-]);
+];
+const READS = new Set(OPENCODE_READS);
 
 /** The folder a bash call runs in: its workdir (relative to the session's folder), else that folder. */
 export function opencodeCwd(tool: string, args: Obj, directory: string): string {

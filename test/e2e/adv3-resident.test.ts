@@ -124,3 +124,37 @@ describe('a kept repository made stale between two calls', () => {
     expect((v as { reason: string }).reason).toMatch(/holds a repository/);
   });
 });
+
+describe('the plugin file guard init writes for opencode and Kilo', () => {
+  for (const h of ['opencode', 'kilo'] as const) {
+    it(`${h}: an MCP server's tool (fs_write_file) over 150 lines of uncommitted work reaches guard: kept and reported`, async () => {
+      const repo = makeRepo({ 'big.py': lines(200) });
+      repo.git(['config', '--unset', 'core.hooksPath']);
+      const init = repo.guard(['init', '--agent', h]);
+      expect(init.code, init.stderr).toBe(0);
+      const file = path.join(repo.dir, h === 'kilo' ? '.kilo' : '.opencode', 'plugins', 'guard.js');
+      const mod = await import(pathToFileURL(file).href);
+      const hooks = await mod.GuardPlugin({ directory: repo.dir, worktree: repo.dir });
+      writeFileSync(path.join(repo.dir, 'big.py'), lines(200) + lines(150, 'work'));
+      const input = { tool: 'fs_write_file', sessionID: `ses-${h}`, callID: 'm1' };
+      const args = { path: 'big.py', content: 'x\n' };
+      await hooks['tool.execute.before'](input, { args });
+      writeFileSync(path.join(repo.dir, 'big.py'), 'x\n');
+      const out = { output: 'written' };
+      await hooks['tool.execute.after']({ ...input, args }, out);
+      // on 263759b the file passed only write, edit, apply_patch and bash to guard
+      expect(out.output).toMatch(/big\.py lost/);
+      const id = /guard restore (\S+) -- big\.py/.exec(out.output)?.[1];
+      expect(id, out.output).toBeDefined();
+      expect(repo.guard(['restore', id!, '--', 'big.py']).code).toBe(0);
+      expect(repo.read('big.py')).toBe(lines(200) + lines(150, 'work'));
+      // opencode's own read-only tools still pass without guard
+      const before = repo.refs('refs/guard/');
+      await hooks['tool.execute.before'](
+        { tool: 'todowrite', sessionID: `ses-${h}`, callID: 't' },
+        { args: {} },
+      );
+      expect(repo.refs('refs/guard/')).toEqual(before);
+    });
+  }
+});
