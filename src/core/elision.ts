@@ -244,9 +244,160 @@ function saysLeftOut(m: Compiled, line: string, loose: Set<string>): boolean {
   return (
     shortLeftOut(m, bare, words, loose) ||
     leadLeftOut(m, bare, words) ||
-    pointsAtKept(m, bare, words)
+    pointsAtKept(m, bare, words) ||
+    likeLeftOut(m, bare, words) ||
+    sentenceLeftOut(bare, words)
   );
 }
+
+/**
+ * A whole sentence that says the code around it stays as it was, however long and with no clause
+ * break (`// All of the other methods in this class stay exactly as they were in the original
+ * version of the file`, `-- The other three tables are created in exactly the same way as the
+ * users table above`): a word of no change and a word that points at code kept (before, original,
+ * your, other, rest, ...), longer than the short form reads; not a condition, a reason or a person
+ * explaining, nor code named by a call or in backticks.
+ */
+function sentenceLeftOut(bare: string, all: () => readonly string[]): boolean {
+  if (!SENTENCE_SCREEN.test(bare)) return false;
+  // (a quotation inside talks about placeholders: `the remark "(same file system)" explains`)
+  if (/[,(]$|\w\(|[`"“]/.test(bare) || CONTINUES.test(bare) || /^‘/.test(bare)) return false;
+  // (a bracket left open: the sentence goes on on the next line)
+  if (bare.split('(').length > bare.split(')').length) return false;
+  const words = all();
+  if (words.length <= LOOSE_MAX_WORDS || words.length > LEAD_MAX_WORDS) return false;
+  if (words.some((w) => CAUSE.has(w) || LIKE_VETO.has(w) || isWhyGone(w))) return false;
+  const text = ` ${words.join(' ')} `;
+  return NO_CHANGE_SAID.test(text) && KEPT_POINTED.test(text.replace(/ each other /g, ' '));
+}
+
+/** A word every comment sentenceLeftOut takes holds. */
+const SENTENCE_SCREEN =
+  /unchanged|untouched|unmodified|identical|same|intact|as (?:before|they|it)|not (?:been )?(?:modified|changed|touched)|stays?|remains?/i;
+/**
+ * That it did not change, said of the code (`stay exactly as they were`, `are the same as in`,
+ * `is identical to`, `have not been modified`), not of a thing it names (`trim any unmodified
+ * context lines`).
+ */
+const NO_CHANGE_SAID =
+  / (?:(?:is|are|was|were|be|been|stays?|remains?|kept|left|looks?) (?:exactly |all |just |still |completely )?(?:unchanged|untouched|unmodified|identical|intact|the same)|same (?:as|way)|as (?:before|they (?:are|were)|it (?:is|was))|not (?:been )?(?:modified|changed|touched)|(?:stays?|remains?) (?:exactly )?as) /;
+/** What it points at: the code kept elsewhere or around it. */
+const KEPT_POINTED =
+  / (?:(?:as|from) before|original|previous|existing|your|yours|above|earlier|other|others|remaining|rest|everything|current) /;
+
+/**
+ * Code like other code, said in the comment's first words: a word of likeness and, within its
+ * next three words, what it is like or where it goes again (`// same logic for the PUT handler`,
+ * `# ditto for delete_user and update_user`, `// mirror of the block above for the left wall`,
+ * `// copy of the x-axis code with y in place of x`); one per each of the others (`// one of these
+ * per endpoint`); the members every class has (`// getters/setters`, `// standard CRUD views`);
+ * code to be put back (`// TODO: paste your validation back in`). Whatever follows, as the lead
+ * rule; not a condition or a person explaining (`// mirror the x axis when the screen is
+ * flipped`, `// Similar to the old parser, we skip blank lines`), nor a call it is like (`// same
+ * as validateUser(input) but throws`).
+ */
+function likeLeftOut(m: Compiled, bare: string, all: () => readonly string[]): boolean {
+  if (!LIKE_SCREEN.test(bare)) return false;
+  // (`back in` ends on a word that needs one after it only elsewhere)
+  const ends = CONTINUES.test(bare) && !/\bback in$/i.test(bare);
+  // (code named by a call, a member or in backticks explains: `// same as validateUser(input) but
+  // throws`, `// same assignment as VitestPlugin.configResolved`; a file is elsewhere: `as util.ts`)
+  if (/[,(]$|\w\(|`/.test(bare) || ends || /^["“‘]/.test(bare)) return false;
+  if (/\w\.\w/.test(bare.replace(FILE_NAME, ' '))) return false;
+  if (bare.split('(').length > bare.split(')').length) return false;
+  const words = all();
+  if (words.length === 0 || words.length > LEAD_MAX_WORDS) return false;
+  if (words.some((w) => CAUSE.has(w) || LIKE_VETO.has(w))) return false;
+  const start = words[0] === 'and' || words[0] === 'the' ? 1 : 0;
+  const first = words[start];
+  if (first === undefined) return false;
+  if (LIKE.has(first)) {
+    // (a verb of likeness names what it is of: `copy of the block above`, not `copy reference to target`)
+    const to = VERB_OF_LIKENESS.has(first) ? OF : LIKE_TO;
+    return words.slice(start + 1, start + 4).some((w) => to.has(w)) && !words.some(isWhyGone);
+  }
+  if (/^(?:one|a|an)$/.test(first))
+    return (
+      /\b(?:of these|of those|like this|like that|like these|such)\b.*\bper\b|\bper (?:remaining|other)\b/.test(
+        words.join(' '),
+      ) && !words.some(isWhyGone)
+    );
+  // accessors as a list: `getters/setters`, `equals/hashCode/toString`
+  if (/^[a-z]+(?:\/[a-z]+)+$/i.test(bare) && words.length <= 4)
+    return words.some((w) => ACCESSORS.has(w));
+  if (USUAL.has(first))
+    return words.length <= 5 && LIKE_NOUNS.test(words.slice(start + 1).join(' '));
+  const lower = bare.toLowerCase();
+  return (
+    /^(?:todo\s*:?\s*)?(?:paste|put|copy|re ?add|restore|reinsert|bring)\b.*\bback\b/.test(lower) ||
+    // a claim on what comes after: `keep everything from here to the end of the file`
+    /^keep (?:everything|all of it|it all|the rest)\b/.test(lower) ||
+    // a count of the lines left out: `[200 lines of generated bindings]`, `<about 80 lines of plotting code>`,
+    // or of the things: `// 40 more entries like the above`
+    /^[[(<{]?\s*(?:about |around |roughly |some |another |~)?\d+ (?:(?:more |other )?lines\b|more \w+ (?:like|as) )/.test(
+      lower,
+    ) ||
+    // a template's slot for the reader's code: `# <your model definition>`, `// {{ your routes }}`
+    /^(?:<|\[|\{\{?)\s*your\b[^<>[\]{}]*(?:>|\]|\}\}?)$/.test(lower) ||
+    // scissors: `---- cut ----`, `8<----`, `✂`
+    /^(?:cut|8<|✂)$/.test(lower.replace(/-+/g, '').trim()) ||
+    // what was done to the text shown, as all the comment says: `// trimmed`, `// (excerpt)`,
+    // `// shortened for the answer`, `// cut for length` (not `// the trimmed index`)
+    /^[[(]?(?:trimmed|shortened|abridged|excerpt|et cetera|cut)(?: for (?:the )?(?:\w+))?[)\]]?\.?$/.test(
+      lower,
+    )
+  );
+}
+
+/** A word every comment likeLeftOut takes holds (one look at most comments). */
+const LIKE_SCREEN =
+  /\b(?:same|similar|similarly|likewise|ditto|idem|analogous|analogously|mirror|mirrored|copy|repeat|identical|per|standard|typical|usual|back|keep|lines|more|your|cut|trimmed|shortened|abridged|excerpt|cetera)\b|\w\/[a-z]|8<|✂/i;
+/** Words of likeness that open a claim. */
+const LIKE = new Set([
+  'same',
+  'similar',
+  'similarly',
+  'likewise',
+  'ditto',
+  'idem',
+  'analogous',
+  'analogously',
+  'mirror',
+  'mirrored',
+  'copy',
+  'repeat',
+  'identical',
+]);
+/** What follows a word of likeness in a claim: what it is like, or where it goes again. */
+const LIKE_TO = new Set(['as', 'for', 'of', 'to', 'with', 'again']);
+const OF = new Set(['of']);
+/** A file's name: `related-plans.ts`, `water.ts`, `main.py`. */
+const FILE_NAME = /[\w-]+\.[a-z]{1,4}\b/g;
+/** Words of likeness that are verbs too: a claim only with what they are of. */
+const VERB_OF_LIKENESS = new Set(['copy', 'mirror', 'mirrored']);
+/** A person explaining or instructing (the general rule's vetoes that open no aside). */
+const LIKE_VETO = new Set([
+  'we',
+  'us',
+  'our',
+  'should',
+  'must',
+  'need',
+  'needs',
+  'why',
+  'how',
+  'don',
+  'doesn',
+]);
+/** The words of WHY_GONE that name a thing as well as an act: `ditto for the delete button`. */
+const isWhyGone = (w: string) => WHY_GONE.has(w) && !/^(?:delete|remove|move|instead)$/.test(w);
+/** Members every class has. */
+const ACCESSORS = new Set(['getters', 'setters', 'equals', 'hashcode', 'tostring', 'constructors']);
+/** What everyone writes the same way. */
+const USUAL = new Set(['standard', 'typical', 'usual']);
+/** What the usual code is: a plural of code (`standard CRUD views`, `typical Express boilerplate`). */
+const LIKE_NOUNS =
+  /\b(?:methods|views|handlers|routes|getters|setters|accessors|boilerplate|imports|helpers|endpoints|hooks|fields|props|tests|checks|steps|operations|functions)$/;
 
 /**
  * Code the reader already has (`# the loaders you already wrote`, `// keep your current model
@@ -254,7 +405,7 @@ function saysLeftOut(m: Compiled, line: string, loose: Set<string>): boolean {
  * from step 2 goes here`, `(the useEffect hooks from before)`): words that point at code not shown.
  */
 const POINTS_AT_KEPT =
-  /\b(?:you(?:'ve| have| had| already| wrote| got| sent| provided| posted| shared| pasted| gave)|your (?:current|own|code|snippet|version|file|example)|from your|yours|from before|as before|goes here|go here|here goes)\b/i;
+  /\b(?:you(?:'ve| have| had| already| wrote| got| sent| provided| posted| shared| pasted| gave)|your (?:current|own|code|snippet|version|file|example)|from your|yours|from before|as before|goes here|go here|here goes|(?:as in|from) the (?:question|tutorial|original|answer|previous answer|post|docs|example|guide|book))\b/i;
 
 /**
  * That the rest needs no change: a negation, a verb of changing and what is left around it
@@ -281,7 +432,7 @@ const ONLY_CHANGED = [
 
 /** A word every comment pointsAtKept takes holds (one look at most comments, not four). */
 const KEPT_SCREEN =
-  /\b(?:i|you|yours?|before|here|goes|only|nothing|no|not|don|doesn|never|needn)\b/i;
+  /\b(?:i|you|yours?|before|here|goes|only|nothing|no|not|don|doesn|never|needn|as in|from the)\b/i;
 
 /** A short comment that points at code kept elsewhere, and says nothing of why or when. */
 function pointsAtKept(m: Compiled, bare: string, all: () => readonly string[]): boolean {
@@ -357,7 +508,12 @@ function shortLeftOut(
     frame.starts || BARE_DOTS.test(bare) || (frame.framed === 'one' && LIST_THEN_DOTS.test(bare));
   const veto = m.d.general?.veto ?? [];
   if (words.length > LOOSE_MAX_WORDS) return false;
-  if (words.some((w) => WHY_GONE.has(w) || (w !== 'see' && veto.includes(w)))) return false;
+  // (in a comment with another language's mark, `do` and `e` are its words: `resto do código igual`)
+  // (the marks looked up only for a comment with such a word)
+  const other = () => (m.d.general?.foreign.mark ?? []).some((x) => words.includes(x));
+  const vetoes = (w: string) =>
+    veto.includes(w) && w !== 'see' && !(FOREIGN_SMALL.has(w) && other());
+  if (words.some((w) => WHY_GONE.has(w) || vetoes(w))) return false;
   return (
     framed ||
     words.some((w) => loose.has(w)) ||
@@ -368,8 +524,14 @@ function shortLeftOut(
   );
 }
 
+/** English veto words that are other languages' small words (Portuguese `do`, `e`). */
+const FOREIGN_SMALL = new Set(['do', 'e']);
+
 /** At most this many words in a comment the lead of which says code is left out. */
 const LEAD_MAX_WORDS = 24;
+/** Words of WHY_GONE that, past a dotted comment's first words, describe what the code did. */
+const DESCRIBES = new Set(['returns', 'param']);
+
 /** Veto words that open an aside, not an explanation. */
 const LEAD_ASIDE = new Set(['but', 'see', 'e', 'g', 'i', 'ie', 'eg']);
 /** Where the claim of a comment ends and what it goes on to say begins. */
@@ -385,15 +547,25 @@ const CLAUSE_BREAK = /[,;:(\u2013\u2014]|\s-\s|\b(?:but|except|with|using|ensure
  */
 function leadLeftOut(m: Compiled, bare: string, all: () => readonly string[]): boolean {
   // dots, then words (not a path: `../lib/x.js`, `.../tests/a.spec.ts`), or a clause break
-  const dotted = /^(?:\.{2,}|…)\s*[^\s./\\]/u.test(bare) && !/\S\/\S/.test(bare);
+  // (a path later names where the rest is: `# ... see scripts/build.sh for the rest`)
+  const dotted = /^(?:\.{2,}|…)\s*[^\s./\\]/u.test(bare) && !/^(?:\.{2,}|…)\s*\S*\//.test(bare);
   if (!dotted && !CLAUSE_BREAK.test(bare)) return false;
   // a line of a longer sentence, or a quotation, is not one
   if (/[,(]$/.test(bare) || CONTINUES.test(bare) || /^["“‘]/.test(bare)) return false;
   const words = all();
   if (words.length === 0 || words.length > LEAD_MAX_WORDS) return false;
+  // dots: what the code left out did, in its own words (`# ... code that might skip initialization`),
+  // its conditions and results too (`// ... code that runs when the button is clicked`, `// ...
+  // helper that returns the rows`); not a condition or a reason first (`// ... only if the cache
+  // is cold` goes on from the line above), nor why the code went (`// ... moved to utils.ts`)
+  if (dotted)
+    return !words.some(
+      (w, k) =>
+        (WHY_GONE.has(w) && !DESCRIBES.has(w)) ||
+        (CAUSE.has(w) && k < 2) ||
+        (DESCRIBES.has(w) && k < 2),
+    );
   if (words.some((w) => WHY_GONE.has(w) || CAUSE.has(w))) return false;
-  // dots: what the code left out did, in its own words (`# ... code that might skip initialization`)
-  if (dotted) return true;
   // (the general rule's vetoes: a person explaining, a condition, an instruction; not the words
   // that open what it goes on to say: "but for port 5173", "see", "e.g.")
   const veto = m.d.general?.veto ?? [];
@@ -403,8 +575,22 @@ function leadLeftOut(m: Compiled, bare: string, all: () => readonly string[]): b
   if (cut === null || cut.index === 0) return false;
   const lead = inner.slice(0, cut.index).trim();
   const n = wordsOf(m, lead).length;
+  // a longer claim before the names of what it is about: `// The following handlers stay exactly
+  // as they were in the previous version: onOpen, onClose`
+  // as a short comment of its own reads (the loose words: `these three functions are unchanged`)
+  if (inner[cut.index] === ':' && NAME_LIST.test(inner.slice(cut.index + 1)) && n >= 2) {
+    const leadWords = wordsOf(m, lead);
+    return shortLeftOut(m, lead, () => leadWords, (loose ??= looseWords(m.d)));
+  }
   return n >= 2 && n <= 6 && isPlaceholder(m, `// ${lead}`);
 }
+
+/** The loose words (looseWords), made once. */
+let loose: Set<string> | undefined;
+
+/** Names of code and nothing else: ` getUser, setUser`, ` parse, lex and emit.` */
+const NAME_LIST =
+  /^\s*[\w$.]+(?:\(\))?(?:\s*,\s*(?:and\s+)?[\w$.]+(?:\(\))?|\s+and\s+[\w$.]+(?:\(\))?)*\.?$/;
 
 /** Before a block opener or `//`: white space, a bracket or a separator (`http://` is no comment); before `#`, `--`: white space. */
 const BEFORE_OPENER = /[\s;,{}()[\]>]/;

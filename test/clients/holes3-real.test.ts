@@ -5,15 +5,14 @@
  * `--mcp-config`). guard is installed by `guard init --agent claude`, as a
  * user does. docs/reliability/holes3.md.
  */
-import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CLI, cleanupRepos, lines, makeRepo, outsideDir, type TestRepo } from '../helpers.js';
-import { ensureHarnesses, type Installed } from '../harness/install.js';
-import { startModelServer, type Action } from '../harness/model-server.js';
-import { runHarness } from '../harness/run.js';
-import { freshHome } from '../harness/scenario.js';
+import { cleanupRepos, lines, outsideDir, type TestRepo } from '../helpers.js';
+import { claudeProject, installClaude, playClaude } from '../harness/claude-project.js';
+import type { Installed } from '../harness/install.js';
+import type { Action } from '../harness/model-server.js';
 
 const MCP_SERVER = fileURLToPath(new URL('../harness/mcp-fs-server.mjs', import.meta.url));
 const WORK = lines(200) + lines(150, 'work');
@@ -21,40 +20,15 @@ const WORK = lines(200) + lines(150, 'work');
 let installed: Installed;
 
 beforeAll(async () => {
-  const [claude] = await ensureHarnesses(['claude']);
-  if (!claude || claude.error) throw new Error(claude?.error ?? 'no claude install');
-  installed = claude;
+  installed = await installClaude();
 }, 300_000);
 
 afterAll(cleanupRepos);
 
-function project(files: Record<string, string>): TestRepo {
-  const repo = makeRepo({ ...files, '.gitignore': 'node_modules/\n' });
-  mkdirSync(path.join(repo.dir, 'node_modules', '.bin'), { recursive: true });
-  symlinkSync(CLI, path.join(repo.dir, 'node_modules', '.bin', 'guard'));
-  const init = repo.guard(['init', '--agent', 'claude']);
-  if (init.code !== 0) throw new Error(init.stderr);
-  repo.git(['add', '-A']);
-  repo.git(['-c', 'core.hooksPath=/dev/null', 'commit', '-q', '--no-verify', '-m', 'hooks']);
-  return repo;
-}
-
+const project = claudeProject;
 async function play(repo: TestRepo, actions: Action[], extraArgs: string[] = []) {
-  const server = await startModelServer('anthropic', [...actions, { kind: 'end', text: 'Done.' }]);
-  try {
-    const run = await runHarness('claude', {
-      bin: installed.bin,
-      projectDir: repo.dir,
-      home: freshHome(),
-      server,
-      extraArgs,
-    });
-    const last = server.requestAtStep(actions.length);
-    const told = JSON.stringify(last?.body?.messages?.at(-1) ?? '');
-    return { run, last, told };
-  } finally {
-    await server.close();
-  }
+  const played = await playClaude(installed, repo, actions, extraArgs);
+  return { ...played, last: played.server.requestAtStep(actions.length) };
 }
 
 const NB =

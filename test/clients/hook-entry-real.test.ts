@@ -5,36 +5,26 @@
  * a harmless Write into one over uncommitted work. guard is installed by
  * `guard init --agent claude`, as a user does. docs/reliability/hook-holes.md.
  */
-import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CLI, cleanupRepos, lines, makeRepo, outsideDir, type TestRepo } from '../helpers.js';
-import { ensureHarnesses, type Installed } from '../harness/install.js';
-import { startModelServer, type ModelServer } from '../harness/model-server.js';
-import { runHarness, type HarnessRun } from '../harness/run.js';
-import { freshHome } from '../harness/scenario.js';
+import { cleanupRepos, lines, outsideDir, type TestRepo } from '../helpers.js';
+import { claudeProject, installClaude, playClaude } from '../harness/claude-project.js';
+import type { Installed } from '../harness/install.js';
 
 const WORK = lines(200) + lines(150, 'work');
 
 let installed: Installed;
 
 beforeAll(async () => {
-  const [claude] = await ensureHarnesses(['claude']);
-  if (!claude || claude.error) throw new Error(claude?.error ?? 'no claude install');
-  installed = claude;
+  installed = await installClaude();
 }, 300_000);
 
 afterAll(cleanupRepos);
 
 /** A project with guard installed for Claude Code and 150 lines of uncommitted work in big.py. */
 function project(): TestRepo {
-  const repo = makeRepo({ 'big.py': lines(200), '.gitignore': 'node_modules/\n' });
-  mkdirSync(path.join(repo.dir, 'node_modules', '.bin'), { recursive: true });
-  symlinkSync(CLI, path.join(repo.dir, 'node_modules', '.bin', 'guard'));
-  const init = repo.guard(['init', '--agent', 'claude']);
-  if (init.code !== 0) throw new Error(init.stderr);
-  repo.git(['add', '-A']);
-  repo.git(['-c', 'core.hooksPath=/dev/null', 'commit', '-q', '--no-verify', '-m', 'hooks']);
+  const repo = claudeProject({ 'big.py': lines(200) });
   repo.write('big.py', WORK);
   return repo;
 }
@@ -54,26 +44,9 @@ function rewriter(repo: TestRepo): object {
   };
 }
 
-async function play(
-  repo: TestRepo,
-  file: string,
-  content: string,
-): Promise<{ run: HarnessRun; server: ModelServer }> {
-  const server = await startModelServer('anthropic', [
-    { kind: 'write', file: path.join(repo.dir, file), content },
-    { kind: 'end', text: 'Done.' },
-  ]);
-  try {
-    const run = await runHarness('claude', {
-      bin: installed.bin,
-      projectDir: repo.dir,
-      home: freshHome(),
-      server,
-    });
-    return { run, server };
-  } finally {
-    await server.close();
-  }
+/** One session whose model writes `content` to `file`. */
+function play(repo: TestRepo, file: string, content: string) {
+  return playClaude(installed, repo, [{ kind: 'write', file: path.join(repo.dir, file), content }]);
 }
 
 describe("a second PreToolUse hook that rewrites the tool's input", () => {

@@ -6,14 +6,14 @@
  * Claude sends PostToolUseFailure instead of PostToolUse. guard is
  * installed in the project by `guard init --agent claude`, as a user does.
  */
-import { mkdirSync, readFileSync, symlinkSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CLI, cleanupRepos, lines, makeRepo, type TestRepo } from '../helpers.js';
-import { ensureHarnesses, type Installed } from '../harness/install.js';
-import { startModelServer, type ModelServer } from '../harness/model-server.js';
-import { runHarness, type HarnessRun } from '../harness/run.js';
-import { freshHome } from '../harness/scenario.js';
+import { cleanupRepos, lines, type TestRepo } from '../helpers.js';
+import { claudeProject, installClaude, playClaude } from '../harness/claude-project.js';
+import type { Installed } from '../harness/install.js';
+import type { ModelServer } from '../harness/model-server.js';
+import type { HarnessRun } from '../harness/run.js';
 
 const CRLF_FILE = Array.from({ length: 150 }, (_, i) => `row ${i}`).join('\r\n') + '\r\n';
 const WORK = lines(200) + lines(150, 'work');
@@ -25,18 +25,10 @@ let server: ModelServer;
 let run: HarnessRun;
 
 beforeAll(async () => {
-  const [claude] = await ensureHarnesses(['claude']);
-  if (!claude || claude.error) throw new Error(claude?.error ?? 'no claude install');
-  installed = claude;
-  repo = makeRepo({ 'data.txt': CRLF_FILE, 'big.py': lines(200), '.gitignore': 'node_modules/\n' });
-  mkdirSync(path.join(repo.dir, 'node_modules', '.bin'), { recursive: true });
-  symlinkSync(CLI, path.join(repo.dir, 'node_modules', '.bin', 'guard'));
-  const init = repo.guard(['init', '--agent', 'claude']);
-  if (init.code !== 0) throw new Error(init.stderr);
-  repo.git(['add', '-A']);
-  repo.git(['-c', 'core.hooksPath=/dev/null', 'commit', '-q', '--no-verify', '-m', 'hooks']);
+  installed = await installClaude();
+  repo = claudeProject({ 'data.txt': CRLF_FILE, 'big.py': lines(200) });
   repo.write('big.py', WORK);
-  server = await startModelServer('anthropic', [
+  ({ run, server } = await playClaude(installed, repo, [
     {
       kind: 'edit',
       file: path.join(repo.dir, 'data.txt'),
@@ -44,18 +36,7 @@ beforeAll(async () => {
       new: 'row 0\n',
     },
     { kind: 'shell', command: FAILING },
-    { kind: 'end', text: 'Done.' },
-  ]);
-  try {
-    run = await runHarness('claude', {
-      bin: installed.bin,
-      projectDir: repo.dir,
-      home: freshHome(),
-      server,
-    });
-  } finally {
-    await server.close();
-  }
+  ]));
 }, 300_000);
 
 afterAll(cleanupRepos);
@@ -88,30 +69,13 @@ describe('guard hook in the real Claude Code: a background command', () => {
   let bgServer: ModelServer;
   let bgRun: HarnessRun;
   beforeAll(async () => {
-    bgRepo = makeRepo({ 'big.py': lines(200), '.gitignore': 'node_modules/\n' });
-    mkdirSync(path.join(bgRepo.dir, 'node_modules', '.bin'), { recursive: true });
-    symlinkSync(CLI, path.join(bgRepo.dir, 'node_modules', '.bin', 'guard'));
-    if (bgRepo.guard(['init', '--agent', 'claude']).code !== 0)
-      throw new Error('guard init failed');
-    bgRepo.git(['add', '-A']);
-    bgRepo.git(['-c', 'core.hooksPath=/dev/null', 'commit', '-q', '--no-verify', '-m', 'hooks']);
+    bgRepo = claudeProject({ 'big.py': lines(200) });
     bgRepo.write('big.py', WORK);
-    bgServer = await startModelServer('anthropic', [
+    ({ run: bgRun, server: bgServer } = await playClaude(installed, bgRepo, [
       // its post event comes while it sleeps; the checkout runs 2 s later, during the next command
       { kind: 'shell', command: 'sleep 2; git checkout -- .', background: true },
       { kind: 'shell', command: 'sleep 5' },
-      { kind: 'end', text: 'Done.' },
-    ]);
-    try {
-      bgRun = await runHarness('claude', {
-        bin: installed.bin,
-        projectDir: bgRepo.dir,
-        home: freshHome(),
-        server: bgServer,
-      });
-    } finally {
-      await bgServer.close();
-    }
+    ]));
   }, 300_000);
 
   it('what it destroyed after its post event is told to the model at the next call, and guard rewind brings it back', () => {
