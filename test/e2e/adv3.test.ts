@@ -191,6 +191,23 @@ describe('the ALONE placeholder rule', () => {
     expect(decision(r), r.stdout).toBe(null);
   });
 
+  // open (adv3.md; the placeholder rules read comments): the same words in a string literal
+  it.fails('a body cut to raise NotImplementedError("rest of the code unchanged") is refused', () => {
+    const repo = claudeRepo({ 'shape.py': OLD });
+    const r = claudeHook(
+      repo,
+      's',
+      'Edit',
+      {
+        file_path: path.join(repo.dir, 'shape.py'),
+        old_string: `        total = 0\n${body}\n        return total`,
+        new_string: '        raise NotImplementedError("rest of the code unchanged")',
+      },
+      'e2',
+    );
+    expect(decision(r), r.stdout).not.toBe(null);
+  });
+
   it('held: the same rewrite under "# rest of the method unchanged", code cut in its place, is refused', () => {
     const repo = claudeRepo({ 'shape.py': OLD });
     const r = claudeHook(
