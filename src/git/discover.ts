@@ -65,7 +65,8 @@ function fromDotGit(root: string, dotgit: string, st: Stats, uid: number): Repo 
   let gitDir: string;
   if (st.isDirectory()) gitDir = dotgit;
   else if (st.isFile() && st.size < 4096) {
-    const m = /^gitdir: ([^\n]+)\n?$/.exec(readFileSync(dotgit, 'utf8'));
+    // git strips every line end at the end (CR too: a folder 'wt\r' beside 'wt' is another one: adv3)
+    const m = /^gitdir: ([^\r\n]+)[\r\n]*$/.exec(readFileSync(dotgit, 'utf8'));
     if (!m) return null;
     gitDir = path.resolve(root, m[1]!);
   } else return null;
@@ -75,7 +76,9 @@ function fromDotGit(root: string, dotgit: string, st: Stats, uid: number): Repo 
   let commonDir = gitDir;
   if (common) {
     if (gitDir === dotgit || !common.isFile()) return null;
-    commonDir = path.resolve(gitDir, readFileSync(path.join(gitDir, 'commondir'), 'utf8').trim());
+    // as git reads it: only line ends stripped ("../.. " is a folder ".. ", not "../..": adv3)
+    const to = readFileSync(path.join(gitDir, 'commondir'), 'utf8').replace(/[\r\n]+$/, '');
+    commonDir = path.resolve(gitDir, to);
     if (realpathSync(commonDir) !== commonDir || !validGitDir(commonDir)) return null;
   } else if (gitDir !== dotgit) return null; // a submodule's or a separate git dir: git's to say
   return plainConfig(commonDir) ? { root, gitDir, commonDir } : null;
@@ -113,4 +116,67 @@ function plainConfig(commonDir: string): boolean {
   for (const v of text.matchAll(/^\s*repositoryformatversion\s*=\s*(\S*)/gim))
     if (v[1] !== '0' && v[1] !== '1') return false;
   return true;
+}
+
+/**
+ * The folder whose `.git` git's own walk up from `dir` meets first and that
+ * holds a repository (a folder with objects/ and refs/, or a `gitdir:` file
+ * naming a folder), or null when the walk meets none (or a git dir itself:
+ * inside `.git`, a bare repository). What git answers for `dir` must be that
+ * folder's work tree: `git config core.bare true`, `core.worktree
+ * /elsewhere`, a broken `HEAD`, or `GIT_DIR` and `GIT_WORK_TREE` naming a
+ * decoy (a Claude Code settings file's `env` reaches the hook) make git
+ * answer "not a repository" or another tree while the repository, guard's
+ * records with it, is still there (the hook then refuses:
+ * flows/hook/hook.ts). Stops where git's walk does: at a file system
+ * boundary and at GIT_CEILING_DIRECTORIES.
+ */
+export function repositoryFolder(dir: string): string | null {
+  let d: string;
+  try {
+    d = realpathSync(dir);
+  } catch {
+    return null;
+  }
+  const ceilings = new Set(
+    (process.env.GIT_CEILING_DIRECTORIES ?? '').split(':').flatMap((c) => {
+      try {
+        return c ? [realpathSync(c)] : [];
+      } catch {
+        return [];
+      }
+    }),
+  );
+  const dev = statSync(d).dev;
+  for (;;) {
+    const dotgit = path.join(d, '.git');
+    const st = lstatSync(dotgit, { throwIfNoEntry: false });
+    if (st && holdsRepository(dotgit, st)) return d;
+    if (path.basename(d) === '.git' || isGitDirShape(d)) return null;
+    const up = path.dirname(d);
+    if (up === d || ceilings.has(up) || statSync(up).dev !== dev) return null;
+    d = up;
+  }
+}
+
+function isGitDirShape(dir: string): boolean {
+  const isDir = (f: string) =>
+    statSync(path.join(dir, f), { throwIfNoEntry: false })?.isDirectory() === true;
+  return isDir('objects') && isDir('refs');
+}
+
+function holdsRepository(dotgit: string, st: Stats): boolean {
+  if (
+    st.isDirectory() ||
+    (st.isSymbolicLink() && statSync(dotgit, { throwIfNoEntry: false })?.isDirectory())
+  )
+    return isGitDirShape(dotgit);
+  if (!st.isFile() || st.size > 4096) return false;
+  const m = /^gitdir: *([^\n\r]+)/.exec(readFileSync(dotgit, 'utf8'));
+  return (
+    m !== null &&
+    statSync(path.resolve(path.dirname(dotgit), m[1]!), {
+      throwIfNoEntry: false,
+    })?.isDirectory() === true
+  );
 }

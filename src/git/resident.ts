@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { lstat, readFile, readdir, realpath } from 'node:fs/promises';
+import { lstat, readFile, readdir, readlink, realpath } from 'node:fs/promises';
 import path from 'node:path';
 import { GuardError } from '../core/errors.js';
 import { budgetEnd, timeoutError, watchDeadline } from '../runtime/deadline.js';
@@ -123,6 +123,11 @@ async function sig(file: string, entries = false): Promise<string> {
   try {
     const s = await lstat(file, { bigint: true });
     const id = `${s.dev}:${s.ino}:${s.mode}:${s.uid}`;
+    // a link: what it leads to too (a config linked out of .git changes with the link untouched: adv3)
+    if (s.isSymbolicLink()) {
+      const to = await realpath(file).catch(() => null);
+      return `${id}:${await readlink(file)}>${to === null ? '-' : await sig(to, entries)}`;
+    }
     return s.isDirectory() && !entries ? id : `${id}:${s.size}:${s.mtimeNs}:${s.ctimeNs}`;
   } catch (err) {
     return `-${(err as NodeJS.ErrnoException).code ?? '?'}`;

@@ -63,9 +63,43 @@ export function opencodeAction(tool: string, args: Obj): Action {
       return { kind: 'shell', command };
     }
     default:
-      return { kind: 'other' };
+      // an MCP server's tool (`<server>_<tool>`: opencode runs the plugin's hooks for it) or a
+      // custom one: guard cannot know what it does, so it is judged as a shell call, a checkpoint
+      // before and a report after, as Claude's mcp__* (adv3)
+      return READS.has(tool) ? { kind: 'other' } : opaqueAction(tool, args);
   }
 }
+
+/** A tool guard cannot see into, as a shell call: its name and the start of its input (table.ts does the same for Claude's). */
+function opaqueAction(tool: string, args: Obj): Action {
+  const a = JSON.stringify(args);
+  return { kind: 'shell', command: `${tool} ${a.length > 300 ? a.slice(0, 297) + '...' : a}` };
+}
+
+/**
+ * opencode's own tools that change no file (1.18.33's binary: its tool ids, its agents' default
+ * list): a subagent's `task` runs its own tool calls through the same hooks. The plugin file
+ * (flows/setup/plugins.ts) hands guard every other tool.
+ */
+export const OPENCODE_READS: readonly string[] = [
+  'read',
+  'glob',
+  'grep',
+  'list',
+  'lsp',
+  'webfetch',
+  'websearch',
+  'codesearch',
+  'todowrite',
+  'todoread',
+  'task',
+  'skill',
+  'question',
+  'plan_enter',
+  'plan_exit',
+  'invalid',
+];
+const READS = new Set(OPENCODE_READS);
 
 /** The folder a bash call runs in: its workdir (relative to the session's folder), else that folder. */
 export function opencodeCwd(tool: string, args: Obj, directory: string): string {

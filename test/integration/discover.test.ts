@@ -10,6 +10,7 @@
 import { spawnSync } from 'node:child_process';
 import {
   chownSync,
+  cpSync,
   mkdirSync,
   mkdtempSync,
   realpathSync,
@@ -210,6 +211,33 @@ describe('openRepo: the file system where it is plain, rev-parse otherwise', () 
     const odd = repoIn(path.join(top, 'odd'));
     writeFileSync(path.join(odd, 'a', '.git'), 'gitdir: ../.git\nsomething else\n');
     await leftToGit(path.join(odd, 'a', 'b'));
+  });
+
+  it("a worktree's commondir with a space after its path, its gitfile with a CR: git's answer, not the path trimmed (adv3)", async () => {
+    // git strips only line ends from commondir: "../.. " is the folder ".. " beside the worktree's
+    // git dir, a decoy the agent made; the file check trimmed it to the real common dir, so guard's
+    // journal and hooks stayed in .git while every git command's refs and objects went to the decoy
+    const top = scratch();
+    const main = repoIn(path.join(top, 'main'));
+    git(main, 'worktree', 'add', '-q', path.join(top, 'wt'));
+    const wtGit = path.join(main, '.git', 'worktrees', 'wt');
+    writeFileSync(path.join(wtGit, 'commondir'), '../.. \n');
+    repoIn(path.join(top, 'decoy'));
+    renameSync(path.join(top, 'decoy', '.git'), path.join(main, '.git', 'worktrees', '.. '));
+    expect(await gitSays(path.join(top, 'wt'))).toEqual({
+      root: path.join(top, 'wt'),
+      gitDir: wtGit,
+      commonDir: path.join(main, '.git', 'worktrees', '.. '),
+    });
+    expect(await openRepo(path.join(top, 'wt'))).toEqual(await gitSays(path.join(top, 'wt')));
+    // and with CRLF, as git strips it
+    writeFileSync(path.join(wtGit, 'commondir'), '../..\r\n');
+    await found(path.join(top, 'wt'));
+    // the gitfile the same way: a CR before its line end is no part of the path, though a folder
+    // "wt\r" (a copy of the worktree's git dir, the agent's) is there
+    cpSync(wtGit, wtGit + '\r', { recursive: true });
+    writeFileSync(path.join(top, 'wt', '.git'), `gitdir: ${wtGit}\r\n`);
+    await found(path.join(top, 'wt'));
   });
 
   it.runIf(process.geteuid?.() === 0)(

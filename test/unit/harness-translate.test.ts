@@ -405,6 +405,12 @@ describe('Cursor, Cline, Copilot (shaped from their docs; field names unverified
       command: 'ls',
     });
     expect(opencodeAction('read', { filePath: 'a' })).toEqual({ kind: 'other' });
+    // an MCP server's tool (or a custom one): judged as a shell call, as Claude's mcp__* (adv3)
+    expect(opencodeAction('fs_write_file', { path: 'a', content: 'x' })).toEqual({
+      kind: 'shell',
+      command: 'fs_write_file {"path":"a","content":"x"}',
+    });
+    expect(opencodeAction('todowrite', { todos: [] })).toEqual({ kind: 'other' });
     expect(opencodeCwd('bash', { workdir: 'sub' }, '/w')).toBe('/w/sub');
     expect(opencodeCwd('bash', { workdir: '/x' }, '/w')).toBe('/x');
     expect(opencodeCwd('write', { workdir: '/x' }, '/w')).toBe('/w');

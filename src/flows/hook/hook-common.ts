@@ -74,10 +74,12 @@ export const GATE_FILES = new Set([
  * configs (which can name plugins too): a plugin there runs in the
  * harness with guard's and can rewrite a call's input after guard judged
  * it (Cline's beforeTool `input`, opencode's output.args), so an agent may
- * not add or change one.
+ * not add or change one. opencode's custom tools (`tools/`, `tool/`) too: one
+ * named as a built-in read-only tool (`read`) takes its place, and guard lets
+ * those pass unseen (adv3).
  */
 export const PLUGIN_DIRS =
-  /^(?:\.cline\/plugins\/|\.(?:opencode|kilo|kilocode)\/plugins?\/|(?:\.(?:opencode|kilo|kilocode)\/)?(?:opencode|kilo)\.jsonc?$)/;
+  /^(?:\.cline\/plugins\/|\.(?:opencode|kilo|kilocode)\/(?:plugins?|tools?)\/|(?:\.(?:opencode|kilo|kilocode)\/)?(?:opencode|kilo)\.jsonc?$)/;
 
 /**
  * The policy a hook call is judged by, and HEAD. HEAD is the agent's to

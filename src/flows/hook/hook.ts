@@ -3,6 +3,7 @@ import path from 'node:path';
 import { GuardError } from '../../core/errors.js';
 import type { FileChange, HookEvent, Outcome } from '../../harness/types.js';
 import type { SessionMeta } from '../../git/checkpoint.js';
+import { repositoryFolder } from '../../git/discover.js';
 import { openRepo, type Repo } from '../../git/repo.js';
 import {
   integrityDenial,
@@ -160,11 +161,20 @@ async function judgeCall(opts: HookOptions, repos: Repo[], now: Date): Promise<H
 }
 
 async function repoAt(dir: string): Promise<Repo | null> {
-  return openRepo(dir).catch((err) => {
+  const repo = await openRepo(dir).catch((err) => {
     // a harness working outside any repository: not guard's business
     if (err instanceof GuardError && err.code === 'E_NOT_A_REPO') return null;
     throw err;
   });
+  // ... unless a repository is there and git no longer takes the folder as its work tree (adv3)
+  const held = repositoryFolder(dir);
+  if (held !== null && (!repo || (await realpath(repo.root).catch(() => repo.root)) !== held))
+    throw new GuardError(
+      'E_UNREADABLE',
+      `${path.join(held, '.git')} holds a repository, but git ${repo ? `takes ${repo.root} as its work tree` : 'does not take this folder as a work tree'} (core.worktree, core.bare, a broken HEAD, or GIT_DIR and GIT_WORK_TREE in the environment)`,
+      "put the repository back as it was (git config --unset core.worktree, core.bare false, HEAD; no GIT_DIR in a harness setting's env); guard keeps nothing of this folder until then",
+    );
+  return repo;
 }
 
 /**

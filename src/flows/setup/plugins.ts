@@ -4,6 +4,7 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { builtPath } from '../../runtime/package.js';
+import { OPENCODE_READS } from '../../harness/opencode.js';
 import type { PluginHarnessName } from '../../harness/types.js';
 
 /**
@@ -25,7 +26,7 @@ export const PLUGIN_FILES: Record<PluginHarnessName, string> = {
   kilo: '.kilo/plugins/guard.js',
 };
 
-/** The tools the plugin hands to guard (the rest pass without loading it). */
+/** The tools Cline's plugin hands to guard (the rest pass without loading it); opencode's and Kilo's hand every tool but their own read-only ones (harness/opencode.ts OPENCODE_READS): an MCP server's tool may write. */
 export const PLUGIN_TOOLS: Record<PluginHarnessName, readonly string[]> = {
   cline: ['editor', 'apply_patch', 'run_commands'],
   opencode: ['write', 'edit', 'apply_patch', 'bash'],
@@ -51,7 +52,7 @@ function source(h: PluginHarnessName, spec: string): string {
 // destroyed is reported to the model with the command that brings it back.
 // When guard cannot be loaded, the gated tools are refused (fail closed).
 const GUARD = ${JSON.stringify(spec)};
-const GATED = new Set(${JSON.stringify(PLUGIN_TOOLS[h])});
+${h === 'cline' ? `const GATED = new Set(${JSON.stringify(PLUGIN_TOOLS[h])});` : `// every tool but opencode's own read-only ones (an MCP server's tool may write)\nconst READS = new Set(${JSON.stringify(OPENCODE_READS)});`}
 let loading;
 const guard = () => (loading ??= import(GUARD));
 const failed = (err) => '${FAILED}';
@@ -90,7 +91,7 @@ export default {
   return `${head}
 export const GuardPlugin = async (ctx) => ({
   'tool.execute.before': async (input, output) => {
-    if (!GATED.has(input?.tool)) return;
+    if (READS.has(input?.tool)) return;
     let g;
     try {
       g = await guard();
@@ -100,7 +101,7 @@ export const GuardPlugin = async (ctx) => ({
     await g.opencodeBefore(${JSON.stringify(h)}, input, output, ctx);
   },
   'tool.execute.after': async (input, output) => {
-    if (!GATED.has(input?.tool)) return;
+    if (READS.has(input?.tool)) return;
     try {
       await (await guard()).opencodeAfter(${JSON.stringify(h)}, input, output, ctx);
     } catch (err) {
