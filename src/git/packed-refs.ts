@@ -46,3 +46,36 @@ export function packedLookup(buf: Buffer, ref: string): string | null {
   }
   return null;
 }
+
+/**
+ * Where the first ref line whose name sorts at or after `key` starts in a
+ * sorted packed-refs (git's byte order), or the file's length: the refs
+ * under a prefix are the lines from its lower bound to the next prefix's
+ * (git/ref-list.ts). Header and peeled `^` lines are stepped over.
+ */
+export function packedLowerBound(buf: Buffer, key: string): number {
+  const want = Buffer.from(key, 'utf8');
+  // lo and hi are line starts; every ref line before lo sorts before the key, none from hi on
+  let lo = 0;
+  let hi = buf.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    const start = mid === 0 ? 0 : buf.lastIndexOf(10, mid - 1) + 1;
+    let s = start;
+    while (s < hi && (buf[s] === 0x23 || buf[s] === 0x5e)) {
+      const e = buf.indexOf(10, s);
+      s = e < 0 ? buf.length : e + 1;
+    }
+    if (s >= hi) {
+      hi = start;
+      continue;
+    }
+    const eol = buf.indexOf(10, s);
+    const end = eol < 0 ? buf.length : eol;
+    const sp = buf.indexOf(32, s);
+    const name = sp < 0 || sp > end ? buf.subarray(s, end) : buf.subarray(sp + 1, end);
+    if (Buffer.compare(name, want) < 0) lo = Math.min(hi, end + 1);
+    else hi = start;
+  }
+  return lo;
+}

@@ -1,0 +1,167 @@
+// A month of heavy use (issue 22, item 6): N refs under refs/guard/ made
+// with one fast-import and packed, beside a copy of the same repository
+// without them. Used by scripts/bench.mjs (the scale rows) and by hand:
+//
+//   node scripts/scale-refs.mjs DIR [N]     (DIR/with, DIR/without; N = 100000)
+//
+// Both repositories are scripts/session-sim.mjs's session repository after 10
+// real hook calls (so both hold a few real records and an index of one
+// session); `with` then gets N more refs: per tool call a checkpoint (parent
+// HEAD), the session's step (parent the checkpoint) and a decision record,
+// with the messages guard writes, spread over the 30 days before now, 300
+// calls a session. Then `git pack-refs --all --prune`, as guard's background
+// packing leaves them.
+
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import * as lib from './lib.mjs';
+import * as sim from './session-sim.mjs';
+
+const DAY = 86_400_000;
+
+const idOf = (ms, n) =>
+  `${new Date(ms)
+    .toISOString()
+    .replace(/[-:]/g, '')
+    .replace(/\.\d+Z$/, 'Z')}-${(n >>> 0).toString(16).padStart(8, '0')}`;
+
+/** The fast-import stream of `count` refs (a multiple of 3 is used: three per call). */
+function stream(head, worktree, count, now) {
+  const calls = Math.floor(count / 3);
+  const out = [];
+  const span = 30 * DAY;
+  for (let i = 0; i < calls; i++) {
+    const ms = now - DAY / 24 - span + Math.floor((span * i) / calls);
+    const iso = new Date(ms).toISOString();
+    const unix = Math.floor(ms / 1000);
+    const session = `month-${Math.floor(i / 300)}`;
+    const tool = `toolu_${session}_${i}`;
+    const cp = idOf(ms, i * 3 + 1);
+    const file = `src/m${i % 40}.py`;
+    const commit = (ref, mark, from, subject, body) => {
+      const msg = `${subject}\n\n${JSON.stringify(body)}\n`;
+      out.push(
+        `commit ${ref}`,
+        ...(mark ? [`mark :${mark}`] : []),
+        `author guard <guard@localhost> ${unix} +0000`,
+        `committer guard <guard@localhost> ${unix} +0000`,
+        `data ${Buffer.byteLength(msg)}`,
+        msg,
+        `from ${from}`,
+        '',
+      );
+    };
+    commit(
+      `refs/guard/checkpoints/${cp}`,
+      1,
+      head,
+      `guard checkpoint: before claude Write ${file}`,
+      {
+        v: 1,
+        kind: 'checkpoint',
+        reason: `before claude Write ${file}`,
+        command: 'hook',
+        lane: null,
+        worktree,
+        time: iso,
+        head,
+        harness: 'claude',
+        session,
+        toolCall: tool,
+        paths: [file],
+        partial: true,
+      },
+    );
+    commit(
+      `refs/guard/sessions/claude/${session}/${idOf(ms, i * 3 + 2)}`,
+      0,
+      ':1',
+      `guard session claude ${session}: pre Write`,
+      {
+        v: 1,
+        harness: 'claude',
+        session,
+        toolCall: tool,
+        tool: 'Write',
+        phase: 'pre',
+        kind: 'write',
+        checkpoint: cp,
+        paths: [file],
+        worktree,
+        time: iso,
+        outcome: 'allow',
+      },
+    );
+    commit(`refs/guard/decisions/${idOf(ms, i * 3 + 3)}`, 0, head, 'guard hook: 1 allowed', {
+      v: 1,
+      kind: 'decisions',
+      command: 'hook',
+      lane: null,
+      time: iso,
+      base: head,
+      harness: 'claude',
+      session,
+      toolCall: tool,
+      decisions: [
+        {
+          path: file,
+          status: 'modify',
+          existingLines: 60,
+          linesAdded: 1,
+          linesDeleted: 1,
+          changeRatio: 0.0167,
+          needsApproval: false,
+          reasons: [],
+          rules: [],
+          decision: 'allowed',
+          decider: 'policy',
+        },
+      ],
+    });
+  }
+  out.push('done', '');
+  return out.join('\n');
+}
+
+/**
+ * DIR/without and DIR/with (N more refs, packed); `node`/`cli` run the 10
+ * real hook calls both start with. Returns both paths.
+ */
+export function makeScaleRepos(dir, { env, node, cli, count = 100_000 }) {
+  fs.mkdirSync(dir, { recursive: true });
+  const without = path.join(dir, 'without');
+  const withRefs = path.join(dir, 'with');
+  sim.makeSessionRepo(without, env);
+  sim.runSession({ node, cli, repo: without, env, to: 10, hooks: true, session: 'scale' });
+  fs.cpSync(without, withRefs, { recursive: true, verbatimSymlinks: true });
+  // the copy's own path in its index and checkpoints' worktree field is only metadata
+  const head = lib.git(withRefs, ['rev-parse', 'HEAD'], { env }).trim();
+  const r = spawnSync('git', ['fast-import', '--quiet', '--done'], {
+    cwd: withRefs,
+    env,
+    input: stream(head, withRefs, count, Date.now()),
+    maxBuffer: 64 << 20,
+  });
+  if (r.status !== 0) throw new Error(`fast-import: ${r.stderr}`);
+  lib.git(withRefs, ['pack-refs', '--all', '--prune'], { env });
+  for (const repo of [without, withRefs]) lib.git(repo, ['gc', '--quiet'], { env });
+  return { without, with: withRefs };
+}
+
+if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  const dir = path.resolve(process.argv[2] ?? 'scale-refs');
+  const count = Number(process.argv[3] ?? 100_000);
+  const env = lib.cleanEnv({
+    GIT_AUTHOR_NAME: 'Scale',
+    GIT_AUTHOR_EMAIL: 'scale@guard.invalid',
+    GIT_COMMITTER_NAME: 'Scale',
+    GIT_COMMITTER_EMAIL: 'scale@guard.invalid',
+  });
+  const t = Date.now();
+  const r = makeScaleRepos(dir, { env, node: process.execPath, cli: lib.DEFAULT_CLI, count });
+  console.log(
+    `${r.with} (${count} more refs) and ${r.without}, ${((Date.now() - t) / 1000).toFixed(0)} s`,
+  );
+}
