@@ -1,3 +1,6 @@
+import { closeSync, constants, fstatSync, openSync, readFileSync, statSync } from 'node:fs';
+import path from 'node:path';
+
 const OID = /^[0-9a-f]{40}(?:[0-9a-f]{24})?$/;
 
 /**
@@ -78,4 +81,39 @@ export function packedLowerBound(buf: Buffer, key: string): number {
     else hi = start;
   }
   return lo;
+}
+
+let kept: { file: string; id: string; buf: Buffer | null } | null = null;
+
+/**
+ * The bytes of `<commonDir>/packed-refs` (null: absent, or not a regular
+ * file), read once per process while the file stays the same (device,
+ * inode, size, times): at 100,000 refs it is ~10 MB, and `guard log` and
+ * `doctor` read it twice otherwise (the journal check, git/ref-list.ts), each
+ * read ~10 ms of CPU on a loaded machine. Opened without blocking and checked
+ * on the open file, as journal.ts's readRegular (a FIFO planted there would
+ * hang the read).
+ */
+export function packedRefsBytes(commonDir: string): Buffer | null {
+  const file = path.join(commonDir, 'packed-refs');
+  const st = statSync(file, { throwIfNoEntry: false, bigint: true });
+  if (!st) return null;
+  const id = `${st.dev}:${st.ino}:${st.size}:${st.mtimeNs}:${st.ctimeNs}`;
+  if (kept && kept.file === file && kept.id === id) return kept.buf;
+  let fd: number;
+  try {
+    fd = openSync(file, constants.O_RDONLY | constants.O_NONBLOCK);
+  } catch {
+    return null;
+  }
+  let buf: Buffer | null = null;
+  try {
+    buf = fstatSync(fd).isFile() ? readFileSync(fd) : null;
+  } catch {
+    buf = null;
+  } finally {
+    closeSync(fd);
+  }
+  kept = { file, id, buf };
+  return buf;
 }

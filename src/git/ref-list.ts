@@ -17,7 +17,7 @@
 import { readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { readRegular } from './journal.js';
-import { packedLookup, packedLowerBound } from './packed-refs.js';
+import { packedLookup, packedLowerBound, packedRefsBytes } from './packed-refs.js';
 
 const OID = /^[0-9a-f]{40}(?:[0-9a-f]{24})?$/;
 /** A loose ref's name part git takes without question (no `.lock`, no leading dot, no `..`). */
@@ -31,6 +31,8 @@ export interface RefName {
 export interface RefStore {
   /** How many refs are under `prefix` (a folder: ends with `/`). */
   count(prefix: string): number;
+  /** count() of each prefix, in order, reading each packed line once however the prefixes nest. */
+  counts(prefixes: readonly string[]): number[];
   /** The `n` greatest names under `prefix`, greatest first (record names: newest first). */
   newest(prefix: string, n: number): RefName[];
   /** Every ref under `prefix`, by name (for a prefix known to be small). */
@@ -88,10 +90,8 @@ export async function readRefStore(
     looseNames.set(r, v);
   }
   const packedFile = path.join(commonDir, 'packed-refs');
-  const buf =
-    statSync(packedFile, { throwIfNoEntry: false }) === undefined
-      ? Buffer.alloc(0)
-      : await readRegular(packedFile);
+  const exists = statSync(packedFile, { throwIfNoEntry: false }) !== undefined;
+  const buf = exists ? packedRefsBytes(commonDir) : Buffer.alloc(0);
   if (buf === null) return null;
   if (buf.length > 0) {
     const header = buf.subarray(0, Math.max(0, buf.indexOf(10))).toString('latin1');
@@ -152,14 +152,24 @@ function storeOf(buf: Buffer, loose: Map<string, string>): RefStore {
     });
     return out.sort((a, b) => (a.ref < b.ref ? 1 : a.ref > b.ref ? -1 : 0));
   };
-  return {
-    count(prefix) {
-      const [s, e] = range(prefix);
+  /** Each prefix's packed lines, from the lines between consecutive range ends (each counted once). */
+  function counts(prefixes: readonly string[]): number[] {
+    const ranges = prefixes.map(range);
+    const ends = [...new Set(ranges.flat())].sort((a, b) => a - b);
+    const upTo = new Map<number, number>([[ends[0]!, 0]]);
+    for (let i = 1; i < ends.length; i++)
+      upTo.set(ends[i]!, upTo.get(ends[i - 1]!)! + countLines(buf, ends[i - 1]!, ends[i]!));
+    return prefixes.map((prefix, i) => {
+      const [s, e] = ranges[i]!;
       const mine = looseUnder(prefix);
       // a loose ref that is packed too counts once (a binary search each)
       const shadowed = mine.filter((r) => packedLookup(buf, r.ref) !== null).length;
-      return countLines(buf, s!, e!) + mine.length - shadowed;
-    },
+      return upTo.get(e!)! - upTo.get(s!)! + mine.length - shadowed;
+    });
+  }
+  return {
+    count: (prefix) => counts([prefix])[0]!,
+    counts,
     newest: (prefix, n) => (n <= 0 ? [] : merged(prefix, n).slice(0, n)),
     all: (prefix) => merged(prefix, Number.MAX_SAFE_INTEGER).reverse(),
     loose: [...loose].map(([ref, oid]) => ({ ref, oid })),
