@@ -4,11 +4,12 @@
 //
 //   node scripts/scale-refs.mjs DIR [N]     (DIR/with, DIR/without; N = 100000)
 //
-// Both repositories are scripts/session-sim.mjs's session repository after 10
-// real hook calls (so both hold a few real records and an index of one
-// session); `with` then gets N more refs: per tool call a checkpoint (parent
+// Both repositories are scripts/session-sim.mjs's session repository with
+// guard init's hooks (its config committed through them), after 10 real hook
+// calls (so both hold a few real records and an index of one session);
+// `with` then gets N more refs: per tool call a checkpoint (parent
 // HEAD), the session's step (parent the checkpoint) and a decision record,
-// with the messages guard writes, spread over the 30 days before now, 300
+// with the messages guard writes, spread over the 30 days before the last hour, 300
 // calls a session. Then `git pack-refs --all --prune`, as guard's background
 // packing leaves them.
 
@@ -33,7 +34,7 @@ function stream(head, worktree, count, now) {
   const out = [];
   const span = 30 * DAY;
   for (let i = 0; i < calls; i++) {
-    const ms = now - DAY / 24 - span + Math.floor((span * i) / calls);
+    const ms = now - span + Math.floor((span * i) / calls);
     const iso = new Date(ms).toISOString();
     const unix = Math.floor(ms / 1000);
     const session = `month-${Math.floor(i / 300)}`;
@@ -127,27 +128,46 @@ function stream(head, worktree, count, now) {
 
 /**
  * DIR/without and DIR/with (N more refs, packed); `node`/`cli` run the 10
- * real hook calls both start with. Returns both paths.
+ * real hook calls both start with. Returns both paths and the env whose PATH
+ * has DIR/bin/guard (this build) for the hooks.
  */
-export function makeScaleRepos(dir, { env, node, cli, count = 100_000 }) {
+export function makeScaleRepos(dir, { env: baseEnv, node, cli, count = 100_000 }) {
   fs.mkdirSync(dir, { recursive: true });
+  // the hooks run `guard`: this build, on PATH (returned as `env` for the commit row)
+  const bin = path.join(dir, 'bin');
+  fs.mkdirSync(bin, { recursive: true });
+  fs.writeFileSync(path.join(bin, 'guard'), `#!/bin/sh\nexec "${node}" "${cli}" "$@"\n`, {
+    mode: 0o755,
+  });
+  const env = { ...baseEnv, PATH: `${bin}${path.delimiter}${baseEnv.PATH}` };
   const without = path.join(dir, 'without');
   const withRefs = path.join(dir, 'with');
-  sim.makeSessionRepo(without, env);
-  sim.runSession({ node, cli, repo: without, env, to: 10, hooks: true, session: 'scale' });
-  fs.cpSync(without, withRefs, { recursive: true, verbatimSymlinks: true });
-  // the copy's own path in its index and checkpoints' worktree field is only metadata
+  // the same 10 real hook calls in each (a copy would keep the first one's path in its records)
+  for (const repo of [without, withRefs]) {
+    sim.makeSessionRepo(repo, env);
+    // guard's hooks, its config committed through them (the commit row commits through them too)
+    const init = spawnSync(node, [cli, 'init'], { cwd: repo, env, encoding: 'utf8' });
+    if (init.status !== 0) throw new Error(`guard init: ${init.stderr}`);
+    lib.git(repo, ['add', 'guard.config.json'], { env });
+    lib.git(repo, ['commit', '-q', '-m', 'guard config'], { env });
+    sim.runSession({ node, cli, repo, env, to: 10, hooks: true, session: 'scale' });
+  }
   const head = lib.git(withRefs, ['rev-parse', 'HEAD'], { env }).trim();
-  const r = spawnSync('git', ['fast-import', '--quiet', '--done'], {
-    cwd: withRefs,
-    env,
-    input: stream(head, withRefs, count, Date.now()),
-    maxBuffer: 64 << 20,
-  });
+  // past guard's reference-transaction hook: these refs stand for a month of guard's own writes
+  const r = spawnSync(
+    'git',
+    ['-c', 'core.hooksPath=/dev/null', 'fast-import', '--quiet', '--done'],
+    {
+      cwd: withRefs,
+      env,
+      input: stream(head, withRefs, count, Date.now() - DAY / 24),
+      maxBuffer: 64 << 20,
+    },
+  );
   if (r.status !== 0) throw new Error(`fast-import: ${r.stderr}`);
   lib.git(withRefs, ['pack-refs', '--all', '--prune'], { env });
   for (const repo of [without, withRefs]) lib.git(repo, ['gc', '--quiet'], { env });
-  return { without, with: withRefs };
+  return { without, with: withRefs, env };
 }
 
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
