@@ -10,8 +10,8 @@
 // `with` then gets N more refs: per tool call a checkpoint (parent
 // HEAD), the session's step (parent the checkpoint) and a decision record,
 // with the messages guard writes, spread over the 30 days before the last hour, 300
-// calls a session. Then `git pack-refs --all --prune`, as guard's background
-// packing leaves them.
+// calls a session. The refs go straight into packed-refs (sorted, as `git
+// pack-refs --all` and guard's background packing leave them), then `git gc`.
 
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -21,6 +21,8 @@ import * as lib from './lib.mjs';
 import * as sim from './session-sim.mjs';
 
 const DAY = 86_400_000;
+/** fast-import's one ref; the records' refs are written straight into packed-refs. */
+const TMP_REF = 'refs/scale-refs-tmp';
 
 const idOf = (ms, n) =>
   `${new Date(ms)
@@ -29,7 +31,7 @@ const idOf = (ms, n) =>
     .replace(/\.\d+Z$/, 'Z')}-${(n >>> 0).toString(16).padStart(8, '0')}`;
 
 /** The fast-import stream of `count` refs (a multiple of 3 is used: three per call). */
-function stream(head, worktree, count, now) {
+function stream(head, worktree, count, now, refs) {
   const calls = Math.floor(count / 3);
   const out = [];
   const span = 30 * DAY;
@@ -41,11 +43,12 @@ function stream(head, worktree, count, now) {
     const tool = `toolu_${session}_${i}`;
     const cp = idOf(ms, i * 3 + 1);
     const file = `src/m${i % 40}.py`;
-    const commit = (ref, mark, from, subject, body) => {
+    const commit = (ref, _mark, from, subject, body) => {
       const msg = `${subject}\n\n${JSON.stringify(body)}\n`;
+      refs.push(ref);
       out.push(
-        `commit ${ref}`,
-        ...(mark ? [`mark :${mark}`] : []),
+        `commit ${TMP_REF}`,
+        `mark :${refs.length}`,
         `author guard <guard@localhost> ${unix} +0000`,
         `committer guard <guard@localhost> ${unix} +0000`,
         `data ${Buffer.byteLength(msg)}`,
@@ -78,7 +81,7 @@ function stream(head, worktree, count, now) {
     commit(
       `refs/guard/sessions/claude/${session}/${idOf(ms, i * 3 + 2)}`,
       0,
-      ':1',
+      `:${refs.length}`,
       `guard session claude ${session}: pre Write`,
       {
         v: 1,
@@ -153,19 +156,55 @@ export function makeScaleRepos(dir, { env: baseEnv, node, cli, count = 100_000 }
     sim.runSession({ node, cli, repo, env, to: 10, hooks: true, session: 'scale' });
   }
   const head = lib.git(withRefs, ['rev-parse', 'HEAD'], { env }).trim();
-  // past guard's reference-transaction hook: these refs stand for a month of guard's own writes
+  // the commits with one fast-import (marks, one temporary ref), then their refs written
+  // straight into packed-refs, sorted, as `git pack-refs` leaves them: 100,000 loose ref
+  // files and their pruning took minutes on a loaded machine
+  const refs = [];
+  const marks = path.join(dir, 'marks');
   const r = spawnSync(
     'git',
-    ['-c', 'core.hooksPath=/dev/null', 'fast-import', '--quiet', '--done'],
+    [
+      '-c',
+      'core.hooksPath=/dev/null',
+      'fast-import',
+      '--quiet',
+      '--done',
+      `--export-marks=${marks}`,
+    ],
     {
       cwd: withRefs,
       env,
-      input: stream(head, withRefs, count, Date.now() - DAY / 24),
+      input: stream(head, withRefs, count, Date.now() - DAY / 24, refs),
       maxBuffer: 64 << 20,
     },
   );
   if (r.status !== 0) throw new Error(`fast-import: ${r.stderr}`);
+  lib.git(withRefs, ['-c', 'core.hooksPath=/dev/null', 'update-ref', '-d', TMP_REF], { env });
   lib.git(withRefs, ['pack-refs', '--all', '--prune'], { env });
+  const packedFile = path.join(withRefs, '.git', 'packed-refs');
+  const lines = fs
+    .readFileSync(packedFile, 'utf8')
+    .split('\n')
+    .filter((l) => l && !l.startsWith('#'));
+  for (const l of fs.readFileSync(marks, 'utf8').split('\n')) {
+    const m = /^:(\d+) ([0-9a-f]+)$/.exec(l);
+    if (m) lines.push(`${m[2]} ${refs[Number(m[1]) - 1]}`);
+  }
+  // git's byte order (the names are ASCII) and a ref's peeled line stays after it
+  const entries = [];
+  for (const l of lines) {
+    if (l.startsWith('^')) entries[entries.length - 1].push(l);
+    else entries.push([l]);
+  }
+  entries.sort((a, b) => {
+    const x = a[0].slice(a[0].indexOf(' ') + 1);
+    const y = b[0].slice(b[0].indexOf(' ') + 1);
+    return x < y ? -1 : x > y ? 1 : 0;
+  });
+  fs.writeFileSync(
+    packedFile,
+    `# pack-refs with: peeled fully-peeled sorted \n${entries.flat().join('\n')}\n`,
+  );
   for (const repo of [without, withRefs]) lib.git(repo, ['gc', '--quiet'], { env });
   return { without, with: withRefs, env };
 }

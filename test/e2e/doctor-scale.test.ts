@@ -4,7 +4,7 @@
  * (reading 100,000 made it 7x slower than without them: docs/performance.md).
  */
 import { spawnSync } from 'node:child_process';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { cleanupRepos, installGuard } from '../helpers.js';
@@ -64,11 +64,16 @@ describe('guard doctor and guard log past 5,000 refs: names from the ref store f
     const checkpoint = `guard: checkpoint\n\n${JSON.stringify({ kind: 'checkpoint', reason: 'r' })}\n`;
     const decision = (i: number) =>
       `guard: 1 allowed\n\n${JSON.stringify({ kind: 'decisions', decisions: [{ path: `f${i}`, decision: 'allowed' }] })}\n`;
+    // the commits with one fast-import (marks), their refs written straight into packed-refs,
+    // sorted, as pack-refs leaves them (5,100 loose ref files to prune are slow on a busy machine)
     const stream: string[] = [];
-    const record = (ref: string, msg: string, t: number) =>
+    const refs: string[] = [];
+    const record = (ref: string, msg: string, t: number) => {
+      refs.push(ref);
       stream.push(
-        `commit ${ref}\ncommitter g <g@example.com> ${t} +0000\ndata ${Buffer.byteLength(msg)}\n${msg}from ${head}\n`,
+        `commit refs/tmp-import\nmark :${refs.length}\ncommitter g <g@example.com> ${t} +0000\ndata ${Buffer.byteLength(msg)}\n${msg}from ${head}\n`,
       );
+    };
     // 1,700 calls: a checkpoint, a decision record and a session step each (5,100 refs), one a second
     for (let i = 0; i < 1_700; i++) {
       const t = 1_767_225_600 + i;
@@ -80,20 +85,36 @@ describe('guard doctor and guard log past 5,000 refs: names from the ref store f
       record(`refs/guard/decisions/${name}`, decision(i), t);
       record(`refs/guard/sessions/claude/s${i % 7}/${name}`, checkpoint, t);
     }
-    const r = spawnSync('git', ['-c', 'core.hooksPath=/dev/null', 'fast-import', '--quiet'], {
-      cwd: repo.dir,
-      input: stream.join('\n'),
-    });
+    const marks = path.join(repo.dir, '.git', 'marks');
+    const r = spawnSync(
+      'git',
+      ['-c', 'core.hooksPath=/dev/null', 'fast-import', '--quiet', `--export-marks=${marks}`],
+      { cwd: repo.dir, input: stream.join('\n') },
+    );
     expect(r.status, r.stderr.toString()).toBe(0);
-    repo.git(['pack-refs', '--all', '--prune']);
+    const noHooks = ['-c', 'core.hooksPath=/dev/null'];
+    repo.git([...noHooks, 'update-ref', '-d', 'refs/tmp-import']);
+    repo.git([...noHooks, 'pack-refs', '--all', '--prune']);
+    const packedFile = path.join(repo.dir, '.git', 'packed-refs');
+    const lines = readFileSync(packedFile, 'utf8')
+      .split('\n')
+      .filter((l) => l && !l.startsWith('#') && !l.startsWith('^'));
+    for (const m of readFileSync(marks, 'utf8').matchAll(/^:(\d+) ([0-9a-f]+)$/gm))
+      lines.push(`${m[2]} ${refs[Number(m[1]) - 1]}`);
+    const nameOf = (l: string) => l.slice(l.indexOf(' ') + 1);
+    lines.sort((x, y) => (nameOf(x) < nameOf(y) ? -1 : nameOf(x) > nameOf(y) ? 1 : 0));
+    writeFileSync(
+      packedFile,
+      `# pack-refs with: peeled fully-peeled sorted \n${lines.join('\n')}\n`,
+    );
     // after packing: a blob by hand among the old ones, packed (not typed at this scale), and
     // one loose (typed: where a hand edit lands until guard packs refs again)
     const blob = repo.git(['hash-object', '-w', 'a.txt']).trim();
-    repo.git(['update-ref', 'refs/guard/checkpoints/20250101T000000Z-blob0000', blob]);
-    repo.git(['pack-refs', '--all', '--prune']);
-    repo.git(['update-ref', 'refs/guard/decisions/20250101T000001Z-blob0001', blob]);
-    // a newer loose record, and a packed one moved by a loose ref
-    repo.git(['update-ref', 'refs/guard/checkpoints/20270101T000000Z-00000new', head]);
+    repo.git([...noHooks, 'update-ref', 'refs/guard/checkpoints/20250101T000000Z-blob0000', blob]);
+    repo.git([...noHooks, 'pack-refs', '--all', '--prune']);
+    repo.git([...noHooks, 'update-ref', 'refs/guard/decisions/20250101T000001Z-blob0001', blob]);
+    // a newer loose ref (HEAD: not a record)
+    repo.git([...noHooks, 'update-ref', 'refs/guard/checkpoints/20270101T000000Z-00000new', head]);
     const count = (prefix: string) =>
       repo.git(['for-each-ref', '--format=%(refname)', prefix]).split('\n').filter(Boolean).length;
 
@@ -117,8 +138,10 @@ describe('guard doctor and guard log past 5,000 refs: names from the ref store f
     const fromStore = repo.guardJson(['log', '--limit', '30']).json;
     mkdirSync(path.join(repo.dir, '.git', 'reftable'));
     const fromGit = repo.guardJson(['log', '--limit', '30']).json;
-    expect(fromStore.entries[0].id).toBe('20270101T000000Z-00000new');
-    expect(fromStore.entries).toEqual(fromGit.entries);
+    // (the newest name points at HEAD, not a record: skipped, and said, by both)
+    expect(fromStore.skipped).toContain('refs/guard/checkpoints/20270101T000000Z-00000new');
+    expect(fromStore.entries).toHaveLength(30);
+    expect([fromStore.entries, fromStore.skipped]).toEqual([fromGit.entries, fromGit.skipped]);
     expect([fromStore.total, fromStore.totalAtLeast]).toEqual([fromGit.total, true]);
   }, 180_000);
 });
