@@ -37,6 +37,10 @@ export interface RefStore {
   newest(prefix: string, n: number): RefName[];
   /** Every ref under `prefix`, by name (for a prefix known to be small). */
   all(prefix: string): RefName[];
+  /** The least ref name in [from, to) (git's byte order), or null: a walk from folder to folder. */
+  firstIn(from: string, to: string): string | null;
+  /** The greatest ref name in [from, to), or null. */
+  lastIn(from: string, to: string): string | null;
   /** Every loose ref under the root read. */
   loose: readonly RefName[];
 }
@@ -167,7 +171,29 @@ function storeOf(buf: Buffer, loose: Map<string, string>): RefStore {
       return upTo.get(e!)! - upTo.get(s!)! + mine.length - shadowed;
     });
   }
+  /** The first (or last) name in [from, to), packed or loose. */
+  function endIn(from: string, to: string, last: boolean): string | null {
+    const s = packedLowerBound(buf, from);
+    const e = packedLowerBound(buf, to);
+    let packed: string | null = null;
+    if (last) linesBack(buf, s, e, (r) => ((packed = r.ref), false));
+    else
+      for (let at = s; at < e && packed === null; ) {
+        const eol = buf.indexOf(10, at);
+        const next = eol < 0 || eol >= e ? e : eol + 1;
+        const sp = buf.indexOf(32, at);
+        if (buf[at] !== 0x5e && buf[at] !== 0x23 && sp > at && sp < next)
+          packed = buf.toString('utf8', sp + 1, buf[next - 1] === 10 ? next - 1 : next);
+        at = next;
+      }
+    let best: string | null = packed;
+    for (const r of loose.keys())
+      if (r >= from && r < to && (best === null || (last ? r > best : r < best))) best = r;
+    return best;
+  }
   return {
+    firstIn: (from, to) => endIn(from, to, false),
+    lastIn: (from, to) => endIn(from, to, true),
     count: (prefix) => counts([prefix])[0]!,
     counts,
     newest: (prefix, n) => (n <= 0 ? [] : merged(prefix, n).slice(0, n)),

@@ -91,15 +91,30 @@ async function latestSessions(here: {
   const store = await readRefStore(here.commonDir);
   if (!store) return null;
   const newest = new Map<string, number>();
-  for (const { ref } of store.all(SESSION_REFS)) {
-    const cut = ref.lastIndexOf('/') + 1;
-    const folder = ref.slice(0, cut);
-    // refs/guard/sessions/<harness>/<key>/<step>: not the policy anchors below it
-    if (folder.split('/').length !== 6) continue;
-    const t = /^(\d{4})(\d\d)(\d\d)T(\d\d)(\d\d)(\d\d)Z/.exec(ref.slice(cut));
-    // a name that does not start with a time sorts first: it is always read
-    const ms = t ? Date.UTC(+t[1]!, +t[2]! - 1, +t[3]!, +t[4]!, +t[5]!, +t[6]!) : Infinity;
-    if (!(ms <= (newest.get(folder) ?? -Infinity))) newest.set(folder, ms);
+  // folder by folder (two binary searches each), never every step: refs/guard/sessions/<harness>/<key>/
+  const end = `${SESSION_REFS.slice(0, -1)}0`;
+  for (let at = store.firstIn(SESSION_REFS, end); at !== null; ) {
+    const [harness, key] = at.slice(SESSION_REFS.length).split('/');
+    if (key === undefined || !at.slice(SESSION_REFS.length + harness!.length + 1).includes('/')) {
+      at = store.firstIn(`${at}\0`, end); // a ref that is no session's step
+      continue;
+    }
+    const folder = `${SESSION_REFS}${harness}/${key}/`;
+    const past = `${folder.slice(0, -1)}0`;
+    // steps are named by their time (a digit first); the policy anchors are under policy/
+    const step = store.lastIn(folder, `${folder}:`);
+    const odd =
+      store.firstIn(`${folder}:`, `${folder}policy/`) ?? store.firstIn(`${folder}policy0`, past);
+    const t = /^(\d{4})(\d\d)(\d\d)T(\d\d)(\d\d)(\d\d)Z/.exec(step?.slice(folder.length) ?? '');
+    // a step whose name does not start with a time (or another name there) is always read
+    const ms =
+      odd !== null || (step !== null && !t)
+        ? Infinity
+        : t
+          ? Date.UTC(+t[1]!, +t[2]! - 1, +t[3]!, +t[4]!, +t[5]!, +t[6]!)
+          : -Infinity;
+    if (ms > -Infinity) newest.set(folder, ms);
+    at = store.firstIn(past, end);
   }
   const folders = [...newest].sort((a, b) => b[1] - a[1]);
   const found: SessionEvent[] = [];
