@@ -178,7 +178,7 @@ function storeOf(buf: Buffer, loose: Map<string, string>): RefStore {
     let packed: string | null = null;
     if (last) linesBack(buf, s, e, (r) => ((packed = r.ref), false));
     else
-      for (let at = s; at < e && packed === null; ) {
+      for (let at = s; at < e && packed === null;) {
         const eol = buf.indexOf(10, at);
         const next = eol < 0 || eol >= e ? e : eol + 1;
         const sp = buf.indexOf(32, at);

@@ -93,7 +93,7 @@ async function latestSessions(here: {
   const newest = new Map<string, number>();
   // folder by folder (two binary searches each), never every step: refs/guard/sessions/<harness>/<key>/
   const end = `${SESSION_REFS.slice(0, -1)}0`;
-  for (let at = store.firstIn(SESSION_REFS, end); at !== null; ) {
+  for (let at = store.firstIn(SESSION_REFS, end); at !== null;) {
     const [harness, key] = at.slice(SESSION_REFS.length).split('/');
     if (key === undefined || !at.slice(SESSION_REFS.length + harness!.length + 1).includes('/')) {
       at = store.firstIn(`${at}\0`, end); // a ref that is no session's step
