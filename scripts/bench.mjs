@@ -53,7 +53,7 @@ const N = Math.max(
 );
 if (argv.includes('--help') || argv.includes('-h')) {
   console.log(
-    'usage: node scripts/bench.mjs [--runs N] [--keep] [--scale] [--markdown] [--only IDS] [--node PATH]\n  --node PATH one Node binary only (default: this node and every line scripts/node-lines.mjs installed)\n  --runs N    runs per measurement (median; default 7)\n  --keep      keep the generated repositories\n  --scale     also a 200,000-file repository (minutes)\n  --markdown  print the table as Markdown (docs/performance.md)\n  --only IDS  only these rows, comma-separated (P1,P1b,P2,P3,P4,P5,P6,S1,S2,scale)',
+    'usage: node scripts/bench.mjs [--runs N] [--keep] [--scale] [--markdown] [--only IDS] [--node PATH]\n  --node PATH one Node binary only (default: this node and every line scripts/node-lines.mjs installed)\n  --runs N    runs per measurement (median; default 7)\n  --keep      keep the generated repositories\n  --scale     also a 200,000-file repository (minutes)\n  --markdown  print the table as Markdown (docs/performance.md)\n  --only IDS  only these rows, comma-separated (P1,P1b,P2,P3,P4,P5,P6,S1,S2,scale; refs: only the 100,000-ref rows of scale)',
   );
   process.exit(0);
 }
@@ -1023,6 +1023,72 @@ async function benchSessionPlugin() {
 }
 
 // ---------------------------------------------------------------------------
+// scale (issue 22, item 6): a month of heavy use, 100,000 refs under
+// refs/guard/ made with one fast-import and packed (scripts/scale-refs.mjs),
+// against the same repository without them; interleaved runs, the ratio of
+// the CPU time (user + system of the command and the git processes it
+// waited for: it moves less with the load than the wall time, which is
+// given beside it). BENCH_SCALE_REFS=N for another count.
+
+/** CPU (user + sys, children included) and wall ms of one run, from /usr/bin/time. */
+function cpuTimed(cmd, args, opts) {
+  if (!HAVE_TIME) {
+    const r = timed(cmd, args, opts);
+    return { ...r, cpu: null };
+  }
+  const r = timed(TIME_BIN, ['-f', 'BENCH_CPU=%U %S', cmd, ...args], opts);
+  const m = /BENCH_CPU=([\d.]+) ([\d.]+)/.exec(r.stderr);
+  return { ...r, cpu: m ? (Number(m[1]) + Number(m[2])) * 1000 : null };
+}
+
+async function benchRefsScale() {
+  const count = Number(process.env.BENCH_SCALE_REFS) || 100_000;
+  section(`scale: ${count.toLocaleString('en')} refs under refs/guard/ (one fast-import, packed)`);
+  const { makeScaleRepos } = await import('./scale-refs.mjs');
+  const r = makeScaleRepos(path.join(TMP, 'refs-scale'), { env: ENV, node: NODE, cli: CLI, count });
+  const repos = [r.without, r.with];
+  let edit = 0;
+  const cases = [
+    ['git status', 'git', ['status', '--short']],
+    ['git log -20', 'git', ['log', '-20', '--format=%h %s']],
+    ['guard log --limit 20', NODE, guardArgs('log', '--limit', '20')],
+    ['guard doctor', NODE, guardArgs('doctor')],
+    ['guard rewind (the latest session)', NODE, guardArgs('rewind')],
+    ["git commit, one file, through guard's hooks", 'git', ['commit', '-q', '-am', 'edit'], true],
+  ];
+  for (const [what, cmd, args, commits] of cases) {
+    const runs = repos.map(() => ({ cpu: [], wall: [] }));
+    for (let i = -1; i < N; i++) {
+      repos.forEach((repo, j) => {
+        if (commits) fs.appendFileSync(path.join(repo, 'src', 'm1.py'), `edit ${edit++}\n`);
+        const t = cpuTimed(cmd, args, { cwd: repo, env: r.env });
+        if (t.status !== 0 && !(what === 'guard doctor' && t.status === 1))
+          notes.push(`scale, ${what}: exit ${t.status} ${t.stderr.slice(-200)}`);
+        if (i < 0) return; // a warm-up each
+        runs[j].wall.push(t.ms);
+        if (t.cpu !== null) runs[j].cpu.push(t.cpu);
+      });
+    }
+    const [w, h] = runs.map((x) => ({
+      wall: median(x.wall),
+      cpu: x.cpu.length ? median(x.cpu) : null,
+    }));
+    const cpuRatio = w.cpu && h.cpu ? h.cpu / w.cpu : null;
+    const ratio = cpuRatio ?? h.wall / w.wall;
+    const fig = (x) => `${fmtMs(x.wall)}${x.cpu !== null ? ` (${fmtMs(x.cpu)} CPU)` : ''}`;
+    row(
+      'scale',
+      `${what}: ${count.toLocaleString('en')} refs under refs/guard/ / none (${cpuRatio ? 'CPU' : 'wall'}; wall ${fmtX(h.wall / w.wall)})`,
+      fig(h),
+      fig(w),
+      fmtX(ratio),
+      '<= 1.2x',
+      ratio <= 1.2,
+    );
+  }
+}
+
+// ---------------------------------------------------------------------------
 // S2: a scripted session of 423 tool calls (the 90th percentile of published
 // agent sessions; a shell call in five) through the real hook commands, pre
 // and post as `guard init --agent claude` installs them, against the same
@@ -1208,8 +1274,10 @@ for (const [id, fn] of [
   ['P5', benchHook],
   ['S2', benchSession],
   ['scale', benchCheckpointScale],
+  ['refs', benchRefsScale],
 ]) {
-  if (ONLY && id !== 'node' && !ONLY.has(id) && !(id === 'S2' && ONLY.has('S1'))) continue;
+  const alias = (id === 'S2' && ONLY?.has('S1')) || (id === 'refs' && ONLY?.has('scale'));
+  if (ONLY && id !== 'node' && !ONLY.has(id) && !alias) continue;
   try {
     await fn();
   } catch (e) {

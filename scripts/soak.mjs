@@ -24,7 +24,9 @@
 //              rounds of random checkpoints (checkpoint.test.ts), doctor's
 //              git processes after 10 refusals (doctor.test.ts).
 // history      10,000 tool calls of one session in one repository through
-//              `guard hook claude` (scripts/session-sim.mjs; --calls N), then
+//              `guard hook claude` (scripts/session-sim.mjs; --calls N; --until
+//              HH:MM (UTC): stop adding calls at that time, the rows give the
+//              count reached), then
 //              the same Write in it and in a fresh clone (after the same
 //              40-call start, so the call has the same shape), interleaved: the
 //              cost of a call at the end against the start (issue 22, S1:
@@ -821,7 +823,11 @@ async function soakHookCalls() {
  */
 async function soakHistory() {
   const sim = await import('./session-sim.mjs');
-  const calls = Number(arg('--calls') ?? (SHORT ? 1000 : 10_000));
+  let calls = Number(arg('--calls') ?? (SHORT ? 1000 : 10_000));
+  // --until HH:MM (UTC, today): no new chunk past it (a loaded machine's budget); the rows say how many calls ran
+  const until = arg('--until')
+    ? new Date(`${new Date().toISOString().slice(0, 10)}T${arg('--until')}:00Z`)
+    : null;
   const long = sim.makeSessionRepo(path.join(TMP, 'history'), ENV);
   const fresh = path.join(TMP, 'history-fresh');
   sh('git', ['clone', '-q', long, fresh]);
@@ -831,6 +837,11 @@ async function soakHistory() {
   // loose refs and objects after every chunk: the most seen (guard packs past a count, off the hot path)
   const peak = { refs: 0, objects: 0 };
   for (let from = 0; from < calls; from += chunk) {
+    if (until && Date.now() > until.getTime()) {
+      log(`history: --until ${arg('--until')} reached after ${from} calls (of ${calls})`);
+      calls = from;
+      break;
+    }
     const r = sim.runSession({
       node: NODE,
       cli: CLI,

@@ -12,7 +12,7 @@ import {
 } from 'node:fs';
 import { mkdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { packedLookup } from './packed-refs.js';
+import { packedLookup, packedRefsBytes } from './packed-refs.js';
 import { randomHex } from '../core/digest.js';
 import { faultPoint } from '../runtime/faults.js';
 
@@ -493,7 +493,7 @@ export async function journalCheck(
   // Map of every line (or a read each) cost seconds a commit at 100,000 refs
   let packedBuf: Promise<Buffer | null> | null = null;
   const packed = async (ref: string) => {
-    const buf = await (packedBuf ??= readRegular(path.join(commonDir, 'packed-refs')));
+    const buf = await (packedBuf ??= Promise.resolve(packedRefsBytes(commonDir)));
     return buf ? packedLookup(buf, ref) : null;
   };
   const now = await Promise.all(tips.map((t) => refValue(commonDir, t.ref, packed)));

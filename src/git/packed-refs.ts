@@ -1,11 +1,13 @@
 import {
   closeSync,
+  constants,
   existsSync,
   fstatSync,
   openSync,
   readFileSync,
   readSync,
   readdirSync,
+  statSync,
 } from 'node:fs';
 import path from 'node:path';
 
@@ -163,6 +165,39 @@ function lowerBound(
   return lo;
 }
 
+/**
+ * Where the first ref line whose name sorts at or after `key` starts in a
+ * sorted packed-refs (git's byte order), or the file's length: the refs
+ * under a prefix are the lines from its lower bound to the next prefix's
+ * (git/ref-list.ts). Header and peeled `^` lines are stepped over.
+ */
+export function packedLowerBound(buf: Buffer, key: string): number {
+  const want = Buffer.from(key, 'utf8');
+  // lo and hi are line starts; every ref line before lo sorts before the key, none from hi on
+  let lo = 0;
+  let hi = buf.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    const start = mid === 0 ? 0 : buf.lastIndexOf(10, mid - 1) + 1;
+    let s = start;
+    while (s < hi && (buf[s] === 0x23 || buf[s] === 0x5e)) {
+      const e = buf.indexOf(10, s);
+      s = e < 0 ? buf.length : e + 1;
+    }
+    if (s >= hi) {
+      hi = start;
+      continue;
+    }
+    const eol = buf.indexOf(10, s);
+    const end = eol < 0 ? buf.length : eol;
+    const sp = buf.indexOf(32, s);
+    const name = sp < 0 || sp > end ? buf.subarray(s, end) : buf.subarray(sp + 1, end);
+    if (Buffer.compare(name, want) < 0) lo = Math.min(hi, end + 1);
+    else hi = start;
+  }
+  return lo;
+}
+
 /** The refs under `want` in whole lines of `buf`: all of it when unsorted, else until past it (`past`). */
 function scanFrom(
   buf: Buffer,
@@ -228,4 +263,39 @@ export function refsInFolder(commonDir: string, prefix: string): PackedRef[] | n
   } catch {
     return null;
   }
+}
+
+let kept: { file: string; id: string; buf: Buffer | null } | null = null;
+
+/**
+ * The bytes of `<commonDir>/packed-refs` (null: absent, or not a regular
+ * file), read once per process while the file stays the same (device,
+ * inode, size, times): at 100,000 refs it is ~10 MB, and `guard log` and
+ * `doctor` read it twice otherwise (the journal check, git/ref-list.ts), each
+ * read ~10 ms of CPU on a loaded machine. Opened without blocking and checked
+ * on the open file, as journal.ts's readRegular (a FIFO planted there would
+ * hang the read).
+ */
+export function packedRefsBytes(commonDir: string): Buffer | null {
+  const file = path.join(commonDir, 'packed-refs');
+  const st = statSync(file, { throwIfNoEntry: false, bigint: true });
+  if (!st) return null;
+  const id = `${st.dev}:${st.ino}:${st.size}:${st.mtimeNs}:${st.ctimeNs}`;
+  if (kept && kept.file === file && kept.id === id) return kept.buf;
+  let fd: number;
+  try {
+    fd = openSync(file, constants.O_RDONLY | constants.O_NONBLOCK);
+  } catch {
+    return null;
+  }
+  let buf: Buffer | null = null;
+  try {
+    buf = fstatSync(fd).isFile() ? readFileSync(fd) : null;
+  } catch {
+    buf = null;
+  } finally {
+    closeSync(fd);
+  }
+  kept = { file, id, buf };
+  return buf;
 }

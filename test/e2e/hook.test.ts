@@ -297,6 +297,29 @@ describe('guard hook: shell calls', () => {
 });
 
 describe('guard rewind', () => {
+  it('without a session rewinds the latest one here, read from the newest session folders (packed or loose)', () => {
+    const repo = makeRepo({ 'a.txt': 'a\n', 'b.txt': 'b\n' });
+    const write = (file: string, session: string, id: string) => {
+      const p = path.join(repo.dir, file);
+      hook(
+        repo,
+        'claude',
+        claude(repo, 'Write', { file_path: p, content: `${session}\n` }, { session, id }),
+      );
+      writeFileSync(p, `${session}\n`);
+    };
+    write('a.txt', 'older', 'o1');
+    // the older session's steps packed, the newer one's loose: one second apart at least
+    repo.git(['-c', 'core.hooksPath=/dev/null', 'pack-refs', '--all', '--prune']);
+    spawnSync('sleep', ['1.1']);
+    write('b.txt', 'newer', 'n1');
+    const r = repo.guardJson(['rewind']);
+    expect(r.code).toBe(0);
+    expect(r.json.session).toBe('newer');
+    expect(r.json.changes).toEqual([{ path: 'b.txt', action: 'rewritten' }]);
+    expect(repo.read('a.txt')).toBe('older\n');
+  });
+
   it('puts back every path the session wrote (file writes and shell changes), byte for byte, and nothing else', () => {
     const orig = 'one\r\ntwo\n\u00e9\n';
     const repo = makeRepo({ 'a.txt': orig, 'b.txt': lines(50), 'c.txt': 'person\n' });

@@ -138,7 +138,7 @@ describe('guard log', () => {
     expect(repo.refs()).toHaveLength(1);
   });
 
-  it('reads every ref with one git for-each-ref (names) and one cat-file (messages), however many there are', () => {
+  it('reads every ref with one cat-file (messages) and no more than one for-each-ref (names: from the ref store files, git/ref-list.ts), however many there are', () => {
     const repo = makeRepo({ 'a.txt': 'a\n' });
     for (let i = 0; i < 30; i++)
       oldCheckpoint(repo, `20200101T000000Z-${String(i).padStart(8, '0')}`, 1);
@@ -146,7 +146,8 @@ describe('guard log', () => {
     const r = repo.guardJson(['log'], { env: { GUARD_TRACE_GIT: trace } });
     expect(r.json.entries).toHaveLength(30);
     const calls = readFileSync(trace, 'utf8').split('\n').filter(Boolean);
-    expect(calls.filter((l) => l.startsWith('for-each-ref'))).toHaveLength(1);
+    expect(calls.filter((l) => l.startsWith('for-each-ref')).length).toBeLessThanOrEqual(1);
+    expect(calls.filter((l) => l.startsWith('cat-file'))).toHaveLength(1);
     expect(calls.length).toBeLessThanOrEqual(3);
   });
 

@@ -8,6 +8,7 @@ import { parseRecordMessage } from '../../core/record.js';
 import { catFileBatch } from '../../git/catfile.js';
 import { LANE_REFS, listLanes, mainRepo, type Lane } from '../../git/lanes.js';
 import { REFS, listRefTypes, type RefType } from '../../git/records.js';
+import { readRefStore, type RefName } from '../../git/ref-list.js';
 import type { Repo } from '../../git/repo.js';
 import { readHooksPath, type HooksPath } from '../../git/config.js';
 import { type FlowOptions } from '../context.js';
@@ -76,20 +77,20 @@ const bad = (
 export async function doctor(opts: DoctorOptions): Promise<DoctorResult> {
   const env = opts.env ?? process.env;
   const main = await mainRepo(opts.cwd);
-  const [hooksPath, lanes, objects, types] = await Promise.all([
+  const [hooksPath, lanes, objects, view] = await Promise.all([
     readHooksPath(main.root),
     listLanes(main),
     // HEAD first: a missing config in a repository without commits is not the same news.
     catFileBatch(main.root, ['HEAD', configObject('HEAD')], 1 << 20),
-    // One for-each-ref for every ref's type: a ref may point at a blob or tree after a hand edit.
-    listRefTypes(main.root, REFS.root),
+    // every ref's type (a ref may point at a blob or tree after a hand edit), or at scale the store's counts
+    refView(main),
   ]);
-  const records = await newestRecords(main.root, types);
+  const { records, types } = await newestRecords(main.root, view);
   const checks: DoctorCheck[] = [];
   checks.push(...(await hookChecks(main, hooksPath, env)));
   checks.push(...(await laneChecks(main, hooksPath, lanes)));
   checks.push(configCheck(objects[0] ?? null, objects[1] ?? null));
-  const refs = refChecks(types, records);
+  const refs = refChecks(types, records, view.counts);
   checks.push(...refs.checks);
   checks.push(...(await lockChecks(main)));
   // per agent harness: is guard's hook there and would it run (flows/setup/agents.ts)
@@ -596,6 +597,58 @@ function deleteHint(refs: string[]): string {
   return `look at each with git show REF; delete each with git update-ref -d REF (e.g. git update-ref -d ${refs[0]})`;
 }
 
+/** Past this many refs under refs/guard/, doctor counts from the ref store's files and types only the refs it reads. */
+export const DOCTOR_TYPES_ALL = 5_000;
+
+interface RefView {
+  /** Below DOCTOR_TYPES_ALL: every ref with its type (one for-each-ref). */
+  types?: RefType[];
+  /** At scale: the counts, from the ref store's files (git/ref-list.ts). */
+  counts?: RefCounts;
+  /** At scale: the refs whose objects are read, the newest records first. */
+  read?: RefName[];
+  /** At scale: how many of `read` are the newest records. */
+  records?: number;
+  /** At scale: records (under a record kind) in all. */
+  total?: number;
+}
+
+/**
+ * Every ref's type with one for-each-ref, as long as that is cheap. At
+ * 100,000 refs reading each object's type (~0.25 s of git's CPU) and
+ * splitting the lines in node made doctor ~3-5x a repository without them:
+ * past DOCTOR_TYPES_ALL it counts from packed-refs and the loose folders
+ * (no process) and types what it reads anyway (the newest DOCTOR_READS
+ * records) and every loose ref (where `git update-ref` by hand lands first),
+ * every lane and temporary ref. Another ref store (reftable): for-each-ref.
+ */
+async function refView(main: Repo): Promise<RefView> {
+  const store = await readRefStore(main.commonDir);
+  if (!store) return { types: await listRefTypes(main.root, REFS.root) };
+  const [root, checkpoints, decisions, rejected, lanes, tmp] = store.counts([
+    REFS.root,
+    REFS.checkpoints,
+    REFS.decisions,
+    REFS.rejected,
+    LANE_REFS,
+    TMP_REFS,
+  ]) as [number, number, number, number, number, number];
+  if (root <= DOCTOR_TYPES_ALL) return { types: await listRefTypes(main.root, REFS.root) };
+  const other = root - checkpoints - decisions - rejected - lanes - tmp;
+  const counts: RefCounts = { checkpoints, decisions, rejected, lanes, tmp, other };
+  // the newest of all kinds: each kind's newest, by the name after the kind (its time)
+  const newest = KINDS.flatMap(([, p]) =>
+    store.newest(p, DOCTOR_READS).map((r) => ({ ...r, name: r.ref.slice(p.length) })),
+  )
+    .sort((a, b) => (a.name < b.name ? 1 : a.name > b.name ? -1 : 0))
+    .slice(0, DOCTOR_READS);
+  const read = new Map<string, RefName>();
+  for (const r of [...newest, ...store.loose, ...store.all(LANE_REFS), ...store.all(TMP_REFS)])
+    if (!read.has(r.ref)) read.set(r.ref, { ref: r.ref, oid: r.oid });
+  const total = counts.checkpoints + counts.decisions + counts.rejected;
+  return { counts, read: [...read.values()], records: newest.length, total };
+}
+
 /** How many records doctor reads in full: the newest, by name (names start with the time). */
 export const DOCTOR_READS = 2_000;
 
@@ -607,34 +660,45 @@ interface ReadRecords {
 }
 
 /**
- * The messages of the newest DOCTOR_READS records, with one cat-file. Reading
- * every record's message (one for-each-ref of 100,000 commits, then a parse of
- * each) made doctor 7x slower at a month of heavy use; a corrupt record is an
- * edit by hand, which lands on a recent one, and `guard log` skips any it
- * cannot read. Types (a ref at a blob or a tree) are still checked for all.
+ * The messages of the newest DOCTOR_READS records, with one cat-file (at
+ * scale, the same cat-file gives the types of the refs refView chose).
+ * Reading every record's message (one for-each-ref of 100,000 commits, then
+ * a parse of each) made doctor 7x slower at a month of heavy use; a corrupt
+ * record is an edit by hand, which lands on a recent one, and `guard log`
+ * skips any it cannot read.
  */
-async function newestRecords(cwd: string, types: RefType[]): Promise<ReadRecords> {
+async function newestRecords(
+  cwd: string,
+  view: RefView,
+): Promise<{ records: ReadRecords; types: RefType[] }> {
+  const types = view.types ?? [];
   const records = types.filter(
     (t) => t.type === 'commit' && KINDS.some(([, prefix]) => t.ref.startsWith(prefix)),
   );
   const newest =
-    records.length <= DOCTOR_READS
+    view.read ??
+    (records.length <= DOCTOR_READS
       ? records
       : [...records]
           .sort((a, b) => (recordName(a.ref) < recordName(b.ref) ? 1 : -1))
-          .slice(0, DOCTOR_READS);
+          .slice(0, DOCTOR_READS));
   const objects = await catFileBatch(
     cwd,
     newest.map((r) => r.oid),
     1 << 20,
   );
-  const read = newest.map((r, i) => {
+  const typed = view.read
+    ? newest.map((r, i) => ({ ...r, type: objects[i]?.type ?? 'missing' }))
+    : types;
+  const read = newest.flatMap((r, i) => {
+    if (view.read && (i >= view.records! || objects[i]?.type !== 'commit')) return [];
     const data = objects[i]?.data;
     const text = data ? data.toString('utf8') : '';
     const body = text.indexOf('\n\n');
-    return { ref: r.ref, message: body < 0 ? '' : text.slice(body + 2) };
+    return [{ ref: r.ref, message: body < 0 ? '' : text.slice(body + 2) }];
   });
-  return { read, unread: records.length - newest.length };
+  const unread = view.read ? view.total! - view.records! : records.length - newest.length;
+  return { records: { read, unread }, types: typed };
 }
 
 /** The part of a record's ref name after its kind's prefix: it starts with the time. */
@@ -646,8 +710,10 @@ function recordName(ref: string): string {
 function refChecks(
   types: RefType[],
   { read, unread }: ReadRecords,
+  known?: RefCounts,
 ): { checks: DoctorCheck[]; counts: RefCounts } {
-  const counts: RefCounts = {
+  const counting = !known;
+  const counts: RefCounts = known ?? {
     checkpoints: 0,
     decisions: 0,
     rejected: 0,
@@ -661,7 +727,7 @@ function refChecks(
     if (ref.startsWith(TMP_REFS)) tmp.push(ref);
     if (type !== 'commit') notCommits.push(ref);
   }
-  for (const { ref } of types) {
+  for (const { ref } of counting ? types : []) {
     if (ref.startsWith(TMP_REFS)) counts.tmp++;
     else if (ref.startsWith(LANE_REFS)) counts.lanes++;
     else {
@@ -685,7 +751,7 @@ function refChecks(
     ok(
       'refs',
       unread
-        ? `${summary} (the newest ${DOCTOR_READS.toLocaleString('en')} records read in full)`
+        ? `${summary} (the newest ${DOCTOR_READS.toLocaleString('en')} records read in full${counting ? '' : `, the types of ${types.length.toLocaleString('en')} refs: these, the loose and the lanes'`})`
         : summary,
     ),
   );

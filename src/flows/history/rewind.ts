@@ -4,10 +4,12 @@ import type { Checkpoint } from '../../git/checkpoint.js';
 import { openRepo } from '../../git/repo.js';
 import type { RestoreChange } from '../../git/restore.js';
 import { changedPathsOfPairs, type PutBackGroup } from '../../git/rewind.js';
+import { readRefStore } from '../../git/ref-list.js';
 import {
   SESSION_REFS,
   readSessionEvents,
   sessionKey,
+  sortEvents,
   type SessionEvent,
 } from '../../git/session.js';
 import { laneOf, type FlowOptions } from '../context.js';
@@ -41,12 +43,15 @@ const LOCK_WAIT_MS = 10_000;
  * `guard run` session rewound from the main tree).
  */
 export async function sessionEvents(
-  root: string,
+  repo: { root: string; commonDir: string },
   session: string | undefined,
 ): Promise<SessionEvent[]> {
+  const root = repo.root;
   const pattern =
     session === undefined ? SESSION_REFS : `${SESSION_REFS}*/${sessionKey(session)}/*`;
-  const found = await readSessionEvents(root, pattern);
+  const found =
+    (session === undefined ? await latestSessions(repo) : null) ??
+    (await readSessionEvents(root, pattern));
   const here = found.filter((e) => e.worktree === root);
   const all =
     here.length > 0 || session === undefined
@@ -66,6 +71,67 @@ export async function sessionEvents(
   return all.filter((e) => e.harness === last.harness && e.session === last.session);
 }
 
+/** A step's ref name holds its time to the second, from the clock its message's time came from. */
+const NAME_SLACK_MS = 10 * 60_000;
+
+/**
+ * Without a session named: the events here of the latest sessions only,
+ * not every session's steps (at 100,000 refs under refs/guard/ reading them
+ * all made `guard rewind` ~5x a repository without them). The session
+ * folders come from the ref store's files (git/ref-list.ts, names only),
+ * newest step first (names start with their time); they are read one, then two, four... at
+ * a time until the next folder's newest step is older, by its name, than
+ * the latest event found here (with NAME_SLACK_MS to spare). Null when only
+ * git can list the refs: then every step is read, as before.
+ */
+async function latestSessions(here: {
+  root: string;
+  commonDir: string;
+}): Promise<SessionEvent[] | null> {
+  const store = await readRefStore(here.commonDir);
+  if (!store) return null;
+  const newest = new Map<string, number>();
+  // folder by folder (two binary searches each), never every step: refs/guard/sessions/<harness>/<key>/
+  const end = `${SESSION_REFS.slice(0, -1)}0`;
+  for (let at = store.firstIn(SESSION_REFS, end); at !== null;) {
+    const [harness, key] = at.slice(SESSION_REFS.length).split('/');
+    if (key === undefined || !at.slice(SESSION_REFS.length + harness!.length + 1).includes('/')) {
+      at = store.firstIn(`${at}\0`, end); // a ref that is no session's step
+      continue;
+    }
+    const folder = `${SESSION_REFS}${harness}/${key}/`;
+    const past = `${folder.slice(0, -1)}0`;
+    // steps are named by their time (a digit first); the policy anchors are under policy/
+    const step = store.lastIn(folder, `${folder}:`);
+    const odd =
+      store.firstIn(`${folder}:`, `${folder}policy/`) ?? store.firstIn(`${folder}policy0`, past);
+    const t = /^(\d{4})(\d\d)(\d\d)T(\d\d)(\d\d)(\d\d)Z/.exec(step?.slice(folder.length) ?? '');
+    // a step whose name does not start with a time (or another name there) is always read
+    const ms =
+      odd !== null || (step !== null && !t)
+        ? Infinity
+        : t
+          ? Date.UTC(+t[1]!, +t[2]! - 1, +t[3]!, +t[4]!, +t[5]!, +t[6]!)
+          : -Infinity;
+    if (ms > -Infinity) newest.set(folder, ms);
+    at = store.firstIn(past, end);
+  }
+  const folders = [...newest].sort((a, b) => b[1] - a[1]);
+  const found: SessionEvent[] = [];
+  let latest = -Infinity;
+  // one session, then two, four...: a few git processes however many sessions wrote elsewhere
+  for (let i = 0, n = 1; i < folders.length; i += n, n *= 2) {
+    if (folders[i]![1] < latest - NAME_SLACK_MS) break;
+    const batch = folders.slice(i, i + n).map(([f]) => f);
+    for (const e of await readSessionEvents(here.root, batch)) {
+      if (e.worktree !== here.root) continue;
+      found.push(e);
+      latest = Math.max(latest, Date.parse(e.time) || Infinity);
+    }
+  }
+  return sortEvents(found);
+}
+
 /**
  * Put back every path the session wrote (its file writes and whatever its
  * shell commands changed) as it was before the session first wrote it
@@ -74,7 +140,7 @@ export async function sessionEvents(
  */
 export async function rewind(opts: RewindOptions): Promise<RewindResult> {
   const here = await openRepo(opts.cwd);
-  const all = await sessionEvents(here.root, opts.session);
+  const all = await sessionEvents(here, opts.session);
   const repo = all[0]!.worktree === here.root ? here : await openRepo(all[0]!.worktree);
   let start = 0;
   if (opts.to !== undefined) {
