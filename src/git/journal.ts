@@ -508,6 +508,20 @@ export async function journalCheck(
   return { gone, moved };
 }
 
+/**
+ * The refs under `prefix` the journal says guard wrote and did not remove, with the ids it wrote
+ * (the last word on each), from the whole journal; null when there is no journal (not a regular
+ * file). For a read that must not trust the ref store alone: a ref removed, moved or planted
+ * beside guard's by `git update-ref` is read here as guard wrote it (git/session-base.ts). File
+ * reads only, synchronous (the journal is compacted past 1 MB).
+ */
+export function journaledTipsUnder(commonDir: string, prefix: string): Tip[] | null {
+  const buf = readRegularSync(journalFile(commonDir));
+  if (!buf) return null;
+  if (!buf.includes(` ${prefix}`)) return [];
+  return liveTips(buf.toString('utf8')).filter((t) => t.ref.startsWith(prefix));
+}
+
 /** How many entries of refs/guard/ unjournaledRefs walks at most (a small journal names fewer refs). */
 const WALK_MAX = 20_000;
 
