@@ -46,6 +46,13 @@ const FILE = 'journal';
 const PINNED_FILE = 'journal-pinned';
 const PINNED = ['refs/guard/lanes/'];
 const pinned = (ref: string) => PINNED.some((p) => ref.startsWith(p));
+/**
+ * The refs guard writes again under the same name (the branch gate's verified tips and day
+ * anchors, a lane started again after a discard); every other ref under refs/guard/ is a record
+ * with a name of its own, written once.
+ */
+const REWRITTEN = ['refs/guard/verified/', 'refs/guard/anchor/', 'refs/guard/lanes/'];
+const rewritten = (ref: string) => REWRITTEN.some((p) => ref.startsWith(p));
 /** How many of the latest live refs a door checks (each a stat). */
 const CHECKED = 64;
 /** The tail read by a door. */
@@ -502,8 +509,10 @@ export async function journalCheck(
   tips.forEach((t, i) => {
     const v = now[i];
     if (v === null || v === undefined) gone.push(t);
-    // (a ref whose last word is "coming": guard is writing it now, or was killed before its note)
-    else if (v !== t.oid && !coming.has(t.ref)) moved.push({ ...t, now: v });
+    // (a ref whose last word is "coming": guard is writing it now, or was killed before its note;
+    // only a ref guard writes again under its name can be coming after a tip: a record's name is
+    // new each time, so a `+` line after its tip was written by hand to hide a move, adv4)
+    else if (v !== t.oid && !(coming.has(t.ref) && rewritten(t.ref))) moved.push({ ...t, now: v });
   });
   return { gone, moved };
 }

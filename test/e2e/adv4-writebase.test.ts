@@ -1,4 +1,5 @@
-import { readFileSync, writeFileSync } from 'node:fs';
+import { appendFileSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { cleanupRepos, makeRepo, type TestRepo } from '../helpers.js';
@@ -104,4 +105,44 @@ describe('adv4: the day base of guard write under refs the agent can write', () 
     });
     expect(codes).toEqual([0, 0, 0, 1]);
   });
+
+  // HOLE (journal, holes4): the journal is a plain file the agent can append to. A `- REF` line is
+  // guard's word that it removed REF itself (guard log --prune); written by hand beside a
+  // `git update-ref -d`, the base is gone from both and the next write starts a new sum.
+  it.fails('the base refs removed and a "- REF" line appended to the journal for each: the writes still add up', () => {
+    const { codes } = steps((repo) => {
+      const journal = path.join(repo.dir, '.git', 'guard', 'journal');
+      for (const [ref] of baseRefs(repo)) {
+        repo.git(['update-ref', '-d', ref]);
+        appendFileSync(journal, `- ${ref}\n`);
+      }
+    });
+    expect(codes).toEqual([0, 0, 0, 1]);
+  });
+
+  // HOLE: a journal that is not a regular file (a FIFO) is reported by doctor and the hook's
+  // integrity check, but guard write neither refuses nor warns, and its base falls back to the
+  // ref files, which the agent removed.
+  it.fails('a FIFO put in place of the journal and the base refs removed: the writes still add up', () => {
+    const { codes } = steps((repo) => {
+      const journal = path.join(repo.dir, '.git', 'guard', 'journal');
+      for (const [ref] of baseRefs(repo)) repo.git(['update-ref', '-d', ref]);
+      rmSync(journal, { force: true });
+      execFileSync('mkfifo', [journal]);
+    });
+    expect(codes).toEqual([0, 0, 0, 1]);
+  });
 });
+
+describe('adv4: the journal\'s pre-named refs (`+ REF`)', () => {
+  it('a record moved by hand and a "+ REF" line appended to hide it: doctor still says it was moved', () => {
+    const repo = makeRepo({ 'app.py': src(200) });
+    expect(write(repo, 190)).toBe(0);
+    const ref = repo.refs('refs/guard/checkpoints/').at(-1)!;
+    repo.git(['update-ref', ref, 'HEAD']);
+    appendFileSync(path.join(repo.dir, '.git', 'guard', 'journal'), `+ ${ref}\n`);
+    const r = repo.guard(['doctor']);
+    expect(r.stdout + r.stderr).toMatch(/moved to another commit outside guard/);
+  });
+});
+
