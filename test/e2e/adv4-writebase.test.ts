@@ -2,7 +2,14 @@ import { appendFileSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { cleanupRepos, makeRepo, type TestRepo } from '../helpers.js';
+import {
+  claudeDecision,
+  claudeHook,
+  claudeRepo,
+  cleanupRepos,
+  makeRepo,
+  type TestRepo,
+} from '../helpers.js';
 
 /**
  * adv4 (docs/reliability/adv4.md): the day's base of `guard write` under a
@@ -143,6 +150,24 @@ describe('adv4: the journal\'s pre-named refs (`+ REF`)', () => {
     appendFileSync(path.join(repo.dir, '.git', 'guard', 'journal'), `+ ${ref}\n`);
     const r = repo.guard(['doctor']);
     expect(r.stdout + r.stderr).toMatch(/moved to another commit outside guard/);
+  });
+});
+
+describe('adv4: the hook\'s session steps under refs the agent removes', () => {
+  it('held: the session\'s refs removed after each Write: the next Write is refused, not a new sum', () => {
+    const repo = claudeRepo({ 'app.py': src(200) });
+    const out: Array<string | null> = [];
+    [175, 150, 125, 100].forEach((n, k) => {
+      const input = { file_path: path.join(repo.dir, 'app.py'), content: src(n) };
+      const d = claudeDecision(claudeHook(repo, 's1', 'Write', input, `t${k}`));
+      out.push(d);
+      if (d !== 'deny') {
+        repo.write('app.py', src(n));
+        claudeHook(repo, 's1', 'Write', input, `t${k}`, true);
+      }
+      for (const ref of repo.refs('refs/guard/sessions/')) repo.git(['update-ref', '-d', ref]);
+    });
+    expect(out.slice(1)).toEqual(['deny', 'deny', 'deny']);
   });
 });
 
