@@ -119,7 +119,6 @@ afterAll(async () => {
   expect(left).toEqual([]);
 });
 
-
 const deny = (stdout: string) => {
   try {
     return JSON.parse(stdout).hookSpecificOutput.permissionDecision === 'deny';

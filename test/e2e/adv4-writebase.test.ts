@@ -73,7 +73,7 @@ describe('adv4: the day base of guard write under refs the agent can write', () 
     expect(codes).toEqual([0, 0, 0, 1]);
   });
 
-  it('an earlier-looking base planted beside guard\'s, holding the file as it is now: the writes still add up', () => {
+  it("an earlier-looking base planted beside guard's, holding the file as it is now: the writes still add up", () => {
     const { codes } = steps((repo) => {
       repo.git(['add', 'app.py']);
       const tree = repo.git(['write-tree']).trim();
@@ -141,7 +141,7 @@ describe('adv4: the day base of guard write under refs the agent can write', () 
   });
 });
 
-describe('adv4: the journal\'s pre-named refs (`+ REF`)', () => {
+describe("adv4: the journal's pre-named refs (`+ REF`)", () => {
   it('a record moved by hand and a "+ REF" line appended to hide it: doctor still says it was moved', () => {
     const repo = makeRepo({ 'app.py': src(200) });
     expect(write(repo, 190)).toBe(0);
@@ -153,8 +153,8 @@ describe('adv4: the journal\'s pre-named refs (`+ REF`)', () => {
   });
 });
 
-describe('adv4: the hook\'s session steps under refs the agent removes', () => {
-  it('held: the session\'s refs removed after each Write: the next Write is refused, not a new sum', () => {
+describe("adv4: the hook's session steps under refs the agent removes", () => {
+  it("held: the session's refs removed after each Write: the next Write is refused, not a new sum", () => {
     const repo = claudeRepo({ 'app.py': src(200) });
     const out: Array<string | null> = [];
     [175, 150, 125, 100].forEach((n, k) => {
@@ -170,4 +170,3 @@ describe('adv4: the hook\'s session steps under refs the agent removes', () => {
     expect(out.slice(1)).toEqual(['deny', 'deny', 'deny']);
   });
 });
-
