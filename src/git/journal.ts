@@ -527,8 +527,17 @@ export async function journalCheck(
 export function journaledTipsUnder(commonDir: string, prefix: string): Tip[] | null {
   const buf = readRegularSync(journalFile(commonDir));
   if (!buf) return null;
-  if (!buf.includes(` ${prefix}`)) return [];
-  return liveTips(buf.toString('utf8')).filter((t) => t.ref.startsWith(prefix));
+  // only the lines that name the prefix (a 1 MB journal parsed whole costs ~12 ms)
+  const want = Buffer.from(` ${prefix}`);
+  const lines: string[] = [];
+  for (let at = buf.indexOf(want); at >= 0; at = buf.indexOf(want, at + 1)) {
+    const start = buf.lastIndexOf(10, at) + 1;
+    const end = buf.indexOf(10, at);
+    lines.push(buf.subarray(start, end < 0 ? buf.length : end).toString('utf8'));
+    if (end < 0) break;
+    at = end;
+  }
+  return liveTips(lines.join('\n')).filter((t) => t.ref.startsWith(prefix));
 }
 
 /** How many entries of refs/guard/ unjournaledRefs walks at most (a small journal names fewer refs). */
