@@ -43,3 +43,16 @@ export function notebookSources(text: string): string | null {
     })
     .join('');
 }
+
+/**
+ * The two sides of a change at a notebook's path as guard measures them (null: as text). Both
+ * notebooks: their cells' sources. The old side a notebook and the new one not (JSON cut short
+ * or broken, its cells gone): the old cells against the new text, since a file Jupyter cannot
+ * open holds none of that work; its JSON's lines would hide a notebook emptied of its code among
+ * the outputs that stay (docs/reliability/adv4.md).
+ */
+export function notebookSides(oldText: string, newText: string): [string, string] | null {
+  const base = notebookSources(oldText);
+  if (base === null) return null;
+  return [base, notebookSources(newText) ?? newText];
+}

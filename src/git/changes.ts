@@ -3,7 +3,7 @@ import { CONFIG_FILE } from '../core/config.js';
 import { changeFacts, type Side } from '../core/facts.js';
 import { MODE } from '../core/modes.js';
 import { countLines } from '../core/lines.js';
-import { NOTEBOOK_PATH, notebookSources } from '../core/notebook.js';
+import { NOTEBOOK_PATH, notebookSides } from '../core/notebook.js';
 import { catFileRead, type CatResult } from './catfile.js';
 import { whitespaceOnlyPaths, type DiffEntry } from './diff.js';
 
@@ -77,7 +77,7 @@ export async function collectFacts(
       // (a notebook is measured again on its cells below: never handed on early)
       if (
         opts.early &&
-        !NOTEBOOK_PATH.test(entries[i]!.path) &&
+        !atNotebook(entries[i]!) &&
         !(opts.whitespace && mayBeWhitespaceOnly(f, opts.whitespace.changeRatio))
       )
         opts.early(f, i);
@@ -126,7 +126,7 @@ function requests(
       !deleted &&
       e.newMode !== MODE.symlink &&
       e.path !== CONFIG_FILE &&
-      !NOTEBOOK_PATH.test(e.path)
+      !atNotebook(e)
     )
       infoOnly.add(n);
   });
@@ -184,6 +184,10 @@ interface Read {
   facts: ChangeFacts[];
 }
 
+/** A change at a notebook's path, or from one (a notebook renamed is measured as the notebook it was). */
+const atNotebook = (e: DiffEntry): boolean =>
+  NOTEBOOK_PATH.test(e.path) || (e.oldPath !== undefined && NOTEBOOK_PATH.test(e.oldPath));
+
 /**
  * A notebook whose two sides are both notebooks (and held) is measured on its cells' sources, as
  * the hook measures a Write, Edit or NotebookEdit of it (core/notebook.ts): its JSON's lines say
@@ -199,7 +203,7 @@ async function measureNotebooks(
   const measured = new Set<number>();
   const pairs: Array<{ i: number; base: Buffer; next: Buffer }> = [];
   entries.forEach((e, i) => {
-    if (!NOTEBOOK_PATH.test(e.path) || facts[i]!.binary) return;
+    if (!atNotebook(e) || facts[i]!.binary) return;
     if (e.oldMode === GITLINK || e.newMode === GITLINK || e.newMode === MODE.symlink) return;
     const held = (at: number | undefined) => {
       const o = at === undefined ? null : objects[at];
@@ -207,12 +211,8 @@ async function measureNotebooks(
     };
     const [oldData, newData] = [held(want[i]!.old), held(want[i]!.new)];
     if (oldData === null || newData === null) return;
-    const [base, next] = [
-      notebookSources(oldData.toString('utf8')),
-      notebookSources(newData.toString('utf8')),
-    ];
-    if (base !== null && next !== null)
-      pairs.push({ i, base: Buffer.from(base), next: Buffer.from(next) });
+    const sides = notebookSides(oldData.toString('utf8'), newData.toString('utf8'));
+    if (sides) pairs.push({ i, base: Buffer.from(sides[0]), next: Buffer.from(sides[1]) });
   });
   if (pairs.length === 0) return measured;
   const { numstatPairs } = await import('./measure.js');

@@ -46,6 +46,13 @@ const FILE = 'journal';
 const PINNED_FILE = 'journal-pinned';
 const PINNED = ['refs/guard/lanes/'];
 const pinned = (ref: string) => PINNED.some((p) => ref.startsWith(p));
+/**
+ * The refs guard writes again under the same name (the branch gate's verified tips and day
+ * anchors, a lane started again after a discard); every other ref under refs/guard/ is a record
+ * with a name of its own, written once.
+ */
+const REWRITTEN = ['refs/guard/verified/', 'refs/guard/anchor/', 'refs/guard/lanes/'];
+const rewritten = (ref: string) => REWRITTEN.some((p) => ref.startsWith(p));
 /** How many of the latest live refs a door checks (each a stat). */
 const CHECKED = 64;
 /** The tail read by a door. */
@@ -502,10 +509,35 @@ export async function journalCheck(
   tips.forEach((t, i) => {
     const v = now[i];
     if (v === null || v === undefined) gone.push(t);
-    // (a ref whose last word is "coming": guard is writing it now, or was killed before its note)
-    else if (v !== t.oid && !coming.has(t.ref)) moved.push({ ...t, now: v });
+    // (a ref whose last word is "coming": guard is writing it now, or was killed before its note;
+    // only a ref guard writes again under its name can be coming after a tip: a record's name is
+    // new each time, so a `+` line after its tip was written by hand to hide a move, adv4)
+    else if (v !== t.oid && !(coming.has(t.ref) && rewritten(t.ref))) moved.push({ ...t, now: v });
   });
   return { gone, moved };
+}
+
+/**
+ * The refs under `prefix` the journal says guard wrote and did not remove, with the ids it wrote
+ * (the last word on each), from the whole journal; null when there is no journal (not a regular
+ * file). For a read that must not trust the ref store alone: a ref removed, moved or planted
+ * beside guard's by `git update-ref` is read here as guard wrote it (git/session-base.ts). File
+ * reads only, synchronous (the journal is compacted past 1 MB).
+ */
+export function journaledTipsUnder(commonDir: string, prefix: string): Tip[] | null {
+  const buf = readRegularSync(journalFile(commonDir));
+  if (!buf) return null;
+  // only the lines that name the prefix (a 1 MB journal parsed whole costs ~12 ms)
+  const want = Buffer.from(` ${prefix}`);
+  const lines: string[] = [];
+  for (let at = buf.indexOf(want); at >= 0; at = buf.indexOf(want, at + 1)) {
+    const start = buf.lastIndexOf(10, at) + 1;
+    const end = buf.indexOf(10, at);
+    lines.push(buf.subarray(start, end < 0 ? buf.length : end).toString('utf8'));
+    if (end < 0) break;
+    at = end;
+  }
+  return liveTips(lines.join('\n')).filter((t) => t.ref.startsWith(prefix));
 }
 
 /** How many entries of refs/guard/ unjournaledRefs walks at most (a small journal names fewer refs). */

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { sha1Hex } from '../core/digest.js';
 import { RECORD_VERSION, parseRecordMessage } from '../core/record.js';
 import { catFileBatch, type CatResult } from './catfile.js';
+import { journaledTipsUnder } from './journal.js';
 import { packedUnder, type PackedRef } from './packed-refs.js';
 import { REFS, newRef, type RecordCommit } from './records.js';
 import { sessionKey } from './session.js';
@@ -64,6 +65,13 @@ export function dayBaseRefs(
 ): PackedRef[] | 'list' {
   const day = dayBaseStore(now);
   const store = dayBaseFileStore(now, worktree, rel);
+  // the refs guard wrote for this file today, as it wrote them, when its journal has them: a base
+  // ref removed (`git update-ref -d`) or moved is still read, and one planted beside them (an
+  // earlier-looking record holding the shrunk file) is not, so writes that each take a little
+  // still add up (docs/reliability/adv4.md). Else the ref files, as below.
+  const noted = journaledTipsUnder(commonDir, store);
+  if (noted && noted.length > 0)
+    return noted.sort((a, b) => (a.ref < b.ref ? -1 : a.ref > b.ref ? 1 : 0));
   try {
     // another ref store (reftable: git 2.45 and later) has no ref files: git lists them
     if (existsSync(path.join(commonDir, 'reftable'))) return 'list';

@@ -15,7 +15,8 @@ import {
   type EditResult,
 } from '../../harness/edits.js';
 import { unmatchedReason, verdict, writeOutcome, type Planned } from '../../harness/decide.js';
-import { applyNotebookEdit, notebookSources } from '../../harness/notebook.js';
+import { applyNotebookEdit } from '../../harness/notebook.js';
+import { notebookSides } from '../../core/notebook.js';
 import type { Change, FileChange, HookEvent } from '../../harness/types.js';
 import { READ_CAP, catFileBatch } from '../../git/catfile.js';
 import type { SessionMeta } from '../../git/checkpoint.js';
@@ -512,11 +513,8 @@ function blobChange(
 function measuredSides(t: CallFile): CallFile {
   if (t.change.kind !== 'notebook' && !/\.ipynb$/i.test(t.rel)) return t;
   if (t.base === null || t.next === null) return t;
-  const base = notebookSources(t.base.toString('utf8'));
-  const next = notebookSources(t.next.toString('utf8'));
-  return base === null || next === null
-    ? t
-    : { ...t, base: Buffer.from(base), next: Buffer.from(next) };
+  const sides = notebookSides(t.base.toString('utf8'), t.next.toString('utf8'));
+  return sides ? { ...t, base: Buffer.from(sides[0]), next: Buffer.from(sides[1]) } : t;
 }
 
 /**
