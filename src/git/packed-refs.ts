@@ -30,34 +30,20 @@ export function packedLookup(buf: Buffer, ref: string): string | null {
     const oid = buf.subarray(buf.lastIndexOf(10, at) + 1, at).toString('latin1');
     return OID.test(oid) ? oid : null;
   }
-  let lo = 0;
-  let hi = buf.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    const start = mid === 0 ? 0 : buf.lastIndexOf(10, mid - 1) + 1;
-    // the first ref line at or after `start` (the header and peeled `^` lines are not refs)
-    let s = start;
-    while (s < hi && (buf[s] === 0x23 || buf[s] === 0x5e)) {
-      const e = buf.indexOf(10, s);
-      s = e < 0 ? buf.length : e + 1;
-    }
-    if (s >= hi) {
-      hi = start;
-      continue;
-    }
-    const eol = buf.indexOf(10, s);
-    const end = eol < 0 ? buf.length : eol;
-    const sp = buf.indexOf(32, s);
-    if (sp < 0 || sp > end) return null; // not packed-refs as git writes it
-    const cmp = Buffer.compare(buf.subarray(sp + 1, end), want);
-    if (cmp === 0) {
-      const oid = buf.subarray(s, sp).toString('latin1');
-      return OID.test(oid) ? oid : null;
-    }
-    if (cmp < 0) lo = end + 1;
-    else hi = start;
+  // the first ref line from the lower bound (which may start at the header or a peeled line):
+  // the ref itself, or it is not there
+  let s = packedLowerBound(buf, ref);
+  while (s < buf.length && (buf[s] === 0x23 || buf[s] === 0x5e)) {
+    const e = buf.indexOf(10, s);
+    s = e < 0 ? buf.length : e + 1;
   }
-  return null;
+  if (s >= buf.length) return null;
+  const eol = buf.indexOf(10, s);
+  const end = eol < 0 ? buf.length : eol;
+  const sp = buf.indexOf(32, s);
+  if (sp < 0 || sp > end || !buf.subarray(sp + 1, end).equals(want)) return null;
+  const oid = buf.subarray(s, sp).toString('latin1');
+  return OID.test(oid) ? oid : null;
 }
 
 export interface PackedRef {
