@@ -1,6 +1,7 @@
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { sha1Hex } from '../core/digest.js';
+import { GuardError } from '../core/errors.js';
 import { RECORD_VERSION, parseRecordMessage } from '../core/record.js';
 import { catFileBatch, type CatResult } from './catfile.js';
 import { journaledTipsUnder } from './journal.js';
@@ -117,6 +118,14 @@ export async function dayBaseOf(
   refs: readonly PackedRef[],
   read: readonly CatResult[],
 ): Promise<SessionBase | null> {
+  // bases guard wrote today whose commits are all gone (the refs removed, then `git gc
+  // --prune=now`): not a first write of the day, a sum the agent erased (docs/reliability/adv4.md)
+  if (refs.length > 0 && refs.every((_, i) => read[2 * i]?.type !== 'commit'))
+    throw new GuardError(
+      'E_UNREADABLE',
+      `guard's record of ${rel} as guard write first saw it today is gone (its commit was removed outside guard), so this write cannot be measured against it`,
+      "a person: guard doctor shows what was removed; guard recover starts guard's journal again from the refs there are, and the next write starts today's base anew",
+    );
   const best = earliest(
     root,
     rel,

@@ -53,6 +53,22 @@ describe('adv4: the day base of guard write under refs the agent can write', () 
     expect(steps(() => {}).codes).toEqual([0, 0, 0, 1]);
   });
 
+  it('the base refs removed and their commits pruned (reflog expire, gc --prune=now): the next write is refused, nothing more is lost', () => {
+    const { repo, codes } = steps((r) => {
+      for (const [ref] of baseRefs(r)) r.git(['update-ref', '-d', ref]);
+      r.git(['reflog', 'expire', '--all', '--expire=now']);
+      r.git(['gc', '-q', '--prune=now']);
+    });
+    // on 89e52bf: 0, 0, 0, 0 (each write a fresh first write of the day: 200 -> 100 functions)
+    expect(codes[0]).toBe(0);
+    expect(codes.slice(1)).toEqual([1, 1, 1]);
+    expect(repo.read('app.py')).toBe(src(175));
+    const again = repo.guardJson(['write', 'app.py'], { input: src(150) });
+    expect(again.json.error?.message).toMatch(
+      /record of app\.py as guard write first saw it today is gone/,
+    );
+  });
+
   it('the base refs removed after every write (git update-ref -d): the writes still add up', () => {
     const { codes } = steps((repo) => {
       for (const [ref] of baseRefs(repo)) repo.git(['update-ref', '-d', ref]);
