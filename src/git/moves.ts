@@ -1,3 +1,6 @@
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { packedLookup, packedRefsBytes } from './packed-refs.js';
 import {
   commonDirOf,
   journaledRefWrite,
@@ -337,6 +340,22 @@ export async function shallowCutsIn(cwd: string, from: string, to: string): Prom
     .toString('utf8')
     .split('\n')
     .filter((oid) => cut.has(oid));
+}
+
+/**
+ * `git pack-refs --prune` (and `git gc`, which runs it) moves loose branches
+ * into packed-refs and then deletes the loose files in one transaction each:
+ * the reference-transaction hook sees a deletion of a branch that still
+ * exists. True when that is all it is: packed-refs already holds the branch
+ * at the same tip, and no packed-refs.lock is held. A real deletion of a
+ * packed branch holds that lock while the hook runs (git rewrites
+ * packed-refs in the same transaction), and one of a loose-only branch has
+ * no packed copy, so both are still seen as deletions.
+ */
+export function packedStill(commonDir: string, ref: string, tip: string): boolean {
+  if (existsSync(path.join(commonDir, 'packed-refs.lock'))) return false;
+  const buf = packedRefsBytes(commonDir);
+  return buf !== null && packedLookup(buf, ref) === tip;
 }
 
 /**

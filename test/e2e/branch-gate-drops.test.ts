@@ -137,6 +137,27 @@ describe('2. moves that drop commits: kept under refs/guard/dropped/ and reporte
     expect(dropped(repo)).toHaveLength(2);
   });
 
+  it('git pack-refs and git gc move branches into packed-refs: nothing went away, nothing kept; a packed branch deleted is still kept', () => {
+    const repo = installGuard({ 'a.txt': 'a\n' });
+    repo.git(['checkout', '-q', '-b', 'topic']);
+    repo.write('topic.txt', lines(30, 'topic'));
+    repo.git(['add', 'topic.txt']);
+    expect(repo.gitRun(['commit', '-q', '-m', 'topic'], AUTO).code).toBe(0);
+    const tip = head(repo, 'topic');
+    repo.git(['checkout', '-q', 'main']);
+    // on 1ccc3f9: "branch main went away", "branch topic went away", both kept as dropped
+    const packed = repo.gitRun(['pack-refs', '--all'], AUTO);
+    expect(packed.code).toBe(0);
+    expect(packed.stderr).toBe('');
+    const gc = repo.gitRun(['gc', '-q'], AUTO);
+    expect(gc.stderr).not.toMatch(/went away/);
+    expect(dropped(repo)).toEqual([]);
+    // topic is packed only now: deleting it rewrites packed-refs (locked while the hook runs)
+    const r = repo.gitRun(['branch', '-q', '-D', 'topic'], AUTO);
+    expect(r.stderr).toMatch(/branch topic went away/);
+    expect(dropped(repo)).toEqual([tip]);
+  });
+
   it('what drops nothing keeps nothing: a rebase that replays every commit, an amend that only adds', () => {
     const { repo } = withWork();
     repo.git(['checkout', '-q', '-b', 'topic', 'HEAD~1']);

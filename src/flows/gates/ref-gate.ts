@@ -12,6 +12,7 @@ import {
   commitTimes,
   DROPPED_REFS,
   heldElsewhere,
+  packedStill,
   isZeroOid,
   moveBase,
   shallowCutsIn,
@@ -232,7 +233,7 @@ export async function gateMoves(opts: GateOptions): Promise<GateResult> {
     target: { kind: 'tips', settle: { moves: settled, day: gate.day, stale } },
   });
   // (after the settling, as before: a tip a move just kept as dropped is held elsewhere now)
-  const deleted = await deletedBranches(cwd, deletions, tips.heads, now);
+  const deleted = await deletedBranches(cwd, repo.commonDir, deletions, tips.heads, now);
   await apply({
     gate: 'ref-gate',
     repo,
@@ -504,10 +505,12 @@ function moveRecords(
 
 /**
  * A deleted branch drops its commits unless another ref holds them (a rename shows git's hook
- * only the deletion, so a renamed branch's tip is kept too: harmless, and said as "went away").
+ * only the deletion, so a renamed branch's tip is kept too: harmless, and said as "went away"). A
+ * loose branch pruned by pack-refs (git gc) is not deleted: git/moves.ts packedStill.
  */
 async function deletedBranches(
   cwd: string,
+  commonDir: string,
   deletions: ReadonlyArray<{ ref: string }>,
   heads: ReadonlyMap<string, string>,
   now: Date,
@@ -516,8 +519,9 @@ async function deletedBranches(
   const gone = new Set(deletions.map((d) => d.ref));
   for (const d of deletions) {
     const tip = heads.get(d.ref);
-    if (!tip || deleted.some((x) => x.ref === d.ref) || (await heldElsewhere(cwd, tip, gone)))
+    if (!tip || deleted.some((x) => x.ref === d.ref) || packedStill(commonDir, d.ref, tip))
       continue;
+    if (await heldElsewhere(cwd, tip, gone)) continue;
     deleted.push({ ref: d.ref, tip, kept: newRef(DROPPED_REFS, now) });
   }
   return deleted;
