@@ -233,7 +233,7 @@ export async function gateMoves(opts: GateOptions): Promise<GateResult> {
     target: { kind: 'tips', settle: { moves: settled, day: gate.day, stale } },
   });
   // (after the settling, as before: a tip a move just kept as dropped is held elsewhere now)
-  const deleted = await deletedBranches(cwd, repo.commonDir, deletions, tips.heads, now);
+  const deleted = await deletedBranches(repo, deletions, tips.heads, now);
   await apply({
     gate: 'ref-gate',
     repo,
@@ -509,8 +509,7 @@ function moveRecords(
  * loose branch pruned by pack-refs (git gc) is not deleted: git/moves.ts packedStill.
  */
 async function deletedBranches(
-  cwd: string,
-  commonDir: string,
+  repo: { root: string; commonDir: string },
   deletions: ReadonlyArray<{ ref: string }>,
   heads: ReadonlyMap<string, string>,
   now: Date,
@@ -519,9 +518,9 @@ async function deletedBranches(
   const gone = new Set(deletions.map((d) => d.ref));
   for (const d of deletions) {
     const tip = heads.get(d.ref);
-    if (!tip || deleted.some((x) => x.ref === d.ref) || packedStill(commonDir, d.ref, tip))
+    if (!tip || deleted.some((x) => x.ref === d.ref) || packedStill(repo.commonDir, d.ref, tip))
       continue;
-    if (await heldElsewhere(cwd, tip, gone)) continue;
+    if (await heldElsewhere(repo.root, tip, gone)) continue;
     deleted.push({ ref: d.ref, tip, kept: newRef(DROPPED_REFS, now) });
   }
   return deleted;
