@@ -241,4 +241,19 @@ describe('placeholders: the sets of this round', () => {
     expect([...searches].filter((s) => !s?.startsWith('issue:'))).toHaveLength(32);
     expect([...searches].filter((s) => s?.startsWith('issue:'))).toHaveLength(10);
   });
+
+  it('set 16 is frozen for a later round: 146 placeholders and 89 near misses from 60 search words and 6 bug reports, each with its source (no rule is run on it here)', () => {
+    type Item = { text: string; search?: string; source?: string; language?: string };
+    const set16 = corpus('heldout-16-real.json') as { placeholders: Item[]; nearMisses: Item[] };
+    expect(set16.placeholders).toHaveLength(146);
+    expect(set16.nearMisses).toHaveLength(89);
+    const items = [...set16.placeholders, ...set16.nearMisses];
+    const searches = new Set(items.map((p) => p.search));
+    expect([...searches].filter((s) => !s?.startsWith('issue:'))).toHaveLength(60);
+    expect([...searches].filter((s) => s?.startsWith('issue:'))).toHaveLength(6);
+    for (const item of items) {
+      expect(item.source, item.text).toBeTruthy();
+      expect(item.language, item.text).toBeTruthy();
+    }
+  });
 });
