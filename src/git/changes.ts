@@ -4,7 +4,7 @@ import { changeFacts, type Side } from '../core/facts.js';
 import { MODE } from '../core/modes.js';
 import { countLines } from '../core/lines.js';
 import { NOTEBOOK_PATH, notebookSides } from '../core/notebook.js';
-import { catFileRead, type CatResult } from './catfile.js';
+import { catFileRead, type CatFileOptions, type CatResult } from './catfile.js';
 import { whitespaceOnlyPaths, type DiffEntry } from './diff.js';
 
 const GITLINK = MODE.gitlink;
@@ -32,6 +32,8 @@ export interface FactOptions {
    * in, while git still reads the rest; never those whose whitespace is still to be measured.
    */
   early?: (f: ChangeFacts, index: number) => void;
+  /** How the objects are read: a cat-file of their own unless given (guard check: the second round of the policy's, catFileRounds). */
+  read?: (names: readonly string[], opts: Omit<CatFileOptions, 'more'>) => Promise<CatResult[]>;
 }
 
 /**
@@ -83,7 +85,8 @@ export async function collectFacts(
         opts.early(f, i);
     }
   };
-  const objects = await catFileRead(cwd, names, {
+  const read = given.read ?? ((n, o) => catFileRead(cwd, n, o));
+  const objects = await read(names, {
     maxBytes: () => opts.maxBytes,
     infoOnly: (i) => infoOnly.has(i),
     onProgress: given.early || later ? build : undefined,
