@@ -47,7 +47,7 @@ describe("an old side read for its size: git's lines, its text on demand", () =>
     const repo = makeRepo(Object.fromEntries(Object.entries(sides).map(([p, [o]]) => [p, o])));
     for (const [p, [, n]] of Object.entries(sides)) if (p !== 'moved-from.txt') repo.write(p, n);
     repo.git(['mv', 'moved-from.txt', 'moved-to.txt']);
-    repo.write('moved-to.txt', sides['moved-from.txt'][0] + 'one more\n');
+    repo.write('moved-to.txt', sides['moved-from.txt']![0] + 'one more\n');
     repo.git(['add', '-A']);
     const { facts, processes } = await stagedFacts(repo);
     for (const f of facts) {
