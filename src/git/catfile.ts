@@ -223,7 +223,11 @@ export function catFileRounds(
   const firstRead = new Promise<CatResult[]>((resolve) => (answered = resolve));
   const all = catFileRead(cwd, first, {
     maxBytes: (i) =>
-      i < n || !later ? maxBytes : typeof later.maxBytes === 'number' ? later.maxBytes : later.maxBytes(i - n),
+      i < n || !later
+        ? maxBytes
+        : typeof later.maxBytes === 'number'
+          ? later.maxBytes
+          : later.maxBytes(i - n),
     onProgress: (results) => {
       if (results.length >= n) answered(results.slice(0, n));
       if (later?.onProgress && results.length > n) later.onProgress(results.slice(n));

@@ -77,7 +77,10 @@ export async function collectFacts(
       const oldObj = w.old !== undefined ? objects[w.old] : undefined;
       const newObj = w.new !== undefined ? objects[w.new] : undefined;
       const f = sized.has(i)
-        ? sizedFacts(entries[i]!, oldObj ?? null, newObj ?? null, { maxBytes: opts.maxBytes, oldTexts })
+        ? sizedFacts(entries[i]!, oldObj ?? null, newObj ?? null, {
+            maxBytes: opts.maxBytes,
+            oldTexts,
+          })
         : entryFacts(entries[i]!, oldObj ?? undefined, newObj ?? undefined, opts.maxBytes);
       facts.push(f);
       // (a notebook is measured again on its cells below: never handed on early)

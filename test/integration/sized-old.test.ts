@@ -38,11 +38,11 @@ describe("an old side read for its size: git's lines, its text on demand", () =>
       'crlf.txt': ['one\r\ntwo\r\nthree\r\n', 'one\ntwo\nthree\nfour\n'],
       'emptied.txt': ['x\ny\n', ''],
       'from-empty.txt': ['', 'p\nq\n'],
-      'lines.txt': [Array.from({ length: 120 }, (_, i) => `line ${i}`).join('\n') + '\n', 'short\n'],
-      'moved-from.txt': [
-        Array.from({ length: 40 }, (_, i) => `keep ${i}`).join('\n') + '\n',
-        '',
+      'lines.txt': [
+        Array.from({ length: 120 }, (_, i) => `line ${i}`).join('\n') + '\n',
+        'short\n',
       ],
+      'moved-from.txt': [Array.from({ length: 40 }, (_, i) => `keep ${i}`).join('\n') + '\n', ''],
     };
     const repo = makeRepo(Object.fromEntries(Object.entries(sides).map(([p, [o]]) => [p, o])));
     for (const [p, [, n]] of Object.entries(sides)) if (p !== 'moved-from.txt') repo.write(p, n);
