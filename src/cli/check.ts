@@ -8,10 +8,12 @@ import { boundFiles, type Output } from '../ui/output.js';
 import { withTimeout } from '../flows/context.js';
 import type { CheckArgs } from './spec.js';
 // (static: check is on the hot path, bundled into main.js; the check itself is file reads)
-import { warnIntegrity } from './integrity-warn.js';
+import { readIntegrityEarly, warnIntegrity } from './integrity-warn.js';
 
 export async function run(a: CheckArgs, out: Output): Promise<number> {
   if (answerProbe('check')) return EXIT.blocked; // integrity: guard doctor runs the hook to see that it blocks
+  // the net's file reads run while node waits for git (said after the result, as before)
+  const net = readIntegrityEarly(a.cwd);
   const result = await withTimeout(a.timeout, (deadline) =>
     check({
       cwd: a.cwd,
@@ -21,7 +23,7 @@ export async function run(a: CheckArgs, out: Output): Promise<number> {
     }),
   );
   out.result('check', { ...result, ...boundFiles(result.files, a.limit) });
-  await warnIntegrity(a.cwd, out);
+  await warnIntegrity(a.cwd, out, net);
   if (result.bypassed) {
     const { commit, paths, base } = result.bypassed;
     out.warn(

@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { closeSync, openSync, readSync, unlinkSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -47,8 +47,8 @@ export function catFileBatch(
 }
 
 export interface CatFileOptions {
-  /** Objects larger are not held; a function is asked at each object's header (its answer may grow smaller once a config is read). */
-  maxBytes: number | (() => number);
+  /** Objects larger are not held; a function is asked at each object's header, with its index (its answer may grow smaller once a config is read). */
+  maxBytes: number | ((index: number) => number);
   /** Objects whose type and size are enough: `info` instead of `contents` (no data, no line count). */
   infoOnly?: ((index: number) => boolean) | undefined;
   /**
@@ -57,21 +57,24 @@ export interface CatFileOptions {
    * output is read once git has exited.
    */
   onProgress?: ((results: readonly CatResult[]) => void) | undefined;
+  /**
+   * Requests written to the same process once known, after `names` (catFileRounds): their
+   * results follow those of `names`, and `infoOnly` and `onProgress` count across both. null:
+   * none (git is let go once it answered `names`); a rejection ends the read with it.
+   */
+  more?: Promise<{ names: readonly string[]; infoOnly?: (index: number) => boolean } | null>;
 }
 
 /** catFileBatch with its options in one object (and `onProgress`). */
 export async function catFileRead(
   cwd: string,
   names: readonly string[],
-  { maxBytes, infoOnly, onProgress }: CatFileOptions,
+  { maxBytes, infoOnly, onProgress, more }: CatFileOptions,
 ): Promise<CatResult[]> {
-  if (names.length === 0) return [];
-  for (const n of names) {
-    if (n.includes('\n'))
-      throw new GuardError('E_INTERNAL', `object name with a newline: ${JSON.stringify(n)}`);
-  }
+  if (names.length === 0 && !more) return [];
+  noNewlines(names);
   // in the plugin: the repository's resident cat-file (names of the index, `:path`, start their own: it would keep the index it read first)
-  if (residentGit.catFile && !names.some((n) => n.startsWith(':')))
+  if (residentGit.catFile && !names.some((n) => n.startsWith(':')) && !more)
     return residentGit.catFile(cwd, names, { maxBytes, infoOnly, onProgress });
   // --batch-command (git 2.36): `contents` and `info` requests in one process.
   // Its output goes to a temp file, read back in 1 MiB chunks: git writes each
@@ -101,7 +104,10 @@ export async function catFileRead(
   let timedOut = false;
   const unwatch = watchDeadline(child, () => (timedOut = true));
   try {
-    const exited = requestAll(child, names, info);
+    const requested = [...names];
+    const asked = more ? requestMore(more, info, requested) : undefined;
+    asked?.catch(() => {}); // awaited below
+    const exited = requestAll(child, names, info, asked);
     exited.catch(() => {}); // awaited below, unless reading stops first (the deadline)
     const unparsed = onProgress
       ? await readWhileRunning(outFd, exited, parser.feed, () => onProgress(parser.results))
@@ -115,7 +121,9 @@ export async function catFileRead(
     }
     if (unparsed !== undefined) throw unparsed;
     if (!onProgress) readBack(outFd, parser.feed);
-    if (parser.results.length !== names.length)
+    // (the second round's names, or the failure that left it unasked, ends the read)
+    if (more) await Promise.all([more, asked]);
+    if (parser.results.length !== requested.length)
       throw new GuardError('E_GIT', 'git cat-file stopped early');
     return parser.results;
   } finally {
@@ -125,19 +133,141 @@ export async function catFileRead(
   }
 }
 
-/** Ask for every object at once (`contents`, or `info` for those whose size is enough) and wait for git to exit. */
+function noNewlines(names: readonly string[]): void {
+  for (const n of names) {
+    if (n.includes('\n'))
+      throw new GuardError('E_INTERNAL', `object name with a newline: ${JSON.stringify(n)}`);
+  }
+}
+
+/** The requests of `names` (`contents`, or `info` for those whose size is enough), then a flush. */
+function requestLines(names: readonly string[], info: readonly boolean[], from = 0): string {
+  return names.map((n, i) => `${info[from + i] ? 'info' : 'contents'} ${n}\n`).join('') + 'flush\n';
+}
+
+/** The second round's request lines once known (its names added to `requested`, its `info` flags to `info`); '' for none. */
+async function requestMore(
+  more: NonNullable<CatFileOptions['more']>,
+  info: boolean[],
+  requested: string[],
+): Promise<string> {
+  const m = await more.catch(() => null);
+  if (!m || m.names.length === 0) return '';
+  noNewlines(m.names);
+  const from = info.length;
+  info.push(...m.names.map((_, i) => m.infoOnly?.(i) ?? false));
+  requested.push(...m.names);
+  return requestLines(m.names, info, from);
+}
+
+/**
+ * Blobs read at once, synchronously, in one cat-file (a getter's answer: collectFacts' old sides
+ * read for their size, whose text the placeholder rule asks for). Their data by object id; an
+ * object git cannot read is absent.
+ */
+export function catFileSync(cwd: string, oids: readonly string[]): Map<string, Buffer> {
+  const out = new Map<string, Buffer>();
+  if (oids.length === 0) return out;
+  noNewlines(oids);
+  const r = spawnSync('git', gitSpawnArgs(['cat-file', '--batch-command', '--buffer']), {
+    cwd,
+    env: gitEnv(),
+    input: requestLines(oids, []),
+    maxBuffer: 1 << 30,
+  });
+  if (r.error || r.status !== 0)
+    throw new GuardError(
+      'E_GIT',
+      `git cat-file failed: ${r.error?.message ?? (r.stderr.toString('utf8').split('\n')[0] || `exit code ${r.status}`)}`,
+    );
+  const parser = batchParser([], READ_CAP);
+  parser.feed(r.stdout);
+  parser.results.forEach((o, i) => {
+    if (o?.data !== undefined) out.set(oids[i]!, o.data);
+  });
+  return out;
+}
+
+/** A second round of requests (catFileRounds), once known. */
+export interface CatRound {
+  names: readonly string[];
+  infoOnly?: ((index: number) => boolean) | undefined;
+}
+
+/**
+ * One cat-file for two rounds of requests: `first` at once, the rest once known (guard check:
+ * the policy's objects while the staged diff runs, then the staged blobs). `first` resolves
+ * as soon as git has answered it; `rest` is a catFileRead of the second round in the same
+ * process (its results, `infoOnly` and `onProgress` indexed from its own first name), called
+ * once; `none` lets git go without one, `fail` ends the read with an error.
+ */
+export function catFileRounds(
+  cwd: string,
+  first: readonly string[],
+  maxBytes: number,
+): {
+  first: Promise<CatResult[]>;
+  rest(names: readonly string[], opts: Omit<CatFileOptions, 'more'>): Promise<CatResult[]>;
+  none(): void;
+  fail(err: unknown): void;
+} {
+  const n = first.length;
+  let give!: (round: CatRound | null) => void;
+  let refuse!: (err: unknown) => void;
+  const more = new Promise<CatRound | null>((resolve, reject) => {
+    give = resolve;
+    refuse = reject;
+  });
+  let later: Omit<CatFileOptions, 'more'> | null = null;
+  let answered!: (results: CatResult[]) => void;
+  const firstRead = new Promise<CatResult[]>((resolve) => (answered = resolve));
+  const all = catFileRead(cwd, first, {
+    maxBytes: (i) =>
+      i < n || !later
+        ? maxBytes
+        : typeof later.maxBytes === 'number'
+          ? later.maxBytes
+          : later.maxBytes(i - n),
+    onProgress: (results) => {
+      if (results.length >= n) answered(results.slice(0, n));
+      if (later?.onProgress && results.length > n) later.onProgress(results.slice(n));
+    },
+    more,
+  });
+  all.catch(() => {}); // awaited through `first` or `rest`
+  return {
+    first: Promise.race([firstRead, all.then((r) => r.slice(0, n))]),
+    rest(names, opts) {
+      later = opts;
+      give({ names, infoOnly: opts.infoOnly });
+      return all.then((r) => r.slice(n));
+    },
+    none: () => give(null),
+    fail: (err) => refuse(err),
+  };
+}
+
+/** Ask for every object at once (a second round once known, `then`) and wait for git to exit. */
 function requestAll(
   child: ReturnType<typeof spawn>,
   names: readonly string[],
   info: readonly boolean[],
+  then?: Promise<string>,
 ): Promise<number | null> {
   return new Promise<number | null>((resolve, reject) => {
     child.on('error', (e) => reject(new GuardError('E_GIT', `could not run git: ${e.message}`)));
     child.on('close', resolve);
     child.stdin!.on('error', () => {});
-    child.stdin!.end(
-      names.map((n, i) => `${info[i] ? 'info' : 'contents'} ${n}\n`).join('') + 'flush\n',
-    );
+    const first = names.length > 0 ? requestLines(names, info) : '';
+    if (!then) child.stdin!.end(first);
+    else {
+      // git answers the first round at its flush while the second is still unknown
+      if (first) child.stdin!.write(first);
+      then.then(
+        (rest) => child.stdin!.end(rest),
+        () => child.stdin!.end(),
+      );
+    }
   });
 }
 
@@ -219,7 +349,7 @@ interface Body {
  */
 export function batchParser(
   info: readonly boolean[],
-  maxBytes: number | (() => number),
+  maxBytes: number | ((index: number) => number),
 ): { feed(chunk: Buffer): void; results: CatResult[] } {
   const results: CatResult[] = [];
   // Parser state: header text pending, or inside an object's body. Read by offset into the
@@ -258,7 +388,7 @@ export function batchParser(
           remaining: obj.size,
           // one buffer of the announced size, filled as the bytes pass: no chunk list to concatenate (a 15 MB blob was held twice)
           data:
-            obj.size <= (typeof maxBytes === 'number' ? maxBytes : maxBytes())
+            obj.size <= (typeof maxBytes === 'number' ? maxBytes : maxBytes(results.length))
               ? Buffer.allocUnsafe(obj.size)
               : null,
           lastByte: 10,

@@ -60,6 +60,15 @@ export async function readConfig(
     [configObject(rev), ...(opts.also ?? [])],
     READ_CAP,
   );
+  return configFrom(rev, [blob ?? null, ...also], opts);
+}
+
+/** readConfig from objects already read: the config blob at `rev` (null: none), then the others asked `also`. */
+export function configFrom(
+  rev: string,
+  [blob, ...also]: readonly CatResult[],
+  opts: Pick<ReadPolicyOptions, 'shown' | 'broken'> = {},
+): ConfigRead {
   const oid = blob ? blob.oid : null;
   try {
     return { config: configAt(opts.shown ?? rev, blob?.data), oid, also };
@@ -74,12 +83,16 @@ export interface PolicyRead extends ConfigRead {
   policy: Policy;
 }
 
+/** A config read (readConfig, configFrom) with what it asks a person about. */
+export function policyOf(read: ConfigRead): PolicyRead {
+  return { ...read, policy: makePolicy(read.config, { bootstrap: read.oid === null }) };
+}
+
 /** The policy at `rev`: its committed config, and what that config asks a person about. */
 export async function readPolicy(
   cwd: string,
   rev: string,
   opts: ReadPolicyOptions = {},
 ): Promise<PolicyRead> {
-  const read = await readConfig(cwd, rev, opts);
-  return { ...read, policy: makePolicy(read.config, { bootstrap: read.oid === null }) };
+  return policyOf(await readConfig(cwd, rev, opts));
 }

@@ -77,6 +77,8 @@ describe('the verified tip where the gate left it', () => {
     const at = traced();
     expect(at.r.json.bypassed).toBeUndefined();
     expect(at.git.filter((l) => l.startsWith('rev-parse'))).toEqual([]);
+    // the policy and the staged blobs in one cat-file: the two diffs, cat-file, fast-import
+    expect(at.git.map((l) => l.split(' ')[0])).toEqual(['diff', 'diff', 'cat-file', 'fast-import']);
     // past every hook: the tip is resolved (and the move reported) as before
     repo.git(['rm', '-q', 'big.txt']);
     expect(

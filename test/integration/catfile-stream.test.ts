@@ -5,9 +5,18 @@
  * in request order, and progress only ever sees a growing prefix of them.
  */
 import { describe, expect, it } from 'vitest';
-import { READ_CAP, catFileBatch, catFileRead, type CatResult } from '../../src/git/catfile.js';
+import {
+  READ_CAP,
+  catFileBatch,
+  catFileRead,
+  catFileRounds,
+  type CatResult,
+} from '../../src/git/catfile.js';
 import { collectFacts } from '../../src/git/changes.js';
 import { stagedDiffSplit } from '../../src/git/diff.js';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { makeRepo } from '../helpers.js';
 
 describe('catFileBatch read while git runs', () => {
@@ -114,5 +123,42 @@ describe('collectFacts with maxBytes known only later (guard check reads the pol
       { path: 'b.dat', binary: false, tooLarge: { bytes: 156 }, text: true },
     ]);
     expect(await factsWith(true)).toEqual(direct);
+  });
+
+  it('two rounds in one cat-file: the first answered before the second is known, each as a cat-file of its own gives', async () => {
+    const repo = makeRepo({ 'a.txt': 'a\nb\n', 'b.txt': 'x'.repeat(300) + '\n', 'c.txt': '' });
+    const first = ['HEAD:a.txt', 'HEAD:missing', 'HEAD'];
+    const rest = ['HEAD:b.txt', 'HEAD:c.txt', 'HEAD:a.txt'];
+    const alone = [
+      await catFileBatch(repo.dir, first, READ_CAP),
+      await catFileBatch(repo.dir, rest, 100, (i) => i === 2),
+    ];
+    const trace = path.join(mkdtempSync(path.join(tmpdir(), 'guard-trace-')), 'trace');
+    process.env.GUARD_TRACE_GIT = trace;
+    try {
+      const cat = catFileRounds(repo.dir, first, READ_CAP);
+      // the first round is answered while the second is still unknown (git is still running)
+      expect(await cat.first).toEqual(alone[0]);
+      const seen: number[] = [];
+      const second = await cat.rest(rest, {
+        maxBytes: 100,
+        infoOnly: (i) => i === 2,
+        onProgress: (so) => seen.push(so.length),
+      });
+      expect(second).toEqual(alone[1]);
+      expect(second[0]!.data).toBeUndefined(); // over the second round's maxBytes
+      expect(seen.every((n) => n <= rest.length)).toBe(true);
+      // none: git answers the first round and is let go; fail: the read ends with the error
+      const none = catFileRounds(repo.dir, first, READ_CAP);
+      none.none();
+      expect(await none.first).toEqual(alone[0]);
+      const failed = catFileRounds(repo.dir, first, READ_CAP);
+      failed.fail(new Error('no staged list'));
+      await expect(failed.rest(rest, { maxBytes: 100 })).rejects.toThrow('no staged list');
+    } finally {
+      delete process.env.GUARD_TRACE_GIT;
+    }
+    // one process for both rounds
+    expect(readFileSync(trace, 'utf8').split('\n').filter(Boolean)).toHaveLength(3);
   });
 });

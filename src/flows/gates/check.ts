@@ -18,8 +18,8 @@ import {
   type DecisionRecord,
   type RecordContext,
 } from '../../core/record.js';
-import { READ_CAP, catFileBatch } from '../../git/catfile.js';
-import { collectFacts } from '../../git/changes.js';
+import { READ_CAP, catFileBatch, catFileRounds } from '../../git/catfile.js';
+import { collectFacts, type FactOptions } from '../../git/changes.js';
 import { stagedDiffSplit, type DiffEntry } from '../../git/diff.js';
 import {
   REFS,
@@ -45,7 +45,7 @@ import {
 import { findBypass, readVerifiedTip } from './bypass.js';
 import { apply, type IndexWrite } from '../../apply/apply.js';
 import { checkProposedConfig, laneOf, type FlowOptions } from '../context.js';
-import { readPolicy, type PolicyRead } from '../../git/policy.js';
+import { configFrom, configObject, policyOf, type PolicyRead } from '../../git/policy.js';
 import { blobId } from '../../git/blob-id.js';
 
 export interface CheckOptions extends FlowOptions {
@@ -179,6 +179,7 @@ function startClassifying(reading: ReturnType<typeof readStaged>): Promise<Class
       entries,
       counts: reading.diff.counts,
       policy: reading.all.then(({ config, policy }) => ({ config, policy })),
+      read: reading.blobs,
     }),
   );
   // a failure is reported by `reading.all`, awaited first
@@ -201,11 +202,14 @@ async function classifyStaged(
     entries,
     counts,
     policy: reading,
+    read,
   }: {
     entries: DiffEntry[];
     counts: ReturnType<typeof stagedDiffSplit>['counts'];
     /** The policy at HEAD, read while cat-file already reads the blobs. */
     policy: Promise<Pick<PolicyRead, 'config' | 'policy'>>;
+    /** The blobs' read: the second round of the policy's cat-file (readStaged). */
+    read: FactOptions['read'];
   },
 ): Promise<Classification[]> {
   // classified as each file's blobs are read, while cat-file still reads the others
@@ -219,7 +223,7 @@ async function classifyStaged(
   const { facts } = await collectFacts(
     cwd,
     entries,
-    { maxBytes: READ_CAP, countsReady: counts },
+    { maxBytes: READ_CAP, countsReady: counts, read },
     settings,
   );
   const { config, policy } = await reading;
@@ -235,16 +239,22 @@ async function classifyStaged(
 }
 
 /**
- * Four processes at once: rev-parse, the two halves of the staged diff (raw and numstat), the
- * config (with HEAD and the review's record in the same cat-file). Paths from `diff` are relative
- * to the top of the work tree wherever it runs; a failure names the first problem (`all`).
+ * Three processes at once: the two halves of the staged diff (raw and numstat), and one cat-file
+ * that reads the config (with HEAD and the review's record) at once and the staged blobs once
+ * the raw diff names them (`blobs`, catFileRounds). Paths from `diff` are relative to the top of
+ * the work tree wherever it runs; a failure names the first problem (`all`).
  */
 function readStaged(cwd: string, approvedRecord: string | undefined) {
   const diff = stagedDiffSplit(cwd);
   const repo = openRepo(cwd);
-  const policy = readPolicy(cwd, 'HEAD', {
-    also: ['HEAD', ...(approvedRecord ? [approvedRecord] : [])],
-  });
+  const cat = catFileRounds(
+    cwd,
+    [configObject('HEAD'), 'HEAD', ...(approvedRecord ? [approvedRecord] : [])],
+    READ_CAP,
+  );
+  // no blobs to read when the staged list or the work tree cannot be read: cat-file is let go
+  Promise.all([diff.entries, repo]).catch(() => cat.none());
+  const policy = cat.first.then((read) => policyOf(configFrom('HEAD', read)));
   for (const p of [repo, diff.entries, policy]) p.catch(() => {});
   const all = Promise.allSettled([repo, diff.entries, policy]).then(([opened, diffed, objects]) => {
     for (const r of [opened, diffed, objects]) if (r.status === 'rejected') throw r.reason;
@@ -262,7 +272,7 @@ function readStaged(cwd: string, approvedRecord: string | undefined) {
       approvedBy,
     };
   });
-  return { diff, repo, entries: diff.entries, all };
+  return { diff, repo, entries: diff.entries, all, blobs: cat.rest };
 }
 
 /** The approvals a person made in `guard review --commit` (its decision record), as answers by path. */

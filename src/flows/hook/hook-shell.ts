@@ -78,12 +78,16 @@ export async function shellBefore(
       ...(c.head && c.head !== anchored ? [anchorCommit(who, { head: c.head }, now)] : []),
     ];
   };
-  const cp = await shellCheckpoint(repo, {
+  const taking = shellCheckpoint(repo, {
     reason: `before ${e.harness} shell: ${oneLine(command)}`,
     session: meta,
     now,
     records,
   });
+  // loaded while git takes the checkpoint, not after it (node waits for git there)
+  const laneKeep = import('./lane-keep.js');
+  laneKeep.catch(() => {}); // awaited below
+  const cp = await taking;
   await noteShell(repo, e, 'pre', {
     commit: stepRef,
     checkpoint: cp.id,
@@ -92,7 +96,7 @@ export async function shellBefore(
   });
   if (head && head !== anchored) await noteAnchoredHead(repo, who, head);
   // the lanes' work trees, which a command in the main tree can take (git clean -ffdx): flows/hook/lane-keep.ts
-  await (await import('./lane-keep.js')).keepLanes(repo, command, now, cp.id);
+  await (await laneKeep).keepLanes(repo, command, now, cp.id);
   if (background) await markBackgroundOpen(repo, e.harness, e.sessionId, now);
   await apply({ gate: 'hook', repo, now, records: [], target: null, pack: true });
   return { outcome: NONE, checkpoint: cp.id, notes: [] };
