@@ -1,4 +1,4 @@
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { closeSync, openSync, readSync, unlinkSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -158,34 +158,6 @@ async function requestMore(
   info.push(...m.names.map((_, i) => m.infoOnly?.(i) ?? false));
   requested.push(...m.names);
   return requestLines(m.names, info, from);
-}
-
-/**
- * Blobs read at once, synchronously, in one cat-file (a getter's answer: collectFacts' old sides
- * read for their size, whose text the placeholder rule asks for). Their data by object id; an
- * object git cannot read is absent.
- */
-export function catFileSync(cwd: string, oids: readonly string[]): Map<string, Buffer> {
-  const out = new Map<string, Buffer>();
-  if (oids.length === 0) return out;
-  noNewlines(oids);
-  const r = spawnSync('git', gitSpawnArgs(['cat-file', '--batch-command', '--buffer']), {
-    cwd,
-    env: gitEnv(),
-    input: requestLines(oids, []),
-    maxBuffer: 1 << 30,
-  });
-  if (r.error || r.status !== 0)
-    throw new GuardError(
-      'E_GIT',
-      `git cat-file failed: ${r.error?.message ?? (r.stderr.toString('utf8').split('\n')[0] || `exit code ${r.status}`)}`,
-    );
-  const parser = batchParser([], READ_CAP);
-  parser.feed(r.stdout);
-  parser.results.forEach((o, i) => {
-    if (o?.data !== undefined) out.set(oids[i]!, o.data);
-  });
-  return out;
 }
 
 /** A second round of requests (catFileRounds), once known. */

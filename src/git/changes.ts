@@ -1,11 +1,10 @@
 import type { ChangeFacts } from '../core/classify.js';
 import { CONFIG_FILE } from '../core/config.js';
-import { GuardError } from '../core/errors.js';
 import { changeFacts, type Side } from '../core/facts.js';
 import { MODE } from '../core/modes.js';
 import { countLines } from '../core/lines.js';
 import { NOTEBOOK_PATH, notebookSides } from '../core/notebook.js';
-import { catFileRead, catFileSync, type CatFileOptions, type CatResult } from './catfile.js';
+import { catFileRead, type CatFileOptions, type CatResult } from './catfile.js';
 import { whitespaceOnlyPaths, type DiffEntry } from './diff.js';
 
 const GITLINK = MODE.gitlink;
@@ -61,8 +60,7 @@ export async function collectFacts(
     },
     () => {},
   );
-  const { names, want, infoOnly, sized } = requests(entries, given);
-  const oldTexts = onDemand(cwd);
+  const { names, want, infoOnly } = requests(entries, given);
   // entries in order, each once its objects are read (the counts and the options must be in first)
   const facts: ChangeFacts[] = [];
   let counted = given.countsReady === undefined;
@@ -76,12 +74,7 @@ export async function collectFacts(
       if (Math.max(w.old ?? -1, w.new ?? -1) >= objects.length) return;
       const oldObj = w.old !== undefined ? objects[w.old] : undefined;
       const newObj = w.new !== undefined ? objects[w.new] : undefined;
-      const f = sized.has(i)
-        ? sizedFacts(entries[i]!, oldObj ?? null, newObj ?? null, {
-            maxBytes: opts.maxBytes,
-            oldTexts,
-          })
-        : entryFacts(entries[i]!, oldObj ?? undefined, newObj ?? undefined, opts.maxBytes);
+      const f = entryFacts(entries[i]!, oldObj ?? undefined, newObj ?? undefined, opts.maxBytes);
       facts.push(f);
       // (a notebook is measured again on its cells below: never handed on early)
       if (
@@ -112,13 +105,7 @@ export async function collectFacts(
 function requests(
   entries: readonly DiffEntry[],
   opts: FactOptions,
-): {
-  names: string[];
-  want: Array<{ old?: number; new?: number }>;
-  infoOnly: Set<number>;
-  /** Entries whose old side is read for its size only (sizedFacts). */
-  sized: Set<number>;
-} {
+): { names: string[]; want: Array<{ old?: number; new?: number }>; infoOnly: Set<number> } {
   const names: string[] = [...(opts.extra ?? [])];
   const want: Array<{ old?: number; new?: number }> = [];
   for (const e of entries) {
@@ -146,89 +133,7 @@ function requests(
     )
       infoOnly.add(n);
   });
-  // The old side's size is enough where the new side is read whole (sizedFacts): not a
-  // notebook's (measured on its cells), a symlink's or a submodule's.
-  const sized = new Set<number>();
-  entries.forEach((e, i) => {
-    const { old, new: n } = want[i]!;
-    if (old === undefined || n === undefined || infoOnly.has(n)) return;
-    if (atNotebook(e) || e.oldMode === MODE.symlink || e.newMode === MODE.symlink) return;
-    infoOnly.add(old);
-    sized.add(i);
-  });
-  return { names, want, infoOnly, sized };
-}
-
-/**
- * The facts of a change whose old side was read for its size only (its new side whole). Its
- * lines are git's: the new side's, less numstat's added, plus its deleted (every line of either
- * side is one numstat counts or one the two share). Binary is git's word (numstat's "-") and the
- * new side's sniff: a `diff` attribute that makes git count the lines of an old side with a NUL
- * makes guard measure them too, as `git diff` shows them. Its text, which only the placeholder
- * rule reads (where the new side has a candidate) and guard ci's first changed line, is read
- * when first asked for: every such old side at once, in one cat-file (`onDemand`).
- */
-function sizedFacts(
-  e: DiffEntry,
-  oldObj: CatResult,
-  newObj: CatResult,
-  { maxBytes, oldTexts }: { maxBytes: number; oldTexts: OnDemand },
-): ChangeFacts {
-  const lines =
-    e.added !== null && e.deleted !== null && newObj
-      ? Math.max(0, newObj.lines - e.added + e.deleted)
-      : 0;
-  const next: Side | null = newObj
-    ? {
-        bytes: newObj.size,
-        lines: newObj.lines,
-        ...(newObj.data !== undefined && newObj.size <= maxBytes ? { data: newObj.data } : {}),
-      }
-    : null;
-  const f = factsOf(e, [oldObj ? { bytes: oldObj.size, lines } : null, next], maxBytes);
-  if (oldObj && !f.binary && oldObj.size <= maxBytes) oldTexts.add(f, oldObj.oid);
-  return f;
-}
-
-interface OnDemand {
-  /** `f.oldText` becomes the text of blob `oid`, read the first time any such text is asked for. */
-  add(f: ChangeFacts, oid: string): void;
-}
-
-/** Old sides' texts read when first asked for: all of those not read yet, in one cat-file. */
-function onDemand(cwd: string): OnDemand {
-  const waiting = new Set<string>();
-  const read = new Map<string, Buffer>();
-  const text = (oid: string): string => {
-    if (!read.has(oid)) {
-      const got = catFileSync(cwd, [...waiting]);
-      for (const w of waiting) read.set(w, got.get(w) ?? Buffer.alloc(0));
-      waiting.clear();
-      if (!got.has(oid))
-        throw new GuardError('E_GIT', `git cat-file could not read ${oid}`, 'run guard again');
-    }
-    return read.get(oid)!.toString('utf8');
-  };
-  return {
-    add(f, oid) {
-      waiting.add(oid);
-      const settle = (value: string | undefined) => {
-        Object.defineProperty(f, 'oldText', {
-          value,
-          writable: true,
-          enumerable: true,
-          configurable: true,
-        });
-        return value;
-      };
-      Object.defineProperty(f, 'oldText', {
-        get: () => settle(text(oid)),
-        set: settle,
-        enumerable: true,
-        configurable: true,
-      });
-    },
-  };
+  return { names, want, infoOnly };
 }
 
 function entryFacts(

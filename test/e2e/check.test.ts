@@ -183,6 +183,28 @@ describe('guard check', () => {
     expect(json.files[0].reasons).toContain('replaces a binary file');
   });
 
+  it("a binary replaced by text stays binary when the agent's .gitattributes says `diff` (git then counts it as text)", () => {
+    // a few lines with NUL bytes: under every threshold if it were counted as text
+    const bin = Buffer.concat([
+      Buffer.from('head\n'),
+      Buffer.from([0, 1, 2]),
+      Buffer.from('\ntail\n'),
+    ]);
+    const repo = makeRepo({ 'img.dat': bin });
+    repo.write('.gitattributes', '*.dat diff\n');
+    repo.write('img.dat', 'head\nnew\ntail\n');
+    repo.git(['add', '-A']);
+    // git itself now counts the old side's lines
+    expect(repo.git(['diff', '--cached', '--numstat', '--', 'img.dat'])).toMatch(
+      /^\d+\t\d+\timg\.dat/,
+    );
+    const r = repo.guardJson(['check']);
+    expect(r.code).toBe(1);
+    const f = r.json.files.find((x: { path: string }) => x.path === 'img.dat');
+    expect(f).toMatchObject({ binary: true, decision: 'blocked' });
+    expect(f.reasons).toContain('replaces a binary file');
+  });
+
   it('reads the policy from HEAD: a config loosened in the same change does not apply', () => {
     const repo = makeRepo({ 'guard.config.json': '{}\n', 'state.py': fixture('state.py') });
     repo.write('guard.config.json', JSON.stringify({ lineThreshold: 100000 }));
