@@ -41,6 +41,8 @@ export interface RecordCommit {
   merges?: string[];
   /** An existing tree to start from instead of the parent's (the changes below apply on top of it). */
   tree?: string;
+  /** A hook call's checkpoint that its session step reaches: no ref of its own when the step is chained (git/session-chain.ts). */
+  inChain?: boolean;
   /** Tree changes relative to the parent's tree. */
   changes: Array<
     | { kind: 'blob'; path: string; mode: string; oid: string }
@@ -99,6 +101,8 @@ export interface WriteRecordsOptions {
   env?: NodeJS.ProcessEnv;
   /** Marks whose commit and tree ids the caller needs back (`get-mark`, `ls`: answered on stdout, in the same process). */
   ask?: readonly number[];
+  /** Called with the marks asked for once fast-import wrote them, before the journal notes the refs. */
+  onWritten?: (written: ReadonlyMap<number, Written>) => void;
 }
 
 /** A marked commit's id and its tree's, as fast-import wrote them. */
@@ -127,6 +131,18 @@ export async function importCommits(
   commits: readonly RecordCommit[],
   now = new Date(),
   opts: WriteRecordsOptions = {},
+): Promise<Map<number, Written>> {
+  const chain = await import('./session-chain.js');
+  if (!chain.chainOn() || !commits.some((c) => c.ref?.startsWith(`${REFS.root}sessions/`)))
+    return importOnce(cwd, commits, now, opts);
+  return chain.importChained(cwd, commits, (cs, more) => importOnce(cwd, cs, now, { ...opts, ...more }), opts.ask ?? []);
+}
+
+async function importOnce(
+  cwd: string,
+  commits: readonly RecordCommit[],
+  now: Date,
+  opts: WriteRecordsOptions,
 ): Promise<Map<number, Written>> {
   const written = new Map<number, Written>();
   if (commits.length === 0) return written;
@@ -186,6 +202,7 @@ export async function importCommits(
           );
         written.set(m, { commit, tree });
       });
+      opts.onWritten?.(written);
       const tips = noted
         .map((n, i) => ({ ref: n.ref, oid: lines[2 * ask.length + i]?.trim() ?? '' }))
         .filter((t) => OID.test(t.oid));

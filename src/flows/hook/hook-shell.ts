@@ -11,6 +11,7 @@ import { treeDiff } from '../../git/diff.js';
 import { type RecordCommit } from '../../git/records.js';
 import { type Repo } from '../../git/repo.js';
 import { sessionEventCommit, sessionPrefix, type SessionEvent } from '../../git/session.js';
+import { stepCommit } from '../../git/session-chain.js';
 import {
   anchoredHead,
   backgroundMarker,
@@ -85,7 +86,7 @@ export async function shellBefore(
     records,
   });
   await noteShell(repo, e, 'pre', {
-    commit: stepRef,
+    commit: stepCommit(stepRef),
     checkpoint: cp.id,
     time: now.toISOString(),
     ref: stepRef,
@@ -175,7 +176,7 @@ export async function shellAfter(
     const step = post();
     await apply({ gate: 'hook', repo, now, records: [step], target: null });
     await noteShell(repo, e, 'post', {
-      commit: step.ref!,
+      commit: stepCommit(step.ref!),
       checkpoint: cp.id,
       time: now.toISOString(),
       ref: step.ref!,
@@ -191,7 +192,7 @@ export async function shellAfter(
   const step = post({ lost: lostPaths, notKept: outside.notKept.map((n) => n.path) });
   await apply({ gate: 'hook', repo, now, records: [step, ...anchors], target: null, pack: true });
   await noteShell(repo, e, 'post', {
-    commit: step.ref!,
+    commit: stepCommit(step.ref!),
     checkpoint: cp.id,
     time: now.toISOString(),
     ref: step.ref!,
