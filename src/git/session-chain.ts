@@ -2,7 +2,13 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseRecordMessage } from '../core/record.js';
 import { packedLookup, packedRefsBytes } from './packed-refs.js';
-import { commonDirOf, journaledUnder, noteChainLinks } from './journal.js';
+import {
+  commonDirOf,
+  journaledRefWrite,
+  journaledUnder,
+  noteChainLinks,
+  noteGone,
+} from './journal.js';
 import { REFS, type RecordCommit, type Written } from './records.js';
 import { git } from './run.js';
 import { SESSION_REFS, parseSessionEvent, type SessionEvent } from './session.js';
@@ -101,6 +107,8 @@ export function chainCommits(
       : { ...c, mark: next++ },
   );
   const decisions = marked.filter((c) => c.ref?.startsWith(REFS.decisions));
+  // the checkpoints only a chain holds (the others keep their ref: guard log lists them by it)
+  const held = new Set(marked.flatMap((c) => (c.inChain && c.mark ? [`:${c.mark}`] : [])));
   let lastStep = -1;
   marked.forEach((c, i) => {
     if (c.ref !== undefined && isStep(c.ref)) lastStep = i;
@@ -137,7 +145,11 @@ export function chainCommits(
       mark,
       parent: prev,
       merges: [`:${c.mark}`, ...recs.map((d) => `:${d.mark}`)],
-      message: linkMessage(c.message, stepRef.slice(stepRef.lastIndexOf('/') + 1), recs),
+      message: linkMessage(c.message, {
+        step: stepRef.slice(stepRef.lastIndexOf('/') + 1),
+        recs,
+        held: c.parent !== null && held.has(c.parent),
+      }),
       changes: [],
     });
     heads.set(chain, `:${mark}`);
@@ -151,12 +163,19 @@ const isStep = (ref: string) =>
   ref.slice(SESSION_REFS.length).split('/').length === 3 &&
   !isChainRef(ref);
 
-/** The step's message with its name and its records' names added to the JSON. */
-function linkMessage(stepMessage: string, name: string, recs: readonly RecordCommit[]): string {
+/**
+ * The step's message with its name, its records' names and `held` (its checkpoint has no ref of
+ * its own: only the chain holds it) added to the JSON.
+ */
+function linkMessage(
+  stepMessage: string,
+  x: { step: string; recs: readonly RecordCommit[]; held: boolean },
+): string {
   const at = stepMessage.indexOf('\n\n');
   const body = JSON.parse(stepMessage.slice(at + 2)) as Record<string, unknown>;
-  const records = recs.map((d) => d.ref!.slice(REFS.decisions.length));
-  return `${stepMessage.slice(0, at)}\n\n${JSON.stringify({ ...body, step: name, records })}\n`;
+  const records = x.recs.map((d) => d.ref!.slice(REFS.decisions.length));
+  const link = { ...body, step: x.step, records, ...(x.held ? { held: true } : {}) };
+  return `${stepMessage.slice(0, at)}\n\n${JSON.stringify(link)}\n`;
 }
 
 /** Note the step commits an import wrote (`ids`: mark -> commit). */
@@ -174,6 +193,10 @@ export interface Link {
   event: SessionEvent;
   /** The decision records' names and commits. */
   records: Array<{ name: string; commit: string }>;
+  /** The step's checkpoint has no ref of its own. */
+  held: boolean;
+  /** The link's own message. */
+  message: string;
   /** Committer time, unix seconds. */
   time: number;
 }
@@ -181,8 +204,12 @@ export interface Link {
 export interface ChainRead {
   /** Stop after this many links (newest first across the chains). */
   limit?: number;
+  /** Parse only this many (the rest are counted in `unread`). */
+  parse?: number;
   /** Only links committed at or after this time (unix seconds). */
   since?: number;
+  /** Only links committed at or before this time (unix seconds). */
+  until?: number;
 }
 
 /**
@@ -194,24 +221,68 @@ export async function readLinks(
   tips: ReadonlyArray<{ chain: string; tip: string }>,
   opts: ChainRead = {},
 ): Promise<Link[]> {
-  if (tips.length === 0) return [];
-  const fmt = '%H%x00%P%x00%ct%x00%B%x00%x01';
-  const args = ['log', '--first-parent', `--format=${fmt}`];
+  return (await readLinksCounted(cwd, tips, opts)).links;
+}
+
+/** readLinks, and how many links past `opts.parse` were left unparsed. */
+export async function readLinksCounted(
+  cwd: string,
+  tips: ReadonlyArray<{ chain: string; tip: string }>,
+  opts: ChainRead = {},
+): Promise<{ links: Link[]; unread: number }> {
+  if (tips.length === 0) return { links: [], unread: 0 };
+  const fmt = '%H%x00%P%x00%ct%x00%S%x00%B%x00%x01';
+  const args = ['log', '--first-parent', '--source', `--format=${fmt}`];
   if (opts.limit !== undefined) args.push(`--max-count=${opts.limit}`);
   if (opts.since !== undefined) args.push(`--since=${opts.since}`);
+  if (opts.until !== undefined) args.push(`--until=${opts.until}`);
   const r = await git([...args, ...new Set(tips.map((t) => t.tip)), '--'], { cwd });
-  // a link's chain: the chain whose tip it descends from (walked newest first, so each tip's own links follow it)
+  // each commit's chain: the tip (as given) it was reached from (--source)
   const chainOfTip = new Map(tips.map((t) => [t.tip, t.chain]));
-  const chainOfLink = new Map<string, string>();
   const out: Link[] = [];
+  let unread = 0;
   for (const rec of r.stdout.toString('utf8').split('\0\x01\n')) {
-    const [link, parents, time, ...rest] = rec.replace(/^\n/, '').split('\0');
-    if (!link || parents === undefined) continue;
+    if (opts.parse !== undefined && out.length >= opts.parse) {
+      if (rec.length > 1) unread++;
+      continue;
+    }
+    const [link, parents, time, source, ...rest] = rec.replace(/^\n/, '').split('\0');
+    if (!link || parents === undefined || source === undefined) continue;
     const ps = parents.split(' ').filter(Boolean);
-    const chain = chainOfTip.get(link) ?? chainOfLink.get(link) ?? '';
+    const chain = chainOfTip.get(source) ?? '';
     const l = parseLink(link, ps, chain, rest.join('\0').replace(/\n$/, ''));
-    if (l) chainOfLink.set(ps[0]!, chain);
     if (l) out.push({ ...l, time: Number(time) || 0 });
+  }
+  return { links: out, unread };
+}
+
+/** Every session chain's ref (`<folder>chain`), from the ref store's files, else one for-each-ref. */
+export async function chainTips(repo: {
+  root: string;
+  commonDir: string;
+}): Promise<Array<{ chain: string; tip: string }>> {
+  const { readRefStore } = await import('./ref-list.js');
+  const store = await readRefStore(repo.commonDir);
+  if (!store) {
+    const r = await git(['for-each-ref', '--format=%(refname)', `${SESSION_REFS}*/*/${CHAIN}`], {
+      cwd: repo.root,
+    });
+    const refs = r.stdout.toString('utf8').split('\n').filter(isChainRef);
+    return refs.map((chain) => ({ chain, tip: chain }));
+  }
+  const out: Array<{ chain: string; tip: string }> = [];
+  const end = `${SESSION_REFS.slice(0, -1)}0`;
+  // folder by folder (refs/guard/sessions/<harness>/<key>/), two binary searches each
+  for (let at = store.firstIn(SESSION_REFS, end); at !== null; ) {
+    const [harness, key, rest] = at.slice(SESSION_REFS.length).split('/');
+    if (rest === undefined) {
+      at = store.firstIn(`${at}\0`, end);
+      continue;
+    }
+    const folder = `${SESSION_REFS}${harness}/${key}/`;
+    const chain = folder + CHAIN;
+    if (store.firstIn(chain, `${chain}\0`) === chain) out.push({ chain, tip: chain });
+    at = store.firstIn(`${folder.slice(0, -1)}0`, end);
   }
   return out;
 }
@@ -222,21 +293,22 @@ function parseLink(
   chain: string,
   message: string,
 ): Omit<Link, 'time'> | null {
-  const b = parseRecordMessage(message) as { step?: unknown; records?: unknown } | null;
+  const b = parseRecordMessage(message) as {
+    step?: unknown;
+    records?: unknown;
+    held?: unknown;
+  } | null;
   if (!b || typeof b.step !== 'string' || !Array.isArray(b.records)) return null;
   const names = b.records.filter((x): x is string => typeof x === 'string');
   // [previous link or the chain's root, step, ...records]
   const at = parents.length - 1 - names.length;
   if (at !== 1 || !chain) return null;
   const folder = chain.slice(0, -CHAIN.length);
-  const event = parseSessionEvent(folder + b.step, parents[at]!, message);
-  if (!event) return null;
-  return {
-    link,
-    chain,
-    event,
-    records: names.map((name, i) => ({ name, commit: parents[at + 1 + i]! })),
-  };
+  const step = parseSessionEvent(folder + b.step, parents[at]!, message);
+  if (!step) return null;
+  const records = names.map((name, i) => ({ name, commit: parents[at + 1 + i]! }));
+  const event = { ...step, chain, link, records };
+  return { link, chain, event, records, held: b.held === true, message };
 }
 
 /** How many times a hook call writes its link again after another call of its session moved the chain first. */
@@ -305,4 +377,92 @@ export async function importChained(
 /** The chains the steps among `commits` go on. */
 function chainsOf(commits: readonly RecordCommit[]): string[] {
   return [...new Set(commits.flatMap((c) => (c.ref && isStep(c.ref) ? [chainOf(c.ref)] : [])))];
+}
+
+/**
+ * A hook call's checkpoint found through the session chains by its id (`<time>-<random>`, the name
+ * its ref would have had): its commit, tree, parents and message, as `for-each-ref` gives a ref's;
+ * null when no chain holds it. The links walked are those of the id's second.
+ */
+export async function chainedCheckpoint(cwd: string, id: string): Promise<string[] | null> {
+  const t = /^(\d{4})(\d\d)(\d\d)T(\d\d)(\d\d)(\d\d)Z-/.exec(id);
+  const commonDir = commonDirOf(cwd);
+  if (!t || !commonDir) return null;
+  const s = Date.UTC(+t[1]!, +t[2]! - 1, +t[3]!, +t[4]!, +t[5]!, +t[6]!) / 1000;
+  const tips = await chainTips({ root: cwd, commonDir });
+  const links = await readLinks(cwd, tips, { since: s - 1, until: s + 1 });
+  const step = links.find((l) => l.event.checkpoint === id)?.event.commit;
+  if (!step) return null;
+  const r = await git(['log', '-1', '--format=%H%x00%T%x00%P%x00%B', `${step}^`, '--'], { cwd });
+  const [commit, tree, parents, ...rest] = r.stdout.toString('utf8').split('\0');
+  return commit && tree ? [commit, tree, parents ?? '', rest.join('\0')] : null;
+}
+
+/** A chain as `guard log --prune` leaves it: the links kept (oldest first), on a new root; none: the chain goes. */
+export interface ChainCut {
+  ref: string;
+  /** The tip the prune read: the chain moves only if it still points there. */
+  old: string;
+  keep: Array<{ message: string; step: string; records: Array<{ name: string; commit: string }> }>;
+}
+
+/** What `guard log --prune` does to the chains: cut them, give kept decisions of pruned steps refs, note the steps gone. */
+export interface Cuts {
+  chains: ChainCut[];
+  revive: Array<{ ref: string; oid: string }>;
+  gone: string[];
+}
+
+/**
+ * Write `guard log --prune`'s cut chains: each chain's kept links again on a new root (one
+ * fast-import), then ONE `update-ref --stdin` that moves each chain from the tip the prune read
+ * (or deletes it when nothing is kept) and gives `revive` (decision records of pruned steps that
+ * are kept) refs of their own. The steps cut are noted as removed by guard (`gone`).
+ */
+export async function cutChains(
+  cwd: string,
+  now: Date,
+  cut: Cuts,
+): Promise<void> {
+  const { importCommits } = await import('./records.js');
+  const commits: RecordCommit[] = [];
+  const tipMark = new Map<string, number>();
+  let mark = CHAIN_MARKS;
+  for (const c of cut.chains) {
+    if (c.keep.length === 0) continue;
+    let prev = `:${++mark}`;
+    commits.push({ mark, parent: null, message: CHAIN_ROOT, changes: [] });
+    for (const l of c.keep) {
+      commits.push({
+        mark: ++mark,
+        parent: prev,
+        merges: [l.step, ...l.records.map((r) => r.commit)],
+        message: l.message,
+        changes: [],
+      });
+      prev = `:${mark}`;
+    }
+    tipMark.set(c.ref, mark);
+  }
+  const written = await importCommits(cwd, commits, now, { ask: [...tipMark.values()] });
+  const lines: string[] = [];
+  const tips: Array<{ ref: string; oid: string }> = [];
+  for (const c of cut.chains) {
+    const m = tipMark.get(c.ref);
+    const oid = m === undefined ? null : written.get(m)?.commit;
+    if (oid) tips.push({ ref: c.ref, oid });
+    lines.push(oid ? `update ${c.ref}\0${oid}\0${c.old}\0` : `delete ${c.ref}\0${c.old}\0`);
+  }
+  for (const r of cut.revive) lines.push(`create ${r.ref}\0${r.oid}\0`), tips.push(r);
+  const commonDir = commonDirOf(cwd);
+  await journaledRefWrite(
+    cwd,
+    tips.map((t) => t.ref),
+    async () => {
+      if (lines.length > 0) await git(['update-ref', '--stdin', '-z'], { cwd, input: lines.join('') });
+      return tips;
+    },
+  );
+  const deleted = cut.chains.filter((c) => !tipMark.has(c.ref)).map((c) => c.ref);
+  noteGone(commonDir, [...deleted, ...cut.gone]);
 }

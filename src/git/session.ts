@@ -68,6 +68,11 @@ export interface SessionEvent {
   asked?: unknown[];
   /** A shell call run in the background: its post event comes while it runs, so it stays open (flows/hook/hook.ts). */
   background?: boolean;
+  /** A step read from a session chain (git/session-chain.ts): the chain's ref, and the link that holds the step. */
+  chain?: string;
+  link?: string;
+  /** The call's decision records the link names (their names under refs/guard/decisions/, and commits). */
+  records?: Array<{ name: string; commit: string }>;
 }
 
 export function sessionMessage(e: Omit<SessionEvent, 'ref' | 'commit'>): string {
