@@ -41,6 +41,12 @@ export interface RecordCommit {
   merges?: string[];
   /** An existing tree to start from instead of the parent's (the changes below apply on top of it). */
   tree?: string;
+  /**
+   * For a commit without a ref: the branch fast-import builds it on, whose final value is another
+   * commit's ref (a session chain's: git/session-chain.ts), instead of a scratch ref deleted at the
+   * end (a deletion takes packed-refs' lock, which hook calls at once would contend for).
+   */
+  branch?: string;
   /** A hook call's checkpoint that its session step reaches: no ref of its own when the step is chained (git/session-chain.ts). */
   inChain?: boolean;
   /** Tree changes relative to the parent's tree. */
@@ -153,13 +159,17 @@ async function importOnce(
   // each ref's commit is noted in guard's journal (journal.ts): a mark to ask its id by
   const noted: Array<{ ref: string; mark: number }> = [];
   let nextMark = JOURNAL_MARKS;
+  const used = new Set<string>();
   for (const c0 of commits) {
     const c = c0.ref !== undefined && !c0.mark ? { ...c0, mark: nextMark++ } : c0;
     if (c.ref !== undefined) noted.push({ ref: c.ref, mark: c.mark! });
     // an intermediate commit goes on a scratch ref of its own (a parentless one must not
     // follow another's tip), deleted at the end
-    let branch = c.ref;
+    let branch = c.ref ?? c.branch;
     if (branch === undefined) scratch.push((branch = `${SCRATCH}-${scratch.length + 1}`));
+    // (a parentless commit on a branch this import used already: `reset` first, or it follows the tip)
+    else if (!c.parent && used.has(branch)) parts.push(Buffer.from(`reset ${branch}\n\n`));
+    used.add(branch);
     parts.push(Buffer.from(`commit ${branch}\n`));
     if (c.mark) parts.push(Buffer.from(`mark :${c.mark}\n`));
     parts.push(Buffer.from(`committer ${COMMITTER} ${when}\n`));

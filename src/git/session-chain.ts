@@ -119,10 +119,13 @@ export function chainCommits(
   const links: Chained['links'] = [];
   // the links last: a link names the call's decision records, which may come after its step
   const linkCommits: RecordCommit[] = [];
+  // the commits that lose their ref are built on the (first) chain's branch: no scratch ref
+  const first = marked.find((c) => c.ref !== undefined && isStep(c.ref));
+  const branch = chainOf(first!.ref!);
   marked.forEach((c, i) => {
     if (c.ref?.startsWith(REFS.decisions) || c.inChain) {
       const { ref: _drop, inChain: _in, ...kept } = c;
-      out.push(kept);
+      out.push({ ...kept, branch });
       return;
     }
     if (c.ref === undefined || !isStep(c.ref)) return void out.push(c);
@@ -132,11 +135,11 @@ export function chainCommits(
       // a new chain starts on a root of its own: `git log --first-parent` of a chain ends there,
       // never in the user's history through a step's checkpoint
       const root = next++;
-      linkCommits.push({ mark: root, parent: null, message: CHAIN_ROOT, changes: [] });
+      linkCommits.push({ mark: root, branch: chain, parent: null, message: CHAIN_ROOT, changes: [] });
       prev = `:${root}`;
     }
     const { ref: stepRef, ...step } = c;
-    out.push(step);
+    out.push({ ...step, branch: chain });
     steps.push({ ref: stepRef, mark: c.mark! });
     const recs = i === lastStep ? decisions : [];
     const mark = next++;
@@ -363,7 +366,11 @@ export async function importChained(
       return w;
     } catch (err) {
       const why = err instanceof Error ? err.message : String(err);
-      const lost = c.chains.some((ch) => why.includes(`Not updating ${ch} `));
+      // fast-import's own check (the chain moved on: not contained), or the ref's lock (another
+      // call moving it now, or moved between fast-import's read and its update)
+      const lost = c.chains.some(
+        (ch) => why.includes(`Not updating ${ch} `) || why.includes(`cannot lock ref '${ch}'`),
+      );
       if (!lost && fromJournal && journaled.size > 0 && attempt === 0) {
         fromJournal = false; // the journal's tip is gone (gc --prune=now): a new chain
         continue;
