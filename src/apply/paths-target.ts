@@ -72,13 +72,13 @@ async function checkpointAsRead(p: ApplyPlan<PathsTarget>, t: PathsTarget): Prom
   const { chainOn, stepCommit } = await import('../git/session-chain.js');
   const chained = chainOn();
   if (step) commits.push({ ref: step.ref, parent: ':1', message: step.message, changes: [] });
-  // a step with a ref of its own is indexed before it is written; a chained one, whose id only
-  // the import tells, right after (as a shell call's is)
-  if (step && !chained) await noteStep(p, t, step.ref, step);
+  // the step is indexed before it is written, by its ref's name; a chained step has no ref: its
+  // entries name its commit once the import told it (killed in between: rebuilt from the chain)
+  if (step) await noteStep(p, t, step.ref, step);
   faultPoint('hook:before-record');
   await writeRecords(repo.root, [...commits, ...p.records], now);
   faultPoint('hook:after-record');
-  if (step && chained) await noteStep(p, t, stepCommit(step.ref), step);
+  if (step && chained) await settleStep(p, t, { ref: step.ref, commit: stepCommit(step.ref) });
   return { id: cpId, commit: cpRef };
 }
 
@@ -106,6 +106,21 @@ function stepOf(p: ApplyPlan<PathsTarget>, t: PathsTarget, cpId: string) {
   return { ref, message, cpId };
 }
 
+/** The write's event as the session index keeps it. */
+function indexed(p: ApplyPlan<PathsTarget>, t: PathsTarget) {
+  const s = t.session;
+  return {
+    harness: s.harness,
+    session: s.session,
+    worktree: p.repo.root,
+    paths: t.files.map((f) => f.rel),
+    kind: 'write' as const,
+    phase: 'pre' as const,
+    toolCall: s.toolCall,
+    outcome: t.outcome,
+  };
+}
+
 /** The write's step in the session index (git/session-index.ts): `commit` its commit, or its ref's name. */
 async function noteStep(
   p: ApplyPlan<PathsTarget>,
@@ -113,22 +128,18 @@ async function noteStep(
   commit: string,
   step: { ref: string; cpId: string },
 ): Promise<void> {
-  const s = t.session;
   const { noteEvent } = await import('../git/session-index.js');
   const at = { commit, checkpoint: step.cpId, time: p.now.toISOString(), ref: step.ref };
-  await noteEvent(
-    p.repo,
-    {
-      harness: s.harness,
-      session: s.session,
-      worktree: p.repo.root,
-      paths: t.files.map((f) => f.rel),
-      kind: 'write',
-      phase: 'pre',
-      toolCall: s.toolCall,
-      outcome: t.outcome,
-    },
-    at,
-    at,
-  );
+  await noteEvent(p.repo, indexed(p, t), at, at);
+}
+
+/** The chained step's entries name its commit (git/session-index.ts settleEvent). */
+async function settleStep(
+  p: ApplyPlan<PathsTarget>,
+  t: PathsTarget,
+  step: { ref: string; commit: string },
+): Promise<void> {
+  if (step.commit === step.ref) return;
+  const { settleEvent } = await import('../git/session-index.js');
+  await settleEvent(p.repo, indexed(p, t), step);
 }

@@ -96,7 +96,9 @@ async function recentEvents(
   const day = since.slice(0, 10).replace(/-/g, '');
   const { stat } = await import('node:fs/promises');
   if (!(await stat(journalFile(repo.commonDir)).catch(() => null))) {
-    return (await readSessionEvents(repo.root, recentPatterns(now, days))).filter(
+    // the date-named step refs, and every session chain (git/session-chain.ts), walked whole
+    const chains = `${SESSION_REFS}*/*/chain`;
+    return (await readSessionEvents(repo.root, [...recentPatterns(now, days), chains])).filter(
       (e) => e.time >= since,
     );
   }
