@@ -92,7 +92,10 @@ if (!fs.existsSync(CLI)) {
 // environment: guard always in auto mode; git never reads the user's global or
 // system config; nothing inherited that points git elsewhere.
 
-const ENV = lib.cleanEnv();
+// BENCH_SESSION_CHAIN=0: guard's hooks write a ref per record, as before the session chains
+const ENV = lib.cleanEnv(
+  process.env.BENCH_SESSION_CHAIN ? { GUARD_SESSION_CHAIN: process.env.BENCH_SESSION_CHAIN } : {},
+);
 
 const TMP = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'guard-bench-')));
 const T0 = process.hrtime.bigint();

@@ -212,10 +212,15 @@ export function makeScaleRepos(dir, { env: baseEnv, node, cli, count = 100_000, 
     .readFileSync(packedFile, 'utf8')
     .split('\n')
     .filter((l) => l && !l.startsWith('#'));
+  const noted = [];
   for (const l of fs.readFileSync(marks, 'utf8').split('\n')) {
     const m = /^:(\d+) ([0-9a-f]+)$/.exec(l);
     if (m && refs[Number(m[1]) - 1]) lines.push(`${m[2]} ${refs[Number(m[1]) - 1]}`);
+    if (m && refs[Number(m[1]) - 1]) noted.push(`+ ${refs[Number(m[1]) - 1]}\n${m[2]} ${refs[Number(m[1]) - 1]}\n`);
   }
+  // the chains in guard's journal, as guard notes each ref it writes (a journal with no word on
+  // most refs under refs/guard/ is one put back in place of guard's: every door would say so)
+  if (chain) fs.appendFileSync(path.join(withRefs, '.git', 'guard', 'journal'), noted.join(''));
   // git's byte order (the names are ASCII) and a ref's peeled line stays after it
   const entries = [];
   for (const l of lines) {

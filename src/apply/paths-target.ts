@@ -71,7 +71,8 @@ async function checkpointAsRead(p: ApplyPlan<PathsTarget>, t: PathsTarget): Prom
   const step = t.outcome === 'deny' ? null : stepOf(p, t, cpId);
   const { chainOn, stepCommit } = await import('../git/session-chain.js');
   const chained = chainOn();
-  if (step) commits.push({ ref: step.ref, parent: ':1', message: step.message, changes: [] });
+  if (step)
+    commits.push({ ref: step.ref, chain: true, parent: ':1', message: step.message, changes: [] });
   // the step is indexed before it is written, by its ref's name; a chained step has no ref: its
   // entries name its commit once the import told it (killed in between: rebuilt from the chain)
   if (step) await noteStep(p, t, step.ref, step);

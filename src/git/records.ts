@@ -47,6 +47,8 @@ export interface RecordCommit {
    * end (a deletion takes packed-refs' lock, which hook calls at once would contend for).
    */
   branch?: string;
+  /** A hook call's session step: chained on its session's chain instead of a ref of its own (git/session-chain.ts). */
+  chain?: boolean;
   /** A hook call's checkpoint that its session step reaches: no ref of its own when the step is chained (git/session-chain.ts). */
   inChain?: boolean;
   /** Tree changes relative to the parent's tree. */
@@ -139,7 +141,7 @@ export async function importCommits(
   opts: WriteRecordsOptions = {},
 ): Promise<Map<number, Written>> {
   const chain = await import('./session-chain.js');
-  if (!chain.chainOn() || !commits.some((c) => c.ref?.startsWith(`${REFS.root}sessions/`)))
+  if (!chain.chainOn() || !commits.some((c) => c.chain))
     return importOnce(cwd, commits, now, opts);
   return chain.importChained(cwd, commits, (cs, more) => importOnce(cwd, cs, now, { ...opts, ...more }), opts.ask ?? []);
 }

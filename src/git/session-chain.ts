@@ -99,10 +99,10 @@ export function chainCommits(
   commits: readonly RecordCommit[],
   tip: (chain: string) => string | null,
 ): Chained | null {
-  if (!commits.some((c) => c.ref !== undefined && isStep(c.ref))) return null;
+  if (!commits.some((c) => c.chain && c.ref !== undefined && isStep(c.ref))) return null;
   let next = CHAIN_MARKS;
   const marked = commits.map((c) =>
-    c.mark || !(c.ref && (isStep(c.ref) || c.ref.startsWith(REFS.decisions)))
+    c.mark || !(c.ref && ((c.chain && isStep(c.ref)) || c.ref.startsWith(REFS.decisions)))
       ? c
       : { ...c, mark: next++ },
   );
@@ -110,8 +110,9 @@ export function chainCommits(
   // the checkpoints only a chain holds (the others keep their ref: guard log lists them by it)
   const held = new Set(marked.flatMap((c) => (c.inChain && c.mark ? [`:${c.mark}`] : [])));
   let lastStep = -1;
+  const chained = (c: RecordCommit) => c.chain === true && c.ref !== undefined && isStep(c.ref);
   marked.forEach((c, i) => {
-    if (c.ref !== undefined && isStep(c.ref)) lastStep = i;
+    if (chained(c)) lastStep = i;
   });
   const out: RecordCommit[] = [];
   const heads = new Map<string, string | null>();
@@ -120,7 +121,7 @@ export function chainCommits(
   // the links last: a link names the call's decision records, which may come after its step
   const linkCommits: RecordCommit[] = [];
   // the commits that lose their ref are built on the (first) chain's branch: no scratch ref
-  const first = marked.find((c) => c.ref !== undefined && isStep(c.ref));
+  const first = marked.find(chained);
   const branch = chainOf(first!.ref!);
   marked.forEach((c, i) => {
     if (c.ref?.startsWith(REFS.decisions) || c.inChain) {
@@ -128,8 +129,8 @@ export function chainCommits(
       out.push({ ...kept, branch });
       return;
     }
-    if (c.ref === undefined || !isStep(c.ref)) return void out.push(c);
-    const chain = chainOf(c.ref);
+    if (!chained(c)) return void out.push(c);
+    const chain = chainOf(c.ref!);
     let prev = heads.has(chain) ? heads.get(chain)! : tip(chain);
     if (prev === null) {
       // a new chain starts on a root of its own: `git log --first-parent` of a chain ends there,
@@ -138,9 +139,9 @@ export function chainCommits(
       linkCommits.push({ mark: root, branch: chain, parent: null, message: CHAIN_ROOT, changes: [] });
       prev = `:${root}`;
     }
-    const { ref: stepRef, ...step } = c;
+    const { ref: stepRef, chain: _c, ...step } = c;
     out.push({ ...step, branch: chain });
-    steps.push({ ref: stepRef, mark: c.mark! });
+    steps.push({ ref: stepRef!, mark: c.mark! });
     const recs = i === lastStep ? decisions : [];
     const mark = next++;
     linkCommits.push({
@@ -149,7 +150,7 @@ export function chainCommits(
       parent: prev,
       merges: [`:${c.mark}`, ...recs.map((d) => `:${d.mark}`)],
       message: linkMessage(c.message, {
-        step: stepRef.slice(stepRef.lastIndexOf('/') + 1),
+        step: stepRef!.slice(stepRef!.lastIndexOf('/') + 1),
         recs,
         held: c.parent !== null && held.has(c.parent),
       }),
@@ -207,7 +208,7 @@ export interface Link {
 export interface ChainRead {
   /** Stop after this many links (newest first across the chains). */
   limit?: number;
-  /** Parse only this many (the rest are counted in `unread`). */
+  /** Parse only this many (the rest are counted in `unread`, their records in `unreadRecords`). */
   parse?: number;
   /** Only links committed at or after this time (unix seconds). */
   since?: number;
@@ -232,8 +233,8 @@ export async function readLinksCounted(
   cwd: string,
   tips: ReadonlyArray<{ chain: string; tip: string }>,
   opts: ChainRead = {},
-): Promise<{ links: Link[]; unread: number }> {
-  if (tips.length === 0) return { links: [], unread: 0 };
+): Promise<{ links: Link[]; unread: number; unreadRecords: number }> {
+  if (tips.length === 0) return { links: [], unread: 0, unreadRecords: 0 };
   const fmt = '%H%x00%P%x00%ct%x00%S%x00%B%x00%x01';
   const args = ['log', '--first-parent', '--source', `--format=${fmt}`];
   if (opts.limit !== undefined) args.push(`--max-count=${opts.limit}`);
@@ -244,9 +245,18 @@ export async function readLinksCounted(
   const chainOfTip = new Map(tips.map((t) => [t.tip, t.chain]));
   const out: Link[] = [];
   let unread = 0;
+  let unreadRecords = 0;
+  // (parse counts the links that hold a record: a shell call's link holds none of its own)
+  let holding = 0;
   for (const rec of r.stdout.toString('utf8').split('\0\x01\n')) {
-    if (opts.parse !== undefined && out.length >= opts.parse) {
-      if (rec.length > 1) unread++;
+    if (opts.parse !== undefined && holding >= opts.parse) {
+      // counted, not parsed: its records are its parents past the previous link and the step,
+      // and its checkpoint when only the chain holds it
+      const [, parents] = rec.split('\0', 2);
+      if (rec.length <= 1 || parents === undefined) continue;
+      unread++;
+      const held = rec.includes('"held":true') ? 1 : 0;
+      unreadRecords += held + Math.max(0, parents.split(' ').length - 2);
       continue;
     }
     const [link, parents, time, source, ...rest] = rec.replace(/^\n/, '').split('\0');
@@ -255,8 +265,9 @@ export async function readLinksCounted(
     const chain = chainOfTip.get(source) ?? '';
     const l = parseLink(link, ps, chain, rest.join('\0').replace(/\n$/, ''));
     if (l) out.push({ ...l, time: Number(time) || 0 });
+    if (l && (l.held || l.records.length > 0)) holding++;
   }
-  return { links: out, unread };
+  return { links: out, unread, unreadRecords };
 }
 
 /** Every session chain's ref (`<folder>chain`), from the ref store's files, else one for-each-ref. */
@@ -383,7 +394,9 @@ export async function importChained(
 
 /** The chains the steps among `commits` go on. */
 function chainsOf(commits: readonly RecordCommit[]): string[] {
-  return [...new Set(commits.flatMap((c) => (c.ref && isStep(c.ref) ? [chainOf(c.ref)] : [])))];
+  return [
+    ...new Set(commits.flatMap((c) => (c.chain && c.ref && isStep(c.ref) ? [chainOf(c.ref)] : []))),
+  ];
 }
 
 /**

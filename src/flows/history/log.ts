@@ -144,17 +144,16 @@ async function chainedRecords(
   const { chainTips, readLinksCounted } = await import('../../git/session-chain.js');
   const tips = await chainTips(repo);
   if (tips.length === 0) return { chosen: [], count: 0, more: false };
-  const read = await readLinksCounted(repo.root, tips, {
-    limit: READ_ALL_MAX + 1,
-    parse: READ_ALL_MAX,
-  });
-  const more = read.unread > 0;
-  const links = more ? read.links.slice(0, limit) : read.links;
+  // the newest `limit` links parsed; the rest (up to READ_ALL_MAX) only counted
+  const read = await readLinksCounted(repo.root, tips, { limit: READ_ALL_MAX + 1, parse: limit });
+  const more = read.links.length + read.unread > READ_ALL_MAX;
+  const links = read.links;
   const chosen = links.flatMap((l) => [
     ...(l.held ? [{ ref: REFS.checkpoints + l.event.checkpoint, oid: `${l.event.commit}^` }] : []),
     ...l.records.map((r) => ({ ref: REFS.decisions + r.name, oid: r.commit })),
   ]);
-  const all = read.links.reduce((n, l) => n + (l.held ? 1 : 0) + l.records.length, 0) + read.unread;
+  const all =
+    read.links.reduce((n, l) => n + (l.held ? 1 : 0) + l.records.length, 0) + read.unreadRecords;
   return { chosen, count: all, more };
 }
 

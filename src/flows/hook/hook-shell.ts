@@ -128,7 +128,8 @@ function sessionCommit(
   e: HookEvent,
   { commit, id, phase, command, now, lost, background, toolCall, notKept }: SessionCommitInput,
 ): RecordCommit {
-  return sessionEventCommit(
+  // a hook call's step: on its session's chain (git/session-chain.ts)
+  const step = sessionEventCommit(
     commit,
     {
       harness: e.harness,
@@ -148,6 +149,7 @@ function sessionCommit(
     },
     now,
   );
+  return { ...step, chain: true };
 }
 
 export interface ShellAfterCall {
