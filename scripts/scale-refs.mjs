@@ -111,36 +111,42 @@ function stream(head, worktree, count, now, refs, chain = true) {
       step,
     );
     const decName = idOf(ms, i * 3 + 3);
-    const decMark = commit(chain ? null : `refs/guard/decisions/${decName}`, head, 'guard hook: 1 allowed', {
-      v: 1,
-      kind: 'decisions',
-      command: 'hook',
-      lane: null,
-      time: iso,
-      base: head,
-      harness: 'claude',
-      session,
-      toolCall: tool,
-      decisions: [
-        {
-          path: file,
-          status: 'modify',
-          existingLines: 60,
-          linesAdded: 1,
-          linesDeleted: 1,
-          changeRatio: 0.0167,
-          needsApproval: false,
-          reasons: [],
-          rules: [],
-          decision: 'allowed',
-          decider: 'policy',
-        },
-      ],
-    });
+    const decMark = commit(
+      chain ? null : `refs/guard/decisions/${decName}`,
+      head,
+      'guard hook: 1 allowed',
+      {
+        v: 1,
+        kind: 'decisions',
+        command: 'hook',
+        lane: null,
+        time: iso,
+        base: head,
+        harness: 'claude',
+        session,
+        toolCall: tool,
+        decisions: [
+          {
+            path: file,
+            status: 'modify',
+            existingLines: 60,
+            linesAdded: 1,
+            linesDeleted: 1,
+            changeRatio: 0.0167,
+            needsApproval: false,
+            reasons: [],
+            rules: [],
+            decision: 'allowed',
+            decider: 'policy',
+          },
+        ],
+      },
+    );
     if (!chain) continue;
     const ref = `refs/guard/sessions/claude/${session}/chain`;
     let prev = tips.get(ref);
-    if (prev === undefined) prev = commit(null, null, 'guard session chain', { v: 1, kind: 'chain' });
+    if (prev === undefined)
+      prev = commit(null, null, 'guard session chain', { v: 1, kind: 'chain' });
     else refs[Number(prev.slice(1)) - 1] = null;
     const link = commit(
       ref,
@@ -216,7 +222,8 @@ export function makeScaleRepos(dir, { env: baseEnv, node, cli, count = 100_000, 
   for (const l of fs.readFileSync(marks, 'utf8').split('\n')) {
     const m = /^:(\d+) ([0-9a-f]+)$/.exec(l);
     if (m && refs[Number(m[1]) - 1]) lines.push(`${m[2]} ${refs[Number(m[1]) - 1]}`);
-    if (m && refs[Number(m[1]) - 1]) noted.push(`+ ${refs[Number(m[1]) - 1]}\n${m[2]} ${refs[Number(m[1]) - 1]}\n`);
+    if (m && refs[Number(m[1]) - 1])
+      noted.push(`+ ${refs[Number(m[1]) - 1]}\n${m[2]} ${refs[Number(m[1]) - 1]}\n`);
   }
   // the chains in guard's journal, as guard notes each ref it writes (a journal with no word on
   // most refs under refs/guard/ is one put back in place of guard's: every door would say so)
@@ -252,7 +259,13 @@ if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.me
     GIT_COMMITTER_EMAIL: 'scale@guard.invalid',
   });
   const t = Date.now();
-  const r = makeScaleRepos(dir, { env, node: process.execPath, cli: lib.DEFAULT_CLI, count, chain });
+  const r = makeScaleRepos(dir, {
+    env,
+    node: process.execPath,
+    cli: lib.DEFAULT_CLI,
+    count,
+    chain,
+  });
   console.log(
     `${r.with} (${count} more refs) and ${r.without}, ${((Date.now() - t) / 1000).toFixed(0)} s`,
   );

@@ -677,10 +677,10 @@ function chainAhead(text: string, t: Tip, now: string): boolean {
     }
   }
   const seen = new Set([t.oid]);
-  for (let todo = [t.oid]; todo.length > 0; ) {
+  for (let todo = [t.oid]; todo.length > 0;) {
     const at = todo.pop()!;
     if (at === now) return true;
-    for (const n of next.get(at) ?? []) if (!seen.has(n)) todo.push(n), seen.add(n);
+    for (const n of next.get(at) ?? []) if (!seen.has(n)) (todo.push(n), seen.add(n));
   }
   return coming && !was.has(now);
 }

@@ -141,9 +141,13 @@ export async function importCommits(
   opts: WriteRecordsOptions = {},
 ): Promise<Map<number, Written>> {
   const chain = await import('./session-chain.js');
-  if (!chain.chainOn() || !commits.some((c) => c.chain))
-    return importOnce(cwd, commits, now, opts);
-  return chain.importChained(cwd, commits, (cs, more) => importOnce(cwd, cs, now, { ...opts, ...more }), opts.ask ?? []);
+  if (!chain.chainOn() || !commits.some((c) => c.chain)) return importOnce(cwd, commits, now, opts);
+  return chain.importChained(
+    cwd,
+    commits,
+    (cs, more) => importOnce(cwd, cs, now, { ...opts, ...more }),
+    opts.ask ?? [],
+  );
 }
 
 async function importOnce(

@@ -57,9 +57,11 @@ export function chainOf(stepRef: string): string {
 /** Step commits this process wrote into a chain, by the name their ref would have had (for the session index). */
 const written = new Map<string, string>();
 
-/** The step commit written for `stepRef` (its ref name, which no longer exists), or the name itself. */
+/** The step commit written for `stepRef` (its ref name, which no longer exists), or the name itself; asked once (a long-lived plugin keeps no list). */
 export function stepCommit(stepRef: string): string {
-  return written.get(stepRef) ?? stepRef;
+  const id = written.get(stepRef);
+  written.delete(stepRef);
+  return id ?? stepRef;
 }
 
 /** A ref's value from the ref store's files (loose, then packed-refs); null when absent or not an id. */
@@ -136,7 +138,13 @@ export function chainCommits(
       // a new chain starts on a root of its own: `git log --first-parent` of a chain ends there,
       // never in the user's history through a step's checkpoint
       const root = next++;
-      linkCommits.push({ mark: root, branch: chain, parent: null, message: CHAIN_ROOT, changes: [] });
+      linkCommits.push({
+        mark: root,
+        branch: chain,
+        parent: null,
+        message: CHAIN_ROOT,
+        changes: [],
+      });
       prev = `:${root}`;
     }
     const { ref: stepRef, chain: _c, ...step } = c;
@@ -287,7 +295,7 @@ export async function chainTips(repo: {
   const out: Array<{ chain: string; tip: string }> = [];
   const end = `${SESSION_REFS.slice(0, -1)}0`;
   // folder by folder (refs/guard/sessions/<harness>/<key>/), two binary searches each
-  for (let at = store.firstIn(SESSION_REFS, end); at !== null; ) {
+  for (let at = store.firstIn(SESSION_REFS, end); at !== null;) {
     const [harness, key, rest] = at.slice(SESSION_REFS.length).split('/');
     if (rest === undefined) {
       at = store.firstIn(`${at}\0`, end);
@@ -439,11 +447,7 @@ export interface Cuts {
  * (or deletes it when nothing is kept) and gives `revive` (decision records of pruned steps that
  * are kept) refs of their own. The steps cut are noted as removed by guard (`gone`).
  */
-export async function cutChains(
-  cwd: string,
-  now: Date,
-  cut: Cuts,
-): Promise<void> {
+export async function cutChains(cwd: string, now: Date, cut: Cuts): Promise<void> {
   const { importCommits } = await import('./records.js');
   const commits: RecordCommit[] = [];
   const tipMark = new Map<string, number>();
@@ -473,13 +477,14 @@ export async function cutChains(
     if (oid) tips.push({ ref: c.ref, oid });
     lines.push(oid ? `update ${c.ref}\0${oid}\0${c.old}\0` : `delete ${c.ref}\0${c.old}\0`);
   }
-  for (const r of cut.revive) lines.push(`create ${r.ref}\0${r.oid}\0`), tips.push(r);
+  for (const r of cut.revive) (lines.push(`create ${r.ref}\0${r.oid}\0`), tips.push(r));
   const commonDir = commonDirOf(cwd);
   await journaledRefWrite(
     cwd,
     tips.map((t) => t.ref),
     async () => {
-      if (lines.length > 0) await git(['update-ref', '--stdin', '-z'], { cwd, input: lines.join('') });
+      if (lines.length > 0)
+        await git(['update-ref', '--stdin', '-z'], { cwd, input: lines.join('') });
       return tips;
     },
   );

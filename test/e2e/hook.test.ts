@@ -144,9 +144,9 @@ describe('guard hook claude: writes', () => {
     expect(repo.git(['log', '-1', '--format=%B', cp!])).toContain(
       '"session":"sess-1","toolCall":"toolu_1"',
     );
-    expect(
-      repo.git(['log', '-1', '--format=%B', decisionsOf(repo)[0]!]),
-    ).toContain('"decision":"allowed"');
+    expect(repo.git(['log', '-1', '--format=%B', decisionsOf(repo)[0]!])).toContain(
+      '"decision":"allowed"',
+    );
   });
 
   it('an edit guard cannot reproduce (old_string not found, even loosely) is refused, the file checkpointed', () => {

@@ -120,7 +120,9 @@ export function pluginSuite(HARNESSES: PluginHarness[]): void {
           ).not.toMatch(/guard (refused|could not)|guard:/);
           // (a checkpoint holds small.py as it was before the edit; not "the first by name": ref
           // names sort by the second, then a random suffix, so two in one second may sort either way)
-          const smallKept = checkpointsOf(repo).map((r) => repo.gitRun(['cat-file', 'blob', `${r}:small.py`]).stdout);
+          const smallKept = checkpointsOf(repo).map(
+            (r) => repo.gitRun(['cat-file', 'blob', `${r}:small.py`]).stdout,
+          );
           expect(smallKept, debug).toContain(SMALL);
           // the truncation was refused: the file is whole, the proposal kept, the reason in the next request
           expect(repo.read('state.py'), debug).toBe(STATE);

@@ -408,7 +408,10 @@ export async function prune(opts: PruneOptions): Promise<PruneResult> {
     gone,
     tooOld: (t) => opts.olderThanMs !== undefined && now - t * 1000 > opts.olderThanMs,
   });
-  const dead = new Set([...doomed.map((r) => r.ref), ...cuts.chains.filter((c) => c.keep.length === 0).map((c) => c.ref)]);
+  const dead = new Set([
+    ...doomed.map((r) => r.ref),
+    ...cuts.chains.filter((c) => c.keep.length === 0).map((c) => c.ref),
+  ]);
   doomed.push(...orphanAnchors(sessions, dead));
   await apply({
     gate: 'log',

@@ -35,7 +35,6 @@ export interface CutInput {
   tooOld: (time: number) => boolean;
 }
 
-
 /** The chains to cut: a link goes with its checkpoint or its age; a decision record alone leaves its link. */
 export function cutChainsOf(links: readonly Link[], x: CutInput): Cuts {
   const byChain = new Map<string, Link[]>();

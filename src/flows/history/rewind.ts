@@ -146,7 +146,11 @@ async function chainTimes(root: string, folders: readonly string[]): Promise<Map
   if (folders.length === 0) return out;
   const { git } = await import('../../git/run.js');
   const r = await git(
-    ['for-each-ref', '--format=%(refname) %(committerdate:unix)', ...folders.map((f) => `${f}chain`)],
+    [
+      'for-each-ref',
+      '--format=%(refname) %(committerdate:unix)',
+      ...folders.map((f) => `${f}chain`),
+    ],
     { cwd: root },
   );
   for (const line of r.stdout.toString('utf8').split('\n')) {
