@@ -140,8 +140,10 @@ export async function importCommits(
   now = new Date(),
   opts: WriteRecordsOptions = {},
 ): Promise<Map<number, Written>> {
+  // (loaded only for a hook's session steps: check and write load one file of guard's own)
+  if (!commits.some((c) => c.chain)) return importOnce(cwd, commits, now, opts);
   const chain = await import('./session-chain.js');
-  if (!chain.chainOn() || !commits.some((c) => c.chain)) return importOnce(cwd, commits, now, opts);
+  if (!chain.chainOn()) return importOnce(cwd, commits, now, opts);
   return chain.importChained(
     cwd,
     commits,
