@@ -39,7 +39,7 @@ export const CHAIN = 'chain';
 
 /** Off with GUARD_SESSION_CHAIN=0: one ref per call, as before. */
 export function chainOn(): boolean {
-  return process.env.GUARD_SESSION_CHAIN === '1';
+  return process.env.GUARD_SESSION_CHAIN !== '0';
 }
 
 /** `refs/guard/sessions/<harness>/<key>/chain`. */
