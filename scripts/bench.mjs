@@ -92,7 +92,10 @@ if (!fs.existsSync(CLI)) {
 // environment: guard always in auto mode; git never reads the user's global or
 // system config; nothing inherited that points git elsewhere.
 
-const ENV = lib.cleanEnv();
+// BENCH_SESSION_CHAIN=0: guard's hooks write a ref per record, as before the session chains
+const ENV = lib.cleanEnv(
+  process.env.BENCH_SESSION_CHAIN ? { GUARD_SESSION_CHAIN: process.env.BENCH_SESSION_CHAIN } : {},
+);
 
 const TMP = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'guard-bench-')));
 const T0 = process.hrtime.bigint();
@@ -1043,9 +1046,16 @@ function cpuTimed(cmd, args, opts) {
 
 async function benchRefsScale() {
   const count = Number(process.env.BENCH_SCALE_REFS) || 100_000;
-  section(`scale: ${count.toLocaleString('en')} refs under refs/guard/ (one fast-import, packed)`);
+  // as guard writes them now (one chain ref per session); BENCH_SCALE_LAYOUT=refs: a ref per record, as before
+  const chain = process.env.BENCH_SCALE_LAYOUT !== 'refs';
+  const layout = chain ? 'session chains' : 'a ref each';
+  section(
+    `scale: ${count.toLocaleString('en')} records under refs/guard/ (${Math.floor(count / 3).toLocaleString('en')} hook calls, ${layout}; one fast-import, packed)`,
+  );
   const { makeScaleRepos } = await import('./scale-refs.mjs');
-  const r = makeScaleRepos(path.join(TMP, 'refs-scale'), { env: ENV, node: NODE, cli: CLI, count });
+  const r = makeScaleRepos(path.join(TMP, 'refs-scale'), {
+    ...{ env: ENV, node: NODE, cli: CLI, count, chain },
+  });
   const repos = [r.without, r.with];
   let edit = 0;
   const cases = [
@@ -1078,7 +1088,7 @@ async function benchRefsScale() {
     const fig = (x) => `${fmtMs(x.wall)}${x.cpu !== null ? ` (${fmtMs(x.cpu)} CPU)` : ''}`;
     row(
       'scale',
-      `${what}: ${count.toLocaleString('en')} refs under refs/guard/ / none (${cpuRatio ? 'CPU' : 'wall'}; wall ${fmtX(h.wall / w.wall)})`,
+      `${what}: ${count.toLocaleString('en')} records (${layout}) / none (${cpuRatio ? 'CPU' : 'wall'}; wall ${fmtX(h.wall / w.wall)})`,
       fig(h),
       fig(w),
       fmtX(ratio),

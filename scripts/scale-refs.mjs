@@ -7,10 +7,12 @@
 // Both repositories are scripts/session-sim.mjs's session repository with
 // guard init's hooks (its config committed through them), after 10 real hook
 // calls (so both hold a few real records and an index of one session);
-// `with` then gets N more refs: per tool call a checkpoint (parent
+// `with` then gets N/3 more hook calls: per tool call a checkpoint (parent
 // HEAD), the session's step (parent the checkpoint) and a decision record,
 // with the messages guard writes, spread over the 30 days before the last hour, 300
-// calls a session. The refs go straight into packed-refs (sorted, as `git
+// calls a session: as guard writes them now, a link per call on one chain ref per
+// session (N/900 refs); with GUARD_SESSION_CHAIN=0 (or `chain: false`), one ref
+// each (N refs), as guard wrote them before. The refs go straight into packed-refs (sorted, as `git
 // pack-refs --all` and guard's background packing leave them), then `git gc`.
 
 import { spawnSync } from 'node:child_process';
@@ -30,11 +32,18 @@ const idOf = (ms, n) =>
     .replace(/[-:]/g, '')
     .replace(/\.\d+Z$/, 'Z')}-${(n >>> 0).toString(16).padStart(8, '0')}`;
 
-/** The fast-import stream of `count` refs (a multiple of 3 is used: three per call). */
-function stream(head, worktree, count, now, refs) {
+/**
+ * The fast-import stream of `count` refs' worth of hook calls (three per call). `chain`: as guard
+ * writes them now (git/session-chain.ts): the checkpoint, step and decision record of a call have
+ * no ref of their own; a link per call on its session's chain (first parent the previous link, or
+ * the chain's root; then the step and the record), one ref per session. Otherwise one ref each,
+ * as guard wrote them before. `refs[mark - 1]` is the ref a mark's commit gets (null: none).
+ */
+function stream(head, worktree, count, now, refs, chain = true) {
   const calls = Math.floor(count / 3);
   const out = [];
   const span = 30 * DAY;
+  const tips = new Map();
   for (let i = 0; i < calls; i++) {
     const ms = now - span + Math.floor((span * i) / calls);
     const iso = new Date(ms).toISOString();
@@ -43,9 +52,10 @@ function stream(head, worktree, count, now, refs) {
     const tool = `toolu_${session}_${i}`;
     const cp = idOf(ms, i * 3 + 1);
     const file = `src/m${i % 40}.py`;
-    const commit = (ref, _mark, from, subject, body) => {
+    const commit = (ref, from, subject, body, merges = []) => {
       const msg = `${subject}\n\n${JSON.stringify(body)}\n`;
       refs.push(ref);
+      if (from === null) out.push(`reset ${TMP_REF}`, '');
       out.push(
         `commit ${TMP_REF}`,
         `mark :${refs.length}`,
@@ -53,13 +63,14 @@ function stream(head, worktree, count, now, refs) {
         `committer guard <guard@localhost> ${unix} +0000`,
         `data ${Buffer.byteLength(msg)}`,
         msg,
-        `from ${from}`,
+        ...(from === null ? [] : [`from ${from}`]),
+        ...merges.map((m) => `merge ${m}`),
         '',
       );
+      return `:${refs.length}`;
     };
-    commit(
-      `refs/guard/checkpoints/${cp}`,
-      1,
+    const cpMark = commit(
+      chain ? null : `refs/guard/checkpoints/${cp}`,
       head,
       `guard checkpoint: before claude Write ${file}`,
       {
@@ -78,52 +89,73 @@ function stream(head, worktree, count, now, refs) {
         partial: true,
       },
     );
-    commit(
-      `refs/guard/sessions/claude/${session}/${idOf(ms, i * 3 + 2)}`,
-      0,
-      `:${refs.length}`,
-      `guard session claude ${session}: pre Write`,
-      {
-        v: 1,
-        harness: 'claude',
-        session,
-        toolCall: tool,
-        tool: 'Write',
-        phase: 'pre',
-        kind: 'write',
-        checkpoint: cp,
-        paths: [file],
-        worktree,
-        time: iso,
-        outcome: 'allow',
-      },
-    );
-    commit(`refs/guard/decisions/${idOf(ms, i * 3 + 3)}`, 0, head, 'guard hook: 1 allowed', {
+    const stepName = idOf(ms, i * 3 + 2);
+    const step = {
       v: 1,
-      kind: 'decisions',
-      command: 'hook',
-      lane: null,
-      time: iso,
-      base: head,
       harness: 'claude',
       session,
       toolCall: tool,
-      decisions: [
-        {
-          path: file,
-          status: 'modify',
-          existingLines: 60,
-          linesAdded: 1,
-          linesDeleted: 1,
-          changeRatio: 0.0167,
-          needsApproval: false,
-          reasons: [],
-          rules: [],
-          decision: 'allowed',
-          decider: 'policy',
-        },
-      ],
-    });
+      tool: 'Write',
+      phase: 'pre',
+      kind: 'write',
+      checkpoint: cp,
+      paths: [file],
+      worktree,
+      time: iso,
+      outcome: 'allow',
+    };
+    const stepMark = commit(
+      chain ? null : `refs/guard/sessions/claude/${session}/${stepName}`,
+      cpMark,
+      `guard session claude ${session}: pre Write`,
+      step,
+    );
+    const decName = idOf(ms, i * 3 + 3);
+    const decMark = commit(
+      chain ? null : `refs/guard/decisions/${decName}`,
+      head,
+      'guard hook: 1 allowed',
+      {
+        v: 1,
+        kind: 'decisions',
+        command: 'hook',
+        lane: null,
+        time: iso,
+        base: head,
+        harness: 'claude',
+        session,
+        toolCall: tool,
+        decisions: [
+          {
+            path: file,
+            status: 'modify',
+            existingLines: 60,
+            linesAdded: 1,
+            linesDeleted: 1,
+            changeRatio: 0.0167,
+            needsApproval: false,
+            reasons: [],
+            rules: [],
+            decision: 'allowed',
+            decider: 'policy',
+          },
+        ],
+      },
+    );
+    if (!chain) continue;
+    const ref = `refs/guard/sessions/claude/${session}/chain`;
+    let prev = tips.get(ref);
+    if (prev === undefined)
+      prev = commit(null, null, 'guard session chain', { v: 1, kind: 'chain' });
+    else refs[Number(prev.slice(1)) - 1] = null;
+    const link = commit(
+      ref,
+      prev,
+      `guard session claude ${session}: pre Write`,
+      { ...step, step: stepName, records: [decName], held: true },
+      [stepMark, decMark],
+    );
+    tips.set(ref, link);
   }
   out.push('done', '');
   return out.join('\n');
@@ -134,7 +166,7 @@ function stream(head, worktree, count, now, refs) {
  * real hook calls both start with. Returns both paths and the env whose PATH
  * has DIR/bin/guard (this build) for the hooks.
  */
-export function makeScaleRepos(dir, { env: baseEnv, node, cli, count = 100_000 }) {
+export function makeScaleRepos(dir, { env: baseEnv, node, cli, count = 100_000, chain = true }) {
   fs.mkdirSync(dir, { recursive: true });
   // the hooks run `guard`: this build, on PATH (returned as `env` for the commit row)
   const bin = path.join(dir, 'bin');
@@ -174,7 +206,7 @@ export function makeScaleRepos(dir, { env: baseEnv, node, cli, count = 100_000 }
     {
       cwd: withRefs,
       env,
-      input: stream(head, withRefs, count, Date.now() - DAY / 24, refs),
+      input: stream(head, withRefs, count, Date.now() - DAY / 24, refs, chain),
       maxBuffer: 64 << 20,
     },
   );
@@ -186,10 +218,16 @@ export function makeScaleRepos(dir, { env: baseEnv, node, cli, count = 100_000 }
     .readFileSync(packedFile, 'utf8')
     .split('\n')
     .filter((l) => l && !l.startsWith('#'));
+  const noted = [];
   for (const l of fs.readFileSync(marks, 'utf8').split('\n')) {
     const m = /^:(\d+) ([0-9a-f]+)$/.exec(l);
-    if (m) lines.push(`${m[2]} ${refs[Number(m[1]) - 1]}`);
+    if (m && refs[Number(m[1]) - 1]) lines.push(`${m[2]} ${refs[Number(m[1]) - 1]}`);
+    if (m && refs[Number(m[1]) - 1])
+      noted.push(`+ ${refs[Number(m[1]) - 1]}\n${m[2]} ${refs[Number(m[1]) - 1]}\n`);
   }
+  // the chains in guard's journal, as guard notes each ref it writes (a journal with no word on
+  // most refs under refs/guard/ is one put back in place of guard's: every door would say so)
+  if (chain) fs.appendFileSync(path.join(withRefs, '.git', 'guard', 'journal'), noted.join(''));
   // git's byte order (the names are ASCII) and a ref's peeled line stays after it
   const entries = [];
   for (const l of lines) {
@@ -212,6 +250,8 @@ export function makeScaleRepos(dir, { env: baseEnv, node, cli, count = 100_000 }
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
   const dir = path.resolve(process.argv[2] ?? 'scale-refs');
   const count = Number(process.argv[3] ?? 100_000);
+  // GUARD_SESSION_CHAIN=0: one ref per record, as guard wrote them before the chains
+  const chain = process.env.GUARD_SESSION_CHAIN !== '0';
   const env = lib.cleanEnv({
     GIT_AUTHOR_NAME: 'Scale',
     GIT_AUTHOR_EMAIL: 'scale@guard.invalid',
@@ -219,7 +259,13 @@ if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.me
     GIT_COMMITTER_EMAIL: 'scale@guard.invalid',
   });
   const t = Date.now();
-  const r = makeScaleRepos(dir, { env, node: process.execPath, cli: lib.DEFAULT_CLI, count });
+  const r = makeScaleRepos(dir, {
+    env,
+    node: process.execPath,
+    cli: lib.DEFAULT_CLI,
+    count,
+    chain,
+  });
   console.log(
     `${r.with} (${count} more refs) and ${r.without}, ${((Date.now() - t) / 1000).toFixed(0)} s`,
   );

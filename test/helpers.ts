@@ -431,3 +431,70 @@ export function claudeHook(
   });
   return { ...r, json: r.stdout.trim() ? JSON.parse(r.stdout) : null };
 }
+
+/**
+ * The hook calls' records that only a session chain holds (git/session-chain.ts): each link's
+ * checkpoint (`<step>^`, when it has no ref of its own) and decision records, oldest first.
+ */
+export function chainedRecords(repo: TestRepo): {
+  checkpoints: string[];
+  decisions: string[];
+  steps: string[];
+  byId: Record<string, string>;
+  /** Each step's commit by the name its ref would have had (its link's `step`). */
+  byName: Record<string, string>;
+} {
+  const chains = repo.refs('refs/guard/sessions/').filter((r) => r.endsWith('/chain'));
+  const out = {
+    checkpoints: [] as string[],
+    decisions: [] as string[],
+    steps: [] as string[],
+    byId: {} as Record<string, string>,
+    byName: {} as Record<string, string>,
+  };
+  if (chains.length === 0) return out;
+  const log = repo.git(['log', '--first-parent', '--format=%P%x00%B%x01', ...chains, '--']);
+  for (const rec of log.split('\x01').reverse()) {
+    const [parents, message] = rec.replace(/^\n/, '').split('\0');
+    const body = /\n\n(\{.*\})\s*$/s.exec(message ?? '')?.[1];
+    if (!parents || !body) continue;
+    const link = JSON.parse(body) as {
+      records?: string[];
+      held?: boolean;
+      step?: string;
+      checkpoint?: string;
+    };
+    if (!link.step || !Array.isArray(link.records)) continue;
+    const ps = parents.split(' ');
+    if (link.held) out.checkpoints.push(`${ps[1]}^`);
+    if (link.checkpoint) out.byId[link.checkpoint] = `${ps[1]}^`;
+    out.steps.push(ps[1]!);
+    out.byName[link.step] = ps[1]!;
+    out.decisions.push(...ps.slice(2));
+  }
+  return out;
+}
+
+/** Every checkpoint guard keeps, whichever layout holds it: the refs, then the chained ones (revisions git reads). */
+export function checkpointsOf(repo: TestRepo): string[] {
+  return [...repo.refs('refs/guard/checkpoints/'), ...chainedRecords(repo).checkpoints];
+}
+
+/** Every decision record, whichever layout holds it. */
+export function decisionsOf(repo: TestRepo): string[] {
+  return [...repo.refs('refs/guard/decisions/'), ...chainedRecords(repo).decisions];
+}
+
+/** A checkpoint by its id, whichever layout holds it: its ref, else `<step>^` from its session chain. */
+export function checkpointRev(repo: TestRepo, id: string): string {
+  const ref = `refs/guard/checkpoints/${id}`;
+  return repo.refs(ref).includes(ref) ? ref : (chainedRecords(repo).byId[id] ?? ref);
+}
+
+/** The session steps, whichever layout holds them: step refs (not the policy anchors, not a chain), then the chained steps. */
+export function stepsOf(repo: TestRepo): string[] {
+  const refs = repo
+    .refs('refs/guard/sessions/')
+    .filter((r) => !r.includes('/policy/') && !r.endsWith('/chain'));
+  return [...refs, ...chainedRecords(repo).steps];
+}

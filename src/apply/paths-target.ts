@@ -64,50 +64,83 @@ async function checkpointAsRead(p: ApplyPlan<PathsTarget>, t: PathsTarget): Prom
       ? { kind: 'delete', path: f.rel }
       : { kind: 'inline', path: f.rel, mode: f.mode, data: f.content },
   );
+  // reached from the session's step when steps chain: then no ref of its own (git/session-chain.ts)
   const commits: RecordCommit[] = [
-    { ref: cpRef, mark: 1, parent: t.head, message: cpMessage, changes },
+    { ref: cpRef, mark: 1, parent: t.head, message: cpMessage, changes, inChain: true },
   ];
-  if (t.outcome !== 'deny') {
-    const stepRef = newRef(sessionPrefix(s.harness, s.session), now);
-    const step = sessionMessage({
-      ...{
-        harness: s.harness,
-        session: s.session,
-        toolCall: s.toolCall,
-        tool: s.tool,
-        phase: 'pre',
-        kind: 'write',
-      },
-      ...{
-        checkpoint: cpId,
-        paths,
-        worktree: repo.root,
-        time: now.toISOString(),
-        outcome: t.outcome,
-      },
-      ...(t.outcome === 'ask' ? { asked: t.asked ?? [] } : {}),
-    });
-    commits.push({ ref: stepRef, parent: ':1', message: step, changes: [] });
-    const { noteEvent } = await import('../git/session-index.js');
-    const at = { commit: stepRef, checkpoint: cpId, time: now.toISOString(), ref: stepRef };
-    await noteEvent(
-      repo,
-      {
-        harness: s.harness,
-        session: s.session,
-        worktree: repo.root,
-        paths,
-        kind: 'write',
-        phase: 'pre',
-        toolCall: s.toolCall,
-        outcome: t.outcome,
-      },
-      at,
-      at,
-    );
-  }
+  const step = t.outcome === 'deny' ? null : stepOf(p, t, cpId);
+  const { chainOn, stepCommit } = await import('../git/session-chain.js');
+  const chained = chainOn();
+  if (step)
+    commits.push({ ref: step.ref, chain: true, parent: ':1', message: step.message, changes: [] });
+  // the step is indexed before it is written, by its ref's name; a chained step has no ref: its
+  // entries name its commit once the import told it (killed in between: rebuilt from the chain)
+  if (step) await noteStep(p, t, step.ref, step);
   faultPoint('hook:before-record');
   await writeRecords(repo.root, [...commits, ...p.records], now);
   faultPoint('hook:after-record');
+  if (step && chained) await settleStep(p, t, { ref: step.ref, commit: stepCommit(step.ref) });
   return { id: cpId, commit: cpRef };
+}
+
+function stepOf(p: ApplyPlan<PathsTarget>, t: PathsTarget, cpId: string) {
+  const s = t.session;
+  const ref = newRef(sessionPrefix(s.harness, s.session), p.now);
+  const message = sessionMessage({
+    ...{
+      harness: s.harness,
+      session: s.session,
+      toolCall: s.toolCall,
+      tool: s.tool,
+      phase: 'pre',
+      kind: 'write',
+    },
+    ...{
+      checkpoint: cpId,
+      paths: t.files.map((f) => f.rel),
+      worktree: p.repo.root,
+      time: p.now.toISOString(),
+      outcome: t.outcome,
+    },
+    ...(t.outcome === 'ask' ? { asked: t.asked ?? [] } : {}),
+  });
+  return { ref, message, cpId };
+}
+
+/** The write's event as the session index keeps it. */
+function indexed(p: ApplyPlan<PathsTarget>, t: PathsTarget) {
+  const s = t.session;
+  return {
+    harness: s.harness,
+    session: s.session,
+    worktree: p.repo.root,
+    paths: t.files.map((f) => f.rel),
+    kind: 'write' as const,
+    phase: 'pre' as const,
+    toolCall: s.toolCall,
+    outcome: t.outcome,
+  };
+}
+
+/** The write's step in the session index (git/session-index.ts): `commit` its commit, or its ref's name. */
+async function noteStep(
+  p: ApplyPlan<PathsTarget>,
+  t: PathsTarget,
+  commit: string,
+  step: { ref: string; cpId: string },
+): Promise<void> {
+  const { noteEvent } = await import('../git/session-index.js');
+  const at = { commit, checkpoint: step.cpId, time: p.now.toISOString(), ref: step.ref };
+  await noteEvent(p.repo, indexed(p, t), at, at);
+}
+
+/** The chained step's entries name its commit (git/session-index.ts settleEvent). */
+async function settleStep(
+  p: ApplyPlan<PathsTarget>,
+  t: PathsTarget,
+  step: { ref: string; commit: string },
+): Promise<void> {
+  if (step.commit === step.ref) return;
+  const { settleEvent } = await import('../git/session-index.js');
+  await settleEvent(p.repo, indexed(p, t), step);
 }

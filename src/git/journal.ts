@@ -512,7 +512,8 @@ export async function journalCheck(
     // (a ref whose last word is "coming": guard is writing it now, or was killed before its note;
     // only a ref guard writes again under its name can be coming after a tip: a record's name is
     // new each time, so a `+` line after its tip was written by hand to hide a move, adv4)
-    else if (v !== t.oid && !(coming.has(t.ref) && rewritten(t.ref))) moved.push({ ...t, now: v });
+    else if (v !== t.oid && !(coming.has(t.ref) && rewritten(t.ref)) && !chainAhead(recent, t, v))
+      moved.push({ ...t, now: v });
   });
   return { gone, moved };
 }
@@ -638,4 +639,48 @@ export async function ensureGuardDir(commonDir: string): Promise<string> {
   const dir = path.join(commonDir, DIR);
   await mkdir(dir, { recursive: true });
   return dir;
+}
+
+/**
+ * A session chain's links as guard writes them (git/session-chain.ts), `~ <chain> <previous> <link>`
+ * (`-` for a first link), noted before the link's tip: a chain is the one ref guard moves forward
+ * from two processes at once (two hook calls of one session), so its last tip line may be the
+ * older of two; these say which is newer. Never fails the caller.
+ */
+export function noteChainLinks(
+  commonDir: string | null,
+  links: ReadonlyArray<{ chain: string; from: string | null; to: string }>,
+): void {
+  if (!commonDir || links.length === 0) return;
+  note(commonDir, links.map((l) => `~ ${l.chain} ${l.from ?? '-'} ${l.to}\n`).join(''));
+}
+
+/**
+ * A session chain that holds `now` instead of its journaled tip `t.oid` moved on, not back: `now`
+ * is a link guard wrote after it (`~` lines from t.oid to now), or a link being written (the
+ * chain's last word is `+`, and `now` was never its value). A chain moved back to one of its
+ * earlier links, or anywhere else, is moved (journalCheck). Not a chain: false.
+ */
+function chainAhead(text: string, t: Tip, now: string): boolean {
+  if (!/^refs\/guard\/sessions\/[^/]+\/[^/]+\/chain$/.test(t.ref)) return false;
+  const next = new Map<string, string[]>();
+  const was = new Set<string>();
+  let coming = false;
+  for (const line of text.split('\n')) {
+    if (line === `+ ${t.ref}`) coming = true;
+    else if (line.endsWith(` ${t.ref}`) && !line.startsWith('~ ')) {
+      coming = false;
+      was.add(line.slice(0, line.indexOf(' ')));
+    } else if (line.startsWith(`~ ${t.ref} `)) {
+      const [from, to] = line.slice(t.ref.length + 3).split(' ');
+      if (from && to) next.set(from, [...(next.get(from) ?? []), to]);
+    }
+  }
+  const seen = new Set([t.oid]);
+  for (let todo = [t.oid]; todo.length > 0;) {
+    const at = todo.pop()!;
+    if (at === now) return true;
+    for (const n of next.get(at) ?? []) if (!seen.has(n)) (todo.push(n), seen.add(n));
+  }
+  return coming && !was.has(now);
 }

@@ -3,6 +3,7 @@ import { git } from './run.js';
 import { journalFile, readJournal, readJournalWithGone } from './journal.js';
 import {
   SESSION_REFS,
+  isChainTip,
   isStepRef,
   parseSessionEvent,
   readSessionEvents,
@@ -95,14 +96,18 @@ async function recentEvents(
   const day = since.slice(0, 10).replace(/-/g, '');
   const { stat } = await import('node:fs/promises');
   if (!(await stat(journalFile(repo.commonDir)).catch(() => null))) {
-    return (await readSessionEvents(repo.root, recentPatterns(now, days))).filter(
+    // the date-named step refs, and every session chain (git/session-chain.ts), walked whole
+    const chains = `${SESSION_REFS}*/*/chain`;
+    return (await readSessionEvents(repo.root, [...recentPatterns(now, days), chains])).filter(
       (e) => e.time >= since,
     );
   }
-  const tips = (await readJournal(repo.commonDir))
-    .filter((t) => isStepRef(t.ref) && stepDay(t.ref) >= day)
-    .slice(-RECENT_MAX);
-  if (tips.length === 0) return [];
+  const live = await readJournal(repo.commonDir);
+  const tips = live.filter((t) => isStepRef(t.ref) && stepDay(t.ref) >= day).slice(-RECENT_MAX);
+  // the session chains (git/session-chain.ts): each walked from its journaled tip back to `since`
+  const chains = live.filter((t) => isChainTip(t.ref)).map((t) => ({ chain: t.ref, tip: t.oid }));
+  const chained = await recentLinks(repo.root, chains, since);
+  if (tips.length === 0) return sortEvents(chained);
   const objects = await catFileBatch(
     repo.root,
     tips.map((t) => t.oid),
@@ -120,7 +125,23 @@ async function recentEvents(
     );
     if (e && e.time >= since) out.push(e);
   });
-  return sortEvents(out);
+  return sortEvents([...out, ...chained]);
+}
+
+/** The steps of the session chains `chains` since `since` (ISO), newest RECENT_MAX, with one `git log`. */
+async function recentLinks(
+  root: string,
+  chains: ReadonlyArray<{ chain: string; tip: string }>,
+  since: string,
+): Promise<SessionEvent[]> {
+  if (chains.length === 0) return [];
+  const { readLinks } = await import('./session-chain.js');
+  // (a minute of slack: a link's commit time is whole seconds)
+  const links = await readLinks(root, chains, {
+    since: Math.floor(Date.parse(since) / 1000) - 60,
+    limit: RECENT_MAX,
+  });
+  return links.map((l) => l.event).filter((e) => e.time >= since);
 }
 
 /** One for-each-ref glob per day from `days` ago to tomorrow (a clock a little ahead): refs/guard/sessions/<harness>/<key>/<YYYYMMDD>* */
@@ -163,6 +184,8 @@ export async function readProvenance(
       ? await readSessionEvents(root, SESSION_REFS)
       : await recentEvents(repo, now, days);
   const refs = new Map(events.map((e) => [e.ref, e.commit]));
+  // a chain's tip as read: its newest link (events are oldest first)
+  for (const e of events) if (e.chain && e.link) refs.set(e.chain, e.link);
   const wanted = new Set(staged.map((s) => s.path));
   const add = (path: string, o: Origin) => {
     const list = origins.get(path) ?? [];
@@ -258,7 +281,7 @@ export async function trailIntact(
   if (!prov.whole) return false; // a partial read cannot vouch for the refs it did not read
   const { live, gone } = await readJournalWithGone(commonDir);
   for (const t of live) {
-    if (isStepRef(t.ref) && prov.refs.get(t.ref) !== t.oid) return false;
+    if ((isStepRef(t.ref) || isChainTip(t.ref)) && prov.refs.get(t.ref) !== t.oid) return false;
   }
   const since = new Date(now.getTime() - RECENT_DAYS * 86_400_000)
     .toISOString()

@@ -41,6 +41,16 @@ export interface RecordCommit {
   merges?: string[];
   /** An existing tree to start from instead of the parent's (the changes below apply on top of it). */
   tree?: string;
+  /**
+   * For a commit without a ref: the branch fast-import builds it on, whose final value is another
+   * commit's ref (a session chain's: git/session-chain.ts), instead of a scratch ref deleted at the
+   * end (a deletion takes packed-refs' lock, which hook calls at once would contend for).
+   */
+  branch?: string;
+  /** A hook call's session step: chained on its session's chain instead of a ref of its own (git/session-chain.ts). */
+  chain?: boolean;
+  /** A hook call's checkpoint that its session step reaches: no ref of its own when the step is chained (git/session-chain.ts). */
+  inChain?: boolean;
   /** Tree changes relative to the parent's tree. */
   changes: Array<
     | { kind: 'blob'; path: string; mode: string; oid: string }
@@ -99,6 +109,8 @@ export interface WriteRecordsOptions {
   env?: NodeJS.ProcessEnv;
   /** Marks whose commit and tree ids the caller needs back (`get-mark`, `ls`: answered on stdout, in the same process). */
   ask?: readonly number[];
+  /** Called with the marks asked for once fast-import wrote them, before the journal notes the refs. */
+  onWritten?: (written: ReadonlyMap<number, Written>) => void;
 }
 
 /** A marked commit's id and its tree's, as fast-import wrote them. */
@@ -128,6 +140,24 @@ export async function importCommits(
   now = new Date(),
   opts: WriteRecordsOptions = {},
 ): Promise<Map<number, Written>> {
+  // (loaded only for a hook's session steps: check and write load one file of guard's own)
+  if (!commits.some((c) => c.chain)) return importOnce(cwd, commits, now, opts);
+  const chain = await import('./session-chain.js');
+  if (!chain.chainOn()) return importOnce(cwd, commits, now, opts);
+  return chain.importChained(
+    cwd,
+    commits,
+    (cs, more) => importOnce(cwd, cs, now, { ...opts, ...more }),
+    opts.ask ?? [],
+  );
+}
+
+async function importOnce(
+  cwd: string,
+  commits: readonly RecordCommit[],
+  now: Date,
+  opts: WriteRecordsOptions,
+): Promise<Map<number, Written>> {
   const written = new Map<number, Written>();
   if (commits.length === 0) return written;
   const when = `${Math.floor(now.getTime() / 1000)} +0000`;
@@ -137,13 +167,17 @@ export async function importCommits(
   // each ref's commit is noted in guard's journal (journal.ts): a mark to ask its id by
   const noted: Array<{ ref: string; mark: number }> = [];
   let nextMark = JOURNAL_MARKS;
+  const used = new Set<string>();
   for (const c0 of commits) {
     const c = c0.ref !== undefined && !c0.mark ? { ...c0, mark: nextMark++ } : c0;
     if (c.ref !== undefined) noted.push({ ref: c.ref, mark: c.mark! });
     // an intermediate commit goes on a scratch ref of its own (a parentless one must not
     // follow another's tip), deleted at the end
-    let branch = c.ref;
+    let branch = c.ref ?? c.branch;
     if (branch === undefined) scratch.push((branch = `${SCRATCH}-${scratch.length + 1}`));
+    // (a parentless commit on a branch this import used already: `reset` first, or it follows the tip)
+    else if (!c.parent && used.has(branch)) parts.push(Buffer.from(`reset ${branch}\n\n`));
+    used.add(branch);
     parts.push(Buffer.from(`commit ${branch}\n`));
     if (c.mark) parts.push(Buffer.from(`mark :${c.mark}\n`));
     parts.push(Buffer.from(`committer ${COMMITTER} ${when}\n`));
@@ -186,6 +220,7 @@ export async function importCommits(
           );
         written.set(m, { commit, tree });
       });
+      opts.onWritten?.(written);
       const tips = noted
         .map((n, i) => ({ ref: n.ref, oid: lines[2 * ask.length + i]?.trim() ?? '' }))
         .filter((t) => OID.test(t.oid));

@@ -46,7 +46,13 @@ export async function findCheckpoint(cwd: string, name: string): Promise<Checkpo
   const ref = REFS.checkpoints + id;
   const fmt = '%(refname)%00%(objectname)%00%(tree)%00%(parent)%00%(contents)';
   const r = await git(['for-each-ref', `--format=${fmt}`, ref], { cwd });
-  const [refname, commit, tree, parents, ...rest] = r.stdout.toString('utf8').split('\0');
+  let [refname, commit, tree, parents, ...rest] = r.stdout.toString('utf8').split('\0');
+  if (refname !== ref) {
+    // a hook call's checkpoint has no ref of its own when its session's steps chain
+    const { chainedCheckpoint } = await import('./session-chain.js');
+    const found = await chainedCheckpoint(cwd, id);
+    if (found) [refname, commit, tree, parents, ...rest] = [ref, ...found];
+  }
   if (refname !== ref || !commit || !tree) throw noCheckpoint(name);
   const body = parseRecordMessage(rest.join('\0').replace(/\n$/, '')) as {
     worktree?: unknown;

@@ -242,6 +242,26 @@ export async function noteEvent(
   }
 }
 
+/**
+ * A chained step written (git/session-chain.ts): the entries noted with the name its ref would
+ * have had, before the import (which alone tells its id), name its commit from now on. An entry
+ * left naming the name (killed in between) reads as a step in flight, then stale: the index is
+ * rebuilt from the chain.
+ */
+export async function settleEvent(
+  repo: Pick<Repo, 'root' | 'commonDir'>,
+  e: Parameters<typeof noteEvent>[1],
+  step: { ref: string; commit: string },
+): Promise<void> {
+  const dir = indexDir(repo, e.harness, e.session);
+  const named = { commit: step.ref, checkpoint: '', time: '', ref: step.ref };
+  for (const x of entriesOf(e, named, named)) {
+    const cur = await readEntry(dir, x.name).catch(() => null);
+    if (cur?.commit === step.ref)
+      await writeLast(dir, x.name, { ...cur, commit: step.commit }).catch(() => undefined);
+  }
+}
+
 /** Forget a session's index (a commit it names is gone): the next call reads the refs. */
 export async function dropIndex(dir: string): Promise<void> {
   await rm(dir, { recursive: true, force: true }).catch(() => undefined);

@@ -18,9 +18,18 @@ import { sha256Hex } from '../core/digest.js';
  */
 export const SESSION_REFS = `${REFS.root}sessions/`;
 
-/** A session step's ref (<harness>/<session key>/<name>), not a policy anchor beside the steps (git/session-policy.ts). */
+/** A session step's ref (<harness>/<session key>/<name>), not a policy anchor beside the steps (git/session-policy.ts), nor a session's chain (git/session-chain.ts). */
 export function isStepRef(ref: string): boolean {
-  return ref.startsWith(SESSION_REFS) && ref.slice(SESSION_REFS.length).split('/').length === 3;
+  if (!ref.startsWith(SESSION_REFS)) return false;
+  const parts = ref.slice(SESSION_REFS.length).split('/');
+  return parts.length === 3 && parts[2] !== 'chain';
+}
+
+/** A session's chain: `<harness>/<session key>/chain` (git/session-chain.ts). */
+export function isChainTip(ref: string): boolean {
+  if (!ref.startsWith(SESSION_REFS)) return false;
+  const parts = ref.slice(SESSION_REFS.length).split('/');
+  return parts.length === 3 && parts[2] === 'chain';
 }
 
 /** A ref-safe name for a session id: itself when it is plain, else a hash. */
@@ -59,6 +68,11 @@ export interface SessionEvent {
   asked?: unknown[];
   /** A shell call run in the background: its post event comes while it runs, so it stays open (flows/hook/hook.ts). */
   background?: boolean;
+  /** A step read from a session chain (git/session-chain.ts): the chain's ref, and the link that holds the step. */
+  chain?: string;
+  link?: string;
+  /** The call's decision records the link names (their names under refs/guard/decisions/, and commits). */
+  records?: Array<{ name: string; commit: string }>;
 }
 
 export function sessionMessage(e: Omit<SessionEvent, 'ref' | 'commit'>): string {
@@ -69,7 +83,9 @@ export function sessionMessage(e: Omit<SessionEvent, 'ref' | 'commit'>): string 
 
 /**
  * Every event of the sessions matching `pattern` (a ref prefix, or a glob, or several
- * such as refs/guard/sessions/x/KEY/x), oldest first, with one for-each-ref.
+ * such as refs/guard/sessions/x/KEY/x), oldest first, with one for-each-ref: the steps
+ * with a ref each, and the steps of each session chain the pattern matches, with one
+ * `git log` of their tips (git/session-chain.ts).
  */
 export async function readSessionEvents(
   cwd: string,
@@ -81,11 +97,20 @@ export async function readSessionEvents(
     { cwd },
   );
   const out: SessionEvent[] = [];
+  const chains: Array<{ chain: string; tip: string }> = [];
   for (const rec of r.stdout.toString('utf8').split('\0\x01\n')) {
     const [ref, commit, ...rest] = rec.split('\0');
     if (!ref || !commit) continue;
+    if (isChainTip(ref)) {
+      chains.push({ chain: ref, tip: commit });
+      continue;
+    }
     const e = parseSessionEvent(ref, commit, rest.join('\0').replace(/\n$/, ''));
     if (e) out.push(e);
+  }
+  if (chains.length > 0) {
+    const { readLinks } = await import('./session-chain.js');
+    for (const l of await readLinks(cwd, chains)) out.push(l.event);
   }
   return sortEvents(out);
 }

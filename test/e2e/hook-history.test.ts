@@ -9,6 +9,7 @@ import {
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import {
+  chainedRecords,
   claudePayload,
   cleanupRepos,
   lines,
@@ -127,7 +128,11 @@ describe('a hook call reads none of its session history', () => {
     const added = readdirSync(dir).filter((n) => n.startsWith('p-') && !before.has(n));
     expect(added).toHaveLength(1);
     const e = JSON.parse(readFileSync(path.join(dir, added[0]!), 'utf8'));
-    expect(repo.git(['show', `${e.commit}:state.py`])).toBe(lines(200));
+    // the step's ref, or (a chained step: git/session-chain.ts) the name its ref would have had,
+    // which the next call reads as a step in flight, then from the chain
+    const name = String(e.commit).slice(String(e.commit).lastIndexOf('/') + 1);
+    const step = repo.refs(e.commit).length > 0 ? e.commit : chainedRecords(repo).byName[name];
+    expect(repo.git(['show', `${step}:state.py`])).toBe(lines(200));
   });
 
   it('after an allowed write, the post event starts no git process (the repository found from the file system, no background command open)', () => {
@@ -215,8 +220,9 @@ describe('loose objects are packed off the hot path', () => {
     expect(loose()).toBeLessThan(100);
     while (!existsSync(path.join(repo.dir, '.git', 'packed-refs')) && Date.now() < deadline)
       await new Promise((r) => setTimeout(r, 200));
-    expect(readFileSync(path.join(repo.dir, '.git', 'packed-refs'), 'utf8')).toContain(
-      'refs/guard/checkpoints/',
+    // the write's records: its session's chain (or, before the chains, its checkpoint's ref)
+    expect(readFileSync(path.join(repo.dir, '.git', 'packed-refs'), 'utf8')).toMatch(
+      /refs\/guard\/(checkpoints\/|sessions\/claude\/[^/]+\/chain)/,
     );
     // and guard still reads what it wrote from packed refs
     expect(repo.guardJson(['log']).json.entries.length).toBeGreaterThan(0);

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import {
   claudeDecision as decision,
+  checkpointsOf,
   cleanupRepos,
   lines,
   makeRepo,
@@ -84,7 +85,7 @@ describe("fuzzy edits: guard reproduces the harness's loose match, or refuses", 
       }),
     );
     expect(r).toMatchObject({ code: 0, stdout: '' });
-    const [cp] = repo.refs('refs/guard/checkpoints/');
+    const [cp] = checkpointsOf(repo);
     expect(repo.git(['show', `${cp}:doc.md`])).toBe('Say \u201chello\u201d to them.\nmore\n');
   });
 
@@ -104,7 +105,7 @@ describe("fuzzy edits: guard reproduces the harness's loose match, or refuses", 
     );
     expect(decision(r)).toBe('deny');
     expect(reason(r)).toMatch(/cannot tell what the file would become.*Read the file again/);
-    expect(repo.refs('refs/guard/checkpoints/')).toHaveLength(1);
+    expect(checkpointsOf(repo)).toHaveLength(1);
     // the refusal is in the audit trail like any other
     const log = repo.guardJson(['log', '--session', 'sess-1']).json;
     expect(log.entries.find((x: any) => x.kind === 'decision')).toMatchObject({

@@ -6,7 +6,11 @@ import {
   CLI,
   claudeDecision as decision,
   cleanEnv,
+  checkpointRev,
+  checkpointsOf,
   cleanupRepos,
+  decisionsOf,
+  stepsOf,
   lines,
   makeRepo,
   outsideDir,
@@ -15,9 +19,8 @@ import {
 
 afterAll(cleanupRepos);
 
-/** The session steps under refs/guard/sessions/, without the policy anchors beside them (git/session-policy.ts). */
-const steps = (repo: TestRepo) =>
-  repo.refs('refs/guard/sessions/').filter((r) => !r.includes('/policy/'));
+/** The session steps (refs, or links of the session chains), without the policy anchors beside them (git/session-policy.ts). */
+const steps = stepsOf;
 
 type Env = Record<string, string | undefined>;
 
@@ -66,7 +69,7 @@ describe('guard hook claude: writes', () => {
     expect(repo.read('state.py')).toBe(big);
     expect(repo.git(['show', `${ref}:state.py`])).toBe(proposal);
     expect(repo.git(['show', `${ref}^:state.py`])).toBe(big);
-    const rec = repo.git(['log', '-1', '--format=%B', repo.refs('refs/guard/decisions/')[0]!]);
+    const rec = repo.git(['log', '-1', '--format=%B', decisionsOf(repo)[0]!]);
     expect(rec).toContain('"decision":"blocked"');
     expect(rec).toContain('"harness":"claude","session":"sess-1","toolCall":"toolu_1"');
   });
@@ -86,7 +89,7 @@ describe('guard hook claude: writes', () => {
     );
     expect(decision(r)).toBe('ask');
     const cp = /checkpoint (\S+) /.exec(r.json.hookSpecificOutput.permissionDecisionReason)![1]!;
-    expect(repo.git(['show', `refs/guard/checkpoints/${cp}:state.py`])).toBe(lines(200));
+    expect(repo.git(['show', `${checkpointRev(repo, cp)}:state.py`])).toBe(lines(200));
     // the harness then runs the write; its post event records the person's approval
     writeFileSync(path.join(repo.dir, 'state.py'), lines(10));
     const post = hook(
@@ -136,14 +139,14 @@ describe('guard hook claude: writes', () => {
       }),
     );
     expect(r).toMatchObject({ code: 0, stdout: '' });
-    const [cp] = repo.refs('refs/guard/checkpoints/');
+    const [cp] = checkpointsOf(repo);
     expect(repo.git(['show', `${cp}:seed.txt`])).toBe('alpha\nbeta\ngamma\n');
     expect(repo.git(['log', '-1', '--format=%B', cp!])).toContain(
       '"session":"sess-1","toolCall":"toolu_1"',
     );
-    expect(
-      repo.git(['log', '-1', '--format=%B', repo.refs('refs/guard/decisions/')[0]!]),
-    ).toContain('"decision":"allowed"');
+    expect(repo.git(['log', '-1', '--format=%B', decisionsOf(repo)[0]!])).toContain(
+      '"decision":"allowed"',
+    );
   });
 
   it('an edit guard cannot reproduce (old_string not found, even loosely) is refused, the file checkpointed', () => {
@@ -161,7 +164,7 @@ describe('guard hook claude: writes', () => {
     expect(r.json.hookSpecificOutput.permissionDecisionReason).toMatch(
       /Read the file again and send old_string exactly/,
     );
-    const [cp] = repo.refs('refs/guard/checkpoints/');
+    const [cp] = checkpointsOf(repo);
     expect(repo.git(['show', `${cp}:seed.txt`])).toBe('alpha\n');
     // a refused call wrote nothing: it is no session step (rewind would otherwise put the path back)
     expect(steps(repo)).toEqual([]);
@@ -292,7 +295,7 @@ describe('guard hook: shell calls', () => {
       claude(repo, 'Bash', { command: 'ls' }, { id: 's1', post: true }),
     );
     expect(post.stdout).toBe('');
-    expect(repo.refs('refs/guard/checkpoints/')).toHaveLength(1);
+    expect(checkpointsOf(repo)).toHaveLength(1);
   });
 });
 
@@ -584,7 +587,7 @@ describe('concurrency', () => {
     );
     const results = await Promise.all(runs);
     expect(results).toEqual(Array.from({ length: 8 }, () => ({ code: 0, out: '' })));
-    const cps = repo.refs('refs/guard/checkpoints/');
+    const cps = checkpointsOf(repo);
     expect(cps).toHaveLength(8);
     const held = cps
       .map((cp) => repo.git(['log', '-1', '--format=%B', cp]))
@@ -688,7 +691,7 @@ describe('guard hook codex: patches', () => {
       '*** Begin Patch\n*** Update File: src/app.py\n*** Move to: src/main.py\n@@\n-line 3\n+LINE 3\n*** End Patch\n';
     const r = hook(repo, 'codex', codex(repo, move));
     expect(r.stdout).toBe('');
-    const [cp] = repo.refs('refs/guard/checkpoints/');
+    const [cp] = checkpointsOf(repo);
     expect(repo.git(['log', '-1', '--format=%B', cp!])).toContain(
       '"paths":["src/main.py","src/app.py"]',
     );

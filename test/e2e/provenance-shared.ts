@@ -13,6 +13,7 @@ export function claudeCall(
   input: object,
   id: string,
   session: string,
+  env: Record<string, string> = {},
 ) {
   const payload = JSON.stringify({
     session_id: session,
@@ -27,7 +28,7 @@ export function claudeCall(
   });
   const r = repo.guard(['hook', 'claude'], {
     input: payload,
-    env: { CI: undefined, GUARD_AUTO: undefined, CLAUDE_CODE_ENTRYPOINT: 'cli' },
+    env: { CI: undefined, GUARD_AUTO: undefined, CLAUDE_CODE_ENTRYPOINT: 'cli', ...env },
   });
   expect(r.code, r.stderr).toBe(0);
   return r;

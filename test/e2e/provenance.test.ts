@@ -305,16 +305,19 @@ describe('provenance at the prompt (a person at a terminal)', () => {
 
   it("an agent's write of a month ago: not named in --json (recent days only), but judge: agents reads the whole trail and asks", async () => {
     const repo = setup({ judge: 'agents' });
-    hook(
+    // the step as guard would have written it 30 days ago, a ref of its own (before the session
+    // chains): ref name and journal line
+    claudeCall(
       repo,
       'PreToolUse',
       'Write',
       { file_path: `${repo.dir}/agent.txt`, content: 'old rewrite\n' },
       'tu-old',
+      'sess-7f3a',
+      { GUARD_SESSION_CHAIN: '0' },
     );
     repo.write('agent.txt', 'old rewrite\n');
-    // the step as guard would have written it 30 days ago: ref name and journal line
-    const [ref] = repo.refs('refs/guard/sessions/');
+    const [ref] = repo.refs('refs/guard/sessions/').filter((r) => !r.includes('/policy/'));
     const then = new Date(Date.now() - 30 * 86_400_000).toISOString();
     const message = repo
       .git(['log', '-1', '--format=%B', ref!])

@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ROOT, cleanupRepos, type TestRepo } from '../helpers.js';
+import { ROOT, checkpointsOf, cleanupRepos, type TestRepo } from '../helpers.js';
 import { startChatServer } from './chat-server.js';
 import { ensurePackage } from './install.js';
 import { PLUGIN_PACKAGES, runPluginHarness, type PluginHarness } from './plugin-run.js';
@@ -120,9 +120,9 @@ export function pluginSuite(HARNESSES: PluginHarness[]): void {
           ).not.toMatch(/guard (refused|could not)|guard:/);
           // (a checkpoint holds small.py as it was before the edit; not "the first by name": ref
           // names sort by the second, then a random suffix, so two in one second may sort either way)
-          const smallKept = repo
-            .refs('refs/guard/checkpoints/')
-            .map((r) => repo.gitRun(['cat-file', 'blob', `${r}:small.py`]).stdout);
+          const smallKept = checkpointsOf(repo).map(
+            (r) => repo.gitRun(['cat-file', 'blob', `${r}:small.py`]).stdout,
+          );
           expect(smallKept, debug).toContain(SMALL);
           // the truncation was refused: the file is whole, the proposal kept, the reason in the next request
           expect(repo.read('state.py'), debug).toBe(STATE);

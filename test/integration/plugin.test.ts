@@ -9,7 +9,14 @@ import {
   opencodeAfter,
   opencodeBefore,
 } from '../../src/plugin/index.js';
-import { cleanEnv, cleanupRepos, lines, makeRepo, type TestRepo } from '../helpers.js';
+import {
+  checkpointsOf,
+  cleanEnv,
+  cleanupRepos,
+  lines,
+  makeRepo,
+  type TestRepo,
+} from '../helpers.js';
 
 /**
  * guard-cli/plugin: the hook in the harness's own process (Cline, opencode,
@@ -73,7 +80,7 @@ describe('guardToolCall (normalised)', () => {
       action: 'allow',
     });
     // the edit was checkpointed first (the same flow as guard hook)
-    expect(repo.refs('refs/guard/checkpoints/')).toHaveLength(1);
+    expect(checkpointsOf(repo)).toHaveLength(1);
   });
 
   it('fails closed: a payload it cannot read, a relative folder, a broken committed config', async () => {

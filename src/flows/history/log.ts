@@ -8,6 +8,8 @@ import { READ_CAP, catFileBatch } from '../../git/catfile.js';
 import { git } from '../../git/run.js';
 import { readRefStore, type RefName } from '../../git/ref-list.js';
 import type { FlowOptions } from '../context.js';
+import { isChainTip } from '../../git/session.js';
+import { allLinks, chainedRecordsOf, cutChainsOf } from './prune-chains.js';
 
 export interface CheckpointEntry {
   /** What `guard restore` takes. */
@@ -102,9 +104,14 @@ async function readLogNewest(
   repo: { root: string; commonDir: string },
   limit: number,
 ): Promise<{ entries: LogEntry[]; skipped: string[]; atLeast: boolean; total: number }> {
-  const { chosen, count } =
-    (await newestFromStore(repo.commonDir, limit)) ?? (await newestFromGit(repo.root, limit));
-  const atLeast = count > READ_ALL_MAX;
+  const [{ chosen: byRef, count: refCount }, chained] = await Promise.all([
+    (async () =>
+      (await newestFromStore(repo.commonDir, limit)) ?? (await newestFromGit(repo.root, limit)))(),
+    chainedRecords(repo, limit),
+  ]);
+  const chosen = [...byRef, ...chained.chosen];
+  const count = refCount + chained.count;
+  const atLeast = refCount > READ_ALL_MAX || chained.more;
   const objs = await catFileBatch(
     repo.root,
     chosen.map((x) => x.oid),
@@ -116,13 +123,39 @@ async function readLogNewest(
     const head = raw.slice(0, Math.max(0, raw.indexOf('\n\n')));
     const time = Number(/^committer .* (\d+) [+-]\d{4}$/m.exec(head)?.[1] ?? 0);
     const parent = /^parent ([0-9a-f]+)$/m.exec(head)?.[1] ?? null;
-    return { ref: x.ref, oid: x.oid, time, parent, message: raw ? raw.slice(head.length + 2) : '' };
+    const oid = objs[i]?.oid ?? x.oid;
+    return { ref: x.ref, oid, time, parent, message: raw ? raw.slice(head.length + 2) : '' };
   });
   const { entries, skipped } = entriesOf(records);
   return { entries, skipped, atLeast, total: entries.length + (count - chosen.length) };
 }
 
 type Chosen = { chosen: RefName[]; count: number };
+
+/**
+ * The records of hook calls reached through the session chains (git/session-chain.ts), named as
+ * their refs would have been: each link's checkpoint (`<step>^`) and decision records. All of
+ * them up to READ_ALL_MAX links, else the newest `limit` links' (`more`: the count is at least).
+ */
+async function chainedRecords(
+  repo: { root: string; commonDir: string },
+  limit: number,
+): Promise<Chosen & { more: boolean }> {
+  const { chainTips, readLinksCounted } = await import('../../git/session-chain.js');
+  const tips = await chainTips(repo);
+  if (tips.length === 0) return { chosen: [], count: 0, more: false };
+  // the newest `limit` links parsed; the rest (up to READ_ALL_MAX) only counted
+  const read = await readLinksCounted(repo.root, tips, { limit: READ_ALL_MAX + 1, parse: limit });
+  const more = read.links.length + read.unread > READ_ALL_MAX;
+  const links = read.links;
+  const chosen = links.flatMap((l) => [
+    ...(l.held ? [{ ref: REFS.checkpoints + l.event.checkpoint, oid: `${l.event.commit}^` }] : []),
+    ...l.records.map((r) => ({ ref: REFS.decisions + r.name, oid: r.commit })),
+  ]);
+  const all =
+    read.links.reduce((n, l) => n + (l.held ? 1 : 0) + l.records.length, 0) + read.unreadRecords;
+  return { chosen, count: all, more };
+}
 
 /** The records to read, from the ref store's files; null when only git can list them. */
 async function newestFromStore(commonDir: string, limit: number): Promise<Chosen | null> {
@@ -335,7 +368,10 @@ export async function prune(opts: PruneOptions): Promise<PruneResult> {
     );
   }
   const repo = await openRepo(opts.cwd);
-  const all = await listRecords(repo.root, REFS.root);
+  const [refs, links] = await Promise.all([listRecords(repo.root, REFS.root), allLinks(repo)]);
+  // a hook call's checkpoint and decisions that only a session chain holds count as records too
+  const chained = chainedRecordsOf(links);
+  const all = [...refs, ...chained.keys()];
   const kinds = [
     REFS.checkpoints,
     ...(opts.includeRejected ? [REFS.rejected, REFS.decisions] : []),
@@ -358,8 +394,8 @@ export async function prune(opts: PruneOptions): Promise<PruneResult> {
   const gone = new Set(
     doomed.filter((r) => r.ref.startsWith(REFS.checkpoints)).map((r) => checkpointId(r.ref)),
   );
-  const sessions = all.filter((r) => r.ref.startsWith(`${REFS.root}sessions/`));
-  for (const r of sessions) {
+  const sessions = refs.filter((r) => r.ref.startsWith(`${REFS.root}sessions/`));
+  for (const r of sessions.filter((x) => !isChainTip(x.ref))) {
     const step = parseRecordMessage(r.message.replace(/\n$/, '')) as {
       checkpoint?: unknown;
     } | null;
@@ -367,13 +403,22 @@ export async function prune(opts: PruneOptions): Promise<PruneResult> {
     if (tooOld || (typeof step?.checkpoint === 'string' && gone.has(step.checkpoint)))
       doomed.push(r);
   }
-  doomed.push(...orphanAnchors(sessions, new Set(doomed.map((r) => r.ref))));
+  const cuts = cutChainsOf(links, {
+    doomed: new Set(doomed.filter((r) => chained.has(r)).map((r) => r.ref)),
+    gone,
+    tooOld: (t) => opts.olderThanMs !== undefined && now - t * 1000 > opts.olderThanMs,
+  });
+  const dead = new Set([
+    ...doomed.map((r) => r.ref),
+    ...cuts.chains.filter((c) => c.keep.length === 0).map((c) => c.ref),
+  ]);
+  doomed.push(...orphanAnchors(sessions, dead));
   await apply({
     gate: 'log',
     repo,
     now: new Date(now),
     records: [],
-    target: { kind: 'prune', refs: doomed },
+    target: { kind: 'prune', refs: doomed.filter((r) => !chained.has(r)), chains: cuts },
   });
   const count = (prefix: string) => doomed.filter((r) => r.ref.startsWith(prefix)).length;
   return {
@@ -433,9 +478,31 @@ export async function readSessionLog(
     ...(e.notKept?.length ? { notKept: e.notKept } : {}),
   }));
   const decisions = all.entries.filter((e) => e.kind === 'decision' && e.session === session);
-  const entries: LogEntry[] = [...steps, ...decisions];
+  const entries: LogEntry[] = [...steps, ...decisions, ...(await chainedDecisions(root, events))];
   entries.sort((a, b) => (a.time !== b.time ? (a.time < b.time ? 1 : -1) : 0));
   return { entries, skipped: all.skipped };
+}
+
+/** The decisions recorded with a session's chained steps (git/session-chain.ts): one cat-file. */
+async function chainedDecisions(
+  root: string,
+  events: ReadonlyArray<{ records?: Array<{ name: string; commit: string }> }>,
+): Promise<LogEntry[]> {
+  const recs = events.flatMap((e) => e.records ?? []);
+  if (recs.length === 0) return [];
+  const objs = await catFileBatch(
+    root,
+    recs.map((r) => r.commit),
+    READ_CAP,
+  );
+  const records: RefRecord[] = recs.map((r, i) => {
+    const raw = objs[i]?.type === 'commit' && objs[i]!.data ? objs[i]!.data!.toString('utf8') : '';
+    const at = raw.indexOf('\n\n');
+    const time = Number(/^committer .* (\d+) [+-]\d{4}$/m.exec(raw.slice(0, at))?.[1] ?? 0);
+    const message = at >= 0 ? raw.slice(at + 2) : '';
+    return { ref: REFS.decisions + r.name, oid: r.commit, time, parent: null, message };
+  });
+  return entriesOf(records).entries.filter((e) => e.kind === 'decision');
 }
 
 /** A session's policy anchors (git/session-policy.ts) go with the last of its steps. */

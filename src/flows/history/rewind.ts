@@ -91,6 +91,7 @@ async function latestSessions(here: {
   const store = await readRefStore(here.commonDir);
   if (!store) return null;
   const newest = new Map<string, number>();
+  const chains: string[] = [];
   // folder by folder (two binary searches each), never every step: refs/guard/sessions/<harness>/<key>/
   const end = `${SESSION_REFS.slice(0, -1)}0`;
   for (let at = store.firstIn(SESSION_REFS, end); at !== null;) {
@@ -103,8 +104,13 @@ async function latestSessions(here: {
     const past = `${folder.slice(0, -1)}0`;
     // steps are named by their time (a digit first); the policy anchors are under policy/
     const step = store.lastIn(folder, `${folder}:`);
+    // the session's chain (git/session-chain.ts): its newest step's time is its tip's, read below
+    const chain = `${folder}chain`;
+    if (store.firstIn(chain, `${chain}\0`) === chain) chains.push(folder);
     const odd =
-      store.firstIn(`${folder}:`, `${folder}policy/`) ?? store.firstIn(`${folder}policy0`, past);
+      store.firstIn(`${folder}:`, chain) ??
+      store.firstIn(`${chain}\0`, `${folder}policy/`) ??
+      store.firstIn(`${folder}policy0`, past);
     const t = /^(\d{4})(\d\d)(\d\d)T(\d\d)(\d\d)(\d\d)Z/.exec(step?.slice(folder.length) ?? '');
     // a step whose name does not start with a time (or another name there) is always read
     const ms =
@@ -116,6 +122,8 @@ async function latestSessions(here: {
     if (ms > -Infinity) newest.set(folder, ms);
     at = store.firstIn(past, end);
   }
+  for (const [folder, ms] of await chainTimes(here.root, chains))
+    newest.set(folder, Math.max(newest.get(folder) ?? -Infinity, ms));
   const folders = [...newest].sort((a, b) => b[1] - a[1]);
   const found: SessionEvent[] = [];
   let latest = -Infinity;
@@ -130,6 +138,26 @@ async function latestSessions(here: {
     }
   }
   return sortEvents(found);
+}
+
+/** Each chained session folder's newest step time (its chain tip's commit time), with one for-each-ref. */
+async function chainTimes(root: string, folders: readonly string[]): Promise<Map<string, number>> {
+  const out = new Map<string, number>();
+  if (folders.length === 0) return out;
+  const { git } = await import('../../git/run.js');
+  const r = await git(
+    [
+      'for-each-ref',
+      '--format=%(refname) %(committerdate:unix)',
+      ...folders.map((f) => `${f}chain`),
+    ],
+    { cwd: root },
+  );
+  for (const line of r.stdout.toString('utf8').split('\n')) {
+    const [ref, t] = line.split(' ');
+    if (ref?.endsWith('/chain') && t) out.set(ref.slice(0, -'chain'.length), Number(t) * 1000);
+  }
+  return out;
 }
 
 /**

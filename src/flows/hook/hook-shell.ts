@@ -11,6 +11,7 @@ import { treeDiff } from '../../git/diff.js';
 import { type RecordCommit } from '../../git/records.js';
 import { type Repo } from '../../git/repo.js';
 import { sessionEventCommit, sessionPrefix, type SessionEvent } from '../../git/session.js';
+import { stepCommit } from '../../git/session-chain.js';
 import {
   anchoredHead,
   backgroundMarker,
@@ -89,7 +90,7 @@ export async function shellBefore(
   laneKeep.catch(() => {}); // awaited below
   const cp = await taking;
   await noteShell(repo, e, 'pre', {
-    commit: stepRef,
+    commit: stepCommit(stepRef),
     checkpoint: cp.id,
     time: now.toISOString(),
     ref: stepRef,
@@ -131,7 +132,8 @@ function sessionCommit(
   e: HookEvent,
   { commit, id, phase, command, now, lost, background, toolCall, notKept }: SessionCommitInput,
 ): RecordCommit {
-  return sessionEventCommit(
+  // a hook call's step: on its session's chain (git/session-chain.ts)
+  const step = sessionEventCommit(
     commit,
     {
       harness: e.harness,
@@ -151,6 +153,7 @@ function sessionCommit(
     },
     now,
   );
+  return { ...step, chain: true };
 }
 
 export interface ShellAfterCall {
@@ -179,7 +182,7 @@ export async function shellAfter(
     const step = post();
     await apply({ gate: 'hook', repo, now, records: [step], target: null });
     await noteShell(repo, e, 'post', {
-      commit: step.ref!,
+      commit: stepCommit(step.ref!),
       checkpoint: cp.id,
       time: now.toISOString(),
       ref: step.ref!,
@@ -195,7 +198,7 @@ export async function shellAfter(
   const step = post({ lost: lostPaths, notKept: outside.notKept.map((n) => n.path) });
   await apply({ gate: 'hook', repo, now, records: [step, ...anchors], target: null, pack: true });
   await noteShell(repo, e, 'post', {
-    commit: step.ref!,
+    commit: stepCommit(step.ref!),
     checkpoint: cp.id,
     time: now.toISOString(),
     ref: step.ref!,
