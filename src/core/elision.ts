@@ -105,6 +105,18 @@ export interface Matcher {
    * cells * /}</td>`): a placeholder by the ALONE rule; else null.
    */
   trailing(line: string): { text: string; loose: boolean } | null;
+  /**
+   * A statement that stands for code by its message, such as a raise, a throw or a print whose
+   * string says the code is left out: the line, and whether it counts by the ALONE rule only
+   * (`loose`: weaker words, or a print or log call), or null.
+   */
+  stub(line: string): { text: string; loose: boolean } | null;
+  /**
+   * Does a comment describe the new code beside it: that its behaviour stays (`same result as
+   * before`, `keep the existing behaviour`, `unchanged API`) or that it was rewritten (`vectorised`,
+   * `new implementation`)? Then, beside new code, it is no placeholder.
+   */
+  aboutNewCode(text: string): boolean;
 }
 
 const ASCII = /^[\x00-\x7f]*$/;
@@ -154,8 +166,61 @@ export function makeMatcher(d: PhraseData): Matcher {
         ? { text: found.comment.trim(), loose: true }
         : null;
     },
+    stub(line) {
+      const found = stubMessage(line);
+      if (found === null) return null;
+      const said = `// ${found.message}`;
+      if (isPlaceholder(m, said)) return { text: line.trim(), loose: !found.ends };
+      // weaker words only after dots, the stand-in's own form: an error's message says "other"
+      // and "existing" of what it refuses (`raise ValueError("other modes are not supported")`)
+      return /^(?:\.{2,}|…)/.test(found.message) &&
+        saysLeftOut(m, said, (loose ??= looseWords(d)))
+        ? { text: line.trim(), loose: true }
+        : null;
+    },
+    aboutNewCode,
   };
 }
+
+/**
+ * Statements that end a body with a message (raise, throw, a panic or todo macro), and calls that
+ * print one: where such a line is what replaced code, its message speaks as a comment would.
+ */
+const STUB =
+  /^\s*(?:(raise|throw)\s+(?:new\s+)?(?:[\w$.]+\s*)?|(panic|todo|unimplemented|unreachable)!\s*|(?:print|println|printf|console\.\w+|puts|echo|die|fmt\.\w+|System\.(?:out|err)\.\w+|(?:log|logger|logging)\.\w+|alert)\s*)\(?\s*[fFrRuU]?(["'`])((?:(?!\3).)*)\3\s*\)?\s*;?\s*$/;
+
+/** The first letters STUB's statements start with: a line starting otherwise is not asked. */
+const STUB_FIRST = /^\s*(?:raise|throw|panic!|todo!|unimplemented!|unreachable!|print|console\.|puts|echo|die|fmt\.|System\.|log|alert)/;
+
+/** A stub statement's message, and whether the statement ends the body (raise, throw, a macro). */
+function stubMessage(line: string): { message: string; ends: boolean } | null {
+  if (line.length > 300 || !STUB_FIRST.test(line)) return null;
+  const hit = STUB.exec(line);
+  if (hit === null) return null;
+  const message = hit[4]!.trim();
+  // words, not a format or a path: `print("%s")`, `echo "$HOME/bin"`
+  if (!/\p{L}{2}/u.test(message) && !/^(?:\.{3}|…)$/.test(message)) return null;
+  return { message, ends: hit[1] !== undefined || hit[2] !== undefined };
+}
+
+/**
+ * Does a comment speak of the new code beside it: that a rewrite keeps its behaviour (a word of
+ * behaviour and a word of sameness: `same result as before`, `keep the existing behaviour`,
+ * `unchanged API`), or that it is one (`vectorised`, `new implementation`)? Not after dots, the
+ * stand-in's own form (`// ... state for sidebar, API key manager ...`).
+ */
+function aboutNewCode(text: string): boolean {
+  const t = text.replace(/^\W+/, (lead) => (/\.\.|…/.test(lead) ? '...' : ''));
+  if (t.startsWith('...')) return false;
+  return REWRITE.test(t) || (BEHAVIOUR.test(t) && SAMENESS.test(t));
+}
+
+const REWRITE =
+  /\b(?:vectori[sz]ed?|vectori[sz]ation|rewritten|reimplement(?:ed|ation)?|simplified|optimi[sz]ed|faster|idiomatic|one-liner|new (?:implementation|version|approach|algorithm))\b/i;
+const BEHAVIOUR =
+  /\b(?:results?|outputs?|outcome|behaviou?rs?|semantics|api|apis|interface|contract|signatures?|return values?)\b/i;
+const SAMENESS =
+  /\b(?:same|unchanged|identical|equivalent|keeps?|kept|preserved?|preserves|existing|as before|intact)\b/i;
 
 /** A line of dots and nothing else: `...`, `…`, `⋮`. */
 const BARE_DOTS = /^\s*(?:\.{3,}|…+|⋮|⋯)\s*$/;
@@ -1463,6 +1528,28 @@ function mayOpenComment(
   return false;
 }
 
+/** The first letters of STUB_FIRST's words: a line that starts with none of them holds no stub. */
+const STUB_LETTERS = new Set([...'rtpuceadfSl'].map((c) => c.charCodeAt(0)));
+
+/**
+ * Could the line between `start` and `end` be a stub statement (STUB)? Its first letter after white
+ * space is one of theirs and it holds a quote (read from the code units or bytes, as mayOpenComment).
+ */
+function mayStub(src: string | Uint8Array, start: number, end: number): boolean {
+  let i = start;
+  let c = 0;
+  for (; i < end; i++) {
+    c = codeAt(src, i);
+    if (c !== 32 && c !== 9) break;
+  }
+  if (!STUB_LETTERS.has(c)) return false;
+  for (let k = i + 4; k < end; k++) {
+    const q = codeAt(src, k);
+    if (q === 34 || q === 39 || q === 96) return true;
+  }
+  return false;
+}
+
 /** A string's character code or a byte of its UTF-8 (they agree wherever mayOpenComment says no: ASCII). */
 function codeAt(src: string | Uint8Array, k: number): number {
   return typeof src === 'string' ? src.charCodeAt(k) : src[k]!;
@@ -1534,8 +1621,14 @@ export function findElisions(
           h.lines.some((l) => l[0] === '-' && l.includes(c.text)))
       )
         return false;
+      // beside new code: a comment of words that does not describe that code (`# same result as
+      // before, vectorised` heads a rewrite)
       return c.kind === 'alone'
-        ? alone.has(c.line) || (mostly.has(c.line) && !c.after && !BARE_DOTS.test(c.text))
+        ? alone.has(c.line) ||
+            (mostly.has(c.line) &&
+              !c.after &&
+              !BARE_DOTS.test(c.text) &&
+              !m.aboutNewCode(c.text))
         : true;
     })
     .slice(0, limit)
@@ -1656,8 +1749,9 @@ export function scan(text: string | Buffer, m: Matcher, screened = true): Candid
       (next.slash !== -1 && next.slash < end) ||
       (next.hash !== -1 && next.hash < end) ||
       (next.dashes !== -1 && next.dashes < end);
-    // no comment after code, and its start opens none: no placeholder, comment or dots either
-    if (screened && !trails && !mayOpenComment(text, start, end, screen)) continue;
+    // no comment after code, and its start opens none: no placeholder, comment, dots or stub either
+    if (screened && !trails && !mayOpenComment(text, start, end, screen) && !mayStub(text, start, end))
+      continue;
     const line =
       typeof text === 'string' ? text.slice(start, end) : text.toString('utf8', start, end);
     if (m.isPlaceholder(line)) {
@@ -1666,7 +1760,9 @@ export function scan(text: string | Buffer, m: Matcher, screened = true): Candid
     }
     // (a comment line's own `//` is no comment after code: ` *     // ...` quotes code in a doc comment)
     const comment = m.isComment(line);
-    const after = comment ? null : m.trailing(line);
+    // a stub statement's message (`raise NotImplementedError("rest of the code unchanged")`), or the
+    // comment after code
+    const after = comment ? null : (m.stub(line) ?? m.trailing(line));
     if (after !== null)
       out.push({
         line: i + 1,
