@@ -247,7 +247,7 @@ function looseWords(d: PhraseData): Set<string> {
     ...marks,
     ...['other', 'others', ...weak, 'similar', 'similarly', 'likewise', 'ditto', 'idem', 'repeat'],
     // what the reader knows without seeing it: "the usual getters and setters", "boilerplate omitted"
-    ...['usual', 'boilerplate'],
+    ...['usual', 'boilerplate', 'analogous', 'analogously'],
     ...['unchanged', 'omitted', 'truncated', 'elided', 'snipped', 'skipped'],
     ...(g ? [...g.foreign.mark, ...g.foreign.strong, ...g.strong] : []).filter(
       (w) => !w.includes('_'),
@@ -309,6 +309,8 @@ function saysLeftOut(m: Compiled, line: string, loose: Set<string>): boolean {
   return (
     shortLeftOut(m, bare, words, loose) ||
     leadLeftOut(m, bare, words) ||
+    toldCut(bare, words) ||
+    keptOrElsewhere(bare, words) ||
     pointsAtKept(m, bare, words) ||
     likeLeftOut(m, bare, words) ||
     sentenceLeftOut(bare, words)
@@ -406,9 +408,18 @@ function likeLeftOut(m: Compiled, bare: string, all: () => readonly string[]): b
     /^(?:<|\[|\{\{?)\s*your\b[^<>[\]{}]*(?:>|\]|\}\}?)$/.test(lower) ||
     // scissors: `---- cut ----`, `8<----`, `✂`
     /^(?:cut|8<|✂)$/.test(lower.replace(/-+/g, '').trim()) ||
+    // scissors with words: `---8<--- cut here ---8<---`, `✂ snip ✂`
+    (/8<|>8|✂/.test(lower) &&
+      /^(?:(?:8<|>8|✂)\s*)*(?:cut|snip)(?: here)?(?:\s*(?:8<|>8|✂))*$/.test(
+        lower.replace(/[-=~_]+/g, ' ').replace(/\s+/g, ' ').trim(),
+      )) ||
     // what was done to the text shown, as all the comment says: `// trimmed`, `// (excerpt)`,
     // `// shortened for the answer`, `// cut for length` (not `// the trimmed index`)
     /^[[(]?(?:trimmed|shortened|abridged|excerpt|et cetera|cut)(?: for (?:the )?(?:\w+))?[)\]]?\.?$/.test(
+      lower,
+    ) ||
+    // part of the text shown: `// partial listing`, `// excerpt from the full file`
+    /^[[(]?(?:partial (?:listing|code|snippet|version|file|example|source|view)|(?:an )?excerpt (?:from|of) (?:the )?[\w .-]+)[)\]]?\.?$/.test(
       lower,
     )
   );
@@ -416,7 +427,7 @@ function likeLeftOut(m: Compiled, bare: string, all: () => readonly string[]): b
 
 /** A word every comment likeLeftOut takes holds (one look at most comments). */
 const LIKE_SCREEN =
-  /\b(?:same|similar|similarly|likewise|ditto|idem|analogous|analogously|mirror|mirrored|copy|repeat|identical|per|standard|typical|usual|back|keep|lines|more|your|cut|trimmed|shortened|abridged|excerpt|cetera)\b|\w\/[a-z]|8<|✂/i;
+  /\b(?:same|similar|similarly|likewise|ditto|idem|analogous|analogously|mirror|mirrored|copy|repeat|identical|per|standard|typical|usual|back|keep|lines|more|your|cut|trimmed|shortened|abridged|excerpt|cetera|partial)\b|\w\/[a-z]|8<|✂/i;
 /** Words of likeness that open a claim. */
 const LIKE = new Set([
   'same',
@@ -613,12 +624,17 @@ const CLAUSE_BREAK = /[,;:(\u2013\u2014]|\s-\s|\b(?:but|except|with|using|ensure
 function leadLeftOut(m: Compiled, bare: string, all: () => readonly string[]): boolean {
   // dots, then words (not a path: `../lib/x.js`, `.../tests/a.spec.ts`), or a clause break
   // (a path later names where the rest is: `# ... see scripts/build.sh for the rest`)
-  const dotted = /^(?:\.{2,}|…)\s*[^\s./\\]/u.test(bare) && !/^(?:\.{2,}|…)\s*\S*\//.test(bare);
+  // (a mark of a cut in brackets or rulers reads as the dots: `// [snip] create a Text_Wiki object`)
+  const dotted =
+    (/^(?:\.{2,}|…)\s*[^\s./\\]/u.test(bare) && !/^(?:\.{2,}|…)\s*\S*\//.test(bare)) ||
+    CUT_MARK.test(bare);
   if (!dotted && !CLAUSE_BREAK.test(bare)) return false;
   // a line of a longer sentence, or a quotation, is not one
   if (/[,(]$/.test(bare) || CONTINUES.test(bare) || /^["“‘]/.test(bare)) return false;
   const words = all();
-  if (words.length === 0 || words.length > LEAD_MAX_WORDS) return false;
+  if (words.length === 0 || words.length > TOLD_MAX_WORDS) return false;
+  if (!dotted && strongLead(m, bare, words)) return true;
+  if (words.length > LEAD_MAX_WORDS) return false;
   // dots: what the code left out did, in its own words (`# ... code that might skip initialization`),
   // its conditions and results too (`// ... code that runs when the button is clicked`, `// ...
   // helper that returns the rows`); not a condition or a reason first (`// ... only if the cache
@@ -649,6 +665,153 @@ function leadLeftOut(m: Compiled, bare: string, all: () => readonly string[]): b
   }
   return n >= 2 && n <= 6 && isPlaceholder(m, `// ${lead}`);
 }
+
+/**
+ * A mark of a cut that opens a comment, in brackets or between rulers: `[snip]`, `<snip>`, `(cut)`,
+ * `[omitted]`, `[...]`, `--snip--`; what follows says what was cut.
+ */
+const CUT_MARK =
+  /^(?:[[(<{]\s*(?:snip|snipped|cut|omitted|elided|truncated|trimmed|skipped|abridged|\.{2,}|…)\s*[\])>}]|-{2,}\s*snip(?:ped)?\s*-{2,})/i;
+
+/** At most this many words in a comment whose claim is its strong first words, or the writer's own. */
+const TOLD_MAX_WORDS = 40;
+
+/** Words that make a lead a claim whatever follows it: it says the code is left out or kept as it was. */
+const STRONG_LEAD =
+  /\b(?:unchanged|omitted|elided|snipped|truncated|untouched|unmodified|abbreviated|not shown|for brevity|left out|as before|same as before|as it was|as they were)\b/i;
+
+/**
+ * A lead of two to six words up to the first clause break, a placeholder by itself and saying the
+ * code is left out or kept (STRONG_LEAD): the claim is made, whatever the clause after it says
+ * (`// Implementation omitted for brevity, you would typically load ...`, `// Body unchanged, but
+ * you need the import at the top`). Not when the lead itself explains (a veto, a cause, why code
+ * went).
+ */
+function strongLead(m: Compiled, bare: string, words: readonly string[]): boolean {
+  if (words.length > TOLD_MAX_WORDS) return false;
+  const inner = /^[[(](.*)[\])]$/.exec(bare)?.[1] ?? bare;
+  const cut = CLAUSE_BREAK.exec(inner);
+  if (cut === null || cut.index === 0) return false;
+  const lead = inner.slice(0, cut.index).trim();
+  if (!STRONG_LEAD.test(lead)) return false;
+  const leadWords = wordsOf(m, lead);
+  const veto = m.d.general?.veto ?? [];
+  if (leadWords.length < 2 || leadWords.length > 6) return false;
+  if (leadWords.some((w) => WHY_GONE.has(w) || CAUSE.has(w) || veto.includes(w))) return false;
+  return isPlaceholder(m, `// ${lead}`);
+}
+
+/**
+ * The writer telling what was done to the text shown, however long the comment runs on (up to
+ * TOLD_MAX_WORDS): a word of leaving out and that it was for the text's sake (`// Implementation
+ * omitted for brevity, you would typically load ...`, `// (Abbreviated to keep XML concise as ...)`,
+ * `// error handling removed for clarity`); a comment that opens on the text's sake and goes on to
+ * what is left out (`// NOTE: For brevity, I've only included the modified function below; ...`);
+ * the agent's "I left it out" in any of its clauses (`# ..., so I have left it out of this
+ * snippet`); that it is not repeated here (`// the remaining methods are not repeated here`, `// no
+ * need to repeat the rest of the file`).
+ */
+function toldCut(bare: string, all: () => readonly string[]): boolean {
+  if (!TOLD_SCREEN.test(bare)) return false;
+  if (/^["“‘]/.test(bare) || /[,(]$/.test(bare) || CONTINUES.test(bare)) return false;
+  const words = all();
+  if (words.length === 0 || words.length > TOLD_MAX_WORDS) return false;
+  // (words in quotes or backticks are quoted, not said: a comment that quotes a rule's example)
+  const lower = bare
+    .toLowerCase()
+    .replace(/`[^`]*`|"[^"]*"|“[^”]*”/g, ' ')
+    .replace(/[’‘]/g, "'");
+  return (
+    CUT_FOR_TEXT.test(lower) ||
+    (TEXT_SAKE_FIRST.test(lower) && LEFT_OUT_AFTER.test(lower)) ||
+    I_LEFT_OUT_CLAUSE.test(lower) ||
+    NOT_REPEATED.test(lower)
+  );
+}
+
+/**
+ * Kinds of the claim that the code stays or is elsewhere, each said in its own words (at most
+ * KEPT_MAX_WORDS words, none saying why code went or under what condition):
+ * - it may stay as it is, a modal of staying (`// Other properties can stay as they are`, `// The
+ *   remaining code does not need to be modified`, `// Should be the same as before`);
+ * - do the same, an imperative of likeness (`// Do the same for the other columns`, `// Use the
+ *   same code as in the GET handler`);
+ * - it is in an earlier answer, step or place (`// as provided earlier`, `// as in step 3`, `// use
+ *   the code from my last reply here`, `// full code in the repo`);
+ * - trailing off (`// you get the idea`, `// and the like`), continued (`// (continued)`);
+ * - a slot: a code noun alone in brackets (`// [code]`, `// <implementation>`);
+ * - the others would go here (`// Other helpers would be defined here`, `// Here you would handle
+ *   the other events`).
+ */
+function keptOrElsewhere(bare: string, all: () => readonly string[]): boolean {
+  if (!KEPT_KIND_SCREEN.test(bare)) return false;
+  // (code named by a call, a member, a path or a link explains: `// Use same exit code as node: https://...`)
+  if (/^["“‘]/.test(bare) || /[,(]$|\w\(|\w\.\w|:\/\//.test(bare) || CONTINUES.test(bare))
+    return false;
+  const words = all();
+  if (words.length === 0 || words.length > KEPT_MAX_WORDS) return false;
+  if (words.some((w) => isWhyGone(w) || CAUSE.has(w) || w === 'we' || w === 'our')) return false;
+  const lower = bare
+    .toLowerCase()
+    .replace(/`[^`]*`|"[^"]*"|“[^”]*”/g, ' ')
+    .replace(/[’‘]/g, "'")
+    .replace(/^(?:\.{2,}|…)\s*/, '');
+  return (
+    (MODAL_STAYS.test(lower) && (KEPT_SUBJECT.test(lower) || SUBJECTLESS.test(lower))) ||
+    DO_THE_SAME.test(lower) ||
+    EARLIER_PLACE.test(lower) ||
+    TRAIL_OFF.test(lower) ||
+    SLOT.test(lower) ||
+    (GOES_HERE.test(lower) && /\b(?:other|others|rest|remaining|existing|more|additional)\b/.test(lower))
+  );
+}
+
+const KEPT_MAX_WORDS = 16;
+/** A word every comment keptOrElsewhere takes holds. */
+const KEPT_KIND_SCREEN =
+  /\b(?:stay|stays|remain|remains|left|kept|same|need|needs|needn't|change|changes|modified|touched|earlier|previous|previously|before|above|last|step|part|section|repo|repository|gist|github|idea|drill|like|goes|continued|continues|cont'?d|here)\b|[[<{]/i;
+/** A modal, then staying as it is; or no need to change it. */
+const MODAL_STAYS =
+  /\b(?:can|could|should|will|would|may|might|must)\s+(?:all\s+|just\s+|simply\s+)?(?:stay|remain|be left|be kept|be)\s+(?:exactly\s+|completely\s+|entirely\s+)?(?:the same|unchanged|untouched|intact|as (?:is|it is|they are|it was|they were|before)|alone)\b|\b(?:does not|doesn't|do not|don't|won't|will not) (?:need to |have to )?(?:be )?(?:change|changed|modified|touched|updated|edited)\b|\b(?:needs?|requires?) no (?:changes?|modifications?|edits?)\b|\bneed(?:s)? not (?:be )?(?:change|changed|modified|touched)\b|\bneedn't (?:be )?(?:change|changed|modified|touched)\b/;
+/** What stays: the code kept around it. */
+const KEPT_SUBJECT =
+  /\b(?:other|others|rest|remaining|remainder|everything|existing|original|previous|this (?:part|section|block|function|method|file|class|component|module)|the others|all of it|it all)\b/;
+/** No subject: the claim opens on the modal (`// Should be the same as before`). */
+const SUBJECTLESS = /^\W*(?:can|could|should|will|would|may|might|must|does not|doesn't|do not|don't)\b/;
+/** An imperative of likeness: do, apply, use, follow, reuse the same (or similar) ... for/as/to ... */
+const DO_THE_SAME =
+  /^\W*(?:(?:todo|note)\s*:?\s*)?(?:(?:do|repeat)\s+(?:the\s+)?(?:same|similar|likewise)(?:\s+thing)?\s+(?:for|with|to|in|on|here)\b|(?:apply|use|follow|reuse)\s+(?:the\s+)?(?:same|similar|identical)\s+(?:code|logic|pattern|approach|implementation|steps|procedure|structure|handling|process|treatment)\s+(?:for|as in|as above|as before|as with|to|with|here)\b)/;
+/** An earlier answer, step or place holds it. */
+const EARLIER_PLACE =
+  /\b(?:as in|from|see|as per|like in) (?:my |the |your )?(?:previous|earlier|last|prior|first|original|above) (?:answer|reply|response|message|snippet|version|step|example|section|listing|post|comment|code block)\b|\bas (?:provided|shown|given|posted|written|defined|described|listed|discussed) (?:earlier|before|above|previously)\b|\b(?:as|same as) in (?:step|part|section|listing|example|option|approach|version|stage) [\w.]+\b|\b(?:full|complete|entire|whole) (?:\w+ )?(?:code|implementation|listing|file|source|version|example|program) (?:is )?(?:in|on|at) (?:the |my |your )?(?:repo|repository|gist|github|link|answer|message|post|docs|previous|original)\b/;
+/** Trailing off, or a continuation mark. */
+const TRAIL_OFF =
+  /^\W*(?:and\s+)?(?:you get the (?:idea|picture|gist|point)|you know the drill|and the like|the list goes on|rinse(?:,)? and repeat)\W*$|^[[(]?\s*(?:continued|continues|cont'?d)(?: (?:below|as before|from above|as is))?\s*[)\]]?\W*$/;
+/** A code noun alone in brackets: the slot where it stood. */
+const SLOT =
+  /^[[<{]\s*(?:the |some |more |other |existing |your |original )?(?:code|implementation|logic|body|function body|method body|methods|functions|helpers|handlers|routes|fields|props|imports|rest)(?: here| goes here)?\s*[\]>}]$/;
+/** The others would go here. */
+const GOES_HERE =
+  /\b(?:would|will|should|could|can|might)\s+(?:be\s+|go\s+)?(?:goes?|defined|added|implemented|handled|placed|written|included|declared|listed|set up)\s+here\b|^\W*here\s+(?:you|one)?\s*(?:would|will|could|can|might)\s+(?:\w+\s+)?(?:the\s+)?(?:other|rest|remaining|existing)\b/;
+
+/** A word every comment toldCut takes holds. */
+const TOLD_SCREEN =
+  /brevity|space|length|clarity|simplicity|concise|short|brief|focused|compact|\bi\b|\bi'|repeat|reproduc|duplicat/i;
+/** Left out, for the text's sake. */
+const CUT_FOR_TEXT =
+  /\b(?:omitted|elided|abbreviated|shortened|trimmed|truncated|skipped|snipped|cut|removed|left out|not shown|not included|excluded|not reproduced|not repeated)\s+(?:(?:here|below|above|again)\s+)?(?:for (?:the sake of )?(?:brevity|space|length|clarity|simplicity|conciseness)|to (?:save (?:space|room)|keep (?:\w+\s+){0,3}?(?:short|shorter|concise|brief|small|compact|readable|focused|manageable)))\b/;
+/** A comment that opens on the text's sake. */
+const TEXT_SAKE_FIRST =
+  /^\W*(?:(?:note|nb)\s*:?\s*)?(?:for (?:the sake of )?(?:brevity|space|length|clarity|simplicity)|to (?:save space|keep (?:this|it|the \w+) (?:short|shorter|concise|brief|focused)))\s*[,:;\u2013\u2014-]/;
+/** What a comment that opens on the text's sake goes on to say: that part is shown, or left out. */
+const LEFT_OUT_AFTER =
+  /\b(?:only|omit\w*|left out|leav\w+ out|skip\w*|not (?:shown|included|repeated)|rest|remaining|other|others|everything else)\b/;
+/** "I left it out" in any clause, or "I won't repeat". */
+const I_LEFT_OUT_CLAUSE =
+  /(?:^\W*|[,;:.]\s+|\bso\s+|\band\s+)(?:(?:note|nb)\s*:?\s*)?i(?:'ve|'m|'ll| have| am| will)?\s+(?:\w+\s+)?(?:left (?:\w+ )?out|omitted|omit|skipped|skip|trimmed|shortened|abbreviated|only (?:included|shown|showing|show|kept|changed|pasted)|(?:didn't|did not|won't|will not|haven't|have not) (?:include|included|repeat|repeated|copy|copied|paste|pasted|reproduce|reproduced|show|shown))\b/;
+/** Not repeated here, no need to repeat it. */
+const NOT_REPEATED =
+  /\bnot (?:be )?(?:repeated|reproduced|duplicated|re-?pasted|copied|included|listed) (?:here|again|below)\b|\bno need to (?:repeat|reproduce|copy|paste|include|show|list)\b/;
 
 /** The loose words (looseWords), made once. */
 let loose: Set<string> | undefined;
