@@ -634,7 +634,7 @@ function leadLeftOut(m: Compiled, bare: string, all: () => readonly string[]): b
   const words = all();
   if (words.length === 0 || words.length > TOLD_MAX_WORDS) return false;
   if (!dotted && strongLead(m, bare, words)) return true;
-  if (words.length > LEAD_MAX_WORDS) return false;
+  if (!dotted && words.length > LEAD_MAX_WORDS) return false;
   // dots: what the code left out did, in its own words (`# ... code that might skip initialization`),
   // its conditions and results too (`// ... code that runs when the button is clicked`, `// ...
   // helper that returns the rows`); not a condition or a reason first (`// ... only if the cache
@@ -678,7 +678,7 @@ const TOLD_MAX_WORDS = 40;
 
 /** Words that make a lead a claim whatever follows it: it says the code is left out or kept as it was. */
 const STRONG_LEAD =
-  /\b(?:unchanged|omitted|elided|snipped|truncated|untouched|unmodified|abbreviated|not shown|for brevity|left out|as before|same as before|as it was|as they were)\b/i;
+  /\b(?:unchanged|omitted|elided|snipped|truncated|untouched|unmodified|abbreviated|not shown|left out|as before|same as before|as it was|as they were)\b/i;
 
 /**
  * A lead of two to six words up to the first clause break, a placeholder by itself and saying the
@@ -693,7 +693,9 @@ function strongLead(m: Compiled, bare: string, words: readonly string[]): boolea
   const cut = CLAUSE_BREAK.exec(inner);
   if (cut === null || cut.index === 0) return false;
   const lead = inner.slice(0, cut.index).trim();
-  if (!STRONG_LEAD.test(lead)) return false;
+  // (a person explaining anywhere: `// unchanged if range is invalid, but we log it`)
+  if (!STRONG_LEAD.test(lead) || words.some((w) => w === 'we' || w === 'our' || w === 'us'))
+    return false;
   const leadWords = wordsOf(m, lead);
   const veto = m.d.general?.veto ?? [];
   if (leadWords.length < 2 || leadWords.length > 6) return false;
@@ -762,6 +764,7 @@ function keptOrElsewhere(bare: string, all: () => readonly string[]): boolean {
     EARLIER_PLACE.test(lower) ||
     TRAIL_OFF.test(lower) ||
     SLOT.test(lower) ||
+    EDITS_END.test(lower) ||
     (GOES_HERE.test(lower) && /\b(?:other|others|rest|remaining|existing|more|additional)\b/.test(lower))
   );
 }
@@ -769,7 +772,7 @@ function keptOrElsewhere(bare: string, all: () => readonly string[]): boolean {
 const KEPT_MAX_WORDS = 16;
 /** A word every comment keptOrElsewhere takes holds. */
 const KEPT_KIND_SCREEN =
-  /\b(?:stay|stays|remain|remains|left|kept|same|need|needs|needn't|change|changes|modified|touched|earlier|previous|previously|before|above|last|step|part|section|repo|repository|gist|github|idea|drill|like|goes|continued|continues|cont'?d|here)\b|[[<{]/i;
+  /\b(?:stay|stays|remain|remains|left|kept|same|need|needs|needn't|change|changes|modified|touched|earlier|previous|previously|before|above|last|step|part|section|repo|repository|gist|github|idea|drill|like|goes|continued|continues|cont'?d|here|edit|edits|end|point)\b|[[<{(]/i;
 /** A modal, then staying as it is; or no need to change it. */
 const MODAL_STAYS =
   /\b(?:can|could|should|will|would|may|might|must)\s+(?:all\s+|just\s+|simply\s+)?(?:stay|remain|be left|be kept|be)\s+(?:exactly\s+|completely\s+|entirely\s+)?(?:the same|unchanged|untouched|intact|as (?:is|it is|they are|it was|they were|before)|alone)\b|\b(?:does not|doesn't|do not|don't|won't|will not) (?:need to |have to )?(?:be )?(?:change|changed|modified|touched|updated|edited)\b|\b(?:needs?|requires?) no (?:changes?|modifications?|edits?)\b|\bneed(?:s)? not (?:be )?(?:change|changed|modified|touched)\b|\bneedn't (?:be )?(?:change|changed|modified|touched)\b/;
@@ -789,7 +792,10 @@ const TRAIL_OFF =
   /^\W*(?:and\s+)?(?:you get the (?:idea|picture|gist|point)|you know the drill|and the like|the list goes on|rinse(?:,)? and repeat)\W*$|^[[(]?\s*(?:continued|continues|cont'?d)(?: (?:below|as before|from above|as is))?\s*[)\]]?\W*$/;
 /** A code noun alone in brackets: the slot where it stood. */
 const SLOT =
-  /^[[<{]\s*(?:the |some |more |other |existing |your |original )?(?:code|implementation|logic|body|function body|method body|methods|functions|helpers|handlers|routes|fields|props|imports|rest)(?: here| goes here)?\s*[\]>}]$/;
+  /^[[<{(]\s*(?:the |some |more |other |existing |your |original )?(?:code|implementation|logic|body|function body|method body|methods|functions|helpers|handlers|routes|fields|props|imports|rest)(?: here| goes here)?\s*[\]>})]$/;
+/** Where the edit ends and the rest follows as it was: `// no edits past this point`, `// end of changes`. */
+const EDITS_END =
+  /^\W*(?:no|nothing)\s+(?:more\s+|further\s+|other\s+)?(?:changes?|edits?|modifications?)\s+(?:past|after|beyond|below|from)\s+(?:this|here)\b|^\W*(?:end of (?:the )?(?:changes?|edits?|changed (?:section|part|code|lines)|modifications?)|(?:changes?|edits?) end here)\W*$/;
 /** The others would go here. */
 const GOES_HERE =
   /\b(?:would|will|should|could|can|might)\s+(?:be\s+|go\s+)?(?:goes?|defined|added|implemented|handled|placed|written|included|declared|listed|set up)\s+here\b|^\W*here\s+(?:you|one)?\s*(?:would|will|could|can|might)\s+(?:\w+\s+)?(?:the\s+)?(?:other|rest|remaining|existing)\b/;

@@ -118,3 +118,132 @@ describe('placeholders: beside new code, a comment that describes that code', ()
     expect(rewrite('... state for sidebar, API key manager, theme ...')).toBe(true);
   });
 });
+
+describe('placeholders: comment syntaxes the openers lacked', () => {
+  it("Blade, Smarty, Haml, D's nesting comment and Liquid's comment tag", () => {
+    onlyAlone([
+      '    {{-- ... remaining form fields ... --}}',
+      '    {{-- rest of the table unchanged --}}',
+      '    {* ... other smarty blocks ... *}',
+      '    -# ... other partials',
+      '    /+ ... other members ... +/',
+      '    {% comment %} ... rest of the template ... {% endcomment %}',
+    ]);
+  });
+
+  it('not the code those openers start: a Blade echo, a dereference in braces', () => {
+    never(['    {{ $user->name }}', '    {*p = 0;}', '    {{-- the user card --}}']);
+  });
+});
+
+describe('placeholders: the claim made first, whatever follows', () => {
+  it('a cut mark in brackets or between rulers reads as dots', () => {
+    onlyAlone([
+      '    // [snip] the request parsing part',
+      '    // <snip> parsing of the headers',
+      '    // [SNIP] getters and setters: unchanged, provided above',
+      '    // [omitted] helper functions',
+      '    // --snip--',
+      '    # --snip-- the rest of main',
+      '    // [...] rest of the handlers',
+      '    // ---8<--- cut here ---8<---',
+    ]);
+  });
+
+  it('a strong lead of a few words, then a clause that explains or instructs', () => {
+    onlyAlone([
+      '    // Body unchanged, but you need the import at the top',
+      '    // Rest unchanged - you would only touch the loop above',
+      '    // Implementation omitted for brevity; in a real app you would call the API here',
+    ]);
+  });
+
+  it('left out for the text, however long the sentence', () => {
+    onlyAlone([
+      '    // Validation logic omitted for brevity, it would normally check each field against the schema',
+      '    // Details trimmed to save space, the loop just accumulates the weights as before',
+      '    # (Truncated to keep this example concise; the original parsing code goes here)',
+      '    // error handling removed for clarity',
+      "    // NOTE: For brevity, I've only included the modified function below; all of the other functions in this module should remain exactly as they are in your current version of the file.",
+      '    # Everything from here down to the end of the class is exactly what you had before, so I have left it out of this snippet to keep it readable.',
+      '    // I won\'t repeat the unchanged helpers',
+      '    // the remaining methods are not repeated here',
+      '    // no need to repeat the rest of the file',
+    ]);
+  });
+
+  it('not a lead that explains, a cut of data, nor a quotation of one', () => {
+    never([
+      '    // output truncated for display when the terminal is narrow',
+      '    // For brevity, we alias the long module name as m',
+      '    // make sure events are not repeated',
+      '    // unchanged if range is invalid, but we log it',
+      '    // the rule reads `cut for length` as a placeholder',
+      '    // [snip] removed: the parser now lives in parse.ts',
+    ]);
+  });
+});
+
+describe('placeholders: kept, elsewhere, or said another way', () => {
+  it('may stay as it is, or needs no change', () => {
+    onlyAlone([
+      '    // Other properties can stay as they are',
+      '    # Other settings can remain unchanged',
+      '    // The remaining code does not need to be modified',
+      '    // Should be the same as before',
+      '    // Could be left as is',
+      '    // everything else should remain unchanged',
+      '    // no edits past this point',
+      '    // end of changes',
+    ]);
+  });
+
+  it('do the same; an earlier answer, step or place; trailing off; a slot; the others go here', () => {
+    onlyAlone([
+      '    // Do the same for the other columns',
+      '    // Use the same code as in the GET handler',
+      '    // follow the same pattern for the rest',
+      '    // as provided earlier',
+      '    // as in step 3',
+      '    // use the code from my last reply here',
+      '    // full code in the repo',
+      '    // partial listing',
+      '    // excerpt from the full file',
+      '    // you get the idea',
+      '    // and the like',
+      '    // (continued)',
+      '    // [code]',
+      '    // <implementation>',
+      '    // (code)',
+      '    // Other helpers would be defined here',
+      '    // Here you would handle the other events',
+      '    // Cases B-F are analogous',
+    ]);
+  });
+
+  it('not a value that must stay, a seed that is the same, a link, nor a change made earlier', () => {
+    never([
+      '    // this value should stay the same across calls',
+      '    // other threads must not change this',
+      '    // Use same exit code as node: https://nodejs.org/api/process.html#signal-events',
+      '    // use the same seed as the parent process',
+      '    // changed in the previous version to fix the overflow',
+      '    // if the cache is cold, the rest can stay as is',
+      '    // [optional]',
+      '    // (deprecated)',
+      '    // more handlers will be added here once we support webhooks',
+    ]);
+  });
+
+  it('other languages: Ukrainian, Czech, Swedish, Indonesian, Japanese', () => {
+    onlyAlone([
+      '    // решта коду без змін',
+      '    // zbytek beze změny',
+      '    // resten oförändrad',
+      '    // sisa kode sama',
+      '    // (中略)',
+      '    // 後略',
+    ]);
+    never(['    // 戦略パターン']);
+  });
+});
