@@ -415,7 +415,7 @@ function likeLeftOut(m: Compiled, bare: string, all: () => readonly string[]): b
       )) ||
     // what was done to the text shown, as all the comment says: `// trimmed`, `// (excerpt)`,
     // `// shortened for the answer`, `// cut for length` (not `// the trimmed index`)
-    /^[[(]?(?:trimmed|shortened|abridged|excerpt|et cetera|cut)(?: for (?:the )?(?:\w+))?[)\]]?\.?$/.test(
+    /^[[(]?(?:trimmed|shortened|abridged|excerpt|et cetera|cut|clipped|cropped|condensed|collapsed|folded|hidden|summari[sz]ed|redacted for (?:length|brevity|space))(?: for (?:the )?(?:\w+))?[)\]]?\.?$/.test(
       lower,
     ) ||
     // part of the text shown: `// partial listing`, `// excerpt from the full file`
@@ -427,7 +427,7 @@ function likeLeftOut(m: Compiled, bare: string, all: () => readonly string[]): b
 
 /** A word every comment likeLeftOut takes holds (one look at most comments). */
 const LIKE_SCREEN =
-  /\b(?:same|similar|similarly|likewise|ditto|idem|analogous|analogously|mirror|mirrored|copy|repeat|identical|per|standard|typical|usual|back|keep|lines|more|your|cut|trimmed|shortened|abridged|excerpt|cetera|partial)\b|\w\/[a-z]|8<|✂/i;
+  /\b(?:same|similar|similarly|likewise|ditto|idem|analogous|analogously|mirror|mirrored|copy|repeat|identical|per|standard|typical|usual|back|keep|lines|more|your|cut|trimmed|shortened|abridged|excerpt|cetera|partial|clipped|cropped|condensed|collapsed|folded|hidden|summari[sz]ed|redacted)\b|\w\/[a-z]|8<|✂/i;
 /** Words of likeness that open a claim. */
 const LIKE = new Set([
   'same',
@@ -473,7 +473,7 @@ const ACCESSORS = new Set(['getters', 'setters', 'equals', 'hashcode', 'tostring
 const USUAL = new Set(['standard', 'typical', 'usual']);
 /** What the usual code is: a plural of code (`standard CRUD views`, `typical Express boilerplate`). */
 const LIKE_NOUNS =
-  /\b(?:methods|views|handlers|routes|getters|setters|accessors|boilerplate|imports|helpers|endpoints|hooks|fields|props|tests|checks|steps|operations|functions)$/;
+  /\b(?:methods|views|handlers|routes|getters|setters|accessors|boilerplate|imports|helpers|endpoints|hooks|fields|props|tests|checks|steps|operations|functions|stuff)$/;
 
 /**
  * Code the reader already has (`# the loaders you already wrote`, `// keep your current model
@@ -763,6 +763,7 @@ function keptOrElsewhere(bare: string, all: () => readonly string[]): boolean {
     DO_THE_SAME.test(lower) ||
     EARLIER_PLACE.test(lower) ||
     TRAIL_OFF.test(lower) ||
+    WHAT_WAS_THERE.test(lower) ||
     SLOT.test(lower) ||
     EDITS_END.test(lower) ||
     (GOES_HERE.test(lower) && /\b(?:other|others|rest|remaining|existing|more|additional)\b/.test(lower))
@@ -772,10 +773,10 @@ function keptOrElsewhere(bare: string, all: () => readonly string[]): boolean {
 const KEPT_MAX_WORDS = 16;
 /** A word every comment keptOrElsewhere takes holds. */
 const KEPT_KIND_SCREEN =
-  /\b(?:stay|stays|remain|remains|left|kept|same|need|needs|needn't|change|changes|modified|touched|earlier|previous|previously|before|above|last|step|part|section|repo|repository|gist|github|idea|drill|like|goes|continued|continues|cont'?d|here|edit|edits|end|point)\b|[[<{(]/i;
+  /\b(?:stay|stays|remain|remains|left|kept|same|need|needs|needn't|change|changes|modified|touched|earlier|previous|previously|before|above|last|step|part|section|repo|repository|gist|github|idea|drill|like|goes|continued|continues|cont'?d|here|there|edit|edits|end|point|updating|updates|yada|blah)\b|[[<{(&]/i;
 /** A modal, then staying as it is; or no need to change it. */
 const MODAL_STAYS =
-  /\b(?:can|could|should|will|would|may|might|must)\s+(?:all\s+|just\s+|simply\s+)?(?:stay|remain|be left|be kept|be)\s+(?:exactly\s+|completely\s+|entirely\s+)?(?:the same|unchanged|untouched|intact|as (?:is|it is|they are|it was|they were|before)|alone)\b|\b(?:does not|doesn't|do not|don't|won't|will not) (?:need to |have to )?(?:be )?(?:change|changed|modified|touched|updated|edited)\b|\b(?:needs?|requires?) no (?:changes?|modifications?|edits?)\b|\bneed(?:s)? not (?:be )?(?:change|changed|modified|touched)\b|\bneedn't (?:be )?(?:change|changed|modified|touched)\b/;
+  /\b(?:can|could|should|will|would|may|might|must)\s+(?:all\s+|just\s+|simply\s+)?(?:stay|remain|be left|be kept|be)\s+(?:exactly\s+|completely\s+|entirely\s+)?(?:the same|unchanged|untouched|intact|as (?:is|it is|they are|it was|they were|before)|alone)\b|\b(?:does not|doesn't|do not|don't|won't|will not) (?:need to |have to )?(?:be )?(?:change|changed|modified|touched|updated|edited)\b|\b(?:needs?|requires?) no (?:changes?|modifications?|edits?)\b|\bneed(?:s)? not (?:be )?(?:change|changed|modified|touched)\b|\bneedn't (?:be )?(?:change|changed|modified|touched)\b|\b(?:does not|doesn't|do not|don't) need (?:any )?(?:changes?|changing|updating|updates?|modifications?|edits?|touching)\b/;
 /** What stays: the code kept around it. */
 const KEPT_SUBJECT =
   /\b(?:other|others|rest|remaining|remainder|everything|existing|original|previous|this (?:part|section|block|function|method|file|class|component|module)|the others|all of it|it all)\b/;
@@ -789,13 +790,16 @@ const EARLIER_PLACE =
   /\b(?:as in|from|see|as per|like in) (?:my |the |your )?(?:previous|earlier|last|prior|first|original|above) (?:answer|reply|response|message|snippet|version|step|example|section|listing|post|comment|code block)\b|\bas (?:provided|shown|given|posted|written|defined|described|listed|discussed) (?:earlier|before|above|previously)\b|\b(?:as|same as) in (?:step|part|section|listing|example|option|approach|version|stage) [\w.]+\b|\b(?:full|complete|entire|whole) (?:\w+ )?(?:code|implementation|listing|file|source|version|example|program) (?:is )?(?:in|on|at) (?:the |my |your )?(?:repo|repository|gist|github|link|answer|message|post|docs|previous|original)\b/;
 /** Trailing off, or a continuation mark. */
 const TRAIL_OFF =
-  /^\W*(?:and\s+)?(?:you get the (?:idea|picture|gist|point)|you know the drill|and the like|the list goes on|rinse(?:,)? and repeat)\W*$|^[[(]?\s*(?:continued|continues|cont'?d)(?: (?:below|as before|from above|as is))?\s*[)\]]?\W*$/;
+  /^\W*(?:and\s+)?(?:you get the (?:idea|picture|gist|point)|you know the drill|and the like|the list goes on|rinse(?:,)? and repeat|yada(?:,? yada)+|blah(?:,? blah)+|&\s*c)\W*$|^[[(]?\s*(?:continued|continues|cont'?d)(?: (?:below|as before|from above|as is))?\s*[)\]]?\W*$/;
+/** What stood there: `// keep what was there`, `// whatever was there before`, `// (whatever you had)`. */
+const WHAT_WAS_THERE =
+  /^\W*(?:keep |leave |insert |paste |put back )?(?:what|whatever) (?:was|stood|existed) (?:there|here)(?: before)?\W*$|^\W*(?:keep |leave )?whatever (?:you had|you have|was) (?:there |here )?(?:before)?\W*$/;
 /** A code noun alone in brackets: the slot where it stood. */
 const SLOT =
   /^[[<{(]\s*(?:the |some |more |other |existing |your |original )?(?:code|implementation|logic|body|function body|method body|methods|functions|helpers|handlers|routes|fields|props|imports|rest)(?: here| goes here)?\s*[\]>})]$/;
 /** Where the edit ends and the rest follows as it was: `// no edits past this point`, `// end of changes`. */
 const EDITS_END =
-  /^\W*(?:no|nothing)\s+(?:more\s+|further\s+|other\s+)?(?:changes?|edits?|modifications?)\s+(?:past|after|beyond|below|from)\s+(?:this|here)\b|^\W*(?:end of (?:the )?(?:changes?|edits?|changed (?:section|part|code|lines)|modifications?)|(?:changes?|edits?) end here)\W*$/;
+  /^\W*no (?:changes?|updates?|edits?|modifications?) (?:needed|required|necessary) (?:below|above|here|beyond|past|after)\b|^\W*(?:no|nothing)\s+(?:more\s+|further\s+|other\s+)?(?:changes?|edits?|modifications?)\s+(?:past|after|beyond|below|from)\s+(?:this|here)\b|^\W*(?:end of (?:the )?(?:changes?|edits?|changed (?:section|part|code|lines)|modifications?)|(?:changes?|edits?) end here)\W*$/;
 /** The others would go here. */
 const GOES_HERE =
   /\b(?:would|will|should|could|can|might)\s+(?:be\s+|go\s+)?(?:goes?|defined|added|implemented|handled|placed|written|included|declared|listed|set up)\s+here\b|^\W*here\s+(?:you|one)?\s*(?:would|will|could|can|might)\s+(?:\w+\s+)?(?:the\s+)?(?:other|rest|remaining|existing)\b/;

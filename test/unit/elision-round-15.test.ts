@@ -235,6 +235,23 @@ describe('placeholders: kept, elsewhere, or said another way', () => {
     ]);
   });
 
+  it('what was done to the text, what stood there, no change needed past here, trailing off', () => {
+    onlyAlone([
+      '    // (collapsed)',
+      '    // [hidden]',
+      '    // [clipped]',
+      '    // condensed',
+      '    // [redacted for length]',
+      '    // keep what was there',
+      '    // whatever was there before',
+      '    // no updates needed below',
+      "    // the rest doesn't need updating",
+      '    // yada yada',
+      '    // standard stuff',
+    ]);
+    never(['    // hidden fields come first', '    // what was there is moved to utils.ts']);
+  });
+
   it('other languages: Ukrainian, Czech, Swedish, Indonesian, Japanese', () => {
     onlyAlone([
       '    // решта коду без змін',
