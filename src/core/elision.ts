@@ -668,10 +668,11 @@ function leadLeftOut(m: Compiled, bare: string, all: () => readonly string[]): b
 
 /**
  * A mark of a cut that opens a comment, in brackets or between rulers: `[snip]`, `<snip>`, `(cut)`,
- * `[omitted]`, `[...]`, `--snip--`; what follows says what was cut.
+ * `[omitted]`, `--snip--`; what follows says what was cut (not `[...]`, the ellipsis of a quotation:
+ * `// [...] field shall contain a length count C that equals [...]`).
  */
 const CUT_MARK =
-  /^(?:[[(<{]\s*(?:snip|snipped|cut|omitted|elided|truncated|trimmed|skipped|abridged|\.{2,}|…)\s*[\])>}]|-{2,}\s*snip(?:ped)?\s*-{2,})/i;
+  /^(?:[[(<{]\s*(?:snip|snipped|cut|omitted|elided|truncated|trimmed|skipped|abridged)\s*[\])>}]|-{2,}\s*snip(?:ped)?\s*-{2,})/i;
 
 /** At most this many words in a comment whose claim is its strong first words, or the writer's own. */
 const TOLD_MAX_WORDS = 40;
