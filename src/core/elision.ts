@@ -189,12 +189,40 @@ export function makeMatcher(d: PhraseData): Matcher {
 const STUB =
   /^\s*(?:(raise|throw)\s+(?:new\s+)?(?:[\w$.]+\s*)?|(panic|todo|unimplemented|unreachable)!\s*|(?:print|println|printf|console\.\w+|puts|echo|die|fmt\.\w+|System\.(?:out|err)\.\w+|(?:log|logger|logging)\.\w+|alert)\s*)\(?\s*[fFrRuU]?(["'`])((?:(?!\3).)*)\3\s*\)?\s*;?\s*$/;
 
-/** The first letters STUB's statements start with: a line starting otherwise is not asked. */
-const STUB_FIRST = /^\s*(?:raise|throw|panic!|todo!|unimplemented!|unreachable!|print|console\.|puts|echo|die|fmt\.|System\.|log|alert)/;
+/** The words STUB's statements start with, by their first letter (most code lines start with none). */
+const STUB_FIRST = new Map<number, string[]>();
+for (const w of [
+  'raise',
+  'throw',
+  'panic!',
+  'todo!',
+  'unimplemented!',
+  'unreachable!',
+  'print',
+  'console.',
+  'puts',
+  'echo',
+  'die',
+  'fmt.',
+  'System.',
+  'log',
+  'alert',
+])
+  STUB_FIRST.set(w.charCodeAt(0), [...(STUB_FIRST.get(w.charCodeAt(0)) ?? []), w]);
+
+/** Does the line start, after white space, with one of STUB_FIRST's words and hold a quote? */
+function stubFirst(line: string): boolean {
+  let i = 0;
+  let c = line.charCodeAt(0);
+  for (; c === 32 || c === 9; c = line.charCodeAt(++i));
+  const words = STUB_FIRST.get(c);
+  if (words === undefined || !words.some((w) => line.startsWith(w, i))) return false;
+  return line.includes('"') || line.includes("'") || line.includes('`');
+}
 
 /** A stub statement's message, and whether the statement ends the body (raise, throw, a macro). */
 function stubMessage(line: string): { message: string; ends: boolean } | null {
-  if (line.length > 300 || !STUB_FIRST.test(line)) return null;
+  if (line.length > 300 || !stubFirst(line)) return null;
   const hit = STUB.exec(line);
   if (hit === null) return null;
   const message = hit[4]!.trim();
@@ -717,19 +745,27 @@ function strongLead(m: Compiled, bare: string, words: readonly string[]): boolea
 function toldCut(bare: string, all: () => readonly string[]): boolean {
   if (!TOLD_SCREEN.test(bare)) return false;
   if (/^["“‘]/.test(bare) || /[,(]$/.test(bare) || CONTINUES.test(bare)) return false;
-  const words = all();
-  if (words.length === 0 || words.length > TOLD_MAX_WORDS) return false;
-  // (words in quotes or backticks are quoted, not said: a comment that quotes a rule's example)
-  const lower = bare
-    .toLowerCase()
-    .replace(/`[^`]*`|"[^"]*"|“[^”]*”/g, ' ')
-    .replace(/[’‘]/g, "'");
-  return (
+  const lower = said(bare);
+  const claim =
     CUT_FOR_TEXT.test(lower) ||
     (TEXT_SAKE_FIRST.test(lower) && LEFT_OUT_AFTER.test(lower)) ||
     I_LEFT_OUT_CLAUSE.test(lower) ||
-    NOT_REPEATED.test(lower)
-  );
+    NOT_REPEATED.test(lower);
+  // (the words are split only for a comment that makes the claim: most comments cost a screen)
+  if (!claim) return false;
+  const words = all();
+  return words.length > 0 && words.length <= TOLD_MAX_WORDS;
+}
+
+/**
+ * The comment in lower case as it is said: words in quotes or backticks are quoted, not said (a
+ * comment that quotes a rule's example), curly apostrophes straight.
+ */
+function said(bare: string): string {
+  const lower = bare.toLowerCase();
+  return /[`"“’‘]/.test(lower)
+    ? lower.replace(/`[^`]*`|"[^"]*"|“[^”]*”/g, ' ').replace(/[’‘]/g, "'")
+    : lower;
 }
 
 /**
@@ -747,34 +783,34 @@ function toldCut(bare: string, all: () => readonly string[]): boolean {
  *   the other events`).
  */
 function keptOrElsewhere(bare: string, all: () => readonly string[]): boolean {
-  if (!KEPT_KIND_SCREEN.test(bare)) return false;
   // (code named by a call, a member, a path or a link explains: `// Use same exit code as node: https://...`)
   if (/^["“‘]/.test(bare) || /[,(]$|\w\(|\w\.\w|:\/\//.test(bare) || CONTINUES.test(bare))
     return false;
-  const words = all();
-  if (words.length === 0 || words.length > KEPT_MAX_WORDS) return false;
-  if (words.some((w) => isWhyGone(w) || CAUSE.has(w) || w === 'we' || w === 'our')) return false;
-  const lower = bare
-    .toLowerCase()
-    .replace(/`[^`]*`|"[^"]*"|“[^”]*”/g, ' ')
-    .replace(/[’‘]/g, "'")
-    .replace(/^(?:\.{2,}|…)\s*/, '');
-  return (
-    (MODAL_STAYS.test(lower) && (KEPT_SUBJECT.test(lower) || SUBJECTLESS.test(lower))) ||
+  const lower = said(bare).replace(/^(?:\.{2,}|…)\s*/, '');
+  // each kind looked for only where its words are (most comments hold none)
+  const claim =
+    (STAYS_SCREEN.test(lower) &&
+      MODAL_STAYS.test(lower) &&
+      (KEPT_SUBJECT.test(lower) || SUBJECTLESS.test(lower))) ||
     DO_THE_SAME.test(lower) ||
     EARLIER_PLACE.test(lower) ||
     TRAIL_OFF.test(lower) ||
     WHAT_WAS_THERE.test(lower) ||
     SLOT.test(lower) ||
     EDITS_END.test(lower) ||
-    (GOES_HERE.test(lower) && /\b(?:other|others|rest|remaining|existing|more|additional)\b/.test(lower))
-  );
+    (lower.includes('here') &&
+      GOES_HERE.test(lower) &&
+      /\b(?:other|others|rest|remaining|existing|more|additional)\b/.test(lower));
+  // (the words are split only for a comment that makes the claim)
+  if (!claim) return false;
+  const words = all();
+  if (words.length === 0 || words.length > KEPT_MAX_WORDS) return false;
+  return !words.some((w) => isWhyGone(w) || CAUSE.has(w) || w === 'we' || w === 'our');
 }
 
 const KEPT_MAX_WORDS = 16;
-/** A word every comment keptOrElsewhere takes holds. */
-const KEPT_KIND_SCREEN =
-  /\b(?:stay|stays|remain|remains|left|kept|same|need|needs|needn't|change|changes|modified|touched|earlier|previous|previously|before|above|last|step|part|section|repo|repository|gist|github|idea|drill|like|goes|continued|continues|cont'?d|here|there|edit|edits|end|point|updating|updates|yada|blah)\b|[[<{(&]/i;
+/** A word every comment MODAL_STAYS takes holds. */
+const STAYS_SCREEN = /stay|remain|left|kept|be |alone|chang|modif|touch|updat|edit/;
 /** A modal, then staying as it is; or no need to change it. */
 const MODAL_STAYS =
   /\b(?:can|could|should|will|would|may|might|must)\s+(?:all\s+|just\s+|simply\s+)?(?:stay|remain|be left|be kept|be)\s+(?:exactly\s+|completely\s+|entirely\s+)?(?:the same|unchanged|untouched|intact|as (?:is|it is|they are|it was|they were|before)|alone)\b|\b(?:does not|doesn't|do not|don't|won't|will not) (?:need to |have to )?(?:be )?(?:change|changed|modified|touched|updated|edited)\b|\b(?:needs?|requires?) no (?:changes?|modifications?|edits?)\b|\bneed(?:s)? not (?:be )?(?:change|changed|modified|touched)\b|\bneedn't (?:be )?(?:change|changed|modified|touched)\b|\b(?:does not|doesn't|do not|don't) need (?:any )?(?:changes?|changing|updating|updates?|modifications?|edits?|touching)\b/;
@@ -1702,12 +1738,11 @@ function mayOpenComment(
   return false;
 }
 
-/** The first letters of STUB_FIRST's words: a line that starts with none of them holds no stub. */
-const STUB_LETTERS = new Set([...'rtpuceadfSl'].map((c) => c.charCodeAt(0)));
 
 /**
- * Could the line between `start` and `end` be a stub statement (STUB)? Its first letter after white
- * space is one of theirs and it holds a quote (read from the code units or bytes, as mayOpenComment).
+ * Could the line between `start` and `end` be a stub statement (STUB)? It starts, after white
+ * space, with one of STUB_FIRST's words (read from the code units or bytes, as mayOpenComment;
+ * most lines are answered on their first letter).
  */
 function mayStub(src: string | Uint8Array, start: number, end: number): boolean {
   let i = start;
@@ -1716,13 +1751,21 @@ function mayStub(src: string | Uint8Array, start: number, end: number): boolean 
     c = codeAt(src, i);
     if (c !== 32 && c !== 9) break;
   }
-  if (!STUB_LETTERS.has(c)) return false;
-  for (let k = i + 4; k < end; k++) {
-    const q = codeAt(src, k);
-    if (q === 34 || q === 39 || q === 96) return true;
+  const words = c < 128 ? STUB_BY_LETTER[c] : undefined;
+  if (words === undefined) return false;
+  for (const w of words) {
+    if (i + w.length > end) continue;
+    let k = 1;
+    while (k < w.length && codeAt(src, i + k) === w.charCodeAt(k)) k++;
+    if (k === w.length) return true;
   }
   return false;
 }
+
+/** STUB_FIRST's words by their first letter's code, as an array (a look-up per line). */
+const STUB_BY_LETTER: Array<string[] | undefined> = Array.from({ length: 128 }, (_, c) =>
+  STUB_FIRST.get(c),
+);
 
 /** A string's character code or a byte of its UTF-8 (they agree wherever mayOpenComment says no: ASCII). */
 function codeAt(src: string | Uint8Array, k: number): number {
@@ -1909,7 +1952,7 @@ export function scan(text: string | Buffer, m: Matcher, screened = true): Candid
     typeof text === 'string' ? text.indexOf(s, from) : text.indexOf(s, from);
   // where the next `/`, `#` and `--` stand (-1: none is left); a line with none of them past its
   // first character holds no comment after code (trailingOpener looks for nothing else)
-  const next = { slash: 0, hash: 0, dashes: 0 };
+  const next = { slash: 0, hash: 0, dashes: 0, dq: 0, sq: 0 };
   // line by line as `text.split('\n')` cuts it, one at a time: a 15 MB text's 255,000 lines
   // were an array held for the whole scan though most files have no candidate
   for (let i = 0, start = 0, end = 0; end < text.length; i++, start = end + 1) {
@@ -1923,9 +1966,15 @@ export function scan(text: string | Buffer, m: Matcher, screened = true): Candid
       (next.slash !== -1 && next.slash < end) ||
       (next.hash !== -1 && next.hash < end) ||
       (next.dashes !== -1 && next.dashes < end);
+    // a stub statement holds a quote (found as the openers are: most lines hold none) and starts
+    // with a stub's word (a message in backticks only beside another quote)
+    if (next.dq !== -1 && next.dq < start) next.dq = find('"', start);
+    if (next.sq !== -1 && next.sq < start) next.sq = find("'", start);
+    const stubby =
+      ((next.dq !== -1 && next.dq < end) || (next.sq !== -1 && next.sq < end)) &&
+      mayStub(text, start, end);
     // no comment after code, and its start opens none: no placeholder, comment, dots or stub either
-    if (screened && !trails && !mayOpenComment(text, start, end, screen) && !mayStub(text, start, end))
-      continue;
+    if (screened && !trails && !stubby && !mayOpenComment(text, start, end, screen)) continue;
     const line =
       typeof text === 'string' ? text.slice(start, end) : text.toString('utf8', start, end);
     if (m.isPlaceholder(line)) {
@@ -1936,7 +1985,7 @@ export function scan(text: string | Buffer, m: Matcher, screened = true): Candid
     const comment = m.isComment(line);
     // a stub statement's message (`raise NotImplementedError("rest of the code unchanged")`), or the
     // comment after code
-    const after = comment ? null : (m.stub(line) ?? m.trailing(line));
+    const after = comment ? null : ((stubby ? m.stub(line) : null) ?? m.trailing(line));
     if (after !== null)
       out.push({
         line: i + 1,
