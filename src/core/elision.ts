@@ -817,8 +817,8 @@ const MODAL_STAYS =
 /** What stays: the code kept around it. */
 const KEPT_SUBJECT =
   /\b(?:other|others|rest|remaining|remainder|everything|existing|original|previous|this (?:part|section|block|function|method|file|class|component|module)|the others|all of it|it all)\b/;
-/** No subject: the claim opens on the modal (`// Should be the same as before`). */
-const SUBJECTLESS = /^\W*(?:can|could|should|will|would|may|might|must|does not|doesn't|do not|don't)\b/;
+/** No subject: the claim opens on the modal (`// Should be the same as before`; not an instruction, `// don't change this value`). */
+const SUBJECTLESS = /^\W*(?:can|could|should|will|would|may|might|must)\b/;
 /** An imperative of likeness: do, apply, use, follow, reuse the same (or similar) ... for/as/to ... */
 const DO_THE_SAME =
   /^\W*(?:(?:todo|note)\s*:?\s*)?(?:(?:do|repeat)\s+(?:the\s+)?(?:same|similar|likewise)(?:\s+thing)?\s+(?:for|with|to|in|on|here)\b|(?:apply|use|follow|reuse)\s+(?:the\s+)?(?:same|similar|identical)\s+(?:code|logic|pattern|approach|implementation|steps|procedure|structure|handling|process|treatment)\s+(?:for|as in|as above|as before|as with|to|with|here)\b)/;

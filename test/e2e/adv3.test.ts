@@ -220,7 +220,7 @@ describe('the ALONE placeholder rule', () => {
     ['print("... existing code ...")', ''],
     ['pass  # TODO: rest unchanged', 'held: '],
     ['...  # existing implementation', 'held: '],
-  ])
+  ] as const)
     it(`${held}a body cut to ${stub} is refused`, () => {
       const repo = claudeRepo({ 'shape.py': OLD });
       const r = claudeHook(

@@ -264,3 +264,34 @@ describe('placeholders: kept, elsewhere, or said another way', () => {
     never(['    // 戦略パターン']);
   });
 });
+
+describe('placeholders: the floors of this round (tuning figures)', () => {
+  it('set 15 (measured once on elision4, tuning data since): 118 / 118, its near misses never where nothing was removed', () => {
+    const set15 = corpus('heldout-15-real.json');
+    expect(
+      elisionFigures(
+        set15.placeholders.map((p) => p.text),
+        [],
+      ).caught,
+    ).toBeGreaterThanOrEqual(118);
+    for (const near of set15.nearMisses) expect(addedOnly(`    ${near.text}`), near.text).toBe(false);
+  });
+
+  it("this round's probes (tuning-15-written.json): at least 453 / 457; near misses at most 1 / 23 beside rewritten code", () => {
+    const probes = corpus('tuning-15-written.json');
+    expect(
+      elisionFigures(
+        probes.placeholders.map((p) => p.text),
+        [],
+      ).caught,
+    ).toBeGreaterThanOrEqual(453);
+    expect(
+      elisionFigures(
+        [],
+        probes.nearMisses.map((p) => p.text),
+      ).flagged,
+    ).toBeLessThanOrEqual(1);
+    for (const near of probes.nearMisses)
+      expect(addedOnly(`    ${near.text}`), near.text).toBe(false);
+  });
+});
