@@ -173,8 +173,7 @@ export function makeMatcher(d: PhraseData): Matcher {
       if (isPlaceholder(m, said)) return { text: line.trim(), loose: !found.ends };
       // weaker words only after dots, the stand-in's own form: an error's message says "other"
       // and "existing" of what it refuses (`raise ValueError("other modes are not supported")`)
-      return /^(?:\.{2,}|…)/.test(found.message) &&
-        saysLeftOut(m, said, (loose ??= looseWords(d)))
+      return /^(?:\.{2,}|…)/.test(found.message) && saysLeftOut(m, said, (loose ??= looseWords(d)))
         ? { text: line.trim(), loose: true }
         : null;
     },
@@ -439,7 +438,10 @@ function likeLeftOut(m: Compiled, bare: string, all: () => readonly string[]): b
     // scissors with words: `---8<--- cut here ---8<---`, `✂ snip ✂`
     (/8<|>8|✂/.test(lower) &&
       /^(?:(?:8<|>8|✂)\s*)*(?:cut|snip)(?: here)?(?:\s*(?:8<|>8|✂))*$/.test(
-        lower.replace(/[-=~_]+/g, ' ').replace(/\s+/g, ' ').trim(),
+        lower
+          .replace(/[-=~_]+/g, ' ')
+          .replace(/\s+/g, ' ')
+          .trim(),
       )) ||
     // what was done to the text shown, as all the comment says: `// trimmed`, `// (excerpt)`,
     // `// shortened for the answer`, `// cut for length` (not `// the trimmed index`)
@@ -1738,7 +1740,6 @@ function mayOpenComment(
   return false;
 }
 
-
 /**
  * Could the line between `start` and `end` be a stub statement (STUB)? It starts, after white
  * space, with one of STUB_FIRST's words (read from the code units or bytes, as mayOpenComment;
@@ -1842,10 +1843,7 @@ export function findElisions(
       // before, vectorised` heads a rewrite)
       return c.kind === 'alone'
         ? alone.has(c.line) ||
-            (mostly.has(c.line) &&
-              !c.after &&
-              !BARE_DOTS.test(c.text) &&
-              !m.aboutNewCode(c.text))
+            (mostly.has(c.line) && !c.after && !BARE_DOTS.test(c.text) && !m.aboutNewCode(c.text))
         : true;
     })
     .slice(0, limit)

@@ -82,8 +82,16 @@ describe('placeholders: a stub statement that says it in its message', () => {
       '    print("%s" % total)',
     ]);
     // the same stub rewritten with the code around it: its message was there
-    const old = [...file(10), '    raise NotImplementedError("rest of the code unchanged")', ...file(20)];
-    const neu = [...file(5), '    raise NotImplementedError("rest of the code unchanged")', ...file(20)];
+    const old = [
+      ...file(10),
+      '    raise NotImplementedError("rest of the code unchanged")',
+      ...file(20),
+    ];
+    const neu = [
+      ...file(5),
+      '    raise NotImplementedError("rest of the code unchanged")',
+      ...file(20),
+    ];
     expect(findElisions(neu.join('\n'), old.join('\n'))).toEqual([]);
   });
 });
@@ -166,7 +174,7 @@ describe('placeholders: the claim made first, whatever follows', () => {
       '    // error handling removed for clarity',
       "    // NOTE: For brevity, I've only included the modified function below; all of the other functions in this module should remain exactly as they are in your current version of the file.",
       '    # Everything from here down to the end of the class is exactly what you had before, so I have left it out of this snippet to keep it readable.',
-      '    // I won\'t repeat the unchanged helpers',
+      "    // I won't repeat the unchanged helpers",
       '    // the remaining methods are not repeated here',
       '    // no need to repeat the rest of the file',
     ]);
@@ -274,7 +282,8 @@ describe('placeholders: the floors of this round (tuning figures)', () => {
         [],
       ).caught,
     ).toBeGreaterThanOrEqual(118);
-    for (const near of set15.nearMisses) expect(addedOnly(`    ${near.text}`), near.text).toBe(false);
+    for (const near of set15.nearMisses)
+      expect(addedOnly(`    ${near.text}`), near.text).toBe(false);
   });
 
   it("this round's probes (tuning-15-written.json): at least 453 / 457; near misses at most 1 / 23 beside rewritten code", () => {
