@@ -58,12 +58,15 @@ const pct2 = (n, d) => `${n} / ${d} = ${d ? ((100 * n) / d).toFixed(2) : '0.00'}
 
 /**
  * This round's held-out set: measured once at the end of a round, never tuned on in it. Set 13 was
- * measured at the end of its round (docs/reliability.md); heldout-14-real.json is frozen for the
- * next round: point HELDOUT at it when that round measures it, not before.
+ * measured at the end of its round (docs/reliability.md) and is tuning data since, as set 15 is;
+ * heldout-14-real.json (and set 16, when it is collected) are frozen for the lead's measurement:
+ * point HELDOUT at one (or use --heldout-file) when it is measured, not before.
  */
 const HELDOUT = 'heldout-13-real.json';
 /** Sets measured once in their round and tuned on after (their near misses are listed with the real comments). */
 const TUNING = [
+  'heldout-15-real.json',
+  'heldout-13-real.json',
   'heldout-12-real.json',
   'heldout-11-real.json',
   'heldout-10.json',
@@ -72,6 +75,7 @@ const TUNING = [
   'heldout-7-real.json',
   'heldout-6-real.json',
   'heldout-5-real.json',
+  'tuning-15-written.json',
   'tuning-13-written.json',
   'tuning-12-written.json',
   'tuning-5.json',
@@ -117,6 +121,9 @@ if (!args.has('--timing')) {
   );
   for (const m of alone) console.log(`      flagged: ${m}`);
   for (const n of [
+    'tuning-15-written.json',
+    'heldout-15-real.json',
+    'heldout-13-real.json',
     'heldout-12-real.json',
     'heldout-11-real.json',
     'heldout-10.json',

@@ -105,6 +105,18 @@ export interface Matcher {
    * cells * /}</td>`): a placeholder by the ALONE rule; else null.
    */
   trailing(line: string): { text: string; loose: boolean } | null;
+  /**
+   * A statement that stands for code by its message, such as a raise, a throw or a print whose
+   * string says the code is left out: the line, and whether it counts by the ALONE rule only
+   * (`loose`: weaker words, or a print or log call), or null.
+   */
+  stub(line: string): { text: string; loose: boolean } | null;
+  /**
+   * Does a comment describe the new code beside it: that its behaviour stays (`same result as
+   * before`, `keep the existing behaviour`, `unchanged API`) or that it was rewritten (`vectorised`,
+   * `new implementation`)? Then, beside new code, it is no placeholder.
+   */
+  aboutNewCode(text: string): boolean;
 }
 
 const ASCII = /^[\x00-\x7f]*$/;
@@ -154,8 +166,88 @@ export function makeMatcher(d: PhraseData): Matcher {
         ? { text: found.comment.trim(), loose: true }
         : null;
     },
+    stub(line) {
+      const found = stubMessage(line);
+      if (found === null) return null;
+      const said = `// ${found.message}`;
+      if (isPlaceholder(m, said)) return { text: line.trim(), loose: !found.ends };
+      // weaker words only after dots, the stand-in's own form: an error's message says "other"
+      // and "existing" of what it refuses (`raise ValueError("other modes are not supported")`)
+      return /^(?:\.{2,}|…)/.test(found.message) && saysLeftOut(m, said, (loose ??= looseWords(d)))
+        ? { text: line.trim(), loose: true }
+        : null;
+    },
+    aboutNewCode,
   };
 }
+
+/**
+ * Statements that end a body with a message (raise, throw, a panic or todo macro), and calls that
+ * print one: where such a line is what replaced code, its message speaks as a comment would.
+ */
+const STUB =
+  /^\s*(?:(raise|throw)\s+(?:new\s+)?(?:[\w$.]+\s*)?|(panic|todo|unimplemented|unreachable)!\s*|(?:print|println|printf|console\.\w+|puts|echo|die|fmt\.\w+|System\.(?:out|err)\.\w+|(?:log|logger|logging)\.\w+|alert)\s*)\(?\s*[fFrRuU]?(["'`])((?:(?!\3).)*)\3\s*\)?\s*;?\s*$/;
+
+/** The words STUB's statements start with, by their first letter (most code lines start with none). */
+const STUB_FIRST = new Map<number, string[]>();
+for (const w of [
+  'raise',
+  'throw',
+  'panic!',
+  'todo!',
+  'unimplemented!',
+  'unreachable!',
+  'print',
+  'console.',
+  'puts',
+  'echo',
+  'die',
+  'fmt.',
+  'System.',
+  'log',
+  'alert',
+])
+  STUB_FIRST.set(w.charCodeAt(0), [...(STUB_FIRST.get(w.charCodeAt(0)) ?? []), w]);
+
+/** Does the line start, after white space, with one of STUB_FIRST's words and hold a quote? */
+function stubFirst(line: string): boolean {
+  let i = 0;
+  let c = line.charCodeAt(0);
+  for (; c === 32 || c === 9; c = line.charCodeAt(++i));
+  const words = STUB_FIRST.get(c);
+  if (words === undefined || !words.some((w) => line.startsWith(w, i))) return false;
+  return line.includes('"') || line.includes("'") || line.includes('`');
+}
+
+/** A stub statement's message, and whether the statement ends the body (raise, throw, a macro). */
+function stubMessage(line: string): { message: string; ends: boolean } | null {
+  if (line.length > 300 || !stubFirst(line)) return null;
+  const hit = STUB.exec(line);
+  if (hit === null) return null;
+  const message = hit[4]!.trim();
+  // words, not a format or a path: `print("%s")`, `echo "$HOME/bin"`
+  if (!/\p{L}{2}/u.test(message) && !/^(?:\.{3}|…)$/.test(message)) return null;
+  return { message, ends: hit[1] !== undefined || hit[2] !== undefined };
+}
+
+/**
+ * Does a comment speak of the new code beside it: that a rewrite keeps its behaviour (a word of
+ * behaviour and a word of sameness: `same result as before`, `keep the existing behaviour`,
+ * `unchanged API`), or that it is one (`vectorised`, `new implementation`)? Not after dots, the
+ * stand-in's own form (`// ... state for sidebar, API key manager ...`).
+ */
+function aboutNewCode(text: string): boolean {
+  const t = text.replace(/^\W+/, (lead) => (/\.\.|…/.test(lead) ? '...' : ''));
+  if (t.startsWith('...')) return false;
+  return REWRITE.test(t) || (BEHAVIOUR.test(t) && SAMENESS.test(t));
+}
+
+const REWRITE =
+  /\b(?:vectori[sz]ed?|vectori[sz]ation|rewritten|reimplement(?:ed|ation)?|simplified|optimi[sz]ed|faster|idiomatic|one-liner|new (?:implementation|version|approach|algorithm))\b/i;
+const BEHAVIOUR =
+  /\b(?:results?|outputs?|outcome|behaviou?rs?|semantics|api|apis|interface|contract|signatures?|return values?)\b/i;
+const SAMENESS =
+  /\b(?:same|unchanged|identical|equivalent|keeps?|kept|preserved?|preserves|existing|as before|intact)\b/i;
 
 /** A line of dots and nothing else: `...`, `…`, `⋮`. */
 const BARE_DOTS = /^\s*(?:\.{3,}|…+|⋮|⋯)\s*$/;
@@ -182,7 +274,7 @@ function looseWords(d: PhraseData): Set<string> {
     ...marks,
     ...['other', 'others', ...weak, 'similar', 'similarly', 'likewise', 'ditto', 'idem', 'repeat'],
     // what the reader knows without seeing it: "the usual getters and setters", "boilerplate omitted"
-    ...['usual', 'boilerplate'],
+    ...['usual', 'boilerplate', 'analogous', 'analogously'],
     ...['unchanged', 'omitted', 'truncated', 'elided', 'snipped', 'skipped'],
     ...(g ? [...g.foreign.mark, ...g.foreign.strong, ...g.strong] : []).filter(
       (w) => !w.includes('_'),
@@ -244,6 +336,8 @@ function saysLeftOut(m: Compiled, line: string, loose: Set<string>): boolean {
   return (
     shortLeftOut(m, bare, words, loose) ||
     leadLeftOut(m, bare, words) ||
+    toldCut(bare, words) ||
+    keptOrElsewhere(bare, words) ||
     pointsAtKept(m, bare, words) ||
     likeLeftOut(m, bare, words) ||
     sentenceLeftOut(bare, words)
@@ -341,9 +435,21 @@ function likeLeftOut(m: Compiled, bare: string, all: () => readonly string[]): b
     /^(?:<|\[|\{\{?)\s*your\b[^<>[\]{}]*(?:>|\]|\}\}?)$/.test(lower) ||
     // scissors: `---- cut ----`, `8<----`, `✂`
     /^(?:cut|8<|✂)$/.test(lower.replace(/-+/g, '').trim()) ||
+    // scissors with words: `---8<--- cut here ---8<---`, `✂ snip ✂`
+    (/8<|>8|✂/.test(lower) &&
+      /^(?:(?:8<|>8|✂)\s*)*(?:cut|snip)(?: here)?(?:\s*(?:8<|>8|✂))*$/.test(
+        lower
+          .replace(/[-=~_]+/g, ' ')
+          .replace(/\s+/g, ' ')
+          .trim(),
+      )) ||
     // what was done to the text shown, as all the comment says: `// trimmed`, `// (excerpt)`,
     // `// shortened for the answer`, `// cut for length` (not `// the trimmed index`)
-    /^[[(]?(?:trimmed|shortened|abridged|excerpt|et cetera|cut)(?: for (?:the )?(?:\w+))?[)\]]?\.?$/.test(
+    /^[[(]?(?:trimmed|shortened|abridged|excerpt|et cetera|cut|clipped|cropped|condensed|collapsed|folded|hidden|summari[sz]ed|redacted for (?:length|brevity|space))(?: for (?:the )?(?:\w+))?[)\]]?\.?$/.test(
+      lower,
+    ) ||
+    // part of the text shown: `// partial listing`, `// excerpt from the full file`
+    /^[[(]?(?:partial (?:listing|code|snippet|version|file|example|source|view)|(?:an )?excerpt (?:from|of) (?:the )?[\w .-]+)[)\]]?\.?$/.test(
       lower,
     )
   );
@@ -351,7 +457,7 @@ function likeLeftOut(m: Compiled, bare: string, all: () => readonly string[]): b
 
 /** A word every comment likeLeftOut takes holds (one look at most comments). */
 const LIKE_SCREEN =
-  /\b(?:same|similar|similarly|likewise|ditto|idem|analogous|analogously|mirror|mirrored|copy|repeat|identical|per|standard|typical|usual|back|keep|lines|more|your|cut|trimmed|shortened|abridged|excerpt|cetera)\b|\w\/[a-z]|8<|✂/i;
+  /\b(?:same|similar|similarly|likewise|ditto|idem|analogous|analogously|mirror|mirrored|copy|repeat|identical|per|standard|typical|usual|back|keep|lines|more|your|cut|trimmed|shortened|abridged|excerpt|cetera|partial|clipped|cropped|condensed|collapsed|folded|hidden|summari[sz]ed|redacted)\b|\w\/[a-z]|8<|✂/i;
 /** Words of likeness that open a claim. */
 const LIKE = new Set([
   'same',
@@ -397,7 +503,7 @@ const ACCESSORS = new Set(['getters', 'setters', 'equals', 'hashcode', 'tostring
 const USUAL = new Set(['standard', 'typical', 'usual']);
 /** What the usual code is: a plural of code (`standard CRUD views`, `typical Express boilerplate`). */
 const LIKE_NOUNS =
-  /\b(?:methods|views|handlers|routes|getters|setters|accessors|boilerplate|imports|helpers|endpoints|hooks|fields|props|tests|checks|steps|operations|functions)$/;
+  /\b(?:methods|views|handlers|routes|getters|setters|accessors|boilerplate|imports|helpers|endpoints|hooks|fields|props|tests|checks|steps|operations|functions|stuff)$/;
 
 /**
  * Code the reader already has (`# the loaders you already wrote`, `// keep your current model
@@ -548,12 +654,17 @@ const CLAUSE_BREAK = /[,;:(\u2013\u2014]|\s-\s|\b(?:but|except|with|using|ensure
 function leadLeftOut(m: Compiled, bare: string, all: () => readonly string[]): boolean {
   // dots, then words (not a path: `../lib/x.js`, `.../tests/a.spec.ts`), or a clause break
   // (a path later names where the rest is: `# ... see scripts/build.sh for the rest`)
-  const dotted = /^(?:\.{2,}|…)\s*[^\s./\\]/u.test(bare) && !/^(?:\.{2,}|…)\s*\S*\//.test(bare);
+  // (a mark of a cut in brackets or rulers reads as the dots: `// [snip] create a Text_Wiki object`)
+  const dotted =
+    (/^(?:\.{2,}|…)\s*[^\s./\\]/u.test(bare) && !/^(?:\.{2,}|…)\s*\S*\//.test(bare)) ||
+    CUT_MARK.test(bare);
   if (!dotted && !CLAUSE_BREAK.test(bare)) return false;
   // a line of a longer sentence, or a quotation, is not one
   if (/[,(]$/.test(bare) || CONTINUES.test(bare) || /^["“‘]/.test(bare)) return false;
   const words = all();
-  if (words.length === 0 || words.length > LEAD_MAX_WORDS) return false;
+  if (words.length === 0 || words.length > TOLD_MAX_WORDS) return false;
+  if (!dotted && strongLead(m, bare, words)) return true;
+  if (!dotted && words.length > LEAD_MAX_WORDS) return false;
   // dots: what the code left out did, in its own words (`# ... code that might skip initialization`),
   // its conditions and results too (`// ... code that runs when the button is clicked`, `// ...
   // helper that returns the rows`); not a condition or a reason first (`// ... only if the cache
@@ -584,6 +695,172 @@ function leadLeftOut(m: Compiled, bare: string, all: () => readonly string[]): b
   }
   return n >= 2 && n <= 6 && isPlaceholder(m, `// ${lead}`);
 }
+
+/**
+ * A mark of a cut that opens a comment, in brackets or between rulers: `[snip]`, `<snip>`, `(cut)`,
+ * `[omitted]`, `--snip--`; what follows says what was cut (not `[...]`, the ellipsis of a quotation:
+ * `// [...] field shall contain a length count C that equals [...]`).
+ */
+const CUT_MARK =
+  /^(?:[[(<{]\s*(?:snip|snipped|cut|omitted|elided|truncated|trimmed|skipped|abridged)\s*[\])>}]|-{2,}\s*snip(?:ped)?\s*-{2,})/i;
+
+/** At most this many words in a comment whose claim is its strong first words, or the writer's own. */
+const TOLD_MAX_WORDS = 40;
+
+/** Words that make a lead a claim whatever follows it: it says the code is left out or kept as it was. */
+const STRONG_LEAD =
+  /\b(?:unchanged|omitted|elided|snipped|truncated|untouched|unmodified|abbreviated|not shown|left out|as before|same as before|as it was|as they were)\b/i;
+
+/**
+ * A lead of two to six words up to the first clause break, a placeholder by itself and saying the
+ * code is left out or kept (STRONG_LEAD): the claim is made, whatever the clause after it says
+ * (`// Implementation omitted for brevity, you would typically load ...`, `// Body unchanged, but
+ * you need the import at the top`). Not when the lead itself explains (a veto, a cause, why code
+ * went).
+ */
+function strongLead(m: Compiled, bare: string, words: readonly string[]): boolean {
+  if (words.length > TOLD_MAX_WORDS) return false;
+  const inner = /^[[(](.*)[\])]$/.exec(bare)?.[1] ?? bare;
+  const cut = CLAUSE_BREAK.exec(inner);
+  if (cut === null || cut.index === 0) return false;
+  const lead = inner.slice(0, cut.index).trim();
+  // (a person explaining anywhere: `// unchanged if range is invalid, but we log it`)
+  if (!STRONG_LEAD.test(lead) || words.some((w) => w === 'we' || w === 'our' || w === 'us'))
+    return false;
+  const leadWords = wordsOf(m, lead);
+  const veto = m.d.general?.veto ?? [];
+  if (leadWords.length < 2 || leadWords.length > 6) return false;
+  if (leadWords.some((w) => WHY_GONE.has(w) || CAUSE.has(w) || veto.includes(w))) return false;
+  return isPlaceholder(m, `// ${lead}`);
+}
+
+/**
+ * The writer telling what was done to the text shown, however long the comment runs on (up to
+ * TOLD_MAX_WORDS): a word of leaving out and that it was for the text's sake (`// Implementation
+ * omitted for brevity, you would typically load ...`, `// (Abbreviated to keep XML concise as ...)`,
+ * `// error handling removed for clarity`); a comment that opens on the text's sake and goes on to
+ * what is left out (`// NOTE: For brevity, I've only included the modified function below; ...`);
+ * the agent's "I left it out" in any of its clauses (`# ..., so I have left it out of this
+ * snippet`); that it is not repeated here (`// the remaining methods are not repeated here`, `// no
+ * need to repeat the rest of the file`).
+ */
+function toldCut(bare: string, all: () => readonly string[]): boolean {
+  if (!TOLD_SCREEN.test(bare)) return false;
+  if (/^["“‘]/.test(bare) || /[,(]$/.test(bare) || CONTINUES.test(bare)) return false;
+  const lower = said(bare);
+  const claim =
+    CUT_FOR_TEXT.test(lower) ||
+    (TEXT_SAKE_FIRST.test(lower) && LEFT_OUT_AFTER.test(lower)) ||
+    I_LEFT_OUT_CLAUSE.test(lower) ||
+    NOT_REPEATED.test(lower);
+  // (the words are split only for a comment that makes the claim: most comments cost a screen)
+  if (!claim) return false;
+  const words = all();
+  return words.length > 0 && words.length <= TOLD_MAX_WORDS;
+}
+
+/**
+ * The comment in lower case as it is said: words in quotes or backticks are quoted, not said (a
+ * comment that quotes a rule's example), curly apostrophes straight.
+ */
+function said(bare: string): string {
+  const lower = bare.toLowerCase();
+  return /[`"“’‘]/.test(lower)
+    ? lower.replace(/`[^`]*`|"[^"]*"|“[^”]*”/g, ' ').replace(/[’‘]/g, "'")
+    : lower;
+}
+
+/**
+ * Kinds of the claim that the code stays or is elsewhere, each said in its own words (at most
+ * KEPT_MAX_WORDS words, none saying why code went or under what condition):
+ * - it may stay as it is, a modal of staying (`// Other properties can stay as they are`, `// The
+ *   remaining code does not need to be modified`, `// Should be the same as before`);
+ * - do the same, an imperative of likeness (`// Do the same for the other columns`, `// Use the
+ *   same code as in the GET handler`);
+ * - it is in an earlier answer, step or place (`// as provided earlier`, `// as in step 3`, `// use
+ *   the code from my last reply here`, `// full code in the repo`);
+ * - trailing off (`// you get the idea`, `// and the like`), continued (`// (continued)`);
+ * - a slot: a code noun alone in brackets (`// [code]`, `// <implementation>`);
+ * - the others would go here (`// Other helpers would be defined here`, `// Here you would handle
+ *   the other events`).
+ */
+function keptOrElsewhere(bare: string, all: () => readonly string[]): boolean {
+  // (code named by a call, a member, a path or a link explains: `// Use same exit code as node: https://...`)
+  if (/^["“‘]/.test(bare) || /[,(]$|\w\(|\w\.\w|:\/\//.test(bare) || CONTINUES.test(bare))
+    return false;
+  const lower = said(bare).replace(/^(?:\.{2,}|…)\s*/, '');
+  // each kind looked for only where its words are (most comments hold none)
+  const claim =
+    (STAYS_SCREEN.test(lower) &&
+      MODAL_STAYS.test(lower) &&
+      (KEPT_SUBJECT.test(lower) || SUBJECTLESS.test(lower))) ||
+    DO_THE_SAME.test(lower) ||
+    EARLIER_PLACE.test(lower) ||
+    TRAIL_OFF.test(lower) ||
+    WHAT_WAS_THERE.test(lower) ||
+    SLOT.test(lower) ||
+    EDITS_END.test(lower) ||
+    (lower.includes('here') &&
+      GOES_HERE.test(lower) &&
+      /\b(?:other|others|rest|remaining|existing|more|additional)\b/.test(lower));
+  // (the words are split only for a comment that makes the claim)
+  if (!claim) return false;
+  const words = all();
+  if (words.length === 0 || words.length > KEPT_MAX_WORDS) return false;
+  return !words.some((w) => isWhyGone(w) || CAUSE.has(w) || w === 'we' || w === 'our');
+}
+
+const KEPT_MAX_WORDS = 16;
+/** A word every comment MODAL_STAYS takes holds. */
+const STAYS_SCREEN = /stay|remain|left|kept|be |alone|chang|modif|touch|updat|edit/;
+/** A modal, then staying as it is; or no need to change it. */
+const MODAL_STAYS =
+  /\b(?:can|could|should|will|would|may|might|must)\s+(?:all\s+|just\s+|simply\s+)?(?:stay|remain|be left|be kept|be)\s+(?:exactly\s+|completely\s+|entirely\s+)?(?:the same|unchanged|untouched|intact|as (?:is|it is|they are|it was|they were|before)|alone)\b|\b(?:does not|doesn't|do not|don't|won't|will not) (?:need to |have to )?(?:be )?(?:change|changed|modified|touched|updated|edited)\b|\b(?:needs?|requires?) no (?:changes?|modifications?|edits?)\b|\bneed(?:s)? not (?:be )?(?:change|changed|modified|touched)\b|\bneedn't (?:be )?(?:change|changed|modified|touched)\b|\b(?:does not|doesn't|do not|don't) need (?:any )?(?:changes?|changing|updating|updates?|modifications?|edits?|touching)\b/;
+/** What stays: the code kept around it. */
+const KEPT_SUBJECT =
+  /\b(?:other|others|rest|remaining|remainder|everything|existing|original|previous|this (?:part|section|block|function|method|file|class|component|module)|the others|all of it|it all)\b/;
+/** No subject: the claim opens on the modal (`// Should be the same as before`; not an instruction, `// don't change this value`). */
+const SUBJECTLESS = /^\W*(?:can|could|should|will|would|may|might|must)\b/;
+/** An imperative of likeness: do, apply, use, follow, reuse the same (or similar) ... for/as/to ... */
+const DO_THE_SAME =
+  /^\W*(?:(?:todo|note)\s*:?\s*)?(?:(?:do|repeat)\s+(?:the\s+)?(?:same|similar|likewise)(?:\s+thing)?\s+(?:for|with|to|in|on|here)\b|(?:apply|use|follow|reuse)\s+(?:the\s+)?(?:same|similar|identical)\s+(?:code|logic|pattern|approach|implementation|steps|procedure|structure|handling|process|treatment)\s+(?:for|as in|as above|as before|as with|to|with|here)\b)/;
+/** An earlier answer, step or place holds it. */
+const EARLIER_PLACE =
+  /\b(?:as in|from|see|as per|like in) (?:my |the |your )?(?:previous|earlier|last|prior|first|original|above) (?:answer|reply|response|message|snippet|version|step|example|section|listing|post|comment|code block)\b|\bas (?:provided|shown|given|posted|written|defined|described|listed|discussed) (?:earlier|before|above|previously)\b|\b(?:as|same as) in (?:step|part|section|listing|example|option|approach|version|stage) [\w.]+\b|\b(?:full|complete|entire|whole) (?:\w+ )?(?:code|implementation|listing|file|source|version|example|program) (?:is )?(?:in|on|at) (?:the |my |your )?(?:repo|repository|gist|github|link|answer|message|post|docs|previous|original)\b/;
+/** Trailing off, or a continuation mark. */
+const TRAIL_OFF =
+  /^\W*(?:and\s+)?(?:you get the (?:idea|picture|gist|point)|you know the drill|and the like|the list goes on|rinse(?:,)? and repeat|yada(?:,? yada)+|blah(?:,? blah)+|&\s*c)\W*$|^[[(]?\s*(?:continued|continues|cont'?d)(?: (?:below|as before|from above|as is))?\s*[)\]]?\W*$/;
+/** What stood there: `// keep what was there`, `// whatever was there before`, `// (whatever you had)`. */
+const WHAT_WAS_THERE =
+  /^\W*(?:keep |leave |insert |paste |put back )?(?:what|whatever) (?:was|stood|existed) (?:there|here)(?: before)?\W*$|^\W*(?:keep |leave )?whatever (?:you had|you have|was) (?:there |here )?(?:before)?\W*$/;
+/** A code noun alone in brackets: the slot where it stood. */
+const SLOT =
+  /^[[<{(]\s*(?:the |some |more |other |existing |your |original )?(?:code|implementation|logic|body|function body|method body|methods|functions|helpers|handlers|routes|fields|props|imports|rest)(?: here| goes here)?\s*[\]>})]$/;
+/** Where the edit ends and the rest follows as it was: `// no edits past this point`, `// end of changes`. */
+const EDITS_END =
+  /^\W*no (?:changes?|updates?|edits?|modifications?) (?:needed|required|necessary) (?:below|above|here|beyond|past|after)\b|^\W*(?:no|nothing)\s+(?:more\s+|further\s+|other\s+)?(?:changes?|edits?|modifications?)\s+(?:past|after|beyond|below|from)\s+(?:this|here)\b|^\W*(?:end of (?:the )?(?:changes?|edits?|changed (?:section|part|code|lines)|modifications?)|(?:changes?|edits?) end here)\W*$/;
+/** The others would go here. */
+const GOES_HERE =
+  /\b(?:would|will|should|could|can|might)\s+(?:be\s+|go\s+)?(?:goes?|defined|added|implemented|handled|placed|written|included|declared|listed|set up)\s+here\b|^\W*here\s+(?:you|one)?\s*(?:would|will|could|can|might)\s+(?:\w+\s+)?(?:the\s+)?(?:other|rest|remaining|existing)\b/;
+
+/** A word every comment toldCut takes holds. */
+const TOLD_SCREEN =
+  /brevity|space|length|clarity|simplicity|concise|short|brief|focused|compact|\bi\b|\bi'|repeat|reproduc|duplicat/i;
+/** Left out, for the text's sake. */
+const CUT_FOR_TEXT =
+  /\b(?:omitted|elided|abbreviated|shortened|trimmed|truncated|skipped|snipped|cut|removed|left out|not shown|not included|excluded|not reproduced|not repeated)\s+(?:(?:here|below|above|again)\s+)?(?:for (?:the sake of )?(?:brevity|space|length|clarity|simplicity|conciseness)|to (?:save (?:space|room)|keep (?:\w+\s+){0,3}?(?:short|shorter|concise|brief|small|compact|readable|focused|manageable)))\b/;
+/** A comment that opens on the text's sake. */
+const TEXT_SAKE_FIRST =
+  /^\W*(?:(?:note|nb)\s*:?\s*)?(?:for (?:the sake of )?(?:brevity|space|length|clarity|simplicity)|to (?:save space|keep (?:this|it|the \w+) (?:short|shorter|concise|brief|focused)))\s*[,:;\u2013\u2014-]/;
+/** What a comment that opens on the text's sake goes on to say: that part is shown, or left out. */
+const LEFT_OUT_AFTER =
+  /\b(?:only|omit\w*|left out|leav\w+ out|skip\w*|not (?:shown|included|repeated)|rest|remaining|other|others|everything else)\b/;
+/** "I left it out" in any clause, or "I won't repeat". */
+const I_LEFT_OUT_CLAUSE =
+  /(?:^\W*|[,;:.]\s+|\bso\s+|\band\s+)(?:(?:note|nb)\s*:?\s*)?i(?:'ve|'m|'ll| have| am| will)?\s+(?:\w+\s+)?(?:left (?:\w+ )?out|omitted|omit|skipped|skip|trimmed|shortened|abbreviated|only (?:included|shown|showing|show|kept|changed|pasted)|(?:didn't|did not|won't|will not|haven't|have not) (?:include|included|repeat|repeated|copy|copied|paste|pasted|reproduce|reproduced|show|shown))\b/;
+/** Not repeated here, no need to repeat it. */
+const NOT_REPEATED =
+  /\bnot (?:be )?(?:repeated|reproduced|duplicated|re-?pasted|copied|included|listed) (?:here|again|below)\b|\bno need to (?:repeat|reproduce|copy|paste|include|show|list)\b/;
 
 /** The loose words (looseWords), made once. */
 let loose: Set<string> | undefined;
@@ -1463,6 +1740,34 @@ function mayOpenComment(
   return false;
 }
 
+/**
+ * Could the line between `start` and `end` be a stub statement (STUB)? It starts, after white
+ * space, with one of STUB_FIRST's words (read from the code units or bytes, as mayOpenComment;
+ * most lines are answered on their first letter).
+ */
+function mayStub(src: string | Uint8Array, start: number, end: number): boolean {
+  let i = start;
+  let c = 0;
+  for (; i < end; i++) {
+    c = codeAt(src, i);
+    if (c !== 32 && c !== 9) break;
+  }
+  const words = c < 128 ? STUB_BY_LETTER[c] : undefined;
+  if (words === undefined) return false;
+  for (const w of words) {
+    if (i + w.length > end) continue;
+    let k = 1;
+    while (k < w.length && codeAt(src, i + k) === w.charCodeAt(k)) k++;
+    if (k === w.length) return true;
+  }
+  return false;
+}
+
+/** STUB_FIRST's words by their first letter's code, as an array (a look-up per line). */
+const STUB_BY_LETTER: Array<string[] | undefined> = Array.from({ length: 128 }, (_, c) =>
+  STUB_FIRST.get(c),
+);
+
 /** A string's character code or a byte of its UTF-8 (they agree wherever mayOpenComment says no: ASCII). */
 function codeAt(src: string | Uint8Array, k: number): number {
   return typeof src === 'string' ? src.charCodeAt(k) : src[k]!;
@@ -1534,8 +1839,11 @@ export function findElisions(
           h.lines.some((l) => l[0] === '-' && l.includes(c.text)))
       )
         return false;
+      // beside new code: a comment of words that does not describe that code (`# same result as
+      // before, vectorised` heads a rewrite)
       return c.kind === 'alone'
-        ? alone.has(c.line) || (mostly.has(c.line) && !c.after && !BARE_DOTS.test(c.text))
+        ? alone.has(c.line) ||
+            (mostly.has(c.line) && !c.after && !BARE_DOTS.test(c.text) && !m.aboutNewCode(c.text))
         : true;
     })
     .slice(0, limit)
@@ -1642,7 +1950,7 @@ export function scan(text: string | Buffer, m: Matcher, screened = true): Candid
     typeof text === 'string' ? text.indexOf(s, from) : text.indexOf(s, from);
   // where the next `/`, `#` and `--` stand (-1: none is left); a line with none of them past its
   // first character holds no comment after code (trailingOpener looks for nothing else)
-  const next = { slash: 0, hash: 0, dashes: 0 };
+  const next = { slash: 0, hash: 0, dashes: 0, dq: 0, sq: 0 };
   // line by line as `text.split('\n')` cuts it, one at a time: a 15 MB text's 255,000 lines
   // were an array held for the whole scan though most files have no candidate
   for (let i = 0, start = 0, end = 0; end < text.length; i++, start = end + 1) {
@@ -1656,8 +1964,15 @@ export function scan(text: string | Buffer, m: Matcher, screened = true): Candid
       (next.slash !== -1 && next.slash < end) ||
       (next.hash !== -1 && next.hash < end) ||
       (next.dashes !== -1 && next.dashes < end);
-    // no comment after code, and its start opens none: no placeholder, comment or dots either
-    if (screened && !trails && !mayOpenComment(text, start, end, screen)) continue;
+    // a stub statement holds a quote (found as the openers are: most lines hold none) and starts
+    // with a stub's word (a message in backticks only beside another quote)
+    if (next.dq !== -1 && next.dq < start) next.dq = find('"', start);
+    if (next.sq !== -1 && next.sq < start) next.sq = find("'", start);
+    const stubby =
+      ((next.dq !== -1 && next.dq < end) || (next.sq !== -1 && next.sq < end)) &&
+      mayStub(text, start, end);
+    // no comment after code, and its start opens none: no placeholder, comment, dots or stub either
+    if (screened && !trails && !stubby && !mayOpenComment(text, start, end, screen)) continue;
     const line =
       typeof text === 'string' ? text.slice(start, end) : text.toString('utf8', start, end);
     if (m.isPlaceholder(line)) {
@@ -1666,7 +1981,9 @@ export function scan(text: string | Buffer, m: Matcher, screened = true): Candid
     }
     // (a comment line's own `//` is no comment after code: ` *     // ...` quotes code in a doc comment)
     const comment = m.isComment(line);
-    const after = comment ? null : m.trailing(line);
+    // a stub statement's message (`raise NotImplementedError("rest of the code unchanged")`), or the
+    // comment after code
+    const after = comment ? null : ((stubby ? m.stub(line) : null) ?? m.trailing(line));
     if (after !== null)
       out.push({
         line: i + 1,

@@ -183,16 +183,21 @@ describe('the ALONE placeholder rule', () => {
     expect(decision(r), r.stdout).toBe(null);
   });
 
-  // open (adv3.md; elision4's rules): a loop rewritten as three lines of real code, its comment saying
-  // what stays the same, reads as a placeholder standing alone in place of 14 lines, and is refused
-  it.fails('a loop rewritten in 3 lines under "# same result as before, vectorised" is allowed', () => {
-    const repo = claudeRepo({ 'shape.py': OLD });
-    const r = rewrite(repo, 'same result as before, vectorised');
-    expect(decision(r), r.stdout).toBe(null);
-  });
+  // closed (elision5): a comment beside new code that says the rewrite keeps the behaviour, or that
+  // it is a rewrite, describes that code; it no longer reads as a stand-in for the 14 lines
+  for (const comment of [
+    'same result as before, vectorised',
+    'keep the existing behaviour for callers',
+    'unchanged API, new implementation',
+  ])
+    it(`a loop rewritten in 3 lines under "# ${comment}" is allowed`, () => {
+      const repo = claudeRepo({ 'shape.py': OLD });
+      const r = rewrite(repo, comment);
+      expect(decision(r), r.stdout).toBe(null);
+    });
 
-  // open (adv3.md; the placeholder rules read comments): the same words in a string literal
-  it.fails('a body cut to raise NotImplementedError("rest of the code unchanged") is refused', () => {
+  // closed (elision5): a stub statement's message is read as a comment would be
+  it('a body cut to raise NotImplementedError("rest of the code unchanged") is refused', () => {
     const repo = claudeRepo({ 'shape.py': OLD });
     const r = claudeHook(
       repo,
@@ -207,6 +212,30 @@ describe('the ALONE placeholder rule', () => {
     );
     expect(decision(r), r.stdout).not.toBe(null);
   });
+
+  // the same hole's kin: a stub's message (closed by elision5), a stub with a comment after it (held
+  // before: the comment after code)
+  for (const [stub, held] of [
+    ['throw new Error("not shown")', ''],
+    ['print("... existing code ...")', ''],
+    ['pass  # TODO: rest unchanged', 'held: '],
+    ['...  # existing implementation', 'held: '],
+  ] as const)
+    it(`${held}a body cut to ${stub} is refused`, () => {
+      const repo = claudeRepo({ 'shape.py': OLD });
+      const r = claudeHook(
+        repo,
+        's',
+        'Edit',
+        {
+          file_path: path.join(repo.dir, 'shape.py'),
+          old_string: `        total = 0\n${body}\n        return total`,
+          new_string: `        ${stub}`,
+        },
+        `e-${stub.length}`,
+      );
+      expect(decision(r), r.stdout).not.toBe(null);
+    });
 
   it('held: the same rewrite under "# rest of the method unchanged", code cut in its place, is refused', () => {
     const repo = claudeRepo({ 'shape.py': OLD });
