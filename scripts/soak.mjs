@@ -859,7 +859,7 @@ async function soakHistory() {
     peak.objects = Math.max(peak.objects, now.objects);
     const med200 = (xs) => [...xs].sort((a, b) => a - b)[xs.length >> 1]?.toFixed(0);
     log(
-      `history: ${Math.min(calls, from + chunk)} calls; write pre-hook median of the last 200 ${med200(lasts)} ms; loose refs ${now.refs}, objects ${now.objects}`,
+      `history: ${Math.min(calls, from + chunk)} calls; write pre-hook median of the last 200 ${med200(lasts)} ms; loose refs ${now.refs}, objects ${now.objects}; load ${os.loadavg()[0].toFixed(1)}`,
     );
   }
   const counts = sim.looseCounts(long);
@@ -880,7 +880,7 @@ async function soakHistory() {
     'history',
     `PreToolUse Write after ${calls.toLocaleString('en')} calls of one session / the same in a fresh clone after 40 calls (same run)`,
     `${ratio.toFixed(2)}x`,
-    `${med(s1.long).toFixed(0)} vs ${med(s1.fresh).toFixed(0)} ms`,
+    `${med(s1.long).toFixed(0)} vs ${med(s1.fresh).toFixed(0)} ms, load ${os.loadavg()[0].toFixed(1)}`,
     '<= 1.05x',
     ratio <= 1.05,
   );
