@@ -223,7 +223,8 @@ describe('loose objects are packed off the hot path', () => {
     // no dumb-HTTP server info (info/refs: every ref listed again), looked at once gc is done (its
     // commit-graph is its last step)
     const graph = path.join(repo.dir, '.git', 'objects', 'info', 'commit-graph');
-    while (!existsSync(graph) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200));
+    while (!existsSync(graph) && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 200));
     expect(existsSync(graph)).toBe(true);
     expect(existsSync(path.join(repo.dir, '.git', 'info', 'refs'))).toBe(false);
     expect(existsSync(path.join(repo.dir, '.git', 'objects', 'info', 'packs'))).toBe(false);
