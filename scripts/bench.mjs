@@ -1115,6 +1115,7 @@ async function benchSession() {
   const fresh = path.join(TMP, 'session-fresh');
   git(TMP, ['clone', '-q', withHooks, fresh]);
   const before = sim.gitDirBytes(withHooks);
+  const kindsBefore = sim.gitDirBreakdown(withHooks);
   const plain = sim.runSession({
     node: NODE,
     cli: CLI,
@@ -1189,6 +1190,15 @@ async function benchSession() {
   const c = sim.looseCounts(withHooks);
   notes.push(
     `S1/S2: after ${CALLS} calls ${c.refs} loose refs under refs/guard/ and ${c.objects} loose objects (git gc --auto packs past ~2,000)`,
+  );
+  // what the growth is made of (the journal and the loose objects are bounded: compacted, packed)
+  const kinds = sim.gitDirBreakdown(withHooks);
+  const by = Object.keys(kinds)
+    .map((k) => [k, kinds[k].bytes - (kindsBefore[k]?.bytes ?? 0)])
+    .filter(([, b]) => b >= 1024)
+    .sort((a, b) => b[1] - a[1]);
+  notes.push(
+    `scale: .git growth per 1,000 calls by kind: ${by.map(([k, b]) => `${k} ${per1000(b)}`).join(', ')}`,
   );
   benchResidentSession(sim, CALLS, plain.ms);
 }

@@ -225,3 +225,43 @@ export function residentServers(sockDir) {
   }
   return out;
 }
+
+/**
+ * What `.git` holds, by kind (issue 22, item 6: what the growth per 1,000
+ * calls is made of): { kind: { bytes, files } }. Sizes are the files' sizes
+ * (as gitDirBytes adds them), not the blocks they take on disk.
+ */
+export function gitDirBreakdown(repo) {
+  const kinds = {};
+  const kindOf = (rel) => {
+    if (rel === 'guard/journal' || rel === 'guard/journal-pinned') return 'journal';
+    if (rel.startsWith('guard/')) return 'guard: other files';
+    if (rel.startsWith('guard-sessions/')) return 'session index';
+    if (rel.startsWith('guard-index') || rel === 'guard-last-checkpoint') return 'checkpoint cache';
+    if (rel.startsWith('refs/guard/')) return 'loose refs (refs/guard/)';
+    if (rel.startsWith('refs/')) return 'loose refs (other)';
+    if (rel === 'packed-refs') return 'packed-refs';
+    if (rel.startsWith('logs/')) return 'reflogs';
+    if (/^objects\/[0-9a-f]{2}\//.test(rel)) return 'loose objects';
+    if (/^objects\/pack\/.*\.pack$/.test(rel)) return 'packs (.pack)';
+    if (rel.startsWith('objects/pack/')) return 'pack indexes (.idx, .rev, ...)';
+    if (rel.startsWith('objects/info/commit-graph')) return 'commit-graph';
+    if (rel === 'info/refs' || rel === 'objects/info/packs') return 'server info (info/refs)';
+    if (rel === 'index') return 'index';
+    return "git's own (config, hooks, HEAD, ...)";
+  };
+  const walk = (d, rel) => {
+    for (const e of fs.readdirSync(d, { withFileTypes: true })) {
+      const p = path.join(d, e.name);
+      const r = rel ? `${rel}/${e.name}` : e.name;
+      if (e.isDirectory()) walk(p, r);
+      else if (e.isFile()) {
+        const k = (kinds[kindOf(r)] ??= { bytes: 0, files: 0 });
+        k.bytes += fs.statSync(p).size;
+        k.files++;
+      }
+    }
+  };
+  walk(path.join(repo, '.git'), '');
+  return kinds;
+}

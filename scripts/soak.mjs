@@ -30,7 +30,9 @@
 //              the same Write in it and in a fresh clone (after the same
 //              40-call start, so the call has the same shape), interleaved: the
 //              cost of a call at the end against the start (issue 22, S1:
-//              <= 1.05x), and the loose refs and objects left per call.
+//              <= 1.05x), the loose refs and objects left per call, and what
+//              .git grew by, kind by kind (journal, packs, packed-refs, ...),
+//              per 1,000 calls and against the bytes the agent wrote.
 //
 // Prints one table (the same form as scripts/bench.mjs) and exits 1 if any
 // figure misses its goal.
@@ -829,6 +831,7 @@ async function soakHistory() {
     ? new Date(`${new Date().toISOString().slice(0, 10)}T${arg('--until')}:00Z`)
     : null;
   const long = sim.makeSessionRepo(path.join(TMP, 'history'), ENV);
+  const kindsBefore = sim.gitDirBreakdown(long);
   const fresh = path.join(TMP, 'history-fresh');
   sh('git', ['clone', '-q', long, fresh]);
   const chunk = 250;
@@ -859,11 +862,12 @@ async function soakHistory() {
     peak.objects = Math.max(peak.objects, now.objects);
     const med200 = (xs) => [...xs].sort((a, b) => a - b)[xs.length >> 1]?.toFixed(0);
     log(
-      `history: ${Math.min(calls, from + chunk)} calls; write pre-hook median of the last 200 ${med200(lasts)} ms; loose refs ${now.refs}, objects ${now.objects}`,
+      `history: ${Math.min(calls, from + chunk)} calls; write pre-hook median of the last 200 ${med200(lasts)} ms; loose refs ${now.refs}, objects ${now.objects}; load ${os.loadavg()[0].toFixed(1)}`,
     );
   }
   const counts = sim.looseCounts(long);
   const bytes = sim.gitDirBytes(long);
+  const kindsAfter = sim.gitDirBreakdown(long);
   // a Write of a file the long session wrote many times, in both (sim.measureS1)
   const s1 = sim.measureS1({
     node: NODE,
@@ -880,7 +884,7 @@ async function soakHistory() {
     'history',
     `PreToolUse Write after ${calls.toLocaleString('en')} calls of one session / the same in a fresh clone after 40 calls (same run)`,
     `${ratio.toFixed(2)}x`,
-    `${med(s1.long).toFixed(0)} vs ${med(s1.fresh).toFixed(0)} ms`,
+    `${med(s1.long).toFixed(0)} vs ${med(s1.fresh).toFixed(0)} ms, load ${os.loadavg()[0].toFixed(1)}`,
     '<= 1.05x',
     ratio <= 1.05,
   );
@@ -933,6 +937,51 @@ async function soakHistory() {
     'reported',
     true,
   );
+  growthRows(sim, long, kindsBefore, kindsAfter, calls);
+}
+
+/** What is kept with a bound (guard compacts or packs it past a size): the rest grows with the calls. */
+const BOUNDED = {
+  journal: 'bounded (compacted past 1 MB)',
+  'loose objects': 'bounded (packed past ~2,000)',
+  'loose refs (refs/guard/)': 'bounded (packed past ~400)',
+  'checkpoint cache': 'bounded (one per work tree)',
+};
+
+/**
+ * The growth of .git over the session by kind (session-sim.mjs gitDirBreakdown), per 1,000
+ * calls, largest first, and against the bytes the agent wrote (issue 22, item 6).
+ */
+function growthRows(sim, repo, before, after, calls) {
+  const grown = Object.keys(after)
+    .map((k) => ({
+      k,
+      bytes: after[k].bytes - (before[k]?.bytes ?? 0),
+      files: after[k].files - (before[k]?.files ?? 0),
+    }))
+    .filter((g) => Math.abs(g.bytes) >= 1024)
+    .sort((a, b) => b.bytes - a.bytes);
+  const per1000 = (x) => `${(((x / calls) * 1000) / 1024).toFixed(0)} kB`;
+  const total = grown.reduce((n, g) => n + g.bytes, 0);
+  const writes = calls - Math.floor((calls + 1) / 5);
+  const written = writes * fs.statSync(path.join(repo, 'src', 'm0.py')).size;
+  row(
+    'history',
+    `  .git growth per 1,000 calls / bytes the agent wrote (${writes.toLocaleString('en')} writes of a whole file)`,
+    per1000(total),
+    `${per1000(written)}, ${(total / written).toFixed(2)}x`,
+    'reported',
+    true,
+  );
+  for (const g of grown)
+    row(
+      'history',
+      `    ${g.k}`,
+      per1000(g.bytes),
+      `${(g.bytes / 1024).toFixed(0)} kB, ${g.files} files`,
+      BOUNDED[g.k] ?? 'reported',
+      true,
+    );
 }
 
 // ---------------------------------------------------------------------------

@@ -377,8 +377,9 @@ const LOOSE_REFS_MAX = 400;
  * detached: it packs the loose objects into one pack and the loose refs
  * into packed-refs (gc.packRefs), and holds its own lock (gc.pid) so calls
  * that race start nothing twice. No hook of the repository runs
- * (core.hooksPath: pre-auto-gc is the agent's to write), and unreachable
- * objects keep git's two weeks of grace. GUARD_NO_AUTO_PACK=1 turns it off. Amortised: about
+ * (core.hooksPath: pre-auto-gc is the agent's to write), unreachable
+ * objects keep git's two weeks of grace, and no server info is written
+ * (repack.updateServerInfo: info/refs would copy every ref again). GUARD_NO_AUTO_PACK=1 turns it off. Amortised: about
  * one start per 200 tool calls, none on the hot path's answer. Past
  * LOOSE_REFS_MAX loose refs (three readdirs) with few loose objects (fast-import
  * writes a pack past its unpackLimit), `git pack-refs --all --prune` alone,
@@ -393,6 +394,10 @@ const GC_CONFIG = [
   // git's default grace for unreachable objects, whatever the repository says: a
   // `gc.pruneExpire=now` would race another guard's fast-import whose refs are not written yet
   ...['-c', 'gc.pruneExpire=2.weeks.ago'],
+  // no dumb-HTTP server info (info/refs, objects/info/packs): info/refs is a second list of every
+  // ref, ~230 kB per 1,000 tool calls (docs/performance.md, "What .git grows by"); only a
+  // repository served over dumb HTTP reads it, and its own post-update hook writes it there
+  ...['-c', 'repack.updateServerInfo=false'],
 ];
 
 export async function packWhenLoose(commonDir: string, cwd: string): Promise<boolean> {

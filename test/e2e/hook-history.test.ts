@@ -226,6 +226,14 @@ describe('loose objects are packed off the hot path', () => {
     );
     // and guard still reads what it wrote from packed refs
     expect(repo.guardJson(['log']).json.entries.length).toBeGreaterThan(0);
+    // no dumb-HTTP server info (info/refs: every ref listed again), looked at once gc is done (its
+    // commit-graph is its last step)
+    const graph = path.join(repo.dir, '.git', 'objects', 'info', 'commit-graph');
+    while (!existsSync(graph) && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 200));
+    expect(existsSync(graph)).toBe(true);
+    expect(existsSync(path.join(repo.dir, '.git', 'info', 'refs'))).toBe(false);
+    expect(existsSync(path.join(repo.dir, '.git', 'objects', 'info', 'packs'))).toBe(false);
   }, 120_000);
 
   it('past ~400 loose records, with few loose objects, a hook call packs the refs in the background (git gc --auto counts objects only)', async () => {
