@@ -490,6 +490,7 @@ export interface MovedTip extends Tip {
 export async function journalCheck(
   commonDir: string,
   checked = CHECKED,
+  whole = false,
 ): Promise<{ gone: Tip[]; moved: MovedTip[]; odd?: string[] }> {
   if (await stat(path.join(commonDir, 'reftable')).catch(() => null))
     return { gone: [], moved: [] };
@@ -503,7 +504,12 @@ export async function journalCheck(
     )
   ).filter((f): f is string => f !== null);
   if (odd.length > 0) return { gone: [], moved: [], odd };
-  const [recent, pins] = await Promise.all([tail(journalFile(commonDir)), readPinned(commonDir)]);
+  // (whole: every live entry, for doctor; a door reads the tail)
+  const file = journalFile(commonDir);
+  const [recent, pins] = await Promise.all([
+    whole ? readRegularText(file) : tail(file),
+    readPinned(commonDir),
+  ]);
   const newest = liveTips(recent).slice(-checked);
   const seen = new Set(newest.map((t) => t.ref));
   // the pinned refs (lane bases) always, whatever their age: their last word is the pinned file's
