@@ -180,3 +180,35 @@ function holdsRepository(dotgit: string, st: Stats): boolean {
     })?.isDirectory() === true
   );
 }
+
+/**
+ * The variable of the environment that sends git's objects or refs somewhere other than the
+ * repository's own (GIT_OBJECT_DIRECTORY, GIT_COMMON_DIR), or null. A Claude Code settings
+ * file's `env` reaches the hook: with GIT_OBJECT_DIRECTORY naming a folder of the agent's (its
+ * alternates reading the real objects), every checkpoint and record guard wrote was an object
+ * there, and removing the folder took them all while the refs stayed (adv5). File reads only.
+ */
+export function storeElsewhere(repo: { gitDir: string; commonDir: string }): string | null {
+  const real = (p: string) => {
+    try {
+      return realpathSync(p);
+    } catch {
+      return p;
+    }
+  };
+  // the common dir by the git dir's own files, as git finds it without the variable
+  let own = repo.gitDir;
+  try {
+    own = path.resolve(
+      repo.gitDir,
+      readFileSync(path.join(repo.gitDir, 'commondir'), 'utf8').replace(/[\r\n]+$/, ''),
+    );
+  } catch {
+    /* no commondir: the git dir is the common dir */
+  }
+  if (process.env.GIT_COMMON_DIR && real(repo.commonDir) !== real(own)) return 'GIT_COMMON_DIR';
+  const objects = process.env.GIT_OBJECT_DIRECTORY;
+  if (objects && real(path.resolve(objects)) !== real(path.join(own, 'objects')))
+    return 'GIT_OBJECT_DIRECTORY';
+  return null;
+}
