@@ -118,4 +118,29 @@ describe('adv5: notebooks measured on cells', () => {
     repo2.write('nb.ipynb', text(strings));
     expect(checkOne(repo2).file).toMatchObject({ needsApproval: true });
   });
+
+  it('guard write of a v4 notebook emptied of its code (outputs kept): blocked, not a 9% modify', () => {
+    const repo = makeRepo({ 'nb.ipynb': text(v4()) });
+    const r = repo.guardJson(['write', 'nb.ipynb'], { input: text(v4(false)) });
+    // on 184ae15: written (modify, 140 of 1,607 JSON lines deleted): guard write measured the JSON
+    expect(r.code).toBe(1);
+    expect(r.json.files[0]).toMatchObject({ status: 'replace', written: false });
+    expect(repo.read('nb.ipynb')).toBe(text(v4()));
+  });
+
+  it('guard write of a notebook whose one cell changes by a line, its sources saved as strings and its outputs cleared: allowed, measured on the cells', () => {
+    const repo = makeRepo({ 'nb.ipynb': text(v4()) });
+    const nb = v4();
+    const edited = {
+      ...nb,
+      cells: nb.cells.map((c: any, i: number) => ({
+        ...c,
+        outputs: [],
+        source: (i === 3 ? ['x = 1\n', ...c.source.slice(1)] : c.source).join(''),
+      })),
+    };
+    const r = repo.guardJson(['write', 'nb.ipynb'], { input: text(edited) });
+    expect(r.code).toBe(0);
+    expect(r.json.files[0]).toMatchObject({ linesDeleted: 1, linesAdded: 1 });
+  });
 });
