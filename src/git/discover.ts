@@ -189,6 +189,8 @@ function holdsRepository(dotgit: string, st: Stats): boolean {
  * there, and removing the folder took them all while the refs stayed (adv5). File reads only.
  */
 export function storeElsewhere(repo: { gitDir: string; commonDir: string }): string | null {
+  const objects = process.env.GIT_OBJECT_DIRECTORY;
+  if (!objects && !process.env.GIT_COMMON_DIR) return null;
   const real = (p: string) => {
     try {
       return realpathSync(p);
@@ -207,7 +209,6 @@ export function storeElsewhere(repo: { gitDir: string; commonDir: string }): str
     /* no commondir: the git dir is the common dir */
   }
   if (process.env.GIT_COMMON_DIR && real(repo.commonDir) !== real(own)) return 'GIT_COMMON_DIR';
-  const objects = process.env.GIT_OBJECT_DIRECTORY;
   if (objects && real(path.resolve(objects)) !== real(path.join(own, 'objects')))
     return 'GIT_OBJECT_DIRECTORY';
   return null;
