@@ -1,7 +1,15 @@
 import { mkdirSync, readFileSync, renameSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { cleanupRepos, lines, makeRepo, outsideDir, type TestRepo } from '../helpers.js';
+import {
+  claudeHook,
+  claudeRepo,
+  cleanupRepos,
+  lines,
+  makeRepo,
+  outsideDir,
+  type TestRepo,
+} from '../helpers.js';
 
 /**
  * adv5 (docs/reliability/adv5.md): refs/guard/ as guard reads it without
@@ -86,5 +94,50 @@ describe('adv5: a refused change made to vanish from the ref store', () => {
     expect(repo.guard(['log']).stdout).toContain(name);
     const d = doctorSays(repo);
     expect(d.stdout).not.toMatch(/removed outside guard/);
+  });
+
+  it("guard log --prune --keep 0 --include-rejected run from the agent's Bash (CLAUDECODE=1): refused, the refused Write's ref and record stay", () => {
+    const repo = claudeRepo({ 'state.py': lines(270) });
+    const w = claudeHook(
+      repo,
+      's',
+      'Write',
+      { file_path: path.join(repo.dir, 'state.py'), content: 'x\n' },
+      'w1',
+    );
+    expect(w.json?.hookSpecificOutput?.permissionDecision).toBe('deny');
+    const before = repo.refs('refs/guard/rejected/');
+    expect(before).toHaveLength(1);
+    const agent = { CLAUDECODE: '1' };
+    const r = repo.guard(['log', '--prune', '--keep', '0', '--include-rejected'], { env: agent });
+    // on 184ae15: exit 0, "pruned 1 checkpoint, 1 rejected ref, 1 decision record"; the hook
+    // allows the Bash call (no file changes) and doctor, reading guard's own "- REF" lines, is all ok
+    expect(r.code).not.toBe(0);
+    expect(r.stderr).toMatch(/a person runs it, not an agent's command tool/);
+    expect(repo.refs('refs/guard/rejected/')).toEqual(before);
+    // a person's prune (no agent shell) is as before
+    expect(repo.guard(['log', '--prune', '--keep', '0', '--include-rejected']).code).toBe(0);
+    expect(repo.refs('refs/guard/rejected/')).toEqual([]);
+  });
+
+  // HOLE (open): the agent's shell is told apart only by the variables its harness sets
+  // (CLAUDECODE=1, GEMINI_CLI=1: ui/auto-mode.ts inAgentShell), which the agent can unset in its
+  // own command; then guard's own removal is noted in its journal and nothing says anything. The
+  // same limit as `guard recover` run by the agent (holes5): a command of guard's the agent can
+  // run. What would close it: a record of the prune a door reports (the refs pruned, by whom),
+  // or prune never taking records younger than the person has seen.
+  it.fails("guard log --prune run from the agent's Bash with CLAUDECODE unset (env -u): the refused Write's ref stays", () => {
+    const repo = claudeRepo({ 'state.py': lines(270) });
+    claudeHook(
+      repo,
+      's',
+      'Write',
+      { file_path: path.join(repo.dir, 'state.py'), content: 'x\n' },
+      'w1',
+    );
+    repo.guard(['log', '--prune', '--keep', '0', '--include-rejected'], {
+      env: { CLAUDECODE: undefined },
+    });
+    expect(repo.refs('refs/guard/rejected/')).toHaveLength(1);
   });
 });
