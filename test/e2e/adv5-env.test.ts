@@ -126,4 +126,14 @@ describe('adv5: GIT_* in the hook environment', () => {
     expect(checkpoints(repo)).toEqual([true]);
     expect(elsewhere.refs()).toEqual([]);
   });
+
+  it("GIT_DIR naming a bare decoy while GIT_WORK_TREE names the real folder (the work tree matches, adv3's check passed): refused", () => {
+    const repo = withWork();
+    const decoy = path.join(outsideDir(), 'decoy.git');
+    repo.git(['init', '-q', '--bare', decoy]);
+    const r = rmCall(repo, { GIT_DIR: decoy, GIT_WORK_TREE: repo.dir }, 'b7');
+    // on 184ae15: allowed, its checkpoint and records in the decoy, nothing in the repository
+    expect(claudeDecision(r), r.stdout).toBe('deny');
+    expect(r.stdout).toMatch(/GIT_DIR in the environment/);
+  });
 });

@@ -125,4 +125,17 @@ describe('adv5: the day base of guard write', () => {
     expect(readFileSync(journal, 'utf8')).toContain(storeOf(repo, 'app.py'));
     expect([125, 100].map((n) => write(repo, 'app.py', n))).toEqual([0, 1]);
   });
+
+  it('GIT_DIR naming a fresh bare repository at each write, GIT_WORK_TREE the real folder: refused, not a first write of the day each time', () => {
+    const repo = makeRepo({ 'app.py': src(200) });
+    const codes = [175, 150, 125, 100].map((n, i) => {
+      const decoy = path.join(outsideDir(), `decoy${i}.git`);
+      repo.git(['init', '-q', '--bare', decoy]);
+      return write(repo, 'app.py', n, { env: { GIT_DIR: decoy, GIT_WORK_TREE: repo.dir } });
+    });
+    // on 184ae15: 0, 0, 0, 0 (each base and checkpoint kept in its own decoy, whose HEAD has no
+    // guard.config.json: the defaults' policy too): 400 -> 200 lines and on down
+    expect(codes.every((c) => c !== 0)).toBe(true);
+    expect(repo.read('app.py')).toBe(src(200));
+  });
 });

@@ -1,4 +1,4 @@
-import { readFile, readlink } from 'node:fs/promises';
+import { readFile, readlink, realpath } from 'node:fs/promises';
 import path from 'node:path';
 import type { ChangeFacts, Classification } from '../../core/classify.js';
 import { changeFacts, heldSide } from '../../core/facts.js';
@@ -31,7 +31,9 @@ import {
   rejectedCommit,
   type RecordCommit,
 } from '../../git/records.js';
-import { openRepo } from '../../git/repo.js';
+import { openRepo, type Repo } from '../../git/repo.js';
+import { repositoryFolder, storeElsewhere } from '../../git/discover.js';
+import { GuardError } from '../../core/errors.js';
 import {
   numstatFiles,
   patchFiles,
@@ -289,6 +291,7 @@ async function openTarget(
   { session, now }: { session: string | null; now: Date },
 ) {
   const repo = await openRepo(opts.cwd);
+  await ownRepository(opts.cwd, repo);
   const root = repo.root;
   // relative to the root when relative to cwd, so a refusal names the path the way the person sees it
   const asked = path.isAbsolute(opts.path)
@@ -331,6 +334,27 @@ async function openTarget(
     await staging.then(discardWrite, () => {});
     throw err;
   }
+}
+
+/**
+ * The repository git answered is the one whose `.git` the folder holds, its refs and objects its
+ * own: else the day's base and the checkpoint would be kept elsewhere (GIT_DIR naming a fresh bare
+ * repository for each write, GIT_WORK_TREE the real folder: every write a first write of the day,
+ * adv5), as the hook refuses (adv3).
+ */
+async function ownRepository(cwd: string, repo: Repo): Promise<void> {
+  const held = repositoryFolder(cwd);
+  if (held === null) return;
+  const moved =
+    (await realpath(repo.root).catch(() => repo.root)) !== held
+      ? 'GIT_WORK_TREE'
+      : storeElsewhere(held, repo);
+  if (moved)
+    throw new GuardError(
+      'E_UNREADABLE',
+      `${path.join(held, '.git')} holds a repository, but ${moved} in the environment (or the repository's config) has git keep this write's records elsewhere`,
+      `run guard write without ${moved}`,
+    );
 }
 
 type WriteSides = Omit<Parameters<typeof measureAgainst>[0], 'base'> & {

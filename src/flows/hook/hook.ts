@@ -175,11 +175,11 @@ async function repoAt(dir: string): Promise<Repo | null> {
       "put the repository back as it was (git config --unset core.worktree, core.bare false, HEAD; no GIT_DIR in a harness setting's env); guard keeps nothing of this folder until then",
     );
   // ... or git's objects or refs are sent elsewhere by the environment (adv5)
-  const moved = repo && storeElsewhere(repo);
+  const moved = held !== null && repo ? storeElsewhere(held, repo) : null;
   if (moved)
     throw new GuardError(
       'E_UNREADABLE',
-      `${moved} in the environment sends git's ${moved === 'GIT_COMMON_DIR' ? 'refs and objects' : 'objects'} out of ${repo.commonDir === repo.gitDir ? repo.gitDir : 'the repository'}: what guard keeps of this call would be written there, not in the repository`,
+      `${moved} in the environment sends git's ${moved === 'GIT_OBJECT_DIRECTORY' ? 'objects' : 'refs and objects'} out of ${path.join(held!, '.git')}: what guard keeps of this call would be written there, not in the repository`,
       `remove ${moved} from the harness's environment (a settings file's env); guard keeps nothing of this folder until then`,
     );
   return repo;
