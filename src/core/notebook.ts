@@ -24,6 +24,38 @@ export function parseNotebook(text: string): Notebook | null {
   return nb as Notebook;
 }
 
+/**
+ * The cells Jupyter reads: nbformat 3 (notebooks saved before 2015, which Jupyter still opens and
+ * upgrades) keeps them in `worksheets`, a code cell's source in `input`. Read by the `nbformat`
+ * number, as Jupyter reads it: a v3 notebook emptied of its code measured as JSON lines was a small
+ * edit among its outputs, and `cells` beside v3 worksheets is a decoy Jupyter never shows (adv5).
+ */
+function cellsRead(nb: { cells?: unknown; worksheets?: unknown; nbformat?: unknown }): Cell[] {
+  if (nb.nbformat !== 3) return nb.cells as Cell[];
+  const ws = Array.isArray(nb.worksheets) ? nb.worksheets : [];
+  return ws.flatMap((w: unknown) => {
+    const cells = (w as { cells?: unknown } | null)?.cells;
+    return (Array.isArray(cells) ? cells : []).map((c: unknown) => {
+      const cell = (typeof c === 'object' && c !== null ? c : {}) as Cell;
+      return cell.cell_type === 'code' ? { ...cell, source: cell.input ?? '' } : cell;
+    });
+  });
+}
+
+/** An nbformat 3 notebook with no `cells` beside its worksheets (parseNotebook wants `cells`). */
+function worksheetsOnly(text: string): Notebook | null {
+  let nb: unknown;
+  try {
+    nb = JSON.parse(text.replace(/^\uFEFF/, ''));
+  } catch {
+    return null;
+  }
+  const v3 = nb as { nbformat?: unknown; worksheets?: unknown } | null;
+  return typeof nb === 'object' && v3?.nbformat === 3 && Array.isArray(v3.worksheets)
+    ? (nb as Notebook)
+    : null;
+}
+
 const sourceText = (s: unknown): string =>
   Array.isArray(s) ? s.map((x) => (typeof x === 'string' ? x : '')).join('') : String(s ?? '');
 
@@ -34,9 +66,9 @@ const sourceText = (s: unknown): string =>
  * text is not a notebook.
  */
 export function notebookSources(text: string): string | null {
-  const nb = parseNotebook(text);
+  const nb = parseNotebook(text) ?? worksheetsOnly(text);
   if (!nb) return null;
-  return nb.cells
+  return cellsRead(nb)
     .map((c) => {
       const s = sourceText(c.source);
       return `# %% [${String(c.cell_type ?? 'code')}]\n${s}${s === '' || s.endsWith('\n') ? '' : '\n'}`;

@@ -180,3 +180,54 @@ function holdsRepository(dotgit: string, st: Stats): boolean {
     })?.isDirectory() === true
   );
 }
+
+/**
+ * What sends git's objects or refs somewhere other than the repository whose `.git` is in `held`
+ * (the folder repositoryFolder found), or null: the git dir git answered is not that one's
+ * (GIT_DIR naming a decoy while GIT_WORK_TREE names the real folder, so the work tree matches),
+ * GIT_COMMON_DIR, or GIT_OBJECT_DIRECTORY naming a folder of the agent's (its alternates reading
+ * the real objects: every checkpoint and record guard wrote was an object there, and removing the
+ * folder took them all while the refs stayed). File reads only, none when no such variable is set
+ * (adv5).
+ */
+export function storeElsewhere(
+  held: string,
+  repo: { gitDir: string; commonDir: string },
+): string | null {
+  const env = process.env;
+  if (!env.GIT_DIR && !env.GIT_COMMON_DIR && !env.GIT_OBJECT_DIRECTORY) return null;
+  const own = commonDirAt(path.join(held, '.git'));
+  if (own === null) return null;
+  if (real(repo.commonDir) !== own) return env.GIT_COMMON_DIR ? 'GIT_COMMON_DIR' : 'GIT_DIR';
+  const objects = env.GIT_OBJECT_DIRECTORY;
+  if (objects && real(path.resolve(objects)) !== real(path.join(own, 'objects')))
+    return 'GIT_OBJECT_DIRECTORY';
+  return null;
+}
+
+function real(p: string): string {
+  try {
+    return realpathSync(p);
+  } catch {
+    return p;
+  }
+}
+
+/** The common dir of the repository at `dotgit` (a folder, or a `gitdir:` file), as git reads it; null when unreadable. */
+function commonDirAt(dotgit: string): string | null {
+  try {
+    let gitDir = dotgit;
+    if (!statSync(dotgit).isDirectory()) {
+      const m = /^gitdir: *([^\r\n]+)/.exec(readFileSync(dotgit, 'utf8'));
+      if (!m) return null;
+      gitDir = path.resolve(path.dirname(dotgit), m[1]!);
+    }
+    const common = lstatSync(path.join(gitDir, 'commondir'), { throwIfNoEntry: false });
+    const to = common
+      ? readFileSync(path.join(gitDir, 'commondir'), 'utf8').replace(/[\r\n]+$/, '')
+      : '.';
+    return real(path.resolve(gitDir, to));
+  } catch {
+    return null;
+  }
+}

@@ -60,6 +60,8 @@ const TAIL_BYTES = 64 << 10;
 /** Past this size the journal is compacted to its live entries (the newest KEEP). */
 const COMPACT_BYTES = 1 << 20;
 const KEEP = 5_000;
+const WRITE_BASE = 'refs/guard/write-base/';
+const dayOf = (ms: number) => new Date(ms).toISOString().slice(0, 10);
 const OID = /^[0-9a-f]{40}(?:[0-9a-f]{24})?$/;
 
 export interface Tip {
@@ -324,7 +326,19 @@ async function compact(file: string): Promise<void> {
   try {
     const text = await readRegularText(file);
     // the pinned file keeps every live entry (a lane a person has not discarded is never forgotten)
-    const tips = path.basename(file) === PINNED_FILE ? liveTips(text) : liveTips(text).slice(-KEEP);
+    const live = liveTips(text);
+    // and today's and yesterday's write bases, however many refs came after: guard write reads a
+    // file's base from the journal alone (git/session-base.ts), so one dropped here is a sum restarted
+    const bases = new Set([0, 1].map((d) => `${WRITE_BASE}${dayOf(Date.now() - d * 864e5)}/`));
+    const tips =
+      path.basename(file) === PINNED_FILE
+        ? live
+        : [
+            ...live
+              .slice(0, -KEEP)
+              .filter((t) => bases.has(t.ref.slice(0, WRITE_BASE.length + 11))),
+            ...live.slice(-KEEP),
+          ];
     // a session step guard removed stays noted: provenance trusts no absence while recent ones are gone
     const gone = goneRefs(text)
       .filter((r) => r.startsWith('refs/guard/sessions/'))
@@ -476,6 +490,7 @@ export interface MovedTip extends Tip {
 export async function journalCheck(
   commonDir: string,
   checked = CHECKED,
+  whole = false,
 ): Promise<{ gone: Tip[]; moved: MovedTip[]; odd?: string[] }> {
   if (await stat(path.join(commonDir, 'reftable')).catch(() => null))
     return { gone: [], moved: [] };
@@ -489,7 +504,12 @@ export async function journalCheck(
     )
   ).filter((f): f is string => f !== null);
   if (odd.length > 0) return { gone: [], moved: [], odd };
-  const [recent, pins] = await Promise.all([tail(journalFile(commonDir)), readPinned(commonDir)]);
+  // (whole: every live entry, for doctor; a door reads the tail)
+  const file = journalFile(commonDir);
+  const [recent, pins] = await Promise.all([
+    whole ? readRegularText(file) : tail(file),
+    readPinned(commonDir),
+  ]);
   const newest = liveTips(recent).slice(-checked);
   const seen = new Set(newest.map((t) => t.ref));
   // the pinned refs (lane bases) always, whatever their age: their last word is the pinned file's

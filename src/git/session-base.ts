@@ -69,10 +69,12 @@ export function dayBaseRefs(
   // the refs guard wrote for this file today, as it wrote them, when its journal has them: a base
   // ref removed (`git update-ref -d`) or moved is still read, and one planted beside them (an
   // earlier-looking record holding the shrunk file) is not, so writes that each take a little
-  // still add up (docs/reliability/adv4.md). Else the ref files, as below.
+  // still add up (docs/reliability/adv4.md). A journal with no word on the file's folder means guard
+  // wrote no base of it today: a ref there was planted (before the day's first write, a record
+  // holding an empty file made every later write a growth: adv5), so none is read. Only with no
+  // journal at all, the ref files, as below.
   const noted = journaledTipsUnder(commonDir, store);
-  if (noted && noted.length > 0)
-    return noted.sort((a, b) => (a.ref < b.ref ? -1 : a.ref > b.ref ? 1 : 0));
+  if (noted) return noted.sort((a, b) => (a.ref < b.ref ? -1 : a.ref > b.ref ? 1 : 0));
   try {
     // another ref store (reftable: git 2.45 and later) has no ref files: git lists them
     if (existsSync(path.join(commonDir, 'reftable'))) return 'list';

@@ -12,3 +12,15 @@ export function isAutoMode(flag: boolean | undefined): boolean {
   if (ci !== undefined && ci !== '' && ci !== '0' && ci !== 'false') return true;
   return false;
 }
+
+/**
+ * Set in the shell of an agent's command tool: Claude Code's Bash (CLAUDECODE=1,
+ * since 0.2.47), Gemini CLI's run_shell_command (GEMINI_CLI=1). A terminal
+ * there is one the agent made (`script -c 'git commit'`) and types into.
+ */
+const AGENT_SHELL = ['CLAUDECODE', 'GEMINI_CLI'] as const;
+
+/** Is this guard run from an agent's command tool (by the agent, not a person)? */
+export function inAgentShell(): boolean {
+  return AGENT_SHELL.some((v) => process.env[v] === '1');
+}

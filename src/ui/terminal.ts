@@ -3,6 +3,7 @@ import { openSync, closeSync } from 'node:fs';
 import { ReadStream, WriteStream } from 'node:tty';
 import { createInterface, type Interface } from 'node:readline';
 import { GuardError } from '../core/errors.js';
+import { inAgentShell } from './auto-mode.js';
 export { isAutoMode } from './auto-mode.js';
 
 /**
@@ -41,16 +42,10 @@ export function aborted(): GuardError {
 
 const ABORT = Symbol('abort');
 
-/**
- * Set in the shell of an agent's command tool: Claude Code's Bash (CLAUDECODE=1,
- * since 0.2.47), Gemini CLI's run_shell_command (GEMINI_CLI=1). A terminal
- * there is one the agent made (`script -c 'git commit'`) and types into.
- */
-const AGENT_SHELL = ['CLAUDECODE', 'GEMINI_CLI'] as const;
-
 /** Open the controlling terminal; null when there is none (agents, CI, cron), or when it is an agent's. */
 export function openTerminal(color: boolean): Terminal | null {
-  if (AGENT_SHELL.some((v) => process.env[v] === '1')) return null;
+  // (a terminal in an agent's shell is one the agent made: ui/auto-mode.ts inAgentShell)
+  if (inAgentShell()) return null;
   const tty = openTty();
   if (!tty) return null;
   const { fd, input, output } = tty;

@@ -599,14 +599,16 @@ function entriesChanged(wrote: string, now: string | null): string | null {
  */
 export async function integrityProblems(
   commonDir: string,
-  opts: { heal?: boolean } = {},
+  opts: { heal?: boolean; whole?: boolean } = {},
 ): Promise<IntegrityProblem[]> {
   const [{ gone, moved, odd }, { manifest, problem: record }] = await Promise.all([
-    journalCheck(commonDir).catch(() => ({
-      gone: [] as Tip[],
-      moved: [] as MovedTip[],
-      odd: undefined,
-    })),
+    journalCheck(commonDir, opts.whole ? Number.MAX_SAFE_INTEGER : undefined, opts.whole).catch(
+      () => ({
+        gone: [] as Tip[],
+        moved: [] as MovedTip[],
+        odd: undefined,
+      }),
+    ),
     gateRecord(commonDir),
   ]);
   // the journal itself removed with the refs: the last checkpoint this work tree remembers is a second witness

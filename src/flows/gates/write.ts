@@ -1,9 +1,10 @@
-import { readFile, readlink } from 'node:fs/promises';
+import { readFile, readlink, realpath } from 'node:fs/promises';
 import path from 'node:path';
 import type { ChangeFacts, Classification } from '../../core/classify.js';
 import { changeFacts, heldSide } from '../../core/facts.js';
 import { countLines, looksBinary, surelyReplaces } from '../../core/lines.js';
 import { MODE } from '../../core/modes.js';
+import { NOTEBOOK_PATH, notebookSides } from '../../core/notebook.js';
 import type { Hunk } from '../../core/hunks.js';
 import {
   decisionRecords,
@@ -30,7 +31,9 @@ import {
   rejectedCommit,
   type RecordCommit,
 } from '../../git/records.js';
-import { openRepo } from '../../git/repo.js';
+import { openRepo, type Repo } from '../../git/repo.js';
+import { repositoryFolder, storeElsewhere } from '../../git/discover.js';
+import { GuardError } from '../../core/errors.js';
 import {
   numstatFiles,
   patchFiles,
@@ -288,6 +291,7 @@ async function openTarget(
   { session, now }: { session: string | null; now: Date },
 ) {
   const repo = await openRepo(opts.cwd);
+  await ownRepository(opts.cwd, repo);
   const root = repo.root;
   // relative to the root when relative to cwd, so a refusal names the path the way the person sees it
   const asked = path.isAbsolute(opts.path)
@@ -330,6 +334,27 @@ async function openTarget(
     await staging.then(discardWrite, () => {});
     throw err;
   }
+}
+
+/**
+ * The repository git answered is the one whose `.git` the folder holds, its refs and objects its
+ * own: else the day's base and the checkpoint would be kept elsewhere (GIT_DIR naming a fresh bare
+ * repository for each write, GIT_WORK_TREE the real folder: every write a first write of the day,
+ * adv5), as the hook refuses (adv3).
+ */
+async function ownRepository(cwd: string, repo: Repo): Promise<void> {
+  const held = repositoryFolder(cwd);
+  if (held === null) return;
+  const moved =
+    (await realpath(repo.root).catch(() => repo.root)) !== held
+      ? 'GIT_WORK_TREE'
+      : storeElsewhere(held, repo);
+  if (moved)
+    throw new GuardError(
+      'E_UNREADABLE',
+      `${path.join(held, '.git')} holds a repository, but ${moved} in the environment (or the repository's config) has git keep this write's records elsewhere`,
+      `run guard write without ${moved}`,
+    );
 }
 
 type WriteSides = Omit<Parameters<typeof measureAgainst>[0], 'base'> & {
@@ -475,8 +500,38 @@ interface MeasureInput {
   numstat?: Promise<FileNumstat> | null;
 }
 
+/**
+ * A notebook's two sides as their cells' sources (core/notebook.ts), as the hook and the gates
+ * measure it: its JSON's lines are mostly outputs, among which a notebook emptied of its code
+ * was a 9% modify here (adv5). Null for anything else.
+ */
+function notebookInput(m: MeasureInput): [Buffer, Buffer] | null {
+  if (m.oldContent === null || m.newMode === MODE.symlink) return null;
+  if (!NOTEBOOK_PATH.test(m.rel ?? m.staged.rel)) return null;
+  const sides = notebookSides(m.oldContent.toString('utf8'), m.newContent.toString('utf8'));
+  return sides && [Buffer.from(sides[0]), Buffer.from(sides[1])];
+}
+
 /** The facts classify needs, with line counts from git's own numstat. */
-async function measure({
+async function measure(input: MeasureInput): Promise<ChangeFacts> {
+  const nb = notebookInput(input);
+  if (nb)
+    return withScratchFile(nb[0], (from) =>
+      withScratchFile(nb[1], (to) =>
+        measure({
+          ...input,
+          staged: { ...input.staged, abs: from, temp: to },
+          oldContent: nb[0],
+          newContent: nb[1],
+          rel: input.rel ?? input.staged.rel,
+          numstat: null,
+        }),
+      ),
+    );
+  return measureText(input);
+}
+
+async function measureText({
   staged,
   oldMode,
   newMode,

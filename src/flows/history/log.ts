@@ -1,4 +1,5 @@
 import { GuardError } from '../../core/errors.js';
+import { inAgentShell } from '../../ui/auto-mode.js';
 import { parseRecordMessage, type DecisionRecord } from '../../core/record.js';
 import { checkpointId } from '../../git/checkpoint.js';
 import { REFS, listRecords, type RefRecord } from '../../git/records.js';
@@ -353,6 +354,15 @@ export function parseAge(text: string): number {
  * names the value it saw, so a ref moved meanwhile is not lost.
  */
 export async function prune(opts: PruneOptions): Promise<PruneResult> {
+  // guard's own removal is noted in its journal, so nothing says anything after it: from an agent's
+  // command tool, `--prune --keep 0 --include-rejected` took every refused change's ref and record
+  // and every checkpoint with no word (adv5). Only a person prunes.
+  if (inAgentShell())
+    throw new GuardError(
+      'E_USAGE',
+      "guard log --prune removes guard's checkpoints and records: a person runs it, not an agent's command tool",
+      'ask the user to run it in their own terminal',
+    );
   if (opts.olderThanMs === undefined && opts.keep === undefined) {
     throw new GuardError(
       'E_USAGE',

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { GuardError } from '../../core/errors.js';
 import type { FileChange, HookEvent, Outcome } from '../../harness/types.js';
 import type { SessionMeta } from '../../git/checkpoint.js';
-import { repositoryFolder } from '../../git/discover.js';
+import { repositoryFolder, storeElsewhere } from '../../git/discover.js';
 import { openRepo, type Repo } from '../../git/repo.js';
 import {
   integrityDenial,
@@ -173,6 +173,14 @@ async function repoAt(dir: string): Promise<Repo | null> {
       'E_UNREADABLE',
       `${path.join(held, '.git')} holds a repository, but git ${repo ? `takes ${repo.root} as its work tree` : 'does not take this folder as a work tree'} (core.worktree, core.bare, a broken HEAD, or GIT_DIR and GIT_WORK_TREE in the environment)`,
       "put the repository back as it was (git config --unset core.worktree, core.bare false, HEAD; no GIT_DIR in a harness setting's env); guard keeps nothing of this folder until then",
+    );
+  // ... or git's objects or refs are sent elsewhere by the environment (adv5)
+  const moved = held !== null && repo ? storeElsewhere(held, repo) : null;
+  if (moved)
+    throw new GuardError(
+      'E_UNREADABLE',
+      `${moved} in the environment sends git's ${moved === 'GIT_OBJECT_DIRECTORY' ? 'objects' : 'refs and objects'} out of ${path.join(held!, '.git')}: what guard keeps of this call would be written there, not in the repository`,
+      `remove ${moved} from the harness's environment (a settings file's env); guard keeps nothing of this folder until then`,
     );
   return repo;
 }
