@@ -71,6 +71,12 @@ export function dayBaseRefs(
   // earlier-looking record holding the shrunk file) is not, so writes that each take a little
   // still add up (docs/reliability/adv4.md). Else the ref files, as below.
   const noted = journaledTipsUnder(commonDir, store);
+  if (noted === 'unreadable')
+    throw new GuardError(
+      'E_UNREADABLE',
+      `guard's journal (.git/guard/journal), which holds the record of ${rel} as guard write first saw it today, is not the one guard kept (removed, replaced by a pipe, or rewritten outside guard), so this write cannot be measured against it`,
+      "a person: guard doctor shows what changed; guard recover starts guard's journal again from the refs there are",
+    );
   if (noted && noted.length > 0)
     return noted.sort((a, b) => (a.ref < b.ref ? -1 : a.ref > b.ref ? 1 : 0));
   try {
