@@ -1,0 +1,99 @@
+/**
+ * Issue 20, the fifth round (docs/reliability/holes5.md): the journal of guard's refs rewritten or
+ * added to by hand, the journal's seal (git/journal-seal.ts). Each test performs the attack through
+ * `guard hook claude` with Claude Code's payload shapes, the built CLI, or plain git and the shell.
+ */
+import { appendFileSync, cpSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import {
+  claudeDecision as decision,
+  claudeHook,
+  claudeRepo,
+  cleanupRepos,
+  outsideDir,
+  TestRepo,
+} from '../helpers.js';
+
+afterAll(cleanupRepos);
+
+const journal = (repo: TestRepo) => path.join(repo.dir, '.git', 'guard', 'journal');
+const refsProblem = (repo: TestRepo) =>
+  repo
+    .guardJson(['doctor'])
+    .json.checks.find((c: { id: string; ok: boolean }) => c.id === 'integrity:refs' && !c.ok);
+const forEachRef = (repo: TestRepo) =>
+  repo.git(['for-each-ref', '--format=%(objectname) %(refname)', 'refs/guard/']);
+
+/** A session of `n` shell calls (a checkpoint and a step each). */
+function session(n: number): TestRepo {
+  const repo = claudeRepo();
+  for (let i = 0; i < n; i++) {
+    claudeHook(repo, 's', 'Bash', { command: 'ls' }, `b${i}`);
+    claudeHook(repo, 's', 'Bash', { command: 'ls' }, `b${i}`, true);
+  }
+  return repo;
+}
+
+describe('a journal forged from git for-each-ref after refs were deleted', () => {
+  const forgeries: Array<[string, (repo: TestRepo) => void]> = [
+    ['written over in place (>)', (repo) => writeFileSync(journal(repo), forEachRef(repo))],
+    [
+      'rm -r .git/guard, then written anew',
+      (repo) => {
+        const text = forEachRef(repo);
+        rmSync(path.join(repo.dir, '.git', 'guard'), { recursive: true });
+        mkdirSync(path.join(repo.dir, '.git', 'guard'));
+        writeFileSync(journal(repo), text);
+      },
+    ],
+  ];
+  for (const [how, forge] of forgeries) {
+    it(`${how}: every door says so; guard recover quiets them`, () => {
+      const repo = session(3);
+      const refs = repo.refs('refs/guard/checkpoints/');
+      // two of the session's checkpoints, fewer than the refs that are left
+      for (const ref of refs.slice(0, 2)) repo.git(['update-ref', '-d', ref]);
+      forge(repo);
+      // on main: allowed, doctor content (the journal names every ref there is)
+      const pre = claudeHook(repo, 's', 'Bash', { command: 'ls' }, 'x1');
+      expect(decision(pre)).toBe('deny');
+      expect(pre.json.hookSpecificOutput.permissionDecisionReason).toMatch(
+        /journal of its refs \(\.git\/guard\/journal\) was rewritten outside guard/,
+      );
+      expect(refsProblem(repo)).toBeTruthy();
+      expect(repo.guard(['log']).stderr).toMatch(/rewritten outside guard/);
+      expect(repo.guard(['recover']).code).toBe(0);
+      expect(decision(claudeHook(repo, 's', 'Bash', { command: 'ls' }, 'x2'))).toBe(null);
+      expect(refsProblem(repo)).toBeFalsy();
+    });
+  }
+
+  it('a "- REF" line appended for a checkpoint deleted by hand: the next door still says it was removed', () => {
+    const repo = session(2);
+    const ref = repo.refs('refs/guard/checkpoints/').at(-1)!;
+    repo.git(['update-ref', '-d', ref]);
+    appendFileSync(journal(repo), `- ${ref}\n`);
+    // on main: the line is read as guard's own removal (a prune), and nothing is said
+    const pre = claudeHook(repo, 's', 'Bash', { command: 'ls' }, 'x1');
+    expect(decision(pre)).toBe('deny');
+    expect(pre.json.hookSpecificOutput.permissionDecisionReason).toMatch(
+      /1 of guard's refs were removed outside guard/,
+    );
+  });
+
+  it("guard's own prune is still its word: no alarm after guard log --prune --keep 1", () => {
+    const repo = session(3);
+    expect(repo.guard(['log', '--prune', '--keep', '1']).code).toBe(0);
+    expect(decision(claudeHook(repo, 's', 'Bash', { command: 'ls' }, 'x1'))).toBe(null);
+    expect(refsProblem(repo)).toBeFalsy();
+  });
+
+  it("a repository copied whole (cp -r: every file a new inode) is still guard's: no alarm", () => {
+    const repo = session(2);
+    const copy = path.join(outsideDir(), 'copied');
+    cpSync(repo.dir, copy, { recursive: true });
+    const moved = new TestRepo(copy);
+    expect(decision(claudeHook(moved, 's', 'Bash', { command: 'ls' }, 'x1'))).toBe(null);
+  });
+});
