@@ -601,8 +601,10 @@ const WALK_MAX = 20_000;
  * it every word on the refs deleted beside it. (A few hand-made refs beside guard's many are not
  * this: doctor warns about the odd ones.)
  * The refs are walked before the journal is read, so a ref written meanwhile is always found noted.
- * A journal larger than the tail is not compared (reading it and every ref at each door costs
- * seconds at 100,000 refs; docs/reliability/holes4.md). File reads only; [] with another ref store.
+ * A journal larger than the tail is compared only when it has no seal (git/journal-seal.ts: an
+ * older guard's journal until its next note, or one whose seal was removed with it); a sealed one
+ * is the seal's to vouch for, so a door at 100,000 refs reads no more than before
+ * (docs/reliability/holes5.md). File reads only; [] with another ref store.
  */
 export function unjournaledRefs(commonDir: string): string[] {
   const file = journalFile(commonDir);
@@ -614,13 +616,14 @@ export function unjournaledRefs(commonDir: string): string[] {
   } catch {
     return [];
   }
-  if (size > TAIL_BYTES) return [];
+  // a larger journal: its seal speaks for it (journalSealProblem, two small reads); one with no
+  // seal (an older guard's, or the seal removed with it) is compared whole, up to UNSEALED_BYTES
+  if (size > TAIL_BYTES && readSeal(commonDir) !== null) return [];
   const refs = guardRefNames(commonDir);
   if (refs.length === 0) return [];
   const text =
-    (readRegularSync(file)?.toString('utf8') ?? '') +
+    journalBytes(file, UNSEALED_BYTES) +
     (readRegularSync(path.join(commonDir, DIR, PINNED_FILE))?.toString('utf8') ?? '');
-  if (text.length > 2 * TAIL_BYTES) return [];
   const known = new Set<string>();
   for (const line of text.split('\n')) {
     const sp = line.indexOf(' ');
@@ -629,6 +632,32 @@ export function unjournaledRefs(commonDir: string): string[] {
   const unknown = refs.filter((r) => !known.has(r));
   // a few refs it has no word on are hand-made ones (doctor names the odd ones); most of them, its own journal's loss
   return unknown.length > refs.length - unknown.length ? unknown : [];
+}
+
+/**
+ * How much of a journal with no seal unjournaledRefs reads (its newest bytes): guard compacts its
+ * journal past COMPACT_BYTES, so its own is never much larger; one that is was not guard's.
+ */
+const UNSEALED_BYTES = 4 * COMPACT_BYTES;
+
+/** The last `max` bytes of a file (from a whole line), as text; '' when it cannot be read. */
+function journalBytes(file: string, max: number): string {
+  let fd: number;
+  try {
+    fd = openSync(file, constants.O_RDONLY | constants.O_NONBLOCK);
+  } catch {
+    return '';
+  }
+  try {
+    const st = fstatSync(fd);
+    if (!st.isFile()) return '';
+    const from = Math.max(0, st.size - max);
+    const buf = Buffer.alloc(st.size - from);
+    readSync(fd, buf, 0, buf.length, from);
+    return buf.subarray(from === 0 ? 0 : buf.indexOf(10) + 1).toString('utf8');
+  } finally {
+    closeSync(fd);
+  }
 }
 
 /** The names of the refs under refs/guard/ (loose files, then packed-refs' lines), up to WALK_MAX entries walked. */

@@ -3,7 +3,7 @@
  * added to by hand, the journal's seal (git/journal-seal.ts). Each test performs the attack through
  * `guard hook claude` with Claude Code's payload shapes, the built CLI, or plain git and the shell.
  */
-import { appendFileSync, cpSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, cpSync, existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import {
@@ -95,5 +95,50 @@ describe('a journal forged from git for-each-ref after refs were deleted', () =>
     cpSync(repo.dir, copy, { recursive: true });
     const moved = new TestRepo(copy);
     expect(decision(claudeHook(moved, 's', 'Bash', { command: 'ls' }, 'x1'))).toBe(null);
+  });
+});
+
+describe('a journal over 64 KB (holes4 left it uncompared)', () => {
+  const padded = (repo: TestRepo) => {
+    rmSync(path.join(repo.dir, '.git', 'guard'), { recursive: true });
+    mkdirSync(path.join(repo.dir, '.git', 'guard'));
+    // 70 KB of lines that name no ref guard wrote, and no seal beside it
+    writeFileSync(journal(repo), `${'a'.repeat(40)} refs/guard/checkpoints/pad\n`.repeat(1100));
+  };
+
+  it('rm -r .git/guard and its seal, then a journal padded past 64 KB: every door says it was replaced', () => {
+    const repo = session(2);
+    rmSync(path.join(repo.dir, '.git', 'info', 'guard-journal-seal'));
+    padded(repo);
+    // on main: allowed, doctor content (a journal past 64 KB was not compared)
+    const pre = claudeHook(repo, 's', 'Bash', { command: 'ls' }, 'x1');
+    expect(decision(pre)).toBe('deny');
+    expect(pre.json.hookSpecificOutput.permissionDecisionReason).toMatch(
+      /was replaced outside guard/,
+    );
+    expect(refsProblem(repo)).toBeTruthy();
+  });
+
+  it('the same journal with the seal left: said as rewritten', () => {
+    const repo = session(2);
+    padded(repo);
+    const pre = claudeHook(repo, 's', 'Bash', { command: 'ls' }, 'x1');
+    expect(decision(pre)).toBe('deny');
+    expect(pre.json.hookSpecificOutput.permissionDecisionReason).toMatch(/rewritten outside guard/);
+  });
+
+  it("guard's own journal past 64 KB, sealed or from an older guard (no seal): no alarm", () => {
+    const repo = session(2);
+    // guard's own lines: the refs there are, noted again until the journal is past 64 KB
+    const tips = forEachRef(repo);
+    const seal = path.join(repo.dir, '.git', 'info', 'guard-journal-seal');
+    rmSync(seal);
+    appendFileSync(journal(repo), tips.repeat(Math.ceil(70_000 / tips.length)));
+    expect(decision(claudeHook(repo, 's', 'Bash', { command: 'ls' }, 'x1'))).toBe(null);
+    claudeHook(repo, 's', 'Bash', { command: 'ls' }, 'x1', true);
+    // (its next note sealed it)
+    expect(existsSync(seal)).toBe(true);
+    expect(decision(claudeHook(repo, 's', 'Bash', { command: 'ls' }, 'x2'))).toBe(null);
+    expect(refsProblem(repo)).toBeFalsy();
   });
 });
