@@ -3,7 +3,15 @@
  * added to by hand, the journal's seal (git/journal-seal.ts). Each test performs the attack through
  * `guard hook claude` with Claude Code's payload shapes, the built CLI, or plain git and the shell.
  */
-import { appendFileSync, cpSync, existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  appendFileSync,
+  cpSync,
+  existsSync,
+  mkdirSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import {
@@ -140,5 +148,52 @@ describe('a journal over 64 KB (holes4 left it uncompared)', () => {
     expect(existsSync(seal)).toBe(true);
     expect(decision(claudeHook(repo, 's', 'Bash', { command: 'ls' }, 'x2'))).toBe(null);
     expect(refsProblem(repo)).toBeFalsy();
+  });
+});
+
+describe('the repository moved away from a folder guard checkpointed (mv .git .git.bak)', () => {
+  const write = (repo: TestRepo, session: string, id: string) =>
+    claudeHook(
+      repo,
+      session,
+      'Write',
+      { file_path: path.join(repo.dir, 'app.py'), content: 'gone\n' },
+      id,
+    );
+
+  it('the next call of the same session is refused, naming where the repository went', () => {
+    const repo = session(1);
+    renameSync(path.join(repo.dir, '.git'), path.join(repo.dir, '.git.bak'));
+    // on main: no opinion (the folder is not a repository), and the Write empties app.py unseen
+    const pre = write(repo, 's', 'w1');
+    expect(decision(pre)).toBe('deny');
+    const why = pre.json.hookSpecificOutput.permissionDecisionReason;
+    expect(why).toMatch(
+      /guard checkpointed .* earlier in this session, and it is no longer a git work tree/,
+    );
+    expect(why).toMatch(/\.git\.bak holds a repository now/);
+    expect(why).toMatch(/mv .*\.git\.bak .*\.git/);
+    expect(decision(claudeHook(repo, 's', 'Bash', { command: 'ls' }, 'b9'))).toBe('deny');
+    // put back: guard carries on
+    renameSync(path.join(repo.dir, '.git.bak'), path.join(repo.dir, '.git'));
+    expect(decision(write(repo, 's', 'w2'))).toBe(null);
+  });
+
+  it('moved out of the folder altogether: refused, and said so', () => {
+    const repo = session(1);
+    renameSync(path.join(repo.dir, '.git'), path.join(outsideDir(), 'elsewhere.git'));
+    const pre = claudeHook(repo, 's', 'Bash', { command: 'rm -rf *' }, 'b9');
+    expect(decision(pre)).toBe('deny');
+    expect(pre.json.hookSpecificOutput.permissionDecisionReason).toMatch(
+      /is gone \(moved away or removed\)/,
+    );
+  });
+
+  it('a new session in that folder (a person removed git on purpose), or a folder never checkpointed: no opinion', () => {
+    const repo = session(1);
+    rmSync(path.join(repo.dir, '.git'), { recursive: true });
+    expect(decision(claudeHook(repo, 'another', 'Bash', { command: 'ls' }, 'b1'))).toBe(null);
+    const plain = new TestRepo(outsideDir());
+    expect(decision(claudeHook(plain, 's', 'Bash', { command: 'ls' }, 'b1'))).toBe(null);
   });
 });
