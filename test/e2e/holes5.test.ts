@@ -197,3 +197,44 @@ describe('the repository moved away from a folder guard checkpointed (mv .git .g
     expect(decision(claudeHook(plain, 's', 'Bash', { command: 'ls' }, 'b1'))).toBe(null);
   });
 });
+
+describe("guard's own evidence reset from the agent's shell", () => {
+  it('git update-ref -d of a checkpoint, then guard recover, in one Bash call: refused before it runs', () => {
+    const repo = session(2);
+    const ref = repo.refs('refs/guard/checkpoints/').at(-1)!;
+    const command = `git update-ref -d ${ref} && guard recover`;
+    // on main: allowed; run, it leaves a journal that never knew the ref and no door says a word
+    const pre = claudeHook(repo, 's', 'Bash', { command }, 'r1');
+    expect(decision(pre)).toBe('deny');
+    expect(pre.json.hookSpecificOutput.permissionDecisionReason).toMatch(
+      /git update-ref -d on refs\/guard\/ deletes guard's checkpoints/,
+    );
+    // and guard recover alone, after a command that deleted the ref (the net said so in between)
+    const alone = claudeHook(repo, 's', 'Bash', { command: 'npx guard recover' }, 'r2');
+    expect(decision(alone)).toBe('deny');
+    expect(alone.json.hookSpecificOutput.permissionDecisionReason).toMatch(
+      /guard recover starts guard's journal again/,
+    );
+  });
+
+  it.each([
+    ['guard log --prune --keep 0', /guard log --prune/],
+    [
+      'git for-each-ref --format="delete %(refname)" refs/guard/ | git update-ref --stdin',
+      /update-ref/,
+    ],
+    ['rm -rf .git/guard .git/info/guard-journal-seal', /rm on guard's own records/],
+  ])('%s: refused before it runs', (command, said) => {
+    const repo = session(1);
+    const pre = claudeHook(repo, 's', 'Bash', { command }, 'r1');
+    expect(decision(pre)).toBe('deny');
+    expect(pre.json.hookSpecificOutput.permissionDecisionReason).toMatch(said);
+  });
+
+  it('reading guard records from the shell is not refused (guard log, git show of a checkpoint)', () => {
+    const repo = session(1);
+    const ref = repo.refs('refs/guard/checkpoints/').at(-1)!;
+    for (const command of ['guard log', `git show --stat ${ref}`, 'guard doctor'])
+      expect(decision(claudeHook(repo, 's', 'Bash', { command }, 'r1'))).toBe(null);
+  });
+});

@@ -13,6 +13,7 @@ import {
 } from '../doctor/integrity.js';
 import { NONE, eventsRead, shellWord, type HookResult } from './hook-common.js';
 import { nearestFolder, realAbs, within } from './hook-place.js';
+import { netCommand } from './net-commands.js';
 import { reportBackground, shellAfter, shellBefore, withLate } from './hook-shell.js';
 import { writeAfter, writeBefore } from './hook-write.js';
 
@@ -159,6 +160,20 @@ async function judgeCall(opts: HookOptions, repos: Repo[], now: Date): Promise<H
         e.phase,
       );
     const action = e.action;
+    // guard's own evidence reset from the agent's shell (net-commands.ts): a person's to run
+    const resets = e.phase === 'pre' ? netCommand(action.command) : null;
+    if (resets)
+      return withLate(
+        {
+          outcome: {
+            kind: 'deny',
+            reason: `guard refuses this command: ${resets}, which would leave guard nothing to tell the user what happened in this session. A person runs it in a terminal after looking at guard doctor and guard log; tell the user why you wanted it.`,
+          },
+          notes: [],
+        },
+        late,
+        e.phase,
+      );
     const each = await Promise.all(
       repos.map((repo) =>
         e.phase === 'pre'
