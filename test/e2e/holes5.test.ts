@@ -92,6 +92,18 @@ describe('a journal forged from git for-each-ref after refs were deleted', () =>
     );
   });
 
+  it('rm -r .git/guard .git/guard-last-checkpoint, a checkpoint deleted, then guard init run again (holes4 left this open): said', () => {
+    const repo = session(3);
+    repo.git(['update-ref', '-d', repo.refs('refs/guard/checkpoints/')[0]!]);
+    rmSync(path.join(repo.dir, '.git', 'guard'), { recursive: true });
+    rmSync(path.join(repo.dir, '.git', 'guard-last-checkpoint'), { force: true });
+    expect(repo.guard(['init', '--global', '--agent', 'claude']).code).toBe(0);
+    // on main: init began a journal from the refs there are, and no door said a word
+    const pre = claudeHook(repo, 's', 'Bash', { command: 'ls' }, 'x1');
+    expect(decision(pre)).toBe('deny');
+    expect(pre.json.hookSpecificOutput.permissionDecisionReason).toMatch(/rewritten outside guard/);
+  });
+
   it("guard's own prune is still its word: no alarm after guard log --prune --keep 1", () => {
     const repo = session(3);
     expect(repo.guard(['log', '--prune', '--keep', '1']).code).toBe(0);
