@@ -207,6 +207,14 @@ function seenDir(): string | null {
   );
 }
 
+/**
+ * How long a session's note counts after its last call in the work tree: a harness whose payload
+ * has no session id gets one constant id (Cursor's 'cursor'), so "a new session" must also mean
+ * "half a day later".
+ */
+const SEEN_FOR_MS = 12 * 3600_000;
+const SEEN_REFRESH_MS = 3600_000;
+
 const seenMarker = (dir: string, who: string, root: string) =>
   path.join(dir, sha1Hex(`${who}\0${root}`).slice(0, 32));
 
@@ -215,7 +223,9 @@ export function noteWorkTreeSeen(who: string, root: string, gitDir: string): voi
   const dir = seenDir();
   if (!dir) return;
   const marker = seenMarker(dir, who, root);
-  if (statSync(marker, { throwIfNoEntry: false })) return;
+  const st = statSync(marker, { throwIfNoEntry: false });
+  // (written again once an hour while the session works here: lostRepository trusts a recent one)
+  if (st && Date.now() - st.mtimeMs < SEEN_REFRESH_MS) return;
   try {
     mkdirSync(dir, { recursive: true, mode: 0o700 });
     writeFileSync(marker, `${root}\n${gitDir}\n`);
@@ -244,9 +254,9 @@ export function lostRepository(who: string, dirs: readonly string[]): LostReposi
   for (const start of dirs) {
     for (let d = path.resolve(start); ; d = path.dirname(d)) {
       const marker = seenMarker(dir, who, d);
-      const text = statSync(marker, { throwIfNoEntry: false })?.isFile()
-        ? readFileSync(marker, 'utf8')
-        : null;
+      const st = statSync(marker, { throwIfNoEntry: false });
+      const text =
+        st?.isFile() && Date.now() - st.mtimeMs < SEEN_FOR_MS ? readFileSync(marker, 'utf8') : null;
       const [root, gitDir] = text?.split('\n') ?? [];
       // (the caller found no repository around the folder: the session's work tree, still there, is not one now)
       if (root === d && gitDir && statSync(d, { throwIfNoEntry: false })?.isDirectory())

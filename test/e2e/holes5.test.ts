@@ -8,8 +8,11 @@ import {
   cpSync,
   existsSync,
   mkdirSync,
+  readFileSync,
+  readdirSync,
   renameSync,
   rmSync,
+  utimesSync,
   writeFileSync,
 } from 'node:fs';
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -201,6 +204,20 @@ describe('the repository moved away from a folder guard checkpointed (mv .git .g
     expect(pre.json.hookSpecificOutput.permissionDecisionReason).toMatch(
       /is gone \(moved away or removed\)/,
     );
+  });
+
+  it('the same session 13 hours after its last call there (a harness with no session id has one constant id): no opinion', () => {
+    const repo = session(1);
+    renameSync(path.join(repo.dir, '.git'), path.join(repo.dir, '.git.bak'));
+    const seen = path.join(
+      (process.env.TMPDIR || '/tmp').replace(/\/+$/, ''),
+      `guard-seen-${process.getuid!()}`,
+    );
+    const then = new Date(Date.now() - 13 * 3600_000);
+    for (const f of readdirSync(seen))
+      if (readFileSync(path.join(seen, f), 'utf8').startsWith(`${repo.dir}\n`))
+        utimesSync(path.join(seen, f), then, then);
+    expect(decision(claudeHook(repo, 's', 'Bash', { command: 'ls' }, 'b9'))).toBe(null);
   });
 
   it('a new session in that folder (a person removed git on purpose), or a folder never checkpointed: no opinion', () => {
