@@ -1,5 +1,15 @@
-import { lstatSync, readFileSync, realpathSync, statSync, type Stats } from 'node:fs';
+import {
+  lstatSync,
+  mkdirSync,
+  readFileSync,
+  readdirSync,
+  realpathSync,
+  statSync,
+  writeFileSync,
+  type Stats,
+} from 'node:fs';
 import path from 'node:path';
+import { sha1Hex } from '../core/digest.js';
 import type { Repo } from './repo.js';
 
 /**
@@ -230,4 +240,96 @@ function commonDirAt(dotgit: string): string | null {
   } catch {
     return null;
   }
+}
+
+/**
+ * The work trees a harness session had guard checkpoint, kept outside them (holes5): `mv .git
+ * .git.bak`, or the repository moved away, leaves a folder git no longer takes as a work tree and
+ * nothing inside it to say it was one, so the hook would have no opinion on every later call. A
+ * marker per session and work tree, in a folder of the user's (`$TMPDIR/guard-seen-<uid>/`), lets
+ * the hook tell such a folder from one that never was a repository. Per session: a person who
+ * removed git from a folder on purpose starts a new session, and a plain folder is never refused.
+ */
+function seenDir(): string | null {
+  if (typeof process.getuid !== 'function') return null;
+  return path.join(
+    (process.env.TMPDIR || '/tmp').replace(/\/+$/, '') || '/',
+    `guard-seen-${process.getuid()}`,
+  );
+}
+
+/**
+ * How long a session's note counts after its last call in the work tree: a harness whose payload
+ * has no session id gets one constant id (Cursor's 'cursor'), so "a new session" must also mean
+ * "half a day later".
+ */
+const SEEN_FOR_MS = 12 * 3600_000;
+const SEEN_REFRESH_MS = 3600_000;
+
+const seenMarker = (dir: string, who: string, root: string) =>
+  path.join(dir, sha1Hex(`${who}\0${root}`).slice(0, 32));
+
+/** Note that session `who` (harness and session id) had guard checkpoint `root` (a stat; a small write the first time). */
+export function noteWorkTreeSeen(who: string, root: string, gitDir: string): void {
+  const dir = seenDir();
+  if (!dir) return;
+  const marker = seenMarker(dir, who, root);
+  const st = statSync(marker, { throwIfNoEntry: false });
+  // (written again once an hour while the session works here: lostRepository trusts a recent one)
+  if (st && Date.now() - st.mtimeMs < SEEN_REFRESH_MS) return;
+  try {
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    writeFileSync(marker, `${root}\n${gitDir}\n`);
+  } catch {
+    /* only weakens the check below */
+  }
+}
+
+export interface LostRepository {
+  /** The work tree this session had guard checkpoint. */
+  root: string;
+  /** Its git dir then. */
+  gitDir: string;
+  /** A folder beside it that holds a repository now (`.git.bak`): where it was probably moved. */
+  movedTo: string | null;
+}
+
+/**
+ * The work tree around `dirs` (the call's cwd, the harness's project folder) that session `who`
+ * had guard checkpoint and that is no longer a repository (its git dir moved or removed while the
+ * folder is still there); null when there is none. File reads only: a stat per folder up from each.
+ */
+export function lostRepository(who: string, dirs: readonly string[]): LostRepository | null {
+  const dir = seenDir();
+  if (!dir) return null;
+  for (const start of dirs) {
+    for (let d = path.resolve(start); ; d = path.dirname(d)) {
+      const marker = seenMarker(dir, who, d);
+      const st = statSync(marker, { throwIfNoEntry: false });
+      const text =
+        st?.isFile() && Date.now() - st.mtimeMs < SEEN_FOR_MS ? readFileSync(marker, 'utf8') : null;
+      const [root, gitDir] = text?.split('\n') ?? [];
+      // (the caller found no repository around the folder: the session's work tree, still there, is not one now)
+      if (root === d && gitDir && statSync(d, { throwIfNoEntry: false })?.isDirectory())
+        return { root: d, gitDir, movedTo: movedGitDir(d) };
+      if (path.dirname(d) === d) break;
+    }
+  }
+  return null;
+}
+
+/** A folder in `root` (up to 200 entries) other than `.git` that has a git dir's shape: `.git.bak`, `.git-old`. */
+function movedGitDir(root: string): string | null {
+  let names: string[];
+  try {
+    names = readdirSync(root).slice(0, 200);
+  } catch {
+    return null;
+  }
+  for (const n of names) {
+    const p = path.join(root, n);
+    if (n !== '.git' && statSync(p, { throwIfNoEntry: false })?.isDirectory() && isGitDirShape(p))
+      return p;
+  }
+  return null;
 }

@@ -7,12 +7,24 @@ import {
   readFileSync,
   readSync,
   readdirSync,
+  renameSync,
+  rmSync,
   statSync,
+  writeFileSync,
   writeSync,
 } from 'node:fs';
-import { mkdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { packedLookup, packedRefsBytes } from './packed-refs.js';
+import {
+  lockSeal,
+  readSeal,
+  journalSealProblem,
+  resealJournal,
+  sealedAppend,
+  trustedAt,
+  trustedText,
+} from './journal-seal.js';
 import { randomHex } from '../core/digest.js';
 import { faultPoint } from '../runtime/faults.js';
 
@@ -244,7 +256,7 @@ export async function backgroundNoted(
   commonDir: string,
   { harness, sessionKey, now, windowMs }: BackgroundQuery,
 ): Promise<boolean> {
-  const text = await tail(journalFile(commonDir));
+  const text = await tail(commonDir);
   const suffix = ` ${harness} ${sessionKey}`;
   for (const line of text.split('\n').reverse()) {
     if (!line.startsWith('bg ') || !line.endsWith(suffix)) continue;
@@ -264,18 +276,21 @@ export function noteGone(commonDir: string | null, refs: readonly string[]): voi
 }
 
 /**
- * Append to a regular file only: opened without blocking (a FIFO planted as the journal would
+ * Append to a regular file only (opened to read as well: the seal reads what it closes on): opened without blocking (a FIFO planted as the journal would
  * block this synchronous open, and the whole process with it, before any answer), and left
  * alone when it is anything else (the doors then say the journal is not a regular file).
  */
-function append(file: string, text: string): void {
+function append(file: string, text: string, commonDir: string | null): void {
   const fd = openSync(
     file,
-    constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_NONBLOCK,
+    constants.O_RDWR | constants.O_APPEND | constants.O_CREAT | constants.O_NONBLOCK,
     0o644,
   );
   try {
-    if (fstatSync(fd).isFile()) writeSync(fd, text);
+    // the journal itself is sealed with each note (git/journal-seal.ts); the pinned file is not
+    if (!fstatSync(fd).isFile()) return;
+    if (commonDir) sealedAppend(commonDir, fd, text);
+    else writeSync(fd, text);
   } finally {
     closeSync(fd);
   }
@@ -283,20 +298,21 @@ function append(file: string, text: string): void {
 
 function note(commonDir: string, text: string, name = FILE): void {
   const file = path.join(commonDir, DIR, name);
+  const sealed = name === FILE ? commonDir : null;
   try {
-    append(file, text);
+    append(file, text, sealed);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'ENOENT') return;
     try {
       // (synchronous: a note is a few bytes and must be on disk before the caller answers)
       mkdirSync(path.dirname(file), { recursive: true });
-      append(file, text);
+      append(file, text, sealed);
     } catch {
       return;
     }
   }
   try {
-    if (statSync(file).size > COMPACT_BYTES) void compact(file);
+    if (statSync(file).size > COMPACT_BYTES) compact(commonDir, file);
   } catch {
     /* nothing to compact */
   }
@@ -321,38 +337,46 @@ export function liveTips(text: string): Tip[] {
   return [...live].map(([ref, oid]) => ({ ref, oid }));
 }
 
-async function compact(file: string): Promise<void> {
+/**
+ * Rewrite the journal (or the pinned file) to its live entries. The journal is compacted under
+ * its seal's lock, from the lines guard wrote only (journal-seal.ts), and sealed anew.
+ */
+function compact(commonDir: string, file: string): void {
   const tmp = `${file}.${process.pid}-${randomHex(4)}`;
+  const journal = path.basename(file) === FILE;
+  const release = journal ? lockSeal(commonDir) : () => {};
   try {
-    const text = await readRegularText(file);
+    const buf = readRegularSync(file);
+    if (!buf || buf.length <= COMPACT_BYTES) return;
+    const text = journal ? trustedText(commonDir, buf, 0) : buf.toString('utf8');
     // the pinned file keeps every live entry (a lane a person has not discarded is never forgotten)
     const live = liveTips(text);
     // and today's and yesterday's write bases, however many refs came after: guard write reads a
     // file's base from the journal alone (git/session-base.ts), so one dropped here is a sum restarted
     const bases = new Set([0, 1].map((d) => `${WRITE_BASE}${dayOf(Date.now() - d * 864e5)}/`));
-    const tips =
-      path.basename(file) === PINNED_FILE
-        ? live
-        : [
-            ...live
-              .slice(0, -KEEP)
-              .filter((t) => bases.has(t.ref.slice(0, WRITE_BASE.length + 11))),
-            ...live.slice(-KEEP),
-          ];
+    const tips = !journal
+      ? live
+      : [
+          ...live.slice(0, -KEEP).filter((t) => bases.has(t.ref.slice(0, WRITE_BASE.length + 11))),
+          ...live.slice(-KEEP),
+        ];
     // a session step guard removed stays noted: provenance trusts no absence while recent ones are gone
     const gone = goneRefs(text)
       .filter((r) => r.startsWith('refs/guard/sessions/'))
       .slice(-KEEP);
     const gate = lastGate(text);
-    await writeFile(
+    writeFileSync(
       tmp,
       gone.map((r) => `- ${r}\n`).join('') +
         tips.map((t) => `${t.oid} ${t.ref}\n`).join('') +
         (gate ? `gate ${gate}\n` : ''),
     );
-    await rename(tmp, file);
+    renameSync(tmp, file);
+    if (journal) resealJournal(commonDir, file);
   } catch {
-    await rm(tmp, { force: true });
+    rmSync(tmp, { force: true });
+  } finally {
+    release();
   }
 }
 
@@ -376,15 +400,12 @@ function lastGate(text: string): string | null {
 
 /** The digest of the gate record guard last wrote (noteGate), from the pinned file, else the journal's tail. */
 export async function journaledGate(commonDir: string): Promise<string | null> {
-  return lastGate(await readPinned(commonDir)) ?? lastGate(await tail(journalFile(commonDir)));
+  return lastGate(await readPinned(commonDir)) ?? lastGate(await tail(commonDir));
 }
 
 /** Every live entry of the journal (guard recover), oldest first. */
 export async function readJournal(commonDir: string): Promise<Tip[]> {
-  const [pins, text] = await Promise.all([
-    readPinned(commonDir),
-    readRegularText(journalFile(commonDir)),
-  ]);
+  const [pins, text] = await Promise.all([readPinned(commonDir), journalText(commonDir)]);
   // the journal's word wins where it has one (it is written first); a compacted journal may have dropped a lane's
   return liveTips(pins + text);
 }
@@ -398,7 +419,7 @@ function readPinned(commonDir: string): Promise<string> {
 export async function readJournalWithGone(
   commonDir: string,
 ): Promise<{ live: Tip[]; gone: string[] }> {
-  const text = await readRegularText(journalFile(commonDir));
+  const text = await journalText(commonDir);
   return { live: liveTips(text), gone: goneRefs(text) };
 }
 
@@ -426,16 +447,22 @@ export async function journaledUnder(
 ): Promise<Map<string, string>> {
   const pick = (tips: Tip[]) =>
     new Map(tips.filter((t) => t.ref.startsWith(prefix)).map((t) => [t.ref, t.oid]));
-  const recent = pick(liveTips(await tail(journalFile(commonDir))));
+  const recent = pick(liveTips(await tail(commonDir)));
   if (wanted.length > 0 && wanted.every((w) => recent.has(w))) return recent;
   return pick(await readJournal(commonDir));
 }
 
-/** The journal's tail (the newest entries), without reading a large file whole. */
-async function tail(file: string): Promise<string> {
+/** The journal's lines guard wrote (git/journal-seal.ts: none appended by hand), whole. */
+async function journalText(commonDir: string): Promise<string> {
+  const buf = readRegularSync(journalFile(commonDir));
+  return buf ? trustedText(commonDir, buf, 0) : '';
+}
+
+/** The journal's tail (the newest entries guard wrote), without reading a large file whole. */
+async function tail(commonDir: string): Promise<string> {
   let fd: number;
   try {
-    fd = openSync(file, constants.O_RDONLY | constants.O_NONBLOCK);
+    fd = openSync(journalFile(commonDir), constants.O_RDONLY | constants.O_NONBLOCK);
   } catch {
     return '';
   }
@@ -447,8 +474,9 @@ async function tail(file: string): Promise<string> {
     const from = Math.max(0, size - TAIL_BYTES);
     const buf = Buffer.alloc(size - from);
     readSync(fd, buf, 0, buf.length, from);
-    const text = buf.toString('utf8');
-    return from === 0 ? text : text.slice(text.indexOf('\n') + 1);
+    // (from the first whole line)
+    const skip = from === 0 ? 0 : buf.indexOf(10) + 1;
+    return trustedText(commonDir, buf.subarray(skip), from + skip);
   } finally {
     closeSync(fd);
   }
@@ -504,10 +532,13 @@ export async function journalCheck(
     )
   ).filter((f): f is string => f !== null);
   if (odd.length > 0) return { gone: [], moved: [], odd };
-  // (whole: every live entry, for doctor; a door reads the tail)
-  const file = journalFile(commonDir);
+  // (whole: every live entry guard wrote, for doctor; a door reads the tail)
+  const wholeText = async () => {
+    const buf = readRegularSync(journalFile(commonDir));
+    return buf ? trustedText(commonDir, buf, 0) : '';
+  };
   const [recent, pins] = await Promise.all([
-    whole ? readRegularText(file) : tail(file),
+    whole ? wholeText() : tail(commonDir),
     readPinned(commonDir),
   ]);
   const newest = liveTips(recent).slice(-checked);
@@ -545,16 +576,34 @@ export async function journalCheck(
  * beside guard's by `git update-ref` is read here as guard wrote it (git/session-base.ts). File
  * reads only, synchronous (the journal is compacted past 1 MB).
  */
-export function journaledTipsUnder(commonDir: string, prefix: string): Tip[] | null {
-  const buf = readRegularSync(journalFile(commonDir));
-  if (!buf) return null;
-  // only the lines that name the prefix (a 1 MB journal parsed whole costs ~12 ms)
+export function journaledTipsUnder(commonDir: string, prefix: string): Tip[] | null | 'unreadable' {
+  const file = journalFile(commonDir);
+  const buf = readRegularSync(file);
+  const seal = readSeal(commonDir);
+  if (!buf) {
+    // a FIFO or a device in its place, or the journal removed while its seal says guard kept one
+    // (adv4): the bases it named cannot be read, and the ref files are the agent's to remove
+    const there = (() => {
+      try {
+        statSync(file);
+        return true;
+      } catch {
+        return false;
+      }
+    })();
+    return there || seal !== null ? 'unreadable' : null;
+  }
+  // rewritten or replaced since guard's last note (journal-seal.ts): its word is not guard's
+  if (seal === 'bad' || journalSealProblem(commonDir, file)) return 'unreadable';
+  // only the lines that name the prefix (a 1 MB journal parsed whole costs ~12 ms), and of them
+  // only those guard wrote: a `- REF` appended by hand does not remove a base (adv4)
   const want = Buffer.from(` ${prefix}`);
   const lines: string[] = [];
   for (let at = buf.indexOf(want); at >= 0; at = buf.indexOf(want, at + 1)) {
     const start = buf.lastIndexOf(10, at) + 1;
     const end = buf.indexOf(10, at);
-    lines.push(buf.subarray(start, end < 0 ? buf.length : end).toString('utf8'));
+    if (trustedAt(seal, start))
+      lines.push(buf.subarray(start, end < 0 ? buf.length : end).toString('utf8'));
     if (end < 0) break;
     at = end;
   }
@@ -573,8 +622,10 @@ const WALK_MAX = 20_000;
  * it every word on the refs deleted beside it. (A few hand-made refs beside guard's many are not
  * this: doctor warns about the odd ones.)
  * The refs are walked before the journal is read, so a ref written meanwhile is always found noted.
- * A journal larger than the tail is not compared (reading it and every ref at each door costs
- * seconds at 100,000 refs; docs/reliability/holes4.md). File reads only; [] with another ref store.
+ * A journal larger than the tail is compared only when it has no seal (git/journal-seal.ts: an
+ * older guard's journal until its next note, or one whose seal was removed with it); a sealed one
+ * is the seal's to vouch for, so a door at 100,000 refs reads no more than before
+ * (docs/reliability/holes5.md). File reads only; [] with another ref store.
  */
 export function unjournaledRefs(commonDir: string): string[] {
   const file = journalFile(commonDir);
@@ -586,13 +637,14 @@ export function unjournaledRefs(commonDir: string): string[] {
   } catch {
     return [];
   }
-  if (size > TAIL_BYTES) return [];
+  // a larger journal: its seal speaks for it (journalSealProblem, two small reads); one with no
+  // seal (an older guard's, or the seal removed with it) is compared whole, up to UNSEALED_BYTES
+  if (size > TAIL_BYTES && readSeal(commonDir) !== null) return [];
   const refs = guardRefNames(commonDir);
   if (refs.length === 0) return [];
   const text =
-    (readRegularSync(file)?.toString('utf8') ?? '') +
+    journalBytes(file, UNSEALED_BYTES) +
     (readRegularSync(path.join(commonDir, DIR, PINNED_FILE))?.toString('utf8') ?? '');
-  if (text.length > 2 * TAIL_BYTES) return [];
   const known = new Set<string>();
   for (const line of text.split('\n')) {
     const sp = line.indexOf(' ');
@@ -601,6 +653,32 @@ export function unjournaledRefs(commonDir: string): string[] {
   const unknown = refs.filter((r) => !known.has(r));
   // a few refs it has no word on are hand-made ones (doctor names the odd ones); most of them, its own journal's loss
   return unknown.length > refs.length - unknown.length ? unknown : [];
+}
+
+/**
+ * How much of a journal with no seal unjournaledRefs reads (its newest bytes): guard compacts its
+ * journal past COMPACT_BYTES, so its own is never much larger; one that is was not guard's.
+ */
+const UNSEALED_BYTES = 4 * COMPACT_BYTES;
+
+/** The last `max` bytes of a file (from a whole line), as text; '' when it cannot be read. */
+function journalBytes(file: string, max: number): string {
+  let fd: number;
+  try {
+    fd = openSync(file, constants.O_RDONLY | constants.O_NONBLOCK);
+  } catch {
+    return '';
+  }
+  try {
+    const st = fstatSync(fd);
+    if (!st.isFile()) return '';
+    const from = Math.max(0, st.size - max);
+    const buf = Buffer.alloc(st.size - from);
+    readSync(fd, buf, 0, buf.length, from);
+    return buf.subarray(from === 0 ? 0 : buf.indexOf(10) + 1).toString('utf8');
+  } finally {
+    closeSync(fd);
+  }
 }
 
 /** The names of the refs under refs/guard/ (loose files, then packed-refs' lines), up to WALK_MAX entries walked. */

@@ -74,6 +74,12 @@ export function dayBaseRefs(
   // holding an empty file made every later write a growth: adv5), so none is read. Only with no
   // journal at all, the ref files, as below.
   const noted = journaledTipsUnder(commonDir, store);
+  if (noted === 'unreadable')
+    throw new GuardError(
+      'E_UNREADABLE',
+      `guard's journal (.git/guard/journal), which holds the record of ${rel} as guard write first saw it today, is not the one guard kept (removed, replaced by a pipe, or rewritten outside guard), so this write cannot be measured against it`,
+      "a person: guard doctor shows what changed; guard recover starts guard's journal again from the refs there are",
+    );
   if (noted) return noted.sort((a, b) => (a.ref < b.ref ? -1 : a.ref > b.ref ? 1 : 0));
   try {
     // another ref store (reftable: git 2.45 and later) has no ref files: git lists them

@@ -129,10 +129,10 @@ describe('adv4: the day base of guard write under refs the agent can write', () 
     expect(codes).toEqual([0, 0, 0, 1]);
   });
 
-  // HOLE (journal, holes4): the journal is a plain file the agent can append to. A `- REF` line is
-  // guard's word that it removed REF itself (guard log --prune); written by hand beside a
-  // `git update-ref -d`, the base is gone from both and the next write starts a new sum.
-  it.fails('the base refs removed and a "- REF" line appended to the journal for each: the writes still add up', () => {
+  // was a hole (holes5): a `- REF` line is guard's word that it removed REF itself (guard log
+  // --prune); written by hand beside a `git update-ref -d`, the base was gone from both and the next
+  // write started a new sum. Lines past the journal's seal are not guard's (git/journal-seal.ts).
+  it('the base refs removed and a "- REF" line appended to the journal for each: the writes still add up', () => {
     const { codes } = steps((repo) => {
       const journal = path.join(repo.dir, '.git', 'guard', 'journal');
       for (const [ref] of baseRefs(repo)) {
@@ -143,17 +143,37 @@ describe('adv4: the day base of guard write under refs the agent can write', () 
     expect(codes).toEqual([0, 0, 0, 1]);
   });
 
-  // HOLE: a journal that is not a regular file (a FIFO) is reported by doctor and the hook's
-  // integrity check, but guard write neither refuses nor warns, and its base falls back to the
-  // ref files, which the agent removed.
-  it.fails('a FIFO put in place of the journal and the base refs removed: the writes still add up', () => {
-    const { codes } = steps((repo) => {
+  // was a hole (holes5): a journal that is not a regular file (a FIFO) was reported by doctor and
+  // the hook, but guard write fell back to the ref files, which the agent removed: a new sum. Now
+  // it refuses, as for bases whose commits are gone, until a person runs guard recover.
+  it('a FIFO put in place of the journal and the base refs removed: the next write is refused, nothing more is lost', () => {
+    const { repo, codes } = steps((repo) => {
       const journal = path.join(repo.dir, '.git', 'guard', 'journal');
       for (const [ref] of baseRefs(repo)) repo.git(['update-ref', '-d', ref]);
       rmSync(journal, { force: true });
       execFileSync('mkfifo', [journal]);
     });
-    expect(codes).toEqual([0, 0, 0, 1]);
+    expect(codes).toEqual([0, 1, 1, 1]);
+    expect(repo.read('app.py')).toBe(src(175));
+    const again = repo.guardJson(['write', 'app.py'], { input: src(150) });
+    expect(again.json.error?.message).toMatch(/guard's journal .* is not the one guard kept/);
+  });
+
+  it('the journal removed with the base refs (its seal says guard kept one): the next write is refused', () => {
+    const { codes } = steps((repo) => {
+      for (const [ref] of baseRefs(repo)) repo.git(['update-ref', '-d', ref]);
+      rmSync(path.join(repo.dir, '.git', 'guard'), { recursive: true, force: true });
+    });
+    expect(codes).toEqual([0, 1, 1, 1]);
+  });
+
+  it('the journal rewritten from git for-each-ref after the base refs were removed: the next write is refused', () => {
+    const { codes } = steps((repo) => {
+      for (const [ref] of baseRefs(repo)) repo.git(['update-ref', '-d', ref]);
+      const left = repo.git(['for-each-ref', '--format=%(objectname) %(refname)', 'refs/guard/']);
+      writeFileSync(path.join(repo.dir, '.git', 'guard', 'journal'), left);
+    });
+    expect(codes).toEqual([0, 1, 1, 1]);
   });
 });
 

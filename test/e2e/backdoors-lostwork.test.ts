@@ -18,6 +18,7 @@ import {
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { resealJournal } from '../../src/git/journal-seal.js';
 import { afterAll, describe, expect, it } from 'vitest';
 import {
   CLI,
@@ -645,6 +646,8 @@ describe('11: the session base of guard write', () => {
         .filter((l) => !l.includes('refs/guard/write-base/'))
         .join('\n'),
     );
+    // (as guard would have left it: sealed, git/journal-seal.ts)
+    resealJournal(path.join(repo.dir, '.git'), journal);
     const nextDay = repo.guardJson(['write', 'mod.py', '--auto', '--session', 'another'], {
       input: cut(file, 210),
     });
@@ -708,7 +711,9 @@ describe('11: the session base of guard write', () => {
     expect(fromJournal.r.json.files[0].reasons.join()).toMatch(/as guard write first saw it today/);
     expect(fromJournal.listed).toBe(false);
     // without it, refs that are not files are listed
+    // (a repository where guard never journaled: no journal, no seal)
     rmSync(path.join(repo.dir, '.git', 'guard', 'journal'));
+    rmSync(path.join(repo.dir, '.git', 'info', 'guard-journal-seal'));
     const listed = traced(cut(file, 210));
     expect(listed.r.json.files[0].reasons.join()).toMatch(/as guard write first saw it today/);
     expect(listed.listed).toBe(true);

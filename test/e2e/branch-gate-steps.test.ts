@@ -4,15 +4,9 @@
  * the hooks `guard init` installs) and asserts through git that the work is
  * still there, refused or kept. docs/reliability/backdoors.md lists them.
  */
-import {
-  appendFileSync,
-  existsSync,
-  mkdirSync,
-  readFileSync,
-  symlinkSync,
-  writeFileSync,
-} from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { noteGone } from '../../src/git/journal.js';
 import { afterAll, describe, expect, it } from 'vitest';
 import {
   CLI,
@@ -94,7 +88,7 @@ describe('5. step by step', () => {
     // (as guard's own clean-up of other days' anchors does: the ref and its journal line go together)
     for (const ref of repo.refs('refs/guard/anchor/')) {
       repo.git(['update-ref', '-d', ref]);
-      appendFileSync(path.join(repo.dir, '.git', 'guard', 'journal'), `- ${ref}\n`);
+      noteGone(path.join(repo.dir, '.git'), [ref]);
     }
     expect(repo.gitRun(['reset', '-q', '--hard', 'HEAD~1'], AUTO).code).toBe(0);
     repo.write('x.txt', lines(150, 'second'));

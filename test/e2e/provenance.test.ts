@@ -1,7 +1,8 @@
 import { afterAll, describe, expect, it } from 'vitest';
-import { appendFileSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { CLI, cleanupRepos, makeRepo, outsideDir, type TestRepo } from '../helpers.js';
 import { spawnGuard } from '../pty.js';
+import { noteGone, startJournal } from '../../src/git/journal.js';
 import { big, claudeCall } from './provenance-shared.js';
 
 afterAll(cleanupRepos);
@@ -328,7 +329,9 @@ describe('provenance at the prompt (a person at a terminal)', () => {
     const old = ref!.replace(/\/\d{8}T/, `/${then.slice(0, 10).replace(/-/g, '')}T`);
     repo.git(['update-ref', old, oid]);
     repo.git(['update-ref', '-d', ref!]);
-    appendFileSync(`${repo.dir}/.git/guard/journal`, `${oid} ${old}\n- ${ref}\n`);
+    // (as guard notes them: a line appended by hand is not guard's word, journal-seal.ts)
+    startJournal(`${repo.dir}/.git`, [{ oid, ref: old }]);
+    noteGone(`${repo.dir}/.git`, [ref!]);
     repo.git(['add', '-A']);
     expect(repo.guardJson(['check']).json.files[0].writtenBy).toBeUndefined();
     await refusesAgentsRewrite(repo);
@@ -493,7 +496,13 @@ describe('provenance at scale', () => {
       '--format=%(objectname) %(refname)',
       'refs/guard/sessions/claude/sess-long/',
     ]);
-    appendFileSync(`${repo.dir}/.git/guard/journal`, oids);
+    startJournal(
+      `${repo.dir}/.git`,
+      oids
+        .trim()
+        .split('\n')
+        .map((l) => ({ oid: l.slice(0, l.indexOf(' ')), ref: l.slice(l.indexOf(' ') + 1) })),
+    );
   }
 
   it('a session of 400 shell calls and a commit of 60 files: the same git processes as a session of 2', async () => {

@@ -1,4 +1,4 @@
-import { constants, readdirSync } from 'node:fs';
+import { constants, readFileSync, readdirSync, readlinkSync } from 'node:fs';
 import { open, readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { isGuardHookCommand } from '../setup/hook-command.js';
@@ -284,8 +284,8 @@ const listDir = async (dir: string) => (await readdir(dir).catch(() => [] as str
  * `CLAUDE_CODE_PLUGIN_DIRS` (set in the environment or in a settings file's `env` block; Claude
  * Code passes its environment to hooks, so the hook door sees it: each a plugin, or a folder of
  * plugins whose every child loads), and the mods under `dev-mods/` in the person's Claude folder
- * (hot-loaded in a session). `--plugin-dir` on Claude Code's command line is not seen
- * (docs/reliability/holes4.md).
+ * (hot-loaded in a session), and those given on Claude Code's command line (`--plugin-dir`, read
+ * from /proc: commandLinePluginDirs; docs/reliability/holes5.md).
  */
 async function pluginRoots(own: string | null): Promise<string[]> {
   const roots: string[] = [];
@@ -300,14 +300,90 @@ async function pluginRoots(own: string | null): Promise<string[]> {
     for (const m of await listDir(path.join(own, 'dev-mods')))
       roots.push(path.join(own, 'dev-mods', m));
   }
-  for (const dir of (process.env.CLAUDE_CODE_PLUGIN_DIRS ?? '')
-    .split(new RegExp(`[${path.delimiter},]`))
-    .filter((d) => d && path.isAbsolute(d))
-    .slice(0, 20)) {
+  for (const dir of [...envPluginDirs(), ...commandLinePluginDirs()].slice(0, 20)) {
     roots.push(dir);
     for (const c of (await listDir(dir)).slice(0, 50)) roots.push(path.join(dir, c));
   }
   return roots;
+}
+
+/**
+ * The folders of `CLAUDE_CODE_PLUGIN_DIRS` as Claude Code 2.1.330 reads them (its own strings:
+ * split on the path delimiter, `:` here, each trimmed; one starting with `~` is the home folder's,
+ * any other that is not absolute is skipped with a warning).
+ */
+function envPluginDirs(): string[] {
+  const home = process.env.HOME ?? '';
+  return (process.env.CLAUDE_CODE_PLUGIN_DIRS ?? '')
+    .split(path.delimiter)
+    .map((d) => d.trim())
+    .map((d) => (home && (d === '~' || d.startsWith('~/')) ? path.join(home, d.slice(1)) : d))
+    .filter((d) => d && path.isAbsolute(d));
+}
+
+/**
+ * The folders given on Claude Code's own command line (`--plugin-dir X`, `--plugin-dir-no-mcp X`,
+ * each repeatable, or `--plugin-dir=X`): they reach no file and no variable a hook sees, but Claude
+ * Code names its own process to its hooks (`CLAUDE_PID`), so its command line is read from /proc
+ * (Linux; else, or with no CLAUDE_PID, the hook's parent and grandparent). A relative folder is
+ * its working folder's. One small read per call; none where /proc is not.
+ */
+export function commandLinePluginDirs(): string[] {
+  if (process.platform !== 'linux') return [];
+  const pid = Number(process.env.CLAUDE_PID);
+  const pids = Number.isInteger(pid) && pid > 1 ? [pid] : ancestors(process.ppid, 2);
+  for (const p of pids) {
+    let argv: string[];
+    try {
+      argv = readFileSync(`/proc/${p}/cmdline`, 'utf8').split('\0');
+    } catch {
+      continue;
+    }
+    const dirs: string[] = [];
+    argv.forEach((a, i) => {
+      const m = /^--plugin-dir(?:-no-mcp)?(?:=(.*))?$/.exec(a);
+      const v = m ? (m[1] ?? argv[i + 1]) : undefined;
+      if (v) dirs.push(v);
+    });
+    if (dirs.length === 0) continue;
+    const cwd = (() => {
+      try {
+        return readlinkSync(`/proc/${p}/cwd`);
+      } catch {
+        return null;
+      }
+    })();
+    const home = process.env.HOME ?? '';
+    return dirs
+      .map((d) => (home && (d === '~' || d.startsWith('~/')) ? path.join(home, d.slice(1)) : d))
+      .flatMap((d) => (path.isAbsolute(d) ? [d] : cwd ? [path.resolve(cwd, d)] : []));
+  }
+  return [];
+}
+
+/** For a hook file inside a plugin given on Claude Code's command line: how a person records it. */
+function fromCommandLine(file: string): string {
+  const dir = commandLinePluginDirs().find((d) => file.startsWith(d + path.sep));
+  return dir
+    ? ` (a plugin given to claude with --plugin-dir; a person who means it runs CLAUDE_CODE_PLUGIN_DIRS=${dir} guard init --agent claude at a terminal)`
+    : '';
+}
+
+/** `pid` and up to `n` of its ancestors (from /proc/PID/stat). */
+function ancestors(pid: number, n: number): number[] {
+  const out = [pid];
+  for (let i = 0; i < n; i++) {
+    try {
+      const stat = readFileSync(`/proc/${out.at(-1)}/stat`, 'utf8');
+      // (the command name in parentheses may hold spaces: the fields after its last ')')
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      if (!(ppid > 1)) break;
+      out.push(ppid);
+    } catch {
+      break;
+    }
+  }
+  return out;
 }
 
 /** A markdown file's frontmatter `hooks:` block, when it names an event that may change a tool's input. */
@@ -368,7 +444,7 @@ export async function newForeignHook(
     );
     return isGuardHookCommand(String(hook?.command ?? ''), 'claude', file)
       ? `${where} has a ${event} hook that runs guard and that guard init did not write (${JSON.stringify(hook).slice(0, 80)}): Claude Code runs one hook per command, so its settings may replace guard's own`
-      : `${where} has a ${event} hook that is not guard's and was not there at guard init (${what}): Claude Code lets such a hook change a tool's input after guard judged it`;
+      : `${where} has a ${event} hook that is not guard's and was not there at guard init (${what}): Claude Code lets such a hook change a tool's input after guard judged it${fromCommandLine(where)}`;
   }
   return null;
 }

@@ -16,6 +16,7 @@ import {
   type MovedTip,
   type Tip,
 } from '../../git/journal.js';
+import { journalSealProblem, resealJournal } from '../../git/journal-seal.js';
 import { git } from '../../git/run.js';
 import type { Repo } from '../../git/repo.js';
 import { isPluginHarness } from '../../harness/types.js';
@@ -616,7 +617,7 @@ export async function integrityProblems(
   if (gone.length === 0 && noJournal) gone.push(...(await lastCheckpointGone(commonDir)));
   const problems = refProblems(gone, moved);
   if (noJournal) problems.push(...(await journalWiped(commonDir)));
-  else if (!odd?.length) problems.push(...journalReplaced(commonDir));
+  else if (!odd?.length) problems.push(...journalRewritten(commonDir));
   if (record) problems.push(record);
   if (odd?.length)
     problems.push({
@@ -826,6 +827,23 @@ function journalReplaced(commonDir: string): IntegrityProblem[] {
   ];
 }
 
+/**
+ * The journal rewritten since guard last sealed it (git/journal-seal.ts: shorter, or other bytes
+ * where the sealed part ends), e.g. written again from `git for-each-ref` after refs were deleted,
+ * so that it names only the refs that are left; else journalReplaced. Two small reads.
+ */
+function journalRewritten(commonDir: string): IntegrityProblem[] {
+  const why = journalSealProblem(commonDir, journalFile(commonDir));
+  if (!why) return journalReplaced(commonDir);
+  return [
+    {
+      id: 'refs',
+      message: `guard's journal of its refs (.git/guard/journal) was rewritten outside guard (${why}): refs deleted beside it would be in no journal, so guard can no longer tell whether its refs (checkpoints, a session's policy anchors) were moved or removed`,
+      hint: 'a person: look at guard log, then guard recover (it starts the journal again from the refs there are)',
+    },
+  ];
+}
+
 /** One paragraph for a hook's answer or a warning line. */
 export function integritySentence(problems: readonly IntegrityProblem[]): string {
   return `guard's safety net was changed outside guard: ${problems.map((p) => `${p.message} (${p.hint})`).join('; ')}.`;
@@ -916,8 +934,12 @@ export async function recover(repo: Repo): Promise<RecoverResult> {
   const movedLost = moved.filter((_, i) => movedBack[i]?.type !== 'commit');
   // no journal (.git/guard removed whole): a new one from the refs there are, a person's call (journalWiped)
   // or one put back in its place (journalReplaced): the same, from the refs there are
-  if (!hadJournal || unjournaledRefs(repo.commonDir).length > 0)
+  // or rewritten since guard sealed it (journal-seal.ts): the same, and sealed as it now is
+  const rewritten = journalSealProblem(repo.commonDir, journalFile(repo.commonDir)) !== null;
+  if (!hadJournal || rewritten || unjournaledRefs(repo.commonDir).length > 0) {
     startJournal(repo.commonDir, await guardTips(repo.root));
+    resealJournal(repo.commonDir, journalFile(repo.commonDir));
+  }
   noteGone(
     repo.commonDir,
     [...lost, ...movedLost].map((t) => t.ref),

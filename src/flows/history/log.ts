@@ -348,12 +348,8 @@ export function parseAge(text: string): number {
   return Number(m[1]) * UNITS[m[2]!]!;
 }
 
-/**
- * Delete old checkpoint refs (and with includeRejected, rejected refs and
- * decision records too) in ONE `update-ref --stdin` transaction; each delete
- * names the value it saw, so a ref moved meanwhile is not lost.
- */
-export async function prune(opts: PruneOptions): Promise<PruneResult> {
+/** What refuses a prune before it reads anything: an agent's shell, no limit, a bad count. */
+function pruneAllowed(opts: PruneOptions): void {
   // guard's own removal is noted in its journal, so nothing says anything after it: from an agent's
   // command tool, `--prune --keep 0 --include-rejected` took every refused change's ref and record
   // and every checkpoint with no word (adv5). Only a person prunes.
@@ -377,6 +373,15 @@ export async function prune(opts: PruneOptions): Promise<PruneResult> {
       'give a whole number, 0 or more',
     );
   }
+}
+
+/**
+ * Delete old checkpoint refs (and with includeRejected, rejected refs and
+ * decision records too) in ONE `update-ref --stdin` transaction; each delete
+ * names the value it saw, so a ref moved meanwhile is not lost.
+ */
+export async function prune(opts: PruneOptions): Promise<PruneResult> {
+  pruneAllowed(opts);
   const repo = await openRepo(opts.cwd);
   const [refs, links] = await Promise.all([listRecords(repo.root, REFS.root), allLinks(repo)]);
   // a hook call's checkpoint and decisions that only a session chain holds count as records too

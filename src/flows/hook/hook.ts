@@ -3,7 +3,12 @@ import path from 'node:path';
 import { GuardError } from '../../core/errors.js';
 import type { FileChange, HookEvent, Outcome } from '../../harness/types.js';
 import type { SessionMeta } from '../../git/checkpoint.js';
-import { repositoryFolder, storeElsewhere } from '../../git/discover.js';
+import {
+  lostRepository,
+  noteWorkTreeSeen,
+  repositoryFolder,
+  storeElsewhere,
+} from '../../git/discover.js';
 import { openRepo, type Repo } from '../../git/repo.js';
 import {
   integrityDenial,
@@ -11,8 +16,9 @@ import {
   integritySentence,
   type IntegrityProblem,
 } from '../doctor/integrity.js';
-import { NONE, eventsRead, type HookResult } from './hook-common.js';
+import { NONE, eventsRead, shellWord, type HookResult } from './hook-common.js';
 import { nearestFolder, realAbs, within } from './hook-place.js';
+import { netCommand } from './net-commands.js';
 import { reportBackground, shellAfter, shellBefore, withLate } from './hook-shell.js';
 import { writeAfter, writeBefore } from './hook-write.js';
 
@@ -69,6 +75,9 @@ export async function runHook(opts: HookOptions): Promise<HookResult> {
   const repos = [here, project].filter(
     (r, i, all): r is Repo => r !== null && all.findIndex((x) => x?.root === r.root) === i,
   );
+  const lost = repos.length === 0 ? lostWorkTree(e, opts.projectDir) : null;
+  if (lost) return lost;
+  for (const r of repos) noteWorkTreeSeen(who(e), r.root, r.gitDir);
   // the net itself first (file reads only): removed outside guard, it is said before anything runs
   // (hooks that git clean -X took are put back from guard's copy here, and said once)
   const net = repos.length > 0 ? await integrityProblems(repos[0]!.commonDir, { heal: true }) : [];
@@ -86,6 +95,37 @@ export async function runHook(opts: HookOptions): Promise<HookResult> {
           message: `guard: ${said} ${net.every((p) => p.healed) ? 'Tell the user.' : 'Tell the user: the safety net is down until guard recover (or guard init) is run.'}`,
         };
   return { ...r, outcome };
+}
+
+const who = (e: HookEvent) => `${e.harness}\0${e.sessionId}`;
+
+/**
+ * A call in a folder that is no repository, though guard checkpointed it earlier in this session
+ * (`mv .git .git.bak`, the repository moved away: git/discover.ts lostRepository): guard would
+ * keep nothing of what the call does, so a tool call is refused before it runs (and a finished
+ * one reported), naming what happened. A folder that never was a repository in this session has
+ * no opinion, as before: a person who removed git on purpose starts a new session.
+ */
+function lostWorkTree(e: HookEvent, projectDir: string | undefined): HookResult | null {
+  if (e.action.kind === 'other') return null;
+  const lost = lostRepository(who(e), projectDir ? [e.cwd, projectDir] : [e.cwd]);
+  if (!lost) return null;
+  const where = lost.movedTo
+    ? `; ${lost.movedTo} holds a repository now (moved there?)`
+    : ' (moved away or removed)';
+  const said = `guard checkpointed ${lost.root} earlier in this session, and it is no longer a git work tree: its repository ${lost.gitDir} is gone${where}. guard keeps nothing of this folder now, and its checkpoints and records are with the repository.`;
+  const fix = lost.movedTo
+    ? `Put it back (mv ${shellWord(lost.movedTo)} ${shellWord(path.join(lost.root, '.git'))})`
+    : 'Put the repository back';
+  if (e.phase === 'pre')
+    return {
+      outcome: {
+        kind: 'deny',
+        reason: `${said} guard refuses tool calls here until then: ${fix}, or tell the user (a person who removed git from this folder on purpose starts a new session).`,
+      },
+      notes: [],
+    };
+  return { outcome: { kind: 'inform', message: `guard: ${said} Tell the user.` }, notes: [] };
 }
 
 /**
@@ -125,6 +165,20 @@ async function judgeCall(opts: HookOptions, repos: Repo[], now: Date): Promise<H
         e.phase,
       );
     const action = e.action;
+    // guard's own evidence reset from the agent's shell (net-commands.ts): a person's to run
+    const resets = e.phase === 'pre' ? netCommand(action.command) : null;
+    if (resets)
+      return withLate(
+        {
+          outcome: {
+            kind: 'deny',
+            reason: `guard refuses this command: ${resets}, which would leave guard nothing to tell the user what happened in this session. A person runs it in a terminal after looking at guard doctor and guard log; tell the user why you wanted it.`,
+          },
+          notes: [],
+        },
+        late,
+        e.phase,
+      );
     const each = await Promise.all(
       repos.map((repo) =>
         e.phase === 'pre'
