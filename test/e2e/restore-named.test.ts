@@ -22,13 +22,39 @@ describe('guard restore CP -- PATH', () => {
     const r = repo.guard(['restore', cp, '--', 'no/such/path']);
     expect(r.code).toBe(2);
     expect(r.stderr).toBe(
-      `guard: checkpoint ${cp} has no no/such/path, and neither has the work tree\nhint: git ls-tree -r --name-only refs/guard/checkpoints/${cp} lists what it holds\n`,
+      `guard: checkpoint ${cp} has no no/such/path, and neither has the work tree\nhint: git ls-tree -r --name-only ${repo.git(['rev-parse', `refs/guard/checkpoints/${cp}`]).trim()} lists what it holds\n`,
     );
     expect(r.stdout).toBe('');
     expect(repo.refs()).toEqual(refs); // not even an undo checkpoint
     expect(repo.read('a.txt')).toBe('again\n');
     const j = repo.guard(['restore', cp, '--json', '--', 'no/such/path']); // guardJson puts --json after the paths
     expect(JSON.parse(j.stdout)).toMatchObject({ ok: false, error: { code: 'E_USAGE' } });
+  });
+
+  it("a hook call's checkpoint (held by its session chain, no ref of its own): the hint's command works", () => {
+    const repo = makeRepo({ 'a.txt': 'a\n' });
+    const r = repo.guard(['hook', 'claude'], {
+      input: JSON.stringify({
+        session_id: 's',
+        transcript_path: '/tmp/t.jsonl',
+        cwd: repo.dir,
+        hook_event_name: 'PreToolUse',
+        tool_name: 'Write',
+        tool_input: { file_path: path.join(repo.dir, 'a.txt'), content: 'b\n' },
+        tool_use_id: 't1',
+      }),
+      env: { CI: undefined },
+    });
+    expect(r.code).toBe(0);
+    expect(repo.refs('refs/guard/checkpoints/')).toEqual([]);
+    const logged = JSON.parse(repo.guard(['log', '--json']).stdout);
+    const id = logged.entries.find((e: { kind: string }) => e.kind === 'checkpoint').id;
+    const x = repo.guard(['restore', id, '--', 'no/such/path']);
+    expect(x.code).toBe(2);
+    const hint = /hint: (git ls-tree .*) lists what it holds/.exec(x.stderr)![1]!;
+    const listed = spawnSync('sh', ['-c', hint], { cwd: repo.dir, encoding: 'utf8' });
+    expect(listed.status).toBe(0);
+    expect(listed.stdout).toContain('a.txt');
   });
 
   it('a path only the work tree has (new since the checkpoint) is still restored: removed', () => {

@@ -3,7 +3,6 @@ import path from 'node:path';
 import { GuardError } from '../../core/errors.js';
 import { quotePath } from '../../core/quote.js';
 import { catFileBatch } from '../../git/catfile.js';
-import { REFS } from '../../git/records.js';
 import { resolveInside } from '../../worktree/atomic.js';
 import {
   checkRestoreHere,
@@ -50,7 +49,13 @@ export async function restore(opts: RestoreFlowOptions): Promise<RestoreFlowResu
   }
   const whole = opts.paths.length === 0 || rels.length < opts.paths.length;
   if (!whole)
-    await namedPathsExist(repo.root, { tree: target.tree, id: target.id, rels, kept: target.kept });
+    await namedPathsExist(repo.root, {
+      tree: target.tree,
+      id: target.id,
+      commit: target.commit,
+      rels,
+      kept: target.kept,
+    });
   const paths = whole ? undefined : rels;
   checkRestoreHere(repo, target, paths);
   // One writer at a time: a review or write into this tree finishes first (restore is short; it waits).
@@ -86,6 +91,8 @@ export async function restore(opts: RestoreFlowOptions): Promise<RestoreFlowResu
 interface NamedPaths {
   tree: string;
   id: string;
+  /** The checkpoint's commit: a hook call's has no ref of its own (a session chain holds it). */
+  commit: string;
   rels: readonly string[];
   kept: string | null;
 }
@@ -95,7 +102,10 @@ interface NamedPaths {
  * work tree has no file at is a typo, not "nothing to restore": said, with the
  * hint, before anything is written. One cat-file for all the paths.
  */
-async function namedPathsExist(root: string, { tree, id, rels, kept }: NamedPaths): Promise<void> {
+async function namedPathsExist(
+  root: string,
+  { tree, id, commit, rels, kept }: NamedPaths,
+): Promise<void> {
   const asked = rels.filter((p) => !p.includes('\n'));
   // (and in the tree of ignored and nested files the checkpoint kept, git/kept.ts: same cat-file)
   const found = await catFileBatch(
@@ -116,7 +126,7 @@ async function namedPathsExist(root: string, { tree, id, rels, kept }: NamedPath
     throw new GuardError(
       'E_USAGE',
       `checkpoint ${id} has no ${quotePath(p)}, and neither has the work tree`,
-      `git ls-tree -r --name-only ${REFS.checkpoints}${id} lists what it holds`,
+      `git ls-tree -r --name-only ${commit} lists what it holds`,
     );
   }
 }
