@@ -206,8 +206,12 @@ async function obstacle(root: string, rel: string, removing: Set<string>): Promi
     : `a folder stands there holding files the checkpoint does not know (${left}); move them away and restore again`;
 }
 
-/** The first file under `dir` that the restore would not remove, or null. */
-async function filesLeft(root: string, dir: string, removing: Set<string>): Promise<string | null> {
+/** The first file under `dir` that the restore or merge would not remove, or null. */
+export async function filesLeft(
+  root: string,
+  dir: string,
+  removing: ReadonlySet<string>,
+): Promise<string | null> {
   for (const ent of await readdir(path.join(root, dir), { withFileTypes: true })) {
     const rel = `${dir}/${ent.name}`;
     if (ent.isDirectory()) {
@@ -216,6 +220,28 @@ async function filesLeft(root: string, dir: string, removing: Set<string>): Prom
     } else if (!removing.has(rel)) return rel;
   }
   return null;
+}
+
+/** The blobs of the entries to write, in order; a missing one means a damaged store: `whose` lacks it. */
+export async function blobsOrFail(
+  cwd: string,
+  toWrite: readonly RawEntry[],
+  whose: string,
+): Promise<CatResult[]> {
+  const blobs = await catFileBatch(
+    cwd,
+    toWrite.map((e) => e.oid),
+    Number.MAX_SAFE_INTEGER,
+  );
+  for (const [i, e] of toWrite.entries()) {
+    if (!blobs[i]?.data)
+      throw new GuardError(
+        'E_GIT',
+        `${whose} lacks the content of ${e.path}`,
+        'the object store may be damaged: git fsck',
+      );
+  }
+  return blobs;
 }
 
 /**
@@ -329,19 +355,7 @@ export async function planRestore(
   // Checked before anything changes: a write that cannot finish is left out with its why,
   // together with the removals below it, so the restore finishes and reports.
   const { write: toWrite, remove: toRemove, blocked } = await planAroundObstacles(cwd, planned);
-  const blobs = await catFileBatch(
-    cwd,
-    toWrite.map((e) => e.oid),
-    Number.MAX_SAFE_INTEGER,
-  );
-  for (const [i, e] of toWrite.entries()) {
-    if (!blobs[i]?.data)
-      throw new GuardError(
-        'E_GIT',
-        `checkpoint ${target.id} lacks the content of ${e.path}`,
-        'the object store may be damaged: git fsck',
-      );
-  }
+  const blobs = await blobsOrFail(cwd, toWrite, `checkpoint ${target.id}`);
   return { toWrite, toRemove, blobs, index, skipped, notRestored: [...blocked] };
 }
 

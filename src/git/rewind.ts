@@ -1,8 +1,7 @@
-import { GuardError } from '../core/errors.js';
 import { MODE } from '../core/modes.js';
-import { catFileBatch, type CatResult } from './catfile.js';
+import type { CatResult } from './catfile.js';
 import { literal, type Checkpoint } from './checkpoint.js';
-import { RAW, parseRaw, type RawEntry } from './restore.js';
+import { RAW, blobsOrFail, parseRaw, type RawEntry } from './restore.js';
 import type { Repo } from './repo.js';
 import { git } from './run.js';
 
@@ -43,19 +42,7 @@ export async function planPutBack(
   );
   const entries = diffs.flat().filter((e) => e.mode !== MODE.gitlink && e.nowMode !== MODE.gitlink);
   const toWrite = entries.filter((e) => e.letter !== 'A');
-  const blobs = await catFileBatch(
-    cwd,
-    toWrite.map((e) => e.oid),
-    Number.MAX_SAFE_INTEGER,
-  );
-  for (const [i, e] of toWrite.entries()) {
-    if (!blobs[i]?.data)
-      throw new GuardError(
-        'E_GIT',
-        `the session's checkpoint lacks the content of ${e.path}`,
-        'the object store may be damaged: git fsck',
-      );
-  }
+  const blobs = await blobsOrFail(cwd, toWrite, "the session's checkpoint");
   return { toWrite, blobs, toRemove: entries.filter((e) => e.letter === 'A') };
 }
 

@@ -1,4 +1,4 @@
-import { lstat, readdir } from 'node:fs/promises';
+import { lstat } from 'node:fs/promises';
 import path from 'node:path';
 import { quotePath } from '../../core/quote.js';
 import { GuardError } from '../../core/errors.js';
@@ -7,6 +7,7 @@ import type { Plan } from '../../core/plan.js';
 import type { Deadline } from '../../runtime/deadline.js';
 import type { Lane } from '../../git/lanes.js';
 import { mergeFile } from '../../git/merge.js';
+import { filesLeft } from '../../git/restore.js';
 import {
   REFS,
   newRef,
@@ -188,27 +189,13 @@ async function obstacle(
   }
   const st = await lstat(path.join(root, rel)).catch(() => null);
   if (!st?.isDirectory()) return null;
-  const left = await fileLeft(root, rel, removing);
+  const left = await filesLeft(root, rel, removing);
   return left === null
     ? null
     : `a folder stands at ${quotePath(rel)} holding ${quotePath(left)}, which this review does not remove; move it away and review again`;
 }
 
 /** The first file under `dir` that the review would not remove, or null. */
-async function fileLeft(
-  root: string,
-  dir: string,
-  removing: ReadonlySet<string>,
-): Promise<string | null> {
-  for (const ent of await readdir(path.join(root, dir), { withFileTypes: true })) {
-    const rel = `${dir}/${ent.name}`;
-    if (ent.isDirectory()) {
-      const deeper = await fileLeft(root, rel, removing);
-      if (deeper !== null) return deeper;
-    } else if (!removing.has(rel)) return rel;
-  }
-  return null;
-}
 
 /** The rejected refs the plan asks for: a refusal's proposal; for a partial take, the rest on top of what was taken. */
 function keptParts(t: TreeTarget, now: Date): RecordCommit[] {
