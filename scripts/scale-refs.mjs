@@ -174,6 +174,19 @@ function noteInJournal(node, cli, commonDir, tips) {
   if (r.status !== 0) throw new Error(`noting the chains in the journal: ${r.stderr}`);
 }
 
+/** The session index of `sessions` sessions month-0... as the hook builds it (the build's own session-index.js). */
+function indexSessions(node, cli, repo, sessions) {
+  const index = path.join(path.dirname(path.dirname(cli)), 'git', 'session-index.js');
+  const code = `import { build } from ${JSON.stringify(index)};
+    const [root, n] = process.argv.slice(1);
+    const repo = { root, commonDir: root + '/.git' };
+    for (let i = 0; i < Number(n); i++) await build(repo, 'claude', 'month-' + i);`;
+  const r = spawnSync(node, ['--input-type=module', '-e', code, repo, String(sessions)], {
+    encoding: 'utf8',
+  });
+  if (r.status !== 0) throw new Error(`indexing the sessions: ${r.stderr}`);
+}
+
 /**
  * DIR/without and DIR/with (N more refs, packed); `node`/`cli` run the 10
  * real hook calls both start with. Returns both paths and the env whose PATH
@@ -257,6 +270,8 @@ export function makeScaleRepos(dir, { env: baseEnv, node, cli, count = 100_000, 
     packedFile,
     `# pack-refs with: peeled fully-peeled sorted \n${entries.flat().join('\n')}\n`,
   );
+  // and each session's index, as its hook calls leave it (git/session-index.ts)
+  if (chain) indexSessions(node, cli, withRefs, Math.ceil(Math.floor(count / 3) / 300));
   for (const repo of [without, withRefs]) lib.git(repo, ['gc', '--quiet'], { env });
   return { without, with: withRefs, env };
 }
