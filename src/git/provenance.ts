@@ -1,6 +1,6 @@
 import { READ_CAP, catFileBatch } from './catfile.js';
 import { git } from './run.js';
-import { journalFile, readJournal, readJournalWithGone } from './journal.js';
+import { journalFile, readJournal, readJournalWithGone, readRegular } from './journal.js';
 import {
   SESSION_REFS,
   isChainTip,
@@ -153,7 +153,7 @@ async function fromSessionIndex(
   since: string,
 ): Promise<{ indexed: SessionEvent[]; walk: Array<{ chain: string; tip: string }> }> {
   if (chains.length === 0) return { indexed: [], walk: [] };
-  const { readdir, readFile } = await import('node:fs/promises');
+  const { readdir } = await import('node:fs/promises');
   const { READY, indexRoot, names } = await import('./session-index.js');
   const path = await import('node:path');
   const wanted = new Map(staged.map((s) => [names.writes(s.path), s.path]));
@@ -169,7 +169,8 @@ async function fromSessionIndex(
       for (const f of files) {
         const rel = wanted.get(f);
         if (rel === undefined) continue;
-        const text = await readFile(path.join(dir, f), 'utf8').catch(() => '');
+        // a regular file only (a FIFO planted here would hang the commit)
+        const text = (await readRegular(path.join(dir, f)))?.toString('utf8') ?? '';
         const found = indexedWrites(text, { harness: harness!, chain: c.chain, rel, since });
         byPath.set(rel, [...(byPath.get(rel) ?? []), ...found]);
       }
