@@ -31,9 +31,11 @@ import {
  * wrote it": a person's edit made during an agent's shell call counts as
  * the agent's, so it is judged, never waved through.
  *
- * Cost: the journal's newest entries and one cat-file of the recent steps
- * (readProvenance), then, when there are shell calls, two cat-file batches of
- * object ids (attributeWindows); no work-tree scan.
+ * Cost: the journal's entries, the session index's lines for the staged
+ * paths (a session chain with a shell call walked back to the recent days
+ * instead) and one cat-file of the recent step refs (readProvenance), then,
+ * when there are shell calls, two cat-file batches of object ids
+ * (attributeWindows); no work-tree scan.
  */
 export interface Origin {
   harness: string;
