@@ -161,6 +161,32 @@ function stream(head, worktree, count, now, refs, chain = true) {
   return out.join('\n');
 }
 
+/** Note `tips` ({oid, ref}) in the journal of `commonDir` with the build's own journal.js (sealed). */
+function noteInJournal(node, cli, commonDir, tips) {
+  const journal = path.join(path.dirname(path.dirname(cli)), 'git', 'journal.js');
+  const code = `import { startJournal } from ${JSON.stringify(journal)};
+    import fs from 'node:fs';
+    startJournal(process.argv[1], JSON.parse(fs.readFileSync(0, 'utf8')));`;
+  const r = spawnSync(node, ['--input-type=module', '-e', code, commonDir], {
+    input: JSON.stringify(tips),
+    encoding: 'utf8',
+  });
+  if (r.status !== 0) throw new Error(`noting the chains in the journal: ${r.stderr}`);
+}
+
+/** The session index of `sessions` sessions month-0... as the hook builds it (the build's own session-index.js). */
+function indexSessions(node, cli, repo, sessions) {
+  const index = path.join(path.dirname(path.dirname(cli)), 'git', 'session-index.js');
+  const code = `import { build } from ${JSON.stringify(index)};
+    const [root, n] = process.argv.slice(1);
+    const repo = { root, commonDir: root + '/.git' };
+    for (let i = 0; i < Number(n); i++) await build(repo, 'claude', 'month-' + i);`;
+  const r = spawnSync(node, ['--input-type=module', '-e', code, repo, String(sessions)], {
+    encoding: 'utf8',
+  });
+  if (r.status !== 0) throw new Error(`indexing the sessions: ${r.stderr}`);
+}
+
 /**
  * DIR/without and DIR/with (N more refs, packed); `node`/`cli` run the 10
  * real hook calls both start with. Returns both paths and the env whose PATH
@@ -222,12 +248,13 @@ export function makeScaleRepos(dir, { env: baseEnv, node, cli, count = 100_000, 
   for (const l of fs.readFileSync(marks, 'utf8').split('\n')) {
     const m = /^:(\d+) ([0-9a-f]+)$/.exec(l);
     if (m && refs[Number(m[1]) - 1]) lines.push(`${m[2]} ${refs[Number(m[1]) - 1]}`);
-    if (m && refs[Number(m[1]) - 1])
-      noted.push(`+ ${refs[Number(m[1]) - 1]}\n${m[2]} ${refs[Number(m[1]) - 1]}\n`);
+    if (m && refs[Number(m[1]) - 1]) noted.push({ oid: m[2], ref: refs[Number(m[1]) - 1] });
   }
   // the chains in guard's journal, as guard notes each ref it writes (a journal with no word on
-  // most refs under refs/guard/ is one put back in place of guard's: every door would say so)
-  if (chain) fs.appendFileSync(path.join(withRefs, '.git', 'guard', 'journal'), noted.join(''));
+  // most refs under refs/guard/ is one put back in place of guard's: every door would say so),
+  // through guard's own note (the journal is sealed: lines appended by hand are not guard's word,
+  // and provenance would not see the chains)
+  if (chain) noteInJournal(node, cli, path.join(withRefs, '.git'), noted);
   // git's byte order (the names are ASCII) and a ref's peeled line stays after it
   const entries = [];
   for (const l of lines) {
@@ -243,6 +270,8 @@ export function makeScaleRepos(dir, { env: baseEnv, node, cli, count = 100_000, 
     packedFile,
     `# pack-refs with: peeled fully-peeled sorted \n${entries.flat().join('\n')}\n`,
   );
+  // and each session's index, as its hook calls leave it (git/session-index.ts)
+  if (chain) indexSessions(node, cli, withRefs, Math.ceil(Math.floor(count / 3) / 300));
   for (const repo of [without, withRefs]) lib.git(repo, ['gc', '--quiet'], { env });
   return { without, with: withRefs, env };
 }

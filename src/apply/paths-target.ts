@@ -118,6 +118,7 @@ function indexed(p: ApplyPlan<PathsTarget>, t: PathsTarget) {
     kind: 'write' as const,
     phase: 'pre' as const,
     toolCall: s.toolCall,
+    tool: s.tool,
     outcome: t.outcome,
   };
 }

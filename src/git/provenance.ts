@@ -1,6 +1,6 @@
 import { READ_CAP, catFileBatch } from './catfile.js';
 import { git } from './run.js';
-import { journalFile, readJournal, readJournalWithGone } from './journal.js';
+import { journalFile, readJournal, readJournalWithGone, readRegular } from './journal.js';
 import {
   SESSION_REFS,
   isChainTip,
@@ -31,9 +31,11 @@ import {
  * wrote it": a person's edit made during an agent's shell call counts as
  * the agent's, so it is judged, never waved through.
  *
- * Cost: the journal's newest entries and one cat-file of the recent steps
- * (readProvenance), then, when there are shell calls, two cat-file batches of
- * object ids (attributeWindows); no work-tree scan.
+ * Cost: the journal's entries, the session index's lines for the staged
+ * paths (a session chain with a shell call walked back to the recent days
+ * instead) and one cat-file of the recent step refs (readProvenance), then,
+ * when there are shell calls, two cat-file batches of object ids
+ * (attributeWindows); no work-tree scan.
  */
 export interface Origin {
   harness: string;
@@ -78,6 +80,9 @@ export interface Span {
 /** The most recent steps read for the prompt and the trailers (a heavy day's worth). */
 const RECENT_MAX = 4000;
 
+/** The most recent writes of one staged path read from the session index (fromSessionIndex). */
+const RECENT_WRITES = 100;
+
 /**
  * The steps of the last `days` days, found in guard's journal (the refs guard
  * wrote, newest last, git/journal.ts) and read by id with one cat-file: no
@@ -91,6 +96,7 @@ async function recentEvents(
   repo: { root: string; commonDir: string },
   now: Date,
   days: number,
+  staged: readonly Staged[],
 ): Promise<SessionEvent[]> {
   const since = new Date(now.getTime() - days * 86_400_000).toISOString();
   const day = since.slice(0, 10).replace(/-/g, '');
@@ -104,9 +110,11 @@ async function recentEvents(
   }
   const live = await readJournal(repo.commonDir);
   const tips = live.filter((t) => isStepRef(t.ref) && stepDay(t.ref) >= day).slice(-RECENT_MAX);
-  // the session chains (git/session-chain.ts): each walked from its journaled tip back to `since`
+  // the session chains (git/session-chain.ts): what their session index says of the staged paths,
+  // and the rest walked from its journaled tip back to `since`
   const chains = live.filter((t) => isChainTip(t.ref)).map((t) => ({ chain: t.ref, tip: t.oid }));
-  const chained = await recentLinks(repo.root, chains, since);
+  const { indexed, walk } = await fromSessionIndex(repo, chains, staged, since);
+  const chained = [...indexed, ...(await recentLinks(repo.root, walk, since))];
   if (tips.length === 0) return sortEvents(chained);
   const objects = await catFileBatch(
     repo.root,
@@ -126,6 +134,78 @@ async function recentEvents(
     if (e && e.time >= since) out.push(e);
   });
   return sortEvents([...out, ...chained]);
+}
+
+/**
+ * The writes of the staged paths since `since` by the sessions whose index
+ * (git/session-index.ts, `ready.3`) can say: its `f-<h(path)>` lines, file
+ * reads only. A session with a whole-tree step (`w-`: a shell call, whose
+ * window may have changed any path) or without an index of this version is
+ * left to `walk` (its chain's links read, as before). So a commit reads what
+ * concerns its paths: no step of a session that neither wrote them nor ran a
+ * shell call, however many there are. The index is a cache the agent can
+ * write: a line removed hides a write from the prompt and the trailers only
+ * (what decides, `judge: agents`, reads the whole trail from the refs); a
+ * line added names an agent more.
+ */
+async function fromSessionIndex(
+  repo: { commonDir: string },
+  chains: ReadonlyArray<{ chain: string; tip: string }>,
+  staged: readonly Staged[],
+  since: string,
+): Promise<{ indexed: SessionEvent[]; walk: Array<{ chain: string; tip: string }> }> {
+  if (chains.length === 0) return { indexed: [], walk: [] };
+  const { readdir } = await import('node:fs/promises');
+  const { READY, indexRoot, names } = await import('./session-index.js');
+  const path = await import('node:path');
+  const wanted = new Map(staged.map((s) => [names.writes(s.path), s.path]));
+  const walk: Array<{ chain: string; tip: string }> = [];
+  const byPath = new Map<string, SessionEvent[]>();
+  await Promise.all(
+    chains.map(async (c) => {
+      // refs/guard/sessions/<harness>/<key>/chain -> <commonDir>/guard-sessions/<harness>/<key>
+      const [harness, key] = c.chain.slice(SESSION_REFS.length).split('/');
+      const dir = path.join(indexRoot(repo), harness!, key!);
+      const files = await readdir(dir).catch(() => [] as string[]);
+      if (!files.includes(READY) || files.some((f) => f.startsWith('w-'))) return void walk.push(c);
+      for (const f of files) {
+        const rel = wanted.get(f);
+        if (rel === undefined) continue;
+        // a regular file only (a FIFO planted here would hang the commit)
+        const text = (await readRegular(path.join(dir, f)))?.toString('utf8') ?? '';
+        const found = indexedWrites(text, { harness: harness!, chain: c.chain, rel, since });
+        byPath.set(rel, [...(byPath.get(rel) ?? []), ...found]);
+      }
+    }),
+  );
+  // the newest RECENT_WRITES of each path (as the walk reads the newest RECENT_MAX steps)
+  const newest = (l: SessionEvent[]) =>
+    l.sort((a, b) => (a.time < b.time ? 1 : a.time > b.time ? -1 : 0)).slice(0, RECENT_WRITES);
+  return { indexed: [...byPath.values()].flatMap(newest), walk };
+}
+
+/** The `f-` lines of one path as session events (a write of `rel` each), those since `since`. */
+function indexedWrites(
+  text: string,
+  at: { harness: string; chain: string; rel: string; since: string },
+): SessionEvent[] {
+  const out: SessionEvent[] = [];
+  for (const line of text.split('\n')) {
+    let w: Record<string, unknown>;
+    try {
+      w = JSON.parse(line) as Record<string, unknown>;
+    } catch {
+      continue; // torn or edited: what the index cannot say, it does not say
+    }
+    if (typeof w.session !== 'string' || typeof w.time !== 'string' || w.time < at.since) continue;
+    out.push({
+      ...{ ref: at.chain, commit: '', harness: at.harness, session: w.session },
+      ...{ toolCall: typeof w.toolCall === 'string' ? w.toolCall : null, phase: 'pre' },
+      ...{ tool: typeof w.tool === 'string' ? w.tool : '', kind: 'write', checkpoint: '' },
+      ...{ paths: [at.rel], worktree: '', time: w.time },
+    });
+  }
+  return out;
 }
 
 /** The steps of the session chains `chains` since `since` (ISO), newest RECENT_MAX, with one `git log`. */
@@ -182,7 +262,7 @@ export async function readProvenance(
   const events =
     days === null
       ? await readSessionEvents(root, SESSION_REFS)
-      : await recentEvents(repo, now, days);
+      : await recentEvents(repo, now, days, staged);
   const refs = new Map(events.map((e) => [e.ref, e.commit]));
   // a chain's tip as read: its newest link (events are oldest first)
   for (const e of events) if (e.chain && e.link) refs.set(e.chain, e.link);

@@ -216,8 +216,13 @@ export interface Link {
 export interface ChainRead {
   /** Stop after this many links (newest first across the chains). */
   limit?: number;
-  /** Parse only this many (the rest are counted in `unread`, their records in `unreadRecords`). */
-  parse?: number;
+  /**
+   * Only the links that hold a record (their checkpoint, `"held":true`, or a decision record:
+   * `"records":["`), chosen by git (`--grep`: a shell call's link holds none of its own). JSON
+   * escapes a quote inside a string, so these match the link's own fields, or a step's subject
+   * line naming such a path: a link more, which holds nothing.
+   */
+  holding?: boolean;
   /** Only links committed at or after this time (unix seconds). */
   since?: number;
   /** Only links committed at or before this time (unix seconds). */
@@ -233,49 +238,26 @@ export async function readLinks(
   tips: ReadonlyArray<{ chain: string; tip: string }>,
   opts: ChainRead = {},
 ): Promise<Link[]> {
-  return (await readLinksCounted(cwd, tips, opts)).links;
-}
-
-/** readLinks, and how many links past `opts.parse` were left unparsed. */
-export async function readLinksCounted(
-  cwd: string,
-  tips: ReadonlyArray<{ chain: string; tip: string }>,
-  opts: ChainRead = {},
-): Promise<{ links: Link[]; unread: number; unreadRecords: number }> {
-  if (tips.length === 0) return { links: [], unread: 0, unreadRecords: 0 };
+  if (tips.length === 0) return [];
   const fmt = '%H%x00%P%x00%ct%x00%S%x00%B%x00%x01';
   const args = ['log', '--first-parent', '--source', `--format=${fmt}`];
   if (opts.limit !== undefined) args.push(`--max-count=${opts.limit}`);
   if (opts.since !== undefined) args.push(`--since=${opts.since}`);
   if (opts.until !== undefined) args.push(`--until=${opts.until}`);
+  if (opts.holding) args.push('--fixed-strings', '--grep="held":true', '--grep="records":["');
   const r = await git([...args, ...new Set(tips.map((t) => t.tip)), '--'], { cwd });
   // each commit's chain: the tip (as given) it was reached from (--source)
   const chainOfTip = new Map(tips.map((t) => [t.tip, t.chain]));
   const out: Link[] = [];
-  let unread = 0;
-  let unreadRecords = 0;
-  // (parse counts the links that hold a record: a shell call's link holds none of its own)
-  let holding = 0;
   for (const rec of r.stdout.toString('utf8').split('\0\x01\n')) {
-    if (opts.parse !== undefined && holding >= opts.parse) {
-      // counted, not parsed: its records are its parents past the previous link and the step,
-      // and its checkpoint when only the chain holds it
-      const [, parents] = rec.split('\0', 2);
-      if (rec.length <= 1 || parents === undefined) continue;
-      unread++;
-      const held = rec.includes('"held":true') ? 1 : 0;
-      unreadRecords += held + Math.max(0, parents.split(' ').length - 2);
-      continue;
-    }
     const [link, parents, time, source, ...rest] = rec.replace(/^\n/, '').split('\0');
     if (!link || parents === undefined || source === undefined) continue;
     const ps = parents.split(' ').filter(Boolean);
     const chain = chainOfTip.get(source) ?? '';
     const l = parseLink(link, ps, chain, rest.join('\0').replace(/\n$/, ''));
     if (l) out.push({ ...l, time: Number(time) || 0 });
-    if (l && (l.held || l.records.length > 0)) holding++;
   }
-  return { links: out, unread, unreadRecords };
+  return out;
 }
 
 /** Every session chain's ref (`<folder>chain`), from the ref store's files, else one for-each-ref. */

@@ -19,7 +19,7 @@ import { randomHex, sha256Hex } from '../core/digest.js';
  * call does not grow with the session's history (issue 22, S1):
  *
  *   <common git dir>/guard-sessions/<harness>/<session key>/
- *     ready.2                     the index holds every event written before it appeared
+ *     ready.3                     the index holds every event written before it appeared
  *     w-<h(worktree)>             the session's first whole-tree checkpoint there  } first writer wins
  *     p-<h(worktree, path)>       the first checkpoint there that holds the path   } (O_EXCL)
  *     s-<h(worktree, tool call)>  the step of that shell call's pre event
@@ -28,6 +28,8 @@ import { randomHex, sha256Hex } from '../core/digest.js';
  *     c-<h(worktree)>             the session's policy anchors there, as last read: [{"ref", "oid"}]
  *     hd-<h(worktree)>            the HEAD a shell call last anchored (a hint: git/session-policy.ts)
  *     background-open             the time the session last started a background command
+ *     f-<h(path)>                 every write of the path (any work tree), a line each, appended:
+ *                                 `{"session", "toolCall", "tool", "time"}` (git/provenance.ts)
  *
  * each of w-, p-, s-, a- a line of JSON: `{"commit", "checkpoint", "time",
  * "ref"}`, where commit's tree is the checkpoint's (commit may be the step's
@@ -51,7 +53,11 @@ import { randomHex, sha256Hex } from '../core/digest.js';
  * notices guard's refs going, flows/doctor/integrity.ts) drops that config
  * from the policy, as removing the steps themselves did before.
  *
- * It is a cache of the refs and is treated as one: no `ready.2` file (a
+ * What reads `f-`: a commit's provenance (git/provenance.ts recentEvents): which sessions wrote
+ * the staged paths, read for those paths alone instead of every recent step. It only names
+ * writes (shown at the prompt and in the trailers); what decides (`judge: agents`) reads the refs.
+ *
+ * It is a cache of the refs and is treated as one: no `ready.3` file (a
  * session of an older guard, an index removed by `guard log --prune`) or a
  * commit that is gone means one full read of the session's refs, which
  * builds it again (an older guard's index is replaced). Whoever builds it
@@ -70,8 +76,8 @@ export interface Indexed {
 }
 
 const ROOT_DIR = 'guard-sessions';
-/** Versioned: an index an older guard built (no `c-` entries, shell steps not added) is built again. */
-const READY = 'ready.2';
+/** Versioned: an index an older guard built (no `c-` entries, shell steps not added; no `f-` lines) is built again. */
+export const READY = 'ready.3';
 
 const h = (...parts: string[]) => sha256Hex(parts.join('\0')).slice(0, 32);
 
@@ -91,6 +97,7 @@ export const names = {
     toolCall === null ? `s-${h(worktree)}` : `s-${h(worktree, toolCall)}`,
   asked: (toolCall: string) => `a-${h(toolCall)}`,
   policy: (worktree: string) => `c-${h(worktree)}`,
+  writes: (rel: string) => `f-${h(rel)}`,
   anchoredHead: (worktree: string) => `hd-${h(worktree)}`,
 };
 
@@ -175,6 +182,30 @@ async function writeEntries(dir: string, entries: ReturnType<typeof entriesOf>):
     await (x.last ? writeLast(dir, x.name, x.e) : writeFirst(dir, x.name, x.e));
 }
 
+/** A write as `f-<h(path)>` keeps it (git/provenance.ts reads it back). */
+export interface IndexedWrite {
+  session: string;
+  toolCall: string | null;
+  tool: string;
+  time: string;
+}
+
+type WriteEvent = Pick<SessionEvent, 'session' | 'paths' | 'kind' | 'toolCall'> & { tool?: string };
+
+/** The `f-` lines of a write event (none for a whole-tree step), by file name. */
+function writeLines(e: WriteEvent, time: string): Map<string, string> {
+  const out = new Map<string, string>();
+  if (e.kind !== 'write' || e.paths === null) return out;
+  const w: IndexedWrite = { session: e.session, toolCall: e.toolCall, tool: e.tool ?? '', time };
+  const line = JSON.stringify(w) + '\n';
+  for (const p of e.paths) out.set(names.writes(p), (out.get(names.writes(p)) ?? '') + line);
+  return out;
+}
+
+async function appendWrites(dir: string, lines: ReadonlyMap<string, string>): Promise<void> {
+  for (const [name, text] of lines) await writeFile(path.join(dir, name), text, { flag: 'a' });
+}
+
 /**
  * Build a session's index from its refs (oldest first) into a folder of its
  * own, then put it in place with one rename: a reader sees all of it or none.
@@ -191,10 +222,14 @@ export async function build(
   const tmp = `${dir}.${process.pid}-${randomHex(4)}`;
   await mkdir(tmp, { recursive: true });
   try {
+    const writes = new Map<string, string>();
     for (const ev of events) {
       const at = { commit: ev.commit, checkpoint: ev.checkpoint, time: ev.time, ref: ev.ref };
       await writeEntries(tmp, entriesOf(ev, at, at));
+      for (const [name, text] of writeLines(ev, ev.time))
+        writes.set(name, (writes.get(name) ?? '') + text);
     }
+    await appendWrites(tmp, writes);
     await writeFile(path.join(tmp, READY), '');
     return await putInPlace(tmp, dir);
   } finally {
@@ -228,7 +263,7 @@ export async function noteEvent(
   e: Pick<
     SessionEvent,
     'harness' | 'session' | 'worktree' | 'paths' | 'kind' | 'phase' | 'toolCall' | 'outcome'
-  >,
+  > & { tool?: string },
   at: Indexed,
   step: Indexed | null = null,
 ): Promise<void> {
@@ -237,6 +272,7 @@ export async function noteEvent(
     // (a call that indexes its event before writing it builds without it, then adds it)
     if (!(await isReady(dir))) await build(repo, e.harness, e.session);
     await writeEntries(dir, entriesOf(e, at, step));
+    await appendWrites(dir, writeLines(e, at.time));
   } catch {
     // a read-only or full git dir: the next call reads the refs
   }

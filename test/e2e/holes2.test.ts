@@ -539,8 +539,8 @@ describe('a FIFO planted where guard reads or writes its own state', () => {
     const repo = claudeRepo();
     expect(asHarness(repo, payload(repo)).status).toBe(0);
     const dir = path.join(repo.dir, '.git', 'guard-sessions', 'claude', 'fifo');
-    rmSync(path.join(dir, 'ready.2'));
-    execFileSync('mkfifo', [path.join(dir, 'ready.2')]);
+    rmSync(path.join(dir, 'ready.3'));
+    execFileSync('mkfifo', [path.join(dir, 'ready.3')]);
     const started = Date.now();
     const r = asHarness(repo, payload(repo));
     expect(r.signal).toBeNull();

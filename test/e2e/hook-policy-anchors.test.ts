@@ -182,7 +182,7 @@ describe('the strictest policy of a session, read from its anchors', () => {
     rmSync(dir, { recursive: true, force: true });
     // what an agent can write: a "ready" index whose note says the session has no anchors
     mkdirSync(dir, { recursive: true });
-    writeFileSync(path.join(dir, 'ready.2'), '');
+    writeFileSync(path.join(dir, 'ready.3'), '');
     writeFileSync(path.join(dir, note), '[]');
     expect(cut(repo).decision).toBe('deny');
   });

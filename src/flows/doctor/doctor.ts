@@ -32,6 +32,12 @@ export interface RefCounts {
   lanes: number;
   tmp: number;
   other: number;
+  /**
+   * Session chains (refs/guard/sessions/<harness>/<key>/chain, counted in `other` too): each holds
+   * its hook calls' checkpoints and decision records, which have no ref of their own and are not
+   * in `checkpoints` or `decisions` (counting them reads every link: guard log lists them).
+   */
+  chains: number;
 }
 
 export interface DoctorResult {
@@ -86,11 +92,13 @@ export async function doctor(opts: DoctorOptions): Promise<DoctorResult> {
     refView(main),
   ]);
   const { records, types } = await newestRecords(main.root, view);
+  const { chainTips } = await import('../../git/session-chain.js');
+  const chains = (await chainTips(main)).length;
   const checks: DoctorCheck[] = [];
   checks.push(...(await hookChecks(main, hooksPath, env)));
   checks.push(...(await laneChecks(main, hooksPath, lanes)));
   checks.push(configCheck(objects[0] ?? null, objects[1] ?? null));
-  const refs = refChecks(types, records, view.counts);
+  const refs = refChecks(types, records, { known: view.counts, chains });
   checks.push(...refs.checks);
   checks.push(...(await lockChecks(main)));
   // per agent harness: is guard's hook there and would it run (flows/setup/agents.ts)
@@ -606,7 +614,7 @@ interface RefView {
   /** Below DOCTOR_TYPES_ALL: every ref with its type (one for-each-ref). */
   types?: RefType[];
   /** At scale: the counts, from the ref store's files (git/ref-list.ts). */
-  counts?: RefCounts;
+  counts?: Omit<RefCounts, 'chains'>;
   /** At scale: the refs whose objects are read, the newest records first. */
   read?: RefName[];
   /** At scale: how many of `read` are the newest records. */
@@ -637,7 +645,7 @@ async function refView(main: Repo): Promise<RefView> {
   ]) as [number, number, number, number, number, number];
   if (root <= DOCTOR_TYPES_ALL) return { types: await listRefTypes(main.root, REFS.root) };
   const other = root - checkpoints - decisions - rejected - lanes - tmp;
-  const counts: RefCounts = { checkpoints, decisions, rejected, lanes, tmp, other };
+  const counts: Omit<RefCounts, 'chains'> = { checkpoints, decisions, rejected, lanes, tmp, other };
   // the newest of all kinds: each kind's newest, by the name after the kind (its time)
   const newest = KINDS.flatMap(([, p]) =>
     store.newest(p, DOCTOR_READS).map((r) => ({ ...r, name: r.ref.slice(p.length) })),
@@ -703,6 +711,13 @@ async function newestRecords(
   return { records: { read, unread }, types: typed };
 }
 
+/** What the counts leave out: the records only a session chain holds (not counted: that reads every link). */
+function chainsNote(chains: number): string {
+  if (chains === 0) return '';
+  const n = `${chains.toLocaleString('en')} session chain${chains === 1 ? '' : 's'}`;
+  return `; and ${n}, with the hook calls' checkpoints and decisions (not counted here: guard log lists them)`;
+}
+
 /** The part of a record's ref name after its kind's prefix: it starts with the time. */
 function recordName(ref: string): string {
   const kind = KINDS.find(([, prefix]) => ref.startsWith(prefix));
@@ -712,17 +727,12 @@ function recordName(ref: string): string {
 function refChecks(
   types: RefType[],
   { read, unread }: ReadRecords,
-  known?: RefCounts,
+  { known, chains }: { known: Omit<RefCounts, 'chains'> | undefined; chains: number },
 ): { checks: DoctorCheck[]; counts: RefCounts } {
   const counting = !known;
-  const counts: RefCounts = known ?? {
-    checkpoints: 0,
-    decisions: 0,
-    rejected: 0,
-    lanes: 0,
-    tmp: 0,
-    other: 0,
-  };
+  const counts: RefCounts = known
+    ? { ...known, chains }
+    : { checkpoints: 0, decisions: 0, rejected: 0, lanes: 0, tmp: 0, other: 0, chains };
   const notCommits: string[] = [];
   const tmp: string[] = [];
   for (const { ref, type } of types) {
@@ -748,7 +758,7 @@ function refChecks(
   }
 
   const checks: DoctorCheck[] = [];
-  const summary = `refs/guard/: ${counts.checkpoints} checkpoint${counts.checkpoints === 1 ? '' : 's'}, ${counts.decisions} decision record${counts.decisions === 1 ? '' : 's'}, ${counts.rejected} rejected, ${counts.lanes} lane${counts.lanes === 1 ? '' : 's'}`;
+  const summary = `refs/guard/: ${counts.checkpoints} checkpoint${counts.checkpoints === 1 ? '' : 's'}, ${counts.decisions} decision record${counts.decisions === 1 ? '' : 's'}, ${counts.rejected} rejected, ${counts.lanes} lane${counts.lanes === 1 ? '' : 's'}${chainsNote(chains)}`;
   checks.push(
     ok(
       'refs',

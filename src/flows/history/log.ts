@@ -24,6 +24,9 @@ export interface CheckpointEntry {
   lane: string | null;
   /** For a partial checkpoint (guard write's): the only paths it holds as they were. */
   paths?: string[];
+  /** A hook call's checkpoint held by its session's chain (no ref of its own): the chain's ref and the link commit that holds it. */
+  chain?: string;
+  link?: string;
   /** Untracked files the checkpoint left out, with why (over the size cap, past the time budget, a name git refuses, a nested repository). */
   skipped?: Array<{ path: string; reason: string; bytes?: number }>;
   /** How many were left out (the list above may be cut). */
@@ -41,6 +44,9 @@ export interface DecisionEntry extends Omit<DecisionRecord, 'ref'> {
   record: string;
   /** The rejected ref holding the refused proposal, if one was made. */
   ref?: string;
+  /** A hook call's decision record held by its session's chain (no ref of its own): the chain's ref and the link commit that holds it. */
+  chain?: string;
+  link?: string;
   /** guard hook: the harness, session and tool call the decision was for. */
   harness?: string;
   session?: string;
@@ -128,34 +134,55 @@ async function readLogNewest(
     return { ref: x.ref, oid, time, parent, message: raw ? raw.slice(head.length + 2) : '' };
   });
   const { entries, skipped } = entriesOf(records);
+  placeChained(entries, chained.chosen);
   return { entries, skipped, atLeast, total: entries.length + (count - chosen.length) };
 }
 
 type Chosen = { chosen: RefName[]; count: number };
 
 /**
+ * A chained record's entry names its chain and link: its `ref` (checkpoint) or `record`
+ * (decision) is a name guard takes, not a ref git resolves; `git show LINK` shows the link, whose
+ * parents are the previous link, the step (whose parent is the checkpoint) and the decision records.
+ */
+function placeChained(
+  entries: LogEntry[],
+  chosen: ReadonlyArray<{ ref: string; chain: string; link: string }>,
+): void {
+  const at = new Map(chosen.map((c) => [c.ref, c]));
+  for (const e of entries) {
+    const c = at.get(e.kind === 'checkpoint' ? e.ref : e.record);
+    if (c) Object.assign(e, { chain: c.chain, link: c.link });
+  }
+}
+
+/** A chained record's place: its session's chain and the link that holds it (`guard log --json`). */
+type ChainedName = RefName & { chain: string; link: string };
+
+/**
  * The records of hook calls reached through the session chains (git/session-chain.ts), named as
- * their refs would have been: each link's checkpoint (`<step>^`) and decision records. All of
- * them up to READ_ALL_MAX links, else the newest `limit` links' (`more`: the count is at least).
+ * their refs would have been: each link's checkpoint (`<step>^`) and decision records, of the
+ * newest `limit` + 1 links that hold one (chosen by git: `holding`), so `--limit N` reads O(N)
+ * links however long the chains are. `more`: older links were not read (the count is at least).
+ * Counting them would read them all: guard keeps no count of a chain's records.
  */
 async function chainedRecords(
   repo: { root: string; commonDir: string },
   limit: number,
-): Promise<Chosen & { more: boolean }> {
-  const { chainTips, readLinksCounted } = await import('../../git/session-chain.js');
+): Promise<{ chosen: ChainedName[]; count: number; more: boolean }> {
+  const { chainTips, readLinks } = await import('../../git/session-chain.js');
   const tips = await chainTips(repo);
   if (tips.length === 0) return { chosen: [], count: 0, more: false };
-  // the newest `limit` links parsed; the rest (up to READ_ALL_MAX) only counted
-  const read = await readLinksCounted(repo.root, tips, { limit: READ_ALL_MAX + 1, parse: limit });
-  const more = read.links.length + read.unread > READ_ALL_MAX;
-  const links = read.links;
-  const chosen = links.flatMap((l) => [
-    ...(l.held ? [{ ref: REFS.checkpoints + l.event.checkpoint, oid: `${l.event.commit}^` }] : []),
-    ...l.records.map((r) => ({ ref: REFS.decisions + r.name, oid: r.commit })),
-  ]);
-  const all =
-    read.links.reduce((n, l) => n + (l.held ? 1 : 0) + l.records.length, 0) + read.unreadRecords;
-  return { chosen, count: all, more };
+  const links = await readLinks(repo.root, tips, { limit: limit + 1, holding: true });
+  const chosen = links.flatMap((l) =>
+    [
+      ...(l.held
+        ? [{ ref: REFS.checkpoints + l.event.checkpoint, oid: `${l.event.commit}^` }]
+        : []),
+      ...l.records.map((r) => ({ ref: REFS.decisions + r.name, oid: r.commit })),
+    ].map((x) => ({ ...x, chain: l.chain, link: l.link })),
+  );
+  return { chosen, count: chosen.length, more: links.length > limit };
 }
 
 /** The records to read, from the ref store's files; null when only git can list them. */
@@ -491,6 +518,7 @@ export async function readSessionLog(
     phase: e.phase,
     ...(e.lost?.length ? { lost: e.lost } : {}),
     ...(e.notKept?.length ? { notKept: e.notKept } : {}),
+    ...(e.chain && e.link ? { chain: e.chain, link: e.link } : {}),
   }));
   const decisions = all.entries.filter((e) => e.kind === 'decision' && e.session === session);
   const entries: LogEntry[] = [...steps, ...decisions, ...(await chainedDecisions(root, events))];
@@ -501,9 +529,15 @@ export async function readSessionLog(
 /** The decisions recorded with a session's chained steps (git/session-chain.ts): one cat-file. */
 async function chainedDecisions(
   root: string,
-  events: ReadonlyArray<{ records?: Array<{ name: string; commit: string }> }>,
+  events: ReadonlyArray<{
+    records?: Array<{ name: string; commit: string }>;
+    chain?: string;
+    link?: string;
+  }>,
 ): Promise<LogEntry[]> {
-  const recs = events.flatMap((e) => e.records ?? []);
+  const recs = events.flatMap((e) =>
+    (e.records ?? []).map((r) => ({ ...r, chain: e.chain ?? '', link: e.link ?? '' })),
+  );
   if (recs.length === 0) return [];
   const objs = await catFileBatch(
     root,
@@ -517,7 +551,12 @@ async function chainedDecisions(
     const message = at >= 0 ? raw.slice(at + 2) : '';
     return { ref: REFS.decisions + r.name, oid: r.commit, time, parent: null, message };
   });
-  return entriesOf(records).entries.filter((e) => e.kind === 'decision');
+  const entries = entriesOf(records).entries.filter((e) => e.kind === 'decision');
+  placeChained(
+    entries,
+    recs.map((r) => ({ ref: REFS.decisions + r.name, chain: r.chain, link: r.link })),
+  );
+  return entries;
 }
 
 /** A session's policy anchors (git/session-policy.ts) go with the last of its steps. */
