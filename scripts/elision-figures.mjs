@@ -57,14 +57,16 @@ const pct = (n, d) => `${n} / ${d} = ${d ? ((100 * n) / d).toFixed(1) : '0.0'}%`
 const pct2 = (n, d) => `${n} / ${d} = ${d ? ((100 * n) / d).toFixed(2) : '0.00'}%`;
 
 /**
- * This round's held-out set: measured once at the end of a round, never tuned on in it. Set 13 was
- * measured at the end of its round (docs/reliability.md) and is tuning data since, as set 15 is;
- * heldout-14-real.json (and set 16, when it is collected) are frozen for the lead's measurement:
- * point HELDOUT at one (or use --heldout-file) when it is measured, not before.
+ * This round's held-out set: measured once at the end of a round, never tuned on in it. Sets 13,
+ * 14, 15 and 16 were measured once (docs/reliability.md) and are tuning data since; set 17
+ * (heldout-17*, when it is collected) is frozen for the lead's measurement: measure it with
+ * --heldout-file at the merge, not before.
  */
 const HELDOUT = 'heldout-13-real.json';
 /** Sets measured once in their round and tuned on after (their near misses are listed with the real comments). */
 const TUNING = [
+  'heldout-16-real.json',
+  'heldout-14-real.json',
   'heldout-15-real.json',
   'heldout-13-real.json',
   'heldout-12-real.json',
@@ -122,6 +124,8 @@ if (!args.has('--timing')) {
   for (const m of alone) console.log(`      flagged: ${m}`);
   for (const n of [
     'tuning-15-written.json',
+    'heldout-16-real.json',
+    'heldout-14-real.json',
     'heldout-15-real.json',
     'heldout-13-real.json',
     'heldout-12-real.json',
