@@ -207,9 +207,9 @@ export function makeMatcher(d: PhraseData): Matcher {
 const ELL = String.raw`(?:\.{3}|…)`;
 /**
  * Where an ellipsis stands for code in a line of code:
- * - a body that holds only it, after a parameter list, an arrow, a key or a word (`getUser() { ...
- *   }`, `key: { ... },`, `else { … }`); not after `=`, `(`, `,` or `return` (Lua's `{...}` of
- *   varargs, Python's `{...}`);
+ * - a body that holds only it, after a parameter list, an arrow, a type, a key or a word
+ *   (`getUser() { ... }`, `-> Result<Ast> { ... }`, `key: { ... },`, `else { … }`); not after
+ *   `=`, `(`, `,` or `return` (Lua's `{...}` of varargs, Python's `{...}`);
  * - a statement between statements (`a = 1; ... b();`, `log(x); ... };`), not at the end of a line
  *   (MATLAB's continuation: `A = [1 2; ...`);
  * - a value before the statement or literal ends (`Before=...;`, `key: ...,`, `x: ... }`), or a
@@ -221,7 +221,9 @@ const ELL = String.raw`(?:\.{3}|…)`;
  * (`Tuple[int, ...]`, a stub's body).
  */
 const ELIDED_CODE = [
-  new RegExp(String.raw`(?:\)|=>|->|:|(?<![\w$.])(?!(?:return|local|in|yield|await)\s*\{)[A-Za-z_][\w$]*)\s*\{\s*${ELL}\s*\}`),
+  new RegExp(
+    String.raw`(?:\)|=>|->|>|:|(?<![\w$.])(?!(?:return|local|in|yield|await)\s*\{)[A-Za-z_][\w$]*)\s*\{\s*${ELL}\s*\}`,
+  ),
   new RegExp(String.raw`;\s+${ELL}\s*(?:\}|[A-Za-z_$])`),
   new RegExp(String.raw`(?:[=:]\s*${ELL}\s*[;}]|:\s*${ELL}\s*,)`),
   new RegExp(
@@ -414,13 +416,15 @@ function saysLeftOut(m: Compiled, line: string, loose: Set<string>): boolean {
 }
 
 /** A word every comment HEDGE takes holds. */
-const HEDGE_SCREEN = /\b(?:any|needed|necessary|applicable|present|required|relevant|appropriate|desired|available)\b/i;
+const HEDGE_SCREEN =
+  /\b(?:any|needed|necessary|applicable|present|required|relevant|appropriate|desired|available)\b/i;
 /** A hedge at the end of a clause: `if any`, `as needed`, `where applicable` (not a condition on the code). */
 const HEDGE =
   /[\s,]*\(?\b(?:if|where|when|as) (?:any|needed|necessary|applicable|present|required|relevant|appropriate|desired|available)\b\)?/gi;
 
 /** Words that say a claim is why or when, or a person explaining (for the steps below). */
-const explains = (w: string) => isWhyGone(w) || CAUSE.has(w) || w === 'we' || w === 'our' || w === 'us';
+const explains = (w: string) =>
+  isWhyGone(w) || CAUSE.has(w) || w === 'we' || w === 'our' || w === 'us';
 
 /**
  * "The rest of the code", in any language the marks know, opens the comment, and what follows says
@@ -455,10 +459,7 @@ function laterSentenceCut(bare: string, all: () => readonly string[]): boolean {
   return sentences
     .slice(1)
     .some(
-      (x) =>
-        CUT_PREDICATE.test(x) &&
-        x.split(/\s+/).length <= 8 &&
-        !wordsOfText(x).some(explains),
+      (x) => CUT_PREDICATE.test(x) && x.split(/\s+/).length <= 8 && !wordsOfText(x).some(explains),
     );
 }
 
@@ -1236,7 +1237,10 @@ function commentBody(m: Compiled, line: string): string | null {
     .replace(/\s+/g, ' ')
     .replace(RULER_BEFORE, ' ')
     .replace(RULER_AFTER, ' ')
-    .replace(OPEN_TO_COLON, (_, o: string, words: string) => `${o}${words}${o === '(' ? ')' : ']'}`);
+    .replace(
+      OPEN_TO_COLON,
+      (_, o: string, words: string) => `${o}${words}${o === '(' ? ')' : ']'}`,
+    );
 }
 
 /** A remark opened by a bracket that is never closed and ends on a colon: `(Other helpers unchanged:`. */
@@ -2180,7 +2184,9 @@ export function scan(text: string | Buffer, m: Matcher, screened = true): Candid
     // comment after code
     const after = comment
       ? null
-      : ((stubby ? m.stub(line) : null) ?? m.trailing(line) ?? (standsIn ? m.standsIn(line) : null));
+      : ((stubby ? m.stub(line) : null) ??
+        m.trailing(line) ??
+        (standsIn ? m.standsIn(line) : null));
     if (after !== null)
       out.push({
         line: i + 1,
