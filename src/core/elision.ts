@@ -212,8 +212,9 @@ const ELL = String.raw`(?:\.{3}|…)`;
  *   `=`, `(`, `,` or `return` (Lua's `{...}` of varargs, Python's `{...}`);
  * - a statement between statements (`a = 1; ... b();`, `log(x); ... };`), not at the end of a line
  *   (MATLAB's continuation: `A = [1 2; ...`);
- * - a value before the statement or literal ends (`Before=...;`, `key: ...,`, `x: ... }`), or a
- *   key's whole value on its line (`mutationFn: ...`; not Python's `else: ...`);
+ * - a value before the statement or literal ends (`Before=...;`, `key: ...,`, `x: ... }`, `return
+ *   ...;`), or a key's whole value on its line (`mutationFn: ...`; not Python's `else: ...`);
+ * - an element's whole content (`<td>...</td>`);
  * - an SQL clause trailing off at the end of the line or its string (`SELECT ... FROM t WHERE ...`,
  *   `"SELECT ... FROM ..."`; not `"SELECT ... FROM failed: %s"`).
  * Code's own ellipses are none of these: a spread or rest (`...args`, `[...xs]`), varargs
@@ -225,12 +226,14 @@ const ELIDED_CODE = [
     String.raw`(?:\)|=>|->|>|:|(?<![\w$.])(?!(?:return|local|in|yield|await)\s*\{)[A-Za-z_][\w$]*)\s*\{\s*${ELL}\s*\}`,
   ),
   new RegExp(String.raw`;\s+${ELL}\s*(?:\}|[A-Za-z_$])`),
-  new RegExp(String.raw`(?:[=:]\s*${ELL}\s*[;}]|:\s*${ELL}\s*,)`),
+  new RegExp(String.raw`(?:[=:]\s*${ELL}\s*[;}]|:\s*${ELL}\s*,|\breturn\s+${ELL}\s*;)`),
+  // an element whose whole content is the ellipsis: `<td>...</td>`, `<template>…</template>`
+  new RegExp(String.raw`^\s*<([A-Za-z][\w-]*)\b[^<>]*>\s*${ELL}\s*</\1>\s*$`),
   new RegExp(
     String.raw`^\s*(?!(?:else|try|finally|except|lambda)\s*:)(?:[\w$-]+|"[^"]*"|'[^']*')\s*:\s*${ELL}\s*,?\s*$`,
   ),
   new RegExp(
-    String.raw`\b(?:SELECT|INSERT|UPDATE|DELETE|WITH|select|insert|update|delete)\b.*\b(?:SELECT|FROM|WHERE|SET|VALUES|AND|OR|BY|JOIN|ON|INTO|HAVING|from|where|set|values|join|into)\s+${ELL}\s*(?:["'\x60;)]|$)`,
+    String.raw`\b(?:SELECT|INSERT|UPDATE|DELETE|WITH|select|insert|update|delete)\b.*\b(?:SELECT|FROM|WHERE|SET|VALUES|AND|OR|BY|JOIN|ON|INTO|HAVING|from|where|set|values|join|into)\s+(?:\(\s*${ELL}\s*\)|${ELL})\s*(?:["'\x60;)]|$)`,
   ),
 ];
 
@@ -1041,6 +1044,10 @@ const BEFORE_OPENER = /[\s;,{}()[\]>]/;
 const TRAIL_WORDS =
   /\.\.|…|rest|remain|unchang|existing|same|other|omit|previous|original|before|keep|etc|elide|truncat|snip|brevity|untouched|identical|more|prior|similar|ditto|preserv|intact|as is/i;
 
+/** A statement that closes a block, and brackets: `end`, `fi;`, `end)`. */
+const NO_OP_BEFORE =
+  /^[\s;,)}\]|.…]*(?:end|fi|done|esac|endif|endfor|endwhile|endfunction)[\s;,)}\]|.…]*$/;
+
 /** What may follow an opener: the end, white space, or dots. */
 const afterOpener = (c: number) =>
   Number.isNaN(c) || c === 32 || c === 9 || c === 46 || c === 0x2026;
@@ -1093,9 +1100,15 @@ function trailingComment(
   if (hit === null) return null;
   const { at, opener } = hit;
   let comment = line.slice(at);
-  // after only brackets, dots, bars or markup tags (`},`, `...`, `| ... |`, `<span class="c">`) the
-  // comment is all the line says: read as a comment line (in any script: `}, // 此处省略 ...`)
-  const plain = !/[\p{L}\p{N}]/u.test(line.slice(0, at).replace(/<[^<>]*>/g, ''));
+  // after only brackets, dots, bars, markup tags or a block's end (`},`, `...`, `| ... |`, `<span
+  // class="c">`, `end`) the comment is all the line says: read as a comment line (in any script:
+  // `}, // 此处省略 ...`), and so are dots after a `pass`
+  const before = line.slice(0, at);
+  const plain =
+    !/[\p{L}\p{N}]/u.test(before.includes('<') ? before.replace(/<[^<>]*>/g, '') : before) ||
+    NO_OP_BEFORE.test(before) ||
+    // (`pass` with dots only: `pass  # Same as the update cache: ...` explains the pass)
+    (/^\s*pass\s*$/.test(before) && /^#\s*(?:\.{2,}|…)\s*$/.test(comment.trim()));
   if (!plain && !TRAIL_WORDS.test(comment)) return null;
   const closer = opener === '<!--' ? '-->' : opener.endsWith('/*') ? '*/' : null;
   let after = '';
@@ -1107,8 +1120,7 @@ function trailingComment(
       comment = comment.slice(0, stop);
     }
   }
-  if ((opener === '#' || opener === '--') && !/\p{L}{2}/u.test(comment)) return null;
-  const before = line.slice(0, at);
+  if (!plain && (opener === '#' || opener === '--') && !/\p{L}{2}/u.test(comment)) return null;
   if (before.trim() === '' || before.includes('`')) return null;
   let single = 0;
   let double = 0;
