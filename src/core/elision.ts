@@ -237,9 +237,14 @@ const ELIDED_CODE = [
   ),
 ];
 
+/** An ellipsis with no name or bracket right after it: every ELIDED_CODE holds one. */
+const ELL_LOOSE = /(?:\.{3}|…)(?![\w$[({.])/;
+
 /** Does a line of code hold an ellipsis where code would be (ELIDED_CODE)? */
 function elidedCode(line: string): boolean {
-  return line.length <= 400 && ELIDED_CODE.some((r) => r.test(line));
+  // (a spread or rest has a name or a bracket at once after its dots: `...args`, `[...xs]`; a line
+  // of only those is answered with one look)
+  return line.length <= 400 && ELL_LOOSE.test(line) && ELIDED_CODE.some((r) => r.test(line));
 }
 
 /**
@@ -1044,6 +1049,27 @@ const BEFORE_OPENER = /[\s;,{}()[\]>]/;
 const TRAIL_WORDS =
   /\.\.|…|rest|remain|unchang|existing|same|other|omit|previous|original|before|keep|etc|elide|truncat|snip|brevity|untouched|identical|more|prior|similar|ditto|preserv|intact|as is/i;
 
+/**
+ * Is the code before a comment only brackets, dots, bars, markup tags or a block's end (`},`,
+ * `...`, `| ... |`, `<span class="c">`, `end`), or a `pass` before dots? Most code starts with a
+ * letter of another word: answered on it.
+ */
+function plainBefore(line: string, at: number, comment: string): boolean {
+  let i = 0;
+  let c = line.charCodeAt(0);
+  for (; c === 32 || c === 9; c = line.charCodeAt(++i));
+  const word = (c >= 97 && c <= 122) || (c >= 65 && c <= 90) || (c >= 48 && c <= 57) || c === 95;
+  // (e, f, d: end, esac, fi, done; p: pass)
+  if (word && c !== 101 && c !== 102 && c !== 100 && c !== 112) return false;
+  const before = line.slice(0, at);
+  return (
+    !/[\p{L}\p{N}]/u.test(before.includes('<') ? before.replace(/<[^<>]*>/g, '') : before) ||
+    NO_OP_BEFORE.test(before) ||
+    // (`pass` with dots only: `pass  # Same as the update cache: ...` explains the pass)
+    (/^\s*pass\s*$/.test(before) && /^#\s*(?:\.{2,}|…)\s*$/.test(comment.trim()))
+  );
+}
+
 /** A statement that closes a block, and brackets: `end`, `fi;`, `end)`. */
 const NO_OP_BEFORE =
   /^[\s;,)}\]|.…]*(?:end|fi|done|esac|endif|endfor|endwhile|endfunction)[\s;,)}\]|.…]*$/;
@@ -1103,12 +1129,7 @@ function trailingComment(
   // after only brackets, dots, bars, markup tags or a block's end (`},`, `...`, `| ... |`, `<span
   // class="c">`, `end`) the comment is all the line says: read as a comment line (in any script:
   // `}, // 此处省略 ...`), and so are dots after a `pass`
-  const before = line.slice(0, at);
-  const plain =
-    !/[\p{L}\p{N}]/u.test(before.includes('<') ? before.replace(/<[^<>]*>/g, '') : before) ||
-    NO_OP_BEFORE.test(before) ||
-    // (`pass` with dots only: `pass  # Same as the update cache: ...` explains the pass)
-    (/^\s*pass\s*$/.test(before) && /^#\s*(?:\.{2,}|…)\s*$/.test(comment.trim()));
+  const plain = plainBefore(line, at, comment);
   if (!plain && !TRAIL_WORDS.test(comment)) return null;
   const closer = opener === '<!--' ? '-->' : opener.endsWith('/*') ? '*/' : null;
   let after = '';
@@ -1121,6 +1142,7 @@ function trailingComment(
     }
   }
   if (!plain && (opener === '#' || opener === '--') && !/\p{L}{2}/u.test(comment)) return null;
+  const before = line.slice(0, at);
   if (before.trim() === '' || before.includes('`')) return null;
   let single = 0;
   let double = 0;
@@ -1955,6 +1977,18 @@ function mayStub(src: string | Uint8Array, start: number, end: number): boolean 
   return false;
 }
 
+/** Is a character after three dots the start of what they spread (a name, `$`, a bracket, a dot)? */
+const spreads = (c: number): boolean =>
+  (c >= 97 && c <= 122) ||
+  (c >= 65 && c <= 90) ||
+  (c >= 48 && c <= 57) ||
+  c === 95 ||
+  c === 36 ||
+  c === 91 ||
+  c === 40 ||
+  c === 123 ||
+  c === 46;
+
 /** Could the line between `start` and `end` be a line in square brackets (its first character after white space `[`)? */
 function mayBracket(src: string | Uint8Array, start: number, end: number): boolean {
   let i = start;
@@ -2177,6 +2211,9 @@ export function scan(text: string | Buffer, m: Matcher, screened = true): Candid
     // an ellipsis in the line (code that stands for code: `getUser() { ... }`), or a line in brackets
     if (next.dots !== -1 && next.dots < start) next.dots = find('...', start);
     if (next.ell !== -1 && next.ell < start) next.ell = find('…', start);
+    // (dots with a name or a bracket at once after them are a spread or rest: `...args`, `[...xs]`)
+    while (next.dots !== -1 && next.dots < end && spreads(codeAt(text, next.dots + 3)))
+      next.dots = find('...', next.dots + 3);
     const standsIn =
       (next.dots !== -1 && next.dots < end) ||
       (next.ell !== -1 && next.ell < end) ||

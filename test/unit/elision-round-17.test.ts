@@ -79,7 +79,11 @@ describe('placeholders: an ellipsis that stands for code in a line of code', () 
       '    headers: ...,',
       '    onSuccess: ...',
       '    "dependencies": ...',
+      '    return ...;',
+      '    <td>...</td>',
+      '    <div class="card">…</div>',
       '    UPDATE users SET ... WHERE id = 1 AND ...',
+      '    INSERT INTO users (id, name) VALUES (...);',
       '    cursor.execute("INSERT INTO logs (a, b) VALUES ...")',
       "    db.query('select id, name from users where ...')",
     ]);
@@ -139,6 +143,9 @@ describe('placeholders: a comment after only brackets, dots, bars or markup is t
       '    ... # el resto igual',
       '    | ... | ... |  # 略去中间的行',
       '    <span class="c">// 以下省略</span>',
+      '    end -- rest of the module unchanged',
+      '    fi # same as before',
+      '    pass  # ...',
     ]);
   });
 
@@ -149,6 +156,10 @@ describe('placeholders: a comment after only brackets, dots, bars or markup is t
       '    return url -> url; // без изменений',
       '    return false; // sin cambios',
       "    'ppv_limit': 5.0,             # Unchanged",
+      '    pass  # Same as the update cache: never fail a command over a cache write.',
+      '    pass  # noqa',
+      '    end  # class Foo',
+      '    end -- end of function',
     ]);
   });
 });
