@@ -104,13 +104,13 @@ export interface Matcher {
    * or (`loose`) when it is all a bracket pair holds and says weaker words (`<td>{/* existing
    * cells * /}</td>`): a placeholder by the ALONE rule; else null.
    */
-  trailing(line: string): { text: string; loose: boolean } | null;
+  trailing(line: string): { text: string; loose: boolean; own?: boolean } | null;
   /**
    * A statement that stands for code by its message, such as a raise, a throw or a print whose
    * string says the code is left out: the line, and whether it counts by the ALONE rule only
    * (`loose`: weaker words, or a print or log call), or null.
    */
-  stub(line: string): { text: string; loose: boolean } | null;
+  stub(line: string): { text: string; loose: boolean; own?: boolean } | null;
   /**
    * Does a comment describe the new code beside it: that its behaviour stays (`same result as
    * before`, `keep the existing behaviour`, `unchanged API`) or that it was rewritten (`vectorised`,
@@ -123,7 +123,7 @@ export interface Matcher {
    * brackets that says the code is left out (`[Rest of original README...]`): the line, by the
    * ALONE rule only; else null.
    */
-  standsIn(line: string): { text: string; loose: true } | null;
+  standsIn(line: string): { text: string; loose: true; own: true } | null;
 }
 
 const ASCII = /^[\x00-\x7f]*$/;
@@ -172,16 +172,17 @@ export function makeMatcher(d: PhraseData): Matcher {
       // (after only brackets, dots or markup the comment is the line's own: `}, // 此处省略 ...`)
       return (found.enclosed || found.plain) &&
         saysLeftOut(m, found.comment, (loose ??= looseWords(d)))
-        ? { text: found.comment.trim(), loose: true }
+        ? // (not after markup: `<td>{/* existing amount expression */}</td>` labels a cell)
+          { text: found.comment.trim(), loose: true, own: found.plain && !line.includes('<') }
         : null;
     },
     standsIn(line) {
-      if (elidedCode(line)) return { text: line.trim(), loose: true };
+      if (elidedCode(line)) return { text: line.trim(), loose: true, own: true };
       const inner = BRACKET_LINE.exec(line)?.[1];
       return inner !== undefined &&
         (isPlaceholder(m, `// [${inner}]`) ||
           saysLeftOut(m, `// [${inner}]`, (loose ??= looseWords(d))))
-        ? { text: line.trim(), loose: true }
+        ? { text: line.trim(), loose: true, own: true }
         : null;
     },
     stub(line) {
@@ -2031,6 +2032,11 @@ export interface Candidate extends Elision {
   kind: Kind;
   /** The placeholder is a comment after code (its text is the comment, not the line). */
   after?: boolean;
+  /**
+   * The line stands in as a whole: a comment after only brackets or dots (`}, // 其余不变`), or
+   * code that stands for code (`getUser() { ... }`): beside new code it counts as a comment line.
+   */
+  own?: boolean;
 }
 
 /**
@@ -2080,7 +2086,10 @@ export function findElisions(
       // before, vectorised` heads a rewrite)
       return c.kind === 'alone'
         ? alone.has(c.line) ||
-            (mostly.has(c.line) && !c.after && !BARE_DOTS.test(c.text) && !m.aboutNewCode(c.text))
+            (mostly.has(c.line) &&
+              (!c.after || c.own === true) &&
+              !BARE_DOTS.test(c.text) &&
+              !m.aboutNewCode(c.text))
         : true;
     })
     .slice(0, limit)
@@ -2242,6 +2251,7 @@ export function scan(text: string | Buffer, m: Matcher, screened = true): Candid
         text: after.text,
         kind: after.loose ? 'alone' : 'trailing',
         after: true,
+        ...(after.own === true ? { own: true } : {}),
       });
     else if ((comment || (mayBeDots(line) && BARE_DOTS.test(line))) && m.isLoose(line))
       out.push({ line: i + 1, text: line.trim(), kind: 'alone' });

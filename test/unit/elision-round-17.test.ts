@@ -123,8 +123,10 @@ describe('placeholders: an ellipsis that stands for code in a line of code', () 
     ]);
   });
 
-  it('by the ALONE rule only: not beside a new line of code, not where nothing was removed, not a line the old text had', () => {
-    expect(replacing(['    getUser() { ... }', '    x = 1'], 20)).toBe(false);
+  it('by the ALONE rule: where it and at most one new line of code for four lost stand in place of five or more; not in a refactor, not where nothing was removed, not a line the old text had', () => {
+    expect(replacing(['    getUser() { ... }', '    x = 1'], 20)).toBe(true);
+    expect(replacing(['    getUser() { ... }', '    x = 1', '    y = 2'], 6)).toBe(false);
+    expect(replacing('    getUser() { ... }', 4)).toBe(false);
     expect(addedOnly('    getUser() { ... }')).toBe(false);
     const old = [...file(10), '    getUser() { ... }', ...file(30)];
     const neu = [...file(10), '    getUser() { ... }', ...file(30).slice(20)];
