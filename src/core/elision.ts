@@ -123,7 +123,7 @@ export interface Matcher {
    * brackets that says the code is left out (`[Rest of original README...]`): the line, by the
    * ALONE rule only; else null.
    */
-  standsIn(line: string): { text: string; loose: true; own: true } | null;
+  standsIn(line: string): { text: string; loose: true; own?: boolean } | null;
 }
 
 const ASCII = /^[\x00-\x7f]*$/;
@@ -179,11 +179,23 @@ export function makeMatcher(d: PhraseData): Matcher {
     standsIn(line) {
       if (elidedCode(line)) return { text: line.trim(), loose: true, own: true };
       const inner = BRACKET_LINE.exec(line)?.[1];
-      return inner !== undefined &&
-        (isPlaceholder(m, `// [${inner}]`) ||
-          saysLeftOut(m, `// [${inner}]`, (loose ??= looseWords(d))))
-        ? { text: line.trim(), loose: true, own: true }
-        : null;
+      if (inner !== undefined)
+        return isPlaceholder(m, `// [${inner}]`) ||
+          saysLeftOut(m, `// [${inner}]`, (loose ??= looseWords(d)))
+          ? { text: line.trim(), loose: true, own: true }
+          : null;
+      // in brackets only by the whole-line rules: `(rest xs)` is Lisp
+      const paren = PAREN_LINE.exec(line)?.[1];
+      if (paren !== undefined)
+        return !/\w-\w/.test(paren) && isPlaceholder(m, `// (${paren})`)
+          ? { text: line.trim(), loose: true, own: true }
+          : null;
+      // dots then words and nothing else (`...rest of the component`), a list item of dots (`- ...`):
+      // as a bare `...`, alone only
+      const words = DOTS_WORDS.exec(line)?.[1];
+      if (words !== undefined && saysLeftOut(m, `// ... ${words}`, (loose ??= looseWords(d))))
+        return { text: line.trim(), loose: true };
+      return LIST_DOTS.test(line) ? { text: line.trim(), loose: true } : null;
     },
     stub(line) {
       const found = stubMessage(line);
@@ -215,7 +227,7 @@ const ELL = String.raw`(?:\.{3}|…)`;
  *   (MATLAB's continuation: `A = [1 2; ...`);
  * - a value before the statement or literal ends (`Before=...;`, `key: ...,`, `x: ... }`, `return
  *   ...;`), or a key's whole value on its line (`mutationFn: ...`; not Python's `else: ...`);
- * - an element's whole content (`<td>...</td>`);
+ * - an element's whole content (`<td>...</td>`), a list literal's last items (`[1, 2, ...]`);
  * - an SQL clause trailing off at the end of the line or its string (`SELECT ... FROM t WHERE ...`,
  *   `"SELECT ... FROM ..."`; not `"SELECT ... FROM failed: %s"`).
  * Code's own ellipses are none of these: a spread or rest (`...args`, `[...xs]`), varargs
@@ -228,6 +240,9 @@ const ELIDED_CODE = [
   ),
   new RegExp(String.raw`;\s+${ELL}\s*(?:\}|[A-Za-z_$])`),
   new RegExp(String.raw`(?:[=:]\s*${ELL}\s*[;}]|:\s*${ELL}\s*,|\breturn\s+${ELL}\s*;)`),
+  // a list literal that trails off after its items (`[1, 2, ...]`; not `Tuple[int, ...]`, `x[...,
+  // 0]`, nor `[...]` alone: a quotation's or a string's cut, `' [...]'`)
+  new RegExp(String.raw`(?:^|[=(,:\s])\[[^[\]]*,\s*${ELL}\s*\]`),
   // an element whose whole content is the ellipsis: `<td>...</td>`, `<template>…</template>`
   new RegExp(String.raw`^\s*<([A-Za-z][\w-]*)\b[^<>]*>\s*${ELL}\s*</\1>\s*$`),
   new RegExp(
@@ -254,6 +269,12 @@ function elidedCode(line: string): boolean {
  * section, `[server]`, `[tool.poetry]`: those hold one word.)
  */
 const BRACKET_LINE = /^\s*\[([^[\]"'`=]*\S\s+\S[^[\]"'`=]*)\]\s*,?\s*$/;
+/** The same in round brackets, three words or more: `(rest of file unchanged)` (not Lisp's `(rest xs)`). */
+const PAREN_LINE = /^\s*\(([^()"'`=]*\S\s+\S[^()"'`=]*\S\s+\S[^()"'`=]*)\)\s*$/;
+/** Dots, then two or more words and nothing else (no code's punctuation): `...rest of the component`. */
+const DOTS_WORDS = /^\s*(?:\.{3}|…)\s*(\p{L}+(?:\s+\p{L}+)+)\s*(?:\.{2,}|…)?\s*$/u;
+/** A list item of dots: `- ...` (YAML, a Markdown list in a code fence). */
+const LIST_DOTS = /^\s*[-+]\s+(?:\.{3}|…)\s*$/;
 
 /**
  * Statements that end a body with a message (raise, throw, a panic or todo macro), and calls that
@@ -1990,7 +2011,7 @@ const spreads = (c: number): boolean =>
   c === 123 ||
   c === 46;
 
-/** Could the line between `start` and `end` be a line in square brackets (its first character after white space `[`)? */
+/** Could the line between `start` and `end` stand in as a whole (Matcher.standsIn): its first character after white space? */
 function mayBracket(src: string | Uint8Array, start: number, end: number): boolean {
   let i = start;
   let c = 0;
@@ -1998,7 +2019,8 @@ function mayBracket(src: string | Uint8Array, start: number, end: number): boole
     c = codeAt(src, i);
     if (c !== 32 && c !== 9) break;
   }
-  return c === 91 && i < end;
+  // `[`, `(`, `-`, or dots: a line in brackets, a list item of dots, dots then words
+  return i < end && (c === 91 || c === 40 || c === 45 || c === 46 || c >= 128);
 }
 
 /** STUB_FIRST's words by their first letter's code, as an array (a look-up per line). */

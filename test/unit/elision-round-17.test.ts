@@ -80,6 +80,7 @@ describe('placeholders: an ellipsis that stands for code in a line of code', () 
       '    onSuccess: ...',
       '    "dependencies": ...',
       '    return ...;',
+      '    x = [1, 2, 3, ...]',
       '    <td>...</td>',
       '    <div class="card">…</div>',
       '    UPDATE users SET ... WHERE id = 1 AND ...',
@@ -120,6 +121,10 @@ describe('placeholders: an ellipsis that stands for code in a line of code', () 
       '    from ... import models',
       '    log.info("Loading ...");',
       '    return nil, fmt.Errorf("SELECT ... FROM failed: %s", err)',
+      '    def f() -> tuple[int, ...]: ...',
+      '    y = np.zeros((3, 3))[..., 0]',
+      '    local first = (...)',
+      "    return s.length > 200 ? s.slice(0, 200) + ' [...]' : s;",
     ]);
   });
 
@@ -177,6 +182,28 @@ describe('placeholders: a whole line in square brackets', () => {
 
   it('not a section header, a list or a comprehension', () => {
     never(['[server]', '[tool.poetry]', '[other]', '["a", "b"]', '    [x for x in others if x]']);
+  });
+
+  it('in round brackets by the whole-line rules, three words or more; dots then words; a list item of dots', () => {
+    onlyAlone([
+      '(rest of file unchanged)',
+      '    (remaining methods omitted for brevity)',
+      '    ...rest of the component',
+      '    ... rest of the component unchanged',
+      '  - ...',
+    ]);
+    never([
+      '    (rest xs)',
+      '    (other-function a b)',
+      '    (defun foo (x) ...)',
+      '    (see below)',
+      '  - item one',
+      '  - ...args',
+      '    ...     print(i)',
+      '    ...args,',
+      '    ...rest',
+      '    ... x = 1',
+    ]);
   });
 
   it('in Markdown outside a code fence too (an HTML comment was the only placeholder there)', () => {
