@@ -271,8 +271,13 @@ function elidedCode(line: string): boolean {
 const BRACKET_LINE = /^\s*\[([^[\]"'`=]*\S\s+\S[^[\]"'`=]*)\]\s*,?\s*$/;
 /** The same in round brackets, three words or more: `(rest of file unchanged)` (not Lisp's `(rest xs)`). */
 const PAREN_LINE = /^\s*\(([^()"'`=]*\S\s+\S[^()"'`=]*\S\s+\S[^()"'`=]*)\)\s*$/;
-/** Dots, then two or more words and nothing else (no code's punctuation): `...rest of the component`. */
-const DOTS_WORDS = /^\s*(?:\.{3}|…)\s*(\p{L}+(?:\s+\p{L}+)+)\s*(?:\.{2,}|…)?\s*$/u;
+/**
+ * Dots, then two or more words and nothing else (no code's punctuation): `...rest of the component`.
+ * Not a doctest's continuation line: code after more space, or a keyword first (`...     return
+ * r`, `... return r`).
+ */
+const DOTS_WORDS =
+  /^\s*(?:\.{3}|…) ?(?!(?:return|print|pass|if|for|while|else|elif|def|class|yield|import|from|raise|try|except|with|assert|del|not|and|or|in|is|lambda|await|async)\b)(\p{L}+(?:\s+\p{L}+)+)\s*(?:\.{2,}|…)?\s*$/u;
 /** A list item of dots: `- ...` (YAML, a Markdown list in a code fence). */
 const LIST_DOTS = /^\s*[-+]\s+(?:\.{3}|…)\s*$/;
 

@@ -203,6 +203,8 @@ describe('placeholders: a whole line in square brackets', () => {
       '    ...args,',
       '    ...rest',
       '    ... x = 1',
+      '    ...         return r',
+      '    ... return r',
     ]);
   });
 
