@@ -227,7 +227,8 @@ const ELL = String.raw`(?:\.{3}|…)`;
  *   (MATLAB's continuation: `A = [1 2; ...`);
  * - a value before the statement or literal ends (`Before=...;`, `key: ...,`, `x: ... }`, `return
  *   ...;`), or a key's whole value on its line (`mutationFn: ...`; not Python's `else: ...`);
- * - an element's whole content (`<td>...</td>`), a list literal's last items (`[1, 2, ...]`);
+ * - an element's whole content (`<td>...</td>`), a list literal's last items (`[1, 2, ...]`), a
+ *   template's expression (`{{ ... }}`, `<%= ... %>`, `${...}`);
  * - an SQL clause trailing off at the end of the line or its string (`SELECT ... FROM t WHERE ...`,
  *   `"SELECT ... FROM ..."`; not `"SELECT ... FROM failed: %s"`).
  * Code's own ellipses are none of these: a spread or rest (`...args`, `[...xs]`), varargs
@@ -243,6 +244,10 @@ const ELIDED_CODE = [
   // a list literal that trails off after its items (`[1, 2, ...]`; not `Tuple[int, ...]`, `x[...,
   // 0]`, nor `[...]` alone: a quotation's or a string's cut, `' [...]'`)
   new RegExp(String.raw`(?:^|[=(,:\s])\[[^[\]]*,\s*${ELL}\s*\]`),
+  // a template's expression or tag that holds only it: `{{ ... }}`, `{% ... %}`, `<%= ... %>`, `${...}`
+  new RegExp(
+    String.raw`\{\{-?\s*${ELL}\s*-?\}\}|\{%-?\s*${ELL}\s*-?%\}|<%=?\s*${ELL}\s*%>|[$#]\{\s*${ELL}\s*\}`,
+  ),
   // an element whose whole content is the ellipsis: `<td>...</td>`, `<template>…</template>`
   new RegExp(String.raw`^\s*<([A-Za-z][\w-]*)\b[^<>]*>\s*${ELL}\s*</\1>\s*$`),
   new RegExp(
