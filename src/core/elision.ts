@@ -1043,7 +1043,7 @@ const OTHERS_SCREEN = /\b(?:other|others|remaining|rest|additional)\b/;
  * "will" only with likeness.
  */
 const OTHERS_WOULD =
-  /^\W*(?:and\s+)?(?:all\s+)?(?:the\s+)?(?:other|remaining|additional|rest of the)\s+(?:[\w-]+\s+)?(?:methods|functions|handlers|routes|endpoints|cases|fields|props|properties|tests|components|helpers|classes|getters|setters|accessors|columns|hooks|views|commands|steps|operations|members|actions|reducers|services|models|queries|pages|events|listeners|validators|sections|parts|ones|code|logic|implementations?)\s+(?:(?:would|should|could|can|might)\s+(?:also\s+|all\s+|then\s+|just\s+)?(?:be\s+(?:implemented|defined|added|written|handled|declared|included|filled in|similar|analogous|the same|done)|follow|look|work|stay|remain)|will\s+(?:also\s+|all\s+|just\s+)?(?:be\s+(?:similar|analogous|the same)|follow|look|work|stay|remain))\b/;
+  /^\W*(?:and\s+)?(?:all\s+)?(?:the\s+)?(?:other|others|remaining|additional|rest of the)\s+(?:[\w-]+\s+)?(?:methods|functions|handlers|routes|endpoints|cases|fields|props|properties|tests|components|helpers|classes|getters|setters|accessors|columns|hooks|views|commands|steps|operations|members|actions|reducers|services|models|queries|pages|events|listeners|validators|sections|parts|ones|code|logic|implementations?)\s+(?:(?:would|should|could|can|might)\s+(?:also\s+|all\s+|then\s+|just\s+)?(?:be\s+(?:implemented|defined|added|written|handled|declared|included|filled in|similar|analogous|the same|done)|follow|look|work|stay|remain)|will\s+(?:also\s+|all\s+|just\s+)?(?:be\s+(?:similar|analogous|the same)|follow|look|work|stay|remain))\b/;
 
 /** The others would go here. */
 const GOES_HERE =

@@ -154,6 +154,8 @@ describe('placeholders: a comment after only brackets, dots, bars or markup is t
       '    ... # el resto igual',
       '    | ... | ... |  # 略去中间的行',
       '    <span class="c">// 以下省略</span>',
+      '    ]; // и так далее',
+      '    }, // und so weiter',
       '    end -- rest of the module unchanged',
       '    fi # same as before',
       '    pass  # ...',
@@ -242,6 +244,7 @@ describe('placeholders: what the left-out code is, said in other ways', () => {
       '-- other columns could be defined similarly',
       '// additional fields should be handled as needed',
       '// other reducers will look the same',
+      '// Others methods would be similar',
     ]);
     never([
       '// the remaining bytes will be written later',
