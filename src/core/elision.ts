@@ -104,19 +104,26 @@ export interface Matcher {
    * or (`loose`) when it is all a bracket pair holds and says weaker words (`<td>{/* existing
    * cells * /}</td>`): a placeholder by the ALONE rule; else null.
    */
-  trailing(line: string): { text: string; loose: boolean } | null;
+  trailing(line: string): { text: string; loose: boolean; own?: boolean } | null;
   /**
    * A statement that stands for code by its message, such as a raise, a throw or a print whose
    * string says the code is left out: the line, and whether it counts by the ALONE rule only
    * (`loose`: weaker words, or a print or log call), or null.
    */
-  stub(line: string): { text: string; loose: boolean } | null;
+  stub(line: string): { text: string; loose: boolean; own?: boolean } | null;
   /**
    * Does a comment describe the new code beside it: that its behaviour stays (`same result as
    * before`, `keep the existing behaviour`, `unchanged API`) or that it was rewritten (`vectorised`,
    * `new implementation`)? Then, beside new code, it is no placeholder.
    */
   aboutNewCode(text: string): boolean;
+  /**
+   * A line of code that stands for code by an ellipsis where code would be (`getUser() { ... }`,
+   * `a = 1; ... b();`, `mutationFn: ...`, `SELECT ... FROM t WHERE ...`), or a whole line in square
+   * brackets that says the code is left out (`[Rest of original README...]`): the line, by the
+   * ALONE rule only; else null.
+   */
+  standsIn(line: string): { text: string; loose: true; own?: boolean } | null;
 }
 
 const ASCII = /^[\x00-\x7f]*$/;
@@ -162,15 +169,43 @@ export function makeMatcher(d: PhraseData): Matcher {
       const found = trailingComment(line);
       if (found === null) return null;
       if (isPlaceholder(m, found.comment)) return { text: found.comment.trim(), loose: false };
-      return found.enclosed && saysLeftOut(m, found.comment, (loose ??= looseWords(d)))
-        ? { text: found.comment.trim(), loose: true }
+      // (after only brackets, dots or markup the comment is the line's own: `}, // 此处省略 ...`)
+      return (found.enclosed || found.plain) &&
+        saysLeftOut(m, found.comment, (loose ??= looseWords(d)))
+        ? // (not after markup: `<td>{/* existing amount expression */}</td>` labels a cell)
+          { text: found.comment.trim(), loose: true, own: found.plain && !line.includes('<') }
         : null;
+    },
+    standsIn(line) {
+      if (elidedCode(line)) return { text: line.trim(), loose: true, own: true };
+      const inner = BRACKET_LINE.exec(line)?.[1];
+      if (inner !== undefined)
+        return isPlaceholder(m, `// [${inner}]`) ||
+          saysLeftOut(m, `// [${inner}]`, (loose ??= looseWords(d)))
+          ? { text: line.trim(), loose: true, own: true }
+          : null;
+      // in brackets only by the whole-line rules: `(rest xs)` is Lisp
+      const paren = PAREN_LINE.exec(line)?.[1];
+      if (paren !== undefined)
+        return !/\w-\w/.test(paren) && isPlaceholder(m, `// (${paren})`)
+          ? { text: line.trim(), loose: true, own: true }
+          : null;
+      // dots then words and nothing else (`...rest of the component`), a list item of dots (`- ...`):
+      // as a bare `...`, alone only
+      const words = DOTS_WORDS.exec(line)?.[1];
+      if (words !== undefined && saysLeftOut(m, `// ... ${words}`, (loose ??= looseWords(d))))
+        return { text: line.trim(), loose: true };
+      return LIST_DOTS.test(line) ? { text: line.trim(), loose: true } : null;
     },
     stub(line) {
       const found = stubMessage(line);
       if (found === null) return null;
       const said = `// ${found.message}`;
       if (isPlaceholder(m, said)) return { text: line.trim(), loose: !found.ends };
+      // a body's end that says it was left out, as a predicate (`raise NotImplementedError("Omitted
+      // from this public skeleton - see README.")`; not `throw new Error('omitted fields')`)
+      if (found.ends && CUT_SCREEN.test(found.message) && CUT_PREDICATE.test(found.message))
+        return { text: line.trim(), loose: true };
       // weaker words only after dots, the stand-in's own form: an error's message says "other"
       // and "existing" of what it refuses (`raise ValueError("other modes are not supported")`)
       return /^(?:\.{2,}|…)/.test(found.message) && saysLeftOut(m, said, (loose ??= looseWords(d)))
@@ -180,6 +215,76 @@ export function makeMatcher(d: PhraseData): Matcher {
     aboutNewCode,
   };
 }
+
+/** An ellipsis: three dots or the one character. */
+const ELL = String.raw`(?:\.{3}|…)`;
+/**
+ * Where an ellipsis stands for code in a line of code:
+ * - a body that holds only it, after a parameter list, an arrow, a type, a key or a word
+ *   (`getUser() { ... }`, `-> Result<Ast> { ... }`, `key: { ... },`, `else { … }`); not after
+ *   `=`, `(`, `,` or `return` (Lua's `{...}` of varargs, Python's `{...}`);
+ * - a statement between statements (`a = 1; ... b();`, `log(x); ... };`), not at the end of a line
+ *   (MATLAB's continuation: `A = [1 2; ...`);
+ * - a value before the statement or literal ends (`Before=...;`, `key: ...,`, `x: ... }`, `return
+ *   ...;`), or a key's whole value on its line (`mutationFn: ...`; not Python's `else: ...`);
+ * - an element's whole content (`<td>...</td>`), a list literal's last items (`[1, 2, ...]`), a
+ *   template's expression (`{{ ... }}`, `<%= ... %>`, `${...}`);
+ * - an SQL clause trailing off at the end of the line or its string (`SELECT ... FROM t WHERE ...`,
+ *   `"SELECT ... FROM ..."`; not `"SELECT ... FROM failed: %s"`).
+ * Code's own ellipses are none of these: a spread or rest (`...args`, `[...xs]`), varargs
+ * (`f(int, ...)`, `String... a`, `xs...`), ranges (`0...9`), Python's `Ellipsis`
+ * (`Tuple[int, ...]`, a stub's body).
+ */
+const ELIDED_CODE = [
+  new RegExp(
+    String.raw`(?:\)|=>|->|>|:|(?<![\w$.])(?!(?:return|local|in|yield|await)\s*\{)[A-Za-z_][\w$]*)\s*\{\s*${ELL}\s*\}`,
+  ),
+  new RegExp(String.raw`;\s+${ELL}\s*(?:\}|[A-Za-z_$])`),
+  new RegExp(String.raw`(?:[=:]\s*${ELL}\s*[;}]|:\s*${ELL}\s*,|\breturn\s+${ELL}\s*;)`),
+  // a list literal that trails off after its items (`[1, 2, ...]`; not `Tuple[int, ...]`, `x[...,
+  // 0]`, nor `[...]` alone: a quotation's or a string's cut, `' [...]'`)
+  new RegExp(String.raw`(?:^|[=(,:\s])\[[^[\]]*,\s*${ELL}\s*\]`),
+  // a template's expression or tag that holds only it: `{{ ... }}`, `{% ... %}`, `<%= ... %>`, `${...}`
+  new RegExp(
+    String.raw`\{\{-?\s*${ELL}\s*-?\}\}|\{%-?\s*${ELL}\s*-?%\}|<%=?\s*${ELL}\s*%>|[$#]\{\s*${ELL}\s*\}`,
+  ),
+  // an element whose whole content is the ellipsis: `<td>...</td>`, `<template>…</template>`
+  new RegExp(String.raw`^\s*<([A-Za-z][\w-]*)\b[^<>]*>\s*${ELL}\s*</\1>\s*$`),
+  new RegExp(
+    String.raw`^\s*(?!(?:else|try|finally|except|lambda)\s*:)(?:[\w$-]+|"[^"]*"|'[^']*')\s*:\s*${ELL}\s*,?\s*$`,
+  ),
+  new RegExp(
+    String.raw`\b(?:SELECT|INSERT|UPDATE|DELETE|WITH|select|insert|update|delete)\b.*\b(?:SELECT|FROM|WHERE|SET|VALUES|AND|OR|BY|JOIN|ON|INTO|HAVING|from|where|set|values|join|into)\s+(?:\(\s*${ELL}\s*\)|${ELL})\s*(?:["'\x60;)]|$)`,
+  ),
+];
+
+/** An ellipsis with no name or bracket right after it: every ELIDED_CODE holds one. */
+const ELL_LOOSE = /(?:\.{3}|…)(?![\w$[({.])/;
+
+/** Does a line of code hold an ellipsis where code would be (ELIDED_CODE)? */
+function elidedCode(line: string): boolean {
+  // (a spread or rest has a name or a bracket at once after its dots: `...args`, `[...xs]`; a line
+  // of only those is answered with one look)
+  return line.length <= 400 && ELL_LOOSE.test(line) && ELIDED_CODE.some((r) => r.test(line));
+}
+
+/**
+ * A whole line in square brackets, words and not code (no quotes, `=` or inner brackets), and
+ * what it holds: `[Rest of section with success/failure examples...]`. (Not an INI or TOML
+ * section, `[server]`, `[tool.poetry]`: those hold one word.)
+ */
+const BRACKET_LINE = /^\s*\[([^[\]"'`=]*\S\s+\S[^[\]"'`=]*)\]\s*,?\s*$/;
+/** The same in round brackets, three words or more: `(rest of file unchanged)` (not Lisp's `(rest xs)`). */
+const PAREN_LINE = /^\s*\(([^()"'`=]*\S\s+\S[^()"'`=]*\S\s+\S[^()"'`=]*)\)\s*$/;
+/**
+ * Dots, then two or more words and nothing else (no code's punctuation): `...rest of the component`.
+ * Not a doctest's continuation line: code after more space, or a keyword first (`...     return
+ * r`, `... return r`).
+ */
+const DOTS_WORDS =
+  /^\s*(?:\.{3}|…) ?(?!(?:return|print|pass|if|for|while|else|elif|def|class|yield|import|from|raise|try|except|with|assert|del|not|and|or|in|is|lambda|await|async)\b)(\p{L}+(?:\s+\p{L}+)+)\s*(?:\.{2,}|…)?\s*$/u;
+/** A list item of dots: `- ...` (YAML, a Markdown list in a code fence). */
+const LIST_DOTS = /^\s*[-+]\s+(?:\.{3}|…)\s*$/;
 
 /**
  * Statements that end a body with a message (raise, throw, a panic or todo macro), and calls that
@@ -329,11 +434,17 @@ function saysLeftOut(m: Compiled, line: string, loose: Set<string>): boolean {
   if (/^\s*(?:\*|\/\*\*|\/\/\/)/.test(line)) return false;
   const body = commentBody(m, line);
   if (body === null) return false;
-  const bare = body.trim();
+  // a hedge is no condition: `// Keep your existing paths if any`, `// ... as needed`
+  // (its clause ends there: `... not logged in, if any` does not run on to the next line)
+  const bare = (HEDGE_SCREEN.test(body) ? body.replace(HEDGE, '.') : body).trim();
+  if (bare === '') return false;
   // its words, split once and only when a step gets past its look at the text
   let split: string[] | undefined;
   const words = () => (split ??= wordsOf(m, bare));
   return (
+    restOfCode(bare, words) ||
+    laterSentenceCut(bare, words) ||
+    fullElsewhere(bare, words) ||
     shortLeftOut(m, bare, words, loose) ||
     leadLeftOut(m, bare, words) ||
     toldCut(bare, words) ||
@@ -343,6 +454,88 @@ function saysLeftOut(m: Compiled, line: string, loose: Set<string>): boolean {
     sentenceLeftOut(bare, words)
   );
 }
+
+/** A word every comment HEDGE takes holds. */
+const HEDGE_SCREEN =
+  /\b(?:any|needed|necessary|applicable|present|required|relevant|appropriate|desired|available)\b/i;
+/** A hedge at the end of a clause: `if any`, `as needed`, `where applicable` (not a condition on the code). */
+const HEDGE =
+  /[\s,]*\(?\b(?:if|where|when|as) (?:any|needed|necessary|applicable|present|required|relevant|appropriate|desired|available)\b\)?/gi;
+
+/** Words that say a claim is why or when, or a person explaining (for the steps below). */
+const explains = (w: string) =>
+  isWhyGone(w) || CAUSE.has(w) || w === 'we' || w === 'our' || w === 'us';
+
+/**
+ * "The rest of the code", in any language the marks know, opens the comment, and what follows says
+ * whose or what for (a preposition, a bracket, a name: not a verb, which makes it a sentence about
+ * the code there, `# The rest of the code depends only on ...`, `// the rest of the code will go in
+ * here`), however long and however it names it (a file, a list in brackets): `// Resto del código
+ * de "insertar.php" (conexión a la base de datos, etc.)`, `// Resto do código HTML para exibir o
+ * formulário ...`, `// le reste du code pour ...`. Up to LEAD_MAX_WORDS words, not why or when, not
+ * a person explaining.
+ */
+function restOfCode(bare: string, all: () => readonly string[]): boolean {
+  if (!REST_OF_CODE.test(bare)) return false;
+  if (/[,(]$/.test(bare) || CONTINUES.test(bare) || /^["“‘]/.test(bare)) return false;
+  const words = all();
+  return words.length <= LEAD_MAX_WORDS && !words.some(explains);
+}
+
+/** The rest (remainder) of the (some language's) code, in English, Spanish, Portuguese, French, Italian, German. */
+const REST_OF_CODE =
+  /^\W*(?:the\s+|and\s+)?(?:rest|remainder|resto|reste|restliche[nr]?)\s+(?:of|del|de|do|da|du|des|della|dello|di|vom|des)?\s*(?:the\s+|la\s+|el\s+|o\s+|a\s+|le\s+|l'|il\s+|lo\s+|der\s+|den\s+|your\s+|this\s+)?(?:[\w-]+\s+)?(?:code|c[oó]digo|codice|kod|implementation|implementa[cç][iã]on|logic|l[oó]gica|logique|logik|programa?|programme)(?:\s+[A-Z]{2,}\w*)?(?:\s*$|\s*[(["“:\u2013\u2014-]|\s+(?:of|for|from|in|inside|within|de|del|da|do|dos|das|des|du|para|pour|per|für|zum|zur|con)\b)/i;
+
+/**
+ * A later sentence of the comment, or all of it, says that the code is left out, as a predicate of
+ * what it names (`Implementation omitted - see README.`, `Body elided for brevity.`, `Omitted from
+ * this public skeleton.`): the first sentence described the code (`Returns (redacted_text, flags).`).
+ * Not "omitted" before a noun (`omitted fields`, `Omitted InceptionV3 arch - ...`), nor why or when.
+ */
+function laterSentenceCut(bare: string, all: () => readonly string[]): boolean {
+  if (!CUT_SCREEN.test(bare) || !/[.!?]\s+\p{Lu}/u.test(bare)) return false;
+  const sentences = bare.split(/(?<=[.!?])\s+(?=\p{Lu})/u);
+  if (all().length > TOLD_MAX_WORDS) return false;
+  return sentences
+    .slice(1)
+    .some(
+      (x) => CUT_PREDICATE.test(x) && x.split(/\s+/).length <= 8 && !wordsOfText(x).some(explains),
+    );
+}
+
+/** A word every comment laterSentenceCut and a stub's CUT_PREDICATE take holds. */
+const CUT_SCREEN = /omitted|elided|truncated|snipped|not shown|left out/i;
+/**
+ * "Left out", said of what it names: after it (`Implementation omitted`, `body elided -`), or
+ * opening on where from (`Omitted from this public skeleton`, `left out here`, `for brevity`); not
+ * before a noun (`omitted fields`).
+ */
+const CUT_PREDICATE =
+  /(?:^|[\p{L}\p{N}_)]\s+)(?:omitted|elided|truncated|snipped|not shown|left out)(?=\s*(?:$|[-\u2013\u2014.;:,)!]|(?:here|for (?:brevity|clarity|space|length|simplicity)|from (?:this|the) (?:[\w-]+\s+){0,2}?(?:skeleton|snippet|excerpt|listing|example|sample|version|file|copy|answer|post|release|demo|source|code|template|stub)s?)\b))/iu;
+
+/** A text's lower-case words (for a sentence that is no comment of its own). */
+const wordsOfText = (x: string): string[] =>
+  x
+    .toLowerCase()
+    .replace(/[^\p{L}\p{M}\p{N}\s]/gu, ' ')
+    .split(/\s+/)
+    .filter((w) => w !== '');
+
+/**
+ * The whole of the code is elsewhere, named however (a path too): `# (see
+ * examples/langchain_example.py for full agent example)`, `// see the repo for the complete
+ * implementation`, `// full source at github.com/x/y`. Up to KEPT_MAX_WORDS words, not why or when.
+ */
+function fullElsewhere(bare: string, all: () => readonly string[]): boolean {
+  if (!FULL_SCREEN.test(bare) || !FULL_ELSEWHERE.test(bare)) return false;
+  if (/[,(]$/.test(bare) || CONTINUES.test(bare) || /^["“‘]/.test(bare)) return false;
+  const words = all();
+  return words.length <= KEPT_MAX_WORDS && !words.some(explains);
+}
+
+const FULL_SCREEN = /\b(?:full|complete|entire|whole)\b/i;
+const FULL_ELSEWHERE =
+  /^\W*(?:(?:see|check|refer to|look at|find)\s+(?:\S+\s+){1,4}?for\s+(?:the\s+|a\s+)?(?:full|complete|entire|whole)\s+(?:[\w-]+\s+)?(?:code|implementation|example|listing|source|version|program|script|file|class|module|function|component)s?\b|(?:the\s+)?(?:full|complete|entire|whole)\s+(?:[\w-]+\s+)?(?:code|implementation|example|listing|source|version|program|script|file|class|module|function|component)s?\s+(?:is\s+|lives\s+|can be found\s+)?(?:in|at|under)\s+\S+\W*$)/i;
 
 /**
  * A whole sentence that says the code around it stays as it was, however long and with no clause
@@ -800,6 +993,7 @@ function keptOrElsewhere(bare: string, all: () => readonly string[]): boolean {
     WHAT_WAS_THERE.test(lower) ||
     SLOT.test(lower) ||
     EDITS_END.test(lower) ||
+    (OTHERS_SCREEN.test(lower) && OTHERS_WOULD.test(lower)) ||
     (lower.includes('here') &&
       GOES_HERE.test(lower) &&
       /\b(?:other|others|rest|remaining|existing|more|additional)\b/.test(lower));
@@ -839,6 +1033,18 @@ const SLOT =
 /** Where the edit ends and the rest follows as it was: `// no edits past this point`, `// end of changes`. */
 const EDITS_END =
   /^\W*no (?:changes?|updates?|edits?|modifications?) (?:needed|required|necessary) (?:below|above|here|beyond|past|after)\b|^\W*(?:no|nothing)\s+(?:more\s+|further\s+|other\s+)?(?:changes?|edits?|modifications?)\s+(?:past|after|beyond|below|from)\s+(?:this|here)\b|^\W*(?:end of (?:the )?(?:changes?|edits?|changed (?:section|part|code|lines)|modifications?)|(?:changes?|edits?) end here)\W*$/;
+/** A word every comment OTHERS_WOULD takes holds. */
+const OTHERS_SCREEN = /\b(?:other|others|remaining|rest|additional)\b/;
+/**
+ * The others would be written the same way: a mark and a code noun, a modal and a verb of being
+ * written or of likeness (`// All other methods would be implemented as needed`, `// The remaining
+ * methods would follow similar patterns`, `// other handlers will look the same`). Not what is still
+ * to be written (`// the rest of the code will go in here`, `// remaining tests will be added`):
+ * "will" only with likeness.
+ */
+const OTHERS_WOULD =
+  /^\W*(?:and\s+)?(?:all\s+)?(?:the\s+)?(?:other|others|remaining|additional|rest of the)\s+(?:[\w-]+\s+)?(?:methods|functions|handlers|routes|endpoints|cases|fields|props|properties|tests|components|helpers|classes|getters|setters|accessors|columns|hooks|views|commands|steps|operations|members|actions|reducers|services|models|queries|pages|events|listeners|validators|sections|parts|ones|code|logic|implementations?)\s+(?:(?:would|should|could|can|might)\s+(?:also\s+|all\s+|then\s+|just\s+)?(?:be\s+(?:implemented|defined|added|written|handled|declared|included|filled in|similar|analogous|the same|done)|follow|look|work|stay|remain)|will\s+(?:also\s+|all\s+|just\s+)?(?:be\s+(?:similar|analogous|the same)|follow|look|work|stay|remain))\b/;
+
 /** The others would go here. */
 const GOES_HERE =
   /\b(?:would|will|should|could|can|might)\s+(?:be\s+|go\s+)?(?:goes?|defined|added|implemented|handled|placed|written|included|declared|listed|set up)\s+here\b|^\W*here\s+(?:you|one)?\s*(?:would|will|could|can|might)\s+(?:\w+\s+)?(?:the\s+)?(?:other|rest|remaining|existing)\b/;
@@ -874,6 +1080,31 @@ const BEFORE_OPENER = /[\s;,{}()[\]>]/;
 /** Words without which no trailing comment is tried (the cost of a 15 MB file of commented code lines). */
 const TRAIL_WORDS =
   /\.\.|…|rest|remain|unchang|existing|same|other|omit|previous|original|before|keep|etc|elide|truncat|snip|brevity|untouched|identical|more|prior|similar|ditto|preserv|intact|as is/i;
+
+/**
+ * Is the code before a comment only brackets, dots, bars, markup tags or a block's end (`},`,
+ * `...`, `| ... |`, `<span class="c">`, `end`), or a `pass` before dots? Most code starts with a
+ * letter of another word: answered on it.
+ */
+function plainBefore(line: string, at: number, comment: string): boolean {
+  let i = 0;
+  let c = line.charCodeAt(0);
+  for (; c === 32 || c === 9; c = line.charCodeAt(++i));
+  const word = (c >= 97 && c <= 122) || (c >= 65 && c <= 90) || (c >= 48 && c <= 57) || c === 95;
+  // (e, f, d: end, esac, fi, done; p: pass)
+  if (word && c !== 101 && c !== 102 && c !== 100 && c !== 112) return false;
+  const before = line.slice(0, at);
+  return (
+    !/[\p{L}\p{N}]/u.test(before.includes('<') ? before.replace(/<[^<>]*>/g, '') : before) ||
+    NO_OP_BEFORE.test(before) ||
+    // (`pass` with dots only: `pass  # Same as the update cache: ...` explains the pass)
+    (/^\s*pass\s*$/.test(before) && /^#\s*(?:\.{2,}|…)\s*$/.test(comment.trim()))
+  );
+}
+
+/** A statement that closes a block, and brackets: `end`, `fi;`, `end)`. */
+const NO_OP_BEFORE =
+  /^[\s;,)}\]|.…]*(?:end|fi|done|esac|endif|endfor|endwhile|endfunction)[\s;,)}\]|.…]*$/;
 
 /** What may follow an opener: the end, white space, or dots. */
 const afterOpener = (c: number) =>
@@ -919,13 +1150,19 @@ function trailingOpener(line: string): { at: number; opener: string } | null {
  * and `--` need words (`cmd -- ...` passes arguments on). `enclosed`: it is all a bracket pair
  * holds (`[ /* ... * / ]`, `>{/* existing rows * /}<`): the container's content stands there.
  */
-function trailingComment(line: string): { comment: string; enclosed: boolean } | null {
+function trailingComment(
+  line: string,
+): { comment: string; enclosed: boolean; plain: boolean } | null {
   if (line.length > 400) return null;
   const hit = trailingOpener(line);
   if (hit === null) return null;
   const { at, opener } = hit;
   let comment = line.slice(at);
-  if (!TRAIL_WORDS.test(comment)) return null;
+  // after only brackets, dots, bars, markup tags or a block's end (`},`, `...`, `| ... |`, `<span
+  // class="c">`, `end`) the comment is all the line says: read as a comment line (in any script:
+  // `}, // 此处省略 ...`), and so are dots after a `pass`
+  const plain = plainBefore(line, at, comment);
+  if (!plain && !TRAIL_WORDS.test(comment)) return null;
   const closer = opener === '<!--' ? '-->' : opener.endsWith('/*') ? '*/' : null;
   let after = '';
   if (closer !== null) {
@@ -936,7 +1173,7 @@ function trailingComment(line: string): { comment: string; enclosed: boolean } |
       comment = comment.slice(0, stop);
     }
   }
-  if ((opener === '#' || opener === '--') && !/\p{L}{2}/u.test(comment)) return null;
+  if (!plain && (opener === '#' || opener === '--') && !/\p{L}{2}/u.test(comment)) return null;
   const before = line.slice(0, at);
   if (before.trim() === '' || before.includes('`')) return null;
   let single = 0;
@@ -948,7 +1185,7 @@ function trailingComment(line: string): { comment: string; enclosed: boolean } |
   }
   if (single % 2 === 1 || double % 2 === 1) return null;
   const enclosed = closer !== null && /[[{(>]\s*$/.test(before) && /^\s*[\]})<]/.test(after);
-  return { comment, enclosed };
+  return { comment, enclosed, plain };
 }
 
 function compileMatcher(d: PhraseData): Compiled {
@@ -1060,11 +1297,20 @@ function commentBody(m: Compiled, line: string): string | null {
   const close = m.closes.find((c) => t.trimEnd().endsWith(c));
   // runs of white space read as one: `//    Keep  the  rest  of  the  functions  (...)`
   // a ruler around the words is decoration: `# --- (Rest of your code ...) ---`, `#-- ... more subclasses`
+  // a remark in brackets that ends on a colon before a list on the next lines closes there:
+  // `# (Other utility functions remain unchanged from Phase 1:` reads as `(... Phase 1)`
   return (close === undefined ? t : t.trimEnd().slice(0, -close.length))
     .replace(/\s+/g, ' ')
     .replace(RULER_BEFORE, ' ')
-    .replace(RULER_AFTER, ' ');
+    .replace(RULER_AFTER, ' ')
+    .replace(
+      OPEN_TO_COLON,
+      (_, o: string, words: string) => `${o}${words}${o === '(' ? ')' : ']'}`,
+    );
 }
+
+/** A remark opened by a bracket that is never closed and ends on a colon: `(Other helpers unchanged:`. */
+const OPEN_TO_COLON = /^(\s*[([])([^()[\]]*\p{L}[^()[\]]*?)\s*:\s*$/u;
 
 /** A run of rule characters before the words or after them (not a lone `-` or `*`: a list's bullet). */
 const RULER_BEFORE = /^\s*[-=~_#*]{2,}(?=\s|\.|…|\(|\[|$)/;
@@ -1763,6 +2009,30 @@ function mayStub(src: string | Uint8Array, start: number, end: number): boolean 
   return false;
 }
 
+/** Is a character after three dots the start of what they spread (a name, `$`, a bracket, a dot)? */
+const spreads = (c: number): boolean =>
+  (c >= 97 && c <= 122) ||
+  (c >= 65 && c <= 90) ||
+  (c >= 48 && c <= 57) ||
+  c === 95 ||
+  c === 36 ||
+  c === 91 ||
+  c === 40 ||
+  c === 123 ||
+  c === 46;
+
+/** Could the line between `start` and `end` stand in as a whole (Matcher.standsIn): its first character after white space? */
+function mayBracket(src: string | Uint8Array, start: number, end: number): boolean {
+  let i = start;
+  let c = 0;
+  for (; i < end; i++) {
+    c = codeAt(src, i);
+    if (c !== 32 && c !== 9) break;
+  }
+  // `[`, `(`, `-`, or dots: a line in brackets, a list item of dots, dots then words
+  return i < end && (c === 91 || c === 40 || c === 45 || c === 46 || c >= 128);
+}
+
 /** STUB_FIRST's words by their first letter's code, as an array (a look-up per line). */
 const STUB_BY_LETTER: Array<string[] | undefined> = Array.from({ length: 128 }, (_, c) =>
   STUB_FIRST.get(c),
@@ -1794,6 +2064,11 @@ export interface Candidate extends Elision {
   kind: Kind;
   /** The placeholder is a comment after code (its text is the comment, not the line). */
   after?: boolean;
+  /**
+   * The line stands in as a whole: a comment after only brackets or dots (`}, // 其余不变`), or
+   * code that stands for code (`getUser() { ... }`): beside new code it counts as a comment line.
+   */
+  own?: boolean;
 }
 
 /**
@@ -1843,7 +2118,10 @@ export function findElisions(
       // before, vectorised` heads a rewrite)
       return c.kind === 'alone'
         ? alone.has(c.line) ||
-            (mostly.has(c.line) && !c.after && !BARE_DOTS.test(c.text) && !m.aboutNewCode(c.text))
+            (mostly.has(c.line) &&
+              (!c.after || c.own === true) &&
+              !BARE_DOTS.test(c.text) &&
+              !m.aboutNewCode(c.text))
         : true;
     })
     .slice(0, limit)
@@ -1870,7 +2148,7 @@ function inMarkdown(candidates: readonly Candidate[], lines: readonly string[]):
     }
     if (open !== null) fenced.add(i + 1);
   });
-  return candidates.filter((c) => fenced.has(c.line) || /^(?:<!--|\{\/\*)/.test(c.text));
+  return candidates.filter((c) => fenced.has(c.line) || /^(?:<!--|\{\/\*|\[)/.test(c.text));
 }
 
 /**
@@ -1950,7 +2228,7 @@ export function scan(text: string | Buffer, m: Matcher, screened = true): Candid
     typeof text === 'string' ? text.indexOf(s, from) : text.indexOf(s, from);
   // where the next `/`, `#` and `--` stand (-1: none is left); a line with none of them past its
   // first character holds no comment after code (trailingOpener looks for nothing else)
-  const next = { slash: 0, hash: 0, dashes: 0, dq: 0, sq: 0 };
+  const next = { slash: 0, hash: 0, dashes: 0, dq: 0, sq: 0, dots: 0, ell: 0 };
   // line by line as `text.split('\n')` cuts it, one at a time: a 15 MB text's 255,000 lines
   // were an array held for the whole scan though most files have no candidate
   for (let i = 0, start = 0, end = 0; end < text.length; i++, start = end + 1) {
@@ -1971,8 +2249,19 @@ export function scan(text: string | Buffer, m: Matcher, screened = true): Candid
     const stubby =
       ((next.dq !== -1 && next.dq < end) || (next.sq !== -1 && next.sq < end)) &&
       mayStub(text, start, end);
+    // an ellipsis in the line (code that stands for code: `getUser() { ... }`), or a line in brackets
+    if (next.dots !== -1 && next.dots < start) next.dots = find('...', start);
+    if (next.ell !== -1 && next.ell < start) next.ell = find('…', start);
+    // (dots with a name or a bracket at once after them are a spread or rest: `...args`, `[...xs]`)
+    while (next.dots !== -1 && next.dots < end && spreads(codeAt(text, next.dots + 3)))
+      next.dots = find('...', next.dots + 3);
+    const standsIn =
+      (next.dots !== -1 && next.dots < end) ||
+      (next.ell !== -1 && next.ell < end) ||
+      mayBracket(text, start, end);
     // no comment after code, and its start opens none: no placeholder, comment, dots or stub either
-    if (screened && !trails && !stubby && !mayOpenComment(text, start, end, screen)) continue;
+    if (screened && !trails && !stubby && !standsIn && !mayOpenComment(text, start, end, screen))
+      continue;
     const line =
       typeof text === 'string' ? text.slice(start, end) : text.toString('utf8', start, end);
     if (m.isPlaceholder(line)) {
@@ -1983,13 +2272,18 @@ export function scan(text: string | Buffer, m: Matcher, screened = true): Candid
     const comment = m.isComment(line);
     // a stub statement's message (`raise NotImplementedError("rest of the code unchanged")`), or the
     // comment after code
-    const after = comment ? null : ((stubby ? m.stub(line) : null) ?? m.trailing(line));
+    const after = comment
+      ? null
+      : ((stubby ? m.stub(line) : null) ??
+        m.trailing(line) ??
+        (standsIn ? m.standsIn(line) : null));
     if (after !== null)
       out.push({
         line: i + 1,
         text: after.text,
         kind: after.loose ? 'alone' : 'trailing',
         after: true,
+        ...(after.own === true ? { own: true } : {}),
       });
     else if ((comment || (mayBeDots(line) && BARE_DOTS.test(line))) && m.isLoose(line))
       out.push({ line: i + 1, text: line.trim(), kind: 'alone' });
