@@ -67,6 +67,7 @@ const pct2 = (n, d) => `${n} / ${d} = ${d ? ((100 * n) / d).toFixed(2) : '0.00'}
 const HELDOUT = 'heldout-13-real.json';
 /** Sets measured once in their round and tuned on after (their near misses are listed with the real comments). */
 const TUNING = [
+  'heldout-17-real.json',
   'heldout-16-real.json',
   'heldout-14-real.json',
   'heldout-15-real.json',
@@ -92,6 +93,7 @@ const TUNING = [
   'held-out.json',
 ];
 const REAL = [
+  'heldout-17-comments.json',
   'heldout-6-comments.json',
   'heldout-5-comments.json',
   'real-comments.json',
@@ -126,6 +128,7 @@ if (!args.has('--timing')) {
   for (const m of alone) console.log(`      flagged: ${m}`);
   for (const n of [
     'tuning-15-written.json',
+    'heldout-17-real.json',
     'heldout-16-real.json',
     'heldout-14-real.json',
     'heldout-15-real.json',
