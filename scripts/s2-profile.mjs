@@ -99,7 +99,8 @@ for (const [k, ms] of Object.entries(rows)) {
 for (const [k, ms] of Object.entries(rows)) {
   if (k.startsWith('node')) continue;
   const names = {};
-  for (const m of ms) for (const g of m.gits) names[g.split(' ')[0]] = (names[g.split(' ')[0]] ?? 0) + 1;
+  for (const m of ms)
+    for (const g of m.gits) names[g.split(' ')[0]] = (names[g.split(' ')[0]] ?? 0) + 1;
   console.log(
     `${k}: ${Object.entries(names)
       .map(([n, c]) => `${n} ${(c / ms.length).toFixed(1)}`)
