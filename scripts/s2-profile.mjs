@@ -3,7 +3,7 @@
 // event"): the scripted session (scripts/session-sim.mjs) warmed with 40 calls, then ROUNDS
 // more calls of each kind, every hook process measured:
 //
-//   node scripts/s2-profile.mjs NODE [cli=dist/cli/main.js] [rounds=20]
+//   node scripts/s2-profile.mjs NODE [cli=dist/cli/main.js[,B/cli/main.js]] [rounds=20]
 //
 // Per event (an allowed Write's pre and post events, a shell call's pre and post events):
 // wall time; CPU of the hook process itself (process.cpuUsage at exit, through a --require'd
@@ -22,10 +22,13 @@ import * as sim from './session-sim.mjs';
 
 const [node, cliArg, roundsArg] = process.argv.slice(2);
 if (!node) {
-  console.error('usage: node scripts/s2-profile.mjs NODE [cli=dist/cli/main.js] [rounds=20]');
+  console.error(
+    'usage: node scripts/s2-profile.mjs NODE [A/cli/main.js[,B/cli/main.js]] [rounds=20]',
+  );
   process.exit(2);
 }
-const cli = path.resolve(cliArg ?? 'dist/cli/main.js');
+// two builds, comma-separated (BEFORE/cli/main.js,dist/cli/main.js): their events interleaved round by round
+const clis = (cliArg ?? 'dist/cli/main.js').split(',').map((c) => path.resolve(c));
 const ROUNDS = Number(roundsArg) || 20;
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'guard-s2prof-'));
 const out = path.join(tmp, 'cpu.json');
@@ -54,27 +57,35 @@ function measured(args, input, cwd, refused = false) {
   return { wall, ...cpu, gits };
 }
 
-const repo = sim.makeSessionRepo(path.join(tmp, 'repo'), cleanEnv());
-sim.runSession({ node, cli, repo, env: cleanEnv(), to: 40, hooks: true, session: 'prof' });
+const sides = clis.map((cli, n) => {
+  const repo = sim.makeSessionRepo(path.join(tmp, `repo${n}`), cleanEnv());
+  sim.runSession({ node, cli, repo, env: cleanEnv(), to: 40, hooks: true, session: 'prof' });
+  return { cli, repo, rows: {}, i: 40 };
+});
 
-const rows = {};
-const add = (k, m) => (rows[k] ??= []).push(m);
+const add = (side, k, m) => (side.rows[k] ??= []).push(m);
 const load0 = fs.readFileSync('/proc/loadavg', 'utf8').split(' ')[0];
-let i = 40;
 for (let r = 0; r < ROUNDS; r++) {
-  add('node -e 0', measured(['-e', '0'], '', repo));
-  add('node + the bundle (payload {})', measured([cli, 'hook', 'claude'], '{}', repo, true));
-  // one write call, then calls up to the next shell call
-  for (let done = { write: false, shell: false }; !done.write || !done.shell; i++) {
-    const c = sim.sessionCall(repo, i, 'prof');
-    const kind = c.kind === 'shell' ? 'Bash' : 'Write/Edit';
-    const pre = measured([cli, 'hook', 'claude'], c.pre, repo);
-    c.run(cleanEnv());
-    const post = measured([cli, 'hook', 'claude'], c.post, repo);
-    if (!done[c.kind]) {
-      add(`${kind}, pre`, pre);
-      add(`${kind}, post`, post);
-      done[c.kind] = true;
+  for (const side of r % 2 ? [...sides].reverse() : sides) {
+    const { cli, repo } = side;
+    add(side, 'node -e 0', measured(['-e', '0'], '', repo));
+    add(
+      side,
+      'node + the bundle (payload {})',
+      measured([cli, 'hook', 'claude'], '{}', repo, true),
+    );
+    // one write call, then calls up to the next shell call
+    for (let done = { write: false, shell: false }; !done.write || !done.shell; side.i++) {
+      const c = sim.sessionCall(repo, side.i, 'prof');
+      const kind = c.kind === 'shell' ? 'Bash' : 'Write/Edit';
+      const pre = measured([cli, 'hook', 'claude'], c.pre, repo);
+      c.run(cleanEnv());
+      const post = measured([cli, 'hook', 'claude'], c.post, repo);
+      if (!done[c.kind]) {
+        add(side, `${kind}, pre`, pre);
+        add(side, `${kind}, post`, post);
+        done[c.kind] = true;
+      }
     }
   }
 }
@@ -82,29 +93,32 @@ const load1 = fs.readFileSync('/proc/loadavg', 'utf8').split(' ')[0];
 const mean = (xs) => xs.reduce((a, b) => a + b, 0) / xs.length;
 const median = (xs) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
 const version = spawnSync(node, ['--version'], { encoding: 'utf8' }).stdout.trim();
-console.log(`Node ${version}, ${cli}, ${ROUNDS} rounds, load ${load0} -> ${load1}`);
-const boot = mean(rows['node -e 0'].map((m) => m.self));
-const loaded = mean(rows['node + the bundle (payload {})'].map((m) => m.self));
-console.log(
-  '| event | wall ms (median) | CPU, process (mean) | node boot | bundle import | guard own | git CPU (mean) | git processes |',
-);
-console.log('| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |');
-for (const [k, ms] of Object.entries(rows)) {
-  const self = mean(ms.map((m) => m.self));
-  const hook = !k.startsWith('node');
+console.log(`Node ${version}, ${ROUNDS} rounds, load ${load0} -> ${load1}`);
+for (const { cli, rows } of sides) {
+  console.log(`\n${cli}`);
+  const boot = mean(rows['node -e 0'].map((m) => m.self));
+  const loaded = mean(rows['node + the bundle (payload {})'].map((m) => m.self));
   console.log(
-    `| ${k} | ${median(ms.map((m) => m.wall)).toFixed(0)} | ${self.toFixed(1)} | ${boot.toFixed(1)} | ${hook || k.includes('bundle') ? (loaded - boot).toFixed(1) : ''} | ${hook ? (self - loaded).toFixed(1) : ''} | ${mean(ms.map((m) => m.children)).toFixed(1)} | ${mean(ms.map((m) => m.gits.length)).toFixed(1)} |`,
+    '| event | wall ms (median) | CPU, process (mean) | node boot | bundle import | guard own | git CPU (mean) | git processes |',
   );
-}
-for (const [k, ms] of Object.entries(rows)) {
-  if (k.startsWith('node')) continue;
-  const names = {};
-  for (const m of ms)
-    for (const g of m.gits) names[g.split(' ')[0]] = (names[g.split(' ')[0]] ?? 0) + 1;
-  console.log(
-    `${k}: ${Object.entries(names)
-      .map(([n, c]) => `${n} ${(c / ms.length).toFixed(1)}`)
-      .join(', ')}`,
-  );
+  console.log('| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |');
+  for (const [k, ms] of Object.entries(rows)) {
+    const self = mean(ms.map((m) => m.self));
+    const hook = !k.startsWith('node');
+    console.log(
+      `| ${k} | ${median(ms.map((m) => m.wall)).toFixed(0)} | ${self.toFixed(1)} | ${boot.toFixed(1)} | ${hook || k.includes('bundle') ? (loaded - boot).toFixed(1) : ''} | ${hook ? (self - loaded).toFixed(1) : ''} | ${mean(ms.map((m) => m.children)).toFixed(1)} | ${mean(ms.map((m) => m.gits.length)).toFixed(1)} |`,
+    );
+  }
+  for (const [k, ms] of Object.entries(rows)) {
+    if (k.startsWith('node')) continue;
+    const names = {};
+    for (const m of ms)
+      for (const g of m.gits) names[g.split(' ')[0]] = (names[g.split(' ')[0]] ?? 0) + 1;
+    console.log(
+      `${k}: ${Object.entries(names)
+        .map(([n, c]) => `${n} ${(c / ms.length).toFixed(1)}`)
+        .join(', ')}`,
+    );
+  }
 }
 fs.rmSync(tmp, { recursive: true, force: true });
