@@ -5,7 +5,7 @@ import { GuardError } from '../core/errors.js';
 import { budgetEnd, timeoutError, watchDeadline } from '../runtime/deadline.js';
 import { faultPoint } from '../runtime/faults.js';
 import { batchParser, type CatFileOptions, type CatResult } from './catfile.js';
-import { discoverRepo, type Repo } from './repo.js';
+import { discoverRepo, openRepo, type Repo } from './repo.js';
 import { residentGit } from './resident-switch.js';
 import { gitEnv, gitSpawnArgs } from './run.js';
 
@@ -46,6 +46,8 @@ const IDLE_MS = 5 * 60_000;
 const MAX_CATS = 8;
 /** Folders whose repository is kept. */
 const MAX_FOLDERS = 256;
+/** Hook calls under way in withCallCatFile (resident reads for the call alone). */
+let callDepth = 0;
 
 /** Turn resident reads on for this process (the plugin, once). GUARD_PLUGIN_RESIDENT=0 keeps every read its own process. */
 export function activateResident(): void {
@@ -53,6 +55,27 @@ export function activateResident(): void {
   residentGit.openRepo = openKept;
   residentGit.catFile = residentCatFile;
   process.once('exit', closeResident);
+}
+
+/**
+ * One hook call of a short-lived guard (`guard hook`, a process per event) with its reads sent to one
+ * cat-file per work tree, ended with the call: a write's before event and a shell call's after
+ * event read HEAD's configs and the session bases at once, two git processes otherwise (issue 22,
+ * S2). Nothing outlives the call, so nothing kept can answer what a fresh git would not. Where
+ * resident reads are on already (the plugin, the resident hook's server) the call runs as it is.
+ */
+export async function withCallCatFile<T>(run: () => Promise<T>): Promise<T> {
+  if (residentGit.catFile && callDepth === 0) return run();
+  residentGit.catFile = residentCatFile;
+  callDepth++;
+  try {
+    return await run();
+  } finally {
+    if (--callDepth === 0) {
+      delete residentGit.catFile;
+      closeResident();
+    }
+  }
 }
 
 /** End every resident process and forget every repository (tests; a harness that unloads guard). */
@@ -350,10 +373,16 @@ let starting: Promise<unknown> = Promise.resolve();
 /** The work tree's resident cat-file, after looking again whether it still holds: a new one when there is none or it no longer does. */
 function catFor(cwd: string): Promise<ResidentCat> {
   const run = async () => {
-    const repo = await openKept(cwd);
+    // (one hook call, withCallCatFile: found as every call finds it, from the file system first)
+    const repo = await (callDepth > 0 ? openRepo(cwd) : openKept(cwd));
     const print = await storePrint(repo);
     let cat = cats.get(cwd);
-    if (cat && (cat.dead || cat.repo !== repo || cat.print !== print || (await packGone(cat)))) {
+    // (openRepo makes a new Repo each time: the same repository is the same folders)
+    const other = (r: Repo) =>
+      callDepth > 0
+        ? r.root !== repo.root || r.gitDir !== repo.gitDir || r.commonDir !== repo.commonDir
+        : r !== repo;
+    if (cat && (cat.dead || other(cat.repo) || cat.print !== print || (await packGone(cat)))) {
       cat.close();
       cats.delete(cwd);
       cat = undefined;

@@ -367,16 +367,27 @@ export function gatedTools(row: ClaudeStyleRow): string[] {
  * test unanchored (`new RegExp(m).test(tool)`, both binaries), so it is
  * anchored here: `Write` must not match `TodoWrite`.
  */
-export function matcherOf(row: ClaudeStyleRow): string {
-  const names = gatedTools(row).join('|');
+export function matcherOf(row: ClaudeStyleRow, tools = gatedTools(row)): string {
+  const names = tools.join('|');
   return row.opaque ? `^(${names}|${row.opaque.prefix}.*)$` : names;
 }
 
+/**
+ * The tools whose after event guard installs (issue 22: a process only where the event carries
+ * something). After a shell command (and an opaque tool, judged as one) the event is the loss
+ * report. After a write it records one thing: that the person said yes to a write guard put to
+ * them (`ask`); where nobody can be asked (`ask: 'never'`) a write's after event has nothing to
+ * record, so it is not installed for the write tools (docs/harnesses/README.md).
+ */
+export function afterTools(row: ClaudeStyleRow): string[] {
+  return row.ask === 'never'
+    ? gatedTools(row).filter((t) => row.tools[t]!.kind === 'shell')
+    : gatedTools(row);
+}
+
 /** The gated tools as people read them (doctor): `mcp__*` for the prefix. */
-export function toolsLabel(row: ClaudeStyleRow): string {
-  return [...gatedTools(row), ...(row.opaque ? [`${row.opaque.prefix}* (MCP tools)`] : [])].join(
-    ', ',
-  );
+export function toolsLabel(row: ClaudeStyleRow, tools = gatedTools(row)): string {
+  return [...tools, ...(row.opaque ? [`${row.opaque.prefix}* (MCP tools)`] : [])].join(', ');
 }
 
 /** A call of an opaque tool (MCP) as guard's shell action: its name and the start of its input. */

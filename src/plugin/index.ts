@@ -175,6 +175,10 @@ async function judge(m: Meta, action: () => Action, opts: Options): Promise<Plug
     // in the harness's own process: a loop that never checked the clock would hang the harness itself
     const a = withBudget(budget / 1000, action);
     if (a.kind === 'other') return ALLOW;
+    // after a write: guard records there only a person's yes to a write it asked about, and in
+    // process nobody is asked (canAsk below), so the call costs nothing (issue 22; what a
+    // background command or the net has to say waits for the next call: docs/harnesses/README.md)
+    if (m.phase === 'after' && a.kind === 'write') return ALLOW;
     const event: HookEvent = {
       harness: m.harness,
       phase: m.phase === 'before' ? 'pre' : 'post',

@@ -43,6 +43,8 @@ describe('guard init --agent', () => {
       / hook claude \|\| \{ echo '.*fail closed.*' >&2; exit 2; \}$/,
     );
     expect(claude.hooks.PostToolUse).toHaveLength(1);
+    // Claude Code can ask a person: the after event of a write is where the approval is recorded
+    expect(claude.hooks.PostToolUse[0].matcher).toBe(claude.hooks.PreToolUse[1].matcher);
     const gemini = JSON.parse(repo.read('.gemini/settings.json'));
     expect(gemini.general).toEqual({ vimMode: true });
     expect(gemini.hooks.BeforeTool[0]).toMatchObject({
@@ -55,6 +57,15 @@ describe('guard init --agent', () => {
     expect(JSON.parse(repo.read('.cursor/hooks.json'))).toMatchObject({
       version: 1,
       hooks: { preToolUse: [{ failClosed: true }] },
+    });
+    // nobody can be asked in these: after a write there is nothing to record, so no after event for it
+    expect(gemini.hooks.AfterTool[0].matcher).toBe('run_shell_command');
+    expect(JSON.parse(repo.read('.codex/hooks.json')).hooks.PostToolUse[0].matcher).toBe(
+      'Bash|shell|exec_command',
+    );
+    expect(JSON.parse(repo.read('.cursor/hooks.json')).hooks.postToolUse[0]).toMatchObject({
+      matcher: 'Shell',
+      failClosed: true,
     });
     expect(repo.read('.cline/plugins/guard.js')).toMatch(
       /guard init --agent cline[\s\S]*beforeTool[\s\S]*clineBeforeTool/,
@@ -120,7 +131,12 @@ describe('guard doctor, per harness', () => {
       ok: true,
       message: expect.stringContaining('runs guard hook claude'),
     });
-    expect(agent(d, 'gemini')).toMatchObject({ ok: true });
+    expect(agent(d, 'gemini')).toMatchObject({
+      ok: true,
+      message: expect.stringContaining(
+        'before write_file, replace, run_shell_command; after run_shell_command',
+      ),
+    });
     expect(agent(d, 'codex')).toMatchObject({
       ok: false,
       message: expect.stringContaining('trusted'),
@@ -171,9 +187,9 @@ describe('guard init --agent, the Claude-style rows (harness/table.ts)', () => {
     expect(group('.qwen/settings.json').hooks[0].command).toMatch(
       /"\$QWEN_PROJECT_DIR"\/node_modules\/\.bin\/guard hook qwen \|\| \{ echo '.*' >&2; exit 2; \}$|hook qwen \|\| \{ echo/,
     );
-    expect(group('.qwen/settings.json', 'PostToolUse').matcher).toBe(
-      'write_file|edit|replace|run_shell_command',
-    );
+    // Qwen cannot ask a person: its after event is installed for the shell tool alone
+    expect(group('.qwen/settings.json', 'PostToolUse').matcher).toBe('run_shell_command');
+    expect(group('.factory/settings.json', 'PostToolUse').matcher).toBe('Execute');
     expect(group('.augment/settings.json').matcher).toBe(
       'save-file|str-replace-editor|apply_patch|remove-files|launch-process',
     );

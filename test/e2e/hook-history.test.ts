@@ -99,6 +99,8 @@ describe('a hook call reads none of its session history', () => {
     // cat-file of HEAD and the configs, cat-file of the base, diff --no-index, fast-import
     // and the few around them: a constant, whatever came before in the session
     expect(second.git.length).toBeLessThanOrEqual(8);
+    // HEAD's configs and the session base read through one cat-file (git/resident.ts withCallCatFile)
+    expect(second.git.filter((l) => l.startsWith('cat-file'))).toHaveLength(1);
   });
 
   it('a write indexes its step before writing it: killed right after its records, the index still has it', () => {

@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import {
@@ -13,6 +13,7 @@ import {
   checkpointsOf,
   cleanEnv,
   cleanupRepos,
+  installGuard,
   lines,
   makeRepo,
   type TestRepo,
@@ -226,6 +227,36 @@ describe('Cline plugin hooks (beforeTool / afterTool)', () => {
       setup(repo),
     );
     expect(r).toMatchObject({ skip: true, reason: expect.stringContaining('protected') });
+  });
+
+  it('afterTool of an editor call does nothing (nobody was asked); what the net finds waits for the next call', async () => {
+    const repo = installGuard({ 'a.py': lines(20) });
+    const slow = { budgetMs: 30_000 }; // (the first call of a test process, on a loaded machine)
+    const c = call(
+      'editor',
+      { path: 'a.py', old_text: 'line 1\n', new_text: 'line one\n' },
+      'call_e',
+    );
+    expect((await clineBeforeTool(c, setup(repo), slow))?.reason).toBeUndefined();
+    repo.write('a.py', repo.read('a.py').replace('line 1\n', 'line one\n'));
+    // guard's git hooks removed between the two events: an after event that ran guard would put them
+    // back and say so (hook.ts: the net's report after a tool)
+    const hook = path.join(repo.dir, '.husky', '_', 'pre-commit');
+    const text = readFileSync(hook, 'utf8');
+    rmSync(path.join(repo.dir, '.husky', '_'), { recursive: true });
+    expect(await clineAfterTool(c, setup(repo), slow)).toBeUndefined();
+    expect(existsSync(hook)).toBe(false);
+    // the next call's before event finds it and refuses once, naming it
+    const next = await clineBeforeTool(
+      call('run_commands', { commands: ['true'] }, 'call_f'),
+      setup(repo),
+      slow,
+    );
+    expect(next).toMatchObject({
+      skip: true,
+      reason: expect.stringMatching(/git hooks were removed outside guard \(_\/pre-commit/),
+    });
+    expect(readFileSync(hook, 'utf8')).toBe(text);
   });
 
   it('run_commands wiping uncommitted work: afterTool appends the loss and the restore command', async () => {

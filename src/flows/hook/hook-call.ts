@@ -19,9 +19,12 @@ export async function judgeEvent(
     throw new PayloadError(`cwd ${JSON.stringify(event.cwd)} is not an absolute path`);
   // a tool guard does not gate (Read, Grep, ...): answered before git or the flow is loaded
   if (event.action.kind === 'other') return { outcome: { kind: 'none' }, notes: [] };
-  const { runHook } = await import('./hook.js');
+  const [{ runHook }, { withCallCatFile }] = await Promise.all([
+    import('./hook.js'),
+    import('../../git/resident.js'),
+  ]);
   // projectDir: the folder the harness runs the hook for, judged too when the agent moved cwd away
-  return runHook({ event, auto, ...(projectDir ? { projectDir } : {}) });
+  return withCallCatFile(() => runHook({ event, auto, ...(projectDir ? { projectDir } : {}) }));
 }
 
 /** The reason a refused call gives the model when guard itself failed (fail closed). */

@@ -37,8 +37,9 @@ import { writeAfter, writeBefore } from './hook-write.js';
  * Git processes for a write (the repository found from the file system,
  * git/discover.ts; rev-parse when anything about it is unusual): for-each-ref (the session's
  * policy anchors: a few refs, git/session-policy.ts), cat-file of HEAD and
- * the configs, cat-file of the session bases (named by the session index,
- * git/session-index.ts), one diff --no-index (when a base differs: against it and the disk), one
+ * the configs and of the session bases (named by the session index,
+ * git/session-index.ts; both reads through one cat-file process, git/resident.ts
+ * withCallCatFile), one diff --no-index (when a base differs: against it and the disk), one
  * fast-import: the same at the 10,000th call as at the 10th. Nothing scans
  * the work tree, and no call lists the session's steps unless the index is
  * missing or does not match the anchors, or a background command of the

@@ -12,6 +12,7 @@ import {
 } from '../../harness/types.js';
 import {
   ROWS,
+  afterTools,
   matcherOf,
   toolsLabel,
   type ClaudeStyleRow,
@@ -46,6 +47,18 @@ export const MATCHERS: Record<HarnessName, string> = {
   copilot: 'create|edit|apply_patch|bash',
   ...fromRows(matcherOf),
 };
+
+/**
+ * Where the after event is installed, for the harnesses of their own shape: none of them can
+ * answer `ask` (their payloads cannot say a person is there), so after a write there is nothing
+ * to record: the shell tools alone (table.ts afterTools; docs/harnesses/README.md). Copilot's
+ * hooks have no matcher (every tool, both events).
+ */
+const AFTER = {
+  gemini: 'run_shell_command',
+  codex: 'Bash|shell|exec_command',
+  cursor: 'Shell',
+} as const;
 
 /** Where each harness reads its project hooks. */
 export const CONFIG_FILES: Record<HarnessName, string> = {
@@ -215,8 +228,13 @@ async function installStyled(
       timeout,
       ...(row.config.onFailureBlock ? { onFailure: 'block' } : {}),
     };
-    for (const ev of row.config.events)
-      mergeGroup(s, ev, { matcher: matcherOf(row), hooks: [hook] });
+    for (const ev of row.config.events) {
+      const after = !row.events.pre.includes(ev);
+      mergeGroup(s, ev, {
+        matcher: after ? matcherOf(row, afterTools(row)) : matcherOf(row),
+        hooks: [hook],
+      });
+    }
   };
   await json(install);
   for (const extra of EXTRA_FILES[harness] ?? []) {
@@ -238,7 +256,7 @@ async function installOwn(
       await json((s) => {
         for (const ev of ['BeforeTool', 'AfterTool'])
           mergeGroup(s, ev, {
-            matcher: MATCHERS.gemini,
+            matcher: ev === 'AfterTool' ? AFTER.gemini : MATCHERS.gemini,
             hooks: [{ name: 'guard', type: 'command', command, timeout: TIMEOUT_S * 1000 }],
           });
       });
@@ -249,7 +267,7 @@ async function installOwn(
       await json((s) => {
         for (const ev of ['PreToolUse', 'PostToolUse'])
           mergeGroup(s, ev, {
-            matcher: MATCHERS.codex,
+            matcher: ev === 'PostToolUse' ? AFTER.codex : MATCHERS.codex,
             hooks: [{ type: 'command', command, timeout: TIMEOUT_S }],
           });
       });
@@ -269,7 +287,12 @@ async function installOwn(
           );
           hooks[ev] = [
             ...list,
-            { command, matcher: MATCHERS.cursor, failClosed: true, timeout: TIMEOUT_S },
+            {
+              command,
+              matcher: ev === 'postToolUse' ? AFTER.cursor : MATCHERS.cursor,
+              failClosed: true,
+              timeout: TIMEOUT_S,
+            },
           ];
         }
       });
@@ -526,9 +549,21 @@ async function harnessCheck(
     (await notTrusted(hooked, root, home, env)) ?? {
       harness: h,
       state: 'ok',
-      message: `${h}: ${rel} runs guard hook ${h} before and after ${row ? toolsLabel(row) : MATCHERS[h].split('|').join(', ')}`,
+      message: `${h}: ${rel} runs guard hook ${h} ${whenRun(h, row)}`,
     }
   );
+}
+
+/** When guard's hook runs, as doctor says it: before the gated tools, after those whose after event carries something. */
+function whenRun(h: HarnessName, row: ClaudeStyleRow | null): string {
+  const list = (m: string) => m.split('|').join(', ');
+  const before = row ? toolsLabel(row) : list(MATCHERS[h]);
+  const after = row
+    ? toolsLabel(row, afterTools(row))
+    : Object.hasOwn(AFTER, h)
+      ? list(AFTER[h as keyof typeof AFTER])
+      : before;
+  return after === before ? `before and after ${before}` : `before ${before}; after ${after}`;
 }
 
 async function hooksDisabled(
