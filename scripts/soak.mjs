@@ -3,6 +3,7 @@
 // built CLI. Not part of `npm test`.
 //
 //   node scripts/soak.mjs [--short] [--seed N] [--kills N] [--jobs N] [--only kills,properties,concurrency,suite,history] [--keep]
+//                         [--calls N] [--real-every N] [--until HH:MM] [--resume DIR]
 //   npm run soak            (npm run soak -- --short: the few-minute version CI may run)
 //
 // kills        SIGKILL guard at every named fault point (src/runtime/faults.ts) and
@@ -26,13 +27,27 @@
 // history      10,000 tool calls of one session in one repository through
 //              `guard hook claude` (scripts/session-sim.mjs; --calls N; --until
 //              HH:MM (UTC): stop adding calls at that time, the rows give the
-//              count reached), then
-//              the same Write in it and in a fresh clone (after the same
-//              40-call start, so the call has the same shape), interleaved: the
-//              cost of a call at the end against the start (issue 22, S1:
-//              <= 1.05x), the loose refs and objects left per call, and what
-//              .git grew by, kind by kind (journal, packs, packed-refs, ...),
-//              per 1,000 calls and against the bytes the agent wrote.
+//              count reached; --resume DIR: go on from there, in the kept DIR),
+//              then the same Write in it and in a fresh clone (after the same
+//              40-call start, so the call has the same shape), interleaved, both
+//              through the real command: the cost of a call at the end against
+//              the start (issue 22, S1: <= 1.05x), the loose refs and objects
+//              (objects counted after every call, each background gc traced by
+//              its gc.pid), and what .git grew by, kind by kind (journal, packs,
+//              packed-refs, ...), per 1,000 calls and against the bytes the agent
+//              wrote. What drives the calls (--real-every N, default 16): every
+//              N-th call's pre and post hook run as the real `node dist/cli/main.js
+//              hook claude` process (~300 ms each on a loaded 2-core machine:
+//              10,000 calls never fitted in 80 minutes), the others in guard's
+//              resident hook server (src/cli/resident-server.ts, what
+//              GUARD_RESIDENT=1 hands calls to: the same runCli, each call with its
+//              own folder, environment, umask and payload), over its socket. Both
+//              write the same refs, journal, chain and index
+//              (test/e2e/session-sim-driver.test.ts) and start the background gc
+//              from the same code, so the history and its packing are what real
+//              calls leave; only the calls come faster, which leaves the gc less
+//              time per call than a real session would. --real-every 1: every call
+//              through the real command, as before.
 //
 // Prints one table (the same form as scripts/bench.mjs) and exits 1 if any
 // figure misses its goal.
@@ -70,7 +85,7 @@ const PARALLEL = Number(arg('--jobs') ?? Math.max(1, Math.min(4, os.cpus().lengt
 
 if (argv.includes('--help')) {
   console.log(
-    'usage: node scripts/soak.mjs [--short] [--seed N] [--kills N] [--only kills,properties,concurrency,suite,history] [--jobs N] [--keep]\n  --short    60 kills, 1,000 property pairs, 8 x 8 hook calls (a few minutes)\n  --kills N  SIGKILLs to land (default 1,000)',
+    'usage: node scripts/soak.mjs [--short] [--seed N] [--kills N] [--only kills,properties,concurrency,suite,history] [--jobs N] [--keep]\n  --short    60 kills, 1,000 property pairs, 8 x 8 hook calls, 1,000 history calls (a few minutes)\n  --kills N  SIGKILLs to land (default 1,000)\n  history: --calls N (10,000), --real-every N (16: every N-th call through the real command, the rest through the resident server), --until HH:MM (UTC), --resume DIR',
   );
   process.exit(0);
 }
