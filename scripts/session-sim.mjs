@@ -9,8 +9,9 @@
 // then the PostToolUse hook. Every fifth call is a shell command; the others
 // rewrite one line of one of 40 files (a Write of the whole file, or an Edit).
 
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
+import net from 'node:net';
 import path from 'node:path';
 import { makeRepo } from './lib.mjs';
 
@@ -146,6 +147,122 @@ export function runSession({ node, cli, repo, env, from = 0, to, hooks, session 
     if (hooks) hookOnce(node, cli, repo, c.post, env);
   }
   return { ms: Number(process.hrtime.bigint() - t0) / 1e6, writePre };
+}
+
+/**
+ * The resident hook server of the build at `cli` (src/cli/resident-server.ts, what
+ * `GUARD_RESIDENT=1` hands calls to), driven over its socket without the small client's node
+ * start: `call(repo, payload, env)` runs one `guard hook claude` in the server exactly as the
+ * client would have it run (the call's folder, whole environment, umask and payload; the
+ * server runs the same runCli the command's process runs), and resolves to its wall time in
+ * ms; it throws when guard denies or fails, as hookOnce does. `dir` is the server's socket
+ * folder (made private here); `stop()` removes it, which ends the server within 2 s.
+ */
+export async function residentHook({ node, cli, env, dir }) {
+  const place = await import(
+    new URL(`file://${path.resolve(path.dirname(cli), '../runtime/resident-place.js')}`).href
+  );
+  fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+  fs.chmodSync(dir, 0o700);
+  if (node !== process.execPath) throw new Error('residentHook: the build key names this node');
+  const key = place.buildKey();
+  const sock = place.socketPath(dir, key);
+  const server = spawn(node, [path.resolve(path.dirname(cli), 'resident-server.js')], {
+    cwd: '/',
+    env: { ...env, GUARD_RESIDENT_DIR: dir },
+    stdio: 'ignore',
+    detached: true,
+  });
+  server.unref();
+  for (let t = Date.now(); !fs.existsSync(sock);) {
+    if (Date.now() - t > 60_000) throw new Error('residentHook: no server socket after 60 s');
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  const ask = (request) =>
+    new Promise((resolve, reject) => {
+      const c = net.createConnection(sock);
+      let buf = '';
+      let started = false;
+      c.setEncoding('utf8');
+      c.on('error', reject);
+      c.on('connect', () => c.write(request));
+      c.on('data', (chunk) => {
+        buf += chunk;
+        for (let nl = buf.indexOf('\n'); nl >= 0; nl = buf.indexOf('\n')) {
+          const m = JSON.parse(buf.slice(0, nl));
+          buf = buf.slice(nl + 1);
+          if (m.t === 'start' && !started) started = true;
+          else return (c.destroy(), resolve(m));
+        }
+      });
+      c.on('close', () => reject(new Error('residentHook: the server closed without a reply')));
+    });
+  return {
+    server,
+    async call(repo, payload, callEnv) {
+      const t = process.hrtime.bigint();
+      const r = await ask(
+        JSON.stringify({
+          v: place.PROTOCOL,
+          key,
+          // the server refuses a call it takes after this (the client's 1.5 s): a loaded machine's margin
+          startBy: Date.now() + 60_000,
+          argv: ['hook', 'claude'],
+          cwd: repo,
+          env: callEnv,
+          umask: process.umask(),
+          stdin: payload,
+        }) + '\n',
+      );
+      const ms = Number(process.hrtime.bigint() - t) / 1e6;
+      const out = r.t === 'done' ? Buffer.from(r.out, 'base64').toString('utf8') : '';
+      if (r.t !== 'done' || r.code !== 0 || out.includes('"deny"'))
+        throw new Error(
+          `resident guard hook claude answered ${r.t} ${r.code}: ${out}${r.t === 'done' ? Buffer.from(r.err, 'base64').toString('utf8') : ''}`,
+        );
+      return ms;
+    },
+    stop() {
+      fs.rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/**
+ * Calls [from, to) as runSession runs them, each call's pre and post hook through the
+ * resident server (`resident`, residentHook) but every `realEvery`-th call's (i % realEvery
+ * === realEvery - 1; realEvery prime to 5, so shell and write calls both) through the real
+ * `guard hook claude` process. Returns the wall time, the write pre-hook times of the real
+ * calls (`writePre`) and of the resident ones (`writePreResident`), and `each(i)` is called
+ * after every call (the soak's per-call loose-object trace).
+ */
+export async function runSessionMixed({
+  node,
+  cli,
+  repo,
+  env,
+  from = 0,
+  to,
+  session,
+  resident,
+  realEvery,
+  each,
+}) {
+  const t0 = process.hrtime.bigint();
+  const writePre = [];
+  const writePreResident = [];
+  for (let i = from; i < to; i++) {
+    const c = sessionCall(repo, i, session);
+    const real = i % realEvery === realEvery - 1;
+    const hook = (payload) =>
+      real ? hookOnce(node, cli, repo, payload, env) : resident.call(repo, payload, env);
+    const ms = await hook(c.pre);
+    if (c.kind === 'write') (real ? writePre : writePreResident).push(ms);
+    c.run(env);
+    await hook(c.post);
+    each?.(i);
+  }
+  return { ms: Number(process.hrtime.bigint() - t0) / 1e6, writePre, writePreResident };
 }
 
 /** Bytes under .git (what guard's records and git's own files take). */

@@ -3,6 +3,7 @@
 // built CLI. Not part of `npm test`.
 //
 //   node scripts/soak.mjs [--short] [--seed N] [--kills N] [--jobs N] [--only kills,properties,concurrency,suite,history] [--keep]
+//                         [--calls N] [--real-every N] [--until HH:MM] [--resume DIR]
 //   npm run soak            (npm run soak -- --short: the few-minute version CI may run)
 //
 // kills        SIGKILL guard at every named fault point (src/runtime/faults.ts) and
@@ -26,13 +27,27 @@
 // history      10,000 tool calls of one session in one repository through
 //              `guard hook claude` (scripts/session-sim.mjs; --calls N; --until
 //              HH:MM (UTC): stop adding calls at that time, the rows give the
-//              count reached), then
-//              the same Write in it and in a fresh clone (after the same
-//              40-call start, so the call has the same shape), interleaved: the
-//              cost of a call at the end against the start (issue 22, S1:
-//              <= 1.05x), the loose refs and objects left per call, and what
-//              .git grew by, kind by kind (journal, packs, packed-refs, ...),
-//              per 1,000 calls and against the bytes the agent wrote.
+//              count reached; --resume DIR: go on from there, in the kept DIR),
+//              then the same Write in it and in a fresh clone (after the same
+//              40-call start, so the call has the same shape), interleaved, both
+//              through the real command: the cost of a call at the end against
+//              the start (issue 22, S1: <= 1.05x), the loose refs and objects
+//              (objects counted after every call, each background gc traced by
+//              its gc.pid), and what .git grew by, kind by kind (journal, packs,
+//              packed-refs, ...), per 1,000 calls and against the bytes the agent
+//              wrote. What drives the calls (--real-every N, default 16): every
+//              N-th call's pre and post hook run as the real `node dist/cli/main.js
+//              hook claude` process (~300 ms each on a loaded 2-core machine:
+//              10,000 calls never fitted in 80 minutes), the others in guard's
+//              resident hook server (src/cli/resident-server.ts, what
+//              GUARD_RESIDENT=1 hands calls to: the same runCli, each call with its
+//              own folder, environment, umask and payload), over its socket. Both
+//              write the same refs, journal, chain and index
+//              (test/e2e/session-sim-driver.test.ts) and start the background gc
+//              from the same code, so the history and its packing are what real
+//              calls leave; only the calls come faster, which leaves the gc less
+//              time per call than a real session would. --real-every 1: every call
+//              through the real command, as before.
 //
 // Prints one table (the same form as scripts/bench.mjs) and exits 1 if any
 // figure misses its goal.
@@ -48,7 +63,9 @@ const CLI = lib.DEFAULT_CLI;
 const NODE = process.execPath;
 const argv = process.argv.slice(2);
 const SHORT = argv.includes('--short');
-const KEEP = argv.includes('--keep');
+// --resume DIR: go on with the history soak kept in DIR (a run stopped by --until, kept with --keep)
+const RESUME = argv.includes('--resume') ? argv[argv.indexOf('--resume') + 1] : undefined;
+const KEEP = argv.includes('--keep') || RESUME !== undefined;
 const arg = (name) => {
   const i = argv.indexOf(name);
   return i >= 0 ? argv[i + 1] : undefined;
@@ -68,7 +85,7 @@ const PARALLEL = Number(arg('--jobs') ?? Math.max(1, Math.min(4, os.cpus().lengt
 
 if (argv.includes('--help')) {
   console.log(
-    'usage: node scripts/soak.mjs [--short] [--seed N] [--kills N] [--only kills,properties,concurrency,suite,history] [--jobs N] [--keep]\n  --short    60 kills, 1,000 property pairs, 8 x 8 hook calls (a few minutes)\n  --kills N  SIGKILLs to land (default 1,000)',
+    'usage: node scripts/soak.mjs [--short] [--seed N] [--kills N] [--only kills,properties,concurrency,suite,history] [--jobs N] [--keep]\n  --short    60 kills, 1,000 property pairs, 8 x 8 hook calls, 1,000 history calls (a few minutes)\n  --kills N  SIGKILLs to land (default 1,000)\n  history: --calls N (10,000), --real-every N (16: every N-th call through the real command, the rest through the resident server), --until HH:MM (UTC), --resume DIR',
   );
   process.exit(0);
 }
@@ -83,7 +100,9 @@ const ENV = lib.cleanEnv({
   GIT_COMMITTER_NAME: 'Soak',
   GIT_COMMITTER_EMAIL: 'soak@guard.invalid',
 });
-const TMP = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'guard-soak-')));
+const TMP = RESUME
+  ? fs.realpathSync(RESUME)
+  : fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'guard-soak-')));
 const T0 = Date.now();
 const log = (s) => process.stderr.write(`[soak ${((Date.now() - T0) / 1000).toFixed(0)}s] ${s}\n`);
 
@@ -819,116 +838,226 @@ async function soakHookCalls() {
 // ---------------------------------------------------------------------------
 
 /**
+ * The loose objects of `repo` counted in all 256 fan-out folders (no process: a readdir each),
+ * and whether a `git gc` holds its lock (gc.pid) now: the history soak's per-call trace.
+ */
+function looseNow(repo) {
+  const objects = path.join(repo, '.git', 'objects');
+  let n = 0;
+  for (let h = 0; h < 256; h++) {
+    const d = path.join(objects, h.toString(16).padStart(2, '0'));
+    try {
+      for (const f of fs.readdirSync(d)) if (/^[0-9a-f]{38}$/.test(f)) n++;
+    } catch {
+      // no folder: none there
+    }
+  }
+  return { objects: n, gc: fs.existsSync(path.join(repo, '.git', 'gc.pid')) };
+}
+
+/**
  * S1: N calls of one session, then one more Write measured in that
  * repository and in a fresh clone of its start, interleaved (same run, same
  * load), plus the pre-hook time of the first and the last 200 writes.
+ *
+ * What drives the calls (--real-every N, default 16): every call's pre and
+ * post hook run `guard hook claude` as the command runs it, either in the
+ * real command's own process (node dist/cli/main.js hook claude, the
+ * payload on stdin: the N-th calls, i % N === N - 1, writes and shell calls
+ * both, N being prime to 5, and every measured S1 call) or in the resident
+ * hook server (src/cli/resident-server.ts, what GUARD_RESIDENT=1 hands
+ * calls to: the same runCli in a long-lived process, with each call's
+ * folder, environment, umask and payload, its answer checked the same way),
+ * over its socket without the client's node start (session-sim.mjs
+ * residentHook). Both write the same records (refs, journal, session chain,
+ * index; test/e2e/session-sim-driver.test.ts) and start the same background
+ * packing from the same code (apply's packWhenLoose after the records), so
+ * what the history is made of, and when git packs it, is what 10,000 real
+ * calls leave; the calls only come faster (a node start less each), which
+ * gives the background gc less time per call than a real session would.
+ * --real-every 1: every call through the real command (~300 ms each here).
  */
 async function soakHistory() {
   const sim = await import('./session-sim.mjs');
-  let calls = Number(arg('--calls') ?? (SHORT ? 1000 : 10_000));
+  const stateFile = path.join(TMP, 'history-state.json');
+  const saved = RESUME ? JSON.parse(fs.readFileSync(stateFile, 'utf8')) : null;
+  let calls = Number(arg('--calls') ?? saved?.calls ?? (SHORT ? 1000 : 10_000));
+  const realEvery = Number(arg('--real-every') ?? saved?.realEvery ?? 16);
   // --until HH:MM (UTC, today): no new chunk past it (a loaded machine's budget); the rows say how many calls ran
   const until = arg('--until')
     ? new Date(`${new Date().toISOString().slice(0, 10)}T${arg('--until')}:00Z`)
     : null;
-  const long = sim.makeSessionRepo(path.join(TMP, 'history'), ENV);
-  const kindsBefore = sim.gitDirBreakdown(long);
-  const fresh = path.join(TMP, 'history-fresh');
-  sh('git', ['clone', '-q', long, fresh]);
+  const long = path.join(TMP, 'history');
+  if (!saved) sim.makeSessionRepo(long, ENV);
+  // the fresh clone of the start (a resumed run's own: --no-local copies main's objects alone)
+  const fresh = path.join(TMP, `history-fresh${saved ? `-${saved.done}` : ''}`);
+  sh('git', ['clone', '-q', ...(saved ? ['--no-local'] : []), long, fresh]);
+  const st = saved ?? {
+    calls,
+    realEvery,
+    // calls made, and the next call's index (S1's measured writes take indexes of their own)
+    done: 0,
+    next: 0,
+    kindsBefore: sim.gitDirBreakdown(long),
+    realWrites: 0,
+    residentWrites: 0,
+    firsts: [],
+    lasts: [],
+    firstsResident: [],
+    lastsResident: [],
+    // loose refs after every chunk, loose objects after every call: the most seen
+    peak: { refs: 0, objects: 0, objectsAt: 0 },
+    // each background gc seen: the loose objects when its lock appeared, the most while it ran, after
+    gcs: [],
+    chunks: [],
+  };
+  st.calls = calls;
   const chunk = 250;
-  const firsts = [];
-  let lasts = [];
-  // loose refs and objects after every chunk: the most seen (guard packs past a count, off the hot path)
-  const peak = { refs: 0, objects: 0 };
-  for (let from = 0; from < calls; from += chunk) {
-    if (until && Date.now() > until.getTime()) {
-      log(`history: --until ${arg('--until')} reached after ${from} calls (of ${calls})`);
-      calls = from;
-      break;
+  const resident =
+    realEvery > 1
+      ? await sim.residentHook({ node: NODE, cli: CLI, env: ENV, dir: path.join(TMP, 'resident') })
+      : null;
+  let gcOpen = null;
+  const each = (i) => {
+    const now = looseNow(long);
+    if (now.objects > st.peak.objects)
+      Object.assign(st.peak, { objects: now.objects, objectsAt: i + 1 });
+    if (now.gc && !gcOpen) gcOpen = { call: i + 1, at: now.objects, most: now.objects };
+    if (gcOpen) gcOpen.most = Math.max(gcOpen.most, now.objects);
+    if (!now.gc && gcOpen) {
+      st.gcs.push({ ...gcOpen, calls: i + 1 - gcOpen.call, after: now.objects });
+      gcOpen = null;
     }
-    const r = sim.runSession({
-      node: NODE,
-      cli: CLI,
-      repo: long,
-      env: ENV,
-      from,
-      to: Math.min(calls, from + chunk),
-      hooks: true,
-      session: 'soak-long',
-    });
-    if (firsts.length < 200) firsts.push(...r.writePre.slice(0, 200 - firsts.length));
-    lasts = [...lasts, ...r.writePre].slice(-200);
-    const now = sim.looseCounts(long);
-    peak.refs = Math.max(peak.refs, now.refs);
-    peak.objects = Math.max(peak.objects, now.objects);
-    const med200 = (xs) => [...xs].sort((a, b) => a - b)[xs.length >> 1]?.toFixed(0);
-    log(
-      `history: ${Math.min(calls, from + chunk)} calls; write pre-hook median of the last 200 ${med200(lasts)} ms; loose refs ${now.refs}, objects ${now.objects}; load ${os.loadavg()[0].toFixed(1)}`,
-    );
+  };
+  try {
+    while (st.next < calls) {
+      if (until && Date.now() > until.getTime()) {
+        log(`history: --until ${arg('--until')} reached after ${st.done} calls (of ${calls})`);
+        break;
+      }
+      const to = Math.min(calls, st.next + chunk);
+      const t = Date.now();
+      const r = await sim.runSessionMixed({
+        node: NODE,
+        cli: CLI,
+        repo: long,
+        env: ENV,
+        from: st.next,
+        to,
+        session: 'soak-long',
+        resident,
+        realEvery,
+        each,
+      });
+      st.done += to - st.next;
+      st.next = to;
+      st.realWrites += r.writePre.length;
+      st.residentWrites += r.writePreResident.length;
+      const keep = (xs, add, firsts) => {
+        if (firsts) return xs.length < 200 ? [...xs, ...add.slice(0, 200 - xs.length)] : xs;
+        return [...xs, ...add].slice(-200);
+      };
+      st.firsts = keep(st.firsts, r.writePre, true);
+      st.lasts = keep(st.lasts, r.writePre, false);
+      st.firstsResident = keep(st.firstsResident, r.writePreResident, true);
+      st.lastsResident = keep(st.lastsResident, r.writePreResident, false);
+      const now = sim.looseCounts(long);
+      st.peak.refs = Math.max(st.peak.refs, now.refs);
+      const med200 = (xs) => [...xs].sort((a, b) => a - b)[xs.length >> 1]?.toFixed(0);
+      const line = `${to} calls in ${((Date.now() - t) / 1000).toFixed(0)} s; write pre-hook median, last 200: real command ${med200(st.lasts)} ms, resident ${med200(st.lastsResident)} ms; loose refs ${now.refs}, objects ${now.objects} (most so far ${st.peak.objects}, after call ${st.peak.objectsAt}); gc runs seen ${st.gcs.length}; load ${os.loadavg()[0].toFixed(1)}`;
+      st.chunks.push(line);
+      fs.writeFileSync(stateFile, JSON.stringify(st));
+      log(`history: ${line}`);
+    }
+  } finally {
+    resident?.stop();
   }
-  const counts = sim.looseCounts(long);
-  const bytes = sim.gitDirBytes(long);
-  const kindsAfter = sim.gitDirBreakdown(long);
-  // a Write of a file the long session wrote many times, in both (sim.measureS1)
+  // a Write of a file the long session wrote many times, in both (sim.measureS1), through the real command
   const s1 = sim.measureS1({
     node: NODE,
     cli: CLI,
     env: ENV,
     long: { repo: long, session: 'soak-long' },
     fresh: { repo: fresh, session: 'soak-fresh' },
-    after: calls,
+    after: st.next,
     rounds: 21,
   });
+  const made = st.done;
+  const stopped = st.next < calls;
+  historyRows(sim, long, st, s1, made, chunk);
+  // S1's writes are calls of the session too, at indexes after+0, +10, ... +200: a resumed run goes on past them
+  st.done += 21;
+  st.next += 210;
+  st.calls = calls + 210;
+  fs.writeFileSync(stateFile, JSON.stringify(st));
+  if (stopped)
+    log(
+      `history: to go on to ${calls.toLocaleString('en')} calls: node scripts/soak.mjs --only history --resume ${TMP}`,
+    );
+}
+
+/** The history soak's rows (soakHistory): S1, the per-call cost at the end / the start, what is left loose, .git's growth. */
+function historyRows(sim, long, st, s1, calls, chunk) {
+  const counts = sim.looseCounts(long);
+  const bytes = sim.gitDirBytes(long);
+  const kindsAfter = sim.gitDirBreakdown(long);
   const med = (xs) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
+  const n = calls.toLocaleString('en');
   const ratio = med(s1.long) / med(s1.fresh);
   row(
     'history',
-    `PreToolUse Write after ${calls.toLocaleString('en')} calls of one session / the same in a fresh clone after 40 calls (same run)`,
+    `PreToolUse Write after ${n} calls of one session / the same in a fresh clone after 40 calls (same run, real command)`,
     `${ratio.toFixed(2)}x`,
     `${med(s1.long).toFixed(0)} vs ${med(s1.fresh).toFixed(0)} ms, load ${os.loadavg()[0].toFixed(1)}`,
     '<= 1.05x',
     ratio <= 1.05,
   );
-  row(
-    'history',
-    `  write pre-hook, last 200 / first 200 of the ${calls.toLocaleString('en')}: per-call cost at the end / the start (load moves this one)`,
-    `${(med(lasts) / med(firsts)).toFixed(2)}x`,
-    `${med(lasts).toFixed(0)} vs ${med(firsts).toFixed(0)} ms`,
-    'flat',
-    true,
-  );
+  // the first and last writes' pre-hook: at most 200 each, never overlapping
+  const ends = (firsts, lasts, made) => {
+    const k = Math.min(200, Math.floor(made / 2));
+    return { a: firsts.slice(0, k), b: lasts.slice(-k), k };
+  };
+  for (const [what, f, l, made] of [
+    ['real command', st.firsts, st.lasts, st.realWrites],
+    ['resident', st.firstsResident, st.lastsResident, st.residentWrites],
+  ]) {
+    const { a, b, k } = ends(f, l, made);
+    if (k < 10) continue;
+    row(
+      'history',
+      `  write pre-hook (${what}), last ${k} / first ${k} of the ${n}: per-call cost at the end / the start (load moves this one)`,
+      `${(med(b) / med(a)).toFixed(2)}x`,
+      `${med(b).toFixed(0)} vs ${med(a).toFixed(0)} ms`,
+      'flat',
+      true,
+    );
+  }
   // left loose (git gc --auto past ~2,000 loose objects, git pack-refs past ~400 loose records: guard starts both): bounded, not growing with the calls
-  row(
-    'history',
-    '  loose refs under refs/guard/ left at the end',
-    String(counts.refs),
-    `${calls} calls`,
-    '<= 1,000',
-    counts.refs <= 1000,
-  );
-  row(
-    'history',
-    `  loose refs under refs/guard/, most after any ${chunk} calls`,
-    String(peak.refs),
-    `${calls} calls`,
-    '<= 1,000',
-    peak.refs <= 1000,
-  );
-  row(
-    'history',
-    `  loose objects, most after any ${chunk} calls`,
-    String(peak.objects),
-    `${calls} calls`,
-    '<= 3,000',
-    peak.objects <= 3000,
-  );
-  row(
-    'history',
-    '  loose objects left at the end',
-    String(counts.objects),
-    `${calls} calls`,
-    '<= 3,000',
-    counts.objects <= 3000,
-  );
+  const loose = [
+    ['  loose refs under refs/guard/ left at the end', counts.refs, 1000],
+    [`  loose refs under refs/guard/, most after any ${chunk} calls`, st.peak.refs, 1000],
+    [
+      `  loose objects, most after any call (after call ${st.peak.objectsAt.toLocaleString('en')})`,
+      st.peak.objects,
+      3000,
+    ],
+    ['  loose objects left at the end', counts.objects, 3000],
+  ];
+  for (const [what, v, goal] of loose)
+    row('history', what, String(v), `${n} calls`, `<= ${goal.toLocaleString('en')}`, v <= goal);
+  const g = st.gcs;
+  if (g.length) {
+    const at = g.map((x) => x.at).sort((a, b) => a - b);
+    const most = Math.max(...g.map((x) => x.most));
+    row(
+      'history',
+      `  background gc runs seen (gc.pid): loose objects when each began, min/median/max; most while one ran`,
+      String(g.length),
+      `${at[0]}/${at[at.length >> 1]}/${at[at.length - 1]}; ${most}`,
+      'reported',
+      true,
+    );
+  }
   row(
     'history',
     '  .git per 1,000 calls',
@@ -937,7 +1066,7 @@ async function soakHistory() {
     'reported',
     true,
   );
-  growthRows(sim, long, kindsBefore, kindsAfter, calls);
+  growthRows(sim, long, st.kindsBefore, kindsAfter, calls);
 }
 
 /** What is kept with a bound (guard compacts or packs it past a size): the rest grows with the calls. */

@@ -366,31 +366,48 @@ const LOOSE_OBJECTS_MAX = 2048;
  * at most (issue 22: <= 1,000), each a file every ref read of git lists.
  */
 const LOOSE_REFS_MAX = 400;
+/**
+ * The fan-out folders guard counts loose objects in: 16 of the 256 (objects/07, 17, ..., f7),
+ * objects/17 among them. git's own estimate counts objects/17 alone, so it fires when the 9th
+ * object lands there: after ~2,200 loose objects at the median, but past 3,000 one time in five
+ * and past 3,350 one time in ten (the 10,000-call soak saw 3,364: docs/performance.md). Sixteen
+ * folders: the 129th object in them, 1,790-2,360 nineteen times in twenty.
+ */
+const SAMPLE_FOLDERS = [...'0123456789abcdef'].map((h) => `objects/${h}7`);
 
 /**
  * Every hook call leaves ~10 loose objects (fast-import unpacks a small
  * import), and with time thousands of loose refs; left alone they slow the
  * user's own git and trigger git's automatic gc on their next commit. After
- * writing records, guard estimates the loose objects as git does (the files
- * in one of the 256 fan-out folders, objects/17: one readdir, no process)
- * and past LOOSE_OBJECTS_MAX starts `git gc --auto` in the background,
- * detached: it packs the loose objects into one pack and the loose refs
- * into packed-refs (gc.packRefs), and holds its own lock (gc.pid) so calls
- * that race start nothing twice. No hook of the repository runs
+ * writing records, guard estimates the loose objects (the files in 16 of the
+ * 256 fan-out folders: 16 readdirs, no process) and past LOOSE_OBJECTS_MAX
+ * starts `git gc --auto` in the background, detached: it packs the loose
+ * objects into one pack and the loose refs into packed-refs (gc.packRefs),
+ * and holds its own lock (gc.pid) so calls that race start nothing twice.
+ * git checks again from objects/17 alone: guard's gc.auto is set so that
+ * the objects/17 guard read passes that check (256 per object there, less
+ * one), and with fewer than two objects there (rare past 2,048: 3 in 1,000)
+ * it starts nothing this call. No hook of the repository runs
  * (core.hooksPath: pre-auto-gc is the agent's to write), unreachable
  * objects keep git's two weeks of grace, and no server info is written
- * (repack.updateServerInfo: info/refs would copy every ref again). GUARD_NO_AUTO_PACK=1 turns it off. Amortised: about
- * one start per 200 tool calls, none on the hot path's answer. Past
- * LOOSE_REFS_MAX loose refs (three readdirs) with few loose objects (fast-import
- * writes a pack past its unpackLimit), `git pack-refs --all --prune` alone,
- * the same way: gc.auto counts objects, never refs.
+ * (repack.updateServerInfo: info/refs would copy every ref again). git's own
+ * detaching is off (gc.autoDetach=false: guard's spawn is the background):
+ * a detached gc writes any warning to .git/gc.log, and git then skips every
+ * `gc --auto` for a day (gc.logExpiry) until someone removes it; the one it
+ * prints when loose objects are still many after its run (calls keep
+ * writing while it packs) would stop guard's packing with nobody told.
+ * GUARD_NO_AUTO_PACK=1 turns it off. Amortised: about one start per 200 tool
+ * calls, none on the hot path's answer. Past LOOSE_REFS_MAX loose refs
+ * (three readdirs) with few loose objects (fast-import writes a pack past its
+ * unpackLimit), `git pack-refs --all --prune` alone, the same way: gc.auto
+ * counts objects, never refs.
  * https://git-scm.com/docs/git-gc#Documentation/git-gc.txt---auto
  */
 const GC_CONFIG = [
   // no repository hook runs (pre-auto-gc is the agent's to write)
   ...['-c', 'core.hooksPath=/dev/null'],
-  // in the background, whatever the repository says
-  ...['-c', 'gc.autoDetach=true'],
+  // guard's own spawn is the background: git's detaching would read and write .git/gc.log (above)
+  ...['-c', 'gc.autoDetach=false'],
   // git's default grace for unreachable objects, whatever the repository says: a
   // `gc.pruneExpire=now` would race another guard's fast-import whose refs are not written yet
   ...['-c', 'gc.pruneExpire=2.weeks.ago'],
@@ -400,20 +417,36 @@ const GC_CONFIG = [
   ...['-c', 'repack.updateServerInfo=false'],
 ];
 
+/** git's name for a loose object in a fan-out folder: 38 hex digits (SHA-1), or 62 (SHA-256). */
+const LOOSE_NAME = /^(?:[0-9a-f]{38}|[0-9a-f]{62})$/;
+
+/**
+ * What to start in the background, from the sampled folders' names and the flat ref folders'
+ * (null: nothing). Exported for the unit test.
+ */
+export function packArgs(sampled: readonly string[][], flatRefs: number): string[] | null {
+  const counts = sampled.map((names) => names.filter((n) => LOOSE_NAME.test(n)).length);
+  const estimate = (counts.reduce((a, b) => a + b, 0) * 256) / sampled.length;
+  // objects/17 (git's own sample): gc.auto such that git's `count > ceil(gc.auto / 256)` holds
+  const in17 = counts[1]!;
+  if (estimate > LOOSE_OBJECTS_MAX && in17 >= 2) {
+    const auto = Math.min(LOOSE_OBJECTS_MAX, 256 * (in17 - 1));
+    return [...GC_CONFIG, '-c', `gc.auto=${auto}`, 'gc', '--auto', '--quiet'];
+  }
+  return flatRefs > LOOSE_REFS_MAX ? ['pack-refs', '--all', '--prune'] : null;
+}
+
 export async function packWhenLoose(commonDir: string, cwd: string): Promise<boolean> {
   if (process.env.GUARD_NO_AUTO_PACK === '1') return false;
-  const [sample, ...flat] = await Promise.all(
-    [`objects/17`, REFS.checkpoints, REFS.decisions, REFS.rejected].map((d) =>
-      readdir(`${commonDir}/${d}`).catch(() => [] as string[]),
-    ),
+  const read = (d: string) => readdir(`${commonDir}/${d}`).catch(() => [] as string[]);
+  const [sampled, flat] = await Promise.all([
+    Promise.all(SAMPLE_FOLDERS.map(read)),
+    Promise.all([REFS.checkpoints, REFS.decisions, REFS.rejected].map(read)),
+  ]);
+  const args = packArgs(
+    sampled,
+    flat.reduce((n, names) => n + names.length, 0),
   );
-  const looseRefs = flat.reduce((n, names) => n + names.length, 0);
-  const args =
-    sample!.length * 256 > LOOSE_OBJECTS_MAX
-      ? [...GC_CONFIG, '-c', `gc.auto=${LOOSE_OBJECTS_MAX}`, 'gc', '--auto', '--quiet']
-      : looseRefs > LOOSE_REFS_MAX
-        ? ['pack-refs', '--all', '--prune']
-        : null;
   if (!args) return false;
   try {
     const child = spawn('git', gitSpawnArgs(args), {

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import {
   appendFileSync,
   existsSync,
@@ -236,6 +237,59 @@ describe('loose objects are packed off the hot path', () => {
     expect(existsSync(graph)).toBe(true);
     expect(existsSync(path.join(repo.dir, '.git', 'info', 'refs'))).toBe(false);
     expect(existsSync(path.join(repo.dir, '.git', 'objects', 'info', 'packs'))).toBe(false);
+  }, 120_000);
+
+  /** ~2,600 reachable loose objects (a branch of files), `in17` of their blobs in objects/17 and none other there but the tree's or commit's. */
+  function looseBranch(repo: TestRepo, in17: number): () => number {
+    const contents: string[] = [];
+    let seventeen = 0;
+    for (let i = 0; contents.length < 2600; i++) {
+      const c = `${i}\n`;
+      const oid = createHash('sha1').update(`blob ${c.length}\0${c}`).digest('hex');
+      if (oid.startsWith('17')) {
+        if (seventeen >= in17) continue;
+        seventeen++;
+      }
+      contents.push(c);
+    }
+    const files = contents.map((c, i) => `M 100644 inline f${i}\ndata ${c.length}\n${c}`).join('');
+    const stream = `commit refs/heads/bulk\ncommitter t <t@t> 0 +0000\ndata 5\nbulk\n${files}\n`;
+    repo.git(['-c', 'fastimport.unpackLimit=100000', 'fast-import', '--quiet'], { input: stream });
+    return () => Number(/^count: (\d+)$/m.exec(repo.git(['count-objects', '-v']))![1]);
+  }
+
+  it('past the threshold counted in 16 fan-out folders, with too few in objects/17 for git alone to fire, the hook call still packs them', async () => {
+    const repo = makeRepo({ 'a.txt': 'a\n' });
+    const loose = looseBranch(repo, 2);
+    expect(loose()).toBeGreaterThan(2500);
+    // git's own estimate (objects/17 x 256) is far under 2,048: a gc --auto left to it starts nothing
+    const in17 = readdirSync(path.join(repo.dir, '.git', 'objects', '17')).length;
+    expect(in17).toBeLessThan(8);
+    traced(
+      repo,
+      claude(repo, 'Write', { file_path: path.join(repo.dir, 'a.txt'), content: 'b\n' }),
+    );
+    const deadline = Date.now() + 60_000;
+    while (loose() > 100 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200));
+    expect(loose()).toBeLessThan(100);
+  }, 120_000);
+
+  it("a gc.log left by an earlier gc's warning does not stop guard's packing (git skips gc --auto for a day when it detaches)", async () => {
+    const repo = makeRepo({ 'a.txt': 'a\n' });
+    const loose = looseBranch(repo, 12);
+    expect(loose()).toBeGreaterThan(2500);
+    // what a detached gc writes when loose objects are still many after it (calls wrote meanwhile)
+    writeFileSync(
+      path.join(repo.dir, '.git', 'gc.log'),
+      "warning: There are too many unreachable loose objects; run 'git prune' to remove them.\n",
+    );
+    traced(
+      repo,
+      claude(repo, 'Write', { file_path: path.join(repo.dir, 'a.txt'), content: 'b\n' }),
+    );
+    const deadline = Date.now() + 60_000;
+    while (loose() > 100 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200));
+    expect(loose()).toBeLessThan(100);
   }, 120_000);
 
   it('past ~400 loose records, with few loose objects, a hook call packs the refs in the background (git gc --auto counts objects only)', async () => {
