@@ -152,16 +152,6 @@ export function lockSeal(commonDir: string): () => void {
   }
 }
 
-/** Whether a note is being written now (the seal's lock is held). */
-export function sealLocked(commonDir: string): boolean {
-  try {
-    statSync(path.join(commonDir, LOCK));
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 /**
  * Append `text` to the open journal `fd` and seal it, under the seal's lock. Bytes found past the
  * seal before this note (appended outside guard) are kept as foreign; a journal the seal does not
@@ -239,13 +229,15 @@ export function journalSealProblem(commonDir: string, journal: string): string |
 
 /**
  * The journal's lines guard wrote, from `buf` (the journal's bytes from offset `at`): lines past
- * the seal, or in a foreign range, are dropped, except, while a note is being written (the lock
- * is held), the `+ REF` lines past the seal (a ref being written now). With no seal, every line.
+ * the seal, or in a foreign range, are dropped. With no seal, every line. (Not even a `+ REF` past
+ * the seal while the seal's lock is there: the lock is a file the agent can make too, and a `+`
+ * line it appended beside it read as "coming" let a chain move to anything unseen (adv6). A note
+ * is sealed before guard writes the ref it names, so a reader that raced it finds it sealed when
+ * it reads again: journalCheck does.)
  */
 export function trustedText(commonDir: string, buf: Buffer, at: number): string {
   const seal = readSeal(commonDir);
   if (seal === null || seal === 'bad') return buf.toString('utf8');
-  const inFlight = at + buf.length > seal.size && sealLocked(commonDir);
   const untrusted = (from: number) =>
     from >= seal.size || seal.foreign.some(([a, b]) => from >= a && from < b);
   if (!seal.foreign.some(([, b]) => b > at) && at + buf.length <= seal.size)
@@ -256,8 +248,7 @@ export function trustedText(commonDir: string, buf: Buffer, at: number): string 
     let end = buf.indexOf(10, start);
     if (end < 0) end = buf.length;
     const line = buf.subarray(start, end).toString('utf8');
-    if (!untrusted(at + start) || (inFlight && at + start >= seal.size && line.startsWith('+ ')))
-      out.push(line);
+    if (!untrusted(at + start)) out.push(line);
     start = end + 1;
   }
   return out.join('\n');

@@ -520,6 +520,18 @@ export async function journalCheck(
   checked = CHECKED,
   whole = false,
 ): Promise<{ gone: Tip[]; moved: MovedTip[]; odd?: string[] }> {
+  const first = await checkOnce(commonDir, checked, whole);
+  if (first.gone.length === 0 && first.moved.length === 0) return first;
+  // read again once: a note guard sealed while this read (its `+ REF`, then the ref written) is
+  // sealed now; lines past the seal are never read as guard's (journal-seal.ts trustedText)
+  return checkOnce(commonDir, checked, whole);
+}
+
+async function checkOnce(
+  commonDir: string,
+  checked: number,
+  whole: boolean,
+): Promise<{ gone: Tip[]; moved: MovedTip[]; odd?: string[] }> {
   if (await stat(path.join(commonDir, 'reftable')).catch(() => null))
     return { gone: [], moved: [] };
   // a journal that is there but not a regular file (a FIFO, a device) reads as empty: said, not trusted

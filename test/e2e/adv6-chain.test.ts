@@ -1,0 +1,65 @@
+import { appendFileSync, existsSync, rmSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import {
+  chainedRecords,
+  claudeDecision as decision,
+  claudeHook,
+  cleanupRepos,
+  lines,
+  makeRepo,
+  type TestRepo,
+} from '../helpers.js';
+
+/**
+ * adv6 (docs/reliability/adv6.md): the session chains (git/session-chain.ts) and the journal's
+ * seal (git/journal-seal.ts), attacked from the agent's shell so that a session's checkpoints
+ * vanish, or are read as other than guard kept them, without a word.
+ */
+
+afterAll(cleanupRepos);
+
+const CHAIN = 'refs/guard/sessions/claude/s1/chain';
+
+function write(repo: TestRepo, file: string, content: string, id: string, session = 's1') {
+  const r = claudeHook(repo, session, 'Write', { file_path: path.join(repo.dir, file), content }, id);
+  expect(r.code).toBe(0);
+  if (decision(r) === null) writeFileSync(path.join(repo.dir, file), content);
+  return r;
+}
+
+/** Three allowed writes of app.py in session s1: three links, three checkpoints only the chain holds. */
+function threeWrites(): TestRepo {
+  const repo = makeRepo({ 'app.py': lines(200), 'notes.txt': 'n\n' });
+  for (let i = 1; i <= 3; i++) write(repo, 'app.py', lines(200) + `more ${i}\n`, `w${i}`);
+  expect(chainedRecords(repo).checkpoints).toHaveLength(3);
+  return repo;
+}
+
+const sealLock = (repo: TestRepo) => path.join(repo.dir, '.git', 'info', 'guard-journal-seal.lock');
+const journal = (repo: TestRepo) => path.join(repo.dir, '.git', 'guard', 'journal');
+/** A commit with no parent and nothing in it: a chain begun anew. */
+const freshRoot = (repo: TestRepo) =>
+  repo.git(['commit-tree', '-m', 'x', repo.git(['hash-object', '-t', 'tree', '/dev/null']).trim()]).trim();
+
+describe('adv6: the journal seal trusted a lock file the agent can make', () => {
+  it('the seal\'s lock made by hand and "+ CHAIN" appended beside it, the chain moved to a fresh root: doctor FAILs and the hook refuses', () => {
+    const repo = threeWrites();
+    const plant = () => {
+      // what a background loop in the agent's shell keeps there: the lock, and a `+` line past the seal
+      writeFileSync(sealLock(repo), '');
+      appendFileSync(journal(repo), `+ ${CHAIN}\n`);
+    };
+    plant();
+    repo.git(['update-ref', CHAIN, freshRoot(repo)]);
+    // on main: the `+` line past the seal was trusted while the lock was there ("a note being
+    // written"), so the chain read as "coming": doctor ok, guard log empty, the hook allowed, and
+    // after `git gc --prune=now` every checkpoint of the session was gone with no word anywhere
+    const doc = repo.guard(['doctor']);
+    expect(doc.stdout).toMatch(/FAIL .*moved to another commit outside guard .*sessions\/claude\/s1\/chain/);
+    plant();
+    const r = write(repo, 'notes.txt', 'x\n', 'w4');
+    expect(decision(r)).toBe('deny');
+    expect(JSON.stringify(r.json)).toMatch(/safety net/);
+  });
+});
