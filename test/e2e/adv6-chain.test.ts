@@ -63,3 +63,18 @@ describe('adv6: the journal seal trusted a lock file the agent can make', () => 
     expect(JSON.stringify(r.json)).toMatch(/safety net/);
   });
 });
+
+describe('adv6: history cut under a chain (grafts, .git/shallow)', () => {
+  it('.git/info/grafts naming the chain\'s tip (no parents): guard log, restore still read every link', () => {
+    const repo = threeWrites();
+    writeFileSync(path.join(repo.dir, '.git', 'info', 'grafts'), repo.git(['rev-parse', CHAIN]));
+    // on main: guard read through the graft (GIT_NO_REPLACE_OBJECTS does not turn grafts off):
+    // "no checkpoints or decisions yet", doctor all ok, and rewind had nothing to rewind
+    const log = repo.guardJson(['log']).json;
+    const cps = log.entries.filter((e: { kind: string }) => e.kind === 'checkpoint');
+    expect(cps).toHaveLength(3);
+    expect(repo.guard(['restore', cps[2].id]).code).toBe(0);
+    expect(repo.read('app.py')).toBe(lines(200));
+  });
+
+});
