@@ -77,4 +77,42 @@ describe('adv6: history cut under a chain (grafts, .git/shallow)', () => {
     expect(repo.read('app.py')).toBe(lines(200));
   });
 
+  it('.git/shallow naming the chain\'s tip: doctor FAILs and the hook refuses, before git gc and after it', () => {
+    const repo = threeWrites();
+    const shallow = path.join(repo.dir, '.git', 'shallow');
+    writeFileSync(shallow, repo.git(['rev-parse', CHAIN]));
+    // on main: guard log "no checkpoints or decisions yet", doctor ok, the hook allowed; then
+    // `git gc --prune=now` deleted every earlier link, checkpoint and record, the chain's ref untouched
+    expect(repo.guard(['doctor']).stdout).toMatch(
+      /FAIL .*history was cut outside guard: \.git\/shallow names 1 commit.*guard's own records/,
+    );
+    expect(decision(write(repo, 'notes.txt', 'x\n', 'w4'))).toBe('deny');
+    repo.git(['gc', '--prune=now', '-q']);
+    expect(decision(write(repo, 'notes.txt', 'x\n', 'w5'))).toBe('deny');
+  });
+
+  it('.git/shallow naming HEAD of a history made here: doctor FAILs (gc would delete the commits behind it)', () => {
+    const repo = makeRepo({ 'app.py': lines(20) });
+    for (let i = 1; i <= 3; i++) {
+      repo.write('app.py', lines(20) + `c${i}\n`);
+      repo.commitAll(`c${i}`);
+    }
+    writeFileSync(path.join(repo.dir, '.git', 'shallow'), repo.git(['rev-parse', 'HEAD']));
+    expect(repo.guard(['doctor']).stdout).toMatch(/FAIL .*history was cut outside guard.*history still in the object store/);
+  });
+
+  it('held: a real shallow clone (git clone --depth 1) is not cut history', () => {
+    const origin = makeRepo({ 'app.py': lines(20) });
+    for (let i = 1; i <= 3; i++) {
+      origin.write('app.py', lines(20) + `c${i}\n`);
+      origin.commitAll(`c${i}`);
+    }
+    const clone = makeRepo();
+    rmSync(clone.dir, { recursive: true, force: true });
+    origin.git(['clone', '-q', '--depth', '1', `file://${origin.dir}`, clone.dir]);
+    expect(existsSync(path.join(clone.dir, '.git', 'shallow'))).toBe(true);
+    write(clone, 'app.py', lines(20) + 'c4\n', 'w1');
+    expect(clone.guard(['doctor']).stdout).not.toMatch(/history was cut/);
+    expect(decision(write(clone, 'notes.txt', 'x\n', 'w2'))).toBe(null);
+  });
 });

@@ -602,7 +602,7 @@ export async function integrityProblems(
   commonDir: string,
   opts: { heal?: boolean; whole?: boolean } = {},
 ): Promise<IntegrityProblem[]> {
-  const [{ gone, moved, odd }, { manifest, problem: record }] = await Promise.all([
+  const [{ gone, moved, odd }, { manifest, problem: record }, cut] = await Promise.all([
     journalCheck(commonDir, opts.whole ? Number.MAX_SAFE_INTEGER : undefined, opts.whole).catch(
       () => ({
         gone: [] as Tip[],
@@ -611,6 +611,7 @@ export async function integrityProblems(
       }),
     ),
     gateRecord(commonDir),
+    historyCutProblem(commonDir),
   ]);
   // the journal itself removed with the refs: the last checkpoint this work tree remembers is a second witness
   const noJournal = !(await stat(journalFile(commonDir)).catch(() => null));
@@ -619,6 +620,7 @@ export async function integrityProblems(
   if (noJournal) problems.push(...(await journalWiped(commonDir)));
   else if (!odd?.length) problems.push(...journalRewritten(commonDir));
   if (record) problems.push(record);
+  if (cut) problems.push(cut);
   if (odd?.length)
     problems.push({
       id: 'refs',
@@ -638,6 +640,32 @@ export async function integrityProblems(
     }
   }
   return problems;
+}
+
+/**
+ * `.git/shallow` naming guard's records, or commits whose history is here (git/history-cut.ts):
+ * git reads them as having no parents, and `git gc` deletes what lies behind them while every ref
+ * stays where guard left it. Only when the file is there (two git processes).
+ */
+async function historyCutProblem(commonDir: string): Promise<IntegrityProblem | null> {
+  if (!(await stat(path.join(commonDir, 'shallow')).catch(() => null))) return null;
+  const { historyCut } = await import('../../git/history-cut.js');
+  const found = await historyCut(commonDir).catch(() => null);
+  if (!found) return null;
+  const ids = [...new Set([...found.guards, ...found.cut])];
+  const named = ids
+    .slice(0, 3)
+    .map((id) => id.slice(0, 10))
+    .join(', ');
+  const whose =
+    found.guards.length > 0
+      ? `${found.guards.length} of them guard's own records (a session's chain, a checkpoint)`
+      : 'their history still in the object store';
+  return {
+    id: 'refs',
+    message: `the repository's history was cut outside guard: .git/shallow names ${ids.length} commit(s) (${named}${ids.length > 3 ? ', ...' : ''}), ${whose}, which git now reads as having no parents: git gc deletes what lies behind them (earlier checkpoints and records of guard's, committed work) though every ref stays where it was`,
+    hint: `a person: take those lines out of ${path.join(commonDir, 'shallow')} (while git gc has not run, nothing is lost), then guard doctor`,
+  };
 }
 
 /** guard's refs removed, or moved to another commit, outside guard. */
