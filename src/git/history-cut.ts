@@ -39,13 +39,17 @@ export async function historyCut(commonDir: string): Promise<HistoryCut | null> 
     if (body === null) continue;
     const at = body.indexOf('\n\n');
     const head = at < 0 ? body : body.slice(0, at);
-    parentsOf.set(id, [...head.matchAll(/^parent ([0-9a-f]+)$/gm)].map((m) => m[1]!));
+    parentsOf.set(
+      id,
+      [...head.matchAll(/^parent ([0-9a-f]+)$/gm)].map((m) => m[1]!),
+    );
     if (at >= 0 && parseRecordMessage(body.slice(at + 2)) !== null) guards.push(id);
   }
   const parents = [...new Set([...parentsOf.values()].flat())];
-  const here =
-    parents.length === 0 ? new Map() : await batch(commonDir, parents, '--batch-check');
-  const cut = [...parentsOf].filter(([, ps]) => ps.some((p) => here.get(p) !== null)).map(([id]) => id);
+  const here = parents.length === 0 ? new Map() : await batch(commonDir, parents, '--batch-check');
+  const cut = [...parentsOf]
+    .filter(([, ps]) => ps.some((p) => here.get(p) !== null))
+    .map(([id]) => id);
   return guards.length > 0 || cut.length > 0 ? { guards, cut } : null;
 }
 

@@ -22,7 +22,13 @@ afterAll(cleanupRepos);
 const CHAIN = 'refs/guard/sessions/claude/s1/chain';
 
 function write(repo: TestRepo, file: string, content: string, id: string, session = 's1') {
-  const r = claudeHook(repo, session, 'Write', { file_path: path.join(repo.dir, file), content }, id);
+  const r = claudeHook(
+    repo,
+    session,
+    'Write',
+    { file_path: path.join(repo.dir, file), content },
+    id,
+  );
   expect(r.code).toBe(0);
   if (decision(r) === null) writeFileSync(path.join(repo.dir, file), content);
   return r;
@@ -40,7 +46,9 @@ const sealLock = (repo: TestRepo) => path.join(repo.dir, '.git', 'info', 'guard-
 const journal = (repo: TestRepo) => path.join(repo.dir, '.git', 'guard', 'journal');
 /** A commit with no parent and nothing in it: a chain begun anew. */
 const freshRoot = (repo: TestRepo) =>
-  repo.git(['commit-tree', '-m', 'x', repo.git(['hash-object', '-t', 'tree', '/dev/null']).trim()]).trim();
+  repo
+    .git(['commit-tree', '-m', 'x', repo.git(['hash-object', '-t', 'tree', '/dev/null']).trim()])
+    .trim();
 
 describe('adv6: the journal seal trusted a lock file the agent can make', () => {
   it('the seal\'s lock made by hand and "+ CHAIN" appended beside it, the chain moved to a fresh root: doctor FAILs and the hook refuses', () => {
@@ -56,7 +64,9 @@ describe('adv6: the journal seal trusted a lock file the agent can make', () => 
     // written"), so the chain read as "coming": doctor ok, guard log empty, the hook allowed, and
     // after `git gc --prune=now` every checkpoint of the session was gone with no word anywhere
     const doc = repo.guard(['doctor']);
-    expect(doc.stdout).toMatch(/FAIL .*moved to another commit outside guard .*sessions\/claude\/s1\/chain/);
+    expect(doc.stdout).toMatch(
+      /FAIL .*moved to another commit outside guard .*sessions\/claude\/s1\/chain/,
+    );
     plant();
     const r = write(repo, 'notes.txt', 'x\n', 'w4');
     expect(decision(r)).toBe('deny');
@@ -65,7 +75,7 @@ describe('adv6: the journal seal trusted a lock file the agent can make', () => 
 });
 
 describe('adv6: history cut under a chain (grafts, .git/shallow)', () => {
-  it('.git/info/grafts naming the chain\'s tip (no parents): guard log, restore still read every link', () => {
+  it(".git/info/grafts naming the chain's tip (no parents): guard log, restore still read every link", () => {
     const repo = threeWrites();
     writeFileSync(path.join(repo.dir, '.git', 'info', 'grafts'), repo.git(['rev-parse', CHAIN]));
     // on main: guard read through the graft (GIT_NO_REPLACE_OBJECTS does not turn grafts off):
@@ -77,7 +87,7 @@ describe('adv6: history cut under a chain (grafts, .git/shallow)', () => {
     expect(repo.read('app.py')).toBe(lines(200));
   });
 
-  it('.git/shallow naming the chain\'s tip: doctor FAILs and the hook refuses, before git gc and after it', () => {
+  it(".git/shallow naming the chain's tip: doctor FAILs and the hook refuses, before git gc and after it", () => {
     const repo = threeWrites();
     const shallow = path.join(repo.dir, '.git', 'shallow');
     writeFileSync(shallow, repo.git(['rev-parse', CHAIN]));
@@ -98,7 +108,9 @@ describe('adv6: history cut under a chain (grafts, .git/shallow)', () => {
       repo.commitAll(`c${i}`);
     }
     writeFileSync(path.join(repo.dir, '.git', 'shallow'), repo.git(['rev-parse', 'HEAD']));
-    expect(repo.guard(['doctor']).stdout).toMatch(/FAIL .*history was cut outside guard.*history still in the object store/);
+    expect(repo.guard(['doctor']).stdout).toMatch(
+      /FAIL .*history was cut outside guard.*history still in the object store/,
+    );
   });
 
   it('held: a real shallow clone (git clone --depth 1) is not cut history', () => {
