@@ -82,3 +82,37 @@ async function batch(
   }
   return out;
 }
+
+/**
+ * The session chains whose history cannot be read whole: a link, or a step or decision record a
+ * link names, missing from the object store (`.git/shallow` written, `git gc --prune=now`, the
+ * line taken out again: the chain's ref is where guard left it, the commits behind the cut are
+ * gone). For doctor: one `git log` of every chain, one `cat-file --batch-check` of what the links
+ * name, and a `git log` per chain only when the first failed.
+ */
+export async function brokenChains(commonDir: string): Promise<string[]> {
+  const { chainTips } = await import('./session-chain.js');
+  const tips = await chainTips({ root: commonDir, commonDir });
+  if (tips.length === 0) return [];
+  const walk = (refs: readonly string[]) =>
+    git(['log', '--first-parent', '--format=%P', ...refs, '--'], {
+      cwd: commonDir,
+      okCodes: [128],
+    });
+  const all = await walk(tips.map((t) => t.tip));
+  if (all.code !== 0) {
+    const each = await Promise.all(
+      tips.map(async (t) => ((await walk([t.tip])).code ? t.chain : null)),
+    );
+    return each.filter((c): c is string => c !== null);
+  }
+  // (past the first parent: each link's step and records)
+  const named = all.stdout
+    .toString('utf8')
+    .split('\n')
+    .flatMap((l) => l.split(' ').slice(1))
+    .filter((id) => OID.test(id));
+  if (named.length === 0) return [];
+  const here = await batch(commonDir, [...new Set(named)], '--batch-check');
+  return [...here.values()].some((v) => v === null) ? tips.map((t) => t.chain) : [];
+}

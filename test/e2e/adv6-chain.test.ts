@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import { appendFileSync, existsSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -126,5 +127,30 @@ describe('adv6: history cut under a chain (grafts, .git/shallow)', () => {
     write(clone, 'app.py', lines(20) + 'c4\n', 'w1');
     expect(clone.guard(['doctor']).stdout).not.toMatch(/history was cut/);
     expect(decision(write(clone, 'notes.txt', 'x\n', 'w2'))).toBe(null);
+  });
+});
+
+describe('adv6: history cut, gc, and the cut taken back, by a spelling the net does not read', () => {
+  const CUT = `cd .git && git rev-parse ${CHAIN} > shallow && git gc --prune=now -q && rm shallow`;
+  const cutAndUndo = (repo: TestRepo) => claudeHook(repo, 's1', 'Bash', { command: CUT }, 'b1');
+
+  it('doctor reads every chain whole and FAILs naming the chain whose commits are gone', () => {
+    const repo = threeWrites();
+    const r = cutAndUndo(repo);
+    expect(decision(r)).toBe(null);
+    // (then run, as the agent's shell runs what the hook let through)
+    spawnSync('sh', ['-c', CUT], { cwd: repo.dir });
+    // on main: doctor all ok (every ref where guard left it), guard log failed on a missing commit
+    const doc = repo.guard(['doctor']);
+    expect(doc.code).toBe(1);
+    expect(doc.stdout).toMatch(
+      /FAIL .*session chain\(s\) of guard's cannot be read whole .*s1\/chain/,
+    );
+  });
+
+  it.fails("HOLE: the hook says nothing at the session's next call (it checks refs, not the commits behind a chain's tip)", () => {
+    const repo = threeWrites();
+    spawnSync('sh', ['-c', CUT], { cwd: repo.dir });
+    expect(decision(write(repo, 'notes.txt', 'x\n', 'w4'))).toBe('deny');
   });
 });

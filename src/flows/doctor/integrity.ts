@@ -611,7 +611,7 @@ export async function integrityProblems(
       }),
     ),
     gateRecord(commonDir),
-    historyCutProblem(commonDir),
+    historyCutProblem(commonDir, opts.whole === true),
   ]);
   // the journal itself removed with the refs: the last checkpoint this work tree remembers is a second witness
   const noJournal = !(await stat(journalFile(commonDir)).catch(() => null));
@@ -647,7 +647,20 @@ export async function integrityProblems(
  * git reads them as having no parents, and `git gc` deletes what lies behind them while every ref
  * stays where guard left it. Only when the file is there (two git processes).
  */
-async function historyCutProblem(commonDir: string): Promise<IntegrityProblem | null> {
+async function historyCutProblem(
+  commonDir: string,
+  whole: boolean,
+): Promise<IntegrityProblem | null> {
+  // (doctor: every session chain read whole, for the cut made and undone in one command)
+  const broken = whole
+    ? await (await import('../../git/history-cut.js')).brokenChains(commonDir).catch(() => [])
+    : [];
+  if (broken.length > 0)
+    return {
+      id: 'refs',
+      message: `${broken.length} session chain(s) of guard's cannot be read whole (${broken.slice(0, 3).join(', ')}): commits they hold are missing from the object store (history cut, e.g. through .git/shallow, then git gc --prune=now): earlier checkpoints and records of those sessions are lost`,
+      hint: 'a person: what gc deleted is gone (unless a clone or a pushed copy of refs/guard/* holds it); guard recover cannot bring it back',
+    };
   if (!(await stat(path.join(commonDir, 'shallow')).catch(() => null))) return null;
   const { historyCut } = await import('../../git/history-cut.js');
   const found = await historyCut(commonDir).catch(() => null);
