@@ -15,6 +15,7 @@ import {
 } from 'node:fs';
 import { mkdir, stat } from 'node:fs/promises';
 import path from 'node:path';
+import { inflateSync } from 'node:zlib';
 import { packedLookup, packedRefsBytes } from './packed-refs.js';
 import {
   lockSeal,
@@ -575,7 +576,11 @@ async function checkOnce(
     // (a ref whose last word is "coming": guard is writing it now, or was killed before its note;
     // only a ref guard writes again under its name can be coming after a tip: a record's name is
     // new each time, so a `+` line after its tip was written by hand to hide a move, adv4)
-    else if (v !== t.oid && !(coming.has(t.ref) && rewritten(t.ref)) && !chainAhead(recent, t, v))
+    else if (
+      v !== t.oid &&
+      !(coming.has(t.ref) && rewritten(t.ref)) &&
+      !chainAhead(recent, t, v, commonDir)
+    )
       moved.push({ ...t, now: v });
   });
   return { gone, moved };
@@ -771,7 +776,7 @@ export function noteChainLinks(
  * chain's last word is `+`, and `now` was never its value). A chain moved back to one of its
  * earlier links, or anywhere else, is moved (journalCheck). Not a chain: false.
  */
-function chainAhead(text: string, t: Tip, now: string): boolean {
+function chainAhead(text: string, t: Tip, now: string, commonDir: string): boolean {
   if (!/^refs\/guard\/sessions\/[^/]+\/[^/]+\/chain$/.test(t.ref)) return false;
   const next = new Map<string, string[]>();
   const was = new Set<string>();
@@ -792,5 +797,28 @@ function chainAhead(text: string, t: Tip, now: string): boolean {
     if (at === now) return true;
     for (const n of next.get(at) ?? []) if (!seen.has(n)) (todo.push(n), seen.add(n));
   }
-  return coming && !was.has(now);
+  // a link being written (or its writer killed before its `~` note): only one that continues a
+  // link guard wrote, read from its loose object (fast-import leaves a small import loose); a
+  // commit that does not (a fresh root hiding the session, adv6) is a move like any other
+  if (!coming || was.has(now)) return false;
+  // (links of calls racing this read, each on the one before: a few loose first parents back)
+  let at: string | null = now;
+  for (let i = 0; i < 16 && at; i++) {
+    at = looseFirstParent(commonDir, at);
+    if (at !== null && seen.has(at)) return true;
+  }
+  return false;
+}
+
+/** A loose commit's first parent ('' for none); null when the object is not loose, or not a commit. File reads only. */
+function looseFirstParent(commonDir: string, oid: string): string | null {
+  const buf = readRegularSync(path.join(commonDir, 'objects', oid.slice(0, 2), oid.slice(2)));
+  if (!buf) return null;
+  try {
+    const text = inflateSync(buf).subarray(0, 300).toString('latin1');
+    if (!text.startsWith('commit ')) return null;
+    return /\ntree [0-9a-f]+\nparent ([0-9a-f]+)\n/.exec(text.slice(text.indexOf('\0')))?.[1] ?? '';
+  } catch {
+    return null;
+  }
 }

@@ -154,3 +154,28 @@ describe('adv6: history cut, gc, and the cut taken back, by a spelling the net d
     expect(decision(write(repo, 'notes.txt', 'x\n', 'w4'))).toBe('deny');
   });
 });
+
+describe('adv6: a hook call killed between its link and the journal', () => {
+  it('the chain moved to a fresh root while its last word is "+" (a guard killed before its tip line): doctor FAILs and the hook refuses', () => {
+    const repo = threeWrites();
+    const killed = repo.guard(['hook', 'claude'], {
+      input: JSON.stringify({
+        session_id: 's1',
+        cwd: repo.dir,
+        hook_event_name: 'PreToolUse',
+        tool_name: 'Write',
+        tool_input: { file_path: path.join(repo.dir, 'notes.txt'), content: 'k\n' },
+        tool_use_id: 'k1',
+      }),
+      env: { GUARD_FAULT: 'journal:before-note' },
+    });
+    expect(killed.code).not.toBe(0);
+    // held: the link the killed call wrote is no alarm
+    expect(repo.guard(['doctor']).stdout).not.toMatch(/outside guard/);
+    repo.git(['update-ref', CHAIN, freshRoot(repo)]);
+    // on main: any commit the chain never held passed as "a link being written" while the
+    // chain's last word was "+": doctor ok, the hook allowed and built on it
+    expect(repo.guard(['doctor']).stdout).toMatch(/FAIL .*moved to another commit outside guard/);
+    expect(decision(write(repo, 'notes.txt', 'x\n', 'w4'))).toBe('deny');
+  });
+});
