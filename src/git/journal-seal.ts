@@ -159,7 +159,7 @@ export function lockSeal(commonDir: string): () => void {
  * a person runs `guard recover` (resealJournal). A journal with no seal yet (written before seals)
  * is sealed as it is.
  */
-export function sealedAppend(commonDir: string, fd: number, text: string): void {
+export function sealedAppend(commonDir: string, fd: number, text: string, file?: string): void {
   const release = lockSeal(commonDir);
   try {
     const before = fstatSync(fd).size;
@@ -170,12 +170,47 @@ export function sealedAppend(commonDir: string, fd: number, text: string): void 
     }
     const foreign = seal ? [...seal.foreign] : [];
     if (seal && seal.size < before) foreign.push([seal.size, before]);
+    // more foreign ranges than the seal keeps: forgetting the oldest would make its lines read as
+    // guard's (a `- REF` appended by hand, then 32 appends each followed by a note: adv6), so
+    // the foreign bytes are taken out of the journal instead, and it is sealed with none
+    if (foreign.length > FOREIGN_MAX && file)
+      return void dropForeign(commonDir, fd, file, foreign, text);
     writeSync(fd, text);
     const size = fstatSync(fd).size;
     writeSeal(commonDir, { size, hash: windowHash(fd, size), foreign });
   } finally {
     release();
   }
+}
+
+/** The journal written again without its foreign ranges, `text` appended, renamed in place and sealed (under the seal's lock). */
+function dropForeign(
+  commonDir: string,
+  fd: number,
+  file: string,
+  foreign: ReadonlyArray<[number, number]>,
+  text: string,
+): void {
+  const size = fstatSync(fd).size;
+  const buf = Buffer.alloc(size);
+  for (let got = 0; got < size;) {
+    const n = readSync(fd, buf, got, size - got, got);
+    if (n <= 0) break;
+    got += n;
+  }
+  const parts: Buffer[] = [];
+  let at = 0;
+  for (const [a, b] of [...foreign].sort((x, y) => x[0] - y[0])) {
+    if (a > at) parts.push(buf.subarray(at, a));
+    at = Math.max(at, b);
+  }
+  parts.push(buf.subarray(at), Buffer.from(text));
+  const out = Buffer.concat(parts);
+  const tmp = `${file}.${process.pid}-${randomHex(4)}`;
+  writeFileSync(tmp, out);
+  renameSync(tmp, file);
+  const from = Math.max(0, out.length - WINDOW);
+  writeSeal(commonDir, { size: out.length, hash: sha256Hex(out.subarray(from)), foreign: [] });
 }
 
 /**

@@ -290,7 +290,7 @@ function append(file: string, text: string, commonDir: string | null): void {
   try {
     // the journal itself is sealed with each note (git/journal-seal.ts); the pinned file is not
     if (!fstatSync(fd).isFile()) return;
-    if (commonDir) sealedAppend(commonDir, fd, text);
+    if (commonDir) sealedAppend(commonDir, fd, text, file);
     else writeSync(fd, text);
   } finally {
     closeSync(fd);

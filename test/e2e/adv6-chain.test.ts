@@ -179,3 +179,23 @@ describe('adv6: a hook call killed between its link and the journal', () => {
     expect(decision(write(repo, 'notes.txt', 'x\n', 'w4'))).toBe('deny');
   });
 });
+
+describe('adv6: the seal forgot its oldest foreign range', () => {
+  it('a checkpoint deleted and "- REF" appended, then 33 appends each followed by a note of guard\'s (a commit, guard check): doctor still FAILs', () => {
+    const repo = makeRepo({ 'app.py': lines(20) });
+    expect(claudeHook(repo, 's1', 'Bash', { command: 'true' }, 'b1').code).toBe(0);
+    const [cp] = repo.refs('refs/guard/checkpoints/');
+    repo.git(['update-ref', '-d', cp!]);
+    appendFileSync(journal(repo), `- ${cp}\n`);
+    for (let i = 0; i < 33; i++) {
+      appendFileSync(journal(repo), `x${i}\n`);
+      repo.git(['commit', '-q', '--allow-empty', '--no-verify', '-m', `e${i}`]);
+      repo.guard(['check']);
+    }
+    // on main: the seal kept the newest 32 foreign ranges, so the oldest, holding the "- REF",
+    // read as guard's own word again: the removed checkpoint passed unreported
+    expect(repo.guard(['doctor']).stdout).toMatch(
+      new RegExp(`FAIL .*removed outside guard \\(${cp}\\)`),
+    );
+  });
+});
