@@ -174,7 +174,7 @@ export function sealedAppend(commonDir: string, fd: number, text: string, file?:
     // guard's (a `- REF` appended by hand, then 32 appends each followed by a note: adv6), so
     // the foreign bytes are taken out of the journal instead, and it is sealed with none
     if (foreign.length > FOREIGN_MAX && file)
-      return void dropForeign(commonDir, fd, file, foreign, text);
+      return void dropForeign(commonDir, { fd, file }, foreign, text);
     writeSync(fd, text);
     const size = fstatSync(fd).size;
     writeSeal(commonDir, { size, hash: windowHash(fd, size), foreign });
@@ -186,11 +186,11 @@ export function sealedAppend(commonDir: string, fd: number, text: string, file?:
 /** The journal written again without its foreign ranges, `text` appended, renamed in place and sealed (under the seal's lock). */
 function dropForeign(
   commonDir: string,
-  fd: number,
-  file: string,
+  journal: { fd: number; file: string },
   foreign: ReadonlyArray<[number, number]>,
   text: string,
 ): void {
+  const { fd, file } = journal;
   const size = fstatSync(fd).size;
   const buf = Buffer.alloc(size);
   for (let got = 0; got < size;) {
