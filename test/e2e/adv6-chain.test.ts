@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { appendFileSync, existsSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import {
@@ -197,5 +197,78 @@ describe('adv6: the seal forgot its oldest foreign range', () => {
     expect(repo.guard(['doctor']).stdout).toMatch(
       new RegExp(`FAIL .*removed outside guard \\(${cp}\\)`),
     );
+  });
+});
+
+describe('adv6: held', () => {
+  it('held: the chain moved forward to a forged link (parents: the tip and its step, its message copied): doctor FAILs, the hook refuses', () => {
+    const repo = threeWrites();
+    const msg = repo.git(['log', '-1', '--format=%B', CHAIN]);
+    const forged = repo
+      .git([
+        'commit-tree',
+        '-p',
+        CHAIN,
+        '-p',
+        `${CHAIN}^2`,
+        '-m',
+        msg,
+        repo.git(['rev-parse', `${CHAIN}^{tree}`]).trim(),
+      ])
+      .trim();
+    repo.git(['update-ref', CHAIN, forged]);
+    expect(repo.guard(['doctor']).stdout).toMatch(/FAIL .*moved to another commit outside guard/);
+    expect(decision(write(repo, 'notes.txt', 'x\n', 'w4'))).toBe('deny');
+  });
+
+  it('held: the chain moved back by hand in packed-refs (its loose file removed): doctor FAILs', () => {
+    const repo = threeWrites();
+    repo.git(['pack-refs', '--all']);
+    const old = repo.git(['rev-parse', `${CHAIN}~2`]).trim();
+    const packed = path.join(repo.dir, '.git', 'packed-refs');
+    writeFileSync(
+      packed,
+      readFileSync(packed, 'utf8').replace(
+        new RegExp(`^[0-9a-f]+ ${CHAIN}$`, 'm'),
+        `${old} ${CHAIN}`,
+      ),
+    );
+    expect(repo.git(['rev-parse', CHAIN]).trim()).toBe(old);
+    expect(repo.guard(['doctor']).stdout).toMatch(/FAIL .*moved to another commit outside guard/);
+  });
+
+  it('held: the chain moved back, then git gc --prune=now: doctor FAILs; recover says what it cannot bring back', () => {
+    const repo = threeWrites();
+    repo.git(['update-ref', CHAIN, `${CHAIN}~2`]);
+    repo.git(['reflog', 'expire', '--expire=now', '--all']);
+    repo.git(['gc', '--prune=now', '-q']);
+    expect(repo.guard(['doctor']).stdout).toMatch(/FAIL .*moved to another commit outside guard/);
+    const r = repo.guard(['recover']);
+    expect(r.stdout + r.stderr).toMatch(/sessions\/claude\/s1\/chain/);
+  });
+
+  it('held: session ids with odd characters each get a chain of their own under a ref-safe name, read back by guard log --session', () => {
+    const repo = makeRepo({ 'app.py': lines(20) });
+    const ids = [
+      '../s1',
+      'a/b',
+      'with space',
+      'ünï',
+      'x'.repeat(300),
+      '-lead',
+      'chain',
+      'policy',
+      's1',
+    ];
+    ids.forEach((id, i) => write(repo, `f${i}.py`, `f ${i}\n`, `w${i}`, id));
+    const chains = repo.refs('refs/guard/sessions/').filter((r) => r.endsWith('/chain'));
+    expect(chains).toHaveLength(ids.length);
+    for (const c of chains) expect(repo.gitRun(['check-ref-format', c]).code).toBe(0);
+    for (const id of ids) {
+      // (`--session=-lead`: `--session -lead` reads -lead as an option, as any CLI would)
+      const log = repo.guardJson(['log', `--session=${id}`]).json;
+      expect(log.entries.length).toBeGreaterThanOrEqual(1);
+    }
+    expect(repo.guard(['doctor']).stdout).not.toMatch(/outside guard/);
   });
 });
