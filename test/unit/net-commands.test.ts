@@ -59,6 +59,7 @@ describe('netCommand', () => {
     'echo guard > notes.txt; git commit -m "recover from crash"',
     'rm -rf node_modules',
     'cat .git/shallow',
+    'cat .git/info/guard-journal-seal',
     'git fetch --depth 1 origin main',
     'cp .git/guard/journal /tmp/journal-copy',
     'git log > notes.txt',

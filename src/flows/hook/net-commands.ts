@@ -81,19 +81,13 @@ function byHand(segment: string, words: readonly string[], whole: string): strin
   const cmd = words.find((w) => !/^\w+=/.test(w)) ?? '';
   const name = path.basename(cmd);
   const written = (re: RegExp) =>
-    new RegExp(`>\\s*['"]?[^\\s'"]*${re.source}`).test(segment) ||
+    new RegExp(`>\\s*['"]?[^\\s'"]*(?:${re.source})`).test(segment) ||
     (WRITERS.includes(name) && re.test(words.at(-1) ?? '')) ||
     words.some((w) => w.startsWith('of=') && re.test(w)) ||
     (name === 'tee' && words.some((w) => re.test(w))) ||
     (name === 'find' && words.includes('-delete') && re.test(segment));
   if (HISTORY_FILES.test(segment) && (written(HISTORY_FILES) || name === 'mv'))
     return "a write to .git/shallow or .git/info/grafts: git reads the commits named there as having no parents, and git gc deletes what lies behind them (guard's checkpoints, committed work)";
-  if (
-    GUARD_FILES.test(segment) &&
-    (written(/\.git\/guard(\/|$)|guard-journal-seal/) || name === 'find')
-  )
-    if (name !== 'git')
-      return `${name} writing over guard's own records (.git/guard/, its journal's seal)`;
   // (refs fed on stdin: `git for-each-ref ... refs/guard/ | git update-ref --stdin`)
   if (name === 'git' && words.includes('update-ref') && words.includes('--stdin'))
     if (GUARD_FILES.test(whole)) return "git update-ref --stdin fed guard's refs deletes them";
@@ -108,5 +102,7 @@ function byHand(segment: string, words: readonly string[], whole: string): strin
     return `${name} on guard's own records (.git/guard/, refs/guard/, its journal's seal)`;
   if (/>\s*['"]?[^\s'"]*(\.git\/guard\/|guard-journal-seal)/.test(segment))
     return "a redirection that writes over guard's own records (.git/guard/, its journal's seal)";
+  if (name !== 'git' && (written(/\.git\/guard(\/|$)|guard-journal-seal/) || name === 'find'))
+    return `${name} writing over guard's own records (.git/guard/, its journal's seal)`;
   return null;
 }
