@@ -16,6 +16,7 @@ import {
 import { mkdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { inflateSync } from 'node:zlib';
+import { objectsHere } from './object-here.js';
 import { packedLookup, packedRefsBytes } from './packed-refs.js';
 import {
   lockSeal,
@@ -520,7 +521,7 @@ export async function journalCheck(
   commonDir: string,
   checked = CHECKED,
   whole = false,
-): Promise<{ gone: Tip[]; moved: MovedTip[]; odd?: string[] }> {
+): Promise<{ gone: Tip[]; moved: MovedTip[]; odd?: string[]; cut?: Tip[] }> {
   const first = await checkOnce(commonDir, checked, whole);
   if (first.gone.length === 0 && first.moved.length === 0) return first;
   // read again once: a note guard sealed while this read (its `+ REF`, then the ref written) is
@@ -532,7 +533,7 @@ async function checkOnce(
   commonDir: string,
   checked: number,
   whole: boolean,
-): Promise<{ gone: Tip[]; moved: MovedTip[]; odd?: string[] }> {
+): Promise<{ gone: Tip[]; moved: MovedTip[]; odd?: string[]; cut?: Tip[] }> {
   if (await stat(path.join(commonDir, 'reftable')).catch(() => null))
     return { gone: [], moved: [] };
   // a journal that is there but not a regular file (a FIFO, a device) reads as empty: said, not trusted
@@ -570,7 +571,10 @@ async function checkOnce(
   const now = await Promise.all(tips.map((t) => refValue(commonDir, t.ref, packed)));
   const gone: Tip[] = [];
   const moved: MovedTip[] = [];
+  const cut: Tip[] = [];
   tips.forEach((t, i) => {
+    // a chain where guard left it whose earlier links are gone from the object store (adv6)
+    if (now[i] === t.oid && CHAIN_REF.test(t.ref) && linksGone(commonDir, recent, t)) cut.push(t);
     const v = now[i];
     if (v === null || v === undefined) gone.push(t);
     // (a ref whose last word is "coming": guard is writing it now, or was killed before its note;
@@ -583,7 +587,29 @@ async function checkOnce(
     )
       moved.push({ ...t, now: v });
   });
-  return { gone, moved };
+  return { gone, moved, ...(cut.length > 0 ? { cut } : {}) };
+}
+
+const CHAIN_REF = /^refs\/guard\/sessions\/[^/]+\/[^/]+\/chain$/;
+
+/**
+ * Whether the links the journal's `~` lines lead back through from the chain's tip (its links
+ * since it was last written whole) are missing from the object store: history cut under a tip that
+ * stayed (`.git/shallow`, `git gc --prune=now`, the line taken out again). File reads only.
+ */
+function linksGone(commonDir: string, text: string, t: Tip): boolean {
+  const back = new Map<string, string>();
+  for (const line of text.split('\n'))
+    if (line.startsWith(`~ ${t.ref} `)) {
+      const [from, to] = line.slice(t.ref.length + 3).split(' ');
+      if (from && to && from !== '-') back.set(to, from);
+    }
+  const ids: string[] = [];
+  for (let at = back.get(t.oid); at && ids.length < CHECKED && !ids.includes(at); at = back.get(at))
+    ids.push(at);
+  // (the oldest of them: a cut anywhere between it and the tip takes it with everything older)
+  const oldest = ids.at(-1);
+  return oldest !== undefined && objectsHere(commonDir, [oldest]).get(oldest) === false;
 }
 
 /**

@@ -140,7 +140,8 @@ describe('adv6: history cut, gc, and the cut taken back, by a spelling the net d
     expect(decision(r)).toBe(null);
     // (then run, as the agent's shell runs what the hook let through)
     spawnSync('sh', ['-c', CUT], { cwd: repo.dir });
-    // on main: doctor all ok (every ref where guard left it), guard log failed on a missing commit
+    // on main: doctor all ok (every ref where guard left it), guard log failed on a missing commit,
+    // and the hook allowed the session's next call
     const doc = repo.guard(['doctor']);
     expect(doc.code).toBe(1);
     expect(doc.stdout).toMatch(
@@ -148,7 +149,7 @@ describe('adv6: history cut, gc, and the cut taken back, by a spelling the net d
     );
   });
 
-  it.fails("HOLE: the hook says nothing at the session's next call (it checks refs, not the commits behind a chain's tip)", () => {
+  it("the hook refuses the session's next call: the journal's links behind the chain's tip are gone from the object store (read from the pack indexes, no git process)", () => {
     const repo = threeWrites();
     spawnSync('sh', ['-c', CUT], { cwd: repo.dir });
     expect(decision(write(repo, 'notes.txt', 'x\n', 'w4'))).toBe('deny');
