@@ -1,5 +1,13 @@
 import { spawnSync } from 'node:child_process';
-import { appendFileSync, existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  appendFileSync,
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import {
@@ -272,4 +280,36 @@ describe('adv6: held', () => {
     }
     expect(repo.guard(['doctor']).stdout).not.toMatch(/outside guard/);
   });
+});
+
+describe('adv6: a ref planted where guard writes by rule', () => {
+  it.each([
+    [
+      'a symbolic ref',
+      (repo: TestRepo, ref: string) => repo.git(['symbolic-ref', ref, 'refs/heads/main']),
+    ],
+    [
+      'a symlink to the branch file',
+      (repo: TestRepo, ref: string) => {
+        const at = path.join(repo.dir, '.git', ref);
+        mkdirSync(path.dirname(at), { recursive: true });
+        symlinkSync(path.join(repo.dir, '.git', 'refs', 'heads', 'main'), at);
+      },
+    ],
+  ])(
+    "%s at a new session's chain name: the session's first write is refused and the user's branch stays where it was",
+    (_, plant) => {
+      const repo = makeRepo({ 'app.py': lines(20) });
+      // (another session's write first: guard's journal and seal are there, as in a real repository)
+      write(repo, 'app.py', lines(20) + 'more\n', 'w0', 's1');
+      const main = repo.git(['rev-parse', 'main']).trim();
+      const ref = 'refs/guard/sessions/claude/s2/chain';
+      plant(repo, ref);
+      // on main: fast-import wrote the chain's root and first link through it: main moved onto
+      // guard's link (its tree empty, the user's history off the branch), every file "added"
+      const r = write(repo, 'notes.txt', 'x\n', 'w1', 's2');
+      expect(decision(r)).toBe('deny');
+      expect(repo.git(['rev-parse', 'main']).trim()).toBe(main);
+    },
+  );
 });
