@@ -353,7 +353,7 @@ export async function deleteRefs(
 ): Promise<void> {
   if (refs.length === 0) return;
   const input = refs.map((r) => `delete ${r.ref}\0${r.oid}\0`).join('');
-  await git(['update-ref', '--stdin', '-z'], { cwd, input });
+  await git(['update-ref', '--no-deref', '--stdin', '-z'], { cwd, input });
   noteGone(
     commonDirOf(cwd),
     refs.map((r) => r.ref),

@@ -484,7 +484,7 @@ export async function cutChains(cwd: string, now: Date, cut: Cuts): Promise<void
     tips.map((t) => t.ref),
     async () => {
       if (lines.length > 0)
-        await git(['update-ref', '--stdin', '-z'], { cwd, input: lines.join('') });
+        await git(['update-ref', '--no-deref', '--stdin', '-z'], { cwd, input: lines.join('') });
       return tips;
     },
   );

@@ -15,6 +15,7 @@ import {
   claudeDecision as decision,
   claudeHook,
   cleanupRepos,
+  installGuard,
   lines,
   makeRepo,
   type TestRepo,
@@ -312,4 +313,25 @@ describe('adv6: a ref planted where guard writes by rule', () => {
       expect(repo.git(['rev-parse', 'main']).trim()).toBe(main);
     },
   );
+});
+
+describe('adv6: a symbolic ref planted at a branch gate tip guard moves', () => {
+  it('refs/guard/verified/heads/main made a symbolic ref to another branch: the next commit on main leaves that branch where it was', () => {
+    const AUTO = { CI: 'true' };
+    const repo = installGuard({ 'a.txt': 'a\n' });
+    repo.write('a.txt', 'a\nb\n');
+    expect(repo.gitRun(['commit', '-qam', 'c1'], AUTO).code).toBe(0);
+    repo.git(['checkout', '-qb', 'other']);
+    repo.write('o.txt', 'o\n');
+    repo.git(['add', 'o.txt']);
+    expect(repo.gitRun(['commit', '-qm', 'other work'], AUTO).code).toBe(0);
+    const other = repo.git(['rev-parse', 'other']).trim();
+    repo.git(['checkout', '-q', 'main']);
+    repo.git(['symbolic-ref', 'refs/guard/verified/heads/main', 'refs/heads/other']);
+    repo.write('a.txt', 'a\nb\nc\n');
+    repo.gitRun(['commit', '-qam', 'c2'], AUTO);
+    // on main: the gate's update-ref of the verified tip wrote through the symbolic ref, and
+    // moved \`other\` onto main's tip: its own commit off every branch
+    expect(repo.git(['rev-parse', 'other']).trim()).toBe(other);
+  });
 });
