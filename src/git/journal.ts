@@ -454,6 +454,30 @@ export async function journaledUnder(
   return pick(await readJournal(commonDir));
 }
 
+/**
+ * Which of `refs` guard's journal has any word on (`+ REF` before it was written, its tip, a
+ * chain's `~` lines): the tail first, the whole journal only when the tail lacks one. null when
+ * there is no journal to ask (none yet, or not a regular file). File reads only.
+ */
+export async function journalNames(
+  commonDir: string,
+  refs: readonly string[],
+): Promise<Set<string> | null> {
+  const named = (text: string) =>
+    new Set(
+      refs.filter(
+        (r) =>
+          text.includes(`+ ${r}\n`) ||
+          text.includes(` ${r}\n`) ||
+          text.endsWith(` ${r}`) ||
+          text.includes(`~ ${r} `),
+      ),
+    );
+  if (!readRegularSync(journalFile(commonDir))) return null;
+  const recent = named(await tail(commonDir));
+  return recent.size === refs.length ? recent : named(await journalText(commonDir));
+}
+
 /** The journal's lines guard wrote (git/journal-seal.ts: none appended by hand), whole. */
 async function journalText(commonDir: string): Promise<string> {
   const buf = readRegularSync(journalFile(commonDir));

@@ -315,6 +315,27 @@ describe('adv6: a ref planted where guard writes by rule', () => {
   );
 });
 
+describe("adv6: a chain made by hand before a session's first call", () => {
+  it("a new session's chain name pointed at another session's chain: the session's first write is refused, not continued on the other session's links", () => {
+    const repo = threeWrites();
+    const s2 = 'refs/guard/sessions/claude/s2/chain';
+    repo.git(['update-ref', s2, CHAIN]);
+    // on main: s2's first link went on s1's three: guard log --session s2 listed s1's writes as
+    // s2's, and guard rewind --session s2 would revert them (no door checks a ref the journal
+    // has no word on)
+    const r = write(repo, 'notes.txt', 'x\n', 'w1', 's2');
+    expect(decision(r)).toBe('deny');
+    expect(JSON.stringify(r.json)).toMatch(/never wrote/);
+    expect(repo.git(['rev-parse', s2]).trim()).toBe(repo.git(['rev-parse', CHAIN]).trim());
+  });
+
+  it("held: a session resumed after other sessions' calls is no planted chain (eight calls of one session at once: session-chain.test.ts)", () => {
+    const repo = threeWrites();
+    for (let i = 0; i < 3; i++) write(repo, `o${i}.py`, `o ${i}\n`, `o${i}`, `other${i}`);
+    expect(decision(write(repo, 'notes.txt', 'x\n', 'w9'))).toBe(null);
+  });
+});
+
 describe('adv6: a symbolic ref planted at a branch gate tip guard moves', () => {
   it('refs/guard/verified/heads/main made a symbolic ref to another branch: the next commit on main leaves that branch where it was', () => {
     const AUTO = { CI: 'true' };
