@@ -21,7 +21,7 @@ export const refsSteps: Steps<RefsTarget, undefined> = {
     const cwd = p.repo.root;
     // https://git-scm.com/docs/git-update-ref  --stdin -z: "create SP <ref> NUL <new-oid> NUL"
     if (t.create.length > 0)
-      await git(['update-ref', '--stdin', '-z'], {
+      await git(['update-ref', '--no-deref', '--stdin', '-z'], {
         cwd,
         input: t.create.map((x) => `create ${x.ref}\0${x.oid}\0`).join(''),
       });

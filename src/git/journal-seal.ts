@@ -152,16 +152,6 @@ export function lockSeal(commonDir: string): () => void {
   }
 }
 
-/** Whether a note is being written now (the seal's lock is held). */
-export function sealLocked(commonDir: string): boolean {
-  try {
-    statSync(path.join(commonDir, LOCK));
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 /**
  * Append `text` to the open journal `fd` and seal it, under the seal's lock. Bytes found past the
  * seal before this note (appended outside guard) are kept as foreign; a journal the seal does not
@@ -169,7 +159,7 @@ export function sealLocked(commonDir: string): boolean {
  * a person runs `guard recover` (resealJournal). A journal with no seal yet (written before seals)
  * is sealed as it is.
  */
-export function sealedAppend(commonDir: string, fd: number, text: string): void {
+export function sealedAppend(commonDir: string, fd: number, text: string, file?: string): void {
   const release = lockSeal(commonDir);
   try {
     const before = fstatSync(fd).size;
@@ -180,12 +170,47 @@ export function sealedAppend(commonDir: string, fd: number, text: string): void 
     }
     const foreign = seal ? [...seal.foreign] : [];
     if (seal && seal.size < before) foreign.push([seal.size, before]);
+    // more foreign ranges than the seal keeps: forgetting the oldest would make its lines read as
+    // guard's (a `- REF` appended by hand, then 32 appends each followed by a note: adv6), so
+    // the foreign bytes are taken out of the journal instead, and it is sealed with none
+    if (foreign.length > FOREIGN_MAX && file)
+      return void dropForeign(commonDir, { fd, file }, foreign, text);
     writeSync(fd, text);
     const size = fstatSync(fd).size;
     writeSeal(commonDir, { size, hash: windowHash(fd, size), foreign });
   } finally {
     release();
   }
+}
+
+/** The journal written again without its foreign ranges, `text` appended, renamed in place and sealed (under the seal's lock). */
+function dropForeign(
+  commonDir: string,
+  journal: { fd: number; file: string },
+  foreign: ReadonlyArray<[number, number]>,
+  text: string,
+): void {
+  const { fd, file } = journal;
+  const size = fstatSync(fd).size;
+  const buf = Buffer.alloc(size);
+  for (let got = 0; got < size;) {
+    const n = readSync(fd, buf, got, size - got, got);
+    if (n <= 0) break;
+    got += n;
+  }
+  const parts: Buffer[] = [];
+  let at = 0;
+  for (const [a, b] of [...foreign].sort((x, y) => x[0] - y[0])) {
+    if (a > at) parts.push(buf.subarray(at, a));
+    at = Math.max(at, b);
+  }
+  parts.push(buf.subarray(at), Buffer.from(text));
+  const out = Buffer.concat(parts);
+  const tmp = `${file}.${process.pid}-${randomHex(4)}`;
+  writeFileSync(tmp, out);
+  renameSync(tmp, file);
+  const from = Math.max(0, out.length - WINDOW);
+  writeSeal(commonDir, { size: out.length, hash: sha256Hex(out.subarray(from)), foreign: [] });
 }
 
 /**
@@ -239,13 +264,15 @@ export function journalSealProblem(commonDir: string, journal: string): string |
 
 /**
  * The journal's lines guard wrote, from `buf` (the journal's bytes from offset `at`): lines past
- * the seal, or in a foreign range, are dropped, except, while a note is being written (the lock
- * is held), the `+ REF` lines past the seal (a ref being written now). With no seal, every line.
+ * the seal, or in a foreign range, are dropped. With no seal, every line. (Not even a `+ REF` past
+ * the seal while the seal's lock is there: the lock is a file the agent can make too, and a `+`
+ * line it appended beside it read as "coming" let a chain move to anything unseen (adv6). A note
+ * is sealed before guard writes the ref it names, so a reader that raced it finds it sealed when
+ * it reads again: journalCheck does.)
  */
 export function trustedText(commonDir: string, buf: Buffer, at: number): string {
   const seal = readSeal(commonDir);
   if (seal === null || seal === 'bad') return buf.toString('utf8');
-  const inFlight = at + buf.length > seal.size && sealLocked(commonDir);
   const untrusted = (from: number) =>
     from >= seal.size || seal.foreign.some(([a, b]) => from >= a && from < b);
   if (!seal.foreign.some(([, b]) => b > at) && at + buf.length <= seal.size)
@@ -256,8 +283,7 @@ export function trustedText(commonDir: string, buf: Buffer, at: number): string 
     let end = buf.indexOf(10, start);
     if (end < 0) end = buf.length;
     const line = buf.subarray(start, end).toString('utf8');
-    if (!untrusted(at + start) || (inFlight && at + start >= seal.size && line.startsWith('+ ')))
-      out.push(line);
+    if (!untrusted(at + start)) out.push(line);
     start = end + 1;
   }
   return out.join('\n');

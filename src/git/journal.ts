@@ -15,6 +15,8 @@ import {
 } from 'node:fs';
 import { mkdir, stat } from 'node:fs/promises';
 import path from 'node:path';
+import { inflateSync } from 'node:zlib';
+import { objectsHere } from './object-here.js';
 import { packedLookup, packedRefsBytes } from './packed-refs.js';
 import {
   lockSeal,
@@ -291,7 +293,7 @@ function append(file: string, text: string, commonDir: string | null): void {
   try {
     // the journal itself is sealed with each note (git/journal-seal.ts); the pinned file is not
     if (!fstatSync(fd).isFile()) return;
-    if (commonDir) sealedAppend(commonDir, fd, text);
+    if (commonDir) sealedAppend(commonDir, fd, text, file);
     else writeSync(fd, text);
   } finally {
     closeSync(fd);
@@ -454,6 +456,30 @@ export async function journaledUnder(
   return pick(await readJournal(commonDir));
 }
 
+/**
+ * Which of `refs` guard's journal has any word on (`+ REF` before it was written, its tip, a
+ * chain's `~` lines): the tail first, the whole journal only when the tail lacks one. null when
+ * there is no journal to ask (none yet, or not a regular file). File reads only.
+ */
+export async function journalNames(
+  commonDir: string,
+  refs: readonly string[],
+): Promise<Set<string> | null> {
+  const named = (text: string) =>
+    new Set(
+      refs.filter(
+        (r) =>
+          text.includes(`+ ${r}\n`) ||
+          text.includes(` ${r}\n`) ||
+          text.endsWith(` ${r}`) ||
+          text.includes(`~ ${r} `),
+      ),
+    );
+  if (!readRegularSync(journalFile(commonDir))) return null;
+  const recent = named(await tail(commonDir));
+  return recent.size === refs.length ? recent : named(await journalText(commonDir));
+}
+
 /** The journal's lines guard wrote (git/journal-seal.ts: none appended by hand), whole. */
 async function journalText(commonDir: string): Promise<string> {
   const buf = readRegularSync(journalFile(commonDir));
@@ -521,7 +547,19 @@ export async function journalCheck(
   commonDir: string,
   checked = CHECKED,
   whole = false,
-): Promise<{ gone: Tip[]; moved: MovedTip[]; odd?: string[] }> {
+): Promise<{ gone: Tip[]; moved: MovedTip[]; odd?: string[]; cut?: Tip[] }> {
+  const first = await checkOnce(commonDir, checked, whole);
+  if (first.gone.length === 0 && first.moved.length === 0) return first;
+  // read again once: a note guard sealed while this read (its `+ REF`, then the ref written) is
+  // sealed now; lines past the seal are never read as guard's (journal-seal.ts trustedText)
+  return checkOnce(commonDir, checked, whole);
+}
+
+async function checkOnce(
+  commonDir: string,
+  checked: number,
+  whole: boolean,
+): Promise<{ gone: Tip[]; moved: MovedTip[]; odd?: string[]; cut?: Tip[] }> {
   if (await stat(path.join(commonDir, 'reftable')).catch(() => null))
     return { gone: [], moved: [] };
   // a journal that is there but not a regular file (a FIFO, a device) reads as empty: said, not trusted
@@ -559,16 +597,45 @@ export async function journalCheck(
   const now = await Promise.all(tips.map((t) => refValue(commonDir, t.ref, packed)));
   const gone: Tip[] = [];
   const moved: MovedTip[] = [];
+  const cut: Tip[] = [];
   tips.forEach((t, i) => {
+    // a chain where guard left it whose earlier links are gone from the object store (adv6)
+    if (now[i] === t.oid && CHAIN_REF.test(t.ref) && linksGone(commonDir, recent, t)) cut.push(t);
     const v = now[i];
     if (v === null || v === undefined) gone.push(t);
     // (a ref whose last word is "coming": guard is writing it now, or was killed before its note;
     // only a ref guard writes again under its name can be coming after a tip: a record's name is
     // new each time, so a `+` line after its tip was written by hand to hide a move, adv4)
-    else if (v !== t.oid && !(coming.has(t.ref) && rewritten(t.ref)) && !chainAhead(recent, t, v))
+    else if (
+      v !== t.oid &&
+      !(coming.has(t.ref) && rewritten(t.ref)) &&
+      !chainAhead(recent, t, v, commonDir)
+    )
       moved.push({ ...t, now: v });
   });
-  return { gone, moved };
+  return { gone, moved, ...(cut.length > 0 ? { cut } : {}) };
+}
+
+const CHAIN_REF = /^refs\/guard\/sessions\/[^/]+\/[^/]+\/chain$/;
+
+/**
+ * Whether the links the journal's `~` lines lead back through from the chain's tip (its links
+ * since it was last written whole) are missing from the object store: history cut under a tip that
+ * stayed (`.git/shallow`, `git gc --prune=now`, the line taken out again). File reads only.
+ */
+function linksGone(commonDir: string, text: string, t: Tip): boolean {
+  const back = new Map<string, string>();
+  for (const line of text.split('\n'))
+    if (line.startsWith(`~ ${t.ref} `)) {
+      const [from, to] = line.slice(t.ref.length + 3).split(' ');
+      if (from && to && from !== '-') back.set(to, from);
+    }
+  const ids: string[] = [];
+  for (let at = back.get(t.oid); at && ids.length < CHECKED && !ids.includes(at); at = back.get(at))
+    ids.push(at);
+  // (the oldest of them: a cut anywhere between it and the tip takes it with everything older)
+  const oldest = ids.at(-1);
+  return oldest !== undefined && objectsHere(commonDir, [oldest]).get(oldest) === false;
 }
 
 /**
@@ -761,7 +828,7 @@ export function noteChainLinks(
  * chain's last word is `+`, and `now` was never its value). A chain moved back to one of its
  * earlier links, or anywhere else, is moved (journalCheck). Not a chain: false.
  */
-function chainAhead(text: string, t: Tip, now: string): boolean {
+function chainAhead(text: string, t: Tip, now: string, commonDir: string): boolean {
   if (!/^refs\/guard\/sessions\/[^/]+\/[^/]+\/chain$/.test(t.ref)) return false;
   const next = new Map<string, string[]>();
   const was = new Set<string>();
@@ -782,5 +849,28 @@ function chainAhead(text: string, t: Tip, now: string): boolean {
     if (at === now) return true;
     for (const n of next.get(at) ?? []) if (!seen.has(n)) (todo.push(n), seen.add(n));
   }
-  return coming && !was.has(now);
+  // a link being written (or its writer killed before its `~` note): only one that continues a
+  // link guard wrote, read from its loose object (fast-import leaves a small import loose); a
+  // commit that does not (a fresh root hiding the session, adv6) is a move like any other
+  if (!coming || was.has(now)) return false;
+  // (links of calls racing this read, each on the one before: a few loose first parents back)
+  let at: string | null = now;
+  for (let i = 0; i < 16 && at; i++) {
+    at = looseFirstParent(commonDir, at);
+    if (at !== null && seen.has(at)) return true;
+  }
+  return false;
+}
+
+/** A loose commit's first parent ('' for none); null when the object is not loose, or not a commit. File reads only. */
+function looseFirstParent(commonDir: string, oid: string): string | null {
+  const buf = readRegularSync(path.join(commonDir, 'objects', oid.slice(0, 2), oid.slice(2)));
+  if (!buf) return null;
+  try {
+    const text = inflateSync(buf).subarray(0, 300).toString('latin1');
+    if (!text.startsWith('commit ')) return null;
+    return /\ntree [0-9a-f]+\nparent ([0-9a-f]+)\n/.exec(text.slice(text.indexOf('\0')))?.[1] ?? '';
+  } catch {
+    return null;
+  }
 }

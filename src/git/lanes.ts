@@ -268,10 +268,13 @@ export async function createLane(
   assertLanesContained(main);
   // journaled (and pinned: journal.ts), so a base ref deleted or moved from the shell is noticed and `guard recover` puts it back
   const made = await journaledRefWrite(cwd, [laneRef(name)], async () => {
-    const r = await git(['update-ref', '-m', 'guard start', laneRef(name), base, ''], {
-      cwd,
-      okCodes: [128],
-    });
+    const r = await git(
+      ['update-ref', '--no-deref', '-m', 'guard start', laneRef(name), base, ''],
+      {
+        cwd,
+        okCodes: [128],
+      },
+    );
     return r.code === 0 ? [{ ref: laneRef(name), oid: base }] : [];
   });
   if (made.length === 0) throw taken();
@@ -300,10 +303,13 @@ export async function removeLaneParts(main: Repo, lane: Lane): Promise<void> {
     await git(['worktree', 'prune'], { cwd });
   }
   await Promise.all([
-    git(['update-ref', '-d', `refs/heads/${lane.branch}`], { cwd, okCodes: [1, 128] }),
-    git(['update-ref', '-d', laneRef(lane.name)], { cwd, okCodes: [1, 128] }),
+    git(['update-ref', '--no-deref', '-d', `refs/heads/${lane.branch}`], {
+      cwd,
+      okCodes: [1, 128],
+    }),
+    git(['update-ref', '--no-deref', '-d', laneRef(lane.name)], { cwd, okCodes: [1, 128] }),
     // integrity: the branch gate's verified tip of the lane's branch, so a new lane of that name starts clean
-    git(['update-ref', '-d', `refs/guard/verified/heads/${lane.branch}`], {
+    git(['update-ref', '--no-deref', '-d', `refs/guard/verified/heads/${lane.branch}`], {
       cwd,
       okCodes: [1, 128],
     }),
@@ -382,7 +388,7 @@ export async function checkpointCommit(
   const ref = newRef(REFS.checkpoints, now);
   // journaled as every checkpoint is: the last thing holding the lane's work, so a deletion from outside is noticed
   await journaledRefWrite(cwd, [ref], async () => {
-    await git(['update-ref', '-m', 'guard checkpoint', ref, oid, ''], { cwd });
+    await git(['update-ref', '--no-deref', '-m', 'guard checkpoint', ref, oid, ''], { cwd });
     return [{ ref, oid }];
   });
   return { ref, id: checkpointId(ref), commit: oid, tree, index: null, reused: false, skipped: [] };

@@ -202,7 +202,10 @@ export async function settleMoves(
       cwd,
       tips.map((t) => t.ref),
       async () => {
-        await git(['update-ref', '-m', 'guard: passed the gate', '--stdin'], { cwd, input });
+        await git(['update-ref', '--no-deref', '-m', 'guard: passed the gate', '--stdin'], {
+          cwd,
+          input,
+        });
         return tips;
       },
     );
@@ -210,7 +213,7 @@ export async function settleMoves(
   // best effort, so that two moves racing to delete them never fail the move itself
   if (staleAnchors.length > 0) {
     const del = staleAnchors.map((ref) => `delete ${ref}\n`).join('');
-    await git(['update-ref', '--stdin'], { cwd, input: del, okCodes: [128] }).catch(
+    await git(['update-ref', '--no-deref', '--stdin'], { cwd, input: del, okCodes: [128] }).catch(
       () => undefined,
     );
     noteGone(commonDirOf(cwd), staleAnchors);
@@ -238,9 +241,12 @@ export async function moveBase(cwd: string, from: string, to: string): Promise<s
  */
 export async function markVerified(cwd: string, branchRef: string, tip: string): Promise<void> {
   await journaledRefWrite(cwd, [verifiedRef(branchRef)], async () => {
-    await git(['update-ref', '-m', 'guard: passed the gate', verifiedRef(branchRef), tip], {
-      cwd,
-    });
+    await git(
+      ['update-ref', '--no-deref', '-m', 'guard: passed the gate', verifiedRef(branchRef), tip],
+      {
+        cwd,
+      },
+    );
     return [{ ref: verifiedRef(branchRef), oid: tip }];
   });
 }
@@ -290,7 +296,7 @@ export async function adoptTips(cwd: string): Promise<string[]> {
     cwd,
     tips.map((t) => t.ref),
     async () => {
-      const r = await git(['update-ref', '--stdin'], { cwd, input, okCodes: [128] });
+      const r = await git(['update-ref', '--no-deref', '--stdin'], { cwd, input, okCodes: [128] });
       return r.code === 0 ? tips : [];
     },
   );
@@ -398,7 +404,7 @@ export async function keepDropped(
     cwd,
     kept.map((d) => d.ref),
     async () => {
-      await git(['update-ref', '-m', 'guard: kept a dropped tip', '--stdin'], {
+      await git(['update-ref', '--no-deref', '-m', 'guard: kept a dropped tip', '--stdin'], {
         cwd,
         input: kept.map((d) => `create ${d.ref} ${d.tip}\n`).join(''),
       });

@@ -105,7 +105,7 @@ export async function keepNested(
       // (both refs written the one way guard writes refs: named in each repository's journal first)
       const exportRef = `refs/guard/export/${randomHex(6)}`;
       await journaledRefWrite(inner.root, [exportRef], async () => {
-        await git(['update-ref', exportRef, cp.commit], { cwd: inner.root, env });
+        await git(['update-ref', '--no-deref', exportRef, cp.commit], { cwd: inner.root, env });
         return [{ ref: exportRef, oid: cp.commit }];
       });
       const ref = newRef(REFS.checkpoints);
@@ -119,7 +119,11 @@ export async function keepNested(
           return [{ ref, oid: cp.commit }];
         });
       } finally {
-        await git(['update-ref', '-d', exportRef], { cwd: inner.root, env, okCodes: [1, 128] });
+        await git(['update-ref', '--no-deref', '-d', exportRef], {
+          cwd: inner.root,
+          env,
+          okCodes: [1, 128],
+        });
         noteGone(commonDirOf(inner.root), [exportRef]);
       }
       kept.push({ path: rel, checkpoint: checkpointId(ref), commit: cp.commit });

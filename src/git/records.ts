@@ -1,6 +1,8 @@
 import { cQuote } from '../core/quote.js';
 import { packedLookup } from './packed-refs.js';
+import { lstatSync, readFileSync } from 'node:fs';
 import { readFile, readdir } from 'node:fs/promises';
+import path from 'node:path';
 import { spawn } from 'node:child_process';
 import { GuardError } from '../core/errors.js';
 import { MODE } from '../core/modes.js';
@@ -201,6 +203,10 @@ async function importOnce(
   for (const m of ask) parts.push(Buffer.from(`get-mark :${m}\nls :${m} ""\n`));
   for (const n of noted) parts.push(Buffer.from(`get-mark :${n.mark}\n`));
   parts.push(Buffer.from('done\n'));
+  refusePlanted(
+    cwd,
+    [...used].filter((r) => !r.startsWith(SCRATCH)),
+  );
   // every ref named as coming in guard's journal before fast-import can write it, each tip noted
   // after (the scratch refs are reset to nothing in the same run: fast-import never writes them)
   await journaledRefWrite(
@@ -229,6 +235,39 @@ async function importOnce(
     },
   );
   return written;
+}
+
+/**
+ * Refuse to write refs that are not plain ref files where they are: a symbolic ref (`ref:
+ * refs/heads/main`) or a symlink planted at a name guard writes by rule (a session's chain,
+ * `refs/guard/sessions/<harness>/<key>/chain`, for a session that has none yet), or a folder on
+ * the way that is a symlink. fast-import writes through a symbolic ref: a hook call moved the
+ * user's branch onto the chain's new root (adv6). File reads only: an lstat per folder.
+ */
+function refusePlanted(cwd: string, refs: readonly string[]): void {
+  const commonDir = commonDirOf(cwd);
+  if (!commonDir) return;
+  for (const ref of refs) {
+    const parts = ref.split('/');
+    for (let i = 1; i <= parts.length; i++) {
+      const at = path.join(commonDir, ...parts.slice(0, i));
+      let st: import('node:fs').Stats;
+      try {
+        st = lstatSync(at);
+      } catch {
+        break;
+      }
+      const last = i === parts.length;
+      const planted =
+        st.isSymbolicLink() || (last && st.isFile() && readFileSync(at, 'utf8').startsWith('ref:'));
+      if (planted)
+        throw new GuardError(
+          'E_RECORD',
+          `${ref} is not a ref guard wrote (${path.relative(commonDir, at)} is a symbolic ref or a symlink, put there by hand): guard writes nothing through it`,
+          `a person: look at it, then remove it (git update-ref -d --no-deref ${ref}) and run guard doctor`,
+        );
+    }
+  }
 }
 
 /** One `git fast-import --quiet` of `input`; its stdout (the get-mark and ls answers). */
@@ -314,7 +353,7 @@ export async function deleteRefs(
 ): Promise<void> {
   if (refs.length === 0) return;
   const input = refs.map((r) => `delete ${r.ref}\0${r.oid}\0`).join('');
-  await git(['update-ref', '--stdin', '-z'], { cwd, input });
+  await git(['update-ref', '--no-deref', '--stdin', '-z'], { cwd, input });
   noteGone(
     commonDirOf(cwd),
     refs.map((r) => r.ref),

@@ -50,10 +50,17 @@ export function writes(args: readonly string[]): boolean {
  *   another (HEAD's tree, a blob, a commit's parents) without changing its
  *   id; guard judges the objects that are really there (DESIGN "No back
  *   doors"). https://git-scm.com/docs/git#Documentation/git.txt-codeGITNOREPLACEOBJECTScode
+ * - GIT_GRAFT_FILE naming no file: `.git/info/grafts` (deprecated, still read by git 2.39, and
+ *   not turned off by GIT_NO_REPLACE_OBJECTS) gives any commit other parents; one line naming a
+ *   session chain's tip hid every earlier link from guard log, restore and rewind (adv6). gc
+ *   ignores grafts, so nothing is lost while guard reads past them.
  */
 export function gitEnv(extra?: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
-  return { ...process.env, ...extra, GIT_NO_REPLACE_OBJECTS: '1' };
+  return { ...process.env, ...extra, GIT_NO_REPLACE_OBJECTS: '1', GIT_GRAFT_FILE: NO_GRAFTS };
 }
+
+/** A path that is never a file (ENOTDIR: git reads no grafts and warns about none). */
+const NO_GRAFTS = '/dev/null/guard-reads-no-grafts';
 
 export interface GitResult {
   stdout: Buffer;

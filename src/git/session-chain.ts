@@ -6,6 +6,7 @@ import {
   commonDirOf,
   journaledRefWrite,
   journaledUnder,
+  journalNames,
   noteChainLinks,
   noteGone,
 } from './journal.js';
@@ -343,6 +344,7 @@ export async function importChained(
       chainsOf(commits).map((ch) => [ch, commonDir ? refFileValue(commonDir, ch) : null]),
     );
     const absent = [...now].filter(([, v]) => v === null).map(([ch]) => ch);
+    if (attempt === 0 && commonDir) await refusePlantedChains(commonDir, now);
     const journaled =
       fromJournal && commonDir && absent.length > 0
         ? await journaledUnder(commonDir, SESSION_REFS, absent)
@@ -380,6 +382,30 @@ export async function importChained(
       await new Promise((r) => setTimeout(r, 2 + Math.random() * 10 * Math.min(attempt + 1, 5)));
     }
   }
+}
+
+/**
+ * A chain that is there though guard's journal has no word on it (guard notes `+ CHAIN` before
+ * its first link exists) was made by hand: `git update-ref` of a new session's chain name onto
+ * another session's chain, or onto forged links, before the session's first call (no door checks
+ * a ref the journal does not name). Continuing it would make those links this session's: its
+ * log, its rewind, its bases (adv6). Refused; a repository with no journal yet is not asked.
+ */
+async function refusePlantedChains(
+  commonDir: string,
+  now: ReadonlyMap<string, string | null>,
+): Promise<void> {
+  const there = [...now].filter(([, v]) => v !== null).map(([ch]) => ch);
+  if (there.length === 0) return;
+  const named = await journalNames(commonDir, there);
+  const planted = named ? there.filter((ch) => !named.has(ch)) : [];
+  if (planted.length === 0) return;
+  const { GuardError } = await import('../core/errors.js');
+  throw new GuardError(
+    'E_RECORD',
+    `${planted[0]} is a session chain guard never wrote (its journal has no word on it: made by hand, pointing at another session's links or at commits guard did not write); guard adds nothing to it`,
+    `a person: look at it (git log --first-parent ${planted[0]}), remove it (git update-ref -d ${planted[0]}) and run guard doctor`,
+  );
 }
 
 /** The chains the steps among `commits` go on. */
@@ -466,7 +492,7 @@ export async function cutChains(cwd: string, now: Date, cut: Cuts): Promise<void
     tips.map((t) => t.ref),
     async () => {
       if (lines.length > 0)
-        await git(['update-ref', '--stdin', '-z'], { cwd, input: lines.join('') });
+        await git(['update-ref', '--no-deref', '--stdin', '-z'], { cwd, input: lines.join('') });
       return tips;
     },
   );

@@ -21,6 +21,26 @@ describe('netCommand', () => {
     'mkfifo .git/guard/journal',
     'git for-each-ref refs/guard/ > .git/guard/journal',
     'true > .git/info/guard-journal-seal',
+    // adv6: the same commands spelled as the shell still reads them
+    'guard re""cover',
+    'guard rec\\over',
+    "guard $'recover'",
+    "g''uard recover",
+    'node $(which guard) recover',
+    'node `which guard` recover',
+    'echo recover | xargs guard',
+    "git config alias.r '!guard recover' && git r",
+    "git -c alias.r='!guard recover' r",
+    'guard log --pr""une',
+    'npx guard-cli@latest recover',
+    // adv6: history cut by hand (git gc then deletes what lies behind the commits named)
+    'git rev-parse refs/guard/sessions/claude/s1/chain >> .git/shallow',
+    'echo x | tee -a .git/info/grafts',
+    'cp /tmp/cut .git/shallow',
+    'tee .git/guard/journal < /dev/null',
+    'cp /dev/null .git/guard/journal',
+    'dd if=/dev/null of=.git/guard/journal',
+    'find .git/guard -delete',
   ])('refuses: %s', (c) => {
     expect(netCommand(c)).not.toBeNull();
   });
@@ -38,6 +58,11 @@ describe('netCommand', () => {
     'grep -r recover src/',
     'echo guard > notes.txt; git commit -m "recover from crash"',
     'rm -rf node_modules',
+    'cat .git/shallow',
+    'cat .git/info/guard-journal-seal',
+    'git fetch --depth 1 origin main',
+    'cp .git/guard/journal /tmp/journal-copy',
+    'git log > notes.txt',
   ])('lets through: %s', (c) => {
     expect(netCommand(c)).toBeNull();
   });

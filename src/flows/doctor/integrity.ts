@@ -602,16 +602,19 @@ export async function integrityProblems(
   commonDir: string,
   opts: { heal?: boolean; whole?: boolean } = {},
 ): Promise<IntegrityProblem[]> {
-  const [{ gone, moved, odd }, { manifest, problem: record }] = await Promise.all([
-    journalCheck(commonDir, opts.whole ? Number.MAX_SAFE_INTEGER : undefined, opts.whole).catch(
-      () => ({
-        gone: [] as Tip[],
-        moved: [] as MovedTip[],
-        odd: undefined,
-      }),
-    ),
-    gateRecord(commonDir),
-  ]);
+  const [{ gone, moved, odd, cut: linksCut }, { manifest, problem: record }, cut] =
+    await Promise.all([
+      journalCheck(commonDir, opts.whole ? Number.MAX_SAFE_INTEGER : undefined, opts.whole).catch(
+        () => ({
+          gone: [] as Tip[],
+          moved: [] as MovedTip[],
+          odd: undefined,
+          cut: undefined,
+        }),
+      ),
+      gateRecord(commonDir),
+      historyCutProblem(commonDir, opts.whole === true),
+    ]);
   // the journal itself removed with the refs: the last checkpoint this work tree remembers is a second witness
   const noJournal = !(await stat(journalFile(commonDir)).catch(() => null));
   if (gone.length === 0 && noJournal) gone.push(...(await lastCheckpointGone(commonDir)));
@@ -619,6 +622,8 @@ export async function integrityProblems(
   if (noJournal) problems.push(...(await journalWiped(commonDir)));
   else if (!odd?.length) problems.push(...journalRewritten(commonDir));
   if (record) problems.push(record);
+  if (cut) problems.push(cut);
+  else if (linksCut?.length) problems.push(chainsCut(linksCut.map((t) => t.ref)));
   if (odd?.length)
     problems.push({
       id: 'refs',
@@ -638,6 +643,50 @@ export async function integrityProblems(
     }
   }
   return problems;
+}
+
+/**
+ * `.git/shallow` naming guard's records, or commits whose history is here (git/history-cut.ts):
+ * git reads them as having no parents, and `git gc` deletes what lies behind them while every ref
+ * stays where guard left it. Only when the file is there (two git processes).
+ */
+async function historyCutProblem(
+  commonDir: string,
+  whole: boolean,
+): Promise<IntegrityProblem | null> {
+  // (doctor: every session chain read whole, for the cut made and undone in one command)
+  const broken = whole
+    ? await (await import('../../git/history-cut.js')).brokenChains(commonDir).catch(() => [])
+    : [];
+  if (broken.length > 0) return chainsCut(broken);
+  if (!(await stat(path.join(commonDir, 'shallow')).catch(() => null))) return null;
+  const { historyCut } = await import('../../git/history-cut.js');
+  const found = await historyCut(commonDir).catch(() => null);
+  if (!found) return null;
+  const ids = [...new Set([...found.guards, ...found.cut])];
+  const named = ids
+    .slice(0, 3)
+    .map((id) => id.slice(0, 10))
+    .join(', ');
+  const whose =
+    found.guards.length > 0
+      ? `${found.guards.length} of them guard's own records (a session's chain, a checkpoint)`
+      : 'their history still in the object store';
+  return {
+    id: 'refs',
+    message: `the repository's history was cut outside guard: .git/shallow names ${ids.length} commit(s) (${named}${ids.length > 3 ? ', ...' : ''}), ${whose}, which git now reads as having no parents: git gc deletes what lies behind them (earlier checkpoints and records of guard's, committed work) though every ref stays where it was`,
+    hint: `a person: take those lines out of ${path.join(commonDir, 'shallow')} (while git gc has not run, nothing is lost), then guard doctor`,
+  };
+}
+
+/** Session chains whose commits are gone behind a tip that stayed where guard left it. */
+function chainsCut(chains: readonly string[]): IntegrityProblem {
+  const named = [...new Set(chains)];
+  return {
+    id: 'refs',
+    message: `${named.length} session chain(s) of guard's cannot be read whole (${named.slice(0, 3).join(', ')}): commits they hold are missing from the object store (history cut, e.g. through .git/shallow, then git gc --prune=now): earlier checkpoints and records of those sessions are lost`,
+    hint: 'a person: what gc deleted is gone (unless a clone or a pushed copy of refs/guard/* holds it); guard recover cannot bring it back',
+  };
 }
 
 /** guard's refs removed, or moved to another commit, outside guard. */
