@@ -456,6 +456,9 @@ function saysLeftOut(m: Compiled, line: string, loose: Set<string>): boolean {
   );
 }
 
+/** A verb a statement does not open with: the line goes on with the sentence of the one before. */
+const CONTINUED_VERB = /^(?:is|are|was|were|be|been)\s+\p{Ll}/u;
+
 /**
  * A comment line that is prose about the code, not a stand-in for it, by its shape (set 17's
  * fresh comments, each alone where 20 lines went): a line that goes on with a sentence begun on the
@@ -469,7 +472,8 @@ function saysLeftOut(m: Compiled, line: string, loose: Set<string>): boolean {
 function describesOrContinues(bare: string): boolean {
   return (
     /^[,;]/.test(bare) ||
-    /^(?:to|is|are|was|were|be|been|than|nor)\s/.test(bare) ||
+    CONTINUED_VERB.test(bare) ||
+    /^(?:to|than|nor)\s/.test(bare) ||
     /^\p{Ll}+,\s+(?:and|or|but)\s/u.test(bare) ||
     bare.split(')').length > bare.split('(').length ||
     /^\p{Lu}\p{Ll}+[^su\W]s\s+(?:the|a|an|all|any|each|every|its|this|that|these|those)\s/u.test(
@@ -841,7 +845,9 @@ function shortLeftOut(
   // a person explaining (`# issued by the same CA as our Server certificate`), or, with no dots,
   // a phrase quoted inside a sentence (`// the same silent "no results" footgun.`)
   if (words.some((w) => w === 'we' || w === 'our' || w === 'us')) return false;
-  if (!framed && /\p{L} ["“][^"”]+["”]/u.test(bare)) return false;
+  // (or code named by a snake_case name: `# After is_stream filtering, remaining data is raw`)
+  if (!framed && (/\p{L} ["“][^"”]+["”]/u.test(bare) || /\b[a-z]+_[a-z]\w*/.test(bare)))
+    return false;
   return (
     framed ||
     words.some((w) => loose.has(w)) ||
@@ -1259,6 +1265,8 @@ function isPlaceholder(m: Compiled, line: string): boolean {
   const bare = body.trim();
   // a quotation: a comment that quotes a placeholder (`// "see the original file for the rest"`) talks about one
   if (/^(["`“‘]).*["`”’][.,:;)]?$/.test(bare) && bare.length > 2) return false;
+  // the rest of a sentence begun on the line before: `// is returned unchanged.`
+  if (CONTINUED_VERB.test(bare)) return false;
   const frame = frameOf(m, bare);
   const remark = bracketRemark(m, bare, frame.wrapped);
   if (remark !== undefined) return remark;
