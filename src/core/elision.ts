@@ -465,7 +465,7 @@ const CONTINUED_VERB = /^(?:is|are|was|were|be|been)\s+\p{Ll}/u;
  * line before (it opens on a comma, or on a word no sentence opens with: `// is returned
  * unchanged.`, `# to look the same as ordinary variables.`, `# cases, and look like a memory leak
  * in others.`; or it closes a bracket it never opened: `// entirely for preview and other child
- * commands).`); a verb in the present tense that opens a description of what the code does (`#
+ * commands).`; or it ends a sentence it did not open: `// lane holds bit 6 of that same lane.`); a verb in the present tense that opens a description of what the code does (`#
  * Deletes all old elements.`); a parameter's or a field's description (`-- strFilePath - The
  * existing result file.`, `# Prevented attack::   DNS rebinding and other ...`).
  */
@@ -480,7 +480,9 @@ function describesOrContinues(bare: string): boolean {
       bare,
     ) ||
     /^[A-Za-z_]\w*\s+-\s+\p{Lu}/u.test(bare) ||
-    /^\w[\w ]*::/.test(bare)
+    /^\w[\w ]*::/.test(bare) ||
+    // the end of a sentence that did not begin here: lower case, five words or more, a full stop
+    (/^\p{Ll}/u.test(bare) && /[\p{L}\p{N})]\.$/u.test(bare) && bare.split(/\s+/).length >= 5)
   );
 }
 
