@@ -464,10 +464,11 @@ const CONTINUED_VERB = /^(?:is|are|was|were|be|been)\s+\p{Ll}/u;
  * fresh comments, each alone where 20 lines went): a line that goes on with a sentence begun on the
  * line before (it opens on a comma, or on a word no sentence opens with: `// is returned
  * unchanged.`, `# to look the same as ordinary variables.`, `# cases, and look like a memory leak
- * in others.`; or it closes a bracket it never opened: `// entirely for preview and other child
- * commands).`; or it ends a sentence it did not open: `// lane holds bit 6 of that same lane.`); a verb in the present tense that opens a description of what the code does (`#
- * Deletes all old elements.`); a parameter's or a field's description (`-- strFilePath - The
- * existing result file.`, `# Prevented attack::   DNS rebinding and other ...`).
+ * in others.`; it closes a bracket it never opened: `// entirely for preview and other child
+ * commands).`; or it ends a sentence it did not open: `// lane holds bit 6 of that same lane.`);
+ * a verb in the present tense that opens a description of what the code does (`# Deletes all old
+ * elements.`); a parameter's or a field's description (`-- strFilePath - The existing result
+ * file.`, `# Prevented attack::   DNS rebinding and other ...`).
  */
 function describesOrContinues(bare: string): boolean {
   return (
