@@ -466,9 +466,9 @@ const CONTINUED_VERB = /^(?:is|are|was|were|be|been)\s+\p{Ll}/u;
  * unchanged.`, `# to look the same as ordinary variables.`, `# cases, and look like a memory leak
  * in others.`; it closes a bracket it never opened: `// entirely for preview and other child
  * commands).`; or it ends a sentence it did not open: `// lane holds bit 6 of that same lane.`);
- * a verb in the present tense that opens a description of what the code does (`# Deletes all old
- * elements.`); a parameter's or a field's description (`-- strFilePath - The existing result
- * file.`, `# Prevented attack::   DNS rebinding and other ...`).
+ * a verb in the present tense that opens a one-sentence description of what the code does
+ * (`# Deletes all old elements.`); a parameter's or a field's description (`-- strFilePath - The
+ * existing result file.`, `# Prevented attack::   DNS rebinding and other ...`).
  */
 function describesOrContinues(bare: string): boolean {
   return (
@@ -477,9 +477,11 @@ function describesOrContinues(bare: string): boolean {
     /^(?:to|than|nor)\s/.test(bare) ||
     /^\p{Ll}+,\s+(?:and|or|but)\s/u.test(bare) ||
     bare.split(')').length > bare.split('(').length ||
-    /^\p{Lu}\p{Ll}+[^su\W]s\s+(?:the|a|an|all|any|each|every|its|this|that|these|those)\s/u.test(
+    // (one sentence: a later one may say the body is left out, `# Loads the model. Details elided.`)
+    (/^\p{Lu}\p{Ll}+[^su\W]s\s+(?:the|a|an|all|any|each|every|its|this|that|these|those)\s/u.test(
       bare,
-    ) ||
+    ) &&
+      !/[.!?]\s+\p{Lu}/u.test(bare)) ||
     /^[A-Za-z_]\w*\s+-\s+\p{Lu}/u.test(bare) ||
     /^\w[\w ]*::/.test(bare) ||
     // the end of a sentence that did not begin here: lower case, five words or more, a full stop

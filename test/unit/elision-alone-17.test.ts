@@ -82,6 +82,8 @@ describe('the ALONE rule still takes what it exists for', () => {
     '    // Existing handlers',
     '    # Same for the other columns',
     '    -- (Resto del contenido de insumos_basicos_chile.sql se mantiene igual)',
+    // a description of more than one sentence, a later one saying the body is left out
+    '    # Parses the config. Rest omitted.',
   ])('%s', (line) => {
     expect(alone(line)).toBe(true);
   });
