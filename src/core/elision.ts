@@ -431,9 +431,10 @@ const LOOSE_MAX_WORDS = 12;
  */
 function saysLeftOut(m: Compiled, line: string, loose: Set<string>): boolean {
   // doc comments (` * ...`, `/** ... */`, `/// ...`) are prose about code, not a stand-in for it
-  if (/^\s*(?:\*|\/\*\*|\/\/\/)/.test(line)) return false;
+  // (and Lua's `---`: `---@field is_same ...`, `---Same as run but runs multiple futures`)
+  if (/^\s*(?:\*|\/\*\*|\/\/\/|---(?!-))/.test(line)) return false;
   const body = commentBody(m, line);
-  if (body === null) return false;
+  if (body === null || describesOrContinues(body.trim())) return false;
   // a hedge is no condition: `// Keep your existing paths if any`, `// ... as needed`
   // (its clause ends there: `... not logged in, if any` does not run on to the next line)
   const bare = (HEDGE_SCREEN.test(body) ? body.replace(HEDGE, '.') : body).trim();
@@ -452,6 +453,39 @@ function saysLeftOut(m: Compiled, line: string, loose: Set<string>): boolean {
     pointsAtKept(m, bare, words) ||
     likeLeftOut(m, bare, words) ||
     sentenceLeftOut(bare, words)
+  );
+}
+
+/** A verb a statement does not open with: the line goes on with the sentence of the one before. */
+const CONTINUED_VERB = /^(?:is|are|was|were|be|been)\s+\p{Ll}/u;
+
+/**
+ * A comment line that is prose about the code, not a stand-in for it, by its shape (set 17's
+ * fresh comments, each alone where 20 lines went): a line that goes on with a sentence begun on the
+ * line before (it opens on a comma, or on a word no sentence opens with: `// is returned
+ * unchanged.`, `# to look the same as ordinary variables.`, `# cases, and look like a memory leak
+ * in others.`; it closes a bracket it never opened: `// entirely for preview and other child
+ * commands).`; or it ends a sentence it did not open: `// lane holds bit 6 of that same lane.`);
+ * a verb in the present tense that opens a one-sentence description of what the code does
+ * (`# Deletes all old elements.`); a parameter's or a field's description (`-- strFilePath - The
+ * existing result file.`, `# Prevented attack::   DNS rebinding and other ...`).
+ */
+function describesOrContinues(bare: string): boolean {
+  return (
+    /^[,;]/.test(bare) ||
+    CONTINUED_VERB.test(bare) ||
+    /^(?:to|than|nor)\s/.test(bare) ||
+    /^\p{Ll}+,\s+(?:and|or|but)\s/u.test(bare) ||
+    bare.split(')').length > bare.split('(').length ||
+    // (one sentence: a later one may say the body is left out, `# Loads the model. Details elided.`)
+    (/^\p{Lu}\p{Ll}+[^su\W]s\s+(?:the|a|an|all|any|each|every|its|this|that|these|those)\s/u.test(
+      bare,
+    ) &&
+      !/[.!?]\s+\p{Lu}/u.test(bare)) ||
+    /^[A-Za-z_]\w*\s+-\s+\p{Lu}/u.test(bare) ||
+    /^\w[\w ]*::/.test(bare) ||
+    // the end of a sentence that did not begin here: lower case, five words or more, a full stop
+    (/^\p{Ll}/u.test(bare) && /[\p{L}\p{N})]\.$/u.test(bare) && bare.split(/\s+/).length >= 5)
   );
 }
 
@@ -813,6 +847,12 @@ function shortLeftOut(
   const vetoes = (w: string) =>
     veto.includes(w) && w !== 'see' && !(FOREIGN_SMALL.has(w) && other());
   if (words.some((w) => WHY_GONE.has(w) || vetoes(w))) return false;
+  // a person explaining (`# issued by the same CA as our Server certificate`), or, with no dots,
+  // a phrase quoted inside a sentence (`// the same silent "no results" footgun.`)
+  if (words.some((w) => w === 'we' || w === 'our' || w === 'us')) return false;
+  // (or code named by a snake_case name: `# After is_stream filtering, remaining data is raw`)
+  if (!framed && (/\p{L} ["“][^"”]+["”]/u.test(bare) || /\b[a-z]+_[a-z]\w*/.test(bare)))
+    return false;
   return (
     framed ||
     words.some((w) => loose.has(w)) ||
@@ -1230,6 +1270,8 @@ function isPlaceholder(m: Compiled, line: string): boolean {
   const bare = body.trim();
   // a quotation: a comment that quotes a placeholder (`// "see the original file for the rest"`) talks about one
   if (/^(["`“‘]).*["`”’][.,:;)]?$/.test(bare) && bare.length > 2) return false;
+  // the rest of a sentence begun on the line before: `// is returned unchanged.`
+  if (CONTINUED_VERB.test(bare)) return false;
   const frame = frameOf(m, bare);
   const remark = bracketRemark(m, bare, frame.wrapped);
   if (remark !== undefined) return remark;
