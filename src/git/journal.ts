@@ -73,6 +73,8 @@ const TAIL_BYTES = 64 << 10;
 const COMPACT_BYTES = 1 << 20;
 const KEEP = 5_000;
 const WRITE_BASE = 'refs/guard/write-base/';
+/** guard write's named sessions (git/session-base.ts): their records are read from the journal. */
+const WRITE_SESSIONS = 'refs/guard/sessions/cli/';
 const dayOf = (ms: number) => new Date(ms).toISOString().slice(0, 10);
 const OID = /^[0-9a-f]{40}(?:[0-9a-f]{24})?$/;
 
@@ -351,13 +353,19 @@ function compact(commonDir: string, file: string): void {
     const text = journal ? trustedText(commonDir, buf, 0) : buf.toString('utf8');
     // the pinned file keeps every live entry (a lane a person has not discarded is never forgotten)
     const live = liveTips(text);
-    // and today's and yesterday's write bases, however many refs came after: guard write reads a
-    // file's base from the journal alone (git/session-base.ts), so one dropped here is a sum restarted
+    // and today's and yesterday's write bases, and guard write's named sessions, however many refs
+    // came after: guard write reads a file's base from the journal alone (git/session-base.ts), so
+    // one dropped here is a sum restarted
     const bases = new Set([0, 1].map((d) => `${WRITE_BASE}${dayOf(Date.now() - d * 864e5)}/`));
     const tips = !journal
       ? live
       : [
-          ...live.slice(0, -KEEP).filter((t) => bases.has(t.ref.slice(0, WRITE_BASE.length + 11))),
+          ...live
+            .slice(0, -KEEP)
+            .filter(
+              (t) =>
+                bases.has(t.ref.slice(0, WRITE_BASE.length + 11)) || t.ref.startsWith(WRITE_SESSIONS),
+            ),
           ...live.slice(-KEEP),
         ];
     // a session step guard removed stays noted: provenance trusts no absence while recent ones are gone

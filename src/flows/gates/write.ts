@@ -308,7 +308,7 @@ async function openTarget(
   const atHead = readPolicy(root, 'HEAD', { also: ['HEAD', ...dayObjects] });
   atHead.catch(() => {});
   const bases = Promise.all([
-    session ? sessionBase(root, session, target.rel) : null,
+    session ? sessionBase(root, session, target.rel, undefined, repo.commonDir) : null,
     day === 'list'
       ? sessionBase(root, 'today', target.rel, dayBaseStore(now))
       : day.length === 0
