@@ -364,7 +364,8 @@ function compact(commonDir: string, file: string): void {
             .slice(0, -KEEP)
             .filter(
               (t) =>
-                bases.has(t.ref.slice(0, WRITE_BASE.length + 11)) || t.ref.startsWith(WRITE_SESSIONS),
+                bases.has(t.ref.slice(0, WRITE_BASE.length + 11)) ||
+                t.ref.startsWith(WRITE_SESSIONS),
             ),
           ...live.slice(-KEEP),
         ];

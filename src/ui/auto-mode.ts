@@ -24,3 +24,15 @@ const AGENT_SHELL = ['CLAUDECODE', 'GEMINI_CLI'] as const;
 export function inAgentShell(): boolean {
   return AGENT_SHELL.some((v) => process.env[v] === '1');
 }
+
+/**
+ * inAgentShell, or the same read from the processes above this one (runtime/agent-ancestry.ts):
+ * for the commands that reset guard's own evidence (`guard log --prune`, `guard recover`), which
+ * an agent would run with those variables unset. A description of why, null when neither.
+ */
+export async function agentShellWhy(): Promise<string | null> {
+  const set = AGENT_SHELL.find((v) => process.env[v] === '1');
+  if (set) return `${set}=1 is set`;
+  const { agentAncestor } = await import('../runtime/agent-ancestry.js');
+  return agentAncestor();
+}
