@@ -1,6 +1,8 @@
 import { spawnSync } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { globalBin } from './branch-gate-shared.js';
 import {
   CLI,
   claudeHook,
@@ -20,13 +22,15 @@ import {
 afterAll(() => cleanupRepos());
 
 const G = `${process.execPath} ${CLI}`;
+const BIN = globalBin();
 
 /** Run `command` as Claude Code 2.1.330 runs a Bash call: `bash -c`, CLAUDECODE=1, eval'd, then `pwd -P`. */
 export function asClaudeBash(repo: TestRepo, command: string) {
   const quoted = `'${command.replace(/'/g, `'\\''`)}'`;
   return spawnSync('bash', ['-c', `eval ${quoted} < /dev/null && pwd -P >| /dev/null`], {
     cwd: repo.dir,
-    env: cleanEnv({ CLAUDECODE: '1' }),
+    // guard on PATH, as installed: git's reference-transaction hook starts it for a branch move (gc packs refs)
+    env: cleanEnv({ CLAUDECODE: '1', PATH: `${BIN}${path.delimiter}${process.env.PATH}` }),
     encoding: 'utf8',
   });
 }
@@ -60,5 +64,106 @@ describe("holes6: guard's own evidence reset by a command the hook cannot read",
     // a person's recover (no agent above it) runs: the person has seen doctor's word first
     expect(repo.guard(['recover']).code).toBe(0);
     expect(rejected).toBeDefined();
+  });
+});
+
+/** The four ways of building a command at run time the hook's reading of the text does not follow. */
+const HIDDEN: Record<string, (c: string) => string> = {
+  'eval "$x"': (c) => `x='${c}'; eval "$x"`,
+  'sh -c "$V"': (c) => `V='${c}'; sh -c "$V"`,
+  'a script it just wrote': (c) => `printf '%s\\n' '${c}' > t.sh && bash t.sh; rm -f t.sh`,
+  '$(printf ...)': (c) => `$(printf '%s' 'sh') -c "$(printf '%s' '${c}')"`,
+};
+
+/** A repository with uncommitted work in git's tree (src/a.py 50 -> 200 lines, src/new.py untracked) and an ignored .env. */
+function workRepo(): TestRepo {
+  const repo = claudeRepo({ 'src/a.py': lines(50), 'src/b.py': lines(40), '.gitignore': '.env\n' });
+  writeFileSync(path.join(repo.dir, 'src/a.py'), lines(200));
+  writeFileSync(path.join(repo.dir, 'src/new.py'), lines(30));
+  writeFileSync(path.join(repo.dir, '.env'), 'SECRET=1\n');
+  return repo;
+}
+
+/** One Bash call through the hook and the shell, as Claude Code makes it: before, the command, after. */
+function bashCall(repo: TestRepo, command: string, id: string) {
+  const pre = claudeHook(repo, 's', 'Bash', { command }, id);
+  const run =
+    pre.json?.hookSpecificOutput?.permissionDecision === 'deny'
+      ? null
+      : asClaudeBash(repo, command);
+  const post = claudeHook(repo, 's', 'Bash', { command }, id, true);
+  return { pre, run, said: String(post.json?.systemMessage ?? '') };
+}
+
+const restoreFrom = (repo: TestRepo, said: string, file: string) => {
+  const cp = /guard restore (\S+) --/.exec(said)?.[1];
+  expect(cp, said).toBeDefined();
+  expect(repo.guard(['restore', cp!, '--', file]).code).toBe(0);
+  return readFileSync(path.join(repo.dir, file), 'utf8');
+};
+
+describe('holes6: destructive commands built at run time (the checkpoint covers whatever the command does)', () => {
+  it.each(Object.keys(HIDDEN))(
+    'rm -rf of tracked work behind %s: kept and reported by the after-event',
+    (how) => {
+      const repo = workRepo();
+      const { said } = bashCall(repo, HIDDEN[how]!('rm -rf src'), 'b1');
+      expect(said).toMatch(/src\/a\.py was deleted \(200 lines\)/);
+      expect(said).toMatch(/src\/new\.py was deleted/);
+      expect(restoreFrom(repo, said, 'src/a.py')).toBe(lines(200));
+    },
+  );
+
+  it.each(Object.keys(HIDDEN))(
+    'git reset --hard behind %s: the uncommitted edit kept and reported',
+    (how) => {
+      const repo = workRepo();
+      const { said } = bashCall(repo, HIDDEN[how]!('git reset --hard -q'), 'b1');
+      expect(said).toMatch(/src\/a\.py lost 150 of 200 lines/);
+      expect(restoreFrom(repo, said, 'src/a.py')).toBe(lines(200));
+    },
+  );
+
+  it.each(Object.keys(HIDDEN))(
+    'git clean -fdX of ignored files behind %s: .env kept and reported',
+    (how) => {
+      const repo = workRepo();
+      const { said } = bashCall(repo, HIDDEN[how]!('git clean -fdXq'), 'b1');
+      expect(said).toMatch(/\.env \(ignored, removed\)/);
+      expect(restoreFrom(repo, said, '.env')).toBe('SECRET=1\n');
+    },
+  );
+
+  it.each(Object.keys(HIDDEN))(
+    "git update-ref -d of guard's refs behind %s (refs/gu''ard spelled apart): reported after, the next call refused, a person's recover puts them back",
+    (how) => {
+      const repo = workRepo();
+      bashCall(repo, 'ls', 'b0');
+      const before = repo.refs('refs/guard/');
+      const del =
+        'r=refs/gu; git for-each-ref --format="delete %(refname)" ${r}ard/ | git update-ref --stdin';
+      const { pre, said } = bashCall(repo, HIDDEN[how]!(del), 'b1');
+      expect(pre.json?.hookSpecificOutput?.permissionDecision).not.toBe('deny');
+        expect(said).toMatch(/of guard's refs were removed outside guard/);
+      const next = claudeHook(repo, 's', 'Bash', { command: 'ls' }, 'b2');
+      expect(next.json?.hookSpecificOutput?.permissionDecision).toBe('deny');
+      expect(repo.guard(['recover']).code).toBe(0);
+      for (const ref of before.filter((r) => r.startsWith('refs/guard/checkpoints/')))
+        expect(repo.refs('refs/guard/checkpoints/')).toContain(ref);
+    },
+  );
+
+  it("rm -rf, guard's refs deleted, reflog expired and git gc --prune=now, behind eval: the after-event says the checkpoint itself is gone (not kept: one uid)", () => {
+    const repo = workRepo();
+    bashCall(repo, 'ls', 'b0');
+    const c =
+      'rm -rf src; r=refs/gu; git for-each-ref --format="delete %(refname)" ${r}ard/ | git update-ref --stdin; git reflog expire --expire=now --all; git gc -q --prune=now';
+    const { said, run } = bashCall(repo, HIDDEN['eval "$x"']!(c), 'b1');
+    expect(run?.status, run?.stderr).toBe(0);
+    // on main: "guard could not check this tool call and blocked it (fail closed): git diff failed: bad object ..."
+    expect(said).toMatch(
+      /removed guard's checkpoint from before it \(\S+: its commit is no longer in git/,
+    );
+    expect(said).not.toMatch(/could not check this tool call/);
   });
 });
