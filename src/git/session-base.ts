@@ -170,8 +170,7 @@ export async function sessionBase(
   root: string,
   session: string,
   rel: string,
-  store?: string,
-  commonDir?: string,
+  { store, commonDir }: { store?: string; commonDir?: string } = {},
 ): Promise<SessionBase | null> {
   const folder = store ?? prefix(session);
   const noted = commonDir ? journaledTipsUnder(commonDir, folder) : null;
