@@ -37,8 +37,19 @@ import { randomHex, sha256Hex } from '../core/digest.js';
  * too (one uid owns both files); that needs a witness off the machine (`guard ci`, a pushed copy of
  * `refs/guard/*`).
  */
-const SEAL = path.join('info', 'guard-journal-seal');
-const LOCK = `${SEAL}.lock`;
+/**
+ * Which file a seal is for: the journal, or the pinned file beside it (`<commonDir>/guard/journal-pinned`,
+ * the refs kept for long: lane bases, read whole by every door), sealed the same way in its own
+ * `info/guard-pinned-seal` (holes6: a `- REF` appended there hid a lane base removed by hand).
+ */
+export type SealOf = 'journal' | 'pinned';
+const SEALS: Record<SealOf, string> = {
+  journal: path.join('info', 'guard-journal-seal'),
+  pinned: path.join('info', 'guard-pinned-seal'),
+};
+/** The file a seal describes, by its name in guard's folder. */
+export const sealOfFile = (name: string): SealOf | null =>
+  name === 'journal' ? 'journal' : name === 'journal-pinned' ? 'pinned' : null;
 const WINDOW = 256;
 /** Foreign ranges kept (the newest). */
 const FOREIGN_MAX = 32;
@@ -53,7 +64,7 @@ export interface Seal {
   foreign: Array<[number, number]>;
 }
 
-const sealPath = (commonDir: string) => path.join(commonDir, SEAL);
+const sealPath = (commonDir: string, of: SealOf) => path.join(commonDir, SEALS[of]);
 
 function parseSeal(text: string): Seal | null {
   const m = /^v1 (\d+) ([0-9a-f]{64})((?: \d+-\d+)*)\s*$/.exec(text);
@@ -67,10 +78,10 @@ function parseSeal(text: string): Seal | null {
 }
 
 /** The seal, null when there is none (a journal from before seals, or none yet), 'bad' when it is there but unreadable as one. */
-export function readSeal(commonDir: string): Seal | null | 'bad' {
+export function readSeal(commonDir: string, of: SealOf = 'journal'): Seal | null | 'bad' {
   let text: string;
   try {
-    const fd = openSync(sealPath(commonDir), constants.O_RDONLY | constants.O_NONBLOCK);
+    const fd = openSync(sealPath(commonDir, of), constants.O_RDONLY | constants.O_NONBLOCK);
     try {
       if (!fstatSync(fd).isFile()) return 'bad';
       text = readFileSync(fd, 'utf8');
@@ -101,8 +112,8 @@ export function sealHolds(seal: Seal, fd: number, size: number): boolean {
   return size >= seal.size && windowHash(fd, seal.size) === seal.hash;
 }
 
-function writeSeal(commonDir: string, seal: Seal): void {
-  const file = sealPath(commonDir);
+function writeSeal(commonDir: string, seal: Seal, of: SealOf): void {
+  const file = sealPath(commonDir, of);
   const tmp = `${file}.${process.pid}-${randomHex(4)}`;
   const ranges = seal.foreign
     .slice(-FOREIGN_MAX)
@@ -119,8 +130,8 @@ function writeSeal(commonDir: string, seal: Seal): void {
 const sleep = (ms: number) => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
 
 /** Take the seal's lock (waiting for another guard's note, taking over one a killed guard left); the release. */
-export function lockSeal(commonDir: string): () => void {
-  const file = path.join(commonDir, LOCK);
+export function lockSeal(commonDir: string, of: SealOf = 'journal'): () => void {
+  const file = `${sealPath(commonDir, of)}.lock`;
   const until = Date.now() + WAIT_MS;
   for (let tries = 0; ; tries++) {
     try {
@@ -153,9 +164,9 @@ export function lockSeal(commonDir: string): () => void {
 }
 
 /** Whether a note is being written now (the seal's lock is held). */
-export function sealLocked(commonDir: string): boolean {
+export function sealLocked(commonDir: string, of: SealOf = 'journal'): boolean {
   try {
-    statSync(path.join(commonDir, LOCK));
+    statSync(`${sealPath(commonDir, of)}.lock`);
     return true;
   } catch {
     return false;
@@ -169,11 +180,16 @@ export function sealLocked(commonDir: string): boolean {
  * a person runs `guard recover` (resealJournal). A journal with no seal yet (written before seals)
  * is sealed as it is.
  */
-export function sealedAppend(commonDir: string, fd: number, text: string): void {
-  const release = lockSeal(commonDir);
+export function sealedAppend(
+  commonDir: string,
+  fd: number,
+  text: string,
+  of: SealOf = 'journal',
+): void {
+  const release = lockSeal(commonDir, of);
   try {
     const before = fstatSync(fd).size;
-    const seal = readSeal(commonDir);
+    const seal = readSeal(commonDir, of);
     if (seal === 'bad' || (seal && !sealHolds(seal, fd, before))) {
       writeSync(fd, text);
       return;
@@ -182,7 +198,7 @@ export function sealedAppend(commonDir: string, fd: number, text: string): void 
     if (seal && seal.size < before) foreign.push([seal.size, before]);
     writeSync(fd, text);
     const size = fstatSync(fd).size;
-    writeSeal(commonDir, { size, hash: windowHash(fd, size), foreign });
+    writeSeal(commonDir, { size, hash: windowHash(fd, size), foreign }, of);
   } finally {
     release();
   }
@@ -193,7 +209,7 @@ export function sealedAppend(commonDir: string, fd: number, text: string): void 
  * guard just wrote whole: compaction). `keepForeign` keeps the ranges already noted (compaction
  * drops their lines instead).
  */
-export function resealJournal(commonDir: string, journal: string): void {
+export function resealJournal(commonDir: string, journal: string, of: SealOf = 'journal'): void {
   let fd: number;
   try {
     fd = openSync(journal, constants.O_RDONLY | constants.O_NONBLOCK);
@@ -203,18 +219,27 @@ export function resealJournal(commonDir: string, journal: string): void {
   try {
     const st = fstatSync(fd);
     if (st.isFile())
-      writeSeal(commonDir, { size: st.size, hash: windowHash(fd, st.size), foreign: [] });
+      writeSeal(commonDir, { size: st.size, hash: windowHash(fd, st.size), foreign: [] }, of);
   } finally {
     closeSync(fd);
   }
 }
 
+/** Remove a seal (`guard recover` starting a file again: its next note seals it as it then is). */
+export function dropSeal(commonDir: string, of: SealOf): void {
+  rmSync(sealPath(commonDir, of), { force: true });
+}
+
 /** What is wrong with the journal against its seal: null when it holds (or there is no seal). File reads only. */
-export function journalSealProblem(commonDir: string, journal: string): string | null {
-  const seal = readSeal(commonDir);
+export function journalSealProblem(
+  commonDir: string,
+  journal: string,
+  of: SealOf = 'journal',
+): string | null {
+  const seal = readSeal(commonDir, of);
   if (seal === null) return null;
   if (seal === 'bad')
-    return 'its seal (.git/info/guard-journal-seal) was replaced by something guard did not write';
+    return `its seal (.git/${SEALS[of]}) was replaced by something guard did not write`;
   let fd: number;
   try {
     fd = openSync(journal, constants.O_RDONLY | constants.O_NONBLOCK);
@@ -227,7 +252,7 @@ export function journalSealProblem(commonDir: string, journal: string): string |
     if (!st.isFile()) return null;
     if (sealHolds(seal, fd, st.size)) return null;
     // a note sealed between the two reads: read again once
-    const again = readSeal(commonDir);
+    const again = readSeal(commonDir, of);
     if (again && again !== 'bad' && sealHolds(again, fd, fstatSync(fd).size)) return null;
     return st.size < seal.size
       ? `it is shorter than guard left it (${st.size} bytes, guard's seal says ${seal.size})`
@@ -242,10 +267,15 @@ export function journalSealProblem(commonDir: string, journal: string): string |
  * the seal, or in a foreign range, are dropped, except, while a note is being written (the lock
  * is held), the `+ REF` lines past the seal (a ref being written now). With no seal, every line.
  */
-export function trustedText(commonDir: string, buf: Buffer, at: number): string {
-  const seal = readSeal(commonDir);
+export function trustedText(
+  commonDir: string,
+  buf: Buffer,
+  at: number,
+  of: SealOf = 'journal',
+): string {
+  const seal = readSeal(commonDir, of);
   if (seal === null || seal === 'bad') return buf.toString('utf8');
-  const inFlight = at + buf.length > seal.size && sealLocked(commonDir);
+  const inFlight = at + buf.length > seal.size && sealLocked(commonDir, of);
   const untrusted = (from: number) =>
     from >= seal.size || seal.foreign.some(([a, b]) => from >= a && from < b);
   if (!seal.foreign.some(([, b]) => b > at) && at + buf.length <= seal.size)

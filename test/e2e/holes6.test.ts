@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { appendFileSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { globalBin } from './branch-gate-shared.js';
@@ -144,7 +144,7 @@ describe('holes6: destructive commands built at run time (the checkpoint covers 
         'r=refs/gu; git for-each-ref --format="delete %(refname)" ${r}ard/ | git update-ref --stdin';
       const { pre, said } = bashCall(repo, HIDDEN[how]!(del), 'b1');
       expect(pre.json?.hookSpecificOutput?.permissionDecision).not.toBe('deny');
-        expect(said).toMatch(/of guard's refs were removed outside guard/);
+      expect(said).toMatch(/of guard's refs were removed outside guard/);
       const next = claudeHook(repo, 's', 'Bash', { command: 'ls' }, 'b2');
       expect(next.json?.hookSpecificOutput?.permissionDecision).toBe('deny');
       expect(repo.guard(['recover']).code).toBe(0);
@@ -165,5 +165,56 @@ describe('holes6: destructive commands built at run time (the checkpoint covers 
       /removed guard's checkpoint from before it \(\S+: its commit is no longer in git/,
     );
     expect(said).not.toMatch(/could not check this tool call/);
+  });
+});
+
+describe('holes6: the pinned file (lane bases) sealed like the journal', () => {
+  it('a lane base removed by hand with "- REF" appended to journal-pinned (and the journal): the next hook call is refused, doctor FAILs; a person\'s recover quiets it', () => {
+    const repo = claudeRepo({ 'app.py': lines(10), 'notes.txt': 'n\n' });
+    expect(repo.guard(['start', 'l1']).code).toBe(0);
+    const [lane] = repo.refs('refs/guard/lanes/');
+    expect(lane).toBeDefined();
+    // the lane's start far from the journal's newest 64 tips: only the pinned file speaks for it
+    for (let i = 0; i < 40; i++)
+      expect(repo.guard(['write', 'notes.txt'], { input: `n${i}\n` }).code).toBe(0);
+    repo.git(['update-ref', '-d', lane!]);
+    for (const f of ['journal-pinned', 'journal'])
+      appendFileSync(path.join(repo.dir, '.git', 'guard', f), `- ${lane}\n`);
+    const h = claudeHook(repo, 's', 'Bash', { command: 'ls' }, 'b1');
+    // on main: no opinion (the pinned file's "- REF" was read as guard's own removal)
+    expect(h.json?.hookSpecificOutput?.permissionDecision, h.stdout).toBe('deny');
+    expect(h.stdout).toContain(lane);
+    const d = repo.guard(['doctor']);
+    expect(d.code).toBe(1);
+    expect(d.stdout).toMatch(/removed outside guard/);
+    const rec = repo.guard(['recover']);
+    expect(rec.code, rec.stdout + rec.stderr).toBe(0);
+    expect(repo.refs('refs/guard/lanes/')).toEqual([lane]);
+    expect(repo.guard(['doctor']).stdout).not.toMatch(/outside guard/);
+  });
+
+  it('journal-pinned written again without the lane (sed), the lane ref removed: refused, doctor names the file', () => {
+    const repo = claudeRepo({ 'app.py': lines(10), 'notes.txt': 'n\n' });
+    expect(repo.guard(['start', 'l1']).code).toBe(0);
+    const [lane] = repo.refs('refs/guard/lanes/');
+    for (let i = 0; i < 40; i++)
+      expect(repo.guard(['write', 'notes.txt'], { input: `n${i}\n` }).code).toBe(0);
+    repo.git(['update-ref', '-d', lane!]);
+    const f = path.join(repo.dir, '.git', 'guard', 'journal-pinned');
+    writeFileSync(
+      f,
+      readFileSync(f, 'utf8')
+        .split('\n')
+        .filter((l) => !l.endsWith(` ${lane}`))
+        .join('\n'),
+    );
+    const h = claudeHook(repo, 's', 'Bash', { command: 'ls' }, 'b1');
+    expect(h.json?.hookSpecificOutput?.permissionDecision, h.stdout).toBe('deny');
+    const d = repo.guard(['doctor']);
+    expect(d.code).toBe(1);
+    expect(d.stdout).toMatch(/journal-pinned: lane bases\) was changed outside guard/);
+    // a person's recover starts the list again from the lane refs there are, and seals it
+    expect(repo.guard(['recover']).code).toBe(0);
+    expect(repo.guard(['doctor']).stdout).not.toMatch(/journal-pinned/);
   });
 });
