@@ -21,6 +21,8 @@ describe('netCommand', () => {
     'mkfifo .git/guard/journal',
     'git for-each-ref refs/guard/ > .git/guard/journal',
     'true > .git/info/guard-journal-seal',
+    'rm .git/info/guard-pinned-seal',
+    'echo v1 0 x > .git/info/guard-pinned-seal',
   ])('refuses: %s', (c) => {
     expect(netCommand(c)).not.toBeNull();
   });
