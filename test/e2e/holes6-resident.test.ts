@@ -103,7 +103,7 @@ describe('holes6: the resident client never lets a call through on a failure of 
         stdio: [fd, 'pipe', 'pipe'],
       });
       let err = '';
-      child.stderr.on('data', (b: Buffer) => (err += b));
+      child.stderr!.on('data', (b: Buffer) => (err += b));
       const code = await new Promise<number | null>((res) => child.on('close', res));
       // on main: exit 70, which Claude Code reads as a non-blocking error: the tool runs
       expect(code, err).toBe(2);
