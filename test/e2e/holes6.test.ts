@@ -10,6 +10,7 @@ import {
   cleanEnv,
   cleanupRepos,
   lines,
+  outsideDir,
   type TestRepo,
 } from '../helpers.js';
 
@@ -216,5 +217,34 @@ describe('holes6: the pinned file (lane bases) sealed like the journal', () => {
     // a person's recover starts the list again from the lane refs there are, and seals it
     expect(repo.guard(['recover']).code).toBe(0);
     expect(repo.guard(['doctor']).stdout).not.toMatch(/journal-pinned/);
+  });
+});
+
+describe('holes6: the plain hook process fails closed before its own handler too', () => {
+  it("its folder removed before it starts (process.cwd() fails): a deny in Claude's form, not exit 3", () => {
+    const repo = claudeRepo({ 'app.py': lines(50) });
+    const gone = path.join(outsideDir(), 'gone');
+    const payload = JSON.stringify({
+      session_id: 's',
+      transcript_path: '/tmp/t.jsonl',
+      cwd: gone,
+      hook_event_name: 'PreToolUse',
+      tool_name: 'Bash',
+      tool_input: { command: `rm -rf ${repo.dir}/app.py` },
+      tool_use_id: 'b1',
+    });
+    const r = spawnSync(
+      'sh',
+      ['-c', `mkdir "$D" && cd "$D" && rmdir "$D" && exec "$NODE" "$CLI" hook claude`],
+      {
+        input: payload,
+        encoding: 'utf8',
+        env: cleanEnv({ D: gone, NODE: process.execPath, CLI }),
+      },
+    );
+    // on main: exit 3, "guard: internal error: ENOENT ... uv_cwd" and no answer: Claude Code reads
+    // exit 3 as a non-blocking error and runs the tool under a hook entry without `|| exit 2`
+    expect(r.status, r.stderr).toBe(0);
+    expect(JSON.parse(r.stdout).hookSpecificOutput.permissionDecision).toBe('deny');
   });
 });
