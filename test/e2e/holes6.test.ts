@@ -248,3 +248,25 @@ describe('holes6: the plain hook process fails closed before its own handler too
     expect(JSON.parse(r.stdout).hookSpecificOutput.permissionDecision).toBe('deny');
   });
 });
+
+const hasScript = spawnSync('script', ['--version'], { encoding: 'utf8' }).status === 0;
+
+describe('holes6: the commit prompt in a terminal the agent made, its variables unset', () => {
+  it.skipIf(!hasScript)(
+    "`printf 'y\\n' | env -u CLAUDECODE script -qc 'git commit'` from the agent's Bash: no prompt, the rewrite is not committed",
+    () => {
+      const repo = claudeRepo({ 'app.py': lines(200) });
+      const before = repo.git(['rev-parse', 'HEAD']).trim();
+      writeFileSync(path.join(repo.dir, 'app.py'), 'x\n');
+      repo.git(['add', 'app.py']);
+      const r = asClaudeBash(
+        repo,
+        `printf 'y\\ny\\ny\\n' | env -u CLAUDECODE script -qec "git commit -qm drop" /dev/null`,
+      );
+      // on main: the prompt opened in script's terminal, read the piped "y" and the commit landed
+      // ("guard: 0 allowed, 1 approved")
+      expect(r.stdout + r.stderr).not.toMatch(/approved/);
+      expect(repo.git(['rev-parse', 'HEAD']).trim()).toBe(before);
+    },
+  );
+});
