@@ -10,7 +10,7 @@ export async function run(a: RecoverArgs, out: Output): Promise<number> {
   // recover starts the journal again from the refs there are: after refs were deleted and the
   // journal rewritten, that makes the deletion guard's word. A person's command, never an agent's,
   // with or without the variables its harness set (holes6: read from the processes above too).
-  const agent = await agentShellWhy();
+  const agent = agentShellWhy();
   if (agent)
     throw new GuardError(
       'E_USAGE',

@@ -1,3 +1,5 @@
+import { agentAncestor } from '../runtime/agent-ancestry.js';
+
 /**
  * Auto mode: no person is there to ask, so what needs approval is blocked.
  * On with --auto, GUARD_AUTO=1, CI=true (any CI value but empty, 0, false).
@@ -30,9 +32,8 @@ export function inAgentShell(): boolean {
  * for the commands that reset guard's own evidence (`guard log --prune`, `guard recover`), which
  * an agent would run with those variables unset. A description of why, null when neither.
  */
-export async function agentShellWhy(): Promise<string | null> {
+export function agentShellWhy(): string | null {
   const set = AGENT_SHELL.find((v) => process.env[v] === '1');
   if (set) return `${set}=1 is set`;
-  const { agentAncestor } = await import('../runtime/agent-ancestry.js');
   return agentAncestor();
 }

@@ -354,7 +354,7 @@ async function pruneAllowed(opts: PruneOptions): Promise<void> {
   // command tool, `--prune --keep 0 --include-rejected` took every refused change's ref and record
   // and every checkpoint with no word (adv5). Only a person prunes. Read from the processes above
   // too: the agent unsets CLAUDECODE in its own command (holes6).
-  const agent = await agentShellWhy();
+  const agent = agentShellWhy();
   if (agent)
     throw new GuardError(
       'E_USAGE',
