@@ -319,8 +319,18 @@ export function installGuard(files: Record<string, string | Buffer>): TestRepo {
   writeFileSync(manifest, text);
   // the journal's word on the record (git/journal.ts noteGate), as guard init would have noted it here
   const gate = `gate ${createHash('sha256').update(text).digest('hex')}\n`;
-  for (const f of ['journal', 'journal-pinned'])
-    appendFileSync(path.join(dir, '.git', 'guard', f), gate);
+  for (const [f, seal] of [
+    ['journal', 'guard-journal-seal'],
+    ['journal-pinned', 'guard-pinned-seal'],
+  ] as const) {
+    const file = path.join(dir, '.git', 'guard', f);
+    appendFileSync(file, gate);
+    // and sealed, as guard seals a note (src/git/journal-seal.ts): its size, the sha-256 of its last 256 bytes
+    const buf = readFileSync(file);
+    const last = buf.subarray(Math.max(0, buf.length - 256));
+    const hash = createHash('sha256').update(last).digest('hex');
+    writeFileSync(path.join(dir, '.git', 'info', seal), `v1 ${buf.length} ${hash}\n`);
+  }
   const repo = new TestRepo(dir);
   repos.push(repo);
   return repo;

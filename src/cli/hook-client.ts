@@ -138,13 +138,35 @@ function ask(sock: string, request: string, budgetMs: number): Promise<Reply | n
           continue;
         }
         const r = m as Reply;
-        if (r.t === 'done' && started && typeof r.code === 'number') return finish(r);
+        if (r.t === 'done' && started && wellFormed(r)) return finish(r);
         return finish(
           r.t === 'busy' || r.t === 'late' || r.t === 'mismatch' ? r : { t: 'refused' },
         );
       }
     });
   });
+}
+
+/**
+ * A done reply this process can write back as it is: an exit code a process can have, stdout and
+ * stderr as base64 text. Anything else is not understood (a corrupt reply, another program on the
+ * socket): the call is run here.
+ */
+function wellFormed(r: {
+  code?: unknown;
+  out?: unknown;
+  err?: unknown;
+  killed?: unknown;
+}): boolean {
+  const b64 = (v: unknown) => typeof v === 'string' && /^[A-Za-z0-9+/]*={0,2}$/.test(v);
+  return (
+    Number.isInteger(r.code) &&
+    (r.code as number) >= 0 &&
+    (r.code as number) <= 255 &&
+    b64(r.out) &&
+    b64(r.err) &&
+    (r.killed === undefined || typeof r.killed === 'boolean')
+  );
 }
 
 /** Start a server for the next call: detached, no stdio, not holding this process. */
@@ -225,7 +247,19 @@ async function main(): Promise<void> {
 }
 
 await main().catch((e: unknown) => {
-  // a bug here, before any answer: the installed command turns a non-zero exit into a block
-  writeAll(2, Buffer.from(`guard: the resident hook client failed: ${String(e)}\n`));
-  process.exitCode = 70;
+  // anything unexpected here, before an answer: exit 2, which every harness guard supports reads as
+  // "blocked" with stderr as the reason, so a hook entry written by hand (without the installed
+  // command's `|| exit 2` fallback) never lets the tool run on a client that failed (holes6)
+  const why = String(e instanceof Error ? e.message : e)
+    .replace(/\s+/g, ' ')
+    .slice(0, 300);
+  try {
+    writeAll(
+      2,
+      Buffer.from(`guard: the resident hook client failed, so this call is refused: ${why}\n`),
+    );
+  } catch {
+    // stderr gone too: the exit code says it
+  }
+  process.exitCode = 2;
 });

@@ -130,8 +130,22 @@ export function typed<N extends CommandName>(
       'pass --cwd a folder inside a git work tree',
     );
   }
-  args.cwd = path.resolve(typeof cwd === 'string' ? cwd : process.cwd());
+  args.cwd = path.resolve(typeof cwd === 'string' ? cwd : here(name));
   return { command: name, args: args as ArgsOf<N> };
+}
+
+/**
+ * The process's folder. `guard hook` answers every failure in the harness's blocking form
+ * (cli/hook.ts): a folder removed under it (process.cwd() fails) is judged there, not exit 3 here,
+ * which a harness reads as "go ahead" under a hook entry without the installed fallback (holes6).
+ */
+function here(command: string): string {
+  try {
+    return process.cwd();
+  } catch (err) {
+    if (command === 'hook') return path.sep;
+    throw err;
+  }
 }
 
 function value(name: string, f: Flag, v: unknown): unknown {

@@ -37,8 +37,19 @@ import { randomHex, sha256Hex } from '../core/digest.js';
  * too (one uid owns both files); that needs a witness off the machine (`guard ci`, a pushed copy of
  * `refs/guard/*`).
  */
-const SEAL = path.join('info', 'guard-journal-seal');
-const LOCK = `${SEAL}.lock`;
+/**
+ * Which file a seal is for: the journal, or the pinned file beside it (`<commonDir>/guard/journal-pinned`,
+ * the refs kept for long: lane bases, read whole by every door), sealed the same way in its own
+ * `info/guard-pinned-seal` (holes6: a `- REF` appended there hid a lane base removed by hand).
+ */
+export type SealOf = 'journal' | 'pinned';
+const SEALS: Record<SealOf, string> = {
+  journal: path.join('info', 'guard-journal-seal'),
+  pinned: path.join('info', 'guard-pinned-seal'),
+};
+/** The file a seal describes, by its name in guard's folder. */
+export const sealOfFile = (name: string): SealOf | null =>
+  name === 'journal' ? 'journal' : name === 'journal-pinned' ? 'pinned' : null;
 const WINDOW = 256;
 /** Foreign ranges kept (the newest). */
 const FOREIGN_MAX = 32;
@@ -53,7 +64,7 @@ export interface Seal {
   foreign: Array<[number, number]>;
 }
 
-const sealPath = (commonDir: string) => path.join(commonDir, SEAL);
+const sealPath = (commonDir: string, of: SealOf) => path.join(commonDir, SEALS[of]);
 
 function parseSeal(text: string): Seal | null {
   const m = /^v1 (\d+) ([0-9a-f]{64})((?: \d+-\d+)*)\s*$/.exec(text);
@@ -67,10 +78,10 @@ function parseSeal(text: string): Seal | null {
 }
 
 /** The seal, null when there is none (a journal from before seals, or none yet), 'bad' when it is there but unreadable as one. */
-export function readSeal(commonDir: string): Seal | null | 'bad' {
+export function readSeal(commonDir: string, of: SealOf = 'journal'): Seal | null | 'bad' {
   let text: string;
   try {
-    const fd = openSync(sealPath(commonDir), constants.O_RDONLY | constants.O_NONBLOCK);
+    const fd = openSync(sealPath(commonDir, of), constants.O_RDONLY | constants.O_NONBLOCK);
     try {
       if (!fstatSync(fd).isFile()) return 'bad';
       text = readFileSync(fd, 'utf8');
@@ -101,8 +112,8 @@ export function sealHolds(seal: Seal, fd: number, size: number): boolean {
   return size >= seal.size && windowHash(fd, seal.size) === seal.hash;
 }
 
-function writeSeal(commonDir: string, seal: Seal): void {
-  const file = sealPath(commonDir);
+function writeSeal(commonDir: string, seal: Seal, of: SealOf): void {
+  const file = sealPath(commonDir, of);
   const tmp = `${file}.${process.pid}-${randomHex(4)}`;
   const ranges = seal.foreign
     .slice(-FOREIGN_MAX)
@@ -119,8 +130,8 @@ function writeSeal(commonDir: string, seal: Seal): void {
 const sleep = (ms: number) => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
 
 /** Take the seal's lock (waiting for another guard's note, taking over one a killed guard left); the release. */
-export function lockSeal(commonDir: string): () => void {
-  const file = path.join(commonDir, LOCK);
+export function lockSeal(commonDir: string, of: SealOf = 'journal'): () => void {
+  const file = `${sealPath(commonDir, of)}.lock`;
   const until = Date.now() + WAIT_MS;
   for (let tries = 0; ; tries++) {
     try {
@@ -159,11 +170,17 @@ export function lockSeal(commonDir: string): () => void {
  * a person runs `guard recover` (resealJournal). A journal with no seal yet (written before seals)
  * is sealed as it is.
  */
-export function sealedAppend(commonDir: string, fd: number, text: string, file?: string): void {
-  const release = lockSeal(commonDir);
+export function sealedAppend(
+  commonDir: string,
+  fd: number,
+  text: string,
+  where: { file?: string; of?: SealOf } = {},
+): void {
+  const { file, of = 'journal' } = where;
+  const release = lockSeal(commonDir, of);
   try {
     const before = fstatSync(fd).size;
-    const seal = readSeal(commonDir);
+    const seal = readSeal(commonDir, of);
     if (seal === 'bad' || (seal && !sealHolds(seal, fd, before))) {
       writeSync(fd, text);
       return;
@@ -174,10 +191,10 @@ export function sealedAppend(commonDir: string, fd: number, text: string, file?:
     // guard's (a `- REF` appended by hand, then 32 appends each followed by a note: adv6), so
     // the foreign bytes are taken out of the journal instead, and it is sealed with none
     if (foreign.length > FOREIGN_MAX && file)
-      return void dropForeign(commonDir, { fd, file }, foreign, text);
+      return void dropForeign(commonDir, { fd, file, of }, foreign, text);
     writeSync(fd, text);
     const size = fstatSync(fd).size;
-    writeSeal(commonDir, { size, hash: windowHash(fd, size), foreign });
+    writeSeal(commonDir, { size, hash: windowHash(fd, size), foreign }, of);
   } finally {
     release();
   }
@@ -186,11 +203,11 @@ export function sealedAppend(commonDir: string, fd: number, text: string, file?:
 /** The journal written again without its foreign ranges, `text` appended, renamed in place and sealed (under the seal's lock). */
 function dropForeign(
   commonDir: string,
-  journal: { fd: number; file: string },
+  journal: { fd: number; file: string; of: SealOf },
   foreign: ReadonlyArray<[number, number]>,
   text: string,
 ): void {
-  const { fd, file } = journal;
+  const { fd, file, of } = journal;
   const size = fstatSync(fd).size;
   const buf = Buffer.alloc(size);
   for (let got = 0; got < size;) {
@@ -210,7 +227,7 @@ function dropForeign(
   writeFileSync(tmp, out);
   renameSync(tmp, file);
   const from = Math.max(0, out.length - WINDOW);
-  writeSeal(commonDir, { size: out.length, hash: sha256Hex(out.subarray(from)), foreign: [] });
+  writeSeal(commonDir, { size: out.length, hash: sha256Hex(out.subarray(from)), foreign: [] }, of);
 }
 
 /**
@@ -218,7 +235,7 @@ function dropForeign(
  * guard just wrote whole: compaction). `keepForeign` keeps the ranges already noted (compaction
  * drops their lines instead).
  */
-export function resealJournal(commonDir: string, journal: string): void {
+export function resealJournal(commonDir: string, journal: string, of: SealOf = 'journal'): void {
   let fd: number;
   try {
     fd = openSync(journal, constants.O_RDONLY | constants.O_NONBLOCK);
@@ -228,18 +245,27 @@ export function resealJournal(commonDir: string, journal: string): void {
   try {
     const st = fstatSync(fd);
     if (st.isFile())
-      writeSeal(commonDir, { size: st.size, hash: windowHash(fd, st.size), foreign: [] });
+      writeSeal(commonDir, { size: st.size, hash: windowHash(fd, st.size), foreign: [] }, of);
   } finally {
     closeSync(fd);
   }
 }
 
+/** Remove a seal (`guard recover` starting a file again: its next note seals it as it then is). */
+export function dropSeal(commonDir: string, of: SealOf): void {
+  rmSync(sealPath(commonDir, of), { force: true });
+}
+
 /** What is wrong with the journal against its seal: null when it holds (or there is no seal). File reads only. */
-export function journalSealProblem(commonDir: string, journal: string): string | null {
-  const seal = readSeal(commonDir);
+export function journalSealProblem(
+  commonDir: string,
+  journal: string,
+  of: SealOf = 'journal',
+): string | null {
+  const seal = readSeal(commonDir, of);
   if (seal === null) return null;
   if (seal === 'bad')
-    return 'its seal (.git/info/guard-journal-seal) was replaced by something guard did not write';
+    return `its seal (.git/${SEALS[of]}) was replaced by something guard did not write`;
   let fd: number;
   try {
     fd = openSync(journal, constants.O_RDONLY | constants.O_NONBLOCK);
@@ -252,7 +278,7 @@ export function journalSealProblem(commonDir: string, journal: string): string |
     if (!st.isFile()) return null;
     if (sealHolds(seal, fd, st.size)) return null;
     // a note sealed between the two reads: read again once
-    const again = readSeal(commonDir);
+    const again = readSeal(commonDir, of);
     if (again && again !== 'bad' && sealHolds(again, fd, fstatSync(fd).size)) return null;
     return st.size < seal.size
       ? `it is shorter than guard left it (${st.size} bytes, guard's seal says ${seal.size})`
@@ -270,8 +296,13 @@ export function journalSealProblem(commonDir: string, journal: string): string |
  * is sealed before guard writes the ref it names, so a reader that raced it finds it sealed when
  * it reads again: journalCheck does.)
  */
-export function trustedText(commonDir: string, buf: Buffer, at: number): string {
-  const seal = readSeal(commonDir);
+export function trustedText(
+  commonDir: string,
+  buf: Buffer,
+  at: number,
+  of: SealOf = 'journal',
+): string {
+  const seal = readSeal(commonDir, of);
   if (seal === null || seal === 'bad') return buf.toString('utf8');
   const untrusted = (from: number) =>
     from >= seal.size || seal.foreign.some(([a, b]) => from >= a && from < b);

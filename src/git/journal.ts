@@ -19,11 +19,13 @@ import { inflateSync } from 'node:zlib';
 import { objectsHere } from './object-here.js';
 import { packedLookup, packedRefsBytes } from './packed-refs.js';
 import {
+  dropSeal,
   lockSeal,
   readSeal,
   journalSealProblem,
   resealJournal,
   sealedAppend,
+  sealOfFile,
   trustedAt,
   trustedText,
 } from './journal-seal.js';
@@ -75,6 +77,8 @@ const TAIL_BYTES = 64 << 10;
 const COMPACT_BYTES = 1 << 20;
 const KEEP = 5_000;
 const WRITE_BASE = 'refs/guard/write-base/';
+/** guard write's named sessions (git/session-base.ts): their records are read from the journal. */
+const WRITE_SESSIONS = 'refs/guard/sessions/cli/';
 const dayOf = (ms: number) => new Date(ms).toISOString().slice(0, 10);
 const OID = /^[0-9a-f]{40}(?:[0-9a-f]{24})?$/;
 
@@ -189,9 +193,6 @@ function readRegularSync(file: string): Buffer | null {
   }
 }
 
-const readRegularText = async (file: string): Promise<string> =>
-  (await readRegular(file))?.toString('utf8') ?? '';
-
 /** Note refs guard just wrote. Never fails the caller: a journal that cannot be written only weakens the check. */
 function noteTips(commonDir: string | null, tips: readonly Tip[]): void {
   if (!commonDir || tips.length === 0) return;
@@ -221,6 +222,43 @@ export async function journaledRefWrite(
   faultPoint('journal:before-note');
   noteTips(commonDir, tips);
   return tips;
+}
+
+/**
+ * What is wrong with the pinned file against its seal (journal-seal.ts): rewritten, removed, or
+ * its seal replaced; null when it holds or was never sealed. File reads only.
+ */
+export function pinnedProblem(commonDir: string): string | null {
+  const seal = readSeal(commonDir, 'pinned');
+  if (seal === null) return null;
+  if (seal !== 'bad' && !statSyncOrNull(pinnedFile(commonDir)))
+    return 'it was removed (its seal says guard kept one)';
+  return journalSealProblem(commonDir, pinnedFile(commonDir), 'pinned');
+}
+
+function statSyncOrNull(file: string): ReturnType<typeof statSync> | null {
+  try {
+    return statSync(file);
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * The pinned file begun anew (`guard recover`, a person's call, when pinnedProblem has a word):
+ * the lane bases there are among `tips`, and the gate record's digest the journal last noted.
+ */
+export function restartPinned(commonDir: string, tips: readonly Tip[]): void {
+  const buf = readRegularSync(journalFile(commonDir));
+  const gate = buf ? lastGate(trustedText(commonDir, buf, 0)) : null;
+  rmSync(pinnedFile(commonDir), { force: true });
+  dropSeal(commonDir, 'pinned');
+  const text =
+    tips
+      .filter((t) => pinned(t.ref))
+      .map((t) => `${t.oid} ${t.ref}\n`)
+      .join('') + (gate ? `gate ${gate}\n` : '');
+  if (text) note(commonDir, text, PINNED_FILE);
 }
 
 /** A journal begun anew from `tips` (`guard recover` after .git/guard/ was removed whole): the file exists even with none. */
@@ -285,15 +323,16 @@ export function noteGone(commonDir: string | null, refs: readonly string[]): voi
  * alone when it is anything else (the doors then say the journal is not a regular file).
  */
 function append(file: string, text: string, commonDir: string | null): void {
+  const of = sealOfFile(path.basename(file));
   const fd = openSync(
     file,
     constants.O_RDWR | constants.O_APPEND | constants.O_CREAT | constants.O_NONBLOCK,
     0o644,
   );
   try {
-    // the journal itself is sealed with each note (git/journal-seal.ts); the pinned file is not
+    // the journal and the pinned file are sealed with each note (git/journal-seal.ts)
     if (!fstatSync(fd).isFile()) return;
-    if (commonDir) sealedAppend(commonDir, fd, text, file);
+    if (commonDir && of) sealedAppend(commonDir, fd, text, { file, of });
     else writeSync(fd, text);
   } finally {
     closeSync(fd);
@@ -302,7 +341,7 @@ function append(file: string, text: string, commonDir: string | null): void {
 
 function note(commonDir: string, text: string, name = FILE): void {
   const file = path.join(commonDir, DIR, name);
-  const sealed = name === FILE ? commonDir : null;
+  const sealed = commonDir;
   try {
     append(file, text, sealed);
   } catch (err) {
@@ -348,20 +387,28 @@ export function liveTips(text: string): Tip[] {
 function compact(commonDir: string, file: string): void {
   const tmp = `${file}.${process.pid}-${randomHex(4)}`;
   const journal = path.basename(file) === FILE;
-  const release = journal ? lockSeal(commonDir) : () => {};
+  const of = journal ? 'journal' : 'pinned';
+  const release = lockSeal(commonDir, of);
   try {
     const buf = readRegularSync(file);
     if (!buf || buf.length <= COMPACT_BYTES) return;
-    const text = journal ? trustedText(commonDir, buf, 0) : buf.toString('utf8');
+    const text = trustedText(commonDir, buf, 0, of);
     // the pinned file keeps every live entry (a lane a person has not discarded is never forgotten)
     const live = liveTips(text);
-    // and today's and yesterday's write bases, however many refs came after: guard write reads a
-    // file's base from the journal alone (git/session-base.ts), so one dropped here is a sum restarted
+    // and today's and yesterday's write bases, and guard write's named sessions, however many refs
+    // came after: guard write reads a file's base from the journal alone (git/session-base.ts), so
+    // one dropped here is a sum restarted
     const bases = new Set([0, 1].map((d) => `${WRITE_BASE}${dayOf(Date.now() - d * 864e5)}/`));
     const tips = !journal
       ? live
       : [
-          ...live.slice(0, -KEEP).filter((t) => bases.has(t.ref.slice(0, WRITE_BASE.length + 11))),
+          ...live
+            .slice(0, -KEEP)
+            .filter(
+              (t) =>
+                bases.has(t.ref.slice(0, WRITE_BASE.length + 11)) ||
+                t.ref.startsWith(WRITE_SESSIONS),
+            ),
           ...live.slice(-KEEP),
         ];
     // a session step guard removed stays noted: provenance trusts no absence while recent ones are gone
@@ -376,7 +423,7 @@ function compact(commonDir: string, file: string): void {
         (gate ? `gate ${gate}\n` : ''),
     );
     renameSync(tmp, file);
-    if (journal) resealJournal(commonDir, file);
+    resealJournal(commonDir, file, of);
   } catch {
     rmSync(tmp, { force: true });
   } finally {
@@ -414,9 +461,20 @@ export async function readJournal(commonDir: string): Promise<Tip[]> {
   return liveTips(pins + text);
 }
 
-/** The pinned file's text (refs guard keeps for long: lane bases); '' when there is none. */
-function readPinned(commonDir: string): Promise<string> {
-  return readRegularText(path.join(commonDir, DIR, PINNED_FILE));
+/** The pinned file's text (refs guard keeps for long: lane bases), the lines guard wrote (its seal); '' when there is none. */
+async function readPinned(commonDir: string): Promise<string> {
+  return pinnedText(commonDir);
+}
+
+function pinnedText(commonDir: string): string {
+  const buf = readRegularSync(pinnedFile(commonDir));
+  const text = buf ? trustedText(commonDir, buf, 0, 'pinned') : '';
+  // whole lines (trustedText joins what it keeps without a last newline): readers append the journal's text to it
+  return text && !text.endsWith('\n') ? `${text}\n` : text;
+}
+
+export function pinnedFile(commonDir: string): string {
+  return path.join(commonDir, DIR, PINNED_FILE);
 }
 
 /** The live entries and the refs whose last word is "removed by guard" (`- REF`: a prune, a recover that found the objects gone), with one read. */
@@ -711,9 +769,7 @@ export function unjournaledRefs(commonDir: string): string[] {
   if (size > TAIL_BYTES && readSeal(commonDir) !== null) return [];
   const refs = guardRefNames(commonDir);
   if (refs.length === 0) return [];
-  const text =
-    journalBytes(file, UNSEALED_BYTES) +
-    (readRegularSync(path.join(commonDir, DIR, PINNED_FILE))?.toString('utf8') ?? '');
+  const text = journalBytes(file, UNSEALED_BYTES) + pinnedText(commonDir);
   const known = new Set<string>();
   for (const line of text.split('\n')) {
     const sp = line.indexOf(' ');

@@ -159,27 +159,59 @@ export interface SessionBase {
   content: Buffer | null;
 }
 
-/** The earliest checkpoint of this session, in this work tree, that holds `rel`; null when the session has not touched it. */
+/**
+ * The earliest checkpoint of this session, in this work tree, that holds `rel`; null when the
+ * session has not touched it. A named session's records are read as guard's journal says it wrote
+ * them (`commonDir` given), as the day's base is (dayBaseRefs): a record planted under the
+ * session's folder before its first write (an empty file as "the session's first sight", adv5) is
+ * not guard's word, and one removed by hand is still read. With no journal at all, the refs.
+ */
 export async function sessionBase(
   root: string,
   session: string,
   rel: string,
-  store?: string,
+  { store, commonDir }: { store?: string; commonDir?: string } = {},
 ): Promise<SessionBase | null> {
-  const fmt = '%(refname)%00%(objectname)%00%(contents)%00%01';
-  const r = await git(['for-each-ref', `--format=${fmt}`, store ?? prefix(session)], { cwd: root });
-  const best = earliest(
-    root,
-    rel,
-    r.stdout
-      .toString('utf8')
-      .split('\0\x01\n')
-      .map((rec) => {
-        const [ref, commit, ...rest] = rec.split('\0');
-        return { ref: ref ?? '', commit: commit ?? '', message: rest.join('\0') };
-      }),
-  );
+  const folder = store ?? prefix(session);
+  const noted = commonDir ? journaledTipsUnder(commonDir, folder) : null;
+  if (noted === 'unreadable')
+    throw new GuardError(
+      'E_UNREADABLE',
+      `guard's journal (.git/guard/journal), which holds the record of ${rel} as session ${session} first saw it, is not the one guard kept (removed, replaced by a pipe, or rewritten outside guard), so this write cannot be measured against it`,
+      "a person: guard doctor shows what changed; guard recover starts guard's journal again from the refs there are",
+    );
+  const records = noted ? await notedRecords(root, noted) : await listedRecords(root, folder);
+  const best = earliest(root, rel, records);
   return best ? readBase(root, rel, best) : null;
+}
+
+/** The session's records under `folder` as the ref store has them (one for-each-ref). */
+async function listedRecords(root: string, folder: string): Promise<Candidate[]> {
+  const fmt = '%(refname)%00%(objectname)%00%(contents)%00%01';
+  const r = await git(['for-each-ref', `--format=${fmt}`, folder], { cwd: root });
+  return r.stdout
+    .toString('utf8')
+    .split('\0\x01\n')
+    .map((rec) => {
+      const [ref, commit, ...rest] = rec.split('\0');
+      return { ref: ref ?? '', commit: commit ?? '', message: rest.join('\0') };
+    });
+}
+
+/** The records guard's journal names, read from the commits it noted (one cat-file; none: no process). */
+async function notedRecords(root: string, tips: readonly PackedRef[]): Promise<Candidate[]> {
+  if (tips.length === 0) return [];
+  const read = await catFileBatch(
+    root,
+    tips.map((t) => t.oid),
+    Number.MAX_SAFE_INTEGER,
+  );
+  return tips.map((t, i) => {
+    const c = read[i];
+    const raw = c?.type === 'commit' ? (c.data?.toString('utf8') ?? '') : '';
+    const at = raw.indexOf('\n\n');
+    return { ref: t.ref, commit: t.oid, message: at < 0 ? '' : raw.slice(at + 2) };
+  });
 }
 
 interface Candidate {

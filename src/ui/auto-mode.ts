@@ -1,3 +1,5 @@
+import { agentAncestor } from '../runtime/agent-ancestry.js';
+
 /**
  * Auto mode: no person is there to ask, so what needs approval is blocked.
  * On with --auto, GUARD_AUTO=1, CI=true (any CI value but empty, 0, false).
@@ -23,4 +25,15 @@ const AGENT_SHELL = ['CLAUDECODE', 'GEMINI_CLI'] as const;
 /** Is this guard run from an agent's command tool (by the agent, not a person)? */
 export function inAgentShell(): boolean {
   return AGENT_SHELL.some((v) => process.env[v] === '1');
+}
+
+/**
+ * inAgentShell, or the same read from the processes above this one (runtime/agent-ancestry.ts):
+ * for the commands that reset guard's own evidence (`guard log --prune`, `guard recover`), which
+ * an agent would run with those variables unset. A description of why, null when neither.
+ */
+export function agentShellWhy(): string | null {
+  const set = AGENT_SHELL.find((v) => process.env[v] === '1');
+  if (set) return `${set}=1 is set`;
+  return agentAncestor();
 }

@@ -3,6 +3,7 @@ import { openSync, closeSync } from 'node:fs';
 import { ReadStream, WriteStream } from 'node:tty';
 import { createInterface, type Interface } from 'node:readline';
 import { GuardError } from '../core/errors.js';
+import { agentAncestor } from '../runtime/agent-ancestry.js';
 import { inAgentShell } from './auto-mode.js';
 export { isAutoMode } from './auto-mode.js';
 
@@ -44,8 +45,10 @@ const ABORT = Symbol('abort');
 
 /** Open the controlling terminal; null when there is none (agents, CI, cron), or when it is an agent's. */
 export function openTerminal(color: boolean): Terminal | null {
-  // (a terminal in an agent's shell is one the agent made: ui/auto-mode.ts inAgentShell)
-  if (inAgentShell()) return null;
+  // (a terminal in an agent's shell is one the agent made: ui/auto-mode.ts inAgentShell; read from
+  // the processes above too, as the agent unsets the variable: `env -u CLAUDECODE script -qc 'git
+  // commit'` with `y` piped in approved its own rewrite, holes6)
+  if (inAgentShell() || agentAncestor()) return null;
   const tty = openTty();
   if (!tty) return null;
   const { fd, input, output } = tty;

@@ -120,9 +120,12 @@ describe('adv4: the resident hook under attack', () => {
     expect(y.stdout).not.toMatch(/ran out of time/);
   });
 
-  // HOLE (documented in docs/harnesses/README.md, "what the client could check of a server"):
-  // a process of the same uid (the agent) can listen on the build's socket and answer every call
-  // "allow"; the client serves that answer, and nothing (doctor, the next call) notices.
+  // HOLE (documented in docs/harnesses/README.md, "Who can make the hook say allow", and
+  // docs/reliability/holes6.md, why one uid cannot close it): a process of the same uid (the agent)
+  // can listen on the build's socket and answer every call "allow"; the client serves that answer,
+  // and nothing (doctor, the next call) notices. node gives the client no kernel word on who holds
+  // the other end, and a genuine server of the same uid can itself be made to lie (SIGUSR1 opens
+  // node 20's inspector) or be relayed through a fake that changes only the answer.
   it.fails('a fake server of the same uid answering allow is not served for a destructive Write', async () => {
     const repo = claudeRepo({ 'app.py': fixture('state.py') });
     const r = residentEnv();

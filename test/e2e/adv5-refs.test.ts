@@ -1,8 +1,11 @@
+import { spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync, renameSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import {
+  CLI,
   claudeHook,
+  cleanEnv,
   claudeRepo,
   cleanupRepos,
   lines,
@@ -120,13 +123,13 @@ describe('adv5: a refused change made to vanish from the ref store', () => {
     expect(repo.refs('refs/guard/rejected/')).toEqual([]);
   });
 
-  // HOLE (open): the agent's shell is told apart only by the variables its harness sets
-  // (CLAUDECODE=1, GEMINI_CLI=1: ui/auto-mode.ts inAgentShell), which the agent can unset in its
-  // own command; then guard's own removal is noted in its journal and nothing says anything. The
-  // same limit as `guard recover` run by the agent (holes5): a command of guard's the agent can
-  // run. What would close it: a record of the prune a door reports (the refs pruned, by whom),
-  // or prune never taking records younger than the person has seen.
-  it.fails("guard log --prune run from the agent's Bash with CLAUDECODE unset (env -u): the refused Write's ref stays", () => {
+  // was a hole (adv5): the agent's shell was told apart only by the variables its harness sets
+  // (CLAUDECODE=1), which the agent unsets in its own command; then guard's own removal was noted
+  // in its journal and nothing said anything. Now the processes above guard are read too
+  // (runtime/agent-ancestry.ts): the shell Claude Code started keeps CLAUDECODE=1 in the
+  // environment it was started with, whatever the command unsets, and Claude Code itself is above
+  // a shell that replaced itself (holes6). Each command is run as Claude Code's Bash runs it.
+  it("guard log --prune run from the agent's Bash with CLAUDECODE unset (env -u, unset and eval, a script it wrote, exec under claude): refused, the refused Write's ref stays", () => {
     const repo = claudeRepo({ 'state.py': lines(270) });
     claudeHook(
       repo,
@@ -135,9 +138,38 @@ describe('adv5: a refused change made to vanish from the ref store', () => {
       { file_path: path.join(repo.dir, 'state.py'), content: 'x\n' },
       'w1',
     );
-    repo.guard(['log', '--prune', '--keep', '0', '--include-rejected'], {
-      env: { CLAUDECODE: undefined },
-    });
-    expect(repo.refs('refs/guard/rejected/')).toHaveLength(1);
+    const before = repo.refs('refs/guard/rejected/');
+    expect(before).toHaveLength(1);
+    const g = `${process.execPath} ${CLI}`;
+    const prune = `${g} log --prune --keep 0 --include-rejected`;
+    // a "claude" whose shell replaces itself with one that has no CLAUDECODE
+    const bin = outsideDir();
+    symlinkSync('/bin/sh', path.join(bin, 'claude'));
+    // as Claude Code 2.1.330 runs a Bash call: eval'd, then `pwd -P >| FILE` (so bash forks it)
+    const asClaude = (command: string) =>
+      `eval '${command.replace(/'/g, `'\\''`)}' < /dev/null && pwd -P >| ${path.join(bin, 'cwd')}`;
+    const commands: Array<[string, string[], Record<string, string>]> = [
+      `env -u CLAUDECODE ${prune}`,
+      `unset CLAUDECODE; x="${g} log"; eval "$x --prune --keep 0 --include-rejected"`,
+      `printf '%s\\n' 'unset CLAUDECODE' '${prune}' > p.sh && bash p.sh`,
+      `sh -c "$(printf 'env -u CLAUDECODE %s' "${prune}")"`,
+    ].map((c): [string, string[], Record<string, string>] => [
+      'bash',
+      ['-c', asClaude(c)],
+      { CLAUDECODE: '1' },
+    ]);
+    // the shell itself replaced (exec) by one without CLAUDECODE: the harness above it is still there
+    commands.push([
+      path.join(bin, 'claude'),
+      ['-c', `CLAUDECODE=1 sh -c 'exec env -u CLAUDECODE ${prune}'; exit $?`],
+      {},
+    ]);
+    for (const [file, args, env] of commands) {
+      const r = spawnSync(file, args, { cwd: repo.dir, env: cleanEnv(env), encoding: 'utf8' });
+      // on main: exit 0, "pruned ... 1 rejected ref ..."
+      expect(r.status, `${args.join(' ')}\n${r.stdout}${r.stderr}`).not.toBe(0);
+      expect(r.stderr).toMatch(/a person runs it, not an agent's command tool/);
+      expect(repo.refs('refs/guard/rejected/')).toEqual(before);
+    }
   });
 });

@@ -205,8 +205,9 @@ describe("guard's hook entry in .claude/settings.json", () => {
         if (existsSync(j))
           writeFileSync(j, repo.read(`.git/guard/${f}`).replace(/^gate .*\n/gm, ''));
       }
-      // (nor a seal: an older guard kept none, docs/reliability/holes5.md)
-      rmSync(path.join(repo.dir, '.git', 'info', 'guard-journal-seal'), { force: true });
+      // (nor a seal: an older guard kept none, docs/reliability/holes5.md, holes6.md)
+      for (const seal of ['guard-journal-seal', 'guard-pinned-seal'])
+        rmSync(path.join(repo.dir, '.git', 'info', seal), { force: true });
       expect(pre(repo, 'a0').permissionDecision).not.toBe('deny');
       edit(repo, (h) => (h.command = swap(h.command)));
       const said = pre(repo, 'a1');

@@ -71,14 +71,11 @@ describe('adv5: a session across midnight', () => {
     expect(await steps(repo, PLAN)).toEqual([true, true, true, false, false]);
   });
 
-  // HOLE (open): the session's base is read with for-each-ref over its folder, not from guard's
-  // journal as the day's base is (adv5 fixed that one): a record planted there before the
-  // session's first write (an empty app.py) is its base, so no base of guard's is recorded, and
-  // across midnight only the new day's base counts: 400 -> 150 lines in five allowed writes over
-  // two days. Not fixed here: session1 is moving session refs to one ref per session this round,
-  // and reading a session's base from the journal alone loses it once compaction drops it (a long
-  // session); the fix belongs with that layout.
-  it.fails("a session base planted before the session's first write: day 2's writes are still refused", async () => {
+  // was a hole (adv5): the session's base was read with for-each-ref over its folder, so a record
+  // planted there before the session's first write (an empty app.py) was its base, and across
+  // midnight only the new day's base counted (400 -> 150 lines in five allowed writes). Now a
+  // named session's records are read as guard's journal has them (holes6).
+  it("a session base planted before the session's first write: day 2's writes are still refused", async () => {
     const repo = makeRepo({ 'app.py': src(200), 'o.txt': 'o\n' });
     // guard has written here before: its journal exists
     await write({

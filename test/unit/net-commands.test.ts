@@ -41,6 +41,8 @@ describe('netCommand', () => {
     'cp /dev/null .git/guard/journal',
     'dd if=/dev/null of=.git/guard/journal',
     'find .git/guard -delete',
+    'rm .git/info/guard-pinned-seal',
+    'echo v1 0 x > .git/info/guard-pinned-seal',
   ])('refuses: %s', (c) => {
     expect(netCommand(c)).not.toBeNull();
   });

@@ -9,6 +9,8 @@ import {
   journaledGate,
   noteGate,
   noteGone,
+  pinnedProblem,
+  restartPinned,
   startJournal,
   readRegular,
   readJournal,
@@ -621,6 +623,7 @@ export async function integrityProblems(
   const problems = refProblems(gone, moved);
   if (noJournal) problems.push(...(await journalWiped(commonDir)));
   else if (!odd?.length) problems.push(...journalRewritten(commonDir));
+  if (!odd?.length) problems.push(...pinnedRewritten(commonDir));
   if (record) problems.push(record);
   if (cut) problems.push(cut);
   else if (linksCut?.length) problems.push(chainsCut(linksCut.map((t) => t.ref)));
@@ -893,6 +896,23 @@ function journalRewritten(commonDir: string): IntegrityProblem[] {
   ];
 }
 
+/**
+ * The pinned file (lane bases, `.git/guard/journal-pinned`) rewritten, removed or added to since
+ * guard last sealed it (holes6): a lane base removed by hand with a `- REF` written there, or the
+ * file emptied, would be in no word a door reads. Two small reads.
+ */
+function pinnedRewritten(commonDir: string): IntegrityProblem[] {
+  const why = pinnedProblem(commonDir);
+  if (!why) return [];
+  return [
+    {
+      id: 'refs',
+      message: `guard's list of the refs it keeps for long (.git/guard/journal-pinned: lane bases) was changed outside guard (${why}): a lane base removed beside it would be in no list guard reads`,
+      hint: 'a person: look at guard log and git for-each-ref refs/guard/lanes/, then guard recover (it starts the list again from the lane refs there are)',
+    },
+  ];
+}
+
 /** One paragraph for a hook's answer or a warning line. */
 export function integritySentence(problems: readonly IntegrityProblem[]): string {
   return `guard's safety net was changed outside guard: ${problems.map((p) => `${p.message} (${p.hint})`).join('; ')}.`;
@@ -989,6 +1009,7 @@ export async function recover(repo: Repo): Promise<RecoverResult> {
     startJournal(repo.commonDir, await guardTips(repo.root));
     resealJournal(repo.commonDir, journalFile(repo.commonDir));
   }
+  if (pinnedProblem(repo.commonDir)) restartPinned(repo.commonDir, await guardTips(repo.root));
   noteGone(
     repo.commonDir,
     [...lost, ...movedLost].map((t) => t.ref),

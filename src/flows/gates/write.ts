@@ -308,9 +308,9 @@ async function openTarget(
   const atHead = readPolicy(root, 'HEAD', { also: ['HEAD', ...dayObjects] });
   atHead.catch(() => {});
   const bases = Promise.all([
-    session ? sessionBase(root, session, target.rel) : null,
+    session ? sessionBase(root, session, target.rel, { commonDir: repo.commonDir }) : null,
     day === 'list'
-      ? sessionBase(root, 'today', target.rel, dayBaseStore(now))
+      ? sessionBase(root, 'today', target.rel, { store: dayBaseStore(now) })
       : day.length === 0
         ? null
         : atHead.then((p) => dayBaseOf(root, target.rel, day, p.also.slice(1))),

@@ -1,5 +1,5 @@
 import { GuardError } from '../../core/errors.js';
-import { inAgentShell } from '../../ui/auto-mode.js';
+import { agentShellWhy } from '../../ui/auto-mode.js';
 import { parseRecordMessage, type DecisionRecord } from '../../core/record.js';
 import { checkpointId } from '../../git/checkpoint.js';
 import { REFS, listRecords, type RefRecord } from '../../git/records.js';
@@ -376,14 +376,16 @@ export function parseAge(text: string): number {
 }
 
 /** What refuses a prune before it reads anything: an agent's shell, no limit, a bad count. */
-function pruneAllowed(opts: PruneOptions): void {
+async function pruneAllowed(opts: PruneOptions): Promise<void> {
   // guard's own removal is noted in its journal, so nothing says anything after it: from an agent's
   // command tool, `--prune --keep 0 --include-rejected` took every refused change's ref and record
-  // and every checkpoint with no word (adv5). Only a person prunes.
-  if (inAgentShell())
+  // and every checkpoint with no word (adv5). Only a person prunes. Read from the processes above
+  // too: the agent unsets CLAUDECODE in its own command (holes6).
+  const agent = agentShellWhy();
+  if (agent)
     throw new GuardError(
       'E_USAGE',
-      "guard log --prune removes guard's checkpoints and records: a person runs it, not an agent's command tool",
+      `guard log --prune removes guard's checkpoints and records: a person runs it, not an agent's command tool (${agent})`,
       'ask the user to run it in their own terminal',
     );
   if (opts.olderThanMs === undefined && opts.keep === undefined) {
@@ -408,7 +410,7 @@ function pruneAllowed(opts: PruneOptions): void {
  * names the value it saw, so a ref moved meanwhile is not lost.
  */
 export async function prune(opts: PruneOptions): Promise<PruneResult> {
-  pruneAllowed(opts);
+  await pruneAllowed(opts);
   const repo = await openRepo(opts.cwd);
   const [refs, links] = await Promise.all([listRecords(repo.root, REFS.root), allLinks(repo)]);
   // a hook call's checkpoint and decisions that only a session chain holds count as records too

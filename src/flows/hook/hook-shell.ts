@@ -193,7 +193,9 @@ export async function shellAfter(
       notes: ['no checkpoint from before this command: nothing to compare with'],
     };
   }
-  const { lost, outside, gate, anchors } = await lostSince(repo, e, { pre, cp, now });
+  const since = await lostSince(repo, e, { pre, cp, now });
+  if (!since) return checkpointGone(repo, e, { command, step: post(), cp, pre, now });
+  const { lost, outside, gate, anchors } = since;
   const lostPaths = [...lost.map((c) => c.path), ...outside.kept.map((k) => k.path)];
   const step = post({ lost: lostPaths, notKept: outside.notKept.map((n) => n.path) });
   await apply({ gate: 'hook', repo, now, records: [step, ...anchors], target: null, pack: true });
@@ -215,6 +217,36 @@ export async function shellAfter(
     files: judged.map((j) => ({ ...j, decision: 'lost' })),
     notes: [],
   };
+}
+
+/**
+ * The after-event of a command that removed guard's checkpoint from before it (guard's refs
+ * deleted, then `git gc --prune=now`, built at run time so the hook could not read it: holes6):
+ * what it changed cannot be told, and what it took is in no copy guard has. Said as that, not as a
+ * check that failed.
+ */
+async function checkpointGone(
+  repo: Repo,
+  e: HookEvent,
+  x: {
+    command: string;
+    step: ReturnType<typeof sessionCommit>;
+    cp: { id: string };
+    pre: { checkpoint: string };
+    now: Date;
+  },
+): Promise<HookResult> {
+  const { step, cp, now } = x;
+  await apply({ gate: 'hook', repo, now, records: [step], target: null });
+  await noteShell(repo, e, 'post', {
+    commit: stepCommit(step.ref!),
+    checkpoint: cp.id,
+    time: now.toISOString(),
+    ref: step.ref!,
+  });
+  const shown = x.command.length > 80 ? x.command.slice(0, 77) + '...' : x.command;
+  const message = `guard: the command \`${shown}\` removed guard's checkpoint from before it (${x.pre.checkpoint}: its commit is no longer in git: guard's refs were deleted and git's objects pruned, as \`git update-ref -d\` then \`git gc --prune=now\` do). guard cannot tell what the command changed, and what it took from the work tree is in no copy guard has. Do not carry on: tell the user now, and do not run commands that remove guard's refs or git's objects.`;
+  return { outcome: { kind: 'inform', message }, checkpoint: cp.id, notes: [] };
 }
 
 /** The step before this shell call (this tool call's, or the latest one's): from the session index, else the refs. */
@@ -255,6 +287,9 @@ async function lostSince(
     }),
     catFileBatch(root, [`${pre.commit}^`], READ_CAP),
   ]);
+  // the checkpoint from before the command is no longer in git (its refs deleted and its objects
+  // pruned by the command itself): nothing to compare with (checkpointGone)
+  if (!preCp) return null;
   const { lost, gate: inTree } = await lossesBetween(root, {
     from: pre.commit,
     to: cp.commit,

@@ -70,7 +70,7 @@ function guardSubcommand(words: readonly string[], fed: readonly string[]): stri
 }
 
 const GUARD_FILES =
-  /(^|[\s'"=/])\.git\/(guard(\/|$|\s|['"])|info\/guard-journal-seal)|refs\/guard(\/|$|\s)/;
+  /(^|[\s'"=/])\.git\/(guard(\/|$|\s|['"])|info\/guard-(journal|pinned)-seal)|refs\/guard(\/|$|\s)/;
 
 /** The files that give commits other parents (`git gc` then deletes what lies behind them: adv6). */
 const HISTORY_FILES = /\.git\/(shallow|info\/grafts)(?![\w.-])/;
@@ -100,7 +100,7 @@ function byHand(segment: string, words: readonly string[], whole: string): strin
     return "git update-ref -d on refs/guard/ deletes guard's checkpoints and records";
   if (['rm', 'unlink', 'shred', 'truncate', 'mv', 'mkfifo'].includes(name))
     return `${name} on guard's own records (.git/guard/, refs/guard/, its journal's seal)`;
-  if (/>\s*['"]?[^\s'"]*(\.git\/guard\/|guard-journal-seal)/.test(segment))
+  if (/>\s*['"]?[^\s'"]*(\.git\/guard\/|guard-(journal|pinned)-seal)/.test(segment))
     return "a redirection that writes over guard's own records (.git/guard/, its journal's seal)";
   if (name !== 'git' && (written(/\.git\/guard(\/|$)|guard-journal-seal/) || name === 'find'))
     return `${name} writing over guard's own records (.git/guard/, its journal's seal)`;
