@@ -16,36 +16,10 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { findElisions, isElisionLine } from '../../src/core/elision.js';
+import { elisionProbe } from '../elision-probe.js';
 import { ROOT } from '../helpers.js';
 
-const code = (i: number) => `    total_${i} = weigh(value_${i}, ${i});`;
-const file = (n: number) => Array.from({ length: n }, (_, i) => code(i));
-
-/** `line` in place of `removed` lines of code from line 10 of a 40-line file: flagged? */
-function replacing(line: string, removed: number, size = 40): boolean {
-  const old = file(size);
-  const neu = [...old.slice(0, 10), line, ...old.slice(10 + removed)];
-  return findElisions(neu.join('\n'), old.join('\n')).length > 0;
-}
-
-/** `line` added above line 12, which is rewritten (the hard case of the real-comment figures): flagged? */
-function besideRewrite(line: string): boolean {
-  const old = file(40);
-  const neu = [
-    ...old.slice(0, 12),
-    line,
-    '    total_12 = adjust(weigh(value_12, 12));',
-    ...old.slice(13),
-  ];
-  return findElisions(neu.join('\n'), old.join('\n')).length > 0;
-}
-
-/** `line` added between lines 20 and 21, nothing removed: flagged? */
-function addedOnly(line: string, size = 40): boolean {
-  const old = file(size);
-  const neu = [...old.slice(0, 20), line, ...old.slice(20)];
-  return findElisions(neu.join('\n'), old.join('\n')).length > 0;
-}
+const { code, file, replacing, besideRewrite, addedOnly } = elisionProbe();
 
 describe('placeholders: comment syntaxes the openers lacked', () => {
   it('batch `::`, PowerShell `<# #>`, Go templates `{{/* */}}`, Fortran `! `, vim `" `', () => {

@@ -21,57 +21,11 @@ import path from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { elisionFigures, findElisions } from '../../src/core/elision.js';
+import { elisionProbe } from '../elision-probe.js';
 import { ROOT } from '../helpers.js';
 
-const code = (i: number) => `    total_${i} = weigh(value_${i}, ${i});`;
-const file = (n: number) => Array.from({ length: n }, (_, i) => code(i));
-
-/** `line` in place of `removed` lines of code from line 10 of a 40-line file: flagged? */
-function replacing(line: string, removed: number, size = 40): boolean {
-  const old = file(size);
-  const neu = [...old.slice(0, 10), line, ...old.slice(10 + removed)];
-  return findElisions(neu.join('\n'), old.join('\n')).length > 0;
-}
-
-/** `line` and `fresh` new lines of code in place of `removed` lines of code: flagged? */
-function besideNewCode(line: string, removed: number, fresh: number): boolean {
-  const old = file(40);
-  const added = Array.from({ length: fresh }, (_, i) => `    total_${i} = rescale(total_${i});`);
-  const neu = [...old.slice(0, 10), line, ...added, ...old.slice(10 + removed)];
-  return findElisions(neu.join('\n'), old.join('\n')).length > 0;
-}
-
-/** `line` added above line 12, which is rewritten (the hard case of the real-comment figures): flagged? */
-function besideRewrite(line: string): boolean {
-  const old = file(40);
-  const neu = [
-    ...old.slice(0, 12),
-    line,
-    '    total_12 = adjust(weigh(value_12, 12));',
-    ...old.slice(13),
-  ];
-  return findElisions(neu.join('\n'), old.join('\n')).length > 0;
-}
-
-/** `line` added between lines 20 and 21, nothing removed: flagged? */
-function addedOnly(line: string): boolean {
-  const old = file(40);
-  const neu = [...old.slice(0, 20), line, ...old.slice(20)];
-  return findElisions(neu.join('\n'), old.join('\n')).length > 0;
-}
-
-/** Each line is a placeholder where it stands alone in place of 20 lines of code, and never where nothing went. */
-function onlyAlone(lines: readonly string[]): void {
-  for (const line of lines) {
-    expect(replacing(line, 20), line).toBe(true);
-    expect(addedOnly(line), `${line} (nothing removed)`).toBe(false);
-  }
-}
-
-/** Each line is no placeholder even alone where 20 lines of code went. */
-function never(lines: readonly string[]): void {
-  for (const line of lines) expect(replacing(line, 20), line).toBe(false);
-}
+const { code, file, replacing, besideNewCode, besideRewrite, addedOnly, onlyAlone, never } =
+  elisionProbe();
 
 describe('placeholders: the claim is the comment’s first words', () => {
   it('dots, then what the left-out code did, however long and whatever its words', () => {

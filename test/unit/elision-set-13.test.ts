@@ -16,59 +16,13 @@
  * - other languages' small words that are English vetoes (`resto do código`);
  * - a dotted comment is a path listing only when its first word is a path.
  */
-import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { elisionFigures, findElisions } from '../../src/core/elision.js';
-import { ROOT } from '../helpers.js';
+import { elisionFigures } from '../../src/core/elision.js';
+import { elisionCorpus, elisionProbe } from '../elision-probe.js';
 
-const code = (i: number) => `    total_${i} = weigh(value_${i}, ${i});`;
-const file = (n: number) => Array.from({ length: n }, (_, i) => code(i));
-
-/** `line` in place of `removed` lines of code from line 10 of a 40-line file: flagged? */
-function replacing(line: string, removed: number): boolean {
-  const old = file(40);
-  const neu = [...old.slice(0, 10), line, ...old.slice(10 + removed)];
-  return findElisions(neu.join('\n'), old.join('\n')).length > 0;
-}
-
-/** `line` added above line 12, which is rewritten: flagged? */
-function besideRewrite(line: string): boolean {
-  const old = file(40);
-  const neu = [
-    ...old.slice(0, 12),
-    line,
-    '    total_12 = adjust(weigh(value_12, 12));',
-    ...old.slice(13),
-  ];
-  return findElisions(neu.join('\n'), old.join('\n')).length > 0;
-}
-
-/** `line` added between lines 20 and 21, nothing removed: flagged? */
-function addedOnly(line: string): boolean {
-  const old = file(40);
-  const neu = [...old.slice(0, 20), line, ...old.slice(20)];
-  return findElisions(neu.join('\n'), old.join('\n')).length > 0;
-}
-
-/** Each line is a placeholder alone where 20 lines of code went, and never where nothing went. */
-function onlyAlone(lines: readonly string[]): void {
-  for (const line of lines) {
-    expect(replacing(line, 20), line).toBe(true);
-    expect(addedOnly(line), `${line} (nothing removed)`).toBe(false);
-  }
-}
-
-/** Each line is no placeholder even alone where 20 lines of code went. */
-function never(lines: readonly string[]): void {
-  for (const line of lines) expect(replacing(line, 20), line).toBe(false);
-}
-
-const corpus = (name: string) =>
-  JSON.parse(readFileSync(path.join(ROOT, 'test', 'corpus', 'elision', name), 'utf8')) as {
-    placeholders: Array<{ text: string; search?: string }>;
-    nearMisses: Array<{ text: string; search?: string }>;
-  };
+const { code, file, replacing, besideRewrite, addedOnly, onlyAlone, never } = elisionProbe();
+const corpus = elisionCorpus;
 
 describe('placeholders: code like other code, said in the first words', () => {
   it('a word of likeness and what it is like or where it goes again, whatever follows', () => {
