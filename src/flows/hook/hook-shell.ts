@@ -179,14 +179,7 @@ export async function shellAfter(
   const post = (x: Partial<SessionCommitInput> = {}) =>
     sessionCommit(repo, e, { commit: cp.commit, id: cp.id, phase: 'post', command, now, ...x });
   if (!pre) {
-    const step = post();
-    await apply({ gate: 'hook', repo, now, records: [step], target: null });
-    await noteShell(repo, e, 'post', {
-      commit: stepCommit(step.ref!),
-      checkpoint: cp.id,
-      time: now.toISOString(),
-      ref: step.ref!,
-    });
+    await recordPost(repo, e, { step: post(), cp, now });
     return {
       outcome: NONE,
       checkpoint: cp.id,
@@ -198,13 +191,7 @@ export async function shellAfter(
   const { lost, outside, gate, anchors } = since;
   const lostPaths = [...lost.map((c) => c.path), ...outside.kept.map((k) => k.path)];
   const step = post({ lost: lostPaths, notKept: outside.notKept.map((n) => n.path) });
-  await apply({ gate: 'hook', repo, now, records: [step, ...anchors], target: null, pack: true });
-  await noteShell(repo, e, 'post', {
-    commit: stepCommit(step.ref!),
-    checkpoint: cp.id,
-    time: now.toISOString(),
-    ref: step.ref!,
-  });
+  await recordPost(repo, e, { step, cp, now, anchors });
   const judged: Judged[] = lost.map((c) => ({ ...judgedOf(c), needsApproval: true }));
   const messages = afterMessages(
     { command, session: e.sessionId, since: pre.checkpoint },
@@ -217,6 +204,38 @@ export async function shellAfter(
     files: judged.map((j) => ({ ...j, decision: 'lost' })),
     notes: [],
   };
+}
+
+/**
+ * The after-event's step written (with the branch gate's anchors, if any: then packed, as a shell
+ * call's records may be many) and noted in the session's shell notes.
+ */
+async function recordPost(
+  repo: Repo,
+  e: HookEvent,
+  x: {
+    step: ReturnType<typeof sessionCommit>;
+    cp: { id: string };
+    now: Date;
+    anchors?: RecordCommit[];
+  },
+): Promise<void> {
+  const { step, cp, now, anchors } = x;
+  const records = [step, ...(anchors ?? [])];
+  await apply({
+    gate: 'hook',
+    repo,
+    now,
+    records,
+    target: null,
+    ...(anchors ? { pack: true } : {}),
+  });
+  await noteShell(repo, e, 'post', {
+    commit: stepCommit(step.ref!),
+    checkpoint: cp.id,
+    time: now.toISOString(),
+    ref: step.ref!,
+  });
 }
 
 /**
@@ -236,17 +255,10 @@ async function checkpointGone(
     now: Date;
   },
 ): Promise<HookResult> {
-  const { step, cp, now } = x;
-  await apply({ gate: 'hook', repo, now, records: [step], target: null });
-  await noteShell(repo, e, 'post', {
-    commit: stepCommit(step.ref!),
-    checkpoint: cp.id,
-    time: now.toISOString(),
-    ref: step.ref!,
-  });
+  await recordPost(repo, e, x);
   const shown = x.command.length > 80 ? x.command.slice(0, 77) + '...' : x.command;
   const message = `guard: the command \`${shown}\` removed guard's checkpoint from before it (${x.pre.checkpoint}: its commit is no longer in git: guard's refs were deleted and git's objects pruned, as \`git update-ref -d\` then \`git gc --prune=now\` do). guard cannot tell what the command changed, and what it took from the work tree is in no copy guard has. Do not carry on: tell the user now, and do not run commands that remove guard's refs or git's objects.`;
-  return { outcome: { kind: 'inform', message }, checkpoint: cp.id, notes: [] };
+  return { outcome: { kind: 'inform', message }, checkpoint: x.cp.id, notes: [] };
 }
 
 /** The step before this shell call (this tool call's, or the latest one's): from the session index, else the refs. */
