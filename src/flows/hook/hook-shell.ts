@@ -7,7 +7,7 @@ import type { HookEvent, Outcome } from '../../harness/types.js';
 import { READ_CAP, catFileBatch } from '../../git/catfile.js';
 import type { CheckpointOptions, SessionMeta } from '../../git/checkpoint.js';
 import { collectFacts } from '../../git/changes.js';
-import { treeDiff } from '../../git/diff.js';
+import { treeDiff, type DiffEntry } from '../../git/diff.js';
 import { type RecordCommit } from '../../git/records.js';
 import { type Repo } from '../../git/repo.js';
 import { sessionEventCommit, sessionPrefix, type SessionEvent } from '../../git/session.js';
@@ -356,6 +356,8 @@ interface LossesInput {
   config: Config;
   policy: Policy;
   skip?: ReadonlySet<string>;
+  /** Paths the session's writes changed: skipped too, unless gone at `to` (a write tool does not delete them: adv8). */
+  written?: ReadonlySet<string>;
 }
 
 /**
@@ -366,9 +368,12 @@ interface LossesInput {
  */
 async function lossesBetween(
   root: string,
-  { from, to, config, policy, skip }: LossesInput,
+  { from, to, config, policy, skip, written }: LossesInput,
 ): Promise<Losses> {
-  const all = (await treeDiff(root, from, to)).filter((x) => !skip?.has(x.oldPath ?? x.path));
+  const gone = (x: DiffEntry) => x.newOid === null || x.oldPath !== undefined;
+  const all = (await treeDiff(root, from, to)).filter(
+    (x) => !skip?.has(x.oldPath ?? x.path) && !(written?.has(x.oldPath ?? x.path) && !gone(x)),
+  );
   // the gate itself: the harness hook configs, guard.config.json, .husky/, whatever the policy protects
   const gate = [
     ...new Set(
@@ -530,15 +535,19 @@ async function checkBackground(
   const later = events.filter(
     (x) => x.time >= baseline.time && x !== baseline && x !== bg && !mine(x),
   );
+  // a write accounts for a file it changed, not for one gone since (no write tool deletes, but a
+  // patch or a Delete tool): where no after event of the write moved the baseline, that file was the
+  // session's own edit, then wiped by the background command (adv8)
+  const deletes = (x: SessionEvent) => x.kind === 'write' && /patch|delete/i.test(x.tool);
   const accounted = new Set<string>(
-    later.flatMap((x) => (x.kind === 'write' ? (x.paths ?? []) : (x.lost ?? []))),
+    later.flatMap((x) => (x.kind === 'write' ? (deletes(x) ? (x.paths ?? []) : []) : (x.lost ?? []))),
+  );
+  const written = new Set<string>(
+    later.flatMap((x) => (x.kind === 'write' && !deletes(x) ? (x.paths ?? []) : [])),
   );
   const { lost, gate } = await lossesBetween(repo.root, {
-    from: baseline.commit,
-    to: cp.commit,
-    config: c.config,
-    policy: c.policy,
-    skip: accounted,
+    ...{ from: baseline.commit, to: cp.commit, config: c.config, policy: c.policy },
+    ...{ skip: accounted, written },
   });
   const record = sessionCommit(repo, e, {
     commit: cp.commit,
