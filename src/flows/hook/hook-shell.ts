@@ -24,7 +24,7 @@ import {
 import { anchorCommit } from '../../git/session-policy.js';
 import { apply, takeCheckpoint } from '../../apply/apply.js';
 import { laneOf } from '../context.js';
-import { coverageLoss, coverageSentences } from './shell-coverage.js';
+import { coverageLoss, coverageSentences, type CoverageLoss } from './shell-coverage.js';
 import { backgroundNoted } from '../../git/journal.js';
 import {
   GATE_FILES,
@@ -512,7 +512,7 @@ interface BackgroundCheck {
   e: HookEvent;
   events: SessionEvent[];
   /** The checkpoint taken now, that each open command is compared with. */
-  cp: { commit: string; id: string };
+  cp: Parameters<typeof coverageLoss>[2] & { commit: string; id: string };
   config: Awaited<ReturnType<typeof readSessionPolicy>>['config'];
   policy: Awaited<ReturnType<typeof readSessionPolicy>>['policy'];
   now: Date;
@@ -549,18 +549,26 @@ async function checkBackground(
     ...{ from: baseline.commit, to: cp.commit, config: c.config, policy: c.policy },
     ...{ skip: accounted, written },
   });
+  const outside = await outsideSince(repo.root, baseline.commit, cp, accounted);
   const record = sessionCommit(repo, e, {
     commit: cp.commit,
     id: cp.id,
     phase: 'post',
     command: bg.command ?? '',
     now,
-    lost: lost.map((x) => x.path),
+    lost: [...lost.map((x) => x.path), ...outside.kept.map((k) => k.path)],
+    ...(outside.notKept.length ? { notKept: outside.notKept.map((n) => n.path) } : {}),
     background: false,
     toolCall: bg.toolCall,
   });
   const shown = `${bg.command ?? ''} (run in the background)`;
   const late: Late[] = [];
+  const extra = coverageSentences(outside, baseline.checkpoint, shellWord, lost.length > 0);
+  if (extra.length > 0)
+    late.push({
+      message: (lost.length > 0 ? extra : [outsideMessage(shown), ...extra]).join(' '),
+      checkpoint: cp.id,
+    });
   if (lost.length > 0) {
     const judged: Judged[] = lost.map((x) => ({ ...judgedOf(x), needsApproval: true }));
     late.push({
@@ -576,6 +584,26 @@ async function checkBackground(
   if (gate.length > 0)
     late.push({ message: gateMessage(gate, baseline.checkpoint, true), checkpoint: cp.id });
   return { record, late };
+}
+
+/**
+ * What a background command took outside git's tree since it was last compared (ignored files,
+ * nested repositories: shell-coverage.ts), as a shell call's after event finds it (adv8: the
+ * background check compared git's tree alone). Lanes are the after event's alone.
+ */
+async function outsideSince(
+  root: string,
+  baseline: string,
+  cp: Parameters<typeof coverageLoss>[2],
+  accounted: ReadonlySet<string>,
+): Promise<CoverageLoss> {
+  const [pre] = await catFileBatch(root, [`${baseline}^`], READ_CAP);
+  const found = await coverageLoss(root, pre?.type === 'commit' ? (pre.data ?? null) : null, cp);
+  return {
+    kept: found.kept.filter((k) => !accounted.has(k.path)),
+    notKept: found.notKept.filter((n) => !accounted.has(n.path)),
+    lanes: [],
+  };
 }
 
 /** A call's own answer with what background commands destroyed: told after a tool; before one, the call is refused once so the model reads it. */
