@@ -1,4 +1,11 @@
-import { rmSync, unlinkSync } from 'node:fs';
+import {
+  existsSync,
+  readFileSync,
+  readdirSync,
+  realpathSync,
+  rmSync,
+  unlinkSync,
+} from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { cleanupRepos, lines, makeRepo, type TestRepo } from '../helpers.js';
@@ -54,7 +61,11 @@ describe('gemini: a background command, then writes alone (no after event on wri
     expect(denied(first)).toBe(true);
     expect(why(first)).toContain('keep.py');
     expect(why(first)).toContain('local/notes.md');
-    expect(why(first)).toMatch(/guard (restore|rewind)/);
+    // the command it names brings the ignored file back
+    const restore = /guard restore (\S+) -- local\/notes\.md/.exec(why(first));
+    expect(restore).not.toBeNull();
+    expect(repo.guard(['restore', restore![1]!, '--', 'local/notes.md']).code).toBe(0);
+    expect(repo.read('local/notes.md')).toBe(lines(120));
     // one time: the same write sent again runs
     expect(denied(g(repo, 'BeforeTool', 'write_file', w))).toBe(false);
   });
@@ -77,5 +88,151 @@ describe('gemini: a background command, then writes alone (no after event on wri
     });
     expect(denied(next)).toBe(true);
     expect(why(next)).toContain('keep.py');
+  });
+});
+
+describe('gemini: a background command, then nothing (the session ends) or another session', () => {
+  function wipeAfterWrite(repo: TestRepo) {
+    repo.write('local/notes.md', lines(120));
+    const w = { file_path: path.join(repo.dir, 'a.py'), content: 'a = 1\n' };
+    expect(denied(g(repo, 'BeforeTool', 'write_file', w))).toBe(false);
+    repo.write('a.py', 'a = 1\n');
+    startBackground(repo, 'sleep 1; rm -rf keep.py local');
+    unlinkSync(path.join(repo.dir, 'keep.py'));
+    rmSync(path.join(repo.dir, 'local'), { recursive: true });
+  }
+
+  it('guard rewind puts back the tracked work it deleted, though no call came after', () => {
+    const repo = makeRepo({ 'keep.py': lines(300), '.gitignore': 'local/\n' });
+    wipeAfterWrite(repo);
+    const rw = repo.guardJson(['rewind', 'g1']);
+    expect(rw.code).toBe(0);
+    expect(repo.read('keep.py')).toBe(lines(300));
+    expect(existsSync(path.join(repo.dir, 'a.py'))).toBe(false);
+  });
+
+  // not of s2f: rewind diffs the checkpoints' trees, and ignored files are kept beside them (the
+  // kept parent); after a foreground command too, only `guard restore CP -- PATH` puts them back
+  it.fails('guard rewind puts back the ignored work it deleted', () => {
+    const repo = makeRepo({ 'keep.py': lines(300), '.gitignore': 'local/\n' });
+    wipeAfterWrite(repo);
+    expect(repo.guardJson(['rewind', 'g1']).code).toBe(0);
+    expect(repo.read('local/notes.md')).toBe(lines(120));
+  });
+
+  it('a new session id in the same work tree: the first session is still rewound; the new one is not told (documented)', () => {
+    const repo = makeRepo({ 'keep.py': lines(300) });
+    startBackground(repo, 'sleep 1; rm keep.py', 'g1');
+    unlinkSync(path.join(repo.dir, 'keep.py'));
+    const w = { file_path: path.join(repo.dir, 'b.py'), content: 'b = 1\n' };
+    // the harness restarted: another session's write is not refused for g1's background command
+    expect(denied(g(repo, 'BeforeTool', 'write_file', w, 'g2'))).toBe(false);
+    expect(repo.guardJson(['rewind', 'g1']).code).toBe(0);
+    expect(repo.read('keep.py')).toBe(lines(300));
+  });
+});
+
+describe('the one-time deny is one time', () => {
+  it('after it, writes, shell calls and writes of the same file run; a new loss is told once more', () => {
+    const repo = makeRepo({ 'keep.py': lines(300), 'two.py': lines(300, 'two') });
+    startBackground(repo, 'sleep 1; rm keep.py; sleep 5; rm two.py');
+    unlinkSync(path.join(repo.dir, 'keep.py'));
+    // the agent writes the lost file back whole: refused once for the report, then it runs
+    const w = { file_path: path.join(repo.dir, 'keep.py'), content: lines(300) };
+    expect(denied(g(repo, 'BeforeTool', 'write_file', w))).toBe(true);
+    const retry = g(repo, 'BeforeTool', 'write_file', w);
+    expect(why(retry)).toBe('');
+    expect(denied(retry)).toBe(false);
+    repo.write('keep.py', lines(300));
+    for (let i = 0; i < 3; i++) {
+      const ls = { command: 'ls' };
+      expect(denied(g(repo, 'BeforeTool', 'run_shell_command', ls))).toBe(false);
+      g(repo, 'AfterTool', 'run_shell_command', ls);
+    }
+    unlinkSync(path.join(repo.dir, 'two.py'));
+    const again = g(repo, 'BeforeTool', 'write_file', w);
+    expect(denied(again)).toBe(true);
+    expect(why(again)).toContain('two.py');
+    expect(why(again)).not.toContain('keep.py was deleted');
+    expect(denied(g(repo, 'BeforeTool', 'write_file', w))).toBe(false);
+  });
+});
+
+describe('codex: a command detached with & (Codex has no background flag)', () => {
+  function codex(repo: TestRepo, event: string, tool: string, input: object, id: string) {
+    return hook(repo, 'codex', {
+      session_id: 'c1',
+      turn_id: 't1',
+      transcript_path: '/tmp/t.jsonl',
+      cwd: repo.dir,
+      hook_event_name: event,
+      model: 'gpt-5',
+      permission_mode: 'default',
+      tool_name: tool,
+      tool_input: input,
+      tool_use_id: id,
+      ...(event === 'PostToolUse' ? { tool_response: {} } : {}),
+    });
+  }
+  const codexDenied = (r: { json: any }) =>
+    r.json?.hookSpecificOutput?.permissionDecision === 'deny';
+
+  // not of s2f (the write's after event never checked for it): a shell call that returned is paired
+  // with its after event, and what changed after it is no call's
+  it.fails('guard rewind puts back what it deleted after its after event, with only patches after it', () => {
+    const repo = makeRepo({ 'keep.py': lines(300) });
+    const cmd = { command: '(sleep 1; rm keep.py) >/dev/null 2>&1 &' };
+    codex(repo, 'PreToolUse', 'Bash', cmd, 'b1');
+    codex(repo, 'PostToolUse', 'Bash', cmd, 'b1');
+    unlinkSync(path.join(repo.dir, 'keep.py'));
+    const patch = { command: '*** Begin Patch\n*** Add File: n.py\n+n = 1\n*** End Patch\n' };
+    expect(codexDenied(codex(repo, 'PreToolUse', 'apply_patch', patch, 'p1'))).toBe(false);
+    repo.write('n.py', 'n = 1\n');
+    expect(repo.guardJson(['rewind', 'c1']).code).toBe(0);
+    expect(repo.read('keep.py')).toBe(lines(300));
+  });
+
+  it.fails('the next call of the session tells what it deleted (nothing marks it as running on: no call checks)', () => {
+    const repo = makeRepo({ 'keep.py': lines(300) });
+    const cmd = { command: '(sleep 1; rm keep.py) >/dev/null 2>&1 &' };
+    codex(repo, 'PreToolUse', 'Bash', cmd, 'b1');
+    codex(repo, 'PostToolUse', 'Bash', cmd, 'b1');
+    unlinkSync(path.join(repo.dir, 'keep.py'));
+    const patch = { command: '*** Begin Patch\n*** Add File: n.py\n+n = 1\n*** End Patch\n' };
+    expect(codexDenied(codex(repo, 'PreToolUse', 'apply_patch', patch, 'p1'))).toBe(true);
+  });
+});
+
+describe("withCallCatFile: one cat-file for a hook call's reads", () => {
+  /** git cat-file processes whose work folder is the repository's. */
+  function catFiles(repo: TestRepo): number[] {
+    const out: number[] = [];
+    for (const pid of readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
+      try {
+        const cmd = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+        if (cmd.includes('cat-file') && realpathSync(`/proc/${pid}/cwd`) === realpathSync(repo.dir))
+          out.push(Number(pid));
+      } catch {
+        // gone, or not ours
+      }
+    }
+    return out;
+  }
+
+  it('a hook killed while its cat-file reads leaves no cat-file running, and the next call is judged whole', async () => {
+    const repo = makeRepo({ 'keep.py': lines(300) });
+    const w = { file_path: path.join(repo.dir, 'keep.py'), content: lines(10) };
+    const killed = repo.guard(['hook', 'gemini'], {
+      input: JSON.stringify(gemini(repo, 'BeforeTool', 'write_file', w)),
+      env: { GEMINI_PROJECT_DIR: repo.dir, GUARD_FAULT: 'catfile:reading' },
+    });
+    expect(killed.code).not.toBe(0);
+    // its cat-file reads a closed stdin and ends
+    for (let i = 0; i < 40 && catFiles(repo).length > 0; i++)
+      await new Promise((r) => setTimeout(r, 50));
+    expect(catFiles(repo)).toEqual([]);
+    const again = g(repo, 'BeforeTool', 'write_file', w);
+    expect(denied(again)).toBe(true);
+    expect(why(again)).toContain('keep.py would lose');
   });
 });
