@@ -8,7 +8,8 @@ import {
 } from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { cleanupRepos, lines, makeRepo, type TestRepo } from '../helpers.js';
+import { spawn } from 'node:child_process';
+import { CLI, cleanEnv, cleanupRepos, lines, makeRepo, type TestRepo } from '../helpers.js';
 
 /**
  * adv8 (docs/reliability/adv8.md): the after event of writes is gone where nobody can be asked
@@ -155,6 +156,40 @@ describe('the one-time deny is one time', () => {
     expect(why(again)).toContain('two.py');
     expect(why(again)).not.toContain('keep.py was deleted');
     expect(denied(g(repo, 'BeforeTool', 'write_file', w))).toBe(false);
+  });
+});
+
+describe('the one-time deny under concurrent calls', () => {
+  /** `guard hook gemini` as its own process, not waited for. */
+  function hookAsync(repo: TestRepo, payload: object): Promise<{ code: number; json: any }> {
+    return new Promise((resolve) => {
+      const p = spawn(process.execPath, [CLI, 'hook', 'gemini'], {
+        cwd: repo.dir,
+        env: cleanEnv({ GEMINI_PROJECT_DIR: repo.dir }),
+      });
+      let out = '';
+      p.stdout.on('data', (d) => (out += d));
+      p.on('close', (code) => resolve({ code: code ?? -1, json: out.trim() ? JSON.parse(out) : null }));
+      p.stdin.end(JSON.stringify(payload));
+    });
+  }
+
+  it('two calls at once after a background loss: the loss is told by at least one, and once told it stays told', async () => {
+    for (let round = 0; round < 3; round++) {
+      const repo = makeRepo({ 'keep.py': lines(300) });
+      startBackground(repo, 'sleep 1; rm keep.py');
+      unlinkSync(path.join(repo.dir, 'keep.py'));
+      const write = (f: string) =>
+        gemini(repo, 'BeforeTool', 'write_file', {
+          file_path: path.join(repo.dir, f),
+          content: 'x\n',
+        });
+      const both = await Promise.all([hookAsync(repo, write('a.py')), hookAsync(repo, write('b.py'))]);
+      expect(both.map((r) => r.code)).toEqual([0, 0]);
+      const told = both.filter((r) => denied(r) && why(r).includes('keep.py was deleted'));
+      expect(told.length).toBeGreaterThanOrEqual(1);
+      expect(denied(g(repo, 'BeforeTool', 'write_file', write('c.py').tool_input))).toBe(false);
+    }
   });
 });
 
