@@ -271,3 +271,30 @@ describe("withCallCatFile: one cat-file for a hook call's reads", () => {
     expect(why(again)).toContain('keep.py would lose');
   });
 });
+
+describe('copilot: a command detached with & (no background flag; every tool has both events)', () => {
+  const copilot = (repo: TestRepo, tool: string, args: object, post = false) =>
+    hook(repo, 'copilot', {
+      sessionId: 'cp1',
+      timestamp: Date.now(),
+      cwd: repo.dir,
+      toolName: tool,
+      toolArgs: args,
+      ...(post ? { toolResult: { resultType: 'success', textResultForLlm: '' } } : {}),
+    });
+  const copilotDenied = (r: { json: any }) => r.json?.permissionDecision === 'deny';
+
+  // as Codex's: nothing marks the command as running on, and no later call checks
+  it.fails('the next call, a write and its after event, tells what it deleted', () => {
+    const repo = makeRepo({ 'keep.py': lines(300) });
+    const cmd = { command: '(sleep 1; rm keep.py) >/dev/null 2>&1 &' };
+    copilot(repo, 'bash', cmd);
+    copilot(repo, 'bash', cmd, true);
+    unlinkSync(path.join(repo.dir, 'keep.py'));
+    const create = { path: path.join(repo.dir, 'n.py'), file_text: 'n = 1\n' };
+    const pre = copilot(repo, 'create', create);
+    repo.write('n.py', 'n = 1\n');
+    const post = copilot(repo, 'create', create, true);
+    expect(copilotDenied(pre) || JSON.stringify(post.json ?? {}).includes('keep.py')).toBe(true);
+  });
+});
