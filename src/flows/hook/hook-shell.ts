@@ -425,8 +425,10 @@ function gateMessage(gate: readonly string[], checkpointId: string, background: 
  * checkpoint from before stays open: at every later hook call of the
  * session, in any event, for BACKGROUND_OPEN_MS after it started, guard
  * checkpoints the tree and reports what was lost since the last such
- * check (or its own after-event), leaving out what the session's own calls
- * since then account for (its writes, the losses of its other commands).
+ * check (or its own after-event), in git's tree and outside it (ignored
+ * files: shell-coverage.ts), leaving out what the session's own calls since
+ * then account for (the files its writes changed, unless gone since; the
+ * losses of its other commands: adv8).
  * Each check is a post step of the background call (its lost paths
  * listed), the baseline of the next one. No git process while none is
  * open (the session's events are read once per call anyway); a checkpoint
