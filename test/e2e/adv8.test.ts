@@ -1,11 +1,4 @@
-import {
-  existsSync,
-  readFileSync,
-  readdirSync,
-  realpathSync,
-  rmSync,
-  unlinkSync,
-} from 'node:fs';
+import { existsSync, readFileSync, readdirSync, realpathSync, rmSync, unlinkSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { spawn } from 'node:child_process';
@@ -169,7 +162,9 @@ describe('the one-time deny under concurrent calls', () => {
       });
       let out = '';
       p.stdout.on('data', (d) => (out += d));
-      p.on('close', (code) => resolve({ code: code ?? -1, json: out.trim() ? JSON.parse(out) : null }));
+      p.on('close', (code) =>
+        resolve({ code: code ?? -1, json: out.trim() ? JSON.parse(out) : null }),
+      );
       p.stdin.end(JSON.stringify(payload));
     });
   }
@@ -184,7 +179,10 @@ describe('the one-time deny under concurrent calls', () => {
           file_path: path.join(repo.dir, f),
           content: 'x\n',
         });
-      const both = await Promise.all([hookAsync(repo, write('a.py')), hookAsync(repo, write('b.py'))]);
+      const both = await Promise.all([
+        hookAsync(repo, write('a.py')),
+        hookAsync(repo, write('b.py')),
+      ]);
       expect(both.map((r) => r.code)).toEqual([0, 0]);
       const told = both.filter((r) => denied(r) && why(r).includes('keep.py was deleted'));
       expect(told.length).toBeGreaterThanOrEqual(1);

@@ -34,7 +34,7 @@ const settle = async () => {
 };
 
 describe('withCallCatFile', () => {
-  it('overlapping calls: the one that ends first does not end the other\'s reads; a call that throws ends its share; nothing is left', async () => {
+  it("overlapping calls: the one that ends first does not end the other's reads; a call that throws ends its share; nothing is left", async () => {
     const a = makeRepo({ 'a.txt': lines(5, 'a') });
     const b = makeRepo({ 'b.txt': lines(5, 'b') });
     let release!: () => void;

@@ -542,7 +542,9 @@ async function checkBackground(
   // session's own edit, then wiped by the background command (adv8)
   const deletes = (x: SessionEvent) => x.kind === 'write' && /patch|delete/i.test(x.tool);
   const accounted = new Set<string>(
-    later.flatMap((x) => (x.kind === 'write' ? (deletes(x) ? (x.paths ?? []) : []) : (x.lost ?? []))),
+    later.flatMap((x) =>
+      x.kind === 'write' ? (deletes(x) ? (x.paths ?? []) : []) : (x.lost ?? []),
+    ),
   );
   const written = new Set<string>(
     later.flatMap((x) => (x.kind === 'write' && !deletes(x) ? (x.paths ?? []) : [])),
