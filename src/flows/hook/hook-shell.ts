@@ -7,7 +7,7 @@ import type { HookEvent, Outcome } from '../../harness/types.js';
 import { READ_CAP, catFileBatch } from '../../git/catfile.js';
 import type { CheckpointOptions, SessionMeta } from '../../git/checkpoint.js';
 import { collectFacts } from '../../git/changes.js';
-import { treeDiff } from '../../git/diff.js';
+import { treeDiff, type DiffEntry } from '../../git/diff.js';
 import { type RecordCommit } from '../../git/records.js';
 import { type Repo } from '../../git/repo.js';
 import { sessionEventCommit, sessionPrefix, type SessionEvent } from '../../git/session.js';
@@ -24,7 +24,7 @@ import {
 import { anchorCommit } from '../../git/session-policy.js';
 import { apply, takeCheckpoint } from '../../apply/apply.js';
 import { laneOf } from '../context.js';
-import { coverageLoss, coverageSentences } from './shell-coverage.js';
+import { coverageLoss, coverageSentences, type CoverageLoss } from './shell-coverage.js';
 import { backgroundNoted } from '../../git/journal.js';
 import {
   GATE_FILES,
@@ -368,6 +368,8 @@ interface LossesInput {
   config: Config;
   policy: Policy;
   skip?: ReadonlySet<string>;
+  /** Paths the session's writes changed: skipped too, unless gone at `to` (a write tool does not delete them: adv8). */
+  written?: ReadonlySet<string>;
 }
 
 /**
@@ -378,9 +380,12 @@ interface LossesInput {
  */
 async function lossesBetween(
   root: string,
-  { from, to, config, policy, skip }: LossesInput,
+  { from, to, config, policy, skip, written }: LossesInput,
 ): Promise<Losses> {
-  const all = (await treeDiff(root, from, to)).filter((x) => !skip?.has(x.oldPath ?? x.path));
+  const gone = (x: DiffEntry) => x.newOid === null || x.oldPath !== undefined;
+  const all = (await treeDiff(root, from, to)).filter(
+    (x) => !skip?.has(x.oldPath ?? x.path) && !(written?.has(x.oldPath ?? x.path) && !gone(x)),
+  );
   // the gate itself: the harness hook configs, guard.config.json, .husky/, whatever the policy protects
   const gate = [
     ...new Set(
@@ -432,8 +437,10 @@ function gateMessage(gate: readonly string[], checkpointId: string, background: 
  * checkpoint from before stays open: at every later hook call of the
  * session, in any event, for BACKGROUND_OPEN_MS after it started, guard
  * checkpoints the tree and reports what was lost since the last such
- * check (or its own after-event), leaving out what the session's own calls
- * since then account for (its writes, the losses of its other commands).
+ * check (or its own after-event), in git's tree and outside it (ignored
+ * files: shell-coverage.ts), leaving out what the session's own calls since
+ * then account for (the files its writes changed, unless gone since; the
+ * losses of its other commands: adv8).
  * Each check is a post step of the background call (its lost paths
  * listed), the baseline of the next one. No git process while none is
  * open (the session's events are read once per call anyway); a checkpoint
@@ -519,7 +526,7 @@ interface BackgroundCheck {
   e: HookEvent;
   events: SessionEvent[];
   /** The checkpoint taken now, that each open command is compared with. */
-  cp: { commit: string; id: string };
+  cp: Parameters<typeof coverageLoss>[2] & { commit: string; id: string };
   config: Awaited<ReturnType<typeof readSessionPolicy>>['config'];
   policy: Awaited<ReturnType<typeof readSessionPolicy>>['policy'];
   now: Date;
@@ -542,28 +549,42 @@ async function checkBackground(
   const later = events.filter(
     (x) => x.time >= baseline.time && x !== baseline && x !== bg && !mine(x),
   );
+  // a write accounts for a file it changed, not for one gone since (no write tool deletes, but a
+  // patch or a Delete tool): where no after event of the write moved the baseline, that file was the
+  // session's own edit, then wiped by the background command (adv8)
+  const deletes = (x: SessionEvent) => x.kind === 'write' && /patch|delete/i.test(x.tool);
   const accounted = new Set<string>(
-    later.flatMap((x) => (x.kind === 'write' ? (x.paths ?? []) : (x.lost ?? []))),
+    later.flatMap((x) =>
+      x.kind === 'write' ? (deletes(x) ? (x.paths ?? []) : []) : (x.lost ?? []),
+    ),
+  );
+  const written = new Set<string>(
+    later.flatMap((x) => (x.kind === 'write' && !deletes(x) ? (x.paths ?? []) : [])),
   );
   const { lost, gate } = await lossesBetween(repo.root, {
-    from: baseline.commit,
-    to: cp.commit,
-    config: c.config,
-    policy: c.policy,
-    skip: accounted,
+    ...{ from: baseline.commit, to: cp.commit, config: c.config, policy: c.policy },
+    ...{ skip: accounted, written },
   });
+  const outside = await outsideSince(repo.root, baseline.commit, cp, accounted);
   const record = sessionCommit(repo, e, {
     commit: cp.commit,
     id: cp.id,
     phase: 'post',
     command: bg.command ?? '',
     now,
-    lost: lost.map((x) => x.path),
+    lost: [...lost.map((x) => x.path), ...outside.kept.map((k) => k.path)],
+    ...(outside.notKept.length ? { notKept: outside.notKept.map((n) => n.path) } : {}),
     background: false,
     toolCall: bg.toolCall,
   });
   const shown = `${bg.command ?? ''} (run in the background)`;
   const late: Late[] = [];
+  const extra = coverageSentences(outside, baseline.checkpoint, shellWord, lost.length > 0);
+  if (extra.length > 0)
+    late.push({
+      message: (lost.length > 0 ? extra : [outsideMessage(shown), ...extra]).join(' '),
+      checkpoint: cp.id,
+    });
   if (lost.length > 0) {
     const judged: Judged[] = lost.map((x) => ({ ...judgedOf(x), needsApproval: true }));
     late.push({
@@ -579,6 +600,26 @@ async function checkBackground(
   if (gate.length > 0)
     late.push({ message: gateMessage(gate, baseline.checkpoint, true), checkpoint: cp.id });
   return { record, late };
+}
+
+/**
+ * What a background command took outside git's tree since it was last compared (ignored files,
+ * nested repositories: shell-coverage.ts), as a shell call's after event finds it (adv8: the
+ * background check compared git's tree alone). Lanes are the after event's alone.
+ */
+async function outsideSince(
+  root: string,
+  baseline: string,
+  cp: Parameters<typeof coverageLoss>[2],
+  accounted: ReadonlySet<string>,
+): Promise<CoverageLoss> {
+  const [pre] = await catFileBatch(root, [`${baseline}^`], READ_CAP);
+  const found = await coverageLoss(root, pre?.type === 'commit' ? (pre.data ?? null) : null, cp);
+  return {
+    kept: found.kept.filter((k) => !accounted.has(k.path)),
+    notKept: found.notKept.filter((n) => !accounted.has(n.path)),
+    lanes: [],
+  };
 }
 
 /** A call's own answer with what background commands destroyed: told after a tool; before one, the call is refused once so the model reads it. */
