@@ -9,7 +9,8 @@ import path from 'node:path';
  * shell the harness started still holds them in the environment it was started with
  * (/proc/PID/environ, which no later `unset` changes), and the harness itself is still an ancestor
  * when that shell was replaced (`exec env -u CLAUDECODE sh -c ...`). Linux only (/proc); elsewhere,
- * and for a process that left the tree (`setsid -f`, re-parented to init), nothing is found.
+ * and for a process that started a session of its own outside the tree (`setsid -f`, a tmux
+ * server started with the variables unset), nothing is found (docs/reliability/adv7.md).
  */
 
 /** The variables a harness sets in its command tool's shell, each to 1. */
@@ -28,13 +29,15 @@ function harnessCommand(argv: readonly string[]): string | null {
   return null;
 }
 
-function parentOf(pid: number): number {
+/** A process's parent and session ("pid (comm) state ppid pgrp session ..."); null when it is gone. */
+function statOf(pid: number): { ppid: number; sid: number } | null {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'latin1');
-    // "pid (comm) state ppid ...": comm may hold spaces and parentheses
-    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+    // comm may hold spaces and parentheses
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return { ppid: Number(f[1]), sid: Number(f[3]) };
   } catch {
-    return 0;
+    return null;
   }
 }
 
@@ -47,12 +50,30 @@ function nulList(file: string): string[] {
 }
 
 /**
+ * A process above (or this one) whose session's leader is not above it: it was re-parented out of
+ * the tree it was started in (`nohup ... &` or `cmd & disown` outliving the shell, a double fork),
+ * so what started it cannot be read (adv7). A session's processes descend from its leader unless
+ * one between them exited; sid 0 is a leader outside this pid namespace. `setsid` starts a session
+ * of its own and is not seen here (adv7.md: open).
+ */
+function leftItsSession(chain: readonly { pid: number; sid: number }[]): string | null {
+  for (let i = 0; i < chain.length; i++) {
+    const { pid, sid } = chain[i]!;
+    if (sid === 0 || sid === pid || chain.slice(i + 1).some((p) => p.pid === sid)) continue;
+    return `process ${pid} above it left the process tree it was started in (its session's leader ${sid} is not above it)`;
+  }
+  return null;
+}
+
+/**
  * The ancestor that makes this an agent's command tool, as a short description; null when none
  * is found (no /proc, or none above).
  */
 export function agentAncestor(): string | null {
   if (process.platform !== 'linux') return null;
   const marks = new Set(AGENT_SHELL_VARS.map((v) => `${v}=1`));
+  const self = statOf(process.pid);
+  const chain = self ? [{ pid: process.pid, sid: self.sid }] : [];
   let pid = process.ppid;
   for (let depth = 0; depth < DEPTH && pid > 1; depth++) {
     const env = nulList(`/proc/${pid}/environ`);
@@ -60,7 +81,14 @@ export function agentAncestor(): string | null {
     if (set) return `process ${pid} above it was started with ${set}`;
     const harness = harnessCommand(nulList(`/proc/${pid}/cmdline`));
     if (harness) return `process ${pid} above it is ${harness}`;
-    pid = parentOf(pid);
+    const stat = statOf(pid);
+    if (!stat) break;
+    chain.push({ pid, sid: stat.sid });
+    pid = stat.ppid;
   }
-  return null;
+  // judged only when the walk reached init (1) or a parent outside this pid namespace (0): not
+  // when 32 levels were read or a process above exited while it was read
+  if (pid > 1) return null;
+  chain.push({ pid, sid: 0 });
+  return leftItsSession(chain);
 }
