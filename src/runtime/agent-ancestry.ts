@@ -16,8 +16,12 @@ import path from 'node:path';
 /** The variables a harness sets in its command tool's shell, each to 1. */
 export const AGENT_SHELL_VARS = ['CLAUDECODE', 'GEMINI_CLI'] as const;
 
-/** How far up the tree is read (a shell, a script's interpreter, env, npx, ...). */
-const DEPTH = 32;
+/**
+ * How far up the tree is read (a shell, a script's interpreter, env, npx, ...); a tree deeper than
+ * this is read as the agent's (adv7: 40 nested `sh` with CLAUDECODE unset hid the agent's shell
+ * past the 32 levels read before).
+ */
+const DEPTH = 1024;
 
 /** A harness's own process, by its command line: the binary's name or the package its script is in. */
 function harnessCommand(argv: readonly string[]): string | null {
@@ -65,30 +69,47 @@ function leftItsSession(chain: readonly { pid: number; sid: number }[]): string 
   return null;
 }
 
+interface Link {
+  pid: number;
+  sid: number;
+}
+
 /**
- * The ancestor that makes this an agent's command tool, as a short description; null when none
- * is found (no /proc, or none above).
+ * The processes from this one up to init, or why they are the agent's; null when one of them
+ * exited while it was read (this one was re-parented: read again).
  */
-export function agentAncestor(): string | null {
-  if (process.platform !== 'linux') return null;
+function walkUp(): string | Link[] | null {
   const marks = new Set(AGENT_SHELL_VARS.map((v) => `${v}=1`));
   const self = statOf(process.pid);
-  const chain = self ? [{ pid: process.pid, sid: self.sid }] : [];
-  let pid = process.ppid;
-  for (let depth = 0; depth < DEPTH && pid > 1; depth++) {
+  if (!self) return null;
+  const chain: Link[] = [{ pid: process.pid, sid: self.sid }];
+  // up to and with init (1): Claude Code run as a container's first process is init there (adv7)
+  for (let pid = self.ppid, depth = 0; pid > 0; depth++) {
+    if (depth === DEPTH) return `more than ${DEPTH} processes are above it`;
     const env = nulList(`/proc/${pid}/environ`);
     const set = env.find((e) => marks.has(e));
     if (set) return `process ${pid} above it was started with ${set}`;
     const harness = harnessCommand(nulList(`/proc/${pid}/cmdline`));
     if (harness) return `process ${pid} above it is ${harness}`;
     const stat = statOf(pid);
-    if (!stat) break;
+    if (!stat) return null;
     chain.push({ pid, sid: stat.sid });
     pid = stat.ppid;
   }
-  // judged only when the walk reached init (1) or a parent outside this pid namespace (0): not
-  // when 32 levels were read or a process above exited while it was read
-  if (pid > 1) return null;
-  chain.push({ pid, sid: 0 });
-  return leftItsSession(chain);
+  return chain;
+}
+
+/**
+ * The ancestor that makes this an agent's command tool, as a short description; null when none
+ * is found (no /proc, or none above).
+ */
+export function agentAncestor(): string | null {
+  if (process.platform !== 'linux') return null;
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const walked = walkUp();
+    if (typeof walked === 'string') return walked;
+    if (walked) return leftItsSession(walked);
+  }
+  // (processes above it exiting while they are read, three times over: made to, so not a person's)
+  return 'the processes above it changed each time they were read';
 }

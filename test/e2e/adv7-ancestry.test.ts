@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { globalBin } from './branch-gate-shared.js';
@@ -125,6 +125,57 @@ describe('adv7: guard log --prune from a command that outlives the agent shell',
     expect(done.code, done.out).not.toBe(0);
     expect(repo.refs('refs/guard/rejected/')).toEqual(before);
   });
+});
+
+const canUnshare =
+  spawnSync('unshare', ['-pf', '--mount-proc', 'true'], { encoding: 'utf8' }).status === 0;
+
+describe('adv7: the agent shell hidden from the walk up the tree', () => {
+  // was a hole: the walk read 32 levels, and each nested shell started after `unset` has no
+  // CLAUDECODE in its environ: 40 of them hid the agent's shell
+  it("40 nested sh after `unset CLAUDECODE`: refused, the refused Write's ref stays", () => {
+    const { repo, before } = refusedRepo();
+    const dir = outsideDir();
+    const nest = path.join(dir, 'n.sh');
+    writeFileSync(
+      nest,
+      `if [ "$1" -gt 0 ]; then sh ${nest} $(($1 - 1)); exit $?; fi\n${PRUNE} > ${dir}/out 2>&1\n`,
+    );
+    asClaudeBash(repo, `unset CLAUDECODE; sh ${nest} 40`);
+    const out = readFileSync(path.join(dir, 'out'), 'utf8');
+    // on main: "pruned ... 1 rejected ref ..."
+    expect(out).toMatch(
+      /a person runs it, not an agent's command tool \(more than 1024|process \d+ above it/,
+    );
+    expect(repo.refs('refs/guard/rejected/')).toEqual(before);
+  });
+
+  // was a hole: the walk stopped below init, and Claude Code run as a container's first process is
+  // init there: a command that replaced the agent's shell had nothing else above it
+  it.skipIf(!canUnshare)(
+    "Claude Code as a pid namespace's init, the shell replaced by `env -u CLAUDECODE guard ...`: refused",
+    () => {
+      const { repo, before } = refusedRepo();
+      const bin = outsideDir();
+      symlinkSync('/bin/sh', path.join(bin, 'claude'));
+      const r = spawnSync(
+        'unshare',
+        [
+          '-pf',
+          '--mount-proc',
+          path.join(bin, 'claude'),
+          '-c',
+          `env -u CLAUDECODE ${PRUNE}; exit $?`,
+        ],
+        // Claude Code's own environment has no CLAUDECODE (it sets it for its shell)
+        { cwd: repo.dir, env: cleanEnv(), encoding: 'utf8' },
+      );
+      // on main: exit 0, "pruned ..."
+      expect(r.status, r.stdout + r.stderr).not.toBe(0);
+      expect(r.stderr).toMatch(/process 1 above it is Claude Code/);
+      expect(repo.refs('refs/guard/rejected/')).toEqual(before);
+    },
+  );
 });
 
 const hasScript = spawnSync('script', ['--version'], { encoding: 'utf8' }).status === 0;
