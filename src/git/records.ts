@@ -454,6 +454,10 @@ const GC_CONFIG = [
   // ref, ~230 kB per 1,000 tool calls (docs/performance.md, "What .git grows by"); only a
   // repository served over dumb HTTP reads it, and its own post-update hook writes it there
   ...['-c', 'repack.updateServerInfo=false'],
+  // the user's commit-graph written as git's own gc writes it (gc.writeCommitGraph): guard's reads
+  // turn the graph off (run.ts GIT_GLOBAL_ARGS, adv7), which would stop gc from writing it; gc and
+  // prune find what is reachable from the commits themselves, not from a graph
+  ...['-c', 'core.commitGraph=true'],
 ];
 
 /** git's name for a loose object in a fan-out folder: 38 hex digits (SHA-1), or 62 (SHA-256). */

@@ -73,9 +73,21 @@ export interface GitResult {
  * - core.quotepath=off: paths in human messages stay readable (we parse -z output anyway);
  * - color.ui=never: plumbing output never carries escape codes, whatever the user set;
  * - core.fsmonitor=false: no daemon spawns under guard's process count;
+ * - core.commitGraph=false: git reads a commit's parents from `.git/objects/info/commit-graph`
+ *   without checking its checksum; a graph edited to give a session chain's tip no parent hid
+ *   every earlier link from guard log, restore, rewind and doctor, as grafts did (adv7). gc and
+ *   prune read the commits themselves, so nothing is lost while guard reads past the graph;
+ *   guard's own walks are short (a chain, a range since a verified tip);
  * - advice.detachedHead etc. stay untouched: we never run porcelain that prints them.
  */
-export const GIT_GLOBAL_ARGS = ['-c', 'core.quotepath=off', '-c', 'color.ui=never'] as const;
+export const GIT_GLOBAL_ARGS = [
+  '-c',
+  'core.quotepath=off',
+  '-c',
+  'color.ui=never',
+  '-c',
+  'core.commitGraph=false',
+] as const;
 
 /** Test and bench hook: one line per git process spawned, to prove constant counts. */
 function trace(args: readonly string[]): void {
