@@ -29,9 +29,13 @@ const PRUNE = `${G} log --prune --keep 0 --include-rejected`;
 /** Run `command` as Claude Code 2.1.330 runs a Bash call: `bash -c`, CLAUDECODE=1, eval'd, then `pwd -P`. */
 function asClaudeBash(repo: TestRepo, command: string) {
   const quoted = `'${command.replace(/'/g, `'\\''`)}'`;
+  const env = cleanEnv({ CLAUDECODE: '1', PATH: `${BIN}${path.delimiter}${process.env.PATH}` });
+  // a person's machine, where the prompt can open: CI=true (the suite's own CI) would make guard
+  // answer in auto mode whatever the ancestry says, and the commit-prompt attacks would test nothing
+  delete env.CI;
   return spawnSync('bash', ['-c', `eval ${quoted} < /dev/null && pwd -P >| /dev/null`], {
     cwd: repo.dir,
-    env: cleanEnv({ CLAUDECODE: '1', PATH: `${BIN}${path.delimiter}${process.env.PATH}` }),
+    env,
     encoding: 'utf8',
   });
 }
