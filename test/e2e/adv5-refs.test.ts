@@ -13,6 +13,7 @@ import {
   outsideDir,
   type TestRepo,
 } from '../helpers.js';
+import { refusedRepo } from './agent-shell.js';
 
 /**
  * adv5 (docs/reliability/adv5.md): refs/guard/ as guard reads it without
@@ -100,17 +101,7 @@ describe('adv5: a refused change made to vanish from the ref store', () => {
   });
 
   it("guard log --prune --keep 0 --include-rejected run from the agent's Bash (CLAUDECODE=1): refused, the refused Write's ref and record stay", () => {
-    const repo = claudeRepo({ 'state.py': lines(270) });
-    const w = claudeHook(
-      repo,
-      's',
-      'Write',
-      { file_path: path.join(repo.dir, 'state.py'), content: 'x\n' },
-      'w1',
-    );
-    expect(w.json?.hookSpecificOutput?.permissionDecision).toBe('deny');
-    const before = repo.refs('refs/guard/rejected/');
-    expect(before).toHaveLength(1);
+    const { repo, before } = refusedRepo();
     const agent = { CLAUDECODE: '1' };
     const r = repo.guard(['log', '--prune', '--keep', '0', '--include-rejected'], { env: agent });
     // on 184ae15: exit 0, "pruned 1 checkpoint, 1 rejected ref, 1 decision record"; the hook

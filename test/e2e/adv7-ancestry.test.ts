@@ -2,10 +2,9 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { globalBin } from './branch-gate-shared.js';
+import { asClaudeBash as agentBash, refusedRepo } from './agent-shell.js';
 import {
   CLI,
-  claudeHook,
   claudeRepo,
   cleanEnv,
   cleanupRepos,
@@ -23,38 +22,11 @@ import {
 afterAll(() => cleanupRepos());
 
 const G = `${process.execPath} ${CLI}`;
-const BIN = globalBin();
 const PRUNE = `${G} log --prune --keep 0 --include-rejected`;
 
-/** Run `command` as Claude Code 2.1.330 runs a Bash call: `bash -c`, CLAUDECODE=1, eval'd, then `pwd -P`. */
-function asClaudeBash(repo: TestRepo, command: string) {
-  const quoted = `'${command.replace(/'/g, `'\\''`)}'`;
-  const env = cleanEnv({ CLAUDECODE: '1', PATH: `${BIN}${path.delimiter}${process.env.PATH}` });
-  // a person's machine, where the prompt can open: CI=true (the suite's own CI) would make guard
-  // answer in auto mode whatever the ancestry says, and the commit-prompt attacks would test nothing
-  delete env.CI;
-  return spawnSync('bash', ['-c', `eval ${quoted} < /dev/null && pwd -P >| /dev/null`], {
-    cwd: repo.dir,
-    env,
-    encoding: 'utf8',
-  });
-}
-
-/** A repository with one refused Write (its rejected ref is what a prune would take). */
-function refusedRepo(): { repo: TestRepo; before: string[] } {
-  const repo = claudeRepo({ 'state.py': lines(270) });
-  const w = claudeHook(
-    repo,
-    's',
-    'Write',
-    { file_path: path.join(repo.dir, 'state.py'), content: 'x\n' },
-    'w1',
-  );
-  expect(w.json?.hookSpecificOutput?.permissionDecision).toBe('deny');
-  const before = repo.refs('refs/guard/rejected/');
-  expect(before).toHaveLength(1);
-  return { repo, before };
-}
+/** The agent's Bash on a person's machine (the prompt can open: no CI=true passed on). */
+const asClaudeBash = (repo: TestRepo, command: string) =>
+  agentBash(repo, command, { person: true });
 
 /**
  * A script (in a folder outside the repository) that waits `wait` seconds, runs `body` with its

@@ -2,7 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { appendFileSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { globalBin } from './branch-gate-shared.js';
+import { asClaudeBash, refusedRepo } from './agent-shell.js';
 import {
   CLI,
   claudeHook,
@@ -23,31 +23,11 @@ import {
 afterAll(() => cleanupRepos());
 
 const G = `${process.execPath} ${CLI}`;
-const BIN = globalBin();
-
-/** Run `command` as Claude Code 2.1.330 runs a Bash call: `bash -c`, CLAUDECODE=1, eval'd, then `pwd -P`. */
-export function asClaudeBash(repo: TestRepo, command: string) {
-  const quoted = `'${command.replace(/'/g, `'\\''`)}'`;
-  return spawnSync('bash', ['-c', `eval ${quoted} < /dev/null && pwd -P >| /dev/null`], {
-    cwd: repo.dir,
-    // guard on PATH, as installed: git's reference-transaction hook starts it for a branch move (gc packs refs)
-    env: cleanEnv({ CLAUDECODE: '1', PATH: `${BIN}${path.delimiter}${process.env.PATH}` }),
-    encoding: 'utf8',
-  });
-}
 
 describe("holes6: guard's own evidence reset by a command the hook cannot read", () => {
   it('guard recover eval-ed with CLAUDECODE unset, after a ref deleted and the journal written again from for-each-ref: refused, doctor still FAILs', () => {
-    const repo = claudeRepo({ 'state.py': lines(270) });
-    const w = claudeHook(
-      repo,
-      's',
-      'Write',
-      { file_path: path.join(repo.dir, 'state.py'), content: 'x\n' },
-      'w1',
-    );
-    expect(w.json?.hookSpecificOutput?.permissionDecision).toBe('deny');
-    const [rejected] = repo.refs('refs/guard/rejected/');
+    const { repo, before } = refusedRepo();
+    const [rejected] = before;
     const command = [
       'unset CLAUDECODE',
       'r=$(git for-each-ref --format="%(refname)" refs/guard/rejected/)',
