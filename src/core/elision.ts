@@ -1141,7 +1141,7 @@ const SHOWS_SELECTION =
  * logic simple`, `// keep your API key secret`).
  */
 const KEEP_YOURS =
-  /^\W*(?:(?:todo|note)\s*:?\s*)?(?:keep|retain|preserve|leave|reuse|insert|paste|put back)\s+(?:all\s+(?:of\s+)?)?your\s+(?:[\w/-]+\s+){0,4}?(?:code|logic|implementation|implementations|functions?|methods?|handlers?|helpers|routes|styles|tests|config|configuration|setup|imports|definitions|validation|markup|template|components?|body|class|module|sections?|blocks?|stuff)(?:\s+(?:here|as is|as it is|intact|unchanged|in place|from before))?\W*$/;
+  /^\W*(?:(?:todo|note)\s*:?\s*)?(?:keep|retain|preserve|leave|reuse|insert|paste|put back)\s+(?:all\s+(?:of\s+)?)?your\s+(?:[\w/-]+\s+){0,4}?(?:code|logic|implementation|implementations|functions?|methods?|handlers?|helpers|routes|styles|tests|config|configuration|setup|imports|definitions|validation|markup|template|components?|body|class|module|sections?|blocks?|stuff|macros|procedures|routines|subs|subroutines|triggers|queries|endpoints|controllers|reducers|selectors|utils)(?:\s+(?:here|as is|as it is|intact|unchanged|in place|from before))?\W*$/;
 /**
  * The reader told to bring code of their own into it (`% You will likely need to compute X, Y, etc.
  * as in your original script`, `# You'll need to add the other handlers from your existing file`).
