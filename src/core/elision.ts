@@ -1295,18 +1295,23 @@ function trailingOpener(line: string): { at: number; opener: string } | null {
   // `{/*` of JSX: the brace belongs to the comment
   if (best?.opener === '/*' && line.charAt(best.at - 1) === '{')
     best = { at: best.at - 1, opener: '{/*' };
-  // block comments of other syntaxes inline (`Proof. (* ... *) Qed.`, `{ {- ... -} }`, `<div>{# ... #}</div>`):
-  // a string search each, read only when closed on the line
-  for (const [open] of INLINE_BLOCKS) {
-    if (best !== null && best.at < 2) break;
-    const at = line.indexOf(open, 1);
-    if (at === -1 || (best !== null && at >= best.at)) continue;
-    if (!BEFORE_OPENER.test(line.charAt(at - 1)) || !afterOpener(line.charCodeAt(at + open.length)))
-      continue;
-    if (line.indexOf(INLINE_BLOCKS.get(open)!, at + open.length) === -1) continue;
-    best = { at, opener: open };
+  // block comments of other syntaxes inline (`Proof. (* ... *) Qed.`, `{ {- ... -} }`, `<div>{# ... #}</div>`),
+  // on a line with no other opener (one look), read only when closed on the line
+  return best ?? inlineBlock(line);
+}
+
+/** The first opener of INLINE_BLOCKS after code on a line, closed on it, or null. */
+function inlineBlock(line: string): { at: number; opener: string } | null {
+  INLINE_OPENER.lastIndex = 1;
+  for (let hit = INLINE_OPENER.exec(line); hit !== null; hit = INLINE_OPENER.exec(line)) {
+    const open = hit[0];
+    if (
+      BEFORE_OPENER.test(line.charAt(hit.index - 1)) &&
+      line.indexOf(INLINE_BLOCKS.get(open)!, hit.index + open.length) !== -1
+    )
+      return { at: hit.index, opener: open };
   }
-  return best;
+  return null;
 }
 
 /**
@@ -1328,6 +1333,14 @@ const INLINE_BLOCKS = new Map([
   ['/+', '+/'],
   ['{*', '*}'],
 ]);
+/** INLINE_BLOCKS' openers, each before white space, dots or the line's end (afterOpener). */
+const INLINE_OPENER = new RegExp(
+  `(?:${[...INLINE_BLOCKS.keys()]
+    .sort((a, b) => b.length - a.length)
+    .map(escape)
+    .join('|')})(?=[\\s.…]|$)`,
+  'g',
+);
 
 /**
  * The comment after code on the same line, when it could be a placeholder
@@ -1355,9 +1368,8 @@ function trailingComment(
   // class="c">`, `end`) the comment is all the line says: read as a comment line (in any script:
   // `}, // 此处省略 ...`), and so are dots after a `pass`
   const plain = plainBefore(line, at, comment);
-  // (a block comment right after an opening bracket may be a literal's whole content, in any words)
-  const bracketFirst = /[[{(]\s*$/.test(line.slice(Math.max(0, at - 8), at));
-  if (!plain && !bracketFirst && !TRAIL_WORDS.test(comment)) return null;
+  // (right after an opening bracket or a colon it may be a literal's whole content or open a body, in any words)
+  if (!plain && !bracketBefore(line, at) && !TRAIL_WORDS.test(comment)) return null;
   const closer =
     opener === '<!--'
       ? '-->'
@@ -1391,6 +1403,14 @@ function trailingComment(
   const opens = after.trim() === '' && /[[{(:]\s*$/.test(before) && !/::\s*$/.test(before);
   if (!plain && !enclosed && !opens && !TRAIL_WORDS.test(comment)) return null;
   return { comment, enclosed, plain, literal, opens };
+}
+
+/** Is the last character before `at`, white space aside, an opening bracket or a colon? */
+function bracketBefore(line: string, at: number): boolean {
+  let k = at - 1;
+  let c = line.charCodeAt(k);
+  for (; c === 32 || c === 9; c = line.charCodeAt(--k));
+  return c === 91 || c === 123 || c === 40 || c === 58;
 }
 
 /**
@@ -2432,6 +2452,21 @@ function readHunks(
 /** The openers of INLINE_BLOCKS that hold no `/`, `#` or `--` (scan looks for each). */
 const INLINE_ONLY = ['(*', '{-', '{*', '@*'];
 
+/** Does one of INLINE_ONLY stand between `start` and `end`? (`next` holds where each stands next, -1 for none.) */
+function inlineAhead(
+  next: number[],
+  start: number,
+  end: number,
+  find: (s: string, from: number) => number,
+): boolean {
+  for (let k = 0; k < INLINE_ONLY.length; k++) {
+    let at = next[k]!;
+    if (at !== -1 && at <= start) next[k] = at = find(INLINE_ONLY[k]!, start + 1);
+    if (at !== -1 && at < end) return true;
+  }
+  return false;
+}
+
 /** A line of brackets and punctuation only (`}`, `});`, `]`), or blank: no code of its own. */
 const TRIVIAL = /^[\s{}()[\];,]*$/;
 
@@ -2463,10 +2498,7 @@ export function scan(text: string | Buffer, m: Matcher, screened = true): Candid
       (next.slash !== -1 && next.slash < end) ||
       (next.hash !== -1 && next.hash < end) ||
       (next.dashes !== -1 && next.dashes < end) ||
-      INLINE_ONLY.some((o, k) => {
-        if (blocks[k] !== -1 && blocks[k]! <= start) blocks[k] = find(o, start + 1);
-        return blocks[k] !== -1 && blocks[k]! < end;
-      });
+      inlineAhead(blocks, start, end, find);
     // a stub statement holds a quote (found as the openers are: most lines hold none) and starts
     // with a stub's word (a message in backticks only beside another quote)
     if (next.dq !== -1 && next.dq < start) next.dq = find('"', start);
