@@ -373,7 +373,7 @@ const SAMENESS =
  * A block comment that names what a literal holds, in words of any language (`/* URLs misturadas
  * * /`, `/* failed / pending * /`, `/* country codes * /`): at most eight words, no code's punctuation;
  * not that it is empty or left so on purpose (`/* none * /`, `/* no deps * /`, `/* TODO * /`), a
- * directive (`/* eslint-disable * /`, `/* @__PURE__ * /`), a type or a number.
+ * directive (`/* eslint-disable * /`, `/* @__PURE__ * /`), a type or a number, a path, why code went.
  */
 function namesContent(comment: string): boolean {
   const inner = comment
@@ -382,8 +382,10 @@ function namesContent(comment: string): boolean {
     .trim();
   if (inner === '' || inner.length > 80 || !/\p{L}{2}/u.test(inner)) return false;
   if (/[=:;{}()<>@"'`#$\d]|\[\]/.test(inner) || /^\p{Ll}+-\p{Ll}/u.test(inner)) return false;
+  // (nor a path, nor why code went: `[ /* moved to utils.ts * / ]`)
+  if (/\w\.\w/.test(inner)) return false;
   const words = wordsOfText(inner);
-  if (words.length > 8 || words.some((w) => EMPTY_ON_PURPOSE.has(w))) return false;
+  if (words.length > 8 || words.some((w) => EMPTY_ON_PURPOSE.has(w) || explains(w))) return false;
   // (a type: `/* string * /`, `/* any * /`)
   return !(words.length === 1 && TYPE_WORD.test(words[0]!));
 }
