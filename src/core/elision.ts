@@ -1352,9 +1352,7 @@ const INLINE_OPENER = new RegExp(
  * and `--` need words (`cmd -- ...` passes arguments on). `enclosed`: it is all a bracket pair
  * holds (`[ /* ... * / ]`, `>{/* existing rows * /}<`): the container's content stands there.
  */
-function trailingComment(
-  line: string,
-): {
+function trailingComment(line: string): {
   comment: string;
   enclosed: boolean;
   plain: boolean;
@@ -1373,11 +1371,7 @@ function trailingComment(
   // (right after an opening bracket or a colon it may be a literal's whole content or open a body, in any words)
   if (!plain && !bracketBefore(line, at) && !TRAIL_WORDS.test(comment)) return null;
   const closer =
-    opener === '<!--'
-      ? '-->'
-      : opener.endsWith('/*')
-        ? '*/'
-        : (INLINE_BLOCKS.get(opener) ?? null);
+    opener === '<!--' ? '-->' : opener.endsWith('/*') ? '*/' : (INLINE_BLOCKS.get(opener) ?? null);
   let after = '';
   if (closer !== null) {
     const end = comment.indexOf(closer);

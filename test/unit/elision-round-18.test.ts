@@ -51,7 +51,7 @@ describe('placeholders: a block comment of another syntax inline after code', ()
   });
 });
 
-describe("placeholders: a literal whose whole value is a comment naming what it holds", () => {
+describe('placeholders: a literal whose whole value is a comment naming what it holds', () => {
   it('a list, a map or an array of any language, the comment in any words', () => {
     onlyAlone([
       '    const routes = [ /* admin routes, user routes */ ];',
@@ -80,7 +80,7 @@ describe("placeholders: a literal whose whole value is a comment naming what it 
   });
 });
 
-describe('placeholders: a comment that opens a body at the line\'s end and says it is left out', () => {
+describe("placeholders: a comment that opens a body at the line's end and says it is left out", () => {
   it('after a brace or a colon, whatever its next clause says', () => {
     onlyAlone([
       "    if ($action === 'approve') { /* omitted for brevity but safe to add back if needed */",
@@ -108,7 +108,7 @@ describe('placeholders: the rest of the code, with a relative clause of what it 
       '    // the remainder of the function that parses headers',
       '    -- rest of the query that joins the orders',
       '    // resto de la lógica que usa envVar',
-      "    // le reste du code qui gère les erreurs",
+      '    // le reste du code qui gère les erreurs',
       '    // der Rest der Logik, die die Dateien liest',
     ]);
   });
@@ -122,7 +122,7 @@ describe('placeholders: the rest of the code, with a relative clause of what it 
   });
 });
 
-describe('placeholders: the writer shows a selection; the reader\'s own code kept or to be brought in', () => {
+describe("placeholders: the writer shows a selection; the reader's own code kept or to be brought in", () => {
   it('"I" or the participle of a verb of showing, then the few chosen', () => {
     onlyAlone([
       "    // I'll only show the main ones",
