@@ -574,12 +574,13 @@ const explains = (w: string) =>
  * a person explaining.
  */
 function restOfCode(bare: string, all: () => readonly string[]): boolean {
-  const hit = REST_OF_CODE.exec(bare);
-  if (hit === null) return false;
   // a relative clause says what the code left out does (`// Rest of the logic that uses envVar`, `#
-  // rest of the code which builds the tree`); a verb after it makes the whole a sentence about
-  // code that is there (`# the rest of the logic that uses envVar is in utils.py`)
-  if (hit[1] !== undefined && RELATIVE_THEN_VERB.test(bare.slice(hit[0].length))) return false;
+  // rest of the function which formats the report`); a verb after it makes the whole a sentence
+  // about code that is there (`# the rest of the logic that uses envVar is in utils.py`)
+  const relative = REST_RELATIVE.exec(bare);
+  if (relative !== null) {
+    if (RELATIVE_THEN_VERB.test(bare.slice(relative[0].length))) return false;
+  } else if (!REST_OF_CODE.test(bare)) return false;
   if (/[,(]$/.test(bare) || CONTINUES.test(bare) || /^["“‘]/.test(bare)) return false;
   const words = all();
   return words.length <= LEAD_MAX_WORDS && !words.some(explains);
@@ -587,7 +588,10 @@ function restOfCode(bare: string, all: () => readonly string[]): boolean {
 
 /** The rest (remainder) of the (some language's) code, in English, Spanish, Portuguese, French, Italian, German. */
 const REST_OF_CODE =
-  /^\W*(?:the\s+|and\s+)?(?:rest|remainder|resto|reste|restliche[nr]?)\s+(?:of|del|de|do|da|du|des|della|dello|di|vom|des)?\s*(?:the\s+|la\s+|el\s+|o\s+|a\s+|le\s+|l'|il\s+|lo\s+|der\s+|den\s+|your\s+|this\s+)?(?:[\w-]+\s+)?(?:code|c[oó]digo|codice|kod|implementation|implementa[cç][iã]on|logic|l[oó]gica|logique|logik|programa?|programme)(?:\s+[A-Z]{2,}\w*)?(?:\s*$|\s*[(["“:\u2013\u2014-]|\s+(?:of|for|from|in|inside|within|de|del|da|do|dos|das|des|du|para|pour|per|für|zum|zur|con)\b|\s+(that|which)\s+(?!(?:is|are|was|were|will|would|must|should|can|could|may|might|has|have|had|needs?|depends?|goes|lives?)\b)\p{L}+(?:s|ed)\b)/iu;
+  /^\W*(?:the\s+|and\s+)?(?:rest|remainder|resto|reste|restliche[nr]?)\s+(?:of|del|de|do|da|du|des|della|dello|di|vom|des)?\s*(?:the\s+|la\s+|el\s+|o\s+|a\s+|le\s+|l'|il\s+|lo\s+|der\s+|den\s+|your\s+|this\s+)?(?:[\w-]+\s+)?(?:code|c[oó]digo|codice|kod|implementation|implementa[cç][iã]on|logic|l[oó]gica|logique|logik|programa?|programme)(?:\s+[A-Z]{2,}\w*)?(?:\s*$|\s*[(["“:\u2013\u2014-]|\s+(?:of|for|from|in|inside|within|de|del|da|do|dos|das|des|du|para|pour|per|für|zum|zur|con)\b)/i;
+/** The rest of a unit of code, then "that" or "which" and a verb in -s or -ed: what it does. */
+const REST_RELATIVE =
+  /^\W*(?:the\s+|and\s+)?(?:rest|remainder)\s+of\s+(?:the\s+|this\s+|your\s+)?(?:[\w-]+\s+)?(?:code|logic|implementation|function|method|class|handler|component|module|script|file|program|query|procedure|routine|body|loop|test|view|controller|template|page|config|setup)\s+(?:that|which)\s+(?!(?:is|was|has|needs|depends|goes|lives)\b)\p{L}+(?:s|ed)\b/iu;
 /**
  * After a relative clause of what the left-out code does, a verb of a sentence about it: `is in
  * utils.py`, `must be updated`, `stays below`.
@@ -1106,7 +1110,7 @@ function keptOrElsewhere(bare: string, all: () => readonly string[]): boolean {
       (KEPT_SUBJECT.test(lower) || SUBJECTLESS.test(lower))) ||
     DO_THE_SAME.test(lower) ||
     EARLIER_PLACE.test(lower) ||
-    (SELECTIVE.test(lower) && SHOWS_SELECTION.test(lower)) ||
+    (SELECTIVE.test(lower) && (SHOWS_SELECTION.test(lower) || SELECTION_SAID.test(lower))) ||
     (lower.includes('your') && (KEEP_YOURS.test(lower) || YOU_SUPPLY.test(lower))) ||
     TRAIL_OFF.test(lower) ||
     WHAT_WAS_THERE.test(lower) ||
@@ -1128,7 +1132,15 @@ function keptOrElsewhere(bare: string, all: () => readonly string[]): boolean {
 
 /** A word every comment SHOWS_SELECTION takes holds. */
 const SELECTIVE =
-  /\b(?:key|main|important|relevant|essential|core|primary|major|interesting|critical|notable|representative|selected|few)\b/;
+  /\b(?:key|main|important|relevant|essential|core|primary|major|interesting|critical|notable|representative|selected|few|couple|subset|selection)\b/;
+/**
+ * A selection said in other voices: passive (`# only the main endpoints are listed here`, `#
+ * (only the key ones are shown)`), "here are a few", or a remark in brackets that is only the
+ * selection (`// (just a few examples)`, `// (selected tests only)`, `// (a subset of the cases)`);
+ * not what the code does with a selection (`// only the key ones are cached`).
+ */
+const SELECTION_SAID =
+  /\b(?:only|just)\s+(?:the\s+|a\s+few\s+)?(?:most\s+)?(?:key|main|important|relevant|essential|core|primary|major|interesting|critical|notable|representative|selected)\s+(?:[\w-]+\s+)?(?:are|is)\s+(?:shown|listed|included|given|here)\b|^\W*here\s+(?:are|is)\s+(?:just\s+|only\s+)?(?:a few|some|a couple|a subset|a selection|the (?:key|main|important|relevant|essential|core|most important))\b|^[[(]\s*(?:just\s+|only\s+)?(?:a few|a couple of|a subset of|a selection of|selected|the key|the main|key|main)\s+[\p{L}\s-]{1,30}?(?:\s+only)?\s*[)\]]$/u;
 /**
  * The writer shows only a selection (`# (I'll include the key ones)`, `// (showing just the important
  * tests)`, `# I've included the key methods only`): "I" and a verb of showing, or the verb's
@@ -1415,7 +1427,7 @@ function bracketBefore(line: string, at: number): boolean {
  * parameters (`f(`) nor a body (`) {`, `=> {`).
  */
 const LITERAL_BEFORE =
-  /(?:(?:^|[^=!<>])=|:|\breturn|[(,])\s*(?:\[|\{|(?:vec!|array|Array|list|List\.of|Set\.of|Map\.of|set|tuple|dict)\s*[[(])\s*$/;
+  /(?:(?:^|[^=!<>])=|:=|:|\breturn|[(,])\s*(?:[[{]|new\s*(?:[\w.]+\s*)?(?:<[^;=]*>\s*)?(?:\[\s*\]\s*)?(?:\(\s*\)\s*)?[[{]|(?:\[\s*\]|map\[[\w.*[\]]+\])[\w.*]+\s*\{|[@%][wi]?\[|@\{|(?:vec!|array|Array|list|List\.of|Set\.of|Map\.of|set|tuple|dict|listOf|setOf|mapOf|arrayOf)\s*[[(])\s*$/;
 
 function compileMatcher(d: PhraseData): Compiled {
   const opens = [...d.comment.open].sort((a, b) => b.length - a.length);

@@ -59,6 +59,11 @@ describe('placeholders: a literal whose whole value is a comment naming what it 
       '    let handlers = vec![ /* the event handlers */ ];',
       '    $map = array( /* country codes */ );',
       '    private static final String[] NAMES = { /* nomes dos clientes */ };',
+      '    var names = new[] { /* customer names */ };',
+      '    var items = new List<string> { /* menu items */ };',
+      '    hosts := []string{ /* the cluster nodes */ }',
+      '    m := map[string]int{ /* word counts */ }',
+      '    let xs = @[ /* colours */ ];',
       '    items: [ /* продукты каталога */ ],',
     ]);
   });
@@ -76,6 +81,8 @@ describe('placeholders: a literal whose whole value is a comment naming what it 
       '    catch (e) { /* ignore errors */ }',
       '    constructor() { /* nothing to do */ }',
       '    const state = { /* intentionally blank */ };',
+      '    var names = new[] { /* empty */ };',
+      '    hosts := []string{ /* none yet */ }',
     ]);
   });
 });
@@ -105,6 +112,8 @@ describe('placeholders: the rest of the code, with a relative clause of what it 
   it('in any syntax and language', () => {
     onlyAlone([
       '    # rest of the code which builds the tree',
+      '    # rest of the function which formats the report',
+      '    // rest of the handler that validates the input',
       '    // the remainder of the function that parses headers',
       '    -- rest of the query that joins the orders',
       '    // resto de la lógica que usa envVar',
@@ -123,13 +132,19 @@ describe('placeholders: the rest of the code, with a relative clause of what it 
 });
 
 describe("placeholders: the writer shows a selection; the reader's own code kept or to be brought in", () => {
-  it('"I" or the participle of a verb of showing, then the few chosen', () => {
+  it('"I" or the participle of a verb of showing, then the few chosen; or the selection said passively, as "here are", or alone in brackets', () => {
     onlyAlone([
       "    // I'll only show the main ones",
       '    // (showing just the important tests)',
       "    # I've included the key methods only",
       '    // including only the relevant ones here',
       '    -- I listed the most important columns',
+      '    # (only the key ones are shown)',
+      '    # only the main endpoints are listed here',
+      '    # here are a few of them',
+      '    // (just a few examples)',
+      '    // (selected tests only)',
+      '    // (a subset of the cases)',
     ]);
   });
 
@@ -138,6 +153,8 @@ describe("placeholders: the writer shows a selection; the reader's own code kept
       '    // include the key ones in the cache',
       '    # the key ones are sorted first',
       '    // show the main menu',
+      '    // only the key ones are cached',
+      '    # a few of them are cached',
     ]);
   });
 
