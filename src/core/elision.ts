@@ -549,9 +549,35 @@ function describesOrContinues(bare: string): boolean {
     /^[A-Za-z_]\w*\s+-\s+\p{Lu}/u.test(bare) ||
     /^\w[\w ]*::/.test(bare) ||
     // the end of a sentence that did not begin here: lower case, five words or more, a full stop
-    (/^\p{Ll}/u.test(bare) && /[\p{L}\p{N})]\.$/u.test(bare) && bare.split(/\s+/).length >= 5)
+    (/^\p{Ll}/u.test(bare) && /[\p{L}\p{N})]\.$/u.test(bare) && bare.split(/\s+/).length >= 5) ||
+    doneToData(bare)
   );
 }
+
+/**
+ * What the program does to the rest, said in the passive (`// the rest of the list is sorted by
+ * date`, `# Remaining items are processed in the next batch`, `; Similarly named registers are
+ * grouped together`): a participle of an act on data, not of staying, leaving out, showing or
+ * writing code (`// Other handlers are implemented similarly`, `// the rest is omitted`).
+ */
+function doneToData(bare: string): boolean {
+  // (in the first clause only, not after dots, the stand-in's own form, nor said of likeness: `-- The
+  // other three tables are created in exactly the same way as the users table above`)
+  if (/^(?:\.{2,}|…)/.test(bare) || LIKENESS.test(bare)) return false;
+  const hit = PASSIVE.exec(bare.split(FIRST_CLAUSE_END, 1)[0]!);
+  return hit !== null && !CODE_PARTICIPLE.test(hit[1]!);
+}
+
+const LIKENESS =
+  /\b(?:same|similar|similarly|like|likewise|identical|analogous|analogously|as before|as above|as with|as in)\b/i;
+/** Where a sentence's first clause ends: punctuation of a break, or a word that opens a clause. */
+const FIRST_CLAUSE_END =
+  /[,;:(\u2013\u2014]|\s-\s|\b(?:that|which|who|when|once|after|before|until|if|but|so|because|while|where|unless)\b/i;
+
+const PASSIVE = /\b(?:is|are|was|were|gets?|being)\s+(?:\w+ly\s+)?(\p{Ll}{3,}(?:ed|en))\b/u;
+/** Participles a placeholder says of code: left out, kept, shown, written, like the others. */
+const CODE_PARTICIPLE =
+  /^(?:omitted|elided|truncated|snipped|skipped|unchanged|untouched|unmodified|kept|preserved|retained|left|shown|listed|included|implemented|defined|written|handled|done|added|filled|copied|repeated|collapsed|hidden|abbreviated|shortened|trimmed|excluded|removed|cut|provided|given|declared|structured|organi[sz]ed|formatted|treated|needed|required|changed|modified|updated|touched|edited|duplicated|reproduced|stripped|dropped|moved|replaced|deleted|unchanged|expected|supposed|based|mirrored|patterned|modeled|modelled|derived|inherited|generated|covered|maintained|unaltered|unedited)$/;
 
 /** A word every comment HEDGE takes holds. */
 const HEDGE_SCREEN =

@@ -200,6 +200,29 @@ describe('placeholders: "for brevity" in other languages', () => {
   });
 });
 
+describe('near misses: what the program does to the rest, said in the passive, is no stand-in alone', () => {
+  it('a participle of an act on data in the first clause', () => {
+    never([
+      '    // the rest of the list is sorted by date',
+      '    # Remaining rows are discarded after the import',
+      '    -- other columns are indexed nightly',
+      '    <!-- the remaining sections are loaded lazily -->',
+      '    ; rest of the buffer is zeroed',
+    ]);
+  });
+
+  it('not one of staying, leaving out, showing or writing code, nor said of likeness or after dots', () => {
+    onlyAlone([
+      '    // Other handlers are implemented similarly',
+      '    // the rest is omitted',
+      '    -- The remaining tables are created the same way as above',
+      '    # rest of the methods are unchanged',
+      '    // ... rows are rendered when the data arrives',
+      '    // remaining routes are defined as before',
+    ]);
+  });
+});
+
 describe('placeholders: the mechanisms earlier held-out sets missed, on variants none of them holds', () => {
   it('syntaxes and looser sentences (set 5), what stays then goes on (set 6), rest remains but, others similarly, everything else (sets 7-8)', () => {
     onlyAlone([
