@@ -1434,10 +1434,20 @@ function trailingComment(line: string): {
   // what it stands in for: the whole value of a list, a map or an array (`URLs: string[] = [ /*
   // URLs misturadas * / ];`), or a body it opens at the line's end (`) { /* omitted ... * /`, `):  # ...`)
   const literal = enclosed && LITERAL_BEFORE.test(before) && /^\s*[\]})]\s*[;,)]?\s*$/.test(after);
-  const opens = after.trim() === '' && /[[{(:]\s*$/.test(before) && !/::\s*$/.test(before);
+  const opens =
+    after.trim() === '' &&
+    ((/[[{(:]\s*$/.test(before) && !/::\s*$/.test(before)) || OPENS_BODY.test(before));
   if (!plain && !enclosed && !opens && !TRAIL_WORDS.test(comment)) return null;
   return { comment, enclosed, plain, literal, opens };
 }
+
+/**
+ * A body opened by a word or an arrow at the line's end (`items.each do |item|`, `if ok then`,
+ * `begin`, `=>`, `->`), or a definition's parameter list with no brace (Lua's `function
+ * M.setup(opts)`, Ruby's `def render(self)`).
+ */
+const OPENS_BODY =
+  /(?:\b(?:do(?:\s*\|[^|]*\|)?|then|begin|else)|=>|->)\s*$|^\s*(?:(?:local|async|export|public|private|static)\s+)*(?:function|def|fn|func|sub|proc|procedure)\b[^=;]*\)\s*$/;
 
 /** Is the last character before `at`, white space aside, an opening bracket or a colon? */
 function bracketBefore(line: string, at: number): boolean {

@@ -88,12 +88,15 @@ describe('placeholders: a literal whose whole value is a comment naming what it 
 });
 
 describe("placeholders: a comment that opens a body at the line's end and says it is left out", () => {
-  it('after a brace or a colon, whatever its next clause says', () => {
+  it("after a brace, a colon, `do`, `then`, an arrow or a definition's parameters, whatever its next clause says", () => {
     onlyAlone([
       "    if ($action === 'approve') { /* omitted for brevity but safe to add back if needed */",
       '    def handle(self):  # omitted for brevity, same as the GET handler',
       '    } else { // body elided, see the previous answer for the details',
       '    for (const row of rows) { // 省略',
+      '    function M.setup(opts) -- omitted for brevity, add back if needed',
+      '    items.each do |item| # omitted for brevity but restore it if you need it',
+      '    if ok then -- elided here, the loop is the same as before if you want it',
     ]);
   });
 
@@ -104,6 +107,8 @@ describe("placeholders: a comment that opens a body at the line's end and says i
       '    addEventListeners() { // same as before, but passive',
       '    except Exception as exc:  # keep the rest of the stack alive',
       '    while (queue.length) { // drain what is left',
+      '    function M.setup(opts) -- runs once, if needed',
+      '    def render(self):  # only if the cache is cold',
     ]);
   });
 });
