@@ -556,9 +556,9 @@ function describesOrContinues(bare: string): boolean {
 
 /**
  * What the program does to the rest, said in the passive (`// the rest of the list is sorted by
- * date`, `# Remaining items are processed in the next batch`, `; Similarly named registers are
- * grouped together`): a participle of an act on data, not of staying, leaving out, showing or
- * writing code (`// Other handlers are implemented similarly`, `// the rest is omitted`).
+ * date`, `# Remaining items are processed in the next batch`, `; rest of line is ignored by the
+ * assembler`): a participle of an act on data, not of staying, leaving out, showing or writing code
+ * (`// Other handlers are implemented similarly`, `// the rest is omitted`).
  */
 function doneToData(bare: string): boolean {
   // (in the first clause only, not after dots, the stand-in's own form, nor said of likeness: `-- The
@@ -577,7 +577,7 @@ const FIRST_CLAUSE_END =
 const PASSIVE = /\b(?:is|are|was|were|gets?|being)\s+(?:\w+ly\s+)?(\p{Ll}{3,}(?:ed|en))\b/u;
 /** Participles a placeholder says of code: left out, kept, shown, written, like the others. */
 const CODE_PARTICIPLE =
-  /^(?:omitted|elided|truncated|snipped|skipped|unchanged|untouched|unmodified|kept|preserved|retained|left|shown|listed|included|implemented|defined|written|handled|done|added|filled|copied|repeated|collapsed|hidden|abbreviated|shortened|trimmed|excluded|removed|cut|provided|given|declared|structured|organi[sz]ed|formatted|treated|needed|required|changed|modified|updated|touched|edited|duplicated|reproduced|stripped|dropped|moved|replaced|deleted|unchanged|expected|supposed|based|mirrored|patterned|modeled|modelled|derived|inherited|generated|covered|maintained|unaltered|unedited)$/;
+  /^(?:omitted|elided|truncated|snipped|skipped|unchanged|untouched|unmodified|kept|preserved|retained|left|shown|listed|included|implemented|defined|written|handled|done|added|filled|copied|repeated|collapsed|hidden|abbreviated|shortened|trimmed|excluded|removed|cut|provided|given|declared|structured|organi[sz]ed|formatted|treated|needed|required|changed|modified|updated|touched|edited|duplicated|reproduced|stripped|dropped|moved|replaced|deleted|expected|supposed|based|mirrored|patterned|modeled|modelled|derived|inherited|generated|covered|maintained|unaltered|unedited)$/;
 
 /** A word every comment HEDGE takes holds. */
 const HEDGE_SCREEN =
