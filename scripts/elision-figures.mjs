@@ -59,10 +59,10 @@ const pct = (n, d) => `${n} / ${d} = ${d ? ((100 * n) / d).toFixed(1) : '0.0'}%`
 const pct2 = (n, d) => `${n} / ${d} = ${d ? ((100 * n) / d).toFixed(2) : '0.00'}%`;
 
 /**
- * This round's held-out set: measured once at the end of a round, never tuned on in it. Sets 13,
- * 14, 15 and 16 were measured once (docs/reliability.md) and are tuning data since; set 17
- * (heldout-17*, when it is collected) is frozen for the lead's measurement: measure it with
- * --heldout-file at the merge, not before.
+ * This round's held-out set: measured once at the end of a round, never tuned on in it. Sets 13
+ * to 17 were measured once (docs/reliability.md) and are tuning data since; set 18 (heldout-18*,
+ * when it is collected) is frozen for the lead's measurement: measure it with --heldout-file at
+ * the merge, not before.
  */
 const HELDOUT = 'heldout-13-real.json';
 /** Sets measured once in their round and tuned on after (their near misses are listed with the real comments). */

@@ -169,11 +169,18 @@ export function makeMatcher(d: PhraseData): Matcher {
       const found = trailingComment(line);
       if (found === null) return null;
       if (isPlaceholder(m, found.comment)) return { text: found.comment.trim(), loose: false };
-      // (after only brackets, dots or markup the comment is the line's own: `}, // 此处省略 ...`)
-      return (found.enclosed || found.plain) &&
+      // (after only brackets, dots or markup the comment is the line's own: `}, // 此处省略 ...`;
+      // a comment that opens a body at the line's end is its first line: `) { /* omitted for
+      // brevity but safe to add back if needed * /`)
+      if (
+        (found.enclosed || found.plain || (found.opens && BODY_CUT.test(found.comment))) &&
         saysLeftOut(m, found.comment, (loose ??= looseWords(d)))
-        ? // (not after markup: `<td>{/* existing amount expression */}</td>` labels a cell)
-          { text: found.comment.trim(), loose: true, own: found.plain && !line.includes('<') }
+      )
+        // (not after markup: `<td>{/* existing amount expression */}</td>` labels a cell)
+        return { text: found.comment.trim(), loose: true, own: found.plain && !line.includes('<') };
+      // a literal whose whole value is a comment naming what it holds: `= [ /* URLs misturadas * / ]`
+      return found.literal && namesContent(found.comment)
+        ? { text: found.comment.trim(), loose: true }
         : null;
     },
     standsIn(line) {
@@ -215,6 +222,14 @@ export function makeMatcher(d: PhraseData): Matcher {
     aboutNewCode,
   };
 }
+
+/**
+ * A word that says the code is left out, in English and the other languages' marks: a comment that
+ * opens a body at the line's end says so of the body (not "same as before" or "keep the rest",
+ * which a comment on the body that follows says too: `addEventListeners() { // Без изменений`).
+ */
+const BODY_CUT =
+  /omitted|elided|truncated|snipped|not shown|left out|brevity|omitid|omis|omess|weggelassen|ausgelassen|опущ|пропущ|скры|省略|略去|생략|pominię|vynechán|atlan|dihilangkan|lược bỏ/i;
 
 /** An ellipsis: three dots or the one character. */
 const ELL = String.raw`(?:\.{3}|…)`;
@@ -354,6 +369,55 @@ const BEHAVIOUR =
 const SAMENESS =
   /\b(?:same|unchanged|identical|equivalent|keeps?|kept|preserved?|preserves|existing|as before|intact)\b/i;
 
+/**
+ * A block comment that names what a literal holds, in words of any language (`/* URLs misturadas
+ * * /`, `/* failed / pending * /`, `/* country codes * /`): at most eight words, no code's punctuation;
+ * not that it is empty or left so on purpose (`/* none * /`, `/* no deps * /`, `/* TODO * /`), a
+ * directive (`/* eslint-disable * /`, `/* @__PURE__ * /`), a type or a number, a path, why code went.
+ */
+function namesContent(comment: string): boolean {
+  const inner = comment
+    .replace(/^\{?\/\*+|\*\/\}?$/g, '')
+    .replace(/^\W{1,5}|\W{1,5}$/gu, (x) => (/[.…]/.test(x) ? x : ''))
+    .trim();
+  if (inner === '' || inner.length > 80 || !/\p{L}{2}/u.test(inner)) return false;
+  if (/[=:;{}()<>@"'`#$\d]|\[\]/.test(inner) || /^\p{Ll}+-\p{Ll}/u.test(inner)) return false;
+  // (nor a path, nor why code went: `[ /* moved to utils.ts * / ]`)
+  if (/\w\.\w/.test(inner)) return false;
+  const words = wordsOfText(inner);
+  if (words.length > 8 || words.some((w) => EMPTY_ON_PURPOSE.has(w) || explains(w))) return false;
+  // (a type: `/* string * /`, `/* any * /`)
+  return !(words.length === 1 && TYPE_WORD.test(words[0]!));
+}
+
+/** Words that say a literal is empty, or left so on purpose. */
+const EMPTY_ON_PURPOSE = new Set([
+  'empty',
+  'none',
+  'nothing',
+  'no',
+  'not',
+  'todo',
+  'fixme',
+  'xxx',
+  'noop',
+  'unused',
+  'intentionally',
+  'deliberately',
+  'ignore',
+  'ignored',
+  'default',
+  'defaults',
+  'reserved',
+  'optional',
+  'placeholder',
+  'later',
+  'filled',
+]);
+/** A type's name. */
+const TYPE_WORD =
+  /^(?:string|strings|int|integer|number|numbers|float|double|bool|boolean|any|object|unknown|void|null|undefined|char|byte|bytes|long|short|str|list|dict|map|array)$/;
+
 /** A line of dots and nothing else: `...`, `…`, `⋮`. */
 const BARE_DOTS = /^\s*(?:\.{3,}|…+|⋮|⋯)\s*$/;
 
@@ -485,9 +549,35 @@ function describesOrContinues(bare: string): boolean {
     /^[A-Za-z_]\w*\s+-\s+\p{Lu}/u.test(bare) ||
     /^\w[\w ]*::/.test(bare) ||
     // the end of a sentence that did not begin here: lower case, five words or more, a full stop
-    (/^\p{Ll}/u.test(bare) && /[\p{L}\p{N})]\.$/u.test(bare) && bare.split(/\s+/).length >= 5)
+    (/^\p{Ll}/u.test(bare) && /[\p{L}\p{N})]\.$/u.test(bare) && bare.split(/\s+/).length >= 5) ||
+    doneToData(bare)
   );
 }
+
+/**
+ * What the program does to the rest, said in the passive (`// the rest of the list is sorted by
+ * date`, `# Remaining items are processed in the next batch`, `; rest of line is ignored by the
+ * assembler`): a participle of an act on data, not of staying, leaving out, showing or writing code
+ * (`// Other handlers are implemented similarly`, `// the rest is omitted`).
+ */
+function doneToData(bare: string): boolean {
+  // (in the first clause only, not after dots, the stand-in's own form, nor said of likeness: `-- The
+  // other three tables are created in exactly the same way as the users table above`)
+  if (/^(?:\.{2,}|…)/.test(bare) || LIKENESS.test(bare)) return false;
+  const hit = PASSIVE.exec(bare.split(FIRST_CLAUSE_END, 1)[0]!);
+  return hit !== null && !CODE_PARTICIPLE.test(hit[1]!);
+}
+
+const LIKENESS =
+  /\b(?:same|similar|similarly|like|likewise|identical|analogous|analogously|as before|as above|as with|as in)\b/i;
+/** Where a sentence's first clause ends: punctuation of a break, or a word that opens a clause. */
+const FIRST_CLAUSE_END =
+  /[,;:(\u2013\u2014]|\s-\s|\b(?:that|which|who|when|once|after|before|until|if|but|so|because|while|where|unless)\b/i;
+
+const PASSIVE = /\b(?:is|are|was|were|gets?|being)\s+(?:\w+ly\s+)?(\p{Ll}{3,}(?:ed|en))\b/u;
+/** Participles a placeholder says of code: left out, kept, shown, written, like the others. */
+const CODE_PARTICIPLE =
+  /^(?:omitted|elided|truncated|snipped|skipped|unchanged|untouched|unmodified|kept|preserved|retained|left|shown|listed|included|implemented|defined|written|handled|done|added|filled|copied|repeated|collapsed|hidden|abbreviated|shortened|trimmed|excluded|removed|cut|provided|given|declared|structured|organi[sz]ed|formatted|treated|needed|required|changed|modified|updated|touched|edited|duplicated|reproduced|stripped|dropped|moved|replaced|deleted|expected|supposed|based|mirrored|patterned|modeled|modelled|derived|inherited|generated|covered|maintained|unaltered|unedited)$/;
 
 /** A word every comment HEDGE takes holds. */
 const HEDGE_SCREEN =
@@ -510,7 +600,13 @@ const explains = (w: string) =>
  * a person explaining.
  */
 function restOfCode(bare: string, all: () => readonly string[]): boolean {
-  if (!REST_OF_CODE.test(bare)) return false;
+  // a relative clause says what the code left out does (`// Rest of the logic that uses envVar`, `#
+  // rest of the function which formats the report`); a verb after it makes the whole a sentence
+  // about code that is there (`# the rest of the logic that uses envVar is in utils.py`)
+  const relative = REST_RELATIVE.exec(bare);
+  if (relative !== null) {
+    if (RELATIVE_THEN_VERB.test(bare.slice(relative[0].length))) return false;
+  } else if (!REST_OF_CODE.test(bare)) return false;
   if (/[,(]$/.test(bare) || CONTINUES.test(bare) || /^["“‘]/.test(bare)) return false;
   const words = all();
   return words.length <= LEAD_MAX_WORDS && !words.some(explains);
@@ -519,6 +615,15 @@ function restOfCode(bare: string, all: () => readonly string[]): boolean {
 /** The rest (remainder) of the (some language's) code, in English, Spanish, Portuguese, French, Italian, German. */
 const REST_OF_CODE =
   /^\W*(?:the\s+|and\s+)?(?:rest|remainder|resto|reste|restliche[nr]?)\s+(?:of|del|de|do|da|du|des|della|dello|di|vom|des)?\s*(?:the\s+|la\s+|el\s+|o\s+|a\s+|le\s+|l'|il\s+|lo\s+|der\s+|den\s+|your\s+|this\s+)?(?:[\w-]+\s+)?(?:code|c[oó]digo|codice|kod|implementation|implementa[cç][iã]on|logic|l[oó]gica|logique|logik|programa?|programme)(?:\s+[A-Z]{2,}\w*)?(?:\s*$|\s*[(["“:\u2013\u2014-]|\s+(?:of|for|from|in|inside|within|de|del|da|do|dos|das|des|du|para|pour|per|für|zum|zur|con)\b)/i;
+/** The rest of a unit of code, then "that" or "which" and a verb in -s or -ed: what it does. */
+const REST_RELATIVE =
+  /^\W*(?:the\s+|and\s+)?(?:rest|remainder)\s+of\s+(?:the\s+|this\s+|your\s+)?(?:[\w-]+\s+)?(?:code|logic|implementation|function|method|class|handler|component|module|script|file|program|query|procedure|routine|body|loop|test|view|controller|template|page|config|setup)\s+(?:that|which)\s+(?!(?:is|was|has|needs|depends|goes|lives)\b)\p{L}+(?:s|ed)\b/iu;
+/**
+ * After a relative clause of what the left-out code does, a verb of a sentence about it: `is in
+ * utils.py`, `must be updated`, `stays below`.
+ */
+const RELATIVE_THEN_VERB =
+  /\s(?:is|are|was|were|will|would|must|should|can|could|may|might|has|have|needs?|lives?|stays?|remains?|goes|moved|depends?)\b/i;
 
 /**
  * A later sentence of the comment, or all of it, says that the code is left out, as a predicate of
@@ -978,10 +1083,12 @@ function strongLead(m: Compiled, bare: string, words: readonly string[]): boolea
  * need to repeat the rest of the file`).
  */
 function toldCut(bare: string, all: () => readonly string[]): boolean {
-  if (!TOLD_SCREEN.test(bare)) return false;
+  const foreign = FOREIGN_BREVITY.test(bare);
+  if (!foreign && !TOLD_SCREEN.test(bare)) return false;
   if (/^["“‘]/.test(bare) || /[,(]$/.test(bare) || CONTINUES.test(bare)) return false;
   const lower = said(bare);
   const claim =
+    (foreign && FOREIGN_CUT.test(lower)) ||
     CUT_FOR_TEXT.test(lower) ||
     (TEXT_SAKE_FIRST.test(lower) && LEFT_OUT_AFTER.test(lower)) ||
     I_LEFT_OUT_CLAUSE.test(lower) ||
@@ -1029,6 +1136,8 @@ function keptOrElsewhere(bare: string, all: () => readonly string[]): boolean {
       (KEPT_SUBJECT.test(lower) || SUBJECTLESS.test(lower))) ||
     DO_THE_SAME.test(lower) ||
     EARLIER_PLACE.test(lower) ||
+    (SELECTIVE.test(lower) && (SHOWS_SELECTION.test(lower) || SELECTION_SAID.test(lower))) ||
+    (lower.includes('your') && (KEEP_YOURS.test(lower) || YOU_SUPPLY.test(lower))) ||
     TRAIL_OFF.test(lower) ||
     WHAT_WAS_THERE.test(lower) ||
     SLOT.test(lower) ||
@@ -1040,9 +1149,45 @@ function keptOrElsewhere(bare: string, all: () => readonly string[]): boolean {
   // (the words are split only for a comment that makes the claim)
   if (!claim) return false;
   const words = all();
-  if (words.length === 0 || words.length > KEPT_MAX_WORDS) return false;
+  // (the reader told to bring back code of their own runs longer: `% You will likely need to
+  // compute PSTHparam, PVpower, etc. as in your original script`)
+  const max = YOU_SUPPLY.test(lower) ? LEAD_MAX_WORDS : KEPT_MAX_WORDS;
+  if (words.length === 0 || words.length > max) return false;
   return !words.some((w) => isWhyGone(w) || CAUSE.has(w) || w === 'we' || w === 'our');
 }
+
+/** A word every comment SHOWS_SELECTION takes holds. */
+const SELECTIVE =
+  /\b(?:key|main|important|relevant|essential|core|primary|major|interesting|critical|notable|representative|selected|few|couple|subset|selection)\b/;
+/**
+ * A selection said in other voices: passive (`# only the main endpoints are listed here`, `#
+ * (only the key ones are shown)`), "here are a few", or a remark in brackets that is only the
+ * selection (`// (just a few examples)`, `// (selected tests only)`, `// (a subset of the cases)`);
+ * not what the code does with a selection (`// only the key ones are cached`).
+ */
+const SELECTION_SAID =
+  /\b(?:only|just)\s+(?:the\s+|a\s+few\s+)?(?:most\s+)?(?:key|main|important|relevant|essential|core|primary|major|interesting|critical|notable|representative|selected)\s+(?:[\w-]+\s+)?(?:are|is)\s+(?:shown|listed|included|given|here)\b|^\W*here\s+(?:are|is)\s+(?:just\s+|only\s+)?(?:a few|some|a couple|a subset|a selection|the (?:key|main|important|relevant|essential|core|most important))\b|^[[(]\s*(?:just\s+|only\s+)?(?:a few|a couple of|a subset of|a selection of|selected|the key|the main|key|main)\s+[\p{L}\s-]{1,30}?(?:\s+only)?\s*[)\]]$/u;
+/**
+ * The writer shows only a selection (`# (I'll include the key ones)`, `// (showing just the important
+ * tests)`, `# I've included the key methods only`): "I" and a verb of showing, or the verb's
+ * participle opening the comment, then the few it chose; not an instruction (`// include the key
+ * ones in the cache`).
+ */
+const SHOWS_SELECTION =
+  /^\W*(?:(?:note|nb)\s*:?\s*)?(?:i(?:'ll|'ve|'m| will| have| am)?\s+(?:only\s+|just\s+)?(?:include|included|show|shown|list|listed|cover|covered|add|added|write|wrote|written|kept)|(?:only\s+|just\s+)?(?:showing|including|listing|covering))\s+(?:only\s+|just\s+)?(?:the\s+|a\s+few\s+(?:of\s+the\s+)?|some\s+(?:of\s+the\s+)?)?(?:most\s+)?(?:key|main|important|relevant|essential|core|primary|major|interesting|critical|notable|representative|selected|few)\b/;
+/**
+ * Keep the reader's own code, named in a few words (`// [Keep your detailed Audiophile/DLNA header
+ * logic]`, `# keep your validation logic here`): the code noun closes the claim (not `// keep your
+ * logic simple`, `// keep your API key secret`).
+ */
+const KEEP_YOURS =
+  /^\W*(?:(?:todo|note)\s*:?\s*)?(?:keep|retain|preserve|leave|reuse|insert|paste|put back)\s+(?:all\s+(?:of\s+)?)?your\s+(?:[\w/-]+\s+){0,4}?(?:code|logic|implementation|implementations|functions?|methods?|handlers?|helpers|routes|styles|tests|config|configuration|setup|imports|definitions|validation|markup|template|components?|body|class|module|sections?|blocks?|stuff|macros|procedures|routines|subs|subroutines|triggers|queries|endpoints|controllers|reducers|selectors|utils)(?:\s+(?:here|as is|as it is|intact|unchanged|in place|from before))?\W*$/;
+/**
+ * The reader told to bring code of their own into it (`% You will likely need to compute X, Y, etc.
+ * as in your original script`, `# You'll need to add the other handlers from your existing file`).
+ */
+const YOU_SUPPLY =
+  /\byou(?:'ll|'d| will| would)?\s+(?:\w+\s+)?(?:need|have|want)\s+to\s+(?:add|compute|implement|copy|include|port|bring|fill in|paste|keep|reuse|write|restore|carry over|re-?add|insert|define|merge)\b.*\b(?:as in|from|like in|like|of) your (?:original|existing|previous|old|current|own|earlier)\b/;
 
 const KEPT_MAX_WORDS = 16;
 /** A word every comment MODAL_STAYS takes holds. */
@@ -1094,7 +1239,18 @@ const TOLD_SCREEN =
   /brevity|space|length|clarity|simplicity|concise|short|brief|focused|compact|\bi\b|\bi'|repeat|reproduc|duplicat/i;
 /** Left out, for the text's sake. */
 const CUT_FOR_TEXT =
-  /\b(?:omitted|elided|abbreviated|shortened|trimmed|truncated|skipped|snipped|cut|removed|left out|not shown|not included|excluded|not reproduced|not repeated)\s+(?:(?:here|below|above|again)\s+)?(?:for (?:the sake of )?(?:brevity|space|length|clarity|simplicity|conciseness)|to (?:save (?:space|room)|keep (?:\w+\s+){0,3}?(?:short|shorter|concise|brief|small|compact|readable|focused|manageable)))\b/;
+  /\b(?:omitted|elided|abbreviated|shortened|trimmed|truncated|skipped|snipped|cut|removed|left out|not shown|not included|excluded|not reproduced|not repeated|hid|hidden|dropped|stripped|collapsed|condensed)\s+(?:(?:them|it|these|those|this|that|the rest|others)\s+)?(?:(?:here|below|above|again)\s+)?(?:for (?:the sake of )?(?:brevity|space|length|clarity|simplicity|conciseness)|to (?:save (?:space|room)|keep (?:\w+\s+){0,3}?(?:short|shorter|concise|brief|small|compact|readable|focused|manageable)))\b/;
+/**
+ * "For brevity" in other languages (Russian, Ukrainian, Spanish, Portuguese, French, Italian,
+ * German, Dutch, Polish, Czech, Swedish, Danish, Norwegian, Turkish, Indonesian, Vietnamese,
+ * Chinese, Japanese, Korean), and their words of leaving out or hiding: with one of them a comment
+ * says it was left out for the text's sake (`# ... Я их скрыл для краткости.`).
+ */
+const FOREIGN_BREVITY =
+  /для (?:краткости|стислості)|ради краткости|por brevedad|por (?:motivos de )?brevidade|par souci de (?:concision|bri[eè]vet[eé])|pour (?:la )?bri[eè]vet[eé]|per (?:brevità|semplicità)|der kürze halber|aus platzgründen|kürzehalber|voor de (?:beknoptheid|leesbaarheid)|omwille van de beknoptheid|dla zwięzłości|kvůli stručnosti|för korthetens skull|for kortheds skyld|for korthets skyld|kısalık için|demi (?:singkatnya|keringkasan)|cho ngắn gọn|简洁起见|为简洁|為簡潔|为了简洁|簡潔(?:にするため|のため|さのため)|간결(?:성)?을 위해|간략히/i;
+const FOREIGN_CUT =
+  /скры|опущ|опуст|пропущ|пропуст|убра|не показ|приховал|пропустив|omit|omis|omes|weggelassen|ausgelassen|verborgen|nicht gezeigt|weggelaten|pominię|pominął|pominąłem|vynechal|vynechán|utelämna|udelad|utelat|atlan|atlad|dihilangkan|dilewati|bỏ qua|lược bỏ|省略|略去|省去|隐藏|隱藏|省き|생략|eliminad|quitad|retirad|supprim|enlev|rimoss/i;
+
 /** A comment that opens on the text's sake. */
 const TEXT_SAKE_FIRST =
   /^\W*(?:(?:note|nb)\s*:?\s*)?(?:for (?:the sake of )?(?:brevity|space|length|clarity|simplicity)|to (?:save space|keep (?:this|it|the \w+) (?:short|shorter|concise|brief|focused)))\s*[,:;\u2013\u2014-]/;
@@ -1179,8 +1335,52 @@ function trailingOpener(line: string): { at: number; opener: string } | null {
   // `{/*` of JSX: the brace belongs to the comment
   if (best?.opener === '/*' && line.charAt(best.at - 1) === '{')
     best = { at: best.at - 1, opener: '{/*' };
-  return best;
+  // block comments of other syntaxes inline (`Proof. (* ... *) Qed.`, `{ {- ... -} }`, `<div>{# ... #}</div>`),
+  // on a line with no other opener (one look), read only when closed on the line
+  return best ?? inlineBlock(line);
 }
+
+/** The first opener of INLINE_BLOCKS after code on a line, closed on it, or null. */
+function inlineBlock(line: string): { at: number; opener: string } | null {
+  INLINE_OPENER.lastIndex = 1;
+  for (let hit = INLINE_OPENER.exec(line); hit !== null; hit = INLINE_OPENER.exec(line)) {
+    const open = hit[0];
+    if (
+      BEFORE_OPENER.test(line.charAt(hit.index - 1)) &&
+      line.indexOf(INLINE_BLOCKS.get(open)!, hit.index + open.length) !== -1
+    )
+      return { at: hit.index, opener: open };
+  }
+  return null;
+}
+
+/**
+ * Block comments of other syntaxes (the phrase data's openers with their closers) that stand after
+ * code only inline, closed on the line: ML's and Pascal's `(* *)`, Haskell's `{- -}`, Jinja's `{# #}`,
+ * Handlebars' `{{!-- --}}`, Blade's `{{-- --}}`, JSP's `<%-- --%>`, Razor's `@* *@`, PowerShell's
+ * `<# #>`, Lisp's `#| |#`, D's `/+ +/`, Smarty's `{* *}`.
+ */
+const INLINE_BLOCKS = new Map([
+  ['(*', '*)'],
+  ['{-', '-}'],
+  ['{#', '#}'],
+  ['{{!--', '--}}'],
+  ['{{--', '--}}'],
+  ['<%--', '--%>'],
+  ['@*', '*@'],
+  ['<#', '#>'],
+  ['#|', '|#'],
+  ['/+', '+/'],
+  ['{*', '*}'],
+]);
+/** INLINE_BLOCKS' openers, each before white space, dots or the line's end (afterOpener). */
+const INLINE_OPENER = new RegExp(
+  `(?:${[...INLINE_BLOCKS.keys()]
+    .sort((a, b) => b.length - a.length)
+    .map(escape)
+    .join('|')})(?=[\\s.…]|$)`,
+  'g',
+);
 
 /**
  * The comment after code on the same line, when it could be a placeholder
@@ -1190,9 +1390,13 @@ function trailingOpener(line: string): { at: number; opener: string } | null {
  * and `--` need words (`cmd -- ...` passes arguments on). `enclosed`: it is all a bracket pair
  * holds (`[ /* ... * / ]`, `>{/* existing rows * /}<`): the container's content stands there.
  */
-function trailingComment(
-  line: string,
-): { comment: string; enclosed: boolean; plain: boolean } | null {
+function trailingComment(line: string): {
+  comment: string;
+  enclosed: boolean;
+  plain: boolean;
+  literal: boolean;
+  opens: boolean;
+} | null {
   if (line.length > 400) return null;
   const hit = trailingOpener(line);
   if (hit === null) return null;
@@ -1202,8 +1406,10 @@ function trailingComment(
   // class="c">`, `end`) the comment is all the line says: read as a comment line (in any script:
   // `}, // 此处省略 ...`), and so are dots after a `pass`
   const plain = plainBefore(line, at, comment);
-  if (!plain && !TRAIL_WORDS.test(comment)) return null;
-  const closer = opener === '<!--' ? '-->' : opener.endsWith('/*') ? '*/' : null;
+  // (right after an opening bracket or a colon it may be a literal's whole content or open a body, in any words)
+  if (!plain && !bracketBefore(line, at) && !TRAIL_WORDS.test(comment)) return null;
+  const closer =
+    opener === '<!--' ? '-->' : opener.endsWith('/*') ? '*/' : (INLINE_BLOCKS.get(opener) ?? null);
   let after = '';
   if (closer !== null) {
     const end = comment.indexOf(closer);
@@ -1225,8 +1431,39 @@ function trailingComment(
   }
   if (single % 2 === 1 || double % 2 === 1) return null;
   const enclosed = closer !== null && /[[{(>]\s*$/.test(before) && /^\s*[\]})<]/.test(after);
-  return { comment, enclosed, plain };
+  // what it stands in for: the whole value of a list, a map or an array (`URLs: string[] = [ /*
+  // URLs misturadas * / ];`), or a body it opens at the line's end (`) { /* omitted ... * /`, `):  # ...`)
+  const literal = enclosed && LITERAL_BEFORE.test(before) && /^\s*[\]})]\s*[;,)]?\s*$/.test(after);
+  const opens =
+    after.trim() === '' &&
+    ((/[[{(:]\s*$/.test(before) && !/::\s*$/.test(before)) || OPENS_BODY.test(before));
+  if (!plain && !enclosed && !opens && !TRAIL_WORDS.test(comment)) return null;
+  return { comment, enclosed, plain, literal, opens };
 }
+
+/**
+ * A body opened by a word or an arrow at the line's end (`items.each do |item|`, `if ok then`,
+ * `begin`, `=>`, `->`), or a definition's parameter list with no brace (Lua's `function
+ * M.setup(opts)`, Ruby's `def render(self)`).
+ */
+const OPENS_BODY =
+  /(?:\b(?:do(?:\s*\|[^|]*\|)?|then|begin|else)|=>|->)\s*$|^\s*(?:(?:local|async|export|public|private|static)\s+)*(?:function|def|fn|func|sub|proc|procedure)\b[^=;]*\)\s*$/;
+
+/** Is the last character before `at`, white space aside, an opening bracket or a colon? */
+function bracketBefore(line: string, at: number): boolean {
+  let k = at - 1;
+  let c = line.charCodeAt(k);
+  for (; c === 32 || c === 9; c = line.charCodeAt(--k));
+  return c === 91 || c === 123 || c === 40 || c === 58;
+}
+
+/**
+ * Before a literal whose whole value a comment is: an assignment, a key, a return or an argument,
+ * then the bracket (`= [`, `: {`, `return [`, `vec![`, `array(`, `List.of(`); not a call's
+ * parameters (`f(`) nor a body (`) {`, `=> {`).
+ */
+const LITERAL_BEFORE =
+  /(?:(?:^|[^=!<>])=|:=|:|\breturn|[(,])\s*(?:[[{]|new\s*(?:[\w.]+\s*)?(?:<[^;=]*>\s*)?(?:\[\s*\]\s*)?(?:\(\s*\)\s*)?[[{]|(?:\[\s*\]|map\[[\w.*[\]]+\])[\w.*]+\s*\{|[@%][wi]?\[|@\{|(?:vec!|array|Array|list|List\.of|Set\.of|Map\.of|set|tuple|dict|listOf|setOf|mapOf|arrayOf)\s*[[(])\s*$/;
 
 function compileMatcher(d: PhraseData): Compiled {
   const opens = [...d.comment.open].sort((a, b) => b.length - a.length);
@@ -2256,6 +2493,24 @@ function readHunks(
   return { inPlace, added, alone, mostly, shrinks };
 }
 
+/** The openers of INLINE_BLOCKS that hold no `/`, `#` or `--` (scan looks for each). */
+const INLINE_ONLY = ['(*', '{-', '{*', '@*'];
+
+/** Does one of INLINE_ONLY stand between `start` and `end`? (`next` holds where each stands next, -1 for none.) */
+function inlineAhead(
+  next: number[],
+  start: number,
+  end: number,
+  find: (s: string, from: number) => number,
+): boolean {
+  for (let k = 0; k < INLINE_ONLY.length; k++) {
+    let at = next[k]!;
+    if (at !== -1 && at <= start) next[k] = at = find(INLINE_ONLY[k]!, start + 1);
+    if (at !== -1 && at < end) return true;
+  }
+  return false;
+}
+
 /** A line of brackets and punctuation only (`}`, `});`, `]`), or blank: no code of its own. */
 const TRIVIAL = /^[\s{}()[\];,]*$/;
 
@@ -2271,6 +2526,9 @@ export function scan(text: string | Buffer, m: Matcher, screened = true): Candid
   // where the next `/`, `#` and `--` stand (-1: none is left); a line with none of them past its
   // first character holds no comment after code (trailingOpener looks for nothing else)
   const next = { slash: 0, hash: 0, dashes: 0, dq: 0, sq: 0, dots: 0, ell: 0 };
+  // and the openers of INLINE_BLOCKS no tracker above finds (`(*`, `{-`, `{*`, `@*`), looked for
+  // only on a line the trackers above pass over
+  const blocks = [0, 0, 0, 0];
   // line by line as `text.split('\n')` cuts it, one at a time: a 15 MB text's 255,000 lines
   // were an array held for the whole scan though most files have no candidate
   for (let i = 0, start = 0, end = 0; end < text.length; i++, start = end + 1) {
@@ -2283,7 +2541,8 @@ export function scan(text: string | Buffer, m: Matcher, screened = true): Candid
     const trails =
       (next.slash !== -1 && next.slash < end) ||
       (next.hash !== -1 && next.hash < end) ||
-      (next.dashes !== -1 && next.dashes < end);
+      (next.dashes !== -1 && next.dashes < end) ||
+      inlineAhead(blocks, start, end, find);
     // a stub statement holds a quote (found as the openers are: most lines hold none) and starts
     // with a stub's word (a message in backticks only beside another quote)
     if (next.dq !== -1 && next.dq < start) next.dq = find('"', start);
