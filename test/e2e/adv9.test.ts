@@ -1,0 +1,197 @@
+import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { rmSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { cleanupRepos, lines, makeRepo, outsideDir, type TestRepo } from '../helpers.js';
+
+/**
+ * adv9 (docs/reliability/adv9.md): the newest doors attacked. The session index's `f-` lines and
+ * session keys (scale3), guard's background packing (soak10k2), the write calls without an after
+ * event (s2f). Each attack through `guard hook claude` / `guard hook gemini` as its own process
+ * with the harness's payload shapes, or plain git and the shell as the agent would run them.
+ */
+afterAll(cleanupRepos);
+
+function hook(repo: TestRepo, harness: string, payload: object) {
+  const r = repo.guardSpawned(['hook', harness], {
+    input: JSON.stringify(payload),
+    env: { GEMINI_PROJECT_DIR: repo.dir, CLAUDE_PROJECT_DIR: repo.dir },
+  });
+  expect(r.code, r.stderr).toBe(0);
+  return { ...r, json: r.stdout.trim() ? JSON.parse(r.stdout) : null };
+}
+
+/** A Claude Code Write, both events, the file written between them as the harness does. */
+function claudeWrite(repo: TestRepo, session: string, file: string, content: string, id: string) {
+  const call = (event: string) => ({
+    session_id: session,
+    transcript_path: '/tmp/t.jsonl',
+    cwd: repo.dir,
+    permission_mode: 'bypassPermissions',
+    hook_event_name: event,
+    tool_name: 'Write',
+    tool_input: { file_path: path.join(repo.dir, file), content },
+    tool_use_id: id,
+    ...(event === 'PostToolUse' ? { tool_response: {} } : {}),
+  });
+  const pre = hook(repo, 'claude', call('PreToolUse'));
+  expect(pre.json?.hookSpecificOutput?.permissionDecision ?? 'allow').not.toBe('deny');
+  repo.write(file, content);
+  hook(repo, 'claude', call('PostToolUse'));
+}
+
+/** Gemini's BeforeTool (no after event on writes since s2f). */
+function gemini(repo: TestRepo, tool: string, input: object, session: string) {
+  return hook(repo, 'gemini', {
+    session_id: session,
+    cwd: repo.dir,
+    hook_event_name: 'BeforeTool',
+    tool_name: tool,
+    tool_input: input,
+  });
+}
+const denied = (r: { json: any }) => r.json?.decision === 'deny';
+
+describe('session keys (scale3: a session is its chain and its index folder)', () => {
+  it('a session id spelled as another session\'s hashed key does not share its chain: log --session and rewind name one session\'s work', () => {
+    const repo = makeRepo({ 'a.py': lines(10), 'b.py': lines(10) });
+    // "odd id" is not ref-safe: its key is h + 32 hex digits of its SHA-256; the other session's
+    // id is that key, spelled out (a payload the agent crafts, or a harness whose ids look so)
+    const odd = 'odd id';
+    const twin = 'h' + createHash('sha256').update(odd).digest('hex').slice(0, 32);
+    claudeWrite(repo, odd, 'a.py', lines(12), 't1');
+    claudeWrite(repo, twin, 'b.py', lines(12), 't2');
+    const log = repo.guardJson(['log', '--session', odd]).json;
+    const paths = log.entries.flatMap((e: any) => e.paths ?? (e.path ? [e.path] : []));
+    expect(paths).toContain('a.py');
+    expect(paths).not.toContain('b.py');
+    // rewinding the odd session puts back a.py alone: b.py keeps the other session's work
+    expect(repo.guard(['rewind', odd]).code).toBe(0);
+    expect(repo.read('a.py')).toBe(lines(10));
+    expect(repo.read('b.py')).toBe(lines(12));
+  }, 60_000);
+});
+
+describe("provenance from the session index's f- lines (scale3)", () => {
+  it('a path one session wrote once and another 101 times since: the commit still names both sessions', () => {
+    const repo = makeRepo({ 'app.py': lines(20) });
+    const file = path.join(repo.dir, 'app.py');
+    expect(denied(gemini(repo, 'write_file', { file_path: file, content: lines(21) }, 'first'))).toBe(false);
+    repo.write('app.py', lines(21));
+    for (let i = 0; i < 101; i++) {
+      const content = lines(22 + i);
+      expect(denied(gemini(repo, 'write_file', { file_path: file, content }, 'busy'))).toBe(false);
+      repo.write('app.py', content);
+    }
+    repo.git(['add', 'app.py']);
+    const r = repo.guardJson(['check']);
+    const app = r.json.files.find((f: any) => f.path === 'app.py');
+    const sessions = new Set((app?.writtenBy ?? []).map((o: any) => o.session));
+    expect(sessions.has('busy')).toBe(true);
+    expect(sessions.has('first')).toBe(true);
+  }, 240_000);
+
+  it('held: the session index removed (or its f- lines edited) by the agent: guard log --session and guard rewind read the refs', () => {
+    const repo = makeRepo({ 'app.py': lines(10) });
+    claudeWrite(repo, 's1', 'app.py', lines(14), 't1');
+    claudeWrite(repo, 's1', 'app.py', lines(18), 't2');
+    // the agent's shell: the index is in .git, its to write
+    rmSync(path.join(repo.dir, '.git', 'guard-sessions'), { recursive: true, force: true });
+    const log = repo.guardJson(['log', '--session', 's1']).json;
+    expect(log.entries.filter((e: any) => e.kind === 'checkpoint').length).toBe(2);
+    expect(repo.guard(['rewind', 's1']).code).toBe(0);
+    expect(repo.read('app.py')).toBe(lines(10));
+  }, 60_000);
+});
+
+/** ~3,000 reachable loose objects on a branch of their own (fast-import unpacks below its limit): past guard's threshold. */
+function looseObjects(repo: TestRepo): () => number {
+  const files = Array.from(
+    { length: 3000 },
+    (_, i) => `M 100644 inline f${i}\ndata ${String(i).length + 1}\n${i}\n`,
+  ).join('');
+  const stream = `commit refs/heads/bulk\ncommitter t <t@t> 0 +0000\ndata 5\nbulk\n${files}\n`;
+  repo.git(['-c', 'fastimport.unpackLimit=100000', 'fast-import', '--quiet'], { input: stream });
+  return () => Number(/^count: (\d+)$/m.exec(repo.git(['count-objects', '-v']))![1]);
+}
+
+async function untilPacked(loose: () => number, ms: number): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (loose() > 100 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200));
+}
+
+describe("guard's background packing (soak10k2) under the agent's repository settings", () => {
+  it("objects/info/alternates naming a copy of the store, then removed with the copy after guard's gc: the history and guard's records are still there", async () => {
+    const repo = makeRepo({ 'app.py': lines(10) });
+    claudeWrite(repo, 's1', 'app.py', lines(14), 't1');
+    // packed, as any clone is and as guard's own packing leaves a repository: two packs
+    repo.git(['gc', '-q']);
+    repo.write('b.py', lines(3));
+    repo.commitAll('b');
+    repo.git(['repack', '-q']);
+    // the agent's shell: a copy of the object store, named as an alternate (adds, deletes nothing),
+    // and gc --auto told to repack everything past one pack (else it packs the loose objects alone)
+    const copy = path.join(outsideDir(), 'objects');
+    execFileSync('cp', ['-r', path.join(repo.dir, '.git', 'objects'), copy]);
+    writeFileSync(path.join(repo.dir, '.git', 'objects', 'info', 'alternates'), `${copy}\n`);
+    repo.git(['config', 'gc.autoPackLimit', '1']);
+    const loose = looseObjects(repo);
+    expect(loose()).toBeGreaterThan(2500);
+    // the session's next call: past the threshold, guard starts its gc (repack -l on main)
+    claudeWrite(repo, 's1', 'app.py', lines(16), 't2');
+    await untilPacked(loose, 15_000);
+    // the agent's shell tidies up: the alternate and the copy go
+    rmSync(path.join(repo.dir, '.git', 'objects', 'info', 'alternates'));
+    rmSync(copy, { recursive: true, force: true });
+    expect(repo.gitRun(['cat-file', '-e', 'HEAD']).code).toBe(0);
+    const log = repo.guardJson(['log', '--session', 's1']).json;
+    expect(log.entries.filter((e: any) => e.kind === 'checkpoint').length).toBe(2);
+  }, 120_000);
+
+  it("held: a promisor pack naming guard's chain tip, with extensions.partialClone set: guard's gc keeps the chain", async () => {
+    const repo = makeRepo({ 'app.py': lines(10) });
+    claudeWrite(repo, 's1', 'app.py', lines(14), 't1');
+    repo.git(['gc', '-q']);
+    const chain = repo.refs('refs/guard/sessions/').find((r) => r.endsWith('/chain'))!;
+    const tip = repo.git(['rev-parse', chain]).trim();
+    // the agent's shell: a tag of the chain's tip packed alone and marked as a promisor's, the
+    // repository made a partial clone (pack-objects --exclude-promisor-objects stops at such objects)
+    const tag = repo
+      .git(['mktag'], { input: `object ${tip}\ntype commit\ntag t\ntagger a <a@b> 0 +0000\n\nx\n` })
+      .trim();
+    const pack = repo
+      .git(['pack-objects', '-q', '.git/objects/pack/pack'], { input: `${tag}\n` })
+      .trim();
+    writeFileSync(path.join(repo.dir, '.git', 'objects', 'pack', `pack-${pack}.promisor`), '');
+    rmSync(path.join(repo.dir, '.git', 'objects', tag.slice(0, 2), tag.slice(2)), { force: true });
+    for (const [k, v] of [
+      ['core.repositoryformatversion', '1'],
+      ['extensions.partialClone', 'origin'],
+      ['remote.origin.url', path.join(outsideDir(), 'none')],
+      ['remote.origin.promisor', 'true'],
+      // a full repack (-A) past one pack: the promisor pack is the second
+      ['gc.autoPackLimit', '1'],
+    ])
+      repo.git(['config', k!, v!]);
+    const loose = looseObjects(repo);
+    claudeWrite(repo, 's1', 'app.py', lines(16), 't2');
+    await untilPacked(loose, 60_000);
+    expect(loose()).toBeLessThan(100);
+    const noFetch = { GIT_NO_LAZY_FETCH: '1' };
+    expect(repo.gitRun(['cat-file', '-e', `${tip}^{tree}`], noFetch).code).toBe(0);
+    expect(repo.gitRun(['cat-file', '-e', `${tip}^2^`], noFetch).code).toBe(0);
+    const log = repo.guardJson(['log', '--session', 's1']).json;
+    expect(log.entries.filter((e: any) => e.kind === 'checkpoint').length).toBe(2);
+  }, 120_000);
+});
+
+describe('s2f: a write judged from its payload, with no after event', () => {
+  it("held: gemini replace whose old_string is there twice, without allow_multiple or with expected_replacements 2 (the harness replaces both): refused", () => {
+    const repo = makeRepo({ 'app.py': 'x = 1\n' + lines(40) + 'x = 1\n' });
+    const file = path.join(repo.dir, 'app.py');
+    const edit = { file_path: file, old_string: 'x = 1\n', new_string: '' };
+    expect(denied(gemini(repo, 'replace', edit, 'g1'))).toBe(true);
+    expect(denied(gemini(repo, 'replace', { ...edit, expected_replacements: 2 }, 'g1'))).toBe(true);
+  }, 60_000);
+});
