@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { rmSync, writeFileSync } from 'node:fs';
+import { readdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { cleanupRepos, lines, makeRepo, outsideDir, type TestRepo } from '../helpers.js';
@@ -54,7 +54,7 @@ function gemini(repo: TestRepo, tool: string, input: object, session: string) {
 const denied = (r: { json: any }) => r.json?.decision === 'deny';
 
 describe('session keys (scale3: a session is its chain and its index folder)', () => {
-  it('a session id spelled as another session\'s hashed key does not share its chain: log --session and rewind name one session\'s work', () => {
+  it("a session id spelled as another session's hashed key does not share its chain: log --session and rewind name one session's work", () => {
     const repo = makeRepo({ 'a.py': lines(10), 'b.py': lines(10) });
     // "odd id" is not ref-safe: its key is h + 32 hex digits of its SHA-256; the other session's
     // id is that key, spelled out (a payload the agent crafts, or a harness whose ids look so)
@@ -77,7 +77,9 @@ describe("provenance from the session index's f- lines (scale3)", () => {
   it('a path one session wrote once and another 101 times since: the commit still names both sessions', () => {
     const repo = makeRepo({ 'app.py': lines(20) });
     const file = path.join(repo.dir, 'app.py');
-    expect(denied(gemini(repo, 'write_file', { file_path: file, content: lines(21) }, 'first'))).toBe(false);
+    expect(
+      denied(gemini(repo, 'write_file', { file_path: file, content: lines(21) }, 'first')),
+    ).toBe(false);
     repo.write('app.py', lines(21));
     for (let i = 0; i < 101; i++) {
       const content = lines(22 + i);
@@ -102,6 +104,86 @@ describe("provenance from the session index's f- lines (scale3)", () => {
     expect(log.entries.filter((e: any) => e.kind === 'checkpoint').length).toBe(2);
     expect(repo.guard(['rewind', 's1']).code).toBe(0);
     expect(repo.read('app.py')).toBe(lines(10));
+  }, 60_000);
+
+  it('held: paths with a newline, a leading dash and non-ASCII letters, each written by a session: the commit names it for each', () => {
+    const repo = makeRepo({ 'keep.txt': 'k\n' });
+    const names = ['a\nb.py', '-rf', 'ünï.py'];
+    for (const n of names) {
+      const file = path.join(repo.dir, n);
+      expect(
+        denied(gemini(repo, 'write_file', { file_path: file, content: 'x = 1\n' }, 'odd')),
+      ).toBe(false);
+      repo.write(n, 'x = 1\n');
+    }
+    repo.git(['add', '-A']);
+    const files = repo.guardJson(['check']).json.files;
+    for (const n of names) {
+      const f = files.find((x: any) => x.path === n);
+      expect(f?.writtenBy?.[0]?.session, n).toBe('odd');
+    }
+  }, 60_000);
+
+  // open (display only, as session-index.ts says of the index): a session whose index has no
+  // `w-` file is read from its f- lines alone, so the agent removing `w-` from its own index hides
+  // its shell calls' windows from the prompt and the trailers. `judge: agents` still reads the
+  // whole trail from the refs (check.ts ownChanges), so nothing passes as the person's; telling
+  // a removed `w-` from a session that never ran a shell call needs the chain read, which is the
+  // walk scale3 took off every commit
+  it.fails('a file written by a shell call, then the w- file removed from its session index: the commit still names the session', () => {
+    const repo = makeRepo({ 'keep.txt': 'k\n' });
+    const sh = { command: 'node gen.js > made.txt' };
+    const call = (event: string) =>
+      hook(repo, 'gemini', {
+        session_id: 'sh1',
+        cwd: repo.dir,
+        hook_event_name: event,
+        tool_name: 'run_shell_command',
+        tool_input: sh,
+        ...(event === 'AfterTool' ? { tool_response: {} } : {}),
+      });
+    // a write first, so the session's chain is journaled with f- lines beside it
+    const w = { file_path: path.join(repo.dir, 'w.txt'), content: 'w\n' };
+    expect(denied(gemini(repo, 'write_file', w, 'sh1'))).toBe(false);
+    repo.write('w.txt', 'w\n');
+    call('BeforeTool');
+    repo.write('made.txt', lines(30));
+    call('AfterTool');
+    const dir = path.join(repo.dir, '.git', 'guard-sessions', 'gemini', 'sh1');
+    for (const f of readdirSync(dir)) if (f.startsWith('w-')) rmSync(path.join(dir, f));
+    repo.git(['add', 'made.txt']);
+    const made = repo.guardJson(['check']).json.files.find((x: any) => x.path === 'made.txt');
+    expect(made?.writtenBy?.[0]?.session).toBe('sh1');
+  }, 60_000);
+});
+
+describe('the journal and the chains after --no-deref (adv6), once more', () => {
+  it("held: an existing session's chain made a symbolic ref to another session's chain: doctor FAILs, the session's next call is refused, recover puts it back and the other chain stays", () => {
+    const repo = makeRepo({ 'a.py': lines(10), 'b.py': lines(10) });
+    claudeWrite(repo, 's1', 'a.py', lines(12), 't1');
+    claudeWrite(repo, 's2', 'b.py', lines(12), 't2');
+    const s1 = 'refs/guard/sessions/claude/s1/chain';
+    const s2 = 'refs/guard/sessions/claude/s2/chain';
+    const [was1, was2] = [repo.git(['rev-parse', s1]).trim(), repo.git(['rev-parse', s2]).trim()];
+    repo.git(['symbolic-ref', s1, s2]);
+    const doctor = repo.guard(['doctor']);
+    expect(doctor.stdout + doctor.stderr).toMatch(/FAIL.*s1\/chain -> symbolic/);
+    const next = hook(repo, 'claude', {
+      session_id: 's1',
+      transcript_path: '/tmp/t.jsonl',
+      cwd: repo.dir,
+      permission_mode: 'bypassPermissions',
+      hook_event_name: 'PreToolUse',
+      tool_name: 'Write',
+      tool_input: { file_path: path.join(repo.dir, 'a.py'), content: lines(13) },
+      tool_use_id: 't3',
+    });
+    expect(next.json?.hookSpecificOutput?.permissionDecision).toBe('deny');
+    expect(repo.git(['rev-parse', s2]).trim()).toBe(was2);
+    expect(repo.guard(['recover']).code).toBe(0);
+    expect(repo.git(['symbolic-ref', '-q', s1], { allowFail: true }).trim()).toBe('');
+    expect(repo.git(['rev-parse', s1]).trim()).toBe(was1);
+    expect(repo.git(['rev-parse', s2]).trim()).toBe(was2);
   }, 60_000);
 });
 
@@ -187,7 +269,7 @@ describe("guard's background packing (soak10k2) under the agent's repository set
 });
 
 describe('s2f: a write judged from its payload, with no after event', () => {
-  it("held: gemini replace whose old_string is there twice, without allow_multiple or with expected_replacements 2 (the harness replaces both): refused", () => {
+  it('held: gemini replace whose old_string is there twice, without allow_multiple or with expected_replacements 2 (the harness replaces both): refused', () => {
     const repo = makeRepo({ 'app.py': 'x = 1\n' + lines(40) + 'x = 1\n' });
     const file = path.join(repo.dir, 'app.py');
     const edit = { file_path: file, old_string: 'x = 1\n', new_string: '' };
