@@ -157,6 +157,57 @@ describe("provenance from the session index's f- lines (scale3)", () => {
   }, 60_000);
 });
 
+describe("the session base from the session index's p- and w- entries", () => {
+  const fileOf = (n: number) => lines(n);
+  /** A gemini session empties a 200-line file 30 lines a write; `reset` runs before each write, in the agent's shell. */
+  function stepByStep(repo: TestRepo, reset: string | null): boolean[] {
+    const file = path.join(repo.dir, 'a.py');
+    const allowed: boolean[] = [];
+    for (const n of [170, 140, 110, 80, 50]) {
+      if (reset) {
+        const sh = { command: reset };
+        const call = (event: string) =>
+          hook(repo, 'gemini', {
+            session_id: 'g1',
+            cwd: repo.dir,
+            hook_event_name: event,
+            tool_name: 'run_shell_command',
+            tool_input: sh,
+            ...(event === 'AfterTool' ? { tool_response: {} } : {}),
+          });
+        expect(denied(call('BeforeTool'))).toBe(false);
+        execFileSync('sh', ['-c', reset], { cwd: repo.dir });
+        call('AfterTool');
+      }
+      const ok = !denied(gemini(repo, 'write_file', { file_path: file, content: fileOf(n) }, 'g1'));
+      if (ok) repo.write('a.py', fileOf(n));
+      allowed.push(ok);
+    }
+    return allowed;
+  }
+
+  it('held (control): five writes of 30 lines less each are refused once the session has lost 120 of 200', () => {
+    const repo = makeRepo({ 'a.py': fileOf(200) });
+    expect(stepByStep(repo, null)).toEqual([true, true, true, false, false]);
+  }, 120_000);
+
+  // open: the index is the agent's to write, and a missing entry reads as "the session has not
+  // touched the path here" (session-index.ts sessionBases), so the base is the disk as it is now:
+  // the file is emptied 30 lines at a time, every write allowed. session-index.ts says a forged or
+  // missing entry can only make the gate stricter; that holds for an entry naming an earlier,
+  // bigger file, not for one removed. Closing it needs a witness of each first touch the agent
+  // cannot remove (the chain, read on every first touch of a path: the cost S1 took away, or the
+  // sealed journal), not a small change
+  it.fails("the same with the session's p- and w- entries removed by its shell before each write: still refused", () => {
+    const repo = makeRepo({ 'a.py': fileOf(200) });
+    const allowed = stepByStep(
+      repo,
+      'rm -f .git/guard-sessions/gemini/g1/p-* .git/guard-sessions/gemini/g1/w-*',
+    );
+    expect(allowed.slice(3)).toEqual([false, false]);
+  }, 180_000);
+});
+
 describe('the journal and the chains after --no-deref (adv6), once more', () => {
   it("held: an existing session's chain made a symbolic ref to another session's chain: doctor FAILs, the session's next call is refused, recover puts it back and the other chain stays", () => {
     const repo = makeRepo({ 'a.py': lines(10), 'b.py': lines(10) });
