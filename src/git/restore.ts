@@ -39,6 +39,34 @@ function noCheckpoint(name: string): GuardError {
   );
 }
 
+/**
+ * Which record a checkpoint id names: its ref (null returned) or a chain's step. The agent can
+ * plant a ref or a chain beside guard's that claims the id with a commit of its own, and a restore
+ * of the id put back what it forged (adv9). When the ref and the chains' steps do not agree, the
+ * one guard's journal has a word on stands; none or several: refused.
+ */
+async function oneClaim(
+  cwd: string,
+  id: string,
+  ref: string | null,
+  claims: ReadonlyArray<{ chain: string; step: string }>,
+): Promise<string | null> {
+  const all = [...(ref ? [{ by: ref, step: null }] : []), ...claims];
+  const distinct = (l: ReadonlyArray<{ step: string | null }>) => new Set(l.map((c) => c.step));
+  if (distinct(all).size <= 1) return all[0]?.step ?? null;
+  const { commonDirOf, journalNames } = await import('./journal.js');
+  const commonDir = commonDirOf(cwd);
+  const by = (c: (typeof all)[number]) => ('by' in c ? c.by : c.chain);
+  const named = commonDir ? await journalNames(commonDir, all.map(by)) : null;
+  const ours = all.filter((c) => named?.has(by(c)));
+  if (distinct(ours).size === 1) return ours[0]!.step;
+  throw new GuardError(
+    'E_RECORD',
+    `checkpoint ${id} is claimed by records that differ (${[...new Set(all.map(by))].join(', ')}), and guard's journal does not say which is its own`,
+    'guard doctor shows what changed outside guard; guard log lists the checkpoints',
+  );
+}
+
 /** Find a checkpoint by its id (`guard log`) or full ref name, with one for-each-ref. */
 export async function findCheckpoint(cwd: string, name: string): Promise<CheckpointInfo> {
   const id = name.startsWith(REFS.checkpoints) ? name.slice(REFS.checkpoints.length) : name;
@@ -47,12 +75,13 @@ export async function findCheckpoint(cwd: string, name: string): Promise<Checkpo
   const fmt = '%(refname)%00%(objectname)%00%(tree)%00%(parent)%00%(contents)';
   const r = await git(['for-each-ref', `--format=${fmt}`, ref], { cwd });
   let [refname, commit, tree, parents, ...rest] = r.stdout.toString('utf8').split('\0');
-  if (refname !== ref) {
-    // a hook call's checkpoint has no ref of its own when its session's steps chain
-    const { chainedCheckpoint } = await import('./session-chain.js');
-    const found = await chainedCheckpoint(cwd, id);
-    if (found) [refname, commit, tree, parents, ...rest] = [ref, ...found];
-  }
+  // a hook call's checkpoint has no ref of its own when its session's steps chain; the chains are
+  // read for one with a ref too: a ref planted at a chained checkpoint's id is not guard's
+  const { chainedClaims, stepCheckpoint } = await import('./session-chain.js');
+  const claims = await chainedClaims(cwd, id);
+  const step = await oneClaim(cwd, id, refname === ref ? ref : null, claims);
+  const found = step ? await stepCheckpoint(cwd, step) : null;
+  if (found) [refname, commit, tree, parents, ...rest] = [ref, ...found];
   if (refname !== ref || !commit || !tree) throw noCheckpoint(name);
   const body = parseRecordMessage(rest.join('\0').replace(/\n$/, '')) as {
     worktree?: unknown;

@@ -238,6 +238,53 @@ describe('the journal and the chains after --no-deref (adv6), once more', () => 
   }, 60_000);
 });
 
+describe("a hook call's checkpoint (held by its session's chain) claimed by a record the agent plants", () => {
+  /** s1 writes a.py (50 -> 52 lines): its checkpoint, held by the chain alone, and a forged commit with the checkpoint's message and a.py emptied to one line. */
+  function setup() {
+    const repo = makeRepo({ 'a.py': lines(50) });
+    claudeWrite(repo, 's1', 'a.py', lines(52), 't1');
+    const cp = repo
+      .guardJson(['log'])
+      .json.entries.find((e: any) => e.kind === 'checkpoint' && /Write/.test(e.reason))
+      .id as string;
+    expect(repo.refs('refs/guard/checkpoints/')).toEqual([]);
+    const chain = 'refs/guard/sessions/claude/s1/chain';
+    const [, step, record] = repo.git(['log', '-1', '--format=%P', chain]).trim().split(' ');
+    const message = (c: string) => repo.git(['cat-file', 'commit', c]).replace(/^[^]*?\n\n/, '');
+    const blob = repo.git(['hash-object', '-w', '--stdin'], { input: 'pwned\n' }).trim();
+    const tree = repo.git(['mktree'], { input: `100644 blob ${blob}\ta.py\n` }).trim();
+    const forged = repo
+      .git(['commit-tree', tree, '-p', 'HEAD'], { input: message(`${step}^`) })
+      .trim();
+    return { repo, cp, chain, step: step!, record: record!, message, tree, forged };
+  }
+
+  it("a ref planted at the checkpoint's id (refs/guard/checkpoints/ID, a forged commit): guard restore ID puts back what guard kept", () => {
+    const { repo, cp, forged } = setup();
+    repo.git(['update-ref', `refs/guard/checkpoints/${cp}`, forged]);
+    repo.write('a.py', lines(3));
+    const r = repo.guard(['restore', cp, '--', 'a.py']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(repo.read('a.py')).toBe(lines(50));
+  }, 60_000);
+
+  it("a chain planted under another session's name, its link naming the id a second later: guard restore ID puts back what guard kept", () => {
+    const { repo, cp, chain, step, record, message, tree, forged } = setup();
+    const t = Number(repo.git(['log', '-1', '--format=%ct', chain]).trim()) + 1;
+    const env = { GIT_COMMITTER_DATE: `${t} +0000`, GIT_AUTHOR_DATE: `${t} +0000` };
+    const empty = repo.git(['mktree'], { input: '' }).trim();
+    const git = (args: string[], input: string) => repo.git(args, { input, env }).trim();
+    const step2 = git(['commit-tree', tree, '-p', forged], message(step));
+    const root = git(['commit-tree', empty], 'guard session chain\n\n{"v":1,"kind":"chain"}\n');
+    const link = git(['commit-tree', empty, '-p', root, '-p', step2, '-p', record], message(chain));
+    repo.git(['update-ref', 'refs/guard/sessions/claude/zz/chain', link]);
+    repo.write('a.py', lines(3));
+    const r = repo.guard(['restore', cp, '--', 'a.py']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(repo.read('a.py')).toBe(lines(50));
+  }, 60_000);
+});
+
 /** ~3,000 reachable loose objects on a branch of their own (fast-import unpacks below its limit): past guard's threshold. */
 function looseObjects(repo: TestRepo): () => number {
   const files = Array.from(
