@@ -3,7 +3,7 @@ import path from 'node:path';
 import { GuardError } from '../core/errors.js';
 import { parseRecordMessage } from '../core/record.js';
 import { MODE } from '../core/modes.js';
-import { catFileBatch, type CatResult } from './catfile.js';
+import { READ_CAP, catFileBatch, type CatResult } from './catfile.js';
 import { checkpointId, literal, type Checkpoint } from './checkpoint.js';
 import { REFS } from './records.js';
 import type { Repo } from './repo.js';
@@ -48,21 +48,38 @@ function noCheckpoint(name: string): GuardError {
 async function oneClaim(
   cwd: string,
   id: string,
-  ref: string | null,
+  byRef: { ref: string; commit: string } | null,
   claims: ReadonlyArray<{ chain: string; step: string }>,
 ): Promise<string | null> {
-  const all = [...(ref ? [{ by: ref, step: null }] : []), ...claims];
-  const distinct = (l: ReadonlyArray<{ step: string | null }>) => new Set(l.map((c) => c.step));
-  if (distinct(all).size <= 1) return all[0]?.step ?? null;
+  if (claims.length === 0 || (!byRef && new Set(claims.map((c) => c.step)).size === 1))
+    return claims[0]?.step ?? null;
+  // what each claim names as the checkpoint: the ref's commit, a step's parent (a shell call's
+  // checkpoint keeps its ref and its link names it too: the same commit)
+  const parents = await catFileBatch(
+    cwd,
+    claims.map((c) => `${c.step}^`),
+    READ_CAP,
+    () => false,
+  );
+  const all = [
+    ...(byRef ? [{ by: byRef.ref, cp: byRef.commit, step: null }] : []),
+    ...claims.map((c, i) => ({ by: c.chain, cp: parents[i]?.oid ?? c.step, step: c.step })),
+  ];
+  const one = (l: typeof all) => new Set(l.map((c) => c.cp)).size === 1;
+  if (one(all)) return byRef ? null : all[0]!.step;
   const { commonDirOf, journalNames } = await import('./journal.js');
   const commonDir = commonDirOf(cwd);
-  const by = (c: (typeof all)[number]) => ('by' in c ? c.by : c.chain);
-  const named = commonDir ? await journalNames(commonDir, all.map(by)) : null;
-  const ours = all.filter((c) => named?.has(by(c)));
-  if (distinct(ours).size === 1) return ours[0]!.step;
+  const named = commonDir
+    ? await journalNames(
+        commonDir,
+        all.map((c) => c.by),
+      )
+    : null;
+  const ours = all.filter((c) => named?.has(c.by));
+  if (ours.length > 0 && one(ours)) return ours.some((c) => c.step === null) ? null : ours[0]!.step;
   throw new GuardError(
     'E_RECORD',
-    `checkpoint ${id} is claimed by records that differ (${[...new Set(all.map(by))].join(', ')}), and guard's journal does not say which is its own`,
+    `checkpoint ${id} is claimed by records that differ (${[...new Set(all.map((c) => c.by))].join(', ')}), and guard's journal does not say which is its own`,
     'guard doctor shows what changed outside guard; guard log lists the checkpoints',
   );
 }
@@ -79,7 +96,7 @@ export async function findCheckpoint(cwd: string, name: string): Promise<Checkpo
   // read for one with a ref too: a ref planted at a chained checkpoint's id is not guard's
   const { chainedClaims, stepCheckpoint } = await import('./session-chain.js');
   const claims = await chainedClaims(cwd, id);
-  const step = await oneClaim(cwd, id, refname === ref ? ref : null, claims);
+  const step = await oneClaim(cwd, id, refname === ref ? { ref, commit: commit! } : null, claims);
   const found = step ? await stepCheckpoint(cwd, step) : null;
   if (found) [refname, commit, tree, parents, ...rest] = [ref, ...found];
   if (refname !== ref || !commit || !tree) throw noCheckpoint(name);

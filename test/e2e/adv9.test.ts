@@ -283,7 +283,55 @@ describe("a hook call's checkpoint (held by its session's chain) claimed by a re
     expect(r.code, r.stderr).toBe(0);
     expect(repo.read('a.py')).toBe(lines(50));
   }, 60_000);
+
+  /** A chain planted at `ref`, its one link a copy of s1's with `edit` applied to the messages, committed `dt` seconds after s1's link. */
+  function plantChain(
+    x: ReturnType<typeof setup>,
+    ref: string,
+    dt: number,
+    edit: (m: string) => string,
+  ) {
+    const { repo, chain, step, record, message, tree } = x;
+    const t = Number(repo.git(['log', '-1', '--format=%ct', chain]).trim()) + dt;
+    const env = { GIT_COMMITTER_DATE: `${t} +0000`, GIT_AUTHOR_DATE: `${t} +0000` };
+    const empty = repo.git(['mktree'], { input: '' }).trim();
+    const git = (args: string[], input: string) => repo.git(args, { input, env }).trim();
+    const cp2 = git(['commit-tree', tree, '-p', 'HEAD'], edit(message(`${step}^`)));
+    const step2 = git(['commit-tree', tree, '-p', cp2], edit(message(step)));
+    const root = git(['commit-tree', empty], 'guard session chain\n\n{"v":1,"kind":"chain"}\n');
+    const link = git(
+      ['commit-tree', empty, '-p', root, '-p', step2, '-p', record],
+      edit(message(chain)),
+    );
+    repo.git(['update-ref', ref, link]);
+  }
+
+  it("the same session id under another harness's name (a planted chain whose link is a second older): guard rewind s1 puts back what guard kept", () => {
+    const x = setup();
+    plantChain(x, 'refs/guard/sessions/gemini/s1/chain', 0, (m) =>
+      m
+        .replace(/"harness":"claude"/g, '"harness":"gemini"')
+        .replace(/"time":"([^"]*)T([^"]*)"/g, (_, d) => `"time":"${d}T00:00:00.000Z"`),
+    );
+    repo(x).write('a.py', lines(3));
+    const r = repo(x).guard(['rewind', 's1']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(repo(x).read('a.py')).toBe(lines(50));
+  }, 60_000);
+
+  it('a session planted newer than the last real one: guard rewind (the latest session) rewinds the real one', () => {
+    const x = setup();
+    plantChain(x, 'refs/guard/sessions/claude/zz/chain', 2, (m) =>
+      m.replace(/"session":"s1"/g, '"session":"zz"').replace(/claude s1:/, 'claude zz:'),
+    );
+    repo(x).write('a.py', lines(3));
+    const r = repo(x).guard(['rewind']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toContain('session s1');
+    expect(repo(x).read('a.py')).toBe(lines(50));
+  }, 60_000);
 });
+const repo = (x: { repo: TestRepo }) => x.repo;
 
 /** ~3,000 reachable loose objects on a branch of their own (fast-import unpacks below its limit): past guard's threshold. */
 function looseObjects(repo: TestRepo): () => number {
