@@ -78,7 +78,7 @@ async function oneClaim(
   const ours = all.filter((c) => named?.has(c.by));
   if (ours.length > 0 && one(ours)) return ours.some((c) => c.step === null) ? null : ours[0]!.step;
   throw new GuardError(
-    'E_RECORD',
+    'E_UNREADABLE',
     `checkpoint ${id} is claimed by records that differ (${[...new Set(all.map((c) => c.by))].join(', ')}), and guard's journal does not say which is its own`,
     'guard doctor shows what changed outside guard; guard log lists the checkpoints',
   );
