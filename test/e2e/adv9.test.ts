@@ -81,9 +81,21 @@ describe("provenance from the session index's f- lines (scale3)", () => {
       denied(gemini(repo, 'write_file', { file_path: file, content: lines(21) }, 'first')),
     ).toBe(false);
     repo.write('app.py', lines(21));
+    // the busy session's 101 writes in this test's process (guard's in-process CLI: no node start
+    // each), the attack's own calls through the real command
     for (let i = 0; i < 101; i++) {
       const content = lines(22 + i);
-      expect(denied(gemini(repo, 'write_file', { file_path: file, content }, 'busy'))).toBe(false);
+      const r = repo.guard(['hook', 'gemini'], {
+        input: JSON.stringify({
+          session_id: 'busy',
+          cwd: repo.dir,
+          hook_event_name: 'BeforeTool',
+          tool_name: 'write_file',
+          tool_input: { file_path: file, content },
+        }),
+        env: { GEMINI_PROJECT_DIR: repo.dir },
+      });
+      expect(r.stdout).not.toContain('"deny"');
       repo.write('app.py', content);
     }
     repo.git(['add', 'app.py']);
