@@ -99,6 +99,14 @@ async function journaledOnly(commonDir: string, events: SessionEvent[]): Promise
   return out.size === 0 ? events : events.filter((e) => !e.chain || !out.has(e.chain));
 }
 
+/** Does guard's journal name this chain as live (its tail first)? True when there is no journal to ask. */
+async function journaledHere(commonDir: string, chain: string): Promise<boolean> {
+  const { journalFile, journaledUnder } = await import('../../git/journal.js');
+  const { stat } = await import('node:fs/promises');
+  if (!(await stat(journalFile(commonDir)).catch(() => null))) return true;
+  return (await journaledUnder(commonDir, SESSION_REFS, [chain])).has(chain);
+}
+
 /** Of `chains`, those guard's journal has no word on while it names others (journaledOnly). */
 async function unjournaledChains(commonDir: string, chains: string[]): Promise<Set<string>> {
   if (chains.length < 2) return new Set();
@@ -149,12 +157,16 @@ async function latestSessions(here: {
   }
   for (const [folder, ms] of await chainTimes(here.root, chains))
     newest.set(folder, Math.max(newest.get(folder) ?? -Infinity, ms));
-  // the latest session is not one planted by hand beside guard's (journaledOnly)
-  const planted = await unjournaledChains(
-    here.commonDir,
-    chains.map((f) => `${f}chain`),
-  );
-  for (const f of chains) if (planted.has(`${f}chain`)) newest.delete(f);
+  // the latest session is not one planted by hand beside guard's (journaledOnly): the newest
+  // chain is in the journal's tail, so the whole journal is read only when it is not
+  const newestChain = [...newest].sort((a, b) => b[1] - a[1]).find(([f]) => chains.includes(f));
+  if (newestChain && !(await journaledHere(here.commonDir, `${newestChain[0]}chain`))) {
+    const planted = await unjournaledChains(
+      here.commonDir,
+      chains.map((f) => `${f}chain`),
+    );
+    for (const f of chains) if (planted.has(`${f}chain`)) newest.delete(f);
+  }
   const folders = [...newest].sort((a, b) => b[1] - a[1]);
   const found: SessionEvent[] = [];
   let latest = -Infinity;
