@@ -178,10 +178,25 @@ async function fromSessionIndex(
       }
     }),
   );
-  // the newest RECENT_WRITES of each path (as the walk reads the newest RECENT_MAX steps)
-  const newest = (l: SessionEvent[]) =>
-    l.sort((a, b) => (a.time < b.time ? 1 : a.time > b.time ? -1 : 0)).slice(0, RECENT_WRITES);
-  return { indexed: [...byPath.values()].flatMap(newest), walk };
+  return { indexed: [...byPath.values()].flatMap(newestWrites), walk };
+}
+
+/**
+ * The newest RECENT_WRITES writes of one path (as the walk reads the newest RECENT_MAX steps), and
+ * the newest of every other session that wrote it: a session's 101st write must not hide that
+ * another session wrote the path too (adv9: its `Guard-Agent:` trailer was left out).
+ */
+function newestWrites(l: SessionEvent[]): SessionEvent[] {
+  l.sort((a, b) => (a.time < b.time ? 1 : a.time > b.time ? -1 : 0));
+  const kept = l.slice(0, RECENT_WRITES);
+  const named = new Set(kept.map((e) => `${e.harness}\0${e.session}`));
+  for (const e of l.slice(RECENT_WRITES)) {
+    const who = `${e.harness}\0${e.session}`;
+    if (named.has(who)) continue;
+    named.add(who);
+    kept.push(e);
+  }
+  return kept;
 }
 
 /** The `f-` lines of one path as session events (a write of `rel` each), those since `since`. */

@@ -1,7 +1,7 @@
 import { cQuote } from '../core/quote.js';
 import { packedLookup } from './packed-refs.js';
 import { lstatSync, readFileSync } from 'node:fs';
-import { readFile, readdir } from 'node:fs/promises';
+import { readFile, readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { spawn } from 'node:child_process';
 import { GuardError } from '../core/errors.js';
@@ -501,6 +501,18 @@ export function packArgs(sampled: readonly string[][], flatRefs: number): string
   return flatRefs > LOOSE_REFS_MAX ? ['pack-refs', '--all', '--prune'] : null;
 }
 
+/**
+ * The repository reads objects from elsewhere too (objects/info/alternates, or the variable). gc
+ * repacks with `-l`, which leaves out, and so deletes, every object an alternate also holds: an
+ * alternate naming a copy of the store, removed after guard's gc ran, took every commit and
+ * checkpoint with it (adv9). guard starts no gc there (the user's own gc --auto still runs at
+ * git's 6,700 loose objects). Read only when guard would pack: no cost per call.
+ */
+async function borrowsObjects(commonDir: string): Promise<boolean> {
+  if (process.env.GIT_ALTERNATE_OBJECT_DIRECTORIES) return true;
+  return (await stat(`${commonDir}/objects/info/alternates`).catch(() => null)) !== null;
+}
+
 export async function packWhenLoose(commonDir: string, cwd: string): Promise<boolean> {
   if (process.env.GUARD_NO_AUTO_PACK === '1') return false;
   const read = (d: string) => readdir(`${commonDir}/${d}`).catch(() => [] as string[]);
@@ -512,7 +524,7 @@ export async function packWhenLoose(commonDir: string, cwd: string): Promise<boo
     sampled,
     flat.reduce((n, names) => n + names.length, 0),
   );
-  if (!args) return false;
+  if (!args || (args.includes('gc') && (await borrowsObjects(commonDir)))) return false;
   try {
     const child = spawn('git', gitSpawnArgs(args), {
       cwd,

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { GuardError } from '../core/errors.js';
 import { parseRecordMessage } from '../core/record.js';
 import { MODE } from '../core/modes.js';
-import { catFileBatch, type CatResult } from './catfile.js';
+import { READ_CAP, catFileBatch, type CatResult } from './catfile.js';
 import { checkpointId, literal, type Checkpoint } from './checkpoint.js';
 import { REFS } from './records.js';
 import type { Repo } from './repo.js';
@@ -39,6 +39,51 @@ function noCheckpoint(name: string): GuardError {
   );
 }
 
+/**
+ * Which record a checkpoint id names: its ref (null returned) or a chain's step. The agent can
+ * plant a ref or a chain beside guard's that claims the id with a commit of its own, and a restore
+ * of the id put back what it forged (adv9). When the ref and the chains' steps do not agree, the
+ * one guard's journal has a word on stands; none or several: refused.
+ */
+async function oneClaim(
+  cwd: string,
+  id: string,
+  byRef: { ref: string; commit: string } | null,
+  claims: ReadonlyArray<{ chain: string; step: string }>,
+): Promise<string | null> {
+  if (claims.length === 0 || (!byRef && new Set(claims.map((c) => c.step)).size === 1))
+    return claims[0]?.step ?? null;
+  // what each claim names as the checkpoint: the ref's commit, a step's parent (a shell call's
+  // checkpoint keeps its ref and its link names it too: the same commit)
+  const parents = await catFileBatch(
+    cwd,
+    claims.map((c) => `${c.step}^`),
+    READ_CAP,
+    () => false,
+  );
+  const all = [
+    ...(byRef ? [{ by: byRef.ref, cp: byRef.commit, step: null }] : []),
+    ...claims.map((c, i) => ({ by: c.chain, cp: parents[i]?.oid ?? c.step, step: c.step })),
+  ];
+  const one = (l: typeof all) => new Set(l.map((c) => c.cp)).size === 1;
+  if (one(all)) return byRef ? null : all[0]!.step;
+  const { commonDirOf, journalNames } = await import('./journal.js');
+  const commonDir = commonDirOf(cwd);
+  const named = commonDir
+    ? await journalNames(
+        commonDir,
+        all.map((c) => c.by),
+      )
+    : null;
+  const ours = all.filter((c) => named?.has(c.by));
+  if (ours.length > 0 && one(ours)) return ours.some((c) => c.step === null) ? null : ours[0]!.step;
+  throw new GuardError(
+    'E_UNREADABLE',
+    `checkpoint ${id} is claimed by records that differ (${[...new Set(all.map((c) => c.by))].join(', ')}), and guard's journal does not say which is its own`,
+    'guard doctor shows what changed outside guard; guard log lists the checkpoints',
+  );
+}
+
 /** Find a checkpoint by its id (`guard log`) or full ref name, with one for-each-ref. */
 export async function findCheckpoint(cwd: string, name: string): Promise<CheckpointInfo> {
   const id = name.startsWith(REFS.checkpoints) ? name.slice(REFS.checkpoints.length) : name;
@@ -47,12 +92,13 @@ export async function findCheckpoint(cwd: string, name: string): Promise<Checkpo
   const fmt = '%(refname)%00%(objectname)%00%(tree)%00%(parent)%00%(contents)';
   const r = await git(['for-each-ref', `--format=${fmt}`, ref], { cwd });
   let [refname, commit, tree, parents, ...rest] = r.stdout.toString('utf8').split('\0');
-  if (refname !== ref) {
-    // a hook call's checkpoint has no ref of its own when its session's steps chain
-    const { chainedCheckpoint } = await import('./session-chain.js');
-    const found = await chainedCheckpoint(cwd, id);
-    if (found) [refname, commit, tree, parents, ...rest] = [ref, ...found];
-  }
+  // a hook call's checkpoint has no ref of its own when its session's steps chain; the chains are
+  // read for one with a ref too: a ref planted at a chained checkpoint's id is not guard's
+  const { chainedClaims, stepCheckpoint } = await import('./session-chain.js');
+  const claims = await chainedClaims(cwd, id);
+  const step = await oneClaim(cwd, id, refname === ref ? { ref, commit: commit! } : null, claims);
+  const found = step ? await stepCheckpoint(cwd, step) : null;
+  if (found) [refname, commit, tree, parents, ...rest] = [ref, ...found];
   if (refname !== ref || !commit || !tree) throw noCheckpoint(name);
   const body = parseRecordMessage(rest.join('\0').replace(/\n$/, '')) as {
     worktree?: unknown;

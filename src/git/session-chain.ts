@@ -416,19 +416,27 @@ function chainsOf(commits: readonly RecordCommit[]): string[] {
 }
 
 /**
- * A hook call's checkpoint found through the session chains by its id (`<time>-<random>`, the name
- * its ref would have had): its commit, tree, parents and message, as `for-each-ref` gives a ref's;
- * null when no chain holds it. The links walked are those of the id's second.
+ * The session chains whose links name a hook call's checkpoint by its id (`<time>-<random>`, the
+ * name its ref would have had), each with the step that names it; the links walked are those of
+ * the id's second. More than one step: a chain planted by hand claims the id too (restore.ts).
  */
-export async function chainedCheckpoint(cwd: string, id: string): Promise<string[] | null> {
+export async function chainedClaims(
+  cwd: string,
+  id: string,
+): Promise<Array<{ chain: string; step: string }>> {
   const t = /^(\d{4})(\d\d)(\d\d)T(\d\d)(\d\d)(\d\d)Z-/.exec(id);
   const commonDir = commonDirOf(cwd);
-  if (!t || !commonDir) return null;
+  if (!t || !commonDir) return [];
   const s = Date.UTC(+t[1]!, +t[2]! - 1, +t[3]!, +t[4]!, +t[5]!, +t[6]!) / 1000;
   const tips = await chainTips({ root: cwd, commonDir });
   const links = await readLinks(cwd, tips, { since: s - 1, until: s + 1 });
-  const step = links.find((l) => l.event.checkpoint === id)?.event.commit;
-  if (!step) return null;
+  return links
+    .filter((l) => l.event.checkpoint === id)
+    .map((l) => ({ chain: l.chain, step: l.event.commit }));
+}
+
+/** A chained step's checkpoint (`<step>^`): its commit, tree, parents and message, as `for-each-ref` gives a ref's. */
+export async function stepCheckpoint(cwd: string, step: string): Promise<string[] | null> {
   const r = await git(['log', '-1', '--format=%H%x00%T%x00%P%x00%B', `${step}^`, '--'], { cwd });
   const [commit, tree, parents, ...rest] = r.stdout.toString('utf8').split('\0');
   return commit && tree ? [commit, tree, parents ?? '', rest.join('\0')] : null;

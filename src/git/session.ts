@@ -32,9 +32,13 @@ export function isChainTip(ref: string): boolean {
   return parts.length === 3 && parts[2] === 'chain';
 }
 
-/** A ref-safe name for a session id: itself when it is plain, else a hash. */
+/**
+ * A ref-safe name for a session id: itself when it is plain, else a hash. An id spelled as a
+ * hash is hashed too: a plain `h<32 hex>` would be another session's key (adv9: `guard log
+ * --session` and `guard rewind` of one read the other's links).
+ */
 export function sessionKey(id: string): string {
-  if (/^[A-Za-z0-9][A-Za-z0-9_-]{0,99}$/.test(id)) return id;
+  if (/^[A-Za-z0-9][A-Za-z0-9_-]{0,99}$/.test(id) && !/^h[0-9a-f]{32}$/.test(id)) return id;
   return 'h' + sha256Hex(id).slice(0, 32);
 }
 

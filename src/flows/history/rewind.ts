@@ -49,9 +49,11 @@ export async function sessionEvents(
   const root = repo.root;
   const pattern =
     session === undefined ? SESSION_REFS : `${SESSION_REFS}*/${sessionKey(session)}/*`;
-  const found =
+  const found = await journaledOnly(
+    repo.commonDir,
     (session === undefined ? await latestSessions(repo) : null) ??
-    (await readSessionEvents(root, pattern));
+      (await readSessionEvents(root, pattern)),
+  );
   const here = found.filter((e) => e.worktree === root);
   const all =
     here.length > 0 || session === undefined
@@ -84,6 +86,37 @@ const NAME_SLACK_MS = 10 * 60_000;
  * the latest event found here (with NAME_SLACK_MS to spare). Null when only
  * git can list the refs: then every step is read, as before.
  */
+/**
+ * The events of the chains guard's journal names, when it names some of them: a chain planted by
+ * hand (a session of its own, newer than the last real one, or the same session under another
+ * harness's name) holds links guard never wrote, and rewinding them wrote what the agent forged
+ * (adv9). When it names none (a chain compacted out of the journal, past its newest 5,000 refs, or
+ * no journal), every chain is read, as before.
+ */
+async function journaledOnly(commonDir: string, events: SessionEvent[]): Promise<SessionEvent[]> {
+  const chains = [...new Set(events.flatMap((e) => (e.chain ? [e.chain] : [])))];
+  const out = await unjournaledChains(commonDir, chains);
+  return out.size === 0 ? events : events.filter((e) => !e.chain || !out.has(e.chain));
+}
+
+/** Does guard's journal name this chain as live (its tail first)? True when there is no journal to ask. */
+async function journaledHere(commonDir: string, chain: string): Promise<boolean> {
+  const { journalFile, journaledUnder } = await import('../../git/journal.js');
+  const { stat } = await import('node:fs/promises');
+  if (!(await stat(journalFile(commonDir)).catch(() => null))) return true;
+  return (await journaledUnder(commonDir, SESSION_REFS, [chain])).has(chain);
+}
+
+/** Of `chains`, those guard's journal has no word on while it names others (journaledOnly). */
+async function unjournaledChains(commonDir: string, chains: string[]): Promise<Set<string>> {
+  if (chains.length < 2) return new Set();
+  // (one read of the journal, then a lookup per chain: a repository may hold thousands)
+  const { journaledUnder } = await import('../../git/journal.js');
+  const live = await journaledUnder(commonDir, SESSION_REFS, chains);
+  const out = chains.filter((c) => !live.has(c));
+  return out.length === 0 || out.length === chains.length ? new Set() : new Set(out);
+}
+
 async function latestSessions(here: {
   root: string;
   commonDir: string;
@@ -124,6 +157,16 @@ async function latestSessions(here: {
   }
   for (const [folder, ms] of await chainTimes(here.root, chains))
     newest.set(folder, Math.max(newest.get(folder) ?? -Infinity, ms));
+  // the latest session is not one planted by hand beside guard's (journaledOnly): the newest
+  // chain is in the journal's tail, so the whole journal is read only when it is not
+  const newestChain = [...newest].sort((a, b) => b[1] - a[1]).find(([f]) => chains.includes(f));
+  if (newestChain && !(await journaledHere(here.commonDir, `${newestChain[0]}chain`))) {
+    const planted = await unjournaledChains(
+      here.commonDir,
+      chains.map((f) => `${f}chain`),
+    );
+    for (const f of chains) if (planted.has(`${f}chain`)) newest.delete(f);
+  }
   const folders = [...newest].sort((a, b) => b[1] - a[1]);
   const found: SessionEvent[] = [];
   let latest = -Infinity;
