@@ -24,6 +24,7 @@
 // NODE_DISABLE_COMPILE_CACHE=1 turns it off); see docs/performance.md.
 
 import fs from 'node:fs';
+import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { rolldown } from 'rolldown';
@@ -88,6 +89,28 @@ else await import('./guard.js');
  * the file, where rolldown puts them; the dynamic ones load what they name when
  * their call runs.
  */
+/**
+ * Built-ins that most guard processes never call, whose require is still ~2 ms of CPU each on
+ * Node 24: child_process (net, dgram and their observers: no git runs after an allowed write),
+ * zlib (a loose commit read in the journal's rare paths). Their functions are wrappers that
+ * require the module at their first call. Functions only: the build checks each name is one.
+ */
+const LAZY = new Set(['node:child_process', 'node:zlib']);
+const nodeRequire = createRequire(import.meta.url);
+
+function lazyFunctions(id, pairs, n) {
+  const mod = nodeRequire(id);
+  const slot = `__guardLazy${n}_${id.replace(/\W/g, '_')}`;
+  const lines = [`let ${slot};`];
+  for (const [name, local = name] of pairs) {
+    if (typeof mod[name] !== 'function' || /^class\b/.test(String(mod[name])))
+      throw new Error(`bundle: ${id}'s ${name} is not a plain function, it cannot load lazily`);
+    lines.push(
+      `function ${local}(...args) { return (${slot} ??= __guardRequire(${JSON.stringify(id)})).${name}(...args); }`,
+    );
+  }
+  return lines.join('\n');
+}
 function requireBuiltins(code) {
   const IMPORT = /^import (?:(\w[\w$]*)|\* as (\w[\w$]*)|\{([^}]*)\}) from "(node:[^"]+)";$/gm;
   let n = 0;
@@ -95,11 +118,13 @@ function requireBuiltins(code) {
     n++;
     const req = `__guardRequire(${JSON.stringify(id)})`;
     if (def || ns) return `const ${def || ns} = ${req};`;
-    const names = named
+    const pairs = named
       .split(',')
       .map((x) => x.trim())
       .filter(Boolean)
-      .map((x) => x.replace(/^([\w$]+) as ([\w$]+)$/, '$1: $2'));
+      .map((x) => x.split(/\s+as\s+/));
+    if (LAZY.has(id)) return lazyFunctions(id, pairs, n);
+    const names = pairs.map(([name, local]) => (local ? `${name}: ${local}` : name));
     return `const { ${names.join(', ')} } = ${req};`;
   });
   if (n === 0) return out;
