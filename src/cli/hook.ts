@@ -39,8 +39,8 @@ export async function run(a: HookArgs, _out: Output): Promise<number> {
   const emit = (a: HookAnswer): number => {
     if (answered) return EXIT.ok;
     answered = true;
-    hookProcess.write(1, a.stdout);
-    if (a.stderr) hookProcess.write(2, a.stderr);
+    hookWrite(1, a.stdout);
+    if (a.stderr) hookWrite(2, a.stderr);
     return a.exitCode;
   };
   const given = a.timeout;
@@ -93,23 +93,36 @@ export async function run(a: HookArgs, _out: Output): Promise<number> {
       process.cwd();
     const r = await judgeEvent(event, isAutoMode(undefined), projectDir);
     if (process.env.GUARD_DEBUG === '1')
-      for (const n of r.notes) hookProcess.write(2, `guard: ${n}\n`);
+      for (const n of r.notes) hookWrite(2, `guard: ${n}\n`);
     return emit(translator.answer(r.outcome, phase, eventName));
   }
 }
 
 /**
- * What the hook does once the budget's answer is out: end the process (exitOrKill); and where its
- * words go: straight to fd 1 and 2 (writeFd). The resident server (cli/resident-server.ts) runs
- * the hook inside its own process and puts its own here: the answer captured and sent to the
- * waiting client, and the end of the call, which ends itself the same way.
+ * What the hook does once the budget's answer is out: end the process (exitOrKill). The resident
+ * server (cli/resident-server.ts) runs the hook inside its own process and puts its own end here:
+ * send that answer to the waiting client, then end itself the same way.
  */
-export const hookProcess = { exit: exitOrKill, write: writeFd };
+export const hookProcess = { exit: exitOrKill };
+
+/**
+ * Set by main.ts, the entry of a guard process: its fds 0, 1 and 2 are the hook's own, read and
+ * written without node's streams for them (~3-5 ms of CPU to build on Node 24, for one payload and
+ * one line). Whoever runs the CLI inside a process of its own (the resident server, the tests'
+ * in-process CLI) does not set it, and swaps process.stdin and process.stdout.write instead.
+ */
+const OWN_FDS = Symbol.for('guard.process.fds');
+const ownFds = () => (globalThis as { [OWN_FDS]?: unknown })[OWN_FDS] === true;
+
+function hookWrite(fd: 1 | 2, text: string): void {
+  if (ownFds()) writeFd(fd, text);
+  else (fd === 1 ? process.stdout : process.stderr).write(text);
+}
 
 /**
  * All of `text` to fd 1 or 2, as process.stdout and process.stderr write a pipe or a file on
- * Linux (synchronously, in order), without node's stream for them (~3 ms of CPU to build on Node
- * 24, for one line). A reader gone (EPIPE) loses the rest, as main.ts's stream handler does.
+ * Linux (synchronously, in order). A reader gone (EPIPE) loses the rest, as main.ts's stream
+ * handler does.
  */
 function writeFd(fd: 1 | 2, text: string): void {
   const data = Buffer.from(text, 'utf8');
@@ -158,6 +171,12 @@ async function readStdin(): Promise<string> {
   if (typeof handed === 'string') {
     delete g[HANDED_STDIN];
     return handed;
+  }
+  if (!ownFds()) {
+    if (process.stdin.isTTY) return '';
+    const chunks: Buffer[] = [];
+    for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+    return Buffer.concat(chunks).toString('utf8');
   }
   // a terminal (a person trying the command): nothing to read, as process.stdin.isTTY says
   if (fstatSync(0).isCharacterDevice() && (await import('node:tty')).isatty(0)) return '';

@@ -31,6 +31,10 @@ for (const name of ['stdout', 'stderr'] as const) {
   });
 }
 
+// this process's fds 0, 1 and 2 are guard's own: `guard hook` reads and writes them directly
+// (cli/hook.ts); a host that runs the CLI in its own process does not set this
+(globalThis as Record<symbol, unknown>)[Symbol.for('guard.process.fds')] = true;
+
 runCli(process.argv.slice(2)).then(
   (code) => {
     process.exitCode = code;

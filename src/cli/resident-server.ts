@@ -121,9 +121,6 @@ async function serve(c: net.Socket, q: Request): Promise<void> {
   (globalThis as Record<symbol, unknown>)[Symbol.for('guard.hook.stdin')] = q.stdin;
   process.stdout.write = cap(out) as typeof process.stdout.write;
   process.stderr.write = cap(err) as typeof process.stderr.write;
-  // the hook's answer goes to the fds in a hook process (cli/hook.ts): here it is captured too
-  const fdWrite = hookProcess.write;
-  hookProcess.write = (fd, text) => void (fd === 1 ? process.stdout : process.stderr).write(text);
   // the budget's answer: send it, then end as the hook process ends (nothing half done goes on):
   // exit, or, with a read still blocked a second later (a FIFO), SIGKILL, which the client repeats
   hookProcess.exit = () => {
@@ -144,7 +141,6 @@ async function serve(c: net.Socket, q: Request): Promise<void> {
     process.stderr.write = saved.err;
     delete (globalThis as Record<symbol, unknown>)[Symbol.for('guard.hook.stdin')];
     hookProcess.exit = exitOrKill;
-    hookProcess.write = fdWrite;
     process.exitCode = undefined;
     process.chdir('/');
     process.umask(own.umask);
