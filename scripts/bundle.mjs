@@ -13,6 +13,11 @@
 // the package root like every source module, so paths built from
 // import.meta.url (hooks/, package.json) still resolve.
 //
+// `guard hook` has a build of its own (HOOK below): main.js loads guard-hook.js
+// for it, which holds what the hook's events load and nothing of check's or
+// write's; its lazily loaded modules are hook-chunk-* files, copies of the main
+// build's chunks (a hook process never loads a module of the other build).
+//
 // The rest of dist/ stays as tsc wrote it (tests and the bench import modules
 // from it).
 //
@@ -49,6 +54,31 @@ const HOT = [
   'git/blob-id.js',
 ];
 
+/**
+ * `guard hook`'s own build, guard-hook.js: what its events load (the hook, its flows, the session
+ * index and chains, the net's check, the paths and work-tree checkpoints), and nothing of check's
+ * or write's, in one file instead of guard.js and five chunks (~5 ms of CPU a hook process on
+ * Node 24: docs/performance.md, "S2 per event, the hook's own bundle"). The two builds share no
+ * module: a hook process loads this one alone, so every other module it may load lazily (a
+ * doctor's check, a rare target) is a chunk of this build (hook-chunk-*), its copy of guard's
+ * classes the same as the rest of the hook's.
+ */
+const HOOK = [
+  'cli/main.js',
+  'cli/hook.js',
+  'flows/hook/hook.js',
+  'flows/hook/lane-keep.js',
+  'ui/auto-mode.js',
+  'git/resident.js',
+  'git/session-chain.js',
+  'git/session-index.js',
+  'git/restore.js',
+  'git/journal.js',
+  'flows/doctor/claude-settings.js',
+  'apply/paths-target.js',
+  'apply/worktree-target.js',
+];
+
 /** Every module reachable from `entries` through static imports (tsc output: `import ... from './x.js'`). */
 function staticClosure(entries) {
   const seen = new Set();
@@ -75,6 +105,8 @@ try {
 }
 // the resident hook (GUARD_RESIDENT=1): a small client of a server that keeps guard loaded (cli/hook-client.ts)
 if (process.argv[2] === 'hook' && process.env.GUARD_RESIDENT === '1') await import('./hook-client.js');
+// a hook process: the hook's own build (scripts/bundle.mjs HOOK)
+else if (process.argv[2] === 'hook') await import('./guard-hook.js');
 else await import('./guard.js');
 `;
 
@@ -132,31 +164,37 @@ function requireBuiltins(code) {
   return out.startsWith('#!') ? out.replace(/^(#![^\n]*\n)/, `$1${head}`) : head + out;
 }
 
-const hot = staticClosure(HOT);
-for (const f of fs.readdirSync(CLI)) if (f.startsWith('chunk-')) fs.rmSync(path.join(CLI, f));
+for (const f of fs.readdirSync(CLI))
+  if (f.startsWith('chunk-') || f.startsWith('hook-chunk-')) fs.rmSync(path.join(CLI, f));
 
-const bundle = await rolldown({
-  input: path.join(CLI, 'main.js'),
-  platform: 'node',
-  // node's own modules and packages from node_modules load as they are
-  external: (id) => !id.startsWith('.') && !path.isAbsolute(id),
-  // a hot module imported lazily by another hot one is simply already there
-  onLog: (level, log, handler) => {
-    if (log.code !== 'INEFFECTIVE_DYNAMIC_IMPORT') handler(level, log);
-  },
-});
-const { output } = await bundle.write({
-  dir: CLI,
-  format: 'esm',
-  entryFileNames: 'guard.js',
-  chunkFileNames: 'chunk-[name]-[hash].js',
-  codeSplitting: { groups: [{ name: 'main', test: (id) => hot.has(id) }] },
-});
-await bundle.close();
-for (const o of output)
-  if (o.type === 'chunk') {
-    const file = path.join(CLI, o.fileName);
-    fs.writeFileSync(file, requireBuiltins(fs.readFileSync(file, 'utf8')));
-  }
+/** One build from main.js: `hot` in the entry file itself, every other module a chunk of its own. */
+async function build(entry, chunkPrefix, hot) {
+  const bundle = await rolldown({
+    input: path.join(CLI, 'main.js'),
+    platform: 'node',
+    // node's own modules and packages from node_modules load as they are
+    external: (id) => !id.startsWith('.') && !path.isAbsolute(id),
+    // a hot module imported lazily by another hot one is simply already there
+    onLog: (level, log, handler) => {
+      if (log.code !== 'INEFFECTIVE_DYNAMIC_IMPORT') handler(level, log);
+    },
+  });
+  const { output } = await bundle.write({
+    dir: CLI,
+    format: 'esm',
+    entryFileNames: entry,
+    chunkFileNames: `${chunkPrefix}[name]-[hash].js`,
+    codeSplitting: { groups: [{ name: 'main', test: (id) => hot.has(id) }] },
+  });
+  await bundle.close();
+  for (const o of output)
+    if (o.type === 'chunk') {
+      const file = path.join(CLI, o.fileName);
+      fs.writeFileSync(file, requireBuiltins(fs.readFileSync(file, 'utf8')));
+    }
+}
+
+await build('guard.js', 'chunk-', staticClosure(HOT));
+await build('guard-hook.js', 'hook-chunk-', staticClosure(HOOK));
 fs.writeFileSync(path.join(CLI, 'main.js'), LAUNCHER);
 fs.chmodSync(path.join(CLI, 'main.js'), 0o755);
