@@ -105,9 +105,61 @@ try {
 }
 // the resident hook (GUARD_RESIDENT=1): a small client of a server that keeps guard loaded (cli/hook-client.ts)
 if (process.argv[2] === 'hook' && process.env.GUARD_RESIDENT === '1') await import('./hook-client.js');
-// a hook process: the hook's own build (scripts/bundle.mjs HOOK)
-else if (process.argv[2] === 'hook') await import('./guard-hook.js');
+// a hook process: the hook's own build (scripts/bundle.mjs HOOK), with a code cache of its own
+else if (process.argv[2] === 'hook') hookBuild();
 else await import('./guard.js');
+
+/**
+ * guard-hook.cjs run as node runs a CommonJS file, with V8's code cache of it taken at the end of
+ * a hook process, not after compiling as node's compile cache takes it: so the cache holds every
+ * function the hook's events ran, compiled (~15 ms of CPU a write's pre event on Node 24). Kept
+ * beside node's compile cache (its folder is per node version, architecture and V8 flags), one
+ * file per build (the bundle's inode, size and times); written by the first CACHE_RUNS processes
+ * of a build, each adding what its event compiled; V8 refuses a cache of another V8 or source.
+ * No cache folder (node 20, NODE_DISABLE_COMPILE_CACHE=1): the bundle runs without one.
+ */
+function hookBuild() {
+  const CACHE_RUNS = 8;
+  const require = module.createRequire(import.meta.url);
+  const fs = require('node:fs');
+  const path = require('node:path');
+  const vm = require('node:vm');
+  const file = path.join(path.dirname(new URL(import.meta.url).pathname), 'guard-hook.cjs');
+  const source = fs.readFileSync(file, 'utf8').replace(/^#!/, '//');
+  const dir = module.getCompileCacheDir?.();
+  let cacheFile;
+  let runs = CACHE_RUNS;
+  let data;
+  if (dir) {
+    const st = fs.statSync(file, { bigint: true });
+    cacheFile = path.join(dir, ['guard-hook', st.ino, st.size, st.mtimeNs, st.ctimeNs].join('-') + '.v8');
+    try {
+      const buf = fs.readFileSync(cacheFile);
+      runs = buf.readUInt32LE(0);
+      data = buf.subarray(4);
+    } catch {
+      runs = 0;
+    }
+  }
+  const script = new vm.Script(module.wrap(source), { filename: file, cachedData: data });
+  if (cacheFile && (runs < CACHE_RUNS || script.cachedDataRejected))
+    process.once('exit', () => {
+      const tmp = cacheFile + '.' + process.pid;
+      try {
+        const head = Buffer.alloc(4);
+        head.writeUInt32LE(script.cachedDataRejected ? 1 : runs + 1);
+        fs.writeFileSync(tmp, Buffer.concat([head, script.createCachedData()]));
+        fs.renameSync(tmp, cacheFile);
+      } catch {
+        // a cache that cannot be written costs only the cache
+        try {
+          fs.rmSync(tmp, { force: true });
+        } catch {}
+      }
+    });
+  const m = { exports: {} };
+  script.runInThisContext().call(m.exports, m.exports, module.createRequire(file), m, file, path.dirname(file));
+}
 `;
 
 /**
@@ -168,7 +220,7 @@ for (const f of fs.readdirSync(CLI))
   if (f.startsWith('chunk-') || f.startsWith('hook-chunk-')) fs.rmSync(path.join(CLI, f));
 
 /** One build from main.js: `hot` in the entry file itself, every other module a chunk of its own. */
-async function build(entry, chunkPrefix, hot) {
+async function build(entry, chunkPrefix, hot, format = 'esm') {
   const bundle = await rolldown({
     input: path.join(CLI, 'main.js'),
     platform: 'node',
@@ -181,20 +233,48 @@ async function build(entry, chunkPrefix, hot) {
   });
   const { output } = await bundle.write({
     dir: CLI,
-    format: 'esm',
+    format,
     entryFileNames: entry,
-    chunkFileNames: `${chunkPrefix}[name]-[hash].js`,
+    chunkFileNames: `${chunkPrefix}[name]-[hash].${format === 'cjs' ? 'cjs' : 'js'}`,
     codeSplitting: { groups: [{ name: 'main', test: (id) => hot.has(id) }] },
   });
   await bundle.close();
   for (const o of output)
     if (o.type === 'chunk') {
       const file = path.join(CLI, o.fileName);
-      fs.writeFileSync(file, requireBuiltins(fs.readFileSync(file, 'utf8')));
+      const code = fs.readFileSync(file, 'utf8');
+      fs.writeFileSync(file, format === 'cjs' ? cjsBuiltins(code, o.fileName) : requireBuiltins(code));
     }
 }
 
+/**
+ * The hook's CommonJS build: strict as the ES modules it is made of; LAZY's built-ins required at
+ * their first use (a proxy); a dynamic import of a built-in a require (the bundle runs in a
+ * vm.Script, which has no loader for import(): the build fails on any other import() left).
+ */
+function cjsBuiltins(code, name) {
+  let out = code.replace(
+    /^let (\w+) = require\("(node:[^"]+)"\);$/gm,
+    (line, local, id) =>
+      LAZY.has(id)
+        ? `let ${local} = __guardLazy(${JSON.stringify(id)});`
+        : line,
+  );
+  // (the chunks are required by node's own loader, which has import() for them)
+  if (name !== 'guard-hook.cjs') return strict(out, '');
+  out = out.replace(/\bimport\("(node:[^"]+)"\)/g, 'Promise.resolve().then(() => require("$1"))');
+  const left = /\bimport\(\s*[^)G]/.exec(out.replace(/(["'`])(?:\\.|(?!\1)[^\\\n])*\1/g, '""'));
+  if (left) throw new Error(`bundle: ${name} still has a dynamic import: ${left[0]}`);
+  return strict(out, '');
+}
+
+function strict(code, more) {
+  const lazy = `const __guardLazy = (id) => { let m; return new Proxy({}, { get: (_, k) => (m ??= require(id))[k] }); };\n`;
+  const head = `"use strict";\n${code.includes('__guardLazy(') ? lazy : ''}${more}`;
+  return code.startsWith('#!') ? code.replace(/^(#![^\n]*\n)/, `$1${head}`) : head + code;
+}
+
 await build('guard.js', 'chunk-', staticClosure(HOT));
-await build('guard-hook.js', 'hook-chunk-', staticClosure(HOOK));
+await build('guard-hook.cjs', 'hook-chunk-', staticClosure(HOOK), 'cjs');
 fs.writeFileSync(path.join(CLI, 'main.js'), LAUNCHER);
 fs.chmodSync(path.join(CLI, 'main.js'), 0o755);
