@@ -114,12 +114,13 @@ else await import('./guard.js');
  * a hook process, not after compiling as node's compile cache takes it: so the cache holds every
  * function the hook's events ran, compiled (~15 ms of CPU a write's pre event on Node 24). Kept
  * beside node's compile cache (its folder is per node version, architecture and V8 flags), one
- * file per build (the bundle's inode, size and times); written by the first CACHE_RUNS processes
- * of a build, each adding what its event compiled; V8 refuses a cache of another V8 or source.
- * No cache folder (node 20, NODE_DISABLE_COMPILE_CACHE=1): the bundle runs without one.
+ * file per installed bundle (its path), for one build (the bundle's inode, size and times, on the
+ * file's first line: another build's cache is not read, and replaced), written again by the first process of
+ * each kind of event (a write's pre event, a shell call's post event, ...: the kinds it holds
+ * are its first line), each adding what its event compiled; V8 refuses a cache of another V8 or
+ * source. No cache folder (node 20, NODE_DISABLE_COMPILE_CACHE=1): the bundle runs without one.
  */
 function hookBuild() {
-  const CACHE_RUNS = 8;
   const require = module.createRequire(import.meta.url);
   const fs = require('node:fs');
   const path = require('node:path');
@@ -128,27 +129,34 @@ function hookBuild() {
   const source = fs.readFileSync(file, 'utf8').replace(/^#!/, '//');
   const dir = module.getCompileCacheDir?.();
   let cacheFile;
-  let runs = CACHE_RUNS;
+  let build;
+  let kinds = [];
   let data;
   if (dir) {
     const st = fs.statSync(file, { bigint: true });
-    cacheFile = path.join(dir, ['guard-hook', st.ino, st.size, st.mtimeNs, st.ctimeNs].join('-') + '.v8');
+    build = [st.ino, st.size, st.mtimeNs, st.ctimeNs].join('-');
+    let h = 0x811c9dc5;
+    for (let i = 0; i < file.length; i++) h = Math.imul(h ^ file.charCodeAt(i), 0x01000193) >>> 0;
+    cacheFile = path.join(dir, 'guard-hook-' + h.toString(16) + '.v8');
     try {
       const buf = fs.readFileSync(cacheFile);
-      runs = buf.readUInt32LE(0);
-      data = buf.subarray(4);
+      const nl = buf.indexOf(10);
+      const [v, of, ...seen] = buf.subarray(0, nl).toString('latin1').split(' ');
+      if (v === 'v1' && of === build) [kinds, data] = [seen, buf.subarray(nl + 1)];
     } catch {
-      runs = 0;
+      data = undefined;
     }
   }
   const script = new vm.Script(module.wrap(source), { filename: file, cachedData: data });
-  if (cacheFile && (runs < CACHE_RUNS || script.cachedDataRejected))
+  if (cacheFile)
     process.once('exit', () => {
+      const kind = String(globalThis[Symbol.for('guard.hook.kind')] ?? 'none');
+      if (data && !script.cachedDataRejected && (kinds.includes(kind) || kinds.length >= 16)) return;
       const tmp = cacheFile + '.' + process.pid;
       try {
-        const head = Buffer.alloc(4);
-        head.writeUInt32LE(script.cachedDataRejected ? 1 : runs + 1);
-        fs.writeFileSync(tmp, Buffer.concat([head, script.createCachedData()]));
+        const seen = data && !script.cachedDataRejected ? kinds : [];
+        const head = ['v1', build, ...seen, kind].join(' ') + '\\n';
+        fs.writeFileSync(tmp, Buffer.concat([Buffer.from(head, 'latin1'), script.createCachedData()]));
         fs.renameSync(tmp, cacheFile);
       } catch {
         // a cache that cannot be written costs only the cache

@@ -79,6 +79,10 @@ export async function run(a: HookArgs, _out: Output): Promise<number> {
     const event = translator.translate(text, process.env);
     phase = event.phase;
     eventName = event.event;
+    // which event this process answers, for main.js's code cache of the hook's build (which
+    // functions it ran: scripts/bundle.mjs hookBuild)
+    (globalThis as Record<symbol, unknown>)[Symbol.for('guard.hook.kind')] =
+      `${event.phase}-${event.action.kind}`;
     const { isAutoMode } = await import('../ui/auto-mode.js');
     // the folder the harness runs the hook for: set by the harness, never by the agent (unlike cwd)
     const env = process.env;
