@@ -251,7 +251,10 @@ async function build(entry, chunkPrefix, hot, format = 'esm') {
     if (o.type === 'chunk') {
       const file = path.join(CLI, o.fileName);
       const code = fs.readFileSync(file, 'utf8');
-      fs.writeFileSync(file, format === 'cjs' ? cjsBuiltins(code, o.fileName) : requireBuiltins(code));
+      fs.writeFileSync(
+        file,
+        format === 'cjs' ? cjsBuiltins(code, o.fileName) : requireBuiltins(code),
+      );
     }
 }
 
@@ -261,24 +264,20 @@ async function build(entry, chunkPrefix, hot, format = 'esm') {
  * vm.Script, which has no loader for import(): the build fails on any other import() left).
  */
 function cjsBuiltins(code, name) {
-  let out = code.replace(
-    /^let (\w+) = require\("(node:[^"]+)"\);$/gm,
-    (line, local, id) =>
-      LAZY.has(id)
-        ? `let ${local} = __guardLazy(${JSON.stringify(id)});`
-        : line,
+  let out = code.replace(/^let (\w+) = require\("(node:[^"]+)"\);$/gm, (line, local, id) =>
+    LAZY.has(id) ? `let ${local} = __guardLazy(${JSON.stringify(id)});` : line,
   );
   // (the chunks are required by node's own loader, which has import() for them)
-  if (name !== 'guard-hook.cjs') return strict(out, '');
+  if (name !== 'guard-hook.cjs') return strict(out);
   out = out.replace(/\bimport\("(node:[^"]+)"\)/g, 'Promise.resolve().then(() => require("$1"))');
   const left = /\bimport\(\s*[^)G]/.exec(out.replace(/(["'`])(?:\\.|(?!\1)[^\\\n])*\1/g, '""'));
   if (left) throw new Error(`bundle: ${name} still has a dynamic import: ${left[0]}`);
-  return strict(out, '');
+  return strict(out);
 }
 
-function strict(code, more) {
+function strict(code) {
   const lazy = `const __guardLazy = (id) => { let m; return new Proxy({}, { get: (_, k) => (m ??= require(id))[k] }); };\n`;
-  const head = `"use strict";\n${code.includes('__guardLazy(') ? lazy : ''}${more}`;
+  const head = `"use strict";\n${code.includes('__guardLazy(') ? lazy : ''}`;
   return code.startsWith('#!') ? code.replace(/^(#![^\n]*\n)/, `$1${head}`) : head + code;
 }
 

@@ -96,8 +96,7 @@ export async function run(a: HookArgs, _out: Output): Promise<number> {
       env.COPILOT_PROJECT_DIR ||
       process.cwd();
     const r = await judgeEvent(event, isAutoMode(undefined), projectDir);
-    if (process.env.GUARD_DEBUG === '1')
-      for (const n of r.notes) hookWrite(2, `guard: ${n}\n`);
+    if (process.env.GUARD_DEBUG === '1') for (const n of r.notes) hookWrite(2, `guard: ${n}\n`);
     return emit(translator.answer(r.outcome, phase, eventName));
   }
 }
@@ -130,7 +129,7 @@ function hookWrite(fd: 1 | 2, text: string): void {
  */
 function writeFd(fd: 1 | 2, text: string): void {
   const data = Buffer.from(text, 'utf8');
-  for (let at = 0; at < data.length; ) {
+  for (let at = 0; at < data.length;) {
     try {
       at += writeSync(fd, data, at);
     } catch (e) {
