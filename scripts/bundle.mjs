@@ -115,10 +115,12 @@ else await import('./guard.js');
  * function the hook's events ran, compiled (~15 ms of CPU a write's pre event on Node 24). Kept
  * beside node's compile cache (its folder is per node version, architecture and V8 flags), one
  * file per installed bundle (its path), for one build (the bundle's inode, size and times, on the
- * file's first line: another build's cache is not read, and replaced), written again by the first process of
- * each kind of event (a write's pre event, a shell call's post event, ...: the kinds it holds
- * are its first line), each adding what its event compiled; V8 refuses a cache of another V8 or
- * source. No cache folder (node 20, NODE_DISABLE_COMPILE_CACHE=1): the bundle runs without one.
+ * file's first line: another build's cache is not read, and replaced), written again by the first
+ * process of each kind of event (a write's pre event, a shell call's post event, ...: the kinds
+ * it holds are on its first line too), each adding what its event compiled; V8 refuses a cache
+ * of another V8 or
+ * source, and main.js reads one only if it is a regular file of this user's no one else can
+ * write. No cache folder (node 20, NODE_DISABLE_COMPILE_CACHE=1): the bundle runs without one.
  */
 function hookBuild() {
   const require = module.createRequire(import.meta.url);
@@ -138,13 +140,21 @@ function hookBuild() {
     let h = 0x811c9dc5;
     for (let i = 0; i < file.length; i++) h = Math.imul(h ^ file.charCodeAt(i), 0x01000193) >>> 0;
     cacheFile = path.join(dir, 'guard-hook-' + h.toString(16) + '.v8');
+    let fd;
     try {
-      const buf = fs.readFileSync(cacheFile);
+      // bytecode this process will run: only a regular file of this user's that no one else may
+      // write (node's cache folder may be shared, and /tmp's sticky bit does not cover it)
+      fd = fs.openSync(cacheFile, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW);
+      const own = fs.fstatSync(fd);
+      if (!own.isFile() || own.uid !== process.getuid() || (own.mode & 0o022) !== 0) throw own;
+      const buf = fs.readFileSync(fd);
       const nl = buf.indexOf(10);
       const [v, of, ...seen] = buf.subarray(0, nl).toString('latin1').split(' ');
       if (v === 'v1' && of === build) [kinds, data] = [seen, buf.subarray(nl + 1)];
     } catch {
       data = undefined;
+    } finally {
+      if (fd !== undefined) fs.closeSync(fd);
     }
   }
   const script = new vm.Script(module.wrap(source), { filename: file, cachedData: data });
@@ -156,7 +166,11 @@ function hookBuild() {
       try {
         const seen = data && !script.cachedDataRejected ? kinds : [];
         const head = ['v1', build, ...seen, kind].join(' ') + '\\n';
-        fs.writeFileSync(tmp, Buffer.concat([Buffer.from(head, 'latin1'), script.createCachedData()]));
+        // a new file (never through a name planted there), this user's alone to write
+        fs.writeFileSync(tmp, Buffer.concat([Buffer.from(head, 'latin1'), script.createCachedData()]), {
+          flag: 'wx',
+          mode: 0o644,
+        });
         fs.renameSync(tmp, cacheFile);
       } catch {
         // a cache that cannot be written costs only the cache
