@@ -127,7 +127,7 @@ function hookBuild() {
   const fs = require('node:fs');
   const path = require('node:path');
   const vm = require('node:vm');
-  const file = path.join(path.dirname(new URL(import.meta.url).pathname), 'guard-hook.cjs');
+  const file = path.join(path.dirname(require('node:url').fileURLToPath(import.meta.url)), 'guard-hook.cjs');
   const source = fs.readFileSync(file, 'utf8').replace(/^#!/, '//');
   const dir = module.getCompileCacheDir?.();
   let cacheFile;
