@@ -18,6 +18,7 @@ import {
 } from '../doctor/integrity.js';
 import { NONE, eventsRead, shellWord, type HookResult } from './hook-common.js';
 import { nearestFolder, realAbs, within } from './hook-place.js';
+import { detaches } from './detached.js';
 import { netCommand } from './net-commands.js';
 import { reportBackground, shellAfter, shellBefore, withLate } from './hook-shell.js';
 import { writeAfter, writeBefore } from './hook-write.js';
@@ -185,7 +186,8 @@ async function judgeCall(opts: HookOptions, repos: Repo[], now: Date): Promise<H
         e.phase === 'pre'
           ? shellBefore(repo, e, {
               command: action.command,
-              background: action.background === true,
+              // a command detached with `&` (or nohup, setsid): as the harness's own background flag
+              background: action.background === true || detaches(action.command),
               meta,
               now,
             })
