@@ -127,7 +127,7 @@ describe('gemini: a background command, then nothing (the session ends) or anoth
 
   // not of s2f: rewind diffs the checkpoints' trees, and ignored files are kept beside them (the
   // kept parent); after a foreground command too, only `guard restore CP -- PATH` puts them back
-  it.fails('guard rewind puts back the ignored work it deleted', () => {
+  it('guard rewind puts back the ignored work it deleted', () => {
     const repo = makeRepo({ 'keep.py': lines(300), '.gitignore': 'local/\n' });
     wipeAfterWrite(repo);
     expect(repo.guardJson(['rewind', 'g1']).code).toBe(0);

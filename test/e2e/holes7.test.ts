@@ -1,0 +1,96 @@
+import { existsSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { cleanupRepos, lines, makeRepo, type TestRepo } from '../helpers.js';
+
+/**
+ * holes7 (docs/reliability/holes7.md): adv8's open holes closed, then attacked. Through the real
+ * door: `guard hook gemini` / `codex` with the payloads the harness sends (HARNESSES.md), only the
+ * events `guard init` installs (no after event on writes), real git in a temp repository.
+ */
+afterAll(cleanupRepos);
+
+function hook(repo: TestRepo, harness: string, payload: object) {
+  const r = repo.guard(['hook', harness], {
+    input: JSON.stringify(payload),
+    env: { GEMINI_PROJECT_DIR: repo.dir, CLAUDE_PROJECT_DIR: repo.dir },
+  });
+  return { ...r, json: r.stdout.trim() ? JSON.parse(r.stdout) : null };
+}
+const g = (repo: TestRepo, event: string, tool: string, input: object, session = 'g1') =>
+  hook(repo, 'gemini', {
+    session_id: session,
+    cwd: repo.dir,
+    hook_event_name: event,
+    tool_name: tool,
+    tool_input: input,
+    ...(event === 'AfterTool' ? { tool_response: {} } : {}),
+  });
+const denied = (r: { json: any }) => r.json?.decision === 'deny';
+const why = (r: { json: any }): string => r.json?.reason ?? '';
+
+/** A foreground shell call: BeforeTool, the command's work (done by the test), AfterTool. */
+function shell(repo: TestRepo, command: string, work: () => void, session = 'g1') {
+  const c = { command };
+  expect(denied(g(repo, 'BeforeTool', 'run_shell_command', c, session))).toBe(false);
+  work();
+  return g(repo, 'AfterTool', 'run_shell_command', c, session);
+}
+
+describe('guard rewind: ignored files the session took (kept beside the checkpoint tree)', () => {
+  it('a foreground command removed ignored files, names with spaces and unicode: rewind puts them back', () => {
+    const repo = makeRepo({ 'a.py': lines(5), '.gitignore': '.env\nlocal/\n' });
+    repo.write('.env', 'SECRET=1\n');
+    repo.write('local/my notes é.md', lines(40));
+    const after = shell(repo, 'rm -rf .env local', () => {
+      unlinkSync(path.join(repo.dir, '.env'));
+      rmSync(path.join(repo.dir, 'local'), { recursive: true });
+    });
+    expect(JSON.stringify(after.json)).toContain('.env');
+    const rw = repo.guardJson(['rewind', 'g1']);
+    expect(rw.code).toBe(0);
+    expect(repo.read('.env')).toBe('SECRET=1\n');
+    expect(repo.read('local/my notes é.md')).toBe(lines(40));
+  });
+
+  it('an ignored file the command overwrote, then the person changed: left as it is, said', () => {
+    const repo = makeRepo({ 'a.py': lines(5), '.gitignore': '.env\n' });
+    repo.write('.env', 'SECRET=1\n');
+    shell(repo, 'echo x > .env', () => writeFileSync(path.join(repo.dir, '.env'), 'x\n'));
+    writeFileSync(path.join(repo.dir, '.env'), 'PERSON=2\n');
+    const rw = repo.guard(['rewind', 'g1']);
+    expect(rw.code).toBe(0);
+    expect(repo.read('.env')).toBe('PERSON=2\n');
+    expect(rw.stderr).toContain('.env: changed since');
+  });
+
+  it('an ignored file the command overwrote and nobody touched since: put back', () => {
+    const repo = makeRepo({ 'a.py': lines(5), '.gitignore': '.env\n' });
+    repo.write('.env', 'SECRET=1\n');
+    shell(repo, 'echo x > .env', () => writeFileSync(path.join(repo.dir, '.env'), 'x\n'));
+    expect(repo.guardJson(['rewind', 'g1']).code).toBe(0);
+    expect(repo.read('.env')).toBe('SECRET=1\n');
+  });
+
+  it('an ignored file the session never touched, removed by the person: not recreated', () => {
+    const repo = makeRepo({ 'a.py': lines(5), '.gitignore': '*.log\n.env\n' });
+    repo.write('.env', 'SECRET=1\n');
+    repo.write('old.log', 'log\n');
+    shell(repo, 'rm .env', () => unlinkSync(path.join(repo.dir, '.env')));
+    unlinkSync(path.join(repo.dir, 'old.log'));
+    expect(repo.guardJson(['rewind', 'g1']).code).toBe(0);
+    expect(repo.read('.env')).toBe('SECRET=1\n');
+    expect(existsSync(path.join(repo.dir, 'old.log'))).toBe(false);
+  });
+
+  it("another session's command removed an ignored file after this session's background command started: not this session's to put back", () => {
+    const repo = makeRepo({ 'a.py': lines(5), '.gitignore': '.env\n' });
+    repo.write('.env', 'SECRET=1\n');
+    const bg = { command: 'sleep 9', is_background: true };
+    expect(denied(g(repo, 'BeforeTool', 'run_shell_command', bg, 'g1'))).toBe(false);
+    g(repo, 'AfterTool', 'run_shell_command', bg, 'g1');
+    shell(repo, 'rm .env', () => unlinkSync(path.join(repo.dir, '.env')), 'g2');
+    expect(repo.guardJson(['rewind', 'g1']).code).toBe(0);
+    expect(existsSync(path.join(repo.dir, '.env'))).toBe(false);
+  });
+});
