@@ -68,6 +68,8 @@ export interface SessionEvent {
   asked?: unknown[];
   /** A shell call run in the background: its post event comes while it runs, so it stays open (flows/hook/hook.ts). */
   background?: boolean;
+  /** A write's step whose second parent holds what the write leaves (kept while a background command of the session is open: holes7). */
+  result?: boolean;
   /** A step read from a session chain (git/session-chain.ts): the chain's ref, and the link that holds the step. */
   chain?: string;
   link?: string;
@@ -161,6 +163,7 @@ export function parseSessionEvent(
     ...(typeof b.command === 'string' ? { command: b.command } : {}),
     ...(Array.isArray(b.asked) ? { asked: b.asked } : {}),
     ...(b.background === true ? { background: true } : {}),
+    ...(b.result === true ? { result: true } : {}),
   };
 }
 

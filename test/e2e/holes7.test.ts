@@ -94,3 +94,86 @@ describe('guard rewind: ignored files the session took (kept beside the checkpoi
     expect(existsSync(path.join(repo.dir, '.env'))).toBe(false);
   });
 });
+
+describe("a background command takes back what the session's own write left (no after event on writes)", () => {
+  function startBackground(repo: TestRepo, command: string, session = 'g1') {
+    const bg = { command, is_background: true };
+    expect(denied(g(repo, 'BeforeTool', 'run_shell_command', bg, session))).toBe(false);
+    g(repo, 'AfterTool', 'run_shell_command', bg, session);
+  }
+  /** The write_file call allowed, then the harness writes it. */
+  function write(repo: TestRepo, rel: string, content: string, session = 'g1') {
+    const r = g(repo, 'BeforeTool', 'write_file', { file_path: path.join(repo.dir, rel), content }, session);
+    if (denied(r)) throw new Error(`the write itself was refused: ${why(r)}`);
+    repo.write(rel, content);
+  }
+  const other = (repo: TestRepo, n = 'other.py') =>
+    g(repo, 'BeforeTool', 'write_file', { file_path: path.join(repo.dir, n), content: 'y = 2\n' });
+
+  it('told once, and the restore it names brings back what the write left (a name with a space and unicode)', () => {
+    const rel = 'src/my file é.py';
+    const repo = makeRepo({ [rel]: lines(300) });
+    startBackground(repo, "sleep 1; git checkout -- 'src/my file é.py'");
+    const edited = lines(300) + lines(200, 'mine');
+    write(repo, rel, edited);
+    repo.git(['checkout', '--', rel]);
+    const next = other(repo);
+    expect(denied(next)).toBe(true);
+    expect(why(next)).toContain('my file é.py lost 200 of its 500 lines');
+    const restore = /guard restore (\S+) -- /.exec(why(next));
+    expect(restore).not.toBeNull();
+    expect(repo.guard(['restore', restore![1]!, '--', rel]).code).toBe(0);
+    expect(repo.read(rel)).toBe(edited);
+    // one time: the same call again runs
+    expect(denied(other(repo))).toBe(false);
+  });
+
+  it('a call between the write and the loss: still told, and the restore named holds the write', () => {
+    const repo = makeRepo({ 'keep.py': lines(300) });
+    startBackground(repo, 'sleep 1; git checkout -- keep.py');
+    const edited = lines(300) + lines(200, 'mine');
+    write(repo, 'keep.py', edited);
+    expect(denied(other(repo, 'a.py'))).toBe(false);
+    repo.write('a.py', 'y = 2\n');
+    repo.git(['checkout', '--', 'keep.py']);
+    const next = other(repo, 'b.py');
+    expect(denied(next)).toBe(true);
+    expect(why(next)).toContain('keep.py');
+    const restore = /guard restore (\S+) -- keep\.py/.exec(why(next));
+    expect(restore).not.toBeNull();
+    expect(repo.guard(['restore', restore![1]!, '--', 'keep.py']).code).toBe(0);
+    expect(repo.read('keep.py')).toBe(edited);
+  });
+
+  it('the session writes the same file again: what the last write left is what counts (nothing told)', () => {
+    const repo = makeRepo({ 'keep.py': lines(300) });
+    startBackground(repo, 'sleep 30');
+    write(repo, 'keep.py', lines(300) + lines(200, 'mine'));
+    write(repo, 'keep.py', lines(300) + lines(200, 'mine') + 'x = 1\n');
+    expect(denied(other(repo))).toBe(false);
+  });
+
+  it('a write the harness never ran reads as taken back: said as "or the write did not run"', () => {
+    const repo = makeRepo({ 'keep.py': lines(300) });
+    startBackground(repo, 'sleep 30');
+    const w = { file_path: path.join(repo.dir, 'keep.py'), content: lines(300) + lines(200, 'mine') };
+    expect(denied(g(repo, 'BeforeTool', 'write_file', w))).toBe(false);
+    // (the person declined it in the harness: nothing written)
+    const next = other(repo);
+    expect(denied(next)).toBe(true);
+    expect(why(next)).toContain('or the write did not run');
+  });
+
+  it('two sessions, one background command each: a write of g2 undone by g1\'s command is told to g2 alone', () => {
+    const repo = makeRepo({ 'keep.py': lines(300) });
+    startBackground(repo, 'sleep 1; git checkout -- keep.py', 'g1');
+    startBackground(repo, 'sleep 30', 'g2');
+    const edited = lines(300) + lines(200, 'mine');
+    write(repo, 'keep.py', edited, 'g2');
+    repo.git(['checkout', '--', 'keep.py']);
+    const w = (s: string) =>
+      g(repo, 'BeforeTool', 'write_file', { file_path: path.join(repo.dir, `${s}.py`), content: 'y\n' }, s);
+    expect(denied(w('g1'))).toBe(false);
+    expect(why(w('g2'))).toContain('keep.py lost 200');
+  });
+});

@@ -233,20 +233,7 @@ async function putBackGroups(
   root: string,
   { events, harness, session, undo }: PutBackInput,
 ): Promise<{ groups: PutBackGroup[]; kept: KeptGroup[]; paths: number }> {
-  const shells = events.flatMap((e, i) => {
-    if (e.kind !== 'shell' || e.phase !== 'pre') return [];
-    const post = e.background
-      ? undefined
-      : events
-          .slice(i + 1)
-          .find(
-            (x) =>
-              x.kind === 'shell' &&
-              x.phase === 'post' &&
-              (e.toolCall === null || x.toolCall === e.toolCall),
-          );
-    return [{ e, after: post?.commit ?? null }];
-  });
+  const shells = shellPairs(events);
   const unpaired = shells.some((s) => s.after === null);
   const others = unpaired
     ? (await readSessionEvents(root, SESSION_REFS)).filter(
@@ -254,20 +241,7 @@ async function putBackGroups(
       )
     : [];
   // what the other sessions' shell calls changed (before vs their after-event), in the same batch
-  const theirShells = others.flatMap((x, i) => {
-    if (x.kind !== 'shell' || x.phase !== 'pre') return [];
-    const post = others
-      .slice(i + 1)
-      .find(
-        (y) =>
-          y.kind === 'shell' &&
-          y.phase === 'post' &&
-          y.harness === x.harness &&
-          y.session === x.session &&
-          y.toolCall === x.toolCall,
-      );
-    return post ? [{ x, pair: [x.commit, post.commit] as [string, string] }] : [];
-  });
+  const theirShells = theirPairs(others);
   const [changed, keptChanged] = await Promise.all([
     changedPathsOfPairs(root, [
       ...shells.map((s): [string, string] | [string, string, 'existing'] =>
@@ -321,6 +295,42 @@ async function putBackGroups(
     kept,
     paths: owner.size + kept.reduce((n, g) => n + g.paths.length, 0),
   };
+}
+
+/** Each shell call of the session with its after event's step (null: none came, or it ran in the background). */
+function shellPairs(events: readonly SessionEvent[]) {
+  return events.flatMap((e, i) => {
+    if (e.kind !== 'shell' || e.phase !== 'pre') return [];
+    const post = e.background
+      ? undefined
+      : events
+          .slice(i + 1)
+          .find(
+            (x) =>
+              x.kind === 'shell' &&
+              x.phase === 'post' &&
+              (e.toolCall === null || x.toolCall === e.toolCall),
+          );
+    return [{ e, after: post?.commit ?? null }];
+  });
+}
+
+/** The other sessions' shell calls that have an after event: before and after. */
+function theirPairs(others: readonly SessionEvent[]) {
+  return others.flatMap((x, i) => {
+    if (x.kind !== 'shell' || x.phase !== 'pre') return [];
+    const post = others
+      .slice(i + 1)
+      .find(
+        (y) =>
+          y.kind === 'shell' &&
+          y.phase === 'post' &&
+          y.harness === x.harness &&
+          y.session === x.session &&
+          y.toolCall === x.toolCall,
+      );
+    return post ? [{ x, pair: [x.commit, post.commit] as [string, string] }] : [];
+  });
 }
 
 /**

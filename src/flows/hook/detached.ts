@@ -102,16 +102,11 @@ function scan(s: string): { amp: boolean; commands: string[][] } {
       continue;
     }
     if (c === '&') {
-      const prev = s[i - 1];
-      const next = s[i + 1];
-      if (prev === '>' || prev === '<' || next === '>') end();
+      const op = ampersand(s[i - 1], s[i + 1]);
+      if (op === 'redirect') end();
       else cut();
-      if (next === '&') {
-        i++;
-        continue;
-      }
-      // `>&2`, `<&0`, `|&`, `&>file`: redirections and a pipe, not a background operator
-      if (prev !== '>' && prev !== '<' && prev !== '|' && next !== '>') amp = true;
+      if (op === 'and') i++;
+      if (op === 'background') amp = true;
       continue;
     }
     if (/[;|()`{}\n]/.test(c)) {
@@ -126,4 +121,16 @@ function scan(s: string): { amp: boolean; commands: string[][] } {
   }
   end();
   return { amp, commands };
+}
+
+/** What a `&` is, from the characters around it. */
+function ampersand(
+  prev: string | undefined,
+  next: string | undefined,
+): 'and' | 'redirect' | 'pipe' | 'background' {
+  if (next === '&') return 'and';
+  // `>&2`, `<&0`, `&>file`: redirections; `|&`: a pipe of both outputs
+  if (prev === '>' || prev === '<' || next === '>') return 'redirect';
+  if (prev === '|') return 'pipe';
+  return 'background';
 }

@@ -5,10 +5,15 @@ import { type Config } from '../../core/config.js';
 import { lossMessage, type Judged } from '../../harness/decide.js';
 import type { HookEvent, Outcome } from '../../harness/types.js';
 import { READ_CAP, catFileBatch } from '../../git/catfile.js';
-import type { CheckpointOptions, SessionMeta } from '../../git/checkpoint.js';
+import {
+  checkpointId,
+  checkpointMessage,
+  type CheckpointOptions,
+  type SessionMeta,
+} from '../../git/checkpoint.js';
 import { collectFacts } from '../../git/changes.js';
 import { treeDiff, type DiffEntry } from '../../git/diff.js';
-import { type RecordCommit } from '../../git/records.js';
+import { REFS, newRef, type RecordCommit } from '../../git/records.js';
 import { type Repo } from '../../git/repo.js';
 import { sessionEventCommit, sessionPrefix, type SessionEvent } from '../../git/session.js';
 import { stepCommit } from '../../git/session-chain.js';
@@ -370,6 +375,8 @@ interface LossesInput {
   skip?: ReadonlySet<string>;
   /** Paths the session's writes changed: skipped too, unless gone at `to` (a write tool does not delete them: adv8). */
   written?: ReadonlySet<string>;
+  /** Paths compared from what a write left (its step's result commit) instead of `from` (holes7). */
+  results?: ReadonlyArray<{ from: string; paths: string[] }>;
 }
 
 /**
@@ -380,12 +387,20 @@ interface LossesInput {
  */
 async function lossesBetween(
   root: string,
-  { from, to, config, policy, skip, written }: LossesInput,
+  { from, to, config, policy, skip, written, results }: LossesInput,
 ): Promise<Losses> {
   const gone = (x: DiffEntry) => x.newOid === null || x.oldPath !== undefined;
-  const all = (await treeDiff(root, from, to)).filter(
-    (x) => !skip?.has(x.oldPath ?? x.path) && !(written?.has(x.oldPath ?? x.path) && !gone(x)),
-  );
+  const [main, ...fromResults] = await Promise.all([
+    treeDiff(root, from, to),
+    ...(results ?? []).map((r) => treeDiff(root, r.from, to, { paths: r.paths })),
+  ]);
+  const resulted = fromResults.flat().filter((x) => x.oldOid !== null);
+  const all = [
+    ...main!.filter(
+      (x) => !skip?.has(x.oldPath ?? x.path) && !(written?.has(x.oldPath ?? x.path) && !gone(x)),
+    ),
+    ...resulted,
+  ];
   // the gate itself: the harness hook configs, guard.config.json, .husky/, whatever the policy protects
   const gate = [
     ...new Set(
@@ -407,10 +422,13 @@ async function lossesBetween(
         (total >= config.lineThreshold && c.linesDeleted > 0),
     ),
     gate,
+    fromResult: new Set(resulted.map((x) => x.path)),
   };
 }
 
 interface Losses {
+  /** Paths compared from what a write left (LossesInput.results). */
+  fromResult: ReadonlySet<string>;
   lost: Classification[];
   /** Protected paths and harness hook configs the command changed, added or removed (the gate itself). */
   gate: string[];
@@ -470,12 +488,17 @@ interface Late {
   checkpoint: string;
 }
 
+/**
+ * What background commands of the session took since the last call (`late`), and the work trees
+ * where one is open (`open`: a write there keeps what it leaves with its step, holes7).
+ */
 export async function reportBackground(
   repos: readonly Repo[],
   e: HookEvent,
   now: Date,
-): Promise<Late[]> {
+): Promise<{ late: Late[]; open: ReadonlySet<string> }> {
   const out: Late[] = [];
+  const openIn = new Set<string>();
   for (const repo of repos) {
     const root = repo.root;
     if (!(await backgroundOpen(repo, e, now))) continue;
@@ -500,6 +523,7 @@ export async function reportBackground(
         !own(x),
     );
     if (open.length === 0) continue;
+    openIn.add(root);
     const session = { harness: e.harness, session: e.sessionId, toolCall: e.toolCallId };
     const cp = await shellCheckpoint(repo, {
       reason: `${e.harness} background commands still open`,
@@ -513,12 +537,12 @@ export async function reportBackground(
     const records: RecordCommit[] = [...anchors];
     for (const bg of open) {
       const checked = await checkBackground({ repo, e, events, cp, config, policy, now }, bg);
-      records.push(checked.record);
+      records.push(...checked.records);
       out.push(...checked.late);
     }
     if (records.length) await apply({ gate: 'hook', repo, now, records, target: null });
   }
-  return out;
+  return { late: out, open: openIn };
 }
 
 interface BackgroundCheck {
@@ -536,7 +560,7 @@ interface BackgroundCheck {
 async function checkBackground(
   c: BackgroundCheck,
   bg: SessionEvent,
-): Promise<{ record: RecordCommit; late: Late[] }> {
+): Promise<{ records: RecordCommit[]; late: Late[] }> {
   const { repo, e, events, cp, now } = c;
   // each check is a post step of the background call: the next one compares from the last
   const mine = (x: SessionEvent) =>
@@ -561,11 +585,16 @@ async function checkBackground(
   const written = new Set<string>(
     later.flatMap((x) => (x.kind === 'write' && !deletes(x) ? (x.paths ?? []) : [])),
   );
-  const { lost, gate } = await lossesBetween(repo.root, {
+  // a write whose step kept what it leaves: compared from that, not left out (holes7)
+  const results = writeResults(later);
+  const { lost, gate, fromResult } = await lossesBetween(repo.root, {
     ...{ from: baseline.commit, to: cp.commit, config: c.config, policy: c.policy },
-    ...{ skip: accounted, written },
+    ...{ skip: new Set([...accounted, ...results.keys()]), written },
+    results: resultSides(results, accounted),
   });
   const outside = await outsideSince(repo.root, baseline.commit, cp, accounted);
+  const undone = lost.filter((x) => fromResult.has(x.path));
+  const kept = undone.length ? keptResults(undone, { results, now }) : null;
   const record = sessionCommit(repo, e, {
     commit: cp.commit,
     id: cp.id,
@@ -578,20 +607,23 @@ async function checkBackground(
     toolCall: bg.toolCall,
   });
   const shown = `${bg.command ?? ''} (run in the background)`;
-  const late: Late[] = [];
+  const late: Late[] = kept ? [{ message: undoneMessage(bg, undone, kept.id), checkpoint: cp.id }] : [];
+  const tracked = lost.filter((x) => !fromResult.has(x.path));
   const extra = coverageSentences(outside, baseline.checkpoint, shellWord, lost.length > 0);
   if (extra.length > 0)
     late.push({
       message: (lost.length > 0 ? extra : [outsideMessage(shown), ...extra]).join(' '),
       checkpoint: cp.id,
     });
-  if (lost.length > 0) {
-    const judged: Judged[] = lost.map((x) => ({ ...judgedOf(x), needsApproval: true }));
+  if (tracked.length > 0) {
+    const judged: Judged[] = tracked.map((x) => ({ ...judgedOf(x), needsApproval: true }));
     late.push({
       message: lossMessage(
         shown,
         judged,
-        restoreCommand(bg.checkpoint, lost),
+        // the state it was last compared at (holes7: the command's own checkpoint, from before it
+        // started, lacks what the session wrote since)
+        restoreCommand(baseline.checkpoint, tracked),
         `guard rewind ${shellWord(e.sessionId)}`,
       ),
       checkpoint: cp.id,
@@ -599,7 +631,88 @@ async function checkBackground(
   }
   if (gate.length > 0)
     late.push({ message: gateMessage(gate, baseline.checkpoint, true), checkpoint: cp.id });
-  return { record, late };
+  return { records: [record, ...(kept ? [kept.commit] : [])], late };
+}
+
+/**
+ * Per path, the session's latest write since the baseline whose step kept what it leaves (its
+ * second parent: apply's paths target `results`); a shell call of the session after it judged
+ * the file itself (its after event), so it ends the write's say.
+ */
+function writeResults(later: readonly SessionEvent[]): Map<string, SessionEvent> {
+  const out = new Map<string, SessionEvent>();
+  for (const x of later) {
+    if (x.kind === 'shell' && x.phase === 'pre') out.clear();
+    if (x.kind !== 'write') continue;
+    for (const p of x.paths ?? []) {
+      if (x.result) out.set(p, x);
+      else out.delete(p);
+    }
+  }
+  return out;
+}
+
+/** The result commits to compare from, each with its paths (those the session's other calls did not account for). */
+function resultSides(
+  results: ReadonlyMap<string, SessionEvent>,
+  accounted: ReadonlySet<string>,
+): Array<{ from: string; paths: string[] }> {
+  const by = new Map<string, string[]>();
+  for (const [p, w] of results) {
+    if (accounted.has(p)) continue;
+    const from = `${w.commit}^2`;
+    by.set(from, [...(by.get(from) ?? []), p]);
+  }
+  return [...by].map(([from, paths]) => ({ from, paths }));
+}
+
+/**
+ * What a write left and the background command then took back is kept under a checkpoint ref of
+ * its own (the result commit, a partial checkpoint of those paths), so `guard restore ID -- PATH`
+ * brings it back: written only when such a loss is found.
+ */
+function keptResults(
+  undone: readonly Classification[],
+  x: { results: ReadonlyMap<string, SessionEvent>; now: Date },
+): { id: string; commit: RecordCommit } {
+  const ref = newRef(REFS.checkpoints, x.now);
+  const first = x.results.get(undone[0]!.path)!;
+  const paths = undone.map((u) => u.path).filter((p) => x.results.get(p) === first);
+  const message = checkpointMessage(
+    { root: first.worktree },
+    {
+      reason: `what ${first.tool} of session ${first.session} left in ${paths.join(', ')}, before a command run in the background changed it`,
+      command: 'hook',
+      lane: null,
+      paths,
+      session: { harness: first.harness, session: first.session, toolCall: first.toolCall },
+    },
+    { now: x.now, head: null, index: null, skipped: [] },
+  );
+  return {
+    id: checkpointId(ref),
+    commit: { ref, parent: `${first.commit}^2`, message, changes: [] },
+  };
+}
+
+/** What the model is told when a background command took back what the session's own write left. */
+function undoneMessage(bg: SessionEvent, undone: readonly Classification[], id: string): string {
+  const shown = oneLine(bg.command ?? '').slice(0, 80);
+  const what = undone
+    .slice(0, 10)
+    .map((c) =>
+      c.status === 'delete'
+        ? `${c.path} is gone (${c.linesDeleted} lines)`
+        : `${c.path} lost ${c.linesDeleted} of its ${c.existingLines} lines`,
+    )
+    .join('; ');
+  const paths = undone.map((c) => shellWord(c.path)).join(' ');
+  return (
+    `guard: files no longer hold what this session's own writes left in them: ${what}. ` +
+    `The command \`${shown}\` (run in the background) changed them since, or the write did not run. ` +
+    `guard kept what the writes left; to bring it back run: guard restore ${id} -- ${paths}. ` +
+    `Do not carry on as if your edits were there: tell the user, and stop the background command if it keeps undoing them.`
+  );
 }
 
 /**

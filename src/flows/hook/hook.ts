@@ -154,7 +154,7 @@ async function judgeCall(opts: HookOptions, repos: Repo[], now: Date): Promise<H
   if (e.action.kind === 'other') return { outcome: NONE, notes: [] };
   const meta: SessionMeta = { harness: e.harness, session: e.sessionId, toolCall: e.toolCallId };
   // what a command still running in the background destroyed since the last call (reportBackground)
-  const late = await reportBackground(repos, e, now);
+  const { late, open } = await reportBackground(repos, e, now);
   // before a tool: refused once, untouched, so the model reads the report first (no checkpoint, no step)
   if (late.length > 0 && e.phase === 'pre')
     return withLate({ outcome: NONE, notes: [] }, late, 'pre');
@@ -211,7 +211,11 @@ async function judgeCall(opts: HookOptions, repos: Repo[], now: Date): Promise<H
       );
     r =
       e.phase === 'pre'
-        ? await writeBefore(repo, e, { files, auto: opts.auto, now })
+        ? await writeBefore(repo, e, {
+            ...{ files, auto: opts.auto, now },
+            // what the write leaves is kept with its step while a background command is open (holes7)
+            keepResult: open.has(repo.root),
+          })
         : await writeAfter(repo, e, meta, now);
   }
   return withLate(r, late, e.phase);
