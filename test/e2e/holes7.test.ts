@@ -10,10 +10,13 @@ import { cleanupRepos, lines, makeRepo, type TestRepo } from '../helpers.js';
  */
 afterAll(cleanupRepos);
 
+/** Set by a test that runs with one ref per step (GUARD_SESSION_CHAIN=0), as before chains. */
+let extraEnv: Record<string, string> = {};
+
 function hook(repo: TestRepo, harness: string, payload: object) {
   const r = repo.guard(['hook', harness], {
     input: JSON.stringify(payload),
-    env: { GEMINI_PROJECT_DIR: repo.dir, CLAUDE_PROJECT_DIR: repo.dir },
+    env: { GEMINI_PROJECT_DIR: repo.dir, CLAUDE_PROJECT_DIR: repo.dir, ...extraEnv },
   });
   return { ...r, json: r.stdout.trim() ? JSON.parse(r.stdout) : null };
 }
@@ -126,6 +129,30 @@ describe("a background command takes back what the session's own write left (no 
     expect(repo.read(rel)).toBe(edited);
     // one time: the same call again runs
     expect(denied(other(repo))).toBe(false);
+  });
+
+  it('the same with one ref per step (GUARD_SESSION_CHAIN=0): the result is kept and told', () => {
+    extraEnv = { GUARD_SESSION_CHAIN: '0' };
+    try {
+      const repo = makeRepo({ 'keep.py': lines(300) });
+      startBackground(repo, 'sleep 1; git checkout -- keep.py');
+      const edited = lines(300) + lines(200, 'mine');
+      write(repo, 'keep.py', edited);
+      repo.git(['checkout', '--', 'keep.py']);
+      const next = other(repo);
+      expect(why(next)).toContain('keep.py lost 200 of its 500 lines');
+      const restore = /guard restore (\S+) -- keep\.py/.exec(why(next));
+      expect(repo.guard(['restore', restore![1]!, '--', 'keep.py']).code).toBe(0);
+      expect(repo.read('keep.py')).toBe(edited);
+      // no scratch ref left behind by the result commit
+      expect(repo.git(['for-each-ref', 'refs/guard/tmp/'])).toBe('');
+      // (and one ref per step indeed: no chain)
+      const steps = repo.git(['for-each-ref', '--format=%(refname)', 'refs/guard/sessions/']);
+      expect(steps).not.toMatch(/\/chain$/m);
+      expect(steps.trim().split('\n').length).toBeGreaterThan(2);
+    } finally {
+      extraEnv = {};
+    }
   });
 
   it('a call between the write and the loss: still told, and the restore named holds the write', () => {
