@@ -590,7 +590,7 @@ async function checkBackground(
   const { lost, gate, fromResult } = await lossesBetween(repo.root, {
     ...{ from: baseline.commit, to: cp.commit, config: c.config, policy: c.policy },
     ...{ skip: new Set([...accounted, ...results.keys()]), written },
-    results: resultSides(results, accounted),
+    results: await changedSince(repo.root, resultSides(results, accounted), cp.commit),
   });
   const outside = await outsideSince(repo.root, baseline.commit, cp, accounted);
   const undone = lost.filter((x) => fromResult.has(x.path));
@@ -664,6 +664,31 @@ function resultSides(
     by.set(from, [...(by.get(from) ?? []), p]);
   }
   return [...by].map(([from, paths]) => ({ from, paths }));
+}
+
+/**
+ * The result sides whose files differ now (or are gone): their blob ids asked on the call's
+ * cat-file (git/resident.ts withCallCatFile), so the usual case, the file as the write left it,
+ * costs no process; only a file that changed since is diffed (lossesBetween).
+ */
+async function changedSince(
+  root: string,
+  sides: ReadonlyArray<{ from: string; paths: string[] }>,
+  now: string,
+): Promise<Array<{ from: string; paths: string[] }>> {
+  const specs = sides.flatMap((x) => x.paths.flatMap((p) => [`${x.from}:${p}`, `${now}:${p}`]));
+  if (specs.length === 0) return [];
+  const ids = await catFileBatch(root, specs, 0, () => true);
+  let at = 0;
+  return sides
+    .map((x) => ({
+      from: x.from,
+      paths: x.paths.filter(() => {
+        const [left, there] = [ids[at++], ids[at++]];
+        return left?.type === 'blob' && left.oid !== there?.oid;
+      }),
+    }))
+    .filter((x) => x.paths.length > 0);
 }
 
 /**
