@@ -204,3 +204,67 @@ describe("a background command takes back what the session's own write left (no 
     expect(why(w('g2'))).toContain('keep.py lost 200');
   });
 });
+
+describe('holes7 adversary: detached commands and odd names', () => {
+  function codex(repo: TestRepo, event: string, tool: string, input: object, id: string) {
+    return hook(repo, 'codex', {
+      session_id: 'c1',
+      turn_id: 't1',
+      transcript_path: '/tmp/t.jsonl',
+      cwd: repo.dir,
+      hook_event_name: event,
+      model: 'gpt-5',
+      permission_mode: 'default',
+      tool_name: tool,
+      tool_input: input,
+      tool_use_id: id,
+      ...(event === 'PostToolUse' ? { tool_response: {} } : {}),
+    });
+  }
+  const codexWhy = (r: { json: any }): string =>
+    r.json?.hookSpecificOutput?.permissionDecisionReason ?? '';
+
+  it.each([
+    "bash -c '(sleep 1; rm keep.py) &'",
+    'nohup sh -c "sleep 1; rm keep.py" >/dev/null 2>&1',
+    'setsid -f sh -c "sleep 1; rm keep.py"',
+  ])('codex: %s is told at the next call', (command) => {
+    const repo = makeRepo({ 'keep.py': lines(300) });
+    codex(repo, 'PreToolUse', 'Bash', { command }, 'b1');
+    codex(repo, 'PostToolUse', 'Bash', { command }, 'b1');
+    unlinkSync(path.join(repo.dir, 'keep.py'));
+    const patch = { command: '*** Begin Patch\n*** Add File: n.py\n+n = 1\n*** End Patch\n' };
+    expect(codexWhy(codex(repo, 'PreToolUse', 'apply_patch', patch, 'p1'))).toContain('keep.py');
+  });
+
+  it('a foreground command that ends with && (not &) opens nothing: the next call is not checked', () => {
+    const repo = makeRepo({ 'keep.py': lines(300) });
+    const command = 'ls && echo done 2>&1';
+    codex(repo, 'PreToolUse', 'Bash', { command }, 'b1');
+    codex(repo, 'PostToolUse', 'Bash', { command }, 'b1');
+    // a loss after the after event with nothing running on is not the command's (no check, no word)
+    unlinkSync(path.join(repo.dir, 'keep.py'));
+    const patch = { command: '*** Begin Patch\n*** Add File: n.py\n+n = 1\n*** End Patch\n' };
+    expect(codexWhy(codex(repo, 'PreToolUse', 'apply_patch', patch, 'p1'))).toBe('');
+  });
+
+  it('a file whose name holds a new line, while a background command is open: refused as on main, and later calls still run', () => {
+    const repo = makeRepo({ 'keep.py': lines(300) });
+    const bg = { command: 'sleep 30', is_background: true };
+    expect(denied(g(repo, 'BeforeTool', 'run_shell_command', bg))).toBe(false);
+    g(repo, 'AfterTool', 'run_shell_command', bg);
+    const odd = 'a\nb.py';
+    const w = { file_path: path.join(repo.dir, odd), content: lines(120) };
+    // refused, fail closed, as on main (the session base is read by an object name on cat-file's
+    // lines); whatever the harness then does, the session is not stuck
+    const first = g(repo, 'BeforeTool', 'write_file', w);
+    expect(why(first)).toContain('object name with a newline');
+    writeFileSync(path.join(repo.dir, odd), lines(120));
+    const next = g(repo, 'BeforeTool', 'write_file', {
+      file_path: path.join(repo.dir, 'c.py'),
+      content: 'c\n',
+    });
+    expect(why(next)).toBe('');
+    expect(denied(next)).toBe(false);
+  });
+});

@@ -24,6 +24,11 @@ describe('detaches', () => {
     "bash -c 'sleep 1' &",
     'X=1 nohup ./job',
     'sudo setsid ./job',
+    // holes7 adversary: a script handed to a shell or eval, quoted
+    "bash -c '(sleep 1; rm keep.py) &'",
+    'sh -c "sleep 1; rm keep.py &"',
+    "bash -lc 'nohup ./job'",
+    "eval 'sleep 1 &'",
   ])('detaches: %s', (c) => {
     expect(detaches(c)).toBe(true);
   });
@@ -49,6 +54,8 @@ describe('detaches', () => {
     'echo nohup',
     'git commit -m "setsid and disown"',
     'man nohup',
+    "bash -c 'npm test && echo ok'",
+    "sh -c 'make 2>&1'",
   ])('runs in the foreground: %s', (c) => {
     expect(detaches(c)).toBe(false);
   });

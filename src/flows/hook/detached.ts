@@ -11,8 +11,9 @@ import path from 'node:path';
  * Read from the command's text as the shell splits it (quotes, backslashes, comments): a `&`
  * that is a control operator (not `&&`, not a redirection's `>&`, `&>`, `<&`, nor `|&`), anywhere,
  * a subshell or a command substitution included; or a word that detaches what it runs (`nohup`,
- * `setsid`, `disown`, `daemonize`, `start-stop-daemon`; `screen -d`, `tmux ... -d`). A command
- * built at run time (`eval "$x"`, `bash -c "$cmd"` with `&` in a variable) is not read: its
+ * `setsid`, `disown`, `daemonize`, `start-stop-daemon`; `screen -d`, `tmux ... -d`); a script
+ * handed to a shell (`bash -c '...'`) or to `eval` is read the same way. A command built at run
+ * time (`eval "$x"`, `bash -c "$cmd"` with `&` in a variable) is not read: its
  * after event compares what it did by then, as before. Reading too much costs one checkpoint per
  * later call of the session for 30 minutes, never a refusal.
  */
@@ -25,6 +26,10 @@ export function detaches(command: string): boolean {
     const name = at < 0 ? '' : path.basename(words[at]!);
     const rest = words.slice(at + 1);
     if (DETACHERS.has(name)) return true;
+    // a script handed to a shell or to eval is read as the command it is
+    const c = SHELLS.has(name) ? rest.findIndex((x) => /^-\w*c$/.test(x)) : -1;
+    if (c >= 0 && rest[c + 1] !== undefined && detaches(rest[c + 1]!)) return true;
+    if (name === 'eval' && detaches(rest.join(' '))) return true;
     if (name === 'screen' && rest.some((x) => /^-[a-zA-Z]*d/.test(x))) return true;
     if (name === 'tmux' && rest.some((x) => x.startsWith('new')) && rest.includes('-d'))
       return true;
@@ -32,6 +37,7 @@ export function detaches(command: string): boolean {
   return false;
 }
 
+const SHELLS = new Set(['sh', 'bash', 'dash', 'zsh', 'ksh', 'ash', 'busybox']);
 const DETACHERS = new Set(['nohup', 'setsid', 'disown', 'daemonize', 'start-stop-daemon']);
 const PREFIXES = new Set(
   ['sudo', 'exec', 'env', 'time', 'nice', 'command', 'builtin', 'then', 'do', 'else', '!'].concat(

@@ -676,14 +676,18 @@ async function changedSince(
   sides: ReadonlyArray<{ from: string; paths: string[] }>,
   now: string,
 ): Promise<Array<{ from: string; paths: string[] }>> {
-  const specs = sides.flatMap((x) => x.paths.flatMap((p) => [`${x.from}:${p}`, `${now}:${p}`]));
-  if (specs.length === 0) return [];
-  const ids = await catFileBatch(root, specs, 0, () => true);
+  // (a name with a new line cannot be asked on cat-file's lines: diffed whatever it holds)
+  const asked = (p: string) => !p.includes('\n');
+  const specs = sides.flatMap((x) =>
+    x.paths.filter(asked).flatMap((p) => [`${x.from}:${p}`, `${now}:${p}`]),
+  );
+  const ids = specs.length ? await catFileBatch(root, specs, 0, () => true) : [];
   let at = 0;
   return sides
     .map((x) => ({
       from: x.from,
-      paths: x.paths.filter(() => {
+      paths: x.paths.filter((p) => {
+        if (!asked(p)) return true;
         const [left, there] = [ids[at++], ids[at++]];
         return left?.type === 'blob' && left.oid !== there?.oid;
       }),
