@@ -52,7 +52,7 @@ export const rewindSteps: Steps<RewindTarget, RewindDone, Checkpoint> = {
     ]);
     for (const left of keptPlan.left)
       t.warnings.push(
-        `${left}: changed since the session's command (kept outside git's tree): left as it is; guard log --session ${t.session} lists the checkpoints that hold it`,
+        `${left.path} (kept outside git's tree): ${left.why}: left as it is; guard log --session ${t.session} lists the checkpoints that hold it`,
       );
     plan.toWrite.push(...keptPlan.toWrite);
     plan.blobs.push(...keptPlan.blobs);

@@ -186,7 +186,7 @@ export async function planKeptBack(
   repo: Repo,
   now: Pick<Checkpoint, 'kept'>,
   groups: readonly KeptGroup[],
-): Promise<{ toWrite: RawEntry[]; blobs: CatResult[]; left: string[] }> {
+): Promise<{ toWrite: RawEntry[]; blobs: CatResult[]; left: Array<{ path: string; why: string }> }> {
   const cwd = repo.root;
   const diffs = await Promise.all(
     groups.map((g) =>
@@ -196,18 +196,33 @@ export async function planKeptBack(
     ),
   );
   const toWrite: RawEntry[] = [];
-  const left: string[] = [];
+  const left: Array<{ path: string; why: string }> = [];
   for (const { g, entries } of diffs)
     for (const e of entries) {
       if (e.letter === 'A') continue;
-      const there = await lstat(path.join(cwd, e.path)).catch(() => null);
-      const mine = g.left.get(e.path);
-      if ((e.letter === 'D' && there) || (e.letter !== 'D' && mine !== e.nowOid)) {
-        left.push(e.path);
-        continue;
-      }
-      toWrite.push(e);
+      const why = await keptInTheWay(cwd, e, g.left.get(e.path));
+      if (why) left.push({ path: e.path, why });
+      else toWrite.push(e);
     }
   const blobs = await blobsOrFail(cwd, toWrite, "the session's checkpoint");
   return { toWrite, blobs, left };
+}
+
+/** Why a kept file is not written back (null: it is): changed since, or something else stands there. */
+async function keptInTheWay(
+  root: string,
+  e: RawEntry & { nowOid: string | null },
+  left: string | null | undefined,
+): Promise<string | null> {
+  const parts = e.path.split('/');
+  for (let i = 1; i < parts.length; i++) {
+    const dir = parts.slice(0, i).join('/');
+    const st = await lstat(path.join(root, dir)).catch(() => null);
+    if (st === null) break;
+    if (!st.isDirectory()) return `${dir} is a file now, where its folder was`;
+  }
+  if (e.letter === 'D' && (await lstat(path.join(root, e.path)).catch(() => null)))
+    return 'something stands there now that guard could not keep';
+  if (e.letter !== 'D' && left !== e.nowOid) return "changed since the session's command";
+  return null;
 }

@@ -64,7 +64,7 @@ describe('guard rewind: ignored files the session took (kept beside the checkpoi
     const rw = repo.guard(['rewind', 'g1']);
     expect(rw.code).toBe(0);
     expect(repo.read('.env')).toBe('PERSON=2\n');
-    expect(rw.stderr).toContain('.env: changed since');
+    expect(rw.stderr).toContain(".env (kept outside git's tree): changed since");
   });
 
   it('an ignored file the command overwrote and nobody touched since: put back', () => {
@@ -266,5 +266,24 @@ describe('holes7 adversary: detached commands and odd names', () => {
     });
     expect(why(next)).toBe('');
     expect(denied(next)).toBe(false);
+  });
+});
+
+describe('holes7 adversary: rewind of kept files against what stands there now', () => {
+  it('a file now stands where the kept folder was: rewind finishes, puts back what it can, and leaves that path', () => {
+    const repo = makeRepo({ 'a.py': lines(5), '.gitignore': '.env\nlocal\n' });
+    repo.write('.env', 'SECRET=1\n');
+    repo.write('local/notes.md', lines(40));
+    shell(repo, 'rm -rf .env local', () => {
+      unlinkSync(path.join(repo.dir, '.env'));
+      rmSync(path.join(repo.dir, 'local'), { recursive: true });
+    });
+    // the person puts a file named local there
+    writeFileSync(path.join(repo.dir, 'local'), 'mine\n');
+    const rw = repo.guard(['rewind', 'g1']);
+    expect(rw.code).toBe(0);
+    expect(repo.read('.env')).toBe('SECRET=1\n');
+    expect(repo.read('local')).toBe('mine\n');
+    expect(rw.stderr).toContain('local/notes.md');
   });
 });
