@@ -63,8 +63,16 @@ export const rewindSteps: Steps<RewindTarget, RewindDone, Checkpoint> = {
       faultPoint('rewind:between-files');
     }
     for (const [i, e] of plan.toWrite.entries()) {
-      await writeFileAtomic(cwd, e.path, plan.blobs[i]!.data!, e.mode);
-      changes.push({ path: e.path, action: e.letter === 'D' ? 'recreated' : 'rewritten' });
+      // past the undo checkpoint a file that cannot be written (a file where its folder was) is
+      // said and the rest still put back, as restore does (holes7: it failed the rewind half way)
+      try {
+        await writeFileAtomic(cwd, e.path, plan.blobs[i]!.data!, e.mode);
+        changes.push({ path: e.path, action: e.letter === 'D' ? 'recreated' : 'rewritten' });
+      } catch (err) {
+        t.warnings.push(
+          `${e.path}: not put back: ${err instanceof Error ? err.message : String(err)}; guard restore ${undo!.id} undoes this rewind`,
+        );
+      }
       faultPoint('rewind:between-files');
     }
     return { changes: sortByPath(changes), paths };

@@ -287,3 +287,22 @@ describe('holes7 adversary: rewind of kept files against what stands there now',
     expect(rw.stderr).toContain('local/notes.md');
   });
 });
+
+describe('holes7 adversary, not of this change: the same for a tracked folder', () => {
+  // rewind's tracked writes (planPutBack) did not look for what stands in the way, as restore's do
+  // (planAroundObstacles): a file where the session's deleted folder was failed the rewind half way
+  // (exit 3 after the undo checkpoint); now that file is said and the rest put back
+  it('a file now stands where a tracked folder the command deleted was: rewind finishes', () => {
+    const repo = makeRepo({ 'src/a.py': lines(300), 'b.py': lines(300) });
+    shell(repo, 'rm -rf src b.py', () => {
+      rmSync(path.join(repo.dir, 'src'), { recursive: true });
+      unlinkSync(path.join(repo.dir, 'b.py'));
+    });
+    writeFileSync(path.join(repo.dir, 'src'), 'mine\n');
+    const rw = repo.guard(['rewind', 'g1']);
+    expect(rw.code).toBe(0);
+    expect(repo.read('b.py')).toBe(lines(300));
+    expect(repo.read('src')).toBe('mine\n');
+    expect(rw.stderr).toContain('src/a.py: not put back');
+  });
+});
