@@ -1,7 +1,8 @@
 import { existsSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { spawn } from 'node:child_process';
 import { afterAll, describe, expect, it } from 'vitest';
-import { cleanupRepos, lines, makeRepo, type TestRepo } from '../helpers.js';
+import { CLI, cleanEnv, cleanupRepos, lines, makeRepo, type TestRepo } from '../helpers.js';
 
 /**
  * holes7 (docs/reliability/holes7.md): adv8's open holes closed, then attacked. Through the real
@@ -304,5 +305,47 @@ describe('holes7 adversary, not of this change: the same for a tracked folder', 
     expect(repo.read('b.py')).toBe(lines(300));
     expect(repo.read('src')).toBe('mine\n');
     expect(rw.stderr).toContain('src/a.py: not put back');
+  });
+});
+
+describe('holes7 adversary: two writes of the session at once while a background command is open', () => {
+  function hookAsync(repo: TestRepo, payload: object): Promise<{ code: number; out: string }> {
+    return new Promise((resolve) => {
+      const p = spawn(process.execPath, [CLI, 'hook', 'gemini'], {
+        cwd: repo.dir,
+        env: cleanEnv({ GEMINI_PROJECT_DIR: repo.dir }),
+      });
+      let out = '';
+      p.stdout.on('data', (d) => (out += d));
+      p.on('close', (code) => resolve({ code: code ?? -1, out }));
+      p.stdin.end(JSON.stringify(payload));
+    });
+  }
+
+  it('both results are kept (the chain raced), and both files taken back are told', async () => {
+    const repo = makeRepo({ 'a.py': lines(300, 'a'), 'b.py': lines(300, 'b') });
+    const bg = { command: 'sleep 1; git checkout -- .', is_background: true };
+    expect(denied(g(repo, 'BeforeTool', 'run_shell_command', bg))).toBe(false);
+    g(repo, 'AfterTool', 'run_shell_command', bg);
+    const edit = (f: string) => lines(300, f[0]!) + lines(200, 'mine');
+    const call = (f: string) => ({
+      session_id: 'g1',
+      cwd: repo.dir,
+      hook_event_name: 'BeforeTool',
+      tool_name: 'write_file',
+      tool_input: { file_path: path.join(repo.dir, f), content: edit(f) },
+    });
+    const both = await Promise.all([hookAsync(repo, call('a.py')), hookAsync(repo, call('b.py'))]);
+    expect(both.map((r) => r.code)).toEqual([0, 0]);
+    expect(both.map((r) => r.out)).not.toContain('deny');
+    repo.write('a.py', edit('a.py'));
+    repo.write('b.py', edit('b.py'));
+    repo.git(['checkout', '--', '.']);
+    const next = g(repo, 'BeforeTool', 'write_file', {
+      file_path: path.join(repo.dir, 'c.py'),
+      content: 'c\n',
+    });
+    expect(why(next)).toContain('a.py lost 200');
+    expect(why(next)).toContain('b.py lost 200');
   });
 });

@@ -130,12 +130,14 @@ interface SessionCommitInput {
   background?: boolean;
   toolCall?: string | null;
   notKept?: string[];
+  /** A background check: the writes' results it found as they left the files (holes7). */
+  seen?: string[];
 }
 
 function sessionCommit(
   repo: Repo,
   e: HookEvent,
-  { commit, id, phase, command, now, lost, background, toolCall, notKept }: SessionCommitInput,
+  { commit, id, phase, command, now, lost, background, toolCall, notKept, seen }: SessionCommitInput,
 ): RecordCommit {
   // a hook call's step: on its session's chain (git/session-chain.ts)
   const step = sessionEventCommit(
@@ -155,6 +157,7 @@ function sessionCommit(
       ...(lost ? { lost } : {}),
       ...(background ? { background: true } : {}),
       ...(notKept?.length ? { notKept } : {}),
+      ...(seen?.length ? { seen } : {}),
     },
     now,
   );
@@ -586,12 +589,17 @@ async function checkBackground(
     later.flatMap((x) => (x.kind === 'write' && !deletes(x) ? (x.paths ?? []) : [])),
   );
   // a write whose step kept what it leaves: compared from that, not left out (holes7)
-  const results = writeResults(later);
+  const results = writeResults(events, bg, mine);
+  const sides = resultSides(results, accounted);
+  const changed = await changedSince(repo.root, sides, cp.commit);
   const { lost, gate, fromResult } = await lossesBetween(repo.root, {
     ...{ from: baseline.commit, to: cp.commit, config: c.config, policy: c.policy },
     ...{ skip: new Set([...accounted, ...results.keys()]), written },
-    results: await changedSince(repo.root, resultSides(results, accounted), cp.commit),
+    results: changed,
   });
+  // the results found as the writes left them: not compared again (a check's `seen`)
+  const differ = new Set(changed.flatMap((x) => x.paths));
+  const seen = sides.flatMap((x) => x.paths).filter((p) => !differ.has(p));
   const outside = await outsideSince(repo.root, baseline.commit, cp, accounted);
   const undone = lost.filter((x) => fromResult.has(x.path));
   const kept = undone.length ? keptResults(undone, { results, now }) : null;
@@ -603,6 +611,7 @@ async function checkBackground(
     now,
     lost: [...lost.map((x) => x.path), ...outside.kept.map((k) => k.path)],
     ...(outside.notKept.length ? { notKept: outside.notKept.map((n) => n.path) } : {}),
+    ...(seen.length ? { seen } : {}),
     background: false,
     toolCall: bg.toolCall,
   });
@@ -635,14 +644,24 @@ async function checkBackground(
 }
 
 /**
- * Per path, the session's latest write since the baseline whose step kept what it leaves (its
- * second parent: apply's paths target `results`); a shell call of the session after it judged
- * the file itself (its after event), so it ends the write's say.
+ * Per path, the session's latest write since the background command started whose step kept what
+ * it leaves (its second parent: apply's paths target `results`), until a check of the command
+ * found the file as the write left it (`seen`) or told it (`lost`). Not only since the last check:
+ * a check at a concurrent call may come after the write's step and before the harness wrote the
+ * file (holes7). A shell call of the session after the write judged the file itself (its after
+ * event), so it ends the write's say.
  */
-function writeResults(later: readonly SessionEvent[]): Map<string, SessionEvent> {
+function writeResults(
+  events: readonly SessionEvent[],
+  bg: SessionEvent,
+  mine: (x: SessionEvent) => boolean,
+): Map<string, SessionEvent> {
   const out = new Map<string, SessionEvent>();
-  for (const x of later) {
+  for (const x of events) {
+    if (x.time < bg.time || x === bg) continue;
     if (x.kind === 'shell' && x.phase === 'pre') out.clear();
+    // a check of this command since found it as the write left it, or told it
+    if (mine(x)) for (const p of [...(x.seen ?? []), ...(x.lost ?? [])]) out.delete(p);
     if (x.kind !== 'write') continue;
     for (const p of x.paths ?? []) {
       if (x.result) out.set(p, x);
