@@ -866,9 +866,10 @@ export async function ensureGuardDir(commonDir: string): Promise<string> {
 
 /**
  * A session chain's links as guard writes them (git/session-chain.ts), `~ <chain> <previous> <link>`
- * (`-` for a first link), noted before the link's tip: a chain is the one ref guard moves forward
- * from two processes at once (two hook calls of one session), so its last tip line may be the
- * older of two; these say which is newer. Never fails the caller.
+ * (`-` for a first link), noted before the chain is moved to the link (records.ts reads the link's
+ * id from fast-import before its `done`) and so before the link's tip: a chain is the one ref guard
+ * moves forward from two processes at once (two hook calls of one session), so its last tip line
+ * may be the older of two; these say which is newer. Never fails the caller.
  */
 export function noteChainLinks(
   commonDir: string | null,

@@ -14,7 +14,7 @@ import {
   type RecordContext,
 } from '../core/record.js';
 import type { DiffEntry } from './diff.js';
-import { git, gitEnv, gitSpawnArgs } from './run.js';
+import { git, gitEnv, gitSpawnArgs, type GitOptions } from './run.js';
 import { commonDirOf, journaledRefWrite, noteGone } from './journal.js';
 import { faultPoint } from '../runtime/faults.js';
 import { randomHex } from '../core/digest.js';
@@ -202,7 +202,19 @@ async function importOnce(
   const ask = opts.ask ?? [];
   for (const m of ask) parts.push(Buffer.from(`get-mark :${m}\nls :${m} ""\n`));
   for (const n of noted) parts.push(Buffer.from(`get-mark :${n.mark}\n`));
-  parts.push(Buffer.from('done\n'));
+  // the ids fast-import wrote, read before its `done` moves any ref where a note must come first:
+  // a chain's link is in the journal before the chain holds it (another call of the session
+  // reading the net then sees the move guard is making, not one made outside guard)
+  const answered = (out: string) => {
+    readWritten(out.split('\n'), ask, written);
+    opts.onWritten?.(written);
+    return 'done\n';
+  };
+  const n = 2 * ask.length + noted.length;
+  const twoPart = opts.onWritten !== undefined && n > 0;
+  const io = twoPart
+    ? { input: Buffer.concat(parts), thenInput: { lines: n, rest: answered } }
+    : { input: Buffer.concat([...parts, Buffer.from('done\n')]) };
   refusePlanted(
     cwd,
     [...used].filter((r) => !r.startsWith(SCRATCH)),
@@ -213,20 +225,10 @@ async function importOnce(
     cwd,
     noted.map((n) => n.ref),
     async () => {
-      const out = await runFastImport(cwd, Buffer.concat(parts), opts.env);
+      const out = await runFastImport(cwd, opts.env, io);
+      faultPoint('records:refs-moved');
+      if (!twoPart) answered(out);
       const lines = out.split('\n');
-      ask.forEach((m, i) => {
-        const commit = lines[2 * i]?.trim() ?? '';
-        const tree = ROOT_TREE_LINE.exec(lines[2 * i + 1] ?? '')?.[1] ?? '';
-        if (!OID.test(commit) || !OID.test(tree))
-          throw new GuardError(
-            'E_RECORD',
-            `git fast-import did not say what it wrote for mark :${m}`,
-            'run guard again; GUARD_DEBUG=1 shows more',
-          );
-        written.set(m, { commit, tree });
-      });
-      opts.onWritten?.(written);
       const tips = noted
         .map((n, i) => ({ ref: n.ref, oid: lines[2 * ask.length + i]?.trim() ?? '' }))
         .filter((t) => OID.test(t.oid));
@@ -271,17 +273,37 @@ function refusePlanted(cwd: string, refs: readonly string[]): void {
 }
 
 /** One `git fast-import --quiet` of `input`; its stdout (the get-mark and ls answers). */
+/** The commit and root tree ids fast-import answered for the marks asked (`get-mark`, `ls`), into `written`. */
+function readWritten(
+  lines: readonly string[],
+  ask: readonly number[],
+  written: Map<number, Written>,
+) {
+  ask.forEach((m, i) => {
+    const commit = lines[2 * i]?.trim() ?? '';
+    const tree = ROOT_TREE_LINE.exec(lines[2 * i + 1] ?? '')?.[1] ?? '';
+    if (!OID.test(commit) || !OID.test(tree))
+      throw new GuardError(
+        'E_RECORD',
+        `git fast-import did not say what it wrote for mark :${m}`,
+        'run guard again; GUARD_DEBUG=1 shows more',
+      );
+    written.set(m, { commit, tree });
+  });
+}
+
 async function runFastImport(
   cwd: string,
-  input: Buffer,
   env: WriteRecordsOptions['env'],
+  io: Pick<GitOptions, 'input' | 'thenInput'>,
 ): Promise<string> {
   try {
     // --quiet: no statistics on stderr; refs are new and unique, so no --force.
     return (
-      await git(['fast-import', '--quiet'], { cwd, input, ...(env ? { env } : {}) })
+      await git(['fast-import', '--quiet'], { cwd, ...io, ...(env ? { env } : {}) })
     ).stdout.toString('utf8');
   } catch (err) {
+    if (err instanceof GuardError && err.code === 'E_RECORD') throw err;
     const why = err instanceof Error ? err.message : String(err);
     throw new GuardError(
       'E_RECORD',

@@ -17,6 +17,11 @@ export interface GitOptions {
   input?: string | Buffer;
   /** Exit codes that are answers, not failures (e.g. 1 for `diff --quiet`). */
   okCodes?: number[];
+  /**
+   * Input in two parts: `input` first, then, once git has answered `lines` lines on stdout, what
+   * `rest` makes of them (fast-import's `get-mark` answers before its `done` moves any ref).
+   */
+  thenInput?: { lines: number; rest: (stdout: string) => string | Buffer };
 }
 
 /**
@@ -111,7 +116,8 @@ export function git(args: readonly string[], opts: GitOptions): Promise<GitResul
     const err: Buffer[] = [];
     let timedOut = false;
     const unwatch = writes(args) ? () => {} : watchDeadline(child, () => (timedOut = true));
-    child.stdout.on('data', (b: Buffer) => out.push(b));
+    const more = opts.thenInput ? secondPart(child.stdin, opts.thenInput) : null;
+    child.stdout.on('data', (b: Buffer) => (out.push(b), more?.seen(out)));
     child.stderr.on('data', (b: Buffer) => err.push(b));
     child.on('error', (e) =>
       reject(
@@ -128,6 +134,7 @@ export function git(args: readonly string[], opts: GitOptions): Promise<GitResul
     child.on('close', (code) => {
       unwatch();
       if (timedOut) return reject(timeoutError());
+      if (more?.failed) return reject(more.failed);
       const result = {
         stdout: Buffer.concat(out),
         stderr: Buffer.concat(err).toString('utf8'),
@@ -136,8 +143,36 @@ export function git(args: readonly string[], opts: GitOptions): Promise<GitResul
       if (result.code === 0 || opts.okCodes?.includes(result.code)) resolve(result);
       else reject(gitFailure(args, result));
     });
-    child.stdin.end(opts.input ?? '');
+    if (more) child.stdin.write(opts.input ?? '');
+    else child.stdin.end(opts.input ?? '');
   });
+}
+
+/**
+ * The second part of a two-part input (GitOptions.thenInput), written once stdout holds `lines`
+ * lines; stdin is ended then. When `rest` throws, stdin is ended with nothing more (git reads an
+ * input cut short and fails) and the error is kept as the command's (`failed`).
+ */
+function secondPart(
+  stdin: NodeJS.WritableStream,
+  then: NonNullable<GitOptions['thenInput']>,
+): { seen(out: Buffer[]): void; failed?: unknown } {
+  let done = false;
+  const part: { seen(out: Buffer[]): void; failed?: unknown } = {
+    seen(out) {
+      if (done) return;
+      const text = Buffer.concat(out).toString('utf8');
+      if (text.split('\n').length - 1 < then.lines) return;
+      done = true;
+      try {
+        stdin.end(then.rest(text));
+      } catch (e) {
+        part.failed = e;
+        stdin.end();
+      }
+    },
+  };
+  return part;
 }
 
 export function gitFailure(

@@ -1,4 +1,4 @@
-import { agentAncestor } from '../runtime/agent-ancestry.js';
+import { AGENT_SHELL_VARS, agentAncestor } from '../runtime/agent-ancestry.js';
 
 /**
  * Auto mode: no person is there to ask, so what needs approval is blocked.
@@ -16,15 +16,13 @@ export function isAutoMode(flag: boolean | undefined): boolean {
 }
 
 /**
- * Set in the shell of an agent's command tool: Claude Code's Bash (CLAUDECODE=1,
- * since 0.2.47), Gemini CLI's run_shell_command (GEMINI_CLI=1). A terminal
- * there is one the agent made (`script -c 'git commit'`) and types into.
+ * Is this guard run from an agent's command tool (by the agent, not a person)? Its variables
+ * (AGENT_SHELL_VARS) are set in the shell of Claude Code's Bash (CLAUDECODE=1, since 0.2.47) and
+ * Gemini CLI's run_shell_command (GEMINI_CLI=1). A terminal there is one the agent made
+ * (`script -c 'git commit'`) and types into.
  */
-const AGENT_SHELL = ['CLAUDECODE', 'GEMINI_CLI'] as const;
-
-/** Is this guard run from an agent's command tool (by the agent, not a person)? */
 export function inAgentShell(): boolean {
-  return AGENT_SHELL.some((v) => process.env[v] === '1');
+  return AGENT_SHELL_VARS.some((v) => process.env[v] === '1');
 }
 
 /**
@@ -33,7 +31,7 @@ export function inAgentShell(): boolean {
  * an agent would run with those variables unset. A description of why, null when neither.
  */
 export function agentShellWhy(): string | null {
-  const set = AGENT_SHELL.find((v) => process.env[v] === '1');
+  const set = AGENT_SHELL_VARS.find((v) => process.env[v] === '1');
   if (set) return `${set}=1 is set`;
   return agentAncestor();
 }

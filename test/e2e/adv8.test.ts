@@ -283,7 +283,7 @@ describe("withCallCatFile: one cat-file for a hook call's reads", () => {
     });
     expect(killed.code).not.toBe(0);
     // its cat-file reads a closed stdin and ends
-    for (let i = 0; i < 40 && catFiles(repo).length > 0; i++)
+    for (let i = 0; i < 100 && catFiles(repo).length > 0; i++)
       await new Promise((r) => setTimeout(r, 50));
     expect(catFiles(repo)).toEqual([]);
     const again = g(repo, 'BeforeTool', 'write_file', w);

@@ -597,6 +597,49 @@ describe('concurrency', () => {
     expect(steps(repo)).toHaveLength(8);
     expect(repo.git(['for-each-ref', '--format=%(refname)', 'refs/guard/tmp/'])).toBe('');
   });
+
+  it("a call of the session read while another has moved the chain and not yet noted its tip: no alarm (CI's 8 calls at once, under load)", async () => {
+    const repo = makeRepo({ 'f0.txt': lines(20, 'f0'), 'f1.txt': lines(20, 'f1') });
+    const env = cleanEnv({ CI: 'true' });
+    const edit = (i: number, id: string) =>
+      claude(
+        repo,
+        'Edit',
+        {
+          file_path: path.join(repo.dir, `f${i}.txt`),
+          old_string: `f${i} 3\n`,
+          new_string: `F${i} 3\n`,
+        },
+        { id },
+      );
+    expect(repo.guard(['hook', 'claude'], { input: edit(0, 'c0'), env }).stdout).toBe('');
+    const chain = path.join(repo.dir, '.git', 'refs/guard/sessions/claude/sess-1/chain');
+    const before = readFileSync(chain, 'utf8');
+    // A stops just after fast-import moved the chain (and before anything else of its own)
+    const a = spawn(process.execPath, [CLI, 'hook', 'claude'], {
+      cwd: repo.dir,
+      env: { ...env, GUARD_FAULT_PAUSE: 'records:refs-moved', GUARD_FAULT_PAUSE_MS: '4000' },
+    });
+    let aOut = '';
+    a.stdout.on('data', (b) => (aOut += b));
+    const aDone = new Promise((r) => a.on('close', r));
+    a.stdin.end(edit(1, 'c1'));
+    for (let i = 0; i < 200 && readFileSync(chain, 'utf8') === before; i++)
+      await new Promise((r) => setTimeout(r, 25));
+    expect(readFileSync(chain, 'utf8')).not.toBe(before);
+    // B, the session's next call, reads the net while A is stopped there
+    const b = repo.guard(['hook', 'claude'], {
+      input: claude(repo, 'Bash', { command: 'ls' }, { id: 'b1' }),
+      env,
+    });
+    expect(
+      b.stdout,
+      'on 5146eb5: "refs/guard/sessions/claude/sess-1/chain -> ..." moved outside guard',
+    ).toBe('');
+    await aDone;
+    expect(aOut).toBe('');
+    expect(repo.guard(['doctor']).stdout).not.toMatch(/outside guard/);
+  });
 });
 
 describe('guard run lanes are sessions too', () => {

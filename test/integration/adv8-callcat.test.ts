@@ -29,7 +29,7 @@ function ourCatFiles(): number[] {
 }
 
 const settle = async () => {
-  for (let i = 0; i < 40 && ourCatFiles().length > 0; i++)
+  for (let i = 0; i < 100 && ourCatFiles().length > 0; i++)
     await new Promise((r) => setTimeout(r, 50));
 };
 
