@@ -156,6 +156,24 @@ describe("a background command takes back what the session's own write left (no 
     }
   });
 
+  it("a write's step with its result as a second parent: doctor, guard log and guard rewind read the session as before", () => {
+    const repo = makeRepo({ 'keep.py': lines(300) });
+    startBackground(repo, 'sleep 30');
+    write(repo, 'keep.py', lines(300) + lines(200, 'mine'));
+    write(repo, 'new.py', lines(20, 'new'));
+    const doctor = repo.guard(['doctor']);
+    // (a test repository has no guard hooks: that FAIL aside, the chain and the journal read whole)
+    const fails = doctor.stdout.split('\n').filter((l) => l.startsWith('FAIL'));
+    expect(fails.filter((l) => !l.includes('core.hooksPath'))).toEqual([]);
+    expect(doctor.stdout).toMatch(/ok +refs\/guard\/.*1 session chain/);
+    const log = repo.guardJson(['log', '--session', 'g1']);
+    expect(log.code).toBe(0);
+    expect(JSON.stringify(log.json)).toContain('new.py');
+    expect(repo.guardJson(['rewind', 'g1']).code).toBe(0);
+    expect(repo.read('keep.py')).toBe(lines(300));
+    expect(existsSync(path.join(repo.dir, 'new.py'))).toBe(false);
+  });
+
   it('a call between the write and the loss: still told, and the restore named holds the write', () => {
     const repo = makeRepo({ 'keep.py': lines(300) });
     startBackground(repo, 'sleep 1; git checkout -- keep.py');
