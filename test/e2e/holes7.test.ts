@@ -57,6 +57,17 @@ describe('guard rewind: ignored files the session took (kept beside the checkpoi
     expect(repo.read('local/my notes é.md')).toBe(lines(40));
   });
 
+  it('git clean -fdX (the real command) then guard rewind: the ignored files come back', () => {
+    const repo = makeRepo({ 'a.py': lines(5), '.gitignore': '.env\nbuild/\n' });
+    repo.write('.env', 'SECRET=1\n');
+    repo.write('build/out.txt', 'built\n');
+    shell(repo, 'git clean -fdX', () => repo.git(['clean', '-fdX']));
+    expect(existsSync(path.join(repo.dir, '.env'))).toBe(false);
+    expect(repo.guardJson(['rewind', 'g1']).code).toBe(0);
+    expect(repo.read('.env')).toBe('SECRET=1\n');
+    expect(repo.read('build/out.txt')).toBe('built\n');
+  });
+
   it('an ignored file the command overwrote, then the person changed: left as it is, said', () => {
     const repo = makeRepo({ 'a.py': lines(5), '.gitignore': '.env\n' });
     repo.write('.env', 'SECRET=1\n');
