@@ -29,19 +29,34 @@ const git = (cwd, ...a) => spawnSync('git', a, { cwd, env, encoding: 'utf8' });
 function repo(label) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), `holes7-ab-${label}-`));
   git(dir, 'init', '-q');
-  git(dir, 'config', 'user.email', 'a@b'); git(dir, 'config', 'user.name', 'a');
-  git(dir, 'config', 'maintenance.auto', 'false'); git(dir, 'config', 'gc.auto', '0');
+  git(dir, 'config', 'user.email', 'a@b');
+  git(dir, 'config', 'user.name', 'a');
+  git(dir, 'config', 'maintenance.auto', 'false');
+  git(dir, 'config', 'gc.auto', '0');
   for (let i = 0; i < 50; i++) fs.writeFileSync(path.join(dir, `m${i}.py`), lines(100, `m${i}`));
   fs.writeFileSync(path.join(dir, 'keep.py'), lines(300));
-  git(dir, 'add', '-A'); git(dir, 'commit', '-qm', 'init');
+  git(dir, 'add', '-A');
+  git(dir, 'commit', '-qm', 'init');
   return dir;
 }
 const payload = (dir, session, event, tool, input) =>
-  JSON.stringify({ session_id: session, cwd: dir, hook_event_name: event, tool_name: tool, tool_input: input, ...(event === 'AfterTool' ? { tool_response: {} } : {}) });
+  JSON.stringify({
+    session_id: session,
+    cwd: dir,
+    hook_event_name: event,
+    tool_name: tool,
+    tool_input: input,
+    ...(event === 'AfterTool' ? { tool_response: {} } : {}),
+  });
 function run(main, dir, input) {
-  const r = spawnSync('/usr/bin/time', ['-f', '%U %S', process.execPath, main, 'hook', 'gemini'], { cwd: dir, env: { ...env, GEMINI_PROJECT_DIR: dir }, input });
+  const r = spawnSync('/usr/bin/time', ['-f', '%U %S', process.execPath, main, 'hook', 'gemini'], {
+    cwd: dir,
+    env: { ...env, GEMINI_PROJECT_DIR: dir },
+    input,
+  });
   const t = r.stderr.toString().trim().split('\n').pop().split(' ').map(Number);
-  if (r.stdout.toString().includes('deny')) console.error('DENY', r.stdout.toString().slice(0, 200));
+  if (r.stdout.toString().includes('deny'))
+    console.error('DENY', r.stdout.toString().slice(0, 200));
   return (t[0] + t[1]) * 1000;
 }
 const repos = {};
@@ -66,4 +81,5 @@ for (let i = 0; i < N; i++)
 const med = (a) => [...a].sort((x, y) => x - y)[Math.floor(a.length / 2)];
 const mean = (a) => a.reduce((x, y) => x + y, 0) / a.length;
 console.log(`${N} rounds, node ${process.version}, load ${os.loadavg()[0].toFixed(1)} at the end`);
-for (const [k, v] of Object.entries(res)) console.log(`${k.padEnd(10)} CPU median ${med(v).toFixed(0)} ms, mean ${mean(v).toFixed(1)} ms`);
+for (const [k, v] of Object.entries(res))
+  console.log(`${k.padEnd(10)} CPU median ${med(v).toFixed(0)} ms, mean ${mean(v).toFixed(1)} ms`);

@@ -3,14 +3,7 @@ import path from 'node:path';
 import { MODE } from '../core/modes.js';
 import { READ_CAP, catFileBatch, type CatResult } from './catfile.js';
 import { literal, type Checkpoint } from './checkpoint.js';
-import {
-  RAW,
-  blobsOrFail,
-  emptyTree,
-  keptParent,
-  parseRaw,
-  type RawEntry,
-} from './restore.js';
+import { RAW, blobsOrFail, emptyTree, keptParent, parseRaw, type RawEntry } from './restore.js';
 import type { Repo } from './repo.js';
 import { git, splitZ } from './run.js';
 
@@ -94,10 +87,7 @@ export interface KeptOf {
  * Each checkpoint's kept commit and folders, read from the checkpoint commits `specs` name (a
  * session step's `STEP^`), with one cat-file; a checkpoint that kept nothing, or is gone: null.
  */
-export async function keptOfCheckpoints(
-  cwd: string,
-  specs: readonly string[],
-): Promise<KeptOf[]> {
+export async function keptOfCheckpoints(cwd: string, specs: readonly string[]): Promise<KeptOf[]> {
   if (specs.length === 0) return [];
   const { parseRecordMessage } = await import('../core/record.js');
   const raws = await catFileBatch(cwd, specs, READ_CAP);
@@ -186,13 +176,27 @@ export async function planKeptBack(
   repo: Repo,
   now: Pick<Checkpoint, 'kept'>,
   groups: readonly KeptGroup[],
-): Promise<{ toWrite: RawEntry[]; blobs: CatResult[]; left: Array<{ path: string; why: string }> }> {
+): Promise<{
+  toWrite: RawEntry[];
+  blobs: CatResult[];
+  left: Array<{ path: string; why: string }>;
+}> {
   const cwd = repo.root;
   const diffs = await Promise.all(
     groups.map((g) =>
-      git(['diff-tree', ...RAW, g.commit, now.kept ?? emptyTree(g.commit), '--', ...g.paths.map(literal)], {
-        cwd,
-      }).then((r) => ({ g, entries: rawWithNow(r.stdout) })),
+      git(
+        [
+          'diff-tree',
+          ...RAW,
+          g.commit,
+          now.kept ?? emptyTree(g.commit),
+          '--',
+          ...g.paths.map(literal),
+        ],
+        {
+          cwd,
+        },
+      ).then((r) => ({ g, entries: rawWithNow(r.stdout) })),
     ),
   );
   const toWrite: RawEntry[] = [];

@@ -118,7 +118,13 @@ describe("a background command takes back what the session's own write left (no 
   }
   /** The write_file call allowed, then the harness writes it. */
   function write(repo: TestRepo, rel: string, content: string, session = 'g1') {
-    const r = g(repo, 'BeforeTool', 'write_file', { file_path: path.join(repo.dir, rel), content }, session);
+    const r = g(
+      repo,
+      'BeforeTool',
+      'write_file',
+      { file_path: path.join(repo.dir, rel), content },
+      session,
+    );
     if (denied(r)) throw new Error(`the write itself was refused: ${why(r)}`);
     repo.write(rel, content);
   }
@@ -213,7 +219,10 @@ describe("a background command takes back what the session's own write left (no 
   it('a write the harness never ran reads as taken back: said as "or the write did not run"', () => {
     const repo = makeRepo({ 'keep.py': lines(300) });
     startBackground(repo, 'sleep 30');
-    const w = { file_path: path.join(repo.dir, 'keep.py'), content: lines(300) + lines(200, 'mine') };
+    const w = {
+      file_path: path.join(repo.dir, 'keep.py'),
+      content: lines(300) + lines(200, 'mine'),
+    };
     expect(denied(g(repo, 'BeforeTool', 'write_file', w))).toBe(false);
     // (the person declined it in the harness: nothing written)
     const next = other(repo);
@@ -221,7 +230,7 @@ describe("a background command takes back what the session's own write left (no 
     expect(why(next)).toContain('or the write did not run');
   });
 
-  it('two sessions, one background command each: a write of g2 undone by g1\'s command is told to g2 alone', () => {
+  it("two sessions, one background command each: a write of g2 undone by g1's command is told to g2 alone", () => {
     const repo = makeRepo({ 'keep.py': lines(300) });
     startBackground(repo, 'sleep 1; git checkout -- keep.py', 'g1');
     startBackground(repo, 'sleep 30', 'g2');
@@ -229,7 +238,13 @@ describe("a background command takes back what the session's own write left (no 
     write(repo, 'keep.py', edited, 'g2');
     repo.git(['checkout', '--', 'keep.py']);
     const w = (s: string) =>
-      g(repo, 'BeforeTool', 'write_file', { file_path: path.join(repo.dir, `${s}.py`), content: 'y\n' }, s);
+      g(
+        repo,
+        'BeforeTool',
+        'write_file',
+        { file_path: path.join(repo.dir, `${s}.py`), content: 'y\n' },
+        s,
+      );
     expect(denied(w('g1'))).toBe(false);
     expect(why(w('g2'))).toContain('keep.py lost 200');
   });

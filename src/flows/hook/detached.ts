@@ -40,9 +40,12 @@ export function detaches(command: string): boolean {
 const SHELLS = new Set(['sh', 'bash', 'dash', 'zsh', 'ksh', 'ash', 'busybox']);
 const DETACHERS = new Set(['nohup', 'setsid', 'disown', 'daemonize', 'start-stop-daemon']);
 const PREFIXES = new Set(
-  ['sudo', 'exec', 'env', 'time', 'nice', 'command', 'builtin', 'then', 'do', 'else', '!'].concat(
-    ['ionice', 'stdbuf', 'timeout', 'xargs'],
-  ),
+  ['sudo', 'exec', 'env', 'time', 'nice', 'command', 'builtin', 'then', 'do', 'else', '!'].concat([
+    'ionice',
+    'stdbuf',
+    'timeout',
+    'xargs',
+  ]),
 );
 
 /**

@@ -137,7 +137,18 @@ interface SessionCommitInput {
 function sessionCommit(
   repo: Repo,
   e: HookEvent,
-  { commit, id, phase, command, now, lost, background, toolCall, notKept, seen }: SessionCommitInput,
+  {
+    commit,
+    id,
+    phase,
+    command,
+    now,
+    lost,
+    background,
+    toolCall,
+    notKept,
+    seen,
+  }: SessionCommitInput,
 ): RecordCommit {
   // a hook call's step: on its session's chain (git/session-chain.ts)
   const step = sessionEventCommit(
@@ -573,20 +584,8 @@ async function checkBackground(
     (bg.toolCall !== null || x.command === bg.command);
   const baseline = events.filter((x) => x.time >= bg.time && mine(x)).pop() ?? bg;
   // what the session's own calls since then account for: its writes, its other commands' losses
-  const later = events.filter(
-    (x) => x.time >= baseline.time && x !== baseline && x !== bg && !mine(x),
-  );
-  // a write accounts for a file it changed, not for one gone since (no write tool deletes, but a
-  // patch or a Delete tool): where no after event of the write moved the baseline, that file was the
-  // session's own edit, then wiped by the background command (adv8)
-  const deletes = (x: SessionEvent) => x.kind === 'write' && /patch|delete/i.test(x.tool);
-  const accounted = new Set<string>(
-    later.flatMap((x) =>
-      x.kind === 'write' ? (deletes(x) ? (x.paths ?? []) : []) : (x.lost ?? []),
-    ),
-  );
-  const written = new Set<string>(
-    later.flatMap((x) => (x.kind === 'write' && !deletes(x) ? (x.paths ?? []) : [])),
+  const { accounted, written } = accountedFor(
+    events.filter((x) => x.time >= baseline.time && x !== baseline && x !== bg && !mine(x)),
   );
   // a write whose step kept what it leaves: compared from that, not left out (holes7)
   const results = writeResults(events, bg, mine);
@@ -616,7 +615,9 @@ async function checkBackground(
     toolCall: bg.toolCall,
   });
   const shown = `${bg.command ?? ''} (run in the background)`;
-  const late: Late[] = kept ? [{ message: undoneMessage(bg, undone, kept.id), checkpoint: cp.id }] : [];
+  const late: Late[] = kept
+    ? [{ message: undoneMessage(bg, undone, kept.id), checkpoint: cp.id }]
+    : [];
   const tracked = lost.filter((x) => !fromResult.has(x.path));
   const extra = coverageSentences(outside, baseline.checkpoint, shellWord, lost.length > 0);
   if (extra.length > 0)
@@ -641,6 +642,29 @@ async function checkBackground(
   if (gate.length > 0)
     late.push({ message: gateMessage(gate, baseline.checkpoint, true), checkpoint: cp.id });
   return { records: [record, ...(kept ? [kept.commit] : [])], late };
+}
+
+/**
+ * What the session's own calls since the baseline account for. A write accounts for a file it
+ * changed (`written`), not for one gone since (no write tool deletes, but a patch or a Delete tool
+ * does: `accounted`, with the other commands' losses): where no after event of the write moved the
+ * baseline, that file was the session's own edit, then wiped by the background command (adv8).
+ */
+function accountedFor(later: readonly SessionEvent[]): {
+  accounted: Set<string>;
+  written: Set<string>;
+} {
+  const deletes = (x: SessionEvent) => x.kind === 'write' && /patch|delete/i.test(x.tool);
+  return {
+    accounted: new Set<string>(
+      later.flatMap((x) =>
+        x.kind === 'write' ? (deletes(x) ? (x.paths ?? []) : []) : (x.lost ?? []),
+      ),
+    ),
+    written: new Set<string>(
+      later.flatMap((x) => (x.kind === 'write' && !deletes(x) ? (x.paths ?? []) : [])),
+    ),
+  };
 }
 
 /**
