@@ -28,7 +28,16 @@ export interface PathsTarget {
    */
   outcome: 'allow' | 'ask' | 'deny';
   asked?: DecisionRecord[];
+  /**
+   * What the call leaves on disk (content null: deleted), kept with the step (its second parent)
+   * while a background command of the session is open: the harness sends no after event of a
+   * write, and the background check compares it with what is there at the next call (holes7).
+   */
+  results?: Array<{ rel: string; content: Buffer | null; mode: string }>;
 }
+
+/** The result commit's mark in the paths target's import (the checkpoint is 1). */
+const RESULT_MARK = 3;
 
 /**
  * One fast-import: the checkpoint, the step and the plan's records (the
@@ -71,8 +80,13 @@ async function checkpointAsRead(p: ApplyPlan<PathsTarget>, t: PathsTarget): Prom
   const step = t.outcome === 'deny' ? null : stepOf(p, t, cpId);
   const { chainOn, stepCommit } = await import('../git/session-chain.js');
   const chained = chainOn();
+  const result = step && t.results ? resultCommit(t.results, { cpId, branch: step.ref }) : null;
+  if (result) commits.push(result);
   if (step)
-    commits.push({ ref: step.ref, chain: true, parent: ':1', message: step.message, changes: [] });
+    commits.push({
+      ...{ ref: step.ref, chain: true, parent: ':1', message: step.message, changes: [] },
+      ...(result ? { merges: [`:${RESULT_MARK}`] } : {}),
+    });
   // the step is indexed before it is written, by its ref's name; a chained step has no ref: its
   // entries name its commit once the import told it (killed in between: rebuilt from the chain)
   if (step) await noteStep(p, t, step.ref, step);
@@ -81,6 +95,29 @@ async function checkpointAsRead(p: ApplyPlan<PathsTarget>, t: PathsTarget): Prom
   faultPoint('hook:after-record');
   if (step && chained) await settleStep(p, t, { ref: step.ref, commit: stepCommit(step.ref) });
   return { id: cpId, commit: cpRef };
+}
+
+/**
+ * What the write leaves: the checkpoint's tree with the call's results, the step's second parent
+ * (so gc keeps it as long as the step), built on the step's branch (no scratch ref) or, chained,
+ * the chain's. The background check reads `STEP^2:PATH`.
+ */
+function resultCommit(
+  results: NonNullable<PathsTarget['results']>,
+  x: { cpId: string; branch: string },
+): RecordCommit {
+  return {
+    mark: RESULT_MARK,
+    parent: ':1',
+    branch: x.branch,
+    inChain: true,
+    message: `guard: what a hook write leaves, before checkpoint ${x.cpId}\n`,
+    changes: results.map((f): RecordCommit['changes'][number] =>
+      f.content === null
+        ? { kind: 'delete', path: f.rel }
+        : { kind: 'inline', path: f.rel, mode: f.mode, data: f.content },
+    ),
+  };
 }
 
 function stepOf(p: ApplyPlan<PathsTarget>, t: PathsTarget, cpId: string) {
@@ -103,6 +140,7 @@ function stepOf(p: ApplyPlan<PathsTarget>, t: PathsTarget, cpId: string) {
       outcome: t.outcome,
     },
     ...(t.outcome === 'ask' ? { asked: t.asked ?? [] } : {}),
+    ...(t.results ? { result: true } : {}),
   });
   return { ref, message, cpId };
 }

@@ -1,7 +1,7 @@
 import { checkpoint, type Checkpoint } from '../git/checkpoint.js';
 import { faultPoint } from '../runtime/faults.js';
 import type { RestoreChange } from '../git/restore.js';
-import { planPutBack, type PutBackGroup } from '../git/rewind.js';
+import { planKeptBack, planPutBack, type KeptGroup, type PutBackGroup } from '../git/rewind.js';
 import { removeFile, writeFileAtomic } from '../worktree/atomic.js';
 import { sortByPath } from './restore-target.js';
 import type { ApplyLockOptions, Steps } from './steps.js';
@@ -19,7 +19,7 @@ export interface RewindTarget {
    * checkpoint (a shell call with no after-event is compared with the tree
    * as it is now). Reads only.
    */
-  groups(undo: Checkpoint): Promise<{ groups: PutBackGroup[]; paths: number }>;
+  groups(undo: Checkpoint): Promise<{ groups: PutBackGroup[]; kept?: KeptGroup[]; paths: number }>;
 }
 
 export interface RewindDone {
@@ -44,8 +44,18 @@ export const rewindSteps: Steps<RewindTarget, RewindDone, Checkpoint> = {
       lane: t.lane,
     }),
   write: async (p, t, undo) => {
-    const { groups, paths } = await t.groups(undo!);
-    const plan = await planPutBack(p.repo, undo!, groups);
+    const { groups, kept, paths } = await t.groups(undo!);
+    const [plan, keptPlan] = await Promise.all([
+      planPutBack(p.repo, undo!, groups),
+      // the ignored files (and nested repositories' files) its commands took: written back only
+      planKeptBack(p.repo, undo!, kept ?? []),
+    ]);
+    for (const left of keptPlan.left)
+      t.warnings.push(
+        `${left.path} (kept outside git's tree): ${left.why}: left as it is; guard log --session ${t.session} lists the checkpoints that hold it`,
+      );
+    plan.toWrite.push(...keptPlan.toWrite);
+    plan.blobs.push(...keptPlan.blobs);
     const cwd = p.repo.root;
     const changes: RestoreChange[] = [];
     for (const e of plan.toRemove) {
@@ -53,8 +63,16 @@ export const rewindSteps: Steps<RewindTarget, RewindDone, Checkpoint> = {
       faultPoint('rewind:between-files');
     }
     for (const [i, e] of plan.toWrite.entries()) {
-      await writeFileAtomic(cwd, e.path, plan.blobs[i]!.data!, e.mode);
-      changes.push({ path: e.path, action: e.letter === 'D' ? 'recreated' : 'rewritten' });
+      // past the undo checkpoint a file that cannot be written (a file where its folder was) is
+      // said and the rest still put back, as restore does (holes7: it failed the rewind half way)
+      try {
+        await writeFileAtomic(cwd, e.path, plan.blobs[i]!.data!, e.mode);
+        changes.push({ path: e.path, action: e.letter === 'D' ? 'recreated' : 'rewritten' });
+      } catch (err) {
+        t.warnings.push(
+          `${e.path}: not put back: ${err instanceof Error ? err.message : String(err)}; guard restore ${undo!.id} undoes this rewind`,
+        );
+      }
       faultPoint('rewind:between-files');
     }
     return { changes: sortByPath(changes), paths };

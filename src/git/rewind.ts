@@ -1,9 +1,11 @@
+import { lstat } from 'node:fs/promises';
+import path from 'node:path';
 import { MODE } from '../core/modes.js';
-import type { CatResult } from './catfile.js';
+import { READ_CAP, catFileBatch, type CatResult } from './catfile.js';
 import { literal, type Checkpoint } from './checkpoint.js';
-import { RAW, blobsOrFail, parseRaw, type RawEntry } from './restore.js';
+import { RAW, blobsOrFail, emptyTree, keptParent, parseRaw, type RawEntry } from './restore.js';
 import type { Repo } from './repo.js';
-import { git } from './run.js';
+import { git, splitZ } from './run.js';
 
 /** Paths to put back as they are in one commit's tree (a session event's checkpoint). */
 export interface PutBackGroup {
@@ -73,4 +75,158 @@ export async function changedPathsOfPairs(
       ).then((r) => r.stdout.toString('utf8').split('\0').filter(Boolean)),
     ),
   );
+}
+
+/** What a whole-tree checkpoint kept beside its tree (git/kept.ts): the kept commit and its wholly ignored folders. */
+export interface KeptOf {
+  kept: string | null;
+  folders: string[];
+}
+
+/**
+ * Each checkpoint's kept commit and folders, read from the checkpoint commits `specs` name (a
+ * session step's `STEP^`), with one cat-file; a checkpoint that kept nothing, or is gone: null.
+ */
+export async function keptOfCheckpoints(cwd: string, specs: readonly string[]): Promise<KeptOf[]> {
+  if (specs.length === 0) return [];
+  const { parseRecordMessage } = await import('../core/record.js');
+  const raws = await catFileBatch(cwd, specs, READ_CAP);
+  return raws.map((r) => {
+    if (r?.type !== 'commit' || !r.data) return { kept: null, folders: [] };
+    const text = r.data.toString('utf8');
+    const cut = text.indexOf('\n\n');
+    const parents = (cut < 0 ? text : text.slice(0, cut))
+      .split('\n')
+      .filter((l) => l.startsWith('parent '))
+      .map((l) => l.slice(7));
+    const body =
+      cut < 0
+        ? null
+        : (parseRecordMessage(text.slice(cut + 2).replace(/\n$/, '')) as {
+            kept?: { parent?: unknown; folders?: unknown };
+          } | null);
+    const folders = Array.isArray(body?.kept?.folders)
+      ? body.kept.folders.filter((f): f is string => typeof f === 'string')
+      : [];
+    return { kept: keptParent(parents.join(' '), body?.kept?.parent), folders };
+  });
+}
+
+/** A kept file a command removed or overwrote, and what it left (its blob; null: removed). */
+export interface KeptChange {
+  path: string;
+  left: string | null;
+}
+
+/**
+ * What each command did to the files its checkpoint before kept: each pair is the kept side of
+ * the checkpoints before and after it (after null: it kept nothing then). A file removed, or
+ * overwritten outside a wholly ignored folder (build output changes with every build: not
+ * reported by the after event either, flows/hook/shell-coverage.ts); never one added. One
+ * diff-tree per pair whose sides differ.
+ */
+export async function keptChangesOfPairs(
+  cwd: string,
+  pairs: ReadonlyArray<{ before: KeptOf; after: string | null }>,
+): Promise<KeptChange[][]> {
+  return Promise.all(
+    pairs.map(async ({ before, after }) => {
+      if (!before.kept || before.kept === after) return [];
+      const r = await git(['diff-tree', ...RAW, before.kept, after ?? emptyTree(before.kept)], {
+        cwd,
+      });
+      const inFolder = (p: string) => before.folders.some((f) => p.startsWith(f));
+      return rawWithNow(r.stdout).flatMap((e) =>
+        e.letter === 'D'
+          ? [{ path: e.path, left: null }]
+          : e.letter === 'M' && !inFolder(e.path)
+            ? [{ path: e.path, left: e.nowOid }]
+            : [],
+      );
+    }),
+  );
+}
+
+/** parseRaw's entries with the other side's blob id (null: absent there). */
+function rawWithNow(buf: Buffer): Array<RawEntry & { nowOid: string | null }> {
+  const nows = splitZ(buf)
+    .filter((_, i) => i % 2 === 0)
+    .map((h) => h.slice(1).split(' ')[3] ?? '');
+  return parseRaw(buf).map((e, i) => ({
+    ...e,
+    nowOid: /^0+$/.test(nows[i] ?? '') ? null : (nows[i] ?? null),
+  }));
+}
+
+/** Kept files to put back as one kept commit holds them: `left` is what the session's last command left of each. */
+export interface KeptGroup {
+  commit: string;
+  paths: string[];
+  left: ReadonlyMap<string, string | null>;
+}
+
+/**
+ * The kept files (ignored, or in a nested repository) to write back, against the undo checkpoint's
+ * kept side: one gone now (and not on disk: the undo could not keep it, over its budget), or
+ * holding what the session's command left; one changed since by someone else is left as it is,
+ * with why. Never a removal: a file guard did not keep is not guard's. One diff-tree per group and
+ * one cat-file for every blob.
+ */
+export async function planKeptBack(
+  repo: Repo,
+  now: Pick<Checkpoint, 'kept'>,
+  groups: readonly KeptGroup[],
+): Promise<{
+  toWrite: RawEntry[];
+  blobs: CatResult[];
+  left: Array<{ path: string; why: string }>;
+}> {
+  const cwd = repo.root;
+  const diffs = await Promise.all(
+    groups.map((g) =>
+      git(
+        [
+          'diff-tree',
+          ...RAW,
+          g.commit,
+          now.kept ?? emptyTree(g.commit),
+          '--',
+          ...g.paths.map(literal),
+        ],
+        {
+          cwd,
+        },
+      ).then((r) => ({ g, entries: rawWithNow(r.stdout) })),
+    ),
+  );
+  const toWrite: RawEntry[] = [];
+  const left: Array<{ path: string; why: string }> = [];
+  for (const { g, entries } of diffs)
+    for (const e of entries) {
+      if (e.letter === 'A') continue;
+      const why = await keptInTheWay(cwd, e, g.left.get(e.path));
+      if (why) left.push({ path: e.path, why });
+      else toWrite.push(e);
+    }
+  const blobs = await blobsOrFail(cwd, toWrite, "the session's checkpoint");
+  return { toWrite, blobs, left };
+}
+
+/** Why a kept file is not written back (null: it is): changed since, or something else stands there. */
+async function keptInTheWay(
+  root: string,
+  e: RawEntry & { nowOid: string | null },
+  left: string | null | undefined,
+): Promise<string | null> {
+  const parts = e.path.split('/');
+  for (let i = 1; i < parts.length; i++) {
+    const dir = parts.slice(0, i).join('/');
+    const st = await lstat(path.join(root, dir)).catch(() => null);
+    if (st === null) break;
+    if (!st.isDirectory()) return `${dir} is a file now, where its folder was`;
+  }
+  if (e.letter === 'D' && (await lstat(path.join(root, e.path)).catch(() => null)))
+    return 'something stands there now that guard could not keep';
+  if (e.letter !== 'D' && left !== e.nowOid) return "changed since the session's command";
+  return null;
 }

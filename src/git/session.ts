@@ -72,6 +72,10 @@ export interface SessionEvent {
   asked?: unknown[];
   /** A shell call run in the background: its post event comes while it runs, so it stays open (flows/hook/hook.ts). */
   background?: boolean;
+  /** A background check's step: the writes' results it found as they left the files (holes7). */
+  seen?: string[];
+  /** A write's step whose second parent holds what the write leaves (kept while a background command of the session is open: holes7). */
+  result?: boolean;
   /** A step read from a session chain (git/session-chain.ts): the chain's ref, and the link that holds the step. */
   chain?: string;
   link?: string;
@@ -165,6 +169,10 @@ export function parseSessionEvent(
     ...(typeof b.command === 'string' ? { command: b.command } : {}),
     ...(Array.isArray(b.asked) ? { asked: b.asked } : {}),
     ...(b.background === true ? { background: true } : {}),
+    ...(b.result === true ? { result: true } : {}),
+    ...(Array.isArray(b.seen)
+      ? { seen: b.seen.filter((p): p is string => typeof p === 'string') }
+      : {}),
   };
 }
 

@@ -3,7 +3,15 @@ import { apply } from '../../apply/apply.js';
 import type { Checkpoint } from '../../git/checkpoint.js';
 import { openRepo } from '../../git/repo.js';
 import type { RestoreChange } from '../../git/restore.js';
-import { changedPathsOfPairs, type PutBackGroup } from '../../git/rewind.js';
+import {
+  changedPathsOfPairs,
+  keptChangesOfPairs,
+  keptOfCheckpoints,
+  type KeptChange,
+  type KeptGroup,
+  type KeptOf,
+  type PutBackGroup,
+} from '../../git/rewind.js';
 import { readRefStore } from '../../git/ref-list.js';
 import {
   SESSION_REFS,
@@ -267,21 +275,8 @@ interface PutBackInput {
 async function putBackGroups(
   root: string,
   { events, harness, session, undo }: PutBackInput,
-): Promise<{ groups: PutBackGroup[]; paths: number }> {
-  const shells = events.flatMap((e, i) => {
-    if (e.kind !== 'shell' || e.phase !== 'pre') return [];
-    const post = e.background
-      ? undefined
-      : events
-          .slice(i + 1)
-          .find(
-            (x) =>
-              x.kind === 'shell' &&
-              x.phase === 'post' &&
-              (e.toolCall === null || x.toolCall === e.toolCall),
-          );
-    return [{ e, after: post?.commit ?? null }];
-  });
+): Promise<{ groups: PutBackGroup[]; kept: KeptGroup[]; paths: number }> {
+  const shells = shellPairs(events);
   const unpaired = shells.some((s) => s.after === null);
   const others = unpaired
     ? (await readSessionEvents(root, SESSION_REFS)).filter(
@@ -289,40 +284,39 @@ async function putBackGroups(
       )
     : [];
   // what the other sessions' shell calls changed (before vs their after-event), in the same batch
-  const theirShells = others.flatMap((x, i) => {
-    if (x.kind !== 'shell' || x.phase !== 'pre') return [];
-    const post = others
-      .slice(i + 1)
-      .find(
-        (y) =>
-          y.kind === 'shell' &&
-          y.phase === 'post' &&
-          y.harness === x.harness &&
-          y.session === x.session &&
-          y.toolCall === x.toolCall,
-      );
-    return post ? [{ x, pair: [x.commit, post.commit] as [string, string] }] : [];
-  });
-  const changed = await changedPathsOfPairs(root, [
-    ...shells.map((s): [string, string] | [string, string, 'existing'] =>
-      s.after ? [s.e.commit, s.after] : [s.e.commit, undo.commit, 'existing'],
-    ),
-    ...theirShells.map((t) => t.pair),
+  const theirShells = theirPairs(others);
+  const [changed, keptChanged] = await Promise.all([
+    changedPathsOfPairs(root, [
+      ...shells.map((s): [string, string] | [string, string, 'existing'] =>
+        s.after ? [s.e.commit, s.after] : [s.e.commit, undo.commit, 'existing'],
+      ),
+      ...theirShells.map((t) => t.pair),
+    ]),
+    keptChangesOf(root, shells, undo),
   ]);
   const theirChanges = theirShells.map((t, i) => ({
     time: t.x.time,
     paths: changed[shells.length + i]!,
   }));
+  // an unpaired call's changes leave out what other sessions wrote or lost since it started
+  const theirs = (s: { e: SessionEvent }) =>
+    new Set([
+      ...others
+        .filter((x) => x.time >= s.e.time)
+        .flatMap((x) => (x.kind === 'write' ? (x.paths ?? []) : (x.lost ?? []))),
+      ...theirChanges.filter((t) => t.time >= s.e.time).flatMap((t) => t.paths),
+    ]);
   const byEvent = new Map(
     shells.map((s, i) => {
       if (s.after) return [s.e, changed[i]!];
-      const theirs = new Set([
-        ...others
-          .filter((x) => x.time >= s.e.time)
-          .flatMap((x) => (x.kind === 'write' ? (x.paths ?? []) : (x.lost ?? []))),
-        ...theirChanges.filter((t) => t.time >= s.e.time).flatMap((t) => t.paths),
-      ]);
-      return [s.e, changed[i]!.filter((p) => !theirs.has(p))];
+      const t = theirs(s);
+      return [s.e, changed[i]!.filter((p) => !t.has(p))];
+    }),
+  );
+  const keptBy = new Map(
+    shells.map((s, i) => {
+      const t = s.after ? null : theirs(s);
+      return [s.e, keptChanged.changes[i]!.filter((c) => !t?.has(c.path))];
     }),
   );
   // per path, the earliest state the session saw from `start` on
@@ -338,5 +332,101 @@ async function putBackGroups(
     g.paths.push(p);
     groups.set(e.commit, g);
   }
-  return { groups: [...groups.values()], paths: owner.size };
+  const kept = keptGroupsOf(shells, { keptBy, sides: keptChanged.sides, owned: owner });
+  return {
+    groups: [...groups.values()],
+    kept,
+    paths: owner.size + kept.reduce((n, g) => n + g.paths.length, 0),
+  };
+}
+
+/** Each shell call of the session with its after event's step (null: none came, or it ran in the background). */
+function shellPairs(events: readonly SessionEvent[]) {
+  return events.flatMap((e, i) => {
+    if (e.kind !== 'shell' || e.phase !== 'pre') return [];
+    const post = e.background
+      ? undefined
+      : events
+          .slice(i + 1)
+          .find(
+            (x) =>
+              x.kind === 'shell' &&
+              x.phase === 'post' &&
+              (e.toolCall === null || x.toolCall === e.toolCall),
+          );
+    return [{ e, after: post?.commit ?? null }];
+  });
+}
+
+/** The other sessions' shell calls that have an after event: before and after. */
+function theirPairs(others: readonly SessionEvent[]) {
+  return others.flatMap((x, i) => {
+    if (x.kind !== 'shell' || x.phase !== 'pre') return [];
+    const post = others
+      .slice(i + 1)
+      .find(
+        (y) =>
+          y.kind === 'shell' &&
+          y.phase === 'post' &&
+          y.harness === x.harness &&
+          y.session === x.session &&
+          y.toolCall === x.toolCall,
+      );
+    return post ? [{ x, pair: [x.commit, post.commit] as [string, string] }] : [];
+  });
+}
+
+/**
+ * What each shell call did to the files its checkpoint kept beside the tree (ignored files,
+ * nested repositories' files: git/kept.ts), against its after event's checkpoint, or the undo
+ * checkpoint when it has none: one cat-file for the checkpoints, a diff-tree per call whose kept
+ * side changed.
+ */
+async function keptChangesOf(
+  root: string,
+  shells: ReadonlyArray<{ e: SessionEvent; after: string | null }>,
+  undo: Checkpoint,
+): Promise<{ sides: KeptOf[]; changes: KeptChange[][] }> {
+  const specs = shells.flatMap((s) => [`${s.e.commit}^`, ...(s.after ? [`${s.after}^`] : [])]);
+  const read = await keptOfCheckpoints(root, specs);
+  let at = 0;
+  const pairs = shells.map((s) => {
+    const before = read[at++]!;
+    const after = s.after ? read[at++]!.kept : (undo.kept ?? null);
+    return { before, after };
+  });
+  return {
+    sides: pairs.map((p) => p.before),
+    changes: await keptChangesOfPairs(root, pairs),
+  };
+}
+
+/**
+ * Per kept file, the earliest checkpoint of the session's commands that held it (as for git's
+ * tree) and what the session's last command that changed it left: put back only over that
+ * (planKeptBack). A path the session also wrote, or that git's tree holds, goes back with git's.
+ */
+function keptGroupsOf(
+  shells: ReadonlyArray<{ e: SessionEvent }>,
+  x: {
+    keptBy: ReadonlyMap<SessionEvent, KeptChange[]>;
+    sides: readonly KeptOf[];
+    owned: ReadonlyMap<string, SessionEvent>;
+  },
+): KeptGroup[] {
+  const first = new Map<string, string>();
+  const left = new Map<string, string | null>();
+  for (const [i, s] of shells.entries())
+    for (const c of x.keptBy.get(s.e) ?? []) {
+      if (x.owned.has(c.path)) continue;
+      if (!first.has(c.path)) first.set(c.path, x.sides[i]!.kept!);
+      left.set(c.path, c.left);
+    }
+  const groups = new Map<string, KeptGroup>();
+  for (const [p, commit] of first) {
+    const g = groups.get(commit) ?? { commit, paths: [], left };
+    g.paths.push(p);
+    groups.set(commit, g);
+  }
+  return [...groups.values()];
 }

@@ -5,10 +5,15 @@ import { type Config } from '../../core/config.js';
 import { lossMessage, type Judged } from '../../harness/decide.js';
 import type { HookEvent, Outcome } from '../../harness/types.js';
 import { READ_CAP, catFileBatch } from '../../git/catfile.js';
-import type { CheckpointOptions, SessionMeta } from '../../git/checkpoint.js';
+import {
+  checkpointId,
+  checkpointMessage,
+  type CheckpointOptions,
+  type SessionMeta,
+} from '../../git/checkpoint.js';
 import { collectFacts } from '../../git/changes.js';
 import { treeDiff, type DiffEntry } from '../../git/diff.js';
-import { type RecordCommit } from '../../git/records.js';
+import { REFS, newRef, type RecordCommit } from '../../git/records.js';
 import { type Repo } from '../../git/repo.js';
 import { sessionEventCommit, sessionPrefix, type SessionEvent } from '../../git/session.js';
 import { stepCommit } from '../../git/session-chain.js';
@@ -125,12 +130,25 @@ interface SessionCommitInput {
   background?: boolean;
   toolCall?: string | null;
   notKept?: string[];
+  /** A background check: the writes' results it found as they left the files (holes7). */
+  seen?: string[];
 }
 
 function sessionCommit(
   repo: Repo,
   e: HookEvent,
-  { commit, id, phase, command, now, lost, background, toolCall, notKept }: SessionCommitInput,
+  {
+    commit,
+    id,
+    phase,
+    command,
+    now,
+    lost,
+    background,
+    toolCall,
+    notKept,
+    seen,
+  }: SessionCommitInput,
 ): RecordCommit {
   // a hook call's step: on its session's chain (git/session-chain.ts)
   const step = sessionEventCommit(
@@ -150,6 +168,7 @@ function sessionCommit(
       ...(lost ? { lost } : {}),
       ...(background ? { background: true } : {}),
       ...(notKept?.length ? { notKept } : {}),
+      ...(seen?.length ? { seen } : {}),
     },
     now,
   );
@@ -370,6 +389,8 @@ interface LossesInput {
   skip?: ReadonlySet<string>;
   /** Paths the session's writes changed: skipped too, unless gone at `to` (a write tool does not delete them: adv8). */
   written?: ReadonlySet<string>;
+  /** Paths compared from what a write left (its step's result commit) instead of `from` (holes7). */
+  results?: ReadonlyArray<{ from: string; paths: string[] }>;
 }
 
 /**
@@ -380,12 +401,20 @@ interface LossesInput {
  */
 async function lossesBetween(
   root: string,
-  { from, to, config, policy, skip, written }: LossesInput,
+  { from, to, config, policy, skip, written, results }: LossesInput,
 ): Promise<Losses> {
   const gone = (x: DiffEntry) => x.newOid === null || x.oldPath !== undefined;
-  const all = (await treeDiff(root, from, to)).filter(
-    (x) => !skip?.has(x.oldPath ?? x.path) && !(written?.has(x.oldPath ?? x.path) && !gone(x)),
-  );
+  const [main, ...fromResults] = await Promise.all([
+    treeDiff(root, from, to),
+    ...(results ?? []).map((r) => treeDiff(root, r.from, to, { paths: r.paths })),
+  ]);
+  const resulted = fromResults.flat().filter((x) => x.oldOid !== null);
+  const all = [
+    ...main!.filter(
+      (x) => !skip?.has(x.oldPath ?? x.path) && !(written?.has(x.oldPath ?? x.path) && !gone(x)),
+    ),
+    ...resulted,
+  ];
   // the gate itself: the harness hook configs, guard.config.json, .husky/, whatever the policy protects
   const gate = [
     ...new Set(
@@ -407,10 +436,13 @@ async function lossesBetween(
         (total >= config.lineThreshold && c.linesDeleted > 0),
     ),
     gate,
+    fromResult: new Set(resulted.map((x) => x.path)),
   };
 }
 
 interface Losses {
+  /** Paths compared from what a write left (LossesInput.results). */
+  fromResult: ReadonlySet<string>;
   lost: Classification[];
   /** Protected paths and harness hook configs the command changed, added or removed (the gate itself). */
   gate: string[];
@@ -470,12 +502,17 @@ interface Late {
   checkpoint: string;
 }
 
+/**
+ * What background commands of the session took since the last call (`late`), and the work trees
+ * where one is open (`open`: a write there keeps what it leaves with its step, holes7).
+ */
 export async function reportBackground(
   repos: readonly Repo[],
   e: HookEvent,
   now: Date,
-): Promise<Late[]> {
+): Promise<{ late: Late[]; open: ReadonlySet<string> }> {
   const out: Late[] = [];
+  const openIn = new Set<string>();
   for (const repo of repos) {
     const root = repo.root;
     if (!(await backgroundOpen(repo, e, now))) continue;
@@ -500,6 +537,7 @@ export async function reportBackground(
         !own(x),
     );
     if (open.length === 0) continue;
+    openIn.add(root);
     const session = { harness: e.harness, session: e.sessionId, toolCall: e.toolCallId };
     const cp = await shellCheckpoint(repo, {
       reason: `${e.harness} background commands still open`,
@@ -513,12 +551,12 @@ export async function reportBackground(
     const records: RecordCommit[] = [...anchors];
     for (const bg of open) {
       const checked = await checkBackground({ repo, e, events, cp, config, policy, now }, bg);
-      records.push(checked.record);
+      records.push(...checked.records);
       out.push(...checked.late);
     }
     if (records.length) await apply({ gate: 'hook', repo, now, records, target: null });
   }
-  return out;
+  return { late: out, open: openIn };
 }
 
 interface BackgroundCheck {
@@ -536,7 +574,7 @@ interface BackgroundCheck {
 async function checkBackground(
   c: BackgroundCheck,
   bg: SessionEvent,
-): Promise<{ record: RecordCommit; late: Late[] }> {
+): Promise<{ records: RecordCommit[]; late: Late[] }> {
   const { repo, e, events, cp, now } = c;
   // each check is a post step of the background call: the next one compares from the last
   const mine = (x: SessionEvent) =>
@@ -546,26 +584,24 @@ async function checkBackground(
     (bg.toolCall !== null || x.command === bg.command);
   const baseline = events.filter((x) => x.time >= bg.time && mine(x)).pop() ?? bg;
   // what the session's own calls since then account for: its writes, its other commands' losses
-  const later = events.filter(
-    (x) => x.time >= baseline.time && x !== baseline && x !== bg && !mine(x),
+  const { accounted, written } = accountedFor(
+    events.filter((x) => x.time >= baseline.time && x !== baseline && x !== bg && !mine(x)),
   );
-  // a write accounts for a file it changed, not for one gone since (no write tool deletes, but a
-  // patch or a Delete tool): where no after event of the write moved the baseline, that file was the
-  // session's own edit, then wiped by the background command (adv8)
-  const deletes = (x: SessionEvent) => x.kind === 'write' && /patch|delete/i.test(x.tool);
-  const accounted = new Set<string>(
-    later.flatMap((x) =>
-      x.kind === 'write' ? (deletes(x) ? (x.paths ?? []) : []) : (x.lost ?? []),
-    ),
-  );
-  const written = new Set<string>(
-    later.flatMap((x) => (x.kind === 'write' && !deletes(x) ? (x.paths ?? []) : [])),
-  );
-  const { lost, gate } = await lossesBetween(repo.root, {
+  // a write whose step kept what it leaves: compared from that, not left out (holes7)
+  const results = writeResults(events, bg, mine);
+  const sides = resultSides(results, accounted);
+  const changed = await changedSince(repo.root, sides, cp.commit);
+  const { lost, gate, fromResult } = await lossesBetween(repo.root, {
     ...{ from: baseline.commit, to: cp.commit, config: c.config, policy: c.policy },
-    ...{ skip: accounted, written },
+    ...{ skip: new Set([...accounted, ...results.keys()]), written },
+    results: changed,
   });
+  // the results found as the writes left them: not compared again (a check's `seen`)
+  const differ = new Set(changed.flatMap((x) => x.paths));
+  const seen = sides.flatMap((x) => x.paths).filter((p) => !differ.has(p));
   const outside = await outsideSince(repo.root, baseline.commit, cp, accounted);
+  const undone = lost.filter((x) => fromResult.has(x.path));
+  const kept = undone.length ? keptResults(undone, { results, now }) : null;
   const record = sessionCommit(repo, e, {
     commit: cp.commit,
     id: cp.id,
@@ -574,24 +610,30 @@ async function checkBackground(
     now,
     lost: [...lost.map((x) => x.path), ...outside.kept.map((k) => k.path)],
     ...(outside.notKept.length ? { notKept: outside.notKept.map((n) => n.path) } : {}),
+    ...(seen.length ? { seen } : {}),
     background: false,
     toolCall: bg.toolCall,
   });
   const shown = `${bg.command ?? ''} (run in the background)`;
-  const late: Late[] = [];
+  const late: Late[] = kept
+    ? [{ message: undoneMessage(bg, undone, kept.id), checkpoint: cp.id }]
+    : [];
+  const tracked = lost.filter((x) => !fromResult.has(x.path));
   const extra = coverageSentences(outside, baseline.checkpoint, shellWord, lost.length > 0);
   if (extra.length > 0)
     late.push({
       message: (lost.length > 0 ? extra : [outsideMessage(shown), ...extra]).join(' '),
       checkpoint: cp.id,
     });
-  if (lost.length > 0) {
-    const judged: Judged[] = lost.map((x) => ({ ...judgedOf(x), needsApproval: true }));
+  if (tracked.length > 0) {
+    const judged: Judged[] = tracked.map((x) => ({ ...judgedOf(x), needsApproval: true }));
     late.push({
       message: lossMessage(
         shown,
         judged,
-        restoreCommand(bg.checkpoint, lost),
+        // the state it was last compared at (holes7: the command's own checkpoint, from before it
+        // started, lacks what the session wrote since)
+        restoreCommand(baseline.checkpoint, tracked),
         `guard rewind ${shellWord(e.sessionId)}`,
       ),
       checkpoint: cp.id,
@@ -599,7 +641,150 @@ async function checkBackground(
   }
   if (gate.length > 0)
     late.push({ message: gateMessage(gate, baseline.checkpoint, true), checkpoint: cp.id });
-  return { record, late };
+  return { records: [record, ...(kept ? [kept.commit] : [])], late };
+}
+
+/**
+ * What the session's own calls since the baseline account for. A write accounts for a file it
+ * changed (`written`), not for one gone since (no write tool deletes, but a patch or a Delete tool
+ * does: `accounted`, with the other commands' losses): where no after event of the write moved the
+ * baseline, that file was the session's own edit, then wiped by the background command (adv8).
+ */
+function accountedFor(later: readonly SessionEvent[]): {
+  accounted: Set<string>;
+  written: Set<string>;
+} {
+  const deletes = (x: SessionEvent) => x.kind === 'write' && /patch|delete/i.test(x.tool);
+  return {
+    accounted: new Set<string>(
+      later.flatMap((x) =>
+        x.kind === 'write' ? (deletes(x) ? (x.paths ?? []) : []) : (x.lost ?? []),
+      ),
+    ),
+    written: new Set<string>(
+      later.flatMap((x) => (x.kind === 'write' && !deletes(x) ? (x.paths ?? []) : [])),
+    ),
+  };
+}
+
+/**
+ * Per path, the session's latest write since the background command started whose step kept what
+ * it leaves (its second parent: apply's paths target `results`), until a check of the command
+ * found the file as the write left it (`seen`) or told it (`lost`). Not only since the last check:
+ * a check at a concurrent call may come after the write's step and before the harness wrote the
+ * file (holes7). A shell call of the session after the write judged the file itself (its after
+ * event), so it ends the write's say.
+ */
+function writeResults(
+  events: readonly SessionEvent[],
+  bg: SessionEvent,
+  mine: (x: SessionEvent) => boolean,
+): Map<string, SessionEvent> {
+  const out = new Map<string, SessionEvent>();
+  for (const x of events) {
+    if (x.time < bg.time || x === bg) continue;
+    if (x.kind === 'shell' && x.phase === 'pre') out.clear();
+    // a check of this command since found it as the write left it, or told it
+    if (mine(x)) for (const p of [...(x.seen ?? []), ...(x.lost ?? [])]) out.delete(p);
+    if (x.kind !== 'write') continue;
+    for (const p of x.paths ?? []) {
+      if (x.result) out.set(p, x);
+      else out.delete(p);
+    }
+  }
+  return out;
+}
+
+/** The result commits to compare from, each with its paths (those the session's other calls did not account for). */
+function resultSides(
+  results: ReadonlyMap<string, SessionEvent>,
+  accounted: ReadonlySet<string>,
+): Array<{ from: string; paths: string[] }> {
+  const by = new Map<string, string[]>();
+  for (const [p, w] of results) {
+    if (accounted.has(p)) continue;
+    const from = `${w.commit}^2`;
+    by.set(from, [...(by.get(from) ?? []), p]);
+  }
+  return [...by].map(([from, paths]) => ({ from, paths }));
+}
+
+/**
+ * The result sides whose files differ now (or are gone): their blob ids asked on the call's
+ * cat-file (git/resident.ts withCallCatFile), so the usual case, the file as the write left it,
+ * costs no process; only a file that changed since is diffed (lossesBetween).
+ */
+async function changedSince(
+  root: string,
+  sides: ReadonlyArray<{ from: string; paths: string[] }>,
+  now: string,
+): Promise<Array<{ from: string; paths: string[] }>> {
+  // (a name with a new line cannot be asked on cat-file's lines: diffed whatever it holds)
+  const asked = (p: string) => !p.includes('\n');
+  const specs = sides.flatMap((x) =>
+    x.paths.filter(asked).flatMap((p) => [`${x.from}:${p}`, `${now}:${p}`]),
+  );
+  const ids = specs.length ? await catFileBatch(root, specs, 0, () => true) : [];
+  let at = 0;
+  return sides
+    .map((x) => ({
+      from: x.from,
+      paths: x.paths.filter((p) => {
+        if (!asked(p)) return true;
+        const [left, there] = [ids[at++], ids[at++]];
+        return left?.type === 'blob' && left.oid !== there?.oid;
+      }),
+    }))
+    .filter((x) => x.paths.length > 0);
+}
+
+/**
+ * What a write left and the background command then took back is kept under a checkpoint ref of
+ * its own (the result commit, a partial checkpoint of those paths), so `guard restore ID -- PATH`
+ * brings it back: written only when such a loss is found.
+ */
+function keptResults(
+  undone: readonly Classification[],
+  x: { results: ReadonlyMap<string, SessionEvent>; now: Date },
+): { id: string; commit: RecordCommit } {
+  const ref = newRef(REFS.checkpoints, x.now);
+  const first = x.results.get(undone[0]!.path)!;
+  const paths = undone.map((u) => u.path).filter((p) => x.results.get(p) === first);
+  const message = checkpointMessage(
+    { root: first.worktree },
+    {
+      reason: `what ${first.tool} of session ${first.session} left in ${paths.join(', ')}, before a command run in the background changed it`,
+      command: 'hook',
+      lane: null,
+      paths,
+      session: { harness: first.harness, session: first.session, toolCall: first.toolCall },
+    },
+    { now: x.now, head: null, index: null, skipped: [] },
+  );
+  return {
+    id: checkpointId(ref),
+    commit: { ref, parent: `${first.commit}^2`, message, changes: [] },
+  };
+}
+
+/** What the model is told when a background command took back what the session's own write left. */
+function undoneMessage(bg: SessionEvent, undone: readonly Classification[], id: string): string {
+  const shown = oneLine(bg.command ?? '').slice(0, 80);
+  const what = undone
+    .slice(0, 10)
+    .map((c) =>
+      c.status === 'delete'
+        ? `${c.path} is gone (${c.linesDeleted} lines)`
+        : `${c.path} lost ${c.linesDeleted} of its ${c.existingLines} lines`,
+    )
+    .join('; ');
+  const paths = undone.map((c) => shellWord(c.path)).join(' ');
+  return (
+    `guard: files no longer hold what this session's own writes left in them: ${what}. ` +
+    `The command \`${shown}\` (run in the background) changed them since, or the write did not run. ` +
+    `guard kept what the writes left; to bring it back run: guard restore ${id} -- ${paths}. ` +
+    `Do not carry on as if your edits were there: tell the user, and stop the background command if it keeps undoing them.`
+  );
 }
 
 /**

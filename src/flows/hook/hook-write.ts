@@ -156,23 +156,28 @@ interface WriteCall {
   anchors: RecordCommit[];
   ctx: RecordContext;
   now: Date;
+  /** Keep what the call leaves with its step (a background command of the session is open). */
+  keepResult?: boolean;
 }
 
 export interface WriteBeforeCall {
   files: FileChange[];
   auto: boolean;
   now: Date;
+  /** A background command of the session is open: keep what the call leaves with its step (holes7). */
+  keepResult?: boolean;
 }
 
 /** A write tool call, before it runs: read, then plan (core/plan), then apply (records) and the harness outcome. */
 export async function writeBefore(
   repo: Repo,
   e: HookEvent,
-  { files, auto, now }: WriteBeforeCall,
+  { files, auto, now, keepResult }: WriteBeforeCall,
 ): Promise<HookResult> {
   const notes: string[] = [];
   const w = await readWrite(repo, e, { files, notes, now });
   if (w === null) return { outcome: NONE, notes };
+  if (keepResult) w.keepResult = true;
   if (w.unmatched.length > 0) {
     // what the harness would make of it is unknown: keep the files as they are, and refuse
     const cp = await keepCallPaths(w, 'deny', unmatchedRecords(w));
@@ -461,6 +466,9 @@ async function keepCallPaths(
       session: { harness: e.harness, session: e.sessionId, toolCall: e.toolCallId, tool: e.tool },
       outcome: v,
       ...(v === 'ask' ? { asked: decisions } : {}),
+      ...(w.keepResult && v !== 'deny'
+        ? { results: w.targets.map((t) => ({ rel: t.rel, content: t.next, mode: t.mode })) }
+        : {}),
     },
   });
   return checkpoint!.id;

@@ -18,6 +18,7 @@ import {
 } from '../doctor/integrity.js';
 import { NONE, eventsRead, shellWord, type HookResult } from './hook-common.js';
 import { nearestFolder, realAbs, within } from './hook-place.js';
+import { detaches } from './detached.js';
 import { netCommand } from './net-commands.js';
 import { reportBackground, shellAfter, shellBefore, withLate } from './hook-shell.js';
 import { writeAfter, writeBefore } from './hook-write.js';
@@ -153,7 +154,7 @@ async function judgeCall(opts: HookOptions, repos: Repo[], now: Date): Promise<H
   if (e.action.kind === 'other') return { outcome: NONE, notes: [] };
   const meta: SessionMeta = { harness: e.harness, session: e.sessionId, toolCall: e.toolCallId };
   // what a command still running in the background destroyed since the last call (reportBackground)
-  const late = await reportBackground(repos, e, now);
+  const { late, open } = await reportBackground(repos, e, now);
   // before a tool: refused once, untouched, so the model reads the report first (no checkpoint, no step)
   if (late.length > 0 && e.phase === 'pre')
     return withLate({ outcome: NONE, notes: [] }, late, 'pre');
@@ -185,7 +186,8 @@ async function judgeCall(opts: HookOptions, repos: Repo[], now: Date): Promise<H
         e.phase === 'pre'
           ? shellBefore(repo, e, {
               command: action.command,
-              background: action.background === true,
+              // a command detached with `&` (or nohup, setsid): as the harness's own background flag
+              background: action.background === true || detaches(action.command),
               meta,
               now,
             })
@@ -209,7 +211,11 @@ async function judgeCall(opts: HookOptions, repos: Repo[], now: Date): Promise<H
       );
     r =
       e.phase === 'pre'
-        ? await writeBefore(repo, e, { files, auto: opts.auto, now })
+        ? await writeBefore(repo, e, {
+            ...{ files, auto: opts.auto, now },
+            // what the write leaves is kept with its step while a background command is open (holes7)
+            keepResult: open.has(repo.root),
+          })
         : await writeAfter(repo, e, meta, now);
   }
   return withLate(r, late, e.phase);
