@@ -12,6 +12,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { timingInputs } from './elision-inputs.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 if (!process.env.ELISION_BEFORE) {
@@ -22,32 +23,7 @@ const load = async (dist) =>
   (await import(pathToFileURL(path.join(dist, 'core', 'elision.js')).href)).findElisions;
 const A = await load(process.env.ELISION_BEFORE);
 const B = await load(path.join(ROOT, 'dist'));
-const line = (i) =>
-  `    const value_${i} = compute(input_${i}, options) // step ${i} of the pipeline`;
-const big = [];
-let size = 0;
-for (let i = 0; size < 15 * 1024 * 1024; i++) {
-  const l =
-    i % 50 === 0
-      ? `    // ${i % 100 === 0 ? 'the next block' : 'see above'} handles case ${i}`
-      : line(i);
-  big.push(l);
-  size += l.length + 1;
-}
-const bigNew = big.map((l, i) => (i % 100 === 7 ? `${l} + 1` : l));
-bigNew[5000] = '    // ... rest of the pipeline unchanged ...';
-const small = Array.from({ length: 300 }, (_, i) => line(i));
-const smallNew = [
-  ...small.slice(0, 120),
-  '    // keep the cache warm',
-  '    const warm = prime(cache)',
-  ...small.slice(123),
-];
-const trunc = [
-  ...small.slice(0, 100),
-  '    // ... rest of the pipeline unchanged ...',
-  ...small.slice(120),
-];
+const { big, bigNew, small, smallNew, trunc } = timingInputs();
 const real = readFileSync(path.join(ROOT, 'dist', 'cli', 'guard.js'), 'utf8');
 const rl = real.split('\n');
 const realNew = rl.map((l, i) => (i === 100 || i === 5000 || i === 9000 ? l + ' ' : l)).join('\n');

@@ -30,6 +30,7 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync, readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { timingInputs } from './elision-inputs.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 // ELISION_DIST=/other/checkout/dist measures another build (for before/after figures)
@@ -387,27 +388,7 @@ function history(gitDir) {
 
 /** The rule's cost: findElisions on a 15 MB file with 1% of its lines changed, and on a typical edit. */
 function timing() {
-  const line = (i) =>
-    `    const value_${i} = compute(input_${i}, options) // step ${i} of the pipeline`;
-  const big = [];
-  let size = 0;
-  for (let i = 0; size < 15 * 1024 * 1024; i++) {
-    const l =
-      i % 50 === 0
-        ? `    // ${i % 100 === 0 ? 'the next block' : 'see above'} handles case ${i}`
-        : line(i);
-    big.push(l);
-    size += l.length + 1;
-  }
-  const bigNew = big.map((l, i) => (i % 100 === 7 ? `${l} + 1` : l));
-  bigNew[5000] = '    // ... rest of the pipeline unchanged ...';
-  const small = Array.from({ length: 300 }, (_, i) => line(i));
-  const smallNew = [
-    ...small.slice(0, 120),
-    '    // keep the cache warm',
-    '    const warm = prime(cache)',
-    ...small.slice(123),
-  ];
+  const { big, bigNew, small, smallNew, trunc: truncated } = timingInputs();
   const time = (label, neu, old, runs) => {
     findElisions(neu, old);
     const t0 = performance.now();
@@ -429,11 +410,6 @@ function timing() {
     small.join('\n'),
     500,
   );
-  const truncated = [
-    ...small.slice(0, 100),
-    '    // ... rest of the pipeline unchanged ...',
-    ...small.slice(120),
-  ];
   time(
     'typical truncation (300-line file, 20 lines replaced by a placeholder)',
     truncated.join('\n'),

@@ -558,32 +558,38 @@ describe('fail closed, per harness', () => {
 });
 
 describe('concurrency', () => {
+  /** `guard hook claude` started on `input`, not waited on: its exit code and stdout when it ends. */
+  function startHook(repo: TestRepo, input: string, env: NodeJS.ProcessEnv) {
+    const child = spawn(process.execPath, [CLI, 'hook', 'claude'], { cwd: repo.dir, env });
+    let out = '';
+    child.stdout.on('data', (b) => (out += b));
+    const done = new Promise<{ code: number; out: string }>((resolve) =>
+      child.on('close', (code) => resolve({ code: code ?? 99, out })),
+    );
+    child.stdin.end(input);
+    return done;
+  }
+
   it('8 hook calls at once on different files: 8 checkpoints, nothing lost', async () => {
     const files: Record<string, string> = {};
     for (let i = 0; i < 8; i++) files[`f${i}.txt`] = lines(20, `f${i}`);
     const repo = makeRepo(files);
     const env = cleanEnv({ CI: 'true' });
-    const runs = Array.from(
-      { length: 8 },
-      (_, i) =>
-        new Promise<{ code: number; out: string }>((resolve) => {
-          const child = spawn(process.execPath, [CLI, 'hook', 'claude'], { cwd: repo.dir, env });
-          let out = '';
-          child.stdout.on('data', (b) => (out += b));
-          child.on('close', (code) => resolve({ code: code ?? 99, out }));
-          child.stdin.end(
-            claude(
-              repo,
-              'Edit',
-              {
-                file_path: path.join(repo.dir, `f${i}.txt`),
-                old_string: `f${i} 3\n`,
-                new_string: `F${i} 3\n`,
-              },
-              { id: `c${i}` },
-            ),
-          );
-        }),
+    const runs = Array.from({ length: 8 }, (_, i) =>
+      startHook(
+        repo,
+        claude(
+          repo,
+          'Edit',
+          {
+            file_path: path.join(repo.dir, `f${i}.txt`),
+            old_string: `f${i} 3\n`,
+            new_string: `F${i} 3\n`,
+          },
+          { id: `c${i}` },
+        ),
+        env,
+      ),
     );
     const results = await Promise.all(runs);
     expect(results).toEqual(Array.from({ length: 8 }, () => ({ code: 0, out: '' })));
@@ -616,14 +622,11 @@ describe('concurrency', () => {
     const chain = path.join(repo.dir, '.git', 'refs/guard/sessions/claude/sess-1/chain');
     const before = readFileSync(chain, 'utf8');
     // A stops just after fast-import moved the chain (and before anything else of its own)
-    const a = spawn(process.execPath, [CLI, 'hook', 'claude'], {
-      cwd: repo.dir,
-      env: { ...env, GUARD_FAULT_PAUSE: 'records:refs-moved', GUARD_FAULT_PAUSE_MS: '4000' },
+    const a = startHook(repo, edit(1, 'c1'), {
+      ...env,
+      GUARD_FAULT_PAUSE: 'records:refs-moved',
+      GUARD_FAULT_PAUSE_MS: '4000',
     });
-    let aOut = '';
-    a.stdout.on('data', (b) => (aOut += b));
-    const aDone = new Promise((r) => a.on('close', r));
-    a.stdin.end(edit(1, 'c1'));
     for (let i = 0; i < 200 && readFileSync(chain, 'utf8') === before; i++)
       await new Promise((r) => setTimeout(r, 25));
     expect(readFileSync(chain, 'utf8')).not.toBe(before);
@@ -636,8 +639,7 @@ describe('concurrency', () => {
       b.stdout,
       'on 5146eb5: "refs/guard/sessions/claude/sess-1/chain -> ..." moved outside guard',
     ).toBe('');
-    await aDone;
-    expect(aOut).toBe('');
+    expect(await a).toEqual({ code: 0, out: '' });
     expect(repo.guard(['doctor']).stdout).not.toMatch(/outside guard/);
   });
 });
