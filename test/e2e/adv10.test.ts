@@ -4,7 +4,7 @@ import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, symlinkSync, 
 import { unlinkSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import path from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import { CLI, cleanEnv, cleanupRepos, lines, makeRepo, outsideDir, type TestRepo } from '../helpers.js';
 
 /**
@@ -155,7 +155,11 @@ const NODE = ((): string | null => {
 
 describe.skipIf(NODE === null)("adv10: the hook's code cache file, attacked", () => {
   const repo = makeRepo({ 'keep.py': lines(300) });
-  const cacheDir = outsideDir();
+  // a cache folder of each test's own
+  let cacheDir = '';
+  beforeEach(() => {
+    cacheDir = outsideDir();
+  });
   // a destructive write (300 lines to 1) in Gemini, where nobody is asked: the answer is deny
   const payload = JSON.stringify({
     session_id: 'g1',
