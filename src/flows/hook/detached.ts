@@ -24,7 +24,9 @@ export function detaches(command: string): boolean {
   // word of the line that could be a script is read as one (adv10)
   const fed = commands.some((words) => {
     const at = nameAt(words);
-    return at >= 0 && SHELLS.has(path.basename(words[at]!)) && !words.some((x) => /^-\w*c$/.test(x));
+    return (
+      at >= 0 && SHELLS.has(path.basename(words[at]!)) && !words.some((x) => /^-\w*c$/.test(x))
+    );
   });
   if (fed && commands.flat().some((w) => /[\s&]/.test(w) && w !== command && detaches(w)))
     return true;
@@ -40,12 +42,16 @@ function detachedWords(words: string[]): boolean {
   // a script handed to a shell or to eval (or trap) is read as the command it is
   const c = SHELLS.has(name) ? rest.findIndex((x) => /^-\w*c$/.test(x)) : -1;
   if (c >= 0 && rest[c + 1] !== undefined && detaches(rest[c + 1]!)) return true;
-  if ((name === 'eval' || name === 'trap') && detaches(name === 'eval' ? rest.join(' ') : rest[0] ?? ''))
+  if (
+    (name === 'eval' || name === 'trap') &&
+    detaches(name === 'eval' ? rest.join(' ') : (rest[0] ?? ''))
+  )
     return true;
   if (name === 'screen' && rest.some((x) => /^-[a-zA-Z]*d/.test(x))) return true;
   if (name === 'tmux' && rest.some((x) => x.startsWith('new')) && rest.includes('-d')) return true;
   // systemd-run starts a unit and returns, unless told to wait or run in a scope
-  if (name === 'systemd-run') return !rest.some((x) => /^(--scope|--wait|-P|--pipe|--pty|-t)$/.test(x));
+  if (name === 'systemd-run')
+    return !rest.some((x) => /^(--scope|--wait|-P|--pipe|--pty|-t)$/.test(x));
   return false;
 }
 
@@ -228,7 +234,19 @@ function operator(s: string, i: number, { out, end, cut, docs, at }: Ctx): numbe
 }
 
 /** Commands that read a process substitution to its end (so it is done when they are). */
-const READERS = new Set(['diff', 'cmp', 'comm', 'cat', 'sort', 'paste', 'join', 'wc', 'done', 'source', '.']);
+const READERS = new Set([
+  'diff',
+  'cmp',
+  'comm',
+  'cat',
+  'sort',
+  'paste',
+  'join',
+  'wc',
+  'done',
+  'source',
+  '.',
+]);
 
 /** The here-documents' texts from the line after `nl`, read as each asks; where the reading goes on. */
 function hereDocs(s: string, nl: number, docs: Doc[], out: Scan): number {
