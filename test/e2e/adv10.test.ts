@@ -91,6 +91,10 @@ describe('adv10: detached spellings holes7 did not read, told at the next call',
     'echo "$( (sleep 1; rm keep.py) >/dev/null 2>&1 & )"',
     // $'..' escapes
     "bash -c $'(sleep 1; rm keep.py) \\x26'",
+    // a detached container with the work tree mounted; find -exec's command; tmux's server
+    'docker run -d -v "$PWD":/w alpine sh -c "sleep 1; rm /w/keep.py"',
+    "find . -name keep.py -exec sh -c '(sleep 1; rm {}) &' \\;",
+    "tmux send-keys -t dev 'sleep 1; rm keep.py' Enter",
   ])('codex: %s', (command) => {
     expect(codexRun(command)).toContain('keep.py');
   });

@@ -31,6 +31,15 @@ describe('detaches (adv10)', () => {
     '((sleep 1; rm f) &)',
     'echo ${x:-"}"} ; (sleep 1; rm f) &',
     'echo "$( (sleep 1; rm f) >/dev/null 2>&1 & )"',
+    'docker run -d -v $PWD:/w alpine sh -c "sleep 1; rm /w/f"',
+    'podman run -dit img',
+    'docker compose up -d',
+    'sudo -b sh -c "sleep 1; rm f"',
+    "script -qc '(sleep 1; rm f) &' /dev/null",
+    "find . -name f -exec sh -c '(sleep 1; rm {}) &' \\;",
+    "tmux send-keys -t dev 'rm f' Enter",
+    'screen -S x -X stuff "rm f"',
+    "echo '* * * * * rm f' | crontab -",
   ])('detaches: %s', (c) => {
     expect(detaches(c)).toBe(true);
   });
@@ -53,6 +62,11 @@ describe('detaches (adv10)', () => {
     'systemd-run --user --wait sh -c "rm f"',
     'git commit -m "fix a & b"',
     'sudo -E ./run.sh',
+    'docker run --rm -v $PWD:/w alpine ls',
+    'docker ps',
+    "find . -name '*.py' -exec grep -l x {} +",
+    'tmux ls',
+    'crontab -l',
   ])('runs in the foreground: %s', (c) => {
     expect(detaches(c)).toBe(false);
   });

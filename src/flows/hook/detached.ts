@@ -39,16 +39,31 @@ function detachedWords(words: string[]): boolean {
   const name = at < 0 ? '' : path.basename(words[at]!);
   const rest = words.slice(at + 1);
   if (DETACHERS.has(name)) return true;
-  // a script handed to a shell or to eval (or trap) is read as the command it is
-  const c = SHELLS.has(name) ? rest.findIndex((x) => /^-\w*c$/.test(x)) : -1;
+  // `sudo -b`: sudo runs it in the background (adv10)
+  const before = words.slice(0, Math.max(at, 0));
+  if (before.includes('-b') && before.some((w) => path.basename(w) === 'sudo')) return true;
+  // a container started detached (`docker run -d -v $PWD:/w ...`), a cron table installed
+  if (CONTAINERS.has(name) && rest.some((x) => /^(-[a-zA-Z]*d[a-zA-Z]*|--detach)$/.test(x)))
+    return true;
+  if (name === 'crontab' && !rest.some((x) => /^-[lr]$/.test(x))) return true;
+  // `find -exec CMD ...`: the command it runs
+  const exec = name === 'find' ? rest.findIndex((x) => /^-(exec|execdir|ok|okdir)$/.test(x)) : -1;
+  if (exec >= 0 && detachedWords(rest.slice(exec + 1))) return true;
+  // a script handed to a shell (`script`, `su`, `flock` too), to eval or to trap is read as one
+  const c = SHELLS.has(name) || SCRIPTERS.has(name) ? rest.findIndex((x) => /^-\w*c$/.test(x)) : -1;
   if (c >= 0 && rest[c + 1] !== undefined && detaches(rest[c + 1]!)) return true;
   if (
     (name === 'eval' || name === 'trap') &&
     detaches(name === 'eval' ? rest.join(' ') : (rest[0] ?? ''))
   )
     return true;
-  if (name === 'screen' && rest.some((x) => /^-[a-zA-Z]*d/.test(x))) return true;
-  if (name === 'tmux' && rest.some((x) => x.startsWith('new')) && rest.includes('-d')) return true;
+  if (name === 'screen' && rest.some((x) => /^-([a-zA-Z]*d|X$)/.test(x))) return true;
+  // a tmux window started detached, or keys or a command sent to a tmux server (adv10)
+  if (
+    name === 'tmux' &&
+    rest.some((x) => x === '-d' || /^(send-keys|send|run-shell|run|respawn-\w+)$/.test(x))
+  )
+    return true;
   // systemd-run starts a unit and returns, unless told to wait or run in a scope
   if (name === 'systemd-run')
     return !rest.some((x) => /^(--scope|--wait|-P|--pipe|--pty|-t)$/.test(x));
@@ -78,6 +93,8 @@ function nameAt(words: string[]): number {
 }
 
 const SHELLS = new Set(['sh', 'bash', 'dash', 'zsh', 'ksh', 'ash', 'busybox']);
+const SCRIPTERS = new Set(['script', 'su', 'runuser', 'flock']);
+const CONTAINERS = new Set(['docker', 'podman', 'nerdctl']);
 // coproc, at, batch: bash or atd runs the command after the shell returns (adv10)
 const DETACHERS = new Set(
   ['nohup', 'setsid', 'disown', 'daemonize', 'start-stop-daemon'].concat(['coproc', 'at', 'batch']),
