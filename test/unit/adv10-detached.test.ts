@@ -17,6 +17,7 @@ describe('detaches (adv10)', () => {
     'env -i bash -c "(sleep 1; rm f) &"',
     'echo "(sleep 1; rm f) &" | sh',
     'sh <<< "(sleep 1; rm f) &"',
+    'echo "(sleep 1; rm f) &" | bash -s',
     "bash <<'EOF'\n(sleep 1; rm f) &\nEOF",
     'trap "(sleep 1; rm f) &" EXIT',
     "cat > notes.md <<EOF\nit's done\nEOF\n(sleep 1; rm f) &",
@@ -67,6 +68,8 @@ describe('detaches (adv10)', () => {
     "find . -name '*.py' -exec grep -l x {} +",
     'tmux ls',
     'crontab -l',
+    'command -v nohup && echo yes',
+    'git commit -m "fix a & b" && sh deploy.sh',
   ])('runs in the foreground: %s', (c) => {
     expect(detaches(c)).toBe(false);
   });

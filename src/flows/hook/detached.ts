@@ -24,8 +24,13 @@ export function detaches(command: string): boolean {
   // word of the line that could be a script is read as one (adv10)
   const fed = commands.some((words) => {
     const at = nameAt(words);
+    // a shell with a script file (`sh deploy.sh`) or `-c` does not read its input (a here-string's
+    // word is among the words: `sh <<< '...'`)
+    const opts = (x: string) => x.startsWith('-') && !/^-\w*c$/.test(x);
     return (
-      at >= 0 && SHELLS.has(path.basename(words[at]!)) && !words.some((x) => /^-\w*c$/.test(x))
+      at >= 0 &&
+      SHELLS.has(path.basename(words[at]!)) &&
+      (words.slice(at + 1).every(opts) || command.includes('<<<'))
     );
   });
   if (fed && commands.flat().some((w) => /[\s&]/.test(w) && w !== command && detaches(w)))
@@ -81,6 +86,8 @@ function nameAt(words: string[]): number {
     const w = words[i]!;
     if (/^\w+=/.test(w)) continue;
     if (PREFIXES.has(path.basename(w))) {
+      // `command -v nohup` looks a name up, runs nothing
+      if (w === 'command' && /^-[vV]$/.test(words[i + 1] ?? '')) return -1;
       prefixed = true;
       continue;
     }
