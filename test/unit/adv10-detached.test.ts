@@ -74,3 +74,25 @@ describe('detaches (adv10)', () => {
     expect(detaches(c)).toBe(false);
   });
 });
+
+/** Commands built to make the reader slow or overflow its stack: an answer, fast (a hook has seconds). */
+describe('detaches on pathological commands (adv10)', () => {
+  it.each([
+    ['$(( '.repeat(20000)],
+    ['$( ('.repeat(20000)],
+    ['${ '.repeat(20000)],
+    ['cat <( '.repeat(20000)],
+    ['cat <<E\n'.repeat(20000)],
+    ['"$( '.repeat(20000)],
+    ['sh <<< "'.repeat(5000)],
+    ["bash -c '".repeat(20000)],
+  ])('%#: answers within 2 s', (c) => {
+    const t = Date.now();
+    expect(() => detaches(c)).not.toThrow();
+    expect(Date.now() - t).toBeLessThan(2000);
+  });
+
+  it('a process substitution nested 20,000 deep is read as detached (past 64 levels), not a stack overflow', () => {
+    expect(detaches('cat <( '.repeat(20000))).toBe(true);
+  });
+});

@@ -18,6 +18,16 @@ import path from 'node:path';
  * later call of the session for 30 minutes, never a refusal.
  */
 export function detaches(command: string): boolean {
+  if (depth >= MAX_DEPTH) return true;
+  depth++;
+  try {
+    return detachesText(command);
+  } finally {
+    depth--;
+  }
+}
+
+function detachesText(command: string): boolean {
   const { amp, commands } = scan(command.replace(/\\\n/g, ''));
   if (amp) return true;
   // a shell reading its script from its input (`echo '... &' | sh`, `sh <<< '...'`): every
@@ -130,6 +140,20 @@ type Doc = { delim: string; dash: boolean; read: 'code' | 'text' | 'skip' };
  * `body` reads such a text, where only substitutions are code.
  */
 function scan(s: string, body = false): Scan {
+  // a text nested past any command's (`cat <( cat <( ...` 20,000 deep: a stack overflow, and
+  // each level read again): read as detached, which costs a checkpoint per call, not a refusal
+  if (depth >= MAX_DEPTH) return { amp: true, commands: [] };
+  depth++;
+  try {
+    return scanText(s, body);
+  } finally {
+    depth--;
+  }
+}
+let depth = 0;
+const MAX_DEPTH = 64;
+
+function scanText(s: string, body: boolean): Scan {
   const out: Scan = { amp: false, commands: [[]] };
   let word = '';
   const end = () => {
@@ -152,7 +176,7 @@ function scan(s: string, body = false): Scan {
       i++;
       continue;
     }
-    const arith = c === '$' && s[i + 1] === '(' ? closeOf(s, i + 1, true) : -1;
+    const arith = c === '$' && s[i + 1] === '(' && s[i + 2] === '(' ? closeOf(s, i + 1, true) : -1;
     if (arith >= 0 || (c === '$' && s[i + 1] === '{' && top !== '"' && top !== 'h')) {
       // `$((a & b))`, `${x//&/y}`: a word, not operators
       const k = arith >= 0 ? arith : closeOf(s, i + 1, false);
@@ -320,7 +344,9 @@ function closeOf(s: string, open: number, arith: boolean): number {
   const [o, c] = s[open] === '{' ? ['{', '}'] : ['(', ')'];
   const closes: number[] = [];
   const stack: number[] = [];
-  for (let j = open; j < s.length; j++) {
+  // arithmetic is short: a bounded look, so that 20,000 `$((` are not read to the end each
+  const stop = arith ? Math.min(s.length, open + 256) : s.length;
+  for (let j = open; j < stop; j++) {
     // a quoted `}` or `)` closes nothing
     if (s[j] === '\\') j++;
     else if (s[j] === "'" || s[j] === '"') {
@@ -329,6 +355,8 @@ function closeOf(s: string, open: number, arith: boolean): number {
     } else if (s[j] === o) stack.push(j);
     else if (s[j] === c) {
       const from = stack.pop();
+      // `((...))`: arithmetic only if the outer `)` comes right after the inner one
+      if (arith && from === open + 1) return s[open + 1] === '(' && s[j + 1] === ')' ? j + 1 : -1;
       if (from === open + 1) closes.push(j);
       if (from === open) {
         if (!arith) return j;
