@@ -45,11 +45,11 @@ export const rewindSteps: Steps<RewindTarget, RewindDone, Checkpoint> = {
     }),
   write: async (p, t, undo) => {
     const { groups, kept, paths } = await t.groups(undo!);
-    const [plan, keptPlan] = await Promise.all([
-      planPutBack(p.repo, undo!, groups),
-      // the ignored files (and nested repositories' files) its commands took: written back only
-      planKeptBack(p.repo, undo!, kept ?? []),
-    ]);
+    const plan = await planPutBack(p.repo, undo!, groups);
+    // the ignored files (and nested repositories' files) its commands took: written back only,
+    // past what the rewind removes first
+    const removing = new Set(plan.toRemove.map((e) => e.path));
+    const keptPlan = await planKeptBack(p.repo, undo!, kept ?? [], removing);
     for (const left of keptPlan.left)
       t.warnings.push(
         `${left.path} (kept outside git's tree): ${left.why}: left as it is; guard log --session ${t.session} lists the checkpoints that hold it`,

@@ -139,7 +139,8 @@ export async function keptChangesOfPairs(
       return rawWithNow(r.stdout).flatMap((e) =>
         e.letter === 'D'
           ? [{ path: e.path, left: null }]
-          : e.letter === 'M' && !inFolder(e.path)
+          : // T: a file swapped for a link (adv10: neither told nor put back)
+            (e.letter === 'M' || e.letter === 'T') && !inFolder(e.path)
             ? [{ path: e.path, left: e.nowOid }]
             : [],
       );
@@ -176,6 +177,7 @@ export async function planKeptBack(
   repo: Repo,
   now: Pick<Checkpoint, 'kept'>,
   groups: readonly KeptGroup[],
+  removing: ReadonlySet<string> = new Set(),
 ): Promise<{
   toWrite: RawEntry[];
   blobs: CatResult[];
@@ -204,7 +206,7 @@ export async function planKeptBack(
   for (const { g, entries } of diffs)
     for (const e of entries) {
       if (e.letter === 'A') continue;
-      const why = await keptInTheWay(cwd, e, g.left.get(e.path));
+      const why = await keptInTheWay(cwd, e, g.left.get(e.path), removing);
       if (why) left.push({ path: e.path, why });
       else toWrite.push(e);
     }
@@ -217,10 +219,13 @@ async function keptInTheWay(
   root: string,
   e: RawEntry & { nowOid: string | null },
   left: string | null | undefined,
+  removing: ReadonlySet<string>,
 ): Promise<string | null> {
   const parts = e.path.split('/');
   for (let i = 1; i < parts.length; i++) {
     const dir = parts.slice(0, i).join('/');
+    // a file the rewind removes first (a link the command made where the folder was: adv10)
+    if (removing.has(dir)) break;
     const st = await lstat(path.join(root, dir)).catch(() => null);
     if (st === null) break;
     if (!st.isDirectory()) return `${dir} is a file now, where its folder was`;

@@ -103,7 +103,8 @@ export async function coverageLoss(
     for (const e of parseRaw(r.stdout)) {
       if (e.letter === 'D' && (await gone(e.path)))
         loss.kept.push({ path: e.path, how: 'removed', kind: kindOf(e.path) });
-      else if (e.letter === 'M' && !inFolder(e.path))
+      // T: a file swapped for a link (or a link for a file): its text is gone as well (adv10)
+      else if ((e.letter === 'M' || e.letter === 'T') && !inFolder(e.path))
         loss.kept.push({ path: e.path, how: 'overwritten', kind: kindOf(e.path) });
     }
   }
