@@ -23,6 +23,7 @@ import {
   outsideDir,
   type TestRepo,
 } from '../helpers.js';
+import { codexPayload } from './codex-payload.js';
 
 /**
  * adv10 (docs/reliability/adv10.md): holes7's reading of a detached shell command, attacked
@@ -42,19 +43,7 @@ function hook(repo: TestRepo, harness: string, payload: object) {
 }
 
 function codex(repo: TestRepo, event: string, tool: string, input: object, id: string) {
-  return hook(repo, 'codex', {
-    session_id: 'c1',
-    turn_id: 't1',
-    transcript_path: '/tmp/t.jsonl',
-    cwd: repo.dir,
-    hook_event_name: event,
-    model: 'gpt-5',
-    permission_mode: 'default',
-    tool_name: tool,
-    tool_input: input,
-    tool_use_id: id,
-    ...(event === 'PostToolUse' ? { tool_response: {} } : {}),
-  });
+  return hook(repo, 'codex', codexPayload(repo, event, tool, input, id));
 }
 const codexWhy = (r: { json: any }): string =>
   r.json?.hookSpecificOutput?.permissionDecisionReason ?? '';

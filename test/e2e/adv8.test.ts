@@ -3,6 +3,7 @@ import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { spawn } from 'node:child_process';
 import { CLI, cleanEnv, cleanupRepos, lines, makeRepo, type TestRepo } from '../helpers.js';
+import { codexPayload } from './codex-payload.js';
 
 /**
  * adv8 (docs/reliability/adv8.md): the after event of writes is gone where nobody can be asked
@@ -213,19 +214,7 @@ describe('the one-time deny under concurrent calls', () => {
 
 describe('codex: a command detached with & (Codex has no background flag)', () => {
   function codex(repo: TestRepo, event: string, tool: string, input: object, id: string) {
-    return hook(repo, 'codex', {
-      session_id: 'c1',
-      turn_id: 't1',
-      transcript_path: '/tmp/t.jsonl',
-      cwd: repo.dir,
-      hook_event_name: event,
-      model: 'gpt-5',
-      permission_mode: 'default',
-      tool_name: tool,
-      tool_input: input,
-      tool_use_id: id,
-      ...(event === 'PostToolUse' ? { tool_response: {} } : {}),
-    });
+    return hook(repo, 'codex', codexPayload(repo, event, tool, input, id));
   }
   const codexDenied = (r: { json: any }) =>
     r.json?.hookSpecificOutput?.permissionDecision === 'deny';

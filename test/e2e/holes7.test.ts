@@ -3,6 +3,7 @@ import path from 'node:path';
 import { spawn } from 'node:child_process';
 import { afterAll, describe, expect, it } from 'vitest';
 import { CLI, cleanEnv, cleanupRepos, lines, makeRepo, type TestRepo } from '../helpers.js';
+import { codexPayload } from './codex-payload.js';
 
 /**
  * holes7 (docs/reliability/holes7.md): adv8's open holes closed, then attacked. Through the real
@@ -252,19 +253,7 @@ describe("a background command takes back what the session's own write left (no 
 
 describe('holes7 adversary: detached commands and odd names', () => {
   function codex(repo: TestRepo, event: string, tool: string, input: object, id: string) {
-    return hook(repo, 'codex', {
-      session_id: 'c1',
-      turn_id: 't1',
-      transcript_path: '/tmp/t.jsonl',
-      cwd: repo.dir,
-      hook_event_name: event,
-      model: 'gpt-5',
-      permission_mode: 'default',
-      tool_name: tool,
-      tool_input: input,
-      tool_use_id: id,
-      ...(event === 'PostToolUse' ? { tool_response: {} } : {}),
-    });
+    return hook(repo, 'codex', codexPayload(repo, event, tool, input, id));
   }
   const codexWhy = (r: { json: any }): string =>
     r.json?.hookSpecificOutput?.permissionDecisionReason ?? '';
