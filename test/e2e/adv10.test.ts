@@ -23,7 +23,7 @@ import {
   outsideDir,
   type TestRepo,
 } from '../helpers.js';
-import { codexPayload } from './codex-payload.js';
+import { codexPayload, copilotPayload } from './codex-payload.js';
 
 /**
  * adv10 (docs/reliability/adv10.md): holes7's reading of a detached shell command, attacked
@@ -103,14 +103,7 @@ describe('adv10: detached spellings holes7 did not read, told at the next call',
   it('copilot: a coprocess is told at the next call', () => {
     const repo = makeRepo({ 'keep.py': lines(300) });
     const copilot = (tool: string, args: object, post = false) =>
-      hook(repo, 'copilot', {
-        sessionId: 'cp1',
-        timestamp: Date.now(),
-        cwd: repo.dir,
-        toolName: tool,
-        toolArgs: args,
-        ...(post ? { toolResult: { resultType: 'success', textResultForLlm: '' } } : {}),
-      });
+      hook(repo, 'copilot', copilotPayload(repo, tool, args, post));
     const cmd = { command: 'coproc { sleep 1; rm keep.py; }' };
     copilot('bash', cmd);
     copilot('bash', cmd, true);

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { spawn } from 'node:child_process';
 import { CLI, cleanEnv, cleanupRepos, lines, makeRepo, type TestRepo } from '../helpers.js';
-import { codexPayload } from './codex-payload.js';
+import { codexPayload, copilotPayload } from './codex-payload.js';
 
 /**
  * adv8 (docs/reliability/adv8.md): the after event of writes is gone where nobody can be asked
@@ -283,14 +283,7 @@ describe("withCallCatFile: one cat-file for a hook call's reads", () => {
 
 describe('copilot: a command detached with & (no background flag; every tool has both events)', () => {
   const copilot = (repo: TestRepo, tool: string, args: object, post = false) =>
-    hook(repo, 'copilot', {
-      sessionId: 'cp1',
-      timestamp: Date.now(),
-      cwd: repo.dir,
-      toolName: tool,
-      toolArgs: args,
-      ...(post ? { toolResult: { resultType: 'success', textResultForLlm: '' } } : {}),
-    });
+    hook(repo, 'copilot', copilotPayload(repo, tool, args, post));
   const copilotDenied = (r: { json: any }) => r.json?.permissionDecision === 'deny';
 
   // as Codex's: nothing marks the command as running on, and no later call checks

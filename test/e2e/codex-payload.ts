@@ -1,7 +1,8 @@
 import type { TestRepo } from '../helpers.js';
 
 /**
- * Codex's hook payload (HARNESSES.md) for one event of a tool call of session c1: what adv8, holes7
+ * The payloads of the harnesses with no background flag, sent through `guard hook` by adv8, holes7
+ * and adv10. Codex's hook payload (HARNESSES.md) for one event of a tool call of session c1: what adv8, holes7
  * and adv10 send through `guard hook codex`. Codex's payload has no background flag.
  */
 export function codexPayload(
@@ -23,5 +24,17 @@ export function codexPayload(
     tool_input: input,
     tool_use_id: id,
     ...(event === 'PostToolUse' ? { tool_response: {} } : {}),
+  };
+}
+
+/** Copilot CLI's hook payload (HARNESSES.md) for session cp1: `post` adds the tool's result (its after event). */
+export function copilotPayload(repo: TestRepo, tool: string, args: object, post = false) {
+  return {
+    sessionId: 'cp1',
+    timestamp: Date.now(),
+    cwd: repo.dir,
+    toolName: tool,
+    toolArgs: args,
+    ...(post ? { toolResult: { resultType: 'success', textResultForLlm: '' } } : {}),
   };
 }
