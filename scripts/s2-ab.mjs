@@ -17,6 +17,12 @@
 // pre events and the shell call's after event as before: `node scripts/s2-ab.mjs NODE
 // dist/cli/main.js noask:dist/cli/main.js` is S2 of Claude Code's events against those.
 //
+// A build written `installed:B/cli/main.js` runs the commands `guard init --agent claude` of that
+// build installs, through `sh -c` as Claude Code runs them (scripts/session-sim.mjs claudeCommands:
+// since branch s2h the after event of a write starts guard only when a person was asked):
+// `node scripts/s2-ab.mjs NODE installed:BASE/cli/main.js installed:dist/cli/main.js` is S2 of the
+// two builds' installed events.
+//
 // A build written `plugin:B/plugin/index.js` runs the session in this process through that
 // build's guard-cli/plugin as Cline calls it (clineBeforeTool, clineAfterTool: the bench's S2
 // in-process row), no node start: `node scripts/s2-ab.mjs - plugin:A/plugin/index.js
@@ -36,7 +42,7 @@ const [nodeArg, a, b, n] = process.argv.slice(2);
 const node = nodeArg === '-' ? process.execPath : nodeArg;
 if (!node || !a || !b) {
   console.error(
-    'usage: node scripts/s2-ab.mjs NODE|- [resident:|noask:]A/cli/main.js|plugin:A/plugin/index.js B... [calls]',
+    'usage: node scripts/s2-ab.mjs NODE|- [resident:|noask:|installed:]A/cli/main.js|plugin:A/plugin/index.js B... [calls]',
   );
   process.exit(2);
 }
@@ -44,7 +50,7 @@ const CALLS = Number(n) || 423;
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'guard-s2ab-'));
 const env = cleanEnv();
 const resident = (x) => x.startsWith('resident:');
-const kindOf = (x) => /^(resident|noask|plugin):/.exec(x)?.[1] ?? 'hooks';
+const kindOf = (x) => /^(resident|noask|plugin|installed):/.exec(x)?.[1] ?? 'hooks';
 const sockDir = path.join(tmp, 'resident');
 const envOf = { none: env, A: env, B: env };
 for (const [k, x] of [
@@ -64,6 +70,9 @@ for (const k of ['A', 'B'])
     Object.assign(process.env, env);
     plugins[k] = await import(pathToFileURL(sides[k]).href);
   }
+const commands = {};
+for (const k of ['A', 'B'])
+  if (kinds[k] === 'installed') commands[k] = await sim.claudeCommands(node, sides[k]);
 const repos = {};
 const ms = { none: 0, A: 0, B: 0 };
 for (const k of Object.keys(sides)) repos[k] = sim.makeSessionRepo(path.join(tmp, k), env);
@@ -109,10 +118,11 @@ for (let i = 0; i < CALLS; i++) {
     const c0 = cpuNow();
     if (plugins[k]) await clineCall(plugins[k], repos[k], c, i);
     else {
-      if (sides[k]) sim.hookOnce(node, sides[k], repos[k], c.pre, envOf[k]);
+      if (sides[k])
+        sim.hookOnce(node, sides[k], repos[k], c.pre, envOf[k], sim.commandOf(commands[k], c, false));
       c.run(env);
       if (sides[k] && !(kinds[k] === 'noask' && c.kind === 'write'))
-        sim.hookOnce(node, sides[k], repos[k], c.post, envOf[k]);
+        sim.hookOnce(node, sides[k], repos[k], c.post, envOf[k], sim.commandOf(commands[k], c, true));
     }
     ms[k] += Number(process.hrtime.bigint() - t) / 1e6;
     cpu[k] += cpuNow() - c0;
