@@ -21,7 +21,8 @@
 // build installs, through `sh -c` as Claude Code runs them (scripts/session-sim.mjs claudeCommands:
 // since branch s2h the after event of a write starts guard only when a person was asked):
 // `node scripts/s2-ab.mjs NODE installed:BASE/cli/main.js installed:dist/cli/main.js` is S2 of the
-// two builds' installed events.
+// two builds' installed events; `resident+installed:B/cli/main.js` the same through the resident
+// hook (GUARD_RESIDENT=1 in the harness's environment).
 //
 // A build written `plugin:B/plugin/index.js` runs the session in this process through that
 // build's guard-cli/plugin as Cline calls it (clineBeforeTool, clineAfterTool: the bench's S2
@@ -49,8 +50,9 @@ if (!node || !a || !b) {
 const CALLS = Number(n) || 423;
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'guard-s2ab-'));
 const env = cleanEnv();
-const resident = (x) => x.startsWith('resident:');
-const kindOf = (x) => /^(resident|noask|plugin|installed):/.exec(x)?.[1] ?? 'hooks';
+const resident = (x) => /^resident(\+installed)?:/.test(x);
+const kindOf = (x) =>
+  /^(resident\+installed|resident|noask|plugin|installed):/.exec(x)?.[1] ?? 'hooks';
 const sockDir = path.join(tmp, 'resident');
 const envOf = { none: env, A: env, B: env };
 for (const [k, x] of [
@@ -60,8 +62,8 @@ for (const [k, x] of [
   if (resident(x)) envOf[k] = { ...env, GUARD_RESIDENT: '1', GUARD_RESIDENT_DIR: sockDir };
 const sides = {
   none: null,
-  A: path.resolve(a.replace(/^\w+:/, '')),
-  B: path.resolve(b.replace(/^\w+:/, '')),
+  A: path.resolve(a.replace(/^[\w+]+:/, '')),
+  B: path.resolve(b.replace(/^[\w+]+:/, '')),
 };
 const kinds = { A: kindOf(a), B: kindOf(b) };
 const plugins = {};
@@ -72,7 +74,7 @@ for (const k of ['A', 'B'])
   }
 const commands = {};
 for (const k of ['A', 'B'])
-  if (kinds[k] === 'installed') commands[k] = await sim.claudeCommands(node, sides[k]);
+  if (kinds[k].endsWith('installed')) commands[k] = await sim.claudeCommands(node, sides[k]);
 const repos = {};
 const ms = { none: 0, A: 0, B: 0 };
 for (const k of Object.keys(sides)) repos[k] = sim.makeSessionRepo(path.join(tmp, k), env);
