@@ -121,10 +121,24 @@ for (let i = 0; i < CALLS; i++) {
     if (plugins[k]) await clineCall(plugins[k], repos[k], c, i);
     else {
       if (sides[k])
-        sim.hookOnce(node, sides[k], repos[k], c.pre, envOf[k], sim.commandOf(commands[k], c, false));
+        sim.hookOnce(
+          node,
+          sides[k],
+          repos[k],
+          c.pre,
+          envOf[k],
+          sim.commandOf(commands[k], c, false),
+        );
       c.run(env);
       if (sides[k] && !(kinds[k] === 'noask' && c.kind === 'write'))
-        sim.hookOnce(node, sides[k], repos[k], c.post, envOf[k], sim.commandOf(commands[k], c, true));
+        sim.hookOnce(
+          node,
+          sides[k],
+          repos[k],
+          c.post,
+          envOf[k],
+          sim.commandOf(commands[k], c, true),
+        );
     }
     ms[k] += Number(process.hrtime.bigint() - t) / 1e6;
     cpu[k] += cpuNow() - c0;

@@ -4,9 +4,10 @@
 // the cost of a call at the start and at the end, against a fresh clone).
 //
 // A call is what Claude Code does with guard's hooks installed (guard init
-// --agent claude: PreToolUse and PostToolUse on Write|Edit|MultiEdit|Bash):
+// --agent claude: PreToolUse and PostToolUse on the write and shell tools):
 // the PreToolUse hook, the tool itself (the file written, the command run),
-// then the PostToolUse hook. Every fifth call is a shell command; the others
+// then the PostToolUse hook (after a write, behind the test init installs
+// there when the build has one: claudeCommands). Every fifth call is a shell command; the others
 // rewrite one line of one of 40 files (a Write of the whole file, or an Edit).
 
 import { spawn, spawnSync } from 'node:child_process';

@@ -1,4 +1,12 @@
-import { lstatSync, mkdirSync, readdirSync, rmdirSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
+import {
+  lstatSync,
+  mkdirSync,
+  readdirSync,
+  rmdirSync,
+  statSync,
+  unlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import path from 'node:path';
 import { sha256Hex } from '../core/digest.js';
 
@@ -58,7 +66,12 @@ export function markAsked(projectDir: string, session: string, toolCall: string,
 }
 
 /** After a write: its own mark and stale ones removed, and the folder when empty (so the next after events start no node). */
-export function settleAsked(projectDir: string, session: string, toolCall: string, now: Date): void {
+export function settleAsked(
+  projectDir: string,
+  session: string,
+  toolCall: string,
+  now: Date,
+): void {
   const dir = folder(projectDir);
   if (dir === null || !ownFolder(dir)) return;
   const mine = markName(session, toolCall);

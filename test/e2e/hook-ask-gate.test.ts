@@ -52,7 +52,8 @@ describe("Claude Code's after event of a write: guard only when a person was ask
   const started = path.join(outsideDir(), 'started');
   const spy = path.join(path.dirname(started), 'spy.cjs');
   writeFileSync(spy, `require('fs').appendFileSync(${JSON.stringify(started)}, 'node\\n');\n`);
-  const nodes = () => (existsSync(started) ? readFileSync(started, 'utf8').split('\n').length - 1 : 0);
+  const nodes = () =>
+    existsSync(started) ? readFileSync(started, 'utf8').split('\n').length - 1 : 0;
   const run = (repo: TestRepo, command: string, input: string) => {
     const before = nodes();
     const r = spawnSync('sh', ['-c', command], {
@@ -73,17 +74,29 @@ describe("Claude Code's after event of a write: guard only when a person was ask
     const repo = claudeRepo({ 'app.py': lines(20) });
     const hooks = installed(repo);
     const input = { file_path: path.join(repo.dir, 'app.py'), content: lines(21) };
-    const pre = run(repo, commandFor(hooks, 'PreToolUse', 'Write'), payload(repo, 'Write', input, 'w1', false));
+    const pre = run(
+      repo,
+      commandFor(hooks, 'PreToolUse', 'Write'),
+      payload(repo, 'Write', input, 'w1', false),
+    );
     expect([pre.code, pre.stdout, pre.nodes]).toEqual([0, '', 1]);
     expect(existsSync(path.join(repo.dir, '.git/guard-asked'))).toBe(false);
     writeFileSync(input.file_path, input.content);
     for (const event of ['PostToolUse', 'PostToolUseFailure']) {
-      const post = run(repo, commandFor(hooks, event, 'Write'), payload(repo, 'Write', input, 'w1', true));
+      const post = run(
+        repo,
+        commandFor(hooks, event, 'Write'),
+        payload(repo, 'Write', input, 'w1', true),
+      );
       expect([post.code, post.stdout, post.stderr, post.nodes]).toEqual([0, '', '', 0]);
     }
     const shell = { command: 'true' };
     for (const event of ['PreToolUse', 'PostToolUse']) {
-      const r = run(repo, commandFor(hooks, event, 'Bash'), payload(repo, 'Bash', shell, 'b1', event !== 'PreToolUse'));
+      const r = run(
+        repo,
+        commandFor(hooks, event, 'Bash'),
+        payload(repo, 'Bash', shell, 'b1', event !== 'PreToolUse'),
+      );
       expect([r.code, r.nodes]).toEqual([0, 1]);
     }
     // a linked worktree (.git a file) or no project variable: guard runs as before
@@ -100,11 +113,19 @@ describe("Claude Code's after event of a write: guard only when a person was ask
     const repo = claudeRepo({ 'state.py': lines(200) });
     const hooks = installed(repo);
     const input = { file_path: path.join(repo.dir, 'state.py'), content: lines(10) };
-    const pre = run(repo, commandFor(hooks, 'PreToolUse', 'Write'), payload(repo, 'Write', input, 'w2', false));
+    const pre = run(
+      repo,
+      commandFor(hooks, 'PreToolUse', 'Write'),
+      payload(repo, 'Write', input, 'w2', false),
+    );
     expect(claudeDecision({ json: JSON.parse(pre.stdout) })).toBe('ask');
     expect(existsSync(path.join(repo.dir, '.git/guard-asked'))).toBe(true);
     writeFileSync(input.file_path, input.content);
-    const post = run(repo, commandFor(hooks, 'PostToolUse', 'Write'), payload(repo, 'Write', input, 'w2', true));
+    const post = run(
+      repo,
+      commandFor(hooks, 'PostToolUse', 'Write'),
+      payload(repo, 'Write', input, 'w2', true),
+    );
     expect([post.code, post.stdout, post.nodes]).toEqual([0, '', 1]);
     const log = repo.guardJson(['log', '--session', 'gate-1']).json;
     expect(log.entries.find((e: { kind: string }) => e.kind === 'decision')).toMatchObject({
@@ -116,9 +137,15 @@ describe("Claude Code's after event of a write: guard only when a person was ask
     // session base is still its 200 lines: another write of it is asked about again)
     expect(existsSync(path.join(repo.dir, '.git/guard-asked'))).toBe(false);
     const next = { file_path: path.join(repo.dir, 'other.py'), content: lines(5) };
-    expect(run(repo, commandFor(hooks, 'PreToolUse', 'Write'), payload(repo, 'Write', next, 'w3', false)).nodes).toBe(1);
+    expect(
+      run(repo, commandFor(hooks, 'PreToolUse', 'Write'), payload(repo, 'Write', next, 'w3', false))
+        .nodes,
+    ).toBe(1);
     writeFileSync(next.file_path, next.content);
-    expect(run(repo, commandFor(hooks, 'PostToolUse', 'Write'), payload(repo, 'Write', next, 'w3', true)).nodes).toBe(0);
+    expect(
+      run(repo, commandFor(hooks, 'PostToolUse', 'Write'), payload(repo, 'Write', next, 'w3', true))
+        .nodes,
+    ).toBe(0);
   });
 
   it("a mark left by a write the person refused (no after event) goes after 30 minutes; another's stays; a link there is not followed", () => {
@@ -133,7 +160,11 @@ describe("Claude Code's after event of a write: guard only when a person was ask
     const t = (Date.now() - 31 * 60_000) / 1000;
     spawnSync('touch', ['-d', `@${t}`, old]);
     const input = { file_path: path.join(repo.dir, 'app.py'), content: lines(21) };
-    const post = run(repo, commandFor(hooks, 'PostToolUse', 'Write'), payload(repo, 'Write', input, 'w4', true));
+    const post = run(
+      repo,
+      commandFor(hooks, 'PostToolUse', 'Write'),
+      payload(repo, 'Write', input, 'w4', true),
+    );
     expect([post.code, post.nodes]).toEqual([0, 1]);
     expect([existsSync(old), existsSync(fresh)]).toEqual([false, true]);
     rmSync(dir, { recursive: true });
@@ -143,7 +174,11 @@ describe("Claude Code's after event of a write: guard only when a person was ask
     writeFileSync(victim, 'keep\n');
     spawnSync('touch', ['-d', `@${t}`, victim]);
     spawnSync('ln', ['-s', elsewhere, dir]);
-    const again = run(repo, commandFor(hooks, 'PostToolUse', 'Write'), payload(repo, 'Write', input, 'w5', true));
+    const again = run(
+      repo,
+      commandFor(hooks, 'PostToolUse', 'Write'),
+      payload(repo, 'Write', input, 'w5', true),
+    );
     expect([again.code, again.nodes]).toEqual([0, 1]);
     expect(readFileSync(victim, 'utf8')).toBe('keep\n');
   });

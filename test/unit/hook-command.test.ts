@@ -98,11 +98,18 @@ describe('isGuardAskGatedCommand (the after event of a write, Claude Code alone)
   });
 
   it.each([
-    ['the plain hook (it is isGuardHookCommand)', wrote('"$CLAUDE_PROJECT_DIR"/node_modules/.bin/guard')],
-    ['a gate that always skips', `true || ${wrote('"$CLAUDE_PROJECT_DIR"/node_modules/.bin/guard')}`],
+    [
+      'the plain hook (it is isGuardHookCommand)',
+      wrote('"$CLAUDE_PROJECT_DIR"/node_modules/.bin/guard'),
+    ],
+    [
+      'a gate that always skips',
+      `true || ${wrote('"$CLAUDE_PROJECT_DIR"/node_modules/.bin/guard')}`,
+    ],
     [
       'a gate on another folder',
-      gate.replace(/guard-asked/, 'nothing') + wrote('"$CLAUDE_PROJECT_DIR"/node_modules/.bin/guard'),
+      gate.replace(/guard-asked/, 'nothing') +
+        wrote('"$CLAUDE_PROJECT_DIR"/node_modules/.bin/guard'),
     ],
     ['the gate before something else', `${gate}/tmp/evil/guard hook claude${fallback('claude')}`],
   ])('refuses %s', (_, command) => {
