@@ -182,4 +182,34 @@ describe("Claude Code's after event of a write: guard only when a person was ask
     expect([again.code, again.nodes]).toEqual([0, 1]);
     expect(readFileSync(victim, 'utf8')).toBe('keep\n');
   });
+
+  it("the gated command put on PreToolUse (it would let writes through unjudged), or the write tools' gate changed: doctor and the next hook call say so", () => {
+    const repo = claudeRepo({ 'app.py': lines(20) });
+    const s = JSON.parse(repo.read('.claude/settings.json'));
+    const gated = s.hooks.PostToolUse.at(-1).hooks[0].command as string;
+    s.hooks.PreToolUse.at(-1).hooks[0].command = gated;
+    repo.write('.claude/settings.json', JSON.stringify(s, null, 2));
+    const checks = repo.guardJson(['doctor']).json.checks;
+    expect(checks).toContainEqual(
+      expect.objectContaining({
+        id: 'agent:claude',
+        message: expect.stringMatching(/no guard hook/),
+      }),
+    );
+    expect(checks).toContainEqual(
+      expect.objectContaining({ id: 'integrity:agent', severity: 'error' }),
+    );
+    const pre = repo.guard(['hook', 'claude'], {
+      input: payload(repo, 'Bash', { command: 'ls' }, 'g1', false),
+    });
+    expect(JSON.parse(pre.stdout).hookSpecificOutput.permissionDecision).toBe('deny');
+    // the write tools' after event made to skip always: the net's entries differ
+    const t = JSON.parse(repo.read('.claude/settings.json'));
+    t.hooks.PreToolUse.at(-1).hooks[0].command = gated.slice(gated.indexOf('|| ') + 3);
+    t.hooks.PostToolUse.at(-1).hooks[0].command = `true || ${gated}`;
+    repo.write('.claude/settings.json', JSON.stringify(t, null, 2));
+    expect(repo.guardJson(['doctor']).json.checks).toContainEqual(
+      expect.objectContaining({ id: 'integrity:agent', severity: 'error' }),
+    );
+  });
 });
