@@ -32,7 +32,16 @@ export interface GeneralData {
   listMarks: string[];
   verbs: string[];
   dotsMaxWords: number;
-  foreign: { mark: string[]; strong: string[]; pairs: string[]; substrings: string[] };
+  foreign: {
+    mark: string[];
+    strong: string[];
+    pairs: string[];
+    substrings: string[];
+    /** Other languages' words and phrases by their English kin: a comment holding one is read in English. */
+    kin: Record<string, string[]>;
+    /** Their small words (of, the, in, as, ...) by their English kin: read so only beside a word of `kin`. */
+    small: Record<string, string[]>;
+  };
 }
 
 const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
@@ -146,6 +155,8 @@ interface Compiled {
   maxOpen: number;
   /** The first characters any opener can start with, either case: most code lines start with none. */
   firstChars: Set<number>;
+  /** Other languages' words by their English kin (compiled on the first comment line), or null. */
+  readonly kin: Kin | null;
 }
 
 export function makeMatcher(d: PhraseData): Matcher {
@@ -496,8 +507,11 @@ const LOOSE_MAX_WORDS = 12;
 function saysLeftOut(m: Compiled, line: string, loose: Set<string>): boolean {
   // doc comments (` * ...`, `/** ... */`, `/// ...`) are prose about code, not a stand-in for it
   // (and Lua's `---`: `---@field is_same ...`, `---Same as run but runs multiple futures`)
-  if (/^\s*(?:\*|\/\*\*|\/\/\/|---(?!-))/.test(line)) return false;
-  const body = commentBody(m, line);
+  // (not a banner between rulers of slashes: `/// 中略 ///`)
+  if (/^\s*(?:\*|\/\*\*|\/\/\/|---(?!-))/.test(line) && !/^\s*\/\/\/.*\S.*\/\/\/\s*$/.test(line))
+    return false;
+  const read: Read = { kin: 'none' };
+  const body = commentBody(m, line, read);
   if (body === null || describesOrContinues(body.trim())) return false;
   // a hedge is no condition: `// Keep your existing paths if any`, `// ... as needed`
   // (its clause ends there: `... not logged in, if any` does not run on to the next line)
@@ -512,7 +526,7 @@ function saysLeftOut(m: Compiled, line: string, loose: Set<string>): boolean {
     fullElsewhere(bare, words) ||
     shortLeftOut(m, bare, words, loose) ||
     leadLeftOut(m, bare, words) ||
-    toldCut(bare, words) ||
+    toldCut(bare, words, read.own?.trim()) ||
     keptOrElsewhere(bare, words) ||
     pointsAtKept(m, bare, words) ||
     likeLeftOut(m, bare, words) ||
@@ -1082,13 +1096,14 @@ function strongLead(m: Compiled, bare: string, words: readonly string[]): boolea
  * snippet`); that it is not repeated here (`// the remaining methods are not repeated here`, `// no
  * need to repeat the rest of the file`).
  */
-function toldCut(bare: string, all: () => readonly string[]): boolean {
-  const foreign = FOREIGN_BREVITY.test(bare);
+function toldCut(bare: string, all: () => readonly string[], own = bare): boolean {
+  // (another language's words of brevity and leaving out, in its own words)
+  const foreign = FOREIGN_BREVITY.test(own);
   if (!foreign && !TOLD_SCREEN.test(bare)) return false;
   if (/^["“‘]/.test(bare) || /[,(]$/.test(bare) || CONTINUES.test(bare)) return false;
   const lower = said(bare);
   const claim =
-    (foreign && FOREIGN_CUT.test(lower)) ||
+    (foreign && FOREIGN_CUT.test(said(own))) ||
     CUT_FOR_TEXT.test(lower) ||
     (TEXT_SAKE_FIRST.test(lower) && LEFT_OUT_AFTER.test(lower)) ||
     I_LEFT_OUT_CLAUSE.test(lower) ||
@@ -1471,6 +1486,7 @@ function compileMatcher(d: PhraseData): Compiled {
   // deleted lines are code, which screen() answers with the openers alone
   let phrases: Compiled['phrases'] | undefined;
   let general: Compiled['general'] | undefined;
+  let kin: Kin | null | undefined;
   return {
     d,
     get phrases() {
@@ -1495,6 +1511,10 @@ function compileMatcher(d: PhraseData): Compiled {
     ),
     maxOpen: Math.max(...opens.map((o) => o.length)),
     firstChars: new Set(opens.flatMap((o) => [o.charCodeAt(0), o.toUpperCase().charCodeAt(0)])),
+    get kin() {
+      if (kin === undefined) kin = d.general ? compileKin(d.general.foreign) : null;
+      return kin;
+    },
   };
 }
 
@@ -1502,8 +1522,14 @@ function compileMatcher(d: PhraseData): Compiled {
 function isPlaceholder(m: Compiled, line: string): boolean {
   const early = screen(m, line);
   if (early !== undefined) return early;
-  const body = commentBody(m, line);
+  const read: Read = { kin: 'none' };
+  const body = commentBody(m, line, read);
   if (body === null) return false;
+  // another language's words that only name code (`Resto del código`, `Остальные методы`, `Code
+  // existant`) head code as often as they stand for it, and read less surely than English: alone
+  // where code went they count (the ALONE rule), beside new code only with a word that says it is
+  // unchanged, the same, left out, here or below (`Resto del código igual`, `以下同様`)
+  if (read.kin === 'names') return false;
   const bare = body.trim();
   // a quotation: a comment that quotes a placeholder (`// "see the original file for the rest"`) talks about one
   if (/^(["`“‘]).*["`”’][.,:;)]?$/.test(bare) && bare.length > 2) return false;
@@ -1548,7 +1574,7 @@ function screen(m: Compiled, line: string): Verdict {
  * the line is no comment: a string in a list (`'not modified' : 304,`), or a
  * block comment's inner line that quotes code (` *     // ...`).
  */
-function commentBody(m: Compiled, line: string): string | null {
+function commentBody(m: Compiled, line: string, read?: Read): string | null {
   // zero-width and soft characters hide nothing from a reader, so they hide nothing here
   // NFKC: fullwidth and other compatibility forms (．．． ｅｘｉｓｔｉｎｇ) read as what they look like
   let t = line
@@ -1578,7 +1604,8 @@ function commentBody(m: Compiled, line: string): string | null {
   // a ruler around the words is decoration: `# --- (Rest of your code ...) ---`, `#-- ... more subclasses`
   // a remark in brackets that ends on a colon before a list on the next lines closes there:
   // `# (Other utility functions remain unchanged from Phase 1:` reads as `(... Phase 1)`
-  return (close === undefined ? t : t.trimEnd().slice(0, -close.length))
+  const said = close === undefined ? t : t.trimEnd().slice(0, -close.length);
+  return (m.kin === null ? said : inEnglish(m.kin, said, read))
     .replace(/\s+/g, ' ')
     .replace(RULER_BEFORE, ' ')
     .replace(RULER_AFTER, ' ')
@@ -1586,6 +1613,171 @@ function commentBody(m: Compiled, line: string): string | null {
       OPEN_TO_COLON,
       (_, o: string, words: string) => `${o}${words}${o === '(' ? ')' : ']'}`,
     );
+}
+
+/**
+ * Other languages' words, compiled: the words of languages written with spaces by their first word
+ * (a phrase is a run of words: `bez zmian`, `und so weiter`), and one expression for the scripts
+ * written without them (Chinese, Japanese, Korean, Thai) and marks such as the ditto mark (`〃`).
+ */
+interface Kin {
+  /** Phrases of `kin` (small: false) and of `small` (small: true) by their first word, longest first. */
+  first: Map<string, Array<{ words: string[]; to: string; small: boolean }>>;
+  /** The phrases of scripts without spaces, longest first, and their English by phrase. */
+  joined: RegExp | null;
+  joinedTo: Map<string, string>;
+}
+
+/** What inEnglish read: no word of another language, words that only name code, or ones that say what became of it. */
+interface Read {
+  kin: 'none' | 'names' | 'says';
+  /** The comment in its own words, where it was read in English. */
+  own?: string;
+}
+
+/** The English kin that only name code or point at it (rest, other, existing, code, ...): the others say what became of it. */
+const KIN_NAMES = new Set([
+  'rest',
+  'other',
+  'existing',
+  'original',
+  'previous',
+  'code',
+  'file',
+  'functions',
+  'methods',
+  'class',
+  'logic',
+  'implementation',
+  'ellipsis',
+  'optional',
+  'is',
+]);
+
+/** A word, as the translation reads words: letters and their marks (Devanagari's vowel signs). */
+const KIN_WORD = /[\p{L}\p{M}]+/gu;
+/** Scripts written without spaces between words (Thai, CJK and its marks such as the ditto mark `〃`, Hangul). */
+const UNSPACED = /[\u0E00-\u0E7F\u3000-\u30FF\u3400-\u9FFF\uAC00-\uD7AF\uF900-\uFAFF]/;
+/** The English kin of a code noun: after "rest" it takes an "of" (`sisa kode` -> `rest of code`). */
+const KIN_NOUNS = new Set([
+  'code',
+  'file',
+  'functions',
+  'methods',
+  'class',
+  'logic',
+  'implementation',
+]);
+
+function compileKin(f: GeneralData['foreign']): Kin {
+  const first: Kin['first'] = new Map();
+  const joinedTo = new Map<string, string>();
+  const add = (table: Record<string, string[]>, small: boolean) => {
+    for (const [to, phrases] of Object.entries(table))
+      for (const written of phrases) {
+        // (as commentBody reads the comment: NFKC)
+        const phrase = written.normalize('NFKC');
+        if (UNSPACED.test(phrase) || !/\p{L}/u.test(phrase)) {
+          joinedTo.set(phrase, to);
+          continue;
+        }
+        const words = phrase.match(KIN_WORD) ?? [];
+        if (words.length === 0) continue;
+        const list = first.get(words[0]!) ?? [];
+        list.push({ words, to, small });
+        first.set(words[0]!, list);
+      }
+  };
+  add(f.kin, false);
+  add(f.small, true);
+  for (const list of first.values()) list.sort((a, b) => b.words.length - a.words.length);
+  const keys = [...joinedTo.keys()].sort((a, b) => b.length - a.length);
+  return {
+    first,
+    // (a key of one character only where no letter stands beside it: `略` alone, not in `戦略`)
+    joined: keys.length
+      ? new RegExp(
+          keys
+            .map((k) => ([...k].length === 1 ? `(?<!\\p{L})${escape(k)}(?!\\p{L})` : escape(k)))
+            .join('|'),
+          'gu',
+        )
+      : null,
+    joinedTo,
+  };
+}
+
+/**
+ * A comment in another language, read in English: each phrase of `kin` (`reszta`, `bez zmian`,
+ * `以下同様`) becomes its English kin, and then, in a comment that held one, each of `small` (`del`,
+ * `de`, `que`): `Resto del código igual que X` reads `rest of the code the same as X`, `Reszta
+ * kodu...` reads `rest of code...`, so every rule the English words meet reads them. A comment with
+ * no word of `kin` is returned as it is (an English `de-dupe`, `die`, `a` is never touched).
+ */
+function inEnglish(kin: Kin, text: string, read?: Read): string {
+  let t = text;
+  let found: Read['kin'] | false = false;
+  if (kin.joined !== null && !ASCII.test(t) && UNSPACED.test(t)) {
+    const joined = kin.joined;
+    joined.lastIndex = 0;
+    if (joined.test(t))
+      t = t.replace(joined, (x) => {
+        const to = kin.joinedTo.get(x)!;
+        // (a phrase found inside a longer word, `省略` in `省略号`, reads no surer than a name)
+        found ||= 'names';
+        return ` ${to} `;
+      });
+  }
+  const words = [...t.matchAll(KIN_WORD)];
+  const lower = words.map((w) => w[0].toLowerCase());
+  // a phrase's words stand apart only by spaces or dots (`и т. д`)
+  const apart = (k: number) =>
+    /^[\s.]*$/.test(t.slice(words[k - 1]!.index! + words[k - 1]![0].length, words[k]!.index));
+  // the phrase at each word (most comments hold no word of another language: one look-up a word)
+  const hits = lower.map((w, i) =>
+    kin.first
+      .get(w)
+      ?.find(
+        (p) =>
+          p.words.every((x, k) => lower[i + k] === x) &&
+          p.words.every((_, k) => k === 0 || apart(i + k)),
+      ),
+  );
+  if (!found && !hits.some((h) => h !== undefined && !h.small)) return text;
+  if (read !== undefined) {
+    read.own = text;
+    // it says what became of the code when a word of it says so, and at most one word is left
+    // unread (letters past ASCII no phrase took: `Методы для работы с корзиной остаются без
+    // изменений` leaves two, and says no more surely than a name)
+    let unread = 0;
+    for (let i = 0; i < words.length; i++) {
+      const hit = hits[i];
+      if (hit !== undefined) i += hit.words.length - 1;
+      else if (!ASCII.test(lower[i]!)) unread++;
+    }
+    read.kin =
+      hits.some((h) => h !== undefined && !h.small && !KIN_NAMES.has(h.to)) && unread <= 1
+        ? 'says'
+        : 'names';
+  }
+  let out = '';
+  let at = 0;
+  let prev = '';
+  for (let i = 0; i < words.length;) {
+    const hit = hits[i];
+    const word = words[i]!;
+    const english = hit?.to ?? lower[i]!;
+    out += t.slice(at, word.index);
+    // English says "the rest of the code" where others say "the rest (of) code"
+    if (prev === 'rest' && KIN_NOUNS.has(english.split(' ')[0]!)) out += 'of ';
+    out += hit === undefined ? word[0] : hit.to;
+    const n = hit?.words.length ?? 1;
+    const last = words[i + n - 1]!;
+    at = last.index! + last[0].length;
+    prev = english.split(' ').at(-1)!;
+    i += n;
+  }
+  return out + t.slice(at);
 }
 
 /** A remark opened by a bracket that is never closed and ends on a colon: `(Other helpers unchanged:`. */
