@@ -255,6 +255,7 @@ const ELL = String.raw`(?:\.{3}|…)`;
  *   ...;`), or a key's whole value on its line (`mutationFn: ...`; not Python's `else: ...`);
  * - an element's whole content (`<td>...</td>`), a list literal's last items (`[1, 2, ...]`), a
  *   template's expression (`{{ ... }}`, `<%= ... %>`, `${...}`);
+ * - a key of a map or a table that is only an ellipsis, mapped to the same (`"...": "..."`);
  * - an SQL clause trailing off at the end of the line or its string (`SELECT ... FROM t WHERE ...`,
  *   `"SELECT ... FROM ..."`; not `"SELECT ... FROM failed: %s"`).
  * Code's own ellipses are none of these: a spread or rest (`...args`, `[...xs]`), varargs
@@ -279,6 +280,9 @@ const ELIDED_CODE = [
   new RegExp(
     String.raw`^\s*(?!(?:else|try|finally|except|lambda)\s*:)(?:[\w$-]+|"[^"]*"|'[^']*')\s*:\s*${ELL}\s*,?\s*$`,
   ),
+  // a key that is only an ellipsis and maps to the same ellipsis (JSON, YAML, TOML, a dict): `{
+  // "...": "..." }`, `'…' = '…'` (not a typographer's `'...': '…'`)
+  /(?:^|[{,[\s])(["'])(\.{3}|…)\1\s*[:=]\s*(["'])\2\3/,
   new RegExp(
     String.raw`\b(?:SELECT|INSERT|UPDATE|DELETE|WITH|select|insert|update|delete)\b.*\b(?:SELECT|FROM|WHERE|SET|VALUES|AND|OR|BY|JOIN|ON|INTO|HAVING|from|where|set|values|join|into)\s+(?:\(\s*${ELL}\s*\)|${ELL})\s*(?:["'\x60;)]|$)`,
   ),
