@@ -514,6 +514,9 @@ function saysLeftOut(m: Compiled, line: string, loose: Set<string>): boolean {
   // (not a banner between rulers of slashes: `/// 中略 ///`)
   if (/^\s*(?:\*|\/\*\*|\/\/\/|---(?!-))/.test(line) && !/^\s*\/\/\/.*\S.*\/\/\/\s*$/.test(line))
     return false;
+  // a table's row (words apart by wide gaps: `--   flags    field width  precision ...  rest`), an
+  // interpolation (`#{code}`, Ruby's and Elixir's): no comment of words
+  if (/\S {3,}\S.*\S {3,}\S/.test(line.trim()) || /^\s*#\{/.test(line)) return false;
   const read: Read = { kin: 'none' };
   const body = commentBody(m, line, read);
   if (body === null || describesOrContinues(body.trim())) return false;
@@ -557,6 +560,14 @@ function describesOrContinues(bare: string): boolean {
     /^[,;]/.test(bare) ||
     CONTINUED_VERB.test(bare) ||
     /^(?:to|than|nor)\s/.test(bare) ||
+    // (a sentence's last words, begun on the line before: `# and other environments.`)
+    (/^(?:and|or)\s/.test(bare) && /[\p{L}\p{N})]\.$/u.test(bare)) ||
+    // a question asks about the code, it stands for none: `# TODO: keep the previous scopes?`
+    /\?$/.test(bare) ||
+    // an imperative that makes something new: `-- Create a new id with the same span as an
+    // existing one`, `-- Apply a single replacement using its indices into the original string.`
+    (/^\p{Lu}\p{Ll}+\s+(?:a|an)\s+(?:new\s+|single\s+)?\p{Ll}/u.test(bare) &&
+      !/(?:\.{2,}|…)$/.test(bare)) ||
     /^\p{Ll}+,\s+(?:and|or|but)\s/u.test(bare) ||
     bare.split(')').length > bare.split('(').length ||
     // (one sentence: a later one may say the body is left out, `# Loads the model. Details elided.`)
@@ -592,7 +603,8 @@ const LIKENESS =
 const FIRST_CLAUSE_END =
   /[,;:(\u2013\u2014]|\s-\s|\b(?:that|which|who|when|once|after|before|until|if|but|so|because|while|where|unless)\b/i;
 
-const PASSIVE = /\b(?:is|are|was|were|gets?|being)\s+(?:\w+ly\s+)?(\p{Ll}{3,}(?:ed|en))\b/u;
+const PASSIVE =
+  /\b(?:is|are|was|were|gets?|being)\s+(?:\w+ly\s+)?(\p{Ll}{3,}(?:ed|en)|made|built|sent|set|run|read|found|held|bound|caught|brought|bought|taught|sought|paid|sold|told|spun|struck|stuck|shut|split|spread|led|fed|lost|meant|met|won|hit|put|thrown|drawn|known|shown|grown|done)\b/u;
 /** Participles a placeholder says of code: left out, kept, shown, written, like the others. */
 const CODE_PARTICIPLE =
   /^(?:omitted|elided|truncated|snipped|skipped|unchanged|untouched|unmodified|kept|preserved|retained|left|shown|listed|included|implemented|defined|written|handled|done|added|filled|copied|repeated|collapsed|hidden|abbreviated|shortened|trimmed|excluded|removed|cut|provided|given|declared|structured|organi[sz]ed|formatted|treated|needed|required|changed|modified|updated|touched|edited|duplicated|reproduced|stripped|dropped|moved|replaced|deleted|expected|supposed|based|mirrored|patterned|modeled|modelled|derived|inherited|generated|covered|maintained|unaltered|unedited)$/;
@@ -960,10 +972,17 @@ function shortLeftOut(
   const frame = frameOf(m, bare);
   const words = all();
   // dots before its words, or after a list of what is left out (`// constructor, getters, setters...`)
+  // (a list's items are names of a few words: not `Tests for percent encoding across path, query, and fragment...`)
   const framed =
-    frame.starts || BARE_DOTS.test(bare) || (frame.framed === 'one' && LIST_THEN_DOTS.test(bare));
+    frame.starts ||
+    BARE_DOTS.test(bare) ||
+    (frame.framed === 'one' &&
+      LIST_THEN_DOTS.test(bare) &&
+      bare.split(',')[0]!.trim().split(/\s+/).length <= 3);
   const veto = m.d.general?.veto ?? [];
   if (words.length > LOOSE_MAX_WORDS) return false;
+  // dots, then a word of cause or time: the sentence of the line before goes on (`# ... while a cycle is still detected`)
+  if (frame.starts && (CAUSE.has(words[0]!) || THOUGH.has(words[0]!))) return false;
   // (in a comment with another language's mark, `do` and `e` are its words: `resto do código igual`)
   // (the marks looked up only for a comment with such a word)
   const other = () => (m.d.general?.foreign.mark ?? []).some((x) => words.includes(x));
@@ -985,6 +1004,9 @@ function shortLeftOut(
     (!ASCII.test(bare) && (m.d.general?.foreign.substrings ?? []).some((x) => bare.includes(x)))
   );
 }
+
+/** Words of concession that, as CAUSE's, go on with a sentence: `... whereas the old parser ...`. */
+const THOUGH = new Set(['whereas', 'although', 'though']);
 
 /** English veto words that are other languages' small words (Portuguese `do`, `e`). */
 const FOREIGN_SMALL = new Set(['do', 'e']);
