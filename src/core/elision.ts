@@ -1549,13 +1549,14 @@ function isPlaceholder(m: Compiled, line: string): boolean {
   const early = screen(m, line);
   if (early !== undefined) return early;
   const read: Read = { kin: 'none' };
-  const body = commentBody(m, line, read);
-  if (body === null) return false;
+  let body = commentBody(m, line, read);
   // another language's words that only name code (`Resto del código`, `Остальные методы`, `Code
   // existant`) head code as often as they stand for it, and read less surely than English: alone
-  // where code went they count (the ALONE rule), beside new code only with a word that says it is
-  // unchanged, the same, left out, here or below (`Resto del código igual`, `以下同様`)
-  if (read.kin === 'names') return false;
+  // where code went they count (the ALONE rule); here, a comment read in English counts only where
+  // it says the code is unchanged, the same, left out, here or below (`Resto del código igual`),
+  // and otherwise is read in its own words, as the rules before the translation read it
+  if (read.kin === 'names') body = commentBody(m, line, undefined, false);
+  if (body === null) return false;
   const bare = body.trim();
   // a quotation: a comment that quotes a placeholder (`// "see the original file for the rest"`) talks about one
   if (/^(["`“‘]).*["`”’][.,:;)]?$/.test(bare) && bare.length > 2) return false;
@@ -1600,7 +1601,7 @@ function screen(m: Compiled, line: string): Verdict {
  * the line is no comment: a string in a list (`'not modified' : 304,`), or a
  * block comment's inner line that quotes code (` *     // ...`).
  */
-function commentBody(m: Compiled, line: string, read?: Read): string | null {
+function commentBody(m: Compiled, line: string, read?: Read, english = true): string | null {
   // zero-width and soft characters hide nothing from a reader, so they hide nothing here
   // NFKC: fullwidth and other compatibility forms (．．． ｅｘｉｓｔｉｎｇ) read as what they look like
   let t = line
@@ -1631,7 +1632,7 @@ function commentBody(m: Compiled, line: string, read?: Read): string | null {
   // a remark in brackets that ends on a colon before a list on the next lines closes there:
   // `# (Other utility functions remain unchanged from Phase 1:` reads as `(... Phase 1)`
   const said = close === undefined ? t : t.trimEnd().slice(0, -close.length);
-  return (m.kin === null ? said : inEnglish(m.kin, said, read))
+  return (m.kin === null || !english ? said : inEnglish(m.kin, said, read))
     .replace(/\s+/g, ' ')
     .replace(RULER_BEFORE, ' ')
     .replace(RULER_AFTER, ' ')
