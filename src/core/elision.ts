@@ -1051,7 +1051,7 @@ function leadLeftOut(m: Compiled, bare: string, all: () => readonly string[]): b
     return !words.some(
       (w, k) =>
         (WHY_GONE.has(w) && !DESCRIBES.has(w)) ||
-        (CAUSE.has(w) && k < 2) ||
+        ((CAUSE.has(w) || THOUGH.has(w)) && k < 2) ||
         (DESCRIBES.has(w) && k < 2),
     );
   if (words.some((w) => WHY_GONE.has(w) || CAUSE.has(w))) return false;
