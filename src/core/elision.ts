@@ -1653,6 +1653,8 @@ interface Kin {
   /** The phrases of scripts without spaces, longest first, and their English by phrase. */
   joined: RegExp | null;
   joinedTo: Map<string, string>;
+  /** The first words of the phrases of `kin` (not `small`: a comment with none is not translated). */
+  opens: Set<string>;
 }
 
 /** What inEnglish read: no word of another language, words that only name code, or ones that say what became of it. */
@@ -1680,6 +1682,31 @@ const KIN_NAMES = new Set([
   'optional',
   'is',
 ]);
+
+/**
+ * Does a word of the text open a phrase of `kin`? Read character by character (a Unicode regex's
+ * split cost a third more on a file of comments): ASCII letters, and past ASCII everything but
+ * punctuation and symbols, are letters.
+ */
+function opensKin(kin: Kin, text: string): boolean {
+  const t = text.toLowerCase();
+  let start = 0;
+  for (let i = 0; i <= t.length; i++) {
+    const c = i < t.length ? t.charCodeAt(i) : 32;
+    const letter =
+      (c >= 97 && c <= 122) ||
+      (c >= 0xc0 &&
+        c !== 0xd7 &&
+        c !== 0xf7 &&
+        !(c >= 0x2000 && c <= 0x2bff) &&
+        !(c >= 0x3000 && c <= 0x303f) &&
+        !(c >= 0xff00 && c <= 0xff20));
+    if (letter) continue;
+    if (i > start && kin.opens.has(t.slice(start, i))) return true;
+    start = i + 1;
+  }
+  return false;
+}
 
 /** A word, as the translation reads words: letters and their marks (Devanagari's vowel signs). */
 const KIN_WORD = /[\p{L}\p{M}]+/gu;
@@ -1719,8 +1746,11 @@ function compileKin(f: GeneralData['foreign']): Kin {
   add(f.small, true);
   for (const list of first.values()) list.sort((a, b) => b.words.length - a.words.length);
   const keys = [...joinedTo.keys()].sort((a, b) => b.length - a.length);
+  const opens = new Set<string>();
+  for (const [w, list] of first) if (list.some((p) => !p.small)) opens.add(w);
   return {
     first,
+    opens,
     // (a key of one character only where no letter stands beside it: `略` alone, not in `戦略`)
     joined: keys.length
       ? new RegExp(
@@ -1755,6 +1785,8 @@ function inEnglish(kin: Kin, text: string, read?: Read): string {
         return ` ${to} `;
       });
   }
+  // (most comments hold no first word of a phrase of `kin`: one split and a look-up a word)
+  if (!found && !opensKin(kin, t)) return text;
   const words = [...t.matchAll(KIN_WORD)];
   const lower = words.map((w) => w[0].toLowerCase());
   // a phrase's words stand apart only by spaces or dots (`и т. д`)
