@@ -518,7 +518,23 @@ function saysLeftOut(m: Compiled, line: string, loose: Set<string>): boolean {
   // interpolation (`#{code}`, Ruby's and Elixir's): no comment of words
   if (/\S {3,}\S.*\S {3,}\S/.test(line.trim()) || /^\s*#\{/.test(line)) return false;
   const read: Read = { kin: 'none' };
-  const body = commentBody(m, line, read);
+  const yes = leftOut(m, commentBody(m, line, read), loose, read.own);
+  // read in English with more than KIN_UNKNOWN words unknown, a comment says more than its words
+  // of placeholders (`// Reszta kodu jest poprawna...`): it counts where its own words count too
+  if (!yes || (read.unknown ?? 0) <= KIN_UNKNOWN) return yes;
+  return leftOut(m, commentBody(m, line, undefined, false), loose);
+}
+
+/**
+ * At most this many words of a comment read in English may be unknown (neither a phrase of
+ * another language nor a word of the rules) for the ALONE rule to take its English reading alone:
+ * most of set 18's placeholders in other languages leave two or fewer (`Sisa kode initGame()
+ * seperti sebelumnya`: `initgame`), most of its near misses more.
+ */
+const KIN_UNKNOWN = 3;
+
+/** saysLeftOut's steps on a comment's text (commentBody's), `own` its words where it was read in English. */
+function leftOut(m: Compiled, body: string | null, loose: Set<string>, own?: string): boolean {
   if (body === null || describesOrContinues(body.trim())) return false;
   // a hedge is no condition: `// Keep your existing paths if any`, `// ... as needed`
   // (its clause ends there: `... not logged in, if any` does not run on to the next line)
@@ -533,7 +549,7 @@ function saysLeftOut(m: Compiled, line: string, loose: Set<string>): boolean {
     fullElsewhere(bare, words) ||
     shortLeftOut(m, bare, words, loose) ||
     leadLeftOut(m, bare, words) ||
-    toldCut(bare, words, read.own?.trim()) ||
+    toldCut(bare, words, own?.trim()) ||
     keptOrElsewhere(bare, words) ||
     pointsAtKept(m, bare, words) ||
     likeLeftOut(m, bare, words) ||
@@ -1538,7 +1554,7 @@ function compileMatcher(d: PhraseData): Compiled {
     maxOpen: Math.max(...opens.map((o) => o.length)),
     firstChars: new Set(opens.flatMap((o) => [o.charCodeAt(0), o.toUpperCase().charCodeAt(0)])),
     get kin() {
-      if (kin === undefined) kin = d.general ? compileKin(d.general.foreign) : null;
+      if (kin === undefined) kin = d.general ? compileKin(d.general, d.slots.CODE ?? []) : null;
       return kin;
     },
   };
@@ -1653,6 +1669,8 @@ interface Kin {
   /** The phrases of scripts without spaces, longest first, and their English by phrase. */
   joined: RegExp | null;
   joinedTo: Map<string, string>;
+  /** The words the rules know (the general rule's classes, the code nouns): the others are unknown. */
+  known: Set<string>;
   /** The first words of the phrases of `kin` (not `small`: a comment with none is not translated). */
   opens: Set<string>;
 }
@@ -1662,6 +1680,8 @@ interface Read {
   kin: 'none' | 'names' | 'says';
   /** The comment in its own words, where it was read in English. */
   own?: string;
+  /** Then, how many of its words no phrase took and no rule knows. */
+  unknown?: number;
 }
 
 /** The English kin that only name code or point at it (rest, other, existing, code, ...): the others say what became of it. */
@@ -1723,7 +1743,8 @@ const KIN_NOUNS = new Set([
   'implementation',
 ]);
 
-function compileKin(f: GeneralData['foreign']): Kin {
+function compileKin(g: GeneralData, code: readonly string[]): Kin {
+  const f = g.foreign;
   const first: Kin['first'] = new Map();
   const joinedTo = new Map<string, string>();
   const add = (table: Record<string, string[]>, small: boolean) => {
@@ -1750,6 +1771,22 @@ function compileKin(f: GeneralData['foreign']): Kin {
   for (const [w, list] of first) if (list.some((p) => !p.small)) opens.add(w);
   return {
     first,
+    known: new Set(
+      [
+        ...g.strong,
+        ...g.weak,
+        ...g.pointer,
+        ...g.mark,
+        ...g.position,
+        ...g.filler,
+        ...g.veto,
+        ...g.verbs,
+        ...g.pairs,
+        ...code,
+        ...f.mark,
+        ...f.strong,
+      ].flatMap((w) => w.split(/[ _]/)),
+    ),
     opens,
     // (a key of one character only where no letter stands beside it: `略` alone, not in `戦略`)
     joined: keys.length
@@ -1809,11 +1846,16 @@ function inEnglish(kin: Kin, text: string, read?: Read): string {
     // unread (letters past ASCII no phrase took: `Методы для работы с корзиной остаются без
     // изменений` leaves two, and says no more surely than a name)
     let unread = 0;
+    let unknown = 0;
     for (let i = 0; i < words.length; i++) {
       const hit = hits[i];
       if (hit !== undefined) i += hit.words.length - 1;
-      else if (!ASCII.test(lower[i]!)) unread++;
+      else {
+        if (!ASCII.test(lower[i]!)) unread++;
+        if (!kin.known.has(lower[i]!)) unknown++;
+      }
     }
+    read.unknown = unknown;
     read.kin =
       hits.some((h) => h !== undefined && !h.small && !KIN_NAMES.has(h.to)) && unread <= 1
         ? 'says'
