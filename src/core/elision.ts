@@ -1809,6 +1809,20 @@ function compileKin(g: GeneralData, code: readonly string[]): Kin {
  * no word of `kin` is returned as it is (an English `de-dupe`, `die`, `a` is never touched).
  */
 function inEnglish(kin: Kin, text: string, read?: Read): string {
+  // (a comment line is read by isPlaceholder, then by the ALONE rule: the second reading is the first's)
+  if (lastEnglish?.kin !== kin || lastEnglish.text !== text) {
+    const r: Read = { kin: 'none' };
+    lastEnglish = { kin, text, out: translate(kin, text, r), read: r };
+  }
+  if (read !== undefined) Object.assign(read, lastEnglish.read);
+  return lastEnglish.out;
+}
+
+/** The last comment inEnglish read, and what it read. */
+let lastEnglish: { kin: Kin; text: string; out: string; read: Read } | undefined;
+
+/** inEnglish's reading, `read` filled in. */
+function translate(kin: Kin, text: string, read: Read): string {
   let t = text;
   let found: Read['kin'] | false = false;
   if (kin.joined !== null && !ASCII.test(t) && UNSPACED.test(t)) {
@@ -1840,27 +1854,25 @@ function inEnglish(kin: Kin, text: string, read?: Read): string {
       ),
   );
   if (!found && !hits.some((h) => h !== undefined && !h.small)) return text;
-  if (read !== undefined) {
-    read.own = text;
-    // it says what became of the code when a word of it says so, and at most one word is left
-    // unread (letters past ASCII no phrase took: `Методы для работы с корзиной остаются без
-    // изменений` leaves two, and says no more surely than a name)
-    let unread = 0;
-    let unknown = 0;
-    for (let i = 0; i < words.length; i++) {
-      const hit = hits[i];
-      if (hit !== undefined) i += hit.words.length - 1;
-      else {
-        if (!ASCII.test(lower[i]!)) unread++;
-        if (!kin.known.has(lower[i]!)) unknown++;
-      }
+  read.own = text;
+  // it says what became of the code when a word of it says so, and at most one word is left
+  // unread (letters past ASCII no phrase took: `Методы для работы с корзиной остаются без
+  // изменений` leaves two, and says no more surely than a name)
+  let unread = 0;
+  let unknown = 0;
+  for (let i = 0; i < words.length; i++) {
+    const hit = hits[i];
+    if (hit !== undefined) i += hit.words.length - 1;
+    else {
+      if (!ASCII.test(lower[i]!)) unread++;
+      if (!kin.known.has(lower[i]!)) unknown++;
     }
-    read.unknown = unknown;
-    read.kin =
-      hits.some((h) => h !== undefined && !h.small && !KIN_NAMES.has(h.to)) && unread <= 1
-        ? 'says'
-        : 'names';
   }
+  read.unknown = unknown;
+  read.kin =
+    hits.some((h) => h !== undefined && !h.small && !KIN_NAMES.has(h.to)) && unread <= 1
+      ? 'says'
+      : 'names';
   let out = '';
   let at = 0;
   let prev = '';
