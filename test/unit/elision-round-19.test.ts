@@ -50,6 +50,38 @@ describe("placeholders: other languages' words, read as their English kin", () =
     }
   });
 
+  it('the same, written after those were caught, as a check that the vocabulary carries over (main misses each beside new code)', () => {
+    for (const line of [
+      '    // Le reste du code reste inchangé',
+      '    // Rest der Funktion wie gehabt',
+      '    // Restante do arquivo permanece igual',
+      '    // Il resto del file è invariato',
+      '    // Решта коду як раніше',
+      '    // Diğer fonksiyonlar aynı kalacak',
+      '    // Các hàm khác giữ nguyên',
+      '    // बाकी कोड वैसा ही रहेगा',
+      '    // بقية الكود بدون تغيير',
+      '    // Pozostała część kodu bez zmian',
+      '    // Reszta funkcji taka sama',
+      '    // Zbytek souboru zůstává stejný',
+      '    // Resten av filen är oförändrad',
+      '    // Ο υπόλοιπος κώδικας ως έχει',
+      '    // שאר הפונקציות זהות',
+      '    // بقیه توابع مانند قبل',
+      '    // বাকি ফাংশন একই',
+      '    // Muut metodit ennallaan',
+      '    // A többi függvény változatlan',
+      '    // Restul funcțiilor la fel ca înainte',
+      '    // Resten af koden er uændret',
+      '    // Zvyšok kódu bez zmeny',
+      '    // Останалата част от кода без промени',
+      '    // Ang natitirang code ay pareho',
+    ]) {
+      expect(besideNewCode(line, 4, 4), line).toBe(true);
+      expect(addedOnly(line), `${line} (nothing removed)`).toBe(false);
+    }
+  });
+
   it('scripts written without spaces and marks of omission or repetition, alone where code went (main misses the first two)', () => {
     onlyAlone([
       '    // 〃',
