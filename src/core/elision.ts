@@ -1743,6 +1743,7 @@ const KIN_NOUNS = new Set([
   'implementation',
 ]);
 
+/** `foreign.kin` and `foreign.small` compiled once, on the first comment line; the rules' words (`known`) beside them. */
 function compileKin(g: GeneralData, code: readonly string[]): Kin {
   const f = g.foreign;
   const first: Kin['first'] = new Map();
