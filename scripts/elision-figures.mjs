@@ -3,7 +3,7 @@
  * The placeholder rule's figures (docs/reliability.md, "Placeholders"), from
  * the built rule (dist/core/elision.js: run `npm run build` first):
  *
- *   node scripts/elision-figures.mjs              tuning sets and real comments, with the misses
+ *   node scripts/elision-figures.mjs              tuning sets and real comments (all, then each file), with the misses
  *   node scripts/elision-figures.mjs --heldout    adds the held-out set (HELDOUT below, with its near misses):
  *                                                 its figures only, never which items it misses
  *   node scripts/elision-figures.mjs --heldout-file PATH
