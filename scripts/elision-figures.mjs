@@ -61,13 +61,14 @@ const pct2 = (n, d) => `${n} / ${d} = ${d ? ((100 * n) / d).toFixed(2) : '0.00'}
 
 /**
  * This round's held-out set: measured once at the end of a round, never tuned on in it. Sets 13
- * to 18 were measured once (docs/reliability.md) and are tuning data since; set 19 (heldout-19*,
+ * to 19 were measured once (docs/reliability.md) and are tuning data since; set 20 (heldout-20*,
  * when it is collected) is frozen for the lead's measurement: measure it with --heldout-file at
  * the merge, not before.
  */
 const HELDOUT = 'heldout-13-real.json';
 /** Sets measured once in their round and tuned on after (their near misses are listed with the real comments). */
 const TUNING = [
+  'heldout-19-real.json',
   'heldout-18-real.json',
   'heldout-17-real.json',
   'heldout-16-real.json',
@@ -95,6 +96,7 @@ const TUNING = [
   'held-out.json',
 ];
 const REAL = [
+  'heldout-19-comments.json',
   'heldout-18-comments.json',
   'heldout-17-comments.json',
   'heldout-6-comments.json',
@@ -138,6 +140,7 @@ if (!args.has('--timing')) {
   }
   for (const n of [
     'tuning-15-written.json',
+    'heldout-19-real.json',
     'heldout-18-real.json',
     'heldout-17-real.json',
     'heldout-16-real.json',
