@@ -34,14 +34,7 @@ function detachesText(command: string): boolean {
   // word of the line that could be a script is read as one (adv10)
   const fed = commands.some((words) => {
     const at = nameAt(words);
-    // a shell with a script file (`sh deploy.sh`) or `-c` does not read its input (a here-string's
-    // word is among the words: `sh <<< '...'`)
-    const opts = (x: string) => x.startsWith('-') && !/^-\w*c$/.test(x);
-    return (
-      at >= 0 &&
-      SHELLS.has(path.basename(words[at]!)) &&
-      (words.slice(at + 1).every(opts) || command.includes('<<<'))
-    );
+    return at >= 0 && SHELLS.has(nameOf(words[at]!)) && readsInput(words.slice(at + 1), command);
   });
   if (fed && commands.flat().some((w) => /[\s&]/.test(w) && w !== command && detaches(w)))
     return true;
@@ -51,12 +44,19 @@ function detachesText(command: string): boolean {
 /** Whether one simple command's words detach what it runs. */
 function detachedWords(words: string[]): boolean {
   const at = nameAt(words);
-  const name = at < 0 ? '' : path.basename(words[at]!);
+  const name = at < 0 ? '' : nameOf(words[at]!);
   const rest = words.slice(at + 1);
   if (DETACHERS.has(name)) return true;
-  // `sudo -b`: sudo runs it in the background (adv10)
+  // `sudo -b`: sudo runs it in the background (adv10); `-nb`, `--background` too (adv11)
   const before = words.slice(0, Math.max(at, 0));
-  if (before.includes('-b') && before.some((w) => path.basename(w) === 'sudo')) return true;
+  const sudo = before.some((w) => /^(sudo|doas)$/.test(nameOf(w)));
+  if (sudo && before.some((w) => /^(-[a-zA-Z]*b[a-zA-Z]*|--background)$/.test(w))) return true;
+  // `flock FILE -c '...'`: a runner that takes a script too
+  const lock = words.findIndex((w, j) => (at < 0 || j < at) && nameOf(w) === 'flock');
+  const script = lock < 0 ? -1 : scriptAt(words.slice(lock + 1));
+  if (script >= 0 && detaches(words[lock + 1 + script]!)) return true;
+  // `env -S 'setsid -f ...'`: env splits the string into the command (adv11)
+  if (at > 0 && /^(-S|--split-string)$/.test(before[at - 1]!) && detaches(words[at]!)) return true;
   // a container started detached (`docker run -d -v $PWD:/w ...`), a cron table installed
   if (CONTAINERS.has(name) && rest.some((x) => /^(-[a-zA-Z]*d[a-zA-Z]*|--detach)$/.test(x)))
     return true;
@@ -65,8 +65,8 @@ function detachedWords(words: string[]): boolean {
   const exec = name === 'find' ? rest.findIndex((x) => /^-(exec|execdir|ok|okdir)$/.test(x)) : -1;
   if (exec >= 0 && detachedWords(rest.slice(exec + 1))) return true;
   // a script handed to a shell (`script`, `su`, `flock` too), to eval or to trap is read as one
-  const c = SHELLS.has(name) || SCRIPTERS.has(name) ? rest.findIndex((x) => /^-\w*c$/.test(x)) : -1;
-  if (c >= 0 && rest[c + 1] !== undefined && detaches(rest[c + 1]!)) return true;
+  const c = SHELLS.has(name) || SCRIPTERS.has(name) ? scriptAt(rest) : -1;
+  if (c >= 0 && detaches(rest[c]!)) return true;
   if (
     (name === 'eval' || name === 'trap') &&
     detaches(name === 'eval' ? rest.join(' ') : (rest[0] ?? ''))
@@ -74,11 +74,7 @@ function detachedWords(words: string[]): boolean {
     return true;
   if (name === 'screen' && rest.some((x) => /^-([a-zA-Z]*d|X$)/.test(x))) return true;
   // a tmux window started detached, or keys or a command sent to a tmux server (adv10)
-  if (
-    name === 'tmux' &&
-    rest.some((x) => x === '-d' || /^(send-keys|send|run-shell|run|respawn-\w+)$/.test(x))
-  )
-    return true;
+  if (name === 'tmux' && rest.some((x) => x === '-d' || TMUX_RUNS.test(x))) return true;
   // systemd-run starts a unit and returns, unless told to wait or run in a scope
   if (name === 'systemd-run')
     return !rest.some((x) => /^(--scope|--wait|-P|--pipe|--pty|-t)$/.test(x));
@@ -88,45 +84,132 @@ function detachedWords(words: string[]): boolean {
 /**
  * Where the command's name is among its words: past assignments and the words that run what
  * follows them (`sudo`, `timeout`, `nice`, ...), and those words' options (`sudo -u me`,
- * `nice -n 5`, `timeout -s KILL 10`, adv10).
+ * `nice -n 5`, `timeout -s KILL 10`, adv10; `timeout --signal KILL`, a runner's first
+ * argument: `flock FILE`, `taskset MASK`, adv11).
  */
 function nameAt(words: string[]): number {
   let prefixed = false;
+  let positional = 0;
   for (let i = 0; i < words.length; i++) {
     const w = words[i]!;
+    const n = nameOf(w);
     if (/^\w+=/.test(w)) continue;
-    if (PREFIXES.has(path.basename(w))) {
+    if (PREFIXES.has(n) || RUNNERS.has(n)) {
       // `command -v nohup` looks a name up, runs nothing
       if (w === 'command' && /^-[vV]$/.test(words[i + 1] ?? '')) return -1;
       prefixed = true;
+      positional = RUNNERS.get(n) ?? 0;
       continue;
     }
-    if (!prefixed || !(w.startsWith('-') || /^[\d.]+[smhd]?$/.test(w))) return i;
-    // an option's value (`-u me`), unless it is a command (`env -i bash`)
+    const option = w.startsWith('-') || /^[\d.]+[smhd]?$/.test(w);
+    if (prefixed && !option && positional > 0 && !KNOWN.has(n)) {
+      positional--;
+      continue;
+    }
+    if (!prefixed || !option) return i;
+    // an option's value (`-u me`, `--signal KILL`), unless it is a command (`env -i bash`)
     const next = words[i + 1];
-    if (VALUED.test(w) && next !== undefined && !KNOWN.has(path.basename(next))) i++;
+    if ((VALUED.test(w) || LONG_VALUED.test(w)) && next !== undefined && !KNOWN.has(nameOf(next)))
+      i++;
   }
   return -1;
 }
 
-const SHELLS = new Set(['sh', 'bash', 'dash', 'zsh', 'ksh', 'ash', 'busybox']);
-const SCRIPTERS = new Set(['script', 'su', 'runuser', 'flock']);
+/**
+ * A command word's name: its base name, or the known name a glob there stands for
+ * (`/usr/bin/sets?d`: the shell expands it before it runs, adv11).
+ */
+function nameOf(w: string): string {
+  const base = path.basename(w);
+  if (!/[*?[]/.test(base)) return base;
+  const glob = base
+    .replace(/[.+^${}()|\\]/g, '\\$&')
+    .replace(/\[!/g, '[^')
+    .replace(/\*/g, '.*')
+    .replace(/\?/g, '.');
+  try {
+    const re = new RegExp(`^${glob}$`);
+    return [...KNOWN].find((k) => re.test(k)) ?? base;
+  } catch {
+    return base;
+  }
+}
+
+/** Where a shell's `-c` script is among the words after its name (`-c x`, `-ce x`, `-c -- x`: adv11), or -1. */
+function scriptAt(rest: string[]): number {
+  const c = rest.findIndex((x) => /^-[a-zA-Z]*c[a-zA-Z]*$/.test(x));
+  for (let j = c < 0 ? rest.length : c + 1; j < rest.length; j++) {
+    if (/^[-+][oO]$/.test(rest[j]!)) j++;
+    else if (rest[j] === '--') return j + 1 < rest.length ? j + 1 : -1;
+    else if (!/^[-+]/.test(rest[j]!)) return j;
+  }
+  return -1;
+}
+
+/**
+ * Whether a shell run with these words reads its script from its input: no script file, `-s`
+ * (`bash -s -- x`), `-` or a file that is its input (`bash /dev/stdin`, adv11), or a here-string.
+ */
+function readsInput(rest: string[], command: string): boolean {
+  if (command.includes('<<<')) return true;
+  for (let j = 0; j < rest.length; j++) {
+    const x = rest[j]!;
+    if (/^-[a-zA-Z]*c[a-zA-Z]*$/.test(x)) return false;
+    if (/^-[a-zA-Z]*s[a-zA-Z]*$/.test(x) || x === '-') return true;
+    if (/^[-+][oO]$/.test(x)) j++;
+    else if (x === '--') return STDIN.test(rest[j + 1] ?? '-');
+    else if (!/^[-+]/.test(x)) return STDIN.test(x);
+  }
+  return true;
+}
+const STDIN = /^(\/dev\/stdin|\/dev\/fd\/0|\/proc\/self\/fd\/0|-)$/;
+
+const SHELLS = new Set(
+  ['sh', 'bash', 'dash', 'zsh', 'ksh', 'ash'].concat([
+    'mksh',
+    'yash',
+    'posh',
+    'rbash',
+    'fish',
+    'csh',
+    'tcsh',
+  ]),
+);
+const SCRIPTERS = new Set(['script', 'su', 'runuser']);
 const CONTAINERS = new Set(['docker', 'podman', 'nerdctl']);
 // coproc, at, batch: bash or atd runs the command after the shell returns (adv10)
 const DETACHERS = new Set(
   ['nohup', 'setsid', 'disown', 'daemonize', 'start-stop-daemon'].concat(['coproc', 'at', 'batch']),
 );
 const PREFIXES = new Set(
-  ['sudo', 'exec', 'env', 'time', 'nice', 'command', 'builtin', 'then', 'do', 'else', '!'].concat([
-    'ionice',
-    'stdbuf',
-    'timeout',
-    'xargs',
-  ]),
+  ['sudo', 'doas', 'exec', 'env', 'time', 'nice', 'command', 'builtin', 'then', 'do', 'else', '!']
+    .concat(['ionice', 'stdbuf', 'timeout', 'xargs'])
+    // a condition's or a loop's command (`if setsid -f ...; then`, adv11)
+    .concat(['if', 'elif', 'while', 'until']),
+);
+/** Programs that run the command after their options and this many arguments of their own (adv11). */
+const RUNNERS = new Map(
+  Object.entries({ flock: 1, chroot: 1, taskset: 1, chrt: 0, unshare: 0, nsenter: 0 }).concat(
+    Object.entries({ setpriv: 0, strace: 0, ltrace: 0, firejail: 0, unbuffer: 0, busybox: 0 }),
+    Object.entries({ pkexec: 0, chpst: 0, fakeroot: 0, proot: 0 }),
+  ),
 );
 /** Short options of the prefixes that take a value in the next word. */
 const VALUED = /^-[ugnckILPsoeCpaUhiEr]$/;
-const KNOWN = new Set([...SHELLS, ...DETACHERS, ...PREFIXES, 'eval', 'trap', 'screen', 'tmux']);
+const LONG_VALUED =
+  /^--(signal|kill-after|user|group|chdir|unset|adjustment|class|classdata|pid|output|prompt|host|close-from|chroot|role|type|other-user|target|login-class)$/;
+// tmux subcommands that have its server run a command past the shell's return (adv10, adv11)
+const TMUX_RUNS =
+  /^(send-keys|send|run-shell|run|respawn-\w+|new-window|neww|split-window|splitw|display-popup|popup|pipe-pane|pipep|if-shell|if)$/;
+const KNOWN = new Set([
+  ...DETACHERS,
+  ...SHELLS,
+  ...PREFIXES,
+  ...SCRIPTERS,
+  ...CONTAINERS,
+  ...RUNNERS.keys(),
+  ...['eval', 'trap', 'screen', 'tmux', 'crontab', 'find', 'systemd-run'],
+]);
 
 type Scan = { amp: boolean; commands: string[][] };
 /** A here-document whose text starts at the next line: read as code (a shell's), text, or not. */
@@ -238,7 +321,7 @@ function operator(s: string, i: number, { out, end, cut, docs, at }: Ctx): numbe
     if (!m) return i + 1;
     const raw = m[2]!;
     const words = out.commands[out.commands.length - 1]!;
-    const shell = SHELLS.has(path.basename(words[nameAt(words)] ?? ''));
+    const shell = SHELLS.has(nameOf(words[nameAt(words)] ?? ''));
     const read = shell ? 'code' : /['"\\]/.test(raw) ? 'skip' : 'text';
     docs.push({ delim: raw.replace(/['"\\]/g, ''), dash: m[1] === '-', read });
     return i + m[0].length - 1;
@@ -246,7 +329,7 @@ function operator(s: string, i: number, { out, end, cut, docs, at }: Ctx): numbe
   if (c === '(' && (s[i - 1] === '<' || s[i - 1] === '>')) {
     // a process substitution: bash does not wait for it (adv10), unless what reads it reads to its end
     const words = out.commands[out.commands.length - 1]!;
-    const name = path.basename(words[nameAt(words)] ?? words[0] ?? '');
+    const name = nameOf(words[nameAt(words)] ?? words[0] ?? '');
     if (s[i - 1] === '>' || !READERS.has(name)) out.amp = true;
     // read apart, so that the command it is a word of goes on (`diff <(a) <(b)`)
     const k = closeOf(s, i, false);
@@ -292,6 +375,9 @@ const READERS = new Set([
   'join',
   'wc',
   'done',
+  // mapfile and readarray read their input to its end (adv11: `mapfile -t a < <(git ls-files)`)
+  'mapfile',
+  'readarray',
   'source',
   '.',
 ]);
@@ -308,7 +394,12 @@ function hereDocs(s: string, nl: number, docs: Doc[], out: Scan): number {
       if ((doc.dash ? line.replace(/^\t+/, '') : line) === doc.delim) break;
       text.push(line);
     }
-    if (doc.read === 'skip') continue;
+    // a quoted here-document is text, unless the line feeds it to a shell (`cat <<'EOF' | bash`,
+    // adv11): kept as a word of its own for that reading
+    if (doc.read === 'skip') {
+      out.commands.push(['<<', text.join('\n')]);
+      continue;
+    }
     const r = scan(text.join('\n'), doc.read === 'text');
     out.amp ||= r.amp;
     out.commands.push(...r.commands);
