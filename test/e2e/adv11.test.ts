@@ -1,7 +1,8 @@
+import { spawn } from 'node:child_process';
 import { unlinkSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { cleanupRepos, lines, makeRepo, type TestRepo } from '../helpers.js';
+import { CLI, cleanEnv, cleanupRepos, lines, makeRepo, type TestRepo } from '../helpers.js';
 import { codexPayload } from './codex-payload.js';
 
 /**
@@ -78,5 +79,82 @@ describe('adv11: detaching spellings adv10 did not read, told at the next call',
   // last `&` and the `wait`, no pipeline stage holding one: not a small change (docs/reliability/adv11.md).
   it.fails('codex, not a detach: parallel jobs the command waits for (a & b & wait)', () => {
     expect(codexRun('npm run lint & npm run test & wait')).toBe('');
+  });
+});
+
+const g = (repo: TestRepo, event: string, tool: string, input: object, session = 'g1') =>
+  hook(repo, 'gemini', {
+    session_id: session,
+    cwd: repo.dir,
+    hook_event_name: event,
+    tool_name: tool,
+    tool_input: input,
+    ...(event === 'AfterTool' ? { tool_response: {} } : {}),
+  });
+const denied = (r: { json: any }) => r.json?.decision === 'deny';
+const why = (r: { json: any }): string => r.json?.reason ?? '';
+
+describe("adv11: a write's result kept while a background command is open (holes7), attacked", () => {
+  function startBackground(repo: TestRepo, command: string, session = 'g1') {
+    const bg = { command, is_background: true };
+    expect(denied(g(repo, 'BeforeTool', 'run_shell_command', bg, session))).toBe(false);
+    g(repo, 'AfterTool', 'run_shell_command', bg, session);
+  }
+  /** The write_file call allowed, then the harness writes it. */
+  function write(repo: TestRepo, rel: string, content: string, session = 'g1') {
+    const r = g(
+      repo,
+      'BeforeTool',
+      'write_file',
+      { file_path: path.join(repo.dir, rel), content },
+      session,
+    );
+    if (denied(r)) throw new Error(`the write itself was refused: ${why(r)}`);
+    repo.write(rel, content);
+  }
+  const other = (repo: TestRepo, n = 'other.py') =>
+    g(repo, 'BeforeTool', 'write_file', { file_path: path.join(repo.dir, n), content: 'y = 2\n' });
+
+  function hookAsync(repo: TestRepo, payload: object): Promise<{ code: number; out: string }> {
+    return new Promise((resolve) => {
+      const p = spawn(process.execPath, [CLI, 'hook', 'gemini'], {
+        cwd: repo.dir,
+        env: cleanEnv({ GEMINI_PROJECT_DIR: repo.dir }),
+      });
+      let out = '';
+      p.stdout.on('data', (d) => (out += d));
+      p.on('close', (code) => resolve({ code: code ?? -1, out }));
+      p.stdin.end(JSON.stringify(payload));
+    });
+  }
+
+  // holes7 told both (its test stops there); the restore command told named both paths under the
+  // first write's kept result, which holds the first's file alone
+  it('two writes at once, both taken back: every restore command told brings its file back', async () => {
+    const repo = makeRepo({ 'a.py': lines(300, 'a'), 'b.py': lines(300, 'b') });
+    startBackground(repo, 'sleep 1; git checkout -- .');
+    const edit = (f: string) => lines(300, f) + lines(200, `mine-${f}`);
+    const call = (f: string) => ({
+      session_id: 'g1',
+      cwd: repo.dir,
+      hook_event_name: 'BeforeTool',
+      tool_name: 'write_file',
+      tool_input: { file_path: path.join(repo.dir, `${f}.py`), content: edit(f) },
+    });
+    const both = await Promise.all([hookAsync(repo, call('a')), hookAsync(repo, call('b'))]);
+    expect(both.map((r) => r.out)).not.toContain('deny');
+    repo.write('a.py', edit('a'));
+    repo.write('b.py', edit('b'));
+    repo.git(['checkout', '--', '.']);
+    const next = other(repo);
+    expect(denied(next)).toBe(true);
+    const told = [...why(next).matchAll(/guard restore (\S+) -- ((?:\w+\.py ?)+)/g)];
+    expect(told.length).toBeGreaterThan(0);
+    for (const [, id, paths] of told) {
+      const r = repo.guard(['restore', id!, '--', ...paths!.trim().split(' ')]);
+      expect(r.code, r.stderr).toBe(0);
+    }
+    expect(repo.read('a.py')).toBe(edit('a'));
+    expect(repo.read('b.py')).toBe(edit('b'));
   });
 });
