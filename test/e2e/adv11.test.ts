@@ -1,8 +1,16 @@
 import { spawn } from 'node:child_process';
-import { unlinkSync } from 'node:fs';
+import { readdirSync, rmSync, symlinkSync, unlinkSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { CLI, cleanEnv, cleanupRepos, lines, makeRepo, type TestRepo } from '../helpers.js';
+import {
+  CLI,
+  cleanEnv,
+  cleanupRepos,
+  lines,
+  makeRepo,
+  outsideDir,
+  type TestRepo,
+} from '../helpers.js';
 import { codexPayload } from './codex-payload.js';
 
 /**
@@ -156,5 +164,65 @@ describe("adv11: a write's result kept while a background command is open (holes
     }
     expect(repo.read('a.py')).toBe(edit('a'));
     expect(repo.read('b.py')).toBe(edit('b'));
+  });
+});
+
+describe('adv11: guard rewind putting back ignored files, attacked', () => {
+  /** A foreground shell call in Gemini: BeforeTool, the command's work (done by the test), AfterTool. */
+  function shell(repo: TestRepo, command: string, work: () => void, session = 'g1') {
+    expect(denied(g(repo, 'BeforeTool', 'run_shell_command', { command }, session))).toBe(false);
+    work();
+    return g(repo, 'AfterTool', 'run_shell_command', { command }, session);
+  }
+
+  it('held: another session makes the removed ignored folder a link out of the work tree: rewind writes nothing through it', () => {
+    const repo = makeRepo({ 'a.py': lines(5), '.gitignore': 'local/\n' });
+    repo.write('local/notes.md', lines(40));
+    shell(repo, 'rm -rf local', () => rmSync(path.join(repo.dir, 'local'), { recursive: true }));
+    const outside = outsideDir();
+    shell(
+      repo,
+      `ln -s ${outside} local`,
+      () => symlinkSync(outside, path.join(repo.dir, 'local')),
+      'g2',
+    );
+    const rw = repo.guard(['rewind', 'g1']);
+    expect(readdirSync(outside)).toEqual([]);
+    expect(rw.code).toBe(0);
+  });
+
+  it('held: the person makes the removed ignored folder a link to a tracked folder: rewind writes nothing through it', () => {
+    const repo = makeRepo({ 'src/a.py': lines(5), '.gitignore': 'local/\n' });
+    repo.write('local/a.py', 'SECRET=1\n');
+    shell(repo, 'rm -rf local', () => rmSync(path.join(repo.dir, 'local'), { recursive: true }));
+    symlinkSync('src', path.join(repo.dir, 'local'));
+    const rw = repo.guard(['rewind', 'g1']);
+    expect(rw.code).toBe(0);
+    // the tracked file the link leads to is not overwritten with the ignored one's content
+    expect(repo.read('src/a.py')).toBe(lines(5));
+  });
+
+  it('the command removed .env, then the session wrote a new .env: rewind brings back the first', () => {
+    const repo = makeRepo({ 'a.py': lines(5), '.gitignore': '.env\n' });
+    repo.write('.env', 'SECRET=1\n');
+    shell(repo, 'rm .env', () => unlinkSync(path.join(repo.dir, '.env')));
+    const w = { file_path: path.join(repo.dir, '.env'), content: 'AGENT=1\n' };
+    expect(denied(g(repo, 'BeforeTool', 'write_file', w))).toBe(false);
+    repo.write('.env', 'AGENT=1\n');
+    const rw = repo.guard(['rewind', 'g1']);
+    expect(rw.code).toBe(0);
+    expect(repo.read('.env')).toBe('SECRET=1\n');
+  });
+
+  it('the command overwrote .env, then the session wrote it again: rewind brings back the first', () => {
+    const repo = makeRepo({ 'a.py': lines(5), '.gitignore': '.env\n' });
+    repo.write('.env', 'SECRET=1\n');
+    shell(repo, 'echo x > .env', () => repo.write('.env', 'x\n'));
+    const w = { file_path: path.join(repo.dir, '.env'), content: 'AGENT=1\n' };
+    expect(denied(g(repo, 'BeforeTool', 'write_file', w))).toBe(false);
+    repo.write('.env', 'AGENT=1\n');
+    const rw = repo.guard(['rewind', 'g1']);
+    expect(rw.code).toBe(0);
+    expect(repo.read('.env')).toBe('SECRET=1\n');
   });
 });
