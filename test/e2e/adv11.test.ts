@@ -226,3 +226,36 @@ describe('adv11: guard rewind putting back ignored files, attacked', () => {
     expect(repo.read('.env')).toBe('SECRET=1\n');
   });
 });
+
+describe("adv11: adv9's session keys, attacked", () => {
+  // adv9 hashed an id spelled as a hashed key; one spelled in capitals (H + 32 HEX) stayed plain, and
+  // names the same ref files as the other session's key where the file system ignores case (macOS's
+  // and Windows' default: not this machine's, so the refs' names are compared as such a system would)
+  it("a session id that is another session's hashed key in capitals: the two sessions' refs differ in more than case", () => {
+    const repo = makeRepo({ 'a.py': lines(5) });
+    const claude = (session: string, f: string) =>
+      hook(repo, 'claude', {
+        session_id: session,
+        transcript_path: '/tmp/t.jsonl',
+        cwd: repo.dir,
+        permission_mode: 'default',
+        hook_event_name: 'PreToolUse',
+        tool_name: 'Write',
+        tool_input: { file_path: path.join(repo.dir, f), content: 'x = 1\n' },
+        tool_use_id: `t-${f}`,
+      });
+    claude('odd id', 'b.py');
+    const chains = () =>
+      repo
+        .git(['for-each-ref', '--format=%(refname)', 'refs/guard/sessions/claude/'])
+        .trim()
+        .split('\n')
+        .filter((r) => r.endsWith('/chain'));
+    const [first] = chains();
+    const key = /sessions\/claude\/([^/]+)\/chain/.exec(first!)![1]!;
+    claude(key.toUpperCase(), 'c.py');
+    const both = chains().map((r) => r.toLowerCase());
+    expect(both).toHaveLength(2);
+    expect(new Set(both).size).toBe(2);
+  });
+});
