@@ -77,6 +77,8 @@ describe('adv11: detaching spellings adv10 did not read, told at the next call',
     "readarray -t found < <(find . -name '*.py')",
     'git commit -m "$(cat <<\'EOF\'\nFix a & b\nEOF\n)"',
     'flock /tmp/adv11.lock make test',
+    // a -d of the container's command, not docker's
+    "docker exec -it db psql -U postgres -d app -c 'select 1'",
   ])('codex, not a detach (no open call, nothing checked): %s', (command) => {
     expect(codexRun(command)).toBe('');
   });

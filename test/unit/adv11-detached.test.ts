@@ -41,6 +41,12 @@ describe('detaches (adv11)', () => {
     "chroot / setsid -f sh -c 'sleep 1; rm f'",
     "mksh -c '(sleep 1; rm f) &'",
     "fish -c 'sleep 1; rm f &'",
+    'docker run --rm -v "$PWD":/w -w /w -d alpine sh -c \'sleep 1; rm f\'',
+    'docker run --name x -dp 80:80 nginx',
+    'docker container run --detach img',
+    'docker --context prod run -d img',
+    'docker compose -f x.yml up --build -d web',
+    'docker exec -d c touch /w/x',
   ])('detached: %s', (command) => {
     expect(detaches(command)).toBe(true);
   });
@@ -70,6 +76,12 @@ describe('detaches (adv11)', () => {
     'timeout --signal KILL 60 npm test',
     "env -S 'make test'",
     'sudo -u me make install',
+    "docker exec -it db psql -U postgres -d app -c 'select 1'",
+    'docker compose exec db psql -d app',
+    "docker run --rm -v $PWD:/src -w /src golang go build -ldflags '-s'",
+    'docker run --rm alpine ls -d /tmp',
+    'docker network create -d bridge x',
+    'docker compose up',
   ])('not detached: %s', (command) => {
     expect(detaches(command)).toBe(false);
   });

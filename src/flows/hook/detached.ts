@@ -58,8 +58,7 @@ function detachedWords(words: string[]): boolean {
   // `env -S 'setsid -f ...'`: env splits the string into the command (adv11)
   if (at > 0 && /^(-S|--split-string)$/.test(before[at - 1]!) && detaches(words[at]!)) return true;
   // a container started detached (`docker run -d -v $PWD:/w ...`), a cron table installed
-  if (CONTAINERS.has(name) && rest.some((x) => /^(-[a-zA-Z]*d[a-zA-Z]*|--detach)$/.test(x)))
-    return true;
+  if (CONTAINERS.has(name) && containerDetached(rest)) return true;
   if (name === 'crontab' && !rest.some((x) => /^-[lr]$/.test(x))) return true;
   // `find -exec CMD ...`: the command it runs
   const exec = name === 'find' ? rest.findIndex((x) => /^-(exec|execdir|ok|okdir)$/.test(x)) : -1;
@@ -80,6 +79,36 @@ function detachedWords(words: string[]): boolean {
     return !rest.some((x) => /^(--scope|--wait|-P|--pipe|--pty|-t)$/.test(x));
   return false;
 }
+
+/**
+ * `docker run -d`, `exec -d`, `compose up -d`: a `-d` among the options before the image or the
+ * container (after it, the words are its command's: `docker exec -it db psql -d app` was read as
+ * detached, adv11), or anywhere for `compose up`, which takes no command.
+ */
+function containerDetached(rest: readonly string[]): boolean {
+  const detach = (x: string) => x === '--detach' || /^-[a-zA-Z]*d[a-zA-Z]*$/.test(x);
+  let i = 0;
+  // global options (`--context x`, `compose -f file`) and `container`/`compose` before the subcommand
+  for (
+    ;
+    i < rest.length && (rest[i]!.startsWith('-') || /^(container|compose)$/.test(rest[i]!));
+    i++
+  )
+    if (/^(-[Hcflp]|--[a-z-]+)$/.test(rest[i]!) && !BOOL_LONG.test(rest[i]!)) i++;
+  const args = rest.slice(i + 1);
+  if (rest[i] === 'up') return args.some(detach);
+  if (rest[i] !== 'run' && rest[i] !== 'exec') return false;
+  for (let j = 0; j < args.length && args[j]!.startsWith('-'); j++) {
+    const x = args[j]!;
+    if (detach(x)) return true;
+    // an option's value in the next word: `-v X`, `--name X` (not `--rm`, `-it`)
+    if (x.startsWith('--') ? !x.includes('=') && !BOOL_LONG.test(x) : /[acehlmpuvw]$/.test(x)) j++;
+  }
+  return false;
+}
+/** docker's and podman's long options that take no value. */
+const BOOL_LONG =
+  /^--(rm|init|privileged|read-only|interactive|tty|publish-all|no-healthcheck|oom-kill-disable|quiet|help|debug|tls|tlsverify|build|no-deps|remove-orphans|wait|replace|sig-proxy)$/;
 
 /**
  * Where the command's name is among its words: past assignments and the words that run what
