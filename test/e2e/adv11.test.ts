@@ -138,6 +138,25 @@ describe("adv11: a write's result kept while a background command is open (holes
     });
   }
 
+  it.each([
+    ['a new file of 300 lines', 'new.py', '', () => {}],
+    ['an ignored file', '.env', '.env\n', () => {}],
+  ])(
+    'held: %s the session wrote, removed by the background command: told, and the restore told brings it back',
+    (_, rel, ignore) => {
+      const repo = makeRepo({ 'a.py': lines(5), ...(ignore ? { '.gitignore': ignore } : {}) });
+      startBackground(repo, `sleep 1; rm -f ${rel}`);
+      write(repo, rel, lines(300, 'mine'));
+      unlinkSync(path.join(repo.dir, rel));
+      const next = other(repo);
+      expect(denied(next)).toBe(true);
+      const told = /guard restore (\S+) -- (\S+)/.exec(why(next));
+      expect(told).not.toBeNull();
+      expect(repo.guard(['restore', told![1]!, '--', rel]).code).toBe(0);
+      expect(repo.read(rel)).toBe(lines(300, 'mine'));
+    },
+  );
+
   // holes7 told both (its test stops there); the restore command told named both paths under the
   // first write's kept result, which holds the first's file alone
   it('two writes at once, both taken back: every restore command told brings its file back', async () => {
