@@ -83,13 +83,14 @@ describe('adv11: detaching spellings adv10 did not read, told at the next call',
     expect(codexRun(command)).toBe('');
   });
 
-  // `a & b & wait` waits for both: nothing runs past the shell's return, yet the call is read as
-  // detached (30 minutes of whole-tree checkpoints, a person's deletion told as the command's).
-  // Telling it apart needs the `&`s at the top level, nothing conditional or exiting between the
-  // last `&` and the `wait`, no pipeline stage holding one: not a small change (docs/reliability/adv11.md).
-  it.fails('codex, not a detach: parallel jobs the command waits for (a & b & wait)', () => {
-    expect(codexRun('npm run lint & npm run test & wait')).toBe('');
-  });
+  // `a & b & wait` waits for both: nothing runs past the shell's return, yet the call was read as
+  // detached (30 minutes of whole-tree checkpoints, a person's deletion told as the command's)
+  it.each(['npm run lint & npm run test & wait', 'for f in a b; do gzip "$f" & done; wait'])(
+    'codex, not a detach: parallel jobs the command waits for: %s',
+    (command) => {
+      expect(codexRun(command)).toBe('');
+    },
+  );
 });
 
 const g = (repo: TestRepo, event: string, tool: string, input: object, session = 'g1') =>

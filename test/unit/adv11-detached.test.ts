@@ -47,6 +47,23 @@ describe('detaches (adv11)', () => {
     'docker --context prod run -d img',
     'docker compose -f x.yml up --build -d web',
     'docker exec -d c touch /w/x',
+    // a wait that may not run, or not for these jobs
+    'a & b && wait',
+    'a & false; wait',
+    'a & wait $!',
+    '(a &) ; wait',
+    '{ a & } | cat; wait',
+    'cat x | while read l; do a & done; wait',
+    'a & wait &',
+    'a & wait; b &',
+    'nohup a & wait',
+    "bash -c 'x &' & wait",
+    'x=`sleep 9 &`; wait',
+    'echo $(sleep 9 &) ; wait',
+    ': <(sleep 1; rm f) & wait',
+    'a & exit 0; wait',
+    'a & b | c; wait',
+    'set -e; a & b; wait',
   ])('detached: %s', (command) => {
     expect(detaches(command)).toBe(true);
   });
@@ -82,6 +99,12 @@ describe('detaches (adv11)', () => {
     'docker run --rm alpine ls -d /tmp',
     'docker network create -d bridge x',
     'docker compose up',
+    // jobs the shell waits for
+    'npm run lint & npm run test & wait',
+    'for f in a b; do gzip "$f" & done; wait',
+    '(sleep 1; rm f) & wait',
+    'a &\nb &\nwait\necho done',
+    'a & wait; echo all done',
   ])('not detached: %s', (command) => {
     expect(detaches(command)).toBe(false);
   });

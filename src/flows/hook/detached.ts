@@ -28,8 +28,9 @@ export function detaches(command: string): boolean {
 }
 
 function detachesText(command: string): boolean {
-  const { amp, commands } = scan(command.replace(/\\\n/g, ''));
-  if (amp) return true;
+  const read = scan(command.replace(/\\\n/g, ''));
+  const { commands } = read;
+  if (read.amp && !waited(read)) return true;
   // a shell reading its script from its input (`echo '... &' | sh`, `sh <<< '...'`): every
   // word of the line that could be a script is read as one (adv10)
   const fed = commands.some((words) => {
@@ -39,6 +40,22 @@ function detachesText(command: string): boolean {
   if (fed && commands.flat().some((w) => /[\s&]/.test(w) && w !== command && detaches(w)))
     return true;
   return commands.some(detachedWords);
+}
+
+/**
+ * Whether every background `&` is at the top level and a bare `wait` follows the last one, with
+ * only other such jobs (or a loop's or a condition's end) between the first and it, no pipe,
+ * `&&` or `||` anywhere: the shell waits for them all (adv11: `npm run lint & npm run test &
+ * wait` was read as detached). A job detached another way is read as such (nohup, setsid, ...).
+ */
+function waited(r: Scan): boolean {
+  if (r.inner || r.joined || r.top.length === 0) return false;
+  for (let k = r.top[0]!; k < r.commands.length; k++) {
+    const w = r.commands[k]!;
+    if (w.length === 0 || r.top.includes(k) || /^(done|fi|esac)$/.test(w.join(' '))) continue;
+    return w.join(' ') === 'wait' && k > r.top[r.top.length - 1]!;
+  }
+  return false;
 }
 
 /** Whether one simple command's words detach what it runs. */
@@ -240,7 +257,23 @@ const KNOWN = new Set([
   ...['eval', 'trap', 'screen', 'tmux', 'crontab', 'find', 'systemd-run'],
 ]);
 
-type Scan = { amp: boolean; commands: string[][] };
+type Scan = {
+  amp: boolean;
+  commands: string[][];
+  /** The commands a background `&` at the top level ended (adv11: `a & b & wait`). */
+  top: number[];
+  /** A background `&` elsewhere (a subshell, a group, a substitution, a process substitution). */
+  inner: boolean;
+  /** A pipe, `&&` or `||` (a `wait` after them may not run, or not be this shell's). */
+  joined: boolean;
+  /** Open `(` and `{` at the top level, and whether a backquote is open. */
+  nest: number;
+  tick: boolean;
+};
+const scanOf = (amp: boolean, commands: string[][]): Scan => ({
+  ...{ amp, commands, top: [], inner: amp },
+  ...{ joined: false, nest: 0, tick: false },
+});
 /** A here-document whose text starts at the next line: read as code (a shell's), text, or not. */
 type Doc = { delim: string; dash: boolean; read: 'code' | 'text' | 'skip' };
 
@@ -254,7 +287,7 @@ type Doc = { delim: string; dash: boolean; read: 'code' | 'text' | 'skip' };
 function scan(s: string, body = false): Scan {
   // a text nested past any command's (`cat <( cat <( ...` 20,000 deep: a stack overflow, and
   // each level read again): read as detached, which costs a checkpoint per call, not a refusal
-  if (depth >= MAX_DEPTH) return { amp: true, commands: [] };
+  if (depth >= MAX_DEPTH) return scanOf(true, []);
   depth++;
   try {
     return scanText(s, body);
@@ -266,7 +299,7 @@ let depth = 0;
 const MAX_DEPTH = 64;
 
 function scanText(s: string, body: boolean): Scan {
-  const out: Scan = { amp: false, commands: [[]] };
+  const out = scanOf(false, [[]]);
   let word = '';
   const end = () => {
     if (word) out.commands[out.commands.length - 1]!.push(word);
@@ -359,11 +392,12 @@ function operator(s: string, i: number, { out, end, cut, docs, at }: Ctx): numbe
     // a process substitution: bash does not wait for it (adv10), unless what reads it reads to its end
     const words = out.commands[out.commands.length - 1]!;
     const name = nameOf(words[nameAt(words)] ?? words[0] ?? '');
-    if (s[i - 1] === '>' || !READERS.has(name)) out.amp = true;
+    if (s[i - 1] === '>' || !READERS.has(name)) out.amp = out.inner = true;
     // read apart, so that the command it is a word of goes on (`diff <(a) <(b)`)
     const k = closeOf(s, i, false);
     const r = scan(s.slice(i + 1, k));
     out.amp ||= r.amp;
+    out.inner ||= r.amp;
     out.commands.push(...r.commands);
     return k;
   }
@@ -377,12 +411,20 @@ function operator(s: string, i: number, { out, end, cut, docs, at }: Ctx): numbe
     const op = ampersand(s[i - 1], s[i + 1]);
     if (op === 'redirect') end();
     else cut();
-    if (op === 'background') out.amp = true;
+    if (op === 'background') {
+      out.amp = true;
+      if (out.nest > 0 || out.tick || at.length > 0) out.inner = true;
+      else out.top.push(out.commands.length - 2);
+    } else if (op !== 'redirect') out.joined = true;
     return op === 'and' ? i + 1 : i;
   }
   if (/[;|()`{}\n]/.test(c)) {
     // a subshell inside a substitution: its `)` is not the substitution's
     if (c === '(' && at.length) at.push('(');
+    if (c === '|') out.joined = true;
+    if (!at.length && /[({]/.test(c)) out.nest++;
+    if (!at.length && /[)}]/.test(c)) out.nest = Math.max(0, out.nest - 1);
+    if (!at.length && c === '`') out.tick = !out.tick;
     cut();
     return i;
   }
@@ -431,6 +473,7 @@ function hereDocs(s: string, nl: number, docs: Doc[], out: Scan): number {
     }
     const r = scan(text.join('\n'), doc.read === 'text');
     out.amp ||= r.amp;
+    out.inner ||= r.amp;
     out.commands.push(...r.commands);
   }
   return i - 1;
