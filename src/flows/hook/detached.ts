@@ -50,9 +50,10 @@ function detachesText(command: string): boolean {
  */
 function waited(r: Scan): boolean {
   if (r.inner || r.joined || r.top.length === 0) return false;
+  const jobs = new Set(r.top);
   for (let k = r.top[0]!; k < r.commands.length; k++) {
     const w = r.commands[k]!;
-    if (w.length === 0 || r.top.includes(k) || /^(done|fi|esac)$/.test(w.join(' '))) continue;
+    if (w.length === 0 || jobs.has(k) || /^(done|fi|esac)$/.test(w.join(' '))) continue;
     return w.join(' ') === 'wait' && k > r.top[r.top.length - 1]!;
   }
   return false;
@@ -69,7 +70,9 @@ function detachedWords(words: string[]): boolean {
   const sudo = before.some((w) => /^(sudo|doas)$/.test(nameOf(w)));
   if (sudo && before.some((w) => /^(-[a-zA-Z]*b[a-zA-Z]*|--background)$/.test(w))) return true;
   // `flock FILE -c '...'`: a runner that takes a script too
-  const lock = words.findIndex((w, j) => (at < 0 || j < at) && nameOf(w) === 'flock');
+  const lock = words.some((w) => /flock|[*?[]/.test(w))
+    ? words.findIndex((w, j) => (at < 0 || j < at) && nameOf(w) === 'flock')
+    : -1;
   const script = lock < 0 ? -1 : scriptAt(words.slice(lock + 1));
   if (script >= 0 && detaches(words[lock + 1 + script]!)) return true;
   // `env -S 'setsid -f ...'`: env splits the string into the command (adv11)
@@ -138,7 +141,7 @@ function nameAt(words: string[]): number {
   let positional = 0;
   for (let i = 0; i < words.length; i++) {
     const w = words[i]!;
-    const n = nameOf(w);
+    const n = w.startsWith('-') ? w : nameOf(w);
     if (/^\w+=/.test(w)) continue;
     if (PREFIXES.has(n) || RUNNERS.has(n)) {
       // `command -v nohup` looks a name up, runs nothing
@@ -167,8 +170,11 @@ function nameAt(words: string[]): number {
  */
 function nameOf(w: string): string {
   const base = path.basename(w);
-  if (!/[*?[]/.test(base)) return base;
+  // (the names known are short: a longer glob is none of them, and `**` is `*`, so that a
+  // pattern built to backtrack, `*****...x`, costs nothing)
+  if (!/[*?[]/.test(base) || base.length > 64) return base;
   const glob = base
+    .replace(/\*+/g, '*')
     .replace(/[.+^${}()|\\]/g, '\\$&')
     .replace(/\[!/g, '[^')
     .replace(/\*/g, '.*')
@@ -270,10 +276,9 @@ type Scan = {
   nest: number;
   tick: boolean;
 };
-const scanOf = (amp: boolean, commands: string[][]): Scan => ({
-  ...{ amp, commands, top: [], inner: amp },
-  ...{ joined: false, nest: 0, tick: false },
-});
+function scanOf(amp: boolean, commands: string[][]): Scan {
+  return { amp, commands, top: [], inner: amp, joined: false, nest: 0, tick: false };
+}
 /** A here-document whose text starts at the next line: read as code (a shell's), text, or not. */
 type Doc = { delim: string; dash: boolean; read: 'code' | 'text' | 'skip' };
 
