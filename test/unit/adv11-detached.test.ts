@@ -108,4 +108,17 @@ describe('detaches (adv11)', () => {
   ])('not detached: %s', (command) => {
     expect(detaches(command)).toBe(false);
   });
+
+  // this round's own glob reading, on a command built to be slow: '*' x 40 + 'x' backtracked for
+  // minutes in the pattern made of it (found before merge)
+  it.each([
+    '*'.repeat(40) + 'x -f sh',
+    '?*'.repeat(30) + 'x',
+    'timeout ' + Array(20000).fill('-*?').join(' '),
+    Array(5000).fill('a &').join(' ') + ' wait',
+  ])('answers within 2 s: %#', (command) => {
+    const t = Date.now();
+    detaches(command);
+    expect(Date.now() - t).toBeLessThan(2000);
+  });
 });
