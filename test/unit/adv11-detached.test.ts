@@ -64,6 +64,11 @@ describe('detaches (adv11)', () => {
     'a & exit 0; wait',
     'a & b | c; wait',
     'set -e; a & b; wait',
+    // wait made a no-op in the command itself
+    'wait() { :; }; (sleep 1; rm f) & wait',
+    'function wait { :; }; (sleep 1; rm f) & wait',
+    'enable -n wait; (sleep 1; rm f) & wait',
+    'shopt -s expand_aliases; alias wait=:; (sleep 1; rm f) & wait',
   ])('detached: %s', (command) => {
     expect(detaches(command)).toBe(true);
   });

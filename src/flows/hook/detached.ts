@@ -30,7 +30,7 @@ export function detaches(command: string): boolean {
 function detachesText(command: string): boolean {
   const read = scan(command.replace(/\\\n/g, ''));
   const { commands } = read;
-  if (read.amp && !waited(read)) return true;
+  if (read.amp && !(waited(read) && !WAIT_REDEFINED.test(command))) return true;
   // a shell reading its script from its input (`echo '... &' | sh`, `sh <<< '...'`): every
   // word of the line that could be a script is read as one (adv10)
   const fed = commands.some((words) => {
@@ -48,6 +48,8 @@ function detachesText(command: string): boolean {
  * `&&` or `||` anywhere: the shell waits for them all (adv11: `npm run lint & npm run test &
  * wait` was read as detached). A job detached another way is read as such (nohup, setsid, ...).
  */
+/** `wait` made something else in the command itself: a function of that name, `enable -n`, an alias. */
+const WAIT_REDEFINED = /\bwait\s*\(\s*\)|\bfunction\s+wait\b|(^|[\s;&|({])(enable|alias|shopt)\b/;
 function waited(r: Scan): boolean {
   if (r.inner || r.joined || r.top.length === 0) return false;
   const jobs = new Set(r.top);
