@@ -64,6 +64,8 @@ describe('detaches (adv11)', () => {
     'a & exit 0; wait',
     'a & b | c; wait',
     'set -e; a & b; wait',
+    // a here-document's line `wait` is data
+    '(sleep 1; rm f) <<EOF &\nwait\nEOF',
     // wait made a no-op in the command itself
     'wait() { :; }; (sleep 1; rm f) & wait',
     'function wait { :; }; (sleep 1; rm f) & wait',

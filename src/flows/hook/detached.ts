@@ -382,6 +382,8 @@ function operator(s: string, i: number, { out, end, cut, docs, at }: Ctx): numbe
   const c = s[i]!;
   if (c === '\n' && docs.length) {
     cut();
+    // (a here-document's words are data: a line `wait` in one is no wait, so no job is read as waited)
+    out.joined = true;
     return hereDocs(s, i, docs.splice(0), out);
   }
   if (c === '<' && s[i + 1] === '<' && s[i + 2] !== '<' && s[i - 1] !== '<') {
