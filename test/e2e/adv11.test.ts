@@ -68,6 +68,9 @@ describe('adv11: detaching spellings adv10 did not read, told at the next call',
     "flock /tmp/adv11.lock setsid -f sh -c 'sleep 1; rm keep.py'",
     // a tmux window or pane runs its command in the tmux server
     "tmux new-window 'sleep 1; rm keep.py'",
+    // a process manager or a service started: it runs on after the command returns
+    'npx pm2 start watcher.js',
+    'systemctl --user start watcher.service',
   ])('codex: %s', (command) => {
     expect(codexRun(command)).toContain('keep.py');
   });

@@ -82,6 +82,8 @@ function detachedWords(words: string[]): boolean {
   // a container started detached (`docker run -d -v $PWD:/w ...`), a cron table installed
   if (CONTAINERS.has(name) && containerDetached(rest)) return true;
   if (name === 'crontab' && !rest.some((x) => /^-[lr]$/.test(x))) return true;
+  // a service or process manager told to start something, which runs on after it returns (adv11)
+  if (STARTERS.has(name) && rest.some((x) => STARTS.test(x))) return true;
   // `find -exec CMD ...`: the command it runs
   const exec = name === 'find' ? rest.findIndex((x) => /^-(exec|execdir|ok|okdir)$/.test(x)) : -1;
   if (exec >= 0 && detachedWords(rest.slice(exec + 1))) return true;
@@ -119,6 +121,9 @@ function containerDetached(rest: readonly string[]): boolean {
     if (/^(-[Hcflp]|--[a-z-]+)$/.test(rest[i]!) && !BOOL_LONG.test(rest[i]!)) i++;
   const args = rest.slice(i + 1);
   if (rest[i] === 'up') return args.some(detach);
+  // a stopped container started again runs on after docker returns, unless attached (adv11)
+  if (rest[i] === 'start' || rest[i] === 'restart')
+    return !args.some((x) => /^(-[a-zA-Z]*[ai][a-zA-Z]*|--attach|--interactive)$/.test(x));
   if (rest[i] !== 'run' && rest[i] !== 'exec') return false;
   for (let j = 0; j < args.length && args[j]!.startsWith('-'); j++) {
     const x = args[j]!;
@@ -231,13 +236,15 @@ const SHELLS = new Set(
 );
 const SCRIPTERS = new Set(['script', 'su', 'runuser']);
 const CONTAINERS = new Set(['docker', 'podman', 'nerdctl']);
+const STARTERS = new Set(['systemctl', 'service', 'pm2', 'forever', 'supervisorctl']);
+const STARTS = /^(start|restart|reload|try-restart|reload-or-restart|--now)$/;
 // coproc, at, batch: bash or atd runs the command after the shell returns (adv10)
 const DETACHERS = new Set(
   ['nohup', 'setsid', 'disown', 'daemonize', 'start-stop-daemon'].concat(['coproc', 'at', 'batch']),
 );
 const PREFIXES = new Set(
   ['sudo', 'doas', 'exec', 'env', 'time', 'nice', 'command', 'builtin', 'then', 'do', 'else', '!']
-    .concat(['ionice', 'stdbuf', 'timeout', 'xargs'])
+    .concat(['ionice', 'stdbuf', 'timeout', 'xargs', 'npx', 'bunx', 'pnpx'])
     // a condition's or a loop's command (`if setsid -f ...; then`, adv11)
     .concat(['if', 'elif', 'while', 'until']),
 );
@@ -263,6 +270,7 @@ const KNOWN = new Set([
   ...CONTAINERS,
   ...RUNNERS.keys(),
   ...['eval', 'trap', 'screen', 'tmux', 'crontab', 'find', 'systemd-run'],
+  ...STARTERS,
 ]);
 
 type Scan = {
