@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { readdirSync, rmSync, symlinkSync, unlinkSync } from 'node:fs';
+import { existsSync, readdirSync, rmSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import {
@@ -128,6 +128,21 @@ describe("adv11: a write's result kept while a background command is open (holes
   }
   const other = (repo: TestRepo, n = 'other.py') =>
     g(repo, 'BeforeTool', 'write_file', { file_path: path.join(repo.dir, n), content: 'y = 2\n' });
+
+  it("the session's background marker set to an old time by its own shell: the command's later loss is still told", () => {
+    const repo = makeRepo({ 'keep.py': lines(300) });
+    startBackground(repo, 'sleep 5; rm keep.py');
+    const marker = path.join(repo.dir, '.git/guard-sessions/gemini/g1/background-open');
+    expect(existsSync(marker)).toBe(true);
+    // the agent's own shell call writes the marker back 31 minutes (allowed: it is no tracked file)
+    const cmd = { command: `echo 2000-01-01T00:00:00.000Z > ${marker}` };
+    expect(denied(g(repo, 'BeforeTool', 'run_shell_command', cmd))).toBe(false);
+    writeFileSync(marker, '2000-01-01T00:00:00.000Z\n');
+    g(repo, 'AfterTool', 'run_shell_command', cmd);
+    unlinkSync(path.join(repo.dir, 'keep.py'));
+    const next = other(repo);
+    expect(why(next)).toContain('keep.py');
+  });
 
   function hookAsync(repo: TestRepo, payload: object): Promise<{ code: number; out: string }> {
     return new Promise((resolve) => {

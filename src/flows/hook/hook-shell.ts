@@ -486,15 +486,21 @@ async function backgroundOpen(repo: Repo, e: HookEvent, now: Date): Promise<bool
     () => null,
   );
   const t = text === null ? NaN : Date.parse(text.trim());
-  // unreadable or in the future: read the steps (the safe side); no marker: the journal may still say so (a marker removed)
-  if (text === null)
-    return backgroundNoted(repo.commonDir, {
-      harness: e.harness,
-      sessionKey: path.basename(path.dirname(backgroundMarker(repo, e.harness, e.sessionId))),
-      now,
-      windowMs: BACKGROUND_OPEN_MS,
-    });
-  return Number.isNaN(t) || t > now.getTime() || now.getTime() - t < BACKGROUND_OPEN_MS;
+  // unreadable or in the future: read the steps (the safe side)
+  if (
+    text !== null &&
+    (Number.isNaN(t) || t > now.getTime() || now.getTime() - t < BACKGROUND_OPEN_MS)
+  )
+    return true;
+  // no marker, or one that says closed: the journal may still say open (a marker removed, or
+  // written back to an old time by the session's own shell: adv11), one read of its tail, as a
+  // session that never ran one pays on every call
+  return backgroundNoted(repo.commonDir, {
+    harness: e.harness,
+    sessionKey: path.basename(path.dirname(backgroundMarker(repo, e.harness, e.sessionId))),
+    now,
+    windowMs: BACKGROUND_OPEN_MS,
+  });
 }
 
 interface Late {
