@@ -1,5 +1,13 @@
 import { spawn } from 'node:child_process';
-import { existsSync, readdirSync, rmSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  readFileSync,
+  readdirSync,
+  rmSync,
+  symlinkSync,
+  unlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import {
@@ -297,5 +305,32 @@ describe("adv11: adv9's session keys, attacked", () => {
     const both = chains().map((r) => r.toLowerCase());
     expect(both).toHaveLength(2);
     expect(new Set(both).size).toBe(2);
+  });
+});
+
+describe("adv11: the session index's shell step, written by the command itself", () => {
+  // The shell call's after event compares from the step its pre event put in the session index
+  // (`s-<h(worktree)>`: a cache of the refs, the agent's to write). The command rewrites it to a
+  // commit of the tree it left (`git commit-tree`), and its 300-line deletion is told nowhere
+  // (rewind still puts it back: the refs hold the real step). Closing it needs the step read from
+  // something the agent cannot write: the session's chain (the walk S1 took off every call) or
+  // the checkpoint's own ref with a check that it is this call's, which Gemini's calls (no tool
+  // call id: the latest pre event counts) cannot give, as the command may run `guard hook gemini`
+  // itself for a later pre event (docs/reliability/adv11.md). Left open.
+  it.fails('the command points the session index at a commit of its own: the deletion is still told', () => {
+    const repo = makeRepo({ 'big.py': lines(300), 'a.py': lines(5) });
+    const command = 'rm big.py && forge-index';
+    expect(denied(g(repo, 'BeforeTool', 'run_shell_command', { command }))).toBe(false);
+    unlinkSync(path.join(repo.dir, 'big.py'));
+    const dir = path.join(repo.dir, '.git/guard-sessions/gemini/g1');
+    const name = readdirSync(dir).find((f) => f.startsWith('s-'))!;
+    repo.git(['add', '-A']);
+    const tree = repo.git(['write-tree']).trim();
+    repo.git(['reset', '-q']);
+    const forged = repo.git(['commit-tree', tree, '-p', 'HEAD', '-m', 'x']).trim();
+    const entry = JSON.parse(readFileSync(path.join(dir, name), 'utf8').trim());
+    writeFileSync(path.join(dir, name), JSON.stringify({ ...entry, commit: forged }) + '\n');
+    const after = g(repo, 'AfterTool', 'run_shell_command', { command });
+    expect(JSON.stringify(after.json ?? {})).toContain('big.py');
   });
 });
