@@ -163,8 +163,11 @@ function rawWithNow(buf: Buffer): Array<RawEntry & { nowOid: string | null }> {
 export interface KeptGroup {
   commit: string;
   paths: string[];
+  /** Per path, what the session's last command left there (ANY_LEFT: whatever is there now). */
   left: ReadonlyMap<string, string | null>;
 }
+/** A kept file the session wrote after its command took it: put back over whatever is there (adv11). */
+export const ANY_LEFT = '*';
 
 /**
  * The kept files (ignored, or in a nested repository) to write back, against the undo checkpoint's
@@ -232,6 +235,7 @@ async function keptInTheWay(
   }
   if (e.letter === 'D' && (await lstat(path.join(root, e.path)).catch(() => null)))
     return 'something stands there now that guard could not keep';
-  if (e.letter !== 'D' && left !== e.nowOid) return "changed since the session's command";
+  if (e.letter !== 'D' && left !== ANY_LEFT && left !== e.nowOid)
+    return "changed since the session's command";
   return null;
 }

@@ -35,10 +35,12 @@ export function isChainTip(ref: string): boolean {
 /**
  * A ref-safe name for a session id: itself when it is plain, else a hash. An id spelled as a
  * hash is hashed too: a plain `h<32 hex>` would be another session's key (adv9: `guard log
- * --session` and `guard rewind` of one read the other's links).
+ * --session` and `guard rewind` of one read the other's links), in any case of its letters
+ * (adv11: `H<32 HEX>` names the same ref files on a case-insensitive file system, macOS's and
+ * Windows' default).
  */
 export function sessionKey(id: string): string {
-  if (/^[A-Za-z0-9][A-Za-z0-9_-]{0,99}$/.test(id) && !/^h[0-9a-f]{32}$/.test(id)) return id;
+  if (/^[A-Za-z0-9][A-Za-z0-9_-]{0,99}$/.test(id) && !/^h[0-9a-f]{32}$/i.test(id)) return id;
   return 'h' + sha256Hex(id).slice(0, 32);
 }
 

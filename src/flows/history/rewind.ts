@@ -5,6 +5,7 @@ import { openRepo } from '../../git/repo.js';
 import type { RestoreChange } from '../../git/restore.js';
 import {
   changedPathsOfPairs,
+  ANY_LEFT,
   keptChangesOfPairs,
   keptOfCheckpoints,
   type KeptChange,
@@ -326,18 +327,41 @@ async function putBackGroups(
     const paths = e.kind === 'write' ? (e.paths ?? []) : (byEvent.get(e) ?? []);
     for (const p of paths) if (!owner.has(p)) owner.set(p, e);
   }
+  const forced = keptOverWrites(shells, keptBy, { owner, events });
   const groups = new Map<string, PutBackGroup>();
   for (const [p, e] of owner) {
     const g = groups.get(e.commit) ?? { commit: e.commit, paths: [] };
     g.paths.push(p);
     groups.set(e.commit, g);
   }
-  const kept = keptGroupsOf(shells, { keptBy, sides: keptChanged.sides, owned: owner });
+  const kept = keptGroupsOf(shells, { keptBy, sides: keptChanged.sides, owned: owner, forced });
   return {
     groups: [...groups.values()],
     kept,
     paths: owner.size + kept.reduce((n, g) => n + g.paths.length, 0),
   };
+}
+
+/**
+ * Kept files (ignored, nested repositories') a command of the session took and a later write of
+ * the session wrote (adv11: `rm .env`, then write_file .env): the command's checkpoint kept the
+ * earlier state, the write's checkpoint holds only what the command left, so the kept copy goes
+ * back whatever the write left there (the undo checkpoint keeps that). Taken out of `owner`.
+ */
+function keptOverWrites(
+  shells: ReadonlyArray<{ e: SessionEvent }>,
+  keptBy: ReadonlyMap<SessionEvent, KeptChange[]>,
+  { owner, events }: { owner: Map<string, SessionEvent>; events: readonly SessionEvent[] },
+): Set<string> {
+  const forced = new Set<string>();
+  for (const s of shells)
+    for (const c of keptBy.get(s.e) ?? []) {
+      const o = owner.get(c.path);
+      if (o === undefined || events.indexOf(o) < events.indexOf(s.e)) continue;
+      owner.delete(c.path);
+      forced.add(c.path);
+    }
+  return forced;
 }
 
 /** Each shell call of the session with its after event's step (null: none came, or it ran in the background). */
@@ -412,6 +436,8 @@ function keptGroupsOf(
     keptBy: ReadonlyMap<SessionEvent, KeptChange[]>;
     sides: readonly KeptOf[];
     owned: ReadonlyMap<string, SessionEvent>;
+    /** Written back whatever is there now (keptOverWrites). */
+    forced: ReadonlySet<string>;
   },
 ): KeptGroup[] {
   const first = new Map<string, string>();
@@ -420,7 +446,7 @@ function keptGroupsOf(
     for (const c of x.keptBy.get(s.e) ?? []) {
       if (x.owned.has(c.path)) continue;
       if (!first.has(c.path)) first.set(c.path, x.sides[i]!.kept!);
-      left.set(c.path, c.left);
+      left.set(c.path, x.forced.has(c.path) ? ANY_LEFT : c.left);
     }
   const groups = new Map<string, KeptGroup>();
   for (const [p, commit] of first) {

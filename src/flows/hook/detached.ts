@@ -28,45 +28,68 @@ export function detaches(command: string): boolean {
 }
 
 function detachesText(command: string): boolean {
-  const { amp, commands } = scan(command.replace(/\\\n/g, ''));
-  if (amp) return true;
+  const read = scan(command.replace(/\\\n/g, ''));
+  const { commands } = read;
+  if (read.amp && !(waited(read) && !WAIT_REDEFINED.test(command))) return true;
   // a shell reading its script from its input (`echo '... &' | sh`, `sh <<< '...'`): every
   // word of the line that could be a script is read as one (adv10)
   const fed = commands.some((words) => {
     const at = nameAt(words);
-    // a shell with a script file (`sh deploy.sh`) or `-c` does not read its input (a here-string's
-    // word is among the words: `sh <<< '...'`)
-    const opts = (x: string) => x.startsWith('-') && !/^-\w*c$/.test(x);
-    return (
-      at >= 0 &&
-      SHELLS.has(path.basename(words[at]!)) &&
-      (words.slice(at + 1).every(opts) || command.includes('<<<'))
-    );
+    return at >= 0 && SHELLS.has(nameOf(words[at]!)) && readsInput(words.slice(at + 1), command);
   });
   if (fed && commands.flat().some((w) => /[\s&]/.test(w) && w !== command && detaches(w)))
     return true;
   return commands.some(detachedWords);
 }
 
+/**
+ * Whether every background `&` is at the top level and a bare `wait` follows the last one, with
+ * only other such jobs (or a loop's or a condition's end) between the first and it, no pipe,
+ * `&&` or `||` anywhere: the shell waits for them all (adv11: `npm run lint & npm run test &
+ * wait` was read as detached). A job detached another way is read as such (nohup, setsid, ...).
+ */
+/** `wait` made something else in the command itself: a function of that name, `enable -n`, an alias. */
+const WAIT_REDEFINED = /\bwait\s*\(\s*\)|\bfunction\s+wait\b|(^|[\s;&|({])(enable|alias|shopt)\b/;
+function waited(r: Scan): boolean {
+  if (r.inner || r.joined || r.top.length === 0) return false;
+  const jobs = new Set(r.top);
+  for (let k = r.top[0]!; k < r.commands.length; k++) {
+    const w = r.commands[k]!;
+    if (w.length === 0 || jobs.has(k) || /^(done|fi|esac)$/.test(w.join(' '))) continue;
+    return w.join(' ') === 'wait' && k > r.top[r.top.length - 1]!;
+  }
+  return false;
+}
+
 /** Whether one simple command's words detach what it runs. */
 function detachedWords(words: string[]): boolean {
   const at = nameAt(words);
-  const name = at < 0 ? '' : path.basename(words[at]!);
+  const name = at < 0 ? '' : nameOf(words[at]!);
   const rest = words.slice(at + 1);
   if (DETACHERS.has(name)) return true;
-  // `sudo -b`: sudo runs it in the background (adv10)
+  // `sudo -b`: sudo runs it in the background (adv10); `-nb`, `--background` too (adv11)
   const before = words.slice(0, Math.max(at, 0));
-  if (before.includes('-b') && before.some((w) => path.basename(w) === 'sudo')) return true;
+  const sudo = before.some((w) => /^(sudo|doas)$/.test(nameOf(w)));
+  if (sudo && before.some((w) => /^(-[a-zA-Z]*b[a-zA-Z]*|--background)$/.test(w))) return true;
+  // `flock FILE -c '...'`: a runner that takes a script too
+  const lock = words.some((w) => /flock|[*?[]/.test(w))
+    ? words.findIndex((w, j) => (at < 0 || j < at) && nameOf(w) === 'flock')
+    : -1;
+  const script = lock < 0 ? -1 : scriptAt(words.slice(lock + 1));
+  if (script >= 0 && detaches(words[lock + 1 + script]!)) return true;
+  // `env -S 'setsid -f ...'`: env splits the string into the command (adv11)
+  if (at > 0 && /^(-S|--split-string)$/.test(before[at - 1]!) && detaches(words[at]!)) return true;
   // a container started detached (`docker run -d -v $PWD:/w ...`), a cron table installed
-  if (CONTAINERS.has(name) && rest.some((x) => /^(-[a-zA-Z]*d[a-zA-Z]*|--detach)$/.test(x)))
-    return true;
+  if (CONTAINERS.has(name) && containerDetached(rest)) return true;
   if (name === 'crontab' && !rest.some((x) => /^-[lr]$/.test(x))) return true;
+  // a service or process manager told to start something, which runs on after it returns (adv11)
+  if (STARTERS.has(name) && rest.some((x) => STARTS.test(x))) return true;
   // `find -exec CMD ...`: the command it runs
   const exec = name === 'find' ? rest.findIndex((x) => /^-(exec|execdir|ok|okdir)$/.test(x)) : -1;
   if (exec >= 0 && detachedWords(rest.slice(exec + 1))) return true;
   // a script handed to a shell (`script`, `su`, `flock` too), to eval or to trap is read as one
-  const c = SHELLS.has(name) || SCRIPTERS.has(name) ? rest.findIndex((x) => /^-\w*c$/.test(x)) : -1;
-  if (c >= 0 && rest[c + 1] !== undefined && detaches(rest[c + 1]!)) return true;
+  const c = SHELLS.has(name) || SCRIPTERS.has(name) ? scriptAt(rest) : -1;
+  if (c >= 0 && detaches(rest[c]!)) return true;
   if (
     (name === 'eval' || name === 'trap') &&
     detaches(name === 'eval' ? rest.join(' ') : (rest[0] ?? ''))
@@ -74,11 +97,7 @@ function detachedWords(words: string[]): boolean {
     return true;
   if (name === 'screen' && rest.some((x) => /^-([a-zA-Z]*d|X$)/.test(x))) return true;
   // a tmux window started detached, or keys or a command sent to a tmux server (adv10)
-  if (
-    name === 'tmux' &&
-    rest.some((x) => x === '-d' || /^(send-keys|send|run-shell|run|respawn-\w+)$/.test(x))
-  )
-    return true;
+  if (name === 'tmux' && rest.some((x) => x === '-d' || TMUX_RUNS.test(x))) return true;
   // systemd-run starts a unit and returns, unless told to wait or run in a scope
   if (name === 'systemd-run')
     return !rest.some((x) => /^(--scope|--wait|-P|--pipe|--pty|-t)$/.test(x));
@@ -86,49 +105,190 @@ function detachedWords(words: string[]): boolean {
 }
 
 /**
+ * `docker run -d`, `exec -d`, `compose up -d`: a `-d` among the options before the image or the
+ * container (after it, the words are its command's: `docker exec -it db psql -d app` was read as
+ * detached, adv11), or anywhere for `compose up`, which takes no command.
+ */
+function containerDetached(rest: readonly string[]): boolean {
+  const detach = (x: string) => x === '--detach' || /^-[a-zA-Z]*d[a-zA-Z]*$/.test(x);
+  let i = 0;
+  // global options (`--context x`, `compose -f file`) and `container`/`compose` before the subcommand
+  for (
+    ;
+    i < rest.length && (rest[i]!.startsWith('-') || /^(container|compose)$/.test(rest[i]!));
+    i++
+  )
+    if (/^(-[Hcflp]|--[a-z-]+)$/.test(rest[i]!) && !BOOL_LONG.test(rest[i]!)) i++;
+  const args = rest.slice(i + 1);
+  if (rest[i] === 'up') return args.some(detach);
+  // a stopped container started again runs on after docker returns, unless attached (adv11)
+  if (rest[i] === 'start' || rest[i] === 'restart')
+    return !args.some((x) => /^(-[a-zA-Z]*[ai][a-zA-Z]*|--attach|--interactive)$/.test(x));
+  if (rest[i] !== 'run' && rest[i] !== 'exec') return false;
+  for (let j = 0; j < args.length && args[j]!.startsWith('-'); j++) {
+    const x = args[j]!;
+    if (detach(x)) return true;
+    // an option's value in the next word: `-v X`, `--name X` (not `--rm`, `-it`)
+    if (x.startsWith('--') ? !x.includes('=') && !BOOL_LONG.test(x) : /[acehlmpuvw]$/.test(x)) j++;
+  }
+  return false;
+}
+/** docker's and podman's long options that take no value. */
+const BOOL_LONG =
+  /^--(rm|init|privileged|read-only|interactive|tty|publish-all|no-healthcheck|oom-kill-disable|quiet|help|debug|tls|tlsverify|build|no-deps|remove-orphans|wait|replace|sig-proxy)$/;
+
+/**
  * Where the command's name is among its words: past assignments and the words that run what
  * follows them (`sudo`, `timeout`, `nice`, ...), and those words' options (`sudo -u me`,
- * `nice -n 5`, `timeout -s KILL 10`, adv10).
+ * `nice -n 5`, `timeout -s KILL 10`, adv10; `timeout --signal KILL`, a runner's first
+ * argument: `flock FILE`, `taskset MASK`, adv11).
  */
 function nameAt(words: string[]): number {
   let prefixed = false;
+  let positional = 0;
   for (let i = 0; i < words.length; i++) {
     const w = words[i]!;
+    const n = w.startsWith('-') ? w : nameOf(w);
     if (/^\w+=/.test(w)) continue;
-    if (PREFIXES.has(path.basename(w))) {
+    if (PREFIXES.has(n) || RUNNERS.has(n)) {
       // `command -v nohup` looks a name up, runs nothing
       if (w === 'command' && /^-[vV]$/.test(words[i + 1] ?? '')) return -1;
       prefixed = true;
+      positional = RUNNERS.get(n) ?? 0;
       continue;
     }
-    if (!prefixed || !(w.startsWith('-') || /^[\d.]+[smhd]?$/.test(w))) return i;
-    // an option's value (`-u me`), unless it is a command (`env -i bash`)
+    const option = w.startsWith('-') || /^[\d.]+[smhd]?$/.test(w);
+    if (prefixed && !option && positional > 0 && !KNOWN.has(n)) {
+      positional--;
+      continue;
+    }
+    if (!prefixed || !option) return i;
+    // an option's value (`-u me`, `--signal KILL`), unless it is a command (`env -i bash`)
     const next = words[i + 1];
-    if (VALUED.test(w) && next !== undefined && !KNOWN.has(path.basename(next))) i++;
+    if ((VALUED.test(w) || LONG_VALUED.test(w)) && next !== undefined && !KNOWN.has(nameOf(next)))
+      i++;
   }
   return -1;
 }
 
-const SHELLS = new Set(['sh', 'bash', 'dash', 'zsh', 'ksh', 'ash', 'busybox']);
-const SCRIPTERS = new Set(['script', 'su', 'runuser', 'flock']);
+/**
+ * A command word's name: its base name, or the known name a glob there stands for
+ * (`/usr/bin/sets?d`: the shell expands it before it runs, adv11).
+ */
+function nameOf(w: string): string {
+  const base = path.basename(w);
+  // (the names known are short: a longer glob is none of them, and `**` is `*`, so that a
+  // pattern built to backtrack, `*****...x`, costs nothing)
+  if (!/[*?[]/.test(base) || base.length > 64) return base;
+  const glob = base
+    .replace(/\*+/g, '*')
+    .replace(/[.+^${}()|\\]/g, '\\$&')
+    .replace(/\[!/g, '[^')
+    .replace(/\*/g, '.*')
+    .replace(/\?/g, '.');
+  try {
+    const re = new RegExp(`^${glob}$`);
+    return [...KNOWN].find((k) => re.test(k)) ?? base;
+  } catch {
+    return base;
+  }
+}
+
+/** Where a shell's `-c` script is among the words after its name (`-c x`, `-ce x`, `-c -- x`: adv11), or -1. */
+function scriptAt(rest: string[]): number {
+  const c = rest.findIndex((x) => /^-[a-zA-Z]*c[a-zA-Z]*$/.test(x));
+  for (let j = c < 0 ? rest.length : c + 1; j < rest.length; j++) {
+    if (/^[-+][oO]$/.test(rest[j]!)) j++;
+    else if (rest[j] === '--') return j + 1 < rest.length ? j + 1 : -1;
+    else if (!/^[-+]/.test(rest[j]!)) return j;
+  }
+  return -1;
+}
+
+/**
+ * Whether a shell run with these words reads its script from its input: no script file, `-s`
+ * (`bash -s -- x`), `-` or a file that is its input (`bash /dev/stdin`, adv11), or a here-string.
+ */
+function readsInput(rest: string[], command: string): boolean {
+  if (command.includes('<<<')) return true;
+  for (let j = 0; j < rest.length; j++) {
+    const x = rest[j]!;
+    if (/^-[a-zA-Z]*c[a-zA-Z]*$/.test(x)) return false;
+    if (/^-[a-zA-Z]*s[a-zA-Z]*$/.test(x) || x === '-') return true;
+    if (/^[-+][oO]$/.test(x)) j++;
+    else if (x === '--') return STDIN.test(rest[j + 1] ?? '-');
+    else if (!/^[-+]/.test(x)) return STDIN.test(x);
+  }
+  return true;
+}
+const STDIN = /^(\/dev\/stdin|\/dev\/fd\/0|\/proc\/self\/fd\/0|-)$/;
+
+const SHELLS = new Set(
+  ['sh', 'bash', 'dash', 'zsh', 'ksh', 'ash'].concat([
+    'mksh',
+    'yash',
+    'posh',
+    'rbash',
+    'fish',
+    'csh',
+    'tcsh',
+  ]),
+);
+const SCRIPTERS = new Set(['script', 'su', 'runuser']);
 const CONTAINERS = new Set(['docker', 'podman', 'nerdctl']);
+const STARTERS = new Set(['systemctl', 'service', 'pm2', 'forever', 'supervisorctl']);
+const STARTS = /^(start|restart|reload|try-restart|reload-or-restart|--now)$/;
 // coproc, at, batch: bash or atd runs the command after the shell returns (adv10)
 const DETACHERS = new Set(
   ['nohup', 'setsid', 'disown', 'daemonize', 'start-stop-daemon'].concat(['coproc', 'at', 'batch']),
 );
 const PREFIXES = new Set(
-  ['sudo', 'exec', 'env', 'time', 'nice', 'command', 'builtin', 'then', 'do', 'else', '!'].concat([
-    'ionice',
-    'stdbuf',
-    'timeout',
-    'xargs',
-  ]),
+  ['sudo', 'doas', 'exec', 'env', 'time', 'nice', 'command', 'builtin', 'then', 'do', 'else', '!']
+    .concat(['ionice', 'stdbuf', 'timeout', 'xargs', 'npx', 'bunx', 'pnpx'])
+    // a condition's or a loop's command (`if setsid -f ...; then`, adv11)
+    .concat(['if', 'elif', 'while', 'until']),
+);
+/** Programs that run the command after their options and this many arguments of their own (adv11). */
+const RUNNERS = new Map(
+  Object.entries({ flock: 1, chroot: 1, taskset: 1, chrt: 0, unshare: 0, nsenter: 0 }).concat(
+    Object.entries({ setpriv: 0, strace: 0, ltrace: 0, firejail: 0, unbuffer: 0, busybox: 0 }),
+    Object.entries({ pkexec: 0, chpst: 0, fakeroot: 0, proot: 0 }),
+  ),
 );
 /** Short options of the prefixes that take a value in the next word. */
 const VALUED = /^-[ugnckILPsoeCpaUhiEr]$/;
-const KNOWN = new Set([...SHELLS, ...DETACHERS, ...PREFIXES, 'eval', 'trap', 'screen', 'tmux']);
+const LONG_VALUED =
+  /^--(signal|kill-after|user|group|chdir|unset|adjustment|class|classdata|pid|output|prompt|host|close-from|chroot|role|type|other-user|target|login-class)$/;
+// tmux subcommands that have its server run a command past the shell's return (adv10, adv11)
+const TMUX_RUNS =
+  /^(send-keys|send|run-shell|run|respawn-\w+|new-window|neww|split-window|splitw|display-popup|popup|pipe-pane|pipep|if-shell|if)$/;
+const KNOWN = new Set([
+  ...DETACHERS,
+  ...SHELLS,
+  ...PREFIXES,
+  ...SCRIPTERS,
+  ...CONTAINERS,
+  ...RUNNERS.keys(),
+  ...['eval', 'trap', 'screen', 'tmux', 'crontab', 'find', 'systemd-run'],
+  ...STARTERS,
+]);
 
-type Scan = { amp: boolean; commands: string[][] };
+type Scan = {
+  amp: boolean;
+  commands: string[][];
+  /** The commands a background `&` at the top level ended (adv11: `a & b & wait`). */
+  top: number[];
+  /** A background `&` elsewhere (a subshell, a group, a substitution, a process substitution). */
+  inner: boolean;
+  /** A pipe, `&&` or `||` (a `wait` after them may not run, or not be this shell's). */
+  joined: boolean;
+  /** Open `(` and `{` at the top level, and whether a backquote is open. */
+  nest: number;
+  tick: boolean;
+};
+function scanOf(amp: boolean, commands: string[][]): Scan {
+  return { amp, commands, top: [], inner: amp, joined: false, nest: 0, tick: false };
+}
 /** A here-document whose text starts at the next line: read as code (a shell's), text, or not. */
 type Doc = { delim: string; dash: boolean; read: 'code' | 'text' | 'skip' };
 
@@ -142,7 +302,7 @@ type Doc = { delim: string; dash: boolean; read: 'code' | 'text' | 'skip' };
 function scan(s: string, body = false): Scan {
   // a text nested past any command's (`cat <( cat <( ...` 20,000 deep: a stack overflow, and
   // each level read again): read as detached, which costs a checkpoint per call, not a refusal
-  if (depth >= MAX_DEPTH) return { amp: true, commands: [] };
+  if (depth >= MAX_DEPTH) return scanOf(true, []);
   depth++;
   try {
     return scanText(s, body);
@@ -154,7 +314,7 @@ let depth = 0;
 const MAX_DEPTH = 64;
 
 function scanText(s: string, body: boolean): Scan {
-  const out: Scan = { amp: false, commands: [[]] };
+  const out = scanOf(false, [[]]);
   let word = '';
   const end = () => {
     if (word) out.commands[out.commands.length - 1]!.push(word);
@@ -230,6 +390,8 @@ function operator(s: string, i: number, { out, end, cut, docs, at }: Ctx): numbe
   const c = s[i]!;
   if (c === '\n' && docs.length) {
     cut();
+    // (a here-document's words are data: a line `wait` in one is no wait, so no job is read as waited)
+    out.joined = true;
     return hereDocs(s, i, docs.splice(0), out);
   }
   if (c === '<' && s[i + 1] === '<' && s[i + 2] !== '<' && s[i - 1] !== '<') {
@@ -238,7 +400,7 @@ function operator(s: string, i: number, { out, end, cut, docs, at }: Ctx): numbe
     if (!m) return i + 1;
     const raw = m[2]!;
     const words = out.commands[out.commands.length - 1]!;
-    const shell = SHELLS.has(path.basename(words[nameAt(words)] ?? ''));
+    const shell = SHELLS.has(nameOf(words[nameAt(words)] ?? ''));
     const read = shell ? 'code' : /['"\\]/.test(raw) ? 'skip' : 'text';
     docs.push({ delim: raw.replace(/['"\\]/g, ''), dash: m[1] === '-', read });
     return i + m[0].length - 1;
@@ -246,12 +408,13 @@ function operator(s: string, i: number, { out, end, cut, docs, at }: Ctx): numbe
   if (c === '(' && (s[i - 1] === '<' || s[i - 1] === '>')) {
     // a process substitution: bash does not wait for it (adv10), unless what reads it reads to its end
     const words = out.commands[out.commands.length - 1]!;
-    const name = path.basename(words[nameAt(words)] ?? words[0] ?? '');
-    if (s[i - 1] === '>' || !READERS.has(name)) out.amp = true;
+    const name = nameOf(words[nameAt(words)] ?? words[0] ?? '');
+    if (s[i - 1] === '>' || !READERS.has(name)) out.amp = out.inner = true;
     // read apart, so that the command it is a word of goes on (`diff <(a) <(b)`)
     const k = closeOf(s, i, false);
     const r = scan(s.slice(i + 1, k));
     out.amp ||= r.amp;
+    out.inner ||= r.amp;
     out.commands.push(...r.commands);
     return k;
   }
@@ -265,12 +428,20 @@ function operator(s: string, i: number, { out, end, cut, docs, at }: Ctx): numbe
     const op = ampersand(s[i - 1], s[i + 1]);
     if (op === 'redirect') end();
     else cut();
-    if (op === 'background') out.amp = true;
+    if (op === 'background') {
+      out.amp = true;
+      if (out.nest > 0 || out.tick || at.length > 0) out.inner = true;
+      else out.top.push(out.commands.length - 2);
+    } else if (op !== 'redirect') out.joined = true;
     return op === 'and' ? i + 1 : i;
   }
   if (/[;|()`{}\n]/.test(c)) {
     // a subshell inside a substitution: its `)` is not the substitution's
     if (c === '(' && at.length) at.push('(');
+    if (c === '|') out.joined = true;
+    if (!at.length && /[({]/.test(c)) out.nest++;
+    if (!at.length && /[)}]/.test(c)) out.nest = Math.max(0, out.nest - 1);
+    if (!at.length && c === '`') out.tick = !out.tick;
     cut();
     return i;
   }
@@ -292,6 +463,9 @@ const READERS = new Set([
   'join',
   'wc',
   'done',
+  // mapfile and readarray read their input to its end (adv11: `mapfile -t a < <(git ls-files)`)
+  'mapfile',
+  'readarray',
   'source',
   '.',
 ]);
@@ -308,9 +482,15 @@ function hereDocs(s: string, nl: number, docs: Doc[], out: Scan): number {
       if ((doc.dash ? line.replace(/^\t+/, '') : line) === doc.delim) break;
       text.push(line);
     }
-    if (doc.read === 'skip') continue;
+    // a quoted here-document is text, unless the line feeds it to a shell (`cat <<'EOF' | bash`,
+    // adv11): kept as a word of its own for that reading
+    if (doc.read === 'skip') {
+      out.commands.push(['<<', text.join('\n')]);
+      continue;
+    }
     const r = scan(text.join('\n'), doc.read === 'text');
     out.amp ||= r.amp;
+    out.inner ||= r.amp;
     out.commands.push(...r.commands);
   }
   return i - 1;

@@ -486,15 +486,21 @@ async function backgroundOpen(repo: Repo, e: HookEvent, now: Date): Promise<bool
     () => null,
   );
   const t = text === null ? NaN : Date.parse(text.trim());
-  // unreadable or in the future: read the steps (the safe side); no marker: the journal may still say so (a marker removed)
-  if (text === null)
-    return backgroundNoted(repo.commonDir, {
-      harness: e.harness,
-      sessionKey: path.basename(path.dirname(backgroundMarker(repo, e.harness, e.sessionId))),
-      now,
-      windowMs: BACKGROUND_OPEN_MS,
-    });
-  return Number.isNaN(t) || t > now.getTime() || now.getTime() - t < BACKGROUND_OPEN_MS;
+  // unreadable or in the future: read the steps (the safe side)
+  if (
+    text !== null &&
+    (Number.isNaN(t) || t > now.getTime() || now.getTime() - t < BACKGROUND_OPEN_MS)
+  )
+    return true;
+  // no marker, or one that says closed: the journal may still say open (a marker removed, or
+  // written back to an old time by the session's own shell: adv11), one read of its tail, as a
+  // session that never ran one pays on every call
+  return backgroundNoted(repo.commonDir, {
+    harness: e.harness,
+    sessionKey: path.basename(path.dirname(backgroundMarker(repo, e.harness, e.sessionId))),
+    now,
+    windowMs: BACKGROUND_OPEN_MS,
+  });
 }
 
 interface Late {
@@ -601,7 +607,7 @@ async function checkBackground(
   const seen = sides.flatMap((x) => x.paths).filter((p) => !differ.has(p));
   const outside = await outsideSince(repo.root, baseline.commit, cp, accounted);
   const undone = lost.filter((x) => fromResult.has(x.path));
-  const kept = undone.length ? keptResults(undone, { results, now }) : null;
+  const kept = undone.length ? keptResults(undone, { results, now }) : [];
   const record = sessionCommit(repo, e, {
     commit: cp.commit,
     id: cp.id,
@@ -615,8 +621,8 @@ async function checkBackground(
     toolCall: bg.toolCall,
   });
   const shown = `${bg.command ?? ''} (run in the background)`;
-  const late: Late[] = kept
-    ? [{ message: undoneMessage(bg, undone, kept.id), checkpoint: cp.id }]
+  const late: Late[] = kept.length
+    ? [{ message: undoneMessage(bg, undone, kept), checkpoint: cp.id }]
     : [];
   const tracked = lost.filter((x) => !fromResult.has(x.path));
   const extra = coverageSentences(outside, baseline.checkpoint, shellWord, lost.length > 0);
@@ -641,7 +647,7 @@ async function checkBackground(
   }
   if (gate.length > 0)
     late.push({ message: gateMessage(gate, baseline.checkpoint, true), checkpoint: cp.id });
-  return { records: [record, ...(kept ? [kept.commit] : [])], late };
+  return { records: [record, ...kept.map((k) => k.commit)], late };
 }
 
 /**
@@ -741,34 +747,46 @@ async function changedSince(
 /**
  * What a write left and the background command then took back is kept under a checkpoint ref of
  * its own (the result commit, a partial checkpoint of those paths), so `guard restore ID -- PATH`
- * brings it back: written only when such a loss is found.
+ * brings it back: written only when such a loss is found. One per write whose result was taken
+ * back (adv11: two writes at once, both undone, were named under the first's, which lacks the
+ * second's file).
  */
 function keptResults(
   undone: readonly Classification[],
   x: { results: ReadonlyMap<string, SessionEvent>; now: Date },
-): { id: string; commit: RecordCommit } {
-  const ref = newRef(REFS.checkpoints, x.now);
-  const first = x.results.get(undone[0]!.path)!;
-  const paths = undone.map((u) => u.path).filter((p) => x.results.get(p) === first);
-  const message = checkpointMessage(
-    { root: first.worktree },
-    {
-      reason: `what ${first.tool} of session ${first.session} left in ${paths.join(', ')}, before a command run in the background changed it`,
-      command: 'hook',
-      lane: null,
+): Array<{ id: string; paths: string[]; commit: RecordCommit }> {
+  const by = new Map<SessionEvent, string[]>();
+  for (const u of undone) {
+    const w = x.results.get(u.path)!;
+    by.set(w, [...(by.get(w) ?? []), u.path]);
+  }
+  return [...by].map(([first, paths]) => {
+    const ref = newRef(REFS.checkpoints, x.now);
+    const message = checkpointMessage(
+      { root: first.worktree },
+      {
+        reason: `what ${first.tool} of session ${first.session} left in ${paths.join(', ')}, before a command run in the background changed it`,
+        command: 'hook',
+        lane: null,
+        paths,
+        session: { harness: first.harness, session: first.session, toolCall: first.toolCall },
+      },
+      { now: x.now, head: null, index: null, skipped: [] },
+    );
+    return {
+      id: checkpointId(ref),
       paths,
-      session: { harness: first.harness, session: first.session, toolCall: first.toolCall },
-    },
-    { now: x.now, head: null, index: null, skipped: [] },
-  );
-  return {
-    id: checkpointId(ref),
-    commit: { ref, parent: `${first.commit}^2`, message, changes: [] },
-  };
+      commit: { ref, parent: `${first.commit}^2`, message, changes: [] },
+    };
+  });
 }
 
 /** What the model is told when a background command took back what the session's own write left. */
-function undoneMessage(bg: SessionEvent, undone: readonly Classification[], id: string): string {
+function undoneMessage(
+  bg: SessionEvent,
+  undone: readonly Classification[],
+  kept: ReadonlyArray<{ id: string; paths: string[] }>,
+): string {
   const shown = oneLine(bg.command ?? '').slice(0, 80);
   const what = undone
     .slice(0, 10)
@@ -778,11 +796,13 @@ function undoneMessage(bg: SessionEvent, undone: readonly Classification[], id: 
         : `${c.path} lost ${c.linesDeleted} of its ${c.existingLines} lines`,
     )
     .join('; ');
-  const paths = undone.map((c) => shellWord(c.path)).join(' ');
+  const restores = kept
+    .map((k) => `guard restore ${k.id} -- ${k.paths.map(shellWord).join(' ')}`)
+    .join(', then ');
   return (
     `guard: files no longer hold what this session's own writes left in them: ${what}. ` +
     `The command \`${shown}\` (run in the background) changed them since, or the write did not run. ` +
-    `guard kept what the writes left; to bring it back run: guard restore ${id} -- ${paths}. ` +
+    `guard kept what the writes left; to bring it back run: ${restores}. ` +
     `Do not carry on as if your edits were there: tell the user, and stop the background command if it keeps undoing them.`
   );
 }
