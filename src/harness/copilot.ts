@@ -1,13 +1,14 @@
 import { parseCodexPatch } from './codex-patch.js';
 import { PayloadError, type Action, type HookEvent, type Translator } from './types.js';
-import { json, optStr, parseObject, type Obj } from './payload.js';
+import { bool, json, optStr, parseObject, type Obj } from './payload.js';
 
 /**
  * GitHub Copilot CLI (`@github/copilot`; payloads seen in the real binary
  * 1.0.102, HARNESSES.md): `.github/hooks/*.json` preToolUse / postToolUse,
  * payload `{sessionId, timestamp, cwd, toolName, toolArgs}` with toolArgs an
  * object (`create {path, file_text}`, `edit {path, old_str, new_str}`,
- * `bash {command, description}`), except `apply_patch` (GPT-5 models' only
+ * `bash {command, description, mode?, detach?}`: `mode: "async"` runs it in the background,
+ * as Claude's run_in_background), except `apply_patch` (GPT-5 models' only
  * edit tool), where toolArgs is the raw V4A patch text (codex-patch.ts). A
  * `toolResult` marks the post-tool event. With PascalCase events in the
  * config (`PreToolUse`) Copilot sends a snake_case copy (`hook_event_name`,
@@ -89,7 +90,12 @@ function action(tool: string, args: Obj | string): Action {
     case 'Bash':
     case 'shell':
     case 'powershell':
-      return { kind: 'shell', command: anyStr(args, ['command'], 'toolArgs') };
+      return {
+        kind: 'shell',
+        command: anyStr(args, ['command'], 'toolArgs'),
+        // `mode: "async"` (and `detach`) runs it in the background: its post event comes at once
+        ...(args.mode === 'async' || bool(args, 'detach') ? { background: true } : {}),
+      };
     default:
       return { kind: 'other' };
   }
