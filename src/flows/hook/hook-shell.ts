@@ -549,8 +549,13 @@ export async function reportBackground(
       events,
     });
     const records: RecordCommit[] = [...anchors];
-    for (const bg of open) {
-      const checked = await checkBackground({ repo, e, events, cp, config, policy, now }, bg);
+    // newest first: a file several open commands lost is told once, by the one compared from the
+    // latest state, naming the others (guard cannot tell which of them took it)
+    const told = new Set<string>();
+    for (const bg of [...open].reverse()) {
+      const others = open.filter((x) => x !== bg).map((x) => x.command ?? '');
+      const check = { repo, e, events, cp, config, policy, now, told, others };
+      const checked = await checkBackground(check, bg);
       records.push(...checked.records);
       out.push(...checked.late);
     }
@@ -568,6 +573,10 @@ interface BackgroundCheck {
   config: Awaited<ReturnType<typeof readSessionPolicy>>['config'];
   policy: Awaited<ReturnType<typeof readSessionPolicy>>['policy'];
   now: Date;
+  /** Paths an open command checked before this one told at this call: not told again. */
+  told: Set<string>;
+  /** The session's other open background commands. */
+  others: readonly string[];
 }
 
 /** One open background command: what it lost since it was last compared (a post step of its own), and what to say. */
@@ -600,7 +609,10 @@ async function checkBackground(
   const differ = new Set(changed.flatMap((x) => x.paths));
   const seen = sides.flatMap((x) => x.paths).filter((p) => !differ.has(p));
   const outside = await outsideSince(repo.root, baseline.commit, cp, accounted);
-  const undone = lost.filter((x) => fromResult.has(x.path));
+  const fresh = lost.filter((x) => !c.told.has(x.path));
+  const untold = unTold(outside, c.told);
+  for (const p of [...fresh, ...outside.kept, ...outside.notKept]) c.told.add(p.path);
+  const undone = fresh.filter((x) => fromResult.has(x.path));
   const kept = undone.length ? keptResults(undone, { results, now }) : null;
   const record = sessionCommit(repo, e, {
     commit: cp.commit,
@@ -618,24 +630,25 @@ async function checkBackground(
   const late: Late[] = kept
     ? [{ message: undoneMessage(bg, undone, kept.id), checkpoint: cp.id }]
     : [];
-  const tracked = lost.filter((x) => !fromResult.has(x.path));
-  const extra = coverageSentences(outside, baseline.checkpoint, shellWord, lost.length > 0);
+  const tracked = fresh.filter((x) => !fromResult.has(x.path));
+  const extra = coverageSentences(untold, baseline.checkpoint, shellWord, fresh.length > 0);
   if (extra.length > 0)
     late.push({
-      message: (lost.length > 0 ? extra : [outsideMessage(shown), ...extra]).join(' '),
+      message: (fresh.length > 0 ? extra : [outsideMessage(shown), ...extra]).join(' '),
       checkpoint: cp.id,
     });
   if (tracked.length > 0) {
     const judged: Judged[] = tracked.map((x) => ({ ...judgedOf(x), needsApproval: true }));
     late.push({
-      message: lossMessage(
-        shown,
-        judged,
-        // the state it was last compared at (holes7: the command's own checkpoint, from before it
-        // started, lacks what the session wrote since)
-        restoreCommand(baseline.checkpoint, tracked),
-        `guard rewind ${shellWord(e.sessionId)}`,
-      ),
+      message:
+        lossMessage(
+          shown,
+          judged,
+          // the state it was last compared at (holes7: the command's own checkpoint, from before it
+          // started, lacks what the session wrote since)
+          restoreCommand(baseline.checkpoint, tracked),
+          `guard rewind ${shellWord(e.sessionId)}`,
+        ) + othersNote(c.others),
       checkpoint: cp.id,
     });
   }
@@ -805,6 +818,22 @@ async function outsideSince(
     notKept: found.notKept.filter((n) => !accounted.has(n.path)),
     lanes: [],
   };
+}
+
+/** What the check of an earlier open command told at this call, left out (the lists only, not the records). */
+function unTold(found: CoverageLoss, told: ReadonlySet<string>): CoverageLoss {
+  return {
+    ...found,
+    kept: found.kept.filter((k) => !told.has(k.path)),
+    notKept: found.notKept.filter((n) => !told.has(n.path)),
+  };
+}
+
+/** When several background commands of the session are open: guard cannot tell which one took the files. */
+function othersNote(others: readonly string[]): string {
+  if (others.length === 0) return '';
+  const shown = others.map((c) => `\`${c.length > 80 ? c.slice(0, 77) + '...' : c}\``);
+  return ` ${others.length === 1 ? 'Another command' : 'Other commands'} of this session may still run in the background (${shown.join(', ')}): guard cannot tell which one did it.`;
 }
 
 /** A call's own answer with what background commands destroyed: told after a tool; before one, the call is refused once so the model reads it. */

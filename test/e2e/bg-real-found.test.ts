@@ -2,9 +2,12 @@ import { readFileSync, unlinkSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { cleanupRepos, lines, makeRepo, type TestRepo } from '../helpers.js';
-import { copilotPayload } from './codex-payload.js';
+import { codexPayload, copilotPayload } from './codex-payload.js';
 
 /**
+ * What the real binaries showed about commands run in the background
+ * (test/clients/background-real.test.ts), sent here as payloads through `guard hook`.
+ *
  * Copilot CLI's own background flag (found with the real 1.0.102, test/clients/background-real.test.ts):
  * `bash` with `mode: "async"` starts the command and returns at once ("<command started in background
  * with shellId: 0>"), so its after event comes while it runs, as Claude's run_in_background. guard read
@@ -50,5 +53,46 @@ describe('copilot: bash with mode "async" is a background call', () => {
   it('mode "sync" (no &) is not: its after event closed it, and the next call runs', () => {
     const repo = makeRepo({ 'keep.py': lines(300), 'small.py': 'a\n' });
     expect(asyncThenDelete(repo, 'sync').next.json?.permissionDecision).toBeUndefined();
+  });
+});
+
+describe('codex: two background commands of the session open, one takes a file', () => {
+  const codex = (repo: TestRepo, event: string, tool: string, input: object, id: string) => {
+    const r = repo.guard(['hook', 'codex'], {
+      input: JSON.stringify(codexPayload(repo, event, tool, input, id)),
+    });
+    return { ...r, json: r.stdout.trim() ? JSON.parse(r.stdout) : null };
+  };
+  const bash = (repo: TestRepo, command: string, id: string) => {
+    codex(repo, 'PreToolUse', 'Bash', { command }, id);
+    codex(repo, 'PostToolUse', 'Bash', { command }, id);
+  };
+
+  // seen in the real Codex 0.169.0: the report came twice, once under the command that did not
+  // run on (Codex ends a plain &'s process group with the call; setsid escapes)
+  it('the loss is told once, under the newest command, naming the other: guard cannot tell which', () => {
+    const repo = makeRepo({ 'keep.py': lines(300), 'state.py': lines(50) });
+    const plain = '(sleep 3; rm state.py) > /dev/null 2>&1 &';
+    const setsid = "setsid sh -c 'sleep 3; rm keep.py' > /dev/null 2>&1 &";
+    bash(repo, plain, 'b1');
+    bash(repo, setsid, 'b2');
+    unlinkSync(path.join(repo.dir, 'keep.py'));
+    const patch = { command: '*** Begin Patch\n*** Add File: n.py\n+n = 1\n*** End Patch\n' };
+    const r = codex(repo, 'PreToolUse', 'apply_patch', patch, 'p1');
+    const why: string = r.json?.hookSpecificOutput?.permissionDecisionReason ?? '';
+    expect(r.json?.hookSpecificOutput?.permissionDecision).toBe('deny');
+    expect(why.match(/keep\.py was deleted/g), why).toHaveLength(1);
+    expect(why).toContain(
+      "the command `setsid sh -c 'sleep 3; rm keep.py' > /dev/null 2>&1 & (run in the backg",
+    );
+    expect(why).toContain(
+      `Another command of this session may still run in the background (\`${plain}\`)`,
+    );
+    // the restore it names brings it back; the next call runs
+    const restore = /to bring it back run: guard restore (\S+) -- keep\.py/.exec(why);
+    expect(repo.guard(['restore', restore![1]!, '--', 'keep.py']).code).toBe(0);
+    expect(readFileSync(path.join(repo.dir, 'keep.py'), 'utf8')).toBe(lines(300));
+    const again = codex(repo, 'PreToolUse', 'apply_patch', patch, 'p2');
+    expect(again.json?.hookSpecificOutput?.permissionDecision).toBeUndefined();
   });
 });
