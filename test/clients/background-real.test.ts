@@ -1,26 +1,26 @@
 /**
- * A command the model detaches from the shell tool, inside the real harness binaries, offline
- * against the scripted model (test/harness/): `(sleep 3; rm -f big_module.py) > /dev/null 2>&1 &`
- * over the user's uncommitted work (big_module.py, 200 lines where 20 are committed). The shell
- * call returns at once and its after event comes before the file goes; three seconds later the
- * detached subshell deletes (or truncates) it. guard reads the `&` as a background call
- * (src/flows/hook/detached.ts) in every harness, flag or none, and tells the model at the
- * session's next call (src/flows/hook/hook-shell.ts, "background commands"; holes7.md).
+ * A command the model runs in the background from the shell tool, inside the real harness
+ * binaries, offline against the scripted model (test/harness/): `(sleep 3; rm big_module.py) >
+ * /dev/null 2>&1 &` over the user's uncommitted work (big_module.py, 200 lines where 20 are
+ * committed). The shell call returns at once and its after event comes before the file goes;
+ * three seconds later the detached command deletes (or empties) it. guard reads the `&` as a
+ * background call (src/flows/hook/detached.ts) in every harness, flag or none, and tells the
+ * model at the session's next call (src/flows/hook/hook-shell.ts, "background commands").
  *
- * Codex and Copilot CLI send no background flag; before this file that path was tested only
- * with payloads written from HARNESSES.md (adv8, holes7, adv10). Here the real binaries run it:
+ * Codex and Copilot CLI send no background flag for `&`; before this file that path was tested
+ * only with payloads written from HARNESSES.md (adv8, holes7, adv10). One session per row of RUNS:
  *
- *   step 0  the detaching command (the harness runs it and returns)
- *   step 1  the model "thinks" until the detached subshell has done its work (the server holds
- *           its answer: ModelServer `before`), then edits small.py: guard refuses that call
- *           once, to tell what the background command destroyed and the command that brings
- *           it back
- *   step 2  the same edit again: it runs (told once; the session carries on)
- *   step 3  the end
+ *   the detaching call(s)  the harness runs it and returns (both events, no flag: checked on the
+ *                          payloads, which a wrapper around the real guard keeps)
+ *   the next call          the model "thinks" until the detached command has done its work (the
+ *                          server holds its answer: ModelServer `before`), then edits small.py:
+ *                          guard refuses that call once, to tell what was destroyed and the
+ *                          `guard restore` that brings it back (run here: byte for byte)
+ *   the same edit again    it runs: the session carries on to the end
  *
- * guard is installed by `guard init --agent NAME`; node_modules/.bin/guard is a wrapper that
- * keeps each payload the harness sends (so the test reads the real payloads) and runs the real
- * guard on it.
+ * Found here: Codex kills a plain `&`'s process group when the call returns (`setsid` escapes);
+ * Copilot's own flag, `bash` with `mode: "async"`, was not read (fixed; test/e2e/bg-real-found);
+ * two open commands got the same loss told twice (fixed; the same file).
  */
 import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -282,7 +282,7 @@ describe.each(RUNS)('a command detached inside the real $name', (r) => {
     const told = toldOnce(p);
     expect(told, describeRun(p)).toMatch(r.deny);
     expect(told).toMatch(r.told);
-    expect(told).toContain('(run in the background)');
+    expect(told).toMatch(/\(run in the backg/); // cut at 80 characters with a long command
     expect(told).toMatch(/to bring it back run: guard restore \S+ -- big_module\.py \(/);
     // the call it stopped is the model's next one, after the file went
     expect(resultOf(p, next - 1)).not.toContain(STOPPED);
@@ -291,9 +291,13 @@ describe.each(RUNS)('a command detached inside the real $name', (r) => {
     // the same call sent again ran
     expect(p.repo.read('small.py')).toBe(SMALL_EDITED);
     if (r.h === 'codex') {
-      // the plain & was ended with its call: state.py is whole, and guard told nothing of it
+      // the plain & was ended with its call: state.py is whole, and the loss is told once, under
+      // the newest command, naming the other (guard cannot tell which one took it)
       expect(p.repo.read('state.py')).toBe(STATE);
-      expect(told).not.toContain('state.py');
+      expect(told).not.toMatch(/state\.py (was deleted|lost)/);
+      expect(told.match(/big_module\.py was deleted/g)).toHaveLength(1);
+      expect(told).toContain("the command `setsid sh -c 'sleep");
+      expect(told).toContain('Another command of this session may still run in the background');
     }
   });
 
