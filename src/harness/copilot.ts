@@ -35,7 +35,13 @@ function anyStr(o: Obj, keys: readonly string[], where: string): string {
   throw new PayloadError(`${where} has none of ${keys.join(', ')} as a string`);
 }
 
-function action(tool: string, args: Obj | string): Action {
+/**
+ * What Copilot tells the model when a sync `bash` runs past its initial wait (30 s by default; seen in
+ * 1.0.102): the post event comes then, and the command runs on, as a background one.
+ */
+const STILL_RUNNING = /^\s*<command with shellId: [^\s>]+ is still running after/;
+
+function action(tool: string, args: Obj | string, result: unknown): Action {
   if (typeof args === 'string') {
     // apply_patch's input is the patch itself; any other tool's a JSON object in a string (older builds)
     if (tool === 'apply_patch' || /^\s*\*\*\* Begin Patch/.test(args))
@@ -95,10 +101,18 @@ function action(tool: string, args: Obj | string): Action {
         command: anyStr(args, ['command'], 'toolArgs'),
         // `mode: "async"` (and `detach`) runs it in the background: its post event comes at once
         ...(args.mode === 'async' || bool(args, 'detach') ? { background: true } : {}),
+        ...(stillRunning(result) ? { stillRunning: true } : {}),
       };
     default:
       return { kind: 'other' };
   }
+}
+
+/** Whether the tool's result says the command runs on (a post event's `toolResult` or `tool_result`). */
+function stillRunning(result: unknown): boolean {
+  if (typeof result !== 'object' || result === null) return false;
+  const text = (result as Obj).textResultForLlm ?? (result as Obj).text_result_for_llm;
+  return typeof text === 'string' && STILL_RUNNING.test(text);
 }
 
 /** toolArgs as it came: an object, the raw patch text, or (older builds) a JSON object in a string. */
@@ -148,7 +162,7 @@ export const copilot: Translator = {
       toolCallId: optStr(p, 'toolCallId') ?? optStr(p, 'tool_use_id'),
       cwd,
       canAsk: false,
-      action: action(tool, args),
+      action: action(tool, args, post ? (p.toolResult ?? p.tool_result) : undefined),
     };
     return e;
   },

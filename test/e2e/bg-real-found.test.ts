@@ -56,6 +56,41 @@ describe('copilot: bash with mode "async" is a background call', () => {
   });
 });
 
+describe('copilot: a sync bash past its initial wait runs on after its post event', () => {
+  // seen in the real 1.0.102: past 30 s (initial_wait) the post event comes with "<command with
+  // shellId: 0 is still running after 30 seconds ...>" and the command goes on
+  const still =
+    "<command with shellId: 0 is still running after 30 seconds. The command is still running but hasn't produced output yet.>";
+  const run = (repo: TestRepo, text: string) => {
+    const bash = { command: 'sleep 36; rm keep.py', description: 'x', mode: 'sync' };
+    copilot(repo, 'bash', bash);
+    const post = copilotPayload(repo, 'bash', bash, true);
+    post.toolResult = { resultType: 'success', textResultForLlm: text };
+    repo.guard(['hook', 'copilot'], { input: JSON.stringify(post) });
+    unlinkSync(path.join(repo.dir, 'keep.py'));
+    const edit = { path: path.join(repo.dir, 'small.py'), old_str: 'a', new_str: 'b' };
+    return copilot(repo, 'edit', edit);
+  };
+
+  it('what it deletes after is told at the next call, and guard rewind puts it back', () => {
+    const repo = makeRepo({ 'keep.py': lines(300), 'small.py': 'a\n' });
+    const next = run(repo, still);
+    expect(next.json?.permissionDecision).toBe('deny');
+    const why: string = next.json?.permissionDecisionReason ?? '';
+    expect(why).toContain('guard stopped this call to tell you first');
+    expect(why).toContain('keep.py was deleted (300 lines)');
+    expect(repo.guardJson(['rewind', 'cp1']).code).toBe(0);
+    expect(readFileSync(path.join(repo.dir, 'keep.py'), 'utf8')).toBe(lines(300));
+  });
+
+  it('one that completed is closed by its post event', () => {
+    const repo = makeRepo({ 'keep.py': lines(300), 'small.py': 'a\n' });
+    expect(run(repo, '\n<shellId: 0 completed with exit code 0>').json?.permissionDecision).toBe(
+      undefined,
+    );
+  });
+});
+
 describe('codex: two background commands of the session open, one takes a file', () => {
   const codex = (repo: TestRepo, event: string, tool: string, input: object, id: string) => {
     const r = repo.guard(['hook', 'codex'], {

@@ -179,12 +179,14 @@ export interface ShellAfterCall {
   command: string;
   meta: SessionMeta;
   now: Date;
+  /** The harness says the command runs on past this post event (Copilot past its initial wait). */
+  stillRunning?: boolean;
 }
 
 export async function shellAfter(
   repo: Repo,
   e: HookEvent,
-  { command, meta, now }: ShellAfterCall,
+  { command, meta, now, stillRunning }: ShellAfterCall,
 ): Promise<HookResult> {
   const root = repo.root;
   const [pre, cp] = await Promise.all([
@@ -197,8 +199,11 @@ export async function shellAfter(
   ]);
   const post = (x: Partial<SessionCommitInput> = {}) =>
     sessionCommit(repo, e, { commit: cp.commit, id: cp.id, phase: 'post', command, now, ...x });
+  // it runs on: from here a background call, as if started now (a pre step of its own, marked open)
+  const also = stillRunning ? [post({ phase: 'pre', background: true })] : [];
+  if (stillRunning) await markBackgroundOpen(repo, e.harness, e.sessionId, now);
   if (!pre) {
-    await recordPost(repo, e, { step: post(), cp, now });
+    await recordPost(repo, e, { step: post(), cp, now, also });
     return {
       outcome: NONE,
       checkpoint: cp.id,
@@ -210,7 +215,7 @@ export async function shellAfter(
   const { lost, outside, gate, anchors } = since;
   const lostPaths = [...lost.map((c) => c.path), ...outside.kept.map((k) => k.path)];
   const step = post({ lost: lostPaths, notKept: outside.notKept.map((n) => n.path) });
-  await recordPost(repo, e, { step, cp, now, anchors });
+  await recordPost(repo, e, { step, cp, now, anchors, also });
   const judged: Judged[] = lost.map((c) => ({ ...judgedOf(c), needsApproval: true }));
   const messages = afterMessages(
     { command, session: e.sessionId, since: pre.checkpoint },
@@ -237,10 +242,12 @@ async function recordPost(
     cp: { id: string };
     now: Date;
     anchors?: RecordCommit[];
+    /** Steps written with it (a command that runs on: its background pre step). */
+    also?: RecordCommit[];
   },
 ): Promise<void> {
   const { step, cp, now, anchors } = x;
-  const records = [step, ...(anchors ?? [])];
+  const records = [step, ...(x.also ?? []), ...(anchors ?? [])];
   await apply({
     gate: 'hook',
     repo,
