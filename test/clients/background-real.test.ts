@@ -282,7 +282,7 @@ describe.each(RUNS)('a command detached inside the real $name', (r) => {
     const told = toldOnce(p);
     expect(told, describeRun(p)).toMatch(r.deny);
     expect(told).toMatch(r.told);
-    expect(told).toMatch(/\(run in the backg/); // cut at 80 characters with a long command
+    expect(told).toMatch(/` \(run in the background\) deleted or replaced work/);
     expect(told).toMatch(/to bring it back run: guard restore \S+ -- big_module\.py \(/);
     // the call it stopped is the model's next one, after the file went
     expect(resultOf(p, next - 1)).not.toContain(STOPPED);

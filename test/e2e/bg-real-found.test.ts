@@ -40,7 +40,7 @@ describe('copilot: bash with mode "async" is a background call', () => {
     expect(next.json?.permissionDecision).toBe('deny');
     const why: string = next.json?.permissionDecisionReason ?? '';
     expect(why).toContain('guard stopped this call to tell you first');
-    expect(why).toContain('`sleep 3; rm keep.py (run in the background)`');
+    expect(why).toContain('`sleep 3; rm keep.py` (run in the background) deleted');
     expect(why).toContain('keep.py was deleted (300 lines)');
     // told once: the same edit sent again runs
     expect(copilot(repo, 'edit', edit).json?.permissionDecision).toBeUndefined();
@@ -118,7 +118,7 @@ describe('codex: two background commands of the session open, one takes a file',
     expect(r.json?.hookSpecificOutput?.permissionDecision).toBe('deny');
     expect(why.match(/keep\.py was deleted/g), why).toHaveLength(1);
     expect(why).toContain(
-      "the command `setsid sh -c 'sleep 3; rm keep.py' > /dev/null 2>&1 & (run in the backg",
+      "the command `setsid sh -c 'sleep 3; rm keep.py' > /dev/null 2>&1 &` (run in the background) deleted",
     );
     expect(why).toContain(
       `Another command of this session may still run in the background (\`${plain}\`)`,

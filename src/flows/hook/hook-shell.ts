@@ -361,12 +361,10 @@ function afterMessages(
   const messages: string[] = [];
   if (lost.length > 0)
     messages.push(
-      lossMessage(
-        command,
-        judged,
-        restoreCommand(since, lost),
-        `guard rewind ${shellWord(call.session)}`,
-      ),
+      lossMessage(command, judged, {
+        restore: restoreCommand(since, lost),
+        rewind: `guard rewind ${shellWord(call.session)}`,
+      }),
     );
   const extra = coverageSentences(outside, since, shellWord, lost.length > 0);
   if (extra.length > 0)
@@ -376,9 +374,9 @@ function afterMessages(
 }
 
 /** The report's head when the command took only what lies outside the work tree's tree. */
-function outsideMessage(command: string): string {
+function outsideMessage(command: string, note = ''): string {
   const shown = command.length > 80 ? command.slice(0, 77) + '...' : command;
-  return `guard: the command \`${shown}\` took work that git does not track. Nothing was undone. Do not carry on as if the files were still there: tell the user, and do not run commands that discard uncommitted work.`;
+  return `guard: the command \`${shown}\`${note} took work that git does not track. Nothing was undone. Do not carry on as if the files were still there: tell the user, and do not run commands that discard uncommitted work.`;
 }
 
 function restoreCommand(checkpointId: string, lost: Classification[]): string {
@@ -633,7 +631,8 @@ async function checkBackground(
     background: false,
     toolCall: bg.toolCall,
   });
-  const shown = `${bg.command ?? ''} (run in the background)`;
+  const shown = bg.command ?? '';
+  const note = ' (run in the background)';
   const late: Late[] = kept
     ? [{ message: undoneMessage(bg, undone, kept.id), checkpoint: cp.id }]
     : [];
@@ -641,7 +640,7 @@ async function checkBackground(
   const extra = coverageSentences(untold, baseline.checkpoint, shellWord, fresh.length > 0);
   if (extra.length > 0)
     late.push({
-      message: (fresh.length > 0 ? extra : [outsideMessage(shown), ...extra]).join(' '),
+      message: (fresh.length > 0 ? extra : [outsideMessage(shown, note), ...extra]).join(' '),
       checkpoint: cp.id,
     });
   if (tracked.length > 0) {
@@ -651,10 +650,13 @@ async function checkBackground(
         lossMessage(
           shown,
           judged,
-          // the state it was last compared at (holes7: the command's own checkpoint, from before it
-          // started, lacks what the session wrote since)
-          restoreCommand(baseline.checkpoint, tracked),
-          `guard rewind ${shellWord(e.sessionId)}`,
+          {
+            // the state it was last compared at (holes7: the command's own checkpoint, from before
+            // it started, lacks what the session wrote since)
+            restore: restoreCommand(baseline.checkpoint, tracked),
+            rewind: `guard rewind ${shellWord(e.sessionId)}`,
+          },
+          note,
         ) + othersNote(c.others),
       checkpoint: cp.id,
     });
