@@ -1,13 +1,14 @@
 import { parseCodexPatch } from './codex-patch.js';
 import { PayloadError, type Action, type HookEvent, type Translator } from './types.js';
-import { json, optStr, parseObject, type Obj } from './payload.js';
+import { bool, json, optStr, parseObject, type Obj } from './payload.js';
 
 /**
  * GitHub Copilot CLI (`@github/copilot`; payloads seen in the real binary
  * 1.0.102, HARNESSES.md): `.github/hooks/*.json` preToolUse / postToolUse,
  * payload `{sessionId, timestamp, cwd, toolName, toolArgs}` with toolArgs an
  * object (`create {path, file_text}`, `edit {path, old_str, new_str}`,
- * `bash {command, description}`), except `apply_patch` (GPT-5 models' only
+ * `bash {command, description, mode?, detach?}`: `mode: "async"` runs it in the background,
+ * as Claude's run_in_background), except `apply_patch` (GPT-5 models' only
  * edit tool), where toolArgs is the raw V4A patch text (codex-patch.ts). A
  * `toolResult` marks the post-tool event. With PascalCase events in the
  * config (`PreToolUse`) Copilot sends a snake_case copy (`hook_event_name`,
@@ -34,7 +35,13 @@ function anyStr(o: Obj, keys: readonly string[], where: string): string {
   throw new PayloadError(`${where} has none of ${keys.join(', ')} as a string`);
 }
 
-function action(tool: string, args: Obj | string): Action {
+/**
+ * What Copilot tells the model when a sync `bash` runs past its initial wait (30 s by default; seen in
+ * 1.0.102): the post event comes then, and the command runs on, as a background one.
+ */
+const STILL_RUNNING = /^\s*<command with shellId: [^\s>]+ is still running after/;
+
+function action(tool: string, args: Obj | string, result: unknown): Action {
   if (typeof args === 'string') {
     // apply_patch's input is the patch itself; any other tool's a JSON object in a string (older builds)
     if (tool === 'apply_patch' || /^\s*\*\*\* Begin Patch/.test(args))
@@ -89,10 +96,23 @@ function action(tool: string, args: Obj | string): Action {
     case 'Bash':
     case 'shell':
     case 'powershell':
-      return { kind: 'shell', command: anyStr(args, ['command'], 'toolArgs') };
+      return {
+        kind: 'shell',
+        command: anyStr(args, ['command'], 'toolArgs'),
+        // `mode: "async"` (and `detach`) runs it in the background: its post event comes at once
+        ...(args.mode === 'async' || bool(args, 'detach') ? { background: true } : {}),
+        ...(stillRunning(result) ? { stillRunning: true } : {}),
+      };
     default:
       return { kind: 'other' };
   }
+}
+
+/** Whether the tool's result says the command runs on (a post event's `toolResult` or `tool_result`). */
+function stillRunning(result: unknown): boolean {
+  if (typeof result !== 'object' || result === null) return false;
+  const text = (result as Obj).textResultForLlm ?? (result as Obj).text_result_for_llm;
+  return typeof text === 'string' && STILL_RUNNING.test(text);
 }
 
 /** toolArgs as it came: an object, the raw patch text, or (older builds) a JSON object in a string. */
@@ -142,7 +162,7 @@ export const copilot: Translator = {
       toolCallId: optStr(p, 'toolCallId') ?? optStr(p, 'tool_use_id'),
       cwd,
       canAsk: false,
-      action: action(tool, args),
+      action: action(tool, args, post ? (p.toolResult ?? p.tool_result) : undefined),
     };
     return e;
   },

@@ -132,8 +132,9 @@ export function askReason(files: readonly Judged[], checkpoint: string): string 
 export function lossMessage(
   command: string,
   lost: readonly Judged[],
-  restore: string,
-  rewind: string,
+  { restore, rewind }: { restore: string; rewind: string },
+  /** Said after the command, whole however long it is: "(run in the background)". */
+  note = '',
 ): string {
   const shown = command.length > 80 ? command.slice(0, 77) + '...' : command;
   const what = lost
@@ -142,7 +143,7 @@ export function lossMessage(
     .join('. ');
   const more = lost.length > 10 ? ` (and ${lost.length - 10} more files)` : '';
   return (
-    `guard: the command \`${shown}\` deleted or replaced work: ${what}${more}. ` +
+    `guard: the command \`${shown}\`${note} deleted or replaced work: ${what}${more}. ` +
     `Nothing was undone. guard kept the earlier state; to bring it back run: ${restore} ` +
     `(or undo everything this session wrote: ${rewind}). ` +
     `Do not carry on as if the files were still there: tell the user, and do not run commands that discard uncommitted work.`

@@ -91,8 +91,12 @@ export interface FileChange {
 
 export type Action =
   | { kind: 'write'; files: FileChange[] }
-  /** `background`: the harness runs it detached (Claude's run_in_background); its post event comes while it still runs. */
-  | { kind: 'shell'; command: string; background?: boolean }
+  /**
+   * `background`: the harness runs it detached (Claude's run_in_background); its post event comes while it still runs.
+   * `stillRunning` (a post event only): the harness said it runs on past its post event, though it was not
+   * started in the background (Copilot: a sync command past its initial wait).
+   */
+  | { kind: 'shell'; command: string; background?: boolean; stillRunning?: boolean }
   | { kind: 'other' };
 
 export interface HookEvent {

@@ -2,7 +2,7 @@ import type { TestRepo } from '../helpers.js';
 
 /**
  * The payloads of the harnesses with no background flag, sent through `guard hook` by adv8, holes7
- * and adv10. Codex's hook payload (HARNESSES.md) for one event of a tool call of session c1: what adv8, holes7
+ * and adv10 (checked against the real Codex 0.169.0 and Copilot CLI 1.0.102's, test/clients/background-real). Codex's hook payload (HARNESSES.md) for one event of a tool call of session c1: what adv8, holes7
  * and adv10 send through `guard hook codex`. Codex's payload has no background flag.
  */
 export function codexPayload(
@@ -23,7 +23,8 @@ export function codexPayload(
     tool_name: tool,
     tool_input: input,
     tool_use_id: id,
-    ...(event === 'PostToolUse' ? { tool_response: {} } : {}),
+    // seen in 0.169.0 (test/clients/background-real.test.ts): the command's output as a string
+    ...(event === 'PostToolUse' ? { tool_response: '' } : {}),
   };
 }
 

@@ -28,7 +28,8 @@ export interface ChatVocab {
   read(file: string): { name: string; args: object };
   edit(file: string, old: string, now: string): { name: string; args: object };
   write(file: string, content: string): { name: string; args: object };
-  shell(command: string): { name: string; args: object };
+  /** `background`: the harness's own way to run it in the background (Copilot: mode async). */
+  shell(command: string, background?: boolean): { name: string; args: object };
   patch?(patch: string): { name: string; args: object | string };
 }
 
@@ -39,7 +40,12 @@ export type Action =
   /** Claude Write / Gemini write_file (absolute path). */
   | { kind: 'write'; file: string; content: string }
   /** Claude Bash / Gemini run_shell_command / Codex exec_command. */
-  | { kind: 'shell'; command: string; /** Claude: run_in_background */ background?: boolean }
+  | {
+      kind: 'shell';
+      command: string;
+      /** Claude: run_in_background; Copilot: mode "async" */
+      background?: boolean;
+    }
   /** Codex's freeform apply_patch tool (the whole patch text). */
   | { kind: 'patch'; patch: string }
   /** A read of one file (absolute path; Chat Completions harnesses only). */
@@ -83,6 +89,11 @@ export interface ServerOptions {
   lifetimeMs?: number;
   /** For the `chat` API: the harness's tool vocabulary. */
   vocab?: ChatVocab;
+  /**
+   * Awaited before the agent-loop request of `step` is answered: the model "thinking" while
+   * something happens in the project (a command detached at an earlier step doing its work).
+   */
+  before?: (step: number) => Promise<void> | void;
 }
 
 // ---------------------------------------------------------------- reading
@@ -403,7 +414,7 @@ function answerChat(
   let call: { name: string; args: object | string } | null = null;
   if (vocab && action.kind === 'edit') call = vocab.edit(action.file, action.old, action.new);
   else if (vocab && action.kind === 'write') call = vocab.write(action.file, action.content);
-  else if (vocab && action.kind === 'shell') call = vocab.shell(action.command);
+  else if (vocab && action.kind === 'shell') call = vocab.shell(action.command, action.background);
   else if (vocab?.patch && action.kind === 'patch') call = vocab.patch(action.patch);
   else if (vocab && action.kind === 'read') call = vocab.read(action.file);
   const text = action.kind === 'end' ? action.text : call ? '' : 'no such tool here';
@@ -509,6 +520,14 @@ export async function startModelServer(
   });
 
   const stepAction = (step: number): Action => script[step] ?? { kind: 'end', text: 'Done.' };
+  /** Answer the agent-loop request of `step`, after `opts.before` when there is one. */
+  const answerStep = (res: http.ServerResponse, step: number, answer: () => void): void => {
+    const wait = opts.before?.(step);
+    if (!wait) return answer();
+    wait.then(answer, (e) =>
+      json(res, 500, { error: { message: `scripted model: ${String(e)}` } }),
+    );
+  };
 
   function route(entry: LoggedRequest, res: http.ServerResponse): void {
     const { url, body } = entry;
@@ -541,7 +560,7 @@ export async function startModelServer(
         });
       }
       entry.step = r.calls;
-      return answerAnthropic(res, body, stepAction(r.calls));
+      return answerStep(res, r.calls, () => answerAnthropic(res, body, stepAction(r.calls)));
     }
     if (api === 'chat') {
       if (url.includes('/models'))
@@ -556,7 +575,7 @@ export async function startModelServer(
       entry.toolResults = r.results;
       if (!r.agentLoop) return answerChat(res, body, { kind: 'end', text: 'ok' }, opts.vocab);
       entry.step = r.calls;
-      return answerChat(res, body, stepAction(r.calls), opts.vocab);
+      return answerStep(res, r.calls, () => answerChat(res, body, stepAction(r.calls), opts.vocab));
     }
     if (api === 'gemini') {
       if (url.includes(':countTokens')) return json(res, 200, { totalTokens: 1 });
@@ -566,7 +585,7 @@ export async function startModelServer(
       entry.toolResults = r.results;
       if (!r.agentLoop) return answerGeminiSide(res, url, body);
       entry.step = r.calls;
-      return answerGemini(res, url, stepAction(r.calls));
+      return answerStep(res, r.calls, () => answerGemini(res, url, stepAction(r.calls)));
     }
     if (!url.startsWith('/v1/responses'))
       return json(res, 404, { error: { message: 'not found' } });
@@ -575,7 +594,7 @@ export async function startModelServer(
     entry.toolResults = r.results;
     if (!r.agentLoop) return answerOpenAI(res, { kind: 'end', text: 'ok' });
     entry.step = r.calls;
-    return answerOpenAI(res, stepAction(r.calls));
+    return answerStep(res, r.calls, () => answerOpenAI(res, stepAction(r.calls)));
   }
 
   await new Promise<void>((resolve, reject) => {

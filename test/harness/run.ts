@@ -39,9 +39,9 @@ export const CHAT_VOCAB: Record<'copilot' | 'qwen' | 'continue' | 'droid', ChatV
     read: (file) => ({ name: 'view', args: { path: file } }),
     edit: (file, old, now) => ({ name: 'edit', args: { path: file, old_str: old, new_str: now } }),
     write: (file, content) => ({ name: 'create', args: { path: file, file_text: content } }),
-    shell: (command) => ({
+    shell: (command, background) => ({
       name: 'bash',
-      args: { command, description: 'Scripted command', mode: 'sync' },
+      args: { command, description: 'Scripted command', mode: background ? 'async' : 'sync' },
     }),
     patch: (patch) => ({ name: 'apply_patch', args: patch }),
   },

@@ -93,12 +93,19 @@ describe('words for the model and the person', () => {
     );
     const lost = file({ status: 'delete', linesDeleted: 1, existingLines: 1, needsApproval: true });
     expect(
-      lossMessage('git clean -fd', [lost], 'guard restore CP -- src/state.py', 'guard rewind S'),
+      lossMessage('git clean -fd', [lost], {
+        restore: 'guard restore CP -- src/state.py',
+        rewind: 'guard rewind S',
+      }),
     ).toBe(
       'guard: the command `git clean -fd` deleted or replaced work: src/state.py was deleted (1 line). Nothing was undone. ' +
         'guard kept the earlier state; to bring it back run: guard restore CP -- src/state.py (or undo everything this session wrote: guard rewind S). ' +
         'Do not carry on as if the files were still there: tell the user, and do not run commands that discard uncommitted work.',
     );
+    // a note after the command is said whole, however long the command (a background one's)
+    const long = `sleep 3; ${'x'.repeat(100)}`;
+    const bg = lossMessage(long, [lost], { restore: 'R', rewind: 'W' }, ' (run in the background)');
+    expect(bg).toContain(`\`${long.slice(0, 77)}...\` (run in the background) deleted or replaced`);
     expect(failReason('boom', 'hint')).toBe(
       'guard could not check this tool call and blocked it (fail closed): boom. hint. Tell the user; `guard doctor` shows what is wrong.',
     );

@@ -133,6 +133,42 @@ describe('Copilot CLI 1.0.102 (recorded from the real binary)', () => {
     expect(post.inform.stdout).toBe('{"additionalContext":"M"}\n');
     expect(transcript('copilot', sample('copilot-edit-postToolUse')).e.phase).toBe('post');
   });
+  it('bash with mode "async" (recorded from 1.0.102): a background call; its after event comes at once', () => {
+    const pre = transcript('copilot', sample('copilot-bash-async-preToolUse'));
+    expect(pre.e.action).toEqual({
+      kind: 'shell',
+      command: 'sleep 3; rm big_module.py',
+      background: true,
+    });
+    const post = transcript('copilot', sample('copilot-bash-async-postToolUse'));
+    expect(post.e).toMatchObject({ phase: 'post', action: { kind: 'shell', background: true } });
+    // detach (only with async) too; sync, or none, is not
+    const as = (args: object) =>
+      TRANSLATORS.copilot.translate(
+        JSON.stringify({ ...JSON.parse(sample('copilot-bash-preToolUse')), toolArgs: args }),
+        {},
+      ).action;
+    expect(as({ command: 'x', mode: 'async', detach: true })).toMatchObject({ background: true });
+    expect(as({ command: 'x', detach: true })).toMatchObject({ background: true });
+    expect(as({ command: 'x', mode: 'sync' })).toEqual({ kind: 'shell', command: 'x' });
+    expect(as({ command: 'x' })).toEqual({ kind: 'shell', command: 'x' });
+  });
+  it('a sync bash past its initial wait (recorded from 1.0.102): the post event says it runs on', () => {
+    const post = transcript('copilot', sample('copilot-bash-still-running-postToolUse'));
+    expect(post.e).toMatchObject({
+      phase: 'post',
+      action: { kind: 'shell', command: 'sleep 36; rm big_module.py', stillRunning: true },
+    });
+    // a command that completed, and the before event, do not
+    expect(transcript('copilot', sample('copilot-bash-postToolUse')).e.action).not.toHaveProperty(
+      'stillRunning',
+    );
+    const p = JSON.parse(sample('copilot-bash-still-running-postToolUse'));
+    delete p.toolResult;
+    expect(TRANSLATORS.copilot.translate(JSON.stringify(p), {}).action).not.toHaveProperty(
+      'stillRunning',
+    );
+  });
   it('the snake_case copy sent for PascalCase events (Write {path, file_text}, Bash)', () => {
     const w = transcript('copilot', sample('copilot-pascalcase-Write-PreToolUse'));
     expect(w.e).toMatchObject({

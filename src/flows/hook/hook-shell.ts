@@ -179,12 +179,14 @@ export interface ShellAfterCall {
   command: string;
   meta: SessionMeta;
   now: Date;
+  /** The harness says the command runs on past this post event (Copilot past its initial wait). */
+  stillRunning?: boolean;
 }
 
 export async function shellAfter(
   repo: Repo,
   e: HookEvent,
-  { command, meta, now }: ShellAfterCall,
+  { command, meta, now, stillRunning }: ShellAfterCall,
 ): Promise<HookResult> {
   const root = repo.root;
   const [pre, cp] = await Promise.all([
@@ -197,8 +199,11 @@ export async function shellAfter(
   ]);
   const post = (x: Partial<SessionCommitInput> = {}) =>
     sessionCommit(repo, e, { commit: cp.commit, id: cp.id, phase: 'post', command, now, ...x });
+  // it runs on: from here a background call, as if started now (a pre step of its own, marked open)
+  const also = stillRunning ? [post({ phase: 'pre', background: true })] : [];
+  if (stillRunning) await markBackgroundOpen(repo, e.harness, e.sessionId, now);
   if (!pre) {
-    await recordPost(repo, e, { step: post(), cp, now });
+    await recordPost(repo, e, { step: post(), cp, now, also });
     return {
       outcome: NONE,
       checkpoint: cp.id,
@@ -210,7 +215,7 @@ export async function shellAfter(
   const { lost, outside, gate, anchors } = since;
   const lostPaths = [...lost.map((c) => c.path), ...outside.kept.map((k) => k.path)];
   const step = post({ lost: lostPaths, notKept: outside.notKept.map((n) => n.path) });
-  await recordPost(repo, e, { step, cp, now, anchors });
+  await recordPost(repo, e, { step, cp, now, anchors, also });
   const judged: Judged[] = lost.map((c) => ({ ...judgedOf(c), needsApproval: true }));
   const messages = afterMessages(
     { command, session: e.sessionId, since: pre.checkpoint },
@@ -237,10 +242,12 @@ async function recordPost(
     cp: { id: string };
     now: Date;
     anchors?: RecordCommit[];
+    /** Steps written with it (a command that runs on: its background pre step). */
+    also?: RecordCommit[];
   },
 ): Promise<void> {
   const { step, cp, now, anchors } = x;
-  const records = [step, ...(anchors ?? [])];
+  const records = [step, ...(x.also ?? []), ...(anchors ?? [])];
   await apply({
     gate: 'hook',
     repo,
@@ -354,12 +361,10 @@ function afterMessages(
   const messages: string[] = [];
   if (lost.length > 0)
     messages.push(
-      lossMessage(
-        command,
-        judged,
-        restoreCommand(since, lost),
-        `guard rewind ${shellWord(call.session)}`,
-      ),
+      lossMessage(command, judged, {
+        restore: restoreCommand(since, lost),
+        rewind: `guard rewind ${shellWord(call.session)}`,
+      }),
     );
   const extra = coverageSentences(outside, since, shellWord, lost.length > 0);
   if (extra.length > 0)
@@ -369,9 +374,9 @@ function afterMessages(
 }
 
 /** The report's head when the command took only what lies outside the work tree's tree. */
-function outsideMessage(command: string): string {
+function outsideMessage(command: string, note = ''): string {
   const shown = command.length > 80 ? command.slice(0, 77) + '...' : command;
-  return `guard: the command \`${shown}\` took work that git does not track. Nothing was undone. Do not carry on as if the files were still there: tell the user, and do not run commands that discard uncommitted work.`;
+  return `guard: the command \`${shown}\`${note} took work that git does not track. Nothing was undone. Do not carry on as if the files were still there: tell the user, and do not run commands that discard uncommitted work.`;
 }
 
 function restoreCommand(checkpointId: string, lost: Classification[]): string {
@@ -555,8 +560,13 @@ export async function reportBackground(
       events,
     });
     const records: RecordCommit[] = [...anchors];
-    for (const bg of open) {
-      const checked = await checkBackground({ repo, e, events, cp, config, policy, now }, bg);
+    // newest first: a file several open commands lost is told once, by the one compared from the
+    // latest state, naming the others (guard cannot tell which of them took it)
+    const told = new Set<string>();
+    for (const bg of [...open].reverse()) {
+      const others = open.filter((x) => x !== bg).map((x) => x.command ?? '');
+      const check = { repo, e, events, cp, config, policy, now, told, others };
+      const checked = await checkBackground(check, bg);
       records.push(...checked.records);
       out.push(...checked.late);
     }
@@ -574,6 +584,10 @@ interface BackgroundCheck {
   config: Awaited<ReturnType<typeof readSessionPolicy>>['config'];
   policy: Awaited<ReturnType<typeof readSessionPolicy>>['policy'];
   now: Date;
+  /** Paths an open command checked before this one told at this call: not told again. */
+  told: Set<string>;
+  /** The session's other open background commands. */
+  others: readonly string[];
 }
 
 /** One open background command: what it lost since it was last compared (a post step of its own), and what to say. */
@@ -606,7 +620,10 @@ async function checkBackground(
   const differ = new Set(changed.flatMap((x) => x.paths));
   const seen = sides.flatMap((x) => x.paths).filter((p) => !differ.has(p));
   const outside = await outsideSince(repo.root, baseline.commit, cp, accounted);
-  const undone = lost.filter((x) => fromResult.has(x.path));
+  const fresh = lost.filter((x) => !c.told.has(x.path));
+  const untold = unTold(outside, c.told);
+  for (const p of [...fresh, ...outside.kept, ...outside.notKept]) c.told.add(p.path);
+  const undone = fresh.filter((x) => fromResult.has(x.path));
   const kept = undone.length ? keptResults(undone, { results, now }) : [];
   const record = sessionCommit(repo, e, {
     commit: cp.commit,
@@ -620,28 +637,33 @@ async function checkBackground(
     background: false,
     toolCall: bg.toolCall,
   });
-  const shown = `${bg.command ?? ''} (run in the background)`;
+  const shown = bg.command ?? '';
+  const note = ' (run in the background)';
   const late: Late[] = kept.length
     ? [{ message: undoneMessage(bg, undone, kept), checkpoint: cp.id }]
     : [];
-  const tracked = lost.filter((x) => !fromResult.has(x.path));
-  const extra = coverageSentences(outside, baseline.checkpoint, shellWord, lost.length > 0);
+  const tracked = fresh.filter((x) => !fromResult.has(x.path));
+  const extra = coverageSentences(untold, baseline.checkpoint, shellWord, fresh.length > 0);
   if (extra.length > 0)
     late.push({
-      message: (lost.length > 0 ? extra : [outsideMessage(shown), ...extra]).join(' '),
+      message: (fresh.length > 0 ? extra : [outsideMessage(shown, note), ...extra]).join(' '),
       checkpoint: cp.id,
     });
   if (tracked.length > 0) {
     const judged: Judged[] = tracked.map((x) => ({ ...judgedOf(x), needsApproval: true }));
     late.push({
-      message: lossMessage(
-        shown,
-        judged,
-        // the state it was last compared at (holes7: the command's own checkpoint, from before it
-        // started, lacks what the session wrote since)
-        restoreCommand(baseline.checkpoint, tracked),
-        `guard rewind ${shellWord(e.sessionId)}`,
-      ),
+      message:
+        lossMessage(
+          shown,
+          judged,
+          {
+            // the state it was last compared at (holes7: the command's own checkpoint, from before
+            // it started, lacks what the session wrote since)
+            restore: restoreCommand(baseline.checkpoint, tracked),
+            rewind: `guard rewind ${shellWord(e.sessionId)}`,
+          },
+          note,
+        ) + othersNote(c.others),
       checkpoint: cp.id,
     });
   }
@@ -825,6 +847,22 @@ async function outsideSince(
     notKept: found.notKept.filter((n) => !accounted.has(n.path)),
     lanes: [],
   };
+}
+
+/** What the check of an earlier open command told at this call, left out (the lists only, not the records). */
+function unTold(found: CoverageLoss, told: ReadonlySet<string>): CoverageLoss {
+  return {
+    ...found,
+    kept: found.kept.filter((k) => !told.has(k.path)),
+    notKept: found.notKept.filter((n) => !told.has(n.path)),
+  };
+}
+
+/** When several background commands of the session are open: guard cannot tell which one took the files. */
+function othersNote(others: readonly string[]): string {
+  if (others.length === 0) return '';
+  const shown = others.map((c) => `\`${c.length > 80 ? c.slice(0, 77) + '...' : c}\``);
+  return ` ${others.length === 1 ? 'Another command' : 'Other commands'} of this session may still run in the background (${shown.join(', ')}): guard cannot tell which one did it.`;
 }
 
 /** A call's own answer with what background commands destroyed: told after a tool; before one, the call is refused once so the model reads it. */

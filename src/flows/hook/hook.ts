@@ -208,7 +208,10 @@ async function judgeCall(opts: HookOptions, repos: Repo[], now: Date): Promise<H
               meta,
               now,
             })
-          : shellAfter(repo, e, { command: action.command, meta, now }),
+          : shellAfter(repo, e, {
+              ...{ command: action.command, meta, now },
+              stillRunning: action.stillRunning === true,
+            }),
       ),
     );
     r = mergeResults(each);
