@@ -4,16 +4,14 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 
 /**
- * Set 18's frozen shape (`heldout-18-real.json`, `heldout-18-comments.json`):
- * its counts, its item format, and that it holds no text an earlier set holds
- * (lower-cased, whitespace collapsed). No placeholder rule is imported or run
- * here: set 18 is held out until the lead measures it once at the merge
- * (docs/reliability.md, "Set 18").
+ * The held-out sets' frozen shapes (`heldout-N-real.json`, `heldout-N-comments.json`, sets 18 and
+ * 19): their counts, their item format, and that each holds no text another corpus file holds
+ * (lower-cased, whitespace collapsed). No placeholder rule is imported or run here: a set is held
+ * out until the lead measures it once at the merge (docs/reliability.md, "Set 18", "Set 19"), and
+ * a set collected next is added to SETS the same way, before any rule meets it.
  */
 
 const DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../corpus/elision');
-const REAL = 'heldout-18-real.json';
-const COMMENTS = 'heldout-18-comments.json';
 
 interface Item {
   text: string;
@@ -31,8 +29,8 @@ function norm(text: string): string {
   return text.trim().toLowerCase().replace(/\s+/g, ' ');
 }
 
-/** Every string an earlier set holds as a text (not its about, source, search, language or next). */
-function earlierTexts(): Set<string> {
+/** Every string the other corpus files hold as a text (not their about, source, search, language or next). */
+function earlierTexts(set: number): Set<string> {
   const seen = new Set<string>();
   const skip = new Set(['about', 'source', 'search', 'language', 'next']);
   const walk = (value: unknown): void => {
@@ -43,19 +41,29 @@ function earlierTexts(): Set<string> {
     }
   };
   for (const name of readdirSync(DIR)) {
-    if (name.endsWith('.json') && !name.startsWith('heldout-18')) walk(read<unknown>(name));
+    if (name.endsWith('.json') && !name.startsWith(`heldout-${set}-`)) walk(read<unknown>(name));
   }
   return seen;
 }
 
-const real = read<{ about: string; placeholders: Item[]; nearMisses: Item[] }>(REAL);
-const comments = read<{ about: string; comments: { text: string; source: string }[] }>(COMMENTS);
+/** Each frozen set and its counts: placeholders, near misses, comment lines. */
+const SETS = [
+  { set: 18, placeholders: 200, nearMisses: 111, comments: 2038 },
+  { set: 19, placeholders: 206, nearMisses: 101, comments: 2160 },
+];
 
-describe('held-out set 18, frozen', () => {
+describe.each(SETS)('held-out set $set, frozen', (counts) => {
+  const real = read<{ about: string; placeholders: Item[]; nearMisses: Item[] }>(
+    `heldout-${counts.set}-real.json`,
+  );
+  const comments = read<{ about: string; comments: { text: string; source: string }[] }>(
+    `heldout-${counts.set}-comments.json`,
+  );
+
   it('keeps its counts', () => {
-    expect(real.placeholders).toHaveLength(200);
-    expect(real.nearMisses).toHaveLength(111);
-    expect(comments.comments).toHaveLength(2038);
+    expect(real.placeholders).toHaveLength(counts.placeholders);
+    expect(real.nearMisses).toHaveLength(counts.nearMisses);
+    expect(comments.comments).toHaveLength(counts.comments);
   });
 
   it('names each item its search word, source and language, at most 5 of each kind per word', () => {
@@ -83,7 +91,7 @@ describe('held-out set 18, frozen', () => {
   });
 
   it('holds no text twice and none an earlier set holds', () => {
-    const earlier = earlierTexts();
+    const earlier = earlierTexts(counts.set);
     const all = [...real.placeholders, ...real.nearMisses, ...comments.comments].map((item) =>
       norm(item.text),
     );
