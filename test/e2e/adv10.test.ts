@@ -23,7 +23,15 @@ import {
   outsideDir,
   type TestRepo,
 } from '../helpers.js';
-import { codexPayload, copilotPayload } from './codex-payload.js';
+import {
+  codex,
+  codexPayload,
+  codexRun,
+  codexWhy,
+  copilotPayload,
+  hook,
+  patch,
+} from './codex-payload.js';
 
 /**
  * adv10 (docs/reliability/adv10.md): holes7's reading of a detached shell command, attacked
@@ -33,30 +41,6 @@ import { codexPayload, copilotPayload } from './codex-payload.js';
  * docs/reliability/adv10.md: bash returns, the process deletes the file a second later).
  */
 afterAll(cleanupRepos);
-
-function hook(repo: TestRepo, harness: string, payload: object) {
-  const r = repo.guard(['hook', harness], {
-    input: JSON.stringify(payload),
-    env: { CLAUDE_PROJECT_DIR: repo.dir },
-  });
-  return { ...r, json: r.stdout.trim() ? JSON.parse(r.stdout) : null };
-}
-
-function codex(repo: TestRepo, event: string, tool: string, input: object, id: string) {
-  return hook(repo, 'codex', codexPayload(repo, event, tool, input, id));
-}
-const codexWhy = (r: { json: any }): string =>
-  r.json?.hookSpecificOutput?.permissionDecisionReason ?? '';
-const patch = { command: '*** Begin Patch\n*** Add File: n.py\n+n = 1\n*** End Patch\n' };
-
-/** Codex runs `command` (both events), the detached process deletes keep.py, then the next call. */
-function codexRun(command: string): string {
-  const repo = makeRepo({ 'keep.py': lines(300) });
-  codex(repo, 'PreToolUse', 'Bash', { command }, 'b1');
-  codex(repo, 'PostToolUse', 'Bash', { command }, 'b1');
-  unlinkSync(path.join(repo.dir, 'keep.py'));
-  return codexWhy(codex(repo, 'PreToolUse', 'apply_patch', patch, 'p1'));
-}
 
 describe('adv10: detached spellings holes7 did not read, told at the next call', () => {
   it.each([

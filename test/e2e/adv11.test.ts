@@ -19,7 +19,7 @@ import {
   outsideDir,
   type TestRepo,
 } from '../helpers.js';
-import { codexPayload } from './codex-payload.js';
+import { codex, codexRun, hook } from './codex-payload.js';
 
 /**
  * adv11 (docs/reliability/adv11.md): the newest doors attacked through the real door: `guard hook
@@ -29,29 +29,6 @@ import { codexPayload } from './codex-payload.js';
  * returns, the file is gone a second later).
  */
 afterAll(cleanupRepos);
-
-function hook(repo: TestRepo, harness: string, payload: object) {
-  const r = repo.guard(['hook', harness], {
-    input: JSON.stringify(payload),
-    env: { CLAUDE_PROJECT_DIR: repo.dir },
-  });
-  return { ...r, json: r.stdout.trim() ? JSON.parse(r.stdout) : null };
-}
-function codex(repo: TestRepo, event: string, tool: string, input: object, id: string) {
-  return hook(repo, 'codex', codexPayload(repo, event, tool, input, id));
-}
-const codexWhy = (r: { json: any }): string =>
-  r.json?.hookSpecificOutput?.permissionDecisionReason ?? '';
-const patch = { command: '*** Begin Patch\n*** Add File: n.py\n+n = 1\n*** End Patch\n' };
-
-/** Codex runs `command` (both events), the detached process deletes keep.py, then the next call. */
-function codexRun(command: string): string {
-  const repo = makeRepo({ 'keep.py': lines(300) });
-  codex(repo, 'PreToolUse', 'Bash', { command }, 'b1');
-  codex(repo, 'PostToolUse', 'Bash', { command }, 'b1');
-  unlinkSync(path.join(repo.dir, 'keep.py'));
-  return codexWhy(codex(repo, 'PreToolUse', 'apply_patch', patch, 'p1'));
-}
 
 describe('adv11: detaching spellings adv10 did not read, told at the next call', () => {
   it.each([
