@@ -23,15 +23,7 @@ import {
   outsideDir,
   type TestRepo,
 } from '../helpers.js';
-import {
-  codex,
-  codexPayload,
-  codexRun,
-  codexWhy,
-  copilotPayload,
-  hook,
-  patch,
-} from './codex-payload.js';
+import { codex, codexRun, copilotPayload, hook } from './codex-payload.js';
 
 /**
  * adv10 (docs/reliability/adv10.md): holes7's reading of a detached shell command, attacked
