@@ -10,9 +10,11 @@ import {
   noteChainLinks,
   noteGone,
 } from './journal.js';
+import { MODE } from '../core/modes.js';
 import { REFS, type RecordCommit, type Written } from './records.js';
 import { git } from './run.js';
 import { SESSION_REFS, parseSessionEvent, type SessionEvent } from './session.js';
+import { witnessNames, witnessPath } from './session-index.js';
 
 /**
  * One ref per agent session whose steps chain (docs/refs.md, docs/performance.md "At scale"):
@@ -163,7 +165,7 @@ export function chainCommits(
         recs,
         held: c.parent !== null && held.has(c.parent),
       }),
-      changes: [],
+      changes: witnessChanges(c.message),
     });
     heads.set(chain, `:${mark}`);
     links.push({ chain, mark, from: prev });
@@ -175,6 +177,28 @@ const isStep = (ref: string) =>
   ref.startsWith(SESSION_REFS) &&
   ref.slice(SESSION_REFS.length).split('/').length === 3 &&
   !isChainRef(ref);
+
+const EMPTY = Buffer.alloc(0);
+
+/**
+ * What a link adds to the tree it continues: an empty file per session index entry its step's
+ * event makes first (`touched/<xx>/w-...`, `p-...`: git/session-index.ts witnessNames), so the
+ * chain's tip holds one for every path the session touched, and an entry removed from the index
+ * is noticed (holes8). The same names again change nothing (no new object).
+ */
+function witnessChanges(message: string): RecordCommit['changes'] {
+  const b = parseRecordMessage(message) as { worktree?: unknown; paths?: unknown } | null;
+  if (!b || typeof b.worktree !== 'string') return [];
+  const paths = Array.isArray(b.paths)
+    ? b.paths.filter((p): p is string => typeof p === 'string')
+    : null;
+  return witnessNames({ worktree: b.worktree, paths }).map((n) => ({
+    kind: 'inline' as const,
+    path: witnessPath(n),
+    mode: MODE.file,
+    data: EMPTY,
+  }));
+}
 
 /**
  * The step's message with its name, its records' names and `held` (its checkpoint has no ref of
@@ -478,7 +502,7 @@ export async function cutChains(cwd: string, now: Date, cut: Cuts): Promise<void
         parent: prev,
         merges: [l.step, ...l.records.map((r) => r.commit)],
         message: l.message,
-        changes: [],
+        changes: witnessChanges(l.message),
       });
       prev = `:${mark}`;
     }

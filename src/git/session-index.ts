@@ -1,6 +1,7 @@
 import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { catFileBatch } from './catfile.js';
+import { packedLookup, packedRefsBytes } from './packed-refs.js';
 import type { Repo } from './repo.js';
 import {
   baseEventFor,
@@ -57,6 +58,14 @@ import { randomHex, sha256Hex } from '../core/digest.js';
  * the staged paths, read for those paths alone instead of every recent step. It only names
  * writes (shown at the prompt and in the trailers); what decides (`judge: agents`) reads the refs.
  *
+ * A first-writer entry (`w-`, `p-`) removed is not "the session has not touched the path": each
+ * link of the session's chain (git/session-chain.ts) carries in its tree an empty file
+ * (witnessPath: `touched/w/<name>`, `touched/<xx>/<name>`) for every such entry its session's events made (witnessNames), so a ready
+ * index missing an entry its chain's tip names was tampered with, and the call reads the refs
+ * (sessionBases: the witnesses are looked up in the cat-file the call runs anyway, or in one of
+ * their own when the call's paths have no entry at all). The chain's ref is guard's own, journaled
+ * and sealed: moving it back is what the net notices (holes8).
+ *
  * It is a cache of the refs and is treated as one: no `ready.3` file (a
  * session of an older guard, an index removed by `guard log --prune`) or a
  * commit that is gone means one full read of the session's refs, which
@@ -102,6 +111,30 @@ export const names = {
 };
 
 const OID = /^[0-9a-f]{40}(?:[0-9a-f]{24})?$/;
+
+/** The folder of a link's tree that holds the witnesses of whole-tree entries (`w-`): a session that ran a shell call. */
+export const WHOLE_WITNESSES = 'touched/w';
+
+/** Where a link's tree holds the witness of a first-writer entry: `touched/w/<w-name>`, `touched/<xx>/<p-name>` (256 folders). */
+export function witnessPath(name: string): string {
+  return name.startsWith('w-') ? `${WHOLE_WITNESSES}/${name}` : `touched/${name.slice(2, 4)}/${name}`;
+}
+
+/** The first-writer entries (w-, p-) an event makes, as entriesOf names them: what its link witnesses. */
+export function witnessNames(e: Pick<SessionEvent, 'worktree' | 'paths'>): string[] {
+  return e.paths === null
+    ? [names.whole(e.worktree)]
+    : e.paths.map((p) => names.path(e.worktree, p));
+}
+
+/** The session chain's tip from the ref store's files (null: no chain, or not readable so). */
+async function chainTip(commonDir: string, harness: string, session: string): Promise<string | null> {
+  const ref = `${sessionPrefix(harness, session)}chain`;
+  const loose = await readFile(path.join(commonDir, ref), 'utf8').catch(() => null);
+  if (loose !== null) return OID.test(loose.trim()) ? loose.trim() : null;
+  const packed = packedRefsBytes(commonDir);
+  return packed ? packedLookup(packed, ref) : null;
+}
 
 async function readEntry(dir: string, name: string): Promise<Indexed | null> {
   const text = await readFile(path.join(dir, name), 'utf8').catch(() => null);
@@ -346,9 +379,14 @@ export async function sessionBases(
     ? await readEntries(dir, [whole, ...q.rels.map((r) => names.path(repo.root, r))])
     : null;
   let ats: Array<Indexed | null>;
-  if (found)
+  // the entries this call's paths lack, looked for in the chain's tip (a witness there: removed)
+  let witnesses: string[] = [];
+  if (found) {
     ats = q.rels.map((r) => earlier(found.get(whole)!, found.get(names.path(repo.root, r))!));
-  else {
+    const missing = [...found.keys()].filter((n) => found.get(n) === null);
+    const tip = missing.length > 0 ? await chainTip(repo.commonDir, q.harness, q.session) : null;
+    if (tip) witnesses = missing.map((n) => `${tip}:${witnessPath(n)}`);
+  } else {
     const events = await q.events();
     // built here too (a call that is denied writes no event to build it), so the next call reads no refs
     if (useIndex) await build(repo, q.harness, q.session, events).catch(() => false);
@@ -360,10 +398,18 @@ export async function sessionBases(
     });
   }
   const commits = [...new Set(ats.flatMap((a) => (a ? [a.commit] : [])))];
-  if (commits.length === 0) return q.rels.map(() => null);
+  if (commits.length === 0 && witnesses.length === 0) return q.rels.map(() => null);
   // "<commit>:<path>" is missing when the file did not exist then, and when the commit is gone: the commits themselves say which
-  const wanted = [...commits, ...ats.flatMap((a, i) => (a ? [`${a.commit}:${q.rels[i]}`] : []))];
-  const objs = await catFileBatch(repo.root, wanted, q.maxBytes, (i) => i < commits.length);
+  const files = ats.flatMap((a, i) => (a ? [`${a.commit}:${q.rels[i]}`] : []));
+  const wanted = [...commits, ...witnesses, ...files];
+  const infoOnly = (i: number) => i < commits.length + witnesses.length;
+  const objs = await catFileBatch(repo.root, wanted, q.maxBytes, infoOnly);
+  if (witnesses.some((_, i) => objs[commits.length + i]?.type === 'blob')) {
+    // an entry the session's chain witnesses was removed (holes8): read the refs, build it again
+    await dropIndex(dir);
+    return sessionBases(repo, q, true);
+  }
+  if (commits.length === 0) return q.rels.map(() => null);
   const gone = new Set(commits.filter((_, i) => objs[i]?.type !== 'commit'));
   if (found && gone.size > 0) {
     // a write indexes its step before writing it: a recent entry whose ref is not there yet is a
@@ -374,7 +420,7 @@ export async function sessionBases(
     if (stale) await dropIndex(dir);
     return sessionBases(repo, q, stale);
   }
-  let k = commits.length;
+  let k = commits.length + witnesses.length;
   return ats.map((a) => {
     if (!a) return null;
     const b = objs[k++];

@@ -136,13 +136,12 @@ describe("provenance from the session index's f- lines (scale3)", () => {
     }
   }, 60_000);
 
-  // open (display only, as session-index.ts says of the index): a session whose index has no
-  // `w-` file is read from its f- lines alone, so the agent removing `w-` from its own index hides
-  // its shell calls' windows from the prompt and the trailers. `judge: agents` still reads the
-  // whole trail from the refs (check.ts ownChanges), so nothing passes as the person's; telling
-  // a removed `w-` from a session that never ran a shell call needs the chain read, which is the
-  // walk scale3 took off every commit
-  it.fails('a file written by a shell call, then the w- file removed from its session index: the commit still names the session', () => {
+  // was open (display only): a session whose index has no `w-` file is read from its f- lines
+  // alone, so the agent removing `w-` from its own index hid its shell calls' windows from the
+  // prompt and the trailers. Now (holes8) the chain's journaled tip witnesses every whole-tree
+  // step (`touched/w/` in its link's tree), looked up in one cat-file for the sessions read from
+  // their lines: such a session is walked as before
+  it('a file written by a shell call, then the w- file removed from its session index: the commit still names the session', () => {
     const repo = makeRepo({ 'keep.txt': 'k\n' });
     const sh = { command: 'node gen.js > made.txt' };
     const call = (event: string) =>
@@ -203,14 +202,14 @@ describe("the session base from the session index's p- and w- entries", () => {
     expect(stepByStep(repo, null)).toEqual([true, true, true, false, false]);
   }, 120_000);
 
-  // open: the index is the agent's to write, and a missing entry reads as "the session has not
-  // touched the path here" (session-index.ts sessionBases), so the base is the disk as it is now:
-  // the file is emptied 30 lines at a time, every write allowed. session-index.ts says a forged or
-  // missing entry can only make the gate stricter; that holds for an entry naming an earlier,
-  // bigger file, not for one removed. Closing it needs a witness of each first touch the agent
-  // cannot remove (the chain, read on every first touch of a path: the cost S1 took away, or the
-  // sealed journal), not a small change
-  it.fails("the same with the session's p- and w- entries removed by its shell before each write: still refused", () => {
+  // was open: the index is the agent's to write, and a missing entry read as "the session has not
+  // touched the path here" (session-index.ts sessionBases), so the base was the disk as it is now:
+  // the file emptied 30 lines at a time, every write allowed. Now (holes8) each link of the
+  // session's chain holds an empty file per first-writer entry its events made (`touched/...`),
+  // and an entry missing from a ready index is looked up there (in the cat-file the call runs
+  // anyway, or one of its own when none of the call's paths has an entry): witnessed, the index
+  // is dropped and the bases read from the refs
+  it("the same with the session's p- and w- entries removed by its shell before each write: still refused", () => {
     const repo = makeRepo({ 'a.py': fileOf(200) });
     const allowed = stepByStep(
       repo,
