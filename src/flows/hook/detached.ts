@@ -10,8 +10,8 @@ import path from 'node:path';
  *
  * Read from the command's text as the shell splits it (quotes, backslashes, comments): a `&`
  * that is a control operator (not `&&`, not a redirection's `>&`, `&>`, `<&`, nor `|&`), anywhere,
- * a subshell or a command substitution included; or a word that detaches what it runs (`nohup`,
- * `setsid`, `disown`, `daemonize`, `start-stop-daemon`; `screen -d`, `tmux ... -d`); a script
+ * a subshell or a command substitution included; or a word that detaches what it runs
+ * (`setsid`, `disown`, `daemonize`, `start-stop-daemon`; `screen -d`, `tmux ... -d`); a script
  * handed to a shell (`bash -c '...'`) or to `eval` is read the same way. A command built at run
  * time (`eval "$x"`, `bash -c "$cmd"` with `&` in a variable) is not read: its
  * after event compares what it did by then, as before. Reading too much costs one checkpoint per
@@ -112,9 +112,11 @@ function nameAt(words: string[]): number {
 const SHELLS = new Set(['sh', 'bash', 'dash', 'zsh', 'ksh', 'ash', 'busybox']);
 const SCRIPTERS = new Set(['script', 'su', 'runuser', 'flock']);
 const CONTAINERS = new Set(['docker', 'podman', 'nerdctl']);
-// coproc, at, batch: bash or atd runs the command after the shell returns (adv10)
+// coproc, at, batch: bash or atd runs the command after the shell returns (adv10). Not nohup:
+// it runs its command in the foreground, deaf to SIGHUP; `nohup cmd &` is detached by its `&`
+// (holes8: `nohup make` read as detached got a whole-tree checkpoint per call for 30 minutes)
 const DETACHERS = new Set(
-  ['nohup', 'setsid', 'disown', 'daemonize', 'start-stop-daemon'].concat(['coproc', 'at', 'batch']),
+  ['setsid', 'disown', 'daemonize', 'start-stop-daemon'].concat(['coproc', 'at', 'batch']),
 );
 const PREFIXES = new Set(
   ['sudo', 'exec', 'env', 'time', 'nice', 'command', 'builtin', 'then', 'do', 'else', '!'].concat([
@@ -122,6 +124,7 @@ const PREFIXES = new Set(
     'stdbuf',
     'timeout',
     'xargs',
+    'nohup',
   ]),
 );
 /** Short options of the prefixes that take a value in the next word. */
