@@ -32,17 +32,7 @@ function detachesText(command: string): boolean {
   if (amp) return true;
   // a shell reading its script from its input (`echo '... &' | sh`, `sh <<< '...'`): every
   // word of the line that could be a script is read as one (adv10)
-  const fed = commands.some((words) => {
-    const at = nameAt(words);
-    // a shell with a script file (`sh deploy.sh`) or `-c` does not read its input (a here-string's
-    // word is among the words: `sh <<< '...'`)
-    const opts = (x: string) => x.startsWith('-') && !/^-\w*c$/.test(x);
-    return (
-      at >= 0 &&
-      SHELLS.has(path.basename(words[at]!)) &&
-      (words.slice(at + 1).every(opts) || command.includes('<<<'))
-    );
-  });
+  const fed = commands.some((words) => shellFed(words, command));
   if (fed && commands.flat().some((w) => /[\s&]/.test(w) && w !== command && detaches(w)))
     return true;
   return commands.some(detachedWords);
@@ -131,7 +121,7 @@ const PREFIXES = new Set(
 const VALUED = /^-[ugnckILPsoeCpaUhiEr]$/;
 const KNOWN = new Set([...SHELLS, ...DETACHERS, ...PREFIXES, 'eval', 'trap', 'screen', 'tmux']);
 
-type Scan = { amp: boolean; commands: string[][] };
+type Scan = { amp: boolean; commands: string[][]; targets: string[] };
 /** A here-document whose text starts at the next line: read as code (a shell's), text, or not. */
 type Doc = { delim: string; dash: boolean; read: 'code' | 'text' | 'skip' };
 
@@ -145,7 +135,7 @@ type Doc = { delim: string; dash: boolean; read: 'code' | 'text' | 'skip' };
 function scan(s: string, body = false): Scan {
   // a text nested past any command's (`cat <( cat <( ...` 20,000 deep: a stack overflow, and
   // each level read again): read as detached, which costs a checkpoint per call, not a refusal
-  if (depth >= MAX_DEPTH) return { amp: true, commands: [] };
+  if (depth >= MAX_DEPTH) return { amp: true, commands: [], targets: [] };
   depth++;
   try {
     return scanText(s, body);
@@ -157,16 +147,24 @@ let depth = 0;
 const MAX_DEPTH = 64;
 
 function scanText(s: string, body: boolean): Scan {
-  const out: Scan = { amp: false, commands: [[]] };
+  const out: Scan = { amp: false, commands: [[]], targets: [] };
   let word = '';
+  // the next word is what an output redirection writes to (`> f`, `>> f`, `>| f`, `&> f`)
+  let redirected = false;
   const end = () => {
     if (word) out.commands[out.commands.length - 1]!.push(word);
+    if (word && redirected) out.targets.push(word);
+    if (word) redirected = false;
     word = '';
   };
   // a simple command ends (`;`, `&`, `|`, a subshell's or substitution's edge, a new line)
   const cut = () => {
     end();
+    redirected = false;
     out.commands.push([]);
+  };
+  const target = (on: boolean) => {
+    redirected = on;
   };
   // '"': inside double quotes (`h`: a here-document's text); '(' and '`': a substitution (code)
   const at: Array<'"' | 'h' | '(' | '`'> = body ? ['h'] : [];
@@ -219,17 +217,24 @@ function scanText(s: string, body: boolean): Scan {
       i = nl < 0 ? s.length : nl - 1;
       continue;
     }
-    const next = operator(s, i, { out, end, cut, docs, at });
+    const next = operator(s, i, { out, end, cut, target, docs, at });
     if (next === null) word += c;
     else i = next;
   }
   end();
   return out;
 }
-type Ctx = { out: Scan; end: () => void; cut: () => void; docs: Doc[]; at: string[] };
+type Ctx = {
+  out: Scan;
+  end: () => void;
+  cut: () => void;
+  target: (on: boolean) => void;
+  docs: Doc[];
+  at: string[];
+};
 
 /** An operator at `i` in code (`&`, `;`, a here-document, a process substitution): where the reading goes on, or null for a word's character. */
-function operator(s: string, i: number, { out, end, cut, docs, at }: Ctx): number | null {
+function operator(s: string, i: number, { out, end, cut, target, docs, at }: Ctx): number | null {
   const c = s[i]!;
   if (c === '\n' && docs.length) {
     cut();
@@ -251,11 +256,13 @@ function operator(s: string, i: number, { out, end, cut, docs, at }: Ctx): numbe
     const words = out.commands[out.commands.length - 1]!;
     const name = path.basename(words[nameAt(words)] ?? words[0] ?? '');
     if (s[i - 1] === '>' || !READERS.has(name)) out.amp = true;
+    target(false);
     // read apart, so that the command it is a word of goes on (`diff <(a) <(b)`)
     const k = closeOf(s, i, false);
     const r = scan(s.slice(i + 1, k));
     out.amp ||= r.amp;
     out.commands.push(...r.commands);
+    out.targets.push(...r.targets);
     return k;
   }
   const arith = c === '(' && s[i + 1] === '(' ? closeOf(s, i, true) : -1;
@@ -279,7 +286,9 @@ function operator(s: string, i: number, { out, end, cut, docs, at }: Ctx): numbe
   }
   if (/[\s<>]/.test(c)) {
     end();
-    return i;
+    if (c === '>') target(true);
+    // `>|`: a redirection that writes over the file (noclobber or not), not a pipe
+    return c === '>' && s[i + 1] === '|' ? i + 1 : i;
   }
   return null;
 }
@@ -315,6 +324,7 @@ function hereDocs(s: string, nl: number, docs: Doc[], out: Scan): number {
     const r = scan(text.join('\n'), doc.read === 'text');
     out.amp ||= r.amp;
     out.commands.push(...r.commands);
+    out.targets.push(...r.targets);
   }
   return i - 1;
 }
@@ -381,4 +391,49 @@ function ampersand(
   // `;&` and `;;&` end a case's branch (adv10)
   if (prev === '|' || prev === ';') return 'pipe';
   return 'background';
+}
+
+/**
+ * A command as the shell reads it (the scanner above: quotes, backslashes, comments, here-documents,
+ * substitutions), for the net's refusals (net-commands.ts): each simple command's words, and the
+ * files its output redirections write to. A line continued with a backslash is one line.
+ */
+export function shellWords(command: string): { commands: string[][]; targets: string[] } {
+  const r = scan(command.replace(/\\\n/g, ''));
+  return { commands: r.commands.filter((w) => w.length > 0), targets: r.targets };
+}
+
+/**
+ * The scripts a simple command runs that are text among its words: a shell's or `su`'s `-c`
+ * script, what `eval` runs, a git alias's `!` command (`alias.r='!guard recover'`).
+ */
+export function scriptsOf(words: readonly string[]): string[] {
+  const at = nameAt([...words]);
+  const name = at < 0 ? '' : path.basename(words[at]!);
+  const rest = words.slice(at + 1);
+  const out: string[] = [];
+  const c = SHELLS.has(name) || SCRIPTERS.has(name) ? rest.findIndex((x) => /^-\w*c$/.test(x)) : -1;
+  if (c >= 0 && rest[c + 1] !== undefined) out.push(rest[c + 1]!);
+  if (name === 'eval') out.push(rest.join(' '));
+  if (name === 'git')
+    for (const w of rest) {
+      const m = /^(?:[^=\s]*=)?!([^]*)$/.exec(w);
+      if (m) out.push(m[1]!);
+    }
+  return out;
+}
+
+/**
+ * Whether a simple command is a shell reading its script from its input (`... | sh`, `sh <<< '...'`):
+ * a shell with a script file (`sh deploy.sh`) or `-c` does not read its input (a here-string's word
+ * is among the words: `sh <<< '...'`).
+ */
+export function shellFed(words: readonly string[], command: string): boolean {
+  const at = nameAt([...words]);
+  const opts = (x: string) => x.startsWith('-') && !/^-\w*c$/.test(x);
+  return (
+    at >= 0 &&
+    SHELLS.has(path.basename(words[at]!)) &&
+    (words.slice(at + 1).every(opts) || command.includes('<<<'))
+  );
 }
