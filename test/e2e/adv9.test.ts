@@ -217,6 +217,34 @@ describe("the session base from the session index's p- and w- entries", () => {
     );
     expect(allowed.slice(3)).toEqual([false, false]);
   }, 180_000);
+
+  // holes8, the witness attacked: an entry made unreadable (garbage) or renamed reads as missing,
+  // and the chain's tip still names it
+  it("held: the session's p- entries overwritten with garbage, or renamed, before each write: still refused", () => {
+    for (const reset of [
+      'for f in .git/guard-sessions/gemini/g1/p-*; do [ -e "$f" ] && echo x > "$f"; done; true',
+      'for f in .git/guard-sessions/gemini/g1/p-*; do [ -e "$f" ] && mv "$f" "$f.old"; done; true',
+    ]) {
+      const repo = makeRepo({ 'a.py': fileOf(200) });
+      expect(stepByStep(repo, reset).slice(3), reset).toEqual([false, false]);
+    }
+  }, 240_000);
+
+  // open (holes8): the witness says an entry was made, not which commit it named. An entry rewritten
+  // to name a commit the agent made (`git commit-tree` of the file as it is now) passes for the
+  // session base. Closing it needs the witness to name the first touch's step (a gitlink to it in
+  // the link's tree) and the chain writer to know which touch is the first (threaded from the call
+  // that found the entry missing): docs/reliability/holes8.md
+  it.fails("the session's p- entries rewritten to name a commit of the file as it is now, before each write: still refused", () => {
+    const repo = makeRepo({ 'a.py': fileOf(200) });
+    const forge = [
+      'c=$(git commit-tree "$(git write-tree)" -m x)',
+      'for f in .git/guard-sessions/gemini/g1/p-*; do printf \'{"commit":"%s","checkpoint":"x","time":"2000-01-01T00:00:00.000Z","ref":"refs/guard/x"}\' "$c" > "$f"; done',
+    ].join('; ');
+    // (the index holds what a.py is on disk: `git add` first, as the agent would)
+    const allowed = stepByStep(repo, `git add a.py; ${forge}`);
+    expect(allowed.slice(3)).toEqual([false, false]);
+  }, 180_000);
 });
 
 describe('the journal and the chains after --no-deref (adv6), once more', () => {
