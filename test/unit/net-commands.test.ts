@@ -108,4 +108,14 @@ describe('netCommand', () => {
   ])('still refuses a script that runs it: %s', (c) => {
     expect(netCommand(c)).not.toBeNull();
   });
+
+  it('reads scripts within scripts 8 deep, and refuses unread what is nested deeper', () => {
+    const nest = (c: string, d: number) => {
+      for (let i = 0; i < d; i++) c = `bash -c ${JSON.stringify(c)}`;
+      return c;
+    };
+    expect(netCommand(nest('guard recover', 8))).toMatch(/journal again/);
+    expect(netCommand(nest('ls -la', 8))).toBeNull();
+    expect(netCommand(nest('ls -la', 9))).toMatch(/nested more than 8 deep/);
+  });
 });

@@ -53,7 +53,8 @@ function netText(command: string, depth: number): string | null {
     const scripts = commands.flatMap((w) => [...scriptsOf(w), ...textsOf(w)]);
     // a shell fed its script (`echo 'guard recover' | sh`): every word that could be one
     if (commands.some((w) => shellFed(w, text))) scripts.push(...all.filter((w) => /\s/.test(w)));
-    for (const script of scripts) {
+    // (each once: a `-c` script is also a word with spaces)
+    for (const script of new Set(scripts)) {
       const said = netText(script, depth + 1);
       if (said) return said;
     }
