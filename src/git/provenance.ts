@@ -166,7 +166,9 @@ async function fromSessionIndex(
   // refs/guard/sessions/<harness>/<key>/chain -> <commonDir>/guard-sessions/<harness>/<key>
   const dirOf = (c: { chain: string }) =>
     path.join(indexRoot(repo), ...c.chain.slice(SESSION_REFS.length).split('/').slice(0, 2));
-  const listed = await Promise.all(chains.map((c) => readdir(dirOf(c)).catch(() => [] as string[])));
+  const listed = await Promise.all(
+    chains.map((c) => readdir(dirOf(c)).catch(() => [] as string[])),
+  );
   const byIndex = chains.filter((c, i) => {
     const files = listed[i]!;
     if (files.includes(READY) && !files.some((f) => f.startsWith('w-'))) return true;

@@ -138,9 +138,9 @@ describe("provenance from the session index's f- lines (scale3)", () => {
 
   // was open (display only): a session whose index has no `w-` file is read from its f- lines
   // alone, so the agent removing `w-` from its own index hid its shell calls' windows from the
-  // prompt and the trailers. Now (holes8) the chain's journaled tip witnesses every whole-tree
-  // step (`touched/w/` in its link's tree), looked up in one cat-file for the sessions read from
-  // their lines: such a session is walked as before
+  // prompt and the trailers. Now (holes8) the chain's journaled tip witnesses the session's first
+  // whole-tree step (`touched/w/` in its link's tree), looked up in one cat-file for the sessions
+  // read from their lines: such a session is walked as before
   it('a file written by a shell call, then the w- file removed from its session index: the commit still names the session', () => {
     const repo = makeRepo({ 'keep.txt': 'k\n' });
     const sh = { command: 'node gen.js > made.txt' };
@@ -204,11 +204,11 @@ describe("the session base from the session index's p- and w- entries", () => {
 
   // was open: the index is the agent's to write, and a missing entry read as "the session has not
   // touched the path here" (session-index.ts sessionBases), so the base was the disk as it is now:
-  // the file emptied 30 lines at a time, every write allowed. Now (holes8) each link of the
-  // session's chain holds an empty file per first-writer entry its events made (`touched/...`),
-  // and an entry missing from a ready index is looked up there (in the cat-file the call runs
-  // anyway, or one of its own when none of the call's paths has an entry): witnessed, the index
-  // is dropped and the bases read from the refs
+  // the file emptied 30 lines at a time, every write allowed. Now (holes8) the step that makes a
+  // first-touch entry puts a gitlink to itself in its link's tree (`touched/...`), which later
+  // links keep, and each entry a write reads is looked up in the chain's tip (in the cat-file the
+  // call runs anyway, or one of its own when none of the call's paths has an entry): missing or
+  // naming another commit, the index is dropped and the bases read from the refs
   it("the same with the session's p- and w- entries removed by its shell before each write: still refused", () => {
     const repo = makeRepo({ 'a.py': fileOf(200) });
     const allowed = stepByStep(
@@ -230,16 +230,14 @@ describe("the session base from the session index's p- and w- entries", () => {
     }
   }, 240_000);
 
-  // open (holes8): the witness says an entry was made, not which commit it named. An entry rewritten
-  // to name a commit the agent made (`git commit-tree` of the file as it is now) passes for the
-  // session base. Closing it needs the witness to name the first touch's step (a gitlink to it in
-  // the link's tree) and the chain writer to know which touch is the first (threaded from the call
-  // that found the entry missing): docs/reliability/holes8.md
-  it.fails("the session's p- entries rewritten to name a commit of the file as it is now, before each write: still refused", () => {
+  // holes8: the witness is a gitlink to the step of the session's first touch (the step that made
+  // the entry, O_EXCL), so an entry rewritten to name a commit the agent made (`git commit-tree` of
+  // the file as it is now, with an earlier time) does not pass for the session base
+  it("the session's p- and w- entries rewritten to name a commit of the file as it is now, before each write: still refused", () => {
     const repo = makeRepo({ 'a.py': fileOf(200) });
     const forge = [
       'c=$(git commit-tree "$(git write-tree)" -m x)',
-      'for f in .git/guard-sessions/gemini/g1/p-*; do printf \'{"commit":"%s","checkpoint":"x","time":"2000-01-01T00:00:00.000Z","ref":"refs/guard/x"}\' "$c" > "$f"; done',
+      'for f in .git/guard-sessions/gemini/g1/p-* .git/guard-sessions/gemini/g1/w-*; do [ -e "$f" ] && printf \'{"commit":"%s","checkpoint":"x","time":"2000-01-01T00:00:00.000Z","ref":"refs/guard/x"}\' "$c" > "$f"; done; true',
     ].join('; ');
     // (the index holds what a.py is on disk: `git add` first, as the agent would)
     const allowed = stepByStep(repo, `git add a.py; ${forge}`);

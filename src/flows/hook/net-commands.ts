@@ -37,7 +37,11 @@ function netText(command: string, depth: number): string | null {
     return `a command with scripts nested more than ${MAX_NESTED} deep is not read: guard cannot tell what it does to its own records`;
   // a command substitution that names guard runs guard (`node $(which guard) recover`)
   const substituted = command.replace(/\$\(([^()]*)\)|`([^`]*)`/g, (m, a?: string, b?: string) =>
-    shellWords(a ?? b ?? '').commands.flat().some(isGuard) ? ' guard ' : m,
+    shellWords(a ?? b ?? '')
+      .commands.flat()
+      .some(isGuard)
+      ? ' guard '
+      : m,
   );
   for (const text of new Set([command, substituted])) {
     const { commands, targets } = shellWords(text);
@@ -104,7 +108,8 @@ function textsOf(words: readonly string[]): string[] {
   const name = path.basename(words.find((w) => !/^\w+=/.test(w)) ?? '');
   if (name === 'echo' || name === 'printf') return [];
   const message = (i: number) =>
-    name === 'git' && (/^(-m|--message|-F)$/.test(words[i - 1] ?? '') || /^--message=/.test(words[i]!));
+    name === 'git' &&
+    (/^(-m|--message|-F)$/.test(words[i - 1] ?? '') || /^--message=/.test(words[i]!));
   return words.filter((w, i) => /\s/.test(w) && !message(i));
 }
 
@@ -112,7 +117,11 @@ const HISTORY_WRITE =
   "a write to .git/shallow or .git/info/grafts: git reads the commits named there as having no parents, and git gc deletes what lies behind them (guard's checkpoints, committed work)";
 
 /** What one simple command does to guard's records by hand (its words as the shell hands them on). */
-function byHand(words: readonly string[], targets: readonly string[], whole: string): string | null {
+function byHand(
+  words: readonly string[],
+  targets: readonly string[],
+  whole: string,
+): string | null {
   const cmd = words.find((w) => !/^\w+=/.test(w)) ?? '';
   const name = path.basename(cmd);
   const named = (re: RegExp) => words.some((w) => re.test(w));
