@@ -390,12 +390,16 @@ export async function dropIndex(dir: string): Promise<void> {
 function witnessed(
   found: Map<string, Indexed | null>,
   seen: ReadonlyArray<CatResult | null>,
+  commits: ReadonlyMap<string, CatResult | undefined>,
 ): boolean {
   return [...found.values()].every((e, i) => {
     const w = seen[i];
     if (!w) return true;
     if (!e) return false;
-    return !OID.test(e.commit) || w.type !== 'commit' || w.oid === e.commit;
+    if (!OID.test(e.commit) || w.type !== 'commit') return true;
+    // the entry's time too (earlier() takes the earlier of w- and p- by it): the step's own
+    const step = commits.get(e.commit)?.data;
+    return w.oid === e.commit && (!step || step.includes(`"time":${JSON.stringify(e.time)}`));
   });
 }
 
@@ -464,9 +468,11 @@ export async function sessionBases(
   // "<commit>:<path>" is missing when the file did not exist then, and when the commit is gone: the commits themselves say which
   const files = ats.flatMap((a, i) => (a ? [`${a.commit}:${q.rels[i]}`] : []));
   const wanted = [...commits, ...witnesses, ...files];
-  const infoOnly = (i: number) => i < commits.length + witnesses.length;
+  // (the commits read whole: a step's message holds its time, which an entry must repeat)
+  const infoOnly = (i: number) => i >= commits.length && i < commits.length + witnesses.length;
   const objs = await catFileBatch(repo.root, wanted, q.maxBytes, infoOnly);
-  if (found && !witnessed(found, witnesses.length > 0 ? objs.slice(commits.length) : [])) {
+  const seen = witnesses.length > 0 ? objs.slice(commits.length) : [];
+  if (found && !witnessed(found, seen, new Map(commits.map((c, i) => [c, objs[i]])))) {
     // an entry the session's chain witnesses was removed or names another commit (holes8): read
     // the refs, build it again
     await dropIndex(dir);

@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { cleanupRepos, lines, makeRepo, outsideDir, type TestRepo } from '../helpers.js';
@@ -217,6 +217,39 @@ describe("the session base from the session index's p- and w- entries", () => {
     );
     expect(allowed.slice(3)).toEqual([false, false]);
   }, 180_000);
+
+  // holes8: a session base is the earlier of `w-` and `p-` by the entries' times; the agent gives
+  // the real `w-` (a shell call after three writes, 110 lines) an earlier time than the real `p-`
+  // (the first write, 200 lines): the base would be the later one
+  it("the session's w- entry given an earlier time than its p- (both naming their real steps): the base is still the first touch", () => {
+    const repo = makeRepo({ 'a.py': fileOf(200) });
+    const file = path.join(repo.dir, 'a.py');
+    for (const n of [170, 140, 110]) {
+      expect(
+        denied(gemini(repo, 'write_file', { file_path: file, content: fileOf(n) }, 'g1')),
+      ).toBe(false);
+      repo.write('a.py', fileOf(n));
+    }
+    const sh = (event: string) =>
+      hook(repo, 'gemini', {
+        ...{ session_id: 'g1', cwd: repo.dir, hook_event_name: event },
+        ...{ tool_name: 'run_shell_command', tool_input: { command: 'true' } },
+        ...(event === 'AfterTool' ? { tool_response: {} } : {}),
+      });
+    sh('BeforeTool');
+    sh('AfterTool');
+    const dir = path.join(repo.dir, '.git', 'guard-sessions', 'gemini', 'g1');
+    const w = readdirSync(dir).find((f) => f.startsWith('w-'))!;
+    const entry = JSON.parse(readFileSync(path.join(dir, w), 'utf8'));
+    writeFileSync(
+      path.join(dir, w),
+      JSON.stringify({ ...entry, time: '2000-01-01T00:00:00.000Z' }),
+    );
+    // 200 -> 80 from the first touch: refused (from the forged base, 110 -> 80, it would pass)
+    expect(denied(gemini(repo, 'write_file', { file_path: file, content: fileOf(80) }, 'g1'))).toBe(
+      true,
+    );
+  }, 120_000);
 
   // holes8, the witness attacked: an entry made unreadable (garbage) or renamed reads as missing,
   // and the chain's tip still names it
