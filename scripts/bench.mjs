@@ -1133,6 +1133,8 @@ async function benchSession() {
     hooks: false,
     session: 's2',
   });
+  // the commands guard init --agent claude installs, run as Claude Code runs them (sh -c)
+  const commands = await sim.claudeCommands(NODE, CLI);
   const hooked = sim.runSession({
     node: NODE,
     cli: CLI,
@@ -1141,6 +1143,7 @@ async function benchSession() {
     to: CALLS,
     hooks: true,
     session: 's2',
+    commands,
   });
   const extra = (hooked.ms - plain.ms) / 1000;
   const shells = Math.floor((CALLS + 1) / 5);
@@ -1155,7 +1158,7 @@ async function benchSession() {
   );
   row(
     'S2',
-    `  per hook process (${2 * CALLS} of them) / node -e 0`,
+    `  per hook event (${2 * CALLS} of them, ${2 * CALLS - (CALLS - shells)} starting guard) / node -e 0`,
     fmtMs((hooked.ms - plain.ms) / (2 * CALLS)),
     fmtMs(nodeMs),
     fmtX((hooked.ms - plain.ms) / (2 * CALLS) / nodeMs),
@@ -1208,7 +1211,7 @@ async function benchSession() {
   notes.push(
     `scale: .git growth per 1,000 calls by kind: ${by.map(([k, b]) => `${k} ${per1000(b)}`).join(', ')}`,
   );
-  benchResidentSession(sim, CALLS, plain.ms);
+  await benchResidentSession(sim, CALLS, plain.ms);
 }
 
 /**
@@ -1216,7 +1219,7 @@ async function benchSession() {
  * each hook process a small client of one server kept for the session (its socket in a folder of
  * the bench's; the first call starts it). The server is ended at the end; its CPU is noted.
  */
-function benchResidentSession(sim, CALLS, plainMs) {
+async function benchResidentSession(sim, CALLS, plainMs) {
   const repo = sim.makeSessionRepo(path.join(TMP, 'session-resident'), ENV);
   const sockDir = path.join(TMP, 'resident-sock');
   const env = { ...ENV, GUARD_RESIDENT: '1', GUARD_RESIDENT_DIR: sockDir };
@@ -1228,6 +1231,7 @@ function benchResidentSession(sim, CALLS, plainMs) {
     to: CALLS,
     hooks: true,
     session: 's2',
+    commands: await sim.claudeCommands(NODE, CLI),
   });
   const extra = (hooked.ms - plainMs) / 1000;
   row(
@@ -1241,7 +1245,7 @@ function benchResidentSession(sim, CALLS, plainMs) {
   );
   row(
     'S2',
-    `  per hook process through the resident hook (${2 * CALLS}) / node -e 0`,
+    `  per hook event through the resident hook (${2 * CALLS}) / node -e 0`,
     fmtMs((hooked.ms - plainMs) / (2 * CALLS)),
     fmtMs(nodeMs),
     fmtX((hooked.ms - plainMs) / (2 * CALLS) / nodeMs),

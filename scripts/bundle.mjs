@@ -187,6 +187,7 @@ function hookBuild() {
         // what it is once in place (a rename changes a file's ctime), for the next reader
         fs.symlinkSync(identity(fs.fstatSync(fd, { bigint: true })), link);
         fs.renameSync(link, cacheFile + '.id');
+        sweepCaches(fs, path, dir, cacheFile);
       } catch {
         // a cache that cannot be written costs only the cache
         try {
@@ -199,6 +200,35 @@ function hookBuild() {
     });
   const m = { exports: {} };
   script.runInThisContext().call(m.exports, m.exports, module.createRequire(file), m, file, path.dirname(file));
+}
+
+/**
+ * Every installed bundle leaves a cache of its own here (0.5 MB each), and nothing else removes
+ * one whose bundle is gone: run only after this process wrote its own (so never on a call that
+ * only read one), it removes this user's other guard-hook caches unused for a week (read moves
+ * atime, which relatime keeps within a day; written moves mtime; one removed too early is only
+ * written again) and temp files an hour old (a process killed before its rename).
+ */
+function sweepCaches(fs, path, dir, mine) {
+  const now = Date.now();
+  for (const name of fs.readdirSync(dir)) {
+    if (!name.startsWith('guard-hook-') || path.join(dir, name) === mine) continue;
+    if (path.join(dir, name) === mine + '.id') continue;
+    try {
+      const st = fs.lstatSync(path.join(dir, name));
+      // a cache's identity (holes8): gone with its cache; one a killed process left, after an hour
+      if (st.isSymbolicLink() && st.uid === process.getuid()) {
+        const of = name.endsWith('.v8.id') ? path.join(dir, name.slice(0, -3)) : null;
+        if (of ? !fs.existsSync(of) : now - st.mtimeMs > 36e5) fs.unlinkSync(path.join(dir, name));
+        continue;
+      }
+      const idle = now - Math.max(st.atimeMs, st.mtimeMs);
+      if (st.isFile() && st.uid === process.getuid() && idle > (name.endsWith('.v8') ? 7 * 864e5 : 36e5))
+        fs.unlinkSync(path.join(dir, name));
+    } catch {
+      // gone already, or another's: left
+    }
+  }
 }
 `;
 

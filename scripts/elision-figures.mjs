@@ -3,7 +3,7 @@
  * The placeholder rule's figures (docs/reliability.md, "Placeholders"), from
  * the built rule (dist/core/elision.js: run `npm run build` first):
  *
- *   node scripts/elision-figures.mjs              tuning sets and real comments, with the misses
+ *   node scripts/elision-figures.mjs              tuning sets and real comments (all, then each file), with the misses
  *   node scripts/elision-figures.mjs --heldout    adds the held-out set (HELDOUT below, with its near misses):
  *                                                 its figures only, never which items it misses
  *   node scripts/elision-figures.mjs --heldout-file PATH
@@ -129,6 +129,13 @@ if (!args.has('--timing')) {
     `real comments, each alone where 20 lines of code were removed (the ALONE rule's case): flagged ${pct2(alone.length, realComments.length)}`,
   );
   for (const m of alone) console.log(`      flagged: ${m}`);
+  // each comment file on its own (its texts, repeats within it dropped): the figures of every set
+  for (const n of REAL) {
+    const own = [...new Set(corpus(n).comments.map((c) => c.text))];
+    console.log(
+      `  ${n.padEnd(28)} beside rewritten code ${pct2(elisionFigures([], own).flagged, own.length)}; alone where 20 lines went ${pct2(aloneFigures(own).length, own.length)}`,
+    );
+  }
   for (const n of [
     'tuning-15-written.json',
     'heldout-18-real.json',

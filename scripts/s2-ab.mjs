@@ -17,6 +17,13 @@
 // pre events and the shell call's after event as before: `node scripts/s2-ab.mjs NODE
 // dist/cli/main.js noask:dist/cli/main.js` is S2 of Claude Code's events against those.
 //
+// A build written `installed:B/cli/main.js` runs the commands `guard init --agent claude` of that
+// build installs, through `sh -c` as Claude Code runs them (scripts/session-sim.mjs claudeCommands:
+// since branch s2h the after event of a write starts guard only when a person was asked):
+// `node scripts/s2-ab.mjs NODE installed:BASE/cli/main.js installed:dist/cli/main.js` is S2 of the
+// two builds' installed events; `resident+installed:B/cli/main.js` the same through the resident
+// hook (GUARD_RESIDENT=1 in the harness's environment).
+//
 // A build written `plugin:B/plugin/index.js` runs the session in this process through that
 // build's guard-cli/plugin as Cline calls it (clineBeforeTool, clineAfterTool: the bench's S2
 // in-process row), no node start: `node scripts/s2-ab.mjs - plugin:A/plugin/index.js
@@ -36,15 +43,16 @@ const [nodeArg, a, b, n] = process.argv.slice(2);
 const node = nodeArg === '-' ? process.execPath : nodeArg;
 if (!node || !a || !b) {
   console.error(
-    'usage: node scripts/s2-ab.mjs NODE|- [resident:|noask:]A/cli/main.js|plugin:A/plugin/index.js B... [calls]',
+    'usage: node scripts/s2-ab.mjs NODE|- [resident:|noask:|installed:]A/cli/main.js|plugin:A/plugin/index.js B... [calls]',
   );
   process.exit(2);
 }
 const CALLS = Number(n) || 423;
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'guard-s2ab-'));
 const env = cleanEnv();
-const resident = (x) => x.startsWith('resident:');
-const kindOf = (x) => /^(resident|noask|plugin):/.exec(x)?.[1] ?? 'hooks';
+const resident = (x) => /^resident(\+installed)?:/.test(x);
+const kindOf = (x) =>
+  /^(resident\+installed|resident|noask|plugin|installed):/.exec(x)?.[1] ?? 'hooks';
 const sockDir = path.join(tmp, 'resident');
 const envOf = { none: env, A: env, B: env };
 for (const [k, x] of [
@@ -54,8 +62,8 @@ for (const [k, x] of [
   if (resident(x)) envOf[k] = { ...env, GUARD_RESIDENT: '1', GUARD_RESIDENT_DIR: sockDir };
 const sides = {
   none: null,
-  A: path.resolve(a.replace(/^\w+:/, '')),
-  B: path.resolve(b.replace(/^\w+:/, '')),
+  A: path.resolve(a.replace(/^[\w+]+:/, '')),
+  B: path.resolve(b.replace(/^[\w+]+:/, '')),
 };
 const kinds = { A: kindOf(a), B: kindOf(b) };
 const plugins = {};
@@ -64,6 +72,9 @@ for (const k of ['A', 'B'])
     Object.assign(process.env, env);
     plugins[k] = await import(pathToFileURL(sides[k]).href);
   }
+const commands = {};
+for (const k of ['A', 'B'])
+  if (kinds[k].endsWith('installed')) commands[k] = await sim.claudeCommands(node, sides[k]);
 const repos = {};
 const ms = { none: 0, A: 0, B: 0 };
 for (const k of Object.keys(sides)) repos[k] = sim.makeSessionRepo(path.join(tmp, k), env);
@@ -109,10 +120,25 @@ for (let i = 0; i < CALLS; i++) {
     const c0 = cpuNow();
     if (plugins[k]) await clineCall(plugins[k], repos[k], c, i);
     else {
-      if (sides[k]) sim.hookOnce(node, sides[k], repos[k], c.pre, envOf[k]);
+      if (sides[k])
+        sim.hookOnce(
+          node,
+          sides[k],
+          repos[k],
+          c.pre,
+          envOf[k],
+          sim.commandOf(commands[k], c, false),
+        );
       c.run(env);
       if (sides[k] && !(kinds[k] === 'noask' && c.kind === 'write'))
-        sim.hookOnce(node, sides[k], repos[k], c.post, envOf[k]);
+        sim.hookOnce(
+          node,
+          sides[k],
+          repos[k],
+          c.post,
+          envOf[k],
+          sim.commandOf(commands[k], c, true),
+        );
     }
     ms[k] += Number(process.hrtime.bigint() - t) / 1e6;
     cpu[k] += cpuNow() - c0;

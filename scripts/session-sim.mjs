@@ -4,15 +4,17 @@
 // the cost of a call at the start and at the end, against a fresh clone).
 //
 // A call is what Claude Code does with guard's hooks installed (guard init
-// --agent claude: PreToolUse and PostToolUse on Write|Edit|MultiEdit|Bash):
+// --agent claude: PreToolUse and PostToolUse on the write and shell tools):
 // the PreToolUse hook, the tool itself (the file written, the command run),
-// then the PostToolUse hook. Every fifth call is a shell command; the others
+// then the PostToolUse hook (after a write, behind the test init installs
+// there when the build has one: claudeCommands). Every fifth call is a shell command; the others
 // rewrite one line of one of 40 files (a Write of the whole file, or an Edit).
 
 import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { makeRepo } from './lib.mjs';
 
 export const SESSION_FILES = 40;
@@ -114,15 +116,45 @@ export function sessionCall(repo, i, session = 'sim-session') {
   };
 }
 
-/** One hook process; its wall time in ms. Throws when guard denies or fails (a session of harmless calls). */
-export function hookOnce(node, cli, repo, payload, env) {
+/**
+ * The commands `guard init --agent claude` installs for the build at `cli` (its "guard that ran
+ * init" form, `NODE MAIN hook claude` and the fallback), per event: `pre` and `postShell` run guard,
+ * `postWrite` behind the build's test for a write put to a person where it has one
+ * (flows/setup/hook-command.ts askGate: Claude Code's after event of a write starts guard only then).
+ * hookOnce runs them as Claude Code does: `sh -c`, CLAUDE_PROJECT_DIR set.
+ */
+export async function claudeCommands(node, cli) {
+  const dir = path.dirname(path.resolve(cli));
+  const mod = await import(pathToFileURL(path.join(dir, '../flows/setup/hook-command.js')).href);
+  const q = (x) => (/^[A-Za-z0-9_./@%+=:,-]+$/.test(x) ? x : `'${x.replace(/'/g, `'\\''`)}'`);
+  const plain = `${q(node)} ${q(path.resolve(cli))} hook claude${mod.fallback('claude')}`;
+  return { pre: plain, postShell: plain, postWrite: (mod.askGate?.('claude') ?? '') + plain };
+}
+
+/** The installed command for a call's event (claudeCommands), or undefined: the hook process itself. */
+export const commandOf = (commands, c, post) =>
+  commands && (!post ? commands.pre : c.kind === 'write' ? commands.postWrite : commands.postShell);
+
+/**
+ * One hook event; its wall time in ms. Throws when guard denies or fails (a session of harmless
+ * calls). With `command` (claudeCommands), the installed command through `sh -c` as Claude Code
+ * runs it; without, `node cli hook claude` itself.
+ */
+export function hookOnce(node, cli, repo, payload, env, command) {
   const t = process.hrtime.bigint();
-  const r = spawnSync(node, [cli, 'hook', 'claude'], {
-    cwd: repo,
-    env,
-    input: payload,
-    encoding: 'utf8',
-  });
+  const r = command
+    ? spawnSync('sh', ['-c', command], {
+        cwd: repo,
+        env: { ...env, CLAUDE_PROJECT_DIR: repo },
+        input: payload,
+        encoding: 'utf8',
+      })
+    : spawnSync(node, [cli, 'hook', 'claude'], {
+        cwd: repo,
+        env,
+        input: payload,
+        encoding: 'utf8',
+      });
   const ms = Number(process.hrtime.bigint() - t) / 1e6;
   if (r.status !== 0 || r.stdout.includes('"deny"'))
     throw new Error(`guard hook claude answered ${r.status}: ${r.stdout}${r.stderr}`);
@@ -134,17 +166,17 @@ export function hookOnce(node, cli, repo, payload, env) {
  * the tool, its post hook. Returns the whole wall time and each call's pre-hook
  * time of a write (the call S1 measures).
  */
-export function runSession({ node, cli, repo, env, from = 0, to, hooks, session }) {
+export function runSession({ node, cli, repo, env, from = 0, to, hooks, session, commands }) {
   const t0 = process.hrtime.bigint();
   const writePre = [];
   for (let i = from; i < to; i++) {
     const c = sessionCall(repo, i, session);
     if (hooks) {
-      const ms = hookOnce(node, cli, repo, c.pre, env);
+      const ms = hookOnce(node, cli, repo, c.pre, env, commandOf(commands, c, false));
       if (c.kind === 'write') writePre.push(ms);
     }
     c.run(env);
-    if (hooks) hookOnce(node, cli, repo, c.post, env);
+    if (hooks) hookOnce(node, cli, repo, c.post, env, commandOf(commands, c, true));
   }
   return { ms: Number(process.hrtime.bigint() - t0) / 1e6, writePre };
 }

@@ -32,7 +32,16 @@ export interface GeneralData {
   listMarks: string[];
   verbs: string[];
   dotsMaxWords: number;
-  foreign: { mark: string[]; strong: string[]; pairs: string[]; substrings: string[] };
+  foreign: {
+    mark: string[];
+    strong: string[];
+    pairs: string[];
+    substrings: string[];
+    /** Other languages' words and phrases by their English kin: a comment holding one is read in English. */
+    kin: Record<string, string[]>;
+    /** Their small words (of, the, in, as, ...) by their English kin: read so only beside a word of `kin`. */
+    small: Record<string, string[]>;
+  };
 }
 
 const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
@@ -146,6 +155,8 @@ interface Compiled {
   maxOpen: number;
   /** The first characters any opener can start with, either case: most code lines start with none. */
   firstChars: Set<number>;
+  /** Other languages' words by their English kin (compiled on the first comment line), or null. */
+  readonly kin: Kin | null;
 }
 
 export function makeMatcher(d: PhraseData): Matcher {
@@ -244,6 +255,7 @@ const ELL = String.raw`(?:\.{3}|…)`;
  *   ...;`), or a key's whole value on its line (`mutationFn: ...`; not Python's `else: ...`);
  * - an element's whole content (`<td>...</td>`), a list literal's last items (`[1, 2, ...]`), a
  *   template's expression (`{{ ... }}`, `<%= ... %>`, `${...}`);
+ * - a key of a map or a table that is only an ellipsis, mapped to the same (`"...": "..."`);
  * - an SQL clause trailing off at the end of the line or its string (`SELECT ... FROM t WHERE ...`,
  *   `"SELECT ... FROM ..."`; not `"SELECT ... FROM failed: %s"`).
  * Code's own ellipses are none of these: a spread or rest (`...args`, `[...xs]`), varargs
@@ -268,6 +280,9 @@ const ELIDED_CODE = [
   new RegExp(
     String.raw`^\s*(?!(?:else|try|finally|except|lambda)\s*:)(?:[\w$-]+|"[^"]*"|'[^']*')\s*:\s*${ELL}\s*,?\s*$`,
   ),
+  // a key that is only an ellipsis and maps to the same ellipsis (JSON, YAML, TOML, a dict): `{
+  // "...": "..." }`, `'…' = '…'` (not a typographer's `'...': '…'`)
+  /(?:^|[{,[\s])(["'])(\.{3}|…)\1\s*[:=]\s*(["'])\2\3/,
   new RegExp(
     String.raw`\b(?:SELECT|INSERT|UPDATE|DELETE|WITH|select|insert|update|delete)\b.*\b(?:SELECT|FROM|WHERE|SET|VALUES|AND|OR|BY|JOIN|ON|INTO|HAVING|from|where|set|values|join|into)\s+(?:\(\s*${ELL}\s*\)|${ELL})\s*(?:["'\x60;)]|$)`,
   ),
@@ -496,8 +511,30 @@ const LOOSE_MAX_WORDS = 12;
 function saysLeftOut(m: Compiled, line: string, loose: Set<string>): boolean {
   // doc comments (` * ...`, `/** ... */`, `/// ...`) are prose about code, not a stand-in for it
   // (and Lua's `---`: `---@field is_same ...`, `---Same as run but runs multiple futures`)
-  if (/^\s*(?:\*|\/\*\*|\/\/\/|---(?!-))/.test(line)) return false;
-  const body = commentBody(m, line);
+  // (not a banner between rulers of slashes: `/// 中略 ///`)
+  if (/^\s*(?:\*|\/\*\*|\/\/\/|---(?!-))/.test(line) && !/^\s*\/\/\/.*\S.*\/\/\/\s*$/.test(line))
+    return false;
+  // a table's row (words apart by wide gaps: `--   flags    field width  precision ...  rest`), an
+  // interpolation (`#{code}`, Ruby's and Elixir's): no comment of words
+  if (/\S {3,}\S.*\S {3,}\S/.test(line.trim()) || /^\s*#\{/.test(line)) return false;
+  const read: Read = { kin: 'none' };
+  const yes = leftOut(m, commentBody(m, line, read), loose, read.own);
+  // read in English with more than KIN_UNKNOWN words unknown, a comment says more than its words
+  // of placeholders (`// Reszta kodu jest poprawna...`): it counts where its own words count too
+  if (!yes || (read.unknown ?? 0) <= KIN_UNKNOWN) return yes;
+  return leftOut(m, commentBody(m, line, undefined, false), loose);
+}
+
+/**
+ * At most this many words of a comment read in English may be unknown (neither a phrase of
+ * another language nor a word of the rules) for the ALONE rule to take its English reading alone:
+ * most of set 18's placeholders in other languages leave two or fewer (`Sisa kode initGame()
+ * seperti sebelumnya`: `initgame`), most of its near misses more.
+ */
+const KIN_UNKNOWN = 3;
+
+/** saysLeftOut's steps on a comment's text (commentBody's), `own` its words where it was read in English. */
+function leftOut(m: Compiled, body: string | null, loose: Set<string>, own?: string): boolean {
   if (body === null || describesOrContinues(body.trim())) return false;
   // a hedge is no condition: `// Keep your existing paths if any`, `// ... as needed`
   // (its clause ends there: `... not logged in, if any` does not run on to the next line)
@@ -512,7 +549,7 @@ function saysLeftOut(m: Compiled, line: string, loose: Set<string>): boolean {
     fullElsewhere(bare, words) ||
     shortLeftOut(m, bare, words, loose) ||
     leadLeftOut(m, bare, words) ||
-    toldCut(bare, words) ||
+    toldCut(bare, words, own?.trim()) ||
     keptOrElsewhere(bare, words) ||
     pointsAtKept(m, bare, words) ||
     likeLeftOut(m, bare, words) ||
@@ -539,6 +576,14 @@ function describesOrContinues(bare: string): boolean {
     /^[,;]/.test(bare) ||
     CONTINUED_VERB.test(bare) ||
     /^(?:to|than|nor)\s/.test(bare) ||
+    // (a sentence's last words, begun on the line before: `# and other environments.`)
+    (/^(?:and|or)\s/.test(bare) && /[\p{L}\p{N})]\.$/u.test(bare)) ||
+    // a question asks about the code, it stands for none: `# TODO: keep the previous scopes?`
+    /\?$/.test(bare) ||
+    // an imperative that makes something new: `-- Create a new id with the same span as an
+    // existing one`, `-- Apply a single replacement using its indices into the original string.`
+    (/^\p{Lu}\p{Ll}+\s+(?:a|an)\s+(?:new\s+|single\s+)?\p{Ll}/u.test(bare) &&
+      !/(?:\.{2,}|…)$/.test(bare)) ||
     /^\p{Ll}+,\s+(?:and|or|but)\s/u.test(bare) ||
     bare.split(')').length > bare.split('(').length ||
     // (one sentence: a later one may say the body is left out, `# Loads the model. Details elided.`)
@@ -574,7 +619,8 @@ const LIKENESS =
 const FIRST_CLAUSE_END =
   /[,;:(\u2013\u2014]|\s-\s|\b(?:that|which|who|when|once|after|before|until|if|but|so|because|while|where|unless)\b/i;
 
-const PASSIVE = /\b(?:is|are|was|were|gets?|being)\s+(?:\w+ly\s+)?(\p{Ll}{3,}(?:ed|en))\b/u;
+const PASSIVE =
+  /\b(?:is|are|was|were|gets?|being)\s+(?:\w+ly\s+)?(\p{Ll}{3,}(?:ed|en)|made|built|sent|set|run|read|found|held|bound|caught|brought|bought|taught|sought|paid|sold|told|spun|struck|stuck|shut|split|spread|led|fed|lost|meant|met|won|hit|put|thrown|drawn|known|shown|grown|done)\b/u;
 /** Participles a placeholder says of code: left out, kept, shown, written, like the others. */
 const CODE_PARTICIPLE =
   /^(?:omitted|elided|truncated|snipped|skipped|unchanged|untouched|unmodified|kept|preserved|retained|left|shown|listed|included|implemented|defined|written|handled|done|added|filled|copied|repeated|collapsed|hidden|abbreviated|shortened|trimmed|excluded|removed|cut|provided|given|declared|structured|organi[sz]ed|formatted|treated|needed|required|changed|modified|updated|touched|edited|duplicated|reproduced|stripped|dropped|moved|replaced|deleted|expected|supposed|based|mirrored|patterned|modeled|modelled|derived|inherited|generated|covered|maintained|unaltered|unedited)$/;
@@ -942,10 +988,17 @@ function shortLeftOut(
   const frame = frameOf(m, bare);
   const words = all();
   // dots before its words, or after a list of what is left out (`// constructor, getters, setters...`)
+  // (a list's items are names of a few words: not `Tests for percent encoding across path, query, and fragment...`)
   const framed =
-    frame.starts || BARE_DOTS.test(bare) || (frame.framed === 'one' && LIST_THEN_DOTS.test(bare));
+    frame.starts ||
+    BARE_DOTS.test(bare) ||
+    (frame.framed === 'one' &&
+      LIST_THEN_DOTS.test(bare) &&
+      bare.split(',')[0]!.trim().split(/\s+/).length <= 3);
   const veto = m.d.general?.veto ?? [];
   if (words.length > LOOSE_MAX_WORDS) return false;
+  // dots, then a word of cause or time: the sentence of the line before goes on (`# ... while a cycle is still detected`)
+  if (frame.starts && (CAUSE.has(words[0]!) || THOUGH.has(words[0]!))) return false;
   // (in a comment with another language's mark, `do` and `e` are its words: `resto do código igual`)
   // (the marks looked up only for a comment with such a word)
   const other = () => (m.d.general?.foreign.mark ?? []).some((x) => words.includes(x));
@@ -967,6 +1020,9 @@ function shortLeftOut(
     (!ASCII.test(bare) && (m.d.general?.foreign.substrings ?? []).some((x) => bare.includes(x)))
   );
 }
+
+/** Words of concession that, as CAUSE's, go on with a sentence: `... whereas the old parser ...`. */
+const THOUGH = new Set(['whereas', 'although', 'though']);
 
 /** English veto words that are other languages' small words (Portuguese `do`, `e`). */
 const FOREIGN_SMALL = new Set(['do', 'e']);
@@ -1011,7 +1067,7 @@ function leadLeftOut(m: Compiled, bare: string, all: () => readonly string[]): b
     return !words.some(
       (w, k) =>
         (WHY_GONE.has(w) && !DESCRIBES.has(w)) ||
-        (CAUSE.has(w) && k < 2) ||
+        ((CAUSE.has(w) || THOUGH.has(w)) && k < 2) ||
         (DESCRIBES.has(w) && k < 2),
     );
   if (words.some((w) => WHY_GONE.has(w) || CAUSE.has(w))) return false;
@@ -1082,13 +1138,14 @@ function strongLead(m: Compiled, bare: string, words: readonly string[]): boolea
  * snippet`); that it is not repeated here (`// the remaining methods are not repeated here`, `// no
  * need to repeat the rest of the file`).
  */
-function toldCut(bare: string, all: () => readonly string[]): boolean {
-  const foreign = FOREIGN_BREVITY.test(bare);
+function toldCut(bare: string, all: () => readonly string[], own = bare): boolean {
+  // (another language's words of brevity and leaving out, in its own words)
+  const foreign = FOREIGN_BREVITY.test(own);
   if (!foreign && !TOLD_SCREEN.test(bare)) return false;
   if (/^["“‘]/.test(bare) || /[,(]$/.test(bare) || CONTINUES.test(bare)) return false;
   const lower = said(bare);
   const claim =
-    (foreign && FOREIGN_CUT.test(lower)) ||
+    (foreign && FOREIGN_CUT.test(said(own))) ||
     CUT_FOR_TEXT.test(lower) ||
     (TEXT_SAKE_FIRST.test(lower) && LEFT_OUT_AFTER.test(lower)) ||
     I_LEFT_OUT_CLAUSE.test(lower) ||
@@ -1471,6 +1528,7 @@ function compileMatcher(d: PhraseData): Compiled {
   // deleted lines are code, which screen() answers with the openers alone
   let phrases: Compiled['phrases'] | undefined;
   let general: Compiled['general'] | undefined;
+  let kin: Kin | null | undefined;
   return {
     d,
     get phrases() {
@@ -1495,6 +1553,10 @@ function compileMatcher(d: PhraseData): Compiled {
     ),
     maxOpen: Math.max(...opens.map((o) => o.length)),
     firstChars: new Set(opens.flatMap((o) => [o.charCodeAt(0), o.toUpperCase().charCodeAt(0)])),
+    get kin() {
+      if (kin === undefined) kin = d.general ? compileKin(d.general, d.slots.CODE ?? []) : null;
+      return kin;
+    },
   };
 }
 
@@ -1502,7 +1564,14 @@ function compileMatcher(d: PhraseData): Compiled {
 function isPlaceholder(m: Compiled, line: string): boolean {
   const early = screen(m, line);
   if (early !== undefined) return early;
-  const body = commentBody(m, line);
+  const read: Read = { kin: 'none' };
+  let body = commentBody(m, line, read);
+  // another language's words that only name code (`Resto del código`, `Остальные методы`, `Code
+  // existant`) head code as often as they stand for it, and read less surely than English: alone
+  // where code went they count (the ALONE rule); here, a comment read in English counts only where
+  // it says the code is unchanged, the same, left out, here or below (`Resto del código igual`),
+  // and otherwise is read in its own words, as the rules before the translation read it
+  if (read.kin === 'names') body = commentBody(m, line, undefined, false);
   if (body === null) return false;
   const bare = body.trim();
   // a quotation: a comment that quotes a placeholder (`// "see the original file for the rest"`) talks about one
@@ -1548,7 +1617,7 @@ function screen(m: Compiled, line: string): Verdict {
  * the line is no comment: a string in a list (`'not modified' : 304,`), or a
  * block comment's inner line that quotes code (` *     // ...`).
  */
-function commentBody(m: Compiled, line: string): string | null {
+function commentBody(m: Compiled, line: string, read?: Read, english = true): string | null {
   // zero-width and soft characters hide nothing from a reader, so they hide nothing here
   // NFKC: fullwidth and other compatibility forms (．．． ｅｘｉｓｔｉｎｇ) read as what they look like
   let t = line
@@ -1578,7 +1647,8 @@ function commentBody(m: Compiled, line: string): string | null {
   // a ruler around the words is decoration: `# --- (Rest of your code ...) ---`, `#-- ... more subclasses`
   // a remark in brackets that ends on a colon before a list on the next lines closes there:
   // `# (Other utility functions remain unchanged from Phase 1:` reads as `(... Phase 1)`
-  return (close === undefined ? t : t.trimEnd().slice(0, -close.length))
+  const said = close === undefined ? t : t.trimEnd().slice(0, -close.length);
+  return (m.kin === null || !english ? said : inEnglish(m.kin, said, read))
     .replace(/\s+/g, ' ')
     .replace(RULER_BEFORE, ' ')
     .replace(RULER_AFTER, ' ')
@@ -1586,6 +1656,242 @@ function commentBody(m: Compiled, line: string): string | null {
       OPEN_TO_COLON,
       (_, o: string, words: string) => `${o}${words}${o === '(' ? ')' : ']'}`,
     );
+}
+
+/**
+ * Other languages' words, compiled: the words of languages written with spaces by their first word
+ * (a phrase is a run of words: `bez zmian`, `und so weiter`), and one expression for the scripts
+ * written without them (Chinese, Japanese, Korean, Thai) and marks such as the ditto mark (`〃`).
+ */
+interface Kin {
+  /** Phrases of `kin` (small: false) and of `small` (small: true) by their first word, longest first. */
+  first: Map<string, Array<{ words: string[]; to: string; small: boolean }>>;
+  /** The phrases of scripts without spaces, longest first, and their English by phrase. */
+  joined: RegExp | null;
+  joinedTo: Map<string, string>;
+  /** The words the rules know (the general rule's classes, the code nouns): the others are unknown. */
+  known: Set<string>;
+  /** The first words of the phrases of `kin` (not `small`: a comment with none is not translated). */
+  opens: Set<string>;
+}
+
+/** What inEnglish read: no word of another language, words that only name code, or ones that say what became of it. */
+interface Read {
+  kin: 'none' | 'names' | 'says';
+  /** The comment in its own words, where it was read in English. */
+  own?: string;
+  /** Then, how many of its words no phrase took and no rule knows. */
+  unknown?: number;
+}
+
+/** The English kin that only name code or point at it (rest, other, existing, code, ...): the others say what became of it. */
+const KIN_NAMES = new Set([
+  'rest',
+  'other',
+  'existing',
+  'original',
+  'previous',
+  'code',
+  'file',
+  'functions',
+  'methods',
+  'class',
+  'logic',
+  'implementation',
+  'ellipsis',
+  'optional',
+  'is',
+]);
+
+/**
+ * Does a word of the text open a phrase of `kin`? Read character by character (a Unicode regex's
+ * split cost a third more on a file of comments): ASCII letters, and past ASCII everything but
+ * punctuation and symbols, are letters.
+ */
+function opensKin(kin: Kin, text: string): boolean {
+  const t = text.toLowerCase();
+  let start = 0;
+  for (let i = 0; i <= t.length; i++) {
+    const c = i < t.length ? t.charCodeAt(i) : 32;
+    const letter =
+      (c >= 97 && c <= 122) ||
+      (c >= 0xc0 &&
+        c !== 0xd7 &&
+        c !== 0xf7 &&
+        !(c >= 0x2000 && c <= 0x2bff) &&
+        !(c >= 0x3000 && c <= 0x303f) &&
+        !(c >= 0xff00 && c <= 0xff20));
+    if (letter) continue;
+    if (i > start && kin.opens.has(t.slice(start, i))) return true;
+    start = i + 1;
+  }
+  return false;
+}
+
+/** A word, as the translation reads words: letters and their marks (Devanagari's vowel signs). */
+const KIN_WORD = /[\p{L}\p{M}]+/gu;
+/** Scripts written without spaces between words (Thai, CJK and its marks such as the ditto mark `〃`, Hangul). */
+const UNSPACED = /[\u0E00-\u0E7F\u3000-\u30FF\u3400-\u9FFF\uAC00-\uD7AF\uF900-\uFAFF]/;
+/** The English kin of a code noun: after "rest" it takes an "of" (`sisa kode` -> `rest of code`). */
+const KIN_NOUNS = new Set([
+  'code',
+  'file',
+  'functions',
+  'methods',
+  'class',
+  'logic',
+  'implementation',
+]);
+
+/** `foreign.kin` and `foreign.small` compiled once, on the first comment line; the rules' words (`known`) beside them. */
+function compileKin(g: GeneralData, code: readonly string[]): Kin {
+  const f = g.foreign;
+  const first: Kin['first'] = new Map();
+  const joinedTo = new Map<string, string>();
+  const add = (table: Record<string, string[]>, small: boolean) => {
+    for (const [to, phrases] of Object.entries(table))
+      for (const written of phrases) {
+        // (as commentBody reads the comment: NFKC)
+        const phrase = written.normalize('NFKC');
+        if (UNSPACED.test(phrase) || !/\p{L}/u.test(phrase)) {
+          joinedTo.set(phrase, to);
+          continue;
+        }
+        const words = phrase.match(KIN_WORD) ?? [];
+        if (words.length === 0) continue;
+        const list = first.get(words[0]!) ?? [];
+        list.push({ words, to, small });
+        first.set(words[0]!, list);
+      }
+  };
+  add(f.kin, false);
+  add(f.small, true);
+  for (const list of first.values()) list.sort((a, b) => b.words.length - a.words.length);
+  const keys = [...joinedTo.keys()].sort((a, b) => b.length - a.length);
+  const opens = new Set<string>();
+  for (const [w, list] of first) if (list.some((p) => !p.small)) opens.add(w);
+  return {
+    first,
+    known: new Set(
+      [
+        ...g.strong,
+        ...g.weak,
+        ...g.pointer,
+        ...g.mark,
+        ...g.position,
+        ...g.filler,
+        ...g.veto,
+        ...g.verbs,
+        ...g.pairs,
+        ...code,
+        ...f.mark,
+        ...f.strong,
+      ].flatMap((w) => w.split(/[ _]/)),
+    ),
+    opens,
+    // (a key of one character only where no letter stands beside it: `略` alone, not in `戦略`)
+    joined: keys.length
+      ? new RegExp(
+          keys
+            .map((k) => ([...k].length === 1 ? `(?<!\\p{L})${escape(k)}(?!\\p{L})` : escape(k)))
+            .join('|'),
+          'gu',
+        )
+      : null,
+    joinedTo,
+  };
+}
+
+/**
+ * A comment in another language, read in English: each phrase of `kin` (`reszta`, `bez zmian`,
+ * `以下同様`) becomes its English kin, and then, in a comment that held one, each of `small` (`del`,
+ * `de`, `que`): `Resto del código igual que X` reads `rest of the code the same as X`, `Reszta
+ * kodu...` reads `rest of code...`, so every rule the English words meet reads them. A comment with
+ * no word of `kin` is returned as it is (an English `de-dupe`, `die`, `a` is never touched).
+ */
+function inEnglish(kin: Kin, text: string, read?: Read): string {
+  // (a comment line is read by isPlaceholder, then by the ALONE rule: the second reading is the first's)
+  if (lastEnglish?.kin !== kin || lastEnglish.text !== text) {
+    const r: Read = { kin: 'none' };
+    lastEnglish = { kin, text, out: translate(kin, text, r), read: r };
+  }
+  if (read !== undefined) Object.assign(read, lastEnglish.read);
+  return lastEnglish.out;
+}
+
+/** The last comment inEnglish read, and what it read. */
+let lastEnglish: { kin: Kin; text: string; out: string; read: Read } | undefined;
+
+/** inEnglish's reading, `read` filled in. */
+function translate(kin: Kin, text: string, read: Read): string {
+  let t = text;
+  let found: Read['kin'] | false = false;
+  if (kin.joined !== null && !ASCII.test(t) && UNSPACED.test(t)) {
+    const joined = kin.joined;
+    joined.lastIndex = 0;
+    if (joined.test(t))
+      t = t.replace(joined, (x) => {
+        const to = kin.joinedTo.get(x)!;
+        // (a phrase found inside a longer word, `省略` in `省略号`, reads no surer than a name)
+        found ||= 'names';
+        return ` ${to} `;
+      });
+  }
+  // (most comments hold no first word of a phrase of `kin`: one split and a look-up a word)
+  if (!found && !opensKin(kin, t)) return text;
+  const words = [...t.matchAll(KIN_WORD)];
+  const lower = words.map((w) => w[0].toLowerCase());
+  // a phrase's words stand apart only by spaces or dots (`и т. д`)
+  const apart = (k: number) =>
+    /^[\s.]*$/.test(t.slice(words[k - 1]!.index! + words[k - 1]![0].length, words[k]!.index));
+  // the phrase at each word (most comments hold no word of another language: one look-up a word)
+  const hits = lower.map((w, i) =>
+    kin.first
+      .get(w)
+      ?.find(
+        (p) =>
+          p.words.every((x, k) => lower[i + k] === x) &&
+          p.words.every((_, k) => k === 0 || apart(i + k)),
+      ),
+  );
+  if (!found && !hits.some((h) => h !== undefined && !h.small)) return text;
+  read.own = text;
+  // it says what became of the code when a word of it says so, and at most one word is left
+  // unread (letters past ASCII no phrase took: `Методы для работы с корзиной остаются без
+  // изменений` leaves two, and says no more surely than a name)
+  let unread = 0;
+  let unknown = 0;
+  for (let i = 0; i < words.length; i++) {
+    const hit = hits[i];
+    if (hit !== undefined) i += hit.words.length - 1;
+    else {
+      if (!ASCII.test(lower[i]!)) unread++;
+      if (!kin.known.has(lower[i]!)) unknown++;
+    }
+  }
+  read.unknown = unknown;
+  read.kin =
+    hits.some((h) => h !== undefined && !h.small && !KIN_NAMES.has(h.to)) && unread <= 1
+      ? 'says'
+      : 'names';
+  let out = '';
+  let at = 0;
+  let prev = '';
+  for (let i = 0; i < words.length;) {
+    const hit = hits[i];
+    const word = words[i]!;
+    const english = hit?.to ?? lower[i]!;
+    out += t.slice(at, word.index);
+    // English says "the rest of the code" where others say "the rest (of) code"
+    if (prev === 'rest' && KIN_NOUNS.has(english.split(' ')[0]!)) out += 'of ';
+    out += hit === undefined ? word[0] : hit.to;
+    const n = hit?.words.length ?? 1;
+    const last = words[i + n - 1]!;
+    at = last.index! + last[0].length;
+    prev = english.split(' ').at(-1)!;
+    i += n;
+  }
+  return out + t.slice(at);
 }
 
 /** A remark opened by a bracket that is never closed and ends on a colon: `(Other helpers unchanged:`. */

@@ -248,7 +248,8 @@ export interface ChainRead {
   limit?: number;
   /**
    * Only the links that hold a record (their checkpoint, `"held":true`, or a decision record:
-   * `"records":["`), chosen by git (`--grep`: a shell call's link holds none of its own). JSON
+   * `"records":["`) or name what a shell call destroyed (`"lost":["`, `"notKept":["`: its
+   * checkpoint has a ref, and `guard log` names the paths beside it), chosen by git (`--grep`). JSON
    * escapes a quote inside a string, so these match the link's own fields, or a step's subject
    * line naming such a path: a link more, which holds nothing.
    */
@@ -274,7 +275,14 @@ export async function readLinks(
   if (opts.limit !== undefined) args.push(`--max-count=${opts.limit}`);
   if (opts.since !== undefined) args.push(`--since=${opts.since}`);
   if (opts.until !== undefined) args.push(`--until=${opts.until}`);
-  if (opts.holding) args.push('--fixed-strings', '--grep="held":true', '--grep="records":["');
+  if (opts.holding)
+    args.push(
+      '--fixed-strings',
+      '--grep="held":true',
+      '--grep="records":["',
+      '--grep="lost":["',
+      '--grep="notKept":["',
+    );
   const r = await git([...args, ...new Set(tips.map((t) => t.tip)), '--'], { cwd });
   // each commit's chain: the tip (as given) it was reached from (--source)
   const chainOfTip = new Map(tips.map((t) => [t.tip, t.chain]));

@@ -42,9 +42,23 @@ describe('guard init --agent', () => {
     expect(claude.hooks.PreToolUse[1].hooks[0].command).toMatch(
       / hook claude \|\| \{ echo '.*fail closed.*' >&2; exit 2; \}$/,
     );
-    expect(claude.hooks.PostToolUse).toHaveLength(1);
-    // Claude Code can ask a person: the after event of a write is where the approval is recorded
-    expect(claude.hooks.PostToolUse[0].matcher).toBe(claude.hooks.PreToolUse[1].matcher);
+    // Claude Code can ask a person: the after event of a write is where the approval is recorded,
+    // so it is installed, behind a test that starts guard only while a write was put to a person
+    // (hook-command.ts askGate; test/e2e/hook-ask-gate.test.ts); the shell tools' runs guard always
+    expect(claude.hooks.PostToolUse).toHaveLength(2);
+    expect(claude.hooks.PostToolUse[0].matcher).toBe('^(Bash|PowerShell|Monitor|mcp__.*)$');
+    expect(claude.hooks.PostToolUse[0].hooks[0].command).toBe(
+      claude.hooks.PreToolUse[1].hooks[0].command,
+    );
+    expect(claude.hooks.PostToolUse[1]).toMatchObject({
+      matcher: '^(Write|Edit|MultiEdit|NotebookEdit)$',
+      hooks: [{ type: 'command', timeout: 60, onFailure: 'block' }],
+    });
+    expect(claude.hooks.PostToolUse[1].hooks[0].command).toBe(
+      '[ -d "$CLAUDE_PROJECT_DIR/.git" ] && [ ! -e "$CLAUDE_PROJECT_DIR/.git/guard-asked" ] || ' +
+        claude.hooks.PreToolUse[1].hooks[0].command,
+    );
+    expect(claude.hooks.PostToolUseFailure).toEqual(claude.hooks.PostToolUse);
     const gemini = JSON.parse(repo.read('.gemini/settings.json'));
     expect(gemini.general).toEqual({ vimMode: true });
     expect(gemini.hooks.BeforeTool[0]).toMatchObject({

@@ -178,6 +178,22 @@ describe('untracked files over the size cap', () => {
     );
     const log = repo.guard(['log', '--session', 'cov-1']);
     expect(log.stdout).toContain('GONE, NOT KEPT: model.bin');
+    // was a gap: plain `guard log` listed the after checkpoint without naming the loss
+    expect(repo.guard(['log']).stdout).toMatch(
+      /after \S+ shell: rm model\.bin +GONE, NOT KEPT: model\.bin/,
+    );
+  });
+
+  it('plain guard log names what a shell call destroyed beside its after checkpoint (text and --json)', () => {
+    const repo = makeRepo({ 'a.txt': lines(150), 'b.txt': 'b\n' });
+    shell(repo, 'rm a.txt', () => rmSync(path.join(repo.dir, 'a.txt')));
+    expect(repo.guard(['log']).stdout).toMatch(/after \S+ shell: rm a\.txt +LOST: a\.txt/);
+    const after = repo
+      .guardJson(['log'])
+      .json.entries.find((e: any) => e.kind === 'checkpoint' && /^after /.test(e.reason));
+    expect(after.lost).toEqual(['a.txt']);
+    // the before checkpoint names nothing
+    expect(repo.guard(['log']).stdout).not.toMatch(/before \S+ shell: rm a\.txt +LOST/);
   });
 });
 

@@ -1,5 +1,13 @@
 import { spawnSync } from 'node:child_process';
-import { chmodSync, readFileSync, readdirSync, statSync } from 'node:fs';
+import {
+  chmodSync,
+  existsSync,
+  readFileSync,
+  readdirSync,
+  statSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
 import module from 'node:module';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -90,6 +98,36 @@ describe("guard hook's own build and its code cache", () => {
       expect([r.status, r.stdout]).toEqual([0, '']);
       expect(kinds(file!)).toEqual(['post-write']);
       expect(statSync(file!).mode & 0o022).toBe(0);
+    },
+  );
+
+  it.skipIf(hasCacheDir !== 'function')(
+    "writing its cache removes other builds' caches unused for a week and temp files an hour old, and only those",
+    () => {
+      const own = new Set(caches());
+      expect(own.size).toBe(1);
+      const dir = path.dirname([...own][0]!);
+      const plant = (name: string, hoursAgo: number) => {
+        const f = path.join(dir, name);
+        writeFileSync(f, 'v1 0-0-0-0 none\n');
+        const t = (Date.now() - hoursAgo * 3600e3) / 1000;
+        utimesSync(f, t, t);
+        return f;
+      };
+      const stale = plant('guard-hook-0badc0de.v8', 8 * 24);
+      const used = plant('guard-hook-0c0ffee0.v8', 6 * 24);
+      const deadTmp = plant('guard-hook-0badc0de.v8.4242', 2);
+      const liveTmp = plant('guard-hook-0c0ffee0.v8.4343', 0.1);
+      const other = plant('not-guard.v8', 30 * 24);
+      // a process that only reads this build's cache writes nothing and sweeps nothing
+      expect(hook(write('toolu_4', true)).status).toBe(0);
+      expect([stale, used, deadTmp, liveTmp, other].every((f) => existsSync(f))).toBe(true);
+      // a kind of event the cache does not hold yet: it is written, and the stale ones go
+      const shell = claudePayload(repo, 'cache-1', 'Bash', { command: 'true' }, 'toolu_5');
+      expect(hook(shell).status).toBe(0);
+      expect(kinds([...own][0]!)).toContain('pre-shell');
+      expect([stale, deadTmp].map((f) => existsSync(f))).toEqual([false, false]);
+      expect([used, liveTmp, other].map((f) => existsSync(f))).toEqual([true, true, true]);
     },
   );
 });

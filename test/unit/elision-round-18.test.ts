@@ -306,7 +306,9 @@ describe('placeholders: the floors of this round (tuning figures)', () => {
       ).caught,
     ).toBeGreaterThanOrEqual(175);
     const near = set17.nearMisses.map((p) => p.text);
-    expect(elisionFigures([], near).flagged).toBeLessThanOrEqual(25);
+    // (26 since elision8: `// RESTO DEL CODICE AI (invariato ma con limit parameter)`, read in English,
+    // is what `// Rest of the code AI (unchanged but with limit parameter)` is, which these rules flag)
+    expect(elisionFigures([], near).flagged).toBeLessThanOrEqual(26);
     expect(near.filter((t) => replacing(`    ${t}`, 20)).length).toBeLessThanOrEqual(62);
     for (const t of near) expect(addedOnly(`    ${t}`), t).toBe(false);
   });

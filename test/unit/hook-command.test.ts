@@ -3,7 +3,12 @@
  * exactly what `guard init --agent` writes. init, doctor and the net share it.
  */
 import { describe, expect, it } from 'vitest';
-import { fallback, isGuardHookCommand } from '../../src/flows/setup/hook-command.js';
+import {
+  askGate,
+  fallback,
+  isGuardAskGatedCommand,
+  isGuardHookCommand,
+} from '../../src/flows/setup/hook-command.js';
 import { HARNESSES, isPluginHarness } from '../../src/harness/types.js';
 
 const FILE = '/home/me/app/.claude/settings.json';
@@ -81,5 +86,39 @@ describe('isGuardHookCommand', () => {
     expect(isGuardHookCommand(wrote('/home/me/app/node_modules/.bin/guard'), 'claude', FILE)).toBe(
       true,
     );
+  });
+});
+
+describe('isGuardAskGatedCommand (the after event of a write, Claude Code alone)', () => {
+  const gate = askGate('claude')!;
+  it('takes the gate then any form init writes, and only for a harness that can ask', () => {
+    for (const [p, file] of programs)
+      expect(isGuardAskGatedCommand(gate + wrote(p), 'claude', file), p).toBe(true);
+    for (const h of HARNESSES.filter((x) => x !== 'claude')) expect(askGate(h), h).toBeNull();
+  });
+
+  it.each([
+    [
+      'the plain hook (it is isGuardHookCommand)',
+      wrote('"$CLAUDE_PROJECT_DIR"/node_modules/.bin/guard'),
+    ],
+    [
+      'a gate that always skips',
+      `true || ${wrote('"$CLAUDE_PROJECT_DIR"/node_modules/.bin/guard')}`,
+    ],
+    [
+      'a gate on another folder',
+      gate.replace(/guard-asked/, 'nothing') +
+        wrote('"$CLAUDE_PROJECT_DIR"/node_modules/.bin/guard'),
+    ],
+    ['the gate before something else', `${gate}/tmp/evil/guard hook claude${fallback('claude')}`],
+  ])('refuses %s', (_, command) => {
+    expect(isGuardAskGatedCommand(command, 'claude', FILE)).toBe(false);
+  });
+
+  it("is never guard's hook as a before event reads it: doctor and the net count it as not guard's there", () => {
+    const command = gate + wrote('"$CLAUDE_PROJECT_DIR"/node_modules/.bin/guard');
+    expect(isGuardHookCommand(command, 'claude', FILE)).toBe(false);
+    expect(isGuardHookCommand(command)).toBe(false);
   });
 });

@@ -1,7 +1,7 @@
 import { constants, readFileSync, readdirSync, readlinkSync } from 'node:fs';
 import { open, readdir } from 'node:fs/promises';
 import path from 'node:path';
-import { isGuardHookCommand } from '../setup/hook-command.js';
+import { isGuardAskGatedCommand, isGuardHookCommand } from '../setup/hook-command.js';
 
 /**
  * What the net checks in Claude Code's settings besides guard's own entries
@@ -222,7 +222,8 @@ function guardCommands(project: string, s: Json | null): Set<string> {
         if (
           isObj(h) &&
           typeof h.command === 'string' &&
-          isGuardHookCommand(h.command, 'claude', project)
+          (isGuardHookCommand(h.command, 'claude', project) ||
+            isGuardAskGatedCommand(h.command, 'claude', project))
         )
           out.add(h.command);
   return out;
@@ -442,7 +443,8 @@ export async function newForeignHook(
       0,
       60,
     );
-    return isGuardHookCommand(String(hook?.command ?? ''), 'claude', file)
+    return isGuardHookCommand(String(hook?.command ?? ''), 'claude', file) ||
+      isGuardAskGatedCommand(String(hook?.command ?? ''), 'claude', file)
       ? `${where} has a ${event} hook that runs guard and that guard init did not write (${JSON.stringify(hook).slice(0, 80)}): Claude Code runs one hook per command, so its settings may replace guard's own`
       : `${where} has a ${event} hook that is not guard's and was not there at guard init (${what}): Claude Code lets such a hook change a tool's input after guard judged it${fromCommandLine(where)}`;
   }

@@ -22,7 +22,7 @@ import { journalSealProblem, resealJournal } from '../../git/journal-seal.js';
 import { git } from '../../git/run.js';
 import type { Repo } from '../../git/repo.js';
 import { isPluginHarness } from '../../harness/types.js';
-import { isGuardHookCommand } from '../setup/hook-command.js';
+import { isGuardAskGatedCommand, isGuardHookCommand } from '../setup/hook-command.js';
 import { canonical } from './claude-settings.js';
 import { randomHex, sha256Hex } from '../../core/digest.js';
 
@@ -529,7 +529,10 @@ export function hookEntries(text: string, harness: string, file?: string): strin
         ? (item.hooks as Array<Record<string, unknown>>)
         : [item];
       for (const h of inner)
-        if (isGuardHookCommand(commandOf(h), harness, file))
+        if (
+          isGuardHookCommand(commandOf(h), harness, file) ||
+          isGuardAskGatedCommand(commandOf(h), harness, file)
+        )
           out.push({ event, matcher: item.matcher ?? null, hook: h });
     }
   }
@@ -547,7 +550,7 @@ type HookEntry = { event: string; matcher: unknown; hook: Record<string, unknown
  */
 function withRaisedTimeouts(was: HookEntry[], is: HookEntry[]): HookEntry[] {
   return is.map((n) => {
-    const w = was.find((x) => x.event === n.event);
+    const w = sameEntry(was, n);
     if (!w) return n;
     const hook = { ...n.hook };
     for (const k of TIMEOUT_KEYS) {
@@ -557,6 +560,15 @@ function withRaisedTimeouts(was: HookEntry[], is: HookEntry[]): HookEntry[] {
     }
     return { ...n, hook };
   });
+}
+
+/** The entry of `list` for the same event as `e` (with its matcher, where an event has two: Claude Code's after events). */
+function sameEntry(list: HookEntry[], e: HookEntry): HookEntry | undefined {
+  const m = JSON.stringify(e.matcher);
+  return (
+    list.find((x) => x.event === e.event && JSON.stringify(x.matcher) === m) ??
+    list.find((x) => x.event === e.event)
+  );
 }
 
 /** What differs between guard's entries as init wrote them and as they are now, in a few words; null when the same (or only a timeout raised). */
@@ -574,7 +586,7 @@ function entriesChanged(wrote: string, now: string | null): string | null {
   if (canonical(is) === wrote) return null;
   const said: string[] = [];
   for (const w of was) {
-    const n = is.find((x) => x.event === w.event);
+    const n = sameEntry(is, w);
     if (!n) {
       said.push(`no entry for ${w.event}`);
       continue;

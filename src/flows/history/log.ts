@@ -135,6 +135,7 @@ async function readLogNewest(
   });
   const { entries, skipped } = entriesOf(records);
   placeChained(entries, chained.chosen);
+  placeLost(entries, chained.lost);
   return { entries, skipped, atLeast, total: entries.length + (count - chosen.length) };
 }
 
@@ -156,6 +157,18 @@ function placeChained(
   }
 }
 
+/** What a session step's shell command destroyed, named beside its checkpoint (as `log --session` does). */
+type LostNote = { ref: string; lost?: string[]; notKept?: string[] };
+
+function placeLost(entries: LogEntry[], notes: readonly LostNote[]): void {
+  const at = new Map(notes.map((n) => [n.ref, n]));
+  for (const e of entries) {
+    const n = e.kind === 'checkpoint' ? at.get(e.ref) : undefined;
+    if (n?.lost) Object.assign(e, { lost: n.lost });
+    if (n?.notKept) Object.assign(e, { notKept: n.notKept });
+  }
+}
+
 /** A chained record's place: its session's chain and the link that holds it (`guard log --json`). */
 type ChainedName = RefName & { chain: string; link: string };
 
@@ -169,10 +182,10 @@ type ChainedName = RefName & { chain: string; link: string };
 async function chainedRecords(
   repo: { root: string; commonDir: string },
   limit: number,
-): Promise<{ chosen: ChainedName[]; count: number; more: boolean }> {
+): Promise<{ chosen: ChainedName[]; count: number; more: boolean; lost: LostNote[] }> {
   const { chainTips, readLinks } = await import('../../git/session-chain.js');
   const tips = await chainTips(repo);
-  if (tips.length === 0) return { chosen: [], count: 0, more: false };
+  if (tips.length === 0) return { chosen: [], count: 0, more: false, lost: [] };
   const links = await readLinks(repo.root, tips, { limit: limit + 1, holding: true });
   const chosen = links.flatMap((l) =>
     [
@@ -182,7 +195,18 @@ async function chainedRecords(
       ...l.records.map((r) => ({ ref: REFS.decisions + r.name, oid: r.commit })),
     ].map((x) => ({ ...x, chain: l.chain, link: l.link })),
   );
-  return { chosen, count: chosen.length, more: links.length > limit };
+  const lost = links.flatMap(({ event: e }) =>
+    e.lost?.length || e.notKept?.length
+      ? [
+          {
+            ref: REFS.checkpoints + e.checkpoint,
+            ...(e.lost?.length ? { lost: e.lost } : {}),
+            ...(e.notKept?.length ? { notKept: e.notKept } : {}),
+          },
+        ]
+      : [],
+  );
+  return { chosen, count: chosen.length, more: links.length > limit, lost };
 }
 
 /** The records to read, from the ref store's files; null when only git can list them. */

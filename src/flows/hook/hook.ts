@@ -10,6 +10,8 @@ import {
   storeElsewhere,
 } from '../../git/discover.js';
 import { openRepo, type Repo } from '../../git/repo.js';
+import { markAsked, settleAsked } from '../../git/asked-marks.js';
+import { askGate } from '../setup/hook-command.js';
 import {
   integrityDenial,
   integrityProblems,
@@ -86,6 +88,7 @@ export async function runHook(opts: HookOptions): Promise<HookResult> {
   if (net.length > 0 && e.phase === 'pre')
     return { outcome: { kind: 'deny', reason: integrityDenial(net) }, notes: [] };
   const r = await judgeCall(opts, repos, now);
+  askedMarks(opts, r, now);
   if (net.length === 0) return r;
   const said =
     integritySentence(net) + (e.phase === 'post' ? await movedWhileGone(repos[0]!, net) : '');
@@ -100,6 +103,20 @@ export async function runHook(opts: HookOptions): Promise<HookResult> {
 }
 
 const who = (e: HookEvent) => `${e.harness}\0${e.sessionId}`;
+
+/**
+ * Claude Code's after event of a write starts guard only while the project holds a mark
+ * (git/asked-marks.ts; the test init installs: setup/hook-command.ts askGate): made here before
+ * an `ask` goes out, taken away by that write's after event.
+ */
+function askedMarks(opts: HookOptions, r: HookResult, now: Date): void {
+  const e = opts.event;
+  if (!opts.projectDir || e.action.kind !== 'write' || !e.toolCallId) return;
+  if (e.phase === 'pre' && r.outcome.kind === 'ask')
+    markAsked(opts.projectDir, e.sessionId, e.toolCallId, now);
+  else if (e.phase === 'post' && askGate(e.harness) !== null)
+    settleAsked(opts.projectDir, e.sessionId, e.toolCallId, now);
+}
 
 /**
  * A call in a folder that is no repository, though guard checkpointed it earlier in this session

@@ -19,7 +19,7 @@ import {
   type RowName,
 } from '../../harness/table.js';
 import { installPlugin, pluginChecks } from './plugins.js';
-import { fallback, isGuardHookCommand } from './hook-command.js';
+import { askGate, fallback, isGuardAskGatedCommand, isGuardHookCommand } from './hook-command.js';
 import { readSettingsFile } from '../doctor/claude-settings.js';
 
 /**
@@ -128,16 +128,21 @@ async function readJson(file: string): Promise<Json> {
   );
 }
 
+const commandIn = (h: unknown) =>
+  typeof h === 'object' && h !== null ? String((h as Json).command ?? (h as Json).bash ?? '') : '';
+
+/** Is this hook entry guard's hook (doctor: the before event's)? */
 function isGuardEntry(h: unknown): boolean {
-  return (
-    typeof h === 'object' &&
-    h !== null &&
-    isGuardHookCommand(String((h as Json).command ?? (h as Json).bash ?? ''))
-  );
+  return isGuardHookCommand(commandIn(h));
 }
 
-/** Put guard's matcher group into hooks[event], replacing guard's earlier one and keeping everything else. */
-function mergeGroup(settings: Json, event: string, group: Json): void {
+/** ... or its after-write form (askGate: never a before event's), which init replaces as well. */
+function isAnyGuardEntry(h: unknown): boolean {
+  return isGuardEntry(h) || isGuardAskGatedCommand(commandIn(h));
+}
+
+/** Put guard's matcher groups into hooks[event], replacing guard's earlier ones and keeping everything else. */
+function mergeGroup(settings: Json, event: string, ...groups: Json[]): void {
   const hooks = (
     typeof settings.hooks === 'object' && settings.hooks !== null && !Array.isArray(settings.hooks)
       ? settings.hooks
@@ -149,13 +154,13 @@ function mergeGroup(settings: Json, event: string, group: Json): void {
     .map((g) => {
       if (typeof g !== 'object' || g === null) return g;
       const inner = (g as Json).hooks;
-      if (!Array.isArray(inner)) return isGuardEntry(g) ? null : g;
-      const rest = inner.filter((h) => !isGuardEntry(h));
+      if (!Array.isArray(inner)) return isAnyGuardEntry(g) ? null : g;
+      const rest = inner.filter((h) => !isAnyGuardEntry(h));
       if (rest.length === inner.length) return g;
       return rest.length ? { ...(g as Json), hooks: rest } : null;
     })
     .filter((g) => g !== null);
-  hooks[event] = [...kept, group];
+  hooks[event] = [...kept, ...groups];
 }
 
 async function writeIfChanged(file: string, text: string, mode?: number): Promise<boolean> {
@@ -228,12 +233,23 @@ async function installStyled(
       timeout,
       ...(row.config.onFailureBlock ? { onFailure: 'block' } : {}),
     };
+    const gate = askGate(harness);
     for (const ev of row.config.events) {
       const after = !row.events.pre.includes(ev);
-      mergeGroup(s, ev, {
-        matcher: after ? matcherOf(row, afterTools(row)) : matcherOf(row),
-        hooks: [hook],
-      });
+      if (!after) mergeGroup(s, ev, { matcher: matcherOf(row), hooks: [hook] });
+      else if (gate === null)
+        mergeGroup(s, ev, { matcher: matcherOf(row, afterTools(row)), hooks: [hook] });
+      else {
+        // after a write, guard only when a person was asked about one (hook-command.ts askGate)
+        const writes = afterTools(row).filter((t) => row.tools[t]!.kind !== 'shell');
+        const shells = afterTools(row).filter((t) => row.tools[t]!.kind === 'shell');
+        mergeGroup(
+          s,
+          ev,
+          { matcher: matcherOf(row, shells), hooks: [hook] },
+          { matcher: `^(${writes.join('|')})$`, hooks: [{ ...hook, command: gate + command }] },
+        );
+      }
     }
   };
   await json(install);

@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { HARNESSES, type HarnessName } from '../../harness/types.js';
 import { ROWS } from '../../harness/table.js';
+import { ASKED_DIR } from '../../git/asked-marks.js';
 
 /**
  * What a command hook that runs guard looks like: the one definition that
@@ -92,6 +93,38 @@ export function isGuardHookCommand(command: string, harness?: string, file?: str
     const end = ` hook ${h}${fallback(h)}`;
     if (command.length > end.length && command.endsWith(end))
       return isGuardProgram(command.slice(0, -end.length), file);
+  }
+  return false;
+}
+
+/**
+ * What init puts before `PROGRAM hook claude` on Claude Code's after events of the write tools
+ * (and nowhere else): a test in the harness's own shell that ends the hook at once, with nothing
+ * said, when the project's `.git` is a folder that holds no `guard-asked` folder. After a write
+ * guard records one thing, that a person said yes to a write guard asked them about
+ * (hook-write.ts writeAfter); guard's before event makes that folder before it answers `ask`, so
+ * the after events of the other writes (all of them where nobody is asked) start no node
+ * (docs/harnesses/README.md, "Which events guard installs"). Anything else (no variable, `.git`
+ * a file as in a linked worktree, the folder there) runs guard as before. An agent that removes
+ * the folder loses only the record of an approval, as if nobody had been asked: the branch gate
+ * and ci then ask again. Only for a harness that can ask and names its project (Claude Code).
+ */
+export function askGate(harness: string): string | null {
+  const row = Object.hasOwn(ROWS, harness) ? ROWS[harness as keyof typeof ROWS] : null;
+  const v = row?.ask === 'claude' ? row.config.projectVar : null;
+  return v ? `[ -d "$${v}/.git" ] && [ ! -e "$${v}/.git/${ASKED_DIR}" ] || ` : null;
+}
+
+/**
+ * Is `command` guard's after-event hook of the write tools, `askGate` then the hook, exactly as
+ * init writes it? Never the hook of a before event: there the gate would let a write through
+ * unjudged (doctor and the net count it as not guard's there).
+ */
+export function isGuardAskGatedCommand(command: string, harness?: string, file?: string): boolean {
+  for (const h of harness === undefined ? HARNESSES : [harness as HarnessName]) {
+    const gate = askGate(h);
+    if (gate !== null && command.startsWith(gate))
+      return isGuardHookCommand(command.slice(gate.length), h, file);
   }
   return false;
 }
