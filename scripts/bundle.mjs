@@ -120,8 +120,14 @@ else await import('./guard.js');
  * it holds are on its first line too), each adding what its event compiled; V8 refuses a cache
  * of another V8 or
  * source, and main.js reads one only if it is a regular file of this user's no one else can
- * write. No cache folder (node 20, NODE_DISABLE_COMPILE_CACHE=1): the bundle runs without one.
+ * write, as the process that wrote it left it (the link beside it names the file's identity:
+ * holes8). No cache folder (node 20, NODE_DISABLE_COMPILE_CACHE=1): the bundle runs without one.
  */
+/** A cache file as its writer left it: anything that wrote it since changed its ctime. */
+function identity(st) {
+  return ['v1', st.dev, st.ino, st.size, st.ctimeNs].join('-');
+}
+
 function hookBuild() {
   const require = module.createRequire(import.meta.url);
   const fs = require('node:fs');
@@ -147,8 +153,12 @@ function hookBuild() {
       // waiting on a FIFO planted there (adv10: its open hung the hook until the harness gave up)
       const { O_RDONLY, O_NOFOLLOW, O_NONBLOCK } = fs.constants;
       fd = fs.openSync(cacheFile, O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
-      const own = fs.fstatSync(fd);
-      if (!own.isFile() || own.uid !== process.getuid() || (own.mode & 0o022) !== 0) throw own;
+      const own = fs.fstatSync(fd, { bigint: true });
+      if (!own.isFile() || own.uid !== BigInt(process.getuid()) || (own.mode & 0o022n) !== 0n) throw own;
+      // the file a hook process wrote, as it left it: its inode, size and change time, named by
+      // the link beside it (one readlink). V8 checks no checksum of a cache (release builds):
+      // bytes changed in its bytecode crash the process, with no answer (adv10, holes8)
+      if (fs.readlinkSync(cacheFile + '.id') !== identity(own)) throw own;
       const buf = fs.readFileSync(fd);
       const nl = buf.indexOf(10);
       const [v, of, ...seen] = buf.subarray(0, nl).toString('latin1').split(' ');
@@ -165,21 +175,27 @@ function hookBuild() {
       const kind = String(globalThis[Symbol.for('guard.hook.kind')] ?? 'none');
       if (data && !script.cachedDataRejected && (kinds.includes(kind) || kinds.length >= 16)) return;
       const tmp = cacheFile + '.' + process.pid;
+      const link = cacheFile + '.id.' + process.pid;
+      let fd;
       try {
         const seen = data && !script.cachedDataRejected ? kinds : [];
         const head = ['v1', build, ...seen, kind].join(' ') + '\\n';
         // a new file (never through a name planted there), this user's alone to write
-        fs.writeFileSync(tmp, Buffer.concat([Buffer.from(head, 'latin1'), script.createCachedData()]), {
-          flag: 'wx',
-          mode: 0o644,
-        });
+        fd = fs.openSync(tmp, 'wx', 0o644);
+        fs.writeFileSync(fd, Buffer.concat([Buffer.from(head, 'latin1'), script.createCachedData()]));
         fs.renameSync(tmp, cacheFile);
+        // what it is once in place (a rename changes a file's ctime), for the next reader
+        fs.symlinkSync(identity(fs.fstatSync(fd, { bigint: true })), link);
+        fs.renameSync(link, cacheFile + '.id');
         sweepCaches(fs, path, dir, cacheFile);
       } catch {
         // a cache that cannot be written costs only the cache
         try {
           fs.rmSync(tmp, { force: true });
+          fs.rmSync(link, { force: true });
         } catch {}
+      } finally {
+        if (fd !== undefined) fs.closeSync(fd);
       }
     });
   const m = { exports: {} };
@@ -197,8 +213,15 @@ function sweepCaches(fs, path, dir, mine) {
   const now = Date.now();
   for (const name of fs.readdirSync(dir)) {
     if (!name.startsWith('guard-hook-') || path.join(dir, name) === mine) continue;
+    if (path.join(dir, name) === mine + '.id') continue;
     try {
       const st = fs.lstatSync(path.join(dir, name));
+      // a cache's identity (holes8): gone with its cache; one a killed process left, after an hour
+      if (st.isSymbolicLink() && st.uid === process.getuid()) {
+        const of = name.endsWith('.v8.id') ? path.join(dir, name.slice(0, -3)) : null;
+        if (of ? !fs.existsSync(of) : now - st.mtimeMs > 36e5) fs.unlinkSync(path.join(dir, name));
+        continue;
+      }
       const idle = now - Math.max(st.atimeMs, st.mtimeMs);
       if (st.isFile() && st.uid === process.getuid() && idle > (name.endsWith('.v8') ? 7 * 864e5 : 36e5))
         fs.unlinkSync(path.join(dir, name));

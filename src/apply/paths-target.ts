@@ -82,14 +82,16 @@ async function checkpointAsRead(p: ApplyPlan<PathsTarget>, t: PathsTarget): Prom
   const chained = chainOn();
   const result = step && t.results ? resultCommit(t.results, { cpId, branch: step.ref }) : null;
   if (result) commits.push(result);
+  // the step is indexed before it is written, by its ref's name; a chained step has no ref: its
+  // entries name its commit once the import told it (killed in between: rebuilt from the chain).
+  // The entries it made first, its link witnesses (git/session-index.ts)
+  const witness = step ? await noteStep(p, t, step.ref, step) : [];
   if (step)
     commits.push({
       ...{ ref: step.ref, chain: true, parent: ':1', message: step.message, changes: [] },
       ...(result ? { merges: [`:${RESULT_MARK}`] } : {}),
+      witness,
     });
-  // the step is indexed before it is written, by its ref's name; a chained step has no ref: its
-  // entries name its commit once the import told it (killed in between: rebuilt from the chain)
-  if (step) await noteStep(p, t, step.ref, step);
   faultPoint('hook:before-record');
   await writeRecords(repo.root, [...commits, ...p.records], now);
   faultPoint('hook:after-record');
@@ -167,10 +169,10 @@ async function noteStep(
   t: PathsTarget,
   commit: string,
   step: { ref: string; cpId: string },
-): Promise<void> {
+): Promise<string[]> {
   const { noteEvent } = await import('../git/session-index.js');
   const at = { commit, checkpoint: step.cpId, time: p.now.toISOString(), ref: step.ref };
-  await noteEvent(p.repo, indexed(p, t), at, at);
+  return noteEvent(p.repo, indexed(p, t), at, at);
 }
 
 /** The chained step's entries name its commit (git/session-index.ts settleEvent). */

@@ -143,31 +143,52 @@ async function recentEvents(
  * window may have changed any path) or without an index of this version is
  * left to `walk` (its chain's links read, as before). So a commit reads what
  * concerns its paths: no step of a session that neither wrote them nor ran a
- * shell call, however many there are. The index is a cache the agent can
+ * shell call, however many there are. A `w-` the agent removed is no way out: the chain's journaled
+ * tip witnesses every whole-tree step (`touched/w`, git/session-index.ts witnessPath), looked up
+ * for the sessions read from their lines, in one cat-file (holes8). The index is a cache the agent can
  * write: a line removed hides a write from the prompt and the trailers only
  * (what decides, `judge: agents`, reads the whole trail from the refs); a
  * line added names an agent more.
  */
 async function fromSessionIndex(
-  repo: { commonDir: string },
+  repo: { root: string; commonDir: string },
   chains: ReadonlyArray<{ chain: string; tip: string }>,
   staged: readonly Staged[],
   since: string,
 ): Promise<{ indexed: SessionEvent[]; walk: Array<{ chain: string; tip: string }> }> {
   if (chains.length === 0) return { indexed: [], walk: [] };
   const { readdir } = await import('node:fs/promises');
-  const { READY, indexRoot, names } = await import('./session-index.js');
+  const { READY, WHOLE_WITNESSES, indexRoot, names } = await import('./session-index.js');
   const path = await import('node:path');
   const wanted = new Map(staged.map((s) => [names.writes(s.path), s.path]));
   const walk: Array<{ chain: string; tip: string }> = [];
   const byPath = new Map<string, SessionEvent[]>();
+  // refs/guard/sessions/<harness>/<key>/chain -> <commonDir>/guard-sessions/<harness>/<key>
+  const dirOf = (c: { chain: string }) =>
+    path.join(indexRoot(repo), ...c.chain.slice(SESSION_REFS.length).split('/').slice(0, 2));
+  const listed = await Promise.all(
+    chains.map((c) => readdir(dirOf(c)).catch(() => [] as string[])),
+  );
+  const byIndex = chains.filter((c, i) => {
+    const files = listed[i]!;
+    if (files.includes(READY) && !files.some((f) => f.startsWith('w-'))) return true;
+    walk.push(c);
+    return false;
+  });
+  // a session whose chain witnesses a whole-tree step its index no longer lists (a `w-` removed:
+  // holes8) is walked too: one cat-file for them all
+  const shelled = await catFileBatch(
+    repo.root,
+    byIndex.map((c) => `${c.tip}:${WHOLE_WITNESSES}`),
+    0,
+    () => true,
+  );
   await Promise.all(
-    chains.map(async (c) => {
-      // refs/guard/sessions/<harness>/<key>/chain -> <commonDir>/guard-sessions/<harness>/<key>
-      const [harness, key] = c.chain.slice(SESSION_REFS.length).split('/');
-      const dir = path.join(indexRoot(repo), harness!, key!);
-      const files = await readdir(dir).catch(() => [] as string[]);
-      if (!files.includes(READY) || files.some((f) => f.startsWith('w-'))) return void walk.push(c);
+    byIndex.map(async (c, i) => {
+      if (shelled[i]?.type === 'tree') return void walk.push(c);
+      const [harness] = c.chain.slice(SESSION_REFS.length).split('/');
+      const dir = dirOf(c);
+      const files = listed[chains.indexOf(c)]!;
       for (const f of files) {
         const rel = wanted.get(f);
         if (rel === undefined) continue;

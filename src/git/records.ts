@@ -53,6 +53,8 @@ export interface RecordCommit {
   chain?: boolean;
   /** A hook call's checkpoint that its session step reaches: no ref of its own when the step is chained (git/session-chain.ts). */
   inChain?: boolean;
+  /** A chained step that made these session index entries first (w-, p-): its link witnesses them (git/session-chain.ts). */
+  witness?: readonly string[];
   /** Tree changes relative to the parent's tree. */
   changes: Array<
     | { kind: 'blob'; path: string; mode: string; oid: string }

@@ -10,9 +10,11 @@ import {
   noteChainLinks,
   noteGone,
 } from './journal.js';
+import { MODE } from '../core/modes.js';
 import { REFS, type RecordCommit, type Written } from './records.js';
 import { git } from './run.js';
 import { SESSION_REFS, parseSessionEvent, type SessionEvent } from './session.js';
+import { witnessNames, witnessPath } from './session-index.js';
 
 /**
  * One ref per agent session whose steps chain (docs/refs.md, docs/performance.md "At scale"):
@@ -163,7 +165,7 @@ export function chainCommits(
         recs,
         held: c.parent !== null && held.has(c.parent),
       }),
-      changes: [],
+      changes: witnessChanges(c.witness ?? [], `:${c.mark}`),
     });
     heads.set(chain, `:${mark}`);
     links.push({ chain, mark, from: prev });
@@ -175,6 +177,21 @@ const isStep = (ref: string) =>
   ref.startsWith(SESSION_REFS) &&
   ref.slice(SESSION_REFS.length).split('/').length === 3 &&
   !isChainRef(ref);
+
+/**
+ * What a link adds to the tree it continues: a gitlink to its step per session index entry the
+ * step made first (`touched/<xx>/p-...`, `touched/w/w-...`: git/session-index.ts witnessPath), so
+ * the chain's tip names the step of every first touch the session made, and an index entry
+ * removed or rewritten to name another commit is noticed (holes8).
+ */
+function witnessChanges(names: readonly string[], step: string): RecordCommit['changes'] {
+  return names.map((n) => ({
+    kind: 'blob' as const,
+    path: witnessPath(n),
+    mode: MODE.gitlink,
+    oid: step,
+  }));
+}
 
 /**
  * The step's message with its name, its records' names and `held` (its checkpoint has no ref of
@@ -189,6 +206,18 @@ function linkMessage(
   const records = x.recs.map((d) => d.ref!.slice(REFS.decisions.length));
   const link = { ...body, step: x.step, records, ...(x.held ? { held: true } : {}) };
   return `${stepMessage.slice(0, at)}\n\n${JSON.stringify(link)}\n`;
+}
+
+/** The session index entries a kept link's event makes that no earlier kept link made (`seen` grows). */
+function firstOf(message: string, seen: Set<string>): string[] {
+  const b = parseRecordMessage(message) as { worktree?: unknown; paths?: unknown } | null;
+  if (!b || typeof b.worktree !== 'string') return [];
+  const paths = Array.isArray(b.paths)
+    ? b.paths.filter((p): p is string => typeof p === 'string')
+    : null;
+  const out = witnessNames({ worktree: b.worktree, paths }).filter((n) => !seen.has(n));
+  for (const n of out) seen.add(n);
+  return out;
 }
 
 /** Note the step commits an import wrote (`ids`: mark -> commit). */
@@ -478,6 +507,8 @@ export async function cutChains(cwd: string, now: Date, cut: Cuts): Promise<void
   let mark = CHAIN_MARKS;
   for (const c of cut.chains) {
     if (c.keep.length === 0) continue;
+    // the kept links witness the first touches among them, as the index rebuilt from them names
+    const seen = new Set<string>();
     let prev = `:${++mark}`;
     commits.push({ mark, parent: null, message: CHAIN_ROOT, changes: [] });
     for (const l of c.keep) {
@@ -486,7 +517,7 @@ export async function cutChains(cwd: string, now: Date, cut: Cuts): Promise<void
         parent: prev,
         merges: [l.step, ...l.records.map((r) => r.commit)],
         message: l.message,
-        changes: [],
+        changes: witnessChanges(firstOf(l.message, seen), l.step),
       });
       prev = `:${mark}`;
     }

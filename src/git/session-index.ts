@@ -1,6 +1,7 @@
 import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { catFileBatch } from './catfile.js';
+import { catFileBatch, type CatResult } from './catfile.js';
+import { packedLookup, packedRefsBytes } from './packed-refs.js';
 import type { Repo } from './repo.js';
 import {
   baseEventFor,
@@ -57,6 +58,15 @@ import { randomHex, sha256Hex } from '../core/digest.js';
  * the staged paths, read for those paths alone instead of every recent step. It only names
  * writes (shown at the prompt and in the trailers); what decides (`judge: agents`) reads the refs.
  *
+ * A first-writer entry (`w-`, `p-`) removed, or rewritten to name another commit, is not the
+ * session's base: the step that made it (O_EXCL: a write's before its import, a shell call's
+ * told by firstWhole) is witnessed in its link's tree by a gitlink to that step (witnessPath:
+ * `touched/w/<name>`, `touched/<xx>/<name>`), which every later link keeps. So the chain's tip names
+ * the step of every first touch, and an entry that is missing or names another commit than its
+ * witness sends the call to the refs (sessionBases: the witnesses are looked up in the cat-file
+ * the call runs anyway, or in one of its own when the call's paths have no entry at all). The
+ * chain's ref is guard's own, journaled and sealed: moving it back is what the net notices (holes8).
+ *
  * It is a cache of the refs and is treated as one: no `ready.3` file (a
  * session of an older guard, an index removed by `guard log --prune`) or a
  * commit that is gone means one full read of the session's refs, which
@@ -103,6 +113,36 @@ export const names = {
 
 const OID = /^[0-9a-f]{40}(?:[0-9a-f]{24})?$/;
 
+/** The folder of a link's tree that holds the witnesses of whole-tree entries (`w-`): a session that ran a shell call. */
+export const WHOLE_WITNESSES = 'touched/w';
+
+/** Where a link's tree holds the witness of a first-writer entry: `touched/w/<w-name>`, `touched/<xx>/<p-name>` (256 folders). */
+export function witnessPath(name: string): string {
+  return name.startsWith('w-')
+    ? `${WHOLE_WITNESSES}/${name}`
+    : `touched/${name.slice(2, 4)}/${name}`;
+}
+
+/** The first-writer entries (w-, p-) an event makes, as entriesOf names them (`guard log --prune`'s kept links witness the first of each). */
+export function witnessNames(e: Pick<SessionEvent, 'worktree' | 'paths'>): string[] {
+  return e.paths === null
+    ? [names.whole(e.worktree)]
+    : e.paths.map((p) => names.path(e.worktree, p));
+}
+
+/** The session chain's tip from the ref store's files (null: no chain, or not readable so). */
+async function chainTip(
+  commonDir: string,
+  harness: string,
+  session: string,
+): Promise<string | null> {
+  const ref = `${sessionPrefix(harness, session)}chain`;
+  const loose = await readFile(path.join(commonDir, ref), 'utf8').catch(() => null);
+  if (loose !== null) return OID.test(loose.trim()) ? loose.trim() : null;
+  const packed = packedRefsBytes(commonDir);
+  return packed ? packedLookup(packed, ref) : null;
+}
+
 async function readEntry(dir: string, name: string): Promise<Indexed | null> {
   const text = await readFile(path.join(dir, name), 'utf8').catch(() => null);
   if (text === null) return null;
@@ -142,11 +182,14 @@ export async function readEntries(
   return new Map(wanted.map((n, i) => [n, found[i]!]));
 }
 
-async function writeFirst(dir: string, name: string, e: Indexed): Promise<void> {
+/** True when this call made the entry (the first writer). */
+async function writeFirst(dir: string, name: string, e: Indexed): Promise<boolean> {
   // 'wx': O_CREAT|O_EXCL, so the first of two racing calls stays
-  await writeFile(path.join(dir, name), JSON.stringify(e), { flag: 'wx' }).catch(
+  return writeFile(path.join(dir, name), JSON.stringify(e), { flag: 'wx' }).then(
+    () => true,
     (err: NodeJS.ErrnoException) => {
       if (err.code !== 'EEXIST') throw err;
+      return false;
     },
   );
 }
@@ -176,10 +219,14 @@ function entriesOf(
   return out;
 }
 
-async function writeEntries(dir: string, entries: ReturnType<typeof entriesOf>): Promise<void> {
+/** The first-writer entries this call made (w-, p-: what its link witnesses). */
+async function writeEntries(dir: string, entries: ReturnType<typeof entriesOf>): Promise<string[]> {
+  const made: string[] = [];
   // first-writer entries in order (the earliest event of a path wins), the "latest" ones by rename
   for (const x of entries)
-    await (x.last ? writeLast(dir, x.name, x.e) : writeFirst(dir, x.name, x.e));
+    if (x.last) await writeLast(dir, x.name, x.e);
+    else if ((await writeFirst(dir, x.name, x.e)) && /^[wp]-/.test(x.name)) made.push(x.name);
+  return made;
 }
 
 /** A write as `f-<h(path)>` keeps it (git/provenance.ts reads it back). */
@@ -255,7 +302,8 @@ async function putInPlace(tmp: string, dir: string): Promise<boolean> {
 /**
  * Add a hook call's event to the index (a write's before its records are
  * written, named by its step's ref; a shell call's after). When the index
- * is not there yet, build it from the refs first.
+ * is not there yet, build it from the refs first. Returns the first-writer
+ * entries (w-, p-) it made: a write's step witnesses them in its link.
  * Never fails the call: the refs are the record, the index only a shortcut.
  */
 export async function noteEvent(
@@ -266,15 +314,46 @@ export async function noteEvent(
   > & { tool?: string },
   at: Indexed,
   step: Indexed | null = null,
-): Promise<void> {
+): Promise<string[]> {
   const dir = indexDir(repo, e.harness, e.session);
   try {
     // (a call that indexes its event before writing it builds without it, then adds it)
     if (!(await isReady(dir))) await build(repo, e.harness, e.session);
-    await writeEntries(dir, entriesOf(e, at, step));
+    const made = await writeEntries(dir, entriesOf(e, at, step));
     await appendWrites(dir, writeLines(e, at.time));
+    return made;
   } catch {
     // a read-only or full git dir: the next call reads the refs
+    return [];
+  }
+}
+
+/**
+ * Before a shell call's step is written (its entries are noted after): whether it will be the
+ * session's first whole-tree step in this work tree, so that its link witnesses `w-`. Not when
+ * the index lists one, nor when the chain's tip witnesses one the index lost (then the index is
+ * dropped: the next call reads the refs). One cat-file only when the index has no `w-` and the
+ * session has a chain.
+ */
+export async function firstWhole(
+  repo: Pick<Repo, 'root' | 'commonDir'>,
+  harness: string,
+  session: string,
+): Promise<string[]> {
+  const dir = indexDir(repo, harness, session);
+  const name = names.whole(repo.root);
+  try {
+    if (!(await isReady(dir))) await build(repo, harness, session);
+    const found = await readEntries(dir, [name]);
+    if (!found || found.get(name)) return [];
+    const tip = await chainTip(repo.commonDir, harness, session);
+    if (!tip) return [name];
+    const [w] = await catFileBatch(repo.root, [`${tip}:${witnessPath(name)}`], 0, () => true);
+    if (!w) return [name];
+    await dropIndex(dir);
+    return [];
+  } catch {
+    return [];
   }
 }
 
@@ -301,6 +380,27 @@ export async function settleEvent(
 /** Forget a session's index (a commit it names is gone): the next call reads the refs. */
 export async function dropIndex(dir: string): Promise<void> {
   await rm(dir, { recursive: true, force: true }).catch(() => undefined);
+}
+
+/**
+ * Whether the index's entries agree with their witnesses in the chain's tip (`seen`: the cat-file's
+ * answers, in the entries' order; none: no chain). A witness names the step of the session's first
+ * touch (a gitlink); an entry without one is from before witnesses, or not yet settled.
+ */
+function witnessed(
+  found: Map<string, Indexed | null>,
+  seen: ReadonlyArray<CatResult | null>,
+  commits: ReadonlyMap<string, CatResult | undefined>,
+): boolean {
+  return [...found.values()].every((e, i) => {
+    const w = seen[i];
+    if (!w) return true;
+    if (!e) return false;
+    if (!OID.test(e.commit) || w.type !== 'commit') return true;
+    // the entry's time too (earlier() takes the earlier of w- and p- by it): the step's own
+    const step = commits.get(e.commit)?.data;
+    return w.oid === e.commit && (!step || step.includes(`"time":${JSON.stringify(e.time)}`));
+  });
 }
 
 /** Longer than any hook call runs (its budget is 20 s): an entry this young whose step is missing is still being written. */
@@ -346,9 +446,13 @@ export async function sessionBases(
     ? await readEntries(dir, [whole, ...q.rels.map((r) => names.path(repo.root, r))])
     : null;
   let ats: Array<Indexed | null>;
-  if (found)
+  // the entries of this call's paths, each looked for in the chain's tip (its first touch's step)
+  let witnesses: string[] = [];
+  if (found) {
     ats = q.rels.map((r) => earlier(found.get(whole)!, found.get(names.path(repo.root, r))!));
-  else {
+    const tip = await chainTip(repo.commonDir, q.harness, q.session);
+    if (tip) witnesses = [...found.keys()].map((n) => `${tip}:${witnessPath(n)}`);
+  } else {
     const events = await q.events();
     // built here too (a call that is denied writes no event to build it), so the next call reads no refs
     if (useIndex) await build(repo, q.harness, q.session, events).catch(() => false);
@@ -360,10 +464,21 @@ export async function sessionBases(
     });
   }
   const commits = [...new Set(ats.flatMap((a) => (a ? [a.commit] : [])))];
-  if (commits.length === 0) return q.rels.map(() => null);
+  if (commits.length === 0 && witnesses.length === 0) return q.rels.map(() => null);
   // "<commit>:<path>" is missing when the file did not exist then, and when the commit is gone: the commits themselves say which
-  const wanted = [...commits, ...ats.flatMap((a, i) => (a ? [`${a.commit}:${q.rels[i]}`] : []))];
-  const objs = await catFileBatch(repo.root, wanted, q.maxBytes, (i) => i < commits.length);
+  const files = ats.flatMap((a, i) => (a ? [`${a.commit}:${q.rels[i]}`] : []));
+  const wanted = [...commits, ...witnesses, ...files];
+  // (the commits read whole: a step's message holds its time, which an entry must repeat)
+  const infoOnly = (i: number) => i >= commits.length && i < commits.length + witnesses.length;
+  const objs = await catFileBatch(repo.root, wanted, q.maxBytes, infoOnly);
+  const seen = witnesses.length > 0 ? objs.slice(commits.length) : [];
+  if (found && !witnessed(found, seen, new Map(commits.map((c, i) => [c, objs[i]])))) {
+    // an entry the session's chain witnesses was removed or names another commit (holes8): read
+    // the refs, build it again
+    await dropIndex(dir);
+    return sessionBases(repo, q, true);
+  }
+  if (commits.length === 0) return q.rels.map(() => null);
   const gone = new Set(commits.filter((_, i) => objs[i]?.type !== 'commit'));
   if (found && gone.size > 0) {
     // a write indexes its step before writing it: a recent entry whose ref is not there yet is a
@@ -374,7 +489,7 @@ export async function sessionBases(
     if (stale) await dropIndex(dir);
     return sessionBases(repo, q, stale);
   }
-  let k = commits.length;
+  let k = commits.length + witnesses.length;
   return ats.map((a) => {
     if (!a) return null;
     const b = objs[k++];

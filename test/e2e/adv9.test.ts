@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { cleanupRepos, lines, makeRepo, outsideDir, type TestRepo } from '../helpers.js';
@@ -136,13 +136,12 @@ describe("provenance from the session index's f- lines (scale3)", () => {
     }
   }, 60_000);
 
-  // open (display only, as session-index.ts says of the index): a session whose index has no
-  // `w-` file is read from its f- lines alone, so the agent removing `w-` from its own index hides
-  // its shell calls' windows from the prompt and the trailers. `judge: agents` still reads the
-  // whole trail from the refs (check.ts ownChanges), so nothing passes as the person's; telling
-  // a removed `w-` from a session that never ran a shell call needs the chain read, which is the
-  // walk scale3 took off every commit
-  it.fails('a file written by a shell call, then the w- file removed from its session index: the commit still names the session', () => {
+  // was open (display only): a session whose index has no `w-` file is read from its f- lines
+  // alone, so the agent removing `w-` from its own index hid its shell calls' windows from the
+  // prompt and the trailers. Now (holes8) the chain's journaled tip witnesses the session's first
+  // whole-tree step (`touched/w/` in its link's tree), looked up in one cat-file for the sessions
+  // read from their lines: such a session is walked as before
+  it('a file written by a shell call, then the w- file removed from its session index: the commit still names the session', () => {
     const repo = makeRepo({ 'keep.txt': 'k\n' });
     const sh = { command: 'node gen.js > made.txt' };
     const call = (event: string) =>
@@ -203,19 +202,78 @@ describe("the session base from the session index's p- and w- entries", () => {
     expect(stepByStep(repo, null)).toEqual([true, true, true, false, false]);
   }, 120_000);
 
-  // open: the index is the agent's to write, and a missing entry reads as "the session has not
-  // touched the path here" (session-index.ts sessionBases), so the base is the disk as it is now:
-  // the file is emptied 30 lines at a time, every write allowed. session-index.ts says a forged or
-  // missing entry can only make the gate stricter; that holds for an entry naming an earlier,
-  // bigger file, not for one removed. Closing it needs a witness of each first touch the agent
-  // cannot remove (the chain, read on every first touch of a path: the cost S1 took away, or the
-  // sealed journal), not a small change
-  it.fails("the same with the session's p- and w- entries removed by its shell before each write: still refused", () => {
+  // was open: the index is the agent's to write, and a missing entry read as "the session has not
+  // touched the path here" (session-index.ts sessionBases), so the base was the disk as it is now:
+  // the file emptied 30 lines at a time, every write allowed. Now (holes8) the step that makes a
+  // first-touch entry puts a gitlink to itself in its link's tree (`touched/...`), which later
+  // links keep, and each entry a write reads is looked up in the chain's tip (in the cat-file the
+  // call runs anyway, or one of its own when none of the call's paths has an entry): missing or
+  // naming another commit, the index is dropped and the bases read from the refs
+  it("the same with the session's p- and w- entries removed by its shell before each write: still refused", () => {
     const repo = makeRepo({ 'a.py': fileOf(200) });
     const allowed = stepByStep(
       repo,
       'rm -f .git/guard-sessions/gemini/g1/p-* .git/guard-sessions/gemini/g1/w-*',
     );
+    expect(allowed.slice(3)).toEqual([false, false]);
+  }, 180_000);
+
+  // holes8: a session base is the earlier of `w-` and `p-` by the entries' times; the agent gives
+  // the real `w-` (a shell call after three writes, 110 lines) an earlier time than the real `p-`
+  // (the first write, 200 lines): the base would be the later one
+  it("the session's w- entry given an earlier time than its p- (both naming their real steps): the base is still the first touch", () => {
+    const repo = makeRepo({ 'a.py': fileOf(200) });
+    const file = path.join(repo.dir, 'a.py');
+    for (const n of [170, 140, 110]) {
+      expect(
+        denied(gemini(repo, 'write_file', { file_path: file, content: fileOf(n) }, 'g1')),
+      ).toBe(false);
+      repo.write('a.py', fileOf(n));
+    }
+    const sh = (event: string) =>
+      hook(repo, 'gemini', {
+        ...{ session_id: 'g1', cwd: repo.dir, hook_event_name: event },
+        ...{ tool_name: 'run_shell_command', tool_input: { command: 'true' } },
+        ...(event === 'AfterTool' ? { tool_response: {} } : {}),
+      });
+    sh('BeforeTool');
+    sh('AfterTool');
+    const dir = path.join(repo.dir, '.git', 'guard-sessions', 'gemini', 'g1');
+    const w = readdirSync(dir).find((f) => f.startsWith('w-'))!;
+    const entry = JSON.parse(readFileSync(path.join(dir, w), 'utf8'));
+    writeFileSync(
+      path.join(dir, w),
+      JSON.stringify({ ...entry, time: '2000-01-01T00:00:00.000Z' }),
+    );
+    // 200 -> 80 from the first touch: refused (from the forged base, 110 -> 80, it would pass)
+    expect(denied(gemini(repo, 'write_file', { file_path: file, content: fileOf(80) }, 'g1'))).toBe(
+      true,
+    );
+  }, 120_000);
+
+  // holes8, the witness attacked: an entry made unreadable (garbage) or renamed reads as missing,
+  // and the chain's tip still names it
+  it("held: the session's p- entries overwritten with garbage, or renamed, before each write: still refused", () => {
+    for (const reset of [
+      'for f in .git/guard-sessions/gemini/g1/p-*; do [ -e "$f" ] && echo x > "$f"; done; true',
+      'for f in .git/guard-sessions/gemini/g1/p-*; do [ -e "$f" ] && mv "$f" "$f.old"; done; true',
+    ]) {
+      const repo = makeRepo({ 'a.py': fileOf(200) });
+      expect(stepByStep(repo, reset).slice(3), reset).toEqual([false, false]);
+    }
+  }, 240_000);
+
+  // holes8: the witness is a gitlink to the step of the session's first touch (the step that made
+  // the entry, O_EXCL), so an entry rewritten to name a commit the agent made (`git commit-tree` of
+  // the file as it is now, with an earlier time) does not pass for the session base
+  it("the session's p- and w- entries rewritten to name a commit of the file as it is now, before each write: still refused", () => {
+    const repo = makeRepo({ 'a.py': fileOf(200) });
+    const forge = [
+      'c=$(git commit-tree "$(git write-tree)" -m x)',
+      'for f in .git/guard-sessions/gemini/g1/p-* .git/guard-sessions/gemini/g1/w-*; do [ -e "$f" ] && printf \'{"commit":"%s","checkpoint":"x","time":"2000-01-01T00:00:00.000Z","ref":"refs/guard/x"}\' "$c" > "$f"; done; true',
+    ].join('; ');
+    // (the index holds what a.py is on disk: `git add` first, as the agent would)
+    const allowed = stepByStep(repo, `git add a.py; ${forge}`);
     expect(allowed.slice(3)).toEqual([false, false]);
   }, 180_000);
 });

@@ -260,7 +260,8 @@ describe('holes7 adversary: detached commands and odd names', () => {
 
   it.each([
     "bash -c '(sleep 1; rm keep.py) &'",
-    'nohup sh -c "sleep 1; rm keep.py" >/dev/null 2>&1',
+    // (holes8: with its `&`; nohup alone runs in the foreground, below)
+    'nohup sh -c "sleep 1; rm keep.py" >/dev/null 2>&1 &',
     'setsid -f sh -c "sleep 1; rm keep.py"',
   ])('codex: %s is told at the next call', (command) => {
     const repo = makeRepo({ 'keep.py': lines(300) });
@@ -277,6 +278,18 @@ describe('holes7 adversary: detached commands and odd names', () => {
     codex(repo, 'PreToolUse', 'Bash', { command }, 'b1');
     codex(repo, 'PostToolUse', 'Bash', { command }, 'b1');
     // a loss after the after event with nothing running on is not the command's (no check, no word)
+    unlinkSync(path.join(repo.dir, 'keep.py'));
+    const patch = { command: '*** Begin Patch\n*** Add File: n.py\n+n = 1\n*** End Patch\n' };
+    expect(codexWhy(codex(repo, 'PreToolUse', 'apply_patch', patch, 'p1'))).toBe('');
+  });
+
+  // holes8: nohup runs its command in the foreground (deaf to SIGHUP); read as detached, every
+  // later call of the session got a whole-tree checkpoint and a check for 30 minutes
+  it('nohup without & (a foreground command) opens nothing: the next call is not checked', () => {
+    const repo = makeRepo({ 'keep.py': lines(300) });
+    const command = 'nohup ls > out.log 2>&1';
+    codex(repo, 'PreToolUse', 'Bash', { command }, 'b1');
+    codex(repo, 'PostToolUse', 'Bash', { command }, 'b1');
     unlinkSync(path.join(repo.dir, 'keep.py'));
     const patch = { command: '*** Begin Patch\n*** Add File: n.py\n+n = 1\n*** End Patch\n' };
     expect(codexWhy(codex(repo, 'PreToolUse', 'apply_patch', patch, 'p1'))).toBe('');

@@ -2,9 +2,12 @@ import { spawnSync } from 'node:child_process';
 import {
   chmodSync,
   existsSync,
+  lstatSync,
   readFileSync,
   readdirSync,
+  rmSync,
   statSync,
+  symlinkSync,
   utimesSync,
   writeFileSync,
 } from 'node:fs';
@@ -119,6 +122,9 @@ describe("guard hook's own build and its code cache", () => {
       const deadTmp = plant('guard-hook-0badc0de.v8.4242', 2);
       const liveTmp = plant('guard-hook-0c0ffee0.v8.4343', 0.1);
       const other = plant('not-guard.v8', 30 * 24);
+      // the identity links beside caches (holes8): the stale cache's goes with it, the used one's stays
+      const link = (of: string) => (symlinkSync('v1-0-0-0-0', `${of}.id`), `${of}.id`);
+      const [staleId, usedId] = [link(stale), link(used)];
       // a process that only reads this build's cache writes nothing and sweeps nothing
       expect(hook(write('toolu_4', true)).status).toBe(0);
       expect([stale, used, deadTmp, liveTmp, other].every((f) => existsSync(f))).toBe(true);
@@ -128,6 +134,12 @@ describe("guard hook's own build and its code cache", () => {
       expect(kinds([...own][0]!)).toContain('pre-shell');
       expect([stale, deadTmp].map((f) => existsSync(f))).toEqual([false, false]);
       expect([used, liveTmp, other].map((f) => existsSync(f))).toEqual([true, true, true]);
+      // (the stale cache's link may go at this sweep or the next, once its cache is gone)
+      expect(lstatSync(usedId).isSymbolicLink()).toBe(true);
+      expect(lstatSync(`${[...own][0]!}.id`).isSymbolicLink()).toBe(true);
+      rmSync(`${[...own][0]!}`);
+      expect(hook(shell).status).toBe(0);
+      expect(() => lstatSync(staleId)).toThrow();
     },
   );
 });

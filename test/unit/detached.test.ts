@@ -13,8 +13,8 @@ describe('detaches', () => {
     'x=$(sleep 1 & echo $!)',
     'echo "$(rm -rf src &)"',
     'echo `sleep 2 &`',
-    'nohup python server.py > log 2>&1',
-    '/usr/bin/nohup ./run.sh',
+    'nohup python server.py > log 2>&1 &',
+    '/usr/bin/nohup ./run.sh &',
     'setsid -f sh -c "rm keep.py"',
     'sh -c "sleep 1" & disown',
     'sleep 1; disown',
@@ -22,12 +22,15 @@ describe('detaches', () => {
     'tmux new-session -d "rm keep.py"',
     'rm x & # later',
     "bash -c 'sleep 1' &",
-    'X=1 nohup ./job',
+    'X=1 nohup ./job &',
+    // nohup runs what follows it: read past it (holes8)
+    'nohup setsid ./job',
+    "nohup bash -c 'sleep 1 &'",
     'sudo setsid ./job',
     // holes7 adversary: a script handed to a shell or eval, quoted
     "bash -c '(sleep 1; rm keep.py) &'",
     'sh -c "sleep 1; rm keep.py &"',
-    "bash -lc 'nohup ./job'",
+    "bash -lc 'nohup ./job &'",
     "eval 'sleep 1 &'",
   ])('detaches: %s', (c) => {
     expect(detaches(c)).toBe(true);
@@ -56,6 +59,12 @@ describe('detaches', () => {
     'man nohup',
     "bash -c 'npm test && echo ok'",
     "sh -c 'make 2>&1'",
+    // holes8: nohup alone runs its command in the foreground (deaf to SIGHUP); only `&` detaches it
+    'nohup python server.py > log 2>&1',
+    '/usr/bin/nohup ./run.sh',
+    'X=1 nohup ./job',
+    "bash -lc 'nohup ./job'",
+    'nohup make && nohup make test',
   ])('runs in the foreground: %s', (c) => {
     expect(detaches(c)).toBe(false);
   });

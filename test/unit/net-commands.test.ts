@@ -68,4 +68,54 @@ describe('netCommand', () => {
   ])('lets through: %s', (c) => {
     expect(netCommand(c)).toBeNull();
   });
+
+  // holes8: the commands read by detached.ts's scanner (one reader); each of these the crude
+  // word split read wrong on 49a8c77
+  it.each([
+    // a line continued with a backslash is one line to the shell
+    'guard \\\nrecover',
+    'x=update-ref; git $x -d refs/guard/checkpoints/abc && guard \\\n  recover',
+    'git update-ref \\\n -d refs/guard/checkpoints/x',
+    'rm -rf .git/gu\\\nard',
+    // `>|` writes over the file (it is not a pipe)
+    'echo x >| .git/guard/journal',
+    'echo v1 >|.git/info/guard-journal-seal',
+    'echo x 1>| .git/shallow',
+    // a script handed to su (its words were read as su's own)
+    "su -c 'rm -rf .git/guard'",
+  ])('refuses what the word split missed: %s', (c) => {
+    expect(netCommand(c)).not.toBeNull();
+  });
+
+  it.each([
+    'git commit -m "docs: say when to run guard recover"',
+    "echo 'guard log --prune removes old records' >> NOTES.md",
+    "cat <<'EOF' > notes.md\nrun guard recover when\nEOF",
+    "printf '%s\\n' 'guard recover' > how.txt",
+  ])('lets through text that only names guard (the word split refused it): %s', (c) => {
+    expect(netCommand(c)).toBeNull();
+  });
+
+  it.each([
+    "watch 'guard recover'",
+    "find . -name x -exec sh -c 'guard recover' \\;",
+    "echo 'guard recover' | sh",
+    "bash <<< 'guard recover'",
+    'sh <<EOF\nguard recover\nEOF',
+    'eval "guard recover"',
+    'git commit -m "$(guard recover)"',
+    'cat > .git/guard/journal <<EOF\nx\nEOF',
+  ])('still refuses a script that runs it: %s', (c) => {
+    expect(netCommand(c)).not.toBeNull();
+  });
+
+  it('reads scripts within scripts 8 deep, and refuses unread what is nested deeper', () => {
+    const nest = (c: string, d: number) => {
+      for (let i = 0; i < d; i++) c = `bash -c ${JSON.stringify(c)}`;
+      return c;
+    };
+    expect(netCommand(nest('guard recover', 8))).toMatch(/journal again/);
+    expect(netCommand(nest('ls -la', 8))).toBeNull();
+    expect(netCommand(nest('ls -la', 9))).toMatch(/nested more than 8 deep/);
+  });
 });

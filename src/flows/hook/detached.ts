@@ -10,8 +10,8 @@ import path from 'node:path';
  *
  * Read from the command's text as the shell splits it (quotes, backslashes, comments): a `&`
  * that is a control operator (not `&&`, not a redirection's `>&`, `&>`, `<&`, nor `|&`), anywhere,
- * a subshell or a command substitution included; or a word that detaches what it runs (`nohup`,
- * `setsid`, `disown`, `daemonize`, `start-stop-daemon`; `screen -d`, `tmux ... -d`); a script
+ * a subshell or a command substitution included; or a word that detaches what it runs
+ * (`setsid`, `disown`, `daemonize`, `start-stop-daemon`; `screen -d`, `tmux ... -d`); a script
  * handed to a shell (`bash -c '...'`) or to `eval` is read the same way. A command built at run
  * time (`eval "$x"`, `bash -c "$cmd"` with `&` in a variable) is not read: its
  * after event compares what it did by then, as before. Reading too much costs one checkpoint per
@@ -33,10 +33,7 @@ function detachesText(command: string): boolean {
   if (read.amp && !(waited(read) && !WAIT_REDEFINED.test(command))) return true;
   // a shell reading its script from its input (`echo '... &' | sh`, `sh <<< '...'`): every
   // word of the line that could be a script is read as one (adv10)
-  const fed = commands.some((words) => {
-    const at = nameAt(words);
-    return at >= 0 && SHELLS.has(nameOf(words[at]!)) && readsInput(words.slice(at + 1), command);
-  });
+  const fed = commands.some((words) => shellFed(words, command));
   if (fed && commands.flat().some((w) => /[\s&]/.test(w) && w !== command && detaches(w)))
     return true;
   return commands.some(detachedWords);
@@ -238,13 +235,15 @@ const SCRIPTERS = new Set(['script', 'su', 'runuser']);
 const CONTAINERS = new Set(['docker', 'podman', 'nerdctl']);
 const STARTERS = new Set(['systemctl', 'service', 'pm2', 'forever', 'supervisorctl']);
 const STARTS = /^(start|restart|reload|try-restart|reload-or-restart|--now)$/;
-// coproc, at, batch: bash or atd runs the command after the shell returns (adv10)
+// coproc, at, batch: bash or atd runs the command after the shell returns (adv10). Not nohup:
+// it runs its command in the foreground, deaf to SIGHUP; `nohup cmd &` is detached by its `&`
+// (holes8: `nohup make` read as detached got a whole-tree checkpoint per call for 30 minutes)
 const DETACHERS = new Set(
-  ['nohup', 'setsid', 'disown', 'daemonize', 'start-stop-daemon'].concat(['coproc', 'at', 'batch']),
+  ['setsid', 'disown', 'daemonize', 'start-stop-daemon'].concat(['coproc', 'at', 'batch']),
 );
 const PREFIXES = new Set(
   ['sudo', 'doas', 'exec', 'env', 'time', 'nice', 'command', 'builtin', 'then', 'do', 'else', '!']
-    .concat(['ionice', 'stdbuf', 'timeout', 'xargs', 'npx', 'bunx', 'pnpx'])
+    .concat(['ionice', 'stdbuf', 'timeout', 'xargs', 'npx', 'bunx', 'pnpx', 'nohup'])
     // a condition's or a loop's command (`if setsid -f ...; then`, adv11)
     .concat(['if', 'elif', 'while', 'until']),
 );
@@ -276,6 +275,8 @@ const KNOWN = new Set([
 type Scan = {
   amp: boolean;
   commands: string[][];
+  /** The files its output redirections write to (`> f`, `>> f`, `>| f`, `&> f`: the net, holes8). */
+  targets: string[];
   /** The commands a background `&` at the top level ended (adv11: `a & b & wait`). */
   top: number[];
   /** A background `&` elsewhere (a subshell, a group, a substitution, a process substitution). */
@@ -287,7 +288,7 @@ type Scan = {
   tick: boolean;
 };
 function scanOf(amp: boolean, commands: string[][]): Scan {
-  return { amp, commands, top: [], inner: amp, joined: false, nest: 0, tick: false };
+  return { amp, commands, targets: [], top: [], inner: amp, joined: false, nest: 0, tick: false };
 }
 /** A here-document whose text starts at the next line: read as code (a shell's), text, or not. */
 type Doc = { delim: string; dash: boolean; read: 'code' | 'text' | 'skip' };
@@ -316,14 +317,22 @@ const MAX_DEPTH = 64;
 function scanText(s: string, body: boolean): Scan {
   const out = scanOf(false, [[]]);
   let word = '';
+  // the next word is what an output redirection writes to (`> f`, `>> f`, `>| f`, `&> f`)
+  let redirected = false;
   const end = () => {
     if (word) out.commands[out.commands.length - 1]!.push(word);
+    if (word && redirected) out.targets.push(word);
+    if (word) redirected = false;
     word = '';
   };
   // a simple command ends (`;`, `&`, `|`, a subshell's or substitution's edge, a new line)
   const cut = () => {
     end();
+    redirected = false;
     out.commands.push([]);
+  };
+  const target = (on: boolean) => {
+    redirected = on;
   };
   // '"': inside double quotes (`h`: a here-document's text); '(' and '`': a substitution (code)
   const at: Array<'"' | 'h' | '(' | '`'> = body ? ['h'] : [];
@@ -376,17 +385,24 @@ function scanText(s: string, body: boolean): Scan {
       i = nl < 0 ? s.length : nl - 1;
       continue;
     }
-    const next = operator(s, i, { out, end, cut, docs, at });
+    const next = operator(s, i, { out, end, cut, target, docs, at });
     if (next === null) word += c;
     else i = next;
   }
   end();
   return out;
 }
-type Ctx = { out: Scan; end: () => void; cut: () => void; docs: Doc[]; at: string[] };
+type Ctx = {
+  out: Scan;
+  end: () => void;
+  cut: () => void;
+  target: (on: boolean) => void;
+  docs: Doc[];
+  at: string[];
+};
 
 /** An operator at `i` in code (`&`, `;`, a here-document, a process substitution): where the reading goes on, or null for a word's character. */
-function operator(s: string, i: number, { out, end, cut, docs, at }: Ctx): number | null {
+function operator(s: string, i: number, { out, end, cut, target, docs, at }: Ctx): number | null {
   const c = s[i]!;
   if (c === '\n' && docs.length) {
     cut();
@@ -410,12 +426,14 @@ function operator(s: string, i: number, { out, end, cut, docs, at }: Ctx): numbe
     const words = out.commands[out.commands.length - 1]!;
     const name = nameOf(words[nameAt(words)] ?? words[0] ?? '');
     if (s[i - 1] === '>' || !READERS.has(name)) out.amp = out.inner = true;
+    target(false);
     // read apart, so that the command it is a word of goes on (`diff <(a) <(b)`)
     const k = closeOf(s, i, false);
     const r = scan(s.slice(i + 1, k));
     out.amp ||= r.amp;
     out.inner ||= r.amp;
     out.commands.push(...r.commands);
+    out.targets.push(...r.targets);
     return k;
   }
   const arith = c === '(' && s[i + 1] === '(' ? closeOf(s, i, true) : -1;
@@ -447,7 +465,9 @@ function operator(s: string, i: number, { out, end, cut, docs, at }: Ctx): numbe
   }
   if (/[\s<>]/.test(c)) {
     end();
-    return i;
+    if (c === '>') target(true);
+    // `>|`: a redirection that writes over the file (noclobber or not), not a pipe
+    return c === '>' && s[i + 1] === '|' ? i + 1 : i;
   }
   return null;
 }
@@ -492,6 +512,7 @@ function hereDocs(s: string, nl: number, docs: Doc[], out: Scan): number {
     out.amp ||= r.amp;
     out.inner ||= r.amp;
     out.commands.push(...r.commands);
+    out.targets.push(...r.targets);
   }
   return i - 1;
 }
@@ -558,4 +579,45 @@ function ampersand(
   // `;&` and `;;&` end a case's branch (adv10)
   if (prev === '|' || prev === ';') return 'pipe';
   return 'background';
+}
+
+/**
+ * A command as the shell reads it (the scanner above: quotes, backslashes, comments, here-documents,
+ * substitutions), for the net's refusals (net-commands.ts): each simple command's words, and the
+ * files its output redirections write to. A line continued with a backslash is one line.
+ */
+export function shellWords(command: string): { commands: string[][]; targets: string[] } {
+  const r = scan(command.replace(/\\\n/g, ''));
+  return { commands: r.commands.filter((w) => w.length > 0), targets: r.targets };
+}
+
+/**
+ * The scripts a simple command runs that are text among its words: a shell's or `su`'s `-c`
+ * script, what `eval` runs, a git alias's `!` command (`alias.r='!guard recover'`).
+ */
+export function scriptsOf(words: readonly string[]): string[] {
+  const at = nameAt([...words]);
+  const name = at < 0 ? '' : nameOf(words[at]!);
+  const rest = words.slice(at + 1);
+  const out: string[] = [];
+  // `-c x`, `-ce x`, `-c -- x` (adv11's reading)
+  const c = SHELLS.has(name) || SCRIPTERS.has(name) ? scriptAt(rest) : -1;
+  if (c >= 0) out.push(rest[c]!);
+  if (name === 'eval') out.push(rest.join(' '));
+  if (name === 'git')
+    for (const w of rest) {
+      const m = /^(?:[^=\s]*=)?!([^]*)$/.exec(w);
+      if (m) out.push(m[1]!);
+    }
+  return out;
+}
+
+/**
+ * Whether a simple command is a shell reading its script from its input (`... | sh`, `sh <<< '...'`):
+ * a shell with a script file (`sh deploy.sh`) or `-c` does not read its input (a here-string's word
+ * is among the words: `sh <<< '...'`).
+ */
+export function shellFed(words: readonly string[], command: string): boolean {
+  const at = nameAt([...words]);
+  return at >= 0 && SHELLS.has(nameOf(words[at]!)) && readsInput(words.slice(at + 1), command);
 }

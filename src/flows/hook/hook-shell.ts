@@ -22,6 +22,7 @@ import {
   backgroundMarker,
   markBackgroundOpen,
   noteAnchoredHead,
+  firstWhole,
   noteEvent,
   shellPre,
   type Indexed,
@@ -69,14 +70,21 @@ export async function shellBefore(
   { command, background, meta, now }: ShellBeforeCall,
 ): Promise<HookResult> {
   const who = { harness: e.harness, session: e.sessionId, worktree: repo.root };
-  const anchored = await anchoredHead(repo, who);
+  const [anchored, witness] = await Promise.all([
+    anchoredHead(repo, who),
+    // the session's first whole-tree step here: its link witnesses `w-` (git/session-index.ts)
+    firstWhole(repo, e.harness, e.sessionId),
+  ]);
   let stepRef = '';
   let head: string | null = null;
   // the session step goes in the checkpoint's own fast-import, and HEAD's anchor when it moved (git/session-policy.ts)
   const records = (c: { id: string; commit: string; head: string | null }) => {
-    const step = sessionCommit(repo, e, {
-      ...{ commit: c.commit, id: c.id, phase: 'pre', command, now, background },
-    });
+    const step = {
+      ...sessionCommit(repo, e, {
+        ...{ commit: c.commit, id: c.id, phase: 'pre', command, now, background },
+      }),
+      witness,
+    };
     stepRef = step.ref!;
     head = c.head;
     return [
@@ -109,8 +117,13 @@ export async function shellBefore(
 }
 
 /** A shell step in the session index: its checkpoint (`s-`) and, the session's first whole-tree one, every path's base (`w-`). */
-function noteShell(repo: Repo, e: HookEvent, phase: 'pre' | 'post', at: Indexed): Promise<void> {
-  return noteEvent(
+async function noteShell(
+  repo: Repo,
+  e: HookEvent,
+  phase: 'pre' | 'post',
+  at: Indexed,
+): Promise<void> {
+  await noteEvent(
     repo,
     {
       ...{ harness: e.harness, session: e.sessionId, worktree: repo.root, paths: null },
