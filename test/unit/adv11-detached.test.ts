@@ -26,7 +26,6 @@ describe('detaches (adv11)', () => {
     "cat <<'EOF' | sh -s\nsetsid -f sh -c 'sleep 1; rm f'\nEOF",
     "/usr/bin/sets?d -f sh -c 'sleep 1; rm f'",
     "/usr/bin/no[h]up sh -c 'sleep 1; rm f' &",
-    "/usr/bin/nohu* sh -c 'sleep 1; rm f' >/dev/null",
     "tmux new-window 'sleep 1; rm f'",
     "tmux split-window -h 'sleep 1; rm f'",
     "tmux display-popup -E 'sleep 1; rm f'",
@@ -64,7 +63,6 @@ describe('detaches (adv11)', () => {
     'cat x | while read l; do a & done; wait',
     'a & wait &',
     'a & wait; b &',
-    'nohup a & wait',
     "bash -c 'x &' & wait",
     'x=`sleep 9 &`; wait',
     'echo $(sleep 9 &) ; wait',
@@ -84,6 +82,9 @@ describe('detaches (adv11)', () => {
   });
 
   it.each([
+    // nohup runs its command in the foreground (holes8): a glob of it, and its job waited for
+    "/usr/bin/nohu* sh -c 'sleep 1; rm f' >/dev/null",
+    'nohup a & wait',
     "flock /tmp/l -c 'make test'",
     'flock /tmp/l make',
     'echo nohup',

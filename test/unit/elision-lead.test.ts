@@ -214,7 +214,10 @@ describe('placeholders: the claim rules, as properties', () => {
           'Existing handlers unchanged',
         ),
         fc.constantFrom(', ', ' but ', ' - ', ': ', '; '),
-        tail,
+        // not `Code continues: NOUN and x`: a colon then two words joined by `and` reads as a label
+        // of what follows (`// Code continues: table and x`, found by a run of 20,000; the rules
+        // before this round read it the same), a rare draw that failed CI's 200 runs at random
+        tail.filter((t) => !/^\S+ and x$/.test(t)),
         (lead, cut, words) => {
           const line = `    // ${lead}${cut}${words}`;
           expect(replacing(line, 20), line).toBe(true);

@@ -102,6 +102,8 @@ describe('netCommand', () => {
     "echo 'guard recover' | sh",
     "bash <<< 'guard recover'",
     'sh <<EOF\nguard recover\nEOF',
+    // a quoted here-document is text, unless the line feeds it to a shell (holes8 met adv11's reading)
+    "cat <<'EOF' | bash\nguard recover\nEOF",
     'eval "guard recover"',
     'git commit -m "$(guard recover)"',
     'cat > .git/guard/journal <<EOF\nx\nEOF',

@@ -588,7 +588,13 @@ function ampersand(
  */
 export function shellWords(command: string): { commands: string[][]; targets: string[] } {
   const r = scan(command.replace(/\\\n/g, ''));
-  return { commands: r.commands.filter((w) => w.length > 0), targets: r.targets };
+  // a quoted here-document's text (`<<` and the text, kept for the reading above) is text, unless
+  // the line feeds it to a shell (`cat <<'EOF' | bash`)
+  const fed = r.commands.some((w) => shellFed(w, command));
+  return {
+    commands: r.commands.filter((w) => w.length > 0 && (w[0] !== '<<' || fed)),
+    targets: r.targets,
+  };
 }
 
 /**
