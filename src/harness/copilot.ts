@@ -37,9 +37,13 @@ function anyStr(o: Obj, keys: readonly string[], where: string): string {
 
 /**
  * What Copilot tells the model when a sync `bash` runs past its initial wait (30 s by default; seen in
- * 1.0.102): the post event comes then, and the command runs on, as a background one.
+ * 1.0.102): the post event comes then, and the command runs on, as a background one. On a line of
+ * its own, after whatever the command printed by then ("it returns partial output and continues
+ * running", 1.0.102's own words: adv12); but not in a text that ends as a finished command's does
+ * (its output, then Copilot's `<shellId: N completed ...>`), where the line is the command's output.
  */
-const STILL_RUNNING = /^\s*<command with shellId: [^\s>]+ is still running after/;
+const STILL_RUNNING = /(^|\n)\s*<command with shellId: [^\s>]+ is still running after/;
+const COMPLETED = /\n?<shellId: [^\s>]+ completed with exit code -?\d+>\s*$/;
 
 function action(tool: string, args: Obj | string, result: unknown): Action {
   if (typeof args === 'string') {
@@ -112,7 +116,7 @@ function action(tool: string, args: Obj | string, result: unknown): Action {
 function stillRunning(result: unknown): boolean {
   if (typeof result !== 'object' || result === null) return false;
   const text = (result as Obj).textResultForLlm ?? (result as Obj).text_result_for_llm;
-  return typeof text === 'string' && STILL_RUNNING.test(text);
+  return typeof text === 'string' && STILL_RUNNING.test(text) && !COMPLETED.test(text);
 }
 
 /** toolArgs as it came: an object, the raw patch text, or (older builds) a JSON object in a string. */
