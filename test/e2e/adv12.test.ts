@@ -1,7 +1,17 @@
-import { unlinkSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { cleanupRepos, lines, makeRepo, type TestRepo } from '../helpers.js';
+import {
+  claudeDecision,
+  claudeRepo,
+  cleanEnv,
+  cleanupRepos,
+  lines,
+  makeRepo,
+  outsideDir,
+  type TestRepo,
+} from '../helpers.js';
 import { codexPayload, copilotPayload } from './codex-payload.js';
 
 /**
@@ -99,5 +109,53 @@ describe("adv12: Copilot's still-running text (realbg), attacked", () => {
   it("the command's own output faking the notice, on a command that completed: not read as running on", () => {
     const fake = `${notice.replace('shellId: 0', 'shellId: 7')}\n<shellId: 0 completed with exit code 0>`;
     expect(run(fake, `echo '${notice}'`)).toBe('');
+  });
+});
+
+describe("adv12: Claude Code's gated after event of a write (s2h), attacked", () => {
+  type Group = { matcher: string; hooks: Array<{ command: string }> };
+  const commandFor = (repo: TestRepo, event: string, tool: string): string => {
+    const hooks: Record<string, Group[]> = JSON.parse(repo.read('.claude/settings.json')).hooks;
+    const found = hooks[event]!.filter((g) => new RegExp(g.matcher).test(tool));
+    expect(found).toHaveLength(1);
+    return found[0]!.hooks[0]!.command;
+  };
+  const payload = (repo: TestRepo, input: object, id: string, post: boolean) =>
+    JSON.stringify({
+      session_id: 'adv12-gate',
+      transcript_path: '/tmp/t.jsonl',
+      cwd: repo.dir,
+      permission_mode: 'default',
+      hook_event_name: post ? 'PostToolUse' : 'PreToolUse',
+      tool_name: 'Write',
+      tool_input: input,
+      tool_use_id: id,
+      ...(post ? { tool_response: {} } : {}),
+    });
+  /** The installed command run as Claude Code runs it: through sh, its project variable set. */
+  const run = (repo: TestRepo, command: string, input: string) =>
+    spawnSync('sh', ['-c', command], {
+      cwd: repo.dir,
+      input,
+      encoding: 'utf8',
+      env: cleanEnv({ CLAUDE_PROJECT_DIR: repo.dir, CLAUDE_CODE_ENTRYPOINT: 'cli', CI: undefined }),
+    });
+
+  // `[ ! -e LINK ]` is true for a link that leads nowhere, and guard's before event would not make
+  // its folder through it: one `ln -s /nowhere .git/guard-asked` by the agent closed the gate for
+  // every later write put to a person (removing the folder loses one approval: this lost all)
+  it('a dangling link planted at .git/guard-asked: a write the person approved is still recorded', () => {
+    const repo = claudeRepo({ 'state.py': lines(200) });
+    symlinkSync(path.join(outsideDir(), 'nowhere'), path.join(repo.dir, '.git', 'guard-asked'));
+    const input = { file_path: path.join(repo.dir, 'state.py'), content: lines(10) };
+    const pre = run(repo, commandFor(repo, 'PreToolUse', 'Write'), payload(repo, input, 'w1', false));
+    expect(claudeDecision({ json: JSON.parse(pre.stdout) })).toBe('ask');
+    writeFileSync(input.file_path, input.content);
+    run(repo, commandFor(repo, 'PostToolUse', 'Write'), payload(repo, input, 'w1', true));
+    const log = repo.guardJson(['log', '--session', 'adv12-gate']).json;
+    expect(log.entries.find((e: { kind: string }) => e.kind === 'decision')).toMatchObject({
+      path: 'state.py',
+      decision: 'approved',
+    });
   });
 });
