@@ -159,3 +159,19 @@ describe("adv12: Claude Code's gated after event of a write (s2h), attacked", ()
     });
   });
 });
+
+describe('adv12: held (run so that a change that opens them fails)', () => {
+  // the gate put before the shells' after event (a command's losses would go untold), or the two
+  // after groups' matchers swapped: the net's entries differ from what init wrote
+  it.each(['gate on the shells', 'matchers swapped'])('claude settings: %s', (how) => {
+    const repo = claudeRepo({ 'app.py': lines(20) });
+    const s = JSON.parse(repo.read('.claude/settings.json'));
+    const [shells, writes] = s.hooks.PostToolUse.slice(-2);
+    if (how === 'gate on the shells') shells.hooks[0].command = writes.hooks[0].command;
+    else [shells.matcher, writes.matcher] = [writes.matcher, shells.matcher];
+    repo.write('.claude/settings.json', JSON.stringify(s, null, 2));
+    expect(repo.guardJson(['doctor']).json.checks).toContainEqual(
+      expect.objectContaining({ id: 'integrity:agent', severity: 'error' }),
+    );
+  });
+});
