@@ -175,6 +175,23 @@ describe("adv12: Claude Code's gated after event of a write (s2h), attacked", ()
 });
 
 describe('adv12: held (run so that a change that opens them fails)', () => {
+  // three background commands open, two files taken: each told once, at the next call, none never
+  it('codex: three background commands open, two files lost: each told once, then the call runs', () => {
+    const repo = makeRepo({ 'keep.py': lines(300), 'state.py': lines(200), 'x.py': 'x\n' });
+    for (const [i, f] of ['a.py', 'b.py', 'c.py'].entries()) {
+      const command = `(sleep 3; rm ${f}) > /dev/null 2>&1 &`;
+      codex(repo, 'PreToolUse', 'Bash', { command }, `b${i}`);
+      codex(repo, 'PostToolUse', 'Bash', { command }, `b${i}`);
+    }
+    unlinkSync(path.join(repo.dir, 'keep.py'));
+    unlinkSync(path.join(repo.dir, 'state.py'));
+    const r = codex(repo, 'PreToolUse', 'apply_patch', patch, 'p1');
+    const why: string = r.json?.hookSpecificOutput?.permissionDecisionReason ?? '';
+    expect(why.match(/keep\.py was deleted/g), why).toHaveLength(1);
+    expect(why.match(/state\.py was deleted/g), why).toHaveLength(1);
+    expect(codex(repo, 'PreToolUse', 'apply_patch', patch, 'p1').json).toBeNull();
+  });
+
   // the gate put before the shells' after event (a command's losses would go untold), or the two
   // after groups' matchers swapped: the net's entries differ from what init wrote
   it.each(['gate on the shells', 'matchers swapped'])('claude settings: %s', (how) => {
