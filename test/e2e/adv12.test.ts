@@ -62,7 +62,7 @@ describe("adv12: adv11's `wait` exemption (a & b & wait), attacked", () => {
   // still miss the ones that do it from a program.
   it.fails.each([
     '(sleep 1; rm keep.py) > /dev/null 2>&1 & kill $$ & wait',
-    "trap : USR1; (sleep 1; rm keep.py) > /dev/null 2>&1 & kill -USR1 $$ & wait; true",
+    'trap : USR1; (sleep 1; rm keep.py) > /dev/null 2>&1 & kill -USR1 $$ & wait; true',
   ])('codex: a job that ends the shell before its wait: %s', (command) => {
     expect(codexRun(command)).toContain('keep.py');
   });
@@ -162,7 +162,11 @@ describe("adv12: Claude Code's gated after event of a write (s2h), attacked", ()
     const repo = claudeRepo({ 'state.py': lines(200) });
     symlinkSync(path.join(outsideDir(), 'nowhere'), path.join(repo.dir, '.git', 'guard-asked'));
     const input = { file_path: path.join(repo.dir, 'state.py'), content: lines(10) };
-    const pre = run(repo, commandFor(repo, 'PreToolUse', 'Write'), payload(repo, input, 'w1', false));
+    const pre = run(
+      repo,
+      commandFor(repo, 'PreToolUse', 'Write'),
+      payload(repo, input, 'w1', false),
+    );
     expect(claudeDecision({ json: JSON.parse(pre.stdout) })).toBe('ask');
     writeFileSync(input.file_path, input.content);
     run(repo, commandFor(repo, 'PostToolUse', 'Write'), payload(repo, input, 'w1', true));
