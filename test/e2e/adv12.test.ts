@@ -50,19 +50,23 @@ describe("adv12: adv11's `wait` exemption (a & b & wait), attacked", () => {
     "eval 'wai''t() { :; }'; (sleep 1; rm keep.py) > /dev/null 2>&1 & wait",
     "printf 'wai%s() { :; }' t > /tmp/adv12-w.sh; . /tmp/adv12-w.sh; (sleep 1; rm keep.py) & wait",
     'source ./wait-helpers.sh; (sleep 1; rm keep.py) & wait',
+    // a DEBUG trap runs before each command in this shell (bash: returned in 4 ms, the job ran on)
+    "trap 'wai''t() { :; }' DEBUG; (sleep 1; rm keep.py) > /dev/null 2>&1 & wait",
+    // `.` after a keyword (it was read as an option's value there)
+    'if true; then . ./wait-helpers.sh; fi; (sleep 1; rm keep.py) & wait',
   ])('codex: wait redefined by code run before it: %s', (command) => {
     expect(codexRun(command)).toContain('keep.py');
   });
 
   // A job that ends the shell before its `wait` returns leaves the others running: `sleep 37 &
-  // kill $$ & wait` returned in 5 ms (exit 143), and with `trap : USR1; ... kill -USR1 $$ & wait;
-  // true` with exit 0. Which job ends the shell cannot be read from the text (a script's own
-  // `kill $PPID`, python's os.kill, an npm script): the exemption trusts every job to let the
-  // shell reach its wait. Pinned, not fixed: reading every job that signals as detached would
-  // still miss the ones that do it from a program.
+  // kill $$ & wait` returned in 5 ms (exit 143), the job ran on. Which job ends the shell cannot
+  // be read from the text (a script's own `kill $PPID`, python's os.kill, an npm script): the
+  // exemption trusts every job to let the shell reach its wait. Pinned, not fixed: reading every
+  // job that signals as detached would still miss the ones that do it from a program. (`trap :
+  // USR1; ... kill -USR1 $$ & wait; true`, exit 0, is read as detached now, for its trap.)
   it.fails.each([
     '(sleep 1; rm keep.py) > /dev/null 2>&1 & kill $$ & wait',
-    'trap : USR1; (sleep 1; rm keep.py) > /dev/null 2>&1 & kill -USR1 $$ & wait; true',
+    '(sleep 1; rm keep.py) > /dev/null 2>&1 & kill -KILL $$ & wait',
   ])('codex: a job that ends the shell before its wait: %s', (command) => {
     expect(codexRun(command)).toContain('keep.py');
   });
