@@ -55,6 +55,9 @@ export function markAsked(projectDir: string, session: string, toolCall: string,
   // (an after event may remove the empty folder between the mkdir and the write: once more then)
   for (let i = 0; i < 3; i++) {
     try {
+      // a link or a file planted at its name: taken away (never followed). A link that leads
+      // nowhere would otherwise close the installed test for good (`[ ! -e LINK ]`: adv12)
+      if (lstatSync(dir, { throwIfNoEntry: false })?.isDirectory() === false) unlinkSync(dir);
       mkdirSync(dir, { recursive: true });
       if (!ownFolder(dir)) return;
       writeFileSync(path.join(dir, markName(session, toolCall)), text);

@@ -37,9 +37,16 @@ function anyStr(o: Obj, keys: readonly string[], where: string): string {
 
 /**
  * What Copilot tells the model when a sync `bash` runs past its initial wait (30 s by default; seen in
- * 1.0.102): the post event comes then, and the command runs on, as a background one.
+ * 1.0.102): the post event comes then, and the command runs on, as a background one. Seen alone (no
+ * output yet); with output, 1.0.102 "returns partial output and continues running" (its own words),
+ * in an order not seen: so the notice is read at the text's start, or on a line of its own in a text
+ * that does not end as a finished command's does (its output, then `<shellId: N completed ...>`),
+ * where such a line is the command's own output (adv12). A finished command whose output opens with
+ * the notice is still read as running on: a cost (its call kept open), never a loss untold.
  */
 const STILL_RUNNING = /^\s*<command with shellId: [^\s>]+ is still running after/;
+const STILL_RUNNING_LINE = /\n\s*<command with shellId: [^\s>]+ is still running after/;
+const COMPLETED = /\n?<shellId: [^\s>]+ completed with exit code -?\d+>\s*$/;
 
 function action(tool: string, args: Obj | string, result: unknown): Action {
   if (typeof args === 'string') {
@@ -112,7 +119,8 @@ function action(tool: string, args: Obj | string, result: unknown): Action {
 function stillRunning(result: unknown): boolean {
   if (typeof result !== 'object' || result === null) return false;
   const text = (result as Obj).textResultForLlm ?? (result as Obj).text_result_for_llm;
-  return typeof text === 'string' && STILL_RUNNING.test(text);
+  if (typeof text !== 'string') return false;
+  return STILL_RUNNING.test(text) || (STILL_RUNNING_LINE.test(text) && !COMPLETED.test(text));
 }
 
 /** toolArgs as it came: an object, the raw patch text, or (older builds) a JSON object in a string. */

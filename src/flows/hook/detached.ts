@@ -47,8 +47,25 @@ function detachesText(command: string): boolean {
  */
 /** `wait` made something else in the command itself: a function of that name, `enable -n`, an alias. */
 const WAIT_REDEFINED = /\bwait\s*\(\s*\)|\bfunction\s+wait\b|(^|[\s;&|({])(enable|alias|shopt)\b/;
+/**
+ * ... or by code the command runs from a string or a file, which the text does not show (adv12:
+ * `eval 'wai''t() { :; }'`, `. ./x.sh`, `trap 'wai''t() { :; }' DEBUG`): such a word as a command's
+ * name, after a keyword, or (but `.`) anywhere in it. Over-reading costs checkpoints, never a refusal.
+ */
+const CODE_RUNNERS = new Set(['eval', 'source', '.', 'trap']);
+function runsCode(words: string[]): boolean {
+  const at = nameAt(words);
+  if (at >= 0 && CODE_RUNNERS.has(nameOf(words[at]!))) return true;
+  return words.some((w, i) =>
+    w === '.'
+      ? i === 0 || /^(then|do|else|!|\{|command|builtin)$/.test(words[i - 1]!)
+      : CODE_RUNNERS.has(w),
+  );
+}
 function waited(r: Scan): boolean {
   if (r.inner || r.joined || r.top.length === 0) return false;
+  // code run from elsewhere may make `wait` a function (adv12: `eval 'wai''t() { :; }'`, `. ./x.sh`)
+  if (r.commands.some(runsCode)) return false;
   const jobs = new Set(r.top);
   for (let k = r.top[0]!; k < r.commands.length; k++) {
     const w = r.commands[k]!;
