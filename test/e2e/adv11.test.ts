@@ -20,6 +20,7 @@ import {
   type TestRepo,
 } from '../helpers.js';
 import { codex, codexRun, hook } from './codex-payload.js';
+import { geminiCalls } from './gemini-calls.js';
 
 /**
  * adv11 (docs/reliability/adv11.md): the newest doors attacked through the real door: `guard hook
@@ -81,39 +82,9 @@ describe('adv11: detaching spellings adv10 did not read, told at the next call',
   );
 });
 
-const g = (repo: TestRepo, event: string, tool: string, input: object, session = 'g1') =>
-  hook(repo, 'gemini', {
-    session_id: session,
-    cwd: repo.dir,
-    hook_event_name: event,
-    tool_name: tool,
-    tool_input: input,
-    ...(event === 'AfterTool' ? { tool_response: {} } : {}),
-  });
-const denied = (r: { json: any }) => r.json?.decision === 'deny';
-const why = (r: { json: any }): string => r.json?.reason ?? '';
+const { g, denied, why, startBackground, write, other } = geminiCalls();
 
 describe("adv11: a write's result kept while a background command is open (holes7), attacked", () => {
-  function startBackground(repo: TestRepo, command: string, session = 'g1') {
-    const bg = { command, is_background: true };
-    expect(denied(g(repo, 'BeforeTool', 'run_shell_command', bg, session))).toBe(false);
-    g(repo, 'AfterTool', 'run_shell_command', bg, session);
-  }
-  /** The write_file call allowed, then the harness writes it. */
-  function write(repo: TestRepo, rel: string, content: string, session = 'g1') {
-    const r = g(
-      repo,
-      'BeforeTool',
-      'write_file',
-      { file_path: path.join(repo.dir, rel), content },
-      session,
-    );
-    if (denied(r)) throw new Error(`the write itself was refused: ${why(r)}`);
-    repo.write(rel, content);
-  }
-  const other = (repo: TestRepo, n = 'other.py') =>
-    g(repo, 'BeforeTool', 'write_file', { file_path: path.join(repo.dir, n), content: 'y = 2\n' });
-
   it("the session's background marker set to an old time by its own shell: the command's later loss is still told", () => {
     const repo = makeRepo({ 'keep.py': lines(300) });
     startBackground(repo, 'sleep 5; rm keep.py');

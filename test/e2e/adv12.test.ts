@@ -12,7 +12,7 @@ import {
   outsideDir,
   type TestRepo,
 } from '../helpers.js';
-import { codexPayload, copilotPayload } from './codex-payload.js';
+import { codex, codexRun, copilotPayload, patch } from './codex-payload.js';
 
 /**
  * adv12 (docs/reliability/adv12.md): the doors merged last (s2h's gated after event of Claude
@@ -23,24 +23,6 @@ import { codexPayload, copilotPayload } from './codex-payload.js';
  * shell returned at once and its job ran on).
  */
 afterAll(cleanupRepos);
-
-function codex(repo: TestRepo, event: string, tool: string, input: object, id: string) {
-  const r = repo.guard(['hook', 'codex'], {
-    input: JSON.stringify(codexPayload(repo, event, tool, input, id)),
-  });
-  return { ...r, json: r.stdout.trim() ? JSON.parse(r.stdout) : null };
-}
-const patch = { command: '*** Begin Patch\n*** Add File: n.py\n+n = 1\n*** End Patch\n' };
-
-/** Codex runs `command` (both events), the job it left deletes keep.py, then the next call: what it says. */
-function codexRun(command: string): string {
-  const repo = makeRepo({ 'keep.py': lines(300) });
-  codex(repo, 'PreToolUse', 'Bash', { command }, 'b1');
-  codex(repo, 'PostToolUse', 'Bash', { command }, 'b1');
-  unlinkSync(path.join(repo.dir, 'keep.py'));
-  const r = codex(repo, 'PreToolUse', 'apply_patch', patch, 'p1');
-  return r.json?.hookSpecificOutput?.permissionDecisionReason ?? '';
-}
 
 describe("adv12: adv11's `wait` exemption (a & b & wait), attacked", () => {
   // `wait` made a function by code the command runs (eval, source, .): the raw text never says

@@ -4,6 +4,7 @@ import { spawn } from 'node:child_process';
 import { afterAll, describe, expect, it } from 'vitest';
 import { CLI, cleanEnv, cleanupRepos, lines, makeRepo, type TestRepo } from '../helpers.js';
 import { codexPayload } from './codex-payload.js';
+import { geminiCalls } from './gemini-calls.js';
 
 /**
  * holes7 (docs/reliability/holes7.md): adv8's open holes closed, then attacked. Through the real
@@ -15,24 +16,7 @@ afterAll(cleanupRepos);
 /** Set by a test that runs with one ref per step (GUARD_SESSION_CHAIN=0), as before chains. */
 let extraEnv: Record<string, string> = {};
 
-function hook(repo: TestRepo, harness: string, payload: object) {
-  const r = repo.guard(['hook', harness], {
-    input: JSON.stringify(payload),
-    env: { GEMINI_PROJECT_DIR: repo.dir, CLAUDE_PROJECT_DIR: repo.dir, ...extraEnv },
-  });
-  return { ...r, json: r.stdout.trim() ? JSON.parse(r.stdout) : null };
-}
-const g = (repo: TestRepo, event: string, tool: string, input: object, session = 'g1') =>
-  hook(repo, 'gemini', {
-    session_id: session,
-    cwd: repo.dir,
-    hook_event_name: event,
-    tool_name: tool,
-    tool_input: input,
-    ...(event === 'AfterTool' ? { tool_response: {} } : {}),
-  });
-const denied = (r: { json: any }) => r.json?.decision === 'deny';
-const why = (r: { json: any }): string => r.json?.reason ?? '';
+const { hook, g, denied, why, startBackground, write, other } = geminiCalls(() => extraEnv);
 
 /** A foreground shell call: BeforeTool, the command's work (done by the test), AfterTool. */
 function shell(repo: TestRepo, command: string, work: () => void, session = 'g1') {
@@ -112,26 +96,6 @@ describe('guard rewind: ignored files the session took (kept beside the checkpoi
 });
 
 describe("a background command takes back what the session's own write left (no after event on writes)", () => {
-  function startBackground(repo: TestRepo, command: string, session = 'g1') {
-    const bg = { command, is_background: true };
-    expect(denied(g(repo, 'BeforeTool', 'run_shell_command', bg, session))).toBe(false);
-    g(repo, 'AfterTool', 'run_shell_command', bg, session);
-  }
-  /** The write_file call allowed, then the harness writes it. */
-  function write(repo: TestRepo, rel: string, content: string, session = 'g1') {
-    const r = g(
-      repo,
-      'BeforeTool',
-      'write_file',
-      { file_path: path.join(repo.dir, rel), content },
-      session,
-    );
-    if (denied(r)) throw new Error(`the write itself was refused: ${why(r)}`);
-    repo.write(rel, content);
-  }
-  const other = (repo: TestRepo, n = 'other.py') =>
-    g(repo, 'BeforeTool', 'write_file', { file_path: path.join(repo.dir, n), content: 'y = 2\n' });
-
   it('told once, and the restore it names brings back what the write left (a name with a space and unicode)', () => {
     const rel = 'src/my file é.py';
     const repo = makeRepo({ [rel]: lines(300) });
