@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import {
   existsSync,
   readFileSync,
@@ -10,17 +9,9 @@ import {
 } from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import {
-  CLI,
-  cleanEnv,
-  cleanupRepos,
-  lines,
-  makeRepo,
-  outsideDir,
-  type TestRepo,
-} from '../helpers.js';
+import { cleanupRepos, lines, makeRepo, outsideDir, type TestRepo } from '../helpers.js';
 import { codex, codexRun, hook } from './codex-payload.js';
-import { geminiCalls } from './gemini-calls.js';
+import { geminiCalls, hookAsync } from './gemini-calls.js';
 
 /**
  * adv11 (docs/reliability/adv11.md): the newest doors attacked through the real door: `guard hook
@@ -99,19 +90,6 @@ describe("adv11: a write's result kept while a background command is open (holes
     const next = other(repo);
     expect(why(next)).toContain('keep.py');
   });
-
-  function hookAsync(repo: TestRepo, payload: object): Promise<{ code: number; out: string }> {
-    return new Promise((resolve) => {
-      const p = spawn(process.execPath, [CLI, 'hook', 'gemini'], {
-        cwd: repo.dir,
-        env: cleanEnv({ GEMINI_PROJECT_DIR: repo.dir }),
-      });
-      let out = '';
-      p.stdout.on('data', (d) => (out += d));
-      p.on('close', (code) => resolve({ code: code ?? -1, out }));
-      p.stdin.end(JSON.stringify(payload));
-    });
-  }
 
   it.each([
     ['a new file of 300 lines', 'new.py', '', () => {}],

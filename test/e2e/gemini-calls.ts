@@ -1,6 +1,7 @@
+import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { expect } from 'vitest';
-import type { TestRepo } from '../helpers.js';
+import { CLI, cleanEnv, type TestRepo } from '../helpers.js';
 
 /**
  * Gemini CLI's tool calls through `guard hook gemini` as its own process (HARNESSES.md's payloads),
@@ -48,4 +49,18 @@ export function geminiCalls(env: () => Record<string, string> = () => ({})) {
   const other = (repo: TestRepo, n = 'other.py') =>
     g(repo, 'BeforeTool', 'write_file', { file_path: path.join(repo.dir, n), content: 'y = 2\n' });
   return { hook, g, denied, why, startBackground, write, other };
+}
+
+/** `guard hook gemini` as its own process, not waited for (calls at once): its exit and output. */
+export function hookAsync(repo: TestRepo, payload: object): Promise<{ code: number; out: string }> {
+  return new Promise((resolve) => {
+    const p = spawn(process.execPath, [CLI, 'hook', 'gemini'], {
+      cwd: repo.dir,
+      env: cleanEnv({ GEMINI_PROJECT_DIR: repo.dir }),
+    });
+    let out = '';
+    p.stdout.on('data', (d) => (out += d));
+    p.on('close', (code) => resolve({ code: code ?? -1, out }));
+    p.stdin.end(JSON.stringify(payload));
+  });
 }

@@ -1,10 +1,9 @@
 import { existsSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { spawn } from 'node:child_process';
 import { afterAll, describe, expect, it } from 'vitest';
-import { CLI, cleanEnv, cleanupRepos, lines, makeRepo, type TestRepo } from '../helpers.js';
+import { cleanupRepos, lines, makeRepo, type TestRepo } from '../helpers.js';
 import { codexPayload } from './codex-payload.js';
-import { geminiCalls } from './gemini-calls.js';
+import { geminiCalls, hookAsync } from './gemini-calls.js';
 
 /**
  * holes7 (docs/reliability/holes7.md): adv8's open holes closed, then attacked. Through the real
@@ -319,19 +318,6 @@ describe('holes7 adversary, not of this change: the same for a tracked folder', 
 });
 
 describe('holes7 adversary: two writes of the session at once while a background command is open', () => {
-  function hookAsync(repo: TestRepo, payload: object): Promise<{ code: number; out: string }> {
-    return new Promise((resolve) => {
-      const p = spawn(process.execPath, [CLI, 'hook', 'gemini'], {
-        cwd: repo.dir,
-        env: cleanEnv({ GEMINI_PROJECT_DIR: repo.dir }),
-      });
-      let out = '';
-      p.stdout.on('data', (d) => (out += d));
-      p.on('close', (code) => resolve({ code: code ?? -1, out }));
-      p.stdin.end(JSON.stringify(payload));
-    });
-  }
-
   it('both results are kept (the chain raced), and both files taken back are told', async () => {
     const repo = makeRepo({ 'a.py': lines(300, 'a'), 'b.py': lines(300, 'b') });
     const bg = { command: 'sleep 1; git checkout -- .', is_background: true };
