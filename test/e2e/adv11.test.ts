@@ -63,14 +63,9 @@ describe('adv11: detaching spellings adv10 did not read, told at the next call',
     expect(codexRun(command)).toBe('');
   });
 
-  // `a & b & wait` waits for both: nothing runs past the shell's return, yet the call was read as
-  // detached (30 minutes of whole-tree checkpoints, a person's deletion told as the command's)
-  it.each(['npm run lint & npm run test & wait', 'for f in a b; do gzip "$f" & done; wait'])(
-    'codex, not a detach: parallel jobs the command waits for: %s',
-    (command) => {
-      expect(codexRun(command)).toBe('');
-    },
-  );
+  // adv11 read `a & b & wait` as not detached (30 minutes of whole-tree checkpoints saved); adv12
+  // found jobs that end the shell before its wait (`kill $$`), which the text cannot tell, so every
+  // background `&` is read as detached again (test/e2e/adv12.test.ts)
 });
 
 const { g, denied, why, startBackground, write, other } = geminiCalls();

@@ -40,23 +40,22 @@ describe("adv12: adv11's `wait` exemption (a & b & wait), attacked", () => {
     expect(codexRun(command)).toContain('keep.py');
   });
 
-  // A job that ends the shell before its `wait` returns leaves the others running: `sleep 37 &
-  // kill $$ & wait` returned in 5 ms (exit 143), the job ran on. Which job ends the shell cannot
-  // be read from the text (a script's own `kill $PPID`, python's os.kill, an npm script): the
-  // exemption trusts every job to let the shell reach its wait. Pinned, not fixed: reading every
-  // job that signals as detached would still miss the ones that do it from a program. (`trap :
-  // USR1; ... kill -USR1 $$ & wait; true`, exit 0, is read as detached now, for its trap.)
-  it.fails.each([
+  // was a hole while adv11's exemption stood: the shell exits at once (`kill $$`, exit 143), the
+  // job runs on. Which job ends the shell cannot be read from the text (a script's own `kill
+  // $PPID`, python's os.kill), so the exemption is gone: every background `&` is read as detached,
+  // a wait after it or not (the price: checkpoints for 30 minutes, never a refusal)
+  it.each([
     '(sleep 1; rm keep.py) > /dev/null 2>&1 & kill $$ & wait',
     '(sleep 1; rm keep.py) > /dev/null 2>&1 & kill -KILL $$ & wait',
   ])('codex: a job that ends the shell before its wait: %s', (command) => {
     expect(codexRun(command)).toContain('keep.py');
   });
 
+  // what the exemption let through is read as detached again: a later loss is told as the command's
   it.each(['npm run lint & npm run test & wait', 'cp a.txt . & cp b.txt . & wait'])(
-    'codex, still not a detach: %s',
+    'codex, jobs waited for, still read as open: %s',
     (command) => {
-      expect(codexRun(command)).toBe('');
+      expect(codexRun(command)).toContain('keep.py');
     },
   );
 });

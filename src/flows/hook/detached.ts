@@ -30,49 +30,16 @@ export function detaches(command: string): boolean {
 function detachesText(command: string): boolean {
   const read = scan(command.replace(/\\\n/g, ''));
   const { commands } = read;
-  if (read.amp && !(waited(read) && !WAIT_REDEFINED.test(command))) return true;
+  // any background `&`, even with a `wait` after it: what the shell waits for cannot be read from
+  // the text (a job that kills the shell, `wait` made a function by code run from elsewhere: adv11,
+  // adv12), and reading too much costs checkpoints, never a refusal
+  if (read.amp) return true;
   // a shell reading its script from its input (`echo '... &' | sh`, `sh <<< '...'`): every
   // word of the line that could be a script is read as one (adv10)
   const fed = commands.some((words) => shellFed(words, command));
   if (fed && commands.flat().some((w) => /[\s&]/.test(w) && w !== command && detaches(w)))
     return true;
   return commands.some(detachedWords);
-}
-
-/**
- * Whether every background `&` is at the top level and a bare `wait` follows the last one, with
- * only other such jobs (or a loop's or a condition's end) between the first and it, no pipe,
- * `&&` or `||` anywhere: the shell waits for them all (adv11: `npm run lint & npm run test &
- * wait` was read as detached). A job detached another way is read as such (nohup, setsid, ...).
- */
-/** `wait` made something else in the command itself: a function of that name, `enable -n`, an alias. */
-const WAIT_REDEFINED = /\bwait\s*\(\s*\)|\bfunction\s+wait\b|(^|[\s;&|({])(enable|alias|shopt)\b/;
-/**
- * ... or by code the command runs from a string or a file, which the text does not show (adv12:
- * `eval 'wai''t() { :; }'`, `. ./x.sh`, `trap 'wai''t() { :; }' DEBUG`): such a word as a command's
- * name, after a keyword, or (but `.`) anywhere in it. Over-reading costs checkpoints, never a refusal.
- */
-const CODE_RUNNERS = new Set(['eval', 'source', '.', 'trap']);
-function runsCode(words: string[]): boolean {
-  const at = nameAt(words);
-  if (at >= 0 && CODE_RUNNERS.has(nameOf(words[at]!))) return true;
-  return words.some((w, i) =>
-    w === '.'
-      ? i === 0 || /^(then|do|else|!|\{|command|builtin)$/.test(words[i - 1]!)
-      : CODE_RUNNERS.has(w),
-  );
-}
-function waited(r: Scan): boolean {
-  if (r.inner || r.joined || r.top.length === 0) return false;
-  // code run from elsewhere may make `wait` a function (adv12: `eval 'wai''t() { :; }'`, `. ./x.sh`)
-  if (r.commands.some(runsCode)) return false;
-  const jobs = new Set(r.top);
-  for (let k = r.top[0]!; k < r.commands.length; k++) {
-    const w = r.commands[k]!;
-    if (w.length === 0 || jobs.has(k) || /^(done|fi|esac)$/.test(w.join(' '))) continue;
-    return w.join(' ') === 'wait' && k > r.top[r.top.length - 1]!;
-  }
-  return false;
 }
 
 /** Whether one simple command's words detach what it runs. */
@@ -294,18 +261,9 @@ type Scan = {
   commands: string[][];
   /** The files its output redirections write to (`> f`, `>> f`, `>| f`, `&> f`: the net, holes8). */
   targets: string[];
-  /** The commands a background `&` at the top level ended (adv11: `a & b & wait`). */
-  top: number[];
-  /** A background `&` elsewhere (a subshell, a group, a substitution, a process substitution). */
-  inner: boolean;
-  /** A pipe, `&&` or `||` (a `wait` after them may not run, or not be this shell's). */
-  joined: boolean;
-  /** Open `(` and `{` at the top level, and whether a backquote is open. */
-  nest: number;
-  tick: boolean;
 };
 function scanOf(amp: boolean, commands: string[][]): Scan {
-  return { amp, commands, targets: [], top: [], inner: amp, joined: false, nest: 0, tick: false };
+  return { amp, commands, targets: [] };
 }
 /** A here-document whose text starts at the next line: read as code (a shell's), text, or not. */
 type Doc = { delim: string; dash: boolean; read: 'code' | 'text' | 'skip' };
@@ -423,8 +381,6 @@ function operator(s: string, i: number, { out, end, cut, target, docs, at }: Ctx
   const c = s[i]!;
   if (c === '\n' && docs.length) {
     cut();
-    // (a here-document's words are data: a line `wait` in one is no wait, so no job is read as waited)
-    out.joined = true;
     return hereDocs(s, i, docs.splice(0), out);
   }
   if (c === '<' && s[i + 1] === '<' && s[i + 2] !== '<' && s[i - 1] !== '<') {
@@ -442,13 +398,12 @@ function operator(s: string, i: number, { out, end, cut, target, docs, at }: Ctx
     // a process substitution: bash does not wait for it (adv10), unless what reads it reads to its end
     const words = out.commands[out.commands.length - 1]!;
     const name = nameOf(words[nameAt(words)] ?? words[0] ?? '');
-    if (s[i - 1] === '>' || !READERS.has(name)) out.amp = out.inner = true;
+    if (s[i - 1] === '>' || !READERS.has(name)) out.amp = true;
     target(false);
     // read apart, so that the command it is a word of goes on (`diff <(a) <(b)`)
     const k = closeOf(s, i, false);
     const r = scan(s.slice(i + 1, k));
     out.amp ||= r.amp;
-    out.inner ||= r.amp;
     out.commands.push(...r.commands);
     out.targets.push(...r.targets);
     return k;
@@ -463,20 +418,12 @@ function operator(s: string, i: number, { out, end, cut, target, docs, at }: Ctx
     const op = ampersand(s[i - 1], s[i + 1]);
     if (op === 'redirect') end();
     else cut();
-    if (op === 'background') {
-      out.amp = true;
-      if (out.nest > 0 || out.tick || at.length > 0) out.inner = true;
-      else out.top.push(out.commands.length - 2);
-    } else if (op !== 'redirect') out.joined = true;
+    if (op === 'background') out.amp = true;
     return op === 'and' ? i + 1 : i;
   }
   if (/[;|()`{}\n]/.test(c)) {
     // a subshell inside a substitution: its `)` is not the substitution's
     if (c === '(' && at.length) at.push('(');
-    if (c === '|') out.joined = true;
-    if (!at.length && /[({]/.test(c)) out.nest++;
-    if (!at.length && /[)}]/.test(c)) out.nest = Math.max(0, out.nest - 1);
-    if (!at.length && c === '`') out.tick = !out.tick;
     cut();
     return i;
   }
@@ -527,7 +474,6 @@ function hereDocs(s: string, nl: number, docs: Doc[], out: Scan): number {
     }
     const r = scan(text.join('\n'), doc.read === 'text');
     out.amp ||= r.amp;
-    out.inner ||= r.amp;
     out.commands.push(...r.commands);
     out.targets.push(...r.targets);
   }
